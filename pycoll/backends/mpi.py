@@ -1,0 +1,162 @@
+"""The CPU engine: collectives on NumPy arrays through mpi4py's buffer interface.
+
+Every method is non-blocking: it starts one MPI request and returns an :class:`MPIRequest`
+that the caller polls (so that every wait can be bounded by a timeout). Arrays must be
+C-contiguous and already validated by the caller; data never goes through pickle.
+Reductions use the MPI datatype of the array's dtype; pure data movement (broadcast,
+gathers, scatters, send/recv) moves bytes, so it serves any fixed-size dtype.
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+from mpi4py import MPI
+
+from pycoll.backends.reduce_op import ReduceOp, op_name
+
+_MPI_TYPES = {
+    np.dtype(np.int8): MPI.INT8_T,
+    np.dtype(np.int16): MPI.INT16_T,
+    np.dtype(np.int32): MPI.INT32_T,
+    np.dtype(np.int64): MPI.INT64_T,
+    np.dtype(np.uint8): MPI.UINT8_T,
+    np.dtype(np.uint16): MPI.UINT16_T,
+    np.dtype(np.uint32): MPI.UINT32_T,
+    np.dtype(np.uint64): MPI.UINT64_T,
+    np.dtype(np.float32): MPI.FLOAT,
+    np.dtype(np.float64): MPI.DOUBLE,
+    np.dtype(np.complex64): MPI.C_FLOAT_COMPLEX,
+    np.dtype(np.complex128): MPI.C_DOUBLE_COMPLEX,
+}
+_MPI_OPS = {
+    ReduceOp.SUM: MPI.SUM,
+    ReduceOp.AVG: MPI.SUM,  # MPI has no average: sum, then divide by the group size
+    ReduceOp.MAX: MPI.MAX,
+    ReduceOp.MIN: MPI.MIN,
+    ReduceOp.PROD: MPI.PROD,
+}
+REDUCIBLE_DTYPES = tuple(str(d) for d in _MPI_TYPES)
+
+
+def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
+    """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
+    if dtype not in _MPI_TYPES:
+        return (f"dtype {dtype} cannot be reduced by the cpu (MPI) backend; "
+                f"reducible dtypes: {', '.join(REDUCIBLE_DTYPES)}")
+    if op in (ReduceOp.MAX, ReduceOp.MIN) and dtype.kind == "c":
+        return f"{op_name(op)} is not defined for complex dtype {dtype}"
+    if op == ReduceOp.AVG and dtype.kind not in "fc":
+        return f"ReduceOp.AVG needs a floating or complex dtype, got {dtype}"
+    return None
+
+
+class Reduction:
+    """How to run one (dtype, op) reduction: MPI datatype, MPI op, and whether to average."""
+
+    __slots__ = ("mpitype", "mpiop", "average")
+
+    def __init__(self, dtype: np.dtype, op: int):
+        self.mpitype = _MPI_TYPES[dtype]
+        self.mpiop = _MPI_OPS[op]
+        self.average = op == ReduceOp.AVG
+
+
+class MPIRequest:
+    """One started MPI request, plus an optional action run once when it completes."""
+
+    __slots__ = ("_request", "_then")
+
+    def __init__(self, request: MPI.Request, then: Optional[Callable[[], None]] = None):
+        self._request = request
+        self._then = then
+
+    def test(self) -> bool:
+        """Progress the request; True (after running the completion action) once it is done."""
+        if self._request is None:
+            return True
+        if not self._request.Test():
+            return False
+        self._request = None
+        then, self._then = self._then, None
+        if then is not None:
+            then()
+        return True
+
+
+class MPIBackend:
+    """Collectives over one MPI communicator (a private duplicate, never the user's)."""
+
+    name = "cpu"
+    reduction_error = staticmethod(reduction_error)
+    _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
+
+    def __init__(self, comm: MPI.Comm):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+
+    def reduction(self, dtype: np.dtype, op: int) -> Optional[Reduction]:
+        """The plan for reducing ``dtype`` with ``op``, or None when this engine cannot."""
+        key = (dtype, op)
+        plan = self._reductions.get(key)
+        if plan is None and reduction_error(dtype, op) is None:
+            plan = self._reductions[key] = Reduction(dtype, op)
+        return plan
+
+    # -- reductions ------------------------------------------------------------------
+    def _average(self, arr: np.ndarray) -> Callable[[], None]:
+        size = self.size
+        return lambda: np.divide(arr, size, out=arr)
+
+    def all_reduce(self, arr: np.ndarray, plan: Reduction) -> MPIRequest:
+        req = self.comm.Iallreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop)
+        return MPIRequest(req, self._average(arr) if plan.average else None)
+
+    def reduce(self, arr: np.ndarray, root: int, plan: Reduction) -> MPIRequest:
+        buf = [arr, plan.mpitype]
+        if self.rank == root:
+            req = self.comm.Ireduce(MPI.IN_PLACE, buf, plan.mpiop, root)
+            return MPIRequest(req, self._average(arr) if plan.average else None)
+        return MPIRequest(self.comm.Ireduce(buf, None, plan.mpiop, root))
+
+    def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction) -> MPIRequest:
+        """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
+        req = self.comm.Ireduce_scatter_block([send, plan.mpitype], [out, plan.mpitype], plan.mpiop)
+        return MPIRequest(req, self._average(out) if plan.average else None)
+
+    # -- data movement (bytes) ------------------------------------------------------------
+    def broadcast(self, arr: np.ndarray, root: int) -> MPIRequest:
+        return MPIRequest(self.comm.Ibcast([arr, MPI.BYTE], root))
+
+    def all_gather(self, out: np.ndarray, arr: np.ndarray) -> MPIRequest:
+        """``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
+        return MPIRequest(self.comm.Iallgather([arr, MPI.BYTE], [out, MPI.BYTE]))
+
+    def scatter(self, out: np.ndarray, send: Optional[np.ndarray], root: int) -> MPIRequest:
+        """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
+        sendbuf = [send, MPI.BYTE] if self.rank == root else None
+        return MPIRequest(self.comm.Iscatter(sendbuf, [out, MPI.BYTE], root))
+
+    def alltoall(self, out: np.ndarray, send: np.ndarray) -> MPIRequest:
+        """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
+        return MPIRequest(self.comm.Ialltoall([send, MPI.BYTE], [out, MPI.BYTE]))
+
+    def send(self, arr: np.ndarray, dst: int, tag: int) -> MPIRequest:
+        return MPIRequest(self.comm.Isend([arr, MPI.BYTE], dst, tag))
+
+    def recv(self, arr: np.ndarray, src: int, tag: int) -> MPIRequest:
+        return MPIRequest(self.comm.Irecv([arr, MPI.BYTE], src, tag))
+
+    def barrier(self) -> MPIRequest:
+        return MPIRequest(self.comm.Ibarrier())
+
+    # -- communicators -------------------------------------------------------------------
+    def split(self, member: bool, key: int) -> Optional["MPIBackend"]:
+        """Collective over this communicator: members get a backend on a new sub-communicator."""
+        comm = self.comm.Split(0 if member else MPI.UNDEFINED, key)
+        return MPIBackend(comm) if member else None
+
+    def free(self) -> None:
+        if self.comm != MPI.COMM_NULL:
+            self.comm.Free()

@@ -1,0 +1,23 @@
+"""``pycoll.distributed``: paddle-style collectives, groups, launch and spawn.
+
+    import pycoll.distributed as dist
+    dist.init_parallel_env()
+    dist.all_reduce(x)            # x: pycoll.Tensor or numpy.ndarray, reduced in place
+"""
+from pycoll.backends.reduce_op import ReduceOp
+from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, barrier, broadcast,
+                                           irecv, isend, recv, reduce, reduce_scatter, scatter,
+                                           send)
+from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_group, get_rank,
+                                    get_world_size, init_parallel_env, is_initialized, new_group)
+from pycoll.distributed.group import Group
+from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
+from pycoll.distributed.task import Task
+
+__all__ = [
+    "ReduceOp", "Group", "Task", "ParallelEnv", "SpawnContext", "SpawnError",
+    "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
+    "new_group", "get_group", "spawn",
+    "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
+    "send", "recv", "isend", "irecv", "barrier",
+]

@@ -1,0 +1,101 @@
+"""What each rank runs under ``pycoll.launch`` and ``spawn``: the user's code, guarded so that a
+failure on one rank prints its traceback and stops the whole job (see ``_failure``).
+
+``python -m pycoll.distributed._entry script PATH ARGS...`` runs a script as ``__main__``;
+``... module NAME ARGS...`` runs a module; ``... spawn DIR`` runs a pickled ``spawn`` payload.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import runpy
+import sys
+import traceback
+import types
+from typing import Callable, Optional
+
+from pycoll.distributed import _failure
+
+
+def _rank() -> int:
+    return int(os.environ.get("PMI_RANK", "0"))
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` without the frames of this wrapper and of runpy."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, "<frozen runpy>"):
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+
+
+def guarded(run: Callable[[], None], record: Optional[Callable[[str], None]] = None) -> None:
+    """Run ``run``; on an exception or a non-zero exit, report it and stop every rank.
+
+    The report is printed, or handed to ``record`` (spawn's parent shows it in its exception).
+    """
+    try:
+        run()
+        return
+    except SystemExit as exc:
+        code = _failure.exit_code(exc)
+        if not code:
+            raise
+        text = f"rank {_rank()} exited with status {code}\n"
+    except BaseException as exc:
+        code, text = 1, _user_traceback(exc)
+    if record is not None:
+        record(text)
+        text = ""
+    _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job")
+
+
+def run_script(path: str, args: list) -> None:
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    guarded(lambda: runpy.run_path(path, run_name="__main__"))
+
+
+def run_module(name: str, args: list) -> None:
+    sys.argv = [name, *args]
+    sys.path.insert(0, os.getcwd())
+    guarded(lambda: runpy.run_module(name, run_name="__main__", alter_sys=True))
+
+
+def _load_parent_main(path: str) -> None:
+    """Make the parent's ``__main__`` importable, as multiprocessing's spawn does, without
+    running its ``if __name__ == "__main__":`` block."""
+    module = types.ModuleType("__mp_main__")
+    module.__dict__.update(runpy.run_path(path, run_name="__mp_main__"))
+    sys.modules["__main__"] = sys.modules["__mp_main__"] = module
+
+
+def run_spawned(workdir: str) -> None:
+    def run() -> None:
+        with open(os.path.join(workdir, "payload.pkl"), "rb") as f:
+            header = pickle.load(f)
+            sys.path[:] = header["sys_path"]
+            if header["main_path"]:
+                _load_parent_main(header["main_path"])
+            func, args = pickle.load(f)
+        func(*args)
+
+    def record(text: str) -> None:
+        with open(os.path.join(workdir, f"rank{_rank()}.err"), "w") as out:
+            out.write(text)
+
+    guarded(run, record)
+
+
+def main() -> None:
+    mode, target, *args = sys.argv[1:]
+    if mode == "script":
+        run_script(target, args)
+    elif mode == "module":
+        run_module(target, args)
+    else:
+        run_spawned(target)
+
+
+if __name__ == "__main__":
+    main()

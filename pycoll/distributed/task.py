@@ -1,0 +1,93 @@
+"""Waiting on engine requests with a deadline, and the task object of ``sync_op=False``."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable, Optional
+
+from pycoll._errors import CollectiveError
+from pycoll.distributed import _failure
+
+_SPINS_BEFORE_YIELD = 64
+
+
+def poll(request: Any, timeout: float) -> bool:
+    """Progress ``request`` until it completes (True) or ``timeout`` seconds pass (False).
+
+    Spins first (small messages finish within microseconds), then yields the core between
+    polls so that ranks oversubscribing the cores still progress.
+    """
+    test = request.test
+    for _ in range(_SPINS_BEFORE_YIELD):
+        if test():
+            return True
+    deadline = time.monotonic() + timeout
+    while not test():
+        os.sched_yield()
+        if time.monotonic() > deadline:
+            return False
+    return True
+
+
+def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveError:
+    _failure.mark_broken()
+    return CollectiveError(
+        f"{name} #{seq} on {group.describe()} did not complete within {waited:g} s on rank "
+        f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
+        f"stalled or called a different collective")
+
+
+def complete(request: Any, group: Any, name: str, seq: int, finish: Optional[Callable[[], None]],
+             timeout: Optional[float] = None) -> None:
+    """Block until ``request`` completes, then run ``finish``; raise CollectiveError on timeout."""
+    limit = group.timeout if timeout is None else timeout
+    if not poll(request, limit):
+        raise timeout_error(name, seq, group, limit)
+    if finish is not None:
+        finish()
+
+
+class Task:
+    """A collective in flight (``sync_op=False``): ``wait()`` blocks, ``is_completed()`` polls.
+
+    The output arrays hold their results once either reports completion.
+    """
+
+    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_done")
+
+    def __init__(self, request: Any, group: Any, name: str, seq: int,
+                 finish: Optional[Callable[[], None]] = None):
+        self._request = request
+        self._group = group
+        self._name = name
+        self._seq = seq
+        self._finish = finish
+        self._done = request is None
+
+    def _mark_done(self) -> None:
+        self._done = True
+        finish, self._finish = self._finish, None
+        if finish is not None:
+            finish()
+
+    def is_completed(self) -> bool:
+        if not self._done and self._request.test():
+            self._mark_done()
+        return self._done
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Block until the collective completes (at most ``timeout`` or the group's timeout)."""
+        if not self._done:
+            complete(self._request, self._group, self._name, self._seq, None, timeout)
+            self._mark_done()
+        return True
+
+    def __repr__(self) -> str:
+        if self._group is None:
+            return "Task(completed)"
+        state = "completed" if self._done else "pending"
+        return f"Task({self._name} #{self._seq} on {self._group.name}, {state})"
+
+
+COMPLETED = Task(None, None, "", 0)
+"""What a collective with ``sync_op=True`` returns: its work is already done."""

@@ -1,0 +1,65 @@
+"""``python -m pycoll.launch``: start a training script on several ranks through MPI's launcher.
+
+    python -m pycoll.launch --nproc_per_node 2 train.py --lr 0.1
+    python -m pycoll.launch --gpus 0,1 train.py          # one rank per listed GPU
+
+Each rank runs the script as ``__main__``. When one rank fails, its traceback is printed and
+the whole job stops within seconds; the exit status is the failing rank's.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from typing import List, Optional
+
+from pycoll.distributed import _mpiexec
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m pycoll.launch",
+        description="Start SCRIPT on several ranks (MPI processes) of this machine.")
+    p.add_argument("--nproc_per_node", "--nprocs", type=int, default=None,
+                   help="ranks to start (default: the number of --gpus, else 1)")
+    p.add_argument("--gpus", "--selected_gpus", dest="gpus", default=None,
+                   help="comma-separated GPU ids to use (sets CUDA_VISIBLE_DEVICES; one rank each)")
+    p.add_argument("-m", "--module", action="store_true",
+                   help="treat SCRIPT as a module name, as `python -m` does")
+    p.add_argument("script", help="the training script (or module with -m)")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    return p
+
+
+def build_command(argv: Optional[List[str]] = None):
+    """The rank command and its environment for the launcher arguments ``argv``."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    env = {}
+    nprocs = args.nproc_per_node
+    if args.gpus is not None:
+        gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
+        if not gpus or not all(g.isdigit() for g in gpus):
+            parser.error(f"--gpus {args.gpus!r}: give comma-separated GPU ids such as 0,1")
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        nprocs = nprocs or len(gpus)
+    nprocs = nprocs or 1
+    if nprocs < 1:
+        parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
+    mode = "module" if args.module else "script"
+    command = _mpiexec.rank_command(
+        nprocs, ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args])
+    return command, _mpiexec.job_environment(env)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    command, env = build_command(argv)
+    sys.stdout.flush()
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

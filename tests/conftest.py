@@ -1,0 +1,54 @@
+"""Shared helpers: starting real MPI ranks with a wall-clock bound, and the gpu marker's skip."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RANKS_DIR = Path(__file__).parent / "ranks"
+# A collective that waits longer than this inside a test job fails it with CollectiveError.
+RANK_TIMEOUT_S = "60"
+
+
+def _gpu_visible() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if _gpu_visible():
+        return
+    skip = pytest.mark.skip(reason="no CUDA GPU visible (CuPy with a device is needed)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def run_python(args, timeout=120, env=None, cwd=None):
+    """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound; return the result."""
+    full_env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S, **(env or {})}
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout,
+                          env=full_env, cwd=cwd)
+
+
+def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):
+    """Start ``script`` (a file in tests/ranks unless a path is given) on ``nprocs`` ranks."""
+    path = Path(script) if os.sep in str(script) else RANKS_DIR / script
+    return run_python(["-m", "pycoll.launch", "--nproc_per_node", str(nprocs), str(path), *args],
+                      timeout=timeout, env=env, cwd=cwd)
+
+
+def assert_ok(result, expect_lines=None):
+    """The job exited 0 (else show its output) and ``expect_lines`` ranks reported "OK rank=".
+
+    Counted as occurrences, not lines: the ranks' output may interleave within a line.
+    """
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, f"exit status {result.returncode}\n{output}"
+    if expect_lines is not None:
+        assert result.stdout.count("OK rank=") == expect_lines, output

@@ -1,0 +1,24 @@
+"""Rank 1 fails in the way argv[1] names while the others wait in an all_reduce."""
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import pycoll.distributed as dist
+
+dist.init_parallel_env()
+mode = sys.argv[1]
+if dist.get_rank() == 1 and mode != "ok":
+    time.sleep(0.5)
+    if mode == "raise":
+        raise KeyError("planted failure")
+    if mode == "exit":
+        sys.exit(3)
+    if mode == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+x = np.ones(4)
+dist.all_reduce(x)
+print(f"failing.py OK rank={dist.get_rank()} sum={x[0]:g} argv={sys.argv[1:]} "
+      f"cuda_visible={os.environ.get('CUDA_VISIBLE_DEVICES')}", flush=True)

@@ -1,0 +1,47 @@
+"""python -m pycoll.launch: arguments, exit codes and a failing rank stopping the job."""
+import time
+
+import pytest
+
+from conftest import RANKS_DIR, assert_ok, launch, run_python
+
+
+def test_runs_every_rank_with_the_script_arguments():
+    result = launch(3, "failing.py", "ok")
+    assert_ok(result, expect_lines=3)
+    assert "sum=3 argv=['ok']" in result.stdout
+
+
+def test_module_mode_runs_a_module_as_main():
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", "-m", "failing", "ok"],
+                        cwd=RANKS_DIR)
+    assert_ok(result, expect_lines=2)
+
+
+def test_gpus_flag_sets_visibility_and_rank_count():
+    result = run_python(["-m", "pycoll.launch", "--gpus", "0,1", str(RANKS_DIR / "failing.py"), "ok"])
+    assert_ok(result, expect_lines=2)
+    assert "cuda_visible=0,1" in result.stdout
+
+
+@pytest.mark.parametrize("mode, status", [("raise", 1), ("exit", 3), ("kill", None)])
+def test_a_failing_rank_stops_the_job_with_its_status(mode, status):
+    start = time.monotonic()
+    result = launch(2, "failing.py", mode)
+    elapsed = time.monotonic() - start
+    output = result.stdout + result.stderr
+    if status is None:
+        assert result.returncode != 0, output
+    else:
+        assert result.returncode == status, output
+    # rank 0 sits in an all_reduce with a 60 s timeout: it must have been stopped, not timed out
+    assert elapsed < 30, f"took {elapsed:.1f} s\n{output}"
+    assert "failing.py OK" not in output
+    if mode == "raise":
+        assert 'KeyError: \'planted failure\'' in output and "pycoll: rank 1 failed" in output
+        assert "_entry.py" not in output, "the traceback should show the user's frames only"
+
+
+def test_bad_launcher_arguments_are_refused():
+    result = run_python(["-m", "pycoll.launch", "--gpus", "a,b", "x.py"])
+    assert result.returncode == 2 and "--gpus" in result.stderr

@@ -1,0 +1,47 @@
+"""dist.spawn from a plain `python script.py`, as the seed uses it, and from an importable module."""
+import numpy as np
+
+import pycoll.distributed as dist
+from conftest import RANKS_DIR, run_python
+
+
+def test_spawn_runs_func_from_main_on_every_rank():
+    result = run_python([str(RANKS_DIR / "spawn_main.py"), "ok"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("spawned OK rank=") == 2 and "sum=6" in result.stdout
+    assert "parent done" in result.stdout
+
+
+def test_spawn_raises_in_the_parent_with_the_childs_traceback():
+    result = run_python([str(RANKS_DIR / "spawn_main.py"), "fail"])
+    output = result.stdout + result.stderr
+    assert result.returncode == 9, output
+    assert "parent caught SpawnError rank=1 exitcode=1" in result.stdout
+    assert "ValueError: planted failure in a spawned rank" in result.stdout
+    assert 'spawn_main.py", line' in result.stdout, "the child's traceback is in the exception"
+
+
+def _write_sum(path):
+    dist.init_parallel_env()
+    x = np.full(2, dist.get_rank() + 1.0)
+    dist.all_reduce(x)
+    if dist.get_rank() == 0:
+        np.save(path, x)
+
+
+def test_spawn_without_join_returns_a_context_to_join(tmp_path):
+    out = tmp_path / "sum.npy"
+    context = dist.spawn(_write_sum, args=(str(out),), nprocs=3, join=False)
+    assert context.join(timeout=120) is True
+    assert np.array_equal(np.load(out), [6.0, 6.0])
+
+
+def test_spawn_checks_its_arguments():
+    for kwargs, words in [({"func": 3}, "callable"), ({"func": print, "args": [1]}, "tuple"),
+                          ({"func": print, "nprocs": 0}, "nprocs")]:
+        try:
+            dist.spawn(**kwargs)
+        except (TypeError, ValueError) as exc:
+            assert words in str(exc)
+        else:
+            raise AssertionError(f"spawn({kwargs}) did not raise")
