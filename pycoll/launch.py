@@ -9,7 +9,7 @@ the whole job stops within seconds; the exit status is the failing rank's.
 from __future__ import annotations
 
 import argparse
-import subprocess
+import signal
 import sys
 from typing import List, Optional
 
@@ -54,11 +54,14 @@ def build_command(argv: Optional[List[str]] = None):
 
 def main(argv: Optional[List[str]] = None) -> int:
     command, env = build_command(argv)
-    sys.stdout.flush()
-    try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 130
+    job = _mpiexec.start_job(command, env)
+
+    def forward(signum, frame):  # MPI's launcher stops every rank on SIGINT/SIGTERM
+        job.send_signal(signum)
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    return job.wait()
 
 
 if __name__ == "__main__":

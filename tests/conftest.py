@@ -1,5 +1,6 @@
 """Shared helpers: starting real MPI ranks with a wall-clock bound, and the gpu marker's skip."""
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,10 +31,20 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_python(args, timeout=120, env=None, cwd=None):
-    """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound; return the result."""
+    """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound; return the result.
+
+    On timeout the whole process group (launcher, mpiexec, ranks) is killed and the test fails.
+    """
     full_env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S, **(env or {})}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout,
-                          env=full_env, cwd=cwd)
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=full_env, cwd=cwd, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        pytest.fail(f"python {' '.join(map(str, args))} ran past {timeout} s\n{stdout}{stderr}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):

@@ -16,13 +16,16 @@ def test_groups_tasks_and_bad_arguments(nprocs):
     assert_ok(launch(nprocs, "groups_tasks.py"), expect_lines=nprocs)
 
 
-def test_a_collective_a_peer_never_joins_times_out_with_collective_error():
+@pytest.mark.parametrize("mode, report", [
+    ("sync", "pycoll.CollectiveError: all_reduce #1 on world (ranks [0, 1])"),
+    ("async", "caught CollectiveError: all_reduce #1 on world (ranks [0, 1])"),
+])
+def test_a_collective_a_peer_never_joins_ends_with_collective_error(mode, report):
     start = time.monotonic()
-    result = launch(2, "timeout.py", "60", env={"PYCOLL_TIMEOUT": "2"}, timeout=90)
+    result = launch(2, "timeout.py", "60", mode, env={"PYCOLL_TIMEOUT": "2"}, timeout=90)
     elapsed = time.monotonic() - start
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    assert "caught CollectiveError: all_reduce #1 on world (ranks [0, 1])" in output, output
-    assert "within 2 s" in output
+    assert report in output and "within 2 s" in output, output
     # rank 1 sleeps for 60 s: the job must have been stopped long before
     assert elapsed < 30, f"took {elapsed:.1f} s\n{output}"

@@ -1,8 +1,9 @@
 """The CPU engine: collectives on NumPy arrays through mpi4py's buffer interface.
 
-Every method is non-blocking: it starts one MPI request and returns an :class:`MPIRequest`
-that the caller polls (so that every wait can be bounded by a timeout). Arrays must be
-C-contiguous and already validated by the caller; data never goes through pickle.
+Every collective method takes ``blocking``: True runs MPI's blocking call (its fastest path,
+the shared-memory collectives included) and returns None once the result is in place; False
+starts the non-blocking variant and returns an :class:`MPIRequest` for the caller to poll.
+Arrays must be C-contiguous and already validated by the caller; data never goes through pickle.
 Reductions use the MPI datatype of the array's dtype; pure data movement (broadcast,
 gathers, scatters, send/recv) moves bytes, so it serves any fixed-size dtype.
 """
@@ -104,52 +105,72 @@ class MPIBackend:
             plan = self._reductions[key] = Reduction(dtype, op)
         return plan
 
+    @staticmethod
+    def _go(blocking: bool, call: Callable, icall: Callable, args: tuple,
+            then: Optional[Callable[[], None]] = None) -> Optional[MPIRequest]:
+        """Run ``call(*args)`` now (blocking) or start ``icall(*args)``; ``then`` runs after either."""
+        if not blocking:
+            return MPIRequest(icall(*args), then)
+        call(*args)
+        if then is not None:
+            then()
+        return None
+
     # -- reductions ------------------------------------------------------------------
-    def _average(self, arr: np.ndarray) -> Callable[[], None]:
+    def _average(self, arr: np.ndarray, plan: Reduction) -> Optional[Callable[[], None]]:
+        if not plan.average:
+            return None
         size = self.size
         return lambda: np.divide(arr, size, out=arr)
 
-    def all_reduce(self, arr: np.ndarray, plan: Reduction) -> MPIRequest:
-        req = self.comm.Iallreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop)
-        return MPIRequest(req, self._average(arr) if plan.average else None)
+    def all_reduce(self, arr: np.ndarray, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
+        c = self.comm
+        return self._go(blocking, c.Allreduce, c.Iallreduce,
+                        (MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop), self._average(arr, plan))
 
-    def reduce(self, arr: np.ndarray, root: int, plan: Reduction) -> MPIRequest:
-        buf = [arr, plan.mpitype]
+    def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
+        c, buf = self.comm, [arr, plan.mpitype]
         if self.rank == root:
-            req = self.comm.Ireduce(MPI.IN_PLACE, buf, plan.mpiop, root)
-            return MPIRequest(req, self._average(arr) if plan.average else None)
-        return MPIRequest(self.comm.Ireduce(buf, None, plan.mpiop, root))
+            return self._go(blocking, c.Reduce, c.Ireduce, (MPI.IN_PLACE, buf, plan.mpiop, root),
+                            self._average(arr, plan))
+        return self._go(blocking, c.Reduce, c.Ireduce, (buf, None, plan.mpiop, root))
 
-    def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction) -> MPIRequest:
+    def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction,
+                       blocking: bool) -> Optional[MPIRequest]:
         """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
-        req = self.comm.Ireduce_scatter_block([send, plan.mpitype], [out, plan.mpitype], plan.mpiop)
-        return MPIRequest(req, self._average(out) if plan.average else None)
+        c = self.comm
+        return self._go(blocking, c.Reduce_scatter_block, c.Ireduce_scatter_block,
+                        ([send, plan.mpitype], [out, plan.mpitype], plan.mpiop), self._average(out, plan))
 
     # -- data movement (bytes) ------------------------------------------------------------
-    def broadcast(self, arr: np.ndarray, root: int) -> MPIRequest:
-        return MPIRequest(self.comm.Ibcast([arr, MPI.BYTE], root))
+    def broadcast(self, arr: np.ndarray, root: int, blocking: bool) -> Optional[MPIRequest]:
+        return self._go(blocking, self.comm.Bcast, self.comm.Ibcast, ([arr, MPI.BYTE], root))
 
-    def all_gather(self, out: np.ndarray, arr: np.ndarray) -> MPIRequest:
+    def all_gather(self, out: np.ndarray, arr: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
         """``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
-        return MPIRequest(self.comm.Iallgather([arr, MPI.BYTE], [out, MPI.BYTE]))
+        c = self.comm
+        return self._go(blocking, c.Allgather, c.Iallgather, ([arr, MPI.BYTE], [out, MPI.BYTE]))
 
-    def scatter(self, out: np.ndarray, send: Optional[np.ndarray], root: int) -> MPIRequest:
+    def scatter(self, out: np.ndarray, send: Optional[np.ndarray], root: int,
+                blocking: bool) -> Optional[MPIRequest]:
         """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
         sendbuf = [send, MPI.BYTE] if self.rank == root else None
-        return MPIRequest(self.comm.Iscatter(sendbuf, [out, MPI.BYTE], root))
+        c = self.comm
+        return self._go(blocking, c.Scatter, c.Iscatter, (sendbuf, [out, MPI.BYTE], root))
 
-    def alltoall(self, out: np.ndarray, send: np.ndarray) -> MPIRequest:
+    def alltoall(self, out: np.ndarray, send: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
-        return MPIRequest(self.comm.Ialltoall([send, MPI.BYTE], [out, MPI.BYTE]))
+        c = self.comm
+        return self._go(blocking, c.Alltoall, c.Ialltoall, ([send, MPI.BYTE], [out, MPI.BYTE]))
 
-    def send(self, arr: np.ndarray, dst: int, tag: int) -> MPIRequest:
-        return MPIRequest(self.comm.Isend([arr, MPI.BYTE], dst, tag))
+    def send(self, arr: np.ndarray, dst: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
+        return self._go(blocking, self.comm.Send, self.comm.Isend, ([arr, MPI.BYTE], dst, tag))
 
-    def recv(self, arr: np.ndarray, src: int, tag: int) -> MPIRequest:
-        return MPIRequest(self.comm.Irecv([arr, MPI.BYTE], src, tag))
+    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
+        return self._go(blocking, self.comm.Recv, self.comm.Irecv, ([arr, MPI.BYTE], src, tag))
 
-    def barrier(self) -> MPIRequest:
-        return MPIRequest(self.comm.Ibarrier())
+    def barrier(self, blocking: bool) -> Optional[MPIRequest]:
+        return self._go(blocking, self.comm.Barrier, self.comm.Ibarrier, ())
 
     # -- communicators -------------------------------------------------------------------
     def split(self, member: bool, key: int) -> Optional["MPIBackend"]:

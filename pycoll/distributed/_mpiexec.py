@@ -1,8 +1,12 @@
 """Finding MPI's launcher (Hydra ``mpiexec`` from the ``mpich`` wheel) and building its command."""
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import sysconfig
 from typing import Dict, List
@@ -35,3 +39,18 @@ def job_environment(extra: Dict[str, str]) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS)}
     env.update(extra)
     return env
+
+
+def _die_with_parent() -> None:
+    """In the launcher's child: receive SIGTERM when the parent dies (Linux), so that killing
+    the parent (a test timeout, a job scheduler) never leaves the MPI job behind."""
+    libc_name = ctypes.util.find_library("c")
+    if libc_name and sys.platform.startswith("linux"):
+        ctypes.CDLL(libc_name).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_job(command: List[str], env: Dict[str, str]) -> subprocess.Popen:
+    """Start MPI's launcher; it stops the whole job if this process dies."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    return subprocess.Popen(command, env=env, preexec_fn=_die_with_parent)

@@ -15,7 +15,8 @@ from pycoll.backends.reduce_op import ReduceOp, is_reduce_op
 from pycoll.distributed import _arrays
 from pycoll.distributed.env import member_group
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import COMPLETED, Task, complete
+from pycoll.distributed.task import COMPLETED, Task
+from pycoll.distributed.watchdog import watchdog
 
 _P2P_TAG = 7
 
@@ -40,15 +41,18 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     return r
 
 
-def _run(group: Group, fn: str, request: Any, finish: Any, sync_op: bool) -> Task:
+def _run(group: Group, fn: str, method: Any, args: tuple, finish: Any, sync_op: bool) -> Task:
+    """Run the engine's ``method(*args, blocking)``: blocking under the watchdog, or as a task."""
     group.seq += 1
     if not sync_op:
-        return Task(request, group, fn, group.seq, finish)
-    if request.test():
-        if finish is not None:
-            finish()
-    else:
-        complete(request, group, fn, group.seq, finish)
+        return Task(method(*args, False), group, fn, group.seq, finish)
+    watchdog.begin(group, fn)
+    try:
+        method(*args, True)
+    finally:
+        watchdog.end()
+    if finish is not None:
+        finish()
     return COMPLETED
 
 
@@ -68,7 +72,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     plan = _reduction(g, buf.dtype, op, "all_reduce")
     if buf.size == 0:
         return _skip(g, "all_reduce")
-    return _run(g, "all_reduce", g.backend.all_reduce(buf, plan), finish, sync_op)
+    return _run(g, "all_reduce", g.backend.all_reduce, (buf, plan), finish, sync_op)
 
 
 def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group] = None,
@@ -83,7 +87,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
     plan = _reduction(g, buf.dtype, op, "reduce")
     if buf.size == 0:
         return _skip(g, "reduce")
-    return _run(g, "reduce", g.backend.reduce(buf, root, plan), finish, sync_op)
+    return _run(g, "reduce", g.backend.reduce, (buf, root, plan), finish, sync_op)
 
 
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
@@ -96,7 +100,7 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
         buf, finish = _arrays.recv_buffer(tensor, "broadcast", "tensor")
     if buf.size == 0:
         return _skip(g, "broadcast")
-    return _run(g, "broadcast", g.backend.broadcast(buf, root), finish, sync_op)
+    return _run(g, "broadcast", g.backend.broadcast, (buf, root), finish, sync_op)
 
 
 def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = None,
@@ -113,7 +117,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     deliver = _arrays.fill_list(tensor_list, blocks, tensor, "all_gather", "tensor_list")
     if arr.size == 0:
         return _skip(g, "all_gather", deliver)
-    return _run(g, "all_gather", g.backend.all_gather(blocks, arr), deliver, sync_op)
+    return _run(g, "all_gather", g.backend.all_gather, (blocks, arr), deliver, sync_op)
 
 
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
@@ -134,7 +138,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
         send = _arrays.stacked(_arrays.check_like(items, out, "scatter", "tensor_list"), out)
     if out.size == 0:
         return _skip(g, "scatter")
-    return _run(g, "scatter", g.backend.scatter(out, send, root), finish, sync_op)
+    return _run(g, "scatter", g.backend.scatter, (out, send, root), finish, sync_op)
 
 
 def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
@@ -147,7 +151,7 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     send = _arrays.stacked(_arrays.check_like(items, out, "reduce_scatter", "tensor_list"), out)
     if out.size == 0:
         return _skip(g, "reduce_scatter")
-    return _run(g, "reduce_scatter", g.backend.reduce_scatter(out, send, plan), finish, sync_op)
+    return _run(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), finish, sync_op)
 
 
 def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optional[Group] = None,
@@ -167,7 +171,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], "alltoall", "out_tensor_list")
     if first.size == 0:
         return _skip(g, "alltoall", deliver)
-    return _run(g, "alltoall", g.backend.alltoall(blocks, send), deliver, sync_op)
+    return _run(g, "alltoall", g.backend.alltoall, (blocks, send), deliver, sync_op)
 
 
 def _peer(g: Group, rank: int, fn: str, arg: str) -> int:
@@ -184,7 +188,7 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
     buf = _arrays.send_buffer(tensor, "send", "tensor")
     if buf.size == 0:
         return _skip(g, "send")
-    return _run(g, "send", g.backend.send(buf, peer, _P2P_TAG), None, sync_op)
+    return _run(g, "send", g.backend.send, (buf, peer, _P2P_TAG), None, sync_op)
 
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
@@ -194,7 +198,7 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     buf, finish = _arrays.recv_buffer(tensor, "recv", "tensor")
     if buf.size == 0:
         return _skip(g, "recv")
-    return _run(g, "recv", g.backend.recv(buf, peer, _P2P_TAG), finish, sync_op)
+    return _run(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), finish, sync_op)
 
 
 def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
@@ -210,4 +214,4 @@ def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None)
 def barrier(group: Optional[Group] = None) -> None:
     """Block until every rank of the group has entered the barrier."""
     g = member_group(group, "barrier")
-    _run(g, "barrier", g.backend.barrier(), None, True)
+    _run(g, "barrier", g.backend.barrier, (), None, True)

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Union
 from pycoll._logging import logger
 from pycoll.distributed import _failure
 from pycoll.distributed.group import Group
+from pycoll.distributed.watchdog import watchdog
 
 DEFAULT_TIMEOUT_S = 1800.0
 BACKENDS = ("cpu",)
@@ -81,6 +82,7 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
             f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, srun)")
     if comm.Get_size() > 1:
         _failure.install_hooks()
+        watchdog.start()
     world = Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup()), seconds)
     _world = world
     _groups[0] = world

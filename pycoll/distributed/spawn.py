@@ -102,10 +102,8 @@ def spawn(func: Callable[..., Any], args: Tuple = (), nprocs: int = -1, join: bo
     with open(os.path.join(workdir, "payload.pkl"), "wb") as f:
         pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
         f.write(payload)
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
     command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
-    process = subprocess.Popen(command, env=_mpiexec.job_environment({}))
+    process = _mpiexec.start_job(command, _mpiexec.job_environment({}))
     context = SpawnContext(process, workdir, nprocs)
     if join:
         context.join()

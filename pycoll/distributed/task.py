@@ -1,4 +1,5 @@
-"""Waiting on engine requests with a deadline, and the task object of ``sync_op=False``."""
+"""The task of a ``sync_op=False`` collective: polled, and waited on with a deadline that
+raises :class:`pycoll.CollectiveError` on the waiting rank."""
 from __future__ import annotations
 
 import os
@@ -8,23 +9,28 @@ from typing import Any, Callable, Optional
 from pycoll._errors import CollectiveError
 from pycoll.distributed import _failure
 
-_SPINS_BEFORE_YIELD = 64
+_SPIN_S = 200e-6
 
 
 def poll(request: Any, timeout: float) -> bool:
     """Progress ``request`` until it completes (True) or ``timeout`` seconds pass (False).
 
-    Spins first (small messages finish within microseconds), then yields the core between
-    polls so that ranks oversubscribing the cores still progress.
+    Spins for the first ``_SPIN_S`` (as MPI's blocking calls do: most collectives finish
+    within that), then yields the core between polls so that ranks oversubscribing the cores
+    still progress.
     """
     test = request.test
-    for _ in range(_SPINS_BEFORE_YIELD):
-        if test():
-            return True
-    deadline = time.monotonic() + timeout
+    now = time.monotonic
+    start = now()
+    spin_until, deadline = start + _SPIN_S, start + timeout
+    while not test():
+        if now() > spin_until:
+            break
+    else:
+        return True
     while not test():
         os.sched_yield()
-        if time.monotonic() > deadline:
+        if now() > deadline:
             return False
     return True
 
@@ -35,16 +41,6 @@ def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveE
         f"{name} #{seq} on {group.describe()} did not complete within {waited:g} s on rank "
         f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
         f"stalled or called a different collective")
-
-
-def complete(request: Any, group: Any, name: str, seq: int, finish: Optional[Callable[[], None]],
-             timeout: Optional[float] = None) -> None:
-    """Block until ``request`` completes, then run ``finish``; raise CollectiveError on timeout."""
-    limit = group.timeout if timeout is None else timeout
-    if not poll(request, limit):
-        raise timeout_error(name, seq, group, limit)
-    if finish is not None:
-        finish()
 
 
 class Task:
@@ -78,7 +74,9 @@ class Task:
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the collective completes (at most ``timeout`` or the group's timeout)."""
         if not self._done:
-            complete(self._request, self._group, self._name, self._seq, None, timeout)
+            limit = self._group.timeout if timeout is None else timeout
+            if not poll(self._request, limit):
+                raise timeout_error(self._name, self._seq, self._group, limit)
             self._mark_done()
         return True
 
