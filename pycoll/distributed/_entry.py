@@ -87,7 +87,16 @@ def run_spawned(workdir: str) -> None:
     guarded(run, record)
 
 
+def _whole_lines() -> None:
+    """Write the rank's output a line at a time (even under PYTHONUNBUFFERED), so the
+    launcher's merged output never splits one rank's line with another's."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True, write_through=False)
+
+
 def main() -> None:
+    _whole_lines()
     mode, target, *args = sys.argv[1:]
     if mode == "script":
         run_script(target, args)

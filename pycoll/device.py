@@ -1,0 +1,126 @@
+"""The current device and the array module (NumPy or CuPy) that backs tensors on it.
+
+CuPy is optional: it is imported the first time a GPU is asked for, never at import time. Code that
+handles arrays asks `array_module(a)` for the module of an array it already has, so one code path
+serves both.
+"""
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id)
+
+_current: Place = ("cpu", 0)
+
+
+def import_cupy() -> ModuleType:
+    """The cupy module, imported on first use; RuntimeError saying how to install it if absent."""
+    try:
+        import cupy
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise RuntimeError(
+            "a GPU place needs CuPy, which is not installed: pip install 'pycoll[cuda12]' "
+            "(or cuda13)") from exc
+    return cupy
+
+
+def parse_place(place: Any) -> Place:
+    """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0)."""
+    if isinstance(place, tuple) and len(place) == 2 and place[0] in ("cpu", "gpu"):
+        return place
+    if not isinstance(place, str):
+        raise TypeError(f"place must be a str like 'cpu', 'gpu' or 'gpu:0', got {type(place).__name__}")
+    text = place.strip().lower()
+    if text == "cpu":
+        return ("cpu", 0)
+    if text == "gpu":
+        return ("gpu", _current[1] if _current[0] == "gpu" else 0)
+    if text.startswith("gpu:") and text[4:].isdigit():
+        return ("gpu", int(text[4:]))
+    raise ValueError(f"place must be 'cpu', 'gpu' or 'gpu:N', got {place!r}")
+
+
+def place_str(place: Place) -> str:
+    return "cpu" if place[0] == "cpu" else f"gpu:{place[1]}"
+
+
+def set_device(device: str) -> str:
+    """Make `device` ('cpu', 'gpu' or 'gpu:N') the place where new tensors are created.
+
+    Returns the device string now in force, e.g. 'gpu:0'.
+    """
+    global _current
+    place = parse_place(device)
+    if place[0] == "gpu":
+        cupy = import_cupy()
+        count = cupy.cuda.runtime.getDeviceCount()
+        if place[1] >= count:
+            raise ValueError(f"device must name one of the {count} visible GPUs, got {device!r}")
+        cupy.cuda.Device(place[1]).use()
+    _current = place
+    return place_str(place)
+
+
+def get_device() -> str:
+    """The current device: 'cpu' or 'gpu:N'."""
+    return place_str(_current)
+
+
+def current_place() -> Place:
+    return _current
+
+
+def array_module(array: Any) -> ModuleType:
+    """numpy or cupy, whichever owns `array`."""
+    if isinstance(array, np.ndarray):
+        return np
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(array, cupy.ndarray):
+        return cupy
+    raise TypeError(f"expected a numpy.ndarray or cupy.ndarray, got {type(array).__name__}")
+
+
+def is_array(obj: Any) -> bool:
+    """True for a numpy or cupy ndarray (cupy is not imported to answer)."""
+    if isinstance(obj, np.ndarray):
+        return True
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(obj, cupy.ndarray)
+
+
+def place_of(array: Any) -> Place:
+    if isinstance(array, np.ndarray):
+        return ("cpu", 0)
+    return ("gpu", array.device.id)
+
+
+def move(array: Any, place: Optional[Place] = None) -> Any:
+    """`array` (numpy or cupy) on `place` (default: the current device); no copy if already there."""
+    place = _current if place is None else place
+    if place[0] == "cpu":
+        return array if isinstance(array, np.ndarray) else array.get()
+    cupy = import_cupy()
+    if isinstance(array, cupy.ndarray):
+        if array.device.id == place[1]:
+            return array
+        with cupy.cuda.Device(place[1]):
+            return array.copy()  # CuPy copies to the current device
+    with cupy.cuda.Device(place[1]):
+        return cupy.asarray(array)
+
+
+def module_for(place: Optional[Place] = None) -> ModuleType:
+    """The array module that creates arrays on `place` (default: the current device)."""
+    place = _current if place is None else place
+    return np if place[0] == "cpu" else import_cupy()
+
+
+def to_module(array: Any, xp: ModuleType) -> Any:
+    """`array` as an array of module `xp`, copying between host and device only when needed."""
+    if xp is np:
+        return array if isinstance(array, np.ndarray) else (array.get() if hasattr(array, "get") else np.asarray(array))
+    return xp.asarray(array)

@@ -1,0 +1,80 @@
+"""Linear, Embedding and Dropout layers."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pycoll.nn import functional as F
+from pycoll.nn.initializer import XavierNormal
+from pycoll.nn.layer import Layer
+from pycoll.tensor import Tensor
+
+
+def _positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+class Linear(Layer):
+    """y = x @ weight + bias, weight [in_features, out_features] (XavierUniform), bias zeros.
+
+    weight_attr / bias_attr: None, a ParamAttr, an Initializer or a name; bias_attr=False drops
+    the bias.
+    """
+
+    def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
+                 bias_attr: Any = None, name: Optional[str] = None):
+        super().__init__(name)
+        self.in_features = _positive_int(in_features, "in_features")
+        self.out_features = _positive_int(out_features, "out_features")
+        self.weight = self.create_parameter([in_features, out_features], attr=weight_attr)
+        self.bias = self.create_parameter([out_features], attr=bias_attr, is_bias=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+
+class Embedding(Layer):
+    """A lookup table of num_embeddings rows of size embedding_dim (XavierNormal init).
+
+    Rows looked up with padding_idx come out as zeros and receive no gradient; gradients are
+    always dense (`sparse` is accepted for paddle compatibility).
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
+                 sparse: bool = False, weight_attr: Any = None, name: Optional[str] = None):
+        super().__init__(name)
+        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
+        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim")
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}), "
+                             f"got {padding_idx}")
+        self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        self.sparse = sparse
+        self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
+                                            default_initializer=XavierNormal())
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.embedding(x, self.weight, self.padding_idx, self.sparse)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, padding_idx={self.padding_idx}"
+
+
+class Dropout(Layer):
+    """Drops elements with probability p while training (upscale_in_train); identity in eval."""
+
+    def __init__(self, p: float = 0.5, name: Optional[str] = None):
+        super().__init__(name)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"

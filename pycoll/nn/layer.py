@@ -1,0 +1,289 @@
+"""`nn.Layer`: the base class of every model (paddle semantics).
+
+Assigning a Parameter or a Layer to an attribute registers it (in assignment order); buffers are
+registered with `register_buffer`. `state_dict()` keys are the structured attribute paths,
+e.g. '_linear1.weight'.
+"""
+from __future__ import annotations
+
+import collections
+import itertools
+import re
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+
+from pycoll._logging import logger
+from pycoll.device import is_array
+from pycoll.nn.initializer import Constant, Initializer, XavierUniform
+from pycoll.nn.parameter import Parameter, ParamAttr
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, zeros
+
+_name_counters: Dict[str, itertools.count] = collections.defaultdict(itertools.count)
+
+
+def _unique_name(prefix: str) -> str:
+    return f"{prefix}_{next(_name_counters[prefix])}"
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Layer:
+    """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
+
+    def __init__(self, name_scope: Optional[str] = None, dtype: DTypeLike = "float32"):
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_sub_layers", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_non_persistable_buffer_names", set())
+        object.__setattr__(self, "_full_name", _unique_name(name_scope or _snake(type(self).__name__)))
+        object.__setattr__(self, "_dtype", convert_dtype(dtype))
+        object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
+
+    # ---- registration ---------------------------------------------------------------------
+    def _registries(self) -> Tuple[dict, dict, dict]:
+        try:
+            return self._parameters, self._sub_layers, self._buffers
+        except AttributeError:
+            raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before "
+                               f"assigning parameters or sublayers") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, (Parameter, Layer)) or name in self.__dict__.get("_parameters", ()) \
+                or name in self.__dict__.get("_sub_layers", ()) or name in self.__dict__.get("_buffers", ()):
+            params, layers, buffers = self._registries()
+            if isinstance(value, Parameter):
+                layers.pop(name, None)
+                buffers.pop(name, None)
+                params[name] = value
+            elif isinstance(value, Layer):
+                params.pop(name, None)
+                buffers.pop(name, None)
+                layers[name] = value
+            elif name in params:
+                if value is not None:
+                    raise TypeError(f"attribute {name!r} is a parameter: assign a Parameter or None, "
+                                    f"got {type(value).__name__}")
+                params[name] = None
+            elif name in buffers:
+                if value is not None and not isinstance(value, Tensor):
+                    raise TypeError(f"attribute {name!r} is a buffer: assign a Tensor or None, "
+                                    f"got {type(value).__name__}")
+                buffers[name] = value
+            else:
+                layers.pop(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        for registry in (self._parameters, self._sub_layers, self._buffers):
+            registry.pop(name, None)
+        self._non_persistable_buffer_names.discard(name)
+        object.__delattr__(self, name)
+
+    def add_parameter(self, name: str, parameter: Optional[Parameter]) -> Optional[Parameter]:
+        if parameter is not None and not isinstance(parameter, Parameter):
+            raise TypeError(f"parameter must be a Parameter or None, got {type(parameter).__name__}")
+        self._check_name(name)
+        if parameter is None:
+            self._registries()[0][name] = None
+        setattr(self, name, parameter)
+        return parameter
+
+    def add_sublayer(self, name: str, sublayer: "Layer") -> "Layer":
+        if not isinstance(sublayer, Layer):
+            raise TypeError(f"sublayer must be a Layer, got {type(sublayer).__name__}")
+        self._check_name(name)
+        setattr(self, name, sublayer)
+        return sublayer
+
+    def register_buffer(self, name: str, tensor: Optional[Tensor], persistable: bool = True) -> None:
+        """Register a non-trainable tensor; persistable buffers go into state_dict()."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"tensor must be a Tensor or None, got {type(tensor).__name__}")
+        self._check_name(name)
+        params, layers, buffers = self._registries()
+        if name in params or name in layers:
+            raise ValueError(f"name {name!r} is already a parameter or sublayer")
+        buffers[name] = tensor
+        if persistable:
+            self._non_persistable_buffer_names.discard(name)
+        else:
+            self._non_persistable_buffer_names.add(name)
+        object.__setattr__(self, name, tensor)
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"name must be a non-empty str without '.', got {name!r}")
+
+    def create_parameter(self, shape: Any, attr: Any = None, dtype: DTypeLike = None,
+                         is_bias: bool = False, default_initializer: Optional[Initializer] = None
+                         ) -> Optional[Parameter]:
+        """A new Parameter on the current device, initialised by (first that is set)
+        attr's initializer, `default_initializer`, else Constant(0) for biases and XavierUniform.
+
+        `attr=False` means no parameter: returns None.
+        """
+        if attr is False:
+            return None
+        attr = ParamAttr.from_arg(attr, "attr")
+        kind = "b" if is_bias else "w"
+        name = attr.name or f"{self._full_name}.{kind}_{next(self._param_counts[kind])}"
+        param = Parameter(zeros(shape, dtype or self._dtype), name=name, trainable=attr.trainable)
+        init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierUniform())
+        init(param)
+        return param
+
+    # ---- traversal --------------------------------------------------------------------------
+    def named_sublayers(self, prefix: str = "", include_self: bool = False,
+                        layers_set: Optional[set] = None) -> Iterator[Tuple[str, "Layer"]]:
+        """(path, layer) for every layer below (and with include_self, this one), each once."""
+        if layers_set is None:
+            layers_set = set()
+        if include_self and id(self) not in layers_set:
+            layers_set.add(id(self))
+            yield prefix, self
+        for key, layer in self._sub_layers.items():
+            if layer is None:
+                continue
+            path = f"{prefix}.{key}" if prefix else key
+            yield from layer.named_sublayers(path, include_self=True, layers_set=layers_set)
+
+    def sublayers(self, include_self: bool = False) -> List["Layer"]:
+        return [layer for _, layer in self.named_sublayers(include_self=include_self)]
+
+    def named_children(self) -> Iterator[Tuple[str, "Layer"]]:
+        seen = set()
+        for name, layer in self._sub_layers.items():
+            if layer is not None and id(layer) not in seen:
+                seen.add(id(layer))
+                yield name, layer
+
+    def children(self) -> Iterator["Layer"]:
+        for _, layer in self.named_children():
+            yield layer
+
+    def _named_members(self, registry: str, prefix: str, include_sublayers: bool
+                       ) -> Iterator[Tuple[str, Tensor]]:
+        layers = self.named_sublayers(prefix, include_self=True) if include_sublayers else [(prefix, self)]
+        seen = set()
+        for path, layer in layers:
+            for name, member in getattr(layer, registry).items():
+                if member is None or id(member) in seen:
+                    continue
+                seen.add(id(member))
+                yield (f"{path}.{name}" if path else name), member
+
+    def named_parameters(self, prefix: str = "", include_sublayers: bool = True
+                         ) -> Iterator[Tuple[str, Parameter]]:
+        """(structured name, parameter) pairs; a parameter shared by two layers comes once."""
+        return self._named_members("_parameters", prefix, include_sublayers)
+
+    def parameters(self, include_sublayers: bool = True) -> List[Parameter]:
+        return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
+
+    def named_buffers(self, prefix: str = "", include_sublayers: bool = True
+                      ) -> Iterator[Tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, include_sublayers)
+
+    def buffers(self, include_sublayers: bool = True) -> List[Tensor]:
+        return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
+
+    def apply(self, fn: Callable[["Layer"], None]) -> "Layer":
+        """Call fn on every sublayer (children first) and then on this layer."""
+        for layer in self.children():
+            layer.apply(fn)
+        fn(self)
+        return self
+
+    def clear_gradients(self, set_to_zero: bool = True) -> None:
+        """clear_gradient() on every parameter (zero in place, or drop with set_to_zero=False)."""
+        for p in self.parameters():
+            p.clear_gradient(set_to_zero)
+
+    # ---- modes and calling ---------------------------------------------------------------
+    def train(self) -> "Layer":
+        for layer in self.sublayers(include_self=True):
+            object.__setattr__(layer, "training", True)
+        return self
+
+    def eval(self) -> "Layer":
+        for layer in self.sublayers(include_self=True):
+            object.__setattr__(layer, "training", False)
+        return self
+
+    def full_name(self) -> str:
+        return self._full_name
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"({name}): " + repr(layer).replace("\n", "\n  ") for name, layer in self.named_children()]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        return head + ("\n  " + "\n  ".join(lines) + "\n)" if lines else ")")
+
+    # ---- state ---------------------------------------------------------------------------------
+    def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
+                   structured_name_prefix: str = "") -> "collections.OrderedDict[str, Tensor]":
+        """Parameters and persistable buffers by structured name (the tensors themselves)."""
+        out = collections.OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[structured_name_prefix + name] = p
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistable_buffer_names:
+                out[structured_name_prefix + name] = b
+        if include_sublayers:
+            for name, layer in self._sub_layers.items():
+                if layer is not None:
+                    layer.state_dict(out, True, f"{structured_name_prefix}{name}.")
+        return out
+
+    def set_state_dict(self, state_dict: Dict[str, Any], use_structured_name: bool = True
+                       ) -> Tuple[List[str], List[str]]:
+        """Copy values from `state_dict` (Tensors or arrays) into this layer's tensors, in place.
+
+        Every key of this layer's state_dict() must be present with the same shape and dtype,
+        else KeyError / ValueError name the offending keys and nothing is copied. Keys are
+        structured names, or parameter names with use_structured_name=False. Returns
+        (missing_keys, unexpected_keys) like paddle; missing_keys is always empty here.
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
+        own = self.state_dict()
+        if not use_structured_name:
+            own = collections.OrderedDict((t.name or key, t) for key, t in own.items())
+        missing = [k for k in own if k not in state_dict]
+        if missing:
+            raise KeyError(f"set_state_dict: state_dict lacks keys {missing}")
+        values, problems = {}, []
+        for key, target in own.items():
+            value = state_dict[key]
+            arr = value.array if isinstance(value, Tensor) else value
+            if not is_array(arr):
+                arr = np.asarray(arr)
+            if list(arr.shape) != target.shape:
+                problems.append(f"{key}: shape {list(arr.shape)}, expected {target.shape}")
+            elif arr.dtype != target.dtype:
+                problems.append(f"{key}: dtype {arr.dtype}, expected {target.dtype}")
+            values[key] = arr
+        if problems:
+            raise ValueError("set_state_dict: mismatched entries: " + "; ".join(problems))
+        for key, target in own.items():
+            target.set_value(values[key])
+        unexpected = [k for k in state_dict if k not in own]
+        if unexpected:
+            logger.warning("set_state_dict: ignoring keys this layer does not have: %s", unexpected)
+        return [], unexpected
+
+    set_dict = load_dict = set_state_dict

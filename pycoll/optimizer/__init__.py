@@ -1,0 +1,7 @@
+"""Optimizers (paddle.optimizer names and update rules)."""
+from pycoll.optimizer.adam import Adam, AdamW
+from pycoll.optimizer.momentum import Momentum
+from pycoll.optimizer.optimizer import Optimizer
+from pycoll.optimizer.sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW"]

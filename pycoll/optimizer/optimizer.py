@@ -1,0 +1,115 @@
+"""The optimizer base: parameter bookkeeping, weight decay, accumulators and their state_dict.
+
+Updates run under no_grad, in place on each parameter's array, in the parameter's array module.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Dict, Iterable, List, Optional
+
+from pycoll.autograd import no_grad
+from pycoll.device import array_module, is_array, to_module
+from pycoll.tensor import Tensor, _new
+
+
+def _number(value: Any, name: str, low: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < low:
+        raise ValueError(f"{name} must be a number >= {low}, got {value!r}")
+    return float(value)
+
+
+class Optimizer:
+    """Base class: subclasses implement `_update(key, param_array, grad_array)`.
+
+    `weight_decay` (a float) is L2 regularisation: coeff * param is added to the gradient.
+    Per-parameter state lives in accumulators keyed paddle-style, '<param name>_<acc>_0'.
+    """
+
+    _accumulator_names: tuple = ()
+    _scalar_accumulators: tuple = ()  # kept as Python floats, saved as shape [1] tensors
+
+    def __init__(self, learning_rate: float = 0.001, parameters: Optional[Iterable[Tensor]] = None,
+                 weight_decay: Optional[float] = None):
+        if parameters is None:
+            raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
+        params = list(parameters)
+        for i, p in enumerate(params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"parameters must be Tensors, got {type(p).__name__} at index {i}")
+        keys = [p.name or f"param_{i}" for i, p in enumerate(params)]
+        if len(set(keys)) != len(keys):
+            dupes = sorted({k for k in keys if keys.count(k) > 1})
+            raise ValueError(f"parameters must have distinct names, got duplicates {dupes}")
+        self._parameter_list: List[Tensor] = params
+        self._keys: List[str] = keys
+        self._learning_rate = _number(learning_rate, "learning_rate")
+        self._weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
+        self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
+                                                          self._accumulator_names + self._scalar_accumulators}
+
+    def get_lr(self) -> float:
+        return self._learning_rate
+
+    def set_lr(self, value: float) -> None:
+        self._learning_rate = _number(value, "value")
+
+    def _array_acc(self, name: str, key: str, param: Any) -> Any:
+        acc = self._accumulators[name]
+        if key not in acc:
+            acc[key] = array_module(param).zeros_like(param)
+        return acc[key]
+
+    @no_grad()
+    def step(self) -> None:
+        """Update every trainable parameter that has a gradient."""
+        for key, p in zip(self._keys, self._parameter_list):
+            if p.stop_gradient or p.grad is None:
+                continue
+            g = p.grad.array
+            if self._weight_decay:
+                g = g + self._weight_decay * p.array
+            self._update(key, p.array, g)
+
+    def _update(self, key: str, param: Any, grad: Any) -> None:
+        raise NotImplementedError
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        """Zero every parameter's gradient in place (paddle's default) or drop it."""
+        for p in self._parameter_list:
+            p.clear_gradient(set_to_zero)
+
+    clear_gradients = clear_grad
+
+    def state_dict(self) -> Dict[str, Tensor]:
+        """Accumulators as Tensors, keyed '<param name>_<accumulator>_0'."""
+        out: Dict[str, Tensor] = {}
+        for name, accs in self._accumulators.items():
+            for key, value in accs.items():
+                if name in self._scalar_accumulators:
+                    out[f"{key}_{name}_0"] = Tensor([value], dtype="float64")
+                else:
+                    out[f"{key}_{name}_0"] = _new(value)
+        return out
+
+    def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Load accumulators saved by state_dict(); entries for unknown parameters are ignored and
+        parameters without an entry start fresh."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
+        for key, p in zip(self._keys, self._parameter_list):
+            for name in self._accumulator_names + self._scalar_accumulators:
+                entry = state_dict.get(f"{key}_{name}_0")
+                if entry is None:
+                    continue
+                value = entry.array if isinstance(entry, Tensor) else entry
+                if not is_array(value):
+                    raise TypeError(f"state_dict[{key}_{name}_0] must be a Tensor or an array, "
+                                    f"got {type(entry).__name__}")
+                if name in self._scalar_accumulators:
+                    self._accumulators[name][key] = float(value.reshape(-1)[0])
+                    continue
+                if list(value.shape) != p.shape:
+                    raise ValueError(f"state_dict[{key}_{name}_0] has shape {list(value.shape)}, "
+                                     f"the parameter has shape {p.shape}")
+                xp = array_module(p.array)
+                self._accumulators[name][key] = to_module(value, xp).astype(p.dtype, copy=True)

@@ -1,0 +1,129 @@
+"""The public API in one process (a world of one): environment, semantics and argument errors."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+
+
+@pytest.fixture
+def world():
+    group = dist.init_parallel_env()
+    yield group
+    dist.destroy_process_group()
+
+
+def test_before_init_queries_read_the_launcher_environment(monkeypatch):
+    assert not dist.is_initialized()
+    monkeypatch.setenv("PMI_RANK", "3")
+    monkeypatch.setenv("PMI_SIZE", "8")
+    monkeypatch.setenv("MPI_LOCALRANKID", "1")
+    env = dist.ParallelEnv()
+    assert (env.rank, env.world_size, env.nranks, env.local_rank) == (3, 8, 8, 1)
+    assert dist.get_rank() == 3 and dist.get_world_size() == 8
+    with pytest.raises(ValueError, match="not initialized.*init_parallel_env"):
+        dist.all_reduce(np.ones(2))
+
+
+@pytest.mark.parametrize("var, value, words", [
+    ("PYCOLL_TIMEOUT", "soon", "PYCOLL_TIMEOUT='soon'"),
+    ("PYCOLL_TIMEOUT", "-1", "positive"),
+    ("PYCOLL_BACKEND", "nccl", "backend 'nccl'"),
+])
+def test_bad_environment_is_refused_before_starting(monkeypatch, var, value, words):
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ValueError, match=words):
+        dist.init_parallel_env()
+    assert not dist.is_initialized()
+
+
+def test_a_torchrun_world_without_an_mpi_launcher_is_refused(monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(RuntimeError, match="WORLD_SIZE=2.*pycoll.launch"):
+        dist.init_parallel_env()
+    assert not dist.is_initialized()
+
+
+def test_timeout_argument_is_checked(world):
+    with pytest.raises(ValueError, match="timeout"):
+        dist.new_group([0], timeout=0)
+    assert dist.new_group([0], timeout=5).timeout == 5.0
+
+
+def test_every_collective_on_a_world_of_one(world):
+    assert world.nranks == 1 and dist.get_rank() == 0 and dist.get_world_size() == 1
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    dist.all_reduce(x, op=dist.ReduceOp.AVG)
+    assert np.array_equal(x, np.arange(6).reshape(2, 3))
+    dist.reduce(x, dst=0, op=dist.ReduceOp.PROD)
+    dist.broadcast(x, src=0)
+    got = []
+    dist.all_gather(got, x)
+    assert len(got) == 1 and np.array_equal(got[0], x) and got[0] is not x
+    out = np.zeros(3)
+    dist.scatter(out, [np.array([1.0, 2.0, 3.0])], src=0)
+    assert np.array_equal(out, [1, 2, 3])
+    dist.reduce_scatter(out, [np.array([4.0, 5.0, 6.0])])
+    assert np.array_equal(out, [4, 5, 6])
+    outs = []
+    dist.alltoall(outs, [np.array([7, 8])])
+    assert np.array_equal(outs[0], [7, 8])
+    task = dist.all_reduce(x, sync_op=False)
+    assert task.wait() and task.is_completed()
+    dist.barrier()
+
+
+def test_tensors_are_moved_in_place_and_gathered_as_tensors(world):
+    t = pycoll.to_tensor(np.array([1.0, 2.0], np.float32))
+    dist.all_reduce(t)
+    assert np.array_equal(t.numpy(), [1.0, 2.0])
+    gathered = []
+    dist.all_gather(gathered, t)
+    assert isinstance(gathered[0], pycoll.Tensor) and np.array_equal(gathered[0].numpy(), [1.0, 2.0])
+    dist.broadcast(t, src=0)
+
+
+BAD_CALLS = [
+    # (description, call, exception, words in the message)
+    ("a list as tensor", lambda: dist.all_reduce([1.0, 2.0]), TypeError, ["all_reduce", "tensor", "list"]),
+    ("a string as tensor", lambda: dist.broadcast("abc", src=0), TypeError, ["broadcast", "tensor", "str"]),
+    ("object dtype", lambda: dist.all_reduce(np.array([None])), TypeError, ["object"]),
+    ("float16 reduction", lambda: dist.all_reduce(np.ones(2, np.float16)), TypeError, ["float16"]),
+    ("bool reduction", lambda: dist.reduce(np.ones(2, bool), dst=0), TypeError, ["bool"]),
+    ("AVG of ints", lambda: dist.all_reduce(np.ones(2, np.int64), op=dist.ReduceOp.AVG), TypeError, ["AVG", "int64"]),
+    ("MIN of complex", lambda: dist.all_reduce(np.ones(2, np.complex128), op=dist.ReduceOp.MIN), TypeError, ["MIN", "complex"]),
+    ("unknown op", lambda: dist.all_reduce(np.ones(2), op=9), ValueError, ["op=9"]),
+    ("op as a string", lambda: dist.reduce_scatter(np.ones(2), [np.ones(2)], op="max"), ValueError, ["op='max'"]),
+    ("read-only output", lambda: dist.all_reduce(np.broadcast_to(np.ones(1), (3,))), ValueError, ["read-only"]),
+    ("src out of range", lambda: dist.broadcast(np.ones(2), src=1), ValueError, ["src=1", "world"]),
+    ("negative dst", lambda: dist.reduce(np.ones(2), dst=-1), ValueError, ["dst=-1"]),
+    ("float root", lambda: dist.scatter(np.ones(2), [np.ones(2)], src=0.0), TypeError, ["src"]),
+    ("bool root", lambda: dist.broadcast(np.ones(2), src=True), TypeError, ["src"]),
+    ("tensor_list not a list", lambda: dist.all_gather(np.ones(2), np.ones(2)), TypeError, ["tensor_list", "list"]),
+    ("too long tensor_list", lambda: dist.all_gather([np.ones(2)] * 2, np.ones(2)), ValueError, ["tensor_list", "2 entries"]),
+    ("mis-shaped gather output", lambda: dist.all_gather([np.ones(3)], np.ones(2)), ValueError, ["tensor_list[0]", "shape"]),
+    ("mis-typed gather output", lambda: dist.all_gather([np.ones(2, np.int32)], np.ones(2)), ValueError, ["tensor_list[0]", "int32"]),
+    ("scatter without a list", lambda: dist.scatter(np.ones(2), None, src=0), ValueError, ["tensor_list is None"]),
+    ("scatter list too short", lambda: dist.scatter(np.ones(2), [], src=0), ValueError, ["tensor_list", "0 entries"]),
+    ("scatter mis-shaped block", lambda: dist.scatter(np.ones(2), [np.ones(3)], src=0), ValueError, ["tensor_list[0]"]),
+    ("reduce_scatter mis-typed block", lambda: dist.reduce_scatter(np.ones(2), [np.ones(2, np.float32)]), ValueError, ["tensor_list[0]", "float32"]),
+    ("alltoall empty input", lambda: dist.alltoall([], []), ValueError, ["in_tensor_list", "0 entries"]),
+    ("alltoall read-only output", lambda: dist.alltoall([np.broadcast_to(np.ones(1), (2,))], [np.ones(2)]), ValueError, ["out_tensor_list[0]", "read-only"]),
+    ("send to itself", lambda: dist.send(np.ones(2), dst=0), ValueError, ["dst=0", "itself"]),
+    ("recv from out of range", lambda: dist.recv(np.ones(2), src=4), ValueError, ["src=4"]),
+    ("group of the wrong type", lambda: dist.all_reduce(np.ones(2), group="world"), TypeError, ["group"]),
+    ("new_group with a bad rank", lambda: dist.new_group([0, 1]), ValueError, ["ranks contains 1"]),
+    ("new_group with no ranks", lambda: dist.new_group([]), ValueError, ["empty"]),
+    ("new_group with a non-list", lambda: dist.new_group(0), TypeError, ["ranks"]),
+]
+
+
+@pytest.mark.parametrize("description, call, exc, words", BAD_CALLS, ids=[c[0] for c in BAD_CALLS])
+def test_bad_input_raises_a_clear_error_and_the_job_goes_on(world, description, call, exc, words):
+    with pytest.raises(exc) as info:
+        call()
+    for word in words:
+        assert word in str(info.value), f"{word!r} not in: {info.value}"
+    x = np.ones(2)
+    dist.all_reduce(x)
+    assert np.array_equal(x, [1.0, 1.0])

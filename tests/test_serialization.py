@@ -1,0 +1,145 @@
+"""pycoll.save / pycoll.load: round trips, atomic writes, and clear errors for bad files."""
+import os
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn as nn
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_round_trip_of_nested_objects(tmp_path):
+    obj = {
+        "w": pycoll.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3)),
+        "raw": np.array([1, 2, 3], dtype=np.int16),
+        "nested": [1, 2.5, "text", None, True, (pycoll.ones([2], "float64"), {"k": 3})],
+        7: "int key",
+        "scalar": np.float32(1.5),
+    }
+    path = tmp_path / "obj.pdparams"
+    pycoll.save(obj, path)
+    got = pycoll.load(path)
+    assert list(got) == list(obj)
+    assert isinstance(got["w"], pycoll.Tensor) and got["w"].dtype == np.float32
+    np.testing.assert_array_equal(got["w"].numpy(), obj["w"].numpy())
+    assert isinstance(got["raw"], np.ndarray) and got["raw"].dtype == np.int16
+    assert got["nested"][:5] == [1, 2.5, "text", None, True]
+    inner = got["nested"][5]
+    assert isinstance(inner, tuple) and isinstance(inner[0], pycoll.Tensor) and inner[1] == {"k": 3}
+    assert got[7] == "int key" and got["scalar"] == np.float32(1.5)
+    numpy_only = pycoll.load(path, return_numpy=True)
+    assert isinstance(numpy_only["w"], np.ndarray)
+
+
+def test_layer_state_dict_round_trip(tmp_path):
+    src, dst = nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3)), nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3))
+    pycoll.save(src.state_dict(), tmp_path / "model.pdparams")
+    dst.set_state_dict(pycoll.load(tmp_path / "model.pdparams"))
+    for (k, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+
+
+def test_save_creates_directories_and_leaves_no_temp_files(tmp_path):
+    path = tmp_path / "a" / "b" / "x.pd"
+    pycoll.save({"x": pycoll.ones([2])}, str(path))
+    assert os.listdir(path.parent) == ["x.pd"]
+
+
+def test_temp_file_is_unique_per_process_and_in_the_same_directory(tmp_path, monkeypatch):
+    moves = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (moves.append(src), real_replace(src, dst)))
+    pycoll.save([1], tmp_path / "f")
+    pycoll.save([1], tmp_path / "f")
+    assert len(set(moves)) == 2
+    for src in moves:
+        assert os.path.dirname(src) == str(tmp_path) and str(os.getpid()) in os.path.basename(src)
+
+
+def test_failed_save_keeps_the_old_file_and_cleans_up(tmp_path):
+    path = tmp_path / "f"
+    pycoll.save({"v": 1}, path)
+    with pytest.raises(TypeError, match=r"obj\['bad'\]"):
+        pycoll.save({"bad": object()}, path)
+    assert pycoll.load(path) == {"v": 1}
+    assert os.listdir(tmp_path) == ["f"]
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        pycoll.load(tmp_path / "nope")
+
+
+def test_truncated_file(tmp_path):
+    path = tmp_path / "t"
+    pycoll.save({"w": pycoll.randn([100, 100])}, path)
+    data = path.read_bytes()
+    for cut in (len(data) // 2, len(data) - 10, 10):
+        path.write_bytes(data[:cut])
+        with pytest.raises(ValueError, match="truncated, corrupt or foreign"):
+            pycoll.load(path)
+
+
+def test_corrupted_array_bytes(tmp_path):
+    path = tmp_path / "c"
+    pycoll.save({"w": pycoll.ones([1000])}, path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # inside the stored array: the zip CRC catches it
+    path.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="pycoll.save file"):
+        pycoll.load(path)
+
+
+@pytest.mark.parametrize("kind", ["random", "plain_zip", "npz", "wrong_format"])
+def test_foreign_files(tmp_path, kind):
+    path = tmp_path / "foreign"
+    if kind == "random":
+        path.write_bytes(os.urandom(256))
+    elif kind == "plain_zip":
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("hello.txt", "hi")
+    elif kind == "npz":
+        with open(path, "wb") as f:
+            np.savez(f, a=np.ones(3))
+    else:
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("pycoll.json", '{"format": "something else", "version": 1, "tree": null}')
+    with pytest.raises(ValueError, match="pycoll.save"):
+        pycoll.load(path)
+
+
+WRITER = textwrap.dedent("""
+    import sys, numpy as np, pycoll
+    path, value = sys.argv[1], float(sys.argv[2])
+    payload = {"w": pycoll.full([256, 256], value), "tag": value}
+    for _ in range(40):
+        pycoll.save(payload, path)
+""")
+
+
+def test_concurrent_saves_to_one_path_never_tear(tmp_path):
+    path = str(tmp_path / "shared.pdparams")
+    pycoll.save({"w": pycoll.full([256, 256], 0.0), "tag": 0.0}, path)
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, path, str(v)], env=env)
+               for v in (1.0, 2.0)]
+    loads = 0
+    deadline = time.time() + 120
+    while any(w.poll() is None for w in writers) and time.time() < deadline:
+        got = pycoll.load(path)
+        w = got["w"].numpy()
+        assert w.shape == (256, 256) and np.all(w == got["tag"])
+        loads += 1
+    for w in writers:
+        assert w.wait(timeout=60) == 0
+    final = pycoll.load(path)
+    assert final["tag"] in (1.0, 2.0) and np.all(final["w"].numpy() == final["tag"])
+    assert os.listdir(tmp_path) == ["shared.pdparams"]
+    assert loads > 0

@@ -1,0 +1,277 @@
+"""Tensor creation, properties, interop, forward values of the ops, devices and seeding."""
+import importlib.util
+
+import numpy as np
+import pytest
+
+import pycoll
+
+HAS_CUPY = importlib.util.find_spec("cupy") is not None
+
+
+# ---- creation ----------------------------------------------------------------------------
+
+def test_to_tensor_dtypes_follow_paddle():
+    assert pycoll.to_tensor([1.0, 2.0]).dtype == np.float32
+    assert pycoll.to_tensor(3.5).dtype == "float32"
+    assert pycoll.to_tensor([1, 2]).dtype == np.int64
+    assert pycoll.to_tensor([True]).dtype == np.bool_
+    assert pycoll.to_tensor(np.zeros(2)).dtype == np.float64
+    assert pycoll.to_tensor([1, 2], dtype="float64").dtype == np.float64
+    assert pycoll.to_tensor(np.float64(2.0)).dtype == np.float64
+
+
+def test_to_tensor_is_zero_copy_for_arrays_and_tensors():
+    a = np.arange(4, dtype=np.float32)
+    t = pycoll.to_tensor(a)
+    assert t.array is a
+    u = pycoll.to_tensor(t, stop_gradient=False)
+    assert u.array is a and not u.stop_gradient and t.stop_gradient
+    assert pycoll.to_tensor(a, dtype="float64").array is not a
+
+
+def test_to_tensor_rejects_non_numeric_data():
+    with pytest.raises(TypeError, match="numeric"):
+        pycoll.to_tensor("abc")
+    with pytest.raises(TypeError, match="dtype"):
+        pycoll.to_tensor([1.0], dtype="not-a-dtype")
+    with pytest.raises(ValueError, match="place"):
+        pycoll.to_tensor([1.0], place="tpu")
+
+
+def test_to_tensor_accepts_dlpack_objects():
+    class Exporter:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, *args, **kwargs):
+            return self.a.__dlpack__(*args, **kwargs)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    a = np.arange(3.0)
+    t = pycoll.to_tensor(Exporter(a))
+    assert np.shares_memory(t.array, a)
+
+
+def test_creation_functions():
+    assert pycoll.ones([2, 3]).shape == [2, 3] and pycoll.ones([2, 3]).dtype == np.float32
+    assert np.all(pycoll.zeros(4, "int64").numpy() == 0) and pycoll.zeros(4, "int64").dtype == np.int64
+    assert np.all(pycoll.full([2], 7.0).numpy() == 7.0)
+    np.testing.assert_array_equal(pycoll.arange(5).numpy(), np.arange(5))
+    assert pycoll.arange(5).dtype == np.int64
+    assert pycoll.arange(0, 1, 0.25).dtype == np.float32
+    x = pycoll.randn([3], "float64")
+    assert pycoll.zeros_like(x).dtype == np.float64 and pycoll.ones_like(x).shape == [3]
+    assert pycoll.tensor.full_like(x, 2.0).numpy().tolist() == [2.0, 2.0, 2.0]
+    r = pycoll.rand([1000])
+    assert r.dtype == np.float32 and 0 <= r.numpy().min() and r.numpy().max() < 1
+
+
+def test_creation_rejects_bad_shapes_and_dtypes():
+    with pytest.raises(ValueError, match="shape"):
+        pycoll.ones([2, -1])
+    with pytest.raises(ValueError, match="shape"):
+        pycoll.zeros("3")
+    with pytest.raises(TypeError, match="float"):
+        pycoll.randn([2], "int64")
+
+
+def test_seed_makes_random_values_reproducible():
+    pycoll.seed(123)
+    a = pycoll.randn([10, 10], "float32").numpy().copy()
+    b = pycoll.rand([5]).numpy().copy()
+    pycoll.seed(123)
+    np.testing.assert_array_equal(pycoll.randn([10, 10], "float32").numpy(), a)
+    np.testing.assert_array_equal(pycoll.rand([5]).numpy(), b)
+    pycoll.seed(124)
+    assert not np.array_equal(pycoll.randn([10, 10], "float32").numpy(), a)
+    with pytest.raises(ValueError, match="seed"):
+        pycoll.seed(-1)
+
+
+# ---- properties and interop ------------------------------------------------------------
+
+def test_properties():
+    t = pycoll.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert t.shape == [2, 3] and isinstance(t.shape, list)
+    assert t.ndim == 2 and t.size == 6 and len(t) == 2 and t.dtype == np.float32
+    assert t.place == "cpu" and t.is_leaf
+    assert pycoll.to_tensor(2.5).item() == 2.5 and float(pycoll.to_tensor([2.5])) == 2.5
+    assert int(pycoll.to_tensor(3)) == 3 and bool(pycoll.to_tensor([1]))
+    assert [row.shape for row in t] == [[3], [3]]
+    assert "shape=[2, 3]" in repr(t) and "float32" in repr(t)
+    with pytest.raises(TypeError):
+        len(pycoll.to_tensor(1.0))
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(t)
+
+
+def test_numpy_interop_is_zero_copy_on_cpu():
+    t = pycoll.zeros([3])
+    assert t.numpy() is t.array
+    assert np.asarray(t) is t.array
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    d = np.from_dlpack(t)
+    assert np.shares_memory(d, t.array)
+    assert t.__dlpack_device__()[0] == 1
+    assert not hasattr(t, "__cuda_array_interface__")
+
+
+def test_numpy_arrays_on_the_left_defer_to_tensor():
+    t = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    out = np.array([3.0, 4.0], dtype=np.float32) * t
+    assert isinstance(out, pycoll.Tensor) and not out.stop_gradient
+    np.testing.assert_allclose(out.numpy(), [3.0, 8.0])
+
+
+def test_deepcopy_of_a_leaf_copies_data():
+    import copy
+    t = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    c = copy.deepcopy(t)
+    c.array[0] = 9.0
+    assert t.numpy()[0] == 1.0 and not c.stop_gradient
+    with pytest.raises(RuntimeError, match="leaf"):
+        copy.deepcopy(t * 2)
+
+
+# ---- forward values of the ops ---------------------------------------------------------
+
+A = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+B = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+
+
+@pytest.mark.parametrize("op, expected", [
+    (lambda a, b: a + b, A + B),
+    (lambda a, b: a - b, A - B),
+    (lambda a, b: a * b, A * B),
+    (lambda a, b: a / b, A / B),
+    (lambda a, b: 2 - a, 2 - A),
+    (lambda a, b: 6 / a, 6 / A),
+    (lambda a, b: a ** 2, A ** 2),
+    (lambda a, b: 2 ** b, 2 ** B),
+    (lambda a, b: -a, -A),
+    (lambda a, b: a @ b, A @ B),
+    (lambda a, b: pycoll.matmul(a, a, transpose_y=True), A @ A.T),
+    (lambda a, b: a.sum(), A.sum()),
+    (lambda a, b: a.sum(axis=0, keepdim=True), A.sum(0, keepdims=True)),
+    (lambda a, b: pycoll.mean(a, axis=1), A.mean(1)),
+    (lambda a, b: a.max(), A.max()),
+    (lambda a, b: pycoll.min(a, axis=1), A.min(1)),
+    (lambda a, b: pycoll.argmax(a, axis=1), A.argmax(1)),
+    (lambda a, b: a.reshape([3, -1]), A.reshape(3, 2)),
+    (lambda a, b: a.T, A.T),
+    (lambda a, b: a.transpose([1, 0]), A.T),
+    (lambda a, b: a.flatten(), A.ravel()),
+    (lambda a, b: a.unsqueeze(1).shape and a.unsqueeze(1), A[:, None]),
+    (lambda a, b: pycoll.squeeze(a.unsqueeze(0)), A),
+    (lambda a, b: pycoll.concat([a, a], axis=0), np.concatenate([A, A])),
+    (lambda a, b: pycoll.stack([b, b]), np.stack([B, B])),
+    (lambda a, b: a[:, 1], A[:, 1]),
+    (lambda a, b: a[[1, 0, 1]], A[[1, 0, 1]]),
+    (lambda a, b: pycoll.tanh(b), np.tanh(B)),
+    (lambda a, b: pycoll.exp(b), np.exp(B)),
+    (lambda a, b: pycoll.log(a), np.log(A)),
+    (lambda a, b: pycoll.sqrt(a), np.sqrt(A)),
+    (lambda a, b: pycoll.square(b), B ** 2),
+    (lambda a, b: pycoll.abs(b), np.abs(B)),
+    (lambda a, b: pycoll.relu(b), np.maximum(B, 0)),
+    (lambda a, b: pycoll.sigmoid(b), 1 / (1 + np.exp(-B))),
+    (lambda a, b: pycoll.clip(a, 2, 4), np.clip(A, 2, 4)),
+    (lambda a, b: a.astype("int32"), A.astype(np.int32)),
+    (lambda a, b: pycoll.cast(a, "float64"), A.astype(np.float64)),
+    (lambda a, b: a > 3, A > 3),
+    (lambda a, b: a == a, A == A),
+    (lambda a, b: b != 0.5, B != 0.5),
+    (lambda a, b: a <= 2.0, A <= 2.0),
+])
+def test_op_values_match_numpy(op, expected):
+    out = op(pycoll.to_tensor(A), pycoll.to_tensor(B))
+    assert isinstance(out, pycoll.Tensor)
+    assert out.dtype == np.asarray(expected).dtype
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+
+
+def test_float32_stays_float32_with_python_scalars():
+    t = pycoll.ones([2])
+    for out in (t * 2.5, 1.5 - t, t / 3, t ** 2, 2.0 ** t, t + np.float64(1.0)):
+        assert out.dtype == np.float32
+
+
+def test_comparisons_have_no_grad_and_tensors_stay_hashable():
+    x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    assert (x > 1).stop_gradient and (x > 1).dtype == np.bool_
+    assert len({x, x}) == 1
+    assert (x == None) is False  # noqa: E711 - falls back to identity
+
+
+def test_sigmoid_is_stable_for_large_inputs():
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        out = pycoll.sigmoid(pycoll.to_tensor([-1000.0, 0.0, 1000.0])).numpy()
+    np.testing.assert_allclose(out, [0.0, 0.5, 1.0])
+
+
+def test_setitem_writes_in_place():
+    t = pycoll.zeros([2, 3])
+    t[0] = pycoll.ones([3])
+    t[1, [0, 2]] = [5.0, 6.0]
+    np.testing.assert_array_equal(t.numpy(), [[1, 1, 1], [5, 0, 6]])
+
+
+def test_op_argument_errors():
+    with pytest.raises(ValueError, match="axis"):
+        pycoll.sum(pycoll.ones([2, 2]), axis=2)
+    with pytest.raises(ValueError, match="perm"):
+        pycoll.transpose(pycoll.ones([2, 2]), [0, 0])
+    with pytest.raises(ValueError, match="reshape"):
+        pycoll.reshape(pycoll.ones([2, 2]), [3])
+    with pytest.raises(TypeError, match="operand"):
+        pycoll.ones([2]) + "x"
+    with pytest.raises(TypeError, match="Tensor"):
+        pycoll.tanh("x")
+    with pytest.raises(ValueError, match="min or max"):
+        pycoll.clip(pycoll.ones([2]))
+
+
+# ---- devices -----------------------------------------------------------------------------
+
+def test_set_and_get_device_cpu():
+    assert pycoll.set_device("cpu") == "cpu"
+    assert pycoll.get_device() == "cpu"
+    with pytest.raises(ValueError, match="'cpu', 'gpu'"):
+        pycoll.set_device("tpu:0")
+    with pytest.raises(TypeError):
+        pycoll.set_device(0)
+
+
+@pytest.mark.skipif(HAS_CUPY, reason="CuPy is installed here")
+def test_gpu_without_cupy_says_what_is_missing():
+    with pytest.raises(RuntimeError, match="CuPy"):
+        pycoll.set_device("gpu")
+    assert pycoll.get_device() == "cpu"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_CUPY, reason="needs CuPy and a GPU")
+def test_gpu_tensors_match_cpu_with_the_same_seed():
+    import cupy
+    pycoll.set_device("cpu")
+    pycoll.seed(5)
+    host = pycoll.randn([4, 4]).numpy().copy()
+    try:
+        assert pycoll.set_device("gpu:0") == "gpu:0"
+        pycoll.seed(5)
+        dev = pycoll.randn([4, 4])
+        assert isinstance(dev.array, cupy.ndarray) and dev.place == "gpu:0"
+        np.testing.assert_array_equal(dev.numpy(), host)
+        assert "data" in dev.__cuda_array_interface__
+        assert pycoll.to_tensor(host).place == "gpu:0"
+        w = pycoll.to_tensor(host, stop_gradient=False)
+        (w * w).sum().backward()
+        assert isinstance(w.grad.array, cupy.ndarray)
+        np.testing.assert_allclose(w.grad.numpy(), 2 * host, rtol=1e-6)
+        back = dev.cpu()
+        assert isinstance(back.array, np.ndarray)
+    finally:
+        pycoll.set_device("cpu")
