@@ -15,3 +15,7 @@ from pycoll.tensor import (Tensor, abs, add, arange, argmax, cast, clip, clone, 
                            to_tensor, transpose, unsqueeze, zeros, zeros_like)
 from pycoll import autograd, nn, optimizer
 from pycoll.nn import ParamAttr
+
+# ---- data parallelism (over pycoll.distributed) ----
+from pycoll.parallel import DataParallel
+from pycoll import io

@@ -14,10 +14,22 @@ from pycoll.distributed.group import Group
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
 
+
+
+def __getattr__(name: str):
+    # Data-parallel helpers live a layer above (pycoll.parallel) but are reached as
+    # dist.fused_allreduce_gradients, as in paddle; import them on first use.
+    if name == "fused_allreduce_gradients":
+        from pycoll.parallel.fused import fused_allreduce_gradients
+
+        return fused_allreduce_gradients
+    raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
+
+
 __all__ = [
     "ReduceOp", "Group", "Task", "ParallelEnv", "SpawnContext", "SpawnError",
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
-    "send", "recv", "isend", "irecv", "barrier",
+    "send", "recv", "isend", "irecv", "barrier", "fused_allreduce_gradients",
 ]

@@ -1,0 +1,114 @@
+"""``pycoll.DataParallel``: paddle's data-parallel wrapper, with torch DDP's semantics."""
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any, Dict, Iterator, Optional
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll.autograd import is_grad_enabled
+from pycoll.nn import Layer
+from pycoll.parallel.reducer import MB, Reducer
+
+
+class DataParallel(Layer):
+    """Run ``layers`` on every rank of ``group``; gradients are averaged across ranks in backward.
+
+    At wrap time every rank must hold the same parameter names and shapes; parameters and buffers
+    are then broadcast from the group's first rank. Gradients are all-reduced in buckets of at most
+    ``comm_buffer_size`` MB (the last one, holding the earliest parameters, at most
+    ``last_comm_buffer_size`` MB) while backward runs. ``find_unused_parameters=True`` lets a
+    step leave some parameters without gradient (they contribute zeros); otherwise such a step
+    raises an error naming them. ``no_sync()`` accumulates gradients locally. ``strategy`` is
+    accepted for paddle compatibility; the group defines the ranks. With one rank nothing is
+    communicated (as in paddle).
+    """
+
+    def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
+                 last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
+                 group: Optional[dist.Group] = None):
+        super().__init__()
+        if not isinstance(layers, Layer):
+            raise TypeError(f"DataParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
+        for name, value in (("comm_buffer_size", comm_buffer_size),
+                            ("last_comm_buffer_size", last_comm_buffer_size)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"DataParallel: {name}={value!r}; it must be a positive number of MB")
+        self._layers = layers
+        self._group = group
+        self._strategy = strategy
+        self.find_unused_parameters = find_unused_parameters
+        self._reducer: Optional[Reducer] = None
+        self._sync = True
+        if not dist.is_initialized():
+            if dist.ParallelEnv().world_size > 1:
+                raise RuntimeError("DataParallel: this job has several ranks; call "
+                                   "pycoll.distributed.init_parallel_env() before wrapping the model")
+        elif dist.get_world_size(group) > 1:
+            named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient]
+            _check_same_model(layers, group)
+            _broadcast_state(layers, group)
+            self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
+                                    int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
+                                    find_unused_parameters)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        outputs = self._layers(*inputs, **kwargs)
+        if self._reducer is not None and is_grad_enabled():
+            if self._sync:
+                self._reducer.prepare_for_backward(outputs)
+            else:
+                self._reducer.skip_sync()
+        return outputs
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Within this context, backward accumulates gradients locally without communicating."""
+        previous, self._sync = self._sync, False
+        try:
+            yield
+        finally:
+            self._sync = previous
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+        return self._layers.state_dict(*args, **kwargs)
+
+    def set_state_dict(self, state_dict: Dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return self._layers.set_state_dict(state_dict, *args, **kwargs)
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
+
+def _root(group: Optional[dist.Group]) -> int:
+    return group.ranks[0] if group is not None else 0
+
+
+def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
+    """Every rank must wrap the same parameter names, shapes and dtypes: compare, and say where not."""
+    mine = [[n, list(p.shape), str(p.dtype)] for n, p in layers.named_parameters()]
+    text = json.dumps(mine).encode()
+    lengths = []
+    dist.all_gather(lengths, np.array([len(text)], np.int64), group=group)
+    width = int(max(int(l[0]) for l in lengths))
+    padded = np.zeros(width, np.uint8)
+    padded[:len(text)] = np.frombuffer(text, np.uint8)
+    everyone = []
+    dist.all_gather(everyone, padded, group=group)
+    models = [json.loads(bytes(a[:int(l[0])]).decode()) for a, l in zip(everyone, lengths)]
+    ranks = group.ranks if group is not None else list(range(len(models)))
+    for rank, model in zip(ranks[1:], models[1:]):
+        if model != models[0]:
+            first, other = dict((n, s) for n, *s in models[0]), dict((n, s) for n, *s in model)
+            diffs = [f"{n}: rank {ranks[0]} has {first.get(n)}, rank {rank} has {other.get(n)}"
+                     for n in dict.fromkeys(list(first) + list(other)) if first.get(n) != other.get(n)]
+            raise ValueError("DataParallel: the ranks wrap different models ([shape, dtype] per "
+                             "parameter):\n  " + "\n  ".join(diffs[:10]))
+
+
+def _broadcast_state(layers: Layer, group: Optional[dist.Group]) -> None:
+    """Start every rank from the first rank's parameters and buffers."""
+    for _, tensor in list(layers.named_parameters()) + list(layers.named_buffers()):
+        dist.broadcast(tensor, src=_root(group), group=group)

@@ -1,0 +1,167 @@
+"""The gradient reducer behind DataParallel (torch's reducer.cpp design, in a few hundred lines).
+
+Parameters are grouped into buckets. During backward each parameter's grad-ready hook counts
+down its bucket; a bucket whose gradients are all final is flattened (one fused kernel call,
+the 1/world scale folded in) and all-reduced asynchronously, so communication overlaps the
+rest of backward. Buckets are launched strictly in bucket order (every rank must start its
+collectives in the same order, whatever order its own gradients arrive in). At the end of
+backward the reducer waits for every bucket and unflattens the averaged gradients into
+``.grad``. After the first synchronised step the buckets are rebuilt once from the observed
+ready order, rank 0's order being broadcast so that every rank agrees.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll import autograd, kernels
+from pycoll.device import array_module
+from pycoll.parallel.buckets import assign_buckets
+
+MB = 1 << 20
+
+
+class Bucket:
+    """Parameters whose gradients travel together in one flat buffer."""
+
+    def __init__(self, params: List[Any]):
+        self.params = params
+        first = params[0].array
+        self.buffer = array_module(first).empty(sum(p.array.size for p in params), dtype=first.dtype)
+        self.pending = len(params)
+        self.task: Optional[Any] = None
+
+
+class Reducer:
+    def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
+                 last_bucket_bytes: int, find_unused_parameters: bool):
+        self.params = list(params)
+        self.names = list(names)
+        self.group = group
+        self.world = dist.get_world_size(group)
+        self.cap = bucket_bytes
+        self.last_cap = last_bucket_bytes
+        self.find_unused = find_unused_parameters
+        self._index = {id(p): i for i, p in enumerate(self.params)}
+        self._build(reversed(range(len(self.params))))
+        for p in self.params:
+            p.register_grad_ready_hook(self._on_ready)
+        self._active = False        # a synchronised backward is expected / in progress
+        self._started = False       # a hook fired in this step's backward
+        self._next_bucket = 0       # the next bucket to launch (launch order = bucket order)
+        self._ready: List[bool] = []  # per parameter: its gradient is final in this step
+        self._ready_order: Optional[List[int]] = []   # recorded during the first synced step
+        self._rebuilt = False
+        self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
+        self._used_task: Optional[Any] = None
+        self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
+
+    # -- buckets -------------------------------------------------------------------------
+    def _build(self, order) -> None:
+        order = list(order)
+        nbytes = [p.array.nbytes for p in self.params]
+        dtypes = [p.array.dtype for p in self.params]
+        groups = assign_buckets(order, nbytes, dtypes, self.cap, self.last_cap)
+        self.buckets = [Bucket([self.params[i] for i in g]) for g in groups]
+        self._bucket_of = {id(p): b for b in self.buckets for p in b.params}
+
+    def bucket_indices(self) -> List[List[int]]:
+        """The buckets as parameter indices, in launch order."""
+        return [[self._index[id(p)] for p in b.params] for b in self.buckets]
+
+    def _rebuild_from_ready_order(self) -> None:
+        """Rebuild the buckets once from the ready order of the first step, rank 0's order winning."""
+        seen = list(dict.fromkeys(self._ready_order))
+        order = np.array(seen + [i for i in reversed(range(len(self.params))) if i not in set(seen)],
+                         dtype=np.int64)
+        dist.broadcast(order, src=self.group.ranks[0] if self.group else 0, group=self.group)
+        self._build(order.tolist())
+        self._ready_order = None
+        self._rebuilt = True
+
+    # -- one step ------------------------------------------------------------------------
+    def prepare_for_backward(self, outputs: Any) -> None:
+        """Called by DataParallel's forward: arm the reducer for the coming backward."""
+        if self._started:
+            raise RuntimeError("DataParallel: the previous backward did not finish reducing gradients")
+        if not self._rebuilt and self._ready_order:
+            self._rebuild_from_ready_order()
+        for b in self.buckets:
+            b.pending = len(b.params)
+            b.task = None
+        self._ready = [False] * len(self.params)
+        self._next_bucket = 0
+        self._active = True
+        if self.find_unused:
+            used = {id(t) for t in autograd.graph_leaves(outputs)}
+            self._used = np.array([id(p) in used for p in self.params], dtype=np.uint8)
+            self._used_task = dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.group,
+                                              sync_op=False)
+            for p in self.params:
+                if id(p) not in used:
+                    self._mark_ready(p)
+
+    def skip_sync(self) -> None:
+        """A forward under no_sync(): the coming backward only accumulates locally."""
+        self._active = False
+
+    def _on_ready(self, param: Any) -> None:
+        if not self._active:
+            return
+        if not self._started:
+            self._started = True
+            autograd.queue_callback(self._finish)
+        self._mark_ready(param)
+        for b in self.buckets[:self._next_bucket]:
+            b.task.is_completed()  # drive MPI's progress while backward goes on
+
+    def _mark_ready(self, param: Any) -> None:
+        index = self._index[id(param)]
+        self._ready[index] = True
+        if self._ready_order is not None:
+            self._ready_order.append(index)
+        self._bucket_of[id(param)].pending -= 1
+        while self._next_bucket < len(self.buckets) and self.buckets[self._next_bucket].pending == 0:
+            self._launch(self.buckets[self._next_bucket])
+            self._next_bucket += 1
+
+    def _launch(self, bucket: Bucket) -> None:
+        start = time.perf_counter()
+        grads = [p.grad.array if p.grad is not None else _zeros_like(p.array) for p in bucket.params]
+        kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
+        self.stats["flatten_s"] += time.perf_counter() - start
+        bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
+
+    def _finish(self) -> None:
+        """End of a synchronised backward: wait for every bucket and write the averaged grads."""
+        self._started = False
+        self._active = False
+        if self._next_bucket < len(self.buckets):
+            missing = [name for name, ready in zip(self.names, self._ready) if not ready]
+            raise RuntimeError(
+                "DataParallel: these parameters received no gradient in this backward, so their "
+                f"gradients cannot be reduced: {missing}. If the model does not use every parameter "
+                "in every step, wrap it with DataParallel(..., find_unused_parameters=True).")
+        used = None
+        if self._used_task is not None:
+            self._used_task.wait()
+            used, self._used_task = self._used, None
+        for b in self.buckets:
+            b.task.wait()
+            start = time.perf_counter()
+            targets = []
+            for p in b.params:
+                if p.grad is None:
+                    globally_used = used is None or used[self._index[id(p)]]
+                    p.grad = _zeros_like(p.array) if globally_used else None
+                targets.append(p.grad.array if p.grad is not None else _zeros_like(p.array))
+            kernels.unflatten(b.buffer, targets)
+            self.stats["unflatten_s"] += time.perf_counter() - start
+
+
+def _zeros_like(arr: Any) -> Any:
+    """Zeros in ``arr``'s array module (NumPy or CuPy)."""
+    return array_module(arr).zeros_like(arr)

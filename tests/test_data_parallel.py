@@ -1,0 +1,110 @@
+"""DataParallel, fused gradient averaging, the batch sampler and the seed examples."""
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from conftest import assert_ok, launch, run_python
+from pycoll.io import DistributedBatchSampler
+from pycoll.parallel.buckets import assign_buckets
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT.parent / "shared" / "seeds" / "examples"
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+@pytest.mark.parametrize("mode", ["sync", "no_sync", "unused"])
+def test_data_parallel_trains_like_one_process_on_the_global_batch(mode, nprocs):
+    assert_ok(launch(nprocs, "dp_equivalence.py", mode), expect_lines=nprocs)
+
+
+def test_a_parameter_without_gradient_fails_naming_it_and_the_flag():
+    start = time.monotonic()
+    result = launch(2, "dp_equivalence.py", "unused_error")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "received no gradient" in output and "'branch.weight'" in output, output
+    assert "find_unused_parameters=True" in output
+    assert time.monotonic() - start < 30, "the job must end at once, not time out"
+
+
+def test_ranks_wrapping_different_models_get_a_clear_error():
+    result = launch(2, "dp_mismatch.py")
+    assert_ok(result, expect_lines=2)
+    assert "0.weight: rank 0 has [[4, 8], 'float32'], rank 1 has [[4, 9], 'float32']" in result.stdout
+
+
+def test_digits_example_reaches_90_percent_on_two_ranks():
+    pytest.importorskip("sklearn")
+    result = launch(2, str(ROOT / "examples" / "digits_data_parallel.py"), timeout=300)
+    assert_ok(result)
+    accuracy = float(result.stdout.split("held-out accuracy")[1].split()[0])
+    assert accuracy >= 0.9, result.stdout
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
+@pytest.mark.parametrize("example, marker", [
+    ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
+    ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),
+])
+def test_seed_examples_run_as_their_headers_say(example, marker, tmp_path):
+    script = tmp_path / example
+    shutil.copy(SEEDS / example, script)
+    if example.startswith("ex1"):  # started as `python ex1_spawn_dataparallel.py`
+        result = run_python([str(script)], cwd=tmp_path)
+    else:
+        result = launch(2, str(script), cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert result.stdout.count(marker) == 2, output
+
+
+def test_buckets_fill_in_ready_order_and_keep_the_last_one_small():
+    nbytes = [400, 400, 400, 400, 100, 100]
+    dtypes = ["f4"] * 6
+    # ready order = reverse parameter order; the earliest parameters form the last, small bucket
+    assert assign_buckets([5, 4, 3, 2, 1, 0], nbytes, dtypes, cap=900, last_cap=500) == [[5, 4, 3], [2, 1], [0]]
+    assert assign_buckets([5, 4, 3, 2, 1, 0], nbytes, dtypes, cap=10_000, last_cap=10_000) == [[5, 4, 3, 2, 1, 0]]
+    # a tensor larger than the cap still gets a bucket of its own; dtypes never mix
+    assert assign_buckets([0, 1, 2], [50, 5000, 50], ["f4", "f4", "f8"], cap=100, last_cap=100) == [[0], [1], [2]]
+
+
+def test_sampler_splits_pads_and_shuffles_alike_on_every_rank():
+    data = list(range(10))
+    shares = [list(DistributedBatchSampler(data, batch_size=2, num_replicas=3, rank=r)) for r in range(3)]
+    assert shares[0] == [[0, 3], [6, 9]] and shares[1] == [[1, 4], [7, 0]] and shares[2] == [[2, 5], [8, 1]]
+    assert len(DistributedBatchSampler(data, batch_size=3, num_replicas=3, rank=0)) == 2
+    assert len(DistributedBatchSampler(data, batch_size=3, num_replicas=3, rank=0, drop_last=True)) == 1
+    samplers = [DistributedBatchSampler(data, 5, num_replicas=2, rank=r, shuffle=True) for r in range(2)]
+    for s in samplers:
+        s.set_epoch(3)
+    epoch3 = [sum(list(s), []) for s in samplers]
+    assert sorted(epoch3[0] + epoch3[1]) == data and epoch3[0] != list(range(0, 10, 2))
+    samplers[0].set_epoch(4)
+    assert sum(list(samplers[0]), []) != epoch3[0]
+    with pytest.raises(ValueError, match="rank=2"):
+        DistributedBatchSampler(data, 2, num_replicas=2, rank=2)
+    with pytest.raises(ValueError, match="batch_size"):
+        DistributedBatchSampler(data, 0, num_replicas=1, rank=0)
+
+
+def test_one_rank_data_parallel_is_the_plain_model():
+    dist.init_parallel_env()
+    try:
+        inner = nn.Linear(3, 2)
+        dp = pycoll.DataParallel(inner)
+        assert dp._layers is inner and list(dp.state_dict()) == ["weight", "bias"]
+        assert [id(p) for p in dp.parameters()] == [id(p) for p in inner.parameters()]
+        dp(pycoll.ones([4, 3])).sum().backward()
+        np.testing.assert_allclose(inner.weight.grad.numpy(), np.full((3, 2), 4.0))
+        with pytest.raises(ValueError, match="comm_buffer_size"):
+            pycoll.DataParallel(inner, comm_buffer_size=0)
+        with pytest.raises(TypeError, match="Layer"):
+            pycoll.DataParallel(lambda x: x)
+    finally:
+        dist.destroy_process_group()
