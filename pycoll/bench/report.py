@@ -1,0 +1,157 @@
+"""pycoll-bench's output: the nccl-tests-style table, its header and footer, JSON, CSV, and
+the progress line.
+
+A result (one op's sweep) is the dict written to JSON::
+
+    {"op", "backend", "nranks", "devices", "versions", "dtype", "redop", "root", "params",
+     "avg_busbw", "errors", "rows": [{"size", "count", "type", "redop", "root", "iters",
+                                      "oop": ENTRY, "ip": ENTRY or null}]}
+
+    ENTRY = {"time_us", "algbw", "busbw", "wrong"}  (+ "raw_time_us", "raw_wrong", "ratio"
+                                                     with --compare raw)
+
+``wrong`` counts the elements that differed from the expected result, over all ranks (null
+when results were not checked, -c 0); ``errors`` counts the runs (size and out-of-place or
+in-place) with any wrong element, as nccl-tests' "Out of bounds values" does; with --compare
+raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for an op without an in-place
+form (sendrecv). Sizes are bytes, times microseconds, bandwidths GB/s (1e9 B/s).
+A JSON file holds one result, or, for OP ``all``, a list of them in the order they ran.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from typing import Dict, List, Optional, TextIO
+
+from pycoll.bench.config import TIME_COMBINE, Config
+from pycoll.bench.ops import OPS
+
+Result = Dict[str, object]
+
+_LEAD = "%12s  %12s  %8s  %6s  %6s"
+_SIDE = "  %7s  %6s  %6s  %6s"
+_RATIO = "  %6s"
+
+
+def _time(us: float) -> str:
+    """Microseconds with nccl-tests' precision: fewer decimals as the number grows."""
+    if us >= 10000:
+        return f"{us:.0f}"
+    return f"{us:.1f}" if us >= 100 else f"{us:.2f}"
+
+
+def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, str]) -> List[str]:
+    """The lines before the tables: what ran, on what, with which software."""
+    ops = "all ops" if len(cfg.ops) > 1 else cfg.ops[0]
+    iters = "auto" if cfg.iters is None else str(cfg.iters)
+    soft = ", ".join(f"{k} {v}" for k, v in versions.items() if k != "mpi")
+    lines = [
+        f"# pycoll-bench {ops}: backend {cfg.backend} (MPI), {nranks} rank{'s' * (nranks != 1)}",
+        f"# minBytes {cfg.sizes[0]} maxBytes {cfg.sizes[-1]} step: {cfg.step} warmup iters: "
+        f"{cfg.warmup} iters: {iters} validation: {int(cfg.check)} time: "
+        f"{TIME_COMBINE[cfg.average]} (-a {cfg.average})",
+        f"# versions: {soft}",
+        f"# MPI library: {versions['mpi']}",
+    ]
+    if cfg.compare:
+        lines.append("# ratio: pycoll's time / the raw mpi4py call's time on a Dup of COMM_WORLD, "
+                     "both measured interleaved in this run")
+    lines += ["#", "# Using devices"]
+    lines += [f"#  Rank {d['rank']:2d} Pid {d['pid']:6d} on {d['host']:>10s} device {d['device']}"
+              for d in devices]
+    lines.append("#")
+    return lines
+
+
+def table_header(op: str, compare: bool) -> List[str]:
+    spec = OPS[op]
+    lines = [f"# {op}" + (f"  (raw: {spec.raw_call})" if compare else "")]
+    if spec.oop_copies:
+        lines.append(f"# pycoll's {op} works in place only: out-of-place copies the input into "
+                     f"the output buffer, then runs in place; the copy is timed")
+    if not spec.inplace:
+        lines.append(f"# {op} has no in-place form: the in-place columns are N/A")
+    side = _SIDE + (_RATIO if compare else "")
+    width = len(side % (("",) * side.count("%")))
+    title = "out-of-place".center(width) + "in-place".center(width)
+    names = ("time", "algbw", "busbw", "#wrong") + (("ratio",) if compare else ())
+    units = ("(us)", "(GB/s)", "(GB/s)", "") + (("",) if compare else ())
+    # "# " takes the place of the size column's first two (blank) characters
+    lines.append("#" + " " * (len(_LEAD % (("",) * 5)) - 1) + title.rstrip())
+    lines.append("# " + (_LEAD % ("size", "count", "type", "redop", "root"))[2:]
+                 + (side % names) * 2)
+    lines.append(("# " + (_LEAD % ("(B)", "(elements)", "", "", ""))[2:]
+                  + (side % units) * 2).rstrip())
+    return lines
+
+
+def _side(entry: Optional[dict], compare: bool) -> str:
+    fields = ["N/A"] * 4 + (["N/A"] if compare else [])
+    if entry is not None:
+        wrong = entry["wrong"]
+        fields[:4] = [_time(entry["time_us"]), f"{entry['algbw']:.2f}", f"{entry['busbw']:.2f}",
+                      "N/A" if wrong is None else str(wrong)]
+        if compare:
+            fields[4] = f"{entry['ratio']:.3f}"
+    return (_SIDE + (_RATIO if compare else "")) % tuple(fields)
+
+
+def row_line(row: dict, compare: bool) -> str:
+    lead = _LEAD % (row["size"], row["count"], row["type"], row["redop"], row["root"])
+    return lead + _side(row["oop"], compare) + _side(row["ip"], compare)
+
+
+def footer(result: Result) -> List[str]:
+    errors = result["errors"] + result.get("raw_errors", 0)
+    return [f"# Out of bounds values : {errors} {'FAILED' if errors else 'OK'}",
+            f"# Avg bus bandwidth    : {result['avg_busbw']:.6g}",
+            "#"]
+
+
+def write_json(path: str, results: List[Result]) -> None:
+    """One result as an object; several (OP ``all``) as a list."""
+    with open(path, "w") as f:
+        json.dump(results[0] if len(results) == 1 else results, f, indent=1)
+        f.write("\n")
+
+
+_CSV_SIDE = ("time_us", "algbw", "busbw", "wrong")
+_CSV_COMPARE = ("raw_time_us", "raw_wrong", "ratio")
+
+
+def write_csv(path: str, results: List[Result], compare: bool) -> None:
+    """One line per op and size; empty cells where a value does not exist (N/A)."""
+    keys = _CSV_SIDE + (_CSV_COMPARE if compare else ())
+    lead = ("op", "size", "count", "type", "redop", "root", "iters")
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(lead + tuple(f"{side}_{k}" for side in ("oop", "ip") for k in keys))
+        for result in results:
+            for row in result["rows"]:
+                cells = [result["op"]] + [row[k] for k in lead[1:]]
+                for side in ("oop", "ip"):
+                    entry = row[side] or {}
+                    cells += ["" if entry.get(k) is None else entry[k] for k in keys]
+                out.writerow(cells)
+
+
+class Progress:
+    """A one-line progress report on stderr, rewritten in place; silent when not enabled."""
+
+    def __init__(self, enabled: bool, stream: TextIO = sys.stderr):
+        self.enabled = enabled
+        self.stream = stream
+        self._width = 0
+
+    def update(self, text: str) -> None:
+        if self.enabled:
+            self.stream.write("\r" + text.ljust(self._width))
+            self.stream.flush()
+            self._width = len(text)
+
+    def clear(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0

@@ -1,0 +1,213 @@
+"""The measurement, on every rank of the job: for each op and size, time the out-of-place and
+in-place runs (and, with --compare raw, the raw engine call, interleaved), then check results.
+
+Timing follows nccl-tests: warm-up calls, then a barrier and ``iters`` back-to-back calls
+timed by each rank; a rank's time is the mean per call, and the ranks' times combine by -a
+(rank 0's, the average, the minimum or the maximum). pycoll and the raw call are timed in
+alternating blocks (the order flipping from block to block) so that the machine's noise
+falls on both alike. Checking runs each call once more on fresh inputs, outside the timed
+region, and counts the elements that differ from the expected result, summed over ranks.
+The buffers are allocated once, for the largest size; smaller sizes use their beginning.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, List, Optional
+
+import numpy as np
+from mpi4py import MPI
+
+import pycoll.distributed as dist
+from pycoll.bench import calls, meta, report
+from pycoll.bench.config import Config, type_name
+from pycoll.bench.ops import OPS, Buffers, Context, Op, rank_input
+from pycoll.bench.report import Progress, Result
+
+ROUNDS = 5  # blocks per contender and size when pycoll and the raw call are interleaved
+_COMBINE = {1: MPI.SUM, 2: MPI.MIN, 3: MPI.MAX}
+
+
+def time_calls(comm: MPI.Comm, runs: List[Callable[[], None]], iters: int, warmup: int,
+               rounds: int) -> List[float]:
+    """Seconds per call of each of ``runs`` on this rank, over ``iters`` calls each made in
+    ``rounds`` interleaved blocks."""
+    for run in runs:
+        for _ in range(warmup):
+            run()
+    totals = [0.0] * len(runs)
+    rounds = max(1, min(rounds, iters))
+    for r in range(rounds):
+        calls_now = iters // rounds + (1 if r < iters % rounds else 0)
+        order = range(len(runs)) if r % 2 == 0 else reversed(range(len(runs)))
+        for i in order:
+            run = runs[i]
+            comm.Barrier()
+            start = time.perf_counter()
+            for _ in range(calls_now):
+                run()
+            totals[i] += time.perf_counter() - start
+    return [t / iters for t in totals]
+
+
+def combine(comm: MPI.Comm, seconds: float, how: int) -> float:
+    """The ranks' ``seconds`` as -a says: 0 rank 0's, 1 the average, 2 the min, 3 the max."""
+    if how == 0:
+        return comm.bcast(seconds, root=0)
+    total = comm.allreduce(seconds, op=_COMBINE[how])
+    return total / comm.Get_size() if how == 1 else total
+
+
+class Sweep:
+    """One op over the sizes of ``cfg`` on this rank."""
+
+    def __init__(self, op: Op, cfg: Config, ctx: Context):
+        self.op, self.cfg, self.ctx = op, cfg, ctx
+        self.itemsize = cfg.dtype.itemsize
+        largest = op.layout(cfg.sizes[-1] // self.itemsize, ctx.nranks)
+        self.send_store = np.zeros(largest.send, cfg.dtype)
+        self.recv_store = np.zeros(largest.work, cfg.dtype)
+
+    def _input(self, rank: int, nelems: int) -> np.ndarray:
+        return rank_input(rank, nelems, self.cfg.dtype, self.ctx.redop)
+
+    def _prepare(self, b: Buffers, inplace: bool, mine: np.ndarray) -> None:
+        b.work[...] = 0
+        np.copyto(self.op.input_view(b, self.ctx, inplace), mine)
+
+    def _wrong(self, b: Buffers, inplace: bool, raw: bool, run: Callable[[], None],
+               mine: np.ndarray, expected: Optional[np.ndarray]) -> int:
+        """Elements of this run's result that differ from ``expected``, summed over ranks."""
+        self._prepare(b, inplace, mine)
+        run()
+        out = self.op.output(b, self.ctx, inplace, raw)
+        wrong = 0 if out is None else int(np.count_nonzero(out != expected))
+        return self.ctx.comm.allreduce(wrong, op=MPI.SUM)
+
+    def _entry(self, b: Buffers, inplace: bool, iters: int, nbytes: int, mine: np.ndarray,
+               expected: Optional[np.ndarray]) -> dict:
+        cfg, ctx, comm = self.cfg, self.ctx, self.ctx.comm
+        runs = [calls.PYCOLL[self.op.name](ctx, b, inplace)]
+        if cfg.compare:
+            runs.append(calls.RAW[self.op.name](ctx, b, inplace))
+        self._prepare(b, inplace, mine)
+        seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if cfg.compare else 1)
+        times = [combine(comm, s, cfg.average) for s in seconds]  # > 0: each includes a call
+        algbw = nbytes / times[0] / 1e9
+        entry = {"time_us": times[0] * 1e6, "algbw": algbw,
+                 "busbw": algbw * self.op.busbw_factor(ctx.nranks),
+                 "wrong": self._wrong(b, inplace, False, runs[0], mine, expected)
+                 if cfg.check else None}
+        if cfg.compare:
+            entry["raw_time_us"] = times[1] * 1e6
+            entry["raw_wrong"] = (self._wrong(b, inplace, True, runs[1], mine, expected)
+                                  if cfg.check else None)
+            entry["ratio"] = times[0] / times[1]
+        return entry
+
+    def row(self, size: int) -> dict:
+        op, cfg, ctx = self.op, self.cfg, self.ctx
+        layout = op.layout(size // self.itemsize, ctx.nranks)
+        nbytes = max(layout.send, layout.recv) * self.itemsize
+        iters = cfg.iterations(nbytes)
+        b = Buffers.views(self.send_store, self.recv_store, layout)
+        mine = self._input(ctx.rank, layout.send)
+        expected = None
+        if cfg.check:
+            inputs = lambda j: mine if j == ctx.rank else self._input(j, layout.send)  # noqa: E731
+            expected = op.expected(inputs, ctx, layout.count)
+        row = {"size": nbytes, "count": layout.count, "type": type_name(cfg.dtype),
+               **_labels(op, cfg), "iters": iters}
+        row["oop"] = self._entry(b, False, iters, nbytes, mine, expected)
+        row["ip"] = self._entry(b, True, iters, nbytes, mine, expected) if op.inplace else None
+        return row
+
+
+def run(cfg: Config) -> int:
+    """Run ``cfg`` on this rank; rank 0 prints and writes the results. Returns the exit
+    status: 0, 1 when a result was wrong, 2 when ``cfg`` cannot run on this job."""
+    world = dist.init_parallel_env()
+    rank, nranks = world.rank, world.nranks
+    lead = rank == 0
+    problems = cfg.problems(nranks, world.backend.reduction_error)
+    if problems:
+        if lead:
+            print("\n".join(f"pycoll-bench: error: {p}" for p in problems), file=sys.stderr,
+                  flush=True)
+        dist.barrier()  # a rank exiting non-zero stops the job: let rank 0 finish printing
+        return 2
+    comm = MPI.COMM_WORLD.Dup()
+    results = _run_ops(cfg, comm, rank, nranks, lead)
+    if lead:
+        _write_files(cfg, results)
+    comm.Barrier()  # as above: the output is complete before any rank exits
+    comm.Free()
+    errors = sum(r["errors"] + r.get("raw_errors", 0) for r in results)
+    return 1 if errors else 0
+
+
+def _emit(lines: List[str]) -> None:
+    print("\n".join(lines), flush=True)
+
+
+def _run_ops(cfg: Config, comm: MPI.Comm, rank: int, nranks: int, lead: bool) -> List[Result]:
+    devices, versions = meta.devices(comm, cfg.backend), meta.versions()
+    progress = Progress(cfg.progress and lead)
+    if lead:
+        _emit(report.header(cfg, nranks, devices, versions))
+    results = []
+    for name in cfg.ops:
+        op = OPS[name]
+        if nranks < op.min_ranks:
+            if lead:
+                _emit([f"# {name}: skipped, it needs at least {op.min_ranks} ranks", "#"])
+            continue
+        ctx = Context(rank, nranks, cfg.root, cfg.reduce_op, comm)
+        if lead:
+            _emit(report.table_header(name, cfg.compare))
+        sweep, rows = Sweep(op, cfg, ctx), []
+        for i, size in enumerate(cfg.sizes):
+            progress.update(f"pycoll-bench {name}: {size} B ({i + 1}/{len(cfg.sizes)})")
+            rows.append(sweep.row(size))
+            progress.clear()
+            if lead:
+                _emit([report.row_line(rows[-1], cfg.compare)])
+        result = _result(cfg, name, nranks, devices, versions, rows)
+        if lead:
+            _emit(report.footer(result))
+        results.append(result)
+    return results
+
+
+def _labels(op: Op, cfg: Config) -> dict:
+    """The redop and root columns: "none" and -1 for ops without them, as nccl-tests prints."""
+    return {"redop": cfg.redop if op.reduces else "none", "root": cfg.root if op.rooted else -1}
+
+
+def _result(cfg: Config, name: str, nranks: int, devices: list, versions: dict,
+            rows: List[dict]) -> Result:
+    entries = [row[side] for row in rows for side in ("oop", "ip") if row[side] is not None]
+    result = {
+        "op": name, "backend": cfg.backend, "nranks": nranks, "devices": devices,
+        "versions": versions, "dtype": type_name(cfg.dtype), **_labels(OPS[name], cfg),
+        "params": {"minbytes": cfg.sizes[0], "maxbytes": cfg.sizes[-1], "step": cfg.step,
+                   "iters": cfg.iters, "warmup": cfg.warmup, "check": cfg.check,
+                   "average": cfg.average, "compare": "raw" if cfg.compare else None},
+        "avg_busbw": sum(e["busbw"] for e in entries) / len(entries) if entries else 0.0,
+        "errors": sum(1 for e in entries if e["wrong"]),
+        "rows": rows,
+    }
+    if cfg.compare:
+        result["raw_errors"] = sum(1 for e in entries if e["raw_wrong"])
+    return result
+
+
+def _write_files(cfg: Config, results: List[Result]) -> None:
+    if cfg.json_path:
+        report.write_json(cfg.json_path, results)
+    if cfg.csv_path:
+        report.write_csv(cfg.csv_path, results, cfg.compare)
+    if cfg.plot_path:
+        from pycoll.bench import plot
+
+        plot.plot([(None, r) for r in results], cfg.plot_path)

@@ -1,0 +1,27 @@
+"""pycoll-bench with a planted wrong result (test-only): after every pycoll all_reduce, rank 0's
+first output element is off by one. The check (-c 1) must count it and the run must fail.
+
+    python -m pycoll.launch --nproc_per_node 2 tests/ranks/bench_corrupt.py all_reduce [flags]
+"""
+import sys
+
+from pycoll.bench import calls, cli
+from pycoll.bench.ops import OPS
+
+honest = calls.PYCOLL["all_reduce"]
+
+
+def corrupted(ctx, b, inplace):
+    run = honest(ctx, b, inplace)
+    out = OPS["all_reduce"].output(b, ctx, inplace, raw=False)
+
+    def corrupt_after_run():
+        run()
+        if ctx.rank == 0 and out.size:
+            out[0] += 1
+
+    return corrupt_after_run
+
+
+calls.PYCOLL["all_reduce"] = corrupted
+sys.exit(cli.main(sys.argv[1:]))
