@@ -6,6 +6,7 @@ serves both.
 """
 from __future__ import annotations
 
+import os
 import sys
 from types import ModuleType
 from typing import Any, Optional, Tuple
@@ -14,7 +15,17 @@ import numpy as np
 
 Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id)
 
-_current: Place = ("cpu", 0)
+_current: Optional[Place] = None  # resolved on first use, see current_place()
+
+
+def gpu_count() -> int:
+    """How many GPUs CuPy sees; 0 when CuPy is missing, has no usable driver or sees none."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # ImportError, CUDARuntimeError (no driver), ...: no GPU to use
+        return 0
 
 
 def import_cupy() -> ModuleType:
@@ -38,7 +49,8 @@ def parse_place(place: Any) -> Place:
     if text == "cpu":
         return ("cpu", 0)
     if text == "gpu":
-        return ("gpu", _current[1] if _current[0] == "gpu" else 0)
+        current = current_place()
+        return ("gpu", current[1] if current[0] == "gpu" else 0)
     if text.startswith("gpu:") and text[4:].isdigit():
         return ("gpu", int(text[4:]))
     raise ValueError(f"place must be 'cpu', 'gpu' or 'gpu:N', got {place!r}")
@@ -67,10 +79,19 @@ def set_device(device: str) -> str:
 
 def get_device() -> str:
     """The current device: 'cpu' or 'gpu:N'."""
-    return place_str(_current)
+    return place_str(current_place())
 
 
 def current_place() -> Place:
+    """The current place. Until set_device is called it is paddle's default: the first GPU when
+    one is visible, else the CPU; ``PYCOLL_DEVICE`` ('cpu', 'gpu', 'gpu:N') overrides."""
+    global _current
+    if _current is None:
+        chosen = os.environ.get("PYCOLL_DEVICE")
+        if chosen:
+            set_device(chosen)
+        else:
+            _current = ("gpu", 0) if gpu_count() > 0 else ("cpu", 0)
     return _current
 
 
@@ -100,7 +121,7 @@ def place_of(array: Any) -> Place:
 
 def move(array: Any, place: Optional[Place] = None) -> Any:
     """`array` (numpy or cupy) on `place` (default: the current device); no copy if already there."""
-    place = _current if place is None else place
+    place = current_place() if place is None else place
     if place[0] == "cpu":
         return array if isinstance(array, np.ndarray) else array.get()
     cupy = import_cupy()
@@ -115,7 +136,7 @@ def move(array: Any, place: Optional[Place] = None) -> Any:
 
 def module_for(place: Optional[Place] = None) -> ModuleType:
     """The array module that creates arrays on `place` (default: the current device)."""
-    place = _current if place is None else place
+    place = current_place() if place is None else place
     return np if place[0] == "cpu" else import_cupy()
 
 

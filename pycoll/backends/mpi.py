@@ -89,6 +89,7 @@ class MPIBackend:
     """Collectives over one MPI communicator (a private duplicate, never the user's)."""
 
     name = "cpu"
+    xp = np  # the array module this engine moves
     reduction_error = staticmethod(reduction_error)
     _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
 

@@ -68,7 +68,8 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
                sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group; every rank ends with the result, in place."""
     g = member_group(group, "all_reduce")
-    buf, finish = _arrays.recv_buffer(tensor, "all_reduce", "tensor")
+    xp = g.backend.xp
+    buf, finish = _arrays.recv_buffer(tensor, xp, "all_reduce", "tensor")
     plan = _reduction(g, buf.dtype, op, "all_reduce")
     if buf.size == 0:
         return _skip(g, "all_reduce")
@@ -79,11 +80,12 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
            sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group into rank ``dst``'s ``tensor``; other ranks' are unchanged."""
     g = member_group(group, "reduce")
+    xp = g.backend.xp
     root = _group_rank(g, dst, "reduce", "dst")
     if g.rank == root:
-        buf, finish = _arrays.recv_buffer(tensor, "reduce", "tensor")
+        buf, finish = _arrays.recv_buffer(tensor, xp, "reduce", "tensor")
     else:
-        buf, finish = _arrays.send_buffer(tensor, "reduce", "tensor"), None
+        buf, finish = _arrays.send_buffer(tensor, xp, "reduce", "tensor"), None
     plan = _reduction(g, buf.dtype, op, "reduce")
     if buf.size == 0:
         return _skip(g, "reduce")
@@ -93,11 +95,12 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Copy rank ``src``'s ``tensor`` into every rank's ``tensor``."""
     g = member_group(group, "broadcast")
+    xp = g.backend.xp
     root = _group_rank(g, src, "broadcast", "src")
     if g.rank == root:
-        buf, finish = _arrays.send_buffer(tensor, "broadcast", "tensor"), None
+        buf, finish = _arrays.send_buffer(tensor, xp, "broadcast", "tensor"), None
     else:
-        buf, finish = _arrays.recv_buffer(tensor, "broadcast", "tensor")
+        buf, finish = _arrays.recv_buffer(tensor, xp, "broadcast", "tensor")
     if buf.size == 0:
         return _skip(g, "broadcast")
     return _run(g, "broadcast", g.backend.broadcast, (buf, root), finish, sync_op)
@@ -111,10 +114,11 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     writeable tensor per rank is written in place.
     """
     g = member_group(group, "all_gather")
-    arr = _arrays.send_buffer(tensor, "all_gather", "tensor")
+    xp = g.backend.xp
+    arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
-    blocks = np.empty((g.nranks,) + arr.shape, arr.dtype)
-    deliver = _arrays.fill_list(tensor_list, blocks, tensor, "all_gather", "tensor_list")
+    blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
+    deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
     if arr.size == 0:
         return _skip(g, "all_gather", deliver)
     return _run(g, "all_gather", g.backend.all_gather, (blocks, arr), deliver, sync_op)
@@ -127,15 +131,16 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``).
     """
     g = member_group(group, "scatter")
+    xp = g.backend.xp
     root = _group_rank(g, src, "scatter", "src")
-    out, finish = _arrays.recv_buffer(tensor, "scatter", "tensor")
+    out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
     send = None
     if g.rank == root:
         if tensor_list is None:
             raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
                              f"{src}; it needs one tensor per rank")
         items = _arrays.check_list(tensor_list, g.nranks, "scatter", "tensor_list", allow_empty=False)
-        send = _arrays.stacked(_arrays.check_like(items, out, "scatter", "tensor_list"), out)
+        send = _arrays.stacked(_arrays.check_like(items, out, xp, "scatter", "tensor_list"), out, xp)
     if out.size == 0:
         return _skip(g, "scatter")
     return _run(g, "scatter", g.backend.scatter, (out, send, root), finish, sync_op)
@@ -145,10 +150,11 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor``."""
     g = member_group(group, "reduce_scatter")
-    out, finish = _arrays.recv_buffer(tensor, "reduce_scatter", "tensor")
+    xp = g.backend.xp
+    out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
     plan = _reduction(g, out.dtype, op, "reduce_scatter")
     items = _arrays.check_list(tensor_list, g.nranks, "reduce_scatter", "tensor_list", allow_empty=False)
-    send = _arrays.stacked(_arrays.check_like(items, out, "reduce_scatter", "tensor_list"), out)
+    send = _arrays.stacked(_arrays.check_like(items, out, xp, "reduce_scatter", "tensor_list"), out, xp)
     if out.size == 0:
         return _skip(g, "reduce_scatter")
     return _run(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), finish, sync_op)
@@ -162,13 +168,14 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     tensors) or holds one such writeable tensor per rank.
     """
     g = member_group(group, "alltoall")
+    xp = g.backend.xp
     items = _arrays.check_list(in_tensor_list, g.nranks, "alltoall", "in_tensor_list", allow_empty=False)
-    first = _arrays.array_of(items[0], "alltoall", "in_tensor_list[0]")
-    send = _arrays.stacked(_arrays.check_like(items, first, "alltoall", "in_tensor_list",
-                                                    like_name="in_tensor_list[0]"), first)
+    first = _arrays.array_of(items[0], xp, "alltoall", "in_tensor_list[0]")
+    send = _arrays.stacked(_arrays.check_like(items, first, xp, "alltoall", "in_tensor_list",
+                                                    like_name="in_tensor_list[0]"), first, xp)
     _arrays.check_list(out_tensor_list, g.nranks, "alltoall", "out_tensor_list", allow_empty=True)
-    blocks = np.empty_like(send)
-    deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], "alltoall", "out_tensor_list")
+    blocks = xp.empty_like(send)
+    deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], xp, "alltoall", "out_tensor_list")
     if first.size == 0:
         return _skip(g, "alltoall", deliver)
     return _run(g, "alltoall", g.backend.alltoall, (blocks, send), deliver, sync_op)
@@ -184,8 +191,9 @@ def _peer(g: Group, rank: int, fn: str, arg: str) -> int:
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv``."""
     g = member_group(group, "send")
+    xp = g.backend.xp
     peer = _peer(g, dst, "send", "dst")
-    buf = _arrays.send_buffer(tensor, "send", "tensor")
+    buf = _arrays.send_buffer(tensor, xp, "send", "tensor")
     if buf.size == 0:
         return _skip(g, "send")
     return _run(g, "send", g.backend.send, (buf, peer, _P2P_TAG), None, sync_op)
@@ -194,8 +202,9 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Receive into ``tensor`` what rank ``src`` sends (same size and dtype)."""
     g = member_group(group, "recv")
+    xp = g.backend.xp
     peer = _peer(g, src, "recv", "src")
-    buf, finish = _arrays.recv_buffer(tensor, "recv", "tensor")
+    buf, finish = _arrays.recv_buffer(tensor, xp, "recv", "tensor")
     if buf.size == 0:
         return _skip(g, "recv")
     return _run(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), finish, sync_op)

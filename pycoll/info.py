@@ -1,0 +1,114 @@
+"""``python -m pycoll.info [--json]``: what this installation of pycoll has and can use.
+
+Versions of pycoll, Python, NumPy, mpi4py and the MPI library, CuPy and NCCL; whether the
+compiled kernels have host and CUDA code (and for which GPU architectures); the visible GPUs.
+The JSON form always has ``cuda_kernels``, ``nccl``, ``mpi`` and ``gpus``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+
+import pycoll
+from pycoll.device import gpu_count
+
+
+def _mpi() -> Dict[str, Optional[str]]:
+    try:
+        import mpi4py
+        from mpi4py import MPI
+    except Exception as exc:  # a broken MPI install is a fact to report, not a crash
+        return {"mpi4py": None, "library": None, "error": str(exc)}
+    return {"mpi4py": mpi4py.__version__, "library": " ".join(MPI.Get_library_version().split("\n")[0].split())}
+
+
+def _cupy_and_nccl() -> Dict[str, Optional[str]]:
+    try:
+        import cupy
+    except Exception:
+        return {"cupy": None, "nccl": None}
+    nccl = None
+    try:
+        from cupy.cuda import nccl as cupy_nccl
+
+        if cupy_nccl.available:
+            version = cupy_nccl.get_build_version()
+            nccl = f"{version // 10000}.{version // 100 % 100}.{version % 100}"
+    except Exception:
+        nccl = None
+    return {"cupy": cupy.__version__, "nccl": nccl}
+
+
+def _gpus() -> List[Dict[str, Any]]:
+    gpus = []
+    for i in range(gpu_count()):
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(i)
+        name = props["name"]
+        gpus.append({"id": i, "name": name.decode() if isinstance(name, bytes) else name,
+                     "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+                     "compute_capability": f"{props['major']}.{props['minor']}"})
+    return gpus
+
+
+def _kernels() -> Dict[str, Any]:
+    from pycoll import kernels
+
+    try:
+        return kernels.build_info()
+    except ImportError as exc:
+        return {"host_kernels": False, "cuda_kernels": False, "error": str(exc)}
+
+
+def collect() -> Dict[str, Any]:
+    """Everything ``python -m pycoll.info`` reports, as a dict."""
+    kernel_info = _kernels()
+    cupy_info = _cupy_and_nccl()
+    return {
+        "pycoll": pycoll.__version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "mpi": _mpi(),
+        "cupy": cupy_info["cupy"],
+        "nccl": cupy_info["nccl"],
+        "kernels": kernel_info,
+        "host_kernels": bool(kernel_info.get("host_kernels")),
+        "cuda_kernels": bool(kernel_info.get("cuda_kernels")),
+        "gpus": _gpus(),
+    }
+
+
+def _text(info: Dict[str, Any]) -> str:
+    kernels = info["kernels"]
+    lines = [
+        f"pycoll       {info['pycoll']} (Python {info['python']}, NumPy {info['numpy']})",
+        f"MPI          mpi4py {info['mpi']['mpi4py']}, {info['mpi']['library']}",
+        f"CuPy         {info['cupy'] or 'not installed'}",
+        f"NCCL         {info['nccl'] or 'not available'}",
+        f"kernels      host: {'yes' if info['host_kernels'] else 'no'}, "
+        f"CUDA: {'yes' if info['cuda_kernels'] else 'no'}"
+        + "".join(f", {k}: {v}" for k, v in kernels.items() if k not in ("host_kernels", "cuda_kernels")),
+        f"GPUs         {len(info['gpus'])}",
+    ]
+    lines += [f"  gpu {g['id']}: {g['name']}, {g['memory_gib']} GiB, sm {g['compute_capability']}"
+              for g in info["gpus"]]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pycoll.info", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    info = collect()
+    print(json.dumps(info, indent=2) if args.json else _text(info))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
