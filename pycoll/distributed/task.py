@@ -72,7 +72,15 @@ class Task:
         return self._done
 
     def wait(self, timeout: Optional[float] = None) -> bool:
-        """Block until the collective completes (at most ``timeout`` or the group's timeout)."""
+        """Block until the collective completes (at most ``timeout`` or the group's timeout).
+
+        On a GPU engine (a request with ``join_stream``) nothing blocks the host: the current
+        stream waits for the collective, as torch's ``Work.wait()`` does for NCCL.
+        """
+        join_stream = getattr(self._request, "join_stream", None)
+        if not self._done and join_stream is not None:
+            join_stream()
+            self._mark_done()
         if not self._done:
             limit = self._group.timeout if timeout is None else timeout
             if not poll(self._request, limit):

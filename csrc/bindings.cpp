@@ -1,0 +1,195 @@
+// pycoll._C: the pybind11 face of the host kernels. pycoll/kernels.py is its only caller and
+// validates arguments with full messages first; the checks here are a terse safety net that keeps
+// this module memory-safe on its own. Pointers and sizes are collected under the GIL, the copy
+// runs with the GIL released.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host_kernels.h"
+
+namespace py = pybind11;
+using pycoll::Float;
+using pycoll::Piece;
+
+#define PYCOLL_STR_(x) #x
+#define PYCOLL_STR(x) PYCOLL_STR_(x)
+
+namespace {
+
+// The arrays of one call, kept referenced while the GIL is released, and their pieces.
+struct Batch {
+    std::vector<py::array> refs;
+    std::vector<Piece> pieces;
+    int64_t total = 0;
+};
+
+// Messages name the public function and argument: pycoll.kernels is the only caller.
+std::string where(const char* fn, const std::string& what) {
+    return std::string("pycoll.kernels.") + fn + ": " + what;
+}
+
+Batch collect(const char* fn, const py::sequence& arrays, bool writeable) {
+    Batch b;
+    const std::size_t n = arrays.size();
+    if (n == 0) throw py::value_error(where(fn, "arrays is empty"));
+    b.refs.reserve(n);
+    b.pieces.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        py::object obj = arrays[i];
+        auto name = [i] { return "arrays[" + std::to_string(i) + "]"; };
+        if (!py::isinstance<py::array>(obj)) {
+            throw py::type_error(where(fn, name() + " is not a numpy.ndarray"));
+        }
+        auto a = py::reinterpret_borrow<py::array>(obj);
+        if (!(a.flags() & py::array::c_style)) {
+            throw py::value_error(where(fn, name() + " is not C-contiguous"));
+        }
+        if (writeable && !a.writeable()) {
+            throw py::value_error(where(fn, name() + " is read-only"));
+        }
+        if (i > 0 && !a.dtype().equal(b.refs[0].dtype())) {
+            throw py::type_error(where(fn, name() + " has another dtype than arrays[0]"));
+        }
+        b.pieces.push_back(Piece{const_cast<void*>(a.data()), static_cast<int64_t>(a.size())});
+        b.total += static_cast<int64_t>(a.size());
+        b.refs.push_back(std::move(a));
+    }
+    return b;
+}
+
+// Checks the flat buffer, named `name` in fn's signature, against the arrays.
+void check_flat(const char* fn, const char* name, const py::array& flat, const Batch& b,
+                bool writeable) {
+    if (!(flat.flags() & py::array::c_style)) {
+        throw py::value_error(where(fn, std::string(name) + " is not C-contiguous"));
+    }
+    if (writeable && !flat.writeable()) {
+        throw py::value_error(where(fn, std::string(name) + " is read-only"));
+    }
+    if (static_cast<int64_t>(flat.size()) != b.total) {
+        throw py::value_error(
+            where(fn, std::string(name) + "'s size differs from the arrays' total"));
+    }
+    // Copies between overlapping memory are undefined: refuse them.
+    const auto lo = reinterpret_cast<std::uintptr_t>(flat.data());
+    const auto hi = lo + static_cast<std::uintptr_t>(flat.nbytes());
+    for (std::size_t i = 0; i < b.refs.size(); ++i) {
+        const auto plo = reinterpret_cast<std::uintptr_t>(b.refs[i].data());
+        const auto phi = plo + static_cast<std::uintptr_t>(b.refs[i].nbytes());
+        if (plo < hi && lo < phi) {
+            throw py::value_error(where(fn, std::string(name) + " overlaps arrays[" +
+                                                std::to_string(i) +
+                                                "] in memory; pass distinct buffers"));
+        }
+    }
+}
+
+// The kernels' floating type for a numpy dtype, if it is one (native byte order only).
+std::optional<Float> float_type(const py::dtype& dt) {
+    if (dt.kind() != 'f' || dt.byteorder() != '=') return std::nullopt;
+    switch (dt.itemsize()) {
+        case 2: return Float::f16;
+        case 4: return Float::f32;
+        case 8: return Float::f64;
+        default: return std::nullopt;
+    }
+}
+
+// The cast pair for a converting (or scaling) copy, or a TypeError.
+std::pair<Float, Float> cast_pair(const char* fn, const py::dtype& from, const py::dtype& to,
+                                  bool scaled) {
+    const auto f = float_type(from);
+    const auto t = float_type(to);
+    if (!f || !t || !pycoll::cast_supported(*f, *t)) {
+        const std::string what = std::string("no kernel converts ") + (scaled ? "and scales " : "") +
+                                 py::str(from).cast<std::string>() + " to " +
+                                 py::str(to).cast<std::string>();
+        throw py::type_error(where(fn, what));
+    }
+    return {*f, *t};
+}
+
+// The element size for a byte copy, or a TypeError for dtypes that hold Python objects.
+std::size_t byte_itemsize(const char* fn, const py::dtype& dt) {
+    if (dt.attr("hasobject").cast<bool>()) {
+        throw py::type_error(where(fn, "dtypes holding Python objects are not served"));
+    }
+    return static_cast<std::size_t>(dt.itemsize());
+}
+
+void flatten(const py::sequence& arrays, const py::array& flat, std::optional<double> scale) {
+    const Batch b = collect("flatten", arrays, /*writeable=*/false);
+    check_flat("flatten", "out", flat, b, /*writeable=*/true);
+    void* out = const_cast<void*>(flat.data());
+    const py::dtype from = b.refs[0].dtype();
+    const py::dtype to = flat.dtype();
+    if (!scale && from.equal(to)) {
+        const std::size_t itemsize = byte_itemsize("flatten", from);
+        py::gil_scoped_release nogil;
+        pycoll::flatten_bytes(b.pieces, itemsize, out);
+    } else {
+        const auto [f, t] = cast_pair("flatten", from, to, scale.has_value());
+        py::gil_scoped_release nogil;
+        pycoll::flatten_cast(b.pieces, f, out, t, scale);
+    }
+}
+
+void unflatten(const py::array& flat, const py::sequence& arrays, std::optional<double> scale) {
+    const Batch b = collect("unflatten", arrays, /*writeable=*/true);
+    check_flat("unflatten", "flat", flat, b, /*writeable=*/false);
+    const void* in = flat.data();
+    const py::dtype from = flat.dtype();
+    const py::dtype to = b.refs[0].dtype();
+    if (!scale && from.equal(to)) {
+        const std::size_t itemsize = byte_itemsize("unflatten", from);
+        py::gil_scoped_release nogil;
+        pycoll::unflatten_bytes(in, itemsize, b.pieces);
+    } else {
+        const auto [f, t] = cast_pair("unflatten", from, to, scale.has_value());
+        py::gil_scoped_release nogil;
+        pycoll::unflatten_cast(in, f, b.pieces, t, scale);
+    }
+}
+
+std::string compiler() {
+#if defined(__clang__)
+    return "clang " __clang_version__;
+#elif defined(__GNUC__)
+    return "gcc " __VERSION__;
+#elif defined(_MSC_VER)
+    return "msvc " PYCOLL_STR(_MSC_FULL_VER);
+#else
+    return "unknown";
+#endif
+}
+
+py::dict build_info() {
+    py::dict info;
+    info["host_kernels"] = true;
+    info["cuda_kernels"] = false;  // the CUDA kernels are not part of this build
+    info["compiler"] = compiler();
+    info["pybind11"] = PYCOLL_STR(PYBIND11_VERSION_MAJOR) "." PYCOLL_STR(
+        PYBIND11_VERSION_MINOR) "." PYCOLL_STR(PYBIND11_VERSION_PATCH);
+    info["cxx_standard"] = static_cast<long>(__cplusplus);
+    return info;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+    m.doc() = "pycoll's compiled kernels. Private: call them through pycoll.kernels.";
+    m.def("flatten", &flatten, py::arg("arrays"), py::arg("flat"), py::arg("scale") = py::none(),
+          "Copy the C-contiguous arrays, in order, into the C-contiguous buffer flat, "
+          "optionally scaled and cast to flat's dtype. The GIL is released while copying.");
+    m.def("unflatten", &unflatten, py::arg("flat"), py::arg("arrays"),
+          py::arg("scale") = py::none(),
+          "Copy consecutive slices of flat into the C-contiguous arrays, in place, optionally "
+          "scaled and cast to their dtype. The GIL is released while copying.");
+    m.def("build_info", &build_info, "What this build of pycoll._C contains.");
+}
