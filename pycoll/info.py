@@ -18,13 +18,21 @@ import pycoll
 from pycoll.device import gpu_count
 
 
+def mpi_library() -> str:
+    """The MPI library's name and version on one line, e.g. ``MPICH Version: 5.0.2``."""
+    from mpi4py import MPI
+
+    return " ".join(MPI.Get_library_version().split("\n")[0].split())
+
+
 def _mpi() -> Dict[str, Optional[str]]:
     try:
         import mpi4py
-        from mpi4py import MPI
+
+        library = mpi_library()
     except Exception as exc:  # a broken MPI install is a fact to report, not a crash
         return {"mpi4py": None, "library": None, "error": str(exc)}
-    return {"mpi4py": mpi4py.__version__, "library": " ".join(MPI.Get_library_version().split("\n")[0].split())}
+    return {"mpi4py": mpi4py.__version__, "library": library}
 
 
 def _cupy_and_nccl() -> Dict[str, Optional[str]]:

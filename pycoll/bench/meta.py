@@ -11,6 +11,7 @@ import numpy as np
 from mpi4py import MPI
 
 import pycoll
+from pycoll.info import mpi_library
 
 
 def versions() -> Dict[str, str]:
@@ -18,7 +19,7 @@ def versions() -> Dict[str, str]:
         "pycoll": pycoll.__version__,
         "numpy": np.__version__,
         "mpi4py": mpi4py.__version__,
-        "mpi": MPI.Get_library_version().splitlines()[0].strip(),
+        "mpi": mpi_library(),
         "python": platform.python_version(),
     }
 

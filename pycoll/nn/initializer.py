@@ -66,28 +66,28 @@ class Uniform(Initializer):
         return get_rng().uniform(self.low, self.high, shape)
 
 
-class XavierUniform(Initializer):
-    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+class _Xavier(Initializer):
+    """Glorot initialisation: the spread depends on fan_in + fan_out (taken from the shape
+    unless given)."""
 
     def __init__(self, fan_in: Optional[int] = None, fan_out: Optional[int] = None, gain: float = 1.0):
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
 
-    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+    def _fan_sum(self, shape: Tuple[int, ...]) -> int:
         fan_in, fan_out = _fans(shape)
-        fan_in = self.fan_in or fan_in
-        fan_out = self.fan_out or fan_out
-        limit = self.gain * math.sqrt(6.0 / (fan_in + fan_out))
+        return (self.fan_in or fan_in) + (self.fan_out or fan_out)
+
+
+class XavierUniform(_Xavier):
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        limit = self.gain * math.sqrt(6.0 / self._fan_sum(shape))
         return get_rng().uniform(-limit, limit, shape)
 
 
-class XavierNormal(Initializer):
+class XavierNormal(_Xavier):
     """N(0, std) with std = gain * sqrt(2 / (fan_in + fan_out))."""
 
-    def __init__(self, fan_in: Optional[int] = None, fan_out: Optional[int] = None, gain: float = 1.0):
-        self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
-
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        fan_in, fan_out = _fans(shape)
-        fan_in = self.fan_in or fan_in
-        fan_out = self.fan_out or fan_out
-        return get_rng().normal(0.0, self.gain * math.sqrt(2.0 / (fan_in + fan_out)), shape)
+        return get_rng().normal(0.0, self.gain * math.sqrt(2.0 / self._fan_sum(shape)), shape)
