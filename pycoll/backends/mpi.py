@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 from mpi4py import MPI
 
-from pycoll.backends.reduce_op import ReduceOp, op_name
+from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, op_name
 
 _MPI_TYPES = {
     np.dtype(np.int8): MPI.INT8_T,
@@ -99,23 +99,16 @@ class MPIBackend:
         self.size = comm.Get_size()
 
     def reduction(self, dtype: np.dtype, op: int) -> Optional[Reduction]:
-        """The plan for reducing ``dtype`` with ``op``, or None when this engine cannot."""
-        key = (dtype, op)
-        plan = self._reductions.get(key)
-        if plan is None and reduction_error(dtype, op) is None:
-            plan = self._reductions[key] = Reduction(dtype, op)
+        """The plan for reducing ``dtype`` with ``op``, or None when this engine cannot (or
+        ``op`` is not a ReduceOp)."""
+        plan = self._reductions.get((dtype, op))
+        if plan is None and is_reduce_op(op) and reduction_error(dtype, op) is None:
+            plan = self._reductions[(dtype, op)] = Reduction(dtype, op)
         return plan
 
     @staticmethod
-    def _go(blocking: bool, call: Callable, icall: Callable, args: tuple,
-            then: Optional[Callable[[], None]] = None) -> Optional[MPIRequest]:
-        """Run ``call(*args)`` now (blocking) or start ``icall(*args)``; ``then`` runs after either."""
-        if not blocking:
-            return MPIRequest(icall(*args), then)
-        call(*args)
-        if then is not None:
-            then()
-        return None
+    def _start(request: MPI.Request, then: Optional[Callable[[], None]] = None) -> MPIRequest:
+        return MPIRequest(request, then)
 
     # -- reductions ------------------------------------------------------------------
     def _average(self, arr: np.ndarray, plan: Reduction) -> Optional[Callable[[], None]]:
@@ -125,53 +118,68 @@ class MPIBackend:
         return lambda: np.divide(arr, size, out=arr)
 
     def all_reduce(self, arr: np.ndarray, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
-        c = self.comm
-        return self._go(blocking, c.Allreduce, c.Iallreduce,
-                        (MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop), self._average(arr, plan))
+        if blocking:  # the hot path: no closures, no request object
+            self.comm.Allreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop)
+            if plan.average:
+                np.divide(arr, self.size, out=arr)
+            return None
+        return self._start(self.comm.Iallreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop),
+                           self._average(arr, plan))
 
     def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
-        c, buf = self.comm, [arr, plan.mpitype]
-        if self.rank == root:
-            return self._go(blocking, c.Reduce, c.Ireduce, (MPI.IN_PLACE, buf, plan.mpiop, root),
-                            self._average(arr, plan))
-        return self._go(blocking, c.Reduce, c.Ireduce, (buf, None, plan.mpiop, root))
+        buf, mine = [arr, plan.mpitype], self.rank == root
+        args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
+        then = self._average(arr, plan) if mine else None
+        if not blocking:
+            return self._start(self.comm.Ireduce(*args), then)
+        self.comm.Reduce(*args)
+        if then is not None:
+            then()
+        return None
 
     def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction,
                        blocking: bool) -> Optional[MPIRequest]:
         """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
-        c = self.comm
-        return self._go(blocking, c.Reduce_scatter_block, c.Ireduce_scatter_block,
-                        ([send, plan.mpitype], [out, plan.mpitype], plan.mpiop), self._average(out, plan))
+        args = ([send, plan.mpitype], [out, plan.mpitype], plan.mpiop)
+        if not blocking:
+            return self._start(self.comm.Ireduce_scatter_block(*args), self._average(out, plan))
+        self.comm.Reduce_scatter_block(*args)
+        if plan.average:
+            np.divide(out, self.size, out=out)
+        return None
 
     # -- data movement (bytes) ------------------------------------------------------------
     def broadcast(self, arr: np.ndarray, root: int, blocking: bool) -> Optional[MPIRequest]:
-        return self._go(blocking, self.comm.Bcast, self.comm.Ibcast, ([arr, MPI.BYTE], root))
+        if blocking:
+            return self.comm.Bcast([arr, MPI.BYTE], root)
+        return self._start(self.comm.Ibcast([arr, MPI.BYTE], root))
 
     def all_gather(self, out: np.ndarray, arr: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
         """``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
-        c = self.comm
-        return self._go(blocking, c.Allgather, c.Iallgather, ([arr, MPI.BYTE], [out, MPI.BYTE]))
+        args = ([arr, MPI.BYTE], [out, MPI.BYTE])
+        return self.comm.Allgather(*args) if blocking else self._start(self.comm.Iallgather(*args))
 
     def scatter(self, out: np.ndarray, send: Optional[np.ndarray], root: int,
                 blocking: bool) -> Optional[MPIRequest]:
         """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
-        sendbuf = [send, MPI.BYTE] if self.rank == root else None
-        c = self.comm
-        return self._go(blocking, c.Scatter, c.Iscatter, (sendbuf, [out, MPI.BYTE], root))
+        args = ([send, MPI.BYTE] if self.rank == root else None, [out, MPI.BYTE], root)
+        return self.comm.Scatter(*args) if blocking else self._start(self.comm.Iscatter(*args))
 
     def alltoall(self, out: np.ndarray, send: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
-        c = self.comm
-        return self._go(blocking, c.Alltoall, c.Ialltoall, ([send, MPI.BYTE], [out, MPI.BYTE]))
+        args = ([send, MPI.BYTE], [out, MPI.BYTE])
+        return self.comm.Alltoall(*args) if blocking else self._start(self.comm.Ialltoall(*args))
 
     def send(self, arr: np.ndarray, dst: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
-        return self._go(blocking, self.comm.Send, self.comm.Isend, ([arr, MPI.BYTE], dst, tag))
+        args = ([arr, MPI.BYTE], dst, tag)
+        return self.comm.Send(*args) if blocking else self._start(self.comm.Isend(*args))
 
     def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
-        return self._go(blocking, self.comm.Recv, self.comm.Irecv, ([arr, MPI.BYTE], src, tag))
+        args = ([arr, MPI.BYTE], src, tag)
+        return self.comm.Recv(*args) if blocking else self._start(self.comm.Irecv(*args))
 
     def barrier(self, blocking: bool) -> Optional[MPIRequest]:
-        return self._go(blocking, self.comm.Barrier, self.comm.Ibarrier, ())
+        return self.comm.Barrier() if blocking else self._start(self.comm.Ibarrier())
 
     # -- communicators -------------------------------------------------------------------
     def split(self, member: bool, key: int) -> Optional["MPIBackend"]:

@@ -59,6 +59,10 @@ def recv_buffer(x: Any, xp: Any, fn: str, arg: str) -> Tuple[Any, Optional[Calla
     The copy-back is None when ``x``'s own memory is received into. Read-only arrays are
     refused. The returned buffer starts with ``x``'s values, so it serves in-place collectives.
     """
+    if type(x) is xp.ndarray:  # the common case, checked first: a contiguous, writeable array
+        flags = x.flags
+        if flags.c_contiguous and getattr(flags, "writeable", True) and not x.dtype.hasobject:
+            return x, None
     arr = array_of(x, xp, fn, arg)
     flags = arr.flags
     if not getattr(flags, "writeable", True):  # CuPy arrays are always writeable

@@ -19,8 +19,14 @@ _PERIOD_S = 0.1
 
 
 class Watchdog:
+    """The blocking collective in progress (``group`` and ``name``, set by the collective layer
+    around each blocking call: two attribute writes, so small messages stay cheap). A daemon
+    thread samples them every ``_PERIOD_S`` and ends the job when the same collective has been
+    in progress past its group's timeout."""
+
     def __init__(self) -> None:
-        self.current: Optional[Tuple[Any, str, int, float]] = None
+        self.group: Optional[Any] = None  # the group of the blocking collective in progress
+        self.name = ""
         self._thread: Optional[threading.Thread] = None
 
     def start(self) -> None:
@@ -28,24 +34,22 @@ class Watchdog:
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
 
-    def begin(self, group: Any, name: str) -> None:
-        self.current = (group, name, group.seq, time.monotonic())
-
-    def end(self) -> None:
-        self.current = None
-
     def _watch(self) -> None:
+        seen: Optional[Tuple[Any, int]] = None  # (group, seq) of the collective being timed
+        since = 0.0
         while True:
             time.sleep(_PERIOD_S)
-            current = self.current
-            if current is None:
+            group = self.group
+            if group is None:
+                seen = None
                 continue
-            group, name, seq, started = current
-            waited = time.monotonic() - started
-            if waited > group.timeout and self.current is current:
-                error = timeout_error(name, seq, group, group.timeout)
-                _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
-                                      f"stopping the job")
+            now = time.monotonic()
+            if seen != (group, group.seq):
+                seen, since = (group, group.seq), now
+            elif now - since > group.timeout and self.group is group:
+                error = timeout_error(self.name, group.seq, group, group.timeout)
+                _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after "
+                                      f"{now - since:.1f} s); stopping the job")
 
 
 watchdog = Watchdog()
