@@ -28,13 +28,25 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
 @pytest.mark.parametrize("var, value, words", [
     ("PYCOLL_TIMEOUT", "soon", "PYCOLL_TIMEOUT='soon'"),
     ("PYCOLL_TIMEOUT", "-1", "positive"),
-    ("PYCOLL_BACKEND", "nccl", "backend 'nccl'"),
+    ("PYCOLL_BACKEND", "ucc", "backend 'ucc'"),
 ])
 def test_bad_environment_is_refused_before_starting(monkeypatch, var, value, words):
     monkeypatch.setenv(var, value)
     with pytest.raises(ValueError, match=words):
         dist.init_parallel_env()
     assert not dist.is_initialized()
+
+
+def test_nccl_without_a_usable_gpu_falls_back_to_the_cpu_with_a_log_line(monkeypatch, caplog):
+    monkeypatch.setenv("PYCOLL_BACKEND", "nccl")
+    monkeypatch.setattr("pycoll.distributed.env.gpu_count", lambda: 0)
+    with caplog.at_level("WARNING", logger="pycoll"):
+        world = dist.init_parallel_env()
+    try:
+        assert world.backend.name == "cpu"
+        assert "nccl backend needs a visible GPU" in caplog.text
+    finally:
+        dist.destroy_process_group()
 
 
 def test_a_torchrun_world_without_an_mpi_launcher_is_refused(monkeypatch):

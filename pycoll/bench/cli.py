@@ -22,7 +22,7 @@ from pycoll.bench.ops import OPS
 
 DEFAULT_NPROCS = 2
 BACKENDS = ("cpu", "nccl")
-BUILT_BACKENDS = ("cpu",)  # what this build of pycoll-bench can measure
+BUILT_BACKENDS = ("cpu",)  # what pycoll-bench can measure so far (its GPU/NCCL mode is to come)
 EXAMPLES = """examples:
   pycoll-bench all_reduce                      # 2 CPU ranks, 8 B .. 32 MiB by factors of 2
   pycoll-bench all -b 1K -e 1M -n 20 --json r.json
@@ -127,10 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _backend(parser: argparse.ArgumentParser, requested: Optional[str]) -> str:
     """The backend to measure; a clear error for one this build lacks."""
-    name = requested or "cpu"  # NCCL (the default where GPUs are) is not in this build
+    name = requested or "cpu"  # pycoll-bench has no NCCL mode yet, even where GPUs are
     if name not in BUILT_BACKENDS:
-        parser.error(f"argument --backend: the {name.upper()} backend is not in this build of "
-                     f"pycoll; available: {', '.join(BUILT_BACKENDS)}")
+        parser.error(f"argument --backend: pycoll-bench cannot measure the {name.upper()} backend "
+                     f"yet; available: {', '.join(BUILT_BACKENDS)}")
     return name
 
 

@@ -6,12 +6,13 @@ import os
 from typing import Dict, List, Optional, Union
 
 from pycoll._logging import logger
+from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure
 from pycoll.distributed.group import Group
 from pycoll.distributed.watchdog import watchdog
 
 DEFAULT_TIMEOUT_S = 1800.0
-BACKENDS = ("cpu",)
+BACKENDS = ("cpu", "nccl")
 
 _world: Optional[Group] = None
 _groups: Dict[int, Group] = {}
@@ -40,13 +41,21 @@ def _timeout_seconds(timeout: Timeout, arg: str) -> float:
 
 
 def _backend_name(backend: Optional[str]) -> str:
-    name = backend or os.environ.get("PYCOLL_BACKEND") or "cpu"
-    name = name.lower()
+    """The backend asked for (argument, else PYCOLL_BACKEND), else the one the device implies:
+    nccl when the current device is a GPU, cpu otherwise. nccl without a usable GPU falls back
+    to cpu with a log line."""
+    name = (backend or os.environ.get("PYCOLL_BACKEND") or "").lower()
     if name == "gloo":  # paddle's name for its CPU backend
         name = "cpu"
-    if name not in BACKENDS:
-        raise ValueError(f"backend {name!r} (argument or PYCOLL_BACKEND) is not available in this "
-                         f"build; available: {', '.join(BACKENDS)}")
+    if name and name not in BACKENDS:
+        raise ValueError(f"backend {name!r} (argument or PYCOLL_BACKEND) is not available; "
+                         f"available: {', '.join(BACKENDS)}")
+    if not name:
+        name = "nccl" if current_place()[0] == "gpu" else "cpu"
+    if name == "nccl" and gpu_count() == 0:
+        logger.warning("pycoll: the nccl backend needs a visible GPU (with CuPy); none is usable "
+                       "here, so the cpu backend is used")
+        name = "cpu"
     return name
 
 
@@ -68,8 +77,19 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
     global _world
     if _world is not None:
         return _world
-    _backend_name(backend)
+    name = _backend_name(backend)
     seconds = _timeout_seconds(timeout, "timeout")
+    world = _start_nccl(seconds) if name == "nccl" else _start_mpi(seconds)
+    if _failure.mpi_running() and world.nranks > 1:
+        _failure.install_hooks()
+    if world.nranks > 1:
+        watchdog.start()
+    _world = world
+    _groups[0] = world
+    return world
+
+
+def _start_mpi(seconds: float) -> Group:
     from mpi4py import MPI
 
     from pycoll.backends.mpi import MPIBackend
@@ -80,15 +100,17 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
         raise RuntimeError(
             f"WORLD_SIZE={expected} but MPI started {comm.Get_size()} process(es): the cpu backend's "
             f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, srun)")
-    if comm.Get_size() > 1:
-        _failure.install_hooks()
-        watchdog.start()
-    world = Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup()), seconds)
-    _world = world
-    _groups[0] = world
-    logger.info("pycoll: rank %d of %d started (cpu backend over %s)", world.rank, world.nranks,
+    logger.info("pycoll: rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
                 MPI.Get_library_version().splitlines()[0].strip())
-    return world
+    return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup()), seconds)
+
+
+def _start_nccl(seconds: float) -> Group:
+    from pycoll.distributed.rendezvous import make_nccl_world
+
+    backend, rank, world = make_nccl_world(seconds)
+    set_device(f"gpu:{backend.device}")  # tensors are created on this rank's GPU from now on
+    return Group(0, list(range(world)), rank, backend, seconds)
 
 
 def is_initialized() -> bool:
@@ -213,8 +235,11 @@ class ParallelEnv:
 
     @property
     def device_id(self) -> int:
-        """The GPU this rank uses; 0 on a CPU-only run."""
-        return 0
+        """The GPU this rank uses (its local rank modulo the visible GPUs); 0 on a CPU-only run."""
+        if _world is not None:
+            return getattr(_world.backend, "device", 0)
+        count = gpu_count()
+        return self.local_rank % count if count else 0
 
     @property
     def dev_id(self) -> int:

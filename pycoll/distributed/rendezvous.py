@@ -198,16 +198,6 @@ def nccl_unique_id(rank: int, world: int, timeout: float) -> bytes:
     return _id_through_store(rank, world, timeout)
 
 
-def gpu_available() -> bool:
-    """CuPy imports and sees at least one CUDA device; False on any failure, never an error."""
-    try:
-        import cupy
-
-        return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:
-        return False
-
-
 def select_device(local_rank: int) -> int:
     """Make GPU ``local_rank`` modulo the visible count current; returns its index."""
     if isinstance(local_rank, bool) or not isinstance(local_rank, int) or local_rank < 0:

@@ -48,6 +48,9 @@ class Watchdog:
                 seen, since = (group, group.seq), now
             elif now - since > group.timeout and self.group is group:
                 error = timeout_error(self.name, group.seq, group, group.timeout)
+                abort = getattr(group.backend, "abort", None)
+                if abort is not None:  # NCCL: release the GPU communicator before exiting
+                    abort()
                 _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after "
                                       f"{now - since:.1f} s); stopping the job")
 

@@ -1,0 +1,506 @@
+"""The NCCL engine.
+
+Tests marked ``gpu`` run real NCCL (2 and 3 ranks sharing one GPU, as separate "hosts" through
+``NCCL_HOSTID`` and the socket transport on ``lo``); they are skipped where no GPU is visible.
+The others run anywhere: they drive ``pycoll.backends.nccl`` against a recording stand-in for
+``cupy`` and ``cupy.cuda.nccl``, which checks which stream each call goes to, what is grouped,
+and what happens on errors, without a device.
+"""
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import RANKS_DIR, assert_ok, launch
+from pycoll import CollectiveError
+from pycoll.backends import nccl as engine
+from pycoll.backends.reduce_op import ReduceOp
+
+# CuPy without libnccl warns when cupy.cuda.nccl is imported; that is this machine, not a fault
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:cupy._environment")
+ROOT = Path(__file__).resolve().parent.parent
+CURRENT, SIDE = 100, 200  # the fake streams' pointers
+
+
+# -- a recording stand-in for cupy and cupy.cuda.nccl ------------------------------------------
+class Log(list):
+    def calls(self, name):
+        return [c for c in self if c[0] == name]
+
+
+class FakeStream:
+    def __init__(self, fake, ptr):
+        self.fake, self.ptr = fake, ptr
+
+    def wait_event(self, event):
+        self.fake.log.append(("wait", self.ptr, event.stream))
+
+    def __enter__(self):
+        self.fake.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        self.fake.stack.pop()
+
+
+class FakeArray:
+    _next = 0x1000
+
+    def __init__(self, size, itemsize=4):
+        self.size, self.nbytes = size, size * itemsize
+        self.data = types.SimpleNamespace(ptr=FakeArray._next)
+        FakeArray._next += 0x1000
+
+
+class FakeComm:
+    def __init__(self, fake, rank=0, size=2):
+        self.fake, self.rank, self.nranks = fake, rank, size
+        self.async_error = None
+        self.aborted = self.destroyed = False
+
+    def rank_id(self):
+        return self.rank
+
+    def size(self):
+        return self.nranks
+
+    def device_id(self):
+        return 0
+
+    def __getattr__(self, name):  # allReduce, reduce, broadcast, send, recv, ...
+        if name in ("allReduce", "reduce", "reduceScatter", "broadcast", "allGather", "send", "recv"):
+            return lambda *args: self.fake.log.append((name, *args))
+        raise AttributeError(name)
+
+    def check_async_error(self):
+        self.fake.log.append(("check",))
+        if self.async_error is not None:
+            raise self.async_error
+
+    def abort(self):
+        self.aborted = True
+
+    def destroy(self):
+        self.destroyed = True
+
+    def commSplit(self, color, key):
+        self.fake.log.append(("commSplit", color, key))
+        return None if color == -1 else FakeComm(self.fake, key, 1)
+
+
+class Fake:
+    """``cupy`` (with ``cupy.cuda`` and ``cupy.cuda.nccl``) recording into ``self.log``."""
+
+    def __init__(self, version=22703):
+        self.log = Log()
+        self.done = False  # what every event's ``done`` reports
+        self.current = FakeStream(self, CURRENT)
+        self.stack = [self.current]
+        fake = self
+
+        class Event:
+            def __init__(self, block=False, disable_timing=False):
+                assert disable_timing
+                self.stream = None
+
+            def record(self, stream):
+                self.stream = stream.ptr
+                fake.log.append(("record", stream.ptr))
+
+            @property
+            def done(self):
+                fake.log.append(("query", self.stream))
+                return fake.done
+
+        class Device:
+            def __init__(self, device):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        nccl = types.ModuleType("cupy.cuda.nccl")
+        nccl.available = True
+        names = ["NCCL_INT8", "NCCL_UINT8", "NCCL_INT32", "NCCL_UINT32", "NCCL_INT64", "NCCL_UINT64",
+                 "NCCL_FLOAT16", "NCCL_FLOAT32", "NCCL_FLOAT64", "NCCL_BFLOAT16"]
+        for i, name in enumerate(names):
+            setattr(nccl, name, i)
+        for i, name in enumerate(["NCCL_SUM", "NCCL_PROD", "NCCL_MAX", "NCCL_MIN", "NCCL_AVG"]):
+            setattr(nccl, name, i)
+        nccl.get_version = lambda: version
+        nccl.groupStart = lambda: self.log.append(("groupStart",))
+        nccl.groupEnd = lambda: self.log.append(("groupEnd",))
+        nccl.get_unique_id = lambda: bytes(range(128))
+        nccl.NcclCommunicator = lambda n, uid, rank: ("comm", n, uid, rank)
+        cuda = types.ModuleType("cupy.cuda")
+        cuda.nccl = nccl
+        cuda.Event = Event
+        cuda.Device = Device
+        cuda.Stream = lambda non_blocking=False: FakeStream(self, SIDE)
+        cuda.get_current_stream = lambda: self.stack[-1]
+        cupy = types.ModuleType("cupy")
+        cupy.cuda = cuda
+        cupy.divide = lambda arr, n, out: self.log.append(("divide", self.stack[-1].ptr, n))
+        cupy.zeros = lambda n, dtype: FakeArray(n)
+        self.cupy, self.nccl = cupy, nccl
+
+    def clear(self):
+        del self.log[:]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    f = Fake()
+    monkeypatch.setitem(sys.modules, "cupy", f.cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", f.cupy.cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", f.nccl)
+    monkeypatch.setattr(engine, "_module", None)
+    monkeypatch.setattr(engine.NCCLBackend, "_reductions", {})
+    return f
+
+
+@pytest.fixture
+def backend(fake):
+    b = engine.NCCLBackend(FakeComm(fake, rank=0, size=2), timeout=0.2)
+    fake.clear()
+    return b
+
+
+# -- GPU-free tests ------------------------------------------------------------------------------
+def test_importing_the_engine_imports_no_cupy():
+    code = "import sys, pycoll.backends.nccl; assert 'cupy' not in sys.modules, 'cupy imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+@pytest.mark.parametrize("dtype, op, words", [
+    (np.int16, ReduceOp.SUM, ["int16", "nccl backend", "reducible dtypes", "float16"]),
+    (np.bool_, ReduceOp.MAX, ["bool"]),
+    (np.complex64, ReduceOp.MAX, ["ReduceOp.MAX", "complex"]),
+    (np.complex128, ReduceOp.MIN, ["ReduceOp.MIN", "complex"]),
+    (np.complex64, ReduceOp.PROD, ["ReduceOp.PROD", "complex64", "not as complex numbers"]),
+    (np.int32, ReduceOp.AVG, ["AVG", "int32"]),
+])
+def test_reduction_errors(dtype, op, words):
+    message = engine.reduction_error(np.dtype(dtype), op)
+    for word in words:
+        assert word in message
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64,
+                                   np.float16, np.float32, np.float64])
+def test_reducible_dtypes_take_every_op(dtype):
+    for op in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD):
+        assert engine.reduction_error(np.dtype(dtype), op) is None
+    assert (engine.reduction_error(np.dtype(dtype), ReduceOp.AVG) is None) == (np.dtype(dtype).kind == "f")
+
+
+def test_complex_sum_and_avg_travel_as_float_pairs(backend):
+    for dtype, datatype in ((np.complex64, "NCCL_FLOAT32"), (np.complex128, "NCCL_FLOAT64")):
+        for op in (ReduceOp.SUM, ReduceOp.AVG):
+            plan = backend.reduction(np.dtype(dtype), op)
+            assert plan.factor == 2 and plan.datatype == getattr(engine.nccl_module(), datatype)
+    assert backend.reduction(np.dtype(np.complex64), ReduceOp.PROD) is None
+    assert backend.reduction(np.dtype(np.float32), ReduceOp.SUM) is backend.reduction(np.dtype(np.float32), ReduceOp.SUM)
+
+
+def test_bfloat16_is_reducible_where_nccl_has_it(fake):
+    bf16 = types.SimpleNamespace(name="bfloat16", kind="V")  # as ml_dtypes.bfloat16's dtype
+    assert engine.reduction_error(bf16, ReduceOp.SUM) is None
+    assert engine.reduction_error(bf16, ReduceOp.AVG) is None
+    del fake.nccl.NCCL_BFLOAT16
+    assert "cannot be reduced" in engine.reduction_error(bf16, ReduceOp.SUM)
+
+
+def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
+    arr = FakeArray(10)
+    plan = backend.reduction(np.dtype(np.float32), ReduceOp.SUM)
+    assert backend.all_reduce(arr, plan, True) is None
+    assert fake.log == [("allReduce", arr.data.ptr, arr.data.ptr, 10, 7, 0, CURRENT)]
+
+
+def test_async_all_reduce_runs_on_the_side_stream_behind_the_current_one(backend, fake):
+    arr = FakeArray(10)
+    request = backend.all_reduce(arr, backend.reduction(np.dtype(np.int64), ReduceOp.MAX), False)
+    assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT),
+                        ("allReduce", arr.data.ptr, arr.data.ptr, 10, 4, 2, SIDE), ("record", SIDE)]
+    fake.clear()
+    assert request.test() is False
+    assert fake.log == [("query", SIDE), ("check",)]  # an async error would show here
+    fake.done = True
+    assert request.test() is True and request.test() is True
+    assert request._keep is None  # the arrays are released once done
+
+
+def test_join_stream_makes_the_current_stream_wait(backend, fake):
+    request = backend.broadcast(FakeArray(3), 1, False)
+    fake.clear()
+    request.join_stream()
+    assert fake.log == [("check",), ("wait", CURRENT, SIDE)]
+    assert request.test() is True
+
+
+@pytest.mark.parametrize("version, native", [(22703, True), (20907, False)])
+def test_avg_uses_ncclavg_or_divides_on_the_same_stream(fake, monkeypatch, version, native):
+    fake.nccl.get_version = lambda: version
+    b = engine.NCCLBackend(FakeComm(fake), timeout=1)
+    plan = b.reduction(np.dtype(np.float16), ReduceOp.AVG)
+    assert plan.op == (fake.nccl.NCCL_AVG if native else fake.nccl.NCCL_SUM)
+    fake.clear()
+    b.all_reduce(FakeArray(4), plan, True)
+    b.all_reduce(FakeArray(4), plan, False)
+    divides = fake.log.calls("divide")
+    assert divides == ([] if native else [("divide", CURRENT, 2), ("divide", SIDE, 2)])
+    if not native:  # the divide follows the reduction, before the completion event
+        names = [c[0] for c in fake.log]
+        assert names[-3:] == ["allReduce", "divide", "record"]
+
+
+def test_reduce_divides_on_the_root_only(fake):
+    fake.nccl.get_version = lambda: 20900
+    b = engine.NCCLBackend(FakeComm(fake, rank=1, size=3), timeout=1)
+    plan = b.reduction(np.dtype(np.float32), ReduceOp.AVG)
+    b.reduce(FakeArray(2), 0, plan, True)
+    assert not fake.log.calls("divide")
+    b.reduce(FakeArray(2), 1, plan, True)
+    assert fake.log.calls("divide") == [("divide", CURRENT, 3)]
+
+
+def test_scatter_and_alltoall_are_grouped_sends_and_receives(fake):
+    b = engine.NCCLBackend(FakeComm(fake, rank=1, size=3), timeout=1)
+    out, send = FakeArray(4), FakeArray(12)
+    fake.clear()
+    b.scatter(out, send, 1, True)
+    u8 = fake.nccl.NCCL_UINT8
+    assert fake.log == [("groupStart",), ("recv", out.data.ptr, 16, u8, 1, CURRENT)] + [
+        ("send", send.data.ptr + 16 * i, 16, u8, i, CURRENT) for i in range(3)] + [("groupEnd",)]
+    fake.clear()
+    b.scatter(out, None, 0, True)  # not the root: one receive
+    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd"]
+    fake.clear()
+    blocks = FakeArray(12)
+    b.alltoall(blocks, send, True)
+    assert fake.log.calls("send") == [("send", send.data.ptr + 16 * j, 16, u8, j, CURRENT) for j in range(3)]
+    assert fake.log.calls("recv") == [("recv", blocks.data.ptr + 16 * j, 16, u8, j, CURRENT) for j in range(3)]
+
+
+def test_async_recv_waits_for_the_next_send_and_goes_with_it(backend, fake):
+    inbox, outbox = FakeArray(5), FakeArray(5)
+    request = backend.recv(inbox, 1, 7, False)
+    assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT)]  # nothing launched yet
+    fake.clear()
+    assert backend.send(outbox, 1, 7, True) is None
+    u8 = fake.nccl.NCCL_UINT8
+    assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT), ("groupStart",),
+                        ("recv", inbox.data.ptr, 20, u8, 1, SIDE), ("send", outbox.data.ptr, 20, u8, 1, SIDE),
+                        ("groupEnd",), ("record", SIDE), ("wait", CURRENT, SIDE)]
+    fake.done = True
+    assert request.test() is True
+
+
+def test_a_blocking_send_alone_runs_on_the_current_stream(backend, fake):
+    backend.send(FakeArray(2), 1, 7, True)
+    assert [c[0] for c in fake.log] == ["groupStart", "send", "groupEnd"] and fake.log[1][-1] == CURRENT
+
+
+def test_held_back_transfers_launch_on_test_and_before_collectives(backend, fake):
+    a, b = FakeArray(1), FakeArray(1)
+    r1 = backend.send(a, 1, 7, False)
+    r2 = backend.recv(b, 1, 7, False)
+    fake.clear()
+    assert r2.test() is False  # launches both, as one group
+    assert [c[0] for c in fake.log][:5] == ["groupStart", "send", "recv", "groupEnd", "record"]
+    assert r1._event is r2._event
+    r3 = backend.recv(FakeArray(1), 1, 7, False)
+    fake.clear()
+    backend.all_reduce(FakeArray(1), backend.reduction(np.dtype(np.int32), ReduceOp.SUM), True)
+    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record", "allReduce"]
+    assert r3._event is not None
+
+
+def test_an_async_error_aborts_and_then_every_call_fails(backend, fake):
+    request = backend.all_gather(FakeArray(4), FakeArray(2), False)
+    backend.comm.async_error = RuntimeError("NCCL_ERROR_REMOTE_ERROR: remote process exited")
+    with pytest.raises(CollectiveError, match=r"all_gather on the nccl communicator \(rank 0 of 2"):
+        request.test()
+    assert backend.comm.aborted
+    with pytest.raises(CollectiveError, match="unusable.*remote process exited"):
+        backend.broadcast(FakeArray(1), 0, True)
+    fake.done = True  # aborted kernels end, and their events complete, without results
+    with pytest.raises(CollectiveError, match="unusable"):
+        request.test()
+    with pytest.raises(CollectiveError, match="unusable"):
+        request.join_stream()
+
+
+def test_a_failed_launch_is_a_collective_error(backend, fake):
+    def boom(*args):
+        raise RuntimeError("NCCL_ERROR_INVALID_ARGUMENT")
+
+    backend.comm.broadcast = boom
+    with pytest.raises(CollectiveError, match="broadcast on the nccl communicator.*INVALID_ARGUMENT"):
+        backend.broadcast(FakeArray(1), 0, True)
+    assert backend.comm.aborted
+
+
+def test_barrier_waits_on_the_host_and_is_bounded(backend, fake):
+    fake.done = True
+    assert backend.barrier(True) is None
+    assert [c[0] for c in fake.log][:3] == ["allReduce", "record", "query"]
+    assert fake.log[0][3:] == (1, fake.nccl.NCCL_INT32, fake.nccl.NCCL_SUM, CURRENT)
+    fake.done = False
+    with pytest.raises(CollectiveError, match="barrier.*not complete within 0.2 s"):
+        backend.barrier(True)
+    assert backend.comm.aborted
+
+
+def test_split_uses_comm_split(backend, fake):
+    fake.done = True
+    sub = backend.split(True, 3)
+    assert isinstance(sub, engine.NCCLBackend) and sub.rank == 3 and sub.timeout == backend.timeout
+    assert fake.log.calls("commSplit") == [("commSplit", 0, 3)]
+    assert backend.split(False, 0) is None
+    assert fake.log.calls("commSplit")[-1] == ("commSplit", -1, 0)
+
+
+@pytest.mark.parametrize("member, key", [(True, 1), (False, 0)])
+def test_split_without_comm_split_broadcasts_a_fresh_id(fake, member, key):
+    """NCCL before 2.18.1: gather who joins, the new rank 0 broadcasts a new id, members build."""
+    fake.nccl.get_version = lambda: 21703
+    parent = FakeComm(fake, rank=2, size=4)
+    b = engine.NCCLBackend(parent, timeout=1)
+    table = np.array([[1, 5], [0, 0], [int(member), key], [1, 0]], np.int32)  # new order: 3, (2,) 0
+    uid = bytes(range(7, 135))
+    arrays = {}
+
+    def array(values):
+        arr = FakeArray(values.size, values.itemsize)
+        arr.values = values.copy()
+        arr.get = lambda: arr.values
+        arrays[arr.data.ptr] = arr
+        return arr
+
+    fake.cupy.asarray = array
+    fake.cupy.empty = lambda shape, dtype: array(np.zeros(shape, dtype))
+    parent.allGather = lambda sptr, optr, nbytes, dtype, stream: arrays[optr].values.__setitem__(slice(None), table)
+
+    def broadcast(sptr, rptr, nbytes, dtype, root, stream):
+        assert root == 3, "the member with the lowest key is the new rank 0"
+        arrays[rptr].values[:] = np.frombuffer(uid, np.uint8)
+
+    parent.broadcast = broadcast
+    built = []
+    fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or FakeComm(fake, rank, n)
+    fake.done = True
+    sub = b.split(member, key)
+    assert not fake.log.calls("commSplit")
+    if member:
+        assert built == [(3, uid, 1)] and (sub.rank, sub.size) == (1, 3)
+    else:
+        assert built == [] and sub is None
+
+
+def test_split_order_follows_key_then_rank():
+    table = np.array([[1, 1], [0, 0], [1, 0], [1, 1], [0, 5]], np.int32)
+    assert engine.split_order(table) == [2, 0, 3]
+
+
+def test_unique_ids_and_communicators_across_cupy_versions(fake):
+    raw = bytes(range(64, 192))
+    fake.nccl.get_unique_id = lambda: tuple(b - 256 if b > 127 else b for b in raw)  # CuPy 13
+    assert engine.new_unique_id() == raw
+    uid = bytes(range(128, 256))
+    assert engine.new_communicator(2, uid, 1) == ("comm", 2, uid, 1)
+
+    def old_cupy(n, commId, rank):  # CuPy 13: a tuple of signed chars
+        if not isinstance(commId, tuple):
+            raise TypeError("Argument 'commId' has incorrect type (expected tuple, got bytes)")
+        return ("old", commId[0], commId[-1])
+
+    fake.nccl.NcclCommunicator = old_cupy
+    assert engine.new_communicator(2, uid, 0) == ("old", -128, -1)
+    with pytest.raises(ValueError, match="uid has 3 bytes"):
+        engine.new_communicator(2, b"abc", 0)
+
+
+def test_free_launches_held_back_transfers_then_destroys(backend, fake):
+    backend.send(FakeArray(1), 1, 7, False)
+    comm = backend.comm
+    backend.free()
+    assert comm.destroyed and fake.log.calls("send")
+    backend.free()  # idempotent
+    with pytest.raises(CollectiveError, match="freed"):
+        backend.all_gather(FakeArray(2), FakeArray(1), True)
+
+
+def test_nccl_module_without_libnccl_says_what_to_install(fake):
+    fake.nccl.available = False
+    with pytest.raises(RuntimeError, match="could not load libnccl.*nvidia-nccl"):
+        engine.nccl_module()
+
+
+# -- on a GPU --------------------------------------------------------------------------------
+NCCL_ENV = {"PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_every_collective_and_dtype_on_nccl_ranks_sharing_one_gpu(nprocs):
+    assert_ok(launch(nprocs, "nccl_collectives.py", env=NCCL_ENV, timeout=600), expect_lines=nprocs)
+
+
+@pytest.mark.gpu
+def test_torchrun_style_store_rendezvous_and_the_backend_directly():
+    """Ranks started without MPI meet through the TCP store; the backend's own API is checked."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    n, procs = 3, []
+    for rank in range(n):
+        env = {**os.environ, **NCCL_ENV, "RANK": str(rank), "WORLD_SIZE": str(n), "LOCAL_RANK": str(rank),
+               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "PYTHONPATH": str(ROOT)}
+        for name in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"):
+            env.pop(name, None)
+        procs.append(subprocess.Popen([sys.executable, str(RANKS_DIR / "nccl_collectives.py"), "backend"],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outputs = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            outputs.append((p.returncode, out + err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for code, output in outputs:
+        assert code == 0 and "OK rank=" in output, output
+
+
+@pytest.mark.gpu
+def test_a_world_of_one_in_process():
+    import cupy
+
+    from pycoll.distributed import rendezvous
+
+    backend, rank, world = rendezvous.make_nccl_world(60.0)
+    assert (rank, world, backend.name, backend.size) == (0, 1, "nccl", 1)
+    x = cupy.arange(6, dtype=cupy.float32)
+    backend.all_reduce(x, backend.reduction(x.dtype, ReduceOp.AVG), True)
+    request = backend.all_reduce(x, backend.reduction(x.dtype, ReduceOp.SUM), False)
+    request.join_stream()
+    assert cupy.array_equal(x, cupy.arange(6, dtype=cupy.float32))
+    sub = backend.split(True, 0)
+    assert sub.size == 1
+    sub.barrier(True)
+    sub.abort()
+    with pytest.raises(CollectiveError, match="aborted"):
+        sub.barrier(True)
+    backend.free()
