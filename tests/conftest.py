@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 RANKS_DIR = Path(__file__).parent / "ranks"
+# The CPU tests run on the CPU even on a GPU machine (where pycoll's default device is the GPU);
+# GPU tests ask for the GPU through their own environment.
+os.environ["PYCOLL_DEVICE"] = "cpu"
 # A collective that waits longer than this inside a test job fails it with CollectiveError.
 RANK_TIMEOUT_S = "60"
 

@@ -108,3 +108,16 @@ def test_one_rank_data_parallel_is_the_plain_model():
             pycoll.DataParallel(lambda x: x)
     finally:
         dist.destroy_process_group()
+
+
+def test_gradient_compression_the_cpu_backend_cannot_reduce_is_refused_at_wrap_time(tmp_path):
+    script = tmp_path / "compress.py"
+    script.write_text(
+        "import pytest, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "with pytest.raises(ValueError, match=\"comm_dtype='float16' cannot be all-reduced by the cpu\"):\n"
+        "    pycoll.DataParallel(nn.Linear(2, 2), comm_dtype='float16')\n"
+        "with pytest.raises(ValueError, match=\"comm_dtype='int8'\"):\n"
+        "    pycoll.DataParallel(nn.Linear(2, 2), comm_dtype='int8')\n"
+        "print(f'compression OK rank={dist.get_rank()}')\n")
+    assert_ok(launch(2, str(script)), expect_lines=2)

@@ -213,6 +213,20 @@ def select_device(local_rank: int) -> int:
     return device
 
 
+def _separate_hosts_when_sharing_a_gpu(rank: int) -> None:
+    """NCCL refuses two ranks on one GPU; when this node runs more ranks than it has GPUs (tests,
+    small machines) and NCCL_HOSTID is unset, give each rank a host id of its own, so NCCL treats
+    them as separate hosts and connects them through its socket transport. Must run before
+    NCCL initialises (it reads its environment once)."""
+    local_ranks = _int_var(os.environ, "MPI_LOCALNRANKS") or _int_var(os.environ, "LOCAL_WORLD_SIZE") or 1
+    import cupy
+
+    if local_ranks > cupy.cuda.runtime.getDeviceCount() and not os.environ.get("NCCL_HOSTID"):
+        os.environ["NCCL_HOSTID"] = f"pycoll-{os.uname().nodename}-rank{rank}"
+        logger.info("pycoll: %d ranks share this node's GPUs: NCCL_HOSTID=%s (NCCL's socket transport)",
+                    local_ranks, os.environ["NCCL_HOSTID"])
+
+
 def make_nccl_world(timeout: float) -> Tuple[Any, int, int]:
     """``(NCCLBackend, rank, world)`` over every rank of the job, on this rank's GPU.
 
@@ -223,6 +237,7 @@ def make_nccl_world(timeout: float) -> Tuple[Any, int, int]:
 
     where = placement()
     device = select_device(where.local_rank)
+    _separate_hosts_when_sharing_a_gpu(where.rank)
     uid = nccl_unique_id(where.rank, where.world, timeout)
     backend = NCCLBackend.create(where.world, uid, where.rank, timeout)
     logger.info("pycoll: rank %d of %d started (nccl backend on GPU %d, rendezvous via %s)",

@@ -21,14 +21,16 @@ class DataParallel(Layer):
     ``comm_buffer_size`` MB (the last one, holding the earliest parameters, at most
     ``last_comm_buffer_size`` MB) while backward runs. ``find_unused_parameters=True`` lets a
     step leave some parameters without gradient (they contribute zeros); otherwise such a step
-    raises an error naming them. ``no_sync()`` accumulates gradients locally. ``strategy`` is
-    accepted for paddle compatibility; the group defines the ranks. With one rank nothing is
-    communicated (as in paddle).
+    raises an error naming them. ``no_sync()`` accumulates gradients locally. ``comm_dtype``
+    ('float16' or 'bfloat16') compresses gradients on the wire: buckets are cast by the flatten
+    kernel and cast back after the all-reduce (off by default; the backend must be able to
+    reduce that dtype, as NCCL can). ``strategy`` is accepted for paddle compatibility; the
+    group defines the ranks. With one rank nothing is communicated (as in paddle).
     """
 
     def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
                  last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
-                 group: Optional[dist.Group] = None):
+                 group: Optional[dist.Group] = None, comm_dtype: Optional[str] = None):
         super().__init__()
         if not isinstance(layers, Layer):
             raise TypeError(f"DataParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
@@ -48,11 +50,12 @@ class DataParallel(Layer):
                                    "pycoll.distributed.init_parallel_env() before wrapping the model")
         elif dist.get_world_size(group) > 1:
             named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient]
+            wire = _comm_dtype(comm_dtype, group)
             _check_same_model(layers, group)
             _broadcast_state(layers, group)
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
-                                    find_unused_parameters)
+                                    find_unused_parameters, wire)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self._layers(*inputs, **kwargs)
@@ -80,6 +83,23 @@ class DataParallel(Layer):
 
     set_dict = set_state_dict
     load_dict = set_state_dict
+
+
+def _comm_dtype(name: Optional[str], group: Optional[dist.Group]) -> Optional[Any]:
+    """The dtype gradients travel in, checked against what the group's backend can reduce."""
+    if name is None:
+        return None
+    if name not in ("float16", "bfloat16"):
+        raise ValueError(f"DataParallel: comm_dtype={name!r}; use None, 'float16' or 'bfloat16'")
+    backend = (group or dist.get_group(0)).backend
+    try:
+        dtype = np.dtype(name)  # bfloat16 is known to NumPy through ml_dtypes, which CuPy brings
+    except TypeError:
+        dtype = None
+    if dtype is None or backend.reduction(dtype, dist.ReduceOp.SUM) is None:
+        raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by the "
+                         f"{backend.name} backend; leave comm_dtype=None there")
+    return dtype
 
 
 def _root(group: Optional[dist.Group]) -> int:

@@ -25,19 +25,21 @@ MB = 1 << 20
 
 
 class Bucket:
-    """Parameters whose gradients travel together in one flat buffer."""
+    """Parameters whose gradients travel together in one flat buffer (of ``comm_dtype`` when
+    gradients are compressed for the wire, else of the parameters' dtype)."""
 
-    def __init__(self, params: List[Any]):
+    def __init__(self, params: List[Any], comm_dtype: Optional[Any] = None):
         self.params = params
         first = params[0].array
-        self.buffer = array_module(first).empty(sum(p.array.size for p in params), dtype=first.dtype)
+        self.buffer = array_module(first).empty(sum(p.array.size for p in params),
+                                                dtype=comm_dtype or first.dtype)
         self.pending = len(params)
         self.task: Optional[Any] = None
 
 
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
-                 last_bucket_bytes: int, find_unused_parameters: bool):
+                 last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None):
         self.params = list(params)
         self.names = list(names)
         self.group = group
@@ -45,6 +47,7 @@ class Reducer:
         self.cap = bucket_bytes
         self.last_cap = last_bucket_bytes
         self.find_unused = find_unused_parameters
+        self.comm_dtype = comm_dtype
         self._index = {id(p): i for i, p in enumerate(self.params)}
         self._build(reversed(range(len(self.params))))
         for p in self.params:
@@ -65,7 +68,7 @@ class Reducer:
         nbytes = [p.array.nbytes for p in self.params]
         dtypes = [p.array.dtype for p in self.params]
         groups = assign_buckets(order, nbytes, dtypes, self.cap, self.last_cap)
-        self.buckets = [Bucket([self.params[i] for i in g]) for g in groups]
+        self.buckets = [Bucket([self.params[i] for i in g], self.comm_dtype) for g in groups]
         self._bucket_of = {id(p): b for b in self.buckets for p in b.params}
 
     def bucket_indices(self) -> List[List[int]]:

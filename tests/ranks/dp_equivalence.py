@@ -107,7 +107,8 @@ def main():
         gathered = []
         dist.all_gather(gathered, p)
         assert all(np.array_equal(g.numpy(), p.numpy()) for g in gathered), f"{name} differs across ranks"
-    print(f"dp {mode} OK rank={rank} buckets={len(dp._reducer.buckets)}", flush=True)
+    checksum = sum(float(np.abs(p.numpy()).sum()) for p in model.parameters())
+    print(f"dp {mode} OK rank={rank} buckets={len(dp._reducer.buckets)} checksum={checksum:.6f}", flush=True)
 
 
 if __name__ == "__main__":

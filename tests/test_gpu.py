@@ -1,0 +1,44 @@
+"""DataParallel and the seed examples on NCCL ranks sharing one GPU (run with `pytest -m gpu`).
+
+Ranks on one GPU: pycoll gives each its own NCCL_HOSTID (see rendezvous), and NCCL's socket
+transport runs over the loopback interface.
+"""
+import re
+import shutil
+
+import pytest
+
+from conftest import assert_ok, launch, run_python
+from test_data_parallel import SEEDS
+
+pytestmark = pytest.mark.gpu
+GPU_ENV = {"PYCOLL_DEVICE": "gpu", "NCCL_SOCKET_IFNAME": "lo"}
+
+
+def _checksums(stdout):
+    return [float(x) for x in re.findall(r"checksum=([-0-9.]+)", stdout)]
+
+
+@pytest.mark.parametrize("mode", ["sync", "no_sync", "unused"])
+def test_data_parallel_on_gpu_equals_the_cpu_run(mode):
+    gpu = launch(2, "dp_equivalence.py", mode, env=GPU_ENV, timeout=300)
+    assert_ok(gpu, expect_lines=2)
+    cpu = launch(2, "dp_equivalence.py", mode, env={"PYCOLL_DEVICE": "cpu"})
+    assert_ok(cpu, expect_lines=2)
+    assert _checksums(gpu.stdout) == pytest.approx(_checksums(cpu.stdout), rel=1e-5)
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
+@pytest.mark.parametrize("example, marker", [
+    ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
+    ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),
+])
+def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):
+    script = tmp_path / example
+    shutil.copy(SEEDS / example, script)
+    if example.startswith("ex1"):
+        result = run_python([str(script)], cwd=tmp_path, env=GPU_ENV, timeout=300)
+    else:
+        result = launch(2, str(script), cwd=tmp_path, env=GPU_ENV, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(marker) == 2, result.stdout + result.stderr
