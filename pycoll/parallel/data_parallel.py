@@ -108,16 +108,18 @@ def _root(group: Optional[dist.Group]) -> int:
 
 def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
     """Every rank must wrap the same parameter names, shapes and dtypes: compare, and say where not."""
+    xp = (group or dist.get_group(0)).backend.xp  # the engine's array module (NumPy or CuPy)
     mine = [[n, list(p.shape), str(p.dtype)] for n, p in layers.named_parameters()]
     text = json.dumps(mine).encode()
     lengths = []
-    dist.all_gather(lengths, np.array([len(text)], np.int64), group=group)
-    width = int(max(int(l[0]) for l in lengths))
-    padded = np.zeros(width, np.uint8)
+    dist.all_gather(lengths, xp.asarray([len(text)], dtype=np.int64), group=group)
+    lengths = [int(l[0]) for l in lengths]
+    padded = np.zeros(max(lengths), np.uint8)
     padded[:len(text)] = np.frombuffer(text, np.uint8)
     everyone = []
-    dist.all_gather(everyone, padded, group=group)
-    models = [json.loads(bytes(a[:int(l[0])]).decode()) for a, l in zip(everyone, lengths)]
+    dist.all_gather(everyone, xp.asarray(padded), group=group)
+    models = [json.loads(bytes(np.asarray(a.tolist(), np.uint8)[:n]).decode())
+              for a, n in zip(everyone, lengths)]
     ranks = group.ranks if group is not None else list(range(len(models)))
     for rank, model in zip(ranks[1:], models[1:]):
         if model != models[0]:

@@ -44,6 +44,7 @@ class Reducer:
         self.names = list(names)
         self.group = group
         self.world = dist.get_world_size(group)
+        self._xp = (group or dist.get_group(0)).backend.xp  # the engine's array module
         self.cap = bucket_bytes
         self.last_cap = last_bucket_bytes
         self.find_unused = find_unused_parameters
@@ -78,8 +79,8 @@ class Reducer:
     def _rebuild_from_ready_order(self) -> None:
         """Rebuild the buckets once from the ready order of the first step, rank 0's order winning."""
         seen = list(dict.fromkeys(self._ready_order))
-        order = np.array(seen + [i for i in reversed(range(len(self.params))) if i not in set(seen)],
-                         dtype=np.int64)
+        order = self._xp.asarray(seen + [i for i in reversed(range(len(self.params))) if i not in set(seen)],
+                                 dtype=np.int64)
         dist.broadcast(order, src=self.group.ranks[0] if self.group else 0, group=self.group)
         self._build(order.tolist())
         self._ready_order = None
@@ -100,7 +101,7 @@ class Reducer:
         self._active = True
         if self.find_unused:
             used = {id(t) for t in autograd.graph_leaves(outputs)}
-            self._used = np.array([id(p) in used for p in self.params], dtype=np.uint8)
+            self._used = self._xp.asarray([id(p) in used for p in self.params], dtype=np.uint8)
             self._used_task = dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.group,
                                               sync_op=False)
             for p in self.params:
@@ -151,7 +152,7 @@ class Reducer:
         used = None
         if self._used_task is not None:
             self._used_task.wait()
-            used, self._used_task = self._used, None
+            used, self._used_task = self._used.tolist(), None  # on the host (a GPU map syncs here)
         for b in self.buckets:
             b.task.wait()
             start = time.perf_counter()
