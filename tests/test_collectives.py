@@ -29,3 +29,13 @@ def test_a_collective_a_peer_never_joins_ends_with_collective_error(mode, report
     assert report in output and "within 2 s" in output, output
     # rank 1 sleeps for 60 s: the job must have been stopped long before
     assert elapsed < 30, f"took {elapsed:.1f} s\n{output}"
+
+
+def test_debug_mode_reports_mismatched_collectives_on_every_rank():
+    assert_ok(launch(3, "debug_checks.py", "mismatch", env={"PYCOLL_DEBUG": "1"}), expect_lines=3)
+
+
+def test_a_long_wait_logs_a_stall_warning_naming_the_collective():
+    result = launch(2, "debug_checks.py", "stall", env={"PYCOLL_STALL_WARN": "1"})
+    assert_ok(result, expect_lines=2)
+    assert "all_reduce #1 on world (ranks [0, 1]) has waited" in result.stderr, result.stderr

@@ -12,13 +12,14 @@ from typing import Any, List, Optional
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp, is_reduce_op
-from pycoll.distributed import _arrays
+from pycoll.distributed import _arrays, debug
 from pycoll.distributed.env import member_group
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task
 from pycoll.distributed.watchdog import watchdog
 
 _P2P_TAG = 7
+_NOTHING = np.zeros(0, np.uint8)  # what a barrier "moves", for its debug fingerprint
 
 
 def _reduction(group: Group, dtype: Any, op: Any, fn: str) -> Any:
@@ -72,6 +73,8 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     backend = g.backend
     buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
     plan = backend.reduction(buf.dtype, op) or _reduction(g, buf.dtype, op, "all_reduce")
+    if debug.enabled:
+        debug.check(g, "all_reduce", buf, op=op)
     if buf.size == 0:
         return _skip(g, "all_reduce")
     if sync_op and finish is None:
@@ -98,6 +101,8 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
     else:
         buf, finish = _arrays.send_buffer(tensor, xp, "reduce", "tensor"), None
     plan = _reduction(g, buf.dtype, op, "reduce")
+    if debug.enabled:
+        debug.check(g, "reduce", buf, op=op, root=dst)
     if buf.size == 0:
         return _skip(g, "reduce")
     return _run(g, "reduce", g.backend.reduce, (buf, root, plan), finish, sync_op)
@@ -112,6 +117,8 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
         buf, finish = _arrays.send_buffer(tensor, xp, "broadcast", "tensor"), None
     else:
         buf, finish = _arrays.recv_buffer(tensor, xp, "broadcast", "tensor")
+    if debug.enabled:
+        debug.check(g, "broadcast", buf, root=src)
     if buf.size == 0:
         return _skip(g, "broadcast")
     return _run(g, "broadcast", g.backend.broadcast, (buf, root), finish, sync_op)
@@ -128,6 +135,8 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     xp = g.backend.xp
     arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
+    if debug.enabled:
+        debug.check(g, "all_gather", arr)
     blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
     deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
     if arr.size == 0:
@@ -152,6 +161,8 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
                              f"{src}; it needs one tensor per rank")
         items = _arrays.check_list(tensor_list, g.nranks, "scatter", "tensor_list", allow_empty=False)
         send = _arrays.stacked(_arrays.check_like(items, out, xp, "scatter", "tensor_list"), out, xp)
+    if debug.enabled:
+        debug.check(g, "scatter", out, root=src)
     if out.size == 0:
         return _skip(g, "scatter")
     return _run(g, "scatter", g.backend.scatter, (out, send, root), finish, sync_op)
@@ -166,6 +177,8 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     plan = _reduction(g, out.dtype, op, "reduce_scatter")
     items = _arrays.check_list(tensor_list, g.nranks, "reduce_scatter", "tensor_list", allow_empty=False)
     send = _arrays.stacked(_arrays.check_like(items, out, xp, "reduce_scatter", "tensor_list"), out, xp)
+    if debug.enabled:
+        debug.check(g, "reduce_scatter", out, op=op)
     if out.size == 0:
         return _skip(g, "reduce_scatter")
     return _run(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), finish, sync_op)
@@ -187,6 +200,8 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     _arrays.check_list(out_tensor_list, g.nranks, "alltoall", "out_tensor_list", allow_empty=True)
     blocks = xp.empty_like(send)
     deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], xp, "alltoall", "out_tensor_list")
+    if debug.enabled:
+        debug.check(g, "alltoall", first)
     if first.size == 0:
         return _skip(g, "alltoall", deliver)
     return _run(g, "alltoall", g.backend.alltoall, (blocks, send), deliver, sync_op)
@@ -234,4 +249,6 @@ def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None)
 def barrier(group: Optional[Group] = None) -> None:
     """Block until every rank of the group has entered the barrier."""
     g = member_group(group, "barrier")
+    if debug.enabled:
+        debug.check(g, "barrier", _NOTHING)
     _run(g, "barrier", g.backend.barrier, (), None, True)

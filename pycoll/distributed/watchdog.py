@@ -8,14 +8,24 @@ attribute writes, so small messages stay cheap.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Optional, Tuple
 
+from pycoll._logging import logger
 from pycoll.distributed import _failure
 from pycoll.distributed.task import timeout_error
 
 _PERIOD_S = 0.1
+
+
+def _stall_warn_seconds() -> float:
+    raw = os.environ.get("PYCOLL_STALL_WARN", "60")
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"PYCOLL_STALL_WARN={raw!r}: it must be a number of seconds") from None
 
 
 class Watchdog:
@@ -28,15 +38,18 @@ class Watchdog:
         self.group: Optional[Any] = None  # the group of the blocking collective in progress
         self.name = ""
         self._thread: Optional[threading.Thread] = None
+        self._stall_warn = 60.0
 
     def start(self) -> None:
         if self._thread is None:
+            self._stall_warn = _stall_warn_seconds()
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
 
     def _watch(self) -> None:
         seen: Optional[Tuple[Any, int]] = None  # (group, seq) of the collective being timed
         since = 0.0
+        warned = False
         while True:
             time.sleep(_PERIOD_S)
             group = self.group
@@ -45,8 +58,13 @@ class Watchdog:
                 continue
             now = time.monotonic()
             if seen != (group, group.seq):
-                seen, since = (group, group.seq), now
-            elif now - since > group.timeout and self.group is group:
+                seen, since, warned = (group, group.seq), now, False
+            elif not warned and now - since > self._stall_warn and self.group is group:
+                warned = True
+                logger.warning("pycoll: %s #%d on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails "
+                               "after %g s", self.name, group.seq, group.describe(), now - since,
+                               group.timeout)
+            if now - since > group.timeout and self.group is group:
                 error = timeout_error(self.name, group.seq, group, group.timeout)
                 abort = getattr(group.backend, "abort", None)
                 if abort is not None:  # NCCL: release the GPU communicator before exiting
