@@ -33,21 +33,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def run_python(args, timeout=120, env=None, cwd=None):
-    """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound; return the result.
+def run_command(argv, timeout=120, env=None, cwd=None):
+    """Run ``argv`` with a hard wall-clock bound; return the completed process.
 
     On timeout the whole process group (launcher, mpiexec, ranks) is killed and the test fails.
     """
     full_env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S, **(env or {})}
-    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=full_env, cwd=cwd, start_new_session=True)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
-        pytest.fail(f"python {' '.join(map(str, args))} ran past {timeout} s\n{stdout}{stderr}")
+        pytest.fail(f"{' '.join(map(str, argv))} ran past {timeout} s\n{stdout}{stderr}")
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+
+
+def run_python(args, timeout=120, env=None, cwd=None):
+    """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound."""
+    return run_command([sys.executable, *args], timeout=timeout, env=env, cwd=cwd)
 
 
 def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):

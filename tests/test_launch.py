@@ -3,7 +3,8 @@ import time
 
 import pytest
 
-from conftest import RANKS_DIR, assert_ok, launch, run_python
+from conftest import RANKS_DIR, assert_ok, launch, run_command, run_python
+from pycoll.distributed._mpiexec import rank_command
 
 
 def test_runs_every_rank_with_the_script_arguments():
@@ -45,3 +46,21 @@ def test_a_failing_rank_stops_the_job_with_its_status(mode, status):
 def test_bad_launcher_arguments_are_refused():
     result = run_python(["-m", "pycoll.launch", "--gpus", "a,b", "x.py"])
     assert result.returncode == 2 and "--gpus" in result.stderr
+
+
+@pytest.mark.parametrize("status", ["3", "0"])
+def test_under_plain_mpiexec_a_rank_that_exits_while_a_peer_waits_ends_the_job(status, tmp_path):
+    script = tmp_path / "leave.py"
+    script.write_text(
+        "import sys, time, numpy as np, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "if dist.get_rank() == 1:\n"
+        "    time.sleep(0.5)\n"
+        f"    sys.exit({status})\n"
+        "dist.all_reduce(np.ones(4))\n")
+    start = time.monotonic()
+    result = run_command(rank_command(2, [str(script)]))  # mpiexec -n 2 python leave.py
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job" in output
+    assert time.monotonic() - start < 30, f"rank 0 waits with a 60 s timeout: it must be stopped\n{output}"

@@ -10,10 +10,12 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import time
 from typing import Optional
 
 from pycoll._logging import logger
 
+_FORWARD_S = 0.2
 _hooks_installed = False
 _broken = False
 
@@ -38,6 +40,9 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
         from mpi4py import MPI
 
         if MPI.COMM_WORLD.Get_size() > 1:
+            # MPI_Abort tears the job down at once, racing the launcher's forwarding of what this
+            # rank just wrote; a moment's pause lets the traceback reach the user
+            time.sleep(_FORWARD_S)
             MPI.COMM_WORLD.Abort(code)
     os._exit(code)
 

@@ -8,6 +8,7 @@ from typing import Dict, List, Optional, Union
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure
+from pycoll.distributed.exits import ExitNotices
 from pycoll.distributed.group import Group
 from pycoll.distributed.watchdog import watchdog
 
@@ -80,10 +81,15 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
     name = _backend_name(backend)
     seconds = _timeout_seconds(timeout, "timeout")
     world = _start_nccl(seconds) if name == "nccl" else _start_mpi(seconds)
+    exits = None
     if _failure.mpi_running() and world.nranks > 1:
         _failure.install_hooks()
+        if name == "cpu":
+            from mpi4py import MPI
+
+            exits = ExitNotices(MPI.COMM_WORLD.Dup())
     if world.nranks > 1:
-        watchdog.start()
+        watchdog.start(exits)
     _world = world
     _groups[0] = world
     return world

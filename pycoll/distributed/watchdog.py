@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 from pycoll._logging import logger
 from pycoll.distributed import _failure
 from pycoll.distributed.task import timeout_error
 
 _PERIOD_S = 0.1
+_EXIT_GRACE_S = 2.0  # a collective may still finish after a peer that took part in it has left
 
 
 def _stall_warn_seconds() -> float:
@@ -39,8 +40,10 @@ class Watchdog:
         self.name = ""
         self._thread: Optional[threading.Thread] = None
         self._stall_warn = 60.0
+        self.exits: Optional[Any] = None  # ExitNotices, under MPI
 
-    def start(self) -> None:
+    def start(self, exits: Optional[Any] = None) -> None:
+        self.exits = exits
         if self._thread is None:
             self._stall_warn = _stall_warn_seconds()
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
@@ -64,6 +67,11 @@ class Watchdog:
                 logger.warning("pycoll: %s #%d on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails "
                                "after %g s", self.name, group.seq, group.describe(), now - since,
                                group.timeout)
+            gone = self._departed(group)
+            if gone and now - since > _EXIT_GRACE_S and self.group is group:
+                _failure.abort_job(1, f"pycoll.CollectiveError: {self.name} #{group.seq} on "
+                                      f"{group.describe()} cannot complete: rank(s) {gone} left the job "
+                                      f"(exited); stopping the job")
             if now - since > group.timeout and self.group is group:
                 error = timeout_error(self.name, group.seq, group, group.timeout)
                 abort = getattr(group.backend, "abort", None)
@@ -71,6 +79,12 @@ class Watchdog:
                     abort()
                 _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after "
                                       f"{now - since:.1f} s); stopping the job")
+
+    def _departed(self, group: Any) -> List[int]:
+        """Members of ``group`` that have exited the job."""
+        if self.exits is None:
+            return []
+        return sorted(set(group.ranks) & self.exits.poll())
 
 
 watchdog = Watchdog()
