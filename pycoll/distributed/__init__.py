@@ -16,13 +16,23 @@ from pycoll.distributed.task import Task
 
 
 
-def __getattr__(name: str):
-    # Data-parallel helpers live a layer above (pycoll.parallel) but are reached as
-    # dist.fused_allreduce_gradients, as in paddle; import them on first use.
-    if name == "fused_allreduce_gradients":
-        from pycoll.parallel.fused import fused_allreduce_gradients
+_UPPER_LAYER = {  # name -> module: data and model parallelism live a layer above (pycoll.parallel)
+    "fused_allreduce_gradients": "pycoll.parallel.fused",
+    "ColumnParallelLinear": "pycoll.parallel.mp_layers",
+    "RowParallelLinear": "pycoll.parallel.mp_layers",
+    "VocabParallelEmbedding": "pycoll.parallel.mp_layers",
+    "split": "pycoll.parallel.split",
+    "split_layers": "pycoll.parallel.split",
+}
 
-        return fused_allreduce_gradients
+
+def __getattr__(name: str):
+    # reached as dist.<name>, as in paddle, but imported on first use so that this layer never
+    # imports the one above it at import time
+    if name in _UPPER_LAYER:
+        import importlib
+
+        return getattr(importlib.import_module(_UPPER_LAYER[name]), name)
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 
@@ -31,5 +41,5 @@ __all__ = [
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
-    "send", "recv", "isend", "irecv", "barrier", "fused_allreduce_gradients",
+    "send", "recv", "isend", "irecv", "barrier", *_UPPER_LAYER,
 ]

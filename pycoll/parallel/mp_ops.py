@@ -1,0 +1,135 @@
+"""The collectives of tensor (model) parallelism, as autograd functions (paddle's mp_ops names).
+
+Each forward collective has the backward that makes the split computation differentiate like the
+unsplit one: an identity whose consumers are spread over the group sums their gradients
+(identity <-> all-reduce), and a slice of the last axis gathers its gradient back
+(split <-> all-gather).
+
+    _c_identity    forward: identity                      backward: all-reduce (sum)
+    _mp_allreduce  forward: all-reduce (sum)              backward: identity
+    _c_split       forward: this rank's last-axis slice   backward: all-gather along the last axis
+    _c_concat      forward: all-gather along last axis    backward: this rank's last-axis slice
+
+``group=None`` is the world. In a group of one rank every function is the identity and nothing is
+communicated (so the layers also run in a plain single process). Gradients are copied before
+they are reduced in place: the autograd walk may hand the same gradient array to other inputs.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import pycoll.distributed as dist
+from pycoll.autograd import PyLayer, PyLayerContext
+from pycoll.device import array_module
+from pycoll.tensor import Tensor
+
+
+def group_position(group: Optional[dist.Group], fn: str) -> Tuple[int, int]:
+    """(this rank's index in ``group``, the group's size); ValueError for a group this rank is not in."""
+    if group is not None and not isinstance(group, dist.Group):
+        raise TypeError(f"{fn}: group must be a Group from pycoll.distributed.new_group() or None "
+                        f"(the world), got {type(group).__name__}")
+    rank, nranks = dist.get_rank(group), dist.get_world_size(group)
+    if rank < 0:
+        raise ValueError(f"{fn}: this process (global rank {dist.get_rank()}) is not a member of "
+                         f"{group.describe()}; only its members may use it")
+    return rank, nranks
+
+
+def _all_reduce(arr: Any, group: Optional[dist.Group]) -> Any:
+    out = arr.copy()
+    dist.all_reduce(out, group=group)
+    return out
+
+
+def _gather_last(arr: Any, group: Optional[dist.Group]) -> Any:
+    parts: list = []
+    dist.all_gather(parts, array_module(arr).ascontiguousarray(arr), group=group)
+    return array_module(arr).concatenate(parts, axis=-1)
+
+
+def _slice_last(arr: Any, rank: int, nranks: int, fn: str) -> Any:
+    width = arr.shape[-1] if arr.ndim else 0
+    if arr.ndim == 0 or width % nranks:
+        raise ValueError(f"{fn}: x has shape {list(arr.shape)}; its last axis must divide by the "
+                         f"group size {nranks}")
+    part = width // nranks
+    return arr[..., rank * part:(rank + 1) * part].copy()
+
+
+class _Identity(PyLayer):
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group]) -> Tensor:
+        ctx.group = group
+        return x
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        return _all_reduce(dy.array, ctx.group)
+
+
+class _AllReduce(PyLayer):
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group]) -> Tensor:
+        return Tensor(_all_reduce(x.array, group))
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        return dy
+
+
+class _Split(PyLayer):
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group], rank: int,
+                nranks: int) -> Tensor:
+        ctx.group = group
+        return Tensor(_slice_last(x.array, rank, nranks, "_c_split"))
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        return _gather_last(dy.array, ctx.group)
+
+
+class _Concat(PyLayer):
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group], rank: int,
+                nranks: int) -> Tensor:
+        ctx.position = (rank, nranks)
+        if x.ndim == 0:
+            raise ValueError("_c_concat: x is 0-d; it needs a last axis to concatenate along")
+        return Tensor(_gather_last(x.array, group))
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        return _slice_last(dy.array, *ctx.position, "_c_concat backward")
+
+
+def _c_identity(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
+    """Forward ``x`` unchanged; backward all-reduces (sums) the gradient over ``group``."""
+    if group_position(group, "_c_identity")[1] == 1:
+        return x
+    return _Identity.apply(x, group)
+
+
+def _mp_allreduce(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
+    """Forward: the sum of ``x`` over ``group`` (a new tensor); backward passes the gradient on."""
+    if group_position(group, "_mp_allreduce")[1] == 1:
+        return x
+    return _AllReduce.apply(x, group)
+
+
+def _c_split(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
+    """Forward: this rank's block of ``x``'s last axis; backward all-gathers the gradient."""
+    rank, nranks = group_position(group, "_c_split")
+    if nranks == 1:
+        return x
+    return _Split.apply(x, group, rank, nranks)
+
+
+def _c_concat(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
+    """Forward: every rank's ``x`` concatenated along the last axis, in group-rank order;
+    backward keeps this rank's block of the gradient."""
+    rank, nranks = group_position(group, "_c_concat")
+    if nranks == 1:
+        return x
+    return _Concat.apply(x, group, rank, nranks)

@@ -1,0 +1,98 @@
+"""``pycoll.distributed.split``: paddle's functional model-parallel split, over the parallel layers.
+
+Paddle's ``split`` makes its parameters when the (static) program is built, once. Eagerly, a call
+runs every step, so pycoll makes the layer on the first call with a given ``name`` and reuses it
+on every later call with that name; ``split_layers()`` hands out the layers (and through them the
+parameters) for the optimizer, saving and loading.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Sequence
+
+import pycoll.distributed as dist
+from pycoll.nn import Layer
+from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
+from pycoll.tensor import Tensor
+
+_layers: Dict[str, Layer] = {}
+_specs: Dict[str, tuple] = {}
+
+
+def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partitions: int = 1,
+          gather_out: bool = True, weight_attr: Any = None, bias_attr: Any = None,
+          name: Optional[str] = None) -> Tensor:
+    """Compute ``operation`` on ``x`` with its weight of shape ``size`` split over all ranks.
+
+    - ``operation='linear'``, ``size=[in, out]``: ``axis=0`` splits the weight's rows (input
+      features): ``RowParallelLinear(in, out, input_is_parallel=False)``; ``x`` is whole on every
+      rank and so is the result (``gather_out`` must be True: the partial sums are always
+      all-reduced). ``axis=1`` splits its columns (output features):
+      ``ColumnParallelLinear(in, out, gather_output=gather_out)``; with ``gather_out=False`` each
+      rank returns its block of the output's last axis. ``bias_attr=False`` drops the bias.
+    - ``operation='embedding'``, ``size=[vocab, dim]``: splits the rows (``axis`` must be 0):
+      ``VocabParallelEmbedding(vocab, dim)``; the result is whole on every rank (``gather_out``
+      must be True).
+
+    ``num_partitions`` must equal the world size: the weight is split over every rank.
+
+    ``name`` is required (unlike paddle, where it is optional) because it is how the parameters
+    are found again: the first call with a name makes the layer, initialised from pycoll's seeded
+    generator (see ``pycoll.parallel.mp_layers``), and later calls with that name reuse it
+    (``weight_attr`` / ``bias_attr`` only matter on that first call; calling a name again with a
+    different operation, size, axis or gather_out raises ValueError). Train the parameters
+    through ``split_layers()``::
+
+        y = dist.split(x, [16, 32], "linear", axis=1, num_partitions=n, name="fc1")
+        params = [p for layer in dist.split_layers().values() for p in layer.parameters()]
+        opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)
+
+    Inside an ``nn.Layer`` model prefer the layer classes themselves: the parameters that
+    ``split`` makes are not registered in the calling model, so ``model.parameters()`` and
+    ``DataParallel(model)`` do not see them.
+    """
+    if operation not in ("linear", "embedding"):
+        raise ValueError(f"split: operation must be 'linear' or 'embedding', got {operation!r}")
+    if (not isinstance(size, (list, tuple)) or len(size) != 2
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in size)):
+        raise ValueError(f"split: size must be the full weight shape, two positive ints "
+                         f"([in, out] or [vocab, dim]), got {size!r}")
+    valid_axes = (0, 1) if operation == "linear" else (0,)
+    if axis not in valid_axes:
+        raise ValueError(f"split: axis={axis!r} for operation={operation!r}; it must be one of "
+                         f"{list(valid_axes)}")
+    world = dist.get_world_size()
+    if num_partitions != world:
+        raise ValueError(f"split: num_partitions={num_partitions!r}, but the weight is split over "
+                         f"all {world} ranks; pass num_partitions={world}")
+    if not gather_out and (operation, axis) != ("linear", 1):
+        raise ValueError(f"split: gather_out=False with operation={operation!r}, axis={axis}; only "
+                         f"the column split (operation='linear', axis=1) can leave its output split")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"split: name must be a non-empty str that identifies this split's "
+                         f"parameters across calls (see split_layers()), got {name!r}")
+    spec = (operation, tuple(size), axis, bool(gather_out))
+    layer = _layers.get(name)
+    if layer is None:
+        layer = _make(spec, weight_attr, bias_attr, name)
+        _layers[name], _specs[name] = layer, spec
+    elif _specs[name] != spec:
+        raise ValueError(f"split: name={name!r} was first used with (operation, size, axis, "
+                         f"gather_out)={_specs[name]}, now with {spec}; give this split its own name")
+    return layer(x)
+
+
+def _make(spec: tuple, weight_attr: Any, bias_attr: Any, name: str) -> Layer:
+    operation, (rows, cols), axis, gather_out = spec
+    if operation == "embedding":
+        return VocabParallelEmbedding(rows, cols, weight_attr=weight_attr, name=name)
+    has_bias = bias_attr is not False
+    if axis == 0:
+        return RowParallelLinear(rows, cols, weight_attr=weight_attr, has_bias=has_bias,
+                                 input_is_parallel=False, name=name, bias_attr=bias_attr)
+    return ColumnParallelLinear(rows, cols, weight_attr=weight_attr, has_bias=has_bias,
+                                gather_output=gather_out, name=name, bias_attr=bias_attr)
+
+
+def split_layers() -> Dict[str, Layer]:
+    """The layers ``split`` has made in this process, by ``name``, in the order they were made."""
+    return dict(_layers)
