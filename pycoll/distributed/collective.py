@@ -1,9 +1,11 @@
 """The paddle-style collectives: validate on the calling rank, start the engine, wait or return a task.
 
-Every collective works in place on a ``pycoll.Tensor`` or ``numpy.ndarray``. ``src``/``dst``
-are global ranks (paddle's convention), translated to the group's ranks here. With
-``sync_op=True`` a call returns once its result is in place (a completed :class:`Task`);
-with ``sync_op=False`` it returns a pending :class:`Task` at once. ``op`` is a ``ReduceOp``.
+Every collective works in place on a ``pycoll.Tensor`` or an array of the group's engine
+(``numpy.ndarray`` on the cpu backend, ``cupy.ndarray`` on nccl). ``src``/``dst`` are global
+ranks (paddle's convention), translated to the group's ranks here. With ``sync_op=True`` a call
+returns once its result is in place (on nccl: once it is queued on the current stream, which
+orders everything after it) as a completed :class:`Task`; with ``sync_op=False`` it returns a
+pending :class:`Task` at once. ``op`` is a ``ReduceOp``.
 """
 from __future__ import annotations
 
