@@ -1,7 +1,8 @@
-// pycoll._C: the pybind11 face of the host kernels. pycoll/kernels.py is its only caller and
-// validates arguments with full messages first; the checks here are a terse safety net that keeps
-// this module memory-safe on its own. Pointers and sizes are collected under the GIL, the copy
-// runs with the GIL released.
+// pycoll._C: the pybind11 face of the host kernels and, in a build with PYCOLL_WITH_CUDA, of the
+// CUDA kernels. pycoll/kernels.py is its only caller and validates arguments with full messages
+// first; the checks here are a terse safety net that keeps this module memory-safe on its own (as
+// far as it can be given raw device pointers). Pointers and sizes are collected under the GIL, the
+// copy runs (or, on the device, is enqueued) with the GIL released.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -12,6 +13,12 @@
 #include <vector>
 
 #include "host_kernels.h"
+#ifdef PYCOLL_WITH_CUDA
+#include "cuda_kernels.h"
+#ifndef PYCOLL_CUDA_ARCH
+#error "a CUDA build needs PYCOLL_CUDA_ARCH, the architecture list it was compiled for"
+#endif
+#endif
 
 namespace py = pybind11;
 using pycoll::Float;
@@ -157,6 +164,103 @@ void unflatten(const py::array& flat, const py::sequence& arrays, std::optional<
     }
 }
 
+#ifdef PYCOLL_WITH_CUDA
+// --- device arrays: raw pointers from CuPy, copied on the caller's stream --------------------
+
+namespace cu = pycoll::cuda;
+
+cu::Type device_type(const char* fn, const char* name, int code) {
+    if (code < static_cast<int>(cu::Type::bytes) || code > static_cast<int>(cu::Type::f64)) {
+        throw py::value_error(where(fn, std::string(name) + " " + std::to_string(code) +
+                                            " is not a type code of pycoll._C.cuda_types"));
+    }
+    return static_cast<cu::Type>(code);
+}
+
+// The arrays as pieces, after checking that there is one count per pointer, that no count is
+// negative and that every pointer is aligned to its element size.
+std::vector<Piece> device_pieces(const char* fn, const std::vector<std::uintptr_t>& ptrs,
+                                 const std::vector<int64_t>& counts, std::size_t itemsize) {
+    if (ptrs.size() != counts.size()) {
+        throw py::value_error(where(fn, "ptrs and counts differ in length"));
+    }
+    std::vector<Piece> pieces;
+    pieces.reserve(ptrs.size());
+    for (std::size_t i = 0; i < ptrs.size(); ++i) {
+        auto name = [i] { return "arrays[" + std::to_string(i) + "]"; };
+        if (counts[i] < 0) throw py::value_error(where(fn, name() + " has a negative count"));
+        if (counts[i] > 0 && ptrs[i] % itemsize != 0) {  // an empty array is never read
+            throw py::value_error(where(fn, name() + " is not aligned to its element size"));
+        }
+        pieces.push_back(Piece{reinterpret_cast<void*>(ptrs[i]), counts[i]});
+    }
+    return pieces;
+}
+
+// Checks the flat buffer (its first element at `flat`, named `name`) against the pieces: aligned,
+// and overlapping none of them (an empty piece overlaps nothing).
+void check_device_flat(const char* fn, const char* name, std::uintptr_t flat,
+                       std::size_t flat_itemsize, const std::vector<Piece>& pieces,
+                       std::size_t itemsize) {
+    if (flat % flat_itemsize != 0) {
+        throw py::value_error(where(fn, std::string(name) + " is not aligned to its element size"));
+    }
+    int64_t total = 0;
+    for (const Piece& p : pieces) total += p.count;
+    const std::uintptr_t hi = flat + static_cast<std::uintptr_t>(total) * flat_itemsize;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        const auto plo = reinterpret_cast<std::uintptr_t>(pieces[i].data);
+        const std::uintptr_t phi = plo + static_cast<std::uintptr_t>(pieces[i].count) * itemsize;
+        if (pieces[i].count > 0 && plo < hi && flat < phi) {
+            throw py::value_error(where(fn, std::string(name) + " overlaps arrays[" +
+                                                std::to_string(i) +
+                                                "] in memory; pass distinct buffers"));
+        }
+    }
+}
+
+void check_device_cast(const char* fn, cu::Type from, cu::Type to, bool scaled) {
+    if (!cu::cast_supported(from, to) || (scaled && from == cu::Type::bytes)) {
+        throw py::type_error(where(fn, std::string("no CUDA kernel converts ") +
+                                           (scaled ? "and scales " : "") + cu::name(from) +
+                                           " to " + cu::name(to)));
+    }
+}
+
+void cuda_flatten(const std::vector<std::uintptr_t>& ptrs, const std::vector<int64_t>& counts,
+                  int type, std::uintptr_t flat, int flat_type, std::optional<double> scale,
+                  int device, std::uintptr_t stream) {
+    const auto from = device_type("flatten", "type", type);
+    const auto to = device_type("flatten", "flat_type", flat_type);
+    check_device_cast("flatten", from, to, scale.has_value());
+    const auto pieces = device_pieces("flatten", ptrs, counts, cu::size_of(from));
+    check_device_flat("flatten", "out", flat, cu::size_of(to), pieces, cu::size_of(from));
+    py::gil_scoped_release nogil;
+    cu::flatten(pieces, from, reinterpret_cast<void*>(flat), to, scale, {device, stream});
+}
+
+void cuda_unflatten(std::uintptr_t flat, int flat_type, const std::vector<std::uintptr_t>& ptrs,
+                    const std::vector<int64_t>& counts, int type, std::optional<double> scale,
+                    int device, std::uintptr_t stream) {
+    const auto from = device_type("unflatten", "flat_type", flat_type);
+    const auto to = device_type("unflatten", "type", type);
+    check_device_cast("unflatten", from, to, scale.has_value());
+    const auto pieces = device_pieces("unflatten", ptrs, counts, cu::size_of(to));
+    check_device_flat("unflatten", "flat", flat, cu::size_of(from), pieces, cu::size_of(to));
+    py::gil_scoped_release nogil;
+    cu::unflatten(reinterpret_cast<const void*>(flat), from, pieces, to, scale, {device, stream});
+}
+
+py::dict cuda_types() {
+    py::dict codes;
+    using T = cu::Type;
+    for (const auto t : {T::bytes, T::f16, T::bf16, T::f32, T::f64}) {
+        codes[cu::name(t)] = static_cast<int>(t);
+    }
+    return codes;
+}
+#endif  // PYCOLL_WITH_CUDA
+
 std::string compiler() {
 #if defined(__clang__)
     return "clang " __clang_version__;
@@ -172,7 +276,14 @@ std::string compiler() {
 py::dict build_info() {
     py::dict info;
     info["host_kernels"] = true;
-    info["cuda_kernels"] = false;  // the CUDA kernels are not part of this build
+#ifdef PYCOLL_WITH_CUDA
+    info["cuda_kernels"] = true;
+    info["nvcc"] = pycoll::cuda::nvcc_version();
+    info["cuda_arch"] = PYCOLL_CUDA_ARCH;
+    info["cuda_runtime"] = pycoll::cuda::runtime_version() + " (static)";
+#else
+    info["cuda_kernels"] = false;  // built without nvcc, or with PYCOLL_CUDA=0
+#endif
     info["compiler"] = compiler();
     info["pybind11"] = PYCOLL_STR(PYBIND11_VERSION_MAJOR) "." PYCOLL_STR(
         PYBIND11_VERSION_MINOR) "." PYCOLL_STR(PYBIND11_VERSION_PATCH);
@@ -192,4 +303,19 @@ PYBIND11_MODULE(_C, m) {
           "Copy consecutive slices of flat into the C-contiguous arrays, in place, optionally "
           "scaled and cast to their dtype. The GIL is released while copying.");
     m.def("build_info", &build_info, "What this build of pycoll._C contains.");
+#ifdef PYCOLL_WITH_CUDA
+    m.attr("cuda_types") = cuda_types();
+    m.def("cuda_flatten", &cuda_flatten, py::arg("ptrs"), py::arg("counts"), py::arg("type"),
+          py::arg("flat"), py::arg("flat_type"), py::arg("scale"), py::arg("device"),
+          py::arg("stream"),
+          "Enqueue on `stream` (a cudaStream_t) one kernel that copies the device arrays at `ptrs` "
+          "(counts[i] elements of cuda_types code `type` each; for 'bytes', counts are bytes), in "
+          "order, into the device buffer at `flat`, optionally scaled and cast to `flat_type`. "
+          "The GIL is released while the copy is enqueued.");
+    m.def("cuda_unflatten", &cuda_unflatten, py::arg("flat"), py::arg("flat_type"),
+          py::arg("ptrs"), py::arg("counts"), py::arg("type"), py::arg("scale"),
+          py::arg("device"), py::arg("stream"),
+          "Enqueue on `stream` one kernel that copies consecutive slices of the device buffer at "
+          "`flat` into the device arrays at `ptrs`, optionally scaled and cast to `type`.");
+#endif
 }

@@ -385,7 +385,8 @@ strided = np.arange(20, dtype=F32).reshape(4, 5)[:, :2]
         (
             lambda: kernels.flatten([ok, FakeDeviceArray()]),
             TypeError,
-            F + r"arrays\[1\] is a device array .*FakeDeviceArray.*numpy.ndarray only",
+            F + r"arrays\[1\] is a device array \(.*FakeDeviceArray\), but arrays\[0\] is a "
+            "numpy.ndarray; pass host arrays only or device arrays only",
         ),
         (
             lambda: kernels.flatten([ok, ok, ok.astype(F64)]),
@@ -567,6 +568,6 @@ def test_compiled_module_checks_on_its_own():
 
 def test_build_info():
     info = kernels.build_info()
-    assert info["host_kernels"] is True and info["cuda_kernels"] is False
+    assert info["host_kernels"] is True and isinstance(info["cuda_kernels"], bool)
     assert isinstance(info["compiler"], str) and info["compiler"]
     assert isinstance(info["pybind11"], str) and info["pybind11"][0].isdigit()
