@@ -49,7 +49,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=6)
     args = parser.parse_args()
     dist.init_parallel_env()
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -67,9 +67,10 @@ def main():
         f"{world} rank(s), median of {args.steps} steps x {args.rounds} interleaved rounds")
     if world == 1:
         wrapped, plain = [], []
-        for _ in range(args.rounds):
-            wrapped.append(timed_steps(dp, opt, x, y, args.steps))
-            plain.append(timed_steps(inner, opt, x, y, args.steps))
+        for r in range(args.rounds):  # alternate which goes first, so order effects cancel
+            pair = [(wrapped, dp), (plain, inner)]
+            for times, model in (pair if r % 2 == 0 else pair[::-1]):
+                times.append(timed_steps(model, opt, x, y, args.steps))
         w, p = statistics.median(wrapped), statistics.median(plain)
         say("| world | DataParallel step (ms) | unwrapped step (ms) | ratio |")
         say("|---:|---:|---:|---:|")
