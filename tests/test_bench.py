@@ -2,6 +2,7 @@
 a wrong result, and every op self-launching on 2 CPU ranks (each run bounded in time).
 
 --plot is tested only where matplotlib is importable; elsewhere its clear error is tested.
+The nccl mode's choice and its error are tested here; its run is a ``gpu`` test.
 """
 import csv
 import json
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import launch, run_python
 from pycoll.backends.reduce_op import ReduceOp
+from pycoll import device
 from pycoll.bench import cli, plot
 from pycoll.bench.config import auto_iters, parse_size, sweep
 from pycoll.bench.ops import OPS, Context, busbw_factor
@@ -21,8 +23,8 @@ SMALL_SIZES = [8, 64, 512, 4096]
 TIMEOUT = 60
 
 
-def bench(*args, timeout=TIMEOUT):
-    return run_python(["-m", "pycoll.bench", *map(str, args)], timeout=timeout)
+def bench(*args, timeout=TIMEOUT, env=None):
+    return run_python(["-m", "pycoll.bench", *map(str, args)], timeout=timeout, env=env)
 
 
 def table_rows(stdout):
@@ -97,7 +99,6 @@ def test_nccl_style_flags_are_parsed():
     (["all_gatherer"], "argument OP: invalid choice"),
     (["all_reduce", "--bogus"], "unrecognized arguments: --bogus"),
     ([], "the following arguments are required: OP"),
-    (["all_reduce", "--backend", "nccl"], "cannot measure the NCCL backend yet"),
     (["--plot-from", "a.json"], "argument --plot-from: give the figure"),
 ])
 def test_bad_flags_exit_2_naming_the_flag(argv, message, capsys):
@@ -105,6 +106,26 @@ def test_bad_flags_exit_2_naming_the_flag(argv, message, capsys):
         cli.parse(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gpus, backend, nprocs", [(0, "cpu", 2), (2, "nccl", 2), (4, "nccl", 4)])
+def test_the_default_backend_follows_the_visible_gpus(gpus, backend, nprocs, monkeypatch):
+    monkeypatch.delenv("PYCOLL_DEVICE", raising=False)
+    monkeypatch.setattr(device, "gpu_count", lambda: gpus)
+    assert cli.default_backend() == backend
+    assert cli.default_nprocs(backend) == nprocs
+    _, cfg = cli.parse(["all_reduce"])
+    assert cfg.backend == backend and cfg.nprocs is None
+    monkeypatch.setenv("PYCOLL_DEVICE", "cpu")  # as the CPU test suite runs on a GPU machine
+    assert cli.default_backend() == "cpu"
+
+
+def test_nccl_without_a_usable_gpu_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.setattr(device, "gpu_count", lambda: 0)
+    with pytest.raises(SystemExit) as exc:
+        cli.parse(["all_reduce", "--backend", "nccl"])
+    assert exc.value.code == 2
+    assert "argument --backend: nccl needs a usable GPU" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -307,8 +328,8 @@ def test_plot_after_a_run(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.skipif(plot.available(), reason="matplotlib is installed")
-def test_plot_without_matplotlib_is_a_clear_error(capsys):
+def test_plot_without_matplotlib_is_a_clear_error(capsys, monkeypatch):
+    monkeypatch.setattr(plot, "available", lambda: False)  # as on a machine without matplotlib
     with pytest.raises(SystemExit) as exc:
         cli.parse(["all_reduce", "--plot", "x.png"])
     assert exc.value.code == 2 and "pip install 'pycoll[plot]'" in capsys.readouterr().err
@@ -321,3 +342,18 @@ def test_plot_from_refuses_files_that_are_not_results(tmp_path, capsys):
     bad.write_text("{}")
     assert cli.main(["--plot-from", str(bad), "--plot", str(tmp_path / "x.png")]) == 2
     assert "not a pycoll-bench JSON result" in capsys.readouterr().err
+
+
+# -- on GPUs --------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_nccl_all_reduce_on_two_ranks_is_right():
+    """Two NCCL ranks (sharing one GPU where there is one: each gets its own NCCL_HOSTID)."""
+    env = {"NCCL_SOCKET_IFNAME": "lo", "PYCOLL_DEVICE": "gpu"}  # the default backend: nccl
+    result = bench("all_reduce", "-b", "8", "-e", "1M", "--nprocs", "2", "--compare", "raw",
+                   timeout=180, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "backend nccl (NCCL " in result.stdout and "device gpu:" in result.stdout
+    rows = table_rows(result.stdout)
+    assert len(rows) == 18 and all(r[8] == "0" and r[13] == "0" for r in rows)  # the #wrong columns
+    assert "# Out of bounds values : 0 OK" in result.stdout

@@ -11,6 +11,12 @@ mpi4py's on a duplicate of ``COMM_WORLD``, each the engine's cheapest way to the
 ``MPI.IN_PLACE`` where MPI has it, a true out-of-place call where it has that, and for
 broadcast (one buffer in MPI) the same root-side copy. AVG is MPI's SUM followed by a division,
 as pycoll's engine does it.
+
+With the nccl backend the buffers are CuPy arrays and the raw calls (``RAW_NCCL``) are the
+``cupy.cuda.nccl.NcclCommunicator`` methods on the world group's own communicator, queued on
+the current stream as pycoll's are: true out-of-place calls, in place by passing one pointer
+twice; scatter, alltoall and sendrecv are NCCL send/recv groups, as NCCL has no such
+collective. Every call here returns once queued; the runner synchronizes the stream.
 """
 from __future__ import annotations
 
@@ -48,7 +54,7 @@ def _then_average(ctx: Context, call: Run, out: np.ndarray) -> Run:
 
 def _copy_then(src: np.ndarray, dst: np.ndarray, call: Run) -> Run:
     def run() -> None:
-        np.copyto(dst, src)
+        dst[...] = src  # NumPy or CuPy, on the current stream
         call()
     return run
 
@@ -184,3 +190,131 @@ RAW: Dict[str, Factory] = {
     "all_gather": _raw_all_gather, "reduce_scatter": _raw_reduce_scatter,
     "scatter": _raw_scatter, "alltoall": _raw_alltoall, "sendrecv": _raw_sendrecv,
 }
+
+
+# -- through the raw engine (cupy.cuda.nccl) ----------------------------------------------
+
+def _nccl(ctx: Context) -> tuple:
+    """The NcclCommunicator, cupy.cuda.nccl and the current stream's handle."""
+    from cupy.cuda import get_current_stream
+
+    from pycoll.backends.nccl import nccl_module
+
+    return ctx.nccl, nccl_module(), get_current_stream().ptr
+
+
+def _reduction(ctx: Context, out) -> tuple:
+    """NCCL's datatype, op and element count for reducing ``out``, and the divide that
+    finishes an average where NCCL has no ncclAvg (before 2.10; None otherwise)."""
+    from cupy import divide
+
+    from pycoll.backends.nccl import Reduction
+
+    plan = Reduction(out.dtype, ctx.redop)
+    n = ctx.nranks
+    finish = (lambda: divide(out, n, out=out)) if plan.average else None
+    return plan.datatype, plan.op, out.size * plan.factor, finish
+
+
+def _finished(call: Run, finish) -> Run:
+    if finish is None:
+        return call
+
+    def run() -> None:
+        call()
+        finish()
+    return run
+
+
+def _send_recv_group(ctx: Context, transfers: list) -> Run:
+    """One NCCL group of ``(is_send, array, peer)`` byte transfers."""
+    comm, nccl, stream = _nccl(ctx)
+    u8 = nccl.NCCL_UINT8
+    plan = [(is_send, arr.data.ptr, arr.nbytes, peer) for is_send, arr, peer in transfers]
+
+    def run() -> None:
+        nccl.groupStart()
+        try:
+            for is_send, ptr, nbytes, peer in plan:
+                (comm.send if is_send else comm.recv)(ptr, nbytes, u8, peer, stream)
+        finally:
+            nccl.groupEnd()
+    return run
+
+
+def _nccl_all_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    comm, _, stream = _nccl(ctx)
+    dtype, op, count, finish = _reduction(ctx, b.recv)
+    src, dst = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr
+    return _finished(lambda: comm.allReduce(src, dst, count, dtype, op, stream), finish)
+
+
+def _nccl_broadcast(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    comm, nccl, stream = _nccl(ctx)
+    src, dst = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr
+    nbytes, root, u8 = b.recv.nbytes, ctx.root, nccl.NCCL_UINT8
+    return lambda: comm.broadcast(src, dst, nbytes, u8, root, stream)
+
+
+def _nccl_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    comm, _, stream = _nccl(ctx)
+    dtype, op, count, finish = _reduction(ctx, b.recv)
+    src, dst, root = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr, ctx.root
+    call = lambda: comm.reduce(src, dst, count, dtype, op, root, stream)  # noqa: E731
+    return _finished(call, finish if ctx.rank == root else None)
+
+
+def _nccl_all_gather(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    comm, nccl, stream = _nccl(ctx)
+    mine = b.block(b.recv, ctx.rank) if inplace else b.send
+    src, dst, nbytes, u8 = mine.data.ptr, b.recv.data.ptr, mine.nbytes, nccl.NCCL_UINT8
+    return lambda: comm.allGather(src, dst, nbytes, u8, stream)
+
+
+def _nccl_reduce_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    comm, _, stream = _nccl(ctx)
+    out = b.block(b.work, ctx.rank) if inplace else b.recv
+    dtype, op, count, finish = _reduction(ctx, out)
+    src, dst = (b.work if inplace else b.send).data.ptr, out.data.ptr
+    return _finished(lambda: comm.reduceScatter(src, dst, count, dtype, op, stream), finish)
+
+
+def _nccl_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    """The root sends block i to rank i; in place, the root's own block stays where it is."""
+    ins = b.blocks(b.work if inplace else b.send, ctx.nranks)
+    out = ins[ctx.rank] if inplace else b.recv
+    transfers = []
+    if not (inplace and ctx.rank == ctx.root):
+        transfers.append((False, out, ctx.root))
+    if ctx.rank == ctx.root:
+        transfers += [(True, ins[i], i) for i in range(ctx.nranks)
+                      if not (inplace and i == ctx.rank)]
+    return _send_recv_group(ctx, transfers)
+
+
+def _nccl_alltoall(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    """In place, the input is first copied aside (timed): NCCL cannot send from a buffer it is
+    receiving into."""
+    n = ctx.nranks
+    src = b.work.copy() if inplace else b.send
+    out = b.work if inplace else b.recv
+    transfers = [t for peer in range(n)
+                 for t in ((True, b.block(src, peer), peer), (False, b.block(out, peer), peer))]
+    group = _send_recv_group(ctx, transfers)
+    return _copy_then(b.work, src, group) if inplace else group
+
+
+def _nccl_sendrecv(ctx: Context, b: Buffers, inplace: bool) -> Run:
+    return _send_recv_group(ctx, [(True, b.send, ctx.next), (False, b.recv, ctx.prev)])
+
+
+RAW_NCCL: Dict[str, Factory] = {
+    "all_reduce": _nccl_all_reduce, "reduce": _nccl_reduce, "broadcast": _nccl_broadcast,
+    "all_gather": _nccl_all_gather, "reduce_scatter": _nccl_reduce_scatter,
+    "scatter": _nccl_scatter, "alltoall": _nccl_alltoall, "sendrecv": _nccl_sendrecv,
+}
+
+
+def raw(backend: str) -> Dict[str, Factory]:
+    """The raw engine's calls for ``backend``: mpi4py's for cpu, NcclCommunicator's for nccl."""
+    return RAW_NCCL if backend == "nccl" else RAW

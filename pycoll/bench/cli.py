@@ -1,10 +1,12 @@
 """The ``pycoll-bench`` command line (also ``python -m pycoll.bench``); examples in ``EXAMPLES``.
 
-Started from a shell, it starts its own ranks (``--nprocs``, default 2) through
-``python -m pycoll.launch``; started by ``mpiexec``, ``srun`` or the launcher, it runs on the
-job's ranks. The flags are nccl-tests' (-b -e -f -i -n -w -c -d -o -r -a), with two
-differences: without -n the number of timed calls adapts to the size, and the default sweep
-is 8 B to 32 MiB by factors of 2, so that a first run shows the whole curve in seconds.
+Started from a shell, it starts its own ranks (``--nprocs``; default one per visible GPU with
+the nccl backend, else 2) through ``python -m pycoll.launch``; started by ``mpiexec``, ``srun``
+or the launcher, it runs on the job's ranks. The backend is nccl where a GPU is usable (and
+``PYCOLL_DEVICE`` is not ``cpu``), else cpu; ``--backend`` chooses. The flags are nccl-tests'
+(-b -e -f -i -n -w -c -d -o -r -a), with two differences: without -n the number of timed calls
+adapts to the size, and the default sweep is 8 B to 32 MiB by factors of 2, so that a first run
+shows the whole curve in seconds.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll import device
 from pycoll._logging import logger
 from pycoll.bench import plot
 from pycoll.bench.config import DTYPES, REDOPS, TIME_COMBINE, Config, parse_size, sweep
@@ -22,9 +25,9 @@ from pycoll.bench.ops import OPS
 
 DEFAULT_NPROCS = 2
 BACKENDS = ("cpu", "nccl")
-BUILT_BACKENDS = ("cpu",)  # what pycoll-bench can measure so far (its GPU/NCCL mode is to come)
 EXAMPLES = """examples:
-  pycoll-bench all_reduce                      # 2 CPU ranks, 8 B .. 32 MiB by factors of 2
+  pycoll-bench all_reduce                      # one rank per GPU (nccl), else 2 CPU ranks
+  pycoll-bench all_reduce --backend nccl --nprocs 2 -e 256M --compare raw
   pycoll-bench all -b 1K -e 1M -n 20 --json r.json
   pycoll-bench broadcast --nprocs 4 -r 1 --compare raw --csv b.csv
   mpiexec -n 4 pycoll-bench reduce_scatter -d double -o max
@@ -106,13 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "3 max (default 1)")
     run = p.add_argument_group("where it runs")
     run.add_argument("--backend", choices=BACKENDS, default=None,
-                     help="cpu (MPI) or nccl (default: nccl with GPUs, once built; else cpu)")
+                     help="cpu (MPI, NumPy buffers) or nccl (NCCL, CuPy buffers on the GPUs) "
+                          "(default: nccl where a GPU is usable, else cpu)")
     run.add_argument("--nprocs", type=_at_least(1), default=None,
-                     help=f"ranks to start when not already started by a launcher "
-                          f"(default {DEFAULT_NPROCS})")
+                     help=f"ranks to start when not already started by a launcher (default: "
+                          f"one per visible GPU with nccl, else {DEFAULT_NPROCS})")
     run.add_argument("--compare", choices=("raw",), default=None,
-                     help="raw: also time the raw mpi4py call, interleaved, and add the "
-                          "ratio pycoll time / raw time")
+                     help="raw: also time the raw engine call (mpi4py, or cupy.cuda.nccl's "
+                          "NcclCommunicator), interleaved, and add the ratio pycoll time / "
+                          "raw time")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                      help="a progress line on stderr (default: when stderr is a terminal)")
     out = p.add_argument_group("output")
@@ -125,12 +130,26 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def default_backend() -> str:
+    """nccl when CuPy sees a GPU, else cpu. ``PYCOLL_DEVICE=cpu`` keeps it on the CPU, as it
+    keeps the library (and the CPU test suite on a GPU machine)."""
+    if os.environ.get("PYCOLL_DEVICE", "").strip().lower() == "cpu":
+        return "cpu"
+    return "nccl" if device.gpu_count() > 0 else "cpu"
+
+
+def default_nprocs(backend: str) -> int:
+    """Ranks to start without --nprocs: one per visible GPU for nccl, else DEFAULT_NPROCS."""
+    return device.gpu_count() if backend == "nccl" else DEFAULT_NPROCS
+
+
 def _backend(parser: argparse.ArgumentParser, requested: Optional[str]) -> str:
-    """The backend to measure; a clear error for one this build lacks."""
-    name = requested or "cpu"  # pycoll-bench has no NCCL mode yet, even where GPUs are
-    if name not in BUILT_BACKENDS:
-        parser.error(f"argument --backend: pycoll-bench cannot measure the {name.upper()} backend "
-                     f"yet; available: {', '.join(BUILT_BACKENDS)}")
+    """The backend to measure; a clear error (not the cpu) for nccl where no GPU is usable."""
+    name = requested or default_backend()
+    if name == "nccl" and device.gpu_count() == 0:
+        parser.error("argument --backend: nccl needs a usable GPU, and none is visible here "
+                     "(CuPy is missing, finds no CUDA driver or sees no device); "
+                     "use --backend cpu")
     return name
 
 
@@ -192,7 +211,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"pycoll-bench: wrote {args.plot}")
         return 0
     if job_rank() is None:
-        nprocs = cfg.nprocs or DEFAULT_NPROCS
+        nprocs = cfg.nprocs or default_nprocs(cfg.backend)
         problems = cfg.problems(nprocs)  # the ranks check the rest (dtype and reduction)
         if problems:
             build_parser().error("; ".join(problems))

@@ -47,7 +47,8 @@ class Context:
     nranks: int
     root: int
     redop: int
-    comm: Any = None  # the raw engine's communicator (an mpi4py Comm)
+    comm: Any = None  # an mpi4py Comm: the raw cpu engine, and the ranks' host-side coordination
+    nccl: Any = None  # with --backend nccl: the world group's cupy.cuda.nccl.NcclCommunicator
 
     @property
     def prev(self) -> int:
@@ -210,7 +211,7 @@ class ReduceScatter(_Blocked):
         if not inplace:
             return b.recv
         # MPI's in-place result lands in the first block; nccl's and pycoll's in the rank's own
-        return b.work[:b.count] if raw else _my_block(b.work, ctx, b.count)
+        return b.work[:b.count] if raw and ctx.nccl is None else _my_block(b.work, ctx, b.count)
 
     def expected(self, inputs, ctx, count):
         return reduced([_my_block(x, ctx, count) for x in _all_inputs(inputs, ctx)], ctx.redop)

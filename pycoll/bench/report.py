@@ -29,6 +29,8 @@ from pycoll.bench.ops import OPS
 
 Result = Dict[str, object]
 
+_NCCL_CALLS = {"all_reduce": "allReduce", "broadcast": "broadcast", "reduce": "reduce",
+               "all_gather": "allGather", "reduce_scatter": "reduceScatter"}
 _LEAD = "%12s  %12s  %8s  %6s  %6s"
 _SIDE = "  %7s  %6s  %6s  %6s"
 _RATIO = "  %6s"
@@ -45,9 +47,11 @@ def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, st
     """The lines before the tables: what ran, on what, with which software."""
     ops = "all ops" if len(cfg.ops) > 1 else cfg.ops[0]
     iters = "auto" if cfg.iters is None else str(cfg.iters)
-    soft = ", ".join(f"{k} {v}" for k, v in versions.items() if k != "mpi")
+    soft = ", ".join(f"{k} {v}" for k, v in versions.items() if k not in ("mpi", "nccl"))
+    engine = f"NCCL {versions['nccl']}" if cfg.backend == "nccl" else "MPI"
+    ranks = f"{nranks} rank{'s' * (nranks != 1)}"
     lines = [
-        f"# pycoll-bench {ops}: backend {cfg.backend} (MPI), {nranks} rank{'s' * (nranks != 1)}",
+        f"# pycoll-bench {ops}: backend {cfg.backend} ({engine}), {ranks}",
         f"# minBytes {cfg.sizes[0]} maxBytes {cfg.sizes[-1]} step: {cfg.step} warmup iters: "
         f"{cfg.warmup} iters: {iters} validation: {int(cfg.check)} time: "
         f"{TIME_COMBINE[cfg.average]} (-a {cfg.average})",
@@ -55,8 +59,9 @@ def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, st
         f"# MPI library: {versions['mpi']}",
     ]
     if cfg.compare:
-        lines.append("# ratio: pycoll's time / the raw mpi4py call's time on a Dup of COMM_WORLD, "
-                     "both measured interleaved in this run")
+        raw = ("the raw NcclCommunicator call's time on the world group's communicator"
+               if cfg.backend == "nccl" else "the raw mpi4py call's time on a Dup of COMM_WORLD")
+        lines.append(f"# ratio: pycoll's time / {raw}, both measured interleaved in this run")
     lines += ["#", "# Using devices"]
     lines += [f"#  Rank {d['rank']:2d} Pid {d['pid']:6d} on {d['host']:>10s} device {d['device']}"
               for d in devices]
@@ -64,9 +69,16 @@ def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, st
     return lines
 
 
-def table_header(op: str, compare: bool) -> List[str]:
+def raw_call(op: str, backend: str) -> str:
+    """The raw engine call that --compare raw times for ``op``."""
+    if backend == "nccl":
+        return _NCCL_CALLS.get(op, "NCCL send/recv group")
+    return OPS[op].raw_call
+
+
+def table_header(op: str, compare: bool, backend: str = "cpu") -> List[str]:
     spec = OPS[op]
-    lines = [f"# {op}" + (f"  (raw: {spec.raw_call})" if compare else "")]
+    lines = [f"# {op}" + (f"  (raw: {raw_call(op, backend)})" if compare else "")]
     if spec.oop_copies:
         lines.append(f"# pycoll's {op} works in place only: out-of-place copies the input into "
                      f"the output buffer, then runs in place; the copy is timed")

@@ -8,6 +8,11 @@ alternating blocks (the order flipping from block to block) so that the machine'
 falls on both alike. Checking runs each call once more on fresh inputs, outside the timed
 region, and counts the elements that differ from the expected result, summed over ranks.
 The buffers are allocated once, for the largest size; smaller sizes use their beginning.
+
+With the nccl backend the buffers are CuPy arrays on the rank's GPU and the calls only queue
+work on the current stream: every timed block (and the warm-up) ends by synchronizing that
+stream, and results are copied to the host to be checked. The ranks still coordinate (the
+barrier before a block, the combined times, the counts of wrong elements) over MPI.
 """
 from __future__ import annotations
 
@@ -19,7 +24,7 @@ import numpy as np
 from mpi4py import MPI
 
 import pycoll.distributed as dist
-from pycoll.bench import calls, meta, report
+from pycoll.bench import arrays, calls, meta, report
 from pycoll.bench.config import Config, type_name
 from pycoll.bench.ops import OPS, Buffers, Context, Op, rank_input
 from pycoll.bench.report import Progress, Result
@@ -28,13 +33,19 @@ ROUNDS = 5  # blocks per contender and size when pycoll and the raw call are int
 _COMBINE = {1: MPI.SUM, 2: MPI.MIN, 3: MPI.MAX}
 
 
+def _no_wait() -> None:
+    pass
+
+
 def time_calls(comm: MPI.Comm, runs: List[Callable[[], None]], iters: int, warmup: int,
-               rounds: int) -> List[float]:
+               rounds: int, sync: Callable[[], None] = _no_wait) -> List[float]:
     """Seconds per call of each of ``runs`` on this rank, over ``iters`` calls each made in
-    ``rounds`` interleaved blocks."""
+    ``rounds`` interleaved blocks; ``sync()`` waits for calls that return before they finish
+    (a GPU stream) and ends every block before the clock stops."""
     for run in runs:
         for _ in range(warmup):
             run()
+    sync()
     totals = [0.0] * len(runs)
     rounds = max(1, min(rounds, iters))
     for r in range(rounds):
@@ -46,6 +57,7 @@ def time_calls(comm: MPI.Comm, runs: List[Callable[[], None]], iters: int, warmu
             start = time.perf_counter()
             for _ in range(calls_now):
                 run()
+            sync()
             totals[i] += time.perf_counter() - start
     return [t / iters for t in totals]
 
@@ -64,16 +76,17 @@ class Sweep:
     def __init__(self, op: Op, cfg: Config, ctx: Context):
         self.op, self.cfg, self.ctx = op, cfg, ctx
         self.itemsize = cfg.dtype.itemsize
+        self.mem = arrays.memory(cfg.backend)
         largest = op.layout(cfg.sizes[-1] // self.itemsize, ctx.nranks)
-        self.send_store = np.zeros(largest.send, cfg.dtype)
-        self.recv_store = np.zeros(largest.work, cfg.dtype)
+        self.send_store = self.mem.xp.zeros(largest.send, cfg.dtype)
+        self.recv_store = self.mem.xp.zeros(largest.work, cfg.dtype)
 
     def _input(self, rank: int, nelems: int) -> np.ndarray:
         return rank_input(rank, nelems, self.cfg.dtype, self.ctx.redop)
 
     def _prepare(self, b: Buffers, inplace: bool, mine: np.ndarray) -> None:
         b.work[...] = 0
-        np.copyto(self.op.input_view(b, self.ctx, inplace), mine)
+        self.mem.upload(self.op.input_view(b, self.ctx, inplace), mine)
 
     def _wrong(self, b: Buffers, inplace: bool, raw: bool, run: Callable[[], None],
                mine: np.ndarray, expected: Optional[np.ndarray]) -> int:
@@ -81,7 +94,7 @@ class Sweep:
         self._prepare(b, inplace, mine)
         run()
         out = self.op.output(b, self.ctx, inplace, raw)
-        wrong = 0 if out is None else int(np.count_nonzero(out != expected))
+        wrong = 0 if out is None else int(np.count_nonzero(self.mem.to_host(out) != expected))
         return self.ctx.comm.allreduce(wrong, op=MPI.SUM)
 
     def _entry(self, b: Buffers, inplace: bool, iters: int, nbytes: int, mine: np.ndarray,
@@ -89,9 +102,10 @@ class Sweep:
         cfg, ctx, comm = self.cfg, self.ctx, self.ctx.comm
         runs = [calls.PYCOLL[self.op.name](ctx, b, inplace)]
         if cfg.compare:
-            runs.append(calls.RAW[self.op.name](ctx, b, inplace))
+            runs.append(calls.raw(cfg.backend)[self.op.name](ctx, b, inplace))
         self._prepare(b, inplace, mine)
-        seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if cfg.compare else 1)
+        seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if cfg.compare else 1,
+                             self.mem.sync)
         times = [combine(comm, s, cfg.average) for s in seconds]  # > 0: each includes a call
         algbw = nbytes / times[0] / 1e9
         entry = {"time_us": times[0] * 1e6, "algbw": algbw,
@@ -126,7 +140,7 @@ class Sweep:
 def run(cfg: Config) -> int:
     """Run ``cfg`` on this rank; rank 0 prints and writes the results. Returns the exit
     status: 0, 1 when a result was wrong, 2 when ``cfg`` cannot run on this job."""
-    world = dist.init_parallel_env()
+    world = dist.init_parallel_env(backend=cfg.backend)
     rank, nranks = world.rank, world.nranks
     lead = rank == 0
     problems = cfg.problems(nranks, world.backend.reduction_error)
@@ -137,7 +151,8 @@ def run(cfg: Config) -> int:
         dist.barrier()  # a rank exiting non-zero stops the job: let rank 0 finish printing
         return 2
     comm = MPI.COMM_WORLD.Dup()
-    results = _run_ops(cfg, comm, rank, nranks, lead)
+    nccl = world.backend.comm if cfg.backend == "nccl" else None
+    results = _run_ops(cfg, Context(rank, nranks, cfg.root, cfg.reduce_op, comm, nccl), lead)
     if lead:
         _write_files(cfg, results)
     comm.Barrier()  # as above: the output is complete before any rank exits
@@ -150,8 +165,10 @@ def _emit(lines: List[str]) -> None:
     print("\n".join(lines), flush=True)
 
 
-def _run_ops(cfg: Config, comm: MPI.Comm, rank: int, nranks: int, lead: bool) -> List[Result]:
-    devices, versions = meta.devices(comm, cfg.backend), meta.versions()
+def _run_ops(cfg: Config, ctx: Context, lead: bool) -> List[Result]:
+    """Every op of ``cfg`` on this rank (``ctx``); rank 0 (``lead``) prints as it goes."""
+    nranks = ctx.nranks
+    devices, versions = meta.devices(ctx.comm, cfg.backend), meta.versions(cfg.backend)
     progress = Progress(cfg.progress and lead)
     if lead:
         _emit(report.header(cfg, nranks, devices, versions))
@@ -162,9 +179,8 @@ def _run_ops(cfg: Config, comm: MPI.Comm, rank: int, nranks: int, lead: bool) ->
             if lead:
                 _emit([f"# {name}: skipped, it needs at least {op.min_ranks} ranks", "#"])
             continue
-        ctx = Context(rank, nranks, cfg.root, cfg.reduce_op, comm)
         if lead:
-            _emit(report.table_header(name, cfg.compare))
+            _emit(report.table_header(name, cfg.compare, cfg.backend))
         sweep, rows = Sweep(op, cfg, ctx), []
         for i, size in enumerate(cfg.sizes):
             progress.update(f"pycoll-bench {name}: {size} B ({i + 1}/{len(cfg.sizes)})")
