@@ -262,6 +262,12 @@ def _check_arrays(fn: str, arrays, side: str, *, writeable: bool) -> Tuple[np.dt
 def _check_buffer(fn: str, name: str, buf, dtype: np.dtype, total: int, *, writeable: bool) -> None:
     if not isinstance(buf, np.ndarray):
         raise _not_numpy(fn, name, buf, "arrays[0]")
+    _check_flat(fn, name, buf, dtype, total, writeable=writeable)
+
+
+def _check_flat(fn: str, name: str, buf, dtype: np.dtype, total: int, *, writeable: bool) -> None:
+    """Checks the flat buffer `name` (a host or device array) against the arrays: its dtype,
+    layout, writeability and size."""
     if buf.dtype != dtype:
         raise TypeError(
             f"{fn}: {name} has dtype {buf.dtype}, need {dtype}"
@@ -272,7 +278,7 @@ def _check_buffer(fn: str, name: str, buf, dtype: np.dtype, total: int, *, write
             f"{fn}: {name} is not C-contiguous (shape {buf.shape}, strides {buf.strides}); "
             "pass a contiguous buffer"
         )
-    if writeable and not buf.flags.writeable:
+    if writeable and not getattr(buf.flags, "writeable", True):  # CuPy arrays are always writeable
         raise ValueError(f"{fn}: {name} is read-only; it is written in place")
     if buf.size != total:
         raise ValueError(
@@ -373,21 +379,7 @@ class _DeviceArrays:
         """Checks `buf`, the flat buffer named `name`, against the arrays (but for overlap)."""
         if not isinstance(buf, cp.ndarray):
             raise _not_cupy(fn, name, buf, "arrays[0]")
-        if buf.dtype != dtype:
-            raise TypeError(
-                f"{fn}: {name} has dtype {buf.dtype}, need {dtype}"
-                + (" (pass dtype= to cast)" if name == "out" else "")
-            )
-        if not buf.flags.c_contiguous:
-            raise ValueError(
-                f"{fn}: {name} is not C-contiguous (shape {buf.shape}, strides {buf.strides}); "
-                "pass a contiguous buffer"
-            )
-        if buf.size != self.total:
-            raise ValueError(
-                f"{fn}: {name} has {buf.size} elements (shape {buf.shape}), need exactly "
-                f"{self.total}, the arrays' total"
-            )
+        _check_flat(fn, name, buf, dtype, self.total, writeable=False)
         if buf.data.device_id != self.device:
             raise ValueError(
                 f"{fn}: {name} is on device {buf.data.device_id}, but the arrays are on device "
