@@ -36,6 +36,24 @@ def test_spawn_without_join_returns_a_context_to_join(tmp_path):
     assert np.array_equal(np.load(out), [6.0, 6.0])
 
 
+def _fail_on_rank_one():
+    dist.init_parallel_env()
+    if dist.get_rank() == 1:
+        raise KeyError("planted")
+    dist.barrier()
+
+
+def test_a_failed_job_raises_on_every_join():
+    context = dist.spawn(_fail_on_rank_one, nprocs=2, join=False)
+    for _ in range(2):
+        try:
+            context.join(timeout=120)
+        except dist.SpawnError as exc:
+            assert exc.rank == 1 and "KeyError: 'planted'" in str(exc)
+        else:
+            raise AssertionError("join() of a failed job returned")
+
+
 def test_spawn_checks_its_arguments():
     for kwargs, words in [({"func": 3}, "callable"), ({"func": print, "args": [1]}, "tuple"),
                           ({"func": print, "nprocs": 0}, "nprocs")]:

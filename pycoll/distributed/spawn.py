@@ -36,33 +36,38 @@ class SpawnContext:
         self.process = process
         self.nprocs = nprocs
         self._workdir = workdir
+        self._error: Optional[SpawnError] = None
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """Wait for the job; True once every rank succeeded, False if ``timeout`` ran out first.
 
-        Raises :class:`SpawnError` when a rank failed.
+        Raises :class:`SpawnError` when a rank failed (again on every later call).
         """
         try:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
-        if self._workdir is None:
-            return True
-        failures = sorted(glob.glob(os.path.join(self._workdir, "rank*.err")), key=os.path.getmtime)
-        report = None
-        if failures:
-            with open(failures[0]) as f:
-                report = (int(os.path.basename(failures[0])[4:-4]), f.read())
-        shutil.rmtree(self._workdir, ignore_errors=True)
-        self._workdir = None
-        if code != 0:
-            if report is None:
-                raise SpawnError(f"spawn: the job of {self.nprocs} ranks failed with exit status {code} "
-                                 f"(see the ranks' output above)", code, None)
-            rank, text = report
-            raise SpawnError(f"spawn: rank {rank} of {self.nprocs} failed (exit status {code}):\n\n{text}",
-                             code, rank)
+        if self._workdir is not None:
+            self._error = self._failure(code)
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+        if self._error is not None:
+            raise self._error
         return True
+
+    def _failure(self, code: int) -> Optional[SpawnError]:
+        """The error for exit status ``code``, with the first failed rank's report if it left one."""
+        if code == 0:
+            return None
+        reports = sorted(glob.glob(os.path.join(self._workdir, "rank*.err")), key=os.path.getmtime)
+        if not reports:
+            return SpawnError(f"spawn: the job of {self.nprocs} ranks failed with exit status {code} "
+                              f"(see the ranks' output above)", code, None)
+        rank = int(os.path.basename(reports[0])[4:-4])
+        with open(reports[0]) as f:
+            text = f.read()
+        return SpawnError(f"spawn: rank {rank} of {self.nprocs} failed (exit status {code}):\n\n{text}",
+                          code, rank)
 
 
 def _default_nprocs() -> int:
