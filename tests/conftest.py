@@ -1,5 +1,6 @@
 """Shared helpers: starting real MPI ranks with a wall-clock bound, and the gpu marker's skip."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -8,6 +9,11 @@ from pathlib import Path
 import pytest
 
 RANKS_DIR = Path(__file__).parent / "ranks"
+SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "examples"
+SEED_EXAMPLES = [  # the seed's examples translated to pycoll, and what each prints per rank
+    ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
+    ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),
+]
 # The CPU tests run on the CPU even on a GPU machine (where pycoll's default device is the GPU);
 # GPU tests ask for the GPU through their own environment.
 os.environ["PYCOLL_DEVICE"] = "cpu"
@@ -71,3 +77,13 @@ def assert_ok(result, expect_lines=None):
     assert result.returncode == 0, f"exit status {result.returncode}\n{output}"
     if expect_lines is not None:
         assert result.stdout.count("OK rank=") == expect_lines, output
+
+
+def run_seed_example(example, tmp_path, env=None, timeout=120):
+    """Run a seed example as its header says, in a scratch folder: ex1 as `python ex1...py`
+    (it spawns its ranks), the others on 2 ranks through the launcher."""
+    script = tmp_path / example
+    shutil.copy(SEEDS / example, script)
+    if example.startswith("ex1"):
+        return run_python([str(script)], cwd=tmp_path, env=env, timeout=timeout)
+    return launch(2, str(script), cwd=tmp_path, env=env, timeout=timeout)

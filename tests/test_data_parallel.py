@@ -1,5 +1,4 @@
 """DataParallel, fused gradient averaging, the batch sampler and the seed examples."""
-import shutil
 import time
 from pathlib import Path
 
@@ -9,12 +8,11 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import assert_ok, launch, run_python
+from conftest import SEED_EXAMPLES, SEEDS, assert_ok, launch, run_seed_example
 from pycoll.io import DistributedBatchSampler
 from pycoll.parallel.buckets import assign_buckets
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ROOT.parent / "shared" / "seeds" / "examples"
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])
@@ -48,17 +46,9 @@ def test_digits_example_reaches_90_percent_on_two_ranks():
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
-@pytest.mark.parametrize("example, marker", [
-    ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
-    ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),
-])
+@pytest.mark.parametrize("example, marker", SEED_EXAMPLES)
 def test_seed_examples_run_as_their_headers_say(example, marker, tmp_path):
-    script = tmp_path / example
-    shutil.copy(SEEDS / example, script)
-    if example.startswith("ex1"):  # started as `python ex1_spawn_dataparallel.py`
-        result = run_python([str(script)], cwd=tmp_path)
-    else:
-        result = launch(2, str(script), cwd=tmp_path)
+    result = run_seed_example(example, tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert result.stdout.count(marker) == 2, output

@@ -4,12 +4,10 @@ Ranks on one GPU: pycoll gives each its own NCCL_HOSTID (see rendezvous), and NC
 transport runs over the loopback interface.
 """
 import re
-import shutil
 
 import pytest
 
-from conftest import assert_ok, launch, run_python
-from test_data_parallel import SEEDS
+from conftest import SEED_EXAMPLES, SEEDS, assert_ok, launch, run_seed_example
 
 pytestmark = pytest.mark.gpu
 GPU_ENV = {"PYCOLL_DEVICE": "gpu", "NCCL_SOCKET_IFNAME": "lo"}
@@ -29,16 +27,8 @@ def test_data_parallel_on_gpu_equals_the_cpu_run(mode):
 
 
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
-@pytest.mark.parametrize("example, marker", [
-    ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
-    ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),
-])
+@pytest.mark.parametrize("example, marker", SEED_EXAMPLES)
 def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):
-    script = tmp_path / example
-    shutil.copy(SEEDS / example, script)
-    if example.startswith("ex1"):
-        result = run_python([str(script)], cwd=tmp_path, env=GPU_ENV, timeout=300)
-    else:
-        result = launch(2, str(script), cwd=tmp_path, env=GPU_ENV, timeout=300)
+    result = run_seed_example(example, tmp_path, env=GPU_ENV, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count(marker) == 2, result.stdout + result.stderr
