@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["fake_cupy"]  # the fake_cupy / nccl engine fixtures, for test_nccl and test_watchdog
 RANKS_DIR = Path(__file__).parent / "ranks"
 SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "examples"
 SEED_EXAMPLES = [  # the seed's examples translated to pycoll, and what each prints per rank

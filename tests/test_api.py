@@ -95,10 +95,18 @@ def test_tensors_are_moved_in_place_and_gathered_as_tensors(world):
     dist.broadcast(t, src=0)
 
 
+class DeviceArray:
+    """What a GPU array looks like to pycoll: anything with ``__cuda_array_interface__``."""
+
+    __cuda_array_interface__ = {"shape": (2,), "typestr": "<f8", "data": (0, False), "version": 3}
+
+
 BAD_CALLS = [
     # (description, call, exception, words in the message)
     ("a list as tensor", lambda: dist.all_reduce([1.0, 2.0]), TypeError, ["all_reduce", "tensor", "list"]),
     ("a string as tensor", lambda: dist.broadcast("abc", src=0), TypeError, ["broadcast", "tensor", "str"]),
+    ("a GPU array on the cpu backend", lambda: dist.all_reduce(DeviceArray()), TypeError,
+     ["all_reduce", "tensor is a GPU array", "DeviceArray", "move it to the host"]),
     ("object dtype", lambda: dist.all_reduce(np.array([None])), TypeError, ["object"]),
     ("float16 reduction", lambda: dist.all_reduce(np.ones(2, np.float16)), TypeError, ["float16"]),
     ("bool reduction", lambda: dist.reduce(np.ones(2, bool), dst=0), TypeError, ["bool"]),

@@ -1,6 +1,5 @@
 """pycoll.kernels (flatten / unflatten over pycoll._C) against NumPy, bit for bit."""
 
-import os
 import threading
 import time
 

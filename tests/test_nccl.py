@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import RANKS_DIR, assert_ok, launch
+from fake_cupy import CURRENT, SIDE, FakeArray, FakeComm
 from pycoll import CollectiveError
 from pycoll.backends import nccl as engine
 from pycoll.backends.reduce_op import ReduceOp
@@ -23,154 +24,6 @@ from pycoll.backends.reduce_op import ReduceOp
 # CuPy without libnccl warns when cupy.cuda.nccl is imported; that is this machine, not a fault
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:cupy._environment")
 ROOT = Path(__file__).resolve().parent.parent
-CURRENT, SIDE = 100, 200  # the fake streams' pointers
-
-
-# -- a recording stand-in for cupy and cupy.cuda.nccl ------------------------------------------
-class Log(list):
-    def calls(self, name):
-        return [c for c in self if c[0] == name]
-
-
-class FakeStream:
-    def __init__(self, fake, ptr):
-        self.fake, self.ptr = fake, ptr
-
-    def wait_event(self, event):
-        self.fake.log.append(("wait", self.ptr, event.stream))
-
-    def __enter__(self):
-        self.fake.stack.append(self)
-        return self
-
-    def __exit__(self, *exc):
-        self.fake.stack.pop()
-
-
-class FakeArray:
-    _next = 0x1000
-
-    def __init__(self, size, itemsize=4):
-        self.size, self.nbytes = size, size * itemsize
-        self.data = types.SimpleNamespace(ptr=FakeArray._next)
-        FakeArray._next += 0x1000
-
-
-class FakeComm:
-    def __init__(self, fake, rank=0, size=2):
-        self.fake, self.rank, self.nranks = fake, rank, size
-        self.async_error = None
-        self.aborted = self.destroyed = False
-
-    def rank_id(self):
-        return self.rank
-
-    def size(self):
-        return self.nranks
-
-    def device_id(self):
-        return 0
-
-    def __getattr__(self, name):  # allReduce, reduce, broadcast, send, recv, ...
-        if name in ("allReduce", "reduce", "reduceScatter", "broadcast", "allGather", "send", "recv"):
-            return lambda *args: self.fake.log.append((name, *args))
-        raise AttributeError(name)
-
-    def check_async_error(self):
-        self.fake.log.append(("check",))
-        if self.async_error is not None:
-            raise self.async_error
-
-    def abort(self):
-        self.aborted = True
-
-    def destroy(self):
-        self.destroyed = True
-
-    def commSplit(self, color, key):
-        self.fake.log.append(("commSplit", color, key))
-        return None if color == -1 else FakeComm(self.fake, key, 1)
-
-
-class Fake:
-    """``cupy`` (with ``cupy.cuda`` and ``cupy.cuda.nccl``) recording into ``self.log``."""
-
-    def __init__(self, version=22703):
-        self.log = Log()
-        self.done = False  # what every event's ``done`` reports
-        self.current = FakeStream(self, CURRENT)
-        self.stack = [self.current]
-        fake = self
-
-        class Event:
-            def __init__(self, block=False, disable_timing=False):
-                assert disable_timing
-                self.stream = None
-
-            def record(self, stream):
-                self.stream = stream.ptr
-                fake.log.append(("record", stream.ptr))
-
-            @property
-            def done(self):
-                fake.log.append(("query", self.stream))
-                return fake.done
-
-        class Device:
-            def __init__(self, device):
-                pass
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                pass
-
-        nccl = types.ModuleType("cupy.cuda.nccl")
-        nccl.available = True
-        names = ["NCCL_INT8", "NCCL_UINT8", "NCCL_INT32", "NCCL_UINT32", "NCCL_INT64", "NCCL_UINT64",
-                 "NCCL_FLOAT16", "NCCL_FLOAT32", "NCCL_FLOAT64", "NCCL_BFLOAT16"]
-        for i, name in enumerate(names):
-            setattr(nccl, name, i)
-        for i, name in enumerate(["NCCL_SUM", "NCCL_PROD", "NCCL_MAX", "NCCL_MIN", "NCCL_AVG"]):
-            setattr(nccl, name, i)
-        nccl.get_version = lambda: version
-        nccl.groupStart = lambda: self.log.append(("groupStart",))
-        nccl.groupEnd = lambda: self.log.append(("groupEnd",))
-        nccl.get_unique_id = lambda: bytes(range(128))
-        nccl.NcclCommunicator = lambda n, uid, rank: ("comm", n, uid, rank)
-        cuda = types.ModuleType("cupy.cuda")
-        cuda.nccl = nccl
-        cuda.Event = Event
-        cuda.Device = Device
-        cuda.Stream = lambda non_blocking=False: FakeStream(self, SIDE)
-        cuda.get_current_stream = lambda: self.stack[-1]
-        cupy = types.ModuleType("cupy")
-        cupy.cuda = cuda
-        cupy.divide = lambda arr, n, out: self.log.append(("divide", self.stack[-1].ptr, n))
-        cupy.zeros = lambda n, dtype: FakeArray(n)
-        self.cupy, self.nccl = cupy, nccl
-
-    def clear(self):
-        del self.log[:]
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    f = Fake()
-    monkeypatch.setitem(sys.modules, "cupy", f.cupy)
-    monkeypatch.setitem(sys.modules, "cupy.cuda", f.cupy.cuda)
-    monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", f.nccl)
-    monkeypatch.setattr(engine, "_module", None)
-    monkeypatch.setattr(engine.NCCLBackend, "_reductions", {})
-    return f
-
-
-@pytest.fixture
-def backend(fake):
-    b = engine.NCCLBackend(FakeComm(fake, rank=0, size=2), timeout=0.2)
-    fake.clear()
-    return b
 
 
 # -- GPU-free tests ------------------------------------------------------------------------------
@@ -222,7 +75,8 @@ def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
     arr = FakeArray(10)
     plan = backend.reduction(np.dtype(np.float32), ReduceOp.SUM)
     assert backend.all_reduce(arr, plan, True) is None
-    assert fake.log == [("allReduce", arr.data.ptr, arr.data.ptr, 10, 7, 0, CURRENT)]
+    # ... followed by the event that tells the watchdog when it is complete
+    assert fake.log == [("allReduce", arr.data.ptr, arr.data.ptr, 10, 7, 0, CURRENT), ("record", CURRENT)]
 
 
 def test_async_all_reduce_runs_on_the_side_stream_behind_the_current_one(backend, fake):
@@ -279,10 +133,11 @@ def test_scatter_and_alltoall_are_grouped_sends_and_receives(fake):
     b.scatter(out, send, 1, True)
     u8 = fake.nccl.NCCL_UINT8
     assert fake.log == [("groupStart",), ("recv", out.data.ptr, 16, u8, 1, CURRENT)] + [
-        ("send", send.data.ptr + 16 * i, 16, u8, i, CURRENT) for i in range(3)] + [("groupEnd",)]
+        ("send", send.data.ptr + 16 * i, 16, u8, i, CURRENT) for i in range(3)] + [("groupEnd",),
+                                                                                   ("record", CURRENT)]
     fake.clear()
     b.scatter(out, None, 0, True)  # not the root: one receive
-    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd"]
+    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record"]
     fake.clear()
     blocks = FakeArray(12)
     b.alltoall(blocks, send, True)
@@ -306,7 +161,8 @@ def test_async_recv_waits_for_the_next_send_and_goes_with_it(backend, fake):
 
 def test_a_blocking_send_alone_runs_on_the_current_stream(backend, fake):
     backend.send(FakeArray(2), 1, 7, True)
-    assert [c[0] for c in fake.log] == ["groupStart", "send", "groupEnd"] and fake.log[1][-1] == CURRENT
+    assert [c[0] for c in fake.log] == ["groupStart", "send", "groupEnd", "record"]
+    assert fake.log[1][-1] == fake.log[3][1] == CURRENT
 
 
 def test_held_back_transfers_launch_on_test_and_before_collectives(backend, fake):
@@ -320,7 +176,7 @@ def test_held_back_transfers_launch_on_test_and_before_collectives(backend, fake
     r3 = backend.recv(FakeArray(1), 1, 7, False)
     fake.clear()
     backend.all_reduce(FakeArray(1), backend.reduction(np.dtype(np.int32), ReduceOp.SUM), True)
-    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record", "allReduce"]
+    assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record", "allReduce", "record"]
     assert r3._event is not None
 
 
@@ -352,7 +208,7 @@ def test_a_failed_launch_is_a_collective_error(backend, fake):
 def test_barrier_waits_on_the_host_and_is_bounded(backend, fake):
     fake.done = True
     assert backend.barrier(True) is None
-    assert [c[0] for c in fake.log][:3] == ["allReduce", "record", "query"]
+    assert [c[0] for c in fake.log][:4] == ["allReduce", "record", "record", "query"]
     assert fake.log[0][3:] == (1, fake.nccl.NCCL_INT32, fake.nccl.NCCL_SUM, CURRENT)
     fake.done = False
     with pytest.raises(CollectiveError, match="barrier.*not complete within 0.2 s"):

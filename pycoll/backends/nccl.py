@@ -24,14 +24,22 @@ next send/receive as one NCCL group (``groupStart()``/``groupEnd()``), or when i
 tested or joined, or before the next collective on this communicator, whichever comes first.
 NCCL has no tags: between two ranks, messages match in the order they are issued.
 
+Watching. Nothing here waits on the host, so a peer that never joins shows as a hang at the
+user's next synchronize. Every enqueued call is therefore recorded with an event behind it; the
+watchdog thread (``pycoll.distributed.watchdog``) asks ``stalled_call()`` for the oldest call
+whose event has not fired and ``async_error()`` for NCCL's asynchronous errors, and aborts the
+communicator when a call is overdue, as torch's NCCL watchdog does.
+
 Arrays must be C-contiguous CuPy arrays on this communicator's device, already validated by
 the caller. Arrays used by a non-blocking call are kept alive by its request until it is done.
 Importing this module imports nothing from CuPy; CuPy is imported when first needed.
 """
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from collections import deque
+from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -45,6 +53,7 @@ _NO_COLOR = -1  # NCCL_SPLIT_NOCOLOR: this rank joins no communicator of a split
 _POLL_S = 50e-6
 _NATIVE_AVG_VERSION = 21000  # ncclAvg arrived in NCCL 2.10
 _COMM_SPLIT_VERSION = 21801  # ncclCommSplit arrived in NCCL 2.18.1
+_PRUNE_AT = 64  # watched calls kept before the enqueuing thread drops the completed ones itself
 
 # dtype name -> (NCCL datatype constant, NCCL elements per array element)
 _NCCL_TYPES = {
@@ -207,6 +216,21 @@ class NCCLRequest:
         self._keep = None
 
 
+class Launched:
+    """A call enqueued on the communicator's streams: what it was, when, and the event behind it.
+
+    ``seq`` is the owning group's sequence number at the launch (0 for an engine used directly);
+    ``warned`` is set by the watchdog once it has logged a stall warning for this call.
+    """
+
+    __slots__ = ("name", "seq", "started", "event", "warned")
+
+    def __init__(self, name: str, seq: int, event: Any):
+        self.name, self.seq, self.event = name, seq, event
+        self.started = time.monotonic()
+        self.warned = False
+
+
 # A point-to-point transfer inside an NCCL group: (is_send, device pointer, bytes, peer).
 _Transfer = Tuple[bool, int, int, int]
 
@@ -236,6 +260,9 @@ class NCCLBackend:
         self._pending: List[Tuple[_Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
+        self.owner: Any = None  # the Group this engine serves (set by it): numbers the watched calls
+        self._in_flight: Deque[Launched] = deque()  # oldest first; shared with the watchdog thread
+        self._in_flight_lock = threading.Lock()
 
     @classmethod
     def create(cls, nranks: int, uid: bytes, rank: int,
@@ -295,6 +322,41 @@ class NCCLBackend:
                 raise
             raise self._fail(name, exc) from exc
 
+    def _watch(self, name: str, event: Any) -> None:
+        """Record an enqueued call for the watchdog; ``event`` fires once it is complete."""
+        call = Launched(name, self.owner.seq if self.owner is not None else 0, event)
+        with self._in_flight_lock:
+            self._in_flight.append(call)
+            if len(self._in_flight) > _PRUNE_AT:
+                self._drop_completed()
+
+    def _drop_completed(self) -> None:
+        launched = self._in_flight
+        while launched and launched[0].event.done:
+            launched.popleft()
+
+    def stalled_call(self) -> Optional[Launched]:
+        """The oldest enqueued call that has not completed, or None. For the watchdog thread:
+        it makes the communicator's device current in the calling thread first (a thread's
+        first CUDA call would otherwise open a context on device 0)."""
+        self._cupy.cuda.runtime.setDevice(self.device)
+        with self._in_flight_lock:
+            self._drop_completed()
+            return self._in_flight[0] if self._in_flight else None
+
+    def async_error(self) -> Optional[str]:
+        """NCCL's asynchronous error on the communicator, as text, or None; for the watchdog
+        thread. An error a call on this rank has already reported (the communicator is then
+        marked unusable) is not reported again."""
+        comm = self.comm
+        if comm is None or self._broken is not None:
+            return None
+        try:
+            comm.check_async_error()
+        except Exception as exc:
+            return str(exc) or type(exc).__name__
+        return None
+
     def _run(self, name: str, blocking: bool, launch: Callable[[int], None], keep: Tuple[Any, ...],
              then: Optional[Callable[[], None]] = None) -> Optional[NCCLRequest]:
         """Enqueue ``launch(stream_ptr)`` (then ``then``) on the current stream, or on the
@@ -307,6 +369,7 @@ class NCCLBackend:
             self._enqueue(name, launch, current)
             if then is not None:
                 then()
+            self._watch(name, self._event(current))
             return None
         side = self._stream
         side.wait_event(self._event(current))
@@ -314,7 +377,9 @@ class NCCLBackend:
         if then is not None:
             with side:
                 then()
-        return NCCLRequest(self, name, self._event(side), keep)
+        done = self._event(side)
+        self._watch(name, done)
+        return NCCLRequest(self, name, done, keep)
 
     def _group(self, transfers: Sequence[_Transfer]) -> Callable[[int], None]:
         """A launch of ``transfers`` as one NCCL group."""
@@ -346,6 +411,7 @@ class NCCLBackend:
         if not pending:
             if extra is not None:
                 self._enqueue(name, self._group([extra]), current)
+                self._watch(name, self._event(current))
             return
         side = self._stream
         transfers = [transfer for transfer, _ in pending]
@@ -354,6 +420,7 @@ class NCCLBackend:
             transfers.append(extra)
         self._enqueue(name, self._group(transfers), side)
         done = self._event(side)
+        self._watch(name, done)
         for _, request in pending:
             request._launched(done)
         if extra is not None:

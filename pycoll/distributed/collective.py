@@ -45,16 +45,17 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
 
 
 def _run(group: Group, fn: str, method: Any, args: tuple, finish: Any, sync_op: bool) -> Task:
-    """Run the engine's ``method(*args, blocking)``: blocking under the watchdog, or as a task."""
+    """Run the engine's ``method(*args, blocking)`` under the watchdog (even a non-blocking start
+    may block: NCCL connects to its peers at a communicator's first call); a task unless ``sync_op``."""
     group.seq += 1
-    if not sync_op:
-        return Task(method(*args, False), group, fn, group.seq, finish)
     watchdog.name = fn
     watchdog.group = group
     try:
-        method(*args, True)
+        request = method(*args, sync_op)
     finally:
         watchdog.group = None
+    if not sync_op:
+        return Task(request, group, fn, group.seq, finish)
     if finish is not None:
         finish()
     return COMPLETED

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 import os
-from typing import Dict, List, Optional, Union
+from typing import ContextManager, Dict, List, Optional, Union
 
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
@@ -84,12 +84,11 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
     exits = None
     if _failure.mpi_running() and world.nranks > 1:
         _failure.install_hooks()
-        if name == "cpu":
-            from mpi4py import MPI
+        from mpi4py import MPI
 
-            exits = ExitNotices(MPI.COMM_WORLD.Dup())
+        exits = ExitNotices(MPI.COMM_WORLD.Dup())
     if world.nranks > 1:
-        watchdog.start(exits)
+        watchdog.start(exits, groups=lambda: tuple(_groups.values()))
     _world = world
     _groups[0] = world
     return world
@@ -114,7 +113,13 @@ def _start_mpi(seconds: float) -> Group:
 def _start_nccl(seconds: float) -> Group:
     from pycoll.distributed.rendezvous import make_nccl_world
 
-    backend, rank, world = make_nccl_world(seconds)
+    def bounded(rank: int, world: int) -> ContextManager[None]:
+        # NCCL's communicator set-up waits for every rank without a limit of its own
+        if world > 1:
+            watchdog.start()
+        return watchdog.guard(Group(0, list(range(world)), rank, None, seconds), "NCCL communicator set-up")
+
+    backend, rank, world = make_nccl_world(seconds, bounded)
     set_device(f"gpu:{backend.device}")  # tensors are created on this rank's GPU from now on
     return Group(0, list(range(world)), rank, backend, seconds)
 
@@ -185,7 +190,9 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
         raise ValueError("pycoll.distributed.new_group: ranks is empty")
     members = sorted(members)
     member = world.rank in members
-    backend_obj = world.backend.split(member, members.index(world.rank) if member else 0)
+    world.seq += 1  # a collective over the world, bounded like one
+    with watchdog.guard(world, "new_group"):
+        backend_obj = world.backend.split(member, members.index(world.rank) if member else 0)
     group = Group(_next_group_id, members, world.rank, backend_obj, seconds)
     _groups[group.id] = group
     _next_group_id += 1

@@ -1,7 +1,7 @@
 """Process groups: a set of global ranks, the engine over their communicator, and a timeout."""
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List
 
 
 class Group:
@@ -20,6 +20,8 @@ class Group:
         self.backend = backend
         self.timeout = timeout
         self.seq = 0  # collectives started on this group by this rank
+        if hasattr(backend, "owner"):  # a stream-ordered engine numbers its watched calls with seq
+            backend.owner = self
 
     @property
     def world_size(self) -> int:

@@ -14,11 +14,12 @@ With neither, the process is a world of one. Nothing here imports CuPy or mpi4py
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Tuple
+from typing import Any, Callable, ContextManager, Mapping, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
@@ -227,11 +228,13 @@ def _separate_hosts_when_sharing_a_gpu(rank: int) -> None:
                     local_ranks, os.environ["NCCL_HOSTID"])
 
 
-def make_nccl_world(timeout: float) -> Tuple[Any, int, int]:
+def make_nccl_world(timeout: float, bounded: Optional[Callable[[int, int], ContextManager[Any]]] = None
+                    ) -> Tuple[Any, int, int]:
     """``(NCCLBackend, rank, world)`` over every rank of the job, on this rank's GPU.
 
-    Collective over the job; ``timeout`` bounds the rendezvous and the backend's host waits
-    (NCCL's own communicator set-up, once every rank has the id, is not bounded here).
+    Collective over the job; ``timeout`` bounds the rendezvous and the backend's host waits.
+    NCCL's own communicator set-up, once every rank has the id, runs inside
+    ``bounded(rank, world)`` when given (the watchdog's guard); nothing bounds it otherwise.
     """
     from pycoll.backends.nccl import NCCLBackend
 
@@ -239,7 +242,8 @@ def make_nccl_world(timeout: float) -> Tuple[Any, int, int]:
     device = select_device(where.local_rank)
     _separate_hosts_when_sharing_a_gpu(where.rank)
     uid = nccl_unique_id(where.rank, where.world, timeout)
-    backend = NCCLBackend.create(where.world, uid, where.rank, timeout)
+    with bounded(where.rank, where.world) if bounded is not None else contextlib.nullcontext():
+        backend = NCCLBackend.create(where.world, uid, where.rank, timeout)
     logger.info("pycoll: rank %d of %d started (nccl backend on GPU %d, rendezvous via %s)",
                 where.rank, where.world, device, where.via)
     return backend, where.rank, where.world

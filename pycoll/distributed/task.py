@@ -35,10 +35,15 @@ def poll(request: Any, timeout: float) -> bool:
     return True
 
 
+def label(name: str, seq: int) -> str:
+    """A call as messages name it: ``all_reduce #3``, or just the name of a set-up step (seq 0)."""
+    return f"{name} #{seq}" if seq else name
+
+
 def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveError:
     _failure.mark_broken()
     return CollectiveError(
-        f"{name} #{seq} on {group.describe()} did not complete within {waited:g} s on rank "
+        f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
         f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
         f"stalled or called a different collective")
 

@@ -1,24 +1,35 @@
-"""The watchdog that bounds blocking collectives.
+"""The watchdog that bounds every wait on a collective.
 
-A blocking MPI call cannot be interrupted from Python, so, as torch's NCCL watchdog does, a
-daemon thread watches the collective in progress: when it has waited longer than its group's
-timeout, the thread reports a :class:`pycoll.CollectiveError` naming the collective, its
-sequence number, the group and the wait, and ends the job. Marking a collective costs two
-attribute writes, so small messages stay cheap.
+Two kinds of wait are watched by one daemon thread, sampled every ``_PERIOD_S``:
+
+- A blocking MPI call (or a blocking set-up step: NCCL communicator creation, ``new_group``)
+  cannot be interrupted from Python. The collective layer marks it (``group`` and ``name``: two
+  attribute writes, so small messages stay cheap) for as long as it runs.
+- A stream-ordered engine (NCCL) returns before its calls complete, so its waits happen later,
+  wherever the user synchronizes. The engine records each call with an event behind it; the
+  thread asks each such group's engine for its oldest unfinished call (``stalled_call()``) and
+  for NCCL's asynchronous errors (``async_error()``), as torch's NCCL watchdog does.
+
+A wait longer than ``PYCOLL_STALL_WARN`` logs a warning; a wait past its group's timeout, or one
+for a member that has left the job, aborts the group's communicator (NCCL) and ends the job with
+a :class:`pycoll.CollectiveError` naming the collective, its sequence number, the group and how
+long it waited.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from pycoll._logging import logger
 from pycoll.distributed import _failure
-from pycoll.distributed.task import timeout_error
+from pycoll.distributed.task import label, timeout_error
 
 _PERIOD_S = 0.1
 _EXIT_GRACE_S = 2.0  # a collective may still finish after a peer that took part in it has left
+_ABORT_WAIT_S = 5.0  # how long an engine's abort may take before the job is ended regardless
 
 
 def _stall_warn_seconds() -> float:
@@ -29,62 +40,126 @@ def _stall_warn_seconds() -> float:
         raise ValueError(f"PYCOLL_STALL_WARN={raw!r}: it must be a number of seconds") from None
 
 
+class _Blocking:
+    """The blocking call in progress, as the thread first saw it (the fields of an engine's
+    watched call: ``name``, ``seq``, ``started``, ``warned``)."""
+
+    __slots__ = ("name", "seq", "started", "warned")
+
+    def __init__(self, name: str, seq: int, started: float):
+        self.name, self.seq, self.started = name, seq, started
+        self.warned = False
+
+
 class Watchdog:
-    """The blocking collective in progress (``group`` and ``name``, set by the collective layer
-    around each blocking call: two attribute writes, so small messages stay cheap). A daemon
-    thread samples them every ``_PERIOD_S`` and ends the job when the same collective has been
-    in progress past its group's timeout."""
+    """The blocking call in progress (``group`` and ``name``, set by the collective layer) and
+    the groups whose engines watch their own calls; see the module notes."""
 
-    def __init__(self) -> None:
-        self.group: Optional[Any] = None  # the group of the blocking collective in progress
+    def __init__(self, groups: Callable[[], Iterable[Any]] = tuple) -> None:
+        self.group: Optional[Any] = None  # the group of the blocking call in progress
         self.name = ""
-        self._thread: Optional[threading.Thread] = None
-        self._stall_warn = 60.0
         self.exits: Optional[Any] = None  # ExitNotices, under MPI
+        self._groups = groups  # every live group
+        self._thread: Optional[threading.Thread] = None
+        self.stall_warn = 60.0  # seconds before a wait is logged (PYCOLL_STALL_WARN, read by start)
+        self._blocking: Optional[Tuple[Any, _Blocking]] = None  # (group, the call) being timed
 
-    def start(self, exits: Optional[Any] = None) -> None:
-        self.exits = exits
+    def start(self, exits: Optional[Any] = None,
+              groups: Optional[Callable[[], Iterable[Any]]] = None) -> None:
+        """Start the thread (once); ``exits`` and ``groups`` (the live groups) are kept when given."""
+        if exits is not None:
+            self.exits = exits
+        if groups is not None:
+            self._groups = groups
         if self._thread is None:
-            self._stall_warn = _stall_warn_seconds()
+            self.stall_warn = _stall_warn_seconds()
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
 
+    @contextlib.contextmanager
+    def guard(self, group: Any, name: str) -> Iterator[None]:
+        """Watch a blocking step that is not a collective call (set-up, ``new_group``)."""
+        self.name, self.group = name, group
+        try:
+            yield
+        finally:
+            self.group = None
+
     def _watch(self) -> None:
-        seen: Optional[Tuple[Any, int]] = None  # (group, seq) of the collective being timed
-        since = 0.0
-        warned = False
+        failing = False
         while True:
             time.sleep(_PERIOD_S)
-            group = self.group
-            if group is None:
-                seen = None
+            try:
+                self.tick(time.monotonic())
+                failing = False
+            except Exception:  # e.g. a CUDA error the main thread will meet too: say it once, go on
+                if not failing:
+                    logger.exception("pycoll: the watchdog's check failed")
+                failing = True
+
+    def tick(self, now: float) -> None:
+        """One look at every wait (the thread calls it every ``_PERIOD_S``)."""
+        group = self.group
+        if group is None:
+            self._blocking = None
+        else:
+            seq = group.seq
+            seen = self._blocking
+            if seen is None or seen[0] is not group or seen[1].seq != seq:
+                seen = self._blocking = (group, _Blocking(self.name, seq, now))
+            self._check(group, seen[1], now, lambda: self.group is group and group.seq == seq)
+        for g in self._groups():
+            backend = g.backend  # read once: the main thread may destroy the group meanwhile
+            if getattr(backend, "stalled_call", None) is None:
                 continue
-            now = time.monotonic()
-            if seen != (group, group.seq):
-                seen, since, warned = (group, group.seq), now, False
-            elif not warned and now - since > self._stall_warn and self.group is group:
-                warned = True
-                logger.warning("pycoll: %s #%d on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails "
-                               "after %g s", self.name, group.seq, group.describe(), now - since,
-                               group.timeout)
-            gone = self._departed(group)
-            if gone and now - since > _EXIT_GRACE_S and self.group is group:
-                _failure.abort_job(1, f"pycoll.CollectiveError: {self.name} #{group.seq} on "
-                                      f"{group.describe()} cannot complete: rank(s) {gone} left the job "
-                                      f"(exited); stopping the job")
-            if now - since > group.timeout and self.group is group:
-                error = timeout_error(self.name, group.seq, group, group.timeout)
-                abort = getattr(group.backend, "abort", None)
-                if abort is not None:  # NCCL: release the GPU communicator before exiting
-                    abort()
-                _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after "
-                                      f"{now - since:.1f} s); stopping the job")
+            error = backend.async_error()
+            if error is not None:
+                _abort_engine(backend)
+                _failure.abort_job(1, f"pycoll.CollectiveError: NCCL reported an error on "
+                                      f"{g.describe()}: {error}; stopping the job")
+            call = backend.stalled_call()
+            if call is not None:
+                self._check(g, call, now, lambda: not call.event.done)
+
+    def _check(self, group: Any, call: Any, now: float, still_waiting: Callable[[], bool]) -> None:
+        """Warn about, or end the job over, ``call`` on ``group``, unfinished since ``call.started``."""
+        waited = now - call.started
+        if not call.warned and waited > self.stall_warn and still_waiting():
+            call.warned = True
+            logger.warning("pycoll: %s on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails after %g s",
+                           _label(call), group.describe(), waited, group.timeout)
+        gone = self._departed(group)
+        if gone and waited > _EXIT_GRACE_S and still_waiting():
+            _abort_engine(group.backend)
+            _failure.abort_job(1, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
+                                  f"complete: rank(s) {gone} left the job (exited); stopping the job")
+        if waited > group.timeout and still_waiting():
+            error = timeout_error(call.name, call.seq, group, group.timeout)
+            _abort_engine(group.backend)
+            _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
+                                  f"stopping the job")
 
     def _departed(self, group: Any) -> List[int]:
         """Members of ``group`` that have exited the job."""
         if self.exits is None:
             return []
         return sorted(set(group.ranks) & self.exits.poll())
+
+
+def _abort_engine(backend: Any) -> None:
+    """Abort ``backend``'s communicator (NCCL: its kernels stop, its GPU memory is released)
+    before the job ends, waiting at most ``_ABORT_WAIT_S``: ``ncclCommAbort`` can itself block
+    behind a call stuck inside NCCL, and the job must end regardless."""
+    abort = getattr(backend, "abort", None)
+    if abort is None:
+        return
+    aborting = threading.Thread(target=abort, name="pycoll-abort", daemon=True)
+    aborting.start()
+    aborting.join(_ABORT_WAIT_S)
+
+
+def _label(call: Any) -> str:
+    return label(call.name, call.seq)
 
 
 watchdog = Watchdog()

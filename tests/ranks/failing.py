@@ -1,11 +1,12 @@
-"""Rank 1 fails in the way argv[1] names while the others wait in an all_reduce."""
+"""Rank 1 fails in the way argv[1] names while the others wait in an all_reduce.
+
+Works on either backend: the tensor lives on the rank's device."""
 import os
 import signal
 import sys
 import time
 
-import numpy as np
-
+import pycoll
 import pycoll.distributed as dist
 
 dist.init_parallel_env()
@@ -18,7 +19,7 @@ if dist.get_rank() == 1 and mode != "ok":
         sys.exit(3)
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
-x = np.ones(4)
+x = pycoll.ones([4])
 dist.all_reduce(x)
-print(f"failing.py OK rank={dist.get_rank()} sum={x[0]:g} argv={sys.argv[1:]} "
+print(f"failing.py OK rank={dist.get_rank()} sum={x.numpy()[0]:g} argv={sys.argv[1:]} "
       f"cuda_visible={os.environ.get('CUDA_VISIBLE_DEVICES')}", flush=True)

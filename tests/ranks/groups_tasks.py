@@ -1,18 +1,9 @@
 """Sub-groups, async tasks and bad arguments on a live job (3 or more ranks)."""
 import numpy as np
+from expect import expect
 
 import pycoll.distributed as dist
 from pycoll import CollectiveError  # noqa: F401  (the public error type must import)
-
-
-def expect(exc_type, words, fn, *args, **kwargs):
-    try:
-        fn(*args, **kwargs)
-    except exc_type as exc:
-        for word in words:
-            assert word in str(exc), f"{word!r} not in {exc}"
-        return
-    raise AssertionError(f"{fn.__name__}{args} did not raise {exc_type.__name__}")
 
 
 def main():

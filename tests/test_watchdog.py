@@ -1,0 +1,230 @@
+"""The watchdog's decisions, one ``tick`` at a time, without its thread or any ranks.
+
+Blocking calls (the MPI engine's, and set-up steps) are marked by the collective layer; the
+NCCL engine's enqueued calls are watched through their events, here against the recording
+stand-in for CuPy (``fake_cupy``). Ending the job is replaced by an exception carrying the exit
+code and the message; the live-job versions of these cases are in test_collectives/test_launch
+(CPU ranks) and test_nccl_failures (NCCL ranks, ``-m gpu``).
+"""
+import logging
+import types
+
+import numpy as np
+import pytest
+
+from fake_cupy import FakeArray
+from pycoll import CollectiveError
+from pycoll.backends import nccl as engine
+from pycoll.backends.reduce_op import ReduceOp
+from pycoll.distributed import _failure
+from pycoll.distributed.group import Group
+from pycoll.distributed.watchdog import _EXIT_GRACE_S, Watchdog
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:cupy._environment")
+WORLD = "world (ranks [0, 1])"
+
+
+class JobEnded(Exception):
+    """What ``_failure.abort_job`` would have done: (exit code, message)."""
+
+
+@pytest.fixture(autouse=True)
+def job_end(monkeypatch):
+    def abort_job(code, message=None):
+        raise JobEnded(code, message)
+
+    monkeypatch.setattr(_failure, "abort_job", abort_job)
+    monkeypatch.setattr(_failure, "_broken", False)  # a timeout marks the process broken
+
+
+def ended(tick, now):
+    with pytest.raises(JobEnded) as info:
+        tick(now)
+    code, message = info.value.args
+    assert code == 1
+    return message
+
+
+# -- blocking calls ----------------------------------------------------------------------------
+def blocking_in(dog, name, seq, timeout=2.0, backend=None):
+    group = Group(0, [0, 1], 0, backend, timeout)
+    group.seq = seq
+    dog.name, dog.group = name, group
+    return group
+
+
+def test_a_blocking_call_past_its_groups_timeout_ends_the_job():
+    dog = Watchdog()
+    blocking_in(dog, "all_reduce", 5)
+    dog.tick(100.0)  # first seen
+    dog.tick(101.9)
+    message = ended(dog.tick, 102.1)
+    assert f"pycoll.CollectiveError: all_reduce #5 on {WORLD} did not complete within 2 s" in message
+    assert "after 2.1 s" in message and "stopping the job" in message
+    assert _failure._broken, "the process must abort rather than finalize MPI"
+
+
+def test_each_call_gets_its_own_time_and_finished_calls_are_forgotten():
+    dog = Watchdog()
+    group = blocking_in(dog, "broadcast", 1)
+    dog.tick(100.0)
+    group.seq = 2  # the next collective, on the same group
+    dog.tick(101.5)
+    dog.tick(103.4)  # 1.9 s into the second call
+    dog.group = None
+    dog.tick(200.0)
+    blocking_in(dog, "barrier", 3)
+    dog.tick(300.0)
+    assert "barrier #3" in ended(dog.tick, 302.5)
+
+
+def test_a_set_up_step_is_guarded_and_named_without_a_sequence_number():
+    dog = Watchdog()
+    placeholder = Group(0, [0, 1], 0, None, 2.0)
+    with dog.guard(placeholder, "NCCL communicator set-up"):
+        assert (dog.group, dog.name) == (placeholder, "NCCL communicator set-up")
+        dog.tick(10.0)
+        message = ended(dog.tick, 12.5)
+    assert dog.group is None
+    assert f"NCCL communicator set-up on {WORLD} did not complete within 2 s" in message
+    assert "#0" not in message
+
+
+def test_a_long_wait_is_warned_about_once(caplog):
+    dog = Watchdog()
+    dog.stall_warn = 1.0
+    blocking_in(dog, "all_gather", 7, timeout=60.0)
+    with caplog.at_level(logging.WARNING, logger="pycoll"):
+        dog.tick(0.0)
+        dog.tick(0.9)
+        assert not caplog.records
+        dog.tick(1.6)
+        dog.tick(5.0)
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings == [f"pycoll: all_gather #7 on {WORLD} has waited 2 s (PYCOLL_STALL_WARN); "
+                        f"it fails after 60 s"]
+
+
+def test_a_member_that_left_ends_the_job_after_a_grace_period():
+    dog = Watchdog()
+    dog.exits = types.SimpleNamespace(poll=lambda: {1, 5})
+    blocking_in(dog, "reduce", 2, timeout=60.0)
+    dog.tick(0.0)
+    dog.tick(_EXIT_GRACE_S - 0.1)  # the call may still finish: the peer took part before leaving
+    message = ended(dog.tick, _EXIT_GRACE_S + 0.1)
+    assert f"reduce #2 on {WORLD} cannot complete: rank(s) [1] left the job" in message
+
+
+def test_departures_outside_the_group_are_ignored():
+    dog = Watchdog()
+    dog.exits = types.SimpleNamespace(poll=lambda: {3})
+    blocking_in(dog, "reduce", 2, timeout=60.0)
+    dog.tick(0.0)
+    dog.tick(30.0)
+
+
+# -- calls enqueued by the NCCL engine ---------------------------------------------------------
+@pytest.fixture
+def world(backend):
+    group = Group(0, [0, 1], 0, backend, 2.0)
+    assert backend.owner is group
+    return group
+
+
+def all_reduce(backend, blocking=True):
+    arr = FakeArray(8)
+    return backend.all_reduce(arr, backend.reduction(np.dtype(np.float32), ReduceOp.SUM), blocking)
+
+
+@pytest.mark.parametrize("blocking", [True, False])
+def test_an_enqueued_call_that_does_not_complete_in_time_aborts_nccl_and_ends_the_job(world, fake, blocking):
+    world.seq = 4
+    all_reduce(world.backend, blocking)
+    call = world.backend.stalled_call()
+    assert (call.name, call.seq) == ("all_reduce", 4)
+    assert fake.device == 0, "the watchdog's thread must use the communicator's device"
+    dog = Watchdog(groups=lambda: [world])
+    dog.tick(call.started + 1.9)
+    message = ended(dog.tick, call.started + 2.1)
+    assert f"all_reduce #4 on {WORLD} did not complete within 2 s" in message
+    assert world.backend.comm.aborted
+
+
+def test_the_oldest_unfinished_call_is_the_one_timed(world, fake):
+    backend = world.backend
+    for seq in (1, 2, 3):
+        world.seq = seq
+        all_reduce(backend)
+    fake.finished.add(id(backend._in_flight[0].event))
+    call = backend.stalled_call()
+    assert call.seq == 2 and len(backend._in_flight) == 2  # the finished call was dropped
+    fake.done = True
+    assert backend.stalled_call() is None
+    dog = Watchdog(groups=lambda: [world])
+    dog.tick(call.started + 1000.0)  # nothing is waiting: nothing ends
+
+
+def test_completed_calls_do_not_pile_up_without_a_watchdog(backend, fake):
+    fake.done = True
+    for _ in range(1000):
+        all_reduce(backend)
+    assert len(backend._in_flight) <= engine._PRUNE_AT + 1
+    assert backend.stalled_call() is None
+
+
+def test_a_call_that_completes_before_the_decision_is_spared(world, fake):
+    all_reduce(world.backend)
+    call = world.backend.stalled_call()
+    dog = Watchdog(groups=lambda: [world])
+    fake.finished.add(id(call.event))  # completes between the sampling and the check
+    dog._check(world, call, call.started + 10.0, lambda: not call.event.done)
+    assert not world.backend.comm.aborted
+
+
+def test_an_nccl_async_error_aborts_and_ends_the_job(world, fake):
+    world.backend.comm.async_error = RuntimeError("NCCL_ERROR_REMOTE_ERROR: remote process exited")
+    dog = Watchdog(groups=lambda: [world])
+    message = ended(dog.tick, 0.0)
+    assert f"NCCL reported an error on {WORLD}: NCCL_ERROR_REMOTE_ERROR: remote process exited" in message
+    assert world.backend.comm.aborted
+
+
+def test_an_async_error_already_raised_on_the_rank_is_left_to_the_rank(world, fake):
+    request = all_reduce(world.backend, blocking=False)
+    world.backend.comm.async_error = RuntimeError("NCCL_ERROR_SYSTEM_ERROR")
+    with pytest.raises(CollectiveError, match="SYSTEM_ERROR"):
+        request.test()
+    fake.done = True  # the aborted communicator's kernels have ended
+    Watchdog(groups=lambda: [world]).tick(1e6)
+
+
+def test_an_enqueued_call_waiting_for_a_member_that_left(world, fake):
+    world.seq = 1
+    all_reduce(world.backend)
+    call = world.backend.stalled_call()
+    dog = Watchdog(groups=lambda: [world])
+    dog.exits = types.SimpleNamespace(poll=lambda: {1})
+    dog.tick(call.started + 1.0)
+    message = ended(dog.tick, call.started + _EXIT_GRACE_S + 0.1)
+    assert f"all_reduce #1 on {WORLD} cannot complete: rank(s) [1] left the job" in message
+    assert world.backend.comm.aborted
+
+
+def test_an_enqueued_call_is_warned_about_once(world, fake, caplog):
+    world.seq = 9
+    all_reduce(world.backend)
+    call = world.backend.stalled_call()
+    dog = Watchdog(groups=lambda: [world])
+    dog.stall_warn = 0.5
+    world.timeout = 100.0
+    with caplog.at_level(logging.WARNING, logger="pycoll"):
+        for dt in (0.4, 0.6, 0.8, 3.0):
+            dog.tick(call.started + dt)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"pycoll: all_reduce #9 on {WORLD} has waited 1 s (PYCOLL_STALL_WARN); it fails after 100 s"]
+
+
+def test_destroyed_and_cpu_groups_are_skipped(world, fake):
+    cpu = Group(1, [0, 1], 0, object(), 1.0)
+    gone = Group(2, [0, 1], 0, None, 1.0)
+    Watchdog(groups=lambda: [cpu, gone]).tick(1e6)
