@@ -13,3 +13,4 @@ echo "## host kernels"; python bench/bench_kernels.py
 echo "## DataParallel, world size 1"; python bench/data_parallel_overhead.py
 echo "## DataParallel, world size 2"; $launch bench/data_parallel_overhead.py
 echo "## soak"; $launch bench/soak.py
+echo "## failure detection"; python bench/detection.py

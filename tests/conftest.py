@@ -1,9 +1,11 @@
 """Shared helpers: starting real MPI ranks with a wall-clock bound, and the gpu marker's skip."""
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,30 @@ def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):
     path = Path(script) if os.sep in str(script) else RANKS_DIR / script
     return run_python(["-m", "pycoll.launch", "--nproc_per_node", str(nprocs), str(path), *args],
                       timeout=timeout, env=env, cwd=cwd)
+
+
+def started_pids(output):
+    """The process ids the rank workers announce with ``pid=N``."""
+    return [int(pid) for pid in re.findall(r"\bpid=(\d+)", output)]
+
+
+def _running(pid):
+    """Whether ``pid`` is a live process (an exited one not yet reaped counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def assert_gone(pids, within=5.0):
+    """Every one of ``pids`` has ended, or does within ``within`` seconds: no orphan ranks."""
+    deadline = time.monotonic() + within
+    alive = list(pids)
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in alive if _running(pid)]
+    assert not alive, f"rank processes {alive} outlived their job"
 
 
 def assert_ok(result, expect_lines=None):

@@ -3,7 +3,7 @@ import time
 
 import pytest
 
-from conftest import assert_ok, launch
+from conftest import assert_gone, assert_ok, launch, started_pids
 
 
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
@@ -30,6 +30,7 @@ def test_a_collective_a_peer_never_joins_ends_with_collective_error(mode, report
     assert report in output and "within 2 s" in output, output
     # rank 1 sleeps for 60 s: the job must have been stopped long before
     assert elapsed < 30, f"took {elapsed:.1f} s\n{output}"
+    assert_gone(started_pids(output))
 
 
 def test_debug_mode_reports_mismatched_collectives_on_every_rank():

@@ -1,9 +1,13 @@
 """python -m pycoll.launch: arguments, exit codes and a failing rank stopping the job."""
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
-from conftest import RANKS_DIR, assert_ok, launch, run_command, run_python
+from conftest import RANKS_DIR, assert_gone, assert_ok, launch, run_command, run_python, started_pids
 from pycoll.distributed._mpiexec import rank_command
 
 
@@ -41,6 +45,33 @@ def test_a_failing_rank_stops_the_job_with_its_status(mode, status):
     if mode == "raise":
         assert 'KeyError: \'planted failure\'' in output and "pycoll: rank 1 failed" in output
         assert "_entry.py" not in output, "the traceback should show the user's frames only"
+    pids = started_pids(output)
+    assert len(pids) == 2, output
+    assert_gone(pids)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_stopping_the_launcher_stops_every_rank(signum, tmp_path):
+    """Ctrl-C or a scheduler's SIGTERM to the launcher, while rank 0 waits in a collective."""
+    log = tmp_path / "output.txt"
+    argv = [sys.executable, "-m", "pycoll.launch", "--nproc_per_node", "2", str(RANKS_DIR / "failing.py"), "hang"]
+    with open(log, "w") as out:
+        launcher = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                    env={**os.environ, "PYCOLL_TIMEOUT": "60"})
+    try:
+        deadline = time.monotonic() + 60
+        while len(started_pids(log.read_text())) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        pids = started_pids(log.read_text())
+        launcher.send_signal(signum)
+        launcher.wait(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait()
+    assert launcher.returncode != 0, log.read_text()
+    assert_gone(pids)
 
 
 def test_bad_launcher_arguments_are_refused():

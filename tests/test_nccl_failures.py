@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import assert_ok, launch, run_command
+from conftest import assert_gone, assert_ok, launch, run_command, started_pids
 from pycoll.distributed._mpiexec import rank_command
 
 pytestmark = pytest.mark.gpu
@@ -28,6 +28,7 @@ def test_a_collective_a_peer_never_joins_aborts_nccl_and_ends_the_job(mode, repo
     assert result.returncode != 0, output
     assert report in output, output
     assert elapsed < 60, f"rank 1 sleeps for 120 s; the job took {elapsed:.1f} s\n{output}"
+    assert_gone(started_pids(output))
 
 
 @pytest.mark.parametrize("mode, status", [("raise", 1), ("exit", 3), ("kill", None)])
@@ -40,6 +41,7 @@ def test_a_failing_rank_stops_an_nccl_job(mode, status):
     if mode == "raise":
         assert "KeyError: 'planted failure'" in output and "pycoll: rank 1 failed" in output
     assert time.monotonic() - start < 60, output
+    assert_gone(started_pids(output))
 
 
 def test_under_plain_mpiexec_an_nccl_rank_that_exits_ends_the_job(tmp_path):

@@ -1,4 +1,6 @@
-"""Rank 1 fails in the way argv[1] names while the others wait in an all_reduce.
+"""Rank 1 fails in the way argv[1] names ("raise", "exit", "kill"; "hang": it sleeps for two
+minutes; "ok": it does not fail) while the others wait in an all_reduce. Every rank first prints
+its process id, so that tests can check none is left behind.
 
 Works on either backend: the tensor lives on the rank's device."""
 import os
@@ -11,8 +13,9 @@ import pycoll.distributed as dist
 
 dist.init_parallel_env()
 mode = sys.argv[1]
+print(f"failing.py started rank={dist.get_rank()} pid={os.getpid()}", flush=True)
 if dist.get_rank() == 1 and mode != "ok":
-    time.sleep(0.5)
+    time.sleep(120 if mode == "hang" else 0.5)
     if mode == "raise":
         raise KeyError("planted failure")
     if mode == "exit":
