@@ -301,8 +301,26 @@ def test_nccl_module_without_libnccl_says_what_to_install(fake):
         engine.nccl_module()
 
 
-# -- on a GPU --------------------------------------------------------------------------------
+# -- on host memory, without a GPU -----------------------------------------------------------
 NCCL_ENV = {"PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
+HOST_CUPY = {**NCCL_ENV, "PYCOLL_TEST_HOST_CUPY": "1"}
+
+
+@pytest.mark.parametrize("nprocs, debug", [(2, "0"), (3, "0"), (2, "1")])
+def test_the_public_collectives_through_the_nccl_engine_on_host_memory(nprocs, debug):
+    """The GPU worker's value checks, on ranks whose "CuPy" is host memory and whose NCCL calls
+    are carried out over MPI (tests/ranks/host_cupy.py): what pycoll hands NCCL is checked
+    by the values that come back; streams are not (see the gpu tests)."""
+    result = launch(nprocs, "nccl_collectives.py", env={**HOST_CUPY, "PYCOLL_DEBUG": debug})
+    assert_ok(result, expect_lines=nprocs)
+    assert "watchdog" not in result.stderr, result.stderr  # its NCCL checks ran without failing
+
+
+def test_bad_input_through_the_nccl_engine_on_host_memory():
+    assert_ok(launch(2, "bad_input_nccl.py", env=HOST_CUPY), expect_lines=2)
+
+
+# -- on a GPU --------------------------------------------------------------------------------
 
 
 @pytest.mark.gpu

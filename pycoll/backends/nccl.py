@@ -253,6 +253,7 @@ class NCCLBackend:
         self.device = comm.device_id()
         self.timeout = float(timeout)
         self._cupy = cupy
+        self.xp = cupy  # the array module this engine moves
         self._current = cupy.cuda.get_current_stream
         with cupy.cuda.Device(self.device):
             self._stream = cupy.cuda.Stream(non_blocking=True)

@@ -1,11 +1,15 @@
 """Bad input on NCCL ranks: each call raises on the calling rank, naming the argument, before
-anything is sent, and the job goes on (the CPU backend's table is in test_api.py)."""
-import cupy
-import numpy as np
-from expect import expect
+anything is sent, and the job goes on (the CPU backend's table is in test_api.py). Runs without
+a GPU on host_cupy.py when PYCOLL_TEST_HOST_CUPY=1."""
+import host_cupy
 
-import pycoll
-import pycoll.distributed as dist
+host_cupy.install_if_asked()  # noqa: E402 (before CuPy is imported)
+import cupy  # noqa: E402
+import numpy as np  # noqa: E402
+from expect import expect  # noqa: E402
+
+import pycoll  # noqa: E402
+import pycoll.distributed as dist  # noqa: E402
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
