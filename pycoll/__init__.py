@@ -8,11 +8,11 @@ from pycoll.autograd import is_grad_enabled, no_grad
 from pycoll.device import get_device, set_device
 from pycoll.random import seed
 from pycoll.serialization import load, save
-from pycoll.tensor import (Tensor, abs, add, arange, argmax, cast, clip, clone, concat, divide, exp,
-                           flatten, float16, float32, float64, full, full_like, int32, int64, log,
-                           matmul, max, mean, min, multiply, ones, ones_like, pow, rand, randn, relu,
-                           reshape, sigmoid, sqrt, square, squeeze, stack, subtract, sum, tanh,
-                           to_tensor, transpose, unsqueeze, zeros, zeros_like)
+from pycoll.tensor import Tensor, float16, float32, float64, int32, int64, to_tensor
+from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
+                             multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
+from pycoll.shape_ops import clone, concat, flatten, reshape, squeeze, stack, transpose, unsqueeze
+from pycoll.creation import arange, full, full_like, ones, ones_like, rand, randn, zeros, zeros_like
 from pycoll import autograd, nn, optimizer
 from pycoll.nn import ParamAttr
 

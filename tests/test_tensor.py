@@ -66,7 +66,7 @@ def test_creation_functions():
     assert pycoll.arange(0, 1, 0.25).dtype == np.float32
     x = pycoll.randn([3], "float64")
     assert pycoll.zeros_like(x).dtype == np.float64 and pycoll.ones_like(x).shape == [3]
-    assert pycoll.tensor.full_like(x, 2.0).numpy().tolist() == [2.0, 2.0, 2.0]
+    assert pycoll.creation.full_like(x, 2.0).numpy().tolist() == [2.0, 2.0, 2.0]
     r = pycoll.rand([1000])
     assert r.dtype == np.float32 and 0 <= r.numpy().min() and r.numpy().max() < 1
 

@@ -12,8 +12,9 @@ import numpy as np
 
 from pycoll.device import array_module, move, place_of
 from pycoll.random import get_rng
-from pycoll.tensor import (Tensor, _needs, _tensor, mean, record, relu, scatter_add, sigmoid,
-                           square, sum, tanh)
+from pycoll.math_ops import mean, relu, sigmoid, square, sum, tanh
+from pycoll.shape_ops import scatter_add
+from pycoll.tensor import Tensor, _needs, _tensor, record
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "embedding",
            "layer_norm", "dropout", "mse_loss", "cross_entropy"]

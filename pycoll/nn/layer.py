@@ -14,10 +14,11 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 import numpy as np
 
 from pycoll._logging import logger
+from pycoll.creation import zeros
 from pycoll.device import is_array
 from pycoll.nn.initializer import Constant, Initializer, XavierUniform
 from pycoll.nn.parameter import Parameter, ParamAttr
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, zeros
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype
 
 _name_counters: Dict[str, itertools.count] = collections.defaultdict(itertools.count)
 

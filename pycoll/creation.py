@@ -1,0 +1,85 @@
+"""The creation functions: random, constant-filled and range tensors on the current device."""
+from __future__ import annotations
+
+from typing import Any, Sequence, Tuple, Union
+
+import numpy as np
+
+from pycoll.device import array_module, module_for, move
+from pycoll.random import get_rng
+from pycoll.tensor import DTypeLike, Tensor, _new, convert_dtype, float32, float64, int64
+
+ShapeLike = Union[int, Sequence[int]]
+
+
+def _shape_arg(shape: Any) -> Tuple[int, ...]:
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, (list, tuple)) or not all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in shape):
+        raise ValueError(f"shape must be a list or tuple of non-negative ints, got {shape!r}")
+    return tuple(int(s) for s in shape)
+
+
+def _float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
+    dt = convert_dtype(dtype) or float32
+    if dt.kind != "f":
+        raise TypeError(f"{name} makes floating-point tensors; dtype must be float16/32/64, got {dt}")
+    return dt
+
+
+def _from_host(host: np.ndarray) -> Tensor:
+    return _new(move(host))
+
+
+def randn(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+    """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
+    dt = _float_dtype(dtype, "randn")
+    draw = get_rng().standard_normal(_shape_arg(shape), dtype=float64 if dt == float64 else float32)
+    return _from_host(draw.astype(dt, copy=False))
+
+
+def rand(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+    """Uniform [0, 1) values from pycoll's generator (drawn on the host, then moved)."""
+    dt = _float_dtype(dtype, "rand")
+    draw = get_rng().random(_shape_arg(shape), dtype=float64 if dt == float64 else float32)
+    return _from_host(draw.astype(dt, copy=False))
+
+
+def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
+    dt = convert_dtype(dtype) or float32
+    return _new(module_for().full(_shape_arg(shape), fill_value, dtype=dt))
+
+
+def zeros(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+    return _new(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+
+
+def ones(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+    return _new(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+
+
+def zeros_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+    a = x._array
+    return _new(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+
+
+def ones_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+    a = x._array
+    return _new(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+
+
+def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
+    a = x._array
+    return _new(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None) -> Tensor:
+    """Values in [start, end) by step; int64 when all bounds are ints, else float32 (paddle)."""
+    if end is None:
+        start, end = 0, start
+    ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = convert_dtype(dtype) or (int64 if ints else float32)
+    return _new(module_for().arange(start, end, step, dtype=dt))
