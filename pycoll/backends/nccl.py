@@ -263,7 +263,7 @@ class NCCLBackend:
         self._broken: Optional[str] = None
         self.owner: Any = None  # the Group this engine serves (set by it): numbers the watched calls
         self._in_flight: Deque[Launched] = deque()  # oldest first; shared with the watchdog thread
-        self._in_flight_lock = threading.Lock()
+        self._in_flight_lock = threading.Lock()  # held while dropping completed calls
 
     @classmethod
     def create(cls, nranks: int, uid: bytes, rank: int,
@@ -325,25 +325,28 @@ class NCCLBackend:
 
     def _watch(self, name: str, event: Any) -> None:
         """Record an enqueued call for the watchdog; ``event`` fires once it is complete."""
-        call = Launched(name, self.owner.seq if self.owner is not None else 0, event)
-        with self._in_flight_lock:
-            self._in_flight.append(call)
-            if len(self._in_flight) > _PRUNE_AT:
-                self._drop_completed()
+        self._in_flight.append(Launched(name, self.owner.seq if self.owner is not None else 0, event))
+        if len(self._in_flight) > _PRUNE_AT:
+            self._drop_completed()
 
     def _drop_completed(self) -> None:
-        launched = self._in_flight
-        while launched and launched[0].event.done:
-            launched.popleft()
+        """Forget the oldest calls that have completed. Appending needs no lock (a deque's
+        appends and pops are thread-safe); the lock keeps two threads from dropping at once."""
+        with self._in_flight_lock:
+            launched = self._in_flight
+            while launched and launched[0].event.done:
+                launched.popleft()
 
     def stalled_call(self) -> Optional[Launched]:
         """The oldest enqueued call that has not completed, or None. For the watchdog thread:
         it makes the communicator's device current in the calling thread first (a thread's
         first CUDA call would otherwise open a context on device 0)."""
         self._cupy.cuda.runtime.setDevice(self.device)
-        with self._in_flight_lock:
-            self._drop_completed()
-            return self._in_flight[0] if self._in_flight else None
+        self._drop_completed()
+        try:
+            return self._in_flight[0]
+        except IndexError:
+            return None
 
     def async_error(self) -> Optional[str]:
         """NCCL's asynchronous error on the communicator, as text, or None; for the watchdog

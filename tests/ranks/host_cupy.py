@@ -30,6 +30,9 @@ class ndarray(np.ndarray):
     def get(self) -> np.ndarray:
         return np.array(self)
 
+    def set(self, host: np.ndarray) -> None:
+        np.copyto(self, host)
+
 
 def _device(a: np.ndarray) -> ndarray:
     return a.view(ndarray)
@@ -274,9 +277,12 @@ def install() -> None:
     cuda = types.ModuleType("cupy.cuda")
     cuda.nccl, cuda.Stream, cuda.Event, cuda.Device = nccl, Stream, Event, Device
     cuda.get_current_stream = lambda: _streams[-1]
-    cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, setDevice=lambda device: None,
-                                         getDevice=lambda: 0)
+    cuda.runtime = types.SimpleNamespace(
+        getDeviceCount=lambda: 1, setDevice=lambda device: None, getDevice=lambda: 0,
+        runtimeGetVersion=lambda: 13000,
+        getDeviceProperties=lambda index: {"name": b"host memory (host_cupy)", "totalGlobalMem": 0})
     cupy = types.ModuleType("cupy")
+    cupy.__version__ = "host_cupy"
     this = sys.modules[__name__]
     for name in ("ndarray", "asarray", "asnumpy", "empty", "zeros", "ones", "full", "empty_like",
                  "ascontiguousarray", "copyto", "divide"):
