@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 from mpi4py import MPI
+from peer_report import plot, table
 
 import pycoll.distributed as dist
 
@@ -49,7 +50,6 @@ def main():
     raw = MPI.COMM_WORLD.Dup()
     rank, world = raw.Get_rank(), raw.Get_size()
     gloo = gloo_allreduce(rank, world)
-    factor = 2 * (world - 1) / world
     results = {}
     for nbytes in SIZES:
         arrays = {name: np.ones(nbytes // 4, np.float32) for name in ("pycoll", "mpi4py", "gloo")}
@@ -71,30 +71,9 @@ def main():
     names = list(next(iter(results.values())))
     print(f"# all_reduce float32, {world} ranks, {MPI.Get_library_version().splitlines()[0].split(':')[0]} "
           f"{MPI.Get_version()}, median of {args.rounds} interleaved rounds")
-    print("| size | " + " | ".join(f"{n} (us) | {n} busbw (GB/s)" for n in names) + " | "
-          + " | ".join(f"{n} / pycoll" for n in names[1:]) + " |")
-    print("|---:" * (1 + 2 * len(names) + len(names) - 1) + "|")
-    for nbytes, med in results.items():
-        cells = [f"{med[n] * 1e6:.1f} | {nbytes * factor / med[n] / 1e9:.2f}" for n in names]
-        ratios = [f"{med[n] / med['pycoll']:.2f}" for n in names[1:]]
-        size = f"{nbytes >> 20} MiB" if nbytes >= 1 << 20 else f"{nbytes >> 10} KiB"
-        print(f"| {size} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    print("\n".join(table(results, world)))
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for n in names:
-            ax.plot(list(results), [b * factor / results[b][n] / 1e9 for b in results], marker="o", label=n)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("message size (bytes)")
-        ax.set_ylabel("bus bandwidth (GB/s)")
-        ax.set_title(f"all_reduce on {world} CPU ranks")
-        ax.legend()
-        ax.grid(True, alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
+        plot(results, world, f"all_reduce on {world} CPU ranks", args.plot)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import cupy
 import numpy as np
 from cupy.cuda import nccl
 from mpi4py import MPI
+from peer_report import plot, table
 
 import pycoll.distributed as dist
 
@@ -167,47 +168,6 @@ def describe(world, rounds, torch_on):
     return line + f"; median of {rounds} interleaved rounds"
 
 
-def size_text(nbytes):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << shift:
-            return f"{nbytes >> shift} {unit}"
-    return f"{nbytes} B"
-
-
-def table(results, world):
-    names = list(next(iter(results.values())))
-    factor = 2 * (world - 1) / world
-    lines = ["| size | " + " | ".join(f"{n} (us) | {n} busbw (GB/s)" for n in names) + " | "
-             + " | ".join(f"{n} / pycoll" for n in names[1:]) + " |",
-             "|---:" * (1 + 2 * len(names) + len(names) - 1) + "|"]
-    for nbytes, med in results.items():
-        cells = [f"{med[n] * 1e6:.1f} | {nbytes * factor / med[n] / 1e9:.2f}" for n in names]
-        ratios = [f"{med[n] / med['pycoll']:.2f}" for n in names[1:]]
-        lines.append(f"| {size_text(nbytes)} | " + " | ".join(cells + ratios) + " |")
-    return lines
-
-
-def plot(results, world, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    factor = 2 * (world - 1) / world
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for n in next(iter(results.values())):
-        busbw = [b * factor / results[b][n] / 1e9 for b in results]
-        ax.plot(list(results), busbw, marker="o", label=n)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("bus bandwidth (GB/s)")
-    ax.set_title(f"all_reduce on {world} GPU ranks")
-    ax.legend()
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -229,7 +189,7 @@ def main():
         print(describe(world, args.rounds, torch_peer is not None))
         print("\n".join(table(results, world)))
         if args.plot:
-            plot(results, world, args.plot)
+            plot(results, world, f"all_reduce on {world} GPU ranks", args.plot)
 
 
 if __name__ == "__main__":

@@ -450,13 +450,7 @@ def _flatten_device(fn: str, arrays, out, scale, dtype) -> "cupy.ndarray":
     if _cuda_built():
         _run_cuda(cp, "flatten", batch, out, src, dst, scale)
     else:
-        _warn_fallback()
-        with cp.cuda.Device(batch.device):
-            flat = out.reshape(-1)
-            offset = 0
-            for a in arrays:
-                _copy_cupy(a.reshape(-1), flat[offset : offset + a.size], src, dst, scale)
-                offset += a.size
+        _copy_each_cupy(cp, batch.device, arrays, out, src, dst, scale, into_flat=True)
     return out
 
 
@@ -472,13 +466,23 @@ def _unflatten_device(fn: str, flat, arrays, scale) -> None:
     if _cuda_built():
         _run_cuda(cp, "unflatten", batch, flat, src, dst, scale)
     else:
-        _warn_fallback()
-        with cp.cuda.Device(batch.device):
-            flat = flat.reshape(-1)
-            offset = 0
-            for a in arrays:
-                _copy_cupy(flat[offset : offset + a.size], a.reshape(-1), src, dst, scale)
-                offset += a.size
+        _copy_each_cupy(cp, batch.device, arrays, flat, src, dst, scale, into_flat=False)
+
+
+def _copy_each_cupy(cp, device: int, arrays, flat, src, dst, scale, into_flat: bool) -> None:
+    """The fallback where the CUDA kernels were not built: CuPy copies, one array at a time,
+    into ``flat`` (flatten) or out of it (unflatten)."""
+    _warn_fallback()
+    with cp.cuda.Device(device):
+        flat = flat.reshape(-1)
+        offset = 0
+        for a in arrays:
+            part, whole = flat[offset : offset + a.size], a.reshape(-1)
+            if into_flat:
+                _copy_cupy(whole, part, src, dst, scale)
+            else:
+                _copy_cupy(part, whole, src, dst, scale)
+            offset += a.size
 
 
 def _run_cuda(cp, direction: str, batch: _DeviceArrays, flat, src, dst, scale) -> None:

@@ -98,6 +98,14 @@ def check_list(items: Any, nranks: int, fn: str, arg: str, allow_empty: bool) ->
                      f"(one per rank of the group)")
 
 
+def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
+                 like_name: str = "tensor") -> Any:
+    """``items`` (a list of ``nranks`` tensors, each with ``like``'s shape and dtype) in one
+    contiguous buffer, block i from ``items[i]``."""
+    items = check_list(items, nranks, fn, arg, allow_empty=False)
+    return stacked(check_like(items, like, xp, fn, arg, like_name=like_name), like, xp)
+
+
 def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     """One contiguous buffer holding ``arrays`` one after another."""
     out = xp.empty((len(arrays),) + like.shape, like.dtype)

@@ -162,8 +162,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
         if tensor_list is None:
             raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
                              f"{src}; it needs one tensor per rank")
-        items = _arrays.check_list(tensor_list, g.nranks, "scatter", "tensor_list", allow_empty=False)
-        send = _arrays.stacked(_arrays.check_like(items, out, xp, "scatter", "tensor_list"), out, xp)
+        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
     if debug.enabled:
         debug.check(g, "scatter", out, root=src)
     if out.size == 0:
@@ -178,8 +177,7 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     xp = g.backend.xp
     out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
     plan = _reduction(g, out.dtype, op, "reduce_scatter")
-    items = _arrays.check_list(tensor_list, g.nranks, "reduce_scatter", "tensor_list", allow_empty=False)
-    send = _arrays.stacked(_arrays.check_like(items, out, xp, "reduce_scatter", "tensor_list"), out, xp)
+    send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
     if debug.enabled:
         debug.check(g, "reduce_scatter", out, op=op)
     if out.size == 0:
@@ -198,8 +196,8 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     xp = g.backend.xp
     items = _arrays.check_list(in_tensor_list, g.nranks, "alltoall", "in_tensor_list", allow_empty=False)
     first = _arrays.array_of(items[0], xp, "alltoall", "in_tensor_list[0]")
-    send = _arrays.stacked(_arrays.check_like(items, first, xp, "alltoall", "in_tensor_list",
-                                                    like_name="in_tensor_list[0]"), first, xp)
+    send = _arrays.one_per_rank(items, g.nranks, first, xp, "alltoall", "in_tensor_list",
+                                like_name="in_tensor_list[0]")
     _arrays.check_list(out_tensor_list, g.nranks, "alltoall", "out_tensor_list", allow_empty=True)
     blocks = xp.empty_like(send)
     deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], xp, "alltoall", "out_tensor_list")

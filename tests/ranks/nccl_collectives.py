@@ -10,8 +10,7 @@ Several ranks share one GPU: each gets its own ``NCCL_HOSTID`` (set below, befor
 so NCCL treats them as separate hosts and uses its socket transport on ``NCCL_SOCKET_IFNAME=lo``.
 With ``PYCOLL_TEST_HOST_CUPY=1`` the public-API mode runs without a GPU on ``host_cupy.py``
 (host memory, NCCL calls carried out over MPI), leaving out what needs real streams.
-Values are small integers, so sums and products are exact in every dtype; averages, which
-NCCL computes by pre-scaling each rank's values, are compared with a dtype-sized tolerance.
+The value checks are shared with the cpu worker (collective_checks.py).
 """
 import os
 import sys
@@ -23,6 +22,8 @@ import host_cupy  # noqa: E402
 HOST = host_cupy.install_if_asked()
 import cupy  # noqa: E402
 import numpy as np  # noqa: E402
+
+from collective_checks import Checks  # noqa: E402
 
 import pycoll.distributed as dist  # noqa: E402
 from pycoll.backends.reduce_op import ReduceOp  # noqa: E402
@@ -38,8 +39,6 @@ except Exception:  # no ml_dtypes, or a CuPy without bfloat16 arrays
 REDUCIBLE = [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64, np.float16, np.float32,
              np.float64, np.complex64, np.complex128] + BF16
 MOVABLE = REDUCIBLE + [np.int16, np.uint16, np.bool_]
-SHAPES = [(1,), (7,), (1023,), (3, 5)]
-OPS = [ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD, ReduceOp.AVG]
 RTOL = {"float16": 1e-2, "bfloat16": 3e-2, "float32": 1e-5, "complex64": 1e-5,
         "float64": 1e-12, "complex128": 1e-12}
 
@@ -57,137 +56,6 @@ def late_fill(x, value):
     """Queue on the current stream a kernel that waits, then fills ``x`` (float32) with ``value``."""
     kernel = cupy.RawKernel(LATE_FILL, "late_fill")
     kernel((1,), (256,), (x, np.int32(x.size), np.float32(value), np.int64(SPIN)))
-
-
-def wide(dtype):
-    kind = np.dtype(dtype).kind
-    if kind == "c":
-        return np.complex128
-    if kind == "f" or np.dtype(dtype).name == "bfloat16":
-        return np.float64
-    return np.bool_ if kind == "b" else (np.uint64 if kind == "u" else np.int64)
-
-
-def data(rank, shape, dtype, salt=0):
-    n = int(np.prod(shape))
-    values = (np.arange(n) * 7 + rank * 3 + salt) % 3 + 1
-    if dtype is np.bool_:
-        values = values % 2 == 0
-    return values.astype(dtype).reshape(shape)
-
-
-def on_gpu(rank, shape, dtype, salt=0):
-    return cupy.asarray(data(rank, shape, dtype, salt))
-
-
-def valid(dtype, op):
-    kind, name = np.dtype(dtype).kind, np.dtype(dtype).name
-    if kind == "c":
-        return op in (ReduceOp.SUM, ReduceOp.AVG)
-    return op != ReduceOp.AVG or kind == "f" or name == "bfloat16"
-
-
-def reference(arrays, op, dtype):
-    stack = np.stack([a.astype(wide(dtype)) for a in arrays])
-    if op == ReduceOp.SUM:
-        out = stack.sum(axis=0)
-    elif op == ReduceOp.PROD:
-        out = stack.prod(axis=0)
-    elif op == ReduceOp.MAX:
-        out = stack.max(axis=0)
-    elif op == ReduceOp.MIN:
-        out = stack.min(axis=0)
-    else:
-        out = stack.sum(axis=0) / len(arrays)
-    return out.astype(dtype)
-
-
-def check(got, want, case, approx=False):
-    """``got`` (a CuPy array, read after its stream's work) equals ``want`` (NumPy)."""
-    host = cupy.asnumpy(got)  # synchronizes the current stream
-    assert host.dtype == want.dtype and host.shape == want.shape, (case, host.dtype, host.shape, want.shape)
-    w = wide(want.dtype)
-    if approx:
-        ok = np.allclose(host.astype(w), want.astype(w), rtol=RTOL[want.dtype.name], atol=0)
-    else:
-        ok = np.array_equal(host.astype(w), want.astype(w))
-    assert ok, f"{case}: got {host.ravel()[:8]} want {want.ravel()[:8]}"
-
-
-def reductions(rank, n):
-    checks = 0
-    for dtype in REDUCIBLE:
-        for shape in SHAPES:
-            inputs = [data(r, shape, dtype) for r in range(n)]
-            for op in OPS:
-                if not valid(dtype, op):
-                    continue
-                want = reference(inputs, op, dtype)
-                avg = op == ReduceOp.AVG
-                case = f"{np.dtype(dtype)} {shape} op={op}"
-                x = cupy.asarray(inputs[rank])
-                dist.all_reduce(x, op=op)
-                check(x, want, "all_reduce " + case, avg)
-                x = cupy.asarray(inputs[rank])
-                dist.all_reduce(x, op=op, sync_op=False).wait()
-                check(x, want, "all_reduce async " + case, avg)
-                big = cupy.zeros(shape[:-1] + (2 * shape[-1],), dtype)
-                view = big[..., ::2]
-                view[...] = cupy.asarray(inputs[rank])
-                dist.all_reduce(view, op=op)
-                check(view, want, "all_reduce strided " + case, avg)
-                assert not cupy.asnumpy(big[..., 1::2]).astype(wide(dtype)).any(), "wrote outside the view"
-                for root in range(n):
-                    x = cupy.asarray(inputs[rank])
-                    dist.reduce(x, dst=root, op=op)
-                    if rank == root:
-                        check(x, want, f"reduce root={root} " + case, avg)
-                    else:
-                        check(x, inputs[rank], f"reduce root={root} (untouched) " + case)
-                blocks = [on_gpu(rank, shape, dtype, salt=j) for j in range(n)]
-                out = cupy.empty(shape, dtype)
-                dist.reduce_scatter(out, blocks, op=op)
-                want_rs = reference([data(r, shape, dtype, salt=rank) for r in range(n)], op, dtype)
-                check(out, want_rs, "reduce_scatter " + case, avg)
-                checks += 4 + n
-    return checks
-
-
-def movement(rank, n):
-    checks = 0
-    for dtype in MOVABLE:
-        for shape in SHAPES:
-            case = f"{np.dtype(dtype)} {shape}"
-            for root in range(n):
-                x = on_gpu(rank, shape, dtype) if rank == root else cupy.zeros(shape, dtype)
-                dist.broadcast(x, src=root)
-                check(x, data(root, shape, dtype), f"broadcast src={root} " + case)
-                out = cupy.zeros(shape, dtype)
-                parts = [on_gpu(root, shape, dtype, salt=j) for j in range(n)] if rank == root else None
-                dist.scatter(out, parts, src=root)
-                check(out, data(root, shape, dtype, salt=rank), f"scatter src={root} " + case)
-            gathered = []
-            dist.all_gather(gathered, on_gpu(rank, shape, dtype))
-            assert len(gathered) == n
-            for r, g in enumerate(gathered):
-                assert isinstance(g, cupy.ndarray), type(g)
-                check(g, data(r, shape, dtype), f"all_gather into [] entry {r} " + case)
-            preset = [cupy.zeros(shape, dtype) for _ in range(n)]
-            dist.all_gather(preset, on_gpu(rank, shape, dtype), sync_op=False).wait()
-            for r, g in enumerate(preset):
-                check(g, data(r, shape, dtype), f"all_gather in place entry {r} " + case)
-            out_list = []
-            dist.alltoall(out_list, [on_gpu(rank, shape, dtype, salt=j) for j in range(n)])
-            for r, g in enumerate(out_list):
-                check(g, data(r, shape, dtype, salt=rank), f"alltoall entry {r} " + case)
-            right, left = (rank + 1) % n, (rank - 1) % n
-            inbox = cupy.zeros(shape, dtype)
-            task = dist.irecv(inbox, src=left)
-            dist.send(on_gpu(rank, shape, dtype), dst=right)
-            task.wait()
-            check(inbox, data(left, shape, dtype), "send/recv ring " + case)
-            checks += 4 * n + 2
-    return checks
 
 
 def stream_ordering(rank, n):
@@ -225,18 +93,19 @@ def public_api():
     dist.init_parallel_env()
     rank, n = dist.get_rank(), dist.get_world_size()
     assert n > 1
-    checks = reductions(rank, n) + movement(rank, n) + (0 if HOST else stream_ordering(rank, n))
+    checks = Checks(cupy, rank, n, avg_rtol=RTOL, complex_prod=False)
+    count = checks.reductions(REDUCIBLE) + checks.movement(MOVABLE) + (0 if HOST else stream_ordering(rank, n))
     # a sub-group (a split communicator) of the first and last rank
     edge = dist.new_group([0, n - 1])
     if rank in (0, n - 1):
         x = cupy.full(3, rank + 1.0)
         dist.all_reduce(x, group=edge)
-        check(x, np.full(3, float(n + 1)), "all_reduce on a sub-group")
+        checks.check(x, np.full(3, float(n + 1)), "all_reduce on a sub-group")
     empty = cupy.zeros((0,), np.float32)
     dist.all_reduce(empty)
     dist.broadcast(empty, src=n - 1)
     dist.barrier()
-    print(f"nccl collectives OK rank={rank} world={n} checks={checks} bf16={bool(BF16)}", flush=True)
+    print(f"nccl collectives OK rank={rank} world={n} checks={count} bf16={bool(BF16)}", flush=True)
 
 
 def backend_api():
@@ -245,6 +114,7 @@ def backend_api():
 
     assert not rendezvous.under_mpi()
     backend, rank, n = rendezvous.make_nccl_world(120.0)
+    check = Checks(cupy, rank, n).check
     assert (backend.name, backend.rank, backend.size) == ("nccl", rank, n)
     f32 = np.dtype(np.float32)
     total = float(sum(range(1, n + 1)))
