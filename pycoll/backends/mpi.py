@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, op_name
 
-_MPI_TYPES = {
+MPI_TYPES = {
     np.dtype(np.int8): MPI.INT8_T,
     np.dtype(np.int16): MPI.INT16_T,
     np.dtype(np.int32): MPI.INT32_T,
@@ -30,19 +30,19 @@ _MPI_TYPES = {
     np.dtype(np.complex64): MPI.C_FLOAT_COMPLEX,
     np.dtype(np.complex128): MPI.C_DOUBLE_COMPLEX,
 }
-_MPI_OPS = {
+MPI_OPS = {
     ReduceOp.SUM: MPI.SUM,
     ReduceOp.AVG: MPI.SUM,  # MPI has no average: sum, then divide by the group size
     ReduceOp.MAX: MPI.MAX,
     ReduceOp.MIN: MPI.MIN,
     ReduceOp.PROD: MPI.PROD,
 }
-REDUCIBLE_DTYPES = tuple(str(d) for d in _MPI_TYPES)
+REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
-    if dtype not in _MPI_TYPES:
+    if dtype not in MPI_TYPES:
         return (f"dtype {dtype} cannot be reduced by the cpu (MPI) backend; "
                 f"reducible dtypes: {', '.join(REDUCIBLE_DTYPES)}")
     if op in (ReduceOp.MAX, ReduceOp.MIN) and dtype.kind == "c":
@@ -58,8 +58,8 @@ class Reduction:
     __slots__ = ("mpitype", "mpiop", "average")
 
     def __init__(self, dtype: np.dtype, op: int):
-        self.mpitype = _MPI_TYPES[dtype]
-        self.mpiop = _MPI_OPS[op]
+        self.mpitype = MPI_TYPES[dtype]
+        self.mpiop = MPI_OPS[op]
         self.average = op == ReduceOp.AVG
 
 

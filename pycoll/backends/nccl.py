@@ -56,7 +56,7 @@ _COMM_SPLIT_VERSION = 21801  # ncclCommSplit arrived in NCCL 2.18.1
 _PRUNE_AT = 64  # watched calls kept before the enqueuing thread drops the completed ones itself
 
 # dtype name -> (NCCL datatype constant, NCCL elements per array element)
-_NCCL_TYPES = {
+NCCL_TYPES = {
     "int8": ("NCCL_INT8", 1),
     "uint8": ("NCCL_UINT8", 1),
     "int32": ("NCCL_INT32", 1),
@@ -70,7 +70,7 @@ _NCCL_TYPES = {
     "complex64": ("NCCL_FLOAT32", 2),
     "complex128": ("NCCL_FLOAT64", 2),
 }
-_NCCL_OPS = {
+NCCL_OPS = {
     ReduceOp.SUM: "NCCL_SUM",
     ReduceOp.MAX: "NCCL_MAX",
     ReduceOp.MIN: "NCCL_MIN",
@@ -104,12 +104,12 @@ def _has(constant: str) -> bool:
 
 
 def reducible_dtypes() -> List[str]:
-    return [name for name, (const, _) in _NCCL_TYPES.items() if name != "bfloat16" or _has(const)]
+    return [name for name, (const, _) in NCCL_TYPES.items() if name != "bfloat16" or _has(const)]
 
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
-    entry = _NCCL_TYPES.get(dtype.name)
+    entry = NCCL_TYPES.get(dtype.name)
     if entry is None or (dtype.name == "bfloat16" and not _has(entry[0])):
         return (f"dtype {dtype} cannot be reduced by the nccl backend; "
                 f"reducible dtypes: {', '.join(reducible_dtypes())}")
@@ -137,10 +137,10 @@ class Reduction:
 
     def __init__(self, dtype: np.dtype, op: int):
         nccl = nccl_module()
-        type_name, self.factor = _NCCL_TYPES[dtype.name]
+        type_name, self.factor = NCCL_TYPES[dtype.name]
         self.datatype = getattr(nccl, type_name)
         self.average = op == ReduceOp.AVG and not _native_avg()
-        self.op = nccl.NCCL_SUM if self.average else getattr(nccl, _NCCL_OPS[op])
+        self.op = nccl.NCCL_SUM if self.average else getattr(nccl, NCCL_OPS[op])
 
 
 # -- unique ids and communicators ---------------------------------------------------------
@@ -165,6 +165,24 @@ def split_order(table: np.ndarray) -> List[int]:
     """The parent ranks of a split's members in new-rank order, from the gathered ``table``
     (row r: parent rank r's ``[member, key]``): by key, then parent rank, as ncclCommSplit does."""
     return [r for _, r in sorted((int(key), r) for r, (member, key) in enumerate(table) if member)]
+
+
+# A point-to-point transfer inside an NCCL group: (is_send, device pointer, bytes, peer).
+Transfer = Tuple[bool, int, int, int]
+
+def launch_group(comm: Any, transfers: Sequence[Transfer], stream: int) -> None:
+    """Enqueue ``transfers`` (bytes) on ``stream`` as one NCCL group (``groupStart``/``groupEnd``)."""
+    nccl = nccl_module()
+    u8 = nccl.NCCL_UINT8
+    nccl.groupStart()
+    try:
+        for is_send, ptr, nbytes, peer in transfers:
+            if is_send:
+                comm.send(ptr, nbytes, u8, peer, stream)
+            else:
+                comm.recv(ptr, nbytes, u8, peer, stream)
+    finally:
+        nccl.groupEnd()
 
 
 # -- requests -------------------------------------------------------------------------------
@@ -231,9 +249,6 @@ class Launched:
         self.warned = False
 
 
-# A point-to-point transfer inside an NCCL group: (is_send, device pointer, bytes, peer).
-_Transfer = Tuple[bool, int, int, int]
-
 
 class NCCLBackend:
     """Collectives over one NCCL communicator, on the device that was current when it was made."""
@@ -258,7 +273,7 @@ class NCCLBackend:
         with cupy.cuda.Device(self.device):
             self._stream = cupy.cuda.Stream(non_blocking=True)
         self._bytes = nccl_module().NCCL_UINT8
-        self._pending: List[Tuple[_Transfer, NCCLRequest]] = []
+        self._pending: List[Tuple[Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
         self.owner: Any = None  # the Group this engine serves (set by it): numbers the watched calls
@@ -385,24 +400,12 @@ class NCCLBackend:
         self._watch(name, done)
         return NCCLRequest(self, name, done, keep)
 
-    def _group(self, transfers: Sequence[_Transfer]) -> Callable[[int], None]:
+    def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
         """A launch of ``transfers`` as one NCCL group."""
-        comm, nccl, u8 = self.comm, nccl_module(), self._bytes
+        comm = self.comm
+        return lambda stream: launch_group(comm, transfers, stream)
 
-        def launch(stream: int) -> None:
-            nccl.groupStart()
-            try:
-                for is_send, ptr, nbytes, peer in transfers:
-                    if is_send:
-                        comm.send(ptr, nbytes, u8, peer, stream)
-                    else:
-                        comm.recv(ptr, nbytes, u8, peer, stream)
-            finally:
-                nccl.groupEnd()
-
-        return launch
-
-    def _flush(self, name: str, extra: Optional[_Transfer] = None) -> None:
+    def _flush(self, name: str, extra: Optional[Transfer] = None) -> None:
         """Launch the held-back sends/receives, with the blocking transfer ``extra``, as one group.
 
         Alone, ``extra`` runs on the current stream. With held-back transfers the group runs on
@@ -475,7 +478,7 @@ class NCCLBackend:
                 blocking: bool) -> Optional[NCCLRequest]:
         """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
         nbytes = out.nbytes
-        transfers: List[_Transfer] = [(False, out.data.ptr, nbytes, root)]
+        transfers: List[Transfer] = [(False, out.data.ptr, nbytes, root)]
         if self.rank == root:
             base = send.data.ptr
             transfers += [(True, base + i * nbytes, nbytes, i) for i in range(self.size)]
@@ -485,13 +488,13 @@ class NCCLBackend:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
         nbytes = out.nbytes // self.size
         sbase, obase = send.data.ptr, out.data.ptr
-        transfers: List[_Transfer] = []
+        transfers: List[Transfer] = []
         for peer in range(self.size):
             transfers.append((True, sbase + peer * nbytes, nbytes, peer))
             transfers.append((False, obase + peer * nbytes, nbytes, peer))
         return self._run("alltoall", blocking, self._group(transfers), (out, send))
 
-    def _p2p(self, name: str, transfer: _Transfer, arr: Any, blocking: bool) -> Optional[NCCLRequest]:
+    def _p2p(self, name: str, transfer: Transfer, arr: Any, blocking: bool) -> Optional[NCCLRequest]:
         self._usable(name)
         if blocking:
             self._flush(name, transfer)
