@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
 from typing import List, Optional
 
 from pycoll.distributed import _mpiexec
+from pycoll.distributed.startup import JOB_DIR_VAR
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,14 +56,16 @@ def build_command(argv: Optional[List[str]] = None):
 
 def main(argv: Optional[List[str]] = None) -> int:
     command, env = build_command(argv)
-    job = _mpiexec.start_job(command, env)
+    with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
+        env[JOB_DIR_VAR] = job_dir  # where the ranks mark their start-up (startup.py)
+        job = _mpiexec.start_job(command, env)
 
-    def forward(signum, frame):  # MPI's launcher stops every rank on SIGINT/SIGTERM
-        job.send_signal(signum)
+        def forward(signum, frame):  # MPI's launcher stops every rank on SIGINT/SIGTERM
+            job.send_signal(signum)
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, forward)
-    return job.wait()
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, forward)
+        return job.wait()
 
 
 if __name__ == "__main__":

@@ -28,6 +28,9 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
 @pytest.mark.parametrize("var, value, words", [
     ("PYCOLL_TIMEOUT", "soon", "PYCOLL_TIMEOUT='soon'"),
     ("PYCOLL_TIMEOUT", "-1", "positive"),
+    ("PYCOLL_TIMEOUT", "nan", "PYCOLL_TIMEOUT='nan': it must be a positive, finite"),
+    ("PYCOLL_TIMEOUT", "inf", "finite"),
+    ("PYCOLL_TIMEOUT", "3e9", "at most 1e\\+06"),
     ("PYCOLL_BACKEND", "ucc", "backend 'ucc'"),
 ])
 def test_bad_environment_is_refused_before_starting(monkeypatch, var, value, words):

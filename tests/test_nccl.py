@@ -57,10 +57,12 @@ def test_reducible_dtypes_take_every_op(dtype):
 def test_complex_sum_and_avg_travel_as_float_pairs(backend):
     for dtype, datatype in ((np.complex64, "NCCL_FLOAT32"), (np.complex128, "NCCL_FLOAT64")):
         for op in (ReduceOp.SUM, ReduceOp.AVG):
-            plan = backend.reduction(np.dtype(dtype), op)
+            plan = backend.plan(np.dtype(dtype), op)
             assert plan.factor == 2 and plan.datatype == getattr(engine.nccl_module(), datatype)
-    assert backend.reduction(np.dtype(np.complex64), ReduceOp.PROD) is None
-    assert backend.reduction(np.dtype(np.float32), ReduceOp.SUM) is backend.reduction(np.dtype(np.float32), ReduceOp.SUM)
+    with pytest.raises(TypeError, match="PROD of complex"):
+        backend.plan(np.dtype(np.complex64), ReduceOp.PROD)
+    assert not backend.can_reduce(np.dtype(np.complex64), ReduceOp.PROD)
+    assert backend.plan(np.dtype(np.float32), ReduceOp.SUM) is backend.plan(np.dtype(np.float32), ReduceOp.SUM)
 
 
 def test_bfloat16_is_reducible_where_nccl_has_it(fake):
@@ -73,7 +75,7 @@ def test_bfloat16_is_reducible_where_nccl_has_it(fake):
 
 def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
     arr = FakeArray(10)
-    plan = backend.reduction(np.dtype(np.float32), ReduceOp.SUM)
+    plan = backend.plan(np.dtype(np.float32), ReduceOp.SUM)
     assert backend.all_reduce(arr, plan, True) is None
     # ... followed by the event that tells the watchdog when it is complete
     assert fake.log == [("allReduce", arr.data.ptr, arr.data.ptr, 10, 7, 0, CURRENT), ("record", CURRENT)]
@@ -81,7 +83,7 @@ def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
 
 def test_async_all_reduce_runs_on_the_side_stream_behind_the_current_one(backend, fake):
     arr = FakeArray(10)
-    request = backend.all_reduce(arr, backend.reduction(np.dtype(np.int64), ReduceOp.MAX), False)
+    request = backend.all_reduce(arr, backend.plan(np.dtype(np.int64), ReduceOp.MAX), False)
     assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT),
                         ("allReduce", arr.data.ptr, arr.data.ptr, 10, 4, 2, SIDE), ("record", SIDE)]
     fake.clear()
@@ -104,7 +106,7 @@ def test_join_stream_makes_the_current_stream_wait(backend, fake):
 def test_avg_uses_ncclavg_or_divides_on_the_same_stream(fake, monkeypatch, version, native):
     fake.nccl.get_version = lambda: version
     b = engine.NCCLBackend(FakeComm(fake), timeout=1)
-    plan = b.reduction(np.dtype(np.float16), ReduceOp.AVG)
+    plan = b.plan(np.dtype(np.float16), ReduceOp.AVG)
     assert plan.op == (fake.nccl.NCCL_AVG if native else fake.nccl.NCCL_SUM)
     fake.clear()
     b.all_reduce(FakeArray(4), plan, True)
@@ -119,7 +121,7 @@ def test_avg_uses_ncclavg_or_divides_on_the_same_stream(fake, monkeypatch, versi
 def test_reduce_divides_on_the_root_only(fake):
     fake.nccl.get_version = lambda: 20900
     b = engine.NCCLBackend(FakeComm(fake, rank=1, size=3), timeout=1)
-    plan = b.reduction(np.dtype(np.float32), ReduceOp.AVG)
+    plan = b.plan(np.dtype(np.float32), ReduceOp.AVG)
     b.reduce(FakeArray(2), 0, plan, True)
     assert not fake.log.calls("divide")
     b.reduce(FakeArray(2), 1, plan, True)
@@ -175,7 +177,7 @@ def test_held_back_transfers_launch_on_test_and_before_collectives(backend, fake
     assert r1._event is r2._event
     r3 = backend.recv(FakeArray(1), 1, 7, False)
     fake.clear()
-    backend.all_reduce(FakeArray(1), backend.reduction(np.dtype(np.int32), ReduceOp.SUM), True)
+    backend.all_reduce(FakeArray(1), backend.plan(np.dtype(np.int32), ReduceOp.SUM), True)
     assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record", "allReduce", "record"]
     assert r3._event is not None
 
@@ -218,10 +220,10 @@ def test_barrier_waits_on_the_host_and_is_bounded(backend, fake):
 
 def test_split_uses_comm_split(backend, fake):
     fake.done = True
-    sub = backend.split(True, 3)
-    assert isinstance(sub, engine.NCCLBackend) and sub.rank == 3 and sub.timeout == backend.timeout
+    sub = backend.split(True, 3, 7.5)
+    assert isinstance(sub, engine.NCCLBackend) and sub.rank == 3 and sub.timeout == 7.5
     assert fake.log.calls("commSplit") == [("commSplit", 0, 3)]
-    assert backend.split(False, 0) is None
+    assert backend.split(False, 0, 7.5) is None
     assert fake.log.calls("commSplit")[-1] == ("commSplit", -1, 0)
 
 
@@ -254,7 +256,7 @@ def test_split_without_comm_split_broadcasts_a_fresh_id(fake, member, key):
     built = []
     fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or FakeComm(fake, rank, n)
     fake.done = True
-    sub = b.split(member, key)
+    sub = b.split(member, key, 1.0)
     assert not fake.log.calls("commSplit")
     if member:
         assert built == [(3, uid, 1)] and (sub.rank, sub.size) == (1, 3)
@@ -367,11 +369,11 @@ def test_a_world_of_one_in_process():
     backend, rank, world = rendezvous.make_nccl_world(60.0)
     assert (rank, world, backend.name, backend.size) == (0, 1, "nccl", 1)
     x = cupy.arange(6, dtype=cupy.float32)
-    backend.all_reduce(x, backend.reduction(x.dtype, ReduceOp.AVG), True)
-    request = backend.all_reduce(x, backend.reduction(x.dtype, ReduceOp.SUM), False)
+    backend.all_reduce(x, backend.plan(x.dtype, ReduceOp.AVG), True)
+    request = backend.all_reduce(x, backend.plan(x.dtype, ReduceOp.SUM), False)
     request.join_stream()
     assert cupy.array_equal(x, cupy.arange(6, dtype=cupy.float32))
-    sub = backend.split(True, 0)
+    sub = backend.split(True, 0, backend.timeout)
     assert sub.size == 1
     sub.barrier(True)
     sub.abort()

@@ -126,20 +126,17 @@ def test_departures_outside_the_group_are_ignored():
 # -- calls enqueued by the NCCL engine ---------------------------------------------------------
 @pytest.fixture
 def world(backend):
-    group = Group(0, [0, 1], 0, backend, 2.0)
-    assert backend.owner is group
-    return group
+    return Group(0, [0, 1], 0, backend, 2.0)
 
 
-def all_reduce(backend, blocking=True):
+def all_reduce(backend, blocking=True, seq=0):
     arr = FakeArray(8)
-    return backend.all_reduce(arr, backend.reduction(np.dtype(np.float32), ReduceOp.SUM), blocking)
+    return backend.all_reduce(arr, backend.plan(np.dtype(np.float32), ReduceOp.SUM), blocking, seq)
 
 
 @pytest.mark.parametrize("blocking", [True, False])
 def test_an_enqueued_call_that_does_not_complete_in_time_aborts_nccl_and_ends_the_job(world, fake, blocking):
-    world.seq = 4
-    all_reduce(world.backend, blocking)
+    all_reduce(world.backend, blocking, seq=4)
     call = world.backend.stalled_call()
     assert (call.name, call.seq) == ("all_reduce", 4)
     assert fake.device == 0, "the watchdog's thread must use the communicator's device"
@@ -153,8 +150,7 @@ def test_an_enqueued_call_that_does_not_complete_in_time_aborts_nccl_and_ends_th
 def test_the_oldest_unfinished_call_is_the_one_timed(world, fake):
     backend = world.backend
     for seq in (1, 2, 3):
-        world.seq = seq
-        all_reduce(backend)
+        all_reduce(backend, seq=seq)
     fake.finished.add(id(backend._in_flight[0].event))
     call = backend.stalled_call()
     assert call.seq == 2 and len(backend._in_flight) == 2  # the finished call was dropped
@@ -177,7 +173,7 @@ def test_a_call_that_completes_before_the_decision_is_spared(world, fake):
     call = world.backend.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     fake.finished.add(id(call.event))  # completes between the sampling and the check
-    dog._check(world, call, call.started + 10.0, lambda: not call.event.done)
+    dog._check(world, call, call.started + 10.0, lambda: not call.done)
     assert not world.backend.comm.aborted
 
 
@@ -199,8 +195,7 @@ def test_an_async_error_already_raised_on_the_rank_is_left_to_the_rank(world, fa
 
 
 def test_an_enqueued_call_waiting_for_a_member_that_left(world, fake):
-    world.seq = 1
-    all_reduce(world.backend)
+    all_reduce(world.backend, seq=1)
     call = world.backend.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     dog.exits = types.SimpleNamespace(poll=lambda: {1})
@@ -211,8 +206,7 @@ def test_an_enqueued_call_waiting_for_a_member_that_left(world, fake):
 
 
 def test_an_enqueued_call_is_warned_about_once(world, fake, caplog):
-    world.seq = 9
-    all_reduce(world.backend)
+    all_reduce(world.backend, seq=9)
     call = world.backend.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     dog.stall_warn = 0.5
@@ -224,7 +218,12 @@ def test_an_enqueued_call_is_warned_about_once(world, fake, caplog):
         f"pycoll: all_reduce #9 on {WORLD} has waited 1 s (PYCOLL_STALL_WARN); it fails after 100 s"]
 
 
-def test_destroyed_and_cpu_groups_are_skipped(world, fake):
-    cpu = Group(1, [0, 1], 0, object(), 1.0)
+def test_destroyed_groups_are_skipped_and_cpu_groups_have_nothing_enqueued(world, fake):
+    from mpi4py import MPI
+
+    from pycoll.backends.mpi import MPIBackend
+
+    cpu = Group(1, [0], 0, MPIBackend(MPI.COMM_SELF.Dup(), 1.0), 1.0)
     gone = Group(2, [0, 1], 0, None, 1.0)
     Watchdog(groups=lambda: [cpu, gone]).tick(1e6)
+    cpu.backend.free()

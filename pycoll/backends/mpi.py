@@ -1,11 +1,15 @@
 """The CPU engine: collectives on NumPy arrays through mpi4py's buffer interface.
 
-Every collective method takes ``blocking``: True runs MPI's blocking call (its fastest path,
-the shared-memory collectives included) and returns None once the result is in place; False
-starts the non-blocking variant and returns an :class:`MPIRequest` for the caller to poll.
+Implements :class:`pycoll.backends.base.Backend`. ``blocking=True`` runs MPI's blocking call
+(its fastest path, the shared-memory collectives included) and returns None once the result is
+in place; False starts the non-blocking variant and returns an :class:`MPIRequest` for the
+caller to poll. The ``seq`` every call takes is unused here (nothing is enqueued to watch).
 Arrays must be C-contiguous and already validated by the caller; data never goes through pickle.
 Reductions use the MPI datatype of the array's dtype; pure data movement (broadcast,
 gathers, scatters, send/recv) moves bytes, so it serves any fixed-size dtype.
+
+MPI's blocking and non-blocking collectives do not match each other: every rank must make a
+given collective with the same ``blocking`` (``PYCOLL_CHECK=1`` compares it).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from typing import Callable, Optional
 import numpy as np
 from mpi4py import MPI
 
-from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, op_name
+from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, not_a_reduce_op, op_name, plan_error
 
 MPI_TYPES = {
     np.dtype(np.int8): MPI.INT8_T,
@@ -42,6 +46,8 @@ REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
+    if not is_reduce_op(op):
+        return not_a_reduce_op(op)
     if dtype not in MPI_TYPES:
         return (f"dtype {dtype} cannot be reduced by the cpu (MPI) backend; "
                 f"reducible dtypes: {', '.join(REDUCIBLE_DTYPES)}")
@@ -72,8 +78,13 @@ class MPIRequest:
         self._request = request
         self._then = then
 
-    def test(self) -> bool:
-        """Progress the request; True (after running the completion action) once it is done."""
+    def join_stream(self) -> bool:
+        """MPI has no stream to hand the call to: the host polls :meth:`test`."""
+        return False
+
+    def test(self, start: bool = True) -> bool:
+        """Progress the request; True (after running the completion action) once it is done.
+        (Nothing is held back, so ``start`` changes nothing.)"""
         if self._request is None:
             return True
         if not self._request.Test():
@@ -90,21 +101,30 @@ class MPIBackend:
 
     name = "cpu"
     xp = np  # the array module this engine moves
-    reduction_error = staticmethod(reduction_error)
+    stream_ordered = False
+    device = None  # host memory
+    reduction_error = staticmethod(reduction_error)  # TEMPORARY: the bench's runner reads it
     _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
 
-    def __init__(self, comm: MPI.Comm):
+    def __init__(self, comm: MPI.Comm, timeout: float):
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
+        self.timeout = float(timeout)
 
-    def reduction(self, dtype: np.dtype, op: int) -> Optional[Reduction]:
-        """The plan for reducing ``dtype`` with ``op``, or None when this engine cannot (or
-        ``op`` is not a ReduceOp)."""
-        plan = self._reductions.get((dtype, op))
-        if plan is None and is_reduce_op(op) and reduction_error(dtype, op) is None:
+    def plan(self, dtype: np.dtype, op: int) -> Reduction:
+        """How to reduce ``dtype`` with ``op``; ValueError/TypeError saying why it cannot."""
+        try:
+            return self._reductions[(dtype, op)]
+        except (KeyError, TypeError):  # TypeError: an unhashable op
+            why = reduction_error(dtype, op)
+            if why is not None:
+                raise plan_error(op, why) from None
             plan = self._reductions[(dtype, op)] = Reduction(dtype, op)
-        return plan
+            return plan
+
+    def can_reduce(self, dtype: np.dtype, op: int) -> bool:
+        return reduction_error(dtype, op) is None
 
     @staticmethod
     def _start(request: MPI.Request, then: Optional[Callable[[], None]] = None) -> MPIRequest:
@@ -117,7 +137,8 @@ class MPIBackend:
         size = self.size
         return lambda: np.divide(arr, size, out=arr)
 
-    def all_reduce(self, arr: np.ndarray, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
+    def all_reduce(self, arr: np.ndarray, plan: Reduction, blocking: bool,
+                   seq: int = 0) -> Optional[MPIRequest]:
         if blocking:  # the hot path: no closures, no request object
             self.comm.Allreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop)
             if plan.average:
@@ -126,7 +147,8 @@ class MPIBackend:
         return self._start(self.comm.Iallreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop),
                            self._average(arr, plan))
 
-    def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool) -> Optional[MPIRequest]:
+    def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool,
+               seq: int = 0) -> Optional[MPIRequest]:
         buf, mine = [arr, plan.mpitype], self.rank == root
         args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
         then = self._average(arr, plan) if mine else None
@@ -138,7 +160,7 @@ class MPIBackend:
         return None
 
     def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction,
-                       blocking: bool) -> Optional[MPIRequest]:
+                       blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
         args = ([send, plan.mpitype], [out, plan.mpitype], plan.mpiop)
         if not blocking:
@@ -149,43 +171,57 @@ class MPIBackend:
         return None
 
     # -- data movement (bytes) ------------------------------------------------------------
-    def broadcast(self, arr: np.ndarray, root: int, blocking: bool) -> Optional[MPIRequest]:
+    def broadcast(self, arr: np.ndarray, root: int, blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         if blocking:
             return self.comm.Bcast([arr, MPI.BYTE], root)
         return self._start(self.comm.Ibcast([arr, MPI.BYTE], root))
 
-    def all_gather(self, out: np.ndarray, arr: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
+    def all_gather(self, out: np.ndarray, arr: np.ndarray, blocking: bool,
+                   seq: int = 0) -> Optional[MPIRequest]:
         """``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
         args = ([arr, MPI.BYTE], [out, MPI.BYTE])
         return self.comm.Allgather(*args) if blocking else self._start(self.comm.Iallgather(*args))
 
     def scatter(self, out: np.ndarray, send: Optional[np.ndarray], root: int,
-                blocking: bool) -> Optional[MPIRequest]:
+                blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
         args = ([send, MPI.BYTE] if self.rank == root else None, [out, MPI.BYTE], root)
         return self.comm.Scatter(*args) if blocking else self._start(self.comm.Iscatter(*args))
 
-    def alltoall(self, out: np.ndarray, send: np.ndarray, blocking: bool) -> Optional[MPIRequest]:
+    def alltoall(self, out: np.ndarray, send: np.ndarray, blocking: bool,
+                 seq: int = 0) -> Optional[MPIRequest]:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
         args = ([send, MPI.BYTE], [out, MPI.BYTE])
         return self.comm.Alltoall(*args) if blocking else self._start(self.comm.Ialltoall(*args))
 
-    def send(self, arr: np.ndarray, dst: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
+    def send(self, arr: np.ndarray, dst: int, tag: int, blocking: bool,
+             seq: int = 0) -> Optional[MPIRequest]:
         args = ([arr, MPI.BYTE], dst, tag)
         return self.comm.Send(*args) if blocking else self._start(self.comm.Isend(*args))
 
-    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool) -> Optional[MPIRequest]:
+    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool,
+             seq: int = 0) -> Optional[MPIRequest]:
         args = ([arr, MPI.BYTE], src, tag)
         return self.comm.Recv(*args) if blocking else self._start(self.comm.Irecv(*args))
 
-    def barrier(self, blocking: bool) -> Optional[MPIRequest]:
+    def barrier(self, blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         return self.comm.Barrier() if blocking else self._start(self.comm.Ibarrier())
 
     # -- communicators -------------------------------------------------------------------
-    def split(self, member: bool, key: int) -> Optional["MPIBackend"]:
+    def split(self, member: bool, key: int, timeout: float) -> Optional["MPIBackend"]:
         """Collective over this communicator: members get a backend on a new sub-communicator."""
         comm = self.comm.Split(0 if member else MPI.UNDEFINED, key)
-        return MPIBackend(comm) if member else None
+        return MPIBackend(comm, timeout) if member else None
+
+    # -- watching: nothing is enqueued, so there is nothing to time or abort ---------------
+    def stalled_call(self) -> None:
+        return None
+
+    def async_error(self) -> None:
+        return None
+
+    def abort(self) -> None:
+        """Nothing to stop: a blocking MPI call ends with the process (``MPI_Abort``)."""
 
     def free(self) -> None:
         if self.comm != MPI.COMM_NULL:

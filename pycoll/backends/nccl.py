@@ -45,7 +45,7 @@ import numpy as np
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.backends.reduce_op import ReduceOp, op_name
+from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, not_a_reduce_op, op_name, plan_error
 
 UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES
 DEFAULT_TIMEOUT_S = 1800.0
@@ -109,6 +109,8 @@ def reducible_dtypes() -> List[str]:
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
+    if not is_reduce_op(op):
+        return not_a_reduce_op(op)
     entry = NCCL_TYPES.get(dtype.name)
     if entry is None or (dtype.name == "bfloat16" and not _has(entry[0])):
         return (f"dtype {dtype} cannot be reduced by the nccl backend; "
@@ -194,11 +196,11 @@ class NCCLRequest:
     the communicator (which is then aborted).
     """
 
-    __slots__ = ("_backend", "_name", "_event", "_keep")
+    __slots__ = ("_backend", "_name", "_seq", "_event", "_keep")
 
-    def __init__(self, backend: "NCCLBackend", name: str, event: Any, keep: Tuple[Any, ...]):
+    def __init__(self, backend: "NCCLBackend", name: str, seq: int, event: Any, keep: Tuple[Any, ...]):
         self._backend = backend
-        self._name = name
+        self._name, self._seq = name, seq
         self._event = event  # None while a held-back send/receive waits for its launch
         self._keep: Optional[Tuple[Any, ...]] = keep  # None once done
 
@@ -207,13 +209,16 @@ class NCCLRequest:
 
     def _started(self) -> Any:
         if self._event is None:
-            self._backend._flush(self._name)
+            self._backend._flush(self._name, self._seq)
         return self._event
 
-    def test(self) -> bool:
-        """True once the call is complete (its results are in place)."""
+    def test(self, start: bool = True) -> bool:
+        """True once the call is complete (its results are in place); a held-back transfer is
+        launched first, unless ``start`` is False (it then counts as incomplete)."""
         if self._keep is None:
             return True
+        if self._event is None and not start:
+            return False
         self._backend._usable(self._name)  # after an abort, events complete without results
         if self._started().done:
             self._keep = None
@@ -221,23 +226,24 @@ class NCCLRequest:
         self._backend._check(self._name)
         return False
 
-    def join_stream(self) -> None:
+    def join_stream(self) -> bool:
         """Make the current stream wait for the call; later work on it sees the results.
 
-        Returns without waiting on the host; the request counts as complete afterwards.
+        Returns (True) without waiting on the host; the request counts as complete afterwards.
         """
         if self._keep is None:
-            return
+            return True
         event = self._started()
         self._backend._check(self._name)
         self._backend._current().wait_event(event)
         self._keep = None
+        return True
 
 
 class Launched:
     """A call enqueued on the communicator's streams: what it was, when, and the event behind it.
 
-    ``seq`` is the owning group's sequence number at the launch (0 for an engine used directly);
+    ``seq`` is the caller's number for the call (0 for an engine used directly);
     ``warned`` is set by the watchdog once it has logged a stall warning for this call.
     """
 
@@ -248,13 +254,18 @@ class Launched:
         self.started = time.monotonic()
         self.warned = False
 
+    @property
+    def done(self) -> bool:
+        return self.event.done
+
 
 
 class NCCLBackend:
     """Collectives over one NCCL communicator, on the device that was current when it was made."""
 
     name = "nccl"
-    reduction_error = staticmethod(reduction_error)
+    stream_ordered = True
+    reduction_error = staticmethod(reduction_error)  # TEMPORARY: the bench's runner reads it
     _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
 
     def __init__(self, comm: Any, timeout: float = DEFAULT_TIMEOUT_S):
@@ -276,7 +287,6 @@ class NCCLBackend:
         self._pending: List[Tuple[Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
-        self.owner: Any = None  # the Group this engine serves (set by it): numbers the watched calls
         self._in_flight: Deque[Launched] = deque()  # oldest first; shared with the watchdog thread
         self._in_flight_lock = threading.Lock()  # held while dropping completed calls
 
@@ -286,13 +296,19 @@ class NCCLBackend:
         """A backend over a new communicator (collective over the ``nranks`` ranks sharing ``uid``)."""
         return cls(new_communicator(nranks, uid, rank), timeout)
 
-    def reduction(self, dtype: np.dtype, op: int) -> Optional[Reduction]:
-        """The plan for reducing ``dtype`` with ``op``, or None when this engine cannot."""
-        key = (dtype, op)
-        plan = self._reductions.get(key)
-        if plan is None and reduction_error(dtype, op) is None:
-            plan = self._reductions[key] = Reduction(dtype, op)
-        return plan
+    def plan(self, dtype: np.dtype, op: int) -> Reduction:
+        """How to reduce ``dtype`` with ``op``; ValueError/TypeError saying why it cannot."""
+        try:
+            return self._reductions[(dtype, op)]
+        except (KeyError, TypeError):  # TypeError: an unhashable op
+            why = reduction_error(dtype, op)
+            if why is not None:
+                raise plan_error(op, why) from None
+            plan = self._reductions[(dtype, op)] = Reduction(dtype, op)
+            return plan
+
+    def can_reduce(self, dtype: np.dtype, op: int) -> bool:
+        return reduction_error(dtype, op) is None
 
     # -- machinery -----------------------------------------------------------------------
     def _event(self, stream: Any) -> Any:
@@ -338,9 +354,9 @@ class NCCLBackend:
                 raise
             raise self._fail(name, exc) from exc
 
-    def _watch(self, name: str, event: Any) -> None:
+    def _watch(self, name: str, seq: int, event: Any) -> None:
         """Record an enqueued call for the watchdog; ``event`` fires once it is complete."""
-        self._in_flight.append(Launched(name, self.owner.seq if self.owner is not None else 0, event))
+        self._in_flight.append(Launched(name, seq, event))
         if len(self._in_flight) > _PRUNE_AT:
             self._drop_completed()
 
@@ -376,19 +392,19 @@ class NCCLBackend:
             return str(exc) or type(exc).__name__
         return None
 
-    def _run(self, name: str, blocking: bool, launch: Callable[[int], None], keep: Tuple[Any, ...],
-             then: Optional[Callable[[], None]] = None) -> Optional[NCCLRequest]:
+    def _run(self, name: str, seq: int, blocking: bool, launch: Callable[[int], None],
+             keep: Tuple[Any, ...], then: Optional[Callable[[], None]] = None) -> Optional[NCCLRequest]:
         """Enqueue ``launch(stream_ptr)`` (then ``then``) on the current stream, or on the
         communicator's stream behind the current one and return its request."""
         self._usable(name)
         if self._pending:
-            self._flush(name)
+            self._flush(name, seq)
         current = self._current()
         if blocking:
             self._enqueue(name, launch, current)
             if then is not None:
                 then()
-            self._watch(name, self._event(current))
+            self._watch(name, seq, self._event(current))
             return None
         side = self._stream
         side.wait_event(self._event(current))
@@ -397,15 +413,15 @@ class NCCLBackend:
             with side:
                 then()
         done = self._event(side)
-        self._watch(name, done)
-        return NCCLRequest(self, name, done, keep)
+        self._watch(name, seq, done)
+        return NCCLRequest(self, name, seq, done, keep)
 
     def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
         """A launch of ``transfers`` as one NCCL group."""
         comm = self.comm
         return lambda stream: launch_group(comm, transfers, stream)
 
-    def _flush(self, name: str, extra: Optional[Transfer] = None) -> None:
+    def _flush(self, name: str, seq: int, extra: Optional[Transfer] = None) -> None:
         """Launch the held-back sends/receives, with the blocking transfer ``extra``, as one group.
 
         Alone, ``extra`` runs on the current stream. With held-back transfers the group runs on
@@ -418,7 +434,7 @@ class NCCLBackend:
         if not pending:
             if extra is not None:
                 self._enqueue(name, self._group([extra]), current)
-                self._watch(name, self._event(current))
+                self._watch(name, seq, self._event(current))
             return
         side = self._stream
         transfers = [transfer for transfer, _ in pending]
@@ -427,7 +443,7 @@ class NCCLBackend:
             transfers.append(extra)
         self._enqueue(name, self._group(transfers), side)
         done = self._event(side)
-        self._watch(name, done)
+        self._watch(name, seq, done)
         for _, request in pending:
             request._launched(done)
         if extra is not None:
@@ -440,51 +456,52 @@ class NCCLBackend:
         return lambda: divide(arr, size, out=arr)
 
     # -- reductions ----------------------------------------------------------------------
-    def all_reduce(self, arr: Any, plan: Reduction, blocking: bool) -> Optional[NCCLRequest]:
+    def all_reduce(self, arr: Any, plan: Reduction, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         comm, ptr, count = self.comm, arr.data.ptr, arr.size * plan.factor
-        return self._run("all_reduce", blocking,
+        return self._run("all_reduce", seq, blocking,
                          lambda s: comm.allReduce(ptr, ptr, count, plan.datatype, plan.op, s),
                          (arr,), self._average(arr, plan))
 
-    def reduce(self, arr: Any, root: int, plan: Reduction, blocking: bool) -> Optional[NCCLRequest]:
+    def reduce(self, arr: Any, root: int, plan: Reduction, blocking: bool,
+               seq: int = 0) -> Optional[NCCLRequest]:
         """In place on ``root``; NCCL leaves the other ranks' arrays unchanged."""
         comm, ptr, count = self.comm, arr.data.ptr, arr.size * plan.factor
         then = self._average(arr, plan) if self.rank == root else None
-        return self._run("reduce", blocking,
+        return self._run("reduce", seq, blocking,
                          lambda s: comm.reduce(ptr, ptr, count, plan.datatype, plan.op, root, s),
                          (arr,), then)
 
     def reduce_scatter(self, out: Any, send: Any, plan: Reduction,
-                       blocking: bool) -> Optional[NCCLRequest]:
+                       blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
         comm, sptr, optr, count = self.comm, send.data.ptr, out.data.ptr, out.size * plan.factor
-        return self._run("reduce_scatter", blocking,
+        return self._run("reduce_scatter", seq, blocking,
                          lambda s: comm.reduceScatter(sptr, optr, count, plan.datatype, plan.op, s),
                          (out, send), self._average(out, plan))
 
     # -- data movement (bytes) ------------------------------------------------------------
-    def broadcast(self, arr: Any, root: int, blocking: bool) -> Optional[NCCLRequest]:
+    def broadcast(self, arr: Any, root: int, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         comm, ptr, nbytes, u8 = self.comm, arr.data.ptr, arr.nbytes, self._bytes
-        return self._run("broadcast", blocking,
+        return self._run("broadcast", seq, blocking,
                          lambda s: comm.broadcast(ptr, ptr, nbytes, u8, root, s), (arr,))
 
-    def all_gather(self, out: Any, arr: Any, blocking: bool) -> Optional[NCCLRequest]:
+    def all_gather(self, out: Any, arr: Any, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
         comm, sptr, optr, nbytes, u8 = self.comm, arr.data.ptr, out.data.ptr, arr.nbytes, self._bytes
-        return self._run("all_gather", blocking,
+        return self._run("all_gather", seq, blocking,
                          lambda s: comm.allGather(sptr, optr, nbytes, u8, s), (out, arr))
 
     def scatter(self, out: Any, send: Optional[Any], root: int,
-                blocking: bool) -> Optional[NCCLRequest]:
+                blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
         nbytes = out.nbytes
         transfers: List[Transfer] = [(False, out.data.ptr, nbytes, root)]
         if self.rank == root:
             base = send.data.ptr
             transfers += [(True, base + i * nbytes, nbytes, i) for i in range(self.size)]
-        return self._run("scatter", blocking, self._group(transfers), (out, send))
+        return self._run("scatter", seq, blocking, self._group(transfers), (out, send))
 
-    def alltoall(self, out: Any, send: Any, blocking: bool) -> Optional[NCCLRequest]:
+    def alltoall(self, out: Any, send: Any, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
         nbytes = out.nbytes // self.size
         sbase, obase = send.data.ptr, out.data.ptr
@@ -492,27 +509,28 @@ class NCCLBackend:
         for peer in range(self.size):
             transfers.append((True, sbase + peer * nbytes, nbytes, peer))
             transfers.append((False, obase + peer * nbytes, nbytes, peer))
-        return self._run("alltoall", blocking, self._group(transfers), (out, send))
+        return self._run("alltoall", seq, blocking, self._group(transfers), (out, send))
 
-    def _p2p(self, name: str, transfer: Transfer, arr: Any, blocking: bool) -> Optional[NCCLRequest]:
+    def _p2p(self, name: str, seq: int, transfer: Transfer, arr: Any,
+             blocking: bool) -> Optional[NCCLRequest]:
         self._usable(name)
         if blocking:
-            self._flush(name, transfer)
+            self._flush(name, seq, transfer)
             return None
         self._stream.wait_event(self._event(self._current()))
-        request = NCCLRequest(self, name, None, (arr,))
+        request = NCCLRequest(self, name, seq, None, (arr,))
         self._pending.append((transfer, request))
         return request
 
-    def send(self, arr: Any, dst: int, tag: int, blocking: bool) -> Optional[NCCLRequest]:
+    def send(self, arr: Any, dst: int, tag: int, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """Send ``arr`` to ``dst`` (``tag`` is ignored: NCCL matches messages in issue order)."""
-        return self._p2p("send", (True, arr.data.ptr, arr.nbytes, dst), arr, blocking)
+        return self._p2p("send", seq, (True, arr.data.ptr, arr.nbytes, dst), arr, blocking)
 
-    def recv(self, arr: Any, src: int, tag: int, blocking: bool) -> Optional[NCCLRequest]:
+    def recv(self, arr: Any, src: int, tag: int, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """Receive into ``arr`` from ``src`` (``tag`` is ignored: NCCL matches in issue order)."""
-        return self._p2p("recv", (False, arr.data.ptr, arr.nbytes, src), arr, blocking)
+        return self._p2p("recv", seq, (False, arr.data.ptr, arr.nbytes, src), arr, blocking)
 
-    def barrier(self, blocking: bool) -> Optional[NCCLRequest]:
+    def barrier(self, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """A one-element all_reduce; blocking, the host then waits for the current stream
         (bounded by ``timeout``, watching for NCCL errors)."""
         if self._token is None:
@@ -520,7 +538,7 @@ class NCCLBackend:
                 self._token = self._cupy.zeros(1, np.int32)
         token, comm, nccl = self._token, self.comm, nccl_module()
         ptr = token.data.ptr
-        request = self._run("barrier", blocking,
+        request = self._run("barrier", seq, blocking,
                             lambda s: comm.allReduce(ptr, ptr, 1, nccl.NCCL_INT32, nccl.NCCL_SUM, s),
                             (token,))
         if blocking:
@@ -528,7 +546,7 @@ class NCCLBackend:
         return request
 
     # -- communicators -------------------------------------------------------------------
-    def split(self, member: bool, key: int) -> Optional["NCCLBackend"]:
+    def split(self, member: bool, key: int, timeout: float) -> Optional["NCCLBackend"]:
         """Collective over this communicator: members get a backend on a new sub-communicator.
 
         Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+); otherwise the
@@ -538,7 +556,7 @@ class NCCLBackend:
         """
         self._usable("split")
         if self._pending:
-            self._flush("split")
+            self._flush("split", 0)
         # ncclCommSplit may deadlock with operations in flight: let them finish first
         self._host_wait(self._event(self._stream), "split")
         self._host_wait(self._event(self._current()), "split")
@@ -551,7 +569,7 @@ class NCCLBackend:
             raise
         except Exception as exc:
             raise self._fail("split", exc) from exc
-        return NCCLBackend(comm, self.timeout) if member else None
+        return NCCLBackend(comm, timeout) if member else None
 
     def _split_by_broadcast(self, member: bool, key: int) -> Any:
         cupy = self._cupy
@@ -589,7 +607,7 @@ class NCCLBackend:
         if comm is None:
             return
         if self._pending and self._broken is None:
-            self._flush("free")
+            self._flush("free", 0)
         self.comm = None
         self._broken = self._broken or "the nccl communicator has been freed"
         comm.destroy()

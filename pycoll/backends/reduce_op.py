@@ -25,3 +25,13 @@ def is_reduce_op(op: object) -> bool:
 def op_name(op: int) -> str:
     """``"ReduceOp.SUM"`` for ``ReduceOp.SUM``."""
     return f"ReduceOp.{_NAMES[op]}"
+
+
+def not_a_reduce_op(op: object) -> str:
+    return f"op={op!r} is not a ReduceOp; use ReduceOp.SUM, MAX, MIN, PROD or AVG"
+
+
+def plan_error(op: object, why: str) -> Exception:
+    """The exception an engine's ``plan`` raises: ValueError for an ``op`` that is not a
+    ReduceOp, TypeError (the dtype cannot be reduced with it) otherwise."""
+    return TypeError(why) if is_reduce_op(op) else ValueError(why)

@@ -6,10 +6,11 @@
 """
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, barrier, broadcast,
-                                           irecv, isend, recv, reduce, reduce_scatter, scatter,
-                                           send)
-from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_group, get_rank,
-                                    get_world_size, init_parallel_env, is_initialized, new_group)
+                                           can_reduce, irecv, isend, recv, reduce, reduce_scatter,
+                                           scatter, send)
+from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_backend, get_group,
+                                    get_rank, get_world_size, init_parallel_env, is_initialized,
+                                    new_group)
 from pycoll.distributed.group import Group
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
@@ -39,7 +40,7 @@ def __getattr__(name: str):
 __all__ = [
     "ReduceOp", "Group", "Task", "ParallelEnv", "SpawnContext", "SpawnError",
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
-    "new_group", "get_group", "spawn",
+    "new_group", "get_group", "get_backend", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
-    "send", "recv", "isend", "irecv", "barrier", *_UPPER_LAYER,
+    "send", "recv", "isend", "irecv", "barrier", "can_reduce", *_UPPER_LAYER,
 ]

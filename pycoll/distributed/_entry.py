@@ -12,13 +12,14 @@ import runpy
 import sys
 import traceback
 import types
-from typing import Callable, Optional
+from typing import Callable
 
 from pycoll.distributed import _failure
+from pycoll.distributed.placement import launcher_rank
 
 
 def _rank() -> int:
-    return int(os.environ.get("PMI_RANK", "0"))
+    return launcher_rank() or 0
 
 
 def _user_traceback(exc: BaseException) -> str:
@@ -29,10 +30,11 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
-def guarded(run: Callable[[], None], record: Optional[Callable[[str], None]] = None) -> None:
+def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """Run ``run``; on an exception or a non-zero exit, report it and stop every rank.
 
-    The report is printed, or handed to ``record`` (spawn's parent shows it in its exception).
+    The report is printed, or with ``quiet`` only left in the job's folder (spawn's parent shows
+    it in its exception).
     """
     try:
         run()
@@ -44,8 +46,8 @@ def guarded(run: Callable[[], None], record: Optional[Callable[[str], None]] = N
         text = f"rank {_rank()} exited with status {code}\n"
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
-    if record is not None:
-        record(text)
+    if quiet:
+        _failure.report(text)
         text = ""
     _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job")
 
@@ -80,11 +82,7 @@ def run_spawned(workdir: str) -> None:
             func, args = pickle.load(f)
         func(*args)
 
-    def record(text: str) -> None:
-        with open(os.path.join(workdir, f"rank{_rank()}.err"), "w") as out:
-            out.write(text)
-
-    guarded(run, record)
+    guarded(run, quiet=True)
 
 
 def _whole_lines() -> None:

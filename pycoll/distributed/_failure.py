@@ -11,19 +11,29 @@ import atexit
 import os
 import sys
 import time
-from typing import Optional
+from typing import Any, Optional
 
+from pycoll._errors import CollectiveError
 from pycoll._logging import logger
+from pycoll.distributed.placement import launcher_rank, mpi_running
+from pycoll.distributed.startup import JOB_DIR_VAR
 
 _FORWARD_S = 0.2
 _hooks_installed = False
 _broken = False
+_real_exit = os._exit  # the interpreter's own: exits.py routes os._exit through pycoll
 
 
-def mpi_running() -> bool:
-    """True when this process initialised MPI and has not finalised it."""
-    mpi = sys.modules.get("mpi4py.MPI")
-    return mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
+def report(text: str) -> None:
+    """Leave ``text`` (why this rank stops the job) in the job's folder, where ``spawn``'s parent
+    reads it for its :class:`SpawnError`; the first report of a rank is kept."""
+    job_dir = os.environ.get(JOB_DIR_VAR)
+    if not job_dir or not os.path.isdir(job_dir):
+        return
+    path = os.path.join(job_dir, f"rank{launcher_rank() or 0}.err")
+    if not os.path.exists(path):
+        with open(path, "w") as out:
+            out.write(text)
 
 
 def abort_job(code: int, message: Optional[str] = None) -> None:
@@ -31,6 +41,7 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
     code = code if isinstance(code, int) and 0 < code < 256 else 1
     if message:
         sys.stderr.write(message.rstrip("\n") + "\n")
+        report(message)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -44,7 +55,7 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
             # rank just wrote; a moment's pause lets the traceback reach the user
             time.sleep(_FORWARD_S)
             MPI.COMM_WORLD.Abort(code)
-    os._exit(code)
+    _real_exit(code)
 
 
 def exit_code(exc: SystemExit) -> int:
@@ -58,6 +69,31 @@ def mark_broken() -> None:
     """Record that a collective failed: a normal exit would hang in MPI_Finalize, so abort."""
     global _broken
     _broken = True
+
+
+def label(name: str, seq: int) -> str:
+    """A call as messages name it: ``all_reduce #3``, or just the name of a set-up step (seq 0)."""
+    return f"{name} #{seq}" if seq else name
+
+
+def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveError:
+    mark_broken()
+    return CollectiveError(
+        f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
+        f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
+        f"stalled or called a different collective")
+
+
+def call_failed(name: str, seq: int, group: Any, exc: BaseException) -> CollectiveError:
+    """``exc``, raised by an engine inside call ``name`` #``seq``, as the CollectiveError users see
+    (an engine's own CollectiveError is kept as it is)."""
+    mark_broken()
+    if isinstance(exc, CollectiveError):
+        return exc
+    return CollectiveError(
+        f"{label(name, seq)} on {group.describe()} failed on rank {group.rank} of that group: "
+        f"{type(exc).__name__}: {str(exc).strip()}. The ranks may have called different collectives "
+        f"or passed different sizes: run with PYCOLL_CHECK=1 to compare their calls")
 
 
 def _exit_after_failure() -> None:

@@ -5,34 +5,52 @@ Every collective works in place on a ``pycoll.Tensor`` or an array of the group'
 ranks (paddle's convention), translated to the group's ranks here. With ``sync_op=True`` a call
 returns once its result is in place (on nccl: once it is queued on the current stream, which
 orders everything after it) as a completed :class:`Task`; with ``sync_op=False`` it returns a
-pending :class:`Task` at once. ``op`` is a ``ReduceOp``.
+pending :class:`Task` at once, which the group keeps (with every array the call touches) until
+it is complete. ``op`` is a ``ReduceOp``. An engine's failure is raised as a
+:class:`pycoll.CollectiveError` naming the call, its group and this rank.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll.backends.reduce_op import ReduceOp, is_reduce_op
-from pycoll.distributed import _arrays, debug
+from pycoll.backends.reduce_op import ReduceOp
+from pycoll.distributed import _arrays, check
+from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import COMPLETED, Task
+from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
 
 _P2P_TAG = 7
-_NOTHING = np.zeros(0, np.uint8)  # what a barrier "moves", for its debug fingerprint
 
 
-def _reduction(group: Group, dtype: Any, op: Any, fn: str) -> Any:
+def _begin(group: Optional[Group], fn: str) -> Group:
+    """The group of a call about to be made (this rank must be a member): the call is numbered
+    (refused calls too), completed tasks are let go, and a dropped task's error is raised."""
+    g = member_group(group, fn)
+    g.seq += 1
+    if g.pending:
+        retire(g)
+    if g.failure is not None:
+        raise_failure(g)
+    return g
+
+
+def _plan(g: Group, dtype: Any, op: Any, fn: str) -> Any:
     """The engine's plan for reducing ``dtype`` with ``op``; TypeError/ValueError if it can't."""
-    plan = group.backend.reduction(dtype, op)
-    if plan is None:
-        if not is_reduce_op(op):
-            raise ValueError(f"pycoll.distributed.{fn}: op={op!r} is not a ReduceOp; use "
-                             f"ReduceOp.SUM, MAX, MIN, PROD or AVG")
-        raise TypeError(f"pycoll.distributed.{fn}: tensor: {group.backend.reduction_error(dtype, op)}")
-    return plan
+    try:
+        return g.backend.plan(dtype, op)
+    except TypeError as exc:
+        raise TypeError(f"pycoll.distributed.{fn}: tensor: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"pycoll.distributed.{fn}: {exc}") from None
+
+
+def can_reduce(dtype: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None) -> bool:
+    """Whether ``group``'s backend (the world's by default) can reduce ``dtype`` with ``op``."""
+    return member_group(group, "can_reduce").backend.can_reduce(np.dtype(dtype), op)
 
 
 def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
@@ -44,87 +62,78 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     return r
 
 
-def _run(group: Group, fn: str, method: Any, args: tuple, finish: Any, sync_op: bool) -> Task:
-    """Run the engine's ``method(*args, blocking)`` under the watchdog (even a non-blocking start
-    may block: NCCL connects to its peers at a communicator's first call); a task unless ``sync_op``."""
-    group.seq += 1
-    watchdog.name = fn
-    watchdog.group = group
+def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
+            finish: Optional[Callable[[], None]] = None, *, op: Any = None,
+            root: Optional[int] = None, compared: bool = True) -> Task:
+    """Run the engine's ``method(*args, blocking, seq)`` under the watchdog (even a
+    non-blocking start may block: NCCL connects to its peers at a communicator's first call),
+    after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
+    describes, and when it is empty nothing moves. A task (owned by the group) unless ``sync_op``."""
+    watchdog.name, watchdog.group = fn, g
     try:
-        request = method(*args, sync_op)
+        if compared and check.enabled:
+            check.compare(g, fn, arr, op, root, sync_op)  # a mismatch raises on every rank alike
+        try:
+            request = method(*args, sync_op, g.seq) if arr.size else None
+        except Exception as exc:
+            raise call_failed(fn, g.seq, g, exc) from exc
     finally:
         watchdog.group = None
-    if not sync_op:
-        return Task(request, group, fn, group.seq, finish)
-    if finish is not None:
-        finish()
-    return COMPLETED
-
-
-def _skip(group: Group, fn: str, finish: Any = None) -> Task:
-    """A collective with nothing to move (zero-size arrays): done at once on every rank."""
-    group.seq += 1
-    if finish is not None:
-        finish()
-    return COMPLETED
+    if sync_op or request is None:
+        if finish is not None:
+            finish()
+        return COMPLETED
+    task = Task(request, g, fn, g.seq, finish, args)
+    g.pending.append(task)
+    return task
 
 
 def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None,
                sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group; every rank ends with the result, in place."""
-    g = member_group(group, "all_reduce")
+    g = _begin(group, "all_reduce")
     backend = g.backend
     buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
-    plan = backend.reduction(buf.dtype, op) or _reduction(g, buf.dtype, op, "all_reduce")
-    if debug.enabled:
-        debug.check(g, "all_reduce", buf, op=op)
-    if buf.size == 0:
-        return _skip(g, "all_reduce")
-    if sync_op and finish is None:
-        # _run's blocking path, inlined: this is data-parallel training's hot call, and every
+    plan = _plan(g, buf.dtype, op, "all_reduce")
+    if sync_op and finish is None and buf.size and not check.enabled:
+        # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
-        g.seq += 1
         watchdog.name, watchdog.group = "all_reduce", g
         try:
-            backend.all_reduce(buf, plan, True)
+            backend.all_reduce(buf, plan, True, g.seq)
+        except Exception as exc:
+            raise call_failed("all_reduce", g.seq, g, exc) from exc
         finally:
             watchdog.group = None
         return COMPLETED
-    return _run(g, "all_reduce", backend.all_reduce, (buf, plan), finish, sync_op)
+    return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op)
 
 
 def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group] = None,
            sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group into rank ``dst``'s ``tensor``; other ranks' are unchanged."""
-    g = member_group(group, "reduce")
+    g = _begin(group, "reduce")
     xp = g.backend.xp
     root = _group_rank(g, dst, "reduce", "dst")
     if g.rank == root:
         buf, finish = _arrays.recv_buffer(tensor, xp, "reduce", "tensor")
     else:
         buf, finish = _arrays.send_buffer(tensor, xp, "reduce", "tensor"), None
-    plan = _reduction(g, buf.dtype, op, "reduce")
-    if debug.enabled:
-        debug.check(g, "reduce", buf, op=op, root=dst)
-    if buf.size == 0:
-        return _skip(g, "reduce")
-    return _run(g, "reduce", g.backend.reduce, (buf, root, plan), finish, sync_op)
+    plan = _plan(g, buf.dtype, op, "reduce")
+    return _launch(g, "reduce", g.backend.reduce, (buf, root, plan), buf, sync_op, finish,
+                   op=op, root=dst)
 
 
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Copy rank ``src``'s ``tensor`` into every rank's ``tensor``."""
-    g = member_group(group, "broadcast")
+    g = _begin(group, "broadcast")
     xp = g.backend.xp
     root = _group_rank(g, src, "broadcast", "src")
     if g.rank == root:
         buf, finish = _arrays.send_buffer(tensor, xp, "broadcast", "tensor"), None
     else:
         buf, finish = _arrays.recv_buffer(tensor, xp, "broadcast", "tensor")
-    if debug.enabled:
-        debug.check(g, "broadcast", buf, root=src)
-    if buf.size == 0:
-        return _skip(g, "broadcast")
-    return _run(g, "broadcast", g.backend.broadcast, (buf, root), finish, sync_op)
+    return _launch(g, "broadcast", g.backend.broadcast, (buf, root), buf, sync_op, finish, root=src)
 
 
 def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = None,
@@ -134,17 +143,13 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     An empty list gets one new tensor per rank appended; a list of one correctly shaped,
     writeable tensor per rank is written in place.
     """
-    g = member_group(group, "all_gather")
+    g = _begin(group, "all_gather")
     xp = g.backend.xp
     arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
-    if debug.enabled:
-        debug.check(g, "all_gather", arr)
     blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
     deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
-    if arr.size == 0:
-        return _skip(g, "all_gather", deliver)
-    return _run(g, "all_gather", g.backend.all_gather, (blocks, arr), deliver, sync_op)
+    return _launch(g, "all_gather", g.backend.all_gather, (blocks, arr), arr, sync_op, deliver)
 
 
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
@@ -153,7 +158,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
 
     ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``).
     """
-    g = member_group(group, "scatter")
+    g = _begin(group, "scatter")
     xp = g.backend.xp
     root = _group_rank(g, src, "scatter", "src")
     out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
@@ -163,26 +168,19 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
             raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
                              f"{src}; it needs one tensor per rank")
         send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
-    if debug.enabled:
-        debug.check(g, "scatter", out, root=src)
-    if out.size == 0:
-        return _skip(g, "scatter")
-    return _run(g, "scatter", g.backend.scatter, (out, send, root), finish, sync_op)
+    return _launch(g, "scatter", g.backend.scatter, (out, send, root), out, sync_op, finish, root=src)
 
 
 def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor``."""
-    g = member_group(group, "reduce_scatter")
+    g = _begin(group, "reduce_scatter")
     xp = g.backend.xp
     out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
-    plan = _reduction(g, out.dtype, op, "reduce_scatter")
+    plan = _plan(g, out.dtype, op, "reduce_scatter")
     send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
-    if debug.enabled:
-        debug.check(g, "reduce_scatter", out, op=op)
-    if out.size == 0:
-        return _skip(g, "reduce_scatter")
-    return _run(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), finish, sync_op)
+    return _launch(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), out, sync_op,
+                   finish, op=op)
 
 
 def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optional[Group] = None,
@@ -192,7 +190,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     All input tensors share one shape and dtype; ``out_tensor_list`` is empty (filled with new
     tensors) or holds one such writeable tensor per rank.
     """
-    g = member_group(group, "alltoall")
+    g = _begin(group, "alltoall")
     xp = g.backend.xp
     items = _arrays.check_list(in_tensor_list, g.nranks, "alltoall", "in_tensor_list", allow_empty=False)
     first = _arrays.array_of(items[0], xp, "alltoall", "in_tensor_list[0]")
@@ -201,11 +199,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     _arrays.check_list(out_tensor_list, g.nranks, "alltoall", "out_tensor_list", allow_empty=True)
     blocks = xp.empty_like(send)
     deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], xp, "alltoall", "out_tensor_list")
-    if debug.enabled:
-        debug.check(g, "alltoall", first)
-    if first.size == 0:
-        return _skip(g, "alltoall", deliver)
-    return _run(g, "alltoall", g.backend.alltoall, (blocks, send), deliver, sync_op)
+    return _launch(g, "alltoall", g.backend.alltoall, (blocks, send), first, sync_op, deliver)
 
 
 def _peer(g: Group, rank: int, fn: str, arg: str) -> int:
@@ -216,25 +210,23 @@ def _peer(g: Group, rank: int, fn: str, arg: str) -> int:
 
 
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
-    """Send ``tensor`` to rank ``dst``, which must post a matching ``recv``."""
-    g = member_group(group, "send")
-    xp = g.backend.xp
+    """Send ``tensor`` to rank ``dst``, which must post a matching ``recv``.
+
+    Point-to-point calls are not compared by ``PYCOLL_CHECK`` (it compares a whole group).
+    """
+    g = _begin(group, "send")
     peer = _peer(g, dst, "send", "dst")
-    buf = _arrays.send_buffer(tensor, xp, "send", "tensor")
-    if buf.size == 0:
-        return _skip(g, "send")
-    return _run(g, "send", g.backend.send, (buf, peer, _P2P_TAG), None, sync_op)
+    buf = _arrays.send_buffer(tensor, g.backend.xp, "send", "tensor")
+    return _launch(g, "send", g.backend.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
 
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Receive into ``tensor`` what rank ``src`` sends (same size and dtype)."""
-    g = member_group(group, "recv")
-    xp = g.backend.xp
+    g = _begin(group, "recv")
     peer = _peer(g, src, "recv", "src")
-    buf, finish = _arrays.recv_buffer(tensor, xp, "recv", "tensor")
-    if buf.size == 0:
-        return _skip(g, "recv")
-    return _run(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), finish, sync_op)
+    buf, finish = _arrays.recv_buffer(tensor, g.backend.xp, "recv", "tensor")
+    return _launch(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
+                   compared=False)
 
 
 def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
@@ -248,8 +240,8 @@ def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None)
 
 
 def barrier(group: Optional[Group] = None) -> None:
-    """Block until every rank of the group has entered the barrier."""
-    g = member_group(group, "barrier")
-    if debug.enabled:
-        debug.check(g, "barrier", _NOTHING)
-    _run(g, "barrier", g.backend.barrier, (), None, True)
+    """Block until every rank of the group has entered the barrier (after the group's own
+    non-blocking work has completed)."""
+    g = _begin(group, "barrier")
+    drain(g)
+    _launch(g, "barrier", g.backend.barrier, (), check.BARRIER_TOKEN, True)

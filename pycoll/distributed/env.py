@@ -1,71 +1,22 @@
 """The parallel environment: starting the engine, the world group, sub-groups and rank queries."""
 from __future__ import annotations
 
-import datetime
-import os
-from typing import ContextManager, Dict, List, Optional, Union
+import atexit
+from typing import ContextManager, Dict, List, Optional
 
+from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.device import current_place, gpu_count, set_device
-from pycoll.distributed import _failure
-from pycoll.distributed.exits import ExitNotices
+from pycoll.device import gpu_count, set_device
+from pycoll.distributed import _failure, exits, startup
 from pycoll.distributed.group import Group
+from pycoll.distributed.placement import (LOCAL_RANK_VARS, RANK_VARS, SIZE_VARS, Timeout, backend_name,
+                                          first_int, mpi_running, timeout_seconds)
+from pycoll.distributed.task import drain
 from pycoll.distributed.watchdog import watchdog
-
-DEFAULT_TIMEOUT_S = 1800.0
-BACKENDS = ("cpu", "nccl")
 
 _world: Optional[Group] = None
 _groups: Dict[int, Group] = {}
 _next_group_id = 1
-
-Timeout = Union[None, float, int, datetime.timedelta]
-
-
-def _timeout_seconds(timeout: Timeout, arg: str) -> float:
-    if timeout is None:
-        raw = os.environ.get("PYCOLL_TIMEOUT")
-        if raw is None:
-            return DEFAULT_TIMEOUT_S
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if value <= 0:
-            raise ValueError(f"PYCOLL_TIMEOUT={raw!r}: it must be a positive number of seconds")
-        return value
-    if isinstance(timeout, datetime.timedelta):
-        timeout = timeout.total_seconds()
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"{arg}={timeout!r}: it must be a positive number of seconds or a timedelta")
-    return float(timeout)
-
-
-def _backend_name(backend: Optional[str]) -> str:
-    """The backend asked for (argument, else PYCOLL_BACKEND), else the one the device implies:
-    nccl when the current device is a GPU, cpu otherwise. nccl without a usable GPU falls back
-    to cpu with a log line."""
-    name = (backend or os.environ.get("PYCOLL_BACKEND") or "").lower()
-    if name == "gloo":  # paddle's name for its CPU backend
-        name = "cpu"
-    if name and name not in BACKENDS:
-        raise ValueError(f"backend {name!r} (argument or PYCOLL_BACKEND) is not available; "
-                         f"available: {', '.join(BACKENDS)}")
-    if not name:
-        name = "nccl" if current_place()[0] == "gpu" else "cpu"
-    if name == "nccl" and gpu_count() == 0:
-        logger.warning("pycoll: the nccl backend needs a visible GPU (with CuPy); none is usable "
-                       "here, so the cpu backend is used")
-        name = "cpu"
-    return name
-
-
-def _env_int(*names: str, default: int) -> int:
-    for name in names:
-        value = os.environ.get(name)
-        if value not in (None, ""):
-            return int(value)
-    return default
 
 
 def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) -> Group:
@@ -78,20 +29,35 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) ->
     global _world
     if _world is not None:
         return _world
-    name = _backend_name(backend)
-    seconds = _timeout_seconds(timeout, "timeout")
-    world = _start_nccl(seconds) if name == "nccl" else _start_mpi(seconds)
-    exits = None
-    if _failure.mpi_running() and world.nranks > 1:
-        _failure.install_hooks()
-        from mpi4py import MPI
+    name = backend_name(backend)
+    seconds = timeout_seconds(timeout, "timeout")
+    with startup.bounded(seconds):
+        world = _start_nccl(seconds) if name == "nccl" else _start_mpi(seconds)
+        notices = None
+        if mpi_running() and world.nranks > 1:
+            _failure.install_hooks()
+            from mpi4py import MPI
 
-        exits = ExitNotices(MPI.COMM_WORLD.Dup())
+            notices = exits.ExitNotices(MPI.COMM_WORLD.Dup(), seconds)
     if world.nranks > 1:
-        watchdog.start(exits, groups=lambda: tuple(_groups.values()))
+        watchdog.start(notices, groups=lambda: tuple(_groups.values()))
     _world = world
     _groups[0] = world
+    atexit.unregister(_finish_pending)
+    atexit.register(_finish_pending)  # after the exit notice's registration: runs before it
     return world
+
+
+def _finish_pending() -> None:
+    """At exit: wait for the work in flight of every group, so that its engine never writes into
+    memory the interpreter is releasing (an error is logged, and the job then aborts)."""
+    for group in list(_groups.values()):
+        if group.backend is None:
+            continue
+        try:
+            drain(group)
+        except CollectiveError as exc:
+            logger.error("pycoll: at exit, work still in flight on %s failed: %s", group.describe(), exc)
 
 
 def _start_mpi(seconds: float) -> Group:
@@ -100,14 +66,14 @@ def _start_mpi(seconds: float) -> Group:
     from pycoll.backends.mpi import MPIBackend
 
     comm = MPI.COMM_WORLD
-    expected = os.environ.get("WORLD_SIZE")
-    if expected and int(expected) != comm.Get_size():
+    expected = first_int(("WORLD_SIZE",))
+    if expected is not None and expected != comm.Get_size():
         raise RuntimeError(
             f"WORLD_SIZE={expected} but MPI started {comm.Get_size()} process(es): the cpu backend's "
             f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, srun)")
     logger.info("pycoll: rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
                 MPI.Get_library_version().splitlines()[0].strip())
-    return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup()), seconds)
+    return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup(), seconds), seconds)
 
 
 def _start_nccl(seconds: float) -> Group:
@@ -175,8 +141,8 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     """
     global _next_group_id
     world = world_group("new_group")
-    _backend_name(backend)
-    seconds = _timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
+    backend_name(backend)
+    seconds = timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
     members = list(range(world.nranks)) if ranks is None else ranks
     if not isinstance(members, (list, tuple, range)):
         raise TypeError(f"pycoll.distributed.new_group: ranks must be a list of ints, got {type(ranks).__name__}")
@@ -192,11 +158,34 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     member = world.rank in members
     world.seq += 1  # a collective over the world, bounded like one
     with watchdog.guard(world, "new_group"):
-        backend_obj = world.backend.split(member, members.index(world.rank) if member else 0)
-    group = Group(_next_group_id, members, world.rank, backend_obj, seconds)
+        try:
+            engine = world.backend.split(member, members.index(world.rank) if member else 0, seconds)
+        except Exception as exc:
+            raise _split_failed(exc) from exc
+    group = Group(_next_group_id, members, world.rank, engine, seconds)
     _groups[group.id] = group
     _next_group_id += 1
     return group
+
+
+def _split_failed(exc: BaseException) -> CollectiveError:
+    """The error of a ``new_group`` whose communicator could not be made (MPI's stack of messages
+    cut to its last line, the cause). The world stays usable."""
+    live = sum(1 for g in _groups.values() if g.backend is not None)
+    cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+    return CollectiveError(
+        f"new_group #{_next_group_id} failed: {cause}. This rank holds {live} live groups (the "
+        f"world included); an MPI library runs out of communicators after a few thousand: release "
+        f"the groups you no longer use with destroy_process_group(group)")
+
+
+_PADDLE_BACKEND_NAMES = {"cpu": "GLOO", "nccl": "NCCL"}
+
+
+def get_backend(group: Optional[Group] = None) -> str:
+    """The name of ``group``'s backend (the world's by default), as paddle spells it: ``"NCCL"``
+    for nccl, ``"GLOO"`` for the cpu backend (pycoll's runs on MPI where paddle's runs on gloo)."""
+    return _PADDLE_BACKEND_NAMES[member_group(group, "get_backend").backend.name]
 
 
 def get_group(gid: int = 0) -> Optional[Group]:
@@ -205,11 +194,13 @@ def get_group(gid: int = 0) -> Optional[Group]:
 
 
 def destroy_process_group(group: Optional[Group] = None) -> None:
-    """Release ``group``'s communicator; with no argument, every group and the environment."""
+    """Release ``group``'s communicator, once its work in flight is complete; with no argument,
+    every group and the environment."""
     global _world, _next_group_id
     doomed = list(_groups.values()) if group is None else [group]
     for g in doomed:
         if g.backend is not None:
+            drain(g)
             g.backend.free()
             g.backend = None
         _groups.pop(g.id, None)
@@ -230,13 +221,13 @@ class ParallelEnv:
     def rank(self) -> int:
         if _world is not None:
             return _world.rank
-        return _env_int("RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "PADDLE_TRAINER_ID", default=0)
+        return first_int(RANK_VARS) or 0
 
     @property
     def world_size(self) -> int:
         if _world is not None:
             return _world.nranks
-        return _env_int("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PADDLE_TRAINERS_NUM", default=1)
+        return first_int(SIZE_VARS) or 1
 
     @property
     def nranks(self) -> int:
@@ -244,13 +235,13 @@ class ParallelEnv:
 
     @property
     def local_rank(self) -> int:
-        return _env_int("LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", default=0)
+        return first_int(LOCAL_RANK_VARS) or 0
 
     @property
     def device_id(self) -> int:
         """The GPU this rank uses (its local rank modulo the visible GPUs); 0 on a CPU-only run."""
-        if _world is not None:
-            return getattr(_world.backend, "device", 0)
+        if _world is not None and _world.backend is not None:
+            return _world.backend.device or 0
         count = gpu_count()
         return self.local_rank % count if count else 0
 

@@ -1,49 +1,106 @@
 """Exit notices: a rank leaving the job tells the others, so nobody waits for it forever.
 
 A rank that exits (normally, or by ``sys.exit`` under plain ``mpiexec``, where no wrapper sees
-its status) while a peer sits in a blocking collective that needs it would leave that peer
-waiting until its timeout. So every rank, at exit, sends its number to every other rank on a
-private communicator; the watchdog thread polls for such notices while a blocking collective is
-in progress and ends the job when a member of its group has left (see ``watchdog``). The polling
-happens in the watchdog thread only, so the collectives' hot path pays nothing.
+its status) while a peer sits in a collective that needs it would leave that peer waiting until
+its timeout. So every rank, at exit, sends its number to every other rank on a private
+communicator; the watchdog thread polls for such notices while a collective (or a task's wait)
+is in progress and ends the job when a member of its group has left (see ``watchdog``). The
+polling happens in the watchdog thread only, so the collectives' hot path pays nothing.
+
+``os._exit`` skips the interpreter's exit handlers, so a rank leaving that way would neither
+tell its peers nor finalise MPI, and MPI's launcher would take the job down with exit status 0,
+its other ranks cut off mid-work. In the rank's own process (not in children it forks),
+pycoll's ``os._exit`` therefore leaves as an exit should: with a non-zero status it ends the
+whole job at once, naming the rank; with status 0 it sends the notice, waits (at most the
+job's timeout) until every peer has finished too, and finalises MPI before the process ends.
 """
 from __future__ import annotations
 
 import atexit
-from typing import Any, List, Set
+import os
+import threading
+import time
+from typing import Any, Callable, List, Set
 
 import numpy as np
 
+from pycoll.distributed import _failure
+from pycoll.distributed.placement import mpi_running
+
 _TAG = 91
+_PEER_POLL_S = 0.01
 
 
 class ExitNotices:
-    def __init__(self, comm: Any):
+    def __init__(self, comm: Any, timeout: float):
         from mpi4py import MPI
 
         self._mpi = MPI
         self.comm = comm  # a private duplicate of the world communicator
         self.rank = comm.Get_rank()
+        self.timeout = timeout
         self.exited: Set[int] = set()
         self._inbox = np.zeros(1, np.int64)
+        self._lock = threading.Lock()  # the watchdog thread and an exiting main thread both poll
         self._request = self._post()
         self._sent: List[Any] = []  # keep the notices' buffers alive until MPI finalizes
+        self._announced = False
         atexit.register(self.announce)
+        _leave_through(self._leave)
 
     def _post(self) -> Any:
         return self.comm.Irecv([self._inbox, self._mpi.INT64_T], self._mpi.ANY_SOURCE, _TAG)
 
     def poll(self) -> Set[int]:
-        """The ranks known to have exited (called from the watchdog thread)."""
-        while self._request.Test():
-            self.exited.add(int(self._inbox[0]))
-            self._request = self._post()
-        return self.exited
+        """The ranks known to have exited."""
+        with self._lock:
+            while self._request is not None and self._request.Test():
+                self.exited.add(int(self._inbox[0]))
+                self._request = self._post()
+            return set(self.exited)
 
     def announce(self) -> None:
-        """At exit: tell every other rank that this one is leaving."""
+        """At exit: tell every other rank that this one is leaving (once)."""
+        if self._announced:
+            return
+        self._announced = True
         me = np.array([self.rank], np.int64)
         self._sent.append(me)
         for peer in range(self.comm.Get_size()):
             if peer != self.rank:
                 self.comm.Isend([me, self._mpi.INT64_T], peer, _TAG).Free()
+
+    def _leave(self, code: Any) -> None:
+        """``os._exit(code)`` in this rank: see the module notes."""
+        if code != 0:
+            _failure.abort_job(code if isinstance(code, int) else 1,
+                               f"pycoll: rank {self.rank} called os._exit({code!r}); stopping the job")
+        self.announce()
+        peers = set(range(self.comm.Get_size())) - {self.rank}
+        deadline = time.monotonic() + self.timeout
+        while not peers <= self.poll():
+            if time.monotonic() > deadline:
+                _failure.abort_job(1, f"pycoll: rank {self.rank} called os._exit(0) while rank(s) "
+                                      f"{sorted(peers - self.poll())} were still running, and they did "
+                                      f"not finish within {self.timeout:g} s; stopping the job")
+            time.sleep(_PEER_POLL_S)
+        if mpi_running():
+            with self._lock:  # the last notice is in: stop listening, then finalise as an exit would
+                self._request.Cancel()
+                self._request.Wait()
+                self._request = None
+            self._mpi.Finalize()
+
+
+def _leave_through(leave: Callable[[Any], None]) -> None:
+    """Make ``os._exit`` call ``leave(code)`` first, in this process only."""
+    real_exit = os._exit
+    owner = os.getpid()
+
+    def _exit(code: int) -> None:
+        if os.getpid() == owner:
+            leave(code)
+        real_exit(code)
+
+    _exit.__doc__ = real_exit.__doc__
+    os._exit = _exit

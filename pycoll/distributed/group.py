@@ -1,14 +1,24 @@
-"""Process groups: a set of global ranks, the engine over their communicator, and a timeout."""
+"""Process groups: a set of global ranks, the engine over their communicator, a timeout, and the
+group's work in flight."""
 from __future__ import annotations
 
-from typing import Any, List
+from collections import deque
+from typing import Any, Deque, List, Optional
+
+from pycoll._errors import CollectiveError
 
 
 class Group:
     """A communication group (paddle's ``Group``).
 
     ``ranks`` are global ranks in group order; ``rank`` is this process's rank in the group, or
-    -1 when it is not a member (then it has no engine and may not call collectives on it).
+    -1 when it is not a member (then it has no engine and may not call collectives on it). ``seq`` counts the collectives this rank has called on the group, refused ones
+    included, so that a call refused on one rank shows as a mismatch under ``PYCOLL_CHECK``.
+
+    The group owns its non-blocking work: ``pending`` holds every task not yet known to be
+    complete, oldest first, with the arrays its engine reads and writes, whether or not the
+    caller kept the task; later calls retire the completed ones. ``failure`` holds the error of
+    such a task, raised by the group's next call.
     """
 
     def __init__(self, gid: int, ranks: List[int], global_rank: int, backend: Any, timeout: float):
@@ -19,9 +29,9 @@ class Group:
         self.rank = self._index.get(global_rank, -1)
         self.backend = backend
         self.timeout = timeout
-        self.seq = 0  # collectives started on this group by this rank
-        if hasattr(backend, "owner"):  # a stream-ordered engine numbers its watched calls with seq
-            backend.owner = self
+        self.seq = 0
+        self.pending: Deque[Any] = deque()
+        self.failure: Optional[CollectiveError] = None
 
     @property
     def world_size(self) -> int:
@@ -30,6 +40,13 @@ class Group:
     @property
     def name(self) -> str:
         return "world" if self.id == 0 else f"group {self.id}"
+
+    @property
+    def array_module(self) -> Any:
+        """The array module whose arrays this group's engine moves (NumPy, or CuPy on nccl)."""
+        if self.backend is None:
+            raise ValueError(f"{self.describe()} has no engine on this rank (not a member, or destroyed)")
+        return self.backend.xp
 
     def is_member(self) -> bool:
         return self.rank >= 0
@@ -43,4 +60,5 @@ class Group:
         return f"{self.name} (ranks {self.ranks})"
 
     def __repr__(self) -> str:
-        return f"Group(id={self.id}, ranks={self.ranks}, rank={self.rank}, backend={getattr(self.backend, 'name', None)})"
+        backend = self.backend.name if self.backend is not None else None
+        return f"Group(id={self.id}, ranks={self.ranks}, rank={self.rank}, backend={backend})"

@@ -16,97 +16,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Mapping, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-
-_MPI_RANK_VARS = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")
-_MPI_LOCAL_VARS = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK")
+from pycoll.distributed.placement import (Placement, env_placement, int_var, local_world_size,  # noqa: F401
+                                          placement, under_mpi)
 
 _store: Any = None  # the process's rendezvous store, kept for its lifetime (rank 0 serves it)
 _generation = 0  # NCCL worlds made by this process: keys of a later world never meet stale ids
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where this process sits: ``via`` is ``"mpi"``, ``"store"`` or ``"single"``."""
-
-    rank: int
-    world: int
-    local_rank: int
-    via: str
-
-
-def under_mpi() -> bool:
-    """True when an MPI launcher started this process, or MPI runs here with several ranks."""
-    if any(os.environ.get(name) for name in _MPI_RANK_VARS):
-        return True
-    mpi = sys.modules.get("mpi4py.MPI")
-    return (mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized()
-            and mpi.COMM_WORLD.Get_size() > 1)
-
-
-def _int_var(env: Mapping[str, str], name: str, low: int = 0) -> Optional[int]:
-    raw = env.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise ValueError(f"{name}={raw!r}: it must be an integer >= {low}")
-    return value
-
-
-def _mpi_placement(env: Mapping[str, str]) -> Placement:
-    from mpi4py import MPI
-
-    world = MPI.COMM_WORLD
-    rank, size = world.Get_rank(), world.Get_size()
-    for name, mine in (("RANK", rank), ("WORLD_SIZE", size)):
-        given = _int_var(env, name)
-        if given is not None and given != mine:
-            raise ValueError(f"{name}={given} disagrees with MPI, which has this process as rank "
-                             f"{rank} of {size}; unset {name} or start the ranks consistently")
-    local = next((v for v in (_int_var(env, n) for n in _MPI_LOCAL_VARS) if v is not None), None)
-    if local is None:
-        node = world.Split_type(MPI.COMM_TYPE_SHARED)
-        local = node.Get_rank()
-        node.Free()
-    return Placement(rank, size, local, "mpi")
-
-
-def env_placement(env: Mapping[str, str]) -> Placement:
-    """The placement from torchrun-style variables in ``env`` (a world of one when unset)."""
-    world = _int_var(env, "WORLD_SIZE", low=1)
-    rank = _int_var(env, "RANK")
-    local = _int_var(env, "LOCAL_RANK")
-    if world is None:
-        if rank not in (None, 0):
-            raise ValueError(f"RANK={rank} is set but WORLD_SIZE is not; set WORLD_SIZE to the "
-                             f"number of ranks (torchrun sets both)")
-        return Placement(0, 1, local or 0, "single")
-    if rank is None:
-        raise ValueError(f"WORLD_SIZE={world} is set but RANK is not; set RANK to this process's "
-                         f"rank in [0, {world})")
-    if rank >= world:
-        raise ValueError(f"RANK={rank} is out of range for WORLD_SIZE={world}; it must be in [0, {world})")
-    if world == 1:
-        return Placement(0, 1, local or 0, "single")
-    if local is None:
-        raise ValueError(f"LOCAL_RANK is not set (RANK={rank}, WORLD_SIZE={world}); set it to this "
-                         f"process's index on its node, which picks its GPU")
-    return Placement(rank, world, local, "store")
-
-
-def placement() -> Placement:
-    """Where this process sits, from MPI when it runs under MPI, else from the environment."""
-    return _mpi_placement(os.environ) if under_mpi() else env_placement(os.environ)
 
 
 def _new_unique_id() -> bytes:
@@ -140,7 +59,7 @@ def _master_address(env: Mapping[str, str]) -> Tuple[str, int]:
     if not host:
         raise ValueError("MASTER_ADDR is not set; the ranks meet at MASTER_ADDR:MASTER_PORT "
                          "(the host of rank 0 and a free port), as under torchrun")
-    port = _int_var(env, "MASTER_PORT", low=1)
+    port = int_var(env, "MASTER_PORT", low=1)
     if port is None or port > 65535:
         raise ValueError(f"MASTER_PORT={env.get('MASTER_PORT')!r}: set it to a free TCP port in "
                          f"[1, 65535] on the host of rank 0")
@@ -219,7 +138,7 @@ def _separate_hosts_when_sharing_a_gpu(rank: int) -> None:
     small machines) and NCCL_HOSTID is unset, give each rank a host id of its own, so NCCL treats
     them as separate hosts and connects them through its socket transport. Must run before
     NCCL initialises (it reads its environment once)."""
-    local_ranks = _int_var(os.environ, "MPI_LOCALNRANKS") or _int_var(os.environ, "LOCAL_WORLD_SIZE") or 1
+    local_ranks = local_world_size()
     import cupy
 
     if local_ranks > cupy.cuda.runtime.getDeviceCount() and not os.environ.get("NCCL_HOSTID"):

@@ -18,6 +18,7 @@ import tempfile
 from typing import Any, Callable, Optional, Tuple
 
 from pycoll.distributed import _mpiexec
+from pycoll.distributed.startup import JOB_DIR_VAR
 
 
 class SpawnError(RuntimeError):
@@ -108,7 +109,7 @@ def spawn(func: Callable[..., Any], args: Tuple = (), nprocs: int = -1, join: bo
         pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
         f.write(payload)
     command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
-    process = _mpiexec.start_job(command, _mpiexec.job_environment({}))
+    process = _mpiexec.start_job(command, _mpiexec.job_environment({JOB_DIR_VAR: workdir}))
     context = SpawnContext(process, workdir, nprocs)
     if join:
         context.join()

@@ -1,13 +1,25 @@
-"""The task of a ``sync_op=False`` collective: polled, and waited on with a deadline that
-raises :class:`pycoll.CollectiveError` on the waiting rank."""
+"""Non-blocking work: the task a ``sync_op=False`` collective returns, and the group's ownership
+of every task in flight.
+
+mpi4py keeps no reference to the buffers of a non-blocking call, and neither does NCCL: if they
+were freed before the call completed, the engine would write into memory reused by something
+else. So a task holds every array its engine touches (the caller's and pycoll's own staging
+buffers) and its group holds the task (``Group.pending``) until it is known to be complete,
+whatever the caller does with the task. Later calls on the group retire completed tasks
+(:func:`retire`, oldest first); ``barrier``, ``destroy_process_group`` and the end of the
+process wait for the rest (:func:`drain`). An error met by a task nobody waits for is kept in
+``Group.failure`` and raised by the group's next call.
+"""
 from __future__ import annotations
 
+import math
 import os
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 from pycoll._errors import CollectiveError
-from pycoll.distributed import _failure
+from pycoll.distributed._failure import call_failed, timeout_error
+from pycoll.distributed.watchdog import watchdog
 
 _SPIN_S = 200e-6
 
@@ -35,70 +47,133 @@ def poll(request: Any, timeout: float) -> bool:
     return True
 
 
-def label(name: str, seq: int) -> str:
-    """A call as messages name it: ``all_reduce #3``, or just the name of a set-up step (seq 0)."""
-    return f"{name} #{seq}" if seq else name
-
-
-def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveError:
-    _failure.mark_broken()
-    return CollectiveError(
-        f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
-        f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
-        f"stalled or called a different collective")
-
-
 class Task:
     """A collective in flight (``sync_op=False``): ``wait()`` blocks, ``is_completed()`` polls.
 
-    The output arrays hold their results once either reports completion.
+    The output arrays hold their results once either reports completion. ``keep`` holds the
+    arrays the engine reads and writes until then.
     """
 
-    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_done")
+    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
-                 finish: Optional[Callable[[], None]] = None):
+                 finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = ()):
         self._request = request
         self._group = group
         self._name = name
         self._seq = seq
         self._finish = finish
+        self._keep: Optional[Tuple[Any, ...]] = keep
         self._done = request is None
+        self._error: Optional[CollectiveError] = None
 
-    def _mark_done(self) -> None:
+    def _complete(self) -> None:
         self._done = True
+        self._request = self._keep = None
         finish, self._finish = self._finish, None
         if finish is not None:
             finish()
 
+    def _failed(self, exc: BaseException) -> CollectiveError:
+        self._done = True
+        self._request = self._keep = self._finish = None
+        self._error = call_failed(self._name, self._seq, self._group, exc)
+        return self._error
+
+    def _test(self, start: bool = True) -> bool:
+        """One look at the engine: True once complete (results in place); raises its error.
+        ``start=False`` leaves a call the engine holds back unstarted (see ``Request.test``)."""
+        if self._done:
+            if self._error is not None:
+                raise self._error
+            return True
+        try:
+            complete = self._request.test(start)
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        if complete:
+            self._complete()
+        return complete
+
     def is_completed(self) -> bool:
-        if not self._done and self._request.test():
-            self._mark_done()
-        return self._done
+        return self._test()
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the collective completes (at most ``timeout`` or the group's timeout).
 
-        On a GPU engine (a request with ``join_stream``) nothing blocks the host: the current
-        stream waits for the collective, as torch's ``Work.wait()`` does for NCCL.
+        On a GPU engine nothing blocks the host: the current stream waits for the collective,
+        as torch's ``Work.wait()`` does for NCCL. Meanwhile the watchdog ends the job if a
+        member of the group leaves it.
         """
-        join_stream = getattr(self._request, "join_stream", None)
-        if not self._done and join_stream is not None:
-            join_stream()
-            self._mark_done()
-        if not self._done:
-            limit = self._group.timeout if timeout is None else timeout
-            if not poll(self._request, limit):
-                raise timeout_error(self._name, self._seq, self._group, limit)
-            self._mark_done()
+        if self._test():
+            return True
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not math.isfinite(timeout) or timeout < 0):
+            raise ValueError(f"Task.wait: timeout={timeout!r}; it must be a finite number of "
+                             f"seconds >= 0, or None for the group's timeout")
+        try:
+            if self._request.join_stream():
+                self._complete()
+                return True
+            limit = self._group.timeout if timeout is None else float(timeout)
+            waiting = watchdog.waiting = (self._group, self._name, self._seq)
+            try:
+                complete = poll(self._request, limit)
+            finally:
+                if watchdog.waiting is waiting:
+                    watchdog.waiting = None
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        if not complete:
+            raise timeout_error(self._name, self._seq, self._group, limit)
+        self._complete()
         return True
 
     def __repr__(self) -> str:
         if self._group is None:
             return "Task(completed)"
-        state = "completed" if self._done else "pending"
+        state = "failed" if self._error else "completed" if self._done else "pending"
         return f"Task({self._name} #{self._seq} on {self._group.name}, {state})"
 
 
 COMPLETED = Task(None, None, "", 0)
 """What a collective with ``sync_op=True`` returns: its work is already done."""
+
+
+def retire(group: Any) -> None:
+    """Let go of the group's completed tasks, oldest first (without waiting); the first error
+    met is kept in ``group.failure`` for the group's next call."""
+    pending = group.pending
+    while pending:
+        try:
+            if not pending[0]._test(start=False):  # the engine's own grouping decides starts
+                return
+        except CollectiveError as exc:
+            group.failure = group.failure or exc
+        pending.popleft()
+
+
+def drain(group: Any) -> None:
+    """Wait for every task of ``group`` (each within the group's timeout). A task that failed
+    is let go and the first such error raised once the others are complete; a task that timed
+    out stays pending (its engine may still write into its arrays) and its error is raised."""
+    first: Optional[CollectiveError] = None
+    pending = group.pending
+    while pending:
+        task = pending[0]
+        try:
+            task.wait()
+        except CollectiveError as exc:
+            if not task._done:
+                raise
+            first = first or exc
+        pending.popleft()
+    if first is not None:
+        raise first
+
+
+def raise_failure(group: Any) -> None:
+    """Raise (once) the error a task of ``group`` met while nobody waited for it."""
+    failure, group.failure = group.failure, None
+    if failure is not None:
+        raise failure

@@ -1,14 +1,18 @@
 """The watchdog that bounds every wait on a collective.
 
-Two kinds of wait are watched by one daemon thread, sampled every ``_PERIOD_S``:
+Three kinds of wait are watched by one daemon thread, sampled every ``_PERIOD_S``:
 
 - A blocking MPI call (or a blocking set-up step: NCCL communicator creation, ``new_group``)
   cannot be interrupted from Python. The collective layer marks it (``group`` and ``name``: two
   attribute writes, so small messages stay cheap) for as long as it runs.
+- A task's ``wait()`` marks itself in ``waiting`` (group, name, sequence number). It enforces
+  its own deadline (raising on the waiting rank), so the thread only warns about it and ends
+  the job when a member of its group has left.
 - A stream-ordered engine (NCCL) returns before its calls complete, so its waits happen later,
   wherever the user synchronizes. The engine records each call with an event behind it; the
-  thread asks each such group's engine for its oldest unfinished call (``stalled_call()``) and
-  for NCCL's asynchronous errors (``async_error()``), as torch's NCCL watchdog does.
+  thread asks every group's engine for its oldest unfinished call (``stalled_call()``) and
+  for its asynchronous errors (``async_error()``), as torch's NCCL watchdog does (the MPI
+  engine has neither).
 
 A wait longer than ``PYCOLL_STALL_WARN`` logs a warning; a wait past its group's timeout, or one
 for a member that has left the job, aborts the group's communicator (NCCL) and ends the job with
@@ -25,7 +29,7 @@ from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from pycoll._logging import logger
 from pycoll.distributed import _failure
-from pycoll.distributed.task import label, timeout_error
+from pycoll.distributed._failure import label, timeout_error
 
 _PERIOD_S = 0.1
 _EXIT_GRACE_S = 2.0  # a collective may still finish after a peer that took part in it has left
@@ -52,17 +56,20 @@ class _Blocking:
 
 
 class Watchdog:
-    """The blocking call in progress (``group`` and ``name``, set by the collective layer) and
-    the groups whose engines watch their own calls; see the module notes."""
+    """The blocking call in progress (``group`` and ``name``, set by the collective layer), the
+    task being waited for (``waiting``) and the groups whose engines watch their own calls; see
+    the module notes."""
 
     def __init__(self, groups: Callable[[], Iterable[Any]] = tuple) -> None:
         self.group: Optional[Any] = None  # the group of the blocking call in progress
         self.name = ""
+        self.waiting: Optional[Tuple[Any, str, int]] = None  # (group, name, seq) of a task's wait
         self.exits: Optional[Any] = None  # ExitNotices, under MPI
         self._groups = groups  # every live group
         self._thread: Optional[threading.Thread] = None
         self.stall_warn = 60.0  # seconds before a wait is logged (PYCOLL_STALL_WARN, read by start)
         self._blocking: Optional[Tuple[Any, _Blocking]] = None  # (group, the call) being timed
+        self._waited: Optional[Tuple[Any, _Blocking]] = None  # (waiting as seen, its timing)
 
     def start(self, exits: Optional[Any] = None,
               groups: Optional[Callable[[], Iterable[Any]]] = None) -> None:
@@ -108,9 +115,17 @@ class Watchdog:
             if seen is None or seen[0] is not group or seen[1].seq != seq:
                 seen = self._blocking = (group, _Blocking(self.name, seq, now))
             self._check(group, seen[1], now, lambda: self.group is group and group.seq == seq)
+        waiting = self.waiting
+        if waiting is None:
+            self._waited = None
+        else:
+            if self._waited is None or self._waited[0] is not waiting:
+                self._waited = (waiting, _Blocking(waiting[1], waiting[2], now))
+            self._check(waiting[0], self._waited[1], now, lambda: self.waiting is waiting,
+                        own_deadline=True)
         for g in self._groups():
             backend = g.backend  # read once: the main thread may destroy the group meanwhile
-            if getattr(backend, "stalled_call", None) is None:
+            if backend is None:
                 continue
             error = backend.async_error()
             if error is not None:
@@ -119,10 +134,12 @@ class Watchdog:
                                       f"{g.describe()}: {error}; stopping the job")
             call = backend.stalled_call()
             if call is not None:
-                self._check(g, call, now, lambda: not call.event.done)
+                self._check(g, call, now, lambda: not call.done)
 
-    def _check(self, group: Any, call: Any, now: float, still_waiting: Callable[[], bool]) -> None:
-        """Warn about, or end the job over, ``call`` on ``group``, unfinished since ``call.started``."""
+    def _check(self, group: Any, call: Any, now: float, still_waiting: Callable[[], bool],
+               own_deadline: bool = False) -> None:
+        """Warn about, or end the job over, ``call`` on ``group``, unfinished since ``call.started``
+        (past the group's timeout unless the wait enforces ``own_deadline``)."""
         waited = now - call.started
         if not call.warned and waited > self.stall_warn and still_waiting():
             call.warned = True
@@ -133,7 +150,7 @@ class Watchdog:
             _abort_engine(group.backend)
             _failure.abort_job(1, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
                                   f"complete: rank(s) {gone} left the job (exited); stopping the job")
-        if waited > group.timeout and still_waiting():
+        if not own_deadline and waited > group.timeout and still_waiting():
             error = timeout_error(call.name, call.seq, group, group.timeout)
             _abort_engine(group.backend)
             _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
@@ -150,10 +167,9 @@ def _abort_engine(backend: Any) -> None:
     """Abort ``backend``'s communicator (NCCL: its kernels stop, its GPU memory is released)
     before the job ends, waiting at most ``_ABORT_WAIT_S``: ``ncclCommAbort`` can itself block
     behind a call stuck inside NCCL, and the job must end regardless."""
-    abort = getattr(backend, "abort", None)
-    if abort is None:
+    if backend is None:
         return
-    aborting = threading.Thread(target=abort, name="pycoll-abort", daemon=True)
+    aborting = threading.Thread(target=backend.abort, name="pycoll-abort", daemon=True)
     aborting.start()
     aborting.join(_ABORT_WAIT_S)
 

@@ -91,14 +91,13 @@ def _comm_dtype(name: Optional[str], group: Optional[dist.Group]) -> Optional[An
         return None
     if name not in ("float16", "bfloat16"):
         raise ValueError(f"DataParallel: comm_dtype={name!r}; use None, 'float16' or 'bfloat16'")
-    backend = (group or dist.get_group(0)).backend
     try:
         dtype = np.dtype(name)  # bfloat16 is known to NumPy through ml_dtypes, which CuPy brings
     except TypeError:
         dtype = None
-    if dtype is None or backend.reduction(dtype, dist.ReduceOp.SUM) is None:
-        raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by the "
-                         f"{backend.name} backend; leave comm_dtype=None there")
+    if dtype is None or not dist.can_reduce(dtype, dist.ReduceOp.SUM, group):
+        raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by this "
+                         f"group's backend ({dist.get_backend(group)}); leave comm_dtype=None there")
     return dtype
 
 
@@ -108,7 +107,7 @@ def _root(group: Optional[dist.Group]) -> int:
 
 def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
     """Every rank must wrap the same parameter names, shapes and dtypes: compare, and say where not."""
-    xp = (group or dist.get_group(0)).backend.xp  # the engine's array module (NumPy or CuPy)
+    xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
     mine = [[n, list(p.shape), str(p.dtype)] for n, p in layers.named_parameters()]
     text = json.dumps(mine).encode()
     lengths = []

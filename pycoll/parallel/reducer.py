@@ -44,7 +44,7 @@ class Reducer:
         self.names = list(names)
         self.group = group
         self.world = dist.get_world_size(group)
-        self._xp = (group or dist.get_group(0)).backend.xp  # the engine's array module
+        self._xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
         self.cap = bucket_bytes
         self.last_cap = last_bucket_bytes
         self.find_unused = find_unused_parameters

@@ -1,5 +1,6 @@
-"""Rank 1 fails in the way argv[1] names ("raise", "exit", "kill"; "hang": it sleeps for two
-minutes; "ok": it does not fail) while the others wait in an all_reduce. Every rank first prints
+"""Rank 1 fails in the way argv[1] names ("raise", "exit", "kill", "os_exit" = ``os._exit(0)``,
+"os_exit3" = ``os._exit(3)``; "hang": it sleeps for two minutes; "ok": it does not fail) while
+the others wait in an all_reduce. Every rank first prints
 its process id, so that tests can check none is left behind.
 
 Works on either backend: the tensor lives on the rank's device."""
@@ -22,6 +23,8 @@ if dist.get_rank() == 1 and mode != "ok":
         sys.exit(3)
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if mode.startswith("os_exit"):
+        os._exit(int(mode[7:] or 0))
 x = pycoll.ones([4])
 dist.all_reduce(x)
 print(f"failing.py OK rank={dist.get_rank()} sum={x.numpy()[0]:g} argv={sys.argv[1:]} "

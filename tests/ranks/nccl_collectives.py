@@ -120,11 +120,11 @@ def backend_api():
     total = float(sum(range(1, n + 1)))
 
     x = cupy.full(5, rank + 1.0, np.float32)
-    assert backend.all_reduce(x, backend.reduction(f32, ReduceOp.SUM), True) is None
+    assert backend.all_reduce(x, backend.plan(f32, ReduceOp.SUM), True) is None
     check(x, np.full(5, total, np.float32), "backend all_reduce")
 
     y = cupy.full(5, rank + 1.0, np.float32)
-    request = backend.all_reduce(y, backend.reduction(f32, ReduceOp.AVG), False)
+    request = backend.all_reduce(y, backend.plan(f32, ReduceOp.AVG), False)
     while not request.test():
         pass
     assert np.allclose(cupy.asnumpy(y), total / n)
@@ -157,12 +157,12 @@ def backend_api():
     check(back, np.array([10 * r + rank for r in range(n)], np.int32), "backend alltoall")
 
     member = rank != 1
-    sub = backend.split(member, n - rank)  # reversed order: the last member becomes rank 0
+    sub = backend.split(member, n - rank, backend.timeout)  # reversed order: the last member becomes rank 0
     if member:
         members = [r for r in range(n) if r != 1]
         assert (sub.size, sub.rank) == (len(members), sorted(members, reverse=True).index(rank))
         w = cupy.ones(3, np.float32)
-        sub.all_reduce(w, sub.reduction(f32, ReduceOp.SUM), True)
+        sub.all_reduce(w, sub.plan(f32, ReduceOp.SUM), True)
         check(w, np.full(3, float(len(members)), np.float32), "split all_reduce")
         sub.free()
     else:

@@ -1,0 +1,79 @@
+"""Ranks that call collectives differently, run with ``PYCOLL_CHECK=1`` (argv[1] names the case):
+every rank must raise a CollectiveError that lists each rank's call, and, where the ranks' call
+counts still agree, the job goes on. Without the check, ``truncated`` makes MPI itself fail: the
+error must be a CollectiveError naming the call and pointing at PYCOLL_CHECK. Two ranks.
+"""
+import sys
+
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+
+dist.init_parallel_env()
+rank = dist.get_rank()
+case = sys.argv[1]
+f32, i32 = np.float32, np.int32
+
+
+def mismatched() -> None:
+    """The case's call, which differs between rank 0 and rank 1."""
+    if case == "dtype":
+        dist.all_reduce(np.ones(4, f32 if rank == 0 else i32))
+    elif case == "op":
+        dist.all_reduce(np.ones(4, f32), op=dist.ReduceOp.SUM if rank == 0 else dist.ReduceOp.MAX)
+    elif case == "broadcast_dtype":
+        dist.broadcast(np.ones(4, f32 if rank == 0 else i32), src=0)
+    elif case == "scatter_src":
+        dist.scatter(np.zeros(2, f32), [np.ones(2, f32)] * 2, src=rank)
+    elif case == "all_gather_size":
+        dist.all_gather([], np.ones(4 + 4 * rank, f32))
+    elif case == "reduce_scatter_size":
+        size = 4 + 4 * rank
+        dist.reduce_scatter(np.zeros(size, f32), [np.ones(size, f32)] * 2)
+    elif case == "alltoall_size":
+        dist.alltoall([], [np.ones(3 + rank, f32)] * 2)
+    elif case == "long_shape":  # a description far longer than any fixed-size fingerprint
+        dist.all_reduce(np.ones((1,) * 60, f32), op=dist.ReduceOp.SUM if rank == 0 else dist.ReduceOp.MIN)
+    elif case == "sync_op":  # MPI never matches a blocking collective with a non-blocking one
+        dist.all_reduce(np.ones(4, f32), sync_op=rank == 0).wait()
+    elif case == "refused":  # rank 0's first call is refused (and caught): the calls shift by one
+        if rank == 0:
+            try:
+                dist.all_reduce(np.ones(4, f32), op="sum")
+            except ValueError:
+                pass
+        dist.all_reduce(np.ones(4, f32))
+
+
+if case == "truncated":
+    try:
+        if rank == 0:
+            dist.send(np.ones(8, f32), dst=1)
+        else:
+            dist.recv(np.zeros(4, f32), src=0)
+    except pycoll.CollectiveError as exc:
+        assert rank == 1, exc
+        assert "recv #1 on world (ranks [0, 1]) failed on rank 1" in str(exc), exc
+        assert "PYCOLL_CHECK=1" in str(exc), exc
+        print(f"mismatch {case} OK rank={rank}", flush=True)
+    else:
+        assert rank == 0, "a receive into a too small buffer went unnoticed"
+        print(f"mismatch {case} OK rank={rank}", flush=True)
+    sys.exit(0)
+
+try:
+    mismatched()
+except pycoll.CollectiveError as exc:
+    text = str(exc)
+    assert "PYCOLL_CHECK: the ranks of world (ranks [0, 1]) called different collectives" in text, text
+    assert "rank 0: " in text and "rank 1: " in text, text
+else:
+    raise AssertionError(f"{case}: a mismatched collective went unnoticed on rank {rank}")
+if case == "long_shape":
+    assert "op=ReduceOp.SUM" in text and "op=ReduceOp.MIN" in text, text
+if case != "refused":
+    x = np.full(3, rank + 1.0)
+    dist.all_reduce(x)  # nothing was sent: the job goes on
+    assert (x == 3.0).all(), x
+print(f"mismatch {case} OK rank={rank}", flush=True)

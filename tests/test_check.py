@@ -1,0 +1,52 @@
+"""PYCOLL_CHECK: ranks that call collectives differently all get a CollectiveError listing each
+rank's call, the job goes on, and the check never removes a timeout. Without it, an engine's own
+failure is a CollectiveError naming the call."""
+import time
+
+import numpy as np
+import pytest
+from conftest import assert_ok, launch
+
+from pycoll.distributed import check
+
+CASES = ["dtype", "op", "broadcast_dtype", "scatter_src", "all_gather_size", "reduce_scatter_size",
+         "alltoall_size", "long_shape", "sync_op", "refused"]
+
+
+def test_the_description_names_everything_a_mismatch_can_differ_in():
+    text = check.describe("reduce", 3, np.zeros((2, 5), np.float16), op=1, root=4, blocking=False)
+    assert text == "reduce #3 float16[2, 5] op=ReduceOp.MAX root=4 sync_op=False"
+    assert check.describe("all_reduce", 1, np.zeros(2), op="sum").endswith("op='sum'")
+    long = check.describe("all_reduce", 1, np.zeros((1,) * 60), op=0)
+    assert long.endswith("op=ReduceOp.SUM"), "a long shape must not push the op out"
+
+
+def test_the_digest_is_the_same_for_the_same_call_and_differs_otherwise():
+    a = check.describe("all_reduce", 1, np.zeros(4, np.float32), op=0).encode()
+    b = check.describe("all_reduce", 1, np.zeros(4, np.int32), op=0).encode()
+    assert check._digest(a) == check._digest(a) != check._digest(b)
+    assert 0 <= check._digest(a) < 2 ** 63
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_mismatch_is_reported_on_every_rank(case):
+    assert_ok(launch(2, "mismatches.py", case, env={"PYCOLL_CHECK": "1"}), expect_lines=2)
+
+
+def test_an_engine_failure_without_the_check_names_the_call():
+    result = launch(2, "mismatches.py", "truncated")
+    output = result.stdout + result.stderr
+    assert result.stdout.count("OK rank=") == 2, output
+    assert result.returncode != 0, "a failed MPI call leaves the process to abort, not finalise"
+
+
+@pytest.mark.parametrize("mode, words", [
+    ("hang", "all_reduce #1 on world (ranks [0, 1]) did not complete within 3 s"),
+    ("os_exit", "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job"),
+])
+def test_the_check_runs_under_the_watchdog(mode, words):
+    start = time.monotonic()
+    result = launch(2, "failing.py", mode, env={"PYCOLL_CHECK": "1", "PYCOLL_TIMEOUT": "3"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and words in output, output
+    assert time.monotonic() - start < 60, output

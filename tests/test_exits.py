@@ -1,0 +1,75 @@
+"""A rank that leaves before its peers, however it leaves, fails the job with a non-zero status and
+a line naming it: under the launcher, plain mpiexec and spawn (os._exit here; exceptions,
+sys.exit and signals in test_launch). A job whose ranks all os._exit(0) once done succeeds."""
+import time
+
+import pytest
+from conftest import RANKS_DIR, assert_gone, launch, run_command, run_python, started_pids
+
+from pycoll.distributed._mpiexec import rank_command
+
+LEFT = "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job"
+
+
+def test_os_exit_0_while_a_peer_waits_fails_the_job_under_the_launcher():
+    start = time.monotonic()
+    result = launch(2, "failing.py", "os_exit")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and LEFT in output, output
+    assert time.monotonic() - start < 30, output
+    assert_gone(started_pids(output))
+
+
+def test_os_exit_with_a_status_ends_the_job_with_it():
+    result = launch(2, "failing.py", "os_exit3")
+    output = result.stdout + result.stderr
+    assert result.returncode == 3, output
+    assert "pycoll: rank 1 called os._exit(3); stopping the job" in output
+    assert_gone(started_pids(output))
+
+
+def test_os_exit_0_under_plain_mpiexec():
+    result = run_command(rank_command(2, [str(RANKS_DIR / "failing.py"), "os_exit"]))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and LEFT in output, output
+
+
+def test_os_exit_0_under_spawn(tmp_path):
+    script = tmp_path / "spawned.py"
+    script.write_text(
+        "import os, sys, time, numpy as np, pycoll.distributed as dist\n"
+        "def train():\n"
+        "    dist.init_parallel_env()\n"
+        "    if dist.get_rank() == 1:\n"
+        "        time.sleep(0.3)\n"
+        "        os._exit(0)\n"
+        "    dist.all_reduce(np.ones(3))\n"
+        "if __name__ == '__main__':\n"
+        "    try:\n"
+        "        dist.spawn(train, nprocs=2)\n"
+        "    except dist.SpawnError as exc:\n"
+        "        print('SpawnError', exc.exitcode, exc)\n"
+        "        sys.exit(9)\n")
+    result = run_python([str(script)], cwd=tmp_path)
+    assert result.returncode == 9 and "SpawnError 1" in result.stdout, result.stdout + result.stderr
+    assert LEFT in result.stdout
+
+
+@pytest.mark.parametrize("how", ["launcher", "mpiexec"])
+def test_ranks_that_all_os_exit_once_done_succeed(how, tmp_path):
+    script = tmp_path / "done.py"
+    script.write_text(
+        "import os, time, numpy as np, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "x = np.ones(4)\n"
+        "dist.all_reduce(x)\n"
+        "if dist.get_rank() == 0:\n"
+        "    time.sleep(1.0)  # still busy (a checkpoint) when rank 1 leaves\n"
+        "    print('rank 0 finished its work', flush=True)\n"
+        "os._exit(0)\n")
+    if how == "launcher":
+        result = launch(2, str(script))
+    else:
+        result = run_command(rank_command(2, [str(script)]))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rank 0 finished its work" in result.stdout

@@ -1,0 +1,130 @@
+"""Non-blocking work: tasks keep their engine's buffers alive, the group owns them whatever the
+caller drops, errors of dropped tasks surface at the group's next call, and a wait notices a peer
+that left. In-process cases drive the bookkeeping with stand-in requests; the rest run real ranks."""
+import time
+
+import pytest
+from conftest import assert_ok, launch
+
+from pycoll import CollectiveError
+from pycoll.distributed import _failure
+from pycoll.distributed.group import Group
+from pycoll.distributed.task import Task, drain, raise_failure, retire
+
+
+class Request:
+    """A stand-in engine request: complete once ``done`` is set; ``error`` makes ``test`` raise."""
+
+    def __init__(self, done=False, error=None):
+        self.done, self.error, self.starts = done, error, []
+
+    def test(self, start=True):
+        self.starts.append(start)
+        if self.error is not None:
+            raise self.error
+        return self.done
+
+    def join_stream(self):
+        return False
+
+
+@pytest.fixture
+def group(monkeypatch):
+    monkeypatch.setattr(_failure, "_broken", False)  # an engine error marks the process broken
+    return Group(0, [0, 1], 0, None, 0.05)
+
+
+def started(group, request, finish=None, keep=()):
+    group.seq += 1
+    task = Task(request, group, "all_reduce", group.seq, finish, keep)
+    group.pending.append(task)
+    return task
+
+
+def test_a_task_keeps_its_arrays_until_it_completes(group):
+    buffers = (object(), object())
+    request = Request()
+    task = started(group, request, keep=buffers)
+    assert task._keep is buffers and not task.is_completed()
+    request.done = True
+    assert task.is_completed() and task._keep is None and task._request is None
+
+
+def test_retire_lets_go_of_completed_tasks_oldest_first_without_starting_held_back_ones(group):
+    first, second = Request(done=True), Request()
+    delivered = []
+    started(group, first, finish=lambda: delivered.append(1))
+    started(group, second, finish=lambda: delivered.append(2))
+    started(group, Request(done=True), finish=lambda: delivered.append(3))
+    retire(group)
+    assert delivered == [1] and len(group.pending) == 2  # the third waits behind the second
+    assert second.starts == [False], "retiring must not start a call the engine holds back"
+    second.done = True
+    retire(group)
+    assert delivered == [1, 2, 3] and not group.pending
+
+
+def test_the_error_of_a_dropped_task_is_raised_once_by_the_groups_next_call(group):
+    started(group, Request(error=RuntimeError("MPI_ERR_TRUNCATE")))
+    retire(group)
+    assert not group.pending
+    with pytest.raises(CollectiveError, match=r"all_reduce #1 on world \(ranks \[0, 1\]\) failed on rank 0"):
+        raise_failure(group)
+    raise_failure(group)  # raised once
+    assert _failure._broken
+
+
+def test_a_kept_task_reports_its_own_error_too(group):
+    task = started(group, Request(error=RuntimeError("boom")))
+    retire(group)
+    with pytest.raises(CollectiveError, match="boom"):
+        task.wait()
+
+
+def test_drain_waits_for_every_task_and_keeps_a_timed_out_one_pending(group):
+    started(group, Request(done=True))
+    stuck = started(group, Request())
+    with pytest.raises(CollectiveError, match="did not complete within 0.05 s"):
+        drain(group)
+    assert list(group.pending) == [stuck], "a call that may still write into its arrays stays owned"
+
+
+def test_wait_refuses_a_bad_timeout(group):
+    task = started(group, Request())
+    for bad in (float("nan"), -1, "soon", True):
+        with pytest.raises(ValueError, match="Task.wait: timeout="):
+            task.wait(bad)
+
+
+@pytest.mark.parametrize("case", ["kept", "dropped", "exit"])
+def test_pending_work_keeps_its_memory(case):
+    assert_ok(launch(2, "pending_memory.py", case), expect_lines=2)
+
+
+def test_dropped_tasks_with_the_system_allocator():
+    """PYTHONMALLOC=malloc hands freed buffers straight back to the C allocator: reuse is quick."""
+    assert_ok(launch(2, "pending_memory.py", "dropped", env={"PYTHONMALLOC": "malloc"}), expect_lines=2)
+
+
+@pytest.mark.parametrize("what", ["task", "data_parallel"])
+def test_a_wait_notices_a_peer_that_left(what, tmp_path):
+    """Rank 1 leaves after the set-up every rank does; rank 0 then waits on a task (DataParallel's
+    gradient buckets are tasks)."""
+    script = tmp_path / "left.py"
+    if what == "task":
+        setup, body = "", ("task = dist.all_reduce(np.ones(1 << 20), sync_op=False)\n"
+                           "task.wait()\n")
+    else:
+        setup = "model = pycoll.DataParallel(pycoll.nn.Linear(64, 64))\n"
+        body = "model(pycoll.ones([8, 64])).sum().backward()\n"
+    script.write_text(
+        "import os, time, numpy as np, pycoll, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n" + setup +
+        "if dist.get_rank() == 1:\n"
+        "    time.sleep(0.5)\n"
+        "    os._exit(0)\n" + body)
+    start = time.monotonic()
+    result = launch(2, str(script))  # the ranks' timeout is 60 s: it must end long before
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "rank(s) [1] left the job" in output, output
+    assert time.monotonic() - start < 30, output
