@@ -15,25 +15,18 @@ from pycoll.distributed.group import Group
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
 
-
-
-_UPPER_LAYER = {  # name -> module: data and model parallelism live a layer above (pycoll.parallel)
-    "fused_allreduce_gradients": "pycoll.parallel.fused",
-    "ColumnParallelLinear": "pycoll.parallel.mp_layers",
-    "RowParallelLinear": "pycoll.parallel.mp_layers",
-    "VocabParallelEmbedding": "pycoll.parallel.mp_layers",
-    "split": "pycoll.parallel.split",
-    "split_layers": "pycoll.parallel.split",
-}
+_PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
+             "VocabParallelEmbedding", "split", "split_layers")
 
 
 def __getattr__(name: str):
-    # reached as dist.<name>, as in paddle, but imported on first use so that this layer never
-    # imports the one above it at import time
-    if name in _UPPER_LAYER:
-        import importlib
+    """Paddle's data- and model-parallel API, reached as ``dist.<name>``: it lives a layer above,
+    in ``pycoll.parallel``, imported on first use (the one upward arrow of this package's face;
+    no module of the distributed layer itself imports that layer)."""
+    if name in _PARALLEL:
+        from pycoll import parallel
 
-        return getattr(importlib.import_module(_UPPER_LAYER[name]), name)
+        return getattr(parallel, name)
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 
@@ -42,5 +35,5 @@ __all__ = [
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "get_backend", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
-    "send", "recv", "isend", "irecv", "barrier", "can_reduce", *_UPPER_LAYER,
+    "send", "recv", "isend", "irecv", "barrier", "can_reduce", *_PARALLEL,
 ]

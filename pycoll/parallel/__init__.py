@@ -1,5 +1,10 @@
-"""Data parallelism: the DataParallel wrapper, its gradient reducer and fused gradient averaging."""
+"""Data and model parallelism: the DataParallel wrapper, its gradient reducer, fused gradient
+averaging, and the model-parallel layers and ``split``. Paddle reaches the last three as
+``paddle.distributed.<name>``; ``pycoll.distributed`` forwards those names here on first use."""
 from pycoll.parallel.data_parallel import DataParallel
 from pycoll.parallel.fused import fused_allreduce_gradients
+from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
+from pycoll.parallel.split import split, split_layers
 
-__all__ = ["DataParallel", "fused_allreduce_gradients"]
+__all__ = ["DataParallel", "fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
+           "VocabParallelEmbedding", "split", "split_layers"]
