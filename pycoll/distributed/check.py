@@ -4,8 +4,8 @@ Without it, ranks that call different collectives, or the same one with a differ
 op or root, can receive wrong data silently, or fail deep inside MPI. With it, each rank
 describes its coming call — collective, sequence number (refused calls count, so a call one
 rank refused shows up), dtype, shape, op, root, and on MPI whether it blocks (MPI never matches
-a blocking collective with a non-blocking one) — hashes the description, and the group
-all-reduces ``[hash, -hash]`` with MAX: every rank then sees the largest and smallest hash, so
+a blocking collective with a non-blocking one) — hashes the description (once per kind of call,
+the sequence number mixed in arithmetically), and the group all-reduces ``[hash, -hash]`` with MAX: every rank then sees the largest and smallest hash, so
 every rank agrees whether they all match. When they do not, the full descriptions are gathered
 and every rank raises a :class:`pycoll.CollectiveError` listing each rank's call. It costs one
 small all-reduce per collective (bench/check_cost.py measures it), which is why it is opt-in.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -55,21 +55,38 @@ def _digest(text: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little") >> 1
 
 
+_MASK = (1 << 63) - 1
+_SEQ_MIX = 0x9E3779B97F4A7C15 & _MASK  # odd: consecutive sequence numbers never share a digest
+_digests: Dict[Tuple[Any, ...], int] = {}  # the digest of a call without its sequence number
+
+
+def _call_digest(fn: str, seq: int, arr: Any, op: Any, root: Optional[int],
+                 blocking: Optional[bool]) -> int:
+    """The digest of a call: its description's (built once per kind of call) mixed with ``seq``."""
+    key = (fn, arr.dtype, arr.shape, op, root, blocking)
+    try:
+        base = _digests[key]
+    except KeyError:
+        base = _digests[key] = _digest(describe(fn, 0, arr, op, root, blocking).encode())
+    except TypeError:  # an unhashable op: rare, and refused by the engines anyway
+        base = _digest(describe(fn, 0, arr, op, root, blocking).encode())
+    return (base + seq * _SEQ_MIX) & _MASK
+
+
 def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] = None,
             blocking: bool = True) -> None:
     """Compare this rank's coming call with the other ranks'; raise on any difference."""
-    backend = group.backend
-    text = describe(fn, group.seq, arr, op, root, None if backend.stream_ordered else blocking)
+    backend, seq = group.backend, group.seq
+    blocking = None if backend.stream_ordered else blocking
     if debug:
-        logger.debug("pycoll: %s on %s", text, group.describe())
-    mine = text.encode()
-    digest = _digest(mine)
+        logger.debug("pycoll: %s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())
     try:
-        if _all_agree(backend, digest, group.seq):
+        if _all_agree(backend, _call_digest(fn, seq, arr, op, root, blocking), seq):
             return
-        calls = _gather_texts(backend, mine, group.seq)
+        mine = describe(fn, seq, arr, op, root, blocking).encode()
+        calls = _gather_texts(backend, mine, seq)
     except Exception as exc:
-        raise call_failed(fn, group.seq, group, exc) from exc
+        raise call_failed(fn, seq, group, exc) from exc
     listing = "; ".join(f"rank {r}: {c}" for r, c in zip(group.ranks, calls))
     raise CollectiveError(f"PYCOLL_CHECK: the ranks of {group.describe()} called different "
                           f"collectives: {listing}")
