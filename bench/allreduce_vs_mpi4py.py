@@ -7,31 +7,15 @@ alternating between rounds) on float32 arrays; a block's time is the slowest ran
 gives the median per-call time of each over the rounds, their ratio and the time pycoll adds.
 """
 import argparse
-import statistics
-import time
 
 import numpy as np
 from mpi4py import MPI
+from peer_report import size_text
 
 import pycoll.distributed as dist
+from pycoll.bench.timing import median_per_call
 
 SIZES = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
-
-
-def block_time(comm, fn, iters):
-    comm.Barrier()
-    start = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    elapsed = time.perf_counter() - start
-    return comm.allreduce(elapsed, op=MPI.MAX) / iters
-
-
-def human(nbytes):
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << shift:
-            return f"{nbytes >> shift} {unit}"
-    return f"{nbytes} B"
 
 
 def main():
@@ -44,26 +28,17 @@ def main():
     for nbytes in SIZES:
         a = np.ones(nbytes // 4, np.float32)
         iters = max(3, min(2000, (4 << 20) // nbytes * 40))
-        contenders = {
-            "pycoll": lambda: dist.all_reduce(a),
-            "mpi4py": lambda: raw.Allreduce(MPI.IN_PLACE, a),
-        }
-        for fn in contenders.values():  # warm-up
-            block_time(raw, fn, max(1, iters // 5))
-        times = {name: [] for name in contenders}
-        for r in range(args.rounds):
-            order = list(contenders) if r % 2 == 0 else list(reversed(contenders))
-            for name in order:
-                times[name].append(block_time(raw, contenders[name], iters))
-        med = {name: statistics.median(v) for name, v in times.items()}
-        rows.append((nbytes, med["pycoll"], med["mpi4py"]))
+        contenders = [lambda: dist.all_reduce(a), lambda: raw.Allreduce(MPI.IN_PLACE, a)]
+        ours, theirs = median_per_call(raw, contenders, iters, args.rounds,
+                                       warmup=max(1, iters // 5))
+        rows.append((nbytes, ours, theirs))
     if raw.Get_rank() == 0:
         print(f"# {raw.Get_size()} ranks, {MPI.Get_library_version().splitlines()[0].strip()}, "
               f"median of {args.rounds} interleaved rounds")
         print("| size | pycoll (us) | mpi4py Allreduce (us) | ratio | added (us) |")
         print("|---:|---:|---:|---:|---:|")
         for nbytes, ours, theirs in rows:
-            print(f"| {human(nbytes)} | {ours * 1e6:.2f} | {theirs * 1e6:.2f} | {ours / theirs:.3f} | "
+            print(f"| {size_text(nbytes)} | {ours * 1e6:.2f} | {theirs * 1e6:.2f} | {ours / theirs:.3f} | "
                   f"{(ours - theirs) * 1e6:+.2f} |")
 
 

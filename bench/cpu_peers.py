@@ -9,14 +9,13 @@ pycoll. torch is optional (`pip install torch`); without it the gloo column is l
 """
 import argparse
 import os
-import statistics
-import time
 
 import numpy as np
 from mpi4py import MPI
 from peer_report import plot, table
 
 import pycoll.distributed as dist
+from pycoll.bench.timing import median_per_call
 
 SIZES = [1 << s for s in range(10, 27, 2)]  # 1 KiB .. 64 MiB
 
@@ -31,14 +30,6 @@ def gloo_allreduce(rank, world):
     os.environ.setdefault("MASTER_PORT", str(29500 + os.getppid() % 1000))
     tdist.init_process_group("gloo", rank=rank, world_size=world)
     return lambda a: (lambda t: lambda: tdist.all_reduce(t))(torch.from_numpy(a))
-
-
-def block_time(comm, fn, iters):
-    comm.Barrier()
-    start = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    return comm.allreduce(time.perf_counter() - start, op=MPI.MAX) / iters
 
 
 def main():
@@ -58,17 +49,10 @@ def main():
         if gloo is not None:
             calls["gloo"] = gloo(arrays["gloo"])
         iters = max(3, min(1000, (8 << 20) // nbytes * 10))
-        times = {name: [] for name in calls}
-        for r in range(args.rounds + 1):
-            names = list(calls) if r % 2 == 0 else list(reversed(calls))
-            for name in names:
-                t = block_time(raw, calls[name], iters)
-                if r:  # round 0 warms up
-                    times[name].append(t)
-        results[nbytes] = {name: statistics.median(v) for name, v in times.items()}
+        times = median_per_call(raw, list(calls.values()), iters, args.rounds)  # + a warm-up round
+        results[nbytes] = dict(zip(calls, times))
     if rank != 0:
         return
-    names = list(next(iter(results.values())))
     print(f"# all_reduce float32, {world} ranks, {MPI.Get_library_version().splitlines()[0].split(':')[0]} "
           f"{MPI.Get_version()}, median of {args.rounds} interleaved rounds")
     print("\n".join(table(results, world)))

@@ -26,8 +26,6 @@ without it the column is left out.
 import argparse
 import os
 import socket
-import statistics
-import time
 
 import cupy
 import numpy as np
@@ -36,6 +34,7 @@ from mpi4py import MPI
 from peer_report import plot, table
 
 import pycoll.distributed as dist
+from pycoll.bench.timing import median_per_call
 
 SIZES = [8 << 2 * k for k in range(13)] + [256 << 20]  # 8 B .. 128 MiB by x4, then 256 MiB
 
@@ -114,17 +113,6 @@ def torch_contender(rank, world, device, port):
     return Contender("torch", make, lambda: torch.cuda.current_stream().synchronize())
 
 
-def block_time(comm, call, sync, iters):
-    """Seconds per call of ``iters`` calls, the slowest rank's, the stream drained at both ends."""
-    sync()
-    comm.Barrier()
-    start = time.perf_counter()
-    for _ in range(iters):
-        call()
-    sync()
-    return comm.allreduce(time.perf_counter() - start, op=MPI.MAX) / iters
-
-
 def check(contender, call, fill, is_all, rank, world):
     """Run ``call`` once on rank + 1 everywhere; RuntimeError unless every rank has the sum."""
     fill(rank + 1)
@@ -137,21 +125,16 @@ def check(contender, call, fill, is_all, rank, world):
 
 
 def measure(comm, contenders, nbytes, rounds, rank, world):
-    """Median seconds per call of each contender for ``nbytes``."""
-    runs = {}
+    """Median seconds per call of each contender for ``nbytes``, the slowest rank's (a first
+    round warms up)."""
+    calls = []
     for c in contenders:
         call, fill, is_all = c.make(nbytes)
         check(c, call, fill, is_all, rank, world)
-        runs[c.name] = (call, c.sync)
+        calls.append(call)
     iters = max(3, min(1000, (256 << 20) // nbytes))
-    times = {name: [] for name in runs}
-    for r in range(rounds + 1):
-        names = list(runs) if r % 2 == 0 else list(reversed(runs))
-        for name in names:
-            t = block_time(comm, *runs[name], iters)
-            if r:  # round 0 warms up
-                times[name].append(t)
-    return {name: statistics.median(v) for name, v in times.items()}
+    times = median_per_call(comm, calls, iters, rounds, syncs=[c.sync for c in contenders])
+    return {c.name: t for c, t in zip(contenders, times)}
 
 
 def describe(world, rounds, torch_on):

@@ -1,5 +1,6 @@
 """The table and figure the peer benchmarks (cpu_peers.py, gpu_peers.py) print and draw: each
 contender's median all_reduce time and bus bandwidth per size, and its time over pycoll's."""
+from pycoll.bench.collectives import OPS
 
 
 def size_text(nbytes):
@@ -9,15 +10,10 @@ def size_text(nbytes):
     return f"{nbytes} B"
 
 
-def busbw_factor(world):
-    """nccl-tests' bus-bandwidth factor for all_reduce."""
-    return 2 * (world - 1) / world
-
-
 def table(results, world):
     """Markdown lines from ``results`` ({size: {contender: median seconds}}, pycoll first)."""
     names = list(next(iter(results.values())))
-    factor = busbw_factor(world)
+    factor = OPS["all_reduce"].busbw_factor(world)
     lines = ["| size | " + " | ".join(f"{n} (us) | {n} busbw (GB/s)" for n in names) + " | "
              + " | ".join(f"{n} / pycoll" for n in names[1:]) + " |",
              "|---:" * (1 + 2 * len(names) + len(names) - 1) + "|"]
@@ -35,7 +31,7 @@ def plot(results, world, title, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    factor = busbw_factor(world)
+    factor = OPS["all_reduce"].busbw_factor(world)
     fig, ax = plt.subplots(figsize=(7, 4))
     for n in next(iter(results.values())):
         ax.plot(list(results), [b * factor / results[b][n] / 1e9 for b in results], marker="o", label=n)

@@ -1,21 +1,31 @@
-"""pycoll-bench: flags, bus-bandwidth factors, layouts, the JSON/CSV output, the check catching
-a wrong result, and every op self-launching on 2 CPU ranks (each run bounded in time).
+"""pycoll-bench: flags, the JSON/CSV output, the progress line, the check catching a wrong result,
+and every op self-launching on 2 CPU ranks (each run bounded in time). The collectives' registry,
+factors and layouts are in test_bench_collectives.py, the timing loop in test_bench_timing.py.
 
 --plot is tested only where matplotlib is importable; elsewhere its clear error is tested.
 The nccl mode's choice and its error are tested here; its run is a ``gpu`` test.
 """
 import csv
+import io
 import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 
-from conftest import launch, run_python
+from conftest import RANK_TIMEOUT_S, launch, run_python
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll import device
-from pycoll.bench import cli, plot
+from pycoll.bench import cli, plot, report
+from pycoll.bench.collectives import OPS, busbw_factor
 from pycoll.bench.config import auto_iters, parse_size, sweep
-from pycoll.bench.ops import OPS, Context, busbw_factor
 
 # a short sweep: 8 B, 64 B, 512 B, 4 KiB; few calls
 SMALL = ["-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1"]
@@ -138,51 +148,6 @@ def test_impossible_runs_are_refused_before_starting_ranks(argv, message, capsys
     assert exc.value.code == 2 and message in capsys.readouterr().err
 
 
-# -- what is measured -----------------------------------------------------------------------
-
-@pytest.mark.parametrize("nranks, ring, blocked", [(1, 0.0, 0.0), (2, 1.0, 0.5), (4, 1.5, 0.75),
-                                                   (8, 1.75, 0.875)])
-def test_busbw_factors_are_nccl_tests(nranks, ring, blocked):
-    assert busbw_factor("all_reduce", nranks) == ring
-    for op in ("all_gather", "reduce_scatter", "alltoall", "scatter"):
-        assert busbw_factor(op, nranks) == blocked
-    for op in ("broadcast", "reduce", "sendrecv"):
-        assert busbw_factor(op, nranks) == 1.0
-
-
-def test_busbw_factor_refuses_unknown_ops_and_rank_counts():
-    with pytest.raises(ValueError, match="op='gather'"):
-        busbw_factor("gather", 2)
-    with pytest.raises(ValueError, match="nranks=0"):
-        busbw_factor("all_reduce", 0)
-
-
-@pytest.mark.parametrize("op, count, send, recv", [
-    ("all_reduce", 1024, 1024, 1024), ("broadcast", 1024, 1024, 1024),
-    ("reduce", 1024, 1024, 1024), ("sendrecv", 1024, 1024, 1024),
-    ("all_gather", 256, 256, 1024), ("reduce_scatter", 256, 1024, 256),
-    ("scatter", 256, 1024, 256), ("alltoall", 256, 1024, 1024),
-])
-def test_layouts_split_the_size_as_nccl_tests(op, count, send, recv):
-    layout = OPS[op].layout(1024, 4)
-    assert (layout.count, layout.send, layout.recv) == (count, send, recv)
-    assert max(send, recv) == 1024  # the reported size is the sweep size
-
-
-def test_expected_results_follow_each_ops_semantics():
-    inputs = {0: np.array([1, 2, 3, 4]), 1: np.array([10, 20, 30, 40])}.__getitem__
-    ctx = Context(rank=1, nranks=2, root=0, redop=ReduceOp.SUM)
-    assert OPS["all_reduce"].expected(inputs, ctx, 4).tolist() == [11, 22, 33, 44]
-    assert OPS["reduce"].expected(inputs, ctx, 4) is None  # rank 1 is not the root
-    assert OPS["broadcast"].expected(inputs, ctx, 4).tolist() == [1, 2, 3, 4]
-    assert OPS["reduce_scatter"].expected(inputs, ctx, 2).tolist() == [33, 44]
-    assert OPS["scatter"].expected(inputs, ctx, 2).tolist() == [3, 4]
-    assert OPS["alltoall"].expected(inputs, ctx, 2).tolist() == [3, 4, 30, 40]
-    assert OPS["sendrecv"].expected(inputs, ctx, 4).tolist() == [1, 2, 3, 4]
-    ctx.redop = ReduceOp.MAX
-    assert OPS["all_reduce"].expected(inputs, ctx, 4).tolist() == [10, 20, 30, 40]
-
-
 # -- runs on 2 CPU ranks ----------------------------------------------------------------------
 
 # each op with other flags, so that dtypes, reductions, roots and -a are exercised too
@@ -287,6 +252,61 @@ def test_one_rank_runs_in_this_process_and_shows_progress():
     assert "pycoll-bench all_gather: 4096 B (4/4)" in result.stderr  # behind a carriage return
 
 
+def test_the_progress_line_is_rewritten_per_size_and_cleared():
+    out = io.StringIO()
+    progress = report.Progress(True, out)
+    progress.size("alltoall", 4096, 1, 4, op_index=6, ops=8)
+    assert re.fullmatch(r"\rpycoll-bench alltoall: 4096 B \(2/4\), op 7/8, \d+ s", out.getvalue())
+    width = len(out.getvalue()) - 1
+    progress.clear()
+    assert out.getvalue().endswith("\r" + " " * width + "\r")
+    silent = io.StringIO()
+    report.Progress(False, silent).size("alltoall", 8, 0, 4)
+    assert silent.getvalue() == ""
+
+
+def bench_on_a_terminal(*args, timeout=TIMEOUT):
+    """``python -m pycoll.bench ARGS`` with stderr on a pseudo-terminal (stdout a pipe): the
+    exit status, stdout and what the terminal received; killed past ``timeout`` seconds."""
+    master, terminal = pty.openpty()
+    env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S}
+    proc = subprocess.Popen([sys.executable, "-m", "pycoll.bench", *map(str, args)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal,
+                            env=env, start_new_session=True)
+    os.close(terminal)
+    received, deadline = b"", time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:  # EIO: every process holding the terminal has exited
+                    data = b""
+                if not data:
+                    break
+                received += data
+            elif proc.poll() is not None:
+                break
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail(f"pycoll-bench ran past {timeout} s on a terminal: {received!r}")
+        stdout = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))[0]
+    finally:
+        os.close(master)
+    return proc.returncode, stdout.decode(), received.decode()
+
+
+def test_progress_shows_on_a_terminal_one_line_per_size_and_nowhere_else():
+    status, stdout, terminal = bench_on_a_terminal("all_reduce", *SMALL)
+    assert status == 0, stdout + terminal
+    shown = re.findall(r"\rpycoll-bench all_reduce: (\d+) B \((\d)/4\), \d+ s", terminal)
+    assert shown == [(str(size), str(i + 1)) for i, size in enumerate(SMALL_SIZES)]
+    assert re.search(r"\(4/4\), \d+ s\r +\r$", terminal)  # cleared at the end
+    assert len(table_rows(stdout)) == len(SMALL_SIZES)
+    piped = bench("all_reduce", *SMALL)
+    assert piped.returncode == 0 and "pycoll-bench all_reduce:" not in piped.stderr
+
+
 def test_under_a_launcher_it_runs_on_the_jobs_ranks():
     result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "3", "-m", "pycoll.bench",
                          "scatter", *SMALL, "-r", "2"], timeout=TIMEOUT)
@@ -321,11 +341,32 @@ def test_plot_from_several_json_files(tmp_path):
 
 
 @needs_matplotlib
-def test_plot_after_a_run(tmp_path):
-    png = tmp_path / "run.png"
-    result = bench("all_reduce", *SMALL, "--plot", png)
+def test_plot_after_a_run_compared_with_raw_draws_both(tmp_path):
+    png, path = tmp_path / "run.png", tmp_path / "run.json"
+    result = bench("all_reduce", *SMALL, "--compare", "raw", "--plot", png, "--json", path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    labels = [curve.label for curve in plot.curves(plot.load([str(path)]))]
+    assert labels == ["run: all_reduce (cpu, 2 ranks) out-of-place",
+                      "run: all_reduce (cpu, 2 ranks) out-of-place, raw MPI",
+                      "run: all_reduce (cpu, 2 ranks) in-place",
+                      "run: all_reduce (cpu, 2 ranks) in-place, raw MPI"]
+
+
+def test_the_raw_curve_has_the_raw_calls_times_and_bandwidth():
+    rows = [{"size": s, "oop": {"time_us": 10.0, "algbw": s / 1e4, "busbw": s / 2e4,
+                                "raw_time_us": 5.0},
+             "ip": None} for s in (0, 64, 4096)]
+    result = {"op": "reduce", "backend": "nccl", "nranks": 2, "rows": rows}
+    ours, raw = plot.curves([(None, result)])
+    assert ours.sizes == raw.sizes == [64, 4096]  # a log axis has no size 0
+    assert raw.label == "reduce (nccl, 2 ranks) out-of-place, raw NCCL"
+    assert raw.time_us == [5.0, 5.0] and raw.busbw == [64 / 1e4, 4096 / 1e4]
+    assert ours.busbw == [64 / 2e4, 4096 / 2e4] and raw.colour != ours.colour
+    for row in rows:
+        del row["oop"]["raw_time_us"]  # a run without --compare raw
+    assert [c.label for c in plot.curves([("a", result)])] == [
+        "a: reduce (nccl, 2 ranks) out-of-place"]
 
 
 def test_plot_without_matplotlib_is_a_clear_error(capsys, monkeypatch):

@@ -1,7 +1,7 @@
-"""How each collective runs once: through pycoll's API, and through the raw engine call.
-
-``PYCOLL[op](ctx, buffers, inplace)`` and ``RAW[op](ctx, buffers, inplace)`` return a
-callable that runs ``op`` once on the buffers laid out by :mod:`pycoll.bench.ops`.
+"""What the collectives' call factories share (:mod:`pycoll.bench.collectives`): moving
+buffers as bytes through mpi4py, the engines' reduction tables, the copy before an
+out-of-place run through an in-place API, the divide that finishes an average, and NCCL's
+grouped send/recv.
 
 pycoll's all_reduce, broadcast and reduce work in place only, so their out-of-place run copies
 the input into the output buffer and then runs in place. The copy is inside the timed region:
@@ -12,211 +12,51 @@ mpi4py's on a duplicate of ``COMM_WORLD``, each the engine's cheapest way to the
 broadcast (one buffer in MPI) the same root-side copy. AVG is MPI's SUM followed by a division,
 as pycoll's engine does it.
 
-With the nccl backend the buffers are CuPy arrays and the raw calls (``RAW_NCCL``) are the
+With the nccl backend the buffers are CuPy arrays and the raw calls are the
 ``cupy.cuda.nccl.NcclCommunicator`` methods on the world group's own communicator, queued on
 the current stream as pycoll's are: true out-of-place calls, in place by passing one pointer
 twice; scatter, alltoall and sendrecv are NCCL send/recv groups, as NCCL has no such
-collective. Every call here returns once queued; the runner synchronizes the stream.
+collective. Every call returns once queued; the runner synchronizes the stream.
+
+MPI and CuPy are imported when a factory runs, on a rank (see :class:`pycoll.bench.ops.Op`).
 """
 from __future__ import annotations
 
-from typing import Callable, Dict
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
-from mpi4py import MPI
 
-import pycoll.distributed as dist
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.bench.ops import Buffers, Context
-
-Run = Callable[[], None]
-Factory = Callable[[Context, Buffers, bool], Run]
-
-_MPI_OPS = {ReduceOp.SUM: MPI.SUM, ReduceOp.AVG: MPI.SUM, ReduceOp.MAX: MPI.MAX,
-            ReduceOp.MIN: MPI.MIN, ReduceOp.PROD: MPI.PROD}
+from pycoll.bench.ops import Context, Run
 
 
-def _as_bytes(arr: np.ndarray) -> list:
+def as_bytes(arr: Any) -> list:
     """An mpi4py buffer that moves ``arr`` as bytes (any dtype, as pycoll's engine does)."""
+    from mpi4py import MPI
+
     return [arr, MPI.BYTE]
 
 
-def _then_average(ctx: Context, call: Run, out: np.ndarray) -> Run:
-    if ctx.redop != ReduceOp.AVG:
-        return call
-    n = ctx.nranks
+def mpi_op(ctx: Context) -> Any:
+    """The MPI op of the run's reduction, from the cpu engine's own table (AVG: MPI.SUM)."""
+    from pycoll.backends.mpi import MPI_OPS
 
-    def run() -> None:
-        call()
-        np.divide(out, n, out=out)
-    return run
+    return MPI_OPS[ctx.redop]
 
 
-def _copy_then(src: np.ndarray, dst: np.ndarray, call: Run) -> Run:
-    def run() -> None:
-        dst[...] = src  # NumPy or CuPy, on the current stream
-        call()
-    return run
+def then_average(ctx: Context, call: Run, out: np.ndarray) -> Run:
+    """``call``, then ``out`` divided by the ranks when the reduction is AVG (MPI has only the
+    sum)."""
+    average = ctx.redop == ReduceOp.AVG
+    return finished(call, _divide(np.divide, out, ctx.nranks) if average else None)
 
 
-# -- through pycoll ---------------------------------------------------------------------
-
-def _all_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    recv, op = b.recv, ctx.redop
-    call = lambda: dist.all_reduce(recv, op)  # noqa: E731
-    return call if inplace else _copy_then(b.send, recv, call)
+def _divide(divide: Any, out: Any, n: int) -> Run:
+    return lambda: divide(out, n, out=out)
 
 
-def _broadcast(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    recv, root = b.recv, ctx.root
-    call = lambda: dist.broadcast(recv, root)  # noqa: E731
-    return call if inplace or ctx.rank != root else _copy_then(b.send, recv, call)
-
-
-def _reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    root, op = ctx.root, ctx.redop
-    if not inplace and ctx.rank != root:  # a non-root's tensor is only read: no copy
-        send = b.send
-        return lambda: dist.reduce(send, root, op)
-    recv = b.recv
-    call = lambda: dist.reduce(recv, root, op)  # noqa: E731
-    return call if inplace else _copy_then(b.send, recv, call)
-
-
-def _all_gather(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    outs = b.blocks(b.recv, ctx.nranks)
-    mine = outs[ctx.rank] if inplace else b.send
-    return lambda: dist.all_gather(outs, mine)
-
-
-def _reduce_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    ins = b.blocks(b.work if inplace else b.send, ctx.nranks)
-    out, op = (ins[ctx.rank] if inplace else b.recv), ctx.redop
-    return lambda: dist.reduce_scatter(out, ins, op)
-
-
-def _scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    ins = b.blocks(b.work if inplace else b.send, ctx.nranks)
-    out, root = (ins[ctx.rank] if inplace else b.recv), ctx.root
-    send_list = ins if ctx.rank == root else None
-    return lambda: dist.scatter(out, send_list, root)
-
-
-def _alltoall(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    ins = b.blocks(b.work if inplace else b.send, ctx.nranks)
-    outs = ins if inplace else b.blocks(b.recv, ctx.nranks)
-    return lambda: dist.alltoall(outs, ins)
-
-
-def _sendrecv(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    send, recv, nxt, prv = b.send, b.recv, ctx.next, ctx.prev
-
-    def run() -> None:
-        task = dist.isend(send, nxt)
-        dist.recv(recv, prv)
-        task.wait()
-    return run
-
-
-PYCOLL: Dict[str, Factory] = {
-    "all_reduce": _all_reduce, "reduce": _reduce, "broadcast": _broadcast,
-    "all_gather": _all_gather, "reduce_scatter": _reduce_scatter, "scatter": _scatter,
-    "alltoall": _alltoall, "sendrecv": _sendrecv,
-}
-
-
-# -- through the raw engine (mpi4py) ------------------------------------------------------
-
-def _raw_all_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, recv, mop = ctx.comm, b.recv, _MPI_OPS[ctx.redop]
-    src = MPI.IN_PLACE if inplace else b.send
-    return _then_average(ctx, lambda: comm.Allreduce(src, recv, mop), recv)
-
-
-def _raw_broadcast(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, recv, root = ctx.comm, b.recv, ctx.root
-    buf = _as_bytes(recv)
-    call = lambda: comm.Bcast(buf, root)  # noqa: E731
-    return call if inplace or ctx.rank != root else _copy_then(b.send, recv, call)
-
-
-def _raw_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, root, mop = ctx.comm, ctx.root, _MPI_OPS[ctx.redop]
-    if ctx.rank != root:
-        src = b.recv if inplace else b.send
-        return lambda: comm.Reduce(src, None, mop, root)
-    recv = b.recv
-    src = MPI.IN_PLACE if inplace else b.send
-    return _then_average(ctx, lambda: comm.Reduce(src, recv, mop, root), recv)
-
-
-def _raw_all_gather(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, recv = ctx.comm, _as_bytes(b.recv)
-    src = MPI.IN_PLACE if inplace else _as_bytes(b.send)
-    return lambda: comm.Allgather(src, recv)
-
-
-def _raw_reduce_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, mop = ctx.comm, _MPI_OPS[ctx.redop]
-    src, out = (MPI.IN_PLACE, b.work) if inplace else (b.send, b.recv)
-    return _then_average(ctx, lambda: comm.Reduce_scatter_block(src, out, mop), out[:b.count])
-
-
-def _raw_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, root, is_root = ctx.comm, ctx.root, ctx.rank == ctx.root
-    if inplace:  # the root's own block stays where it is in its send buffer
-        send = _as_bytes(b.work) if is_root else None
-        out = MPI.IN_PLACE if is_root else _as_bytes(b.block(b.work, ctx.rank))
-    else:
-        send, out = (_as_bytes(b.send) if is_root else None), _as_bytes(b.recv)
-    return lambda: comm.Scatter(send, out, root)
-
-
-def _raw_alltoall(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm = ctx.comm
-    src = MPI.IN_PLACE if inplace else _as_bytes(b.send)
-    out = _as_bytes(b.work if inplace else b.recv)
-    return lambda: comm.Alltoall(src, out)
-
-
-def _raw_sendrecv(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, nxt, prv = ctx.comm, ctx.next, ctx.prev
-    send, recv = _as_bytes(b.send), _as_bytes(b.recv)
-    return lambda: comm.Sendrecv(send, nxt, recvbuf=recv, source=prv)
-
-
-RAW: Dict[str, Factory] = {
-    "all_reduce": _raw_all_reduce, "reduce": _raw_reduce, "broadcast": _raw_broadcast,
-    "all_gather": _raw_all_gather, "reduce_scatter": _raw_reduce_scatter,
-    "scatter": _raw_scatter, "alltoall": _raw_alltoall, "sendrecv": _raw_sendrecv,
-}
-
-
-# -- through the raw engine (cupy.cuda.nccl) ----------------------------------------------
-
-def _nccl(ctx: Context) -> tuple:
-    """The NcclCommunicator, cupy.cuda.nccl and the current stream's handle."""
-    from cupy.cuda import get_current_stream
-
-    from pycoll.backends.nccl import nccl_module
-
-    return ctx.nccl, nccl_module(), get_current_stream().ptr
-
-
-def _reduction(ctx: Context, out) -> tuple:
-    """NCCL's datatype, op and element count for reducing ``out``, and the divide that
-    finishes an average where NCCL has no ncclAvg (before 2.10; None otherwise)."""
-    from cupy import divide
-
-    from pycoll.backends.nccl import Reduction
-
-    plan = Reduction(out.dtype, ctx.redop)
-    n = ctx.nranks
-    finish = (lambda: divide(out, n, out=out)) if plan.average else None
-    return plan.datatype, plan.op, out.size * plan.factor, finish
-
-
-def _finished(call: Run, finish) -> Run:
+def finished(call: Run, finish: Optional[Run]) -> Run:
+    """``call``, then ``finish`` (``call`` itself when there is nothing to finish)."""
     if finish is None:
         return call
 
@@ -226,95 +66,44 @@ def _finished(call: Run, finish) -> Run:
     return run
 
 
-def _send_recv_group(ctx: Context, transfers: list) -> Run:
-    """One NCCL group of ``(is_send, array, peer)`` byte transfers."""
-    comm, nccl, stream = _nccl(ctx)
-    u8 = nccl.NCCL_UINT8
-    plan = [(is_send, arr.data.ptr, arr.nbytes, peer) for is_send, arr, peer in transfers]
-
+def copy_then(src: Any, dst: Any, call: Run) -> Run:
+    """Copy ``src`` into ``dst`` (NumPy or CuPy, on the current stream), then ``call``."""
     def run() -> None:
-        nccl.groupStart()
-        try:
-            for is_send, ptr, nbytes, peer in plan:
-                (comm.send if is_send else comm.recv)(ptr, nbytes, u8, peer, stream)
-        finally:
-            nccl.groupEnd()
+        dst[...] = src
+        call()
     return run
 
 
-def _nccl_all_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, _, stream = _nccl(ctx)
-    dtype, op, count, finish = _reduction(ctx, b.recv)
-    src, dst = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr
-    return _finished(lambda: comm.allReduce(src, dst, count, dtype, op, stream), finish)
+def nccl_stream(ctx: Context) -> Tuple[Any, int]:
+    """The world's NcclCommunicator and the current CuPy stream's handle."""
+    from cupy.cuda import get_current_stream
+
+    return ctx.nccl, get_current_stream().ptr
 
 
-def _nccl_broadcast(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, nccl, stream = _nccl(ctx)
-    src, dst = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr
-    nbytes, root, u8 = b.recv.nbytes, ctx.root, nccl.NCCL_UINT8
-    return lambda: comm.broadcast(src, dst, nbytes, u8, root, stream)
+def nccl_reduction(ctx: Context, out: Any) -> Tuple[int, int, int, Optional[Run]]:
+    """NCCL's datatype, op and element count for reducing ``out`` with the run's reduction,
+    from the nccl engine's own tables, and the divide that finishes an average where this NCCL
+    has no ncclAvg (None otherwise)."""
+    import cupy
+    from cupy.cuda import nccl
+
+    from pycoll.backends.nccl import NCCL_OPS, NCCL_TYPES
+
+    type_name, factor = NCCL_TYPES[out.dtype.name]
+    op = getattr(nccl, NCCL_OPS[ctx.redop], None)
+    finish = None
+    if op is None:  # no ncclAvg (NCCL before 2.10): the sum, then the divide
+        op, finish = nccl.NCCL_SUM, _divide(cupy.divide, out, ctx.nranks)
+    return getattr(nccl, type_name), op, out.size * factor, finish
 
 
-def _nccl_reduce(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, _, stream = _nccl(ctx)
-    dtype, op, count, finish = _reduction(ctx, b.recv)
-    src, dst, root = (b.recv if inplace else b.send).data.ptr, b.recv.data.ptr, ctx.root
-    call = lambda: comm.reduce(src, dst, count, dtype, op, root, stream)  # noqa: E731
-    return _finished(call, finish if ctx.rank == root else None)
+def nccl_group(ctx: Context, transfers: Sequence[Tuple[bool, Any, int]]) -> Run:
+    """One NCCL group of ``(is_send, array, peer)`` byte transfers, launched by the nccl
+    engine's own :func:`pycoll.backends.nccl.launch_group`."""
+    from pycoll.backends.nccl import launch_group
 
-
-def _nccl_all_gather(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, nccl, stream = _nccl(ctx)
-    mine = b.block(b.recv, ctx.rank) if inplace else b.send
-    src, dst, nbytes, u8 = mine.data.ptr, b.recv.data.ptr, mine.nbytes, nccl.NCCL_UINT8
-    return lambda: comm.allGather(src, dst, nbytes, u8, stream)
-
-
-def _nccl_reduce_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    comm, _, stream = _nccl(ctx)
-    out = b.block(b.work, ctx.rank) if inplace else b.recv
-    dtype, op, count, finish = _reduction(ctx, out)
-    src, dst = (b.work if inplace else b.send).data.ptr, out.data.ptr
-    return _finished(lambda: comm.reduceScatter(src, dst, count, dtype, op, stream), finish)
-
-
-def _nccl_scatter(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    """The root sends block i to rank i; in place, the root's own block stays where it is."""
-    ins = b.blocks(b.work if inplace else b.send, ctx.nranks)
-    out = ins[ctx.rank] if inplace else b.recv
-    transfers = []
-    if not (inplace and ctx.rank == ctx.root):
-        transfers.append((False, out, ctx.root))
-    if ctx.rank == ctx.root:
-        transfers += [(True, ins[i], i) for i in range(ctx.nranks)
-                      if not (inplace and i == ctx.rank)]
-    return _send_recv_group(ctx, transfers)
-
-
-def _nccl_alltoall(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    """In place, the input is first copied aside (timed): NCCL cannot send from a buffer it is
-    receiving into."""
-    n = ctx.nranks
-    src = b.work.copy() if inplace else b.send
-    out = b.work if inplace else b.recv
-    transfers = [t for peer in range(n)
-                 for t in ((True, b.block(src, peer), peer), (False, b.block(out, peer), peer))]
-    group = _send_recv_group(ctx, transfers)
-    return _copy_then(b.work, src, group) if inplace else group
-
-
-def _nccl_sendrecv(ctx: Context, b: Buffers, inplace: bool) -> Run:
-    return _send_recv_group(ctx, [(True, b.send, ctx.next), (False, b.recv, ctx.prev)])
-
-
-RAW_NCCL: Dict[str, Factory] = {
-    "all_reduce": _nccl_all_reduce, "reduce": _nccl_reduce, "broadcast": _nccl_broadcast,
-    "all_gather": _nccl_all_gather, "reduce_scatter": _nccl_reduce_scatter,
-    "scatter": _nccl_scatter, "alltoall": _nccl_alltoall, "sendrecv": _nccl_sendrecv,
-}
-
-
-def raw(backend: str) -> Dict[str, Factory]:
-    """The raw engine's calls for ``backend``: mpi4py's for cpu, NcclCommunicator's for nccl."""
-    return RAW_NCCL if backend == "nccl" else RAW
+    comm, stream = nccl_stream(ctx)
+    plan: List[Tuple[bool, int, int, int]] = [
+        (is_send, arr.data.ptr, arr.nbytes, peer) for is_send, arr, peer in transfers]
+    return lambda: launch_group(comm, plan, stream)

@@ -20,11 +20,11 @@ import numpy as np
 from pycoll import device
 from pycoll._logging import logger
 from pycoll.bench import plot
+from pycoll.bench.collectives import OPS
 from pycoll.bench.config import DTYPES, REDOPS, TIME_COMBINE, Config, parse_size, sweep
-from pycoll.bench.ops import OPS
+from pycoll.distributed.placement import BACKENDS, launcher_rank
 
 DEFAULT_NPROCS = 2
-BACKENDS = ("cpu", "nccl")
 EXAMPLES = """examples:
   pycoll-bench all_reduce                      # one rank per GPU (nccl), else 2 CPU ranks
   pycoll-bench all_reduce --backend nccl --nprocs 2 -e 256M --compare raw
@@ -33,24 +33,11 @@ EXAMPLES = """examples:
   mpiexec -n 4 pycoll-bench reduce_scatter -d double -o max
   pycoll-bench --plot-from cpu.json other.json --plot both.png
 """
-# Set in the environment of every rank by MPI launchers (Hydra/MPICH, PMIx, Open MPI).
-_RANK_VARS = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")
-
-
-def job_rank() -> Optional[int]:
-    """This process's rank when an MPI launcher started it, else None."""
-    for var in _RANK_VARS:
-        value = os.environ.get(var)
-        if value:
-            return int(value)
-    return None
-
-
 class _Parser(argparse.ArgumentParser):
     """Prints usage, help and errors on one rank only when every rank of a job parses."""
 
     def _print_message(self, message: str, file=None) -> None:
-        if job_rank() in (None, 0):
+        if launcher_rank() in (None, 0):
             super()._print_message(message, file)
 
 
@@ -210,7 +197,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 2
         print(f"pycoll-bench: wrote {args.plot}")
         return 0
-    if job_rank() is None:
+    if launcher_rank() is None:
         nprocs = cfg.nprocs or default_nprocs(cfg.backend)
         problems = cfg.problems(nprocs)  # the ranks check the rest (dtype and reduction)
         if problems:

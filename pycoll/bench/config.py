@@ -9,7 +9,7 @@ from typing import Callable, Dict, List, Optional
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.bench.ops import OPS
+from pycoll.bench.collectives import OPS
 
 # nccl-tests' type names (and NumPy's) -> NumPy dtypes; the table shows nccl-tests' name
 DTYPES: Dict[str, str] = {

@@ -30,11 +30,10 @@ def versions(backend: str = "cpu") -> Dict[str, str]:
 def _gpu_versions() -> Dict[str, str]:
     """CuPy's, the CUDA runtime's and NCCL's versions (NCCL's as 2.23.4 from 22304)."""
     import cupy
-
-    from pycoll.backends.nccl import nccl_module
+    from cupy.cuda import nccl as nccl_module  # loaded by the engine already
 
     cuda = cupy.cuda.runtime.runtimeGetVersion()  # 12040 -> 12.4
-    nccl = nccl_module().get_version()
+    nccl = nccl_module.get_version()
     return {"cupy": cupy.__version__, "cuda": f"{cuda // 1000}.{cuda % 1000 // 10}",
             "nccl": f"{nccl // 10000}.{nccl // 100 % 100}.{nccl % 100}"}
 

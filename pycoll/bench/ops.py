@@ -1,15 +1,16 @@
-"""What pycoll-bench measures, per collective: buffer layout, bus-bandwidth factor, where the
-input goes and the result lands, and the expected result. Pure NumPy: no engine is touched
-here (the runs themselves are in :mod:`pycoll.bench.calls`).
+"""What every collective of pycoll-bench shares: buffer layouts, the buffers and context of a
+run, the ranks' inputs and the reference reduction, and :class:`Op`, the base of each
+collective's description (one module per collective in :mod:`pycoll.bench.collectives`).
+Pure NumPy: no engine is touched here.
 
 Layouts follow nccl-tests. A sweep size of ``S`` bytes is ``S // itemsize`` elements. For
 all_reduce, broadcast, reduce and sendrecv each rank sends and receives that many; for
 all_gather, reduce_scatter, scatter and alltoall it is the total over the ranks, so each rank's
-block (the ``count`` column) is ``1/n`` of it. The reported size is the larger of the send and
-receive buffers, algbw is that size over the time, and busbw is algbw times the op's factor
-(:func:`busbw_factor`): the share of the data that must cross each rank's link in an optimal
-algorithm, so that busbw compares across collectives and rank counts with the hardware's
-bandwidth.
+block (the ``count`` column) is ``1/n`` of it (:class:`Blocked`). The reported size is the
+larger of the send and receive buffers, algbw is that size over the time, and busbw is algbw
+times the op's factor (:meth:`Op.busbw_factor`): the share of the data that must cross each
+rank's link in an optimal algorithm, so that busbw compares across collectives and rank counts
+with the hardware's bandwidth.
 
 Out-of-place reads a send buffer and writes a separate receive buffer; in-place works in one
 buffer, with nccl-tests' offsets: an all_gather's input is the rank's own block of the output,
@@ -18,11 +19,13 @@ a reduce_scatter's or scatter's output is the rank's own block of the input.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
+
+Run = Callable[[], None]  # one call of a collective, on buffers fixed when it was made
 
 
 @dataclass(frozen=True)
@@ -109,16 +112,35 @@ def reduced(arrays: List[np.ndarray], redop: int) -> np.ndarray:
 Inputs = Callable[[int], np.ndarray]  # rank j -> rank j's whole input
 
 
+def my_block(arr: np.ndarray, ctx: Context, count: int) -> np.ndarray:
+    """This rank's block of ``count`` elements in ``arr``."""
+    return arr[ctx.rank * count:(ctx.rank + 1) * count]
+
+
+def all_inputs(inputs: Inputs, ctx: Context) -> List[np.ndarray]:
+    return [inputs(j) for j in range(ctx.nranks)]
+
+
 class Op:
-    """One collective; subclasses override what differs from a plain one-buffer collective."""
+    """One collective: what pycoll-bench measures of it, and how it is called.
+
+    A subclass overrides what differs from a plain one-buffer collective and implements the
+    three call factories. Each factory returns a :data:`Run` that calls the op once on the
+    buffers ``b`` (in place when ``inplace``) and returns once the call is queued (nccl) or
+    done (cpu); everything a call needs is looked up when the factory runs, not in the timed
+    call. The raw factories import their engine themselves: the process that only parses the
+    flags and starts the ranks never loads MPI or CuPy.
+    """
 
     name = ""
-    reduces = False   # takes -o (the table's redop column)
-    rooted = False    # takes -r (the table's root column)
-    inplace = True    # has an in-place form
+    position = 0        # where the op comes in listings and in an ``all`` run
+    reduces = False     # takes -o (the table's redop column)
+    rooted = False      # takes -r (the table's root column)
+    inplace = True      # has an in-place form
     min_ranks = 1
-    raw_call = ""     # the mpi4py call that --compare raw measures
     oop_copies = False  # pycoll's API is in-place only: out-of-place copies, then runs in place
+    mpi_call = ""       # the mpi4py call that --compare raw measures on the cpu backend
+    nccl_call = "NCCL send/recv group"  # the NcclCommunicator call(s) it measures on nccl
 
     def busbw_factor(self, nranks: int) -> float:
         return 1.0
@@ -140,128 +162,31 @@ class Op:
         """This rank's correct result, or None when it receives nothing."""
         raise NotImplementedError
 
+    def through_pycoll(self, ctx: Context, b: Buffers, inplace: bool) -> Run:
+        """The call through pycoll's API (``pycoll.distributed``)."""
+        raise NotImplementedError
 
-def _my_block(arr: np.ndarray, ctx: Context, count: int) -> np.ndarray:
-    return arr[ctx.rank * count:(ctx.rank + 1) * count]
+    def through_mpi(self, ctx: Context, b: Buffers, inplace: bool) -> Run:
+        """The raw mpi4py call on ``ctx.comm`` (the cpu backend's engine)."""
+        raise NotImplementedError
+
+    def through_nccl(self, ctx: Context, b: Buffers, inplace: bool) -> Run:
+        """The raw ``NcclCommunicator`` call on ``ctx.nccl`` (the nccl backend's engine)."""
+        raise NotImplementedError
+
+    def raw(self, ctx: Context, b: Buffers, inplace: bool) -> Run:
+        """The raw engine call that --compare raw times: NCCL's with the nccl backend."""
+        if ctx.nccl is not None:
+            return self.through_nccl(ctx, b, inplace)
+        return self.through_mpi(ctx, b, inplace)
+
+    def raw_call(self, backend: str) -> str:
+        """The name of the raw engine call the table's header shows."""
+        return self.nccl_call if backend == "nccl" else self.mpi_call
 
 
-def _all_inputs(inputs: Inputs, ctx: Context) -> List[np.ndarray]:
-    return [inputs(j) for j in range(ctx.nranks)]
-
-
-class _Blocked(Op):
+class Blocked(Op):
     """An op whose sweep size is the total over the ranks, moved in blocks of 1/n of it."""
 
     def busbw_factor(self, nranks: int) -> float:
         return (nranks - 1) / nranks
-
-
-class AllReduce(Op):
-    name, reduces, raw_call = "all_reduce", True, "Allreduce"
-    oop_copies = True
-
-    def busbw_factor(self, nranks):
-        return 2 * (nranks - 1) / nranks
-
-    def expected(self, inputs, ctx, count):
-        return reduced(_all_inputs(inputs, ctx), ctx.redop)
-
-
-class Broadcast(Op):
-    name, rooted, raw_call = "broadcast", True, "Bcast"
-    oop_copies = True
-
-    def expected(self, inputs, ctx, count):
-        return inputs(ctx.root)
-
-
-class Reduce(Op):
-    name, reduces, rooted, raw_call = "reduce", True, True, "Reduce"
-    oop_copies = True
-
-    def output(self, b, ctx, inplace, raw):
-        return super().output(b, ctx, inplace, raw) if ctx.rank == ctx.root else None
-
-    def expected(self, inputs, ctx, count):
-        return reduced(_all_inputs(inputs, ctx), ctx.redop) if ctx.rank == ctx.root else None
-
-
-class AllGather(_Blocked):
-    name, raw_call = "all_gather", "Allgather"
-
-    def layout(self, total, nranks):
-        count = total // nranks
-        return Layout(count, count, count * nranks)
-
-    def input_view(self, b, ctx, inplace):
-        return _my_block(b.work, ctx, b.count) if inplace else b.send
-
-    def expected(self, inputs, ctx, count):
-        return np.concatenate(_all_inputs(inputs, ctx))
-
-
-class ReduceScatter(_Blocked):
-    name, reduces, raw_call = "reduce_scatter", True, "Reduce_scatter_block"
-
-    def layout(self, total, nranks):
-        count = total // nranks
-        return Layout(count, count * nranks, count)
-
-    def output(self, b, ctx, inplace, raw):
-        if not inplace:
-            return b.recv
-        # MPI's in-place result lands in the first block; nccl's and pycoll's in the rank's own
-        return b.work[:b.count] if raw and ctx.nccl is None else _my_block(b.work, ctx, b.count)
-
-    def expected(self, inputs, ctx, count):
-        return reduced([_my_block(x, ctx, count) for x in _all_inputs(inputs, ctx)], ctx.redop)
-
-
-class Scatter(_Blocked):
-    name, rooted, raw_call = "scatter", True, "Scatter"
-
-    def layout(self, total, nranks):
-        count = total // nranks
-        return Layout(count, count * nranks, count)
-
-    def output(self, b, ctx, inplace, raw):
-        return _my_block(b.work, ctx, b.count) if inplace else b.recv
-
-    def expected(self, inputs, ctx, count):
-        return _my_block(inputs(ctx.root), ctx, count)
-
-
-class AllToAll(_Blocked):
-    name, raw_call = "alltoall", "Alltoall"
-
-    def layout(self, total, nranks):
-        count = total // nranks
-        return Layout(count, count * nranks, count * nranks)
-
-    def expected(self, inputs, ctx, count):
-        return np.concatenate([_my_block(x, ctx, count) for x in _all_inputs(inputs, ctx)])
-
-
-class SendRecv(Op):
-    """Each rank sends to the next rank and receives from the previous one (one ring step)."""
-
-    name, inplace, min_ranks, raw_call = "sendrecv", False, 2, "Sendrecv"
-
-    def expected(self, inputs, ctx, count):
-        return inputs(ctx.prev)
-
-
-OPS: Dict[str, Op] = {op.name: op for op in (
-    AllReduce(), Reduce(), Broadcast(), AllGather(), ReduceScatter(), Scatter(), AllToAll(),
-    SendRecv())}
-
-
-def busbw_factor(op: str, nranks: int) -> float:
-    """nccl-tests' bus-bandwidth factor of ``op`` on ``nranks`` ranks (busbw = algbw * factor)."""
-    if nranks < 1:
-        raise ValueError(f"nranks={nranks}: it must be at least 1")
-    try:
-        spec = OPS[op]
-    except KeyError:
-        raise ValueError(f"op={op!r} is not one of {', '.join(OPS)}") from None
-    return spec.busbw_factor(nranks)

@@ -1,10 +1,13 @@
 """Bus bandwidth and latency against message size, for one run or several JSON result files
-on one figure. matplotlib is optional (``pip install 'pycoll[plot]'``) and imported only here."""
+on one figure; a run with --compare raw also shows the raw engine call's curves beside
+pycoll's. matplotlib is optional (``pip install 'pycoll[plot]'``) and imported only here."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
+from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 from pycoll.bench.report import Result
@@ -38,9 +41,52 @@ def _label(source: Optional[str], result: Result) -> str:
     return f"{source}: {what}" if source else what
 
 
+@dataclass
+class Curve:
+    """One line on both panels: busbw and time against size."""
+
+    label: str
+    sizes: List[int]
+    busbw: List[float]      # GB/s
+    time_us: List[float]
+    style: str              # "-" out-of-place, "--" in-place
+    colour: str
+
+
+_SIDES = (("oop", "-", "out-of-place"), ("ip", "--", "in-place"))
+_RAW_ENGINES = {"cpu": "raw MPI", "nccl": "raw NCCL"}
+
+
+def curves(runs: List[Labeled]) -> List[Curve]:
+    """The lines of ``runs``: pycoll's out-of-place and in-place results, and, for a run with
+    --compare raw, the raw engine call's beside them (its busbw from its own time); one
+    colour per result and contender."""
+    lines: List[Curve] = []
+    colours = (f"C{i % 10}" for i in itertools.count())
+    for source, result in runs:
+        label = _label(source, result)
+        pycoll, raw = next(colours), None
+        for side, style, side_name in _SIDES:
+            points = [(row["size"], row[side]) for row in result["rows"]
+                      if row[side] is not None and row["size"] > 0]
+            if not points:
+                continue
+            sizes = [size for size, _ in points]
+            entries = [entry for _, entry in points]
+            lines.append(Curve(f"{label} {side_name}", sizes, [e["busbw"] for e in entries],
+                               [e["time_us"] for e in entries], style, pycoll))
+            if all(e.get("raw_time_us") for e in entries):
+                raw = raw or next(colours)
+                engine = _RAW_ENGINES.get(str(result["backend"]), "raw engine")
+                lines.append(Curve(f"{label} {side_name}, {engine}", sizes,
+                                   [e["busbw"] * e["time_us"] / e["raw_time_us"] for e in entries],
+                                   [e["raw_time_us"] for e in entries], style, raw))
+    return lines
+
+
 def plot(runs: List[Labeled], path: str) -> None:
-    """Write the figure to ``path``: busbw (left) and time (right) against size; solid lines
-    out-of-place, dashed in-place, one colour per result."""
+    """Write the figure of :func:`curves` to ``path``: busbw (left) and time (right) against
+    size; solid lines out-of-place, dashed in-place."""
     if not available():
         raise RuntimeError(MISSING)
     import matplotlib
@@ -49,18 +95,10 @@ def plot(runs: List[Labeled], path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax_bw, ax_t) = plt.subplots(1, 2)
-    for i, (source, result) in enumerate(runs):
-        colour = f"C{i % 10}"
-        for side, style in (("oop", "-"), ("ip", "--")):
-            points = [(row["size"], row[side]) for row in result["rows"]
-                      if row[side] is not None and row["size"] > 0]
-            if not points:
-                continue
-            sizes = [size for size, _ in points]
-            label = f"{_label(source, result)} {'out-of-place' if side == 'oop' else 'in-place'}"
-            ax_bw.plot(sizes, [e["busbw"] for _, e in points], style, color=colour, marker=".",
-                       label=label)
-            ax_t.plot(sizes, [e["time_us"] for _, e in points], style, color=colour, marker=".")
+    for curve in curves(runs):
+        ax_bw.plot(curve.sizes, curve.busbw, curve.style, color=curve.colour, marker=".",
+                   label=curve.label)
+        ax_t.plot(curve.sizes, curve.time_us, curve.style, color=curve.colour, marker=".")
     for ax, ylabel in ((ax_bw, "bus bandwidth (GB/s)"), (ax_t, "time (µs)")):
         ax.set_xscale("log", base=2)
         ax.set_xlabel("size (bytes)")

@@ -22,15 +22,14 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import time
 from typing import Dict, List, Optional, TextIO
 
+from pycoll.bench.collectives import OPS
 from pycoll.bench.config import TIME_COMBINE, Config
-from pycoll.bench.ops import OPS
 
 Result = Dict[str, object]
 
-_NCCL_CALLS = {"all_reduce": "allReduce", "broadcast": "broadcast", "reduce": "reduce",
-               "all_gather": "allGather", "reduce_scatter": "reduceScatter"}
 _LEAD = "%12s  %12s  %8s  %6s  %6s"
 _SIDE = "  %7s  %6s  %6s  %6s"
 _RATIO = "  %6s"
@@ -69,16 +68,9 @@ def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, st
     return lines
 
 
-def raw_call(op: str, backend: str) -> str:
-    """The raw engine call that --compare raw times for ``op``."""
-    if backend == "nccl":
-        return _NCCL_CALLS.get(op, "NCCL send/recv group")
-    return OPS[op].raw_call
-
-
 def table_header(op: str, compare: bool, backend: str = "cpu") -> List[str]:
     spec = OPS[op]
-    lines = [f"# {op}" + (f"  (raw: {raw_call(op, backend)})" if compare else "")]
+    lines = [f"# {op}" + (f"  (raw: {spec.raw_call(backend)})" if compare else "")]
     if spec.oop_copies:
         lines.append(f"# pycoll's {op} works in place only: out-of-place copies the input into "
                      f"the output buffer, then runs in place; the copy is timed")
@@ -149,14 +141,24 @@ def write_csv(path: str, results: List[Result], compare: bool) -> None:
 
 
 class Progress:
-    """A one-line progress report on stderr, rewritten in place; silent when not enabled."""
+    """Where a run is: on a terminal, one line on stderr per size, each rewritten in place by
+    the next and cleared before the table's row is printed; silent when not enabled."""
 
     def __init__(self, enabled: bool, stream: TextIO = sys.stderr):
         self.enabled = enabled
         self.stream = stream
         self._width = 0
+        self._start = time.monotonic()
 
-    def update(self, text: str) -> None:
+    def size(self, op: str, size: int, index: int, sizes: int, op_index: int = 0,
+             ops: int = 1) -> None:
+        """Show that ``size`` (the ``index``-th of ``sizes``, from 0) of ``op`` (the
+        ``op_index``-th of ``ops``) is running, and how long the run has taken so far."""
+        where = f", op {op_index + 1}/{ops}" if ops > 1 else ""
+        self._show(f"pycoll-bench {op}: {size} B ({index + 1}/{sizes}){where}, "
+                    f"{time.monotonic() - self._start:.0f} s")
+
+    def _show(self, text: str) -> None:
         if self.enabled:
             self.stream.write("\r" + text.ljust(self._width))
             self.stream.flush()

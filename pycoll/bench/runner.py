@@ -1,13 +1,14 @@
 """The measurement, on every rank of the job: for each op and size, time the out-of-place and
 in-place runs (and, with --compare raw, the raw engine call, interleaved), then check results.
 
-Timing follows nccl-tests: warm-up calls, then a barrier and ``iters`` back-to-back calls
-timed by each rank; a rank's time is the mean per call, and the ranks' times combine by -a
-(rank 0's, the average, the minimum or the maximum). pycoll and the raw call are timed in
-alternating blocks (the order flipping from block to block) so that the machine's noise
-falls on both alike. Checking runs each call once more on fresh inputs, outside the timed
-region, and counts the elements that differ from the expected result, summed over ranks.
-The buffers are allocated once, for the largest size; smaller sizes use their beginning.
+Timing follows nccl-tests (:mod:`pycoll.bench.timing`): warm-up calls, then a barrier and
+``iters`` back-to-back calls timed by each rank; a rank's time is the mean per call, and the
+ranks' times combine by -a (rank 0's, the average, the minimum or the maximum). pycoll and the
+raw call are timed in alternating blocks (the order flipping from block to block) so that the
+machine's noise falls on both alike. Checking runs each call once more on fresh inputs,
+outside the timed region, and counts the elements that differ from the expected result,
+summed over ranks. The buffers are allocated once, for the largest size; smaller sizes use
+their beginning.
 
 With the nccl backend the buffers are CuPy arrays on the rank's GPU and the calls only queue
 work on the current stream: every timed block (and the warm-up) ends by synchronizing that
@@ -17,57 +18,20 @@ barrier before a block, the combined times, the counts of wrong elements) over M
 from __future__ import annotations
 
 import sys
-import time
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 from mpi4py import MPI
 
 import pycoll.distributed as dist
-from pycoll.bench import arrays, calls, meta, report
+from pycoll.bench import arrays, meta, report
+from pycoll.bench.collectives import OPS
 from pycoll.bench.config import Config, type_name
-from pycoll.bench.ops import OPS, Buffers, Context, Op, rank_input
+from pycoll.bench.ops import Buffers, Context, Op, rank_input
 from pycoll.bench.report import Progress, Result
+from pycoll.bench.timing import combine, time_calls
 
 ROUNDS = 5  # blocks per contender and size when pycoll and the raw call are interleaved
-_COMBINE = {1: MPI.SUM, 2: MPI.MIN, 3: MPI.MAX}
-
-
-def _no_wait() -> None:
-    pass
-
-
-def time_calls(comm: MPI.Comm, runs: List[Callable[[], None]], iters: int, warmup: int,
-               rounds: int, sync: Callable[[], None] = _no_wait) -> List[float]:
-    """Seconds per call of each of ``runs`` on this rank, over ``iters`` calls each made in
-    ``rounds`` interleaved blocks; ``sync()`` waits for calls that return before they finish
-    (a GPU stream) and ends every block before the clock stops."""
-    for run in runs:
-        for _ in range(warmup):
-            run()
-    sync()
-    totals = [0.0] * len(runs)
-    rounds = max(1, min(rounds, iters))
-    for r in range(rounds):
-        calls_now = iters // rounds + (1 if r < iters % rounds else 0)
-        order = range(len(runs)) if r % 2 == 0 else reversed(range(len(runs)))
-        for i in order:
-            run = runs[i]
-            comm.Barrier()
-            start = time.perf_counter()
-            for _ in range(calls_now):
-                run()
-            sync()
-            totals[i] += time.perf_counter() - start
-    return [t / iters for t in totals]
-
-
-def combine(comm: MPI.Comm, seconds: float, how: int) -> float:
-    """The ranks' ``seconds`` as -a says: 0 rank 0's, 1 the average, 2 the min, 3 the max."""
-    if how == 0:
-        return comm.bcast(seconds, root=0)
-    total = comm.allreduce(seconds, op=_COMBINE[how])
-    return total / comm.Get_size() if how == 1 else total
 
 
 class Sweep:
@@ -100,13 +64,13 @@ class Sweep:
     def _entry(self, b: Buffers, inplace: bool, iters: int, nbytes: int, mine: np.ndarray,
                expected: Optional[np.ndarray]) -> dict:
         cfg, ctx, comm = self.cfg, self.ctx, self.ctx.comm
-        runs = [calls.PYCOLL[self.op.name](ctx, b, inplace)]
+        runs = [self.op.through_pycoll(ctx, b, inplace)]
         if cfg.compare:
-            runs.append(calls.raw(cfg.backend)[self.op.name](ctx, b, inplace))
+            runs.append(self.op.raw(ctx, b, inplace))
         self._prepare(b, inplace, mine)
         seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if cfg.compare else 1,
                              self.mem.sync)
-        times = [combine(comm, s, cfg.average) for s in seconds]  # > 0: each includes a call
+        times = combine(comm, seconds, cfg.average)  # > 0: each includes a call
         algbw = nbytes / times[0] / 1e9
         entry = {"time_us": times[0] * 1e6, "algbw": algbw,
                  "busbw": algbw * self.op.busbw_factor(ctx.nranks),
@@ -143,7 +107,7 @@ def run(cfg: Config) -> int:
     world = dist.init_parallel_env(backend=cfg.backend)
     rank, nranks = world.rank, world.nranks
     lead = rank == 0
-    problems = cfg.problems(nranks, world.backend.reduction_error)
+    problems = cfg.problems(nranks, _reduction_error(world.backend))
     if problems:
         if lead:
             print("\n".join(f"pycoll-bench: error: {p}" for p in problems), file=sys.stderr,
@@ -161,6 +125,17 @@ def run(cfg: Config) -> int:
     return 1 if errors else 0
 
 
+def _reduction_error(engine: Any) -> Callable[[np.dtype, int], Optional[str]]:
+    """Why ``engine`` cannot reduce a dtype with an op (None when it can), from its plan."""
+    def why(dtype: np.dtype, op: int) -> Optional[str]:
+        try:
+            engine.plan(dtype, op)
+        except (TypeError, ValueError) as exc:
+            return str(exc)
+        return None
+    return why
+
+
 def _emit(lines: List[str]) -> None:
     print("\n".join(lines), flush=True)
 
@@ -173,7 +148,7 @@ def _run_ops(cfg: Config, ctx: Context, lead: bool) -> List[Result]:
     if lead:
         _emit(report.header(cfg, nranks, devices, versions))
     results = []
-    for name in cfg.ops:
+    for k, name in enumerate(cfg.ops):
         op = OPS[name]
         if nranks < op.min_ranks:
             if lead:
@@ -183,9 +158,11 @@ def _run_ops(cfg: Config, ctx: Context, lead: bool) -> List[Result]:
             _emit(report.table_header(name, cfg.compare, cfg.backend))
         sweep, rows = Sweep(op, cfg, ctx), []
         for i, size in enumerate(cfg.sizes):
-            progress.update(f"pycoll-bench {name}: {size} B ({i + 1}/{len(cfg.sizes)})")
-            rows.append(sweep.row(size))
-            progress.clear()
+            progress.size(name, size, i, len(cfg.sizes), k, len(cfg.ops))
+            try:
+                rows.append(sweep.row(size))
+            finally:  # a failing run's traceback starts on a clean line
+                progress.clear()
             if lead:
                 _emit([report.row_line(rows[-1], cfg.compare)])
         result = _result(cfg, name, nranks, devices, versions, rows)

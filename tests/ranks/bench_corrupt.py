@@ -5,15 +5,16 @@ first output element is off by one. The check (-c 1) must count it and the run m
 """
 import sys
 
-from pycoll.bench import calls, cli
-from pycoll.bench.ops import OPS
+from pycoll.bench import cli
+from pycoll.bench.collectives import OPS
 
-honest = calls.PYCOLL["all_reduce"]
+all_reduce = OPS["all_reduce"]
+honest = all_reduce.through_pycoll
 
 
 def corrupted(ctx, b, inplace):
     run = honest(ctx, b, inplace)
-    out = OPS["all_reduce"].output(b, ctx, inplace, raw=False)
+    out = all_reduce.output(b, ctx, inplace, raw=False)
 
     def corrupt_after_run():
         run()
@@ -23,5 +24,5 @@ def corrupted(ctx, b, inplace):
     return corrupt_after_run
 
 
-calls.PYCOLL["all_reduce"] = corrupted
+all_reduce.through_pycoll = corrupted
 sys.exit(cli.main(sys.argv[1:]))
