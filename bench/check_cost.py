@@ -13,19 +13,13 @@ import argparse
 
 import numpy as np
 from mpi4py import MPI
+from peer_report import size_text
 
 import pycoll.distributed as dist
 from pycoll.bench.timing import median_per_call
 from pycoll.distributed import check
 
 SIZES = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
-
-
-def human(nbytes: int) -> str:
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << shift:
-            return f"{nbytes >> shift} {unit}"
-    return f"{nbytes} B"
 
 
 def main() -> None:
@@ -57,7 +51,7 @@ def main() -> None:
         for nbytes, off, on in rows:
             added = (on - off) * 1e6
             bar = added <= 1.0 and (nbytes < 1 << 16 or on / off <= 1.02)
-            print(f"| {human(nbytes)} | {off * 1e6:.2f} | {on * 1e6:.2f} | {on / off:.3f} | "
+            print(f"| {size_text(nbytes)} | {off * 1e6:.2f} | {on * 1e6:.2f} | {on / off:.3f} | "
                   f"{added:+.2f} | {'yes' if bar else 'no'} |")
 
 
