@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import sys
+import warnings
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -36,20 +38,35 @@ def _mpi() -> Dict[str, Optional[str]]:
 
 
 def _cupy_and_nccl() -> Dict[str, Optional[str]]:
+    """CuPy's version; NCCL's, or ``nccl_missing``: why CuPy could not load it, in pycoll's words
+    (CuPy's own warning about it is silenced: this report says it once)."""
     try:
         import cupy
     except Exception:
-        return {"cupy": None, "nccl": None}
-    nccl = None
-    try:
-        from cupy.cuda import nccl as cupy_nccl
+        return {"cupy": None, "nccl": None, "nccl_missing": "CuPy is not installed"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            from cupy.cuda import nccl as cupy_nccl
 
-        if cupy_nccl.available:
-            version = cupy_nccl.get_build_version()
-            nccl = f"{version // 10000}.{version // 100 % 100}.{version % 100}"
-    except Exception:
-        nccl = None
-    return {"cupy": cupy.__version__, "nccl": nccl}
+            available = cupy_nccl.available
+        except Exception as exc:
+            available, caught = False, [exc]
+    if available:
+        version = cupy_nccl.get_build_version()
+        return {"cupy": cupy.__version__, "nccl": f"{version // 10000}.{version // 100 % 100}.{version % 100}",
+                "nccl_missing": None}
+    return {"cupy": cupy.__version__, "nccl": None, "nccl_missing": _why_no_nccl(caught)}
+
+
+def _why_no_nccl(caught: List[Any]) -> str:
+    """The reason and the install command from CuPy's warning (or error) about loading NCCL."""
+    text = " ".join(str(getattr(w, "message", w)) for w in caught)
+    reason = re.search(r"Reason: (.*?)\s*(?:You can|$)", text, re.S)
+    install = re.search(r"(pip install \S+(?: \S+)?)", text)
+    why = reason.group(1).strip() if reason else "CuPy could not load libnccl"
+    how = f"; {install.group(1)} installs it" if install else ""
+    return f"{why}{how}"
 
 
 def _gpus() -> List[Dict[str, Any]]:
@@ -85,6 +102,7 @@ def collect() -> Dict[str, Any]:
         "mpi": _mpi(),
         "cupy": cupy_info["cupy"],
         "nccl": cupy_info["nccl"],
+        "nccl_missing": cupy_info["nccl_missing"],
         "kernels": kernel_info,
         "host_kernels": bool(kernel_info.get("host_kernels")),
         "cuda_kernels": bool(kernel_info.get("cuda_kernels")),
@@ -98,7 +116,7 @@ def _text(info: Dict[str, Any]) -> str:
         f"pycoll       {info['pycoll']} (Python {info['python']}, NumPy {info['numpy']})",
         f"MPI          mpi4py {info['mpi']['mpi4py']}, {info['mpi']['library']}",
         f"CuPy         {info['cupy'] or 'not installed'}",
-        f"NCCL         {info['nccl'] or 'not available'}",
+        f"NCCL         {info['nccl'] or 'not available (' + info['nccl_missing'] + ')'}",
         f"kernels      host: {'yes' if info['host_kernels'] else 'no'}, "
         f"CUDA: {'yes' if info['cuda_kernels'] else 'no'}"
         + "".join(f", {k}: {v}" for k, v in kernels.items() if k not in ("host_kernels", "cuda_kernels")),

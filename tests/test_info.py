@@ -21,3 +21,16 @@ def test_text_names_each_component():
     assert result.returncode == 0, result.stderr
     for word in ("pycoll", "MPI", "CuPy", "NCCL", "kernels", "GPUs"):
         assert word in result.stdout
+
+
+def test_no_library_prints_its_own_warnings_and_a_missing_nccl_is_explained_once():
+    """CuPy warns when it cannot load libnccl; pycoll says it once, in the NCCL line."""
+    result = run_python(["-m", "pycoll.info", "--json"])
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    info = json.loads(result.stdout)
+    if info["nccl"] is None:
+        assert info["nccl_missing"], "a missing NCCL says why"
+        text = run_python(["-m", "pycoll.info"])
+        assert text.stderr == "" and f"not available ({info['nccl_missing']})" in text.stdout
+    quiet = run_python(["-c", "import pycoll, pycoll.distributed, pycoll.nn"])
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
