@@ -51,7 +51,7 @@ def build_command(argv: Optional[List[str]] = None):
     mode = "module" if args.module else "script"
     command = _mpiexec.rank_command(
         nprocs, ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args])
-    return command, _mpiexec.job_environment(env)
+    return command, _mpiexec.job_environment(env, nprocs)
 
 
 def main(argv: Optional[List[str]] = None) -> int:

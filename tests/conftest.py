@@ -46,8 +46,10 @@ def run_command(argv, timeout=120, env=None, cwd=None):
     """Run ``argv`` with a hard wall-clock bound; return the completed process.
 
     On timeout the whole process group (launcher, mpiexec, ranks) is killed and the test fails.
+    A variable that ``env`` maps to None is left unset.
     """
     full_env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S, **(env or {})}
+    full_env = {k: v for k, v in full_env.items() if v is not None}
     proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=full_env, cwd=cwd, start_new_session=True)
     try:

@@ -109,7 +109,7 @@ def spawn(func: Callable[..., Any], args: Tuple = (), nprocs: int = -1, join: bo
         pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
         f.write(payload)
     command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
-    process = _mpiexec.start_job(command, _mpiexec.job_environment({JOB_DIR_VAR: workdir}))
+    process = _mpiexec.start_job(command, _mpiexec.job_environment({JOB_DIR_VAR: workdir}, nprocs))
     context = SpawnContext(process, workdir, nprocs)
     if join:
         context.join()
