@@ -48,9 +48,8 @@ def parse_place(place: Any) -> Place:
     text = place.strip().lower()
     if text == "cpu":
         return ("cpu", 0)
-    if text == "gpu":
-        current = current_place()
-        return ("gpu", current[1] if current[0] == "gpu" else 0)
+    if text == "gpu":  # the current GPU, once one is chosen (asking current_place would recurse)
+        return ("gpu", _current[1] if _current is not None and _current[0] == "gpu" else 0)
     if text.startswith("gpu:") and text[4:].isdigit():
         return ("gpu", int(text[4:]))
     raise ValueError(f"place must be 'cpu', 'gpu' or 'gpu:N', got {place!r}")
@@ -69,9 +68,10 @@ def set_device(device: str) -> str:
     place = parse_place(device)
     if place[0] == "gpu":
         cupy = import_cupy()
-        count = cupy.cuda.runtime.getDeviceCount()
+        count = gpu_count()
         if place[1] >= count:
-            raise ValueError(f"device must name one of the {count} visible GPUs, got {device!r}")
+            raise ValueError(f"device must name one of the {count} visible GPUs, got {device!r}"
+                             + ("" if count else " (CuPy sees no GPU here: no device, or no driver)"))
         cupy.cuda.Device(place[1]).use()
     _current = place
     return place_str(place)

@@ -58,6 +58,9 @@ def run_command(argv, timeout=120, env=None, cwd=None):
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
         pytest.fail(f"{' '.join(map(str, argv))} ran past {timeout} s\n{stdout}{stderr}")
+    except BaseException:  # pytest-timeout, Ctrl-C: no rank may outlive the test
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 

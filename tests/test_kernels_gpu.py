@@ -245,16 +245,16 @@ def test_device_argument_errors_name_the_argument(call, exc, match, path, monkey
     assert type(info.value) is exc
 
 
-def _gpu_visible():
+def _gpu_count():
     try:
         import cupy
 
-        return cupy.cuda.runtime.getDeviceCount() > 0
+        return cupy.cuda.runtime.getDeviceCount()
     except Exception:
-        return False
+        return 0
 
 
-@pytest.mark.skipif(_gpu_visible(), reason="needs a machine without a usable GPU")
+@pytest.mark.skipif(_gpu_count() > 0, reason="needs a machine without a usable GPU")
 def test_valid_device_call_without_gpu_is_a_cuda_error():
     """CuPy arrays that pass every check, on a machine without a GPU: a RuntimeError from CUDA
     (CuPy's, or pycoll's own), not a crash."""
@@ -496,10 +496,10 @@ def test_runs_on_the_current_stream(cp):
     assert_same(host(back), want * np.float32(2))
 
 
-@gpu
+# Not marked gpu: `pytest -m gpu` runs on one-GPU machines, where a gpu test that skips counts
+# as failing (issue 19); this one runs wherever two GPUs are visible.
+@pytest.mark.skipif(_gpu_count() < 2, reason="needs two GPUs")
 def test_arrays_on_another_device(cp):
-    if cp.cuda.runtime.getDeviceCount() < 2:
-        pytest.skip("needs two GPUs")
     with cp.cuda.Device(1):
         arrays = [cp.arange(n, dtype=F32) for n in (3, 1000)]
     flat = kernels.flatten(arrays, scale=2.0)  # current device 0

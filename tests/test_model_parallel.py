@@ -13,9 +13,9 @@ import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
 from conftest import assert_ok, launch
-from pycoll.parallel import mp_layers, split as split_module
+from pycoll.parallel import mp_layers, mp_split as split_module
 from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
-from pycoll.parallel.split import split
+from pycoll.parallel.mp_split import split
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "hybrid_parallel_mlp.py"
@@ -48,6 +48,7 @@ def test_hybrid_example_follows_single_process_training_and_converges():
 
 
 @pytest.mark.gpu
+@pytest.mark.timeout(660)
 @pytest.mark.parametrize("worker, nprocs", [("mp_layers.py", 2), ("mp_hybrid.py", 4)])
 def test_gpu_ranks_sharing_one_gpu(worker, nprocs):
     assert_ok(launch(nprocs, worker, env=GPU_ENV, timeout=600), expect_lines=nprocs)

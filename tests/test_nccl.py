@@ -326,6 +326,7 @@ def test_bad_input_through_the_nccl_engine_on_host_memory():
 
 
 @pytest.mark.gpu
+@pytest.mark.timeout(660)
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_every_collective_and_dtype_on_nccl_ranks_sharing_one_gpu(nprocs):
     assert_ok(launch(nprocs, "nccl_collectives.py", env=NCCL_ENV, timeout=600), expect_lines=nprocs)

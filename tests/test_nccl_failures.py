@@ -4,6 +4,7 @@ input, with the same workers as the CPU tests (their tensors live on the rank's 
 Ranks share one GPU as separate NCCL "hosts" (see rendezvous). The timeout is 10 s, not the
 CPU tests' 2 s, because NCCL's communicator set-up is bounded by it too.
 """
+import re
 import time
 
 import pytest
@@ -44,6 +45,15 @@ def test_a_failing_rank_stops_an_nccl_job(mode, status):
     assert_gone(started_pids(output))
 
 
+# How the rank that is left learns of its peer's exit is a race on NCCL: the exit notice (after
+# its grace), NCCL's asynchronous error from the closed socket (the watchdog), or an error from
+# the all_reduce itself when NCCL connects at a communicator's first call. Each ends the job.
+LEFT_THE_JOB = re.compile(
+    r"all_reduce #1 on world \(ranks \[0, 1\]\) cannot complete: rank\(s\) \[1\] left the job"
+    r"|NCCL reported an error on world \(ranks \[0, 1\]\)"
+    r"|all_reduce on the nccl communicator \(rank 0 of 2, device \d+\) failed")
+
+
 def test_under_plain_mpiexec_an_nccl_rank_that_exits_ends_the_job(tmp_path):
     script = tmp_path / "leave.py"
     script.write_text(
@@ -59,7 +69,7 @@ def test_under_plain_mpiexec_an_nccl_rank_that_exits_ends_the_job(tmp_path):
     result = run_command(rank_command(2, [str(script)]), env=NCCL, timeout=180)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    assert "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job" in output
+    assert LEFT_THE_JOB.search(output), output
     assert time.monotonic() - start < 60, output
 
 

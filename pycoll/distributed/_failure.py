@@ -85,15 +85,16 @@ def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveE
 
 
 def call_failed(name: str, seq: int, group: Any, exc: BaseException) -> CollectiveError:
-    """``exc``, raised by an engine inside call ``name`` #``seq``, as the CollectiveError users see
-    (an engine's own CollectiveError is kept as it is)."""
+    """``exc``, raised by an engine inside call ``name`` #``seq``, as the CollectiveError users see:
+    naming the call, its group and this rank (an error the engine reported in its own words is
+    kept in them; another one, MPI's say, comes with the hint that finds most of its causes)."""
     mark_broken()
+    where = f"{label(name, seq)} on {group.describe()} failed on rank {group.rank} of that group"
     if isinstance(exc, CollectiveError):
-        return exc
+        return CollectiveError(f"{where}: {exc}")
     return CollectiveError(
-        f"{label(name, seq)} on {group.describe()} failed on rank {group.rank} of that group: "
-        f"{type(exc).__name__}: {str(exc).strip()}. The ranks may have called different collectives "
-        f"or passed different sizes: run with PYCOLL_CHECK=1 to compare their calls")
+        f"{where}: {type(exc).__name__}: {str(exc).strip()}. The ranks may have called different "
+        f"collectives or passed different sizes: run with PYCOLL_CHECK=1 to compare their calls")
 
 
 def _exit_after_failure() -> None:

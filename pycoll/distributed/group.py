@@ -42,11 +42,20 @@ class Group:
         return "world" if self.id == 0 else f"group {self.id}"
 
     @property
+    def backend_name(self) -> str:
+        """pycoll's name of this group's backend: ``"cpu"`` (MPI) or ``"nccl"``."""
+        return self._engine("backend_name").name
+
+    @property
     def array_module(self) -> Any:
         """The array module whose arrays this group's engine moves (NumPy, or CuPy on nccl)."""
+        return self._engine("array_module").xp
+
+    def _engine(self, what: str) -> Any:
         if self.backend is None:
-            raise ValueError(f"{self.describe()} has no engine on this rank (not a member, or destroyed)")
-        return self.backend.xp
+            raise ValueError(f"Group.{what}: {self.describe()} has no engine on this rank (not a "
+                             f"member, or destroyed)")
+        return self.backend
 
     def is_member(self) -> bool:
         return self.rank >= 0

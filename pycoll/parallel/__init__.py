@@ -4,7 +4,7 @@ averaging, and the model-parallel layers and ``split``. Paddle reaches the last 
 from pycoll.parallel.data_parallel import DataParallel
 from pycoll.parallel.fused import fused_allreduce_gradients
 from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
-from pycoll.parallel.split import split, split_layers
+from pycoll.parallel.mp_split import split, split_layers
 
 __all__ = ["DataParallel", "fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
            "VocabParallelEmbedding", "split", "split_layers"]

@@ -96,8 +96,9 @@ def _comm_dtype(name: Optional[str], group: Optional[dist.Group]) -> Optional[An
     except TypeError:
         dtype = None
     if dtype is None or not dist.can_reduce(dtype, dist.ReduceOp.SUM, group):
-        raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by this "
-                         f"group's backend ({dist.get_backend(group)}); leave comm_dtype=None there")
+        backend = (group or dist.get_group(0)).backend_name
+        raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by the {backend} "
+                         f"backend; leave comm_dtype=None there")
     return dtype
 
 

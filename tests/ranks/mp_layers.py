@@ -15,7 +15,7 @@ import pycoll.nn as nn
 from pycoll.nn import Parameter
 from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
 from pycoll.parallel.mp_ops import _c_split
-from pycoll.parallel.split import split, split_layers
+from pycoll.parallel.mp_split import split, split_layers
 
 TOL = dict(rtol=1e-11, atol=1e-12)
 SHAPES = [(5,), (2, 3)]  # leading shapes of the inputs
