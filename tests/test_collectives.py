@@ -11,6 +11,11 @@ def test_every_collective_dtype_size_root_op(nprocs):
     assert_ok(launch(nprocs, "collectives.py"), expect_lines=nprocs)
 
 
+@pytest.mark.parametrize("nprocs", [2, 3, 4])
+def test_gather_alltoall_single_objects_batches_and_stream_variants(nprocs):
+    assert_ok(launch(nprocs, "more_collectives.py"), expect_lines=nprocs)
+
+
 @pytest.mark.parametrize("nprocs", [3, 4])
 def test_groups_tasks_and_bad_arguments(nprocs):
     assert_ok(launch(nprocs, "groups_tasks.py"), expect_lines=nprocs)

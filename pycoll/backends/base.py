@@ -16,7 +16,7 @@ collective layer turns that into a :class:`pycoll.CollectiveError` naming the ca
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any, Optional, Protocol
+from typing import Any, Optional, Protocol, Sequence
 
 
 class Request(Protocol):
@@ -90,6 +90,17 @@ class Backend(Protocol):
 
     def alltoall(self, out: Any, send: Any, blocking: bool, seq: int = 0) -> Optional[Request]:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
+
+    def alltoallv(self, out: Any, send: Any, send_bytes: Sequence[int], recv_bytes: Sequence[int],
+                  blocking: bool, seq: int = 0) -> Optional[Request]:
+        """Like alltoall with blocks of their own sizes: ``send`` holds ``send_bytes[j]`` bytes for
+        rank j, then the next rank's, in rank order; ``out`` receives ``recv_bytes[i]`` bytes from
+        rank i the same way."""
+
+    def gather(self, out: Optional[Any], arr: Any, root: int, blocking: bool,
+               seq: int = 0) -> Optional[Request]:
+        """On ``root``, ``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i
+        (``out`` is None elsewhere)."""
 
     def send(self, arr: Any, dst: int, tag: int, blocking: bool, seq: int = 0) -> Optional[Request]: ...
 

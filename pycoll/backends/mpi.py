@@ -13,7 +13,8 @@ given collective with the same ``blocking`` (``PYCOLL_CHECK=1`` compares it).
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+import itertools
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -67,6 +68,11 @@ class Reduction:
         self.mpitype = MPI_TYPES[dtype]
         self.mpiop = MPI_OPS[op]
         self.average = op == ReduceOp.AVG
+
+
+def _offsets(counts: Sequence[int]) -> List[int]:
+    """Where each of ``counts`` blocks starts when they are packed one after another."""
+    return [0, *itertools.accumulate(counts)][:-1]
 
 
 class MPIRequest:
@@ -192,6 +198,20 @@ class MPIBackend:
         """Block j of ``send`` goes to rank j; block i of ``out`` comes from rank i."""
         args = ([send, MPI.BYTE], [out, MPI.BYTE])
         return self.comm.Alltoall(*args) if blocking else self._start(self.comm.Ialltoall(*args))
+
+    def alltoallv(self, out: np.ndarray, send: np.ndarray, send_bytes: Sequence[int],
+                  recv_bytes: Sequence[int], blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
+        """Block j of ``send`` (``send_bytes[j]`` bytes) goes to rank j; block i of ``out``
+        (``recv_bytes[i]`` bytes) comes from rank i; blocks are packed in rank order."""
+        args = ([send, (send_bytes, _offsets(send_bytes)), MPI.BYTE],
+                [out, (recv_bytes, _offsets(recv_bytes)), MPI.BYTE])
+        return self.comm.Alltoallv(*args) if blocking else self._start(self.comm.Ialltoallv(*args))
+
+    def gather(self, out: Optional[np.ndarray], arr: np.ndarray, root: int, blocking: bool,
+               seq: int = 0) -> Optional[MPIRequest]:
+        """On ``root``, ``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
+        args = ([arr, MPI.BYTE], [out, MPI.BYTE] if self.rank == root else None, root)
+        return self.comm.Gather(*args) if blocking else self._start(self.comm.Igather(*args))
 
     def send(self, arr: np.ndarray, dst: int, tag: int, blocking: bool,
              seq: int = 0) -> Optional[MPIRequest]:

@@ -5,15 +5,24 @@
     dist.all_reduce(x)            # x: pycoll.Tensor or numpy.ndarray, reduced in place
 """
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, barrier, broadcast,
-                                           can_reduce, irecv, isend, recv, reduce, reduce_scatter,
-                                           scatter, send)
+from pycoll.distributed import stream
+from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, alltoall_single, barrier,
+                                           broadcast, can_reduce, gather, irecv, isend, recv, reduce,
+                                           reduce_scatter, scatter, send)
 from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_backend, get_group,
                                     get_rank, get_world_size, init_parallel_env, is_initialized,
                                     new_group)
 from pycoll.distributed.group import Group
+from pycoll.distributed.objects import all_gather_object, broadcast_object_list, scatter_object_list
+from pycoll.distributed.p2p import P2POp, batch_isend_irecv, wait
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
+
+def is_available() -> bool:
+    """Whether pycoll's distributed package can be used here (paddle's ``is_available``): it can
+    wherever pycoll imports (MPI comes with it)."""
+    return True
+
 
 _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
              "VocabParallelEmbedding", "split", "split_layers")
@@ -35,5 +44,7 @@ __all__ = [
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "get_backend", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
-    "send", "recv", "isend", "irecv", "barrier", "can_reduce", *_PARALLEL,
+    "send", "recv", "isend", "irecv", "barrier", "can_reduce", "gather", "alltoall_single",
+    "all_gather_object", "broadcast_object_list", "scatter_object_list", "P2POp",
+    "batch_isend_irecv", "wait", "is_available", "stream", *_PARALLEL,
 ]

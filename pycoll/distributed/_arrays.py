@@ -106,6 +106,16 @@ def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
     return stacked(check_like(items, like, xp, fn, arg, like_name=like_name), like, xp)
 
 
+def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str) -> List[Any]:
+    """The array behind ``x`` as ``nranks`` equal parts along dim 0 (views, written in place)."""
+    arr = array_of(x, xp, fn, arg)
+    if arr.ndim == 0 or arr.shape[0] % nranks:
+        raise ValueError(f"pycoll.distributed.{fn}: {arg} has shape {list(arr.shape)}; as one tensor "
+                         f"it needs a dim 0 that splits evenly over the group's {nranks} ranks")
+    rows = arr.shape[0] // nranks
+    return [arr[i * rows:(i + 1) * rows] for i in range(nranks)]
+
+
 def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     """One contiguous buffer holding ``arrays`` one after another."""
     out = xp.empty((len(arrays),) + like.shape, like.dtype)

@@ -64,17 +64,18 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
 
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
             finish: Optional[Callable[[], None]] = None, *, op: Any = None,
-            root: Optional[int] = None, compared: bool = True) -> Task:
+            root: Optional[int] = None, compared: bool = True, moves: Optional[bool] = None) -> Task:
     """Run the engine's ``method(*args, blocking, seq)`` under the watchdog (even a
     non-blocking start may block: NCCL connects to its peers at a communicator's first call),
     after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
-    describes, and when it is empty nothing moves. A task (owned by the group) unless ``sync_op``."""
+    describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
+    by the group) unless ``sync_op``."""
     watchdog.name, watchdog.group = fn, g
     try:
         if compared and check.enabled:
             check.compare(g, fn, arr, op, root, sync_op)  # a mismatch raises on every rank alike
         try:
-            request = method(*args, sync_op, g.seq) if arr.size else None
+            request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
             raise call_failed(fn, g.seq, g, exc) from exc
     finally:
@@ -152,6 +153,29 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     return _launch(g, "all_gather", g.backend.all_gather, (blocks, arr), arr, sync_op, deliver)
 
 
+def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
+           group: Optional[Group] = None, sync_op: bool = True) -> Task:
+    """Gather every rank's ``tensor`` into ``gather_list`` on rank ``dst`` (entry i from group
+    rank i); other ranks' ``gather_list`` is left as it is.
+
+    On ``dst`` an empty list gets one new tensor per rank appended; a list of one correctly
+    shaped, writeable tensor per rank is written in place.
+    """
+    g = _begin(group, "gather")
+    xp = g.backend.xp
+    root = _group_rank(g, dst, "gather", "dst")
+    arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
+    blocks, deliver = None, None
+    if g.rank == root:
+        if gather_list is None:
+            raise ValueError(f"pycoll.distributed.gather: gather_list is None on the destination rank "
+                             f"{dst}; pass a list (empty, or one tensor per rank)")
+        _arrays.check_list(gather_list, g.nranks, "gather", "gather_list", allow_empty=True)
+        blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
+        deliver = _arrays.fill_list(gather_list, blocks, tensor, xp, "gather", "gather_list")
+    return _launch(g, "gather", g.backend.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
+
+
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
             group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Rank ``src`` sends ``tensor_list[i]`` to group rank i, which receives it into ``tensor``.
@@ -202,7 +226,55 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     return _launch(g, "alltoall", g.backend.alltoall, (blocks, send), first, sync_op, deliver)
 
 
-def _peer(g: Group, rank: int, fn: str, arg: str) -> int:
+def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[List[int]] = None,
+                    out_split_sizes: Optional[List[int]] = None, group: Optional[Group] = None,
+                    sync_op: bool = True) -> Task:
+    """Split ``in_tensor`` along dim 0 and send part j to group rank j; receive rank i's part
+    into the i-th part of ``out_tensor``.
+
+    ``in_split_sizes[j]`` rows go to rank j and ``out_split_sizes[i]`` rows come from rank i
+    (None: dim 0 split evenly, so it must divide by the group's size); what rank i sends to rank
+    j must be what j expects from i. Both tensors have one dtype and the same size beyond dim 0.
+    """
+    fn = "alltoall_single"
+    g = _begin(group, fn)
+    xp = g.backend.xp
+    send = _arrays.send_buffer(in_tensor, xp, fn, "in_tensor")
+    out, finish = _arrays.recv_buffer(out_tensor, xp, fn, "out_tensor")
+    for name, arr in (("in_tensor", send), ("out_tensor", out)):
+        if arr.ndim == 0:
+            raise ValueError(f"pycoll.distributed.{fn}: {name} is 0-dimensional; it is split along dim 0")
+    if out.dtype != send.dtype or out.shape[1:] != send.shape[1:]:
+        raise TypeError(f"pycoll.distributed.{fn}: out_tensor ({out.dtype}{list(out.shape)}) must have "
+                        f"in_tensor's dtype and size beyond dim 0 ({send.dtype}{list(send.shape)})")
+    row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+    sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
+    received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
+    return _launch(g, fn, g.backend.alltoallv,
+                   (out, send, [n * row for n in sent], [n * row for n in received]),
+                   send[:0], sync_op, finish, moves=True)
+
+
+def _split_rows(sizes: Optional[List[int]], arr: Any, nranks: int, fn: str, arg: str,
+                tensor: str) -> List[int]:
+    """Rows of ``arr`` per rank: ``sizes`` checked, or dim 0 split evenly."""
+    rows = arr.shape[0]
+    if sizes is None:
+        if rows % nranks:
+            raise ValueError(f"pycoll.distributed.{fn}: {tensor} has {rows} rows, which do not split "
+                             f"evenly over {nranks} ranks; give {arg}")
+        return [rows // nranks] * nranks
+    if not isinstance(sizes, (list, tuple)) or len(sizes) != nranks or any(
+            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0 for n in sizes):
+        raise ValueError(f"pycoll.distributed.{fn}: {arg}={sizes!r}; it needs one count >= 0 per "
+                         f"rank of the group ({nranks})")
+    if sum(sizes) != rows:
+        raise ValueError(f"pycoll.distributed.{fn}: {arg}={list(sizes)} adds up to {sum(sizes)} "
+                         f"but {tensor} has {rows} rows (dim 0)")
+    return [int(n) for n in sizes]
+
+
+def peer_of(g: Group, rank: int, fn: str, arg: str) -> int:
     peer = _group_rank(g, rank, fn, arg)
     if peer == g.rank:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is this rank itself")
@@ -215,7 +287,7 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
     Point-to-point calls are not compared by ``PYCOLL_CHECK`` (it compares a whole group).
     """
     g = _begin(group, "send")
-    peer = _peer(g, dst, "send", "dst")
+    peer = peer_of(g, dst, "send", "dst")
     buf = _arrays.send_buffer(tensor, g.backend.xp, "send", "tensor")
     return _launch(g, "send", g.backend.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
 
@@ -223,7 +295,7 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Receive into ``tensor`` what rank ``src`` sends (same size and dtype)."""
     g = _begin(group, "recv")
-    peer = _peer(g, src, "recv", "src")
+    peer = peer_of(g, src, "recv", "src")
     buf, finish = _arrays.recv_buffer(tensor, g.backend.xp, "recv", "tensor")
     return _launch(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
                    compared=False)

@@ -188,9 +188,9 @@ def get_backend(group: Optional[Group] = None) -> str:
     return _PADDLE_BACKEND_NAMES[member_group(group, "get_backend").backend.name]
 
 
-def get_group(gid: int = 0) -> Optional[Group]:
-    """The group with id ``gid`` (0 is the world), or None."""
-    return _groups.get(gid)
+def get_group(id: int = 0) -> Optional[Group]:  # noqa: A002 (paddle's argument name)
+    """The group with id ``id`` (0 is the world), or None."""
+    return _groups.get(id)
 
 
 def destroy_process_group(group: Optional[Group] = None) -> None:

@@ -1,0 +1,106 @@
+"""Collectives of picklable Python objects: ``all_gather_object``, ``broadcast_object_list``,
+``scatter_object_list`` (paddle's names and signatures).
+
+Objects are pickled, their sizes exchanged first, and the bytes travel through the group's own
+collectives (on GPU memory under nccl). Unpickling runs whatever the pickled bytes say, so these
+trust the job's own ranks, as torch's and paddle's do: never feed them data from elsewhere.
+An object that cannot be pickled is refused on its rank before anything is sent.
+"""
+from __future__ import annotations
+
+import pickle
+from typing import Any, List, Optional
+
+import numpy as np
+
+from pycoll.distributed.collective import all_gather, broadcast, scatter
+from pycoll.distributed.env import member_group
+from pycoll.distributed.group import Group
+
+
+def _dumps(obj: Any, fn: str, arg: str) -> bytes:
+    try:
+        return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:
+        raise TypeError(f"pycoll.distributed.{fn}: {arg} holds an object of type "
+                        f"{type(obj).__module__}.{type(obj).__name__} that cannot be pickled: {exc}") from None
+
+
+def _bytes(data: bytes, size: int, xp: Any) -> Any:
+    """``data`` in a ``size``-byte ``xp`` array (zero-padded)."""
+    host = np.zeros(size, np.uint8)
+    host[:len(data)] = np.frombuffer(data, np.uint8)
+    return xp.asarray(host)
+
+
+def _host(arr: Any) -> bytes:
+    """The bytes of a NumPy or CuPy array."""
+    return (arr if isinstance(arr, np.ndarray) else arr.get()).tobytes()
+
+
+def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] = None) -> None:
+    """Append every rank's ``obj`` to ``object_list``, in group rank order."""
+    if not isinstance(object_list, list):
+        raise TypeError(f"pycoll.distributed.all_gather_object: object_list must be a list, "
+                        f"got {type(object_list).__name__}")
+    xp = member_group(group, "all_gather_object").array_module
+    data = _dumps(obj, "all_gather_object", "obj")
+    sizes: List[Any] = []
+    all_gather(sizes, xp.asarray(np.array([len(data)], np.int64)), group)
+    sizes = [int(s.tolist()[0]) for s in sizes]
+    blocks: List[Any] = []
+    all_gather(blocks, _bytes(data, max(sizes), xp), group)
+    object_list.extend(pickle.loads(_host(b)[:n]) for b, n in zip(blocks, sizes))
+
+
+def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Group] = None) -> None:
+    """Replace the entries of ``object_list`` with rank ``src``'s, on every rank (a rank's list
+    takes ``src``'s length)."""
+    fn = "broadcast_object_list"
+    if not isinstance(object_list, list):
+        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
+    g = member_group(group, fn)
+    xp = g.array_module
+    mine = g.ranks[g.rank] == src
+    blobs = [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)] if mine else []
+    payload = np.array([len(b) for b in blobs], np.int64).tobytes() + b"".join(blobs)
+    header = xp.asarray(np.array([len(blobs), len(payload)], np.int64))
+    broadcast(header, src, group)  # how many objects, how many bytes
+    count, total = (int(v) for v in header.tolist())
+    table = _bytes(payload, total, xp)
+    broadcast(table, src, group)  # each object's size, then the objects
+    raw = _host(table)
+    sizes = np.frombuffer(raw[:8 * count], np.int64).tolist()
+    offsets = np.cumsum([8 * count, *sizes]).tolist()
+    object_list[:] = [pickle.loads(raw[a:b]) for a, b in zip(offsets, offsets[1:])]
+
+
+def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[List[Any]] = None,
+                        src: int = 0, group: Optional[Group] = None) -> None:
+    """Rank ``src`` sends ``in_object_list[i]`` to group rank i, which gets it as the one entry
+    of ``out_object_list`` (cleared first, as in paddle)."""
+    fn = "scatter_object_list"
+    if not isinstance(out_object_list, list):
+        raise TypeError(f"pycoll.distributed.{fn}: out_object_list must be a list, got "
+                        f"{type(out_object_list).__name__}")
+    g = member_group(group, fn)
+    xp = g.array_module
+    mine = g.ranks[g.rank] == src
+    blocks: Optional[List[bytes]] = None
+    if mine:
+        if not isinstance(in_object_list, (list, tuple)) or len(in_object_list) != g.nranks:
+            raise ValueError(f"pycoll.distributed.{fn}: in_object_list on the source rank {src} must "
+                             f"be a list of one object per rank ({g.nranks}), got {in_object_list!r:.80}")
+        blocks = [_dumps(obj, fn, f"in_object_list[{i}]") for i, obj in enumerate(in_object_list)]
+    widest = xp.asarray(np.array([max(map(len, blocks)) if mine else 0], np.int64))
+    broadcast(widest, src, group)
+    width = 8 + int(widest.tolist()[0])  # each block: its size (int64), then its bytes
+    out = xp.zeros(width, np.uint8)
+    send = None
+    if mine:
+        send = [_bytes(np.array([len(b)], np.int64).tobytes() + b, width, xp) for b in blocks]
+    scatter(out, send, src, group)
+    raw = _host(out)
+    size = int(np.frombuffer(raw[:8], np.int64)[0])
+    out_object_list.clear()
+    out_object_list.append(pickle.loads(raw[8:8 + size]))

@@ -1,0 +1,164 @@
+"""gather, alltoall_single, the object collectives, batch_isend_irecv, wait and the stream
+variants on a live job of any size, with uneven splits and a sub-group, then their bad input:
+each refused on the calling rank before anything is sent, the job going on after it.
+
+Works on either backend: the arrays live in the group's array module (NumPy, or CuPy on nccl)."""
+import numpy as np
+from expect import expect
+
+import pycoll
+import pycoll.distributed as dist
+
+world = dist.init_parallel_env()
+rank, n = dist.get_rank(), dist.get_world_size()
+xp = world.array_module
+
+
+def host(a):
+    return np.asarray(a.tolist())
+
+
+def check(got, want, what):
+    assert np.array_equal(host(got), np.asarray(want)), f"{what}: rank {rank} got {host(got)}, want {want}"
+
+
+# -- gather -------------------------------------------------------------------------------------
+for dst in range(n):
+    for sync in (True, False):
+        got = []
+        task = dist.gather(xp.full((2, 3), rank, np.int32), got, dst=dst, sync_op=sync)
+        task.wait()
+        if rank == dst:
+            assert len(got) == n and all(np.array_equal(host(g), np.full((2, 3), r)) for r, g in enumerate(got))
+        else:
+            assert got == []
+ready = [xp.zeros(4, np.float64) for _ in range(n)]
+dist.gather(xp.full(4, rank * 1.5), ready if rank == 0 else None, dst=0)
+if rank == 0:
+    for r, g in enumerate(ready):
+        check(g, np.full(4, r * 1.5), "gather into a pre-sized list")
+tensors = []
+dist.gather(pycoll.full([3], float(rank)), tensors, dst=n - 1)
+if rank == n - 1:
+    assert all(isinstance(t, pycoll.Tensor) and t.numpy()[0] == r for r, t in enumerate(tensors))
+
+# -- alltoall_single ---------------------------------------------------------------------------------
+data = xp.arange(n * 2, dtype=np.int64) + rank * 100
+out = xp.empty(n * 2, np.int64)
+dist.alltoall_single(out, data)
+check(out, [r * 100 + 2 * rank + k for r in range(n) for k in range(2)], "alltoall_single, even")
+# uneven: rank i sends j + 1 rows of width 3 to rank j, so receives rank + 1 rows from each
+sends = [j + 1 for j in range(n)]
+recvs = [rank + 1] * n
+send = xp.asarray(np.concatenate([np.full((j + 1, 3), 10 * rank + j) for j in range(n)]).astype(np.float32))
+recv = xp.zeros((sum(recvs), 3), np.float32)
+task = dist.alltoall_single(recv, send, sends, recvs, sync_op=False)
+task.wait()
+check(recv, np.concatenate([np.full((rank + 1, 3), 10 * i + rank) for i in range(n)]), "alltoall_single, uneven")
+# zero rows for rank 0's own part, and nothing at all from some ranks
+zero_send = [0 if j == rank else 1 for j in range(n)]
+zero_recv = [0 if i == rank else 1 for i in range(n)]
+z_out = xp.full(n - 1, -1, np.int32)
+dist.alltoall_single(z_out, xp.full(n - 1, rank, np.int32), zero_send, zero_recv)
+check(z_out, [i for i in range(n) if i != rank], "alltoall_single with empty parts")
+
+# -- object collectives --------------------------------------------------------------------------------
+objects = []
+mine = {"rank": rank, "payload": list(range(rank * 50)), "text": "é" * rank}
+dist.all_gather_object(objects, mine)
+assert objects == [{"rank": r, "payload": list(range(r * 50)), "text": "é" * r} for r in range(n)]
+for src in range(n):
+    box = [None, None, None] if rank != src else [{"from": src}, b"\x00" * (1 << 20), (1, "two", 3.0)]
+    dist.broadcast_object_list(box, src=src)
+    assert box == [{"from": src}, b"\x00" * (1 << 20), (1, "two", 3.0)], box[0]
+short = ["stale"] if rank != 0 else [1, 2, 3]
+dist.broadcast_object_list(short, src=0)
+assert short == [1, 2, 3]
+for src in range(n):
+    got = ["stale", "entries"]
+    dist.scatter_object_list(got, [{"to": i, "pad": "x" * (i * 1000)} for i in range(n)] if rank == src else None,
+                             src=src)
+    assert got == [{"to": rank, "pad": "x" * (rank * 1000)}], got
+
+# -- batch_isend_irecv: a ring, every rank sending before it receives -----------------------------------
+right, left = (rank + 1) % n, (rank - 1) % n
+out_r, in_l = xp.full(5, rank, np.float32), xp.zeros(5, np.float32)
+tasks = dist.batch_isend_irecv([dist.P2POp(dist.isend, out_r, right), dist.P2POp(dist.irecv, in_l, left)])
+assert len(tasks) == 2
+for t in tasks:
+    t.wait()
+check(in_l, np.full(5, left), "batch_isend_irecv ring")
+x = xp.full(3, float(rank))
+t = dist.all_reduce(x, sync_op=False)
+dist.wait(x)  # the group's work is done after it
+check(x, np.full(3, float(sum(range(n)))), "wait")
+
+# -- the stream variants ------------------------------------------------------------------------------------
+s = dist.stream
+y = xp.full(2, 1.0)
+s.all_reduce(y, use_calc_stream=True).wait()
+check(y, np.full(2, float(n)), "stream.all_reduce")
+together = xp.zeros((n * 2, 2), np.float32)
+s.all_gather(together, xp.full((2, 2), rank, np.float32))
+check(together, np.repeat(np.arange(n, dtype=np.float32), 2)[:, None] * np.ones((1, 2)), "stream.all_gather into one tensor")
+part = xp.zeros(3, np.float32)
+s.scatter(part, xp.arange(3 * n, dtype=np.float32) if rank == 0 else None, src=0)
+check(part, np.arange(3, dtype=np.float32) + 3 * rank, "stream.scatter from one tensor")
+mine = xp.zeros(2, np.float32)
+s.reduce_scatter(mine, xp.ones(2 * n, np.float32))
+check(mine, np.full(2, float(n)), "stream.reduce_scatter from one tensor")
+a2a = xp.empty(n, np.int64)
+s.alltoall(a2a, xp.arange(n, dtype=np.int64) + 10 * rank)
+check(a2a, [10 * i + rank for i in range(n)], "stream.alltoall of one tensor")
+back = xp.empty(2 * n, np.int64)
+s.alltoall_single(back, xp.full(2 * n, rank, np.int64), [2] * n, [2] * n)
+check(back, np.repeat(np.arange(n), 2), "stream.alltoall_single")
+
+# -- a sub-group of the first and last rank ---------------------------------------------------------------------
+edge = dist.new_group([0, n - 1])
+if rank in (0, n - 1):
+    got = []
+    dist.all_gather_object(got, rank, group=edge)
+    assert got == [0, n - 1], got
+    o = xp.empty(2, np.int32)
+    dist.alltoall_single(o, xp.full(2, rank, np.int32), group=edge)
+    check(o, [0, n - 1], "alltoall_single on a sub-group")
+    g = []
+    dist.gather(xp.full(1, rank), g, dst=n - 1, group=edge)
+    if rank == n - 1:
+        assert [int(host(v)[0]) for v in g] == [0, n - 1]
+
+# -- bad input: refused here, before anything is sent --------------------------------------------------------------
+expect(ValueError, ["in_split_sizes=", "adds up to 5", "has 4 rows"], dist.alltoall_single,
+       xp.empty(4), xp.empty(4), [5] + [0] * (n - 1), None)
+expect(ValueError, ["in_split_sizes=", "one count >= 0 per rank"], dist.alltoall_single, xp.empty(4),
+       xp.empty(4), [4])
+expect(ValueError, ["do not split evenly"], dist.alltoall_single, xp.empty(n * 2 + 1), xp.empty(n * 2 + 1))
+expect(TypeError, ["out_tensor", "in_tensor's dtype"], dist.alltoall_single, xp.empty(n, np.int32),
+       xp.empty(n, np.float32))
+expect(ValueError, ["P2POp", "op=", "isend or", "irecv"], dist.P2POp, dist.send, xp.ones(1), 0)
+expect(ValueError, ["p2p_op_list[1].peer=", "not a rank of world"], dist.batch_isend_irecv,
+       [dist.P2POp(dist.isend, xp.ones(1), right), dist.P2POp(dist.irecv, xp.ones(1), n + 5)])
+expect(ValueError, ["p2p_op_list[0].peer=", "this rank itself"], dist.batch_isend_irecv,
+       [dist.P2POp("isend", xp.ones(1), rank)])
+expect(ValueError, ["non-empty list of P2POp"], dist.batch_isend_irecv, [])
+expect(TypeError, ["obj", "function", "cannot be pickled"], dist.all_gather_object, [], lambda: 1)
+expect(TypeError, ["object_list", "must be a list"], dist.all_gather_object, (), 1)
+if rank == 0:
+    expect(ValueError, ["in_object_list on the source rank 0", f"one object per rank ({n})"],
+           dist.scatter_object_list, [], [1], src=0)
+    expect(TypeError, ["in_object_list[0]", "cannot be pickled"], dist.scatter_object_list, [],
+           [lambda: 1] * n, src=0)
+    expect(ValueError, ["gather_list has 1 entries", f"empty or {n}"], dist.gather, xp.ones(2), [xp.ones(2)],
+           dst=0)
+    expect(ValueError, ["gather_list[0] has shape", "dtype"], dist.gather, xp.ones(2),
+           [xp.ones(3)] * n, dst=0)
+    expect(ValueError, ["gather_list is None on the destination rank 0"], dist.gather, xp.ones(2), None, dst=0)
+expect(ValueError, ["stream.all_reduce", "use_calc_stream=True needs sync_op=True"], s.all_reduce,
+       xp.ones(1), sync_op=False, use_calc_stream=True)
+expect(ValueError, ["stream.all_gather", "splits evenly"], s.all_gather, xp.zeros(n * 2 + 1), xp.ones(2))
+# the job goes on: every rank still agrees
+z = xp.full(1, 1.0)
+dist.all_reduce(z)
+check(z, [float(n)], "after the refusals")
+print(f"more collectives OK rank={rank} world={n}", flush=True)

@@ -1,0 +1,29 @@
+"""P2POp and batch_isend_irecv's checks in one process; batches on ranks in test_collectives."""
+import numpy as np
+import pytest
+
+import pycoll.distributed as dist
+
+
+@pytest.fixture(autouse=True)
+def world():
+    yield dist.init_parallel_env()
+    dist.destroy_process_group()
+
+
+def test_an_op_is_isend_or_irecv():
+    assert dist.P2POp(dist.isend, np.ones(1), 0).op is dist.isend
+    assert dist.P2POp("irecv", np.ones(1), 0).op is dist.irecv
+    with pytest.raises(ValueError, match="op=<function all_reduce"):
+        dist.P2POp(dist.all_reduce, np.ones(1), 0)
+
+
+def test_a_batch_is_checked_whole_before_anything_starts():
+    with pytest.raises(TypeError, match=r"p2p_op_list\[0\] is int"):
+        dist.batch_isend_irecv([3])
+    other = dist.new_group([0])
+    with pytest.raises(ValueError, match=r"p2p_op_list\[1\] uses another group"):
+        dist.batch_isend_irecv([dist.P2POp("isend", np.ones(1), 0), dist.P2POp("isend", np.ones(1), 0, other)])
+    with pytest.raises(ValueError, match=r"p2p_op_list\[0\].peer=0 is this rank itself"):
+        dist.batch_isend_irecv([dist.P2POp("isend", np.ones(1), 0)])
+    assert not dist.get_group(0).pending, "nothing may have started"
