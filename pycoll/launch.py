@@ -9,12 +9,15 @@ the whole job stops within seconds; the exit status is the failing rank's.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import signal
 import sys
 import tempfile
 from typing import List, Optional
 
 from pycoll.distributed import _mpiexec
+from pycoll.distributed._entry import INTERRUPTED
 from pycoll.distributed.startup import JOB_DIR_VAR
 
 
@@ -45,9 +48,19 @@ def build_command(argv: Optional[List[str]] = None):
             parser.error(f"--gpus {args.gpus!r}: give comma-separated GPU ids such as 0,1")
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         nprocs = nprocs or len(gpus)
-    nprocs = nprocs or 1
+    if nprocs is None:
+        nprocs = 1
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
+    if args.module:
+        try:
+            found = importlib.util.find_spec(args.script)
+        except ImportError:  # a dotted name whose package is missing
+            found = None
+        if found is None:
+            parser.error(f"-m {args.script}: no module of that name can be imported here")
+    elif not os.path.isfile(args.script):
+        parser.error(f"{args.script}: no such script")
     mode = "module" if args.module else "script"
     command = _mpiexec.rank_command(
         nprocs, ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args])
@@ -56,16 +69,22 @@ def build_command(argv: Optional[List[str]] = None):
 
 def main(argv: Optional[List[str]] = None) -> int:
     command, env = build_command(argv)
+    received = []
     with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
         env[JOB_DIR_VAR] = job_dir  # where the ranks mark their start-up (startup.py)
         job = _mpiexec.start_job(command, env)
 
         def forward(signum, frame):  # MPI's launcher stops every rank on SIGINT/SIGTERM
+            received.append(signum)
             job.send_signal(signum)
 
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, forward)
-        return job.wait()
+        status = job.wait()
+    if signal.SIGINT in received:
+        sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
+        return INTERRUPTED
+    return status
 
 
 if __name__ == "__main__":

@@ -95,3 +95,65 @@ def test_under_plain_mpiexec_a_rank_that_exits_while_a_peer_waits_ends_the_job(s
     assert result.returncode != 0, output
     assert "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job" in output
     assert time.monotonic() - start < 30, f"rank 0 waits with a 60 s timeout: it must be stopped\n{output}"
+
+
+def test_ranks_get_the_variables_torchrun_and_paddle_set():
+    result = launch(2, "environment.py", env={"HYDRA_PASSED": "kept", "RANK": "7"})
+    assert_ok(result, expect_lines=2)
+    lines = sorted(line for line in result.stdout.splitlines() if "environment OK" in line)
+    values = [dict(item.split("=", 1) for item in line.split()[2:]) for line in lines]
+    endpoints = values[0]["PADDLE_TRAINER_ENDPOINTS"].split(",")
+    assert len(endpoints) == 2 and len(set(endpoints)) == 2
+    for rank, seen in enumerate(values):
+        assert seen["RANK"] == seen["PADDLE_TRAINER_ID"] == seen["LOCAL_RANK"] == str(rank), seen
+        assert seen["WORLD_SIZE"] == seen["PADDLE_TRAINERS_NUM"] == seen["LOCAL_WORLD_SIZE"] == "2"
+        assert seen["PADDLE_CURRENT_ENDPOINT"] == endpoints[rank]
+        assert seen["MASTER_ADDR"] == "127.0.0.1" and seen["MASTER_PORT"].isdigit()
+        assert seen["HYDRA_PASSED"] == "kept", "MPI's own configuration passes through"
+
+
+def test_a_launcher_command_with_arguments():
+    mpiexec = rank_command(1, [])[0]
+    result = launch(2, "environment.py", env={"PYCOLL_MPIEXEC": f"{mpiexec} -genv PYCOLL_TEST_GENV yes"})
+    assert_ok(result, expect_lines=2)
+    assert result.stdout.count("PYCOLL_TEST_GENV=yes") == 2
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--nproc_per_node", "0", "x.py"], "--nproc_per_node 0: it must be at least 1"),
+    (["--nproc_per_node", "2", "no_such_script.py"], "no_such_script.py: no such script"),
+    (["-m", "no_such_package.module"], "-m no_such_package.module: no module of that name"),
+])
+def test_a_job_that_cannot_start_is_refused_before_any_rank_starts(argv, words):
+    result = run_python(["-m", "pycoll.launch", *argv])
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sys_exit_with_a_message_shows_it(tmp_path):
+    script = tmp_path / "say.py"
+    script.write_text("import os, sys\nif os.environ['RANK'] == '1':\n    sys.exit('the data is missing')\n")
+    result = launch(2, str(script))
+    assert result.returncode == 1 and "the data is missing" in result.stderr, result.stderr
+
+
+def test_ctrl_c_stops_the_job_with_status_130_and_no_tracebacks(tmp_path):
+    log = tmp_path / "output.txt"
+    argv = [sys.executable, "-m", "pycoll.launch", "--nproc_per_node", "2", str(RANKS_DIR / "failing.py"), "hang"]
+    with open(log, "w") as out:
+        launcher = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(started_pids(log.read_text())) < 2:
+            assert launcher.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        os.killpg(launcher.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+        launcher.wait(timeout=30)
+    finally:
+        if launcher.poll() is None:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait()
+    output = log.read_text()
+    assert launcher.returncode == 130, output
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
+    assert output.count("pycoll.launch: interrupted (Ctrl-C)") == 1, output

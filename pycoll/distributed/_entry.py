@@ -15,7 +15,10 @@ import types
 from typing import Callable
 
 from pycoll.distributed import _failure
-from pycoll.distributed.placement import launcher_rank
+from pycoll.distributed.placement import launcher_rank, rank_variables
+
+
+INTERRUPTED = 130  # a shell's status for a job stopped by Ctrl-C (128 + SIGINT)
 
 
 def _rank() -> int:
@@ -43,7 +46,10 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
         code = _failure.exit_code(exc)
         if not code:
             raise
-        text = f"rank {_rank()} exited with status {code}\n"
+        said = f"{exc.code}\n" if isinstance(exc.code, str) else ""  # sys.exit("message") prints it
+        text = f"{said}rank {_rank()} exited with status {code}\n"
+    except KeyboardInterrupt:  # Ctrl-C reached every rank: the launcher says it once
+        _failure.abort_job(INTERRUPTED)
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
     if quiet:
@@ -95,6 +101,7 @@ def _whole_lines() -> None:
 
 def main() -> None:
     _whole_lines()
+    os.environ.update(rank_variables())  # RANK, LOCAL_RANK, ... as torchrun and paddle set them
     mode, target, *args = sys.argv[1:]
     if mode == "script":
         run_script(target, args)

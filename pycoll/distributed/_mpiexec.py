@@ -4,8 +4,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
@@ -13,39 +15,62 @@ from typing import Dict, List, Mapping
 
 from pycoll._logging import logger
 
-# Variables through which a running MPI job talks to its launcher: a job started from inside
-# an MPI rank must not inherit them, or its ranks would join the outer job.
-_LAUNCHER_VARS = ("PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "MPIR_", "OMPI_")
+# Variables through which a running MPI job talks to its launcher (and the ones pycoll derives from
+# them for a rank): a job started from inside a rank must not inherit them, or its ranks would
+# join the outer job. MPI's own configuration (HYDRA_HOST_FILE, ...) passes through.
+_LAUNCHER_VARS = ("PMI_", "PMIX_", "MPI_LOCAL", "MPIR_", "OMPI_COMM_WORLD_", "OMPI_MCA_orte_")
+_RANK_VARS = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "PADDLE_TRAINER_ID",
+              "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS",
+              "PYCOLL_JOB_DIR"}
 # The variables through which OpenMP and the BLAS libraries NumPy may use are told their threads.
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
                "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
-def mpiexec_path() -> str:
-    """``PYCOLL_MPIEXEC``, else the ``mpiexec`` installed beside this Python, else the one on PATH."""
+def mpiexec_command() -> List[str]:
+    """``PYCOLL_MPIEXEC`` (a command, arguments allowed: ``"mpiexec -f hosts"``), else the
+    ``mpiexec`` installed beside this Python, else the one on PATH."""
     configured = os.environ.get("PYCOLL_MPIEXEC")
     if configured:
-        return configured
+        return shlex.split(configured)
     beside = os.pathsep.join({os.path.dirname(sys.executable), sysconfig.get_path("scripts")})
     found = shutil.which("mpiexec", path=beside) or shutil.which("mpiexec")
     if found is None:
         raise RuntimeError("mpiexec was not found beside this Python or on PATH; install the "
                            "`mpich` package (pip install mpich) or set PYCOLL_MPIEXEC")
-    return found
+    return [found]
 
 
 def rank_command(nprocs: int, argv: List[str]) -> List[str]:
     """The command that starts ``nprocs`` ranks, each running ``python argv...``."""
-    return [mpiexec_path(), "-n", str(nprocs), sys.executable, *argv]
+    return [*mpiexec_command(), "-n", str(nprocs), sys.executable, *argv]
 
 
 def job_environment(extra: Dict[str, str], nprocs: int = 1) -> Dict[str, str]:
-    """This process's environment without any outer MPI job's variables, plus ``extra``, plus
-    each of ``nprocs`` ranks' share of the cores (:func:`thread_share`)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS)}
+    """This process's environment without any outer MPI job's variables, plus each of
+    ``nprocs`` ranks' share of the cores (:func:`thread_share`), the job's meeting point
+    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``), and
+    ``extra``. Each rank derives its own variables (``RANK``, ...) from MPI's when it starts."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS) and k not in _RANK_VARS}
     env.update(thread_share(nprocs, env))
+    ports = free_ports(nprocs + 1)
+    env.setdefault("MASTER_ADDR", "127.0.0.1")
+    env.setdefault("MASTER_PORT", str(ports[0]))
+    env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"127.0.0.1:{p}" for p in ports[1:])
     env.update(extra)
     return env
+
+
+def free_ports(count: int) -> List[int]:
+    """``count`` distinct TCP ports free on this host just now."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 def usable_cores() -> int:
@@ -70,7 +95,7 @@ def thread_share(nprocs: int, env: Mapping[str, str]) -> Dict[str, str]:
         return {}
     cores = usable_cores()
     share = str(max(1, cores // nprocs))
-    logger.warning("pycoll: %d ranks share %d cores: each rank gets %s OpenMP/BLAS thread(s) "
+    logger.warning("%d ranks share %d cores: each rank gets %s OpenMP/BLAS thread(s) "
                    "(set OMP_NUM_THREADS to choose otherwise)", nprocs, cores, share)
     return {name: share for name in THREAD_VARS}
 

@@ -79,7 +79,7 @@ def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] =
     backend, seq = group.backend, group.seq
     blocking = None if backend.stream_ordered else blocking
     if debug:
-        logger.debug("pycoll: %s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())
+        logger.debug("%s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())
     try:
         if _all_agree(backend, _call_digest(fn, seq, arr, op, root, blocking), seq):
             return

@@ -57,7 +57,7 @@ def _finish_pending() -> None:
         try:
             drain(group)
         except CollectiveError as exc:
-            logger.error("pycoll: at exit, work still in flight on %s failed: %s", group.describe(), exc)
+            logger.error("at exit, work still in flight on %s failed: %s", group.describe(), exc)
 
 
 def _start_mpi(seconds: float) -> Group:
@@ -71,7 +71,7 @@ def _start_mpi(seconds: float) -> Group:
         raise RuntimeError(
             f"WORLD_SIZE={expected} but MPI started {comm.Get_size()} process(es): the cpu backend's "
             f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, srun)")
-    logger.info("pycoll: rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
+    logger.info("rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
                 MPI.Get_library_version().splitlines()[0].strip())
     return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup(), seconds), seconds)
 

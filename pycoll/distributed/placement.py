@@ -18,7 +18,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Union
+from typing import Dict, Mapping, Optional, Sequence, Union
 
 from pycoll._logging import logger
 
@@ -141,6 +141,24 @@ def placement() -> Placement:
     return mpi_placement(os.environ) if under_mpi() else env_placement(os.environ)
 
 
+def rank_variables(env: Mapping[str, str] = os.environ) -> Dict[str, str]:
+    """What other frameworks read to find a rank (torchrun's ``RANK``, ``WORLD_SIZE``,
+    ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``; paddle's ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``,
+    ``PADDLE_CURRENT_ENDPOINT``), from the MPI launcher's variables of a rank it started; set by
+    pycoll's rank wrapper before the user's code runs. Empty outside an MPI launcher."""
+    rank, world = first_int(MPI_RANK_VARS, env), first_int(MPI_SIZE_VARS, env)
+    if rank is None or world is None:
+        return {}
+    local = first_int(MPI_LOCAL_RANK_VARS, env)
+    local_world = first_int(MPI_LOCAL_SIZE_VARS, env)
+    found = {"RANK": rank, "WORLD_SIZE": world, "PADDLE_TRAINER_ID": rank, "PADDLE_TRAINERS_NUM": world,
+             "LOCAL_RANK": local, "LOCAL_WORLD_SIZE": local_world}
+    endpoints = env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",")
+    if len(endpoints) == world:
+        found["PADDLE_CURRENT_ENDPOINT"] = endpoints[rank]
+    return {k: str(v) for k, v in found.items() if v is not None}
+
+
 def local_world_size() -> int:
     """How many ranks the launcher started on this node (1 when it did not say)."""
     return first_int(LOCAL_SIZE_VARS) or 1
@@ -162,7 +180,7 @@ def backend_name(backend: Optional[str]) -> str:
     if not name:
         name = "nccl" if current_place()[0] == "gpu" else "cpu"
     if name == "nccl" and gpu_count() == 0:
-        logger.warning("pycoll: the nccl backend needs a visible GPU (with CuPy); none is usable "
+        logger.warning("the nccl backend needs a visible GPU (with CuPy); none is usable "
                        "here, so the cpu backend is used")
         name = "cpu"
     return name

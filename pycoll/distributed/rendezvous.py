@@ -143,7 +143,7 @@ def _separate_hosts_when_sharing_a_gpu(rank: int) -> None:
 
     if local_ranks > cupy.cuda.runtime.getDeviceCount() and not os.environ.get("NCCL_HOSTID"):
         os.environ["NCCL_HOSTID"] = f"pycoll-{os.uname().nodename}-rank{rank}"
-        logger.info("pycoll: %d ranks share this node's GPUs: NCCL_HOSTID=%s (NCCL's socket transport)",
+        logger.info("%d ranks share this node's GPUs: NCCL_HOSTID=%s (NCCL's socket transport)",
                     local_ranks, os.environ["NCCL_HOSTID"])
 
 
@@ -163,6 +163,6 @@ def make_nccl_world(timeout: float, bounded: Optional[Callable[[int, int], Conte
     uid = nccl_unique_id(where.rank, where.world, timeout)
     with bounded(where.rank, where.world) if bounded is not None else contextlib.nullcontext():
         backend = NCCLBackend.create(where.world, uid, where.rank, timeout)
-    logger.info("pycoll: rank %d of %d started (nccl backend on GPU %d, rendezvous via %s)",
+    logger.info("rank %d of %d started (nccl backend on GPU %d, rendezvous via %s)",
                 where.rank, where.world, device, where.via)
     return backend, where.rank, where.world

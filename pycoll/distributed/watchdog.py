@@ -101,7 +101,7 @@ class Watchdog:
                 failing = False
             except Exception:  # e.g. a CUDA error the main thread will meet too: say it once, go on
                 if not failing:
-                    logger.exception("pycoll: the watchdog's check failed")
+                    logger.exception("the watchdog's check failed")
                 failing = True
 
     def tick(self, now: float) -> None:
@@ -143,7 +143,7 @@ class Watchdog:
         waited = now - call.started
         if not call.warned and waited > self.stall_warn and still_waiting():
             call.warned = True
-            logger.warning("pycoll: %s on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails after %g s",
+            logger.warning("%s on %s has waited %.0f s (PYCOLL_STALL_WARN); it fails after %g s",
                            _label(call), group.describe(), waited, group.timeout)
         gone = self._departed(group)
         if gone and waited > _EXIT_GRACE_S and still_waiting():
