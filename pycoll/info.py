@@ -92,8 +92,10 @@ def _kernels() -> Dict[str, Any]:
 
 
 def collect() -> Dict[str, Any]:
-    """Everything ``python -m pycoll.info`` reports, as a dict."""
+    """Everything ``python -m pycoll.info`` reports, as a dict (each fact once: whether the
+    kernels were built is ``host_kernels``/``cuda_kernels``, ``kernels`` holds how)."""
     kernel_info = _kernels()
+    built = {key: bool(kernel_info.pop(key, False)) for key in ("host_kernels", "cuda_kernels")}
     cupy_info = _cupy_and_nccl()
     return {
         "pycoll": pycoll.__version__,
@@ -104,8 +106,7 @@ def collect() -> Dict[str, Any]:
         "nccl": cupy_info["nccl"],
         "nccl_missing": cupy_info["nccl_missing"],
         "kernels": kernel_info,
-        "host_kernels": bool(kernel_info.get("host_kernels")),
-        "cuda_kernels": bool(kernel_info.get("cuda_kernels")),
+        **built,
         "gpus": _gpus(),
     }
 
@@ -119,7 +120,7 @@ def _text(info: Dict[str, Any]) -> str:
         f"NCCL         {info['nccl'] or 'not available (' + info['nccl_missing'] + ')'}",
         f"kernels      host: {'yes' if info['host_kernels'] else 'no'}, "
         f"CUDA: {'yes' if info['cuda_kernels'] else 'no'}"
-        + "".join(f", {k}: {v}" for k, v in kernels.items() if k not in ("host_kernels", "cuda_kernels")),
+        + "".join(f", {k}: {v}" for k, v in kernels.items()),
         f"GPUs         {len(info['gpus'])}",
     ]
     lines += [f"  gpu {g['id']}: {g['name']}, {g['memory_gib']} GiB, sm {g['compute_capability']}"

@@ -11,6 +11,7 @@ def test_json_has_the_build_facts():
     assert {"cuda_kernels", "nccl", "mpi", "gpus", "host_kernels", "pycoll", "numpy"} <= set(info)
     assert isinstance(info["cuda_kernels"], bool) and isinstance(info["gpus"], list)
     assert info["host_kernels"] is True, "the host kernels are always built"
+    assert not {"host_kernels", "cuda_kernels"} & set(info["kernels"]), "each fact is said once"
     assert info["mpi"]["mpi4py"] and "MPICH" in info["mpi"]["library"]
     for gpu in info["gpus"]:
         assert {"id", "name", "memory_gib", "compute_capability"} <= set(gpu)
