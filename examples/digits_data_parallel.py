@@ -1,12 +1,17 @@
 """Data-parallel training of a digit classifier on scikit-learn's bundled digits (8x8 images).
 
+    pip install scikit-learn   # the digits come with it
     python -m pycoll.launch --nproc_per_node 2 examples/digits_data_parallel.py
 
 Every rank trains on its share of each batch (DistributedBatchSampler); DataParallel averages the
 gradients, so all ranks hold the same model. Rank 0 reports the held-out accuracy.
 """
 import numpy as np
-from sklearn.datasets import load_digits
+
+try:
+    from sklearn.datasets import load_digits
+except ImportError:
+    raise SystemExit("this example trains on scikit-learn's bundled digits: pip install scikit-learn") from None
 
 import pycoll
 import pycoll.distributed as dist

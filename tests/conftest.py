@@ -10,9 +10,14 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["fake_cupy"]  # the fake_cupy / nccl engine fixtures, for test_nccl and test_watchdog
+pytest_plugins = ["nccl_fixtures"]  # the CuPy stand-in and nccl engine fixtures of test_nccl, test_watchdog
 RANKS_DIR = Path(__file__).parent / "ranks"
-SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "examples"
+# The seed's examples live beside the checkout (../shared/seeds/examples); PYCOLL_SEED_EXAMPLES
+# points elsewhere. Their tests skip, saying so, where neither is found.
+SEEDS = Path(os.environ.get("PYCOLL_SEED_EXAMPLES")
+             or Path(__file__).resolve().parent.parent.parent / "shared" / "seeds" / "examples")
+SEEDS_MISSING = (f"the seed examples are not at {SEEDS}: run from a checkout beside ../shared, or set "
+                 f"PYCOLL_SEED_EXAMPLES to their folder")
 SEED_EXAMPLES = [  # the seed's examples translated to pycoll, and what each prints per rank
     ("ex1_spawn_dataparallel.py", "EX1 OK"), ("ex2_pylayer_no_sync.py", "EX2 OK"),
     ("ex3_no_sync.py", "EX3 OK"), ("ex4_state_dict.py", "EX4 OK"),

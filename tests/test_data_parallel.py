@@ -8,7 +8,7 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import SEED_EXAMPLES, SEEDS, assert_ok, launch, run_seed_example
+from conftest import SEED_EXAMPLES, SEEDS, SEEDS_MISSING, assert_ok, launch, run_seed_example
 from pycoll.io import DistributedBatchSampler
 from pycoll.parallel.buckets import assign_buckets
 
@@ -45,7 +45,7 @@ def test_digits_example_reaches_90_percent_on_two_ranks():
     assert accuracy >= 0.9, result.stdout
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=SEEDS_MISSING)
 @pytest.mark.parametrize("example, marker", SEED_EXAMPLES)
 def test_seed_examples_run_as_their_headers_say(example, marker, tmp_path):
     result = run_seed_example(example, tmp_path)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import SEED_EXAMPLES, SEEDS, assert_ok, launch, run_seed_example
+from conftest import SEED_EXAMPLES, SEEDS, SEEDS_MISSING, assert_ok, launch, run_seed_example
 
 pytestmark = pytest.mark.gpu
 GPU_ENV = {"PYCOLL_DEVICE": "gpu", "NCCL_SOCKET_IFNAME": "lo"}
@@ -26,7 +26,7 @@ def test_data_parallel_on_gpu_equals_the_cpu_run(mode):
     assert _checksums(gpu.stdout) == pytest.approx(_checksums(cpu.stdout), rel=1e-5)
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason="the seed examples live in ../shared/seeds/examples")
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=SEEDS_MISSING)
 @pytest.mark.parametrize("example, marker", SEED_EXAMPLES)
 def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):
     result = run_seed_example(example, tmp_path, env=GPU_ENV, timeout=300)

@@ -2,9 +2,9 @@
 
 Tests marked ``gpu`` run real NCCL (2 and 3 ranks sharing one GPU, as separate "hosts" through
 ``NCCL_HOSTID`` and the socket transport on ``lo``); they are skipped where no GPU is visible.
-The others run anywhere: they drive ``pycoll.backends.nccl`` against a recording stand-in for
-``cupy`` and ``cupy.cuda.nccl``, which checks which stream each call goes to, what is grouped,
-and what happens on errors, without a device.
+The others run anywhere: they drive ``pycoll.backends.nccl`` against the CuPy stand-in of
+host_cuda.py, whose log shows which stream each call goes to, what is grouped, and what happens
+on errors, without a device; or run the public collectives on ranks over that stand-in.
 """
 import os
 import subprocess
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import RANKS_DIR, assert_ok, launch
-from fake_cupy import CURRENT, SIDE, FakeArray, FakeComm
+from host_cuda import CURRENT, SIDE, Communicator, memory, zeros
 from pycoll import CollectiveError
 from pycoll.backends import nccl as engine
 from pycoll.backends.reduce_op import ReduceOp
@@ -74,7 +74,7 @@ def test_bfloat16_is_reducible_where_nccl_has_it(fake):
 
 
 def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
-    arr = FakeArray(10)
+    arr = zeros(10, np.float32)
     plan = backend.plan(np.dtype(np.float32), ReduceOp.SUM)
     assert backend.all_reduce(arr, plan, True) is None
     # ... followed by the event that tells the watchdog when it is complete
@@ -82,7 +82,7 @@ def test_blocking_all_reduce_is_enqueued_on_the_current_stream(backend, fake):
 
 
 def test_async_all_reduce_runs_on_the_side_stream_behind_the_current_one(backend, fake):
-    arr = FakeArray(10)
+    arr = zeros(10, np.float32)
     request = backend.all_reduce(arr, backend.plan(np.dtype(np.int64), ReduceOp.MAX), False)
     assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT),
                         ("allReduce", arr.data.ptr, arr.data.ptr, 10, 4, 2, SIDE), ("record", SIDE)]
@@ -95,7 +95,7 @@ def test_async_all_reduce_runs_on_the_side_stream_behind_the_current_one(backend
 
 
 def test_join_stream_makes_the_current_stream_wait(backend, fake):
-    request = backend.broadcast(FakeArray(3), 1, False)
+    request = backend.broadcast(zeros(3, np.float32), 1, False)
     fake.clear()
     request.join_stream()
     assert fake.log == [("check",), ("wait", CURRENT, SIDE)]
@@ -105,12 +105,12 @@ def test_join_stream_makes_the_current_stream_wait(backend, fake):
 @pytest.mark.parametrize("version, native", [(22703, True), (20907, False)])
 def test_avg_uses_ncclavg_or_divides_on_the_same_stream(fake, monkeypatch, version, native):
     fake.nccl.get_version = lambda: version
-    b = engine.NCCLBackend(FakeComm(fake), timeout=1)
+    b = engine.NCCLBackend(Communicator(fake), timeout=1)
     plan = b.plan(np.dtype(np.float16), ReduceOp.AVG)
     assert plan.op == (fake.nccl.NCCL_AVG if native else fake.nccl.NCCL_SUM)
     fake.clear()
-    b.all_reduce(FakeArray(4), plan, True)
-    b.all_reduce(FakeArray(4), plan, False)
+    b.all_reduce(zeros(4, np.float32), plan, True)
+    b.all_reduce(zeros(4, np.float32), plan, False)
     divides = fake.log.calls("divide")
     assert divides == ([] if native else [("divide", CURRENT, 2), ("divide", SIDE, 2)])
     if not native:  # the divide follows the reduction, before the completion event
@@ -120,17 +120,17 @@ def test_avg_uses_ncclavg_or_divides_on_the_same_stream(fake, monkeypatch, versi
 
 def test_reduce_divides_on_the_root_only(fake):
     fake.nccl.get_version = lambda: 20900
-    b = engine.NCCLBackend(FakeComm(fake, rank=1, size=3), timeout=1)
+    b = engine.NCCLBackend(Communicator(fake, rank=1, size=3), timeout=1)
     plan = b.plan(np.dtype(np.float32), ReduceOp.AVG)
-    b.reduce(FakeArray(2), 0, plan, True)
+    b.reduce(zeros(2, np.float32), 0, plan, True)
     assert not fake.log.calls("divide")
-    b.reduce(FakeArray(2), 1, plan, True)
+    b.reduce(zeros(2, np.float32), 1, plan, True)
     assert fake.log.calls("divide") == [("divide", CURRENT, 3)]
 
 
 def test_scatter_and_alltoall_are_grouped_sends_and_receives(fake):
-    b = engine.NCCLBackend(FakeComm(fake, rank=1, size=3), timeout=1)
-    out, send = FakeArray(4), FakeArray(12)
+    b = engine.NCCLBackend(Communicator(fake, rank=1, size=3), timeout=1)
+    out, send = zeros(4, np.float32), zeros(12, np.float32)
     fake.clear()
     b.scatter(out, send, 1, True)
     u8 = fake.nccl.NCCL_UINT8
@@ -141,14 +141,14 @@ def test_scatter_and_alltoall_are_grouped_sends_and_receives(fake):
     b.scatter(out, None, 0, True)  # not the root: one receive
     assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record"]
     fake.clear()
-    blocks = FakeArray(12)
+    blocks = zeros(12, np.float32)
     b.alltoall(blocks, send, True)
     assert fake.log.calls("send") == [("send", send.data.ptr + 16 * j, 16, u8, j, CURRENT) for j in range(3)]
     assert fake.log.calls("recv") == [("recv", blocks.data.ptr + 16 * j, 16, u8, j, CURRENT) for j in range(3)]
 
 
 def test_async_recv_waits_for_the_next_send_and_goes_with_it(backend, fake):
-    inbox, outbox = FakeArray(5), FakeArray(5)
+    inbox, outbox = zeros(5, np.float32), zeros(5, np.float32)
     request = backend.recv(inbox, 1, 7, False)
     assert fake.log == [("record", CURRENT), ("wait", SIDE, CURRENT)]  # nothing launched yet
     fake.clear()
@@ -162,34 +162,34 @@ def test_async_recv_waits_for_the_next_send_and_goes_with_it(backend, fake):
 
 
 def test_a_blocking_send_alone_runs_on_the_current_stream(backend, fake):
-    backend.send(FakeArray(2), 1, 7, True)
+    backend.send(zeros(2, np.float32), 1, 7, True)
     assert [c[0] for c in fake.log] == ["groupStart", "send", "groupEnd", "record"]
     assert fake.log[1][-1] == fake.log[3][1] == CURRENT
 
 
 def test_held_back_transfers_launch_on_test_and_before_collectives(backend, fake):
-    a, b = FakeArray(1), FakeArray(1)
+    a, b = zeros(1, np.float32), zeros(1, np.float32)
     r1 = backend.send(a, 1, 7, False)
     r2 = backend.recv(b, 1, 7, False)
     fake.clear()
     assert r2.test() is False  # launches both, as one group
     assert [c[0] for c in fake.log][:5] == ["groupStart", "send", "recv", "groupEnd", "record"]
     assert r1._event is r2._event
-    r3 = backend.recv(FakeArray(1), 1, 7, False)
+    r3 = backend.recv(zeros(1, np.float32), 1, 7, False)
     fake.clear()
-    backend.all_reduce(FakeArray(1), backend.plan(np.dtype(np.int32), ReduceOp.SUM), True)
+    backend.all_reduce(zeros(1, np.float32), backend.plan(np.dtype(np.int32), ReduceOp.SUM), True)
     assert [c[0] for c in fake.log] == ["groupStart", "recv", "groupEnd", "record", "allReduce", "record"]
     assert r3._event is not None
 
 
 def test_an_async_error_aborts_and_then_every_call_fails(backend, fake):
-    request = backend.all_gather(FakeArray(4), FakeArray(2), False)
+    request = backend.all_gather(zeros(4, np.float32), zeros(2, np.float32), False)
     backend.comm.async_error = RuntimeError("NCCL_ERROR_REMOTE_ERROR: remote process exited")
     with pytest.raises(CollectiveError, match=r"all_gather on the nccl communicator \(rank 0 of 2"):
         request.test()
     assert backend.comm.aborted
     with pytest.raises(CollectiveError, match="unusable.*remote process exited"):
-        backend.broadcast(FakeArray(1), 0, True)
+        backend.broadcast(zeros(1, np.float32), 0, True)
     fake.done = True  # aborted kernels end, and their events complete, without results
     with pytest.raises(CollectiveError, match="unusable"):
         request.test()
@@ -203,7 +203,7 @@ def test_a_failed_launch_is_a_collective_error(backend, fake):
 
     backend.comm.broadcast = boom
     with pytest.raises(CollectiveError, match="broadcast on the nccl communicator.*INVALID_ARGUMENT"):
-        backend.broadcast(FakeArray(1), 0, True)
+        backend.broadcast(zeros(1, np.float32), 0, True)
     assert backend.comm.aborted
 
 
@@ -231,30 +231,22 @@ def test_split_uses_comm_split(backend, fake):
 def test_split_without_comm_split_broadcasts_a_fresh_id(fake, member, key):
     """NCCL before 2.18.1: gather who joins, the new rank 0 broadcasts a new id, members build."""
     fake.nccl.get_version = lambda: 21703
-    parent = FakeComm(fake, rank=2, size=4)
+    parent = Communicator(fake, rank=2, size=4)
     b = engine.NCCLBackend(parent, timeout=1)
     table = np.array([[1, 5], [0, 0], [int(member), key], [1, 0]], np.int32)  # new order: 3, (2,) 0
     uid = bytes(range(7, 135))
-    arrays = {}
+    u8 = fake.nccl.NCCL_UINT8
 
-    def array(values):
-        arr = FakeArray(values.size, values.itemsize)
-        arr.values = values.copy()
-        arr.get = lambda: arr.values
-        arrays[arr.data.ptr] = arr
-        return arr
-
-    fake.cupy.asarray = array
-    fake.cupy.empty = lambda shape, dtype: array(np.zeros(shape, dtype))
-    parent.allGather = lambda sptr, optr, nbytes, dtype, stream: arrays[optr].values.__setitem__(slice(None), table)
+    def all_gather(sptr, optr, nbytes, dtype, stream):  # nbytes from each of the 4 ranks
+        memory(optr, 4 * nbytes, u8)[:] = table.view(np.uint8).ravel()
 
     def broadcast(sptr, rptr, nbytes, dtype, root, stream):
         assert root == 3, "the member with the lowest key is the new rank 0"
-        arrays[rptr].values[:] = np.frombuffer(uid, np.uint8)
+        memory(rptr, nbytes, u8)[:] = np.frombuffer(uid, np.uint8)
 
-    parent.broadcast = broadcast
+    parent.allGather, parent.broadcast = all_gather, broadcast
     built = []
-    fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or FakeComm(fake, rank, n)
+    fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or Communicator(fake, rank, n)
     fake.done = True
     sub = b.split(member, key, 1.0)
     assert not fake.log.calls("commSplit")
@@ -274,6 +266,7 @@ def test_unique_ids_and_communicators_across_cupy_versions(fake):
     fake.nccl.get_unique_id = lambda: tuple(b - 256 if b > 127 else b for b in raw)  # CuPy 13
     assert engine.new_unique_id() == raw
     uid = bytes(range(128, 256))
+    fake.nccl.NcclCommunicator = lambda n, commId, rank: ("comm", n, commId, rank)
     assert engine.new_communicator(2, uid, 1) == ("comm", 2, uid, 1)
 
     def old_cupy(n, commId, rank):  # CuPy 13: a tuple of signed chars
@@ -288,13 +281,13 @@ def test_unique_ids_and_communicators_across_cupy_versions(fake):
 
 
 def test_free_launches_held_back_transfers_then_destroys(backend, fake):
-    backend.send(FakeArray(1), 1, 7, False)
+    backend.send(zeros(1, np.float32), 1, 7, False)
     comm = backend.comm
     backend.free()
     assert comm.destroyed and fake.log.calls("send")
     backend.free()  # idempotent
     with pytest.raises(CollectiveError, match="freed"):
-        backend.all_gather(FakeArray(2), FakeArray(1), True)
+        backend.all_gather(zeros(2, np.float32), zeros(1, np.float32), True)
 
 
 def test_nccl_module_without_libnccl_says_what_to_install(fake):
@@ -311,7 +304,7 @@ HOST_CUPY = {**NCCL_ENV, "PYCOLL_TEST_HOST_CUPY": "1"}
 @pytest.mark.parametrize("nprocs, debug", [(2, "0"), (3, "0"), (2, "1")])
 def test_the_public_collectives_through_the_nccl_engine_on_host_memory(nprocs, debug):
     """The GPU worker's value checks, on ranks whose "CuPy" is host memory and whose NCCL calls
-    are carried out over MPI (tests/ranks/host_cupy.py): what pycoll hands NCCL is checked
+    are carried out over MPI (tests/host_cuda.py): what pycoll hands NCCL is checked
     by the values that come back; streams are not (see the gpu tests)."""
     result = launch(nprocs, "nccl_collectives.py", env={**HOST_CUPY, "PYCOLL_DEBUG": debug})
     assert_ok(result, expect_lines=nprocs)
@@ -322,6 +315,13 @@ def test_bad_input_through_the_nccl_engine_on_host_memory():
     assert_ok(launch(2, "bad_input_nccl.py", env=HOST_CUPY), expect_lines=2)
 
 
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_gather_alltoall_single_objects_and_batches_through_the_nccl_engine_on_host_memory(nprocs):
+    """gather and alltoall_single as grouped send/recv, the object collectives' bytes and a
+    batch of transfers as one NCCL group, checked by the values that come back."""
+    assert_ok(launch(nprocs, "more_collectives.py", env=HOST_CUPY), expect_lines=nprocs)
+
+
 # -- on a GPU --------------------------------------------------------------------------------
 
 
@@ -330,6 +330,12 @@ def test_bad_input_through_the_nccl_engine_on_host_memory():
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_every_collective_and_dtype_on_nccl_ranks_sharing_one_gpu(nprocs):
     assert_ok(launch(nprocs, "nccl_collectives.py", env=NCCL_ENV, timeout=600), expect_lines=nprocs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_gather_alltoall_single_objects_batches_and_stream_variants_on_a_gpu(nprocs):
+    assert_ok(launch(nprocs, "more_collectives.py", env=NCCL_ENV, timeout=300), expect_lines=nprocs)
 
 
 @pytest.mark.gpu

@@ -2,7 +2,7 @@
 
 Blocking calls (the MPI engine's, and set-up steps) are marked by the collective layer; the
 NCCL engine's enqueued calls are watched through their events, here against the recording
-stand-in for CuPy (``fake_cupy``). Ending the job is replaced by an exception carrying the exit
+CuPy stand-in (``host_cuda``). Ending the job is replaced by an exception carrying the exit
 code and the message; the live-job versions of these cases are in test_collectives/test_launch
 (CPU ranks) and test_nccl_failures (NCCL ranks, ``-m gpu``).
 """
@@ -12,7 +12,7 @@ import types
 import numpy as np
 import pytest
 
-from fake_cupy import FakeArray
+from host_cuda import zeros
 from pycoll import CollectiveError
 from pycoll.backends import nccl as engine
 from pycoll.backends.reduce_op import ReduceOp
@@ -101,7 +101,7 @@ def test_a_long_wait_is_warned_about_once(caplog):
         dog.tick(1.6)
         dog.tick(5.0)
     warnings = [r.getMessage() for r in caplog.records]
-    assert warnings == [f"pycoll: all_gather #7 on {WORLD} has waited 2 s (PYCOLL_STALL_WARN); "
+    assert warnings == [f"all_gather #7 on {WORLD} has waited 2 s (PYCOLL_STALL_WARN); "
                         f"it fails after 60 s"]
 
 
@@ -130,7 +130,7 @@ def world(backend):
 
 
 def all_reduce(backend, blocking=True, seq=0):
-    arr = FakeArray(8)
+    arr = zeros(8, np.float32)
     return backend.all_reduce(arr, backend.plan(np.dtype(np.float32), ReduceOp.SUM), blocking, seq)
 
 
@@ -151,9 +151,9 @@ def test_the_oldest_unfinished_call_is_the_one_timed(world, fake):
     backend = world.backend
     for seq in (1, 2, 3):
         all_reduce(backend, seq=seq)
-    fake.finished.add(id(backend._in_flight[0].event))
+    backend._in_flight.calls[0].event.fired = True
     call = backend.stalled_call()
-    assert call.seq == 2 and len(backend._in_flight) == 2  # the finished call was dropped
+    assert call.seq == 2 and len(backend._in_flight.calls) == 2  # the finished call was dropped
     fake.done = True
     assert backend.stalled_call() is None
     dog = Watchdog(groups=lambda: [world])
@@ -164,7 +164,7 @@ def test_completed_calls_do_not_pile_up_without_a_watchdog(backend, fake):
     fake.done = True
     for _ in range(1000):
         all_reduce(backend)
-    assert len(backend._in_flight) <= engine._PRUNE_AT + 1
+    assert len(backend._in_flight.calls) <= engine.PRUNE_AT + 1
     assert backend.stalled_call() is None
 
 
@@ -172,7 +172,7 @@ def test_a_call_that_completes_before_the_decision_is_spared(world, fake):
     all_reduce(world.backend)
     call = world.backend.stalled_call()
     dog = Watchdog(groups=lambda: [world])
-    fake.finished.add(id(call.event))  # completes between the sampling and the check
+    call.event.fired = True  # completes between the sampling and the check
     dog._check(world, call, call.started + 10.0, lambda: not call.done)
     assert not world.backend.comm.aborted
 
@@ -215,7 +215,7 @@ def test_an_enqueued_call_is_warned_about_once(world, fake, caplog):
         for dt in (0.4, 0.6, 0.8, 3.0):
             dog.tick(call.started + dt)
     assert [r.getMessage() for r in caplog.records] == [
-        f"pycoll: all_reduce #9 on {WORLD} has waited 1 s (PYCOLL_STALL_WARN); it fails after 100 s"]
+        f"all_reduce #9 on {WORLD} has waited 1 s (PYCOLL_STALL_WARN); it fails after 100 s"]
 
 
 def test_destroyed_groups_are_skipped_and_cpu_groups_have_nothing_enqueued(world, fake):

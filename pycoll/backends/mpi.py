@@ -19,7 +19,7 @@ from typing import Callable, List, Optional, Sequence
 import numpy as np
 from mpi4py import MPI
 
-from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, not_a_reduce_op, op_name, plan_error
+from pycoll.backends.reduce_op import Plans, ReduceOp, is_reduce_op, not_a_reduce_op, op_name
 
 MPI_TYPES = {
     np.dtype(np.int8): MPI.INT8_T,
@@ -109,7 +109,9 @@ class MPIBackend:
     xp = np  # the array module this engine moves
     stream_ordered = False
     device = None  # host memory
-    _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
+    _plans = Plans(reduction_error, Reduction)  # shared by all communicators
+    plan = _plans.get  # how to reduce (dtype, op); ValueError/TypeError saying why it cannot
+    can_reduce = _plans.can
 
     def __init__(self, comm: MPI.Comm, timeout: float):
         self.comm = comm
@@ -117,19 +119,6 @@ class MPIBackend:
         self.size = comm.Get_size()
         self.timeout = float(timeout)
 
-    def plan(self, dtype: np.dtype, op: int) -> Reduction:
-        """How to reduce ``dtype`` with ``op``; ValueError/TypeError saying why it cannot."""
-        try:
-            return self._reductions[(dtype, op)]
-        except (KeyError, TypeError):  # TypeError: an unhashable op
-            why = reduction_error(dtype, op)
-            if why is not None:
-                raise plan_error(op, why) from None
-            plan = self._reductions[(dtype, op)] = Reduction(dtype, op)
-            return plan
-
-    def can_reduce(self, dtype: np.dtype, op: int) -> bool:
-        return reduction_error(dtype, op) is None
 
     @staticmethod
     def _start(request: MPI.Request, then: Optional[Callable[[], None]] = None) -> MPIRequest:

@@ -24,240 +24,38 @@ next send/receive as one NCCL group (``groupStart()``/``groupEnd()``), or when i
 tested or joined, or before the next collective on this communicator, whichever comes first.
 NCCL has no tags: between two ranks, messages match in the order they are issued.
 
-Watching. Nothing here waits on the host, so a peer that never joins shows as a hang at the
-user's next synchronize. Every enqueued call is therefore recorded with an event behind it; the
-watchdog thread (``pycoll.distributed.watchdog``) asks ``stalled_call()`` for the oldest call
-whose event has not fired and ``async_error()`` for NCCL's asynchronous errors, and aborts the
-communicator when a call is overdue, as torch's NCCL watchdog does.
+Watching. Every enqueued call is recorded with an event behind it, for the watchdog thread
+(see :mod:`pycoll.backends.nccl_calls`).
 
 Arrays must be C-contiguous CuPy arrays on this communicator's device, already validated by
 the caller. Arrays used by a non-blocking call are kept alive by its request until it is done.
-Importing this module imports nothing from CuPy; CuPy is imported when first needed.
+CuPy comes through :mod:`pycoll.backends.cuda_api`: importing this module imports nothing from
+CuPy. NCCL's tables, plans, communicators and splits are in :mod:`pycoll.backends.nccl_comm`.
 """
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
-from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, not_a_reduce_op, op_name, plan_error
+from pycoll.backends.cuda_api import cuda
+from pycoll.backends.nccl_calls import PRUNE_AT, InFlight, Launched, NCCLRequest
+from pycoll.backends.nccl_comm import (NCCL_OPS, NCCL_TYPES, UNIQUE_ID_BYTES, Reduction, Transfer,
+                                       launch_group, new_communicator, new_unique_id, nccl_module,
+                                       reducible_dtypes, reduction_error, split_communicator,
+                                       split_order)
+from pycoll.backends.reduce_op import Plans
 
-UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES
-DEFAULT_TIMEOUT_S = 1800.0
-_NO_COLOR = -1  # NCCL_SPLIT_NOCOLOR: this rank joins no communicator of a split
+__all__ = [  # the engine, and the names other modules import from here
+    "NCCLBackend", "NCCLRequest", "Launched", "PRUNE_AT", "nccl_module", "new_unique_id",
+    "new_communicator", "split_order", "reduction_error", "reducible_dtypes", "launch_group",
+    "Transfer", "NCCL_TYPES", "NCCL_OPS", "UNIQUE_ID_BYTES",
+]
+
 _POLL_S = 50e-6
-_NATIVE_AVG_VERSION = 21000  # ncclAvg arrived in NCCL 2.10
-_COMM_SPLIT_VERSION = 21801  # ncclCommSplit arrived in NCCL 2.18.1
-_PRUNE_AT = 64  # watched calls kept before the enqueuing thread drops the completed ones itself
-
-# dtype name -> (NCCL datatype constant, NCCL elements per array element)
-NCCL_TYPES = {
-    "int8": ("NCCL_INT8", 1),
-    "uint8": ("NCCL_UINT8", 1),
-    "int32": ("NCCL_INT32", 1),
-    "uint32": ("NCCL_UINT32", 1),
-    "int64": ("NCCL_INT64", 1),
-    "uint64": ("NCCL_UINT64", 1),
-    "float16": ("NCCL_FLOAT16", 1),
-    "bfloat16": ("NCCL_BFLOAT16", 1),  # ml_dtypes.bfloat16, where CuPy and NCCL have it
-    "float32": ("NCCL_FLOAT32", 1),
-    "float64": ("NCCL_FLOAT64", 1),
-    "complex64": ("NCCL_FLOAT32", 2),
-    "complex128": ("NCCL_FLOAT64", 2),
-}
-NCCL_OPS = {
-    ReduceOp.SUM: "NCCL_SUM",
-    ReduceOp.MAX: "NCCL_MAX",
-    ReduceOp.MIN: "NCCL_MIN",
-    ReduceOp.PROD: "NCCL_PROD",
-    ReduceOp.AVG: "NCCL_AVG",
-}
-
-_module: Any = None
-
-
-def nccl_module() -> Any:
-    """``cupy.cuda.nccl``, imported on first use; RuntimeError when libnccl cannot be loaded."""
-    global _module
-    if _module is None:
-        from cupy.cuda import nccl
-
-        if not nccl.available:
-            raise RuntimeError(
-                "the nccl backend needs NCCL, but cupy.cuda.nccl could not load libnccl; install "
-                "the NCCL wheel matching your CuPy (pip install nvidia-nccl-cu12 / nvidia-nccl-cu13)")
-        _module = nccl
-    return _module
-
-
-def _has(constant: str) -> bool:
-    """Whether the installed ``cupy.cuda.nccl`` defines ``constant`` (False without NCCL)."""
-    try:
-        return hasattr(nccl_module(), constant)
-    except Exception:
-        return False
-
-
-def reducible_dtypes() -> List[str]:
-    return [name for name, (const, _) in NCCL_TYPES.items() if name != "bfloat16" or _has(const)]
-
-
-def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
-    """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
-    if not is_reduce_op(op):
-        return not_a_reduce_op(op)
-    entry = NCCL_TYPES.get(dtype.name)
-    if entry is None or (dtype.name == "bfloat16" and not _has(entry[0])):
-        return (f"dtype {dtype} cannot be reduced by the nccl backend; "
-                f"reducible dtypes: {', '.join(reducible_dtypes())}")
-    if dtype.kind == "c":
-        if op in (ReduceOp.MAX, ReduceOp.MIN):
-            return f"{op_name(op)} is not defined for complex dtype {dtype}"
-        if op == ReduceOp.PROD:
-            return (f"ReduceOp.PROD of complex dtype {dtype} is not supported by the nccl backend: "
-                    f"NCCL would multiply real and imaginary parts separately, not as complex numbers")
-    if op == ReduceOp.AVG and dtype.kind not in "fc" and dtype.name != "bfloat16":  # ml_dtypes: kind "V"
-        return f"ReduceOp.AVG needs a floating or complex dtype, got {dtype}"
-    return None
-
-
-def _native_avg() -> bool:
-    nccl = nccl_module()
-    return hasattr(nccl, "NCCL_AVG") and nccl.get_version() >= _NATIVE_AVG_VERSION
-
-
-class Reduction:
-    """How to run one (dtype, op) reduction: NCCL datatype and op, element factor, and whether
-    the average is a sum followed by a divide (NCCL before 2.10)."""
-
-    __slots__ = ("datatype", "op", "factor", "average")
-
-    def __init__(self, dtype: np.dtype, op: int):
-        nccl = nccl_module()
-        type_name, self.factor = NCCL_TYPES[dtype.name]
-        self.datatype = getattr(nccl, type_name)
-        self.average = op == ReduceOp.AVG and not _native_avg()
-        self.op = nccl.NCCL_SUM if self.average else getattr(nccl, NCCL_OPS[op])
-
-
-# -- unique ids and communicators ---------------------------------------------------------
-def new_unique_id() -> bytes:
-    """A fresh NCCL unique id as bytes (CuPy 14 returns bytes, earlier CuPy a tuple of chars)."""
-    uid = nccl_module().get_unique_id()
-    return uid if isinstance(uid, bytes) else bytes(b & 0xFF for b in uid)
-
-
-def new_communicator(nranks: int, uid: bytes, rank: int) -> Any:
-    """``NcclCommunicator(nranks, uid, rank)`` on the current device; collective, blocking."""
-    if len(uid) != UNIQUE_ID_BYTES:
-        raise ValueError(f"uid has {len(uid)} bytes; an NCCL unique id has {UNIQUE_ID_BYTES}")
-    Communicator = nccl_module().NcclCommunicator
-    try:
-        return Communicator(nranks, uid, rank)
-    except TypeError:  # CuPy before 14 takes the id as a tuple of (signed) chars
-        return Communicator(nranks, tuple(b - 256 if b > 127 else b for b in uid), rank)
-
-
-def split_order(table: np.ndarray) -> List[int]:
-    """The parent ranks of a split's members in new-rank order, from the gathered ``table``
-    (row r: parent rank r's ``[member, key]``): by key, then parent rank, as ncclCommSplit does."""
-    return [r for _, r in sorted((int(key), r) for r, (member, key) in enumerate(table) if member)]
-
-
-# A point-to-point transfer inside an NCCL group: (is_send, device pointer, bytes, peer).
-Transfer = Tuple[bool, int, int, int]
-
-def launch_group(comm: Any, transfers: Sequence[Transfer], stream: int) -> None:
-    """Enqueue ``transfers`` (bytes) on ``stream`` as one NCCL group (``groupStart``/``groupEnd``)."""
-    nccl = nccl_module()
-    u8 = nccl.NCCL_UINT8
-    nccl.groupStart()
-    try:
-        for is_send, ptr, nbytes, peer in transfers:
-            if is_send:
-                comm.send(ptr, nbytes, u8, peer, stream)
-            else:
-                comm.recv(ptr, nbytes, u8, peer, stream)
-    finally:
-        nccl.groupEnd()
-
-
-# -- requests -------------------------------------------------------------------------------
-class NCCLRequest:
-    """A non-blocking call: ``test()`` polls it, ``join_stream()`` hands it to the current stream.
-
-    A held-back send/receive (see the module notes) is launched by the first ``test()`` or
-    ``join_stream()``. Both raise :class:`pycoll.CollectiveError` when NCCL reports an error on
-    the communicator (which is then aborted).
-    """
-
-    __slots__ = ("_backend", "_name", "_seq", "_event", "_keep")
-
-    def __init__(self, backend: "NCCLBackend", name: str, seq: int, event: Any, keep: Tuple[Any, ...]):
-        self._backend = backend
-        self._name, self._seq = name, seq
-        self._event = event  # None while a held-back send/receive waits for its launch
-        self._keep: Optional[Tuple[Any, ...]] = keep  # None once done
-
-    def _launched(self, event: Any) -> None:
-        self._event = event
-
-    def _started(self) -> Any:
-        if self._event is None:
-            self._backend._flush(self._name, self._seq)
-        return self._event
-
-    def test(self, start: bool = True) -> bool:
-        """True once the call is complete (its results are in place); a held-back transfer is
-        launched first, unless ``start`` is False (it then counts as incomplete)."""
-        if self._keep is None:
-            return True
-        if self._event is None and not start:
-            return False
-        self._backend._usable(self._name)  # after an abort, events complete without results
-        if self._started().done:
-            self._keep = None
-            return True
-        self._backend._check(self._name)
-        return False
-
-    def join_stream(self) -> bool:
-        """Make the current stream wait for the call; later work on it sees the results.
-
-        Returns (True) without waiting on the host; the request counts as complete afterwards.
-        """
-        if self._keep is None:
-            return True
-        event = self._started()
-        self._backend._check(self._name)
-        self._backend._current().wait_event(event)
-        self._keep = None
-        return True
-
-
-class Launched:
-    """A call enqueued on the communicator's streams: what it was, when, and the event behind it.
-
-    ``seq`` is the caller's number for the call (0 for an engine used directly);
-    ``warned`` is set by the watchdog once it has logged a stall warning for this call.
-    """
-
-    __slots__ = ("name", "seq", "started", "event", "warned")
-
-    def __init__(self, name: str, seq: int, event: Any):
-        self.name, self.seq, self.event = name, seq, event
-        self.started = time.monotonic()
-        self.warned = False
-
-    @property
-    def done(self) -> bool:
-        return self.event.done
-
 
 
 class NCCLBackend:
@@ -265,56 +63,38 @@ class NCCLBackend:
 
     name = "nccl"
     stream_ordered = True
-    reduction_error = staticmethod(reduction_error)  # TEMPORARY: the bench's runner reads it
-    _reductions: dict = {}  # (dtype, op) -> Reduction, shared by all communicators
+    _plans = Plans(reduction_error, Reduction)  # shared by all communicators
+    plan = _plans.get  # how to reduce (dtype, op); ValueError/TypeError saying why it cannot
+    can_reduce = _plans.can
 
-    def __init__(self, comm: Any, timeout: float = DEFAULT_TIMEOUT_S):
+    def __init__(self, comm: Any, timeout: float):
         """Wrap ``comm`` (a ``cupy.cuda.nccl.NcclCommunicator``); ``timeout`` bounds the host
         waits of ``barrier`` and ``split``."""
-        import cupy
-
+        self._cuda = cuda()
         self.comm = comm
         self.rank = comm.rank_id()
         self.size = comm.size()
         self.device = comm.device_id()
         self.timeout = float(timeout)
-        self._cupy = cupy
-        self.xp = cupy  # the array module this engine moves
-        self._current = cupy.cuda.get_current_stream
-        with cupy.cuda.Device(self.device):
-            self._stream = cupy.cuda.Stream(non_blocking=True)
+        self.xp = self._cuda.xp  # the array module this engine moves
+        self._current = self._cuda.current_stream
+        self._stream = self._cuda.new_stream(self.device)
         self._bytes = nccl_module().NCCL_UINT8
         self._pending: List[Tuple[Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
-        self._in_flight: Deque[Launched] = deque()  # oldest first; shared with the watchdog thread
-        self._in_flight_lock = threading.Lock()  # held while dropping completed calls
+        self._in_flight = InFlight()  # shared with the watchdog thread
 
     @classmethod
     def create(cls, nranks: int, uid: bytes, rank: int,
-               timeout: float = DEFAULT_TIMEOUT_S) -> "NCCLBackend":
+               timeout: float) -> "NCCLBackend":
         """A backend over a new communicator (collective over the ``nranks`` ranks sharing ``uid``)."""
         return cls(new_communicator(nranks, uid, rank), timeout)
 
-    def plan(self, dtype: np.dtype, op: int) -> Reduction:
-        """How to reduce ``dtype`` with ``op``; ValueError/TypeError saying why it cannot."""
-        try:
-            return self._reductions[(dtype, op)]
-        except (KeyError, TypeError):  # TypeError: an unhashable op
-            why = reduction_error(dtype, op)
-            if why is not None:
-                raise plan_error(op, why) from None
-            plan = self._reductions[(dtype, op)] = Reduction(dtype, op)
-            return plan
-
-    def can_reduce(self, dtype: np.dtype, op: int) -> bool:
-        return reduction_error(dtype, op) is None
 
     # -- machinery -----------------------------------------------------------------------
     def _event(self, stream: Any) -> Any:
-        event = self._cupy.cuda.Event(block=False, disable_timing=True)
-        event.record(stream)
-        return event
+        return self._cuda.record(stream)
 
     def _usable(self, name: str) -> None:
         if self._broken is not None:
@@ -324,7 +104,7 @@ class NCCLBackend:
         """Mark the communicator broken, abort it (releasing stuck kernels), and describe why."""
         message = (f"{name} on the nccl communicator (rank {self.rank} of {self.size}, "
                    f"device {self.device}) failed: {exc}")
-        logger.error("pycoll: %s; aborting the communicator", message)
+        logger.error("%s; aborting the communicator", message)
         self.abort()
         self._broken = f"the nccl communicator is unusable: {message}"
         return CollectiveError(message)
@@ -337,8 +117,10 @@ class NCCLBackend:
         except Exception as exc:
             raise self._fail(name, exc) from exc
 
-    def _host_wait(self, event: Any, name: str) -> None:
-        """Wait on the host for ``event``, watching for NCCL errors, at most ``timeout`` seconds."""
+    def _host_wait(self, name: str, stream: Any = None) -> None:
+        """Wait on the host for the work queued so far on ``stream`` (default: the current
+        one), watching for NCCL errors, at most ``timeout`` seconds."""
+        event = self._event(self._current() if stream is None else stream)
         deadline = time.monotonic() + self.timeout
         while not event.done:
             self._check(name)
@@ -354,30 +136,12 @@ class NCCLBackend:
                 raise
             raise self._fail(name, exc) from exc
 
-    def _watch(self, name: str, seq: int, event: Any) -> None:
-        """Record an enqueued call for the watchdog; ``event`` fires once it is complete."""
-        self._in_flight.append(Launched(name, seq, event))
-        if len(self._in_flight) > _PRUNE_AT:
-            self._drop_completed()
-
-    def _drop_completed(self) -> None:
-        """Forget the oldest calls that have completed. Appending needs no lock (a deque's
-        appends and pops are thread-safe); the lock keeps two threads from dropping at once."""
-        with self._in_flight_lock:
-            launched = self._in_flight
-            while launched and launched[0].event.done:
-                launched.popleft()
-
     def stalled_call(self) -> Optional[Launched]:
         """The oldest enqueued call that has not completed, or None. For the watchdog thread:
         it makes the communicator's device current in the calling thread first (a thread's
         first CUDA call would otherwise open a context on device 0)."""
-        self._cupy.cuda.runtime.setDevice(self.device)
-        self._drop_completed()
-        try:
-            return self._in_flight[0]
-        except IndexError:
-            return None
+        self._cuda.set_device(self.device)
+        return self._in_flight.oldest()
 
     def async_error(self) -> Optional[str]:
         """NCCL's asynchronous error on the communicator, as text, or None; for the watchdog
@@ -404,7 +168,7 @@ class NCCLBackend:
             self._enqueue(name, launch, current)
             if then is not None:
                 then()
-            self._watch(name, seq, self._event(current))
+            self._in_flight.add(name, seq, self._event(current))
             return None
         side = self._stream
         side.wait_event(self._event(current))
@@ -413,7 +177,7 @@ class NCCLBackend:
             with side:
                 then()
         done = self._event(side)
-        self._watch(name, seq, done)
+        self._in_flight.add(name, seq, done)
         return NCCLRequest(self, name, seq, done, keep)
 
     def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
@@ -434,7 +198,7 @@ class NCCLBackend:
         if not pending:
             if extra is not None:
                 self._enqueue(name, self._group([extra]), current)
-                self._watch(name, seq, self._event(current))
+                self._in_flight.add(name, seq, self._event(current))
             return
         side = self._stream
         transfers = [transfer for transfer, _ in pending]
@@ -443,16 +207,16 @@ class NCCLBackend:
             transfers.append(extra)
         self._enqueue(name, self._group(transfers), side)
         done = self._event(side)
-        self._watch(name, seq, done)
+        self._in_flight.add(name, seq, done)
         for _, request in pending:
-            request._launched(done)
+            request.launched(done)
         if extra is not None:
             current.wait_event(done)
 
     def _average(self, arr: Any, plan: Reduction) -> Optional[Callable[[], None]]:
         if not plan.average:
             return None
-        divide, size = self._cupy.divide, self.size
+        divide, size = self.xp.divide, self.size
         return lambda: divide(arr, size, out=arr)
 
     # -- reductions ----------------------------------------------------------------------
@@ -511,6 +275,30 @@ class NCCLBackend:
             transfers.append((False, obase + peer * nbytes, nbytes, peer))
         return self._run("alltoall", seq, blocking, self._group(transfers), (out, send))
 
+    def alltoallv(self, out: Any, send: Any, send_bytes: Sequence[int], recv_bytes: Sequence[int],
+                  blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
+        """Block j of ``send`` (``send_bytes[j]`` bytes) goes to rank j; block i of ``out``
+        (``recv_bytes[i]`` bytes) comes from rank i; blocks are packed in rank order. Empty
+        blocks are not sent (each side knows its own are empty)."""
+        transfers: List[Transfer] = []
+        for is_send, base, sizes in ((True, send.data.ptr, send_bytes), (False, out.data.ptr, recv_bytes)):
+            offset = 0
+            for peer, nbytes in enumerate(sizes):
+                if nbytes:
+                    transfers.append((is_send, base + offset, nbytes, peer))
+                offset += nbytes
+        return self._run("alltoallv", seq, blocking, self._group(transfers), (out, send))
+
+    def gather(self, out: Optional[Any], arr: Any, root: int, blocking: bool,
+               seq: int = 0) -> Optional[NCCLRequest]:
+        """On ``root``, ``out`` receives ``size`` blocks of ``arr.nbytes``, block i from rank i."""
+        nbytes = arr.nbytes
+        transfers: List[Transfer] = [(True, arr.data.ptr, nbytes, root)]
+        if self.rank == root:
+            base = out.data.ptr
+            transfers += [(False, base + i * nbytes, nbytes, i) for i in range(self.size)]
+        return self._run("gather", seq, blocking, self._group(transfers), (out, arr))
+
     def _p2p(self, name: str, seq: int, transfer: Transfer, arr: Any,
              blocking: bool) -> Optional[NCCLRequest]:
         self._usable(name)
@@ -534,60 +322,34 @@ class NCCLBackend:
         """A one-element all_reduce; blocking, the host then waits for the current stream
         (bounded by ``timeout``, watching for NCCL errors)."""
         if self._token is None:
-            with self._cupy.cuda.Device(self.device):
-                self._token = self._cupy.zeros(1, np.int32)
+            with self._cuda.on_device(self.device):
+                self._token = self.xp.zeros(1, np.int32)
         token, comm, nccl = self._token, self.comm, nccl_module()
         ptr = token.data.ptr
         request = self._run("barrier", seq, blocking,
                             lambda s: comm.allReduce(ptr, ptr, 1, nccl.NCCL_INT32, nccl.NCCL_SUM, s),
                             (token,))
         if blocking:
-            self._host_wait(self._event(self._current()), "barrier")
+            self._host_wait("barrier")
         return request
 
     # -- communicators -------------------------------------------------------------------
     def split(self, member: bool, key: int, timeout: float) -> Optional["NCCLBackend"]:
-        """Collective over this communicator: members get a backend on a new sub-communicator.
-
-        Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+); otherwise the
-        members' layout is all-gathered, the new rank 0 makes a unique id and broadcasts it
-        over this communicator, and the members build the new communicator from it. Either
-        way the new ranks are ordered by ``key``, then by rank here.
-        """
+        """Collective over this communicator: members get a backend on a new sub-communicator,
+        whose ranks are ordered by ``key``, then by rank here (see :func:`split_communicator`)."""
         self._usable("split")
         if self._pending:
             self._flush("split", 0)
         # ncclCommSplit may deadlock with operations in flight: let them finish first
-        self._host_wait(self._event(self._stream), "split")
-        self._host_wait(self._event(self._current()), "split")
+        self._host_wait("split", self._stream)
+        self._host_wait("split")
         try:
-            if hasattr(self.comm, "commSplit") and nccl_module().get_version() >= _COMM_SPLIT_VERSION:
-                comm = self.comm.commSplit(0 if member else _NO_COLOR, key)
-            else:
-                comm = self._split_by_broadcast(member, key)
+            comm = split_communicator(self, member, key, lambda: self._host_wait("split"))
         except CollectiveError:
             raise
         except Exception as exc:
             raise self._fail("split", exc) from exc
         return NCCLBackend(comm, timeout) if member else None
-
-    def _split_by_broadcast(self, member: bool, key: int) -> Any:
-        cupy = self._cupy
-        mine = cupy.asarray(np.array([int(member), key], np.int32))
-        table = cupy.empty((self.size, 2), np.int32)
-        self.all_gather(table, mine, True)
-        self._host_wait(self._event(self._current()), "split")
-        order = split_order(table.get())
-        root = order[0]
-        if self.rank == root:
-            uid = cupy.asarray(np.frombuffer(new_unique_id(), np.uint8))
-        else:
-            uid = cupy.empty(UNIQUE_ID_BYTES, np.uint8)
-        self.broadcast(uid, root, True)
-        self._host_wait(self._event(self._current()), "split")
-        if not member:
-            return None
-        return new_communicator(len(order), uid.get().tobytes(), order.index(self.rank))
 
     def abort(self) -> None:
         """Abort the communicator (``ncclCommAbort``): its kernels stop and its calls fail.

@@ -1,9 +1,13 @@
 """Bad input on NCCL ranks: each call raises on the calling rank, naming the argument, before
 anything is sent, and the job goes on (the CPU backend's table is in test_api.py). Runs without
-a GPU on host_cupy.py when PYCOLL_TEST_HOST_CUPY=1."""
-import host_cupy
+a GPU on tests/host_cuda.py when PYCOLL_TEST_HOST_CUPY=1."""
+import os
+import sys
 
-host_cupy.install_if_asked()  # noqa: E402 (before CuPy is imported)
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: host_cuda
+import host_cuda  # noqa: E402
+
+host_cuda.install_if_asked()  # before CuPy is imported
 import cupy  # noqa: E402
 import numpy as np  # noqa: E402
 from expect import expect  # noqa: E402

@@ -8,7 +8,7 @@ Two modes:
 
 Several ranks share one GPU: each gets its own ``NCCL_HOSTID`` (set below, before NCCL starts),
 so NCCL treats them as separate hosts and uses its socket transport on ``NCCL_SOCKET_IFNAME=lo``.
-With ``PYCOLL_TEST_HOST_CUPY=1`` the public-API mode runs without a GPU on ``host_cupy.py``
+With ``PYCOLL_TEST_HOST_CUPY=1`` the public-API mode runs without a GPU on ``tests/host_cuda.py``
 (host memory, NCCL calls carried out over MPI), leaving out what needs real streams.
 The value checks are shared with the cpu worker (collective_checks.py).
 """
@@ -16,10 +16,11 @@ import os
 import sys
 
 os.environ["NCCL_HOSTID"] = "pycoll-rank-" + (os.environ.get("PMI_RANK") or os.environ.get("RANK", "0"))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: host_cuda
 
-import host_cupy  # noqa: E402
+import host_cuda  # noqa: E402
 
-HOST = host_cupy.install_if_asked()
+HOST = host_cuda.install_if_asked()
 import cupy  # noqa: E402
 import numpy as np  # noqa: E402
 
