@@ -1,0 +1,117 @@
+"""The reducer's state machine in one process (a world of one, where every all-reduce is a copy):
+bucket assignment, launches strictly in bucket order whatever order gradients become ready in,
+the rebuild from the first step's ready order, unused parameters, and no_sync. The multi-rank
+behaviour (averages equal to one process's) is in test_data_parallel."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+from pycoll.parallel import reducer as reducer_module
+from pycoll.parallel.reducer import Reducer
+
+FLOAT_BYTES = 4
+
+
+@pytest.fixture
+def world():
+    group = dist.init_parallel_env()
+    yield group
+    dist.destroy_process_group()
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The buffers the reducer hands to all_reduce, in order (the call still runs)."""
+    seen = []
+    real = dist.all_reduce
+
+    def recording(tensor, *args, **kwargs):
+        seen.append(tensor)
+        return real(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(reducer_module.dist, "all_reduce", recording)
+    return seen
+
+
+def parameters(sizes):
+    pycoll.seed(0)
+    return [pycoll.randn([n]) for n in sizes]
+
+
+def make(world, params, cap_floats, last_floats, find_unused=False):
+    for p in params:
+        p.stop_gradient = False
+    return Reducer(params, [f"p{i}" for i in range(len(params))], world, cap_floats * FLOAT_BYTES,
+                   last_floats * FLOAT_BYTES, find_unused)
+
+
+def loss_of(params, order):
+    """A loss whose backward makes the gradients of ``params`` final in ``order``: each one
+    enters the sum one step further from the loss than the one before it."""
+    total = None
+    for i in reversed(order):
+        term = (params[i] * (i + 1.0)).sum()
+        total = term if total is None else (total * 1.0 + term)
+    return total
+
+
+def test_buckets_take_parameters_in_reverse_order_up_to_their_caps(world):
+    r = make(world, parameters([4, 4, 4, 4, 4]), cap_floats=8, last_floats=4)
+    assert r.bucket_indices() == [[4, 3], [2, 1], [0]]  # the last bucket (earliest params) is small
+
+
+def test_buckets_launch_in_bucket_order_whatever_order_gradients_arrive_in(world, launches):
+    params = parameters([4, 4, 4, 4])
+    r = make(world, params, cap_floats=4, last_floats=4)
+    assert r.bucket_indices() == [[3], [2], [1], [0]]
+    loss = loss_of(params, order=[0, 1, 2, 3])  # the opposite of the buckets' order
+    r.prepare_for_backward(loss)
+    loss.backward()
+    assert r._ready_order == [0, 1, 2, 3], "the gradients did arrive against the buckets' order"
+    assert [id(x) for x in launches] == [id(b.buffer) for b in r.buckets], "launched in bucket order"
+    for i, p in enumerate(params):  # world of one: the average is the gradient itself
+        np.testing.assert_allclose(p.grad.numpy(), np.full(4, i + 1.0))
+
+
+def test_the_first_steps_ready_order_rebuilds_the_buckets_once(world):
+    params = parameters([4, 4, 4, 4])
+    r = make(world, params, cap_floats=8, last_floats=4)
+    before = r.bucket_indices()
+    for step in range(3):
+        loss = loss_of(params, order=[1, 3, 0, 2])
+        r.prepare_for_backward(loss)
+        loss.backward()
+        if step == 0:
+            assert r._ready_order == [1, 3, 0, 2]
+            assert r.bucket_indices() == before, "the rebuild comes with the next step"
+    assert r.bucket_indices() == [[1, 3], [0], [2]] != before
+    assert sorted(sum(r.bucket_indices(), [])) == [0, 1, 2, 3]
+
+
+def test_unused_parameters_are_ready_at_once_and_keep_no_gradient(world, launches):
+    params = parameters([4, 4, 4])
+    r = make(world, params, cap_floats=4, last_floats=4, find_unused=True)
+    loss = loss_of(params, order=[0, 2])  # params[1] takes no part
+    r.prepare_for_backward(loss)
+    loss.backward()
+    assert len(launches) == 4  # the "used" map, then three buckets
+    assert params[1].grad is None, "a parameter no rank used keeps .grad None, as in one process"
+    np.testing.assert_allclose(params[2].grad.numpy(), np.full(4, 3.0))
+
+
+def test_without_find_unused_a_missing_gradient_names_the_parameter_and_the_flag(world):
+    params = parameters([4, 4])
+    r = make(world, params, cap_floats=4, last_floats=4)
+    loss = loss_of(params, order=[1])
+    r.prepare_for_backward(loss)
+    with pytest.raises(RuntimeError, match=r"received no gradient.*\['p0'\].*find_unused_parameters=True"):
+        loss.backward()
+
+
+def test_a_skipped_sync_communicates_nothing(world, launches):
+    params = parameters([4, 4])
+    r = make(world, params, cap_floats=4, last_floats=4)
+    r.skip_sync()
+    loss_of(params, order=[0, 1]).backward()
+    assert launches == [] and params[0].grad is not None
