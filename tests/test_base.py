@@ -34,7 +34,7 @@ def missing(implementation, protocol) -> List[str]:
             wanted = parameter_names(declared)
             if not callable(mine) or parameter_names(mine)[:len(wanted)] != wanted:
                 found.append(name)
-        elif mine is None and f"self.{name} =" not in source:  # an attribute, on the class or set in __init__
+        elif not hasattr(implementation, name) and f"self.{name} =" not in source:  # class or __init__
             found.append(name)
     return found
 
