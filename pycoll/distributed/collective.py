@@ -16,7 +16,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, check
+from pycoll.distributed import _arrays, check, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group
 from pycoll.distributed.group import Group
@@ -165,14 +165,18 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     xp = g.backend.xp
     root = _group_rank(g, dst, "gather", "dst")
     arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
-    blocks, deliver = None, None
+    blocks, deliver, problem = None, None, None
     if g.rank == root:
-        if gather_list is None:
-            raise ValueError(f"pycoll.distributed.gather: gather_list is None on the destination rank "
-                             f"{dst}; pass a list (empty, or one tensor per rank)")
-        _arrays.check_list(gather_list, g.nranks, "gather", "gather_list", allow_empty=True)
-        blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
-        deliver = _arrays.fill_list(gather_list, blocks, tensor, xp, "gather", "gather_list")
+        try:
+            if gather_list is None:
+                raise ValueError(f"pycoll.distributed.gather: gather_list is None on the destination "
+                                 f"rank {dst}; pass a list (empty, or one tensor per rank)")
+            _arrays.check_list(gather_list, g.nranks, "gather", "gather_list", allow_empty=True)
+            blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
+            deliver = _arrays.fill_list(gather_list, blocks, tensor, xp, "gather", "gather_list")
+        except (TypeError, ValueError) as exc:
+            problem = exc
+    verdict.shared(g, "gather", root, problem)
     return _launch(g, "gather", g.backend.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
 
 
@@ -186,12 +190,16 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     xp = g.backend.xp
     root = _group_rank(g, src, "scatter", "src")
     out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
-    send = None
+    send, problem = None, None
     if g.rank == root:
-        if tensor_list is None:
-            raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
-                             f"{src}; it needs one tensor per rank")
-        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+        try:
+            if tensor_list is None:
+                raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
+                                 f"{src}; it needs one tensor per rank")
+            send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+        except (TypeError, ValueError) as exc:
+            problem = exc
+    verdict.shared(g, "scatter", root, problem)
     return _launch(g, "scatter", g.backend.scatter, (out, send, root), out, sync_op, finish, root=src)
 
 

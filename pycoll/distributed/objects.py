@@ -9,10 +9,11 @@ An object that cannot be pickled is refused on its rank before anything is sent.
 from __future__ import annotations
 
 import pickle
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
+from pycoll.distributed import verdict
 from pycoll.distributed.collective import all_gather, broadcast, scatter
 from pycoll.distributed.env import member_group
 from pycoll.distributed.group import Group
@@ -38,6 +39,27 @@ def _host(arr: Any) -> bytes:
     return (arr if isinstance(arr, np.ndarray) else arr.get()).tobytes()
 
 
+def _root(g: Group, src: Any, fn: str) -> int:
+    """The group rank of global rank ``src``; ValueError (on every rank alike) when not a member."""
+    root = g.get_group_rank(src) if isinstance(src, int) and not isinstance(src, bool) else -1
+    if root < 0:
+        raise ValueError(f"pycoll.distributed.{fn}: src={src!r} is not a rank of {g.describe()}")
+    return root
+
+
+def _refusing(g: Group, fn: str, root: int, prepare: Optional[Callable[[], Any]]) -> Any:
+    """On the root, ``prepare()`` (its checks and pickling); its refusal, or that all is well,
+    is shared with every rank, which all raise alike on a refusal (see ``verdict``)."""
+    result, problem = None, None
+    if prepare is not None:
+        try:
+            result = prepare()
+        except (TypeError, ValueError) as exc:
+            problem = exc
+    verdict.shared(g, fn, root, problem)
+    return result
+
+
 def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] = None) -> None:
     """Append every rank's ``obj`` to ``object_list``, in group rank order."""
     if not isinstance(object_list, list):
@@ -61,8 +83,12 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
         raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
     g = member_group(group, fn)
     xp = g.array_module
-    mine = g.ranks[g.rank] == src
-    blobs = [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)] if mine else []
+    root = _root(g, src, fn)
+
+    def pickled() -> List[bytes]:
+        return [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)]
+
+    blobs = _refusing(g, fn, root, pickled if g.rank == root else None) or []
     payload = np.array([len(b) for b in blobs], np.int64).tobytes() + b"".join(blobs)
     header = xp.asarray(np.array([len(blobs), len(payload)], np.int64))
     broadcast(header, src, group)  # how many objects, how many bytes
@@ -85,13 +111,16 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
                         f"{type(out_object_list).__name__}")
     g = member_group(group, fn)
     xp = g.array_module
-    mine = g.ranks[g.rank] == src
-    blocks: Optional[List[bytes]] = None
-    if mine:
+    root = _root(g, src, fn)
+    mine = g.rank == root
+
+    def pickled() -> List[bytes]:
         if not isinstance(in_object_list, (list, tuple)) or len(in_object_list) != g.nranks:
             raise ValueError(f"pycoll.distributed.{fn}: in_object_list on the source rank {src} must "
                              f"be a list of one object per rank ({g.nranks}), got {in_object_list!r:.80}")
-        blocks = [_dumps(obj, fn, f"in_object_list[{i}]") for i, obj in enumerate(in_object_list)]
+        return [_dumps(obj, fn, f"in_object_list[{i}]") for i, obj in enumerate(in_object_list)]
+
+    blocks = _refusing(g, fn, root, pickled if mine else None)
     widest = xp.asarray(np.array([max(map(len, blocks)) if mine else 0], np.int64))
     broadcast(widest, src, group)
     width = 8 + int(widest.tolist()[0])  # each block: its size (int64), then its bytes

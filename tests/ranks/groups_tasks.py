@@ -76,8 +76,12 @@ def main():
     expect(ValueError, ["in_tensor_list[1]"], dist.alltoall, [], [np.ones(2), np.ones(4)] + [np.ones(2)] * (n - 2))
     expect(ValueError, ["dst", "itself"], dist.send, np.ones(2), dst=rank)
     expect(TypeError, ["object"], dist.broadcast, np.array([None, 1]), src=0)
-    if rank == 0:
-        expect(ValueError, ["tensor_list is None", "source rank"], dist.scatter, np.ones(2), None, src=0)
+    # a check only the source can make: every rank hears its verdict and raises, nobody waits
+    expect(ValueError, ["tensor_list is None", "source rank"], dist.scatter, np.ones(2), None, src=0)
+    wrong = [np.ones(2)] * (n + 1) if rank == n - 1 else None
+    expect(ValueError, ["tensor_list has", "entries"] + ([] if rank == n - 1 else [f"refused on rank {n - 1}"]),
+           dist.scatter, np.ones(2), wrong, src=n - 1)
+    expect(ValueError, ["gather_list has 1 entries"], dist.gather, np.ones(2), [np.ones(2)], dst=1)
     z = np.array([rank + 1.0])
     dist.all_reduce(z)
     assert z[0] == n * (n + 1) / 2

@@ -153,16 +153,20 @@ expect(ValueError, ["p2p_op_list[0].peer=", "this rank itself"], dist.batch_isen
 expect(ValueError, ["non-empty list of P2POp"], dist.batch_isend_irecv, [])
 expect(TypeError, ["obj", "function", "cannot be pickled"], dist.all_gather_object, [], lambda: 1)
 expect(TypeError, ["object_list", "must be a list"], dist.all_gather_object, (), 1)
-if rank == 0:
-    expect(ValueError, ["in_object_list on the source rank 0", f"one object per rank ({n})"],
-           dist.scatter_object_list, [], [1], src=0)
-    expect(TypeError, ["in_object_list[0]", "cannot be pickled"], dist.scatter_object_list, [],
-           [lambda: 1] * n, src=0)
-    expect(ValueError, ["gather_list has 1 entries", f"empty or {n}"], dist.gather, xp.ones(2), [xp.ones(2)],
-           dst=0)
-    expect(ValueError, ["gather_list[0] has shape", "dtype"], dist.gather, xp.ones(2),
-           [xp.ones(3)] * n, dst=0)
-    expect(ValueError, ["gather_list is None on the destination rank 0"], dist.gather, xp.ones(2), None, dst=0)
+# checks only the root can make: every rank calls, hears the root's verdict and raises alike
+heard = [] if rank == 0 else ["refused on rank 0"]
+expect(ValueError, ["in_object_list on the source rank 0", f"one object per rank ({n})"] + heard,
+       dist.scatter_object_list, [], [1] if rank == 0 else None, src=0)
+expect(TypeError, ["in_object_list[0]", "cannot be pickled"] + heard, dist.scatter_object_list, [],
+       [lambda: 1] * n if rank == 0 else None, src=0)
+expect(TypeError, ["object_list[1]", "cannot be pickled"] + heard, dist.broadcast_object_list,
+       [1, lambda: 1] if rank == 0 else [None, None], src=0)
+expect(ValueError, ["gather_list has 1 entries", f"empty or {n}"] + heard, dist.gather, xp.ones(2),
+       [xp.ones(2)] if rank == 0 else None, dst=0)
+expect(ValueError, ["gather_list[0] has shape", "dtype"] + heard, dist.gather, xp.ones(2),
+       [xp.ones(3)] * n if rank == 0 else None, dst=0)
+expect(ValueError, ["gather_list is None on the destination rank 0"] + heard, dist.gather, xp.ones(2), None,
+       dst=0)
 expect(ValueError, ["stream.all_reduce", "use_calc_stream=True needs sync_op=True"], s.all_reduce,
        xp.ones(1), sync_op=False, use_calc_stream=True)
 expect(ValueError, ["stream.all_gather", "splits evenly"], s.all_gather, xp.zeros(n * 2 + 1), xp.ones(2))

@@ -1,0 +1,47 @@
+"""Checks only one rank can make, shared before anything moves.
+
+A rooted call's list (``scatter``'s ``tensor_list`` on the source, ``gather``'s ``gather_list``
+on the destination, the objects of ``scatter_object_list`` and ``broadcast_object_list``) exists
+on the root alone. Were the root to refuse it by itself, the other ranks would sit in the
+collective until ``PYCOLL_TIMEOUT``. So the root broadcasts its verdict first (one small
+broadcast; the reason too, when it refuses), and every rank raises the same error: the job goes
+on, nothing having been sent.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from pycoll.distributed._failure import call_failed
+from pycoll.distributed.watchdog import watchdog
+
+_KINDS = {"TypeError": TypeError, "ValueError": ValueError}
+
+
+def shared(group: Any, fn: str, root: int, problem: Optional[Exception]) -> None:
+    """Every rank learns whether the root (a group rank) refused call ``fn``: the root passes
+    its ``problem`` (None: none), and on a refusal every rank raises it."""
+    backend, seq = group.backend, group.seq
+    xp = backend.xp
+    text = f"{type(problem).__name__}:{problem}".encode() if problem is not None else b""
+    watchdog.name, watchdog.group = fn, group
+    try:
+        try:
+            head = xp.asarray(np.array([len(text)], np.int64))
+            backend.broadcast(head, root, True, seq)
+            size = int(head.tolist()[0])
+            if size == 0:
+                return
+            body = xp.asarray(np.frombuffer(text, np.uint8)) if group.rank == root else xp.empty(size, np.uint8)
+            backend.broadcast(body, root, True, seq)
+            received = np.asarray(body.tolist(), np.uint8).tobytes().decode(errors="replace")
+        except Exception as exc:
+            raise call_failed(fn, seq, group, exc) from exc
+    finally:
+        watchdog.group = None
+    if problem is not None:
+        raise problem
+    kind, _, message = received.partition(":")
+    raise _KINDS.get(kind, ValueError)(f"{message} (refused on rank {group.ranks[root]}, which "
+                                       f"alone could check it; nothing was sent)")
