@@ -1,4 +1,6 @@
 """pycoll: collective communication for CuPy (NCCL) and NumPy (MPI) arrays, paddle-style."""
+from typing import Any, List
+
 from pycoll._errors import CollectiveError
 
 __version__ = "0.1.0"
@@ -16,6 +18,24 @@ from pycoll.creation import arange, full, full_like, ones, ones_like, rand, rand
 from pycoll import autograd, nn, optimizer
 from pycoll.nn import ParamAttr
 
-# ---- data parallelism (over pycoll.distributed) ----
-from pycoll.parallel import DataParallel
-from pycoll import io
+# ---- data parallelism (over pycoll.distributed), imported on first use ----
+# `import pycoll` (and so `import pycoll.tensor` or `import pycoll.nn`) must not load the distributed
+# side (mpi4py, the engines), so `pycoll.DataParallel` and `pycoll.io` are module attributes that
+# import on first access (PEP 562); `from pycoll import DataParallel, io` and `import pycoll.io`
+# work as before.
+_LAZY = ("DataParallel", "io")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DataParallel":
+        from pycoll.parallel import DataParallel as value
+    elif name == "io":
+        import pycoll.io as value
+    else:
+        raise AttributeError(f"module 'pycoll' has no attribute {name!r}")
+    globals()[name] = value  # found directly from now on
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY))

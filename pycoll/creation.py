@@ -7,7 +7,7 @@ import numpy as np
 
 from pycoll.device import array_module, module_for, move
 from pycoll.random import get_rng
-from pycoll.tensor import DTypeLike, Tensor, _new, convert_dtype, float32, float64, int64
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, float32, float64, int64, wrap
 
 ShapeLike = Union[int, Sequence[int]]
 
@@ -31,7 +31,7 @@ def _float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
 
 
 def _from_host(host: np.ndarray) -> Tensor:
-    return _new(move(host))
+    return wrap(move(host))
 
 
 def randn(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
@@ -50,30 +50,30 @@ def rand(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
 
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
     dt = convert_dtype(dtype) or float32
-    return _new(module_for().full(_shape_arg(shape), fill_value, dtype=dt))
+    return wrap(module_for().full(_shape_arg(shape), fill_value, dtype=dt))
 
 
 def zeros(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return _new(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+    return wrap(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
 
 
 def ones(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return _new(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+    return wrap(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
 
 
 def zeros_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
     a = x._array
-    return _new(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+    return wrap(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
 def ones_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
     a = x._array
-    return _new(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+    return wrap(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
 def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
     a = x._array
-    return _new(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
+    return wrap(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
 
 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None) -> Tensor:
@@ -82,4 +82,4 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = No
         start, end = 0, start
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = convert_dtype(dtype) or (int64 if ints else float32)
-    return _new(module_for().arange(start, end, step, dtype=dt))
+    return wrap(module_for().arange(start, end, step, dtype=dt))

@@ -1,4 +1,5 @@
-"""Elementwise arithmetic and comparisons, unary math and reductions (also Tensor methods).
+"""Elementwise arithmetic and comparisons, unary math and reductions (also Tensor methods and
+operators: `x + y`, `x < y`, ...).
 
 Broadcasting ops reduce their gradients back to each input's shape.
 """
@@ -6,14 +7,14 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 import numpy as np
 
 from pycoll import shape_ops
+from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand
 from pycoll.device import array_module
-from pycoll.tensor import (DTypeLike, Tensor, _axes, _needs, _new, _operand, _tensor, convert_dtype,
-                           int64, record)
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64, wrap
 
 
 # ---- elementwise arithmetic ----------------------------------------------------------------
@@ -36,52 +37,52 @@ def _unbroadcast(g: Any, shape: tuple) -> Any:
 
 
 def add(x: Any, y: Any) -> Tensor:
-    x, y = _operand(x), _operand(y)
-    rx, ry = _needs(x), _needs(y)
+    x, y = operand(x), operand(y)
+    rx, ry = needs_grad(x), needs_grad(y)
     xs, ys = np.shape(_data(x)), np.shape(_data(y))
 
     def backward(g: Any) -> tuple:
         return (_unbroadcast(g, xs) if rx else None, _unbroadcast(g, ys) if ry else None)
-    return record(_data(x) + _data(y), backward, x, y)
+    return op_output(_data(x) + _data(y), backward, x, y)
 
 
 def subtract(x: Any, y: Any) -> Tensor:
-    x, y = _operand(x), _operand(y)
-    rx, ry = _needs(x), _needs(y)
+    x, y = operand(x), operand(y)
+    rx, ry = needs_grad(x), needs_grad(y)
     xs, ys = np.shape(_data(x)), np.shape(_data(y))
 
     def backward(g: Any) -> tuple:
         return (_unbroadcast(g, xs) if rx else None, _unbroadcast(-g, ys) if ry else None)
-    return record(_data(x) - _data(y), backward, x, y)
+    return op_output(_data(x) - _data(y), backward, x, y)
 
 
 def multiply(x: Any, y: Any) -> Tensor:
-    x, y = _operand(x), _operand(y)
+    x, y = operand(x), operand(y)
     xa, ya = _data(x), _data(y)
-    rx, ry = _needs(x), _needs(y)
+    rx, ry = needs_grad(x), needs_grad(y)
 
     def backward(g: Any) -> tuple:
         return (_unbroadcast(g * ya, xa.shape) if rx else None,
                 _unbroadcast(g * xa, ya.shape) if ry else None)
-    return record(xa * ya, backward, x, y)
+    return op_output(xa * ya, backward, x, y)
 
 
 def divide(x: Any, y: Any) -> Tensor:
-    x, y = _operand(x), _operand(y)
+    x, y = operand(x), operand(y)
     xa, ya = _data(x), _data(y)
-    rx, ry = _needs(x), _needs(y)
+    rx, ry = needs_grad(x), needs_grad(y)
 
     def backward(g: Any) -> tuple:
         return (_unbroadcast(g / ya, xa.shape) if rx else None,
                 _unbroadcast(-(g * xa) / (ya * ya), ya.shape) if ry else None)
-    return record(xa / ya, backward, x, y)
+    return op_output(xa / ya, backward, x, y)
 
 
 def pow(x: Any, y: Any) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number."""
-    x, y = _operand(x), _operand(y)
+    x, y = operand(x), operand(y)
     xa, ya = _data(x), _data(y)
-    rx, ry = _needs(x), _needs(y)
+    rx, ry = needs_grad(x), needs_grad(y)
     out = xa ** ya
 
     def backward(g: Any) -> tuple:
@@ -91,17 +92,17 @@ def pow(x: Any, y: Any) -> Tensor:  # noqa: A001 - paddle's name
             log_x = array_module(g).log(xa) if isinstance(x, Tensor) else math.log(xa)
             gy = _unbroadcast(g * out * log_x, ya.shape)
         return gx, gy
-    return record(out, backward, x, y)
+    return op_output(out, backward, x, y)
 
 
 def neg(x: Tensor) -> Tensor:
-    x = _tensor(x)
-    return record(-x._array, lambda g: (-g,), x)
+    x = as_tensor(x)
+    return op_output(-x._array, lambda g: (-g,), x)
 
 
 def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False) -> Tensor:
     """Matrix product with NumPy's rules for 1-D and batched operands."""
-    x, y = _operand(x), _operand(y)
+    x, y = operand(x), operand(y)
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError(f"matmul needs tensors or arrays, got {type(x).__name__} and {type(y).__name__}")
     if transpose_x:
@@ -109,7 +110,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False)
     if transpose_y:
         y = shape_ops.transpose(y, _swap_last(y.ndim))
     xa, ya = x._array, y._array
-    rx, ry = _needs(x), _needs(y)
+    rx, ry = needs_grad(x), needs_grad(y)
     if xa.ndim == 0 or ya.ndim == 0:
         raise ValueError(f"matmul needs operands of at least 1 dimension, got shapes {x.shape} "
                          f"and {y.shape}")
@@ -127,7 +128,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False)
         gx = _unbroadcast(g @ xp.swapaxes(b, -1, -2), a.shape).reshape(xa.shape) if rx else None
         gy = _unbroadcast(xp.swapaxes(a, -1, -2) @ g, b.shape).reshape(ya.shape) if ry else None
         return gx, gy
-    return record(xa @ ya, backward, x, y)
+    return op_output(xa @ ya, backward, x, y)
 
 
 def _swap_last(ndim: int) -> List[int]:
@@ -139,67 +140,67 @@ def _swap_last(ndim: int) -> List[int]:
 
 def _compare(x: Tensor, other: Any, op: str) -> Any:
     try:
-        other = _operand(other)
+        other = operand(other)
     except TypeError:
         return NotImplemented
-    return _new(getattr(x._array, op)(_data(other)))
+    return wrap(getattr(x._array, op)(_data(other)))
 
 
 # ---- unary math ----------------------------------------------------------------------------
 
 def tanh(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     out = array_module(x._array).tanh(x._array)
-    return record(out, lambda g: (g * (1 - out * out),), x)
+    return op_output(out, lambda g: (g * (1 - out * out),), x)
 
 
 def exp(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     out = array_module(x._array).exp(x._array)
-    return record(out, lambda g: (g * out,), x)
+    return op_output(out, lambda g: (g * out,), x)
 
 
 def log(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
-    return record(array_module(a).log(a), lambda g: (g / a,), x)
+    return op_output(array_module(a).log(a), lambda g: (g / a,), x)
 
 
 def sqrt(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     out = array_module(x._array).sqrt(x._array)
-    return record(out, lambda g: (g / (2 * out),), x)
+    return op_output(out, lambda g: (g / (2 * out),), x)
 
 
 def square(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
-    return record(a * a, lambda g: (g * (2 * a),), x)
+    return op_output(a * a, lambda g: (g * (2 * a),), x)
 
 
 def abs(x: Tensor) -> Tensor:  # noqa: A001 - paddle's name
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    return record(xp.abs(a), lambda g: (g * xp.sign(a),), x)
+    return op_output(xp.abs(a), lambda g: (g * xp.sign(a),), x)
 
 
 def relu(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     out = array_module(x._array).maximum(x._array, 0)
-    return record(out, lambda g: (g * (out > 0),), x)
+    return op_output(out, lambda g: (g * (out > 0),), x)
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     xp = array_module(x._array)
     out = xp.exp(-xp.logaddexp(0, -x._array)).astype(x._array.dtype, copy=False)
-    return record(out, lambda g: (g * out * (1 - out),), x)
+    return op_output(out, lambda g: (g * out * (1 - out),), x)
 
 
 def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:  # noqa: A002
-    x = _tensor(x)
     """Clamp to [min, max]; the gradient flows where x lies inside the range."""
+    x = as_tensor(x)
     if min is None and max is None:
         raise ValueError("clip needs min or max, got neither")
     a = x._array
@@ -212,14 +213,14 @@ def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) ->
         if max is not None:
             mask &= a <= max
         return (g * mask,)
-    return record(xp.clip(a, min, max), backward, x)
+    return op_output(xp.clip(a, min, max), backward, x)
 
 
 def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     dt = convert_dtype(dtype)
     src = x._array.dtype
-    return record(x._array.astype(dt), lambda g: (g.astype(src),), x)
+    return op_output(x._array.astype(dt), lambda g: (g.astype(src),), x)
 
 
 # ---- reductions ----------------------------------------------------------------------------
@@ -231,37 +232,37 @@ def _kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
 
 
 def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
-    axes = _axes(axis, a.ndim)
+    axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, _kept_shape(a.shape, axes)
     xp = array_module(a)
     out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype))
-    return record(out, lambda g: (xp.broadcast_to(g.reshape(kept), shape),), x)
+    return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept), shape),), x)
 
 
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
-    axes = _axes(axis, a.ndim)
+    axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, _kept_shape(a.shape, axes)
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)
     out = a.mean(axis=axes, keepdims=keepdim)
-    return record(out, lambda g: (xp.broadcast_to(g.reshape(kept) / count, shape),), x)
+    return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept) / count, shape),), x)
 
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
-    axes = _axes(axis, a.ndim)
+    axes = normalize_axes(axis, a.ndim)
     kept = _kept_shape(a.shape, axes)
     full = getattr(a, reduce)(axis=axes, keepdims=True)
 
     def backward(g: Any) -> tuple:
         mask = a == full  # ties share the gradient equally
         return (g.reshape(kept) * mask / mask.sum(axis=axes, keepdims=True, dtype=g.dtype),)
-    return record(full if keepdim else full.reshape([n for i, n in enumerate(a.shape)
+    return op_output(full if keepdim else full.reshape([n for i, n in enumerate(a.shape)
                                                      if axes is not None and i not in axes]),
                   backward, x)
 
@@ -275,21 +276,44 @@ def min(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:  # noqa: 
 
 
 def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     out = a.argmax(axis=axis)
     if keepdim and axis is not None:
         out = array_module(a).expand_dims(out, axis)
-    return _new(out.astype(int64))
+    return wrap(out.astype(int64))
 
 
-# ---- methods ---------------------------------------------------------------------------------
+# ---- methods and operators (tensor.py imports no op module: the ops attach themselves) ------
 
-for _name, _fn in {
+def _reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+    """Tensor's reflected operator for `fn`: `other <op> tensor`."""
+    def method(self: Tensor, other: Any) -> Tensor:
+        return fn(other, self)
+    return method
+
+
+def _comparison(op: str) -> Callable[[Tensor, Any], Any]:
+    """Tensor's comparison operator `op` ('__lt__', ...): elementwise, no gradient."""
+    def method(self: Tensor, other: Any) -> Any:
+        return _compare(self, other, op)
+    return method
+
+
+_METHODS = {
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "pow": pow,
     "matmul": matmul, "tanh": tanh, "exp": exp, "log": log, "sqrt": sqrt, "square": square,
     "abs": abs, "relu": relu, "sigmoid": sigmoid, "clip": clip, "cast": cast, "astype": cast,
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
-}.items():
+}
+_OPERATORS = {
+    "__add__": add, "__radd__": _reflected(add), "__sub__": subtract,
+    "__rsub__": _reflected(subtract), "__mul__": multiply, "__rmul__": _reflected(multiply),
+    "__truediv__": divide, "__rtruediv__": _reflected(divide), "__pow__": pow,
+    "__rpow__": _reflected(pow), "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__neg__": neg,
+    **{f"__{op}__": _comparison(f"__{op}__") for op in ("lt", "le", "gt", "ge", "eq", "ne")},
+}
+for _name, _fn in {**_METHODS, **_OPERATORS}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

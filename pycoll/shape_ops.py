@@ -1,4 +1,5 @@
-"""Shape ops (reshape, transpose, concat, ...), indexing and clone (also Tensor methods)."""
+"""Shape ops (reshape, transpose, concat, ...), indexing and clone (also Tensor methods, `x.T`,
+`x[i]` and `x[i] = v`)."""
 from __future__ import annotations
 
 import builtins as _builtins
@@ -6,15 +7,17 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
-from pycoll.device import array_module, is_array
-from pycoll.tensor import Tensor, _axes, _index_arrays, _operand, _tensor, record
+from pycoll._graph import is_grad_enabled
+from pycoll.device import array_module, is_array, to_module
+from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand
+from pycoll.tensor import Tensor
 
 
 # ---- shape ops ---------------------------------------------------------------------------
 
 def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
-    x = _tensor(x)
     """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules)."""
+    x = as_tensor(x)
     a = x._array
     if isinstance(shape, Tensor):
         shape = shape.tolist()
@@ -24,17 +27,17 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     except ValueError:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} into {shape}") from None
     src = a.shape
-    return record(out, lambda g: (g.reshape(src),), x)
+    return op_output(out, lambda g: (g.reshape(src),), x)
 
 
 def transpose(x: Tensor, perm: Sequence[int]) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     ndim = x._array.ndim
     perm = [int(p) % _builtins.max(ndim, 1) for p in perm]
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"perm must be a permutation of range({ndim}), got {perm}")
     inverse = tuple(np.argsort(perm))
-    return record(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x)
+    return op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x)
 
 
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1) -> Tensor:
@@ -54,13 +57,13 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]]) -> Tensor:
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
-    axes = _axes(axis, x.ndim)
+    axes = normalize_axes(axis, x.ndim)
     shape = [n for i, n in enumerate(x.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
 
 def concat(x: Sequence[Tensor], axis: int = 0) -> Tensor:
-    tensors = [_operand(t) for t in x]
+    tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
     axis = axis % arrays[0].ndim
@@ -69,16 +72,16 @@ def concat(x: Sequence[Tensor], axis: int = 0) -> Tensor:
 
     def backward(g: Any) -> list:
         return [g[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(len(arrays))]
-    return record(xp.concatenate(arrays, axis=axis), backward, *tensors)
+    return op_output(xp.concatenate(arrays, axis=axis), backward, *tensors)
 
 
 def stack(x: Sequence[Tensor], axis: int = 0) -> Tensor:
-    tensors = [_operand(t) for t in x]
+    tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
     axis = axis % (arrays[0].ndim + 1)
     lead = (slice(None),) * axis
-    return record(xp.stack(arrays, axis=axis),
+    return op_output(xp.stack(arrays, axis=axis),
                   lambda g: [g[lead + (i,)] for i in range(len(arrays))], *tensors)
 
 
@@ -92,7 +95,7 @@ def _has_int_array(index: Any) -> bool:
 def _getitem(x: Tensor, index: Any) -> Tensor:
     a = x._array
     xp = array_module(a)
-    index = _index_arrays(index, xp)
+    index = index_arrays(index, xp)
     repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
 
     def backward(g: Any) -> tuple:
@@ -102,7 +105,18 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
         else:
             z[index] = g
         return (z,)
-    return record(a[index], backward, x)
+    return op_output(a[index], backward, x)
+
+
+def _setitem(x: Tensor, index: Any, value: Any) -> None:
+    if is_grad_enabled() and not x.stop_gradient:
+        raise RuntimeError("in-place assignment into a tensor that requires grad is not "
+                           "recorded; do it under pycoll.no_grad() or use set_value()")
+    xp = array_module(x._array)
+    value = value._array if isinstance(value, Tensor) else value
+    if isinstance(value, list):
+        value = np.asarray(value)
+    x._array[index_arrays(index, xp)] = to_module(value, xp) if is_array(value) else value
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:
@@ -116,14 +130,16 @@ def scatter_add(target: Any, index: Any, values: Any) -> None:
 
 def clone(x: Tensor) -> Tensor:
     """A copy of x that stays in the graph."""
-    return record(x._array.copy(), lambda g: (g,), x)
+    return op_output(x._array.copy(), lambda g: (g,), x)
 
 
-# ---- methods ---------------------------------------------------------------------------------
+# ---- methods (tensor.py imports no op module: the ops attach themselves) ------------------
 
 for _name, _fn in {
     "reshape": reshape, "transpose": transpose, "flatten": flatten, "unsqueeze": unsqueeze,
-    "squeeze": squeeze, "clone": clone,
+    "squeeze": squeeze, "clone": clone, "__getitem__": _getitem, "__setitem__": _setitem,
 }.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
+Tensor.T = property(lambda x: transpose(x, list(range(x.ndim))[::-1]),
+                    doc="The tensor with its axes reversed.")

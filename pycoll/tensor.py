@@ -1,20 +1,24 @@
-"""`pycoll.Tensor`: a NumPy or CuPy array with autograd, and what the ops share.
+"""`pycoll.Tensor`: a NumPy or CuPy array with autograd, its dtypes and `to_tensor`.
 
 A Tensor owns nothing but its array (`Tensor.array`, zero-copy). Every op (`pycoll.math_ops`,
 `pycoll.shape_ops`) computes on raw arrays with the array's own module and, when the graph is
-being recorded, gives its output a backward function through `record()` (see `pycoll.autograd`).
-The creation functions are in `pycoll.creation`.
+being recorded, gives its output a backward function (see `pycoll._tensor_ops.op_output` and
+`pycoll._graph`, whose `GraphTensor` protocol Tensor implements). The creation functions are in
+`pycoll.creation`.
+
+This module imports no op module: the ops attach themselves to Tensor as methods and operators
+(`x + y`, `x[i]`, `x.sum()`) when they are imported, which `import pycoll` does, so the import graph
+has no circle.
 """
 from __future__ import annotations
 
-import builtins as _builtins
 import copy as _copy
 from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from pycoll import autograd as _ag
-from pycoll.autograd import Node, RemovableHandle, edge
+from pycoll import _graph
+from pycoll._graph import RemovableHandle
 from pycoll.device import (array_module, current_place, import_cupy, is_array, move, parse_place,
                            place_of, place_str, to_module)
 
@@ -42,11 +46,13 @@ class Tensor:
 
     `stop_gradient` is True for plain tensors (paddle's default) and False for parameters; `.grad`
     is a Tensor (stop_gradient True) or None, and backward accumulates into it until clear_grad().
+    `grad_node` and `output_index` place the tensor in the autograd graph (`pycoll._graph`).
     """
 
-    __slots__ = ("_array", "stop_gradient", "_grad", "_node", "_out_idx", "_ready_hooks", "name",
-                 "__weakref__")
+    __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
+                 "name", "__weakref__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
+    __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
     def __init__(self, data: Any, dtype: DTypeLike = None, place: Any = None,
                  stop_gradient: bool = True):
@@ -82,11 +88,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._node is None
-
-    @property
-    def T(self) -> "Tensor":
-        return shape_ops.transpose(self, list(range(self._array.ndim))[::-1])
+        return self.grad_node is None
 
     @property
     def grad(self) -> Optional["Tensor"]:
@@ -102,7 +104,7 @@ class Tensor:
             raise TypeError(f"grad must be a Tensor, an array or None, got {type(value).__name__}")
         if arr.shape != self._array.shape:
             raise ValueError(f"grad must have the tensor's shape {self.shape}, got {list(arr.shape)}")
-        self._grad = _new(arr)
+        self._grad = wrap(arr)
 
     # ---- interop -----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
@@ -127,6 +129,15 @@ class Tensor:
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return self._array.__dlpack_device__()
+
+    # The collectives' protocol (pycoll.distributed._arrays): they move the backing array in place
+    # and hand back results of a Tensor argument as Tensors, without importing this module.
+    def __pycoll_array__(self) -> Any:
+        return self._array
+
+    @classmethod
+    def __pycoll_wrap__(cls, array: Any) -> "Tensor":
+        return wrap(array)
 
     def item(self, *args: Any) -> Any:
         return self._array.item(*args)
@@ -160,7 +171,7 @@ class Tensor:
                 f"stop_gradient={self.stop_gradient},\n       {body})")
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
-        if self._node is not None:
+        if self.grad_node is not None:
             raise RuntimeError("only leaf tensors can be deep-copied; detach() first")
         new = object.__new__(type(self))
         memo[id(self)] = new
@@ -179,9 +190,11 @@ class Tensor:
         A non-scalar tensor is seeded with ones (paddle semantics) unless `grad_tensor` is given.
         The graph is freed afterwards unless `retain_graph` is True.
         """
-        _ag.run_backward([self], [self._seed_grad(grad_tensor)], retain_graph)
+        _graph.run_backward([self], [grad_tensor], retain_graph)
 
-    def _seed_grad(self, grad_tensor: Any) -> Any:
+    def seed_grad(self, grad_tensor: Any) -> Any:
+        """The array a backward from this tensor starts with (GraphTensor protocol): ones for
+        None, else `grad_tensor` (a Tensor or array of this tensor's shape) on this tensor's device."""
         if self.stop_gradient:
             raise RuntimeError("backward() on a tensor with stop_gradient=True: nothing in its graph "
                                "needs a gradient")
@@ -193,6 +206,24 @@ class Tensor:
         if g.shape != self._array.shape:
             raise ValueError(f"grad_tensor must have shape {self.shape}, got {list(g.shape)}")
         return g
+
+    def finish_grad(self, grad: Any, owned: bool) -> None:
+        """Take this backward's final gradient for this leaf (GraphTensor protocol): add it into
+        `.grad` (in place where `.grad` is writeable), then fire the grad-ready hooks."""
+        if grad is not None:
+            if grad.dtype != self._array.dtype:
+                grad, owned = grad.astype(self._array.dtype), True
+            cur = self._grad
+            if cur is None:
+                self._grad = wrap(grad if owned else grad.copy())
+            elif getattr(cur._array.flags, "writeable", True):
+                cur._array += grad  # in place: a .grad that views a communication bucket stays a view
+            else:
+                self._grad = wrap(cur._array + grad)
+        hooks = self._ready_hooks
+        if hooks:
+            for hook in list(hooks.values()):
+                hook(self)
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Zero `.grad` in place (paddle's default) or, with set_to_zero=False, drop it."""
@@ -207,7 +238,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing this one's memory, outside the graph."""
-        return _new(self._array)
+        return wrap(self._array)
 
     def set_value(self, value: Any) -> None:
         """Copy `value` (Tensor, array or nested list) into this tensor's memory.
@@ -234,7 +265,7 @@ class Tensor:
         """
         if not callable(fn):
             raise TypeError(f"fn must be callable, got {type(fn).__name__}")
-        if self._node is not None:
+        if self.grad_node is not None:
             raise RuntimeError("register_grad_ready_hook needs a leaf tensor (a parameter or a "
                                "tensor made by the user), got the output of an op")
         if self._ready_hooks is None:
@@ -242,79 +273,6 @@ class Tensor:
         handle = RemovableHandle(self._ready_hooks)
         self._ready_hooks[handle.id] = fn
         return handle
-
-    # ---- operators ---------------------------------------------------------------------------
-    def __add__(self, other: Any) -> "Tensor":
-        return math_ops.add(self, other)
-
-    def __radd__(self, other: Any) -> "Tensor":
-        return math_ops.add(other, self)
-
-    def __sub__(self, other: Any) -> "Tensor":
-        return math_ops.subtract(self, other)
-
-    def __rsub__(self, other: Any) -> "Tensor":
-        return math_ops.subtract(other, self)
-
-    def __mul__(self, other: Any) -> "Tensor":
-        return math_ops.multiply(self, other)
-
-    def __rmul__(self, other: Any) -> "Tensor":
-        return math_ops.multiply(other, self)
-
-    def __truediv__(self, other: Any) -> "Tensor":
-        return math_ops.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> "Tensor":
-        return math_ops.divide(other, self)
-
-    def __pow__(self, other: Any) -> "Tensor":
-        return math_ops.pow(self, other)
-
-    def __rpow__(self, other: Any) -> "Tensor":
-        return math_ops.pow(other, self)
-
-    def __matmul__(self, other: Any) -> "Tensor":
-        return math_ops.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> "Tensor":
-        return math_ops.matmul(other, self)
-
-    def __neg__(self) -> "Tensor":
-        return math_ops.neg(self)
-
-    def __getitem__(self, index: Any) -> "Tensor":
-        return shape_ops._getitem(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        if _ag._grad_enabled and not self.stop_gradient:
-            raise RuntimeError("in-place assignment into a tensor that requires grad is not "
-                               "recorded; do it under pycoll.no_grad() or use set_value()")
-        xp = array_module(self._array)
-        value = value._array if isinstance(value, Tensor) else value
-        if isinstance(value, list):
-            value = np.asarray(value)
-        self._array[_index_arrays(index, xp)] = to_module(value, xp) if is_array(value) else value
-
-    def __lt__(self, other: Any) -> "Tensor":
-        return math_ops._compare(self, other, "__lt__")
-
-    def __le__(self, other: Any) -> "Tensor":
-        return math_ops._compare(self, other, "__le__")
-
-    def __gt__(self, other: Any) -> "Tensor":
-        return math_ops._compare(self, other, "__gt__")
-
-    def __ge__(self, other: Any) -> "Tensor":
-        return math_ops._compare(self, other, "__ge__")
-
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
-        return math_ops._compare(self, other, "__eq__")
-
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        return math_ops._compare(self, other, "__ne__")
-
-    __hash__ = object.__hash__
 
     def cpu(self) -> "Tensor":
         return _to_place(self, ("cpu", 0))
@@ -327,33 +285,16 @@ def _init_slots(t: Tensor, array: Any) -> None:
     t._array = array
     t.stop_gradient = True
     t._grad = None
-    t._node = None
-    t._out_idx = 0
+    t.grad_node = None
+    t.output_index = 0
     t._ready_hooks = None
     t.name = None
 
 
-def _new(array: Any) -> Tensor:
-    """Wrap an array in a Tensor without checks or copies (the fast path every op uses)."""
+def wrap(array: Any) -> Tensor:
+    """A Tensor over `array` itself: no checks, no copy, no move (the fast path every op uses)."""
     t = object.__new__(Tensor)
     _init_slots(t, np.asarray(array) if isinstance(array, np.generic) else array)
-    return t
-
-
-def record(out: Any, backward: Callable, *parents: Any) -> Tensor:
-    """Wrap the op result `out` and, if a parent needs a gradient, record `backward` for it.
-
-    `backward(grad)` returns one gradient array (or None) per entry of `parents`; non-Tensor
-    parents (Python scalars) get None.
-    """
-    t = _new(out)
-    if _ag._grad_enabled:
-        for p in parents:
-            if isinstance(p, Tensor) and not p.stop_gradient:
-                t.stop_gradient = False
-                t._node = Node(backward, tuple(edge(q) if isinstance(q, Tensor) else None
-                                               for q in parents))
-                break
     return t
 
 
@@ -398,60 +339,6 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
 
 def _to_place(x: Tensor, place: Any) -> Tensor:
     src = place_of(x._array)
-    return record(move(x._array, place), lambda g: (move(g, src),), x)
-
-
-# ---- what the ops share --------------------------------------------------------------------
-
-def _operand(v: Any) -> Any:
-    if isinstance(v, Tensor):
-        return v
-    if isinstance(v, np.generic):  # before float: numpy.float64 subclasses float
-        return v.item()
-    if isinstance(v, (bool, int, float)):
-        return v
-    if is_array(v) or isinstance(v, (list, tuple)):
-        return to_tensor(v)
-    raise TypeError(f"operand must be a Tensor, a number or an array, got {type(v).__name__}")
-
-
-def _tensor(x: Any) -> Tensor:
-    """x itself if it is a Tensor, else x converted (arrays, lists); TypeError otherwise."""
-    if isinstance(x, Tensor):
-        return x
-    if is_array(x) or isinstance(x, (list, tuple, int, float)):
-        return to_tensor(x)
-    raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
-
-
-def _needs(v: Any) -> bool:
-    return isinstance(v, Tensor) and not v.stop_gradient
-
-
-def _axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
-    if axis is None:
-        return None
-    items = axis if isinstance(axis, (list, tuple)) else [axis]
-    n = _builtins.max(ndim, 1)
-    out = []
-    for a in items:
-        if not isinstance(a, (int, np.integer)) or not -n <= a < n:
-            raise ValueError(f"axis must be ints in [-{ndim}, {ndim}), got {axis!r}")
-        out.append(int(a) % n)
-    return tuple(out)
-
-
-def _index_arrays(index: Any, xp: Any) -> Any:
-    """`index` with Tensors and lists turned into arrays of module xp."""
-    if isinstance(index, tuple):
-        return tuple(_index_arrays(i, xp) for i in index)
-    if isinstance(index, Tensor):
-        return to_module(index._array, xp)
-    if isinstance(index, list) or is_array(index):
-        return to_module(np.asarray(index) if isinstance(index, list) else index, xp)
-    return index
-
-
-# The ops import Tensor from here, so they are imported last; each binds its functions as Tensor
-# methods, and the operators above call them through these modules.
-from pycoll import math_ops, shape_ops  # noqa: E402
+    out = wrap(move(x._array, place))
+    _graph.record((out,), lambda g: (move(g, src),), (x,))
+    return out

@@ -46,3 +46,8 @@ def test_a_long_wait_logs_a_stall_warning_naming_the_collective():
     result = launch(2, "debug_checks.py", "stall", env={"PYCOLL_STALL_WARN": "1"})
     assert_ok(result, expect_lines=2)
     assert "all_reduce #1 on world (ranks [0, 1]) has waited" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_arrays_of_other_frameworks_are_moved_in_place(nprocs):
+    assert_ok(launch(nprocs, "foreign_arrays.py"), expect_lines=nprocs)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from pycoll import kernels
+from pycoll.kernels import device as device_path
 from test_kernels import SCALES, SIZES, FakeDeviceArray, assert_same, make_arrays, random_data
 from test_kernels import ravel_all, reference
 
@@ -239,7 +240,7 @@ def test_device_argument_errors_name_the_argument(call, exc, match, path, monkey
     (as built) and with the CuPy fallback."""
     cp = pytest.importorskip("cupy")
     if path == "fallback":
-        monkeypatch.setattr(kernels, "_cuda_built", lambda: False)
+        monkeypatch.setattr(device_path, "cuda_built", lambda: False)
     with pytest.raises(exc, match=match) as info:
         call(cp)
     assert type(info.value) is exc
@@ -520,8 +521,8 @@ def test_fallback_gives_the_same_results(cp, src, dst, monkeypatch, caplog):
     results = {}
     for path in ("cuda", "fallback"):
         if path == "fallback":
-            monkeypatch.setattr(kernels, "_cuda_built", lambda: False)
-            monkeypatch.setattr(kernels, "_fallback_warned", False)
+            monkeypatch.setattr(device_path, "cuda_built", lambda: False)
+            monkeypatch.setattr(device_path, "_fallback_warned", False)
         elif not kernels.build_info()["cuda_kernels"]:
             continue
         caplog.clear()

@@ -339,6 +339,11 @@ def test_gather_alltoall_single_objects_batches_and_stream_variants_on_a_gpu(npr
 
 
 @pytest.mark.gpu
+def test_arrays_of_other_frameworks_on_a_gpu_through_dlpack_and_cuda_array_interface():
+    assert_ok(launch(2, "foreign_arrays.py", env=NCCL_ENV, timeout=300), expect_lines=2)
+
+
+@pytest.mark.gpu
 def test_torchrun_style_store_rendezvous_and_the_backend_directly():
     """Ranks started without MPI meet through the TCP store; the backend's own API is checked."""
     import socket

@@ -1,9 +1,14 @@
 """Turning the collectives' tensor arguments into arrays an engine can move.
 
 This is the one place that knows what a user may pass: an array of the engine's array module
-(``numpy.ndarray`` for the cpu backend, ``cupy.ndarray`` for nccl; the engine's ``xp``) or a
-``pycoll.Tensor`` (whose backing array is moved in place). Non-contiguous arrays are staged
-through a contiguous copy and, for outputs, copied back once the collective completes.
+(``numpy.ndarray`` for the cpu backend, ``cupy.ndarray`` for nccl; the engine's ``xp``), a
+``pycoll.Tensor``, or an array of another framework (a torch tensor, a JAX or numba array) that
+exposes ``__dlpack__``, ``__array_interface__`` or ``__cuda_array_interface__``. All of them are
+moved in place: what is received lands in the caller's own memory. A Tensor is reached through
+its ``__pycoll_array__``/``__pycoll_wrap__`` protocol, so this layer never imports the tensor
+side; results made for a Tensor argument (an empty ``tensor_list`` filled by ``all_gather``) come
+back as Tensors, those made for a foreign array come back as ``xp`` arrays. Non-contiguous arrays
+are staged through a contiguous copy and, for outputs, copied back once the collective completes.
 """
 from __future__ import annotations
 
@@ -11,29 +16,61 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
+_DLPACK_HOST = 1  # DLDeviceType kDLCPU; every other device type is an accelerator's memory
 
-def _tensor_type():
-    from pycoll.tensor import Tensor
 
-    return Tensor
+def _lives_on_host(x: Any) -> Optional[bool]:
+    """Whether the array behind ``x`` is in host memory, by the protocols it exposes; None when
+    it exposes none."""
+    if hasattr(x, "__dlpack_device__"):
+        try:
+            return x.__dlpack_device__()[0] == _DLPACK_HOST
+        except Exception:  # an exporter that cannot say: judged by its other protocols
+            pass
+    if hasattr(x, "__cuda_array_interface__"):
+        return False
+    if hasattr(x, "__array_interface__") or hasattr(x, "__dlpack__"):
+        return True
+    return None
+
+
+def _named(x: Any) -> str:
+    return f"{type(x).__module__}.{type(x).__name__}"
+
+
+def _view(x: Any, xp: Any, fn: str, arg: str) -> Any:
+    """An ``xp`` array sharing the memory of a foreign array ``x`` (no copy)."""
+    on_host = _lives_on_host(x)
+    if on_host is None:
+        raise TypeError(f"pycoll.distributed.{fn}: {arg} must be a pycoll.Tensor, a {xp.__name__}."
+                        f"ndarray or an array exposing __dlpack__ or __array_interface__ / "
+                        f"__cuda_array_interface__, got {_named(x)}")
+    if on_host != (xp is np):
+        where, needed = ("a host", "the GPU") if on_host else ("a GPU", "the host")
+        raise TypeError(f"pycoll.distributed.{fn}: {arg} is {where} array ({_named(x)}) but this "
+                        f"group's backend moves {xp.__name__} arrays; move it to {needed} first")
+    interface = "__array_interface__" if xp is np else "__cuda_array_interface__"
+    try:
+        if hasattr(x, "__dlpack__"):
+            return xp.from_dlpack(x)
+        if hasattr(x, interface):
+            return xp.asarray(x)
+    except Exception as exc:  # the exporter's own refusal: requires grad, an unknown dtype, ...
+        raise TypeError(f"pycoll.distributed.{fn}: {arg} ({_named(x)}) cannot be shared with "
+                        f"{xp.__name__} without a copy: {exc}") from None
+    raise TypeError(f"pycoll.distributed.{fn}: {arg} ({_named(x)}) exposes no protocol "
+                    f"{xp.__name__} reads in place (__dlpack__ or {interface})")
 
 
 def array_of(x: Any, xp: Any, fn: str, arg: str) -> Any:
-    """The ``xp`` array behind ``x``; TypeError naming ``arg`` for anything else."""
+    """The ``xp`` array behind ``x`` (sharing its memory); TypeError naming ``arg`` otherwise."""
     if type(x) is xp.ndarray:
         arr = x
     else:
-        Tensor = _tensor_type()
-        arr = x.array if isinstance(x, Tensor) else x
+        own = getattr(type(x), "__pycoll_array__", None)
+        arr = own(x) if own is not None else x
         if not isinstance(arr, xp.ndarray):
-            if isinstance(arr, np.ndarray) or hasattr(arr, "__cuda_array_interface__"):
-                where, needed = (("a GPU", "the host") if xp is np else ("a host", "the GPU"))
-                raise TypeError(
-                    f"pycoll.distributed.{fn}: {arg} is {where} array ({type(arr).__module__}."
-                    f"{type(arr).__name__}) but this group's backend moves {xp.__name__} arrays; "
-                    f"move it to {needed} first")
-            raise TypeError(f"pycoll.distributed.{fn}: {arg} must be a pycoll.Tensor or "
-                            f"{xp.__name__}.ndarray, got {type(x).__module__}.{type(x).__name__}")
+            arr = _view(arr, xp, fn, arg)
     if arr.dtype.hasobject:
         raise TypeError(f"pycoll.distributed.{fn}: {arg} has dtype object; only fixed-size "
                         f"numeric dtypes can be communicated")
@@ -41,10 +78,9 @@ def array_of(x: Any, xp: Any, fn: str, arg: str) -> Any:
 
 
 def wrap_like(template: Any, arr: Any) -> Any:
-    """``arr`` as the same kind of object as ``template`` (Tensor or array)."""
-    if isinstance(template, _tensor_type()):
-        return _tensor_type()(arr)
-    return arr
+    """``arr`` as a Tensor when ``template`` is one (any class with ``__pycoll_wrap__``), else as is."""
+    wrap = getattr(type(template), "__pycoll_wrap__", None)
+    return wrap(arr) if wrap is not None else arr
 
 
 def send_buffer(x: Any, xp: Any, fn: str, arg: str) -> Any:

@@ -10,11 +10,12 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output
 from pycoll.device import array_module, move, place_of
 from pycoll.random import get_rng
 from pycoll.math_ops import mean, relu, sigmoid, square, sum, tanh
 from pycoll.shape_ops import scatter_add
-from pycoll.tensor import Tensor, _needs, _tensor, record
+from pycoll.tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "embedding",
            "layer_norm", "dropout", "mse_loss", "cross_entropy"]
@@ -36,7 +37,7 @@ def _erf(xp: Any, x: Any) -> Any:
 
 def gelu(x: Tensor, approximate: bool = False) -> Tensor:
     """x * Phi(x); approximate=True uses the tanh formula."""
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     xp = array_module(a)
     if approximate:
@@ -53,29 +54,29 @@ def gelu(x: Tensor, approximate: bool = False) -> Tensor:
         def backward(g: Any) -> tuple:
             pdf = xp.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
             return (g * (cdf + a * pdf),)
-    return record(out.astype(a.dtype, copy=False), backward, x)
+    return op_output(out.astype(a.dtype, copy=False), backward, x)
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
     out = e / e.sum(axis=axis, keepdims=True)
-    return record(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
+    return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     xp = array_module(a)
     shifted = a - a.max(axis=axis, keepdims=True)
     out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
-    return record(out, lambda g: (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),), x)
+    return op_output(out, lambda g: (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),), x)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
-    x = _tensor(x)
+    x = as_tensor(x)
     xa, wa = x._array, weight._array
     if xa.shape[-1] != wa.shape[0]:
         raise ValueError(f"linear: x has {xa.shape[-1]} features in its last dimension, the weight "
@@ -83,7 +84,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     out = xa @ wa
     if bias is not None:
         out += bias._array
-    rx, rw, rb = _needs(x), _needs(weight), _needs(bias)
+    rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
         gx = g @ wa.T if rx else None
@@ -91,14 +92,14 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
         gw = xa.reshape(-1, xa.shape[-1]).T @ g2 if rw else None
         gb = g2.sum(axis=0) if rb else None
         return gx, gw, gb
-    return record(out, backward, x, weight, bias)
+    return op_output(out, backward, x, weight, bias)
 
 
 def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
               sparse: bool = False) -> Tensor:
     """Rows of `weight` picked by the integer ids in x; rows for padding_idx come out as zeros
     and get no gradient. Gradients are dense (`sparse` is accepted for paddle compatibility)."""
-    x = _tensor(x)
+    x = as_tensor(x)
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: x must hold integer ids, got dtype {ids.dtype}")
@@ -116,13 +117,13 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
             rows, flat_ids = rows[keep], flat_ids[keep]
         scatter_add(gw, flat_ids, rows)
         return None, gw
-    return record(out, backward, x, weight)
+    return op_output(out, backward, x, weight)
 
 
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, epsilon: float = 1e-5) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values."""
-    x = _tensor(x)
+    x = as_tensor(x)
     a = x._array
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     if list(a.shape[a.ndim - len(shape):]) != shape:
@@ -138,7 +139,7 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     out = xhat * w if w is not None else xhat.copy()
     if bias is not None:
         out += bias._array.reshape(shape)
-    rx, rw, rb = _needs(x), _needs(weight), _needs(bias)
+    rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
         gw = (g * xhat).sum(axis=lead).reshape(weight._array.shape) if rw else None
@@ -149,7 +150,7 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
             gx = rstd * (gh - gh.mean(axis=axes, keepdims=True)
                          - xhat * (gh * xhat).mean(axis=axes, keepdims=True))
         return gx, gw, gb
-    return record(out, backward, x, weight, bias)
+    return op_output(out, backward, x, weight, bias)
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -157,14 +158,14 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     identity when not training. The mask comes from pycoll's generator."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    x = _tensor(x)
+    x = as_tensor(x)
     if not training or p == 0.0:
         return x
     a = x._array
     keep = get_rng().random(a.shape, dtype=np.float32) >= p
     factor = 1.0 / (1.0 - p) if p < 1.0 else 0.0
     mask = move((keep * factor).astype(a.dtype), place_of(a))
-    return record(a * mask, lambda g: (g * mask,), x)
+    return op_output(a * mask, lambda g: (g * mask,), x)
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
@@ -182,7 +183,7 @@ def _check_reduction(reduction: str) -> None:
 
 def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
     _check_reduction(reduction)
-    return _reduce(square(_tensor(input) - label), reduction)
+    return _reduce(square(as_tensor(input) - label), reduction)
 
 
 def cross_entropy(input: Tensor, label: Tensor, ignore_index: int = -100,  # noqa: A002
@@ -191,7 +192,7 @@ def cross_entropy(input: Tensor, label: Tensor, ignore_index: int = -100,  # noq
     shape [...] or [..., 1]. Labels equal to ignore_index add no loss; 'mean' divides by the rest.
     With reduction='none' the loss has the label's shape."""
     _check_reduction(reduction)
-    input, label = _tensor(input), _tensor(label)
+    input, label = as_tensor(input), as_tensor(label)
     logits, lab = input._array, label._array
     if axis not in (-1, logits.ndim - 1):
         raise ValueError(f"cross_entropy: only the last axis holds classes, got axis={axis}")
@@ -220,4 +221,4 @@ def cross_entropy(input: Tensor, label: Tensor, ignore_index: int = -100,  # noq
         d *= valid[:, None]
         d *= g.reshape(-1, 1) if reduction == "none" else g / count
         return d.reshape(logits.shape), None
-    return record(out, backward, input, label)
+    return op_output(out, backward, input, label)

@@ -9,7 +9,7 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
-from pycoll.tensor import Tensor, _new
+from pycoll.tensor import Tensor, wrap
 
 
 def _number(value: Any, name: str, low: float = 0.0) -> float:
@@ -88,7 +88,7 @@ class Optimizer:
                 if name in self._scalar_accumulators:
                     out[f"{key}_{name}_0"] = Tensor([value], dtype="float64")
                 else:
-                    out[f"{key}_{name}_0"] = _new(value)
+                    out[f"{key}_{name}_0"] = wrap(value)
         return out
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:

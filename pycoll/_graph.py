@@ -1,0 +1,334 @@
+"""The autograd graph: a tape of `Node`s and one topological walk over it. It knows no Tensor class.
+
+Every differentiable op that runs while gradients are enabled and has an input with
+`stop_gradient=False` gives its output a `Node` (see `record`): the op's backward function plus one
+edge per input. An edge is `None` (no gradient wanted), the leaf tensor itself, or
+`(node, output_index)` for a tensor made by another op. Backward functions work on raw NumPy/CuPy
+arrays.
+
+The graph works on any object that follows the `GraphTensor` protocol (`pycoll.Tensor` does): it
+reads and sets three attributes, asks a root for the array its backward starts from, and hands each
+leaf its final gradient, which the leaf accumulates itself before firing its own hooks.
+
+`run_backward()` counts, for every node and leaf reachable from the roots, how many edges lead into
+it; it then walks the nodes newest-first, and a node runs only once every consumer has handed it
+its gradient. A leaf's gradient is final the moment its count reaches zero: the leaf gets it right
+then (`finish_grad`), while the rest of the walk goes on (DataParallel starts communication from
+the hooks that fire there).
+
+Gradient buffers are reused rather than copied: an array that a backward function freshly made and
+handed to exactly one place is owned by the walk and may be added into in place or become a
+leaf's `.grad`; anything else (views, arrays handed to two inputs, user-given seeds, what a PyLayer
+returns) is copied before it is written.
+"""
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence,
+                    runtime_checkable)
+
+import numpy as np
+
+_grad_enabled = True
+_callback_stack: List[List[Callable[[], None]]] = []
+_node_seq = itertools.count()
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record the graph right now."""
+    return _grad_enabled
+
+
+class no_grad:
+    """Context manager and decorator that stops ops from recording the graph."""
+
+    def __enter__(self) -> "no_grad":
+        global _grad_enabled
+        self._prev = _grad_enabled
+        _grad_enabled = False
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _grad_enabled
+        _grad_enabled = self._prev
+
+    def __call__(self, fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with no_grad():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class Node:
+    """One recorded op: `fn` maps the output gradient(s) to one gradient per edge in `inputs`.
+
+    `fresh` says that `fn` returns arrays it allocated itself (true for pycoll's ops, not for
+    PyLayer); the walk may then reuse them as gradient buffers.
+    """
+
+    __slots__ = ("fn", "inputs", "n_out", "fresh", "seq")
+
+    def __init__(self, fn: Callable, inputs: tuple, n_out: int = 1, fresh: bool = True):
+        self.fn = fn
+        self.inputs = inputs
+        self.n_out = n_out
+        self.fresh = fresh
+        self.seq = next(_node_seq)
+
+
+@runtime_checkable
+class GraphTensor(Protocol):
+    """What the graph needs of a tensor.
+
+    `stop_gradient` True: no gradient flows into it. `grad_node` is the Node that made it (None for
+    a leaf) and `output_index` which of that node's outputs it is; `record` sets all three on an
+    op's outputs.
+    """
+
+    stop_gradient: bool
+    grad_node: Optional[Node]
+    output_index: int
+
+    def seed_grad(self, grad: Any) -> Any:
+        """The array a backward from this tensor starts with, from `grad` as the caller gave it
+        (None: the tensor's default seed); raises if no backward can start here."""
+
+    def finish_grad(self, grad: Any, owned: bool) -> None:
+        """Called once per backward on each leaf the walk reaches, when its gradient for this
+        backward is final: accumulate `grad` (an array, or None when no path delivered one) and
+        fire the leaf's grad-ready hooks. `owned`: the walk gives `grad` away, so it may be kept
+        as the leaf's gradient buffer without a copy."""
+
+
+def edge(tensor: GraphTensor) -> Any:
+    """The edge that leads from a new node back to `tensor`."""
+    if tensor.stop_gradient:
+        return None
+    if tensor.grad_node is None:
+        return tensor
+    return (tensor.grad_node, tensor.output_index)
+
+
+def record(outputs: Sequence[GraphTensor], backward: Callable,
+           inputs: Sequence[Optional[GraphTensor]], fresh: bool = True) -> None:
+    """Make `outputs`, new tensors, the outputs of one op node if the graph is being recorded and
+    an input needs a gradient; otherwise leave them alone.
+
+    `backward(grad)` (with one output; with several, a list of one gradient or None per output)
+    returns one gradient array or None per entry of `inputs`; an input that is None (say a Python
+    scalar operand) takes no gradient. `fresh`: see `Node`.
+    """
+    if not _grad_enabled:
+        return
+    edges = tuple(None if t is None else edge(t) for t in inputs)
+    if all(e is None for e in edges):
+        return
+    node = Node(backward, edges, n_out=len(outputs), fresh=fresh)
+    for i, out in enumerate(outputs):
+        out.stop_gradient = False
+        out.grad_node = node
+        out.output_index = i
+
+
+class RemovableHandle:
+    """Returned by hook registrations; `remove()` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: Dict[int, Callable]):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+
+def queue_callback(fn: Callable[[], None]) -> None:
+    """Run `fn()` once, after the backward walk now in progress has finished.
+
+    Meant to be called from a hook during backward (DataParallel waits for its last bucket there);
+    callbacks run in the order they were queued. Raises RuntimeError outside backward.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    if not _callback_stack:
+        raise RuntimeError("queue_callback() can only be called during backward (from a hook)")
+    _callback_stack[-1].append(fn)
+
+
+def _flatten_tensors(obj: Any, out: list) -> None:
+    if isinstance(obj, GraphTensor):
+        out.append(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _flatten_tensors(v, out)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _flatten_tensors(v, out)
+
+
+def graph_leaves(tensors: Any) -> list:
+    """The leaf tensors with stop_gradient False that the graph of `tensors` reaches.
+
+    `tensors` is a tensor or a (nested) list/tuple/dict; other objects in it are ignored. Leaves come
+    in the order the search meets them, each once. A graph already freed by backward reaches nothing.
+    """
+    roots: list = []
+    _flatten_tensors(tensors, roots)
+    found: Dict[int, Any] = {}
+    seen = set()
+    stack: list = []
+    for t in roots:
+        if t.grad_node is None:
+            if not t.stop_gradient:
+                found.setdefault(id(t), t)
+        elif t.grad_node not in seen:
+            seen.add(t.grad_node)
+            stack.append(t.grad_node)
+    while stack:
+        node = stack.pop()
+        for e in node.inputs or ():
+            if e is None:
+                continue
+            if e.__class__ is tuple:
+                if e[0] not in seen:
+                    seen.add(e[0])
+                    stack.append(e[0])
+            elif not e.stop_gradient:
+                found.setdefault(id(e), e)
+    return list(found.values())
+
+
+class _Buffers:
+    """Tracks which gradient arrays the walk owns (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.handed: Dict[int, int] = {}
+        self.fresh: set = set()
+
+    def hand(self, g: Any, fresh: bool) -> Any:
+        if isinstance(g, np.generic):  # NumPy reductions of 0-d arrays give scalars
+            g = np.asarray(g)
+        key = id(g)
+        self.handed[key] = self.handed.get(key, 0) + 1
+        if fresh:
+            self.fresh.add(key)
+        return g
+
+    def owned(self, g: Any) -> bool:
+        key = id(g)
+        return (key in self.fresh and self.handed.get(key) == 1 and g.base is None
+                and getattr(g.flags, "writeable", True))
+
+    def add(self, acc: Any, g: Any) -> Any:
+        if acc is None:
+            return g
+        if self.owned(acc) and acc.shape == g.shape:
+            acc += g
+            return acc
+        return self.hand(acc + g, True)
+
+
+def _finish_leaf(leaf: GraphTensor, g: Any, bufs: _Buffers) -> None:
+    leaf.finish_grad(g, g is not None and bufs.owned(g))
+
+
+def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
+                 retain_graph: bool = False) -> None:
+    """Backpropagate from `roots`, each seeded with `root.seed_grad(g)` for its entry of `grads`,
+    through the recorded graph; every seed is checked before the walk starts."""
+    seeds = [r.seed_grad(g) for r, g in zip(roots, grads)]
+
+    # 1. count the edges into every reachable node and leaf
+    deps: Dict[Node, int] = {}
+    leaf_deps: Dict[int, int] = {}
+    leaves: Dict[int, Any] = {}
+    stack = []
+    for r in roots:
+        if r.grad_node is not None and r.grad_node not in deps:
+            deps[r.grad_node] = 0
+            stack.append(r.grad_node)
+    while stack:
+        node = stack.pop()
+        if node.fn is None:
+            raise RuntimeError(
+                "backward through a graph that a previous backward already freed; pass "
+                "retain_graph=True to the first backward to walk the graph twice")
+        for e in node.inputs:
+            if e is None:
+                continue
+            if e.__class__ is tuple:
+                n = e[0]
+                if n in deps:
+                    deps[n] += 1
+                else:
+                    deps[n] = 1
+                    stack.append(n)
+            else:
+                key = id(e)
+                leaf_deps[key] = leaf_deps.get(key, 0) + 1
+                leaves[key] = e
+
+    # 2. seed the roots
+    bufs = _Buffers()
+    pending: Dict[Node, list] = {}
+    leaf_acc: Dict[int, Any] = {}
+    for r, g in zip(roots, seeds):
+        g = bufs.hand(g, False)  # a caller's array is never ours to write
+        if r.grad_node is not None:
+            slots = pending.setdefault(r.grad_node, [None] * r.grad_node.n_out)
+            slots[r.output_index] = bufs.add(slots[r.output_index], g)
+        else:
+            leaf_acc[id(r)] = bufs.add(leaf_acc.get(id(r)), g)
+            leaves[id(r)] = r
+
+    _callback_stack.append([])
+    try:
+        for key, leaf in list(leaves.items()):
+            if leaf_deps.get(key, 0) == 0:
+                _finish_leaf(leaf, leaf_acc.pop(key, None), bufs)
+        ready = [(-n.seq, n) for n, count in deps.items() if count == 0]
+        heapq.heapify(ready)
+
+        # 3. walk newest-first; a node runs once all its consumers have delivered
+        while ready:
+            node = heapq.heappop(ready)[1]
+            slots = pending.pop(node, None)
+            inputs = node.inputs
+            out_grads: Iterable = ()
+            if slots is not None and any(s is not None for s in slots):
+                out_grads = node.fn(slots[0] if node.n_out == 1 else slots)
+            if not retain_graph:
+                node.fn = None
+                node.inputs = ()
+            out_grads = tuple(out_grads) if out_grads else (None,) * len(inputs)
+            fresh = node.fresh
+            for e, g in zip(inputs, out_grads):
+                if e is None:
+                    continue
+                if e.__class__ is tuple:
+                    n, idx = e
+                    if g is not None:
+                        g = bufs.hand(g, fresh)
+                        s = pending.get(n)
+                        if s is None:
+                            s = pending[n] = [None] * n.n_out
+                        s[idx] = bufs.add(s[idx], g)
+                    deps[n] -= 1
+                    if deps[n] == 0:
+                        heapq.heappush(ready, (-n.seq, n))
+                else:
+                    key = id(e)
+                    if g is not None:
+                        leaf_acc[key] = bufs.add(leaf_acc.get(key), bufs.hand(g, fresh))
+                    leaf_deps[key] -= 1
+                    if leaf_deps[key] == 0:
+                        _finish_leaf(e, leaf_acc.pop(key, None), bufs)
+        callbacks = _callback_stack[-1]
+        while callbacks:
+            callbacks.pop(0)()
+    finally:
+        _callback_stack.pop()

@@ -1,0 +1,78 @@
+"""What the op modules (`math_ops`, `shape_ops`, `nn.functional`) share: turning arguments into
+operands, reading axis arguments and index arguments, and giving an op's output its place in the
+autograd graph (`op_output`)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from pycoll import _graph
+from pycoll.device import is_array, to_module
+from pycoll.tensor import Tensor, to_tensor, wrap
+
+
+def op_output(array: Any, backward: Callable, *operands: Any) -> Tensor:
+    """The op's result `array` as a Tensor, with `backward` recorded for it if an operand needs a
+    gradient (see `pycoll._graph.record`).
+
+    `backward(grad)` returns one gradient array (or None) per entry of `operands`; operands that
+    are not Tensors (Python scalars) get None.
+    """
+    out = wrap(array)
+    _graph.record((out,), backward, [v if isinstance(v, Tensor) else None for v in operands])
+    return out
+
+
+def operand(v: Any) -> Any:
+    """An op's operand: a Tensor stays, a Python or NumPy scalar becomes a Python number, arrays
+    and lists become Tensors; TypeError otherwise."""
+    if isinstance(v, Tensor):
+        return v
+    if isinstance(v, np.generic):  # before float: numpy.float64 subclasses float
+        return v.item()
+    if isinstance(v, (bool, int, float)):
+        return v
+    if is_array(v) or isinstance(v, (list, tuple)):
+        return to_tensor(v)
+    raise TypeError(f"operand must be a Tensor, a number or an array, got {type(v).__name__}")
+
+
+def as_tensor(x: Any) -> Tensor:
+    """x itself if it is a Tensor, else x converted (arrays, lists); TypeError otherwise."""
+    if isinstance(x, Tensor):
+        return x
+    if is_array(x) or isinstance(x, (list, tuple, int, float)):
+        return to_tensor(x)
+    raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
+
+
+def needs_grad(v: Any) -> bool:
+    """Whether `v` is a Tensor that takes a gradient."""
+    return isinstance(v, Tensor) and not v.stop_gradient
+
+
+def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
+    """An `axis` argument (None, an int or a list/tuple of ints) as a tuple of non-negative axes
+    of an `ndim`-dimensional array; None stays None (all axes)."""
+    if axis is None:
+        return None
+    items = axis if isinstance(axis, (list, tuple)) else [axis]
+    n = max(ndim, 1)
+    out = []
+    for a in items:
+        if not isinstance(a, (int, np.integer)) or not -n <= a < n:
+            raise ValueError(f"axis must be ints in [-{ndim}, {ndim}), got {axis!r}")
+        out.append(int(a) % n)
+    return tuple(out)
+
+
+def index_arrays(index: Any, xp: Any) -> Any:
+    """`index` with Tensors and lists turned into arrays of module xp."""
+    if isinstance(index, tuple):
+        return tuple(index_arrays(i, xp) for i in index)
+    if isinstance(index, Tensor):
+        return to_module(index._array, xp)
+    if isinstance(index, list) or is_array(index):
+        return to_module(np.asarray(index) if isinstance(index, list) else index, xp)
+    return index
