@@ -3,8 +3,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -79,6 +81,32 @@ def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):
     path = Path(script) if os.sep in str(script) else RANKS_DIR / script
     return run_python(["-m", "pycoll.launch", "--nproc_per_node", str(nprocs), str(path), *args],
                       timeout=timeout, env=env, cwd=cwd)
+
+
+def free_port(host="127.0.0.1"):
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def run_children(code, nprocs, port, extra_env=None, timeout=60):
+    """Start ``nprocs`` Python processes running ``code`` with RANK/PORT set; return them finished."""
+    procs = []
+    for rank in range(nprocs):
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "RANK": str(rank), "PORT": str(port), **(extra_env or {})}
+        procs.append(subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    try:
+        for p in procs:
+            out, err = p.communicate(timeout=timeout)
+            results.append((p.returncode, out, err))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    return results
 
 
 def started_pids(output):

@@ -110,6 +110,7 @@ def test_ranks_get_the_variables_torchrun_and_paddle_set():
         assert seen["PADDLE_CURRENT_ENDPOINT"] == endpoints[rank]
         assert seen["MASTER_ADDR"] == "127.0.0.1" and seen["MASTER_PORT"].isdigit()
         assert seen["HYDRA_PASSED"] == "kept", "MPI's own configuration passes through"
+        assert len(seen["PYCOLL_STORE_TOKEN"]) == 32 and seen["PYCOLL_STORE_TOKEN"] == values[0]["PYCOLL_STORE_TOKEN"]
 
 
 def test_a_launcher_command_with_arguments():

@@ -57,3 +57,11 @@ def test_spawned_ranks_get_their_share_too(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     share = str(max(1, _mpiexec.usable_cores() // 2))
     assert [omp for omp, _ in pools(result.stdout)] == [share, share], result.stdout
+
+
+def test_each_job_gets_its_own_store_token_unless_the_user_gave_one(monkeypatch):
+    monkeypatch.delenv("PYCOLL_STORE_TOKEN", raising=False)
+    first, second = (_mpiexec.job_environment({}, 2)["PYCOLL_STORE_TOKEN"] for _ in range(2))
+    assert re.fullmatch("[0-9a-f]{32}", first) and first != second
+    monkeypatch.setenv("PYCOLL_STORE_TOKEN", "shared-by-every-node")
+    assert _mpiexec.job_environment({}, 2)["PYCOLL_STORE_TOKEN"] == "shared-by-every-node"

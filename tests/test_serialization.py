@@ -1,5 +1,7 @@
 """pycoll.save / pycoll.load: round trips, atomic writes, and clear errors for bad files."""
+import io
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -143,3 +145,143 @@ def test_concurrent_saves_to_one_path_never_tear(tmp_path):
     assert final["tag"] in (1.0, 2.0) and np.all(final["w"].numpy() == final["tag"])
     assert os.listdir(tmp_path) == ["shared.pdparams"]
     assert loads > 0
+
+
+# -- a killed save, and files that lie ----------------------------------------------------------
+KILLED_WRITER = textwrap.dedent("""
+    import sys, numpy as np, pycoll
+    payload = {"w": np.ones(8 << 20)}  # 64 MiB: each save takes a while to write
+    while True:
+        pycoll.save(payload, sys.argv[1])
+""")
+
+
+def hidden_files(directory):
+    return sorted(name for name in os.listdir(directory) if name.startswith("."))
+
+
+@pytest.mark.timeout(120)
+def test_the_next_save_removes_what_a_killed_save_left(tmp_path):
+    path = tmp_path / "ckpt.pdparams"
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for _ in range(3):  # a kill between two saves leaves nothing: try again
+        writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path)], env=env)
+        try:
+            deadline = time.monotonic() + 60
+            while not hidden_files(tmp_path) and time.monotonic() < deadline:
+                time.sleep(0.002)
+            writer.send_signal(signal.SIGKILL)
+        finally:
+            writer.kill()
+            writer.wait(timeout=30)
+        if hidden_files(tmp_path):
+            break
+    assert hidden_files(tmp_path), "no save was killed in the middle"
+    pycoll.save({"v": 1}, path)
+    assert os.listdir(tmp_path) == ["ckpt.pdparams"]
+    assert pycoll.load(path) == {"v": 1}
+
+
+def test_a_live_writers_temp_file_is_left_alone(tmp_path):
+    from pycoll.serialization import _HOST
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait(timeout=30)
+    try:
+        names = {pid: f".f.{_HOST}-{pid}-0123456789abcdef.pycoll-tmp"
+                 for pid in (sleeper.pid, os.getpid(), finished.pid)}
+        other_host = f".f.another-host-{finished.pid}-0123456789abcdef.pycoll-tmp"
+        other_target = f".g.{_HOST}-{finished.pid}-0123456789abcdef.pycoll-tmp"
+        for name in [*names.values(), other_host, other_target]:
+            (tmp_path / name).write_bytes(b"half a checkpoint")
+        pycoll.save([1], tmp_path / "f")
+    finally:
+        sleeper.kill()
+        sleeper.wait(timeout=30)
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        ["f", names[sleeper.pid], names[os.getpid()], other_host, other_target])
+
+
+def write_archive(path, manifest, entries=()):
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("pycoll.json", manifest)
+        for name, data in entries:
+            zf.writestr(name, data)
+
+
+def nested_manifest(depth):
+    return ('{"format": "pycoll.save", "version": 1, "tree": ' + '{"list": [' * depth + "1"
+            + "]}" * depth + "}")
+
+
+@pytest.mark.parametrize("depth", [100_000, 300])
+def test_a_manifest_nested_too_deep_is_refused(tmp_path, depth):
+    path = tmp_path / "deep"
+    write_archive(path, nested_manifest(depth))
+    with pytest.raises(ValueError, match="nests") as info:
+        pycoll.load(path)
+    assert str(path) in str(info.value)
+    write_archive(path, nested_manifest(100))  # a deep but sane tree loads
+    got = pycoll.load(path)
+    for _ in range(100):
+        [got] = got
+    assert got == 1
+
+
+def npy_entry(shape, payload, descr="<f8"):
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False,
+                                                 "shape": shape})
+    return header.getvalue() + payload
+
+
+@pytest.mark.parametrize("shape, payload", [
+    ((1 << 40,), bytes(64)),  # 8 TiB claimed
+    ((3,), bytes(16)),  # fewer bytes than claimed
+    ((1,), bytes(16)),  # more bytes than claimed
+    ((-2, 2), bytes(0)),
+], ids=["8 TiB claimed", "fewer bytes", "more bytes", "a negative dimension"])
+def test_an_array_header_that_lies_is_refused(tmp_path, shape, payload):
+    path = tmp_path / "liar"
+    manifest = '{"format": "pycoll.save", "version": 1, "tree": {"tensor": 0}}'
+    write_archive(path, manifest, [("0.npy", npy_entry(shape, payload))])
+    with pytest.raises(ValueError, match="claims an array of shape") as info:
+        pycoll.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_oversized_or_compressed_entries_and_pickles_are_refused(tmp_path):
+    path = tmp_path / "odd"
+    manifest = '{"format": "pycoll.save", "version": 1, "tree": {"ndarray": 0}}'
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:  # a zip bomb's shape
+        zf.writestr("pycoll.json", manifest)
+    with pytest.raises(ValueError, match="'pycoll.json' is compressed"):
+        pycoll.load(path)
+    write_archive(path, manifest, [("0.npy", npy_entry((1,), bytes(8), descr="|O"))])
+    with pytest.raises(ValueError, match="Python objects"):
+        pycoll.load(path)
+    header = io.BytesIO()
+    np.lib.format.write_array_header_2_0(header, {"descr": "<f8", "fortran_order": False,
+                                                 "shape": (1,) * 5000})
+    write_archive(path, manifest, [("0.npy", header.getvalue() + bytes(8))])
+    with pytest.raises(ValueError, match="[Hh]eader"):
+        pycoll.load(path)
+
+
+def test_saving_something_nested_too_deep_is_refused(tmp_path):
+    deep = [1]
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(ValueError, match=r"obj\[0\]\[0\].* nests containers more than 128 deep"):
+        pycoll.save(deep, tmp_path / "deep")
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="holding itself"):
+        pycoll.save({"loop": loop}, tmp_path / "loop")
+    assert os.listdir(tmp_path) == []
+    deep = [1]
+    for _ in range(100):
+        deep = [deep]
+    pycoll.save(deep, tmp_path / "fine")
+    assert pycoll.load(tmp_path / "fine") == deep

@@ -1,5 +1,9 @@
-"""The rendezvous store (threads and real processes on 127.0.0.1) and the GPU-free parts of the
-rendezvous: placement from the environment, id exchange, ``gpu_count`` without a GPU."""
+"""The rendezvous store, pycoll.distributed.store (threads and real processes on 127.0.0.1): its
+operations, its limits, its token, and a hostile or failing client dropped while others are served."""
+import contextlib
+import logging
+import math
+import os
 import socket
 import struct
 import subprocess
@@ -7,21 +11,27 @@ import sys
 import textwrap
 import threading
 import time
-import types
 from pathlib import Path
 
 import pytest
 
-from pycoll.device import gpu_count
 
-from conftest import assert_ok, launch
+from conftest import free_port, run_children
 from pycoll import CollectiveError
-from pycoll.distributed import rendezvous
-from pycoll.distributed.rendezvous import Placement, env_placement
+from pycoll.distributed._store_server import StoreServer
 from pycoll.distributed.store import TCPStore
 
 HOST = "127.0.0.1"
 ROOT = Path(__file__).resolve().parent.parent
+
+
+OK, MISSING, BAD, REFUSED = 0, 1, 2, 3  # reply statuses (the store module's docstring)
+TOKEN = "job-7f3a-secret"
+
+
+@pytest.fixture(autouse=True)
+def no_token_from_the_shell(monkeypatch):
+    monkeypatch.delenv("PYCOLL_STORE_TOKEN", raising=False)
 
 
 @pytest.fixture
@@ -31,29 +41,56 @@ def master():
     store.close()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+# -- the wire, as an attacker sees it (built by hand from the documented format) -----------------
+def request_frame(op, key, arg, token=b""):
+    raw_key = key.encode()
+    body = op + struct.pack("!H", len(token)) + token + struct.pack("!I", len(raw_key)) + raw_key + arg
+    return struct.pack("!I", len(body)) + body
 
 
-def run_children(code, nprocs, port, extra_env=None, timeout=60):
-    """Start ``nprocs`` Python processes running ``code`` with RANK/PORT set; return them finished."""
-    procs = []
-    for rank in range(nprocs):
-        env = {"PYTHONPATH": str(ROOT), "RANK": str(rank), "PORT": str(port), **(extra_env or {})}
-        procs.append(subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    results = []
+def recv_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        assert chunk, "the store closed the connection"
+        data += chunk
+    return data
+
+
+def read_frame(sock):
+    (size,) = struct.unpack("!I", recv_exact(sock, 4))
+    body = recv_exact(sock, size)
+    return body[0], body[1:]
+
+
+@contextlib.contextmanager
+def raw_client(port, timeout=5):
+    """A bare socket past the server's greeting; its reads fail after ``timeout`` s."""
+    with socket.create_connection((HOST, port), timeout=timeout) as sock:
+        assert read_frame(sock) == (OK, b"")
+        yield sock
+
+
+def assert_closed_by_the_server(sock):
+    """Read (and discard) until the server closes ``sock``; a read timeout fails the test."""
     try:
-        for p in procs:
-            out, err = p.communicate(timeout=timeout)
-            results.append((p.returncode, out, err))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    return results
+        while sock.recv(1 << 20):
+            pass
+    except ConnectionResetError:
+        pass
+
+
+def thread_cpu_s(thread):
+    """CPU seconds ``thread`` (of this process) has used, from /proc."""
+    with open(f"/proc/self/task/{thread.native_id}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def assert_serves(port, key="probe"):
+    with TCPStore(HOST, port, timeout=5) as client:
+        client.set(key, b"served")
+        assert client.get(key, timeout=5) == b"served"
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -95,14 +132,12 @@ def test_values_of_any_size_and_partial_frames(master):
     with TCPStore(HOST, master.port, timeout=10) as client:
         assert client.get("big") == big
     # a raw client writing one frame a few bytes at a time: the server reassembles it
-    key = b"slow"
-    body = b"S" + struct.pack("!I", len(key)) + key + b"dribbled"
-    frame = struct.pack("!I", len(body)) + body
-    with socket.create_connection((HOST, master.port), timeout=10) as raw:
+    frame = request_frame(b"S", "slow", b"dribbled")
+    with raw_client(master.port) as raw:
         for i in range(0, len(frame), 3):
             raw.sendall(frame[i:i + 3])
             time.sleep(0.01)
-        assert raw.recv(5) == struct.pack("!I", 1) + b"\x00"
+        assert read_frame(raw) == (OK, b"")
     assert master.get("slow") == b"dribbled"
 
 
@@ -209,158 +244,220 @@ def test_close_stops_the_server(master):
     client.close()
 
 
-# -- gpu_count: never a crash, whatever CuPy does -----------------------------------------------
-def test_gpu_count_when_cupy_cannot_be_imported(monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", None)  # makes `import cupy` raise ImportError
-    assert gpu_count() == 0
+# -- no client can stop, stall or exhaust the server ------------------------------------------
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("wait", [math.inf, 3e6, math.nan, -1.0])
+def test_a_hostile_wait_neither_stops_nor_spins_the_server(master, wait):
+    thread = master._server._thread
+    with raw_client(master.port) as raw:
+        raw.sendall(request_frame(b"G", "hostile", struct.pack("!d", wait)))
+        if not (math.isfinite(wait) and wait >= 0):
+            status, why = read_frame(raw)
+            assert status == BAD and b"finite" in why, why
+        before = thread_cpu_s(thread)
+        time.sleep(1.0)
+        assert thread_cpu_s(thread) - before < 0.25, "the server thread spins"
+        assert thread.is_alive()
+        assert_serves(master.port)
+        if wait == 3e6:  # a long wait is kept (clamped), and a set answers it
+            master.set("hostile", b"now")
+            assert read_frame(raw) == (OK, b"now")
 
 
-def fake_cupy(count):
-    def get_device_count():
-        if isinstance(count, Exception):
-            raise count
-        return count
-
-    runtime = types.SimpleNamespace(getDeviceCount=get_device_count)
-    return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=runtime))
-
-
-@pytest.mark.parametrize("count, expected", [
-    (RuntimeError("cudaErrorInsufficientDriver"), 0), (0, 0), (2, 2)])
-def test_gpu_count_with_cupy_importable(monkeypatch, count, expected):
-    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(count))
-    assert gpu_count() == expected
+@pytest.mark.timeout(60)
+def test_a_rendezvous_with_a_huge_timeout_is_served(master):
+    got = []
+    with TCPStore(HOST, master.port, timeout=3e6) as client:
+        waiter = threading.Thread(target=lambda: got.append(client.get("later")))
+        waiter.start()
+        time.sleep(0.3)
+        master.set("later", b"here")
+        waiter.join(10)
+    assert got == [b"here"]
 
 
-def test_select_device_validates_and_wraps(monkeypatch):
-    with pytest.raises(ValueError, match="local_rank=-1"):
-        rendezvous.select_device(-1)
-    used = []
-    cupy = fake_cupy(3)
-    cupy.cuda.Device = lambda d: types.SimpleNamespace(use=lambda: used.append(d))
-    monkeypatch.setitem(sys.modules, "cupy", cupy)
-    assert rendezvous.select_device(4) == 1 and used == [1]
-    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(0))
-    with pytest.raises(RuntimeError, match="no CUDA device is visible"):
-        rendezvous.select_device(0)
+@pytest.mark.parametrize("bad, error", [
+    (math.nan, ValueError), (math.inf, ValueError), (-1, ValueError), ("5", TypeError), (True, TypeError)])
+def test_the_client_refuses_bad_timeouts(master, bad, error):
+    with pytest.raises(error, match="timeout"):
+        master.get("k", timeout=bad)
+    with pytest.raises(error, match="timeout"):
+        master.barrier(1, "t", timeout=bad)
+    with pytest.raises(error, match="timeout"):
+        TCPStore(HOST, master.port, timeout=bad)
+    assert master.add("pycoll/barrier/t", 0) == 0  # nothing reached the server
 
 
-# -- placement from the environment --------------------------------------------------------------
-@pytest.mark.parametrize("env, expected", [
-    ({}, Placement(0, 1, 0, "single")),
-    ({"LOCAL_RANK": "2"}, Placement(0, 1, 2, "single")),
-    ({"RANK": "0", "WORLD_SIZE": "1"}, Placement(0, 1, 0, "single")),
-    ({"RANK": "2", "WORLD_SIZE": "4", "LOCAL_RANK": "0"}, Placement(2, 4, 0, "store")),
-])
-def test_env_placement(env, expected):
-    assert env_placement(env) == expected
+@pytest.mark.timeout(60)
+def test_an_oversized_frame_is_dropped_and_others_served(master):
+    with raw_client(master.port) as raw:  # the default limit is far below the 1 GiB claimed
+        raw.sendall(struct.pack("!I", 1 << 30) + b"S" * 4096)
+        assert_closed_by_the_server(raw)
+    assert_serves(master.port)
+    with TCPStore(HOST, 0, is_master=True, timeout=10, max_frame_bytes=1 << 16) as small:
+        with raw_client(small.port) as raw:
+            raw.sendall(request_frame(b"S", "big", bytes(1 << 16)))
+            assert_closed_by_the_server(raw)
+        with pytest.raises(ValueError, match="max_frame_bytes=65536"):  # the client checks first
+            small.set("big", bytes(1 << 16))
+        small.set("fits", bytes(60_000))
+        assert small.get("fits") == bytes(60_000)
+    with pytest.raises(ValueError, match="max_frame_bytes=12"):
+        TCPStore(HOST, 0, is_master=True, timeout=1, max_frame_bytes=12)
 
 
-@pytest.mark.parametrize("env, words", [
-    ({"WORLD_SIZE": "2", "LOCAL_RANK": "0"}, ["WORLD_SIZE=2", "RANK is not"]),
-    ({"RANK": "1"}, ["RANK=1", "WORLD_SIZE is not"]),
-    ({"RANK": "2", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}, ["RANK=2", "out of range", "[0, 2)"]),
-    ({"RANK": "1", "WORLD_SIZE": "2"}, ["LOCAL_RANK is not set"]),
-    ({"RANK": "one", "WORLD_SIZE": "2"}, ["RANK='one'", "integer"]),
-    ({"RANK": "0", "WORLD_SIZE": "0"}, ["WORLD_SIZE='0'", ">= 1"]),
-    ({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "-1"}, ["LOCAL_RANK='-1'"]),
-])
-def test_env_placement_errors(env, words):
-    with pytest.raises(ValueError) as info:
-        env_placement(env)
-    for word in words:
-        assert word in str(info.value)
+@pytest.mark.timeout(60)
+def test_a_client_that_never_reads_stalls_nobody():
+    with TCPStore(HOST, 0, is_master=True, timeout=10, max_frame_bytes=4 << 20) as master:
+        master.set("bulk", bytes(1 << 20))
+        with raw_client(master.port, timeout=10) as hog:
+            hog.sendall(b"".join(request_frame(b"G", "bulk", struct.pack("!d", 1.0)) for _ in range(64)))
+            start = time.monotonic()
+            assert_serves(master.port)
+            assert time.monotonic() - start < 5, "one client that does not read stalled another"
+            # once more than a frame of its replies waits, the hog is dropped
+            assert_closed_by_the_server(hog)
+        assert_serves(master.port)
 
 
-@pytest.mark.parametrize("env, words", [
-    ({}, ["MASTER_ADDR is not set"]),
-    ({"MASTER_ADDR": HOST}, ["MASTER_PORT=None"]),
-    ({"MASTER_ADDR": HOST, "MASTER_PORT": "http"}, ["MASTER_PORT='http'"]),
-    ({"MASTER_ADDR": HOST, "MASTER_PORT": "99999"}, ["MASTER_PORT='99999'", "65535"]),
-])
-def test_master_address_errors(env, words):
-    with pytest.raises(ValueError) as info:
-        rendezvous.rendezvous_store(0, 1.0, env)
-    for word in words:
-        assert word in str(info.value)
+@pytest.mark.timeout(60)
+def test_a_client_cannot_pile_up_waiters(master):
+    with raw_client(master.port) as raw:  # TCPStore asks one thing at a time; this one does not
+        wait = struct.pack("!d", 60.0)
+        raw.sendall(b"".join(request_frame(b"G", f"missing{i}", wait) for i in range(10_000)))
+        assert_closed_by_the_server(raw)
+    assert master._server._waiters == {}
+    assert_serves(master.port)
 
 
-def test_under_mpi_follows_the_launcher_variables(monkeypatch):
-    for name in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delitem(sys.modules, "mpi4py.MPI", raising=False)
-    assert rendezvous.under_mpi() is False
-    monkeypatch.setenv("PMI_RANK", "0")
-    assert rendezvous.under_mpi() is True
+@pytest.mark.timeout(60)
+def test_the_connection_cap_refuses_cleanly():
+    with TCPStore(HOST, 0, is_master=True, timeout=10, max_connections=3) as master:
+        clients = [TCPStore(HOST, master.port, timeout=5) for _ in range(2)]  # with master's: 3
+        with pytest.raises(CollectiveError, match="refused a connection: the store already serves "
+                                                  "its maximum of 3 clients"):
+            TCPStore(HOST, master.port, timeout=30)  # refused at once: the test's bound shows it
+        clients.pop().close()
+        deadline = time.monotonic() + 10
+        while True:  # the freed place is served once the server has seen the close
+            try:
+                clients.append(TCPStore(HOST, master.port, timeout=5))
+                break
+            except CollectiveError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        clients[-1].set("in", b"yes")
+        assert master.get("in") == b"yes"
+        for client in clients:
+            client.close()
 
 
-# -- the unique id's journey -------------------------------------------------------------------
-ID_CHILD = """
-    import os
-    from pycoll.distributed import rendezvous
-    rank = int(os.environ["RANK"])
-    rendezvous._new_unique_id = lambda: bytes((rank * 7 + i) % 256 for i in range(128))
-    where = rendezvous.placement()
-    assert (where.rank, where.via) == (rank, "store"), where
-    for _ in range(2):  # a second world gets a fresh id, never the first one's
-        uid = rendezvous.nccl_unique_id(where.rank, where.world, 20)
-        print(uid.hex(), flush=True)
+FD_HOST = """
+    import os, resource, sys
+    from pycoll.distributed.store import TCPStore
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=30, max_connections=1000)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 6, hard))
+    print(store.port, flush=True)
+    sys.stdin.read()  # serve until the test closes our stdin
+    store.close()
 """
 
 
-def test_unique_id_travels_through_the_store_between_processes():
-    port = free_port()
-    env = {"WORLD_SIZE": "3", "LOCAL_RANK": "0", "MASTER_ADDR": HOST, "MASTER_PORT": str(port)}
-    results = run_children(ID_CHILD, 3, port, env)
-    for code, out, err in results:
-        assert code == 0, out + err
-    expected = bytes(i % 256 for i in range(128)).hex()  # rank 0's
-    assert all(out.split() == [expected, expected] for _, out, _ in results), results
+@pytest.mark.timeout(90)
+def test_running_out_of_file_descriptors_in_accept_is_survived():
+    host = subprocess.Popen([sys.executable, "-c", textwrap.dedent(FD_HOST)], text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        port = int(host.stdout.readline())
+        conns = [socket.create_connection((HOST, port), timeout=0.5) for _ in range(20)]
+        greeted = 0
+        for conn in conns:
+            try:
+                greeted += read_frame(conn) == (OK, b"")
+            except (socket.timeout, AssertionError):
+                pass
+        assert 0 < greeted < len(conns), f"{greeted} of {len(conns)} accepted: no EMFILE was hit"
+        for conn in conns:
+            conn.close()
+        assert_serves(port)
+        assert_serves(port, "again")
+        out, err = host.communicate("", timeout=30)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    assert host.returncode == 0, err
+    assert err.count("cannot accept connections") == 1, err  # one warning, not one per retry
 
 
-def test_inconsistent_world_sizes_are_reported():
-    port = free_port()
-    code = """
-        import os
-        from pycoll.distributed import rendezvous
-        rendezvous._new_unique_id = lambda: bytes(128)
-        rank = int(os.environ["RANK"])
-        try:
-            rendezvous.nccl_unique_id(rank, 2 + rank, 3)
-        except Exception as exc:
-            print(type(exc).__name__, exc)
-    """
-    results = run_children(code, 2, port, {"MASTER_ADDR": HOST, "MASTER_PORT": str(port)})
-    # rank 1 refuses the id; rank 0, waiting for every rank to fetch it, reports the absentee
-    assert "ValueError WORLD_SIZE=3 on rank 1 but 2 on rank 0" in results[1][1], results
-    assert "CollectiveError only 0 of the 1 other ranks fetched the NCCL unique id" in results[0][1], results
+@pytest.mark.timeout(60)
+def test_one_clients_failure_drops_that_client_only(master, monkeypatch):
+    real_get = StoreServer._get
+
+    def failing_get(self, client, key, arg):
+        if key == "boom":
+            raise RuntimeError("injected")
+        real_get(self, client, key, arg)
+
+    monkeypatch.setattr(StoreServer, "_get", failing_get)
+    with TCPStore(HOST, master.port, timeout=5) as victim:
+        with pytest.raises(CollectiveError, match=r"get\('boom'\).*closed the connection"):
+            victim.get("boom")
+    garbage = [b"\x00\x00\x00\x02zz",  # shorter than a request header
+               request_frame(b"Q", "k", b""),  # an unknown op
+               request_frame(b"A", "k", b"\x01"),  # add without its 8-byte amount
+               request_frame(b"S", "k", b"")[:-1].replace(b"k", b"\xff") + b"\xff"]  # not utf-8
+    for frame in garbage:
+        with raw_client(master.port) as raw:
+            raw.sendall(frame)
+            assert_closed_by_the_server(raw)
+    assert master._server._thread.is_alive()
+    assert_serves(master.port)
 
 
-def test_a_missing_rank_0_times_out_naming_the_store():
-    port = free_port()
-    code = """
-        from pycoll.distributed import rendezvous
-        try:
-            rendezvous.nccl_unique_id(1, 2, 0.5)
-        except Exception as exc:
-            print(type(exc).__name__, exc)
-    """
-    [(rc, out, err)] = run_children(code, 1, port, {"MASTER_ADDR": HOST, "MASTER_PORT": str(port)})
-    assert out.startswith("CollectiveError") and f"{HOST}:{port}" in out, out + err
+# -- the job's token ---------------------------------------------------------------------------
+@pytest.mark.timeout(60)
+def test_only_clients_with_the_jobs_token_are_answered(monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG, logger="pycoll")
+    refusal = "refused this client: its PYCOLL_STORE_TOKEN differs from the store's"
+    with TCPStore(HOST, 0, is_master=True, timeout=10, token=TOKEN) as master:
+        with TCPStore(HOST, master.port, timeout=5, token=TOKEN) as friend:
+            friend.set("k", b"v")
+            assert master.get("k") == b"v"
+        messages = []
+        for stranger_token in ("another-job", None):  # a wrong token, and none at all
+            with TCPStore(HOST, master.port, timeout=5, token=stranger_token) as stranger:
+                with pytest.raises(CollectiveError, match=refusal) as info:
+                    stranger.get("k")
+                messages.append(str(info.value))
+                with pytest.raises(CollectiveError, match="is closed"):
+                    stranger.set("k", b"overwritten")
+        with raw_client(master.port) as raw:  # the server closes after its refusal
+            raw.sendall(request_frame(b"S", "k", b"overwritten", token=b"guess"))
+            assert read_frame(raw) == (REFUSED, b"")
+            assert_closed_by_the_server(raw)
+        assert master.get("k") == b"v"
+        monkeypatch.setenv("PYCOLL_STORE_TOKEN", TOKEN)  # the launcher's way
+        with TCPStore(HOST, master.port, timeout=5) as rank:
+            assert rank.get("k") == b"v"
+            messages.append(repr(rank))
+        messages.append(repr(master))
+    assert any("store token differs" in r.getMessage() for r in caplog.records)
+    seen = messages + [r.getMessage() for r in caplog.records]
+    assert not [m for m in seen if TOKEN in m], seen
 
 
-def test_unique_id_and_placement_under_mpi(tmp_path):
-    script = tmp_path / "mpi_id.py"
-    script.write_text(textwrap.dedent("""
-        from mpi4py import MPI
-        from pycoll.distributed import rendezvous
-        rank = MPI.COMM_WORLD.Get_rank()
-        rendezvous._new_unique_id = lambda: bytes((rank + 5 + i) % 256 for i in range(128))
-        where = rendezvous.placement()
-        assert rendezvous.under_mpi() and where.via == "mpi", where
-        assert (where.rank, where.world, where.local_rank) == (rank, 3, rank), where
-        uid = rendezvous.nccl_unique_id(where.rank, where.world, 20)
-        assert uid == bytes((5 + i) % 256 for i in range(128)), uid
-        print(f"mpi id OK rank={rank}", flush=True)
-    """))
-    assert_ok(launch(3, str(script), timeout=90), expect_lines=3)
+def test_an_unauthenticated_store_refuses_a_client_with_a_token(master):
+    with TCPStore(HOST, master.port, timeout=5, token=TOKEN) as client:  # another job's rank?
+        with pytest.raises(CollectiveError, match="PYCOLL_STORE_TOKEN differs"):
+            client.set("k", b"v")
+
+
+def test_bad_tokens_are_refused_without_echoing_them(monkeypatch):
+    with pytest.raises(TypeError, match="token must be a str, got bytes"):
+        TCPStore(HOST, 0, is_master=True, timeout=1, token=b"x")
+    monkeypatch.setenv("PYCOLL_STORE_TOKEN", "y" * 2000)
+    with pytest.raises(ValueError, match=r"PYCOLL_STORE_TOKEN\) is 2000 bytes long") as info:
+        TCPStore(HOST, 0, is_master=True, timeout=1)
+    assert "yyy" not in str(info.value)

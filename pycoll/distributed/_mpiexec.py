@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -14,6 +15,7 @@ import sysconfig
 from typing import Dict, List, Mapping
 
 from pycoll._logging import logger
+from pycoll.distributed.store import TOKEN_VAR
 
 # Variables through which a running MPI job talks to its launcher (and the ones pycoll derives from
 # them for a rank): a job started from inside a rank must not inherit them, or its ranks would
@@ -49,14 +51,16 @@ def rank_command(nprocs: int, argv: List[str]) -> List[str]:
 def job_environment(extra: Dict[str, str], nprocs: int = 1) -> Dict[str, str]:
     """This process's environment without any outer MPI job's variables, plus each of
     ``nprocs`` ranks' share of the cores (:func:`thread_share`), the job's meeting point
-    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``), and
-    ``extra``. Each rank derives its own variables (``RANK``, ...) from MPI's when it starts."""
+    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``), a fresh
+    store token (``PYCOLL_STORE_TOKEN`` unless set: the rendezvous store answers this job only),
+    and ``extra``. Each rank derives its own variables (``RANK``, ...) from MPI's when it starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS) and k not in _RANK_VARS}
     env.update(thread_share(nprocs, env))
     ports = free_ports(nprocs + 1)
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     env.setdefault("MASTER_PORT", str(ports[0]))
     env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"127.0.0.1:{p}" for p in ports[1:])
+    env.setdefault(TOKEN_VAR, secrets.token_hex(16))
     env.update(extra)
     return env
 

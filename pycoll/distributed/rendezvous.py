@@ -21,8 +21,7 @@ from typing import Any, Callable, ContextManager, Mapping, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.distributed.placement import (Placement, env_placement, int_var, local_world_size,  # noqa: F401
-                                          placement, under_mpi)
+from pycoll.distributed.placement import int_var, local_world_size, placement, under_mpi
 
 _store: Any = None  # the process's rendezvous store, kept for its lifetime (rank 0 serves it)
 _generation = 0  # NCCL worlds made by this process: keys of a later world never meet stale ids

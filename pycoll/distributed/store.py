@@ -1,45 +1,66 @@
 """A small TCP key-value store for rendezvous (torch's ``TCPStore``, in the part pycoll needs).
 
-Rank 0 hosts the server, a daemon thread listening at ``MASTER_ADDR:MASTER_PORT``; every rank
-(rank 0 included) talks to it through one client socket. Messages are length-prefixed frames:
+Rank 0 hosts the server (:mod:`pycoll.distributed._store_server`, a daemon thread listening at
+``MASTER_ADDR:MASTER_PORT``); every rank (rank 0 included) talks to it through one client
+socket. Messages are length-prefixed frames, integers big-endian:
 
-    request  = u32 length | op (1 byte) | u32 key length | key (utf-8) | argument
+    greeting = u32 length | status (1 byte) | payload        the server's first frame
+    request  = u32 length | op (1 byte) | u16 token length | token
+               | u32 key length | key (utf-8) | argument
     reply    = u32 length | status (1 byte) | payload
+
+Ops: ``S`` set (argument: the value), ``G`` get (argument: f64, the wait in seconds), ``A`` add
+(argument: i64, the amount; the reply's payload is the new value, i64). Statuses: 0 ok, 1 missing
+(a get's wait ended), 2 bad (the payload says why), 3 refused (the request's token is not the
+store's), 4 full (the greeting of a store already serving ``max_connections`` clients). After
+"refused" and "full" the server closes the connection.
 
 ``get`` waits on the server (which answers when the key is set, or "missing" once the
 requested wait is over), so a reply never arrives after its caller gave up and a client's
 socket stays in step with the server. Every wait is bounded and ends in
 :class:`pycoll.CollectiveError` naming the key, the address and the wait.
+
+No client can stop, stall or exhaust the server (torch's TCPStore guards none of this):
+
+- a per-job token (the ``token`` argument, else ``PYCOLL_STORE_TOKEN``; the launcher sets it)
+  travels in every request, and the server answers only requests carrying its own, compared in
+  constant time. Without a token the store is unauthenticated. The token is never logged or shown;
+- frames are at most ``max_frame_bytes`` (64 MiB by default: NCCL ids and small metadata
+  travel here); at most ``max_connections`` clients are served at once;
+- waits must be finite and >= 0, and are clamped to ``MAX_WAIT_S`` (about 11.6 days);
+- a client that stops reading its replies, breaks the protocol or makes serving it fail is
+  dropped, alone; running out of file descriptors pauses accepting, never serving.
 """
 from __future__ import annotations
 
-import selectors
+import math
+import os
+import resource
 import socket
-import struct
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
+from pycoll.distributed import _store_wire as wire
+from pycoll.distributed._store_server import StoreServer
+from pycoll.distributed._store_wire import DEFAULT_MAX_FRAME_BYTES, MAX_WAIT_S
 
 DEFAULT_TIMEOUT_S = 300.0
-
-_SET, _GET, _ADD = b"S", b"G", b"A"
-_OK, _MISSING, _BAD = 0, 1, 2
-_U32 = struct.Struct("!I")
-_I64 = struct.Struct("!q")
-_F64 = struct.Struct("!d")
-_MAX_FRAME = 1 << 31
+TOKEN_VAR = "PYCOLL_STORE_TOKEN"
 # Grace on top of a get's wait for the server's "missing" answer to travel back.
 _REPLY_GRACE_S = 10.0
-# Bound on writing one reply to a client that has stopped reading.
-_SEND_TIMEOUT_S = 30.0
+_MAX_CONNECTIONS = 4096
+_FD_HEADROOM = 64  # descriptors the store's process keeps for everything else
 
 
-def _frame(*parts: bytes) -> bytes:
-    body = b"".join(parts)
-    return _U32.pack(len(body)) + body
+def default_max_connections() -> int:
+    """4096, or this process's file-descriptor limit less some headroom when that is lower."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return _MAX_CONNECTIONS
+    return max(1, min(_MAX_CONNECTIONS, soft - _FD_HEADROOM))
 
 
 def _family(host: str, port: int, master: bool) -> int:
@@ -57,147 +78,34 @@ def _family(host: str, port: int, master: bool) -> int:
     return infos[0][0]
 
 
-class _Server:
-    """The store's server: one daemon thread multiplexing every client with a selector."""
+def _seconds(value: object, what: str, *, zero_ok: bool) -> float:
+    """``value`` as seconds: a finite number, > 0 (>= 0 with ``zero_ok``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what}: timeout must be a number of seconds, got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
+        raise ValueError(f"{what}: timeout={value!r}; it must be a finite number of seconds "
+                         f"{'>= 0' if zero_ok else '> 0'}")
+    return float(value)
 
-    def __init__(self, listener: socket.socket):
-        self._listener = listener
-        self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = socket.socketpair()
-        self._data: Dict[str, bytes] = {}
-        self._inbox: Dict[socket.socket, bytearray] = {}
-        self._waiters: Dict[str, List[Tuple[float, socket.socket]]] = {}
-        self._stopping = False
-        listener.setblocking(False)
-        self._selector.register(listener, selectors.EVENT_READ)
-        self._selector.register(self._wake_r, selectors.EVENT_READ)
-        self._thread = threading.Thread(target=self._serve, name="pycoll-store", daemon=True)
-        self._thread.start()
 
-    def stop(self) -> None:
-        self._stopping = True
-        try:
-            self._wake_w.send(b"x")
-        except OSError:
-            pass
-        self._thread.join(timeout=5.0)
+def _positive_int(value: object, name: str, lowest: int, highest: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= highest:
+        raise ValueError(f"TCPStore: {name}={value!r}; it must be an int in [{lowest}, {highest}]")
+    return value
 
-    # -- the loop --------------------------------------------------------------------
-    def _serve(self) -> None:
-        try:
-            while not self._stopping:
-                for key, _ in self._selector.select(self._next_deadline()):
-                    sock = key.fileobj
-                    if sock is self._listener:
-                        self._accept()
-                    elif sock is not self._wake_r:
-                        self._read(sock)
-                self._expire(time.monotonic())
-        except Exception:  # the store must never take its process down from its thread
-            logger.exception("pycoll: the rendezvous store's server stopped on an error")
-        finally:
-            for sock in [self._listener, self._wake_r, self._wake_w, *self._inbox]:
-                sock.close()
-            self._selector.close()
 
-    def _next_deadline(self) -> Optional[float]:
-        deadlines = [d for waiters in self._waiters.values() for d, _ in waiters]
-        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-
-    def _accept(self) -> None:
-        try:
-            conn, _ = self._listener.accept()
-        except BlockingIOError:
-            return
-        conn.setblocking(True)
-        conn.settimeout(_SEND_TIMEOUT_S)  # recv only runs once select said readable
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._inbox[conn] = bytearray()
-        self._selector.register(conn, selectors.EVENT_READ)
-
-    def _drop(self, conn: socket.socket) -> None:
-        if self._inbox.pop(conn, None) is None:
-            return
-        self._selector.unregister(conn)
-        for key in list(self._waiters):
-            kept = [w for w in self._waiters[key] if w[1] is not conn]
-            if kept:
-                self._waiters[key] = kept
-            else:
-                del self._waiters[key]
-        conn.close()
-
-    def _read(self, conn: socket.socket) -> None:
-        try:
-            chunk = conn.recv(1 << 16)
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self._drop(conn)
-            return
-        buf = self._inbox[conn]
-        buf += chunk
-        while len(buf) >= 4:
-            (size,) = _U32.unpack_from(buf)
-            if size >= _MAX_FRAME:
-                self._drop(conn)
-                return
-            if len(buf) < 4 + size:
-                break
-            body = bytes(buf[4:4 + size])
-            del buf[:4 + size]
-            try:
-                self._handle(conn, body)
-            except (struct.error, UnicodeDecodeError):  # not a pycoll client
-                self._drop(conn)
-            if conn not in self._inbox:
-                return
-
-    def _reply(self, conn: socket.socket, status: int, payload: bytes = b"") -> None:
-        try:
-            conn.sendall(_frame(bytes((status,)), payload))
-        except OSError:
-            self._drop(conn)
-
-    def _handle(self, conn: socket.socket, body: bytes) -> None:
-        op = body[:1]
-        (klen,) = _U32.unpack_from(body, 1)
-        key = body[5:5 + klen].decode()
-        arg = body[5 + klen:]
-        if op == _SET:
-            self._data[key] = arg
-            self._reply(conn, _OK)
-            for _, waiter in self._waiters.pop(key, []):
-                self._reply(waiter, _OK, arg)
-        elif op == _GET:
-            if key in self._data:
-                self._reply(conn, _OK, self._data[key])
-            else:
-                (wait,) = _F64.unpack(arg)
-                self._waiters.setdefault(key, []).append((time.monotonic() + wait, conn))
-        elif op == _ADD:
-            try:
-                value = int(self._data.get(key, b"0")) + _I64.unpack(arg)[0]
-            except ValueError:
-                self._reply(conn, _BAD, f"key {key!r} holds a value that is not an integer".encode())
-                return
-            self._data[key] = str(value).encode()
-            self._reply(conn, _OK, _I64.pack(value))
-            for _, waiter in self._waiters.pop(key, []):
-                self._reply(waiter, _OK, self._data[key])
-        else:
-            self._drop(conn)
-
-    def _expire(self, now: float) -> None:
-        for key in list(self._waiters):
-            expired = [w for w in self._waiters[key] if w[0] <= now]
-            if not expired:
-                continue
-            self._waiters[key] = [w for w in self._waiters[key] if w[0] > now]
-            if not self._waiters[key]:
-                del self._waiters[key]
-            for _, conn in expired:
-                self._reply(conn, _MISSING)
+def _token_bytes(token: Optional[str]) -> bytes:
+    """The store token (never echoed in an error: it is a secret)."""
+    source = "token"
+    if token is None:
+        token, source = os.environ.get(TOKEN_VAR, ""), TOKEN_VAR
+    if not isinstance(token, str):
+        raise TypeError(f"TCPStore: token must be a str, got {type(token).__name__}")
+    raw = token.encode()
+    if len(raw) > wire.MAX_TOKEN_BYTES:
+        raise ValueError(f"TCPStore: the store token ({source}) is {len(raw)} bytes long; it "
+                         f"travels in every message, so at most {wire.MAX_TOKEN_BYTES} are allowed")
+    return raw
 
 
 class TCPStore:
@@ -205,19 +113,26 @@ class TCPStore:
 
     ``timeout`` bounds connecting and is the default bound of ``get`` and ``barrier``.
     With ``is_master`` and ``port=0`` an ephemeral port is chosen (see :attr:`port`).
+    ``token`` (default: ``PYCOLL_STORE_TOKEN``, else none) must be the same on every rank;
+    ``max_frame_bytes`` bounds one message (every rank should use the same);
+    ``max_connections`` (the master's; default :func:`default_max_connections`) bounds the
+    clients served at once.
     """
 
     def __init__(self, host: str, port: int, *, is_master: bool = False,
-                 timeout: float = DEFAULT_TIMEOUT_S):
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-            raise ValueError(f"timeout={timeout!r}: it must be a positive number of seconds")
+                 timeout: float = DEFAULT_TIMEOUT_S, token: Optional[str] = None,
+                 max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
+                 max_connections: Optional[int] = None):
+        self.timeout = _seconds(timeout, "TCPStore", zero_ok=False)
         self._family = _family(host, port, is_master)
         self.host, self.port = host, port
-        self.timeout = float(timeout)
+        self._token = _token_bytes(token)
+        self._max_frame = _positive_int(max_frame_bytes, "max_frame_bytes", 1 << 10, (1 << 32) - 1)
         self._lock = threading.Lock()
-        self._server: Optional[_Server] = None
+        self._server: Optional[StoreServer] = None
         if is_master:
-            self._server = self._host()
+            limit = default_max_connections() if max_connections is None else max_connections
+            self._server = self._host(_positive_int(limit, "max_connections", 1, 1 << 20))
         try:
             self._sock: Optional[socket.socket] = self._connect()
         except BaseException:
@@ -228,7 +143,7 @@ class TCPStore:
     def where(self) -> str:
         return f"MASTER_ADDR:MASTER_PORT = {self.host}:{self.port}"
 
-    def _host(self) -> _Server:
+    def _host(self, max_connections: int) -> StoreServer:
         try:
             listener = socket.create_server((self.host, self.port), family=self._family, backlog=128)
         except OSError as exc:
@@ -236,11 +151,14 @@ class TCPStore:
                 f"cannot host the rendezvous store at {self.where}: {exc} (another job may be "
                 f"using MASTER_PORT, or MASTER_ADDR is not an address of this host)") from None
         self.port = listener.getsockname()[1]
-        logger.debug("pycoll: rendezvous store listening at %s:%d", self.host, self.port)
-        return _Server(listener)
+        logger.debug("rendezvous store listening at %s:%d (%s)", self.host, self.port,
+                     "with a token" if self._token else "unauthenticated")
+        return StoreServer(listener, token=self._token, max_frame_bytes=self._max_frame,
+                           max_connections=max_connections)
 
     def _connect(self) -> socket.socket:
-        """Connect, retrying (rank 0 may not be listening yet) until the timeout."""
+        """Connect and read the server's greeting, retrying (rank 0 may not be listening yet)
+        until the timeout; a store that is full refuses at once."""
         deadline = time.monotonic() + self.timeout
         pause, last = 0.05, None
         while True:
@@ -250,13 +168,22 @@ class TCPStore:
                     f"could not connect to the rendezvous store at {self.where} within "
                     f"{self.timeout:g} s (last error: {last}); is rank 0 running, and do "
                     f"MASTER_ADDR and MASTER_PORT name its host and a free port?")
+            sock = None
             try:
                 sock = socket.create_connection((self.host, self.port), timeout=min(remaining, 5.0))
+                status, payload = self._read_reply(sock)
             except OSError as exc:
+                if sock is not None:
+                    sock.close()
                 last = exc
                 time.sleep(min(pause, max(remaining, 0.0)))
                 pause = min(pause * 2, 1.0)
                 continue
+            if status != wire.OK:
+                sock.close()
+                raise CollectiveError(f"the rendezvous store at {self.where} refused a connection: "
+                                      f"{payload.decode(errors='replace')} (rank 0's TCPStore "
+                                      f"takes max_connections)")
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             return sock
 
@@ -270,57 +197,88 @@ class TCPStore:
             buf += chunk
         return bytes(buf)
 
+    def _read_reply(self, sock: socket.socket) -> Tuple[int, bytes]:
+        (size,) = wire.U32.unpack(self._recv_exact(sock, 4))
+        if not 1 <= size <= self._max_frame:
+            raise ConnectionError(f"the store sent a frame of {size} bytes (max_frame_bytes="
+                                  f"{self._max_frame}); is MASTER_PORT a pycoll store's?")
+        body = self._recv_exact(sock, size)
+        return body[0], body[1:]
+
     def _request(self, op: bytes, key: str, arg: bytes, what: str, wait: float) -> Tuple[int, bytes]:
         if not isinstance(key, str) or not key:
             raise TypeError(f"TCPStore.{what}: key must be a non-empty str, got {key!r}")
         raw_key = key.encode()
+        size = wire.request_size(self._token, raw_key, arg)
+        if size > self._max_frame:
+            raise ValueError(f"TCPStore.{what}({key!r}): the message would be {size} bytes, more "
+                             f"than max_frame_bytes={self._max_frame}; the store carries small "
+                             f"metadata, not bulk data")
         with self._lock:
             sock = self._sock
             if sock is None:
                 raise CollectiveError(f"TCPStore.{what}({key!r}): the store client at {self.where} "
                                       f"is closed")
             try:
-                sock.settimeout(wait + _REPLY_GRACE_S)
-                sock.sendall(_frame(op, _U32.pack(len(raw_key)), raw_key, arg))
-                (size,) = _U32.unpack(self._recv_exact(sock, 4))
-                body = self._recv_exact(sock, size)
+                sock.settimeout(min(wait, MAX_WAIT_S) + _REPLY_GRACE_S)
+                sock.sendall(wire.request(op, self._token, raw_key, arg))
+                status, payload = self._read_reply(sock)
             except OSError as exc:  # timeouts and lost connections: the socket is out of step
                 self._sock = None
                 sock.close()
                 raise CollectiveError(
                     f"TCPStore.{what}({key!r}) at {self.where} failed after waiting up to "
                     f"{wait:g} s: {exc or type(exc).__name__} (did rank 0 exit?)") from None
-        return body[0], body[1:]
+            if status == wire.REFUSED:  # the server closes this connection
+                self._sock = None
+                sock.close()
+                raise CollectiveError(
+                    f"TCPStore.{what}({key!r}): the rendezvous store at {self.where} refused this "
+                    f"client: its {TOKEN_VAR} differs from the store's (every rank of a job must "
+                    f"have rank 0's; is another job using MASTER_PORT?)")
+        return status, payload
+
+    def _unexpected(self, what: str, key: str, status: int, payload: bytes) -> CollectiveError:
+        return CollectiveError(f"TCPStore.{what}({key!r}) at {self.where}: the store answered "
+                               f"status {status}: {payload.decode(errors='replace')}")
 
     def set(self, key: str, value: bytes) -> None:
         """Store ``value`` under ``key`` (replacing any value) and wake the ranks waiting for it."""
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise TypeError(f"TCPStore.set: value must be bytes, got {type(value).__name__}")
-        self._request(_SET, key, bytes(value), "set", self.timeout)
+        status, payload = self._request(wire.SET, key, bytes(value), "set", self.timeout)
+        if status != wire.OK:
+            raise self._unexpected("set", key, status, payload)
 
     def get(self, key: str, timeout: Optional[float] = None) -> bytes:
-        """The value of ``key``, waiting until some rank sets it (at most ``timeout`` seconds)."""
-        wait = self.timeout if timeout is None else float(timeout)
-        status, payload = self._request(_GET, key, _F64.pack(wait), "get", wait)
-        if status != _OK:
+        """The value of ``key``, waiting until some rank sets it (at most ``timeout`` seconds,
+        clamped to :data:`MAX_WAIT_S`)."""
+        wait = self.timeout if timeout is None else _seconds(timeout, "TCPStore.get", zero_ok=True)
+        status, payload = self._request(wire.GET, key, wire.F64.pack(min(wait, MAX_WAIT_S)), "get", wait)
+        if status == wire.MISSING:
             raise CollectiveError(
                 f"TCPStore.get({key!r}): the key was not set within {wait:g} s at {self.where} "
                 f"(a peer did not reach the rendezvous)")
+        if status != wire.OK:
+            raise self._unexpected("get", key, status, payload)
         return payload
 
     def add(self, key: str, amount: int) -> int:
         """Add ``amount`` to the integer under ``key`` (0 when unset); returns the new value."""
         if isinstance(amount, bool) or not isinstance(amount, int):
             raise TypeError(f"TCPStore.add: amount must be an int, got {amount!r}")
-        status, payload = self._request(_ADD, key, _I64.pack(amount), "add", self.timeout)
-        if status != _OK:
+        status, payload = self._request(wire.ADD, key, wire.I64.pack(amount), "add", self.timeout)
+        if status == wire.BAD:
             raise ValueError(f"TCPStore.add({key!r}): {payload.decode()}")
-        return _I64.unpack(payload)[0]
+        if status != wire.OK:
+            raise self._unexpected("add", key, status, payload)
+        return wire.I64.unpack(payload)[0]
 
     def barrier(self, nranks: int, tag: str, timeout: Optional[float] = None) -> None:
         """Return once ``nranks`` ranks have called ``barrier`` with this ``tag`` (one use per tag)."""
         if isinstance(nranks, bool) or not isinstance(nranks, int) or nranks < 1:
             raise ValueError(f"TCPStore.barrier: nranks must be a positive int, got {nranks!r}")
+        wait = self.timeout if timeout is None else _seconds(timeout, "TCPStore.barrier", zero_ok=True)
         count_key, done_key = f"pycoll/barrier/{tag}", f"pycoll/barrier/{tag}/done"
         arrived = self.add(count_key, 1)
         if arrived > nranks:
@@ -328,7 +286,6 @@ class TCPStore:
                              f"give each barrier its own tag")
         if arrived == nranks:
             self.set(done_key, b"1")
-        wait = self.timeout if timeout is None else float(timeout)
         try:
             self.get(done_key, wait)
         except CollectiveError as exc:

@@ -3,6 +3,6 @@ import os
 
 names = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
          "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS",
-         "HYDRA_PASSED", "PYCOLL_TEST_GENV"]
+         "HYDRA_PASSED", "PYCOLL_TEST_GENV", "PYCOLL_STORE_TOKEN"]
 print("environment OK rank=" + os.environ["RANK"] + " " + " ".join(f"{n}={os.environ.get(n)}" for n in names),
       flush=True)
