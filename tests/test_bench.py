@@ -1,9 +1,11 @@
-"""pycoll-bench: flags, the JSON/CSV output, the progress line, the check catching a wrong result,
-and every op self-launching on 2 CPU ranks (each run bounded in time). The collectives' registry,
-factors and layouts are in test_bench_collectives.py, the timing loop in test_bench_timing.py.
+"""pycoll-bench: flags, -d all / -o all and bfloat16, the JSON/CSV output, the progress line,
+the check catching a wrong result, and every op self-launching on 2 CPU ranks (each run bounded
+in time). The collectives' registry, factors and layouts are in test_bench_collectives.py, the
+timing loop in test_bench_timing.py, the figures in test_bench_plot.py.
 
---plot is tested only where matplotlib is importable; elsewhere its clear error is tested.
-The nccl mode's choice and its error are tested here; its run is a ``gpu`` test.
+bfloat16 runs only where ml_dtypes is installed (NumPy knows the type through it); elsewhere
+its clear error is tested. The nccl mode's choice and its error are tested here; its run is a
+``gpu`` test.
 """
 import csv
 import io
@@ -23,9 +25,9 @@ import pytest
 from conftest import RANK_TIMEOUT_S, launch, run_python
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll import device
-from pycoll.bench import cli, plot, report
+from pycoll.bench import cli, config, report
 from pycoll.bench.collectives import OPS, busbw_factor
-from pycoll.bench.config import auto_iters, parse_size, sweep
+from pycoll.bench.config import Case, auto_iters, parse_size, sweep
 
 # a short sweep: 8 B, 64 B, 512 B, 4 KiB; few calls
 SMALL = ["-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1"]
@@ -81,7 +83,7 @@ def test_defaults_are_a_quick_sweep_over_two_cpu_ranks():
     assert cfg.sizes[0] == 8 and cfg.sizes[-1] == 32 << 20 and len(cfg.sizes) == 23
     assert cfg.backend == "cpu" and cfg.nprocs is None and cli.DEFAULT_NPROCS == 2
     assert cfg.check and cfg.iters is None and cfg.average == 1
-    assert cfg.dtype == np.float32 and cfg.reduce_op == ReduceOp.SUM and cfg.root == 0
+    assert cfg.dtypes == [np.float32] and cfg.redops == ["sum"] and cfg.root == 0
     assert [auto_iters(8), auto_iters(1 << 20), auto_iters(32 << 20)] == [1000, 256, 8]
 
 
@@ -91,7 +93,9 @@ def test_nccl_style_flags_are_parsed():
                         "--compare", "raw", "--nprocs", "3"])
     assert cfg.sizes == list(range(1024, (1 << 20) + 1, 64 << 10)) and cfg.step == "65536(bytes)"
     assert (cfg.iters, cfg.warmup, cfg.check, cfg.average) == (7, 0, False, 3)
-    assert cfg.dtype == np.float64 and cfg.reduce_op == ReduceOp.MAX and cfg.root == 1
+    assert cfg.dtypes == [np.float64] and cfg.redops == ["max"] and cfg.root == 1
+    assert cfg.cases(reduces=True) == [Case(np.dtype(np.float64), "max")]
+    assert cfg.cases(reduces=True)[0].reduce_op == ReduceOp.MAX
     assert cfg.compare and cfg.nprocs == 3
     _, cfg = cli.parse(["all", "-f", "4"])
     assert cfg.ops == list(OPS) and cfg.step == "4(factor)"
@@ -104,7 +108,8 @@ def test_nccl_style_flags_are_parsed():
     (["all_reduce", "-b", "64", "-e", "8"], "-b/--minbytes 64 is larger than -e/--maxbytes 8"),
     (["all_reduce", "-n", "0"], "argument -n/--iters"),
     (["all_reduce", "-c", "2"], "argument -c/--check"),
-    (["all_reduce", "-d", "bfloat16"], "argument -d/--datatype: invalid choice"),
+    (["all_reduce", "-d", "bfloat17"], "argument -d/--datatype: invalid choice"),
+    (["all_reduce", "-o", "mean"], "argument -o/--op: invalid choice"),
     (["all_reduce", "-a", "4"], "argument -a/--average"),
     (["all_gatherer"], "argument OP: invalid choice"),
     (["all_reduce", "--bogus"], "unrecognized arguments: --bogus"),
@@ -146,6 +151,75 @@ def test_impossible_runs_are_refused_before_starting_ranks(argv, message, capsys
     with pytest.raises(SystemExit) as exc:
         cli.main(argv)
     assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+# -- -d all, -o all, bfloat16 ---------------------------------------------------------------
+
+HAS_ML_DTYPES = config.has_ml_dtypes()
+needs_ml_dtypes = pytest.mark.skipif(not HAS_ML_DTYPES, reason="bfloat16 needs ml_dtypes")
+ALL_TYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double"] + (
+    ["bfloat16"] if HAS_ML_DTYPES else [])
+ALL_REDOPS = ["sum", "prod", "max", "min", "avg"]
+
+
+def test_all_types_and_reductions_are_one_case_each_types_first():
+    _, cfg = cli.parse(["all_reduce", "-d", "all", "-o", "all"])
+    assert [config.type_name(d) for d in cfg.dtypes] == ALL_TYPES and cfg.redops == ALL_REDOPS
+    cases = cfg.cases(reduces=True)
+    assert [str(c) for c in cases[:6]] == ["int8 sum", "int8 prod", "int8 max", "int8 min",
+                                           "int8 avg", "uint8 sum"]
+    assert len(cases) == len(ALL_TYPES) * len(ALL_REDOPS)
+    # data movement runs each type once, whatever -o says
+    assert [str(c) for c in cfg.cases(reduces=False)] == ALL_TYPES
+    _, cfg = cli.parse(["broadcast", "-o", "all"])
+    assert [str(c) for c in cfg.cases(reduces=False)] == ["float"]
+
+
+def _refuse_half_and_integer_avg(dtype, op):
+    """A stand-in engine: no float16 at all, no average of integers."""
+    if dtype == np.float16:
+        return "no float16 here"
+    return "no integer average" if op == ReduceOp.AVG and dtype.kind in "iu" else None
+
+
+def test_cases_the_engine_cannot_reduce_are_left_out_and_refused_only_when_none_remain():
+    _, cfg = cli.parse(["all", "-d", "all", "-o", "all"])
+    run, left_out = cfg.split(True, _refuse_half_and_integer_avg)
+    assert [(str(c), why) for c, why in left_out][:2] == [("int8 avg", "no integer average"),
+                                                         ("uint8 avg", "no integer average")]
+    assert [str(c) for c, _ in left_out][6:] == [f"half {r}" for r in ALL_REDOPS]
+    assert len(run) + len(left_out) == len(cfg.cases(True)) and "float avg" in map(str, run)
+    assert cfg.split(False, _refuse_half_and_integer_avg) == (cfg.cases(False), [])
+    assert cfg.problems(2, _refuse_half_and_integer_avg) == []
+    assert report.left_out_line("all_reduce", "cpu", left_out) == [
+        "# all_reduce: left out, as the cpu backend cannot reduce them: int8 avg, uint8 avg, "
+        "int32 avg, uint32 avg, int64 avg, uint64 avg, half sum/prod/max/min/avg"]
+    assert report.left_out_line("all_reduce", "cpu", []) == []
+    for flags, named in ((["-d", "half", "-o", "all"], "-d/--datatype half with -o/--op all"),
+                         (["-d", "int8", "-o", "avg"], "-d/--datatype int8 with -o/--op avg")):
+        _, cfg = cli.parse(["reduce", *flags])
+        assert cfg.problems(2, _refuse_half_and_integer_avg) == [
+            f"{named}: {'no float16 here' if 'half' in flags else 'no integer average'}"]
+    _, cfg = cli.parse(["broadcast", "-d", "half"])  # data movement: any type
+    assert cfg.problems(2, _refuse_half_and_integer_avg) == []
+
+
+def test_bfloat16_without_ml_dtypes_is_a_clear_error(monkeypatch, capsys):
+    monkeypatch.setattr(config, "has_ml_dtypes", lambda: False)
+    with pytest.raises(SystemExit) as exc:
+        cli.parse(["broadcast", "-d", "bfloat16"])
+    assert exc.value.code == 2
+    assert ("argument -d/--datatype: bfloat16 needs the ml_dtypes package"
+            in capsys.readouterr().err)
+    _, cfg = cli.parse(["broadcast", "-d", "all"])  # -d all: every type NumPy knows here
+    assert "bfloat16" not in [d.name for d in cfg.dtypes]
+
+
+@needs_ml_dtypes
+def test_bfloat16_is_a_type_where_ml_dtypes_is_installed():
+    _, cfg = cli.parse(["broadcast", "-d", "bfloat16"])
+    assert [d.name for d in cfg.dtypes] == ["bfloat16"]
+    assert config.type_name(cfg.dtypes[0]) == "bfloat16"
 
 
 # -- runs on 2 CPU ranks ----------------------------------------------------------------------
@@ -239,10 +313,48 @@ def test_a_wrong_result_is_counted_and_fails_the_run(tmp_path):
     assert all(row["oop"]["wrong"] == 1 and row["ip"]["wrong"] == 1 for row in data["rows"])
 
 
-def test_a_dtype_the_engine_cannot_reduce_is_refused_on_the_ranks():
-    result = bench("all_reduce", *SMALL, "-d", "half")
+@pytest.mark.parametrize("dtype", ["half", pytest.param("bfloat16", marks=needs_ml_dtypes)])
+def test_a_dtype_the_engine_cannot_reduce_is_refused_on_the_ranks(dtype):
+    result = bench("all_reduce", *SMALL, "-d", dtype)
     assert result.returncode == 2
-    assert "error: -d/--datatype half with -o/--op sum" in result.stderr
+    assert f"error: -d/--datatype {dtype} with -o/--op sum: dtype " in result.stderr
+    assert "cannot be reduced by the cpu (MPI) backend" in result.stderr
+
+
+def test_every_type_and_reduction_in_one_run(tmp_path):
+    """-d all -o all: one block of rows per type (and reduction, for reducing ops) under each
+    op's table; what MPI cannot reduce (half, bfloat16, the integers' avg) is left out with one
+    line; data movement runs every type; the JSON and CSV say which each row is."""
+    js, cs = tmp_path / "all.json", tmp_path / "all.csv"
+    # from 16 B: a block of 8-byte elements on each of 2 ranks is not empty
+    result = bench("all", "-b", "16", "-e", "64", "-n", "2", "-w", "1", "-d", "all", "-o", "all",
+                   "--json", js, "--csv", cs)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sizes = [16, 32, 64]
+    reducible = [(t, r) for t in ALL_TYPES if t not in ("half", "bfloat16") for r in ALL_REDOPS
+                 if r != "avg" or t in ("float", "double")]
+    tables = result.stdout.split("# Out of bounds values : 0 OK")[:-1]
+    assert len(tables) == len(OPS)
+    data = json.loads(js.read_text())
+    for name, table in zip(OPS, tables):
+        cases = reducible if OPS[name].reduces else [(t, "none") for t in ALL_TYPES]
+        assert [(r[2], r[3]) for r in table_rows(table)] == [c for c in cases for _ in sizes]
+        assert [int(r[0]) for r in table_rows(table)] == sizes * len(cases)
+        left_out = [line for line in table.splitlines() if "left out" in line]
+        assert len(left_out) == (1 if OPS[name].reduces else 0), left_out
+        mine = [r for r in data if r["op"] == name]
+        assert [(r["dtype"], r["redop"]) for r in mine] == cases
+        assert all(row["type"] == r["dtype"] and row["redop"] == r["redop"]
+                   for r in mine for row in r["rows"])
+    assert "half sum/prod/max/min/avg" in left_out_line(result.stdout, "all_reduce")
+    with open(cs, newline="") as f:
+        lines = list(csv.DictReader(f))
+    assert len(lines) == sum(len(r["rows"]) for r in data)
+    assert ("alltoall", "half", "none") in {(l["op"], l["type"], l["redop"]) for l in lines}
+
+
+def left_out_line(stdout, op):
+    return next(line for line in stdout.splitlines() if line.startswith(f"# {op}: left out"))
 
 
 def test_one_rank_runs_in_this_process_and_shows_progress():
@@ -263,6 +375,10 @@ def test_the_progress_line_is_rewritten_per_size_and_cleared():
     silent = io.StringIO()
     report.Progress(False, silent).size("alltoall", 8, 0, 4)
     assert silent.getvalue() == ""
+    several = io.StringIO()  # -d all / -o all: which type and reduction, too
+    report.Progress(True, several).size("all_reduce", 64, 3, 4, 0, 8, case="double max (3/34)")
+    assert re.fullmatch(r"\rpycoll-bench all_reduce: 64 B \(4/4\), double max \(3/34\), "
+                        r"op 1/8, \d+ s", several.getvalue())
 
 
 def bench_on_a_terminal(*args, timeout=TIMEOUT):
@@ -315,74 +431,6 @@ def test_under_a_launcher_it_runs_on_the_jobs_ranks():
     mismatch = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", "-m", "pycoll.bench",
                            "scatter", *SMALL, "--nprocs", "3"], timeout=TIMEOUT)
     assert mismatch.returncode == 2 and "--nprocs 3: this job already has 2 ranks" in mismatch.stderr
-
-
-# -- plots ----------------------------------------------------------------------------------
-
-def _result_file(path, op, backend):
-    rows = [{"size": s, "count": s // 4, "type": "float", "redop": "none", "root": -1, "iters": 3,
-             "oop": {"time_us": 10.0 + s / 1e3, "algbw": s / (10e3 + s), "busbw": s / (10e3 + s),
-                     "wrong": 0},
-             "ip": None} for s in SMALL_SIZES]
-    path.write_text(json.dumps({"op": op, "backend": backend, "nranks": 2, "rows": rows}))
-    return str(path)
-
-
-needs_matplotlib = pytest.mark.skipif(not plot.available(), reason="matplotlib is not installed")
-
-
-@needs_matplotlib
-def test_plot_from_several_json_files(tmp_path):
-    a = _result_file(tmp_path / "a.json", "broadcast", "cpu")
-    b = _result_file(tmp_path / "b.json", "broadcast", "nccl")
-    png = tmp_path / "both.png"
-    assert cli.main(["--plot-from", a, b, "--plot", str(png)]) == 0
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-@needs_matplotlib
-def test_plot_after_a_run_compared_with_raw_draws_both(tmp_path):
-    png, path = tmp_path / "run.png", tmp_path / "run.json"
-    result = bench("all_reduce", *SMALL, "--compare", "raw", "--plot", png, "--json", path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    labels = [curve.label for curve in plot.curves(plot.load([str(path)]))]
-    assert labels == ["run: all_reduce (cpu, 2 ranks) out-of-place",
-                      "run: all_reduce (cpu, 2 ranks) out-of-place, raw MPI",
-                      "run: all_reduce (cpu, 2 ranks) in-place",
-                      "run: all_reduce (cpu, 2 ranks) in-place, raw MPI"]
-
-
-def test_the_raw_curve_has_the_raw_calls_times_and_bandwidth():
-    rows = [{"size": s, "oop": {"time_us": 10.0, "algbw": s / 1e4, "busbw": s / 2e4,
-                                "raw_time_us": 5.0},
-             "ip": None} for s in (0, 64, 4096)]
-    result = {"op": "reduce", "backend": "nccl", "nranks": 2, "rows": rows}
-    ours, raw = plot.curves([(None, result)])
-    assert ours.sizes == raw.sizes == [64, 4096]  # a log axis has no size 0
-    assert raw.label == "reduce (nccl, 2 ranks) out-of-place, raw NCCL"
-    assert raw.time_us == [5.0, 5.0] and raw.busbw == [64 / 1e4, 4096 / 1e4]
-    assert ours.busbw == [64 / 2e4, 4096 / 2e4] and raw.colour != ours.colour
-    for row in rows:
-        del row["oop"]["raw_time_us"]  # a run without --compare raw
-    assert [c.label for c in plot.curves([("a", result)])] == [
-        "a: reduce (nccl, 2 ranks) out-of-place"]
-
-
-def test_plot_without_matplotlib_is_a_clear_error(capsys, monkeypatch):
-    monkeypatch.setattr(plot, "available", lambda: False)  # as on a machine without matplotlib
-    with pytest.raises(SystemExit) as exc:
-        cli.parse(["all_reduce", "--plot", "x.png"])
-    assert exc.value.code == 2 and "pip install 'pycoll[plot]'" in capsys.readouterr().err
-
-
-def test_plot_from_refuses_files_that_are_not_results(tmp_path, capsys):
-    if not plot.available():
-        pytest.skip("matplotlib is not installed")
-    bad = tmp_path / "bad.json"
-    bad.write_text("{}")
-    assert cli.main(["--plot-from", str(bad), "--plot", str(tmp_path / "x.png")]) == 2
-    assert "not a pycoll-bench JSON result" in capsys.readouterr().err
 
 
 # -- on GPUs --------------------------------------------------------------------------------

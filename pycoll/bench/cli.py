@@ -15,13 +15,12 @@ import os
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from pycoll import device
 from pycoll._logging import logger
 from pycoll.bench import plot
 from pycoll.bench.collectives import OPS
-from pycoll.bench.config import DTYPES, REDOPS, TIME_COMBINE, Config, parse_size, sweep
+from pycoll.bench.config import (ALL, DTYPES, REDOPS, TIME_COMBINE, Config, parse_dtypes,
+                                  parse_size, sweep)
 from pycoll.distributed.placement import BACKENDS, launcher_rank
 
 DEFAULT_NPROCS = 2
@@ -31,6 +30,7 @@ EXAMPLES = """examples:
   pycoll-bench all -b 1K -e 1M -n 20 --json r.json
   pycoll-bench broadcast --nprocs 4 -r 1 --compare raw --csv b.csv
   mpiexec -n 4 pycoll-bench reduce_scatter -d double -o max
+  pycoll-bench all_reduce -d all -o all -e 1M  # every type and reduction the engine can reduce
   pycoll-bench --plot-from cpu.json other.json --plot both.png
 """
 class _Parser(argparse.ArgumentParser):
@@ -84,11 +84,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="untimed calls before each size's timing (default 5)")
     sweep_.add_argument("-c", "--check", type=int, choices=(0, 1), default=1,
                         help="1: check every result against the expected values (default 1)")
-    sweep_.add_argument("-d", "--datatype", choices=list(DTYPES), default="float", metavar="TYPE",
-                        help=f"element type: {', '.join(DTYPES)} (default float)")
-    sweep_.add_argument("-o", "--op", dest="redop", choices=list(REDOPS), default="sum",
+    sweep_.add_argument("-d", "--datatype", choices=[*DTYPES, ALL], default="float",
+                        metavar="TYPE", help=f"element type: {', '.join(DTYPES)} (bfloat16 needs "
+                                             f"ml_dtypes), or all: one sweep per type (default "
+                                             f"float)")
+    sweep_.add_argument("-o", "--op", dest="redop", choices=[*REDOPS, ALL], default="sum",
                         metavar="REDOP", help=f"reduction of the reducing collectives: "
-                                              f"{', '.join(REDOPS)} (default sum)")
+                                              f"{', '.join(REDOPS)}, or all: one sweep per "
+                                              f"reduction (default sum); with -d all or -o all, "
+                                              f"the types the backend cannot reduce with a "
+                                              f"reduction are left out")
     sweep_.add_argument("-r", "--root", type=_at_least(0), default=0,
                         help="root rank of broadcast, reduce and scatter (default 0)")
     sweep_.add_argument("-a", "--average", type=int, choices=sorted(TIME_COMBINE), default=1,
@@ -165,10 +170,14 @@ def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
         sizes = sweep(args.minbytes, args.maxbytes, factor, args.stepbytes)
     except ValueError as exc:
         parser.error(str(exc))
+    try:
+        dtypes = parse_dtypes(args.datatype)
+    except ValueError as exc:
+        parser.error(f"argument -d/--datatype: {exc}")
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     cfg = Config(
         ops=list(OPS) if args.op == "all" else [args.op], sizes=sizes,
-        dtype=np.dtype(DTYPES[args.datatype]), redop=args.redop, root=args.root,
+        dtypes=dtypes, redops=list(REDOPS) if args.redop == ALL else [args.redop], root=args.root,
         iters=args.iters, warmup=args.warmup_iters, check=bool(args.check),
         average=args.average, compare=args.compare == "raw", backend=backend,
         nprocs=args.nprocs, progress=progress,
@@ -182,7 +191,7 @@ def _relaunch(argv: List[str], nprocs: int) -> int:
     from pycoll import launch
 
     command = ["--nproc_per_node", str(nprocs), "-m", "pycoll.bench", *argv]
-    logger.info("pycoll-bench: python -m pycoll.launch %s", " ".join(command))
+    logger.info("pycoll-bench starts its ranks: python -m pycoll.launch %s", " ".join(command))
     return launch.main(command)
 
 

@@ -1,11 +1,12 @@
 """pycoll-bench's output: the nccl-tests-style table, its header and footer, JSON, CSV, and
 the progress line.
 
-A result (one op's sweep) is the dict written to JSON::
+A result (one op's sweep for one data type and reduction) is the dict written to JSON::
 
-    {"op", "backend", "nranks", "devices", "versions", "dtype", "redop", "root", "params",
-     "avg_busbw", "errors", "rows": [{"size", "count", "type", "redop", "root", "iters",
-                                      "oop": ENTRY, "ip": ENTRY or null}]}
+    {"op", "backend", "nranks", "devices", "versions", "date", "dtype", "redop", "root",
+     "params", "avg_busbw", "errors",
+     "rows": [{"size", "count", "type", "redop", "root", "iters",
+               "oop": ENTRY, "ip": ENTRY or null}]}
 
     ENTRY = {"time_us", "algbw", "busbw", "wrong"}  (+ "raw_time_us", "raw_wrong", "ratio"
                                                      with --compare raw)
@@ -15,24 +16,37 @@ when results were not checked, -c 0); ``errors`` counts the runs (size and out-o
 in-place) with any wrong element, as nccl-tests' "Out of bounds values" does; with --compare
 raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for an op without an in-place
 form (sendrecv). Sizes are bytes, times microseconds, bandwidths GB/s (1e9 B/s).
-A JSON file holds one result, or, for OP ``all``, a list of them in the order they ran.
+``date`` is when the run started (local time, ``YYYY-MM-DD HH:MM``). A JSON file holds one
+result, or, for OP ``all``, -d all or -o all, a list of them in the order they ran: for each op,
+its data types in turn, each with its reductions in turn (as nccl-tests loops), each result
+saying which in ``dtype`` and ``redop``. The table shows them as nccl-tests does: one header per
+op, then one block of rows per type and reduction, then the op's footer over all its blocks.
 """
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import sys
 import time
-from typing import Dict, List, Optional, TextIO
+from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 from pycoll.bench.collectives import OPS
-from pycoll.bench.config import TIME_COMBINE, Config
+from pycoll.bench.config import TIME_COMBINE, Case, Config, type_name
 
 Result = Dict[str, object]
 
 _LEAD = "%12s  %12s  %8s  %6s  %6s"
 _SIDE = "  %7s  %6s  %6s  %6s"
 _RATIO = "  %6s"
+
+
+def size_text(nbytes: float) -> str:
+    """A size in binary units: ``8 B``, ``1 KiB``, ``4 MiB``, ``1.5 GiB``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes / (1 << shift):g} {unit}"
+    return f"{nbytes:g} B"
 
 
 def _time(us: float) -> str:
@@ -68,9 +82,23 @@ def header(cfg: Config, nranks: int, devices: List[dict], versions: Dict[str, st
     return lines
 
 
-def table_header(op: str, compare: bool, backend: str = "cpu") -> List[str]:
+def left_out_line(op: str, backend: str, left_out: Sequence[Tuple[Case, str]]) -> List[str]:
+    """The one line (none when nothing is left out) naming the cases of ``op`` a run leaves
+    out because the engine cannot reduce them (-d all, -o all): each type with its
+    reductions."""
+    if not left_out:
+        return []
+    by_type = itertools.groupby((case for case, _ in left_out), lambda case: case.dtype)
+    names = ", ".join(f"{type_name(dtype)} {'/'.join(str(c.redop) for c in cases)}"
+                      for dtype, cases in by_type)
+    return [f"# {op}: left out, as the {backend} backend cannot reduce them: {names}"]
+
+
+def table_header(op: str, compare: bool, backend: str = "cpu",
+                 notes: Sequence[str] = ()) -> List[str]:
+    """The op's title, ``notes`` (lines such as :func:`left_out_line`'s), and the columns."""
     spec = OPS[op]
-    lines = [f"# {op}" + (f"  (raw: {spec.raw_call(backend)})" if compare else "")]
+    lines = [f"# {op}" + (f"  (raw: {spec.raw_call(backend)})" if compare else ""), *notes]
     if spec.oop_copies:
         lines.append(f"# pycoll's {op} works in place only: out-of-place copies the input into "
                      f"the output buffer, then runs in place; the copy is timed")
@@ -106,15 +134,27 @@ def row_line(row: dict, compare: bool) -> str:
     return lead + _side(row["oop"], compare) + _side(row["ip"], compare)
 
 
-def footer(result: Result) -> List[str]:
-    errors = result["errors"] + result.get("raw_errors", 0)
+def entries(rows: Sequence[dict]) -> List[dict]:
+    """The out-of-place and in-place entries of ``rows`` (an op without in-place has none)."""
+    return [row[side] for row in rows for side in ("oop", "ip") if row[side] is not None]
+
+
+def average_busbw(rows: Sequence[dict]) -> float:
+    found = entries(rows)
+    return sum(e["busbw"] for e in found) / len(found) if found else 0.0
+
+
+def footer(results: Sequence[Result]) -> List[str]:
+    """The footer of one op's table, over all its results (one per type and reduction)."""
+    errors = sum(r["errors"] + r.get("raw_errors", 0) for r in results)
+    rows = [row for r in results for row in r["rows"]]
     return [f"# Out of bounds values : {errors} {'FAILED' if errors else 'OK'}",
-            f"# Avg bus bandwidth    : {result['avg_busbw']:.6g}",
+            f"# Avg bus bandwidth    : {average_busbw(rows):.6g}",
             "#"]
 
 
 def write_json(path: str, results: List[Result]) -> None:
-    """One result as an object; several (OP ``all``) as a list."""
+    """One result as an object; several (OP ``all``, -d all, -o all) as a list."""
     with open(path, "w") as f:
         json.dump(results[0] if len(results) == 1 else results, f, indent=1)
         f.write("\n")
@@ -151,10 +191,12 @@ class Progress:
         self._start = time.monotonic()
 
     def size(self, op: str, size: int, index: int, sizes: int, op_index: int = 0,
-             ops: int = 1) -> None:
+             ops: int = 1, case: str = "") -> None:
         """Show that ``size`` (the ``index``-th of ``sizes``, from 0) of ``op`` (the
-        ``op_index``-th of ``ops``) is running, and how long the run has taken so far."""
-        where = f", op {op_index + 1}/{ops}" if ops > 1 else ""
+        ``op_index``-th of ``ops``) is running, and how long the run has taken so far;
+        ``case``: which of the op's types and reductions, where it has several (-d/-o all),
+        as ``"double max (7/34)"``."""
+        where = (f", {case}" if case else "") + (f", op {op_index + 1}/{ops}" if ops > 1 else "")
         self._show(f"pycoll-bench {op}: {size} B ({index + 1}/{sizes}){where}, "
                     f"{time.monotonic() - self._start:.0f} s")
 

@@ -1,5 +1,7 @@
-"""The measurement, on every rank of the job: for each op and size, time the out-of-place and
-in-place runs (and, with --compare raw, the raw engine call, interleaved), then check results.
+"""The measurement, on every rank of the job: for each op, each of its cases (data type and
+reduction: several with -d all / -o all, those the engine cannot reduce left out) and each size,
+time the out-of-place and in-place runs (and, with --compare raw, the raw engine call,
+interleaved), then check results.
 
 Timing follows nccl-tests (:mod:`pycoll.bench.timing`): warm-up calls, then a barrier and
 ``iters`` back-to-back calls timed by each rank; a rank's time is the mean per call, and the
@@ -18,15 +20,17 @@ barrier before a block, the combined times, the counts of wrong elements) over M
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Callable, List, Optional
 
 import numpy as np
 from mpi4py import MPI
 
 import pycoll.distributed as dist
+from pycoll.backends.reduce_op import ReduceOp
 from pycoll.bench import arrays, meta, report
 from pycoll.bench.collectives import OPS
-from pycoll.bench.config import Config, type_name
+from pycoll.bench.config import Case, Config, Refusal, type_name
 from pycoll.bench.ops import Buffers, Context, Op, rank_input
 from pycoll.bench.report import Progress, Result
 from pycoll.bench.timing import combine, time_calls
@@ -35,18 +39,18 @@ ROUNDS = 5  # blocks per contender and size when pycoll and the raw call are int
 
 
 class Sweep:
-    """One op over the sizes of ``cfg`` on this rank."""
+    """One op and case (data type and reduction) over the sizes of ``cfg`` on this rank."""
 
-    def __init__(self, op: Op, cfg: Config, ctx: Context):
-        self.op, self.cfg, self.ctx = op, cfg, ctx
-        self.itemsize = cfg.dtype.itemsize
+    def __init__(self, op: Op, cfg: Config, case: Case, ctx: Context):
+        self.op, self.cfg, self.case, self.ctx = op, cfg, case, ctx
+        self.itemsize = case.dtype.itemsize
         self.mem = arrays.memory(cfg.backend)
         largest = op.layout(cfg.sizes[-1] // self.itemsize, ctx.nranks)
-        self.send_store = self.mem.xp.zeros(largest.send, cfg.dtype)
-        self.recv_store = self.mem.xp.zeros(largest.work, cfg.dtype)
+        self.send_store = self.mem.xp.zeros(largest.send, case.dtype)
+        self.recv_store = self.mem.xp.zeros(largest.work, case.dtype)
 
     def _input(self, rank: int, nelems: int) -> np.ndarray:
-        return rank_input(rank, nelems, self.cfg.dtype, self.ctx.redop)
+        return rank_input(rank, nelems, self.case.dtype, self.ctx.redop)
 
     def _prepare(self, b: Buffers, inplace: bool, mine: np.ndarray) -> None:
         b.work[...] = 0
@@ -94,8 +98,8 @@ class Sweep:
         if cfg.check:
             inputs = lambda j: mine if j == ctx.rank else self._input(j, layout.send)  # noqa: E731
             expected = op.expected(inputs, ctx, layout.count)
-        row = {"size": nbytes, "count": layout.count, "type": type_name(cfg.dtype),
-               **_labels(op, cfg), "iters": iters}
+        row = {"size": nbytes, "count": layout.count, "type": type_name(self.case.dtype),
+               **_labels(op, cfg, self.case), "iters": iters}
         row["oop"] = self._entry(b, False, iters, nbytes, mine, expected)
         row["ip"] = self._entry(b, True, iters, nbytes, mine, expected) if op.inplace else None
         return row
@@ -107,7 +111,8 @@ def run(cfg: Config) -> int:
     world = dist.init_parallel_env(backend=cfg.backend)
     rank, nranks = world.rank, world.nranks
     lead = rank == 0
-    problems = cfg.problems(nranks, _reduction_error(world.backend))
+    refusal = _reduction_error(world.backend)
+    problems = cfg.problems(nranks, refusal)
     if problems:
         if lead:
             print("\n".join(f"pycoll-bench: error: {p}" for p in problems), file=sys.stderr,
@@ -116,7 +121,8 @@ def run(cfg: Config) -> int:
         return 2
     comm = MPI.COMM_WORLD.Dup()
     nccl = world.backend.comm if cfg.backend == "nccl" else None
-    results = _run_ops(cfg, Context(rank, nranks, cfg.root, cfg.reduce_op, comm, nccl), lead)
+    ctx = Context(rank, nranks, cfg.root, ReduceOp.SUM, comm, nccl)  # redop: set per case
+    results = Job(cfg, ctx, lead, refusal).run()
     if lead:
         _write_files(cfg, results)
     comm.Barrier()  # as above: the output is complete before any rank exits
@@ -125,7 +131,7 @@ def run(cfg: Config) -> int:
     return 1 if errors else 0
 
 
-def _reduction_error(engine: Any) -> Callable[[np.dtype, int], Optional[str]]:
+def _reduction_error(engine: Any) -> Refusal:
     """Why ``engine`` cannot reduce a dtype with an op (None when it can), from its plan."""
     def why(dtype: np.dtype, op: int) -> Optional[str]:
         try:
@@ -140,59 +146,76 @@ def _emit(lines: List[str]) -> None:
     print("\n".join(lines), flush=True)
 
 
-def _run_ops(cfg: Config, ctx: Context, lead: bool) -> List[Result]:
-    """Every op of ``cfg`` on this rank (``ctx``); rank 0 (``lead``) prints as it goes."""
-    nranks = ctx.nranks
-    devices, versions = meta.devices(ctx.comm, cfg.backend), meta.versions(cfg.backend)
-    progress = Progress(cfg.progress and lead)
-    if lead:
-        _emit(report.header(cfg, nranks, devices, versions))
-    results = []
-    for k, name in enumerate(cfg.ops):
-        op = OPS[name]
-        if nranks < op.min_ranks:
-            if lead:
-                _emit([f"# {name}: skipped, it needs at least {op.min_ranks} ranks", "#"])
-            continue
-        if lead:
-            _emit(report.table_header(name, cfg.compare, cfg.backend))
-        sweep, rows = Sweep(op, cfg, ctx), []
-        for i, size in enumerate(cfg.sizes):
-            progress.size(name, size, i, len(cfg.sizes), k, len(cfg.ops))
-            try:
-                rows.append(sweep.row(size))
-            finally:  # a failing run's traceback starts on a clean line
-                progress.clear()
-            if lead:
-                _emit([report.row_line(rows[-1], cfg.compare)])
-        result = _result(cfg, name, nranks, devices, versions, rows)
-        if lead:
-            _emit(report.footer(result))
-        results.append(result)
-    return results
+class Job:
+    """Every op and case of ``cfg`` on this rank; rank 0 (``lead``) prints as it goes.
+    ``ctx`` is the job's context (its ``redop`` is set per case); ``refusal`` says why the
+    engine cannot reduce a case, which is then left out."""
+
+    def __init__(self, cfg: Config, ctx: Context, lead: bool, refusal: Refusal):
+        self.cfg, self.ctx, self.lead, self.refusal = cfg, ctx, lead, refusal
+        self.devices = meta.devices(ctx.comm, cfg.backend)
+        self.versions = meta.versions(cfg.backend)
+        self.date = time.strftime("%Y-%m-%d %H:%M")
+        self.progress = Progress(cfg.progress and lead)
+
+    def emit(self, lines: List[str]) -> None:
+        if self.lead:
+            _emit(lines)
+
+    def run(self) -> List[Result]:
+        self.emit(report.header(self.cfg, self.ctx.nranks, self.devices, self.versions))
+        results: List[Result] = []
+        for k, name in enumerate(self.cfg.ops):
+            results += self._op(name, k)
+        return results
+
+    def _op(self, name: str, k: int) -> List[Result]:
+        """The ``k``-th op's cases, each a result, under one table."""
+        cfg, op = self.cfg, OPS[name]
+        if self.ctx.nranks < op.min_ranks:
+            self.emit([f"# {name}: skipped, it needs at least {op.min_ranks} ranks", "#"])
+            return []
+        cases, left_out = cfg.split(op.reduces, self.refusal)
+        self.emit(report.table_header(name, cfg.compare, cfg.backend,
+                                      report.left_out_line(name, cfg.backend, left_out)))
+        results = []
+        for j, case in enumerate(cases):
+            where = f"{case} ({j + 1}/{len(cases)})" if len(cases) > 1 else ""
+            self.ctx.redop = case.reduce_op
+            sweep, rows = Sweep(op, cfg, case, self.ctx), []
+            for i, size in enumerate(cfg.sizes):
+                self.progress.size(name, size, i, len(cfg.sizes), k, len(cfg.ops), where)
+                try:
+                    rows.append(sweep.row(size))
+                finally:  # a failing run's traceback starts on a clean line
+                    self.progress.clear()
+                self.emit([report.row_line(rows[-1], cfg.compare)])
+            results.append(self._result(name, case, rows))
+        self.emit(report.footer(results))
+        return results
+
+    def _result(self, name: str, case: Case, rows: List[dict]) -> Result:
+        cfg = self.cfg
+        found = report.entries(rows)
+        result = {
+            "op": name, "backend": cfg.backend, "nranks": self.ctx.nranks,
+            "devices": self.devices, "versions": self.versions, "date": self.date,
+            "dtype": type_name(case.dtype), **_labels(OPS[name], cfg, case),
+            "params": {"minbytes": cfg.sizes[0], "maxbytes": cfg.sizes[-1], "step": cfg.step,
+                       "iters": cfg.iters, "warmup": cfg.warmup, "check": cfg.check,
+                       "average": cfg.average, "compare": "raw" if cfg.compare else None},
+            "avg_busbw": report.average_busbw(rows),
+            "errors": sum(1 for e in found if e["wrong"]),
+            "rows": rows,
+        }
+        if cfg.compare:
+            result["raw_errors"] = sum(1 for e in found if e["raw_wrong"])
+        return result
 
 
-def _labels(op: Op, cfg: Config) -> dict:
+def _labels(op: Op, cfg: Config, case: Case) -> dict:
     """The redop and root columns: "none" and -1 for ops without them, as nccl-tests prints."""
-    return {"redop": cfg.redop if op.reduces else "none", "root": cfg.root if op.rooted else -1}
-
-
-def _result(cfg: Config, name: str, nranks: int, devices: list, versions: dict,
-            rows: List[dict]) -> Result:
-    entries = [row[side] for row in rows for side in ("oop", "ip") if row[side] is not None]
-    result = {
-        "op": name, "backend": cfg.backend, "nranks": nranks, "devices": devices,
-        "versions": versions, "dtype": type_name(cfg.dtype), **_labels(OPS[name], cfg),
-        "params": {"minbytes": cfg.sizes[0], "maxbytes": cfg.sizes[-1], "step": cfg.step,
-                   "iters": cfg.iters, "warmup": cfg.warmup, "check": cfg.check,
-                   "average": cfg.average, "compare": "raw" if cfg.compare else None},
-        "avg_busbw": sum(e["busbw"] for e in entries) / len(entries) if entries else 0.0,
-        "errors": sum(1 for e in entries if e["wrong"]),
-        "rows": rows,
-    }
-    if cfg.compare:
-        result["raw_errors"] = sum(1 for e in entries if e["raw_wrong"])
-    return result
+    return {"redop": case.redop or "none", "root": cfg.root if op.rooted else -1}
 
 
 def _write_files(cfg: Config, results: List[Result]) -> None:
