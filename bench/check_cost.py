@@ -13,14 +13,11 @@ import argparse
 
 import numpy as np
 from mpi4py import MPI
-from peer_report import size_text
+from peer_report import SIZES, iterations, size_text
 
 import pycoll.distributed as dist
 from pycoll.bench.timing import median_per_call
 from pycoll.distributed import check
-
-SIZES = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -31,7 +28,7 @@ def main() -> None:
     rows = []
     for nbytes in SIZES:
         a = np.ones(nbytes // 4, np.float32)
-        iters = max(3, min(2000, (4 << 20) // nbytes * 40))
+        iters = iterations(nbytes)
 
         def plain() -> None:
             dist.all_reduce(a)

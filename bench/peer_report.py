@@ -1,11 +1,19 @@
 """The table and figure the peer benchmarks (cpu_peers.py, gpu_peers.py) print and draw: each
 contender's median time and bus bandwidth per size for one collective, and its time over
 pycoll's. Bus bandwidth uses nccl-tests' factor of the collective (pycoll-bench's registry).
-Sizes read in B/KiB/MiB/GiB (``size_text``, pycoll-bench's)."""
+Sizes read in B/KiB/MiB/GiB (``size_text``, pycoll-bench's). ``SIZES`` and ``iterations`` are
+the sweep the CPU all_reduce comparisons share (allreduce_vs_mpi4py.py, check_cost.py)."""
 from pycoll.bench.collectives import OPS
 from pycoll.bench.report import size_text
 
-__all__ = ["plot", "plot_ops", "size_text", "table"]
+__all__ = ["SIZES", "iterations", "plot", "plot_ops", "size_text", "table"]
+
+SIZES = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
+
+
+def iterations(nbytes):
+    """Calls per timed block at ``nbytes``: about 160 MiB moved, 3 to 2000 calls."""
+    return max(3, min(2000, (4 << 20) // nbytes * 40))
 
 
 def _busbw(op, world, nbytes, seconds):

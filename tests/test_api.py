@@ -20,6 +20,9 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
     monkeypatch.setenv("MPI_LOCALRANKID", "1")
     env = dist.ParallelEnv()
     assert (env.rank, env.world_size, env.nranks, env.local_rank) == (3, 8, 8, 1)
+    monkeypatch.delenv("PADDLE_TRAINER_ENDPOINTS", raising=False)
+    monkeypatch.delenv("PADDLE_CURRENT_ENDPOINT", raising=False)
+    assert (env.trainer_endpoints, env.current_endpoint) == ([], "")
     assert dist.get_rank() == 3 and dist.get_world_size() == 8
     with pytest.raises(ValueError, match="not initialized.*init_parallel_env"):
         dist.all_reduce(np.ones(2))

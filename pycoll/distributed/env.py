@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 from typing import ContextManager, Dict, List, Optional
 
 from pycoll._errors import CollectiveError
@@ -248,6 +249,18 @@ class ParallelEnv:
     @property
     def dev_id(self) -> int:
         return self.device_id
+
+    @property
+    def trainer_endpoints(self) -> List[str]:
+        """Every rank's ``host:port``, in rank order (``PADDLE_TRAINER_ENDPOINTS``, which
+        ``pycoll.launch`` and ``spawn`` set); empty when the launcher gave none."""
+        value = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
+        return value.split(",") if value else []
+
+    @property
+    def current_endpoint(self) -> str:
+        """This rank's ``host:port`` (``PADDLE_CURRENT_ENDPOINT``); empty when the launcher gave none."""
+        return os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
 
     def __repr__(self) -> str:
         return (f"ParallelEnv(rank={self.rank}, world_size={self.world_size}, "

@@ -13,6 +13,7 @@ def main():
     assert n >= 3
     env = dist.ParallelEnv()
     assert (env.rank, env.world_size, env.nranks) == (rank, n, n)
+    assert len(env.trainer_endpoints) == n and env.current_endpoint == env.trainer_endpoints[rank]
 
     # a sub-group of the first and last rank; ranks are given unsorted and sorted by new_group
     edge = dist.new_group([n - 1, 0])
