@@ -14,7 +14,8 @@ from pycoll.tensor import Tensor, float16, float32, float64, int32, int64, to_te
 from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import clone, concat, flatten, reshape, squeeze, stack, transpose, unsqueeze
-from pycoll.creation import arange, full, full_like, ones, ones_like, rand, randn, zeros, zeros_like
+from pycoll.creation import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randint, randn,
+                             zeros, zeros_like)
 from pycoll import autograd, nn, optimizer
 from pycoll.nn import ParamAttr
 

@@ -48,6 +48,29 @@ def rand(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
     return _from_host(draw.astype(dt, copy=False))
 
 
+def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTypeLike = None) -> Tensor:
+    """Integers drawn uniformly from [low, high) (from [0, low) without ``high``), int64 unless
+    ``dtype`` says otherwise (paddle's ``randint``)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+    dt = convert_dtype(dtype) or int64
+    if dt.kind not in "iu":
+        raise TypeError(f"randint makes integer tensors; dtype must be int32 or int64, got {dt}")
+    return _from_host(get_rng().integers(low, high, _shape_arg(shape)).astype(dt, copy=False))
+
+
+def empty(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+    """A tensor whose values are whatever its memory held (float32 unless ``dtype`` says)."""
+    return wrap(module_for().empty(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+
+
+def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+    a = x._array
+    return wrap(array_module(a).empty(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+
+
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
     dt = convert_dtype(dtype) or float32
     return wrap(module_for().full(_shape_arg(shape), fill_value, dtype=dt))

@@ -3,6 +3,9 @@
     python -m pycoll.launch --nproc_per_node 2 train.py --lr 0.1
     python -m pycoll.launch --gpus 0,1 train.py          # one rank per listed GPU
 
+``python -m pycoll.distributed.launch`` is the same launcher under paddle's module name, and
+paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus``).
+
 Each rank runs the script as ``__main__``. When one rank fails, its traceback is printed and
 the whole job stops within seconds; the exit status is the failing rank's.
 """
@@ -18,6 +21,7 @@ from typing import List, Optional
 
 from pycoll.distributed import _mpiexec
 from pycoll.distributed._entry import INTERRUPTED
+from pycoll.distributed.placement import selected_gpus
 from pycoll.distributed.startup import JOB_DIR_VAR
 
 
@@ -27,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Start SCRIPT on several ranks (MPI processes) of this machine.")
     p.add_argument("--nproc_per_node", "--nprocs", type=int, default=None,
                    help="ranks to start (default: the number of --gpus, else 1)")
-    p.add_argument("--gpus", "--selected_gpus", dest="gpus", default=None,
+    p.add_argument("--gpus", "--devices", "--selected_gpus", dest="gpus", default=None,
                    help="comma-separated GPU ids to use (sets CUDA_VISIBLE_DEVICES; one rank each)")
     p.add_argument("-m", "--module", action="store_true",
                    help="treat SCRIPT as a module name, as `python -m` does")
@@ -43,9 +47,10 @@ def build_command(argv: Optional[List[str]] = None):
     env = {}
     nprocs = args.nproc_per_node
     if args.gpus is not None:
-        gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
-        if not gpus or not all(g.isdigit() for g in gpus):
-            parser.error(f"--gpus {args.gpus!r}: give comma-separated GPU ids such as 0,1")
+        try:
+            gpus = selected_gpus(args.gpus, "--gpus")
+        except ValueError as exc:
+            parser.error(str(exc))
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         nprocs = nprocs or len(gpus)
     if nprocs is None:

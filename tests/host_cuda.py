@@ -80,6 +80,10 @@ def empty_like(a: Any) -> ndarray:
     return _device(np.empty_like(np.asarray(a)))
 
 
+def concatenate(arrays: Any) -> ndarray:
+    return _device(np.concatenate([np.asarray(a) for a in arrays]))
+
+
 def ascontiguousarray(a: Any) -> ndarray:
     return _device(np.ascontiguousarray(a))
 
@@ -362,7 +366,7 @@ class HostCuda:
         xp.__version__ = "host_cuda"
         this = sys.modules[__name__]
         for name in ("ndarray", "asarray", "asnumpy", "empty", "zeros", "ones", "full", "empty_like",
-                     "ascontiguousarray", "copyto"):
+                     "ascontiguousarray", "concatenate", "copyto"):
             setattr(xp, name, getattr(this, name))
         xp.divide, xp.cuda = self.divide, cuda
         xp.__getattr__ = _numpy_type  # cupy.float32, ... are NumPy's

@@ -10,7 +10,7 @@ from conftest import assert_ok, launch
 from pycoll.distributed import check
 
 CASES = ["dtype", "op", "broadcast_dtype", "scatter_src", "all_gather_size", "reduce_scatter_size",
-         "alltoall_size", "long_shape", "sync_op", "refused"]
+         "alltoall_or_all_gather", "long_shape", "sync_op", "refused"]
 
 
 def test_the_description_names_everything_a_mismatch_can_differ_in():

@@ -158,3 +158,11 @@ def test_ctrl_c_stops_the_job_with_status_130_and_no_tracebacks(tmp_path):
     assert launcher.returncode == 130, output
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output
     assert output.count("pycoll.launch: interrupted (Ctrl-C)") == 1, output
+
+
+def test_paddles_module_name_and_option_spelling_start_the_same_launcher():
+    result = run_python(["-m", "pycoll.distributed.launch", "--nproc_per_node", "2",
+                         str(RANKS_DIR / "environment.py")])
+    assert_ok(result, expect_lines=2)
+    result = run_python(["-m", "pycoll.distributed.launch", "--devices", "x", "x.py"])
+    assert result.returncode == 2 and "--gpus 'x'" in result.stderr, result.stderr

@@ -1,5 +1,6 @@
 """dist.spawn from a plain `python script.py`, as the seed uses it, and from an importable module."""
 import numpy as np
+import pytest
 
 import pycoll.distributed as dist
 from conftest import RANKS_DIR, run_python
@@ -63,3 +64,38 @@ def test_spawn_checks_its_arguments():
             assert words in str(exc)
         else:
             raise AssertionError(f"spawn({kwargs}) did not raise")
+
+
+def _write_placement(path):
+    import os
+
+    world = dist.init_parallel_env()
+    if dist.get_rank() == 0:
+        with open(path, "w") as f:
+            f.write(f"{dist.get_world_size()} {os.environ['CUDA_VISIBLE_DEVICES']} {dist.get_backend()}")
+    dist.barrier(world)
+
+
+def test_paddles_options_choose_the_gpus_the_rank_count_and_the_backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5,6")  # ranks run on the CPU here: no GPU is usable
+    out = tmp_path / "placement.txt"
+    dist.spawn(_write_placement, args=(str(out),), daemon=True, gpus="5,6", backend="gloo",
+               start_method="fork", ips="127.0.0.1")
+    assert out.read_text() == "2 5,6 GLOO"
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"gpus": "5"}, ["spawn: gpus '5'", "GPU 5 is not among CUDA_VISIBLE_DEVICES=3,6"]),
+    ({"gpus": "3,6", "nprocs": 3}, ["gpus='3,6' names 2 GPU(s) for nprocs=3"]),
+    ({"gpus": "a"}, ["spawn: gpus 'a'", "comma-separated"]),
+    ({"backend": "mpi"}, ["backend='mpi'"]),
+    ({"start_method": "thread"}, ["start_method='thread'"]),
+    ({"ips": "10.0.0.1,10.0.0.2"}, ["ips='10.0.0.1,10.0.0.2'", "mpiexec"]),
+    ({"xpus": "0"}, ["option 'xpus' is not supported"]),
+])
+def test_paddles_options_are_checked_before_any_rank_starts(options, words, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,6")
+    with pytest.raises(ValueError) as info:
+        dist.spawn(print, **options)
+    for word in words:
+        assert word in str(info.value), info.value

@@ -69,6 +69,11 @@ def test_creation_functions():
     assert pycoll.creation.full_like(x, 2.0).numpy().tolist() == [2.0, 2.0, 2.0]
     r = pycoll.rand([1000])
     assert r.dtype == np.float32 and 0 <= r.numpy().min() and r.numpy().max() < 1
+    assert pycoll.empty([2, 3]).shape == [2, 3] and pycoll.empty([2], "int32").dtype == np.int32
+    assert pycoll.empty_like(x).dtype == np.float64 and pycoll.empty_like(x, "int64").shape == [3]
+    drawn = pycoll.randint(-3, 4, [2000]).numpy()
+    assert drawn.dtype == np.int64 and drawn.min() == -3 and drawn.max() == 3
+    assert set(pycoll.randint(2, shape=[200], dtype="int32").numpy().tolist()) == {0, 1}
 
 
 def test_creation_rejects_bad_shapes_and_dtypes():
@@ -78,6 +83,10 @@ def test_creation_rejects_bad_shapes_and_dtypes():
         pycoll.zeros("3")
     with pytest.raises(TypeError, match="float"):
         pycoll.randn([2], "int64")
+    with pytest.raises(ValueError, match="high \\(2\\) must be greater than low \\(5\\)"):
+        pycoll.randint(5, 2)
+    with pytest.raises(TypeError, match="integer tensors"):
+        pycoll.randint(0, 5, [2], "float32")
 
 
 def test_seed_makes_random_values_reproducible():

@@ -170,13 +170,41 @@ def fill_list(out_list: list, blocks: Any, template: Any, xp: Any, fn: str,
     if not out_list:
         out_list.extend(wrap_like(template, block) for block in blocks)
         return None
-    targets = check_like(out_list, blocks[0], xp, fn, arg, like_name="the sent tensors")
-    for i, arr in enumerate(targets):
-        if not getattr(arr.flags, "writeable", True):
-            raise ValueError(f"pycoll.distributed.{fn}: {arg}[{i}] is read-only but receives a result")
+    targets = _writeable(check_like(out_list, blocks[0], xp, fn, arg, like_name="the sent tensors"), fn, arg)
 
     def deliver() -> None:
         for arr, block in zip(targets, blocks):
             xp.copyto(arr, block)
+
+    return deliver
+
+
+def writeable_targets(out_list: list, xp: Any, fn: str, arg: str) -> Optional[List[Any]]:
+    """The arrays of a pre-allocated ``out_list`` (each writeable), or None when it is empty."""
+    if not out_list:
+        return None
+    return _writeable([array_of(item, xp, fn, f"{arg}[{i}]") for i, item in enumerate(out_list)], fn, arg)
+
+
+def _writeable(targets: List[Any], fn: str, arg: str) -> List[Any]:
+    """``targets``, each required to be writeable (CuPy arrays always are)."""
+    for i, arr in enumerate(targets):
+        if not getattr(arr.flags, "writeable", True):
+            raise ValueError(f"pycoll.distributed.{fn}: {arg}[{i}] is read-only but receives a result")
+    return targets
+
+
+def deliver_blocks(out_list: list, views: List[Any], targets: Optional[List[Any]], template: Any,
+                   xp: Any) -> Optional[Callable[[], None]]:
+    """Blocks of their own shapes into ``out_list``: an empty list gets the ``views`` at once
+    (valid when the collective completes); otherwise each of ``targets`` (sizes already agreed)
+    is filled at completion."""
+    if targets is None:
+        out_list.extend(wrap_like(template, view) for view in views)
+        return None
+
+    def deliver() -> None:
+        for arr, view in zip(targets, views):
+            xp.copyto(arr, view.reshape(arr.shape))
 
     return deliver

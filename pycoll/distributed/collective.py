@@ -2,7 +2,8 @@
 
 Every collective works in place on a ``pycoll.Tensor`` or an array of the group's engine
 (``numpy.ndarray`` on the cpu backend, ``cupy.ndarray`` on nccl). ``src``/``dst`` are global
-ranks (paddle's convention), translated to the group's ranks here. With ``sync_op=True`` a call
+ranks (paddle's convention), translated to the group's ranks here. On a rank outside ``group``
+every call returns at once, its arguments unread, as paddle's and torch's do. With ``sync_op=True`` a call
 returns once its result is in place (on nccl: once it is queued on the current stream, which
 orders everything after it) as a completed :class:`Task`; with ``sync_op=False`` it returns a
 pending :class:`Task` at once, which the group keeps (with every array the call touches) until
@@ -16,9 +17,9 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, check, verdict
+from pycoll.distributed import _arrays, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
-from pycoll.distributed.env import member_group
+from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
@@ -26,9 +27,12 @@ from pycoll.distributed.watchdog import watchdog
 _P2P_TAG = 7
 
 
-def _begin(group: Optional[Group], fn: str) -> Group:
-    """The group of a call about to be made (this rank must be a member): the call is numbered
-    (refused calls too), completed tasks are let go, and a dropped task's error is raised."""
+def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
+    """The group of a call about to be made, None on a rank outside it (the call returns at
+    once): the call is numbered (refused calls too), completed tasks are let go, and a dropped
+    task's error is raised."""
+    if outside(group, fn):
+        return None
     g = member_group(group, fn)
     g.seq += 1
     if g.pending:
@@ -93,6 +97,8 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
                sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group; every rank ends with the result, in place."""
     g = _begin(group, "all_reduce")
+    if g is None:
+        return COMPLETED
     backend = g.backend
     buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
     plan = _plan(g, buf.dtype, op, "all_reduce")
@@ -114,6 +120,8 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
            sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group into rank ``dst``'s ``tensor``; other ranks' are unchanged."""
     g = _begin(group, "reduce")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     root = _group_rank(g, dst, "reduce", "dst")
     if g.rank == root:
@@ -128,6 +136,8 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Copy rank ``src``'s ``tensor`` into every rank's ``tensor``."""
     g = _begin(group, "broadcast")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     root = _group_rank(g, src, "broadcast", "src")
     if g.rank == root:
@@ -145,6 +155,8 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     writeable tensor per rank is written in place.
     """
     g = _begin(group, "all_gather")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
@@ -162,6 +174,8 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     shaped, writeable tensor per rank is written in place.
     """
     g = _begin(group, "gather")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     root = _group_rank(g, dst, "gather", "dst")
     arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
@@ -187,6 +201,8 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``).
     """
     g = _begin(group, "scatter")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     root = _group_rank(g, src, "scatter", "src")
     out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
@@ -207,6 +223,8 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor``."""
     g = _begin(group, "reduce_scatter")
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
     plan = _plan(g, out.dtype, op, "reduce_scatter")
@@ -219,19 +237,38 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
              sync_op: bool = True) -> Task:
     """Send ``in_tensor_list[j]`` to group rank j; receive rank i's into ``out_tensor_list[i]``.
 
-    All input tensors share one shape and dtype; ``out_tensor_list`` is empty (filled with new
-    tensors) or holds one such writeable tensor per rank.
+    Each block may have its own shape and dtype (what rank i sends rank j must fit what j
+    expects from i: :mod:`peer_blocks`); ``out_tensor_list`` is empty (filled with new tensors
+    of the senders' shapes) or holds one writeable tensor per rank.
     """
-    g = _begin(group, "alltoall")
+    fn = "alltoall"
+    g = _begin(group, fn)
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
-    items = _arrays.check_list(in_tensor_list, g.nranks, "alltoall", "in_tensor_list", allow_empty=False)
-    first = _arrays.array_of(items[0], xp, "alltoall", "in_tensor_list[0]")
-    send = _arrays.one_per_rank(items, g.nranks, first, xp, "alltoall", "in_tensor_list",
-                                like_name="in_tensor_list[0]")
-    _arrays.check_list(out_tensor_list, g.nranks, "alltoall", "out_tensor_list", allow_empty=True)
-    blocks = xp.empty_like(send)
-    deliver = _arrays.fill_list(out_tensor_list, blocks, items[0], xp, "alltoall", "out_tensor_list")
-    return _launch(g, "alltoall", g.backend.alltoall, (blocks, send), first, sync_op, deliver)
+    items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
+    sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
+    _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
+    targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
+    described = xp.empty(0, np.uint8)  # blocks differ from rank to rank: PYCOLL_CHECK compares the call
+    if check.enabled:  # before the block sizes travel, so that another call on a peer is caught first
+        watchdog.name, watchdog.group = fn, g
+        try:
+            check.compare(g, fn, described, None, None, sync_op)
+        finally:
+            watchdog.group = None
+    incoming = peer_blocks.agree(g, fn, sends, targets)
+    send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
+    out = xp.empty(sum(block[0] for block in incoming), np.uint8)
+    views, offset = [], 0
+    for block in incoming:  # block i of ``out`` read as what rank i sends
+        views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
+                     .reshape(block[3]))
+        offset += block[0]
+    deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
+    return _launch(g, fn, g.backend.alltoallv, (out, send, [a.nbytes for a in sends],
+                                                [block[0] for block in incoming]),
+                   described, sync_op, deliver, compared=False, moves=True)
 
 
 def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[List[int]] = None,
@@ -246,6 +283,8 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     """
     fn = "alltoall_single"
     g = _begin(group, fn)
+    if g is None:
+        return COMPLETED
     xp = g.backend.xp
     send = _arrays.send_buffer(in_tensor, xp, fn, "in_tensor")
     out, finish = _arrays.recv_buffer(out_tensor, xp, fn, "out_tensor")
@@ -295,6 +334,8 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
     Point-to-point calls are not compared by ``PYCOLL_CHECK`` (it compares a whole group).
     """
     g = _begin(group, "send")
+    if g is None:
+        return COMPLETED
     peer = peer_of(g, dst, "send", "dst")
     buf = _arrays.send_buffer(tensor, g.backend.xp, "send", "tensor")
     return _launch(g, "send", g.backend.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
@@ -303,6 +344,8 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Receive into ``tensor`` what rank ``src`` sends (same size and dtype)."""
     g = _begin(group, "recv")
+    if g is None:
+        return COMPLETED
     peer = peer_of(g, src, "recv", "src")
     buf, finish = _arrays.recv_buffer(tensor, g.backend.xp, "recv", "tensor")
     return _launch(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
@@ -323,5 +366,7 @@ def barrier(group: Optional[Group] = None) -> None:
     """Block until every rank of the group has entered the barrier (after the group's own
     non-blocking work has completed)."""
     g = _begin(group, "barrier")
+    if g is None:
+        return
     drain(g)
     _launch(g, "barrier", g.backend.barrier, (), check.BARRIER_TOKEN, True)

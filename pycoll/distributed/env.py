@@ -103,6 +103,21 @@ def world_group(fn: str) -> Group:
     return _world
 
 
+_told_outside: set = set()  # ids of the groups whose calls this rank has said it skips
+
+
+def outside(group: Optional[Group], fn: str) -> bool:
+    """Whether this rank is outside ``group``: paddle's and torch's collectives then return at
+    once, so that scripts may call them on every rank. Said once per group, at DEBUG level."""
+    if not isinstance(group, Group) or group.rank >= 0:
+        return False
+    if group.id not in _told_outside:
+        _told_outside.add(group.id)
+        logger.debug("%s: this rank is not in %s; its calls on that group return at once "
+                     "(this is said once per group)", fn, group.describe())
+    return True
+
+
 def member_group(group: Optional[Group], fn: str) -> Group:
     """``group`` (or the world), which this rank must belong to."""
     if group is None:
@@ -127,9 +142,9 @@ def get_rank(group: Optional[Group] = None) -> int:
 
 
 def get_world_size(group: Optional[Group] = None) -> int:
-    """The number of ranks in ``group`` (the world by default)."""
+    """The number of ranks in ``group`` (the world by default); -1 when not a member (paddle's)."""
     if group is not None:
-        return group.nranks
+        return group.world_size
     return _world.nranks if _world is not None else ParallelEnv().world_size
 
 

@@ -12,8 +12,10 @@ class Group:
     """A communication group (paddle's ``Group``).
 
     ``ranks`` are global ranks in group order; ``rank`` is this process's rank in the group, or
-    -1 when it is not a member (then it has no engine and may not call collectives on it). ``seq`` counts the collectives this rank has called on the group, refused ones
-    included, so that a call refused on one rank shows as a mismatch under ``PYCOLL_CHECK``.
+    -1 when it is not a member (then it has no engine, ``world_size`` is -1 as in paddle, and
+    its collectives return at once). ``seq`` counts the collectives this rank has called on the
+    group, refused ones included, so that a call refused on one rank shows as a mismatch under
+    ``PYCOLL_CHECK``.
 
     The group owns its non-blocking work: ``pending`` holds every task not yet known to be
     complete, oldest first, with the arrays its engine reads and writes, whether or not the
@@ -35,7 +37,9 @@ class Group:
 
     @property
     def world_size(self) -> int:
-        return self.nranks
+        """The number of ranks, or -1 on a rank outside the group (paddle's); ``nranks`` is
+        the number everywhere."""
+        return self.nranks if self.rank >= 0 else -1
 
     @property
     def name(self) -> str:

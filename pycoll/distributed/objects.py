@@ -15,7 +15,7 @@ import numpy as np
 
 from pycoll.distributed import verdict
 from pycoll.distributed.collective import all_gather, broadcast, scatter
-from pycoll.distributed.env import member_group
+from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
 
 
@@ -65,6 +65,8 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
     if not isinstance(object_list, list):
         raise TypeError(f"pycoll.distributed.all_gather_object: object_list must be a list, "
                         f"got {type(object_list).__name__}")
+    if outside(group, "all_gather_object"):
+        return
     xp = member_group(group, "all_gather_object").array_module
     data = _dumps(obj, "all_gather_object", "obj")
     sizes: List[Any] = []
@@ -81,6 +83,8 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     fn = "broadcast_object_list"
     if not isinstance(object_list, list):
         raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
+    if outside(group, fn):
+        return
     g = member_group(group, fn)
     xp = g.array_module
     root = _root(g, src, fn)
@@ -109,6 +113,8 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
     if not isinstance(out_object_list, list):
         raise TypeError(f"pycoll.distributed.{fn}: out_object_list must be a list, got "
                         f"{type(out_object_list).__name__}")
+    if outside(group, fn):
+        return
     g = member_group(group, fn)
     xp = g.array_module
     root = _root(g, src, fn)

@@ -12,9 +12,9 @@ from typing import Any, List, Optional
 
 from pycoll.distributed import _arrays
 from pycoll.distributed.collective import irecv, isend, peer_of
-from pycoll.distributed.env import member_group
+from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import Task, drain
+from pycoll.distributed.task import COMPLETED, Task, drain
 
 
 class P2POp:
@@ -47,6 +47,8 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
         if item.group is not p2p_op_list[0].group:
             raise ValueError(f"pycoll.distributed.{fn}: p2p_op_list[{i}] uses another group than "
                              f"p2p_op_list[0]; a batch runs on one group")
+    if outside(p2p_op_list[0].group, fn):
+        return [COMPLETED] * len(p2p_op_list)
     g = member_group(p2p_op_list[0].group, fn)
     for i, item in enumerate(p2p_op_list):  # every check first: nothing starts unless all pass
         peer_of(g, item.peer, fn, f"p2p_op_list[{i}].peer")
@@ -60,6 +62,8 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
 def wait(tensor: Any, group: Optional[Group] = None, use_calc_stream: bool = True) -> None:
     """Wait until the group's non-blocking work is complete (paddle's ``wait``; on nccl the
     current stream waits for it, the host does not). ``tensor`` names the device, as in paddle."""
+    if outside(group, "wait"):
+        return
     g = member_group(group, "wait")
     _arrays.array_of(tensor, g.backend.xp, "wait", "tensor")
     drain(g)

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from pycoll._logging import logger
 
@@ -162,6 +162,32 @@ def rank_variables(env: Mapping[str, str] = os.environ) -> Dict[str, str]:
 def local_world_size() -> int:
     """How many ranks the launcher started on this node (1 when it did not say)."""
     return first_int(LOCAL_SIZE_VARS) or 1
+
+
+def selected_gpus(spec: Any, option: str) -> List[str]:
+    """The GPU ids ``spec`` names (``"0,1"``, or a list), for a job's ``CUDA_VISIBLE_DEVICES``.
+
+    Each must be among ``CUDA_VISIBLE_DEVICES`` when that is set (paddle's rule), else below the
+    number of GPUs CuPy sees, when it sees any (without one the ranks run on the CPU). ValueError
+    naming ``option`` otherwise."""
+    from pycoll.device import gpu_count
+
+    items = spec.split(",") if isinstance(spec, str) else [str(g) for g in spec]
+    ids = [g.strip() for g in items if g.strip()]
+    if not ids or not all(g.isdigit() for g in ids):
+        raise ValueError(f"{option} {spec!r}: give comma-separated GPU ids such as 0,1")
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        shown = [g.strip() for g in visible.split(",")]
+        missing = [g for g in ids if g not in shown]
+        where = f"CUDA_VISIBLE_DEVICES={visible}"
+    else:
+        count = gpu_count()
+        missing = [g for g in ids if count and int(g) >= count]
+        where = f"this machine's {count} GPU(s)"
+    if missing:
+        raise ValueError(f"{option} {spec!r}: GPU {', '.join(missing)} is not among {where}")
+    return ids
 
 
 # -- backend and timeouts ------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from typing import Any, List, Optional, Sequence, Union
 
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import _arrays, collective
-from pycoll.distributed.env import member_group
+from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import Task
+from pycoll.distributed.task import COMPLETED, Task
 
 TensorOrList = Union[Any, Sequence[Any]]
 
@@ -25,8 +25,8 @@ def _stream(fn: str, sync_op: bool, use_calc_stream: bool) -> None:
 
 def _as_list(items: TensorOrList, group: Optional[Group], fn: str, arg: str) -> List[Any]:
     """A list stays; one tensor becomes its per-rank parts."""
-    if items is None or isinstance(items, (list, tuple)):
-        return items
+    if items is None or isinstance(items, (list, tuple)) or outside(group, f"stream.{fn}"):
+        return items  # (outside the group the collective returns at once)
     g = member_group(group, f"stream.{fn}")
     return _arrays.parts(items, g.nranks, g.array_module, f"stream.{fn}", arg)
 
@@ -93,6 +93,8 @@ def reduce_scatter(tensor: Any, tensor_or_tensor_list: TensorOrList, op: int = R
 def scatter(tensor: Any, tensor_or_tensor_list: Optional[TensorOrList] = None, src: int = 0,
             group: Optional[Group] = None, sync_op: bool = True, use_calc_stream: bool = False) -> Task:
     _stream("scatter", sync_op, use_calc_stream)
+    if outside(group, "stream.scatter"):
+        return COMPLETED
     g = member_group(group, "stream.scatter")
     source = g.ranks[g.rank] == src  # only the source's list is read
     parts = _as_list(tensor_or_tensor_list, group, "scatter", "tensor_or_tensor_list") if source else None

@@ -31,9 +31,23 @@ def main():
         assert [int(g[0]) for g in got] == [0, n - 1]
         expect(ValueError, ["src=1", "not a rank of group"], dist.broadcast, y, src=1, group=edge) if n > 2 else None
     else:
-        assert dist.get_rank(edge) == -1 and not edge.is_member()
-        expect(ValueError, [f"rank {rank} is not in group", "[0, " + str(n - 1)], dist.all_reduce,
-               np.ones(2), group=edge)
+        assert dist.get_rank(edge) == -1 and dist.get_world_size(edge) == -1 and not edge.is_member()
+
+    # paddle's rule: every rank may call a group's collectives; outside it they return at once
+    member = rank in (0, n - 1)
+    x = np.full(2, float(rank))
+    task = dist.all_reduce(x, group=edge, sync_op=False)
+    task.wait()
+    assert task.is_completed() and x.tolist() == ([n - 1.0] * 2 if member else [float(rank)] * 2), x
+    got, objects, out = [], [], [None]
+    dist.all_gather(got, x, group=edge)
+    dist.all_gather_object(objects, rank, group=edge)
+    dist.scatter_object_list(out, [10, 11] if rank == 0 else None, src=0, group=edge)
+    dist.alltoall_single(np.zeros(2), np.arange(2.0), group=edge)
+    dist.stream.reduce_scatter(np.zeros(1), np.ones(2), group=edge)
+    dist.barrier(group=edge)
+    assert (len(got), objects) == ((2, [0, n - 1]) if member else (0, [])), (got, objects)
+    assert out == ([10] if rank == 0 else [11] if member else [None]), out
 
     # the world still works for everyone, and a second group over all ranks agrees with it
     everyone = dist.new_group(list(reversed(range(n))))
@@ -74,7 +88,11 @@ def main():
     expect(ValueError, ["tensor_list", "entries"], dist.all_gather, [np.ones(2)] * (n + 1), np.ones(2))
     expect(ValueError, ["tensor_list[1]", "shape"], dist.all_gather,
            [np.ones(2), np.ones(3)] + [np.ones(2)] * (n - 2), np.ones(2))
-    expect(ValueError, ["in_tensor_list[1]"], dist.alltoall, [], [np.ones(2), np.ones(4)] + [np.ones(2)] * (n - 2))
+    # every rank sends rank 1 four values where rank 1 has room for two: refused on both sides
+    expect(ValueError, ["in_tensor_list[1] is 32 bytes (f8[4]) but rank 1 expects 16 bytes (f8[2])",
+                        "nothing was sent"] + (["out_tensor_list[0] holds 16 bytes (f8[2]) but rank 0 sends "
+                                                "32 bytes (f8[4])"] if rank == 1 else []),
+           dist.alltoall, [np.zeros(2) for _ in range(n)], [np.ones(2), np.ones(4)] + [np.ones(2)] * (n - 2))
     expect(ValueError, ["dst", "itself"], dist.send, np.ones(2), dst=rank)
     expect(TypeError, ["object"], dist.broadcast, np.array([None, 1]), src=0)
     # a check only the source can make: every rank hears its verdict and raises, nobody waits

@@ -31,8 +31,8 @@ def mismatched() -> None:
     elif case == "reduce_scatter_size":
         size = 4 + 4 * rank
         dist.reduce_scatter(np.zeros(size, f32), [np.ones(size, f32)] * 2)
-    elif case == "alltoall_size":
-        dist.alltoall([], [np.ones(3 + rank, f32)] * 2)
+    elif case == "alltoall_or_all_gather":  # the block sizes alltoall exchanges first must wait
+        dist.alltoall([], [np.ones(3, f32)] * 2) if rank == 0 else dist.all_gather([], np.ones(3, f32))
     elif case == "long_shape":  # a description far longer than any fixed-size fingerprint
         dist.all_reduce(np.ones((1,) * 60, f32), op=dist.ReduceOp.SUM if rank == 0 else dist.ReduceOp.MIN)
     elif case == "sync_op":  # MPI never matches a blocking collective with a non-blocking one

@@ -51,6 +51,24 @@ if not HOST:
     if rank == n - 1:
         assert all(isinstance(t, pycoll.Tensor) and t.numpy()[0] == r for r, t in enumerate(tensors))
 
+# -- alltoall with a shape of its own per peer ---------------------------------------------------
+# rank r sends rank j a (j + 1, r + 1) block of 10r + j; an empty list gets the senders' shapes
+outs = []
+dist.alltoall(outs, [xp.full((j + 1, rank + 1), 10 * rank + j, np.int32) for j in range(n)])
+for i, got in enumerate(outs):
+    check(got, np.full((rank + 1, i + 1), 10 * i + rank), f"alltoall per-peer block from rank {i}")
+if n == 2:  # paddle 3.3.1's docstring example, pre-allocated outputs of different shapes
+    if rank == 0:
+        data = [xp.asarray(np.array([[1, 2, 3], [4, 5, 6]])), xp.asarray(np.array([7]))]
+        ready = [xp.empty((2, 3), np.int64), xp.empty((3, 2), np.int64)]
+    else:
+        data = [xp.asarray(np.array([[8, 9], [10, 11], [12, 13]])), xp.asarray(np.array([[14, 15, 16, 17]]))]
+        ready = [xp.empty((1,), np.int64), xp.empty((1, 4), np.int64)]
+    dist.alltoall(ready, data)
+    want = ([[[1, 2, 3], [4, 5, 6]], [[8, 9], [10, 11], [12, 13]]] if rank == 0
+            else [[7], [[14, 15, 16, 17]]])
+    assert [host(r).tolist() for r in ready] == want, [host(r).tolist() for r in ready]
+
 # -- alltoall_single ---------------------------------------------------------------------------------
 data = xp.asarray(np.arange(n * 2, dtype=np.int64)) + rank * 100
 out = xp.empty(n * 2, np.int64)
