@@ -23,6 +23,9 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
     monkeypatch.delenv("PADDLE_TRAINER_ENDPOINTS", raising=False)
     monkeypatch.delenv("PADDLE_CURRENT_ENDPOINT", raising=False)
     assert (env.trainer_endpoints, env.current_endpoint) == ([], "")
+    assert (env.nrings, env.device_type) == (1, "cpu")
+    monkeypatch.setenv("FLAGS_selected_gpus", "3,4")
+    assert env.device_id == 3, "paddle's launcher names the GPU in FLAGS_selected_gpus"
     assert dist.get_rank() == 3 and dist.get_world_size() == 8
     with pytest.raises(ValueError, match="not initialized.*init_parallel_env"):
         dist.all_reduce(np.ones(2))

@@ -107,7 +107,7 @@ def test_split_reuses_its_layer_by_name():
     (dict(size=[4, 3], operation="embedding", axis=1), "axis=1 for operation='embedding'"),
     (dict(size=[4, 3], operation="linear", num_partitions=2), "num_partitions=2"),
     (dict(size=[4, 3], operation="embedding", gather_out=False), "gather_out=False"),
-    (dict(size=[4, 3], operation="linear", name=None), "name must be a non-empty str"),
+    (dict(size=[4, 3], operation="linear", name=""), "name must be None or a non-empty str"),
 ])
 def test_split_rejects_bad_arguments_naming_them(kwargs, fragment):
     kwargs = {"num_partitions": 1, "name": "test_bad", **kwargs}

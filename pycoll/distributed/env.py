@@ -7,11 +7,11 @@ from typing import ContextManager, Dict, List, Optional
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.device import gpu_count, set_device
+from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure, exits, startup
 from pycoll.distributed.group import Group
 from pycoll.distributed.placement import (LOCAL_RANK_VARS, RANK_VARS, SIZE_VARS, Timeout, backend_name,
-                                          first_int, mpi_running, timeout_seconds)
+                                          first_int, mpi_running, timeout_seconds, with_slurm)
 from pycoll.distributed.task import drain
 from pycoll.distributed.watchdog import watchdog
 
@@ -67,11 +67,12 @@ def _start_mpi(seconds: float) -> Group:
     from pycoll.backends.mpi import MPIBackend
 
     comm = MPI.COMM_WORLD
-    expected = first_int(("WORLD_SIZE",))
+    expected = first_int(("WORLD_SIZE",), with_slurm(os.environ))
     if expected is not None and expected != comm.Get_size():
         raise RuntimeError(
             f"WORLD_SIZE={expected} but MPI started {comm.Get_size()} process(es): the cpu backend's "
-            f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, srun)")
+            f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, or "
+            f"srun --mpi=pmi2 where the MPI library supports it)")
     logger.info("rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
                 MPI.Get_library_version().splitlines()[0].strip())
     return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup(), seconds), seconds)
@@ -255,11 +256,29 @@ class ParallelEnv:
 
     @property
     def device_id(self) -> int:
-        """The GPU this rank uses (its local rank modulo the visible GPUs); 0 on a CPU-only run."""
+        """The GPU this rank uses: its engine's once started, else the first of paddle's
+        ``FLAGS_selected_gpus`` when set, else its local rank modulo the visible GPUs; 0 on a
+        CPU-only run."""
         if _world is not None and _world.backend is not None:
             return _world.backend.device or 0
+        selected = os.environ.get("FLAGS_selected_gpus", "").split(",")[0].strip()
+        if selected.isdigit():
+            return int(selected)
         count = gpu_count()
         return self.local_rank % count if count else 0
+
+    @property
+    def device_type(self) -> str:
+        """``"gpu"`` when this rank's collectives run on GPUs (nccl), else ``"cpu"``; before
+        ``init_parallel_env``, the current device's kind (which picks the default backend)."""
+        if _world is not None and _world.backend is not None:
+            return "gpu" if _world.backend.name == "nccl" else "cpu"
+        return current_place()[0]
+
+    @property
+    def nrings(self) -> int:
+        """paddle's NCCL ring count (``FLAGS_nccl_nrings``, default 1); NCCL chooses its own channels."""
+        return int(os.environ.get("FLAGS_nccl_nrings", "1"))
 
     @property
     def dev_id(self) -> int:

@@ -10,6 +10,9 @@ Launchers and their variables:
 - torchrun-style: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE`` (with
   ``MASTER_ADDR``/``MASTER_PORT``, read by the rendezvous).
 - paddle's launcher: ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``.
+- SLURM's ``srun`` (without MPI): ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS``, ``SLURM_LOCALID``,
+  ``SLURM_STEP_NODELIST``; read as the torchrun-style variables they stand for
+  (:func:`with_slurm`) wherever those are unset.
 """
 from __future__ import annotations
 
@@ -30,10 +33,11 @@ MPI_RANK_VARS = ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")
 MPI_SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE")
 MPI_LOCAL_RANK_VARS = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK")
 MPI_LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
-RANK_VARS = ("RANK", *MPI_RANK_VARS, "PADDLE_TRAINER_ID")
-SIZE_VARS = ("WORLD_SIZE", *MPI_SIZE_VARS, "PADDLE_TRAINERS_NUM")
-LOCAL_RANK_VARS = ("LOCAL_RANK", *MPI_LOCAL_RANK_VARS)
+RANK_VARS = ("RANK", *MPI_RANK_VARS, "PADDLE_TRAINER_ID", "SLURM_PROCID")
+SIZE_VARS = ("WORLD_SIZE", *MPI_SIZE_VARS, "PADDLE_TRAINERS_NUM", "SLURM_STEP_NUM_TASKS")
+LOCAL_RANK_VARS = ("LOCAL_RANK", *MPI_LOCAL_RANK_VARS, "SLURM_LOCALID")
 LOCAL_SIZE_VARS = ("LOCAL_WORLD_SIZE", *MPI_LOCAL_SIZE_VARS)
+SLURM_PORTS = (20000, 40000)  # MASTER_PORT under srun, when unset: from the job id, in this range
 
 Timeout = Union[None, float, int, datetime.timedelta]
 
@@ -137,8 +141,43 @@ def env_placement(env: Mapping[str, str]) -> Placement:
 
 
 def placement() -> Placement:
-    """Where this process sits, from MPI when it runs under MPI, else from the environment."""
-    return mpi_placement(os.environ) if under_mpi() else env_placement(os.environ)
+    """Where this process sits, from MPI when it runs under MPI, else from the environment
+    (torchrun's variables, or SLURM's standing for them)."""
+    return mpi_placement(os.environ) if under_mpi() else env_placement(with_slurm(os.environ))
+
+
+def first_host(nodelist: str) -> str:
+    """The first host of a SLURM node list: ``gpu[03-08,11],cpu1`` -> ``gpu03``."""
+    head = nodelist.strip()
+    depth, cut = 0, len(head)
+    for i, ch in enumerate(head):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            cut = i
+            break
+    head = head[:cut]
+    if "[" not in head:
+        return head
+    prefix, rest = head.split("[", 1)
+    ranges, suffix = rest.split("]", 1)
+    return prefix + ranges.split(",")[0].split("-")[0] + suffix
+
+
+def with_slurm(env: Mapping[str, str]) -> Mapping[str, str]:
+    """``env``, with the torchrun-style variables an ``srun`` step implies where they are unset:
+    ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK`` from ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS``,
+    ``SLURM_LOCALID``; ``MASTER_ADDR`` the first host of the step's node list; ``MASTER_PORT``
+    from the job id (so every task of a step picks the same one). Only inside an ``srun`` step of
+    several tasks (``SLURM_STEP_NUM_TASKS`` > 1): a batch script itself is one process."""
+    tasks = int_var(env, "SLURM_STEP_NUM_TASKS", low=1)
+    if tasks is None or tasks == 1 or env.get("SLURM_PROCID") in (None, ""):
+        return env
+    nodes = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST") or ""
+    job = int_var(env, "SLURM_JOB_ID") or 0
+    implied = {"RANK": env["SLURM_PROCID"], "WORLD_SIZE": str(tasks), "LOCAL_RANK": env.get("SLURM_LOCALID"),
+               "MASTER_ADDR": first_host(nodes) if nodes else None,
+               "MASTER_PORT": str(SLURM_PORTS[0] + job % (SLURM_PORTS[1] - SLURM_PORTS[0]))}
+    return {**{k: v for k, v in implied.items() if v is not None}, **{k: v for k, v in env.items() if v != ""}}
 
 
 def rank_variables(env: Mapping[str, str] = os.environ) -> Dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any, Callable, ContextManager, Mapping, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.distributed.placement import int_var, local_world_size, placement, under_mpi
+from pycoll.distributed.placement import int_var, local_world_size, placement, under_mpi, with_slurm
 
 _store: Any = None  # the process's rendezvous store, kept for its lifetime (rank 0 serves it)
 _generation = 0  # NCCL worlds made by this process: keys of a later world never meet stale ids
@@ -68,7 +68,7 @@ def _master_address(env: Mapping[str, str]) -> Tuple[str, int]:
 def rendezvous_store(rank: int, timeout: float, env: Mapping[str, str] = os.environ) -> Any:
     """The process's store at ``MASTER_ADDR:MASTER_PORT`` (hosted by rank 0), made once."""
     global _store
-    host, port = _master_address(env)
+    host, port = _master_address(with_slurm(env))
     if _store is not None and (_store.host, _store.port) == (host, port):
         return _store
     from pycoll.distributed.store import TCPStore

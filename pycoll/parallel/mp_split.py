@@ -7,6 +7,8 @@ parameters) for the optimizer, saving and loading.
 """
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Dict, Optional, Sequence
 
 import pycoll.distributed as dist
@@ -35,12 +37,13 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
 
     ``num_partitions`` must equal the world size: the weight is split over every rank.
 
-    ``name`` is required (unlike paddle, where it is optional) because it is how the parameters
-    are found again: the first call with a name makes the layer, initialised from pycoll's seeded
-    generator (see ``pycoll.parallel.mp_layers``), and later calls with that name reuse it
-    (``weight_attr`` / ``bias_attr`` only matter on that first call; calling a name again with a
-    different operation, size, axis or gather_out raises ValueError). Train the parameters
-    through ``split_layers()``::
+    ``name`` is how the parameters are found again: the first call with a name makes the layer,
+    initialised from pycoll's seeded generator (see ``pycoll.parallel.mp_layers``), and later
+    calls with that name reuse it (``weight_attr`` / ``bias_attr`` only matter on that first
+    call; calling a name again with a different operation, size, axis or gather_out raises
+    ValueError). Without a name (paddle's default) the call's place in the source names it
+    (``"linear@train.py:42"``), so a training loop that calls ``split`` on one line reuses one
+    layer. Train the parameters through ``split_layers()``::
 
         y = dist.split(x, [16, 32], "linear", axis=1, num_partitions=n, name="fc1")
         params = [p for layer in dist.split_layers().values() for p in layer.parameters()]
@@ -67,8 +70,11 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
     if not gather_out and (operation, axis) != ("linear", 1):
         raise ValueError(f"split: gather_out=False with operation={operation!r}, axis={axis}; only "
                          f"the column split (operation='linear', axis=1) can leave its output split")
+    if name is None:
+        caller = sys._getframe(1)
+        name = f"{operation}@{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}"
     if not isinstance(name, str) or not name:
-        raise ValueError(f"split: name must be a non-empty str that identifies this split's "
+        raise ValueError(f"split: name must be None or a non-empty str that identifies this split's "
                          f"parameters across calls (see split_layers()), got {name!r}")
     spec = (operation, tuple(size), axis, bool(gather_out))
     layer = _layers.get(name)

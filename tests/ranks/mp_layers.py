@@ -205,6 +205,10 @@ def split_cases(rank, n):
     opt.step()
     after = split(x, [4 * n, 2 * n], "linear", axis=1, num_partitions=n, name="split_1").sum()
     assert float(after) < float(loss), (float(after), float(loss))
+    # without a name (paddle's default) the call's line names the layer: one layer per line
+    unnamed = [split(x, [4 * n, 2 * n], "linear", axis=1, num_partitions=n) for _ in range(2)]
+    here = [key for key in split_layers() if key.startswith("linear@mp_layers.py:")]
+    assert len(here) == 1 and np.array_equal(unnamed[0].numpy(), unnamed[1].numpy()), here
     try:
         split(x, [4 * n, 2 * n], "linear", axis=0, num_partitions=n, name="split_1")
     except ValueError as e:
