@@ -2,37 +2,56 @@
 
     python -m pycoll.launch --nproc_per_node 2 train.py --lr 0.1
     python -m pycoll.launch --gpus 0,1 train.py          # one rank per listed GPU
+    python -m pycoll.launch --nnodes 2 --node_rank 0 --master_addr 10.0.0.1 --master_port 29500 \\
+        --nproc_per_node 4 train.py                      # on each machine, its own --node_rank
 
 ``python -m pycoll.distributed.launch`` is the same launcher under paddle's module name, and
-paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus``).
+paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus``, ``--ips``).
 
 Each rank runs the script as ``__main__``. When one rank fails, its traceback is printed and
-the whole job stops within seconds; the exit status is the failing rank's.
+the whole job stops within seconds; the exit status is the failing rank's. With ``--nnodes``
+the launchers of the machines meet at the master and node 0's starts the whole job
+(:mod:`pycoll.distributed.nodes`).
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import importlib.util
 import os
 import signal
 import sys
 import tempfile
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from pycoll.distributed import _mpiexec
-from pycoll.distributed._entry import INTERRUPTED
-from pycoll.distributed.placement import selected_gpus
+from pycoll._errors import CollectiveError
+from pycoll.distributed import _mpiexec, nodes
+from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
+from pycoll.distributed.placement import selected_gpus, timeout_seconds
 from pycoll.distributed.startup import JOB_DIR_VAR
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m pycoll.launch",
-        description="Start SCRIPT on several ranks (MPI processes) of this machine.")
+        description="Start SCRIPT on several ranks (MPI processes) of this machine, or of several "
+                    "machines with --nnodes.")
     p.add_argument("--nproc_per_node", "--nprocs", type=int, default=None,
-                   help="ranks to start (default: the number of --gpus, else 1)")
+                   help="ranks to start on this machine (default: the number of --gpus, else 1)")
     p.add_argument("--gpus", "--devices", "--selected_gpus", dest="gpus", default=None,
                    help="comma-separated GPU ids to use (sets CUDA_VISIBLE_DEVICES; one rank each)")
+    p.add_argument("--nnodes", type=int, default=None,
+                   help="machines in the job, one launcher each (default 1; --ips gives its own)")
+    p.add_argument("--node_rank", type=int, default=None, help="this machine's place among them (0 hosts the meeting)")
+    p.add_argument("--master_addr", default=None, help="node 0's address (default 127.0.0.1; --ips: the first)")
+    p.add_argument("--master_port", type=int, default=None, help="a free TCP port on node 0 for the launchers' meeting")
+    p.add_argument("--ips", default=None, help="paddle's spelling: the machines' addresses, node 0's first")
+    p.add_argument("--hostfile", default=None,
+                   help="a host list for MPI's launcher (one host per line, `host:slots` allowed): "
+                        "this one launcher starts the ranks on those machines over ssh")
+    p.add_argument("--log_dir", default=None,
+                   help="write each rank's output to LOG_DIR/workerlog.RANK (paddle's); on a failure "
+                        "the end of the failed ranks' logs is shown")
     p.add_argument("-m", "--module", action="store_true",
                    help="treat SCRIPT as a module name, as `python -m` does")
     p.add_argument("script", help="the training script (or module with -m)")
@@ -40,8 +59,34 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_command(argv: Optional[List[str]] = None):
-    """The rank command and its environment for the launcher arguments ``argv``."""
+def _nodes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Tuple[int, int, str]:
+    """``(nnodes, node_rank, master_addr)`` from ``--nnodes``/``--node_rank``/``--ips``, checked."""
+    ips = [ip.strip() for ip in args.ips.split(",") if ip.strip()] if args.ips else []
+    nnodes = args.nnodes if args.nnodes is not None else max(1, len(ips))
+    if ips and len(ips) != nnodes:
+        parser.error(f"--ips names {len(ips)} machine(s) but --nnodes is {nnodes}")
+    master = args.master_addr or (ips[0] if ips else "127.0.0.1")
+    node_rank = args.node_rank
+    if node_rank is None and ips and nnodes > 1:
+        here = nodes.reachable_address(master, args.master_port or 1)
+        if ips.count(here) != 1:
+            parser.error(f"--ips {args.ips}: cannot tell which machine this is (its address {here} "
+                         f"appears {ips.count(here)} times); give --node_rank")
+        node_rank = ips.index(here)
+    node_rank = node_rank or 0
+    if nnodes < 1:
+        parser.error(f"--nnodes {nnodes}: it must be at least 1")
+    if not 0 <= node_rank < nnodes:
+        parser.error(f"--node_rank {node_rank}: it must be in [0, {nnodes}) for --nnodes {nnodes}")
+    if nnodes > 1 and not (args.master_port and 0 < args.master_port < 65536):
+        parser.error(f"--master_port {args.master_port}: with --nnodes {nnodes} give a free TCP "
+                     f"port of node 0 in [1, 65535], the same on every machine")
+    return nnodes, node_rank, master
+
+
+def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
+    """The parsed arguments, the rank command and its environment for the launcher's ``argv``
+    (the command starts this machine's ranks, or with ``--nnodes`` every machine's)."""
     parser = _parser()
     args = parser.parse_args(argv)
     env = {}
@@ -57,6 +102,8 @@ def build_command(argv: Optional[List[str]] = None):
         nprocs = 1
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
+    args.nnodes, args.node_rank, args.master_addr = _nodes(parser, args)
+    args.nproc_per_node = nprocs
     if args.module:
         try:
             found = importlib.util.find_spec(args.script)
@@ -66,29 +113,104 @@ def build_command(argv: Optional[List[str]] = None):
             parser.error(f"-m {args.script}: no module of that name can be imported here")
     elif not os.path.isfile(args.script):
         parser.error(f"{args.script}: no such script")
+    if args.hostfile is not None and (args.nnodes > 1 or not os.path.isfile(args.hostfile)):
+        parser.error(f"--hostfile {args.hostfile}: " + ("use either --hostfile or --nnodes" if args.nnodes > 1
+                                                        else "no such file"))
     mode = "module" if args.module else "script"
-    command = _mpiexec.rank_command(
-        nprocs, ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args])
-    return command, _mpiexec.job_environment(env, nprocs)
+    args.rank_argv = ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args]
+    command = _mpiexec.rank_command(nprocs * args.nnodes, args.rank_argv,
+                                    ["-f", args.hostfile] if args.hostfile else ())
+    if args.log_dir is not None:
+        args.log_dir = os.path.abspath(args.log_dir)
+        os.makedirs(args.log_dir, exist_ok=True)
+        env[LOG_DIR_VAR] = args.log_dir
+        sys.stderr.write(f"pycoll.launch: each rank's output goes to {args.log_dir}/workerlog.RANK\n")
+    return args, command, _mpiexec.job_environment(env, nprocs, world=nprocs * args.nnodes)
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    command, env = build_command(argv)
+def show_failed_logs(folder: Optional[str], tail: int = 30) -> None:
+    """The last ``tail`` lines of each rank log in ``folder`` that tells of a failure."""
+    if folder is None:
+        return
+    for path in sorted(glob.glob(os.path.join(folder, "workerlog.*"))):
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+        if any("Traceback" in line or "failed; stopping the job" in line for line in lines):
+            sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
+
+
+def run_job(command: List[str], env: Dict[str, str], watch=None) -> int:
+    """Run the job; Ctrl-C, SIGTERM and SIGHUP are passed on to MPI's launcher, which stops
+    every rank. ``watch(stop)``, when given, may stop the job early with a reason."""
     received = []
-    with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
-        env[JOB_DIR_VAR] = job_dir  # where the ranks mark their start-up (startup.py)
-        job = _mpiexec.start_job(command, env)
+    job = _mpiexec.start_job(command, env)
 
-        def forward(signum, frame):  # MPI's launcher stops every rank on SIGINT/SIGTERM
-            received.append(signum)
-            job.send_signal(signum)
+    def forward(signum, frame):
+        received.append(signum)
+        job.send_signal(signum)
 
-        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, forward)
-        status = job.wait()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    if watch is not None:
+        watch(lambda: job.send_signal(signal.SIGTERM))
+    status = job.wait()
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED
+    return status
+
+
+def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
+    """This machine's part in a job of ``args.nnodes`` machines (pycoll.distributed.nodes)."""
+    timeout = timeout_seconds(None)
+    try:
+        meeting = nodes.Meeting(args.nnodes, args.node_rank, args.master_addr, args.master_port,
+                                args.nproc_per_node, timeout)
+    except (CollectiveError, ValueError) as exc:
+        sys.stderr.write(f"pycoll.launch: node {args.node_rank}: {exc}\n")
+        return 1
+    if args.node_rank:
+        sys.stderr.write(f"pycoll.launch: node {args.node_rank} joined the job at {meeting.where}; "
+                         f"node 0's launcher shows the ranks' output\n")
+        return meeting.follow()
+    try:
+        hosts = meeting.hosts()
+    except CollectiveError as exc:
+        meeting.finish(1, str(exc))
+        sys.stderr.write(f"pycoll.launch: {exc}\n")
+        return 1
+    stopped: List[str] = []
+
+    def watch(stop_job) -> None:
+        def stop(reason: str) -> None:
+            stopped.append(reason)
+            sys.stderr.write(f"pycoll.launch: {reason}\n")
+            stop_job()
+
+        watching.append(meeting.watch(stop))
+
+    watching: list = []
+    command = _mpiexec.rank_command(args.nproc_per_node * args.nnodes, args.rank_argv,
+                                    nodes.job_hosts(hosts, args.nproc_per_node))
+    status = run_job(command, env, watch)
+    for done in watching:
+        done.set()
+    status = status or (1 if stopped else 0)
+    meeting.finish(status, stopped[0] if stopped else "")
+    if status:
+        show_failed_logs(args.log_dir)
+    return status
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args, command, env = build_command(argv)
+    if args.nnodes > 1:  # ranks on other machines cannot see this one's job folder
+        return _run_nodes(args, env)
+    with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
+        env[JOB_DIR_VAR] = job_dir  # where the ranks mark their start-up (startup.py)
+        status = run_job(command, env)
+    if status:
+        show_failed_logs(args.log_dir)
     return status
 
 

@@ -166,3 +166,16 @@ def test_paddles_module_name_and_option_spelling_start_the_same_launcher():
     assert_ok(result, expect_lines=2)
     result = run_python(["-m", "pycoll.distributed.launch", "--devices", "x", "x.py"])
     assert result.returncode == 2 and "--gpus 'x'" in result.stderr, result.stderr
+
+
+def test_log_dir_gives_each_rank_its_log_and_shows_the_failed_ones(tmp_path):
+    logs = tmp_path / "log"
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", "--log_dir", str(logs),
+                         str(RANKS_DIR / "failing.py"), "ok"])
+    assert result.returncode == 0 and "OK rank=" not in result.stdout, result.stdout + result.stderr
+    assert all("OK rank=%d" % r in (logs / f"workerlog.{r}").read_text() for r in range(2))
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", "--log_dir", str(logs),
+                         str(RANKS_DIR / "failing.py"), "raise"])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"pycoll.launch: the end of {logs}/workerlog.1:" in result.stderr, result.stderr
+    assert "planted" in (logs / "workerlog.1").read_text()

@@ -19,6 +19,7 @@ from pycoll.distributed.placement import launcher_rank, rank_variables
 
 
 INTERRUPTED = 130  # a shell's status for a job stopped by Ctrl-C (128 + SIGINT)
+LOG_DIR_VAR = "PYCOLL_LOG_DIR"  # set by the launcher's --log_dir: each rank writes DIR/workerlog.RANK
 
 
 def _rank() -> int:
@@ -99,7 +100,22 @@ def _whole_lines() -> None:
             stream.reconfigure(line_buffering=True, write_through=False)
 
 
+def _output_to_log_dir() -> None:
+    """Under the launcher's ``--log_dir`` (paddle's): this rank's stdout and stderr, its
+    libraries' included, go to ``DIR/workerlog.RANK``."""
+    folder = os.environ.get(LOG_DIR_VAR)
+    if not folder:
+        return
+    fd = os.open(os.path.join(folder, f"workerlog.{_rank()}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
+
 def main() -> None:
+    _output_to_log_dir()
     _whole_lines()
     os.environ.update(rank_variables())  # RANK, LOCAL_RANK, ... as torchrun and paddle set them
     mode, target, *args = sys.argv[1:]

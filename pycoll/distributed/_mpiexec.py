@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
-from typing import Dict, List, Mapping
+from typing import Dict, List, Mapping, Optional, Sequence
 
 from pycoll._logging import logger
 from pycoll.distributed.store import TOKEN_VAR
@@ -43,20 +43,22 @@ def mpiexec_command() -> List[str]:
     return [found]
 
 
-def rank_command(nprocs: int, argv: List[str]) -> List[str]:
-    """The command that starts ``nprocs`` ranks, each running ``python argv...``."""
-    return [*mpiexec_command(), "-n", str(nprocs), sys.executable, *argv]
+def rank_command(nprocs: int, argv: List[str], mpi_args: Sequence[str] = ()) -> List[str]:
+    """The command that starts ``nprocs`` ranks, each running ``python argv...``; ``mpi_args``
+    go to MPI's launcher (``-hosts ...``)."""
+    return [*mpiexec_command(), *mpi_args, "-n", str(nprocs), sys.executable, *argv]
 
 
-def job_environment(extra: Dict[str, str], nprocs: int = 1) -> Dict[str, str]:
-    """This process's environment without any outer MPI job's variables, plus each of
-    ``nprocs`` ranks' share of the cores (:func:`thread_share`), the job's meeting point
-    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``), a fresh
-    store token (``PYCOLL_STORE_TOKEN`` unless set: the rendezvous store answers this job only),
-    and ``extra``. Each rank derives its own variables (``RANK``, ...) from MPI's when it starts."""
+def job_environment(extra: Dict[str, str], nprocs: int = 1, world: Optional[int] = None) -> Dict[str, str]:
+    """This process's environment without any outer MPI job's variables, plus each of this
+    machine's ``nprocs`` ranks' share of the cores (:func:`thread_share`), the job's meeting point
+    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``: one per
+    rank of the ``world``, ``nprocs`` by default), a fresh store token (``PYCOLL_STORE_TOKEN``
+    unless set: the rendezvous store answers this job only), and ``extra``. Each rank derives its
+    own variables (``RANK``, ...) from MPI's when it starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS) and k not in _RANK_VARS}
     env.update(thread_share(nprocs, env))
-    ports = free_ports(nprocs + 1)
+    ports = free_ports((world or nprocs) + 1)
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     env.setdefault("MASTER_PORT", str(ports[0]))
     env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"127.0.0.1:{p}" for p in ports[1:])

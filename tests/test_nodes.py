@@ -1,0 +1,88 @@
+"""Several launchers forming one job (pycoll.distributed.nodes), two "machines" simulated on
+127.0.0.1: one job of every node's ranks, node-major; a node whose launcher stops ends the job;
+bad node ranks, a missing node or an unreachable master fail clearly within PYCOLL_TIMEOUT."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import RANKS_DIR, free_port, run_python
+
+JOB = str(RANKS_DIR / "nodes_job.py")
+
+
+def start_node(node_rank, port, *script_args, nnodes=2, env=None):
+    argv = [sys.executable, "-m", "pycoll.launch", "--nnodes", str(nnodes), "--node_rank", str(node_rank),
+            "--master_addr", "127.0.0.1", "--master_port", str(port), "--nproc_per_node", "2", JOB,
+            *script_args]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYCOLL_TIMEOUT": "8", **(env or {})}, start_new_session=True)
+
+
+def finish(proc, timeout=90):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, out + err
+
+
+def test_two_launchers_form_one_job_of_all_their_ranks():
+    port = free_port()
+    first, second = start_node(0, port), start_node(1, port)
+    (code0, out0), (code1, out1) = finish(first), finish(second)
+    assert code0 == 0 and code1 == 0, out0 + out1
+    assert sorted(line.split()[2] for line in out0.splitlines() if "nodes OK" in line) == [
+        f"rank={r}" for r in range(4)], out0
+    assert out0.count("world=4 sum=6") == 4, out0
+    assert "node 1 joined the job at 127.0.0.1:" in out1
+
+
+def test_a_node_whose_launcher_stops_ends_the_job():
+    port = free_port()
+    first, second = start_node(0, port, "hold"), start_node(1, port, "hold")
+    time.sleep(6)  # both launchers have met and the job runs (its ranks hold for 60 s)
+    os.killpg(second.pid, signal.SIGKILL)
+    second.wait()
+    start = time.monotonic()
+    code0, out0 = finish(first, timeout=60)
+    assert code0 != 0 and "the launcher of node 1 has been silent" in out0, out0
+    assert time.monotonic() - start < 30, out0
+
+
+def test_a_node_rank_out_of_range_is_refused_at_once():
+    result = run_python(["-m", "pycoll.launch", "--nnodes", "2", "--node_rank", "2", "--master_port", "1234", JOB])
+    assert result.returncode == 2 and "--node_rank 2: it must be in [0, 2)" in result.stderr, result.stderr
+    result = run_python(["-m", "pycoll.launch", "--nnodes", "2", JOB])
+    assert result.returncode == 2 and "--master_port None" in result.stderr, result.stderr
+
+
+def test_a_node_rank_taken_twice_is_refused_and_the_job_goes_on():
+    port = free_port()
+    first, second, third = start_node(0, port), start_node(1, port), start_node(1, port)
+    (code0, out0), (code1, out1), (code2, out2) = finish(first), finish(second), finish(third)
+    refused = [out for code, out in ((code1, out1), (code2, out2)) if code == 1 and "--node_rank 1 is already taken" in out]
+    assert len(refused) == 1 and sorted([code1, code2]) == [0, 1], out1 + out2
+    assert code0 == 0 and out0.count("world=4 sum=6") == 4, out0
+
+
+def test_a_missing_node_or_master_fails_within_the_timeout():
+    port = free_port()
+    start = time.monotonic()
+    code, out = finish(start_node(0, port, env={"PYCOLL_TIMEOUT": "3"}))
+    assert code == 1 and "node(s) [1] did not join the job at 127.0.0.1:" in out, out
+    code, out = finish(start_node(1, port, env={"PYCOLL_TIMEOUT": "3"}))
+    assert code == 1 and "could not connect to the rendezvous store" in out and f"127.0.0.1:{port}" in out, out
+    assert time.monotonic() - start < 40
+
+
+def test_a_hostfile_goes_to_mpis_launcher(tmp_path):
+    hosts = tmp_path / "hosts.txt"
+    hosts.write_text("127.0.0.1:4\n")
+    result = run_python(["-m", "pycoll.launch", "--hostfile", str(hosts), "--nproc_per_node", "3", JOB])
+    assert result.returncode == 0 and result.stdout.count("world=3 sum=3") == 3, result.stdout + result.stderr
+    result = run_python(["-m", "pycoll.launch", "--hostfile", str(tmp_path / "none.txt"), JOB])
+    assert result.returncode == 2 and "none.txt: no such file" in result.stderr, result.stderr
