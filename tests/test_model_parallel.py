@@ -29,8 +29,9 @@ def test_parallel_layers_and_split_match_the_unsplit_layers(nprocs):
     assert_ok(launch(nprocs, "mp_layers.py", timeout=60), expect_lines=nprocs)
 
 
-def test_model_and_data_parallel_on_four_ranks_trains_like_one_process():
-    assert_ok(launch(4, "mp_hybrid.py", timeout=60), expect_lines=4)
+@pytest.mark.parametrize("setup", ["groups", "fleet"])
+def test_model_and_data_parallel_on_four_ranks_trains_like_one_process(setup):
+    assert_ok(launch(4, "mp_hybrid.py", setup, timeout=60), expect_lines=4)
 
 
 def _loss_table(stdout):

@@ -1,8 +1,9 @@
-"""``DistributedBatchSampler``: each rank iterates over its own share of a dataset (paddle's signature)."""
+"""Batch samplers (paddle's signatures): ``BatchSampler`` over a whole dataset, and
+``DistributedBatchSampler``, with which each rank iterates over its own share of it."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, List, Optional
+from typing import Any, Iterable, Iterator, List, Optional
 
 import numpy as np
 
@@ -18,8 +19,7 @@ class DistributedBatchSampler:
 
     def __init__(self, dataset: Any, batch_size: int, num_replicas: Optional[int] = None,
                  rank: Optional[int] = None, shuffle: bool = False, drop_last: bool = False):
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError(f"DistributedBatchSampler: batch_size={batch_size!r}; it must be a positive int")
+        _positive(batch_size, "DistributedBatchSampler: batch_size")
         if num_replicas is None or rank is None:
             import pycoll.distributed as dist
 
@@ -52,15 +52,62 @@ class DistributedBatchSampler:
         return indices[self.local_rank:self.total_size:self.nranks]
 
     def __iter__(self) -> Iterator[List[int]]:
-        batch: List[int] = []
-        for index in self._indices():
-            batch.append(index)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+        return batches(self._indices(), self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
-        full, rest = divmod(self.num_samples, self.batch_size)
-        return full + (1 if rest and not self.drop_last else 0)
+        return batch_count(self.num_samples, self.batch_size, self.drop_last)
+
+
+def batches(indices: Iterable[Any], batch_size: int, drop_last: bool) -> Iterator[List[Any]]:
+    """``indices`` in lists of ``batch_size``; the shorter last one unless ``drop_last``."""
+    batch: List[Any] = []
+    for index in indices:
+        batch.append(index)
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+    if batch and not drop_last:
+        yield batch
+
+
+def batch_count(samples: int, batch_size: int, drop_last: bool) -> int:
+    full, rest = divmod(samples, batch_size)
+    return full + (1 if rest and not drop_last else 0)
+
+
+def _positive(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{what}={value!r}; it must be a positive int")
+    return value
+
+
+class BatchSampler:
+    """Lists of indices of ``dataset`` (or of what ``sampler`` yields), ``batch_size`` at a time;
+    with ``shuffle`` a new permutation each epoch from pycoll's generator (``pycoll.seed``)."""
+
+    def __init__(self, dataset: Any = None, sampler: Any = None, shuffle: bool = False,
+                 batch_size: int = 1, drop_last: bool = False):
+        if (dataset is None) == (sampler is None):
+            raise ValueError("BatchSampler: give exactly one of dataset and sampler")
+        if sampler is not None and shuffle:
+            raise ValueError("BatchSampler: shuffle=True goes with dataset, not with a sampler "
+                             "(the sampler chooses the order)")
+        self.dataset, self.sampler, self.shuffle = dataset, sampler, bool(shuffle)
+        self.batch_size = _positive(batch_size, "BatchSampler: batch_size")
+        self.drop_last = bool(drop_last)
+
+    def _indices(self) -> Iterable[Any]:
+        if self.sampler is not None:
+            return self.sampler
+        if not self.shuffle:
+            return range(len(self.dataset))
+        from pycoll.random import get_rng
+
+        return get_rng().permutation(len(self.dataset)).tolist()
+
+    def __iter__(self) -> Iterator[List[Any]]:
+        return batches(self._indices(), self.batch_size, self.drop_last)
+
+    def __len__(self) -> int:
+        return batch_count(len(self.sampler if self.sampler is not None else self.dataset),
+                           self.batch_size, self.drop_last)

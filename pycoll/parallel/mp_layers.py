@@ -4,7 +4,8 @@
     RowParallelLinear      weight [in/n, out] per rank, bias [out] whole  (input rows split)
     VocabParallelEmbedding weight [vocab/n, dim] per rank                 (vocabulary rows split)
 
-n is the size of the layer's ``group`` (the world when None) and rank r holds block r.
+n is the size of the layer's ``group`` (when None: fleet's model-parallel group after
+``fleet.init``, else the world) and rank r holds block r.
 
 Initialisation: every rank draws the *full* weight from pycoll's seeded generator, exactly as
 ``nn.Linear`` / ``nn.Embedding`` of the full size would, and keeps its block. So after the same
@@ -27,7 +28,8 @@ import pycoll.distributed as dist
 from pycoll.nn import Layer, Parameter
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
-from pycoll.parallel.mp_ops import _c_concat, _c_identity, _c_split, _mp_allreduce, group_position
+from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_split, _mp_allreduce, group_position,
+                                     model_parallel_group)
 from pycoll.tensor import Tensor
 
 
@@ -50,8 +52,8 @@ class _ParallelLayer(Layer):
 
     def __init__(self, group: Optional[dist.Group], name: Optional[str]):
         super().__init__(name)
-        self.group = group
-        self.rank, self.nranks = group_position(group, type(self).__name__)
+        self.group = model_parallel_group() if group is None else group
+        self.rank, self.nranks = group_position(self.group, type(self).__name__)
 
     def _param(self, shape: List[int], attr: Any, axis: Optional[int], is_bias: bool = False,
                default_initializer: Any = None) -> Optional[Parameter]:

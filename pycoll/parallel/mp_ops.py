@@ -24,6 +24,20 @@ from pycoll.device import array_module
 from pycoll.tensor import Tensor
 
 
+_model_parallel_group: Optional[dist.Group] = None  # fleet.init's, for layers given no group
+
+
+def set_model_parallel_group(group: Optional[dist.Group]) -> None:
+    """The group model-parallel layers made without one use (fleet.init sets its mp group)."""
+    global _model_parallel_group
+    _model_parallel_group = group
+
+
+def model_parallel_group() -> Optional[dist.Group]:
+    """The default group of the model-parallel layers: fleet's mp group, else None (the world)."""
+    return _model_parallel_group
+
+
 def group_position(group: Optional[dist.Group], fn: str) -> Tuple[int, int]:
     """(this rank's index in ``group``, the group's size); ValueError for a group this rank is not in."""
     if group is not None and not isinstance(group, dist.Group):

@@ -6,7 +6,13 @@ Model-parallel groups [0, 1] and [2, 3] each hold one copy of an MLP split over 
 copy trains on half of every global batch; every rank also trains the unsplit MLP on the whole
 batch and checks, at every step, the loss, the gathered gradients and the gathered parameters.
 Before that: DataParallel's wrap-time broadcast and model check over a sub-group.
+
+With ``fleet`` the same job is set up through paddle's fleet API: ``fleet.init`` with
+dp_degree=2 x mp_degree=2 builds the groups, the layers take fleet's model-parallel group by
+default, and ``fleet.distributed_model`` wraps the model.
 """
+import sys
+
 import numpy as np
 
 import pycoll
@@ -85,15 +91,29 @@ def main():
     dist.init_parallel_env()
     rank, world = dist.get_rank(), dist.get_world_size()
     assert world == 4, "this worker runs on 4 ranks"
-    mp_groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
-    dp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
-    mp, dp = mp_groups[rank // MP], dp_groups[rank % MP]
+    use_fleet = sys.argv[1:] == ["fleet"]
+    if use_fleet:
+        from pycoll.distributed import fleet
+
+        strategy = fleet.DistributedStrategy()
+        strategy.hybrid_configs = {"dp_degree": 2, "mp_degree": MP}
+        strategy.fuse_grad_size_in_MB = 0.0001
+        fleet.init(is_collective=True, strategy=strategy)
+        hcg = fleet.get_hybrid_communicate_group()
+        mp, dp = hcg.get_model_parallel_group(), hcg.get_data_parallel_group()
+        assert (hcg.get_model_parallel_rank(), hcg.get_data_parallel_rank()) == (rank % MP, rank // MP)
+        assert mp.ranks == [rank - rank % MP, rank - rank % MP + 1] and dp.ranks == [rank % MP, rank % MP + 2]
+        assert hcg.get_parallel_mode() == "hybrid" and fleet.worker_num() == 4
+    else:
+        mp_groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+        dp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
+        mp, dp = mp_groups[rank // MP], dp_groups[rank % MP]
     dp_rank, dp_size = dist.get_rank(dp), dist.get_world_size(dp)
 
     check_subgroup_model_check(rank, dp)
 
     pycoll.seed(3)
-    model = SplitMLP(mp)
+    model = SplitMLP(None if use_fleet else mp)
     pycoll.seed(3)
     ref = MLP()
     compare(model, ref, mp, "value", "init")  # seeded blocks gather to the plain weights
@@ -108,9 +128,13 @@ def main():
     if dp_rank == 1:  # DataParallel must overwrite these with the data group's first rank's values
         for p in model.parameters():
             p.set_value(p.numpy() + 1.0)
-    dp_model = pycoll.DataParallel(model, group=dp, comm_buffer_size=0.0001,
-                                   last_comm_buffer_size=0.0001)
-    assert len(dp_model._reducer.buckets) >= 2, dp_model._reducer.bucket_indices()
+    if use_fleet:
+        dp_model = fleet.distributed_model(model)
+        assert isinstance(dp_model, pycoll.DataParallel)
+    else:
+        dp_model = pycoll.DataParallel(model, group=dp, comm_buffer_size=0.0001, last_comm_buffer_size=0.0001)
+    if not use_fleet:  # fleet's buckets follow fuse_grad_size_in_MB, its last one paddle's 1 MB
+        assert len(dp_model._reducer.buckets) >= 2, dp_model._reducer.bucket_indices()
     compare(model, ref, mp, "value", "after wrapping")
 
     opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=dp_model.parameters())
@@ -132,7 +156,7 @@ def main():
         ref_opt.step()
         ref_opt.clear_grad()
         compare(model, ref, mp, "value", step)
-    print(f"mp hybrid OK rank={rank} final_loss={float(global_loss):.8f}", flush=True)
+    print(f"mp hybrid OK rank={rank} fleet={use_fleet} final_loss={float(global_loss):.8f}", flush=True)
 
 
 if __name__ == "__main__":
