@@ -1,0 +1,2 @@
+import pycoll
+print(pycoll.distributed.is_available())

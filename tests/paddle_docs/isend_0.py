@@ -1,0 +1,12 @@
+import pycoll
+import pycoll.distributed as dist
+dist.init_parallel_env()
+if dist.get_rank() == 0:
+    data = pycoll.to_tensor([7, 8, 9])
+    task = dist.isend(data, dst=1)
+else:
+    data = pycoll.to_tensor([1, 2, 3])
+    task = dist.irecv(data, src=0)
+task.wait()  # type: ignore[union-attr]
+print(data)
+# [7, 8, 9] (2 GPUs)
