@@ -136,19 +136,19 @@ def all_reduce(backend, blocking=True, seq=0):
 
 @pytest.mark.parametrize("blocking", [True, False])
 def test_an_enqueued_call_that_does_not_complete_in_time_aborts_nccl_and_ends_the_job(world, fake, blocking):
-    all_reduce(world.backend, blocking, seq=4)
-    call = world.backend.stalled_call()
+    all_reduce(world.engine, blocking, seq=4)
+    call = world.engine.stalled_call()
     assert (call.name, call.seq) == ("all_reduce", 4)
     assert fake.device == 0, "the watchdog's thread must use the communicator's device"
     dog = Watchdog(groups=lambda: [world])
     dog.tick(call.started + 1.9)
     message = ended(dog.tick, call.started + 2.1)
     assert f"all_reduce #4 on {WORLD} did not complete within 2 s" in message
-    assert world.backend.comm.aborted
+    assert world.engine.comm.aborted
 
 
 def test_the_oldest_unfinished_call_is_the_one_timed(world, fake):
-    backend = world.backend
+    backend = world.engine
     for seq in (1, 2, 3):
         all_reduce(backend, seq=seq)
     backend._in_flight.calls[0].event.fired = True
@@ -169,25 +169,25 @@ def test_completed_calls_do_not_pile_up_without_a_watchdog(backend, fake):
 
 
 def test_a_call_that_completes_before_the_decision_is_spared(world, fake):
-    all_reduce(world.backend)
-    call = world.backend.stalled_call()
+    all_reduce(world.engine)
+    call = world.engine.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     call.event.fired = True  # completes between the sampling and the check
     dog._check(world, call, call.started + 10.0, lambda: not call.done)
-    assert not world.backend.comm.aborted
+    assert not world.engine.comm.aborted
 
 
 def test_an_nccl_async_error_aborts_and_ends_the_job(world, fake):
-    world.backend.comm.async_error = RuntimeError("NCCL_ERROR_REMOTE_ERROR: remote process exited")
+    world.engine.comm.async_error = RuntimeError("NCCL_ERROR_REMOTE_ERROR: remote process exited")
     dog = Watchdog(groups=lambda: [world])
     message = ended(dog.tick, 0.0)
     assert f"NCCL reported an error on {WORLD}: NCCL_ERROR_REMOTE_ERROR: remote process exited" in message
-    assert world.backend.comm.aborted
+    assert world.engine.comm.aborted
 
 
 def test_an_async_error_already_raised_on_the_rank_is_left_to_the_rank(world, fake):
-    request = all_reduce(world.backend, blocking=False)
-    world.backend.comm.async_error = RuntimeError("NCCL_ERROR_SYSTEM_ERROR")
+    request = all_reduce(world.engine, blocking=False)
+    world.engine.comm.async_error = RuntimeError("NCCL_ERROR_SYSTEM_ERROR")
     with pytest.raises(CollectiveError, match="SYSTEM_ERROR"):
         request.test()
     fake.done = True  # the aborted communicator's kernels have ended
@@ -195,19 +195,19 @@ def test_an_async_error_already_raised_on_the_rank_is_left_to_the_rank(world, fa
 
 
 def test_an_enqueued_call_waiting_for_a_member_that_left(world, fake):
-    all_reduce(world.backend, seq=1)
-    call = world.backend.stalled_call()
+    all_reduce(world.engine, seq=1)
+    call = world.engine.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     dog.exits = types.SimpleNamespace(poll=lambda: {1})
     dog.tick(call.started + 1.0)
     message = ended(dog.tick, call.started + _EXIT_GRACE_S + 0.1)
     assert f"all_reduce #1 on {WORLD} cannot complete: rank(s) [1] left the job" in message
-    assert world.backend.comm.aborted
+    assert world.engine.comm.aborted
 
 
 def test_an_enqueued_call_is_warned_about_once(world, fake, caplog):
-    all_reduce(world.backend, seq=9)
-    call = world.backend.stalled_call()
+    all_reduce(world.engine, seq=9)
+    call = world.engine.stalled_call()
     dog = Watchdog(groups=lambda: [world])
     dog.stall_warn = 0.5
     world.timeout = 100.0
@@ -226,4 +226,4 @@ def test_destroyed_groups_are_skipped_and_cpu_groups_have_nothing_enqueued(world
     cpu = Group(1, [0], 0, MPIBackend(MPI.COMM_SELF.Dup(), 1.0), 1.0)
     gone = Group(2, [0, 1], 0, None, 1.0)
     Watchdog(groups=lambda: [cpu, gone]).tick(1e6)
-    cpu.backend.free()
+    cpu.engine.free()

@@ -111,7 +111,7 @@ def run(cfg: Config) -> int:
     world = dist.init_parallel_env(backend=cfg.backend)
     rank, nranks = world.rank, world.nranks
     lead = rank == 0
-    refusal = _reduction_error(world.backend)
+    refusal = _reduction_error(world.engine)
     problems = cfg.problems(nranks, refusal)
     if problems:
         if lead:
@@ -120,7 +120,7 @@ def run(cfg: Config) -> int:
         dist.barrier()  # a rank exiting non-zero stops the job: let rank 0 finish printing
         return 2
     comm = MPI.COMM_WORLD.Dup()
-    nccl = world.backend.comm if cfg.backend == "nccl" else None
+    nccl = world.engine.comm if cfg.backend == "nccl" else None
     ctx = Context(rank, nranks, cfg.root, ReduceOp.SUM, comm, nccl)  # redop: set per case
     results = Job(cfg, ctx, lead, refusal).run()
     if lead:

@@ -76,7 +76,7 @@ def _call_digest(fn: str, seq: int, arr: Any, op: Any, root: Optional[int],
 def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] = None,
             blocking: bool = True) -> None:
     """Compare this rank's coming call with the other ranks'; raise on any difference."""
-    backend, seq = group.backend, group.seq
+    backend, seq = group.engine, group.seq
     blocking = None if backend.stream_ordered else blocking
     if debug:
         logger.debug("%s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())

@@ -45,7 +45,7 @@ def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
 def _plan(g: Group, dtype: Any, op: Any, fn: str) -> Any:
     """The engine's plan for reducing ``dtype`` with ``op``; TypeError/ValueError if it can't."""
     try:
-        return g.backend.plan(dtype, op)
+        return g.engine.plan(dtype, op)
     except TypeError as exc:
         raise TypeError(f"pycoll.distributed.{fn}: tensor: {exc}") from None
     except ValueError as exc:
@@ -54,7 +54,7 @@ def _plan(g: Group, dtype: Any, op: Any, fn: str) -> Any:
 
 def can_reduce(dtype: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None) -> bool:
     """Whether ``group``'s backend (the world's by default) can reduce ``dtype`` with ``op``."""
-    return member_group(group, "can_reduce").backend.can_reduce(np.dtype(dtype), op)
+    return member_group(group, "can_reduce").engine.can_reduce(np.dtype(dtype), op)
 
 
 def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
@@ -99,7 +99,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     g = _begin(group, "all_reduce")
     if g is None:
         return COMPLETED
-    backend = g.backend
+    backend = g.engine
     buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
     plan = _plan(g, buf.dtype, op, "all_reduce")
     if sync_op and finish is None and buf.size and not check.enabled:
@@ -122,14 +122,14 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
     g = _begin(group, "reduce")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     root = _group_rank(g, dst, "reduce", "dst")
     if g.rank == root:
         buf, finish = _arrays.recv_buffer(tensor, xp, "reduce", "tensor")
     else:
         buf, finish = _arrays.send_buffer(tensor, xp, "reduce", "tensor"), None
     plan = _plan(g, buf.dtype, op, "reduce")
-    return _launch(g, "reduce", g.backend.reduce, (buf, root, plan), buf, sync_op, finish,
+    return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
                    op=op, root=dst)
 
 
@@ -138,13 +138,13 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
     g = _begin(group, "broadcast")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     root = _group_rank(g, src, "broadcast", "src")
     if g.rank == root:
         buf, finish = _arrays.send_buffer(tensor, xp, "broadcast", "tensor"), None
     else:
         buf, finish = _arrays.recv_buffer(tensor, xp, "broadcast", "tensor")
-    return _launch(g, "broadcast", g.backend.broadcast, (buf, root), buf, sync_op, finish, root=src)
+    return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src)
 
 
 def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = None,
@@ -157,12 +157,12 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     g = _begin(group, "all_gather")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
     blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
     deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
-    return _launch(g, "all_gather", g.backend.all_gather, (blocks, arr), arr, sync_op, deliver)
+    return _launch(g, "all_gather", g.engine.all_gather, (blocks, arr), arr, sync_op, deliver)
 
 
 def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
@@ -176,7 +176,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     g = _begin(group, "gather")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     root = _group_rank(g, dst, "gather", "dst")
     arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
     blocks, deliver, problem = None, None, None
@@ -191,7 +191,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
         except (TypeError, ValueError) as exc:
             problem = exc
     verdict.shared(g, "gather", root, problem)
-    return _launch(g, "gather", g.backend.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
+    return _launch(g, "gather", g.engine.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
 
 
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
@@ -203,7 +203,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     g = _begin(group, "scatter")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     root = _group_rank(g, src, "scatter", "src")
     out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
     send, problem = None, None
@@ -216,7 +216,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
         except (TypeError, ValueError) as exc:
             problem = exc
     verdict.shared(g, "scatter", root, problem)
-    return _launch(g, "scatter", g.backend.scatter, (out, send, root), out, sync_op, finish, root=src)
+    return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src)
 
 
 def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
@@ -225,11 +225,11 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     g = _begin(group, "reduce_scatter")
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
     plan = _plan(g, out.dtype, op, "reduce_scatter")
     send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
-    return _launch(g, "reduce_scatter", g.backend.reduce_scatter, (out, send, plan), out, sync_op,
+    return _launch(g, "reduce_scatter", g.engine.reduce_scatter, (out, send, plan), out, sync_op,
                    finish, op=op)
 
 
@@ -245,7 +245,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     g = _begin(group, fn)
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
     sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
     _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
@@ -266,7 +266,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
                      .reshape(block[3]))
         offset += block[0]
     deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
-    return _launch(g, fn, g.backend.alltoallv, (out, send, [a.nbytes for a in sends],
+    return _launch(g, fn, g.engine.alltoallv, (out, send, [a.nbytes for a in sends],
                                                 [block[0] for block in incoming]),
                    described, sync_op, deliver, compared=False, moves=True)
 
@@ -285,7 +285,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     g = _begin(group, fn)
     if g is None:
         return COMPLETED
-    xp = g.backend.xp
+    xp = g.engine.xp
     send = _arrays.send_buffer(in_tensor, xp, fn, "in_tensor")
     out, finish = _arrays.recv_buffer(out_tensor, xp, fn, "out_tensor")
     for name, arr in (("in_tensor", send), ("out_tensor", out)):
@@ -297,7 +297,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
     sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
     received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
-    return _launch(g, fn, g.backend.alltoallv,
+    return _launch(g, fn, g.engine.alltoallv,
                    (out, send, [n * row for n in sent], [n * row for n in received]),
                    send[:0], sync_op, finish, moves=True)
 
@@ -337,8 +337,8 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
     if g is None:
         return COMPLETED
     peer = peer_of(g, dst, "send", "dst")
-    buf = _arrays.send_buffer(tensor, g.backend.xp, "send", "tensor")
-    return _launch(g, "send", g.backend.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
+    buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
+    return _launch(g, "send", g.engine.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
 
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
@@ -347,8 +347,8 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     if g is None:
         return COMPLETED
     peer = peer_of(g, src, "recv", "src")
-    buf, finish = _arrays.recv_buffer(tensor, g.backend.xp, "recv", "tensor")
-    return _launch(g, "recv", g.backend.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
+    buf, finish = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
+    return _launch(g, "recv", g.engine.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
                    compared=False)
 
 
@@ -369,4 +369,4 @@ def barrier(group: Optional[Group] = None) -> None:
     if g is None:
         return
     drain(g)
-    _launch(g, "barrier", g.backend.barrier, (), check.BARRIER_TOKEN, True)
+    _launch(g, "barrier", g.engine.barrier, (), check.BARRIER_TOKEN, True)

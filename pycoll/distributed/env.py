@@ -53,7 +53,7 @@ def _finish_pending() -> None:
     """At exit: wait for the work in flight of every group, so that its engine never writes into
     memory the interpreter is releasing (an error is logged, and the job then aborts)."""
     for group in list(_groups.values()):
-        if group.backend is None:
+        if group.engine is None:
             continue
         try:
             drain(group)
@@ -126,7 +126,7 @@ def member_group(group: Optional[Group], fn: str) -> Group:
     if not isinstance(group, Group):
         raise TypeError(f"pycoll.distributed.{fn}: group must be a Group from new_group() or None, "
                         f"got {type(group).__name__}")
-    if group.backend is None:
+    if group.engine is None:
         world = world_group(fn)
         if group.rank < 0:
             raise ValueError(f"pycoll.distributed.{fn}: rank {world.rank} is not in {group.describe()}; "
@@ -176,7 +176,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     world.seq += 1  # a collective over the world, bounded like one
     with watchdog.guard(world, "new_group"):
         try:
-            engine = world.backend.split(member, members.index(world.rank) if member else 0, seconds)
+            engine = world.engine.split(member, members.index(world.rank) if member else 0, seconds)
         except Exception as exc:
             raise _split_failed(exc) from exc
     group = Group(_next_group_id, members, world.rank, engine, seconds)
@@ -188,7 +188,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
 def _split_failed(exc: BaseException) -> CollectiveError:
     """The error of a ``new_group`` whose communicator could not be made (MPI's stack of messages
     cut to its last line, the cause). The world stays usable."""
-    live = sum(1 for g in _groups.values() if g.backend is not None)
+    live = sum(1 for g in _groups.values() if g.engine is not None)
     cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
     return CollectiveError(
         f"new_group #{_next_group_id} failed: {cause}. This rank holds {live} live groups (the "
@@ -196,13 +196,10 @@ def _split_failed(exc: BaseException) -> CollectiveError:
         f"the groups you no longer use with destroy_process_group(group)")
 
 
-_PADDLE_BACKEND_NAMES = {"cpu": "GLOO", "nccl": "NCCL"}
-
-
 def get_backend(group: Optional[Group] = None) -> str:
     """The name of ``group``'s backend (the world's by default), as paddle spells it: ``"NCCL"``
     for nccl, ``"GLOO"`` for the cpu backend (pycoll's runs on MPI where paddle's runs on gloo)."""
-    return _PADDLE_BACKEND_NAMES[member_group(group, "get_backend").backend.name]
+    return member_group(group, "get_backend").backend
 
 
 def get_group(id: int = 0) -> Optional[Group]:  # noqa: A002 (paddle's argument name)
@@ -216,10 +213,10 @@ def destroy_process_group(group: Optional[Group] = None) -> None:
     global _world, _next_group_id
     doomed = list(_groups.values()) if group is None else [group]
     for g in doomed:
-        if g.backend is not None:
+        if g.engine is not None:
             drain(g)
-            g.backend.free()
-            g.backend = None
+            g.engine.free()
+            g.engine = None
         _groups.pop(g.id, None)
     if group is None or group is _world:
         _world = None
@@ -259,8 +256,8 @@ class ParallelEnv:
         """The GPU this rank uses: its engine's once started, else the first of paddle's
         ``FLAGS_selected_gpus`` when set, else its local rank modulo the visible GPUs; 0 on a
         CPU-only run."""
-        if _world is not None and _world.backend is not None:
-            return _world.backend.device or 0
+        if _world is not None and _world.engine is not None:
+            return _world.engine.device or 0
         selected = os.environ.get("FLAGS_selected_gpus", "").split(",")[0].strip()
         if selected.isdigit():
             return int(selected)
@@ -271,8 +268,8 @@ class ParallelEnv:
     def device_type(self) -> str:
         """``"gpu"`` when this rank's collectives run on GPUs (nccl), else ``"cpu"``; before
         ``init_parallel_env``, the current device's kind (which picks the default backend)."""
-        if _world is not None and _world.backend is not None:
-            return "gpu" if _world.backend.name == "nccl" else "cpu"
+        if _world is not None and _world.engine is not None:
+            return "gpu" if _world.engine.name == "nccl" else "cpu"
         return current_place()[0]
 
     @property

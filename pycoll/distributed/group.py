@@ -8,8 +8,15 @@ from typing import Any, Deque, List, Optional
 from pycoll._errors import CollectiveError
 
 
+PADDLE_BACKEND_NAMES = {"cpu": "GLOO", "nccl": "NCCL"}  # paddle's names of pycoll's engines
+
+
 class Group:
     """A communication group (paddle's ``Group``).
+
+    ``engine`` is the backend engine over the group's communicator (paddle's ``process_group``;
+    None where this rank is not a member, or once destroyed); ``backend`` is its name as paddle
+    spells it.
 
     ``ranks`` are global ranks in group order; ``rank`` is this process's rank in the group, or
     -1 when it is not a member (then it has no engine, ``world_size`` is -1 as in paddle, and
@@ -23,13 +30,13 @@ class Group:
     such a task, raised by the group's next call.
     """
 
-    def __init__(self, gid: int, ranks: List[int], global_rank: int, backend: Any, timeout: float):
+    def __init__(self, gid: int, ranks: List[int], global_rank: int, engine: Any, timeout: float):
         self.id = gid
         self.ranks = list(ranks)
         self.nranks = len(self.ranks)
         self._index = {r: i for i, r in enumerate(self.ranks)}
         self.rank = self._index.get(global_rank, -1)
-        self.backend = backend
+        self.engine = engine
         self.timeout = timeout
         self.seq = 0
         self.pending: Deque[Any] = deque()
@@ -42,24 +49,35 @@ class Group:
         return self.nranks if self.rank >= 0 else -1
 
     @property
+    def backend(self) -> Optional[str]:
+        """paddle's name of the group's engine: ``"NCCL"``, or ``"GLOO"`` for the cpu backend (MPI
+        where paddle has gloo); None without an engine."""
+        return PADDLE_BACKEND_NAMES[self.engine.name] if self.engine is not None else None
+
+    @property
+    def process_group(self) -> Any:
+        """The engine (paddle's ``ProcessGroup``)."""
+        return self.engine
+
+    @property
     def name(self) -> str:
         return "world" if self.id == 0 else f"group {self.id}"
 
     @property
     def backend_name(self) -> str:
         """pycoll's name of this group's backend: ``"cpu"`` (MPI) or ``"nccl"``."""
-        return self._engine("backend_name").name
+        return self._live_engine("backend_name").name
 
     @property
     def array_module(self) -> Any:
         """The array module whose arrays this group's engine moves (NumPy, or CuPy on nccl)."""
-        return self._engine("array_module").xp
+        return self._live_engine("array_module").xp
 
-    def _engine(self, what: str) -> Any:
-        if self.backend is None:
+    def _live_engine(self, what: str) -> Any:
+        if self.engine is None:
             raise ValueError(f"Group.{what}: {self.describe()} has no engine on this rank (not a "
                              f"member, or destroyed)")
-        return self.backend
+        return self.engine
 
     def is_member(self) -> bool:
         return self.rank >= 0
@@ -73,5 +91,5 @@ class Group:
         return f"{self.name} (ranks {self.ranks})"
 
     def __repr__(self) -> str:
-        backend = self.backend.name if self.backend is not None else None
+        backend = self.engine.name if self.engine is not None else None
         return f"Group(id={self.id}, ranks={self.ranks}, rank={self.rank}, backend={backend})"

@@ -53,9 +53,9 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
     for i, item in enumerate(p2p_op_list):  # every check first: nothing starts unless all pass
         peer_of(g, item.peer, fn, f"p2p_op_list[{i}].peer")
         if item.op is isend:
-            _arrays.send_buffer(item.tensor, g.backend.xp, fn, f"p2p_op_list[{i}].tensor")
+            _arrays.send_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
         else:
-            _arrays.recv_buffer(item.tensor, g.backend.xp, fn, f"p2p_op_list[{i}].tensor")
+            _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
     return [item.op(item.tensor, item.peer, item.group) for item in p2p_op_list]
 
 
@@ -65,5 +65,5 @@ def wait(tensor: Any, group: Optional[Group] = None, use_calc_stream: bool = Tru
     if outside(group, "wait"):
         return
     g = member_group(group, "wait")
-    _arrays.array_of(tensor, g.backend.xp, "wait", "tensor")
+    _arrays.array_of(tensor, g.engine.xp, "wait", "tensor")
     drain(g)

@@ -61,7 +61,7 @@ def agree(group: Any, fn: str, sends: List[Any], targets: Optional[List[Any]]) -
     ours = [_record(a, fn, f"in_tensor_list[{j}]") + (
         _record(targets[j], fn, f"out_tensor_list[{j}]") if targets else _NOTHING)
         for j, a in enumerate(sends)]
-    backend, seq = group.backend, group.seq
+    backend, seq = group.engine, group.seq
     xp = backend.xp
     table = xp.asarray(np.array(ours, np.int64))
     theirs = xp.empty_like(table)

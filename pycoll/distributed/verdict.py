@@ -22,7 +22,7 @@ _KINDS = {"TypeError": TypeError, "ValueError": ValueError}
 def shared(group: Any, fn: str, root: int, problem: Optional[Exception]) -> None:
     """Every rank learns whether the root (a group rank) refused call ``fn``: the root passes
     its ``problem`` (None: none), and on a refusal every rank raises it."""
-    backend, seq = group.backend, group.seq
+    backend, seq = group.engine, group.seq
     xp = backend.xp
     text = f"{type(problem).__name__}:{problem}".encode() if problem is not None else b""
     watchdog.name, watchdog.group = fn, group

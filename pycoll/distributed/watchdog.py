@@ -124,7 +124,7 @@ class Watchdog:
             self._check(waiting[0], self._waited[1], now, lambda: self.waiting is waiting,
                         own_deadline=True)
         for g in self._groups():
-            backend = g.backend  # read once: the main thread may destroy the group meanwhile
+            backend = g.engine  # read once: the main thread may destroy the group meanwhile
             if backend is None:
                 continue
             error = backend.async_error()
@@ -147,12 +147,12 @@ class Watchdog:
                            _label(call), group.describe(), waited, group.timeout)
         gone = self._departed(group)
         if gone and waited > _EXIT_GRACE_S and still_waiting():
-            _abort_engine(group.backend)
+            _abort_engine(group.engine)
             _failure.abort_job(1, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
                                   f"complete: rank(s) {gone} left the job (exited); stopping the job")
         if not own_deadline and waited > group.timeout and still_waiting():
             error = timeout_error(call.name, call.seq, group, group.timeout)
-            _abort_engine(group.backend)
+            _abort_engine(group.engine)
             _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
                                   f"stopping the job")
 

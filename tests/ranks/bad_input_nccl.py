@@ -17,7 +17,7 @@ import pycoll.distributed as dist  # noqa: E402
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
-assert dist.get_group(0).backend.name == "nccl"
+assert dist.get_group(0).engine.name == "nccl"
 ReduceOp = dist.ReduceOp
 
 CASES = [
