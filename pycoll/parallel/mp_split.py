@@ -14,6 +14,7 @@ from typing import Any, Dict, Optional, Sequence
 import pycoll.distributed as dist
 from pycoll.nn import Layer
 from pycoll.parallel.mp_layers import ColumnParallelLinear, RowParallelLinear, VocabParallelEmbedding
+from pycoll.parallel.mp_ops import model_parallel_group
 from pycoll.tensor import Tensor
 
 _layers: Dict[str, Layer] = {}
@@ -35,7 +36,8 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
       ``VocabParallelEmbedding(vocab, dim)``; the result is whole on every rank (``gather_out``
       must be True).
 
-    ``num_partitions`` must equal the world size: the weight is split over every rank.
+    ``num_partitions`` is the number of ranks the weight is split over: the world's, or after
+    ``fleet.init`` with an ``mp_degree`` its model-parallel group's (the layers' default group).
 
     ``name`` is how the parameters are found again: the first call with a name makes the layer,
     initialised from pycoll's seeded generator (see ``pycoll.parallel.mp_layers``), and later
@@ -63,10 +65,13 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
     if axis not in valid_axes:
         raise ValueError(f"split: axis={axis!r} for operation={operation!r}; it must be one of "
                          f"{list(valid_axes)}")
-    world = dist.get_world_size()
-    if num_partitions != world:
+    group = model_parallel_group()
+    parts = dist.get_world_size(group)
+    if num_partitions != parts:
+        where = (f"fleet's model-parallel group ({parts} ranks, mp_degree)" if group is not None else
+                 f"all {parts} ranks (to split over fewer, set fleet's mp_degree to num_partitions)")
         raise ValueError(f"split: num_partitions={num_partitions!r}, but the weight is split over "
-                         f"all {world} ranks; pass num_partitions={world}")
+                         f"{where}; pass num_partitions={parts}")
     if not gather_out and (operation, axis) != ("linear", 1):
         raise ValueError(f"split: gather_out=False with operation={operation!r}, axis={axis}; only "
                          f"the column split (operation='linear', axis=1) can leave its output split")

@@ -104,6 +104,14 @@ def main():
         assert (hcg.get_model_parallel_rank(), hcg.get_data_parallel_rank()) == (rank % MP, rank // MP)
         assert mp.ranks == [rank - rank % MP, rank - rank % MP + 1] and dp.ranks == [rank % MP, rank % MP + 2]
         assert hcg.get_parallel_mode() == "hybrid" and fleet.worker_num() == 4
+        # dist.split over fleet's model-parallel group: num_partitions is its size, not the world's
+        assert dist.split(pycoll.ones([2, 6]), [6, 8], "linear", axis=1, num_partitions=MP).shape == [2, 8]
+        try:
+            dist.split(pycoll.ones([2, 6]), [6, 8], "linear", axis=1, num_partitions=4, name="too_wide")
+        except ValueError as exc:
+            assert "fleet's model-parallel group (2 ranks, mp_degree)" in str(exc), exc
+        else:
+            raise AssertionError("num_partitions beyond the model-parallel group must be refused")
     else:
         mp_groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
         dp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
