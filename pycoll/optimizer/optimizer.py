@@ -4,6 +4,7 @@ Updates run under no_grad, in place on each parameter's array, in the parameter'
 """
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -46,6 +47,17 @@ class Optimizer:
         self._weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
+
+    def restricted_to(self, parameters: Iterable[Tensor]) -> "Optimizer":
+        """A copy with this one's settings that updates only ``parameters`` (some of this one's)
+        and keeps state for them alone: sharding's per-rank optimizer."""
+        chosen = {id(p) for p in parameters}
+        part = copy.copy(self)
+        pairs = [(k, p) for k, p in zip(self._keys, self._parameter_list) if id(p) in chosen]
+        part._keys, part._parameter_list = [k for k, _ in pairs], [p for _, p in pairs]
+        part._accumulators = {name: {k: v for k, v in acc.items() if k in part._keys}
+                              for name, acc in self._accumulators.items()}
+        return part
 
     def get_lr(self) -> float:
         return self._learning_rate
