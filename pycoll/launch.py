@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import tempfile
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll.distributed import _mpiexec, nodes
@@ -139,7 +139,8 @@ def show_failed_logs(folder: Optional[str], tail: int = 30) -> None:
             sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
 
 
-def run_job(command: List[str], env: Dict[str, str], watch=None) -> int:
+def run_job(command: List[str], env: Dict[str, str],
+            watch: Optional[Callable[[Callable[[], None]], None]] = None) -> int:
     """Run the job; Ctrl-C, SIGTERM and SIGHUP are passed on to MPI's launcher, which stops
     every rank. ``watch(stop)``, when given, may stop the job early with a reason."""
     received = []
@@ -180,8 +181,10 @@ def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
         sys.stderr.write(f"pycoll.launch: {exc}\n")
         return 1
     stopped: List[str] = []
+    watching: list = []
 
-    def watch(stop_job) -> None:
+    def watch(stop_job: Callable[[], None]) -> None:
+        """Once the job runs: stop it, saying why, if another machine's launcher falls silent."""
         def stop(reason: str) -> None:
             stopped.append(reason)
             sys.stderr.write(f"pycoll.launch: {reason}\n")
@@ -189,7 +192,6 @@ def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
 
         watching.append(meeting.watch(stop))
 
-    watching: list = []
     command = _mpiexec.rank_command(args.nproc_per_node * args.nnodes, args.rank_argv,
                                     nodes.job_hosts(hosts, args.nproc_per_node))
     status = run_job(command, env, watch)

@@ -116,6 +116,13 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op)
 
 
+def _buffer(tensor: Any, xp: Any, fn: str, receives: bool) -> Tuple[Any, Optional[Callable[[], None]]]:
+    """``tensor``'s buffer for a rooted call: received into (with its copy-back) or only sent."""
+    if receives:
+        return _arrays.recv_buffer(tensor, xp, fn, "tensor")
+    return _arrays.send_buffer(tensor, xp, fn, "tensor"), None
+
+
 def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group] = None,
            sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group into rank ``dst``'s ``tensor``; other ranks' are unchanged."""
@@ -124,10 +131,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
         return COMPLETED
     xp = g.engine.xp
     root = _group_rank(g, dst, "reduce", "dst")
-    if g.rank == root:
-        buf, finish = _arrays.recv_buffer(tensor, xp, "reduce", "tensor")
-    else:
-        buf, finish = _arrays.send_buffer(tensor, xp, "reduce", "tensor"), None
+    buf, finish = _buffer(tensor, xp, "reduce", receives=g.rank == root)
     plan = _plan(g, buf.dtype, op, "reduce")
     return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
                    op=op, root=dst)
@@ -140,10 +144,7 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
         return COMPLETED
     xp = g.engine.xp
     root = _group_rank(g, src, "broadcast", "src")
-    if g.rank == root:
-        buf, finish = _arrays.send_buffer(tensor, xp, "broadcast", "tensor"), None
-    else:
-        buf, finish = _arrays.recv_buffer(tensor, xp, "broadcast", "tensor")
+    buf, finish = _buffer(tensor, xp, "broadcast", receives=g.rank != root)
     return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src)
 
 

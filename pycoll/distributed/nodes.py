@@ -124,9 +124,6 @@ class Meeting:
                 return status - 1
             time.sleep(BEAT_S)
 
-    def close(self) -> None:
-        self.store.close()
-
 
 def job_hosts(hosts: List[str], per_node: int) -> List[str]:
     """MPI launcher arguments that place ``per_node`` ranks on each of ``hosts``, in order."""
