@@ -39,6 +39,7 @@ def test_importing_the_engine_imports_no_cupy():
     (np.complex128, ReduceOp.MIN, ["ReduceOp.MIN", "complex"]),
     (np.complex64, ReduceOp.PROD, ["ReduceOp.PROD", "complex64", "not as complex numbers"]),
     (np.int32, ReduceOp.AVG, ["AVG", "int32"]),
+    (np.float32, "sum", ["op='sum' is not a ReduceOp", "ReduceOp.SUM"]),  # as the MPI engine says
 ])
 def test_reduction_errors(dtype, op, words):
     message = engine.reduction_error(np.dtype(dtype), op)
