@@ -7,7 +7,7 @@ import circle anywhere (imports inside functions count: they run, and they tie m
     tensor side (Tensor, autograd, nn, optimizer...)  -> kernels, device, base
     distributed (pycoll.distributed)                  -> backends, kernels, device, base
     parallel and data (pycoll.parallel, pycoll.io,    -> everything above but the tools
-      pycoll.distributed.fleet, .sharding)
+      pycoll.distributed.fleet, .sharding, .dataset)
     tools (pycoll.bench, pycoll.launch, pycoll.info,  -> anything
            pycoll.distributed.launch)
 The faces of the package (``pycoll/__init__.py``) and of the distributed layer
@@ -31,7 +31,8 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph")),
     ("distributed", ("pycoll.distributed",)),
-    ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding")),
+    ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
+                  "pycoll.distributed.dataset")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use

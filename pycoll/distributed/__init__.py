@@ -36,6 +36,10 @@ def __getattr__(name: str):
         from pycoll import parallel
 
         return getattr(parallel, name)
+    if name in ("InMemoryDataset", "QueueDataset"):  # paddle's dist.InMemoryDataset, ...
+        from pycoll.distributed import dataset
+
+        return getattr(dataset, name)
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 

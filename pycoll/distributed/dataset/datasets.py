@@ -1,0 +1,238 @@
+"""paddle's ``InMemoryDataset`` and ``QueueDataset`` for collective jobs: MultiSlot text files
+(:mod:`slots`) read through ``pipe_command``, iterated as batches of Tensors per slot.
+
+``InMemoryDataset`` holds its records (the lines, checked when loaded) in memory; its
+``global_shuffle`` sends every record to a random rank through ``alltoall`` (each rank's blocks
+of its own size), in rounds of at most :data:`CHUNK_BYTES` per peer, so the exchange never needs
+a second copy of the whole dataset. ``QueueDataset`` streams: each rank reads its share of the
+file list, a reader thread staying at most :data:`QUEUE_BATCHES` batches ahead.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import threading
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll.distributed.dataset.slots import Slot, as_slots, batch, parse
+from pycoll.random import get_rng
+
+CHUNK_BYTES = 16 << 20  # what one round of global_shuffle sends one peer, at most
+QUEUE_BATCHES = 8  # how far QueueDataset's reader may run ahead
+
+
+class _Dataset:
+    """Settings and file reading shared by both datasets (paddle's ``init`` keywords)."""
+
+    def __init__(self) -> None:
+        self.batch_size, self.thread_num, self.pipe_command = 1, 1, "cat"
+        self.slots: List[Slot] = []
+        self.filelist: List[str] = []
+
+    def init(self, batch_size: int = 1, thread_num: int = 1, use_var: Sequence[Any] = (), input_type: int = 0,
+             pipe_command: str = "cat", fs_name: str = "", fs_ugi: str = "", download_cmd: str = "cat",
+             **unused: Any) -> None:
+        """paddle's settings; ``fs_name``/``fs_ugi``/``download_cmd`` (HDFS) are accepted and unused:
+        files are local paths."""
+        self.update_settings(batch_size=batch_size, thread_num=thread_num, use_var=use_var,
+                             pipe_command=pipe_command)
+
+    def update_settings(self, **settings: Any) -> None:
+        for key, value in settings.items():
+            if key == "use_var":
+                self.slots = as_slots(value)
+            elif key in ("batch_size", "thread_num"):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError(f"{type(self).__name__}: {key}={value!r}; it must be a positive int")
+                setattr(self, key, value)
+            elif key == "pipe_command":
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"{type(self).__name__}: pipe_command={value!r}; give a shell command")
+                self.pipe_command = value
+
+    def set_filelist(self, filelist: Sequence[str]) -> None:
+        if isinstance(filelist, str) or not all(isinstance(f, str) for f in filelist):
+            raise TypeError(f"{type(self).__name__}.set_filelist: give a list of paths, got {filelist!r}")
+        self.filelist = list(filelist)
+
+    def _files(self, files: List[str]) -> List[str]:
+        if not self.slots:
+            raise ValueError(f"{type(self).__name__}: no slots: call init(use_var=[...]) first")
+        if not self.filelist:
+            raise ValueError(f"{type(self).__name__}: the file list is empty: call set_filelist([...])")
+        for path in files:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"{type(self).__name__}: {path!r} (in the file list) does not exist")
+        return files
+
+    def _lines(self, path: str) -> Iterator[bytes]:
+        """``path``'s lines through ``pipe_command`` (the file is its standard input: no file name
+        enters the shell), each checked against the slots."""
+        with open(path, "rb") as source:
+            if self.pipe_command.strip() == "cat":
+                lines: Any = source
+                pipe = None
+            else:
+                pipe = subprocess.Popen(["/bin/sh", "-c", self.pipe_command], stdin=source, stdout=subprocess.PIPE)
+                lines = pipe.stdout
+            for number, line in enumerate(lines, 1):
+                line = line.strip()
+                if line:
+                    parse(line, self.slots, f"{path}:{number}")
+                    yield line
+            if pipe is not None and pipe.wait() != 0:
+                raise RuntimeError(f"{type(self).__name__}: pipe_command {self.pipe_command!r} failed on "
+                                   f"{path} with status {pipe.returncode}")
+
+    def _batches(self, lines: Iterator[bytes]) -> Iterator[Dict[str, Any]]:
+        records: List[List[np.ndarray]] = []
+        for line in lines:
+            records.append(parse(line, self.slots, "a record"))
+            if len(records) == self.batch_size:
+                yield batch(records, self.slots)
+                records = []
+        if records:
+            yield batch(records, self.slots)
+
+
+class InMemoryDataset(_Dataset):
+    """Load this rank's files into memory, shuffle them locally or across every rank, iterate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._records: List[bytes] = []
+        self._preload: Optional[threading.Thread] = None
+        self._preload_error: Optional[BaseException] = None
+
+    def load_into_memory(self, is_shuffle: bool = False) -> None:
+        self._records = [line for path in self._files(self.filelist) for line in self._lines(path)]
+        if is_shuffle:
+            self.local_shuffle()
+
+    def preload_into_memory(self, thread_num: Optional[int] = None) -> None:
+        """``load_into_memory`` in a thread; ``wait_preload_done`` joins it (and raises its error)."""
+        def run() -> None:
+            try:
+                self.load_into_memory()
+            except BaseException as exc:
+                self._preload_error = exc
+
+        self._preload = threading.Thread(target=run, name="pycoll-dataset-preload", daemon=True)
+        self._preload.start()
+
+    def wait_preload_done(self) -> None:
+        if self._preload is not None:
+            self._preload.join()
+            self._preload = None
+        if self._preload_error is not None:
+            error, self._preload_error = self._preload_error, None
+            raise error
+
+    def local_shuffle(self) -> None:
+        """This rank's records in a new order (pycoll's generator: ``pycoll.seed`` repeats it)."""
+        order = get_rng().permutation(len(self._records))
+        self._records = [self._records[i] for i in order]
+
+    def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
+        """Every record to a random rank (exchanged by alltoall in bounded rounds), then a local
+        shuffle. Every rank must call it."""
+        world = dist.get_world_size()
+        destination = get_rng().integers(0, world, len(self._records))
+        outgoing: List[List[bytes]] = [[] for _ in range(world)]
+        for line, peer in zip(self._records, destination.tolist()):
+            outgoing[peer].append(line)
+        self._records = []
+        chunks = [_chunks(lines) for lines in outgoing]
+        rounds = np.array([max((len(c) for c in chunks), default=0)], np.int64)
+        dist.all_reduce(rounds, op=dist.ReduceOp.MAX)
+        for step in range(int(rounds[0])):
+            send = [np.frombuffer(b"\n".join(c[step]) if step < len(c) else b"", np.uint8) for c in chunks]
+            received: List[Any] = []
+            dist.alltoall(received, send)
+            for block in received:
+                if block.size:
+                    self._records.extend(block.tobytes().split(b"\n"))
+        self.local_shuffle()
+
+    def get_memory_data_size(self, fleet: Any = None) -> int:
+        """Records in memory: this rank's, or every rank's with ``fleet``."""
+        return self._count(fleet)
+
+    def get_shuffle_data_size(self, fleet: Any = None) -> int:
+        return self._count(fleet)
+
+    def _count(self, fleet: Any) -> int:
+        count = np.array([len(self._records)], np.int64)
+        if fleet is not None:
+            dist.all_reduce(count)
+        return int(count[0])
+
+    def slots_shuffle(self, slots: Sequence[str]) -> None:
+        """Permute the values of the named slots across this rank's records (paddle's feature
+        shuffle for importance evaluation); the other slots stay with their records."""
+        names = [s.name for s in self.slots]
+        unknown = [s for s in slots if s not in names]
+        if unknown:
+            raise ValueError(f"InMemoryDataset.slots_shuffle: no slot named {unknown}; slots: {names}")
+        records = [parse(line, self.slots, "a record") for line in self._records]
+        for k in (names.index(s) for s in slots):
+            order = get_rng().permutation(len(records))
+            column = [records[i][k] for i in order]
+            for record, values in zip(records, column):
+                record[k] = values
+        self._records = [_line(record) for record in records]
+
+    def release_memory(self) -> None:
+        self._records = []
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        return self._batches(iter(self._records))
+
+
+class QueueDataset(_Dataset):
+    """Stream this rank's share of the file list (every ``world``-th file from its rank on)."""
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        rank, world = dist.get_rank(), dist.get_world_size()
+        files = self._files(self.filelist)[rank::world] if world > 1 else self._files(self.filelist)
+        ahead: "queue.Queue[Any]" = queue.Queue(QUEUE_BATCHES)
+        done = object()
+
+        def read() -> None:
+            try:
+                for item in self._batches(line for path in files for line in self._lines(path)):
+                    ahead.put(item)
+                ahead.put(done)
+            except BaseException as exc:
+                ahead.put(exc)
+
+        threading.Thread(target=read, name="pycoll-queue-dataset", daemon=True).start()
+        while True:
+            item = ahead.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+def _chunks(lines: List[bytes]) -> List[List[bytes]]:
+    """``lines`` in runs of about :data:`CHUNK_BYTES` (at least one line each)."""
+    chunks: List[List[bytes]] = []
+    size = CHUNK_BYTES
+    for line in lines:
+        if size + len(line) + 1 > CHUNK_BYTES and (not chunks or chunks[-1]):
+            chunks.append([])
+            size = 0
+        chunks[-1].append(line)
+        size += len(line) + 1
+    return chunks
+
+
+def _line(record: List[np.ndarray]) -> bytes:
+    return " ".join(f"{len(v)} " + " ".join(repr(x.item()) for x in v) if len(v) else "0"
+                    for v in record).encode()

@@ -1,0 +1,80 @@
+"""paddle's MultiSlot text format: each line holds, for every slot in ``use_var`` order, a count
+and that many values. pycoll has no static variables, so a slot is described by a :class:`Slot`
+(or a ``(name, dtype, lod_level)`` tuple, or a dict with those keys): ``dtype`` ``"int64"`` or
+``"float32"``, as paddle's ``use_var`` variables' dtypes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+DTYPES = ("int64", "float32")
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str
+    dtype: str = "int64"
+    lod_level: int = 1
+
+
+def as_slots(use_var: Sequence[Any]) -> List[Slot]:
+    """``use_var`` as Slots; ValueError naming the entry that is not one."""
+    slots = []
+    for i, var in enumerate(use_var):
+        if isinstance(var, dict):
+            var = Slot(**var)
+        elif isinstance(var, (tuple, list)):
+            var = Slot(*var)
+        elif not isinstance(var, Slot) and hasattr(var, "name") and hasattr(var, "dtype"):
+            var = Slot(var.name, str(var.dtype), getattr(var, "lod_level", 1))
+        if not isinstance(var, Slot) or var.dtype not in DTYPES:
+            raise ValueError(f"use_var[{i}]={var!r}: give a Slot(name, dtype, lod_level) with dtype "
+                             f"one of {DTYPES}")
+        slots.append(var)
+    if len({s.name for s in slots}) != len(slots):
+        raise ValueError(f"use_var: slot names repeat: {[s.name for s in slots]}")
+    return slots
+
+
+def parse(line: bytes, slots: List[Slot], where: str) -> List[np.ndarray]:
+    """The values of each slot on ``line``; ValueError naming ``where`` (file:line) otherwise."""
+    fields = line.split()
+    values, at = [], 0
+    for slot in slots:
+        try:
+            count = int(fields[at])
+        except IndexError:
+            raise ValueError(f"{where}: slot {slot.name!r} is missing (the line has {len(fields)} "
+                             f"fields)") from None
+        except ValueError:
+            raise ValueError(f"{where}: slot {slot.name!r}: the count {fields[at]!r} is not an "
+                             f"integer") from None
+        if count < 0 or at + 1 + count > len(fields):
+            raise ValueError(f"{where}: slot {slot.name!r} says {count} values but the line has "
+                             f"{len(fields) - at - 1} left")
+        try:
+            values.append(np.array(fields[at + 1:at + 1 + count], dtype=slot.dtype))
+        except ValueError:
+            raise ValueError(f"{where}: slot {slot.name!r}: a value is not a number of dtype "
+                             f"{slot.dtype}") from None
+        at += 1 + count
+    if at != len(fields):
+        raise ValueError(f"{where}: {len(fields) - at} values after the last slot")
+    return values
+
+
+def batch(records: List[List[np.ndarray]], slots: List[Slot]) -> Dict[str, Any]:
+    """A batch: for each slot its values padded with zeros to the longest record
+    (``[batch, longest]``) and each record's count (``<name>.lengths``, ``[batch]``), as Tensors."""
+    from pycoll.tensor import to_tensor
+
+    out: Dict[str, Any] = {}
+    for k, slot in enumerate(slots):
+        lengths = np.array([len(r[k]) for r in records], np.int64)
+        padded = np.zeros((len(records), max(int(lengths.max()), 1)), slot.dtype)
+        for row, record in enumerate(records):
+            padded[row, :len(record[k])] = record[k]
+        out[slot.name], out[f"{slot.name}.lengths"] = to_tensor(padded), to_tensor(lengths)
+    return out

@@ -1,0 +1,91 @@
+"""pycoll.distributed.dataset: the MultiSlot format, InMemoryDataset and QueueDataset in one
+process (parsing, errors naming file and line, pipe_command, slots_shuffle), and the global
+shuffle on 2, 3 and 4 ranks (tests/ranks/dataset_shuffle.py)."""
+import pytest
+
+import pycoll
+from conftest import assert_ok, launch
+from pycoll.distributed.dataset import InMemoryDataset, QueueDataset, Slot
+
+SLOTS = [Slot("click", "int64"), ("feat", "float32", 1)]
+
+
+@pytest.fixture
+def files(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("1 0 2 0.5 1.5\n1 1 0\n")
+    b.write_text("1 2 1 2.5\n")
+    return [str(a), str(b)]
+
+
+def dataset(kind, files, **settings):
+    data = kind()
+    data.init(batch_size=2, use_var=SLOTS, **settings)
+    data.set_filelist(files)
+    return data
+
+
+def test_records_come_out_as_padded_batches_with_lengths(files):
+    data = dataset(InMemoryDataset, files)
+    data.load_into_memory()
+    batches = list(data)
+    assert [b["click"].numpy().ravel().tolist() for b in batches] == [[0, 1], [2]]
+    assert batches[0]["feat"].numpy().tolist() == [[0.5, 1.5], [0.0, 0.0]]
+    assert batches[0]["feat.lengths"].numpy().tolist() == [2, 0]
+    streamed = list(dataset(QueueDataset, files))
+    assert [b["click"].numpy().ravel().tolist() for b in streamed] == [[0, 1], [2]]
+
+
+def test_pipe_command_feeds_each_file_through_the_shell(files):
+    data = dataset(InMemoryDataset, files, pipe_command="sed 's/^1 2 /1 9 /'")
+    data.load_into_memory()
+    assert sorted(b for batch in data for b in batch["click"].numpy().ravel().tolist()) == [0, 1, 9]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("1 0 3 0.5\n", ["bad.txt:1", "slot 'feat' says 3 values but the line has 1 left"]),
+    ("1 0 1 0.5\n1 x 0\n", ["bad.txt:2", "slot 'click': a value is not a number of dtype int64"]),
+    ("1 0\n", ["bad.txt:1", "slot 'feat' is missing"]),
+    ("one 0 0\n", ["bad.txt:1", "the count b'one' is not an integer"]),
+])
+def test_a_malformed_line_is_named_by_file_and_line(tmp_path, text, words):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text)
+    with pytest.raises(ValueError) as info:
+        dataset(InMemoryDataset, [str(bad)]).load_into_memory()
+    for word in words:
+        assert word in str(info.value), info.value
+
+
+def test_missing_files_empty_lists_and_bad_slots_are_refused(tmp_path, files):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
+        dataset(InMemoryDataset, [str(tmp_path / "nope.txt")]).load_into_memory()
+    with pytest.raises(ValueError, match="the file list is empty"):
+        dataset(InMemoryDataset, []).load_into_memory()
+    with pytest.raises(ValueError, match="use_var\\[0\\]"):
+        InMemoryDataset().init(use_var=[("x", "int8")])
+    data = dataset(InMemoryDataset, files)
+    data.preload_into_memory()
+    data.wait_preload_done()
+    assert data.get_memory_data_size() == 3
+    with pytest.raises(ValueError, match="no slot named \\['nope'\\]"):
+        data.slots_shuffle(["nope"])
+
+
+def test_slots_shuffle_permutes_one_slot_across_records(tmp_path):
+    source = tmp_path / "fifty.txt"
+    source.write_text("".join(f"1 {i} 1 {i}\n" for i in range(50)))  # feat = click, at first
+    data = dataset(InMemoryDataset, [str(source)])
+    data.load_into_memory()
+    pycoll.seed(3)
+    data.slots_shuffle(["feat"])
+    pairs = [(c, f) for b in data for c, f in zip(b["click"].numpy().ravel().tolist(),
+                                                   b["feat"].numpy().ravel().tolist())]
+    assert [c for c, _ in pairs] == list(range(50)), "the other slots stay with their records"
+    assert sorted(f for _, f in pairs) == list(range(50)), "the slot's values are permuted, none lost"
+    assert sum(c != f for c, f in pairs) > 40
+
+
+@pytest.mark.parametrize("nprocs", [2, 3, 4])
+def test_the_global_shuffle_moves_every_record_once(nprocs, tmp_path):
+    assert_ok(launch(nprocs, "dataset_shuffle.py", str(tmp_path), timeout=120), expect_lines=nprocs)
