@@ -257,6 +257,18 @@ class Tensor:
         xp = array_module(self._array)
         xp.copyto(self._array, to_module(arr, xp))
 
+    def _clear_data(self) -> None:
+        """Let go of this tensor's memory (it becomes empty, of the same dtype and place):
+        paddle's ``_clear_data``, which sharding level p_g_os uses between a parameter's uses."""
+        self._array = array_module(self._array).empty(0, dtype=self._array.dtype)
+
+    def _set_data(self, array: Any) -> None:
+        """Hold ``array`` (of this tensor's dtype, any shape) from now on: sharding level p_g_os
+        brings a released parameter back with it before its layer runs."""
+        if array.dtype != self._array.dtype:
+            raise ValueError(f"_set_data: array has dtype {array.dtype}, the tensor has dtype {self._array.dtype}")
+        self._array = array
+
     def register_grad_ready_hook(self, fn: Callable[["Tensor"], None]) -> RemovableHandle:
         """Call `fn(self)` during backward, as soon as this backward's gradient for this leaf is
         final and accumulated into `.grad` (before the rest of the walk goes on).

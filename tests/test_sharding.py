@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import assert_ok, launch
-from pycoll.distributed.sharding.group_sharded import owners
+from pycoll.distributed.sharding.ownership import owners
 
 
 def test_ownership_is_greedy_largest_first():

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._graph import RemovableHandle
 from pycoll._logging import logger
 from pycoll.creation import zeros
 from pycoll.device import is_array
@@ -43,6 +44,8 @@ class Layer:
         object.__setattr__(self, "_full_name", _unique_name(name_scope or _snake(type(self).__name__)))
         object.__setattr__(self, "_dtype", convert_dtype(dtype))
         object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
+        object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
 
     # ---- registration ---------------------------------------------------------------------
     def _registries(self) -> Tuple[dict, dict, dict]:
@@ -223,7 +226,37 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_forward_pre_hooks")
+        if not hooks and not self.__dict__.get("_forward_post_hooks"):
+            return self.forward(*args, **kwargs)
+        for hook in list(hooks.values()):
+            replaced = hook(self, args)
+            if replaced is not None:
+                args = replaced if isinstance(replaced, tuple) else (replaced,)
+        outputs = self.forward(*args, **kwargs)
+        for hook in list(self._forward_post_hooks.values()):
+            replaced = hook(self, args, outputs)
+            if replaced is not None:
+                outputs = replaced
+        return outputs
+
+    def register_forward_pre_hook(self, hook: Callable[["Layer", tuple], Any]) -> RemovableHandle:
+        """Run ``hook(layer, inputs)`` before each forward; what it returns (not None) replaces
+        the positional inputs (paddle's semantics). ``.remove()`` on the handle unregisters it."""
+        return self._add_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
+
+    def register_forward_post_hook(self, hook: Callable[["Layer", tuple, Any], Any]) -> RemovableHandle:
+        """Run ``hook(layer, inputs, outputs)`` after each forward; what it returns (not None)
+        replaces the outputs."""
+        return self._add_hook(self._forward_post_hooks, hook, "register_forward_post_hook")
+
+    @staticmethod
+    def _add_hook(hooks: dict, hook: Callable, fn: str) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"{fn}: hook must be callable, got {type(hook).__name__}")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
 
     def extra_repr(self) -> str:
         return ""

@@ -8,6 +8,8 @@ import copy
 import numbers
 from typing import Any, Dict, Iterable, List, Optional
 
+import numpy as np
+
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.tensor import Tensor, wrap
@@ -28,6 +30,7 @@ class Optimizer:
 
     _accumulator_names: tuple = ()
     _scalar_accumulators: tuple = ()  # kept as Python floats, saved as shape [1] tensors
+    _state_on_host = False  # see restricted_to
 
     def __init__(self, learning_rate: float = 0.001, parameters: Optional[Iterable[Tensor]] = None,
                  weight_decay: Optional[float] = None):
@@ -48,11 +51,14 @@ class Optimizer:
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
 
-    def restricted_to(self, parameters: Iterable[Tensor]) -> "Optimizer":
+    def restricted_to(self, parameters: Iterable[Tensor], state_on_host: bool = False) -> "Optimizer":
         """A copy with this one's settings that updates only ``parameters`` (some of this one's)
-        and keeps state for them alone: sharding's per-rank optimizer."""
+        and keeps state for them alone: sharding's per-rank optimizer. With ``state_on_host``
+        (sharding's offload) its state lives in host memory and each step updates on the host:
+        gradient and parameter come to the host, the updated parameter goes back."""
         chosen = {id(p) for p in parameters}
         part = copy.copy(self)
+        part._state_on_host = state_on_host
         pairs = [(k, p) for k, p in zip(self._keys, self._parameter_list) if id(p) in chosen]
         part._keys, part._parameter_list = [k for k, _ in pairs], [p for _, p in pairs]
         part._accumulators = {name: {k: v for k, v in acc.items() if k in part._keys}
@@ -77,10 +83,14 @@ class Optimizer:
         for key, p in zip(self._keys, self._parameter_list):
             if p.stop_gradient or p.grad is None:
                 continue
-            g = p.grad.array
+            param, g = p.array, p.grad.array
+            if self._state_on_host:
+                param, g = to_module(param, np), to_module(g, np)
             if self._weight_decay:
-                g = g + self._weight_decay * p.array
-            self._update(key, p.array, g)
+                g = g + self._weight_decay * param
+            self._update(key, param, g)
+            if param is not p.array:
+                p.set_value(param)
 
     def _update(self, key: str, param: Any, grad: Any) -> None:
         raise NotImplementedError
@@ -123,5 +133,5 @@ class Optimizer:
                 if list(value.shape) != p.shape:
                     raise ValueError(f"state_dict[{key}_{name}_0] has shape {list(value.shape)}, "
                                      f"the parameter has shape {p.shape}")
-                xp = array_module(p.array)
+                xp = np if self._state_on_host else array_module(p.array)
                 self._accumulators[name][key] = to_module(value, xp).astype(p.dtype, copy=True)

@@ -8,6 +8,12 @@ collectives in the same order, whatever order its own gradients arrive in). At t
 backward the reducer waits for every bucket and unflattens the averaged gradients into
 ``.grad``. After the first synchronised step the buckets are rebuilt once from the observed
 ready order, rank 0's order being broadcast so that every rank agrees.
+
+Given ``owners`` (sharding level ``os_g``: the rank that owns each parameter), a bucket holds one
+owner's parameters and is reduced to that owner instead of all-reduced; after backward only the
+owner keeps those gradients (the others' ``.grad`` is None) and the flat buffers are let go, so
+each rank holds the gradients of its own share. Shapes are recorded at construction, so the
+reducer also works on parameters whose memory is released between uses (level ``p_g_os``).
 """
 from __future__ import annotations
 
@@ -18,29 +24,35 @@ import numpy as np
 
 import pycoll.distributed as dist
 from pycoll import autograd, kernels
-from pycoll.device import array_module
 from pycoll.parallel.buckets import assign_buckets
 
 MB = 1 << 20
 
 
 class Bucket:
-    """Parameters whose gradients travel together in one flat buffer (of ``comm_dtype`` when
-    gradients are compressed for the wire, else of the parameters' dtype)."""
+    """Parameters whose gradients travel together in one flat buffer of ``dtype`` (``comm_dtype``
+    when gradients are compressed for the wire, else the parameters'), reduced to ``owner`` (a
+    global rank) or, when it is None, all-reduced. ``buffer`` is None while not allocated."""
 
-    def __init__(self, params: List[Any], comm_dtype: Optional[Any] = None):
+    def __init__(self, params: List[Any], size: int, dtype: Any, owner: Optional[int] = None):
         self.params = params
-        first = params[0].array
-        self.buffer = array_module(first).empty(sum(p.array.size for p in params),
-                                                dtype=comm_dtype or first.dtype)
+        self.size = size
+        self.dtype = dtype
+        self.owner = owner
+        self.buffer: Optional[Any] = None
         self.pending = len(params)
         self.task: Optional[Any] = None
 
 
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
-                 last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None):
+                 last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
+                 owners: Optional[Sequence[int]] = None):
         self.params = list(params)
+        self.shapes = [tuple(p.array.shape) for p in self.params]
+        self.dtypes = [p.array.dtype for p in self.params]
+        self.owners = None if owners is None else list(owners)
+        self.rank = dist.get_rank()
         self.names = list(names)
         self.group = group
         self.world = dist.get_world_size(group)
@@ -66,10 +78,22 @@ class Reducer:
     # -- buckets -------------------------------------------------------------------------
     def _build(self, order) -> None:
         order = list(order)
-        nbytes = [p.array.nbytes for p in self.params]
-        dtypes = [p.array.dtype for p in self.params]
-        groups = assign_buckets(order, nbytes, dtypes, self.cap, self.last_cap)
-        self.buckets = [Bucket([self.params[i] for i in g], self.comm_dtype) for g in groups]
+        sizes = [int(np.prod(shape)) for shape in self.shapes]
+        nbytes = [n * d.itemsize for n, d in zip(sizes, self.dtypes)]
+        if self.owners is None:
+            groups = assign_buckets(order, nbytes, self.dtypes, self.cap, self.last_cap)
+        else:  # one owner per bucket, launched in the order of each bucket's first parameter
+            position = {i: k for k, i in enumerate(order)}
+            groups = sorted((g for owner in dict.fromkeys(self.owners[i] for i in order)
+                             for g in assign_buckets([i for i in order if self.owners[i] == owner], nbytes,
+                                                     self.dtypes, self.cap, self.last_cap)),
+                            key=lambda g: position[g[0]])
+        self.buckets = [Bucket([self.params[i] for i in g], sum(sizes[i] for i in g),
+                               self.comm_dtype or self.dtypes[g[0]],
+                               None if self.owners is None else self.owners[g[0]]) for g in groups]
+        if self.owners is None:  # all-reduce buckets keep their buffers from step to step
+            for b in self.buckets:
+                b.buffer = self._xp.empty(b.size, dtype=b.dtype)
         self._bucket_of = {id(p): b for b in self.buckets for p in b.params}
 
     def bucket_indices(self) -> List[List[int]]:
@@ -134,10 +158,15 @@ class Reducer:
 
     def _launch(self, bucket: Bucket) -> None:
         start = time.perf_counter()
-        grads = [p.grad.array if p.grad is not None else _zeros_like(p.array) for p in bucket.params]
+        grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
+        if bucket.buffer is None:
+            bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
         kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
         self.stats["flatten_s"] += time.perf_counter() - start
-        bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
+        if bucket.owner is None:
+            bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
+        else:
+            bucket.task = dist.reduce(bucket.buffer, dst=bucket.owner, group=self.group, sync_op=False)
 
     def _finish(self) -> None:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
@@ -155,17 +184,24 @@ class Reducer:
             used, self._used_task = self._used.tolist(), None  # on the host (a GPU map syncs here)
         for b in self.buckets:
             b.task.wait()
+            if b.owner is not None and b.owner != self.rank:  # reduced to its owner: not ours to keep
+                for p in b.params:
+                    p.grad = None
+                b.buffer = None
+                continue
             start = time.perf_counter()
             targets = []
             for p in b.params:
                 if p.grad is None:
                     globally_used = used is None or used[self._index[id(p)]]
-                    p.grad = _zeros_like(p.array) if globally_used else None
-                targets.append(p.grad.array if p.grad is not None else _zeros_like(p.array))
+                    p.grad = self._zeros(p) if globally_used else None
+                targets.append(p.grad.array if p.grad is not None else self._zeros(p))
             kernels.unflatten(b.buffer, targets)
+            if b.owner is not None:
+                b.buffer = None
             self.stats["unflatten_s"] += time.perf_counter() - start
 
-
-def _zeros_like(arr: Any) -> Any:
-    """Zeros in ``arr``'s array module (NumPy or CuPy)."""
-    return array_module(arr).zeros_like(arr)
+    def _zeros(self, param: Any) -> Any:
+        """Zeros of ``param``'s recorded shape and dtype, in the group's array module."""
+        i = self._index[id(param)]
+        return self._xp.zeros(self.shapes[i], dtype=self.dtypes[i])

@@ -1,118 +1,112 @@
-"""paddle's ``group_sharded_parallel``, level ``"os"``: each rank keeps the optimizer state of
-its share of the parameters and updates only those; after the step every parameter is
-broadcast from the rank that owns it. Gradients are averaged as DataParallel does, so training
-is plain data-parallel training, with 1/N of the optimizer state per rank.
+"""paddle's ``group_sharded_parallel`` and ``save_group_sharded_model``: ZeRO-style sharding
+over a group, built from DataParallel (its reducer), the optimizer and the collectives.
 
-Ownership is paddle's greedy split: parameters from the largest down, each to the rank that
-owns the fewest elements so far. The levels that also shard gradients (``"os_g"``) and
-parameters (``"p_g_os"``) are refused by name: pycoll does not have them yet.
+Levels (each also does what the ones before it do):
+
+- ``os``: each rank keeps the optimizer state of its share of the parameters and updates only
+  those; gradients are all-reduced as DataParallel does and every parameter is broadcast from its
+  owner after the step.
+- ``os_g``: each gradient bucket is reduced to the rank that owns its parameters instead of
+  all-reduced, so after backward a rank holds the gradients of its share only.
+- ``p_g_os``: parameters of more than ``segment_size`` elements (outside ``exclude_layer``) live
+  only on their owner between uses and are broadcast to the others just before their layer's
+  forward (see ``model.py`` for when they are let go).
+
+Ownership is paddle's greedy split of whole parameters (``ownership.py``). Training is plain
+data-parallel training at every level: the same losses and parameters.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.distributed.sharding.model import GroupShardedModel
+from pycoll.distributed.sharding.optimizer import ShardedOptimizer
+from pycoll.distributed.sharding.ownership import owners
+from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
 from pycoll.serialization import save
 
 LEVELS = ("os", "os_g", "p_g_os")
 
 
-def owners(sizes: List[int], nranks: int) -> List[int]:
-    """The owner (a group rank) of each of parameters of ``sizes`` elements."""
-    load = [0] * nranks
-    owner = [0] * len(sizes)
-    for i in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
-        owner[i] = min(range(nranks), key=lambda r: (load[r], r))
-        load[owner[i]] += sizes[i]
-    return owner
-
-
-class ShardedOptimizer:
-    """``optimizer`` stepping this rank's share of the parameters over ``group``; the others
-    arrive from their owners after each step. Its state is this rank's share's."""
-
-    def __init__(self, optimizer: Any, group: Optional[dist.Group]):
-        self._group = group
-        self._params = list(optimizer._parameter_list)
-        size = dist.get_world_size(group)
-        self._owners = [(group.ranks if group is not None else list(range(size)))[r]
-                        for r in owners([int(np.prod(p.shape)) for p in self._params], size)]
-        me = dist.get_rank()
-        self._inner = optimizer.restricted_to([p for p, o in zip(self._params, self._owners) if o == me])
-
-    def step(self) -> None:
-        self._inner.step()
-        for param, owner in zip(self._params, self._owners):
-            dist.broadcast(param, src=owner, group=self._group)
-
-    def clear_grad(self, set_to_zero: bool = True) -> None:
-        for param in self._params:
-            param.clear_gradient(set_to_zero)
-
-    clear_gradients = clear_grad
-
-    def state_dict(self) -> Dict[str, Any]:
-        """This rank's share of the optimizer state."""
-        return self._inner.state_dict()
-
-    def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        """Take this rank's share from ``state_dict`` (a whole or a sharded one)."""
-        self._inner.set_state_dict(state_dict)
-
-    def get_lr(self) -> float:
-        return self._inner.get_lr()
-
-    def set_lr(self, value: float) -> None:
-        self._inner.set_lr(value)
-
-
-def group_sharded_parallel(model: Any, optimizer: Any, level: str, scaler: Any = None,
+def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any = None,
                            group: Optional[dist.Group] = None, offload: bool = False,
                            sync_buffers: bool = False, buffer_max_size: int = 2 ** 23,
                            segment_size: int = 2 ** 20, sync_comm: bool = False,
                            dp_group: Optional[dist.Group] = None,
-                           exclude_layer: Optional[List[Any]] = None) -> Tuple[Any, Any, Any]:
+                           exclude_layer: Optional[Sequence[Union[str, int]]] = None
+                           ) -> Tuple[GroupShardedModel, ShardedOptimizer, Any]:
     """``(model, optimizer, scaler)`` for sharded training at ``level`` over ``group`` (the world
-    by default): the model under DataParallel, the optimizer a :class:`ShardedOptimizer`."""
+    by default). ``offload=True`` keeps the optimizer state in host memory (and updates there).
+    ``exclude_layer`` (layer class names or ``id(layer)``) and ``segment_size`` choose, at
+    ``p_g_os``, the parameters that stay whole on every rank. ``buffer_max_size`` is the
+    gradient bucket size in bytes. ``sync_buffers``/``sync_comm`` are accepted for paddle's
+    signature (buffers are broadcast once at wrap time; pycoll's gradient traffic overlaps backward)."""
     if level not in LEVELS:
         raise ValueError(f"group_sharded_parallel: level={level!r}; it must be one of {', '.join(LEVELS)}")
-    if level != "os":
-        raise ValueError(f"group_sharded_parallel: level={level!r} (sharding gradients"
-                         f"{' and parameters' if level == 'p_g_os' else ''} too) is not in pycoll yet; "
-                         f"level='os' shards the optimizer state")
     if isinstance(model, DataParallel):
         raise ValueError("group_sharded_parallel: model is already wrapped in DataParallel; pass the "
                          "layer itself")
+    if not isinstance(model, Layer):
+        raise TypeError(f"group_sharded_parallel: model must be a pycoll.nn.Layer, got {type(model).__name__}")
     if group is not None and (not isinstance(group, dist.Group) or group.rank < 0):
         raise ValueError(f"group_sharded_parallel: group {group!r} does not contain this rank "
                          f"({dist.get_rank()}); pass a group of the ranks that train together")
-    if offload:
-        raise ValueError("group_sharded_parallel: offload=True is not in pycoll yet")
     if dp_group is not None:
         raise ValueError("group_sharded_parallel: dp_group (sharding inside data parallelism) is "
-                         "not in pycoll yet")
-    names = {name for name, _ in model.named_sublayers()}
-    missing = [layer for layer in exclude_layer or [] if isinstance(layer, str) and layer not in names]
+                         "not in pycoll yet; shard over the whole group")
+    if isinstance(segment_size, bool) or not isinstance(segment_size, int) or segment_size < 0:
+        raise ValueError(f"group_sharded_parallel: segment_size={segment_size!r}; it must be an int >= 0")
+    missing = [entry for entry in exclude_layer or [] if not _names_a_layer(model, entry)]
     if missing:
-        raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not have")
-    return DataParallel(model, group=group), ShardedOptimizer(optimizer, group), scaler
+        raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
+                         f"have (give layer class names or id(layer))")
+    members = group.ranks if group is not None else list(range(dist.get_world_size()))
+    params = [p for p in model.parameters() if not p.stop_gradient]
+    share = owners([p.size for p in params], len(members))
+    owner_of = {id(p): members[r] for p, r in zip(params, share)}
+    lazy = _lazy_parameters(model, exclude_layer or [], segment_size) if level == "p_g_os" else set()
+    sharded = GroupShardedModel(model, group, level, owner_of, lazy & set(owner_of),
+                                comm_buffer_size=buffer_max_size / 2 ** 20)
+    return sharded, ShardedOptimizer(optimizer, group, owner_of, sharded, offload), scaler
 
 
-def save_group_sharded_model(model: Any, output: str, optimizer: Optional[ShardedOptimizer] = None) -> None:
+def _names_a_layer(model: Layer, entry: Union[str, int]) -> bool:
+    return any(entry in (type(layer).__name__, id(layer)) for layer in model.sublayers(include_self=True))
+
+
+def _lazy_parameters(model: Layer, exclude: Sequence[Union[str, int]], segment_size: int) -> Set[int]:
+    """ids of the parameters held only in use at p_g_os: those of more than ``segment_size``
+    elements in layers not excluded (paddle's rule)."""
+    kept = {id(p) for layer in model.sublayers(include_self=True)
+            if type(layer).__name__ in exclude or id(layer) in exclude
+            for p in layer.parameters()}
+    return {id(p) for p in model.parameters() if p.size > segment_size and id(p) not in kept}
+
+
+def save_group_sharded_model(model: GroupShardedModel, output: str,
+                             optimizer: Optional[ShardedOptimizer] = None) -> None:
     """Save the whole model (``output/model.pdmodel``) and, with ``optimizer``, the whole
-    optimizer state gathered from every rank (``output/model.pdopt``), from the first rank."""
-    states: List[Any] = []
+    optimizer state gathered from every rank (``output/model.pdopt``), from the group's first
+    rank. Collective: every rank of the group calls it."""
+    if not isinstance(model, GroupShardedModel):
+        raise TypeError(f"save_group_sharded_model: model must be what group_sharded_parallel returned, "
+                        f"got {type(model).__name__}")
+    model.get_all_parameters()
+    states: List[Dict[str, Any]] = []
     if optimizer is not None:
         mine = {k: v.numpy() for k, v in optimizer.state_dict().items()}
         dist.all_gather_object(states, mine, group=optimizer._group)
-    if dist.get_rank() != 0:
+    state = {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
+    model.release_parameters()
+    if dist.get_rank() != (model._group.ranks[0] if model._group is not None else 0):
         return
     os.makedirs(output, exist_ok=True)
-    save(model.state_dict(), os.path.join(output, "model.pdmodel"))  # DataParallel keeps its layer's keys
+    save(state, os.path.join(output, "model.pdmodel"))  # the layer's own keys
     if optimizer is not None:
         whole = {k: v for state in states for k, v in state.items()}
         save(whole, os.path.join(output, "model.pdopt"))
