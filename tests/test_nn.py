@@ -437,3 +437,19 @@ def test_ex4_flow_embedding_state_dict_save_load(tmp_path):
         a = np.asarray(pycoll.to_tensor(after[k]).numpy())
         b = np.asarray(pycoll.to_tensor(state_dict[k]).numpy())
         assert np.array_equal(a, b)
+
+
+def test_forward_hooks_see_and_may_replace_inputs_and_outputs_and_can_be_removed():
+    layer = nn.Linear(2, 2)
+    calls = []
+    pre = layer.register_forward_pre_hook(lambda l, inputs: (inputs[0] * 0.0,))
+    post = layer.register_forward_post_hook(lambda l, inputs, out: calls.append(float(inputs[0].sum())) or out + 1.0)
+    x = pycoll.ones([1, 2])
+    np.testing.assert_allclose(layer(x).numpy(), layer.bias.numpy()[None] + 1.0, rtol=1e-6)
+    assert calls == [0.0]  # the post hook saw the replaced input
+    pre.remove()
+    post.remove()
+    np.testing.assert_allclose(layer(x).numpy(), (x.numpy() @ layer.weight.numpy()) + layer.bias.numpy(), rtol=1e-6)
+    assert calls == [0.0]
+    with pytest.raises(TypeError, match="hook must be callable"):
+        layer.register_forward_pre_hook(None)

@@ -115,3 +115,33 @@ def test_a_skipped_sync_communicates_nothing(world, launches):
     r.skip_sync()
     loss_of(params, order=[0, 1]).backward()
     assert launches == [] and params[0].grad is not None
+
+
+def test_with_owners_a_bucket_holds_one_owners_parameters_launched_by_first_parameter(world):
+    params = parameters([4, 4, 4, 4, 4])
+    for p in params:
+        p.stop_gradient = False
+    r = Reducer(params, [f"p{i}" for i in range(5)], world, 8 * FLOAT_BYTES, 4 * FLOAT_BYTES, False,
+                owners=[0, 1, 0, 1, 0])  # built only: a world of one cannot reduce to rank 1
+    # each owner's parameters bucketed as usual (its earliest in a small last bucket), in launch order
+    assert r.bucket_indices() == [[4, 2], [3], [1], [0]]
+    assert [b.owner for b in r.buckets] == [0, 1, 1, 0]
+    assert all(b.buffer is None for b in r.buckets), "owners' buffers are made at launch"
+
+
+def test_reduced_to_their_owner_the_gradients_arrive_and_the_buffers_are_let_go(world, monkeypatch):
+    params = parameters([4, 4, 4])
+    for p in params:
+        p.stop_gradient = False
+    reduced = []
+    real = dist.reduce
+    monkeypatch.setattr(reducer_module.dist, "reduce",
+                        lambda tensor, dst, **kw: reduced.append(dst) or real(tensor, dst, **kw))
+    r = Reducer(params, ["a", "b", "c"], world, 4 * FLOAT_BYTES, 4 * FLOAT_BYTES, False, owners=[0, 0, 0])
+    loss = loss_of(params, order=[2, 1, 0])
+    r.prepare_for_backward(loss)
+    loss.backward()
+    assert reduced == [0, 0, 0]
+    assert all(b.buffer is None for b in r.buckets)
+    for i, p in enumerate(params):
+        np.testing.assert_allclose(p.grad.numpy(), np.full(4, i + 1.0))
