@@ -42,7 +42,7 @@ def test_init_wants_collective_mode_and_a_strategy(kwargs, words):
 
 
 @pytest.mark.parametrize("configs, words", [
-    ({"mp_degree": 2}, "dp_degree=1 x mp_degree=2 = 2, but the job has 1 ranks"),
+    ({"mp_degree": 2}, "dp_degree=1 x sharding_degree=1 x mp_degree=2 = 2, but the job has 1 ranks"),
     ({"pp_degree": 2}, "pp_degree=2: pycoll has no pp parallelism yet"),
 ])
 def test_degrees_must_fit_the_world(configs, words):
@@ -65,10 +65,35 @@ def test_a_world_of_one_through_fleet():
     assert fleet.distributed_model(model) is model
     opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
     assert fleet.distributed_optimizer(opt) is opt
-    merging = fleet.DistributedStrategy()
-    merging.gradient_merge = True
-    with pytest.raises(ValueError, match="gradient_merge=True is not supported by pycoll yet"):
-        fleet.distributed_optimizer(opt, merging)
     from pycoll.distributed.fleet.utils.hybrid_parallel_util import fused_allreduce_gradients
 
     assert fused_allreduce_gradients is dist.fused_allreduce_gradients
+
+
+def test_a_sharding_stage_outside_1_2_3_is_refused():
+    strategy = fleet.DistributedStrategy()
+    strategy.sharding_configs = {"stage": 4}
+    with pytest.raises(ValueError, match="sharding_configs stage=4; it must be 1, 2 or 3"):
+        fleet.init(is_collective=True, strategy=strategy)
+
+
+def test_gradient_merge_updates_every_k_steps_with_the_average_of_their_gradients():
+    strategy = fleet.DistributedStrategy()
+    strategy.gradient_merge = True
+    strategy.gradient_merge_configs = {"k_steps": 3}
+    fleet.init(is_collective=True, strategy=strategy)
+    weight = pycoll.zeros([2])
+    weight.stop_gradient = False
+    weight.name = "w"
+    opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(learning_rate=1.0, parameters=[weight]))
+    seen = []
+    for step in range(6):
+        (weight * pycoll.to_tensor([1.0, float(step)])).sum().backward()
+        opt.step()
+        opt.clear_grad()
+        seen.append(weight.numpy().tolist())
+    # updates after steps 3 and 6, by the mean gradient of their three steps: [1, 1] then [1, 4]
+    assert seen == [[0, 0], [0, 0], [-1, -1], [-1, -1], [-1, -1], [-2, -5]]
+    strategy.gradient_merge_configs = {"k_steps": 0}
+    with pytest.raises(ValueError, match="k_steps=0"):
+        fleet.distributed_optimizer(opt, strategy)

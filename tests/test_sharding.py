@@ -1,4 +1,5 @@
-"""pycoll.distributed.sharding: paddle's greedy ownership, and level "os" on real ranks."""
+"""pycoll.distributed.sharding: paddle's greedy ownership, every level on real ranks, and fleet's
+sharding stages and gradient merge."""
 import pytest
 
 from conftest import assert_ok, launch
@@ -13,3 +14,7 @@ def test_ownership_is_greedy_largest_first():
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
 def test_os_level_trains_like_data_parallel_with_a_share_of_the_state(nprocs, tmp_path):
     assert_ok(launch(nprocs, "sharding_equivalence.py", str(tmp_path), timeout=120), expect_lines=nprocs)
+
+
+def test_fleet_sharding_stages_and_gradient_merge_train_as_one_process():
+    assert_ok(launch(4, "fleet_sharding.py", timeout=120), expect_lines=4)

@@ -12,13 +12,16 @@ ready order, rank 0's order being broadcast so that every rank agrees.
 Given ``owners`` (sharding level ``os_g``: the rank that owns each parameter), a bucket holds one
 owner's parameters and is reduced to that owner instead of all-reduced; after backward only the
 owner keeps those gradients (the others' ``.grad`` is None) and the flat buffers are let go, so
-each rank holds the gradients of its own share. Shapes are recorded at construction, so the
+each rank holds the gradients of its own share. Gradients accumulated over several backwards
+(no_sync, gradient merge, or synchronised backwards without clearing) still sum correctly: what
+an owner already holds from an earlier reduction (``base``, noted at the first forward after it)
+is sent ``world`` times, the way every rank's share of it was. Shapes are recorded at construction, so the
 reducer also works on parameters whose memory is released between uses (level ``p_g_os``).
 """
 from __future__ import annotations
 
 import time
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -73,6 +76,8 @@ class Reducer:
         self._rebuilt = False
         self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
         self._used_task: Optional[Any] = None
+        self._base: Dict[int, Any] = {}  # owner mode: owned gradients already reduced (see _note_base)
+        self._base_due = False
         self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
 
     # -- buckets -------------------------------------------------------------------------
@@ -115,6 +120,7 @@ class Reducer:
         """Called by DataParallel's forward: arm the reducer for the coming backward."""
         if self._started:
             raise RuntimeError("DataParallel: the previous backward did not finish reducing gradients")
+        self._note_base()
         if not self._rebuilt and self._ready_order:
             self._rebuild_from_ready_order()
         for b in self.buckets:
@@ -134,7 +140,18 @@ class Reducer:
 
     def skip_sync(self) -> None:
         """A forward under no_sync(): the coming backward only accumulates locally."""
+        self._note_base()
         self._active = False
+
+    def _note_base(self) -> None:
+        """Owner mode, first forward after a synchronised backward: copy what this rank's owned
+        gradients hold now (a reduced average, unless cleared since), before backward adds to it."""
+        if not self._base_due:
+            return
+        self._base_due = False
+        for i, p in enumerate(self.params):
+            if self.owners[i] == self.rank and p.grad is not None and self._xp.any(p.grad.array):
+                self._base[i] = p.grad.array.copy()
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:
@@ -159,6 +176,9 @@ class Reducer:
     def _launch(self, bucket: Bucket) -> None:
         start = time.perf_counter()
         grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
+        if self._base:
+            grads = [g + (self.world - 1) * self._base[i] if i in self._base else g
+                     for g, i in zip(grads, (self._index[id(p)] for p in bucket.params))]
         if bucket.buffer is None:
             bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
         kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
@@ -178,6 +198,8 @@ class Reducer:
                 "DataParallel: these parameters received no gradient in this backward, so their "
                 f"gradients cannot be reduced: {missing}. If the model does not use every parameter "
                 "in every step, wrap it with DataParallel(..., find_unused_parameters=True).")
+        self._base = {}
+        self._base_due = self.owners is not None
         used = None
         if self._used_task is not None:
             self._used_task.wait()

@@ -1,16 +1,21 @@
-"""fleet's collective mode: ``init`` (the groups of a dp × mp job), the worker queries, and
-``distributed_model`` / ``distributed_optimizer`` built from the parallel layer's pieces."""
+"""fleet's collective mode: ``init`` (the groups of a dp × sharding × mp job), the worker
+queries, and ``distributed_model`` / ``distributed_optimizer`` built from the parallel layer's
+pieces and the sharding package."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
 import pycoll.distributed as dist
+from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
+from pycoll.distributed.sharding import GroupShardedModel, ShardedOptimizer
+from pycoll.distributed.sharding.group_sharded import owner_map, shard_model
 from pycoll.parallel import DataParallel
 from pycoll.parallel.mp_ops import set_model_parallel_group
 
-_state: dict = {}  # "strategy", "hcg" once init ran
+_state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
+STAGES = {1: "os", 2: "os_g", 3: "p_g_os"}  # sharding_configs' stage -> group_sharded_parallel's level
 
 
 class UserDefinedRoleMaker:
@@ -26,9 +31,9 @@ class PaddleCloudRoleMaker(UserDefinedRoleMaker):
 
 def init(role_maker: Any = None, is_collective: bool = False,
          strategy: Optional[DistributedStrategy] = None) -> None:
-    """Start collective mode: the parallel environment, then the dp × mp groups the strategy's
-    ``hybrid_configs`` ask for (their product must be the world size; dp fills what is left
-    when only mp is given, as paddle does)."""
+    """Start collective mode: the parallel environment, then the dp × sharding × mp groups the
+    strategy's ``hybrid_configs`` ask for (their product must be the world size; dp fills what is
+    left when it is not given, as paddle does)."""
     collective = is_collective or bool(getattr(role_maker, "is_collective", False))
     if not collective:
         raise ValueError("fleet.init: pycoll runs fleet's collective mode only (no parameter servers); "
@@ -39,17 +44,27 @@ def init(role_maker: Any = None, is_collective: bool = False,
     dist.init_parallel_env()
     world = dist.get_world_size()
     degrees = strategy.degrees()
-    for name in ("pp_degree", "sharding_degree", "sep_degree"):
+    for name in ("pp_degree", "sep_degree"):
         if degrees[name] != 1:
             raise ValueError(f"fleet.init: hybrid_configs {name}={degrees[name]}: pycoll has no "
-                             f"{name[:-7]} parallelism yet; use dp_degree and mp_degree")
-    mp = degrees["mp_degree"]
-    dp = degrees["dp_degree"] if degrees["dp_degree"] != 1 or world % mp else world // mp
-    if dp * mp != world:
-        raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x mp_degree={mp} = {dp * mp}, but "
-                         f"the job has {world} ranks; their product must be the world size")
-    hcg = HybridCommunicateGroup(dp, mp)
+                             f"{name[:-7]} parallelism yet; use dp_degree, sharding_degree and mp_degree")
+    mp, sharding = degrees["mp_degree"], degrees["sharding_degree"]
+    stage = strategy.sharding_configs["stage"]
+    if stage not in STAGES:
+        raise ValueError(f"fleet.init: sharding_configs stage={stage!r}; it must be 1, 2 or 3")
+    dp = degrees["dp_degree"]
+    if dp in (1, -1) and world % (mp * sharding) == 0:
+        dp = world // (mp * sharding)
+    if dp * sharding * mp != world:
+        raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x sharding_degree={sharding} x "
+                         f"mp_degree={mp} = {dp * sharding * mp}, but the job has {world} ranks; their "
+                         f"product must be the world size")
+    if sharding > 1 and dp > 1 and stage > 1:
+        raise ValueError(f"fleet.init: sharding stage {stage} with dp_degree={dp} is not in pycoll yet "
+                         f"(stage 1 is); shard over the data-parallel ranks instead (dp_degree=1)")
+    hcg = HybridCommunicateGroup(dp, mp, sharding)
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
+    _state.clear()
     _state.update(strategy=strategy, hcg=hcg)
 
 
@@ -84,25 +99,45 @@ def get_hybrid_communicate_group() -> HybridCommunicateGroup:
 
 
 def distributed_model(model: Any) -> Any:
-    """``model`` under DataParallel over the data-parallel group (buckets of the strategy's
-    ``fuse_grad_size_in_MB``); as it is when there is no data parallelism. Its model-parallel
-    layers already use the model-parallel group (fleet.init made it their default)."""
+    """``model`` under DataParallel over the ranks that hold the same model-parallel block
+    (buckets of the strategy's ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded
+    over the sharding group at the strategy's stage (1/2/3: group_sharded_parallel's os, os_g,
+    p_g_os); as it is when there is no data parallelism. Its model-parallel layers already use
+    the model-parallel group (fleet.init made it their default)."""
     state = _started("distributed_model")
     hcg, strategy = state["hcg"], state["strategy"]
-    if hcg.get_data_parallel_world_size() == 1:
+    replicas = hcg.replica_group()
+    if replicas.nranks == 1:
         return model
-    return DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
-                        find_unused_parameters=strategy.find_unused_parameters,
-                        group=hcg.get_data_parallel_group())
+    if hcg.get_sharding_parallel_world_size() > 1 and strategy.sharding_configs["stage"] > 1:
+        sharded = shard_model(model, STAGES[strategy.sharding_configs["stage"]],
+                              hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB)
+    else:
+        sharded = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
+                               find_unused_parameters=strategy.find_unused_parameters, group=replicas)
+    state["model"] = sharded
+    return sharded
 
 
 def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:
-    """``optimizer`` as it is: DataParallel has averaged the gradients it steps with. Gradient
-    merge and sharding are refused, naming the field, until pycoll has them."""
-    strategy = strategy if strategy is not None else _started("distributed_optimizer")["strategy"]
-    for field in ("gradient_merge", "sharding"):
-        if getattr(strategy, field):
-            raise ValueError(f"fleet.distributed_optimizer: strategy.{field}=True is not supported by "
-                             f"pycoll yet" + (" (accumulate with DataParallel.no_sync())"
-                                              if field == "gradient_merge" else ""))
+    """``optimizer`` with the strategy applied: with a sharding degree, each rank of the sharding
+    group updates its share of the parameters (as group_sharded_parallel's optimizer); with
+    ``gradient_merge``, an update every ``k_steps`` steps. Otherwise ``optimizer`` itself
+    (DataParallel has averaged the gradients it steps with)."""
+    state = _started("distributed_optimizer")
+    strategy = strategy if strategy is not None else state["strategy"]
+    hcg = state["hcg"]
+    if hcg.get_sharding_parallel_world_size() > 1:
+        model = state.get("model")
+        if model is None:
+            raise RuntimeError("fleet.distributed_optimizer: with a sharding degree, call "
+                               "fleet.distributed_model(model) first (the model decides who owns what)")
+        group = hcg.get_sharding_parallel_group()
+        owner_of = model.owner_of if isinstance(model, GroupShardedModel) else owner_map(model._layers, group)
+        optimizer = ShardedOptimizer(optimizer, group, owner_of,
+                                     model if isinstance(model, GroupShardedModel) else None,
+                                     offload=strategy.sharding_configs["optimize_offload"])
+    if strategy.gradient_merge:
+        configs = strategy.gradient_merge_configs
+        optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])
     return optimizer

@@ -8,7 +8,7 @@ _HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1,
 _CONFIGS = {  # the dict-valued fields, their keys and defaults
     "hybrid_configs": _HYBRID,
     "gradient_merge_configs": {"k_steps": 1, "avg": True},
-    "sharding_configs": {"sharding_degree": 1, "stage": 1},
+    "sharding_configs": {"sharding_degree": 1, "stage": 1, "optimize_offload": False},
 }
 _FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "gradient_merge": False,
           "sharding": False, "find_unused_parameters": False}
@@ -19,7 +19,8 @@ class DistributedStrategy:
     ``pp_degree``, ``sharding_degree``, ``sep_degree``), ``fuse_all_reduce_ops``,
     ``fuse_grad_size_in_MB`` (DataParallel's bucket size), ``find_unused_parameters``,
     ``gradient_merge`` + ``gradient_merge_configs`` (``k_steps``, ``avg``), ``sharding`` +
-    ``sharding_configs``. Setting a dict field updates the keys given (paddle's behaviour);
+    ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 = group_sharded_parallel's levels
+    os/os_g/p_g_os, ``optimize_offload``). Setting a dict field updates the keys given (paddle's behaviour);
     an unknown field or key raises, naming it."""
 
     def __init__(self) -> None:
@@ -51,7 +52,12 @@ class DistributedStrategy:
                                  f"{', '.join(sorted(self._values))}")
 
     def degrees(self) -> Dict[str, int]:
-        return dict(self._values["hybrid_configs"])
+        """``hybrid_configs``' degrees; the sharding degree comes from ``sharding_configs`` when
+        ``sharding`` is on and ``hybrid_configs`` leaves it at 1 (paddle's two ways to ask)."""
+        degrees = dict(self._values["hybrid_configs"])
+        if self._values["sharding"] and degrees["sharding_degree"] == 1:
+            degrees["sharding_degree"] = self._values["sharding_configs"]["sharding_degree"]
+        return degrees
 
     def __repr__(self) -> str:
         return f"DistributedStrategy({self._values})"

@@ -1,69 +1,119 @@
-"""``HybridCommunicateGroup``: the data- and model-parallel groups of a fleet job, built in
-paddle's rank order (the model-parallel index varies fastest: rank = dp_index × mp + mp_index)."""
+"""``HybridCommunicateGroup``: the data-, sharding- and model-parallel groups of a fleet job,
+built in paddle's rank order (axes data, sharding, model; the model-parallel index varies
+fastest: rank = (dp_index × sharding + sharding_index) × mp + mp_index)."""
 from __future__ import annotations
 
-from typing import List
+import itertools
+from typing import Dict, List
 
 import pycoll.distributed as dist
 
+AXES = ("data", "sharding", "model")
+
 
 class HybridCommunicateGroup:
-    """This rank's place on the dp × mp grid, and the groups along each axis. Every rank builds
-    every group (``new_group`` is collective), in the same order."""
+    """This rank's place on the dp × sharding × mp grid, and the groups along each axis. Every
+    rank builds every group (``new_group`` is collective), in the same order."""
 
-    def __init__(self, dp_degree: int, mp_degree: int):
-        self._dp, self._mp = dp_degree, mp_degree
+    def __init__(self, dp_degree: int, mp_degree: int, sharding_degree: int = 1):
+        self._degrees = dict(zip(AXES, (dp_degree, sharding_degree, mp_degree)))
         rank = dist.get_rank()
-        self._dp_index, self._mp_index = divmod(rank, mp_degree)
-        self._mp_group = self._dp_group = None
-        for first in range(0, dp_degree * mp_degree, mp_degree):  # the model-parallel groups
-            group = dist.new_group(list(range(first, first + mp_degree)))
-            if group.rank >= 0:
-                self._mp_group = group
-        for column in range(mp_degree):  # the data-parallel groups: ranks holding the same blocks
-            group = dist.new_group(list(range(column, dp_degree * mp_degree, mp_degree)))
-            if group.rank >= 0:
-                self._dp_group = group
+        self._coords = dict(zip(AXES, _coordinates(rank, [dp_degree, sharding_degree, mp_degree])))
+        self._groups: Dict[str, dist.Group] = {}
+        for axis in ("model", "data", "sharding"):
+            for members in self._lines(axis):
+                group = dist.new_group(members)
+                if group.rank >= 0:
+                    self._groups[axis] = group
+        # the ranks holding the same model-parallel block: data replicas of each other
+        self._groups["replica"] = self._groups["data"]
+        if sharding_degree > 1:
+            for members in self._lines("data", "sharding"):
+                group = dist.new_group(members)
+                if group.rank >= 0:
+                    self._groups["replica"] = group
+
+    def _lines(self, *axes: str) -> List[List[int]]:
+        """For each setting of the other axes, the global ranks along ``axes``, in rank order."""
+        degrees = [self._degrees[a] for a in AXES]
+        fixed = [range(d) if a not in axes else [None] for a, d in zip(AXES, degrees)]
+        lines = []
+        for point in itertools.product(*fixed):
+            moving = [range(d) if p is None else [p] for p, d in zip(point, degrees)]
+            lines.append(sorted(_rank(c, degrees) for c in itertools.product(*moving)))
+        return lines
 
     # paddle's getters
     def get_global_rank(self) -> int:
         return dist.get_rank()
 
     def get_data_parallel_rank(self) -> int:
-        return self._dp_index
+        return self._coords["data"]
 
     def get_data_parallel_world_size(self) -> int:
-        return self._dp
+        return self._degrees["data"]
 
     def get_data_parallel_group(self) -> dist.Group:
-        return self._dp_group
+        return self._groups["data"]
 
     def get_data_parallel_group_src_rank(self) -> int:
-        return self._dp_group.ranks[0]
+        return self._groups["data"].ranks[0]
 
     def get_model_parallel_rank(self) -> int:
-        return self._mp_index
+        return self._coords["model"]
 
     def get_model_parallel_world_size(self) -> int:
-        return self._mp
+        return self._degrees["model"]
 
     def get_model_parallel_group(self) -> dist.Group:
-        return self._mp_group
+        return self._groups["model"]
 
     def get_model_parallel_group_src_rank(self) -> int:
-        return self._mp_group.ranks[0]
+        return self._groups["model"].ranks[0]
+
+    def get_sharding_parallel_rank(self) -> int:
+        return self._coords["sharding"]
+
+    def get_sharding_parallel_world_size(self) -> int:
+        return self._degrees["sharding"]
+
+    def get_sharding_parallel_group(self) -> dist.Group:
+        return self._groups["sharding"]
+
+    def get_sharding_parallel_group_src_rank(self) -> int:
+        return self._groups["sharding"].ranks[0]
 
     def get_pipe_parallel_world_size(self) -> int:
         return 1
 
-    def get_sharding_parallel_world_size(self) -> int:
-        return 1
+    def replica_group(self) -> dist.Group:
+        """The ranks that hold the same model-parallel block (data × sharding): the gradients of
+        a data-parallel step are averaged over them."""
+        return self._groups["replica"]
 
     def get_parallel_mode(self) -> str:
-        """paddle's names: ``"data"``, ``"model"`` (tensor) parallel, or both as ``"hybrid"``."""
-        return {(True, False): "data", (False, True): "model"}.get((self._dp > 1, self._mp > 1),
-                                                                 "hybrid" if self._dp > 1 else "data")
+        """paddle's names: ``"data"``, ``"sharding"``, ``"model"`` (tensor) parallel, or
+        ``"hybrid"`` when model parallelism is combined with another."""
+        dp, sharding, mp = (self._degrees[a] > 1 for a in AXES)
+        if mp:
+            return "hybrid" if dp or sharding else "model"
+        return "sharding" if sharding else "data"
 
     def topology(self) -> List[List[int]]:
-        """The grid: row d holds the global ranks of data-parallel index d, by model index."""
-        return [list(range(d * self._mp, (d + 1) * self._mp)) for d in range(self._dp)]
+        """The grid: one row per (data, sharding) index pair, the global ranks by model index."""
+        return self._lines("model")
+
+
+def _coordinates(rank: int, degrees: List[int]) -> List[int]:
+    coords = []
+    for d in reversed(degrees):
+        rank, c = divmod(rank, d)
+        coords.append(c)
+    return coords[::-1]
+
+
+def _rank(coords: tuple, degrees: List[int]) -> int:
+    rank = 0
+    for c, d in zip(coords, degrees):
+        rank = rank * d + c
+    return rank

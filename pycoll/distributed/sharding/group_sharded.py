@@ -65,14 +65,25 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     if missing:
         raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
                          f"have (give layer class names or id(layer))")
+    sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [])
+    return sharded, ShardedOptimizer(optimizer, group, sharded.owner_of, sharded, offload), scaler
+
+
+def owner_map(model: Layer, group: Optional[dist.Group]) -> Dict[int, int]:
+    """``id(param)`` -> the global rank that owns it, for ``model``'s trainable parameters."""
     members = group.ranks if group is not None else list(range(dist.get_world_size()))
     params = [p for p in model.parameters() if not p.stop_gradient]
-    share = owners([p.size for p in params], len(members))
-    owner_of = {id(p): members[r] for p, r in zip(params, share)}
-    lazy = _lazy_parameters(model, exclude_layer or [], segment_size) if level == "p_g_os" else set()
-    sharded = GroupShardedModel(model, group, level, owner_of, lazy & set(owner_of),
-                                comm_buffer_size=buffer_max_size / 2 ** 20)
-    return sharded, ShardedOptimizer(optimizer, group, owner_of, sharded, offload), scaler
+    return {id(p): members[r] for p, r in zip(params, owners([p.size for p in params], len(members)))}
+
+
+def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buffer_size: float = 25,
+                segment_size: int = 2 ** 20, exclude_layer: Sequence[Union[str, int]] = ()) -> GroupShardedModel:
+    """The model side of ``level`` over ``group`` (arguments checked by the caller): fleet's
+    sharding builds it too, before it sees the optimizer."""
+    owner_of = owner_map(model, group)
+    lazy = _lazy_parameters(model, exclude_layer, segment_size) if level == "p_g_os" else set()
+    return GroupShardedModel(model, group, level, owner_of, lazy & set(owner_of),
+                             comm_buffer_size=comm_buffer_size)
 
 
 def _names_a_layer(model: Layer, entry: Union[str, int]) -> bool:

@@ -26,7 +26,7 @@ class GroupShardedModel(DataParallel):
 
     def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, owner_of: Dict[int, int],
                  lazy: Set[int], **data_parallel: Any):
-        self._owner_of = owner_of
+        self.owner_of = owner_of
         self._level = level
         super().__init__(layers, group=group, **data_parallel)
         self._lazy = [p for p in layers.parameters() if id(p) in lazy]
@@ -41,13 +41,13 @@ class GroupShardedModel(DataParallel):
         self.release_parameters()
 
     def _gradient_owners(self, params: List[Any]) -> Optional[List[int]]:
-        return None if self._level == "os" else [self._owner_of[id(p)] for p in params]
+        return None if self._level == "os" else [self.owner_of[id(p)] for p in params]
 
     def _gather(self, params: List[Any]) -> None:
         """Bring ``params`` to every rank, from their owners."""
         me = dist.get_rank()
         for p in params:
-            owner = self._owner_of[id(p)]
+            owner = self.owner_of[id(p)]
             if owner != me and p.size == 0:
                 p._set_data((self._group or dist.get_group(0)).array_module.empty(self._shapes[id(p)], dtype=p.dtype))
             dist.broadcast(p, src=owner, group=self._group)
@@ -58,7 +58,7 @@ class GroupShardedModel(DataParallel):
                 self._release(p)
 
     def _release(self, param: Any) -> None:
-        if self._owner_of[id(param)] != dist.get_rank():
+        if self.owner_of[id(param)] != dist.get_rank():
             param._clear_data()
 
     def release_parameters(self) -> None:

@@ -10,30 +10,35 @@ import pycoll.distributed as dist
 
 class ShardedOptimizer:
     """``optimizer`` stepping this rank's share of the parameters over ``group``. ``owner_of``
-    maps ``id(param)`` to its owner's global rank; ``model`` (a GroupShardedModel) is told to let
-    go of the parameters it holds only while in use. With ``offload`` the state is kept, and the
+    maps ``id(param)`` to its owner's global rank; ``model`` (a GroupShardedModel, if any) is
+    told to let go of the parameters it holds only while in use. With ``offload`` the state is kept, and the
     update done, in host memory. Its ``state_dict`` is this rank's share."""
 
     def __init__(self, optimizer: Any, group: Optional[dist.Group], owner_of: Dict[int, int],
-                 model: Any, offload: bool = False):
+                 model: Any = None, offload: bool = False):
         self._group = group
-        self._params: List[Any] = list(optimizer._parameter_list)
+        self._parameter_list: List[Any] = [p for p in optimizer._parameter_list if id(p) in owner_of]
+        unknown = [p.name for p in optimizer._parameter_list if id(p) not in owner_of and not p.stop_gradient]
+        if unknown:
+            raise ValueError(f"sharding: the optimizer updates parameters the sharded model does not "
+                             f"train: {unknown[:5]}; build the optimizer from model.parameters()")
         self._owner_of = owner_of
         self._model = model
+        self._lazy = {id(p) for p in model._lazy} if model is not None else set()
         me = dist.get_rank()
-        self._inner = optimizer.restricted_to([p for p in self._params if owner_of[id(p)] == me],
+        self._inner = optimizer.restricted_to([p for p in self._parameter_list if owner_of[id(p)] == me],
                                               state_on_host=offload)
 
     def step(self) -> None:
         self._inner.step()
-        lazy = {id(p) for p in self._model._lazy}
-        for param in self._params:
-            if id(param) not in lazy:
+        for param in self._parameter_list:
+            if id(param) not in self._lazy:
                 dist.broadcast(param, src=self._owner_of[id(param)], group=self._group)
-        self._model.release_parameters()
+        if self._model is not None:
+            self._model.release_parameters()
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
-        for param in self._params:
+        for param in self._parameter_list:
             param.clear_gradient(set_to_zero)
 
     clear_gradients = clear_grad

@@ -1,0 +1,70 @@
+"""Sharding and gradient merge through fleet on 4 ranks train as one process does on the
+whole batch: sharding_degree=4 at stage 2 with gradient merge (k=2), sharding_degree=4 at
+stage 3, and dp_degree=2 x sharding_degree=2 at stage 1 with gradient merge (k=3); each rank
+keeping the optimizer state of its share of its sharding group."""
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
+
+dist.init_parallel_env()
+rank, n = dist.get_rank(), dist.get_world_size()
+STEPS, BATCH = 6, 3
+
+
+def net():
+    pycoll.seed(11)
+    return nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+
+
+def batches():
+    data = np.random.default_rng(5)
+    return [data.standard_normal((n * BATCH, 4)).astype(np.float32) for _ in range(STEPS)]
+
+
+def reference(k):
+    """One process, the whole batch of every rank at each step, the same gradient merge."""
+    model = net()
+    opt = pycoll.optimizer.Adam(learning_rate=0.02, parameters=model.parameters())
+    opt = GradientMergeOptimizer(opt, k) if k > 1 else opt
+    for x in batches():
+        (model(pycoll.to_tensor(x)) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    return [p.numpy() for p in model.parameters()]
+
+
+report = []
+for configs, stage, k in [({"sharding_degree": 4}, 2, 2), ({"sharding_degree": 4}, 3, 1),
+                          ({"dp_degree": 2, "sharding_degree": 2}, 1, 3)]:
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = configs
+    strategy.sharding_configs = {"stage": stage}
+    strategy.gradient_merge = k > 1
+    strategy.gradient_merge_configs = {"k_steps": k}
+    fleet.init(is_collective=True, strategy=strategy)
+    hcg = fleet.get_hybrid_communicate_group()
+    assert hcg.get_sharding_parallel_world_size() == configs["sharding_degree"]
+    # paddle's order, sharding inside data: rank = dp_index * sharding_degree + sharding_index
+    degree = configs["sharding_degree"]
+    assert hcg.get_sharding_parallel_group().ranks == list(range(rank - rank % degree, rank - rank % degree + degree))
+    assert hcg.get_data_parallel_group().ranks == list(range(rank % degree, n, degree))
+    model = fleet.distributed_model(net())
+    opt = fleet.distributed_optimizer(pycoll.optimizer.Adam(learning_rate=0.02, parameters=model.parameters()))
+    for x in batches():
+        (model(pycoll.to_tensor(x[rank * BATCH:(rank + 1) * BATCH])) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    if stage == 3:
+        model.get_all_parameters()
+    for p, q in zip(model.parameters(), reference(k)):
+        np.testing.assert_allclose(p.numpy(), q, rtol=1e-5, atol=1e-5, err_msg=f"{configs} stage {stage}")
+    state = sum(v.numpy().nbytes for v in opt.state_dict().values())
+    shares = []
+    dist.all_gather_object(shares, state, group=hcg.get_sharding_parallel_group())
+    assert min(shares) > 0 and max(shares) < sum(shares), shares
+    report.append(f"{'x'.join(f'{k[:-7]}{v}' for k, v in configs.items())}/stage{stage}/k{k}:state={state}")
+print(f"fleet sharding OK rank={rank} {' '.join(report)}", flush=True)
