@@ -117,31 +117,23 @@ def test_a_skipped_sync_communicates_nothing(world, launches):
     assert launches == [] and params[0].grad is not None
 
 
-def test_with_owners_a_bucket_holds_one_owners_parameters_launched_by_first_parameter(world):
-    params = parameters([4, 4, 4, 4, 4])
+def test_sharded_buckets_are_reduce_scattered_and_only_the_pieces_are_kept(world, monkeypatch):
+    params = parameters([4, 3, 2])
     for p in params:
         p.stop_gradient = False
-    r = Reducer(params, [f"p{i}" for i in range(5)], world, 8 * FLOAT_BYTES, 4 * FLOAT_BYTES, False,
-                owners=[0, 1, 0, 1, 0])  # built only: a world of one cannot reduce to rank 1
-    # each owner's parameters bucketed as usual (its earliest in a small last bucket), in launch order
-    assert r.bucket_indices() == [[4, 2], [3], [1], [0]]
-    assert [b.owner for b in r.buckets] == [0, 1, 1, 0]
-    assert all(b.buffer is None for b in r.buckets), "owners' buffers are made at launch"
-
-
-def test_reduced_to_their_owner_the_gradients_arrive_and_the_buffers_are_let_go(world, monkeypatch):
-    params = parameters([4, 4, 4])
-    for p in params:
-        p.stop_gradient = False
-    reduced = []
-    real = dist.reduce
-    monkeypatch.setattr(reducer_module.dist, "reduce",
-                        lambda tensor, dst, **kw: reduced.append(dst) or real(tensor, dst, **kw))
-    r = Reducer(params, ["a", "b", "c"], world, 4 * FLOAT_BYTES, 4 * FLOAT_BYTES, False, owners=[0, 0, 0])
-    loss = loss_of(params, order=[2, 1, 0])
-    r.prepare_for_backward(loss)
-    loss.backward()
-    assert reduced == [0, 0, 0]
-    assert all(b.buffer is None for b in r.buckets)
-    for i, p in enumerate(params):
-        np.testing.assert_allclose(p.grad.numpy(), np.full(4, i + 1.0))
+    scattered = []
+    real = dist.reduce_scatter
+    monkeypatch.setattr(reducer_module.dist, "reduce_scatter",
+                        lambda tensor, parts, **kw: scattered.append(len(parts)) or real(tensor, parts, **kw))
+    r = Reducer(params, ["a", "b", "c"], world, 4 * FLOAT_BYTES, 4 * FLOAT_BYTES, False, shard=True)
+    assert all(b.buffer is None for b in r.buckets), "sharded buckets make their buffers at launch"
+    for step in (1, 2):  # a second synchronised backward adds into the pieces
+        loss = loss_of(params, order=[2, 1, 0])
+        r.prepare_for_backward(loss)
+        loss.backward()
+        assert scattered == [1] * len(r.buckets) * step
+        assert all(b.buffer is None and p.grad is None for b in r.buckets for p in b.params)
+        for i, p in enumerate(params):  # a world of one: its piece is the whole averaged gradient
+            np.testing.assert_allclose(r.sharded_grad(p), np.full(p.size, (i + 1.0) * step))
+    r.clear_sharded_grads()
+    assert r.sharded_grad(params[0]) is None

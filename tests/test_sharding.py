@@ -1,18 +1,41 @@
 """pycoll.distributed.sharding: paddle's greedy ownership, every level on real ranks, and fleet's
 sharding stages and gradient merge."""
+import numpy as np
 import pytest
 
 from conftest import assert_ok, launch
-from pycoll.distributed.sharding.ownership import owners
+from pycoll.parallel.segments import Segments, piece_bounds
 
 
-def test_ownership_is_greedy_largest_first():
-    assert owners([15, 3, 21, 7], 2) == [1, 0, 0, 1]  # 21 -> 0, 15 -> 1, 7 -> 1 (22), 3 -> 0 (24)
-    assert owners([4, 4, 4], 3) == [0, 1, 2] and owners([5], 4) == [0]
+def test_each_rank_owns_an_even_piece_of_each_parameter():
+    assert [piece_bounds(10, 4, r) for r in range(4)] == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    assert [piece_bounds(2, 4, r) for r in range(4)] == [(0, 1), (1, 2), (2, 2), (2, 2)]
+
+
+def test_a_bucket_layout_puts_each_ranks_pieces_together_and_round_trips():
+    shapes = [(3,), (2, 5), (1,)]
+    layout = Segments(shapes, 4)
+    values = [np.arange(np.prod(s), dtype=np.float32).reshape(s) + 100 * i for i, s in enumerate(shapes)]
+    flat = np.empty(4 * layout.width, np.float32)
+    layout.pack(values, flat, 0.5, np)
+    parts = flat.reshape(4, layout.width)
+    assert parts[1].tolist() == [0.5, 51.5, 52.0, 52.5, 0.0]  # rank 1: x[1], y[3:6], padding for z
+    for r in range(4):
+        pieces = layout.part_pieces(parts[r], r)
+        for value, piece in zip(values, pieces):
+            lo, hi = piece_bounds(value.size, 4, r)
+            np.testing.assert_array_equal(piece, value.reshape(-1)[lo:hi] * 0.5)
+        again = np.empty(layout.width, np.float32)
+        layout.pack_part(pieces, again, np)
+        np.testing.assert_array_equal(again, parts[r])
+    targets = [np.zeros(s, np.float32) for s in shapes]
+    layout.unpack(flat, targets, np)
+    for value, target in zip(values, targets):
+        np.testing.assert_array_equal(target, value * 0.5)
 
 
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
-def test_os_level_trains_like_data_parallel_with_a_share_of_the_state(nprocs, tmp_path):
+def test_every_level_trains_like_data_parallel_holding_a_share(nprocs, tmp_path):
     assert_ok(launch(nprocs, "sharding_equivalence.py", str(tmp_path), timeout=120), expect_lines=nprocs)
 
 

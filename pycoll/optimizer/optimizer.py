@@ -30,7 +30,7 @@ class Optimizer:
 
     _accumulator_names: tuple = ()
     _scalar_accumulators: tuple = ()  # kept as Python floats, saved as shape [1] tensors
-    _state_on_host = False  # see restricted_to
+    _state_on_host = False  # see over()
 
     def __init__(self, learning_rate: float = 0.001, parameters: Optional[Iterable[Tensor]] = None,
                  weight_decay: Optional[float] = None):
@@ -51,18 +51,16 @@ class Optimizer:
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
 
-    def restricted_to(self, parameters: Iterable[Tensor], state_on_host: bool = False) -> "Optimizer":
-        """A copy with this one's settings that updates only ``parameters`` (some of this one's)
-        and keeps state for them alone: sharding's per-rank optimizer. With ``state_on_host``
-        (sharding's offload) its state lives in host memory and each step updates on the host:
-        gradient and parameter come to the host, the updated parameter goes back."""
-        chosen = {id(p) for p in parameters}
+    def over(self, tensors: Iterable[Tensor], state_on_host: bool = False) -> "Optimizer":
+        """A copy with this one's settings and no state that updates ``tensors`` instead, keyed
+        by their names: sharding's per-rank optimizer, over this rank's pieces of the parameters.
+        With ``state_on_host`` (sharding's offload) the state lives in host memory and each step
+        updates on the host: gradient and value come to the host, the updated value goes back."""
         part = copy.copy(self)
         part._state_on_host = state_on_host
-        pairs = [(k, p) for k, p in zip(self._keys, self._parameter_list) if id(p) in chosen]
-        part._keys, part._parameter_list = [k for k, _ in pairs], [p for _, p in pairs]
-        part._accumulators = {name: {k: v for k, v in acc.items() if k in part._keys}
-                              for name, acc in self._accumulators.items()}
+        part._parameter_list = list(tensors)
+        part._keys = [t.name for t in part._parameter_list]
+        part._accumulators = {name: {} for name in self._accumulators}
         return part
 
     def get_lr(self) -> float:
@@ -94,6 +92,12 @@ class Optimizer:
 
     def _update(self, key: str, param: Any, grad: Any) -> None:
         raise NotImplementedError
+
+    def scale_grads(self, factor: float) -> None:
+        """Multiply the gradients the next step uses by ``factor`` (gradient merge's averaging)."""
+        for p in self._parameter_list:
+            if p.grad is not None:
+                p.grad = p.grad.array * factor
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Zero every parameter's gradient in place (paddle's default) or drop it."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, Optional
 
 import numpy as np
 
@@ -55,13 +55,12 @@ class DataParallel(Layer):
             _broadcast_state(layers, group)
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
-                                    find_unused_parameters, wire,
-                                    owners=self._gradient_owners([p for _, p in named]))
+                                    find_unused_parameters, wire, shard=self._shards_gradients())
 
-    def _gradient_owners(self, params: List[Any]) -> Optional[List[int]]:
-        """The global rank each parameter's averaged gradient is reduced to, or None: every rank
-        gets every gradient (an all-reduce). Sharding's model overrides it."""
-        return None
+    def _shards_gradients(self) -> bool:
+        """Whether each rank keeps only its piece of each averaged gradient (a reduce-scatter;
+        sharding's model says so) rather than the whole of every one (an all-reduce)."""
+        return False
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self._layers(*inputs, **kwargs)

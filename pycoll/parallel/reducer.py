@@ -9,14 +9,11 @@ backward the reducer waits for every bucket and unflattens the averaged gradient
 ``.grad``. After the first synchronised step the buckets are rebuilt once from the observed
 ready order, rank 0's order being broadcast so that every rank agrees.
 
-Given ``owners`` (sharding level ``os_g``: the rank that owns each parameter), a bucket holds one
-owner's parameters and is reduced to that owner instead of all-reduced; after backward only the
-owner keeps those gradients (the others' ``.grad`` is None) and the flat buffers are let go, so
-each rank holds the gradients of its own share. Gradients accumulated over several backwards
-(no_sync, gradient merge, or synchronised backwards without clearing) still sum correctly: what
-an owner already holds from an earlier reduction (``base``, noted at the first forward after it)
-is sent ``world`` times, the way every rank's share of it was. Shapes are recorded at construction, so the
-reducer also works on parameters whose memory is released between uses (level ``p_g_os``).
+With ``shard=True`` (sharding levels ``os_g``/``p_g_os``) a bucket is reduce-scattered instead
+of all-reduced, in ZeRO's layout (``segments.py``): each rank receives the average of its own
+piece of every parameter, which it adds into its sharded gradient (``sharded_grad``), and no rank
+keeps a whole gradient (``.grad`` is None after backward) or a whole buffer. Shapes are recorded
+at construction, so the reducer also works on parameters whose memory is released between uses.
 """
 from __future__ import annotations
 
@@ -28,21 +25,23 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll import autograd, kernels
 from pycoll.parallel.buckets import assign_buckets
+from pycoll.parallel.segments import Segments
 
 MB = 1 << 20
 
 
 class Bucket:
     """Parameters whose gradients travel together in one flat buffer of ``dtype`` (``comm_dtype``
-    when gradients are compressed for the wire, else the parameters'), reduced to ``owner`` (a
-    global rank) or, when it is None, all-reduced. ``buffer`` is None while not allocated."""
+    when gradients are compressed for the wire, else the parameters'), reduce-scattered in
+    ``layout`` when it is given, else all-reduced. ``buffer`` is None while not allocated."""
 
-    def __init__(self, params: List[Any], size: int, dtype: Any, owner: Optional[int] = None):
+    def __init__(self, params: List[Any], size: int, dtype: Any, layout: Optional[Segments] = None):
         self.params = params
         self.size = size
         self.dtype = dtype
-        self.owner = owner
+        self.layout = layout
         self.buffer: Optional[Any] = None
+        self.part: Optional[Any] = None  # this rank's part of a reduce-scatter
         self.pending = len(params)
         self.task: Optional[Any] = None
 
@@ -50,12 +49,11 @@ class Bucket:
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
                  last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
-                 owners: Optional[Sequence[int]] = None):
+                 shard: bool = False):
         self.params = list(params)
         self.shapes = [tuple(p.array.shape) for p in self.params]
         self.dtypes = [p.array.dtype for p in self.params]
-        self.owners = None if owners is None else list(owners)
-        self.rank = dist.get_rank()
+        self.shard = shard
         self.names = list(names)
         self.group = group
         self.world = dist.get_world_size(group)
@@ -76,27 +74,22 @@ class Reducer:
         self._rebuilt = False
         self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
         self._used_task: Optional[Any] = None
-        self._base: Dict[int, Any] = {}  # owner mode: owned gradients already reduced (see _note_base)
-        self._base_due = False
+        self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
+        self._index_in_group = group.rank if group is not None else dist.get_rank()
         self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
 
     # -- buckets -------------------------------------------------------------------------
     def _build(self, order) -> None:
-        order = list(order)
         sizes = [int(np.prod(shape)) for shape in self.shapes]
         nbytes = [n * d.itemsize for n, d in zip(sizes, self.dtypes)]
-        if self.owners is None:
-            groups = assign_buckets(order, nbytes, self.dtypes, self.cap, self.last_cap)
-        else:  # one owner per bucket, launched in the order of each bucket's first parameter
-            position = {i: k for k, i in enumerate(order)}
-            groups = sorted((g for owner in dict.fromkeys(self.owners[i] for i in order)
-                             for g in assign_buckets([i for i in order if self.owners[i] == owner], nbytes,
-                                                     self.dtypes, self.cap, self.last_cap)),
-                            key=lambda g: position[g[0]])
-        self.buckets = [Bucket([self.params[i] for i in g], sum(sizes[i] for i in g),
-                               self.comm_dtype or self.dtypes[g[0]],
-                               None if self.owners is None else self.owners[g[0]]) for g in groups]
-        if self.owners is None:  # all-reduce buckets keep their buffers from step to step
+        groups = assign_buckets(list(order), nbytes, self.dtypes, self.cap, self.last_cap)
+        self.buckets = []
+        for g in groups:
+            layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
+            size = layout.width * self.world if layout else sum(sizes[i] for i in g)
+            self.buckets.append(Bucket([self.params[i] for i in g], size, self.comm_dtype or self.dtypes[g[0]],
+                                       layout))
+        if not self.shard:  # all-reduce buckets keep their buffers from step to step
             for b in self.buckets:
                 b.buffer = self._xp.empty(b.size, dtype=b.dtype)
         self._bucket_of = {id(p): b for b in self.buckets for p in b.params}
@@ -120,7 +113,6 @@ class Reducer:
         """Called by DataParallel's forward: arm the reducer for the coming backward."""
         if self._started:
             raise RuntimeError("DataParallel: the previous backward did not finish reducing gradients")
-        self._note_base()
         if not self._rebuilt and self._ready_order:
             self._rebuild_from_ready_order()
         for b in self.buckets:
@@ -140,18 +132,15 @@ class Reducer:
 
     def skip_sync(self) -> None:
         """A forward under no_sync(): the coming backward only accumulates locally."""
-        self._note_base()
         self._active = False
 
-    def _note_base(self) -> None:
-        """Owner mode, first forward after a synchronised backward: copy what this rank's owned
-        gradients hold now (a reduced average, unless cleared since), before backward adds to it."""
-        if not self._base_due:
-            return
-        self._base_due = False
-        for i, p in enumerate(self.params):
-            if self.owners[i] == self.rank and p.grad is not None and self._xp.any(p.grad.array):
-                self._base[i] = p.grad.array.copy()
+    def sharded_grad(self, param: Any) -> Optional[Any]:
+        """Shard mode: this rank's piece of ``param``'s averaged gradient, summed over the
+        synchronised backwards since the last ``clear_sharded_grads`` (None: none yet)."""
+        return self._sharded.get(self._index[id(param)])
+
+    def clear_sharded_grads(self) -> None:
+        self._sharded = {}
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:
@@ -176,17 +165,19 @@ class Reducer:
     def _launch(self, bucket: Bucket) -> None:
         start = time.perf_counter()
         grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
-        if self._base:
-            grads = [g + (self.world - 1) * self._base[i] if i in self._base else g
-                     for g, i in zip(grads, (self._index[id(p)] for p in bucket.params))]
         if bucket.buffer is None:
             bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
-        kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
-        self.stats["flatten_s"] += time.perf_counter() - start
-        if bucket.owner is None:
+        if bucket.layout is None:
+            kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
             bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
         else:
-            bucket.task = dist.reduce(bucket.buffer, dst=bucket.owner, group=self.group, sync_op=False)
+            bucket.layout.pack(grads, bucket.buffer, 1.0 / self.world, self._xp)
+            width = bucket.layout.width
+            bucket.part = self._xp.empty(width, dtype=bucket.dtype)
+            bucket.task = dist.reduce_scatter(bucket.part, [bucket.buffer[r * width:(r + 1) * width]
+                                                            for r in range(self.world)],
+                                              group=self.group, sync_op=False)
+        self.stats["flatten_s"] += time.perf_counter() - start
 
     def _finish(self) -> None:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
@@ -198,30 +189,37 @@ class Reducer:
                 "DataParallel: these parameters received no gradient in this backward, so their "
                 f"gradients cannot be reduced: {missing}. If the model does not use every parameter "
                 "in every step, wrap it with DataParallel(..., find_unused_parameters=True).")
-        self._base = {}
-        self._base_due = self.owners is not None
         used = None
         if self._used_task is not None:
             self._used_task.wait()
             used, self._used_task = self._used.tolist(), None  # on the host (a GPU map syncs here)
         for b in self.buckets:
             b.task.wait()
-            if b.owner is not None and b.owner != self.rank:  # reduced to its owner: not ours to keep
-                for p in b.params:
-                    p.grad = None
-                b.buffer = None
-                continue
             start = time.perf_counter()
-            targets = []
-            for p in b.params:
-                if p.grad is None:
-                    globally_used = used is None or used[self._index[id(p)]]
-                    p.grad = self._zeros(p) if globally_used else None
-                targets.append(p.grad.array if p.grad is not None else self._zeros(p))
-            kernels.unflatten(b.buffer, targets)
-            if b.owner is not None:
-                b.buffer = None
+            if b.layout is not None:
+                self._keep_pieces(b)
+            else:
+                targets = []
+                for p in b.params:
+                    if p.grad is None:
+                        globally_used = used is None or used[self._index[id(p)]]
+                        p.grad = self._zeros(p) if globally_used else None
+                    targets.append(p.grad.array if p.grad is not None else self._zeros(p))
+                kernels.unflatten(b.buffer, targets)
             self.stats["unflatten_s"] += time.perf_counter() - start
+
+    def _keep_pieces(self, bucket: Bucket) -> None:
+        """Shard mode: add this rank's averaged pieces into its sharded gradients; let go of the
+        whole gradients and the buffers."""
+        pieces = bucket.layout.part_pieces(bucket.part, self._index_in_group)
+        for p, piece in zip(bucket.params, pieces):
+            i = self._index[id(p)]
+            if i in self._sharded:
+                self._sharded[i] += piece
+            else:
+                self._sharded[i] = piece.astype(self.dtypes[i], copy=True)
+            p.grad = None
+        bucket.buffer = bucket.part = None
 
     def _zeros(self, param: Any) -> Any:
         """Zeros of ``param``'s recorded shape and dtype, in the group's array module."""

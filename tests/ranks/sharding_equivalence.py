@@ -1,8 +1,8 @@
 """group_sharded_parallel at every level trains exactly as plain DataParallel on the same data
 (Adam, float32, parameters whose count does not divide by the world size): per-step losses and
-final parameters equal. Each rank holds the optimizer state of its share only (all levels), the
-gradients of its share only after backward (os_g, p_g_os) and, between steps, the parameters of
-its share only (p_g_os, excluded layers aside). The saved whole model and optimizer state load
+final parameters equal. Each rank holds the optimizer state of its pieces only (all levels), its
+pieces of the gradients only after backward (os_g, p_g_os) and, between steps, its pieces of the
+parameters only (p_g_os, excluded layers and small parameters aside). The saved whole model and optimizer state load
 back unsharded; offload=True trains the same; bad input is refused by name."""
 import os
 import sys
@@ -29,6 +29,11 @@ def nbytes(tensors):
     return sum(t.numpy().nbytes for t in tensors if t is not None)
 
 
+def state_bytes(opt):
+    """Bytes of the optimizer's array state (the moments; the beta powers are scalars every rank keeps)."""
+    return nbytes(v for k, v in opt.state_dict().items() if "_pow_acc_" not in k)
+
+
 def everyone(value):
     values = []
     dist.all_gather_object(values, value)
@@ -48,7 +53,7 @@ def train(level=None, **options):
         x = pycoll.to_tensor(data.standard_normal((4, 5)).astype(np.float32))
         loss = (model(x) ** 2).mean()
         loss.backward()
-        grads_held.append(nbytes(p.grad for p in model.parameters()))
+        grads_held.append(model.gradient_bytes() if level else nbytes(p.grad for p in model.parameters()))
         opt.step()
         opt.clear_grad(set_to_zero=False)
         losses.append(float(loss))
@@ -56,7 +61,7 @@ def train(level=None, **options):
 
 
 plain_model, plain_opt, plain_losses, plain_grads = train()
-whole_state = nbytes(plain_opt.state_dict().values())
+whole_state = state_bytes(plain_opt)
 whole_params = nbytes(plain_model.parameters())
 probe = pycoll.to_tensor(np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5))
 with pycoll.no_grad():
@@ -67,19 +72,19 @@ for level, options in [("os", {}), ("os_g", {}), ("p_g_os", {"segment_size": 4, 
                        ("os", {"offload": True})]:
     model, opt, losses, grads_held = train(level, **options)
     np.testing.assert_allclose(losses, plain_losses, rtol=1e-5, err_msg=level)
-    state = nbytes(opt.state_dict().values())
+    state = state_bytes(opt)
     states = everyone(state)
     assert sum(states) == whole_state and (n == 1 or max(states) < whole_state), (level, states, whole_state)
     if level != "os":  # gradients reduced to their owners only
         grads = everyone(grads_held[-1])
         assert sum(grads) == plain_grads[-1] and (n == 1 or max(grads) < plain_grads[-1]), (level, grads)
-    held = nbytes(model.parameters())
-    if level == "p_g_os":  # between steps: each lazy parameter on its owner only, the rest everywhere
+    held = model.parameter_bytes()
+    if level == "p_g_os":  # between steps: a piece of each lazy parameter per rank, the rest everywhere
         kept = nbytes(list(model._layers[3].parameters()) + [model._layers[0].bias])  # excluded, small
         assert sum(h - kept for h in everyone(held)) == whole_params - kept, (everyone(held), kept)
         with pycoll.no_grad():  # eval forward gathers, and lets go again after
             np.testing.assert_allclose(model(probe).numpy(), plain_out, rtol=1e-5, atol=1e-5)
-        assert nbytes(model.parameters()) == held
+        assert model.parameter_bytes() == held
         model.get_all_parameters()
     else:
         assert held == whole_params

@@ -9,8 +9,8 @@ import pycoll.distributed as dist
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
-from pycoll.distributed.sharding import GroupShardedModel, ShardedOptimizer
-from pycoll.distributed.sharding.group_sharded import owner_map, shard_model
+from pycoll.distributed.sharding import ShardedOptimizer
+from pycoll.distributed.sharding.group_sharded import shard_model
 from pycoll.parallel import DataParallel
 from pycoll.parallel.mp_ops import set_model_parallel_group
 
@@ -109,9 +109,10 @@ def distributed_model(model: Any) -> Any:
     replicas = hcg.replica_group()
     if replicas.nranks == 1:
         return model
-    if hcg.get_sharding_parallel_world_size() > 1 and strategy.sharding_configs["stage"] > 1:
-        sharded = shard_model(model, STAGES[strategy.sharding_configs["stage"]],
-                              hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB)
+    if hcg.get_sharding_parallel_world_size() > 1:
+        level = STAGES[strategy.sharding_configs["stage"]]
+        sharded = shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
+                              data_group=replicas if hcg.get_data_parallel_world_size() > 1 else None)
     else:
         sharded = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
                                find_unused_parameters=strategy.find_unused_parameters, group=replicas)
@@ -132,11 +133,7 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
         if model is None:
             raise RuntimeError("fleet.distributed_optimizer: with a sharding degree, call "
                                "fleet.distributed_model(model) first (the model decides who owns what)")
-        group = hcg.get_sharding_parallel_group()
-        owner_of = model.owner_of if isinstance(model, GroupShardedModel) else owner_map(model._layers, group)
-        optimizer = ShardedOptimizer(optimizer, group, owner_of,
-                                     model if isinstance(model, GroupShardedModel) else None,
-                                     offload=strategy.sharding_configs["optimize_offload"])
+        optimizer = ShardedOptimizer(optimizer, model, offload=strategy.sharding_configs["optimize_offload"])
     if strategy.gradient_merge:
         configs = strategy.gradient_merge_configs
         optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])

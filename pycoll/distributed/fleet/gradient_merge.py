@@ -26,9 +26,7 @@ class GradientMergeOptimizer:
         if self._calls % self._k:
             return
         if self._avg and self._k > 1:
-            for param in self._inner._parameter_list:
-                if param.grad is not None:
-                    param.grad = param.grad.array * (1.0 / self._k)
+            self._inner.scale_grads(1.0 / self._k)
         self._inner.step()
 
     def clear_grad(self, set_to_zero: bool = True) -> None:

@@ -1,31 +1,30 @@
 """paddle's ``group_sharded_parallel`` and ``save_group_sharded_model``: ZeRO-style sharding
 over a group, built from DataParallel (its reducer), the optimizer and the collectives.
 
-Levels (each also does what the ones before it do):
+Every trainable parameter is cut into one piece per rank (``pycoll.parallel.segments``: ZeRO's
+even split, not paddle's whole-parameter greedy one, so one large weight divides too). Levels
+(each also does what the ones before it do):
 
-- ``os``: each rank keeps the optimizer state of its share of the parameters and updates only
-  those; gradients are all-reduced as DataParallel does and every parameter is broadcast from its
-  owner after the step.
-- ``os_g``: each gradient bucket is reduced to the rank that owns its parameters instead of
-  all-reduced, so after backward a rank holds the gradients of its share only.
-- ``p_g_os``: parameters of more than ``segment_size`` elements (outside ``exclude_layer``) live
-  only on their owner between uses and are broadcast to the others just before their layer's
-  forward (see ``model.py`` for when they are let go).
+- ``os``: each rank keeps the optimizer state of its pieces and updates only those; gradients
+  are all-reduced as DataParallel does and the parameters all-gathered after the step.
+- ``os_g``: gradient buckets are reduce-scattered instead of all-reduced, so after backward a rank
+  holds only its pieces of the averaged gradients.
+- ``p_g_os``: parameters of more than ``segment_size`` elements (outside ``exclude_layer``) are
+  held only as this rank's piece between uses and all-gathered just before their layer's forward
+  (see ``model.py`` for when they are let go).
 
-Ownership is paddle's greedy split of whole parameters (``ownership.py``). Training is plain
-data-parallel training at every level: the same losses and parameters.
+Training is plain data-parallel training at every level: the same losses and parameters.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
 import pycoll.distributed as dist
 from pycoll.distributed.sharding.model import GroupShardedModel
 from pycoll.distributed.sharding.optimizer import ShardedOptimizer
-from pycoll.distributed.sharding.ownership import owners
 from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
 from pycoll.serialization import save
@@ -66,24 +65,18 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
         raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
                          f"have (give layer class names or id(layer))")
     sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [])
-    return sharded, ShardedOptimizer(optimizer, group, sharded.owner_of, sharded, offload), scaler
-
-
-def owner_map(model: Layer, group: Optional[dist.Group]) -> Dict[int, int]:
-    """``id(param)`` -> the global rank that owns it, for ``model``'s trainable parameters."""
-    members = group.ranks if group is not None else list(range(dist.get_world_size()))
-    params = [p for p in model.parameters() if not p.stop_gradient]
-    return {id(p): members[r] for p, r in zip(params, owners([p.size for p in params], len(members)))}
+    return sharded, ShardedOptimizer(optimizer, sharded, offload), scaler
 
 
 def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buffer_size: float = 25,
-                segment_size: int = 2 ** 20, exclude_layer: Sequence[Union[str, int]] = ()) -> GroupShardedModel:
+                segment_size: int = 2 ** 20, exclude_layer: Sequence[Union[str, int]] = (),
+                data_group: Optional[dist.Group] = None) -> GroupShardedModel:
     """The model side of ``level`` over ``group`` (arguments checked by the caller): fleet's
-    sharding builds it too, before it sees the optimizer."""
-    owner_of = owner_map(model, group)
-    lazy = _lazy_parameters(model, exclude_layer, segment_size) if level == "p_g_os" else set()
-    return GroupShardedModel(model, group, level, owner_of, lazy & set(owner_of),
-                             comm_buffer_size=comm_buffer_size)
+    sharding builds it too, before it sees the optimizer, with gradients averaged over
+    ``data_group`` where that is larger than ``group``."""
+    several = dist.is_initialized() and dist.get_world_size(group) > 1
+    lazy = _lazy_parameters(model, exclude_layer, segment_size) if level == "p_g_os" and several else set()
+    return GroupShardedModel(model, group, level, lazy, data_group=data_group, comm_buffer_size=comm_buffer_size)
 
 
 def _names_a_layer(model: Layer, entry: Union[str, int]) -> bool:
@@ -108,16 +101,12 @@ def save_group_sharded_model(model: GroupShardedModel, output: str,
         raise TypeError(f"save_group_sharded_model: model must be what group_sharded_parallel returned, "
                         f"got {type(model).__name__}")
     model.get_all_parameters()
-    states: List[Dict[str, Any]] = []
-    if optimizer is not None:
-        mine = {k: v.numpy() for k, v in optimizer.state_dict().items()}
-        dist.all_gather_object(states, mine, group=optimizer._group)
+    whole = optimizer.whole_state_dict() if optimizer is not None else None
     state = {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
     model.release_parameters()
-    if dist.get_rank() != (model._group.ranks[0] if model._group is not None else 0):
+    if dist.get_rank() != (model.shard_group.ranks[0] if model.shard_group is not None else 0):
         return
     os.makedirs(output, exist_ok=True)
     save(state, os.path.join(output, "model.pdmodel"))  # the layer's own keys
-    if optimizer is not None:
-        whole = {k: v for state in states for k, v in state.items()}
+    if whole is not None:
         save(whole, os.path.join(output, "model.pdopt"))

@@ -1,70 +1,135 @@
-"""The model side of sharding: DataParallel whose gradients go to their owners (levels ``os_g``
-and ``p_g_os``) and, at ``p_g_os``, parameters that live only on their owner between uses.
+"""The model side of sharding: DataParallel whose gradients are reduce-scattered (levels
+``os_g`` and ``p_g_os``) and, at ``p_g_os``, parameters of which each rank holds only its piece
+between uses (ZeRO's layout, ``pycoll.parallel.segments``).
 
-At ``p_g_os`` a rank holds the memory of the parameters it owns. Before a layer's forward its
-parameters are broadcast from their owners (every rank runs the same layers in the same order);
-a parameter this rank does not own is let go again as soon as it is no longer needed: right
-after the forward when no graph is recorded, else the moment its gradient is final in backward
-(the graph's backward functions hold the values they need until then; this is torch FSDP's
-SHARD_GRAD_OP timing rather than paddle's re-gather in backward). The optimizer step lets go of
-any that are still held, since only the owner's copy is updated.
+At ``p_g_os`` a layer's sharded parameters are all-gathered just before its forward (every rank
+runs the same layers in the same order) and let go again as soon as they are no longer needed:
+right after the forward when no graph is recorded, else the moment the parameter's gradient is
+final in backward (the graph's backward functions hold the values they need until then; this
+is torch FSDP's SHARD_GRAD_OP timing rather than paddle's re-gather in backward). The rank's
+piece lives on in ``piece()``, which the optimizer updates.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import numpy as np
 
 import pycoll.distributed as dist
 from pycoll.autograd import is_grad_enabled
+from pycoll.device import array_module
 from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
+from pycoll.parallel.buckets import assign_buckets
+from pycoll.parallel.segments import Segments, piece_bounds
+
+GATHER_BUCKET_BYTES = 32 << 20  # all-gathers after a step move at most this much at once
 
 
 class GroupShardedModel(DataParallel):
-    """``layers`` under DataParallel over ``group``, each parameter's gradient reduced to
-    ``owner_of[id(param)]`` (a global rank) when ``level`` is ``os_g`` or ``p_g_os`` (all-reduced
-    at ``os``); at ``p_g_os`` the parameters in ``lazy`` are held only while in use."""
+    """``layers`` under DataParallel over ``group`` at sharding ``level``: each rank owns the
+    piece ``piece_bounds(size, nranks, group rank)`` of every trainable parameter. Gradients are
+    all-reduced at ``os``, reduce-scattered to the pieces' owners at ``os_g``/``p_g_os``; at
+    ``p_g_os`` the parameters in ``lazy`` (ids) are held whole only while in use. With
+    ``data_group`` (level ``os`` only: fleet's dp × sharding), gradients are averaged over that
+    larger group and ``group`` only shares out the optimizer's work."""
 
-    def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, owner_of: Dict[int, int],
-                 lazy: Set[int], **data_parallel: Any):
-        self.owner_of = owner_of
+    def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, lazy: Set[int],
+                 data_group: Optional[dist.Group] = None, **data_parallel: Any):
+        if data_group is not None and level != "os":
+            raise ValueError(f"sharding level {level!r} inside a larger data-parallel group is not in pycoll yet")
         self._level = level
-        super().__init__(layers, group=group, **data_parallel)
-        self._lazy = [p for p in layers.parameters() if id(p) in lazy]
-        self._shapes = {id(p): tuple(p.shape) for p in self._lazy}
+        super().__init__(layers, group=data_group or group, **data_parallel)
+        self.shard_group = group
+        several = dist.is_initialized() and dist.get_world_size(group) > 1
+        self._nranks = dist.get_world_size(group) if several else 1
+        self._me = dist.get_rank(group) if several else 0
+        self.trainable = [p for p in layers.parameters() if not p.stop_gradient]
+        self._xp = array_module(self.trainable[0].array) if self.trainable else np
+        self._shapes = {id(p): tuple(p.shape) for p in self.trainable}
+        self._bounds: Dict[int, Tuple[int, int]] = {id(p): piece_bounds(p.size, self._nranks, self._me)
+                                                    for p in self.trainable}
+        self._lazy = [p for p in self.trainable if id(p) in lazy]
+        self._pieces = {id(p): p.array.reshape(-1)[slice(*self._bounds[id(p)])].copy() for p in self._lazy}
         for layer in layers.sublayers(include_self=True):
             mine = [p for p in layer._parameters.values() if p is not None and id(p) in lazy]
             if mine:
                 layer.register_forward_pre_hook(lambda _layer, _inputs, mine=mine: self._gather(mine))
-                layer.register_forward_post_hook(lambda _layer, _inputs, _outputs, mine=mine: self._after_forward(mine))
+                layer.register_forward_post_hook(lambda _layer, _inputs, _outputs, mine=mine:
+                                                 None if is_grad_enabled() else self._release(mine))
         for p in self._lazy:
-            p.register_grad_ready_hook(self._release)
-        self.release_parameters()
+            p.register_grad_ready_hook(lambda param: param._clear_data())
+        self._release(self._lazy)
 
-    def _gradient_owners(self, params: List[Any]) -> Optional[List[int]]:
-        return None if self._level == "os" else [self.owner_of[id(p)] for p in params]
+    def _shards_gradients(self) -> bool:
+        return self._level != "os"
+
+    # -- pieces ---------------------------------------------------------------------------
+    def piece(self, param: Any) -> Any:
+        """This rank's piece of ``param`` (1-D; a view into the whole parameter unless it is
+        held only in use): what the optimizer updates."""
+        if id(param) in self._pieces:
+            return self._pieces[id(param)]
+        return param.array.reshape(-1)[slice(*self._bounds[id(param)])]
+
+    def grad_piece(self, param: Any) -> Optional[Any]:
+        """This rank's piece of ``param``'s averaged gradient, or None when it has none."""
+        if self._reducer is not None and self._shards_gradients():
+            return self._reducer.sharded_grad(param)
+        if param.grad is None:
+            return None
+        return param.grad.array.reshape(-1)[slice(*self._bounds[id(param)])]
+
+    def parameter_bytes(self) -> int:
+        """Bytes of parameter memory this rank holds now: whole parameters and its own pieces."""
+        return int(sum(p.array.nbytes for p in self.parameters()) + sum(a.nbytes for a in self._pieces.values()))
+
+    def gradient_bytes(self) -> int:
+        """Bytes of gradient memory this rank holds now: whole gradients and its own pieces."""
+        whole = sum(p.grad.array.nbytes for p in self.parameters() if p.grad is not None)
+        sharded = self._reducer is not None and self._shards_gradients()
+        pieces = [self.grad_piece(p) for p in self.trainable] if sharded else []
+        return int(whole + sum(a.nbytes for a in pieces if a is not None))
+
+    def clear_grad_pieces(self) -> None:
+        if self._reducer is not None:
+            self._reducer.clear_sharded_grads()
+
+    # -- moving whole parameters ----------------------------------------------------------
+    def _all_gather(self, params: List[Any], targets: List[Any]) -> None:
+        """Every rank's pieces of ``params`` (of one dtype) into the whole arrays ``targets``."""
+        layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
+        part = self._xp.empty(layout.width, dtype=params[0].dtype)
+        layout.pack_part([self.piece(p) for p in params], part, self._xp)
+        flat = self._xp.empty(layout.width * self._nranks, dtype=part.dtype)
+        dist.all_gather([flat[r * layout.width:(r + 1) * layout.width] for r in range(self._nranks)],
+                        part, group=self.shard_group)
+        layout.unpack(flat, targets, self._xp)
 
     def _gather(self, params: List[Any]) -> None:
-        """Bring ``params`` to every rank, from their owners."""
-        me = dist.get_rank()
+        """Bring the whole of ``params`` (held only in use) to every rank."""
+        for dtype_params in _by_dtype(params):
+            whole = [self._xp.empty(self._shapes[id(p)], dtype=p.dtype) for p in dtype_params]
+            self._all_gather(dtype_params, whole)
+            for p, arr in zip(dtype_params, whole):
+                p._set_data(arr)
+
+    def _release(self, params: List[Any]) -> None:
         for p in params:
-            owner = self.owner_of[id(p)]
-            if owner != me and p.size == 0:
-                p._set_data((self._group or dist.get_group(0)).array_module.empty(self._shapes[id(p)], dtype=p.dtype))
-            dist.broadcast(p, src=owner, group=self._group)
+            p._clear_data()
 
-    def _after_forward(self, params: List[Any]) -> None:
-        if not is_grad_enabled():
-            for p in params:
-                self._release(p)
-
-    def _release(self, param: Any) -> None:
-        if self.owner_of[id(param)] != dist.get_rank():
-            param._clear_data()
-
-    def release_parameters(self) -> None:
-        """Let go of every parameter this rank does not own (level p_g_os; nothing otherwise)."""
-        for p in self._lazy:
-            self._release(p)
+    def after_step(self) -> None:
+        """The optimizer updated this rank's pieces: make the parameters held whole on every
+        rank whole again (all-gathers in buckets), and let go of those held only in use."""
+        if self._nranks == 1:
+            return
+        held = [p for p in self.trainable if id(p) not in self._pieces]
+        order = list(range(len(held)))
+        for bucket in assign_buckets(order, [p.array.nbytes for p in held], [p.dtype for p in held],
+                                     GATHER_BUCKET_BYTES, GATHER_BUCKET_BYTES):
+            params = [held[i] for i in bucket]
+            self._all_gather(params, [p.array for p in params])
+        self._release(self._lazy)
 
     def get_all_parameters(self, convert2cpu: bool = False) -> None:
         """Bring every parameter to every rank (paddle's name): before saving or inspecting the
@@ -72,3 +137,14 @@ class GroupShardedModel(DataParallel):
         ``convert2cpu`` is accepted for paddle's signature; gathered parameters stay where the
         model is."""
         self._gather(self._lazy)
+
+    def release_parameters(self) -> None:
+        """Let go of the parameters held only in use (level p_g_os; nothing otherwise)."""
+        self._release(self._lazy)
+
+
+def _by_dtype(params: List[Any]) -> List[List[Any]]:
+    groups: Dict[Any, List[Any]] = {}
+    for p in params:
+        groups.setdefault(p.dtype, []).append(p)
+    return list(groups.values())

@@ -1,55 +1,96 @@
-"""The optimizer side of sharding: each rank keeps the state of, and updates, the parameters it
-owns; the others then come from their owners (broadcast after the step, or, for parameters held
-only while in use at level ``p_g_os``, at their layer's next forward)."""
+"""The optimizer side of sharding: each rank keeps the state of, and updates, its own piece of
+every parameter (ZeRO's layout); the model then makes the parameters whole again (an all-gather
+after the step, or, for parameters held only in use at level ``p_g_os``, at their layer's next
+forward)."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
+
+import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.tensor import Tensor, wrap
 
 
 class ShardedOptimizer:
-    """``optimizer`` stepping this rank's share of the parameters over ``group``. ``owner_of``
-    maps ``id(param)`` to its owner's global rank; ``model`` (a GroupShardedModel, if any) is
-    told to let go of the parameters it holds only while in use. With ``offload`` the state is kept, and the
-    update done, in host memory. Its ``state_dict`` is this rank's share."""
+    """``optimizer`` stepping this rank's pieces of ``model``'s parameters (a GroupShardedModel).
+    With ``offload`` the state is kept, and the update done, in host memory. Its
+    ``state_dict`` holds this rank's pieces (1-D); ``whole_state_dict`` assembles the whole."""
 
-    def __init__(self, optimizer: Any, group: Optional[dist.Group], owner_of: Dict[int, int],
-                 model: Any = None, offload: bool = False):
-        self._group = group
-        self._parameter_list: List[Any] = [p for p in optimizer._parameter_list if id(p) in owner_of]
-        unknown = [p.name for p in optimizer._parameter_list if id(p) not in owner_of and not p.stop_gradient]
+    def __init__(self, optimizer: Any, model: Any, offload: bool = False):
+        trainable = {id(p) for p in model.trainable}
+        unknown = [p.name for p in optimizer._parameter_list if id(p) not in trainable and not p.stop_gradient]
         if unknown:
             raise ValueError(f"sharding: the optimizer updates parameters the sharded model does not "
                              f"train: {unknown[:5]}; build the optimizer from model.parameters()")
-        self._owner_of = owner_of
         self._model = model
-        self._lazy = {id(p) for p in model._lazy} if model is not None else set()
-        me = dist.get_rank()
-        self._inner = optimizer.restricted_to([p for p in self._parameter_list if owner_of[id(p)] == me],
-                                              state_on_host=offload)
+        self._group = model.shard_group
+        self._parameter_list: List[Any] = [p for p in optimizer._parameter_list if id(p) in trainable]
+        self._pieces: List[Any] = []  # (parameter, its stand-in: a Tensor over this rank's piece)
+        for p in self._parameter_list:
+            piece = model.piece(p)
+            if piece.size:
+                stand_in = wrap(piece)
+                stand_in.name, stand_in.stop_gradient = p.name, False
+                self._pieces.append((p, stand_in))
+        self._inner = optimizer.over([t for _, t in self._pieces], state_on_host=offload)
 
     def step(self) -> None:
+        for param, stand_in in self._pieces:
+            stand_in._set_data(self._model.piece(param))
+            grad = self._model.grad_piece(param)
+            stand_in.grad = None if grad is None else wrap(grad)
         self._inner.step()
+        self._model.after_step()
+
+    def scale_grads(self, factor: float) -> None:
+        """Multiply the gradients the next step uses (whole or this rank's pieces) by ``factor``."""
         for param in self._parameter_list:
-            if id(param) not in self._lazy:
-                dist.broadcast(param, src=self._owner_of[id(param)], group=self._group)
-        if self._model is not None:
-            self._model.release_parameters()
+            grad = self._model.grad_piece(param)
+            if grad is not None:
+                grad *= factor  # a view of the whole gradient, or the reducer's piece: in place
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         for param in self._parameter_list:
             param.clear_gradient(set_to_zero)
+        self._model.clear_grad_pieces()
 
     clear_gradients = clear_grad
 
     def state_dict(self) -> Dict[str, Any]:
-        """This rank's share of the optimizer state."""
+        """This rank's pieces of the optimizer state."""
         return self._inner.state_dict()
 
+    def whole_state_dict(self) -> Dict[str, Any]:
+        """The whole optimizer state, keyed as the unsharded optimizer's, assembled from every
+        rank's pieces (collective; every rank gets it)."""
+        states: List[Dict[str, np.ndarray]] = []
+        dist.all_gather_object(states, {k: v.numpy() for k, v in self.state_dict().items()}, group=self._group)
+        whole: Dict[str, Any] = {}
+        for param in self._parameter_list:
+            prefix = f"{param.name}_"
+            for key in dict.fromkeys(k for state in states for k in state if k.startswith(prefix)):
+                name = key[len(prefix):-2]
+                if name in self._inner._scalar_accumulators:
+                    whole[key] = next(state[key] for state in states if key in state)
+                elif name in self._inner._accumulator_names:
+                    pieces = [state[key] for state in states if key in state]
+                    whole[key] = np.concatenate(pieces).reshape(self._model._shapes[id(param)])
+        return {k: v if isinstance(v, Tensor) else wrap(v) for k, v in whole.items()}
+
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        """Take this rank's share from ``state_dict`` (a whole or a sharded one)."""
-        self._inner.set_state_dict(state_dict)
+        """Take this rank's pieces from ``state_dict``: a whole state (the unsharded optimizer's,
+        or ``whole_state_dict``'s) or this rank's own ``state_dict``."""
+        mine: Dict[str, Any] = {}
+        for param, stand_in in self._pieces:
+            lo, hi = self._model._bounds[id(param)]
+            for key, value in state_dict.items():
+                if not key.startswith(f"{param.name}_"):
+                    continue
+                arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+                whole = list(arr.shape) == list(self._model._shapes[id(param)]) and arr.size != 1
+                mine[key] = arr.reshape(-1)[lo:hi] if whole else arr
+        self._inner.set_state_dict(mine)
 
     def get_lr(self) -> float:
         return self._inner.get_lr()
