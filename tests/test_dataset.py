@@ -89,3 +89,37 @@ def test_slots_shuffle_permutes_one_slot_across_records(tmp_path):
 @pytest.mark.parametrize("nprocs", [2, 3, 4])
 def test_the_global_shuffle_moves_every_record_once(nprocs, tmp_path):
     assert_ok(launch(nprocs, "dataset_shuffle.py", str(tmp_path), timeout=120), expect_lines=nprocs)
+
+
+def test_files_are_read_and_checked_in_blocks_across_their_boundaries(tmp_path, monkeypatch):
+    from pycoll.distributed.dataset import datasets
+
+    monkeypatch.setattr(datasets, "READ_BYTES", 16)  # blocks end mid-line, most lines span blocks
+    source = tmp_path / "many.txt"
+    lines = [f"2 {i} {i + 1} 1 {i / 4:g}" for i in range(40)]
+    source.write_text("\n".join(lines[:20]) + "\n\n  \n" + "\n".join(lines[20:]))  # blanks; no final newline
+    for pipe_command in ("cat", "cat -"):
+        data = dataset(InMemoryDataset, [str(source)], pipe_command=pipe_command)
+        data.load_into_memory()
+        assert data._records == [line.encode() for line in lines]
+    source.write_text("\n".join(lines[:30]) + "\n1 0 1 zero\n" + "\n".join(lines[30:]) + "\n")
+    with pytest.raises(ValueError, match="many.txt:31: slot 'feat': a value is not a number"):
+        dataset(InMemoryDataset, [str(source)]).load_into_memory()
+    source.write_text("\n".join(lines) + "\n1 99999999999999999999 1 0.5\n")
+    with pytest.raises(OverflowError):
+        dataset(InMemoryDataset, [str(source)]).load_into_memory()
+
+
+def test_global_shuffle_chunks_are_greedy_runs_under_the_bound(monkeypatch):
+    from pycoll.distributed.dataset import datasets
+
+    monkeypatch.setattr(datasets, "CHUNK_BYTES", 20)
+    lines = [b"x" * n for n in (3, 5, 30, 1, 1, 18, 2, 9, 9, 0, 7)]
+    chunks = datasets._chunks(lines)
+    assert [line for chunk in chunks for line in chunk] == lines
+    assert [len(c) for c in chunks] == [2, 1, 2, 1, 2, 3]
+    for chunk, following in zip(chunks, chunks[1:] + [[]]):
+        size = sum(len(line) + 1 for line in chunk)
+        assert size <= 20 or len(chunk) == 1
+        assert not following or size + len(following[0]) + 1 > 20, "a chunk takes every line that fits"
+    assert datasets._chunks([]) == []

@@ -1,18 +1,20 @@
 """InMemoryDataset's global shuffle on a live job (argv[1]: a scratch folder): every rank writes
 and loads its own file of 4 000 records (a unique id, and 0-3 float features), shuffles them
 across the ranks, and checks that no record is lost or doubled, that every rank holds about its
-share, that the order changed, that a seed repeats the shuffle, and that batches come out."""
+share, that the order changed, that a seed repeats the shuffle (and sends the same records in many
+small rounds), and that batches come out."""
 import os
 import sys
 
 
 import pycoll
 import pycoll.distributed as dist
-from pycoll.distributed.dataset import Slot
+from pycoll.distributed.dataset import Slot, datasets
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
 PER_RANK = 4000
+CHUNK_BYTES = datasets.CHUNK_BYTES
 path = os.path.join(sys.argv[1], f"part-{rank}.txt")
 with open(path, "w") as f:
     for i in range(PER_RANK):
@@ -48,6 +50,14 @@ data.load_into_memory()
 pycoll.seed(11 + rank)
 data.global_shuffle()
 assert ids() == mine, "the same seeds repeat the shuffle"
+
+datasets.CHUNK_BYTES = 1000  # many rounds of alltoall (a few dozen records per peer each)
+data.release_memory()
+data.load_into_memory()
+pycoll.seed(11 + rank)
+data.global_shuffle()
+assert sorted(ids()) == sorted(mine), "in rounds, the same records reach the same ranks"
+datasets.CHUNK_BYTES = CHUNK_BYTES
 
 data.local_shuffle()
 assert sorted(ids()) == sorted(mine), "a local shuffle keeps this rank's records"

@@ -3,8 +3,9 @@
 
 ``InMemoryDataset`` holds its records (the lines, checked when loaded) in memory; its
 ``global_shuffle`` sends every record to a random rank through ``alltoall`` (each rank's blocks
-of its own size), in rounds of at most :data:`CHUNK_BYTES` per peer, so the exchange never needs
-a second copy of the whole dataset. ``QueueDataset`` streams: each rank reads its share of the
+of its own size), in rounds of at most :data:`CHUNK_BYTES` per peer, the records sent freed round
+by round, so the exchange never needs a second copy of the whole dataset. Files are read, and
+their lines checked, :data:`READ_BYTES` at a time. ``QueueDataset`` streams: each rank reads its share of the
 file list, a reader thread staying at most :data:`QUEUE_BATCHES` batches ahead.
 """
 from __future__ import annotations
@@ -18,11 +19,12 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll.distributed.dataset.slots import Slot, as_slots, batch, parse
+from pycoll.distributed.dataset.slots import Slot, as_slots, batch, checked, parse
 from pycoll.random import get_rng
 
-CHUNK_BYTES = 16 << 20  # what one round of global_shuffle sends one peer, at most
+CHUNK_BYTES = 1 << 20  # what one round of global_shuffle sends one peer, at most
 QUEUE_BATCHES = 8  # how far QueueDataset's reader may run ahead
+READ_BYTES = 1 << 20  # what a file is read (and its lines checked) by at a time
 
 
 class _Dataset:
@@ -37,7 +39,9 @@ class _Dataset:
              pipe_command: str = "cat", fs_name: str = "", fs_ugi: str = "", download_cmd: str = "cat",
              **unused: Any) -> None:
         """paddle's settings; ``fs_name``/``fs_ugi``/``download_cmd`` (HDFS) are accepted and unused:
-        files are local paths."""
+        files are local paths. ``thread_num`` is checked and kept, and files are read by one
+        thread: reader threads per file measured no faster (the check holds the GIL;
+        bench/dataset_shuffle.py, issue 14)."""
         self.update_settings(batch_size=batch_size, thread_num=thread_num, use_var=use_var,
                              pipe_command=pipe_command)
 
@@ -70,20 +74,27 @@ class _Dataset:
         return files
 
     def _lines(self, path: str) -> Iterator[bytes]:
+        for lines in self._line_blocks(path):
+            yield from lines
+
+    def _line_blocks(self, path: str) -> Iterator[List[bytes]]:
         """``path``'s lines through ``pipe_command`` (the file is its standard input: no file name
-        enters the shell), each checked against the slots."""
+        enters the shell), read in blocks of :data:`READ_BYTES` and checked against the slots a
+        block at a time (:func:`slots.checked`)."""
         with open(path, "rb") as source:
             if self.pipe_command.strip() == "cat":
-                lines: Any = source
+                stream: Any = source
                 pipe = None
             else:
                 pipe = subprocess.Popen(["/bin/sh", "-c", self.pipe_command], stdin=source, stdout=subprocess.PIPE)
-                lines = pipe.stdout
-            for number, line in enumerate(lines, 1):
-                line = line.strip()
-                if line:
-                    parse(line, self.slots, f"{path}:{number}")
-                    yield line
+                stream = pipe.stdout
+            number = 0  # the lines of the blocks before this one
+            for block in _blocks(stream):
+                raw = block.split(b"\n")
+                if block.endswith(b"\n"):
+                    raw.pop()
+                yield checked(raw, self.slots, path, number)
+                number += len(raw)
             if pipe is not None and pipe.wait() != 0:
                 raise RuntimeError(f"{type(self).__name__}: pipe_command {self.pipe_command!r} failed on "
                                    f"{path} with status {pipe.returncode}")
@@ -109,7 +120,11 @@ class InMemoryDataset(_Dataset):
         self._preload_error: Optional[BaseException] = None
 
     def load_into_memory(self, is_shuffle: bool = False) -> None:
-        self._records = [line for path in self._files(self.filelist) for line in self._lines(path)]
+        records: List[bytes] = []
+        for path in self._files(self.filelist):
+            for lines in self._line_blocks(path):
+                records.extend(lines)
+        self._records = records
         if is_shuffle:
             self.local_shuffle()
 
@@ -134,25 +149,34 @@ class InMemoryDataset(_Dataset):
 
     def local_shuffle(self) -> None:
         """This rank's records in a new order (pycoll's generator: ``pycoll.seed`` repeats it)."""
-        order = get_rng().permutation(len(self._records))
-        self._records = [self._records[i] for i in order]
+        order = get_rng().permutation(len(self._records)).tolist()
+        records = self._records
+        self._records = [records[i] for i in order]
 
     def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
         """Every record to a random rank (exchanged by alltoall in bounded rounds), then a local
         shuffle. Every rank must call it."""
         world = dist.get_world_size()
-        destination = get_rng().integers(0, world, len(self._records))
+        records, self._records = self._records, []
+        destination = get_rng().integers(0, world, len(records))
         outgoing: List[List[bytes]] = [[] for _ in range(world)]
-        for line, peer in zip(self._records, destination.tolist()):
+        for line, peer in zip(records, destination.tolist()):
             outgoing[peer].append(line)
-        self._records = []
-        chunks = [_chunks(lines) for lines in outgoing]
+        del records
+        chunks = [_chunks(outgoing.pop(0)) for _ in range(world)]
         rounds = np.array([max((len(c) for c in chunks), default=0)], np.int64)
         dist.all_reduce(rounds, op=dist.ReduceOp.MAX)
         for step in range(int(rounds[0])):
-            send = [np.frombuffer(b"\n".join(c[step]) if step < len(c) else b"", np.uint8) for c in chunks]
+            send = []
+            for peer_chunks in chunks:
+                if step < len(peer_chunks):
+                    send.append(np.frombuffer(b"\n".join(peer_chunks[step]), np.uint8))
+                    peer_chunks[step] = []  # the records sent are freed round by round
+                else:
+                    send.append(np.zeros(0, np.uint8))
             received: List[Any] = []
             dist.alltoall(received, send)
+            del send
             for block in received:
                 if block.size:
                     self._records.extend(block.tobytes().split(b"\n"))
@@ -221,16 +245,33 @@ class QueueDataset(_Dataset):
 
 
 def _chunks(lines: List[bytes]) -> List[List[bytes]]:
-    """``lines`` in runs of about :data:`CHUNK_BYTES` (at least one line each)."""
+    """``lines`` in runs of at most :data:`CHUNK_BYTES` (counting a newline after each line; at
+    least one line each)."""
+    ends = np.cumsum(np.fromiter(map(len, lines), np.int64, len(lines)) + 1)
     chunks: List[List[bytes]] = []
-    size = CHUNK_BYTES
-    for line in lines:
-        if size + len(line) + 1 > CHUNK_BYTES and (not chunks or chunks[-1]):
-            chunks.append([])
-            size = 0
-        chunks[-1].append(line)
-        size += len(line) + 1
+    start, base = 0, 0
+    while start < len(lines):
+        stop = max(int(np.searchsorted(ends, base + CHUNK_BYTES, "right")), start + 1)
+        chunks.append(lines[start:stop])
+        base, start = int(ends[stop - 1]), stop
     return chunks
+
+
+def _blocks(stream: Any) -> Iterator[bytes]:
+    """``stream``'s bytes in blocks of about :data:`READ_BYTES` that end at a line's end (the last
+    block as it comes)."""
+    tail = b""
+    while True:
+        data = stream.read(READ_BYTES)
+        if not data:
+            if tail:
+                yield tail
+            return
+        data = tail + data
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        if cut:
+            yield data[:cut]
 
 
 def _line(record: List[np.ndarray]) -> bytes:

@@ -65,6 +65,39 @@ def parse(line: bytes, slots: List[Slot], where: str) -> List[np.ndarray]:
     return values
 
 
+def checked(raw: List[bytes], slots: List[Slot], where: str, first: int = 0) -> List[bytes]:
+    """The non-blank lines of ``raw`` (a block of a file's lines, the first being line ``first + 1``
+    of ``where``), stripped, once each is known to hold ``slots``: the counts are walked line by
+    line, the values converted in one ``np.array`` per dtype (the conversion :func:`parse` makes per
+    slot, about twice as fast over a block). When anything is wrong the block is parsed again line
+    by line, so the error is :func:`parse`'s, naming the file and line."""
+    lines = [line for line in map(bytes.strip, raw) if line]
+    by_dtype: Dict[str, List[bytes]] = {dtype: [] for dtype in DTYPES}
+    columns = [by_dtype[slot.dtype] for slot in slots]
+    try:
+        for line in lines:
+            fields = line.split()
+            at, size = 0, len(fields)
+            for column in columns:
+                count = int(fields[at])
+                end = at + 1 + count
+                if count < 0 or end > size:
+                    raise ValueError(line)
+                column += fields[at + 1:end]
+                at = end
+            if at != size:
+                raise ValueError(line)
+        for dtype, values in by_dtype.items():
+            np.array(values, dtype)
+    except (ValueError, IndexError, OverflowError):
+        for number, line in enumerate(raw, first + 1):
+            line = line.strip()
+            if line:
+                parse(line, slots, f"{where}:{number}")
+        raise
+    return lines
+
+
 def batch(records: List[List[np.ndarray]], slots: List[Slot]) -> Dict[str, Any]:
     """A batch: for each slot its values padded with zeros to the longest record
     (``[batch, longest]``) and each record's count (``<name>.lengths``, ``[batch]``), as Tensors."""
