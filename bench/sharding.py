@@ -1,11 +1,14 @@
-"""group_sharded_parallel(level="os") against plain DataParallel on the same model and data:
-optimizer state held per rank, and step time, alternated in one run (issue 13).
+"""group_sharded_parallel at each level against plain DataParallel on the same model and data:
+optimizer state, gradients and parameters held per rank, and step time, alternated in one run
+(issue 13).
 
     python -m pycoll.launch --nproc_per_node 2 bench/sharding.py [--rounds 5] [--hidden 1024]
 
-An MLP 256 -> H -> H -> 16 with Adam, batch 64 per rank; each round times 20 steps of each
-(after 3 warm-up steps), in an order that flips from round to round. Rank 0 prints the table:
-state bytes per rank (the largest rank's for "os"), the median step time and their ratios.
+An MLP 256 -> H -> H -> 16 with Adam, batch 64 per rank; p_g_os with segment_size=0 (every
+parameter sharded). Each round times 20 steps of each (after 3 warm-up steps), in an order that
+rotates from round to round. Rank 0 prints the table: bytes held by the largest rank (state after
+a step, gradients after backward, parameters between steps), the median step time, and ratios
+to DataParallel.
 """
 import argparse
 import statistics
@@ -16,17 +19,39 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from pycoll.distributed.sharding import group_sharded_parallel
+from pycoll.distributed.sharding import GroupShardedModel, group_sharded_parallel
 
 
-def setup(sharded: bool, hidden: int):
+KINDS = ("DataParallel", "os", "os_g", "p_g_os")
+
+
+def setup(kind: str, hidden: int):
     pycoll.seed(0)
     model = nn.Sequential(nn.Linear(256, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                           nn.Linear(hidden, 16))
     opt = pycoll.optimizer.Adam(learning_rate=1e-3, parameters=model.parameters())
-    if sharded:
-        return group_sharded_parallel(model, opt, "os")[:2]
-    return pycoll.DataParallel(model), opt
+    if kind == "DataParallel":
+        return pycoll.DataParallel(model), opt
+    return group_sharded_parallel(model, opt, kind, segment_size=0)[:2]
+
+
+def largest(nbytes: int) -> int:
+    mine = np.array([nbytes], np.int64)
+    dist.all_reduce(mine, op=dist.ReduceOp.MAX)
+    return int(mine[0])
+
+
+def held(model, opt, x):
+    """Bytes the largest rank holds: (optimizer moments, gradients after backward, parameters
+    between steps), pieces included."""
+    sharded = isinstance(model, GroupShardedModel)
+    (model(x) ** 2).mean().backward()
+    grads = model.gradient_bytes() if sharded else sum(p.grad.array.nbytes for p in model.parameters())
+    opt.step()
+    opt.clear_grad()
+    state = sum(v.numpy().nbytes for k, v in opt.state_dict().items() if "_pow_acc_" not in k)
+    params = model.parameter_bytes() if sharded else sum(p.array.nbytes for p in model.parameters())
+    return largest(state), largest(grads), largest(params)
 
 
 def steps(model, opt, x, count: int) -> float:
@@ -48,28 +73,26 @@ def main() -> None:
     args = parser.parse_args()
     dist.init_parallel_env()
     x = pycoll.to_tensor(np.random.default_rng(dist.get_rank()).standard_normal((64, 256)).astype(np.float32))
-    runs = {kind: setup(kind == "os", args.hidden) for kind in ("DataParallel", "os")}
+    runs = {kind: setup(kind, args.hidden) for kind in KINDS}
     times = {kind: [] for kind in runs}
     for kind, (model, opt) in runs.items():
         steps(model, opt, x, 3)
     for r in range(args.rounds):
-        for kind in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+        for kind in KINDS[r % len(KINDS):] + KINDS[:r % len(KINDS)]:
             times[kind].append(steps(*runs[kind], x, 20))
-    held = {}
-    for kind, (_, opt) in runs.items():
-        mine = np.array([sum(v.numpy().nbytes for v in opt.state_dict().values())], np.int64)
-        dist.all_reduce(mine, op=dist.ReduceOp.MAX)
-        held[kind] = int(mine[0])
+    memory = {kind: held(*runs[kind], x) for kind in KINDS}
     if dist.get_rank() == 0:
         n = dist.get_world_size()
-        params = sum(int(np.prod(p.shape)) for p in runs["os"][0].parameters())
-        print(f"# {n} ranks, {params} parameters (H={args.hidden}), Adam, median of {args.rounds} rounds")
-        print("| | optimizer state per rank (bytes) | step (ms) |")
-        print("|---|---:|---:|")
-        for kind in runs:
-            print(f"| {kind} | {held[kind]} | {statistics.median(times[kind]) * 1e3:.2f} |")
-        print(f"| os / DataParallel | {held['os'] / held['DataParallel']:.3f} (1/{n} = {1 / n:.3f}) | "
-              f"{statistics.median(times['os']) / statistics.median(times['DataParallel']):.3f} |")
+        params = sum(int(np.prod(p.shape)) for p in runs["DataParallel"][0].parameters())
+        base, base_time = memory["DataParallel"], statistics.median(times["DataParallel"])
+        print(f"# {n} ranks, {params} parameters (H={args.hidden}), Adam, median of {args.rounds} rounds; "
+              f"bytes held by the largest rank (ratio to DataParallel; 1/{n} = {1 / n:.3f})")
+        print("| | optimizer state | gradients after backward | parameters between steps | step (ms) | step ratio |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for kind in KINDS:
+            cells = " | ".join(f"{m} ({m / b:.3f})" for m, b in zip(memory[kind], base))
+            step = statistics.median(times[kind])
+            print(f"| {kind} | {cells} | {step * 1e3:.2f} | {step / base_time:.3f} |")
 
 
 if __name__ == "__main__":
