@@ -63,7 +63,8 @@ class ShardedOptimizer:
 
     def whole_state_dict(self) -> Dict[str, Any]:
         """The whole optimizer state, keyed as the unsharded optimizer's, assembled from every
-        rank's pieces (collective; every rank gets it)."""
+        rank's pieces (collective; every rank gets it). Pieces are matched by parameter name, so
+        every rank must have built the same model (as DataParallel requires anyway)."""
         states: List[Dict[str, np.ndarray]] = []
         dist.all_gather_object(states, {k: v.numpy() for k, v in self.state_dict().items()}, group=self._group)
         whole: Dict[str, Any] = {}
