@@ -55,12 +55,12 @@ class DataParallel(Layer):
             _broadcast_state(layers, group)
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
-                                    find_unused_parameters, wire, shard=self._shards_gradients())
+                                    find_unused_parameters, wire, **self._reducer_options())
 
-    def _shards_gradients(self) -> bool:
-        """Whether each rank keeps only its piece of each averaged gradient (a reduce-scatter;
-        sharding's model says so) rather than the whole of every one (an all-reduce)."""
-        return False
+    def _reducer_options(self) -> Dict[str, Any]:
+        """Further arguments of the Reducer: sharding's model asks for ``shard`` (each rank
+        keeps only its piece of each averaged gradient) and an ``outer_group``."""
+        return {}
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self._layers(*inputs, **kwargs)

@@ -14,6 +14,9 @@ of all-reduced, in ZeRO's layout (``segments.py``): each rank receives the avera
 piece of every parameter, which it adds into its sharded gradient (``sharded_grad``), and no rank
 keeps a whole gradient (``.grad`` is None after backward) or a whole buffer. Shapes are recorded
 at construction, so the reducer also works on parameters whose memory is released between uses.
+With ``outer_group`` (sharding inside data parallelism: the ranks holding the same pieces in the
+other replicas) what a bucket brings is then all-reduced over that group too, the average being
+over both groups' ranks.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ class Bucket:
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
                  last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
-                 shard: bool = False):
+                 shard: bool = False, outer_group: Optional[Any] = None):
         self.params = list(params)
         self.shapes = [tuple(p.array.shape) for p in self.params]
         self.dtypes = [p.array.dtype for p in self.params]
@@ -57,6 +60,8 @@ class Reducer:
         self.names = list(names)
         self.group = group
         self.world = dist.get_world_size(group)
+        self.outer_group = outer_group
+        self._scale = 1.0 / (self.world * (dist.get_world_size(outer_group) if outer_group is not None else 1))
         self._xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
         self.cap = bucket_bytes
         self.last_cap = last_bucket_bytes
@@ -168,10 +173,10 @@ class Reducer:
         if bucket.buffer is None:
             bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
         if bucket.layout is None:
-            kernels.flatten(grads, out=bucket.buffer, scale=1.0 / self.world)
+            kernels.flatten(grads, out=bucket.buffer, scale=self._scale)
             bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
         else:
-            bucket.layout.pack(grads, bucket.buffer, 1.0 / self.world, self._xp)
+            bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
             width = bucket.layout.width
             bucket.part = self._xp.empty(width, dtype=bucket.dtype)
             bucket.task = dist.reduce_scatter(bucket.part, [bucket.buffer[r * width:(r + 1) * width]
@@ -195,6 +200,8 @@ class Reducer:
             used, self._used_task = self._used.tolist(), None  # on the host (a GPU map syncs here)
         for b in self.buckets:
             b.task.wait()
+            if self.outer_group is not None:
+                dist.all_reduce(b.buffer if b.layout is None else b.part, group=self.outer_group)
             start = time.perf_counter()
             if b.layout is not None:
                 self._keep_pieces(b)

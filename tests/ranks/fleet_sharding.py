@@ -1,6 +1,7 @@
 """Sharding and gradient merge through fleet on 4 ranks train as one process does on the
 whole batch: sharding_degree=4 at stage 2 with gradient merge (k=2), sharding_degree=4 at
-stage 3, and dp_degree=2 x sharding_degree=2 at stage 1 with gradient merge (k=3); each rank
+stage 3, dp_degree=2 x sharding_degree=2 at stage 1 with gradient merge (k=3) and at stage 2
+(k=2), and group_sharded_parallel at p_g_os with a dp_group; each rank
 keeping the optimizer state of its share of its sharding group. Momentum, not Adam: Adam would
 not notice gradients left unaveraged by the merge."""
 import numpy as np
@@ -9,6 +10,7 @@ import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.distributed import fleet
+from pycoll.distributed.sharding import group_sharded_parallel
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -40,7 +42,8 @@ def reference(k):
 
 report = []
 for configs, stage, k in [({"sharding_degree": 4}, 2, 2), ({"sharding_degree": 4}, 3, 1),
-                          ({"dp_degree": 2, "sharding_degree": 2}, 1, 3)]:
+                          ({"dp_degree": 2, "sharding_degree": 2}, 1, 3),
+                          ({"dp_degree": 2, "sharding_degree": 2}, 2, 2)]:
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = configs
     strategy.sharding_configs = {"stage": stage}
@@ -68,4 +71,18 @@ for configs, stage, k in [({"sharding_degree": 4}, 2, 2), ({"sharding_degree": 4
     dist.all_gather_object(shares, state, group=hcg.get_sharding_parallel_group())
     assert min(shares) > 0 and max(shares) < sum(shares), shares
     report.append(f"{'x'.join(f'{k[:-7]}{v}' for k, v in configs.items())}/stage{stage}/k{k}:state={state}")
+# group_sharded_parallel inside data parallelism: p_g_os over the sharding group, dp_group beside
+layer = net()
+model, opt, _ = group_sharded_parallel(layer, pycoll.optimizer.Momentum(learning_rate=0.05, parameters=layer.parameters()),
+                                       "p_g_os", group=hcg.get_sharding_parallel_group(),
+                                       dp_group=hcg.get_data_parallel_group(), segment_size=0)
+for x in batches():
+    (model(pycoll.to_tensor(x[rank * BATCH:(rank + 1) * BATCH])) ** 2).mean().backward()
+    opt.step()
+    opt.clear_grad()
+assert model.parameter_bytes() < sum(p.size for p in net().parameters()) * 4
+model.get_all_parameters()
+for p, q in zip(model.parameters(), reference(1)):
+    np.testing.assert_allclose(p.numpy(), q, rtol=1e-5, atol=1e-5, err_msg="p_g_os with dp_group")
+report.append("p_g_os+dp_group")
 print(f"fleet sharding OK rank={rank} {' '.join(report)}", flush=True)

@@ -59,9 +59,6 @@ def init(role_maker: Any = None, is_collective: bool = False,
         raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x sharding_degree={sharding} x "
                          f"mp_degree={mp} = {dp * sharding * mp}, but the job has {world} ranks; their "
                          f"product must be the world size")
-    if sharding > 1 and dp > 1 and stage > 1:
-        raise ValueError(f"fleet.init: sharding stage {stage} with dp_degree={dp} is not in pycoll yet "
-                         f"(stage 1 is); shard over the data-parallel ranks instead (dp_degree=1)")
     hcg = HybridCommunicateGroup(dp, mp, sharding)
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
     _state.clear()
@@ -103,21 +100,22 @@ def distributed_model(model: Any) -> Any:
     (buckets of the strategy's ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded
     over the sharding group at the strategy's stage (1/2/3: group_sharded_parallel's os, os_g,
     p_g_os); as it is when there is no data parallelism. Its model-parallel layers already use
-    the model-parallel group (fleet.init made it their default)."""
+    the model-parallel group (fleet.init made it their default). With both data and sharding
+    degrees, gradients are averaged over both (the sharding model's ``dp_group``)."""
     state = _started("distributed_model")
     hcg, strategy = state["hcg"], state["strategy"]
-    replicas = hcg.replica_group()
-    if replicas.nranks == 1:
-        return model
     if hcg.get_sharding_parallel_world_size() > 1:
         level = STAGES[strategy.sharding_configs["stage"]]
-        sharded = shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
-                              data_group=replicas if hcg.get_data_parallel_world_size() > 1 else None)
+        wrapped = shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
+                              dp_group=hcg.get_data_parallel_group())
+    elif hcg.get_data_parallel_world_size() > 1:
+        wrapped = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
+                               find_unused_parameters=strategy.find_unused_parameters,
+                               group=hcg.get_data_parallel_group())
     else:
-        sharded = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
-                               find_unused_parameters=strategy.find_unused_parameters, group=replicas)
-    state["model"] = sharded
-    return sharded
+        return model
+    state["model"] = wrapped
+    return wrapped
 
 
 def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:

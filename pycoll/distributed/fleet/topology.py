@@ -25,18 +25,11 @@ class HybridCommunicateGroup:
                 group = dist.new_group(members)
                 if group.rank >= 0:
                     self._groups[axis] = group
-        # the ranks holding the same model-parallel block: data replicas of each other
-        self._groups["replica"] = self._groups["data"]
-        if sharding_degree > 1:
-            for members in self._lines("data", "sharding"):
-                group = dist.new_group(members)
-                if group.rank >= 0:
-                    self._groups["replica"] = group
 
-    def _lines(self, *axes: str) -> List[List[int]]:
-        """For each setting of the other axes, the global ranks along ``axes``, in rank order."""
+    def _lines(self, axis: str) -> List[List[int]]:
+        """For each setting of the other axes, the global ranks along ``axis``, in rank order."""
         degrees = [self._degrees[a] for a in AXES]
-        fixed = [range(d) if a not in axes else [None] for a, d in zip(AXES, degrees)]
+        fixed = [range(d) if a != axis else [None] for a, d in zip(AXES, degrees)]
         lines = []
         for point in itertools.product(*fixed):
             moving = [range(d) if p is None else [p] for p, d in zip(point, degrees)]
@@ -85,11 +78,6 @@ class HybridCommunicateGroup:
 
     def get_pipe_parallel_world_size(self) -> int:
         return 1
-
-    def replica_group(self) -> dist.Group:
-        """The ranks that hold the same model-parallel block (data × sharding): the gradients of
-        a data-parallel step are averaged over them."""
-        return self._groups["replica"]
 
     def get_parallel_mode(self) -> str:
         """paddle's names: ``"data"``, ``"sharding"``, ``"model"`` (tensor) parallel, or

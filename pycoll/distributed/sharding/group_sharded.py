@@ -42,7 +42,9 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     """``(model, optimizer, scaler)`` for sharded training at ``level`` over ``group`` (the world
     by default). ``offload=True`` keeps the optimizer state in host memory (and updates there).
     ``exclude_layer`` (layer class names or ``id(layer)``) and ``segment_size`` choose, at
-    ``p_g_os``, the parameters that stay whole on every rank. ``buffer_max_size`` is the
+    ``p_g_os``, the parameters that stay whole on every rank. ``dp_group`` (sharding inside data
+    parallelism: the ranks holding this rank's pieces in the other replicas) averages the
+    gradients over it too. ``buffer_max_size`` is the
     gradient bucket size in bytes. ``sync_buffers``/``sync_comm`` are accepted for paddle's
     signature (buffers are broadcast once at wrap time; pycoll's gradient traffic overlaps backward)."""
     if level not in LEVELS:
@@ -55,28 +57,29 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     if group is not None and (not isinstance(group, dist.Group) or group.rank < 0):
         raise ValueError(f"group_sharded_parallel: group {group!r} does not contain this rank "
                          f"({dist.get_rank()}); pass a group of the ranks that train together")
-    if dp_group is not None:
-        raise ValueError("group_sharded_parallel: dp_group (sharding inside data parallelism) is "
-                         "not in pycoll yet; shard over the whole group")
+    if dp_group is not None and (not isinstance(dp_group, dist.Group) or dp_group.rank < 0):
+        raise ValueError(f"group_sharded_parallel: dp_group {dp_group!r} does not contain this rank "
+                         f"({dist.get_rank()}); pass the ranks that hold this rank's pieces in the other replicas")
     if isinstance(segment_size, bool) or not isinstance(segment_size, int) or segment_size < 0:
         raise ValueError(f"group_sharded_parallel: segment_size={segment_size!r}; it must be an int >= 0")
     missing = [entry for entry in exclude_layer or [] if not _names_a_layer(model, entry)]
     if missing:
         raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
                          f"have (give layer class names or id(layer))")
-    sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [])
+    sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [],
+                          dp_group)
     return sharded, ShardedOptimizer(optimizer, sharded, offload), scaler
 
 
 def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buffer_size: float = 25,
                 segment_size: int = 2 ** 20, exclude_layer: Sequence[Union[str, int]] = (),
-                data_group: Optional[dist.Group] = None) -> GroupShardedModel:
-    """The model side of ``level`` over ``group`` (arguments checked by the caller): fleet's
-    sharding builds it too, before it sees the optimizer, with gradients averaged over
-    ``data_group`` where that is larger than ``group``."""
+                dp_group: Optional[dist.Group] = None) -> GroupShardedModel:
+    """The model side of ``level`` over ``group`` (arguments checked by the caller), gradients
+    averaged over ``dp_group`` too: fleet's sharding builds it as well, before it sees the
+    optimizer."""
     several = dist.is_initialized() and dist.get_world_size(group) > 1
     lazy = _lazy_parameters(model, exclude_layer, segment_size) if level == "p_g_os" and several else set()
-    return GroupShardedModel(model, group, level, lazy, data_group=data_group, comm_buffer_size=comm_buffer_size)
+    return GroupShardedModel(model, group, level, lazy, dp_group=dp_group, comm_buffer_size=comm_buffer_size)
 
 
 def _names_a_layer(model: Layer, entry: Union[str, int]) -> bool:

@@ -31,15 +31,17 @@ class GroupShardedModel(DataParallel):
     piece ``piece_bounds(size, nranks, group rank)`` of every trainable parameter. Gradients are
     all-reduced at ``os``, reduce-scattered to the pieces' owners at ``os_g``/``p_g_os``; at
     ``p_g_os`` the parameters in ``lazy`` (ids) are held whole only while in use. With
-    ``data_group`` (level ``os`` only: fleet's dp × sharding), gradients are averaged over that
-    larger group and ``group`` only shares out the optimizer's work."""
+    ``dp_group`` (paddle's: sharding inside data parallelism, the ranks of the other replicas
+    that hold this rank's pieces) gradients are averaged over both groups."""
 
     def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, lazy: Set[int],
-                 data_group: Optional[dist.Group] = None, **data_parallel: Any):
-        if data_group is not None and level != "os":
-            raise ValueError(f"sharding level {level!r} inside a larger data-parallel group is not in pycoll yet")
+                 dp_group: Optional[dist.Group] = None, **data_parallel: Any):
         self._level = level
-        super().__init__(layers, group=data_group or group, **data_parallel)
+        self._dp_group = dp_group if dp_group is not None and dp_group.nranks > 1 else None
+        super().__init__(layers, group=group, **data_parallel)
+        if self._dp_group is not None:  # every replica starts from the first one's values
+            for tensor in list(layers.parameters()) + list(layers.buffers()):
+                dist.broadcast(tensor, src=self._dp_group.ranks[0], group=self._dp_group)
         self.shard_group = group
         several = dist.is_initialized() and dist.get_world_size(group) > 1
         self._nranks = dist.get_world_size(group) if several else 1
@@ -60,6 +62,9 @@ class GroupShardedModel(DataParallel):
         for p in self._lazy:
             p.register_grad_ready_hook(lambda param: param._clear_data())
         self._release(self._lazy)
+
+    def _reducer_options(self) -> Dict[str, Any]:
+        return {"shard": self._shards_gradients(), "outer_group": self._dp_group}
 
     def _shards_gradients(self) -> bool:
         return self._level != "os"
