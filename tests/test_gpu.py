@@ -1,4 +1,4 @@
-"""DataParallel and the seed examples on NCCL ranks sharing one GPU (run with `pytest -m gpu`).
+"""DataParallel, sharding and the seed examples on NCCL ranks sharing one GPU (run with `pytest -m gpu`).
 
 Ranks on one GPU: pycoll gives each its own NCCL_HOSTID (see rendezvous), and NCCL's socket
 transport runs over the loopback interface.
@@ -32,3 +32,8 @@ def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):
     result = run_seed_example(example, tmp_path, env=GPU_ENV, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count(marker) == 2, result.stdout + result.stderr
+
+
+def test_every_sharding_level_on_gpu_ranks_trains_like_data_parallel(tmp_path):
+    """The levels' reduce-scatters and all-gathers on NCCL; offload keeps the state on the host."""
+    assert_ok(launch(2, "sharding_equivalence.py", str(tmp_path), env=GPU_ENV, timeout=300), expect_lines=2)

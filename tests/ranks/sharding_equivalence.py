@@ -73,6 +73,8 @@ for level, options in [("os", {}), ("os_g", {}), ("p_g_os", {"segment_size": 4, 
     model, opt, losses, grads_held = train(level, **options)
     np.testing.assert_allclose(losses, plain_losses, rtol=1e-5, err_msg=level)
     state = state_bytes(opt)
+    if options.get("offload"):  # on a GPU model too, the state is in host memory
+        assert all(isinstance(v.array, np.ndarray) for v in opt.state_dict().values())
     states = everyone(state)
     assert sum(states) == whole_state and (n == 1 or max(states) < whole_state), (level, states, whole_state)
     if level != "os":  # gradients reduced to their owners only
