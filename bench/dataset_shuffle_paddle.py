@@ -24,26 +24,13 @@ import argparse
 import glob
 import json
 import os
-import resource
-import time
 import traceback
 
 import numpy as np
 import paddle
 import paddle.distributed as dist
+from rank_clock import peak_mib, timed
 
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def timed(step) -> float:
-    dist.barrier()
-    start = time.perf_counter()
-    step()
-    took = time.perf_counter() - start
-    dist.barrier()
-    return took
 
 
 def total(count: int) -> int:
@@ -72,11 +59,11 @@ def main() -> None:
     data.set_filelist(files)
     report = {"framework": "paddle", "rank": rank, "world": world, "files": len(files),
               "thread_num": args.thread_num, "rss_before_load_mib": peak_mib()}
-    report["load_s"] = timed(data.load_into_memory)
+    report["load_s"] = timed(data.load_into_memory, dist.barrier)
     report["rss_after_load_mib"] = peak_mib()
     report["loaded"] = int(data.get_memory_data_size())
     report["loaded_all"] = total(report["loaded"])
-    report["local_shuffle_s"] = timed(data.local_shuffle)
+    report["local_shuffle_s"] = timed(data.local_shuffle, dist.barrier)
     report["shuffled"] = int(data.get_memory_data_size())  # get_shuffle_data_size() is 0 after a local shuffle
     report["get_shuffle_data_size"] = int(data.get_shuffle_data_size())
     report["shuffled_all"] = total(report["shuffled"])

@@ -13,25 +13,12 @@ import argparse
 import glob
 import json
 import os
-import resource
-import time
 
 import pycoll
 import pycoll.distributed as dist
+from rank_clock import peak_mib, timed
 from pycoll.distributed.dataset import Slot
 
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def timed(step) -> float:
-    dist.barrier()
-    start = time.perf_counter()
-    step()
-    took = time.perf_counter() - start
-    dist.barrier()
-    return took
 
 
 def main() -> None:
@@ -50,12 +37,12 @@ def main() -> None:
     data.set_filelist(files)
     report = {"framework": "pycoll", "rank": rank, "world": world, "files": len(files),
               "thread_num": args.thread_num, "rss_before_load_mib": peak_mib()}
-    report["load_s"] = timed(data.load_into_memory)
+    report["load_s"] = timed(data.load_into_memory, dist.barrier)
     report["rss_after_load_mib"] = peak_mib()
     report["loaded"] = data.get_memory_data_size()
     report["loaded_all"] = data.get_memory_data_size(fleet=True)
-    report["local_shuffle_s"] = timed(data.local_shuffle)
-    report["global_shuffle_s"] = timed(data.global_shuffle)
+    report["local_shuffle_s"] = timed(data.local_shuffle, dist.barrier)
+    report["global_shuffle_s"] = timed(data.global_shuffle, dist.barrier)
     report["shuffled"] = data.get_shuffle_data_size()
     report["shuffled_all"] = data.get_shuffle_data_size(fleet=True)
     report["rss_peak_mib"] = peak_mib()
