@@ -121,6 +121,8 @@ def record(outputs: Sequence[GraphTensor], backward: Callable,
     returns one gradient array or None per entry of `inputs`; an input that is None (say a Python
     scalar operand) takes no gradient. `fresh`: see `Node`.
     """
+    for hook in list(_record_hooks.values()):
+        backward = hook(outputs, backward, inputs)
     if not _grad_enabled:
         return
     edges = tuple(None if t is None else edge(t) for t in inputs)
@@ -144,6 +146,18 @@ class RemovableHandle:
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+
+
+_record_hooks: Dict[int, Callable] = {}  # see add_record_hook
+
+
+def add_record_hook(hook: Callable[[Sequence[Any], Callable, Sequence[Any]], Callable]) -> RemovableHandle:
+    """Call ``hook(outputs, backward, inputs)`` for every op that reaches `record`, under no_grad
+    too; what it returns replaces ``backward`` (a tracer wraps it to see the backward op run).
+    auto-parallel's program listings are made this way."""
+    handle = RemovableHandle(_record_hooks)
+    _record_hooks[handle.id] = hook
+    return handle
 
 
 def queue_callback(fn: Callable[[], None]) -> None:

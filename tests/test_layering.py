@@ -32,7 +32,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
-                  "pycoll.distributed.dataset")),
+                  "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use

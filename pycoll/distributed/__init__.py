@@ -26,6 +26,8 @@ def is_available() -> bool:
 
 _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
              "VocabParallelEmbedding", "split", "split_layers")
+_AUTO_PARALLEL = ("ProcessMesh", "Shard", "Replicate", "Partial", "shard_tensor", "reshard",
+                  "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy")
 
 
 def __getattr__(name: str):
@@ -40,6 +42,10 @@ def __getattr__(name: str):
         from pycoll.distributed import dataset
 
         return getattr(dataset, name)
+    if name in _AUTO_PARALLEL:  # paddle's auto-parallel API: dist.ProcessMesh, dist.to_static, ...
+        from pycoll.distributed import auto_parallel
+
+        return getattr(auto_parallel, name)
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 

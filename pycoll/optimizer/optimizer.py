@@ -134,8 +134,8 @@ class Optimizer:
                 if name in self._scalar_accumulators:
                     self._accumulators[name][key] = float(value.reshape(-1)[0])
                     continue
-                if list(value.shape) != p.shape:
+                if value.shape != p.array.shape:  # the array this rank holds (a piece of a sharded one)
                     raise ValueError(f"state_dict[{key}_{name}_0] has shape {list(value.shape)}, "
-                                     f"the parameter has shape {p.shape}")
+                                     f"the parameter has shape {list(p.array.shape)}")
                 xp = np if self._state_on_host else array_module(p.array)
                 self._accumulators[name][key] = to_module(value, xp).astype(p.dtype, copy=True)

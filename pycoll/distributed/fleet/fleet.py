@@ -10,12 +10,11 @@ from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 from pycoll.distributed.sharding import ShardedOptimizer
-from pycoll.distributed.sharding.group_sharded import shard_model
+from pycoll.distributed.sharding.group_sharded import STAGES, shard_model
 from pycoll.parallel import DataParallel
 from pycoll.parallel.mp_ops import set_model_parallel_group
 
 _state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
-STAGES = {1: "os", 2: "os_g", 3: "p_g_os"}  # sharding_configs' stage -> group_sharded_parallel's level
 
 
 class UserDefinedRoleMaker:

@@ -30,6 +30,7 @@ from pycoll.parallel import DataParallel
 from pycoll.serialization import save
 
 LEVELS = ("os", "os_g", "p_g_os")
+STAGES = {1: "os", 2: "os_g", 3: "p_g_os"}  # paddle's sharding stages (fleet, auto-parallel) -> levels
 
 
 def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any = None,
@@ -92,7 +93,7 @@ def _lazy_parameters(model: Layer, exclude: Sequence[Union[str, int]], segment_s
     kept = {id(p) for layer in model.sublayers(include_self=True)
             if type(layer).__name__ in exclude or id(layer) in exclude
             for p in layer.parameters()}
-    return {id(p) for p in model.parameters() if p.size > segment_size and id(p) not in kept}
+    return {id(p) for p in model.parameters() if p.array.size > segment_size and id(p) not in kept}
 
 
 def save_group_sharded_model(model: GroupShardedModel, output: str,

@@ -48,8 +48,8 @@ class GroupShardedModel(DataParallel):
         self._me = dist.get_rank(group) if several else 0
         self.trainable = [p for p in layers.parameters() if not p.stop_gradient]
         self._xp = array_module(self.trainable[0].array) if self.trainable else np
-        self._shapes = {id(p): tuple(p.shape) for p in self.trainable}
-        self._bounds: Dict[int, Tuple[int, int]] = {id(p): piece_bounds(p.size, self._nranks, self._me)
+        self._shapes = {id(p): tuple(p.array.shape) for p in self.trainable}  # this rank's arrays
+        self._bounds: Dict[int, Tuple[int, int]] = {id(p): piece_bounds(p.array.size, self._nranks, self._me)
                                                     for p in self.trainable}
         self._lazy = [p for p in self.trainable if id(p) in lazy]
         self._pieces = {id(p): p.array.reshape(-1)[slice(*self._bounds[id(p)])].copy() for p in self._lazy}

@@ -1,0 +1,200 @@
+"""Distributed tensors: ``shard_tensor``, ``reshard``, ``unshard_dtensor``.
+
+A distributed tensor is a ``pycoll.Tensor`` whose array is this rank's *local piece*; it also
+knows its ``process_mesh``, its ``placements`` (one per mesh dimension) and the whole tensor's
+``shape`` (``_local_value()`` is the piece as a plain Tensor, ``_local_shape`` its shape). Made
+from a Parameter it is a ``DistParameter``: layers register it and optimizers update its piece
+in place like any parameter.
+
+pycoll runs eagerly and does not propagate placements through ops: an op on distributed tensors
+computes on their local pieces and returns a plain Tensor. Placements take effect where pycoll
+reads them: ``reshard`` (autograd flows through it), the sharded ``nn.Linear`` of ``shard_layer``
+/ ``to_static`` (``layers.py``) and the data-parallel batch (``loader.py``, ``dist_model.py``).
+Gradients have the placements of their tensor, a Partial one's gradient being whole
+(``transitions.gradient_placements``); ``reshard``'s backward moves them back.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from pycoll import _graph
+from pycoll.device import place_of
+from pycoll.distributed.auto_parallel.mesh import ProcessMesh
+from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
+from pycoll.distributed.auto_parallel.transitions import (describe, gradient_placements, local_block,
+                                                          plan, transition)
+from pycoll.nn import Parameter
+from pycoll.tensor import DTypeLike, Tensor, to_tensor, wrap
+
+
+class _Distributed:
+    """What a distributed tensor adds to Tensor (kept in the instance's ``__dict__``)."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self) -> List[int]:
+        """The whole tensor's shape (paddle's); the local piece's is ``_local_shape``."""
+        return list(self._global_shape)
+
+    @property
+    def size(self) -> int:
+        """The whole tensor's number of elements."""
+        return int(np.prod(self._global_shape, dtype=np.int64))
+
+    @property
+    def _local_shape(self) -> List[int]:
+        return list(self._array.shape)
+
+    def _local_value(self) -> Tensor:
+        """This rank's piece as a plain Tensor sharing its memory (outside the graph)."""
+        return wrap(self._array)
+
+    def is_dist(self) -> bool:
+        return True
+
+    def _set_dist(self, mesh: ProcessMesh, placements: Sequence[Placement], global_shape: Sequence[int]) -> None:
+        self.process_mesh = mesh
+        self.placements = list(placements)
+        self._global_shape = [int(s) for s in global_shape]
+
+    def __repr__(self) -> str:
+        kind = "DistParameter " + str(self.name) if isinstance(self, Parameter) else "DistTensor"
+        return (f"{kind}(shape={self.shape}, local_shape={self._local_shape}, dtype={self.dtype}, "
+                f"process_mesh={self.process_mesh}, placements={self.placements}, "
+                f"stop_gradient={self.stop_gradient},\n       local={self.numpy().tolist()})")
+
+
+class DistTensor(_Distributed, Tensor):
+    """A Tensor holding this rank's piece of a distributed tensor (see the module's text)."""
+
+
+class DistParameter(_Distributed, Parameter):
+    """A Parameter holding this rank's piece of a distributed parameter."""
+
+
+def is_dist_tensor(tensor: Any) -> bool:
+    return isinstance(tensor, _Distributed)
+
+
+def make_dist(array: Any, mesh: ProcessMesh, placements: Sequence[Placement],
+              global_shape: Sequence[int], like: Optional[Tensor] = None) -> Tensor:
+    """A distributed tensor over ``array`` itself (no copy). ``like`` a Parameter: a
+    DistParameter with its name, trainability and attributes; else a DistTensor."""
+    if isinstance(like, Parameter):
+        out: Tensor = DistParameter(array, name=like.name, trainable=not like.stop_gradient)
+        out.__dict__.update({k: v for k, v in like.__dict__.items()
+                             if k not in ("process_mesh", "placements", "_global_shape")})
+        out.is_distributed = any(p.is_shard() for p in placements)
+    else:
+        out = DistTensor(array, place=place_of(array))
+    out._set_dist(mesh, placements, global_shape)
+    return out
+
+
+def _check_mesh(mesh: Any, arg: str = "mesh") -> ProcessMesh:
+    if not isinstance(mesh, ProcessMesh):
+        raise TypeError(f"{arg} must be a dist.ProcessMesh, got {type(mesh).__name__}")
+    mesh.check_in_job(arg)
+    return mesh
+
+
+def shard_tensor(data: Any, mesh: ProcessMesh, placements: Sequence[Placement], dtype: DTypeLike = None,
+                 place: Any = None, stop_gradient: Optional[bool] = None) -> Tensor:
+    """A distributed tensor of ``data`` (the whole value, the same on every rank: a number, a
+    list, an array, a Tensor or a Parameter) laid on ``mesh`` by ``placements``: each rank keeps
+    its block (a copy). A Parameter gives a DistParameter (a new leaf with its name); a tensor in
+    the autograd graph stays in it (its gradient is gathered back). ``stop_gradient`` defaults
+    to ``data``'s (True for data that is not a Tensor)."""
+    if is_dist_tensor(data):
+        raise TypeError("shard_tensor: data is already a distributed tensor; use dist.reshard to change "
+                        "its placements")
+    mesh = _check_mesh(mesh)
+    if stop_gradient is None:
+        stop_gradient = getattr(data, "stop_gradient", True)
+    tensor = data if isinstance(data, Tensor) and dtype is None and place is None else to_tensor(
+        data, dtype=dtype, place=place)
+    shape = list(tensor._array.shape)
+    placements = check_placements(placements, mesh, len(shape), shape)
+    if tensor.grad_node is not None and not tensor.stop_gradient and not stop_gradient:
+        return _reshard(tensor, mesh, [Replicate()] * mesh.ndim, placements, shape)
+    out = make_dist(local_block(tensor._array, mesh, placements, mesh.coordinate()), mesh, placements,
+                    shape, like=data if isinstance(data, Parameter) else None)
+    out.stop_gradient = bool(stop_gradient)
+    return out
+
+
+def dtensor_from_local(local: Any, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
+    """A distributed tensor whose piece on this rank is ``local`` (no copy), its blocks assumed
+    equal: along each Shard the whole size is the local size times the ranks cutting it."""
+    mesh = _check_mesh(mesh)
+    tensor = local if isinstance(local, Tensor) else to_tensor(local)
+    shape = list(tensor._array.shape)
+    placements = check_placements(placements, mesh, len(shape), shape)
+    for axis, p in enumerate(placements):
+        if p.is_shard():
+            shape[p.dim] *= mesh.shape[axis]
+    out = make_dist(tensor._array, mesh, placements, shape)
+    out.stop_gradient = tensor.stop_gradient
+    if tensor.grad_node is not None:
+        _graph.record((out,), lambda g: (g,), (tensor,))
+    return out
+
+
+def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
+    """``dist_tensor`` moved to ``placements`` on the same ``mesh``, with the collectives of
+    ``transitions.py``; a new distributed tensor, differentiable (its backward moves the
+    gradient back)."""
+    if not is_dist_tensor(dist_tensor):
+        raise TypeError(f"reshard: dist_tensor must be a distributed tensor (made by dist.shard_tensor), "
+                        f"got {type(dist_tensor).__name__}")
+    mesh = _check_mesh(mesh)
+    if mesh != dist_tensor.process_mesh:
+        raise ValueError(f"reshard: mesh {mesh} is not dist_tensor's mesh {dist_tensor.process_mesh}; "
+                         f"pycoll reshards between placements on one mesh")
+    shape = dist_tensor.shape
+    placements = check_placements(placements, mesh, len(shape), shape)
+    return _reshard(dist_tensor, mesh, dist_tensor.placements, placements, shape)
+
+
+def _reshard(x: Tensor, mesh: ProcessMesh, src: List[Placement], dst: List[Placement],
+             shape: List[int]) -> Tensor:
+    if not x.stop_gradient and _graph.is_grad_enabled():
+        gradient_placements(src, mesh)  # a Partial without a gradient fails now, not in backward
+        gradient_placements(dst, mesh)
+    out = make_dist(transition(x._array, shape, mesh, src, dst), mesh, dst, shape)
+
+    def reshard_backward(g: Any) -> tuple:
+        grad_dst, scale_out = gradient_placements(dst, mesh)
+        grad_src, scale_in = gradient_placements(src, mesh)
+        g = transition(g / scale_out if scale_out != 1.0 else g, shape, mesh, grad_dst, grad_src)
+        return (g * scale_in if scale_in != 1.0 else g,)
+
+    reshard_backward.__pycoll_op__ = {  # what a program listing says of it (program.py)
+        "name": "reshard", "note": f"{src} -> {dst}", "comm": describe(plan(src, dst, len(shape)), mesh),
+        "grad_comm": lambda: describe(plan(gradient_placements(dst, mesh)[0],
+                                           gradient_placements(src, mesh)[0], len(shape)), mesh)}
+    _graph.record((out,), reshard_backward, (x,))  # if x needs a gradient
+    return out
+
+
+def unshard_dtensor(dist_tensor: Tensor) -> Tensor:
+    """The whole value of ``dist_tensor`` as a plain Tensor on every rank (Replicate, then its
+    piece): a Parameter comes back as a Parameter of the same name; otherwise the result stays
+    in the autograd graph."""
+    if not is_dist_tensor(dist_tensor):
+        raise TypeError(f"unshard_dtensor: dist_tensor must be a distributed tensor, got "
+                        f"{type(dist_tensor).__name__}")
+    mesh = dist_tensor.process_mesh
+    whole = reshard(dist_tensor, mesh, [Replicate()] * mesh.ndim)
+    if isinstance(dist_tensor, Parameter):
+        out = Parameter(whole._array, name=dist_tensor.name, trainable=not dist_tensor.stop_gradient)
+        out.__dict__.update({k: v for k, v in dist_tensor.__dict__.items()
+                             if k not in ("process_mesh", "placements", "_global_shape", "is_distributed")})
+        return out
+    plain = wrap(whole._array)
+    if whole.grad_node is not None:
+        _graph.record((plain,), lambda g: (g,), (whole,))
+    return plain

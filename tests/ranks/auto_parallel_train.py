@@ -1,0 +1,190 @@
+"""A 2-layer MLP through dist.to_static against the same MLP in one process, on every rank.
+
+    dp      2 ranks, mesh [0, 1] ("dp"): weights replicated, each batch split over the ranks;
+            then the same with strategy.gradient_merge (k_steps 2) and strategy.sharding (stages 2, 3)
+    hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
+            along "mp", each batch split along "dp"
+
+Every step's loss must equal the single-process loss of the whole batch (rtol 1e-5), and so must
+the parameters after training; eval() returns the single-process loss and changes no parameter;
+predict() returns the single-process outputs (this rank's rows, and whole after unshard); the
+programs list the collectives the plan inserts; state_dict()/set_state_dict() round-trip.
+"""
+import sys
+
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from pycoll.distributed import Replicate, Shard
+from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
+
+from expect import expect
+
+IN, HIDDEN, OUT, BATCH, SAMPLES = 8, 16, 4, 8, 32
+TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+class Data(pycoll.io.Dataset):
+    def __init__(self):
+        rng = np.random.default_rng(3)
+        self.x = rng.standard_normal((SAMPLES, IN)).astype(np.float32)
+        self.y = rng.standard_normal((SAMPLES, OUT)).astype(np.float32)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+    def __len__(self):
+        return SAMPLES
+
+
+class MLP(nn.Layer):
+    def __init__(self, mesh=None):
+        super().__init__()
+        self.fc1 = nn.Linear(IN, HIDDEN)
+        self.fc2 = nn.Linear(HIDDEN, OUT)
+        if mesh is not None:  # weights split along "mp": fc1 by columns, fc2 by rows
+            self.fc1.weight = dist.shard_tensor(self.fc1.weight, mesh, [Replicate(), Shard(1)], stop_gradient=False)
+            self.fc2.weight = dist.shard_tensor(self.fc2.weight, mesh, [Replicate(), Shard(0)], stop_gradient=False)
+
+    def forward(self, x):
+        return self.fc2(pycoll.tanh(self.fc1(x)))
+
+
+def whole(p):
+    return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
+
+
+def pair(mesh, sharded, optimizer, strategy=None, wrap_reference=None):
+    """(DistModel, loaders, reference, reference optimizer) built from the same seed."""
+    pycoll.seed(11)
+    layer = MLP(mesh if sharded else None)
+    pycoll.seed(11)
+    reference = MLP()
+    opt = optimizer(layer.parameters())
+    ref_opt = optimizer(reference.parameters())
+    if wrap_reference is not None:
+        ref_opt = wrap_reference(ref_opt)
+    loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
+    dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
+    model = dist.to_static(layer, dist_loader, nn.MSELoss(), opt, strategy=strategy)
+    return model, layer, loader, dist_loader, reference, ref_opt
+
+
+def train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, epochs=2):
+    assert model._mode == "train"
+    for epoch in range(epochs):
+        for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
+            assert dx.shape == [BATCH, IN] and dx._local_shape[0] == BATCH // dist_loader.mesh_and_axis()[0].get_dim_size("dp")
+            loss = model(dx, dy)
+            ref_loss = nn.MSELoss()(reference(x), y)
+            ref_loss.backward()
+            ref_opt.step()
+            ref_opt.clear_grad()
+            np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"epoch {epoch} step {step}", **TOL)
+    for (name, p), q in zip(layer.named_parameters(), reference.parameters()):
+        np.testing.assert_allclose(whole(p), q.numpy(), err_msg=f"parameter {name}", **TOL)
+
+
+def eval_and_predict(model, layer, loader, dist_loader, reference, mesh):
+    before = [p.numpy().copy() for p in layer.parameters()]
+    model.eval()
+    for (x, y), (dx, dy) in zip(loader, dist_loader):
+        with pycoll.no_grad():
+            ref_loss = nn.MSELoss()(reference(x), y)
+        np.testing.assert_allclose(float(model(dx, dy)), float(ref_loss), **TOL)
+    for p, b in zip(layer.parameters(), before):
+        np.testing.assert_array_equal(p.numpy(), b, err_msg="eval() changed a parameter")
+    model.predict()
+    dp_rank, dp = mesh.coordinate()[0], mesh.get_dim_size("dp")
+    for (x, _), (dx, dy) in zip(loader, dist_loader):
+        out = model(dx)
+        assert list(out) == ["out0"], out
+        with pycoll.no_grad():
+            want = reference(x).numpy()
+        rows = BATCH // dp
+        got = out["out0"]
+        assert got.shape == [BATCH, OUT] and got.placements[0] == Shard(0), (got.shape, got.placements)
+        np.testing.assert_allclose(got._local_value().numpy(), want[dp_rank * rows:(dp_rank + 1) * rows], **TOL)
+        np.testing.assert_allclose(dist.unshard_dtensor(got).numpy(), want, **TOL)
+    expect(ValueError, ["predict", "labels"], model, dx, dy)
+
+
+def check_programs(model, expected, absent, whole_shapes):
+    text = str(model.dist_main_program("train"))
+    for word in expected:
+        assert word in text, f"{word!r} not in\n{text}"
+    for word in absent:
+        assert word not in text, f"{word!r} in\n{text}"
+    serial = model.serial_main_program("train")
+    assert not serial.collectives() and all(w not in str(serial) for w in ("c_identity", "mp_allreduce")), serial
+    for word in whole_shapes:
+        assert word in str(serial), f"{word!r} not in\n{serial}"
+    assert "dp" not in str(model.serial_startup_program())
+    assert "predict" in str(model.dist_main_program("predict")) and "eval" in str(model.dist_main_program("eval"))
+
+
+def check_state_round_trip(model, layer, loader, dist_loader, mode):
+    saved = {k: (dist.unshard_dtensor(v) if hasattr(v, "placements") else v).numpy().copy()
+             for k, v in model.state_dict(mode).items()}
+    model.train()
+    for (dx, dy) in dist_loader:
+        model(dx, dy)
+        break
+    model.set_state_dict(saved)  # whole values: each rank takes its piece
+    for k, v in model.state_dict(mode).items():
+        np.testing.assert_array_equal(whole(v), saved[k], err_msg=k)
+    expect(ValueError, ["nope"], model.set_state_dict, {"nope": np.zeros(3)})
+
+
+def data_parallel():
+    mesh = dist.ProcessMesh([0, 1], dim_names=["dp"])
+    adam = lambda params: pycoll.optimizer.Adam(learning_rate=0.01, parameters=params)  # noqa: E731
+    built = pair(mesh, False, adam)
+    train_like_one_process(*built)
+    eval_and_predict(*built[:5], mesh)
+    check_programs(built[0], ["gradient_bucket", "all_reduce(avg) over 'dp' [0, 1]", "adam("],
+                   ["c_identity", "c_concat"], ["input0[8, 8]", "fc1.weight[8, 16]"])
+    check_state_round_trip(*built[:4], "all")
+
+    strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 2}})
+    sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)  # noqa: E731
+    train_like_one_process(*pair(mesh, False, sgd, strategy, lambda o: GradientMergeOptimizer(o, 2, True)))
+    for stage in (2, 3):
+        strategy = dist.Strategy()
+        strategy.sharding.enable = True
+        strategy.sharding.stage = stage
+        built = pair(mesh, False, adam, strategy)
+        train_like_one_process(*built)
+        text = str(built[0].dist_main_program())
+        assert "reduce_scatter(avg) over 'dp'" in text and "sharding: every parameter" in text, text
+    strategy = dist.Strategy({"sharding": {"enable": True, "degree": 4}})
+    expect(ValueError, ["strategy.sharding.degree=4", "2 ranks"], pair, mesh, False, adam, strategy)
+
+
+def hybrid():
+    mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+    adam = lambda params: pycoll.optimizer.Adam(learning_rate=0.01, parameters=params)  # noqa: E731
+    built = pair(mesh, True, adam)
+    model = built[0]
+    train_like_one_process(*built)
+    eval_and_predict(*built[:5], mesh)
+    mp = "[0, 1]" if dist.get_rank() < 2 else "[2, 3]"
+    dp = "[0, 2]" if dist.get_rank() % 2 == 0 else "[1, 3]"
+    # after the first step fc1's block of columns feeds fc2 directly: no gather, no split
+    check_programs(model, [f"c_identity", f"mp_allreduce", f"all_reduce over 'mp' {mp}",
+                           f"all_gather(last dim) over 'mp' {mp}", f"all_reduce(avg) over 'dp' {dp}",
+                           "fc1.weight[8, 8]", "fc2.weight[8, 4]"],
+                   ["c_concat", "c_split(tmp"], ["fc1.weight[8, 16]", "fc2.weight[16, 4]", "input0[8, 8]"])
+    opt_state = {k: v for k, v in model.state_dict("opt").items() if k.startswith(built[1].fc1.weight.name)}
+    assert opt_state and all(v.placements == [Replicate(), Shard(1)] for v in opt_state.values()
+                             if v.shape == [IN, HIDDEN]), opt_state
+    check_state_round_trip(*built[:4], "param")
+    strategy = dist.Strategy({"sharding": {"enable": True}})
+    expect(ValueError, ["strategy.sharding", "sharded weights"], pair, mesh, True, adam, strategy)
+
+
+if __name__ == "__main__":
+    {"dp": data_parallel, "hybrid": hybrid}[sys.argv[1]]()
+    print(f"OK rank={dist.get_rank()}", flush=True)

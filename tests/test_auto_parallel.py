@@ -1,0 +1,279 @@
+"""paddle's auto-parallel API (pycoll.distributed.auto_parallel): the mesh, placements, bad input,
+the Strategy and a DistModel's modes and programs in one process (a world of one); every reshard
+transition against NumPy and the MLP through to_static against one process on 2 and 4 ranks
+(tests/ranks/auto_parallel_*.py); the seed's usage as examples/dist_model.py."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from conftest import assert_ok, launch
+from pycoll.distributed import Partial, ProcessMesh, Replicate, Shard
+from pycoll.distributed.auto_parallel.placements import local_bounds
+from pycoll.distributed.auto_parallel.transitions import describe, plan
+
+ROOT = Path(__file__).resolve().parent.parent
+ONE = ProcessMesh([0], dim_names=["x"])
+
+
+# -- the mesh and the placements ------------------------------------------------------------
+def test_a_mesh_knows_its_shape_ranks_names_and_sub_meshes():
+    mesh = ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+    assert mesh.shape == [2, 2] and mesh.process_ids == [0, 1, 2, 3] and mesh.ndim == 2
+    assert mesh.dim_names == ["dp", "mp"] and mesh.get_dim_size("mp") == 2 and mesh.get_dim_size(0) == 2
+    assert mesh["mp"] == ProcessMesh([0, 1]) and mesh["dp"] == ProcessMesh([0, 2])  # through rank 0
+    assert mesh["mp"].dim_names == ["mp"] and mesh[1] == ProcessMesh([2, 3]) and mesh[1].dim_names == ["mp"]
+    assert mesh.get_mesh_with_dim("mp").mesh.tolist() == [[0, 2], [1, 3]]
+    assert mesh.get_rank_by_dim_and_process_id("dp", 3) == 1 and mesh.get_rank_by_dim_and_process_id("mp", 7) == -1
+    assert ProcessMesh([[2, 4, 5], [0, 1, 3]]).dim_names == ["d0", "d1"]
+    assert mesh == ProcessMesh(shape=[2, 2], process_ids=[0, 1, 2, 3]) and len({mesh, ProcessMesh(mesh.mesh)}) == 1
+    assert "dim_names=['dp', 'mp']" in repr(mesh)
+
+
+@pytest.mark.parametrize("args, error, words", [
+    (([[0, 1], [2]],), ValueError, ["rectangular"]),
+    (([0, 0],), ValueError, ["distinct"]),
+    (([0, -1],), ValueError, ["distinct ranks >= 0"]),
+    (("01",), TypeError, ["mesh must be"]),
+    (([0, 1], ["a", "b"]), ValueError, ["dim_names", "1 distinct names"]),
+    (([[0, 1]], ["a", "a"]), ValueError, ["dim_names"]),
+])
+def test_a_bad_mesh_is_refused_naming_the_argument(args, error, words):
+    with pytest.raises(error) as info:
+        ProcessMesh(*args)
+    assert all(w in str(info.value) for w in words), info.value
+
+
+def test_a_dimension_the_mesh_lacks_is_named():
+    with pytest.raises(ValueError, match="dim_name='tp' is not a dimension of the mesh"):
+        ProcessMesh([[0, 1]], dim_names=["dp", "mp"]).get_submesh_with_dim("tp")
+
+
+def test_placements_compare_and_print_as_paddle_s():
+    assert Shard(1) == Shard(1) != Shard(0) and Replicate() == Replicate() and Partial() != Replicate()
+    assert repr(Shard(1)) == "Shard(dim=1)" and repr(Replicate()) == "Replicate()"
+    assert repr(Partial()) == "Partial(reduce_type=SUM)" and Partial(dist.ReduceOp.AVG).reduce_type() == dist.ReduceOp.AVG
+    assert Shard(0).is_shard() and Shard(0).is_shard(0) and not Shard(0).is_shard(1) and Partial().is_partial()
+    with pytest.raises(TypeError, match="dim must be an int"):
+        Shard("0")
+    with pytest.raises(ValueError, match="reduce_type"):
+        Partial("sum")
+
+
+def test_blocks_follow_paddle_s_rule_for_sizes_that_do_not_divide():
+    mesh = ProcessMesh([0, 1], dim_names=["x"])
+    assert [local_bounds([5, 3], mesh, [Shard(0)], (r,)) for r in (0, 1)] == [[(0, 3), (0, 3)], [(3, 5), (0, 3)]]
+    assert [local_bounds([3], mesh, [Shard(0)], (r,)) for r in (0, 1)] == [[(0, 2)], [(2, 3)]]  # paddle: [0, 1], [2]
+    grid = ProcessMesh([[0, 1], [2, 3]])
+    assert local_bounds([8], grid, [Shard(0), Shard(0)], (1, 0)) == [(4, 6)]  # outer dimension cuts first
+
+
+def test_each_transition_uses_the_collective_it_needs():
+    one, two = ProcessMesh([0, 1], dim_names=["x"]), ProcessMesh([[0, 1], [2, 3]], dim_names=["a", "b"])
+    cases = [([Shard(0)], [Replicate()], "all_gather(dim 0) over 'x'"),
+             ([Partial()], [Replicate()], "all_reduce over 'x'"),
+             ([Partial()], [Shard(1)], "reduce_scatter(dim 1) over 'x'"),
+             ([Replicate()], [Shard(0)], "slice(dim 0) over 'x'"),
+             ([Replicate()], [Partial()], "to_partial over 'x'"),
+             ([Shard(0)], [Shard(1)], "all_gather(dim 0) over 'x', slice(dim 1) over 'x'")]
+    for src, dst, words in cases:
+        assert describe(plan(src, dst, 2), one) == words
+    assert [s[0] for s in plan([Shard(0), Shard(0)], [Replicate(), Replicate()], 1)] == ["gather", "gather"]
+    assert plan([Shard(0), Shard(0)], [Replicate(), Replicate()], 1)[0][1] == 1  # the inner cut goes first
+    assert describe(plan([Shard(0), Partial()], [Shard(0), Shard(0)], 2), two) == "reduce_scatter(dim 0) over 'b'"
+    with pytest.raises(ValueError, match="cannot turn"):
+        plan([Partial()], [Partial(dist.ReduceOp.MAX)], 1)
+
+
+# -- distributed tensors in one process ------------------------------------------------------
+def test_shard_tensor_keeps_the_whole_shape_and_a_parameter_s_identity():
+    t = dist.shard_tensor(np.arange(12.0).reshape(3, 4), ONE, [Shard(1)], dtype="float32")
+    assert t.shape == [3, 4] and t._local_shape == [3, 4] and t.placements == [Shard(1)]
+    assert t.process_mesh == ONE and t.stop_gradient and t._local_value().dtype == np.float32
+    linear = nn.Linear(4, 2)
+    weight = dist.shard_tensor(linear.weight, ONE, [Shard(0)])
+    assert isinstance(weight, nn.Parameter) and weight.name == linear.weight.name and not weight.stop_gradient
+    assert weight.is_distributed and "DistParameter" in repr(weight)
+    whole = dist.unshard_dtensor(weight)
+    assert isinstance(whole, nn.Parameter) and whole.name == weight.name and not hasattr(whole, "placements")
+    np.testing.assert_array_equal(whole.numpy(), linear.weight.numpy())
+
+
+def test_autograd_flows_through_shard_tensor_and_reshard():
+    x = pycoll.to_tensor(np.ones((2, 3), np.float32), stop_gradient=False)
+    y = dist.reshard(dist.shard_tensor(x * 2, ONE, [Replicate()]), ONE, [Shard(1)])
+    (y * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 6.0))
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: dist.shard_tensor(np.ones(4), ONE, [Shard(0), Replicate()]), ValueError,
+     ["placements has 2 entries", "mesh has 1 dimension"]),
+    (lambda: dist.shard_tensor(np.ones((2, 2)), ONE, [Shard(2)]), ValueError,
+     ["placements[0] is Shard(dim=2)", "2 dimension(s)"]),
+    (lambda: dist.shard_tensor(np.ones(4), ProcessMesh([0, 1]), [Shard(0)]), ValueError,
+     ["mesh:", "names ranks [1] outside this job of 1 rank"]),
+    (lambda: dist.shard_tensor(np.ones(4), [0], [Shard(0)]), TypeError, ["mesh must be a dist.ProcessMesh"]),
+    (lambda: dist.shard_tensor(np.ones(4), ONE, Shard(0)), TypeError, ["placements must be a list"]),
+    (lambda: dist.shard_tensor(np.ones(4), ONE, ["Shard(0)"]), TypeError, ["placements[0]"]),
+    (lambda: dist.shard_tensor(dist.shard_tensor(np.ones(4), ONE, [Shard(0)]), ONE, [Shard(0)]), TypeError,
+     ["already a distributed tensor"]),
+    (lambda: dist.reshard(pycoll.ones([2]), ONE, [Replicate()]), TypeError, ["dist_tensor must be"]),
+    (lambda: dist.shard_layer(nn.Linear(2, 2), ProcessMesh([0, 3])), ValueError, ["process_mesh", "[3]"]),
+    (lambda: dist.shard_dataloader(pycoll.io.DataLoader([1]), [ONE], shard_dims="dp"), ValueError,
+     ["shard_dims='dp'", "['x']"]),
+])
+def test_bad_input_is_refused_naming_the_argument(call, error, words):
+    with pytest.raises(error) as info:
+        call()
+    assert all(w in str(info.value) for w in words), info.value
+
+
+def test_shard_layer_replicates_what_shard_fn_leaves_and_installs_the_hooks():
+    seen = []
+
+    def shard_fn(name, layer, mesh):
+        if name == "0":
+            layer.weight = dist.shard_tensor(layer.weight, mesh, [Shard(1)])
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model = dist.shard_layer(model, ONE, shard_fn, input_fn=lambda inputs, mesh: seen.append(mesh) or inputs,
+                             output_fn=lambda outputs, mesh: outputs * 0)
+    placements = {n: p.placements for n, p in model.named_parameters()}
+    assert placements == {"0.weight": [Shard(1)], "0.bias": [Replicate()], "2.weight": [Replicate()],
+                          "2.bias": [Replicate()]}
+    assert float(model(pycoll.ones([5, 3])).abs().sum()) == 0 and seen == [ONE]
+
+
+def test_only_linear_weights_may_be_sharded():
+    layer = nn.Sequential(nn.Embedding(4, 2))
+    layer[0].weight = dist.shard_tensor(layer[0].weight, ONE, [Shard(0)])
+    with pytest.raises(ValueError, match=r"\['0.weight'\] are sharded, but pycoll gives a meaning"):
+        dist.shard_layer(layer, ONE)
+    linear = nn.Linear(2, 2)
+    linear.weight = dist.shard_tensor(linear.weight, ONE, [Partial()])
+    with pytest.raises(ValueError, match="weight has placements"):
+        dist.to_static(linear)
+
+
+# -- the strategy ----------------------------------------------------------------------------
+def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name():
+    strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 4}})
+    assert (strategy.sharding.enable, strategy.sharding.stage, strategy.sharding.degree) == (False, 1, 8)
+    assert strategy.gradient_merge.k_steps == 4 and strategy.gradient_merge.avg and strategy.full_graph
+    assert not strategy.fused_passes.enable and not strategy.sharding.was_set("degree")
+    with pytest.raises(AttributeError, match="strategy.sharding has no field 'stages'"):
+        strategy.sharding.stages = 2
+    with pytest.raises(AttributeError, match="no field 'degre'"):
+        strategy.sharding.degre
+    with pytest.raises(ValueError, match=r"unknown categories \['shardin'\]"):
+        dist.Strategy({"shardin": {}})
+    with pytest.raises(AttributeError, match="strategy.fused_passes has no field 'gemm_epilog'"):
+        dist.Strategy({"fused_passes": {"gemm_epilog": True}})
+    with pytest.raises(ValueError, match=r"strategy.sharding.stage must be one of \[1, 2, 3\]"):
+        strategy.sharding.stage = 4
+    with pytest.raises(TypeError, match="strategy.sharding.enable must be True or False"):
+        strategy.sharding.enable = 1
+    with pytest.raises(AttributeError, match="no settable field 'sharding'"):
+        strategy.sharding = {}
+
+
+def test_to_static_refuses_what_pycoll_does_not_implement():
+    strategy = dist.Strategy()
+    strategy.pipeline.enable = True
+    with pytest.raises(NotImplementedError, match="strategy.pipeline.enable=True"):
+        dist.to_static(nn.Linear(2, 2), strategy=strategy)
+
+
+# -- DistModel in one process -----------------------------------------------------------------
+class Pairs(pycoll.io.Dataset):
+    def __init__(self):
+        rng = np.random.default_rng(0)
+        self.x, self.y = rng.random((8, 3), np.float32), rng.random((8, 2), np.float32)
+
+    def __getitem__(self, i):
+        return self.x[i], self.y[i]
+
+    def __len__(self):
+        return 8
+
+
+def _model(loss=True, optimizer=True):
+    pycoll.seed(0)
+    layer = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    loader = dist.shard_dataloader(pycoll.io.DataLoader(Pairs(), batch_size=4), [ONE], shard_dims="x")
+    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters()) if optimizer else None
+    return dist.to_static(layer, loader, nn.MSELoss() if loss else None, opt), layer, loader
+
+
+@pytest.mark.parametrize("loss, optimizer, mode", [(True, True, "train"), (True, False, "eval"),
+                                                   (False, False, "predict")])
+def test_the_default_mode_follows_the_loss_and_the_optimizer(loss, optimizer, mode):
+    assert _model(loss, optimizer)[0]._mode == mode
+
+
+def test_a_dist_model_in_one_process_trains_evaluates_predicts_and_lists_its_programs():
+    model, layer, loader = _model()
+    with pytest.raises(RuntimeError, match=r"dist_main_program\('train'\): no train step has run yet"):
+        model.dist_main_program()
+    before = layer[0].weight.numpy().copy()
+    losses = [float(model(x, y)) for x, y in loader]
+    assert len(losses) == 2 and not np.array_equal(layer[0].weight.numpy(), before)
+    program = model.dist_main_program()
+    text = str(program)
+    assert re.search(r"tmp_\d+\[4, 4\] float32 = linear\(input0\[4, 3\] float32, 0.weight\[3, 4\] float32", text)
+    for words in ("loss[] float32 = mean(", "linear_grad(", "0.weight[3, 4] float32 = sgd(", "// backward"):
+        assert words in text, text
+    assert not program.collectives() and str(model.serial_main_program()).count("linear(") == 2
+    assert "0.weight[3, 4] float32 = parameter()" in str(model.dist_startup_program())
+    model.predict()
+    x, y = next(iter(loader))
+    out = model(x)
+    np.testing.assert_allclose(out["out0"].numpy(), layer(x).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="'predict' mode takes the model's 1 input.*labels are not fed"):
+        model(x, y)
+    with pytest.raises(ValueError, match="mode must be one of"):
+        model.dist_main_program("test")
+    assert "linear_grad" not in str(model.dist_main_program("predict"))
+    model.eval()
+    with pytest.raises(ValueError, match="inputs and then the labels"):
+        model(x)
+    with pytest.raises(TypeError, match="argument 1 is str"):
+        model(x, "y")
+    assert set(model.state_dict()) == {"0.weight", "0.bias", "2.weight", "2.bias"}
+
+
+def test_train_needs_an_optimizer_and_the_optimizer_must_hold_the_layer_s_parameters():
+    model, _, loader = _model(optimizer=False)
+    model.train()
+    with pytest.raises(ValueError, match="'train' mode needs a loss and an optimizer"):
+        model(*next(iter(loader)))
+    layer = nn.Linear(2, 2)
+    opt = pycoll.optimizer.SGD(parameters=layer.parameters())
+    dist.shard_layer(layer, ONE)  # new parameter objects, which opt does not hold
+    with pytest.raises(ValueError, match=r"optimizer does not update parameters \['weight', 'bias'\]"):
+        dist.to_static(layer, None, nn.MSELoss(), opt)
+
+
+# -- on several ranks ------------------------------------------------------------------------
+@pytest.mark.parametrize("nprocs", [2, 4])
+def test_every_reshard_transition_matches_numpy(nprocs):
+    assert_ok(launch(nprocs, "auto_parallel_reshard.py", timeout=90), expect_lines=nprocs)
+
+
+@pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("hybrid", 4)])
+def test_an_mlp_through_to_static_trains_like_one_process(setup, nprocs):
+    assert_ok(launch(nprocs, "auto_parallel_train.py", setup, timeout=120), expect_lines=nprocs)
+
+
+def test_the_seed_usage_runs_as_an_example():
+    result = launch(2, str(ROOT / "examples" / "dist_model.py"), timeout=90)
+    assert_ok(result)
+    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    assert len(lines) == 2 and lines[0][len("rank 0"):] == lines[1][len("rank 1"):], result.stdout
+    first, last = map(float, re.search(r"train loss (\S+) -> (\S+)", lines[0]).groups())
+    assert last < 0.5 * first and "predict out0 shape [4, 8] [Replicate()]" in lines[0], lines
