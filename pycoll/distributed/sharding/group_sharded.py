@@ -61,6 +61,9 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     if dp_group is not None and (not isinstance(dp_group, dist.Group) or dp_group.rank < 0):
         raise ValueError(f"group_sharded_parallel: dp_group {dp_group!r} does not contain this rank "
                          f"({dist.get_rank()}); pass the ranks that hold this rank's pieces in the other replicas")
+    if dp_group is not None and dp_group.nranks > 1 and not (dist.is_initialized() and dist.get_world_size(group) > 1):
+        raise ValueError("group_sharded_parallel: dp_group with a sharding group of one rank; use "
+                         "DataParallel(model, group=dp_group) instead")
     if isinstance(segment_size, bool) or not isinstance(segment_size, int) or segment_size < 0:
         raise ValueError(f"group_sharded_parallel: segment_size={segment_size!r}; it must be an int >= 0")
     missing = [entry for entry in exclude_layer or [] if not _names_a_layer(model, entry)]

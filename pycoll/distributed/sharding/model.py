@@ -54,7 +54,7 @@ class GroupShardedModel(DataParallel):
         self._lazy = [p for p in self.trainable if id(p) in lazy]
         self._pieces = {id(p): p.array.reshape(-1)[slice(*self._bounds[id(p)])].copy() for p in self._lazy}
         for layer in layers.sublayers(include_self=True):
-            mine = [p for p in layer._parameters.values() if p is not None and id(p) in lazy]
+            mine = [p for p in layer.parameters(include_sublayers=False) if id(p) in lazy]
             if mine:
                 layer.register_forward_pre_hook(lambda _layer, _inputs, mine=mine: self._gather(mine))
                 layer.register_forward_post_hook(lambda _layer, _inputs, _outputs, mine=mine:
