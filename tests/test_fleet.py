@@ -32,13 +32,21 @@ def test_the_strategy_refuses_misspelt_fields_and_keys():
         strategy.gradient_merge = "yes"
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({}, "collective mode only"),
-    ({"is_collective": True, "strategy": {"dp_degree": 1}}, "strategy must be a DistributedStrategy"),
-])
-def test_init_wants_collective_mode_and_a_strategy(kwargs, words):
-    with pytest.raises((ValueError, TypeError), match=words):
-        fleet.init(**kwargs)
+def test_init_refuses_a_parameter_server_job_and_a_strategy_of_another_type(monkeypatch):
+    with pytest.raises(TypeError, match="strategy must be a DistributedStrategy"):
+        fleet.init(is_collective=True, strategy={"dp_degree": 1})
+    monkeypatch.setenv("TRAINING_ROLE", "PSERVER")
+    with pytest.raises(ValueError, match="parameter-server job.*is_collective=True"):
+        fleet.init()
+
+
+def test_init_without_arguments_is_collective_mode_as_in_paddles_dygraph():
+    fleet.init(log_level="DEBUG")  # paddle's documented call
+    assert fleet.worker_num() == 1 and fleet.get_hybrid_communicate_group().get_data_parallel_world_size() == 1
+    import logging
+
+    assert logging.getLogger("pycoll").level == logging.DEBUG
+    logging.getLogger("pycoll").setLevel(logging.WARNING)
 
 
 @pytest.mark.parametrize("configs, words", [

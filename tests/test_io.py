@@ -51,6 +51,7 @@ def test_batches_in_order_with_the_last_one_kept_or_dropped():
     assert len(DataLoader(Squares(), batch_size=4, drop_last=True)) == 2
     batch = next(iter(loader))
     assert isinstance(batch, list) and all(isinstance(b, pycoll.Tensor) for b in batch)
+    assert values(loader()) == got  # paddle's `for batch in loader():`
 
 
 def test_shuffle_is_a_permutation_that_the_seed_repeats():

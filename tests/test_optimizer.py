@@ -192,3 +192,14 @@ def test_training_reduces_loss():
         o.clear_grad()
         losses.append(float(loss))
     assert losses[-1] < 0.1 * losses[0] and math.isfinite(losses[-1])
+
+
+def test_minimize_applies_the_gradients_as_paddles_dygraph_does():
+    p = make_param()
+    o = opt.SGD(learning_rate=0.5, parameters=[p])
+    (p * pycoll.to_tensor(np.array([1.0, 2.0, 3.0]))).sum().backward()
+    ops, pairs = o.minimize(None)
+    np.testing.assert_allclose(p.numpy(), P0 - 0.5 * np.array([1.0, 2.0, 3.0]))
+    assert ops == [] and pairs[0][0] is p and pairs[0][1] is p.grad
+    with pytest.raises(ValueError, match="no_grad_set is for paddle's static graph"):
+        o.minimize(None, no_grad_set={"x"})

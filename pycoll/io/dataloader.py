@@ -179,6 +179,10 @@ class DataLoader:
         for batch in self._collated():
             yield to_tensors(batch)
 
+    def __call__(self) -> Iterator[Any]:
+        """``for batch in loader():`` — paddle's loaders are called for their iterator too."""
+        return iter(self)
+
     def __len__(self) -> int:
         if self.iterable:
             raise TypeError("DataLoader: an IterableDataset has no length")

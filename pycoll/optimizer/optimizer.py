@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -92,6 +92,19 @@ class Optimizer:
 
     def _update(self, key: str, param: Any, grad: Any) -> None:
         raise NotImplementedError
+
+    def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
+                 no_grad_set: Any = None) -> Tuple[List[Any], List[Tuple[Tensor, Tensor]]]:
+        """paddle's dygraph ``minimize``: the gradients ``loss.backward()`` left are applied
+        (``step()``); returns ``([], [(param, grad), ...])`` as paddle does. ``startup_program``,
+        ``parameters`` and ``no_grad_set`` belong to paddle's static graph and must stay None."""
+        for name, value in (("startup_program", startup_program), ("parameters", parameters),
+                            ("no_grad_set", no_grad_set)):
+            if value is not None:
+                raise ValueError(f"minimize: {name} is for paddle's static graph; pycoll runs eagerly")
+        pairs = [(p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None]
+        self.step()
+        return [], pairs
 
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses by ``factor`` (gradient merge's averaging)."""

@@ -3,9 +3,11 @@ queries, and ``distributed_model`` / ``distributed_optimizer`` built from the pa
 pieces and the sharding package."""
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import pycoll.distributed as dist
+from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
@@ -29,14 +31,21 @@ class PaddleCloudRoleMaker(UserDefinedRoleMaker):
 
 
 def init(role_maker: Any = None, is_collective: bool = False,
-         strategy: Optional[DistributedStrategy] = None) -> None:
+         strategy: Optional[DistributedStrategy] = None, log_level: Any = None) -> None:
     """Start collective mode: the parallel environment, then the dp × sharding × mp groups the
     strategy's ``hybrid_configs`` ask for (their product must be the world size; dp fills what is
-    left when it is not given, as paddle does)."""
+    left when it is not given, as paddle does). As paddle's dygraph ``fleet.init`` does, this
+    is collective mode whatever ``is_collective`` says, unless the environment describes a
+    parameter-server job (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses.
+    ``log_level`` (a name or a number) sets pycoll's logger's level; left None (paddle's default
+    is its fleet logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it."""
     collective = is_collective or bool(getattr(role_maker, "is_collective", False))
-    if not collective:
-        raise ValueError("fleet.init: pycoll runs fleet's collective mode only (no parameter servers); "
-                         "call fleet.init(is_collective=True)")
+    if not collective and _parameter_server_job():
+        raise ValueError("fleet.init: this environment describes a parameter-server job (TRAINING_ROLE="
+                         f"{os.environ.get('TRAINING_ROLE')!r}); pycoll runs fleet's collective mode "
+                         "only: launch with pycoll.launch and call fleet.init(is_collective=True)")
+    if log_level is not None:
+        logger.setLevel(log_level.upper() if isinstance(log_level, str) else log_level)
     strategy = strategy if strategy is not None else DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: strategy must be a DistributedStrategy, got {type(strategy).__name__}")
@@ -62,6 +71,11 @@ def init(role_maker: Any = None, is_collective: bool = False,
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
     _state.clear()
     _state.update(strategy=strategy, hcg=hcg)
+
+
+def _parameter_server_job() -> bool:
+    return (os.environ.get("TRAINING_ROLE", "TRAINER") in ("PSERVER", "HETER_TRAINER")
+            or bool(os.environ.get("PADDLE_PSERVERS_IP_PORT_LIST")))
 
 
 def _started(fn: str) -> dict:
