@@ -203,3 +203,33 @@ def test_minimize_applies_the_gradients_as_paddles_dygraph_does():
     assert ops == [] and pairs[0][0] is p and pairs[0][1] is p.grad
     with pytest.raises(ValueError, match="no_grad_set is for paddle's static graph"):
         o.minimize(None, no_grad_set={"x"})
+
+
+def test_gradient_clips_against_hand_computed_values():
+    g = [np.array([3.0, 4.0]), np.array([12.0]), None]  # norms 5 and 12; global 13
+    by_value = nn.ClipGradByValue(3.5).clip(g)
+    np.testing.assert_allclose(by_value[0], [3.0, 3.5]) and np.testing.assert_allclose(by_value[1], [3.5])
+    by_norm = nn.ClipGradByNorm(6.0).clip(g)
+    np.testing.assert_allclose(by_norm[0], [3.0, 4.0])  # 5 <= 6: unchanged
+    np.testing.assert_allclose(by_norm[1], [6.0])
+    by_global = nn.ClipGradByGlobalNorm(6.5).clip(g)
+    np.testing.assert_allclose(by_global[0], [1.5, 2.0]) and np.testing.assert_allclose(by_global[1], [6.0])
+    assert by_value[2] is None and by_norm[2] is None and by_global[2] is None
+    # the sums of squares completed elsewhere (sharding: the other ranks' pieces)
+    np.testing.assert_allclose(nn.ClipGradByGlobalNorm(6.5).clip([np.array([3.0, 4.0])], lambda s: s + 144.0)[0],
+                               [1.5, 2.0])
+    with pytest.raises(ValueError, match="clip_norm must be a number > 0"):
+        nn.ClipGradByGlobalNorm(0)
+
+
+def test_an_optimizer_applies_its_grad_clip_and_leaves_grad_alone():
+    p = make_param([0.0, 0.0, 0.0])
+    o = opt.SGD(learning_rate=1.0, parameters=[p], grad_clip=nn.ClipGradByGlobalNorm(1.0))
+    (p * pycoll.to_tensor(np.array([0.0, 3.0, 4.0]))).sum().backward()
+    o.step()
+    np.testing.assert_allclose(p.numpy(), [0.0, -0.6, -0.8])
+    np.testing.assert_allclose(p.grad.numpy(), [0.0, 3.0, 4.0])
+    pairs = nn.ClipGradByValue(1.0)([(p, p.grad)])  # paddle's call on (param, grad) pairs
+    assert pairs[0][0] is p and pairs[0][1].numpy().tolist() == [0.0, 1.0, 1.0]
+    with pytest.raises(TypeError, match="grad_clip must be"):
+        opt.Adam(parameters=[p], grad_clip=1.0)

@@ -19,8 +19,8 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters: Optional[Iterable[Tensor]] = None,
-                 weight_decay: Optional[float] = None):
-        super().__init__(learning_rate, parameters, weight_decay)
+                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip)
         self._beta1 = _number(beta1, "beta1")
         self._beta2 = _number(beta2, "beta2")
         self._epsilon = _number(epsilon, "epsilon")
@@ -51,9 +51,12 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters: Optional[Iterable[Tensor]] = None,
-                 weight_decay: float = 0.01,
-                 apply_decay_param_fun: Optional[Callable[[str], bool]] = None):
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters)
+                 weight_decay: float = 0.01, lr_ratio: Any = None,
+                 apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
+                 grad_clip: Optional[Any] = None):
+        if lr_ratio is not None:
+            raise ValueError("AdamW: lr_ratio (a learning rate per parameter) is not in pycoll")
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, grad_clip=grad_clip)
         self._coeff = _number(weight_decay, "weight_decay")
         self._apply_decay = apply_decay_param_fun
 

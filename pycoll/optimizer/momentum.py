@@ -15,8 +15,8 @@ class Momentum(Optimizer):
 
     def __init__(self, learning_rate: float = 0.001, momentum: float = 0.9,
                  parameters: Optional[Iterable[Tensor]] = None, use_nesterov: bool = False,
-                 weight_decay: Optional[float] = None):
-        super().__init__(learning_rate, parameters, weight_decay)
+                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip)
         self._momentum = _number(momentum, "momentum")
         self._use_nesterov = bool(use_nesterov)
 

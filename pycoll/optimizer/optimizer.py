@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import numbers
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy as np
 
@@ -33,7 +33,7 @@ class Optimizer:
     _state_on_host = False  # see over()
 
     def __init__(self, learning_rate: float = 0.001, parameters: Optional[Iterable[Tensor]] = None,
-                 weight_decay: Optional[float] = None):
+                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
         if parameters is None:
             raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
         params = list(parameters)
@@ -48,6 +48,10 @@ class Optimizer:
         self._keys: List[str] = keys
         self._learning_rate = _number(learning_rate, "learning_rate")
         self._weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
+        if grad_clip is not None and not callable(getattr(grad_clip, "clip", None)):
+            raise TypeError(f"grad_clip must be a pycoll.nn.ClipGradBy... object, got {type(grad_clip).__name__}")
+        self._grad_clip = grad_clip
+        self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
 
@@ -77,11 +81,14 @@ class Optimizer:
 
     @no_grad()
     def step(self) -> None:
-        """Update every trainable parameter that has a gradient."""
-        for key, p in zip(self._keys, self._parameter_list):
-            if p.stop_gradient or p.grad is None:
-                continue
-            param, g = p.array, p.grad.array
+        """Update every trainable parameter that has a gradient (clipped by ``grad_clip`` first)."""
+        todo = [(key, p) for key, p in zip(self._keys, self._parameter_list)
+                if not p.stop_gradient and p.grad is not None]
+        grads = [p.grad.array for _, p in todo]
+        if self._grad_clip is not None:
+            grads = self._grad_clip.clip(grads, self.norm_sums_for([p for _, p in todo]))
+        for (key, p), g in zip(todo, grads):
+            param = p.array
             if self._state_on_host:
                 param, g = to_module(param, np), to_module(g, np)
             if self._weight_decay:
@@ -105,6 +112,14 @@ class Optimizer:
         pairs = [(p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None]
         self.step()
         return [], pairs
+
+    def complete_norms_with(self, norm_sums: Callable[[List[Tensor]], Any]) -> None:
+        """``norm_sums(params)`` gives the ``sum_across`` that completes the clip's sums of squares
+        of those parameters' gradients (fleet sets it where model parallelism splits weights)."""
+        self._norm_sums = norm_sums
+
+    def norm_sums_for(self, params: List[Tensor]) -> Any:
+        return None if self._norm_sums is None else self._norm_sums(params)
 
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses by ``factor`` (gradient merge's averaging)."""

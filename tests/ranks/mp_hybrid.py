@@ -9,7 +9,8 @@ Before that: DataParallel's wrap-time broadcast and model check over a sub-group
 
 With ``fleet`` the same job is set up through paddle's fleet API: ``fleet.init`` with
 dp_degree=2 x mp_degree=2 builds the groups, the layers take fleet's model-parallel group by
-default, and ``fleet.distributed_model`` wraps the model.
+default, ``fleet.distributed_model`` wraps the model and ``fleet.distributed_optimizer`` makes
+the optimizer's global-norm gradient clip span the model-parallel group.
 """
 import sys
 
@@ -145,8 +146,12 @@ def main():
         assert len(dp_model._reducer.buckets) >= 2, dp_model._reducer.bucket_indices()
     compare(model, ref, mp, "value", "after wrapping")
 
-    opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=dp_model.parameters())
-    ref_opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=ref.parameters())
+    # through fleet, gradient clipping by global norm: the norm spans the model-parallel group
+    clip = pycoll.nn.ClipGradByGlobalNorm(0.05) if use_fleet else None
+    opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=dp_model.parameters(), grad_clip=clip)
+    if use_fleet:
+        opt = fleet.distributed_optimizer(opt)
+    ref_opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=ref.parameters(), grad_clip=clip)
     data = np.random.default_rng(11)
     for step in range(5):
         x, y = data.standard_normal((8, 6)), data.standard_normal((8, 3))

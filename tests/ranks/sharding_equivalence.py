@@ -3,7 +3,8 @@
 final parameters equal. Each rank holds the optimizer state of its pieces only (all levels), its
 pieces of the gradients only after backward (os_g, p_g_os) and, between steps, its pieces of the
 parameters only (p_g_os, excluded layers and small parameters aside). The saved whole model and optimizer state load
-back unsharded; offload=True trains the same; bad input is refused by name."""
+back unsharded; offload=True trains the same; gradient clipping by global norm, by norm and by
+value clips as it does unsharded; bad input is refused by name."""
 import os
 import sys
 
@@ -40,9 +41,9 @@ def everyone(value):
     return values
 
 
-def train(level=None, **options):
+def train(level=None, clip=None, **options):
     model = net()
-    opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
+    opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters(), grad_clip=clip)
     if level:
         model, opt, _ = group_sharded_parallel(model, opt, level, **options)
     else:
@@ -127,6 +128,19 @@ for level, options in [("os", {}), ("os_g", {}), ("p_g_os", {"segment_size": 4, 
                 np.testing.assert_array_equal(again_whole[key].numpy(), np.asarray(value.numpy()).reshape(
                     again_whole[key].shape), err_msg=f"{level} resharded {key}")
     report.append(f"{level}{'+offload' if options.get('offload') else ''}:state={state},params={held}")
+
+# gradient clipping: the norms are the whole gradients' although each rank holds pieces
+for clip, level in [(nn.ClipGradByGlobalNorm(0.05), "os_g"), (nn.ClipGradByNorm(0.02), "p_g_os"),
+                    (nn.ClipGradByValue(0.01), "os")]:
+    plain_clipped, _, clipped_losses, _ = train(None, clip)
+    model, _, losses, _ = train(level, clip, segment_size=0)
+    np.testing.assert_allclose(losses, clipped_losses, rtol=1e-5, err_msg=type(clip).__name__)
+    assert not np.allclose(losses, plain_losses, rtol=1e-5), "the clip did not bite"
+    if level == "p_g_os":
+        model.get_all_parameters()
+    for p, q in zip(model.parameters(), plain_clipped.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{type(clip).__name__} {level}")
+    report.append(f"{level}+{type(clip).__name__}")
 
 layer = net()
 adam = pycoll.optimizer.Adam(parameters=layer.parameters())

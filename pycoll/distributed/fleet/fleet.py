@@ -4,7 +4,9 @@ pieces and the sharding package."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, List, Optional
+
+import numpy as np
 
 import pycoll.distributed as dist
 from pycoll._logging import logger
@@ -135,10 +137,13 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     """``optimizer`` with the strategy applied: with a sharding degree, each rank of the sharding
     group updates its share of the parameters (as group_sharded_parallel's optimizer); with
     ``gradient_merge``, an update every ``k_steps`` steps. Otherwise ``optimizer`` itself
-    (DataParallel has averaged the gradients it steps with)."""
+    (DataParallel has averaged the gradients it steps with). With model parallelism, its
+    ``grad_clip`` norms span the model-parallel group (paddle's hybrid-parallel clip)."""
     state = _started("distributed_optimizer")
     strategy = strategy if strategy is not None else state["strategy"]
     hcg = state["hcg"]
+    if hcg.get_model_parallel_world_size() > 1:
+        optimizer.complete_norms_with(_model_parallel_norms(hcg.get_model_parallel_group()))
     if hcg.get_sharding_parallel_world_size() > 1:
         model = state.get("model")
         if model is None:
@@ -149,3 +154,18 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
         configs = strategy.gradient_merge_configs
         optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])
     return optimizer
+
+
+def _model_parallel_norms(group: dist.Group) -> Any:
+    """For the optimizer's ``grad_clip``: the sums of squares of split weights' gradients
+    (``is_distributed``) added up over the model-parallel group; those of weights every rank of
+    the group holds whole, counted once."""
+    def for_params(params: List[Any]) -> Any:
+        split = np.array([bool(getattr(p, "is_distributed", False)) for p in params])
+
+        def complete(sums: np.ndarray) -> np.ndarray:
+            total = group.array_module.asarray(np.where(split, sums, sums / group.nranks))
+            dist.all_reduce(total, group=group)
+            return np.asarray(total.tolist(), dtype=np.float64)
+        return complete
+    return for_params

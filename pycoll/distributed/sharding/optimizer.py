@@ -34,14 +34,31 @@ class ShardedOptimizer:
                 stand_in.name, stand_in.stop_gradient = p.name, False
                 self._pieces.append((p, stand_in))
         self._inner = optimizer.over([t for _, t in self._pieces], state_on_host=offload)
+        # grad_clip's norms need every rank's pieces: clipped here, not by the inner optimizer
+        self._clip, self._inner._grad_clip = self._inner._grad_clip, None
 
     def step(self) -> None:
+        grads = {id(p): self._model.grad_piece(p) for p in self._parameter_list}
+        if self._clip is not None:  # every parameter in order, empty pieces too: aligned across ranks
+            model_parallel = self._inner.norm_sums_for(self._parameter_list)
+            clipped = self._clip.clip([grads[id(p)] for p in self._parameter_list],
+                                      lambda sums: self._sum_across(sums) if model_parallel is None
+                                      else model_parallel(self._sum_across(sums)))
+            grads = {id(p): g for p, g in zip(self._parameter_list, clipped)}
         for param, stand_in in self._pieces:
             stand_in._set_data(self._model.piece(param))
-            grad = self._model.grad_piece(param)
+            grad = grads[id(param)]
             stand_in.grad = None if grad is None else wrap(grad)
         self._inner.step()
         self._model.after_step()
+
+    def _sum_across(self, sums: np.ndarray) -> np.ndarray:
+        """``sums`` (one float per entry) added up over the ranks that hold the other pieces."""
+        if self._model._nranks == 1:
+            return sums
+        total = self._model._xp.asarray(sums, dtype=np.float64)
+        dist.all_reduce(total, group=self._group)
+        return np.asarray(total.tolist(), dtype=np.float64)
 
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses (whole or this rank's pieces) by ``factor``."""
