@@ -16,8 +16,27 @@ from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, mat
 from pycoll.shape_ops import clone, concat, flatten, reshape, squeeze, stack, transpose, unsqueeze
 from pycoll.creation import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randint, randn,
                              zeros, zeros_like)
-from pycoll import autograd, nn, optimizer
+from pycoll import autograd, nn, optimizer, static
 from pycoll.nn import ParamAttr
+
+
+def in_dynamic_mode() -> bool:
+    """Always True: pycoll runs eagerly (paddle's dygraph); it has no static graph."""
+    return True
+
+
+def enable_static() -> None:
+    """Accepted so that scripts written for paddle's static-graph datasets run (their slots come
+    from ``pycoll.static.data``); pycoll stays eager, and says so once."""
+    from pycoll._logging import logger
+
+    if not getattr(enable_static, "_said", False):
+        logger.warning("enable_static(): pycoll has no static graph and keeps running eagerly")
+        enable_static._said = True  # type: ignore[attr-defined]
+
+
+def disable_static(place: Any = None) -> None:
+    """Back to dynamic mode, which pycoll never leaves."""
 
 # ---- data parallelism (over pycoll.distributed), imported on first use ----
 # `import pycoll` (and so `import pycoll.tensor` or `import pycoll.nn`) must not load the distributed

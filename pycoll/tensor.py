@@ -166,7 +166,7 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="       ")
+        body = np.array2string(self.numpy(), separator=", ", prefix="       ", max_line_width=81)  # paddle's width: 80 and the line's comma
         return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}, "
                 f"stop_gradient={self.stop_gradient},\n       {body})")
 

@@ -6,6 +6,7 @@ import pytest
 import pycoll
 from conftest import assert_ok, launch
 from pycoll.distributed.dataset import InMemoryDataset, QueueDataset, Slot
+from pycoll.distributed.dataset.slots import as_slots
 
 SLOTS = [Slot("click", "int64"), ("feat", "float32", 1)]
 
@@ -123,3 +124,11 @@ def test_global_shuffle_chunks_are_greedy_runs_under_the_bound(monkeypatch):
         assert size <= 20 or len(chunk) == 1
         assert not following or size + len(following[0]) + 1 > 20, "a chunk takes every line that fits"
     assert datasets._chunks([]) == []
+
+
+def test_paddles_static_data_describes_a_slot():
+    pycoll.enable_static()  # paddle's dataset scripts call it; pycoll stays eager
+    assert pycoll.in_dynamic_mode()
+    spec = pycoll.static.data(name="ids", shape=[None, 1], dtype="int64", lod_level=1)
+    assert as_slots([spec]) == [Slot("ids", "int64", 1)]
+    assert as_slots([pycoll.static.data("x", [-1, 4])])[0].dtype == "float32"

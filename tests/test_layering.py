@@ -29,7 +29,7 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("backends", ("pycoll.backends",)),
     ("tensor", ("pycoll.tensor", "pycoll.autograd", "pycoll.math_ops", "pycoll.shape_ops",
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.nn",
-                "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph")),
+                "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll.static")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel")),

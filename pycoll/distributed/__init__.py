@@ -42,6 +42,10 @@ def __getattr__(name: str):
         from pycoll.distributed import dataset
 
         return getattr(dataset, name)
+    if name in ("fleet", "sharding"):  # paddle.distributed.fleet.init(...), without an import of its own
+        import importlib
+
+        return importlib.import_module(f"pycoll.distributed.{name}")
     if name in _AUTO_PARALLEL:  # paddle's auto-parallel API: dist.ProcessMesh, dist.to_static, ...
         from pycoll.distributed import auto_parallel
 

@@ -34,7 +34,7 @@ class Linear(Layer):
         return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
+        return f"in_features={self.in_features}, out_features={self.out_features}, dtype={self.weight.dtype}"
 
 
 class Embedding(Layer):

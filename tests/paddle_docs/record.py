@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from outputs import printed, ranks_for
+from outputs import printed, ranks_for, write_inputs
 
 HERE = Path(__file__).resolve().parent
 
@@ -29,6 +29,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as work:
             script = Path(work) / example.name
             script.write_text(re.sub(r"\bpycoll\b", "paddle", example.read_text()))
+            write_inputs(example.read_text(), Path(work))
             ranks = ranks_for(name.rsplit("_", 1)[0])
             try:
                 status = subprocess.run([args.paddle_python, "-m", "paddle.distributed.launch", "--nproc_per_node",

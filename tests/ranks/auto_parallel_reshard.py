@@ -105,19 +105,22 @@ def main():
     dist.init_parallel_env()
     rank, world = dist.get_rank(), dist.get_world_size()
     rng = np.random.default_rng(7)
+    # the second mesh numbers its ranks out of order: blocks follow the mesh, not the rank numbers
     if world == 2:
-        mesh, pairs = ProcessMesh([0, 1], dim_names=["x"]), PAIRS_1D
+        meshes, pairs = [ProcessMesh([0, 1], dim_names=["x"]), ProcessMesh([1, 0], dim_names=["x"])], PAIRS_1D
         shapes = [(4, 6), (5, 3)]
     else:
-        mesh, pairs = ProcessMesh([[0, 1], [2, 3]], dim_names=["a", "b"]), PAIRS_2D
-        shapes = [(4, 8), (6, 5)]
-    for shape in shapes:
-        whole = rng.standard_normal(shape).astype(np.float32)
-        constant = rng.standard_normal(shape).astype(np.float32)
-        for src, dst in pairs:
-            check_pair(mesh, whole, src, dst, constant)
-    check_bad_input(mesh)
-    print(f"OK rank={rank} {len(pairs) * len(shapes)} transitions", flush=True)
+        meshes = [ProcessMesh([[0, 1], [2, 3]], dim_names=["a", "b"]),
+                  ProcessMesh([[3, 1], [2, 0]], dim_names=["a", "b"])]
+        pairs, shapes = PAIRS_2D, [(4, 8), (6, 5)]
+    for mesh in meshes:
+        for shape in shapes:
+            whole = rng.standard_normal(shape).astype(np.float32)
+            constant = rng.standard_normal(shape).astype(np.float32)
+            for src, dst in pairs:
+                check_pair(mesh, whole, src, dst, constant)
+    check_bad_input(meshes[0])
+    print(f"OK rank={rank} {len(pairs) * len(shapes) * len(meshes)} transitions", flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from pycoll import _graph
-from pycoll.device import place_of
+from pycoll.device import place_of, place_str
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
 from pycoll.distributed.auto_parallel.transitions import (describe, gradient_placements, local_block,
@@ -61,10 +61,18 @@ class _Distributed:
         self._global_shape = [int(s) for s in global_shape]
 
     def __repr__(self) -> str:
-        kind = "DistParameter " + str(self.name) if isinstance(self, Parameter) else "DistTensor"
-        return (f"{kind}(shape={self.shape}, local_shape={self._local_shape}, dtype={self.dtype}, "
-                f"process_mesh={self.process_mesh}, placements={self.placements}, "
-                f"stop_gradient={self.stop_gradient},\n       local={self.numpy().tolist()})")
+        """paddle's form, with the whole value (``GlobalDenseTensor``): gathering it is collective,
+        so every rank of the mesh prints, as with paddle."""
+        mesh = self.process_mesh
+        described = (f"{{shape: [{','.join(map(str, mesh.shape))}], process_ids: "
+                     f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
+        with _graph.no_grad():
+            whole = reshard(self, mesh, [Replicate()] * mesh.ndim).numpy()
+        body = np.array2string(whole, separator=", ", prefix="       ", max_line_width=81)
+        head = f"Parameter {self.name} containing:\n" if isinstance(self, Parameter) else ""
+        return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place={place_str(place_of(self._array))}, "
+                f"stop_gradient={self.stop_gradient}, process_mesh={described}, "
+                f"placements={self.placements}, GlobalDenseTensor=\n       {body})")
 
 
 class DistTensor(_Distributed, Tensor):

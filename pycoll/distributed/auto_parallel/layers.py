@@ -55,6 +55,10 @@ class ShardedLinear:
     @property
     def group(self) -> dist.Group:
         if self._group is None:
+            line = self.mesh.line(self.axis)
+            if line != sorted(line):  # the layers' collectives join blocks in group (sorted) order
+                raise ValueError(f"{self.path}: a {self.kind}-parallel Linear needs the mesh's ranks along "
+                                 f"{self.mesh.dim_names[self.axis]!r} in increasing order, got {line}")
             self._group = self.mesh.get_group(self.axis)
         return self._group
 

@@ -98,6 +98,14 @@ class ProcessMesh:
         found = np.argwhere(self._mesh == rank)
         return tuple(int(c) for c in found[0]) if len(found) else None
 
+    def line(self, axis: int) -> List[int]:
+        """The global ranks along ``axis`` that share this rank's other coordinates, in mesh
+        order (the group ``get_group(axis)`` holds them sorted: a mesh need not number its ranks
+        in order)."""
+        index = list(self.coordinate())
+        index[axis] = slice(None)
+        return [int(r) for r in self._mesh[tuple(index)]]
+
     def get_rank_by_dim_and_process_id(self, dim: Union[str, int, None], process_id: int) -> int:
         """``process_id``'s index along ``dim`` (paddle's name); -1 when it is not on the mesh."""
         coord = self.coordinate(process_id)

@@ -89,14 +89,15 @@ def transition(arr: Any, global_shape: Sequence[int], mesh: ProcessMesh, src: Se
     for what, axis, d in steps:
         n, index = mesh.shape[axis], coord[axis]
         group = groups.get(axis)
+        line = mesh.line(axis)
         if what == "gather":
             current[axis] = Replicate()
-            out = _gather(out, d, _extent(global_shape, mesh, current, coord, d), n, group)
+            out = _gather(out, d, _extent(global_shape, mesh, current, coord, d), n, group, line)
         elif what == "reduce":
             out = _reduce(out, current[axis].reduce_type(), group)
             current[axis] = Replicate()
         elif what == "scatter":
-            out = _reduce_scatter(out, d, n, index, current[axis].reduce_type(), group)
+            out = _reduce_scatter(out, d, n, index, current[axis].reduce_type(), group, line)
             current[axis] = Shard(d)
         elif what == "slice":
             lo, hi = block(out.shape[d], n, index)
@@ -135,8 +136,9 @@ def _take(arr: Any, d: int, lo: int, hi: int) -> Any:
     return arr[tuple(index)].copy()  # own, C-contiguous memory (collectives need it)
 
 
-def _gather(arr: Any, d: int, extent: int, n: int, group: Optional[dist.Group]) -> Any:
-    """The blocks of the ranks along the group, joined along ``d`` into ``extent`` entries."""
+def _gather(arr: Any, d: int, extent: int, n: int, group: Optional[dist.Group], line: List[int]) -> Any:
+    """The blocks of the ranks along the group, joined along ``d`` in mesh order (``line``)
+    into ``extent`` entries."""
     if n == 1:
         return arr
     xp = array_module(arr)
@@ -145,8 +147,9 @@ def _gather(arr: Any, d: int, extent: int, n: int, group: Optional[dist.Group]) 
     pad[d] = (0, width - arr.shape[d])
     local = xp.ascontiguousarray(xp.pad(arr, pad) if width != arr.shape[d] else arr)
     parts: list = []
-    dist.all_gather(parts, local, group=group)
-    return _take(xp.concatenate(parts, axis=d), d, 0, extent)
+    dist.all_gather(parts, local, group=group)  # in group order: the ranks sorted
+    in_mesh_order = [parts[group.ranks.index(r)] for r in line]
+    return _take(xp.concatenate(in_mesh_order, axis=d), d, 0, extent)
 
 
 def _reduce(arr: Any, op: int, group: Optional[dist.Group]) -> Any:
@@ -156,8 +159,10 @@ def _reduce(arr: Any, op: int, group: Optional[dist.Group]) -> Any:
     return out
 
 
-def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Optional[dist.Group]) -> Any:
-    """This rank's block along ``d`` of the reduction of the ranks' whole arrays."""
+def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Optional[dist.Group],
+                    line: List[int]) -> Any:
+    """This rank's block along ``d`` of the reduction of the ranks' whole arrays (block i to the
+    rank at mesh index i of ``line``)."""
     if n == 1:
         return _reduce(arr, op, None)
     xp = array_module(arr)
@@ -168,7 +173,7 @@ def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Option
     whole = xp.pad(arr, pad) if width * n != size else arr
     parts = [_take(whole, d, r * width, (r + 1) * width) for r in range(n)]
     out = xp.empty_like(parts[0])
-    dist.reduce_scatter(out, parts, op=op, group=group)
+    dist.reduce_scatter(out, [parts[line.index(r)] for r in group.ranks], op=op, group=group)
     lo, hi = block(size, n, index)
     return _take(out, d, 0, hi - lo)
 

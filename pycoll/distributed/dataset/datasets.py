@@ -22,13 +22,16 @@ import pycoll.distributed as dist
 from pycoll.distributed.dataset.slots import Slot, as_slots, batch, checked, parse
 from pycoll.random import get_rng
 
+_DISTRIBUTED_SETTINGS = {"merge_size", "parse_ins_id", "parse_content", "fleet_send_batch_size",
+                         "fleet_send_sleep_seconds", "fea_eval", "candidate_size"}
 CHUNK_BYTES = 1 << 20  # what one round of global_shuffle sends one peer, at most
 QUEUE_BATCHES = 8  # how far QueueDataset's reader may run ahead
 READ_BYTES = 1 << 20  # what a file is read (and its lines checked) by at a time
 
 
-class _Dataset:
-    """Settings and file reading shared by both datasets (paddle's ``init`` keywords)."""
+class DatasetBase:
+    """Settings and file reading shared by both datasets (paddle's ``init`` keywords; paddle's
+    ``fleet.DatasetBase``)."""
 
     def __init__(self) -> None:
         self.batch_size, self.thread_num, self.pipe_command = 1, 1, "cat"
@@ -57,6 +60,17 @@ class _Dataset:
                 if not isinstance(value, str) or not value.strip():
                     raise ValueError(f"{type(self).__name__}: pipe_command={value!r}; give a shell command")
                 self.pipe_command = value
+
+    def _init_distributed_settings(self, **settings: Any) -> None:
+        """paddle's settings of its C++ shuffle (``merge_size``, ``parse_ins_id``,
+        ``parse_content``, ``fleet_send_batch_size``, ``fleet_send_sleep_seconds``, ``fea_eval``,
+        ``candidate_size``), which paddle's examples set before ``slots_shuffle``: checked by name
+        and kept; pycoll's shuffles need none of them."""
+        unknown = sorted(set(settings) - _DISTRIBUTED_SETTINGS)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}._init_distributed_settings: no setting {unknown[0]!r}; "
+                            f"settings: {', '.join(sorted(_DISTRIBUTED_SETTINGS))}")
+        self.distributed_settings = dict(settings)
 
     def set_filelist(self, filelist: Sequence[str]) -> None:
         if isinstance(filelist, str) or not all(isinstance(f, str) for f in filelist):
@@ -110,7 +124,7 @@ class _Dataset:
             yield batch(records, self.slots)
 
 
-class InMemoryDataset(_Dataset):
+class InMemoryDataset(DatasetBase):
     """Load this rank's files into memory, shuffle them locally or across every rank, iterate."""
 
     def __init__(self) -> None:
@@ -155,7 +169,8 @@ class InMemoryDataset(_Dataset):
 
     def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
         """Every record to a random rank (exchanged by alltoall in bounded rounds), then a local
-        shuffle. Every rank must call it."""
+        shuffle. Every rank must call it (the parallel environment starts here if it has not)."""
+        _parallel_env()
         world = dist.get_world_size()
         records, self._records = self._records, []
         destination = get_rng().integers(0, world, len(records))
@@ -192,6 +207,7 @@ class InMemoryDataset(_Dataset):
     def _count(self, fleet: Any) -> int:
         count = np.array([len(self._records)], np.int64)
         if fleet is not None:
+            _parallel_env()
             dist.all_reduce(count)
         return int(count[0])
 
@@ -217,7 +233,7 @@ class InMemoryDataset(_Dataset):
         return self._batches(iter(self._records))
 
 
-class QueueDataset(_Dataset):
+class QueueDataset(DatasetBase):
     """Stream this rank's share of the file list (every ``world``-th file from its rank on)."""
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
@@ -242,6 +258,13 @@ class QueueDataset(_Dataset):
             if isinstance(item, BaseException):
                 raise item
             yield item
+
+
+def _parallel_env() -> None:
+    """paddle's datasets reach the other ranks through fleet, which its scripts may not have
+    started: start the parallel environment where it has not been."""
+    if not dist.is_initialized():
+        dist.init_parallel_env()
 
 
 def _chunks(lines: List[bytes]) -> List[List[bytes]]:

@@ -1,0 +1,3 @@
+import pycoll
+pycoll.enable_static()
+dataset = pycoll.distributed.InMemoryDataset()

@@ -1,0 +1,2 @@
+import pycoll
+dataset = pycoll.distributed.QueueDataset()

@@ -1,0 +1,6 @@
+import pycoll
+import pycoll.distributed as dist
+mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
+a = pycoll.ones([10, 20])
+# distributed tensor
+d_tensor = dist.shard_tensor(a, mesh, [dist.Replicate()])

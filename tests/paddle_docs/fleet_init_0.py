@@ -1,0 +1,2 @@
+import pycoll.distributed.fleet as fleet
+fleet.init()

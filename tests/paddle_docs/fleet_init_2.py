@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+role = fleet.PaddleCloudRoleMaker()
+fleet.init(role)
