@@ -103,7 +103,7 @@ def save_group_sharded_model(model: GroupShardedModel, output: str,
                              optimizer: Optional[ShardedOptimizer] = None) -> None:
     """Save the whole model (``output/model.pdmodel``) and, with ``optimizer``, the whole
     optimizer state gathered from every rank (``output/model.pdopt``), from the group's first
-    rank. Collective: every rank of the group calls it."""
+    rank. Collective: every rank of the group calls it, and returns once the files are written."""
     if not isinstance(model, GroupShardedModel):
         raise TypeError(f"save_group_sharded_model: model must be what group_sharded_parallel returned, "
                         f"got {type(model).__name__}")
@@ -111,9 +111,9 @@ def save_group_sharded_model(model: GroupShardedModel, output: str,
     whole = optimizer.whole_state_dict() if optimizer is not None else None
     state = {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
     model.release_parameters()
-    if dist.get_rank() != (model.shard_group.ranks[0] if model.shard_group is not None else 0):
-        return
-    os.makedirs(output, exist_ok=True)
-    save(state, os.path.join(output, "model.pdmodel"))  # the layer's own keys
-    if whole is not None:
-        save(whole, os.path.join(output, "model.pdopt"))
+    if dist.get_rank() == (model.shard_group.ranks[0] if model.shard_group is not None else 0):
+        os.makedirs(output, exist_ok=True)
+        save(state, os.path.join(output, "model.pdmodel"))  # the layer's own keys
+        if whole is not None:
+            save(whole, os.path.join(output, "model.pdopt"))
+    dist.barrier(group=model.shard_group)  # the files are there when any rank returns
