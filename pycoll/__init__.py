@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 
 # ---- tensor / autograd / nn side (never imports pycoll.distributed) ----
 from pycoll.autograd import is_grad_enabled, no_grad
-from pycoll.device import get_device, set_device
+from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
 from pycoll.random import seed
 from pycoll.serialization import load, save
 from pycoll.tensor import Tensor, float16, float32, float64, int32, int64, to_tensor

@@ -39,6 +39,28 @@ def import_cupy() -> ModuleType:
     return cupy
 
 
+class CPUPlace(tuple):
+    """paddle's ``CPUPlace()``: the place ``("cpu", 0)``, usable wherever a place is taken."""
+
+    def __new__(cls) -> "CPUPlace":
+        return tuple.__new__(cls, ("cpu", 0))
+
+    def __repr__(self) -> str:
+        return "Place(cpu)"
+
+
+class CUDAPlace(tuple):
+    """paddle's ``CUDAPlace(id)``: the place ``("gpu", id)``."""
+
+    def __new__(cls, id: int) -> "CUDAPlace":  # noqa: A002 (paddle's name)
+        if isinstance(id, bool) or not isinstance(id, int) or id < 0:
+            raise ValueError(f"CUDAPlace: id must be an int >= 0, got {id!r}")
+        return tuple.__new__(cls, ("gpu", id))
+
+    def __repr__(self) -> str:
+        return f"Place(gpu:{self[1]})"
+
+
 def parse_place(place: Any) -> Place:
     """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0)."""
     if isinstance(place, tuple) and len(place) == 2 and place[0] in ("cpu", "gpu"):

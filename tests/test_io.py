@@ -135,3 +135,64 @@ def test_a_slow_worker_is_bounded_by_timeout_and_an_early_stop_frees_the_workers
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_each_rank_reads_its_share_through_workers_into_data_parallel(nprocs):
     assert_ok(launch(nprocs, "loader_ranks.py"), expect_lines=nprocs)
+
+
+def test_samplers_give_paddles_indices():
+    from pycoll.io import RandomSampler, SequenceSampler, SubsetRandomSampler, WeightedRandomSampler
+
+    data = Squares(6)
+    assert list(SequenceSampler(data)) == list(range(6)) and len(SequenceSampler(data)) == 6
+    np.random.seed(3)
+    drawn = list(RandomSampler(data))
+    assert sorted(drawn) == list(range(6)) and drawn != list(range(6))
+    np.random.seed(3)
+    assert list(RandomSampler(data)) == drawn, "np.random.seed repeats it, as in paddle"
+    assert len(list(RandomSampler(data, replacement=True, num_samples=20))) == 20
+    assert list(RandomSampler(data, generator=iter([5, 4]), num_samples=2)) == [5, 4]
+    weighted = list(WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], num_samples=50))
+    assert set(weighted) <= {1, 3} and weighted.count(3) > weighted.count(1)
+    pycoll.seed(1)
+    assert sorted(SubsetRandomSampler([7, 8, 9])) == [7, 8, 9]
+    batches = list(BatchSampler(sampler=SequenceSampler(data), batch_size=4))
+    assert batches == [[0, 1, 2, 3], [4, 5]]
+    with pytest.raises(ValueError, match="num_samples=7 is more than the 6 samples"):
+        RandomSampler(data, num_samples=7)
+    with pytest.raises(ValueError, match="weights must be"):
+        WeightedRandomSampler([0.0, 0.0], num_samples=1)
+
+
+def test_datasets_made_of_datasets():
+    from pycoll.io import ChainDataset, ComposeDataset, ConcatDataset, Subset, random_split
+
+    a, b = Squares(3), Squares(2)
+    assert ComposeDataset([a, Squares(3)])[2][1::2] == (4, 4) and len(ComposeDataset([a, a])) == 3
+    both = ConcatDataset([a, b])
+    assert len(both) == 5 and both[3][1] == 0 and both[-1][1] == 1
+    assert [s["x"].item() for s in ChainDataset([Count(), Count()])] == list(range(7)) * 2
+    assert [s[1] for s in Subset(a, [2, 0])] == [4, 0]
+    pycoll.seed(5)
+    parts = random_split(range(10), [3, 7])
+    assert [len(p) for p in parts] == [3, 7] and sorted(list(parts[0]) + list(parts[1])) == list(range(10))
+    assert [len(p) for p in random_split(range(10), [0.5, 0.5])] == [5, 5]
+    with pytest.raises(ValueError, match="add up to 9, the dataset has 10"):
+        random_split(range(10), [4, 5])
+    with pytest.raises(ValueError, match="the datasets' lengths differ"):
+        ComposeDataset([a, b])
+    with pytest.raises(TypeError, match="IterableDataset"):
+        ConcatDataset([a, Count()])
+
+
+def test_worker_info_inside_workers_none_outside():
+    from pycoll.io import get_worker_info
+
+    class WhoAmI(Dataset):
+        def __getitem__(self, i):
+            info = get_worker_info()
+            return np.array([info.id, info.num_workers])
+
+        def __len__(self):
+            return 4
+
+    assert get_worker_info() is None
+    seen = {tuple(row) for batch in DataLoader(WhoAmI(), batch_size=1, num_workers=2) for row in batch.numpy()}
+    assert seen <= {(0, 2), (1, 2)} and len(seen) >= 1

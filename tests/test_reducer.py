@@ -137,3 +137,10 @@ def test_sharded_buckets_are_reduce_scattered_and_only_the_pieces_are_kept(world
             np.testing.assert_allclose(r.sharded_grad(p), np.full(p.size, (i + 1.0) * step))
     r.clear_sharded_grads()
     assert r.sharded_grad(params[0]) is None
+
+
+def test_data_parallel_takes_a_groups_process_group_as_paddles_examples_pass_it(world):
+    layer = pycoll.nn.Linear(2, 2)
+    assert pycoll.DataParallel(layer, group=world.process_group)._group is world
+    with pytest.raises(TypeError, match="DataParallel: group must be a pycoll.distributed.Group"):
+        pycoll.DataParallel(layer, group="world")

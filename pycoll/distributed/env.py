@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import atexit
 import os
-from typing import ContextManager, Dict, List, Optional
+from typing import Any, ContextManager, Dict, List, Optional
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
@@ -205,6 +205,18 @@ def get_backend(group: Optional[Group] = None) -> str:
 def get_group(id: int = 0) -> Optional[Group]:  # noqa: A002 (paddle's argument name)
     """The group with id ``id`` (0 is the world), or None."""
     return _groups.get(id)
+
+
+def group_of(group: Any, fn: str) -> Optional[Group]:
+    """``group`` as a Group: a Group, None, or a group's ``process_group`` (paddle's examples
+    pass ``group.process_group`` to DataParallel); TypeError naming ``fn`` otherwise."""
+    if group is None or isinstance(group, Group):
+        return group
+    for known in _groups.values():
+        if known.engine is not None and known.engine is group:
+            return known
+    raise TypeError(f"{fn}: group must be a pycoll.distributed.Group (or its process_group), "
+                    f"got {type(group).__name__}")
 
 
 def destroy_process_group(group: Optional[Group] = None) -> None:

@@ -1,9 +1,14 @@
-"""Data loading (paddle.io): datasets, batch samplers (one for each rank's share of a dataset)
-and the DataLoader."""
+"""Data loading (paddle.io): datasets, index and batch samplers (one for each rank's share of a
+dataset) and the DataLoader."""
 from pycoll.io.collate import default_collate_fn
-from pycoll.io.dataloader import DataLoader
-from pycoll.io.dataset import Dataset, IterableDataset, TensorDataset
+from pycoll.io.dataloader import DataLoader, WorkerInfo, get_worker_info
+from pycoll.io.dataset import (ChainDataset, ComposeDataset, ConcatDataset, Dataset, IterableDataset, Subset,
+                               TensorDataset, random_split)
 from pycoll.io.sampler import BatchSampler, DistributedBatchSampler
+from pycoll.io.samplers import (RandomSampler, Sampler, SequenceSampler, SubsetRandomSampler,
+                                WeightedRandomSampler)
 
-__all__ = ["BatchSampler", "DataLoader", "Dataset", "DistributedBatchSampler", "IterableDataset",
-           "TensorDataset", "default_collate_fn"]
+__all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedBatchSampler", "IterableDataset", "RandomSampler", "Sampler", "SequenceSampler",
+           "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
+           "default_collate_fn", "get_worker_info", "random_split"]

@@ -24,9 +24,28 @@ from pycoll.io.sampler import BatchSampler, batches
 _POLL_S = 1.0  # how often a waiting DataLoader checks that its workers are alive
 
 
+class WorkerInfo:
+    """What ``get_worker_info()`` tells code running in a DataLoader worker: its ``id``, the
+    ``num_workers`` and its copy of the ``dataset``."""
+
+    def __init__(self, id: int, num_workers: int, dataset: Any):  # noqa: A002 (paddle's name)
+        self.id, self.num_workers, self.dataset = id, num_workers, dataset
+
+
+_worker_info: Optional[WorkerInfo] = None  # set in a worker process
+
+
+def get_worker_info() -> Optional[WorkerInfo]:
+    """In a DataLoader worker process, its WorkerInfo; elsewhere None (an IterableDataset is
+    read in the training process, so it sees None and yields all its samples)."""
+    return _worker_info
+
+
 def _work(dataset: Any, collate: Callable[[List[Any]], Any], tasks: Any, results: Any,
-          worker_id: int, init: Optional[Callable[[int], None]]) -> None:
+          worker_id: int, count: int, init: Optional[Callable[[int], None]]) -> None:
     """A worker: collate the batches it is sent until it is sent None."""
+    global _worker_info
+    _worker_info = WorkerInfo(worker_id, count, dataset)
     try:
         if init is not None:
             init(worker_id)
@@ -56,7 +75,7 @@ class _Workers:
         self.tasks = [context.Queue() for _ in range(count)]
         self.workers = [context.Process(target=_work, daemon=True, name=f"pycoll-DataLoader-worker-{i}",
                                         args=(loader.dataset, loader.collate_fn, self.tasks[i],
-                                              self.results, i, loader.worker_init_fn))
+                                              self.results, i, count, loader.worker_init_fn))
                         for i in range(count)]
         for worker in self.workers:
             worker.start()

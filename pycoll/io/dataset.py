@@ -1,8 +1,15 @@
-"""paddle.io's datasets: ``Dataset`` (indexed), ``IterableDataset`` (streamed) and
-``TensorDataset`` (rows of tensors)."""
+"""paddle.io's datasets: ``Dataset`` (indexed), ``IterableDataset`` (streamed),
+``TensorDataset`` (rows of tensors), and the ones made of others: ``ComposeDataset`` (fields side
+by side), ``ConcatDataset`` (one after another), ``ChainDataset`` (streams one after another),
+``Subset`` and ``random_split``."""
 from __future__ import annotations
 
-from typing import Any, Iterator, List, Sequence, Tuple
+import bisect
+import itertools
+import math
+from typing import Any, Iterable, Iterator, List, Sequence, Tuple
+
+from pycoll.random import get_rng
 
 
 class Dataset:
@@ -45,3 +52,96 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return len(self.tensors[0])
+
+
+def _indexed(datasets: Iterable[Any], what: str) -> List[Any]:
+    datasets = list(datasets)
+    if not datasets:
+        raise ValueError(f"{what}: datasets is empty")
+    streamed = [i for i, d in enumerate(datasets) if isinstance(d, IterableDataset)]
+    if streamed:
+        raise TypeError(f"{what}: datasets[{streamed[0]}] is an IterableDataset; it needs indexed datasets")
+    return datasets
+
+
+class ComposeDataset(Dataset):
+    """Sample i is the fields of sample i of each of ``datasets`` (of one length), in one tuple."""
+
+    def __init__(self, datasets: Sequence[Any]):
+        self.datasets = _indexed(datasets, "ComposeDataset")
+        lengths = {len(d) for d in self.datasets}
+        if len(lengths) != 1:
+            raise ValueError(f"ComposeDataset: the datasets' lengths differ ({sorted(lengths)})")
+
+    def __getitem__(self, index: int) -> Tuple[Any, ...]:
+        fields: List[Any] = []
+        for d in self.datasets:
+            sample = d[index]
+            fields.extend(sample if isinstance(sample, (list, tuple)) else [sample])
+        return tuple(fields)
+
+    def __len__(self) -> int:
+        return len(self.datasets[0])
+
+
+class ConcatDataset(Dataset):
+    """The samples of ``datasets`` one dataset after another."""
+
+    def __init__(self, datasets: Iterable[Any]):
+        self.datasets = _indexed(datasets, "ConcatDataset")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __getitem__(self, index: int) -> Any:
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"ConcatDataset: index out of range for {len(self)} samples")
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        return self.datasets[which][index - (self.cumulative_sizes[which - 1] if which else 0)]
+
+    def __len__(self) -> int:
+        return self.cumulative_sizes[-1]
+
+
+class ChainDataset(IterableDataset):
+    """The samples of the streamed ``datasets``, one after another."""
+
+    def __init__(self, datasets: Iterable[Any]):
+        self.datasets = list(datasets)
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            yield from d
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset: Any, indices: Sequence[int]):
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[self.indices[index]]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) -> List[Subset]:
+    """``dataset`` cut into Subsets of ``lengths`` samples (or of those fractions of it, the
+    remainder spread from the first), over a random permutation (pycoll's generator:
+    ``pycoll.seed``; ``generator`` is accepted for paddle's signature)."""
+    total = len(dataset)
+    lengths = list(lengths)
+    if lengths and math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        if any(not 0 <= f <= 1 for f in lengths):
+            raise ValueError(f"random_split: lengths {lengths} as fractions must each be in [0, 1]")
+        counts = [int(math.floor(total * f)) for f in lengths]
+        for i in range(total - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != total:
+        raise ValueError(f"random_split: lengths {lengths} add up to {sum(lengths)}, the dataset has {total}")
+    order = get_rng().permutation(total).tolist()
+    ends = list(itertools.accumulate(lengths))
+    return [Subset(dataset, order[end - n:end]) for end, n in zip(ends, lengths)]

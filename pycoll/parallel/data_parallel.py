@@ -9,6 +9,7 @@ import numpy as np
 
 import pycoll.distributed as dist
 from pycoll.autograd import is_grad_enabled
+from pycoll.distributed.env import group_of
 from pycoll.nn import Layer
 from pycoll.parallel.reducer import MB, Reducer
 
@@ -38,6 +39,7 @@ class DataParallel(Layer):
                             ("last_comm_buffer_size", last_comm_buffer_size)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"DataParallel: {name}={value!r}; it must be a positive number of MB")
+        group = group_of(group, "DataParallel")
         self._layers = layers
         self._group = group
         self._strategy = strategy
