@@ -196,3 +196,34 @@ def test_worker_info_inside_workers_none_outside():
     assert get_worker_info() is None
     seen = {tuple(row) for batch in DataLoader(WhoAmI(), batch_size=1, num_workers=2) for row in batch.numpy()}
     assert seen <= {(0, 2), (1, 2)} and len(seen) >= 1
+
+
+class Range(IterableDataset):
+    """start..end-1: each worker its share (by get_worker_info), or all of it in the training process."""
+
+    def __init__(self, start, end, fail_at=None):
+        self.start, self.end, self.fail_at = start, end, fail_at
+
+    def __iter__(self):
+        from pycoll.io import get_worker_info
+
+        info = get_worker_info()
+        lo, hi = self.start, self.end
+        if info is not None:
+            per = -(-(hi - lo) // info.num_workers)
+            lo = self.start + info.id * per
+            hi = min(lo + per, self.end)
+        for i in range(lo, hi):
+            if i == self.fail_at:
+                raise KeyError("planted in the stream")
+            yield np.array([i])
+
+
+def test_an_iterable_dataset_in_workers_is_taken_from_each_in_turn_as_paddle_does():
+    taken = [int(b.numpy()[0, 0]) for b in DataLoader(Range(2, 9), batch_size=1, num_workers=2)]
+    assert taken == [2, 6, 3, 7, 4, 8, 5]  # worker 0 reads 2..5, worker 1 6..8 (paddle's example)
+    assert [int(b.numpy()[0, 0]) for b in DataLoader(Range(2, 9), batch_size=1)] == list(range(2, 9))
+    pairs = [b.numpy()[:, 0].tolist() for b in DataLoader(Range(0, 7), batch_size=2, drop_last=True, num_workers=3)]
+    assert pairs == [[0, 1], [3, 4]]  # each worker drops its own partial last batch; worker 2's [6]
+    with pytest.raises(RuntimeError, match="(?s)a worker failed in worker 1.*planted in the stream"):
+        list(DataLoader(Range(0, 8, fail_at=5), batch_size=1, num_workers=2))

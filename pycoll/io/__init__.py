@@ -1,7 +1,8 @@
 """Data loading (paddle.io): datasets, index and batch samplers (one for each rank's share of a
 dataset) and the DataLoader."""
 from pycoll.io.collate import default_collate_fn
-from pycoll.io.dataloader import DataLoader, WorkerInfo, get_worker_info
+from pycoll.io.dataloader import DataLoader
+from pycoll.io.workers import WorkerInfo, get_worker_info
 from pycoll.io.dataset import (ChainDataset, ComposeDataset, ConcatDataset, Dataset, IterableDataset, Subset,
                                TensorDataset, random_split)
 from pycoll.io.sampler import BatchSampler, DistributedBatchSampler
