@@ -174,15 +174,17 @@ class Reducer:
             bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
         if bucket.layout is None:
             kernels.flatten(grads, out=bucket.buffer, scale=self._scale)
-            bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
         else:
             bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
+        self.stats["flatten_s"] += time.perf_counter() - start
+        if bucket.layout is None:
+            bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
+        else:
             width = bucket.layout.width
             bucket.part = self._xp.empty(width, dtype=bucket.dtype)
             bucket.task = dist.reduce_scatter(bucket.part, [bucket.buffer[r * width:(r + 1) * width]
                                                             for r in range(self.world)],
                                               group=self.group, sync_op=False)
-        self.stats["flatten_s"] += time.perf_counter() - start
 
     def _finish(self) -> None:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
