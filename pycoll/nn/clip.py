@@ -61,7 +61,7 @@ class ClipGradByNorm(_Clip):
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None) -> List[Optional[Any]]:
         sums = _square_sums(grads)
         norms = np.sqrt(sum_across(sums) if sum_across is not None else sums)
-        return [None if g is None else g * np.asarray(self.clip_norm / max(float(n), self.clip_norm), dtype=g.dtype)
+        return [None if g is None else g * g.dtype.type(self.clip_norm / max(float(n), self.clip_norm))
                 for g, n in zip(grads, norms)]
 
 
@@ -77,4 +77,4 @@ class ClipGradByGlobalNorm(_Clip):
         sums = _square_sums(grads)
         norm = float(np.sqrt((sum_across(sums) if sum_across is not None else sums).sum()))
         scale = self.clip_norm / max(norm, self.clip_norm)
-        return [None if g is None else g * np.asarray(scale, dtype=g.dtype) for g in grads]
+        return [None if g is None else g * g.dtype.type(scale) for g in grads]  # a NumPy scalar: CuPy takes it
