@@ -15,13 +15,14 @@
 #   collectives  collectives-1rank, collectives-2ranks (pycoll-bench all --backend nccl -c 1
 #                --compare raw; the 2 ranks share the GPU)
 #   peers        peers-1rank, peers-2ranks (bench/gpu_peers.py)
-#   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch)
+#   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch),
+#                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
 # A device call has 10 minutes and setup.sh takes one of them: split the run into three calls, each
 # with --budget 520 (so that it ends, packed, inside its call), the cheapest checks first:
 #   --part build,tests-kernels,kernels,collectives-1rank,peers-1rank,dp-1rank   (one rank)
 #   --part tests-nccl,tests-ranks                                               (the rank tests)
-#   --part collectives-2ranks,peers-2ranks,dp-2ranks,failures                   (2-rank benchmarks)
+#   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks,failures   (2-rank benchmarks)
 #
 # Each step runs under its own time limit (--limit STEP=SECONDS changes one; --budget bounds the
 # whole run: a step gets at most what is left, and none starts with under 15 s left) with its
@@ -178,6 +179,7 @@ step peers peers-1rank 120 "$launch 1 $peers --plot $O/peers-1rank.png"
 step peers peers-2ranks 300 "$launch 2 $peers --plot $O/peers-2ranks.png"
 step dp dp-1rank 120 "\$PY $dp"
 step dp dp-2ranks 240 "$launch 2 $dp"
+step dp sharding-2ranks 120 "$launch 2 bench/sharding.py --rounds 3 --hidden 1024"
 step failures failures 240 "\$PY bench/detection.py --backend $backend --repeat 1"
 if [[ -n $stand_in ]]; then
   for name in "${STEPS[@]}"; do COMMAND[$name]="$stand_in $name $O"; done

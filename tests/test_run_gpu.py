@@ -22,7 +22,7 @@ PARTS = {
     "kernels": ["kernels"],
     "collectives": ["collectives-1rank", "collectives-2ranks"],
     "peers": ["peers-1rank", "peers-2ranks"],
-    "dp": ["dp-1rank", "dp-2ranks"],
+    "dp": ["dp-1rank", "dp-2ranks", "sharding-2ranks"],
     "failures": ["failures"],
 }
 STEPS = [step for steps in PARTS.values() for step in steps]
@@ -123,7 +123,7 @@ def test_cpu_dry_run_plans_the_cpu_counterparts():
 def test_parts_and_steps_are_chosen_in_the_run_order_with_their_limits():
     chosen = plan("--part", "dp,kernels", "--part", "tests-nccl", "--limit", "kernels=7")
     assert [(step, limit) for _, step, limit, _ in chosen] == [
-        ("tests-nccl", 360), ("kernels", 7), ("dp-1rank", 120), ("dp-2ranks", 240)]
+        ("tests-nccl", 360), ("kernels", 7), ("dp-1rank", 120), ("dp-2ranks", 240), ("sharding-2ranks", 120)]
 
 
 @pytest.mark.parametrize("args, message", [
