@@ -1,7 +1,9 @@
-"""The object collectives in one process (a world of one); on ranks in test_collectives."""
+"""The object collectives in one process (a world of one); on ranks in test_collectives, and
+send_object_list / recv_object_list on two ranks."""
 import pytest
 
 import pycoll.distributed as dist
+from conftest import assert_ok, launch
 
 
 @pytest.fixture(autouse=True)
@@ -29,3 +31,7 @@ def test_objects_that_cannot_be_pickled_are_refused_naming_their_type():
         dist.broadcast_object_list([1, lambda: 0], src=0)
     with pytest.raises(ValueError, match="in_object_list on the source rank 0"):
         dist.scatter_object_list([], [1, 2], src=0)
+
+
+def test_objects_point_to_point_between_two_ranks():
+    assert_ok(launch(2, "object_p2p.py", timeout=60), expect_lines=2)

@@ -13,8 +13,10 @@ from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_back
                                     get_rank, get_world_size, init_parallel_env, is_initialized,
                                     new_group)
 from pycoll.distributed.group import Group
-from pycoll.distributed.objects import all_gather_object, broadcast_object_list, scatter_object_list
+from pycoll.distributed.objects import (all_gather_object, broadcast_object_list, recv_object_list,
+                                        scatter_object_list, send_object_list)
 from pycoll.distributed.p2p import P2POp, batch_isend_irecv, wait
+from pycoll.distributed.parallel_mode import ParallelMode
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
 
@@ -26,7 +28,7 @@ def is_available() -> bool:
 
 _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
              "VocabParallelEmbedding", "split", "split_layers")
-_AUTO_PARALLEL = ("ProcessMesh", "Shard", "Replicate", "Partial", "shard_tensor", "reshard",
+_AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor", "reshard",
                   "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy")
 
 
@@ -54,11 +56,12 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "ReduceOp", "Group", "Task", "ParallelEnv", "SpawnContext", "SpawnError",
+    "ReduceOp", "Group", "Task", "ParallelEnv", "ParallelMode", "SpawnContext", "SpawnError",
     "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "get_backend", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
     "send", "recv", "isend", "irecv", "barrier", "can_reduce", "gather", "alltoall_single",
-    "all_gather_object", "broadcast_object_list", "scatter_object_list", "P2POp",
+    "all_gather_object", "broadcast_object_list", "scatter_object_list", "send_object_list",
+    "recv_object_list", "P2POp",
     "batch_isend_irecv", "wait", "is_available", "stream", *_PARALLEL,
 ]

@@ -1,5 +1,6 @@
 """Collectives of picklable Python objects: ``all_gather_object``, ``broadcast_object_list``,
-``scatter_object_list`` (paddle's names and signatures).
+``scatter_object_list``, and point to point ``send_object_list`` / ``recv_object_list`` (paddle's
+names and signatures).
 
 Objects are pickled, their sizes exchanged first, and the bytes travel through the group's own
 collectives (on GPU memory under nccl). Unpickling runs whatever the pickled bytes say, so these
@@ -14,7 +15,7 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from pycoll.distributed import verdict
-from pycoll.distributed.collective import all_gather, broadcast, scatter
+from pycoll.distributed.collective import all_gather, broadcast, recv, scatter, send
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
 
@@ -139,3 +140,60 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
     size = int(np.frombuffer(raw[:8], np.int64)[0])
     out_object_list.clear()
     out_object_list.append(pickle.loads(raw[8:8 + size]))
+
+
+def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
+    """The global rank named by ``rank`` (global) or ``<arg>_in_group`` (a group rank): exactly one."""
+    if (rank is None) == (in_group is None):
+        raise ValueError(f"pycoll.distributed.{fn}: give one of {arg} and {arg}_in_group")
+    if in_group is None:
+        return rank
+    if isinstance(in_group, bool) or not isinstance(in_group, int) or not 0 <= in_group < g.nranks:
+        raise ValueError(f"pycoll.distributed.{fn}: {arg}_in_group={in_group!r} is not a rank of {g.describe()}")
+    return g.ranks[in_group]
+
+
+def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: Optional[Group] = None,
+                     dst_in_group: Optional[int] = None) -> None:
+    """Send the objects of ``object_list`` to rank ``dst`` (or group rank ``dst_in_group``), whose
+    ``recv_object_list`` takes them into a list of the same length."""
+    fn = "send_object_list"
+    if not isinstance(object_list, list) or not object_list:
+        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list, got {object_list!r:.80}")
+    if outside(group, fn):
+        return
+    g = member_group(group, fn)
+    peer = _peer(g, dst, dst_in_group, fn, "dst")
+    blobs = [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)]
+    xp = g.array_module
+    send(xp.asarray(np.array([len(blobs)], np.int64)), peer, group)  # how many objects
+    send(xp.asarray(np.array([len(b) for b in blobs], np.int64)), peer, group)  # each one's size
+    send(_bytes(b"".join(blobs), sum(map(len, blobs)), xp), peer, group)
+
+
+def recv_object_list(object_list: List[Any], src: Optional[int] = None, group: Optional[Group] = None,
+                     src_in_group: Optional[int] = None) -> None:
+    """Fill ``object_list`` (as long as the sender's) with the objects rank ``src`` (or group rank
+    ``src_in_group``) sends with ``send_object_list``."""
+    fn = "recv_object_list"
+    if not isinstance(object_list, list) or not object_list:
+        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list as long as the "
+                        f"sender's, got {object_list!r:.80}")
+    if outside(group, fn):
+        return
+    g = member_group(group, fn)
+    peer = _peer(g, src, src_in_group, fn, "src")
+    xp = g.array_module
+    count = xp.zeros(1, np.int64)
+    recv(count, peer, group)
+    if int(count.tolist()[0]) != len(object_list):
+        raise ValueError(f"pycoll.distributed.{fn}: rank {peer} sends {int(count.tolist()[0])} objects but "
+                         f"object_list has {len(object_list)} entries; give a list as long as the sender's")
+    sizes = xp.zeros(len(object_list), np.int64)
+    recv(sizes, peer, group)
+    sizes = [int(n) for n in sizes.tolist()]
+    payload = xp.zeros(sum(sizes), np.uint8)
+    recv(payload, peer, group)
+    raw = _host(payload)
+    offsets = np.cumsum([0, *sizes]).tolist()
+    object_list[:] = [pickle.loads(raw[a:b]) for a, b in zip(offsets, offsets[1:])]

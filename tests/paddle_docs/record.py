@@ -2,7 +2,9 @@
 tests/test_paddle_docs.py). Each example is a Paddle 3.3.1 docstring example with ``paddle``
 replaced by ``pycoll``; this turns it back and runs it under Paddle's launcher.
 
-    python tests/paddle_docs/record.py --paddle-python /path/to/paddle-venv/bin/python
+    python tests/paddle_docs/record.py --paddle-python /path/to/paddle-venv/bin/python [NAME ...]
+
+(only the examples NAME..., e.g. ``send_object_list_0``, when names are given).
 
 An example Paddle's CPU build cannot run (it has no alltoall, no GPU here) gets no expected
 output: its test then checks that it runs, not what it prints.
@@ -21,9 +23,12 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paddle-python", required=True)
+    parser.add_argument("names", nargs="*", help="only these examples (default: all)")
     args = parser.parse_args()
     for example in sorted(HERE.glob("*_[0-9].py")):
         name = example.stem
+        if args.names and name not in args.names:
+            continue
         for old in HERE.glob(f"expected/{name}.rank*.txt"):
             old.unlink()
         with tempfile.TemporaryDirectory() as work:

@@ -52,6 +52,7 @@ for configs, stage, k in [({"sharding_degree": 4}, 2, 2), ({"sharding_degree": 4
     fleet.init(is_collective=True, strategy=strategy)
     hcg = fleet.get_hybrid_communicate_group()
     assert hcg.get_sharding_parallel_world_size() == configs["sharding_degree"]
+    assert hcg.get_parallel_mode() == dist.ParallelMode.SHARDING_PARALLEL  # paddle's, dp beside or not
     # paddle's order, sharding inside data: rank = dp_index * sharding_degree + sharding_index
     degree = configs["sharding_degree"]
     assert hcg.get_sharding_parallel_group().ranks == list(range(rank - rank % degree, rank - rank % degree + degree))

@@ -104,7 +104,7 @@ def main():
         mp, dp = hcg.get_model_parallel_group(), hcg.get_data_parallel_group()
         assert (hcg.get_model_parallel_rank(), hcg.get_data_parallel_rank()) == (rank % MP, rank // MP)
         assert mp.ranks == [rank - rank % MP, rank - rank % MP + 1] and dp.ranks == [rank % MP, rank % MP + 2]
-        assert hcg.get_parallel_mode() == "hybrid" and fleet.worker_num() == 4
+        assert hcg.get_parallel_mode() == dist.ParallelMode.TENSOR_PARALLEL and fleet.worker_num() == 4
         # dist.split over fleet's model-parallel group: num_partitions is its size, not the world's
         assert dist.split(pycoll.ones([2, 6]), [6, 8], "linear", axis=1, num_partitions=MP).shape == [2, 8]
         try:

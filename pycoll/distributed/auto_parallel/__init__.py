@@ -20,10 +20,10 @@ from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor,
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
-from pycoll.distributed.auto_parallel.placements import Partial, Placement, Replicate, Shard
+from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceType, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Program
 from pycoll.distributed.auto_parallel.strategy import Strategy
 
 __all__ = ["DistModel", "DistParameter", "DistTensor", "Partial", "Placement", "ProcessMesh", "Program",
-           "Replicate", "Shard", "ShardDataloader", "Strategy", "dtensor_from_local", "is_dist_tensor",
+           "ReduceType", "Replicate", "Shard", "ShardDataloader", "Strategy", "dtensor_from_local", "is_dist_tensor",
            "reshard", "shard_dataloader", "shard_layer", "shard_tensor", "to_static", "unshard_dtensor"]

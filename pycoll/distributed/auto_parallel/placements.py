@@ -68,6 +68,16 @@ class Replicate(Placement):
         return "Replicate()"
 
 
+class ReduceType:
+    """paddle's names for a Partial's reduction (``dist.ReduceType.kRedSum`` ...): pycoll's ReduceOp values."""
+
+    kRedSum = ReduceOp.SUM
+    kRedMax = ReduceOp.MAX
+    kRedMin = ReduceOp.MIN
+    kRedProd = ReduceOp.PROD
+    kRedAvg = ReduceOp.AVG
+
+
 class Partial(Placement):
     """Every rank holds a tensor of the whole shape; the value is their reduction
     (``reduce_type``: ``ReduceOp.SUM`` by default, or AVG, MAX, MIN, PROD): a reduction pending."""

@@ -4,9 +4,10 @@ fastest: rank = (dp_index × sharding + sharding_index) × mp + mp_index)."""
 from __future__ import annotations
 
 import itertools
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pycoll.distributed as dist
+from pycoll.distributed.parallel_mode import ParallelMode
 
 AXES = ("data", "sharding", "model")
 
@@ -79,13 +80,16 @@ class HybridCommunicateGroup:
     def get_pipe_parallel_world_size(self) -> int:
         return 1
 
-    def get_parallel_mode(self) -> str:
-        """paddle's names: ``"data"``, ``"sharding"``, ``"model"`` (tensor) parallel, or
-        ``"hybrid"`` when model parallelism is combined with another."""
+    def get_parallel_mode(self) -> Optional[int]:
+        """paddle's ``ParallelMode``: TENSOR_PARALLEL with model parallelism (whatever else),
+        else SHARDING_PARALLEL with sharding (dp beside it or not), else DATA_PARALLEL with data
+        parallelism; None for a job with none (paddle returns nothing there either)."""
         dp, sharding, mp = (self._degrees[a] > 1 for a in AXES)
         if mp:
-            return "hybrid" if dp or sharding else "model"
-        return "sharding" if sharding else "data"
+            return ParallelMode.TENSOR_PARALLEL
+        if sharding:
+            return ParallelMode.SHARDING_PARALLEL
+        return ParallelMode.DATA_PARALLEL if dp else None
 
     def topology(self) -> List[List[int]]:
         """The grid: one row per (data, sharding) index pair, the global ranks by model index."""
