@@ -164,8 +164,7 @@ class ProcessMesh:
         self.check_in_job("mesh")
         key = (tuple(self.shape), tuple(self.process_ids), axis)
         if key not in _GROUPS:
-            if not dist.is_initialized():  # paddle starts the environment when a mesh first needs it
-                dist.init_parallel_env()
+            dist.init_parallel_env()  # paddle starts the environment when a mesh first needs it (idempotent)
             mine = None
             moved = np.moveaxis(self._mesh, axis, -1).reshape(-1, self.shape[axis])
             for line in moved.tolist():

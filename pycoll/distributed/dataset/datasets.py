@@ -170,7 +170,7 @@ class InMemoryDataset(DatasetBase):
     def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
         """Every record to a random rank (exchanged by alltoall in bounded rounds), then a local
         shuffle. Every rank must call it (the parallel environment starts here if it has not)."""
-        _parallel_env()
+        dist.init_parallel_env()  # paddle's scripts may not have started it (idempotent)
         world = dist.get_world_size()
         records, self._records = self._records, []
         destination = get_rng().integers(0, world, len(records))
@@ -207,7 +207,7 @@ class InMemoryDataset(DatasetBase):
     def _count(self, fleet: Any) -> int:
         count = np.array([len(self._records)], np.int64)
         if fleet is not None:
-            _parallel_env()
+            dist.init_parallel_env()  # paddle's scripts may not have started it (idempotent)
             dist.all_reduce(count)
         return int(count[0])
 
@@ -258,13 +258,6 @@ class QueueDataset(DatasetBase):
             if isinstance(item, BaseException):
                 raise item
             yield item
-
-
-def _parallel_env() -> None:
-    """paddle's datasets reach the other ranks through fleet, which its scripts may not have
-    started: start the parallel environment where it has not been."""
-    if not dist.is_initialized():
-        dist.init_parallel_env()
 
 
 def _chunks(lines: List[bytes]) -> List[List[bytes]]:

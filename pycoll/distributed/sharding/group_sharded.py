@@ -86,15 +86,20 @@ def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buff
     return GroupShardedModel(model, group, level, lazy, dp_group=dp_group, comm_buffer_size=comm_buffer_size)
 
 
+def _names(entry: Union[str, int], layer: Layer) -> bool:
+    """paddle's exclude_layer entries: a layer class name or ``id(layer)``."""
+    return entry in (type(layer).__name__, id(layer))
+
+
 def _names_a_layer(model: Layer, entry: Union[str, int]) -> bool:
-    return any(entry in (type(layer).__name__, id(layer)) for layer in model.sublayers(include_self=True))
+    return any(_names(entry, layer) for layer in model.sublayers(include_self=True))
 
 
 def _lazy_parameters(model: Layer, exclude: Sequence[Union[str, int]], segment_size: int) -> Set[int]:
     """ids of the parameters held only in use at p_g_os: those of more than ``segment_size``
     elements in layers not excluded (paddle's rule)."""
     kept = {id(p) for layer in model.sublayers(include_self=True)
-            if type(layer).__name__ in exclude or id(layer) in exclude
+            if any(_names(entry, layer) for entry in exclude)
             for p in layer.parameters()}
     return {id(p) for p in model.parameters() if p.array.size > segment_size and id(p) not in kept}
 
