@@ -29,7 +29,7 @@ def test_a_bucket_layout_puts_each_ranks_pieces_together_and_round_trips():
         layout.pack_part(pieces, again, np)
         np.testing.assert_array_equal(again, parts[r])
     targets = [np.zeros(s, np.float32) for s in shapes]
-    layout.unpack(flat, targets, np)
+    layout.unpack(flat.reshape(4, layout.width), targets, np)
     for value, target in zip(values, targets):
         np.testing.assert_array_equal(target, value * 0.5)
 

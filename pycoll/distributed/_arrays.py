@@ -137,9 +137,35 @@ def check_list(items: Any, nranks: int, fn: str, arg: str, allow_empty: bool) ->
 def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
                  like_name: str = "tensor") -> Any:
     """``items`` (a list of ``nranks`` tensors, each with ``like``'s shape and dtype) in one
-    contiguous buffer, block i from ``items[i]``."""
+    contiguous buffer, block i from ``items[i]``: the buffer they already are when they lie back
+    to back in one (a tensor split into its parts), else a copy."""
     items = check_list(items, nranks, fn, arg, allow_empty=False)
-    return stacked(check_like(items, like, xp, fn, arg, like_name=like_name), like, xp)
+    arrays = check_like(items, like, xp, fn, arg, like_name=like_name)
+    together = _back_to_back(arrays, like)
+    return together if together is not None else stacked(arrays, like, xp)
+
+
+def _address(arr: Any) -> int:
+    return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else arr.data.ptr
+
+
+def _back_to_back(arrays: List[Any], like: Any) -> Optional[Any]:
+    """``arrays`` as one ``(len(arrays), *like.shape)`` view when they are consecutive C-contiguous
+    blocks of one contiguous array of their dtype, away from ``like`` (the receiving array: send
+    and receive memory must not overlap); None otherwise."""
+    base = arrays[0].base
+    if base is None or base.dtype != like.dtype or not base.flags.c_contiguous:
+        return None
+    start, step = _address(arrays[0]), arrays[0].nbytes
+    if any(a.base is not base or not a.flags.c_contiguous or _address(a) != start + i * step
+           for i, a in enumerate(arrays)):
+        return None
+    if _address(like) < start + len(arrays) * step and start < _address(like) + like.nbytes:
+        return None
+    offset, extent = divmod(start - _address(base), base.itemsize)
+    if extent or offset < 0 or offset + len(arrays) * like.size > base.size:
+        return None
+    return base.reshape(-1)[offset:offset + len(arrays) * like.size].reshape((len(arrays),) + like.shape)
 
 
 def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str) -> List[Any]:

@@ -50,22 +50,18 @@ class Segments:
                   for p in (piece, zeros[:chunk - piece.size]) if p.size]
         kernels.flatten(padded, out=out)
 
-    def unpack(self, flat: Any, targets: Sequence[Any], xp: Any) -> None:
-        """Write every rank's pieces in ``flat`` (``nranks × width``) into the whole parameters'
-        arrays ``targets`` (C-contiguous, written in place)."""
-        views: List[Any] = []
-        pad = xp.empty(sum(c * self.nranks - s for c, s in zip(self.chunks, self.sizes)) or 1,
-                       dtype=flat.dtype)
-        used = 0
-        for r in range(self.nranks):
-            for target, size, chunk in zip(targets, self.sizes, self.chunks):
+    def unpack(self, parts: Sequence[Any], targets: Sequence[Any], xp: Any) -> None:
+        """Write every rank's pieces into the whole parameters' arrays ``targets`` (C-contiguous,
+        written in place): ``parts[r]`` is rank r's ``width`` elements (as an all-gather delivers
+        them; the rows of one ``nranks × width`` array do too)."""
+        pad = xp.empty(self.width, dtype=targets[0].dtype)  # the padding's sink, a slice of it each
+        for r, part in enumerate(parts):
+            views: List[Any] = []
+            for target, size, chunk, offset in zip(targets, self.sizes, self.chunks, self.offsets):
                 lo, hi = piece_bounds(size, self.nranks, r)
-                if hi > lo:
-                    views.append(target.reshape(-1)[lo:hi])
-                if chunk - (hi - lo):
-                    views.append(pad[used:used + chunk - (hi - lo)])
-                    used += chunk - (hi - lo)
-        kernels.unflatten(flat, views)
+                sink = pad[offset:offset + chunk - (hi - lo)]
+                views.extend(v for v in (target.reshape(-1)[lo:hi], sink) if v.size)
+            kernels.unflatten(part, views)
 
     def part_pieces(self, part: Any, index: int) -> List[Any]:
         """Rank ``index``'s pieces (views, unpadded) in ``part``, its ``width`` elements."""

@@ -106,10 +106,9 @@ class GroupShardedModel(DataParallel):
         layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
         part = self._xp.empty(layout.width, dtype=params[0].dtype)
         layout.pack_part([self.piece(p) for p in params], part, self._xp)
-        flat = self._xp.empty(layout.width * self._nranks, dtype=part.dtype)
-        dist.all_gather([flat[r * layout.width:(r + 1) * layout.width] for r in range(self._nranks)],
-                        part, group=self.shard_group)
-        layout.unpack(flat, targets, self._xp)
+        parts: List[Any] = []
+        dist.all_gather(parts, part, group=self.shard_group)  # views of the received buffer: no copy
+        layout.unpack(parts, targets, self._xp)
 
     def _gather(self, params: List[Any]) -> None:
         """Bring the whole of ``params`` (held only in use) to every rank."""
