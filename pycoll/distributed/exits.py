@@ -45,6 +45,7 @@ class ExitNotices:
         self._request = self._post()
         self._sent: List[Any] = []  # keep the notices' buffers alive until MPI finalizes
         self._announced = False
+        atexit.register(self._stop_listening)  # atexit runs last-in first: after announce
         atexit.register(self.announce)
         _leave_through(self._leave)
 
@@ -70,6 +71,17 @@ class ExitNotices:
             if peer != self.rank:
                 self.comm.Isend([me, self._mpi.INT64_T], peer, _TAG).Free()
 
+    def _stop_listening(self) -> None:
+        """At exit, after the announcement: take back the receive still posted for notices, so
+        that MPI does not finalize with it pending (UCX then warns of a request not returned)."""
+        if not mpi_running():
+            return
+        with self._lock:
+            if self._request is not None:
+                self._request.Cancel()
+                self._request.Wait()
+                self._request = None
+
     def _leave(self, code: Any) -> None:
         """``os._exit(code)`` in this rank: see the module notes."""
         if code != 0:
@@ -85,10 +97,7 @@ class ExitNotices:
                                       f"not finish within {self.timeout:g} s; stopping the job")
             time.sleep(_PEER_POLL_S)
         if mpi_running():
-            with self._lock:  # the last notice is in: stop listening, then finalise as an exit would
-                self._request.Cancel()
-                self._request.Wait()
-                self._request = None
+            self._stop_listening()  # the last notice is in; then finalise as an exit would
             self._mpi.Finalize()
 
 
