@@ -6,7 +6,8 @@ from pathlib import Path
 
 # Paddle's start-up chatter (glog lines, the modified-flags banner, warnings) and pycoll's log lines
 _NOISE = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|=+|FLAGS\(name=|\s*warnings\.warn\(|.*Warning: |pycoll: |\[rank \d+\] "
-                    r"|\[\d{4}-\d\d-\d\d [\d:,]+\] \[ *(DEBUG|INFO|WARNING)\])")  # the last: paddle's fleet logger
+                    r"|\[\d{4}-\d\d-\d\d [\d:,]+\] \[ *(DEBUG|INFO|WARNING)\]"  # paddle's fleet logger
+                    r"|\[[\d.]+\] \[\S+ *:\d+ *:\d+\] +\S+\.c:\d+ +UCX +WARN )")  # the MPI library's transport
 RANKS = {"new_group": 8, "get_group": 8,  # Paddle's examples name ranks 2, 4, 6: 8 ranks
          "ProcessMesh": 6, "shard_tensor": 6, "Shard": 6,  # a mesh of ranks 0..5
          "shard_dataloader": 8}  # two meshes of 4
