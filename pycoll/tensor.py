@@ -49,8 +49,9 @@ class Tensor:
     `grad_node` and `output_index` place the tensor in the autograd graph (`pycoll._graph`).
     """
 
+    # __dict__: a result can become a distributed tensor in place (auto_parallel's propagation)
     __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
-                 "name", "__weakref__")
+                 "name", "__weakref__", "__dict__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 

@@ -161,6 +161,59 @@ def test_only_linear_weights_may_be_sharded():
         dist.to_static(linear)
 
 
+# -- shard_optimizer and paddle's other names -----------------------------------------------
+def test_shard_optimizer_steps_its_optimizer_and_divides_accumulated_gradients():
+    def trained(steps, wrap):
+        pycoll.seed(4)
+        layer = nn.Linear(3, 2)
+        opt = wrap(pycoll.optimizer.SGD(learning_rate=0.5, parameters=layer.parameters()))
+        for x in steps:
+            layer(pycoll.to_tensor(x)).sum().backward()
+        opt.step()
+        opt.clear_grad()
+        assert opt.get_lr() == 0.5  # the wrapped optimizer's, through the wrapper
+        assert layer.weight.grad is None or not layer.weight.grad.numpy().any()
+        return layer.weight.numpy()
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    plain = trained([x], lambda o: o)
+    np.testing.assert_allclose(trained([x], dist.shard_optimizer), plain, rtol=1e-6)
+    # two backwards of the same batch, divided by 2: the one-batch update
+    np.testing.assert_allclose(trained([x, x], lambda o: dist.shard_optimizer(o, gradient_accumulation_steps=2)),
+                               plain, rtol=1e-6)
+    assert not np.allclose(trained([x, x], lambda o: o), plain)
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda o: dist.shard_optimizer(o, shard_fn=lambda *a: a), TypeError, ["shard_fn", "ShardingStage1"]),
+    (lambda o: dist.shard_optimizer(o, gradient_accumulation_steps=0), ValueError, ["gradient_accumulation_steps", "0"]),
+    (lambda o: dist.shard_optimizer(object()), TypeError, ["optimizer must be"]),
+    (lambda o: dist.ShardingStage1("y", ONE), ValueError, ["sharding_mesh_dim='y'", "['x']"]),
+    (lambda o: dist.ShardingStage2(1.5), TypeError, ["sharding_mesh_dim", "1.5"]),
+    (lambda o: dist.shard_optimizer(o, dist.ShardingStage3("x", ONE)).step(), NotImplementedError,
+     ["ShardingStage3", "dist.to_static"]),
+])
+def test_shard_optimizer_refuses_bad_input_and_an_eager_stage_by_name(call, error, words):
+    opt = pycoll.optimizer.AdamW(parameters=nn.Linear(2, 2).parameters())
+    with pytest.raises(error) as info:
+        call(opt)
+    assert all(w in str(info.value) for w in words), info.value
+
+
+def test_paddle_s_other_auto_parallel_names():
+    t = dist.dtensor_from_fn(pycoll.ones, ONE, [Replicate()], shape=[2, 3])
+    assert t.shape == [2, 3] and t.placements == [Replicate()] and t.numpy().tolist() == [[1.0] * 3] * 2
+    assert dist.auto_parallel.api.dtensor_from_local is dist.dtensor_from_local
+    assert dist.get_mesh() is None
+    dist.auto_parallel.set_mesh(ONE)
+    try:
+        assert dist.auto_parallel.get_mesh() is ONE
+    finally:
+        dist.set_mesh(None)
+    assert dist.DataParallel is pycoll.DataParallel
+    assert dist.group_sharded_parallel is dist.sharding.group_sharded_parallel
+
+
 # -- the strategy ----------------------------------------------------------------------------
 def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name():
     strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 4}})
@@ -269,6 +322,11 @@ def test_every_reshard_transition_matches_numpy(nprocs):
 @pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("hybrid", 4)])
 def test_an_mlp_through_to_static_trains_like_one_process(setup, nprocs):
     assert_ok(launch(nprocs, "auto_parallel_train.py", setup, timeout=120), expect_lines=nprocs)
+
+
+@pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("hybrid", 4)])
+def test_an_eager_loop_on_a_split_batch_trains_like_one_process(setup, nprocs):
+    assert_ok(launch(nprocs, "auto_parallel_eager.py", setup, timeout=120), expect_lines=nprocs)
 
 
 def test_the_seed_usage_runs_as_an_example():

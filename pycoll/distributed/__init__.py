@@ -27,9 +27,11 @@ def is_available() -> bool:
 
 
 _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLinear",
-             "VocabParallelEmbedding", "split", "split_layers")
+             "VocabParallelEmbedding", "split", "split_layers", "DataParallel")
 _AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor", "reshard",
-                  "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy")
+                  "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy",
+                  "dtensor_from_fn", "dtensor_from_local", "shard_optimizer", "ShardingStage1", "ShardingStage2",
+                  "ShardingStage3", "get_mesh", "set_mesh")
 
 
 def __getattr__(name: str):
@@ -44,7 +46,11 @@ def __getattr__(name: str):
         from pycoll.distributed import dataset
 
         return getattr(dataset, name)
-    if name in ("fleet", "sharding"):  # paddle.distributed.fleet.init(...), without an import of its own
+    if name in ("group_sharded_parallel", "save_group_sharded_model"):  # paddle's dist.<name> too
+        from pycoll.distributed import sharding
+
+        return getattr(sharding, name)
+    if name in ("fleet", "sharding", "auto_parallel"):  # paddle.distributed.fleet.init(...), without an import of its own
         import importlib
 
         return importlib.import_module(f"pycoll.distributed.{name}")

@@ -1,7 +1,8 @@
 """A 2-layer MLP through dist.to_static against the same MLP in one process, on every rank.
 
     dp      2 ranks, mesh [0, 1] ("dp"): weights replicated, each batch split over the ranks;
-            then the same with strategy.gradient_merge (k_steps 2) and strategy.sharding (stages 2, 3)
+            then the same with strategy.gradient_merge (k_steps 2), strategy.sharding (stages 2, 3)
+            and shard_optimizer(opt, ShardingStage2("dp", mesh))
     hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
             along "mp", each batch split along "dp"
 
@@ -159,6 +160,11 @@ def data_parallel():
         train_like_one_process(*built)
         text = str(built[0].dist_main_program())
         assert "reduce_scatter(avg) over 'dp'" in text and "sharding: every parameter" in text, text
+    # paddle's intermediate API: the stage given to shard_optimizer becomes the DistModel's sharding
+    staged = lambda params: dist.shard_optimizer(adam(params), dist.ShardingStage2("dp", mesh))  # noqa: E731
+    built = pair(mesh, False, staged, wrap_reference=lambda o: o._inner_opt)
+    train_like_one_process(*built)
+    assert "reduce_scatter(avg) over 'dp'" in str(built[0].dist_main_program())
     strategy = dist.Strategy({"sharding": {"enable": True, "degree": 4}})
     expect(ValueError, ["strategy.sharding.degree=4", "2 ranks"], pair, mesh, False, adam, strategy)
 

@@ -11,19 +11,29 @@
     program.py      the record of a step, printed as a program
     state.py        DistModel's state dict and the model's part of its programs
     strategy.py     dist.Strategy
+    propagation.py  a split batch through eager ops: placements, and gradients summed over it
+    optimizer.py    shard_optimizer, ShardingStage1/2/3
+    api.py          paddle's module path for the functions (dist.auto_parallel.api.<name>)
     setup.py        what a DistModel is made of (mesh, data dimension, wrapped model)
     dist_model.py   to_static, DistModel
 """
 from pycoll.distributed.auto_parallel.dist_model import DistModel, to_static
-from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor, dtensor_from_local,
+from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor, dtensor_from_fn, dtensor_from_local,
                                                       is_dist_tensor, reshard, shard_tensor, unshard_dtensor)
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
-from pycoll.distributed.auto_parallel.mesh import ProcessMesh
+from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh, set_mesh
+from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
+                                                        ShardOptimizer, shard_optimizer)
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceType, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Program
 from pycoll.distributed.auto_parallel.strategy import Strategy
+from pycoll.distributed.auto_parallel import api, propagation
+
+propagation.follow()
 
 __all__ = ["DistModel", "DistParameter", "DistTensor", "Partial", "Placement", "ProcessMesh", "Program",
-           "ReduceType", "Replicate", "Shard", "ShardDataloader", "Strategy", "dtensor_from_local", "is_dist_tensor",
+           "ReduceType", "Replicate", "Shard", "ShardDataloader", "ShardOptimizer",
+           "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn",
+           "dtensor_from_local", "get_mesh", "is_dist_tensor", "set_mesh", "shard_optimizer",
            "reshard", "shard_dataloader", "shard_layer", "shard_tensor", "to_static", "unshard_dtensor"]

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import pycoll.distributed as dist
 from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
+from pycoll.distributed.auto_parallel import propagation
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard, shard_tensor
 from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
@@ -52,9 +53,10 @@ class DistModel:
         if strategy is not None and not isinstance(strategy, Strategy):
             raise TypeError(f"to_static: strategy must be a dist.Strategy or None, got {type(strategy).__name__}")
         self._strategy = strategy or Strategy()
-        self._strategy.refuse_unsupported()
         self._layer, self._loss, self._loader = layer, loss, loader
         self._mesh, self._dp_axis = setup.mesh_and_data_axis(layer, loader)
+        optimizer = setup.unwrap_shard_optimizer(optimizer, self._strategy, self._mesh, self._dp_axis)
+        self._strategy.refuse_unsupported()
         self._linears = parallelize(layer)
         self._inputs, self._labels = setup.feed_counts(loader, layer)
         if optimizer is not None:
@@ -159,7 +161,8 @@ class DistModel:
         return shard_tensor(x, self._mesh, target)
 
     def _run(self, mode: str, inputs: List[Any], labels: List[Any], tracer: Optional[Tracer]) -> Tuple[Any, Any]:
-        with no_grad() if mode != "train" else contextlib.nullcontext():
+        # the model's DataParallel averages the gradients: ops here compute on the local pieces
+        with propagation.local_only(), no_grad() if mode != "train" else contextlib.nullcontext():
             outputs = self._model(*inputs)
             if mode == "predict":
                 outs = setup.as_list(outputs)

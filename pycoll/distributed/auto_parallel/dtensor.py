@@ -15,7 +15,7 @@ Gradients have the placements of their tensor, a Partial one's gradient being wh
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -55,6 +55,43 @@ class _Distributed:
     def is_dist(self) -> bool:
         return True
 
+    @property
+    def grad(self) -> Optional[Tensor]:
+        """The gradient as a distributed tensor (paddle's), over the local gradient's memory."""
+        local = self._grad
+        if local is None:
+            return None
+        placements, _ = gradient_placements(self.placements, self.process_mesh)
+        return make_dist(local._array, self.process_mesh, placements, self._global_shape)
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        Tensor.grad.fset(self, value._local_value() if is_dist_tensor(value) else value)
+
+    def _whole(self) -> Any:
+        """The whole value's array on this rank (collective over the mesh unless Replicate)."""
+        if all(p.is_replicated() for p in self.placements):
+            return self._array
+        with _graph.no_grad():
+            return reshard(self, self.process_mesh, [Replicate()] * self.process_mesh.ndim)._array
+
+    # paddle reads a distributed tensor's whole value; ``_local_value()`` is the piece
+    def numpy(self) -> np.ndarray:
+        whole = self._whole()
+        return whole if isinstance(whole, np.ndarray) else whole.get()
+
+    def item(self, *args: Any) -> Any:
+        return self._whole().item(*args)
+
+    def __float__(self) -> float:
+        return float(self._whole().item())
+
+    def __int__(self) -> int:
+        return int(self._whole().item())
+
+    def __bool__(self) -> bool:
+        return bool(wrap(self._whole()))
+
     def _set_dist(self, mesh: ProcessMesh, placements: Sequence[Placement], global_shape: Sequence[int]) -> None:
         self.process_mesh = mesh
         self.placements = list(placements)
@@ -67,7 +104,7 @@ class _Distributed:
         described = (f"{{shape: [{','.join(map(str, mesh.shape))}], process_ids: "
                      f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
         with _graph.no_grad():
-            whole = reshard(self, mesh, [Replicate()] * mesh.ndim).numpy()
+            whole = self.numpy()
         body = np.array2string(whole, separator=", ", prefix="       ", max_line_width=81)
         head = f"Parameter {self.name} containing:\n" if isinstance(self, Parameter) else ""
         return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place={place_str(place_of(self._array))}, "
@@ -132,6 +169,15 @@ def shard_tensor(data: Any, mesh: ProcessMesh, placements: Sequence[Placement], 
                     shape, like=data if isinstance(data, Parameter) else None)
     out.stop_gradient = bool(stop_gradient)
     return out
+
+
+def dtensor_from_fn(fn: Callable[..., Any], mesh: ProcessMesh, placements: Sequence[Placement], *args: Any,
+                    **kwargs: Any) -> Tensor:
+    """paddle's ``dtensor_from_fn``: the whole tensor ``fn(*args, **kwargs)`` makes (e.g.
+    ``pycoll.ones``, with ``shape=...``), laid on ``mesh`` by ``placements``."""
+    if not callable(fn):
+        raise TypeError(f"dtensor_from_fn: fn must be callable (e.g. pycoll.ones), got {type(fn).__name__}")
+    return shard_tensor(fn(*args, **kwargs), mesh, placements)
 
 
 def dtensor_from_local(local: Any, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:

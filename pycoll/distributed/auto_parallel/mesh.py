@@ -199,3 +199,19 @@ class ProcessMesh:
     __str__ = __repr__
 
 
+
+
+_global_mesh: Optional[ProcessMesh] = None
+
+
+def set_mesh(mesh: Optional[ProcessMesh]) -> None:
+    """paddle's ``dist.auto_parallel.set_mesh``: the job's mesh, for code that asks ``get_mesh()``."""
+    global _global_mesh
+    if mesh is not None and not isinstance(mesh, ProcessMesh):
+        raise TypeError(f"set_mesh: mesh must be a dist.ProcessMesh or None, got {type(mesh).__name__}")
+    _global_mesh = mesh
+
+
+def get_mesh() -> Optional[ProcessMesh]:
+    """The mesh ``set_mesh`` last set (None before)."""
+    return _global_mesh

@@ -111,7 +111,7 @@ def serial_ops(ops: Sequence[Op]) -> List[Op]:
             for op in ops if op.kind != "comm" and op.name.removesuffix("_grad") not in COLLECTIVE_OPS]
 
 
-def _closure(fn: Callable, name: str) -> Any:
+def closure_value(fn: Callable, name: str) -> Any:
     code = getattr(fn, "__code__", None)
     if code is None or name not in code.co_freevars:
         return None
@@ -124,7 +124,7 @@ def describe_fn(fn: Callable) -> Dict[str, Any]:
     qual = getattr(fn, "__qualname__", "op")
     if "name" not in info:
         if qual.startswith("PyLayer.apply"):
-            cls = _closure(fn, "cls")
+            cls = closure_value(fn, "cls")
             cls_name = getattr(cls, "__name__", "py_layer")
             name, comm, grad_comm = _MP_OPS.get(cls_name, (cls_name, "", ""))
             info.update(name=name, comm=comm, grad_comm=grad_comm)

@@ -10,6 +10,7 @@ import pycoll.distributed as dist
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.auto_parallel.loader import ShardDataloader
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
+from pycoll.distributed.auto_parallel.optimizer import ShardOptimizer
 from pycoll.distributed.auto_parallel.placements import Placement
 from pycoll.distributed.auto_parallel.strategy import Strategy
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
@@ -41,6 +42,29 @@ def build(layer: Layer, optimizer: Any, strategy: Strategy, dp: Optional[dist.Gr
     if merge.enable and optimizer is not None:
         optimizer = GradientMergeOptimizer(optimizer, merge.k_steps, merge.avg)
     return model, optimizer
+
+
+def unwrap_shard_optimizer(optimizer: Any, strategy: Strategy, mesh: Optional[ProcessMesh],
+                           dp_axis: Optional[int]) -> Any:
+    """The optimizer inside a ``shard_optimizer`` (None and others as they are); its sharding
+    stage becomes ``strategy.sharding`` (over the data-parallel dimension only)."""
+    if not isinstance(optimizer, ShardOptimizer):
+        return optimizer
+    if optimizer.gradient_accumulation_steps > 1:
+        raise ValueError(f"to_static: shard_optimizer(gradient_accumulation_steps="
+                         f"{optimizer.gradient_accumulation_steps}): a DistModel accumulates gradients "
+                         f"through strategy.gradient_merge (enable, k_steps)")
+    stage = optimizer.sharding_stage
+    if stage is not None:
+        axis = None if mesh is None else (stage.mesh or mesh).dim_index(stage.sharding_mesh_dim,
+                                                                          "sharding_mesh_dim")
+        if axis is None or axis != dp_axis or (stage.mesh is not None and stage.mesh != mesh):
+            raise ValueError(f"to_static: {stage!r}: pycoll shards over the data-parallel dimension of the "
+                             f"model's mesh (shard_dataloader's shard_dims)"
+                             + ("" if mesh is None or dp_axis is None else
+                                f", {mesh.dim_names[dp_axis]!r} of {mesh} here"))
+        strategy.sharding.enable, strategy.sharding.stage = True, stage.stage
+    return optimizer._inner_opt
 
 
 def placements_of(layer: Layer) -> List[Placement]:

@@ -1,0 +1,126 @@
+"""paddle's dynamic semi-auto loop, eagerly: a batch split over the data-parallel mesh dimension
+(shard_tensor / shard_dataloader), a model whose parameters are whole on every rank or split by
+shard_layer, loss.backward(), optimizer.step() — against the same model trained in one process
+on the whole batch, on every rank.
+
+    dp      2 ranks, mesh [0, 1] ("dp"): a plain layer (its parameters never made distributed),
+            AdamW; a mean loss, a sum loss, a mean loss plus an L2 penalty of the parameters;
+            batches from shard_dataloader and from shard_tensor
+    hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
+            along "mp", each batch split along "dp"
+
+Every step's loss, read as paddle reads it (float() of the Partial result), must equal the
+single-process loss (rtol 1e-5), and so must the parameters after training (rtol 1e-5,
+atol 1e-6); the loss's placements must be paddle's (Partial AVG / SUM along "dp").
+"""
+import copy
+import sys
+
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+import pycoll.nn.functional as F
+from pycoll.distributed import Partial, ReduceType, Replicate, Shard
+
+IN, HIDDEN, OUT, BATCH, STEPS = 8, 16, 4, 8, 4
+TOL = dict(rtol=1e-5, atol=1e-6)
+rng = np.random.default_rng(5)
+X = rng.standard_normal((STEPS, BATCH, IN)).astype(np.float32)
+Y = rng.standard_normal((STEPS, BATCH, OUT)).astype(np.float32)
+
+
+class MLP(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(IN, HIDDEN)
+        self.fc2 = nn.Linear(HIDDEN, OUT)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+LOSSES = {
+    "mean": (lambda m, x, y: F.mse_loss(m(x), y), ReduceType.kRedAvg),
+    "sum": (lambda m, x, y: F.mse_loss(m(x), y, reduction="sum"), ReduceType.kRedSum),
+    "mean+l2": (lambda m, x, y: F.mse_loss(m(x), y) + 0.01 * sum((p * p).sum() for p in m.parameters()),
+                ReduceType.kRedAvg),
+}
+
+
+def whole(p):
+    return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
+
+
+def train(model, batches, loss_fn):
+    opt = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters())
+    losses, placements = [], None
+    for x, y in batches:
+        loss = loss_fn(model, x, y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+        placements = getattr(loss, "placements", None)
+    return losses, [whole(p) for p in model.parameters()], placements
+
+
+def compare(what, model, reference, batches, loss_kind):
+    loss_fn, reduce_type = LOSSES[loss_kind]
+    ref_losses, ref_params, _ = train(reference, [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)],
+                                      loss_fn)
+    losses, params, placements = train(model, batches, loss_fn)
+    np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=f"{what}: losses")
+    for p, ref in zip(params, ref_params):
+        np.testing.assert_allclose(p, ref, **TOL, err_msg=f"{what}: parameters")
+    mesh_ndim = len(placements)
+    want = [Partial(reduce_type)] + [Replicate()] * (mesh_ndim - 1)
+    if placements != want:
+        raise AssertionError(f"{what}: the loss's placements are {placements}, paddle's {want}")
+
+
+def split(mesh, placements):
+    return [(dist.shard_tensor(x, mesh, placements), dist.shard_tensor(y, mesh, placements)) for x, y in zip(X, Y)]
+
+
+def dp():
+    mesh = dist.ProcessMesh([0, 1], dim_names=["dp"])
+    for loss_kind in LOSSES:
+        pycoll.seed(1)
+        reference = MLP()
+        compare(f"shard_tensor, {loss_kind} loss", copy.deepcopy(reference), reference, split(mesh, [Shard(0)]),
+                loss_kind)
+
+    class Pairs(pycoll.io.Dataset):
+        def __getitem__(self, i):
+            return X.reshape(-1, IN)[i], Y.reshape(-1, OUT)[i]
+
+        def __len__(self):
+            return STEPS * BATCH
+
+    loader = dist.shard_dataloader(pycoll.io.DataLoader(Pairs(), batch_size=BATCH), meshes=[mesh], shard_dims="dp")
+    pycoll.seed(1)
+    reference = MLP()
+    compare("shard_dataloader", copy.deepcopy(reference), reference, loader(), "mean")
+
+
+def hybrid():
+    mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+    pycoll.seed(1)
+    reference = MLP()
+    model = copy.deepcopy(reference)
+
+    def shard_fn(name, layer, process_mesh):
+        if name == "fc1":
+            layer.weight = dist.shard_tensor(layer.weight, process_mesh, [Replicate(), Shard(1)])
+        elif name == "fc2":
+            layer.weight = dist.shard_tensor(layer.weight, process_mesh, [Replicate(), Shard(0)])
+
+    dist.shard_layer(model, mesh, shard_fn)
+    compare("dp x mp", model, reference, split(mesh, [Shard(0), Replicate()]), "mean")
+
+
+if __name__ == "__main__":
+    {"dp": dp, "hybrid": hybrid}[sys.argv[1]]()
+    print(f"OK rank={dist.get_rank()}", flush=True)
