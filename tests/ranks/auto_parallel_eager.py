@@ -53,8 +53,9 @@ def whole(p):
     return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
 
 
-def train(model, batches, loss_fn):
+def train(model, batches, loss_fn, wrap=None):
     opt = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters())
+    opt = opt if wrap is None else wrap(opt)
     losses, placements = [], None
     for x, y in batches:
         loss = loss_fn(model, x, y)
@@ -63,14 +64,24 @@ def train(model, batches, loss_fn):
         opt.clear_grad()
         losses.append(float(loss))
         placements = getattr(loss, "placements", None)
-    return losses, [whole(p) for p in model.parameters()], placements
+    state = {k: (v, getattr(v, "placements", None), v.numpy()) for k, v in opt.state_dict().items()}
+    return losses, [whole(p) for p in model.parameters()], placements, state
 
 
-def compare(what, model, reference, batches, loss_kind):
+def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None):
+    """Train ``model`` on ``batches`` (optimizer ``wrap``ped) and ``reference`` in one process;
+    ``state_placements`` maps parameter names to the placements their moments must have."""
     loss_fn, reduce_type = LOSSES[loss_kind]
-    ref_losses, ref_params, _ = train(reference, [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)],
-                                      loss_fn)
-    losses, params, placements = train(model, batches, loss_fn)
+    ref_losses, ref_params, _, ref_state = train(
+        reference, [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)], loss_fn)
+    losses, params, placements, state = train(model, batches, loss_fn, wrap)
+    if state_placements is not None:  # the moments, whole, are the reference's; sharded as asked
+        assert sorted(state) == sorted(ref_state), (sorted(state), sorted(ref_state))
+        for key, (value, where, array) in state.items():
+            np.testing.assert_allclose(array, ref_state[key][2], **TOL, err_msg=f"{what}: state {key}")
+            name = next((n for n in state_placements if key.startswith(n + "_moment")), None)
+            want = None if name is None else state_placements[name]
+            assert where == want, f"{what}: state {key} has placements {where}, want {want}"
     np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=f"{what}: losses")
     for p, ref in zip(params, ref_params):
         np.testing.assert_allclose(p, ref, **TOL, err_msg=f"{what}: parameters")
@@ -99,6 +110,18 @@ def dp():
         def __len__(self):
             return STEPS * BATCH
 
+    # ShardingStage1 leaves plain parameters alone (paddle's rule) and shards those of shard_layer
+    for layered in (False, True):
+        pycoll.seed(1)
+        reference = MLP()
+        model = copy.deepcopy(reference)
+        if layered:
+            dist.shard_layer(model, mesh)
+        placements = {p.name: [Shard(0)] for p in model.parameters()} if layered else {}
+        compare(f"ShardingStage1, {'shard_layer' if layered else 'plain'} parameters", model, reference,
+                split(mesh, [Shard(0)]), "mean", lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)),
+                placements)
+
     loader = dist.shard_dataloader(pycoll.io.DataLoader(Pairs(), batch_size=BATCH), meshes=[mesh], shard_dims="dp")
     pycoll.seed(1)
     reference = MLP()
@@ -119,6 +142,17 @@ def hybrid():
 
     dist.shard_layer(model, mesh, shard_fn)
     compare("dp x mp", model, reference, split(mesh, [Shard(0), Replicate()]), "mean")
+
+    # ShardingStage1 over "dp": the moments of fc1.weight ([Replicate(), Shard(1)]) are cut by rows,
+    # those of fc2.weight ([Replicate(), Shard(0)]) by columns, the biases' by their one dimension
+    pycoll.seed(1)
+    reference = MLP()
+    model = copy.deepcopy(reference)
+    dist.shard_layer(model, mesh, shard_fn)
+    names = {p.name: p for p in model.parameters()}
+    placements = {name: [Shard(1 if p.placements[1] == Shard(0) else 0), p.placements[1]] for name, p in names.items()}
+    compare("dp x mp, ShardingStage1('dp')", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
+            lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)), placements)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,30 @@
 """``shard_optimizer`` and the sharding stages it takes (paddle's ``ShardingStage1/2/3``).
 
 In pycoll's eager loop the gradients are already those of the whole batch when ``step()`` runs
-(``propagation.py`` sums them where the split batch meets the parameters), so the optimizer
-steps as it is. The sharding stages split the optimizer state (1), the gradients too (2) and the
-parameters too (3) over a mesh dimension: pycoll does that inside a DistModel (``dist.to_static``
-takes the stage as ``strategy.sharding``, over its data-parallel dimension, with
-``dist.sharding``'s ZeRO machinery); an eager ``step()`` with a stage is refused by name.
+(``propagation.py`` sums them where the split batch meets the parameters). As in paddle, a stage
+acts on the *distributed* parameters only (``shard_tensor`` / ``shard_layer`` made them; plain
+parameters are stepped as they are):
+
+- ``ShardingStage1``: each rank of the sharding dimension keeps the optimizer state of, and
+  updates, its block of every distributed parameter that is whole along that dimension (cut
+  along the parameter's first tensor dimension it is not already cut along: paddle's rule); the
+  updated blocks are then all-gathered. ``state_dict()`` gives the state as distributed tensors
+  with those placements.
+- ``ShardingStage2`` / ``ShardingStage3`` (the gradients, the parameters split too) run inside a
+  DistModel: ``dist.to_static`` takes the stage as ``strategy.sharding``, over its data-parallel
+  dimension, with ``dist.sharding``'s ZeRO machinery. An eager ``step()`` that would need them
+  is refused by name.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
+import pycoll.distributed as dist
+from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, make_dist
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
+from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
+from pycoll.device import array_module
+from pycoll.tensor import Tensor, wrap
 
 
 class _ShardingStage:
@@ -47,9 +60,65 @@ class ShardingStage3(_ShardingStage):
     stage = 3
 
 
+class _Rows:
+    """A distributed parameter's block along one mesh dimension (stage 1; see the module's text)."""
+
+    def __init__(self, param: Tensor, stage: _ShardingStage):
+        mesh = param.process_mesh
+        self.param, self.mesh = param, mesh
+        self.axis = mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")
+        if not param.placements[self.axis].is_replicated():
+            raise ValueError(f"shard_optimizer: parameter {param.name!r} is {param.placements[self.axis]!r} along the "
+                             f"sharding dimension {mesh.dim_names[self.axis]!r}; it must be Replicate there")
+        cut = [p.get_dim() for p in param.placements if p.is_shard()]
+        self.dim = next(d for d in range(len(param.shape)) if d not in cut)
+        self.placements: List[Placement] = list(param.placements)
+        self.placements[self.axis] = Shard(self.dim)
+        self.group = mesh.get_group(self.axis)
+        size = param._array.shape[self.dim]
+        line = [mesh.coordinate(rank)[self.axis] for rank in self.group.ranks]  # block of each group rank
+        self.bounds = [block(size, len(line), index) for index in line]
+        lo, hi = self.bounds[self.group.rank]
+        self.stand_in = wrap(self.rows(param._array, lo, hi))
+        self.stand_in.name, self.stand_in.stop_gradient = param.name, False
+
+    def rows(self, array: Any, lo: int, hi: int) -> Any:
+        return array[(slice(None),) * self.dim + (slice(lo, hi),)]
+
+    def before_step(self) -> None:
+        lo, hi = self.bounds[self.group.rank]
+        self.stand_in._set_data(self.rows(self.param._array, lo, hi))
+        local_grad = self.param._grad
+        self.stand_in.grad = None if local_grad is None else self.rows(local_grad._array, lo, hi)
+
+    def after_step(self) -> None:
+        """Every rank's updated block into the whole parameter (blocks padded to one size)."""
+        whole = self.param._array
+        lo, hi = self.bounds[self.group.rank]
+        most = max(b - a for a, b in self.bounds)
+        shape = list(whole.shape)
+        shape[self.dim] = most
+        mine = array_module(whole).zeros(shape, dtype=whole.dtype)
+        self.rows(mine, 0, hi - lo)[...] = self.stand_in._array
+        parts: List[Any] = []
+        dist.all_gather(parts, mine, group=self.group)
+        for (a, b), part in zip(self.bounds, parts):
+            self.rows(whole, a, b)[...] = self.rows(part, 0, b - a)
+
+    def as_state(self, value: Any) -> Tensor:
+        return make_dist(value, self.mesh, self.placements, self.param.shape)
+
+    def from_state(self, value: Any) -> Any:
+        """This rank's rows of a saved entry: whole (the unsharded shape) or already the rows."""
+        array = value._array if isinstance(value, Tensor) else value
+        if list(array.shape) == list(self.param._array.shape):
+            return self.rows(array, *self.bounds[self.group.rank])
+        return array
+
+
 class ShardOptimizer:
-    """``optimizer`` as ``shard_optimizer`` returns it (see the module's text); everything but
-    ``step`` is the wrapped optimizer's."""
+    """``optimizer`` as ``shard_optimizer`` returns it (see the module's text); what it does not
+    define is the wrapped optimizer's."""
 
     def __init__(self, optimizer: Any, shard_fn: Optional[_ShardingStage] = None,
                  gradient_accumulation_steps: int = 1):
@@ -62,6 +131,7 @@ class ShardOptimizer:
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
             raise ValueError(f"shard_optimizer: gradient_accumulation_steps must be an int >= 1, got {steps!r}")
         self._inner_opt, self._shard_fn, self.gradient_accumulation_steps = optimizer, shard_fn, steps
+        self._eager: Optional[Tuple[Any, Dict[int, _Rows]]] = None  # stage 1's optimizer over the blocks
 
     @property
     def sharding_stage(self) -> Optional[_ShardingStage]:
@@ -70,14 +140,61 @@ class ShardOptimizer:
     def step(self) -> None:
         """One update; with ``gradient_accumulation_steps`` k the gradients accumulated over k
         backward passes are divided by k first (paddle's rule)."""
-        if self._shard_fn is not None:
-            raise NotImplementedError(
-                f"shard_optimizer with {self._shard_fn!r}: pycoll shards the optimizer inside a DistModel; "
-                f"pass this optimizer to dist.to_static(layer, loader, loss, optimizer), or call "
-                f"dist.shard_optimizer(optimizer) without a stage for the eager loop")
         if self.gradient_accumulation_steps > 1:
             self._inner_opt.scale_grads(1.0 / self.gradient_accumulation_steps)
-        self._inner_opt.step()
+        optimizer, rows = self._stepper()
+        for entry in rows.values():
+            entry.before_step()
+        optimizer.step()
+        for entry in rows.values():
+            entry.after_step()
+
+    def _stepper(self) -> Tuple[Any, Dict[int, _Rows]]:
+        """The optimizer a step runs, and the blocks it updates (made at the first step)."""
+        if self._eager is not None:
+            return self._eager
+        params = self._inner_opt._parameter_list
+        stage = self._shard_fn
+        distributed = [p for p in params if is_dist_tensor(p) and not p.stop_gradient]
+        if stage is None or (not distributed and not (stage.stage == 3 and stage.mesh is not None)):
+            self._eager = (self._inner_opt, {})  # paddle's stages leave plain parameters alone too
+        elif stage.stage == 1:
+            rows = {id(p): _Rows(p, stage) for p in distributed
+                    if p.process_mesh.shape[p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")] > 1}
+            tensors = [rows[id(p)].stand_in if id(p) in rows else p for p in params]
+            self._eager = (self._inner_opt.over(tensors), rows)
+        else:
+            raise NotImplementedError(
+                f"shard_optimizer with {stage!r}: pycoll splits gradients and parameters inside a "
+                f"DistModel; pass this optimizer to dist.to_static(layer, loader, loss, optimizer), or use "
+                f"ShardingStage1 in the eager loop")
+        return self._eager
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The optimizer state; at stage 1 a block's entries are distributed tensors (the whole
+        state's shape, Shard along the sharding dimension)."""
+        optimizer, rows = self._stepper()
+        state = optimizer.state_dict()
+        by_name = {entry.param.name: entry for entry in rows.values()}
+        for key, value in state.items():
+            entry = next((e for name, e in by_name.items() if key.startswith(f"{name}_")), None)
+            if entry is not None and list(value._array.shape) == entry.stand_in.shape:
+                state[key] = entry.as_state(value._array)
+        return state
+
+    def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        optimizer, rows = self._stepper()
+        by_name = {entry.param.name: entry for entry in rows.values()}
+        mine = {}
+        for key, value in state_dict.items():
+            entry = next((e for name, e in by_name.items() if key.startswith(f"{name}_")), None)
+            mine[key] = value if entry is None else entry.from_state(value)
+        optimizer.set_state_dict(mine)
+
+    def set_lr(self, value: float) -> None:
+        self._inner_opt.set_lr(value)
+        if self._eager is not None and self._eager[0] is not self._inner_opt:
+            self._eager[0].set_lr(value)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "_inner_opt":
