@@ -181,8 +181,8 @@ def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str) -> List[Any]:
 def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     """One contiguous buffer holding ``arrays`` one after another."""
     out = xp.empty((len(arrays),) + like.shape, like.dtype)
-    for block, arr in zip(out, arrays):
-        xp.copyto(block, arr)
+    for i, arr in enumerate(arrays):
+        xp.copyto(out[i, ...], arr)  # out[i, ...]: a view even of 0-d blocks
     return out
 
 
@@ -194,7 +194,9 @@ def fill_list(out_list: list, blocks: Any, template: Any, xp: Any, fn: str,
     collective completes); otherwise each entry must be writeable and is filled at completion.
     """
     if not out_list:
-        out_list.extend(wrap_like(template, block) for block in blocks)
+        # blocks[i, ...]: a view even of 0-d blocks (iterating would give NumPy scalars, copies
+        # taken before anything arrived)
+        out_list.extend(wrap_like(template, blocks[i, ...]) for i in range(len(blocks)))
         return None
     targets = _writeable(check_like(out_list, blocks[0], xp, fn, arg, like_name="the sent tensors"), fn, arg)
 

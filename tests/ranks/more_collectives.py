@@ -51,6 +51,28 @@ if not HOST:
     if rank == n - 1:
         assert all(isinstance(t, pycoll.Tensor) and t.numpy()[0] == r for r, t in enumerate(tensors))
 
+# -- 0-d tensors (a loss, a count) through the collectives that take lists ----------------------
+# each entry must be a view the result arrives in (a NumPy scalar taken from the buffer would be
+# a copy made before anything arrived), and a list of 0-d tensors must stack
+scalar = lambda v: xp.asarray(v, dtype=np.float32)  # noqa: E731
+values = lambda arrays: np.asarray([host(a).item() for a in arrays])  # noqa: E731
+gathered = []
+dist.all_gather(gathered, scalar(1.5 + rank))
+check(values(gathered), [1.5 + r for r in range(n)], "all_gather of 0-d tensors")
+gathered = []
+dist.gather(scalar(3.0 + rank), gathered, dst=0)
+if rank == 0:
+    check(values(gathered), [3.0 + r for r in range(n)], "gather of 0-d tensors")
+received = []
+dist.alltoall(received, [scalar(10 * rank + j) for j in range(n)])
+check(values(received), [10 * i + rank for i in range(n)], "alltoall of 0-d tensors")
+one = scalar(0)
+dist.scatter(one, [scalar(7 + j) for j in range(n)] if rank == 0 else None, src=0)
+check(one, 7 + rank, "scatter of 0-d tensors")
+one = scalar(0)
+dist.reduce_scatter(one, [scalar(rank + j) for j in range(n)])
+check(one, sum(r + rank for r in range(n)), "reduce_scatter of 0-d tensors")
+
 # -- alltoall with a shape of its own per peer ---------------------------------------------------
 # rank r sends rank j a (j + 1, r + 1) block of 10r + j; an empty list gets the senders' shapes
 outs = []
