@@ -311,7 +311,7 @@ _OPERATORS = {
     "__rsub__": _reflected(subtract), "__mul__": multiply, "__rmul__": _reflected(multiply),
     "__truediv__": divide, "__rtruediv__": _reflected(divide), "__pow__": pow,
     "__rpow__": _reflected(pow), "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
-    "__neg__": neg,
+    "__neg__": neg, "__abs__": abs,
     **{f"__{op}__": _comparison(f"__{op}__") for op in ("lt", "le", "gt", "ge", "eq", "ne")},
 }
 for _name, _fn in {**_METHODS, **_OPERATORS}.items():

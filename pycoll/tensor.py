@@ -149,6 +149,12 @@ class Tensor:
     def __float__(self) -> float:
         return float(self._array.item())
 
+    def __format__(self, format_spec: str) -> str:
+        """paddle's: a 0-d tensor formats as its number (``f"{loss:.3f}"``), others as ``str``."""
+        if self._array.ndim == 0:
+            return format(self.item(), format_spec)
+        return object.__format__(self, format_spec)
+
     def __int__(self) -> int:
         return int(self._array.item())
 

@@ -216,6 +216,41 @@ def test_paddle_s_other_auto_parallel_names():
     assert dist.group_sharded_parallel is dist.sharding.group_sharded_parallel
 
 
+def test_local_map_and_local_layer_run_on_local_pieces_and_keep_the_gradient_flowing():
+    x = dist.shard_tensor(np.arange(4.0, dtype=np.float32), ONE, [Shard(0)], stop_gradient=False)
+    squares = dist.local_map(lambda t: (t * t).sum(), out_placements=[[Partial()]], in_placements=[[Shard(0)]])
+    out = squares(x)
+    assert out.placements == [Partial()] and out.shape == [] and float(out) == 14.0 and f"{out:.1f}" == "14.0"
+    out.backward()
+    np.testing.assert_array_equal(x.grad._local_value().numpy(), 2 * np.arange(4.0))
+    moved = dist.local_map(lambda t: t + 1, [[Replicate()]], in_placements=[[Replicate()]], reshard_inputs=True)(x)
+    assert moved.placements == [Replicate()] and moved.numpy().tolist() == [1.0, 2.0, 3.0, 4.0]
+
+    class Doubled(dist.LocalLayer):
+        def forward(self, t):
+            return t * 2, "note"
+
+    doubled, note = Doubled([(ONE, [Shard(0)]), (ONE, [Replicate()])])(x)
+    assert doubled.placements == [Shard(0)] and doubled.numpy().tolist() == [0.0, 2.0, 4.0, 6.0] and note == "note"
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda x: dist.local_map(1, [[Replicate()]]), TypeError, ["func must be callable"]),
+    (lambda x: dist.local_map(abs, Replicate()), TypeError, ["out_placements must be a list"]),
+    (lambda x: dist.local_map(abs, [[Replicate()]])(pycoll.ones([2])), ValueError, ["give process_mesh"]),
+    (lambda x: dist.local_map(abs, [[Replicate()]], in_placements=[[Replicate()]])(x), ValueError,
+     ["argument 0 has placements [Shard(dim=0)]", "reshard_inputs=True"]),
+    (lambda x: dist.local_map(abs, [[Replicate()], [Replicate()]])(x), ValueError,
+     ["out_placements has 2 entries", "returned 1"]),
+    (lambda x: dist.LocalLayer([(1, 2)]), TypeError, ["out_dist_attrs", "(ProcessMesh, placements)"]),
+])
+def test_local_map_and_local_layer_refuse_bad_input_by_name(call, error, words):
+    x = dist.shard_tensor(np.arange(4.0), ONE, [Shard(0)])
+    with pytest.raises(error) as info:
+        call(x)
+    assert all(w in str(info.value) for w in words), info.value
+
+
 # -- the strategy ----------------------------------------------------------------------------
 def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name():
     strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 4}})

@@ -210,6 +210,18 @@ def test_float32_stays_float32_with_python_scalars():
         assert out.dtype == np.float32
 
 
+def test_abs_and_format_behave_as_paddle_s():
+    t = pycoll.to_tensor([-1.5, 2.0], stop_gradient=False)
+    magnitude = abs(t)
+    assert magnitude.numpy().tolist() == [1.5, 2.0]
+    magnitude.sum().backward()
+    assert t.grad.numpy().tolist() == [-1.0, 1.0]
+    assert f"{pycoll.to_tensor(3.14159):.2f}" == "3.14" and f"{pycoll.to_tensor(7)}" == "7"  # 0-d: the number
+    assert f"{t}" == str(t)
+    with pytest.raises(TypeError):
+        f"{t:.2f}"
+
+
 def test_comparisons_have_no_grad_and_tensors_stay_hashable():
     x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
     assert (x > 1).stop_gradient and (x > 1).dtype == np.bool_

@@ -13,6 +13,7 @@
     strategy.py     dist.Strategy
     propagation.py  a split batch through eager ops: placements, and gradients summed over it
     optimizer.py    shard_optimizer, ShardingStage1/2/3
+    local.py        local_map, LocalLayer: code on the local pieces, its results declared distributed
     api.py          paddle's module path for the functions (dist.auto_parallel.api.<name>)
     setup.py        what a DistModel is made of (mesh, data dimension, wrapped model)
     dist_model.py   to_static, DistModel
@@ -22,6 +23,7 @@ from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor,
                                                       is_dist_tensor, reshard, shard_tensor, unshard_dtensor)
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
+from pycoll.distributed.auto_parallel.local import LocalLayer, local_map
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh, set_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
                                                         ShardOptimizer, shard_optimizer)
@@ -32,8 +34,8 @@ from pycoll.distributed.auto_parallel import api, propagation
 
 propagation.follow()
 
-__all__ = ["DistModel", "DistParameter", "DistTensor", "Partial", "Placement", "ProcessMesh", "Program",
+__all__ = ["DistModel", "DistParameter", "DistTensor", "LocalLayer", "Partial", "Placement", "ProcessMesh", "Program",
            "ReduceType", "Replicate", "Shard", "ShardDataloader", "ShardOptimizer",
            "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn",
-           "dtensor_from_local", "get_mesh", "is_dist_tensor", "set_mesh", "shard_optimizer",
+           "dtensor_from_local", "get_mesh", "is_dist_tensor", "local_map", "set_mesh", "shard_optimizer",
            "reshard", "shard_dataloader", "shard_layer", "shard_tensor", "to_static", "unshard_dtensor"]

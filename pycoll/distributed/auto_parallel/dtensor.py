@@ -73,7 +73,8 @@ class _Distributed:
         if all(p.is_replicated() for p in self.placements):
             return self._array
         with _graph.no_grad():
-            return reshard(self, self.process_mesh, [Replicate()] * self.process_mesh.ndim)._array
+            whole = reshard(self, self.process_mesh, [Replicate()] * self.process_mesh.ndim)._array
+        return whole.reshape(self._global_shape)  # a 0-d tensor stays 0-d
 
     # paddle reads a distributed tensor's whole value; ``_local_value()`` is the piece
     def numpy(self) -> np.ndarray:
