@@ -10,7 +10,8 @@ from pycoll.autograd import is_grad_enabled, no_grad
 from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
 from pycoll.random import seed
 from pycoll.serialization import load, save
-from pycoll.tensor import Tensor, float16, float32, float64, int32, int64, to_tensor
+from pycoll.tensor import (Tensor, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype,
+                           to_tensor)
 from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import clone, concat, flatten, reshape, squeeze, stack, transpose, unsqueeze
@@ -18,6 +19,7 @@ from pycoll.creation import (arange, empty, empty_like, full, full_like, ones, o
                              zeros, zeros_like)
 from pycoll import autograd, nn, optimizer, static
 from pycoll.nn import ParamAttr
+from pycoll.nn.layer import create_parameter
 
 
 def in_dynamic_mode() -> bool:

@@ -7,7 +7,7 @@ import numpy as np
 
 from pycoll.device import array_module, module_for, move
 from pycoll.random import get_rng
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, float32, float64, int64, wrap
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, default_float, float32, float64, int64, wrap
 
 ShapeLike = Union[int, Sequence[int]]
 
@@ -24,7 +24,7 @@ def _shape_arg(shape: Any) -> Tuple[int, ...]:
 
 
 def _float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
-    dt = convert_dtype(dtype) or float32
+    dt = convert_dtype(dtype) or default_float()
     if dt.kind != "f":
         raise TypeError(f"{name} makes floating-point tensors; dtype must be float16/32/64, got {dt}")
     return dt
@@ -62,8 +62,8 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
 
 
 def empty(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    """A tensor whose values are whatever its memory held (float32 unless ``dtype`` says)."""
-    return wrap(module_for().empty(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+    """A tensor whose values are whatever its memory held (the default dtype unless ``dtype`` says)."""
+    return wrap(module_for().empty(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
@@ -72,16 +72,16 @@ def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
 
 
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
-    dt = convert_dtype(dtype) or float32
+    dt = convert_dtype(dtype) or default_float()
     return wrap(module_for().full(_shape_arg(shape), fill_value, dtype=dt))
 
 
 def zeros(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return wrap(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+    return wrap(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def ones(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return wrap(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or float32))
+    return wrap(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def zeros_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
@@ -104,5 +104,5 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = No
     if end is None:
         start, end = 0, start
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    dt = convert_dtype(dtype) or (int64 if ints else float32)
+    dt = convert_dtype(dtype) or (int64 if ints else default_float())
     return wrap(module_for().arange(start, end, step, dtype=dt))

@@ -41,6 +41,27 @@ def convert_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
         raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
 
 
+_default_float = float32  # paddle's default dtype: what floats become unless a dtype is given
+
+
+def get_default_dtype() -> str:
+    """paddle's ``get_default_dtype``: the dtype of new floating-point tensors and parameters."""
+    return _default_float.name
+
+
+def set_default_dtype(d: DTypeLike) -> None:
+    """paddle's ``set_default_dtype``: float16, float32 (the start) or float64."""
+    global _default_float
+    dt = convert_dtype(d)
+    if dt not in (float16, float32, float64):
+        raise TypeError(f"set_default_dtype: d must be float16, float32 or float64, got {d!r}")
+    _default_float = dt
+
+
+def default_float() -> np.dtype:
+    return _default_float
+
+
 class Tensor:
     """An n-d array (numpy.ndarray on the CPU, cupy.ndarray on a GPU) that records autograd.
 
@@ -339,7 +360,7 @@ def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             raise TypeError(f"data must be numeric (numbers, nested lists, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
         if dt is None and arr.dtype == float64 and not isinstance(data, np.generic):
-            dt = float32  # Python floats become paddle's default dtype
+            dt = _default_float  # Python floats become paddle's default dtype
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
@@ -351,7 +372,7 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
     """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
 
     Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy,
-    and so is another Tensor's array; Python floats default to float32.
+    and so is another Tensor's array; Python floats default to the default dtype (float32).
     """
     return Tensor(data, dtype, place, stop_gradient)
 

@@ -251,6 +251,36 @@ def test_local_map_and_local_layer_refuse_bad_input_by_name(call, error, words):
     assert all(w in str(info.value) for w in words), info.value
 
 
+MP = ProcessMesh([0], dim_names=["mp"])
+
+
+def test_parallelize_without_a_mesh_or_a_config_returns_what_it_got():
+    model, opt = nn.Linear(2, 2), object()
+    assert dist.parallelize(model, opt) == (model, opt)
+    assert dist.parallelize(model, opt, mesh=MP) == (model, opt)
+
+
+@pytest.mark.parametrize("mesh, config, error, words", [
+    (ONE, {"mp_config": {"parallelize_plan": {"fc": dist.ColWiseParallel()}}}, ValueError, ["named 'mp'", "['x']"]),
+    (MP, {"pp_config": {"split_spec": "layers"}}, NotImplementedError, ["pp_config", "pipeline"]),
+    (MP, {"mp_config": {"parallelize_plan": {"fc": dist.SequenceParallelBegin()}}}, NotImplementedError,
+     ["SequenceParallelBegin", "sequence"]),
+    (MP, {"mp_config": {"parallelize_plan": {"emb": dist.RowWiseParallel()}}}, ValueError,
+     ["RowWiseParallel on a Embedding", "VocabParallelEmbedding"]),
+    (MP, {"mp_config": {"parallelize_plan": {"fc": "col"}}}, TypeError, ["parallelize_plan['fc']", "'col'"]),
+    (MP, {"dp_config": {"sharding_level": 5}}, ValueError, ["sharding_level", "5"]),
+    (MP, {"dp_config": {"sharding_level": 1}}, ValueError, ["sharding_level 1", "named 'dp'"]),
+    (MP, {"tp_config": {}}, ValueError, ["unknown keys ['tp_config']"]),
+])
+def test_parallelize_refuses_what_it_cannot_do_by_name(mesh, config, error, words):
+    model = nn.Sequential()
+    model.add_sublayer("fc", nn.Linear(2, 2))
+    model.add_sublayer("emb", nn.Embedding(4, 2))
+    with pytest.raises(error) as info:
+        dist.parallelize(model, pycoll.optimizer.SGD(parameters=model.parameters()), mesh, config)
+    assert all(w in str(info.value) for w in words), info.value
+
+
 # -- the strategy ----------------------------------------------------------------------------
 def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name():
     strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 4}})

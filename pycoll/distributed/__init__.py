@@ -31,7 +31,10 @@ _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLi
 _AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor", "reshard",
                   "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy",
                   "dtensor_from_fn", "dtensor_from_local", "shard_optimizer", "ShardingStage1", "ShardingStage2",
-                  "ShardingStage3", "get_mesh", "set_mesh", "local_map", "LocalLayer")
+                  "ShardingStage3", "get_mesh", "set_mesh", "local_map", "LocalLayer", "parallelize",
+                  "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput", "PrepareLayerOutput",
+                  "SequenceParallelBegin", "SequenceParallelEnd", "SequenceParallelEnable",
+                  "SequenceParallelDisable", "ContextParallel", "PrepareContextParallel", "SplitPoint")
 
 
 def __getattr__(name: str):

@@ -19,13 +19,36 @@ from pycoll.creation import zeros
 from pycoll.device import is_array
 from pycoll.nn.initializer import Constant, Initializer, XavierUniform
 from pycoll.nn.parameter import Parameter, ParamAttr
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, default_float
 
 _name_counters: Dict[str, itertools.count] = collections.defaultdict(itertools.count)
 
 
 def _unique_name(prefix: str) -> str:
     return f"{prefix}_{next(_name_counters[prefix])}"
+
+
+def new_parameter(shape: Any, dtype: DTypeLike, name: str, attr: Any = None, is_bias: bool = False,
+                  default_initializer: Optional[Initializer] = None) -> Parameter:
+    """A Parameter named ``name`` unless ``attr`` names it, initialised by (first that is set)
+    attr's initializer, ``default_initializer``, else Constant(0) for biases and XavierUniform."""
+    attr = ParamAttr.from_arg(attr, "attr")
+    param = Parameter(zeros(shape, dtype or default_float()), name=attr.name or name, trainable=attr.trainable)
+    init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierUniform())
+    init(param)
+    return param
+
+
+_created = itertools.count()
+
+
+def create_parameter(shape: Any, dtype: DTypeLike, name: Optional[str] = None, attr: Any = None,
+                     is_bias: bool = False, default_initializer: Optional[Initializer] = None) -> Parameter:
+    """paddle's ``create_parameter``: a Parameter outside any layer (named ``name``, else
+    ``create_parameter_N.w_0``), initialised as ``Layer.create_parameter`` does."""
+    kind = "b" if is_bias else "w"
+    return new_parameter(shape, dtype, name or f"create_parameter_{next(_created)}.{kind}_0", attr, is_bias,
+                         default_initializer)
 
 
 def _snake(name: str) -> str:
@@ -35,14 +58,14 @@ def _snake(name: str) -> str:
 class Layer:
     """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
 
-    def __init__(self, name_scope: Optional[str] = None, dtype: DTypeLike = "float32"):
+    def __init__(self, name_scope: Optional[str] = None, dtype: DTypeLike = None):
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", collections.OrderedDict())
         object.__setattr__(self, "_sub_layers", collections.OrderedDict())
         object.__setattr__(self, "_buffers", collections.OrderedDict())
         object.__setattr__(self, "_non_persistable_buffer_names", set())
         object.__setattr__(self, "_full_name", _unique_name(name_scope or _snake(type(self).__name__)))
-        object.__setattr__(self, "_dtype", convert_dtype(dtype))
+        object.__setattr__(self, "_dtype", convert_dtype(dtype) or default_float())
         object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
@@ -133,13 +156,9 @@ class Layer:
         """
         if attr is False:
             return None
-        attr = ParamAttr.from_arg(attr, "attr")
         kind = "b" if is_bias else "w"
-        name = attr.name or f"{self._full_name}.{kind}_{next(self._param_counts[kind])}"
-        param = Parameter(zeros(shape, dtype or self._dtype), name=name, trainable=attr.trainable)
-        init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierUniform())
-        init(param)
-        return param
+        name = f"{self._full_name}.{kind}_{next(self._param_counts[kind])}"
+        return new_parameter(shape, dtype or self._dtype, name, attr, is_bias, default_initializer)
 
     # ---- traversal --------------------------------------------------------------------------
     def named_sublayers(self, prefix: str = "", include_self: bool = False,

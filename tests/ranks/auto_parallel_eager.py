@@ -7,7 +7,8 @@ on the whole batch, on every rank.
             AdamW; a mean loss, a sum loss, a mean loss plus an L2 penalty of the parameters;
             batches from shard_dataloader and from shard_tensor
     hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
-            along "mp", each batch split along "dp"
+            along "mp", each batch split along "dp"; then with ShardingStage1 over "dp", and the
+            same through dist.parallelize (ColWiseParallel, RowWiseParallel, sharding_level 1)
 
 Every step's loss, read as paddle reads it (float() of the Partial result), must equal the
 single-process loss (rtol 1e-5), and so must the parameters after training (rtol 1e-5,
@@ -82,6 +83,12 @@ def compare(what, model, reference, batches, loss_kind, wrap=None, state_placeme
             name = next((n for n in state_placements if key.startswith(n + "_moment")), None)
             want = None if name is None else state_placements[name]
             assert where == want, f"{what}: state {key} has placements {where}, want {want}"
+        # the state loads back: this optimizer's own (distributed) entries, and the whole state
+        for saved in ({k: v for k, (v, _, _) in state.items()}, {k: v for k, (v, _, _) in ref_state.items()}):
+            fresh = wrap(pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters()))
+            fresh.set_state_dict(saved)
+            for key, value in fresh.state_dict().items():
+                np.testing.assert_allclose(value.numpy(), ref_state[key][2], **TOL, err_msg=f"{what}: loaded {key}")
     np.testing.assert_allclose(losses, ref_losses, rtol=1e-5, err_msg=f"{what}: losses")
     for p, ref in zip(params, ref_params):
         np.testing.assert_allclose(p, ref, **TOL, err_msg=f"{what}: parameters")
@@ -153,6 +160,27 @@ def hybrid():
     placements = {name: [Shard(1 if p.placements[1] == Shard(0) else 0), p.placements[1]] for name, p in names.items()}
     compare("dp x mp, ShardingStage1('dp')", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
             lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)), placements)
+
+    # the intermediate API: parallelize with a plan per layer and sharding_level 1, on set_mesh's mesh
+    pycoll.seed(1)
+    reference = MLP()
+    model = copy.deepcopy(reference)
+    seen = []
+    dist.auto_parallel.set_mesh(mesh)
+    config = {"dp_config": {"sharding_level": 1},
+              "mp_config": {"parallelize_plan": {
+                  "fc1": [dist.ColWiseParallel(), dist.PrepareLayerInput(lambda process_mesh: lambda layer, args: seen.append(process_mesh))],
+                  "fc[2]": dist.RowWiseParallel()}}}  # keys are regular expressions
+    model, opt = dist.parallelize(model, pycoll.optimizer.AdamW(0.05, parameters=model.parameters()), config=config)
+    assert (model.fc1.weight.placements, model.fc1.bias.placements) == ([Replicate(), Shard(1)], [Replicate(), Shard(0)])
+    assert (model.fc2.weight.placements, model.fc2.bias.placements) == ([Replicate(), Shard(0)], [Replicate()] * 2)
+    assert isinstance(opt, dist.auto_parallel.ShardOptimizer) and isinstance(opt.sharding_stage, dist.ShardingStage1)
+    placements = {model.fc1.weight.name: [Shard(0), Shard(1)],
+                  model.fc1.bias.name: [Replicate(), Shard(0)],  # already cut along its one dimension
+                  model.fc2.weight.name: [Shard(1), Shard(0)], model.fc2.bias.name: [Shard(0), Replicate()]}
+    compare("parallelize", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
+            lambda _: opt, placements)
+    assert seen and all(m is mesh for m in seen), seen
 
 
 if __name__ == "__main__":

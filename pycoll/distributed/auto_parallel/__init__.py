@@ -14,6 +14,7 @@
     propagation.py  a split batch through eager ops: placements, and gradients summed over it
     optimizer.py    shard_optimizer, ShardingStage1/2/3
     local.py        local_map, LocalLayer: code on the local pieces, its results declared distributed
+    intermediate.py parallelize and its plans (ColWiseParallel, RowWiseParallel, ...)
     api.py          paddle's module path for the functions (dist.auto_parallel.api.<name>)
     setup.py        what a DistModel is made of (mesh, data dimension, wrapped model)
     dist_model.py   to_static, DistModel
@@ -21,6 +22,12 @@
 from pycoll.distributed.auto_parallel.dist_model import DistModel, to_static
 from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor, dtensor_from_fn, dtensor_from_local,
                                                       is_dist_tensor, reshard, shard_tensor, unshard_dtensor)
+from pycoll.distributed.auto_parallel.intermediate import (ColWiseParallel, ContextParallel, PlanBase,
+                                                           PrepareContextParallel, PrepareLayerInput,
+                                                           PrepareLayerOutput, RowWiseParallel,
+                                                           SequenceParallelBegin, SequenceParallelDisable,
+                                                           SequenceParallelEnable, SequenceParallelEnd, SplitPoint,
+                                                           parallelize)
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
 from pycoll.distributed.auto_parallel.local import LocalLayer, local_map
@@ -34,7 +41,10 @@ from pycoll.distributed.auto_parallel import api, propagation
 
 propagation.follow()
 
-__all__ = ["DistModel", "DistParameter", "DistTensor", "LocalLayer", "Partial", "Placement", "ProcessMesh", "Program",
+__all__ = ["ColWiseParallel", "ContextParallel", "DistModel", "DistParameter", "DistTensor", "LocalLayer",
+           "Partial", "PlanBase", "PrepareContextParallel", "PrepareLayerInput", "PrepareLayerOutput",
+           "RowWiseParallel", "SequenceParallelBegin", "SequenceParallelDisable", "SequenceParallelEnable",
+           "SequenceParallelEnd", "SplitPoint", "parallelize", "Placement", "ProcessMesh", "Program",
            "ReduceType", "Replicate", "Shard", "ShardDataloader", "ShardOptimizer",
            "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn",
            "dtensor_from_local", "get_mesh", "is_dist_tensor", "local_map", "set_mesh", "shard_optimizer",

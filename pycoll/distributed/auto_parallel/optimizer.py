@@ -7,8 +7,9 @@ parameters are stepped as they are):
 
 - ``ShardingStage1``: each rank of the sharding dimension keeps the optimizer state of, and
   updates, its block of every distributed parameter that is whole along that dimension (cut
-  along the parameter's first tensor dimension it is not already cut along: paddle's rule); the
-  updated blocks are then all-gathered. ``state_dict()`` gives the state as distributed tensors
+  along the parameter's first tensor dimension it is not already cut along: paddle's rule; one
+  cut along all its dimensions already keeps its state as it is); the updated blocks are then
+  all-gathered. ``state_dict()`` gives the state as distributed tensors
   with those placements.
 - ``ShardingStage2`` / ``ShardingStage3`` (the gradients, the parameters split too) run inside a
   DistModel: ``dist.to_static`` takes the stage as ``strategy.sharding``, over its data-parallel
@@ -23,6 +24,7 @@ import pycoll.distributed as dist
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, make_dist
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
+from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 
@@ -60,6 +62,12 @@ class ShardingStage3(_ShardingStage):
     stage = 3
 
 
+def _free_dim(param: Tensor) -> Optional[int]:
+    """The first dimension of ``param`` no mesh dimension cuts yet (None: every one is cut)."""
+    cut = [p.get_dim() for p in param.placements if p.is_shard()]
+    return next((d for d in range(len(param.shape)) if d not in cut), None)
+
+
 class _Rows:
     """A distributed parameter's block along one mesh dimension (stage 1; see the module's text)."""
 
@@ -70,8 +78,7 @@ class _Rows:
         if not param.placements[self.axis].is_replicated():
             raise ValueError(f"shard_optimizer: parameter {param.name!r} is {param.placements[self.axis]!r} along the "
                              f"sharding dimension {mesh.dim_names[self.axis]!r}; it must be Replicate there")
-        cut = [p.get_dim() for p in param.placements if p.is_shard()]
-        self.dim = next(d for d in range(len(param.shape)) if d not in cut)
+        self.dim = _free_dim(param)
         self.placements: List[Placement] = list(param.placements)
         self.placements[self.axis] = Shard(self.dim)
         self.group = mesh.get_group(self.axis)
@@ -109,7 +116,7 @@ class _Rows:
         return make_dist(value, self.mesh, self.placements, self.param.shape)
 
     def from_state(self, value: Any) -> Any:
-        """This rank's rows of a saved entry: whole (the unsharded shape) or already the rows."""
+        """This rank's rows of a saved entry: the parameter's local shape or already the rows."""
         array = value._array if isinstance(value, Tensor) else value
         if list(array.shape) == list(self.param._array.shape):
             return self.rows(array, *self.bounds[self.group.rank])
@@ -159,8 +166,8 @@ class ShardOptimizer:
         if stage is None or (not distributed and not (stage.stage == 3 and stage.mesh is not None)):
             self._eager = (self._inner_opt, {})  # paddle's stages leave plain parameters alone too
         elif stage.stage == 1:
-            rows = {id(p): _Rows(p, stage) for p in distributed
-                    if p.process_mesh.shape[p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")] > 1}
+            rows = {id(p): _Rows(p, stage) for p in distributed if _free_dim(p) is not None and  # else: as it is
+                    p.process_mesh.get_dim_size(p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")) > 1}
             tensors = [rows[id(p)].stand_in if id(p) in rows else p for p in params]
             self._eager = (self._inner_opt.over(tensors), rows)
         else:
@@ -171,25 +178,43 @@ class ShardOptimizer:
         return self._eager
 
     def state_dict(self) -> Dict[str, Any]:
-        """The optimizer state; at stage 1 a block's entries are distributed tensors (the whole
-        state's shape, Shard along the sharding dimension)."""
+        """The optimizer state; a distributed parameter's entries are distributed tensors with
+        its placements (paddle's), or at stage 1 those of its block (Shard along the sharding
+        dimension); the whole state's shape either way."""
         optimizer, rows = self._stepper()
         state = optimizer.state_dict()
-        by_name = {entry.param.name: entry for entry in rows.values()}
         for key, value in state.items():
-            entry = next((e for name, e in by_name.items() if key.startswith(f"{name}_")), None)
+            param = self._param_of(key)
+            if param is None:
+                continue
+            entry = rows.get(id(param))
             if entry is not None and list(value._array.shape) == entry.stand_in.shape:
                 state[key] = entry.as_state(value._array)
+            elif entry is None and list(value._array.shape) == param._local_shape:
+                state[key] = make_dist(value._array, param.process_mesh, param.placements, param.shape)
         return state
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Load a state saved by ``state_dict`` (distributed entries: their local pieces) or a
+        whole one (an unsharded optimizer's: this rank's block of each entry is taken)."""
         optimizer, rows = self._stepper()
-        by_name = {entry.param.name: entry for entry in rows.values()}
         mine = {}
         for key, value in state_dict.items():
-            entry = next((e for name, e in by_name.items() if key.startswith(f"{name}_")), None)
-            mine[key] = value if entry is None else entry.from_state(value)
+            param = self._param_of(key)
+            if is_dist_tensor(value):
+                value = value._local_value()
+            if param is not None and list(getattr(value, "shape", [])) == param.shape != param._local_shape:
+                array = value._array if isinstance(value, Tensor) else value
+                value = local_block(array, param.process_mesh, param.placements, param.process_mesh.coordinate())
+            if param is not None and id(param) in rows:
+                value = rows[id(param)].from_state(value)
+            mine[key] = value
         optimizer.set_state_dict(mine)
+
+    def _param_of(self, key: str) -> Optional[Tensor]:
+        """The distributed parameter a state entry ``key`` ('<name>_<accumulator>_0') belongs to."""
+        params = [p for p in self._inner_opt._parameter_list if is_dist_tensor(p)]
+        return next((p for p in sorted(params, key=lambda p: -len(p.name)) if key.startswith(f"{p.name}_")), None)
 
     def set_lr(self, value: float) -> None:
         self._inner_opt.set_lr(value)
