@@ -1,4 +1,4 @@
-"""DataParallel, sharding and the seed examples on NCCL ranks sharing one GPU (run with `pytest -m gpu`).
+"""DataParallel, sharding, auto-parallel and the seed examples on NCCL ranks sharing one GPU (run with `pytest -m gpu`).
 
 Ranks on one GPU: pycoll gives each its own NCCL_HOSTID (see rendezvous), and NCCL's socket
 transport runs over the loopback interface.
@@ -37,3 +37,10 @@ def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):
 def test_every_sharding_level_on_gpu_ranks_trains_like_data_parallel(tmp_path):
     """The levels' reduce-scatters and all-gathers on NCCL; offload keeps the state on the host."""
     assert_ok(launch(2, "sharding_equivalence.py", str(tmp_path), env=GPU_ENV, timeout=300), expect_lines=2)
+
+
+@pytest.mark.parametrize("script", ["auto_parallel_train.py", "auto_parallel_eager.py"])
+def test_auto_parallel_on_gpu_ranks_trains_like_one_process(script):
+    """DistModel (DataParallel, sharding) and the eager loop (a split batch's gradients summed in
+    backward, ShardingStage1's all-gathered blocks) on NCCL, against one process on the GPU."""
+    assert_ok(launch(2, script, "dp", env=GPU_ENV, timeout=300), expect_lines=2)
