@@ -24,6 +24,20 @@ def op_output(array: Any, backward: Callable, *operands: Any) -> Tensor:
     return out
 
 
+def value_output(array: Any, name: str, *operands: Any, **facts: Any) -> Tensor:
+    """The result of op ``name`` that takes no gradient (a comparison, argmax), shown to the
+    record hooks (which may place it: auto-parallel) but never put in the graph. ``facts``
+    describe the op to them (e.g. ``kept``: the input's shape with 1 where reduced)."""
+    out = wrap(array)
+
+    def no_gradient(g: Any) -> tuple:
+        return (None,) * len(operands)
+    no_gradient.__pycoll_op__ = {"name": name, **facts}  # type: ignore[attr-defined]
+    with _graph.no_grad():
+        _graph.record((out,), no_gradient, [v if isinstance(v, Tensor) else None for v in operands])
+    return out
+
+
 def operand(v: Any) -> Any:
     """An op's operand: a Tensor stays, a Python or NumPy scalar becomes a Python number, arrays
     and lists become Tensors; TypeError otherwise."""

@@ -12,9 +12,9 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from pycoll import shape_ops
-from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand
+from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, value_output
 from pycoll.device import array_module
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64, wrap
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64
 
 
 # ---- elementwise arithmetic ----------------------------------------------------------------
@@ -143,7 +143,7 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
         other = operand(other)
     except TypeError:
         return NotImplemented
-    return wrap(getattr(x._array, op)(_data(other)))
+    return value_output(getattr(x._array, op)(_data(other)), "compare", x, other)
 
 
 # ---- unary math ----------------------------------------------------------------------------
@@ -262,6 +262,7 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     def backward(g: Any) -> tuple:
         mask = a == full  # ties share the gradient equally
         return (g.reshape(kept) * mask / mask.sum(axis=axes, keepdims=True, dtype=g.dtype),)
+    backward.__pycoll_op__ = {"name": reduce}  # type: ignore[attr-defined]  # its name: max or min
     return op_output(full if keepdim else full.reshape([n for i, n in enumerate(a.shape)
                                                      if axes is not None and i not in axes]),
                   backward, x)
@@ -281,7 +282,7 @@ def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False) -> Tens
     out = a.argmax(axis=axis)
     if keepdim and axis is not None:
         out = array_module(a).expand_dims(out, axis)
-    return wrap(out.astype(int64))
+    return value_output(out.astype(int64), "argmax", x, kept=_kept_shape(a.shape, normalize_axes(axis, a.ndim)))
 
 
 # ---- methods and operators (tensor.py imports no op module: the ops attach themselves) ------

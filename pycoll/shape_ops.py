@@ -41,7 +41,7 @@ def transpose(x: Tensor, perm: Sequence[int]) -> Tensor:
 
 
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1) -> Tensor:
-    shape = x.shape
+    shape = list(x._array.shape)  # the array's own (a distributed tensor's shape is the whole one)
     if not shape:
         return reshape(x, [1])
     start, stop = start_axis % len(shape), stop_axis % len(shape)
@@ -49,7 +49,7 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1) -> Tensor:
 
 
 def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]]) -> Tensor:
-    shape = x.shape
+    shape = list(x._array.shape)
     axes = [axis] if isinstance(axis, int) else list(axis)
     for a in axes:
         shape.insert(a % (len(shape) + 1), 1)
@@ -57,8 +57,8 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]]) -> Tensor:
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
-    axes = normalize_axes(axis, x.ndim)
-    shape = [n for i, n in enumerate(x.shape) if not (n == 1 and (axes is None or i in axes))]
+    axes = normalize_axes(axis, x._array.ndim)
+    shape = [n for i, n in enumerate(x._array.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
 

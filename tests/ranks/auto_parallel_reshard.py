@@ -76,7 +76,8 @@ def check_pair(mesh, whole, src, dst, constant):
     yg = dist.reshard(xg, mesh, dst)
     out_layout, out_factor = gradient_layout(dst, mesh)
     c_piece = expected_piece(constant, mesh, out_layout, coord) * out_factor
-    (yg * pycoll.to_tensor(c_piece)).sum().backward()
+    # each rank's piece times its piece of the constant, summed locally: local_map keeps it local
+    dist.local_map(lambda y: (y * pycoll.to_tensor(c_piece)).sum(), out_placements=[None])(yg).backward()
     in_layout, in_factor = gradient_layout(src, mesh)
     np.testing.assert_allclose(xg.grad._local_value().numpy(), expected_piece(constant, mesh, in_layout, coord) * in_factor,
                                rtol=1e-6, err_msg=f"gradient of {where}")

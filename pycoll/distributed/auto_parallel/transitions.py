@@ -117,7 +117,7 @@ def local_block(arr: Any, mesh: ProcessMesh, placements: Sequence[Placement],
     if coord is None:
         return xp.empty((0,) * max(arr.ndim, 1), dtype=arr.dtype)
     index = tuple(slice(lo, hi) for lo, hi in local_bounds(arr.shape, mesh, placements, coord))
-    out = arr[index].copy()
+    out = arr[index + (Ellipsis,)].copy()  # Ellipsis: a 0-d array stays an array, not a NumPy scalar
     for axis, p in enumerate(placements):
         if p.is_partial():
             out = _to_partial(out, p.reduce_type(), coord[axis])

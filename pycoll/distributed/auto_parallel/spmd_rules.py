@@ -1,0 +1,212 @@
+"""Where an op's result lies along one mesh dimension, given where its inputs lie there: paddle's
+SPMD rules for pycoll's ops, along a dimension that splits data (``Shard``) or holds partial
+values (``Partial``). The op has already run on the local pieces; a rule says what that local
+result is a piece of. An op without a rule, or a case a rule cannot place, is refused by name
+(``Refused``) rather than given a wrong whole: reshard to Replicate first, or use local_map.
+
+Inputs are seen as (local shape, placement along the dimension); an input that is not a
+distributed data tensor (a parameter, a plain tensor, a Python number: None) is whole there.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
+from pycoll.distributed.auto_parallel.program import closure_value
+
+UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast", "neg", "gelu",
+         "dropout", "clone", "_to_place", "c_identity"}
+BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare"}
+LINEAR_IN_PARTIAL = {"neg", "clone", "cast", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
+
+
+class Refused(ValueError):
+    """An op the rules cannot place along a split or partial mesh dimension."""
+
+
+Seen = Tuple[Tuple[int, ...], Placement]  # an input's local shape and placement (None: not a tensor)
+
+
+def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+    """The result's placement along one mesh dimension where some input is Shard or Partial."""
+    if any(s is not None and s[1].is_shard() for s in seen):
+        if any(s is not None and s[1].is_partial() for s in seen):
+            raise Refused(f"{name}: one input is split and another partial along the same mesh dimension")
+        return _split(name, backward, seen, out)
+    return _partial(name, backward, seen)
+
+
+def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+    (shape, shard), = [(s[0], s[1]) for s in seen if s is not None and s[1].is_shard()][:1]
+    d = shard.get_dim()
+    if name in UNARY:
+        return Shard(d)
+    if name in ("softmax", "log_softmax"):
+        if closure_value(backward, "axis") % len(shape) == d:
+            raise Refused(f"{name} along the split dimension {d}")
+        return Shard(d)
+    if name == "layer_norm":
+        if d in closure_value(backward, "axes"):
+            raise Refused(f"layer_norm over the split dimension {d}")
+        return Shard(d)
+    if name in BINARY:
+        return _broadcast(name, seen, out)
+    if name in ("sum", "mean", "max", "min", "argmax"):
+        return _reduction(name, backward, shape, d, out)
+    if name == "matmul":
+        return _matmul(seen, out)
+    if name in ("linear", "embedding", "c_concat", "c_split", "mp_allreduce"):
+        x, others = seen[0], seen[1:]
+        last = len(x[0]) - 1 if name != "embedding" else len(x[0])
+        if x is None or not x[1].is_shard() or x[1].get_dim() >= last or any(
+                s is not None and not s[1].is_replicated() for s in others):
+            raise Refused(f"{name}: only its input may be split, and not along its last dimension")
+        return Shard(x[1].get_dim())
+    if name == "cross_entropy":
+        logits, label = seen[0], seen[1]
+        if logits is None or not logits[1].is_shard() or logits[1].get_dim() == len(logits[0]) - 1 or (
+                label is not None and label[1] != Shard(logits[1].get_dim())):
+            raise Refused("cross_entropy: input and label must be split alike, along a batch dimension")
+        reduction = closure_value(backward, "reduction")
+        if reduction == "none":
+            return Shard(logits[1].get_dim())
+        return Partial(ReduceOp.SUM if reduction == "sum" else ReduceOp.AVG)
+    if name == "reshape":
+        return _reshape(shape, d, out)
+    if name == "transpose":
+        perm = list(np.argsort(closure_value(backward, "inverse")))
+        return Shard(perm.index(d))
+    if name in ("concat", "stack"):
+        axis = len(closure_value(backward, "lead"))
+        if (name == "concat" and axis == d) or any(s is None or s[1] != shard for s in seen):
+            raise Refused(f"{name}: every input split alike, joined along another dimension")
+        return Shard(d + 1 if name == "stack" and axis <= d else d)
+    if name == "_getitem":
+        return _getitem(closure_value(backward, "index"), d)
+    raise Refused(f"{name} has no rule for split inputs")
+
+
+def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+    """Elementwise with broadcasting: shapes align from the right; a whole operand must not span
+    the split dimension (its pieces would meet the wrong rows)."""
+    aligned = {s[1].get_dim() + len(out) - len(s[0]) for s in seen if s is not None and s[1].is_shard()}
+    if len(aligned) != 1:
+        raise Refused(f"{name}: its split inputs are split along different dimensions")
+    d_out = aligned.pop()
+    for s in seen:
+        if s is None or s[1].is_shard():
+            continue
+        i = d_out - (len(out) - len(s[0]))
+        if i >= 0 and s[0][i] != 1:
+            raise Refused(f"{name}: a whole operand of shape {list(s[0])} spans the split dimension")
+    return Shard(d_out)
+
+
+def _reduction(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+    kind = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
+            "argmax": None}[name]
+    # the input's shape with 1 where reduced: in the backward's closure, or among the op's facts
+    kept = closure_value(backward, "kept") or getattr(backward, "__pycoll_op__", {}).get("kept")
+    candidates = {i for i, n in enumerate(kept) if n == 1}
+    sure = {i for i in candidates if shape[i] != 1}  # a dimension of size 1 may or may not be reduced
+    if len(out) < len(shape):
+        count = len(shape) - len(out)
+        reduced = candidates if len(candidates) == count else sure if len(sure) == count else None
+    else:
+        reduced = sure if d in sure or d not in candidates else candidates if len(candidates) == len(shape) else None
+    if reduced is None:
+        raise Refused(f"{name}: cannot tell whether the split dimension {d} (of one row here) is reduced")
+    if d in reduced:
+        if name == "argmax":
+            raise Refused("argmax over the split dimension")
+        return Partial(kind)
+    return Shard(d if len(out) == len(shape) else d - sum(1 for i in reduced if i < d))
+
+
+def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+    """x [..., M, K] @ y [..., K, N] (1-d operands as NumPy treats them)."""
+    x, y = seen
+    xs, ys = (x[0] if x else ()), (y[0] if y else ())
+    xd = x[1].get_dim() if x and x[1].is_shard() else None
+    yd = y[1].get_dim() if y and y[1].is_shard() else None
+    x_k, y_k = len(xs) - 1, (0 if len(ys) == 1 else len(ys) - 2)
+    if xd is not None and yd is not None:
+        if (xd, yd) == (x_k, y_k):
+            return Partial(ReduceOp.SUM)  # each rank's product of its slices of the contraction
+        raise Refused("matmul: both operands split, other than along the contracted dimension")
+    if xd == x_k or yd == y_k:
+        raise Refused("matmul: one operand split along the contracted dimension, the other whole")
+    if yd is not None:
+        if yd != len(ys) - 1:
+            raise Refused("matmul: the right operand split along a batch dimension")
+        return Shard(len(out) - 1)
+    if xd == len(xs) - 2:  # M: the rows
+        return Shard(len(out) - (2 if len(ys) >= 2 else 1))
+    batches = max(len(xs) - 2, len(ys) - 2, 0)
+    j = xd - (len(xs) - len(ys))  # the same batch dimension in y
+    if 0 <= j < len(ys) - 2 and ys[j] != 1:
+        raise Refused("matmul: a whole right operand's batch dimensions span the split dimension")
+    return Shard(xd + batches - (len(xs) - 2))
+
+
+def _reshape(shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+    """A reshape keeps a split when the dimensions before it stay and the split dimension is
+    kept, cut into leading parts or merged with those after it (row-major blocks stay blocks)."""
+    if tuple(out[:d]) != tuple(shape[:d]) or d >= len(out) or 0 in shape:
+        raise Refused(f"reshape {list(shape)} -> {list(out)} moves the split dimension {d}")
+    rows = shape[d]
+    first = next((j for j in range(d, len(out)) if out[j] != 1), d)  # new dimensions of 1 move the rows
+    if math.prod(out[d:first]) == 1 and tuple(out[d:first]) == (1,) * (first - d) and (
+            any(math.prod(out[first:j]) == rows for j in range(first + 1, len(out) + 1))  # cut into parts
+            or (out[first] % rows == 0 and any(math.prod(shape[d:j]) == out[first]  # merged with those after
+                                               for j in range(d + 1, len(shape) + 1)))):
+        return Shard(first)
+    raise Refused(f"reshape {list(shape)} -> {list(out)} mixes the split dimension {d} with others")
+
+
+def _getitem(index: Any, d: int) -> Placement:
+    """Indexing keeps the split when it takes the split dimension whole; integers before it drop
+    dimensions, slices keep them."""
+    items = index if isinstance(index, tuple) else (index,)
+    dropped = 0
+    for i, item in enumerate(items[:d + 1]):
+        if isinstance(item, (int, np.integer)) and i < d:
+            dropped += 1
+        elif not isinstance(item, slice) or (i == d and item != slice(None)):
+            raise Refused("indexing: the index must take the split dimension whole (and use only "
+                          "integers and slices before it)")
+    return Shard(d - dropped)
+
+
+def _partial(name: str, backward: Callable, seen: Sequence[Optional[Seen]]) -> Placement:
+    kinds = {s[1].reduce_type() for s in seen if s is not None and s[1].is_partial()}
+    kind = kinds.pop()
+    if kinds:
+        raise Refused(f"{name}: partial inputs of different reductions")
+    linear = kind in (ReduceOp.SUM, ReduceOp.AVG)
+    partial_at = [i for i, s in enumerate(seen) if s is not None and s[1].is_partial()]
+    if name in LINEAR_IN_PARTIAL and linear:
+        return Partial(kind)
+    if name == "multiply" and linear and len(partial_at) == 1:
+        return Partial(kind)
+    if name == "divide" and linear and partial_at == [0]:
+        return Partial(kind)
+    if name in ("add", "subtract") and linear and (len(partial_at) == len(seen) or kind == ReduceOp.AVG):
+        return Partial(kind)  # a whole addend adds once to an average, but n times to a sum
+    raise Refused(f"{name} of a Partial tensor")
+
+
+def seen_along(tensors: Sequence[Any], axis: int, placements_of: Callable[[Any], Optional[List[Placement]]]
+               ) -> List[Optional[Seen]]:
+    """Each input as (local shape, placement along ``axis``); None for what is not a tensor."""
+    out: List[Optional[Seen]] = []
+    for t in tensors:
+        if t is None:
+            out.append(None)
+            continue
+        placements = placements_of(t)
+        out.append((tuple(t._array.shape), placements[axis] if placements else Replicate()))
+    return out

@@ -1,0 +1,107 @@
+"""Ops on distributed tensors in the eager loop (placements through ops: propagation.py and
+spmd_rules.py), on 2 ranks (mesh [0, 1]) and, for a 2-d mesh, 4 ranks: each result read whole
+(numpy(), as paddle reads it) must equal NumPy on the whole arrays, with paddle's placements;
+what the rules cannot place must be refused by name, never computed into a wrong whole.
+"""
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn.functional as F
+from pycoll.distributed import Partial, ReduceType, Replicate, Shard
+from pycoll.distributed.auto_parallel.spmd_rules import Refused
+
+from expect import expect
+
+rng = np.random.default_rng(7)
+A = rng.standard_normal((4, 8)).astype(np.float32)
+B = rng.standard_normal((8, 3)).astype(np.float32)
+C = rng.standard_normal((3, 4)).astype(np.float32)
+V = rng.standard_normal(8).astype(np.float32)
+LABELS = np.array([[1], [0], [2], [1]], dtype=np.int64)
+SUM, AVG, MAX = Partial(ReduceType.kRedSum), Partial(ReduceType.kRedAvg), Partial(ReduceType.kRedMax)
+
+
+def same(t, want, placements, what):
+    assert t.placements == placements, f"{what}: placements {t.placements}, want {placements}"
+    got = t.numpy()
+    assert got.shape == np.shape(want) and t.shape == list(np.shape(want)), f"{what}: shape {got.shape}, {t.shape}"
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
+
+
+def one_dim():
+    mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
+    x = dist.shard_tensor(A, mesh, [Shard(0)])
+    cols = dist.shard_tensor(A, mesh, [Shard(1)])
+    S0 = [Shard(0)]
+    for what, t, want, where in [
+        ("x * 2 + 1", x * 2 + 1, A * 2 + 1, S0),
+        ("relu", F.relu(x), np.maximum(A, 0), S0),
+        ("exp", pycoll.exp(x), np.exp(A), S0),
+        ("-abs", -abs(x), -np.abs(A), S0),
+        ("x + v (broadcast over the rows)", x + pycoll.to_tensor(V), A + V, S0),
+        ("x > 0", x > 0, A > 0, S0),
+        ("sum", x.sum(), A.sum(), [SUM]),
+        ("mean", x.mean(), A.mean(), [AVG]),
+        ("max", x.max(), A.max(), [MAX]),
+        ("sum over the split", x.sum(axis=0), A.sum(0), [SUM]),
+        ("mean over the split, kept", x.mean(axis=0, keepdim=True), A.mean(0, keepdims=True), [AVG]),
+        ("max over the split", x.max(axis=0), A.max(0), [MAX]),
+        ("sum across the split", x.sum(axis=1), A.sum(1), S0),
+        ("argmax across the split", x.argmax(axis=1), A.argmax(1), S0),
+        ("transpose", x.transpose([1, 0]), A.T, [Shard(1)]),
+        ("columns transposed", cols.transpose([1, 0]), A.T, S0),
+        ("matmul", pycoll.matmul(x, pycoll.to_tensor(B)), A @ B, S0),
+        ("matmul over the split contraction", pycoll.matmul(cols, dist.shard_tensor(B, mesh, [Shard(0)])), A @ B,
+         [SUM]),
+        ("matmul by split columns", pycoll.matmul(pycoll.to_tensor(C), cols), C @ A, [Shard(1)]),
+        ("reshape [0, 2, 4]", x.reshape([0, 2, 4]), A.reshape(4, 2, 4), S0),
+        ("flatten", x.flatten(), A.reshape(-1), S0),
+        ("unsqueeze(0)", x.unsqueeze(0), A[None], [Shard(1)]),
+        ("concat across", pycoll.concat([x, x], axis=1), np.concatenate([A, A], 1), S0),
+        ("stack", pycoll.stack([x, x]), np.stack([A, A]), [Shard(1)]),
+        ("columns sliced", x[:, 2:5], A[:, 2:5], S0),
+        ("a column", x[:, 0], A[:, 0], S0),
+        ("softmax across", F.softmax(x, axis=-1), np.exp(A) / np.exp(A).sum(1, keepdims=True), S0),
+        ("cross_entropy", F.cross_entropy(x, dist.shard_tensor(LABELS, mesh, S0)),
+         np.mean(np.log(np.exp(A).sum(1)) - A[np.arange(4), LABELS[:, 0]]), [AVG]),
+        ("uneven rows * 2", dist.shard_tensor(np.arange(5.0), mesh, S0) * 2, np.arange(5.0) * 2, S0),
+        ("mean * 2 + 1", x.mean() * 2 + 1, A.mean() * 2 + 1, [AVG]),
+        ("sum / 4", x.sum() / 4, A.sum() / 4, [SUM]),
+        ("mean - mean", x.mean() - (x * 2).mean(), -A.mean(), [AVG]),
+        ("replicated * 2", dist.shard_tensor(A, mesh, [Replicate()]) * 2, A * 2, [Replicate()]),
+    ]:
+        same(t, want, where, what)
+    for what, call, words in [
+        # [2, 8]: the local rows' shape, so NumPy would multiply every rank's rows by the same two
+        ("a whole operand spanning the split", lambda: x * pycoll.to_tensor(A[:2]), ["multiply", "spans the split"]),
+        ("split and partial", lambda: x - x.mean(axis=0, keepdim=True), ["subtract", "split and another partial"]),
+        ("rows sliced", lambda: x[1:3], ["indexing", "split dimension whole"]),
+        ("concat along the split", lambda: pycoll.concat([x, x], axis=0), ["concat"]),
+        ("softmax along the split", lambda: F.softmax(x, axis=0), ["softmax along the split"]),
+        ("argmax over the split", lambda: x.argmax(axis=0), ["argmax over the split"]),
+        ("a sum plus one", lambda: x.sum() + 1, ["add of a Partial", "Replicate first"]),
+        ("a square of a mean", lambda: x.mean() ** 2, ["pow of a Partial"]),
+        ("a mean plus a sum", lambda: x.mean() + x.sum(), ["different reductions"]),
+        ("a max differentiated", lambda: dist.shard_tensor(A, mesh, S0, stop_gradient=False).max(),
+         ["cannot differentiate max"]),
+    ]:
+        expect(Refused, words + ["reshard"], call)
+    # a split batch against a replicated weight: the weight's gradient is the whole batch's
+    w = pycoll.to_tensor(B, stop_gradient=False)
+    pycoll.matmul(x, w).mean().backward()
+    np.testing.assert_allclose(w.grad.numpy(), A.T @ np.full((4, 3), 1 / 12, np.float32), rtol=1e-5)
+
+
+def two_dims():
+    mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
+    a = dist.shard_tensor(A, mesh, [Shard(0), Shard(1)])
+    b = dist.shard_tensor(B, mesh, [Replicate(), Shard(0)])
+    same(pycoll.matmul(a, b), A @ B, [Shard(0), SUM], "[S0, S1] @ [R, S0]")
+    same(a.sum(), A.sum(), [SUM, SUM], "the sum of a tensor split both ways")
+
+
+if __name__ == "__main__":
+    dist.init_parallel_env()
+    one_dim() if dist.get_world_size() == 2 else two_dims()
+    print(f"OK rank={dist.get_rank()}", flush=True)
