@@ -66,8 +66,16 @@ def test_buckets_fill_in_ready_order_and_keep_the_last_one_small():
 
 def test_sampler_splits_pads_and_shuffles_alike_on_every_rank():
     data = list(range(10))
+    # paddle 3.3.1's DistributedBatchSampler gives these (printed from it): each global step dealt
+    # out in blocks of batch_size, padded by the start; with shuffle, RandomState(epoch), the
+    # epoch moving on after each pass
     shares = [list(DistributedBatchSampler(data, batch_size=2, num_replicas=3, rank=r)) for r in range(3)]
-    assert shares[0] == [[0, 3], [6, 9]] and shares[1] == [[1, 4], [7, 0]] and shares[2] == [[2, 5], [8, 1]]
+    assert shares == [[[0, 1], [6, 7]], [[2, 3], [8, 9]], [[4, 5], [0, 1]]]
+    two = [list(DistributedBatchSampler(data, batch_size=2, num_replicas=2, rank=r)) for r in range(2)]
+    assert two == [[[0, 1], [4, 5], [8]], [[2, 3], [6, 7], [9]]]
+    shuffled = DistributedBatchSampler(list(range(17)), 4, num_replicas=2, rank=1, shuffle=True)
+    assert list(shuffled) == [[14, 4, 2, 16], [11, 3, 0, 5], [12]]
+    assert list(shuffled) == [[14, 7, 15, 4], [16, 9, 8, 12], [5]]
     assert len(DistributedBatchSampler(data, batch_size=3, num_replicas=3, rank=0)) == 2
     assert len(DistributedBatchSampler(data, batch_size=3, num_replicas=3, rank=0, drop_last=True)) == 1
     samplers = [DistributedBatchSampler(data, 5, num_replicas=2, rank=r, shuffle=True) for r in range(2)]

@@ -9,12 +9,15 @@ import numpy as np
 
 
 class DistributedBatchSampler:
-    """Yield lists of sample indices, the dataset split evenly over ``num_replicas`` ranks.
+    """Yield lists of sample indices, the dataset split evenly over ``num_replicas`` ranks
+    (paddle's order, sample for sample).
 
     The index list is padded (by repeating its start) to a multiple of ``num_replicas`` so every
-    rank gets the same number of samples and of batches; rank r takes every
-    ``num_replicas``-th index starting at r. With ``shuffle`` the order is permuted by a
-    generator seeded with the epoch (``set_epoch``), identically on every rank.
+    rank gets the same number of samples and of batches. Each global step's ``batch_size *
+    num_replicas`` indices are dealt out in blocks: rank r takes the r-th block of
+    ``batch_size``, and the last, shorter step is cut into equal blocks the same way. With
+    ``shuffle`` the padded list is first permuted by ``numpy.random.RandomState(epoch)``,
+    identically on every rank, and each pass moves to the next epoch (``set_epoch`` sets it).
     """
 
     def __init__(self, dataset: Any, batch_size: int, num_replicas: Optional[int] = None,
@@ -44,12 +47,21 @@ class DistributedBatchSampler:
         self.epoch = epoch
 
     def _indices(self) -> List[int]:
-        indices = np.arange(len(self.dataset))
+        count = len(self.dataset)
+        indices = list(range(count))
+        pad = self.total_size - count
+        indices += (indices * math.ceil(pad / count))[:pad] if count else []
         if self.shuffle:
-            np.random.default_rng(self.epoch).shuffle(indices)
-        indices = indices.tolist()
-        indices += indices[:self.total_size - len(indices)]
-        return indices[self.local_rank:self.total_size:self.nranks]
+            np.random.RandomState(self.epoch).shuffle(indices)
+            self.epoch += 1
+        step = self.batch_size * self.nranks
+        tail = self.total_size % step  # the last global step, shorter: equal blocks of it
+        mine = []
+        for start in range(self.local_rank * self.batch_size, self.total_size - tail, step):
+            mine += indices[start:start + self.batch_size]
+        share = tail // self.nranks
+        rest = indices[self.total_size - tail:]
+        return mine + rest[self.local_rank * share:(self.local_rank + 1) * share]
 
     def __iter__(self) -> Iterator[List[int]]:
         return batches(self._indices(), self.batch_size, self.drop_last)
