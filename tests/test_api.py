@@ -91,6 +91,12 @@ def test_every_collective_on_a_world_of_one(world):
     assert np.array_equal(outs[0], [7, 8])
     task = dist.all_reduce(x, sync_op=False)
     assert task.wait() and task.is_completed()
+    dist.all_reduce(x, sync_op=False).synchronize()  # paddle's other name for waiting
+    world = dist.get_group()
+    assert world.get_global_rank(0) == 0 and dist.ParallelEnv().pg_timeout == 1800000
+    with pytest.raises(ValueError, match="rank=1"):
+        world.get_global_rank(1)
+    assert dist.stream.all_to_all is dist.stream.alltoall
     dist.barrier()
 
 

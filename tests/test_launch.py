@@ -106,7 +106,9 @@ def test_ranks_get_the_variables_torchrun_and_paddle_set():
     assert len(endpoints) == 2 and len(set(endpoints)) == 2
     for rank, seen in enumerate(values):
         assert seen["RANK"] == seen["PADDLE_TRAINER_ID"] == seen["LOCAL_RANK"] == str(rank), seen
+        assert seen["PADDLE_GLOBAL_RANK"] == seen["PADDLE_LOCAL_RANK"] == seen["PADDLE_RANK_IN_NODE"] == str(rank)
         assert seen["WORLD_SIZE"] == seen["PADDLE_TRAINERS_NUM"] == seen["LOCAL_WORLD_SIZE"] == "2"
+        assert seen["PADDLE_GLOBAL_SIZE"] == seen["PADDLE_LOCAL_SIZE"] == "2" and seen["PADDLE_NNODES"] == "1"
         assert seen["PADDLE_CURRENT_ENDPOINT"] == endpoints[rank]
         assert seen["MASTER_ADDR"] == "127.0.0.1" and seen["MASTER_PORT"].isdigit()
         assert seen["HYDRA_PASSED"] == "kept", "MPI's own configuration passes through"

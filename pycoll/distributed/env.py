@@ -290,6 +290,12 @@ class ParallelEnv:
         return int(os.environ.get("FLAGS_nccl_nrings", "1"))
 
     @property
+    def pg_timeout(self) -> int:
+        """paddle's process-group timeout in milliseconds (``PADDLE_PG_TIMEOUT``, default 1800000);
+        pycoll's groups take theirs from ``PYCOLL_TIMEOUT`` (seconds)."""
+        return int(os.environ.get("PADDLE_PG_TIMEOUT", "1800000"))
+
+    @property
     def dev_id(self) -> int:
         return self.device_id
 

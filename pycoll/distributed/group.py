@@ -86,6 +86,14 @@ class Group:
         """The rank in this group of ``global_rank``, or -1 when it is not a member."""
         return self._index.get(global_rank, -1)
 
+    def get_global_rank(self, rank: int) -> int:
+        """The global rank of group rank ``rank`` (paddle's: -1 on a rank outside the group)."""
+        if not self.is_member():
+            return -1
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
+            raise ValueError(f"Group.get_global_rank: rank={rank!r}; {self.describe()} has ranks 0..{self.nranks - 1}")
+        return self.ranks[rank]
+
     def describe(self) -> str:
         """Name and ranks, for error messages."""
         return f"{self.name} (ranks {self.ranks})"

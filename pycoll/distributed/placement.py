@@ -183,7 +183,8 @@ def with_slurm(env: Mapping[str, str]) -> Mapping[str, str]:
 def rank_variables(env: Mapping[str, str] = os.environ) -> Dict[str, str]:
     """What other frameworks read to find a rank (torchrun's ``RANK``, ``WORLD_SIZE``,
     ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE``; paddle's ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``,
-    ``PADDLE_CURRENT_ENDPOINT``), from the MPI launcher's variables of a rank it started; set by
+    ``PADDLE_CURRENT_ENDPOINT``, ``PADDLE_GLOBAL_RANK/SIZE``, ``PADDLE_LOCAL_RANK/SIZE``,
+    ``PADDLE_RANK_IN_NODE``, ``PADDLE_NNODES``), from the MPI launcher's variables of a rank it started; set by
     pycoll's rank wrapper before the user's code runs. Empty outside an MPI launcher."""
     rank, world = first_int(MPI_RANK_VARS, env), first_int(MPI_SIZE_VARS, env)
     if rank is None or world is None:
@@ -191,7 +192,11 @@ def rank_variables(env: Mapping[str, str] = os.environ) -> Dict[str, str]:
     local = first_int(MPI_LOCAL_RANK_VARS, env)
     local_world = first_int(MPI_LOCAL_SIZE_VARS, env)
     found = {"RANK": rank, "WORLD_SIZE": world, "PADDLE_TRAINER_ID": rank, "PADDLE_TRAINERS_NUM": world,
-             "LOCAL_RANK": local, "LOCAL_WORLD_SIZE": local_world}
+             "LOCAL_RANK": local, "LOCAL_WORLD_SIZE": local_world,
+             # paddle's launcher's other names for them
+             "PADDLE_GLOBAL_RANK": rank, "PADDLE_GLOBAL_SIZE": world, "PADDLE_LOCAL_RANK": local,
+             "PADDLE_RANK_IN_NODE": local, "PADDLE_LOCAL_SIZE": local_world,
+             "PADDLE_NNODES": world // local_world if local_world and world % local_world == 0 else None}
     endpoints = env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",")
     if len(endpoints) == world:
         found["PADDLE_CURRENT_ENDPOINT"] = endpoints[rank]

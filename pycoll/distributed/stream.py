@@ -111,3 +111,6 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
          use_calc_stream: bool = False) -> Task:
     _stream("recv", sync_op, use_calc_stream)
     return collective.recv(tensor, src, group, sync_op)
+
+
+all_to_all = alltoall  # paddle's stream module has both names

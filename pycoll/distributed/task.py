@@ -98,6 +98,10 @@ class Task:
     def is_completed(self) -> bool:
         return self._test()
 
+    def synchronize(self) -> None:
+        """paddle's ``task.synchronize()``: block until the collective completes."""
+        self.wait()
+
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Block until the collective completes (at most ``timeout`` or the group's timeout).
 

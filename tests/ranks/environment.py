@@ -3,6 +3,7 @@ import os
 
 names = ["RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
          "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_CURRENT_ENDPOINT", "PADDLE_TRAINER_ENDPOINTS",
-         "HYDRA_PASSED", "PYCOLL_TEST_GENV", "PYCOLL_STORE_TOKEN"]
+         "PADDLE_GLOBAL_RANK", "PADDLE_GLOBAL_SIZE", "PADDLE_LOCAL_RANK", "PADDLE_RANK_IN_NODE",
+         "PADDLE_LOCAL_SIZE", "PADDLE_NNODES", "HYDRA_PASSED", "PYCOLL_TEST_GENV", "PYCOLL_STORE_TOKEN"]
 print("environment OK rank=" + os.environ["RANK"] + " " + " ".join(f"{n}={os.environ.get(n)}" for n in names),
       flush=True)

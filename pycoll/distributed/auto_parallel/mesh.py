@@ -196,7 +196,9 @@ class ProcessMesh:
     def __repr__(self) -> str:
         return f"ProcessMesh(shape={self.shape}, process_ids={self.process_ids}, dim_names={self._dim_names})"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        """paddle's ``print(mesh)``."""
+        return f"shape {self.shape}, process_ids {self.process_ids}, dim_names {self._dim_names}"
 
 
 
