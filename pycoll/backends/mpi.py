@@ -34,6 +34,7 @@ MPI_TYPES = {
     np.dtype(np.float64): MPI.DOUBLE,
     np.dtype(np.complex64): MPI.C_FLOAT_COMPLEX,
     np.dtype(np.complex128): MPI.C_DOUBLE_COMPLEX,
+    np.dtype(np.bool_): MPI.C_BOOL,
 }
 MPI_OPS = {
     ReduceOp.SUM: MPI.SUM,
@@ -42,6 +43,8 @@ MPI_OPS = {
     ReduceOp.MIN: MPI.MIN,
     ReduceOp.PROD: MPI.PROD,
 }
+# booleans reduce as paddle's do: a sum or max is "any", a min or product "all"
+BOOL_OPS = {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.MIN: MPI.LAND, ReduceOp.PROD: MPI.LAND}
 REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 
@@ -66,7 +69,7 @@ class Reduction:
 
     def __init__(self, dtype: np.dtype, op: int):
         self.mpitype = MPI_TYPES[dtype]
-        self.mpiop = MPI_OPS[op]
+        self.mpiop = BOOL_OPS[op] if dtype.kind == "b" else MPI_OPS[op]
         self.average = op == ReduceOp.AVG
 
 

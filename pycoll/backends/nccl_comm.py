@@ -34,7 +34,10 @@ NCCL_TYPES = {
     "float64": ("NCCL_FLOAT64", 1),
     "complex64": ("NCCL_FLOAT32", 2),
     "complex128": ("NCCL_FLOAT64", 2),
+    "bool": ("NCCL_UINT8", 1),  # reduced by BOOL_OPS
 }
+# booleans reduce as paddle's do: a sum or max is "any", a min or product "all" (bytes of 0/1)
+BOOL_OPS = {ReduceOp.SUM: "NCCL_MAX", ReduceOp.MAX: "NCCL_MAX", ReduceOp.MIN: "NCCL_MIN", ReduceOp.PROD: "NCCL_MIN"}
 NCCL_OPS = {
     ReduceOp.SUM: "NCCL_SUM",
     ReduceOp.MAX: "NCCL_MAX",
@@ -101,7 +104,8 @@ class Reduction:
         type_name, self.factor = NCCL_TYPES[dtype.name]
         self.datatype = getattr(nccl, type_name)
         self.average = op == ReduceOp.AVG and not _native_avg()
-        self.op = nccl.NCCL_SUM if self.average else getattr(nccl, NCCL_OPS[op])
+        ops = BOOL_OPS if dtype.kind == "b" else NCCL_OPS
+        self.op = nccl.NCCL_SUM if self.average else getattr(nccl, ops[op])
 
 
 # -- unique ids and communicators ---------------------------------------------------------

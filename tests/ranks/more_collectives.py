@@ -73,6 +73,15 @@ one = scalar(0)
 dist.reduce_scatter(one, [scalar(rank + j) for j in range(n)])
 check(one, sum(r + rank for r in range(n)), "reduce_scatter of 0-d tensors")
 
+# -- booleans reduce as paddle's do: SUM and MAX are "any", MIN and PROD "all" -----------------
+flags = [True, False, rank == 0, False]
+for op, want in ((dist.ReduceOp.SUM, [True, False, True, False]), (dist.ReduceOp.MAX, [True, False, True, False]),
+                 (dist.ReduceOp.MIN, [True, False, n == 1, False]), (dist.ReduceOp.PROD, [True, False, n == 1, False])):
+    b = xp.asarray(flags)
+    dist.all_reduce(b, op=op)
+    check(b, want, f"all_reduce of booleans, {op}")
+expect(TypeError, ["AVG"], dist.all_reduce, xp.asarray(flags), op=dist.ReduceOp.AVG)
+
 # -- alltoall with a shape of its own per peer ---------------------------------------------------
 # rank r sends rank j a (j + 1, r + 1) block of 10r + j; an empty list gets the senders' shapes
 outs = []
