@@ -19,6 +19,7 @@ import numpy as np
 
 from pycoll import _graph
 from pycoll._graph import RemovableHandle
+from pycoll._printing import format_body
 from pycoll.device import (array_module, current_place, import_cupy, is_array, move, parse_place,
                            place_of, place_str, to_module)
 
@@ -194,9 +195,8 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        body = np.array2string(self.numpy(), separator=", ", prefix="       ", max_line_width=81)  # paddle's width: 80 and the line's comma
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}, "
-                f"stop_gradient={self.stop_gradient},\n       {body})")
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({self.place}), "
+                f"stop_gradient={self.stop_gradient},\n       {format_body(self.numpy())})")
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
         if self.grad_node is not None:

@@ -23,7 +23,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "pycoll"
 
 LAYERS = [  # (name, module prefixes), lowest first
-    ("base", ("pycoll._errors", "pycoll._logging")),
+    ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing")),
     ("kernels", ("pycoll.kernels", "pycoll._C")),
     ("device", ("pycoll.device",)),
     ("backends", ("pycoll.backends",)),

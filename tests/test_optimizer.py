@@ -125,6 +125,10 @@ def test_learning_rate_get_set_and_validation():
     assert o.get_lr() == 0.25
     with pytest.raises(ValueError, match="learning_rate"):
         opt.SGD(learning_rate=-1, parameters=[make_param()])
+    with pytest.raises(TypeError, match="learning_rate"):
+        opt.SGD(learning_rate="0.1", parameters=[make_param()])
+    with pytest.raises(TypeError, match="set_lr must be float"):
+        o.set_lr("0.1")
     with pytest.raises(ValueError, match="parameters must be given"):
         opt.Adam()
     with pytest.raises(TypeError, match="Tensors"):
@@ -144,7 +148,9 @@ def test_state_dict_keys_and_resume(tmp_path):
     state = o.state_dict()
     assert set(state) == {"w_moment1_0", "w_moment2_0", "w_beta1_pow_acc_0", "w_beta2_pow_acc_0"}
     assert isinstance(state["w_moment1_0"], pycoll.Tensor)
-    assert state["w_beta1_pow_acc_0"].item() == pytest.approx(0.81)
+    # paddle keeps beta^(t+1) after t steps (its kernel reads beta^t, then multiplies by beta)
+    assert state["w_beta1_pow_acc_0"].item() == pytest.approx(0.9 ** 3)
+    assert state["w_beta2_pow_acc_0"].item() == pytest.approx(0.999 ** 3)
     pycoll.save({"opt": state, "param": p}, tmp_path / "ckpt")
 
     loaded = pycoll.load(tmp_path / "ckpt")
@@ -233,3 +239,255 @@ def test_an_optimizer_applies_its_grad_clip_and_leaves_grad_alone():
     assert pairs[0][0] is p and pairs[0][1].numpy().tolist() == [0.0, 1.0, 1.0]
     with pytest.raises(TypeError, match="grad_clip must be"):
         opt.Adam(parameters=[p], grad_clip=1.0)
+
+
+# ---- learning-rate schedulers --------------------------------------------------------------------
+def test_a_scheduler_drives_the_learning_rate():
+    p = make_param()
+    scheduler = opt.lr.StepDecay(0.5, step_size=2, gamma=0.1)
+    o = opt.SGD(learning_rate=scheduler, parameters=[p])
+    expected, lrs = P0.copy(), []
+    for g in GRADS:
+        lrs.append(o.get_lr())
+        p.grad = np.array(g)
+        o.step()
+        expected = expected - scheduler() * g
+        scheduler.step()
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-15)
+    assert lrs == [0.5, 0.5, 0.05] and isinstance(lrs[0], float)
+    with pytest.raises(RuntimeError, match="can't be LRScheduler"):
+        o.set_lr(0.1)
+
+
+def test_set_lr_scheduler():
+    o = opt.Adam(learning_rate=0.1, parameters=[make_param()])
+    o.set_lr_scheduler(opt.lr.ExponentialDecay(0.2, gamma=0.5))
+    assert o.get_lr() == 0.2
+    with pytest.raises(TypeError, match="LRScheduler"):
+        o.set_lr_scheduler(0.1)
+
+
+def test_the_scheduler_state_travels_with_the_optimizer(tmp_path):
+    p = make_param(name="w")
+    scheduler = opt.lr.CosineAnnealingDecay(0.1, T_max=4)
+    o = opt.Momentum(learning_rate=scheduler, parameters=[p])
+    assert o.state_dict() == {"LR_Scheduler": {"last_epoch": 0, "last_lr": 0.1}}  # paddle's, before a step
+    for g in GRADS[:2]:
+        p.grad = np.array(g)
+        o.step()
+        scheduler.step()
+    pycoll.save(o.state_dict(), tmp_path / "opt")
+    resumed = opt.Momentum(learning_rate=opt.lr.CosineAnnealingDecay(0.1, T_max=4), parameters=[make_param(name="w")])
+    resumed.set_state_dict(pycoll.load(tmp_path / "opt"))
+    assert resumed._learning_rate.last_epoch == 2 and resumed.get_lr() == o.get_lr()
+    np.testing.assert_array_equal(resumed.state_dict()["w_velocity_0"].numpy(), o.state_dict()["w_velocity_0"].numpy())
+    state = o.state_dict()
+    del state["LR_Scheduler"]
+    with pytest.raises(ValueError, match="'LR_Scheduler'"):
+        resumed.set_state_dict(state)
+    lam = opt.SGD(learning_rate=opt.lr.LambdaDecay(0.1, lambda e: 1.0), parameters=[make_param()])
+    lam.set_state_dict({})  # paddle exempts LambdaDecay (its function is not saved)
+
+
+# ---- parameter groups, against paddle 3.3.1 ------------------------------------------------------
+W0 = np.array([[0.5, -0.3], [0.2, 0.8], [-0.6, 0.1]])
+B0 = np.array([0.05, -0.1])
+X = np.array([[1.0, 2.0, -1.0], [0.5, -0.5, 1.5]])
+Y = np.array([[0.3, -0.2], [1.0, 0.4]])
+
+# make(w, b) -> optimizer, and the weight and bias after 3 steps on sum((X @ w + b - Y)^2) (the
+# scheduler stepped after each), as paddle 3.3.1 gave them for a float64 paddle.nn.Linear(3, 2) with
+# those values and the same optimizer (paddle.optimizer for pycoll.optimizer). The coefficients
+# are ones float32 holds exactly: paddle's momentum and weight-decay attributes are float32.
+GROUP_CASES = {
+    "sgd_groups_sched": (
+        lambda w, b: opt.SGD(learning_rate=opt.lr.StepDecay(0.2, 1, 0.5), weight_decay=0.01, parameters=[
+            {'params': [w], 'learning_rate': 0.1, 'weight_decay': 0.5}, {'params': [b]}]),
+        [[0.4648853035, -0.3374832695], [-0.01022637400000001, 0.610242323], [-0.35790793299999996, 0.2615170785]],
+        [0.30000812495, -0.2262573499]),
+    "momentum_groups": (
+        lambda w, b: opt.Momentum(learning_rate=0.1, momentum=0.75, weight_decay=0.25, parameters=[
+            {'params': [w], 'momentum': 0.5, 'learning_rate': 2.0, 'weight_decay': 0.5},
+            {'params': [b], 'use_nesterov': True}]),
+        [[-0.09351367187500026, -0.6751289062500002], [-1.4311511718750005, -0.9434539062499996],
+         [1.036012109375, 1.15605703125]],
+        [-0.16373260498046882, -0.4550279541015626]),
+    "adam_groups": (
+        lambda w, b: opt.Adam(learning_rate=0.01, parameters=[
+            {'params': [w], 'beta1': 0.5, 'learning_rate': 0.5},
+            {'params': [b], 'weight_decay': 0.1, 'epsilon': 1e-3}]),
+        [[0.48500942909910544, -0.31488417647626166], [0.18502586042694788, 0.7850589776031803],
+         [-0.585028773279025, 0.11497010533053179]],
+        [0.07994744518526087, -0.12983806734428124]),
+    "adamw_groups_sched": (
+        lambda w, b: opt.AdamW(learning_rate=opt.lr.ExponentialDecay(0.1, 0.9), weight_decay=0.25, parameters=[
+            {'params': [w], 'weight_decay': 0.5, 'learning_rate': 0.1}, {'params': [b]}]),
+        [[0.4662809391238109, -0.3225150317153605], [0.17031521202662836, 0.7623206269844712],
+         [-0.564957985874469, 0.12562187666833702]],
+        [0.29885674896809566, -0.3262093780455187]),
+    "sgd_clip_per_group": (
+        lambda w, b: opt.SGD(learning_rate=0.1, grad_clip=nn.ClipGradByGlobalNorm(1.0), parameters=[
+            {'params': [w]}, {'params': [b]}]),
+        [[0.47955153033431963, -0.3331292919490767], [0.04315276591636382, 0.6660179711943327],
+         [-0.4249511373312857, 0.22342721849242864]],
+        [0.25101440420789595, -0.21727054047008534]),
+    "adam_sched_plain": (
+        lambda w, b: opt.Adam(learning_rate=opt.lr.CosineAnnealingDecay(0.05, T_max=3), parameters=[w, b]),
+        [[0.40095021699538275, -0.3985166043530669], [0.10030898980416066, 0.7006052683340435],
+         [-0.5002339448264134, 0.19968923641910474]],
+        [0.15006962040727442, -0.19328204675661223]),
+}
+
+
+def _train_linear(make, steps=3):
+    w, b = make_param(W0, name="w"), make_param(B0, name="b")
+    o = make(w, b)
+    for _ in range(steps):
+        d = pycoll.matmul(pycoll.to_tensor(X), w) + b - pycoll.to_tensor(Y)
+        (d * d).sum().backward()
+        o.step()
+        o.clear_grad()
+        if isinstance(o._learning_rate, opt.lr.LRScheduler):
+            o._learning_rate.step()
+    return w, b, o
+
+
+@pytest.mark.parametrize("name", sorted(GROUP_CASES))
+def test_parameter_groups_match_paddle(name):
+    make, w_want, b_want = GROUP_CASES[name]
+    w, b, _ = _train_linear(make)
+    np.testing.assert_allclose(w.numpy(), w_want, rtol=1e-12)
+    np.testing.assert_allclose(b.numpy(), b_want, rtol=1e-12)
+
+
+def test_a_groups_learning_rate_multiplies_the_optimizers():
+    a, b = make_param(name="a"), make_param(name="b")
+    o = opt.SGD(learning_rate=0.5, parameters=[{'params': a, 'learning_rate': 0.1}, {'params': [b]}])
+    a.grad, b.grad = np.ones(3), np.ones(3)
+    o.step()
+    np.testing.assert_allclose(a.numpy(), P0 - 0.05)
+    np.testing.assert_allclose(b.numpy(), P0 - 0.5)
+    assert o.get_lr() == 0.5
+
+
+def test_parameter_groups_are_checked():
+    a, b = make_param(name="a"), make_param(name="b")
+    with pytest.raises(ValueError, match=r"parameters\[0\] has options \['momentum'\]"):
+        opt.Adam(parameters=[{'params': [a], 'momentum': 0.9}])
+    with pytest.raises(ValueError, match="'params'"):
+        opt.SGD(parameters=[{'learning_rate': 0.1}])
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.SGD(parameters=[{'params': [a]}, {'params': [a, b]}])
+    with pytest.raises(TypeError, match="set"):
+        opt.SGD(parameters=[{'params': {a}}])
+    with pytest.raises(TypeError, match="mixture"):
+        opt.SGD(parameters=[{'params': [a]}, b])
+    with pytest.raises(TypeError, match="list of dicts"):
+        opt.SGD(parameters={'params': [a]})
+    with pytest.raises(TypeError, match="got a Tensor"):
+        opt.SGD(parameters=a)
+    with pytest.raises(ValueError, match=r"parameters\[1\]\['beta1'\]"):
+        opt.Adam(parameters=[{'params': [a]}, {'params': [b], 'beta1': 1.0}])
+    with pytest.raises(ValueError, match=r"parameters\[0\]\['learning_rate'\]"):
+        opt.SGD(parameters=[{'params': [a], 'learning_rate': -1}])
+
+
+def test_a_groups_weight_decay_of_none_falls_back_to_the_optimizers():
+    a = make_param(name="a")
+    o = opt.SGD(learning_rate=0.1, weight_decay=0.5, parameters=[{'params': [a], 'weight_decay': None}])
+    a.grad = np.array(GRADS[0])
+    o.step()
+    np.testing.assert_allclose(a.numpy(), P0 - 0.1 * (GRADS[0] + 0.5 * P0))
+
+
+def test_over_keeps_each_pieces_group():
+    a, b = make_param(name="a"), make_param(name="b")
+    o = opt.SGD(learning_rate=1.0, parameters=[{'params': [a], 'learning_rate': 0.5}, {'params': [b]}])
+    piece_a, piece_b, other = make_param([0.0], name="a"), make_param([0.0], name="b"), make_param([0.0], name="c")
+    part = o.over([piece_a, piece_b, other])
+    for t in (piece_a, piece_b, other):
+        t.grad = np.ones(1)
+    part.step()
+    assert [piece_a.item(), piece_b.item(), other.item()] == [-0.5, -1.0, -1.0]
+
+
+# ---- paddle's beta pows, and checkpoints that do not fit -----------------------------------------
+def test_adam_resumes_from_a_paddle_style_state():
+    """A state laid out as paddle saves it after two steps (moments, and beta^3 in the pows)."""
+    lr_, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+    p, m, v = P0.copy(), np.zeros(3), np.zeros(3)
+    for t, g in enumerate(GRADS[:2], start=1):
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        p = p - lr_ * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    q = make_param(p, name="w")
+    o = opt.Adam(learning_rate=lr_, parameters=[q])
+    o.set_state_dict({"w_moment1_0": m, "w_moment2_0": v, "w_beta1_pow_acc_0": np.array([b1 ** 3]),
+                      "w_beta2_pow_acc_0": np.array([b2 ** 3])})
+    q.grad = np.array(GRADS[2])
+    o.step()
+    np.testing.assert_allclose(q.numpy(), _adam_reference(lr_, b1, b2, eps)[2], rtol=1e-12)
+    assert o.state_dict()["w_beta1_pow_acc_0"].item() == pytest.approx(b1 ** 4, rel=1e-15)
+
+
+def _stepped_adam(*names):
+    params = [make_param(name=n) for n in names]
+    o = opt.Adam(parameters=params)
+    for p in params:
+        p.grad = np.array(GRADS[0])
+    o.step()
+    return o, params
+
+
+def test_a_checkpoint_of_other_parameter_names_is_refused():
+    saved, _ = _stepped_adam("linear_0.w_0", "linear_0.b_0")
+    o, params = _stepped_adam("linear_1.w_0", "linear_1.b_0")
+    before = {k: v.numpy().copy() for k, v in o.state_dict().items()}
+    with pytest.raises(ValueError) as info:
+        o.set_state_dict(saved.state_dict())
+    message = str(info.value)
+    assert "'linear_1.w_0_moment1_0'" in message and "(missing)" in message
+    assert "'linear_0.w_0_moment1_0'" in message and "(unexpected)" in message
+    after = o.state_dict()  # a refused state leaves the optimizer's own alone
+    assert set(after) == set(before) and all(np.array_equal(after[k].numpy(), before[k]) for k in before)
+
+
+def test_an_empty_state_loads_as_a_fresh_start():
+    o, params = _stepped_adam("w")
+    o.set_state_dict({})
+    assert o.state_dict() == {}
+    params[0].grad = np.array(GRADS[0])
+    o.step()  # from scratch, as a freshly built optimizer
+    assert o.state_dict()["w_beta1_pow_acc_0"].item() == pytest.approx(0.81)
+
+
+def test_a_parameter_without_saved_state_may_not_train_from_scratch():
+    saved, _ = _stepped_adam("w")  # "u" had no gradient before the save
+    u, w = make_param(name="u"), make_param(name="w")
+    frozen = make_param(name="f")
+    frozen.stop_gradient = True
+    o = opt.Adam(parameters=[u, w, frozen])
+    o.set_state_dict(saved.state_dict())
+    w.grad = np.array(GRADS[1])
+    o.step()  # u still has no gradient: fine
+    u.grad = np.array(GRADS[1])
+    with pytest.raises(ValueError, match="Optimizer set error, u_moment1_0 should in state dict"):
+        o.step()
+
+
+def test_unknown_extra_entries_alone_are_ignored():
+    saved, _ = _stepped_adam("w", "extra")
+    o, _ = _stepped_adam("w")
+    o.set_state_dict(saved.state_dict())  # an optimizer over some of the saved parameters
+    assert set(o.state_dict()) == {"w_moment1_0", "w_moment2_0", "w_beta1_pow_acc_0", "w_beta2_pow_acc_0"}
+
+
+def test_a_refused_state_leaves_the_scheduler_alone():
+    a, b = make_param(name="a"), make_param(name="b")
+    saved = opt.Adam(learning_rate=opt.lr.StepDecay(0.1, 1), parameters=[a])
+    a.grad = np.array(GRADS[0])
+    saved.step()
+    saved._learning_rate.step()
+    o = opt.Adam(learning_rate=opt.lr.StepDecay(0.1, 1), parameters=[b])
+    with pytest.raises(ValueError, match="unexpected"):
+        o.set_state_dict(saved.state_dict())
+    assert o._learning_rate.last_epoch == 0 and o.get_lr() == 0.1

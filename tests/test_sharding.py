@@ -3,7 +3,11 @@ sharding stages and gradient merge."""
 import numpy as np
 import pytest
 
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
 from conftest import assert_ok, launch
+from pycoll.distributed.sharding import group_sharded_parallel
 from pycoll.parallel.segments import Segments, piece_bounds
 
 
@@ -41,3 +45,23 @@ def test_every_level_trains_like_data_parallel_holding_a_share(nprocs, tmp_path)
 
 def test_fleet_sharding_stages_and_gradient_merge_train_as_one_process():
     assert_ok(launch(4, "fleet_sharding.py", timeout=120), expect_lines=4)
+
+
+def test_a_sharded_optimizer_driven_by_a_scheduler_saves_and_resumes_it():
+    """whole_state_dict carries the scheduler's state under paddle's key, and loads back."""
+    dist.init_parallel_env()
+    pycoll.seed(3)
+    model = nn.Linear(4, 4)
+    scheduler = pycoll.optimizer.lr.StepDecay(0.1, step_size=1, gamma=0.5)
+    model, opt, _ = group_sharded_parallel(model, pycoll.optimizer.Adam(learning_rate=scheduler,
+                                                                         parameters=model.parameters()), "os_g")
+    for _ in range(2):
+        model(pycoll.ones([2, 4])).sum().backward()
+        opt.step()
+        opt.clear_grad()
+        scheduler.step()
+    state = opt.whole_state_dict()
+    assert state["LR_Scheduler"] == {"last_epoch": 2, "last_lr": 0.025}
+    scheduler.step()
+    opt.set_state_dict(state)
+    assert opt.get_lr() == 0.025 and scheduler.last_epoch == 2

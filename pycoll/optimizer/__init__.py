@@ -1,7 +1,8 @@
-"""Optimizers (paddle.optimizer names and update rules)."""
+"""Optimizers (paddle.optimizer names and update rules) and their learning-rate schedulers."""
+from pycoll.optimizer import lr
 from pycoll.optimizer.adam import Adam, AdamW
 from pycoll.optimizer.momentum import Momentum
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.optimizer.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "lr"]

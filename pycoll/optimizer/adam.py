@@ -2,65 +2,80 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional, Union
 
 from pycoll.device import array_module
-from pycoll.optimizer.optimizer import Optimizer, _number
-from pycoll.tensor import Tensor
+from pycoll.optimizer._checks import real
+from pycoll.optimizer._groups import BASE_OPTIONS
+from pycoll.optimizer.lr_scheduler import LRScheduler
+from pycoll.optimizer.optimizer import Optimizer
+
+
+def _beta(value: Any, name: str) -> float:
+    return real(value, name, low=0.0, high=1.0, high_open=True)
 
 
 class Adam(Optimizer):
     """m = b1*m + (1-b1)*g;  v = b2*v + (1-b2)*g^2;
     param -= lr * sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon*sqrt(1-b2^t)),
-    which is lr * m_hat / (sqrt(v_hat) + epsilon). A float weight_decay is L2 on the gradient."""
+    which is lr * m_hat / (sqrt(v_hat) + epsilon). A float weight_decay is L2 on the gradient.
+
+    beta1_pow_acc / beta2_pow_acc hold paddle's values: b^t while step t runs, b^(t+1) after it
+    (they start at b and are multiplied by b after each update), so a state moves between paddle
+    and pycoll unchanged. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too."""
 
     _accumulator_names = ("moment1", "moment2")
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
+    _group_options = {**BASE_OPTIONS, "beta1": _beta, "beta2": _beta,
+                      "epsilon": lambda v, name: real(v, name, low=0.0)}
 
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, parameters: Optional[Iterable[Tensor]] = None,
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip)
-        self._beta1 = _number(beta1, "beta1")
-        self._beta2 = _number(beta2, "beta2")
-        self._epsilon = _number(epsilon, "epsilon")
-        if not (self._beta1 < 1 and self._beta2 < 1):
-            raise ValueError(f"beta1 and beta2 must be in [0, 1), got {beta1} and {beta2}")
+        self._beta1 = _beta(beta1, "beta1")
+        self._beta2 = _beta(beta2, "beta2")
+        self._epsilon = real(epsilon, "epsilon", low=0.0)
 
-    def _update(self, key: str, param: Any, grad: Any) -> None:
-        b1, b2 = self._beta1, self._beta2
+    def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
+        b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
         m = self._array_acc("moment1", key, param)
         v = self._array_acc("moment2", key, param)
-        b1_pow = self._accumulators["beta1_pow_acc"].get(key, 1.0) * b1
-        b2_pow = self._accumulators["beta2_pow_acc"].get(key, 1.0) * b2
-        self._accumulators["beta1_pow_acc"][key] = b1_pow
-        self._accumulators["beta2_pow_acc"][key] = b2_pow
+        pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
+        b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t
         m *= b1
         m += (1 - b1) * grad
         v *= b2
         v += (1 - b2) * (grad * grad)
         correction = math.sqrt(1 - b2_pow)
         denom = array_module(v).sqrt(v)
-        denom += self._epsilon * correction
-        param -= (self._learning_rate * correction / (1 - b1_pow)) * m / denom
+        denom += options.get("epsilon", self._epsilon) * correction
+        param -= (lr * correction / (1 - b1_pow)) * m / denom
+        pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: param *= 1 - lr * weight_decay before the Adam step,
-    for the parameters whose name apply_decay_param_fun accepts (all by default)."""
+    for the parameters whose name apply_decay_param_fun accepts (all by default). A parameter
+    group's 'weight_decay' is this coefficient for its parameters (paddle's meaning), and its
+    'learning_rate' multiplier scales the decay as it scales the step."""
 
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, parameters: Optional[Iterable[Tensor]] = None,
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: float = 0.01, lr_ratio: Any = None,
                  apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
                  grad_clip: Optional[Any] = None):
         if lr_ratio is not None:
             raise ValueError("AdamW: lr_ratio (a learning rate per parameter) is not in pycoll")
         super().__init__(learning_rate, beta1, beta2, epsilon, parameters, grad_clip=grad_clip)
-        self._coeff = _number(weight_decay, "weight_decay")
+        self._coeff = real(weight_decay, "weight_decay", low=0.0)
         self._apply_decay = apply_decay_param_fun
 
-    def _update(self, key: str, param: Any, grad: Any) -> None:
-        if self._coeff and (self._apply_decay is None or self._apply_decay(key)):
-            param *= 1 - self._learning_rate * self._coeff
-        super()._update(key, param, grad)
+    def _l2_coeff(self, options: Dict[str, Any]) -> Optional[float]:
+        return None  # the weight decay is decoupled: applied to the parameter in _update
+
+    def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
+        coeff = options.get("weight_decay", self._coeff)
+        if coeff and (self._apply_decay is None or self._apply_decay(key)):
+            param *= 1 - lr * coeff
+        super()._update(key, param, grad, lr, options)

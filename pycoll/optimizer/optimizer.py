@@ -1,103 +1,153 @@
-"""The optimizer base: parameter bookkeeping, weight decay, accumulators and their state_dict.
+"""The optimizer base: parameters (and parameter groups), the learning rate (a float or an
+LRScheduler), weight decay, gradient clipping, accumulators and their state_dict.
 
 Updates run under no_grad, in place on each parameter's array, in the parameter's array module.
 """
 from __future__ import annotations
 
 import copy
-import numbers
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
+from pycoll.optimizer._checks import real
+from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_grad_clip, parse_parameters
+from pycoll.optimizer.lr_decay import LambdaDecay
+from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.tensor import Tensor, wrap
 
+LR_SCHEDULER_KEY = "LR_Scheduler"  # paddle's key for the scheduler's state in an optimizer's
 
-def _number(value: Any, name: str, low: float = 0.0) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value < low:
-        raise ValueError(f"{name} must be a number >= {low}, got {value!r}")
-    return float(value)
+
+def _listing(keys: List[str], limit: int = 8) -> str:
+    shown = ", ".join(repr(k) for k in keys[:limit])
+    return f"[{shown}{f', ... ({len(keys) - limit} more)' if len(keys) > limit else ''}]"
+
+
+def _learning_rate(value: Any) -> Union[float, LRScheduler]:
+    return value if isinstance(value, LRScheduler) else real(value, "learning_rate", low=0.0)
 
 
 class Optimizer:
-    """Base class: subclasses implement `_update(key, param_array, grad_array)`.
+    """Base class: subclasses implement ``_update(key, param, grad, lr, options)``, ``options``
+    being the parameter's group's own (read with the optimizer's value as the default).
 
-    `weight_decay` (a float) is L2 regularisation: coeff * param is added to the gradient.
+    ``weight_decay`` (a float) is L2 regularisation: coeff * param is added to the gradient.
+    ``parameters`` may be paddle's groups: dicts with 'params' and options for those parameters,
+    'learning_rate' (a multiplier of the optimizer's learning rate), 'weight_decay', 'grad_clip'
+    (applied to the group's gradients alone) and those in the subclass's ``_group_options``.
     Per-parameter state lives in accumulators keyed paddle-style, '<param name>_<acc>_0'.
     """
 
     _accumulator_names: tuple = ()
     _scalar_accumulators: tuple = ()  # kept as Python floats, saved as shape [1] tensors
+    _group_options: Dict[str, OptionCheck] = BASE_OPTIONS
     _state_on_host = False  # see over()
 
-    def __init__(self, learning_rate: float = 0.001, parameters: Optional[Iterable[Tensor]] = None,
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
         if parameters is None:
             raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
-        params = list(parameters)
-        for i, p in enumerate(params):
-            if not isinstance(p, Tensor):
-                raise TypeError(f"parameters must be Tensors, got {type(p).__name__} at index {i}")
+        params, self._groups, self._group_index = parse_parameters(parameters, self._group_options)
         keys = [p.name or f"param_{i}" for i, p in enumerate(params)]
         if len(set(keys)) != len(keys):
             dupes = sorted({k for k in keys if keys.count(k) > 1})
             raise ValueError(f"parameters must have distinct names, got duplicates {dupes}")
         self._parameter_list: List[Tensor] = params
         self._keys: List[str] = keys
-        self._learning_rate = _number(learning_rate, "learning_rate")
-        self._weight_decay = None if weight_decay is None else _number(weight_decay, "weight_decay")
-        if grad_clip is not None and not callable(getattr(grad_clip, "clip", None)):
-            raise TypeError(f"grad_clip must be a pycoll.nn.ClipGradBy... object, got {type(grad_clip).__name__}")
-        self._grad_clip = grad_clip
+        self._learning_rate = _learning_rate(learning_rate)
+        self._weight_decay = None if weight_decay is None else real(weight_decay, "weight_decay", low=0.0)
+        self._grad_clip = check_grad_clip(grad_clip, "grad_clip")
         self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
+        self._reset_state()
+
+    def _reset_state(self) -> None:
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
+        self._unresumed: Dict[str, List[str]] = {}  # see set_state_dict
 
     def over(self, tensors: Iterable[Tensor], state_on_host: bool = False) -> "Optimizer":
         """A copy with this one's settings and no state that updates ``tensors`` instead, keyed
         by their names: sharding's per-rank optimizer, over this rank's pieces of the parameters.
+        A tensor named as one of the parameters is in that parameter's group; others are in a
+        group without options. The learning-rate scheduler is shared, not copied.
         With ``state_on_host`` (sharding's offload) the state lives in host memory and each step
         updates on the host: gradient and value come to the host, the updated value goes back."""
         part = copy.copy(self)
         part._state_on_host = state_on_host
         part._parameter_list = list(tensors)
         part._keys = [t.name for t in part._parameter_list]
-        part._accumulators = {name: {} for name in self._accumulators}
+        group_of = dict(zip(self._keys, self._group_index))
+        part._groups = list(self._groups)
+        if any(key not in group_of for key in part._keys):
+            part._groups.append({})
+        part._group_index = [group_of.get(key, len(part._groups) - 1) for key in part._keys]
+        part._reset_state()
         return part
 
+    # ---- the learning rate -------------------------------------------------------------------
     def get_lr(self) -> float:
+        """The learning rate the next step uses: the scheduler's current value, if there is one."""
+        if isinstance(self._learning_rate, LRScheduler):
+            return float(self._learning_rate())
         return self._learning_rate
 
     def set_lr(self, value: float) -> None:
-        self._learning_rate = _number(value, "value")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"The type of 'value' in optimizer.set_lr must be float, but received {type(value)}.")
+        if isinstance(self._learning_rate, LRScheduler):
+            raise RuntimeError("optimizer's learning rate can't be LRScheduler when invoke this API, because "
+                               "this will lead to conflict.")
+        self._learning_rate = real(value, "value", low=0.0)
 
+    def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
+        """Drive the learning rate by ``scheduler`` from now on."""
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"scheduler must be a pycoll.optimizer.lr.LRScheduler, got {type(scheduler).__name__}")
+        self._learning_rate = scheduler
+
+    # ---- the update --------------------------------------------------------------------------
     def _array_acc(self, name: str, key: str, param: Any) -> Any:
         acc = self._accumulators[name]
         if key not in acc:
             acc[key] = array_module(param).zeros_like(param)
         return acc[key]
 
+    def _l2_coeff(self, options: Dict[str, Any]) -> Optional[float]:
+        """The L2 coefficient added to a gradient (AdamW's weight decay is not one)."""
+        return options.get("weight_decay", self._weight_decay)
+
     @no_grad()
     def step(self) -> None:
-        """Update every trainable parameter that has a gradient (clipped by ``grad_clip`` first)."""
-        todo = [(key, p) for key, p in zip(self._keys, self._parameter_list)
-                if not p.stop_gradient and p.grad is not None]
-        grads = [p.grad.array for _, p in todo]
-        if self._grad_clip is not None:
-            grads = self._grad_clip.clip(grads, self.norm_sums_for([p for _, p in todo]))
-        for (key, p), g in zip(todo, grads):
-            param = p.array
-            if self._state_on_host:
-                param, g = to_module(param, np), to_module(g, np)
-            if self._weight_decay:
-                g = g + self._weight_decay * param
-            self._update(key, param, g)
-            if param is not p.array:
-                p.set_value(param)
+        """Update every trainable parameter that has a gradient, group by group (each group's
+        gradients clipped by its ``grad_clip``, the optimizer's by default, first)."""
+        lr = self.get_lr()
+        for g, options in enumerate(self._groups):
+            todo = [(key, p) for key, p, i in zip(self._keys, self._parameter_list, self._group_index)
+                    if i == g and not p.stop_gradient and p.grad is not None]
+            if not todo:
+                continue
+            for key, _ in todo:
+                self._check_resumed(key)
+            grads = [p.grad.array for _, p in todo]
+            clip = options.get("grad_clip", self._grad_clip)
+            if clip is not None:
+                grads = clip.clip(grads, self.norm_sums_for([p for _, p in todo]))
+            group_lr = lr * options.get("learning_rate", 1.0)
+            decay = self._l2_coeff(options)
+            for (key, p), grad in zip(todo, grads):
+                param = p.array
+                if self._state_on_host:
+                    param, grad = to_module(param, np), to_module(grad, np)
+                if decay:
+                    grad = grad + decay * param
+                self._update(key, param, grad, group_lr, options)
+                if param is not p.array:
+                    p.set_value(param)
 
-    def _update(self, key: str, param: Any, grad: Any) -> None:
+    def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         raise NotImplementedError
 
     def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
@@ -134,36 +184,83 @@ class Optimizer:
 
     clear_gradients = clear_grad
 
-    def state_dict(self) -> Dict[str, Tensor]:
-        """Accumulators as Tensors, keyed '<param name>_<accumulator>_0'."""
-        out: Dict[str, Tensor] = {}
+    # ---- state -------------------------------------------------------------------------------
+    def _entries(self, key: str) -> Dict[str, str]:
+        """The state_dict keys of a parameter's accumulators, to the accumulators' names."""
+        return {f"{key}_{name}_0": name for name in self._accumulator_names + self._scalar_accumulators}
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Accumulators as Tensors, keyed '<param name>_<accumulator>_0', and the scheduler's
+        state under 'LR_Scheduler' when the learning rate is an LRScheduler (paddle's layout)."""
+        out: Dict[str, Any] = {}
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 if name in self._scalar_accumulators:
                     out[f"{key}_{name}_0"] = Tensor([value], dtype="float64")
                 else:
                     out[f"{key}_{name}_0"] = wrap(value)
+        if isinstance(self._learning_rate, LRScheduler):
+            out[LR_SCHEDULER_KEY] = self._learning_rate.state_dict()
         return out
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        """Load accumulators saved by state_dict(); entries for unknown parameters are ignored and
-        parameters without an entry start fresh."""
+        """Load a state saved by state_dict() (or paddle's), replacing this optimizer's.
+
+        An empty state (saved before the first step) loads as a fresh start. A state that lacks
+        some trainable parameter's entries and holds entries that belong to none of this
+        optimizer's parameters is refused here, naming both (the checkpoint belongs to a model
+        whose parameter names differ), and nothing is loaded. Entries missing without such a
+        mismatch (a parameter that had no gradient before the save) are refused at the step that
+        would update that parameter from a fresh state, as paddle does ("Optimizer set error,
+        <key> should in state dict"). Entries for other parameters alone are ignored (paddle's)."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
-        for key, p in zip(self._keys, self._parameter_list):
-            for name in self._accumulator_names + self._scalar_accumulators:
-                entry = state_dict.get(f"{key}_{name}_0")
-                if entry is None:
-                    continue
-                value = entry.array if isinstance(entry, Tensor) else entry
-                if not is_array(value):
-                    raise TypeError(f"state_dict[{key}_{name}_0] must be a Tensor or an array, "
-                                    f"got {type(entry).__name__}")
-                if name in self._scalar_accumulators:
-                    self._accumulators[name][key] = float(value.reshape(-1)[0])
-                    continue
-                if value.shape != p.array.shape:  # the array this rank holds (a piece of a sharded one)
-                    raise ValueError(f"state_dict[{key}_{name}_0] has shape {list(value.shape)}, "
-                                     f"the parameter has shape {list(p.array.shape)}")
-                xp = np if self._state_on_host else array_module(p.array)
-                self._accumulators[name][key] = to_module(value, xp).astype(p.dtype, copy=True)
+        state = dict(state_dict)
+        lr_state = state.pop(LR_SCHEDULER_KEY, None)
+        scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
+        if scheduler is not None and lr_state is None and not isinstance(scheduler, LambdaDecay):
+            raise ValueError(f"set_state_dict: state_dict has no {LR_SCHEDULER_KEY!r} entry, the state of this "
+                             f"optimizer's {type(scheduler).__name__}")
+        expected = {entry: (key, p, name) for key, p in zip(self._keys, self._parameter_list)
+                    for entry, name in self._entries(key).items()}
+        loaded = {entry: self._accumulator_from(entry, name, state[entry], p)
+                  for entry, (key, p, name) in expected.items() if entry in state}
+        missing = {key: [e for e in self._entries(key) if e not in state]
+                   for key, p in zip(self._keys, self._parameter_list) if not p.stop_gradient}
+        missing = {key: entries for key, entries in missing.items() if entries}
+        unexpected = sorted(k for k in state if k not in expected)
+        if state and missing and unexpected:
+            raise ValueError(
+                f"set_state_dict: the state does not fit this optimizer's parameters: it has no "
+                f"{_listing(sorted(e for entries in missing.values() for e in entries))} (missing) and has "
+                f"{_listing(unexpected)} (unexpected). Was it saved from a model whose parameter names "
+                f"differ? Loading it would restart those parameters' state from scratch")
+        if scheduler is not None and lr_state:  # paddle ignores it where the learning rate is a float
+            scheduler.set_state_dict(lr_state)
+        self._reset_state()
+        for entry, value in loaded.items():
+            key, _, name = expected[entry]
+            self._accumulators[name][key] = value
+        if state:
+            self._unresumed = missing
+
+    def _accumulator_from(self, entry: str, name: str, value: Any, param: Tensor) -> Any:
+        """State entry ``entry`` (accumulator ``name``) as this optimizer keeps it: a float, or an
+        array like the parameter's."""
+        array = value.array if isinstance(value, Tensor) else value
+        if not is_array(array):
+            raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
+        if name in self._scalar_accumulators:
+            return float(array.reshape(-1)[0])
+        if array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
+            raise ValueError(f"state_dict[{entry}] has shape {list(array.shape)}, "
+                             f"the parameter has shape {list(param.array.shape)}")
+        xp = np if self._state_on_host else array_module(param.array)
+        return to_module(array, xp).astype(param.dtype, copy=True)
+
+    def _check_resumed(self, key: str) -> None:
+        if key in self._unresumed:
+            raise ValueError(
+                f"Optimizer set error, {self._unresumed[key][0]} should in state dict: the state loaded by "
+                f"set_state_dict has no {self._unresumed[key]} for parameter {key!r}, which has a gradient "
+                f"now; updating it would start its state from scratch")

@@ -20,6 +20,7 @@ from typing import Any, Callable, List, Optional, Sequence
 import numpy as np
 
 from pycoll import _graph
+from pycoll._printing import format_body
 from pycoll.device import place_of, place_str
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
@@ -105,10 +106,9 @@ class _Distributed:
         described = (f"{{shape: [{','.join(map(str, mesh.shape))}], process_ids: "
                      f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
         with _graph.no_grad():
-            whole = self.numpy()
-        body = np.array2string(whole, separator=", ", prefix="       ", max_line_width=81)
+            body = format_body(self.numpy())
         head = f"Parameter {self.name} containing:\n" if isinstance(self, Parameter) else ""
-        return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place={place_str(place_of(self._array))}, "
+        return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({place_str(place_of(self._array))}), "
                 f"stop_gradient={self.stop_gradient}, process_mesh={described}, "
                 f"placements={self.placements}, GlobalDenseTensor=\n       {body})")
 

@@ -11,6 +11,7 @@ from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.device import is_array
 from pycoll.nn import Layer
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
 from pycoll.tensor import Tensor
 
 
@@ -94,7 +95,7 @@ def state_dict(layer: Layer, optimizer: Any, mode: str) -> Dict[str, Tensor]:
         params = {p.name: p for p in layer.parameters()}
         for key, value in optimizer.state_dict().items():
             p = _owner(key, params)
-            if p is not None and is_dist_tensor(p) and value._array.shape == p._array.shape:
+            if p is not None and is_dist_tensor(p) and isinstance(value, Tensor) and value._array.shape == p._array.shape:
                 value = make_dist(value._array, p.process_mesh, p.placements, p.shape)
             out[key] = value
     return out
@@ -133,6 +134,8 @@ def set_state_dict(layer: Layer, optimizer: Any, values: Dict[str, Any]) -> None
     for key, value in values.items():
         if key in own:
             pieces[key] = _local(own[key], value, key)
+        elif optimizer is not None and key == LR_SCHEDULER_KEY:
+            opt_state[key] = value  # the optimizer's learning-rate scheduler, as it saved it
         elif optimizer is not None and _owner(key, params) is not None:
             owner = _owner(key, params)
             arr = value._array if isinstance(value, Tensor) else value

@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
 from pycoll.tensor import Tensor, wrap
 
 
@@ -83,8 +84,10 @@ class ShardedOptimizer:
         rank's pieces (collective; every rank gets it). Pieces are matched by parameter name, so
         every rank must have built the same model (as DataParallel requires anyway)."""
         states: List[Dict[str, np.ndarray]] = []
-        dist.all_gather_object(states, {k: v.numpy() for k, v in self.state_dict().items()}, group=self._group)
-        whole: Dict[str, Any] = {}
+        mine = self.state_dict()
+        scheduler = mine.pop(LR_SCHEDULER_KEY, None)  # the same on every rank: not gathered
+        dist.all_gather_object(states, {k: v.numpy() for k, v in mine.items()}, group=self._group)
+        whole: Dict[str, Any] = {} if scheduler is None else {LR_SCHEDULER_KEY: scheduler}
         for param in self._parameter_list:
             prefix = f"{param.name}_"
             for key in dict.fromkeys(k for state in states for k in state if k.startswith(prefix)):
@@ -94,12 +97,14 @@ class ShardedOptimizer:
                 elif name in self._inner._accumulator_names:
                     pieces = [state[key] for state in states if key in state]
                     whole[key] = np.concatenate(pieces).reshape(self._model._shapes[id(param)])
-        return {k: v if isinstance(v, Tensor) else wrap(v) for k, v in whole.items()}
+        return {k: v if isinstance(v, (Tensor, dict)) else wrap(v) for k, v in whole.items()}
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Take this rank's pieces from ``state_dict``: a whole state (the unsharded optimizer's,
         or ``whole_state_dict``'s) or this rank's own ``state_dict``."""
         mine: Dict[str, Any] = {}
+        if LR_SCHEDULER_KEY in state_dict:
+            mine[LR_SCHEDULER_KEY] = state_dict[LR_SCHEDULER_KEY]
         for param, stand_in in self._pieces:
             lo, hi = self._model._bounds[id(param)]
             for key, value in state_dict.items():
