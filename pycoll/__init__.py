@@ -9,6 +9,7 @@ __version__ = "0.1.0"
 from pycoll.autograd import is_grad_enabled, no_grad
 from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
 from pycoll.random import seed
+from pycoll._printing import set_printoptions
 from pycoll.serialization import load, save
 from pycoll.tensor import (Tensor, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype,
                            to_tensor)

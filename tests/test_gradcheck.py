@@ -17,6 +17,10 @@ def _rand(*shape, low=None, seed=None):
     return a
 
 
+_BCE_LABEL = pycoll.to_tensor(np.array([[0.0, 1.0, 1.0], [1.0, 0.3, 0.0]]))
+_SOFT = np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.7, 0.0, 0.2, 0.1]])
+
+
 def gradcheck(fn, inputs, atol=1e-6, rtol=1e-5):
     """Compare analytic gradients of sum(fn(*inputs) * w), for a random w, with central differences."""
     tensors = [pycoll.to_tensor(a, stop_gradient=False) for a in inputs]
@@ -121,6 +125,46 @@ CASES = {
     "mse_mean": (lambda x, y: F.mse_loss(x, y), [_rand(4, 2), _rand(4, 2)]),
     "mse_sum": (lambda x, y: F.mse_loss(x, y, reduction="sum"), [_rand(4, 2), _rand(4, 2)]),
     "mse_none": (lambda x, y: F.mse_loss(x, y, reduction="none"), [_rand(4, 2), _rand(4, 2)]),
+    "l1_input_and_label": (lambda x, y: F.l1_loss(x, y, reduction="none"), [_rand(3, 4), _rand(3, 4) + 5]),
+    "smooth_l1": (lambda x, y: F.smooth_l1_loss(x, y, delta=0.7),
+                  [np.array([-2.0, -0.3, 0.2, 0.5, 1.5, 3.0]), np.zeros(6)]),
+    "smooth_l1_not_huber_label": (lambda x, y: F.smooth_l1_loss(x, y, "sum", 0.5, False),
+                                  [np.zeros(5), np.array([-1.0, -0.2, 0.1, 0.3, 2.0])]),
+    "bce_and_weight": (lambda x, w: F.binary_cross_entropy(x, _BCE_LABEL, weight=w),
+                       [np.array([[0.2, 0.7, 0.5], [0.9, 0.1, 0.4]]), _rand(3, low=0.1)]),
+    "bce_logits_pos_weight": (lambda x, w: F.binary_cross_entropy_with_logits(
+        x, _BCE_LABEL, weight=w, pos_weight=pycoll.to_tensor(np.array([2.0, 0.5, 1.5])), reduction="sum"),
+        [_rand(2, 3), _rand(2, 3)]),
+    "kl_div": (lambda x: F.kl_div(x, pycoll.to_tensor(np.array([[0.2, 0.0, 0.8], [0.5, 0.25, 0.25]]))),
+               [_rand(2, 3)]),
+    "kl_div_log_target_batchmean": (lambda x: F.kl_div(x, pycoll.to_tensor(_rand(2, 3)), "batchmean", True),
+                                    [_rand(2, 3)]),
+    "nll_weighted_ignore": (lambda x: F.nll_loss(x, pycoll.to_tensor(np.array([0, 2, -100, 1])),
+                                                 weight=pycoll.to_tensor(np.array([0.5, 2.0, 1.0]))),
+                            [_rand(4, 3)]),
+    "nll_spatial": (lambda x: F.nll_loss(x, pycoll.to_tensor(np.array([[0, 2], [1, 1]])), reduction="none"),
+                    [_rand(2, 3, 2)]),
+    "ce_soft": (lambda x: F.cross_entropy(x, pycoll.to_tensor(_SOFT), soft_label=True), [_rand(3, 4)]),
+    "ce_soft_weight_none": (lambda x: F.cross_entropy(x, pycoll.to_tensor(_SOFT), soft_label=True,
+                                                      weight=pycoll.to_tensor(np.array([1.0, 2.0, 0.5, 1.5])),
+                                                      reduction="none"), [_rand(3, 4)]),
+    "ce_weight_ignore_positive": (lambda x: F.cross_entropy(
+        x, pycoll.to_tensor(np.array([0, 3, 1])), weight=pycoll.to_tensor(np.array([1.0, 2.0, 0.5, 1.5])),
+        ignore_index=1), [_rand(3, 4)]),
+    "ce_label_smoothing": (lambda x: F.cross_entropy(x, pycoll.to_tensor(np.array([0, 3, 1])),
+                                                     label_smoothing=0.1), [_rand(3, 4)]),
+    "ce_axis1": (lambda x: F.cross_entropy(x, pycoll.to_tensor(np.array([[0, 2], [1, 1]])), axis=1,
+                                           reduction="none"), [_rand(2, 3, 2)]),
+    "ce_no_softmax": (lambda x: F.cross_entropy(x, pycoll.to_tensor(np.array([0, 2])), use_softmax=False),
+                      [np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])]),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.2), [_rand(3, 4, low=0.1) * np.array([1, -1, 1, -1])]),
+    "silu": (F.silu, [_rand(3, 4)]),
+    "elu": (lambda x: F.elu(x, 0.5), [_rand(3, 4, low=0.1) * np.array([1, -1, 1, -1])]),
+    "softplus": (lambda x: F.softplus(x, beta=2.0, threshold=3.0), [np.array([-3.0, -0.5, 0.4, 1.0, 2.5])]),
+    "hardswish": (F.hardswish, [np.array([-4.0, -2.5, -1.0, 0.3, 2.0, 4.0])]),
+    "normalize": (lambda x: F.normalize(x, axis=1), [_rand(3, 4)]),
+    "normalize_p1_axis0": (lambda x: F.normalize(x, p=1, axis=0), [_rand(3, 4, low=0.1)]),
+    "normalize_p3": (lambda x: F.normalize(x, p=3, axis=-1), [_rand(2, 4, low=0.1)]),
 }
 
 

@@ -482,7 +482,7 @@ def test_repr_matches_paddle(values, options, stop_gradient, expected):
 
 def test_parameter_repr_wraps_the_tensor_repr():
     weight = pycoll.create_parameter([2], "float32")
-    assert repr(weight).startswith(f"Parameter {weight.name} containing:\nTensor(shape=[2], dtype=float32, "
+    assert repr(weight).startswith("Parameter containing:\nTensor(shape=[2], dtype=float32, "
                                    "place=Place(cpu), stop_gradient=False,\n       [")
 
 

@@ -1,4 +1,4 @@
-"""Linear, Embedding and Dropout layers."""
+"""Linear, Embedding, Dropout, Flatten and Identity layers."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -6,6 +6,7 @@ from typing import Any, Optional
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
 from pycoll.nn.layer import Layer
+from pycoll.shape_ops import flatten
 from pycoll.tensor import Tensor
 
 
@@ -40,8 +41,9 @@ class Linear(Layer):
 class Embedding(Layer):
     """A lookup table of num_embeddings rows of size embedding_dim (XavierNormal init).
 
-    Rows looked up with padding_idx come out as zeros and receive no gradient; gradients are
-    always dense (`sparse` is accepted for paddle compatibility).
+    The padding_idx row (negative: counted from the end) is zeroed at creation; looked up, it
+    comes out as zeros and receives no gradient. Gradients are always dense (`sparse` is
+    accepted for paddle compatibility).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
@@ -56,6 +58,8 @@ class Embedding(Layer):
         self.sparse = sparse
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
                                             default_initializer=XavierNormal())
+        if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
+            self.weight.array[self.padding_idx] = 0
 
     def forward(self, x: Tensor) -> Tensor:
         return F.embedding(x, self.weight, self.padding_idx, self.sparse)
@@ -78,3 +82,24 @@ class Dropout(Layer):
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
+
+
+class Flatten(Layer):
+    """Merge the dimensions start_axis..stop_axis (inclusive) into one."""
+
+    def __init__(self, start_axis: int = 1, stop_axis: int = -1):
+        super().__init__()
+        self.start_axis, self.stop_axis = start_axis, stop_axis
+
+    def forward(self, x: Tensor) -> Tensor:
+        return flatten(x, self.start_axis, self.stop_axis)
+
+
+class Identity(Layer):
+    """Returns its input; takes (and ignores) any arguments, like paddle's."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__()
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        return input

@@ -1,9 +1,10 @@
-"""Sequential and LayerList."""
+"""Containers: Sequential, LayerList, LayerDict and ParameterList."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Optional, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from pycoll.nn.layer import Layer
+from pycoll.nn.parameter import Parameter
 
 
 class Sequential(Layer):
@@ -78,3 +79,91 @@ class LayerList(Layer):
 
     def __iter__(self) -> Iterator[Layer]:
         return iter(self._sub_layers.values())
+
+
+class LayerDict(Layer):
+    """An ordered dict of sublayers, registered under their keys (it has no forward).
+
+    Takes a mapping (its order is kept) or a sequence of (key, layer) pairs.
+    """
+
+    def __init__(self, sublayers: Optional[Union[Mapping[str, Layer], Iterable[Tuple[str, Layer]]]] = None):
+        super().__init__()
+        if sublayers is not None:
+            self.update(sublayers)
+
+    def __getitem__(self, key: str) -> Layer:
+        return self._sub_layers[key]
+
+    def __setitem__(self, key: str, sublayer: Layer) -> None:
+        self.add_sublayer(key, sublayer)
+
+    def __delitem__(self, key: str) -> None:
+        if key not in self._sub_layers:
+            raise KeyError(key)
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._sub_layers)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sub_layers)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._sub_layers
+
+    def clear(self) -> None:
+        for key in list(self._sub_layers):
+            delattr(self, key)
+
+    def pop(self, key: str) -> Layer:
+        layer = self[key]
+        del self[key]
+        return layer
+
+    def keys(self) -> Iterable[str]:
+        return self._sub_layers.keys()
+
+    def items(self) -> Iterable[Tuple[str, Layer]]:
+        return self._sub_layers.items()
+
+    def values(self) -> Iterable[Layer]:
+        return self._sub_layers.values()
+
+    def update(self, sublayers: Union[Mapping[str, Layer], Iterable[Tuple[str, Layer]]]) -> None:
+        """Add (or replace) layers from a mapping or from (key, layer) pairs."""
+        pairs = sublayers.items() if isinstance(sublayers, Mapping) else sublayers
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"LayerDict.update: element {i} must be a (key, layer) pair, got {pair!r}")
+            self.add_sublayer(pair[0], pair[1])
+
+
+class ParameterList(Layer):
+    """A list of Parameters, registered under '0', '1', ... (it has no forward)."""
+
+    def __init__(self, parameters: Optional[Iterable[Parameter]] = None):
+        super().__init__()
+        for param in parameters or []:
+            self.append(param)
+
+    def append(self, parameter: Parameter) -> "ParameterList":
+        if not isinstance(parameter, Parameter):
+            raise TypeError(f"ParameterList: parameter must be a Parameter, got {type(parameter).__name__}")
+        self.add_parameter(str(len(self._parameters)), parameter)
+        return self
+
+    def __getitem__(self, index: int) -> Parameter:
+        return list(self._parameters.values())[index]
+
+    def __setitem__(self, index: int, parameter: Parameter) -> None:
+        if not isinstance(parameter, Parameter):
+            raise TypeError(f"ParameterList: parameter must be a Parameter, got {type(parameter).__name__}")
+        keys = list(self._parameters)
+        self.add_parameter(keys[index], parameter)  # IndexError past the end
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(list(self._parameters.values()))

@@ -1,7 +1,8 @@
-"""Functional forms of the layers: activations, linear, embedding, layer_norm, dropout, losses.
+"""paddle.nn.functional: activations, linear, embedding, layer_norm, dropout, one_hot,
+normalize, and the losses (defined in `_loss_functional` and `_class_losses`, re-exported here).
 
-linear, embedding, layer_norm, softmax and cross_entropy are single fused ops (one graph node,
-hand-written backward) to keep per-op overhead and temporaries low.
+linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
+node, hand-written backward) to keep per-op overhead and temporaries low.
 """
 from __future__ import annotations
 
@@ -10,15 +11,22 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
 from pycoll.device import array_module, move, place_of
+from pycoll.math_ops import relu, sigmoid, tanh
+from pycoll.nn._activation_functional import elu, hardswish, leaky_relu, silu, softplus
+from pycoll.nn._class_losses import cross_entropy, nll_loss
+from pycoll.nn._loss_functional import (_check_reduction, _reduce, binary_cross_entropy,
+                                        binary_cross_entropy_with_logits, kl_div, l1_loss, mse_loss,
+                                        smooth_l1_loss)
 from pycoll.random import get_rng
-from pycoll.math_ops import mean, relu, sigmoid, square, sum, tanh
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
 
-__all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "linear", "embedding",
-           "layer_norm", "dropout", "mse_loss", "cross_entropy"]
+__all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
+           "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
+           "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -168,57 +176,55 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return op_output(a * mask, lambda g: (g * mask,), x)
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return mean(loss)
-    if reduction == "sum":
-        return sum(loss)
-    return loss
+def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Tensor:
+    """float32 one-hot vectors of the integer ids in x (a new last axis of num_classes; -1: the
+    largest id + 1). Not differentiable."""
+    x = as_tensor(x)
+    ids = x._array
+    xp = array_module(ids)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: x must hold integer ids, got dtype {ids.dtype}")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
+        raise TypeError(f"one_hot: num_classes must be an int, got {type(num_classes).__name__}")
+    if num_classes == -1:
+        num_classes = int(ids.max()) + 1 if ids.size else 0
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be > 0 or -1, got {num_classes}")
+    if ids.size and bool(xp.any((ids < 0) | (ids >= num_classes))):
+        raise ValueError(f"one_hot: ids must lie in [0, {num_classes})")
+    out = (ids[..., None] == xp.arange(num_classes)).astype(np.float32)
+    return value_output(out, "one_hot", x)
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
-def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean") -> Tensor:  # noqa: A002
-    _check_reduction(reduction)
-    return _reduce(square(as_tensor(input) - label), reduction)
-
-
-def cross_entropy(input: Tensor, label: Tensor, ignore_index: int = -100,  # noqa: A002
-                  reduction: str = "mean", axis: int = -1) -> Tensor:
-    """Softmax cross entropy over the last axis of `input` (logits [..., C]) with integer labels of
-    shape [...] or [..., 1]. Labels equal to ignore_index add no loss; 'mean' divides by the rest.
-    With reduction='none' the loss has the label's shape."""
-    _check_reduction(reduction)
-    input, label = as_tensor(input), as_tensor(label)
-    logits, lab = input._array, label._array
-    if axis not in (-1, logits.ndim - 1):
-        raise ValueError(f"cross_entropy: only the last axis holds classes, got axis={axis}")
-    if lab.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: label must hold integer class ids, got dtype {lab.dtype}")
-    batch = logits.shape[:-1]
-    if lab.shape not in (batch, batch + (1,)):
-        raise ValueError(f"cross_entropy: label shape must be {list(batch)} or {list(batch) + [1]} "
-                         f"for input shape {list(logits.shape)}, got {list(lab.shape)}")
-    xp = array_module(logits)
-    classes = logits.shape[-1]
-    z = logits.reshape(-1, classes)
-    flat = lab.reshape(-1)
-    valid = flat != ignore_index
-    safe = xp.where(valid, flat, 0)
-    rows = xp.arange(z.shape[0])
-    shifted = z - z.max(axis=1, keepdims=True)
-    logp = shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
-    losses = -logp[rows, safe] * valid
-    count = max(int(valid.sum()), 1) if reduction == "mean" else 1
-    out = losses.reshape(lab.shape) if reduction == "none" else losses.sum() / count
+def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
+              name: Optional[str] = None) -> Tensor:
+    """x / max(||x||_p, epsilon) along `axis` (p > 0, or inf). Where the norm is below epsilon
+    only the division passes a gradient (paddle clips the norm)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 0:
+        raise ValueError(f"normalize: p must be a number > 0 (or inf), got {p!r}")
+    if not -max(a.ndim, 1) <= axis < max(a.ndim, 1):
+        raise ValueError(f"normalize: axis must be in [-{a.ndim}, {a.ndim}), got {axis}")
+    mag = xp.abs(a)
+    if math.isinf(p):
+        norm = mag.max(axis=axis, keepdims=True)
+    elif p == 2:
+        norm = xp.sqrt((a * a).sum(axis=axis, keepdims=True))
+    else:
+        norm = (mag ** p).sum(axis=axis, keepdims=True) ** (1.0 / p)
+    denom = xp.maximum(norm, epsilon)
+    out = (a / denom).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
-        d = xp.exp(logp)
-        d[rows, safe] -= 1
-        d *= valid[:, None]
-        d *= g.reshape(-1, 1) if reduction == "none" else g / count
-        return d.reshape(logits.shape), None
-    return op_output(out, backward, input, label)
+        grad = g / denom
+        through = norm > epsilon  # the clip passes the norm's gradient only above epsilon
+        safe = xp.where(through, norm, 1)
+        if math.isinf(p):
+            dnorm = xp.sign(a) * (mag == norm)
+        else:
+            dnorm = xp.sign(a) * (mag / safe) ** (p - 1)
+        coef = -(g * a).sum(axis=axis, keepdims=True) / (denom * denom) * through
+        return ((grad + coef * dnorm).astype(a.dtype, copy=False),)
+    return op_output(out, backward, x)

@@ -6,12 +6,16 @@ so initial weights depend only on the seed, never on the device.
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Tuple
+from statistics import NormalDist
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
+
+__all__ = ["Initializer", "Constant", "Normal", "Uniform", "TruncatedNormal", "XavierNormal",
+           "XavierUniform", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain"]
 
 
 def _fans(shape: Sequence[int]) -> Tuple[int, int]:
@@ -47,7 +51,7 @@ class Constant(Initializer):
 
 
 class Normal(Initializer):
-    def __init__(self, mean: float = 0.0, std: float = 1.0):
+    def __init__(self, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None):
         if std < 0:
             raise ValueError(f"std must be >= 0, got {std}")
         self.mean, self.std = mean, std
@@ -57,7 +61,7 @@ class Normal(Initializer):
 
 
 class Uniform(Initializer):
-    def __init__(self, low: float = -1.0, high: float = 1.0):
+    def __init__(self, low: float = -1.0, high: float = 1.0, name: Optional[str] = None):
         if high < low:
             raise ValueError(f"high must be >= low, got low={low}, high={high}")
         self.low, self.high = low, high
@@ -70,7 +74,8 @@ class _Xavier(Initializer):
     """Glorot initialisation: the spread depends on fan_in + fan_out (taken from the shape
     unless given)."""
 
-    def __init__(self, fan_in: Optional[int] = None, fan_out: Optional[int] = None, gain: float = 1.0):
+    def __init__(self, fan_in: Optional[float] = None, fan_out: Optional[float] = None, gain: float = 1.0,
+                 name: Optional[str] = None):
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
 
     def _fan_sum(self, shape: Tuple[int, ...]) -> int:
@@ -91,3 +96,96 @@ class XavierNormal(_Xavier):
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
         return get_rng().normal(0.0, self.gain * math.sqrt(2.0 / self._fan_sum(shape)), shape)
+
+
+class TruncatedNormal(Initializer):
+    """N(mean, std) restricted to [a, b] (absolute bounds, as paddle's)."""
+
+    def __init__(self, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                 name: Optional[str] = None):
+        if std <= 0:
+            raise ValueError(f"std must be > 0, got {std}")
+        if not a < b:
+            raise ValueError(f"a must be < b, got a={a}, b={b}")
+        self.mean, self.std, self.a, self.b = mean, std, a, b
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        rng, count = get_rng(), int(np.prod(shape))
+        dist = NormalDist(self.mean, self.std)
+        lo, hi = dist.cdf(self.a), dist.cdf(self.b)
+        if hi - lo < 0.05:  # rejection would mostly reject: invert the CDF instead (slow, rare)
+            u = np.clip(rng.uniform(lo, hi, count), 1e-300, 1 - 1e-16)  # inv_cdf needs (0, 1)
+            return np.clip(np.vectorize(dist.inv_cdf, otypes=[float])(u), self.a, self.b).reshape(shape)
+        out = np.empty(0)
+        while out.size < count:  # keep the draws inside [a, b] until there are enough
+            draw = rng.normal(self.mean, self.std, int((count - out.size) / (hi - lo) * 1.1) + 16)
+            out = np.concatenate([out, draw[(draw >= self.a) & (draw <= self.b)]])
+        return out[:count].reshape(shape)
+
+
+_GAINS = {"sigmoid": 1.0, "linear": 1.0, "conv1d": 1.0, "conv2d": 1.0, "conv3d": 1.0,
+          "conv1d_transpose": 1.0, "conv_transpose1d": 1.0, "conv2d_transpose": 1.0,
+          "conv_transpose2d": 1.0, "conv3d_transpose": 1.0, "conv_transpose3d": 1.0,
+          "tanh": 5.0 / 3, "relu": math.sqrt(2.0), "selu": 3.0 / 4}
+
+
+def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
+    """paddle's recommended gain of a nonlinearity; param is leaky_relu's slope (default 0.01)."""
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity not in _GAINS:
+        raise ValueError(f"nonlinearity {nonlinearity!r} is not supported: use one of "
+                         f"{sorted(_GAINS) + ['leaky_relu']}")
+    return _GAINS[nonlinearity]
+
+
+class _Kaiming(Initializer):
+    """He initialisation: the spread is gain / sqrt(fan), fan = fan_in (the `fan_in` argument
+    when given) or, with mode='fan_out', the shape's fan_out."""
+
+    def __init__(self, fan_in: Optional[float] = None, negative_slope: float = 0.0,
+                 nonlinearity: str = "relu", mode: str = "fan_in"):
+        if mode not in ("fan_in", "fan_out"):
+            raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        calculate_gain(nonlinearity, negative_slope)  # an unknown nonlinearity fails here
+        self.fan_in, self.negative_slope = fan_in, negative_slope
+        self.nonlinearity, self.mode = nonlinearity, mode
+
+    def _spread(self, shape: Tuple[int, ...]) -> float:
+        fan_in, fan_out = _fans(shape)
+        fan = (self.fan_in or fan_in) if self.mode == "fan_in" else fan_out
+        return calculate_gain(self.nonlinearity, self.negative_slope) / math.sqrt(float(fan))
+
+
+class KaimingNormal(_Kaiming):
+    """N(0, std) with std = gain / sqrt(fan)."""
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        return get_rng().normal(0.0, self._spread(shape), shape)
+
+
+class KaimingUniform(_Kaiming):
+    """U(-a, a) with a = gain * sqrt(3 / fan)."""
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        limit = self._spread(shape) * math.sqrt(3.0)
+        return get_rng().uniform(-limit, limit, shape)
+
+
+class Assign(Initializer):
+    """Sets the parameter to a given value (array, nested list or Tensor) of its shape."""
+
+    def __init__(self, value: Any, name: Optional[str] = None):
+        if isinstance(value, Tensor):
+            value = value.numpy()
+        value = np.asarray(value)
+        if value.dtype.kind not in "biuf":
+            raise TypeError(f"value must be numeric (an array, a list or a Tensor), got dtype {value.dtype}")
+        self.value = value
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        if self.value.shape != shape:
+            raise ValueError(f"Assign: value has shape {list(self.value.shape)}, the parameter "
+                             f"{list(shape)}")
+        return self.value

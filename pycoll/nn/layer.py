@@ -17,6 +17,7 @@ from pycoll._graph import RemovableHandle
 from pycoll._logging import logger
 from pycoll.creation import zeros
 from pycoll.device import is_array
+from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
 from pycoll.nn.initializer import Constant, Initializer, XavierUniform
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.tensor import DTypeLike, Tensor, convert_dtype, default_float
@@ -36,7 +37,7 @@ def new_parameter(shape: Any, dtype: DTypeLike, name: str, attr: Any = None, is_
     param = Parameter(zeros(shape, dtype or default_float()), name=attr.name or name, trainable=attr.trainable)
     init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierUniform())
     init(param)
-    return param
+    return attr.apply_to(param)
 
 
 _created = itertools.count()
@@ -304,39 +305,93 @@ class Layer:
 
     def set_state_dict(self, state_dict: Dict[str, Any], use_structured_name: bool = True
                        ) -> Tuple[List[str], List[str]]:
-        """Copy values from `state_dict` (Tensors or arrays) into this layer's tensors, in place.
+        """Copy values from `state_dict` (Tensors or arrays) into this layer's parameters and
+        persistable buffers, in place (paddle 3.3.1's rules).
 
-        Every key of this layer's state_dict() must be present with the same shape and dtype,
-        else KeyError / ValueError name the offending keys and nothing is copied. Keys are
-        structured names, or parameter names with use_structured_name=False. Returns
-        (missing_keys, unexpected_keys) like paddle; missing_keys is always empty here.
+        Keys are structured names, or the tensors' names with use_structured_name=False. A tensor
+        whose key is missing, or whose value has another shape, is skipped with a warning (on the
+        "pycoll" logger) and listed in missing_keys; keys that loaded nothing (unknown ones, and
+        those of a mismatched shape) are listed in unexpected_keys, and warned about too. A dtype
+        mismatch raises ValueError before anything is copied. Returns (missing_keys,
+        unexpected_keys).
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
-        own = self.state_dict()
-        if not use_structured_name:
-            own = collections.OrderedDict((t.name or key, t) for key, t in own.items())
-        missing = [k for k in own if k not in state_dict]
-        if missing:
-            raise KeyError(f"set_state_dict: state_dict lacks keys {missing}")
-        values, problems = {}, []
-        for key, target in own.items():
-            value = state_dict[key]
+        missing, matched, loads, problems = [], set(), [], []
+        for key, target in self.state_dict().items():
+            lookup = key if use_structured_name else (target.name or key)
+            value = state_dict.get(lookup)
+            if value is None:
+                missing.append(lookup)
+                logger.warning("set_state_dict: skip loading for %s: %s is not found in the provided "
+                               "dict", key, lookup)
+                continue
             arr = value.array if isinstance(value, Tensor) else value
-            if not is_array(arr):
-                arr = np.asarray(arr)
+            if not is_array(arr):  # lists and numbers take the tensor's dtype
+                arr = np.asarray(arr, dtype=None if isinstance(arr, np.generic) else target.dtype)
             if list(arr.shape) != target.shape:
-                problems.append(f"{key}: shape {list(arr.shape)}, expected {target.shape}")
-            elif arr.dtype != target.dtype:
-                problems.append(f"{key}: dtype {arr.dtype}, expected {target.dtype}")
-            values[key] = arr
+                missing.append(lookup)
+                logger.warning("set_state_dict: skip loading for %s: %s has shape %s, the expected "
+                               "shape is %s", key, lookup, list(arr.shape), target.shape)
+                continue
+            if arr.dtype != target.dtype:
+                problems.append(f"{lookup}: dtype {arr.dtype}, expected {target.dtype}")
+            matched.add(lookup)
+            loads.append((target, arr))
         if problems:
-            raise ValueError("set_state_dict: mismatched entries: " + "; ".join(problems))
-        for key, target in own.items():
-            target.set_value(values[key])
-        unexpected = [k for k in state_dict if k not in own]
+            raise ValueError("set_state_dict: mismatched dtypes: " + "; ".join(problems))
+        for target, arr in loads:
+            target.set_value(arr)
+        unexpected = [k for k in state_dict if k not in matched]
         if unexpected:
-            logger.warning("set_state_dict: ignoring keys this layer does not have: %s", unexpected)
-        return [], unexpected
+            logger.warning("set_state_dict: these keys loaded nothing: %s", unexpected)
+        return missing, unexpected
 
     set_dict = load_dict = set_state_dict
+
+    # ---- dtype and device ------------------------------------------------------------------------
+    def to(self, device: Any = None, dtype: DTypeLike = None, blocking: Optional[bool] = None,
+           non_blocking: Optional[bool] = None) -> "Layer":
+        """Move every parameter and buffer (integer ones too, as paddle) of this layer and its
+        sublayers to `device` ('cpu', 'gpu', 'gpu:N') and/or cast it to `dtype`, in place: the
+        tensors keep their identity. `blocking`/`non_blocking` are accepted for compatibility."""
+        if device is None and dtype is None:
+            return self
+        place = None if device is None else parse_device(device)
+        convert_layers(self.sublayers(include_self=True), dtype, place)
+        return self
+
+    def astype(self, dtype: DTypeLike = None) -> "Layer":
+        """Cast every parameter to `dtype` in place. Buffers keep their dtype: paddle 3.3.1's
+        astype leaves them (its buffer cast is not in place)."""
+        dt = check_dtype_name(dtype)
+        convert_layers(self.sublayers(include_self=True), dt, buffers=False)
+        return self
+
+    def _cast_floating(self, dtype: str, excluded_layers: Any) -> "Layer":
+        """float()/float16(): cast the floating-point tensors of every layer whose type is not
+        in excluded_layers (a Layer type or a list of them)."""
+        if excluded_layers is None:
+            excluded = ()
+        elif isinstance(excluded_layers, type):
+            excluded = (excluded_layers,)
+        elif isinstance(excluded_layers, (list, tuple)):
+            excluded = tuple(excluded_layers)
+        else:
+            raise TypeError(f"excluded_layers must be a Layer type or a list of them, got "
+                            f"{type(excluded_layers).__name__}")
+        layers = [layer for layer in self.sublayers(include_self=True) if type(layer) not in excluded]
+        convert_layers(layers, dtype, floating_only=True)
+        return self
+
+    def float(self, excluded_layers: Any = None) -> "Layer":
+        """Cast floating-point parameters and buffers to float32 (integer ones stay)."""
+        return self._cast_floating("float32", excluded_layers)
+
+    def float16(self, excluded_layers: Any = None) -> "Layer":
+        """Cast floating-point parameters and buffers to float16 (integer ones stay)."""
+        return self._cast_floating("float16", excluded_layers)
+
+    def double(self) -> "Layer":
+        """Cast every parameter and buffer to float64 (integer buffers too, as paddle's)."""
+        return self.to(dtype="float64")

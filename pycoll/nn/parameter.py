@@ -22,6 +22,11 @@ class Parameter(Tensor):
         super().__init__(data, dtype)
         self.stop_gradient = not trainable
         self.name = name if name is not None else f"param_{next(_param_ids)}"
+        # what a ParamAttr sets (paddle's attribute names and defaults)
+        self.optimize_attr = {"learning_rate": 1.0}
+        self.need_clip = True
+        self.regularizer = None
+        self.do_model_average = True
 
     @property
     def trainable(self) -> bool:
@@ -32,16 +37,37 @@ class Parameter(Tensor):
         self.stop_gradient = not value
 
     def __repr__(self) -> str:
-        return f"Parameter {self.name} containing:\n{super().__repr__()}"
+        return f"Parameter containing:\n{super().__repr__()}"  # paddle 3.3.1 prints no name
 
 
 class ParamAttr:
-    """Paddle's ParamAttr, kept small: a name, an initializer and whether the parameter trains."""
+    """Paddle's ParamAttr: the name, initializer and trainability of a parameter a layer creates,
+    and what the parameter carries along for the optimizer: `optimize_attr['learning_rate']` (a
+    factor on the optimizer's rate), `regularizer`, `do_model_average` and `need_clip` (whether
+    gradient clipping applies to it). They are recorded on the parameter under paddle's names;
+    pycoll's optimizers and clips do not act on them yet.
+    """
 
-    def __init__(self, name: Optional[str] = None, initializer: Any = None, trainable: bool = True):
+    def __init__(self, name: Optional[str] = None, initializer: Any = None, learning_rate: float = 1.0,
+                 regularizer: Any = None, trainable: bool = True, do_model_average: bool = True,
+                 need_clip: bool = True):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float)):
+            raise TypeError(f"learning_rate must be a number, got {type(learning_rate).__name__}")
         self.name = name
         self.initializer = initializer
+        self.learning_rate = float(learning_rate)
+        self.regularizer = regularizer
         self.trainable = trainable
+        self.do_model_average = do_model_average
+        self.need_clip = need_clip
+
+    def apply_to(self, param: "Parameter") -> "Parameter":
+        """Give `param` the optimizer-facing attributes this ParamAttr holds."""
+        param.optimize_attr = {"learning_rate": self.learning_rate}
+        param.regularizer = self.regularizer
+        param.do_model_average = self.do_model_average
+        param.need_clip = self.need_clip
+        return param
 
     @staticmethod
     def from_arg(attr: Any, arg_name: str) -> "ParamAttr":

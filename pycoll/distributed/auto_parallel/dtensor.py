@@ -107,7 +107,7 @@ class _Distributed:
                      f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
         with _graph.no_grad():
             body = format_body(self.numpy())
-        head = f"Parameter {self.name} containing:\n" if isinstance(self, Parameter) else ""
+        head = "Parameter containing:\n" if isinstance(self, Parameter) else ""
         return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({place_str(place_of(self._array))}), "
                 f"stop_gradient={self.stop_gradient}, process_mesh={described}, "
                 f"placements={self.placements}, GlobalDenseTensor=\n       {body})")
