@@ -491,3 +491,20 @@ def test_a_refused_state_leaves_the_scheduler_alone():
     with pytest.raises(ValueError, match="unexpected"):
         o.set_state_dict(saved.state_dict())
     assert o._learning_rate.last_epoch == 0 and o.get_lr() == 0.1
+
+
+def test_a_param_attr_s_learning_rate_and_need_clip_act_as_paddle_s():
+    """ParamAttr(learning_rate=3.0, need_clip=False): that weight steps at 3x the rate, unclipped;
+    the other is clipped alone. The numbers are paddle 3.3.1's for the same program."""
+    w0 = np.array([[1.0, 2.0], [3.0, -1.0]], np.float32)
+    a = nn.Linear(2, 2, weight_attr=nn.ParamAttr(learning_rate=3.0, need_clip=False), bias_attr=False)
+    b = nn.Linear(2, 2, bias_attr=False)
+    a.weight.set_value(w0)
+    b.weight.set_value(w0 * 0.5)
+    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=a.parameters() + b.parameters(),
+                               grad_clip=nn.ClipGradByGlobalNorm(0.5))
+    x = pycoll.to_tensor([[1.0, 2.0]])
+    (a(x).sum() + b(x).sum() * 2).backward()
+    opt.step()
+    np.testing.assert_allclose(a.weight.numpy(), [[0.7, 1.7], [2.4, -1.6]], rtol=1e-6)
+    np.testing.assert_allclose(b.weight.numpy(), [[0.48418862, 0.98418862], [1.46837723, -0.53162277]], rtol=1e-6)

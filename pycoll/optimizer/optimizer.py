@@ -133,9 +133,11 @@ class Optimizer:
                 self._check_resumed(key)
             grads = [p.grad.array for _, p in todo]
             clip = options.get("grad_clip", self._grad_clip)
-            if clip is not None:
-                grads = clip.clip(grads, self.norm_sums_for([p for _, p in todo]))
-            group_lr = lr * options.get("learning_rate", 1.0)
+            clipped = [i for i, (_, p) in enumerate(todo) if getattr(p, "need_clip", True)]  # ParamAttr's
+            if clip is not None and clipped:
+                done = clip.clip([grads[i] for i in clipped], self.norm_sums_for([todo[i][1] for i in clipped]))
+                for i, grad in zip(clipped, done):
+                    grads[i] = grad
             decay = self._l2_coeff(options)
             for (key, p), grad in zip(todo, grads):
                 param = p.array
@@ -143,7 +145,9 @@ class Optimizer:
                     param, grad = to_module(param, np), to_module(grad, np)
                 if decay:
                     grad = grad + decay * param
-                self._update(key, param, grad, group_lr, options)
+                # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
+                factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
+                self._update(key, param, grad, lr * factor, options)
                 if param is not p.array:
                     p.set_value(param)
 
