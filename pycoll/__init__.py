@@ -15,9 +15,15 @@ from pycoll.tensor import (Tensor, float16, float32, float64, get_default_dtype,
                            to_tensor)
 from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
-from pycoll.shape_ops import clone, concat, flatten, reshape, squeeze, stack, transpose, unsqueeze
-from pycoll.creation import (arange, empty, empty_like, full, full_like, ones, ones_like, rand, randint, randn,
-                             zeros, zeros_like)
+from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, numel, reshape, split, squeeze,
+                              stack, tile, transpose, unsqueeze)
+from pycoll.elementwise_ops import (allclose, equal, floor_divide, floor_mod, isfinite, isinf, isnan, maximum,
+                                    minimum, mod, remainder)
+from pycoll.reduce_ops import amax, amin, cumsum, logsumexp, prod, std, var
+from pycoll.search_ops import argsort, gather, sort, topk, where
+from pycoll.grad_ops import grad
+from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,
+                             randn, zeros, zeros_like)
 from pycoll import autograd, nn, optimizer, static
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
@@ -62,3 +68,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY))
+
+
+from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin

@@ -106,3 +106,28 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = No
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = convert_dtype(dtype) or (int64 if ints else default_float())
     return wrap(module_for().arange(start, end, step, dtype=dt))
+
+
+def _count_arg(v: Any, name: str) -> int:
+    if isinstance(v, Tensor):
+        v = v.item()
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+        raise ValueError(f"{name} must be an int >= 0, got {v!r}")
+    return int(v)
+
+
+def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None) -> Tensor:
+    """A [num_rows, num_columns] matrix with ones on its diagonal (square without num_columns);
+    the default dtype unless ``dtype`` says otherwise."""
+    rows = _count_arg(num_rows, "num_rows")
+    cols = rows if num_columns is None else _count_arg(num_columns, "num_columns")
+    return wrap(module_for().eye(rows, cols, dtype=convert_dtype(dtype) or default_float()))
+
+
+def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None) -> Tensor:
+    """`num` evenly spaced values from start to stop, both included; the default dtype unless
+    ``dtype`` says otherwise."""
+    n = _count_arg(num, "num")
+    start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
+    dt = convert_dtype(dtype) or default_float()
+    return wrap(module_for().linspace(start, stop, n).astype(dt))

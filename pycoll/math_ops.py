@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
 from pycoll import shape_ops
+from pycoll._promotion import floating, promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, value_output
 from pycoll.device import array_module
 from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64
@@ -19,78 +20,79 @@ from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64
 
 # ---- elementwise arithmetic ----------------------------------------------------------------
 
-def _data(v: Any) -> Any:
-    return v._array if isinstance(v, Tensor) else v
+_unbroadcast = shape_ops.unbroadcast
 
 
-def _unbroadcast(g: Any, shape: tuple) -> Any:
-    """Sum `g` over the dimensions that broadcasting added to reach it from `shape`."""
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    if lead:
-        g = g.sum(axis=tuple(range(lead)))
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g
+def binary_operands(x: Any, y: Any, name: str, to_float: bool = False) -> Tuple[Any, Any, Any, Any]:
+    """x and y as operands (`operand`) and the arrays op ``name`` computes on, cast to the dtype
+    paddle gives it (`pycoll._promotion`; ``to_float``: an integer result becomes float32)."""
+    x, y = operand(x), operand(y)
+    xa, ya = promoted(x, y, name, to_float)
+    return x, y, xa, ya
+
+
+def grad_meta(v: Any) -> Optional[Tuple[tuple, Any]]:
+    """What an operand's gradient must match: a Tensor's shape and dtype; None for a number."""
+    return (v._array.shape, v._array.dtype) if isinstance(v, Tensor) else None
+
+
+def grad_for(g: Any, meta: Tuple[tuple, Any]) -> Any:
+    """`g` summed back to an operand's shape and cast back to its dtype (promotion may have
+    widened it: float32 with float64)."""
+    g = _unbroadcast(g, meta[0])
+    return g if g.dtype == meta[1] or meta[1].kind != "f" else g.astype(meta[1])
 
 
 def add(x: Any, y: Any) -> Tensor:
-    x, y = operand(x), operand(y)
-    rx, ry = needs_grad(x), needs_grad(y)
-    xs, ys = np.shape(_data(x)), np.shape(_data(y))
+    x, y, xa, ya = binary_operands(x, y, "add")
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        return (_unbroadcast(g, xs) if rx else None, _unbroadcast(g, ys) if ry else None)
-    return op_output(_data(x) + _data(y), backward, x, y)
+        return (grad_for(g, mx) if mx else None, grad_for(g, my) if my else None)
+    return op_output(xa + ya, backward, x, y)
 
 
 def subtract(x: Any, y: Any) -> Tensor:
-    x, y = operand(x), operand(y)
-    rx, ry = needs_grad(x), needs_grad(y)
-    xs, ys = np.shape(_data(x)), np.shape(_data(y))
+    x, y, xa, ya = binary_operands(x, y, "subtract")
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        return (_unbroadcast(g, xs) if rx else None, _unbroadcast(-g, ys) if ry else None)
-    return op_output(_data(x) - _data(y), backward, x, y)
+        return (grad_for(g, mx) if mx else None, grad_for(-g, my) if my else None)
+    return op_output(xa - ya, backward, x, y)
 
 
 def multiply(x: Any, y: Any) -> Tensor:
-    x, y = operand(x), operand(y)
-    xa, ya = _data(x), _data(y)
-    rx, ry = needs_grad(x), needs_grad(y)
+    x, y, xa, ya = binary_operands(x, y, "multiply")
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        return (_unbroadcast(g * ya, xa.shape) if rx else None,
-                _unbroadcast(g * xa, ya.shape) if ry else None)
+        return (grad_for(g * ya, mx) if mx else None, grad_for(g * xa, my) if my else None)
     return op_output(xa * ya, backward, x, y)
 
 
 def divide(x: Any, y: Any) -> Tensor:
-    x, y = operand(x), operand(y)
-    xa, ya = _data(x), _data(y)
-    rx, ry = needs_grad(x), needs_grad(y)
+    """True division; integer operands give float32 (paddle's)."""
+    x, y, xa, ya = binary_operands(x, y, "divide", to_float=True)
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        return (_unbroadcast(g / ya, xa.shape) if rx else None,
-                _unbroadcast(-(g * xa) / (ya * ya), ya.shape) if ry else None)
+        return (grad_for(g / ya, mx) if mx else None,
+                grad_for(-(g * xa) / (ya * ya), my) if my else None)
     return op_output(xa / ya, backward, x, y)
 
 
 def pow(x: Any, y: Any) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number."""
-    x, y = operand(x), operand(y)
-    xa, ya = _data(x), _data(y)
-    rx, ry = needs_grad(x), needs_grad(y)
+    x, y, xa, ya = binary_operands(x, y, "pow")
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
     out = xa ** ya
 
     def backward(g: Any) -> tuple:
-        gx = _unbroadcast(g * ya * xa ** (ya - 1), xa.shape) if rx else None
+        gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
         gy = None
-        if ry:
+        if my:
             log_x = array_module(g).log(xa) if isinstance(x, Tensor) else math.log(xa)
-            gy = _unbroadcast(g * out * log_x, ya.shape)
+            gy = grad_for(g * out * log_x, my)
         return gx, gy
     return op_output(out, backward, x, y)
 
@@ -143,32 +145,33 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
         other = operand(other)
     except TypeError:
         return NotImplemented
-    return value_output(getattr(x._array, op)(_data(other)), "compare", x, other)
+    xa, ya = promoted(x, other, "compare")
+    return value_output(getattr(xa, op)(ya), "compare", x, other)
 
 
 # ---- unary math ----------------------------------------------------------------------------
 
 def tanh(x: Tensor) -> Tensor:
     x = as_tensor(x)
-    out = array_module(x._array).tanh(x._array)
+    out = array_module(x._array).tanh(floating(x._array))
     return op_output(out, lambda g: (g * (1 - out * out),), x)
 
 
 def exp(x: Tensor) -> Tensor:
     x = as_tensor(x)
-    out = array_module(x._array).exp(x._array)
+    out = array_module(x._array).exp(floating(x._array))
     return op_output(out, lambda g: (g * out,), x)
 
 
 def log(x: Tensor) -> Tensor:
     x = as_tensor(x)
-    a = x._array
+    a = floating(x._array)
     return op_output(array_module(a).log(a), lambda g: (g / a,), x)
 
 
 def sqrt(x: Tensor) -> Tensor:
     x = as_tensor(x)
-    out = array_module(x._array).sqrt(x._array)
+    out = array_module(x._array).sqrt(floating(x._array))
     return op_output(out, lambda g: (g / (2 * out),), x)
 
 
@@ -193,8 +196,9 @@ def relu(x: Tensor) -> Tensor:
 
 def sigmoid(x: Tensor) -> Tensor:
     x = as_tensor(x)
-    xp = array_module(x._array)
-    out = xp.exp(-xp.logaddexp(0, -x._array)).astype(x._array.dtype, copy=False)
+    a = floating(x._array)
+    xp = array_module(a)
+    out = xp.exp(-xp.logaddexp(0, -a)).astype(a.dtype, copy=False)
     return op_output(out, lambda g: (g * out * (1 - out),), x)
 
 
@@ -225,7 +229,7 @@ def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
 
 # ---- reductions ----------------------------------------------------------------------------
 
-def _kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
+def kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
     if axes is None:
         return (1,) * len(shape)
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
@@ -235,20 +239,23 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
-    shape, kept = a.shape, _kept_shape(a.shape, axes)
+    shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
     out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype))
     return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept), shape),), x)
 
 
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+    """The mean; an integer tensor's mean is truncated to its dtype, as paddle's is."""
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
-    shape, kept = a.shape, _kept_shape(a.shape, axes)
+    shape, kept = a.shape, kept_shape(a.shape, axes)
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)
     out = a.mean(axis=axes, keepdims=keepdim)
+    if a.dtype.kind in "iu":
+        out = out.astype(a.dtype)
     return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept) / count, shape),), x)
 
 
@@ -256,7 +263,7 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
-    kept = _kept_shape(a.shape, axes)
+    kept = kept_shape(a.shape, axes)
     full = getattr(a, reduce)(axis=axes, keepdims=True)
 
     def backward(g: Any) -> tuple:
@@ -282,12 +289,12 @@ def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False) -> Tens
     out = a.argmax(axis=axis)
     if keepdim and axis is not None:
         out = array_module(a).expand_dims(out, axis)
-    return value_output(out.astype(int64), "argmax", x, kept=_kept_shape(a.shape, normalize_axes(axis, a.ndim)))
+    return value_output(out.astype(int64), "argmax", x, kept=kept_shape(a.shape, normalize_axes(axis, a.ndim)))
 
 
 # ---- methods and operators (tensor.py imports no op module: the ops attach themselves) ------
 
-def _reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
+def reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tensor]:
     """Tensor's reflected operator for `fn`: `other <op> tensor`."""
     def method(self: Tensor, other: Any) -> Tensor:
         return fn(other, self)
@@ -308,10 +315,10 @@ _METHODS = {
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
 }
 _OPERATORS = {
-    "__add__": add, "__radd__": _reflected(add), "__sub__": subtract,
-    "__rsub__": _reflected(subtract), "__mul__": multiply, "__rmul__": _reflected(multiply),
-    "__truediv__": divide, "__rtruediv__": _reflected(divide), "__pow__": pow,
-    "__rpow__": _reflected(pow), "__matmul__": matmul, "__rmatmul__": _reflected(matmul),
+    "__add__": add, "__radd__": reflected(add), "__sub__": subtract,
+    "__rsub__": reflected(subtract), "__mul__": multiply, "__rmul__": reflected(multiply),
+    "__truediv__": divide, "__rtruediv__": reflected(divide), "__pow__": pow,
+    "__rpow__": reflected(pow), "__matmul__": matmul, "__rmatmul__": reflected(matmul),
     "__neg__": neg, "__abs__": abs,
     **{f"__{op}__": _comparison(f"__{op}__") for op in ("lt", "le", "gt", "ge", "eq", "ne")},
 }

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import builtins as _builtins
-from typing import Any, Sequence, Union
+from typing import Any, List, Sequence, Union
 
 import numpy as np
 
+from pycoll import _graph
 from pycoll._graph import is_grad_enabled
 from pycoll.device import array_module, is_array, to_module
-from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand
-from pycoll.tensor import Tensor
+from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
+from pycoll.tensor import Tensor, int64, wrap
 
 
 # ---- shape ops ---------------------------------------------------------------------------
@@ -85,6 +86,138 @@ def stack(x: Sequence[Tensor], axis: int = 0) -> Tensor:
                   lambda g: [g[lead + (i,)] for i in range(len(arrays))], *tensors)
 
 
+def unbroadcast(g: Any, shape: tuple) -> Any:
+    """Sum `g` over the dimensions that broadcasting added to reach it from `shape`."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    if lead:
+        g = g.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g
+
+
+def axis_arg(axis: Any, ndim: int) -> int:
+    """One axis (an int or a 1-element Tensor, as paddle allows) as a non-negative int."""
+    if isinstance(axis, Tensor):
+        axis = axis.item()
+    return normalize_axes(axis, ndim)[0]
+
+
+def _sections(size: int, num_or_sections: Any) -> List[int]:
+    """The sizes `split` cuts a dimension of `size` into (paddle's rules, ValueError otherwise)."""
+    if isinstance(num_or_sections, (int, np.integer)) and not isinstance(num_or_sections, bool):
+        n = int(num_or_sections)
+        if n <= 0 or size % n:
+            raise ValueError(f"num_or_sections: {n} does not divide the split dimension of size {size} evenly")
+        return [size // n] * n
+    if not isinstance(num_or_sections, (list, tuple)) or not num_or_sections:
+        raise TypeError(f"num_or_sections must be an int or a list of ints, got {num_or_sections!r}")
+    sections = [int(s.item() if isinstance(s, Tensor) else s) for s in num_or_sections]
+    if sections.count(-1) > 1 or any(s < -1 for s in sections):
+        raise ValueError(f"num_or_sections may hold one -1 and otherwise sizes >= 0, got {sections}")
+    if -1 in sections:
+        rest = size - _builtins.sum(s for s in sections if s != -1)
+        if rest < 0:
+            raise ValueError(f"num_or_sections {sections} exceed the split dimension of size {size}")
+        sections[sections.index(-1)] = rest
+    if _builtins.sum(sections) != size:
+        raise ValueError(f"num_or_sections {sections} must add up to the split dimension's size {size}")
+    return sections
+
+
+def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0) -> List[Tensor]:
+    """Cut x along `axis` into `num_or_sections` equal pieces, or pieces of the listed sizes (one
+    may be -1: the rest)."""
+    x = as_tensor(x)
+    a = x._array
+    axis = axis_arg(axis, a.ndim)
+    bounds = np.cumsum([0] + _sections(a.shape[axis], num_or_sections))
+    lead = (slice(None),) * axis
+    pieces = [a[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(len(bounds) - 1)]
+    xp = array_module(a)
+
+    def backward(grads: Any) -> tuple:
+        grads = grads if len(pieces) > 1 else [grads]
+        return (xp.concatenate([xp.zeros(p.shape, p.dtype) if g is None else g
+                                for p, g in zip(pieces, grads)], axis=axis),)
+    outs = [wrap(p) for p in pieces]
+    _graph.record(outs, backward, [x])
+    return outs
+
+
+def chunk(x: Tensor, chunks: int, axis: Any = 0) -> List[Tensor]:
+    """`split` into `chunks` equal pieces."""
+    if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
+        raise TypeError(f"chunks must be an int, got {type(chunks).__name__}")
+    return split(x, int(chunks), axis)
+
+
+def _int_list(v: Any, name: str) -> List[int]:
+    if isinstance(v, Tensor):
+        v = v.tolist()
+    if isinstance(v, (int, np.integer)):
+        v = [v]
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"{name} must be a list or tuple of ints, got {type(v).__name__}")
+    return [int(i.item() if isinstance(i, Tensor) else i) for i in v]
+
+
+def tile(x: Tensor, repeat_times: Sequence[int]) -> Tensor:
+    """x repeated `repeat_times[i]` times along each dimension (the shorter of x's shape and
+    `repeat_times` is padded with leading 1s)."""
+    x = as_tensor(x)
+    a = x._array
+    reps = _int_list(repeat_times, "repeat_times")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"repeat_times must be >= 0, got {reps}")
+    n = _builtins.max(len(reps), a.ndim)
+    reps = [1] * (n - len(reps)) + reps
+    shape = (1,) * (n - a.ndim) + a.shape
+    src = a.shape
+    interleaved = [d for pair in zip(reps, shape) for d in pair]
+
+    def backward(g: Any) -> tuple:
+        return (g.reshape(interleaved).sum(axis=tuple(range(0, 2 * n, 2))).reshape(src),)
+    return op_output(array_module(a).tile(a, reps), backward, x)
+
+
+def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
+    """x broadcast to `shape`; -1 keeps x's size of that dimension."""
+    x = as_tensor(x)
+    a = x._array
+    shape = _int_list(shape, "shape")
+    lead = len(shape) - a.ndim
+    if lead < 0:
+        raise ValueError(f"shape {shape} has fewer dimensions than x's shape {x.shape}")
+    target = []
+    for i, s in enumerate(shape):
+        own = a.shape[i - lead] if i >= lead else None
+        if s == -1:
+            if own is None:
+                raise ValueError(f"shape: -1 is allowed only where x has a dimension, got {shape}")
+            s = own
+        if s < 0 or (own is not None and own not in (1, s)):
+            raise ValueError(f"cannot expand x of shape {x.shape} to shape {shape}")
+        target.append(s)
+    src = a.shape
+    out = array_module(a).broadcast_to(a, target).copy()  # a tensor of its own, as paddle's
+    return op_output(out, lambda g: (unbroadcast(g, src),), x)
+
+
+def numel(x: Tensor) -> Tensor:
+    """The number of elements, as a 0-d int64 tensor (paddle's)."""
+    x = as_tensor(x)
+    return value_output(array_module(x._array).asarray(x._array.size, dtype=int64), "numel", x)
+
+
+def is_tensor(x: Any) -> bool:
+    """Whether x is a pycoll Tensor."""
+    return isinstance(x, Tensor)
+
+
 # ---- indexing ------------------------------------------------------------------------------
 
 def _has_int_array(index: Any) -> bool:
@@ -138,6 +271,7 @@ def clone(x: Tensor) -> Tensor:
 for _name, _fn in {
     "reshape": reshape, "transpose": transpose, "flatten": flatten, "unsqueeze": unsqueeze,
     "squeeze": squeeze, "clone": clone, "__getitem__": _getitem, "__setitem__": _setitem,
+    "split": split, "chunk": chunk, "tile": tile, "expand": expand, "numel": numel,
 }.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

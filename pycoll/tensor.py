@@ -13,7 +13,7 @@ has no circle.
 from __future__ import annotations
 
 import copy as _copy
-from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
@@ -61,6 +61,23 @@ def set_default_dtype(d: DTypeLike) -> None:
 
 def default_float() -> np.dtype:
     return _default_float
+
+
+def run_grad_hooks(hooks: Dict[int, Callable[["Tensor"], Any]], g: Any) -> Any:
+    """``g`` (a gradient array) after each of ``hooks`` in turn (``register_hook``'s, run under
+    no_grad); a hook's None keeps it, a Tensor or array of g's shape replaces it."""
+    for hook in list(hooks.values()):
+        with _graph.no_grad():
+            out = hook(wrap(g))
+        if out is None:
+            continue
+        arr = out._array if isinstance(out, Tensor) else out
+        if not is_array(arr) or arr.shape != g.shape:
+            raise ValueError(f"a gradient hook must return None or a Tensor of the gradient's shape "
+                             f"{list(g.shape)}, got {type(out).__name__}"
+                             + (f" of shape {list(arr.shape)}" if is_array(arr) else ""))
+        g = arr
+    return g
 
 
 class Tensor:
@@ -239,6 +256,11 @@ class Tensor:
         """Take this backward's final gradient for this leaf (GraphTensor protocol): add it into
         `.grad` (in place where `.grad` is writeable), then fire the grad-ready hooks."""
         if grad is not None:
+            hooks = self.__dict__.get("_grad_hooks")  # register_hook's (pycoll.grad_ops)
+            if hooks:
+                hooked = run_grad_hooks(hooks, grad)
+                if hooked is not grad:
+                    grad, owned = hooked, False  # the hook's array may be referenced elsewhere
             if grad.dtype != self._array.dtype:
                 grad, owned = grad.astype(self._array.dtype), True
             cur = self._grad

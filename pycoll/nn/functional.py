@@ -16,9 +16,8 @@ from pycoll.device import array_module, move, place_of
 from pycoll.math_ops import relu, sigmoid, tanh
 from pycoll.nn._activation_functional import elu, hardswish, leaky_relu, silu, softplus
 from pycoll.nn._class_losses import cross_entropy, nll_loss
-from pycoll.nn._loss_functional import (_check_reduction, _reduce, binary_cross_entropy,
-                                        binary_cross_entropy_with_logits, kl_div, l1_loss, mse_loss,
-                                        smooth_l1_loss)
+from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
+                                        l1_loss, mse_loss, smooth_l1_loss)
 from pycoll.random import get_rng
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor

@@ -92,7 +92,7 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
         try:
             placement = along(name, backward, seen, out_shape)
         except Refused as exc:
-            raise Refused(f"pycoll cannot place {exc} (along mesh dimension {mesh.dim_names[axis]!r}); reshard "
+            raise Refused(f"pycoll cannot place the result of {exc} (along mesh dimension {mesh.dim_names[axis]!r}); reshard "
                           f"the input to Replicate first (dist.reshard(t, mesh, [dist.Replicate()])), or compute "
                           f"it in dist.local_map") from None
         placements[axis] = placement

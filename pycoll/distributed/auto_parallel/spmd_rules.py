@@ -18,8 +18,10 @@ from pycoll.distributed.auto_parallel.placements import Partial, Placement, Redu
 from pycoll.distributed.auto_parallel.program import closure_value
 
 UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast", "neg", "gelu",
-         "dropout", "clone", "_to_place", "c_identity"}
-BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare"}
+         "dropout", "clone", "_to_place", "c_identity", "isnan", "isinf", "isfinite"}
+# "where": its two value operands (the condition takes no gradient)
+BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
+          "where"}
 LINEAR_IN_PARTIAL = {"neg", "clone", "cast", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
 
 
@@ -86,7 +88,7 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         return Shard(d + 1 if name == "stack" and axis <= d else d)
     if name == "_getitem":
         return _getitem(closure_value(backward, "index"), d)
-    raise Refused(f"{name} has no rule for split inputs")
+    raise Refused(f"{name}: no rule for split inputs")
 
 
 def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:

@@ -1,0 +1,109 @@
+"""More elementwise ops: maximum/minimum, floor division and remainder (`x // y`, `x % y`),
+`equal`, `allclose` and the value tests `isnan`, `isinf`, `isfinite` (also Tensor methods).
+
+Operand dtypes follow paddle's promotion rules (`pycoll._promotion`), as `math_ops`' do.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pycoll._promotion import promoted
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
+from pycoll.device import array_module
+from pycoll.math_ops import binary_operands, grad_for, grad_meta, reflected
+from pycoll.tensor import Tensor
+
+
+def _pick(x: Any, y: Any, name: str, take_x: Callable[[Any, Any], Any]) -> Tensor:
+    """maximum/minimum: x where take_x(xa, ya) holds, y where the other does; a tie gives each
+    operand half the gradient (paddle's)."""
+    x, y, xa, ya = binary_operands(x, y, name)
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
+    xp = array_module(xa if isinstance(x, Tensor) else ya)
+    out = getattr(xp, name)(xa, ya)
+
+    def backward(g: Any) -> tuple:
+        share = xp.where(xa == ya, 0.5, take_x(xa, ya)).astype(g.dtype)
+        return (grad_for(g * share, mx) if mx else None,
+                grad_for(g * (1 - share), my) if my else None)
+    backward.__pycoll_op__ = {"name": name}  # type: ignore[attr-defined]
+    return op_output(out, backward, x, y)
+
+
+def maximum(x: Any, y: Any) -> Tensor:
+    """The elementwise maximum (NaN wins, as in paddle)."""
+    return _pick(x, y, "maximum", lambda a, b: a > b)
+
+
+def minimum(x: Any, y: Any) -> Tensor:
+    """The elementwise minimum (NaN wins, as in paddle)."""
+    return _pick(x, y, "minimum", lambda a, b: a < b)
+
+
+def floor_divide(x: Any, y: Any) -> Tensor:
+    """x // y, rounded towards minus infinity; its gradient is zero (paddle's)."""
+    x, y, xa, ya = binary_operands(x, y, "floor_divide")
+    xp = array_module(xa if isinstance(x, Tensor) else ya)
+    shapes = [v._array.shape if isinstance(v, Tensor) else None for v in (x, y)]
+    dtypes = [v._array.dtype if isinstance(v, Tensor) else None for v in (x, y)]
+
+    def backward(g: Any) -> tuple:
+        return tuple(None if s is None else xp.zeros(s, d) for s, d in zip(shapes, dtypes))
+    return op_output(xp.floor_divide(xa, ya), backward, x, y)
+
+
+def remainder(x: Any, y: Any) -> Tensor:
+    """x % y with the sign of y (Python's and paddle's); d/dx = 1, d/dy = -floor(x / y)."""
+    x, y, xa, ya = binary_operands(x, y, "remainder")
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
+    xp = array_module(xa if isinstance(x, Tensor) else ya)
+
+    def backward(g: Any) -> tuple:
+        return (grad_for(g, mx) if mx else None,
+                grad_for(-g * xp.floor_divide(xa, ya), my) if my else None)
+    return op_output(xp.remainder(xa, ya), backward, x, y)
+
+
+mod = floor_mod = remainder
+
+
+def equal(x: Any, y: Any) -> Tensor:
+    """x == y elementwise, a bool tensor (no gradient)."""
+    x = as_tensor(x)
+    y = operand(y)
+    xa, ya = promoted(x, y, "equal")
+    return value_output(xa == ya, "compare", x, y)
+
+
+def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """Whether |x - y| <= atol + rtol * |y| everywhere, as a 0-d bool tensor."""
+    x, y = as_tensor(x), as_tensor(y)
+    xa, ya = promoted(x, y, "allclose")
+    xp = array_module(xa)
+    ok = xp.allclose(xa, ya, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    return value_output(xp.asarray(ok, dtype=bool), "allclose", x, y)
+
+
+def _test(name: str) -> Any:
+    def test(x: Any) -> Tensor:
+        x = as_tensor(x)
+        return value_output(getattr(array_module(x._array), name)(x._array), name, x)
+    test.__name__ = test.__qualname__ = name
+    test.__doc__ = f"Elementwise {name}, a bool tensor (no gradient)."
+    return test
+
+
+isnan = _test("isnan")
+isinf = _test("isinf")
+isfinite = _test("isfinite")
+
+
+for _name, _fn in {
+    "maximum": maximum, "minimum": minimum, "floor_divide": floor_divide, "remainder": remainder,
+    "mod": remainder, "floor_mod": remainder, "equal": equal, "allclose": allclose,
+    "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "__floordiv__": floor_divide, "__rfloordiv__": reflected(floor_divide),
+    "__mod__": remainder, "__rmod__": reflected(remainder),
+}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn

@@ -1,0 +1,141 @@
+"""More reductions: cumsum, prod, var, std, logsumexp, amax and amin (also Tensor methods).
+
+Dtypes are paddle's: an integer tensor's cumsum is int64 and its prod keeps its dtype; its var is
+truncated to its dtype and its std is float32 (the square root of that truncated var).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pycoll import math_ops
+from pycoll._promotion import INT_TO_FLOAT, floating
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll.device import array_module
+from pycoll.math_ops import kept_shape
+from pycoll.tensor import DTypeLike, Tensor, convert_dtype
+
+
+def _reduced_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
+    return tuple(n for i, n in enumerate(shape) if axes is not None and i not in axes)
+
+
+def _count(shape: tuple, axes: Optional[tuple]) -> int:
+    """How many elements each reduced group has."""
+    n = 1
+    for i, size in enumerate(shape):
+        if axes is None or i in axes:
+            n *= size
+    return n
+
+
+def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None) -> Tensor:
+    """Running sums along `axis`; None: along x flattened."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    src = a.shape
+    if axis is None:
+        a, ax = a.reshape(-1), 0
+    else:
+        ax = normalize_axes(axis, a.ndim)[0]
+    out = xp.cumsum(a, axis=ax, dtype=convert_dtype(dtype))
+
+    def backward(g: Any) -> tuple:
+        return (xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax).reshape(src),)
+    return op_output(out, backward, x)
+
+
+def _others_product(a: Any, axes: Optional[tuple]) -> Any:
+    """For every element of `a`, the product of the other elements of its group along `axes`
+    (the gradient of prod, with no division, so zeros are handled)."""
+    xp = array_module(a)
+    axes = tuple(range(a.ndim)) if axes is None else axes
+    rest = [i for i in range(a.ndim) if i not in axes]
+    perm = rest + list(axes)
+    t = a.transpose(perm)
+    moved = t.shape
+    t = t.reshape(moved[:len(rest)] + (-1,))
+    ones = xp.ones(t.shape[:-1] + (1,), dtype=a.dtype)
+    left = xp.cumprod(xp.concatenate([ones, t[..., :-1]], axis=-1), axis=-1)
+    right = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(t, -1)[..., :-1]], axis=-1), axis=-1), -1)
+    inverse = [perm.index(i) for i in range(a.ndim)]
+    return (left * right).reshape(moved).transpose(inverse)
+
+
+def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    axes = normalize_axes(axis, a.ndim)
+    kept = kept_shape(a.shape, axes)
+    dt = convert_dtype(dtype) or (a.dtype if a.dtype.kind in "iu" else None)
+    out = a.prod(axis=axes, keepdims=keepdim, dtype=dt)
+    return op_output(out, lambda g: (g.reshape(kept) * _others_product(a, axes),), x)
+
+
+def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False, *,
+        correction: float = 1) -> Tensor:
+    """The variance over `axis`, divided by N - correction (`unbiased` True: 1, False: 0)."""
+    return _spread(x, axis, correction if unbiased is None else int(bool(unbiased)), keepdim, False)
+
+
+def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False) -> Tensor:
+    """The standard deviation over `axis` (divided by N - 1 unless `unbiased` is False)."""
+    return _spread(x, axis, int(bool(unbiased)), keepdim, True)
+
+
+def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    axes = normalize_axes(axis, a.ndim)
+    kept = kept_shape(a.shape, axes)
+    n = _count(a.shape, axes)
+    scale = 1.0 / (n - ddof) if n > ddof else float("nan")  # paddle: nan, no warning
+    integer = a.dtype.kind in "biu"
+    af = a.astype("float64") if integer else a
+    d = af - af.mean(axis=axes, keepdims=True)
+    full = (d * d).sum(axis=axes, keepdims=True) * scale
+    if integer:  # paddle truncates an integer var to the dtype (and std takes the root of that)
+        full = full.astype(a.dtype)
+        if root:
+            full = full.astype(INT_TO_FLOAT)
+    if root:
+        full = xp.sqrt(full)
+    out = full if keepdim else full.reshape(_reduced_shape(a.shape, axes))
+
+    def backward(g: Any) -> tuple:
+        gv = g.reshape(kept) * (2 * scale) * d
+        return ((gv / (2 * full) if root else gv).astype(g.dtype, copy=False),)
+    return op_output(out, backward, x)
+
+
+def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))) over `axis`, computed stably; integers give float32 (paddle's)."""
+    x = as_tensor(x)
+    a = floating(x._array)
+    xp = array_module(a)
+    axes = normalize_axes(axis, a.ndim)
+    kept = kept_shape(a.shape, axes)
+    m = a.max(axis=axes, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    total = xp.exp(a - m).sum(axis=axes, keepdims=True)
+    empty = total == 0  # every element -inf: the result is -inf, without log(0)'s warning
+    full = xp.log(xp.where(empty, 1, total)) + xp.where(empty, -xp.inf, m)
+    out = full if keepdim else full.reshape(_reduced_shape(a.shape, axes))
+    return op_output(out, lambda g: (g.reshape(kept) * xp.exp(a - full),), x)
+
+
+def amax(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+    """max; ties share the gradient equally (as paddle's amax and max both do)."""
+    return math_ops.max(x, axis, keepdim)
+
+
+def amin(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+    """min; ties share the gradient equally (as paddle's amin and min both do)."""
+    return math_ops.min(x, axis, keepdim)
+
+
+for _name, _fn in {"cumsum": cumsum, "prod": prod, "var": var, "std": std, "logsumexp": logsumexp,
+                   "amax": amax, "amin": amin}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn

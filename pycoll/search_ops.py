@@ -1,0 +1,131 @@
+"""Selecting and ordering: where, sort, argsort, topk and gather (also Tensor methods).
+
+Gradients flow back to the elements each op picked; indices (argsort, topk's second result,
+where's one-argument form) take no gradient.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple, Union
+
+from pycoll._promotion import promoted
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
+from pycoll.device import array_module, to_module
+from pycoll.math_ops import grad_for, grad_meta
+from pycoll.shape_ops import axis_arg, scatter_add
+from pycoll.tensor import Tensor, int64, to_tensor
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Union[Tensor, Tuple[Tensor, ...]]:
+    """x where `condition` (a bool tensor) holds, else y, broadcasting all three; with neither x
+    nor y, the indices where it holds, one int64 tensor per dimension."""
+    condition = as_tensor(condition)
+    c = condition._array
+    if c.dtype.kind != "b":
+        raise ValueError(f"condition must be a bool tensor, got dtype {c.dtype}")
+    xp = array_module(c)
+    c_place = condition.place
+    if x is None and y is None:
+        return tuple(value_output(i.astype(int64), "nonzero", condition) for i in xp.nonzero(c))
+    if x is None or y is None:
+        raise ValueError("where needs both x and y, or neither")
+    # paddle makes numbers tensors here (float32, int64) and mixes x and y strictly: an int64
+    # tensor with 0.5 is refused, a float32 one with 0 too
+    x, y = (v if isinstance(v, Tensor) else to_tensor(operand(v), place=c_place) for v in (x, y))
+    xa, ya = promoted(x, y, "where", strict=True)
+    mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
+
+    def backward(g: Any) -> tuple:
+        zero = xp.zeros((), dtype=g.dtype)
+        return (grad_for(xp.where(c, g, zero), mx) if mx else None,
+                grad_for(xp.where(c, zero, g), my) if my else None)
+    return op_output(xp.where(c, xa, ya), backward, x, y)
+
+
+def _order(a: Any, axis: int, descending: bool) -> Any:
+    """The stable argsort of `a` along `axis`; descending keeps equal elements in their original
+    order too (as paddle's stable sort and its topk do)."""
+    xp = array_module(a)
+    if not descending:
+        return xp.argsort(a, axis=axis, kind="stable")
+    backwards = xp.argsort(xp.flip(a, axis), axis=axis, kind="stable")
+    return (a.shape[axis] - 1) - xp.flip(backwards, axis)
+
+
+def _inverse(order: Any, axis: int) -> Any:
+    """The permutation that undoes `order` along `axis`."""
+    return array_module(order).argsort(order, axis=axis, kind="stable")
+
+
+def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The int64 indices that sort x along `axis` (always stable here; ``stable`` is accepted)."""
+    x = as_tensor(x)
+    a = x._array
+    ax = axis_arg(axis, a.ndim)
+    return value_output(_order(a, ax, descending).astype(int64), "argsort", x)
+
+
+def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """x sorted along `axis` (stably); the gradient goes back to where each value came from."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    ax = axis_arg(axis, a.ndim)
+    order = _order(a, ax, descending)
+    return op_output(xp.take_along_axis(a, order, axis=ax),
+                     lambda g: (xp.take_along_axis(g, _inverse(order, ax), axis=ax),), x)
+
+
+def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
+         sorted: bool = True) -> Tuple[Tensor, Tensor]:  # noqa: A002 - paddle's name
+    """The k largest (``largest=False``: smallest) values along `axis` (default: the last) and
+    their int64 indices; equal values come in their original order. Always sorted."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    ax = axis_arg(-1 if axis is None else axis, a.ndim)
+    k = int(k.item() if isinstance(k, Tensor) else k)
+    n = a.shape[ax] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}] (the size of axis {ax}), got {k}")
+    order = _order(a, ax, largest)
+    lead = (slice(None),) * ax
+    picked = order[lead + (slice(0, k),)]
+
+    def backward(g: Any) -> tuple:
+        rest = list(g.shape)
+        rest[ax] = n - k
+        whole = xp.concatenate([g, xp.zeros(rest, dtype=g.dtype)], axis=ax)
+        return (xp.take_along_axis(whole, _inverse(order, ax), axis=ax),)
+    values = op_output(xp.take_along_axis(a, picked, axis=ax), backward, x)
+    return values, value_output(picked.astype(int64), "topk", x)
+
+
+def gather(x: Tensor, index: Any, axis: Any = None) -> Tensor:
+    """The slices of x at `index` (integers; a 2-d [N, 1] index is read as 1-d) along `axis`
+    (default 0); a 0-d index drops the axis. Repeated indices add up their gradients."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    ax = 0 if axis is None else axis_arg(axis, a.ndim)
+    idx = to_module(as_tensor(index)._array, xp)
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"index must hold integers (int32 or int64), got dtype {idx.dtype}")
+    if idx.ndim > 1:
+        idx = idx.reshape(-1)
+    n = a.shape[ax]
+    if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
+        raise IndexError(f"index holds values out of range for axis {ax} of size {n}: "
+                         f"min {int(idx.min())}, max {int(idx.max())}")
+    at = (slice(None),) * ax + (idx,)
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(a.shape, dtype=g.dtype)
+        scatter_add(z, at, g)
+        return (z,)
+    return op_output(xp.take(a, idx, axis=ax), backward, x)
+
+
+for _name, _fn in {"where": where, "sort": sort, "argsort": argsort, "topk": topk,
+                   "gather": gather}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
