@@ -92,7 +92,9 @@ def save(obj: Any, path: "os.PathLike[str] | str") -> None:
                 zf.writestr(_MANIFEST, json.dumps(manifest))
                 for i, arr in enumerate(arrays):
                     with zf.open(f"{i}.npy", "w", force_zip64=True) as entry:
-                        np.lib.format.write_array(entry, np.ascontiguousarray(arr), allow_pickle=False)
+                        # np.ascontiguousarray would make a 0-d array 1-d
+                        np.lib.format.write_array(entry, arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
+                                                  allow_pickle=False)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

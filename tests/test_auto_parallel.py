@@ -90,6 +90,10 @@ def test_each_transition_uses_the_collective_it_needs():
 
 
 # -- distributed tensors in one process ------------------------------------------------------
+def test_a_trailing_replicate_beyond_the_mesh_is_dropped_as_paddle_does():
+    assert dist.shard_tensor(np.ones(4), ONE, [Shard(0), Replicate()]).placements == [Shard(0)]
+
+
 def test_shard_tensor_keeps_the_whole_shape_and_a_parameter_s_identity():
     t = dist.shard_tensor(np.arange(12.0).reshape(3, 4), ONE, [Shard(1)], dtype="float32")
     assert t.shape == [3, 4] and t._local_shape == [3, 4] and t.placements == [Shard(1)]
@@ -112,7 +116,9 @@ def test_autograd_flows_through_shard_tensor_and_reshard():
 
 
 @pytest.mark.parametrize("call, error, words", [
-    (lambda: dist.shard_tensor(np.ones(4), ONE, [Shard(0), Replicate()]), ValueError,
+    # a trailing Replicate() beyond the mesh is dropped (paddle's own save_state_dict example has
+    # one); anything else beyond it is refused
+    (lambda: dist.shard_tensor(np.ones(4), ONE, [Replicate(), Shard(0)]), ValueError,
      ["placements has 2 entries", "mesh has 1 dimension"]),
     (lambda: dist.shard_tensor(np.ones((2, 2)), ONE, [Shard(2)]), ValueError,
      ["placements[0] is Shard(dim=2)", "2 dimension(s)"]),

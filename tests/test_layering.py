@@ -34,7 +34,8 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.grad_ops")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
-                  "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel")),
+                  "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
+                  "pycoll.distributed.checkpoint")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use

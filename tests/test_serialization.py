@@ -24,6 +24,7 @@ def test_round_trip_of_nested_objects(tmp_path):
         "nested": [1, 2.5, "text", None, True, (pycoll.ones([2], "float64"), {"k": 3})],
         7: "int key",
         "scalar": np.float32(1.5),
+        "loss": pycoll.to_tensor(2.5),  # a 0-d tensor comes back 0-d
     }
     path = tmp_path / "obj.pdparams"
     pycoll.save(obj, path)
@@ -36,6 +37,7 @@ def test_round_trip_of_nested_objects(tmp_path):
     inner = got["nested"][5]
     assert isinstance(inner, tuple) and isinstance(inner[0], pycoll.Tensor) and inner[1] == {"k": 3}
     assert got[7] == "int key" and got["scalar"] == np.float32(1.5)
+    assert got["loss"].shape == [] and float(got["loss"]) == 2.5
     numpy_only = pycoll.load(path, return_numpy=True)
     assert isinstance(numpy_only["w"], np.ndarray)
 

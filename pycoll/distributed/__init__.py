@@ -49,6 +49,10 @@ def __getattr__(name: str):
         from pycoll.distributed import dataset
 
         return getattr(dataset, name)
+    if name in ("save_state_dict", "load_state_dict", "load_merged_state_dict"):  # distributed checkpoints
+        from pycoll.distributed import checkpoint
+
+        return getattr(checkpoint, name)
     if name in ("group_sharded_parallel", "save_group_sharded_model"):  # paddle's dist.<name> too
         from pycoll.distributed import sharding
 

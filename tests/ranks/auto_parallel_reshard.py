@@ -87,7 +87,7 @@ def check_bad_input(mesh):
     x = dist.shard_tensor(np.ones((4, 4), np.float32), mesh, [S0] + [R] * (mesh.ndim - 1))
     other = ProcessMesh(mesh.process_ids[::-1], dim_names=["z"])
     expect(ValueError, ["reshard", "mesh"], dist.reshard, x, other, [R])
-    expect(ValueError, ["placements", "mesh has"], dist.reshard, x, mesh, [R] * (mesh.ndim + 1))
+    expect(ValueError, ["placements", "mesh has"], dist.reshard, x, mesh, [R] * mesh.ndim + [Shard(0)])
     expect(ValueError, ["placements[0]", "Shard(dim=2)", "2 dimension"], dist.reshard, x, mesh, [Shard(2)])
     expect(TypeError, ["dist_tensor"], dist.reshard, np.ones(3), mesh, [R])
     expect(NotImplementedError, ["MAX", "gradient"], dist.reshard,

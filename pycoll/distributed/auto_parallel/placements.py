@@ -108,10 +108,12 @@ def check_placements(placements: Any, mesh: "ProcessMesh", ndim: int, shape: Seq
     if not isinstance(placements, (list, tuple)):
         raise TypeError(f"{arg} must be a list of dist.Shard / dist.Replicate / dist.Partial, got "
                         f"{type(placements).__name__}")
-    if len(placements) > mesh.ndim:
+    extra = list(placements[mesh.ndim:])
+    if extra and not all(isinstance(p, Replicate) for p in extra):
         raise ValueError(f"{arg} has {len(placements)} entries {list(placements)} but the mesh has "
                          f"{mesh.ndim} dimension(s) {mesh.dim_names}: give at most one placement per "
                          f"mesh dimension")
+    placements = placements[:mesh.ndim]  # paddle drops trailing Replicate()s the mesh has no dimension for
     out: List[Placement] = []
     for i, p in enumerate(placements):
         if not isinstance(p, Placement):
