@@ -14,7 +14,7 @@ given collective with the same ``blocking`` (``PYCOLL_CHECK=1`` compares it).
 from __future__ import annotations
 
 import itertools
-from typing import Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -48,13 +48,19 @@ BOOL_OPS = {ReduceOp.SUM: MPI.LOR, ReduceOp.MAX: MPI.LOR, ReduceOp.MIN: MPI.LAND
 REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 
+# MPI has no 16-bit floats: they are reduced as float32 and rounded back once, at the end
+HALVES = ("float16", "bfloat16")
+
+
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     """Why ``op`` cannot reduce ``dtype`` on this engine, or None when it can."""
     if not is_reduce_op(op):
         return not_a_reduce_op(op)
+    if dtype.name in HALVES:
+        return None
     if dtype not in MPI_TYPES:
         return (f"dtype {dtype} cannot be reduced by the cpu (MPI) backend; "
-                f"reducible dtypes: {', '.join(REDUCIBLE_DTYPES)}")
+                f"reducible dtypes: {', '.join(REDUCIBLE_DTYPES + HALVES)}")
     if op in (ReduceOp.MAX, ReduceOp.MIN) and dtype.kind == "c":
         return f"{op_name(op)} is not defined for complex dtype {dtype}"
     if op == ReduceOp.AVG and dtype.kind not in "fc":
@@ -65,10 +71,12 @@ def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
 class Reduction:
     """How to run one (dtype, op) reduction: MPI datatype, MPI op, and whether to average."""
 
-    __slots__ = ("mpitype", "mpiop", "average")
+    __slots__ = ("mpitype", "mpiop", "average", "wide")
 
     def __init__(self, dtype: np.dtype, op: int):
-        self.mpitype = MPI_TYPES[dtype]
+        # a 16-bit float is reduced as float32 (``wide``: that reduction), rounded back at the end
+        self.wide = Reduction(np.dtype(np.float32), op) if dtype.name in HALVES else None
+        self.mpitype = MPI.FLOAT if self.wide else MPI_TYPES[dtype]
         self.mpiop = BOOL_OPS[op] if dtype.kind == "b" else MPI_OPS[op]
         self.average = op == ReduceOp.AVG
 
@@ -134,8 +142,28 @@ class MPIBackend:
         size = self.size
         return lambda: np.divide(arr, size, out=arr)
 
+    def _widened(self, method: Callable[..., Optional[MPIRequest]], result: np.ndarray, blocking: bool,
+                 *arrays: np.ndarray, **kwargs: Any) -> Optional[MPIRequest]:
+        """``method`` run on float32 copies of 16-bit ``arrays`` (the first receives; ``result``,
+        one of them, gets the rounded-back values when it completes). The copies live in the
+        request until then."""
+        wide = [a.astype(np.float32) for a in arrays]
+        target = wide[[a is result for a in arrays].index(True)]
+
+        def narrow() -> None:
+            result[...] = target
+
+        request = method(*wide, plan=kwargs.pop("plan").wide, blocking=blocking, **kwargs)
+        if request is None:
+            narrow()
+            return None
+        average = request._then
+        return self._start(request._request, narrow if average is None else lambda: (average(), narrow()))
+
     def all_reduce(self, arr: np.ndarray, plan: Reduction, blocking: bool,
                    seq: int = 0) -> Optional[MPIRequest]:
+        if plan.wide is not None:
+            return self._widened(self.all_reduce, arr, blocking, arr, plan=plan)
         if blocking:  # the hot path: no closures, no request object
             self.comm.Allreduce(MPI.IN_PLACE, [arr, plan.mpitype], plan.mpiop)
             if plan.average:
@@ -146,6 +174,8 @@ class MPIBackend:
 
     def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool,
                seq: int = 0) -> Optional[MPIRequest]:
+        if plan.wide is not None:  # (a rank that is not the root gets its own values back)
+            return self._widened(self.reduce, arr, blocking, arr, plan=plan, root=root)
         buf, mine = [arr, plan.mpitype], self.rank == root
         args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
         then = self._average(arr, plan) if mine else None
@@ -159,6 +189,8 @@ class MPIBackend:
     def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction,
                        blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         """``send`` holds ``size`` blocks of ``out.size`` elements; block i is reduced into rank i."""
+        if plan.wide is not None:
+            return self._widened(self.reduce_scatter, out, blocking, out, send, plan=plan)
         args = ([send, plan.mpitype], [out, plan.mpitype], plan.mpiop)
         if not blocking:
             return self._start(self.comm.Ireduce_scatter_block(*args), self._average(out, plan))

@@ -82,6 +82,28 @@ for op, want in ((dist.ReduceOp.SUM, [True, False, True, False]), (dist.ReduceOp
     check(b, want, f"all_reduce of booleans, {op}")
 expect(TypeError, ["AVG"], dist.all_reduce, xp.asarray(flags), op=dist.ReduceOp.AVG)
 
+# -- 16-bit floats (the MPI engine reduces them as float32, NCCL natively) ---------------------
+halves = [np.float16]
+try:
+    import ml_dtypes
+    halves.append(ml_dtypes.bfloat16)
+except ImportError:  # the test extra brings ml_dtypes; without it bfloat16 has no NumPy dtype
+    pass
+for half in halves:
+    for op, want in ((dist.ReduceOp.SUM, sum(range(1, n + 1))), (dist.ReduceOp.AVG, (n + 1) / 2),
+                     (dist.ReduceOp.MAX, n)):
+        for sync in (True, False):
+            h = xp.full(3, rank + 1, dtype=half)
+            dist.all_reduce(h, op=op, sync_op=sync).wait()
+            assert h.dtype == np.dtype(half), h.dtype
+            check(h.astype(np.float32), [want] * 3, f"all_reduce of {np.dtype(half).name}, {op}, sync={sync}")
+    h = xp.full(2, rank + 1, dtype=half)
+    dist.reduce(h, dst=0)
+    check(h.astype(np.float32), [sum(range(1, n + 1)) if rank == 0 else rank + 1] * 2, f"reduce of {half}")
+    h = xp.zeros(2, dtype=half)
+    dist.reduce_scatter(h, [xp.full(2, rank + j, dtype=half) for j in range(n)])
+    check(h.astype(np.float32), [sum(r + rank for r in range(n))] * 2, f"reduce_scatter of {half}")
+
 # -- alltoall with a shape of its own per peer ---------------------------------------------------
 # rank r sends rank j a (j + 1, r + 1) block of 10r + j; an empty list gets the senders' shapes
 outs = []
