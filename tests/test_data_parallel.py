@@ -1,5 +1,4 @@
 """DataParallel, fused gradient averaging, the batch sampler and the seed examples."""
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +20,14 @@ def test_data_parallel_trains_like_one_process_on_the_global_batch(mode, nprocs)
     assert_ok(launch(nprocs, "dp_equivalence.py", mode), expect_lines=nprocs)
 
 
-def test_a_parameter_without_gradient_fails_naming_it_and_the_flag():
-    start = time.monotonic()
-    result = launch(2, "dp_equivalence.py", "unused_error")
+def test_parameters_without_gradient_are_reduced_after_backward_and_named_once():
+    """paddle trains a model with unused parameters without find_unused_parameters: so does
+    pycoll (their buckets go after backward, in bucket order on every rank), and it says so once."""
+    result = launch(2, "dp_equivalence.py", "unused_late")
     output = result.stdout + result.stderr
-    assert result.returncode != 0, output
-    assert "received no gradient" in output and "'branch.weight'" in output, output
-    assert "find_unused_parameters=True" in output
-    assert time.monotonic() - start < 30, "the job must end at once, not time out"
+    assert_ok(result, expect_lines=2)
+    assert output.count("received no gradient in this backward") == 2, output  # once per rank
+    assert "'branch.weight'" in output and "find_unused_parameters=True" in output
 
 
 def test_ranks_wrapping_different_models_get_a_clear_error():

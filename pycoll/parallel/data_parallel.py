@@ -21,11 +21,12 @@ class DataParallel(Layer):
     are then broadcast from the group's first rank. Gradients are all-reduced in buckets of at most
     ``comm_buffer_size`` MB (the last one, holding the earliest parameters, at most
     ``last_comm_buffer_size`` MB) while backward runs. ``find_unused_parameters=True`` lets a
-    step leave some parameters without gradient (they contribute zeros); otherwise such a step
-    raises an error naming them. ``no_sync()`` accumulates gradients locally. ``comm_dtype``
+    step leave some parameters without gradient (they contribute zeros); without it such a step
+    still trains (as in paddle): their buckets are reduced after backward, without overlap, and
+    a warning names them once. ``no_sync()`` accumulates gradients locally. ``comm_dtype``
     ('float16' or 'bfloat16') compresses gradients on the wire: buckets are cast by the flatten
-    kernel and cast back after the all-reduce (off by default; the backend must be able to
-    reduce that dtype, as NCCL can). ``strategy`` is accepted for paddle compatibility; the
+    kernel and cast back after the all-reduce (off by default; NCCL only: the CPU engine reduces
+    16-bit floats as float32, where it would save nothing, and refuses it). ``strategy`` is accepted for paddle compatibility; the
     group defines the ranks. With one rank nothing is communicated (as in paddle).
     """
 
@@ -102,10 +103,11 @@ def _comm_dtype(name: Optional[str], group: Optional[dist.Group]) -> Optional[An
         dtype = np.dtype(name)  # bfloat16 is known to NumPy through ml_dtypes, which CuPy brings
     except TypeError:
         dtype = None
-    if dtype is None or not dist.can_reduce(dtype, dist.ReduceOp.SUM, group):
-        backend = (group or dist.get_group(0)).backend_name
+    backend = (group or dist.get_group(0)).backend_name
+    if dtype is None or backend == "cpu" or not dist.can_reduce(dtype, dist.ReduceOp.SUM, group):
+        # the cpu (MPI) engine reduces 16-bit floats as float32: compressing would save nothing
         raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by the {backend} "
-                         f"backend; leave comm_dtype=None there")
+                         f"backend in 16 bits; leave comm_dtype=None there")
     return dtype
 
 

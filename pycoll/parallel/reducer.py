@@ -27,6 +27,7 @@ import numpy as np
 
 import pycoll.distributed as dist
 from pycoll import autograd, kernels
+from pycoll._logging import logger
 from pycoll.parallel.buckets import assign_buckets
 from pycoll.parallel.segments import Segments
 
@@ -80,6 +81,7 @@ class Reducer:
         self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
         self._used_task: Optional[Any] = None
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
+        self._warned_late = False  # said once that some parameters got no gradient (see _finish)
         self._index_in_group = group.rank if group is not None else dist.get_rank()
         self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
 
@@ -190,12 +192,21 @@ class Reducer:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
         self._started = False
         self._active = False
+        late = set()
         if self._next_bucket < len(self.buckets):
-            missing = [name for name, ready in zip(self.names, self._ready) if not ready]
-            raise RuntimeError(
-                "DataParallel: these parameters received no gradient in this backward, so their "
-                f"gradients cannot be reduced: {missing}. If the model does not use every parameter "
-                "in every step, wrap it with DataParallel(..., find_unused_parameters=True).")
+            # parameters this backward did not reach (find_unused_parameters=False): their buckets
+            # go now, still in bucket order on every rank, so the ranks' collectives pair up
+            # whatever each one used; a parameter no rank used keeps no gradient (paddle's)
+            late = {id(p) for p, ready in zip(self.params, self._ready) if not ready and p.grad is None}
+            if not self._warned_late:
+                self._warned_late = True
+                missing = [name for name, ready in zip(self.names, self._ready) if not ready]
+                logger.warning("DataParallel: parameters %s received no gradient in this backward; their "
+                               "buckets were reduced after it, without overlap. If that is expected, pass "
+                               "find_unused_parameters=True", missing[:8])
+            while self._next_bucket < len(self.buckets):
+                self._launch(self.buckets[self._next_bucket])
+                self._next_bucket += 1
         used = None
         if self._used_task is not None:
             self._used_task.wait()
@@ -215,6 +226,9 @@ class Reducer:
                         p.grad = self._zeros(p) if globally_used else None
                     targets.append(p.grad.array if p.grad is not None else self._zeros(p))
                 kernels.unflatten(b.buffer, targets)
+                for p in b.params:
+                    if id(p) in late and not bool(self._xp.any(p.grad.array)):
+                        p.grad = None  # no rank used it: it keeps the None it had
             self.stats["unflatten_s"] += time.perf_counter() - start
 
     def _keep_pieces(self, bucket: Bucket) -> None:
