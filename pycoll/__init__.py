@@ -49,10 +49,10 @@ def disable_static(place: Any = None) -> None:
 
 # ---- data parallelism (over pycoll.distributed), imported on first use ----
 # `import pycoll` (and so `import pycoll.tensor` or `import pycoll.nn`) must not load the distributed
-# side (mpi4py, the engines), so `pycoll.DataParallel` and `pycoll.io` are module attributes that
-# import on first access (PEP 562); `from pycoll import DataParallel, io` and `import pycoll.io`
-# work as before.
-_LAZY = ("DataParallel", "io")
+# side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
+# module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
+# and `import pycoll.io` work as before.
+_LAZY = ("DataParallel", "io", "distributed")
 
 
 def __getattr__(name: str) -> Any:
@@ -60,6 +60,8 @@ def __getattr__(name: str) -> Any:
         from pycoll.parallel import DataParallel as value
     elif name == "io":
         import pycoll.io as value
+    elif name == "distributed":  # `import paddle; paddle.distributed.init_parallel_env()`
+        import pycoll.distributed as value
     else:
         raise AttributeError(f"module 'pycoll' has no attribute {name!r}")
     globals()[name] = value  # found directly from now on

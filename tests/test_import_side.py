@@ -48,6 +48,11 @@ def test_dataparallel_and_io_resolve_on_first_use():
                               "import pycoll.io\n"
                               "assert io is pycoll.io and io.DistributedBatchSampler")
     assert "pycoll.io" in found["loaded"]
+    found = fresh_interpreter("import pycoll\n"  # paddle's `import paddle; paddle.distributed.<...>`
+                              "first = pycoll.distributed\n"
+                              "import pycoll.distributed as dist\n"
+                              "assert first is dist and first.get_world_size() == 1")
+    assert "pycoll.distributed" in found["loaded"]
 
 
 def test_an_unknown_attribute_of_pycoll_is_still_an_attribute_error():
@@ -55,4 +60,4 @@ def test_an_unknown_attribute_of_pycoll_is_still_an_attribute_error():
 
     with pytest.raises(AttributeError, match="module 'pycoll' has no attribute 'no_such_name'"):
         pycoll.no_such_name
-    assert {"DataParallel", "io"} <= set(dir(pycoll))
+    assert {"DataParallel", "io", "distributed"} <= set(dir(pycoll))
