@@ -3,7 +3,7 @@ operands, reading axis arguments and index arguments, and giving an op's output 
 autograd graph (`op_output`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -38,11 +38,27 @@ def value_output(array: Any, name: str, *operands: Any, **facts: Any) -> Tensor:
     return out
 
 
+# callables an op's Tensor operands pass through before it computes (auto-parallel: a Partial
+# value becomes whole, as paddle reshards it); see add_input_hook
+_input_hooks: List[Callable[[Tensor], Tensor]] = []
+
+
+def add_input_hook(hook: Callable[[Tensor], Tensor]) -> None:
+    """Let ``hook(tensor) -> tensor`` see (and replace) every Tensor operand of the ops."""
+    _input_hooks.append(hook)
+
+
+def _prepared(t: Tensor) -> Tensor:
+    for hook in _input_hooks:
+        t = hook(t)
+    return t
+
+
 def operand(v: Any) -> Any:
     """An op's operand: a Tensor stays, a Python or NumPy scalar becomes a Python number, arrays
     and lists become Tensors; TypeError otherwise."""
     if isinstance(v, Tensor):
-        return v
+        return _prepared(v) if _input_hooks else v
     if isinstance(v, np.generic):  # before float: numpy.float64 subclasses float
         return v.item()
     if isinstance(v, (bool, int, float)):
@@ -55,7 +71,7 @@ def operand(v: Any) -> Any:
 def as_tensor(x: Any) -> Tensor:
     """x itself if it is a Tensor, else x converted (arrays, lists); TypeError otherwise."""
     if isinstance(x, Tensor):
-        return x
+        return _prepared(x) if _input_hooks else x
     if is_array(x) or isinstance(x, (list, tuple, int, float)):
         return to_tensor(x)
     raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")

@@ -242,7 +242,11 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
     out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype))
-    return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept), shape),), x)
+
+    def backward(g: Any) -> tuple:
+        return (xp.broadcast_to(g.reshape(kept), shape),)
+    backward.__pycoll_op__ = {"name": "sum", "axes": axes}  # type: ignore[attr-defined]  # for placements
+    return op_output(out, backward, x)
 
 
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
@@ -256,7 +260,11 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
     out = a.mean(axis=axes, keepdims=keepdim)
     if a.dtype.kind in "iu":
         out = out.astype(a.dtype)
-    return op_output(out, lambda g: (xp.broadcast_to(g.reshape(kept) / count, shape),), x)
+
+    def backward(g: Any) -> tuple:
+        return (xp.broadcast_to(g.reshape(kept) / count, shape),)
+    backward.__pycoll_op__ = {"name": "mean", "axes": axes}  # type: ignore[attr-defined]  # for placements
+    return op_output(out, backward, x)
 
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
@@ -269,7 +277,7 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     def backward(g: Any) -> tuple:
         mask = a == full  # ties share the gradient equally
         return (g.reshape(kept) * mask / mask.sum(axis=axes, keepdims=True, dtype=g.dtype),)
-    backward.__pycoll_op__ = {"name": reduce}  # type: ignore[attr-defined]  # its name: max or min
+    backward.__pycoll_op__ = {"name": reduce, "axes": axes}  # type: ignore[attr-defined]  # for placements
     return op_output(full if keepdim else full.reshape([n for i, n in enumerate(a.shape)
                                                      if axes is not None and i not in axes]),
                   backward, x)
@@ -289,7 +297,7 @@ def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False) -> Tens
     out = a.argmax(axis=axis)
     if keepdim and axis is not None:
         out = array_module(a).expand_dims(out, axis)
-    return value_output(out.astype(int64), "argmax", x, kept=kept_shape(a.shape, normalize_axes(axis, a.ndim)))
+    return value_output(out.astype(int64), "argmax", x, axes=normalize_axes(axis, a.ndim))
 
 
 # ---- methods and operators (tensor.py imports no op module: the ops attach themselves) ------

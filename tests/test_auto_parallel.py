@@ -402,7 +402,7 @@ def test_ops_on_distributed_tensors_give_paddle_s_placements_and_whole_values_or
     assert_ok(launch(nprocs, "auto_parallel_ops.py", timeout=120), expect_lines=nprocs)
 
 
-@pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("hybrid", 4)])
+@pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("mp", 2), ("hybrid", 4)])
 def test_an_eager_loop_on_a_split_batch_trains_like_one_process(setup, nprocs):
     assert_ok(launch(nprocs, "auto_parallel_eager.py", setup, timeout=120), expect_lines=nprocs)
 

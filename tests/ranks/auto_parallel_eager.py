@@ -6,6 +6,8 @@ on the whole batch, on every rank.
     dp      2 ranks, mesh [0, 1] ("dp"): a plain layer (its parameters never made distributed),
             AdamW; a mean loss, a sum loss, a mean loss plus an L2 penalty of the parameters;
             batches from shard_dataloader and from shard_tensor
+    mp      2 ranks, mesh [0, 1]: paddle's tutorial MLP, its weights cut and used by matmul, on
+            the whole batch; then Linears cut along the dimension that splits the batch
     hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
             along "mp", each batch split along "dp"; then with ShardingStage1 over "dp", and the
             same through dist.parallelize (ColWiseParallel, RowWiseParallel, sharding_level 1)
@@ -45,8 +47,9 @@ class MLP(nn.Layer):
 LOSSES = {
     "mean": (lambda m, x, y: F.mse_loss(m(x), y), ReduceType.kRedAvg),
     "sum": (lambda m, x, y: F.mse_loss(m(x), y, reduction="sum"), ReduceType.kRedSum),
+    # a sum with a Partial value makes it whole first (paddle's): the loss is Replicate
     "mean+l2": (lambda m, x, y: F.mse_loss(m(x), y) + 0.01 * sum((p * p).sum() for p in m.parameters()),
-                ReduceType.kRedAvg),
+                None),
 }
 
 
@@ -69,7 +72,7 @@ def train(model, batches, loss_fn, wrap=None):
     return losses, [whole(p) for p in model.parameters()], placements, state
 
 
-def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None):
+def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None, loss_placements=None):
     """Train ``model`` on ``batches`` (optimizer ``wrap``ped) and ``reference`` in one process;
     ``state_placements`` maps parameter names to the placements their moments must have."""
     loss_fn, reduce_type = LOSSES[loss_kind]
@@ -93,7 +96,7 @@ def compare(what, model, reference, batches, loss_kind, wrap=None, state_placeme
     for p, ref in zip(params, ref_params):
         np.testing.assert_allclose(p, ref, **TOL, err_msg=f"{what}: parameters")
     mesh_ndim = len(placements)
-    want = [Partial(reduce_type)] + [Replicate()] * (mesh_ndim - 1)
+    want = loss_placements or [Partial(reduce_type) if reduce_type is not None else Replicate()] + [Replicate()] * (mesh_ndim - 1)
     if placements != want:
         raise AssertionError(f"{what}: the loss's placements are {placements}, paddle's {want}")
 
@@ -133,6 +136,46 @@ def dp():
     pycoll.seed(1)
     reference = MLP()
     compare("shard_dataloader", copy.deepcopy(reference), reference, loader(), "mean")
+
+
+class TutorialMLP(nn.Layer):
+    """paddle's auto-parallel tutorial: the weights cut for model parallelism, used by matmul."""
+
+    def __init__(self, mesh=None):
+        super().__init__()
+        self.w0 = self.create_parameter([IN, HIDDEN])
+        self.w1 = self.create_parameter([HIDDEN, OUT])
+        if mesh is not None:
+            self.w0 = dist.shard_tensor(self.w0, mesh, [Shard(1)])
+            self.w1 = dist.shard_tensor(self.w1, mesh, [Shard(0)])
+
+    def forward(self, x):
+        return pycoll.matmul(F.relu(pycoll.matmul(x, self.w0)), self.w1)
+
+
+def mp():
+    mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
+    pycoll.seed(2)
+    reference = TutorialMLP()
+    model = TutorialMLP(mesh)
+    model.w0.set_value(reference.w0)  # the whole values: each rank keeps its block
+    model.w1.set_value(reference.w1)
+    whole = [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)]
+    compare("matmul by cut weights", model, reference, whole, "mean", loss_placements=[Replicate()])
+
+    # a Linear cut along the very mesh dimension that splits the batch: the batch is made whole
+    # there first (paddle's reshard), the layer computes as column / row parallel, and its result
+    # is split back like the batch
+    pycoll.seed(1)
+    reference = MLP()
+    model = copy.deepcopy(reference)
+
+    def shard_fn(name, layer, process_mesh):
+        if name in ("fc1", "fc2"):
+            layer.weight = dist.shard_tensor(layer.weight, process_mesh, [Shard(1 if name == "fc1" else 0)])
+
+    dist.shard_layer(model, mesh, shard_fn)
+    compare("a Linear cut along the batch's dimension", model, reference, split(mesh, [Shard(0)]), "mean")
 
 
 def hybrid():
@@ -184,5 +227,5 @@ def hybrid():
 
 
 if __name__ == "__main__":
-    {"dp": dp, "hybrid": hybrid}[sys.argv[1]]()
+    {"dp": dp, "mp": mp, "hybrid": hybrid}[sys.argv[1]]()
     print(f"OK rank={dist.get_rank()}", flush=True)

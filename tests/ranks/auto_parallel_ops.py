@@ -33,6 +33,9 @@ def one_dim():
     mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
     x = dist.shard_tensor(A, mesh, [Shard(0)])
     cols = dist.shard_tensor(A, mesh, [Shard(1)])
+    layer = pycoll.nn.Linear(8, 3)
+    layer.weight.set_value(B)
+    cut = dist.shard_tensor(layer.weight, mesh, [Shard(1)])  # a DistParameter
     S0 = [Shard(0)]
     for what, t, want, where in [
         ("x * 2 + 1", x * 2 + 1, A * 2 + 1, S0),
@@ -70,24 +73,31 @@ def one_dim():
         ("cross_entropy", F.cross_entropy(x, dist.shard_tensor(LABELS, mesh, S0)),
          np.mean(np.log(np.exp(A).sum(1)) - A[np.arange(4), LABELS[:, 0]]), [AVG]),
         ("uneven rows * 2", dist.shard_tensor(np.arange(5.0), mesh, S0) * 2, np.arange(5.0) * 2, S0),
-        ("mean * 2 + 1", x.mean() * 2 + 1, A.mean() * 2 + 1, [AVG]),
-        ("sum / 4", x.sum() / 4, A.sum() / 4, [SUM]),
-        ("mean - mean", x.mean() - (x * 2).mean(), -A.mean(), [AVG]),
+        # an op on a Partial value computes from the whole (paddle reshards it to Replicate first)
+        ("mean * 2 + 1", x.mean() * 2 + 1, A.mean() * 2 + 1, [Replicate()]),
+        ("sum / 4", x.sum() / 4, A.sum() / 4, [Replicate()]),
+        ("mean - mean", x.mean() - (x * 2).mean(), -A.mean(), [Replicate()]),
+        ("a sum plus one", x.sum() + 1, A.sum() + 1, [Replicate()]),
+        ("a square of a mean", x.mean() ** 2, A.mean() ** 2, [Replicate()]),
+        ("a mean plus a sum", x.mean() + x.sum(), A.mean() + A.sum(), [Replicate()]),
+        ("rows minus their mean", x - x.mean(axis=0, keepdim=True), A - A.mean(0, keepdims=True), S0),
+        # attention's q @ k^T: both split alike along the batch
+        ("batched matmul", pycoll.matmul(x.reshape([0, 2, 4]), x.reshape([0, 2, 4]), transpose_y=True),
+         A.reshape(4, 2, 4) @ A.reshape(4, 2, 4).transpose(0, 2, 1), S0),
+        # a parameter cut for model parallelism, used outside a Linear: its placements hold
+        ("a cut weight, summed", cut.sum(), B.sum(), [SUM]),
+        ("by a cut weight", pycoll.matmul(pycoll.to_tensor(A), cut), A @ B, [Shard(1)]),
         ("replicated * 2", dist.shard_tensor(A, mesh, [Replicate()]) * 2, A * 2, [Replicate()]),
     ]:
         same(t, want, where, what)
     for what, call, words in [
         # [2, 8]: the local rows' shape, so NumPy would multiply every rank's rows by the same two
         ("a whole operand spanning the split", lambda: x * pycoll.to_tensor(A[:2]), ["multiply", "spans the split"]),
-        ("split and partial", lambda: x - x.mean(axis=0, keepdim=True), ["subtract", "split and another partial"]),
         ("rows sliced", lambda: x[1:3], ["indexing", "split dimension whole"]),
         ("concat along the split", lambda: pycoll.concat([x, x], axis=0), ["concat"]),
         ("softmax along the split", lambda: F.softmax(x, axis=0), ["softmax along the split"]),
         ("argmax over the split", lambda: x.argmax(axis=0), ["argmax over the split"]),
-        ("a sum plus one", lambda: x.sum() + 1, ["add of a Partial", "Replicate first"]),
-        ("a square of a mean", lambda: x.mean() ** 2, ["pow of a Partial"]),
         ("an op without a rule", lambda: pycoll.cumsum(x, axis=1), ["cumsum: no rule for split inputs"]),
-        ("a mean plus a sum", lambda: x.mean() + x.sum(), ["different reductions"]),
         ("a max differentiated", lambda: dist.shard_tensor(A, mesh, S0, stop_gradient=False).max(),
          ["cannot differentiate max"]),
     ]:

@@ -23,7 +23,7 @@ from pycoll import _graph
 from pycoll._printing import format_body
 from pycoll.device import place_of, place_str
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
-from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
+from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate, check_placements
 from pycoll.distributed.auto_parallel.transitions import (describe, gradient_placements, local_block,
                                                           plan, transition)
 from pycoll.nn import Parameter
@@ -68,6 +68,27 @@ class _Distributed:
     @grad.setter
     def grad(self, value: Any) -> None:
         Tensor.grad.fset(self, value._local_value() if is_dist_tensor(value) else value)
+
+    def seed_grad(self, grad_tensor: Any) -> Any:
+        """A backward from this tensor starts from the whole value's derivative with respect to
+        this rank's piece: divided by the ranks a Partial(AVG) value averages."""
+        g = Tensor.seed_grad(self, grad_tensor)
+        ranks = np.prod([n for p, n in zip(self.placements, self.process_mesh.shape)
+                         if p.is_partial() and p.reduce_type() == ReduceOp.AVG], dtype=np.int64)
+        return g / ranks if ranks > 1 else g
+
+    def set_value(self, value: Any) -> None:
+        """paddle's: ``value`` is the whole tensor's (this rank keeps its block), or this rank's
+        piece (a distributed tensor of the same placements: its piece)."""
+        if is_dist_tensor(value):
+            value = value._local_value()
+        arr = value._array if isinstance(value, Tensor) else value
+        if not hasattr(arr, "shape"):
+            arr = np.asarray(arr, dtype=self._array.dtype)
+        if list(arr.shape) == self._global_shape != list(self._array.shape):
+            coord = self.process_mesh.coordinate()
+            arr = local_block(arr, self.process_mesh, self.placements, coord)
+        Tensor.set_value(self, arr)
 
     def _whole(self) -> Any:
         """The whole value's array on this rank (collective over the mesh unless Replicate)."""
@@ -219,12 +240,15 @@ def _reshard(x: Tensor, mesh: ProcessMesh, src: List[Placement], dst: List[Place
     if not x.stop_gradient and _graph.is_grad_enabled():
         gradient_placements(src, mesh)  # a Partial without a gradient fails now, not in backward
         gradient_placements(dst, mesh)
-    out = make_dist(transition(x._array, shape, mesh, src, dst), mesh, dst, shape)
+    moved = transition(x._array, shape, mesh, src, dst)
+    out = make_dist(moved.reshape(()) if not shape else moved, mesh, dst, shape)  # a 0-d tensor stays 0-d
+    local_in = x._array.shape
 
     def reshard_backward(g: Any) -> tuple:
         grad_dst, scale_out = gradient_placements(dst, mesh)
         grad_src, scale_in = gradient_placements(src, mesh)
         g = transition(g / scale_out if scale_out != 1.0 else g, shape, mesh, grad_dst, grad_src)
+        g = g.reshape(local_in) if not shape else g
         return (g * scale_in if scale_in != 1.0 else g,)
 
     reshard_backward.__pycoll_op__ = {  # what a program listing says of it (program.py)

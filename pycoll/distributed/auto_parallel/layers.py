@@ -20,7 +20,8 @@ import copy
 from typing import Any, Callable, List, Optional
 
 import pycoll.distributed as dist
-from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, shard_tensor
+from pycoll.distributed.auto_parallel import propagation
+from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, reshard, shard_tensor
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Tracer, comm_scope, current
@@ -65,7 +66,13 @@ class ShardedLinear:
     def __call__(self, x: Any) -> Tensor:
         x = x if isinstance(x, Tensor) else Tensor(x)
         group, layer = self.group, self.layer
-        with comm_scope(f"{self.mesh.dim_names[self.axis]!r} {group.ranks}"):
+        rows = None  # a batch split along the dimension the weight is cut along, to split the result back
+        if is_dist_tensor(x) and x.process_mesh == self.mesh and not x.placements[self.axis].is_replicated():
+            # split or partial along the dimension the weight is cut along: whole there first
+            if x.placements[self.axis].is_shard() and x.placements[self.axis].get_dim() < len(x.shape) - 1:
+                rows = list(x.placements)
+            x = reshard(x, self.mesh, [Replicate() if i == self.axis else p for i, p in enumerate(x.placements)])
+        with propagation.parameters_whole(), comm_scope(f"{self.mesh.dim_names[self.axis]!r} {group.ranks}"):
             if self.kind == "column":
                 bias = layer.bias
                 if bias is not None and not _is_block(bias, self.axis):
@@ -78,6 +85,8 @@ class ShardedLinear:
                 out = _mp_allreduce(F.linear(inner, layer.weight), group)
                 if layer.bias is not None:
                     out = out + layer.bias
+        if rows is not None and is_dist_tensor(out):
+            out = reshard(out, self.mesh, rows)
         if current() is not None:
             self.seen_input, self.seen_output = x, out
         return out

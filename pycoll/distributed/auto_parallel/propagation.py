@@ -6,9 +6,10 @@ distributed tensor with those placements. A batch split by rows across a mesh di
 (``shard_dataloader``'s batches, ``shard_tensor(x, mesh, [Shard(0)])``) stays split through
 elementwise ops, activations, matmul/linear, reshapes that keep its rows and indexing that takes
 them whole; a reduction over the split (a loss: ``mean``, ``sum``, ``cross_entropy``'s
-``reduction``) is ``Partial`` (AVG, SUM, MAX, MIN), and so are the linear ops on it
-(``loss * 0.5``, ``loss + penalty`` for an average); ops on Replicate inputs give Replicate. An
-op the rules cannot place is refused by name (``Refused``), never computed into a wrong whole.
+``reduction``) is ``Partial`` (AVG, SUM, MAX, MIN); an op on a Partial value first makes it
+whole (a reshard to Replicate, as paddle does: ``loss * 0.5``, ``loss + penalty``); ops on
+Replicate inputs give Replicate. An op the rules cannot place is refused by name (``Refused``),
+never computed into a wrong whole.
 Reading a distributed tensor (``numpy()``, ``item()``, ``float()``, printing) gives the whole
 value, as in paddle; it is collective over its mesh, like paddle's.
 
@@ -16,10 +17,11 @@ Gradients follow the same rules backward. Where a split tensor meets one that is
 that mesh dimension (a replicated parameter, or any tensor computed from parameters), the whole
 tensor's gradient is the sum of every rank's share: it is all-reduced over that dimension's
 group right there, in the op's backward (so each parameter ends with the gradient of the whole
-batch, exactly once); below a mean over the split it is averaged instead, and the split inputs'
-gradients are divided by the ranks. Parameters cut for model parallelism (the tensor-parallel
-Linears of ``shard_layer``) count as whole along the data dimension and are summed in the same
-way; their layers place their own results.
+batch, exactly once). A gradient held by a piece is the whole value's derivative with respect to
+that piece (reshard's convention): a backward from a Partial(AVG) value starts from 1/n on each
+rank (``DistTensor.seed_grad``). Parameters cut for model parallelism count as whole inside their
+own layers (``parameters_whole``: the tensor-parallel Linears of ``shard_layer`` compute with
+their pieces), and as distributed tensors everywhere else.
 
 It runs from the moment ``pycoll.distributed.auto_parallel`` is imported (``follow``), on ops
 that take a distributed tensor. DistModel, whose DataParallel already averages the gradients,
@@ -28,12 +30,12 @@ runs its step in ``local_only()``.
 from __future__ import annotations
 
 import contextlib
-import math
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pycoll import _graph
-from pycoll.distributed.auto_parallel.dtensor import DistTensor
-from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate
+from pycoll._tensor_ops import add_input_hook
+from pycoll.distributed.auto_parallel.dtensor import DistTensor, reshard
+from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate
 from pycoll.distributed.auto_parallel.program import describe_fn
 from pycoll.distributed.auto_parallel.spmd_rules import Refused, Seen, along, seen_along
 from pycoll.nn import Parameter
@@ -41,11 +43,36 @@ from pycoll.nn import Parameter
 _handle: Optional[_graph.RemovableHandle] = None
 _suspended = 0
 
+_params_whole = 0  # inside a model-parallel layer (layers.py): its cut parameters count as whole
+
+
 def follow() -> None:
     """Start following splits through ops (once)."""
     global _handle
     if _handle is None:
         _handle = _graph.add_record_hook(_on_record)
+        add_input_hook(_whole_partial)
+
+
+def _whole_partial(tensor: Any) -> Any:
+    """An op's operand that holds Partial values, resharded to its whole value first (paddle's
+    rule: the result of an op on a Partial value is computed from the whole)."""
+    placements = getattr(tensor, "placements", None)
+    if _suspended or placements is None or not any(p.is_partial() for p in placements):
+        return tensor
+    return reshard(tensor, tensor.process_mesh, [Replicate() if p.is_partial() else p for p in placements])
+
+
+@contextlib.contextmanager
+def parameters_whole() -> Iterator[None]:
+    """Within a model-parallel layer's forward, which computes with the pieces of its cut
+    parameters itself, those parameters count as whole tensors."""
+    global _params_whole
+    _params_whole += 1
+    try:
+        yield
+    finally:
+        _params_whole -= 1
 
 
 @contextlib.contextmanager
@@ -61,11 +88,11 @@ def local_only() -> Iterator[None]:
 
 
 def _placements(tensor: Any) -> Optional[List[Placement]]:
-    """``tensor``'s placements where they say where its values lie: a distributed tensor, or a
-    parameter replicated on its mesh; None for what is whole (a plain tensor; a parameter cut
-    for model parallelism, which its layer computes with: ``layers.py``)."""
+    """``tensor``'s placements: None for what is whole (a plain tensor; inside a model-parallel
+    layer, a parameter it cuts: ``parameters_whole``)."""
     placements = getattr(tensor, "placements", None)
-    if placements is None or (isinstance(tensor, Parameter) and not all(p.is_replicated() for p in placements)):
+    if placements is None or (_params_whole and isinstance(tensor, Parameter)
+                              and not all(p.is_replicated() for p in placements)):
         return None
     return placements
 
@@ -83,15 +110,21 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
     whole_shape = list(out_shape)
-    gradient_ops: Dict[int, int] = {}  # mesh axis -> how a whole input's gradient combines over it
-    averaged: List[int] = []  # mesh axes where a mean over the split divides the split inputs' gradients
+    summed: List[int] = []  # mesh axes over which a whole input's gradient is the sum of the ranks'
     for axis in range(mesh.ndim):
         seen = seen_along(inputs, axis, _placements)
         if all(s is None or s[1].is_replicated() for s in seen):
             continue
+        if name == "reshape" and any(t.shape[s[1].get_dim()] % mesh.shape[axis] for t, s in zip(inputs, seen)
+                                     if s is not None and s[1].is_shard()):
+            # its rule reads local sizes, which differ from rank to rank when the split is uneven
+            raise Refused(f"pycoll cannot place a reshape of a tensor split unevenly along mesh dimension "
+                          f"{mesh.dim_names[axis]!r}; reshard it to Replicate first")
         try:
             placement = along(name, backward, seen, out_shape)
         except Refused as exc:
+            if mesh.shape[axis] == 1:  # one rank along it: every piece is the whole
+                continue
             raise Refused(f"pycoll cannot place the result of {exc} (along mesh dimension {mesh.dim_names[axis]!r}); reshard "
                           f"the input to Replicate first (dist.reshard(t, mesh, [dist.Replicate()])), or compute "
                           f"it in dist.local_map") from None
@@ -103,14 +136,8 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
                 t is not None and not t.stop_gradient for t in inputs) and _graph.is_grad_enabled():
             raise Refused(f"pycoll cannot differentiate {name} across the split mesh dimension "
                           f"{mesh.dim_names[axis]!r}; reshard the input to Replicate first")
-        if mesh.shape[axis] == 1:
-            continue
-        if split:
-            gradient_ops[axis] = ReduceOp.AVG if placement == Partial(ReduceOp.AVG) else ReduceOp.SUM
-            if placement == Partial(ReduceOp.AVG):
-                averaged.append(axis)
-        elif placement.is_partial() and placement.reduce_type() in (ReduceOp.SUM, ReduceOp.AVG):
-            gradient_ops[axis] = placement.reduce_type()
+        if mesh.shape[axis] > 1 and (split or placement.is_partial()):
+            summed.append(axis)
     for out in outputs:
         _make_distributed(out, mesh, placements, whole_shape if out is outputs[0] else None)
     plans = {}
@@ -118,10 +145,9 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
         if t is None or t.stop_gradient:
             continue
         cut = {a for a, p in enumerate(_placements(t) or []) if not p.is_replicated()}
-        reduce = [(a, op) for a, op in gradient_ops.items() if a not in cut]
-        scale = 1.0 / math.prod(mesh.shape[a] for a in averaged if a in cut)
-        if reduce or scale != 1.0:
-            plans[i] = (reduce, scale)
+        axes = [a for a in summed if a not in cut]
+        if axes:
+            plans[i] = axes
     return _synchronised(backward, mesh, plans) if plans else backward
 
 
@@ -148,22 +174,19 @@ def _make_distributed(out: Any, mesh: Any, placements: List[Placement], whole_sh
     out._set_dist(mesh, placements, shape)
 
 
-def _synchronised(backward: Callable, mesh: Any, plans: Dict[int, Tuple[List[Tuple[int, int]], float]]) -> Callable:
-    """``backward`` with input i's gradient combined over the mesh axes of ``plans[i]`` (where
-    it is whole and the batch split) and scaled by its factor (where a mean divides it)."""
+def _synchronised(backward: Callable, mesh: Any, plans: Dict[int, List[int]]) -> Callable:
+    """``backward`` with input i's gradient summed over the mesh axes ``plans[i]``: where it is
+    whole and meets split or partial pieces, every rank's share is part of its gradient."""
     import pycoll.distributed as dist
 
     def synchronised_backward(g: Any) -> tuple:
         grads = list(backward(g))
-        for i, (reduce, scale) in plans.items():
+        for i, axes in plans.items():
             if grads[i] is None:
                 continue
-            if reduce:
-                combined = grads[i].copy()  # a writable buffer of its own (backwards may return views)
-                for axis, op in reduce:
-                    dist.all_reduce(combined, op=op, group=mesh.get_group(axis))
-                grads[i] = combined
-            if scale != 1.0:
-                grads[i] = grads[i] * scale
+            combined = grads[i].copy()  # a writable buffer of its own (backwards may return views)
+            for axis in axes:
+                dist.all_reduce(combined, group=mesh.get_group(axis))
+            grads[i] = combined
         return tuple(grads)
     return synchronised_backward

@@ -108,19 +108,13 @@ def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) 
 
 
 def _reduction(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+    """Over the axes the op names (the same on every rank, unlike the local sizes): a reduction
+    over the split dimension is Partial, one across it keeps the split (moved down past the
+    axes reduced before it, unless kept)."""
     kind = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
             "argmax": None}[name]
-    # the input's shape with 1 where reduced: in the backward's closure, or among the op's facts
-    kept = closure_value(backward, "kept") or getattr(backward, "__pycoll_op__", {}).get("kept")
-    candidates = {i for i, n in enumerate(kept) if n == 1}
-    sure = {i for i in candidates if shape[i] != 1}  # a dimension of size 1 may or may not be reduced
-    if len(out) < len(shape):
-        count = len(shape) - len(out)
-        reduced = candidates if len(candidates) == count else sure if len(sure) == count else None
-    else:
-        reduced = sure if d in sure or d not in candidates else candidates if len(candidates) == len(shape) else None
-    if reduced is None:
-        raise Refused(f"{name}: cannot tell whether the split dimension {d} (of one row here) is reduced")
+    axes = getattr(backward, "__pycoll_op__", {}).get("axes", ())
+    reduced = set(range(len(shape))) if axes is None else set(axes)
     if d in reduced:
         if name == "argmax":
             raise Refused("argmax over the split dimension")
@@ -135,10 +129,15 @@ def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
     xd = x[1].get_dim() if x and x[1].is_shard() else None
     yd = y[1].get_dim() if y and y[1].is_shard() else None
     x_k, y_k = len(xs) - 1, (0 if len(ys) == 1 else len(ys) - 2)
+    batches = max(len(xs) - 2, len(ys) - 2, 0)
     if xd is not None and yd is not None:
         if (xd, yd) == (x_k, y_k):
             return Partial(ReduceOp.SUM)  # each rank's product of its slices of the contraction
-        raise Refused("matmul: both operands split, other than along the contracted dimension")
+        at_x, at_y = xd + batches - (len(xs) - 2), yd + batches - (len(ys) - 2)
+        if xd < len(xs) - 2 and yd < len(ys) - 2 and at_x == at_y:
+            return Shard(at_x)  # the same batch dimension split alike (attention's q @ k^T)
+        raise Refused("matmul: both operands split, other than alike along a batch dimension or along "
+                      "the contracted one")
     if xd == x_k or yd == y_k:
         raise Refused("matmul: one operand split along the contracted dimension, the other whole")
     if yd is not None:
@@ -147,7 +146,6 @@ def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
         return Shard(len(out) - 1)
     if xd == len(xs) - 2:  # M: the rows
         return Shard(len(out) - (2 if len(ys) >= 2 else 1))
-    batches = max(len(xs) - 2, len(ys) - 2, 0)
     j = xd - (len(xs) - len(ys))  # the same batch dimension in y
     if 0 <= j < len(ys) - 2 and ys[j] != 1:
         raise Refused("matmul: a whole right operand's batch dimensions span the split dimension")
