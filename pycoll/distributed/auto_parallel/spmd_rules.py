@@ -4,8 +4,10 @@ values (``Partial``). The op has already run on the local pieces; a rule says wh
 result is a piece of. An op without a rule, or a case a rule cannot place, is refused by name
 (``Refused``) rather than given a wrong whole: reshard to Replicate first, or use local_map.
 
-Inputs are seen as (local shape, placement along the dimension); an input that is not a
-distributed data tensor (a parameter, a plain tensor, a Python number: None) is whole there.
+Inputs are seen as (local shape, placement along the dimension); a plain tensor is whole there,
+and so is, inside its own tensor-parallel Linear, a parameter that Linear cuts (see
+``propagation.parameters_whole``); a Python number is None. Partial inputs reach these rules only
+from ops that take no operand hook (autograd PyLayers): the others make them whole first.
 """
 from __future__ import annotations
 
