@@ -105,3 +105,12 @@ def test_gradient_merge_updates_every_k_steps_with_the_average_of_their_gradient
     strategy.gradient_merge_configs = {"k_steps": 0}
     with pytest.raises(ValueError, match="k_steps=0"):
         fleet.distributed_optimizer(opt, strategy)
+
+
+def test_the_model_parallel_layers_are_also_at_paddle_s_fleet_meta_parallel_path():
+    from pycoll.distributed import fleet
+    from pycoll.distributed.fleet.meta_parallel import VocabParallelEmbedding
+
+    assert fleet.meta_parallel.ColumnParallelLinear is dist.ColumnParallelLinear
+    assert fleet.meta_parallel.RowParallelLinear is dist.RowParallelLinear
+    assert VocabParallelEmbedding is dist.VocabParallelEmbedding

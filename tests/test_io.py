@@ -227,3 +227,21 @@ def test_an_iterable_dataset_in_workers_is_taken_from_each_in_turn_as_paddle_doe
     assert pairs == [[0, 1], [3, 4]]  # each worker drops its own partial last batch; worker 2's [6]
     with pytest.raises(RuntimeError, match="(?s)a worker failed in worker 1.*planted in the stream"):
         list(DataLoader(Range(0, 8, fail_at=5), batch_size=1, num_workers=2))
+
+
+def test_batch_size_none_gives_each_sample_alone_as_paddle_does():
+    """paddle's DataLoader(batch_size=None): no batching; a sample's arrays come out as Tensors,
+    a tuple sample as a list, numbers as they are; in workers too."""
+    class Pairs(pycoll.io.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return np.array([i, i + 1], dtype="float32"), i
+
+    for workers in (0, 2):
+        loader = pycoll.io.DataLoader(Pairs(), batch_size=None, num_workers=workers)
+        got = list(loader)
+        assert len(loader) == 3 and [s[1] for s in got] == [0, 1, 2]
+        assert all(isinstance(s, list) and isinstance(s[0], pycoll.Tensor) and s[0].shape == [2] for s in got)
+        np.testing.assert_array_equal(got[2][0].numpy(), [2.0, 3.0])

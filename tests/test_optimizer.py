@@ -508,3 +508,29 @@ def test_a_param_attr_s_learning_rate_and_need_clip_act_as_paddle_s():
     opt.step()
     np.testing.assert_allclose(a.weight.numpy(), [[0.7, 1.7], [2.4, -1.6]], rtol=1e-6)
     np.testing.assert_allclose(b.weight.numpy(), [[0.48418862, 0.98418862], [1.46837723, -0.53162277]], rtol=1e-6)
+
+
+def test_regularizers_as_weight_decay_and_param_attr_act_as_paddle_s():
+    """pycoll.regularizer's L1Decay / L2Decay as an optimizer's weight_decay, and a ParamAttr's
+    regularizer winning over it; the numbers are paddle 3.3.1's for the same programs."""
+    w0 = np.array([[1.0, -2.0], [3.0, -1.0]], np.float32)
+    x = pycoll.to_tensor([[1.0, 2.0]])
+    for reg, want in ((pycoll.regularizer.L1Decay(0.1), [[0.681, -2.261], [2.391, -1.551]]),
+                      (pycoll.regularizer.L2Decay(0.1), [[0.6821, -2.2312], [2.3353, -1.5491]])):
+        layer = nn.Linear(2, 2, bias_attr=False)
+        layer.weight.set_value(w0)
+        momentum = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=layer.parameters(),
+                                             weight_decay=reg)
+        for _ in range(2):
+            layer(x).sum().backward()
+            momentum.step()
+            momentum.clear_grad()
+        np.testing.assert_allclose(layer.weight.numpy(), want, rtol=1e-5)
+    layer = nn.Linear(2, 2, weight_attr=nn.ParamAttr(regularizer=pycoll.regularizer.L1Decay(0.5)), bias_attr=False)
+    layer.weight.set_value(w0)
+    sgd = pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters(), weight_decay=0.1)
+    layer(x).sum().backward()
+    sgd.step()
+    np.testing.assert_allclose(layer.weight.numpy(), [[0.85, -2.05], [2.75, -1.15]], rtol=1e-6)
+    with pytest.raises(ValueError, match="coeff"):
+        pycoll.regularizer.L2Decay(-1)

@@ -15,7 +15,8 @@ class DataLoader:
     unused).
 
     Either ``batch_sampler`` (e.g. a ``DistributedBatchSampler``) chooses each batch's indices,
-    or ``batch_size``, ``shuffle`` and ``drop_last`` make a ``BatchSampler``. ``collate_fn``
+    or ``batch_size``, ``shuffle`` and ``drop_last`` make a ``BatchSampler`` (``batch_size=None``:
+    each sample comes out alone, its arrays as Tensors, unbatched). ``collate_fn``
     (default :func:`default_collate_fn`) makes a batch of the samples; the batch's arrays come
     out as Tensors on the current device (a tuple sample gives a list of Tensors). With
     ``num_workers`` > 0 worker processes read the batches (see ``workers.py``): an
@@ -30,7 +31,9 @@ class DataLoader:
                  num_workers: int = 0, use_buffer_reader: bool = True, prefetch_factor: int = 2,
                  use_shared_memory: bool = True, timeout: float = 0,
                  worker_init_fn: Optional[Callable[[int], None]] = None, persistent_workers: bool = False):
-        if batch_sampler is not None and (batch_size != 1 or shuffle or drop_last):
+        if batch_size is None and batch_sampler is None:  # paddle's "no batching": one sample at a time
+            batch_size, collate_fn = 1, collate_fn or _the_sample
+        if batch_sampler is not None and (batch_size not in (1, None) or shuffle or drop_last):
             raise ValueError("DataLoader: batch_sampler chooses the batches; leave batch_size, shuffle "
                              "and drop_last at their defaults when you give it")
         for name, value, low in (("num_workers", num_workers, 0), ("prefetch_factor", prefetch_factor, 1)):
@@ -76,3 +79,10 @@ class DataLoader:
         if self.iterable:
             raise TypeError("DataLoader: an IterableDataset has no length")
         return len(self.batch_sampler)
+
+
+def _the_sample(samples: List[Any]) -> Any:
+    """``batch_size=None``'s collate: the one sample of a batch of one (a tuple as a list, as
+    paddle gives it)."""
+    sample = samples[0]
+    return list(sample) if isinstance(sample, tuple) else sample

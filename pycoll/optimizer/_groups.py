@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 from pycoll.optimizer._checks import real
+from pycoll.regularizer import _Decay
 from pycoll.tensor import Tensor
 
 OptionCheck = Callable[[Any, str], Any]  # (value, its name for messages) -> the value to keep
@@ -21,9 +22,16 @@ def check_rate(value: Any, name: str) -> float:
     return real(value, name, low=0.0)
 
 
+def check_decay(value: Any, name: str) -> Any:
+    """A weight decay: None, a float (L2) or a ``pycoll.regularizer`` L1Decay / L2Decay."""
+    if value is None or isinstance(value, _Decay):
+        return value
+    return real(value, name, low=0.0)
+
+
 # what every optimizer's groups may set: a multiplier of the optimizer's learning rate (paddle
 # keeps it as the parameter's optimize_attr['learning_rate']), the weight decay and the clip
-BASE_OPTIONS: Dict[str, OptionCheck] = {"learning_rate": check_rate, "weight_decay": check_rate,
+BASE_OPTIONS: Dict[str, OptionCheck] = {"learning_rate": check_rate, "weight_decay": check_decay,
                                         "grad_clip": check_grad_clip}
 
 

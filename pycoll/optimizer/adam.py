@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Union
 
 from pycoll.device import array_module
 from pycoll.optimizer._checks import real
-from pycoll.optimizer._groups import BASE_OPTIONS
+from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 
@@ -59,6 +59,9 @@ class AdamW(Adam):
     for the parameters whose name apply_decay_param_fun accepts (all by default). A parameter
     group's 'weight_decay' is this coefficient for its parameters (paddle's meaning), and its
     'learning_rate' multiplier scales the decay as it scales the step."""
+
+    # a group's weight_decay is the decoupled coefficient: a number
+    _group_options = {**Adam._group_options, "weight_decay": check_rate}
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,

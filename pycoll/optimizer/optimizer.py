@@ -13,9 +13,10 @@ import numpy as np
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer._checks import real
-from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_grad_clip, parse_parameters
+from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_decay, check_grad_clip, parse_parameters
 from pycoll.optimizer.lr_decay import LambdaDecay
 from pycoll.optimizer.lr_scheduler import LRScheduler
+from pycoll.regularizer import L2Decay
 from pycoll.tensor import Tensor, wrap
 
 LR_SCHEDULER_KEY = "LR_Scheduler"  # paddle's key for the scheduler's state in an optimizer's
@@ -58,7 +59,7 @@ class Optimizer:
         self._parameter_list: List[Tensor] = params
         self._keys: List[str] = keys
         self._learning_rate = _learning_rate(learning_rate)
-        self._weight_decay = None if weight_decay is None else real(weight_decay, "weight_decay", low=0.0)
+        self._weight_decay = check_decay(weight_decay, "weight_decay")
         self._grad_clip = check_grad_clip(grad_clip, "grad_clip")
         self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
         self._reset_state()
@@ -115,8 +116,9 @@ class Optimizer:
             acc[key] = array_module(param).zeros_like(param)
         return acc[key]
 
-    def _l2_coeff(self, options: Dict[str, Any]) -> Optional[float]:
-        """The L2 coefficient added to a gradient (AdamW's weight decay is not one)."""
+    def _l2_coeff(self, options: Dict[str, Any]) -> Any:
+        """The weight decay added to a gradient: an L2 coefficient, a regularizer or None
+        (AdamW's weight decay is not one)."""
         return options.get("weight_decay", self._weight_decay)
 
     @no_grad()
@@ -143,8 +145,10 @@ class Optimizer:
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
-                if decay:
-                    grad = grad + decay * param
+                own = getattr(p, "regularizer", None)  # ParamAttr(regularizer=...) wins over weight_decay
+                term = own or (L2Decay(decay) if isinstance(decay, float) and decay else decay)
+                if term is not None:
+                    grad = grad + term.term(param, array_module(param))
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
                 self._update(key, param, grad, lr * factor, options)

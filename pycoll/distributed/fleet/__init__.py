@@ -1,7 +1,7 @@
 """``pycoll.distributed.fleet``: paddle's fleet API in collective mode (``from pycoll.distributed
 import fleet``). It composes the collectives, DataParallel and the model-parallel layers."""
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
-from pycoll.distributed.fleet import utils
+from pycoll.distributed.fleet import meta_parallel, utils
 from pycoll.distributed.fleet.fleet import (PaddleCloudRoleMaker, UserDefinedRoleMaker, barrier_worker,
                                             distributed_model, distributed_optimizer,
                                             get_hybrid_communicate_group, init, is_first_worker, local_rank,
@@ -11,4 +11,4 @@ from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 
 __all__ = ["DatasetBase", "InMemoryDataset", "QueueDataset", "DistributedStrategy", "HybridCommunicateGroup", "PaddleCloudRoleMaker", "UserDefinedRoleMaker",
            "barrier_worker", "distributed_model", "distributed_optimizer", "get_hybrid_communicate_group",
-           "init", "is_first_worker", "local_rank", "utils", "worker_index", "worker_num"]
+           "init", "is_first_worker", "local_rank", "meta_parallel", "utils", "worker_index", "worker_num"]
