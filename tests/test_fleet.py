@@ -1,10 +1,11 @@
 """pycoll.distributed.fleet in one process (a world of one): the strategy's typed fields, init's
 checks, the worker queries and the optimizer's refusals; the 4-rank dp x mp job through fleet is
-tests/test_model_parallel.py's (tests/ranks/mp_hybrid.py fleet)."""
+tests/test_model_parallel.py's (tests/ranks/mp_hybrid.py fleet); fleet.util runs on 3 ranks."""
 import pytest
 
 import pycoll
 import pycoll.distributed as dist
+from conftest import assert_ok, launch
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet import fleet as fleet_state
 from pycoll.parallel.mp_ops import model_parallel_group, set_model_parallel_group
@@ -114,3 +115,9 @@ def test_the_model_parallel_layers_are_also_at_paddle_s_fleet_meta_parallel_path
     assert fleet.meta_parallel.ColumnParallelLinear is dist.ColumnParallelLinear
     assert fleet.meta_parallel.RowParallelLinear is dist.RowParallelLinear
     assert VocabParallelEmbedding is dist.VocabParallelEmbedding
+
+
+def test_fleet_util_shards_files_reduces_and_gathers_over_the_workers():
+    result = launch(3, "fleet_util.py")
+    assert_ok(result, expect_lines=3)
+    assert result.stdout.count("printed by rank 2") == 1, result.stdout

@@ -8,7 +8,9 @@ from pycoll.distributed.fleet.fleet import (PaddleCloudRoleMaker, UserDefinedRol
                                             worker_index, worker_num)
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
+from pycoll.distributed.fleet.util import UtilBase, util
 
 __all__ = ["DatasetBase", "InMemoryDataset", "QueueDataset", "DistributedStrategy", "HybridCommunicateGroup", "PaddleCloudRoleMaker", "UserDefinedRoleMaker",
            "barrier_worker", "distributed_model", "distributed_optimizer", "get_hybrid_communicate_group",
-           "init", "is_first_worker", "local_rank", "meta_parallel", "utils", "worker_index", "worker_num"]
+           "init", "is_first_worker", "local_rank", "meta_parallel", "util", "UtilBase", "utils", "worker_index",
+           "worker_num"]
