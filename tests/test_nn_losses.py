@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import pycoll
-import pycoll.nn as nn
 import pycoll.nn.functional as F
 
 

@@ -141,13 +141,13 @@ class Optimizer:
                 for i, grad in zip(clipped, done):
                     grads[i] = grad
             decay = self._l2_coeff(options)
+            group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
             for (key, p), grad in zip(todo, grads):
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
-                own = getattr(p, "regularizer", None)  # ParamAttr(regularizer=...) wins over weight_decay
-                term = own or (L2Decay(decay) if isinstance(decay, float) and decay else decay)
-                if term is not None:
+                term = getattr(p, "regularizer", None) or group_term  # ParamAttr(regularizer=...) wins
+                if term is not None and term.coeff:
                     grad = grad + term.term(param, array_module(param))
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))

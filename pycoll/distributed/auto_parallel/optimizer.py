@@ -139,6 +139,7 @@ class ShardOptimizer:
             raise ValueError(f"shard_optimizer: gradient_accumulation_steps must be an int >= 1, got {steps!r}")
         self._inner_opt, self._shard_fn, self.gradient_accumulation_steps = optimizer, shard_fn, steps
         self._eager: Optional[Tuple[Any, Dict[int, _Rows]]] = None  # stage 1's optimizer over the blocks
+        self._by_name: Optional[List[Tuple[str, Tensor]]] = None  # see _param_of
 
     @property
     def sharding_stage(self) -> Optional[_ShardingStage]:
@@ -212,9 +213,13 @@ class ShardOptimizer:
         optimizer.set_state_dict(mine)
 
     def _param_of(self, key: str) -> Optional[Tensor]:
-        """The distributed parameter a state entry ``key`` ('<name>_<accumulator>_0') belongs to."""
-        params = [p for p in self._inner_opt._parameter_list if is_dist_tensor(p)]
-        return next((p for p in sorted(params, key=lambda p: -len(p.name)) if key.startswith(f"{p.name}_")), None)
+        """The distributed parameter a state entry ``key`` ('<name>_<accumulator>_0') belongs to
+        (the longest name that prefixes it)."""
+        if self._by_name is None:
+            named = sorted((p for p in self._inner_opt._parameter_list if is_dist_tensor(p)),
+                           key=lambda p: -len(p.name))
+            self._by_name = [(f"{p.name}_", p) for p in named]
+        return next((p for prefix, p in self._by_name if key.startswith(prefix)), None)
 
     def set_lr(self, value: float) -> None:
         self._inner_opt.set_lr(value)

@@ -128,9 +128,7 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         if is_dist_tensor(tensor) and any(p.is_partial() for p in tensor.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
     files = _Files(os.fspath(path))
-    by_key: Dict[str, List[Dict[str, Any]]] = {}
-    for piece in meta["pieces"]:
-        by_key.setdefault(piece["key"], []).append(piece)
+    by_key = _pieces_by_key(meta)
     for key, tensor in flat.items():
         bounds = bounds_of(tensor)
         if bounds is None:
@@ -146,13 +144,21 @@ def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: O
     _refuse("safetensors", safetensors, False)
     meta = _metadata(path, unique_id, "load_merged_state_dict")
     files = _Files(os.fspath(path))
+    by_key = _pieces_by_key(meta)
     out: Dict[str, Tensor] = {}
     for key, info in meta["tensors"].items():
         if prefix is not None and not key.startswith(prefix):
             continue
-        pieces = [p for p in meta["pieces"] if p["key"] == key]
-        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], np.dtype(info["dtype"]), pieces, files))
+        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], np.dtype(info["dtype"]),
+                                       by_key.get(key, []), files))
     return out
+
+
+def _pieces_by_key(meta: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
+    by_key: Dict[str, List[Dict[str, Any]]] = {}
+    for piece in meta["pieces"]:
+        by_key.setdefault(piece["key"], []).append(piece)
+    return by_key
 
 
 def _assemble(key: str, bounds: List[Any], dtype: Any, pieces: List[Dict[str, Any]], files: _Files) -> np.ndarray:
