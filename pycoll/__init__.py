@@ -6,9 +6,9 @@ from pycoll._errors import CollectiveError
 __version__ = "0.1.0"
 
 # ---- tensor / autograd / nn side (never imports pycoll.distributed) ----
-from pycoll.autograd import is_grad_enabled, no_grad
+from pycoll.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
-from pycoll.random import seed
+from pycoll.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll._printing import set_printoptions
 from pycoll.serialization import load, save
 from pycoll.tensor import (Tensor, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype,

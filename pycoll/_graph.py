@@ -41,13 +41,16 @@ def is_grad_enabled() -> bool:
     return _grad_enabled
 
 
-class no_grad:
-    """Context manager and decorator that stops ops from recording the graph."""
+class _GradMode:
+    """A context manager and decorator that sets whether ops record the graph (``_mode``) and
+    gives the previous setting back on exit."""
 
-    def __enter__(self) -> "no_grad":
+    _mode = True
+
+    def __enter__(self) -> "_GradMode":
         global _grad_enabled
         self._prev = _grad_enabled
-        _grad_enabled = False
+        _grad_enabled = self._mode
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -55,11 +58,30 @@ class no_grad:
         _grad_enabled = self._prev
 
     def __call__(self, fn: Callable) -> Callable:
+        mode = self._mode
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with no_grad():
+            with set_grad_enabled(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class no_grad(_GradMode):
+    """Ops inside do not record the graph."""
+
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Ops inside record the graph again (within a ``no_grad`` block, say)."""
+
+
+class set_grad_enabled(_GradMode):
+    """Ops inside record the graph if ``mode`` is true."""
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
 
 
 class Node:

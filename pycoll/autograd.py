@@ -1,5 +1,5 @@
 """`pycoll.autograd`, the public face of autograd: `backward` from several tensors, `PyLayer`, and
-the graph's controls (`no_grad`, `is_grad_enabled`, `queue_callback`, `graph_leaves`).
+the graph's controls (`no_grad`, `enable_grad`, `set_grad_enabled`, `is_grad_enabled`, `queue_callback`, `graph_leaves`).
 
 The graph itself (its nodes, the backward walk and the rules for reusing gradient buffers) is in
 `pycoll._graph`, which knows no Tensor class; this module is where Tensors meet it.
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._graph import (RemovableHandle, graph_leaves, is_grad_enabled, no_grad, queue_callback,
-                           record, run_backward)
+from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad, queue_callback,
+                           record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["PyLayer", "PyLayerContext", "RemovableHandle", "backward", "graph_leaves",
-           "is_grad_enabled", "no_grad", "queue_callback"]
+__all__ = ["PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad", "graph_leaves",
+           "is_grad_enabled", "no_grad", "queue_callback", "set_grad_enabled"]
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: bool = False) -> None:

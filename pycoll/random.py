@@ -1,9 +1,14 @@
 """pycoll's own random generator.
 
 Random values are always drawn on the host from one NumPy `Generator` and then moved to the device,
-so a CPU run and a GPU run seeded alike start from bit-identical values.
+so a CPU run and a GPU run seeded alike start from bit-identical values. There is therefore no
+separate CUDA generator: ``get_cuda_rng_state`` is empty, as paddle's is where no GPU draws.
 """
 from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any, Dict, Iterator, List
 
 import numpy as np
 
@@ -13,12 +18,56 @@ _generator: np.random.Generator = np.random.default_rng()
 def seed(value: int) -> np.random.Generator:
     """Reseed pycoll's generator (initialisers, randn/rand, dropout); returns the new generator."""
     global _generator
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"seed must be a non-negative int, got {value!r}")
+    check_seed(value)
     _generator = np.random.default_rng(int(value))
     return _generator
+
+
+def check_seed(value: Any) -> None:
+    """ValueError unless ``value`` can seed a generator (a non-negative int)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"seed must be a non-negative int, got {value!r}")
 
 
 def get_rng() -> np.random.Generator:
     """The generator every random draw in pycoll uses."""
     return _generator
+
+
+@contextlib.contextmanager
+def drawing_from(generator: np.random.Generator) -> Iterator[None]:
+    """Every draw inside the block comes from ``generator`` (the model-parallel RNG tracker's
+    named states); the generator in use before comes back after."""
+    global _generator
+    previous, _generator = _generator, generator
+    try:
+        yield
+    finally:
+        _generator = previous
+
+
+def get_rng_state() -> List[Dict[str, Any]]:
+    """The generator's state, as a list of one state (paddle's ``get_rng_state`` shape: one entry
+    per generator); ``set_rng_state`` takes it back."""
+    return [copy.deepcopy(_generator.bit_generator.state)]
+
+
+def set_rng_state(state_list: List[Dict[str, Any]]) -> None:
+    """Restore a state from ``get_rng_state``: the draws that followed it are drawn again."""
+    if not isinstance(state_list, (list, tuple)) or len(state_list) != 1 or not isinstance(state_list[0], dict):
+        raise ValueError(f"state_list must be a list of one state from get_rng_state(), got {state_list!r}")
+    _generator.bit_generator.state = copy.deepcopy(state_list[0])
+
+
+def get_cuda_rng_state() -> List[Dict[str, Any]]:
+    """Empty: pycoll draws on the host even for GPU tensors (see the module docstring)."""
+    return []
+
+
+def set_cuda_rng_state(state_list: List[Dict[str, Any]]) -> None:
+    """Accepts what ``get_cuda_rng_state`` gave (nothing to restore); a non-empty list is a host
+    state from ``get_rng_state``."""
+    if not isinstance(state_list, (list, tuple)):
+        raise ValueError(f"state_list must be a list, got {type(state_list).__name__}")
+    if state_list:
+        set_rng_state(state_list)

@@ -146,6 +146,10 @@ class Tensor:
             raise ValueError(f"grad must have the tensor's shape {self.shape}, got {list(arr.shape)}")
         self._grad = wrap(arr)
 
+    def _grad_ivar(self) -> Optional["Tensor"]:
+        """``grad`` under the name paddle's own examples read it by."""
+        return self._grad
+
     # ---- interop -----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A NumPy array: the same memory on the CPU, a host copy for a GPU tensor."""

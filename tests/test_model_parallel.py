@@ -34,6 +34,11 @@ def test_model_and_data_parallel_on_four_ranks_trains_like_one_process(setup):
     assert_ok(launch(4, "mp_hybrid.py", setup, timeout=60), expect_lines=4)
 
 
+@pytest.mark.parametrize("case", ["dp", "mp"])
+def test_recompute_parallel_cross_entropy_and_the_rng_tracker_on_two_ranks(case):
+    assert_ok(launch(2, "recompute_mp.py", case, timeout=60), expect_lines=2)
+
+
 def _loss_table(stdout):
     rows = [line.split() for line in stdout.splitlines() if line[:4].strip().isdigit()]
     return np.array([[float(hybrid), float(single)] for _, hybrid, single in rows])

@@ -3,6 +3,7 @@
     ColumnParallelLinear   weight [in, out/n] per rank, bias [out/n]     (output columns split)
     RowParallelLinear      weight [in/n, out] per rank, bias [out] whole  (input rows split)
     VocabParallelEmbedding weight [vocab/n, dim] per rank                 (vocabulary rows split)
+    ParallelCrossEntropy   the loss of logits whose classes are split     (no weight)
 
 n is the size of the layer's ``group`` (when None: fleet's model-parallel group after
 ``fleet.init``, else the world) and rank r holds block r.
@@ -28,8 +29,8 @@ import pycoll.distributed as dist
 from pycoll.nn import Layer, Parameter
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
-from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_split, _mp_allreduce, group_position,
-                                     model_parallel_group)
+from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_softmax_with_cross_entropy, _c_split,
+                                     _mp_allreduce, group_position, model_parallel_group)
 from pycoll.tensor import Tensor
 
 
@@ -196,3 +197,21 @@ class VocabParallelEmbedding(_ParallelLayer):
     def extra_repr(self) -> str:
         return (f"{self.num_embeddings}, {self.embedding_dim} (rows {self.start}.."
                 f"{self.start + self.rows_per_rank - 1} on rank {self.rank} of {self.nranks})")
+
+
+class ParallelCrossEntropy(Layer):
+    """Softmax cross-entropy of logits split by class over the group (a ColumnParallelLinear's
+    output with ``gather_output=False``): ``forward(input [..., V/n], label [...] or [..., 1])``
+    gives each sample's loss [..., 1] (no reduction, as paddle's), 0 where the label is
+    ``ignore_index``; the gradient reaches each rank's block of the logits."""
+
+    def __init__(self, mp_group: Optional[dist.Group] = None, name: Optional[str] = None,
+                 ignore_index: int = -100):
+        super().__init__(name)
+        self.model_parallel_group = model_parallel_group() if mp_group is None else mp_group
+        self.rank, self.world_size = group_position(self.model_parallel_group, type(self).__name__)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Any, label: Any) -> Tensor:  # noqa: A002 - paddle's argument name
+        return _c_softmax_with_cross_entropy(_as_tensor(input), _as_tensor(label), self.model_parallel_group,
+                                             self.ignore_index)

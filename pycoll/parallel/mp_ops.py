@@ -147,3 +147,65 @@ def _c_concat(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
     if nranks == 1:
         return x
     return _Concat.apply(x, group, rank, nranks)
+
+
+class _SoftmaxCrossEntropy(PyLayer):
+    """Softmax cross-entropy over logits whose classes are split along the last axis: each rank
+    holds ``logits[..., r*V/n:(r+1)*V/n]`` and the whole labels. The row maxima, the exponential
+    sums and the labels' logits are combined over the group; no rank ever holds all V columns."""
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, logits: Tensor, label: Tensor, group: Optional[dist.Group], rank: int,
+                ignore_index: int) -> Tensor:
+        x = logits.array
+        xp = array_module(x)
+        work = x.astype(xp.float32) if x.dtype.itemsize < 4 else x
+        width = x.shape[-1]
+        ids = label.array.reshape(x.shape[:-1]).astype(xp.int64) - rank * width
+        mine = (ids >= 0) & (ids < width)
+        row_max = work.max(axis=-1, keepdims=True)
+        dist.all_reduce(row_max, op=dist.ReduceOp.MAX, group=group)
+        shifted = work - row_max
+        exps = xp.exp(shifted)
+        picked = xp.take_along_axis(shifted, xp.where(mine, ids, 0)[..., None], axis=-1)[..., 0] * mine
+        totals = xp.stack([exps.sum(axis=-1), picked])  # one all-reduce for both sums
+        dist.all_reduce(totals, group=group)
+        kept = label.array.reshape(x.shape[:-1]) != ignore_index
+        loss = (xp.log(totals[0]) - totals[1]) * kept
+        ctx.saved = (exps / totals[0][..., None], ids, mine, kept, x.dtype)
+        return Tensor(loss[..., None].astype(x.dtype))
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        softmax, ids, mine, kept, dtype = ctx.saved
+        xp = array_module(softmax)
+        grad = softmax.copy()
+        rows = xp.nonzero(mine.reshape(-1))[0]
+        flat = grad.reshape(-1, grad.shape[-1])
+        flat[rows, ids.reshape(-1)[rows]] -= 1
+        grad *= (dy.array[..., 0] * kept)[..., None]
+        return grad.astype(dtype), None
+
+
+def _c_softmax_with_cross_entropy(logits: Tensor, label: Tensor, group: Optional[dist.Group] = None,
+                                  ignore_index: int = -100) -> Tensor:
+    """Per-sample loss [..., 1] of softmax cross-entropy over class-split ``logits`` [..., V/n]
+    and the whole integer ``label`` ([...] or [..., 1]); 0 where the label is ``ignore_index``."""
+    rank, nranks = group_position(group, "_c_softmax_with_cross_entropy")
+    if not isinstance(logits, Tensor) or not isinstance(label, Tensor):
+        raise TypeError("_c_softmax_with_cross_entropy: input and label must be Tensors, got "
+                        f"{type(logits).__name__} and {type(label).__name__}")
+    if logits.ndim == 0 or label.ndim not in (logits.ndim - 1, logits.ndim) or (
+            label.ndim == logits.ndim and label.shape[-1] != 1) or tuple(label.shape[:logits.ndim - 1]) != tuple(
+            logits.shape[:-1]):
+        raise ValueError(f"ParallelCrossEntropy: label has shape {label.shape}; for input of shape {logits.shape} "
+                         f"it must be {logits.shape[:-1]} or {logits.shape[:-1] + [1]}")
+    if label.array.dtype.kind not in "iu":
+        raise TypeError(f"ParallelCrossEntropy: label must hold integer class ids, got dtype {label.array.dtype}")
+    ids = label.array
+    valid = ids[ids != ignore_index]
+    if valid.size and (int(valid.min()) < 0 or int(valid.max()) >= logits.shape[-1] * nranks):
+        raise ValueError(f"ParallelCrossEntropy: label holds ids in [{int(valid.min())}, {int(valid.max())}]; "
+                         f"they must lie in [0, {logits.shape[-1] * nranks}) ({logits.shape[-1]} classes on each of "
+                         f"{nranks} ranks) or equal ignore_index={ignore_index}")
+    return _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index)

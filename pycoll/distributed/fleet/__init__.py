@@ -1,7 +1,7 @@
 """``pycoll.distributed.fleet``: paddle's fleet API in collective mode (``from pycoll.distributed
 import fleet``). It composes the collectives, DataParallel and the model-parallel layers."""
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
-from pycoll.distributed.fleet import meta_parallel, utils
+from pycoll.distributed.fleet import layers, meta_parallel, recompute, utils
 from pycoll.distributed.fleet.fleet import (PaddleCloudRoleMaker, UserDefinedRoleMaker, barrier_worker,
                                             distributed_model, distributed_optimizer,
                                             get_hybrid_communicate_group, init, is_first_worker, local_rank,
@@ -12,5 +12,5 @@ from pycoll.distributed.fleet.util import UtilBase, util
 
 __all__ = ["DatasetBase", "InMemoryDataset", "QueueDataset", "DistributedStrategy", "HybridCommunicateGroup", "PaddleCloudRoleMaker", "UserDefinedRoleMaker",
            "barrier_worker", "distributed_model", "distributed_optimizer", "get_hybrid_communicate_group",
-           "init", "is_first_worker", "local_rank", "meta_parallel", "util", "UtilBase", "utils", "worker_index",
+           "init", "is_first_worker", "layers", "local_rank", "meta_parallel", "recompute", "util", "UtilBase", "utils", "worker_index",
            "worker_num"]

@@ -78,7 +78,10 @@ class HybridCommunicateGroup:
         return self._groups["sharding"].ranks[0]
 
     def get_pipe_parallel_world_size(self) -> int:
-        return 1
+        return 1  # fleet here has no pipeline parallelism: every rank is its only stage
+
+    def get_stage_id(self) -> int:
+        return 0
 
     def get_parallel_mode(self) -> Optional[int]:
         """paddle's ``ParallelMode``: TENSOR_PARALLEL with model parallelism (whatever else),
