@@ -21,7 +21,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from pycoll._graph import Node, graph_leaves, run_backward
-from pycoll.tensor import Tensor, run_grad_hooks, wrap
+from pycoll.tensor import Tensor, grad_tensor, run_grad_hooks, wrap
 
 Hook = Callable[[Tensor], Optional[Any]]
 _keys = itertools.count()
@@ -104,7 +104,7 @@ def retain_grads(self: Tensor) -> None:
     def keep(g: Any) -> None:
         t = ref()
         if t is not None:
-            t._grad = wrap(g.copy())  # the walk may add into g later
+            t._grad = grad_tensor(g.copy())  # the walk may add into g later
     _node_hooks(self).taps[self.output_index][next(_keys)] = keep
 
 

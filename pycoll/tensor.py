@@ -84,7 +84,7 @@ class Tensor:
     """An n-d array (numpy.ndarray on the CPU, cupy.ndarray on a GPU) that records autograd.
 
     `stop_gradient` is True for plain tensors (paddle's default) and False for parameters; `.grad`
-    is a Tensor (stop_gradient True) or None, and backward accumulates into it until clear_grad().
+    is a Tensor (stop_gradient False, as paddle's) or None, and backward accumulates into it until clear_grad().
     `grad_node` and `output_index` place the tensor in the autograd graph (`pycoll._graph`).
     """
 
@@ -144,7 +144,7 @@ class Tensor:
             raise TypeError(f"grad must be a Tensor, an array or None, got {type(value).__name__}")
         if arr.shape != self._array.shape:
             raise ValueError(f"grad must have the tensor's shape {self.shape}, got {list(arr.shape)}")
-        self._grad = wrap(arr)
+        self._grad = grad_tensor(arr)
 
     def _grad_ivar(self) -> Optional["Tensor"]:
         """``grad`` under the name paddle's own examples read it by."""
@@ -269,11 +269,11 @@ class Tensor:
                 grad, owned = grad.astype(self._array.dtype), True
             cur = self._grad
             if cur is None:
-                self._grad = wrap(grad if owned else grad.copy())
+                self._grad = grad_tensor(grad if owned else grad.copy())
             elif getattr(cur._array.flags, "writeable", True):
                 cur._array += grad  # in place: a .grad that views a communication bucket stays a view
             else:
-                self._grad = wrap(cur._array + grad)
+                self._grad = grad_tensor(cur._array + grad)
         hooks = self._ready_hooks
         if hooks:
             for hook in list(hooks.values()):
@@ -361,6 +361,14 @@ def wrap(array: Any) -> Tensor:
     """A Tensor over `array` itself: no checks, no copy, no move (the fast path every op uses)."""
     t = object.__new__(Tensor)
     _init_slots(t, np.asarray(array) if isinstance(array, np.generic) else array)
+    return t
+
+
+def grad_tensor(array: Any) -> Tensor:
+    """A ``.grad`` over `array`: a leaf with stop_gradient False, as paddle's gradients are (and
+    print)."""
+    t = wrap(array)
+    t.stop_gradient = False
     return t
 
 

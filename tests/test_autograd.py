@@ -35,10 +35,12 @@ def test_gradients_accumulate_until_cleared():
     assert x.grad is None
 
 
-def test_grad_is_a_stop_gradient_tensor():
+def test_grad_is_a_leaf_tensor_with_stop_gradient_false_as_paddles():
     x = leaf([1.0])
     (x * 2).backward()
-    assert isinstance(x.grad, pycoll.Tensor) and x.grad.stop_gradient
+    assert isinstance(x.grad, pycoll.Tensor) and not x.grad.stop_gradient and x.grad.grad_node is None
+    (x.grad * 3).backward()  # as in paddle: the gradient's own gradient, x.grad left as it was
+    assert x.grad.numpy().tolist() == [2.0] and x.grad.grad.numpy().tolist() == [3.0]
 
 
 def test_accumulation_is_in_place():
