@@ -24,7 +24,7 @@ from pycoll.search_ops import argsort, gather, sort, topk, where
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,
                              randn, zeros, zeros_like)
-from pycoll import autograd, nn, optimizer, regularizer, static
+from pycoll import amp, autograd, nn, optimizer, regularizer, static
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
 

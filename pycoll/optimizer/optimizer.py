@@ -179,6 +179,10 @@ class Optimizer:
     def norm_sums_for(self, params: List[Tensor]) -> Any:
         return None if self._norm_sums is None else self._norm_sums(params)
 
+    def step_grads(self) -> List[Any]:
+        """The gradient arrays the next step uses, to be changed in place (GradScaler unscales them)."""
+        return [p.grad.array for p in self._parameter_list if p.grad is not None]
+
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses by ``factor`` (gradient merge's averaging)."""
         for p in self._parameter_list:

@@ -3,7 +3,7 @@ import fleet``). It composes the collectives, DataParallel and the model-paralle
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
 from pycoll.distributed.fleet import layers, meta_parallel, recompute, utils
 from pycoll.distributed.fleet.fleet import (PaddleCloudRoleMaker, UserDefinedRoleMaker, barrier_worker,
-                                            distributed_model, distributed_optimizer,
+                                            distributed_model, distributed_optimizer, distributed_scaler,
                                             get_hybrid_communicate_group, init, is_first_worker, local_rank,
                                             worker_index, worker_num)
 from pycoll.distributed.fleet.strategy import DistributedStrategy
@@ -11,6 +11,6 @@ from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 from pycoll.distributed.fleet.util import UtilBase, util
 
 __all__ = ["DatasetBase", "InMemoryDataset", "QueueDataset", "DistributedStrategy", "HybridCommunicateGroup", "PaddleCloudRoleMaker", "UserDefinedRoleMaker",
-           "barrier_worker", "distributed_model", "distributed_optimizer", "get_hybrid_communicate_group",
+           "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "get_hybrid_communicate_group",
            "init", "is_first_worker", "layers", "local_rank", "meta_parallel", "recompute", "util", "UtilBase", "utils", "worker_index",
            "worker_num"]

@@ -14,7 +14,7 @@ from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 from pycoll.distributed.sharding import ShardedOptimizer
-from pycoll.distributed.sharding.group_sharded import STAGES, shard_model
+from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
 from pycoll.parallel import DataParallel
 from pycoll.parallel.mp_ops import set_model_parallel_group
 
@@ -154,6 +154,14 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
         configs = strategy.gradient_merge_configs
         optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])
     return optimizer
+
+
+def distributed_scaler(scaler: Any) -> Any:
+    """``scaler`` (a ``pycoll.amp.GradScaler``) made to skip a step on every rank when any rank
+    finds inf or NaN in its gradients (paddle's: needed where ranks hold different gradients,
+    with model parallelism or sharding)."""
+    _started("distributed_scaler")
+    return scaler_over(scaler, None)
 
 
 def _model_parallel_norms(group: dist.Group) -> Any:

@@ -72,7 +72,23 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
                          f"have (give layer class names or id(layer))")
     sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [],
                           dp_group)
-    return sharded, ShardedOptimizer(optimizer, sharded, offload), scaler
+    return sharded, ShardedOptimizer(optimizer, sharded, offload), scaler_over(scaler, group)
+
+
+def scaler_over(scaler: Any, group: Optional[dist.Group]) -> Any:
+    """``scaler`` (a ``pycoll.amp.GradScaler``, or None) made to skip a step on every rank of
+    ``group`` (None: the world) when any rank's gradients hold inf or NaN: with sharded or
+    model-parallel gradients each rank checks only its own, and the ranks must agree."""
+    if scaler is None or not scaler.is_enable():
+        return scaler
+    xp = (group if group is not None else dist.get_group(0)).array_module
+
+    def any_rank(found: bool) -> bool:
+        flag = xp.asarray([int(found)], dtype=xp.int32)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=group)
+        return bool(int(flag[0]))
+    scaler._combine_found_inf = any_rank
+    return scaler
 
 
 def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buffer_size: float = 25,

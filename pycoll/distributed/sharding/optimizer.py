@@ -61,12 +61,15 @@ class ShardedOptimizer:
         dist.all_reduce(total, group=self._group)
         return np.asarray(total.tolist(), dtype=np.float64)
 
+    def step_grads(self) -> List[Any]:
+        """The gradients the next step uses: whole, or this rank's pieces (views, changed in place)."""
+        pieces = (self._model.grad_piece(param) for param in self._parameter_list)
+        return [grad for grad in pieces if grad is not None]
+
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses (whole or this rank's pieces) by ``factor``."""
-        for param in self._parameter_list:
-            grad = self._model.grad_piece(param)
-            if grad is not None:
-                grad *= factor  # a view of the whole gradient, or the reducer's piece: in place
+        for grad in self.step_grads():
+            grad *= factor  # a view of the whole gradient, or the reducer's piece: in place
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         for param in self._parameter_list:
