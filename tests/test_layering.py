@@ -31,7 +31,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll.static",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
-                "pycoll.grad_ops", "pycoll.regularizer")),
+                "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
