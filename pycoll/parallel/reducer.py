@@ -78,6 +78,7 @@ class Reducer:
         self._ready: List[bool] = []  # per parameter: its gradient is final in this step
         self._ready_order: Optional[List[int]] = []   # recorded during the first synced step
         self._rebuilt = False
+        self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
         self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
         self._used_task: Optional[Any] = None
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
@@ -117,9 +118,24 @@ class Reducer:
 
     # -- one step ------------------------------------------------------------------------
     def prepare_for_backward(self, outputs: Any) -> None:
-        """Called by DataParallel's forward: arm the reducer for the coming backward."""
+        """Called by DataParallel's forward: arm the reducer for the coming backward. Nothing is
+        communicated here: a forward that no backward follows (evaluation on one rank, say) must
+        leave the ranks' collectives in step; the step's collectives start in backward
+        (``_start_backward``)."""
         if self._started:
             raise RuntimeError("DataParallel: the previous backward did not finish reducing gradients")
+        self._active = True
+        self._unused = []
+        if self.find_unused:
+            used = {id(t) for t in autograd.graph_leaves(outputs)}
+            self._unused = [p for p in self.params if id(p) not in used]
+
+    def _start_backward(self) -> None:
+        """The first gradient of a synchronised backward is final: from here every rank makes
+        the step's collectives in the same order (the buckets' rebuild after the first step, the
+        map of used parameters, then the buckets)."""
+        self._started = True
+        autograd.queue_callback(self._finish)
         if not self._rebuilt and self._ready_order:
             self._rebuild_from_ready_order()
         for b in self.buckets:
@@ -127,15 +143,13 @@ class Reducer:
             b.task = None
         self._ready = [False] * len(self.params)
         self._next_bucket = 0
-        self._active = True
         if self.find_unused:
-            used = {id(t) for t in autograd.graph_leaves(outputs)}
-            self._used = self._xp.asarray([id(p) in used for p in self.params], dtype=np.uint8)
+            unused = {id(p) for p in self._unused}
+            self._used = self._xp.asarray([id(p) not in unused for p in self.params], dtype=np.uint8)
             self._used_task = dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.group,
                                               sync_op=False)
-            for p in self.params:
-                if id(p) not in used:
-                    self._mark_ready(p)
+            for p in self._unused:
+                self._mark_ready(p)
 
     def skip_sync(self) -> None:
         """A forward under no_sync(): the coming backward only accumulates locally."""
@@ -153,8 +167,7 @@ class Reducer:
         if not self._active:
             return
         if not self._started:
-            self._started = True
-            autograd.queue_callback(self._finish)
+            self._start_backward()
         self._mark_ready(param)
         for b in self.buckets[:self._next_bucket]:
             b.task.is_completed()  # drive MPI's progress while backward goes on

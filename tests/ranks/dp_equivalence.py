@@ -6,6 +6,9 @@ Modes: "sync" (every step synchronised), "no_sync" (one local micro-batch, then 
 one), "unused" (a branch that each rank's data switches on or off, find_unused_parameters=True),
 "unused_late" (the same model without the flag: the buckets of the parameters a rank's data
 leaves unused are reduced after its backward, and training is the same).
+In every mode rank 0 alone also evaluates the model after each step, with gradients enabled (no
+``no_grad``, as scripts often do): a forward that no backward follows must send nothing, or the
+ranks' collectives fall out of step.
 """
 import sys
 
@@ -100,6 +103,10 @@ def main():
         opt.clear_grad()
         ref_opt.step()
         ref_opt.clear_grad()
+        if rank == 0:
+            dp.eval()
+            chunk_loss(dp, x, y, False)  # leaves the branch unused: nothing may be reduced for it
+            dp.train()
     assert dp._reducer._rebuilt, "buckets should have been rebuilt after the first step"
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
