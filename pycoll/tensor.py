@@ -232,6 +232,22 @@ class Tensor:
             new.__dict__.update(_copy.deepcopy(self.__dict__, memo))
         return new
 
+    def __getstate__(self) -> tuple:
+        """What pickle keeps: the value, ``stop_gradient``, ``name``, ``.grad`` and any attributes,
+        not the tensor's place in the autograd graph nor its hooks (closures, which cannot be
+        pickled), so an op's result pickles, as paddle's does (object collectives send it)."""
+        slots = {name: getattr(self, name) for name in ("_array", "stop_gradient", "_grad", "name")}
+        extra = {k: v for k, v in getattr(self, "__dict__", {}).items() if k != "_grad_hooks"}
+        return extra or None, slots
+
+    def __setstate__(self, state: tuple) -> None:
+        extra, slots = state
+        _init_slots(self, slots.pop("_array"))
+        for name, value in slots.items():
+            setattr(self, name, value)
+        if extra:
+            self.__dict__.update(extra)
+
     # ---- autograd ----------------------------------------------------------------------------
     def backward(self, grad_tensor: Any = None, retain_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into every reachable leaf's `.grad`.

@@ -298,3 +298,17 @@ def test_gpu_tensors_match_cpu_with_the_same_seed():
         assert isinstance(back.array, np.ndarray)
     finally:
         pycoll.set_device("cpu")
+
+
+def test_an_op_result_pickles_without_its_graph_as_paddles_does():
+    import pickle
+    x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    x.register_hook(lambda g: g * 2)  # a closure: not pickled
+    (x * 3).sum().backward()
+    y = pickle.loads(pickle.dumps(x * 2))
+    assert y.numpy().tolist() == [2.0, 4.0] and not y.stop_gradient and y.grad_node is None
+    back = pickle.loads(pickle.dumps(x))
+    assert back.grad.numpy().tolist() == [6.0, 6.0] and "_grad_hooks" not in back.__dict__
+    weight = pycoll.nn.Linear(2, 2).weight
+    copy = pickle.loads(pickle.dumps(weight))
+    assert type(copy) is type(weight) and copy.name == weight.name and copy.trainable

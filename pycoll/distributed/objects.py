@@ -68,11 +68,20 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
                         f"got {type(object_list).__name__}")
     if outside(group, "all_gather_object"):
         return
-    xp = member_group(group, "all_gather_object").array_module
-    data = _dumps(obj, "all_gather_object", "obj")
-    sizes: List[Any] = []
-    all_gather(sizes, xp.asarray(np.array([len(data)], np.int64)), group)
+    g = member_group(group, "all_gather_object")
+    xp = g.array_module
+    try:
+        data, problem = _dumps(obj, "all_gather_object", "obj"), None
+    except TypeError as exc:
+        data, problem = b"", exc
+    sizes: List[Any] = []  # -1: that rank's obj cannot be pickled, and every rank raises
+    all_gather(sizes, xp.asarray(np.array([-1 if problem else len(data)], np.int64)), group)
     sizes = [int(s.tolist()[0]) for s in sizes]
+    if problem is not None:
+        raise problem
+    if -1 in sizes:
+        raise TypeError(f"pycoll.distributed.all_gather_object: the obj of rank {g.ranks[sizes.index(-1)]} "
+                        f"cannot be pickled (that rank says why); nothing was gathered")
     blocks: List[Any] = []
     all_gather(blocks, _bytes(data, max(sizes), xp), group)
     object_list.extend(pickle.loads(_host(b)[:n]) for b, n in zip(blocks, sizes))
@@ -186,14 +195,16 @@ def recv_object_list(object_list: List[Any], src: Optional[int] = None, group: O
     xp = g.array_module
     count = xp.zeros(1, np.int64)
     recv(count, peer, group)
-    if int(count.tolist()[0]) != len(object_list):
-        raise ValueError(f"pycoll.distributed.{fn}: rank {peer} sends {int(count.tolist()[0])} objects but "
-                         f"object_list has {len(object_list)} entries; give a list as long as the sender's")
-    sizes = xp.zeros(len(object_list), np.int64)
-    recv(sizes, peer, group)
+    sent = int(count.tolist()[0])
+    sizes = xp.zeros(sent, np.int64)  # the whole message is taken even when refused: none of it may
+    recv(sizes, peer, group)          # be left for a later receive from that rank
     sizes = [int(n) for n in sizes.tolist()]
     payload = xp.zeros(sum(sizes), np.uint8)
     recv(payload, peer, group)
+    if sent != len(object_list):
+        raise ValueError(f"pycoll.distributed.{fn}: rank {peer} sends {sent} objects but object_list has "
+                         f"{len(object_list)} entries; give a list as long as the sender's (its objects were "
+                         f"received and dropped)")
     raw = _host(payload)
     offsets = np.cumsum([0, *sizes]).tolist()
     object_list[:] = [pickle.loads(raw[a:b]) for a, b in zip(offsets, offsets[1:])]

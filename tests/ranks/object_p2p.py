@@ -1,5 +1,10 @@
 """send_object_list / recv_object_list between two ranks (by global rank and by group rank), and
-their bad input refused on the calling rank before anything is sent."""
+their bad input refused on the calling rank before anything is sent. A receiver whose list is too
+short refuses the objects but takes the whole message, so the next receive from that rank gets
+what was sent next. An object one rank cannot pickle makes every rank's all_gather_object raise,
+and the job goes on."""
+import numpy as np
+
 import pycoll.distributed as dist
 from expect import expect
 
@@ -21,4 +26,19 @@ elif rank == 1:
     dist.recv_object_list(one, src_in_group=0, group=pair)
     assert one == [("by", "group", "rank")], one
     expect(ValueError, ["src_in_group=5 is not a rank of"], dist.recv_object_list, [None], None, pair, 5)
+if rank == 0:
+    dist.send_object_list([1, 2], dst=1)
+    dist.send(np.array([5, 6], np.int64), dst=1)
+elif rank == 1:
+    expect(ValueError, ["rank 0 sends 2 objects but object_list has 1 entries"], dist.recv_object_list, [None], 0)
+    after = np.zeros(2, np.int64)
+    dist.recv(after, src=0)
+    assert after.tolist() == [5, 6], after
+if rank == 0:
+    expect(TypeError, ["obj holds an object", "cannot be pickled"], dist.all_gather_object, [], lambda: 0)
+else:
+    expect(TypeError, ["the obj of rank 0 cannot be pickled"], dist.all_gather_object, [], rank)
+gathered = []
+dist.all_gather_object(gathered, {"rank": rank})
+assert gathered == [{"rank": r} for r in range(dist.get_world_size())], gathered
 print(f"object p2p OK rank={rank}", flush=True)
