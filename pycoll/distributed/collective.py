@@ -234,6 +234,17 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    finish, op=op)
 
 
+def _compare_before_sizes(g: Group, fn: str, described: Any, sync_op: bool) -> None:
+    """``PYCOLL_CHECK``'s comparison of an alltoall, made before the ranks exchange their sizes,
+    so that another call on a peer is caught first (the data travels uncompared after)."""
+    if check.enabled:
+        watchdog.name, watchdog.group = fn, g
+        try:
+            check.compare(g, fn, described, None, None, sync_op)
+        finally:
+            watchdog.group = None
+
+
 def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optional[Group] = None,
              sync_op: bool = True) -> Task:
     """Send ``in_tensor_list[j]`` to group rank j; receive rank i's into ``out_tensor_list[i]``.
@@ -252,12 +263,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
     targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
     described = xp.empty(0, np.uint8)  # blocks differ from rank to rank: PYCOLL_CHECK compares the call
-    if check.enabled:  # before the block sizes travel, so that another call on a peer is caught first
-        watchdog.name, watchdog.group = fn, g
-        try:
-            check.compare(g, fn, described, None, None, sync_op)
-        finally:
-            watchdog.group = None
+    _compare_before_sizes(g, fn, described, sync_op)
     incoming = peer_blocks.agree(g, fn, sends, targets)
     send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
     out = xp.empty(sum(block[0] for block in incoming), np.uint8)
@@ -298,9 +304,12 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
     sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
     received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
+    described = send[:0]
+    _compare_before_sizes(g, fn, described, sync_op)
+    peer_blocks.agree_counts(g, fn, sent, received)
     return _launch(g, fn, g.engine.alltoallv,
                    (out, send, [n * row for n in sent], [n * row for n in received]),
-                   send[:0], sync_op, finish, moves=True)
+                   described, sync_op, finish, compared=False, moves=True)
 
 
 def _split_rows(sizes: Optional[List[int]], arr: Any, nranks: int, fn: str, arg: str,

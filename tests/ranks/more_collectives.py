@@ -141,6 +141,20 @@ zero_recv = [0 if i == rank else 1 for i in range(n)]
 z_out = xp.full(n - 1, -1, np.int32)
 dist.alltoall_single(z_out, xp.full(n - 1, rank, np.int32), zero_send, zero_recv)
 check(z_out, [i for i in range(n) if i != rank], "alltoall_single with empty parts")
+# rank 0 expects 1 row from itself and 3 from rank 1, where every rank sends 2 to each: refused on
+# every rank (the pairs that disagree name the counts), and the job goes on
+uneven = [1, 3] + [2] * (n - 2)
+if rank == 0:
+    words = ["out_split_sizes[0]=1 but rank 0 sends 2 rows", "out_split_sizes[1]=3 but rank 1 sends 2 rows",
+             "in_split_sizes[0]=2 but rank 0 expects 1 rows"]
+elif rank == 1:
+    words = ["in_split_sizes[0]=2 but rank 0 expects 3 rows"]
+else:
+    words = ["rank(s) [0, 1] refused their parts"]
+expect(ValueError, words, dist.alltoall_single, xp.zeros(2 * n), xp.ones(2 * n), [2] * n,
+       uneven if rank == 0 else [2] * n)
+dist.alltoall_single(out, data)
+check(out, [r * 100 + 2 * rank + k for r in range(n) for k in range(2)], "alltoall_single after a refusal")
 
 # -- object collectives --------------------------------------------------------------------------------
 objects = []
