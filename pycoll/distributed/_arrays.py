@@ -127,6 +127,9 @@ def check_list(items: Any, nranks: int, fn: str, arg: str, allow_empty: bool) ->
     """``items`` as a list of ``nranks`` entries (or empty when ``allow_empty``)."""
     if not isinstance(items, (list, tuple)):
         raise TypeError(f"pycoll.distributed.{fn}: {arg} must be a list, got {type(items).__name__}")
+    if allow_empty and not items and not isinstance(items, list):
+        raise TypeError(f"pycoll.distributed.{fn}: {arg} is an empty {type(items).__name__}; give a list, to which "
+                        f"the received tensors are appended")
     if len(items) == nranks or (allow_empty and not items):
         return items
     need = f"empty or {nranks}" if allow_empty else str(nranks)

@@ -368,8 +368,10 @@ def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
 
 
 def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None) -> Task:
-    """``recv`` that returns at once with a pending task."""
-    return recv(tensor, 0 if src is None else src, group, sync_op=False)
+    """``recv`` that returns at once with a pending task (``src`` is required, as in paddle)."""
+    if src is None:
+        raise ValueError("pycoll.distributed.irecv: src is None; give the rank to receive from")
+    return recv(tensor, src, group, sync_op=False)
 
 
 def barrier(group: Optional[Group] = None) -> None:

@@ -119,14 +119,18 @@ def outside(group: Optional[Group], fn: str) -> bool:
     return True
 
 
+def _as_group(group: Any, fn: str) -> Group:
+    if not isinstance(group, Group):
+        raise TypeError(f"pycoll.distributed.{fn}: group must be a Group from new_group() or None (the world), "
+                        f"got {type(group).__name__}")
+    return group
+
+
 def member_group(group: Optional[Group], fn: str) -> Group:
     """``group`` (or the world), which this rank must belong to."""
     if group is None:
         return world_group(fn)
-    if not isinstance(group, Group):
-        raise TypeError(f"pycoll.distributed.{fn}: group must be a Group from new_group() or None, "
-                        f"got {type(group).__name__}")
-    if group.engine is None:
+    if _as_group(group, fn).engine is None:
         world = world_group(fn)
         if group.rank < 0:
             raise ValueError(f"pycoll.distributed.{fn}: rank {world.rank} is not in {group.describe()}; "
@@ -138,14 +142,14 @@ def member_group(group: Optional[Group], fn: str) -> Group:
 def get_rank(group: Optional[Group] = None) -> int:
     """This process's rank in ``group`` (the world by default); -1 when not a member."""
     if group is not None:
-        return group.rank
+        return _as_group(group, "get_rank").rank
     return _world.rank if _world is not None else ParallelEnv().rank
 
 
 def get_world_size(group: Optional[Group] = None) -> int:
     """The number of ranks in ``group`` (the world by default); -1 when not a member (paddle's)."""
     if group is not None:
-        return group.world_size
+        return _as_group(group, "get_world_size").world_size
     return _world.nranks if _world is not None else ParallelEnv().world_size
 
 

@@ -228,6 +228,10 @@ expect(ValueError, ["in_split_sizes=", "adds up to 5", "has 4 rows"], dist.allto
 expect(ValueError, ["in_split_sizes=", "one count >= 0 per rank"], dist.alltoall_single, xp.empty(4),
        xp.empty(4), [4])
 expect(ValueError, ["do not split evenly"], dist.alltoall_single, xp.empty(n * 2 + 1), xp.empty(n * 2 + 1))
+expect(ValueError, ["irecv: src is None"], dist.irecv, xp.empty(2))
+expect(TypeError, ["all_gather: tensor_list is an empty tuple; give a list"], dist.all_gather, (), xp.empty(2))
+expect(TypeError, ["get_rank: group must be a Group", "got str"], dist.get_rank, "x")
+expect(TypeError, ["get_world_size: group must be a Group"], dist.get_world_size, 3)
 expect(TypeError, ["out_tensor", "in_tensor's dtype"], dist.alltoall_single, xp.empty(n, np.int32),
        xp.empty(n, np.float32))
 expect(ValueError, ["P2POp", "op=", "isend or", "irecv"], dist.P2POp, dist.send, xp.ones(1), 0)
