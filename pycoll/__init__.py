@@ -11,8 +11,8 @@ from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
 from pycoll.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll._printing import set_printoptions
 from pycoll.serialization import load, save
-from pycoll.tensor import (Tensor, float16, float32, float64, get_default_dtype, int32, int64, set_default_dtype,
-                           to_tensor)
+from pycoll.tensor import (Tensor, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,
+                           int32, int64, set_default_dtype, to_tensor, uint8)
 from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, numel, reshape, split, squeeze,
@@ -51,8 +51,8 @@ def disable_static(place: Any = None) -> None:
 # `import pycoll` (and so `import pycoll.tensor` or `import pycoll.nn`) must not load the distributed
 # side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
-# and `import pycoll.io` work as before.
-_LAZY = ("DataParallel", "io", "distributed")
+# and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
+_LAZY = ("DataParallel", "io", "distributed", "bfloat16")
 
 
 def __getattr__(name: str) -> Any:
@@ -62,6 +62,9 @@ def __getattr__(name: str) -> Any:
         import pycoll.io as value
     elif name == "distributed":  # `import paddle; paddle.distributed.init_parallel_env()`
         import pycoll.distributed as value
+    elif name == "bfloat16":  # ml_dtypes', imported only when asked for
+        from pycoll.tensor import bfloat16
+        value = bfloat16()
     else:
         raise AttributeError(f"module 'pycoll' has no attribute {name!r}")
     globals()[name] = value  # found directly from now on

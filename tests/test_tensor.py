@@ -312,3 +312,10 @@ def test_an_op_result_pickles_without_its_graph_as_paddles_does():
     weight = pycoll.nn.Linear(2, 2).weight
     copy = pickle.loads(pickle.dumps(weight))
     assert type(copy) is type(weight) and copy.name == weight.name and copy.trainable
+
+
+def test_paddles_dtype_names_are_there_bfloat16_included():
+    for name in ("int8", "int16", "uint8", "complex64", "complex128", "bfloat16"):
+        assert getattr(pycoll, name) == np.dtype(name)
+        assert pycoll.to_tensor([1, 0], dtype=name).dtype == np.dtype(name)
+    assert pycoll.to_tensor([1.5], dtype=pycoll.bfloat16).numpy().astype(np.float32).tolist() == [1.5]
