@@ -28,7 +28,7 @@ IN, HIDDEN, OUT, BATCH = 16, 64, 4, 64
 class ParallelMLP(nn.Layer):
     def __init__(self, mp_group):
         super().__init__()
-        self.fc1 = dist.ColumnParallelLinear(IN, HIDDEN, gather_output=False, group=mp_group)
+        self.fc1 = dist.ColumnParallelLinear(IN, HIDDEN, has_bias=True, gather_output=False, mp_group=mp_group)
         self.fc2 = dist.RowParallelLinear(HIDDEN, OUT, input_is_parallel=True, group=mp_group)
 
     def forward(self, x):

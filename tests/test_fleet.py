@@ -27,10 +27,34 @@ def test_the_strategy_refuses_misspelt_fields_and_keys():
         strategy.hybrid_config = {"dp_degree": 2}
     with pytest.raises(AttributeError, match="no key 'mp_degre'"):
         strategy.hybrid_configs = {"mp_degre": 2}
-    with pytest.raises(AttributeError, match="no field 'amp_configs'"):
-        strategy.amp_configs
+    with pytest.raises(AttributeError, match="no field 'amp_config'"):
+        strategy.amp_config
     with pytest.raises(TypeError, match="gradient_merge must be a bool"):
         strategy.gradient_merge = "yes"
+
+
+def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
+    from pycoll.distributed.fleet import strategy as strategy_module
+    strategy_module._said.clear()
+    strategy = fleet.DistributedStrategy()
+    assert strategy.amp_configs["init_loss_scaling"] == 32768.0 and strategy.recompute is False
+    with caplog.at_level("WARNING", logger="pycoll"):
+        strategy.amp = True
+        strategy.amp_configs = {"init_loss_scaling": 1024.0}
+        strategy.amp = True
+        strategy.nccl_comm_num = 1  # its default: nothing to say
+    said = [r.getMessage() for r in caplog.records if "keeps this setting" in r.getMessage()]
+    assert len(said) == 2 and "DistributedStrategy.amp:" in said[0] and "amp_configs" in said[1], said
+    assert strategy.amp and strategy.amp_configs["init_loss_scaling"] == 1024.0
+    with pytest.raises(AttributeError, match="amp_configs has no key 'init_scaling'"):
+        strategy.amp_configs = {"init_scaling": 2.0}
+    with pytest.raises(TypeError, match="recompute must be a bool"):
+        strategy.recompute = "yes"
+    strategy.hybrid_configs = {"order": ["dp", "pp", "sharding", "sep", "mp"]}
+    strategy.check_axis_order()
+    strategy.hybrid_configs = {"order": ["mp", "pp", "sharding", "sep", "dp"]}
+    with pytest.raises(ValueError, match="paddle's default order"):
+        strategy.check_axis_order()
 
 
 def test_init_refuses_a_parameter_server_job_and_a_strategy_of_another_type(monkeypatch):

@@ -67,7 +67,7 @@ def _same_grads(a, b):
 
 
 @pytest.mark.parametrize("make, split_flags", [
-    (lambda: ColumnParallelLinear(4, 6, gather_output=False), [True, True]),
+    (lambda: ColumnParallelLinear(4, 6, has_bias=True, gather_output=False), [True, True]),
     (lambda: RowParallelLinear(4, 6, input_is_parallel=True), [True, False]),  # the bias is whole
 ])
 def test_a_world_of_one_is_the_plain_linear(make, split_flags):

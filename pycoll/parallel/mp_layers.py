@@ -51,8 +51,11 @@ def _as_tensor(x: Any) -> Tensor:
 class _ParallelLayer(Layer):
     """Holds the group and makes parameters as blocks of full, seeded parameters."""
 
-    def __init__(self, group: Optional[dist.Group], name: Optional[str]):
+    def __init__(self, mp_group: Optional[dist.Group], group: Optional[dist.Group], name: Optional[str]):
         super().__init__(name)
+        if mp_group is not None and group is not None and mp_group is not group:
+            raise ValueError(f"{type(self).__name__}: give the group as mp_group (paddle's name) or group, not both")
+        group = mp_group if mp_group is not None else group
         self.group = model_parallel_group() if group is None else group
         self.rank, self.nranks = group_position(self.group, type(self).__name__)
 
@@ -90,15 +93,17 @@ class ColumnParallelLinear(_ParallelLayer):
     The input is the whole ``x`` on every rank. With ``gather_output=True`` the ranks' output
     blocks are all-gathered into the whole output [..., out_features]; with False each rank
     returns its block [..., out_features/n] (feed it to ``RowParallelLinear(input_is_parallel=True)``).
-    ``bias_attr`` (a pycoll addition, used by ``split``) says how the bias is made when
-    ``has_bias`` (None: zeros; False: no bias).
+    paddle's signature: no bias unless ``has_bias`` (paddle's default None means none);
+    ``fuse_matmul_bias`` is a kernel choice of paddle's that changes no value (accepted);
+    ``mp_group`` (or pycoll's ``group``) is the group. ``bias_attr`` (a pycoll addition, used by
+    ``split``) says how the bias is made when ``has_bias`` (None: zeros; False: no bias).
     """
 
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
-                 has_bias: bool = True, gather_output: bool = True,
-                 group: Optional[dist.Group] = None, name: Optional[str] = None,
-                 bias_attr: Any = None):
-        super().__init__(group, name)
+                 has_bias: Optional[bool] = None, gather_output: bool = True, fuse_matmul_bias: bool = False,
+                 mp_group: Optional[dist.Group] = None, name: Optional[str] = None, *,
+                 group: Optional[dist.Group] = None, bias_attr: Any = None):
+        super().__init__(mp_group, group, name)
         layer = type(self).__name__
         _block(in_features, "in_features", 1, layer)
         self.out_per_rank = _block(out_features, "out_features", self.nranks, layer)
@@ -124,15 +129,15 @@ class RowParallelLinear(_ParallelLayer):
     With ``input_is_parallel=False`` every rank gets the whole ``x`` [..., in_features] and takes
     its block of the last axis; with True each rank gets its block [..., in_features/n] already
     (the output of ``ColumnParallelLinear(gather_output=False)``). The partial products are
-    all-reduced, then the bias (whole on every rank) is added once. ``bias_attr`` as for
-    ColumnParallelLinear.
+    all-reduced, then the bias (whole on every rank) is added once. The other arguments as for
+    ColumnParallelLinear (here ``has_bias`` defaults to True, as in paddle).
     """
 
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
-                 has_bias: bool = True, input_is_parallel: bool = False,
-                 group: Optional[dist.Group] = None, name: Optional[str] = None,
-                 bias_attr: Any = None):
-        super().__init__(group, name)
+                 has_bias: bool = True, input_is_parallel: bool = False, fuse_matmul_bias: bool = False,
+                 mp_group: Optional[dist.Group] = None, name: Optional[str] = None, *,
+                 group: Optional[dist.Group] = None, bias_attr: Any = None):
+        super().__init__(mp_group, group, name)
         layer = type(self).__name__
         self.in_per_rank = _block(in_features, "in_features", self.nranks, layer)
         _block(out_features, "out_features", 1, layer)
@@ -171,8 +176,9 @@ class VocabParallelEmbedding(_ParallelLayer):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, weight_attr: Any = None,
-                 group: Optional[dist.Group] = None, name: Optional[str] = None):
-        super().__init__(group, name)
+                 mp_group: Optional[dist.Group] = None, name: Optional[str] = None, *,
+                 group: Optional[dist.Group] = None):
+        super().__init__(mp_group, group, name)
         layer = type(self).__name__
         self.rows_per_rank = _block(num_embeddings, "num_embeddings", self.nranks, layer)
         _block(embedding_dim, "embedding_dim", 1, layer)

@@ -29,7 +29,7 @@ MP = 2
 class SplitMLP(nn.Layer):
     def __init__(self, group):
         super().__init__()
-        self.fc1 = ColumnParallelLinear(6, 8, gather_output=False, group=group)
+        self.fc1 = ColumnParallelLinear(6, 8, has_bias=True, gather_output=False, mp_group=group)
         self.fc2 = RowParallelLinear(8, 3, input_is_parallel=True, group=group)
 
     def forward(self, x):

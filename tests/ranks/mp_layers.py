@@ -49,7 +49,7 @@ def column(group, rank, n, rng, lead, gather):
     fin, fout = 5, 3 * n
     W, b = rng.standard_normal((fin, fout)), rng.standard_normal(fout)
     x, G = rng.standard_normal(lead + (fin,)), rng.standard_normal(lead + (fout,))
-    layer = ColumnParallelLinear(fin, fout, gather_output=gather, group=group)
+    layer = ColumnParallelLinear(fin, fout, has_bias=True, gather_output=gather, group=group)
     assert layer.weight.shape == [fin, fout // n] and layer.bias.shape == [fout // n]
     put(layer, "weight", block(W, 1, rank, n))
     put(layer, "bias", block(b, 0, rank, n))
@@ -95,7 +95,7 @@ def mlp(group, rank, n, rng, lead):
     W1, b1 = rng.standard_normal((fin, hidden)), rng.standard_normal(hidden)
     W2, b2 = rng.standard_normal((hidden, fout)), rng.standard_normal(fout)
     x, G = rng.standard_normal(lead + (fin,)), rng.standard_normal(lead + (fout,))
-    col = ColumnParallelLinear(fin, hidden, gather_output=False, group=group)
+    col = ColumnParallelLinear(fin, hidden, has_bias=True, gather_output=False, group=group)
     rowl = RowParallelLinear(hidden, fout, input_is_parallel=True, group=group)
     put(col, "weight", block(W1, 1, rank, n))
     put(col, "bias", block(b1, 0, rank, n))
@@ -158,7 +158,7 @@ def gathered(param, axis, group):
 def seeded_init(group, n):
     """Same seed: the blocks, gathered, are the plain layer's weights, bit for bit."""
     for make_split, make_plain, axes in [
-        (lambda: ColumnParallelLinear(6, 4 * n, group=group), lambda: nn.Linear(6, 4 * n), (1, 0)),
+        (lambda: ColumnParallelLinear(6, 4 * n, has_bias=True, mp_group=group), lambda: nn.Linear(6, 4 * n), (1, 0)),
         (lambda: RowParallelLinear(4 * n, 6, group=group), lambda: nn.Linear(4 * n, 6), (0, None)),
         (lambda: VocabParallelEmbedding(4 * n, 6, group=group), lambda: nn.Embedding(4 * n, 6), (0,)),
     ]:
@@ -180,9 +180,9 @@ def split_cases(rank, n):
     ids = pycoll.to_tensor(rng.integers(0, 4 * n, (3, 5)))
     cases = [
         ("linear", x, [4 * n, 6], 0, True, lambda: RowParallelLinear(4 * n, 6)),
-        ("linear", x, [4 * n, 2 * n], 1, True, lambda: ColumnParallelLinear(4 * n, 2 * n)),
+        ("linear", x, [4 * n, 2 * n], 1, True, lambda: ColumnParallelLinear(4 * n, 2 * n, has_bias=True)),
         ("linear", x, [4 * n, 2 * n], 1, False,
-         lambda: ColumnParallelLinear(4 * n, 2 * n, gather_output=False)),
+         lambda: ColumnParallelLinear(4 * n, 2 * n, has_bias=True, gather_output=False)),
         ("embedding", ids, [4 * n, 3], 0, True, lambda: VocabParallelEmbedding(4 * n, 3)),
     ]
     for i, (operation, inp, size, axis, gather, make) in enumerate(cases):

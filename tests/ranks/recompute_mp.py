@@ -3,7 +3,7 @@
 * ``dp``: DataParallel over a model whose blocks are recomputed gives, step by step, the gradients
   and parameters of the same model run plainly (with and without ``find_unused_parameters``,
   dropout inside the blocks).
-* ``mp``: after ``fleet.init`` with mp_degree=2 and ``model_parallel_random_seed``, global draws
+* ``mp``: after ``fleet.init`` with mp_degree=2 and a ``tensor_init_seed``, global draws
   agree across the ranks and the tracker's differ; ``ParallelCrossEntropy`` on class-split logits
   gives NumPy's softmax cross-entropy of the whole logits, and the gradient of each rank's block;
   a ColumnParallelLinear -> ParallelCrossEntropy model gets the gradients of the unsplit one; and
@@ -18,8 +18,7 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from expect import expect
 from pycoll.distributed import fleet
-from pycoll.distributed.fleet.meta_parallel import (ColumnParallelLinear, ParallelCrossEntropy,
-                                                    get_rng_state_tracker, model_parallel_random_seed)
+from pycoll.distributed.fleet.meta_parallel import ColumnParallelLinear, ParallelCrossEntropy, get_rng_state_tracker
 from pycoll.distributed.fleet.recompute import recompute_hybrid
 from pycoll.distributed.fleet.utils import recompute
 
@@ -81,9 +80,9 @@ def softmax_cross_entropy(logits, labels, ignore_index):
 def model_parallel(rank):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = {"dp_degree": 1, "mp_degree": 2}
+    strategy.tensor_parallel_configs = {"tensor_init_seed": 42}  # fleet.init: model_parallel_random_seed(42)
     fleet.init(is_collective=True, strategy=strategy)
     mp = fleet.get_hybrid_communicate_group().get_model_parallel_group()
-    model_parallel_random_seed(42)
     tracker = get_rng_state_tracker()
     alike = pycoll.rand([4]).numpy()
     with tracker.rng_state():
@@ -115,7 +114,7 @@ def model_parallel(rank):
 
     # a column-parallel head trained through ParallelCrossEntropy, against the unsplit head
     pycoll.seed(9)
-    head = ColumnParallelLinear(6, 10, gather_output=False)
+    head = ColumnParallelLinear(6, 10, has_bias=True, gather_output=False)
     pycoll.seed(9)
     ref = nn.Linear(6, 10)
     x = pycoll.to_tensor(rng.standard_normal((7, 6)).astype(np.float32))

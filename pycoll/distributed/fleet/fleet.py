@@ -11,6 +11,7 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
+from pycoll.distributed.fleet.meta_parallel import model_parallel_random_seed
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 from pycoll.distributed.sharding import ShardedOptimizer
@@ -54,6 +55,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
     dist.init_parallel_env()
     world = dist.get_world_size()
     degrees = strategy.degrees()
+    strategy.check_axis_order()
     for name in ("pp_degree", "sep_degree"):
         if degrees[name] != 1:
             raise ValueError(f"fleet.init: hybrid_configs {name}={degrees[name]}: pycoll has no "
@@ -73,6 +75,9 @@ def init(role_maker: Any = None, is_collective: bool = False,
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
     _state.clear()
     _state.update(strategy=strategy, hcg=hcg)
+    if mp > 1:  # paddle's: the model-parallel RNG tracker, from tensor_init_seed (-1: a random seed)
+        seed = strategy.tensor_parallel_configs["tensor_init_seed"]
+        model_parallel_random_seed(None if seed == -1 else seed)
 
 
 def _parameter_server_job() -> bool:
@@ -125,6 +130,7 @@ def distributed_model(model: Any) -> Any:
                               dp_group=hcg.get_data_parallel_group())
     elif hcg.get_data_parallel_world_size() > 1:
         wrapped = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
+                               last_comm_buffer_size=strategy.last_comm_group_size_MB,
                                find_unused_parameters=strategy.find_unused_parameters,
                                group=hcg.get_data_parallel_group())
     else:

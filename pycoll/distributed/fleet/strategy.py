@@ -1,30 +1,74 @@
 """``DistributedStrategy``: the settings of a fleet job, typed as paddle's protobuf is, so that a
-misspelt field fails instead of being ignored."""
+misspelt field fails instead of being ignored.
+
+Besides the fields fleet acts on, it holds paddle's other settings (names and defaults of paddle
+3.3.1's protobuf) so that scripts written for paddle run: most are static-graph or
+parameter-server settings that paddle's dygraph fleet does not read either (``amp``,
+``recompute``: use ``pycoll.amp`` and ``fleet.utils.recompute``). Setting one to something other
+than its default logs, once, that pycoll keeps it without acting on it.
+"""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, Set
 
-_HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1, "sep_degree": 1}
-_CONFIGS = {  # the dict-valued fields, their keys and defaults
+from pycoll._logging import logger
+
+# hybrid_configs: the degrees, paddle's default order of the axes, and its per-axis option dicts
+_HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1, "sep_degree": 1,
+           "order": ["dp", "pp", "sharding", "sep", "mp"], "mp_configs": {}, "pp_configs": {},
+           "sharding_configs": {}, "dp_configs": {}, "sep_configs": {}}
+_CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
     "hybrid_configs": _HYBRID,
     "gradient_merge_configs": {"k_steps": 1, "avg": True},
     "sharding_configs": {"sharding_degree": 1, "stage": 1, "optimize_offload": False},
+    "tensor_parallel_configs": {"tensor_parallel_degree": 1, "tensor_init_seed": -1},
 }
-_FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "gradient_merge": False,
-          "sharding": False, "find_unused_parameters": False}
+_FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "last_comm_group_size_MB": 1.0,
+          "gradient_merge": False, "sharding": False, "find_unused_parameters": False}
+_KEPT_FLAGS = {  # paddle's, kept and not acted on
+    "amp": False, "recompute": False, "pipeline": False, "sync_batch_norm": False, "nccl_comm_num": 1,
+    "sync_nccl_allreduce": True, "without_graph_optimization": True, "a_sync": True, "lamb": False, "lars": False,
+    "dgc": False, "localsgd": False, "adaptive_localsgd": False, "heter_ccl_mode": False, "fp16_allreduce": False,
+    "use_hierarchical_allreduce": False, "hierarchical_allreduce_inter_nranks": 1, "fuse_grad_size_in_num": 8,
+    "fuse_grad_merge": False, "tensor_parallel": False, "semi_auto": False, "auto": False, "elastic": False,
+    "split_data": True, "cudnn_exhaustive_search": False, "conv_workspace_size_limit": 512,
+    "cudnn_batchnorm_spatial_persistent": False, "qat": False, "asp": False}
+_KEPT_CONFIGS = {
+    "amp_configs": {"init_loss_scaling": 32768.0, "incr_every_n_steps": 1000, "decr_every_n_nan_or_inf": 2,
+                    "incr_ratio": 2.0, "decr_ratio": 0.8, "use_dynamic_loss_scaling": True,
+                    "custom_white_list": [], "custom_black_list": [], "custom_black_varnames": [],
+                    "use_pure_fp16": False, "use_fp16_guard": True, "use_optimizer_fp16": False,
+                    "use_pure_bf16": False},
+    "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": [],
+                          "enable_tuning": False, "refined_ops_patterns": []},
+    "pipeline_configs": {"micro_batch_size": 1, "accumulate_steps": 1, "schedule_mode": "1F1B",
+                         "p2p_cache_shape": True, "enable_partial_send_recv": True},
+    "localsgd_configs": {"k_steps": 1, "begin_step": 1},
+    "adaptive_localsgd_configs": {"init_k_steps": 1, "begin_step": 1},
+    "dgc_configs": {"rampup_begin_step": 0, "rampup_step": 1, "sparsity": []},
+    "lamb_configs": {"lamb_weight_decay": 0.01, "exclude_from_weight_decay": []},
+    "lars_configs": {"lars_coeff": 0.001, "lars_weight_decay": 0.0005, "epsilon": 0.0,
+                     "exclude_from_weight_decay": []},
+    "gradient_scale_configs": {"scale_strategy": "avg", "scale_gradient": False},
+}
+_ALL_CONFIGS = {**_CONFIGS, **_KEPT_CONFIGS}
+_said: Set[str] = set()
 
 
 class DistributedStrategy:
     """Fields a dygraph collective job reads: ``hybrid_configs`` (``dp_degree``, ``mp_degree``,
-    ``pp_degree``, ``sharding_degree``, ``sep_degree``), ``fuse_all_reduce_ops``,
-    ``fuse_grad_size_in_MB`` (DataParallel's bucket size), ``find_unused_parameters``,
-    ``gradient_merge`` + ``gradient_merge_configs`` (``k_steps``, ``avg``), ``sharding`` +
-    ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 = group_sharded_parallel's levels
-    os/os_g/p_g_os, ``optimize_offload``). Setting a dict field updates the keys given (paddle's behaviour);
-    an unknown field or key raises, naming it."""
+    ``pp_degree``, ``sharding_degree``, ``sep_degree``, ``order``), ``fuse_all_reduce_ops``,
+    ``fuse_grad_size_in_MB`` and ``last_comm_group_size_MB`` (DataParallel's bucket sizes),
+    ``find_unused_parameters``, ``gradient_merge`` + ``gradient_merge_configs`` (``k_steps``,
+    ``avg``), ``sharding`` + ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 =
+    group_sharded_parallel's levels os/os_g/p_g_os, ``optimize_offload``),
+    ``tensor_parallel_configs["tensor_init_seed"]`` (``model_parallel_random_seed``'s seed at
+    ``fleet.init``), and paddle's other fields, kept (see the module docstring). Setting a dict
+    field updates the keys given (paddle's behaviour); an unknown field or key raises, naming it."""
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_values", {**_FLAGS, **{k: dict(v) for k, v in _CONFIGS.items()}})
+        object.__setattr__(self, "_values", {**_FLAGS, **_KEPT_FLAGS,
+                                             **{k: dict(v) for k, v in _ALL_CONFIGS.items()}})
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
@@ -34,18 +78,23 @@ class DistributedStrategy:
         raise AttributeError(f"DistributedStrategy has no field {name!r}; fields: {', '.join(sorted(values))}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _CONFIGS:
+        if name in _ALL_CONFIGS:
             if not isinstance(value, dict):
                 raise TypeError(f"DistributedStrategy.{name} must be a dict, got {type(value).__name__}")
-            unknown = sorted(set(value) - set(_CONFIGS[name]))
+            unknown = sorted(set(value) - set(_ALL_CONFIGS[name]))
             if unknown:
                 raise AttributeError(f"DistributedStrategy.{name} has no key {unknown[0]!r}; keys: "
-                                     f"{', '.join(sorted(_CONFIGS[name]))}")
+                                     f"{', '.join(sorted(_ALL_CONFIGS[name]))}")
+            if name in _KEPT_CONFIGS and any(value[k] != _KEPT_CONFIGS[name][k] for k in value):
+                _kept(name)
             self._values[name].update(value)
-        elif name in _FLAGS:
-            if type(value) is not type(_FLAGS[name]) and not (isinstance(_FLAGS[name], int) and isinstance(value, float)):
-                raise TypeError(f"DistributedStrategy.{name} must be a {type(_FLAGS[name]).__name__}, "
-                                f"got {value!r}")
+        elif name in _FLAGS or name in _KEPT_FLAGS:
+            default = _FLAGS.get(name, _KEPT_FLAGS.get(name))
+            if type(value) is not type(default) and not (isinstance(default, (int, float)) and not isinstance(default, bool)
+                                                         and isinstance(value, (int, float)) and not isinstance(value, bool)):
+                raise TypeError(f"DistributedStrategy.{name} must be a {type(default).__name__}, got {value!r}")
+            if name in _KEPT_FLAGS and value != default:
+                _kept(name)
             self._values[name] = value
         else:
             raise AttributeError(f"DistributedStrategy has no field {name!r}; fields: "
@@ -59,5 +108,23 @@ class DistributedStrategy:
             degrees["sharding_degree"] = self._values["sharding_configs"]["sharding_degree"]
         return degrees
 
+    def check_axis_order(self) -> None:
+        """ValueError unless ``hybrid_configs["order"]`` keeps the axes pycoll has (dp, sharding,
+        mp) in paddle's default order, the one pycoll builds its groups in."""
+        order = list(self._values["hybrid_configs"]["order"])
+        if sorted(order) != sorted(_HYBRID["order"]):
+            raise ValueError(f"DistributedStrategy.hybrid_configs order={order}; it must name each of "
+                             f"{_HYBRID['order']} once")
+        if [a for a in order if a in ("dp", "sharding", "mp")] != ["dp", "sharding", "mp"]:
+            raise ValueError(f"DistributedStrategy.hybrid_configs order={order}: pycoll lays its ranks out in "
+                             f"paddle's default order (dp, then sharding, then mp varying fastest)")
+
     def __repr__(self) -> str:
         return f"DistributedStrategy({self._values})"
+
+
+def _kept(name: str) -> None:
+    if name not in _said:
+        _said.add(name)
+        logger.warning("DistributedStrategy.%s: pycoll keeps this setting but does not act on it (paddle's "
+                       "dygraph fleet reads it only in static graphs or parameter-server mode)", name)
