@@ -8,16 +8,17 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+import pycoll
 import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
-from pycoll.distributed.fleet.meta_parallel import model_parallel_random_seed
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
-from pycoll.parallel import DataParallel
+from pycoll.parallel import DataParallel, get_rng_state_tracker
 from pycoll.parallel.mp_ops import set_model_parallel_group
+from pycoll.parallel.mp_random import MODEL_PARALLEL_RNG
 
 _state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
 
@@ -183,3 +184,18 @@ def _model_parallel_norms(group: dist.Group) -> Any:
             return np.asarray(total.tolist(), dtype=np.float64)
         return complete
     return for_params
+
+
+def model_parallel_random_seed(seed: Optional[int] = None) -> None:
+    """Seed the ranks as paddle does after ``fleet.init``: the global generator with ``seed``
+    (alike on every rank, so replicated draws agree) and the tracker's ``model_parallel_rng``
+    state with ``seed + 1 + mp_rank * pp_size + pp_rank`` (different across the model-parallel
+    group). Without ``seed``, a random one (which ranks then do not share)."""
+    hcg = get_hybrid_communicate_group()
+    global_seed = seed if seed else int(np.random.randint(0, 10000))
+    pp_size, pp_rank = hcg.get_pipe_parallel_world_size(), hcg.get_stage_id()
+    local_seed = global_seed + 1 + hcg.get_model_parallel_rank() * pp_size + pp_rank
+    tracker = get_rng_state_tracker()
+    tracker.reset()
+    tracker.add(MODEL_PARALLEL_RNG, local_seed)
+    pycoll.seed(global_seed)
