@@ -171,9 +171,13 @@ def _back_to_back(arrays: List[Any], like: Any) -> Optional[Any]:
     return base.reshape(-1)[offset:offset + len(arrays) * like.size].reshape((len(arrays),) + like.shape)
 
 
-def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str) -> List[Any]:
-    """The array behind ``x`` as ``nranks`` equal parts along dim 0 (views, written in place)."""
+def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str, shape: Optional[Tuple[int, ...]] = None) -> List[Any]:
+    """The array behind ``x`` as ``nranks`` equal parts (views, written in place): of ``shape``
+    when given and ``x`` is contiguous with that many elements per rank (paddle asks only for the
+    element count: ``[nranks, *shape]`` and ``[nranks * n, ...]`` layouts alike), else along dim 0."""
     arr = array_of(x, xp, fn, arg)
+    if shape is not None and arr.flags.c_contiguous and arr.size == nranks * int(np.prod(shape, dtype=np.int64)):
+        return list(arr.reshape((nranks,) + tuple(shape)))
     if arr.ndim == 0 or arr.shape[0] % nranks:
         raise ValueError(f"pycoll.distributed.{fn}: {arg} has shape {list(arr.shape)}; as one tensor "
                          f"it needs a dim 0 that splits evenly over the group's {nranks} ranks")

@@ -2,7 +2,8 @@
 calls. ``use_calc_stream=True`` asks for the collective on the computation stream: pycoll's
 blocking calls already run on the current stream on nccl, so it changes nothing there, and MPI
 has no streams; as in paddle it needs ``sync_op=True``. Where paddle takes a tensor or a list
-(``tensor_or_tensor_list``), one tensor stands for its equal parts along dim 0, one per rank.
+(``tensor_or_tensor_list``), one tensor stands for its equal parts, one per rank: shaped as the
+rank's own tensor when the element counts allow (``[nranks, *shape]``), else along dim 0.
 """
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ def _stream(fn: str, sync_op: bool, use_calc_stream: bool) -> None:
                          f"(a call on the computation stream is ordered with it, not waited for)")
 
 
-def _as_list(items: TensorOrList, group: Optional[Group], fn: str, arg: str) -> List[Any]:
-    """A list stays; one tensor becomes its per-rank parts."""
+def _as_list(items: TensorOrList, group: Optional[Group], fn: str, arg: str, like: Any = None) -> List[Any]:
+    """A list stays; one tensor becomes its per-rank parts, each shaped as the one tensor ``like``
+    (the rank's own input or output) where the element counts allow."""
     if items is None or isinstance(items, (list, tuple)) or outside(group, f"stream.{fn}"):
         return items  # (outside the group the collective returns at once)
     g = member_group(group, f"stream.{fn}")
-    return _arrays.parts(items, g.nranks, g.array_module, f"stream.{fn}", arg)
+    shape = None if like is None else tuple(_arrays.array_of(like, g.array_module, f"stream.{fn}", "tensor").shape)
+    return _arrays.parts(items, g.nranks, g.array_module, f"stream.{fn}", arg, shape)
 
 
 def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None,
@@ -40,7 +43,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
 def all_gather(tensor_or_tensor_list: TensorOrList, tensor: Any, group: Optional[Group] = None,
                sync_op: bool = True, use_calc_stream: bool = False) -> Task:
     _stream("all_gather", sync_op, use_calc_stream)
-    out = _as_list(tensor_or_tensor_list, group, "all_gather", "tensor_or_tensor_list")
+    out = _as_list(tensor_or_tensor_list, group, "all_gather", "tensor_or_tensor_list", like=tensor)
     return collective.all_gather(out, tensor, group, sync_op)
 
 
@@ -86,7 +89,7 @@ def reduce_scatter(tensor: Any, tensor_or_tensor_list: TensorOrList, op: int = R
                    group: Optional[Group] = None, sync_op: bool = True,
                    use_calc_stream: bool = False) -> Task:
     _stream("reduce_scatter", sync_op, use_calc_stream)
-    parts = _as_list(tensor_or_tensor_list, group, "reduce_scatter", "tensor_or_tensor_list")
+    parts = _as_list(tensor_or_tensor_list, group, "reduce_scatter", "tensor_or_tensor_list", like=tensor)
     return collective.reduce_scatter(tensor, parts, op, group, sync_op)
 
 
@@ -97,7 +100,7 @@ def scatter(tensor: Any, tensor_or_tensor_list: Optional[TensorOrList] = None, s
         return COMPLETED
     g = member_group(group, "stream.scatter")
     source = g.ranks[g.rank] == src  # only the source's list is read
-    parts = _as_list(tensor_or_tensor_list, group, "scatter", "tensor_or_tensor_list") if source else None
+    parts = _as_list(tensor_or_tensor_list, group, "scatter", "tensor_or_tensor_list", like=tensor) if source else None
     return collective.scatter(tensor, parts, src, group, sync_op)
 
 
