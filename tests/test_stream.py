@@ -38,4 +38,4 @@ def test_one_tensor_stands_for_its_parts():
     s.alltoall(back, np.arange(3))
     assert back.tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="stream.scatter: tensor_or_tensor_list has shape \\[\\]"):
-        s.scatter(np.zeros(()), np.zeros(()), src=0)
+        s.scatter(np.zeros(2), np.zeros(()), src=0)  # one element, where the output holds two
