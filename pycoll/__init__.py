@@ -7,24 +7,27 @@ __version__ = "0.1.0"
 
 # ---- tensor / autograd / nn side (never imports pycoll.distributed) ----
 from pycoll.autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from pycoll.device import CPUPlace, CUDAPlace, get_device, set_device
+from pycoll.device import CPUPlace, CUDAPlace, get_device, is_compiled_with_cuda, set_device
+import pycoll.device.cuda  # noqa: E402,F401 - pycoll.device.cuda.device_count(), as paddle's
 from pycoll.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll._printing import set_printoptions
 from pycoll.serialization import load, save
 from pycoll.tensor import (Tensor, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,
                            int32, int64, set_default_dtype, to_tensor, uint8)
-from pycoll.math_ops import (abs, add, argmax, cast, clip, divide, exp, log, matmul, max, mean, min,
-                             multiply, pow, relu, sigmoid, sqrt, square, subtract, sum, tanh)
+from pycoll.math_ops import (abs, add, argmax, bmm, cast, clip, divide, exp, log, matmul, max, mean, min,
+                             multiply, pow, relu, scale, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, numel, reshape, split, squeeze,
                               stack, tile, transpose, unsqueeze)
 from pycoll.elementwise_ops import (allclose, equal, floor_divide, floor_mod, isfinite, isinf, isnan, maximum,
                                     minimum, mod, remainder)
-from pycoll.reduce_ops import amax, amin, cumsum, logsumexp, prod, std, var
-from pycoll.search_ops import argsort, gather, sort, topk, where
+from pycoll.reduce_ops import all, amax, amin, any, cumsum, logsumexp, prod, std, var  # noqa: A004
+from pycoll.search_ops import argsort, gather, masked_fill, sort, topk, tril, triu, where
+from pycoll.einsum_ops import einsum
+from pycoll import inplace_ops  # noqa: F401 - attaches zero_, fill_ and scale_ to Tensor
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,
                              randn, zeros, zeros_like)
-from pycoll import amp, autograd, nn, optimizer, regularizer, static
+from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
 

@@ -133,6 +133,18 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False)
     return op_output(xa @ ya, backward, x, y)
 
 
+def bmm(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """Batched matrix product of 3-D tensors: [b, m, k] @ [b, k, n] -> [b, m, n]."""
+    x, y = as_tensor(x), as_tensor(y)
+    if x.ndim != 3 or y.ndim != 3:
+        raise ValueError(f"bmm needs 3-D tensors, got shapes {x.shape} and {y.shape}")
+    if x.shape[0] != y.shape[0]:
+        raise ValueError(f"bmm: x and y must have the same batch size, got shapes {x.shape} and {y.shape}")
+    if x.shape[2] != y.shape[1]:
+        raise ValueError(f"bmm: x's width must equal y's height, got shapes {x.shape} and {y.shape}")
+    return matmul(x, y)
+
+
 def _swap_last(ndim: int) -> List[int]:
     perm = list(range(ndim))
     if ndim >= 2:
@@ -220,11 +232,36 @@ def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) ->
     return op_output(xp.clip(a, min, max), backward, x)
 
 
+def scaled_array(a: Any, scale: float, bias: float, bias_after_scale: bool) -> Any:
+    """scale * a + bias (or scale * (a + bias)) in a's dtype; for an integer array paddle
+    truncates scale and bias to integers first."""
+    if a.dtype.kind in "iu":
+        scale, bias = int(scale), int(bias)
+    out = a * scale + bias if bias_after_scale else (a + bias) * scale
+    return out.astype(a.dtype, copy=False)
+
+
+def scale(x: Tensor, scale: Any = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
+          act: Optional[str] = None, name: Optional[str] = None) -> Tensor:
+    """scale * x + bias (``bias_after_scale=False``: scale * (x + bias)), then the activation
+    `act` ('relu', 'tanh' or 'sigmoid') if given. A Tensor `scale` is read as its number and
+    takes no gradient, as in paddle."""
+    x = as_tensor(x)
+    factor = float(scale.item() if isinstance(scale, Tensor) else scale)
+    if act is not None and act not in _SCALE_ACTS:
+        raise ValueError(f"scale: act must be None or one of {sorted(_SCALE_ACTS)}, got {act!r}")
+    out = op_output(scaled_array(x._array, factor, bias, bias_after_scale), lambda g: (g * factor,), x)
+    return out if act is None else _SCALE_ACTS[act](out)
+
+
 def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
     x = as_tensor(x)
     dt = convert_dtype(dtype)
     src = x._array.dtype
     return op_output(x._array.astype(dt), lambda g: (g.astype(src),), x)
+
+
+_SCALE_ACTS = {"relu": relu, "tanh": tanh, "sigmoid": sigmoid}
 
 
 # ---- reductions ----------------------------------------------------------------------------
@@ -318,7 +355,7 @@ def _comparison(op: str) -> Callable[[Tensor, Any], Any]:
 
 _METHODS = {
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "pow": pow,
-    "matmul": matmul, "tanh": tanh, "exp": exp, "log": log, "sqrt": sqrt, "square": square,
+    "matmul": matmul, "bmm": bmm, "scale": scale, "tanh": tanh, "exp": exp, "log": log, "sqrt": sqrt, "square": square,
     "abs": abs, "relu": relu, "sigmoid": sigmoid, "clip": clip, "cast": cast, "astype": cast,
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
 }

@@ -1,4 +1,5 @@
-"""More reductions: cumsum, prod, var, std, logsumexp, amax and amin (also Tensor methods).
+"""More reductions: cumsum, prod, var, std, logsumexp, amax, amin, and the truth tests all and
+any (also Tensor methods).
 
 Dtypes are paddle's: an integer tensor's cumsum is int64 and its prod keeps its dtype; its var is
 truncated to its dtype and its std is float32 (the square root of that truncated var).
@@ -9,7 +10,7 @@ from typing import Any, Optional
 
 from pycoll import math_ops
 from pycoll._promotion import INT_TO_FLOAT, floating
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.tensor import DTypeLike, Tensor, convert_dtype
@@ -135,7 +136,25 @@ def amin(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
     return math_ops.min(x, axis, keepdim)
 
 
-for _name, _fn in {"cumsum": cumsum, "prod": prod, "var": var, "std": std, "logsumexp": logsumexp,
-                   "amax": amax, "amin": amin}.items():
+def _truth(x: Tensor, axis: Any, keepdim: bool, name: str) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    axes = normalize_axes(axis, a.ndim)
+    out = getattr(a.astype(bool, copy=False), name)(axis=axes, keepdims=keepdim)
+    return value_output(out, name, x, axes=axes)
+
+
+def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
+    """Whether every element over `axis` (None: all of them) is non-zero, a bool tensor."""
+    return _truth(x, axis, keepdim, "all")
+
+
+def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
+    """Whether some element over `axis` (None: all of them) is non-zero, a bool tensor."""
+    return _truth(x, axis, keepdim, "any")
+
+
+for _name, _fn in {"all": all, "any": any, "cumsum": cumsum, "prod": prod, "var": var, "std": std,
+                   "logsumexp": logsumexp, "amax": amax, "amin": amin}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

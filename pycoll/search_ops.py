@@ -1,4 +1,5 @@
-"""Selecting and ordering: where, sort, argsort, topk and gather (also Tensor methods).
+"""Selecting and ordering: where, masked_fill, tril/triu, sort, argsort, topk and gather (also
+Tensor methods).
 
 Gradients flow back to the elements each op picked; indices (argsort, topk's second result,
 where's one-argument form) take no gradient.
@@ -39,6 +40,40 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Union[Tensor, Tuple[T
         return (grad_for(xp.where(c, g, zero), mx) if mx else None,
                 grad_for(xp.where(c, zero, g), my) if my else None)
     return op_output(xp.where(c, xa, ya), backward, x, y)
+
+
+def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Tensor:
+    """x with `value` where `mask` (broadcast with x; non-zero counts as True) holds. The value
+    takes x's dtype (an integer x truncates it); a Tensor value is read as its number and takes
+    no gradient (paddle 3.3.1 gives it a zero one)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    m = to_module(as_tensor(mask)._array, xp).astype(bool, copy=False)
+    fill = xp.asarray(value.item() if isinstance(value, Tensor) else value).astype(a.dtype)
+    out = xp.where(m, fill, a)
+    meta = grad_meta(x)
+    return op_output(out, lambda g: (grad_for(xp.where(m, xp.zeros((), g.dtype), g), meta),), x)
+
+
+def _triangle(x: Any, diagonal: int, op: str) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    if a.ndim < 2:
+        raise ValueError(f"{op}: x must have at least 2 dimensions, got shape {x.shape}")
+    cut = getattr(array_module(a), op)
+    return op_output(cut(a, diagonal), lambda g: (cut(g, diagonal),), x)
+
+
+def tril(x: Any, diagonal: int = 0, name: Optional[str] = None) -> Tensor:
+    """The lower triangle of x's last two dimensions: elements above `diagonal` (0: the main
+    diagonal, > 0 above it, < 0 below it) become 0."""
+    return _triangle(x, diagonal, "tril")
+
+
+def triu(x: Any, diagonal: int = 0, name: Optional[str] = None) -> Tensor:
+    """The upper triangle of x's last two dimensions: elements below `diagonal` become 0."""
+    return _triangle(x, diagonal, "triu")
 
 
 def _order(a: Any, axis: int, descending: bool) -> Any:
@@ -125,7 +160,7 @@ def gather(x: Tensor, index: Any, axis: Any = None) -> Tensor:
     return op_output(xp.take(a, idx, axis=ax), backward, x)
 
 
-for _name, _fn in {"where": where, "sort": sort, "argsort": argsort, "topk": topk,
-                   "gather": gather}.items():
+for _name, _fn in {"where": where, "masked_fill": masked_fill, "tril": tril, "triu": triu, "sort": sort,
+                   "argsort": argsort, "topk": topk, "gather": gather}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

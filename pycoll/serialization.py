@@ -24,8 +24,9 @@ import math
 import os
 import re
 import secrets
+import warnings
 import zipfile
-from typing import Any, Callable, List
+from typing import Any, Callable, Dict, List
 
 import numpy as np
 
@@ -71,11 +72,16 @@ def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> A
                     f"arrays, numbers, strings, None and dicts/lists/tuples of them")
 
 
-def save(obj: Any, path: "os.PathLike[str] | str") -> None:
+def save(obj: Any, path: "os.PathLike[str] | str", protocol: int = 4, **configs: Any) -> None:
     """Write `obj` (Tensors, arrays, numbers, strings, nested dicts/lists/tuples) to `path`.
 
     Tensors and arrays are stored as host numpy arrays; missing parent directories are created.
+    `protocol` (paddle's pickle protocol, 2 to 4) and the `configs` paddle takes
+    (``pickle_protocol``, its deprecated name for `protocol`; ``use_binary_format`` and
+    ``safetensors``, other file formats, which must stay False) are checked as paddle checks them
+    and change nothing else: pycoll's format pickles nothing.
     """
+    _check_save_options(protocol, configs)
     path = os.fspath(path)
     arrays: List[np.ndarray] = []
     tree = _encode(obj, arrays, "obj")
@@ -114,6 +120,25 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # someone else's process
         return True
     return True
+
+
+def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> None:
+    unknown = sorted(set(configs) - {"use_binary_format", "pickle_protocol", "safetensors"})
+    if unknown:
+        raise ValueError(f"save: the additional configs {unknown} are not supported; paddle's are "
+                         f"use_binary_format, pickle_protocol and safetensors")
+    for name in ("use_binary_format", "safetensors"):
+        if not isinstance(configs.get(name, False), bool):
+            raise TypeError(f"save: {name} must be a bool, got {type(configs[name]).__name__}")
+        if configs.get(name):
+            raise ValueError(f"save: {name}=True asks for another file format; pycoll.save writes its own")
+    if configs.get("pickle_protocol") is not None:
+        warnings.warn("'pickle_protocol' is a deprecated argument. Please use 'protocol' instead.")
+        protocol = configs["pickle_protocol"]
+    if isinstance(protocol, bool) or not isinstance(protocol, int):
+        raise ValueError(f"save: protocol must be an int, got {type(protocol).__name__}")
+    if not 2 <= protocol <= 4:
+        raise ValueError(f"save: protocol must be 2, 3 or 4, got {protocol}")
 
 
 def _remove_dead_writers_temps(directory: str, name: str) -> None:

@@ -10,7 +10,8 @@ import circle anywhere (imports inside functions count: they run, and they tie m
       pycoll.distributed.fleet, .sharding, .dataset)
     tools (pycoll.bench, pycoll.launch, pycoll.info,  -> anything
            pycoll.distributed.launch)
-The faces of the package (``pycoll/__init__.py``) and of the distributed layer
+The faces of the package (``pycoll/__init__.py``), of nn (``pycoll/nn/__init__.py``, whose
+SyncBatchNorm lives in pycoll.parallel) and of the distributed layer
 (``pycoll/distributed/__init__.py``) may name what lies above them, but only lazily (inside a
 function): their eager imports obey the layers, and their lazy ones are left out of the circle check.
 """
@@ -31,7 +32,8 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll.static",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
-                "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp")),
+                "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.metric", "pycoll.linalg",
+                "pycoll.einsum_ops", "pycoll.inplace_ops")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
@@ -99,7 +101,7 @@ def imports(module: str, eager_only: bool = False) -> Set[str]:
     return found
 
 
-FACES = {"pycoll": "tensor", "pycoll.distributed": "distributed"}  # face -> the layer it stands in
+FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed"}  # face -> its layer
 GRAPH: Dict[str, Set[str]] = {m: imports(m, eager_only=m in FACES) for m in MODULES}
 
 

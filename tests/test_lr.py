@@ -134,7 +134,7 @@ def test_reachable_as_paddle_names_them():
     assert set(lr.__all__) == {"LRScheduler", "NoamDecay", "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay",
                                "PolynomialDecay", "LinearWarmup", "ExponentialDecay", "MultiStepDecay", "StepDecay",
                                "LambdaDecay", "ReduceOnPlateau", "CosineAnnealingDecay", "MultiplicativeDecay",
-                               "OneCycleLR", "CyclicLR"}
+                               "OneCycleLR", "CyclicLR", "LinearLR", "CosineAnnealingWarmRestarts"}
 
 
 def test_closed_forms():

@@ -6,6 +6,7 @@ serves both.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from types import ModuleType
@@ -26,6 +27,13 @@ def gpu_count() -> int:
         return int(cupy.cuda.runtime.getDeviceCount())
     except Exception:  # ImportError, CUDARuntimeError (no driver), ...: no GPU to use
         return 0
+
+
+def is_compiled_with_cuda() -> bool:
+    """paddle's ``is_compiled_with_cuda``: whether this install can run on CUDA GPUs, which for
+    pycoll means CuPy is installed (it is looked up, not imported). Like paddle's answer it says
+    nothing of a GPU being there: ``pycoll.device.cuda.device_count()`` counts those."""
+    return importlib.util.find_spec("cupy") is not None
 
 
 def import_cupy() -> ModuleType:

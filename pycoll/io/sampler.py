@@ -7,6 +7,8 @@ from typing import Any, Iterable, Iterator, List, Optional
 
 import numpy as np
 
+from pycoll.io.samplers import RandomSampler, SequenceSampler
+
 
 class DistributedBatchSampler:
     """Yield lists of sample indices, the dataset split evenly over ``num_replicas`` ranks
@@ -94,8 +96,10 @@ def _positive(value: Any, what: str) -> int:
 
 
 class BatchSampler:
-    """Lists of indices of ``dataset`` (or of what ``sampler`` yields), ``batch_size`` at a time;
-    with ``shuffle`` a new permutation each epoch from pycoll's generator (``pycoll.seed``)."""
+    """Lists of indices of what ``sampler`` yields, ``batch_size`` at a time. Given ``dataset``
+    instead, the sampler is paddle's: a ``SequenceSampler`` over it, or with ``shuffle`` a
+    ``RandomSampler``, a new permutation each epoch from NumPy's global generator (so
+    ``np.random.seed`` repeats paddle's order)."""
 
     def __init__(self, dataset: Any = None, sampler: Any = None, shuffle: bool = False,
                  batch_size: int = 1, drop_last: bool = False):
@@ -104,22 +108,14 @@ class BatchSampler:
         if sampler is not None and shuffle:
             raise ValueError("BatchSampler: shuffle=True goes with dataset, not with a sampler "
                              "(the sampler chooses the order)")
+        if sampler is None:
+            sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
         self.dataset, self.sampler, self.shuffle = dataset, sampler, bool(shuffle)
         self.batch_size = _positive(batch_size, "BatchSampler: batch_size")
         self.drop_last = bool(drop_last)
 
-    def _indices(self) -> Iterable[Any]:
-        if self.sampler is not None:
-            return self.sampler
-        if not self.shuffle:
-            return range(len(self.dataset))
-        from pycoll.random import get_rng
-
-        return get_rng().permutation(len(self.dataset)).tolist()
-
     def __iter__(self) -> Iterator[List[Any]]:
-        return batches(self._indices(), self.batch_size, self.drop_last)
+        return batches(self.sampler, self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
-        return batch_count(len(self.sampler if self.sampler is not None else self.dataset),
-                           self.batch_size, self.drop_last)
+        return batch_count(len(self.sampler), self.batch_size, self.drop_last)

@@ -1,18 +1,35 @@
-"""Layers, parameters, initializers and losses (paddle.nn names)."""
+"""Layers, parameters, initializers and losses (paddle.nn names).
+
+SyncBatchNorm lives with the parallel layers (it communicates, and the tensor side never imports
+pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 562).
+"""
+from typing import Any
+
 from pycoll.nn import functional, initializer
 from pycoll.nn.activation import ELU, GELU, Hardswish, LeakyReLU, ReLU, Sigmoid, Silu, Softmax, Softplus, Tanh
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Embedding, Flatten, Identity, Linear
+from pycoll.nn.conv import Conv1D, Conv2D
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.layer import Layer
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss,
                             NLLLoss, SmoothL1Loss)
-from pycoll.nn.norm import LayerNorm
+from pycoll.nn.norm import BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, LayerNorm
 from pycoll.nn.parameter import Parameter, ParamAttr
+from pycoll.nn.pooling import AdaptiveAvgPool2D, AdaptiveMaxPool2D, AvgPool2D, MaxPool2D, Pad1D, Pad2D
 
 __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LeakyReLU", "Silu", "ELU", "Softplus",
            "Hardswish", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",
            "BCEWithLogitsLoss", "NLLLoss", "KLDivLoss", "CrossEntropyLoss", "ClipGradByValue",
-           "ClipGradByNorm", "ClipGradByGlobalNorm"]
+           "ClipGradByNorm", "ClipGradByGlobalNorm", "Conv1D", "Conv2D", "MaxPool2D", "AvgPool2D",
+           "AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "Pad1D", "Pad2D", "BatchNorm", "BatchNorm1D", "BatchNorm2D",
+           "BatchNorm3D", "SyncBatchNorm"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SyncBatchNorm":
+        from pycoll.parallel.sync_batch_norm import SyncBatchNorm
+        return SyncBatchNorm
+    raise AttributeError(f"module 'pycoll.nn' has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """Linear, Embedding, Dropout, Flatten and Identity layers."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Union
 
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
@@ -69,19 +69,23 @@ class Embedding(Layer):
 
 
 class Dropout(Layer):
-    """Drops elements with probability p while training (upscale_in_train); identity in eval."""
+    """``F.dropout`` with this layer's p, axis and mode, training in train() mode (paddle's
+    signature: `inplace` second, accepted; the result is new)."""
 
-    def __init__(self, p: float = 0.5, name: Optional[str] = None):
+    def __init__(self, p: float = 0.5, inplace: bool = False, axis: Union[int, Sequence[int], None] = None,
+                 mode: str = "upscale_in_train", name: Optional[str] = None):
         super().__init__(name)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be in [0, 1], got {p}")
-        self.p = p
+        if mode not in ("upscale_in_train", "downscale_in_infer"):
+            raise ValueError(f"mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
+        self.p, self.inplace, self.axis, self.mode = p, inplace, axis, mode
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.axis, self.training, self.inplace, self.mode)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, axis={self.axis}, mode={self.mode}, inplace={self.inplace}"
 
 
 class Flatten(Layer):

@@ -1,5 +1,6 @@
 """paddle.nn.functional: activations, linear, embedding, layer_norm, dropout, one_hot,
-normalize, and the losses (defined in `_loss_functional` and `_class_losses`, re-exported here).
+normalize, and, re-exported here, the losses (`_loss_functional`, `_class_losses`), convolution
+(`_conv_functional`), pooling and pad (`_pool_functional`) and batch_norm (`_norm_functional`).
 
 linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
 node, hand-written backward) to keep per-op overhead and temporaries low.
@@ -13,11 +14,14 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
 from pycoll.device import array_module, move, place_of
-from pycoll.math_ops import relu, sigmoid, tanh
+from pycoll.math_ops import relu, scale, sigmoid, tanh
 from pycoll.nn._activation_functional import elu, hardswish, leaky_relu, silu, softplus
 from pycoll.nn._class_losses import cross_entropy, nll_loss
+from pycoll.nn._conv_functional import conv1d, conv2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, mse_loss, smooth_l1_loss)
+from pycoll.nn._norm_functional import batch_norm
+from pycoll.nn._pool_functional import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d, pad
 from pycoll.random import get_rng
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -25,7 +29,8 @@ from pycoll.tensor import Tensor
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
            "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
            "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy"]
+           "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy", "conv1d", "conv2d",
+           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "batch_norm"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -160,17 +165,36 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     return op_output(out, backward, x, weight, bias)
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability p and scale the rest by 1/(1-p) (upscale_in_train);
-    identity when not training. The mask comes from pycoll's generator."""
+def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = None, training: bool = True,
+            inplace: bool = False, mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
+    """Zero elements with probability p while training (paddle's signature and modes).
+
+    ``axis`` None drops each element on its own; an axis (or a list of axes, each in [0, x.ndim))
+    draws the mask over those axes only and shares it along the others (whole channels). With
+    ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
+    unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
+    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). `inplace` is accepted for
+    paddle compatibility; the result is new."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"dropout: p must be a number, got {type(p).__name__}")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if mode not in ("upscale_in_train", "downscale_in_infer"):
+        raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
     x = as_tensor(x)
-    if not training or p == 0.0:
+    if p == 0:
         return x
+    if not training:
+        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else x
     a = x._array
-    keep = get_rng().random(a.shape, dtype=np.float32) >= p
-    factor = 1.0 / (1.0 - p) if p < 1.0 else 0.0
+    shape = a.shape
+    if axis is not None:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        if not axes or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < a.ndim for i in axes):
+            raise ValueError(f"dropout: axis must be ints in [0, {a.ndim}), got {axis!r}")
+        shape = tuple(n if i in axes else 1 for i, n in enumerate(a.shape))
+    keep = get_rng().random(shape, dtype=np.float32) >= p
+    factor = (1.0 / (1.0 - p) if p < 1.0 else 0.0) if mode == "upscale_in_train" else 1.0
     mask = move((keep * factor).astype(a.dtype), place_of(a))
     return op_output(a * mask, lambda g: (g * mask,), x)
 

@@ -22,7 +22,12 @@ class Adam(Optimizer):
 
     beta1_pow_acc / beta2_pow_acc hold paddle's values: b^t while step t runs, b^(t+1) after it
     (they start at b and are multiplied by b after each update), so a state moves between paddle
-    and pycoll unchanged. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too."""
+    and pycoll unchanged. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too.
+
+    ``amsgrad``: the denominator uses the largest v so far (accumulator 'moment2_max') instead of
+    v. ``lazy_mode`` (update only the rows a sparse gradient touches) is accepted and changes
+    nothing: pycoll's gradients are dense. ``use_multi_tensor`` (paddle's fused update of all
+    parameters at once) is accepted and changes nothing either."""
 
     _accumulator_names = ("moment1", "moment2")
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
@@ -31,8 +36,13 @@ class Adam(Optimizer):
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip)
+                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, lazy_mode: bool = False,
+                 multi_precision: bool = False, use_multi_tensor: bool = False, amsgrad: bool = False,
+                 name: Optional[str] = None):
+        self._amsgrad = bool(amsgrad)
+        if self._amsgrad:
+            self._accumulator_names = Adam._accumulator_names + ("moment2_max",)
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
         self._beta1 = _beta(beta1, "beta1")
         self._beta2 = _beta(beta2, "beta2")
         self._epsilon = real(epsilon, "epsilon", low=0.0)
@@ -48,7 +58,12 @@ class Adam(Optimizer):
         v *= b2
         v += (1 - b2) * (grad * grad)
         correction = math.sqrt(1 - b2_pow)
-        denom = array_module(v).sqrt(v)
+        xp = array_module(v)
+        if self._amsgrad:
+            v_max = self._array_acc("moment2_max", key, param)
+            xp.maximum(v_max, v, out=v_max)
+            v = v_max
+        denom = xp.sqrt(v)
         denom += options.get("epsilon", self._epsilon) * correction
         param -= (lr * correction / (1 - b1_pow)) * m / denom
         pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
@@ -65,12 +80,16 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
-                 weight_decay: float = 0.01, lr_ratio: Any = None,
+                 weight_decay: float = 0.01, use_lowprecision_moment: bool = False, lr_ratio: Any = None,
                  apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
-                 grad_clip: Optional[Any] = None):
+                 grad_clip: Optional[Any] = None, lazy_mode: bool = False, multi_precision: bool = False,
+                 amsgrad: bool = False, name: Optional[str] = None):
         if lr_ratio is not None:
             raise ValueError("AdamW: lr_ratio (a learning rate per parameter) is not in pycoll")
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, grad_clip=grad_clip)
+        if use_lowprecision_moment:
+            raise ValueError("AdamW: use_lowprecision_moment (float16 moments) is not in pycoll")
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, grad_clip=grad_clip, lazy_mode=lazy_mode,
+                         multi_precision=multi_precision, amsgrad=amsgrad, name=name)
         self._coeff = real(weight_decay, "weight_decay", low=0.0)
         self._apply_decay = apply_decay_param_fun
 

@@ -2,9 +2,9 @@
 
 A scheduler is stepped by the training loop (``scheduler.step()``, usually once per epoch or
 batch); the optimizer reads its current value at each update."""
-from pycoll.optimizer.lr_cyclic import CyclicLR, OneCycleLR
+from pycoll.optimizer.lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from pycoll.optimizer.lr_decay import (CosineAnnealingDecay, ExponentialDecay, InverseTimeDecay, LambdaDecay,
-                                       LinearWarmup, MultiplicativeDecay, MultiStepDecay, NaturalExpDecay,
+                                       LinearLR, LinearWarmup, MultiplicativeDecay, MultiStepDecay, NaturalExpDecay,
                                        NoamDecay, PiecewiseDecay, PolynomialDecay, StepDecay)
 from pycoll.optimizer.lr_plateau import ReduceOnPlateau
 from pycoll.optimizer.lr_scheduler import LRScheduler
@@ -12,4 +12,4 @@ from pycoll.optimizer.lr_scheduler import LRScheduler
 __all__ = ["LRScheduler", "NoamDecay", "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay",
            "PolynomialDecay", "LinearWarmup", "ExponentialDecay", "MultiStepDecay", "StepDecay",
            "LambdaDecay", "ReduceOnPlateau", "CosineAnnealingDecay", "MultiplicativeDecay", "OneCycleLR",
-           "CyclicLR"]
+           "CyclicLR", "LinearLR", "CosineAnnealingWarmRestarts"]

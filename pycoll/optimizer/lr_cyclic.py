@@ -1,8 +1,9 @@
-"""The learning-rate schedules that rise and fall: OneCycleLR and CyclicLR (paddle's formulas)."""
+"""The learning-rate schedules that rise and fall: OneCycleLR, CyclicLR and
+CosineAnnealingWarmRestarts (paddle's formulas)."""
 from __future__ import annotations
 
 import math
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Union
 
 from pycoll.optimizer._checks import integer, real
 from pycoll.optimizer.lr_scheduler import LRScheduler
@@ -112,3 +113,62 @@ class CyclicLR(LRScheduler):
             scale_factor = (1 - pct_per_cycle) / (1 - self.step_up_pct)
         base_height = self.amplitude * scale_factor
         return self.base_lr + base_height * self.scale_fn(cycle if self.scale_mode == "cycle" else iterations)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from learning_rate down to eta_min over a cycle of T_i steps, then a
+    restart at learning_rate; the first cycle has T_0 steps and each next one T_mult times as many.
+
+    ``step(epoch)`` may jump to any epoch (a float too: a point within a step), as paddle's. The
+    state_dict is paddle's (last_epoch and last_lr); loading it puts the schedule back at
+    last_epoch's place in its cycle, where paddle's own scheduler would restart the cycle from its
+    beginning, forgetting where it was."""
+
+    def __init__(self, learning_rate: float, T_0: int, T_mult: int = 1, eta_min: float = 0,
+                 last_epoch: int = -1, verbose: bool = False) -> None:
+        self.T_0 = self.T_i = integer(T_0, "T_0", low=1)
+        self.T_mult = integer(T_mult, "T_mult", low=1)
+        self.eta_min = real(eta_min, "eta_min")
+        self.T_cur: Union[int, float] = last_epoch
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+
+    def step(self, epoch: Optional[float] = None) -> None:
+        """Move to the next step, or to `epoch` (>= 0), and compute its learning rate."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if real(epoch, "epoch") < 0:
+                raise ValueError(f"epoch must be >= 0, got {epoch}")
+            if epoch < self.T_0:
+                self.T_i, self.T_cur = self.T_0, epoch
+            elif self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        self._announce()
+
+    def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        super().set_state_dict(state_dict)
+        # where steps one by one leave T_cur and T_i at last_epoch, counted in whole cycles (exact,
+        # where paddle's closed form for step(epoch) goes through a floating-point logarithm)
+        self.T_i, self.T_cur = self.T_0, self.last_epoch
+        if self.T_mult == 1:
+            self.T_cur %= self.T_0
+        while self.T_cur >= self.T_i:
+            self.T_cur -= self.T_i
+            self.T_i *= self.T_mult
+
+    set_dict = set_state_dict

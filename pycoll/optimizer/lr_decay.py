@@ -143,6 +143,28 @@ class LinearWarmup(LRScheduler):
         return self.learning_rate
 
 
+class LinearLR(LRScheduler):
+    """learning_rate * start_factor rising (or falling) linearly to learning_rate * end_factor over
+    total_steps steps, then staying there. Each step multiplies the previous value, as paddle's
+    does (so a non-default last_epoch starts from learning_rate, as in paddle)."""
+
+    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False) -> None:
+        self.start_factor = real(start_factor, "start_factor", low=0.0, high=1.0, low_open=True)
+        self.end_factor = real(end_factor, "end_factor", low=0.0, high=1.0)
+        self.total_steps = integer(total_steps, "total_steps", low=1)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        base = self.total_steps * self.start_factor
+        change = self.end_factor - self.start_factor
+        return self.last_lr * (1.0 + change / (base + (self.last_epoch - 1) * change))
+
+
 class ExponentialDecay(LRScheduler):
     """lr = learning_rate * gamma^step."""
 

@@ -20,6 +20,8 @@ from pycoll.regularizer import L2Decay
 from pycoll.tensor import Tensor, wrap
 
 LR_SCHEDULER_KEY = "LR_Scheduler"  # paddle's key for the scheduler's state in an optimizer's
+MASTER_WEIGHTS_KEY = "master_weights"  # and for the float32 copies of low-precision parameters
+LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps master weights for
 
 
 def _listing(keys: List[str], limit: int = 8) -> str:
@@ -39,7 +41,13 @@ class Optimizer:
     ``parameters`` may be paddle's groups: dicts with 'params' and options for those parameters,
     'learning_rate' (a multiplier of the optimizer's learning rate), 'weight_decay', 'grad_clip'
     (applied to the group's gradients alone) and those in the subclass's ``_group_options``.
-    Per-parameter state lives in accumulators keyed paddle-style, '<param name>_<acc>_0'.
+    Per-parameter state lives in accumulators keyed paddle-style, '<param name>_<acc>_0'
+    ('<param name>_<name>_<acc>_0' for an optimizer given a ``name``).
+
+    ``multi_precision`` (paddle's master weights): a float16 or bfloat16 parameter is updated
+    through a float32 copy kept in the optimizer (``state_dict()['master_weights']``), with its
+    accumulators in float32 too (keyed after the copy: '<param name>_fp32_master_0_<acc>_0');
+    after each update the parameter gets the copy's value, rounded to its own dtype.
     """
 
     _accumulator_names: tuple = ()
@@ -48,7 +56,8 @@ class Optimizer:
     _state_on_host = False  # see over()
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
-                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None):
+                 weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, name: Optional[str] = None,
+                 *, multi_precision: bool = False):
         if parameters is None:
             raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
         params, self._groups, self._group_index = parse_parameters(parameters, self._group_options)
@@ -62,12 +71,24 @@ class Optimizer:
         self._weight_decay = check_decay(weight_decay, "weight_decay")
         self._grad_clip = check_grad_clip(grad_clip, "grad_clip")
         self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
+        self._name = name
+        self._multi_precision = bool(multi_precision)
         self._reset_state()
 
     def _reset_state(self) -> None:
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
                                                           self._accumulator_names + self._scalar_accumulators}
+        self._master_weights: Dict[str, Any] = {}  # float32 copies of low-precision parameters
         self._unresumed: Dict[str, List[str]] = {}  # see set_state_dict
+
+    def _mastered(self, param: Tensor) -> bool:
+        """Whether `param` is updated through a float32 master copy."""
+        return self._multi_precision and param.dtype.name in LOW_PRECISION
+
+    def _state_prefix(self, key: str, param: Tensor) -> str:
+        """What a parameter's state_dict entries start with (paddle's names)."""
+        prefix = f"{key}_fp32_master_0" if self._mastered(param) else key
+        return f"{prefix}_{self._name}" if self._name else prefix
 
     def over(self, tensors: Iterable[Tensor], state_on_host: bool = False) -> "Optimizer":
         """A copy with this one's settings and no state that updates ``tensors`` instead, keyed
@@ -116,6 +137,11 @@ class Optimizer:
             acc[key] = array_module(param).zeros_like(param)
         return acc[key]
 
+    def _with_decay(self, grad: Any, param: Any, term: Any) -> Any:
+        """The gradient an update takes: `grad` with the weight-decay term of `term` (a
+        regularizer, or None) added."""
+        return grad + term.term(param, array_module(param)) if term is not None and term.coeff else grad
+
     def _l2_coeff(self, options: Dict[str, Any]) -> Any:
         """The weight decay added to a gradient: an L2 coefficient, a regularizer or None
         (AdamW's weight decay is not one)."""
@@ -146,12 +172,19 @@ class Optimizer:
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
+                target = param  # what the update changes: the parameter, or its float32 master copy
+                if self._mastered(p):
+                    target = self._master_weights.get(key)
+                    if target is None:
+                        target = self._master_weights[key] = param.astype(np.float32)
+                    grad = grad.astype(np.float32)
                 term = getattr(p, "regularizer", None) or group_term  # ParamAttr(regularizer=...) wins
-                if term is not None and term.coeff:
-                    grad = grad + term.term(param, array_module(param))
+                grad = self._with_decay(grad, target, term)
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
-                self._update(key, param, grad, lr * factor, options)
+                self._update(key, target, grad, lr * factor, options)
+                if target is not param:
+                    param[...] = target  # rounded to the parameter's dtype, in its own memory
                 if param is not p.array:
                     p.set_value(param)
 
@@ -197,20 +230,23 @@ class Optimizer:
     clear_gradients = clear_grad
 
     # ---- state -------------------------------------------------------------------------------
-    def _entries(self, key: str) -> Dict[str, str]:
+    def _entries(self, key: str, param: Tensor) -> Dict[str, str]:
         """The state_dict keys of a parameter's accumulators, to the accumulators' names."""
-        return {f"{key}_{name}_0": name for name in self._accumulator_names + self._scalar_accumulators}
+        prefix = self._state_prefix(key, param)
+        return {f"{prefix}_{name}_0": name for name in self._accumulator_names + self._scalar_accumulators}
 
     def state_dict(self) -> Dict[str, Any]:
-        """Accumulators as Tensors, keyed '<param name>_<accumulator>_0', and the scheduler's
+        """Accumulators as Tensors, keyed '<param name>_<accumulator>_0', the master weights (a
+        dict by parameter name) under 'master_weights' if there are any, and the scheduler's
         state under 'LR_Scheduler' when the learning rate is an LRScheduler (paddle's layout)."""
         out: Dict[str, Any] = {}
+        params = dict(zip(self._keys, self._parameter_list))
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
-                if name in self._scalar_accumulators:
-                    out[f"{key}_{name}_0"] = Tensor([value], dtype="float64")
-                else:
-                    out[f"{key}_{name}_0"] = wrap(value)
+                entry = f"{self._state_prefix(key, params[key])}_{name}_0"
+                out[entry] = Tensor([value], dtype="float64") if name in self._scalar_accumulators else wrap(value)
+        if self._master_weights:
+            out[MASTER_WEIGHTS_KEY] = {key: wrap(value) for key, value in self._master_weights.items()}
         if isinstance(self._learning_rate, LRScheduler):
             out[LR_SCHEDULER_KEY] = self._learning_rate.state_dict()
         return out
@@ -229,15 +265,16 @@ class Optimizer:
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
         state = dict(state_dict)
         lr_state = state.pop(LR_SCHEDULER_KEY, None)
+        masters = state.pop(MASTER_WEIGHTS_KEY, None) or {}
         scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
         if scheduler is not None and lr_state is None and not isinstance(scheduler, LambdaDecay):
             raise ValueError(f"set_state_dict: state_dict has no {LR_SCHEDULER_KEY!r} entry, the state of this "
                              f"optimizer's {type(scheduler).__name__}")
         expected = {entry: (key, p, name) for key, p in zip(self._keys, self._parameter_list)
-                    for entry, name in self._entries(key).items()}
+                    for entry, name in self._entries(key, p).items()}
         loaded = {entry: self._accumulator_from(entry, name, state[entry], p)
                   for entry, (key, p, name) in expected.items() if entry in state}
-        missing = {key: [e for e in self._entries(key) if e not in state]
+        missing = {key: [e for e in self._entries(key, p) if e not in state]
                    for key, p in zip(self._keys, self._parameter_list) if not p.stop_gradient}
         missing = {key: entries for key, entries in missing.items() if entries}
         unexpected = sorted(k for k in state if k not in expected)
@@ -253,22 +290,33 @@ class Optimizer:
         for entry, value in loaded.items():
             key, _, name = expected[entry]
             self._accumulators[name][key] = value
+        for key, p in zip(self._keys, self._parameter_list):
+            if self._mastered(p) and key in masters:
+                self._master_weights[key] = self._state_array(f"{MASTER_WEIGHTS_KEY}[{key!r}]", masters[key], p)
         if state:
             self._unresumed = missing
 
     def _accumulator_from(self, entry: str, name: str, value: Any, param: Tensor) -> Any:
         """State entry ``entry`` (accumulator ``name``) as this optimizer keeps it: a float, or an
         array like the parameter's."""
+        if name in self._scalar_accumulators:
+            array = value.array if isinstance(value, Tensor) else value
+            if not is_array(array):
+                raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
+            return float(array.reshape(-1)[0])
+        return self._state_array(entry, value, param)
+
+    def _state_array(self, entry: str, value: Any, param: Tensor) -> Any:
+        """An array of a parameter's state (an accumulator, a master weight) as this optimizer
+        keeps it: of the parameter's shape, in float32 for a master-weighted parameter."""
         array = value.array if isinstance(value, Tensor) else value
         if not is_array(array):
             raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
-        if name in self._scalar_accumulators:
-            return float(array.reshape(-1)[0])
         if array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
             raise ValueError(f"state_dict[{entry}] has shape {list(array.shape)}, "
                              f"the parameter has shape {list(param.array.shape)}")
         xp = np if self._state_on_host else array_module(param.array)
-        return to_module(array, xp).astype(param.dtype, copy=True)
+        return to_module(array, xp).astype(np.float32 if self._mastered(param) else param.dtype, copy=True)
 
     def _check_resumed(self, key: str) -> None:
         if key in self._unresumed:

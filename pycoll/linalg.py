@@ -1,0 +1,133 @@
+"""paddle.linalg's ``norm`` (also ``Tensor.norm``): vector p-norms and the matrix norms, with
+paddle's rules for which is which and paddle's gradients.
+
+Which norm: a string ``p`` ('fro', 'nuc') is a matrix norm, except 'fro' with ``axis`` None or
+one axis, which is the vector 2-norm; a number ``p`` (None: 2) is a matrix norm over an ``axis``
+of two entries and a vector norm otherwise (``axis`` None: x flattened; several axes: over them
+together). As in paddle, ``p=None`` with two axes is the matrix 2-norm (the largest singular
+value), not the Frobenius norm.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from pycoll import math_ops, shape_ops
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll.device import array_module
+from pycoll.math_ops import kept_shape
+from pycoll.tensor import DTypeLike, Tensor
+
+_EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
+
+
+def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence[int], None] = None,
+         keepdim: bool = False, out: Optional[Tensor] = None, dtype: DTypeLike = None,
+         name: Optional[str] = None) -> Tensor:
+    """The norm of x (see the module's docstring for which one). `dtype` casts x first; `out`,
+    if given, receives a copy of the result (its shape and dtype must match)."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = math_ops.cast(x, dtype)
+    if x.dtype.kind != "f":
+        raise TypeError(f"norm: x must hold floating-point numbers, got dtype {x.dtype}")
+    if isinstance(axis, tuple):
+        axis = list(axis)
+    if isinstance(axis, list) and len(axis) == 1:
+        axis = axis[0]
+    if isinstance(p, str):
+        if p not in ("fro", "nuc"):
+            raise ValueError(f"norm: p must be a number, 'fro' or 'nuc', got {p!r}")
+        if p == "fro" and (axis is None or isinstance(axis, int)):
+            result = _vector_norm(x, 2.0, axis, keepdim)
+        else:
+            result = _matrix_norm(x, p, list(range(x.ndim)) if axis is None else axis, keepdim)
+    else:
+        p = 2.0 if p is None else p
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise TypeError(f"norm: p must be a number, 'fro' or 'nuc', got {type(p).__name__}")
+        if isinstance(axis, list) and len(axis) == 2:
+            result = _matrix_norm(x, p, axis, keepdim)
+        else:
+            result = _vector_norm(x, float(p), axis, keepdim)
+    if out is not None:
+        out.set_value(result.detach())
+    return result
+
+
+def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
+    """(sum |x|^p)^(1/p) over `axis`; p = 0 counts the non-zeros, p = +-inf is max/min |x|."""
+    a = x._array
+    xp = array_module(a)
+    axes = normalize_axes(axis, a.ndim)
+    kept = kept_shape(a.shape, axes)
+    mag = xp.abs(a)
+    if p == 0:
+        full = (a != 0).sum(axis=axes, keepdims=True).astype(a.dtype)
+    elif math.isinf(p):
+        full = (mag.max if p > 0 else mag.min)(axis=axes, keepdims=True)
+    else:
+        with np.errstate(divide="ignore"):  # a negative p meets a zero: inf, whose inverse is 0
+            full = ((mag ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)).astype(a.dtype, copy=False)
+
+    def backward(g: Any) -> tuple:
+        g = g.reshape(kept)
+        if p == 0:
+            return (xp.zeros_like(a),)
+        if math.isinf(p):  # every element at the max (min) gets the whole gradient, as in paddle
+            return (g * xp.sign(a) * (mag == full),)
+        with np.errstate(divide="ignore", invalid="ignore"):  # paddle's NaN where p < 1 meets a zero
+            return ((mag ** (p - 1) * xp.sign(a) * g * (full + _EPS) ** (1 - p)).astype(a.dtype, copy=False),)
+    return op_output(full if keepdim else full.reshape(_dropped(a.shape, axes)), backward, x)
+
+
+def _dropped(shape: Sequence[int], axes: Optional[Tuple[int, ...]]) -> Tuple[int, ...]:
+    return tuple(n for i, n in enumerate(shape) if axes is not None and i not in axes)
+
+
+def _matrix_norm(x: Tensor, p: Union[float, str], axis: Any, keepdim: bool) -> Tensor:
+    """A matrix norm over the two axes in `axis` (the rows' axis first)."""
+    axes = normalize_axes(axis, x.ndim) if isinstance(axis, (list, tuple)) else None
+    if axes is None or len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError(f"norm: a matrix norm needs two different axes, got axis={axis!r} for x of "
+                         f"shape {x.shape}")
+    rows, cols = axes
+    if p == "fro":
+        return _vector_norm(x, 2.0, list(axes), keepdim)
+    if p in (1, -1, math.inf, -math.inf):
+        # 1: the largest column sum of |x|, inf: the largest row sum (-1, -inf: the smallest)
+        summed, picked = (rows, cols) if abs(p) == 1 else (cols, rows)
+        sums = math_ops.sum(math_ops.abs(x), axis=summed, keepdim=True)
+        full = (math_ops.max if p > 0 else math_ops.min)(sums, axis=picked, keepdim=True)
+        return full if keepdim else shape_ops.reshape(full, list(_dropped(x.shape, axes)))
+    if p in (2, -2, "nuc"):
+        return _singular_norm(x, p, axes, keepdim)
+    raise ValueError(f"norm: a matrix norm takes p 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {p!r}")
+
+
+def _singular_norm(x: Tensor, p: Union[float, str], axes: Tuple[int, ...], keepdim: bool) -> Tensor:
+    """The largest (p=2) or smallest (p=-2) singular value, or their sum ('nuc'); gradients
+    u v^T of the singular vectors involved."""
+    a = x._array
+    xp = array_module(a)
+    rest = [i for i in range(a.ndim) if i not in axes]
+    perm = rest + list(axes)
+    inverse = list(np.argsort(perm))
+    u, s, vh = xp.linalg.svd(a.transpose(perm), full_matrices=False)
+    if p == "nuc":
+        value, direction = s.sum(axis=-1), u @ vh
+    else:
+        k = 0 if p == 2 else s.shape[-1] - 1  # s comes sorted, largest first
+        value, direction = s[..., k], u[..., :, k:k + 1] @ vh[..., k:k + 1, :]
+    kept = kept_shape(a.shape, axes)
+    value = value.astype(a.dtype, copy=False)
+
+    def backward(g: Any) -> tuple:
+        g = g.reshape(kept).transpose(perm)
+        return ((g * direction).transpose(inverse).astype(a.dtype, copy=False),)
+    return op_output(value.reshape(kept) if keepdim else value, backward, x)
+
+
+Tensor.norm = norm

@@ -1,0 +1,123 @@
+"""paddle.nn.functional.batch_norm, and `normalize_batch`, the op under it that SyncBatchNorm
+(pycoll.parallel) drives with an all-reduce.
+
+paddle 3.3.1's conventions: running = momentum * running + (1 - momentum) * batch statistic, the
+variance in both the normalisation and the running statistic being the biased (population) one.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Tuple
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll.device import array_module
+from pycoll.tensor import Tensor
+
+_FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
+
+
+def batch_norm(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, training: bool = False, momentum: float = 0.9,
+               epsilon: float = 1e-5, data_format: str = "NCHW", use_global_stats: Optional[bool] = None,
+               name: Optional[str] = None) -> Tensor:
+    """Normalise x per channel (axis 1, or the last axis for channel-last formats).
+
+    use_global_stats None: the batch's statistics when training (updating the running ones), the
+    running ones otherwise. True: always the running ones (no update). False: always the batch's,
+    updating the running ones even outside training (paddle's rule).
+    """
+    if data_format not in _FORMATS:
+        raise ValueError(f"batch_norm: data_format must be one of {list(_FORMATS)}, got {data_format!r}")
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: x must have at least 2 dimensions, got shape {x.shape}")
+    batch_stats = training if use_global_stats is None else not use_global_stats
+    return normalize_batch(x, running_mean, running_var, weight, bias, batch_stats, momentum, epsilon,
+                           1 if data_format[1] == "C" else x.ndim - 1, is_test=not training)
+
+
+def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight: Optional[Tensor],
+                    bias: Optional[Tensor], batch_stats: bool, momentum: float, epsilon: float,
+                    channel_axis: int, all_reduce: Optional[Callable[[Any], None]] = None,
+                    is_test: bool = False) -> Tensor:
+    """Batch normalisation over every axis of x but `channel_axis`, one op.
+
+    batch_stats: normalise with the batch's mean and variance and fold them into running_mean and
+    running_var (in place), else with the running ones. `all_reduce(array)`, when given, sums a
+    float64 array in place over the ranks that each hold part of the batch: the statistics are
+    then those of the whole batch (two reductions: the sums with the element count, then the
+    squared deviations), and the backward sums the two per-channel gradient sums the input
+    gradient needs. Weight and bias gradients stay this rank's own sums (a data-parallel
+    reducer adds them up).
+
+    is_test (paddle's, outside training): the backward treats the statistics as constants, the
+    running ones after this step's update, even where the forward used the batch's.
+    """
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    c = a.shape[channel_axis]
+    for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and list(t.shape) != [c]:
+            raise ValueError(f"batch_norm: {what} must have shape [{c}] (the channels of x, shape "
+                             f"{list(a.shape)}), got {list(t.shape)}")
+    axes = tuple(i for i in range(a.ndim) if i != channel_axis)
+    shape = [1] * a.ndim
+    shape[channel_axis] = c
+    count = 0
+    if batch_stats:
+        mean, var, count = _moments(a, axes, c, all_reduce)
+        for running, value in ((running_mean._array, mean), (running_var._array, var)):
+            running *= momentum
+            running += (1 - momentum) * value.astype(running.dtype)
+    else:
+        mean, var = running_mean._array.astype(a.dtype), running_var._array.astype(a.dtype)
+    rstd = (1.0 / xp.sqrt(var + epsilon)).astype(a.dtype)
+    xhat = (a - mean.reshape(shape)) * rstd.reshape(shape)
+    out = xhat * weight._array.reshape(shape) if weight is not None else xhat.copy()
+    if bias is not None:
+        out += bias._array.reshape(shape)
+    through_stats = batch_stats and not is_test  # else the backward holds the statistics constant
+    if batch_stats and is_test:
+        rstd = (1.0 / xp.sqrt(running_var._array.astype(a.dtype) + epsilon)).astype(a.dtype)
+        xhat = (a - running_mean._array.astype(a.dtype).reshape(shape)) * rstd.reshape(shape)
+    scale = (rstd if weight is None else rstd * weight._array).reshape(shape)
+    rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
+
+    def backward(g: Any) -> tuple:
+        g_sum = g.sum(axis=axes)
+        gxhat_sum = (g * xhat).sum(axis=axes)
+        gx = None
+        if rx and through_stats:
+            g_mean, gxhat_mean = g_sum / count, gxhat_sum / count
+            if all_reduce is not None:
+                buf = xp.concatenate([g_sum, gxhat_sum]).astype(np.float64)
+                all_reduce(buf)
+                g_mean, gxhat_mean = (buf[:c] / count).astype(g.dtype), (buf[c:] / count).astype(g.dtype)
+            gx = scale * (g - g_mean.reshape(shape) - xhat * gxhat_mean.reshape(shape))
+        elif rx:
+            gx = g * scale
+        return gx, (gxhat_sum if rw else None), (g_sum if rb else None)
+    return op_output(out, backward, x, weight, bias)
+
+
+def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any]:
+    """(mean, biased variance, element count) per channel, over the ranks when all_reduce is given."""
+    xp = array_module(a)
+    total = a.sum(axis=axes)
+    count: Any = a.size // c if c else 0
+    if all_reduce is not None:
+        buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
+        all_reduce(buf)
+        total, count = buf[:c], buf[c].item()
+    if count == 0:
+        raise ValueError(f"batch_norm: x (shape {list(a.shape)}) holds no values to take statistics of")
+    mean = (total / count).astype(a.dtype)
+    centered = a - xp.expand_dims(mean, axes)
+    squares = (centered * centered).sum(axis=axes)
+    if all_reduce is not None:
+        squares = squares.astype(np.float64)
+        all_reduce(squares)
+    return mean, (squares / count).astype(a.dtype), count

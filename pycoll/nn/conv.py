@@ -1,0 +1,109 @@
+"""Conv1D and Conv2D (paddle.nn names, signatures, parameter names and initialisation)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence, Union
+
+from pycoll.nn import _conv_functional as CF
+from pycoll.nn._pool_functional import pad
+from pycoll.nn._sliding import int_list
+from pycoll.nn.initializer import Normal
+from pycoll.nn.layer import Layer
+from pycoll.tensor import DTypeLike, Tensor
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Layer):
+    """weight [out_channels, in_channels / groups, *kernel] drawn from paddle's default
+    N(0, sqrt(2 / (in_channels * prod(kernel)))), bias zeros. A padding_mode other than 'zeros'
+    pads x with F.pad first (then padding must be an int, as paddle requires)."""
+
+    _nd = 2
+    _formats = ("NCHW", "NHWC")
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Sequence[int]],
+                 stride: Union[int, Sequence[int]] = 1, padding: Any = 0, dilation: Union[int, Sequence[int]] = 1,
+                 groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None,
+                 data_format: Optional[str] = None):
+        super().__init__(f"conv{self._nd}d", dtype)
+        fn = type(self).__name__
+        for what, v in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{fn}: {what} must be an int >= 1, got {v!r}")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(f"{fn}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
+                             f"divisible by groups ({groups})")
+        if weight_attr is False:
+            raise ValueError(f"{fn}: weight_attr must not be False (a convolution needs its weight)")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"{fn}: padding_mode must be one of {list(_PADDING_MODES)}, got {padding_mode!r}")
+        if padding_mode != "zeros" and (isinstance(padding, bool) or not isinstance(padding, int)):
+            raise TypeError(f"{fn}: padding must be an int when padding_mode is {padding_mode!r}, "
+                            f"got {padding!r}")
+        data_format = data_format or self._formats[0]
+        if data_format not in self._formats:
+            raise ValueError(f"{fn}: data_format must be one of {list(self._formats)}, got {data_format!r}")
+        self._in_channels, self._out_channels, self._groups = in_channels, out_channels, groups
+        self._kernel_size = int_list(kernel_size, self._nd, "kernel_size", fn)
+        self._stride = int_list(stride, self._nd, "stride", fn)
+        self._dilation = int_list(dilation, self._nd, "dilation", fn)
+        self._padding, self._padding_mode, self._data_format = padding, padding_mode, data_format
+        std = math.sqrt(2.0 / (in_channels * math.prod(self._kernel_size)))
+        self.weight = self.create_parameter([out_channels, in_channels // groups, *self._kernel_size],
+                                            attr=weight_attr, default_initializer=Normal(0.0, std))
+        self.bias = self.create_parameter([out_channels], attr=False if bias is False else bias_attr,
+                                          is_bias=True)
+        if device is not None:
+            self.to(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        padding = self._padding
+        if self._padding_mode != "zeros":
+            x = pad(x, [self._padding] * (2 * self._nd), mode=self._padding_mode, data_format=self._data_format)
+            padding = 0
+        conv = CF.conv1d if self._nd == 1 else CF.conv2d
+        return conv(x, self.weight, self.bias, self._stride, padding, self._dilation, self._groups,
+                    self._data_format)
+
+    def extra_repr(self) -> str:
+        text = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
+        if self._stride != [1] * self._nd:
+            text += f", stride={self._stride}"
+        if self._padding != 0:
+            text += f", padding={self._padding}"
+        if self._padding_mode != "zeros":
+            text += f", padding_mode={self._padding_mode}"
+        if self._dilation != [1] * self._nd:
+            text += f", dilation={self._dilation}"
+        if self._groups != 1:
+            text += f", groups={self._groups}"
+        return text + f", data_format={self._data_format}"
+
+
+class Conv1D(_ConvNd):
+    """1-D convolution over x [N, C, L] ('NCL') or [N, L, C] ('NLC')."""
+
+    _nd = 1
+    _formats = ("NCL", "NLC")
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Sequence[int]],
+                 stride: Union[int, Sequence[int]] = 1, padding: Any = 0, dilation: Union[int, Sequence[int]] = 1,
+                 groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCL"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias=bias,
+                         padding_mode=padding_mode, device=device, dtype=dtype, weight_attr=weight_attr,
+                         bias_attr=bias_attr, data_format=data_format)
+
+
+class Conv2D(_ConvNd):
+    """2-D convolution over x [N, C, H, W] ('NCHW') or [N, H, W, C] ('NHWC')."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Sequence[int]],
+                 stride: Union[int, Sequence[int]] = 1, padding: Any = 0, dilation: Union[int, Sequence[int]] = 1,
+                 groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias=bias,
+                         padding_mode=padding_mode, device=device, dtype=dtype, weight_attr=weight_attr,
+                         bias_attr=bias_attr, data_format=data_format)

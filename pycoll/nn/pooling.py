@@ -1,0 +1,103 @@
+"""Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool2D, AvgPool2D,
+AdaptiveAvgPool2D, AdaptiveMaxPool2D, Pad1D, Pad2D."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Tuple, Union
+
+from pycoll.nn import _pool_functional as PF
+from pycoll.nn.layer import Layer
+from pycoll.tensor import Tensor
+
+Size2 = Union[int, Sequence[int]]
+
+
+class MaxPool2D(Layer):
+    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+                 return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCHW",
+                 name: Optional[str] = None):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
+
+    def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        return PF.max_pool2d(x, self.ksize, self.stride, self.padding, self.return_mask, self.ceil_mode,
+                             self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2D(Layer):
+    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+                 ceil_mode: bool = False, exclusive: bool = True, divisor_override: Optional[float] = None,
+                 data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.ceil_mode, self.exclusive, self.divisor = ceil_mode, exclusive, divisor_override
+        self.data_format = data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return PF.avg_pool2d(x, self.ksize, self.stride, self.padding, self.ceil_mode, self.exclusive,
+                             self.divisor, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2D(Layer):
+    def __init__(self, output_size: Size2, data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__()
+        self._output_size, self._data_format = output_size, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return PF.adaptive_avg_pool2d(x, self._output_size, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class AdaptiveMaxPool2D(Layer):
+    def __init__(self, output_size: Size2, return_mask: bool = False, name: Optional[str] = None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        return PF.adaptive_max_pool2d(x, self._output_size, self._return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class _PadNd(Layer):
+    """F.pad over the spatial axes; an int padding pads every side by it."""
+
+    _nd = 1
+
+    def __init__(self, padding: Union[int, Sequence[int], Tensor], mode: str = "constant", value: float = 0.0,
+                 data_format: str = "NCL", name: Optional[str] = None):
+        super().__init__()
+        if isinstance(padding, Tensor):
+            padding = padding.numpy().tolist()
+        self.padding = [padding] * (2 * self._nd) if isinstance(padding, int) else padding
+        self._mode, self.value, self._data_format, self._name = mode, value, data_format, name
+
+    def forward(self, x: Tensor) -> Tensor:
+        return PF.pad(x, self.padding, self._mode, self.value, self._data_format)
+
+    def extra_repr(self) -> str:
+        name = f", name={self._name}" if self._name else ""
+        return f"padding={self.padding}, mode={self._mode}, value={self.value}, data_format={self._data_format}{name}"
+
+
+class Pad1D(_PadNd):
+    """Pads the last axis of x [N, C, L] ('NCL', or 'NLC'): padding [left, right]."""
+
+
+class Pad2D(_PadNd):
+    """Pads H and W of x [N, C, H, W] ('NCHW', or 'NHWC'): padding [left, right, top, bottom]."""
+
+    _nd = 2
+
+    def __init__(self, padding: Union[int, Sequence[int], Tensor], mode: str = "constant", value: float = 0.0,
+                 data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__(padding, mode, value, data_format, name)
