@@ -169,7 +169,7 @@ step build build 60 "\$PY -m pycoll.info --json > $O/info.json && \$PY -m pycoll
 step build environment 60 "$environment"
 step tests tests-kernels 240 "$pytest --junitxml=$O/tests-kernels.xml $in_process_tests"
 step tests tests-nccl 360 "$pytest --junitxml=$O/tests-nccl.xml $rank_tests"
-step tests tests-ranks 300 "$pytest --junitxml=$O/tests-ranks.xml $others"
+step tests tests-ranks 420 "$pytest --junitxml=$O/tests-ranks.xml $others"
 step kernels kernels 120 "\$PY $kernels --json $O/kernels.json"
 step collectives collectives-1rank 150 \
   "$bench --nprocs 1 $sweep1 --json $O/collectives-1rank.json --plot $O/collectives-1rank.png"

@@ -107,3 +107,25 @@ def test_a_bfloat16_auto_cast_turns_dynamic_scaling_off_as_paddle(acting):
 
 def test_ranks_skip_together_when_one_rank_finds_inf():
     assert_ok(launch(2, "amp_scaler.py", timeout=60), expect_lines=2)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_scaler_acts_on_cupy_gradients_and_auto_cast_says_it_stays_float32():
+    pycoll.set_device("gpu")
+    try:
+        model, opt = model_and_optimizer()
+        scaler = pycoll.amp.GradScaler(init_loss_scaling=4.0)
+        assert scaler.is_enable()
+        with pytest.warns(UserWarning, match="no float16/bfloat16 op lists yet"):
+            with pycoll.amp.auto_cast():
+                loss = model(pycoll.ones([2, 3])).mean()
+        assert loss.dtype == pycoll.float32
+        scaler.scale(loss).backward()
+        model.weight.grad.array[0, 0] = float("inf")
+        kept = model.weight.numpy().copy()
+        scaler.step(opt)
+        scaler.update()
+        np.testing.assert_array_equal(model.weight.numpy(), kept)
+        assert scaler.state_dict()["scale"].numpy().tolist() == [2.0]
+    finally:
+        pycoll.set_device("cpu")

@@ -44,3 +44,13 @@ def test_auto_parallel_on_gpu_ranks_trains_like_one_process(script):
     """DistModel (DataParallel, sharding) and the eager loop (a split batch's gradients summed in
     backward, ShardingStage1's all-gathered blocks) on NCCL, against one process on the GPU."""
     assert_ok(launch(2, script, "dp", env=GPU_ENV, timeout=300), expect_lines=2)
+
+
+@pytest.mark.parametrize("script, case", [("recompute_mp.py", "dp"), ("recompute_mp.py", "mp"),
+                                          ("sync_batch_norm.py", None), ("amp_scaler.py", None)])
+def test_recompute_parallel_cross_entropy_sync_batch_norm_and_the_scaler_on_gpu_ranks(script, case):
+    """This session's additions on NCCL: recompute under DataParallel and the tracker, the
+    class-split cross-entropy's all-reduces, SyncBatchNorm's statistics, and the GradScaler's
+    found-inf agreement over sharded pieces (on CuPy gradients)."""
+    args = [case] if case else []
+    assert_ok(launch(2, script, *args, env=GPU_ENV, timeout=300), expect_lines=2)
