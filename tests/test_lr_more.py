@@ -9,6 +9,7 @@ import pytest
 
 import pycoll
 from pycoll.optimizer import lr
+from test_lr import _run
 
 PADDLE_VALUES = {
     'LinearLR': (lambda: lr.LinearLR(0.5, total_steps=10, start_factor=0.25, end_factor=0.9), [
@@ -56,19 +57,10 @@ PADDLE_VALUES = {
 }
 
 
-def _run(make, steps=30):
-    s = make()
-    values = [s()]
-    for _ in range(steps):
-        s.step()
-        values.append(s())
-    return s, values
-
-
 @pytest.mark.parametrize("name", sorted(PADDLE_VALUES))
 def test_values_equal_paddles(name):
     make, expected = PADDLE_VALUES[name]
-    s, got = _run(make)
+    s, got = _run(make, 30)
     assert got == expected and s.last_epoch == 30
 
 
