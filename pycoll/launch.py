@@ -6,18 +6,21 @@
         --nproc_per_node 4 train.py                      # on each machine, its own --node_rank
 
 ``python -m pycoll.distributed.launch`` is the same launcher under paddle's module name, and
-paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus``, ``--ips``).
+paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus``, ``--ips``,
+``--master ip:port``, ``--rank``, ``--host``, ``--start_port``, ``--log_overwrite``,
+``--log_level``; ``--job_id``, ``--run_mode collective``, ``--max_restart`` and ``--legacy`` are
+accepted and change nothing). Options are never abbreviated: ``--host`` is not ``--hostfile``.
 
 Each rank runs the script as ``__main__``. When one rank fails, its traceback is printed and
-the whole job stops within seconds; the exit status is the failing rank's. With ``--nnodes``
-the launchers of the machines meet at the master and node 0's starts the whole job
-(:mod:`pycoll.distributed.nodes`).
+the whole job stops within seconds; the exit status is the failing rank's, and a rank killed by
+a signal is named (``_jobdir``). With ``--nnodes`` the launchers of the machines meet at the
+master and node 0's starts the whole job (:mod:`pycoll.distributed.nodes`).
 """
 from __future__ import annotations
 
 import argparse
-import glob
 import importlib.util
+import logging
 import os
 import signal
 import sys
@@ -25,33 +28,63 @@ import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError
-from pycoll.distributed import _mpiexec, nodes
+from pycoll._logging import logger
+from pycoll.distributed import _jobdir, _mpiexec, nodes
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed.placement import selected_gpus, timeout_seconds
-from pycoll.distributed.startup import JOB_DIR_VAR
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
+
+
+def _switch(value: str) -> bool:
+    """paddle's yes/no option values (``--log_overwrite True``, ``--legacy 0``)."""
+    if value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise argparse.ArgumentTypeError(f"{value!r}: give true or false (1/0, yes/no)")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m pycoll.launch",
+        prog="python -m pycoll.launch", allow_abbrev=False,
         description="Start SCRIPT on several ranks (MPI processes) of this machine, or of several "
                     "machines with --nnodes.")
     p.add_argument("--nproc_per_node", "--nprocs", type=int, default=None,
                    help="ranks to start on this machine (default: the number of --gpus, else 1)")
     p.add_argument("--gpus", "--devices", "--selected_gpus", dest="gpus", default=None,
-                   help="comma-separated GPU ids to use (sets CUDA_VISIBLE_DEVICES; one rank each)")
+                   help="comma-separated GPU ids to use (sets CUDA_VISIBLE_DEVICES, one rank each, and "
+                        "each rank's FLAGS_selected_gpus)")
     p.add_argument("--nnodes", type=int, default=None,
                    help="machines in the job, one launcher each (default 1; --ips gives its own)")
-    p.add_argument("--node_rank", type=int, default=None, help="this machine's place among them (0 hosts the meeting)")
+    p.add_argument("--node_rank", "--rank", type=int, default=None,
+                   help="this machine's place among them (0 hosts the meeting; paddle's -1: not given)")
     p.add_argument("--master_addr", default=None, help="node 0's address (default 127.0.0.1; --ips: the first)")
     p.add_argument("--master_port", type=int, default=None, help="a free TCP port on node 0 for the launchers' meeting")
+    p.add_argument("--master", default=None, help="paddle's spelling: --master_addr and --master_port as IP:PORT")
     p.add_argument("--ips", default=None, help="paddle's spelling: the machines' addresses, node 0's first")
+    p.add_argument("--host", default=None,
+                   help="this machine's address among --ips (default: the one on the route to the master)")
     p.add_argument("--hostfile", default=None,
                    help="a host list for MPI's launcher (one host per line, `host:slots` allowed): "
                         "this one launcher starts the ranks on those machines over ssh")
+    p.add_argument("--start_port", type=int, default=None,
+                   help="the ranks' PADDLE_TRAINER_ENDPOINTS are HOST:START_PORT, HOST:START_PORT+1, ... on "
+                        "each machine (default: free ports)")
     p.add_argument("--log_dir", default=None,
-                   help="write each rank's output to LOG_DIR/workerlog.RANK (paddle's); on a failure "
-                        "the end of the failed ranks' logs is shown")
+                   help="write each rank's output to LOG_DIR/workerlog.RANK (paddle's), after what earlier "
+                        "jobs wrote there; on a failure the end of the failed ranks' logs is shown")
+    p.add_argument("--log_overwrite", type=_switch, default=False,
+                   help="true: empty this machine's workerlog files first (default false: append, as paddle)")
+    p.add_argument("--log_level", default=None, type=str.upper, choices=_LOG_LEVELS,
+                   help="the level of the pycoll logger in the launcher and the ranks (PYCOLL_LOG_LEVEL)")
+    p.add_argument("--run_mode", default="collective",
+                   help="paddle's job kind: only collective (the default) is supported")
+    p.add_argument("--job_id", default="default", help="accepted for paddle's command lines; changes nothing")
+    p.add_argument("--max_restart", type=int, default=None,
+                   help="accepted for paddle's command lines: pycoll does not restart a failed job, it stops "
+                        "it and exits with the failed rank's status")
+    p.add_argument("--legacy", type=_switch, default=False,
+                   help="accepted for paddle's command lines: pycoll has one launcher")
     p.add_argument("-m", "--module", action="store_true",
                    help="treat SCRIPT as a module name, as `python -m` does")
     p.add_argument("script", help="the training script (or module with -m)")
@@ -59,19 +92,35 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _nodes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Tuple[int, int, str]:
-    """``(nnodes, node_rank, master_addr)`` from ``--nnodes``/``--node_rank``/``--ips``, checked."""
+def _master(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """paddle's ``--master IP:PORT`` into ``--master_addr``/``--master_port`` (checked against them)."""
+    if args.master is None:
+        return
+    host, _, port = args.master.rpartition(":")
+    if "://" in args.master or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        parser.error(f"--master {args.master}: give node 0's IP:PORT (pycoll's launchers meet there; "
+                     f"etcd and other services are not supported)")
+    for option, given, implied in (("--master_addr", args.master_addr, host),
+                                   ("--master_port", args.master_port, int(port))):
+        if given is not None and given != implied:
+            parser.error(f"--master {args.master} disagrees with {option} {given}; give one of them")
+    args.master_addr, args.master_port = host, int(port)
+
+
+def _nodes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Tuple[int, int, str, List[str]]:
+    """``(nnodes, node_rank, master_addr, ips)`` from ``--nnodes``/``--node_rank``/``--ips``/
+    ``--host``, checked."""
     ips = [ip.strip() for ip in args.ips.split(",") if ip.strip()] if args.ips else []
     nnodes = args.nnodes if args.nnodes is not None else max(1, len(ips))
     if ips and len(ips) != nnodes:
         parser.error(f"--ips names {len(ips)} machine(s) but --nnodes is {nnodes}")
     master = args.master_addr or (ips[0] if ips else "127.0.0.1")
-    node_rank = args.node_rank
+    node_rank = None if args.node_rank == -1 else args.node_rank  # paddle's --rank -1: not given
     if node_rank is None and ips and nnodes > 1:
-        here = nodes.reachable_address(master, args.master_port or 1)
+        here = args.host or nodes.reachable_address(master, args.master_port or 1)
         if ips.count(here) != 1:
             parser.error(f"--ips {args.ips}: cannot tell which machine this is (its address {here} "
-                         f"appears {ips.count(here)} times); give --node_rank")
+                         f"appears {ips.count(here)} times); give --node_rank (or --host)")
         node_rank = ips.index(here)
     node_rank = node_rank or 0
     if nnodes < 1:
@@ -81,7 +130,30 @@ def _nodes(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Tuple[i
     if nnodes > 1 and not (args.master_port and 0 < args.master_port < 65536):
         parser.error(f"--master_port {args.master_port}: with --nnodes {nnodes} give a free TCP "
                      f"port of node 0 in [1, 65535], the same on every machine")
-    return nnodes, node_rank, master
+    return nnodes, node_rank, master, ips
+
+
+def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace, ips: List[str],
+                      gpus: List[str]) -> Dict[str, str]:
+    """What the options add to every rank's environment (on top of ``_mpiexec.job_environment``)."""
+    env = {}
+    if gpus:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        # paddle's launcher gives each rank its GPU's place among the visible ones; the rank
+        # keeps its own entry of the list (_entry)
+        env["FLAGS_selected_gpus"] = ",".join(str(i) for i in range(len(gpus)))
+    if args.start_port is not None:
+        if not 0 < args.start_port <= 65536 - args.nproc_per_node:
+            parser.error(f"--start_port {args.start_port}: it must leave {args.nproc_per_node} ports "
+                         f"below 65536")
+        hosts = ips or [args.host or "127.0.0.1"] * args.nnodes
+        env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"{host}:{args.start_port + i}" for host in hosts
+                                                   for i in range(args.nproc_per_node))
+    if args.log_level is not None:
+        env["PYCOLL_LOG_LEVEL"] = args.log_level
+    if args.log_dir is not None:
+        env[LOG_DIR_VAR] = env["PADDLE_LOG_DIR"] = args.log_dir
+    return env
 
 
 def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
@@ -89,20 +161,25 @@ def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace,
     (the command starts this machine's ranks, or with ``--nnodes`` every machine's)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    env = {}
+    if args.run_mode.lower() != "collective":
+        parser.error(f"--run_mode {args.run_mode}: pycoll runs collective jobs only (paddle's "
+                     f"parameter-server and other modes are not supported)")
+    if args.log_level is not None:
+        logger.setLevel(getattr(logging, args.log_level))
     nprocs = args.nproc_per_node
+    gpus: List[str] = []
     if args.gpus is not None:
         try:
             gpus = selected_gpus(args.gpus, "--gpus")
         except ValueError as exc:
             parser.error(str(exc))
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         nprocs = nprocs or len(gpus)
     if nprocs is None:
         nprocs = 1
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
-    args.nnodes, args.node_rank, args.master_addr = _nodes(parser, args)
+    _master(parser, args)
+    args.nnodes, args.node_rank, args.master_addr, ips = _nodes(parser, args)
     args.nproc_per_node = nprocs
     if args.module:
         try:
@@ -123,26 +200,47 @@ def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace,
     if args.log_dir is not None:
         args.log_dir = os.path.abspath(args.log_dir)
         os.makedirs(args.log_dir, exist_ok=True)
-        env[LOG_DIR_VAR] = args.log_dir
         sys.stderr.write(f"pycoll.launch: each rank's output goes to {args.log_dir}/workerlog.RANK\n")
+    env = _rank_environment(parser, args, ips, gpus)
     return args, command, _mpiexec.job_environment(env, nprocs, world=nprocs * args.nnodes)
 
 
-def show_failed_logs(folder: Optional[str], tail: int = 30) -> None:
-    """The last ``tail`` lines of each rank log in ``folder`` that tells of a failure."""
-    if folder is None:
-        return
-    for path in sorted(glob.glob(os.path.join(folder, "workerlog.*"))):
-        with open(path, errors="replace") as f:
-            lines = f.read().splitlines()
+def prepare_logs(args: argparse.Namespace) -> Dict[str, int]:
+    """This machine's rank logs under ``--log_dir``, emptied first with ``--log_overwrite``: where
+    each one's new part will start (its size now), for :func:`show_failed_logs`."""
+    if args.log_dir is None:
+        return {}
+    first = args.node_rank * args.nproc_per_node
+    starts = {}
+    for rank in range(first, first + args.nproc_per_node):
+        path = os.path.join(args.log_dir, f"workerlog.{rank}")
+        if args.log_overwrite and os.path.exists(path):
+            os.truncate(path, 0)
+        starts[path] = os.path.getsize(path) if os.path.exists(path) else 0
+    return starts
+
+
+def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
+    """The last ``tail`` lines this job wrote in each rank log of ``starts`` (log -> where the
+    job's part starts) that tells of a failure."""
+    for path, start in sorted(starts.items()):
+        try:
+            with open(path, errors="replace") as f:
+                f.seek(start)
+                lines = f.read().splitlines()
+        except OSError:
+            continue
         if any("Traceback" in line or "failed; stopping the job" in line for line in lines):
             sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
 
 
 def run_job(command: List[str], env: Dict[str, str],
-            watch: Optional[Callable[[Callable[[], None]], None]] = None) -> int:
+            watch: Optional[Callable[[Callable[[], None]], None]] = None,
+            job_dir: Optional[str] = None, ranks: int = 0) -> int:
     """Run the job; Ctrl-C, SIGTERM and SIGHUP are passed on to MPI's launcher, which stops
-    every rank. ``watch(stop)``, when given, may stop the job early with a reason."""
+    every rank. ``watch(stop)``, when given, may stop the job early with a reason. With the
+    ``job_dir`` of its ``ranks``, a failed job's status is its failed rank's, and a rank that
+    could not say why it failed (a signal killed it) is named."""
     received = []
     job = _mpiexec.start_job(command, env)
 
@@ -158,6 +256,11 @@ def run_job(command: List[str], env: Dict[str, str],
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED
+    if status and job_dir is not None and not received:
+        failed = _jobdir.failure(job_dir, status, ranks)
+        if not failed.reported:
+            sys.stderr.write(f"pycoll.launch: {failed.text}\n")
+        status = failed.status
     return status
 
 
@@ -199,20 +302,20 @@ def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
         done.set()
     status = status or (1 if stopped else 0)
     meeting.finish(status, stopped[0] if stopped else "")
-    if status:
-        show_failed_logs(args.log_dir)
     return status
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     args, command, env = build_command(argv)
+    logs = prepare_logs(args)
     if args.nnodes > 1:  # ranks on other machines cannot see this one's job folder
-        return _run_nodes(args, env)
-    with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
-        env[JOB_DIR_VAR] = job_dir  # where the ranks mark their start-up (startup.py)
-        status = run_job(command, env)
+        status = _run_nodes(args, env)
+    else:
+        with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
+            env[_jobdir.JOB_DIR_VAR] = job_dir  # what the ranks leave for this launcher (_jobdir)
+            status = run_job(command, env, job_dir=job_dir, ranks=args.nproc_per_node)
     if status:
-        show_failed_logs(args.log_dir)
+        show_failed_logs(logs)
     return status
 
 

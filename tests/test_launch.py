@@ -1,5 +1,6 @@
 """python -m pycoll.launch: arguments, exit codes and a failing rank stopping the job."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -7,7 +8,8 @@ import time
 
 import pytest
 
-from conftest import RANKS_DIR, assert_gone, assert_ok, launch, run_command, run_python, started_pids
+from conftest import (RANKS_DIR, assert_gone, assert_ok, free_port, launch, run_command, run_python,
+                      started_pids)
 from pycoll.distributed._mpiexec import rank_command
 
 
@@ -181,3 +183,112 @@ def test_log_dir_gives_each_rank_its_log_and_shows_the_failed_ones(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"pycoll.launch: the end of {logs}/workerlog.1:" in result.stderr, result.stderr
     assert "planted" in (logs / "workerlog.1").read_text()
+
+
+BEFORE_INIT = {  # rank 1 fails before init_parallel_env while rank 0 waits in MPI's start-up
+    "raise": "raise KeyError('planted before init')",
+    "exit": "sys.exit(3)",
+    "import": "import no_such_module_for_pycoll",
+}
+
+
+@pytest.mark.parametrize("mode, status, words", [
+    ("raise", 1, "KeyError: 'planted before init'"), ("exit", 3, "rank 1 exited with status 3"),
+    ("import", 1, "ModuleNotFoundError: No module named 'no_such_module_for_pycoll'"),
+    ("no_init", 1, "RuntimeError: planted, and rank 0 never initialises"),
+])
+def test_a_rank_that_fails_before_init_parallel_env_stops_the_job_at_once(mode, status, words, tmp_path):
+    """MPI's start-up waits for every rank, and a plain failing exit of a rank that has not
+    started MPI does not end an MPI job: the job must still end at once, with the rank's status."""
+    script = tmp_path / "early.py"
+    if mode == "no_init":  # no rank uses pycoll.distributed: rank 0 just works on
+        script.write_text("import os, time\n"
+                          "print(f'started pid={os.getpid()}', flush=True)\n"
+                          "if os.environ['RANK'] == '1':\n"
+                          "    raise RuntimeError('planted, and rank 0 never initialises')\n"
+                          "time.sleep(60)\n")
+    else:
+        script.write_text("import os, sys, pycoll.distributed as dist\n"
+                          "print(f'started pid={os.getpid()}', flush=True)\n"
+                          "if os.environ['RANK'] == '1':\n"
+                          f"    {BEFORE_INIT[mode]}\n"
+                          "dist.init_parallel_env()\n"
+                          "print('through start-up', flush=True)\n")
+    start = time.monotonic()
+    result = launch(2, str(script))  # PYCOLL_TIMEOUT is 60 s
+    elapsed = time.monotonic() - start
+    output = result.stdout + result.stderr
+    assert result.returncode == status, output
+    assert words in output and "pycoll: rank 1 failed; stopping the job" in output, output
+    assert "through start-up" not in output and "did not complete" not in output, output
+    assert elapsed < 20, f"took {elapsed:.1f} s\n{output}"
+    assert_gone(started_pids(output))
+
+
+def test_a_rank_killed_by_a_fatal_signal_is_named_with_its_python_stack():
+    result = launch(2, "failing.py", "segv")
+    output = result.stdout + result.stderr
+    assert result.returncode == signal.SIGSEGV, output
+    pid = dict(re.findall(r"started rank=(\d) pid=(\d+)", result.stdout))["1"]
+    assert f"pycoll.launch: rank 1 (pid {pid}) was killed by signal 11 (SIGSEGV); its Python stack:" \
+           in result.stderr, output
+    stack = result.stderr.split("its Python stack:", 1)[1]
+    assert "Segmentation fault" in stack and 'failing.py", line' in stack and "in crash" in stack, output
+    assert "_entry.py" not in stack and "Extension modules" not in stack, "the user's frames only"
+    assert_gone(started_pids(output))
+
+
+def test_a_rank_killed_by_sigkill_is_named_by_its_process_id():
+    result = launch(2, "failing.py", "kill")
+    output = result.stdout + result.stderr
+    assert result.returncode == signal.SIGKILL, output
+    assert "pycoll.launch: a rank was killed by signal 9 (SIGKILL) before it could say why" in result.stderr
+    ranks = dict(re.findall(r"started rank=(\d) pid=(\d+)", result.stdout))
+    assert f"rank 0: pid {ranks['0']}, rank 1: pid {ranks['1']}" in result.stderr, output
+    assert_gone(started_pids(output))
+
+
+def test_paddles_launcher_options_are_accepted(tmp_path):
+    port = free_port()
+    result = run_python(["-m", "pycoll.distributed.launch", "--master", f"127.0.0.1:{port}", "--rank", "0",
+                         "--nnodes", "1", "--job_id", "job7", "--run_mode", "collective", "--log_level", "info",
+                         "--max_restart", "3", "--log_overwrite", "True", "--legacy", "False",
+                         "--host", "127.0.0.1", "--start_port", "6170", "--devices", "0,1",
+                         "--log_dir", str(tmp_path / "log"), str(RANKS_DIR / "environment.py")],
+                        env={"CUDA_VISIBLE_DEVICES": None})
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = [dict(item.split("=", 1) for item in (tmp_path / "log" / f"workerlog.{rank}").read_text().split()[2:])
+            for rank in range(2)]
+    for rank, env in enumerate(seen):
+        assert env["FLAGS_selected_gpus"] == str(rank) and env["CUDA_VISIBLE_DEVICES"] == "0,1", env
+        assert env["PADDLE_TRAINER_ENDPOINTS"] == "127.0.0.1:6170,127.0.0.1:6171", env
+        assert env["PADDLE_CURRENT_ENDPOINT"] == f"127.0.0.1:{6170 + rank}", env
+        assert env["PADDLE_MASTER"] == f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}", env
+        assert env["PADDLE_LOG_DIR"] == str(tmp_path / "log") and env["PYCOLL_LOG_LEVEL"] == "INFO", env
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--run_mode", "ps"], "--run_mode ps: pycoll runs collective jobs only"),
+    (["--master", "etcd://10.0.0.1:2379"], "--master etcd://10.0.0.1:2379: give node 0's IP:PORT"),
+    (["--master", "10.0.0.1:29500", "--master_port", "29501"], "disagrees with --master_port 29501"),
+    (["--hos", "h"], "unrecognized arguments: --hos"),  # no abbreviation: --hos is neither --host nor --hostfile
+    (["--log_overwrite", "maybe"], "--log_overwrite: 'maybe': give true or false"),
+    (["--log_level", "loud"], "--log_level: invalid choice: 'LOUD'"),
+])
+def test_paddles_launcher_options_are_checked(argv, words):
+    result = run_python(["-m", "pycoll.launch", *argv, str(RANKS_DIR / "environment.py")])
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+
+
+def test_logs_are_appended_unless_overwritten_and_only_this_jobs_failure_is_shown(tmp_path):
+    logs = tmp_path / "log"
+    argv = ["-m", "pycoll.launch", "--nproc_per_node", "2", "--log_dir", str(logs), str(RANKS_DIR / "failing.py")]
+    assert run_python([*argv, "raise"]).returncode == 1
+    result = run_python([*argv, "exit"])
+    assert result.returncode == 3, result.stderr
+    shown = result.stderr.split(f"pycoll.launch: the end of {logs}/workerlog.1:", 1)[1]
+    assert "rank 1 exited with status 3" in shown and "planted" not in shown, result.stderr
+    assert "planted" in (logs / "workerlog.1").read_text(), "paddle appends to the logs"
+    result = run_python([*argv[:-1], "--log_overwrite", "true", argv[-1], "ok"])
+    assert result.returncode == 0, result.stderr
+    assert (logs / "workerlog.0").read_text().count("started rank=0") == 1

@@ -1,9 +1,17 @@
 """dist.spawn from a plain `python script.py`, as the seed uses it, and from an importable module."""
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pytest
 
 import pycoll.distributed as dist
-from conftest import RANKS_DIR, run_python
+from conftest import RANKS_DIR, assert_gone, run_python
 
 
 def test_spawn_runs_func_from_main_on_every_rank():
@@ -56,7 +64,7 @@ def test_a_failed_job_raises_on_every_join():
 
 
 def test_spawn_checks_its_arguments():
-    for kwargs, words in [({"func": 3}, "callable"), ({"func": print, "args": [1]}, "tuple"),
+    for kwargs, words in [({"func": 3}, "callable"), ({"func": print, "args": 1}, "tuple or a list"),
                           ({"func": print, "nprocs": 0}, "nprocs")]:
         try:
             dist.spawn(**kwargs)
@@ -99,3 +107,117 @@ def test_paddles_options_are_checked_before_any_rank_starts(options, words, monk
         dist.spawn(print, **options)
     for word in words:
         assert word in str(info.value), info.value
+
+
+def _rank_and_args(*args):
+    dist.init_parallel_env()
+    return {"rank": dist.get_rank(), "args": args}
+
+
+def test_args_may_be_a_list_and_return_queues_hold_each_ranks_return_value():
+    context = dist.spawn(_rank_and_args, args=[1, "two"], nprocs=2)
+    assert [q.get() for q in context.return_queues] == [{"rank": r, "args": (1, "two")} for r in range(2)]
+    assert all(q.empty() for q in context.return_queues + context.error_queues)
+    with pytest.raises(queue.Empty):
+        context.return_queues[0].get()  # given once, as a queue gives it
+    assert [p.exitcode for p in context.processes] == [0, 0] and not context.processes[0].is_alive()
+    assert all(isinstance(p.pid, int) for p in context.processes)
+
+
+def test_a_failed_job_fills_the_failed_ranks_error_queue_and_exit_code():
+    context = dist.spawn(_fail_on_rank_one, nprocs=2, join=False)
+    with pytest.raises(dist.SpawnError):
+        context.join(timeout=120)
+    assert "KeyError: 'planted'" in context.error_queues[1].get() and context.error_queues[0].empty()
+    assert context.processes[1].exitcode == 1 and context.processes[0].exitcode in (0, -signal.SIGKILL)
+    with pytest.raises(queue.Empty):
+        context.return_queues[1].get(timeout=1)
+
+
+SPAWNED = """
+import os, signal, sys, time, numpy as np, pycoll.distributed as dist
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+def train(how):
+    print(f"started pid={os.getpid()}", flush=True)
+    if how == "raise_before_init" and os.environ["RANK"] == "1":
+        raise ValueError("rank 1 fails before init")
+    dist.init_parallel_env()
+    if how == "segv" and dist.get_rank() == 1:
+        import ctypes
+        ctypes.string_at(0)
+    if how == "loop":
+        while True:
+            dist.all_reduce(np.ones(2))
+            time.sleep(0.05)
+    dist.barrier()
+    return Point(dist.get_rank())
+
+if __name__ == "__main__":
+    how = sys.argv[1]
+    try:
+        context = dist.spawn(train, args=(how,), nprocs=2, join=how != "no_join")
+    except dist.SpawnError as exc:
+        print(f"SpawnError rank={exc.rank} exitcode={exc.exitcode}", exc, flush=True)
+        sys.exit(9)
+    if how == "ok":
+        print("returned", [q.get().x for q in context.return_queues], flush=True)
+"""
+
+
+def _run_spawned(tmp_path, how, timeout=120):
+    """Run SPAWNED in a process whose temporary folders go to ``tmp_path/tmp``: what is left
+    there after it, and its result."""
+    (tmp_path / "tmp").mkdir()
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    return run_python([str(script), how], cwd=tmp_path, env={"TMPDIR": str(tmp_path / "tmp")}, timeout=timeout)
+
+
+@pytest.mark.parametrize("how", ["ok", "raise_before_init", "segv", "no_join"])
+def test_the_jobs_folder_goes_with_the_job_however_it_ends(how, tmp_path):
+    start = time.monotonic()
+    result = _run_spawned(tmp_path, how)
+    output = result.stdout + result.stderr
+    assert not list((tmp_path / "tmp").iterdir()), output
+    assert time.monotonic() - start < 30, output
+    if how in ("ok", "no_join"):
+        assert result.returncode == 0, output
+    if how == "ok":  # the value's class lives in the parent's __main__
+        assert "returned [0, 1]" in result.stdout, output
+    if how == "raise_before_init":  # at once, though rank 0 waits in MPI's start-up
+        assert result.returncode == 9 and "SpawnError rank=1 exitcode=1" in result.stdout, output
+        assert "ValueError: rank 1 fails before init" in result.stdout, output
+    if how == "segv":
+        assert result.returncode == 9 and "SpawnError rank=1 exitcode=11" in result.stdout, output
+        assert "was killed by signal 11 (SIGSEGV)" in result.stdout and "in train" in result.stdout, output
+    assert_gone([int(p) for p in re.findall(r"started pid=(\d+)", output)])
+
+
+def test_ctrl_c_stops_the_job_and_removes_its_folder(tmp_path):
+    (tmp_path / "tmp").mkdir()
+    script = tmp_path / "spawned.py"
+    script.write_text(SPAWNED)
+    log = tmp_path / "output.txt"
+    with open(log, "w") as out:
+        parent = subprocess.Popen([sys.executable, str(script), "loop"], stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True, cwd=tmp_path,
+                                  env={**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYCOLL_TIMEOUT": "60"})
+    try:
+        deadline = time.monotonic() + 60
+        while log.read_text().count("started pid=") < 2:
+            assert parent.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        parent.send_signal(signal.SIGINT)  # the parent alone: it stops the job itself
+        parent.wait(timeout=30)
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+            parent.wait()
+    output = log.read_text()
+    assert parent.returncode != 0 and "KeyboardInterrupt" in output, output
+    assert not list((tmp_path / "tmp").iterdir()), output
+    assert_gone([int(p) for p in re.findall(r"started pid=(\d+)", output)])

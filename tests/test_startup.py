@@ -1,9 +1,11 @@
 """A rank that never reaches init_parallel_env ends the job within PYCOLL_TIMEOUT instead of
-leaving the others inside MPI's start-up for good; the launcher names the missing rank."""
+leaving the others inside MPI's start-up for good; the launcher names the missing rank, and a rank
+that ended without it ends the job at once. Processes started one by one with a launcher's
+variables are refused instead of each forming a world of one."""
 import time
 
 import pytest
-from conftest import launch, run_command
+from conftest import launch, run_command, run_python
 
 from pycoll.distributed._mpiexec import rank_command
 
@@ -40,3 +42,36 @@ def test_a_job_whose_ranks_all_start_is_untouched(tmp_path):
     script.write_text(SCRIPT.replace("120", "1"))
     result = launch(2, str(script), env={"PYCOLL_TIMEOUT": "30"})
     assert result.returncode == 0 and result.stdout.count("through start-up") == 2, result.stdout + result.stderr
+
+
+def test_a_rank_that_ends_without_init_parallel_env_ends_the_job_at_once(tmp_path):
+    script = tmp_path / "skip.py"
+    script.write_text(SCRIPT.replace("time.sleep(120)  # never reaches init_parallel_env in time", "sys.exit(0)")
+                      .replace("import os, time", "import os, sys, time"))
+    start = time.monotonic()
+    result = launch(2, str(script))  # PYCOLL_TIMEOUT is 60 s
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert ("the job's start-up cannot complete on rank 0: rank(s) [1] ended without calling "
+            "init_parallel_env") in output, output
+    assert time.monotonic() - start < 20, output
+
+
+@pytest.mark.parametrize("env, words", [
+    ({"PADDLE_TRAINERS_NUM": "2", "PADDLE_TRAINER_ID": "0"},
+     "PADDLE_TRAINERS_NUM=2 but MPI started 1 process(es)"),
+    ({"PADDLE_TRAINER_ENDPOINTS": "127.0.0.1:6170,127.0.0.1:6171", "PADDLE_CURRENT_ENDPOINT": "127.0.0.1:6170"},
+     "PADDLE_TRAINER_ENDPOINTS names 2 rank(s) but MPI started 1 process(es)"),
+    ({"WORLD_SIZE": "2", "RANK": "0"}, "WORLD_SIZE=2 but MPI started 1 process(es)"),
+])
+def test_a_process_started_by_hand_with_a_launchers_variables_is_refused(env, words):
+    result = run_python(["-c", "import pycoll.distributed as dist; dist.init_parallel_env()"],
+                        env={**env, "PYCOLL_BACKEND": "cpu"})
+    assert result.returncode == 1 and f"RuntimeError: {words}" in result.stderr, result.stderr
+    assert "not one by one" in result.stderr
+
+
+def test_a_world_of_one_with_matching_variables_starts():
+    result = run_python(["-c", "import pycoll.distributed as dist; print(dist.init_parallel_env().nranks)"],
+                        env={"PADDLE_TRAINERS_NUM": "1", "PADDLE_TRAINER_ENDPOINTS": "127.0.0.1:6170"})
+    assert result.returncode == 0 and result.stdout.strip() == "1", result.stderr

@@ -1,21 +1,24 @@
 """What each rank runs under ``pycoll.launch`` and ``spawn``: the user's code, guarded so that a
-failure on one rank prints its traceback and stops the whole job (see ``_failure``).
+failure on one rank prints its traceback and stops the whole job (see ``_failure``), and so
+that the launcher can tell which rank failed and how (see ``_jobdir``).
 
 ``python -m pycoll.distributed._entry script PATH ARGS...`` runs a script as ``__main__``;
 ``... module NAME ARGS...`` runs a module; ``... spawn DIR`` runs a pickled ``spawn`` payload.
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import runpy
 import sys
 import traceback
 import types
-from typing import Callable
+from typing import Any, Callable, List
 
-from pycoll.distributed import _failure
-from pycoll.distributed.placement import launcher_rank, rank_variables
+from pycoll._logging import logger
+from pycoll.distributed import _failure, _jobdir, startup
+from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_rank, rank_variables
 
 
 INTERRUPTED = 130  # a shell's status for a job stopped by Ctrl-C (128 + SIGINT)
@@ -42,10 +45,12 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """
     try:
         run()
+        startup.mark_left_unstarted()
         return
     except SystemExit as exc:
         code = _failure.exit_code(exc)
         if not code:
+            startup.mark_left_unstarted()
             raise
         said = f"{exc.code}\n" if isinstance(exc.code, str) else ""  # sys.exit("message") prints it
         text = f"{said}rank {_rank()} exited with status {code}\n"
@@ -54,7 +59,7 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
     if quiet:
-        _failure.report(text)
+        _failure.report(text, code)
         text = ""
     _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job")
 
@@ -79,6 +84,17 @@ def _load_parent_main(path: str) -> None:
     sys.modules["__main__"] = sys.modules["__mp_main__"] = module
 
 
+def _keep_returned(value: Any) -> None:
+    """Leave a spawned function's return value for the parent's ``return_queues`` (paddle's)."""
+    try:
+        data = pickle.dumps(value)
+    except Exception as exc:  # the job itself succeeded: say so, and leave the queue empty
+        logger.warning("spawn: rank %d's return value (%s) cannot be pickled, so its return queue "
+                       "stays empty: %s", _rank(), type(value).__name__, exc)
+        return
+    _jobdir.write("returned", _rank(), data)
+
+
 def run_spawned(workdir: str) -> None:
     def run() -> None:
         with open(os.path.join(workdir, "payload.pkl"), "rb") as f:
@@ -87,7 +103,7 @@ def run_spawned(workdir: str) -> None:
             if header["main_path"]:
                 _load_parent_main(header["main_path"])
             func, args = pickle.load(f)
-        func(*args)
+        _keep_returned(func(*args))
 
     guarded(run, quiet=True)
 
@@ -102,11 +118,12 @@ def _whole_lines() -> None:
 
 def _output_to_log_dir() -> None:
     """Under the launcher's ``--log_dir`` (paddle's): this rank's stdout and stderr, its
-    libraries' included, go to ``DIR/workerlog.RANK``."""
+    libraries' included, go to ``DIR/workerlog.RANK``, after what earlier jobs wrote there
+    (paddle's; the launcher empties it first with ``--log_overwrite``)."""
     folder = os.environ.get(LOG_DIR_VAR)
     if not folder:
         return
-    fd = os.open(os.path.join(folder, f"workerlog.{_rank()}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(os.path.join(folder, f"workerlog.{_rank()}"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os.dup2(fd, 1)
@@ -114,10 +131,34 @@ def _output_to_log_dir() -> None:
     os.close(fd)
 
 
+_fault_file: List[Any] = []  # kept open for faulthandler, for the process's lifetime
+
+
+def _record_start() -> None:
+    """Leave this rank's process id in the job folder, and have a fatal signal's Python stack
+    written there (else to stderr), where the launcher shows it naming the rank (``_jobdir``)."""
+    _jobdir.write("pid", _rank(), str(os.getpid()).encode())
+    where = _jobdir.path("fault", _rank())
+    if where is not None:
+        _fault_file.append(open(where, "w"))
+    faulthandler.enable(file=_fault_file[0] if _fault_file else sys.stderr, all_threads=False)
+
+
+def _own_gpu() -> None:
+    """Give this rank the one GPU of paddle's ``FLAGS_selected_gpus`` that is its own, when the
+    launcher lists one per rank there (``--gpus``: the chosen GPUs' places among the visible ones,
+    as paddle's launcher sets them for each rank)."""
+    listed = [g.strip() for g in os.environ.get("FLAGS_selected_gpus", "").split(",") if g.strip()]
+    if len(listed) > 1:
+        os.environ["FLAGS_selected_gpus"] = listed[(first_int(LOCAL_RANK_VARS) or 0) % len(listed)]
+
+
 def main() -> None:
     _output_to_log_dir()
     _whole_lines()
+    _record_start()
     os.environ.update(rank_variables())  # RANK, LOCAL_RANK, ... as torchrun and paddle set them
+    _own_gpu()
     mode, target, *args = sys.argv[1:]
     if mode == "script":
         run_script(target, args)

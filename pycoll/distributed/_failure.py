@@ -4,44 +4,82 @@ MPI's normal exit (``MPI_Finalize``) waits for the peers, so a rank that dies wi
 exception while its peers sit in a collective would hang the job. A failing rank therefore
 calls ``MPI_Abort`` after printing its traceback: the MPI launcher then stops every rank
 within a second and exits with this rank's code.
+
+A rank that fails before it has started MPI cannot call ``MPI_Abort``, and a plain exit, even a
+failing one, does not end an MPI job (Hydra ends it for a process killed by a signal, or for
+one that stopped talking to it after ``MPI_Init``): its peers would wait in MPI's start-up, or
+run on without it. It sends MPI's launcher the request ``MPI_Abort`` itself sends
+(:func:`abort_before_mpi`).
 """
 from __future__ import annotations
 
 import atexit
+import json
 import os
+import stat
 import sys
 import time
 from typing import Any, Optional
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.distributed.placement import launcher_rank, mpi_running
-from pycoll.distributed.startup import JOB_DIR_VAR
+from pycoll.distributed import _jobdir
+from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank, mpi_running
 
 _FORWARD_S = 0.2
+_ABORT_WAIT_S = 5.0  # how long MPI's launcher may take to end a rank that asked it to
 _hooks_installed = False
 _broken = False
 _real_exit = os._exit  # the interpreter's own: exits.py routes os._exit through pycoll
 
 
-def report(text: str) -> None:
-    """Leave ``text`` (why this rank stops the job) in the job's folder, where ``spawn``'s parent
-    reads it for its :class:`SpawnError`; the first report of a rank is kept."""
-    job_dir = os.environ.get(JOB_DIR_VAR)
-    if not job_dir or not os.path.isdir(job_dir):
+def failing_status(code: Any) -> int:
+    """``code`` as the status of a failed process: itself when in [1, 255], else 1."""
+    return code if isinstance(code, int) and 0 < code < 256 else 1
+
+
+def report(text: str, code: int) -> None:
+    """Leave ``text`` and status ``code`` (why and how this rank stops the job) in the job's
+    folder, where the launcher and ``spawn``'s parent read them (``_jobdir``); the first report
+    of a rank is kept."""
+    record = {"status": failing_status(code), "text": text}
+    _jobdir.write("failed", launcher_rank() or 0, json.dumps(record).encode(), first_only=True)
+
+
+def launcher_connection() -> Optional[int]:
+    """The socket through which Hydra, MPI's launcher, talks to this rank (``PMI_FD``), if any."""
+    fd = first_int(("PMI_FD",))
+    try:
+        return fd if fd is not None and stat.S_ISSOCK(os.fstat(fd).st_mode) else None
+    except OSError:
+        return None
+
+
+def abort_before_mpi(code: int) -> None:
+    """In a rank that has not started MPI: ask MPI's launcher to end the whole job with ``code``.
+
+    ``cmd=abort`` on the rank's connection to Hydra is what ``MPI_Abort`` sends (through
+    MPICH's PMI client): Hydra then kills every rank and exits with ``code``. Returns when there
+    is no such connection, or when the launcher has not acted within a few seconds (another
+    process manager).
+    """
+    fd = launcher_connection()
+    if fd is None:
         return
-    path = os.path.join(job_dir, f"rank{launcher_rank() or 0}.err")
-    if not os.path.exists(path):
-        with open(path, "w") as out:
-            out.write(text)
+    time.sleep(_FORWARD_S)  # as before MPI_Abort: let what this rank just wrote arrive first
+    try:
+        os.write(fd, f"cmd=abort exitcode={code}\n".encode())
+    except OSError:
+        return
+    time.sleep(_ABORT_WAIT_S)
 
 
 def abort_job(code: int, message: Optional[str] = None) -> None:
     """Stop every rank of the job (this one included) with exit ``code``; never returns."""
-    code = code if isinstance(code, int) and 0 < code < 256 else 1
+    code = failing_status(code)
     if message:
         sys.stderr.write(message.rstrip("\n") + "\n")
-        report(message)
+        report(message, code)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
@@ -55,6 +93,8 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
             # rank just wrote; a moment's pause lets the traceback reach the user
             time.sleep(_FORWARD_S)
             MPI.COMM_WORLD.Abort(code)
+    elif (first_int(MPI_SIZE_VARS) or 1) > 1:
+        abort_before_mpi(code)
     _real_exit(code)
 
 

@@ -52,15 +52,16 @@ def rank_command(nprocs: int, argv: List[str], mpi_args: Sequence[str] = ()) -> 
 def job_environment(extra: Dict[str, str], nprocs: int = 1, world: Optional[int] = None) -> Dict[str, str]:
     """This process's environment without any outer MPI job's variables, plus each of this
     machine's ``nprocs`` ranks' share of the cores (:func:`thread_share`), the job's meeting point
-    (``MASTER_ADDR``/``MASTER_PORT`` unless set, paddle's ``PADDLE_TRAINER_ENDPOINTS``: one per
-    rank of the ``world``, ``nprocs`` by default), a fresh store token (``PYCOLL_STORE_TOKEN``
-    unless set: the rendezvous store answers this job only), and ``extra``. Each rank derives its
-    own variables (``RANK``, ...) from MPI's when it starts."""
+    (``MASTER_ADDR``/``MASTER_PORT`` unless set, also as paddle's ``PADDLE_MASTER``; paddle's
+    ``PADDLE_TRAINER_ENDPOINTS``: one per rank of the ``world``, ``nprocs`` by default), a fresh
+    store token (``PYCOLL_STORE_TOKEN`` unless set: the rendezvous store answers this job only),
+    and ``extra``. Each rank derives its own variables (``RANK``, ...) from MPI's when it starts."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(_LAUNCHER_VARS) and k not in _RANK_VARS}
     env.update(thread_share(nprocs, env))
     ports = free_ports((world or nprocs) + 1)
     env.setdefault("MASTER_ADDR", "127.0.0.1")
     env.setdefault("MASTER_PORT", str(ports[0]))
+    env["PADDLE_MASTER"] = f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
     env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"127.0.0.1:{p}" for p in ports[1:])
     env.setdefault(TOKEN_VAR, secrets.token_hex(16))
     env.update(extra)

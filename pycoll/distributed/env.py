@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import atexit
 import os
-from typing import Any, ContextManager, Dict, List, Optional
+from typing import Any, ContextManager, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
@@ -61,18 +61,39 @@ def _finish_pending() -> None:
             logger.error("at exit, work still in flight on %s failed: %s", group.describe(), exc)
 
 
+def _announced_sizes() -> List[Tuple[str, int]]:
+    """The world sizes a launcher's variables announce: torchrun's ``WORLD_SIZE`` (or SLURM's
+    for it), paddle's ``PADDLE_TRAINERS_NUM`` and its endpoint list ``PADDLE_TRAINER_ENDPOINTS``."""
+    env = with_slurm(os.environ)
+    sizes = []
+    for name in ("WORLD_SIZE", "PADDLE_TRAINERS_NUM"):
+        value = first_int((name,), env)
+        if value is not None:
+            sizes.append((f"{name}={value}", value))
+    endpoints = [e for e in env.get("PADDLE_TRAINER_ENDPOINTS", "").split(",") if e.strip()]
+    if endpoints:
+        sizes.append((f"PADDLE_TRAINER_ENDPOINTS names {len(endpoints)} rank(s)", len(endpoints)))
+    return sizes
+
+
+def _check_world(size: int, formed: str, how: str) -> None:
+    """RuntimeError when a launcher variable announces another world than the ``size`` ranks the
+    engine ``formed``: processes started one by one with such variables would each be a world of
+    their own, and every collective would silently return its own data."""
+    for said, expected in _announced_sizes():
+        if expected != size:
+            raise RuntimeError(f"{said} but {formed} {size} process(es): {how}")
+
+
 def _start_mpi(seconds: float) -> Group:
     from mpi4py import MPI
 
     from pycoll.backends.mpi import MPIBackend
 
     comm = MPI.COMM_WORLD
-    expected = first_int(("WORLD_SIZE",), with_slurm(os.environ))
-    if expected is not None and expected != comm.Get_size():
-        raise RuntimeError(
-            f"WORLD_SIZE={expected} but MPI started {comm.Get_size()} process(es): the cpu backend's "
-            f"ranks must be started by an MPI launcher (python -m pycoll.launch, mpiexec -n N, or "
-            f"srun --mpi=pmi2 where the MPI library supports it)")
+    _check_world(comm.Get_size(), "MPI started",
+                 "the cpu backend's ranks must be started by an MPI launcher (python -m pycoll.launch, "
+                 "mpiexec -n N, or srun --mpi=pmi2 where the MPI library supports it), not one by one")
     logger.info("rank %d of %d started (cpu backend over %s)", comm.Get_rank(), comm.Get_size(),
                 MPI.Get_library_version().splitlines()[0].strip())
     return Group(0, list(range(comm.Get_size())), comm.Get_rank(), MPIBackend(comm.Dup(), seconds), seconds)
@@ -88,6 +109,9 @@ def _start_nccl(seconds: float) -> Group:
         return watchdog.guard(Group(0, list(range(world)), rank, None, seconds), "NCCL communicator set-up")
 
     backend, rank, world = make_nccl_world(seconds, bounded)
+    _check_world(world, "the nccl backend's ranks formed a world of",
+                 "start the ranks with an MPI launcher (python -m pycoll.launch, mpiexec -n N), or set "
+                 "torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT on each")
     set_device(f"gpu:{backend.device}")  # tensors are created on this rank's GPU from now on
     return Group(0, list(range(world)), rank, backend, seconds)
 

@@ -3,27 +3,34 @@
 The parent pickles ``func`` (by reference) and ``args`` into a scratch folder and starts
 ``nprocs`` ranks through MPI's launcher; each rank re-imports the parent's main script as
 ``__mp_main__`` (so ``func`` may live in ``__main__``, the seed's usage) and calls
-``func(*args)``. A failing rank records its traceback there and stops the job; the parent
-then raises :class:`SpawnError` with that traceback.
+``func(*args)``. The ranks leave in that folder what the parent needs once the job has ended
+(``_jobdir``): a failing rank its traceback, then it stops the job and the parent raises
+:class:`SpawnError` with it; every rank its function's return value, for the context's
+``return_queues`` (paddle's). The folder goes with the job: when it is joined, when Ctrl-C
+interrupts the wait, or at the parent's exit.
 """
 from __future__ import annotations
 
-import glob
+import atexit
+import io
 import os
 import pickle
+import queue
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _mpiexec
+from pycoll.distributed import _jobdir, _mpiexec
 from pycoll.distributed.placement import BACKENDS, selected_gpus
-from pycoll.distributed.startup import JOB_DIR_VAR
 
 _START_METHODS = ("spawn", "fork", "forkserver")
 _THIS_MACHINE = ("127.0.0.1", "localhost")
+_CTRL_C_WAIT_S = 1.0  # how long MPI's launcher may take to end on a Ctrl-C it got itself
+_STOP_WAIT_S = 10.0  # how long it may take to stop the ranks when told, before it is killed
 
 
 class SpawnError(RuntimeError):
@@ -35,45 +42,169 @@ class SpawnError(RuntimeError):
         self.rank = rank
 
 
-class SpawnContext:
-    """The running job of a ``spawn`` call."""
+class RankQueue:
+    """One rank's entry of paddle's ``return_queues`` (its function's return value) or
+    ``error_queues`` (its traceback, should it fail). ``get()`` waits, at most ``timeout``, for
+    the job to end, as paddle's waits for the rank's process, then gives what the rank left,
+    once; ``queue.Empty`` when it left nothing (it failed, or was stopped with the job)."""
 
-    def __init__(self, process: subprocess.Popen, workdir: str, nprocs: int):
+    def __init__(self, context: "SpawnContext"):
+        self._context = context
+        self._items: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+
+    def put(self, item: Any) -> None:
+        self._items.put(item)
+
+    def get(self, block: bool = True, timeout: Optional[float] = None) -> Any:
+        if not self._context.ended(timeout if block else 0):
+            raise queue.Empty
+        return self._items.get(block=False)
+
+    def empty(self) -> bool:
+        return not self._context.ended(0) or self._items.empty()
+
+
+class SpawnedRank:
+    """One rank, as paddle's ``processes`` list them: ``pid`` (None until it has started),
+    ``exitcode`` and ``is_alive()``. ``exitcode`` is None while the job runs; then 0, or for
+    the rank that failed its status (minus the signal's number for one a signal killed, as in
+    ``multiprocessing``), and -9 for the ranks MPI's launcher stopped with it (SIGKILL)."""
+
+    def __init__(self, context: "SpawnContext", rank: int):
+        self._context = context
+        self.rank = rank
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._context.pids().get(self.rank)
+
+    @property
+    def exitcode(self) -> Optional[int]:
+        return self._context.exitcodes[self.rank] if self._context.ended(0) else None
+
+    def is_alive(self) -> bool:
+        pid = self.pid
+        if pid is None or self._context.ended(0):
+            return False
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+
+class _ParentUnpickler(pickle.Unpickler):
+    """Reads a rank's return value in the parent, where what the ranks know as ``__mp_main__``
+    (the parent's main script, see ``_entry``) is ``__main__``."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class("__main__" if module == "__mp_main__" else module, name)
+
+
+class SpawnContext:
+    """The running job of a ``spawn`` call (paddle's ``MultiprocessContext``): ``join()``,
+    ``return_queues``, ``error_queues``, ``processes``; ``exitcodes`` (each rank's, once the job
+    has ended: see :class:`SpawnedRank`); ``process`` is MPI's launcher."""
+
+    def __init__(self, process: subprocess.Popen, workdir: str, nprocs: int, daemon: bool):
         self.process = process
         self.nprocs = nprocs
-        self._workdir = workdir
+        self.return_queues = [RankQueue(self) for _ in range(nprocs)]
+        self.error_queues = [RankQueue(self) for _ in range(nprocs)]
+        self.processes = [SpawnedRank(self, rank) for rank in range(nprocs)]
+        self.exitcodes: List[Optional[int]] = [None] * nprocs
+        self._workdir: Optional[str] = workdir
+        self._daemon = daemon
+        self._pids: Dict[int, int] = {}
         self._error: Optional[SpawnError] = None
+        atexit.register(self._at_exit)
 
     def join(self, timeout: Optional[float] = None) -> bool:
         """Wait for the job; True once every rank succeeded, False if ``timeout`` ran out first.
 
         Raises :class:`SpawnError` when a rank failed (again on every later call).
         """
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
+        if not self.ended(timeout):
             return False
-        if self._workdir is not None:
-            self._error = self._failure(code)
-            shutil.rmtree(self._workdir, ignore_errors=True)
-            self._workdir = None
         if self._error is not None:
             raise self._error
         return True
 
-    def _failure(self, code: int) -> Optional[SpawnError]:
-        """The error for exit status ``code``, with the first failed rank's report if it left one."""
-        if code == 0:
-            return None
-        reports = sorted(glob.glob(os.path.join(self._workdir, "rank*.err")), key=os.path.getmtime)
-        if not reports:
-            return SpawnError(f"spawn: the job of {self.nprocs} ranks failed with exit status {code} "
-                              f"(see the ranks' output above)", code, None)
-        rank = int(os.path.basename(reports[0])[4:-4])
-        with open(reports[0]) as f:
-            text = f.read()
-        return SpawnError(f"spawn: rank {rank} of {self.nprocs} failed (exit status {code}):\n\n{text}",
-                          code, rank)
+    def ended(self, timeout: Optional[float] = None) -> bool:
+        """Whether the job has ended, waiting at most ``timeout`` seconds; Ctrl-C (or another
+        exception raised by a signal handler) meanwhile stops it. Once it has, what its ranks left
+        is read and their folder removed."""
+        if self._workdir is None:
+            return True
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        except BaseException:
+            self._stop()
+            self._finish(None)
+            raise
+        self._finish(code)
+        return True
+
+    def pids(self) -> Dict[int, int]:
+        """The process id of each rank that has started."""
+        if self._workdir is not None:
+            self._pids = _jobdir.pids(self._workdir, self.nprocs)
+        return self._pids
+
+    def _stop(self) -> None:
+        """Have MPI's launcher stop every rank, as Ctrl-C does (unless a Ctrl-C at the terminal
+        reached it too: a second one makes it abort untidily), and kill it if it lingers."""
+        for signum, wait in ((None, _CTRL_C_WAIT_S), (signal.SIGINT, _STOP_WAIT_S), (signal.SIGKILL, None)):
+            if signum is not None:
+                self.process.send_signal(signum)
+            try:
+                self.process.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def _finish(self, code: Optional[int]) -> None:
+        """Read what the ranks left (``code``: MPI's launcher's status; None when interrupted),
+        then remove their folder."""
+        workdir, self._workdir = self._workdir, None
+        atexit.unregister(self._at_exit)
+        self._pids = _jobdir.pids(workdir, self.nprocs)
+        for rank in range(self.nprocs):
+            returned = _jobdir.read(workdir, "returned", rank)
+            if returned is not None:
+                try:
+                    self.return_queues[rank].put(_ParentUnpickler(io.BytesIO(returned)).load())
+                except Exception as exc:
+                    logger.warning("spawn: rank %d's return value cannot be read here: %s", rank, exc)
+            self.exitcodes[rank] = 0 if code == 0 or returned is not None else -signal.SIGKILL
+        if code:
+            failed = _jobdir.failure(workdir, code, self.nprocs)
+            self._error = self._spawn_error(failed)
+            if failed.rank is not None:
+                self.error_queues[failed.rank].put(failed.text)
+                self.exitcodes[failed.rank] = failed.status if failed.reported else -failed.status
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    def _spawn_error(self, failed: _jobdir.Failure) -> SpawnError:
+        if failed.reported:
+            message = f"rank {failed.rank} of {self.nprocs} failed (exit status {failed.status}):\n\n{failed.text}"
+        elif failed.rank is not None or _jobdir.signal_name(failed.status):
+            message = failed.text
+        else:
+            message = f"the job of {self.nprocs} ranks failed: {failed.text} (see the ranks' output above)"
+        return SpawnError(f"spawn: {message}", failed.status, failed.rank)
+
+    def _at_exit(self) -> None:
+        """At the parent's exit, for a job never joined: wait for it (paddle's default, as
+        ``multiprocessing`` waits for its non-daemon processes), or with ``daemon=True`` stop it;
+        then say if it failed, since no one will see its SpawnError."""
+        if self._daemon:
+            self._stop()
+        self.ended()
+        if self._error is not None:
+            logger.error("%s", self._error)
 
 
 def _default_nprocs() -> int:
@@ -104,6 +235,7 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
             raise ValueError(f"spawn: {option}={spec!r} names {len(gpus)} GPU(s) for nprocs={nprocs} "
                              f"ranks; give one GPU per rank")
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
+        env["FLAGS_selected_gpus"] = ",".join(str(i) for i in range(len(gpus)))  # each rank's own: _entry
     backend = str(options.get("backend", "auto")).lower()
     if backend not in ("auto", "gloo", *BACKENDS):
         raise ValueError(f"spawn: backend={options['backend']!r}; use 'auto', 'gloo' or one of "
@@ -122,21 +254,22 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
     return nprocs, env
 
 
-def spawn(func: Callable[..., Any], args: Tuple = (), nprocs: int = -1, join: bool = True,
+def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
           daemon: bool = False, **options: Any) -> SpawnContext:
     """Run ``func(*args)`` on ``nprocs`` new ranks (-1: one per listed GPU with ``gpus``, else
-    one per CPU core).
+    one per CPU core); ``args`` is a tuple or a list.
 
     ``func`` must be importable by the ranks: a module-level function of an importable module or
     of the main script. With ``join=True`` this returns once every rank finished (raising
     :class:`SpawnError` with the failed rank's traceback); otherwise call ``join()`` on the result.
-    ``options`` are paddle's (:func:`_job_options`). The ranks never outlive this process, so
-    every job behaves as paddle's ``daemon=True``; ``daemon`` is accepted for paddle's signature.
+    Either way the result holds each rank's return value in ``return_queues`` (paddle's).
+    ``options`` are paddle's (:func:`_job_options`). The ranks never outlive this process: at its
+    exit a job not yet joined is waited for, or with ``daemon=True`` stopped (paddle's meaning).
     """
     if not callable(func):
         raise TypeError(f"spawn: func must be callable, got {type(func).__name__}")
-    if not isinstance(args, tuple):
-        raise TypeError(f"spawn: args must be a tuple, got {type(args).__name__}")
+    if not isinstance(args, (tuple, list)):
+        raise TypeError(f"spawn: args must be a tuple or a list, got {type(args).__name__}")
     if isinstance(nprocs, bool) or not isinstance(nprocs, int) or (nprocs < 1 and nprocs != -1):
         raise ValueError(f"spawn: nprocs={nprocs!r}; it must be a positive int or -1 (one per core)")
     nprocs, job_env = _job_options(options, nprocs)
@@ -150,16 +283,21 @@ def spawn(func: Callable[..., Any], args: Tuple = (), nprocs: int = -1, join: bo
                              "or module so the new ranks can import it")
         main_path = os.path.abspath(main_path)
     try:
-        payload = pickle.dumps((func, args))
+        payload = pickle.dumps((func, tuple(args)))
     except Exception as exc:
         raise TypeError(f"spawn: func and args must be picklable: {exc}") from exc
     workdir = tempfile.mkdtemp(prefix="pycoll-spawn-")
-    with open(os.path.join(workdir, "payload.pkl"), "wb") as f:
-        pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
-        f.write(payload)
-    command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
-    process = _mpiexec.start_job(command, _mpiexec.job_environment({**job_env, JOB_DIR_VAR: workdir}, nprocs))
-    context = SpawnContext(process, workdir, nprocs)
+    try:
+        with open(os.path.join(workdir, "payload.pkl"), "wb") as f:
+            pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
+            f.write(payload)
+        command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
+        process = _mpiexec.start_job(command, _mpiexec.job_environment(
+            {**job_env, _jobdir.JOB_DIR_VAR: workdir}, nprocs))
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    context = SpawnContext(process, workdir, nprocs, daemon)
     if join:
         context.join()
     return context

@@ -1,9 +1,11 @@
-"""Rank 1 fails in the way argv[1] names ("raise", "exit", "kill", "os_exit" = ``os._exit(0)``,
+"""Rank 1 fails in the way argv[1] names ("raise", "exit", "kill" (SIGKILL), "segv" (a segmentation
+fault in ``crash``), "os_exit" = ``os._exit(0)``,
 "os_exit3" = ``os._exit(3)``; "hang": it sleeps for two minutes; "ok": it does not fail) while
 the others wait in an all_reduce. Every rank first prints
 its process id, so that tests can check none is left behind.
 
 Works on either backend: the tensor lives on the rank's device."""
+import ctypes
 import os
 import signal
 import sys
@@ -11,6 +13,11 @@ import time
 
 import pycoll
 import pycoll.distributed as dist
+
+
+def crash():
+    ctypes.string_at(0)
+
 
 dist.init_parallel_env()
 mode = sys.argv[1]
@@ -23,6 +30,8 @@ if dist.get_rank() == 1 and mode != "ok":
         sys.exit(3)
     if mode == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
+    if mode == "segv":
+        crash()
     if mode.startswith("os_exit"):
         os._exit(int(mode[7:] or 0))
 x = pycoll.ones([4])
