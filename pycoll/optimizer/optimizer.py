@@ -24,6 +24,17 @@ MASTER_WEIGHTS_KEY = "master_weights"  # and for the float32 copies of low-preci
 LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps master weights for
 
 
+# completes the clip's sums of squares for optimizers not given their own (complete_norms_with):
+# auto-parallel sets it, for the parameters it splits over ranks
+_default_norm_sums: Optional[Callable[[List[Tensor]], Any]] = None
+
+
+def set_default_norm_sums(norm_sums: Optional[Callable[[List[Tensor]], Any]]) -> None:
+    """What ``Optimizer.norm_sums_for`` uses when ``complete_norms_with`` was not called."""
+    global _default_norm_sums
+    _default_norm_sums = norm_sums
+
+
 def _listing(keys: List[str], limit: int = 8) -> str:
     shown = ", ".join(repr(k) for k in keys[:limit])
     return f"[{shown}{f', ... ({len(keys) - limit} more)' if len(keys) > limit else ''}]"
@@ -131,10 +142,10 @@ class Optimizer:
         self._learning_rate = scheduler
 
     # ---- the update --------------------------------------------------------------------------
-    def _array_acc(self, name: str, key: str, param: Any) -> Any:
+    def _array_acc(self, name: str, key: str, param: Any, fill: float = 0.0) -> Any:
         acc = self._accumulators[name]
         if key not in acc:
-            acc[key] = array_module(param).zeros_like(param)
+            acc[key] = array_module(param).full_like(param, fill)
         return acc[key]
 
     def _with_decay(self, grad: Any, param: Any, term: Any) -> Any:
@@ -210,7 +221,8 @@ class Optimizer:
         self._norm_sums = norm_sums
 
     def norm_sums_for(self, params: List[Tensor]) -> Any:
-        return None if self._norm_sums is None else self._norm_sums(params)
+        norm_sums = self._norm_sums if self._norm_sums is not None else _default_norm_sums
+        return None if norm_sums is None else norm_sums(params)
 
     def step_grads(self) -> List[Any]:
         """The gradient arrays the next step uses, to be changed in place (GradScaler unscales them)."""

@@ -10,7 +10,8 @@ on the whole batch, on every rank.
             the whole batch; then Linears cut along the dimension that splits the batch
     hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
             along "mp", each batch split along "dp"; then with ShardingStage1 over "dp", and the
-            same through dist.parallelize (ColWiseParallel, RowWiseParallel, sharding_level 1)
+            same through dist.parallelize (ColWiseParallel, RowWiseParallel, sharding_level 1);
+            the first two also with a gradient clip that acts (global norm, per-tensor norm)
 
 Every step's loss, read as paddle reads it (float() of the Partial result), must equal the
 single-process loss (rtol 1e-5), and so must the parameters after training (rtol 1e-5,
@@ -57,8 +58,8 @@ def whole(p):
     return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
 
 
-def train(model, batches, loss_fn, wrap=None):
-    opt = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters())
+def train(model, batches, loss_fn, wrap=None, clip=None):
+    opt = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters(), grad_clip=clip)
     opt = opt if wrap is None else wrap(opt)
     losses, placements = [], None
     for x, y in batches:
@@ -72,13 +73,15 @@ def train(model, batches, loss_fn, wrap=None):
     return losses, [whole(p) for p in model.parameters()], placements, state
 
 
-def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None, loss_placements=None):
-    """Train ``model`` on ``batches`` (optimizer ``wrap``ped) and ``reference`` in one process;
-    ``state_placements`` maps parameter names to the placements their moments must have."""
+def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None, loss_placements=None,
+            clip=None):
+    """Train ``model`` on ``batches`` (optimizer ``wrap``ped) and ``reference`` in one process,
+    both with gradient ``clip``; ``state_placements`` maps parameter names to the placements their
+    moments must have."""
     loss_fn, reduce_type = LOSSES[loss_kind]
     ref_losses, ref_params, _, ref_state = train(
-        reference, [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)], loss_fn)
-    losses, params, placements, state = train(model, batches, loss_fn, wrap)
+        reference, [(pycoll.to_tensor(x), pycoll.to_tensor(y)) for x, y in zip(X, Y)], loss_fn, clip=clip)
+    losses, params, placements, state = train(model, batches, loss_fn, wrap, clip)
     if state_placements is not None:  # the moments, whole, are the reference's; sharded as asked
         assert sorted(state) == sorted(ref_state), (sorted(state), sorted(ref_state))
         for key, (value, where, array) in state.items():
@@ -88,7 +91,7 @@ def compare(what, model, reference, batches, loss_kind, wrap=None, state_placeme
             assert where == want, f"{what}: state {key} has placements {where}, want {want}"
         # the state loads back: this optimizer's own (distributed) entries, and the whole state
         for saved in ({k: v for k, (v, _, _) in state.items()}, {k: v for k, (v, _, _) in ref_state.items()}):
-            fresh = wrap(pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters()))
+            fresh = wrap(pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters(), grad_clip=clip))
             fresh.set_state_dict(saved)
             for key, value in fresh.state_dict().items():
                 np.testing.assert_allclose(value.numpy(), ref_state[key][2], **TOL, err_msg=f"{what}: loaded {key}")
@@ -192,6 +195,13 @@ def hybrid():
 
     dist.shard_layer(model, mesh, shard_fn)
     compare("dp x mp", model, reference, split(mesh, [Shard(0), Replicate()]), "mean")
+    # a global-norm clip that acts: the norm is the whole gradients', the cut weights' pieces included
+    pycoll.seed(1)
+    reference = MLP()
+    model = copy.deepcopy(reference)
+    dist.shard_layer(model, mesh, shard_fn)
+    compare("dp x mp, clipped", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
+            clip=nn.ClipGradByGlobalNorm(0.05))
 
     # ShardingStage1 over "dp": the moments of fc1.weight ([Replicate(), Shard(1)]) are cut by rows,
     # those of fc2.weight ([Replicate(), Shard(0)]) by columns, the biases' by their one dimension
@@ -203,6 +213,14 @@ def hybrid():
     placements = {name: [Shard(1 if p.placements[1] == Shard(0) else 0), p.placements[1]] for name, p in names.items()}
     compare("dp x mp, ShardingStage1('dp')", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
             lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)), placements)
+    pycoll.seed(1)  # each gradient clipped by its whole norm, over the blocks and the cut pieces
+    reference = MLP()
+    model = copy.deepcopy(reference)
+    dist.shard_layer(model, mesh, shard_fn)
+    placements = {p.name: placements[name] for p, name in zip(model.parameters(), names)}
+    compare("dp x mp, ShardingStage1('dp'), clipped", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
+            lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)), placements,
+            clip=nn.ClipGradByNorm(0.05))
 
     # the intermediate API: parallelize with a plan per layer and sharding_level 1, on set_mesh's mesh
     pycoll.seed(1)

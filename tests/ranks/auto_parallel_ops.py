@@ -100,6 +100,9 @@ def one_dim():
         ("an op without a rule", lambda: pycoll.cumsum(x, axis=1), ["cumsum: no rule for split inputs"]),
         ("a max differentiated", lambda: dist.shard_tensor(A, mesh, S0, stop_gradient=False).max(),
          ["cannot differentiate max"]),
+        # the mean of the ranks' means is not the mean of uneven rows
+        ("a mean over uneven rows", lambda: dist.shard_tensor(np.arange(5.0), mesh, S0).mean(),
+         ["cannot take the mean", "uneven"]),
     ]:
         expect(Refused, words + ["reshard"], call)
     # a split batch against a replicated weight: the weight's gradient is the whole batch's

@@ -38,8 +38,11 @@ from pycoll.distributed.auto_parallel.placements import Partial, Placement, Redu
 from pycoll.distributed.auto_parallel.program import Program
 from pycoll.distributed.auto_parallel.strategy import Strategy
 from pycoll.distributed.auto_parallel import api, propagation
+from pycoll.distributed.auto_parallel.clip_norms import completing, split_groups
+from pycoll.optimizer.optimizer import set_default_norm_sums
 
 propagation.follow()
+set_default_norm_sums(completing(split_groups))  # a clip's norms over the whole of a split gradient
 
 __all__ = ["ColWiseParallel", "ContextParallel", "DistModel", "DistParameter", "DistTensor", "LocalLayer",
            "Partial", "PlanBase", "PrepareContextParallel", "PrepareLayerInput", "PrepareLayerOutput",

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pycoll.distributed as dist
+from pycoll.distributed.auto_parallel.clip_norms import completing, split_groups
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, make_dist
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
@@ -170,7 +171,13 @@ class ShardOptimizer:
             rows = {id(p): _Rows(p, stage) for p in distributed if _free_dim(p) is not None and  # else: as it is
                     p.process_mesh.get_dim_size(p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")) > 1}
             tensors = [rows[id(p)].stand_in if id(p) in rows else p for p in params]
-            self._eager = (self._inner_opt.over(tensors), rows)
+            blocks = {id(entry.stand_in): entry for entry in rows.values()}
+            stepper = self._inner_opt.over(tensors)
+            # a clip's norms over the whole gradient: a block's pieces along the sharding dimension too
+            stepper.complete_norms_with(completing(
+                lambda t: split_groups(blocks[id(t)].param) + [blocks[id(t)].group] if id(t) in blocks
+                else split_groups(t)))
+            self._eager = (stepper, rows)
         else:
             raise NotImplementedError(
                 f"shard_optimizer with {stage!r}: pycoll splits gradients and parameters inside a "

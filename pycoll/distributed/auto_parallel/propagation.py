@@ -130,6 +130,12 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
                           f"it in dist.local_map") from None
         placements[axis] = placement
         split = [(t, s) for t, s in zip(inputs, seen) if s is not None and s[1].is_shard()]
+        if placement.is_partial() and placement.reduce_type() == ReduceOp.AVG and any(
+                t.shape[s[1].get_dim()] % mesh.shape[axis] for t, s in split):
+            # the mean of the ranks' means is the whole mean only when every rank holds as many rows
+            raise Refused(f"pycoll cannot take the mean ({name}) across a split along mesh dimension "
+                          f"{mesh.dim_names[axis]!r} that is uneven ({[t.shape for t, _ in split]} over "
+                          f"{mesh.shape[axis]} ranks); split evenly, or reshard to Replicate first")
         if placement.is_shard():
             whole_shape[placement.get_dim()] = _whole_rows(split[0], placement.get_dim(), out_shape, mesh, axis)
         if placement.is_partial() and placement.reduce_type() in (ReduceOp.MAX, ReduceOp.MIN) and any(
