@@ -4,7 +4,8 @@ final parameters equal. Each rank holds the optimizer state of its pieces only (
 pieces of the gradients only after backward (os_g, p_g_os) and, between steps, its pieces of the
 parameters only (p_g_os, excluded layers and small parameters aside). The saved whole model and optimizer state load
 back unsharded; offload=True trains the same; gradient clipping by global norm, by norm and by
-value clips as it does unsharded; bad input is refused by name."""
+value clips as it does unsharded; state set into the optimizer before wrapping is kept; a frozen
+parameter stays whole at p_g_os; bad input is refused by name."""
 import os
 import sys
 
@@ -141,6 +142,27 @@ for clip, level in [(nn.ClipGradByGlobalNorm(0.05), "os_g"), (nn.ClipGradByNorm(
     for p, q in zip(model.parameters(), plain_clipped.parameters()):
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-5, err_msg=f"{type(clip).__name__} {level}")
     report.append(f"{level}+{type(clip).__name__}")
+
+# optimizer state set before wrapping (paddle's documented order for resuming) is kept: each rank
+# takes its pieces of it
+for level in ("os", "os_g"):
+    fresh = net()
+    held = pycoll.optimizer.Adam(learning_rate=0.05, parameters=fresh.parameters())
+    renamed = {k.replace(q.name, p.name): v for q, p in zip(plain_model.parameters(), fresh.parameters())
+               for k, v in plain_opt.state_dict().items() if k.startswith(q.name + "_")}
+    held.set_state_dict(renamed)
+    _, sharded, _ = group_sharded_parallel(fresh, held, level)
+    whole = sharded.whole_state_dict()
+    for key, value in renamed.items():
+        np.testing.assert_array_equal(whole[key].numpy(), value.numpy(), err_msg=f"{level}: {key} set before wrapping")
+
+# a frozen parameter larger than segment_size stays whole at p_g_os, and training goes on
+frozen = net()
+frozen[2].weight.stop_gradient = True
+frozen_model, frozen_opt, _ = group_sharded_parallel(
+    frozen, pycoll.optimizer.Adam(parameters=frozen.parameters()), "p_g_os", segment_size=4)
+(frozen_model(probe) ** 2).mean().backward()
+frozen_opt.step()
 
 layer = net()
 adam = pycoll.optimizer.Adam(parameters=layer.parameters())

@@ -27,6 +27,7 @@ from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
 from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.device import array_module
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
 from pycoll.tensor import Tensor, wrap
 
 
@@ -178,6 +179,9 @@ class ShardOptimizer:
                 lambda t: split_groups(blocks[id(t)].param) + [blocks[id(t)].group] if id(t) in blocks
                 else split_groups(t)))
             self._eager = (stepper, rows)
+            held = self._inner_opt.state_dict()  # state loaded into the optimizer before: its blocks
+            if any(key != LR_SCHEDULER_KEY for key in held):
+                self.set_state_dict(held)
         else:
             raise NotImplementedError(
                 f"shard_optimizer with {stage!r}: pycoll splits gradients and parameters inside a "

@@ -51,8 +51,9 @@ class GroupShardedModel(DataParallel):
         self._shapes = {id(p): tuple(p.array.shape) for p in self.trainable}  # this rank's arrays
         self._bounds: Dict[int, Tuple[int, int]] = {id(p): piece_bounds(p.array.size, self._nranks, self._me)
                                                     for p in self.trainable}
-        self._lazy = [p for p in self.trainable if id(p) in lazy]
+        self._lazy = [p for p in self.trainable if id(p) in lazy]  # frozen parameters stay whole
         self._pieces = {id(p): p.array.reshape(-1)[slice(*self._bounds[id(p)])].copy() for p in self._lazy}
+        lazy = {id(p) for p in self._lazy}
         for layer in layers.sublayers(include_self=True):
             mine = [p for p in layer.parameters(include_sublayers=False) if id(p) in lazy]
             if mine:

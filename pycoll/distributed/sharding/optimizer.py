@@ -37,6 +37,9 @@ class ShardedOptimizer:
         self._inner = optimizer.over([t for _, t in self._pieces], state_on_host=offload)
         # grad_clip's norms need every rank's pieces: clipped here, not by the inner optimizer
         self._clip, self._inner._grad_clip = self._inner._grad_clip, None
+        held = optimizer.state_dict()  # state loaded (or stepped) before wrapping: this rank's pieces of it
+        if any(key != LR_SCHEDULER_KEY for key in held):
+            self.set_state_dict(held)
 
     def step(self) -> None:
         grads = {id(p): self._model.grad_piece(p) for p in self._parameter_list}
