@@ -2,7 +2,7 @@
 and loads its own file of 4 000 records (a unique id, and 0-3 float features), shuffles them
 across the ranks, and checks that no record is lost or doubled, that every rank holds about its
 share, that the order changed, that a seed repeats the shuffle (and sends the same records in many
-small rounds), and that batches come out."""
+small rounds), and that batches come out; then a QueueDataset reads the files it is given."""
 import os
 import sys
 
@@ -68,4 +68,14 @@ for batch in data:
     assert all((batch["id"].numpy()[:, 0] % 4) == lengths)
     count += len(lengths)
 assert count == len(mine)
+
+# a QueueDataset streams the files it is given, as paddle's: this rank's own file (no second split
+# among the ranks), or every rank's file when it is given them all
+dist.barrier()  # every rank's file is written
+for files in ([path], [os.path.join(sys.argv[1], f"part-{r}.txt") for r in range(n)]):
+    queue = dist.QueueDataset()
+    queue.init(batch_size=500, use_var=[Slot("id", "int64"), Slot("feat", "float32")])
+    queue.set_filelist(files)
+    streamed = sorted(int(i) for batch in queue for i in batch["id"].numpy()[:, 0])
+    assert streamed == sorted(int(line.split()[1]) for f in files for line in open(f)), len(streamed)
 print(f"dataset OK rank={rank} records={len(mine)}", flush=True)

@@ -5,8 +5,8 @@
 ``global_shuffle`` sends every record to a random rank through ``alltoall`` (each rank's blocks
 of its own size), in rounds of at most :data:`CHUNK_BYTES` per peer, the records sent freed round
 by round, so the exchange never needs a second copy of the whole dataset. Files are read, and
-their lines checked, :data:`READ_BYTES` at a time. ``QueueDataset`` streams: each rank reads its share of the
-file list, a reader thread staying at most :data:`QUEUE_BATCHES` batches ahead.
+their lines checked, :data:`READ_BYTES` at a time. ``QueueDataset`` streams the files it is given (each
+rank's own list, as in paddle), a reader thread staying at most :data:`QUEUE_BATCHES` batches ahead.
 """
 from __future__ import annotations
 
@@ -234,11 +234,11 @@ class InMemoryDataset(DatasetBase):
 
 
 class QueueDataset(DatasetBase):
-    """Stream this rank's share of the file list (every ``world``-th file from its rank on)."""
+    """Stream the files of the file list, as paddle's does: ``set_filelist`` gives this rank's
+    files (paddle's pattern: ``fleet.util.get_file_shard(files)`` picks them)."""
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
-        rank, world = dist.get_rank(), dist.get_world_size()
-        files = self._files(self.filelist)[rank::world] if world > 1 else self._files(self.filelist)
+        files = self._files(self.filelist)
         ahead: "queue.Queue[Any]" = queue.Queue(QUEUE_BATCHES)
         done = object()
 
