@@ -108,6 +108,9 @@ class Tensor:
     __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
                  "name", "__weakref__", "__dict__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
+    # paddle's answers for a tensor that is not distributed (auto_parallel's DistTensor sets its own)
+    placements = None
+    process_mesh = None
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
     def __init__(self, data: Any, dtype: DTypeLike = None, place: Any = None,
@@ -161,6 +164,10 @@ class Tensor:
         if arr.shape != self._array.shape:
             raise ValueError(f"grad must have the tensor's shape {self.shape}, got {list(arr.shape)}")
         self._grad = grad_tensor(arr)
+
+    def is_dist(self) -> bool:
+        """Whether this is a distributed tensor (auto_parallel's DistTensor): not this one."""
+        return False
 
     def _grad_ivar(self) -> Optional["Tensor"]:
         """``grad`` under the name paddle's own examples read it by."""

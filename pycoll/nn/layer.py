@@ -329,15 +329,16 @@ class Layer:
             arr = value.array if isinstance(value, Tensor) else value
             if not is_array(arr):  # lists and numbers take the tensor's dtype
                 arr = np.asarray(arr, dtype=None if isinstance(arr, np.generic) else target.dtype)
-            if list(arr.shape) != target.shape:
+            shape = value.shape if isinstance(value, Tensor) else list(arr.shape)  # a distributed one's: whole
+            if shape != target.shape:
                 missing.append(lookup)
                 logger.warning("set_state_dict: skip loading for %s: %s has shape %s, the expected "
-                               "shape is %s", key, lookup, list(arr.shape), target.shape)
+                               "shape is %s", key, lookup, shape, target.shape)
                 continue
             if arr.dtype != target.dtype:
                 problems.append(f"{lookup}: dtype {arr.dtype}, expected {target.dtype}")
             matched.add(lookup)
-            loads.append((target, arr))
+            loads.append((target, value if isinstance(value, Tensor) else arr))  # set_value places it
         if problems:
             raise ValueError("set_state_dict: mismatched dtypes: " + "; ".join(problems))
         for target, arr in loads:

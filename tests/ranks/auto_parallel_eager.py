@@ -55,7 +55,7 @@ LOSSES = {
 
 
 def whole(p):
-    return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
+    return dist.unshard_dtensor(p).numpy() if p.is_dist() else p.numpy()
 
 
 def train(model, batches, loss_fn, wrap=None, clip=None):

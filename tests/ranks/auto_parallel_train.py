@@ -54,7 +54,7 @@ class MLP(nn.Layer):
 
 
 def whole(p):
-    return dist.unshard_dtensor(p).numpy() if hasattr(p, "placements") else p.numpy()
+    return dist.unshard_dtensor(p).numpy() if p.is_dist() else p.numpy()
 
 
 def pair(mesh, sharded, optimizer, strategy=None, wrap_reference=None):
@@ -127,7 +127,7 @@ def check_programs(model, expected, absent, whole_shapes):
 
 
 def check_state_round_trip(model, layer, loader, dist_loader, mode):
-    saved = {k: (dist.unshard_dtensor(v) if hasattr(v, "placements") else v).numpy().copy()
+    saved = {k: (dist.unshard_dtensor(v) if v.is_dist() else v).numpy().copy()
              for k, v in model.state_dict(mode).items()}
     model.train()
     for (dx, dy) in dist_loader:

@@ -57,6 +57,16 @@ assert sorted(merged) == ["opt.b", "opt.step", "p", "w"], sorted(merged)
 check(merged["w"], W, "merged")
 assert sorted(dist.load_merged_state_dict(folder, prefix="opt.")) == ["opt.b", "opt.step"]
 
+# Layer.set_state_dict from a layer placed otherwise: each parameter resharded to its own placements
+source, target = pycoll.nn.Linear(5, 8), pycoll.nn.Linear(5, 8)
+source.weight.set_value(W)
+source.weight = dist.shard_tensor(source.weight, flat, [Shard(1)])
+target.weight = dist.shard_tensor(target.weight, flat, [Shard(0)])
+missing, unexpected = target.set_state_dict(source.state_dict())
+assert (missing, unexpected) == ([], []), (missing, unexpected)
+check(target.weight, W, "set_state_dict from Shard(1) into Shard(0)")
+check(target.bias, source.bias.numpy(), "set_state_dict of a plain bias")
+
 expect(ValueError, ["has no ['v']"], dist.load_state_dict, {"v": pycoll.zeros([2])}, folder)
 expect(ValueError, ["'w' has shape [5, 9]", "[5, 8] in the checkpoint"], dist.load_state_dict,
        {"w": pycoll.zeros([5, 9])}, folder)

@@ -79,8 +79,11 @@ class _Distributed:
 
     def set_value(self, value: Any) -> None:
         """paddle's: ``value`` is the whole tensor's (this rank keeps its block), or this rank's
-        piece (a distributed tensor of the same placements: its piece)."""
+        piece (a distributed tensor: resharded to these placements first, then its piece)."""
         if is_dist_tensor(value):
+            if value.process_mesh != self.process_mesh or list(value.placements) != list(self.placements):
+                with _graph.no_grad():
+                    value = reshard(value, self.process_mesh, self.placements)
             value = value._local_value()
         arr = value._array if isinstance(value, Tensor) else value
         if not hasattr(arr, "shape"):

@@ -98,7 +98,7 @@ def _placements(tensor: Any) -> Optional[List[Placement]]:
 
 
 def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]) -> Callable:
-    if _suspended or any(hasattr(o, "placements") for o in outputs):
+    if _suspended or any(o.placements is not None for o in outputs):
         return backward  # a reshard or shard_tensor made it: already placed
     placed = [t for t in inputs if t is not None and _placements(t) is not None]
     if not placed:
