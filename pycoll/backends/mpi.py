@@ -256,6 +256,17 @@ class MPIBackend:
         comm = self.comm.Split(0 if member else MPI.UNDEFINED, key)
         return MPIBackend(comm, timeout) if member else None
 
+    def group_of(self, members: List[int], timeout: float) -> "MPIBackend":
+        """A backend over ``members`` (ranks of this communicator, this one among them), made by
+        those ranks only (``MPI_Comm_create_group``): ranks outside need not take part, so a
+        sub-group's members may create it by themselves, as paddle's allow."""
+        group = self.comm.Get_group().Incl(members)
+        try:
+            tag = sum((r + 1) * 131 ** i for i, r in enumerate(members)) % 32749  # one per member list
+            return MPIBackend(self.comm.Create_group(group, tag), timeout)
+        finally:
+            group.Free()
+
     # -- watching: nothing is enqueued, so there is nothing to time or abort ---------------
     def stalled_call(self) -> None:
         return None

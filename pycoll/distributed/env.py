@@ -181,8 +181,9 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
               timeout: Timeout = None) -> Group:
     """A sub-group over the global ``ranks`` (sorted; all ranks by default).
 
-    Every rank of the world must call it, in the same order as the other ``new_group`` calls
-    (as in torch and paddle); ranks outside ``ranks`` get a Group they are not a member of.
+    On the cpu backend only its members need to call it (paddle's allows that; the others may
+    call it too and get a Group they are not a member of); on nccl every rank of the world must
+    call it, in the same order as the other ``new_group`` calls (NCCL's ``ncclCommSplit``).
     """
     global _next_group_id
     world = world_group("new_group")
@@ -201,10 +202,15 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
         raise ValueError("pycoll.distributed.new_group: ranks is empty")
     members = sorted(members)
     member = world.rank in members
-    world.seq += 1  # a collective over the world, bounded like one
+    members_only = hasattr(world.engine, "group_of")  # MPI: made by its members alone
+    if not members_only:
+        world.seq += 1  # a collective over the world, bounded like one
     with watchdog.guard(world, "new_group"):
         try:
-            engine = world.engine.split(member, members.index(world.rank) if member else 0, seconds)
+            if members_only:
+                engine = world.engine.group_of(members, seconds) if member else None
+            else:
+                engine = world.engine.split(member, members.index(world.rank) if member else 0, seconds)
         except Exception as exc:
             raise _split_failed(exc) from exc
     group = Group(_next_group_id, members, world.rank, engine, seconds)
