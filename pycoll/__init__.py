@@ -23,7 +23,7 @@ from pycoll.elementwise_ops import (allclose, equal, floor_divide, floor_mod, is
 from pycoll.reduce_ops import all, amax, amin, any, cumsum, logsumexp, prod, std, var  # noqa: A004
 from pycoll.search_ops import argsort, gather, masked_fill, sort, topk, tril, triu, where
 from pycoll.einsum_ops import einsum
-from pycoll import inplace_ops  # noqa: F401 - attaches zero_, fill_ and scale_ to Tensor
+from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,
                              randn, zeros, zeros_like)

@@ -1,5 +1,6 @@
-"""More elementwise ops: maximum/minimum, floor division and remainder (`x // y`, `x % y`),
-`equal`, `allclose` and the value tests `isnan`, `isinf`, `isfinite` (also Tensor methods).
+"""More elementwise ops: maximum/minimum, floor (and truncating) division and remainder
+(`x // y`, `x % y`), `equal`, `allclose` and the value tests `isnan`, `isinf`, `isfinite` (also
+Tensor methods).
 
 Operand dtypes follow paddle's promotion rules (`pycoll._promotion`), as `math_ops`' do.
 """
@@ -42,14 +43,26 @@ def minimum(x: Any, y: Any) -> Tensor:
 
 def floor_divide(x: Any, y: Any) -> Tensor:
     """x // y, rounded towards minus infinity; its gradient is zero (paddle's)."""
+    return rounded_divide(x, y, "floor")
+
+
+def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
+    """x / y rounded towards minus infinity (rounding_mode 'floor') or zero ('trunc'), in the
+    operands' dtype (integers stay integers: paddle's divide with a rounding_mode); its
+    gradient is zero."""
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"rounding_mode must be 'floor' or 'trunc', got {rounding_mode!r}")
     x, y, xa, ya = binary_operands(x, y, "floor_divide")
     xp = array_module(xa if isinstance(x, Tensor) else ya)
     shapes = [v._array.shape if isinstance(v, Tensor) else None for v in (x, y)]
     dtypes = [v._array.dtype if isinstance(v, Tensor) else None for v in (x, y)]
+    out = xp.floor_divide(xa, ya)
+    if rounding_mode == "trunc":  # a negative quotient that was rounded down goes one up
+        out = xp.where((out < 0) & (out * ya != xa), out + 1, out)
 
     def backward(g: Any) -> tuple:
         return tuple(None if s is None else xp.zeros(s, d) for s, d in zip(shapes, dtypes))
-    return op_output(xp.floor_divide(xa, ya), backward, x, y)
+    return op_output(out, backward, x, y)
 
 
 def remainder(x: Any, y: Any) -> Tensor:

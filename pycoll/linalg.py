@@ -1,5 +1,5 @@
-"""paddle.linalg's ``norm`` (also ``Tensor.norm``): vector p-norms and the matrix norms, with
-paddle's rules for which is which and paddle's gradients.
+"""paddle.linalg's ``norm`` (also ``Tensor.norm``), ``vector_norm`` and ``matrix_norm``: vector
+p-norms and the matrix norms, with paddle's rules for which is which and paddle's gradients.
 
 Which norm: a string ``p`` ('fro', 'nuc') is a matrix norm, except 'fro' with ``axis`` None or
 one axis, which is the vector 2-norm; a number ``p`` (None: 2) is a matrix norm over an ``axis``
@@ -28,11 +28,7 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
          name: Optional[str] = None) -> Tensor:
     """The norm of x (see the module's docstring for which one). `dtype` casts x first; `out`,
     if given, receives a copy of the result (its shape and dtype must match)."""
-    x = as_tensor(x)
-    if dtype is not None:
-        x = math_ops.cast(x, dtype)
-    if x.dtype.kind != "f":
-        raise TypeError(f"norm: x must hold floating-point numbers, got dtype {x.dtype}")
+    x = _floating(x, dtype, "norm")
     if isinstance(axis, tuple):
         axis = list(axis)
     if isinstance(axis, list) and len(axis) == 1:
@@ -52,6 +48,39 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
             result = _matrix_norm(x, p, axis, keepdim)
         else:
             result = _vector_norm(x, float(p), axis, keepdim)
+    return _delivered(result, out)
+
+
+def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None] = None, keepdim: bool = False,
+                name: Optional[str] = None, *, dtype: DTypeLike = None, out: Optional[Tensor] = None) -> Tensor:
+    """The vector p-norm of x over `axis` (None: all of x; several axes: over them together,
+    two included, where ``norm`` would take a matrix norm). p = 0 counts the non-zeros, p = +-inf
+    is max/min |x|; `dtype` and `out` as for ``norm``."""
+    x = _floating(x, dtype, "vector_norm")
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"vector_norm: p must be a number, got {type(p).__name__}")
+    return _delivered(_vector_norm(x, float(p), axis, keepdim), out)
+
+
+def matrix_norm(x: Tensor, p: Union[float, str] = "fro", axis: Sequence[int] = (-2, -1), keepdim: bool = False,
+                name: Optional[str] = None) -> Tensor:
+    """The matrix norm of x over the two axes in `axis` (rows first): p 'fro', 'nuc', 1, -1,
+    2, -2, inf or -inf."""
+    return _matrix_norm(_floating(x, None, "matrix_norm"), p, axis, keepdim)
+
+
+def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
+    """x as a Tensor, cast to `dtype` when given; TypeError unless it holds floating-point numbers."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = math_ops.cast(x, dtype)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x.dtype}")
+    return x
+
+
+def _delivered(result: Tensor, out: Optional[Tensor]) -> Tensor:
+    """`result`, also copied into `out` when given."""
     if out is not None:
         out.set_value(result.detach())
     return result

@@ -428,8 +428,10 @@ def test_functional_batch_norm_and_layer_details():
     assert nn.BatchNorm2D(3, weight_attr=False).weight is None
     with pytest.raises(ValueError, match="4 dimensions"):
         nn.BatchNorm2D(3)(pycoll.ones([2, 3]))
-    with pytest.raises(ValueError, match=r"shape \[3\]"):
+    with pytest.raises(ValueError, match="expects num_features=2 channels, got x with 3"):
         F.batch_norm(x, pycoll.zeros([2]), var)
+    with pytest.raises(ValueError, match=r"running_var must have shape \[3\]"):
+        F.batch_norm(x, mean, pycoll.ones([2]))
     with pytest.raises(ValueError, match="act"):
         nn.BatchNorm(3, act="nope")
 

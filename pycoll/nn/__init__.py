@@ -8,15 +8,17 @@ from typing import Any
 from pycoll.nn import functional, initializer
 from pycoll.nn.activation import ELU, GELU, Hardswish, LeakyReLU, ReLU, Sigmoid, Silu, Softmax, Softplus, Tanh
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
-from pycoll.nn.common import Dropout, Embedding, Flatten, Identity, Linear
+from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
 from pycoll.nn.conv import Conv1D, Conv2D
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.layer import Layer
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss,
                             NLLLoss, SmoothL1Loss)
-from pycoll.nn.norm import BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, LayerNorm
+from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
+                            InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
-from pycoll.nn.pooling import AdaptiveAvgPool2D, AdaptiveMaxPool2D, AvgPool2D, MaxPool2D, Pad1D, Pad2D
+from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
+                               AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
 
 __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
@@ -25,7 +27,8 @@ __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Line
            "BCEWithLogitsLoss", "NLLLoss", "KLDivLoss", "CrossEntropyLoss", "ClipGradByValue",
            "ClipGradByNorm", "ClipGradByGlobalNorm", "Conv1D", "Conv2D", "MaxPool2D", "AvgPool2D",
            "AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "Pad1D", "Pad2D", "BatchNorm", "BatchNorm1D", "BatchNorm2D",
-           "BatchNorm3D", "SyncBatchNorm"]
+           "BatchNorm3D", "SyncBatchNorm", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D", "AdaptiveMaxPool1D",
+           "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "Dropout2D"]
 
 
 def __getattr__(name: str) -> Any:

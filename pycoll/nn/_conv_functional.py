@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
-from pycoll.nn._sliding import (check_format, fold, from_nchw, int_list, pad_spatial, parse_padding,
+from pycoll.nn._sliding import (FORMATS, check_format, fold, from_nchw, int_list, pad_spatial, parse_padding,
                                 same_pads, to_nchw, windows)
 from pycoll.tensor import Tensor
 
@@ -43,12 +43,16 @@ def _conv(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, paddin
         raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
     if nd == 1:
         wa = wa[:, :, None, :]
+    if a.dtype != wa.dtype:
+        raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
+                        f"floating-point dtype (paddle refuses the mix too): cast x, e.g. x.astype('{wa.dtype}')")
     n, c, h, w = a.shape
     o, cg, kh, kw = wa.shape
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or c % groups or o % groups \
-            or cg * groups != c:
-        raise ValueError(f"{fn}: groups={groups!r} must be an int >= 1 dividing the {c} input and {o} output "
-                         f"channels, with weight shape {list(weight.shape)} holding in_channels / groups")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or o % groups:
+        raise ValueError(f"{fn}: groups={groups!r} must be an int >= 1 dividing the {o} output channels of the "
+                         f"weight (shape {list(weight.shape)})")
+    if cg * groups != c:
+        raise ValueError(_channels_message(x.shape, cg * groups, c, weight.shape, groups, data_format, nd, fn))
     if bias is not None and list(bias.shape) != [o]:
         raise ValueError(f"{fn}: bias must have shape [{o}], got {list(bias.shape)}")
     stride = [1] + int_list(stride, 1, "stride", fn) if nd == 1 else int_list(stride, 2, "stride", fn)
@@ -86,3 +90,14 @@ def _conv(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, paddin
         return gx, gw, gb
     return op_output(from_nchw(out, nd, channel_last), backward, x, weight, bias)
 
+
+def _channels_message(shape: Sequence[int], expected: int, got: int, weight_shape: Sequence[int], groups: int,
+                      data_format: str, nd: int, fn: str) -> str:
+    """What a conv says of an x whose channels do not fit its weight, naming the layout that would fit."""
+    first, last = FORMATS[nd]
+    other = last if data_format == first else first
+    other_channels = shape[-1] if other == last else shape[1]
+    hint = f"; with data_format={other!r} x would have {expected}" if other_channels == expected else ""
+    per_group = f", groups={groups}" if groups != 1 else ""
+    return (f"{fn}: expects in_channels={expected} (weight shape {list(weight_shape)}{per_group}), got x with {got} "
+            f"channels (shape {list(shape)}, data_format={data_format!r}){hint}")

@@ -1,12 +1,16 @@
 """paddle.nn.functional.batch_norm, and `normalize_batch`, the op under it that SyncBatchNorm
-(pycoll.parallel) drives with an all-reduce.
+(pycoll.parallel) drives with an all-reduce; group_norm and instance_norm.
 
 paddle 3.3.1's conventions: running = momentum * running + (1 - momentum) * batch statistic, the
 variance in both the normalisation and the running statistic being the biased (population) one.
+Where the batch statistics would rest on one value per channel (x of shape [1, C] or [1, C, 1, 1];
+for SyncBatchNorm one value in the whole group) paddle's kernel skips the normalisation: y = x,
+the running statistics stay, and in training the input gradient is the output's while weight and
+bias get zeros.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -58,27 +62,29 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     a = x._array
     xp = array_module(a)
     c = a.shape[channel_axis]
-    for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                    ("bias", bias)):
-        if t is not None and list(t.shape) != [c]:
-            raise ValueError(f"batch_norm: {what} must have shape [{c}] (the channels of x, shape "
-                             f"{list(a.shape)}), got {list(t.shape)}")
+    _check_channels(a.shape, channel_axis, running_mean, running_var, weight, bias)
     axes = tuple(i for i in range(a.ndim) if i != channel_axis)
     shape = [1] * a.ndim
     shape[channel_axis] = c
     count = 0
     if batch_stats:
         mean, var, count = _moments(a, axes, c, all_reduce)
-        for running, value in ((running_mean._array, mean), (running_var._array, var)):
-            running *= momentum
-            running += (1 - momentum) * value.astype(running.dtype)
+        if count == 1 and not is_test:
+            return _passed_through(x, weight, bias)
+        if count > 1:
+            for running, value in ((running_mean._array, mean), (running_var._array, var)):
+                running *= momentum
+                running += (1 - momentum) * value.astype(running.dtype)
     else:
         mean, var = running_mean._array.astype(a.dtype), running_var._array.astype(a.dtype)
     rstd = (1.0 / xp.sqrt(var + epsilon)).astype(a.dtype)
     xhat = (a - mean.reshape(shape)) * rstd.reshape(shape)
-    out = xhat * weight._array.reshape(shape) if weight is not None else xhat.copy()
-    if bias is not None:
-        out += bias._array.reshape(shape)
+    if count == 1:  # outside training one value passes through too; the backward below is the usual one
+        out = a.copy()
+    else:
+        out = xhat * weight._array.reshape(shape) if weight is not None else xhat.copy()
+        if bias is not None:
+            out += bias._array.reshape(shape)
     through_stats = batch_stats and not is_test  # else the backward holds the statistics constant
     if batch_stats and is_test:
         rstd = (1.0 / xp.sqrt(running_var._array.astype(a.dtype) + epsilon)).astype(a.dtype)
@@ -103,6 +109,34 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     return op_output(out, backward, x, weight, bias)
 
 
+def _check_channels(shape: Sequence[int], channel_axis: int, running_mean: Tensor, running_var: Tensor,
+                    weight: Optional[Tensor], bias: Optional[Tensor]) -> None:
+    """ValueError unless x's channels are the layer's num_features (running_mean's length) and
+    every per-channel tensor has that length."""
+    features = running_mean.shape[0] if running_mean.ndim == 1 else None
+    c = shape[channel_axis]
+    if features is not None and features != c:
+        other = len(shape) - 1 if channel_axis == 1 else 1
+        hint = f"; axis {other} has {features}: is data_format right?" if shape[other] == features else ""
+        raise ValueError(f"batch_norm: expects num_features={features} channels, got x with {c} on axis "
+                         f"{channel_axis} (shape {list(shape)}){hint}")
+    for what, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and list(t.shape) != [c]:
+            raise ValueError(f"batch_norm: {what} must have shape [{c}] (the channels of x, shape "
+                             f"{list(shape)}), got {list(t.shape)}")
+
+
+def _passed_through(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor]) -> Tensor:
+    """Training-mode batch norm of one value per channel, as paddle's kernel does it: y = x."""
+    xp = array_module(x._array)
+
+    def backward(g: Any) -> tuple:
+        return (g, xp.zeros_like(weight._array) if needs_grad(weight) else None,
+                xp.zeros_like(bias._array) if needs_grad(bias) else None)
+    return op_output(x._array.copy(), backward, x, weight, bias)
+
+
 def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any]:
     """(mean, biased variance, element count) per channel, over the ranks when all_reduce is given."""
     xp = array_module(a)
@@ -121,3 +155,77 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
         squares = squares.astype(np.float64)
         all_reduce(squares)
     return mean, (squares / count).astype(a.dtype), count
+
+
+GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
+_INSTANCE_FORMATS = ("NC", "NCL", "NCHW", "NCDHW")
+
+
+def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
+               bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """Normalise each sample over groups of C / num_groups consecutive channels (with all their
+    positions), then scale and shift per channel by weight and bias ([C] each, optional)."""
+    if data_format not in GROUP_FORMATS:
+        raise ValueError(f"group_norm: data_format must be one of {list(GROUP_FORMATS)}, got {data_format!r}")
+    x = as_tensor(x)
+    if x.ndim < 3:
+        raise ValueError(f"group_norm: x must have at least 3 dimensions, got shape {x.shape}")
+    channel_axis = 1 if data_format[1] == "C" else x.ndim - 1
+    c = x.shape[channel_axis]
+    if isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1 or c % num_groups:
+        raise ValueError(f"group_norm: num_groups must be an int >= 1 dividing the {c} channels of x (shape "
+                         f"{x.shape}, data_format={data_format!r}), got {num_groups!r}")
+    return _normalize_groups(x, num_groups, weight, bias, epsilon, channel_axis, "group_norm")
+
+
+def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
+                  weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
+                  momentum: float = 0.9, eps: float = 1e-05, data_format: str = "NCHW",
+                  name: Optional[str] = None) -> Tensor:
+    """Normalise every channel of every sample on its own (channels on axis 1), then scale and
+    shift per channel. As in paddle's eager mode, running_mean, running_var, use_input_stats and
+    momentum are accepted and unused: the statistics are always the input's."""
+    if data_format not in _INSTANCE_FORMATS:
+        raise ValueError(f"instance_norm: data_format must be one of {list(_INSTANCE_FORMATS)}, got {data_format!r}")
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"instance_norm: x must have at least 2 dimensions, got shape {x.shape}")
+    return _normalize_groups(x, x.shape[1], weight, bias, eps, 1, "instance_norm")
+
+
+def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Optional[Tensor], epsilon: float,
+                      channel_axis: int, fn: str) -> Tensor:
+    """The op under group_norm and instance_norm: per sample, mean and biased variance over each
+    group of channels (and their positions), one graph node with layer_norm's backward per group."""
+    a = x._array
+    xp = array_module(a)
+    c = a.shape[channel_axis]
+    for what, t in (("weight", weight), ("bias", bias)):
+        if t is not None and list(t.shape) != [c]:
+            raise ValueError(f"{fn}: {what} must have shape [{c}] (the channels of x, shape {list(a.shape)}), "
+                             f"got {list(t.shape)}")
+    first = xp.moveaxis(a, channel_axis, 1)  # [N, C, *positions]
+    grouped = first.reshape(a.shape[0], groups, -1)
+    centered = grouped - grouped.mean(axis=2, keepdims=True)
+    rstd = 1.0 / xp.sqrt((centered * centered).mean(axis=2, keepdims=True) + epsilon)
+    xhat = centered * rstd
+    per_channel = (1, c) + (1,) * (a.ndim - 2)
+    w = None if weight is None else weight._array.reshape(per_channel)
+    out = xhat.reshape(first.shape)
+    out = out * w if w is not None else out.copy()
+    if bias is not None:
+        out += bias._array.reshape(per_channel)
+    rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
+    summed = (0,) + tuple(range(2, a.ndim))  # every axis but the channels
+
+    def backward(g: Any) -> tuple:
+        g = xp.moveaxis(g, channel_axis, 1)
+        gw = (g * xhat.reshape(first.shape)).sum(axis=summed) if rw else None
+        gb = g.sum(axis=summed) if rb else None
+        gx = None
+        if rx:
+            gh = (g * w if w is not None else g).reshape(grouped.shape)
+            gx = rstd * (gh - gh.mean(axis=2, keepdims=True) - xhat * (gh * xhat).mean(axis=2, keepdims=True))
+            gx = xp.ascontiguousarray(xp.moveaxis(gx.reshape(first.shape), 1, channel_axis))
+        return gx, gw, gb
+    return op_output(xp.ascontiguousarray(xp.moveaxis(out, 1, channel_axis)), backward, x, weight, bias)

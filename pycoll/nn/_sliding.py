@@ -55,9 +55,12 @@ def same_pads(sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int]
     return pads
 
 
+FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC")}  # (channels first, channels last) by spatial axes
+
+
 def check_format(data_format: str, nd: int, fn: str) -> bool:
     """Whether `data_format` puts the channels last; ValueError unless it is paddle's for nd axes."""
-    first, last = ("NCL", "NLC") if nd == 1 else ("NCHW", "NHWC")
+    first, last = FORMATS[nd]
     if data_format not in (first, last):
         raise ValueError(f"{fn}: data_format must be {first!r} or {last!r}, got {data_format!r}")
     return data_format == last

@@ -1,4 +1,4 @@
-"""Linear, Embedding, Dropout, Flatten and Identity layers."""
+"""Linear, Embedding, Dropout, Dropout2D, Flatten and Identity layers."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
@@ -86,6 +86,23 @@ class Dropout(Layer):
 
     def extra_repr(self) -> str:
         return f"p={self.p}, axis={self.axis}, mode={self.mode}, inplace={self.inplace}"
+
+
+class Dropout2D(Layer):
+    """``F.dropout2d``: whole channels of x [N, C, H, W] (or NHWC) dropped with probability p
+    while training, the rest scaled by 1 / (1 - p)."""
+
+    def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__(name)
+        if data_format not in ("NCHW", "NHWC"):
+            raise ValueError(f"Dropout2D: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        self.p, self.data_format = p, data_format
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout2d(x, self.p, self.training, self.data_format)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, data_format={self.data_format}"
 
 
 class Flatten(Layer):

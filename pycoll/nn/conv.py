@@ -6,7 +6,7 @@ from typing import Any, Optional, Sequence, Union
 
 from pycoll.nn import _conv_functional as CF
 from pycoll.nn._pool_functional import pad
-from pycoll.nn._sliding import int_list
+from pycoll.nn._sliding import int_list, parse_padding
 from pycoll.nn.initializer import Normal
 from pycoll.nn.layer import Layer
 from pycoll.tensor import DTypeLike, Tensor
@@ -45,6 +45,7 @@ class _ConvNd(Layer):
         data_format = data_format or self._formats[0]
         if data_format not in self._formats:
             raise ValueError(f"{fn}: data_format must be one of {list(self._formats)}, got {data_format!r}")
+        parse_padding(padding, self._nd, data_format == self._formats[1], fn)  # refused here, as paddle does
         self._in_channels, self._out_channels, self._groups = in_channels, out_channels, groups
         self._kernel_size = int_list(kernel_size, self._nd, "kernel_size", fn)
         self._stride = int_list(stride, self._nd, "stride", fn)

@@ -1,6 +1,7 @@
-"""paddle.nn.functional: activations, linear, embedding, layer_norm, dropout, one_hot,
-normalize, and, re-exported here, the losses (`_loss_functional`, `_class_losses`), convolution
-(`_conv_functional`), pooling and pad (`_pool_functional`) and batch_norm (`_norm_functional`).
+"""paddle.nn.functional: activations, linear, embedding, layer_norm, dropout, dropout2d,
+label_smooth, one_hot, normalize, and, re-exported here, the losses (`_loss_functional`,
+`_class_losses`), convolution (`_conv_functional`), pooling and pad (`_pool_functional`) and
+batch_norm, group_norm and instance_norm (`_norm_functional`).
 
 linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
 node, hand-written backward) to keep per-op overhead and temporaries low.
@@ -20,8 +21,9 @@ from pycoll.nn._class_losses import cross_entropy, nll_loss
 from pycoll.nn._conv_functional import conv1d, conv2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, mse_loss, smooth_l1_loss)
-from pycoll.nn._norm_functional import batch_norm
-from pycoll.nn._pool_functional import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d, pad
+from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
+from pycoll.nn._pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
+                                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d, pad)
 from pycoll.random import get_rng
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -30,7 +32,9 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
            "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy", "conv1d", "conv2d",
-           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "batch_norm"]
+           "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "batch_norm",
+           "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "group_norm", "instance_norm",
+           "dropout2d", "label_smooth"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -184,6 +188,9 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     x = as_tensor(x)
     if p == 0:
         return x
+    if x.dtype.kind in "biu":
+        raise TypeError(f"dropout: x must hold floating-point numbers, got dtype {x.dtype} (paddle has no integer "
+                        f"dropout either)")
     if not training:
         return scale(x, 1.0 - p) if mode == "downscale_in_infer" else x
     a = x._array
@@ -197,6 +204,40 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     factor = (1.0 / (1.0 - p) if p < 1.0 else 0.0) if mode == "upscale_in_train" else 1.0
     mask = move((keep * factor).astype(a.dtype), place_of(a))
     return op_output(a * mask, lambda g: (g * mask,), x)
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
+              name: Optional[str] = None) -> Tensor:
+    """Zero whole channels of x [N, C, H, W] (or NHWC) with probability p: `dropout` with the
+    mask drawn over the batch and channel axes, in mode 'upscale_in_train'."""
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"dropout2d: x must have 4 dimensions, got shape {x.shape}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"dropout2d: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    return dropout(x, p, [0, 1] if data_format == "NCHW" else [0, 3], training)
+
+
+def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,
+                 name: Optional[str] = None) -> Tensor:
+    """(1 - epsilon) * label + epsilon * prior_dist, the prior being uniform over the last axis
+    (1 / num_classes) unless given ([1, num_classes])."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"label_smooth: epsilon must be a number in [0, 1], got {epsilon!r}")
+    label = as_tensor(label)
+    a = label._array
+    if a.dtype.kind in "biu":
+        raise TypeError(f"label_smooth: label must hold floating-point numbers, got dtype {a.dtype}")
+    if prior_dist is None:
+        prior: Any = 1.0 / a.shape[-1]
+    else:
+        prior = as_tensor(prior_dist)._array
+        if prior.size != a.shape[-1]:
+            raise ValueError(f"label_smooth: prior_dist must hold num_classes={a.shape[-1]} values, got shape "
+                             f"{list(prior.shape)}")
+        prior = prior.reshape(a.shape[-1]).astype(a.dtype, copy=False)
+    out = ((1.0 - epsilon) * a + epsilon * prior).astype(a.dtype, copy=False)
+    return op_output(out, lambda g: (g * (1.0 - epsilon),), label)
 
 
 def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Tensor:

@@ -1,4 +1,5 @@
-"""LayerNorm and the batch norms (BatchNorm1D/2D/3D and paddle's legacy BatchNorm).
+"""LayerNorm, GroupNorm, the instance norms (InstanceNorm1D/2D/3D) and the batch norms
+(BatchNorm1D/2D/3D and paddle's legacy BatchNorm).
 
 As in paddle 3.3.1 the running statistics `_mean` and `_variance` are non-trainable parameters
 (stop_gradient True: optimizers and data-parallel reducers leave them alone), so they come in
@@ -10,7 +11,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll.nn import functional as F
-from pycoll.nn._norm_functional import batch_norm, normalize_batch
+from pycoll.nn._norm_functional import GROUP_FORMATS, batch_norm, group_norm, instance_norm, normalize_batch
 from pycoll.nn.initializer import Constant
 from pycoll.nn.layer import Layer
 from pycoll.nn.parameter import ParamAttr
@@ -40,6 +41,100 @@ class LayerNorm(Layer):
 
     def extra_repr(self) -> str:
         return f"normalized_shape={self.normalized_shape}, epsilon={self.epsilon}"
+
+
+class GroupNorm(Layer):
+    """Normalises each sample over groups of num_channels / num_groups channels, then scales by
+    weight (ones) and shifts by bias (zeros), [num_channels] each; affine=False, or weight_attr /
+    bias_attr False, drops them. data_format 'NC...' keeps the channels on axis 1, 'N...C' last."""
+
+    def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-5, *, affine: bool = True,
+                 device: Any = None, dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None,
+                 data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__("group_norm", dtype)
+        for what, v in (("num_groups", num_groups), ("num_channels", num_channels)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"GroupNorm: {what} must be an int >= 1, got {v!r}")
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        if data_format not in GROUP_FORMATS:
+            raise ValueError(f"GroupNorm: data_format must be one of {list(GROUP_FORMATS)}, got {data_format!r}")
+        if not affine:
+            weight_attr = bias_attr = False
+        self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
+        self._data_format = data_format
+        self.weight = self.create_parameter([num_channels], attr=weight_attr, default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_channels], attr=bias_attr, is_bias=True)
+        if device is not None:
+            self.to(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return group_norm(x, self._num_groups, self._epsilon, self.weight, self.bias, self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"num_groups={self._num_groups}, num_channels={self._num_channels}, epsilon={self._epsilon}"
+
+
+class _InstanceNormBase(Layer):
+    """Normalises every channel of every sample on its own, then scales by `scale` (ones; paddle's
+    name) and shifts by `bias` (zeros). weight_attr and bias_attr False, together, drop both.
+    momentum is kept for paddle compatibility: instance norm keeps no running statistics."""
+
+    _scope = "instance_norm"
+    _ndims: Tuple[int, ...] = ()
+    _formats: Tuple[str, ...] = ()
+
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__(self._scope)
+        fn = type(self).__name__
+        if isinstance(num_features, bool) or not isinstance(num_features, int) or num_features < 1:
+            raise ValueError(f"{fn}: num_features must be an int >= 1, got {num_features!r}")
+        if (weight_attr is False) != (bias_attr is False):
+            raise ValueError(f"{fn}: weight_attr and bias_attr must be False together (paddle's rule), got "
+                             f"{weight_attr!r} and {bias_attr!r}")
+        if data_format not in self._formats:
+            raise ValueError(f"{fn}: data_format must be one of {list(self._formats)}, got {data_format!r}")
+        self._num_features, self._epsilon, self._momentum = num_features, epsilon, momentum
+        self._data_format = data_format
+        self.scale = self.create_parameter([num_features], attr=weight_attr, default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_features], attr=bias_attr, is_bias=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in self._ndims:
+            raise ValueError(f"{type(self).__name__}: x must have {' or '.join(map(str, self._ndims))} dimensions, "
+                             f"got shape {x.shape}")
+        return instance_norm(x, weight=self.scale, bias=self.bias, momentum=self._momentum, eps=self._epsilon,
+                             data_format=self._data_format)
+
+    def extra_repr(self) -> str:
+        return f"num_features={self._num_features}, epsilon={self._epsilon}"
+
+
+class InstanceNorm1D(_InstanceNormBase):
+    """Instance norm of x [N, C] or [N, C, L]."""
+
+    _scope, _ndims, _formats = "instance_norm1d", (2, 3), ("NC", "NCL")
+
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = "NCL", name: Optional[str] = None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format, name)
+
+
+class InstanceNorm2D(_InstanceNormBase):
+    """Instance norm of x [N, C, H, W]."""
+
+    _scope, _ndims, _formats = "instance_norm2d", (4,), ("NCHW",)
+
+
+class InstanceNorm3D(_InstanceNormBase):
+    """Instance norm of x [N, C, D, H, W]."""
+
+    _scope, _ndims, _formats = "instance_norm3d", (5,), ("NCDHW",)
+
+    def __init__(self, num_features: int, epsilon: float = 1e-5, momentum: float = 0.9, weight_attr: Any = None,
+                 bias_attr: Any = None, data_format: str = "NCDHW", name: Optional[str] = None):
+        super().__init__(num_features, epsilon, momentum, weight_attr, bias_attr, data_format, name)
 
 
 def _running_stats(layer: Layer, num_features: int, dtype: DTypeLike, mean_name: Optional[str],

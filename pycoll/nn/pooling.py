@@ -1,5 +1,5 @@
-"""Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool2D, AvgPool2D,
-AdaptiveAvgPool2D, AdaptiveMaxPool2D, Pad1D, Pad2D."""
+"""Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool1D/2D, AvgPool1D/2D,
+AdaptiveAvgPool1D/2D, AdaptiveMaxPool1D/2D, Pad1D, Pad2D."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple, Union
@@ -63,6 +63,58 @@ class AdaptiveMaxPool2D(Layer):
 
     def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         return PF.adaptive_max_pool2d(x, self._output_size, self._return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class MaxPool1D(Layer):
+    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+                 return_mask: bool = False, ceil_mode: bool = False, name: Optional[str] = None):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.return_mask, self.ceil_mode = return_mask, ceil_mode
+
+    def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        return PF.max_pool1d(x, self.ksize, self.stride, self.padding, self.return_mask, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1D(Layer):
+    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+                 exclusive: bool = True, ceil_mode: bool = False, name: Optional[str] = None):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.exclusive, self.ceil_mode = exclusive, ceil_mode
+
+    def forward(self, x: Tensor) -> Tensor:
+        return PF.avg_pool1d(x, self.ksize, self.stride, self.padding, self.exclusive, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1D(Layer):
+    def __init__(self, output_size: int, name: Optional[str] = None):
+        super().__init__()
+        self._output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return PF.adaptive_avg_pool1d(x, self._output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}"
+
+
+class AdaptiveMaxPool1D(Layer):
+    def __init__(self, output_size: Size2, return_mask: bool = False, name: Optional[str] = None):
+        super().__init__()
+        self._output_size, self._return_mask = output_size, return_mask
+
+    def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        return PF.adaptive_max_pool1d(x, self._output_size, self._return_mask)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"

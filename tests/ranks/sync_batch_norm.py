@@ -3,7 +3,9 @@ what a plain BatchNorm gives on the whole batch in one process (computed on ever
 
 * outputs and input gradients of each rank's rows, weight and bias gradients once summed over
   the ranks, and the running statistics, over three training steps, then eval outputs; for
-  BatchNorm2D (NCHW and NHWC, halves and an uneven 3/5 split) and BatchNorm1D on [N, C];
+  BatchNorm2D (NCHW and NHWC, halves and an uneven 3/5 split) and BatchNorm1D on [N, C], one row
+  per rank included; where the whole group holds one value per channel (one row on rank 0, none on
+  rank 1) it passes x through as the plain layer does (paddle's rule, see nn._norm_functional);
 * over a group of one rank it is the plain layer on that rank's rows alone;
 * a CNN converted with convert_sync_batchnorm and wrapped in DataParallel trains step by step
   like the unconverted model on the whole batch.
@@ -103,6 +105,8 @@ def main():
     matches_whole_batch(lambda: nn.BatchNorm2D(4, data_format="NHWC"), (8, 3, 2, 4), halves)
     matches_whole_batch(lambda: nn.BatchNorm2D(4), (8, 4, 3, 2), slice(0, 3) if rank == 0 else slice(3, 8))
     matches_whole_batch(lambda: nn.BatchNorm1D(4), (8, 4), halves)
+    matches_whole_batch(lambda: nn.BatchNorm1D(4), (2, 4), slice(rank, rank + 1))
+    matches_whole_batch(lambda: nn.BatchNorm1D(4), (1, 4), slice(0, 1) if rank == 0 else slice(1, 1))
     alone = [dist.new_group([0]), dist.new_group([1])][rank]
     matches_whole_batch(lambda: nn.BatchNorm2D(4), (8, 4, 3, 2), halves, group=alone)
     other = [dist.new_group([0]), dist.new_group([1])][1 - rank]
