@@ -15,12 +15,32 @@ import numpy as np
 _generator: np.random.Generator = np.random.default_rng()
 
 
-def seed(value: int) -> np.random.Generator:
-    """Reseed pycoll's generator (initialisers, randn/rand, dropout); returns the new generator."""
-    global _generator
+class Generator:
+    """What ``seed`` returns (paddle's ``Generator``): the controls of pycoll's one generator."""
+
+    def manual_seed(self, value: int) -> "Generator":
+        return seed(value)
+
+    def initial_seed(self) -> int:
+        return _initial_seed
+
+    def get_state(self) -> Dict[str, Any]:
+        return get_rng_state()[0]
+
+    def set_state(self, state: Dict[str, Any]) -> None:
+        set_rng_state([state])
+
+
+_initial_seed = 0  # what the last seed() set (paddle's initial_seed)
+
+
+def seed(value: int) -> Generator:
+    """Reseed pycoll's generator (initialisers, randn/rand, dropout); returns paddle's handle on it."""
+    global _generator, _initial_seed
     check_seed(value)
     _generator = np.random.default_rng(int(value))
-    return _generator
+    _initial_seed = int(value)
+    return Generator()
 
 
 def check_seed(value: Any) -> None:

@@ -32,17 +32,18 @@ class GradScaler:
         self._enable = bool(enable)
         self._use_dynamic_loss_scaling = False
         self._init_loss_scaling = 1.0
+        # the settings are kept even when disabled: their getters report them (paddle's documentation)
+        self._incr_ratio, self._decr_ratio = incr_ratio, decr_ratio
+        self._incr_every_n_steps, self._decr_every_n_nan_or_inf = incr_every_n_steps, decr_every_n_nan_or_inf
+        self._incr_count = self._decr_count = 0
+        self._scale = 1.0
         if self._enable:
             if not incr_ratio > 1.0:
                 raise ValueError(f"incr_ratio must be > 1.0, got {incr_ratio!r}")
             if not decr_ratio < 1.0:
                 raise ValueError(f"decr_ratio must be < 1.0, got {decr_ratio!r}")
-            self._init_loss_scaling = float(init_loss_scaling)
+            self._init_loss_scaling = init_loss_scaling
             self._scale = float(init_loss_scaling)
-            self._incr_ratio, self._decr_ratio = float(incr_ratio), float(decr_ratio)
-            self._incr_every_n_steps = int(incr_every_n_steps)
-            self._decr_every_n_nan_or_inf = int(decr_every_n_nan_or_inf)
-            self._incr_count = self._decr_count = 0
             self._use_dynamic_loss_scaling = bool(use_dynamic_loss_scaling)
         self._found_inf = False
         self._states: Dict[int, str] = {}
@@ -141,7 +142,8 @@ class GradScaler:
 
     def set_init_loss_scaling(self, new_init_loss_scaling: float) -> None:
         """Restart the scale from this value."""
-        self._init_loss_scaling = self._scale = float(new_init_loss_scaling)
+        self._init_loss_scaling = new_init_loss_scaling
+        self._scale = float(new_init_loss_scaling)
 
     def get_incr_ratio(self) -> float:
         return self._incr_ratio
@@ -149,7 +151,7 @@ class GradScaler:
     def set_incr_ratio(self, new_incr_ratio: float) -> None:
         if not new_incr_ratio > 1.0:
             raise ValueError(f"new_incr_ratio must be > 1.0, got {new_incr_ratio!r}")
-        self._incr_ratio = float(new_incr_ratio)
+        self._incr_ratio = new_incr_ratio
 
     def get_decr_ratio(self) -> float:
         return self._decr_ratio
@@ -157,19 +159,19 @@ class GradScaler:
     def set_decr_ratio(self, new_decr_ratio: float) -> None:
         if not new_decr_ratio < 1.0:
             raise ValueError(f"new_decr_ratio must be < 1.0, got {new_decr_ratio!r}")
-        self._decr_ratio = float(new_decr_ratio)
+        self._decr_ratio = new_decr_ratio
 
     def get_incr_every_n_steps(self) -> int:
         return self._incr_every_n_steps
 
     def set_incr_every_n_steps(self, new_incr_every_n_steps: int) -> None:
-        self._incr_every_n_steps = int(new_incr_every_n_steps)
+        self._incr_every_n_steps = new_incr_every_n_steps
 
     def get_decr_every_n_nan_or_inf(self) -> int:
         return self._decr_every_n_nan_or_inf
 
     def set_decr_every_n_nan_or_inf(self, new_decr_every_n_nan_or_inf: int) -> None:
-        self._decr_every_n_nan_or_inf = int(new_decr_every_n_nan_or_inf)
+        self._decr_every_n_nan_or_inf = new_decr_every_n_nan_or_inf
 
     def state_dict(self) -> Dict[str, Any]:
         """paddle's keys; empty when disabled."""

@@ -9,9 +9,10 @@ from pycoll.distributed import stream
 from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, alltoall_single, barrier,
                                            broadcast, can_reduce, gather, irecv, isend, recv, reduce,
                                            reduce_scatter, scatter, send)
-from pycoll.distributed.env import (ParallelEnv, destroy_process_group, get_backend, get_group,
-                                    get_rank, get_world_size, init_parallel_env, is_initialized,
+from pycoll.distributed.env import (ParallelEnv, create_nccl_config, destroy_process_group, get_backend,
+                                    get_group, get_rank, get_world_size, init_parallel_env, is_initialized,
                                     new_group)
+from pycoll.distributed.gloo import gloo_barrier, gloo_init_parallel_env, gloo_release
 from pycoll.distributed.group import Group
 from pycoll.distributed.objects import (all_gather_object, broadcast_object_list, recv_object_list,
                                         scatter_object_list, send_object_list)
@@ -30,7 +31,7 @@ _PARALLEL = ("fused_allreduce_gradients", "ColumnParallelLinear", "RowParallelLi
              "VocabParallelEmbedding", "split", "split_layers", "DataParallel")
 _AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "ReduceType", "shard_tensor", "reshard",
                   "unshard_dtensor", "shard_layer", "shard_dataloader", "to_static", "DistModel", "Strategy",
-                  "dtensor_from_fn", "dtensor_from_local", "shard_optimizer", "ShardingStage1", "ShardingStage2",
+                  "dtensor_from_fn", "dtensor_from_local", "shard_optimizer", "shard_scaler", "ShardingStage1", "ShardingStage2",
                   "ShardingStage3", "get_mesh", "set_mesh", "local_map", "LocalLayer", "parallelize",
                   "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput", "PrepareLayerOutput",
                   "SequenceParallelBegin", "SequenceParallelEnd", "SequenceParallelEnable",
@@ -76,5 +77,6 @@ __all__ = [
     "send", "recv", "isend", "irecv", "barrier", "can_reduce", "gather", "alltoall_single",
     "all_gather_object", "broadcast_object_list", "scatter_object_list", "send_object_list",
     "recv_object_list", "P2POp",
-    "batch_isend_irecv", "wait", "is_available", "stream", *_PARALLEL,
+    "batch_isend_irecv", "wait", "is_available", "stream", "create_nccl_config", "gloo_init_parallel_env",
+    "gloo_barrier", "gloo_release", *_PARALLEL,
 ]

@@ -177,17 +177,41 @@ def get_world_size(group: Optional[Group] = None) -> int:
     return _world.nranks if _world is not None else ParallelEnv().world_size
 
 
+NCCL_CONFIG_KEYS = ("commName", "ll_buffsize", "ll128_buffsize", "simple_buffsize", "buffsize_align", "nchannels",
+                    "algoStr", "protoStr")
+
+
+def create_nccl_config(nccl_config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+    """paddle's NCCL tuning for one group (buffer sizes, channels, algorithm, protocol), for
+    ``new_group(nccl_config=...)``: the dict checked for paddle's keys, or None."""
+    if nccl_config is None:
+        return None
+    if not isinstance(nccl_config, dict):
+        raise TypeError(f"create_nccl_config: nccl_config must be a dict or None, got {type(nccl_config).__name__}")
+    unknown = sorted(set(nccl_config) - set(NCCL_CONFIG_KEYS))
+    if unknown:
+        raise ValueError(f"create_nccl_config: unknown keys {unknown}; paddle's are {list(NCCL_CONFIG_KEYS)}")
+    return dict(nccl_config)
+
+
 def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
-              timeout: Timeout = None) -> Group:
+              timeout: Timeout = None, nccl_comm_init_option: int = 0,
+              nccl_config: Optional[Dict[str, Any]] = None) -> Group:
     """A sub-group over the global ``ranks`` (sorted; all ranks by default).
 
     On the cpu backend only its members need to call it (paddle's allows that; the others may
     call it too and get a Group they are not a member of); on nccl every rank of the world must
     call it, in the same order as the other ``new_group`` calls (NCCL's ``ncclCommSplit``).
+    ``nccl_comm_init_option`` and ``nccl_config`` (``create_nccl_config``'s) tune how paddle sets up
+    NCCL; they change no result. The cpu backend has no NCCL to tune, and on nccl CuPy's
+    communicator takes no per-group configuration: a given ``nccl_config`` is said to be unused.
     """
     global _next_group_id
     world = world_group("new_group")
     backend_name(backend)
+    if create_nccl_config(nccl_config) is not None and world.backend_name == "nccl":
+        logger.warning("new_group: nccl_config is not applied (CuPy's NCCL communicator takes no per-group "
+                       "configuration); NCCL's environment variables (NCCL_ALGO, NCCL_PROTO, ...) tune every group")
     seconds = timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
     members = list(range(world.nranks)) if ranks is None else ranks
     if not isinstance(members, (list, tuple, range)):

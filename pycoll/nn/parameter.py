@@ -73,7 +73,7 @@ class ParamAttr:
     def from_arg(attr: Any, arg_name: str) -> "ParamAttr":
         """ParamAttr from what layers accept as weight_attr/bias_attr (not False: no parameter)."""
         from pycoll.nn.initializer import Initializer
-        if attr is None:
+        if attr is None or attr is True:  # paddle takes True for the default attribute
             return ParamAttr()
         if isinstance(attr, ParamAttr):
             return attr
@@ -81,5 +81,5 @@ class ParamAttr:
             return ParamAttr(initializer=attr)
         if isinstance(attr, str):
             return ParamAttr(name=attr)
-        raise TypeError(f"{arg_name} must be None, False, a ParamAttr, an Initializer or a name, "
+        raise TypeError(f"{arg_name} must be None, True, False, a ParamAttr, an Initializer or a name, "
                         f"got {type(attr).__name__}")

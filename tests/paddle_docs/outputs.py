@@ -10,7 +10,8 @@ _NOISE = re.compile(r"^([IWEF]\d{4} \d\d:\d\d:\d\d|=+|FLAGS\(name=|\s*warnings\.
                     r"|\[[\d.]+\] \[\S+ *:\d+ *:\d+\] +\S+\.c:\d+ +UCX +WARN )")  # the MPI library's transport
 RANKS = {"new_group": 8, "get_group": 8,  # Paddle's examples name ranks 2, 4, 6: 8 ranks
          "ProcessMesh": 6, "shard_tensor": 6, "Shard": 6,  # a mesh of ranks 0..5
-         "shard_dataloader": 8}  # two meshes of 4
+         "shard_dataloader": 8,  # two meshes of 4
+         "ProcessMesh_get_submesh_with_dim": 8}  # meshes of ranks 0..7
 # the dataset examples read a.txt and b.txt (paddle's doctests skip them: "No files to read");
 # MultiSlot lines for their four int64 slots
 INPUTS = {"a.txt": "1 11 1 12 2 13 14 1 15\n1 21 1 22 1 23 1 24\n2 31 32 1 33 1 34 1 35\n",
@@ -19,7 +20,9 @@ INPUTS = {"a.txt": "1 11 1 12 2 13 14 1 15\n1 21 1 22 1 23 1 24\n2 31 32 1 33 1 
 
 # examples that print random numbers (unseeded, or from paddle's own generator): compared with
 # every number masked
-RANDOM = {"DataLoader_0", "distributed_model_0", "random_split_0"}
+RANDOM = {"DataLoader_0", "distributed_model_0", "random_split_0", "recompute_0",
+          # and the two that print endpoints: the launchers pick free ports
+          "ParallelEnv_current_endpoint_1", "ParallelEnv_trainer_endpoints_1"}
 
 
 def masked(text: str) -> str:
@@ -37,8 +40,21 @@ def write_inputs(source: str, folder: Path) -> None:
             (folder / name).write_text(text)
 
 
+# a Python warning's first line ("file.py:12: UserWarning: ..."); the indented line after it is the
+# source line it points at (paddle's own ``warnings.warn(``, or the example's line where pycoll
+# warns with the caller's stacklevel)
+_WARNING = re.compile(r"^\S.*:\d+: \w*Warning: ")
+# paddle prints a dtype as ``paddle.float32``; pycoll's dtypes are NumPy's (``float32``)
+_DTYPE = re.compile(r"\bpaddle\.(bfloat16|float16|float32|float64|u?int8|int16|int32|int64|bool|complex64|complex128)\b")
+
+
 def printed(log: str) -> str:
     """The lines a rank printed, in a form both frameworks share (paddle's ``Place(cpu)`` is
-    pycoll's ``cpu``)."""
-    kept = [line.rstrip() for line in log.splitlines() if line.strip() and not _NOISE.match(line)]
-    return "\n".join(kept).replace("Place(cpu)", "cpu") + "\n"
+    pycoll's ``cpu``, its ``paddle.float32`` pycoll's ``float32``)."""
+    kept, after_warning = [], False
+    for line in log.splitlines():
+        source_line = after_warning and line.startswith(" ")
+        after_warning = bool(_WARNING.match(line))
+        if line.strip() and not source_line and not _NOISE.match(line):
+            kept.append(line.rstrip())
+    return _DTYPE.sub(r"\1", "\n".join(kept).replace("Place(cpu)", "cpu")) + "\n"

@@ -33,7 +33,7 @@ from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_datal
 from pycoll.distributed.auto_parallel.local import LocalLayer, local_map
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh, set_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
-                                                        ShardOptimizer, shard_optimizer)
+                                                        ShardOptimizer, shard_optimizer, shard_scaler)
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceType, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Program
 from pycoll.distributed.auto_parallel.strategy import Strategy
@@ -49,6 +49,6 @@ __all__ = ["ColWiseParallel", "ContextParallel", "DistModel", "DistParameter", "
            "RowWiseParallel", "SequenceParallelBegin", "SequenceParallelDisable", "SequenceParallelEnable",
            "SequenceParallelEnd", "SplitPoint", "parallelize", "Placement", "ProcessMesh", "Program",
            "ReduceType", "Replicate", "Shard", "ShardDataloader", "ShardOptimizer",
-           "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn",
+           "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn", "shard_scaler",
            "dtensor_from_local", "get_mesh", "is_dist_tensor", "local_map", "set_mesh", "shard_optimizer",
            "reshard", "shard_dataloader", "shard_layer", "shard_tensor", "to_static", "unshard_dtensor"]

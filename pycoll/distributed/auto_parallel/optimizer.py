@@ -26,6 +26,7 @@ from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, make_dist
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
 from pycoll.distributed.auto_parallel.transitions import local_block
+from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
 from pycoll.tensor import Tensor, wrap
@@ -248,3 +249,10 @@ def shard_optimizer(optimizer: Any, shard_fn: Optional[_ShardingStage] = None,
     """paddle's ``dist.shard_optimizer``: ``optimizer`` for a model with distributed parameters
     or a split batch (see the module's text)."""
     return ShardOptimizer(optimizer, shard_fn, gradient_accumulation_steps)
+
+
+def shard_scaler(scaler: Any) -> Any:
+    """paddle's ``dist.shard_scaler``: ``scaler`` (a ``pycoll.amp.GradScaler``) made to skip a step
+    on every rank when any rank finds inf or NaN in its gradients (the ranks hold different
+    pieces of distributed gradients)."""
+    return scaler_over(scaler, None)

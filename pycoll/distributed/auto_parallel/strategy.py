@@ -61,6 +61,8 @@ class StrategyConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{where} must be an int >= 1, got {value!r}")
         choices = _CHOICES.get((self._category, name))
+        if (self._category, name) == ("amp", "level") and isinstance(value, str):
+            value = value.lower()  # paddle takes "O2" as "o2"
         if choices is not None and value not in choices:
             raise ValueError(f"{where} must be one of {list(choices)}, got {value!r}")
         self._values[name] = value

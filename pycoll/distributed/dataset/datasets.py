@@ -133,6 +133,11 @@ class InMemoryDataset(DatasetBase):
         self._preload: Optional[threading.Thread] = None
         self._preload_error: Optional[BaseException] = None
 
+    def set_date(self, date: str) -> None:
+        """paddle's: the date of the data (``"20211111"``), kept on the dataset; reading is not
+        affected (paddle's parameter-server tables use it)."""
+        self.date = str(date)
+
     def load_into_memory(self, is_shuffle: bool = False) -> None:
         records: List[bytes] = []
         for path in self._files(self.filelist):

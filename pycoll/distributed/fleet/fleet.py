@@ -14,6 +14,7 @@ from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import HybridCommunicateGroup
+from pycoll.distributed.fleet.util import util
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
 from pycoll.parallel import DataParallel, get_rng_state_tracker
@@ -102,6 +103,26 @@ def worker_num() -> int:
 
 def is_first_worker() -> bool:
     return dist.get_rank() == 0
+
+
+def is_worker() -> bool:
+    """True: in collective mode every rank is a worker."""
+    return True
+
+
+def worker_endpoints(to_string: bool = False) -> Any:
+    """The workers' endpoints (``PADDLE_TRAINER_ENDPOINTS``), as a list or joined by commas."""
+    endpoints = dist.ParallelEnv().trainer_endpoints
+    return ",".join(endpoints) if to_string else endpoints
+
+
+def all_reduce(input: Any, mode: str = "sum") -> Any:  # noqa: A002 - paddle's name
+    """``input`` (a number, list or array) reduced over the workers with ``mode`` 'sum', 'mean' or
+    'max', as a new NumPy array (paddle's ``fleet.all_reduce``)."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"fleet.all_reduce: mode={mode!r}; use 'sum', 'mean' or 'max'")
+    total = util.all_reduce(input, "max" if mode == "max" else "sum")
+    return total / dist.get_world_size() if mode == "mean" else total
 
 
 def local_rank() -> int:

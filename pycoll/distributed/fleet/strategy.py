@@ -9,6 +9,7 @@ than its default logs, once, that pycoll keeps it without acting on it.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Dict, Set
 
 from pycoll._logging import logger
@@ -20,7 +21,13 @@ _HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1,
 _CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
     "hybrid_configs": _HYBRID,
     "gradient_merge_configs": {"k_steps": 1, "avg": True},
-    "sharding_configs": {"sharding_degree": 1, "stage": 1, "optimize_offload": False},
+    "sharding_configs": {"sharding_degree": 1, "stage": 1, "optimize_offload": False,
+                         # paddle's static-graph sharding keys, kept (see _kept)
+                         "sharding_segment_strategy": "segment_broadcast_MB", "segment_broadcast_MB": 32.0,
+                         "segment_anchors": [], "mp_degree": 1, "dp_degree": 1, "hybrid_dp": False,
+                         "gradient_merge_acc_step": 1, "pp_allreduce_in_optimize": False, "pp_degree": 1,
+                         "optimize_cast": False, "_dp_as_optimizer_sharding": False, "enable_tuning": False,
+                         "use_calc_stream": False},
     "tensor_parallel_configs": {"tensor_parallel_degree": 1, "tensor_init_seed": -1},
 }
 _FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "last_comm_group_size_MB": 1.0,
@@ -50,6 +57,8 @@ _KEPT_CONFIGS = {
     "lars_configs": {"lars_coeff": 0.001, "lars_weight_decay": 0.0005, "epsilon": 0.0,
                      "exclude_from_weight_decay": []},
     "gradient_scale_configs": {"scale_strategy": "avg", "scale_gradient": False},
+    "qat_configs": {"channel_wise_abs_max": True, "weight_bits": 8, "activation_bits": 8, "not_quant_pattern": [],
+                    "algo": ""},
 }
 _ALL_CONFIGS = {**_CONFIGS, **_KEPT_CONFIGS}
 _said: Set[str] = set()
@@ -118,6 +127,19 @@ class DistributedStrategy:
         if [a for a in order if a in ("dp", "sharding", "mp")] != ["dp", "sharding", "mp"]:
             raise ValueError(f"DistributedStrategy.hybrid_configs order={order}: pycoll lays its ranks out in "
                              f"paddle's default order (dp, then sharding, then mp varying fastest)")
+
+    def save_to_prototxt(self, output: str) -> None:
+        """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``
+        reads it back)."""
+        with open(output, "w") as f:
+            json.dump(self._values, f, indent=1, sort_keys=True)
+
+    def load_from_prototxt(self, pb_file: str) -> None:
+        """Set the fields ``save_to_prototxt`` wrote (each checked as when set by hand)."""
+        with open(pb_file) as f:
+            values = json.load(f)
+        for name, value in values.items():
+            setattr(self, name, value)
 
     def __repr__(self) -> str:
         return f"DistributedStrategy({self._values})"

@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+strategy = fleet.DistributedStrategy()
+strategy.adaptive_localsgd = True # by default this is false

@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+strategy = fleet.DistributedStrategy()
+strategy.fuse_grad_size_in_MB = 50

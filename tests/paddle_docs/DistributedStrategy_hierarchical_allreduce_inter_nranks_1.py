@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+strategy = fleet.DistributedStrategy()
+strategy.hierarchical_allreduce_inter_nranks = 8

@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+strategy = fleet.DistributedStrategy()
+strategy.localsgd = True # by default this is false

@@ -1,0 +1,6 @@
+import pycoll.distributed.fleet as fleet
+strategy = fleet.DistributedStrategy()
+strategy.dgc = True
+strategy.recompute = True
+strategy.recompute_configs = {"checkpoints": ["x"]}
+strategy.save_to_prototxt("dist_strategy.prototxt")

@@ -1,0 +1,3 @@
+import pycoll.distributed.fleet as fleet
+fleet.init()
+fleet.worker_num()
