@@ -48,6 +48,23 @@ def add_input_hook(hook: Callable[[Tensor], Tensor]) -> None:
     _input_hooks.append(hook)
 
 
+# callables the two operands of an elementwise op pass through together (auto-parallel: a whole
+# operand spanning a dimension the other one splits becomes its block there); see add_pair_hook
+_pair_hooks: List[Callable[[Any, Any], Tuple[Any, Any]]] = []
+
+
+def add_pair_hook(hook: Callable[[Any, Any], Tuple[Any, Any]]) -> None:
+    """Let ``hook(x, y) -> (x, y)`` see (and replace) the operands of every elementwise binary op."""
+    _pair_hooks.append(hook)
+
+
+def paired(x: Any, y: Any) -> Tuple[Any, Any]:
+    """``x`` and ``y`` after the pair hooks."""
+    for hook in _pair_hooks:
+        x, y = hook(x, y)
+    return x, y
+
+
 def _prepared(t: Tensor) -> Tensor:
     for hook in _input_hooks:
         t = hook(t)

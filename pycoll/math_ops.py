@@ -13,7 +13,7 @@ import numpy as np
 
 from pycoll import shape_ops
 from pycoll._promotion import floating, promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, paired, value_output
 from pycoll.device import array_module
 from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64
 
@@ -27,6 +27,7 @@ def binary_operands(x: Any, y: Any, name: str, to_float: bool = False) -> Tuple[
     """x and y as operands (`operand`) and the arrays op ``name`` computes on, cast to the dtype
     paddle gives it (`pycoll._promotion`; ``to_float``: an integer result becomes float32)."""
     x, y = operand(x), operand(y)
+    x, y = paired(x, y)
     xa, ya = promoted(x, y, name, to_float)
     return x, y, xa, ya
 

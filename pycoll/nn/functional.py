@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
 from pycoll.device import array_module, move, place_of
 from pycoll.math_ops import relu, scale, sigmoid, tanh
 from pycoll.nn._activation_functional import elu, hardswish, leaky_relu, silu, softplus
@@ -93,6 +93,8 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
     x = as_tensor(x)
+    if bias is not None:  # a bias as placed as the weight's columns (auto-parallel's pair hook)
+        weight, bias = paired(weight, bias)
     xa, wa = x._array, weight._array
     if xa.shape[-1] != wa.shape[0]:
         raise ValueError(f"linear: x has {xa.shape[-1]} features in its last dimension, the weight "

@@ -43,6 +43,10 @@ def one_dim():
         ("exp", pycoll.exp(x), np.exp(A), S0),
         ("-abs", -abs(x), -np.abs(A), S0),
         ("x + v (broadcast over the rows)", x + pycoll.to_tensor(V), A + V, S0),
+        # a plain (whole) operand spanning the split dimension counts as Replicate: its block is used
+        ("x + a whole A", x + pycoll.to_tensor(A), A + A, S0),
+        ("a whole A * columns", pycoll.to_tensor(A) * cols, A * A, [Shard(1)]),
+        ("a whole column vector + x", pycoll.to_tensor(A[:, :1]) + x, A[:, :1] + A, S0),
         ("x > 0", x > 0, A > 0, S0),
         ("maximum", pycoll.maximum(x, pycoll.to_tensor(0.0)), np.maximum(A, 0), S0),
         ("where", pycoll.where(x > 0, x, x * 2), np.where(A > 0, A, A * 2), S0),
@@ -109,6 +113,25 @@ def one_dim():
     w = pycoll.to_tensor(B, stop_gradient=False)
     pycoll.matmul(x, w).mean().backward()
     np.testing.assert_allclose(w.grad.numpy(), A.T @ np.full((4, 3), 1 / 12, np.float32), rtol=1e-5)
+    # a whole operand met by its block: its gradient is still the whole one's
+    whole = pycoll.to_tensor(A, stop_gradient=False)
+    ((x * whole).sum() * 1.0).backward()
+    np.testing.assert_allclose(whole.grad.numpy(), A, rtol=1e-6)
+    # a plain Linear whose weight alone is split by columns (paddle's example, no shard_layer): the
+    # bias is cut alike, the output is split by columns, and every gradient is the whole one's
+    plain = pycoll.nn.Linear(8, 4)
+    plain.weight.set_value(np.arange(32, dtype=np.float32).reshape(8, 4) / 10)
+    plain.bias.set_value(np.arange(4, dtype=np.float32))
+    plain.weight = dist.shard_tensor(plain.weight, mesh, [Shard(1)])
+    inp = pycoll.to_tensor(A, stop_gradient=False)
+    out = plain(inp)
+    W = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
+    same(out, A @ W + np.arange(4), [Shard(1)], "a Linear with a column-split weight and a plain bias")
+    (out * out).sum().backward()
+    g = 2 * (A @ W + np.arange(4))
+    np.testing.assert_allclose(inp.grad.numpy(), g @ W.T, rtol=1e-5)
+    np.testing.assert_allclose(plain.bias.grad.numpy(), g.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(dist.unshard_dtensor(plain.weight.grad).numpy(), A.T @ g, rtol=1e-5)
 
 
 def two_dims():

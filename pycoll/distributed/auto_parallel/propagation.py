@@ -33,12 +33,13 @@ import contextlib
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pycoll import _graph
-from pycoll._tensor_ops import add_input_hook
-from pycoll.distributed.auto_parallel.dtensor import DistTensor, reshard
-from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate
+from pycoll._tensor_ops import add_input_hook, add_pair_hook
+from pycoll.distributed.auto_parallel.dtensor import DistTensor, make_dist, reshard
+from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import describe_fn
 from pycoll.distributed.auto_parallel.spmd_rules import Refused, Seen, along, seen_along
 from pycoll.nn import Parameter
+from pycoll.tensor import Tensor
 
 _handle: Optional[_graph.RemovableHandle] = None
 _suspended = 0
@@ -52,6 +53,48 @@ def follow() -> None:
     if _handle is None:
         _handle = _graph.add_record_hook(_on_record)
         add_input_hook(_whole_partial)
+        add_pair_hook(_blocks_where_split)
+
+
+def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
+    """An elementwise op's operands where one is split along a dimension the other spans whole
+    (a plain tensor counts as Replicate, as paddle treats it): the whole one becomes its block
+    there (a reshard, so its gradient is the whole one's), and the op runs on matching pieces."""
+    if _suspended or _params_whole or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+        return x, y
+    if x.placements is None and y.placements is None:
+        return x, y
+    return _block_of(x, y), _block_of(y, x)
+
+
+def _block_of(t: Tensor, other: Tensor) -> Tensor:
+    """``t`` cut as ``other`` is along each mesh dimension that splits ``other`` where ``t`` is
+    whole (Replicate, or plain) and spans that tensor dimension (shapes aligned from the right)."""
+    if other.placements is None or t.ndim == 0:
+        return t
+    mesh = other.process_mesh
+    if t.placements is not None and t.process_mesh != mesh:
+        return t
+    target = list(t.placements) if t.placements is not None else [Replicate()] * mesh.ndim
+    offset = other.ndim - t.ndim
+    changed = False
+    for axis, placement in enumerate(other.placements):
+        if not placement.is_shard() or not target[axis].is_replicated() or mesh.shape[axis] == 1:
+            continue
+        dim = placement.get_dim() - offset
+        if 0 <= dim < t.ndim and t.shape[dim] == other.shape[placement.get_dim()] > 1:
+            target[axis], changed = Shard(dim), True
+    if not changed:
+        return t
+    whole = t if t.placements is not None else _as_replicated(t, mesh)
+    return reshard(whole, mesh, target)
+
+
+def _as_replicated(t: Tensor, mesh: Any) -> Tensor:
+    """A plain tensor as a distributed one, whole on every rank (its gradient passes back as is)."""
+    out = make_dist(t._array, mesh, [Replicate()] * mesh.ndim, t.shape)
+    _graph.record((out,), lambda g: (g,), [t])
+    return out
 
 
 def _whole_partial(tensor: Any) -> Any:

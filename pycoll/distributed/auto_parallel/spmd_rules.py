@@ -62,6 +62,11 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         return _reduction(name, backward, shape, d, out)
     if name == "matmul":
         return _matmul(seen, out)
+    if name == "linear":
+        x, weight, bias = (list(seen) + [None])[:3]
+        if (x is None or x[1].is_replicated()) and weight is not None and weight[1] == Shard(1) and (
+                bias is None or bias[1] == Shard(0)):
+            return Shard(len(out) - 1)  # a weight split by columns (a bias alike): the output's columns
     if name in ("linear", "embedding", "c_concat", "c_split", "mp_allreduce"):
         x, others = seen[0], seen[1:]
         last = len(x[0]) - 1 if name != "embedding" else len(x[0])
