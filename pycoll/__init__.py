@@ -12,8 +12,9 @@ import pycoll.device.cuda  # noqa: E402,F401 - pycoll.device.cuda.device_count()
 from pycoll.random import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll._printing import set_printoptions
 from pycoll.serialization import load, save
-from pycoll.tensor import (Tensor, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16,
-                           int32, int64, set_default_dtype, to_tensor, uint8)
+from pycoll.dtypes import (complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+                           set_default_dtype, uint8)
+from pycoll.tensor import Tensor, to_tensor
 from pycoll.math_ops import (abs, add, argmax, bmm, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, scale, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, numel, reshape, split, squeeze,
@@ -66,7 +67,7 @@ def __getattr__(name: str) -> Any:
     elif name == "distributed":  # `import paddle; paddle.distributed.init_parallel_env()`
         import pycoll.distributed as value
     elif name == "bfloat16":  # ml_dtypes', imported only when asked for
-        from pycoll.tensor import bfloat16
+        from pycoll.dtypes import bfloat16
         value = bfloat16()
     else:
         raise AttributeError(f"module 'pycoll' has no attribute {name!r}")

@@ -17,7 +17,9 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from pycoll.tensor import Tensor, float32, int64
+from pycoll.dtypes import float32, int64
+
+from pycoll.tensor import Tensor
 
 BOOL = np.dtype("bool")
 INT_TO_FLOAT = float32  # what paddle's int -> float promotions give, whatever the default dtype

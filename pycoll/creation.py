@@ -7,7 +7,8 @@ import numpy as np
 
 from pycoll.device import array_module, module_for, move
 from pycoll.random import get_rng
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, default_float, float32, float64, int64, wrap
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64
+from pycoll.tensor import Tensor, wrap
 
 ShapeLike = Union[int, Sequence[int]]
 

@@ -18,7 +18,8 @@ from pycoll import math_ops, shape_ops
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
-from pycoll.tensor import DTypeLike, Tensor
+from pycoll.dtypes import DTypeLike
+from pycoll.tensor import Tensor
 
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 

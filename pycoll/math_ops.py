@@ -15,7 +15,8 @@ from pycoll import shape_ops
 from pycoll._promotion import floating, promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, paired, value_output
 from pycoll.device import array_module
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, int64
+from pycoll.dtypes import DTypeLike, convert_dtype, int64
+from pycoll.tensor import Tensor
 
 
 # ---- elementwise arithmetic ----------------------------------------------------------------

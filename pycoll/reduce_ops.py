@@ -13,7 +13,8 @@ from pycoll._promotion import INT_TO_FLOAT, floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype
+from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.tensor import Tensor
 
 
 def _reduced_shape(shape: tuple, axes: Optional[tuple]) -> tuple:

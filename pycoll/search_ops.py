@@ -13,7 +13,8 @@ from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.shape_ops import axis_arg, scatter_add
-from pycoll.tensor import Tensor, int64, to_tensor
+from pycoll.dtypes import int64
+from pycoll.tensor import Tensor, to_tensor
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Union[Tensor, Tuple[Tensor, ...]]:

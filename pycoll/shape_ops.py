@@ -11,7 +11,8 @@ from pycoll import _graph
 from pycoll._graph import is_grad_enabled
 from pycoll.device import array_module, is_array, to_module
 from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
-from pycoll.tensor import Tensor, int64, wrap
+from pycoll.dtypes import int64
+from pycoll.tensor import Tensor, wrap
 
 
 # ---- shape ops ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""`pycoll.Tensor`: a NumPy or CuPy array with autograd, its dtypes and `to_tensor`.
+"""`pycoll.Tensor`: a NumPy or CuPy array with autograd, and `to_tensor` (its dtypes are
+`pycoll.dtypes`').
 
 A Tensor owns nothing but its array (`Tensor.array`, zero-copy). Every op (`pycoll.math_ops`,
 `pycoll.shape_ops`) computes on raw arrays with the array's own module and, when the graph is
@@ -13,7 +14,7 @@ has no circle.
 from __future__ import annotations
 
 import copy as _copy
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -22,61 +23,7 @@ from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
 from pycoll.device import (array_module, current_place, import_cupy, is_array, move, parse_place,
                            place_of, place_str, to_module)
-
-float16 = np.dtype("float16")
-float32 = np.dtype("float32")
-float64 = np.dtype("float64")
-int8 = np.dtype("int8")
-int16 = np.dtype("int16")
-int32 = np.dtype("int32")
-int64 = np.dtype("int64")
-uint8 = np.dtype("uint8")
-complex64 = np.dtype("complex64")
-complex128 = np.dtype("complex128")
-
-DTypeLike = Union[str, np.dtype, type, None]
-
-
-def convert_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
-    """A NumPy dtype for 'float32', numpy.float32, numpy.dtype(...); None stays None."""
-    if dtype is None or isinstance(dtype, np.dtype):
-        return dtype
-    if dtype == "bfloat16":
-        return bfloat16()
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
-
-
-def bfloat16() -> np.dtype:
-    """NumPy's bfloat16 (``ml_dtypes``', which CuPy also uses), imported on first use."""
-    try:
-        import ml_dtypes
-    except ImportError:
-        raise TypeError("dtype bfloat16 needs the ml_dtypes package on the host: pip install ml_dtypes") from None
-    return np.dtype(ml_dtypes.bfloat16)
-
-
-_default_float = float32  # paddle's default dtype: what floats become unless a dtype is given
-
-
-def get_default_dtype() -> str:
-    """paddle's ``get_default_dtype``: the dtype of new floating-point tensors and parameters."""
-    return _default_float.name
-
-
-def set_default_dtype(d: DTypeLike) -> None:
-    """paddle's ``set_default_dtype``: float16, float32 (the start) or float64."""
-    global _default_float
-    dt = convert_dtype(d)
-    if dt not in (float16, float32, float64):
-        raise TypeError(f"set_default_dtype: d must be float16, float32 or float64, got {d!r}")
-    _default_float = dt
-
-
-def default_float() -> np.dtype:
-    return _default_float
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64
 
 
 def run_grad_hooks(hooks: Dict[int, Callable[["Tensor"], Any]], g: Any) -> Any:
@@ -433,7 +380,7 @@ def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             raise TypeError(f"data must be numeric (numbers, nested lists, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
         if dt is None and arr.dtype == float64 and not isinstance(data, np.generic):
-            dt = _default_float  # Python floats become paddle's default dtype
+            dt = default_float()  # Python floats become paddle's default dtype
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)

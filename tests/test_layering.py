@@ -32,7 +32,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll.static",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
-                "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.metric", "pycoll.linalg",
+                "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.dtypes", "pycoll.metric", "pycoll.linalg",
                 "pycoll.einsum_ops", "pycoll.inplace_ops")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.io", "pycoll.distributed.fleet", "pycoll.distributed.sharding",

@@ -19,7 +19,8 @@ from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.math_ops import argmax, cast
 from pycoll.shape_ops import reshape
-from pycoll.tensor import Tensor, float32, wrap
+from pycoll.dtypes import float32
+from pycoll.tensor import Tensor, wrap
 
 
 def _host(value: Any, what: str) -> np.ndarray:

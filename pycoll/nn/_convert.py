@@ -8,7 +8,8 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from pycoll.device import move, parse_place
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype
+from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.tensor import Tensor
 
 # what paddle's Layer.astype accepts as a dtype name
 ASTYPE_DTYPES = ("bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64",

@@ -9,7 +9,8 @@ from pycoll.nn._pool_functional import pad
 from pycoll.nn._sliding import int_list, parse_padding
 from pycoll.nn.initializer import Normal
 from pycoll.nn.layer import Layer
-from pycoll.tensor import DTypeLike, Tensor
+from pycoll.dtypes import DTypeLike
+from pycoll.tensor import Tensor
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 

@@ -20,7 +20,8 @@ from pycoll.device import is_array
 from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
 from pycoll.nn.initializer import Constant, Initializer, XavierUniform
 from pycoll.nn.parameter import Parameter, ParamAttr
-from pycoll.tensor import DTypeLike, Tensor, convert_dtype, default_float
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float
+from pycoll.tensor import Tensor
 
 _name_counters: Dict[str, itertools.count] = collections.defaultdict(itertools.count)
 

@@ -15,7 +15,8 @@ from pycoll.nn._norm_functional import GROUP_FORMATS, batch_norm, group_norm, in
 from pycoll.nn.initializer import Constant
 from pycoll.nn.layer import Layer
 from pycoll.nn.parameter import ParamAttr
-from pycoll.tensor import DTypeLike, Tensor
+from pycoll.dtypes import DTypeLike
+from pycoll.tensor import Tensor
 
 
 class LayerNorm(Layer):

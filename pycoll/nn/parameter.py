@@ -4,7 +4,9 @@ from __future__ import annotations
 import itertools
 from typing import Any, Optional
 
-from pycoll.tensor import DTypeLike, Tensor
+from pycoll.dtypes import DTypeLike
+
+from pycoll.tensor import Tensor
 
 _param_ids = itertools.count()
 

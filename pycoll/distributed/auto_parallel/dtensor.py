@@ -27,7 +27,8 @@ from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Rep
 from pycoll.distributed.auto_parallel.transitions import (describe, gradient_placements, local_block,
                                                           plan, transition)
 from pycoll.nn import Parameter
-from pycoll.tensor import DTypeLike, Tensor, to_tensor, wrap
+from pycoll.dtypes import DTypeLike
+from pycoll.tensor import Tensor, to_tensor, wrap
 
 
 class _Distributed:

@@ -1,0 +1,62 @@
+"""pycoll's dtypes: NumPy's (paddle's names: ``pycoll.float32`` is ``numpy.dtype('float32')``,
+bfloat16 is ml_dtypes'), how a dtype argument is read, and paddle's default floating dtype."""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import numpy as np
+
+float16 = np.dtype("float16")
+float32 = np.dtype("float32")
+float64 = np.dtype("float64")
+int8 = np.dtype("int8")
+int16 = np.dtype("int16")
+int32 = np.dtype("int32")
+int64 = np.dtype("int64")
+uint8 = np.dtype("uint8")
+complex64 = np.dtype("complex64")
+complex128 = np.dtype("complex128")
+
+DTypeLike = Union[str, np.dtype, type, None]
+
+
+def convert_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
+    """A NumPy dtype for 'float32', numpy.float32, numpy.dtype(...); None stays None."""
+    if dtype is None or isinstance(dtype, np.dtype):
+        return dtype
+    if dtype == "bfloat16":
+        return bfloat16()
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
+
+
+def bfloat16() -> np.dtype:
+    """NumPy's bfloat16 (``ml_dtypes``', which CuPy also uses), imported on first use."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise TypeError("dtype bfloat16 needs the ml_dtypes package on the host: pip install ml_dtypes") from None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+_default_float = float32  # paddle's default dtype: what floats become unless a dtype is given
+
+
+def get_default_dtype() -> str:
+    """paddle's ``get_default_dtype``: the dtype of new floating-point tensors and parameters."""
+    return _default_float.name
+
+
+def set_default_dtype(d: DTypeLike) -> None:
+    """paddle's ``set_default_dtype``: float16, float32 (the start) or float64."""
+    global _default_float
+    dt = convert_dtype(d)
+    if dt not in (float16, float32, float64):
+        raise TypeError(f"set_default_dtype: d must be float16, float32 or float64, got {d!r}")
+    _default_float = dt
+
+
+def default_float() -> np.dtype:
+    return _default_float
