@@ -71,11 +71,13 @@ class GradScaler:
             raise RuntimeError("unscale_() has already been called on this optimizer since the last update().")
         if state == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
-        found = False
-        for grad in _grads(optimizer):
-            xp = array_module(grad)
+        grads = _grads(optimizer)
+        for grad in grads:
             grad *= 1.0 / self._scale
-            found = found or not bool(xp.isfinite(grad).all())
+        found = False
+        if grads:  # one host read for all of them (on a GPU, one synchronisation per step)
+            xp = array_module(grads[0])
+            found = not bool(xp.stack([xp.isfinite(grad).all() for grad in grads]).all())
         if self._combine_found_inf is not None:
             found = self._combine_found_inf(found)
         self._found_inf = found

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterable, Optional
 
-from pycoll.device import current_place
+from pycoll.device import current_place, place_str
 
 _DTYPES = ("float16", "bfloat16")
 _LEVELS = ("O0", "OD", "O1", "O2")
@@ -20,8 +20,7 @@ _enabled = False
 
 
 def place_name() -> str:
-    place = current_place()
-    return "Place(cpu)" if place[0] == "cpu" else f"Place(gpu:{place[1]})"
+    return f"Place({place_str(current_place())})"  # as tensors print it
 
 
 def on_accelerator() -> bool:

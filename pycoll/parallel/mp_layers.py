@@ -205,7 +205,7 @@ class VocabParallelEmbedding(_ParallelLayer):
                 f"{self.start + self.rows_per_rank - 1} on rank {self.rank} of {self.nranks})")
 
 
-class ParallelCrossEntropy(Layer):
+class ParallelCrossEntropy(_ParallelLayer):
     """Softmax cross-entropy of logits split by class over the group (a ColumnParallelLinear's
     output with ``gather_output=False``): ``forward(input [..., V/n], label [...] or [..., 1])``
     gives each sample's loss [..., 1] (no reduction, as paddle's), 0 where the label is
@@ -213,9 +213,8 @@ class ParallelCrossEntropy(Layer):
 
     def __init__(self, mp_group: Optional[dist.Group] = None, name: Optional[str] = None,
                  ignore_index: int = -100):
-        super().__init__(name)
-        self.model_parallel_group = model_parallel_group() if mp_group is None else mp_group
-        self.rank, self.world_size = group_position(self.model_parallel_group, type(self).__name__)
+        super().__init__(mp_group, None, name)
+        self.model_parallel_group, self.world_size = self.group, self.nranks  # paddle's attribute names
         self.ignore_index = ignore_index
 
     def forward(self, input: Any, label: Any) -> Tensor:  # noqa: A002 - paddle's argument name

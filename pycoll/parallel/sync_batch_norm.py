@@ -17,6 +17,7 @@ from pycoll.nn.initializer import Constant
 from pycoll.nn.layer import Layer
 from pycoll.nn.norm import _BatchNormBase
 from pycoll.nn._norm_functional import normalize_batch
+from pycoll.parallel.mp_ops import group_position
 from pycoll.tensor import Tensor
 
 
@@ -33,9 +34,8 @@ class SyncBatchNorm(_BatchNormBase):
                  bias_attr: Any = None, data_format: str = "NCHW", name: Optional[str] = None,
                  group: Optional[dist.Group] = None):
         super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format, None, name)
-        if group is not None and not isinstance(group, dist.Group):
-            raise TypeError(f"SyncBatchNorm: group must be a Group from pycoll.distributed.new_group() or None "
-                            f"(the world), got {type(group).__name__}")
+        if group is not None and not isinstance(group, dist.Group):  # said here, before the first forward
+            group_position(group, "SyncBatchNorm")
         self._group = group
         for attr, value, is_bias in (("weight", 1.0, False), ("bias", 0.0, True)):
             if getattr(self, attr) is None:
@@ -45,15 +45,9 @@ class SyncBatchNorm(_BatchNormBase):
 
     def _all_reduce(self) -> Optional[Callable[[Any], None]]:
         """The in-place sum over the group, or None where there is nobody to talk to."""
-        if not dist.is_initialized():
+        if not dist.is_initialized() or group_position(self._group, "SyncBatchNorm")[1] == 1:
             return None
-        group = self._group
-        if dist.get_rank(group) < 0:
-            raise ValueError(f"SyncBatchNorm: this process (global rank {dist.get_rank()}) is not a member of "
-                             f"the layer's group; only its members may run the layer")
-        if dist.get_world_size(group) == 1:
-            return None
-        return lambda array: dist.all_reduce(array, group=group)
+        return lambda array: dist.all_reduce(array, group=self._group)
 
     def forward(self, x: Tensor) -> Tensor:
         channel_axis = 1 if self._data_format[1] == "C" else x.ndim - 1

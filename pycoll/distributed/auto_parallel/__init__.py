@@ -38,7 +38,8 @@ from pycoll.distributed.auto_parallel.placements import Partial, Placement, Redu
 from pycoll.distributed.auto_parallel.program import Program
 from pycoll.distributed.auto_parallel.strategy import Strategy
 from pycoll.distributed.auto_parallel import api, propagation
-from pycoll.distributed.auto_parallel.clip_norms import completing, split_groups
+from pycoll.distributed.auto_parallel.clip_norms import split_groups
+from pycoll.parallel.clip_norms import completing
 from pycoll.optimizer.optimizer import set_default_norm_sums
 
 propagation.follow()

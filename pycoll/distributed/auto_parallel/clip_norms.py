@@ -1,24 +1,11 @@
-"""Gradient clipping over distributed parameters: a clip's norm is that of the whole gradient.
-
-A parameter cut along some mesh dimensions holds one piece of its gradient on each rank; the
-optimizer's clip adds up this rank's squares only. ``completing(cut_of)`` gives the optimizer's
-``norm_sums`` hook (see ``Optimizer.complete_norms_with``): each gradient's sum of squares is
-added up over the groups of the mesh dimensions that cut it, one small all-reduce per such
-group, in the same order on every rank (every rank steps the same parameters). Replicated
-parameters' gradients are whole already and are left as they are.
-
-It serves eager training and DistModel (installed as the optimizers' default on import of
-auto_parallel: ``split_groups``) and ShardingStage1's blocks (``optimizer.py``).
+"""Gradient clipping over auto-parallel's distributed parameters (``pycoll.parallel.clip_norms``):
+a parameter's gradient is in pieces over the mesh dimensions that cut it (``split_groups``). It
+serves eager training and DistModel (installed as the optimizers' default on import of
+auto_parallel) and ShardingStage1's blocks (``optimizer.py``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
-
-import numpy as np
-
-import pycoll.distributed as dist
-
-CutOf = Callable[[Any], List[Any]]  # a parameter -> the groups whose ranks hold its gradient's pieces
+from typing import Any, List
 
 
 def split_groups(param: Any) -> List[Any]:
@@ -28,25 +15,3 @@ def split_groups(param: Any) -> List[Any]:
         return []
     mesh = param.process_mesh
     return [mesh.get_group(axis) for axis, p in enumerate(placements) if p.is_shard() and mesh.shape[axis] > 1]
-
-
-def completing(cut_of: CutOf) -> Callable[[List[Any]], Optional[Callable[[np.ndarray], np.ndarray]]]:
-    """The ``norm_sums`` hook for parameters whose cuts ``cut_of`` names."""
-    def for_params(params: List[Any]) -> Optional[Callable[[np.ndarray], np.ndarray]]:
-        cuts = [cut_of(p) for p in params]
-        if not any(cuts):
-            return None
-
-        def sum_across(sums: np.ndarray) -> np.ndarray:
-            total = np.array(sums, dtype=np.float64)
-            groups: List[Any] = []
-            for cut in cuts:
-                groups += [g for g in cut if g is not None and all(g is not h for h in groups)]
-            for group in groups:
-                rows = [i for i, cut in enumerate(cuts) if any(g is group for g in cut)]
-                part = group.array_module.asarray(total[rows])
-                dist.all_reduce(part, group=group)
-                total[rows] = np.asarray(part.tolist(), dtype=np.float64)
-            return total
-        return sum_across
-    return for_params

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 import pycoll.distributed as dist
-from pycoll.distributed.auto_parallel.clip_norms import completing, split_groups
+from pycoll.distributed.auto_parallel.clip_norms import split_groups
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, make_dist
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
@@ -29,6 +29,7 @@ from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
+from pycoll.parallel.clip_norms import completing
 from pycoll.tensor import Tensor, wrap
 
 

@@ -4,7 +4,7 @@ pieces and the sharding package."""
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -19,6 +19,7 @@ from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
 from pycoll.parallel import DataParallel, get_rng_state_tracker
 from pycoll.parallel.mp_ops import set_model_parallel_group
+from pycoll.parallel.clip_norms import completing
 from pycoll.parallel.mp_random import MODEL_PARALLEL_RNG
 
 _state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
@@ -171,7 +172,8 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     strategy = strategy if strategy is not None else state["strategy"]
     hcg = state["hcg"]
     if hcg.get_model_parallel_world_size() > 1:
-        optimizer.complete_norms_with(_model_parallel_norms(hcg.get_model_parallel_group()))
+        mp = hcg.get_model_parallel_group()  # a clip's norms over the split weights' pieces
+        optimizer.complete_norms_with(completing(lambda p: [mp] if getattr(p, "is_distributed", False) else []))
     if hcg.get_sharding_parallel_world_size() > 1:
         model = state.get("model")
         if model is None:
@@ -190,21 +192,6 @@ def distributed_scaler(scaler: Any) -> Any:
     with model parallelism or sharding)."""
     _started("distributed_scaler")
     return scaler_over(scaler, None)
-
-
-def _model_parallel_norms(group: dist.Group) -> Any:
-    """For the optimizer's ``grad_clip``: the sums of squares of split weights' gradients
-    (``is_distributed``) added up over the model-parallel group; those of weights every rank of
-    the group holds whole, counted once."""
-    def for_params(params: List[Any]) -> Any:
-        split = np.array([bool(getattr(p, "is_distributed", False)) for p in params])
-
-        def complete(sums: np.ndarray) -> np.ndarray:
-            total = group.array_module.asarray(np.where(split, sums, sums / group.nranks))
-            dist.all_reduce(total, group=group)
-            return np.asarray(total.tolist(), dtype=np.float64)
-        return complete
-    return for_params
 
 
 def model_parallel_random_seed(seed: Optional[int] = None) -> None:
