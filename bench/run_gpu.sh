@@ -18,8 +18,10 @@
 #   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch),
 #                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
-# A device call has 10 minutes and setup.sh takes one of them: split the run into three calls, each
-# with --budget 520 (so that it ends, packed, inside its call), the cheapest checks first:
+# A device call has 10 minutes and setup.sh takes one of them; a session's device time (15 minutes
+# now, the machine's start included) holds about one such call. So the run is three calls, each
+# with --budget 520 (so that it ends, packed, inside its call), the cheapest checks first; a session
+# lent a GPU runs the first call not yet run (bench/RESULTS.md and the notes say which ran):
 #   --part build,tests-kernels,kernels,collectives-1rank,peers-1rank,dp-1rank   (one rank)
 #   --part tests-nccl,tests-ranks                                               (the rank tests)
 #   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks,failures   (2-rank benchmarks)
