@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+import pycoll
 from pycoll import kernels
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
@@ -386,6 +387,11 @@ strided = np.arange(20, dtype=F32).reshape(4, 5)[:, :2]
             TypeError,
             F + r"arrays\[1\] is a device array \(.*FakeDeviceArray\), but arrays\[0\] is a "
             "numpy.ndarray; pass host arrays only or device arrays only",
+        ),
+        (  # a CPU tensor's type has the device interface's property, which the tensor refuses
+            lambda: kernels.flatten([pycoll.to_tensor(ok)]),
+            TypeError,
+            F + r"arrays\[0\] is a pycoll.tensor.Tensor; need a numpy.ndarray",
         ),
         (
             lambda: kernels.flatten([ok, ok, ok.astype(F64)]),

@@ -52,9 +52,14 @@ def type_name(obj: Any) -> str:
 
 
 def is_device(obj: Any) -> bool:
-    """Whether obj is a device array: its type has ``__cuda_array_interface__`` (asked of the type,
-    as CuPy builds the interface, stream and all, each time the instance is asked)."""
-    return hasattr(type(obj), "__cuda_array_interface__")
+    """Whether obj is a device array: its type has ``__cuda_array_interface__`` (asked of the type
+    for CuPy's arrays, as CuPy builds the interface, stream and all, each time the instance is
+    asked) and, for other types, the instance too (a CPU ``pycoll.Tensor``'s type has the property,
+    which the instance refuses)."""
+    kind = type(obj)
+    if isinstance(obj, np.ndarray) or not hasattr(kind, "__cuda_array_interface__"):
+        return False
+    return kind.__module__.partition(".")[0] == "cupy" or hasattr(obj, "__cuda_array_interface__")
 
 
 def check_list(fn: str, arrays: Any) -> None:
