@@ -6,6 +6,7 @@ pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 5
 from typing import Any
 
 from pycoll.nn import functional, initializer
+from pycoll.nn.attention import MultiHeadAttention
 from pycoll.nn.activation import ELU, GELU, Hardswish, LeakyReLU, ReLU, Sigmoid, Silu, Softmax, Softplus, Tanh
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
@@ -17,6 +18,8 @@ from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivL
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
+from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
+                                    TransformerEncoderLayer)
 from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
                                AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
 
@@ -28,7 +31,9 @@ __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Line
            "ClipGradByNorm", "ClipGradByGlobalNorm", "Conv1D", "Conv2D", "MaxPool2D", "AvgPool2D",
            "AdaptiveAvgPool2D", "AdaptiveMaxPool2D", "Pad1D", "Pad2D", "BatchNorm", "BatchNorm1D", "BatchNorm2D",
            "BatchNorm3D", "SyncBatchNorm", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D", "AdaptiveMaxPool1D",
-           "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "Dropout2D"]
+           "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "Dropout2D",
+           "MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer"]
 
 
 def __getattr__(name: str) -> Any:
