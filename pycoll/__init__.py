@@ -24,6 +24,15 @@ from pycoll.elementwise_ops import (allclose, equal, floor_divide, floor_mod, is
 from pycoll.reduce_ops import all, amax, amin, any, cumsum, logsumexp, prod, std, var  # noqa: A004
 from pycoll.search_ops import argsort, gather, masked_fill, sort, topk, tril, triu, where
 from pycoll.einsum_ops import einsum
+from pycoll.unary_ops import (acos, acos_, acosh, acosh_, asin, asin_, asinh, asinh_, atan, atan_, atanh, atanh_, ceil,
+                              cos, cos_, cosh, cosh_, deg2rad, digamma, digamma_, erf, erf_, erfinv, expm1, expm1_,
+                              floor, frac, frac_, lgamma, lgamma_, log1p, log1p_, log2, log2_, log10, log10_, logit,
+                              logit_, nan_to_num, nan_to_num_, neg, neg_, negative, rad2deg, reciprocal, round, rsqrt,
+                              sgn, sign, sin, sin_, sinh, sinh_, tan, tan_, trunc, trunc_)
+from pycoll.binary_ops import atan2, clamp, fmax, fmin, heaviside, hypot, hypot_, lerp, logaddexp
+from pycoll.logic_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal_all, greater_equal, greater_than,
+                              is_complex, is_empty, is_floating_point, is_integer, isclose, less_equal, less_than,
+                              logical_and, logical_not, logical_or, logical_xor, not_equal)
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,

@@ -28,8 +28,9 @@ from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
 
-def _in_place(x: Tensor, op: str, compute: Callable[[], Tensor]) -> Tensor:
-    """Make `x` hold ``compute()``, an op on x (and maybe others) recorded as usual."""
+def in_place(x: Tensor, op: str, compute: Callable[[], Tensor]) -> Tensor:
+    """Make `x` hold ``compute()``, an op on x (and maybe others) recorded as usual (the rules are
+    the module docstring's); returns x."""
     if _graph.is_grad_enabled() and not x.stop_gradient and x.grad_node is None:
         raise ValueError(f"{op}: leaf tensor {x.name or ''!s} takes a gradient (stop_gradient=False) and "
                          f"cannot be changed in place; do it under pycoll.no_grad()")
@@ -55,14 +56,14 @@ def _replaced(x: Tensor, values: Any) -> Tensor:
 
 def zero_(x: Tensor) -> Tensor:
     """Set every element to 0."""
-    return _in_place(x, "zero_", lambda: _replaced(x, array_module(x._array).zeros_like(x._array)))
+    return in_place(x, "zero_", lambda: _replaced(x, array_module(x._array).zeros_like(x._array)))
 
 
 def fill_(x: Tensor, value: float) -> Tensor:
     """Set every element to `value` (a number; an integer tensor truncates it)."""
     if not isinstance(value, (int, float)):
         raise TypeError(f"fill_: value must be an int or a float, got {type(value).__name__}")
-    return _in_place(x, "fill_", lambda: _replaced(x, array_module(x._array).full_like(x._array, value)))
+    return in_place(x, "fill_", lambda: _replaced(x, array_module(x._array).full_like(x._array, value)))
 
 
 def scale_(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
@@ -71,7 +72,7 @@ def scale_(x: Tensor, scale: float = 1.0, bias: float = 0.0, bias_after_scale: b
     computes it; `act` must be None (paddle's in-place form applies no activation either)."""
     if act is not None:
         raise ValueError(f"scale_: act must be None, got {act!r}")
-    return _in_place(x, "scale_", lambda: math_ops.scale(x, scale, bias, bias_after_scale))
+    return in_place(x, "scale_", lambda: math_ops.scale(x, scale, bias, bias_after_scale))
 
 
 def _times(y: Any, alpha: float) -> Any:
@@ -83,17 +84,17 @@ def _times(y: Any, alpha: float) -> Any:
 
 def add_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x + alpha * y."""
-    return _in_place(x, "add_", lambda: math_ops.add(x, _times(y, alpha)))
+    return in_place(x, "add_", lambda: math_ops.add(x, _times(y, alpha)))
 
 
 def subtract_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x - alpha * y."""
-    return _in_place(x, "subtract_", lambda: math_ops.subtract(x, _times(y, alpha)))
+    return in_place(x, "subtract_", lambda: math_ops.subtract(x, _times(y, alpha)))
 
 
 def multiply_(x: Tensor, y: Any, name: Optional[str] = None) -> Tensor:
     """x = x * y."""
-    return _in_place(x, "multiply_", lambda: math_ops.multiply(x, y))
+    return in_place(x, "multiply_", lambda: math_ops.multiply(x, y))
 
 
 def divide_(x: Tensor, y: Any, name: Optional[str] = None, *, rounding_mode: Optional[str] = None) -> Tensor:
@@ -103,8 +104,8 @@ def divide_(x: Tensor, y: Any, name: Optional[str] = None, *, rounding_mode: Opt
     if rounding_mode not in (None, "floor", "trunc"):
         raise ValueError(f"divide_: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     if rounding_mode is None:
-        return _in_place(x, "divide_", lambda: math_ops.divide(x, y))
-    return _in_place(x, "divide_", lambda: rounded_divide(x, y, rounding_mode))
+        return in_place(x, "divide_", lambda: math_ops.divide(x, y))
+    return in_place(x, "divide_", lambda: rounded_divide(x, y, rounding_mode))
 
 
 def clip_(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  # noqa: A002 - paddle's names
@@ -118,17 +119,17 @@ def clip_(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  
     def clipped() -> Tensor:
         out = math_ops.clip(x, min, max)
         return out if out.dtype == x.dtype else math_ops.cast(out, x.dtype)
-    return _in_place(x, "clip_", clipped)
+    return in_place(x, "clip_", clipped)
 
 
 def exp_(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x = e ** x (an integer x becomes float32)."""
-    return _in_place(x, "exp_", lambda: math_ops.exp(x))
+    return in_place(x, "exp_", lambda: math_ops.exp(x))
 
 
 def sqrt_(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x = sqrt(x) (an integer x becomes float32)."""
-    return _in_place(x, "sqrt_", lambda: math_ops.sqrt(x))
+    return in_place(x, "sqrt_", lambda: math_ops.sqrt(x))
 
 
 def _random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any], seed: int = 0) -> Tensor:
@@ -138,7 +139,7 @@ def _random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any],
         raise TypeError(f"{op}: x must hold floating-point numbers, got dtype {x.dtype}")
     a = x._array
     generator = get_rng() if seed == 0 else np.random.default_rng(seed)
-    return _in_place(x, op, lambda: _replaced(x, move(draw(generator).astype(a.dtype), place_of(a))))
+    return in_place(x, op, lambda: _replaced(x, move(draw(generator).astype(a.dtype), place_of(a))))
 
 
 def uniform_(x: Tensor, min: float = 0, max: float = 1.0, seed: int = 0,  # noqa: A002 - paddle's names
