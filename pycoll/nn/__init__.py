@@ -7,7 +7,9 @@ from typing import Any
 
 from pycoll.nn import functional, initializer
 from pycoll.nn.attention import MultiHeadAttention
-from pycoll.nn.activation import ELU, GELU, Hardswish, LeakyReLU, ReLU, Sigmoid, Silu, Softmax, Softplus, Tanh
+from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                                  LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Silu, Softmax,
+                                  Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
 from pycoll.nn.conv import Conv1D, Conv2D
@@ -33,7 +35,9 @@ __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Line
            "BatchNorm3D", "SyncBatchNorm", "MaxPool1D", "AvgPool1D", "AdaptiveAvgPool1D", "AdaptiveMaxPool1D",
            "GroupNorm", "InstanceNorm1D", "InstanceNorm2D", "InstanceNorm3D", "Dropout2D",
            "MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-           "TransformerDecoder", "Transformer"]
+           "TransformerDecoder", "Transformer", "ReLU6", "SiLU", "Swish", "Mish", "PReLU", "LogSoftmax",
+           "Hardtanh", "Hardsigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "ThresholdedReLU", "CELU",
+           "SELU", "LogSigmoid", "GLU", "Maxout"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,9 @@
-"""Elementwise activations beyond relu/tanh/sigmoid/gelu: leaky_relu, silu, elu, softplus and
-hardswish, each one op with paddle's values and gradients (including at the kinks: leaky_relu's
-gradient at 0 is 1, elu's is alpha, hardswish's is 0 at -3 and 1 at 3)."""
+"""Elementwise activations beyond relu/tanh/sigmoid/gelu (leaky_relu, silu/swish, elu, softplus,
+hardswish, relu6, mish, softsign, tanhshrink, log_sigmoid, hardsigmoid, hardshrink, softshrink,
+hardtanh, thresholded_relu, celu, selu), each one op with paddle's values and gradients, including
+at the kinks (leaky_relu's gradient at 0 is 1, elu's is alpha, hardswish's is 0 at -3 and 1 at 3,
+selu's at 0 is scale * alpha, hardshrink keeps x at |x| == threshold, the clipping ones' are 0
+at their bounds)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -9,7 +12,9 @@ from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.tensor import Tensor
 
-__all__ = ["leaky_relu", "silu", "elu", "softplus", "hardswish"]
+__all__ = ["leaky_relu", "silu", "elu", "softplus", "hardswish", "relu6", "swish", "mish", "softsign", "tanhshrink",
+           "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh", "thresholded_relu",
+           "celu", "selu"]
 
 
 def _sigmoid(xp: Any, a: Any) -> Any:
@@ -79,3 +84,127 @@ def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:
     out = (a * xp.clip(a + 3, 0, 6) / 6).astype(a.dtype, copy=False)
     slope = xp.where(a < 3, xp.where(a > -3, (2 * a + 3) / 6, 0), 1).astype(a.dtype, copy=False)
     return op_output(out, lambda g: (g * slope,), x)
+
+
+def _pointwise(x: Tensor, fn: Any) -> Tensor:
+    """An elementwise op from `fn(xp, a) -> (out, slope)`: out = f(a), the gradient g * slope."""
+    x = as_tensor(x)
+    a = x._array
+    if a.dtype.kind in "biu":
+        raise TypeError(f"x must hold floating-point numbers, got dtype {a.dtype}")
+    out, slope = fn(array_module(a), a)
+    slope = slope.astype(a.dtype, copy=False)
+    return op_output(out.astype(a.dtype, copy=False), lambda g: (g * slope,), x)
+
+
+def relu6(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """min(max(x, 0), 6); the gradient is 1 strictly between 0 and 6."""
+    return _pointwise(x, lambda xp, a: (xp.clip(a, 0, 6), (a > 0) & (a < 6)))
+
+
+def swish(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x * sigmoid(x) (paddle's swish has no beta: it is silu)."""
+    return silu(x)
+
+
+def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x * tanh(softplus(x)), softplus taken as x above 20 (paddle's threshold)."""
+    def f(xp: Any, a: Any) -> tuple:
+        t = xp.tanh(xp.where(a > 20, a, xp.log1p(xp.exp(xp.minimum(a, 20)))))
+        return a * t, t + a * (1 - t * t) * _sigmoid(xp, a)
+    return _pointwise(x, f)
+
+
+def softsign(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x / (1 + |x|)."""
+    def f(xp: Any, a: Any) -> tuple:
+        d = 1 + xp.abs(a)
+        return a / d, 1 / (d * d)
+    return _pointwise(x, f)
+
+
+def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """x - tanh(x)."""
+    def f(xp: Any, a: Any) -> tuple:
+        t = xp.tanh(a)
+        return a - t, t * t
+    return _pointwise(x, f)
+
+
+def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """log(sigmoid(x)) = -log(1 + exp(-x)), without overflow."""
+    return _pointwise(x, lambda xp, a: (-xp.logaddexp(0, -a), _sigmoid(xp, -a)))
+
+
+logsigmoid = log_sigmoid
+
+
+def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """clip(slope * x + offset, 0, 1); the gradient is slope where that lies strictly inside (0, 1)."""
+    slope = _number("hardsigmoid", "slope", slope)
+    offset = _number("hardsigmoid", "offset", offset)
+
+    def f(xp: Any, a: Any) -> tuple:
+        v = a * slope + offset
+        return xp.clip(v, 0, 1), ((v > 0) & (v < 1)) * slope
+    return _pointwise(x, f)
+
+
+def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """0 where -threshold < x < threshold, x elsewhere (x itself at |x| == threshold, as paddle's)."""
+    t = _number("hardshrink", "threshold", threshold)
+
+    def f(xp: Any, a: Any) -> tuple:
+        keep = (a >= t) | (a <= -t)
+        return xp.where(keep, a, 0), keep
+    return _pointwise(x, f)
+
+
+def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
+    """x - threshold above threshold, x + threshold below -threshold, 0 between (threshold >= 0)."""
+    t = _number("softshrink", "threshold", threshold)
+    if t < 0:
+        raise ValueError(f"softshrink: threshold must be >= 0, got {threshold}")
+    return _pointwise(x, lambda xp, a: (xp.where(a > t, a - t, xp.where(a < -t, a + t, 0)), (a > t) | (a < -t)))
+
+
+def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    """clip(x, min, max); the gradient is 1 strictly between them."""
+    lo, hi = _number("hardtanh", "min", min), _number("hardtanh", "max", max)
+    return _pointwise(x, lambda xp, a: (xp.clip(a, lo, hi), (a > lo) & (a < hi)))
+
+
+def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> Tensor:
+    """x where x > threshold, else `value`."""
+    t = _number("thresholded_relu", "threshold", threshold)
+    v = _number("thresholded_relu", "value", value)
+    return _pointwise(x, lambda xp, a: (xp.where(a > t, a, v), a > t))
+
+
+def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); alpha must not be 0."""
+    alpha = _number("celu", "alpha", alpha)
+    if alpha == 0:
+        raise ValueError("celu: alpha must not be 0")
+
+    def f(xp: Any, a: Any) -> tuple:
+        e = xp.exp(xp.minimum(a, 0) / alpha)
+        return xp.maximum(a, 0) + xp.minimum(alpha * (e - 1), 0), xp.where(a > 0, 1, e)
+    return _pointwise(x, f)
+
+
+def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.6732632423543772,
+         name: Optional[str] = None) -> Tensor:
+    """scale * (x where x > 0, else alpha * (exp(x) - 1)); scale > 1 and alpha >= 0, as paddle
+    requires."""
+    scale = _number("selu", "scale", scale)
+    alpha = _number("selu", "alpha", alpha)
+    if scale <= 1.0:
+        raise ValueError(f"selu: scale must be > 1.0, got {scale}")
+    if alpha < 0:
+        raise ValueError(f"selu: alpha must be >= 0, got {alpha}")
+
+    def f(xp: Any, a: Any) -> tuple:
+        e = alpha * xp.exp(xp.minimum(a, 0))
+        return scale * xp.where(a > 0, a, e - alpha), scale * xp.where(a > 0, 1, e)
+    return _pointwise(x, f)

@@ -17,7 +17,10 @@ from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_o
 from pycoll.device import array_module, move, place_of
 from pycoll.math_ops import relu, scale, sigmoid, tanh
 from pycoll.nn._attention_functional import scaled_dot_product_attention
-from pycoll.nn._activation_functional import elu, hardswish, leaky_relu, silu, softplus
+from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
+                                             log_sigmoid, logsigmoid, mish, relu6, selu, silu, softplus, softshrink,
+                                             softsign, swish, tanhshrink, thresholded_relu)
+from pycoll.nn._channel_activation_functional import glu, maxout, prelu
 from pycoll.nn._class_losses import cross_entropy, nll_loss
 from pycoll.nn._conv_functional import conv1d, conv2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
@@ -35,7 +38,9 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy", "conv1d", "conv2d",
            "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "batch_norm",
            "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "group_norm", "instance_norm",
-           "dropout2d", "label_smooth", "scaled_dot_product_attention"]
+           "dropout2d", "label_smooth", "scaled_dot_product_attention", "relu6", "swish", "mish", "softsign",
+           "tanhshrink", "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh",
+           "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

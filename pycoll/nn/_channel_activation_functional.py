@@ -1,0 +1,79 @@
+"""Activations that act along an axis or per channel: glu (gated halves), maxout (the largest of
+each group of channels) and prelu (a learnt slope below zero, one per channel or one in all)."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll.device import array_module
+from pycoll.math_ops import sigmoid
+from pycoll.shape_ops import chunk
+from pycoll.tensor import Tensor
+
+__all__ = ["glu", "maxout", "prelu"]
+
+
+def _axis(axis: Any, ndim: int, fn: str) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -ndim <= axis < ndim:
+        raise ValueError(f"{fn}: axis must be an int in [{-ndim}, {ndim}), got {axis!r}")
+    return axis % ndim
+
+
+def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
+    """a * sigmoid(b), a and b the two halves of x along `axis` (whose size must be even)."""
+    x = as_tensor(x)
+    ax = _axis(axis, x.ndim, "glu")
+    if x.shape[ax] % 2:
+        raise ValueError(f"glu: x must have an even size along axis {axis}, got shape {x.shape}")
+    a, b = chunk(x, 2, axis=ax)
+    return a * sigmoid(b)
+
+
+def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) -> Tensor:
+    """The largest of each run of `groups` consecutive channels along `axis` (1 for NCHW, -1 or 3
+    for NHWC): C channels become C / groups. The gradient goes to the first largest."""
+    x = as_tensor(x)
+    a = x._array
+    ax = _axis(axis, a.ndim, "maxout")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or a.shape[ax] % groups:
+        raise ValueError(f"maxout: groups must be an int >= 1 dividing the {a.shape[ax]} channels along axis "
+                         f"{axis}, got {groups!r}")
+    xp = array_module(a)
+    grouped = a.reshape(a.shape[:ax] + (a.shape[ax] // groups, groups) + a.shape[ax + 1:])
+    first = xp.expand_dims(grouped.argmax(axis=ax + 1), ax + 1)
+    pick = xp.arange(groups).reshape((groups,) + (1,) * (a.ndim - ax - 1)) == first
+    out = grouped.max(axis=ax + 1)
+    return op_output(out, lambda g: ((xp.expand_dims(g, ax + 1) * pick).reshape(a.shape),), x)
+
+
+def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """x where x > 0, weight * x elsewhere. weight holds one slope (shape [] or [1]) or one per
+    channel, the channels being axis 1 ('NC', 'NCL', 'NCHW', 'NCDHW') or the last axis ('NLC',
+    'NHWC', 'NDHWC')."""
+    x = as_tensor(x)
+    a, w = x._array, as_tensor(weight)._array
+    if w.ndim > 1:
+        raise ValueError(f"prelu: weight must have 0 or 1 dimensions, got shape {list(w.shape)}")
+    shape = [1] * a.ndim
+    if w.size > 1:
+        if data_format not in ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC"):
+            raise ValueError(f"prelu: data_format must be one of 'NC', 'NCL', 'NCHW', 'NCDHW', 'NLC', 'NHWC', "
+                             f"'NDHWC', got {data_format!r}")
+        channel = 1 if data_format[1] == "C" else a.ndim - 1
+        if a.ndim < 2 or a.shape[channel] != w.size:
+            raise ValueError(f"prelu: weight has {w.size} slopes, x (shape {list(a.shape)}, {data_format}) must have "
+                             f"as many channels")
+        shape[channel] = w.size
+    slope = w.reshape(shape)
+    xp = array_module(a)
+    pos = a > 0
+    out = xp.where(pos, a, a * slope).astype(a.dtype, copy=False)
+    rw = needs_grad(weight)
+
+    def backward(g: Any) -> tuple:
+        gw = None
+        if rw:
+            reduce_axes = tuple(i for i, n in enumerate(shape) if n == 1)
+            gw = xp.where(pos, 0, a * g).sum(axis=reduce_axes).reshape(w.shape)
+        return xp.where(pos, g, g * slope), gw
+    return op_output(out, backward, x, weight)
