@@ -53,7 +53,9 @@ def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
     strategy.hybrid_configs = {"order": ["dp", "pp", "sharding", "sep", "mp"]}
     strategy.check_axis_order()
     strategy.hybrid_configs = {"order": ["mp", "pp", "sharding", "sep", "dp"]}
-    with pytest.raises(ValueError, match="paddle's default order"):
+    strategy.check_axis_order()  # any order of the five axes: the ranks are laid out in it
+    strategy.hybrid_configs = {"order": ["mp", "pp", "sharding", "dp"]}
+    with pytest.raises(ValueError, match="must name each of"):
         strategy.check_axis_order()
 
 
@@ -75,8 +77,10 @@ def test_init_without_arguments_is_collective_mode_as_in_paddles_dygraph():
 
 
 @pytest.mark.parametrize("configs, words", [
-    ({"mp_degree": 2}, "dp_degree=1 x sharding_degree=1 x mp_degree=2 = 2, but the job has 1 ranks"),
-    ({"pp_degree": 2}, "pp_degree=2: pycoll has no pp parallelism yet"),
+    ({"mp_degree": 2}, "dp_degree=1 x pp_degree=1 x sharding_degree=1 x mp_degree=2 = 2, but the job has 1 ranks"),
+    ({"pp_degree": 2}, "dp_degree=1 x pp_degree=2 x sharding_degree=1 x mp_degree=1 = 2, but the job has 1 ranks"),
+    ({"sep_degree": 2}, "sep_degree=2: pycoll has no sep parallelism yet"),
+    ({"pp_degree": 2, "sharding_degree": 2}, "pp_degree=2 with sharding_degree=2: pycoll's pipeline does not shard"),
 ])
 def test_degrees_must_fit_the_world(configs, words):
     strategy = fleet.DistributedStrategy()

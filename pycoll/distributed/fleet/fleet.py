@@ -1,6 +1,6 @@
-"""fleet's collective mode: ``init`` (the groups of a dp × sharding × mp job), the worker
+"""fleet's collective mode: ``init`` (the groups of a dp × pp × sharding × mp job), the worker
 queries, and ``distributed_model`` / ``distributed_optimizer`` built from the parallel layer's
-pieces and the sharding package."""
+pieces, the pipeline (``meta_parallel.PipelineParallel``) and the sharding package."""
 from __future__ import annotations
 
 import os
@@ -12,14 +12,16 @@ import pycoll
 import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
+from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
+from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
+from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
-from pycoll.distributed.fleet.topology import HybridCommunicateGroup
+from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.util import util
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
 from pycoll.parallel import DataParallel, get_rng_state_tracker
 from pycoll.parallel.mp_ops import set_model_parallel_group
-from pycoll.parallel.clip_norms import completing
 from pycoll.parallel.mp_random import MODEL_PARALLEL_RNG
 
 _state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
@@ -38,12 +40,12 @@ class PaddleCloudRoleMaker(UserDefinedRoleMaker):
 
 def init(role_maker: Any = None, is_collective: bool = False,
          strategy: Optional[DistributedStrategy] = None, log_level: Any = None) -> None:
-    """Start collective mode: the parallel environment, then the dp × sharding × mp groups the
-    strategy's ``hybrid_configs`` ask for (their product must be the world size; dp fills what is
-    left when it is not given, as paddle does). As paddle's dygraph ``fleet.init`` does, this
-    is collective mode whatever ``is_collective`` says, unless the environment describes a
-    parameter-server job (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses.
-    ``log_level`` (a name or a number) sets pycoll's logger's level; left None (paddle's default
+    """Start collective mode: the parallel environment, then the dp × pp × sharding × mp groups
+    the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``order`` (their product
+    must be the world size; dp fills what is left when it is not given, as paddle does). As
+    paddle's dygraph ``fleet.init`` does, this is collective mode whatever ``is_collective``
+    says, unless the environment describes a parameter-server job
+    (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level`` (a name or a number) sets pycoll's logger's level; left None (paddle's default
     is its fleet logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it."""
     collective = is_collective or bool(getattr(role_maker, "is_collective", False))
     if not collective and _parameter_server_job():
@@ -59,22 +61,27 @@ def init(role_maker: Any = None, is_collective: bool = False,
     world = dist.get_world_size()
     degrees = strategy.degrees()
     strategy.check_axis_order()
-    for name in ("pp_degree", "sep_degree"):
-        if degrees[name] != 1:
-            raise ValueError(f"fleet.init: hybrid_configs {name}={degrees[name]}: pycoll has no "
-                             f"{name[:-7]} parallelism yet; use dp_degree, sharding_degree and mp_degree")
-    mp, sharding = degrees["mp_degree"], degrees["sharding_degree"]
+    if degrees["sep_degree"] != 1:
+        raise ValueError(f"fleet.init: hybrid_configs sep_degree={degrees['sep_degree']}: pycoll has no "
+                         f"sep parallelism yet; use dp_degree, pp_degree, sharding_degree and mp_degree")
+    mp, pp, sharding = degrees["mp_degree"], degrees["pp_degree"], degrees["sharding_degree"]
+    if pp > 1 and sharding > 1:
+        raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} with sharding_degree={sharding}: pycoll's "
+                         f"pipeline does not shard; use dp_degree beside pp_degree, or sharding without it")
     stage = strategy.sharding_configs["stage"]
     if stage not in STAGES:
         raise ValueError(f"fleet.init: sharding_configs stage={stage!r}; it must be 1, 2 or 3")
     dp = degrees["dp_degree"]
-    if dp in (1, -1) and world % (mp * sharding) == 0:
-        dp = world // (mp * sharding)
-    if dp * sharding * mp != world:
-        raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x sharding_degree={sharding} x "
-                         f"mp_degree={mp} = {dp * sharding * mp}, but the job has {world} ranks; their "
+    if dp in (1, -1) and world % (mp * pp * sharding) == 0:
+        dp = world // (mp * pp * sharding)
+    if dp * pp * sharding * mp != world:
+        raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x pp_degree={pp} x sharding_degree={sharding} "
+                         f"x mp_degree={mp} = {dp * pp * sharding * mp}, but the job has {world} ranks; their "
                          f"product must be the world size")
-    hcg = HybridCommunicateGroup(dp, mp, sharding)
+    sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": 1, "mp": mp}
+    order = strategy.hybrid_configs["order"]
+    topology = CommunicateTopology([AXIS_NAMES[a] for a in order], [sizes[a] for a in order])
+    hcg = HybridCommunicateGroup(topology, strategy.hybrid_configs)
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
     _state.clear()
     _state.update(strategy=strategy, hcg=hcg)
@@ -138,16 +145,27 @@ def get_hybrid_communicate_group() -> HybridCommunicateGroup:
     return _started("get_hybrid_communicate_group")["hcg"]
 
 
+def get_hybrid_parallel_topology() -> CommunicateTopology:
+    return _started("get_hybrid_parallel_topology")["hcg"].topology()
+
+
 def distributed_model(model: Any) -> Any:
     """``model`` under DataParallel over the ranks that hold the same model-parallel block
     (buckets of the strategy's ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded
     over the sharding group at the strategy's stage (1/2/3: group_sharded_parallel's os, os_g,
     p_g_os); as it is when there is no data parallelism. Its model-parallel layers already use
     the model-parallel group (fleet.init made it their default). With both data and sharding
-    degrees, gradients are averaged over both (the sharding model's ``dp_group``)."""
+    degrees, gradients are averaged over both (the sharding model's ``dp_group``). With pipeline
+    stages, ``model`` must be a ``PipelineLayer``: it becomes a ``PipelineParallel`` (whose
+    ``train_batch`` averages the gradients over the data-parallel group itself)."""
     state = _started("distributed_model")
     hcg, strategy = state["hcg"], state["strategy"]
-    if hcg.get_sharding_parallel_world_size() > 1:
+    if hcg.get_pipe_parallel_world_size() > 1:
+        if not isinstance(model, PipelineLayer):
+            raise TypeError(f"fleet.distributed_model: with pp_degree={hcg.get_pipe_parallel_world_size()} the "
+                            f"model must be a meta_parallel.PipelineLayer, got {type(model).__name__}")
+        wrapped = PipelineParallel(model, hcg, strategy)
+    elif hcg.get_sharding_parallel_world_size() > 1:
         level = STAGES[strategy.sharding_configs["stage"]]
         wrapped = shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
                               dp_group=hcg.get_data_parallel_group())
@@ -167,13 +185,14 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     group updates its share of the parameters (as group_sharded_parallel's optimizer); with
     ``gradient_merge``, an update every ``k_steps`` steps. Otherwise ``optimizer`` itself
     (DataParallel has averaged the gradients it steps with). With model parallelism, its
-    ``grad_clip`` norms span the model-parallel group (paddle's hybrid-parallel clip)."""
+    ``grad_clip`` norms span the model-parallel group, and with pipeline stages a global norm
+    spans every stage, shared weights counted once (paddle's hybrid-parallel clip)."""
     state = _started("distributed_optimizer")
     strategy = strategy if strategy is not None else state["strategy"]
     hcg = state["hcg"]
-    if hcg.get_model_parallel_world_size() > 1:
-        mp = hcg.get_model_parallel_group()  # a clip's norms over the split weights' pieces
-        optimizer.complete_norms_with(completing(lambda p: [mp] if getattr(p, "is_distributed", False) else []))
+    norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None))
+    if norm_sums is not None:
+        optimizer.complete_norms_with(norm_sums)
     if hcg.get_sharding_parallel_world_size() > 1:
         model = state.get("model")
         if model is None:

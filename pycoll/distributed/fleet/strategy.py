@@ -29,6 +29,9 @@ _CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
                          "optimize_cast": False, "_dp_as_optimizer_sharding": False, "enable_tuning": False,
                          "use_calc_stream": False},
     "tensor_parallel_configs": {"tensor_parallel_degree": 1, "tensor_init_seed": -1},
+    # the pipeline's micro-batches; the other keys are paddle's, kept (pycoll always sends shapes)
+    "pipeline_configs": {"micro_batch_size": 1, "accumulate_steps": 1, "schedule_mode": "1F1B",
+                         "p2p_cache_shape": True, "enable_partial_send_recv": True},
 }
 _FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "last_comm_group_size_MB": 1.0,
           "gradient_merge": False, "sharding": False, "find_unused_parameters": False}
@@ -48,8 +51,6 @@ _KEPT_CONFIGS = {
                     "use_pure_bf16": False},
     "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": [],
                           "enable_tuning": False, "refined_ops_patterns": []},
-    "pipeline_configs": {"micro_batch_size": 1, "accumulate_steps": 1, "schedule_mode": "1F1B",
-                         "p2p_cache_shape": True, "enable_partial_send_recv": True},
     "localsgd_configs": {"k_steps": 1, "begin_step": 1},
     "adaptive_localsgd_configs": {"init_k_steps": 1, "begin_step": 1},
     "dgc_configs": {"rampup_begin_step": 0, "rampup_step": 1, "sparsity": []},
@@ -72,8 +73,9 @@ class DistributedStrategy:
     ``avg``), ``sharding`` + ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 =
     group_sharded_parallel's levels os/os_g/p_g_os, ``optimize_offload``),
     ``tensor_parallel_configs["tensor_init_seed"]`` (``model_parallel_random_seed``'s seed at
-    ``fleet.init``), and paddle's other fields, kept (see the module docstring). Setting a dict
-    field updates the keys given (paddle's behaviour); an unknown field or key raises, naming it."""
+    ``fleet.init``), ``pipeline_configs`` (``micro_batch_size``, ``accumulate_steps``), and
+    paddle's other fields, kept (see the module docstring). Setting a dict field updates the
+    keys given (paddle's behaviour); an unknown field or key raises, naming it."""
 
     def __init__(self) -> None:
         object.__setattr__(self, "_values", {**_FLAGS, **_KEPT_FLAGS,
@@ -118,15 +120,12 @@ class DistributedStrategy:
         return degrees
 
     def check_axis_order(self) -> None:
-        """ValueError unless ``hybrid_configs["order"]`` keeps the axes pycoll has (dp, sharding,
-        mp) in paddle's default order, the one pycoll builds its groups in."""
+        """ValueError unless ``hybrid_configs["order"]`` names each of paddle's axes (dp, pp,
+        sharding, sep, mp) once; the ranks are laid out in that order, the last varying fastest."""
         order = list(self._values["hybrid_configs"]["order"])
         if sorted(order) != sorted(_HYBRID["order"]):
             raise ValueError(f"DistributedStrategy.hybrid_configs order={order}; it must name each of "
                              f"{_HYBRID['order']} once")
-        if [a for a in order if a in ("dp", "sharding", "mp")] != ["dp", "sharding", "mp"]:
-            raise ValueError(f"DistributedStrategy.hybrid_configs order={order}: pycoll lays its ranks out in "
-                             f"paddle's default order (dp, then sharding, then mp varying fastest)")
 
     def save_to_prototxt(self, output: str) -> None:
         """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``

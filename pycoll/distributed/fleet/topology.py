@@ -1,46 +1,132 @@
-"""``HybridCommunicateGroup``: the data-, sharding- and model-parallel groups of a fleet job,
-built in paddle's rank order (axes data, sharding, model; the model-parallel index varies
-fastest: rank = (dp_index × sharding + sharding_index) × mp + mp_index)."""
+"""paddle's ``CommunicateTopology`` (the grid of a hybrid job: named axes, their sizes, rank ↔
+coordinate) and ``HybridCommunicateGroup`` (this rank's place on it and the groups along each
+axis). The axes come in the order ``hybrid_configs["order"]`` gives (paddle's default: data, pipe,
+sharding, sep, model, the last varying fastest), so rank = the grid index of the coordinate, as in
+paddle."""
 from __future__ import annotations
 
+import collections
 import itertools
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import pycoll.distributed as dist
 from pycoll.distributed.parallel_mode import ParallelMode
 
-AXES = ("data", "sharding", "model")
+# paddle's short names in hybrid_configs["order"] -> the topology's axis names
+AXIS_NAMES = {"dp": "data", "pp": "pipe", "sharding": "sharding", "sep": "sep", "mp": "model"}
+
+
+class CommunicateTopology:
+    """The grid: ``hybrid_group_names`` (axis names, slowest first) of sizes ``dims``; global
+    rank r sits at the r-th coordinate in row-major order."""
+
+    def __init__(self, hybrid_group_names: Optional[List[str]] = None, dims: Optional[List[int]] = None):
+        names = list(hybrid_group_names if hybrid_group_names is not None
+                     else ["data", "pipe", "sharding", "sep", "context", "model"])
+        dims = list(dims if dims is not None else [1] * len(names))
+        if len(names) != len(dims) or len(set(names)) != len(names):
+            raise ValueError(f"CommunicateTopology: hybrid_group_names={names} and dims={dims} must name "
+                             f"distinct axes, one size each")
+        if any(not isinstance(d, int) or d < 1 for d in dims):
+            raise ValueError(f"CommunicateTopology: dims={dims}; each must be an int >= 1")
+        self._parallel_names = names
+        self._dims = dims
+        self.coordinate = collections.namedtuple("Coordinate", names)
+        coords = [self.coordinate(*c) for c in itertools.product(*(range(d) for d in dims))]
+        self._coord2rank = {c: r for r, c in enumerate(coords)}
+        self._rank2coord = dict(enumerate(coords))
+        self._world_size = len(coords)
+
+    def get_hybrid_group_names(self) -> List[str]:
+        return self._parallel_names
+
+    def _axis(self, axis_name: str) -> int:
+        if axis_name not in self._parallel_names:
+            raise ValueError(f"CommunicateTopology: axis_name={axis_name!r}; the axes are {self._parallel_names}")
+        return self._parallel_names.index(axis_name)
+
+    def get_dim(self, axis_name: str) -> int:
+        return self._dims[self._axis(axis_name)]
+
+    get_dim_size = get_dim
+
+    def world_size(self) -> int:
+        return self._world_size
+
+    def get_rank(self, **args: int) -> int:
+        """The global rank at the coordinate given axis by axis (every axis named)."""
+        if sorted(args) != sorted(self._parallel_names):
+            raise ValueError(f"CommunicateTopology.get_rank: got axes {sorted(args)}; give each of "
+                             f"{self._parallel_names}")
+        key = self.coordinate(**args)
+        if key not in self._coord2rank:
+            raise ValueError(f"CommunicateTopology.get_rank: {key} is outside the grid {self._dims}")
+        return self._coord2rank[key]
+
+    def get_coord(self, rank: int) -> Any:
+        if rank not in self._rank2coord:
+            raise ValueError(f"CommunicateTopology.get_coord: rank={rank}; the grid has ranks 0..{self._world_size - 1}")
+        return self._rank2coord[rank]
+
+    def get_axis_list(self, axis_name: str, index: int) -> List[int]:
+        """The global ranks whose coordinate on ``axis_name`` is ``index``, sorted."""
+        axis = self._axis(axis_name)
+        return sorted(r for c, r in self._coord2rank.items() if c[axis] == index)
+
+    def get_comm_list(self, axis_name: str) -> List[List[int]]:
+        """For each setting of the other axes (in grid order), the ranks along ``axis_name``."""
+        axis = self._axis(axis_name)
+        others = [range(d) if i != axis else [0] for i, d in enumerate(self._dims)]
+        lines = []
+        for point in itertools.product(*others):
+            lines.append([self._coord2rank[self.coordinate(*point[:axis], i, *point[axis + 1:])]
+                          for i in range(self._dims[axis])])
+        return lines
+
+    def get_rank_from_stage(self, global_rank: int, **kwargs: int) -> int:
+        """The rank at ``global_rank``'s coordinate with the axes in ``kwargs`` changed."""
+        return self.get_rank(**self.get_coord(global_rank)._replace(**kwargs)._asdict())
+
+    def __repr__(self) -> str:
+        return f"CommunicateTopology({self._parallel_names}, {self._dims})"
 
 
 class HybridCommunicateGroup:
-    """This rank's place on the dp × sharding × mp grid, and the groups along each axis. Every
-    rank builds every group (``new_group`` is collective), in the same order."""
+    """This rank's place on ``topology`` and the groups along its data, pipe, sharding and model
+    axes (sep is refused by fleet.init). Every rank builds every group, in the same order."""
 
-    def __init__(self, dp_degree: int, mp_degree: int, sharding_degree: int = 1):
-        self._degrees = dict(zip(AXES, (dp_degree, sharding_degree, mp_degree)))
-        rank = dist.get_rank()
-        self._coords = dict(zip(AXES, _coordinates(rank, [dp_degree, sharding_degree, mp_degree])))
+    def __init__(self, topology: CommunicateTopology, hybrid_configs: Any = None):
+        self._topo = topology
+        self.nranks = dist.get_world_size()
+        self.global_rank = dist.get_rank()
+        if topology.world_size() != self.nranks:
+            raise ValueError(f"HybridCommunicateGroup: topology {topology} holds {topology.world_size()} "
+                             f"ranks, but the job has {self.nranks}")
+        names = topology.get_hybrid_group_names()
+        self._degrees = {a: topology.get_dim(a) if a in names else 1 for a in ("data", "pipe", "sharding", "model")}
+        coord = topology.get_coord(self.global_rank)._asdict()
+        self._coords = {a: coord.get(a, 0) for a in self._degrees}
         self._groups: Dict[str, dist.Group] = {}
-        for axis in ("model", "data", "sharding"):
-            for members in self._lines(axis):
+        self._lines: Dict[str, List[int]] = {}
+        for axis in ("pipe", "data", "model", "sharding"):
+            for members in (topology.get_comm_list(axis) if axis in names else [[r] for r in range(self.nranks)]):
                 group = dist.new_group(members)
-                if group.rank >= 0:
-                    self._groups[axis] = group
+                if self.global_rank in members:
+                    self._groups[axis], self._lines[axis] = group, members
+        self.stage_id = self._coords["pipe"]
+        self.is_first_stage = self.stage_id == 0
+        self.is_last_stage = self.stage_id == self._degrees["pipe"] - 1
+        pipe = self._lines["pipe"]
+        self.next_rank = pipe[(self.stage_id + 1) % len(pipe)]
+        self.prev_rank = pipe[(self.stage_id - 1) % len(pipe)]
 
-    def _lines(self, axis: str) -> List[List[int]]:
-        """For each setting of the other axes, the global ranks along ``axis``, in rank order."""
-        degrees = [self._degrees[a] for a in AXES]
-        fixed = [range(d) if a != axis else [None] for a, d in zip(AXES, degrees)]
-        lines = []
-        for point in itertools.product(*fixed):
-            moving = [range(d) if p is None else [p] for p, d in zip(point, degrees)]
-            lines.append(sorted(_rank(c, degrees) for c in itertools.product(*moving)))
-        return lines
+    def topology(self) -> CommunicateTopology:
+        return self._topo
 
-    # paddle's getters
     def get_global_rank(self) -> int:
-        return dist.get_rank()
+        return self.global_rank
 
+    # data parallel
     def get_data_parallel_rank(self) -> int:
         return self._coords["data"]
 
@@ -53,6 +139,7 @@ class HybridCommunicateGroup:
     def get_data_parallel_group_src_rank(self) -> int:
         return self._groups["data"].ranks[0]
 
+    # model parallel
     def get_model_parallel_rank(self) -> int:
         return self._coords["model"]
 
@@ -65,6 +152,7 @@ class HybridCommunicateGroup:
     def get_model_parallel_group_src_rank(self) -> int:
         return self._groups["model"].ranks[0]
 
+    # sharding
     def get_sharding_parallel_rank(self) -> int:
         return self._coords["sharding"]
 
@@ -77,38 +165,38 @@ class HybridCommunicateGroup:
     def get_sharding_parallel_group_src_rank(self) -> int:
         return self._groups["sharding"].ranks[0]
 
-    def get_pipe_parallel_world_size(self) -> int:
-        return 1  # fleet here has no pipeline parallelism: every rank is its only stage
-
+    # pipeline parallel
     def get_stage_id(self) -> int:
-        return 0
+        return self.stage_id
+
+    def get_pipe_parallel_rank(self) -> int:
+        return self.stage_id
+
+    def get_pipe_parallel_world_size(self) -> int:
+        return self._degrees["pipe"]
+
+    def get_pipe_parallel_group(self) -> dist.Group:
+        return self._groups["pipe"]
+
+    def get_rank_from_stage(self, stage_id: int, **kwargs: int) -> int:
+        """The global rank of ``stage_id`` on this rank's pipeline (other axes as in ``kwargs``)."""
+        return self._topo.get_rank_from_stage(self.global_rank, pipe=stage_id, **kwargs)
+
+    def _get_p2p_next_rank(self) -> int:
+        return self.next_rank
+
+    def _get_p2p_prev_rank(self) -> int:
+        return self.prev_rank
 
     def get_parallel_mode(self) -> Optional[int]:
-        """paddle's ``ParallelMode``: TENSOR_PARALLEL with model parallelism (whatever else),
-        else SHARDING_PARALLEL with sharding (dp beside it or not), else DATA_PARALLEL with data
-        parallelism; None for a job with none (paddle returns nothing there either)."""
-        dp, sharding, mp = (self._degrees[a] > 1 for a in AXES)
-        if mp:
+        """paddle's ``ParallelMode``: PIPELINE_PARALLEL with pipeline stages (whatever else), else
+        TENSOR_PARALLEL with model parallelism, else SHARDING_PARALLEL with sharding (dp beside
+        it or not), else DATA_PARALLEL with data parallelism; None for a job with none (paddle
+        returns nothing there either)."""
+        if self._degrees["pipe"] > 1:
+            return ParallelMode.PIPELINE_PARALLEL
+        if self._degrees["model"] > 1:
             return ParallelMode.TENSOR_PARALLEL
-        if sharding:
+        if self._degrees["sharding"] > 1:
             return ParallelMode.SHARDING_PARALLEL
-        return ParallelMode.DATA_PARALLEL if dp else None
-
-    def topology(self) -> List[List[int]]:
-        """The grid: one row per (data, sharding) index pair, the global ranks by model index."""
-        return self._lines("model")
-
-
-def _coordinates(rank: int, degrees: List[int]) -> List[int]:
-    coords = []
-    for d in reversed(degrees):
-        rank, c = divmod(rank, d)
-        coords.append(c)
-    return coords[::-1]
-
-
-def _rank(coords: tuple, degrees: List[int]) -> int:
-    rank = 0
-    for c, d in zip(coords, degrees):
-        rank = rank * d + c
-    return rank
+        return ParallelMode.DATA_PARALLEL if self._degrees["data"] > 1 else None

@@ -1,0 +1,13 @@
+"""paddle's ``fleet.meta_parallel``: the pipeline (``LayerDesc``, ``SharedLayerDesc``,
+``PipelineLayer``, ``PipelineParallel``), and under the same path (as ``fleet.layers.mpu``) the
+model-parallel layers, the parallel cross-entropy and the RNG tracker (the same objects as
+``pycoll.parallel``'s), plus fleet's ``model_parallel_random_seed``."""
+from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
+from pycoll.distributed.fleet.meta_parallel.pp_layers import LayerDesc, PipelineLayer, SharedLayerDesc
+from pycoll.distributed.fleet.fleet import model_parallel_random_seed  # after the pipeline: fleet uses it
+from pycoll.parallel import (ColumnParallelLinear, ParallelCrossEntropy, RNGStatesTracker, RowParallelLinear,
+                             VocabParallelEmbedding, get_rng_state_tracker)
+
+__all__ = ["ColumnParallelLinear", "LayerDesc", "ParallelCrossEntropy", "PipelineLayer", "PipelineParallel",
+           "RNGStatesTracker", "RowParallelLinear", "SharedLayerDesc", "VocabParallelEmbedding",
+           "get_rng_state_tracker", "model_parallel_random_seed"]

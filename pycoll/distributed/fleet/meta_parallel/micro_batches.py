@@ -1,0 +1,71 @@
+"""The micro-batches of a pipeline batch, as paddle's ``train_batch`` reads ``data``: ``[inputs,
+labels]``; the first stage takes inputs, the last takes labels. Each of them is a Tensor, a tuple
+(or dict) of Tensors (or None), all cut along their first axis into ``accumulate_steps`` blocks
+of ``micro_batch_size`` rows, or a list holding one entry per micro-batch already cut."""
+from __future__ import annotations
+
+from typing import Any
+
+from pycoll.tensor import Tensor
+
+
+class MicroBatches:
+    """Micro-batch ``step`` of ``data``'s inputs (``inputs(step)``) and labels (``labels(step)``),
+    checked when made: a wrong batch size is refused before anything runs."""
+
+    def __init__(self, data: Any, micro_batch_size: int, accumulate_steps: int, fn: str):
+        if not isinstance(data, (list, tuple)) or len(data) != 2:
+            raise ValueError(f"PipelineParallel.{fn}: data must be [inputs, labels] (a list of two), "
+                             f"got {_kind(data)}")
+        self._size, self._steps, self._fn = micro_batch_size, accumulate_steps, fn
+        self._inputs, self._labels = data
+        _check(self._inputs, "data[0] (the inputs)", self)
+        _check(self._labels, "data[1] (the labels)", self)
+
+    def inputs(self, step: int) -> Any:
+        return self._cut(self._inputs, step)
+
+    def labels(self, step: int) -> Any:
+        return self._cut(self._labels, step)
+
+    def _cut(self, item: Any, step: int) -> Any:
+        if isinstance(item, list):
+            return _detached(item[step])
+        if isinstance(item, tuple):
+            return tuple(self._cut(x, step) for x in item)
+        if isinstance(item, dict):
+            return {k: self._cut(v, step) for k, v in item.items()}
+        if item is None:
+            return None
+        return item[step * self._size:(step + 1) * self._size].detach()
+
+
+def _check(item: Any, what: str, batches: MicroBatches) -> None:
+    size, steps, fn = batches._size, batches._steps, batches._fn
+    if isinstance(item, list):
+        if len(item) != steps:
+            raise ValueError(f"PipelineParallel.{fn}: {what} is a list of {len(item)} micro-batches; it must "
+                             f"hold accumulate_steps={steps}")
+        return
+    if isinstance(item, (tuple, dict)):
+        for x in (item.values() if isinstance(item, dict) else item):
+            _check(x, what, batches)
+        return
+    if item is None:
+        return
+    if not isinstance(item, Tensor):
+        raise TypeError(f"PipelineParallel.{fn}: {what} must hold pycoll Tensors, got {type(item).__name__}")
+    if not item.shape or item.shape[0] != size * steps:
+        raise ValueError(f"PipelineParallel.{fn}: {what} has batch size {item.shape[0] if item.shape else None} "
+                         f"(shape {item.shape}); it must be micro_batch_size={size} x accumulate_steps={steps} "
+                         f"= {size * steps} (pipeline_configs)")
+
+
+def _detached(item: Any) -> Any:
+    if isinstance(item, (list, tuple)):
+        return type(item)(_detached(x) for x in item)
+    return item.detach() if isinstance(item, Tensor) else item
+
+
+def _kind(data: Any) -> str:
+    return f"a {type(data).__name__} of {len(data)}" if isinstance(data, (list, tuple)) else type(data).__name__

@@ -1,0 +1,242 @@
+"""paddle's ``PipelineParallel``: what ``fleet.distributed_model`` gives for a ``PipelineLayer``
+when ``pp_degree > 1``. ``train_batch`` runs ``accumulate_steps`` micro-batches through the
+stages on the 1F1B schedule (each stage runs as many forwards ahead as there are stages after it,
+then alternates one forward and one backward), then sums the shared weights' gradients over
+their stages, averages every gradient over the data-parallel group and steps the optimizer (and
+the learning-rate scheduler). The loss of each micro-batch is divided by ``accumulate_steps``, so
+the gradients and the returned loss are means over the batch; every rank of the pipeline gets
+that loss (the last stage's, broadcast), as in paddle.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll._graph import no_grad
+from pycoll.autograd import backward
+from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
+from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
+from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, grads_of
+from pycoll.dtypes import convert_dtype
+from pycoll.nn import Layer
+from pycoll.parallel.fused import fused_allreduce_gradients
+from pycoll.tensor import Tensor, wrap
+
+
+class PipelineParallel(Layer):
+    """``layers`` (a ``PipelineLayer``) run as one stage of a pipeline of ``hcg``'s pipe group,
+    with ``strategy.pipeline_configs``' ``micro_batch_size`` and ``accumulate_steps``."""
+
+    def __init__(self, layers: PipelineLayer, hcg: Any, strategy: Any):
+        if not isinstance(layers, PipelineLayer):
+            raise TypeError(f"PipelineParallel: layers must be a PipelineLayer, got {type(layers).__name__}")
+        super().__init__()
+        self._layers = layers
+        self._hcg, self._strategy = hcg, strategy
+        configs = strategy.pipeline_configs
+        for key in ("micro_batch_size", "accumulate_steps"):
+            value = configs[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"PipelineParallel: pipeline_configs {key}={value!r}; it must be an int >= 1")
+        self.micro_batch_size = configs["micro_batch_size"]
+        self.accumulate_steps = configs["accumulate_steps"]
+        self.num_stages = hcg.get_pipe_parallel_world_size()
+        self.stage_id = hcg.get_stage_id()
+        self.global_rank = hcg.get_global_rank()
+        self.pp_group = hcg.get_pipe_parallel_group()
+        self.dp_group = hcg.get_data_parallel_group()
+        self.use_data_parallel = hcg.get_data_parallel_world_size() > 1
+        self.use_model_parallel = hcg.get_model_parallel_world_size() > 1
+        self._link = StageLink(hcg)
+        self.total_loss: Optional[List[List[Tensor]]] = None
+        self.optimizer: Any = None
+        self.lr_scheduler: Any = None
+        self.scaler: Any = None
+        self.loss_fn_idx = 0
+        self._compute_loss = True
+        self._start_alike()
+
+    def _start_alike(self) -> None:
+        """paddle's start: the replicated weights of a model-parallel stage from its group's
+        first rank, then every weight from the data-parallel group's first rank."""
+        with no_grad():
+            if self.use_model_parallel:
+                mp = self._hcg.get_model_parallel_group()
+                for p in self._layers.parameters():
+                    if not getattr(p, "is_distributed", False):
+                        dist.broadcast(p, src=mp.ranks[0], group=mp)
+            if self.use_data_parallel:
+                for p in self._layers.parameters():
+                    dist.broadcast(p, src=self.dp_group.ranks[0], group=self.dp_group)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self._layers(*inputs, **kwargs)
+
+    def is_pipeline_first_stage(self, ignore_virtual: bool = False) -> bool:
+        return self.stage_id == 0
+
+    def is_pipeline_last_stage(self, ignore_virtual: bool = False) -> bool:
+        return self.stage_id == self.num_stages - 1
+
+    # ---- training ---------------------------------------------------------------------------
+    def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
+                    loss_fn_idx: int = 0, return_micro_batch_loss: bool = False) -> Any:
+        """One optimizer step over ``data`` (``[inputs, labels]`` of ``micro_batch_size x
+        accumulate_steps`` rows; the middle stages may pass None); returns the mean loss."""
+        self._check_loss_fn(loss_fn_idx, "train_batch")
+        self.optimizer, self.lr_scheduler = optimizer, lr_scheduler
+        self._layers.train()
+        loss = self.forward_backward_pipeline(data, scaler, return_micro_batch_loss=return_micro_batch_loss)
+        self._optimizer_step()
+        return loss
+
+    def forward_backward_pipeline(self, data: Any, scaler: Any = None, static_scheduler: bool = False,
+                                  return_micro_batch_loss: bool = False) -> Any:
+        if static_scheduler:
+            raise ValueError("PipelineParallel.forward_backward_pipeline: static_scheduler=True is not "
+                             "built in pycoll; leave it False")
+        self.scaler = scaler
+        self.total_loss = None
+        micro = self._micro_batches(data, "train_batch")
+        first, last, link = self.is_pipeline_first_stage(), self.is_pipeline_last_stage(), self._link
+        startup = min(self.num_stages - self.stage_id - 1, self.accumulate_steps)
+        steady = self.accumulate_steps - startup
+        inputs: List[Any] = []
+        outputs: List[Any] = []
+        for step in range(startup):
+            received = None if first else link.recv_forward()
+            output = self._forward_step(received, micro, step)
+            link.send_forward(output)  # a stage in the startup part is never the last
+            inputs.append(received)
+            outputs.append(output)
+        received = None if first or steady == 0 else link.recv_forward()
+        for i in range(steady):
+            output = self._forward_step(received, micro, startup + i)
+            if not last:
+                link.send_forward(output)
+            inputs.append(received)
+            outputs.append(output)
+            oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
+            grads_in = self._backward_step(oldest_in, oldest_out, None if last else link.recv_backward(oldest_out))
+            if i < steady - 1 and not first:
+                received = link.recv_forward()
+            if not first:
+                link.send_backward(grads_in)
+        for _ in range(startup):
+            oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
+            grads_in = self._backward_step(oldest_in, oldest_out, link.recv_backward(oldest_out))
+            if not first:
+                link.send_backward(grads_in)
+        self._layers.allreduce_shared_weight_gradients()
+        return self._broadcast_final_loss(return_micro_batch_loss)
+
+    def _forward_step(self, received: Any, micro: Optional[MicroBatches], step: int) -> Any:
+        """This stage's forward of micro-batch ``step``; on the last stage (when computing losses)
+        the loss to differentiate, divided by ``accumulate_steps``."""
+        x = micro.inputs(step) if self.is_pipeline_first_stage() else received
+        output = self._layers.forward(x)
+        if not (self.is_pipeline_last_stage() and self._compute_loss):
+            return output
+        labels = micro.labels(step)
+        chosen = None
+        for idx, loss_fn in enumerate(self._layers._loss_fn):
+            if loss_fn is None:
+                continue
+            loss = loss_fn(output, labels)
+            if not isinstance(loss, Tensor):
+                raise TypeError(f"PipelineParallel: loss_fn[{idx}] returned {type(loss).__name__}; it must return a Tensor")
+            if self.accumulate_steps > 1:
+                loss = loss / self.accumulate_steps
+            self.total_loss = self.total_loss or [[] for _ in self._layers._loss_fn]
+            self.total_loss[idx].append(loss.detach())
+            if idx == self.loss_fn_idx:
+                chosen = loss
+        return chosen
+
+    def _backward_step(self, received: Any, output: Any, output_grads: Optional[List[Any]]) -> List[Any]:
+        """Backward through this stage for one micro-batch; the gradients of what it received."""
+        if self.is_pipeline_last_stage():
+            backward(self.scaler.scale(output) if self.scaler is not None else output)
+        else:
+            tensors = [t for t in (output if isinstance(output, tuple) else (output,)) if not t.stop_gradient]
+            if tensors:
+                backward(tensors, [wrap(g) for g in output_grads])
+        return grads_of(received)
+
+    def _broadcast_final_loss(self, return_micro_batch_loss: bool = False) -> Any:
+        """The last stage's loss on every stage: the sum of the divided micro-batch losses (their
+        mean), or with ``return_micro_batch_loss`` the divided losses themselves. On the last
+        stage it has the loss's shape, elsewhere one value more ([1]), as paddle's."""
+        src = self._hcg.get_rank_from_stage(self.num_stages - 1)
+        xp = self.pp_group.array_module
+        losses = []
+        for idx in range(len(self._layers._loss_fn)):
+            if self.is_pipeline_last_stage():
+                if self.total_loss is None or not self.total_loss[idx]:
+                    raise RuntimeError("PipelineParallel: the last stage computed no loss")
+                parts = [t.array for t in self.total_loss[idx]]
+                value = xp.stack(parts) if return_micro_batch_loss else sum(parts[1:], parts[0])
+                code = xp.asarray([DTYPES.index(str(value.dtype))], np.int64)
+                dist.broadcast(code, src=src, group=self.pp_group)
+                dist.broadcast(xp.ascontiguousarray(value), src=src, group=self.pp_group)
+                losses.append(wrap(value))
+            else:
+                code = xp.zeros(1, np.int64)
+                dist.broadcast(code, src=src, group=self.pp_group)
+                shape = [self.accumulate_steps] if return_micro_batch_loss else [1]
+                value = xp.zeros(shape, convert_dtype(DTYPES[int(code[0])]))
+                dist.broadcast(value, src=src, group=self.pp_group)
+                losses.append(wrap(value))
+        return losses[0] if len(losses) == 1 else losses
+
+    def _optimizer_step(self) -> None:
+        if self.use_data_parallel:
+            fused_allreduce_gradients(self._layers.parameters(), self._hcg)
+        if self.scaler is not None:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        else:
+            self.optimizer.step()
+        self.optimizer.clear_grad()
+        if self.lr_scheduler is not None:
+            self.lr_scheduler.step()
+
+    # ---- evaluation -------------------------------------------------------------------------
+    def eval_batch(self, data: Any, compute_loss: bool = False, loss_fn_idx: int = 0,
+                   return_host_tensor: bool = False) -> Any:
+        """Forward only, over the micro-batches of ``data``: the mean loss on every stage with
+        ``compute_loss``, else the list of this stage's outputs, one per micro-batch (the
+        model's outputs on the last stage)."""
+        self._check_loss_fn(loss_fn_idx, "eval_batch")
+        self._layers.eval()
+        self.total_loss = None
+        saved, self._compute_loss = self._compute_loss, compute_loss
+        try:
+            micro = self._micro_batches(data, "eval_batch")
+            outputs = []
+            with no_grad():
+                for step in range(self.accumulate_steps):
+                    received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
+                    output = self._forward_step(received, micro, step)
+                    if not self.is_pipeline_last_stage():
+                        self._link.send_forward(output)
+                    outputs.append(output)
+            return self._broadcast_final_loss() if compute_loss else outputs
+        finally:
+            self._compute_loss = saved
+
+    # ---- checks -----------------------------------------------------------------------------
+    def _check_loss_fn(self, loss_fn_idx: int, fn: str) -> None:
+        self.loss_fn_idx = loss_fn_idx
+        loss_fns = self._layers._loss_fn
+        if not isinstance(loss_fn_idx, int) or not 0 <= loss_fn_idx < len(loss_fns) or loss_fns[loss_fn_idx] is None:
+            raise ValueError(f"PipelineParallel.{fn}: loss_fn_idx={loss_fn_idx!r}, but the PipelineLayer has no such "
+                             f"loss_fn (give PipelineLayer(loss_fn=...))")
+
+    def _micro_batches(self, data: Any, fn: str) -> Optional[MicroBatches]:
+        """The stage's view of ``data``: the middle stages read none of it."""
+        if not (self.is_pipeline_first_stage() or self.is_pipeline_last_stage()):
+            return None
+        return MicroBatches(data, self.micro_batch_size, self.accumulate_steps, fn)

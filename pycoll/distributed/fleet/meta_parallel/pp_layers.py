@@ -1,0 +1,274 @@
+"""paddle's pipeline model description: ``LayerDesc`` (a layer to build later), ``SharedLayerDesc``
+(one layer whose weights several stages use, e.g. an embedding tied to the output projection) and
+``PipelineLayer``, which cuts the description into stages and builds only this rank's stage.
+
+As in paddle, each described layer is built from the random generator seeded with ``1234 +`` its
+index in the list (the generators in use before come back afterwards), so a layer's initial
+weights do not depend on how the list is cut. A shared layer is built on every stage that uses
+it; its shared weights then start from the first such stage's (a broadcast over a group of
+those stages), and ``allreduce_shared_weight_gradients`` sums their gradients over that group
+after each batch, so the copies stay equal.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections import OrderedDict
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll._graph import no_grad
+from pycoll._logging import logger
+from pycoll.distributed.fleet.recompute import recompute
+from pycoll.distributed.fleet.topology import CommunicateTopology
+from pycoll.nn import Layer, LayerDict
+from pycoll.parallel import get_rng_state_tracker
+from pycoll.random import drawing_from
+from pycoll.tensor import Tensor
+
+BASE_SEED = 1234  # paddle's: layer i is built from seed 1234 + i
+
+
+class LayerDesc:
+    """``layer_func(*inputs, **kwargs)``, built by the stage that holds it."""
+
+    def __init__(self, layer_func: type, *inputs: Any, **kwargs: Any):
+        if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
+            raise TypeError(f"LayerDesc: layer_func must be a subclass of pycoll.nn.Layer, got {layer_func!r}")
+        self.layer_func = layer_func
+        self.inputs = inputs
+        self.kwargs = kwargs
+
+    def build_layer(self, **extra_kwargs: Any) -> Layer:
+        return self.layer_func(*self.inputs, **{**self.kwargs, **extra_kwargs})
+
+    def __repr__(self) -> str:
+        args = [repr(a) for a in self.inputs] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"{self.layer_func.__name__}({', '.join(args)})"
+
+
+class SharedLayerDesc(LayerDesc):
+    """A layer named ``key``: every ``SharedLayerDesc`` with that key uses one layer per stage,
+    whose ``shared_weight_attr`` weights are kept equal across stages. ``forward_func(layer, x)``,
+    when given, is called instead of the layer (e.g. ``x @ layer.weight.T`` for an output
+    projection tied to an embedding)."""
+
+    def __init__(self, key: str, layer_func: type, forward_func: Optional[Callable[..., Any]] = None,
+                 shared_weight_attr: Union[str, List[str]] = "weight", *inputs: Any, **kwargs: Any):
+        super().__init__(layer_func, *inputs, **kwargs)
+        attrs = [shared_weight_attr] if isinstance(shared_weight_attr, str) else shared_weight_attr
+        if not isinstance(attrs, list) or not attrs or not all(isinstance(a, str) for a in attrs):
+            raise TypeError(f"SharedLayerDesc: shared_weight_attr must be a str or a list of str, "
+                            f"got {shared_weight_attr!r}")
+        if forward_func is not None and not callable(forward_func):
+            raise TypeError(f"SharedLayerDesc: forward_func must be callable, got {forward_func!r}")
+        self.layer_name = key
+        self.forward_func = forward_func
+        self.shared_weight_attr = attrs
+
+
+def _name_of(desc: Any) -> Optional[str]:
+    """The class or function name ``seg_method="layer:..."`` matches."""
+    if isinstance(desc, LayerDesc):
+        return desc.layer_func.__name__
+    if isinstance(desc, Layer):
+        return type(desc).__name__
+    return getattr(desc, "__name__", None)
+
+
+def segment_layers(descs: Sequence[Any], num_parts: int, method: Union[str, List[int]] = "uniform") -> List[int]:
+    """paddle's cut of ``descs`` into ``num_parts`` stages: the boundaries, ``num_parts + 1`` of
+    them from 0 to ``len(descs)``. ``"uniform"``: equal counts, the last stages taking one more
+    where it does not divide; ``"layer:Name"``: equal counts of the items whose name matches the
+    regular expression ``Name`` (case-insensitive), each stage ending after its last one; a list
+    gives the boundaries (without the last, or with it)."""
+    n = len(descs)
+    if n < num_parts:
+        raise ValueError(f"PipelineLayer: {n} layers cannot fill num_stages={num_parts} stages")
+    if isinstance(method, list):
+        bounds = list(method)
+        if bounds[:1] != [0] or any(not isinstance(b, int) or not 0 <= b <= n for b in bounds) \
+                or len(bounds) not in (num_parts, num_parts + 1):
+            raise ValueError(f"PipelineLayer: seg_method={method}; a list needs {num_parts} or {num_parts + 1} "
+                             f"boundaries from 0 up to {n}")
+        return bounds + [n] if len(bounds) == num_parts else bounds
+    if method == "uniform":
+        size, extra = divmod(n, num_parts)
+        bounds = [0]
+        for i in range(1, num_parts):
+            bounds.append(bounds[-1] + size + (1 if i > num_parts - extra else 0))
+        return bounds + [n]
+    if isinstance(method, str) and method.startswith("layer:"):
+        pattern = re.compile(method.split(":", 1)[1], re.IGNORECASE)
+        marked = [i for i, d in enumerate(descs) if _name_of(d) is not None and pattern.search(_name_of(d))]
+        if not marked or len(marked) % num_parts:
+            raise ValueError(f"PipelineLayer: seg_method={method!r} matches {len(marked)} layers; it must match "
+                             f"a positive multiple of num_stages={num_parts}")
+        per = len(marked) // num_parts
+        return [0] + [marked[per * k - 1] + 1 for k in range(1, num_parts)] + [n]
+    raise ValueError(f"PipelineLayer: seg_method={method!r}; use 'uniform', 'layer:ClassName' or a list of boundaries")
+
+
+class PipelineLayer(Layer):
+    """The stages of a model given as a list of ``LayerDesc``, ``SharedLayerDesc``, built layers
+    and plain callables (a function or lambda between layers); this rank builds and runs its
+    stage's part. ``topology`` (fleet's ``hcg.topology()``) or ``num_stages`` (then the world
+    is ``world / num_stages`` data-parallel copies of a pipeline) gives the stages; ``loss_fn``
+    (one, or a list) runs on the last stage's output and the labels. ``recompute_interval``: run
+    every that many items under ``fleet.utils.recompute``. Interleaved, dualpipe and CUDA-graph
+    schedules are not built."""
+
+    def __init__(self, layers: Sequence[Any], num_stages: Optional[int] = None,
+                 topology: Optional[CommunicateTopology] = None, loss_fn: Any = None,
+                 seg_method: Union[str, List[int]] = "uniform", recompute_interval: int = 0,
+                 recompute_ctx: Optional[Dict[str, Any]] = None, num_virtual_pipeline_stages: Optional[int] = None,
+                 use_cudagraph: bool = False, use_dualpipev: bool = False):
+        super().__init__()
+        if num_stages is None and topology is None:
+            raise ValueError("PipelineLayer: give num_stages or topology")
+        for name, value, plain in (("num_virtual_pipeline_stages", num_virtual_pipeline_stages, (None, 1)),
+                                   ("use_cudagraph", use_cudagraph, (False,)), ("use_dualpipev", use_dualpipev, (False,))):
+            if value not in plain:
+                raise ValueError(f"PipelineLayer: {name}={value!r}: pycoll runs the 1F1B schedule only; "
+                                 f"leave {name} at {plain[0]}")
+        if isinstance(recompute_interval, bool) or not isinstance(recompute_interval, int) or recompute_interval < 0:
+            raise ValueError(f"PipelineLayer: recompute_interval={recompute_interval!r}; it must be an int >= 0")
+        world, self.global_rank = dist.get_world_size(), dist.get_rank()
+        if topology is None:
+            if not isinstance(num_stages, int) or num_stages < 1 or world % num_stages:
+                raise ValueError(f"PipelineLayer: num_stages={num_stages!r} must divide the world size ({world})")
+            topology = CommunicateTopology(["data", "pipe", "model"], [world // num_stages, num_stages, 1])
+        elif num_stages is not None and num_stages != topology.get_dim("pipe"):
+            raise ValueError(f"PipelineLayer: num_stages={num_stages}, but the topology has "
+                             f"{topology.get_dim('pipe')} pipe stages")
+        self._topo = topology
+        self._num_stages = topology.get_dim("pipe")
+        self._stage_id = topology.get_coord(self.global_rank).pipe
+        self._loss_fn = loss_fn if isinstance(loss_fn, list) else [loss_fn]
+        self._recompute_interval = recompute_interval
+        self.recompute_ctx = recompute_ctx
+        self._num_virtual_pipeline_stages = 1
+        self._layers_desc = list(layers)
+        self._num_layers = len(self._layers_desc)
+        self.shared_layers = LayerDict()
+        self.segment_parts = segment_layers(self._layers_desc, self._num_stages, seg_method)
+        self._start_pos = self.segment_parts[self._stage_id]
+        self._end_pos = self.segment_parts[self._stage_id + 1]
+        logger.info("PipelineLayer: stage %d of %d holds layers %d..%d", self._stage_id, self._num_stages,
+                    self._start_pos, self._end_pos - 1)
+        self.run_function: List[Callable[..., Any]] = []
+        self._build_layer()
+        self.shared_comm = self._construct_shared_comm()
+        self._synchronize_shared_weights()
+
+    # ---- building ---------------------------------------------------------------------------
+    def _build_layer(self) -> None:
+        tracker = get_rng_state_tracker()
+        saved = tracker.get_states_tracker()
+        for index in range(self._start_pos, self._end_pos):
+            desc = self._layers_desc[index]
+            with drawing_from(np.random.default_rng(BASE_SEED + index)):
+                if isinstance(desc, SharedLayerDesc):
+                    if desc.layer_name not in self.shared_layers:
+                        self.shared_layers[desc.layer_name] = desc.build_layer()
+                    layer = self.shared_layers[desc.layer_name]
+                    self.run_function.append(layer if desc.forward_func is None
+                                             else functools.partial(desc.forward_func, layer))
+                    continue
+                layer = desc.build_layer() if isinstance(desc, LayerDesc) else desc
+            if isinstance(layer, Layer):
+                self.add_sublayer(str(index), layer)
+            elif not callable(layer):
+                raise TypeError(f"PipelineLayer: layers[{index}] is {type(layer).__name__}; give a LayerDesc, "
+                                f"a SharedLayerDesc, a Layer or a callable")
+            self.run_function.append(layer)
+        tracker.set_states_tracker(saved)
+
+    def _construct_shared_comm(self) -> Dict[str, Dict[str, Any]]:
+        """For each shared key used on several stages: a group per pipeline joining the stages that
+        use it, and the weights (of this stage's layer) that group keeps equal."""
+        stages: Dict[str, List[int]] = OrderedDict()
+        attrs: Dict[str, List[str]] = {}
+        for index, desc in enumerate(self._layers_desc):
+            if isinstance(desc, SharedLayerDesc):
+                stage = self.get_stage_from_index(index)
+                stages.setdefault(desc.layer_name, [])
+                if stage not in stages[desc.layer_name]:
+                    stages[desc.layer_name].append(stage)
+                first = attrs.setdefault(desc.layer_name, desc.shared_weight_attr)
+                if not set(desc.shared_weight_attr) <= set(first):
+                    raise ValueError(f"SharedLayerDesc {desc.layer_name!r}: shared_weight_attr="
+                                     f"{desc.shared_weight_attr} is not among the first one's {first}")
+        comm: Dict[str, Dict[str, Any]] = {}
+        for key, used in stages.items():
+            if len(used) < 2:
+                continue
+            for line in self._topo.get_comm_list("pipe"):
+                ranks = sorted(line[s] for s in used)
+                group = dist.new_group(ranks)
+                if self.global_rank in ranks:
+                    comm[key] = {"ranks": ranks, "group": group, "weight_attr": attrs[key],
+                                 "layer": self.shared_layers[key]}
+        return comm
+
+    def _synchronize_shared_weights(self) -> None:
+        """The shared weights from the first stage that uses them; the later stages' copies are
+        marked ``is_firstly_shared = False`` (a global-norm clip counts them once)."""
+        for comm in self.shared_comm.values():
+            with no_grad():
+                for attr in comm["weight_attr"]:
+                    weight = getattr(comm["layer"], attr)
+                    dist.broadcast(weight, src=comm["ranks"][0], group=comm["group"])
+                    weight.is_firstly_shared = self.global_rank == comm["ranks"][0]
+
+    def allreduce_shared_weight_gradients(self) -> None:
+        """Sum the shared weights' gradients over the stages that use them (a stage whose copy
+        got none adds zeros)."""
+        for comm in self.shared_comm.values():
+            for attr in comm["weight_attr"]:
+                weight = getattr(comm["layer"], attr)
+                if weight.grad is None:
+                    weight.grad = weight.array * 0
+                dist.all_reduce(weight.grad, group=comm["group"])
+
+    # ---- queries ----------------------------------------------------------------------------
+    def get_stage_from_index(self, layer_idx: int) -> int:
+        """The stage that holds ``layers[layer_idx]``."""
+        if not 0 <= layer_idx < self._num_layers:
+            raise ValueError(f"PipelineLayer.get_stage_from_index: layer_idx={layer_idx}; there are "
+                             f"{self._num_layers} layers")
+        return next(s for s in range(self._num_stages)
+                    if self.segment_parts[s] <= layer_idx < self.segment_parts[s + 1])
+
+    def get_num_virtual_stages(self) -> int:
+        return self._num_virtual_pipeline_stages
+
+    def get_model_chunks(self) -> None:
+        return None  # paddle's: only interleaved schedules have chunks
+
+    # ---- running ----------------------------------------------------------------------------
+    def forward_function(self, start: int, end: int) -> Callable[..., Any]:
+        """This stage's items ``start:end`` run one after another on one input (a tuple stays one)."""
+        def execute(*x: Any) -> Any:
+            out = x[0] if len(x) == 1 else x
+            for fn in self.run_function[start:end]:
+                out = fn(out)
+            return out
+        return execute
+
+    def forward(self, input: Any, chunk_id: Optional[int] = None) -> Any:  # noqa: A002 - paddle's name
+        if chunk_id is not None:
+            raise ValueError(f"PipelineLayer.forward: chunk_id={chunk_id}; chunks belong to interleaved schedules")
+        count = len(self.run_function)
+        if self._recompute_interval == 0:
+            return self.forward_function(0, count)(input)
+        for start in range(0, count, self._recompute_interval):
+            end = min(start + self._recompute_interval, count)
+            args = input if isinstance(input, tuple) else (input,)
+            needs = any(isinstance(t, Tensor) and not t.stop_gradient for t in args) and any(
+                isinstance(f, Layer) and f.parameters() for f in self.run_function[start:end])
+            block = self.forward_function(start, end)
+            input = recompute(block, *args) if needs else block(*args)
+        return input

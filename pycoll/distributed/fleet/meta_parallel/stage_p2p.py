@@ -1,0 +1,92 @@
+"""What a pipeline stage sends its neighbours: its output forward (a tensor or a tuple of them),
+the gradients of the tensors it received backward. Each forward message starts with a small
+header (count, then each tensor's dtype, ``stop_gradient`` and shape), so activations whose shapes
+change from batch to batch need nothing set; a backward message needs none, the receiver knows
+the shapes of what it sent. Everything goes over the pipe group with pycoll's blocking
+``send``/``recv``; the 1F1B order makes every send meet its receive."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+import pycoll.distributed as dist
+from pycoll.dtypes import convert_dtype
+from pycoll.tensor import Tensor, wrap
+
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+          "complex64", "complex128")
+Activation = Union[Tensor, Tuple[Tensor, ...]]
+
+
+class StageLink:
+    """The sends and receives of one stage (``hcg``'s) with the previous and next stage."""
+
+    def __init__(self, hcg: Any):
+        self.group = hcg.get_pipe_parallel_group()
+        self.next_rank = hcg._get_p2p_next_rank()
+        self.prev_rank = hcg._get_p2p_prev_rank()
+        self.xp = self.group.array_module
+
+    def send_forward(self, output: Activation) -> None:
+        tensors = _as_tuple(output, "the stage's output")
+        header = [len(tensors)]
+        for t in tensors:
+            name = str(t.array.dtype)
+            if name not in DTYPES:
+                raise TypeError(f"PipelineParallel: a stage output of dtype {name} cannot be sent; use one of {DTYPES}")
+            header += [DTYPES.index(name), int(t.stop_gradient), t.array.ndim, *t.array.shape]
+        self._send(np.asarray([len(header)], np.int64), self.next_rank)
+        self._send(np.asarray(header, np.int64), self.next_rank)
+        for t in tensors:
+            self._send(t.array, self.next_rank)
+
+    def recv_forward(self) -> Activation:
+        """The previous stage's output as new leaf tensors (a tuple where it sent several), each
+        with the sender's ``stop_gradient``."""
+        size = self._recv(np.empty(1, np.int64), self.prev_rank)
+        header = [int(v) for v in self._recv(np.empty(int(size[0]), np.int64), self.prev_rank)]
+        count, at, received = header[0], 1, []
+        for _ in range(count):
+            dtype, stop, ndim = convert_dtype(DTYPES[header[at]]), bool(header[at + 1]), header[at + 2]
+            shape = tuple(header[at + 3:at + 3 + ndim])
+            at += 3 + ndim
+            t = wrap(self._recv(self.xp.empty(shape, dtype), self.prev_rank))
+            t.stop_gradient = stop
+            received.append(t)
+        return received[0] if count == 1 else tuple(received)
+
+    def send_backward(self, grads: Sequence[Any]) -> None:
+        """The gradients of the received tensors that need one, in their order."""
+        for g in grads:
+            self._send(g, self.prev_rank)
+
+    def recv_backward(self, output: Activation) -> List[Any]:
+        """The gradients of ``output``'s tensors that need one, from the next stage."""
+        return [self._recv(self.xp.empty(t.array.shape, t.array.dtype), self.next_rank)
+                for t in _as_tuple(output, "the stage's output") if not t.stop_gradient]
+
+    def _send(self, array: Any, peer: int) -> None:
+        dist.send(self.xp.ascontiguousarray(self.xp.asarray(array)), dst=peer, group=self.group)
+
+    def _recv(self, array: Any, peer: int) -> Any:
+        out = self.xp.asarray(array)
+        dist.recv(out, src=peer, group=self.group)
+        return out
+
+
+def _as_tuple(value: Any, what: str) -> Tuple[Tensor, ...]:
+    tensors = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"PipelineParallel: {what} must be a Tensor or a tuple of Tensors, "
+                            f"got {type(t).__name__} in it")
+    return tensors
+
+
+def grads_of(received: Optional[Activation]) -> List[Any]:
+    """The gradients of the received tensors that need one (zeros where backward gave none)."""
+    if received is None:
+        return []
+    return [t.grad.array if t.grad is not None else t.array * 0
+            for t in _as_tuple(received, "the received input") if not t.stop_gradient]

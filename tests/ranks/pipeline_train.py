@@ -1,0 +1,257 @@
+"""Pipeline parallelism through fleet against one process training the whole model on the whole
+batch (same initial weights, NumPy-drawn by layer index), and against Paddle 3.3.1's CPU build.
+
+``pp2`` (2 ranks): an MLP (with a lambda between layers) under Momentum and a global-norm clip:
+losses, eval_batch and final weights equal the single-process reference and the numbers Paddle
+gave for the same script; then a model whose embedding is tied to its output projection
+(``SharedLayerDesc`` on both stages), a sequence length that changes between batches and a
+learning-rate scheduler: the shared weight stays equal on both stages and matches the reference
+(whose clip counts it once). A batch of the wrong size is refused by name.
+``dp2pp2`` (4 ranks): two pipelines, each on half of every batch, gradients averaged over dp.
+``pp2mp2`` (4 ranks): each stage split over two model-parallel ranks; the clip spans both.
+"""
+import sys
+
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet.meta_parallel import (ColumnParallelLinear, LayerDesc, PipelineLayer, RowParallelLinear,
+                                                    SharedLayerDesc)
+
+TOL = dict(rtol=2e-6, atol=2e-6)
+MBS, ACC = 2, 4
+# Paddle 3.3.1 (CPU build, 2 ranks, pp_degree=2, pipeline_configs use_batch_p2p_comm=False, the
+# ParallelEnv._device_id its CPU build lacks set to 0) on the pp2 MLP part of this script:
+PADDLE_MLP_LOSSES = [1.46256471, 1.84175801, 1.40731561, 1.59247041]
+PADDLE_MLP_EVAL = 1.50640070
+
+
+def start(dp, pp, mp):
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = {"dp_degree": dp, "mp_degree": mp, "pp_degree": pp}
+    strategy.pipeline_configs = {"accumulate_steps": ACC, "micro_batch_size": MBS}
+    fleet.init(is_collective=True, strategy=strategy)
+    return fleet.get_hybrid_communicate_group()
+
+
+def mlp_weights():
+    """Paddle's script's draws: per layer index, weight then bias."""
+    init = np.random.default_rng(5)
+    shapes = {0: [(4, 8), (8,)], 2: [(8, 8), (8,)], 5: [(8, 3), (3,)]}
+    return {f"{i}.{kind}": init.standard_normal(s).astype("float32") * 0.5
+            for i in range(6) for kind, s in zip(("weight", "bias"), shapes.get(i, []))}
+
+
+def mlp_descs(split):
+    first = [LayerDesc(ColumnParallelLinear, 4, 8, gather_output=False, has_bias=True), LayerDesc(nn.Tanh),
+             LayerDesc(RowParallelLinear, 8, 8, input_is_parallel=True)] if split else \
+        [LayerDesc(nn.Linear, 4, 8), LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 8, 8)]
+    return first + [lambda x: x * 0.5, LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 8, 3)]
+
+
+class RefMLP(nn.Layer):
+    def __init__(self, weights):
+        super().__init__()
+        self.l0, self.l2, self.l5 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 3)
+        for name, value in weights.items():
+            getattr(getattr(self, "l" + name.split(".")[0]), name.split(".")[1]).set_value(value)
+
+    def named(self):
+        return {f"{i}.{k}": getattr(getattr(self, f"l{i}"), k) for i in (0, 2, 5) for k in ("weight", "bias")}
+
+    def forward(self, x):
+        return self.l5(pycoll.tanh(self.l2(pycoll.tanh(self.l0(x))) * 0.5))
+
+
+def tied_head(embed, x):
+    return pycoll.matmul(x, embed.weight, transpose_y=True)
+
+
+class RefTied(nn.Layer):
+    def __init__(self, weights):
+        super().__init__()
+        self.embed, self.l1, self.l3 = nn.Embedding(10, 6), nn.Linear(6, 6), nn.Linear(6, 6)
+        for name, value in weights.items():
+            target = self.embed.weight if name.startswith("shared") else \
+                getattr(getattr(self, "l" + name.split(".")[0]), name.split(".")[1])
+            target.set_value(value)
+
+    def named(self):
+        return {"shared_layers.embed.weight": self.embed.weight,
+                **{f"{i}.{k}": getattr(getattr(self, f"l{i}"), k) for i in (1, 3) for k in ("weight", "bias")}}
+
+    def forward(self, ids):
+        return tied_head(self.embed, self.l3(pycoll.tanh(self.l1(self.embed(ids)))))
+
+
+def tied_weights():
+    init = np.random.default_rng(7)
+    weights = {"shared_layers.embed.weight": init.standard_normal((10, 6)).astype("float32")}
+    for i in (1, 3):
+        weights[f"{i}.weight"] = init.standard_normal((6, 6)).astype("float32") * 0.5
+        weights[f"{i}.bias"] = init.standard_normal(6).astype("float32") * 0.1
+    return weights
+
+
+def place(model, weights, hcg):
+    """Set each of this rank's parameters from the whole weights (a split one gets its block)."""
+    mp_rank, mp = hcg.get_model_parallel_rank(), hcg.get_model_parallel_world_size()
+    for name, p in model.named_parameters():
+        value = weights[name]
+        if getattr(p, "is_distributed", False):
+            axis = 1 if name.startswith("0.") and name.endswith("weight") else 0
+            value = np.split(value, mp, axis=axis if value.ndim > 1 else 0)[mp_rank]
+        p.set_value(value)
+
+
+def whole(name, p, hcg, of_grad=False):
+    t = p.grad if of_grad else p
+    if not getattr(p, "is_distributed", False):
+        return t.numpy()
+    parts = []
+    dist.all_gather(parts, t, group=hcg.get_model_parallel_group())
+    axis = 1 if name.startswith("0.") and name.endswith("weight") else 0
+    return np.concatenate([x.numpy() for x in parts], axis=axis)
+
+
+def compare_weights(model, ref, hcg, when):
+    named = ref.named()
+    for name, p in model.named_parameters():
+        np.testing.assert_allclose(whole(name, p, hcg), named[name].numpy(), err_msg=f"{when}: {name}", **TOL)
+
+
+def check_loss_shape(loss, hcg):
+    # paddle's: the last stage's loss keeps its shape ([]), the others receive it as [1]
+    assert loss.shape == ([] if hcg.is_last_stage else [1]), loss.shape
+
+
+def train_mlp(hcg, dp_parts, split=False, paddle=False):
+    weights = mlp_weights()
+    layer = PipelineLayer(layers=mlp_descs(split), loss_fn=nn.MSELoss(), topology=hcg.topology())
+    assert layer.segment_parts == [0, 3, 6] and layer.get_stage_from_index(4) == 1, layer.segment_parts
+    place(layer, weights, hcg)
+    ref = RefMLP(weights)
+    clip = nn.ClipGradByGlobalNorm(0.5)
+    opt = fleet.distributed_optimizer(pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9,
+                                                                 parameters=layer.parameters(), grad_clip=clip))
+    ref_opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=ref.parameters(), grad_clip=clip)
+    model = fleet.distributed_model(layer)
+    assert isinstance(model, fleet.meta_parallel.PipelineParallel)
+    data, dp_rank = np.random.default_rng(0), hcg.get_data_parallel_rank()
+    clipped = False
+    for step in range(4):
+        xs = [data.standard_normal((8, 4)).astype("float32") for _ in range(dp_parts)]
+        ys = [data.standard_normal((8, 3)).astype("float32") for _ in range(dp_parts)]
+        x, y = pycoll.to_tensor(np.concatenate(xs)), pycoll.to_tensor(np.concatenate(ys))
+        loss = model.train_batch([pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])], opt)
+        check_loss_shape(loss, hcg)
+        ref_loss = nn.MSELoss()(ref(x), y)
+        ref_loss.backward()
+        clipped |= float(np.sqrt(sum(float((p.grad.numpy() ** 2).sum()) for p in ref.parameters()))) > 0.5
+        ref_opt.step()
+        ref_opt.clear_grad()
+        mean = loss.detach().clone()
+        dist.all_reduce(mean, op=dist.ReduceOp.AVG, group=hcg.get_data_parallel_group())
+        np.testing.assert_allclose(float(mean.numpy().reshape(-1)[0]), float(ref_loss), err_msg=f"loss {step}", **TOL)
+        if paddle:
+            np.testing.assert_allclose(float(loss.numpy().reshape(-1)[0]), PADDLE_MLP_LOSSES[step], rtol=1e-6)
+        compare_weights(layer, ref, hcg, f"step {step}")
+    assert clipped, "the clip never acted: make it tighter"
+    with pycoll.no_grad():
+        ref_out = ref(pycoll.to_tensor(xs[dp_rank]))
+        ref_eval = float(nn.MSELoss()(ref_out, pycoll.to_tensor(ys[dp_rank])))
+    x_mine, y_mine = pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])
+    evaluated = model.eval_batch([x_mine, y_mine], compute_loss=True)
+    np.testing.assert_allclose(float(evaluated.numpy().reshape(-1)[0]), ref_eval, **TOL)
+    if paddle:
+        np.testing.assert_allclose(ref_eval, PADDLE_MLP_EVAL, rtol=1e-6)
+    outputs = model.eval_batch([x_mine, y_mine])
+    assert len(outputs) == ACC
+    if hcg.is_last_stage:
+        np.testing.assert_allclose(np.concatenate([o.numpy() for o in outputs]), ref_out.numpy(), **TOL)
+    try:
+        model.train_batch([x_mine[:6], y_mine[:6]], opt)
+    except ValueError as e:
+        assert "batch size 6" in str(e) and "micro_batch_size=2 x accumulate_steps=4 = 8" in str(e), e
+    else:
+        raise AssertionError("a batch of 6 rows must be refused")
+    return float(loss.numpy().reshape(-1)[0])
+
+
+def train_tied(hcg):
+    weights = tied_weights()
+    descs = [SharedLayerDesc("embed", nn.Embedding, None, "weight", 10, 6), LayerDesc(nn.Linear, 6, 6),
+             LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 6, 6),
+             SharedLayerDesc("embed", nn.Embedding, tied_head, "weight", 10, 6)]
+    layer = PipelineLayer(layers=descs, loss_fn=nn.CrossEntropyLoss(), topology=hcg.topology())
+    embed = layer.shared_layers["embed"].weight
+    # built from seeds 1234 + index on each stage, then made the first stage's: equal already
+    gathered = []
+    dist.all_gather(gathered, embed, group=hcg.get_pipe_parallel_group())
+    np.testing.assert_array_equal(gathered[0].numpy(), gathered[1].numpy())
+    place(layer, weights, hcg)
+    ref = RefTied(weights)
+    clip = nn.ClipGradByGlobalNorm(0.3)
+    sched, ref_sched = (pycoll.optimizer.lr.StepDecay(learning_rate=0.2, step_size=2, gamma=0.5) for _ in range(2))
+    opt = fleet.distributed_optimizer(pycoll.optimizer.Momentum(learning_rate=sched, momentum=0.9,
+                                                                 parameters=layer.parameters(), grad_clip=clip))
+    ref_opt = pycoll.optimizer.Momentum(learning_rate=ref_sched, momentum=0.9, parameters=ref.parameters(),
+                                        grad_clip=clip)
+    model = fleet.distributed_model(layer)
+    data = np.random.default_rng(1)
+    for step in range(4):
+        length = 3 if step < 2 else 5  # the activations sent change shape between batches
+        ids = pycoll.to_tensor(data.integers(0, 10, (8, length)).astype("int64"))
+        labels = pycoll.to_tensor(data.integers(0, 10, (8, length)).astype("int64"))
+        loss = model.train_batch([ids, labels], opt, lr_scheduler=sched)
+        ref_loss = nn.CrossEntropyLoss()(ref(ids), labels)
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        ref_sched.step()
+        np.testing.assert_allclose(float(loss.numpy().reshape(-1)[0]), float(ref_loss), err_msg=f"tied loss {step}",
+                                   **TOL)
+        compare_weights(layer, ref, hcg, f"tied step {step}")
+    assert sched.get_lr() == ref_sched.get_lr() == 0.05, sched.get_lr()
+    gathered = []
+    dist.all_gather(gathered, embed, group=hcg.get_pipe_parallel_group())
+    np.testing.assert_array_equal(gathered[0].numpy(), gathered[1].numpy())
+
+
+def main():
+    mode = sys.argv[1]
+    rank = None
+    if mode == "pp2":
+        hcg = start(1, 2, 1)
+        rank = dist.get_rank()
+        assert (hcg.get_stage_id(), hcg.is_first_stage, hcg.is_last_stage) == (rank, rank == 0, rank == 1)
+        assert hcg.get_parallel_mode() == dist.ParallelMode.PIPELINE_PARALLEL
+        assert hcg.get_pipe_parallel_group().ranks == [0, 1] and hcg.get_rank_from_stage(1) == 1
+        try:
+            fleet.distributed_model(nn.Linear(2, 2))
+        except TypeError as e:
+            assert "pp_degree=2 the model must be a meta_parallel.PipelineLayer, got Linear" in str(e), e
+        else:
+            raise AssertionError("a plain layer must be refused with pp_degree=2")
+        last = train_mlp(hcg, 1, paddle=True)
+        train_tied(hcg)
+    elif mode == "dp2pp2":
+        hcg = start(2, 2, 1)
+        rank = dist.get_rank()
+        assert hcg.topology().get_comm_list("pipe") == [[0, 1], [2, 3]]
+        assert hcg.get_data_parallel_group().ranks == [rank % 2, rank % 2 + 2]
+        last = train_mlp(hcg, 2)
+    else:
+        hcg = start(1, 2, 2)
+        rank = dist.get_rank()
+        assert hcg.get_pipe_parallel_group().ranks == [rank % 2, rank % 2 + 2]
+        assert hcg.get_model_parallel_group().ranks == [rank - rank % 2, rank - rank % 2 + 1]
+        last = train_mlp(hcg, 1, split=True)
+    print(f"pipeline OK rank={rank} mode={mode} last_loss={last:.8f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""fleet's pipeline parallelism (``fleet.meta_parallel``: LayerDesc, SharedLayerDesc,
+PipelineLayer, PipelineParallel) and the hybrid topology. On real ranks (tests/ranks/
+pipeline_train.py): pp=2, dp=2 x pp=2 and pp=2 x mp=2 train like one process on the whole batch,
+and pp=2 gives the losses Paddle's CPU build gave for the same script. In one process: the
+segmentation and the topology's rank lists against Paddle's, and the layer's checks."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from conftest import assert_ok, launch
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, SharedLayerDesc
+from pycoll.distributed.fleet.meta_parallel.pp_layers import segment_layers
+
+
+@pytest.mark.parametrize("mode, nprocs", [("pp2", 2), ("dp2pp2", 4), ("pp2mp2", 4)])
+def test_pipeline_trains_like_one_process(mode, nprocs):
+    assert_ok(launch(nprocs, "pipeline_train.py", mode, timeout=90), expect_lines=nprocs)
+
+
+# Paddle 3.3.1's SegmentLayers(...).do_segment() for the same lists
+@pytest.mark.parametrize("count, parts, bounds", [(5, 2, [0, 2, 5]), (7, 3, [0, 2, 4, 7]), (10, 4, [0, 2, 4, 7, 10]),
+                                                  (4, 4, [0, 1, 2, 3, 4])])
+def test_uniform_segmentation_is_paddles(count, parts, bounds):
+    assert segment_layers([None] * count, parts) == bounds
+
+
+def test_layer_segmentation_is_paddles_and_checked():
+    descs = [LayerDesc(nn.Embedding, 4, 4), LayerDesc(nn.Linear, 4, 4), LayerDesc(nn.ReLU), LayerDesc(nn.Linear, 4, 4),
+             LayerDesc(nn.ReLU), LayerDesc(nn.Linear, 4, 4), LayerDesc(nn.Linear, 4, 4), LayerDesc(nn.ReLU)]
+    assert segment_layers(descs, 2, "layer:Linear") == [0, 4, 8]  # paddle's
+    assert segment_layers(descs, 2, [0, 3]) == [0, 3, 8]
+    with pytest.raises(ValueError, match="matches 1 layers; it must match a positive multiple of num_stages=2"):
+        segment_layers(descs, 2, "layer:Embedding")
+    with pytest.raises(ValueError, match="seg_method='even'"):
+        segment_layers(descs, 2, "even")
+    with pytest.raises(ValueError, match="3 layers cannot fill num_stages=4"):
+        segment_layers(descs[:3], 4)
+
+
+def test_topology_lists_are_paddles():
+    # Paddle 3.3.1's CommunicateTopology with the same names and dims gave these
+    topo = fleet.CommunicateTopology(["data", "pipe", "sharding", "sep", "model"], [2, 2, 1, 1, 2])
+    assert topo.get_comm_list("pipe") == [[0, 2], [1, 3], [4, 6], [5, 7]]
+    assert topo.get_comm_list("data") == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert topo.get_comm_list("model") == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert tuple(topo.get_coord(5)) == (1, 0, 0, 0, 1) and topo.get_coord(5).pipe == 0
+    assert topo.get_rank_from_stage(5, pipe=1) == 7 and topo.get_axis_list("pipe", 1) == [2, 3, 6, 7]
+    other = fleet.CommunicateTopology(["pipe", "model", "data", "sharding", "sep"], [2, 2, 2, 1, 1])
+    assert other.get_comm_list("pipe") == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert other.get_comm_list("data") == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    with pytest.raises(ValueError, match="axis_name='tensor'"):
+        topo.get_dim("tensor")
+
+
+@pytest.fixture
+def world_of_one():
+    dist.init_parallel_env()
+    yield
+    dist.destroy_process_group()
+
+
+def test_a_one_stage_pipeline_layer_runs_its_list_in_order(world_of_one):
+    descs = [LayerDesc(nn.Linear, 3, 4), lambda x: x * 2.0, LayerDesc(nn.Tanh),
+             SharedLayerDesc("proj", nn.Linear, None, "weight", 4, 4),
+             SharedLayerDesc("proj", nn.Linear, lambda layer, x: pycoll.matmul(x, layer.weight), "weight", 4, 4)]
+    layer = PipelineLayer(descs, num_stages=1, loss_fn=nn.MSELoss())
+    assert [n for n, _ in layer.named_parameters()] == ["shared_layers.proj.weight", "shared_layers.proj.bias",
+                                                        "0.weight", "0.bias"]
+    assert layer.get_num_virtual_stages() == 1 and layer.get_stage_from_index(4) == 0
+    x = pycoll.to_tensor(np.random.default_rng(0).standard_normal((2, 3)).astype("float32"))
+    lin, proj = getattr(layer, "0"), layer.shared_layers["proj"]
+    hidden = proj(pycoll.tanh(lin(x) * 2.0))
+    np.testing.assert_allclose(layer(x).numpy(), pycoll.matmul(hidden, proj.weight).numpy(), rtol=1e-6)
+    # layer i is built from seed 1234 + i, whatever the stages
+    again = PipelineLayer(descs, num_stages=1)
+    np.testing.assert_array_equal(getattr(again, "0").weight.numpy(), lin.weight.numpy())
+
+
+def test_recompute_interval_gives_the_same_gradients(world_of_one):
+    descs = [LayerDesc(nn.Linear, 3, 4), LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 4, 2)]
+    x = pycoll.to_tensor(np.random.default_rng(1).standard_normal((5, 3)).astype("float32"))
+    x.stop_gradient = False
+    grads = []
+    for interval in (0, 2):
+        layer = PipelineLayer(descs, num_stages=1, recompute_interval=interval)
+        layer(x).sum().backward()
+        grads.append([p.grad.numpy() for p in layer.parameters()])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_pipeline_layer_refuses_what_it_does_not_build(world_of_one):
+    with pytest.raises(TypeError, match="layer_func must be a subclass of pycoll.nn.Layer"):
+        LayerDesc(lambda: nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="shared_weight_attr must be a str or a list of str"):
+        SharedLayerDesc("k", nn.Linear, None, 3, 2, 2)
+    with pytest.raises(ValueError, match="give num_stages or topology"):
+        PipelineLayer([LayerDesc(nn.Tanh)])
+    with pytest.raises(ValueError, match="num_virtual_pipeline_stages=2: pycoll runs the 1F1B schedule only"):
+        PipelineLayer([LayerDesc(nn.Tanh)], num_stages=1, num_virtual_pipeline_stages=2)
+    with pytest.raises(ValueError, match="num_stages=2 must divide the world size"):
+        PipelineLayer([LayerDesc(nn.Tanh), LayerDesc(nn.Tanh)], num_stages=2)
+    with pytest.raises(TypeError, match=r"layers\[1\] is int"):
+        PipelineLayer([LayerDesc(nn.Tanh), 3], num_stages=1)
