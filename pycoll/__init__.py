@@ -33,6 +33,12 @@ from pycoll.binary_ops import atan2, clamp, fmax, fmin, heaviside, hypot, hypot_
 from pycoll.logic_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal_all, greater_equal, greater_than,
                               is_complex, is_empty, is_floating_point, is_integer, isclose, less_equal, less_than,
                               logical_and, logical_not, logical_or, logical_xor, not_equal)
+from pycoll.index_ops import (argmin, gather_nd, index_add, index_add_, index_fill, index_fill_, index_select,
+                              masked_select, nonzero, put_along_axis, scatter, scatter_, scatter_nd, scatter_nd_add,
+                              take_along_axis)
+from pycoll.stats_ops import (bincount, bucketize, count_nonzero, kthvalue, median, mode, nanmean, nansum, quantile,
+                              searchsorted, unique)
+from pycoll.scan_ops import cummax, cummin, cumprod, cumprod_, diff, logcumsumexp
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,

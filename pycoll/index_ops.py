@@ -1,0 +1,335 @@
+"""Reading and writing by index: argmin, nonzero, masked_select, index_select, index_add,
+index_fill, gather_nd, scatter, scatter_nd_add, scatter_nd, take_along_axis and put_along_axis
+(also Tensor methods, with paddle's in-place ``index_add_``, ``index_fill_``, ``scatter_`` and
+``put_along_axis_``).
+
+Reads send their gradient back to the elements they read (repeated indices add up); writes send
+none to the elements they overwrite. Where an index repeats in an overwriting write, the last
+write wins, on the GPU as on the CPU (`_last_writes`).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple, Union
+
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
+from pycoll.device import array_module, to_module
+from pycoll.dtypes import DTypeLike, convert_dtype, int64
+from pycoll.inplace_ops import in_place
+from pycoll.math_ops import grad_for, grad_meta
+from pycoll.search_ops import gather
+from pycoll.shape_ops import axis_arg, scatter_add
+from pycoll.tensor import Tensor
+
+
+def _index(index: Any, xp: Any, fn: str, arg: str = "index") -> Any:
+    """An integer index argument as an array of module xp."""
+    a = to_module(as_tensor(index)._array, xp)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: {arg} must hold integers (int32 or int64), got dtype {a.dtype}")
+    return a
+
+
+def _value(v: Any) -> Any:
+    """A fill value: a number, or a Tensor read as its number (it takes no gradient)."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _last_writes(flat: Any) -> Any:
+    """A mask over the flat target positions `flat`: True where that position is written last."""
+    xp = array_module(flat)
+    n = flat.size
+    _, first = xp.unique(flat[::-1], return_index=True)
+    win = xp.zeros(n, dtype=bool)
+    win[n - 1 - first] = True
+    return win
+
+
+def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTypeLike = "int64",
+           name: Optional[str] = None) -> Tensor:
+    """The index of the smallest element (of x flattened, or along `axis`), int64 unless `dtype`
+    says int32; the first one at a tie."""
+    x = as_tensor(x)
+    a = x._array
+    out = a.argmin(axis=None if axis is None else axis_arg(axis, a.ndim))
+    if keepdim:
+        out = out.reshape([1] * a.ndim) if axis is None else array_module(a).expand_dims(out, axis)
+    return value_output(out.astype(convert_dtype(dtype)), "argmin", x)
+
+
+def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:
+    """The int64 indices of x's non-zero elements: an [N, x.ndim] tensor, or with `as_tuple` one
+    [N] tensor per dimension."""
+    x = as_tensor(x)
+    xp = array_module(x._array)
+    found = xp.nonzero(x._array)
+    if as_tuple:
+        return tuple(value_output(i.astype(int64), "nonzero", x) for i in found)
+    return value_output(xp.stack(found, axis=1).astype(int64), "nonzero", x)
+
+
+def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
+    """The elements of x where `mask` (a bool tensor, broadcast with x) holds, as a 1-D tensor."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    m = to_module(as_tensor(mask)._array, xp)
+    if m.dtype.kind != "b":
+        raise TypeError(f"masked_select: mask must be a bool tensor, got dtype {m.dtype}")
+    shape = xp.broadcast_shapes(a.shape, m.shape)
+    m = xp.broadcast_to(m, shape)
+    meta = grad_meta(x)
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(shape, g.dtype)
+        z[m] = g
+        return (grad_for(z, meta),)
+    return op_output(xp.broadcast_to(a, shape)[m], backward, x)
+
+
+def index_select(x: Any, index: Any, axis: int = 0, name: Optional[str] = None) -> Tensor:
+    """The slices of x at the 1-D integer `index` along `axis`; repeats add up their gradients."""
+    x = as_tensor(x)
+    if _index(index, array_module(x._array), "index_select").ndim != 1:
+        raise ValueError(f"index_select: index must be 1-D, got shape {as_tensor(index).shape}")
+    return gather(x, index, axis)
+
+
+def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tuple]:
+    """x's array, its module, the axis and the key that picks the 1-D `index` along it."""
+    a = x._array
+    xp = array_module(a)
+    ax = axis_arg(axis, a.ndim)
+    idx = _index(index, xp, fn)
+    if idx.ndim != 1:
+        raise ValueError(f"{fn}: index must be 1-D, got shape {list(idx.shape)}")
+    return a, xp, ax, (slice(None),) * ax + (idx,)
+
+
+def index_add(x: Any, index: Any, axis: int, value: Any, alpha: float = 1, name: Optional[str] = None) -> Tensor:
+    """x with alpha * `value` added to its slices at `index` along `axis` (repeats add up);
+    `value` has x's shape with index's length along `axis`."""
+    x, value = as_tensor(x), as_tensor(value)
+    a, xp, ax, key = _along(x, index, axis, "index_add")
+    expected = a.shape[:ax] + (key[-1].size,) + a.shape[ax + 1:]
+    if value._array.shape != expected:
+        raise ValueError(f"index_add: value must have shape {list(expected)}, got {value.shape}")
+    out = a.copy()
+    scatter_add(out, key, (alpha * value._array).astype(a.dtype, copy=False))
+    return op_output(out, lambda g: (g, (alpha * g[key]).astype(g.dtype, copy=False)), x, value)
+
+
+def index_fill(x: Any, index: Any, axis: int, value: Any, name: Optional[str] = None) -> Tensor:
+    """x with its slices at `index` along `axis` set to the number `value` (no gradient there)."""
+    x = as_tensor(x)
+    a, xp, ax, key = _along(x, index, axis, "index_fill")
+    out = a.copy()
+    out[key] = _value(value)
+
+    def backward(g: Any) -> tuple:
+        g = g.copy()
+        g[key] = 0
+        return (g,)
+    return op_output(out, backward, x)
+
+
+def _nd_key(index: Any, shape: tuple, fn: str) -> tuple:
+    """gather_nd's key: the last dimension of `index` addresses x's first index.shape[-1] dims."""
+    k = index.shape[-1] if index.ndim else 0
+    if k > len(shape):
+        raise ValueError(f"{fn}: index's last dimension ({k}) exceeds x's rank {len(shape)}")
+    return tuple(index[..., i] for i in range(k))
+
+
+def gather_nd(x: Any, index: Any, name: Optional[str] = None) -> Tensor:
+    """The elements (or slices) of x addressed by the last dimension of `index`: the result has
+    shape index.shape[:-1] + x.shape[index.shape[-1]:]."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    key = _nd_key(_index(index, xp, "gather_nd"), a.shape, "gather_nd")
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(a.shape, g.dtype)
+        scatter_add(z, key, g)
+        return (z,)
+    return op_output(a[key], backward, x)
+
+
+def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Optional[str] = None) -> Tensor:
+    """x with its rows at the 1-D `index` replaced by the rows of `updates` (a repeated index
+    takes its last row), or with ``overwrite=False`` set to the sum of the rows sent to them.
+    As paddle's, every row of `updates` gets the gradient of the row it was sent to."""
+    x, updates = as_tensor(x), as_tensor(updates)
+    a, xp, _, key = _along(x, index, 0, "scatter")
+    u = to_module(updates._array, xp).astype(a.dtype, copy=False)
+    if u.shape != key[0].shape + a.shape[1:]:
+        raise ValueError(f"scatter: updates must have shape {[key[0].size] + list(a.shape[1:])}, got {updates.shape}")
+    out = a.copy()
+    if overwrite:
+        win = _last_writes(key[0])
+        out[key[0][win]] = u[win]
+    else:
+        out[key] = 0
+        scatter_add(out, key, u)
+
+    def backward(g: Any) -> tuple:
+        gx = g.copy()
+        gx[key] = 0
+        return gx, g[key]
+    return op_output(out, backward, x, updates)
+
+
+def scatter_nd_add(x: Any, index: Any, updates: Any, name: Optional[str] = None) -> Tensor:
+    """x with `updates` added at the places the last dimension of `index` addresses (as in
+    gather_nd; repeats add up)."""
+    x, updates = as_tensor(x), as_tensor(updates)
+    a = x._array
+    xp = array_module(a)
+    key = _nd_key(_index(index, xp, "scatter_nd_add"), a.shape, "scatter_nd_add")
+    out = a.copy()
+    scatter_add(out, key, to_module(updates._array, xp).astype(a.dtype, copy=False))
+    return op_output(out, lambda g: (g, g[key]), x, updates)
+
+
+def scatter_nd(index: Any, updates: Any, shape: Any, name: Optional[str] = None) -> Tensor:
+    """scatter_nd_add into zeros of `shape` (updates' dtype)."""
+    updates = as_tensor(updates)
+    zeros = Tensor(array_module(updates._array).zeros(tuple(int(s) for s in shape), updates.dtype))
+    return scatter_nd_add(zeros, index, updates)
+
+
+def _along_key(a: Any, idx: Any, ax: int, broadcast: bool, fn: str) -> tuple:
+    """The key that reads `idx` (of a's rank) along axis `ax` of `a`: open ranges elsewhere."""
+    xp = array_module(a)
+    if idx.ndim != a.ndim:
+        raise ValueError(f"{fn}: indices must have x's rank {a.ndim}, got shape {list(idx.shape)}")
+    if broadcast:
+        idx = xp.broadcast_to(idx, tuple(n if d == ax else max(n, m) for d, (n, m) in
+                                         enumerate(zip(idx.shape, a.shape))))
+    key = []
+    for d in range(a.ndim):
+        if d == ax:
+            key.append(idx)
+        else:
+            shape = [1] * a.ndim
+            shape[d] = idx.shape[d]
+            key.append(xp.arange(idx.shape[d]).reshape(shape))
+    return tuple(key)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
+    """arr's elements at `indices` along `axis` (indices broadcast to arr's shape elsewhere)."""
+    arr = as_tensor(arr)
+    a = arr._array
+    xp = array_module(a)
+    ax = axis_arg(axis, a.ndim)
+    key = _along_key(a, _index(indices, xp, "take_along_axis", "indices"), ax, broadcast, "take_along_axis")
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(a.shape, g.dtype)
+        scatter_add(z, key, g)
+        return (z,)
+    return op_output(a[key], backward, arr)
+
+
+_REDUCES = ("assign", "add", "mul", "multiply", "mean", "amin", "amax")
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str = "assign",
+                   include_self: bool = True, broadcast: bool = True) -> Tensor:
+    """arr with `values` (a number or a tensor broadcast to the indices) written at `indices`
+    along `axis`: 'assign' (a repeated index takes the last value), or combined with what is
+    there by 'add', 'mul'/'multiply', 'mean', 'amin' or 'amax' (``include_self=False``: without
+    arr's own element). Gradients: 'assign', 'add' and 'mean' (paddle's)."""
+    if reduce not in _REDUCES:
+        raise ValueError(f"put_along_axis: reduce must be one of {_REDUCES}, got {reduce!r}")
+    arr = as_tensor(arr)
+    a = arr._array
+    xp = array_module(a)
+    ax = axis_arg(axis, a.ndim)
+    key = _along_key(a, _index(indices, xp, "put_along_axis", "indices"), ax, broadcast, "put_along_axis")
+    shape = key[ax].shape
+    vt = values if isinstance(values, Tensor) else None
+    v = xp.broadcast_to(to_module(vt._array, xp) if vt is not None else xp.asarray(values), shape).astype(a.dtype)
+    flat = xp.ravel_multi_index(tuple(xp.broadcast_to(k, shape).reshape(-1) for k in key), a.shape)
+    vflat = v.reshape(-1)
+    out = a.copy().reshape(-1)
+    count = xp.zeros(a.size, a.dtype)
+    scatter_add(count, flat, xp.ones(flat.size, a.dtype))
+    if reduce in ("mul", "multiply", "amin", "amax") and (needs_grad(arr) or needs_grad(vt)):
+        raise NotImplementedError(f"put_along_axis: reduce={reduce!r} takes no gradient here; use "
+                                  f"'assign', 'add' or 'mean', or call it under no_grad")
+    win = _last_writes(flat) if reduce == "assign" else None
+    if reduce == "assign":
+        out[flat[win]] = vflat[win]
+    else:
+        if not include_self:  # start from the reduction's identity (for amin/amax: any value sent there)
+            out[flat] = {"amin": vflat.max(), "amax": vflat.min(), "mul": 1, "multiply": 1}.get(reduce, 0)
+        ufunc = {"add": "add", "mean": "add", "mul": "multiply", "multiply": "multiply", "amin": "minimum",
+                 "amax": "maximum"}[reduce]
+        _ufunc_at(xp, ufunc, out, flat, vflat)
+        if reduce == "mean":
+            touched = count > 0
+            out = xp.where(touched, out / (count + include_self).astype(a.dtype), out).astype(a.dtype)
+    mean_scale = 1 / (count + include_self) if reduce == "mean" else None
+
+    def backward(g: Any) -> tuple:
+        gf = g.reshape(-1)
+        ga = gf.copy()
+        if reduce == "mean":
+            ga = xp.where(count > 0, ga * mean_scale if include_self else 0, ga)
+        elif reduce == "assign" or not include_self:
+            ga[flat] = 0
+        gv = gf[flat] * (mean_scale[flat] if reduce == "mean" else win if reduce == "assign" else 1)
+        return ga.reshape(a.shape).astype(g.dtype, copy=False), _unbroadcast_to(gv.reshape(shape), vt)
+    return op_output(out.reshape(a.shape), backward, arr, vt)
+
+
+def _unbroadcast_to(g: Any, v: Optional[Tensor]) -> Any:
+    return None if v is None else grad_for(g, grad_meta(v))
+
+
+def _ufunc_at(xp: Any, ufunc: str, target: Any, flat: Any, values: Any) -> None:
+    """target[flat] = ufunc(target[flat], values), combining repeated positions."""
+    if xp.__name__ == "numpy":
+        getattr(xp, ufunc).at(target, flat, values)
+        return
+    import cupyx
+    {"add": cupyx.scatter_add, "maximum": cupyx.scatter_max, "minimum": cupyx.scatter_min,
+     "multiply": _cupy_multiply_at}[ufunc](target, flat, values)
+
+
+def _cupy_multiply_at(target: Any, flat: Any, values: Any) -> None:
+    """CuPy has no scatter_multiply: multiply in rounds, each writing every position at most once."""
+    while flat.size:
+        win = _last_writes(flat)
+        target[flat[win]] *= values[win]
+        flat, values = flat[~win], values[~win]
+
+
+def index_add_(x: Tensor, index: Any, axis: int, value: Any, alpha: float = 1, name: Optional[str] = None) -> Tensor:
+    """In place: x = index_add(x, index, axis, value, alpha)."""
+    return in_place(x, "index_add_", lambda: index_add(x, index, axis, value, alpha))
+
+
+def index_fill_(x: Tensor, index: Any, axis: int, value: Any, name: Optional[str] = None) -> Tensor:
+    """In place: x = index_fill(x, index, axis, value)."""
+    return in_place(x, "index_fill_", lambda: index_fill(x, index, axis, value))
+
+
+def scatter_(x: Tensor, index: Any, updates: Any, overwrite: bool = True, name: Optional[str] = None) -> Tensor:
+    """In place: x = scatter(x, index, updates, overwrite)."""
+    return in_place(x, "scatter_", lambda: scatter(x, index, updates, overwrite))
+
+
+def put_along_axis_(arr: Tensor, indices: Any, values: Any, axis: int, reduce: str = "assign",
+                    include_self: bool = True, broadcast: bool = True) -> Tensor:
+    """In place: arr = put_along_axis(arr, ...)."""
+    return in_place(arr, "put_along_axis_",
+                    lambda: put_along_axis(arr, indices, values, axis, reduce, include_self, broadcast))
+
+
+for _fn in (argmin, nonzero, masked_select, index_select, index_add, index_fill, gather_nd, scatter, scatter_nd_add,
+            scatter_nd, take_along_axis, put_along_axis, index_add_, index_fill_, scatter_, put_along_axis_):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn

@@ -1,0 +1,141 @@
+"""Running (cumulative) ops along an axis: cumprod, cummax, cummin, logcumsumexp, and diff
+(also Tensor methods, with paddle's in-place ``cumprod_``). With no axis they run along x
+flattened, as paddle's do."""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from pycoll import math_ops, shape_ops
+from pycoll._promotion import floating
+from pycoll._tensor_ops import as_tensor, op_output, value_output
+from pycoll.device import array_module
+from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.inplace_ops import in_place
+from pycoll.shape_ops import axis_arg
+from pycoll.tensor import Tensor
+
+
+def _line(a: Any, axis: Optional[int]) -> Tuple[Any, int]:
+    """`a` and the axis to run along (None: `a` flattened, along 0)."""
+    if axis is None:
+        return a.reshape(-1), 0
+    return a, axis_arg(axis, a.ndim)
+
+
+def _reverse_cumsum(xp: Any, g: Any, ax: int) -> Any:
+    return xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax)
+
+
+def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """Running products along `dim` (None: x flattened); zeros are handled in the gradient."""
+    x = as_tensor(x)
+    src = x._array.shape
+    a, ax = _line(x._array, dim)
+    if dtype is not None:
+        a = a.astype(convert_dtype(dtype))
+    xp = array_module(a)
+    out = xp.cumprod(a, axis=ax)
+
+    def backward(g: Any) -> tuple:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            quick = _reverse_cumsum(xp, g * out, ax) / a  # right wherever no zero comes at or before
+        moved = xp.moveaxis(a, ax, -1)
+        zero_rows = (moved == 0).any(-1)
+        if not bool(zero_rows.any()):
+            return (quick.reshape(src),)
+        gm, qm = xp.moveaxis(g, ax, -1), xp.moveaxis(quick, ax, -1).copy()
+        qm[zero_rows] = _cumprod_grad_rows(xp, moved[zero_rows], gm[zero_rows])
+        return (xp.moveaxis(qm, -1, ax).reshape(src),)
+    return op_output(out, backward, x)
+
+
+def _cumprod_grad_rows(xp: Any, a: Any, g: Any) -> Any:
+    """cumprod's gradient for rows [R, n] that hold zeros, without dividing: d out_j / d a_i is
+    prod_{k<i} a_k * prod_{i<k<=j} a_k (O(n^2) per row)."""
+    n = a.shape[-1]
+    before = xp.cumprod(xp.concatenate([xp.ones_like(a[:, :1]), a[:, :-1]], axis=1), axis=1)  # prod_{k<i}
+    later = xp.where(xp.arange(n)[None, :, None] < xp.arange(n)[None, None, :], a[:, None, :], 1)  # [R, i, k]
+    between = xp.cumprod(later, axis=2)  # [R, i, j] = prod_{i<k<=j} a_k
+    upper = xp.arange(n)[:, None] <= xp.arange(n)[None, :]  # j >= i
+    return before * (xp.where(upper, between, 0) * g[:, None, :]).sum(-1)
+
+
+def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) -> Tuple[Tensor, Tensor]:
+    x = as_tensor(x)
+    src = x._array.shape
+    a, ax = _line(x._array, axis)
+    xp = array_module(a)
+    values = getattr(xp, ufunc).accumulate(a, axis=ax)
+    # the index of the latest element that reached the running extreme (paddle's choice at ties)
+    shape = [1] * a.ndim
+    shape[ax] = a.shape[ax] if a.ndim else 1
+    where = xp.where(a == values, xp.arange(shape[ax]).reshape(shape), -1)
+    index = xp.maximum.accumulate(where, axis=ax)
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(a.shape, g.dtype)
+        key = tuple(index if d == ax else xp.arange(a.shape[d]).reshape([-1 if e == d else 1 for e in range(a.ndim)])
+                    for d in range(a.ndim))
+        shape_ops.scatter_add(z, key, g)
+        return (z.reshape(src),)
+    return op_output(values, backward, x), value_output(index.astype(convert_dtype(dtype)), ufunc, x)
+
+
+def cummax(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
+           name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+    """The running maximum along `axis` and the index where each was reached (the latest at a tie)."""
+    return _running_extreme(x, axis, dtype, "maximum")
+
+
+def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
+           name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+    """The running minimum along `axis` and the index where each was reached (the latest at a tie)."""
+    return _running_extreme(x, axis, dtype, "minimum")
+
+
+def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """log(cumsum(exp(x))) along `axis`, computed stably; integers give float32."""
+    x = as_tensor(x)
+    src = x._array.shape
+    a, ax = _line(floating(x._array) if dtype is None else x._array.astype(convert_dtype(dtype)), axis)
+    xp = array_module(a)
+    m = a.max(axis=ax, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        out = (xp.log(xp.cumsum(xp.exp(a - m), axis=ax)) + m).astype(a.dtype, copy=False)
+
+    def backward(g: Any) -> tuple:
+        low = out.min(axis=ax, keepdims=True)  # the running result only grows: scale by its start
+        low = xp.where(xp.isfinite(low), low, 0)
+        return ((xp.exp(a - low) * _reverse_cumsum(xp, g * xp.exp(low - out), ax)).reshape(src),)
+    return op_output(out, backward, x)
+
+
+def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
+         name: Optional[str] = None) -> Tensor:
+    """The n-th forward difference along `axis` (x[i + 1] - x[i], n times), after putting
+    `prepend` before x and `append` after it along that axis; bool tensors give x[i + 1] != x[i]."""
+    x = as_tensor(x)
+    ax = axis_arg(axis, x.ndim)
+    parts = [as_tensor(p) for p in (prepend, x, append) if p is not None]
+    x = shape_ops.concat(parts, axis=ax) if len(parts) > 1 else x
+    lead = (slice(None),) * ax
+    for _ in range(n):
+        later, earlier = x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)]
+        if x.dtype.kind == "b":
+            x = value_output(later._array != earlier._array, "diff", x)
+        else:
+            x = math_ops.subtract(later, earlier)
+    return x
+
+
+def cumprod_(x: Tensor, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """In place: x = cumprod(x, dim, dtype)."""
+    return in_place(x, "cumprod_", lambda: cumprod(x, dim, dtype).reshape(x.shape))
+
+
+for _fn in (cumprod, cummax, cummin, logcumsumexp, diff, cumprod_):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn
