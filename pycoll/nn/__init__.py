@@ -7,12 +7,13 @@ from typing import Any
 
 from pycoll.nn import functional, initializer
 from pycoll.nn.attention import MultiHeadAttention
-from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                                  LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Silu, Softmax,
-                                  Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
+from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
+                                  LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU,
+                                  Silu, Softmax, Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
 from pycoll.nn.conv import Conv1D, Conv2D
+from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.layer import Layer
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss,
@@ -20,6 +21,8 @@ from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivL
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
+from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2D,
+                                UpsamplingNearest2D)
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                     TransformerEncoderLayer)
 from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
@@ -37,7 +40,8 @@ __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Line
            "MultiHeadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer", "ReLU6", "SiLU", "Swish", "Mish", "PReLU", "LogSoftmax",
            "Hardtanh", "Hardsigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "ThresholdedReLU", "CELU",
-           "SELU", "LogSigmoid", "GLU", "Maxout"]
+           "SELU", "LogSigmoid", "GLU", "Maxout", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D",
+           "PixelShuffle", "PixelUnshuffle", "Conv1DTranspose", "Conv2DTranspose"]
 
 
 def __getattr__(name: str) -> Any:

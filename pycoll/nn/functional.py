@@ -23,11 +23,13 @@ from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid
 from pycoll.nn._channel_activation_functional import glu, maxout, prelu
 from pycoll.nn._class_losses import cross_entropy, nll_loss
 from pycoll.nn._conv_functional import conv1d, conv2d
+from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, mse_loss, smooth_l1_loss)
 from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
 from pycoll.nn._pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                                         adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d, pad)
+from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from pycoll.random import get_rng
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -40,7 +42,8 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "group_norm", "instance_norm",
            "dropout2d", "label_smooth", "scaled_dot_product_attention", "relu6", "swish", "mish", "softsign",
            "tanhshrink", "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh",
-           "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu"]
+           "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu", "interpolate", "upsample", "pixel_shuffle",
+           "pixel_unshuffle", "conv1d_transpose", "conv2d_transpose"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

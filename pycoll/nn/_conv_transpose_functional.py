@@ -1,0 +1,134 @@
+"""paddle.nn.functional.conv1d_transpose / conv2d_transpose: the adjoint of convolution, one fused
+op each. Every input pixel spreads its channels, mixed by the weight, over a kernel window of the
+output (a batched matmul per group, then `fold`, col2im); the backward reads those windows back
+(`windows`, im2col). Weights have paddle's layout [in_channels, out_channels / groups, *kernel].
+
+The output has (in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1 + output_padding
+pixels per axis; `output_size` asks for a size in [that without output_padding, + stride) instead.
+conv1d_transpose runs as conv2d_transpose over an axis of height 1, as paddle's does.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Union
+
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll.nn._sliding import (check_format, fold, from_nchw, int_list, pad_spatial, parse_padding, same_pads, to_nchw,
+                                windows)
+from pycoll.tensor import Tensor
+
+__all__ = ["conv1d_transpose", "conv2d_transpose"]
+
+PaddingArg = Union[str, int, Sequence[Any]]
+IntOrList = Union[int, Sequence[int]]
+
+
+def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
+                     padding: PaddingArg = 0, output_padding: IntOrList = 0, dilation: IntOrList = 1, groups: int = 1,
+                     output_size: Optional[IntOrList] = None, data_format: str = "NCHW",
+                     name: Optional[str] = None) -> Tensor:
+    """Transposed 2-D convolution of x [N, C, H, W] (or NHWC) with weight [C, O / groups, kh, kw].
+    padding as conv2d's ('SAME': the pads a convolution of x would take, 'VALID': none, an int,
+    [ph, pw], four ints or four pairs)."""
+    return _conv_transpose(x, weight, bias, stride, padding, output_padding, dilation, groups, output_size,
+                           data_format, 2, "conv2d_transpose")
+
+
+def conv1d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
+                     padding: PaddingArg = 0, output_padding: IntOrList = 0, groups: int = 1, dilation: IntOrList = 1,
+                     output_size: Optional[IntOrList] = None, data_format: str = "NCL",
+                     name: Optional[str] = None) -> Tensor:
+    """Transposed 1-D convolution of x [N, C, L] (or NLC) with weight [C, O / groups, k] (paddle's
+    argument order: groups before dilation)."""
+    return _conv_transpose(x, weight, bias, stride, padding, output_padding, dilation, groups, output_size,
+                           data_format, 1, "conv1d_transpose")
+
+
+def _two(values: List[int], nd: int, fill: int) -> List[int]:
+    return [fill] + values if nd == 1 else values
+
+
+def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: PaddingArg,
+                    output_padding: Any, dilation: Any, groups: int, output_size: Any, data_format: str, nd: int,
+                    fn: str) -> Tensor:
+    x = as_tensor(x)
+    channel_last = check_format(data_format, nd, fn)
+    a = to_nchw(x._array, nd, channel_last, fn)
+    wa = weight._array
+    if wa.ndim != nd + 2:
+        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
+    if nd == 1:
+        wa = wa[:, :, None, :]
+    if a.dtype != wa.dtype:
+        raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
+                        f"floating-point dtype")
+    n, c, h, w = a.shape
+    cw, og, kh, kw = wa.shape
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or c % groups:
+        raise ValueError(f"{fn}: groups={groups!r} must be an int >= 1 dividing the {c} input channels")
+    if cw != c:
+        raise ValueError(f"{fn}: expects in_channels={cw} (weight shape {list(weight.shape)}), got x with {c} channels "
+                         f"(shape {x.shape}, data_format={data_format!r})")
+    o, cg = og * groups, c // groups
+    if bias is not None and list(bias.shape) != [o]:
+        raise ValueError(f"{fn}: bias must have shape [{o}], got {list(bias.shape)}")
+    stride = _two(int_list(stride, nd, "stride", fn), nd, 1)
+    dilation = _two(int_list(dilation, nd, "dilation", fn), nd, 1)
+    pads = parse_padding(padding, nd, channel_last, fn)
+    if pads is None:  # SAME: the pads a convolution of x would take, dilation 1
+        pads, dilation = same_pads((h, w)[2 - nd:], (kh, kw)[2 - nd:], stride[2 - nd:]), [1, 1]
+    if nd == 1:
+        pads = [(0, 0)] + pads
+    extra = _output_padding(output_padding, output_size, (h, w), (kh, kw), stride, dilation, pads, nd, fn)
+    # the canvas: the output with its padding, every window of every input pixel inside it
+    canvas = [(size - 1) * s + d * (k - 1) + 1 + e
+              for size, s, d, k, e in zip((h, w), stride, dilation, (kh, kw), extra)]
+    out_hw = [cv - b - e for cv, (b, e) in zip(canvas, pads)]
+    if min(out_hw) < 1:
+        raise ValueError(f"{fn}: padding {padding!r} leaves no output (output size {out_hw[2 - nd:]})")
+    xm = a.reshape(n, groups, cg, h * w).transpose(0, 1, 3, 2)
+    wm = wa.reshape(groups, cg, og * kh * kw)
+    cols = (xm @ wm).reshape(n, groups, h, w, og, kh, kw).transpose(0, 1, 4, 2, 3, 5, 6).reshape(n, o, h, w, kh, kw)
+    full = fold(cols, (n, o, *canvas), stride, dilation)
+    out = full[:, :, pads[0][0]:pads[0][0] + out_hw[0], pads[1][0]:pads[1][0] + out_hw[1]]
+    if bias is not None:
+        out = out + bias._array.reshape(1, o, 1, 1)
+    rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
+
+    def backward(g: Any) -> tuple:
+        g4 = to_nchw(g, nd, channel_last, fn)
+        gb = g4.sum(axis=(0, 2, 3)) if rb else None
+        gpad = pad_spatial(g4, [(b, cv - b - size) for (b, _), cv, size in zip(pads, canvas, out_hw)])
+        win = windows(gpad, (kh, kw), stride, dilation)[:, :, :h, :w]
+        wc = win.reshape(n, groups, og, h, w, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6).reshape(n, groups, h * w, -1)
+        gx = from_nchw((wc @ wm.transpose(0, 2, 1)).transpose(0, 1, 3, 2).reshape(n, c, h, w), nd, channel_last) \
+            if rx else None
+        gw = (xm.transpose(0, 1, 3, 2) @ wc).sum(axis=0).reshape(weight._array.shape) if rw else None
+        return gx, gw, gb
+    return op_output(from_nchw(out, nd, channel_last), backward, x, weight, bias)
+
+
+def _output_padding(output_padding: Any, output_size: Any, sizes: Sequence[int], kernel: Sequence[int],
+                    stride: List[int], dilation: List[int], pads: List[Any], nd: int, fn: str) -> List[int]:
+    """The rows and columns added after the last window on each axis (two values, 1-D included)."""
+    if output_size is None:
+        extra = _two(int_list(output_padding, nd, "output_padding", fn, minimum=0), nd, 0)
+        for e, s, d in zip(extra, stride, dilation):
+            if e >= max(s, d):
+                raise ValueError(f"{fn}: output_padding {output_padding!r} must be smaller than stride or dilation")
+        return extra
+    if output_padding not in (0, [0] * nd, (0,) * nd):
+        raise ValueError(f"{fn}: output_padding and output_size exclude each other, got both")
+    if isinstance(output_size, Tensor):
+        output_size = output_size.tolist()
+    if isinstance(output_size, (list, tuple)):
+        output_size = [int(v.item()) if isinstance(v, Tensor) else v for v in output_size]
+        if len(output_size) == 1 and nd == 2:
+            output_size = output_size * 2
+    wanted = _two(int_list(output_size, nd, "output_size", fn), nd, 1)
+    extra = []
+    for want, size, k, s, d, (b, e) in zip(wanted, sizes, kernel, stride, dilation, pads):
+        least = (size - 1) * s - b - e + d * (k - 1) + 1
+        if not least <= want < least + s:
+            raise ValueError(f"{fn}: output_size {output_size!r} must lie in [{least}, {least + s}) on each axis")
+        extra.append(want - least)
+    return extra

@@ -1,0 +1,202 @@
+"""paddle.nn.functional.interpolate / upsample, pixel_shuffle and pixel_unshuffle.
+
+Nearest and (bi/tri)linear resampling are separable: along each spatial axis the output is a
+fixed linear map of the input, an [out, in] matrix built here on the host with paddle's index
+rules (its CPU kernel's: float32 ratios, 1 / scale_factor when a scale is given, the half-pixel
+source index with align_mode=0, the corner-aligned ratio (in - 1) / (out - 1) with
+align_corners). The op applies one matrix per axis and its gradient applies their transposes.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import array_module, move, place_of
+from pycoll.nn._pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d
+from pycoll.shape_ops import reshape, transpose
+from pycoll.tensor import Tensor
+
+__all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+_MODES = {"nearest": (4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,), "bicubic": (4,), "area": (3, 4, 5)}
+_FORMATS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
+
+
+def _axis_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int, scale: float) -> np.ndarray:
+    """The [n_out, n_in] matrix of one spatial axis, in float32 as paddle's kernel computes it."""
+    f32 = np.float32
+    ratio = f32(0.0)
+    if n_out > 1:
+        if align_corners:
+            ratio = f32(n_in - 1) / f32(n_out - 1)
+        else:
+            ratio = f32(1.0 / scale) if scale > 0 else f32(n_in) / f32(n_out)
+    k = np.arange(n_out)
+    m = np.zeros((n_out, n_in), f32)
+    if mode == "nearest":
+        m[k, np.minimum((ratio * k.astype(f32)).astype(np.int64), n_in - 1)] = 1
+        return m
+    half_pixel = align_mode == 0 and not align_corners
+    kf = k.astype(f32)
+    src = ratio * (kf + f32(0.5)) - f32(0.5) if half_pixel else ratio * kf
+    lo = np.maximum(np.trunc(src).astype(np.int64), 0)
+    hi = np.where(lo < n_in - 1, lo + 1, lo)
+    w_hi = np.maximum(src, f32(0)) - lo.astype(f32)
+    np.add.at(m, (k, lo), f32(1) - w_hi)
+    np.add.at(m, (k, hi), w_hi)
+    return m
+
+
+def _apply(a: Any, mats: Sequence[Any], axes: Sequence[int], transposed: bool = False) -> Any:
+    xp = array_module(a)
+    for mat, ax in zip(mats, axes):
+        a = xp.moveaxis(xp.tensordot(a, mat, axes=([ax], [0 if transposed else 1])), -1, ax)
+    return a
+
+
+def _sizes(size: Any, scale_factor: Any, spatial: List[int], recompute: Optional[bool], fn: str) -> tuple:
+    """(output sizes, the scales the kernel uses: 0 where it takes in / out)."""
+    nd = len(spatial)
+    if size is None and scale_factor is None:
+        raise ValueError(f"{fn}: one of size and scale_factor must be given")
+    if size is not None and scale_factor is not None:
+        raise ValueError(f"{fn}: give size or scale_factor, not both")
+    if size is not None:
+        if recompute:
+            raise ValueError(f"{fn}: recompute_scale_factor is not meaningful with an explicit size")
+        if isinstance(size, Tensor):
+            size = size.tolist()
+        items = [int(s.item()) if isinstance(s, Tensor) else s for s in size] if isinstance(size, (list, tuple)) \
+            else None
+        if items is None or len(items) != nd or not all(isinstance(s, (int, np.integer)) and s > 0 for s in items):
+            raise ValueError(f"{fn}: size must be a list of {nd} ints > 0 (one per spatial axis), got {size!r}")
+        return [int(s) for s in items], [0.0] * nd
+    if isinstance(scale_factor, Tensor):
+        scale_factor = scale_factor.tolist()
+    scales = [scale_factor] * nd if isinstance(scale_factor, (int, float)) else scale_factor
+    if not isinstance(scales, (list, tuple)) or len(scales) != nd \
+            or not all(isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0 for s in scales):
+        raise ValueError(f"{fn}: scale_factor must be a number > 0 or a list of {nd}, got {scale_factor!r}")
+    out = [int(np.float32(n) * np.float32(s)) for n, s in zip(spatial, scales)]
+    if any(n < 1 for n in out):
+        raise ValueError(f"{fn}: scale_factor {scale_factor!r} leaves no output for spatial sizes {spatial}")
+    return out, ([0.0] * nd if recompute else [float(s) for s in scales])
+
+
+def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
+                recompute_scale_factor: Optional[bool] = None, antialias: bool = False,
+                name: Optional[str] = None) -> Tensor:
+    """Resize the spatial axes of x (3-D NCW/NWC, 4-D NCHW/NHWC or 5-D NCDHW/NDHWC) to `size`, or
+    by `scale_factor` (output floor(in * scale)). Modes: 'nearest' (4-D, 5-D), 'linear' (3-D),
+    'bilinear' (4-D), 'trilinear' (5-D) and 'area' (adaptive average pooling, 3-D and 4-D, size
+    only). align_corners (not with nearest) maps the corner pixels onto each other; otherwise
+    align_mode 0 samples at half-pixel centres and 1 at ratio * index. 'bicubic' and antialias
+    are not implemented in pycoll."""
+    fn = "interpolate"
+    x = as_tensor(x)
+    nd = x.ndim
+    if nd not in _FORMATS:
+        raise ValueError(f"{fn}: x must be 3-D, 4-D or 5-D, got shape {x.shape}")
+    mode = mode.lower() if isinstance(mode, str) else mode
+    if mode not in _MODES:
+        raise ValueError(f"{fn}: mode must be one of {sorted(_MODES)}, got {mode!r}")
+    if nd not in _MODES[mode]:
+        raise ValueError(f"{fn}: mode {mode!r} takes a {' or '.join(f'{n}-D' for n in _MODES[mode])} x, "
+                         f"got shape {x.shape}")
+    if mode == "bicubic" or antialias:
+        raise NotImplementedError(f"{fn}: mode 'bicubic' and antialias are not implemented in pycoll")
+    if not isinstance(align_corners, bool):
+        raise TypeError(f"{fn}: align_corners must be a bool, got {align_corners!r}")
+    if align_mode not in (0, 1):
+        raise ValueError(f"{fn}: align_mode must be 0 or 1, got {align_mode!r}")
+    if align_corners and mode == "nearest":
+        raise ValueError(f"{fn}: align_corners can only be set with modes linear, bilinear and trilinear")
+    data_format = (data_format or _FORMATS[nd][0]).upper()
+    if data_format not in _FORMATS[nd]:
+        raise ValueError(f"{fn}: data_format must be {' or '.join(map(repr, _FORMATS[nd]))} for a {nd}-D x, "
+                         f"got {data_format!r}")
+    channel_last = data_format == _FORMATS[nd][1]
+    axes = list(range(1, nd - 1)) if channel_last else list(range(2, nd))
+    if mode == "area":
+        if size is None:
+            raise ValueError(f"{fn}: mode 'area' needs size")
+        if nd == 5:
+            raise NotImplementedError(f"{fn}: mode 'area' on 5-D x (adaptive_avg_pool3d) is not implemented in pycoll")
+        out_size, _ = _sizes(size, None, [x.shape[a] for a in axes], None, fn)
+        pool = adaptive_avg_pool1d if nd == 3 else adaptive_avg_pool2d
+        if nd == 3:
+            return transpose(pool(transpose(x, [0, 2, 1]), out_size[0]), [0, 2, 1]) if channel_last \
+                else pool(x, out_size[0])
+        return pool(x, out_size, data_format=data_format)
+    a = x._array
+    out_size, scales = _sizes(size, scale_factor, [a.shape[ax] for ax in axes], recompute_scale_factor, fn)
+    place = place_of(a)
+    mats = [move(_axis_matrix(a.shape[ax], n, mode, align_corners, align_mode, s).astype(a.dtype), place)
+            for ax, n, s in zip(axes, out_size, scales)]
+    return op_output(_apply(a, mats, axes), lambda g: (_apply(g, mats, axes, transposed=True),), x)
+
+
+def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
+             name: Optional[str] = None) -> Tensor:
+    """`interpolate` under its other paddle name."""
+    return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)
+
+
+def _factor(value: Any, name: str, fn: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TypeError(f"{fn}: {name} must be an int >= 1, got {value!r}")
+    return value
+
+
+def _check_4d(x: Tensor, data_format: str, fn: str) -> None:
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"{fn}: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    if x.ndim != 4:
+        raise ValueError(f"{fn}: x must be 4-D, got shape {x.shape}")
+
+
+def pixel_shuffle(x: Tensor, upscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
+    """[N, C * r * r, H, W] -> [N, C, H * r, W * r]: channel c * r * r + i * r + j of pixel
+    (h, w) goes to pixel (h * r + i, w * r + j) of channel c (NHWC alike)."""
+    fn = "pixel_shuffle"
+    r = _factor(upscale_factor, "upscale_factor", fn)
+    x = as_tensor(x)
+    _check_4d(x, data_format, fn)
+    if data_format == "NCHW":
+        n, c, h, w = x.shape
+    else:
+        n, h, w, c = x.shape
+    if c % (r * r):
+        raise ValueError(f"{fn}: the {c} channels must be divisible by upscale_factor ** 2 = {r * r}")
+    c //= r * r
+    if data_format == "NCHW":
+        y = transpose(reshape(x, [n, c, r, r, h, w]), [0, 1, 4, 2, 5, 3])
+        return reshape(y, [n, c, h * r, w * r])
+    y = transpose(reshape(x, [n, h, w, c, r, r]), [0, 1, 4, 2, 5, 3])
+    return reshape(y, [n, h * r, w * r, c])
+
+
+def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
+                    name: Optional[str] = None) -> Tensor:
+    """The inverse of pixel_shuffle: [N, C, H * r, W * r] -> [N, C * r * r, H, W]."""
+    fn = "pixel_unshuffle"
+    r = _factor(downscale_factor, "downscale_factor", fn)
+    x = as_tensor(x)
+    _check_4d(x, data_format, fn)
+    if data_format == "NCHW":
+        n, c, h, w = x.shape
+    else:
+        n, h, w, c = x.shape
+    if h % r or w % r:
+        raise ValueError(f"{fn}: the spatial sizes {[h, w]} must be divisible by downscale_factor = {r}")
+    h, w = h // r, w // r
+    if data_format == "NCHW":
+        y = transpose(reshape(x, [n, c, h, r, w, r]), [0, 1, 3, 5, 2, 4])
+        return reshape(y, [n, c * r * r, h, w])
+    y = transpose(reshape(x, [n, h, r, w, r, c]), [0, 1, 3, 5, 2, 4])
+    return reshape(y, [n, h, w, c * r * r])
+
