@@ -39,10 +39,20 @@ from pycoll.index_ops import (argmin, gather_nd, index_add, index_add_, index_fi
 from pycoll.stats_ops import (bincount, bucketize, count_nonzero, kthvalue, median, mode, nanmean, nansum, quantile,
                               searchsorted, unique)
 from pycoll.scan_ops import cummax, cummin, cumprod, cumprod_, diff, logcumsumexp
+from pycoll.reshape_ops import (atleast_1d, atleast_2d, atleast_3d, broadcast_shape, broadcast_tensors, broadcast_to,
+                                crop, dsplit, expand_as, flip, hsplit, moveaxis, narrow, permute, rank, ravel,
+                                repeat_interleave, roll, rot90, shape, slice, strided_slice, swapaxes, t, tensor_split,
+                                unbind, unstack, view, view_as, vsplit)
+from pycoll.reshape_ops import swapaxes as swapdims
+from pycoll.diag_ops import diag, diag_embed, diagflat, diagonal, meshgrid, trace, tril_indices, triu_indices
+from pycoll.product_ops import add_n, addmm, cdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
+from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like, randint_like, randn_like, randperm,
+                             standard_normal, uniform)
+from pycoll.inplace_ops import divide_, increment, multiply_, subtract_
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
 from pycoll.grad_ops import grad
-from pycoll.creation import (arange, empty, empty_like, eye, full, full_like, linspace, ones, ones_like, rand, randint,
-                             randn, zeros, zeros_like)
+from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
+                             ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter

@@ -1,4 +1,5 @@
-"""The creation functions: random, constant-filled and range tensors on the current device."""
+"""The creation functions: random, constant-filled and range tensors on the current device, and
+assign, tolist and the DLPack exchange (to_dlpack / from_dlpack)."""
 from __future__ import annotations
 
 from typing import Any, Sequence, Tuple, Union
@@ -7,13 +8,14 @@ import numpy as np
 
 from pycoll.device import array_module, module_for, move
 from pycoll.random import get_rng
+from pycoll.shape_ops import clone
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64
 from pycoll.tensor import Tensor, wrap
 
 ShapeLike = Union[int, Sequence[int]]
 
 
-def _shape_arg(shape: Any) -> Tuple[int, ...]:
+def shape_arg(shape: Any) -> Tuple[int, ...]:
     if isinstance(shape, Tensor):
         shape = shape.tolist()
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
@@ -24,7 +26,7 @@ def _shape_arg(shape: Any) -> Tuple[int, ...]:
     return tuple(int(s) for s in shape)
 
 
-def _float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
+def float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
     dt = convert_dtype(dtype) or default_float()
     if dt.kind != "f":
         raise TypeError(f"{name} makes floating-point tensors; dtype must be float16/32/64, got {dt}")
@@ -37,15 +39,15 @@ def _from_host(host: np.ndarray) -> Tensor:
 
 def randn(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
     """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
-    dt = _float_dtype(dtype, "randn")
-    draw = get_rng().standard_normal(_shape_arg(shape), dtype=float64 if dt == float64 else float32)
+    dt = float_dtype(dtype, "randn")
+    draw = get_rng().standard_normal(shape_arg(shape), dtype=float64 if dt == float64 else float32)
     return _from_host(draw.astype(dt, copy=False))
 
 
 def rand(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
     """Uniform [0, 1) values from pycoll's generator (drawn on the host, then moved)."""
-    dt = _float_dtype(dtype, "rand")
-    draw = get_rng().random(_shape_arg(shape), dtype=float64 if dt == float64 else float32)
+    dt = float_dtype(dtype, "rand")
+    draw = get_rng().random(shape_arg(shape), dtype=float64 if dt == float64 else float32)
     return _from_host(draw.astype(dt, copy=False))
 
 
@@ -59,12 +61,12 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     dt = convert_dtype(dtype) or int64
     if dt.kind not in "iu":
         raise TypeError(f"randint makes integer tensors; dtype must be int32 or int64, got {dt}")
-    return _from_host(get_rng().integers(low, high, _shape_arg(shape)).astype(dt, copy=False))
+    return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
 
 
 def empty(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
     """A tensor whose values are whatever its memory held (the default dtype unless ``dtype`` says)."""
-    return wrap(module_for().empty(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
+    return wrap(module_for().empty(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
@@ -74,15 +76,15 @@ def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
 
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
     dt = convert_dtype(dtype) or default_float()
-    return wrap(module_for().full(_shape_arg(shape), fill_value, dtype=dt))
+    return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 
 def zeros(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return wrap(module_for().zeros(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
+    return wrap(module_for().zeros(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def ones(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
-    return wrap(module_for().ones(_shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
+    return wrap(module_for().ones(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
 def zeros_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
@@ -132,3 +134,80 @@ def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None) -> Tensor
     start, stop = (v.item() if isinstance(v, Tensor) else v for v in (start, stop))
     dt = convert_dtype(dtype) or default_float()
     return wrap(module_for().linspace(start, stop, n).astype(dt))
+
+
+def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: DTypeLike = None,
+             name: Any = None) -> Tensor:
+    """`num` values base ** e for e evenly spaced from start to stop, both included; the default
+    dtype unless ``dtype`` says otherwise (an integer dtype truncates)."""
+    n = _count_arg(num, "num")
+    start, stop, base = (v.item() if isinstance(v, Tensor) else v for v in (start, stop, base))
+    dt = convert_dtype(dtype) or default_float()
+    return wrap(module_for().logspace(start, stop, n, base=base).astype(dt))
+
+
+def assign(x: Any, output: Any = None) -> Tensor:
+    """A copy of x (a Tensor, an array, a number or a nested list; NumPy arrays and lists keep
+    NumPy's dtype, as paddle's do), written into `output` when given (and returned). The copy of
+    a Tensor stays in the graph."""
+    if isinstance(x, Tensor):
+        out = clone(x)
+    else:
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"assign: x must be a Tensor, an array, a number or a list, got {type(x).__name__}")
+        out = wrap(move(np.array(arr)))
+    if output is None:
+        return out
+    if not isinstance(output, Tensor):
+        raise TypeError(f"assign: output must be a Tensor or None, got {type(output).__name__}")
+    output.set_value(out.detach())
+    return output
+
+
+def tolist(x: Tensor) -> Any:
+    """x's values as (nested) Python lists."""
+    return x.tolist()
+
+
+def to_dlpack(x: Tensor) -> Any:
+    """A DLPack capsule sharing x's memory."""
+    return x.__dlpack__()
+
+
+def from_dlpack(dlpack: Any, *, device: Any = None, copy: Any = None) -> Tensor:
+    """A Tensor sharing the memory of a DLPack object (anything with ``__dlpack__``) or capsule."""
+    if hasattr(dlpack, "__dlpack__"):
+        return Tensor(dlpack, place=device) if device is not None else wrap(_from_dlpack_object(dlpack))
+    if type(dlpack).__name__ == "PyCapsule":
+        return wrap(_capsule_array(dlpack))
+    raise TypeError(f"from_dlpack: dlpack must have __dlpack__ or be a DLPack capsule, got {type(dlpack).__name__}")
+
+
+def _from_dlpack_object(obj: Any) -> Any:
+    if obj.__dlpack_device__()[0] == 1:  # kDLCPU
+        return np.from_dlpack(obj)
+    from pycoll.device import import_cupy
+    return import_cupy().from_dlpack(obj)
+
+
+class _Capsule:
+    """A bare capsule (from ``to_dlpack``) dressed as a DLPack object for ``from_dlpack``."""
+
+    def __init__(self, capsule: Any):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.capsule
+
+    def __dlpack_device__(self) -> Any:
+        return (1, 0)
+
+
+def _capsule_array(capsule: Any) -> Any:
+    """A capsule's array: CuPy reads device capsules directly; a host one goes through NumPy."""
+    try:
+        return np.from_dlpack(_Capsule(capsule))
+    except (RuntimeError, BufferError):  # a device capsule
+        from pycoll.device import import_cupy
+        return import_cupy().from_dlpack(capsule)

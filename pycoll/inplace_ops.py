@@ -1,6 +1,6 @@
 """In-place ops (Tensor methods, paddle's names), each returning the tensor it changed:
 ``zero_``, ``fill_``, ``scale_``, ``add_``, ``subtract_``, ``multiply_``, ``divide_``, ``clip_``,
-``exp_``, ``sqrt_``, ``uniform_``, ``normal_``, and ``copy_``.
+``exp_``, ``sqrt_``, ``uniform_``, ``normal_``, ``copy_`` and ``increment``.
 
 Each but copy_ (paddle's storage copy, see there) runs its op as usual, the result then taking
 x's place. paddle's rules for
@@ -122,6 +122,14 @@ def clip_(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  
     return in_place(x, "clip_", clipped)
 
 
+def increment(x: Tensor, value: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """x = x + value, in place, for an x of one element (paddle's loop counter); returns x."""
+    if not isinstance(x, Tensor) or x.size != 1:
+        raise ValueError(f"increment: x must be a Tensor of one element, got "
+                         f"{'shape ' + str(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    return in_place(x, "increment", lambda: math_ops.add(x, value))
+
+
 def exp_(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x = e ** x (an integer x becomes float32)."""
     return in_place(x, "exp_", lambda: math_ops.exp(x))
@@ -174,6 +182,6 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
 
 
 for _fn in (zero_, fill_, scale_, add_, subtract_, multiply_, divide_, clip_, exp_, sqrt_, uniform_, normal_,
-            copy_):
+            copy_, increment):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

@@ -156,7 +156,7 @@ def chunk(x: Tensor, chunks: int, axis: Any = 0) -> List[Tensor]:
     return split(x, int(chunks), axis)
 
 
-def _int_list(v: Any, name: str) -> List[int]:
+def int_list(v: Any, name: str) -> List[int]:
     if isinstance(v, Tensor):
         v = v.tolist()
     if isinstance(v, (int, np.integer)):
@@ -171,7 +171,7 @@ def tile(x: Tensor, repeat_times: Sequence[int]) -> Tensor:
     `repeat_times` is padded with leading 1s)."""
     x = as_tensor(x)
     a = x._array
-    reps = _int_list(repeat_times, "repeat_times")
+    reps = int_list(repeat_times, "repeat_times")
     if any(r < 0 for r in reps):
         raise ValueError(f"repeat_times must be >= 0, got {reps}")
     n = _builtins.max(len(reps), a.ndim)
@@ -189,7 +189,7 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
     """x broadcast to `shape`; -1 keeps x's size of that dimension."""
     x = as_tensor(x)
     a = x._array
-    shape = _int_list(shape, "shape")
+    shape = int_list(shape, "shape")
     lead = len(shape) - a.ndim
     if lead < 0:
         raise ValueError(f"shape {shape} has fewer dimensions than x's shape {x.shape}")

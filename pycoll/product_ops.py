@@ -1,0 +1,166 @@
+"""Products and distances: mm, mv, dot, outer, inner, kron, cross, tensordot, addmm, cdist,
+dist and add_n (also Tensor methods). All but cross are compositions of differentiable ops
+(matmul, multiply, reshape, transpose, vector norms), which give them their gradients."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from pycoll import linalg
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll.device import array_module
+from pycoll.math_ops import add, matmul, multiply, subtract, sum as _sum
+from pycoll.shape_ops import reshape, transpose, unbroadcast
+from pycoll.tensor import Tensor
+
+
+def _matrices(x: Any, y: Any) -> Tuple[Tensor, Tensor]:
+    return as_tensor(x), as_tensor(y)
+
+
+def mm(input: Any, mat2: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002 - paddle's name
+    """The matrix product (``matmul``, batched as NumPy's)."""
+    return matmul(*_matrices(input, mat2))
+
+
+def mv(x: Any, vec: Any, name: Optional[str] = None) -> Tensor:
+    """A [m, n] matrix times a [n] vector."""
+    x, vec = _matrices(x, vec)
+    if x.ndim != 2 or vec.ndim != 1 or x.shape[1] != vec.shape[0]:
+        raise ValueError(f"mv: x must be [m, n] and vec [n], got shapes {x.shape} and {vec.shape}")
+    return matmul(x, vec)
+
+
+def dot(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """The dot product of two 1-D tensors, or of the rows of two 2-D ones."""
+    x, y = _matrices(x, y)
+    if x.shape != y.shape or x.ndim not in (1, 2):
+        raise ValueError(f"dot: x and y must be 1-D or 2-D of one shape, got {x.shape} and {y.shape}")
+    return _sum(multiply(x, y), axis=-1)
+
+
+def outer(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """x[i] * y[j] for x and y flattened: a [x.size, y.size] tensor."""
+    x, y = _matrices(x, y)
+    return multiply(reshape(x, [-1, 1]), reshape(y, [1, -1]))
+
+
+def _axes_pair(axes: Any, xdim: int, ydim: int) -> Tuple[List[int], List[int]]:
+    """tensordot's axes: an int n (x's last n with y's first n), a flat list (the same axes of
+    both), or a pair of lists."""
+    if hasattr(axes, "tolist"):
+        axes = axes.tolist()
+    if isinstance(axes, int):
+        if not 0 <= axes <= min(xdim, ydim):
+            raise ValueError(f"tensordot: axes must be in [0, {min(xdim, ydim)}], got {axes}")
+        return list(range(xdim - axes, xdim)), list(range(axes))
+    axes = list(axes)
+    if axes and all(isinstance(a, int) for a in axes):
+        xa, ya = axes, axes
+    elif len(axes) in (1, 2) and all(isinstance(a, (list, tuple)) for a in axes):
+        xa = list(axes[0])
+        ya = list(axes[1]) if len(axes) == 2 else xa
+        if len(ya) < len(xa):  # paddle pairs the extra axes of x with the same axes of y
+            ya = ya + xa[len(ya):]
+    else:
+        raise ValueError(f"tensordot: axes must be an int, a list of ints or two lists of ints, got {axes!r}")
+    return list(normalize_axes(xa, xdim) or ()), list(normalize_axes(ya, ydim) or ())
+
+
+def tensordot(x: Any, y: Any, axes: Any = 2, name: Optional[str] = None) -> Tensor:
+    """The sum over the paired `axes` of x and y of their product; the result has x's other
+    dimensions, then y's."""
+    x, y = _matrices(x, y)
+    xa, ya = _axes_pair(axes, x.ndim, y.ndim)
+    for i, j in zip(xa, ya):
+        if x.shape[i] != y.shape[j]:
+            raise ValueError(f"tensordot: x's axis {i} (size {x.shape[i]}) and y's axis {j} (size {y.shape[j]}) "
+                             f"must have the same size")
+    xr = [i for i in range(x.ndim) if i not in xa]
+    yr = [j for j in range(y.ndim) if j not in ya]
+    k = 1
+    for i in xa:
+        k *= x.shape[i]
+    left = reshape(transpose(x, xr + xa), [-1, k])
+    right = reshape(transpose(y, ya + yr), [k, -1])
+    return reshape(matmul(left, right), [x.shape[i] for i in xr] + [y.shape[j] for j in yr])
+
+
+def inner(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """The sum over the last dimension of x times y: x's other dimensions, then y's."""
+    x, y = _matrices(x, y)
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    return tensordot(x, y, [[x.ndim - 1], [y.ndim - 1]])
+
+
+def kron(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """The Kronecker product: block (i, j, ...) is x[i, j, ...] * y."""
+    x, y = _matrices(x, y)
+    n = max(x.ndim, y.ndim)
+    xs = [1] * (n - x.ndim) + x.shape
+    ys = [1] * (n - y.ndim) + y.shape
+    spread_x = reshape(x, [d for s in xs for d in (s, 1)])
+    spread_y = reshape(y, [d for s in ys for d in (1, s)])
+    return reshape(multiply(spread_x, spread_y), [a * b for a, b in zip(xs, ys)])
+
+
+def cross(x: Any, y: Any, axis: int = 9, name: Optional[str] = None) -> Tensor:
+    """The 3-D cross product along `axis` (paddle's default 9: the first axis of size 3)."""
+    x, y = _matrices(x, y)
+    if axis == 9:
+        sizes = [i for i, n in enumerate(x.shape) if n == 3]
+        if not sizes:
+            raise ValueError(f"cross: x has no axis of size 3, got shape {x.shape}")
+        ax = sizes[0]
+    else:
+        ax = normalize_axes(axis, x.ndim)[0]
+    if x.shape[ax] != 3 or y.ndim != x.ndim or y.shape[ax] != 3:
+        raise ValueError(f"cross: x and y need size 3 along axis {ax}, got shapes {x.shape} and {y.shape}")
+    xa, ya = x._array, y._array
+    xp = array_module(xa)
+
+    def backward(g: Any) -> tuple:  # d(x × y) = dx × y + x × dy
+        return (unbroadcast(xp.cross(ya, g, axis=ax), xa.shape), unbroadcast(xp.cross(g, xa, axis=ax), ya.shape))
+    return op_output(xp.cross(xa, ya, axis=ax), backward, x, y)
+
+
+def addmm(input: Any, x: Any, y: Any, beta: float = 1.0, alpha: float = 1.0,  # noqa: A002
+          name: Optional[str] = None) -> Tensor:
+    """beta * input + alpha * (x @ y), input broadcast to the product's shape."""
+    x, y = _matrices(x, y)
+    if x.ndim != 2 or y.ndim != 2:
+        raise ValueError(f"addmm: x and y must be 2-D, got shapes {x.shape} and {y.shape}")
+    return add(multiply(as_tensor(input), beta), multiply(matmul(x, y), alpha))
+
+
+def cdist(x: Any, y: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
+          name: Optional[str] = None) -> Tensor:
+    """The p-norm distances between the rows of x [..., m, d] and of y [..., n, d]: [..., m, n]
+    (computed directly, whatever `compute_mode` says)."""
+    x, y = _matrices(x, y)
+    if x.ndim < 2 or y.ndim < 2 or x.shape[-1] != y.shape[-1]:
+        raise ValueError(f"cdist: x and y must be [..., m, d] and [..., n, d], got {x.shape} and {y.shape}")
+    rows = reshape(x, x.shape[:-1] + [1, x.shape[-1]])
+    cols = reshape(y, y.shape[:-2] + [1] + y.shape[-2:])
+    return linalg.vector_norm(subtract(rows, cols), p=float(p), axis=-1)
+
+
+def dist(x: Any, y: Any, p: float = 2, name: Optional[str] = None) -> Tensor:
+    """The p-norm of x - y (broadcast): p = 0 counts the non-zeros, +-inf is max/min |x - y|."""
+    return linalg.vector_norm(subtract(as_tensor(x), as_tensor(y)), p=float(p))
+
+
+def add_n(inputs: Any, name: Optional[str] = None) -> Tensor:
+    """The sum of a tensor or a list of tensors of one shape."""
+    items: Sequence[Any] = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not items:
+        raise ValueError("add_n: inputs must hold at least one tensor")
+    total = as_tensor(items[0])
+    for t in items[1:]:
+        total = add(total, as_tensor(t))
+    return total if len(items) > 1 else multiply(total, 1)
+
+
+for _fn in (mm, mv, dot, outer, inner, kron, cross, tensordot, addmm, cdist, dist, add_n):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn

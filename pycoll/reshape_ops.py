@@ -1,0 +1,323 @@
+"""More of paddle's shape ops: flip, roll, rot90, repeat_interleave, unbind/unstack, moveaxis,
+swapaxes/permute/t, tensor_split/hsplit/vsplit/dsplit, broadcast_to/expand_as/broadcast_tensors/
+broadcast_shape, atleast_1d/2d/3d, ravel, view/view_as, narrow, slice, strided_slice and crop
+(also Tensor methods).
+
+Most are compositions of `shape_ops`' differentiable ops (indexing, reshape, transpose, expand),
+which give them their gradients; flip, roll and rot90 are ops of their own.
+"""
+from __future__ import annotations
+
+import builtins as _builtins
+from typing import Any, List, Optional, Sequence, Union
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
+from pycoll.device import array_module
+from pycoll.dtypes import convert_dtype, int64
+from pycoll.search_ops import gather
+from pycoll.shape_ops import axis_arg, expand, flatten, int_list, reshape, transpose
+from pycoll.tensor import Tensor
+
+_slice = _builtins.slice  # this module defines paddle's slice()
+
+
+def flip(x: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
+    """x reversed along `axis` (an int or a list of ints)."""
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    xp = array_module(x._array)
+    return op_output(xp.flip(x._array, axes), lambda g: (xp.flip(g, axes),), x)
+
+
+def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Optional[str] = None) -> Tensor:
+    """x's elements shifted cyclically by `shifts` along `axis` (None: along x flattened)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    shifts = int_list(shifts, "shifts")
+    axes = None if axis is None else normalize_axes(axis, a.ndim)
+    if axes is not None and len(axes) != len(shifts):
+        raise ValueError(f"roll: shifts and axis must have the same length, got {shifts} and {axis}")
+    if axes is None:
+        if len(shifts) != 1:
+            raise ValueError(f"roll: without axis, shifts must be one int, got {shifts}")
+        src = a.shape
+        return op_output(xp.roll(a.reshape(-1), shifts[0]).reshape(src),
+                         lambda g: (xp.roll(g.reshape(-1), -shifts[0]).reshape(src),), x)
+    back = [-s for s in shifts]
+    return op_output(xp.roll(a, shifts, axes), lambda g: (xp.roll(g, back, axes),), x)
+
+
+def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] = None) -> Tensor:
+    """x rotated by 90 degrees `k` times in the plane of `axes` (from the first towards the second)."""
+    x = as_tensor(x)
+    axes = list(normalize_axes(list(axes), x.ndim))
+    if len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError(f"rot90: axes must be two different axes, got {axes}")
+    xp = array_module(x._array)
+    return op_output(xp.rot90(x._array, k, axes), lambda g: (xp.rot90(g, -k, axes),), x)
+
+
+def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+    """Each element (slice along `axis`; None: of x flattened) repeated `repeats` times (an int, or
+    a 1-D tensor with one count per element)."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = flatten(x), 0
+    ax = axis_arg(axis, x.ndim)
+    xp = array_module(x._array)
+    counts = repeats._array if isinstance(repeats, Tensor) else int(repeats)
+    index = xp.repeat(xp.arange(x._array.shape[ax]), counts)
+    return gather(x, Tensor(index), ax)
+
+
+def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's name
+    """The slices of `input` along `axis`, that axis removed."""
+    x = as_tensor(input)
+    ax = axis_arg(axis, x.ndim)
+    lead = (_slice(None),) * ax
+    return [x[lead + (i,)] for i in range(x._array.shape[ax])]
+
+
+def unstack(x: Any, axis: int = 0, num: Optional[int] = None) -> List[Tensor]:
+    """``unbind``; `num`, if given, must be the size of `axis`."""
+    parts = unbind(x, axis)
+    if num is not None and num != len(parts):
+        raise ValueError(f"unstack: num ({num}) must equal the size of axis {axis} ({len(parts)})")
+    return parts
+
+
+def permute(input: Any, dims: Sequence[int]) -> Tensor:  # noqa: A002 - paddle's name
+    """``transpose`` under torch's name."""
+    return transpose(input, int_list(dims, "dims"))
+
+
+def moveaxis(x: Any, source: Any, destination: Any, name: Optional[str] = None) -> Tensor:
+    """x with the axes `source` moved to the positions `destination`, the others in order."""
+    x = as_tensor(x)
+    src = list(normalize_axes(source, x.ndim))
+    dst = list(normalize_axes(destination, x.ndim))
+    if len(src) != len(dst):
+        raise ValueError(f"moveaxis: source and destination must have the same length, got {source} and {destination}")
+    rest = [i for i in range(x.ndim) if i not in src]
+    perm = [0] * x.ndim
+    for s, d in zip(src, dst):
+        perm[d] = s
+    others = iter(rest)
+    for i in range(x.ndim):
+        if i not in dst:
+            perm[i] = next(others)
+    return transpose(x, perm)
+
+
+def swapaxes(x: Any, perm: Any, name: Any = None) -> Tensor:
+    """paddle's transpose under another name: ``swapaxes(x, perm)``, or ``swapaxes(x, 0, 2)``
+    (torch's form, which paddle takes too) to swap two axes."""
+    x = as_tensor(x)
+    if isinstance(perm, (int, np.integer)) and isinstance(name, (int, np.integer)):
+        order = list(range(x.ndim))
+        i, j = normalize_axes([perm, name], x.ndim)
+        order[i], order[j] = order[j], order[i]
+        perm = order
+    return transpose(x, int_list(perm, "perm"))
+
+
+def t(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002 - paddle's name
+    """A 2-D tensor transposed; a 0-d or 1-D one as it is."""
+    x = as_tensor(input)
+    if x.ndim > 2:
+        raise ValueError(f"t: input must have at most 2 dimensions, got shape {x.shape}")
+    return transpose(x, [1, 0]) if x.ndim == 2 else x
+
+
+def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
+    """x cut along `axis` into `num_or_indices` pieces (the first size % n one longer), or at the
+    listed indices (NumPy's array_split)."""
+    x = as_tensor(x)
+    ax = axis_arg(axis, x.ndim)
+    size = x._array.shape[ax]
+    if isinstance(num_or_indices, (int, np.integer)) and not isinstance(num_or_indices, bool):
+        n = int(num_or_indices)
+        if n <= 0:
+            raise ValueError(f"tensor_split: num_or_indices must be > 0, got {n}")
+        cuts = np.cumsum([size // n + (1 if i < size % n else 0) for i in range(n)])[:-1].tolist()
+    else:
+        cuts = int_list(num_or_indices, "num_or_indices")
+    bounds = [0] + cuts + [size]
+    lead = (_slice(None),) * ax
+    return [x[lead + (_slice(lo, _builtins.max(lo, hi)),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def hsplit(x: Any, num_or_indices: Any, name: Optional[str] = None) -> List[Tensor]:
+    """tensor_split along axis 1 (axis 0 for a 1-D x)."""
+    x = as_tensor(x)
+    return tensor_split(x, num_or_indices, 1 if x.ndim > 1 else 0)
+
+
+def vsplit(x: Any, num_or_indices: Any, name: Optional[str] = None) -> List[Tensor]:
+    """tensor_split along axis 0 of an x with at least 2 dimensions."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"vsplit: x must have at least 2 dimensions, got shape {x.shape}")
+    return tensor_split(x, num_or_indices, 0)
+
+
+def dsplit(x: Any, num_or_indices: Any, name: Optional[str] = None) -> List[Tensor]:
+    """tensor_split along axis 2 of an x with at least 3 dimensions."""
+    x = as_tensor(x)
+    if x.ndim < 3:
+        raise ValueError(f"dsplit: x must have at least 3 dimensions, got shape {x.shape}")
+    return tensor_split(x, num_or_indices, 2)
+
+
+def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> List[int]:
+    """The shape two tensors of these shapes broadcast to (ValueError if they do not)."""
+    try:
+        return list(np.broadcast_shapes(tuple(x_shape), tuple(y_shape)))
+    except ValueError:
+        raise ValueError(f"broadcast_shape: shapes {list(x_shape)} and {list(y_shape)} do not broadcast") from None
+
+
+def broadcast_to(x: Any, shape: Any, name: Optional[str] = None) -> Tensor:
+    """x broadcast to `shape` (``expand``)."""
+    return expand(x, shape)
+
+
+def expand_as(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
+    """x broadcast to y's shape."""
+    return expand(x, as_tensor(y).shape)
+
+
+def broadcast_tensors(input: Sequence[Any], name: Optional[str] = None) -> List[Tensor]:  # noqa: A002
+    """The tensors broadcast to their common shape."""
+    tensors = [as_tensor(t) for t in input]
+    shape = list(np.broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return [expand(t, shape) for t in tensors]
+
+
+def _atleast(inputs: tuple, ndim: int) -> Union[Tensor, List[Tensor]]:
+    outs = []
+    for v in inputs:
+        x = as_tensor(v)
+        shape = list(x._array.shape)
+        if len(shape) < ndim:  # 0-d -> [1..]; 1-D [n] -> [1, n] / [1, n, 1]; 2-D -> [m, n, 1]
+            if not shape:
+                shape = [1] * ndim
+            elif len(shape) == 1:
+                shape = [1, shape[0], 1][:ndim]
+            else:
+                shape = shape + [1]
+            x = reshape(x, shape)
+        outs.append(x)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def atleast_1d(*inputs: Any, name: Optional[str] = None) -> Union[Tensor, List[Tensor]]:
+    """Each input with at least 1 dimension (one tensor for one input, else a list)."""
+    return _atleast(inputs, 1)
+
+
+def atleast_2d(*inputs: Any, name: Optional[str] = None) -> Union[Tensor, List[Tensor]]:
+    """Each input with at least 2 dimensions (a 1-D [n] becomes [1, n])."""
+    return _atleast(inputs, 2)
+
+
+def atleast_3d(*inputs: Any, name: Optional[str] = None) -> Union[Tensor, List[Tensor]]:
+    """Each input with at least 3 dimensions ([n] becomes [1, n, 1], [m, n] becomes [m, n, 1])."""
+    return _atleast(inputs, 3)
+
+
+def ravel(input: Any) -> Tensor:  # noqa: A002 - paddle's name
+    """x flattened to 1-D."""
+    return flatten(as_tensor(input))
+
+
+def view(x: Any, shape_or_dtype: Any, name: Optional[str] = None) -> Tensor:
+    """x reshaped (sharing memory where NumPy/CuPy can), or its memory read as another dtype
+    (the last dimension rescaled; no gradient)."""
+    x = as_tensor(x)
+    if isinstance(shape_or_dtype, (list, tuple, Tensor)):
+        return reshape(x, shape_or_dtype)
+    return value_output(x._array.view(convert_dtype(shape_or_dtype)), "view", x)
+
+
+def view_as(x: Any, other: Any, name: Optional[str] = None) -> Tensor:
+    """x reshaped to other's shape."""
+    return reshape(x, as_tensor(other).shape)
+
+
+def narrow(input: Any, dim: int, start: Any, length: int) -> Tensor:  # noqa: A002 - paddle's names
+    """`length` elements of `input` along `dim` from `start` (negative counts from the end)."""
+    x = as_tensor(input)
+    ax = axis_arg(dim, x.ndim)
+    size = x._array.shape[ax]
+    start = int(start.item() if isinstance(start, Tensor) else start)
+    start = start + size if start < 0 else start
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise ValueError(f"narrow: start {start} and length {length} must lie within dim {ax} of size {size}")
+    return x[(_slice(None),) * ax + (_slice(start, start + length),)]
+
+
+def strided_slice(x: Any, axes: Sequence[int], starts: Any, ends: Any, strides: Any,
+                  name: Optional[str] = None) -> Tensor:
+    """x[starts:ends:strides] along each of `axes` (Python's slice rules: out-of-range bounds
+    are clamped, negative ones count from the end)."""
+    x = as_tensor(x)
+    axes = list(normalize_axes(int_list(axes, "axes"), x.ndim))
+    starts, ends, strides = int_list(starts, "starts"), int_list(ends, "ends"), int_list(strides, "strides")
+    if not len(axes) == len(starts) == len(ends) == len(strides):
+        raise ValueError(f"strided_slice: axes, starts, ends and strides must have the same length, got "
+                         f"{axes}, {starts}, {ends}, {strides}")
+    key = [_slice(None)] * x.ndim
+    for ax, lo, hi, step in zip(axes, starts, ends, strides):
+        if step == 0:
+            raise ValueError("strided_slice: strides must not be 0")
+        key[ax] = _slice(lo, hi, step)
+    return x[tuple(key)]
+
+
+def slice(input: Any, axes: Sequence[int], starts: Any, ends: Any) -> Tensor:  # noqa: A001,A002
+    """input[starts:ends] along each of `axes` (see strided_slice)."""
+    n = len(int_list(axes, "axes"))
+    return strided_slice(input, axes, starts, ends, [1] * n)
+
+
+def crop(x: Any, shape: Any = None, offsets: Any = None, name: Optional[str] = None) -> Tensor:
+    """The block of x of `shape` (default x's; -1 keeps the rest of a dimension) starting at
+    `offsets` (default zeros)."""
+    x = as_tensor(x)
+    shape = list(x.shape) if shape is None else int_list(shape, "shape")
+    offsets = [0] * x.ndim if offsets is None else int_list(offsets, "offsets")
+    if len(shape) != x.ndim or len(offsets) != x.ndim:
+        raise ValueError(f"crop: shape and offsets need one entry per dimension of x {x.shape}, got {shape} "
+                         f"and {offsets}")
+    key = []
+    for n, off, size in zip(x.shape, offsets, shape):
+        size = n - off if size == -1 else size
+        if off < 0 or size < 0 or off + size > n:
+            raise ValueError(f"crop: offsets {offsets} and shape {shape} must lie within x's shape {x.shape}")
+        key.append(_slice(off, off + size))
+    return x[tuple(key)]
+
+
+def shape(input: Any) -> Tensor:  # noqa: A002 - paddle's name
+    """input's shape as a 1-D int64 tensor (paddle's ``paddle.shape``)."""
+    x = as_tensor(input)
+    return value_output(array_module(x._array).asarray(x._array.shape, dtype=int64), "shape", x)
+
+
+def rank(input: Any) -> Tensor:  # noqa: A002 - paddle's name
+    """input's number of dimensions as a 0-d int32 tensor."""
+    x = as_tensor(input)
+    return value_output(array_module(x._array).asarray(x._array.ndim, dtype="int32"), "rank", x)
+
+
+_METHODS = (flip, roll, rot90, repeat_interleave, unbind, unstack, moveaxis, swapaxes, t, tensor_split, hsplit,
+            vsplit, dsplit, broadcast_to, expand_as, broadcast_tensors, atleast_1d, atleast_2d, atleast_3d, ravel,
+            view, view_as, narrow, slice, strided_slice, permute, rank)
+for _fn in _METHODS:
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn
+Tensor.swapdims = swapaxes  # type: ignore[attr-defined]

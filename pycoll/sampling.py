@@ -1,0 +1,125 @@
+"""Random tensors beyond randn/rand/randint: the ``_like`` forms, randperm, normal, uniform,
+standard_normal, bernoulli, multinomial and poisson. Like `pycoll.creation`'s, every draw comes
+from pycoll's one generator on the host (`pycoll.random`) and is then moved to the tensor's place,
+so CPU and GPU runs seeded alike draw the same values. Sampled tensors take no gradient."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from pycoll import creation
+from pycoll._tensor_ops import as_tensor
+from pycoll.device import move, place_of
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
+from pycoll.random import get_rng
+from pycoll.tensor import Tensor, wrap
+
+
+def _at(host: np.ndarray, like: Tensor) -> Tensor:
+    """`host` on `like`'s place."""
+    return wrap(move(host, place_of(like._array)))
+
+
+def randint_like(x: Any, low: int = 0, high: Optional[int] = None, dtype: DTypeLike = None,
+                 name: Optional[str] = None) -> Tensor:
+    """Integers from [low, high) (from [0, low) without high) of x's shape, in x's dtype unless
+    `dtype` says otherwise (paddle's: a float x gives float values)."""
+    x = as_tensor(x)
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint_like: high ({high}) must be greater than low ({low})")
+    dt = convert_dtype(dtype) or x.dtype
+    return _at(get_rng().integers(low, high, tuple(x.shape)).astype(dt), x)
+
+
+def rand_like(input: Any, name: Optional[str] = None, *, dtype: DTypeLike = None, device: Any = None,  # noqa: A002
+              requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) values of input's shape and (unless `dtype` says) dtype."""
+    x = as_tensor(input)
+    dt = creation.float_dtype(dtype or x.dtype, "rand_like")
+    out = _at(get_rng().random(tuple(x.shape)).astype(dt), x)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+def randn_like(x: Any, dtype: DTypeLike = None, name: Optional[str] = None, *, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """Standard-normal values of x's shape and (unless `dtype` says) dtype."""
+    x = as_tensor(x)
+    dt = creation.float_dtype(dtype or x.dtype, "randn_like")
+    out = _at(get_rng().standard_normal(tuple(x.shape)).astype(dt), x)
+    out.stop_gradient = not requires_grad
+    return out
+
+
+def randperm(n: int, dtype: DTypeLike = "int64", name: Optional[str] = None, **kwargs: Any) -> Tensor:
+    """A random permutation of 0..n-1."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"randperm: n must be an int >= 0, got {n!r}")
+    return wrap(move(get_rng().permutation(int(n)).astype(convert_dtype(dtype))))
+
+
+def standard_normal(shape: Any, dtype: DTypeLike = None, name: Optional[str] = None, **kwargs: Any) -> Tensor:
+    """``randn``."""
+    return creation.randn(shape, dtype)
+
+
+def uniform(shape: Any, dtype: DTypeLike = None, min: float = 0.0, max: float = 1.0, seed: int = 0,  # noqa: A002
+            name: Optional[str] = None, **kwargs: Any) -> Tensor:
+    """Values drawn uniformly from [min, max) (a non-zero `seed`: from a generator of its own)."""
+    if not min < max:
+        raise ValueError(f"uniform: min must be < max, got min={min} and max={max}")
+    dt = convert_dtype(dtype) or default_float()
+    generator = get_rng() if seed == 0 else np.random.default_rng(seed)
+    return wrap(move(generator.uniform(min, max, creation.shape_arg(shape)).astype(dt)))
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[str] = None) -> Tensor:
+    """Values drawn from N(mean, std ** 2): numbers with `shape`, or tensors (broadcast) giving
+    one draw per element."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors:
+        m = mean.numpy() if isinstance(mean, Tensor) else mean
+        s = std.numpy() if isinstance(std, Tensor) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        dt = tensors[0].dtype
+        return _at((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
+    draw = get_rng().standard_normal(creation.shape_arg([1] if shape is None else shape)) * std + mean
+    return wrap(move(draw.astype(default_float())))
+
+
+def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> Tensor:
+    """1 with probability x (elementwise; or `p` for every element), else 0, in x's dtype."""
+    x = as_tensor(x)
+    prob = x.numpy() if p is None else p
+    if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
+        raise ValueError("bernoulli: probabilities must lie in [0, 1]")
+    return _at((get_rng().random(tuple(x.shape)) < prob).astype(x.dtype), x)
+
+
+def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: Optional[str] = None) -> Tensor:
+    """`num_samples` int64 category indices drawn with the (unnormalised) weights of x's last
+    dimension, per row; without `replacement`, each category at most once."""
+    x = as_tensor(x)
+    w = x.numpy().astype(float64)
+    if x.ndim not in (1, 2) or np.any(w < 0) or np.any(w.sum(-1) <= 0):
+        raise ValueError(f"multinomial: x must be 1-D or 2-D non-negative weights with a positive sum per row, "
+                         f"got shape {x.shape}")
+    rows = w.reshape(-1, w.shape[-1])
+    if not replacement and num_samples > int((rows > 0).sum(-1).min()):
+        raise ValueError(f"multinomial: without replacement, num_samples ({num_samples}) cannot exceed the number "
+                         f"of categories with non-zero weight")
+    rng = get_rng()
+    picks = np.stack([rng.choice(len(r), size=num_samples, replace=replacement, p=r / r.sum()) for r in rows])
+    return _at(picks.reshape(w.shape[:-1] + (num_samples,)).astype(int64), x)
+
+
+def poisson(x: Any, name: Optional[str] = None) -> Tensor:
+    """Draws from Poisson distributions of rates x, in x's dtype."""
+    x = as_tensor(x)
+    return _at(get_rng().poisson(x.numpy()).astype(x.dtype), x)
+
+
+Tensor.multinomial = multinomial  # type: ignore[attr-defined]
