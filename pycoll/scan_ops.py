@@ -62,17 +62,32 @@ def _cumprod_grad_rows(xp: Any, a: Any, g: Any) -> Any:
     return before * (xp.where(upper, between, 0) * g[:, None, :]).sum(-1)
 
 
+def _scan(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
+    """The running ``ufunc`` (maximum, minimum) of `a` along `ax`, in log2(n) elementwise steps
+    (Hillis-Steele): CuPy's ufuncs have no ``accumulate`` beyond add and multiply."""
+    combine = getattr(xp, ufunc)
+    n = a.shape[ax]
+    lead = (slice(None),) * ax
+    out, shift = a, 1
+    while shift < n:
+        head = out[lead + (slice(0, shift),)]
+        later, earlier = out[lead + (slice(shift, n),)], out[lead + (slice(0, n - shift),)]
+        out = xp.concatenate([head, combine(later, earlier)], axis=ax)
+        shift *= 2
+    return out
+
+
 def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) -> Tuple[Tensor, Tensor]:
     x = as_tensor(x)
     src = x._array.shape
     a, ax = _line(x._array, axis)
     xp = array_module(a)
-    values = getattr(xp, ufunc).accumulate(a, axis=ax)
+    values = _scan(xp, ufunc, a, ax)
     # the index of the latest element that reached the running extreme (paddle's choice at ties)
     shape = [1] * a.ndim
     shape[ax] = a.shape[ax] if a.ndim else 1
     where = xp.where(a == values, xp.arange(shape[ax]).reshape(shape), -1)
-    index = xp.maximum.accumulate(where, axis=ax)
+    index = _scan(xp, "maximum", where, ax)
 
     def backward(g: Any) -> tuple:
         z = xp.zeros(a.shape, g.dtype)
