@@ -6,27 +6,29 @@ pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 5
 from typing import Any
 
 from pycoll.nn import functional, initializer
-from pycoll.nn.attention import MultiHeadAttention
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
                                   LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU,
-                                  Silu, Softmax, Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink, ThresholdedReLU)
+                                  Silu, Softmax, Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink,
+                                  ThresholdedReLU)
+from pycoll.nn.attention import MultiHeadAttention
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
 from pycoll.nn.conv import Conv1D, Conv2D
 from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
+from pycoll.nn.distance import CosineSimilarity, PairwiseDistance
 from pycoll.nn.layer import Layer
-from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, KLDivLoss, L1Loss, MSELoss,
-                            NLLLoss, SmoothL1Loss)
+from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HingeEmbeddingLoss,
+                            KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
+from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
+                               AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
 from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2D,
                                 UpsamplingNearest2D)
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                     TransformerEncoderLayer)
-from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
-                               AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
 
 __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
@@ -41,7 +43,8 @@ __all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Line
            "TransformerDecoder", "Transformer", "ReLU6", "SiLU", "Swish", "Mish", "PReLU", "LogSoftmax",
            "Hardtanh", "Hardsigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "ThresholdedReLU", "CELU",
            "SELU", "LogSigmoid", "GLU", "Maxout", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D",
-           "PixelShuffle", "PixelUnshuffle", "Conv1DTranspose", "Conv2DTranspose"]
+           "PixelShuffle", "PixelUnshuffle", "Conv1DTranspose", "Conv2DTranspose", "CosineSimilarity",
+           "PairwiseDistance", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,7 @@ hardswish, relu6, mish, softsign, tanhshrink, log_sigmoid, hardsigmoid, hardshri
 hardtanh, thresholded_relu, celu, selu), each one op with paddle's values and gradients, including
 at the kinks (leaky_relu's gradient at 0 is 1, elu's is alpha, hardswish's is 0 at -3 and 1 at 3,
 selu's at 0 is scale * alpha, hardshrink keeps x at |x| == threshold, the clipping ones' are 0
-at their bounds)."""
+at their bounds), and softmax and log_softmax along an axis."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -208,3 +208,20 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
         e = alpha * xp.exp(xp.minimum(a, 0))
         return scale * xp.where(a > 0, a, e - alpha), scale * xp.where(a > 0, 1, e)
     return _pointwise(x, f)
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
+    out = e / e.sum(axis=axis, keepdims=True)
+    return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    shifted = a - a.max(axis=axis, keepdims=True)
+    out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    return op_output(out, lambda g: (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),), x)

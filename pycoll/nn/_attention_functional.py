@@ -11,6 +11,8 @@ from typing import Any, Optional, Tuple
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.math_ops import cast, matmul, scale as scale_op
+from pycoll.nn._activation_functional import softmax
+from pycoll.nn._dropout_functional import dropout
 from pycoll.shape_ops import expand, reshape, transpose
 from pycoll.tensor import Tensor, wrap
 
@@ -37,13 +39,12 @@ def attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], dropout_p: f
            scale: float) -> Tuple[Tensor, Tensor]:
     """(softmax(scale * q k^T + mask) v, the attention weights) over [batch, heads, length, dim]
     tensors; the weights pass through dropout (mode 'upscale_in_train') while training."""
-    from pycoll.nn import functional as F  # functional re-exports this module
     product = matmul(scale_op(q, scale), k, transpose_y=True)
     if mask is not None:
         product = product + mask
-    weights = F.softmax(product)
+    weights = softmax(product)
     if dropout_p:
-        weights = F.dropout(weights, dropout_p, training=training, mode="upscale_in_train")
+        weights = dropout(weights, dropout_p, training=training, mode="upscale_in_train")
     return matmul(weights, v), weights
 
 

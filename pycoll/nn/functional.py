@@ -1,7 +1,10 @@
-"""paddle.nn.functional: activations, linear, embedding, layer_norm, dropout, dropout2d,
-label_smooth, one_hot, normalize, and, re-exported here, the losses (`_loss_functional`,
-`_class_losses`), convolution (`_conv_functional`), pooling and pad (`_pool_functional`) and
-batch_norm, group_norm and instance_norm (`_norm_functional`).
+"""paddle.nn.functional: gelu, linear, embedding, layer_norm, label_smooth, one_hot, normalize,
+and, re-exported here, the other activations (`_activation_functional` with softmax and
+log_softmax, `_channel_activation_functional`), dropout and dropout2d (`_dropout_functional`), the
+losses (`_loss_functional`, `_class_losses`, `_pair_losses` with the distances), attention
+(`_attention_functional`), convolution (`_conv_functional`, `_conv_transpose_functional`),
+pooling and pad (`_pool_functional`), resampling (`_resample_functional`) and batch_norm,
+group_norm and instance_norm (`_norm_functional`).
 
 linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
 node, hand-written backward) to keep per-op overhead and temporaries low.
@@ -14,23 +17,26 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
-from pycoll.device import array_module, move, place_of
-from pycoll.math_ops import relu, scale, sigmoid, tanh
-from pycoll.nn._attention_functional import scaled_dot_product_attention
+from pycoll.device import array_module
+from pycoll.math_ops import relu, sigmoid, tanh
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
-                                             log_sigmoid, logsigmoid, mish, relu6, selu, silu, softplus, softshrink,
-                                             softsign, swish, tanhshrink, thresholded_relu)
+                                             log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
+                                             softplus, softshrink, softsign, swish, tanhshrink, thresholded_relu)
+from pycoll.nn._attention_functional import scaled_dot_product_attention
 from pycoll.nn._channel_activation_functional import glu, maxout, prelu
 from pycoll.nn._class_losses import cross_entropy, nll_loss
 from pycoll.nn._conv_functional import conv1d, conv2d
 from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose
+from pycoll.nn._dropout_functional import dropout, dropout2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, mse_loss, smooth_l1_loss)
 from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
+from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hinge_embedding_loss,
+                                   margin_ranking_loss, pairwise_distance, sigmoid_focal_loss,
+                                   softmax_with_cross_entropy, square_error_cost)
 from pycoll.nn._pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                                         adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d, pad)
 from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
-from pycoll.random import get_rng
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
 
@@ -43,7 +49,9 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "dropout2d", "label_smooth", "scaled_dot_product_attention", "relu6", "swish", "mish", "softsign",
            "tanhshrink", "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh",
            "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu", "interpolate", "upsample", "pixel_shuffle",
-           "pixel_unshuffle", "conv1d_transpose", "conv2d_transpose"]
+           "pixel_unshuffle", "conv1d_transpose", "conv2d_transpose", "cosine_similarity", "pairwise_distance",
+           "margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss", "square_error_cost",
+           "sigmoid_focal_loss", "softmax_with_cross_entropy"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -80,23 +88,6 @@ def gelu(x: Tensor, approximate: bool = False) -> Tensor:
             pdf = xp.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
             return (g * (cdf + a * pdf),)
     return op_output(out.astype(a.dtype, copy=False), backward, x)
-
-
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = as_tensor(x)
-    a = x._array
-    e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
-    out = e / e.sum(axis=axis, keepdims=True)
-    return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
-
-
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = as_tensor(x)
-    a = x._array
-    xp = array_module(a)
-    shifted = a - a.max(axis=axis, keepdims=True)
-    out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
-    return op_output(out, lambda g: (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),), x)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
@@ -178,55 +169,6 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
                          - xhat * (gh * xhat).mean(axis=axes, keepdims=True))
         return gx, gw, gb
     return op_output(out, backward, x, weight, bias)
-
-
-def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = None, training: bool = True,
-            inplace: bool = False, mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
-    """Zero elements with probability p while training (paddle's signature and modes).
-
-    ``axis`` None drops each element on its own; an axis (or a list of axes, each in [0, x.ndim))
-    draws the mask over those axes only and shares it along the others (whole channels). With
-    ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
-    unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
-    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). `inplace` is accepted for
-    paddle compatibility; the result is new."""
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"dropout: p must be a number, got {type(p).__name__}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    if mode not in ("upscale_in_train", "downscale_in_infer"):
-        raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
-    x = as_tensor(x)
-    if p == 0:
-        return x
-    if x.dtype.kind in "biu":
-        raise TypeError(f"dropout: x must hold floating-point numbers, got dtype {x.dtype} (paddle has no integer "
-                        f"dropout either)")
-    if not training:
-        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else x
-    a = x._array
-    shape = a.shape
-    if axis is not None:
-        axes = [axis] if isinstance(axis, int) else list(axis)
-        if not axes or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < a.ndim for i in axes):
-            raise ValueError(f"dropout: axis must be ints in [0, {a.ndim}), got {axis!r}")
-        shape = tuple(n if i in axes else 1 for i, n in enumerate(a.shape))
-    keep = get_rng().random(shape, dtype=np.float32) >= p
-    factor = (1.0 / (1.0 - p) if p < 1.0 else 0.0) if mode == "upscale_in_train" else 1.0
-    mask = move((keep * factor).astype(a.dtype), place_of(a))
-    return op_output(a * mask, lambda g: (g * mask,), x)
-
-
-def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
-              name: Optional[str] = None) -> Tensor:
-    """Zero whole channels of x [N, C, H, W] (or NHWC) with probability p: `dropout` with the
-    mask drawn over the batch and channel axes, in mode 'upscale_in_train'."""
-    x = as_tensor(x)
-    if x.ndim != 4:
-        raise ValueError(f"dropout2d: x must have 4 dimensions, got shape {x.shape}")
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"dropout2d: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
-    return dropout(x, p, [0, 1] if data_format == "NCHW" else [0, 3], training)
 
 
 def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,

@@ -113,3 +113,36 @@ class CrossEntropyLoss(_Loss):
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.cross_entropy(input, label, self.weight, self.ignore_index, self.reduction,
                                self.soft_label, self.axis, self.use_softmax, self.label_smoothing)
+
+
+class MarginRankingLoss(_Loss):
+    """relu(label * (other - input) + margin), reduced."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean", name: Optional[str] = None):
+        super().__init__(reduction, name)
+        self.margin = margin
+
+    def forward(self, input: Tensor, other: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.margin_ranking_loss(input, other, label, self.margin, self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos where label is 1, max(cos - margin, 0) where it is -1, reduced."""
+
+    def __init__(self, margin: float = 0, reduction: str = "mean", name: Optional[str] = None):
+        super().__init__(reduction, name)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, label: Tensor) -> Tensor:
+        return F.cosine_embedding_loss(input1, input2, label, self.margin, self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """input where label is 1, max(margin - input, 0) where it is -1, reduced."""
+
+    def __init__(self, margin: float = 1.0, reduction: str = "mean", name: Optional[str] = None):
+        super().__init__(reduction, name)
+        self.margin = margin
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.hinge_embedding_loss(input, label, self.margin, self.reduction)

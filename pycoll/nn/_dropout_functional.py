@@ -1,0 +1,63 @@
+"""paddle.nn.functional.dropout and dropout2d (masks from pycoll's generator, `pycoll.seed`)."""
+from __future__ import annotations
+
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import move, place_of
+from pycoll.math_ops import scale
+from pycoll.random import get_rng
+from pycoll.tensor import Tensor
+
+__all__ = ["dropout", "dropout2d"]
+
+
+def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = None, training: bool = True,
+            inplace: bool = False, mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
+    """Zero elements with probability p while training (paddle's signature and modes).
+
+    ``axis`` None drops each element on its own; an axis (or a list of axes, each in [0, x.ndim))
+    draws the mask over those axes only and shares it along the others (whole channels). With
+    ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
+    unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
+    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). `inplace` is accepted for
+    paddle compatibility; the result is new."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"dropout: p must be a number, got {type(p).__name__}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if mode not in ("upscale_in_train", "downscale_in_infer"):
+        raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
+    x = as_tensor(x)
+    if p == 0:
+        return x
+    if x.dtype.kind in "biu":
+        raise TypeError(f"dropout: x must hold floating-point numbers, got dtype {x.dtype} (paddle has no integer "
+                        f"dropout either)")
+    if not training:
+        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else x
+    a = x._array
+    shape = a.shape
+    if axis is not None:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        if not axes or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < a.ndim for i in axes):
+            raise ValueError(f"dropout: axis must be ints in [0, {a.ndim}), got {axis!r}")
+        shape = tuple(n if i in axes else 1 for i, n in enumerate(a.shape))
+    keep = get_rng().random(shape, dtype=np.float32) >= p
+    factor = (1.0 / (1.0 - p) if p < 1.0 else 0.0) if mode == "upscale_in_train" else 1.0
+    mask = move((keep * factor).astype(a.dtype), place_of(a))
+    return op_output(a * mask, lambda g: (g * mask,), x)
+
+
+def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
+              name: Optional[str] = None) -> Tensor:
+    """Zero whole channels of x [N, C, H, W] (or NHWC) with probability p: `dropout` with the
+    mask drawn over the batch and channel axes, in mode 'upscale_in_train'."""
+    x = as_tensor(x)
+    if x.ndim != 4:
+        raise ValueError(f"dropout2d: x must have 4 dimensions, got shape {x.shape}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"dropout2d: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+    return dropout(x, p, [0, 1] if data_format == "NCHW" else [0, 3], training)

@@ -1,0 +1,33 @@
+"""CosineSimilarity and PairwiseDistance (paddle.nn names); the functions are in
+`pycoll.nn.functional`."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pycoll.nn import functional as F
+from pycoll.nn.layer import Layer
+from pycoll.tensor import Tensor
+
+
+class CosineSimilarity(Layer):
+    def __init__(self, axis: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self._axis, self._eps = axis, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self._axis, self._eps)
+
+    def extra_repr(self) -> str:
+        return f"axis={self._axis}, eps={self._eps}"
+
+
+class PairwiseDistance(Layer):
+    def __init__(self, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False, name: Optional[str] = None):
+        super().__init__(name)
+        self.p, self.epsilon, self.keepdim = p, epsilon, keepdim
+
+    def forward(self, x: Tensor, y: Tensor) -> Tensor:
+        return F.pairwise_distance(x, y, self.p, self.epsilon, self.keepdim)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, epsilon={self.epsilon}, keepdim={self.keepdim}"
