@@ -16,6 +16,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._special import erf
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import relu, sigmoid, tanh
@@ -56,18 +57,6 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def _erf(xp: Any, x: Any) -> Any:
-    """erf to ~1.2e-7 relative (Numerical Recipes' erfc Chebyshev fit): NumPy has no erf, and one
-    formula keeps CPU and GPU results identical."""
-    z = xp.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
-        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
-            -0.82215223 + t * 0.17087277))))))))
-    erfc = t * xp.exp(-z * z + poly)
-    return xp.where(x >= 0, 1.0 - erfc, erfc - 1.0)
-
-
 def gelu(x: Tensor, approximate: bool = False) -> Tensor:
     """x * Phi(x); approximate=True uses the tanh formula."""
     x = as_tensor(x)
@@ -81,7 +70,7 @@ def gelu(x: Tensor, approximate: bool = False) -> Tensor:
             du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
             return (g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * du),)
     else:
-        cdf = 0.5 * (1 + _erf(xp, a / math.sqrt(2.0)))
+        cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
         out = a * cdf
 
         def backward(g: Any) -> tuple:
