@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Union
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
-from pycoll.nn._sliding import (check_format, fold, from_nchw, int_list, pad_spatial, parse_padding, same_pads, to_nchw,
-                                windows)
+from pycoll.nn._sliding import (check_format, conv_operands, fold, from_nchw, int_list, pad_spatial, parse_padding,
+                                same_pads, to_nchw, windows)
 from pycoll.tensor import Tensor
 
 __all__ = ["conv1d_transpose", "conv2d_transpose"]
@@ -52,15 +52,7 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
                     fn: str) -> Tensor:
     x = as_tensor(x)
     channel_last = check_format(data_format, nd, fn)
-    a = to_nchw(x._array, nd, channel_last, fn)
-    wa = weight._array
-    if wa.ndim != nd + 2:
-        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
-    if nd == 1:
-        wa = wa[:, :, None, :]
-    if a.dtype != wa.dtype:
-        raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
-                        f"floating-point dtype")
+    a, wa = conv_operands(x, weight, nd, channel_last, fn)
     n, c, h, w = a.shape
     cw, og, kh, kw = wa.shape
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or c % groups:

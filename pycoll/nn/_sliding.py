@@ -76,6 +76,21 @@ def to_nchw(a: Any, nd: int, channel_last: bool, fn: str) -> Any:
     return a[:, :, None, :] if nd == 1 else a
 
 
+def conv_operands(x: Any, weight: Any, nd: int, channel_last: bool, fn: str) -> Tuple[Any, Any]:
+    """The arrays of a (transposed) convolution's ``x`` and weight (Tensors), as 2-D ones: x in
+    NCHW, the weight with a kernel height of 1 for ``nd`` = 1; their ranks and dtypes checked."""
+    a = to_nchw(x._array, nd, channel_last, fn)
+    wa = weight._array
+    if wa.ndim != nd + 2:
+        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
+    if nd == 1:
+        wa = wa[:, :, None, :]
+    if a.dtype != wa.dtype:
+        raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
+                        f"floating-point dtype (paddle refuses the mix too): cast x, e.g. x.astype('{wa.dtype}')")
+    return a, wa
+
+
 def from_nchw(a: Any, nd: int, channel_last: bool) -> Any:
     """The inverse of `to_nchw` (on results and gradients), contiguous."""
     xp = array_module(a)
