@@ -15,9 +15,16 @@ from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, Sha
 from pycoll.distributed.fleet.meta_parallel.pp_layers import segment_layers
 
 
-@pytest.mark.parametrize("mode, nprocs", [("pp2", 2), ("dp2pp2", 4), ("pp2mp2", 4)])
+@pytest.mark.parametrize("mode, nprocs", [("pp2", 2), ("dp2pp2", 4), ("pp2mp2", 4), ("pp4", 4)])
 def test_pipeline_trains_like_one_process(mode, nprocs):
     assert_ok(launch(nprocs, "pipeline_train.py", mode, timeout=90), expect_lines=nprocs)
+
+
+@pytest.mark.gpu
+@pytest.mark.timeout(660)
+def test_pipeline_on_nccl_ranks_sharing_one_gpu():
+    env = {"PYCOLL_DEVICE": "gpu", "PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
+    assert_ok(launch(2, "pipeline_train.py", "pp2", env=env, timeout=600), expect_lines=2)
 
 
 # Paddle 3.3.1's SegmentLayers(...).do_segment() for the same lists

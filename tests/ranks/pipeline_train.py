@@ -3,14 +3,17 @@ batch (same initial weights, NumPy-drawn by layer index), and against Paddle 3.3
 
 ``pp2`` (2 ranks): an MLP (with a lambda between layers) under Momentum and a global-norm clip:
 losses, eval_batch and final weights equal the single-process reference and the numbers Paddle
-gave for the same script; then a model whose embedding is tied to its output projection
-(``SharedLayerDesc`` on both stages), a sequence length that changes between batches and a
-learning-rate scheduler: the shared weight stays equal on both stages and matches the reference
-(whose clip counts it once). A batch of the wrong size is refused by name.
+gave for the same script (its last steps go through a GradScaler, which scales on GPUs only);
+then a model whose embedding is tied to its output projection (``SharedLayerDesc`` on both
+stages), a sequence length that changes between batches and a learning-rate scheduler: the
+shared weight stays equal on both stages and matches the reference (whose clip counts it once).
+A batch of the wrong size is refused by name.
 ``dp2pp2`` (4 ranks): two pipelines, each on half of every batch, gradients averaged over dp.
 ``pp2mp2`` (4 ranks): each stage split over two model-parallel ranks; the clip spans both.
+``pp4`` (4 ranks): four stages, so two of them receive, compute and send in both directions.
 """
 import sys
+import warnings
 
 import numpy as np
 
@@ -37,33 +40,42 @@ def start(dp, pp, mp):
     return fleet.get_hybrid_communicate_group()
 
 
-def mlp_weights():
-    """Paddle's script's draws: per layer index, weight then bias."""
+def mlp_weights(extra):
+    """Paddle's script's draws: per layer index, weight then bias (``extra``: a last Linear)."""
     init = np.random.default_rng(5)
     shapes = {0: [(4, 8), (8,)], 2: [(8, 8), (8,)], 5: [(8, 3), (3,)]}
-    return {f"{i}.{kind}": init.standard_normal(s).astype("float32") * 0.5
-            for i in range(6) for kind, s in zip(("weight", "bias"), shapes.get(i, []))}
+    weights = {f"{i}.{kind}": init.standard_normal(s).astype("float32") * 0.5
+               for i in range(6) for kind, s in zip(("weight", "bias"), shapes.get(i, []))}
+    if extra:
+        weights.update({"6.weight": init.standard_normal((3, 3)).astype("float32"), "6.bias": np.zeros(3, "float32")})
+    return weights
 
 
-def mlp_descs(split):
+def mlp_descs(split, extra):
     first = [LayerDesc(ColumnParallelLinear, 4, 8, gather_output=False, has_bias=True), LayerDesc(nn.Tanh),
              LayerDesc(RowParallelLinear, 8, 8, input_is_parallel=True)] if split else \
         [LayerDesc(nn.Linear, 4, 8), LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 8, 8)]
-    return first + [lambda x: x * 0.5, LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 8, 3)]
+    return first + [lambda x: x * 0.5, LayerDesc(nn.Tanh), LayerDesc(nn.Linear, 8, 3)] + \
+        ([LayerDesc(nn.Linear, 3, 3)] if extra else [])
 
 
 class RefMLP(nn.Layer):
     def __init__(self, weights):
         super().__init__()
-        self.l0, self.l2, self.l5 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 3)
+        self.l0, self.l2, self.l5, self.l6 = nn.Linear(4, 8), nn.Linear(8, 8), nn.Linear(8, 3), nn.Linear(3, 3)
+        self.extra = "6.weight" in weights
         for name, value in weights.items():
             getattr(getattr(self, "l" + name.split(".")[0]), name.split(".")[1]).set_value(value)
 
     def named(self):
-        return {f"{i}.{k}": getattr(getattr(self, f"l{i}"), k) for i in (0, 2, 5) for k in ("weight", "bias")}
+        return {f"{i}.{k}": getattr(getattr(self, f"l{i}"), k) for i in (0, 2, 5, 6) for k in ("weight", "bias")}
 
     def forward(self, x):
-        return self.l5(pycoll.tanh(self.l2(pycoll.tanh(self.l0(x))) * 0.5))
+        out = self.l5(pycoll.tanh(self.l2(pycoll.tanh(self.l0(x))) * 0.5))
+        return self.l6(out) if self.extra else out
+
+    def parameters(self):
+        return [p for name, p in self.named().items() if self.extra or not name.startswith("6.")]
 
 
 def tied_head(embed, x):
@@ -128,10 +140,12 @@ def check_loss_shape(loss, hcg):
     assert loss.shape == ([] if hcg.is_last_stage else [1]), loss.shape
 
 
-def train_mlp(hcg, dp_parts, split=False, paddle=False):
-    weights = mlp_weights()
-    layer = PipelineLayer(layers=mlp_descs(split), loss_fn=nn.MSELoss(), topology=hcg.topology())
-    assert layer.segment_parts == [0, 3, 6] and layer.get_stage_from_index(4) == 1, layer.segment_parts
+def train_mlp(hcg, dp_parts, split=False, paddle=False, stages=2):
+    extra = stages == 4  # four Linears, one per stage: the middle stages receive and send
+    weights = mlp_weights(extra)
+    layer = PipelineLayer(layers=mlp_descs(split, extra), loss_fn=nn.MSELoss(), topology=hcg.topology(),
+                          seg_method="layer:Linear" if extra else "uniform")
+    assert layer.segment_parts == ([0, 1, 3, 6, 7] if extra else [0, 3, 6]), layer.segment_parts
     place(layer, weights, hcg)
     ref = RefMLP(weights)
     clip = nn.ClipGradByGlobalNorm(0.5)
@@ -141,12 +155,18 @@ def train_mlp(hcg, dp_parts, split=False, paddle=False):
     model = fleet.distributed_model(layer)
     assert isinstance(model, fleet.meta_parallel.PipelineParallel)
     data, dp_rank = np.random.default_rng(0), hcg.get_data_parallel_rank()
+    # the last two steps through a loss scaler (a power of two: scaling and unscaling are exact; on
+    # the CPU a GradScaler is off, as paddle's, so only its GPU run scales)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scaler = fleet.distributed_scaler(pycoll.amp.GradScaler(init_loss_scaling=1024.0))
     clipped = False
     for step in range(4):
         xs = [data.standard_normal((8, 4)).astype("float32") for _ in range(dp_parts)]
         ys = [data.standard_normal((8, 3)).astype("float32") for _ in range(dp_parts)]
         x, y = pycoll.to_tensor(np.concatenate(xs)), pycoll.to_tensor(np.concatenate(ys))
-        loss = model.train_batch([pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])], opt)
+        loss = model.train_batch([pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])], opt,
+                                 scaler=scaler if step >= 2 else None)
         check_loss_shape(loss, hcg)
         ref_loss = nn.MSELoss()(ref(x), y)
         ref_loss.backward()
@@ -172,6 +192,8 @@ def train_mlp(hcg, dp_parts, split=False, paddle=False):
     assert len(outputs) == ACC
     if hcg.is_last_stage:
         np.testing.assert_allclose(np.concatenate([o.numpy() for o in outputs]), ref_out.numpy(), **TOL)
+    if not (hcg.is_first_stage or hcg.is_last_stage):
+        return float(loss.numpy().reshape(-1)[0])  # the middle stages read no data: they would wait
     try:
         model.train_batch([x_mine[:6], y_mine[:6]], opt)
     except ValueError as e:
@@ -244,6 +266,10 @@ def main():
         assert hcg.topology().get_comm_list("pipe") == [[0, 1], [2, 3]]
         assert hcg.get_data_parallel_group().ranks == [rank % 2, rank % 2 + 2]
         last = train_mlp(hcg, 2)
+    elif mode == "pp4":
+        hcg = start(1, 4, 1)
+        rank = dist.get_rank()
+        last = train_mlp(hcg, 1, stages=4)
     else:
         hcg = start(1, 2, 2)
         rank = dist.get_rank()

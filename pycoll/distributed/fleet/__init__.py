@@ -11,8 +11,8 @@ from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.util import UtilBase, util
 
-__all__ = ["all_reduce", "is_worker", "worker_endpoints", "CommunicateTopology", "DatasetBase", "InMemoryDataset",
-           "QueueDataset", "DistributedStrategy", "HybridCommunicateGroup", "get_hybrid_parallel_topology", "PaddleCloudRoleMaker", "UserDefinedRoleMaker",
-           "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "get_hybrid_communicate_group",
-           "init", "is_first_worker", "layers", "local_rank", "meta_parallel", "recompute", "util", "UtilBase", "utils", "worker_index",
-           "worker_num"]
+__all__ = ["CommunicateTopology", "DatasetBase", "DistributedStrategy", "HybridCommunicateGroup", "InMemoryDataset",
+           "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce", "barrier_worker",
+           "distributed_model", "distributed_optimizer", "distributed_scaler", "get_hybrid_communicate_group",
+           "get_hybrid_parallel_topology", "init", "is_first_worker", "is_worker", "layers", "local_rank",
+           "meta_parallel", "recompute", "util", "utils", "worker_endpoints", "worker_index", "worker_num"]

@@ -45,8 +45,9 @@ def init(role_maker: Any = None, is_collective: bool = False,
     must be the world size; dp fills what is left when it is not given, as paddle does). As
     paddle's dygraph ``fleet.init`` does, this is collective mode whatever ``is_collective``
     says, unless the environment describes a parameter-server job
-    (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level`` (a name or a number) sets pycoll's logger's level; left None (paddle's default
-    is its fleet logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it."""
+    (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level``
+    (a name or a number) sets pycoll's logger's level; left None (paddle's default is its fleet
+    logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it."""
     collective = is_collective or bool(getattr(role_maker, "is_collective", False))
     if not collective and _parameter_server_job():
         raise ValueError("fleet.init: this environment describes a parameter-server job (TRAINING_ROLE="
@@ -190,7 +191,8 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     state = _started("distributed_optimizer")
     strategy = strategy if strategy is not None else state["strategy"]
     hcg = state["hcg"]
-    norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None))
+    norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None),
+                                 getattr(optimizer, "_parameter_list", []))
     if norm_sums is not None:
         optimizer.complete_norms_with(norm_sums)
     if hcg.get_sharding_parallel_world_size() > 1:

@@ -15,13 +15,18 @@ from pycoll.parallel.clip_norms import completing
 NormSums = Callable[[List[Any]], Optional[Callable[[np.ndarray], np.ndarray]]]
 
 
-def hybrid_norm_sums(hcg: Any, grad_clip: Any) -> Optional[NormSums]:
-    """The optimizer's ``norm_sums`` hook for ``hcg``'s job and its ``grad_clip``, or None where
-    each rank's own sums are already the whole ones."""
+def hybrid_norm_sums(hcg: Any, grad_clip: Any, params: List[Any]) -> Optional[NormSums]:
+    """The ``norm_sums`` hook for an optimizer of ``params`` clipping with ``grad_clip`` in
+    ``hcg``'s job, or None where each rank's own sums are already the whole ones. Every stage
+    then adds up its sums at each step, so each must step some trainable parameter."""
     mp = hcg.get_model_parallel_group() if hcg.get_model_parallel_world_size() > 1 else None
     by_piece = completing(lambda p: [mp] if getattr(p, "is_distributed", False) else []) if mp else None
     if hcg.get_pipe_parallel_world_size() == 1 or not isinstance(grad_clip, ClipGradByGlobalNorm):
         return by_piece  # a per-gradient norm never spans stages
+    if not any(not p.stop_gradient for p in params):
+        raise ValueError(f"fleet.distributed_optimizer: pipeline stage {hcg.get_stage_id()} has no trainable "
+                         f"parameters, but grad_clip=ClipGradByGlobalNorm sums every stage's gradients; give "
+                         f"each stage a layer with parameters (seg_method) or clip otherwise")
     pipe = hcg.get_pipe_parallel_group()
 
     def for_params(params: List[Any]) -> Callable[[np.ndarray], np.ndarray]:

@@ -84,7 +84,9 @@ class PipelineParallel(Layer):
     def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
                     loss_fn_idx: int = 0, return_micro_batch_loss: bool = False) -> Any:
         """One optimizer step over ``data`` (``[inputs, labels]`` of ``micro_batch_size x
-        accumulate_steps`` rows; the middle stages may pass None); returns the mean loss."""
+        accumulate_steps`` rows; the middle stages may pass None); returns the mean loss. The
+        first and last stages check ``data`` before sending anything; a refusal there ends the
+        job, as an error on any rank does (the middle stages, which read no data, wait for them)."""
         self._check_loss_fn(loss_fn_idx, "train_batch")
         self.optimizer, self.lr_scheduler = optimizer, lr_scheduler
         self._layers.train()
