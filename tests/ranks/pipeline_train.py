@@ -7,7 +7,8 @@ gave for the same script (its last steps go through a GradScaler, which scales o
 then a model whose embedding is tied to its output projection (``SharedLayerDesc`` on both
 stages), a sequence length that changes between batches and a learning-rate scheduler: the
 shared weight stays equal on both stages and matches the reference (whose clip counts it once).
-A batch of the wrong size is refused by name.
+A batch of the wrong size is refused by name. Last, inputs given as a tuple and a tuple of two
+tensors (one without gradient) sent between the stages, against gradients by hand.
 ``dp2pp2`` (4 ranks): two pipelines, each on half of every batch, gradients averaged over dp.
 ``pp2mp2`` (4 ranks): each stage split over two model-parallel ranks; the clip spans both.
 ``pp4`` (4 ranks): four stages, so two of them receive, compute and send in both directions.
@@ -243,6 +244,43 @@ def train_tied(hcg):
     np.testing.assert_array_equal(gathered[0].numpy(), gathered[1].numpy())
 
 
+class TupleFirst(nn.Layer):
+    """Takes (x, scale) and passes the scale on: a stage output of two tensors, one without grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, inputs):
+        x, scale = inputs
+        return self.fc(x), scale
+
+
+def train_tuple(hcg):
+    """Inputs given as a tuple, and a tuple sent between the stages (only one of them needs a grad)."""
+    layer = PipelineLayer([LayerDesc(TupleFirst), lambda t: t[0] * t[1], LayerDesc(nn.Linear, 4, 2)],
+                          loss_fn=nn.MSELoss(), topology=hcg.topology())
+    init = np.random.default_rng(3)
+    weights = {"0.fc.weight": init.standard_normal((4, 4)), "0.fc.bias": init.standard_normal(4),
+               "2.weight": init.standard_normal((4, 2)), "2.bias": init.standard_normal(2)}
+    weights = {k: v.astype("float32") for k, v in weights.items()}
+    place(layer, weights, hcg)
+    model = fleet.distributed_model(layer)
+    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters())
+    x, scale, y = (init.standard_normal(shape).astype("float32") for shape in ((8, 4), (8, 1), (8, 2)))
+    loss = model.train_batch([(pycoll.to_tensor(x), pycoll.to_tensor(scale)), pycoll.to_tensor(y)], opt)
+    w1, b1, w2, b2 = (weights[k] for k in ("0.fc.weight", "0.fc.bias", "2.weight", "2.bias"))
+    h = (x @ w1 + b1) * scale
+    out = h @ w2 + b2
+    np.testing.assert_allclose(float(loss.numpy().reshape(-1)[0]), float(((out - y) ** 2).mean()), **TOL)
+    d_out = 2 * (out - y) / out.size  # the mean over the batch, by hand
+    expect = {"2.weight": w2 - 0.1 * h.T @ d_out, "2.bias": b2 - 0.1 * d_out.sum(0)}
+    d_pre = (d_out @ w2.T) * scale
+    expect.update({"0.fc.weight": w1 - 0.1 * x.T @ d_pre, "0.fc.bias": b1 - 0.1 * d_pre.sum(0)})
+    for name, p in layer.named_parameters():
+        np.testing.assert_allclose(p.numpy(), expect[name], err_msg=name, rtol=1e-5, atol=1e-6)
+
+
 def main():
     mode = sys.argv[1]
     rank = None
@@ -260,6 +298,7 @@ def main():
             raise AssertionError("a plain layer must be refused with pp_degree=2")
         last = train_mlp(hcg, 1, paddle=True)
         train_tied(hcg)
+        train_tuple(hcg)
     elif mode == "dp2pp2":
         hcg = start(2, 2, 1)
         rank = dist.get_rank()
