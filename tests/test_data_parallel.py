@@ -30,6 +30,14 @@ def test_parameters_without_gradient_are_reduced_after_backward_and_named_once()
     assert "'branch.weight'" in output and "find_unused_parameters=True" in output
 
 
+@pytest.mark.parametrize("mode", ["no_sync_unused", "zero_grad", "nobody"])
+def test_replicas_agree_where_only_some_ranks_compute_a_gradient(mode):
+    """A gradient from no_sync micro-steps counts as used (find_unused_parameters=True); an
+    exactly-zero gradient on one rank is a gradient for every rank (find_unused_parameters=False):
+    in both, every rank steps the parameter alike. Both diverged before (found by a probe)."""
+    assert_ok(launch(2, "dp_grad_agreement.py", mode), expect_lines=2)
+
+
 def test_ranks_wrapping_different_models_get_a_clear_error():
     result = launch(2, "dp_mismatch.py")
     assert_ok(result, expect_lines=2)

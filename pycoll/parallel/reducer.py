@@ -37,11 +37,16 @@ MB = 1 << 20
 class Bucket:
     """Parameters whose gradients travel together in one flat buffer of ``dtype`` (``comm_dtype``
     when gradients are compressed for the wire, else the parameters'), reduce-scattered in
-    ``layout`` when it is given, else all-reduced. ``buffer`` is None while not allocated."""
+    ``layout`` when it is given, else all-reduced. ``buffer`` is None while not allocated. With
+    ``flagged``, the buffer has one more element per parameter after the ``size`` gradient
+    elements: 1 where this rank computed the parameter's gradient, 0 where it did not, so that
+    after the all-reduce every rank knows whether ANY rank did (see ``Reducer._finish``)."""
 
-    def __init__(self, params: List[Any], size: int, dtype: Any, layout: Optional[Segments] = None):
+    def __init__(self, params: List[Any], size: int, dtype: Any, layout: Optional[Segments] = None,
+                 flagged: bool = False):
         self.params = params
         self.size = size
+        self.flags = len(params) if flagged else 0
         self.dtype = dtype
         self.layout = layout
         self.buffer: Optional[Any] = None
@@ -79,6 +84,7 @@ class Reducer:
         self._ready_order: Optional[List[int]] = []   # recorded during the first synced step
         self._rebuilt = False
         self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
+        self._reached_unsynced: set = set()  # ids of parameters given gradients under no_sync since the last sync
         self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
         self._used_task: Optional[Any] = None
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
@@ -96,10 +102,10 @@ class Reducer:
             layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
             size = layout.width * self.world if layout else sum(sizes[i] for i in g)
             self.buckets.append(Bucket([self.params[i] for i in g], size, self.comm_dtype or self.dtypes[g[0]],
-                                       layout))
+                                       layout, flagged=not self.shard and not self.find_unused))
         if not self.shard:  # all-reduce buckets keep their buffers from step to step
             for b in self.buckets:
-                b.buffer = self._xp.empty(b.size, dtype=b.dtype)
+                b.buffer = self._xp.empty(b.size + b.flags, dtype=b.dtype)
         self._bucket_of = {id(p): b for b in self.buckets for p in b.params}
 
     def bucket_indices(self) -> List[List[int]]:
@@ -127,8 +133,8 @@ class Reducer:
         self._active = True
         self._unused = []
         if self.find_unused:
-            used = {id(t) for t in autograd.graph_leaves(outputs)}
-            self._unused = [p for p in self.params if id(p) not in used]
+            reached = {id(t) for t in autograd.graph_leaves(outputs)}
+            self._unused = [p for p in self.params if id(p) not in reached]
 
     def _start_backward(self) -> None:
         """The first gradient of a synchronised backward is final: from here every rank makes
@@ -144,7 +150,10 @@ class Reducer:
         self._ready = [False] * len(self.params)
         self._next_bucket = 0
         if self.find_unused:
-            unused = {id(p) for p in self._unused}
+            # used here: reached by this backward, or given a gradient under no_sync since the last
+            # synchronised backward (that gradient is part of what this step reduces, as torch's)
+            unused = {id(p) for p in self._unused} - self._reached_unsynced
+            self._reached_unsynced = set()
             self._used = self._xp.asarray([id(p) not in unused for p in self.params], dtype=np.uint8)
             self._used_task = dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.group,
                                               sync_op=False)
@@ -165,6 +174,8 @@ class Reducer:
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:
+            if self.find_unused:
+                self._reached_unsynced.add(id(param))
             return
         if not self._started:
             self._start_backward()
@@ -182,13 +193,20 @@ class Reducer:
             self._launch(self.buckets[self._next_bucket])
             self._next_bucket += 1
 
-    def _launch(self, bucket: Bucket) -> None:
+    def _launch(self, bucket: Bucket, late: frozenset = frozenset()) -> None:
+        """Flatten ``bucket``'s gradients and start its collective; ``late``: the ids of the
+        parameters this rank computed no gradient for (zeros are sent, and flagged so)."""
         start = time.perf_counter()
         grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
         if bucket.buffer is None:
             bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
+        if bucket.flags:
+            bucket.buffer[bucket.size:] = 1
+            for j, p in enumerate(bucket.params):
+                if id(p) in late:
+                    bucket.buffer[bucket.size + j] = 0
         if bucket.layout is None:
-            kernels.flatten(grads, out=bucket.buffer, scale=self._scale)
+            kernels.flatten(grads, out=bucket.buffer[:bucket.size], scale=self._scale)
         else:
             bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
         self.stats["flatten_s"] += time.perf_counter() - start
@@ -205,12 +223,13 @@ class Reducer:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
         self._started = False
         self._active = False
-        late = set()
+        late: frozenset = frozenset()
         if self._next_bucket < len(self.buckets):
             # parameters this backward did not reach (find_unused_parameters=False): their buckets
             # go now, still in bucket order on every rank, so the ranks' collectives pair up
-            # whatever each one used; a parameter no rank used keeps no gradient (paddle's)
-            late = {id(p) for p, ready in zip(self.params, self._ready) if not ready and p.grad is None}
+            # whatever each one used; a parameter no rank used keeps no gradient (paddle's), which
+            # the buckets' flags tell (a zero average does not: a rank may have computed zeros)
+            late = frozenset(id(p) for p, ready in zip(self.params, self._ready) if not ready and p.grad is None)
             if not self._warned_late:
                 self._warned_late = True
                 missing = [name for name, ready in zip(self.names, self._ready) if not ready]
@@ -218,7 +237,7 @@ class Reducer:
                                "buckets were reduced after it, without overlap. If that is expected, pass "
                                "find_unused_parameters=True", missing[:8])
             while self._next_bucket < len(self.buckets):
-                self._launch(self.buckets[self._next_bucket])
+                self._launch(self.buckets[self._next_bucket], late)
                 self._next_bucket += 1
         used = None
         if self._used_task is not None:
@@ -238,9 +257,9 @@ class Reducer:
                         globally_used = used is None or used[self._index[id(p)]]
                         p.grad = self._zeros(p) if globally_used else None
                     targets.append(p.grad.array if p.grad is not None else self._zeros(p))
-                kernels.unflatten(b.buffer, targets)
-                for p in b.params:
-                    if id(p) in late and not bool(self._xp.any(p.grad.array)):
+                kernels.unflatten(b.buffer[:b.size], targets)
+                for j, p in enumerate(b.params):
+                    if id(p) in late and not bool(b.buffer[b.size + j] > 0):
                         p.grad = None  # no rank used it: it keeps the None it had
             self.stats["unflatten_s"] += time.perf_counter() - start
 
