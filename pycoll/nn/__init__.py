@@ -5,7 +5,7 @@ pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 5
 """
 from typing import Any
 
-from pycoll.nn import functional, initializer
+from pycoll.nn import functional, initializer, utils
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
                                   LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU,
                                   Silu, Softmax, Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink,
@@ -30,7 +30,7 @@ from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, Upsampli
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                     TransformerEncoderLayer)
 
-__all__ = ["functional", "initializer", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
+__all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LeakyReLU", "Silu", "ELU", "Softplus",
            "Hardswish", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",
