@@ -29,3 +29,15 @@ def test_gpu_alone_names_the_current_gpu_without_asking_for_the_default():
 
 def test_the_cpu_tests_run_on_the_cpu():
     assert pycoll.get_device() == "cpu"  # conftest pins PYCOLL_DEVICE=cpu
+
+
+def test_synchronize_waits_for_nothing_on_the_cpu_and_names_a_missing_gpu():
+    """paddle's device.synchronize / device.cuda.synchronize / empty_cache (timing code calls them)."""
+    pycoll.device.synchronize()
+    pycoll.device.synchronize("cpu")
+    pycoll.device.cuda.empty_cache()
+    with pytest.raises(ValueError, match="is not a GPU"):
+        pycoll.device.cuda.synchronize("cpu")
+    missing = device.gpu_count()  # the first index past the visible GPUs
+    with pytest.raises(ValueError, match=f"one of the {missing} visible GPUs, got {missing}"):
+        pycoll.device.cuda.synchronize(missing)

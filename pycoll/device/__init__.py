@@ -89,6 +89,17 @@ def place_str(place: Place) -> str:
     return "cpu" if place[0] == "cpu" else f"gpu:{place[1]}"
 
 
+def _visible_gpu(place: Place, device: Any) -> Any:
+    """The ``cupy.cuda.Device`` of the GPU ``place`` (asked for as ``device``); ValueError when
+    no such GPU is visible."""
+    cupy = import_cupy()
+    count = gpu_count()
+    if place[1] >= count:
+        raise ValueError(f"device must name one of the {count} visible GPUs, got {device!r}"
+                         + ("" if count else " (CuPy sees no GPU here: no device, or no driver)"))
+    return cupy.cuda.Device(place[1])
+
+
 def set_device(device: str) -> str:
     """Make `device` ('cpu', 'gpu' or 'gpu:N') the place where new tensors are created.
 
@@ -97,12 +108,7 @@ def set_device(device: str) -> str:
     global _current
     place = parse_place(device)
     if place[0] == "gpu":
-        cupy = import_cupy()
-        count = gpu_count()
-        if place[1] >= count:
-            raise ValueError(f"device must name one of the {count} visible GPUs, got {device!r}"
-                             + ("" if count else " (CuPy sees no GPU here: no device, or no driver)"))
-        cupy.cuda.Device(place[1]).use()
+        _visible_gpu(place, device).use()
     _current = place
     return place_str(place)
 
@@ -110,6 +116,25 @@ def set_device(device: str) -> str:
 def get_device() -> str:
     """The current device: 'cpu' or 'gpu:N'."""
     return place_str(current_place())
+
+
+def device_place(device: Any) -> Place:
+    """paddle's ``device`` argument of the device calls: None (the current device), a place,
+    'cpu', 'gpu', 'gpu:N' or a GPU index."""
+    if device is None:
+        return current_place()
+    if isinstance(device, int) and not isinstance(device, bool):
+        return ("gpu", device)
+    return parse_place(device)
+
+
+def synchronize(device: Any = None) -> None:
+    """paddle's ``device.synchronize``: wait until the GPU ``device`` (a place, 'gpu:N', an index;
+    default the current device) has finished all its work; on the CPU there is nothing to wait
+    for (NumPy's calls have finished when they return)."""
+    place = device_place(device)
+    if place[0] == "gpu":
+        _visible_gpu(place, device).synchronize()
 
 
 def current_place() -> Place:
