@@ -104,4 +104,5 @@ def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin

@@ -38,6 +38,23 @@ def test_replicas_agree_where_only_some_ranks_compute_a_gradient(mode):
     assert_ok(launch(2, "dp_grad_agreement.py", mode), expect_lines=2)
 
 
+def test_sync_params_buffers_brings_parameters_and_buffers_from_one_rank():
+    """paddle's dist.parallel.sync_params_buffers (found missing by a new-user probe)."""
+    assert_ok(launch(2, "sync_params.py"), expect_lines=2)
+
+
+def test_paddles_module_paths_reach_the_same_objects():
+    """paddle.distributed.parallel / .communication(.stream) and paddle.framework(.random)."""
+    from pycoll.distributed.communication import stream as comm_stream
+    from pycoll.framework import random as framework_random
+
+    assert dist.parallel.DataParallel is pycoll.DataParallel
+    assert dist.parallel.sync_params_buffers is pycoll.parallel.sync_params_buffers
+    assert dist.communication.all_reduce is dist.all_reduce and dist.communication.all_to_all is dist.alltoall
+    assert comm_stream.all_reduce is dist.stream.all_reduce and dist.communication.stream is comm_stream
+    assert pycoll.framework.seed is pycoll.seed and framework_random.get_rng_state is pycoll.get_rng_state
+
+
 def test_ranks_wrapping_different_models_get_a_clear_error():
     result = launch(2, "dp_mismatch.py")
     assert_ok(result, expect_lines=2)

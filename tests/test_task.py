@@ -48,6 +48,8 @@ def test_a_task_keeps_its_arrays_until_it_completes(group):
     assert task._keep is buffers and not task.is_completed()
     request.done = True
     assert task.is_completed() and task._keep is None and task._request is None
+    assert not task.is_sync(), "completed, but made by a non-blocking call"
+    assert Task(None, group, "all_reduce", group.seq).is_sync()  # a blocking call's task
 
 
 def test_retire_lets_go_of_completed_tasks_oldest_first_without_starting_held_back_ones(group):

@@ -7,8 +7,7 @@
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import stream
 from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, alltoall_single, barrier,
-                                           broadcast, can_reduce, gather, irecv, isend, recv, reduce,
-                                           reduce_scatter, scatter, send)
+                                           broadcast, can_reduce, gather, reduce, reduce_scatter, scatter)
 from pycoll.distributed.env import (ParallelEnv, create_nccl_config, destroy_process_group, get_backend,
                                     get_group, get_rank, get_world_size, init_parallel_env, is_initialized,
                                     new_group)
@@ -16,7 +15,7 @@ from pycoll.distributed.gloo import gloo_barrier, gloo_init_parallel_env, gloo_r
 from pycoll.distributed.group import Group
 from pycoll.distributed.objects import (all_gather_object, broadcast_object_list, recv_object_list,
                                         scatter_object_list, send_object_list)
-from pycoll.distributed.p2p import P2POp, batch_isend_irecv, wait
+from pycoll.distributed.p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send, wait
 from pycoll.distributed.parallel_mode import ParallelMode
 from pycoll.distributed.spawn import SpawnContext, SpawnError, spawn
 from pycoll.distributed.task import Task
@@ -58,7 +57,7 @@ def __getattr__(name: str):
         from pycoll.distributed import sharding
 
         return getattr(sharding, name)
-    if name in ("fleet", "sharding", "auto_parallel"):  # paddle.distributed.fleet.init(...), without an import of its own
+    if name in ("fleet", "sharding", "auto_parallel", "parallel", "communication"):  # paddle.distributed.fleet.init(...), without an import of its own
         import importlib
 
         return importlib.import_module(f"pycoll.distributed.{name}")

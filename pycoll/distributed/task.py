@@ -54,7 +54,7 @@ class Task:
     arrays the engine reads and writes until then.
     """
 
-    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error")
+    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
                  finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = ()):
@@ -65,6 +65,7 @@ class Task:
         self._finish = finish
         self._keep: Optional[Tuple[Any, ...]] = keep
         self._done = request is None
+        self._sync = request is None  # a blocking call's task: complete when made
         self._error: Optional[CollectiveError] = None
 
     def _complete(self) -> None:
@@ -97,6 +98,10 @@ class Task:
 
     def is_completed(self) -> bool:
         return self._test()
+
+    def is_sync(self) -> bool:
+        """paddle's ``task.is_sync()``: whether the call was blocking (``sync_op=True``)."""
+        return self._sync
 
     def synchronize(self) -> None:
         """paddle's ``task.synchronize()``: block until the collective completes."""

@@ -55,7 +55,7 @@ class DataParallel(Layer):
             named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient]
             wire = _comm_dtype(comm_dtype, group)
             _check_same_model(layers, group)
-            _broadcast_state(layers, group)
+            sync_params_buffers(layers, group, _root(group))
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
                                     find_unused_parameters, wire, **self._reducer_options())
@@ -139,7 +139,20 @@ def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
                              "parameter):\n  " + "\n  ".join(diffs[:10]))
 
 
-def _broadcast_state(layers: Layer, group: Optional[dist.Group]) -> None:
-    """Start every rank from the first rank's parameters and buffers."""
-    for _, tensor in list(layers.named_parameters()) + list(layers.named_buffers()):
-        dist.broadcast(tensor, src=_root(group), group=group)
+def sync_params_buffers(model: Layer, comm_group: Optional[dist.Group] = None, src_rank: int = 0,
+                        is_model_parallel: bool = False, fuse_params: bool = True) -> None:
+    """paddle's ``distributed.parallel.sync_params_buffers``: every rank of ``comm_group`` (default:
+    all) takes rank ``src_rank``'s (a global rank) parameters and buffers, in place, as
+    DataParallel does when it wraps a model. Also the way to bring BatchNorm's running statistics
+    back in step, which each rank updates from its own batches. With ``is_model_parallel``, the
+    split weights of model parallelism (``is_distributed``) keep their own blocks. ``fuse_params``
+    is accepted for paddle's signature (pycoll broadcasts tensor by tensor)."""
+    if not isinstance(model, Layer):
+        raise TypeError(f"sync_params_buffers: model must be a Layer, got {type(model).__name__}")
+    members = comm_group.ranks if comm_group is not None else list(range(dist.get_world_size()))
+    if src_rank not in members:
+        raise ValueError(f"sync_params_buffers: src_rank={src_rank!r} is not a rank of the group {members}")
+    for _, tensor in list(model.named_parameters()) + list(model.named_buffers()):
+        if is_model_parallel and getattr(tensor, "is_distributed", False):
+            continue
+        dist.broadcast(tensor, src=src_rank, group=comm_group)
