@@ -292,3 +292,13 @@ def test_logs_are_appended_unless_overwritten_and_only_this_jobs_failure_is_show
     result = run_python([*argv[:-1], "--log_overwrite", "true", argv[-1], "ok"])
     assert result.returncode == 0, result.stderr
     assert (logs / "workerlog.0").read_text().count("started rank=0") == 1
+
+
+def test_a_job_mpi_ended_without_a_ranks_word_points_at_pycoll_check(tmp_path):
+    """MPICH ends a job itself on some mismatched collectives ('Message truncated', exit status
+    142), before any rank can say why: the launcher's line says what that usually means."""
+    from pycoll.distributed import _jobdir
+
+    failed = _jobdir.failure(str(tmp_path), 142, 2)
+    assert failed.rank is None and failed.status == 142 and not failed.reported
+    assert "exit status 142 and no rank said why" in failed.text and "PYCOLL_CHECK=1" in failed.text

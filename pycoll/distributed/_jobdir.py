@@ -128,4 +128,8 @@ def failure(where: str, status: int, nprocs: int) -> Failure:
         listed = ", ".join(f"rank {rank}: pid {pid}" for rank, pid in sorted(known.items()))
         return Failure(None, status, f"a rank was killed by signal {status} ({name}) before it could say "
                                      f"why{oom}; MPI's message names its process id ({listed})", False)
-    return Failure(None, status, f"the job ended with exit status {status}", False)
+    return Failure(None, status, f"the job ended with exit status {status} and no rank said why: MPI ended it "
+                                 f"(its message is above). MPICH's 'Fatal error in internal_...' with 'Message "
+                                 f"truncated' or 'Invalid count' means the ranks called a collective with different "
+                                 f"sizes or dtypes, or different collectives: rerun with PYCOLL_CHECK=1 and every "
+                                 f"rank names its call", False)
