@@ -87,13 +87,16 @@ def _offsets(counts: Sequence[int]) -> List[int]:
 
 
 class MPIRequest:
-    """One started MPI request, plus an optional action run once when it completes."""
+    """One started MPI request, plus an optional action run once when it completes (``status``,
+    when given, is filled in by the completing test for that action to read)."""
 
-    __slots__ = ("_request", "_then")
+    __slots__ = ("_request", "_then", "_status")
 
-    def __init__(self, request: MPI.Request, then: Optional[Callable[[], None]] = None):
+    def __init__(self, request: MPI.Request, then: Optional[Callable[[], None]] = None,
+                 status: Optional[MPI.Status] = None):
         self._request = request
         self._then = then
+        self._status = status
 
     def join_stream(self) -> bool:
         """MPI has no stream to hand the call to: the host polls :meth:`test`."""
@@ -104,9 +107,9 @@ class MPIRequest:
         (Nothing is held back, so ``start`` changes nothing.)"""
         if self._request is None:
             return True
-        if not self._request.Test():
+        if not self._request.Test(self._status):
             return False
-        self._request = None
+        self._request = self._status = None
         then, self._then = self._then, None
         if then is not None:
             then()
@@ -242,10 +245,18 @@ class MPIBackend:
         args = ([arr, MPI.BYTE], dst, tag)
         return self.comm.Send(*args) if blocking else self._start(self.comm.Isend(*args))
 
-    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool,
-             seq: int = 0) -> Optional[MPIRequest]:
+    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool, seq: int = 0,
+             arrived: Optional[Callable[[Optional[int]], None]] = None) -> Optional[MPIRequest]:
+        """``arrived`` gets the byte count of the message's status (it may be short of ``arr``)."""
         args = ([arr, MPI.BYTE], src, tag)
-        return self.comm.Recv(*args) if blocking else self._start(self.comm.Irecv(*args))
+        if arrived is None:
+            return self.comm.Recv(*args) if blocking else self._start(self.comm.Irecv(*args))
+        status = MPI.Status()
+        if not blocking:
+            return MPIRequest(self.comm.Irecv(*args), lambda: arrived(status.Get_count(MPI.BYTE)), status)
+        self.comm.Recv(*args, status)
+        arrived(status.Get_count(MPI.BYTE))
+        return None
 
     def barrier(self, blocking: bool, seq: int = 0) -> Optional[MPIRequest]:
         return self.comm.Barrier() if blocking else self._start(self.comm.Ibarrier())

@@ -13,6 +13,11 @@ small all-reduce per collective (bench/check_cost.py measures it), which is why 
 
 The check runs under the watchdog, inside the collective's own watch: a peer that never comes,
 or has left, ends the job as the collective itself would.
+
+Point-to-point calls involve two ranks, not the group, so they are compared pairwise instead:
+each send first sends a fixed-size descriptor of itself (:func:`p2p_descriptor`: the sender's
+sequence number, dtype and shape) on a tag of its own, and the receiver compares it with its
+buffer (:func:`p2p_difference`); see :mod:`pycoll.distributed.p2p`.
 """
 from __future__ import annotations
 
@@ -37,10 +42,15 @@ enabled = debug or _flag("PYCOLL_CHECK")
 BARRIER_TOKEN = np.zeros(1, np.uint8)  # what a barrier stands for, in its description
 
 
+def array_text(arr: Any) -> str:
+    """An array as the checks name it: ``float32[4]``."""
+    return f"{arr.dtype}{list(arr.shape)}"
+
+
 def describe(fn: str, seq: int, arr: Any, op: Any = None, root: Optional[int] = None,
              blocking: Optional[bool] = None) -> str:
     """One call as the check compares it, e.g. ``all_reduce #3 float32[4] op=ReduceOp.SUM``."""
-    text = f"{fn} #{seq} {arr.dtype}{list(arr.shape)}"
+    text = f"{fn} #{seq} {array_text(arr)}"
     if op is not None:
         text += " op=" + (op_name(op) if is_reduce_op(op) else repr(op))
     if root is not None:
@@ -112,3 +122,56 @@ def _gather_texts(backend: Any, mine: bytes, seq: int) -> list:
     backend.all_gather(rows, xp.asarray(padded), True, seq)
     table = np.asarray(rows.tolist(), np.uint8).reshape(backend.size, len(padded))
     return [bytes(row[:n]).decode(errors="replace") for row, n in zip(table, lengths)]
+
+
+# -- point to point -------------------------------------------------------------------------
+_WORDS = 48  # int64 words of a descriptor: seq, nbytes, size, dtype digest, text length, text
+_HEAD = 5
+_TEXT_BYTES = 8 * (_WORDS - _HEAD)
+
+
+class Sent:
+    """What a descriptor says of the sender's call: its sequence number, bytes, elements, a
+    digest of its dtype and its text (``float32[4]``, cut short past 344 bytes)."""
+
+    __slots__ = ("seq", "nbytes", "size", "dtype_digest", "text")
+
+    def __init__(self, seq: int, nbytes: int, size: int, dtype_digest: int, text: str):
+        self.seq, self.nbytes, self.size = seq, nbytes, size
+        self.dtype_digest, self.text = dtype_digest, text
+
+
+def _dtype_digest(dtype: Any) -> int:
+    return _digest(str(dtype).encode())
+
+
+def p2p_descriptor(xp: Any, seq: int, arr: Any) -> Any:
+    """The descriptor a send of ``arr`` (call number ``seq``) sends ahead of its data."""
+    text = array_text(arr).encode()[:_TEXT_BYTES]
+    words = np.zeros(_WORDS, np.int64)
+    words[:_HEAD] = [seq, arr.nbytes, arr.size, _dtype_digest(arr.dtype), len(text)]
+    words[_HEAD:].view(np.uint8)[:len(text)] = np.frombuffer(text, np.uint8)
+    return xp.asarray(words)
+
+
+def empty_descriptor(xp: Any) -> Any:
+    """A buffer to receive a descriptor into."""
+    return xp.zeros(_WORDS, np.int64)
+
+
+def read_descriptor(descriptor: Any) -> Sent:
+    """The sender's call, from a received descriptor (NumPy or CuPy)."""
+    words = np.asarray(descriptor.tolist(), np.int64)
+    seq, nbytes, size, digest, length = (int(w) for w in words[:_HEAD])
+    text = words[_HEAD:].view(np.uint8)[:length].tobytes().decode(errors="replace")
+    return Sent(seq, nbytes, size, digest, text)
+
+
+def p2p_difference(sent: Sent, sender: int, fn: str, seq: int, receiver: int, arr: Any) -> Optional[str]:
+    """None when ``arr`` takes what was sent (same dtype and number of elements: the shapes may
+    differ, the elements arriving in C order), else both sides, e.g. ``send #2 on rank 0:
+    float32[4]; recv #2 on rank 1: int32[4]``."""
+    if sent.size == arr.size and sent.dtype_digest == _dtype_digest(arr.dtype):
+        return None
+    return (f"send #{sent.seq} on rank {sender}: {sent.text}; {fn} #{seq} on rank {receiver}: "
+            f"{array_text(arr)}")

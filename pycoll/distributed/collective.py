@@ -24,9 +24,6 @@ from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
 
-_P2P_TAG = 7
-
-
 def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
     """The group of a call about to be made, None on a rank outside it (the call returns at
     once): the call is numbered (refused calls too), completed tasks are let go, and a dropped
@@ -329,49 +326,6 @@ def _split_rows(sizes: Optional[List[int]], arr: Any, nranks: int, fn: str, arg:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}={list(sizes)} adds up to {sum(sizes)} "
                          f"but {tensor} has {rows} rows (dim 0)")
     return [int(n) for n in sizes]
-
-
-def peer_of(g: Group, rank: int, fn: str, arg: str) -> int:
-    peer = _group_rank(g, rank, fn, arg)
-    if peer == g.rank:
-        raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is this rank itself")
-    return peer
-
-
-def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
-    """Send ``tensor`` to rank ``dst``, which must post a matching ``recv``.
-
-    Point-to-point calls are not compared by ``PYCOLL_CHECK`` (it compares a whole group).
-    """
-    g = _begin(group, "send")
-    if g is None:
-        return COMPLETED
-    peer = peer_of(g, dst, "send", "dst")
-    buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
-    return _launch(g, "send", g.engine.send, (buf, peer, _P2P_TAG), buf, sync_op, compared=False)
-
-
-def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
-    """Receive into ``tensor`` what rank ``src`` sends (same size and dtype)."""
-    g = _begin(group, "recv")
-    if g is None:
-        return COMPLETED
-    peer = peer_of(g, src, "recv", "src")
-    buf, finish = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
-    return _launch(g, "recv", g.engine.recv, (buf, peer, _P2P_TAG), buf, sync_op, finish,
-                   compared=False)
-
-
-def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
-    """``send`` that returns at once with a pending task."""
-    return send(tensor, dst, group, sync_op=False)
-
-
-def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None) -> Task:
-    """``recv`` that returns at once with a pending task (``src`` is required, as in paddle)."""
-    if src is None:
-        raise ValueError("pycoll.distributed.irecv: src is None; give the rank to receive from")
-    return recv(tensor, src, group, sync_op=False)
 
 
 def barrier(group: Optional[Group] = None) -> None:

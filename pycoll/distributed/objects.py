@@ -15,9 +15,10 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from pycoll.distributed import verdict
-from pycoll.distributed.collective import all_gather, broadcast, recv, scatter, send
+from pycoll.distributed.collective import all_gather, broadcast, scatter
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
+from pycoll.distributed.p2p import recv, send
 
 
 def _dumps(obj: Any, fn: str, arg: str) -> bytes:

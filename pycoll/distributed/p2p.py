@@ -1,4 +1,21 @@
-"""Batched point-to-point: paddle's ``P2POp`` and ``batch_isend_irecv``, and ``wait``.
+"""Point to point: ``send``, ``recv``, ``isend``, ``irecv``, paddle's ``P2POp`` and
+``batch_isend_irecv``, and ``wait``.
+
+A receive never hands back wrong data silently:
+
+- always (no extra message: the engine's status is read): a message shorter than the buffer
+  raises :class:`pycoll.CollectiveError` once it has arrived (at ``wait()`` for a non-blocking
+  receive) naming the call, the peer and both sizes; a longer one makes the engine fail (MPI's
+  truncation). NCCL cannot tell how much arrived, so there this check is skipped.
+- under ``PYCOLL_CHECK`` each send first sends a descriptor of itself (dtype, shape, the
+  sender's call number) on a tag no user message carries (on NCCL, which has no tags, in issue
+  order: descriptor, then data, on both sides). A blocking receive compares it with its buffer
+  before taking the data; on a difference it takes the data into a scratch buffer of the sent
+  size, so that the sender is not left waiting and the next message from that rank is not
+  confused with this one, and raises listing both sides. A non-blocking receive cannot wait for
+  the descriptor before its data is posted (``irecv`` then ``send`` on both ranks would
+  deadlock), so it posts both at once and compares at completion; on a difference its buffer
+  holds whatever arrived. Either way the message is consumed and the job can go on.
 
 A batch is checked whole before anything starts, so a bad entry leaves nothing half-sent. Its
 transfers then start in list order as non-blocking sends and receives; on NCCL the engine holds
@@ -8,13 +25,183 @@ patterns that would deadlock as single calls (every rank sends before it receive
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
-from pycoll.distributed import _arrays
-from pycoll.distributed.collective import irecv, isend, peer_of
+import numpy as np
+
+from pycoll._errors import CollectiveError
+from pycoll.distributed import _arrays, check
+from pycoll.distributed._failure import label
+from pycoll.distributed.collective import _begin, _group_rank, _launch
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain
+
+_DATA_TAG = 7  # every message pycoll's send and recv move
+_DESCRIPTOR_TAG = 8  # PYCOLL_CHECK's descriptors: no data message carries it
+
+
+def peer_of(g: Group, rank: int, fn: str, arg: str) -> int:
+    """The group rank of global rank ``rank``, which must be another member of ``g``."""
+    peer = _group_rank(g, rank, fn, arg)
+    if peer == g.rank:
+        raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is this rank itself")
+    return peer
+
+
+class _Both:
+    """Two requests (a descriptor's and its data's) as one, complete when both are. ``forgive``
+    (a receive's) says whether an engine error of the second may be dropped: when the descriptor
+    has shown a mismatch, which the receive reports itself."""
+
+    __slots__ = ("_parts", "_forgive", "_error")
+
+    def __init__(self, first: Any, second: Any, forgive: Optional[Callable[[], bool]] = None):
+        self._parts = [first, second]
+        self._forgive = forgive
+        self._error: Optional[BaseException] = None
+
+    def test(self, start: bool = True) -> bool:
+        first, second = self._parts
+        if first is not None and first.test(start):
+            self._parts[0] = first = None
+        if second is not None:
+            try:
+                if second.test(start):
+                    self._parts[1] = second = None
+            except Exception as exc:  # kept until the descriptor says whether it is the mismatch's
+                self._parts[1], self._error = None, exc
+        if first is not None or second is not None:
+            return False
+        if self._error is not None and not (self._forgive is not None and self._forgive()):
+            raise self._error
+        return True
+
+    def join_stream(self) -> bool:
+        joined = [part.join_stream() for part in self._parts if part is not None]
+        if all(joined):
+            self._parts = [None, None]
+            return True
+        return False
+
+
+def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking: bool,
+                    seq: int) -> Optional[_Both]:
+    """PYCOLL_CHECK's send: the descriptor, then the data (even empty: the receiver takes one)."""
+    first = engine.send(descriptor, peer, _DESCRIPTOR_TAG, blocking, seq)
+    second = engine.send(buf, peer, _DATA_TAG, blocking, seq)
+    return None if blocking else _Both(first, second)
+
+
+def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
+    """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
+    elements and dtype)."""
+    g = _begin(group, "send")
+    if g is None:
+        return COMPLETED
+    peer = peer_of(g, dst, "send", "dst")
+    buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
+    if not check.enabled:
+        return _launch(g, "send", g.engine.send, (buf, peer, _DATA_TAG), buf, sync_op, compared=False)
+    descriptor = check.p2p_descriptor(g.engine.xp, g.seq, buf)
+    return _launch(g, "send", _send_described, (g.engine, descriptor, buf, peer), buf, sync_op,
+                   compared=False, moves=True)
+
+
+def _amount(nbytes: int, itemsize: int) -> str:
+    if nbytes % itemsize == 0:
+        return f"{nbytes // itemsize} elements"
+    return f"{nbytes} bytes ({nbytes / itemsize:g} elements)"
+
+
+class _Receipt:
+    """One receive: its buffer, what the engine says arrived, and under PYCOLL_CHECK the
+    sender's descriptor. ``start`` is the engine call ``_launch`` makes; ``finish`` runs once
+    the data is in place and raises what went wrong, else copies a staged buffer back."""
+
+    def __init__(self, g: Group, peer: int, buf: Any, copy_back: Optional[Callable[[], None]]):
+        self.g, self.peer, self.buf, self.copy_back = g, peer, buf, copy_back
+        self.seq = g.seq
+        self.arrived: Optional[int] = None  # bytes; None until told, or where the engine can't tell
+        self.descriptor: Any = None  # (the task keeps this receipt, through finish, until done)
+        self._difference: Optional[str] = None
+        self._compared = False
+        self._sent_nbytes = 0
+        self._scratch = False  # the data went into scratch, not the buffer
+
+    def _where(self) -> str:
+        return f"{label('recv', self.seq)} from rank {self.g.ranks[self.peer]} on {self.g.describe()}"
+
+    def _count(self, nbytes: Optional[int]) -> None:
+        self.arrived = nbytes
+
+    def difference(self) -> Optional[str]:
+        """Both sides' calls when the descriptor that came does not fit the buffer, else None."""
+        if not self._compared:
+            sent = check.read_descriptor(self.descriptor)
+            self._difference = check.p2p_difference(sent, self.g.ranks[self.peer], "recv", self.seq,
+                                                    self.g.ranks[self.g.rank], self.buf)
+            self._sent_nbytes = sent.nbytes
+            self._compared = True
+        return self._difference
+
+    def start(self, blocking: bool, seq: int) -> Any:
+        engine, peer = self.g.engine, self.peer
+        if not check.enabled:
+            return engine.recv(self.buf, peer, _DATA_TAG, blocking, seq, self._count)
+        self.descriptor = check.empty_descriptor(engine.xp)
+        if not blocking:
+            first = engine.recv(self.descriptor, peer, _DESCRIPTOR_TAG, False, seq)
+            second = engine.recv(self.buf, peer, _DATA_TAG, False, seq, self._count)
+            return _Both(first, second, forgive=lambda: self.difference() is not None)
+        engine.recv(self.descriptor, peer, _DESCRIPTOR_TAG, True, seq)
+        if self.difference() is None:
+            return engine.recv(self.buf, peer, _DATA_TAG, True, seq, self._count)
+        # taken whole into scratch: the sender is not left waiting, and the next receive from
+        # that rank gets the next message
+        self._scratch = True
+        return engine.recv(engine.xp.empty(self._sent_nbytes, np.uint8), peer, _DATA_TAG, True, seq)
+
+    def finish(self) -> None:
+        if self.descriptor is not None and self.difference() is not None:
+            raise CollectiveError(
+                f"PYCOLL_CHECK: {self._where()}: the calls differ: {self.difference()}; send and "
+                f"recv must have the same size and dtype (the message was taken "
+                f"{'into scratch and dropped' if self._scratch else 'and the buffer holds no result'}"
+                f"; the job can go on)")
+        buf = self.buf
+        if self.arrived is not None and self.arrived < buf.nbytes:
+            raise CollectiveError(
+                f"{self._where()}: {_amount(self.arrived, buf.itemsize)} arrived, the buffer holds "
+                f"{buf.size} (shape {list(buf.shape)}, {buf.dtype}); send and recv must have the "
+                f"same size and dtype")
+        if self.copy_back is not None:
+            self.copy_back()
+
+
+def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
+    """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
+    a shorter message raises :class:`pycoll.CollectiveError` once it has arrived)."""
+    g = _begin(group, "recv")
+    if g is None:
+        return COMPLETED
+    peer = peer_of(g, src, "recv", "src")
+    buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
+    receipt = _Receipt(g, peer, buf, copy_back)
+    return _launch(g, "recv", receipt.start, (), buf, sync_op, receipt.finish, compared=False,
+                   moves=True if check.enabled else None)
+
+
+def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
+    """``send`` that returns at once with a pending task."""
+    return send(tensor, dst, group, sync_op=False)
+
+
+def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None) -> Task:
+    """``recv`` that returns at once with a pending task (``src`` is required, as in paddle)."""
+    if src is None:
+        raise ValueError("pycoll.distributed.irecv: src is None; give the rank to receive from")
+    return recv(tensor, src, group, sync_op=False)
 
 
 class P2POp:

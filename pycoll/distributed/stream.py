@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Union
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, collective
+from pycoll.distributed import _arrays, collective, p2p
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task
@@ -107,13 +107,13 @@ def scatter(tensor: Any, tensor_or_tensor_list: Optional[TensorOrList] = None, s
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True,
          use_calc_stream: bool = False) -> Task:
     _stream("send", sync_op, use_calc_stream)
-    return collective.send(tensor, dst, group, sync_op)
+    return p2p.send(tensor, dst, group, sync_op)
 
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True,
          use_calc_stream: bool = False) -> Task:
     _stream("recv", sync_op, use_calc_stream)
-    return collective.recv(tensor, src, group, sync_op)
+    return p2p.recv(tensor, src, group, sync_op)
 
 
 all_to_all = alltoall  # paddle's stream module has both names
