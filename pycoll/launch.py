@@ -31,6 +31,7 @@ from pycoll._errors import CollectiveError
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
+from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.placement import selected_gpus, timeout_seconds
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -156,11 +157,17 @@ def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return env
 
 
-def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
+def build_command(argv: Optional[List[str]] = None,
+                  paddle_entry: bool = False) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
     """The parsed arguments, the rank command and its environment for the launcher's ``argv``
-    (the command starts this machine's ranks, or with ``--nnodes`` every machine's)."""
+    (the command starts this machine's ranks, or with ``--nnodes`` every machine's). Under
+    ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, followed on the terminal
+    (``args.follow_logs``)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.follow_logs = paddle_entry and args.log_dir is None
+    if args.follow_logs:
+        args.log_dir = "log"
     if args.run_mode.lower() != "collective":
         parser.error(f"--run_mode {args.run_mode}: pycoll runs collective jobs only (paddle's "
                      f"parameter-server and other modes are not supported)")
@@ -200,38 +207,10 @@ def build_command(argv: Optional[List[str]] = None) -> Tuple[argparse.Namespace,
     if args.log_dir is not None:
         args.log_dir = os.path.abspath(args.log_dir)
         os.makedirs(args.log_dir, exist_ok=True)
-        sys.stderr.write(f"pycoll.launch: each rank's output goes to {args.log_dir}/workerlog.RANK\n")
+        shown = " (and is shown here as it comes)" if args.follow_logs else ""
+        sys.stderr.write(f"pycoll.launch: each rank's output goes to {args.log_dir}/workerlog.RANK{shown}\n")
     env = _rank_environment(parser, args, ips, gpus)
     return args, command, _mpiexec.job_environment(env, nprocs, world=nprocs * args.nnodes)
-
-
-def prepare_logs(args: argparse.Namespace) -> Dict[str, int]:
-    """This machine's rank logs under ``--log_dir``, emptied first with ``--log_overwrite``: where
-    each one's new part will start (its size now), for :func:`show_failed_logs`."""
-    if args.log_dir is None:
-        return {}
-    first = args.node_rank * args.nproc_per_node
-    starts = {}
-    for rank in range(first, first + args.nproc_per_node):
-        path = os.path.join(args.log_dir, f"workerlog.{rank}")
-        if args.log_overwrite and os.path.exists(path):
-            os.truncate(path, 0)
-        starts[path] = os.path.getsize(path) if os.path.exists(path) else 0
-    return starts
-
-
-def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
-    """The last ``tail`` lines this job wrote in each rank log of ``starts`` (log -> where the
-    job's part starts) that tells of a failure."""
-    for path, start in sorted(starts.items()):
-        try:
-            with open(path, errors="replace") as f:
-                f.seek(start)
-                lines = f.read().splitlines()
-        except OSError:
-            continue
-        if any("Traceback" in line or "failed; stopping the job" in line for line in lines):
-            sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
 
 
 def run_job(command: List[str], env: Dict[str, str],
@@ -305,16 +284,23 @@ def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
     return status
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    args, command, env = build_command(argv)
-    logs = prepare_logs(args)
-    if args.nnodes > 1:  # ranks on other machines cannot see this one's job folder
-        status = _run_nodes(args, env)
-    else:
-        with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
-            env[_jobdir.JOB_DIR_VAR] = job_dir  # what the ranks leave for this launcher (_jobdir)
-            status = run_job(command, env, job_dir=job_dir, ranks=args.nproc_per_node)
-    if status:
+def main(argv: Optional[List[str]] = None, paddle_entry: bool = False) -> int:
+    """Run the job; ``paddle_entry``: started as ``python -m pycoll.distributed.launch``, where the
+    logs default to paddle's ``--log_dir log`` and are also shown as they grow."""
+    args, command, env = build_command(argv, paddle_entry)
+    logs = prepare_logs(args.log_dir, args.node_rank, args.nproc_per_node, args.log_overwrite)
+    follower = LogFollower(logs) if args.follow_logs else None
+    try:
+        if args.nnodes > 1:  # ranks on other machines cannot see this one's job folder
+            status = _run_nodes(args, env)
+        else:
+            with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
+                env[_jobdir.JOB_DIR_VAR] = job_dir  # what the ranks leave for this launcher (_jobdir)
+                status = run_job(command, env, job_dir=job_dir, ranks=args.nproc_per_node)
+    finally:
+        if follower is not None:
+            follower.stop()
+    if status and follower is None:
         show_failed_logs(logs)
     return status
 

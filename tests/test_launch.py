@@ -164,10 +164,19 @@ def test_ctrl_c_stops_the_job_with_status_130_and_no_tracebacks(tmp_path):
     assert output.count("pycoll.launch: interrupted (Ctrl-C)") == 1, output
 
 
-def test_paddles_module_name_and_option_spelling_start_the_same_launcher():
+def test_paddles_module_name_and_option_spelling_start_the_same_launcher(tmp_path):
+    """Under paddle's name the logs default to paddle's log/workerlog.RANK, and are also shown on
+    the terminal as they grow (paddle's users read either)."""
     result = run_python(["-m", "pycoll.distributed.launch", "--nproc_per_node", "2",
-                         str(RANKS_DIR / "environment.py")])
+                         str(RANKS_DIR / "environment.py")], cwd=tmp_path)
     assert_ok(result, expect_lines=2)
+    for rank in range(2):
+        assert f"environment OK rank={rank}" in (tmp_path / "log" / f"workerlog.{rank}").read_text()
+    assert "log/workerlog.RANK (and is shown here as it comes)" in result.stderr
+    failed = run_python(["-m", "pycoll.distributed.launch", "--nproc_per_node", "2",
+                         str(RANKS_DIR / "failing.py"), "raise"], cwd=tmp_path)
+    assert failed.returncode == 1 and "KeyError: 'planted failure'" in failed.stdout, failed.stdout
+    assert "KeyError: 'planted failure'" in (tmp_path / "log" / "workerlog.1").read_text()
     result = run_python(["-m", "pycoll.distributed.launch", "--devices", "x", "x.py"])
     assert result.returncode == 2 and "--gpus 'x'" in result.stderr, result.stderr
 
