@@ -1,8 +1,10 @@
-"""P2POp and batch_isend_irecv's checks in one process; batches on ranks in test_collectives."""
+"""Point to point: P2POp and batch_isend_irecv's checks in one process (batches on ranks in
+test_collectives), and receives that do not fit their send on 2 ranks (tests/ranks/p2p_mismatch.py)."""
 import numpy as np
 import pytest
 
 import pycoll.distributed as dist
+from conftest import assert_ok, launch
 
 
 @pytest.fixture(autouse=True)
@@ -27,3 +29,15 @@ def test_a_batch_is_checked_whole_before_anything_starts():
     with pytest.raises(ValueError, match=r"p2p_op_list\[0\].peer=0 is this rank itself"):
         dist.batch_isend_irecv([dist.P2POp("isend", np.ones(1), 0)])
     assert not dist.get_group(0).pending, "nothing may have started"
+
+
+@pytest.mark.parametrize("case, env", [
+    ("recv_bigger", {}), ("isend_irecv_bigger", {}), ("batch_bigger", {}),
+    ("dtype_check", {"PYCOLL_CHECK": "1"}), ("matching", {"PYCOLL_CHECK": "1"}),
+])
+def test_a_receive_that_does_not_fit_the_send_raises_and_the_job_goes_on(case, env):
+    """tests/ranks/p2p_mismatch.py: the receiving rank's error names the call, the peer and both
+    sides; the pair's next message and an all_reduce still work, and the job exits 0."""
+    result = launch(2, "p2p_mismatch.py", case, env=env, timeout=60)
+    assert_ok(result)
+    assert result.stdout.count(f"{case} OK rank=") == 2, result.stdout + result.stderr

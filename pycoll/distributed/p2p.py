@@ -35,7 +35,7 @@ from pycoll.distributed._failure import label
 from pycoll.distributed.collective import _begin, _group_rank, _launch
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import COMPLETED, Task, drain
+from pycoll.distributed.task import COMPLETED, Task, drain, poll
 
 _DATA_TAG = 7  # every message pycoll's send and recv move
 _DESCRIPTOR_TAG = 8  # PYCOLL_CHECK's descriptors: no data message carries it
@@ -79,7 +79,7 @@ class _Both:
 
     def join_stream(self) -> bool:
         joined = [part.join_stream() for part in self._parts if part is not None]
-        if all(joined):
+        if joined and all(joined):  # (with nothing left to join, the host polls test())
             self._parts = [None, None]
             return True
         return False
@@ -87,18 +87,30 @@ class _Both:
 
 def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking: bool,
                     seq: int) -> Optional[_Both]:
-    """PYCOLL_CHECK's send: the descriptor, then the data (even empty: the receiver takes one)."""
-    first = engine.send(descriptor, peer, _DESCRIPTOR_TAG, blocking, seq)
+    """PYCOLL_CHECK's send: the descriptor, then the data (even empty: the receiver takes one).
+
+    The descriptor is started non-blocking so that NCCL, which holds it back, launches it with
+    the data as one group (launched apart, a ring of ``irecv`` then ``send`` would wait on itself).
+    """
+    first = engine.send(descriptor, peer, _DESCRIPTOR_TAG, False, seq)
     second = engine.send(buf, peer, _DATA_TAG, blocking, seq)
-    return None if blocking else _Both(first, second)
+    if not blocking:
+        return _Both(first, second)
+    if not first.join_stream() and not poll(first, engine.timeout):
+        raise TimeoutError(f"rank {peer} did not take this send's PYCOLL_CHECK descriptor within "
+                           f"{engine.timeout:g} s")
+    return None
 
 
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
     elements and dtype)."""
     g = _begin(group, "send")
-    if g is None:
-        return COMPLETED
+    return COMPLETED if g is None else _send(g, tensor, dst, sync_op)
+
+
+def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
+    """``send`` on a member's group whose call is already numbered."""
     peer = peer_of(g, dst, "send", "dst")
     buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
     if not check.enabled:
@@ -183,8 +195,11 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
     a shorter message raises :class:`pycoll.CollectiveError` once it has arrived)."""
     g = _begin(group, "recv")
-    if g is None:
-        return COMPLETED
+    return COMPLETED if g is None else _recv(g, tensor, src, sync_op)
+
+
+def _recv(g: Group, tensor: Any, src: int, sync_op: bool) -> Task:
+    """``recv`` on a member's group whose call is already numbered."""
     peer = peer_of(g, src, "recv", "src")
     buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
     receipt = _Receipt(g, peer, buf, copy_back)
@@ -243,7 +258,13 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             _arrays.send_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
         else:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
-    return [item.op(item.tensor, item.peer, item.group) for item in p2p_op_list]
+    _begin(g, fn)  # the group's earlier failures are raised before the first transfer starts
+    tasks = []
+    for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
+        if i:
+            g.seq += 1  # each transfer is a call of its own
+        tasks.append((_send if item.op is isend else _recv)(g, item.tensor, item.peer, False))
+    return tasks
 
 
 def wait(tensor: Any, group: Optional[Group] = None, use_calc_stream: bool = True) -> None:
