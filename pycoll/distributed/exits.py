@@ -13,6 +13,10 @@ its other ranks cut off mid-work. In the rank's own process (not in children it 
 pycoll's ``os._exit`` therefore leaves as an exit should: with a non-zero status it ends the
 whole job at once, naming the rank; with status 0 it sends the notice, waits (at most the
 job's timeout) until every peer has finished too, and finalises MPI before the process ends.
+
+The same communicator carries the stall notices (``stall_notices``, another tag): what a rank
+stalled in a collective waits in, so that ranks in collectives that can never match end the job
+in seconds. They live and stop with the exit notices.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import numpy as np
 
 from pycoll.distributed import _failure
 from pycoll.distributed.placement import mpi_running
+from pycoll.distributed.stall_notices import StallNotices
 
 _TAG = 91
 _PEER_POLL_S = 0.01
@@ -43,6 +48,7 @@ class ExitNotices:
         self._inbox = np.zeros(1, np.int64)
         self._lock = threading.Lock()  # the watchdog thread and an exiting main thread both poll
         self._request = self._post()
+        self.stalls = StallNotices(comm)  # read by the watchdog
         self._sent: List[Any] = []  # keep the notices' buffers alive until MPI finalizes
         self._announced = False
         atexit.register(self._stop_listening)  # atexit runs last-in first: after announce
@@ -72,10 +78,12 @@ class ExitNotices:
                 self.comm.Isend([me, self._mpi.INT64_T], peer, _TAG).Free()
 
     def _stop_listening(self) -> None:
-        """At exit, after the announcement: take back the receive still posted for notices, so
-        that MPI does not finalize with it pending (UCX then warns of a request not returned)."""
+        """At exit, after the announcement: take back the receives still posted for notices (the
+        stall notices' too), so that MPI does not finalize with one pending (UCX then warns of a
+        request not returned)."""
         if not mpi_running():
             return
+        self.stalls.stop()
         with self._lock:
             if self._request is not None:
                 self._request.Cancel()

@@ -18,6 +18,13 @@ A wait longer than ``PYCOLL_STALL_WARN`` logs a warning; a wait past its group's
 for a member that has left the job, aborts the group's communicator (NCCL) and ends the job with
 a :class:`pycoll.CollectiveError` naming the collective, its sequence number, the group and how
 long it waited.
+
+Under MPI (where the exit notices' private communicator exists) a wait that has lasted
+``min(_NOTICE_AFTER_S, PYCOLL_STALL_WARN)`` is also told to the group's other members
+(:mod:`stall_notices`): when every member waits at the same sequence number and two of their
+calls can never match (``barrier`` against ``all_reduce``; on MPI a blocking call against a
+task), the job ends at once, the message naming each rank's call, instead of at the timeout.
+``PYCOLL_CHECK=1`` compares every call before it starts, so the notices are not sent under it.
 """
 from __future__ import annotations
 
@@ -28,12 +35,13 @@ import time
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _failure
+from pycoll.distributed import _failure, check
 from pycoll.distributed._failure import label, timeout_error
 
 _PERIOD_S = 0.1
 _EXIT_GRACE_S = 2.0  # a collective may still finish after a peer that took part in it has left
 _ABORT_WAIT_S = 5.0  # how long an engine's abort may take before the job is ended regardless
+_NOTICE_AFTER_S = 10.0  # a wait this long (or PYCOLL_STALL_WARN, if shorter) is told to the peers
 
 
 def _stall_warn_seconds() -> float:
@@ -65,9 +73,11 @@ class Watchdog:
         self.name = ""
         self.waiting: Optional[Tuple[Any, str, int]] = None  # (group, name, seq) of a task's wait
         self.exits: Optional[Any] = None  # ExitNotices, under MPI
+        self.stalls: Optional[Any] = None  # the exit notices' StallNotices
         self._groups = groups  # every live group
         self._thread: Optional[threading.Thread] = None
         self.stall_warn = 60.0  # seconds before a wait is logged (PYCOLL_STALL_WARN, read by start)
+        self.notice_after = _NOTICE_AFTER_S  # seconds before a wait is told to the peers
         self._blocking: Optional[Tuple[Any, _Blocking]] = None  # (group, the call) being timed
         self._waited: Optional[Tuple[Any, _Blocking]] = None  # (waiting as seen, its timing)
 
@@ -75,11 +85,12 @@ class Watchdog:
               groups: Optional[Callable[[], Iterable[Any]]] = None) -> None:
         """Start the thread (once); ``exits`` and ``groups`` (the live groups) are kept when given."""
         if exits is not None:
-            self.exits = exits
+            self.exits, self.stalls = exits, exits.stalls
         if groups is not None:
             self._groups = groups
         if self._thread is None:
             self.stall_warn = _stall_warn_seconds()
+            self.notice_after = min(_NOTICE_AFTER_S, self.stall_warn)
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
 
@@ -106,23 +117,27 @@ class Watchdog:
 
     def tick(self, now: float) -> None:
         """One look at every wait (the thread calls it every ``_PERIOD_S``)."""
+        stalled: List[Tuple[Any, Any, int, Callable[[], bool]]] = []  # waits past notice_after
         group = self.group
         if group is None:
             self._blocking = None
         else:
-            seq = group.seq
+            # the collective layer writes the name, then the group: read after the group, the
+            # name is this call's (or, were the call just over, a later one's, seen next tick)
+            seq, name = group.seq, self.name
             seen = self._blocking
-            if seen is None or seen[0] is not group or seen[1].seq != seq:
-                seen = self._blocking = (group, _Blocking(self.name, seq, now))
-            self._check(group, seen[1], now, lambda: self.group is group and group.seq == seq)
+            if seen is None or seen[0] is not group or seen[1].seq != seq or seen[1].name != name:
+                seen = self._blocking = (group, _Blocking(name, seq, now))
+            self._observe(stalled, group, seen[1], now, _blocking_flag(group, True),
+                          lambda: self.group is group and group.seq == seq)
         waiting = self.waiting
         if waiting is None:
             self._waited = None
         else:
             if self._waited is None or self._waited[0] is not waiting:
                 self._waited = (waiting, _Blocking(waiting[1], waiting[2], now))
-            self._check(waiting[0], self._waited[1], now, lambda: self.waiting is waiting,
-                        own_deadline=True)
+            self._observe(stalled, waiting[0], self._waited[1], now, _blocking_flag(waiting[0], False),
+                          lambda: self.waiting is waiting, own_deadline=True)
         for g in self._groups():
             backend = g.engine  # read once: the main thread may destroy the group meanwhile
             if backend is None:
@@ -134,7 +149,21 @@ class Watchdog:
                                       f"{g.describe()}: {error}; stopping the job")
             call = backend.stalled_call()
             if call is not None:
-                self._check(g, call, now, lambda: not call.done)
+                self._observe(stalled, g, call, now, -1, lambda: not call.done)
+        if self.stalls is not None and not check.enabled:
+            found = self.stalls.update(stalled)
+            if found is not None:
+                _abort_engine(found[0].engine)
+                _failure.abort_job(1, f"pycoll.CollectiveError: {found[1]}")
+
+    def _observe(self, stalled: List[Tuple[Any, Any, int, Callable[[], bool]]], group: Any, call: Any,
+                 now: float, blocking: int, still_waiting: Callable[[], bool],
+                 own_deadline: bool = False) -> None:
+        """``_check`` the wait, and add it to ``stalled`` once it has lasted ``notice_after``
+        (``blocking``: 1, 0 for a task's wait, -1 on a stream-ordered engine)."""
+        self._check(group, call, now, still_waiting, own_deadline)
+        if now - call.started >= self.notice_after:
+            stalled.append((group, call, blocking, still_waiting))
 
     def _check(self, group: Any, call: Any, now: float, still_waiting: Callable[[], bool],
                own_deadline: bool = False) -> None:
@@ -172,6 +201,13 @@ def _abort_engine(backend: Any) -> None:
     aborting = threading.Thread(target=backend.abort, name="pycoll-abort", daemon=True)
     aborting.start()
     aborting.join(_ABORT_WAIT_S)
+
+
+def _blocking_flag(group: Any, blocking: bool) -> int:
+    """How a wait on ``group`` is told: 1 blocking, 0 a task, -1 where the engine is stream-ordered
+    (NCCL orders a blocking call and a task alike) or gone."""
+    engine = group.engine
+    return -1 if engine is None or engine.stream_ordered else int(blocking)
 
 
 def _label(call: Any) -> str:

@@ -1,0 +1,66 @@
+"""Ranks stalled in calls that can never match end the job at once (the stall notices), and
+ranks that are only slow do not. argv[1] is the mode:
+
+- ``barrier_vs_all_reduce``: after three all_reduces, rank 0 calls barrier and rank 1 all_reduce
+  (both #4 on the world).
+- ``blocking_vs_task``: rank 0 calls all_reduce, rank 1 all_reduce(sync_op=False) and waits for
+  its task (MPI never matches the two).
+- ``subgroup``: on 3 ranks, rank 1 calls barrier and rank 2 all_gather on the group [1, 2] (its
+  #2) while rank 0 waits in the world's all_reduce for them.
+- ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
+- ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1 makes
+  no such call), then all three reduce to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
+  the reduce (its #2) for it, rank 1, its part sent, in the all_reduce (its #2). Two ranks stalled
+  at one number in different calls, in a correct program: rank 2, not stalled, tells nothing, so
+  nothing is concluded.
+
+Every rank prints ``stall_mismatch.py OK`` with its results when it finishes.
+"""
+import sys
+import time
+
+import numpy as np
+
+import pycoll.distributed as dist
+
+SLOW_S = 3.0  # past the notice delay the tests set (PYCOLL_STALL_WARN=1)
+
+dist.init_parallel_env()
+mode, rank = sys.argv[1], dist.get_rank()
+x = np.full(4, rank + 1.0)
+if mode == "barrier_vs_all_reduce":
+    for _ in range(3):
+        dist.all_reduce(x)
+    if rank == 0:
+        dist.barrier()
+    else:
+        dist.all_reduce(x)
+elif mode == "blocking_vs_task":
+    if rank == 0:
+        dist.all_reduce(x)
+    else:
+        dist.all_reduce(x, sync_op=False).wait()
+elif mode == "subgroup":
+    pair = dist.new_group([1, 2])
+    if rank > 0:
+        dist.all_reduce(x, group=pair)  # #1 on the pair
+        if rank == 1:
+            dist.barrier(group=pair)
+        else:
+            dist.all_gather([], x, group=pair)
+    dist.all_reduce(x)
+elif mode == "slow":
+    if rank == 1:
+        time.sleep(SLOW_S)
+    dist.all_reduce(x)
+elif mode == "p2p_shift":
+    if rank == 0:
+        dist.send(x, dst=2)
+    elif rank == 2:
+        time.sleep(SLOW_S)
+        dist.recv(x, src=0)
+    dist.reduce(x, dst=0)
+    dist.all_reduce(x)
+else:
+    raise SystemExit(f"stall_mismatch.py: unknown mode {mode!r}")
+print(f"stall_mismatch.py OK rank={rank} x={x.tolist()}", flush=True)

@@ -1,0 +1,95 @@
+"""Ranks stalled in collectives that can never match end the job within seconds, long before
+PYCOLL_TIMEOUT (60 s in the tests), with a message naming each rank's call; ranks that are
+only slow, or one call ahead of a slow peer, finish. Real ranks (tests/ranks/stall_mismatch.py),
+with PYCOLL_STALL_WARN=1 so that a wait is told to the peers after 1 s."""
+import time
+
+import pytest
+from conftest import RANK_TIMEOUT_S, launch
+
+from pycoll.distributed.stall_notices import mismatch_text, never_match
+
+FAST = {"PYCOLL_STALL_WARN": "1"}
+ENDS_WITHIN_S = 20.0  # start-up, 1 s to stall, the notices; the timeout would take 60 s
+STOPPED = "they can never match (run with PYCOLL_CHECK=1 to catch this before the call); stopping the job"
+
+
+def ended_early(nprocs, mode):
+    start = time.monotonic()
+    result = launch(nprocs, "stall_mismatch.py", mode, env=FAST, timeout=90)
+    took = time.monotonic() - start
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert took < ENDS_WITHIN_S < float(RANK_TIMEOUT_S), (took, output)
+    assert "stall_mismatch.py OK" not in output, output
+    return output
+
+
+@pytest.mark.parametrize("mode, expected", [
+    ("barrier_vs_all_reduce", "the ranks of world (ranks [0, 1]) wait in different collectives at #4: "
+                              "rank 0 in barrier, rank 1 in all_reduce (sync_op=True); "),
+    ("blocking_vs_task", "the ranks of world (ranks [0, 1]) wait in different collectives at #1: "
+                         "rank 0 in all_reduce (sync_op=True), rank 1 in all_reduce (sync_op=False); "),
+])
+def test_two_ranks_in_calls_that_can_never_match_end_the_job_at_once(mode, expected):
+    output = ended_early(2, mode)
+    assert f"pycoll.CollectiveError: {expected}{STOPPED}" in output, output
+
+
+def test_a_mismatch_on_a_sub_group_is_told_to_its_members_only():
+    output = ended_early(3, "subgroup")
+    assert ("pycoll.CollectiveError: the ranks of group 1 (ranks [1, 2]) wait in different collectives "
+            f"at #2: rank 1 in barrier, rank 2 in all_gather (sync_op=True); {STOPPED}") in output, output
+    assert "the ranks of world" not in output, output
+
+
+def test_a_slow_rank_joining_the_same_call_is_not_stopped():
+    result = launch(2, "stall_mismatch.py", "slow", env=FAST, timeout=90)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "all_reduce #1 on world (ranks [0, 1]) has waited 1 s" in output, output  # told, and spared
+    for rank in (0, 1):
+        assert f"stall_mismatch.py OK rank={rank} x=[3.0, 3.0, 3.0, 3.0]" in output, output
+
+
+def test_two_ranks_at_one_number_in_different_calls_prove_nothing_while_a_member_is_not_stalled():
+    """Point-to-point calls are numbered on the ranks making them only: the number is no position
+    in the program, and only every member stalled proves a mismatch."""
+    result = launch(3, "stall_mismatch.py", "p2p_shift", env=FAST, timeout=90)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 0] pycoll: reduce #2 on world (ranks [0, 1, 2]) has waited 1 s" in output, output
+    assert "[rank 1] pycoll: all_reduce #2 on world (ranks [0, 1, 2]) has waited 1 s" in output, output
+    # rank 2 receives rank 0's [1]*4; the reduce gives rank 0 1 + 2 + 1, the all_reduce 4 + 2 + 1
+    for rank in (0, 1, 2):
+        assert f"stall_mismatch.py OK rank={rank} x=[7.0, 7.0, 7.0, 7.0]" in output, output
+
+
+# -- which calls can never match (no ranks needed) ---------------------------------------------
+@pytest.mark.parametrize("a, b, never", [
+    (("barrier", 1), ("all_reduce", 1), True),
+    (("all_reduce", 1), ("all_reduce", 0), True),  # MPI: blocking against a task
+    (("all_reduce", 0), ("all_reduce", 0), False),
+    (("alltoall", 1), ("alltoall_single", 1), False),  # one MPI Alltoallv underneath
+    (("scatter", 1), ("scatter", 0), False),  # the blocking verdict before a task's scatter
+    (("alltoall", 0), ("alltoall", 1), False),  # the blocking size exchange before the task
+    (("all_reduce", -1), ("barrier", -1), True),  # NCCL
+    (("all_reduce", -1), ("all_reduce", -1), False),
+    (("broadcast", -1), ("scatter", -1), False),  # NCCL: the verdict broadcast before a scatter
+    (("broadcast", 1), ("scatter", 1), True),  # MPI watches the verdict under scatter's name
+    (("alltoall", -1), ("alltoallv", -1), False),  # NCCL: alltoall's data, under its number
+])
+def test_never_match(a, b, never):
+    assert never_match(a, b) is never and never_match(b, a) is never
+
+
+def test_the_message_groups_the_ranks_by_call_and_is_none_when_all_agree():
+    from pycoll.distributed.group import Group
+
+    group = Group(0, [0, 1, 2, 3], 0, None, 60.0)
+    calls = {3: ("barrier", 1), 0: ("all_reduce", 1), 2: ("all_reduce", 1), 1: ("all_reduce", 1)}
+    assert mismatch_text(group, 7, calls) == (
+        "the ranks of world (ranks [0, 1, 2, 3]) wait in different collectives at #7: ranks [0, 1, 2] "
+        f"in all_reduce (sync_op=True), rank 3 in barrier; {STOPPED}")
+    assert mismatch_text(group, 7, {r: ("all_reduce", 0) for r in range(4)}) is None
+    assert mismatch_text(group, 7, {0: ("scatter", 1), 1: ("scatter", 0)}) is None
