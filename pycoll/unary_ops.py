@@ -79,7 +79,7 @@ deg2rad = _float_op("deg2rad", lambda xp, a: a * (math.pi / 180), lambda xp, a, 
 rad2deg = _float_op("rad2deg", lambda xp, a: a * (180 / math.pi), lambda xp, a, o: xp.asarray(180 / math.pi, a.dtype),
                     "Radians to degrees.")
 erf = _float_op("erf", lambda xp, a: _special.erf(a), lambda xp, a, o: 2 / math.sqrt(math.pi) * xp.exp(-a * a),
-                "The error function (to ~1.2e-7, see pycoll._special).")
+                "The error function (float64 to ~5e-16, float32 to ~1.2e-7; see pycoll._special).")
 erfinv = _float_op("erfinv", lambda xp, a: _special.erfinv(a),
                    lambda xp, a, o: math.sqrt(math.pi) / 2 * xp.exp(o * o),
                    "The inverse error function: +-inf at +-1, NaN outside [-1, 1].")
