@@ -175,3 +175,46 @@ def test_bad_arguments_are_refused():
         F.hardshrink(x, "0.5")
     with pytest.raises(TypeError, match="floating"):
         F.relu6(pycoll.to_tensor([1, 2]))
+
+
+def test_gelu_takes_paddles_approximate_forms():
+    # paddle 3.3.1, float32: 'none'/False/None exact, 'tanh'/True the tanh formula; anything else refused
+    x = pycoll.to_tensor([[-1, 0.5], [1, 1.5]])
+    exact = [-0.15865526, 0.34573123, 0.8413447, 1.3997892]
+    for form in ("none", False, None):
+        np.testing.assert_allclose(F.gelu(x, approximate=form).numpy().ravel(), exact, rtol=2e-7)
+        np.testing.assert_allclose(nn.GELU(form)(x).numpy().ravel(), exact, rtol=2e-7)
+    for form in ("tanh", True):
+        assert abs(float(F.gelu(pycoll.to_tensor([1.0]), form)[0]) - 0.841192) < 1e-6
+    for bad in ("exact", "TANH", 1):
+        with pytest.raises(ValueError, match="approximate"):
+            F.gelu(x, bad)
+        with pytest.raises(ValueError, match="approximate"):
+            nn.GELU(bad)
+
+
+def test_silu_and_dropout_inplace_change_x():
+    # paddle 3.3.1: F.silu(x, True) leaves x = [0.7310586, 1.761594] and returns x
+    x = pycoll.to_tensor([1.0, 2.0])
+    assert F.silu(x, True) is x
+    np.testing.assert_allclose(x.numpy(), [0.7310586, 1.761594], rtol=1e-6)
+    x = pycoll.to_tensor([1.0, 2.0])
+    assert nn.Silu(inplace=True)(x) is x and nn.SiLU()(pycoll.to_tensor([1.0])) is not x
+    np.testing.assert_allclose(x.numpy(), [0.7310586, 1.761594], rtol=1e-6)
+    # an op's output changed in place passes the gradient on: d silu(2w)/dw = 2 silu'(2w)
+    w = pycoll.to_tensor([0.5, -1.0], dtype="float64", stop_gradient=False)
+    y = w * 2
+    F.silu(y, inplace=True).sum().backward()
+    a = 2 * w.numpy()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * sig(a) * (1 + a * (1 - sig(a))), rtol=1e-12)
+    with pytest.raises(ValueError, match="leaf"):  # a parameter itself cannot be (paddle's rule)
+        F.silu(w, inplace=True)
+    pycoll.seed(5)
+    x = pycoll.ones([100])
+    assert F.dropout(x, 0.5, inplace=True) is x
+    assert set(np.unique(x.numpy()).tolist()) == {0.0, 2.0}
+    x = pycoll.ones([4])
+    nn.Dropout(0.5, inplace=True).eval()(x)
+    assert x.numpy().tolist() == [1.0] * 4
+    with pytest.raises(NotImplementedError, match="axis"):
+        F.dropout(pycoll.ones([2, 2]), 0.5, axis=0, inplace=True)

@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
+from pycoll.inplace_ops import in_place
 from pycoll.tensor import Tensor
 
 __all__ = ["leaky_relu", "silu", "elu", "softplus", "hardswish", "relu6", "swish", "mish", "softsign", "tanhshrink",
@@ -39,7 +40,10 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = No
 
 
 def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor:
-    """x * sigmoid(x). `inplace` is accepted for paddle compatibility; the result is new."""
+    """x * sigmoid(x); with `inplace` x takes the result and is returned (paddle's in-place rules,
+    see pycoll.inplace_ops)."""
+    if inplace:
+        return in_place(x, "silu", lambda: silu(x))
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)

@@ -7,6 +7,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import move, place_of
+from pycoll.inplace_ops import in_place
 from pycoll.math_ops import scale
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
@@ -22,14 +23,19 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     draws the mask over those axes only and shares it along the others (whole channels). With
     ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
     unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
-    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). `inplace` is accepted for
-    paddle compatibility; the result is new."""
+    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). With `inplace` (axis None
+    only, as paddle's) x takes the result and is returned (pycoll.inplace_ops' rules)."""
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise TypeError(f"dropout: p must be a number, got {type(p).__name__}")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if mode not in ("upscale_in_train", "downscale_in_infer"):
         raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
+    if inplace:
+        if axis is not None:
+            raise NotImplementedError(f"dropout: inplace=True works with axis=None only (paddle's rule), got "
+                                      f"axis={axis!r}")
+        return in_place(x, "dropout", lambda: dropout(x, p, None, training, False, mode))
     x = as_tensor(x)
     if p == 0:
         return x

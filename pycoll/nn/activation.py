@@ -1,7 +1,7 @@
 """Activation layers (paddle.nn names); the functions are in `pycoll.nn.functional`."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import Constant
@@ -32,8 +32,9 @@ class Sigmoid(_Plain):
 
 
 class GELU(Layer):
-    def __init__(self, approximate: bool = False, name: Optional[str] = None):
+    def __init__(self, approximate: Union[bool, str] = False, name: Optional[str] = None):
         super().__init__(name)
+        F._gelu_uses_tanh(approximate)  # refuses a bad form here, at construction
         self.approximate = approximate
 
     def forward(self, x: Tensor) -> Tensor:
@@ -67,7 +68,7 @@ class Silu(Layer):
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x)
+        return F.silu(x, self.inplace)
 
     def extra_repr(self) -> str:
         return f"inplace={self.inplace}"

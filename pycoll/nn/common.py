@@ -70,7 +70,7 @@ class Embedding(Layer):
 
 class Dropout(Layer):
     """``F.dropout`` with this layer's p, axis and mode, training in train() mode (paddle's
-    signature: `inplace` second, accepted; the result is new)."""
+    signature: `inplace` second, in place on the input as F.dropout's)."""
 
     def __init__(self, p: float = 0.5, inplace: bool = False, axis: Union[int, Sequence[int], None] = None,
                  mode: str = "upscale_in_train", name: Optional[str] = None):

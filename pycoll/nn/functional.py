@@ -57,8 +57,19 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-def gelu(x: Tensor, approximate: bool = False) -> Tensor:
-    """x * Phi(x); approximate=True uses the tanh formula."""
+def _gelu_uses_tanh(approximate: Any) -> bool:
+    """paddle's forms of gelu's `approximate`: a bool, None (exact), or 'tanh' / 'none'."""
+    if approximate is None or isinstance(approximate, bool):
+        return bool(approximate)
+    if isinstance(approximate, str) and approximate in ("tanh", "none"):
+        return approximate == "tanh"
+    raise ValueError(f"gelu: approximate must be a bool, 'tanh' or 'none', got {approximate!r}")
+
+
+def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] = None) -> Tensor:
+    """x * Phi(x) (exact, with erf); approximate=True or 'tanh' uses the tanh formula, False or
+    'none' the exact one (paddle's forms)."""
+    approximate = _gelu_uses_tanh(approximate)
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
