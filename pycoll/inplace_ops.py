@@ -1,6 +1,8 @@
 """In-place ops (Tensor methods, paddle's names), each returning the tensor it changed:
 ``zero_``, ``fill_``, ``scale_``, ``add_``, ``subtract_``, ``multiply_``, ``divide_``, ``clip_``,
-``exp_``, ``sqrt_``, ``uniform_``, ``normal_``, ``copy_`` and ``increment``.
+``exp_``, ``sqrt_``, ``uniform_``, ``normal_``, ``copy_``, ``increment``, ``masked_fill_``, the
+shape changers ``unsqueeze_``, ``squeeze_``, ``reshape_``, ``flatten_``, the in-place forms of some
+other ops (``tanh_``, ``pow_``, ``bitwise_and_``, ... see `_SIMPLE`) and assignment, ``x[i] = v``.
 
 Each but copy_ (paddle's storage copy, see there) runs its op as usual, the result then taking
 x's place. paddle's rules for
@@ -16,36 +18,82 @@ beyond it.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Optional
 
 import numpy as np
 
-from pycoll import _graph, math_ops
-from pycoll._tensor_ops import op_output
-from pycoll.device import array_module, move, place_of, to_module
+from pycoll import _graph, math_ops, search_ops, shape_ops
+from pycoll._tensor_ops import index_arrays, needs_grad, op_output
+from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
 
-def in_place(x: Tensor, op: str, compute: Callable[[], Tensor]) -> Tensor:
+class LeafInplaceError(ValueError, RuntimeError):
+    """A leaf that takes a gradient (a parameter) changed in place while the graph is recorded:
+    a ValueError, as paddle raises it, and a RuntimeError, as pycoll's ``x[i] = v`` raised it."""
+
+
+def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool = True) -> Tensor:
     """Make `x` hold ``compute()``, an op on x (and maybe others) recorded as usual (the rules are
-    the module docstring's); returns x."""
+    the module docstring's); returns x. ``keep_shape=False``: the op may reshape x (squeeze_)."""
     if _graph.is_grad_enabled() and not x.stop_gradient and x.grad_node is None:
-        raise ValueError(f"{op}: leaf tensor {x.name or ''!s} takes a gradient (stop_gradient=False) and "
-                         f"cannot be changed in place; do it under pycoll.no_grad()")
+        raise LeafInplaceError(f"{op}: leaf tensor {x.name or ''!s} takes a gradient (stop_gradient=False) "
+                               f"and cannot be changed in place; do it under pycoll.no_grad()")
     out = compute()
-    if out.shape != x.shape:
+    if keep_shape and out.shape != x.shape:
         raise ValueError(f"{op}: the result has shape {out.shape} and x has shape {x.shape}; an in-place op "
                          f"cannot change x's shape (y may broadcast to x's, not beyond it)")
     if out.grad_node is not None:
         x._array = out._array
         x.stop_gradient, x.grad_node, x.output_index = False, out.grad_node, out.output_index
-    elif out.dtype == x.dtype:
+    elif out.dtype == x.dtype and out._array.shape == x._array.shape:
         array_module(x._array).copyto(x._array, out._array)
     else:
         x._array = out._array
     return x
+
+
+def setitem(x: Tensor, index: Any, value: Any) -> None:
+    """``x[index] = value`` (paddle's ``__setitem__``): `value` (a number, list, array or Tensor)
+    broadcast to ``x[index]`` and cast to x's dtype. Recorded when x or a Tensor value takes a
+    gradient: the gradient reaching x's old values is zero where they were overwritten, and the
+    value gets the gradient of the places written (summed over its broadcasting). A leaf that takes
+    a gradient is refused outside no_grad, as in paddle; otherwise x's memory is written."""
+    xp = array_module(x._array)
+    idx = index_arrays(index, xp)
+    if isinstance(value, Tensor):
+        values = to_module(value._array, xp)
+    elif isinstance(value, list) or is_array(value):
+        values = to_module(np.asarray(value) if isinstance(value, list) else value, xp)
+    else:
+        values = value
+    if not (_graph.is_grad_enabled() and (not x.stop_gradient or needs_grad(value))):
+        x._array[idx] = values
+        return
+    in_place(x, "__setitem__", lambda: _written(x, idx, values, value if needs_grad(value) else None))
+
+
+def _written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tensor:
+    """x with ``values`` written at ``idx``, an op of x and of `source` (the value Tensor, or None
+    when it takes no gradient)."""
+    new = x._array.copy()
+    new[idx] = values
+    vshape, vdtype = (None, None) if source is None else (source._array.shape, source._array.dtype)
+
+    def backward(g: Any) -> tuple:
+        gx = g.copy()
+        gx[idx] = 0
+        if source is None:
+            return gx, None
+        gv = g[idx]
+        if len(vshape) > gv.ndim:  # numpy lets the value have extra leading 1s
+            gv = gv.reshape((1,) * (len(vshape) - gv.ndim) + gv.shape)
+        gv = shape_ops.unbroadcast(gv, vshape)
+        return gx, gv.astype(vdtype, copy=False)
+    return op_output(new, backward, x, source)
 
 
 def _replaced(x: Tensor, values: Any) -> Tensor:
@@ -181,7 +229,56 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     return x
 
 
+def masked_fill_(x: Tensor, mask: Any, value: Any, name: Optional[str] = None) -> Tensor:
+    """x = masked_fill(x, mask, value): `value` where `mask` (broadcast to x's shape) holds."""
+    return in_place(x, "masked_fill_", lambda: search_ops.masked_fill(x, mask, value))
+
+
+def unsqueeze_(x: Tensor, axis: Any, name: Optional[str] = None) -> Tensor:
+    """x gets a dimension of size 1 at each of `axis`."""
+    return in_place(x, "unsqueeze_", lambda: shape_ops.unsqueeze(x, axis), keep_shape=False)
+
+
+def squeeze_(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
+    """x loses its dimensions of size 1 (those of `axis` only, when given)."""
+    return in_place(x, "squeeze_", lambda: shape_ops.squeeze(x, axis), keep_shape=False)
+
+
+def reshape_(x: Tensor, shape: Any, name: Optional[str] = None) -> Tensor:
+    """x takes `shape` (paddle's rules: -1 inferred, 0 copies x's dimension)."""
+    return in_place(x, "reshape_", lambda: shape_ops.reshape(x, shape), keep_shape=False)
+
+
+def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
+    """x with dimensions start_axis..stop_axis merged into one."""
+    return in_place(x, "flatten_", lambda: shape_ops.flatten(x, start_axis, stop_axis), keep_shape=False)
+
+
+# paddle's in-place forms of ops that pycoll has as Tensor methods: ``x.tanh_()`` is
+# ``in_place(x, x.tanh())``. The op is looked up on Tensor when called, so its module (which may
+# import this one) need not be imported here.
+_SIMPLE = ("abs", "tanh", "sigmoid", "square", "log", "pow", "floor_divide", "remainder", "mod", "floor_mod",
+           "tril", "triu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum")
+
+
+def _simple_in_place(base: str) -> Callable[..., Tensor]:
+    def op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return in_place(x, base + "_", lambda: getattr(Tensor, base)(x, *args, **kwargs))
+    op.__name__ = op.__qualname__ = base + "_"
+    op.__doc__ = f"x = x.{base}(...), in place (see ``pycoll.{base}`` for the arguments)."
+    return op
+
+
 for _fn in (zero_, fill_, scale_, add_, subtract_, multiply_, divide_, clip_, exp_, sqrt_, uniform_, normal_,
-            copy_, increment):
+            copy_, increment, masked_fill_, unsqueeze_, squeeze_, reshape_, flatten_,
+            *(_simple_in_place(base) for base in _SIMPLE)):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
+# replaces shape_ops' unrecorded assignment (inplace_ops is imported after shape_ops: math_ops imports it)
+Tensor.__setitem__ = setitem
+
+# the operators and conveniences attached to Tensor by modules of their own; imported here, last,
+# because every `import pycoll` imports this module (pycoll/__init__.py may import them itself)
+for _module in ("pycoll.bit_operators", "pycoll.tensor_methods"):
+    importlib.import_module(_module)
+del _module
