@@ -36,8 +36,8 @@ from pycoll.logic_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
 from pycoll.index_ops import (argmin, gather_nd, index_add, index_add_, index_fill, index_fill_, index_select,
                               masked_select, nonzero, put_along_axis, scatter, scatter_, scatter_nd, scatter_nd_add,
                               take_along_axis)
-from pycoll.stats_ops import (bincount, bucketize, count_nonzero, kthvalue, median, mode, nanmean, nansum, quantile,
-                              searchsorted, unique)
+from pycoll.stats_ops import bincount, bucketize, count_nonzero, nanmean, nansum, searchsorted, unique
+from pycoll.order_ops import kthvalue, median, mode, nanmedian, nanquantile, quantile
 from pycoll.scan_ops import cummax, cummin, cumprod, cumprod_, diff, logcumsumexp
 from pycoll.reshape_ops import (atleast_1d, atleast_2d, atleast_3d, broadcast_shape, broadcast_tensors, broadcast_to,
                                 crop, dsplit, expand_as, flip, hsplit, moveaxis, narrow, permute, rank, ravel,

@@ -34,7 +34,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
                 "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.dtypes", "pycoll.metric", "pycoll.linalg",
                 "pycoll.einsum_ops", "pycoll.inplace_ops", "pycoll._special", "pycoll.unary_ops",
-                "pycoll.binary_ops", "pycoll.logic_ops", "pycoll.index_ops", "pycoll.stats_ops",
+                "pycoll.binary_ops", "pycoll.logic_ops", "pycoll.index_ops", "pycoll.stats_ops", "pycoll.order_ops",
                 "pycoll.scan_ops", "pycoll.reshape_ops", "pycoll.diag_ops", "pycoll.product_ops",
                 "pycoll.sampling", "pycoll.framework")),
     ("distributed", ("pycoll.distributed",)),

@@ -1,0 +1,76 @@
+"""NaN in the order statistics (pycoll.order_ops) and the counting ops, as paddle 3.3.1 treats it:
+values, indices and where the gradient goes, measured on paddle (CPU) and written in."""
+import numpy as np
+import pytest
+
+import pycoll
+
+NAN = np.nan
+ROWS = [[NAN, NAN, NAN, 1], [5, NAN, 1, NAN], [NAN, 2, 1, 4], [3, 1, 2, NAN], [1, 2, 3, 4]]
+
+
+def _t(data, dtype="float64"):
+    return pycoll.to_tensor(data, dtype=dtype, stop_gradient=False)
+
+
+def _same(a, b):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-6)
+
+
+def test_median_gives_nan_for_rows_with_nan():
+    x = _t(ROWS)
+    m = pycoll.median(x, axis=1)
+    _same(m.numpy(), [NAN, NAN, NAN, NAN, 2.5])
+    m.sum().backward()  # paddle shares a NaN row's gradient among its NaNs
+    _same(x.grad.numpy(), [[1 / 3, 1 / 3, 1 / 3, 0], [0, 0.5, 0, 0.5], [1, 0, 0, 0], [0, 0, 0, 1], [0, 0.5, 0.5, 0]])
+    x = _t(ROWS)
+    v, i = pycoll.median(x, axis=1, mode="min")  # the first NaN and its index
+    _same(v.numpy(), [NAN, NAN, NAN, NAN, 2])
+    assert i.numpy().tolist() == [0, 1, 0, 3, 1]
+    v.sum().backward()
+    _same(x.grad.numpy(), [[1, 0, 0, 0], [0, 1, 0, 0], [1, 0, 0, 0], [0, 0, 0, 1], [0, 1, 0, 0]])
+    assert np.isnan(pycoll.median(_t(ROWS)).item())
+    # without an axis mode='min' returns the value alone (paddle's)
+    one = pycoll.median(pycoll.arange(12).reshape([3, 4]), mode="min")
+    assert isinstance(one, pycoll.Tensor) and one.item() == 5 and one.dtype == np.int64
+
+
+def test_quantile_gives_nan_for_rows_with_nan():
+    x = _t([[1, NAN, 3, NAN], [1, 2, 3, 4], [NAN, 1, 2, 3], [4, 3, 2, 1]], "float32")
+    _same(pycoll.quantile(x, [0.25, 0.5], axis=1).numpy(), [[NAN, 1.75, NAN, 1.75], [NAN, 2.5, NAN, 2.5]])
+    q = pycoll.quantile(x, 0.3, axis=1)
+    q.sum().backward()  # a NaN row's gradient goes to its last NaN
+    _same(x.grad.numpy(), [[0, 0, 0, 1], [0.1, 0.9, 0, 0], [1, 0, 0, 0], [0, 0, 0.9, 0.1]])
+
+
+def test_nanmedian_and_nanquantile_leave_nan_out():
+    x = _t([[NAN, 2, 1], [3, NAN, NAN], [1, 2, 3]], "float32")
+    m = pycoll.nanmedian(x, axis=1)
+    _same(m.numpy(), [1.5, 3, 2])
+    m.sum().backward()
+    _same(x.grad.numpy(), [[0, 0.5, 0.5], [1, 0, 0], [0, 1, 0]])
+    v, i = pycoll.nanmedian(x, axis=0, mode="min", keepdim=True)
+    _same(v.numpy(), [[1, 2, 1]])
+    assert i.numpy().tolist() == [[2, 0, 0]]
+    assert pycoll.nanmedian(x, mode="min").item() == 2.0  # no axis, or a list: the value alone
+    assert pycoll.nanmedian(x, axis=[0, 1]).item() == 2.0
+    v, i = pycoll.nanmedian(pycoll.to_tensor([[NAN, NAN], [1.0, 2.0]]), axis=1, mode="min")
+    _same(v.numpy(), [NAN, 1])
+    assert i.numpy().tolist() == [-1, 0]
+    ints = pycoll.nanmedian(pycoll.to_tensor([[1, 2, 3, 4]], dtype="int32"), axis=1)
+    assert ints.numpy().tolist() == [2] and ints.dtype == np.int32  # paddle keeps (truncates) integers
+    y = _t([[1, NAN, 3, NAN], [1, 2, 3, 4], [NAN, 1, 2, 3], [4, 3, 2, 1]], "float32")
+    _same(pycoll.nanquantile(y, [0.25, 0.5], axis=1).numpy(), [[1.5, 1.75, 1.5, 1.75], [2, 2.5, 2, 2.5]])
+    q = pycoll.nanquantile(y, 0.3, axis=1)
+    q.sum().backward()
+    _same(y.grad.numpy(), [[0.7, 0, 0.3, 0], [0.1, 0.9, 0, 0], [0, 0.4, 0.6, 0], [0, 0, 0.9, 0.1]])
+    row = pycoll.to_tensor([[1.0, NAN, 3, 4, 6]])
+    _same(pycoll.nanquantile(row, [0.1, 0.6], axis=1, interpolation="midpoint").numpy(), [[2], [3.5]])
+    _same(pycoll.nanquantile(row, [0.1, 0.6], axis=1, interpolation="nearest").numpy(), [[1], [4]])
+    _same(pycoll.nanquantile(pycoll.to_tensor([[NAN, NAN], [1.0, 2.0]]), 0.5, axis=1).numpy(), [NAN, 1.5])
+    # with no NaN they are median and quantile
+    a = np.random.default_rng(0).standard_normal((3, 6))
+    _same(pycoll.nanquantile(pycoll.to_tensor(a), [0.2, 0.9], axis=1).numpy(), np.quantile(a, [0.2, 0.9], axis=1))
+    _same(pycoll.nanmedian(pycoll.to_tensor(a), axis=0).numpy(), np.median(a, axis=0))
+    with pytest.raises(ValueError, match="mode"):
+        pycoll.nanmedian(x, mode="max")
