@@ -16,8 +16,8 @@ from pycoll.distributed.fleet.meta_parallel.pp_layers import segment_layers
 
 
 @pytest.mark.parametrize("mode, nprocs", [("pp2", 2), ("dp2pp2", 4), ("pp2mp2", 4), ("pp4", 4)])
-def test_pipeline_trains_like_one_process(mode, nprocs):
-    assert_ok(launch(nprocs, "pipeline_train.py", mode, timeout=90), expect_lines=nprocs)
+def test_pipeline_trains_like_one_process(mode, nprocs, tmp_path):
+    assert_ok(launch(nprocs, "pipeline_train.py", mode, tmp_path, timeout=90), expect_lines=nprocs)
 
 
 @pytest.mark.gpu

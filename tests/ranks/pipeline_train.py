@@ -13,6 +13,7 @@ tensors (one without gradient) sent between the stages, against gradients by han
 ``pp2mp2`` (4 ranks): each stage split over two model-parallel ranks; the clip spans both.
 ``pp4`` (4 ranks): four stages, so two of them receive, compute and send in both directions.
 """
+import os
 import sys
 import warnings
 
@@ -141,7 +142,7 @@ def check_loss_shape(loss, hcg):
     assert loss.shape == ([] if hcg.is_last_stage else [1]), loss.shape
 
 
-def train_mlp(hcg, dp_parts, split=False, paddle=False, stages=2):
+def train_mlp(hcg, dp_parts, split=False, paddle=False, stages=2, ckpt=None):
     extra = stages == 4  # four Linears, one per stage: the middle stages receive and send
     weights = mlp_weights(extra)
     layer = PipelineLayer(layers=mlp_descs(split, extra), loss_fn=nn.MSELoss(), topology=hcg.topology(),
@@ -193,15 +194,57 @@ def train_mlp(hcg, dp_parts, split=False, paddle=False, stages=2):
     assert len(outputs) == ACC
     if hcg.is_last_stage:
         np.testing.assert_allclose(np.concatenate([o.numpy() for o in outputs]), ref_out.numpy(), **TOL)
-    if not (hcg.is_first_stage or hcg.is_last_stage):
-        return float(loss.numpy().reshape(-1)[0])  # the middle stages read no data: they would wait
-    try:
-        model.train_batch([x_mine[:6], y_mine[:6]], opt)
-    except ValueError as e:
-        assert "batch size 6" in str(e) and "micro_batch_size=2 x accumulate_steps=4 = 8" in str(e), e
-    else:
-        raise AssertionError("a batch of 6 rows must be refused")
+    refuse_alike(model, hcg, opt, [x_mine, y_mine], stages)
+    compare_weights(layer, ref, hcg, "after the refused batches")  # none of them changed a weight
+    if ckpt:
+        layer_checkpoint(layer, hcg, ckpt, extra, split)
     return float(loss.numpy().reshape(-1)[0])
+
+
+def raises(fn, kind, *needles):
+    try:
+        fn()
+    except kind as e:
+        for needle in needles:
+            assert needle in str(e), (needle, str(e))
+    else:
+        raise AssertionError(f"expected {kind.__name__} with {needles}")
+
+
+def refuse_alike(model, hcg, opt, data, stages):
+    """Every stage raises, none waits: a batch of 6 rows (the first and last stages refuse it, the
+    middle ones are told so), eval_batch on stage 0 against train_batch elsewhere, and on the last
+    stage an optimizer that skipped fleet.distributed_optimizer."""
+    x, y = data
+    if hcg.is_first_stage or hcg.is_last_stage:
+        raises(lambda: model.train_batch([x[:6], y[:6]], opt), ValueError, "batch size 6",
+               "micro_batch_size=2 x accumulate_steps=4 = 8")
+    else:
+        raises(lambda: model.train_batch(None, opt), ValueError, f"stage(s) [0, {stages - 1}] refused this batch")
+    call = (lambda: model.eval_batch(data, compute_loss=True)) if hcg.is_first_stage else \
+        (lambda: model.train_batch(data, opt))
+    raises(call, ValueError, "stages made different calls", "stage 0 called eval_batch, stage 1 called train_batch")
+    raw = pycoll.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
+    raises(lambda: model.train_batch(data, raw if hcg.is_last_stage else opt), TypeError,
+           f"the optimizer of stage(s) [{stages - 1}] did not go through fleet.distributed_optimizer",
+           "fleet.distributed_optimizer(optimizer)")
+
+
+def layer_checkpoint(layer, hcg, ckpt, extra, split):
+    """save_state_dict writes paddle's file names (a function has none; each model-parallel rank
+    its own); set_state_dir loads them into a PipelineLayer built afresh."""
+    layer.save_state_dict(ckpt)
+    dist.barrier()
+    held = (0, 1, 2, 4, 5, 6) if extra else (0, 1, 2, 4, 5)  # layers[3] is a lambda
+    mp = hcg.get_model_parallel_world_size()
+    assert sorted(os.listdir(ckpt)) == [f"layer_{i:02d}-tensor_{m:02d}-model_states.pdparams"
+                                        for i in held for m in range(mp)], sorted(os.listdir(ckpt))
+    again = PipelineLayer(layers=mlp_descs(split, extra), loss_fn=nn.MSELoss(), topology=hcg.topology(),
+                          seg_method="layer:Linear" if extra else "uniform")
+    assert any(not np.array_equal(a.numpy(), b.numpy()) for a, b in zip(layer.parameters(), again.parameters()))
+    again.set_state_dir(ckpt)
+    for (name, a), (_, b) in zip(layer.named_parameters(), again.named_parameters()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
 
 
 def train_tied(hcg):
@@ -266,9 +309,15 @@ def train_tuple(hcg):
     weights = {k: v.astype("float32") for k, v in weights.items()}
     place(layer, weights, hcg)
     model = fleet.distributed_model(layer)
-    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters())
+    # gradient merge over 2 batches, through distributed_optimizer: its wrapper carries fleet's mark.
+    # Twice the same batch from the same weights: one SGD step on the averaged (equal) gradients.
+    merge = fleet.DistributedStrategy()
+    merge.gradient_merge = True
+    merge.gradient_merge_configs = {"k_steps": 2, "avg": True}
+    opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters()), merge)
     x, scale, y = (init.standard_normal(shape).astype("float32") for shape in ((8, 4), (8, 1), (8, 2)))
-    loss = model.train_batch([(pycoll.to_tensor(x), pycoll.to_tensor(scale)), pycoll.to_tensor(y)], opt)
+    for _ in range(2):
+        loss = model.train_batch([(pycoll.to_tensor(x), pycoll.to_tensor(scale)), pycoll.to_tensor(y)], opt)
     w1, b1, w2, b2 = (weights[k] for k in ("0.fc.weight", "0.fc.bias", "2.weight", "2.bias"))
     h = (x @ w1 + b1) * scale
     out = h @ w2 + b2
@@ -281,8 +330,67 @@ def train_tuple(hcg):
         np.testing.assert_allclose(p.numpy(), expect[name], err_msg=name, rtol=1e-5, atol=1e-6)
 
 
+class DictOut(nn.Layer):
+    """A stage output that is a dict, one key holding a list (paddle sends its tensors with keys)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return {"hidden": h, "aux": [pycoll.tanh(h), h * 2.0]}
+
+
+class DictIn(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, d):
+        assert list(d) == ["hidden", "aux"] and isinstance(d["aux"], list) and len(d["aux"]) == 2, d
+        return self.fc(d["hidden"] + d["aux"][0] * d["aux"][1])
+
+
+def train_dict(hcg):
+    """A dict sent between the stages, against the same model in one process; the second batch
+    comes as an iterator of [inputs, labels] micro-batches, under schedule_mode FThenB (run as 1F1B)."""
+    strategy = fleet.DistributedStrategy()
+    strategy.pipeline_configs = {"accumulate_steps": 3, "micro_batch_size": 2, "schedule_mode": "FThenB"}
+    layer = PipelineLayer([LayerDesc(DictOut), LayerDesc(DictIn)], loss_fn=nn.MSELoss(), topology=hcg.topology())
+    init = np.random.default_rng(4)
+    weights = {"0.fc.weight": init.standard_normal((4, 6)), "0.fc.bias": init.standard_normal(6),
+               "1.fc.weight": init.standard_normal((6, 3)), "1.fc.bias": init.standard_normal(3)}
+    weights = {k: (v * 0.5).astype("float32") for k, v in weights.items()}
+    place(layer, weights, hcg)
+    model = fleet.meta_parallel.PipelineParallel(layer, hcg, strategy)
+    opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(learning_rate=0.1, parameters=layer.parameters()))
+    ref_first, ref_second = DictOut(), DictIn()
+    for name, value in weights.items():
+        getattr((ref_first if name[0] == "0" else ref_second).fc, name.split(".")[-1]).set_value(value)
+    ref_params = ref_first.parameters() + ref_second.parameters()
+    ref_opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=ref_params)
+    for step in range(2):
+        x, y = (init.standard_normal(shape).astype("float32") for shape in ((6, 4), (6, 3)))
+        data = [pycoll.to_tensor(x), pycoll.to_tensor(y)] if step == 0 else \
+            iter([[pycoll.to_tensor(x[i:i + 2]), pycoll.to_tensor(y[i:i + 2])] for i in range(0, 6, 2)])
+        loss = model.train_batch(data, opt)
+        ref_loss = nn.MSELoss()(ref_second(ref_first(pycoll.to_tensor(x))), pycoll.to_tensor(y))
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        np.testing.assert_allclose(float(loss.numpy().reshape(-1)[0]), float(ref_loss), err_msg=f"dict {step}", **TOL)
+        mine = ref_first if hcg.is_first_stage else ref_second
+        for (name, p), q in zip(layer.named_parameters(), mine.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"dict {step}: {name}", **TOL)
+    short = iter([[pycoll.to_tensor(x[:2]), pycoll.to_tensor(y[:2])]])
+    if hcg.is_first_stage or hcg.is_last_stage:
+        raises(lambda: model.train_batch(short, opt), ValueError, "ended after 1; accumulate_steps=3 needs 3")
+
+
 def main():
     mode = sys.argv[1]
+    ckpt = os.path.join(sys.argv[2], mode) if len(sys.argv) > 2 else None  # where save_state_dict writes
     rank = None
     if mode == "pp2":
         hcg = start(1, 2, 1)
@@ -296,25 +404,26 @@ def main():
             assert "pp_degree=2 the model must be a meta_parallel.PipelineLayer, got Linear" in str(e), e
         else:
             raise AssertionError("a plain layer must be refused with pp_degree=2")
-        last = train_mlp(hcg, 1, paddle=True)
+        last = train_mlp(hcg, 1, paddle=True, ckpt=ckpt)
         train_tied(hcg)
         train_tuple(hcg)
+        train_dict(hcg)
     elif mode == "dp2pp2":
         hcg = start(2, 2, 1)
         rank = dist.get_rank()
         assert hcg.topology().get_comm_list("pipe") == [[0, 1], [2, 3]]
         assert hcg.get_data_parallel_group().ranks == [rank % 2, rank % 2 + 2]
-        last = train_mlp(hcg, 2)
+        last = train_mlp(hcg, 2, ckpt=ckpt)
     elif mode == "pp4":
         hcg = start(1, 4, 1)
         rank = dist.get_rank()
-        last = train_mlp(hcg, 1, stages=4)
+        last = train_mlp(hcg, 1, stages=4, ckpt=ckpt)
     else:
         hcg = start(1, 2, 2)
         rank = dist.get_rank()
         assert hcg.get_pipe_parallel_group().ranks == [rank % 2, rank % 2 + 2]
         assert hcg.get_model_parallel_group().ranks == [rank - rank % 2, rank - rank % 2 + 1]
-        last = train_mlp(hcg, 1, split=True)
+        last = train_mlp(hcg, 1, split=True, ckpt=ckpt)
     print(f"pipeline OK rank={rank} mode={mode} last_loss={last:.8f}", flush=True)
 
 

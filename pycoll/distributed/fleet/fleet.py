@@ -13,7 +13,7 @@ import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
-from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
+from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel, mark_fleet_optimizer
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
@@ -187,7 +187,8 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     ``gradient_merge``, an update every ``k_steps`` steps. Otherwise ``optimizer`` itself
     (DataParallel has averaged the gradients it steps with). With model parallelism, its
     ``grad_clip`` norms span the model-parallel group, and with pipeline stages a global norm
-    spans every stage, shared weights counted once (paddle's hybrid-parallel clip)."""
+    spans every stage, shared weights counted once (paddle's hybrid-parallel clip). What it
+    returns is marked as fleet's: a pipeline's ``train_batch`` takes no other optimizer."""
     state = _started("distributed_optimizer")
     strategy = strategy if strategy is not None else state["strategy"]
     hcg = state["hcg"]
@@ -204,7 +205,7 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     if strategy.gradient_merge:
         configs = strategy.gradient_merge_configs
         optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])
-    return optimizer
+    return mark_fleet_optimizer(optimizer)  # what PipelineParallel.train_batch asks for
 
 
 def distributed_scaler(scaler: Any) -> Any:

@@ -1,7 +1,10 @@
 """The micro-batches of a pipeline batch, as paddle's ``train_batch`` reads ``data``: ``[inputs,
 labels]``; the first stage takes inputs, the last takes labels. Each of them is a Tensor, a tuple
 (or dict) of Tensors (or None), all cut along their first axis into ``accumulate_steps`` blocks
-of ``micro_batch_size`` rows, or a list holding one entry per micro-batch already cut."""
+of ``micro_batch_size`` rows, or a list holding one entry per micro-batch already cut. ``data``
+may instead be an iterator giving one ``[inputs, labels]`` pair per micro-batch (paddle's
+``_wrap_data`` takes it as it is); its ``accumulate_steps`` pairs are taken when the batch starts,
+so that a short one is refused before anything is sent."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,6 +17,8 @@ class MicroBatches:
     checked when made: a wrong batch size is refused before anything runs."""
 
     def __init__(self, data: Any, micro_batch_size: int, accumulate_steps: int, fn: str):
+        if hasattr(data, "__next__"):
+            data = _pairs_of(data, accumulate_steps, fn)
         if not isinstance(data, (list, tuple)) or len(data) != 2:
             raise ValueError(f"PipelineParallel.{fn}: data must be [inputs, labels] (a list of two), "
                              f"got {_kind(data)}")
@@ -61,9 +66,28 @@ def _check(item: Any, what: str, batches: MicroBatches) -> None:
                          f"= {size * steps} (pipeline_configs)")
 
 
+def _pairs_of(iterator: Any, steps: int, fn: str) -> list:
+    """``accumulate_steps`` ``[inputs, labels]`` pairs from ``iterator``, as ``[inputs per
+    micro-batch, labels per micro-batch]``."""
+    pairs = []
+    for _ in range(steps):
+        try:
+            pair = next(iterator)
+        except StopIteration:
+            raise ValueError(f"PipelineParallel.{fn}: data (an iterator of micro-batches) ended after {len(pairs)}; "
+                             f"accumulate_steps={steps} needs {steps} [inputs, labels] pairs") from None
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"PipelineParallel.{fn}: data (an iterator of micro-batches) gave {_kind(pair)} as "
+                             f"micro-batch {len(pairs)}; each must be [inputs, labels]")
+        pairs.append(pair)
+    return [[p[0] for p in pairs], [p[1] for p in pairs]]
+
+
 def _detached(item: Any) -> Any:
     if isinstance(item, (list, tuple)):
         return type(item)(_detached(x) for x in item)
+    if isinstance(item, dict):
+        return {k: _detached(v) for k, v in item.items()}
     return item.detach() if isinstance(item, Tensor) else item
 
 

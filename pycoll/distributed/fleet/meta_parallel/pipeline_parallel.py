@@ -6,6 +6,12 @@ their stages, averages every gradient over the data-parallel group and steps the
 the learning-rate scheduler). The loss of each micro-batch is divided by ``accumulate_steps``, so
 the gradients and the returned loss are means over the batch; every rank of the pipeline gets
 that loss (the last stage's, broadcast), as in paddle.
+
+Before a batch sends anything its stages agree on it (``batch_agreement``: one small all-reduce
+over the pipe group), so a stage that refuses its data or its optimizer, or calls ``eval_batch``
+while another calls ``train_batch``, makes every stage raise instead of some of them waiting or
+finishing with wrong weights. As paddle's, ``train_batch`` takes only an optimizer that went
+through ``fleet.distributed_optimizer`` (its clip must see every stage's gradients).
 """
 from __future__ import annotations
 
@@ -15,14 +21,29 @@ import numpy as np
 
 import pycoll.distributed as dist
 from pycoll._graph import no_grad
+from pycoll._logging import logger
 from pycoll.autograd import backward
+from pycoll.distributed.fleet.meta_parallel.batch_agreement import CALLS, agree
 from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
-from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, grads_of
+from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, flatten, grads_of
 from pycoll.dtypes import convert_dtype
 from pycoll.nn import Layer
 from pycoll.parallel.fused import fused_allreduce_gradients
 from pycoll.tensor import Tensor, wrap
+
+FLEET_OPTIMIZER = "_fleet_distributed_optimizer"  # set by fleet.distributed_optimizer on what it returns
+
+
+def mark_fleet_optimizer(optimizer: Any) -> Any:
+    """``optimizer`` marked as fleet's (``fleet.distributed_optimizer`` marks what it returns,
+    the outermost wrapper, so a gradient-merge wrapper carries the mark)."""
+    setattr(optimizer, FLEET_OPTIMIZER, True)
+    return optimizer
+
+
+def is_fleet_optimizer(optimizer: Any) -> bool:
+    return bool(getattr(optimizer, FLEET_OPTIMIZER, False))
 
 
 class PipelineParallel(Layer):
@@ -42,6 +63,10 @@ class PipelineParallel(Layer):
                 raise ValueError(f"PipelineParallel: pipeline_configs {key}={value!r}; it must be an int >= 1")
         self.micro_batch_size = configs["micro_batch_size"]
         self.accumulate_steps = configs["accumulate_steps"]
+        if configs.get("schedule_mode", "1F1B") != "1F1B":
+            logger.warning("PipelineParallel: pipeline_configs schedule_mode=%r runs as 1F1B, as paddle's dygraph "
+                           "pipeline runs it (the losses and gradients are the same; 1F1B holds fewer "
+                           "activations)", configs["schedule_mode"])
         self.num_stages = hcg.get_pipe_parallel_world_size()
         self.stage_id = hcg.get_stage_id()
         self.global_rank = hcg.get_global_rank()
@@ -56,6 +81,7 @@ class PipelineParallel(Layer):
         self.scaler: Any = None
         self.loss_fn_idx = 0
         self._compute_loss = True
+        self._batches = 0  # train_batch and eval_batch calls, which every stage must make alike
         self._start_alike()
 
     def _start_alike(self) -> None:
@@ -84,13 +110,14 @@ class PipelineParallel(Layer):
     def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
                     loss_fn_idx: int = 0, return_micro_batch_loss: bool = False) -> Any:
         """One optimizer step over ``data`` (``[inputs, labels]`` of ``micro_batch_size x
-        accumulate_steps`` rows; the middle stages may pass None); returns the mean loss. The
-        first and last stages check ``data`` before sending anything; a refusal there ends the
-        job, as an error on any rank does (the middle stages, which read no data, wait for them)."""
-        self._check_loss_fn(loss_fn_idx, "train_batch")
-        self.optimizer, self.lr_scheduler = optimizer, lr_scheduler
+        accumulate_steps`` rows, or an iterator giving ``accumulate_steps`` pairs ``[inputs,
+        labels]``, one per micro-batch, as paddle's ``_wrap_data`` takes; the middle stages may
+        pass None); returns the mean loss. ``optimizer`` must come from
+        ``fleet.distributed_optimizer``. The stages agree before sending anything: where any of
+        them refuses its data or its optimizer, or calls something else, every stage raises."""
+        self.optimizer, self.lr_scheduler, self.loss_fn_idx = optimizer, lr_scheduler, loss_fn_idx
         self._layers.train()
-        loss = self.forward_backward_pipeline(data, scaler, return_micro_batch_loss=return_micro_batch_loss)
+        loss = self._forward_backward(data, scaler, return_micro_batch_loss, is_fleet_optimizer(optimizer))
         self._optimizer_step()
         return loss
 
@@ -99,9 +126,12 @@ class PipelineParallel(Layer):
         if static_scheduler:
             raise ValueError("PipelineParallel.forward_backward_pipeline: static_scheduler=True is not "
                              "built in pycoll; leave it False")
+        return self._forward_backward(data, scaler, return_micro_batch_loss, True)
+
+    def _forward_backward(self, data: Any, scaler: Any, return_micro_batch_loss: bool, optimizer_ok: bool) -> Any:
         self.scaler = scaler
         self.total_loss = None
-        micro = self._micro_batches(data, "train_batch")
+        micro = self._start_batch("train_batch", data, True, return_micro_batch_loss, scaler, optimizer_ok)
         first, last, link = self.is_pipeline_first_stage(), self.is_pipeline_last_stage(), self._link
         startup = min(self.num_stages - self.stage_id - 1, self.accumulate_steps)
         steady = self.accumulate_steps - startup
@@ -162,7 +192,7 @@ class PipelineParallel(Layer):
         if self.is_pipeline_last_stage():
             backward(self.scaler.scale(output) if self.scaler is not None else output)
         else:
-            tensors = [t for t in (output if isinstance(output, tuple) else (output,)) if not t.stop_gradient]
+            tensors = [t for t in flatten(output, "the stage's output") if not t.stop_gradient]
             if tensors:
                 backward(tensors, [wrap(g) for g in output_grads])
         return grads_of(received)
@@ -211,12 +241,12 @@ class PipelineParallel(Layer):
         """Forward only, over the micro-batches of ``data``: the mean loss on every stage with
         ``compute_loss``, else the list of this stage's outputs, one per micro-batch (the
         model's outputs on the last stage)."""
-        self._check_loss_fn(loss_fn_idx, "eval_batch")
+        self.loss_fn_idx = loss_fn_idx
         self._layers.eval()
         self.total_loss = None
         saved, self._compute_loss = self._compute_loss, compute_loss
         try:
-            micro = self._micro_batches(data, "eval_batch")
+            micro = self._start_batch("eval_batch", data, compute_loss, False, None, True)
             outputs = []
             with no_grad():
                 for step in range(self.accumulate_steps):
@@ -230,9 +260,25 @@ class PipelineParallel(Layer):
             self._compute_loss = saved
 
     # ---- checks -----------------------------------------------------------------------------
-    def _check_loss_fn(self, loss_fn_idx: int, fn: str) -> None:
-        self.loss_fn_idx = loss_fn_idx
-        loss_fns = self._layers._loss_fn
+    def _start_batch(self, fn: str, data: Any, compute_loss: bool, return_micro_batch_loss: bool, scaler: Any,
+                     optimizer_ok: bool) -> Optional[MicroBatches]:
+        """This stage's micro-batches of ``data``, once every stage of the pipeline has agreed on
+        the batch (``batch_agreement.agree``: each raises alike where they differ or one refused)."""
+        self._batches += 1
+        micro, refusal = None, None
+        try:
+            self._check_loss_fn(fn)
+            micro = self._micro_batches(data, fn)
+        except (ValueError, TypeError) as e:
+            refusal = e
+        call = {"call": CALLS.index(fn), "batch": self._batches, "accumulate_steps": self.accumulate_steps,
+                "micro_batch_size": self.micro_batch_size, "compute_loss": int(bool(compute_loss)),
+                "return_micro_batch_loss": int(bool(return_micro_batch_loss)), "scaler": int(scaler is not None)}
+        agree(self.pp_group, self.stage_id, self.num_stages, call, refusal, optimizer_ok)
+        return micro
+
+    def _check_loss_fn(self, fn: str) -> None:
+        loss_fn_idx, loss_fns = self.loss_fn_idx, self._layers._loss_fn
         if not isinstance(loss_fn_idx, int) or not 0 <= loss_fn_idx < len(loss_fns) or loss_fns[loss_fn_idx] is None:
             raise ValueError(f"PipelineParallel.{fn}: loss_fn_idx={loss_fn_idx!r}, but the PipelineLayer has no such "
                              f"loss_fn (give PipelineLayer(loss_fn=...))")

@@ -12,6 +12,8 @@ after each batch, so the copies stay equal.
 from __future__ import annotations
 
 import functools
+import glob
+import os
 import re
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
@@ -26,6 +28,7 @@ from pycoll.distributed.fleet.topology import CommunicateTopology
 from pycoll.nn import Layer, LayerDict
 from pycoll.parallel import get_rng_state_tracker
 from pycoll.random import drawing_from
+from pycoll.serialization import load, save
 from pycoll.tensor import Tensor
 
 BASE_SEED = 1234  # paddle's: layer i is built from seed 1234 + i
@@ -247,6 +250,41 @@ class PipelineLayer(Layer):
 
     def get_model_chunks(self) -> None:
         return None  # paddle's: only interleaved schedules have chunks
+
+    # ---- checkpoints -------------------------------------------------------------------------
+    def _layer_file(self, path: str, index: int, mp_rank: Any) -> str:
+        return os.path.join(path, f"layer_{index:02d}-tensor_{mp_rank}-model_states.pdparams")
+
+    def save_state_dict(self, path: str) -> None:
+        """paddle's per-layer checkpoint: each item of this stage with a ``state_dict`` (a
+        function has none) to ``path/layer_II-tensor_MM-model_states.pdparams`` (II its index in
+        the list, MM the model-parallel rank), written with ``pycoll.save``; the first
+        data-parallel copy writes, the others hold the same weights."""
+        coord = self._topo.get_coord(self.global_rank)._asdict()
+        if coord.get("data", 0) != 0:
+            return
+        os.makedirs(path, exist_ok=True)
+        for offset, fn in enumerate(self.run_function):
+            if hasattr(fn, "state_dict"):
+                save(fn.state_dict(), self._layer_file(path, self._start_pos + offset, f"{coord.get('model', 0):02d}"))
+
+    def set_state_dir(self, path: str) -> None:
+        """Load what ``save_state_dict`` wrote to ``path`` into this stage's items; a
+        model-parallel rank takes its share of the layer's files, as paddle's does (so a
+        checkpoint of another model-parallel degree loads where its files divide evenly)."""
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"PipelineLayer.set_state_dir: path={path!r} is not a directory")
+        mp_rank = self._topo.get_coord(self.global_rank)._asdict().get("model", 0)
+        mp_size = self._topo.get_dim("model") if "model" in self._topo.get_hybrid_group_names() else 1
+        for offset, fn in enumerate(self.run_function):
+            if not hasattr(fn, "set_state_dict"):
+                continue
+            index = self._start_pos + offset
+            files = sorted(glob.glob(self._layer_file(glob.escape(path), index, "*")))
+            if not files:
+                raise FileNotFoundError(f"PipelineLayer.set_state_dir: no {self._layer_file(path, index, 'MM')} for "
+                                        f"layers[{index}] (save_state_dict writes them)")
+            fn.set_state_dict(load(files[mp_rank * len(files) // mp_size]))
 
     # ---- running ----------------------------------------------------------------------------
     def forward_function(self, start: int, end: int) -> Callable[..., Any]:
