@@ -83,10 +83,11 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
     a, ax = _line(x._array, axis)
     xp = array_module(a)
     values = _scan(xp, ufunc, a, ax)
-    # the index of the latest element that reached the running extreme (paddle's choice at ties)
+    # the index of the latest element that reached the running extreme (paddle's choice at ties);
+    # a NaN propagates, and each NaN counts as reaching it (paddle's indices)
     shape = [1] * a.ndim
     shape[ax] = a.shape[ax] if a.ndim else 1
-    where = xp.where(a == values, xp.arange(shape[ax]).reshape(shape), -1)
+    where = xp.where((a == values) | (a != a), xp.arange(shape[ax]).reshape(shape), -1)
     index = _scan(xp, "maximum", where, ax)
 
     def backward(g: Any) -> tuple:
@@ -100,13 +101,15 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
 
 def cummax(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
-    """The running maximum along `axis` and the index where each was reached (the latest at a tie)."""
+    """The running maximum along `axis` and the index where each was reached (the latest at a tie;
+    from a NaN on, NaN and the latest NaN's index)."""
     return _running_extreme(x, axis, dtype, "maximum")
 
 
 def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
-    """The running minimum along `axis` and the index where each was reached (the latest at a tie)."""
+    """The running minimum along `axis` and the index where each was reached (the latest at a tie;
+    from a NaN on, NaN and the latest NaN's index)."""
     return _running_extreme(x, axis, dtype, "minimum")
 
 

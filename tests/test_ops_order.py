@@ -74,3 +74,18 @@ def test_nanmedian_and_nanquantile_leave_nan_out():
     _same(pycoll.nanmedian(pycoll.to_tensor(a), axis=0).numpy(), np.median(a, axis=0))
     with pytest.raises(ValueError, match="mode"):
         pycoll.nanmedian(x, mode="max")
+
+
+@pytest.mark.parametrize("fn, values, index, grad", [
+    (pycoll.cummax, [[1, NAN, NAN, NAN, NAN], [3, 3, 5, 5, 5], [2, 2, NAN, NAN, NAN]],
+     [[0, 1, 1, 3, 3], [0, 0, 2, 3, 3], [0, 0, 2, 2, 2]], [[1, 2, 0, 2, 0], [2, 0, 1, 2, 0], [2, 0, 3, 0, 0]]),
+    (pycoll.cummin, [[1, NAN, NAN, NAN, NAN], [3, 2, 2, 2, 1], [2, 1, NAN, NAN, NAN]],
+     [[0, 1, 1, 3, 3], [0, 1, 1, 1, 4], [0, 1, 2, 2, 2]], [[1, 2, 0, 2, 0], [1, 3, 0, 0, 1], [1, 1, 3, 0, 0]])])
+def test_running_extremes_propagate_nan_with_its_index(fn, values, index, grad):
+    # paddle 3.3.1: a NaN propagates and each NaN takes the index (never -1)
+    x = _t([[1, NAN, 3, NAN, 0], [3, 2, 5, 5, 1], [2, 1, NAN, 0, 4]], "float32")
+    v, i = fn(x, axis=1)
+    _same(v.numpy(), values)
+    assert i.numpy().tolist() == index
+    v.sum().backward()
+    _same(x.grad.numpy(), grad)
