@@ -478,3 +478,27 @@ def test_pylayer_saved_result_is_not_overwritten_by_accumulation():
     y = KeepSaved.apply(x)
     (y.sum() + (x * 2).sum()).backward()
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_set_grad_enabled_as_a_plain_call_stays_until_switched_back():
+    # paddle 3.3.1 (and torch): set_grad_enabled(False) takes effect at the call, not only in a with block
+    y = pycoll.to_tensor([1.0], stop_gradient=False)
+    try:
+        pycoll.set_grad_enabled(False)
+        assert (y * 2).stop_gradient and not pycoll.is_grad_enabled()
+        assert (y * 3).stop_gradient  # still off
+    finally:
+        pycoll.set_grad_enabled(True)
+    assert not (y * 2).stop_gradient
+    with pycoll.set_grad_enabled(False):
+        assert (y * 2).stop_gradient
+    assert pycoll.is_grad_enabled()
+    with pycoll.no_grad():
+        with pycoll.set_grad_enabled(True):
+            assert not (y * 2).stop_gradient
+        assert not pycoll.is_grad_enabled()
+
+    @pycoll.set_grad_enabled(False)
+    def double(t):
+        return t * 2
+    assert pycoll.is_grad_enabled() and double(y).stop_gradient and pycoll.is_grad_enabled()
