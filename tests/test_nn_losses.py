@@ -228,3 +228,20 @@ ACTIVATION_PADDLE = {
     "normalize_inf": {"shape": [4, 3], "out": [0, 1, -0.257690368129, -1, 0.533477321814, 0.862311015119, -0.81490104773, -0.71944121071, 1, 0.41237649506, -1, -0.154966198648], "grad": [0.504286434695, 0.155939708399, 0.605143721634, 1.10169264213, 0.755939524838, 0.809935205184, 0.93131548312, 0.989522700815, 1.47083337286, 0.988039521581, 0.238214416772, 1.09204368175]},
 }
 
+
+
+def test_label_smoothing_takes_a_label_shaped_like_input_as_a_distribution():
+    # paddle 3.3.1: with label_smoothing > 0 a float label of input's shape is smoothed (in its own
+    # float32) and used as a soft label although soft_label is False
+    logits = pycoll.to_tensor([[0.2, 0.5, 0.3], [0.9, 0.1, 0.4]], dtype="float64", stop_gradient=False)
+    one_hot = F.one_hot(pycoll.to_tensor([2, 0]), 3).astype("float32")
+    assert abs(float(pycoll.nn.CrossEntropyLoss(label_smoothing=0.1)(logits, one_hot)) - 0.9502625728536256) < 1e-15
+    soft = pycoll.to_tensor([[0.0, 0, 1], [0.7, 0.3, 0]], dtype="float32")
+    loss = F.cross_entropy(logits, soft, label_smoothing=0.2, reduction="none")
+    np.testing.assert_allclose(loss.numpy(), [[1.1331644108149062], [0.999360747139841]], rtol=1e-14)
+    loss.sum().backward()
+    np.testing.assert_allclose(logits.grad.numpy(), [[0.22276644025066034, 0.32402716312621144, -0.546793618278033],
+                                                     [-0.14025213151236288, -0.08810653373151284, 0.228358657793295]],
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="label shape"):  # without smoothing it stays a hard label
+        F.cross_entropy(logits, one_hot)

@@ -54,8 +54,9 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     * hard labels: integer ids shaped like input without `axis` or with 1 there; an id equal to
       ignore_index adds no loss and no gradient. soft_label=True: label holds a distribution over
       the classes, shaped like input. label_smoothing = e > 0 turns labels into soft ones,
-      (1 - e) label + e / C (one_hot first for hard ones, which must then all be class ids), and
-      'none' then keeps a class axis of size 1.
+      (1 - e) label + e / C (one_hot first for hard ones, which must then all be class ids; a
+      label shaped like input is taken as a distribution even with soft_label=False, as
+      paddle's), and 'none' then keeps a class axis of size 1.
     * weight [C]: hard labels scale row i by weight[label_i], soft ones by label_i . weight.
     * 'mean' with ignore_index >= 0 divides by the number of labels != ignore_index (the weights
       of those rows with a weight); otherwise by the sum of the row weights with a weight, else by
@@ -86,9 +87,12 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     classes = z.shape[-1]
     squeeze = lab.ndim == nd - 1 and label_smoothing == 0.0
     lab = lab[..., None] if lab.ndim == nd - 1 else xp.moveaxis(lab, ax, -1)
-    soft = soft_label or label_smoothing > 0
+    # paddle: with label_smoothing a label shaped like input is a distribution (a one-hot row,
+    # say), whatever soft_label says; ids [..., 1] stay ids
+    given_soft = soft_label or (label_smoothing > 0 and lab.shape == z.shape and classes > 1)
+    soft = given_soft or label_smoothing > 0
     valid = weights = None
-    if not soft_label:
+    if not given_soft:
         if lab.shape != z.shape[:-1] + (1,):
             raise ValueError(f"cross_entropy: label shape {list(label.shape)} does not fit input "
                              f"shape {list(logits.shape)} with classes along axis {axis}")
@@ -99,12 +103,14 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
                                  "(none equal to ignore_index)")
             lab = (xp.arange(classes) == lab).astype(np.float32)  # one_hot (float32, as paddle's)
     else:
-        if lab.dtype.kind != "f":
+        if lab.dtype.kind != "f" and not label_smoothing > 0:
             raise TypeError(f"cross_entropy: soft labels must be floating point, got dtype {lab.dtype}")
         if lab.shape != z.shape:
             raise ValueError(f"cross_entropy: soft label shape {list(label.shape)} must equal input "
                              f"shape {list(logits.shape)}")
-        lab = lab.astype(dtype, copy=False)
+        # smoothing works in the label's own floating dtype, as paddle's label_smooth (then input's)
+        lab = lab.astype(dtype if label_smoothing == 0 else np.float32 if lab.dtype.kind != "f" else lab.dtype,
+                         copy=False)
     if label_smoothing > 0:
         eps = np.float32(label_smoothing)  # paddle's label_smooth works out its factors in float32
         keep, spread = np.float32(1) - eps, eps / np.float32(classes)
