@@ -7,8 +7,9 @@ A Python number next to a tensor takes the tensor's dtype (paddle's rule: ``3 & 
 int32, ``1 & bool_tensor`` is bool); a float number is refused, and so is a float tensor (the ops
 name its dtype). None of these takes a gradient.
 
-The and/or/xor/not ops are `pycoll.logic_ops`', imported when first used: logic_ops imports
-modules that import `pycoll.inplace_ops`, which imports this module.
+The and/or/xor/not ops are `pycoll.logic_ops`', called as the Tensor methods it attaches (when
+`import pycoll` imports it): importing logic_ops here would close an import circle, as it imports
+`pycoll.unary_ops`, which imports `pycoll.inplace_ops`, which imports this module.
 """
 from __future__ import annotations
 
@@ -58,10 +59,10 @@ def _operator(fn_name: str, reflected: bool) -> Callable[[Tensor, Any], Any]:
 
 
 def _op(fn_name: str) -> Callable[..., Tensor]:
+    """The op `fn_name`: a shift of this module's, else logic_ops' (see the module docstring)."""
     if fn_name.startswith("bitwise_") and fn_name.endswith("_shift"):
         return globals()[fn_name]
-    from pycoll import logic_ops  # see the module docstring
-    return getattr(logic_ops, fn_name)
+    return getattr(Tensor, fn_name)
 
 
 def bitwise_invert(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
