@@ -54,6 +54,8 @@ def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
     strategy.check_axis_order()
     strategy.hybrid_configs = {"order": ["mp", "pp", "sharding", "sep", "dp"]}
     strategy.check_axis_order()  # any order of the five axes: the ranks are laid out in it
+    strategy.hybrid_configs = {"order": ["dp", "pp", "sharding", "sep", "cp", "mp"]}  # paddle's default
+    strategy.check_axis_order()
     strategy.hybrid_configs = {"order": ["mp", "pp", "sharding", "dp"]}
     with pytest.raises(ValueError, match="must name each of"):
         strategy.check_axis_order()
@@ -143,6 +145,33 @@ def test_the_model_parallel_layers_are_also_at_paddle_s_fleet_meta_parallel_path
     assert fleet.meta_parallel.ColumnParallelLinear is dist.ColumnParallelLinear
     assert fleet.meta_parallel.RowParallelLinear is dist.RowParallelLinear
     assert VocabParallelEmbedding is dist.VocabParallelEmbedding
+
+
+def test_paddle_s_mpu_module_paths_hold_pycoll_s_own_functions():
+    # PaddleNLP imports these: fleet.layers.mpu.{mp_ops,mp_layers,random}, and parallel_matmul
+    # calls paddle.distributed.collective._c_identity / _c_concat
+    import pycoll.distributed.collective as collective
+    import pycoll.parallel.mp_ops as ops
+    from pycoll.distributed.fleet.layers.mpu import mp_layers, mp_ops, random
+    from pycoll.distributed.fleet.layers.mpu.mp_ops import _c_concat, _c_identity
+
+    for name in ("_c_identity", "_c_concat", "_c_split", "_mp_allreduce", "_c_softmax_with_cross_entropy"):
+        assert getattr(mp_ops, name) is getattr(ops, name), name
+    assert (_c_identity, _c_concat) == (collective._c_identity, collective._c_concat) == (ops._c_identity,
+                                                                                            ops._c_concat)
+    assert mp_ops.split is dist.split and mp_layers.RowParallelLinear is dist.RowParallelLinear
+    assert random.get_rng_state_tracker is fleet.meta_parallel.get_rng_state_tracker
+    with pytest.raises(AttributeError, match="has no attribute '_c_nothing'"):
+        collective._c_nothing
+
+
+def test_the_default_topology_has_paddle_s_six_axes():
+    fleet.init(is_collective=True)
+    hcg = fleet.get_hybrid_communicate_group()
+    assert hcg.topology().get_hybrid_group_names() == ["data", "pipe", "sharding", "sep", "context", "model"]
+    assert hcg.get_check_parallel_group().ranks == [0]
+    with pytest.raises(RuntimeError, match="sharding_degree is 1, so there is no sharding check group"):
+        hcg.get_check_parallel_group(sharding=True)
 
 
 def test_fleet_util_shards_files_reduces_and_gathers_over_the_workers():

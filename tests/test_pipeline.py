@@ -17,7 +17,8 @@ from pycoll.distributed.fleet.meta_parallel.pp_layers import segment_layers
 
 @pytest.mark.parametrize("mode, nprocs", [("pp2", 2), ("dp2pp2", 4), ("pp2mp2", 4), ("pp4", 4)])
 def test_pipeline_trains_like_one_process(mode, nprocs, tmp_path):
-    assert_ok(launch(nprocs, "pipeline_train.py", mode, tmp_path, timeout=90), expect_lines=nprocs)
+    env = {"PADDLE_USE_FOUR_DIRECTIONS_P2P": "1"} if mode == "pp4" else None  # pp4 checks paddle's p2p groups
+    assert_ok(launch(nprocs, "pipeline_train.py", mode, tmp_path, timeout=90, env=env), expect_lines=nprocs)
 
 
 @pytest.mark.gpu

@@ -404,6 +404,12 @@ def main():
             assert "pp_degree=2 the model must be a meta_parallel.PipelineLayer, got Linear" in str(e), e
         else:
             raise AssertionError("a plain layer must be refused with pp_degree=2")
+        # paddle's axis names and getters (its CPU build printed the same for this job)
+        assert hcg.topology().get_hybrid_group_names() == ["data", "pipe", "sharding", "sep", "context", "model"]
+        assert (hcg.get_sep_parallel_rank(), hcg.get_sep_parallel_world_size()) == (0, 1)
+        assert hcg.get_check_parallel_group().ranks == [0, 1]
+        raises(hcg.get_sep_parallel_group, RuntimeError, "sep_degree is 1, so there is no sep group")
+        raises(hcg.get_p2p_groups, RuntimeError, "PADDLE_USE_FOUR_DIRECTIONS_P2P")
         last = train_mlp(hcg, 1, paddle=True, ckpt=ckpt)
         train_tied(hcg)
         train_tuple(hcg)
@@ -413,10 +419,16 @@ def main():
         rank = dist.get_rank()
         assert hcg.topology().get_comm_list("pipe") == [[0, 1], [2, 3]]
         assert hcg.get_data_parallel_group().ranks == [rank % 2, rank % 2 + 2]
+        # paddle's check group: the ranks of one data index (both stages of one pipeline)
+        assert hcg.get_check_parallel_group().ranks == [rank - rank % 2, rank - rank % 2 + 1]
         last = train_mlp(hcg, 2, ckpt=ckpt)
     elif mode == "pp4":
         hcg = start(1, 4, 1)
         rank = dist.get_rank()
+        # launched with PADDLE_USE_FOUR_DIRECTIONS_P2P=1: send_next, send_prev, recv_next, recv_prev
+        nxt, prev = (rank + 1) % 4, (rank - 1) % 4
+        assert [g.ranks for g in hcg.get_p2p_groups()] == [sorted(p) for p in ((rank, nxt), (prev, rank), (rank, nxt),
+                                                                                (prev, rank))]
         last = train_mlp(hcg, 1, stages=4, ckpt=ckpt)
     else:
         hcg = start(1, 2, 2)

@@ -79,7 +79,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
         raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x pp_degree={pp} x sharding_degree={sharding} "
                          f"x mp_degree={mp} = {dp * pp * sharding * mp}, but the job has {world} ranks; their "
                          f"product must be the world size")
-    sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": 1, "mp": mp}
+    sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": 1, "cp": 1, "mp": mp}
     order = strategy.hybrid_configs["order"]
     topology = CommunicateTopology([AXIS_NAMES[a] for a in order], [sizes[a] for a in order])
     hcg = HybridCommunicateGroup(topology, strategy.hybrid_configs)

@@ -16,7 +16,7 @@ from pycoll._logging import logger
 
 # hybrid_configs: the degrees, paddle's default order of the axes, and its per-axis option dicts
 _HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1, "sep_degree": 1,
-           "order": ["dp", "pp", "sharding", "sep", "mp"], "mp_configs": {}, "pp_configs": {},
+           "order": ["dp", "pp", "sharding", "sep", "cp", "mp"], "mp_configs": {}, "pp_configs": {},
            "sharding_configs": {}, "dp_configs": {}, "sep_configs": {}}
 _CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
     "hybrid_configs": _HYBRID,
@@ -121,11 +121,12 @@ class DistributedStrategy:
 
     def check_axis_order(self) -> None:
         """ValueError unless ``hybrid_configs["order"]`` names each of paddle's axes (dp, pp,
-        sharding, sep, mp) once; the ranks are laid out in that order, the last varying fastest."""
+        sharding, sep, cp, mp; cp may be left out, as paddle's documented five-axis order does)
+        once; the ranks are laid out in that order, the last varying fastest."""
         order = list(self._values["hybrid_configs"]["order"])
-        if sorted(order) != sorted(_HYBRID["order"]):
+        if sorted(order) not in (sorted(_HYBRID["order"]), sorted(a for a in _HYBRID["order"] if a != "cp")):
             raise ValueError(f"DistributedStrategy.hybrid_configs order={order}; it must name each of "
-                             f"{_HYBRID['order']} once")
+                             f"{_HYBRID['order']} once (cp may be left out)")
 
     def save_to_prototxt(self, output: str) -> None:
         """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``

@@ -1,19 +1,20 @@
 """paddle's ``CommunicateTopology`` (the grid of a hybrid job: named axes, their sizes, rank ↔
 coordinate) and ``HybridCommunicateGroup`` (this rank's place on it and the groups along each
 axis). The axes come in the order ``hybrid_configs["order"]`` gives (paddle's default: data, pipe,
-sharding, sep, model, the last varying fastest), so rank = the grid index of the coordinate, as in
-paddle."""
+sharding, sep, context, model, the last varying fastest), so rank = the grid index of the
+coordinate, as in paddle."""
 from __future__ import annotations
 
 import collections
 import itertools
-from typing import Any, Dict, List, Optional
+import os
+from typing import Any, Dict, List, Optional, Tuple
 
 import pycoll.distributed as dist
 from pycoll.distributed.parallel_mode import ParallelMode
 
 # paddle's short names in hybrid_configs["order"] -> the topology's axis names
-AXIS_NAMES = {"dp": "data", "pp": "pipe", "sharding": "sharding", "sep": "sep", "mp": "model"}
+AXIS_NAMES = {"dp": "data", "pp": "pipe", "sharding": "sharding", "sep": "sep", "cp": "context", "mp": "model"}
 
 
 class CommunicateTopology:
@@ -93,7 +94,10 @@ class CommunicateTopology:
 
 class HybridCommunicateGroup:
     """This rank's place on ``topology`` and the groups along its data, pipe, sharding and model
-    axes (sep is refused by fleet.init). Every rank builds every group, in the same order."""
+    axes (sep is refused by fleet.init), paddle's check group (the ranks of this rank's data
+    index: a global norm or a found inf spans them) and, with ``PADDLE_USE_FOUR_DIRECTIONS_P2P``
+    set, paddle's four point-to-point groups of a pipeline. Every rank builds every group, in
+    the same order."""
 
     def __init__(self, topology: CommunicateTopology, hybrid_configs: Any = None):
         self._topo = topology
@@ -103,7 +107,8 @@ class HybridCommunicateGroup:
             raise ValueError(f"HybridCommunicateGroup: topology {topology} holds {topology.world_size()} "
                              f"ranks, but the job has {self.nranks}")
         names = topology.get_hybrid_group_names()
-        self._degrees = {a: topology.get_dim(a) if a in names else 1 for a in ("data", "pipe", "sharding", "model")}
+        self._degrees = {a: topology.get_dim(a) if a in names else 1
+                         for a in ("data", "pipe", "sharding", "sep", "model")}
         coord = topology.get_coord(self.global_rank)._asdict()
         self._coords = {a: coord.get(a, 0) for a in self._degrees}
         self._groups: Dict[str, dist.Group] = {}
@@ -116,9 +121,42 @@ class HybridCommunicateGroup:
         self.stage_id = self._coords["pipe"]
         self.is_first_stage = self.stage_id == 0
         self.is_last_stage = self.stage_id == self._degrees["pipe"] - 1
+        self._check_groups = {axis: self._index_group(axis) for axis in ("data", "sharding")
+                              if axis == "data" or self._degrees[axis] > 1}
         pipe = self._lines["pipe"]
         self.next_rank = pipe[(self.stage_id + 1) % len(pipe)]
         self.prev_rank = pipe[(self.stage_id - 1) % len(pipe)]
+        self._p2p_groups: Optional[Tuple[dist.Group, ...]] = None
+        if self._degrees["pipe"] > 1 and os.environ.get("PADDLE_USE_FOUR_DIRECTIONS_P2P", "").lower() in (
+                "1", "true", "yes", "on"):
+            self._p2p_groups = self._four_directions()
+
+    def _index_group(self, axis: str) -> dist.Group:
+        """paddle's check group along ``axis``: the ranks sharing this rank's index on it."""
+        names = self._topo.get_hybrid_group_names()
+        mine = None
+        for index in range(self._degrees[axis]):
+            members = self._topo.get_axis_list(axis, index) if axis in names else list(range(self.nranks))
+            group = dist.new_group(members)
+            if self.global_rank in members:
+                mine = group
+        return mine
+
+    def _four_directions(self) -> Tuple[dist.Group, ...]:
+        """paddle's send-next, send-prev, recv-next and recv-prev groups: a two-rank group per
+        pair of neighbouring stages and direction, made in paddle's order."""
+        mine: Dict[str, dist.Group] = {}
+        for line in self._topo.get_comm_list("pipe"):
+            for idx, rank in enumerate(line):
+                nxt, prev = line[(idx + 1) % len(line)], line[(idx - 1) % len(line)]
+                forward, backward = dist.new_group([rank, nxt]), dist.new_group([prev, rank])
+                if self.global_rank == rank:
+                    mine["send_next"], mine["send_prev"] = forward, backward
+                if self.global_rank == nxt:
+                    mine["recv_prev"] = forward
+                if self.global_rank == prev:
+                    mine["recv_next"] = backward
+        return mine["send_next"], mine["send_prev"], mine["recv_next"], mine["recv_prev"]
 
     def topology(self) -> CommunicateTopology:
         return self._topo
@@ -165,7 +203,42 @@ class HybridCommunicateGroup:
     def get_sharding_parallel_group_src_rank(self) -> int:
         return self._groups["sharding"].ranks[0]
 
+    # sep (sequence) parallel: fleet.init refuses sep_degree > 1, so there is no sep group
+    def get_sep_parallel_rank(self) -> int:
+        return self._coords["sep"]
+
+    def get_sep_parallel_world_size(self) -> int:
+        return self._degrees["sep"]
+
+    def get_sep_parallel_group(self) -> dist.Group:
+        raise RuntimeError("HybridCommunicateGroup.get_sep_parallel_group: sep_degree is 1, so there is no sep "
+                           "group (paddle asserts 'sep not exist' too); check get_sep_parallel_world_size() > 1 first")
+
+    def get_sep_parallel_group_src_rank(self) -> int:
+        return self.get_sep_parallel_group().ranks[0]
+
+    # the group a global norm or a found inf spans
+    def get_check_parallel_group(self, sharding: bool = False) -> dist.Group:
+        """paddle's: the ranks of this rank's data-parallel index (every stage and model-parallel
+        rank of one copy of the model); with ``sharding``, those of its sharding index (only
+        where sharding_degree > 1, as paddle builds it)."""
+        axis = "sharding" if sharding else "data"
+        if axis not in self._check_groups:
+            raise RuntimeError("HybridCommunicateGroup.get_check_parallel_group: sharding=True, but sharding_degree "
+                               "is 1, so there is no sharding check group (paddle builds none either)")
+        return self._check_groups[axis]
+
     # pipeline parallel
+    def get_p2p_groups(self) -> Tuple[dist.Group, ...]:
+        """paddle's (send_next, send_prev, recv_next, recv_prev) two-rank groups, built when
+        ``PADDLE_USE_FOUR_DIRECTIONS_P2P`` is set (pycoll's pipeline sends over the pipe group
+        and needs none of them)."""
+        if self._p2p_groups is None:
+            raise RuntimeError("HybridCommunicateGroup.get_p2p_groups: the four-direction p2p groups are built only "
+                               "with pp_degree > 1 and the environment variable PADDLE_USE_FOUR_DIRECTIONS_P2P set "
+                               "(as paddle's); set it before fleet.init")
+        return self._p2p_groups
+
     def get_stage_id(self) -> int:
         return self.stage_id
 
