@@ -36,7 +36,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.einsum_ops", "pycoll.inplace_ops", "pycoll._special", "pycoll.unary_ops",
                 "pycoll.binary_ops", "pycoll.logic_ops", "pycoll.index_ops", "pycoll.stats_ops", "pycoll.order_ops",
                 "pycoll.scan_ops", "pycoll.reshape_ops", "pycoll.diag_ops", "pycoll.product_ops",
-                "pycoll.sampling", "pycoll.framework")),
+                "pycoll.sampling", "pycoll.framework", "pycoll.bit_operators", "pycoll.tensor_methods")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
