@@ -1,7 +1,10 @@
 """fleet's pipeline parallelism (``fleet.meta_parallel``: LayerDesc, SharedLayerDesc,
 PipelineLayer, PipelineParallel) and the hybrid topology. On real ranks (tests/ranks/
 pipeline_train.py): pp=2, dp=2 x pp=2 and pp=2 x mp=2 train like one process on the whole batch,
-and pp=2 gives the losses Paddle's CPU build gave for the same script. In one process: the
+and pp=2 gives the losses Paddle's CPU build gave for the same script; every stage refuses alike
+(a wrong batch, eval_batch against train_batch, an optimizer not from distributed_optimizer), a
+dict activation and an iterator batch train like one process, and save_state_dict /
+set_state_dir write paddle's file names and load them back. In one process: the
 segmentation and the topology's rank lists against Paddle's, and the layer's checks."""
 import numpy as np
 import pytest

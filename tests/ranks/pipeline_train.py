@@ -7,8 +7,14 @@ gave for the same script (its last steps go through a GradScaler, which scales o
 then a model whose embedding is tied to its output projection (``SharedLayerDesc`` on both
 stages), a sequence length that changes between batches and a learning-rate scheduler: the
 shared weight stays equal on both stages and matches the reference (whose clip counts it once).
-A batch of the wrong size is refused by name. Last, inputs given as a tuple and a tuple of two
-tensors (one without gradient) sent between the stages, against gradients by hand.
+A batch of the wrong size is refused by name. Then inputs given as a tuple and a tuple of two
+tensors (one without gradient) sent between the stages, against gradients by hand (through a
+gradient-merge optimizer from distributed_optimizer); last, a dict sent between the stages and a
+batch given as an iterator of micro-batches, against one process.
+In every mode: each stage raises alike, before anything is sent, for a batch the first and last
+stages refuse, eval_batch on stage 0 against train_batch elsewhere, and an optimizer that skipped
+distributed_optimizer on the last stage; and with a folder (argv[2]) save_state_dict writes
+paddle's file names there, which set_state_dir loads into a fresh PipelineLayer.
 ``dp2pp2`` (4 ranks): two pipelines, each on half of every batch, gradients averaged over dp.
 ``pp2mp2`` (4 ranks): each stage split over two model-parallel ranks; the clip spans both.
 ``pp4`` (4 ranks): four stages, so two of them receive, compute and send in both directions.
