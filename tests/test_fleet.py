@@ -148,21 +148,17 @@ def test_the_model_parallel_layers_are_also_at_paddle_s_fleet_meta_parallel_path
 
 
 def test_paddle_s_mpu_module_paths_hold_pycoll_s_own_functions():
-    # PaddleNLP imports these: fleet.layers.mpu.{mp_ops,mp_layers,random}, and parallel_matmul
-    # calls paddle.distributed.collective._c_identity / _c_concat
-    import pycoll.distributed.collective as collective
+    # PaddleNLP imports these: fleet.layers.mpu.{mp_ops,mp_layers,random} (paddle 3's home of
+    # _c_identity / _c_concat; pycoll.distributed.collective, a layer below, does not name them)
     import pycoll.parallel.mp_ops as ops
     from pycoll.distributed.fleet.layers.mpu import mp_layers, mp_ops, random
     from pycoll.distributed.fleet.layers.mpu.mp_ops import _c_concat, _c_identity
 
     for name in ("_c_identity", "_c_concat", "_c_split", "_mp_allreduce", "_c_softmax_with_cross_entropy"):
         assert getattr(mp_ops, name) is getattr(ops, name), name
-    assert (_c_identity, _c_concat) == (collective._c_identity, collective._c_concat) == (ops._c_identity,
-                                                                                            ops._c_concat)
+    assert (_c_identity, _c_concat) == (ops._c_identity, ops._c_concat)
     assert mp_ops.split is dist.split and mp_layers.RowParallelLinear is dist.RowParallelLinear
     assert random.get_rng_state_tracker is fleet.meta_parallel.get_rng_state_tracker
-    with pytest.raises(AttributeError, match="has no attribute '_c_nothing'"):
-        collective._c_nothing
 
 
 def test_the_default_topology_has_paddle_s_six_axes():

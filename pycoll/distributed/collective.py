@@ -337,13 +337,3 @@ def barrier(group: Optional[Group] = None) -> None:
     drain(g)
     _launch(g, "barrier", g.engine.barrier, (), check.BARRIER_TOKEN, True)
 
-
-def __getattr__(name: str) -> Any:
-    """paddle's ``paddle.distributed.collective._c_identity`` / ``_c_concat`` (PaddleNLP's
-    ``parallel_matmul`` calls them there): pycoll's model-parallel ones, from the layer above,
-    imported on first use."""
-    if name in ("_c_identity", "_c_concat"):
-        from pycoll.parallel import mp_ops
-
-        return getattr(mp_ops, name)
-    raise AttributeError(f"module 'pycoll.distributed.collective' has no attribute {name!r}")
