@@ -336,4 +336,3 @@ def barrier(group: Optional[Group] = None) -> None:
         return
     drain(g)
     _launch(g, "barrier", g.engine.barrier, (), check.BARRIER_TOKEN, True)
-
