@@ -159,6 +159,10 @@ def test_paddle_s_mpu_module_paths_hold_pycoll_s_own_functions():
     assert (_c_identity, _c_concat) == (ops._c_identity, ops._c_concat)
     assert mp_ops.split is dist.split and mp_layers.RowParallelLinear is dist.RowParallelLinear
     assert random.get_rng_state_tracker is fleet.meta_parallel.get_rng_state_tracker
+    x = pycoll.ones([2])  # paddle's positional order: (tensor, op, group, use_calc_stream, ...)
+    assert mp_ops._mp_allreduce(x, dist.ReduceOp.SUM, None, True, True, False) is x  # one rank: itself
+    with pytest.raises(ValueError, match="only ReduceOp.SUM"):
+        mp_ops._mp_allreduce(x, op=dist.ReduceOp.MAX)
 
 
 def test_the_default_topology_has_paddle_s_six_axes():

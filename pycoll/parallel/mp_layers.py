@@ -157,7 +157,7 @@ class RowParallelLinear(_ParallelLayer):
                 f"(in_features={self.in_features} over {self.nranks} ranks)")
         if not self.input_is_parallel:
             x = _c_split(x, self.group)
-        out = _mp_allreduce(F.linear(x, self.weight), self.group)
+        out = _mp_allreduce(F.linear(x, self.weight), group=self.group)
         return out + self.bias if self.bias is not None else out
 
     def extra_repr(self) -> str:
@@ -198,7 +198,7 @@ class VocabParallelEmbedding(_ParallelLayer):
         mine = (local >= 0) & (local < self.rows_per_rank)
         rows = F.embedding(Tensor(local * mine), self.weight)  # ids not mine look up row 0 ...
         rows = rows * Tensor(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
-        return _mp_allreduce(rows, self.group)
+        return _mp_allreduce(rows, group=self.group)
 
     def extra_repr(self) -> str:
         return (f"{self.num_embeddings}, {self.embedding_dim} (rows {self.start}.."

@@ -118,15 +118,22 @@ class _Concat(PyLayer):
         return _slice_last(dy.array, *ctx.position, "_c_concat backward")
 
 
-def _c_identity(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
-    """Forward ``x`` unchanged; backward all-reduces (sums) the gradient over ``group``."""
+def _c_identity(x: Tensor, group: Optional[dist.Group] = None, skip_c_identity_dynamic: bool = False) -> Tensor:
+    """Forward ``x`` unchanged; backward all-reduces (sums) the gradient over ``group``.
+    (``skip_c_identity_dynamic``: paddle's signature; pycoll has no static graph to skip it in.)"""
     if group_position(group, "_c_identity")[1] == 1:
         return x
     return _Identity.apply(x, group)
 
 
-def _mp_allreduce(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
-    """Forward: the sum of ``x`` over ``group`` (a new tensor); backward passes the gradient on."""
+def _mp_allreduce(x: Tensor, op: Any = dist.ReduceOp.SUM, group: Optional[dist.Group] = None,
+                  use_calc_stream: bool = True, use_model_parallel: bool = True,
+                  skip_c_identity_dynamic: bool = False) -> Tensor:
+    """Forward: the sum of ``x`` over ``group`` (a new tensor); backward passes the gradient on.
+    paddle's signature: ``op`` must be SUM (as paddle asserts); the stream and static-graph flags
+    change nothing here."""
+    if op != dist.ReduceOp.SUM:
+        raise ValueError(f"_mp_allreduce: op={op!r}; only ReduceOp.SUM is supported (as in paddle)")
     if group_position(group, "_mp_allreduce")[1] == 1:
         return x
     return _AllReduce.apply(x, group)

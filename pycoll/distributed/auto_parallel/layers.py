@@ -82,7 +82,7 @@ class ShardedLinear:
                     out = _c_concat(out, group)
             else:
                 inner = x if self.keep_block else _c_split(x, group)
-                out = _mp_allreduce(F.linear(inner, layer.weight), group)
+                out = _mp_allreduce(F.linear(inner, layer.weight), group=group)
                 if layer.bias is not None:
                     out = out + layer.bias
         if rows is not None and is_dist_tensor(out):
