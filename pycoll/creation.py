@@ -2,13 +2,13 @@
 assign, tolist and the DLPack exchange (to_dlpack / from_dlpack)."""
 from __future__ import annotations
 
-from typing import Any, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from pycoll.device import array_module, module_for, move
 from pycoll.random import get_rng
-from pycoll.shape_ops import clone
+from pycoll.shape_ops import clone, plain_ints
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64
 from pycoll.tensor import Tensor, wrap
 
@@ -16,8 +16,8 @@ ShapeLike = Union[int, Sequence[int]]
 
 
 def shape_arg(shape: Any) -> Tuple[int, ...]:
-    if isinstance(shape, Tensor):
-        shape = shape.tolist()
+    """A shape: an int, a list or tuple of ints or one-element integer Tensors, or a Tensor."""
+    shape = plain_ints(shape)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, (list, tuple)) or not all(
@@ -37,21 +37,22 @@ def _from_host(host: np.ndarray) -> Tensor:
     return wrap(move(host))
 
 
-def randn(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
     dt = float_dtype(dtype, "randn")
     draw = get_rng().standard_normal(shape_arg(shape), dtype=float64 if dt == float64 else float32)
     return _from_host(draw.astype(dt, copy=False))
 
 
-def rand(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+def rand(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Uniform [0, 1) values from pycoll's generator (drawn on the host, then moved)."""
     dt = float_dtype(dtype, "rand")
     draw = get_rng().random(shape_arg(shape), dtype=float64 if dt == float64 else float32)
     return _from_host(draw.astype(dt, copy=False))
 
 
-def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTypeLike = None) -> Tensor:
+def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTypeLike = None,
+            name: Optional[str] = None) -> Tensor:
     """Integers drawn uniformly from [low, high) (from [0, low) without ``high``), int64 unless
     ``dtype`` says otherwise (paddle's ``randint``)."""
     if high is None:
@@ -64,45 +65,46 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
 
 
-def empty(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A tensor whose values are whatever its memory held (the default dtype unless ``dtype`` says)."""
     return wrap(module_for().empty(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
-def empty_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).empty(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
-def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
+def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     dt = convert_dtype(dtype) or default_float()
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 
-def zeros(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+def zeros(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().zeros(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
-def ones(shape: ShapeLike, dtype: DTypeLike = None) -> Tensor:
+def ones(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().ones(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
-def zeros_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+def zeros_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
-def ones_like(x: Tensor, dtype: DTypeLike = None) -> Tensor:
+def ones_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
-def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None) -> Tensor:
+def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
 
 
-def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None) -> Tensor:
+def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None,
+           name: Optional[str] = None) -> Tensor:
     """Values in [start, end) by step; int64 when all bounds are ints, else float32 (paddle)."""
     if end is None:
         start, end = 0, start
@@ -119,7 +121,7 @@ def _count_arg(v: Any, name: str) -> int:
     return int(v)
 
 
-def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None) -> Tensor:
+def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A [num_rows, num_columns] matrix with ones on its diagonal (square without num_columns);
     the default dtype unless ``dtype`` says otherwise."""
     rows = _count_arg(num_rows, "num_rows")
@@ -127,7 +129,7 @@ def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None) -> Tens
     return wrap(module_for().eye(rows, cols, dtype=convert_dtype(dtype) or default_float()))
 
 
-def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None) -> Tensor:
+def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """`num` evenly spaced values from start to stop, both included; the default dtype unless
     ``dtype`` says otherwise."""
     n = _count_arg(num, "num")

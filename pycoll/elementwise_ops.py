@@ -6,7 +6,7 @@ Operand dtypes follow paddle's promotion rules (`pycoll._promotion`), as `math_o
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
@@ -31,17 +31,17 @@ def _pick(x: Any, y: Any, name: str, take_x: Callable[[Any, Any], Any]) -> Tenso
     return op_output(out, backward, x, y)
 
 
-def maximum(x: Any, y: Any) -> Tensor:
+def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The elementwise maximum (NaN wins, as in paddle)."""
     return _pick(x, y, "maximum", lambda a, b: a > b)
 
 
-def minimum(x: Any, y: Any) -> Tensor:
+def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The elementwise minimum (NaN wins, as in paddle)."""
     return _pick(x, y, "minimum", lambda a, b: a < b)
 
 
-def floor_divide(x: Any, y: Any) -> Tensor:
+def floor_divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x // y, rounded towards minus infinity; its gradient is zero (paddle's)."""
     return rounded_divide(x, y, "floor")
 
@@ -65,7 +65,7 @@ def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
     return op_output(out, backward, x, y)
 
 
-def remainder(x: Any, y: Any) -> Tensor:
+def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x % y with the sign of y (Python's and paddle's); d/dx = 1, d/dy = -floor(x / y)."""
     x, y, xa, ya = binary_operands(x, y, "remainder")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -80,7 +80,7 @@ def remainder(x: Any, y: Any) -> Tensor:
 mod = floor_mod = remainder
 
 
-def equal(x: Any, y: Any) -> Tensor:
+def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x == y elementwise, a bool tensor (no gradient)."""
     x = as_tensor(x)
     y = operand(y)
@@ -88,7 +88,8 @@ def equal(x: Any, y: Any) -> Tensor:
     return value_output(xa == ya, "compare", x, y)
 
 
-def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
+             name: Optional[str] = None) -> Tensor:
     """Whether |x - y| <= atol + rtol * |y| everywhere, as a 0-d bool tensor."""
     x, y = as_tensor(x), as_tensor(y)
     xa, ya = promoted(x, y, "allclose")

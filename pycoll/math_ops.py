@@ -12,10 +12,10 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll import shape_ops
-from pycoll._promotion import floating, promoted
+from pycoll._promotion import INT_TO_FLOAT, floating, promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, paired, value_output
 from pycoll.device import array_module
-from pycoll.dtypes import DTypeLike, convert_dtype, int64
+from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.tensor import Tensor
 
 
@@ -45,7 +45,7 @@ def grad_for(g: Any, meta: Tuple[tuple, Any]) -> Any:
     return g if g.dtype == meta[1] or meta[1].kind != "f" else g.astype(meta[1])
 
 
-def add(x: Any, y: Any) -> Tensor:
+def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "add")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
@@ -54,7 +54,7 @@ def add(x: Any, y: Any) -> Tensor:
     return op_output(xa + ya, backward, x, y)
 
 
-def subtract(x: Any, y: Any) -> Tensor:
+def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "subtract")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
@@ -63,7 +63,7 @@ def subtract(x: Any, y: Any) -> Tensor:
     return op_output(xa - ya, backward, x, y)
 
 
-def multiply(x: Any, y: Any) -> Tensor:
+def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "multiply")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
@@ -72,7 +72,7 @@ def multiply(x: Any, y: Any) -> Tensor:
     return op_output(xa * ya, backward, x, y)
 
 
-def divide(x: Any, y: Any) -> Tensor:
+def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """True division; integer operands give float32 (paddle's)."""
     x, y, xa, ya = binary_operands(x, y, "divide", to_float=True)
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -83,7 +83,7 @@ def divide(x: Any, y: Any) -> Tensor:
     return op_output(xa / ya, backward, x, y)
 
 
-def pow(x: Any, y: Any) -> Tensor:  # noqa: A001 - paddle's name
+def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number."""
     x, y, xa, ya = binary_operands(x, y, "pow")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -104,7 +104,7 @@ def neg(x: Tensor) -> Tensor:
     return op_output(-x._array, lambda g: (-g,), x)
 
 
-def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False) -> Tensor:
+def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False, name: Optional[str] = None) -> Tensor:
     """Matrix product with NumPy's rules for 1-D and batched operands."""
     x, y = operand(x), operand(y)
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
@@ -165,37 +165,37 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
 
 # ---- unary math ----------------------------------------------------------------------------
 
-def tanh(x: Tensor) -> Tensor:
+def tanh(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).tanh(floating(x._array))
     return op_output(out, lambda g: (g * (1 - out * out),), x)
 
 
-def exp(x: Tensor) -> Tensor:
+def exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).exp(floating(x._array))
     return op_output(out, lambda g: (g * out,), x)
 
 
-def log(x: Tensor) -> Tensor:
+def log(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
     return op_output(array_module(a).log(a), lambda g: (g / a,), x)
 
 
-def sqrt(x: Tensor) -> Tensor:
+def sqrt(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).sqrt(floating(x._array))
     return op_output(out, lambda g: (g / (2 * out),), x)
 
 
-def square(x: Tensor) -> Tensor:
+def square(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = x._array
     return op_output(a * a, lambda g: (g * (2 * a),), x)
 
 
-def abs(x: Tensor) -> Tensor:  # noqa: A001 - paddle's name
+def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
@@ -208,7 +208,7 @@ def relu(x: Tensor) -> Tensor:
     return op_output(out, lambda g: (g * (out > 0),), x)
 
 
-def sigmoid(x: Tensor) -> Tensor:
+def sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
     xp = array_module(a)
@@ -216,22 +216,39 @@ def sigmoid(x: Tensor) -> Tensor:
     return op_output(out, lambda g: (g * out * (1 - out),), x)
 
 
-def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None) -> Tensor:  # noqa: A002
-    """Clamp to [min, max]; the gradient flows where x lies inside the range."""
+def _bound(value: Any, which: str) -> Any:
+    """clip's min or max: a number, or a Tensor holding one (paddle takes 0-d and [1] ones)."""
+    if isinstance(value, Tensor):
+        if value.size != 1:
+            raise ValueError(f"clip: {which} must be a number or a Tensor with one element, got a Tensor of "
+                             f"shape {list(value.shape)}")
+        return value.item()
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))):
+        raise TypeError(f"clip: {which} must be a number or a one-element Tensor, got {type(value).__name__}")
+    return value
+
+
+def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  # noqa: A002
+         name: Optional[str] = None) -> Tensor:
+    """Clamp to [min, max] (numbers or one-element Tensors); the gradient flows where x lies
+    inside the range. An integer x with a float bound gives float32, as paddle's."""
     x = as_tensor(x)
-    if min is None and max is None:
+    lo, hi = _bound(min, "min"), _bound(max, "max")
+    if lo is None and hi is None:
         raise ValueError("clip needs min or max, got neither")
     a = x._array
+    if a.dtype.kind in "iub" and _builtins.any(isinstance(v, (float, np.floating)) for v in (lo, hi)):
+        a = a.astype(INT_TO_FLOAT)
     xp = array_module(a)
 
     def backward(g: Any) -> tuple:
         mask = xp.ones(a.shape, dtype=bool)
-        if min is not None:
-            mask &= a >= min
-        if max is not None:
-            mask &= a <= max
+        if lo is not None:
+            mask &= a >= lo
+        if hi is not None:
+            mask &= a <= hi
         return (g * mask,)
-    return op_output(xp.clip(a, min, max), backward, x)
+    return op_output(xp.clip(a, lo, hi).astype(a.dtype, copy=False), backward, x)
 
 
 def scaled_array(a: Any, scale: float, bias: float, bias_after_scale: bool) -> Any:
@@ -274,7 +291,8 @@ def kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False,
+        name: Optional[str] = None) -> Tensor:  # noqa: A001
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
@@ -288,9 +306,13 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     return op_output(out, backward, x)
 
 
-def mean(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
-    """The mean; an integer tensor's mean is truncated to its dtype, as paddle's is."""
+def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
+         dtype: DTypeLike = None) -> Tensor:
+    """The mean (of x cast to `dtype` first, when given); an integer tensor's mean is truncated
+    to its dtype, as paddle's is."""
     x = as_tensor(x)
+    if dtype is not None:
+        x = cast(x, dtype)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
@@ -322,21 +344,27 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
                   backward, x)
 
 
-def max(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def max(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
     return _extreme(x, axis, keepdim, "max")
 
 
-def min(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
     return _extreme(x, axis, keepdim, "min")
 
 
-def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False) -> Tensor:
+def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False, dtype: DTypeLike = "int64",
+           name: Optional[str] = None) -> Tensor:
+    """The index of the largest element (of x flattened, or along `axis`; keepdim without an axis
+    gives shape [1] * x.ndim, as paddle's), int64 unless `dtype` says int32; the first at a tie."""
     x = as_tensor(x)
     a = x._array
+    dt = convert_dtype(dtype)
+    if dt not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"argmax: dtype must be int32 or int64, got {dtype!r}")
     out = a.argmax(axis=axis)
-    if keepdim and axis is not None:
-        out = array_module(a).expand_dims(out, axis)
-    return value_output(out.astype(int64), "argmax", x, axes=normalize_axes(axis, a.ndim))
+    if keepdim:
+        out = out.reshape([1] * a.ndim) if axis is None else array_module(a).expand_dims(out, axis)
+    return value_output(out.astype(dt), "argmax", x, axes=normalize_axes(axis, a.ndim))
 
 
 # ---- methods and operators (tensor.py imports no op module: the ops attach themselves) ------

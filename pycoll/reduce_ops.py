@@ -30,7 +30,7 @@ def _count(shape: tuple, axes: Optional[tuple]) -> int:
     return n
 
 
-def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None) -> Tensor:
+def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running sums along `axis`; None: along x flattened."""
     x = as_tensor(x)
     a = x._array
@@ -64,7 +64,8 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
     return (left * right).reshape(moved).transpose(inverse)
 
 
-def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None) -> Tensor:
+def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None,
+         name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
@@ -74,13 +75,15 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
     return op_output(out, lambda g: (g.reshape(kept) * _others_product(a, axes),), x)
 
 
-def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False, *,
+def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
+        name: Optional[str] = None, *,
         correction: float = 1) -> Tensor:
     """The variance over `axis`, divided by N - correction (`unbiased` True: 1, False: 0)."""
     return _spread(x, axis, correction if unbiased is None else int(bool(unbiased)), keepdim, False)
 
 
-def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False) -> Tensor:
+def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
+        name: Optional[str] = None) -> Tensor:
     """The standard deviation over `axis` (divided by N - 1 unless `unbiased` is False)."""
     return _spread(x, axis, int(bool(unbiased)), keepdim, True)
 
@@ -111,8 +114,11 @@ def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Ten
     return op_output(out, backward, x)
 
 
-def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
-    """log(sum(exp(x))) over `axis`, computed stably; integers give float32 (paddle's)."""
+def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
+    """log(sum(exp(x))) over `axis`, computed stably; integers give float32 (paddle's).
+
+    Where every element reduced is -inf the result is -inf, log(0), the mathematical value (and
+    torch's and NumPy's); paddle 3.3.1 gives NaN there. pycoll keeps -inf on purpose."""
     x = as_tensor(x)
     a = floating(x._array)
     xp = array_module(a)
@@ -127,12 +133,12 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
     return op_output(out, lambda g: (g.reshape(kept) * xp.exp(a - full),), x)
 
 
-def amax(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """max; ties share the gradient equally (as paddle's amax and max both do)."""
     return math_ops.max(x, axis, keepdim)
 
 
-def amin(x: Tensor, axis: Any = None, keepdim: bool = False) -> Tensor:
+def amin(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """min; ties share the gradient equally (as paddle's amin and min both do)."""
     return math_ops.min(x, axis, keepdim)
 

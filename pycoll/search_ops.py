@@ -17,7 +17,8 @@ from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, to_tensor
 
 
-def where(condition: Any, x: Any = None, y: Any = None) -> Union[Tensor, Tuple[Tensor, ...]]:
+def where(condition: Any, x: Any = None, y: Any = None,
+          name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
     """x where `condition` (a bool tensor) holds, else y, broadcasting all three; with neither x
     nor y, the indices where it holds, one int64 tensor per dimension."""
     condition = as_tensor(condition)
@@ -92,7 +93,8 @@ def _inverse(order: Any, axis: int) -> Any:
     return array_module(order).argsort(order, axis=axis, kind="stable")
 
 
-def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
+            name: Optional[str] = None) -> Tensor:
     """The int64 indices that sort x along `axis` (always stable here; ``stable`` is accepted)."""
     x = as_tensor(x)
     a = x._array
@@ -100,7 +102,8 @@ def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = 
     return value_output(_order(a, ax, descending).astype(int64), "argsort", x)
 
 
-def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
+         name: Optional[str] = None) -> Tensor:
     """x sorted along `axis` (stably); the gradient goes back to where each value came from."""
     x = as_tensor(x)
     a = x._array
@@ -112,7 +115,7 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
 
 
 def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
-         sorted: bool = True) -> Tuple[Tensor, Tensor]:  # noqa: A002 - paddle's name
+         sorted: bool = True, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:  # noqa: A002 - paddle's name
     """The k largest (``largest=False``: smallest) values along `axis` (default: the last) and
     their int64 indices; equal values come in their original order. Always sorted."""
     x = as_tensor(x)
@@ -136,7 +139,7 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
     return values, value_output(picked.astype(int64), "topk", x)
 
 
-def gather(x: Tensor, index: Any, axis: Any = None) -> Tensor:
+def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) -> Tensor:
     """The slices of x at `index` (integers; a 2-d [N, 1] index is read as 1-d) along `axis`
     (default 0); a 0-d index drops the axis. Repeated indices add up their gradients."""
     x = as_tensor(x)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
-from typing import Any, List, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -17,12 +17,11 @@ from pycoll.tensor import Tensor, wrap
 
 # ---- shape ops ---------------------------------------------------------------------------
 
-def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
+def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
     """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules)."""
     x = as_tensor(x)
     a = x._array
-    if isinstance(shape, Tensor):
-        shape = shape.tolist()
+    shape = plain_ints(shape)
     shape = [int(a.shape[i]) if s == 0 and i < a.ndim else int(s) for i, s in enumerate(shape)]
     try:
         out = a.reshape(shape)
@@ -32,7 +31,7 @@ def reshape(x: Tensor, shape: Sequence[int]) -> Tensor:
     return op_output(out, lambda g: (g.reshape(src),), x)
 
 
-def transpose(x: Tensor, perm: Sequence[int]) -> Tensor:
+def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     ndim = x._array.ndim
     perm = [int(p) % _builtins.max(ndim, 1) for p in perm]
@@ -42,7 +41,7 @@ def transpose(x: Tensor, perm: Sequence[int]) -> Tensor:
     return op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x)
 
 
-def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1) -> Tensor:
+def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
     shape = list(x._array.shape)  # the array's own (a distributed tensor's shape is the whole one)
     if not shape:
         return reshape(x, [1])
@@ -50,25 +49,26 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1) -> Tensor:
     return reshape(x, shape[:start] + [-1] + shape[stop + 1:])
 
 
-def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]]) -> Tensor:
+def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
     shape = list(x._array.shape)
-    axes = [axis] if isinstance(axis, int) else list(axis)
+    axis = plain_ints(axis)
+    axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
     for a in axes:
         shape.insert(a % (len(shape) + 1), 1)
     return reshape(x, shape)
 
 
-def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+def squeeze(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
     axes = normalize_axes(axis, x._array.ndim)
     shape = [n for i, n in enumerate(x._array.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
 
-def concat(x: Sequence[Tensor], axis: int = 0) -> Tensor:
+def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
-    axis = axis % arrays[0].ndim
+    axis = axis_arg(axis, arrays[0].ndim)
     bounds = np.cumsum([0] + [a.shape[axis] for a in arrays])
     lead = (slice(None),) * axis
 
@@ -77,7 +77,7 @@ def concat(x: Sequence[Tensor], axis: int = 0) -> Tensor:
     return op_output(xp.concatenate(arrays, axis=axis), backward, *tensors)
 
 
-def stack(x: Sequence[Tensor], axis: int = 0) -> Tensor:
+def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
@@ -98,6 +98,16 @@ def unbroadcast(g: Any, shape: tuple) -> Any:
     if axes:
         g = g.sum(axis=axes, keepdims=True)
     return g
+
+
+def plain_ints(value: Any) -> Any:
+    """paddle's int arguments given as Tensors, made plain: a Tensor becomes its value(s)
+    (``tolist``), a list's or tuple's one-element Tensors their ints; anything else as it is."""
+    if isinstance(value, Tensor):
+        return value.tolist()
+    if isinstance(value, (list, tuple)) and _builtins.any(isinstance(v, Tensor) for v in value):
+        return [v.item() if isinstance(v, Tensor) and v.size == 1 else v for v in value]
+    return value
 
 
 def axis_arg(axis: Any, ndim: int) -> int:
@@ -129,7 +139,8 @@ def _sections(size: int, num_or_sections: Any) -> List[int]:
     return sections
 
 
-def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0) -> List[Tensor]:
+def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
+          name: Optional[str] = None) -> List[Tensor]:
     """Cut x along `axis` into `num_or_sections` equal pieces, or pieces of the listed sizes (one
     may be -1: the rest)."""
     x = as_tensor(x)
@@ -149,7 +160,7 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0) 
     return outs
 
 
-def chunk(x: Tensor, chunks: int, axis: Any = 0) -> List[Tensor]:
+def chunk(x: Tensor, chunks: int, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """`split` into `chunks` equal pieces."""
     if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
         raise TypeError(f"chunks must be an int, got {type(chunks).__name__}")
@@ -166,7 +177,7 @@ def int_list(v: Any, name: str) -> List[int]:
     return [int(i.item() if isinstance(i, Tensor) else i) for i in v]
 
 
-def tile(x: Tensor, repeat_times: Sequence[int]) -> Tensor:
+def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x repeated `repeat_times[i]` times along each dimension (the shorter of x's shape and
     `repeat_times` is padded with leading 1s)."""
     x = as_tensor(x)
@@ -185,7 +196,7 @@ def tile(x: Tensor, repeat_times: Sequence[int]) -> Tensor:
     return op_output(array_module(a).tile(a, reps), backward, x)
 
 
-def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
+def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x broadcast to `shape`; -1 keeps x's size of that dimension."""
     x = as_tensor(x)
     a = x._array
@@ -208,7 +219,7 @@ def expand(x: Tensor, shape: Sequence[int]) -> Tensor:
     return op_output(out, lambda g: (unbroadcast(g, src),), x)
 
 
-def numel(x: Tensor) -> Tensor:
+def numel(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The number of elements, as a 0-d int64 tensor (paddle's)."""
     x = as_tensor(x)
     return value_output(array_module(x._array).asarray(x._array.size, dtype=int64), "numel", x)
@@ -262,7 +273,7 @@ def scatter_add(target: Any, index: Any, values: Any) -> None:
         cupyx.scatter_add(target, index, values)
 
 
-def clone(x: Tensor) -> Tensor:
+def clone(x: Tensor, name: Optional[str] = None) -> Tensor:
     """A copy of x that stays in the graph."""
     return op_output(x._array.copy(), lambda g: (g,), x)
 

@@ -67,21 +67,37 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, name: Optional[str
     return value_output(out, "bincount", x)
 
 
+def _unique_flat(xp: Any, flat: Any) -> Tuple[Any, Any, Any, Any]:
+    """np.unique(flat) with its index, inverse and counts, each NaN kept as a value of its own
+    (paddle's; NaN != NaN starts a new run in the sorted values)."""
+    order = xp.argsort(flat, kind="stable")
+    s = flat[order]
+    starts = xp.concatenate([xp.ones(min(flat.size, 1), dtype=bool), s[1:] != s[:-1]])
+    group = xp.cumsum(starts) - 1
+    inverse = xp.empty(flat.size, dtype=int64)
+    inverse[order] = group
+    first = xp.flatnonzero(starts)
+    counts = xp.diff(xp.concatenate([first, xp.asarray([flat.size])]))
+    return s[starts], order[starts], inverse, counts
+
+
 def unique(x: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
            axis: Optional[int] = None, dtype: DTypeLike = "int64", sorted: bool = True,  # noqa: A002
            name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
-    """The sorted unique elements of x (or unique slices along `axis`), then, as asked, the index
-    of each one's first occurrence, the index of every element's unique value and the counts, in
-    `dtype` (int64 or int32)."""
+    """The sorted unique elements of x (each NaN one of its own, as paddle's), or unique slices
+    along `axis`, then, as asked, the index of each one's first occurrence, the index of every
+    element's unique value and the counts, in `dtype` (int64 or int32)."""
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
     dt = convert_dtype(dtype)
     if dt not in (int32, int64):
         raise ValueError(f"unique: dtype must be int32 or int64, got {dtype!r}")
-    found = xp.unique(a if axis is not None else a.reshape(-1), return_index=True, return_inverse=True,
-                      return_counts=True, axis=None if axis is None else axis_arg(axis, a.ndim))
-    values, index, inverse, counts = found
+    if axis is None:
+        values, index, inverse, counts = _unique_flat(xp, a.reshape(-1))
+    else:
+        values, index, inverse, counts = xp.unique(a, return_index=True, return_inverse=True, return_counts=True,
+                                                   axis=axis_arg(axis, a.ndim))
     outs = [value_output(values, "unique", x)]
     for want, arr in ((return_index, index), (return_inverse, inverse.reshape(-1)), (return_counts, counts)):
         if want:

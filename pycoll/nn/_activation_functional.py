@@ -10,6 +10,8 @@ from typing import Any, Optional
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
+from pycoll.dtypes import DTypeLike
+from pycoll.math_ops import cast
 from pycoll.inplace_ops import in_place
 from pycoll.tensor import Tensor
 
@@ -214,16 +216,18 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
     return _pointwise(x, f)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = as_tensor(x)
+def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
+    x = as_tensor(x) if dtype is None else cast(x, dtype)
     a = x._array
     e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
     out = e / e.sum(axis=axis, keepdims=True)
     return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    x = as_tensor(x)
+def log_softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """log(softmax(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
+    x = as_tensor(x) if dtype is None else cast(x, dtype)
     a = x._array
     xp = array_module(a)
     shifted = a - a.max(axis=axis, keepdims=True)

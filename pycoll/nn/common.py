@@ -42,11 +42,12 @@ class Embedding(Layer):
     """A lookup table of num_embeddings rows of size embedding_dim (XavierNormal init).
 
     The padding_idx row (negative: counted from the end) is zeroed at creation; looked up, it
-    comes out as zeros and receives no gradient. Gradients are always dense (`sparse` is
-    accepted for paddle compatibility).
+    comes out as zeros and receives no gradient. max_norm, norm_type and scale_grad_by_freq
+    as F.embedding's. Gradients are always dense (`sparse` is accepted for paddle compatibility).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
+                 max_norm: Optional[float] = None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
                  sparse: bool = False, weight_attr: Any = None, name: Optional[str] = None):
         super().__init__(name)
         self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
@@ -55,14 +56,16 @@ class Embedding(Layer):
             raise ValueError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}), "
                              f"got {padding_idx}")
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
-        self.sparse = sparse
+        self.sparse, self.max_norm, self.norm_type = sparse, max_norm, norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
                                             default_initializer=XavierNormal())
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
             self.weight.array[self.padding_idx] = 0
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.embedding(x, self.weight, self.padding_idx, self.sparse)
+        return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.sparse,
+                           self.scale_grad_by_freq)
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, padding_idx={self.padding_idx}"

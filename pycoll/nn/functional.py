@@ -90,7 +90,7 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
     return op_output(out.astype(a.dtype, copy=False), backward, x)
 
 
-def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
+def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
     x = as_tensor(x)
     if bias is not None:  # a bias as placed as the weight's columns (auto-parallel's pair hook)
@@ -113,16 +113,25 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:
     return op_output(out, backward, x, weight, bias)
 
 
-def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
-              sparse: bool = False) -> Tensor:
+def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
+              norm_type: float = 2.0, sparse: bool = False, scale_grad_by_freq: bool = False,
+              name: Optional[str] = None) -> Tensor:
     """Rows of `weight` picked by the integer ids in x; rows for padding_idx come out as zeros
-    and get no gradient. Gradients are dense (`sparse` is accepted for paddle compatibility)."""
+    and get no gradient. With `max_norm` the weight rows looked up whose `norm_type`-norm exceeds
+    it are first scaled in place to max_norm / (norm + 1e-7) (paddle's embedding_renorm_, no
+    gradient); with `scale_grad_by_freq` a row's gradient is divided by how often x names it.
+    Gradients are dense (`sparse` is accepted for paddle compatibility)."""
     x = as_tensor(x)
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: x must hold integer ids, got dtype {ids.dtype}")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += w.shape[0]
+    xp = array_module(w)
+    if max_norm and w.size:
+        rows = xp.unique(ids.reshape(-1))
+        norm = (xp.abs(w[rows]) ** norm_type).sum(axis=1, keepdims=True) ** (1.0 / norm_type)
+        w[rows] *= xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype, copy=False)
     out = w[ids]
     if padding_idx is not None:
         out[ids == padding_idx] = 0
@@ -134,12 +143,15 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None,
             keep = flat_ids != padding_idx
             rows, flat_ids = rows[keep], flat_ids[keep]
         scatter_add(gw, flat_ids, rows)
+        if scale_grad_by_freq:
+            counts = xp.bincount(ids.reshape(-1), minlength=w.shape[0])[:, None]
+            gw /= xp.maximum(counts, 1).astype(gw.dtype)
         return None, gw
     return op_output(out, backward, x, weight)
 
 
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, epsilon: float = 1e-5) -> Tensor:
+               bias: Optional[Tensor] = None, epsilon: float = 1e-5, name: Optional[str] = None) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values."""
     x = as_tensor(x)
     a = x._array
@@ -201,6 +213,8 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
     xp = array_module(ids)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot: x must hold integer ids, got dtype {ids.dtype}")
+    if isinstance(num_classes, Tensor) and num_classes.size == 1 and num_classes.dtype.kind in "iu":
+        num_classes = num_classes.item()  # paddle takes a one-element integer Tensor too
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
         raise TypeError(f"one_hot: num_classes must be an int, got {type(num_classes).__name__}")
     if num_classes == -1:

@@ -9,10 +9,21 @@ from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
+from pycoll.tensor import Tensor
+
+
+def _number(value: Any, name: str) -> Any:
+    """paddle takes beta1, beta2 and epsilon as floats or one-element Tensors."""
+    if isinstance(value, Tensor):
+        if value.size != 1:
+            raise ValueError(f"{name} must be a number or a one-element Tensor, got a Tensor of shape "
+                             f"{list(value.shape)}")
+        return value.item()
+    return value
 
 
 def _beta(value: Any, name: str) -> float:
-    return real(value, name, low=0.0, high=1.0, high_open=True)
+    return real(_number(value, name), name, low=0.0, high=1.0, high_open=True)
 
 
 class Adam(Optimizer):
@@ -34,8 +45,8 @@ class Adam(Optimizer):
     _group_options = {**BASE_OPTIONS, "beta1": _beta, "beta2": _beta,
                       "epsilon": lambda v, name: real(v, name, low=0.0)}
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: Union[float, Tensor] = 0.9,
+                 beta2: Union[float, Tensor] = 0.999, epsilon: Union[float, Tensor] = 1e-8, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, lazy_mode: bool = False,
                  multi_precision: bool = False, use_multi_tensor: bool = False, amsgrad: bool = False,
                  name: Optional[str] = None):
@@ -45,7 +56,7 @@ class Adam(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
         self._beta1 = _beta(beta1, "beta1")
         self._beta2 = _beta(beta2, "beta2")
-        self._epsilon = real(epsilon, "epsilon", low=0.0)
+        self._epsilon = real(_number(epsilon, "epsilon"), "epsilon", low=0.0)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
@@ -78,8 +89,8 @@ class AdamW(Adam):
     # a group's weight_decay is the decoupled coefficient: a number
     _group_options = {**Adam._group_options, "weight_decay": check_rate}
 
-    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, parameters: Optional[Iterable[Any]] = None,
+    def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: Union[float, Tensor] = 0.9,
+                 beta2: Union[float, Tensor] = 0.999, epsilon: Union[float, Tensor] = 1e-8, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: float = 0.01, use_lowprecision_moment: bool = False, lr_ratio: Any = None,
                  apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
                  grad_clip: Optional[Any] = None, lazy_mode: bool = False, multi_precision: bool = False,
