@@ -13,6 +13,7 @@ from pycoll._promotion import INT_TO_FLOAT, floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
+from pycoll.shape_ops import axis_arg
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.tensor import Tensor
 
@@ -133,6 +134,30 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     return op_output(out, lambda g: (g.reshape(kept) * xp.exp(a - full),), x)
 
 
+def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
+              name: Optional[str] = None) -> Tensor:
+    """The trapezoidal rule's integral of y along `axis`: at the sample points `x` (a 1-D tensor
+    of y's length there, or y's shape), or spaced `dx` apart (default 1); not both."""
+    if x is not None and dx is not None:
+        raise ValueError("trapezoid: give x or dx, not both")
+    y = as_tensor(y)
+    ax = axis_arg(axis, y.ndim)
+    lead = (slice(None),) * ax
+    later, earlier = y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]
+    if x is None:
+        return math_ops.multiply(math_ops.sum(math_ops.add(later, earlier), axis=ax), 0.5 * (1.0 if dx is None else dx))
+    x = as_tensor(x)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[ax]:
+            raise ValueError(f"trapezoid: x has {x.shape[0]} points, y has {y.shape[ax]} along axis {axis}")
+        x = x.reshape([-1 if i == ax else 1 for i in range(y.ndim)])
+        xl = (slice(None),) * ax
+    else:
+        xl = lead
+    steps = math_ops.subtract(x[xl + (slice(1, None),)], x[xl + (slice(None, -1),)])
+    return math_ops.multiply(math_ops.sum(math_ops.multiply(math_ops.add(later, earlier), steps), axis=ax), 0.5)
+
+
 def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """max; ties share the gradient equally (as paddle's amax and max both do)."""
     return math_ops.max(x, axis, keepdim)
@@ -162,6 +187,6 @@ def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] 
 
 
 for _name, _fn in {"all": all, "any": any, "cumsum": cumsum, "prod": prod, "var": var, "std": std,
-                   "logsumexp": logsumexp, "amax": amax, "amin": amin}.items():
+                   "logsumexp": logsumexp, "amax": amax, "amin": amin, "trapezoid": trapezoid}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

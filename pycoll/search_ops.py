@@ -58,6 +58,30 @@ def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Te
     return op_output(out, lambda g: (grad_for(xp.where(m, xp.zeros((), g.dtype), g), meta),), x)
 
 
+def masked_scatter(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Tensor:
+    """x with the elements where `mask` (broadcast to x's shape) holds replaced, in row-major
+    order, by value's first elements (value needs at least as many as mask holds). Gradients:
+    x's where mask does not hold, value's first elements those of the places they went to."""
+    x, v = as_tensor(x), as_tensor(value)
+    a = x._array
+    xp = array_module(a)
+    m = xp.broadcast_to(to_module(as_tensor(mask)._array, xp).astype(bool, copy=False), a.shape)
+    flat_v = to_module(v._array, xp).reshape(-1)
+    picked = int(m.sum())
+    if picked > flat_v.size:
+        raise ValueError(f"masked_scatter: mask holds {picked} places but value has only {flat_v.size} elements")
+    where = xp.flatnonzero(m)
+    out = a.copy().reshape(-1)
+    out[where] = flat_v[:picked].astype(a.dtype, copy=False)
+    meta = grad_meta(x)
+
+    def backward(g: Any) -> tuple:
+        gv = xp.zeros(flat_v.shape, g.dtype)
+        gv[:picked] = g.reshape(-1)[where]
+        return (grad_for(xp.where(m, xp.zeros((), g.dtype), g), meta), gv.reshape(v._array.shape))
+    return op_output(out.reshape(a.shape), backward, x, v)
+
+
 def _triangle(x: Any, diagonal: int, op: str) -> Tensor:
     x = as_tensor(x)
     a = x._array
@@ -164,7 +188,7 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) 
     return op_output(xp.take(a, idx, axis=ax), backward, x)
 
 
-for _name, _fn in {"where": where, "masked_fill": masked_fill, "tril": tril, "triu": triu, "sort": sort,
-                   "argsort": argsort, "topk": topk, "gather": gather}.items():
+for _name, _fn in {"where": where, "masked_fill": masked_fill, "masked_scatter": masked_scatter, "tril": tril,
+                   "triu": triu, "sort": sort, "argsort": argsort, "topk": topk, "gather": gather}.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn

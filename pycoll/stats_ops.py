@@ -105,6 +105,68 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool = False, axis: Optional[int] = None,
+                       dtype: DTypeLike = "int64", name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
+    """x with each run of equal consecutive elements (of x flattened, or slices along `axis`)
+    kept once, then, as asked, each element's run number and each run's length, in `dtype`."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    dt = convert_dtype(dtype)
+    if dt not in (int32, int64):
+        raise ValueError(f"unique_consecutive: dtype must be int32 or int64, got {dtype!r}")
+    ax = 0 if axis is None else axis_arg(axis, a.ndim)
+    rows = xp.moveaxis(a.reshape(-1) if axis is None else a, ax, 0)
+    n = rows.shape[0]
+    width = int(np.prod(rows.shape[1:], dtype=np.int64))
+    differs = (rows[1:] != rows[:-1]).reshape(n - 1 if n else 0, width).any(axis=1)
+    starts = xp.concatenate([xp.ones(min(n, 1), dtype=bool), differs])
+    first = xp.flatnonzero(starts)
+    outs = [value_output(xp.moveaxis(rows[first], 0, ax), "unique_consecutive", x)]
+    if return_inverse:
+        outs.append(value_output((xp.cumsum(starts) - 1).astype(dt), "unique_consecutive", x))
+    if return_counts:
+        counts = xp.diff(xp.concatenate([first, xp.asarray([n])]))
+        outs.append(value_output(counts.astype(dt), "unique_consecutive", x))
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def isin(x: Any, test_x: Any, assume_unique: bool = False, invert: bool = False,
+         name: Optional[str] = None) -> Tensor:
+    """Whether each element of x is among test_x's (with `invert`: is not), a bool tensor."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    test = to_module(as_tensor(test_x)._array, xp).reshape(-1)
+    found = xp.isin(a, test, assume_unique=assume_unique, invert=invert)
+    return value_output(found, "isin", x)
+
+
+def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  # noqa: A002 - paddle's names
+              weight: Any = None, density: bool = False, name: Optional[str] = None) -> Tensor:
+    """Counts of input's elements in `bins` equal bins over [min, max] (min == max == 0: the data's
+    own range; elements outside are left out), int64; with `weight` the sums of the weights, and
+    with `density` the counts over (total * bin width), in the weights' (or input's) float dtype."""
+    x = as_tensor(input)
+    a = x._array
+    xp = array_module(a)
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+        raise ValueError(f"histogram: bins must be an int >= 1, got {bins!r}")
+    lo, hi = float(min), float(max)
+    if lo == hi == 0 and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo > hi:
+        raise ValueError(f"histogram: min must be <= max, got min={min} and max={max}")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1  # paddle's and torch's widening of an empty range
+    w = None if weight is None else to_module(as_tensor(weight)._array, xp).reshape(-1)
+    counts, _ = xp.histogram(a.reshape(-1), bins=int(bins), range=(lo, hi), weights=w, density=density)
+    if weight is None and not density:
+        return value_output(counts.astype(int64), "histogram", x)
+    float_dtype = w.dtype if w is not None else (a.dtype if a.dtype.kind == "f" else np.dtype(np.float32))
+    return value_output(counts.astype(float_dtype), "histogram", x)
+
+
 def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, right: bool = False,
                  name: Optional[str] = None) -> Tensor:
     """Where each of `values` would go in `sorted_sequence` (its last dimension sorted) to keep
@@ -135,6 +197,6 @@ def bucketize(x: Any, sorted_sequence: Any, out_int32: bool = False, right: bool
     return searchsorted(seq, x, out_int32, right)
 
 
-for _fn in (nansum, nanmean, count_nonzero, bincount, unique, bucketize):
+for _fn in (unique_consecutive, isin, histogram, nansum, nanmean, count_nonzero, bincount, unique, bucketize):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

@@ -38,6 +38,7 @@ from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hi
 from pycoll.nn._pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
                                         adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d, pad)
 from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from pycoll.diag_ops import diag_embed
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
 
@@ -52,7 +53,7 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu", "interpolate", "upsample", "pixel_shuffle",
            "pixel_unshuffle", "conv1d_transpose", "conv2d_transpose", "cosine_similarity", "pairwise_distance",
            "margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss", "square_error_cost",
-           "sigmoid_focal_loss", "softmax_with_cross_entropy"]
+           "sigmoid_focal_loss", "softmax_with_cross_entropy", "diag_embed"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
