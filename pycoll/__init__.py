@@ -51,6 +51,8 @@ from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like,
                              standard_normal, uniform)
 from pycoll.inplace_ops import divide_, increment, multiply_, subtract_
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
+from pycoll import tensor_methods  # noqa: F401 - attaches dim(), float(), new_full(), ... to Tensor
+from pycoll.bit_operators import bitwise_invert, bitwise_left_shift, bitwise_right_shift  # and ~ & | ^ << >>
 from pycoll.grad_ops import grad
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)

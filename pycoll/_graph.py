@@ -62,9 +62,16 @@ class _GradMode:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
+            with _Scoped(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class _Scoped(_GradMode):
+    """``mode`` inside a ``with`` block only (what the decorators apply)."""
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
 
 
 class no_grad(_GradMode):
@@ -78,10 +85,21 @@ class enable_grad(_GradMode):
 
 
 class set_grad_enabled(_GradMode):
-    """Ops inside record the graph if ``mode`` is true."""
+    """Whether ops record the graph, set at once as paddle's and torch's are: a plain call
+    ``set_grad_enabled(False)`` switches recording off until switched back, and ``with
+    set_grad_enabled(mode):`` gives the previous setting back on exit. As a decorator the setting
+    applies inside the function only (the call that made it is undone, as torch does)."""
 
     def __init__(self, mode: bool):
         self._mode = bool(mode)
+        _GradMode.__enter__(self)  # sets the mode now, keeping the previous one for __exit__
+
+    def __enter__(self) -> "set_grad_enabled":
+        return self
+
+    def __call__(self, fn: Callable) -> Callable:
+        _GradMode.__exit__(self)
+        return super().__call__(fn)
 
 
 class Node:

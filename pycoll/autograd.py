@@ -6,33 +6,15 @@ The graph itself (its nodes, the backward walk and the rules for reusing gradien
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from pycoll._graph import (RemovableHandle, _GradMode, enable_grad, graph_leaves, is_grad_enabled, no_grad,
-                           queue_callback, record, run_backward)
+from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad, queue_callback,
+                           record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad", "graph_leaves",
            "is_grad_enabled", "no_grad", "queue_callback", "set_grad_enabled"]
-
-
-class set_grad_enabled(_GradMode):
-    """Whether ops record the graph, set at once as paddle's and torch's are: a plain call
-    ``set_grad_enabled(False)`` switches recording off until switched back, and ``with
-    set_grad_enabled(mode):`` gives the previous setting back on exit. As a decorator the setting
-    applies inside the function only (the call that made it is undone, as torch does)."""
-
-    def __init__(self, mode: bool):
-        self._mode = bool(mode)
-        _GradMode.__enter__(self)  # sets the mode now, keeping the previous one for __exit__
-
-    def __enter__(self) -> "set_grad_enabled":
-        return self
-
-    def __call__(self, fn: Callable) -> Callable:
-        _GradMode.__exit__(self)
-        return super().__call__(fn)
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: bool = False) -> None:

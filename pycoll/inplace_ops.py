@@ -18,7 +18,6 @@ beyond it.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -274,11 +273,4 @@ for _fn in (zero_, fill_, scale_, add_, subtract_, multiply_, divide_, clip_, ex
             *(_simple_in_place(base) for base in _SIMPLE)):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
-# replaces shape_ops' unrecorded assignment (inplace_ops is imported after shape_ops: math_ops imports it)
 Tensor.__setitem__ = setitem
-
-# the operators and conveniences attached to Tensor by modules of their own; imported here, last,
-# because every `import pycoll` imports this module (pycoll/__init__.py may import them itself)
-for _module in ("pycoll.bit_operators", "pycoll.tensor_methods"):
-    importlib.import_module(_module)
-del _module

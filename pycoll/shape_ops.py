@@ -8,8 +8,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from pycoll import _graph
-from pycoll._graph import is_grad_enabled
-from pycoll.device import array_module, is_array, to_module
+from pycoll.device import array_module, is_array
 from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
@@ -253,17 +252,6 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     return op_output(a[index], backward, x)
 
 
-def _setitem(x: Tensor, index: Any, value: Any) -> None:
-    if is_grad_enabled() and not x.stop_gradient:
-        raise RuntimeError("in-place assignment into a tensor that requires grad is not "
-                           "recorded; do it under pycoll.no_grad() or use set_value()")
-    xp = array_module(x._array)
-    value = value._array if isinstance(value, Tensor) else value
-    if isinstance(value, list):
-        value = np.asarray(value)
-    x._array[index_arrays(index, xp)] = to_module(value, xp) if is_array(value) else value
-
-
 def scatter_add(target: Any, index: Any, values: Any) -> None:
     """target[index] += values, in place, adding repeated indices up (np.add.at / cupyx)."""
     if isinstance(target, np.ndarray):
@@ -282,7 +270,7 @@ def clone(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 for _name, _fn in {
     "reshape": reshape, "transpose": transpose, "flatten": flatten, "unsqueeze": unsqueeze,
-    "squeeze": squeeze, "clone": clone, "__getitem__": _getitem, "__setitem__": _setitem,
+    "squeeze": squeeze, "clone": clone, "__getitem__": _getitem,
     "split": split, "chunk": chunk, "tile": tile, "expand": expand, "numel": numel,
 }.items():
     setattr(Tensor, _name, _fn)
