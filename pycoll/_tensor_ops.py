@@ -94,6 +94,17 @@ def as_tensor(x: Any) -> Tensor:
     raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
 
 
+def one_number(value: Any, name: str) -> Any:
+    """``value``, or the number a one-element Tensor holds (paddle takes those where it takes a
+    number: clip's bounds, Adam's betas); ValueError naming ``name`` for a larger Tensor."""
+    if isinstance(value, Tensor):
+        if value.size != 1:
+            raise ValueError(f"{name} must be a number or a Tensor with one element, got a Tensor of shape "
+                             f"{list(value.shape)}")
+        return value.item()
+    return value
+
+
 def needs_grad(v: Any) -> bool:
     """Whether `v` is a Tensor that takes a gradient."""
     return isinstance(v, Tensor) and not v.stop_gradient

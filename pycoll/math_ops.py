@@ -13,7 +13,8 @@ import numpy as np
 
 from pycoll import shape_ops
 from pycoll._promotion import INT_TO_FLOAT, floating, promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, operand, paired, value_output
+from pycoll._tensor_ops import (as_tensor, needs_grad, normalize_axes, one_number, op_output, operand, paired,
+                                value_output)
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.tensor import Tensor
@@ -218,11 +219,7 @@ def sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def _bound(value: Any, which: str) -> Any:
     """clip's min or max: a number, or a Tensor holding one (paddle takes 0-d and [1] ones)."""
-    if isinstance(value, Tensor):
-        if value.size != 1:
-            raise ValueError(f"clip: {which} must be a number or a Tensor with one element, got a Tensor of "
-                             f"shape {list(value.shape)}")
-        return value.item()
+    value = one_number(value, f"clip: {which}")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))):
         raise TypeError(f"clip: {which} must be a number or a one-element Tensor, got {type(value).__name__}")
     return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
+from pycoll._tensor_ops import one_number
 from pycoll.device import array_module
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
@@ -12,18 +13,8 @@ from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
 
 
-def _number(value: Any, name: str) -> Any:
-    """paddle takes beta1, beta2 and epsilon as floats or one-element Tensors."""
-    if isinstance(value, Tensor):
-        if value.size != 1:
-            raise ValueError(f"{name} must be a number or a one-element Tensor, got a Tensor of shape "
-                             f"{list(value.shape)}")
-        return value.item()
-    return value
-
-
 def _beta(value: Any, name: str) -> float:
-    return real(_number(value, name), name, low=0.0, high=1.0, high_open=True)
+    return real(one_number(value, name), name, low=0.0, high=1.0, high_open=True)
 
 
 class Adam(Optimizer):
@@ -56,7 +47,7 @@ class Adam(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
         self._beta1 = _beta(beta1, "beta1")
         self._beta2 = _beta(beta2, "beta2")
-        self._epsilon = real(_number(epsilon, "epsilon"), "epsilon", low=0.0)
+        self._epsilon = real(one_number(epsilon, "epsilon"), "epsilon", low=0.0)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
