@@ -6,7 +6,10 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._graph import is_grad_enabled
+from pycoll._tensor_ops import needs_grad
 from pycoll.device import array_module, module_for, move
+from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
 from pycoll.shape_ops import clone, plain_ints
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64
@@ -151,7 +154,8 @@ def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: DTypeLike
 def assign(x: Any, output: Any = None) -> Tensor:
     """A copy of x (a Tensor, an array, a number or a nested list; NumPy arrays and lists keep
     NumPy's dtype, as paddle's do), written into `output` when given (and returned). The copy of
-    a Tensor stays in the graph."""
+    a Tensor stays in the graph; so does `output` when x takes a gradient (paddle's: its
+    gradient reaches x)."""
     if isinstance(x, Tensor):
         out = clone(x)
     else:
@@ -163,7 +167,12 @@ def assign(x: Any, output: Any = None) -> Tensor:
         return out
     if not isinstance(output, Tensor):
         raise TypeError(f"assign: output must be a Tensor or None, got {type(output).__name__}")
-    output.set_value(out.detach())
+    if isinstance(x, Tensor) and needs_grad(x) and is_grad_enabled():
+        if tuple(x.shape) != tuple(output.shape) or x.dtype != output.dtype:
+            output.set_value(out.detach())  # refused, naming the shapes or dtypes that differ
+        setitem(output, Ellipsis, x)  # recorded: output takes x's place in the graph, as in paddle
+    else:
+        output.set_value(out.detach())
     return output
 
 

@@ -59,8 +59,11 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     """``x[index] = value`` (paddle's ``__setitem__``): `value` (a number, list, array or Tensor)
     broadcast to ``x[index]`` and cast to x's dtype. Recorded when x or a Tensor value takes a
     gradient: the gradient reaching x's old values is zero where they were overwritten, and the
-    value gets the gradient of the places written (summed over its broadcasting). A leaf that takes
-    a gradient is refused outside no_grad, as in paddle; otherwise x's memory is written."""
+    value gets the gradient of the places written (summed over its broadcasting). Where an index
+    repeats, the last value written to a place is the one kept (on the GPU too) and the only one
+    that gets its gradient (paddle 3.3.1 keeps the last value but sends the gradient to the first).
+    A leaf that takes a gradient is refused outside no_grad, as in paddle; otherwise x's memory is
+    written."""
     xp = array_module(x._array)
     idx = index_arrays(index, xp)
     if isinstance(value, Tensor):
@@ -70,7 +73,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     else:
         values = value
     if not (_graph.is_grad_enabled() and (not x.stop_gradient or needs_grad(value))):
-        x._array[idx] = values
+        if xp is np or not _may_repeat(idx):  # NumPy itself lets the last write win
+            x._array[idx] = values
+        else:
+            _write_last(x._array, idx, values)
         return
     in_place(x, "__setitem__", lambda: _written(x, idx, values, value if needs_grad(value) else None))
 
@@ -79,7 +85,11 @@ def _written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tens
     """x with ``values`` written at ``idx``, an op of x and of `source` (the value Tensor, or None
     when it takes no gradient)."""
     new = x._array.copy()
-    new[idx] = values
+    won = None
+    if _may_repeat(idx):
+        won = _write_last(new, idx, values)
+    else:
+        new[idx] = values
     vshape, vdtype = (None, None) if source is None else (source._array.shape, source._array.dtype)
 
     def backward(g: Any) -> tuple:
@@ -88,11 +98,45 @@ def _written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tens
         if source is None:
             return gx, None
         gv = g[idx]
+        if won is not None:  # a value overwritten by a later one at the same place gets nothing
+            gv = gv * won
         if len(vshape) > gv.ndim:  # numpy lets the value have extra leading 1s
             gv = gv.reshape((1,) * (len(vshape) - gv.ndim) + gv.shape)
         gv = shape_ops.unbroadcast(gv, vshape)
         return gx, gv.astype(vdtype, copy=False)
     return op_output(new, backward, x, source)
+
+
+def _may_repeat(idx: Any) -> bool:
+    """Whether the index `idx` (of `index_arrays`) may address a place more than once: it holds an
+    integer array."""
+    return any(is_array(i) and i.dtype.kind in "iu" and i.ndim > 0
+               for i in (idx if isinstance(idx, tuple) else (idx,)))
+
+
+def last_writes(flat: Any) -> Any:
+    """A mask over the flat target positions `flat`: True where that position is written last."""
+    xp = array_module(flat)
+    n = flat.size
+    _, first = xp.unique(flat[::-1], return_index=True)
+    win = xp.zeros(n, dtype=bool)
+    win[n - 1 - first] = True
+    return win
+
+
+def _write_last(target: Any, idx: Any, values: Any) -> Any:
+    """``target[idx] = values`` where a place addressed more than once takes the last value
+    written to it (NumPy's rule, which CuPy does not promise); returns the mask, of
+    ``target[idx]``'s shape, of the values that were kept."""
+    xp = array_module(target)
+    places = xp.arange(target.size).reshape(target.shape)[idx]
+    vals = xp.asarray(values, dtype=target.dtype)
+    if vals.ndim > places.ndim:  # NumPy lets the value have extra leading 1s
+        vals = vals.reshape(vals.shape[vals.ndim - places.ndim:])
+    flat = places.reshape(-1)
+    won = last_writes(flat)
+    target[xp.unravel_index(flat[won], target.shape)] = xp.broadcast_to(vals, places.shape).reshape(-1)[won]
+    return won.reshape(places.shape)
 
 
 def _replaced(x: Tensor, values: Any) -> Tensor:
