@@ -3,8 +3,9 @@ to Tensor when this module is imported: ``dim()`` / ``ndimension()``, ``mT``, th
 conversions (``float()``, ``long()``, ``bfloat16()``, ...), ``new_full`` / ``new_zeros`` /
 ``new_ones`` / ``new_empty``, ``gradient()``, ``requires_grad`` / ``requires_grad_()``,
 ``is_cuda``, ``itemsize``, ``element_size()``, ``type_as``, ``contiguous`` / ``is_contiguous``,
-``is_same_shape``, ``repeat``, ``detach_``, unary ``+``, ``operator.index`` and ``complex()``, and
-paddle's short names of ops (``mul``, ``sub``, ``div``, ``eq``, ``lt``, ...).
+``is_same_shape``, ``repeat``, ``detach_``, ``to`` (a dtype, a device or another tensor's),
+unary ``+``, ``operator.index`` and ``complex()``, and paddle's short names of ops (``mul``,
+``sub``, ``div``, ``eq``, ``lt``, ...).
 """
 from __future__ import annotations
 
@@ -153,6 +154,43 @@ def detach_(x: Tensor) -> Tensor:
     return x
 
 
+_TO_DTYPES = ("bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+              "complex64", "complex128", "bool")
+
+
+def to(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """paddle's ``Tensor.to``: ``to(dtype, blocking=None)``, ``to(device, dtype=None,
+    blocking=None)`` or ``to(other, blocking=None)`` (other's dtype and place), also by keyword
+    (``device=``, ``dtype=``, ``other=``). A new dtype is a cast (the gradient flows back through
+    it); a new place a move; with neither, x itself. `blocking`, `non_blocking` and `copy` are
+    accepted (copies here are synchronous)."""
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    unknown = set(kwargs) - {"device", "dtype", "blocking", "other"}
+    if unknown:
+        raise TypeError(f"to() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if not 0 < len(args) + len(kwargs) <= 3:
+        raise TypeError(f"to() takes (dtype, blocking), (device, dtype, blocking) or (other, blocking); got "
+                        f"{len(args)} positional and {len(kwargs)} keyword arguments")
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    first = args[0] if args else kwargs.get("other")
+    if isinstance(first, Tensor):
+        device, dtype = first.place, first._array.dtype
+    elif args and (isinstance(first, (np.dtype, type)) or isinstance(first, str) and first.lower() in _TO_DTYPES):
+        dtype = first
+    elif args:
+        device = first
+        dtype = args[1] if len(args) > 1 else dtype
+    out = x
+    if device is not None:
+        place = parse_place(device)
+        if place != place_of(x._array):
+            out = x.cpu() if place[0] == "cpu" else x.cuda(place[1])
+    if dtype is not None:
+        out = math_ops.cast(out, convert_dtype(dtype.lower() if isinstance(dtype, str) else dtype))
+    return out
+
+
 def _index(x: Tensor) -> int:
     """``operator.index(x)`` (a list index, ``range(x)``): an integer tensor of one element, 0-d."""
     if x._array.ndim != 0 or x._array.dtype.kind not in "biu":
@@ -179,7 +217,7 @@ for _name, _method in {
         "dim": dim, "ndimension": dim, "new_full": new_full, "gradient": gradient,
         "requires_grad_": requires_grad_, "element_size": element_size, "type_as": type_as,
         "is_contiguous": is_contiguous, "contiguous": contiguous, "is_same_shape": is_same_shape,
-        "repeat": repeat, "detach_": detach_, "__index__": _index,
+        "repeat": repeat, "detach_": detach_, "__index__": _index, "to": to,
         "__pos__": lambda x: x, "__complex__": lambda x: complex(x._array.item()),
         **{m: _new_filled(m, fill) for m, fill in (("new_zeros", 0), ("new_ones", 1), ("new_empty", None))},
         **{m: _conversion(m, dt) for m, dt in _CONVERSIONS.items()},
