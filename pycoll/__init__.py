@@ -56,6 +56,7 @@ from pycoll.bit_operators import bitwise_invert, bitwise_left_shift, bitwise_rig
 from pycoll.grad_ops import grad
 from pycoll.aliases import cat, concatenate, e, eq, ge, gt, inf, le, lt, nan, ne, newaxis, pi, softmax
 from pycoll.type_info import finfo, iinfo
+from pycoll.matrix_ops import inverse
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static

@@ -1,5 +1,7 @@
 """paddle.linalg's ``norm`` (also ``Tensor.norm``), ``vector_norm`` and ``matrix_norm``: vector
 p-norms and the matrix norms, with paddle's rules for which is which and paddle's gradients.
+(paddle.linalg's other functions, ``inv``, ``det``, ``solve``, ``cov``, ..., come from
+`pycoll.matrix_ops`.)
 
 Which norm: a string ``p`` ('fro', 'nuc') is a matrix norm, except 'fro' with ``axis`` None or
 one axis, which is the vector 2-norm; a number ``p`` (None: 2) is a matrix norm over an ``axis``
@@ -18,6 +20,7 @@ from pycoll import math_ops, shape_ops
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
+from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve  # noqa: F401
 from pycoll.dtypes import DTypeLike
 from pycoll.tensor import Tensor
 

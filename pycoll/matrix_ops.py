@@ -1,0 +1,197 @@
+"""paddle.linalg's square-matrix ops, on the last two dimensions of x (any batch before them):
+``inv`` (also ``pycoll.inverse``), ``det``, ``slogdet``, ``solve``, ``matrix_power`` and
+``multi_dot``, and the statistics ``cov`` and ``corrcoef``; with gradients. The decompositions
+are NumPy's / CuPy's ``linalg``; matrix_power, multi_dot, cov and corrcoef are compositions of
+recorded ops, so their gradients come from those."""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from pycoll import math_ops, shape_ops
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import array_module, to_module
+from pycoll.diag_ops import diagonal
+from pycoll.dtypes import default_float
+from pycoll.tensor import Tensor
+
+
+def _square(x: Any, fn: str) -> Tensor:
+    """x as a floating Tensor of square matrices (TypeError / ValueError naming x otherwise)."""
+    x = as_tensor(x)
+    a = x._array
+    if a.dtype.kind not in "fc":
+        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {a.dtype}")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{fn}: x must be square matrices [..., M, M], got shape {list(a.shape)}")
+    return x
+
+
+def _mT(a: Any) -> Any:
+    return a.swapaxes(-1, -2)
+
+
+def inv(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """The inverse of each matrix of x; a singular one raises ValueError (NumPy's LinAlgError)."""
+    x = _square(x, "inv")
+    out = array_module(x._array).linalg.inv(x._array)
+    return op_output(out, lambda g: (-(_mT(out) @ g @ _mT(out)),), x)
+
+
+def det(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """The determinant of each matrix of x (shape x.shape[:-2])."""
+    x = _square(x, "det")
+    a = x._array
+    xp = array_module(a)
+    d = xp.linalg.det(a)
+
+    def backward(g: Any) -> tuple:  # d det / dA = det * A^-T
+        return ((g * d)[..., None, None] * _mT(xp.linalg.inv(a)),)
+    return op_output(d, backward, x)
+
+
+def slogdet(x: Tensor, name: Optional[str] = None) -> Tensor:
+    """The sign and the log of the absolute value of each determinant, stacked: shape
+    [2] + x.shape[:-2] (paddle's); the gradient flows through the log only."""
+    x = _square(x, "slogdet")
+    a = x._array
+    xp = array_module(a)
+    sign, logabs = xp.linalg.slogdet(a)
+    out = xp.stack([sign.astype(a.dtype), logabs.astype(a.dtype)])
+    return op_output(out, lambda g: (g[1][..., None, None] * _mT(xp.linalg.inv(a)),), x)
+
+
+def _solve_left(x: Tensor, y: Tensor) -> Tensor:
+    a, b = x._array, to_module(y._array, array_module(x._array))
+    xp = array_module(a)
+    vector = b.ndim == 1
+    rhs = b[:, None] if vector else b
+    if rhs.shape[-2] != a.shape[-1]:
+        raise ValueError(f"solve: y must have {a.shape[-1]} rows (x's size), got shape {list(b.shape)}")
+    out = xp.linalg.solve(a, rhs)
+
+    def backward(g: Any) -> tuple:
+        gb = xp.linalg.solve(_mT(a), g[:, None] if vector else g)
+        ga = -(gb @ _mT(out))
+        return (shape_ops.unbroadcast(ga, a.shape),
+                gb[:, 0] if vector else shape_ops.unbroadcast(gb, b.shape))
+    return op_output(out[:, 0] if vector else out, backward, x, y)
+
+
+def solve(x: Tensor, y: Tensor, left: bool = True, name: Optional[str] = None, *,
+          out: Optional[Tensor] = None) -> Tensor:
+    """The solution of x @ X = y (``left=False``: X @ x = y) for square x; y is [..., M, K] or a
+    vector [M] (left only); batch dimensions broadcast. `out` receives a copy when given."""
+    x = _square(x, "solve")
+    y = as_tensor(y)
+    if left:
+        result = _solve_left(x, y)
+    else:
+        if y.ndim < 2:
+            raise ValueError(f"solve: with left=False y must be matrices [..., K, M], got shape {y.shape}")
+        result = _swap(_solve_left(_swap(x), _swap(y)))
+    if out is not None:
+        out.set_value(result.detach())
+        return out
+    return result
+
+
+def _swap(t: Tensor) -> Tensor:
+    perm = list(range(t.ndim))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return shape_ops.transpose(t, perm)
+
+
+def matrix_power(x: Tensor, n: int, name: Optional[str] = None) -> Tensor:
+    """x multiplied by itself n times (n = 0: the identity; n < 0: the inverse's power)."""
+    x = _square(x, "matrix_power")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    if n == 0:
+        a = x._array
+        xp = array_module(a)
+        eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+        return op_output(eye, lambda g: (xp.zeros_like(g),), x)
+    base = inv(x) if n < 0 else x
+    result = None
+    n = abs(n)
+    while n:  # square-and-multiply
+        if n & 1:
+            result = base if result is None else math_ops.matmul(result, base)
+        n >>= 1
+        if n:
+            base = math_ops.matmul(base, base)
+    return result
+
+
+def multi_dot(x: Sequence[Tensor], name: Optional[str] = None) -> Tensor:
+    """The product x[0] @ x[1] @ ... of two or more matrices; the first may be a row vector and
+    the last a column vector (1-D), whose dimension the result then lacks."""
+    if not isinstance(x, (list, tuple)) or len(x) < 2:
+        raise ValueError(f"multi_dot: x must be a list of at least 2 tensors, got {x!r}")
+    tensors = [as_tensor(t) for t in x]
+    for i, t in enumerate(tensors):
+        allowed = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.ndim not in allowed:
+            raise ValueError(f"multi_dot: x[{i}] must be {' or '.join(f'{d}-D' for d in allowed)}, got shape {t.shape}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = math_ops.matmul(result, t)
+    return result
+
+
+def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Tensor] = None,
+        aweights: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
+    """The covariance matrix of the variables in x's rows (``rowvar=False``: columns), NumPy's
+    ``cov``: integer frequency weights `fweights` and observation weights `aweights` per
+    observation, ``ddof`` (True: divide by N - 1). A 1-D x is one variable (a 0-D result)."""
+    x = as_tensor(x)
+    if x.ndim > 2:
+        raise ValueError(f"cov: x must be 1-D or 2-D, got shape {x.shape}")
+    if x.dtype.kind not in "fc":
+        x = math_ops.cast(x, default_float())
+    if x.ndim < 2:
+        x = shape_ops.reshape(x, [1, -1])
+    if not rowvar and x.shape[0] != 1:
+        x = _swap(x)
+    n = x.shape[1]
+    w = aw = None
+    for arg, weights, kinds in (("fweights", fweights, "iu"), ("aweights", aweights, "fiu")):
+        if weights is None:
+            continue
+        weights = as_tensor(weights)
+        if weights.shape != [n] or weights.dtype.kind not in kinds:
+            raise ValueError(f"cov: {arg} must be a 1-D {'integer ' if kinds == 'iu' else ''}tensor of length {n} "
+                             f"(the observations), got shape {weights.shape} and dtype {weights.dtype}")
+        weights = math_ops.cast(weights, x.dtype)
+        if arg == "aweights":
+            aw = weights
+        w = weights if w is None else math_ops.multiply(w, weights)
+    if w is None:
+        avg = math_ops.mean(x, axis=1, keepdim=True)
+        fact: Any = n - int(ddof)
+    else:
+        wsum = math_ops.sum(w)
+        avg = math_ops.divide(math_ops.sum(math_ops.multiply(x, w), axis=1, keepdim=True), wsum)
+        fact = wsum - (int(ddof) * math_ops.sum(math_ops.multiply(w, aw)) / wsum if aw is not None else int(ddof))
+    centred = math_ops.subtract(x, avg)
+    weighted = centred if w is None else math_ops.multiply(centred, w)
+    return shape_ops.squeeze(math_ops.divide(math_ops.matmul(weighted, _swap(centred)), fact))
+
+
+def corrcoef(x: Tensor, rowvar: bool = True, name: Optional[str] = None) -> Tensor:
+    """Pearson's correlation coefficients of the variables in x's rows (``rowvar=False``:
+    columns): cov(x) scaled by the standard deviations, clipped to [-1, 1]."""
+    c = cov(x, rowvar)
+    if c.ndim == 0:
+        return math_ops.divide(c, c)
+    std = math_ops.sqrt(diagonal(c))
+    c = math_ops.divide(math_ops.divide(c, shape_ops.reshape(std, [-1, 1])), shape_ops.reshape(std, [1, -1]))
+    return math_ops.clip(c, -1.0, 1.0)
+
+
+inverse = inv
+
+for _name, _fn in (("inverse", inv), ("slogdet", slogdet), ("solve", solve), ("matrix_power", matrix_power),
+                   ("multi_dot", multi_dot), ("cov", cov), ("corrcoef", corrcoef)):
+    setattr(Tensor, _name, _fn)
+del _name, _fn

@@ -1,0 +1,88 @@
+"""pycoll.linalg's inv, det, slogdet, solve, matrix_power, multi_dot, cov and corrcoef: values
+against NumPy's linalg (and paddle 3.3.1's, measured on its CPU build, where noted), gradients
+against central differences."""
+import numpy as np
+import pytest
+from test_gradcheck import gradcheck
+
+import pycoll
+from pycoll import linalg
+
+RNG = np.random.default_rng(0)
+A = RNG.random((2, 3, 3)) + 2 * np.eye(3)  # well conditioned
+B = RNG.random((2, 3, 2))
+
+
+def test_inv_det_slogdet_values_and_gradients():
+    x = pycoll.to_tensor(A)
+    np.testing.assert_allclose(linalg.inv(x).numpy(), np.linalg.inv(A), rtol=1e-12)
+    np.testing.assert_allclose(pycoll.inverse(x).numpy(), np.linalg.inv(A), rtol=1e-12)
+    np.testing.assert_allclose(linalg.det(x).numpy(), np.linalg.det(A), rtol=1e-12)
+    s = linalg.slogdet(x)  # paddle: one tensor [2, *batch] (sign, log|det|)
+    assert s.shape == [2, 2]
+    np.testing.assert_allclose(s.numpy(), np.stack(np.linalg.slogdet(A)), rtol=1e-12)
+    assert linalg.det(pycoll.to_tensor(A.astype("float32"))).dtype == np.float32
+    gradcheck(linalg.inv, [A[0].copy()])
+    gradcheck(linalg.det, [A.copy()])
+    gradcheck(lambda t: linalg.slogdet(t)[1], [A.copy()])
+    with pytest.raises(TypeError, match="floating"):
+        linalg.inv(pycoll.to_tensor([[1, 2], [3, 4]]))
+    with pytest.raises(ValueError, match="square"):
+        linalg.det(pycoll.to_tensor(np.ones((2, 3))))
+    with pytest.raises(ValueError):  # paddle: "Input is not invertible"
+        linalg.inv(pycoll.to_tensor([[1.0, 2.0], [2.0, 4.0]]))
+
+
+def test_solve_left_right_vector_and_gradients():
+    x, y = pycoll.to_tensor(A), pycoll.to_tensor(B)
+    np.testing.assert_allclose(linalg.solve(x, y).numpy(), np.linalg.solve(A, B), rtol=1e-12)
+    right = RNG.random((2, 2, 3))
+    np.testing.assert_allclose(linalg.solve(x, pycoll.to_tensor(right), left=False).numpy(),
+                               right @ np.linalg.inv(A), rtol=1e-10)
+    v = RNG.random(3)
+    np.testing.assert_allclose(x[0].solve(pycoll.to_tensor(v)).numpy(), np.linalg.solve(A[0], v), rtol=1e-12)
+    gradcheck(linalg.solve, [A.copy(), B.copy()])
+    gradcheck(linalg.solve, [A[0].copy(), B.copy()])  # x broadcast over y's batch
+    gradcheck(linalg.solve, [A[0].copy(), v.copy()])
+    gradcheck(lambda a, b: linalg.solve(a, b, left=False), [A.copy(), right.copy()])
+    with pytest.raises(ValueError, match="rows"):
+        linalg.solve(x, pycoll.to_tensor(np.ones((2, 4, 1))))
+
+
+def test_matrix_power_and_multi_dot():
+    x = pycoll.to_tensor(A)
+    for n in (0, 1, 3, 4, -2):
+        np.testing.assert_allclose(linalg.matrix_power(x, n).numpy(), np.linalg.matrix_power(A, n), rtol=1e-10)
+    gradcheck(lambda t: linalg.matrix_power(t, 3), [A[0].copy()])
+    gradcheck(lambda t: linalg.matrix_power(t, -1), [A[0].copy()])
+    mats = [RNG.random(2), RNG.random((2, 3)), RNG.random((3, 4)), RNG.random(4)]
+    out = linalg.multi_dot([pycoll.to_tensor(m) for m in mats])
+    assert out.shape == [] and np.isclose(out.item(), np.linalg.multi_dot(mats))  # paddle: shape []
+    gradcheck(lambda a, b, c: linalg.multi_dot([a, b, c]), [m.copy() for m in (RNG.random((2, 3)), RNG.random((3, 4)),
+                                                                               RNG.random((4, 2)))])
+    with pytest.raises(ValueError, match="x\\[1\\]"):
+        linalg.multi_dot([pycoll.ones([2, 2]), pycoll.ones([2]), pycoll.ones([2, 2])])
+    with pytest.raises(TypeError, match="n must be an int"):
+        linalg.matrix_power(x, 1.5)
+
+
+def test_cov_and_corrcoef_follow_numpy_and_paddle():
+    x = pycoll.to_tensor([[1.0, 2, 4], [2, 1, 0]])
+    # paddle 3.3.1: [[2.3333335, -1.4999999], [-1.5, 1.0]], rowvar=False [[0.5, -0.5, -2], ...]
+    np.testing.assert_allclose(linalg.cov(x).numpy(), [[2.3333333, -1.5], [-1.5, 1.0]], rtol=1e-6)
+    np.testing.assert_allclose(x.cov(rowvar=False).numpy(), [[0.5, -0.5, -2.0], [-0.5, 0.5, 2.0], [-2.0, 2.0, 8.0]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(linalg.cov(x, ddof=False).numpy(), [[1.5555556, -1.0], [-1.0, 0.6666667]], rtol=1e-6)
+    fw, aw = pycoll.to_tensor([1, 2, 1]), pycoll.to_tensor([0.5, 1.0, 2.0])
+    np.testing.assert_allclose(linalg.cov(x, fweights=fw, aweights=aw).numpy(),
+                               [[1.8571433, -1.0714284], [-1.0714287, 0.6428571]], rtol=1e-6)  # paddle's
+    np.testing.assert_allclose(linalg.corrcoef(x).numpy(), [[1.0, -0.98198038], [-0.98198044, 1.0]], rtol=1e-6)
+    data = RNG.random((3, 5))
+    np.testing.assert_allclose(linalg.corrcoef(pycoll.to_tensor(data), rowvar=False).numpy(),
+                               np.corrcoef(data, rowvar=False), rtol=1e-10)
+    assert linalg.cov(pycoll.to_tensor(data[0])).shape == []
+    gradcheck(linalg.cov, [data.copy()])
+    gradcheck(lambda t: linalg.cov(t, aweights=pycoll.to_tensor([0.5, 1.0, 2.0, 1.0, 0.2])), [data.copy()])
+    gradcheck(lambda t: linalg.corrcoef(t) * pycoll.to_tensor(1 - np.eye(3)), [data.copy()])
+    with pytest.raises(ValueError, match="fweights"):
+        linalg.cov(x, fweights=pycoll.to_tensor([1.0, 2.0, 1.0]))
