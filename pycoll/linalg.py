@@ -20,9 +20,12 @@ from pycoll import math_ops, shape_ops
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
-from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve  # noqa: F401
+from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
 from pycoll.dtypes import DTypeLike
 from pycoll.tensor import Tensor
+
+__all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matrix_power",
+           "multi_dot", "cov", "corrcoef"]
 
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 
