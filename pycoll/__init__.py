@@ -57,6 +57,8 @@ from pycoll.grad_ops import grad
 from pycoll.aliases import cat, concatenate, e, eq, ge, gt, inf, le, lt, nan, ne, newaxis, pi, softmax
 from pycoll.type_info import finfo, iinfo
 from pycoll.matrix_ops import inverse
+from pycoll.index_writes import (diagonal_scatter, index_put, index_put_, index_sample, scatter_add, scatter_add_,
+                                 scatter_reduce, select_scatter, slice_scatter, take)
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static

@@ -78,10 +78,10 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         else:
             _write_last(x._array, idx, values)
         return
-    in_place(x, "__setitem__", lambda: _written(x, idx, values, value if needs_grad(value) else None))
+    in_place(x, "__setitem__", lambda: written(x, idx, values, value if needs_grad(value) else None))
 
 
-def _written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tensor:
+def written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tensor:
     """x with ``values`` written at ``idx``, an op of x and of `source` (the value Tensor, or None
     when it takes no gradient)."""
     new = x._array.copy()
