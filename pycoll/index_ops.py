@@ -5,7 +5,7 @@ index_fill, gather_nd, scatter, scatter_nd_add, scatter_nd, take_along_axis and 
 
 Reads send their gradient back to the elements they read (repeated indices add up); writes send
 none to the elements they overwrite. Where an index repeats in an overwriting write, the last
-write wins, on the GPU as on the CPU (`_last_writes`).
+write wins, on the GPU as on the CPU (`inplace_ops.last_writes`).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Optional, Tuple, Union
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
-from pycoll.inplace_ops import in_place
+from pycoll.inplace_ops import in_place, last_writes
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, scatter_add
@@ -32,16 +32,6 @@ def _index(index: Any, xp: Any, fn: str, arg: str = "index") -> Any:
 def _value(v: Any) -> Any:
     """A fill value: a number, or a Tensor read as its number (it takes no gradient)."""
     return v.item() if isinstance(v, Tensor) else v
-
-
-def _last_writes(flat: Any) -> Any:
-    """A mask over the flat target positions `flat`: True where that position is written last."""
-    xp = array_module(flat)
-    n = flat.size
-    _, first = xp.unique(flat[::-1], return_index=True)
-    win = xp.zeros(n, dtype=bool)
-    win[n - 1 - first] = True
-    return win
 
 
 def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTypeLike = "int64",
@@ -166,7 +156,7 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
         raise ValueError(f"scatter: updates must have shape {[key[0].size] + list(a.shape[1:])}, got {updates.shape}")
     out = a.copy()
     if overwrite:
-        win = _last_writes(key[0])
+        win = last_writes(key[0])
         out[key[0][win]] = u[win]
     else:
         out[key] = 0
@@ -259,7 +249,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     if reduce in ("mul", "multiply", "amin", "amax") and (needs_grad(arr) or needs_grad(vt)):
         raise NotImplementedError(f"put_along_axis: reduce={reduce!r} takes no gradient here; use "
                                   f"'assign', 'add' or 'mean', or call it under no_grad")
-    win = _last_writes(flat) if reduce == "assign" else None
+    win = last_writes(flat) if reduce == "assign" else None
     if reduce == "assign":
         out[flat[win]] = vflat[win]
     else:
@@ -302,7 +292,7 @@ def _ufunc_at(xp: Any, ufunc: str, target: Any, flat: Any, values: Any) -> None:
 def _cupy_multiply_at(target: Any, flat: Any, values: Any) -> None:
     """CuPy has no scatter_multiply: multiply in rounds, each writing every position at most once."""
     while flat.size:
-        win = _last_writes(flat)
+        win = last_writes(flat)
         target[flat[win]] *= values[win]
         flat, values = flat[~win], values[~win]
 
