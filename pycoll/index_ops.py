@@ -258,10 +258,10 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
         ufunc = {"add": "add", "mean": "add", "mul": "multiply", "multiply": "multiply", "amin": "minimum",
                  "amax": "maximum"}[reduce]
         _ufunc_at(xp, ufunc, out, flat, vflat)
-        if reduce == "mean":
-            touched = count > 0
-            out = xp.where(touched, out / (count + include_self).astype(a.dtype), out).astype(a.dtype)
-    mean_scale = 1 / (count + include_self) if reduce == "mean" else None
+        if reduce == "mean":  # untouched places (count 0 without self) keep out: their 0/0 is never used
+            divisor = xp.maximum(count + include_self, 1).astype(a.dtype)
+            out = xp.where(count > 0, out / divisor, out).astype(a.dtype)
+    mean_scale = 1 / xp.maximum(count + include_self, 1) if reduce == "mean" else None
 
     def backward(g: Any) -> tuple:
         gf = g.reshape(-1)
