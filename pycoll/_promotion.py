@@ -10,15 +10,24 @@
   tensor with a float number gives float32, a bool tensor with an int number gives int64.
 * Integers that go through true division or through float maths (exp, sqrt, log, tanh, sigmoid)
   become float32: paddle casts them to float32 whatever the default dtype.
+* bfloat16 is a floating dtype like float16 (a float number keeps it: ``x * 0.5`` is bfloat16);
+  float16 with bfloat16 gives float32.
+* An integer raised to a negative integer power is paddle's integer: 1 for a base of 1, +-1 for
+  -1, else 0 (NumPy refuses).
+* Reductions, running ops and products of float16/bfloat16 accumulate in float32 and round once
+  to the 16-bit dtype (`accumulates_in_float32`), as paddle's and torch's kernels do.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+import functools
+import inspect
+from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
-from pycoll.dtypes import float32, int64
-
+from pycoll._tensor_ops import op_output
+from pycoll.device import array_module
+from pycoll.dtypes import convert_dtype, float32, int64, is_floating, is_half
 from pycoll.tensor import Tensor
 
 BOOL = np.dtype("bool")
@@ -45,12 +54,20 @@ def _two_tensors(a: Tensor, b: Tensor, name: str, strict: bool) -> np.dtype:
             return da if ka > kb else db
         if a0 != b0:
             return db if a0 else da
-        return np.promote_types(da, db)
+        return _wider(da, db)
     if ka == kb == 2:
-        return np.promote_types(da, db)
+        return _wider(da, db)
     raise TypeError(
         f"{name}: x has dtype {da} and y has dtype {db}; paddle promotes only between "
         f"floating-point dtypes, so cast one first (e.g. y.astype('{da}'))")
+
+
+def _wider(da: np.dtype, db: np.dtype) -> np.dtype:
+    """The wider of two dtypes of one kind; float16 with bfloat16 (no common 16-bit dtype, and
+    NumPy knows none) gives float32, as paddle."""
+    if is_half(da) and is_half(db):
+        return INT_TO_FLOAT
+    return np.promote_types(da, db)
 
 
 def binary_dtype(x: Any, y: Any, name: str, strict: bool = False) -> Optional[np.dtype]:
@@ -73,17 +90,17 @@ def binary_dtype(x: Any, y: Any, name: str, strict: bool = False) -> Optional[np
 def promoted(x: Any, y: Any, name: str, to_float: bool = False, strict: bool = False) -> Tuple[Any, Any]:
     """The arrays (or numbers) op ``name`` computes on: each Tensor's array cast to the dtype the
     op gives (see `binary_dtype`); ``to_float``: an integer result dtype becomes float32 (true
-    division); ``strict``: see `binary_dtype`. Numbers stay numbers: NumPy keeps the array's
-    dtype for them."""
+    division); ``strict``: see `binary_dtype`. Numbers stay numbers (NumPy keeps the array's
+    dtype for them), bfloat16 scalars next to a bfloat16 array (ml_dtypes would give float32)."""
     dt = binary_dtype(x, y, name, strict)
-    if to_float and dt is not None and dt.kind != "f":
+    if to_float and dt is not None and not is_floating(dt):
         dt = INT_TO_FLOAT
     return _cast(x, dt), _cast(y, dt)
 
 
 def _cast(v: Any, dt: Optional[np.dtype]) -> Any:
-    if not isinstance(v, Tensor):
-        return v
+    if not isinstance(v, Tensor):  # a bfloat16 array with a Python float: ml_dtypes gives float32
+        return dt.type(v) if dt is not None and dt.name == "bfloat16" else v
     a = v._array
     return a if dt is None or a.dtype == dt else a.astype(dt)
 
@@ -92,3 +109,102 @@ def floating(a: Any) -> Any:
     """Array `a` as paddle's float maths sees it: bool and integer arrays as float32."""
     return a.astype(INT_TO_FLOAT) if a.dtype.kind in "biu" else a
 
+
+
+def sum_dtype(dtype: np.dtype) -> Optional[np.dtype]:
+    """The dtype paddle's sum (and nansum) gives a tensor of `dtype` when none is asked for: bool
+    and int32 become int64, int8, uint8 and int16 keep their dtype (and wrap around), as paddle
+    3.3.1; None: NumPy's own (floats keep theirs)."""
+    if dtype.kind == "b" or dtype == np.dtype("int32"):
+        return int64
+    return dtype if dtype.kind in "iu" else None
+
+
+def integer_power(base: Any, exponent: Any) -> Any:
+    """base ** exponent for integers (arrays of one dtype, or one side a Python int): where the
+    exponent is negative, paddle's integer value, 1 / base ** -e truncated: 1 for a base of 1, +-1
+    for -1 (by the exponent's parity), else 0 (a base of 0 too); NumPy refuses those."""
+    if isinstance(exponent, int):
+        if exponent >= 0:
+            return base ** exponent
+        xp = array_module(base)
+        return xp.where(base == 1, 1, xp.where(base == -1, -1 if exponent % 2 else 1, 0)).astype(base.dtype)
+    xp = array_module(exponent)
+    negative = exponent < 0
+    if not bool(negative.any()):
+        return base ** exponent
+    out = base ** xp.where(negative, 0, exponent)
+    small = xp.where(base == 1, 1, xp.where(base == -1, xp.where(exponent % 2 == 1, -1, 1), 0))
+    return xp.where(negative, small, out).astype(out.dtype, copy=False)
+
+
+def cast_to(x: Tensor, dtype: np.dtype) -> Tensor:
+    """x cast to `dtype`, recorded: its gradient is cast back to x's dtype."""
+    src = x._array.dtype
+    return op_output(x._array.astype(dtype), lambda g: (g.astype(src),), x)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def accumulates_in_float32(fn: F) -> F:
+    """Op `fn` (a reduction, running op or product) made to follow paddle's and torch's rule for
+    float16 and bfloat16: accumulate in float32, round once to the 16-bit dtype.
+
+    NumPy's bfloat16 loops (ml_dtypes') accumulate in bfloat16, where 256 + 1 == 256, so a sum of
+    3000 ones is 256; its float16 running sums stall at 2048 the same way. The wrapped op runs on
+    its 16-bit floating Tensor arguments cast to float32 (recorded casts, so the gradient is
+    computed in float32 too and cast back) and its float32 results are rounded to the 16-bit
+    dtype. A 16-bit ``dtype=`` asked for is computed in float32 and rounded to it the same way.
+    Other calls (no 16-bit operand, a mix with wider floats) go straight through."""
+    params = inspect.signature(fn).parameters
+    names = list(params)
+    at = names.index("dtype") if "dtype" in params else None
+    positional = at is not None and params["dtype"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+    @functools.wraps(fn)
+    def op(*args: Any, **kwargs: Any) -> Any:
+        by_position = positional and len(args) > at
+        asked = args[at] if by_position else kwargs.get("dtype") if at is not None else None
+        if asked is not None:
+            target = convert_dtype(asked)
+            if not is_half(target):
+                return fn(*args, **kwargs)
+        else:
+            target = _common_half(args, kwargs.values())
+            if target is None:
+                return fn(*args, **kwargs)
+        args = tuple(_widened(v) for v in args)
+        kwargs = {k: _widened(v) for k, v in kwargs.items()}
+        if by_position:
+            args = args[:at] + (float32,) + args[at + 1:]
+        elif asked is not None:
+            kwargs["dtype"] = float32
+        return _rounded(fn(*args, **kwargs), target)
+    return op  # type: ignore[return-value]
+
+
+def _common_half(*groups: Any) -> Optional[np.dtype]:
+    """The 16-bit floating dtype the floating Tensors among the arguments share; None where there
+    is none, or another floating dtype comes with it."""
+    found = None
+    for group in groups:
+        for v in group:
+            if isinstance(v, Tensor) and is_floating(v._array.dtype):
+                dt = v._array.dtype
+                if not is_half(dt) or (found is not None and dt != found):
+                    return None
+                found = dt
+    return found
+
+
+def _widened(v: Any) -> Any:
+    return cast_to(v, float32) if isinstance(v, Tensor) and is_half(v._array.dtype) else v
+
+
+def _rounded(out: Any, dtype: np.dtype) -> Any:
+    if isinstance(out, Tensor):
+        return cast_to(out, dtype) if out._array.dtype == float32 else out
+    if isinstance(out, (tuple, list)):
+        return type(out)(_rounded(v, dtype) for v in out)
+    return out

@@ -41,6 +41,17 @@ def bfloat16() -> np.dtype:
     return np.dtype(ml_dtypes.bfloat16)
 
 
+def is_floating(dtype: np.dtype) -> bool:
+    """Whether `dtype` holds floating-point numbers: NumPy's kind 'f', and bfloat16 (ml_dtypes'
+    bfloat16 has NumPy kind 'V', so a kind test alone misses it)."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"
+
+
+def is_half(dtype: np.dtype) -> bool:
+    """Whether `dtype` is a 16-bit floating dtype: float16 or bfloat16."""
+    return dtype.itemsize == 2 and is_floating(dtype)
+
+
 _default_float = float32  # paddle's default dtype: what floats become unless a dtype is given
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import string
 from typing import Any, Dict, List, Sequence, Tuple
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
 from pycoll.device import array_module
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor
 
 
+@accumulates_in_float32
 def einsum(equation: str, *operands: Tensor) -> Tensor:
     """Sum the products of the operands' elements as `equation` says ('ij,jk->ik', 'ii',
     '...ij,...jk'). Every operand must have the same dtype."""

@@ -12,11 +12,12 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll import shape_ops
-from pycoll._promotion import INT_TO_FLOAT, floating, promoted
+from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
+                               sum_dtype)
 from pycoll._tensor_ops import (as_tensor, needs_grad, normalize_axes, one_number, op_output, operand, paired,
                                 value_output)
 from pycoll.device import array_module
-from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.tensor import Tensor
 
 
@@ -43,7 +44,7 @@ def grad_for(g: Any, meta: Tuple[tuple, Any]) -> Any:
     """`g` summed back to an operand's shape and cast back to its dtype (promotion may have
     widened it: float32 with float64)."""
     g = _unbroadcast(g, meta[0])
-    return g if g.dtype == meta[1] or meta[1].kind != "f" else g.astype(meta[1])
+    return g if g.dtype == meta[1] or not is_floating(meta[1]) else g.astype(meta[1])
 
 
 def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
@@ -85,10 +86,12 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
-    """x ** y; either side may be a number."""
+    """x ** y; either side may be a number. Integers to negative integer powers give paddle's
+    integers (`integer_power`)."""
     x, y, xa, ya = binary_operands(x, y, "pow")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
-    out = xa ** ya
+    integer = _builtins.all(v.dtype.kind in "iu" if hasattr(v, "dtype") else type(v) is int for v in (xa, ya))
+    out = integer_power(xa, ya) if integer else xa ** ya
 
     def backward(g: Any) -> tuple:
         gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
@@ -105,6 +108,7 @@ def neg(x: Tensor) -> Tensor:
     return op_output(-x._array, lambda g: (-g,), x)
 
 
+@accumulates_in_float32
 def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False, name: Optional[str] = None) -> Tensor:
     """Matrix product with NumPy's rules for 1-D and batched operands."""
     x, y = operand(x), operand(y)
@@ -271,10 +275,7 @@ def scale(x: Tensor, scale: Any = 1.0, bias: float = 0.0, bias_after_scale: bool
 
 
 def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
-    x = as_tensor(x)
-    dt = convert_dtype(dtype)
-    src = x._array.dtype
-    return op_output(x._array.astype(dt), lambda g: (g.astype(src),), x)
+    return cast_to(as_tensor(x), convert_dtype(dtype))
 
 
 _SCALE_ACTS = {"relu": relu, "tanh": tanh, "sigmoid": sigmoid}
@@ -288,6 +289,7 @@ def kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+@accumulates_in_float32
 def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False,
         name: Optional[str] = None) -> Tensor:  # noqa: A001
     x = as_tensor(x)
@@ -295,7 +297,7 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
-    out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype))
+    out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
 
     def backward(g: Any) -> tuple:
         return (xp.broadcast_to(g.reshape(kept), shape),)
@@ -303,6 +305,7 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     return op_output(out, backward, x)
 
 
+@accumulates_in_float32
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
          dtype: DTypeLike = None) -> Tensor:
     """The mean (of x cast to `dtype` first, when given); an integer tensor's mean is truncated

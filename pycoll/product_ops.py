@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pycoll import linalg
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import add, matmul, multiply, subtract, sum as _sum
@@ -30,6 +31,7 @@ def mv(x: Any, vec: Any, name: Optional[str] = None) -> Tensor:
     return matmul(x, vec)
 
 
+@accumulates_in_float32
 def dot(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The dot product of two 1-D tensors, or of the rows of two 2-D ones."""
     x, y = _matrices(x, y)
@@ -133,6 +135,7 @@ def addmm(input: Any, x: Any, y: Any, beta: float = 1.0, alpha: float = 1.0,  # 
     return add(multiply(as_tensor(input), beta), multiply(matmul(x, y), alpha))
 
 
+@accumulates_in_float32
 def cdist(x: Any, y: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary",
           name: Optional[str] = None) -> Tensor:
     """The p-norm distances between the rows of x [..., m, d] and of y [..., n, d]: [..., m, n]
@@ -145,6 +148,7 @@ def cdist(x: Any, y: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid
     return linalg.vector_norm(subtract(rows, cols), p=float(p), axis=-1)
 
 
+@accumulates_in_float32
 def dist(x: Any, y: Any, p: float = 2, name: Optional[str] = None) -> Tensor:
     """The p-norm of x - y (broadcast): p = 0 counts the non-zeros, +-inf is max/min |x - y|."""
     return linalg.vector_norm(subtract(as_tensor(x), as_tensor(y)), p=float(p))

@@ -2,14 +2,15 @@
 any (also Tensor methods).
 
 Dtypes are paddle's: an integer tensor's cumsum is int64 and its prod keeps its dtype; its var is
-truncated to its dtype and its std is float32 (the square root of that truncated var).
+truncated to its dtype and its std is float32 (the square root of that truncated var). float16
+and bfloat16 accumulate in float32 (`_promotion.accumulates_in_float32`).
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from pycoll import math_ops
-from pycoll._promotion import INT_TO_FLOAT, floating
+from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
@@ -31,6 +32,7 @@ def _count(shape: tuple, axes: Optional[tuple]) -> int:
     return n
 
 
+@accumulates_in_float32
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running sums along `axis`; None: along x flattened."""
     x = as_tensor(x)
@@ -65,6 +67,7 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
     return (left * right).reshape(moved).transpose(inverse)
 
 
+@accumulates_in_float32
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None,
          name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
@@ -76,6 +79,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
     return op_output(out, lambda g: (g.reshape(kept) * _others_product(a, axes),), x)
 
 
+@accumulates_in_float32
 def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
         name: Optional[str] = None, *,
         correction: float = 1) -> Tensor:
@@ -83,6 +87,7 @@ def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: b
     return _spread(x, axis, correction if unbiased is None else int(bool(unbiased)), keepdim, False)
 
 
+@accumulates_in_float32
 def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
         name: Optional[str] = None) -> Tensor:
     """The standard deviation over `axis` (divided by N - 1 unless `unbiased` is False)."""
@@ -115,6 +120,7 @@ def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Ten
     return op_output(out, backward, x)
 
 
+@accumulates_in_float32
 def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """log(sum(exp(x))) over `axis`, computed stably; integers give float32 (paddle's).
 

@@ -8,7 +8,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from pycoll import math_ops, shape_ops
-from pycoll._promotion import floating
+from pycoll._promotion import accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
@@ -28,15 +28,17 @@ def _reverse_cumsum(xp: Any, g: Any, ax: int) -> Any:
     return xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax)
 
 
+@accumulates_in_float32
 def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
-    """Running products along `dim` (None: x flattened); zeros are handled in the gradient."""
+    """Running products along `dim` (None: x flattened); zeros are handled in the gradient. An
+    integer tensor keeps its dtype (paddle's; NumPy's would widen int32 to int64)."""
     x = as_tensor(x)
     src = x._array.shape
     a, ax = _line(x._array, dim)
     if dtype is not None:
         a = a.astype(convert_dtype(dtype))
     xp = array_module(a)
-    out = xp.cumprod(a, axis=ax)
+    out = xp.cumprod(a, axis=ax, dtype=a.dtype if a.dtype.kind in "iu" else None)
 
     def backward(g: Any) -> tuple:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -113,6 +115,7 @@ def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
     return _running_extreme(x, axis, dtype, "minimum")
 
 
+@accumulates_in_float32
 def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along `axis`, computed stably; integers give float32."""
     x = as_tensor(x)

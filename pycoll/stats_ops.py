@@ -6,6 +6,7 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
+from pycoll._promotion import accumulates_in_float32, sum_dtype
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64
@@ -14,6 +15,7 @@ from pycoll.shape_ops import axis_arg
 from pycoll.tensor import Tensor
 
 
+@accumulates_in_float32
 def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False,
            name: Optional[str] = None) -> Tensor:
     """The sum over `axis`, NaNs counted as zero (and taking no gradient)."""
@@ -22,11 +24,12 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     xp = array_module(a)
     axes = normalize_axes(axis, a.ndim)
     ok = ~xp.isnan(a) if a.dtype.kind == "f" else xp.ones(a.shape, bool)
-    out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype))
+    out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
     kept = kept_shape(a.shape, axes)
     return op_output(out, lambda g: (xp.where(ok, g.reshape(kept), 0).astype(g.dtype, copy=False),), x)
 
 
+@accumulates_in_float32
 def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """The mean over `axis` of the elements that are not NaN (NaN where all are)."""
     x = as_tensor(x)

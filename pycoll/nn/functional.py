@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from pycoll._special import erf
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import relu, sigmoid, tanh
@@ -91,6 +92,7 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
     return op_output(out.astype(a.dtype, copy=False), backward, x)
 
 
+@accumulates_in_float32
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
     x = as_tensor(x)

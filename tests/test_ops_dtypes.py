@@ -1,0 +1,124 @@
+"""16-bit floats and integer dtypes in reductions, products and arithmetic, as paddle 3.3.1's.
+
+Where paddle's CPU build has a kernel the expected numbers were measured on it; where it has none
+for bfloat16/float16 (mean, var, cumsum, matmul, ...) the reference is the float32 result rounded
+once to the 16-bit dtype, which is what paddle's GPU kernels and torch give."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn.functional as F
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+RAND = np.random.RandomState(0).rand(3000).astype("float32")
+
+
+def _f32(t):
+    return t.astype("float32").numpy()
+
+
+def _bf16(values):
+    return np.asarray(values, "float32").astype(BF16).astype("float32")
+
+
+def test_bf16_and_fp16_sums_accumulate_in_float32():
+    ones = pycoll.ones([3000], dtype="bfloat16")
+    s = ones.sum()
+    assert s.dtype == BF16 and float(_f32(s)) == 3008.0  # paddle 3.3.1: 3008 (3000 rounded to bfloat16)
+    rand = pycoll.to_tensor(RAND)
+    assert float(_f32(rand.astype("bfloat16").sum())) == 1512.0  # paddle 3.3.1
+    np.testing.assert_array_equal(_f32(rand.reshape([3, 1000]).astype("bfloat16").sum(axis=1)), [496, 512, 506])  # paddle
+    assert float(rand.astype("float16").sum().numpy()) == 1513.0  # paddle 3.3.1
+    assert ones.sum(dtype="float32").dtype == np.float32 and float(ones.sum(dtype="float32")) == 3000  # paddle
+    half = pycoll.ones([3000]).sum(dtype="float16")
+    assert half.dtype == np.float16 and float(half) == 3000  # paddle 3.3.1
+    assert float(pycoll.nansum(ones).astype("float32")) == 3008.0
+
+
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_16_bit_reductions_round_the_float32_result_once(dt):
+    a = pycoll.to_tensor(RAND).astype(dt)
+    wide = a.astype("float32")
+    x = wide.numpy()
+
+    def same(got, want):
+        assert got.dtype == a.dtype, got.dtype
+        np.testing.assert_array_equal(_f32(got), np.asarray(want, "float32").astype(a.dtype).astype("float32"))
+    same(a.mean(), x.mean())
+    same(pycoll.var(a), wide.var().numpy())
+    same(pycoll.std(a), wide.std().numpy())
+    same(pycoll.cumsum(a), np.cumsum(x))  # float16's ran to 2048 and stopped, bfloat16's to 256
+    b = a[:20] + 0.5
+    same(pycoll.prod(b), np.prod(_f32(b)))
+    same(pycoll.cumprod(b, dim=0), np.cumprod(_f32(b)))
+    same(pycoll.logsumexp(a), np.log(np.exp(x).sum()))
+    same(pycoll.dot(a, a), x @ x)
+    same(pycoll.matmul(a.reshape([1, -1]), a.reshape([-1, 1])), x[None] @ x[:, None])
+    same(pycoll.einsum("i,i->", a, a), x @ x)
+    w = a.reshape([1000, 3])
+    same(F.linear(a.reshape([1, 1000, 3])[:, :, 0], w), x.reshape(1000, 3)[:, 0][None] @ x.reshape(1000, 3))
+    assert float(_f32(pycoll.ones([3000], dtype=dt).mean())) == 1.0
+    assert float(_f32(pycoll.var(pycoll.ones([3000], dtype=dt)))) == 0.0
+
+
+def test_16_bit_gradients_come_back_in_their_dtype():
+    x = pycoll.ones([3000], dtype="bfloat16")
+    x.stop_gradient = False
+    x.sum().backward()
+    assert x.grad.dtype == BF16 and (_f32(x.grad) == 1).all()  # paddle 3.3.1: bfloat16 ones
+    a = pycoll.to_tensor(RAND[:6].reshape(2, 3)).astype("bfloat16")
+    b = pycoll.to_tensor(RAND[6:12].reshape(3, 2)).astype("bfloat16")
+    a.stop_gradient = b.stop_gradient = False
+    pycoll.matmul(a, b).sum().backward()
+    assert a.grad.dtype == b.grad.dtype == BF16
+    want = np.ones((2, 2), "float32") @ _f32(b).T
+    np.testing.assert_array_equal(_f32(a.grad), want.astype(BF16).astype("float32"))
+
+
+def test_bf16_is_a_floating_dtype_for_promotion():
+    x = pycoll.arange(1, 9).astype("bfloat16")
+    for out in (x * 0.1, x / 3, x - 0.1, x * 2):
+        assert out.dtype == BF16
+    # paddle 3.3.1's values (as it printed them; each is one bfloat16 number)
+    np.testing.assert_array_equal(_f32(x * 0.1), _bf16([0.10009766, 0.20019531, 0.30078125, 0.40039062, 0.5,
+                                                             0.6015625, 0.69921875, 0.80078125]))
+    np.testing.assert_array_equal(_f32(x / 3), _bf16([0.33398438, 0.66796875, 1., 1.3359375, 1.6640625, 2.,
+                                                           2.328125, 2.671875]))
+    np.testing.assert_array_equal(_f32(x - 0.1), _bf16([0.8984375, 1.8984375, 2.90625, 3.90625, 4.90625, 5.90625,
+                                                             6.90625, 7.90625]))
+    assert (x + pycoll.ones([8], dtype="float16")).dtype == np.float32  # paddle: bfloat16 + float16 -> float32
+    assert (x + pycoll.ones([8])).dtype == np.float32 and (x + pycoll.ones([8], dtype="float64")).dtype == np.float64
+    assert (pycoll.to_tensor(1.0, dtype="float16") + x).dtype == BF16  # a 0-d tensor acts as a number
+    with pytest.raises(TypeError, match="bfloat16"):
+        x + pycoll.arange(8)  # paddle: TypeError, no promotion between float and int tensors
+    assert pycoll.logsumexp(x).dtype == BF16
+
+
+def test_integer_sum_and_cumprod_dtypes():
+    # paddle 3.3.1: int8, uint8 and int16 keep their dtype and wrap; bool and int32 give int64
+    cases = [("int8", [100] * 3, "int8", 44), ("uint8", [200] * 3, "uint8", 88), ("int16", [100] * 3, "int16", 300),
+             ("int32", [100] * 3, "int64", 300), ("bool", [True] * 3, "int64", 3), ("int64", [100] * 3, "int64", 300)]
+    for dt, values, out_dt, total in cases:
+        t = pycoll.to_tensor(values, dtype=dt)
+        for s in (t.sum(), pycoll.sum(t.reshape([1, 3]), axis=1)):
+            assert s.dtype == np.dtype(out_dt) and int(s.numpy().sum()) == total, (dt, s.dtype, s.numpy())
+    assert pycoll.nansum(pycoll.to_tensor([1, 2], dtype="int32")).dtype == np.int64  # paddle 3.3.1
+    c = pycoll.cumprod(pycoll.to_tensor([100] * 3, dtype="int32"), dim=0)
+    assert c.dtype == np.int32 and c.numpy().tolist() == [100, 10000, 1000000]  # paddle 3.3.1
+    assert pycoll.cumsum(pycoll.to_tensor([100] * 3, dtype="int8")).numpy().tolist() == [100, 200, 300]  # int64
+
+
+def test_integer_to_negative_integer_power():
+    x = pycoll.to_tensor([2, -1, 3, -2])
+    # paddle 3.3.1's values (NumPy refuses negative integer powers of integers)
+    assert (2 ** x).dtype == np.int64 and (2 ** x).numpy().tolist() == [4, 0, 8, 0]
+    assert ((-1) ** x).numpy().tolist() == [1, -1, -1, 1]
+    assert ((-2) ** x).numpy().tolist() == [4, 0, -8, 0]
+    assert (0 ** x).numpy().tolist() == [0, 0, 0, 0]
+    base = pycoll.to_tensor([2, 2, 1, -1, 0, 3])
+    assert (base ** pycoll.to_tensor([-1, -2, -3, -3, -1, 0])).numpy().tolist() == [0, 0, 1, -1, 0, 1]
+    i32 = 2 ** x.astype("int32")
+    assert i32.dtype == np.int32 and i32.numpy().tolist() == [4, 0, 8, 0]
+    assert (base ** -1).numpy().tolist() == [0, 0, 1, -1, 0, 0]  # 1 / base truncated (paddle hangs here)
+    assert (2.0 ** x).numpy().tolist() == [4.0, 0.5, 8.0, 0.25]  # paddle 3.3.1: float32
