@@ -20,7 +20,7 @@ import numpy as np
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
-from pycoll.dtypes import float32, float64, int64
+from pycoll.dtypes import float32, float64, int64, is_floating
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.tensor import Tensor
@@ -43,10 +43,12 @@ class _Rows:
         self.moved_shape = moved.shape
         self.rows = moved.reshape(self.lead + (-1,))
         self.n = self.rows.shape[-1]
-        self.order = xp.argsort(self.rows, axis=-1, kind="stable")
+        # ml_dtypes' bfloat16 sort leaves NaNs in place: sort by the (exact) float32 values
+        key = self.rows.astype(float32) if self.rows.dtype.name == "bfloat16" else self.rows
+        self.order = xp.argsort(key, axis=-1, kind="stable")
         self.sorted = xp.take_along_axis(self.rows, self.order, axis=-1)
         self.kept = kept_shape(a.shape, axes)
-        self.nans = (xp.isnan(self.rows).sum(-1) if a.dtype.kind in "fc"
+        self.nans = (xp.isnan(self.rows).sum(-1) if is_floating(a.dtype) or a.dtype.kind == "c"
                      else xp.zeros(self.lead, dtype=int64))
 
     def shape(self, keepdim: bool) -> Tuple[int, ...]:
@@ -165,7 +167,7 @@ def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool
     count = rows.n - rows.nans if skip_nan else xp.full(rows.lead, rows.n, dtype=int64)
     lo, hi = (count - 1) // 2, count // 2
     if mode == "avg":
-        exact = a.dtype.kind not in "fc" and skip_nan  # nanmedian of integers: averaged, then truncated
+        exact = a.dtype.kind in "biu" and skip_nan  # nanmedian of integers: averaged, then truncated
         dtype = float64 if exact or a.dtype == float64 else (a.dtype if skip_nan else float32)
         halves = xp.where((lo == hi)[None, ..., None], xp.asarray([1.0, 0.0]), 0.5)
         out, backward = _picks(rows, xp.stack([lo, hi], -1)[None], halves, keepdim, dtype, nan_shared=not skip_nan)

@@ -122,3 +122,9 @@ def test_integer_to_negative_integer_power():
     assert i32.dtype == np.int32 and i32.numpy().tolist() == [4, 0, 8, 0]
     assert (base ** -1).numpy().tolist() == [0, 0, 1, -1, 0, 0]  # 1 / base truncated (paddle hangs here)
     assert (2.0 ** x).numpy().tolist() == [4.0, 0.5, 8.0, 0.25]  # paddle 3.3.1: float32
+
+
+def test_bf16_order_statistics_leave_nans_out():
+    x = pycoll.to_tensor([1.0, float("nan"), 3.0, 2.0]).astype("bfloat16")  # ml_dtypes sorts the NaN in place
+    assert float(_f32(pycoll.nanmedian(x))) == 2.0 and float(_f32(pycoll.nanquantile(x, 0.75))) == 2.5
+    assert np.isnan(float(pycoll.median(x).numpy())) and float(_f32(pycoll.kthvalue(x, 3)[0])) == 3.0
