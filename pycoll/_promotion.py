@@ -171,7 +171,7 @@ def accumulates_in_float32(fn: F) -> F:
             if not is_half(target):
                 return fn(*args, **kwargs)
         else:
-            target = _common_half(args, kwargs.values())
+            target = _common_half((*args, *kwargs.values()) if kwargs else args)
             if target is None:
                 return fn(*args, **kwargs)
         args = tuple(_widened(v) for v in args)
@@ -184,18 +184,14 @@ def accumulates_in_float32(fn: F) -> F:
     return op  # type: ignore[return-value]
 
 
-def _common_half(*groups: Any) -> Optional[np.dtype]:
-    """The 16-bit floating dtype the floating Tensors among the arguments share; None where there
-    is none, or another floating dtype comes with it."""
-    found = None
-    for group in groups:
-        for v in group:
-            if isinstance(v, Tensor) and is_floating(v._array.dtype):
-                dt = v._array.dtype
-                if not is_half(dt) or (found is not None and dt != found):
-                    return None
-                found = dt
-    return found
+def _common_half(values: Tuple[Any, ...]) -> Optional[np.dtype]:
+    """The 16-bit floating dtype the floating Tensors among `values` share; None where there is
+    none, or another floating dtype comes with it."""
+    dtypes = [v._array.dtype for v in values if isinstance(v, Tensor)]
+    if all(dt.itemsize != 2 for dt in dtypes):  # the common case, checked cheaply
+        return None
+    floats = {dt for dt in dtypes if is_floating(dt)}
+    return floats.pop() if len(floats) == 1 and is_half(next(iter(floats))) else None
 
 
 def _widened(v: Any) -> Any:
