@@ -12,7 +12,7 @@ from pycoll.device import array_module, module_for, move
 from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
 from pycoll.shape_ops import clone, plain_ints
-from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64, is_floating
 from pycoll.tensor import Tensor, wrap
 
 ShapeLike = Union[int, Sequence[int]]
@@ -31,7 +31,7 @@ def shape_arg(shape: Any) -> Tuple[int, ...]:
 
 def float_dtype(dtype: DTypeLike, name: str) -> np.dtype:
     dt = convert_dtype(dtype) or default_float()
-    if dt.kind != "f":
+    if not is_floating(dt):
         raise TypeError(f"{name} makes floating-point tensors; dtype must be float16/32/64, got {dt}")
     return dt
 
@@ -79,7 +79,9 @@ def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -
 
 
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
-    dt = convert_dtype(dtype) or default_float()
+    """``shape`` filled with ``fill_value``; without ``dtype``, bool for a bool value (paddle's), else
+    the default floating dtype."""
+    dt = convert_dtype(dtype) or (np.dtype(bool) if isinstance(fill_value, (bool, np.bool_)) else default_float())
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 

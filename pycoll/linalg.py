@@ -21,7 +21,8 @@ from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
-from pycoll.dtypes import DTypeLike
+from pycoll._promotion import accumulates_in_float32
+from pycoll.dtypes import DTypeLike, is_floating
 from pycoll.tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matrix_power",
@@ -30,6 +31,7 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 
 
+@accumulates_in_float32
 def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence[int], None] = None,
          keepdim: bool = False, out: Optional[Tensor] = None, dtype: DTypeLike = None,
          name: Optional[str] = None) -> Tensor:
@@ -58,6 +60,7 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
     return _delivered(result, out)
 
 
+@accumulates_in_float32
 def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None] = None, keepdim: bool = False,
                 name: Optional[str] = None, *, dtype: DTypeLike = None, out: Optional[Tensor] = None) -> Tensor:
     """The vector p-norm of x over `axis` (None: all of x; several axes: over them together,
@@ -69,6 +72,7 @@ def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None]
     return _delivered(_vector_norm(x, float(p), axis, keepdim), out)
 
 
+@accumulates_in_float32
 def matrix_norm(x: Tensor, p: Union[float, str] = "fro", axis: Sequence[int] = (-2, -1), keepdim: bool = False,
                 name: Optional[str] = None) -> Tensor:
     """The matrix norm of x over the two axes in `axis` (rows first): p 'fro', 'nuc', 1, -1,
@@ -81,7 +85,7 @@ def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
     x = as_tensor(x)
     if dtype is not None:
         x = math_ops.cast(x, dtype)
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x.dtype}")
     return x
 

@@ -128,3 +128,18 @@ def test_bf16_order_statistics_leave_nans_out():
     x = pycoll.to_tensor([1.0, float("nan"), 3.0, 2.0]).astype("bfloat16")  # ml_dtypes sorts the NaN in place
     assert float(_f32(pycoll.nanmedian(x))) == 2.0 and float(_f32(pycoll.nanquantile(x, 0.75))) == 2.5
     assert np.isnan(float(pycoll.median(x).numpy())) and float(_f32(pycoll.kthvalue(x, 3)[0])) == 3.0
+
+
+def test_bf16_counts_as_floating_for_norms_layers_and_creation():
+    """bfloat16 (NumPy kind 'V') is floating wherever pycoll asks: linalg norms (accumulated in
+    float32: sqrt(3000) = 54.77 rounds to 54.75), Layer.to(dtype='bfloat16') converting the
+    parameters, and float-only creation; paddle's full([2], True) is bool."""
+    ones = pycoll.ones([3000], dtype="bfloat16")
+    norm = pycoll.linalg.norm(ones)
+    assert norm.dtype.name == "bfloat16" and float(norm) == 54.75
+    layer = pycoll.nn.Linear(2, 2)
+    layer.to(dtype="bfloat16")
+    assert layer.weight.dtype.name == "bfloat16"
+    assert layer(pycoll.ones([1, 2], dtype="bfloat16")).dtype.name == "bfloat16"
+    assert pycoll.rand([2], dtype="bfloat16").dtype.name == "bfloat16"
+    assert pycoll.full([2], True).dtype == np.bool_ and pycoll.full([2], 3).dtype == np.float32

@@ -8,7 +8,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from pycoll.device import move, parse_place
-from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.tensor import Tensor
 
 # what paddle's Layer.astype accepts as a dtype name
@@ -57,8 +57,8 @@ def convert_layers(layers: Iterable[Any], dtype: DTypeLike = None, place: Any = 
     for layer in layers:
         own = list(layer._parameters.values()) + (list(layer._buffers.values()) if buffers else [])
         for t in own:
-            if t is None or (floating_only and t._array.dtype.kind not in "fc"):
+            if t is None or (floating_only and not (is_floating(t._array.dtype) or t._array.dtype.kind == "c")):
                 continue
             convert_tensor(t, dt, place)
-        if dt is not None and dt.kind == "f":
+        if dt is not None and is_floating(dt):
             object.__setattr__(layer, "_dtype", dt)
