@@ -12,7 +12,9 @@ different collectives. One machine, so the ranks' clocks and this script's are t
 through their own ``NCCL_HOSTID``, set by pycoll, and ``NCCL_SOCKET_IFNAME=lo``), with a
 longer timeout: on NCCL ``PYCOLL_TIMEOUT`` also bounds the communicator's set-up. There a
 rank's wait for the all_reduce is its host waiting for the GPU (the tensor's ``numpy()``), and
-the watchdog ends the job through the call's event or NCCL's asynchronous error.
+the watchdog ends the job through the call's event or NCCL's asynchronous error. In the
+unchecked mismatch case nothing compares the calls up front: the ranks' stall notices (after
+``min(10 s, PYCOLL_STALL_WARN)``) end the job.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ CASES: Dict[str, str] = {
     "timeout": "rank 1 never joins (PYCOLL_TIMEOUT={timeout:g})",
     "new_group": "rank 1 never calls new_group (PYCOLL_TIMEOUT={timeout:g})",
     "mismatch": "rank 1 calls broadcast, rank 0 all_reduce (PYCOLL_DEBUG=1)",
+    "mismatch-unchecked": "rank 1 calls barrier, rank 0 all_reduce (no check: the stall notices)",
     "sigterm": "SIGTERM to the launcher",
 }
 JOB_ENV = {  # what each backend's ranks run with, besides PYCOLL_TIMEOUT
@@ -58,6 +61,12 @@ def worker(mode: str) -> None:
         print(f"FAULT {time.time():.6f}", flush=True)
         if dist.get_rank() == 1:
             dist.broadcast(x, src=0)
+        else:
+            dist.all_reduce(x)
+    if mode == "mismatch-unchecked":
+        print(f"FAULT {time.time():.6f}", flush=True)
+        if dist.get_rank() == 1:
+            dist.barrier()
         else:
             dist.all_reduce(x)
     if dist.get_rank() == 1:
