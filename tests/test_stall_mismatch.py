@@ -65,6 +65,20 @@ def test_two_ranks_at_one_number_in_different_calls_prove_nothing_while_a_member
         assert f"stall_mismatch.py OK rank={rank} x=[7.0, 7.0, 7.0, 7.0]" in output, output
 
 
+def test_a_notice_its_rank_could_not_withdraw_proves_nothing_without_its_confirmation():
+    """A rank that leaves a stalled call and holds the interpreter's lock in one long C call keeps
+    its notice out (its watchdog thread cannot run); with point-to-point numbering a peer's later
+    collective carries the same number. A probe's correct program was ended so; now the verdict
+    needs every member to confirm its wait, which a busy rank cannot."""
+    result = launch(2, "stall_mismatch.py", "stale_notice", env=FAST, timeout=90)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "[rank 0] pycoll: all_reduce #2 on world (ranks [0, 1]) has waited" in output, output
+    assert "[rank 1] pycoll: barrier #2 on world (ranks [0, 1]) has waited" in output, output
+    for rank in (0, 1):
+        assert f"stall_mismatch.py OK rank={rank} x=[3.0, 3.0, 3.0, 3.0]" in output, output
+
+
 # -- which calls can never match (no ranks needed) ---------------------------------------------
 @pytest.mark.parametrize("a, b, never", [
     (("barrier", 1), ("all_reduce", 1), True),

@@ -8,8 +8,16 @@ lasted the watchdog's notice delay, the rank tells the group's other members wha
 the group, the call's sequence number on it, its name and, on engines that are not stream-ordered
 (MPI), whether it blocks. A wait that ends is withdrawn, so a rank holds only its peers' waits in
 progress. When every member of a group is stalled in that group at the same sequence number and
-two of their calls can never match (:func:`never_match`), the watchdog ends the job with a
-message naming each rank's call.
+two of their calls can never match (:func:`never_match`), the rank asks each of them to confirm
+what it waits in now, and the watchdog ends the job with a message naming each rank's call only
+when every one answers with that same wait.
+
+Why the confirmation: a notice is withdrawn by the watchdog thread of the rank that made it, on a
+later tick. A rank that leaves the call and at once holds the interpreter's lock in one long C call
+(sorting a large list, say) cannot run that thread, so its notice outlives its wait; with the
+numbering shifted by point-to-point traffic (below) a peer's later collective can then carry the
+stale notice's number. A rank stuck in a collective waits inside the engine, with the lock free,
+so its watchdog thread answers at once; a rank that cannot answer gives no verdict.
 
 Why every member and not any one peer: ``send``/``recv`` count in a group's sequence numbers on
 the ranks that make them only, so on a group that also carries point-to-point traffic (a
@@ -30,16 +38,20 @@ or one it told about has ended: the collectives' path pays nothing.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
+import time
 from itertools import combinations
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 _TAG = 92  # the exit notices use 91
-_NOTICE, _WITHDRAWN = 1, 2
+_NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4
+_NONE = -1  # an answer's sequence number when the rank waits in nothing numbered on the group
+_REQUERY_S = 2.0  # a confirmation not complete by then is asked again (a peer may be busy)
 _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq", "<i8"),
-                    ("blocking", "<i8"), ("name", "S40")])
+                    ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40")])
 
 NUMBERED = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter",
                       "reduce_scatter", "alltoall", "alltoall_single", "alltoallv", "barrier"})
@@ -107,6 +119,10 @@ class StallNotices:
         self._told: Dict[int, Tuple[Any, List[int]]] = {}  # group key: (the call told, the peers told)
         self._heard: Dict[Tuple[int, int], Tuple[int, Call]] = {}  # (peer, group key): (seq, call)
         self._sending: List[Tuple[Any, Any]] = []  # (request, buffer) until each send completes
+        self._asked: List[Tuple[int, int, int]] = []  # queries to answer: (asker, group key, nonce)
+        self._asking: Dict[int, Tuple[int, int, float]] = {}  # group key: (nonce, seq, when) of my query
+        self._answers: Dict[Tuple[int, int], Tuple[int, Call]] = {}  # (nonce, peer): (seq, call)
+        self._nonces = itertools.count(1)
 
     def _post(self) -> Any:
         return self.comm.Irecv([self._inbox.view(np.uint8), self._mpi.BYTE], self._mpi.ANY_SOURCE, _TAG)
@@ -138,15 +154,54 @@ class StallNotices:
             if not mine:
                 return None
             self._receive()
+            self._answer(mine)
             for key, (group, call, blocking, still_waiting) in mine.items():
                 reason = self._verdict(group, key, call.seq, (call.name, blocking))
-                if reason is not None and still_waiting():
+                if reason is not None and self._confirmed(group, key, call.seq, (call.name, blocking)) \
+                        and still_waiting():
                     return group, reason
             return None
 
+    def _answer(self, mine: Dict[int, Stalled]) -> None:
+        """Answer the peers' queries with this rank's wait on their group now (or none)."""
+        for asker, key, nonce in self._asked:
+            wait = mine.get(key)
+            if wait is not None and wait[3]():
+                self._send([asker], _ANSWER, key, wait[1].seq, wait[1].name, wait[2], nonce)
+            else:
+                self._send([asker], _ANSWER, key, _NONE, nonce=nonce)
+        self._asked = []
+
+    def _confirmed(self, group: Any, key: int, seq: int, mine: Call) -> bool:
+        """Whether every other member of ``group`` has answered this rank's latest query with a
+        wait at #``seq`` whose calls, with ``mine``, can never match; asks (again) when no query
+        is out or the last one is old."""
+        peers = [r for r in group.ranks if r != self.rank]
+        asked = self._asking.get(key)
+        if asked is not None and asked[1] == seq:
+            nonce = asked[0]
+            answers = [self._answers.get((nonce, peer)) for peer in peers]
+            if all(a is not None for a in answers):
+                calls = {self.rank: mine, **{p: a[1] for p, a in zip(peers, answers) if a[0] == seq}}
+                if len(calls) == len(group.ranks) and mismatch_text(group, seq, calls) is not None:
+                    return True
+                self._forget(nonce)  # some member waits elsewhere now: no verdict from this query
+                del self._asking[key]
+                return False
+            if time.monotonic() - asked[2] < _REQUERY_S:
+                return False
+            self._forget(nonce)
+        nonce = next(self._nonces)
+        self._asking[key] = (nonce, seq, time.monotonic())
+        self._send(peers, _QUERY, key, seq, nonce=nonce)
+        return False
+
+    def _forget(self, nonce: int) -> None:
+        self._answers = {k: v for k, v in self._answers.items() if k[0] != nonce}
+
     def _send(self, peers: List[int], kind: int, key: int, seq: int = 0, name: str = "",
-              blocking: int = 0) -> None:
-        record = np.array([(self.rank, kind, key, seq, blocking, name.encode())], _RECORD)
+              blocking: int = 0, nonce: int = 0) -> None:
+        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode())], _RECORD)
         for peer in peers:
             self._sending.append((self.comm.Isend([record.view(np.uint8), self._mpi.BYTE], peer, _TAG),
                                   record))
@@ -154,11 +209,16 @@ class StallNotices:
     def _receive(self) -> None:
         while self._request.Test():
             record = self._inbox[0]
-            where = (int(record["sender"]), int(record["group"]))
-            if record["kind"] == _NOTICE:
-                self._heard[where] = (int(record["seq"]), (record["name"].decode(), int(record["blocking"])))
-            else:
-                self._heard.pop(where, None)
+            sender, kind, key = int(record["sender"]), int(record["kind"]), int(record["group"])
+            call = (record["name"].decode(), int(record["blocking"]))
+            if kind == _NOTICE:
+                self._heard[(sender, key)] = (int(record["seq"]), call)
+            elif kind == _WITHDRAWN:
+                self._heard.pop((sender, key), None)
+            elif kind == _QUERY:
+                self._asked.append((sender, key, int(record["nonce"])))
+            elif any(asked[0] == int(record["nonce"]) for asked in self._asking.values()):  # an answer
+                self._answers[(int(record["nonce"]), sender)] = (int(record["seq"]), call)
             self._request = self._post()
 
     def _verdict(self, group: Any, key: int, seq: int, mine: Call) -> Optional[str]:

@@ -13,9 +13,15 @@ ranks that are only slow do not. argv[1] is the mode:
   the reduce (its #2) for it, rank 1, its part sent, in the all_reduce (its #2). Two ranks stalled
   at one number in different calls, in a correct program: rank 2, not stalled, tells nothing, so
   nothing is concluded.
+- ``stale_notice`` (2 ranks): rank 0 sends rank 1 a message (its #1) and waits in all_reduce (its
+  #2) for rank 1, which is late (its #1), long enough to tell rank 1 so; then, the all_reduce done,
+  rank 0 holds the interpreter's lock in one C call for seconds (its watchdog cannot withdraw the
+  notice) while rank 1 waits in barrier (its #2). Rank 1 holds a notice of all_reduce #2 and waits
+  in barrier #2, in a correct program: rank 0 cannot confirm, so nothing is concluded.
 
 Every rank prints ``stall_mismatch.py OK`` with its results when it finishes.
 """
+import re
 import sys
 import time
 
@@ -61,6 +67,20 @@ elif mode == "p2p_shift":
         dist.recv(x, src=0)
     dist.reduce(x, dst=0)
     dist.all_reduce(x)
+elif mode == "stale_notice":
+    message = np.arange(4.0)
+    if rank == 0:
+        task = dist.isend(message, dst=1)
+        dist.all_reduce(x)
+        re.match(r"(a+)+$", "a" * 27 + "b")  # one C call: seconds with the interpreter's lock held
+        dist.barrier()
+        task.wait()
+    else:
+        time.sleep(SLOW_S)
+        dist.all_reduce(x)
+        dist.barrier()
+        dist.recv(message, src=0)
+        assert message.tolist() == [0.0, 1.0, 2.0, 3.0], message
 else:
     raise SystemExit(f"stall_mismatch.py: unknown mode {mode!r}")
 print(f"stall_mismatch.py OK rank={rank} x={x.tolist()}", flush=True)
