@@ -161,12 +161,12 @@ def build_command(argv: Optional[List[str]] = None,
                   paddle_entry: bool = False) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
     """The parsed arguments, the rank command and its environment for the launcher's ``argv``
     (the command starts this machine's ranks, or with ``--nnodes`` every machine's). Under
-    ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, followed on the terminal
-    (``args.follow_logs``)."""
+    ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, and the logs are followed on the
+    terminal (``args.follow_logs``)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    args.follow_logs = paddle_entry and args.log_dir is None
-    if args.follow_logs:
+    args.follow_logs = paddle_entry  # paddle shows the logs as they grow, wherever they go
+    if args.follow_logs and args.log_dir is None:
         args.log_dir = "log"
     if args.run_mode.lower() != "collective":
         parser.error(f"--run_mode {args.run_mode}: pycoll runs collective jobs only (paddle's "

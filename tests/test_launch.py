@@ -311,3 +311,19 @@ def test_a_job_mpi_ended_without_a_ranks_word_points_at_pycoll_check(tmp_path):
     failed = _jobdir.failure(str(tmp_path), 142, 2)
     assert failed.rank is None and failed.status == 142 and not failed.reported
     assert "exit status 142 and no rank said why" in failed.text and "PYCOLL_CHECK=1" in failed.text
+
+
+def test_failed_logs_show_any_of_pycolls_reasons_for_ending_a_job(tmp_path, capsys):
+    """Under --log_dir the ranks' words are in their logs only: the launcher shows the end of each
+    log that tells why the job ended, a watchdog verdict as well as a traceback (a probe saw a
+    stall-notice verdict or 'left the job' shown nowhere)."""
+    from pycoll.distributed.launch.logs import prepare_logs, show_failed_logs
+
+    starts = prepare_logs(str(tmp_path), 0, 2, overwrite=False)
+    (tmp_path / "workerlog.0").write_text("step 1\npycoll.CollectiveError: all_reduce #4 on world (ranks [0, 1]) "
+                                          "cannot complete: rank(s) [1] left the job (exited); stopping the job\n")
+    (tmp_path / "workerlog.1").write_text("step 1\nstep 2\n")
+    show_failed_logs(starts)
+    shown = capsys.readouterr().err
+    assert f"the end of {tmp_path / 'workerlog.0'}" in shown and "left the job (exited)" in shown
+    assert "workerlog.1" not in shown

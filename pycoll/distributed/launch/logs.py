@@ -28,7 +28,9 @@ def prepare_logs(log_dir: Optional[str], node_rank: int, nproc_per_node: int, ov
 
 def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
     """The last ``tail`` lines this job wrote in each rank log of ``starts`` (log -> where the
-    job's part starts) that tells of a failure."""
+    job's part starts) that tells of a failure: a traceback, or any of pycoll's reasons for
+    ending a job (each ends "...; stopping the job": a rank's failure, the watchdog's verdicts,
+    a peer that left, a timeout)."""
     for path, start in sorted(starts.items()):
         try:
             with open(path, errors="replace") as f:
@@ -36,7 +38,7 @@ def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
                 lines = f.read().splitlines()
         except OSError:
             continue
-        if any("Traceback" in line or "failed; stopping the job" in line for line in lines):
+        if any("Traceback" in line or "stopping the job" in line for line in lines):  # pycoll's ends say so
             sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
 
 
