@@ -26,7 +26,7 @@ from pycoll._logging import logger
 from pycoll.distributed import _jobdir
 from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank, mpi_running
 
-_FORWARD_S = 0.2
+FORWARD_S = 0.2  # a pause before ending the job, so that what a rank just wrote reaches the output first
 _ABORT_WAIT_S = 5.0  # how long MPI's launcher may take to end a rank that asked it to
 _hooks_installed = False
 _broken = False
@@ -66,7 +66,7 @@ def abort_before_mpi(code: int) -> None:
     fd = launcher_connection()
     if fd is None:
         return
-    time.sleep(_FORWARD_S)  # as before MPI_Abort: let what this rank just wrote arrive first
+    time.sleep(FORWARD_S)  # as before MPI_Abort: let what this rank just wrote arrive first
     try:
         os.write(fd, f"cmd=abort exitcode={code}\n".encode())
     except OSError:
@@ -91,7 +91,7 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
         if MPI.COMM_WORLD.Get_size() > 1:
             # MPI_Abort tears the job down at once, racing the launcher's forwarding of what this
             # rank just wrote; a moment's pause lets the traceback reach the user
-            time.sleep(_FORWARD_S)
+            time.sleep(FORWARD_S)
             MPI.COMM_WORLD.Abort(code)
     elif (first_int(MPI_SIZE_VARS) or 1) > 1:
         abort_before_mpi(code)

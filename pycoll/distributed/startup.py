@@ -21,7 +21,7 @@ import sys
 from typing import Iterator, Optional
 
 from pycoll.distributed import _jobdir
-from pycoll.distributed._failure import launcher_connection
+from pycoll.distributed._failure import FORWARD_S, launcher_connection
 from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank, mpi_running
 
 # The guard: watches its stdin (a pipe from the rank) for at most TIMEOUT seconds, and the job
@@ -33,8 +33,9 @@ from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank
 # fast, whatever the rank has imported.
 _GUARD = r"""
 import json, os, select, signal, sys, time
-pid, timeout, rank, world, job_dir, pmi_fd = (int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]),
-                                              int(sys.argv[4]), sys.argv[5], int(sys.argv[6]))
+pid, timeout, rank, world, job_dir, pmi_fd, forward = (int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]),
+                                                       int(sys.argv[4]), sys.argv[5], int(sys.argv[6]),
+                                                       float(sys.argv[7]))
 def marked(kind):
     try:
         names = set(os.listdir(job_dir)) if job_dir else ()
@@ -65,6 +66,7 @@ if job_dir and not os.path.exists(os.path.join(job_dir, f"failed.{rank}")):
     with open(os.path.join(job_dir, f"failed.{rank}.tmp"), "w") as out:
         json.dump({"status": 1, "text": text}, out)
     os.replace(os.path.join(job_dir, f"failed.{rank}.tmp"), os.path.join(job_dir, f"failed.{rank}"))
+time.sleep(forward)  # as before MPI_Abort: let the message reach the launcher's output first
 try:
     os.write(pmi_fd, b"cmd=abort exitcode=1\n")
     if select.select([0], [], [], 5)[0]:  # end of file: the launcher has ended the rank
@@ -80,7 +82,7 @@ def _start_guard(rank: int, world: int, timeout: float) -> subprocess.Popen:
     pmi_fd = launcher_connection()
     return subprocess.Popen(
         [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), repr(timeout), str(rank), str(world),
-         _jobdir.folder() or "", str(-1 if pmi_fd is None else pmi_fd)],
+         _jobdir.folder() or "", str(-1 if pmi_fd is None else pmi_fd), repr(FORWARD_S)],
         stdin=subprocess.PIPE, env=env, close_fds=True, pass_fds=() if pmi_fd is None else (pmi_fd,))
 
 
