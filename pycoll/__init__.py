@@ -30,6 +30,8 @@ from pycoll.unary_ops import (acos, acos_, acosh, acosh_, asin, asin_, asinh, as
                               logit_, nan_to_num, nan_to_num_, neg, neg_, negative, rad2deg, reciprocal, round, rsqrt,
                               sgn, sign, sin, sin_, sinh, sinh_, tan, tan_, trunc, trunc_)
 from pycoll.binary_ops import atan2, clamp, fmax, fmin, heaviside, hypot, hypot_, lerp, logaddexp
+from pycoll.special_ops import (copysign, copysign_, cumulative_trapezoid, gammaln, gammaln_, gcd, gcd_, lcm, lcm_,
+                                polygamma, polygamma_, renorm, renorm_, signbit, sinc, sinc_, stanh, unflatten, vander)
 from pycoll.logic_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal_all, greater_equal, greater_than,
                               is_complex, is_empty, is_floating_point, is_integer, isclose, less_equal, less_than,
                               logical_and, logical_not, logical_or, logical_xor, not_equal)
