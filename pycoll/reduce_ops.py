@@ -7,7 +7,7 @@ and bfloat16 accumulate in float32 (`_promotion.accumulates_in_float32`).
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from pycoll import math_ops
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
@@ -140,28 +140,34 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     return op_output(out, lambda g: (g.reshape(kept) * xp.exp(a - full),), x)
 
 
+def trapezoid_terms(y: Any, x: Any, dx: Optional[float], axis: int, fn: str) -> Tuple[Tensor, int, float]:
+    """The trapezoidal rule's terms of y along `axis` (each interval's (y1 + y0), times its width
+    when `x` gives the sample points: 1-D of y's length there, or y's shape), that axis, and the
+    factor (dx / 2, or 1 / 2 with x) that makes their sum the integral (``trapezoid``) or their
+    running sum the running integral (``cumulative_trapezoid``)."""
+    if x is not None and dx is not None:
+        raise ValueError(f"{fn}: give x or dx, not both")
+    y = as_tensor(y)
+    ax = axis_arg(axis, y.ndim)
+    lead = (slice(None),) * ax
+    pairs = math_ops.add(y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)])
+    if x is None:
+        return pairs, ax, 0.5 * (1.0 if dx is None else dx)
+    x = as_tensor(x)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[ax]:
+            raise ValueError(f"{fn}: x has {x.shape[0]} points, y has {y.shape[ax]} along axis {axis}")
+        x = x.reshape([-1 if i == ax else 1 for i in range(y.ndim)])
+    steps = math_ops.subtract(x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)])
+    return math_ops.multiply(pairs, steps), ax, 0.5
+
+
 def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None, axis: int = -1,
               name: Optional[str] = None) -> Tensor:
     """The trapezoidal rule's integral of y along `axis`: at the sample points `x` (a 1-D tensor
     of y's length there, or y's shape), or spaced `dx` apart (default 1); not both."""
-    if x is not None and dx is not None:
-        raise ValueError("trapezoid: give x or dx, not both")
-    y = as_tensor(y)
-    ax = axis_arg(axis, y.ndim)
-    lead = (slice(None),) * ax
-    later, earlier = y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)]
-    if x is None:
-        return math_ops.multiply(math_ops.sum(math_ops.add(later, earlier), axis=ax), 0.5 * (1.0 if dx is None else dx))
-    x = as_tensor(x)
-    if x.ndim == 1:
-        if x.shape[0] != y.shape[ax]:
-            raise ValueError(f"trapezoid: x has {x.shape[0]} points, y has {y.shape[ax]} along axis {axis}")
-        x = x.reshape([-1 if i == ax else 1 for i in range(y.ndim)])
-        xl = (slice(None),) * ax
-    else:
-        xl = lead
-    steps = math_ops.subtract(x[xl + (slice(1, None),)], x[xl + (slice(None, -1),)])
-    return math_ops.multiply(math_ops.sum(math_ops.multiply(math_ops.add(later, earlier), steps), axis=ax), 0.5)
+    terms, ax, factor = trapezoid_terms(y, x, dx, axis, "trapezoid")
+    return math_ops.multiply(math_ops.sum(terms, axis=ax), factor)
 
 
 def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:

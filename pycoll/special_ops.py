@@ -21,7 +21,8 @@ from pycoll.binary_ops import _binary
 from pycoll.device import array_module
 from pycoll.inplace_ops import in_place
 from pycoll.math_ops import binary_operands
-from pycoll.reduce_ops import cumsum
+from pycoll.dtypes import is_floating
+from pycoll.reduce_ops import cumsum, trapezoid_terms
 from pycoll.shape_ops import axis_arg, plain_ints, reshape
 from pycoll.tensor import Tensor
 from pycoll.unary_ops import _float_op
@@ -208,23 +209,10 @@ def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[flo
                          name: Optional[str] = None) -> Tensor:
     """The running trapezoidal integral of y along `axis` (one element shorter there): at the
     sample points `x` (1-D of y's length there, or y's shape), or `dx` apart (default 1)."""
-    if x is not None and dx is not None:
-        raise ValueError("cumulative_trapezoid: give x or dx, not both")
-    y = as_tensor(y)
-    if y.dtype.kind != "f":
-        raise TypeError(f"cumulative_trapezoid: y must be a floating-point tensor, got {y.dtype}")
-    ax = axis_arg(axis, y.ndim)
-    lead = (slice(None),) * ax
-    pairs = math_ops.add(y[lead + (slice(1, None),)], y[lead + (slice(None, -1),)])
-    if x is None:
-        return math_ops.multiply(cumsum(pairs, axis=ax), 0.5 * (1.0 if dx is None else dx))
-    x = as_tensor(x)
-    if x.ndim == 1:
-        if x.shape[0] != y.shape[ax]:
-            raise ValueError(f"cumulative_trapezoid: x has {x.shape[0]} points, y has {y.shape[ax]} along axis {axis}")
-        x = x.reshape([-1 if i == ax else 1 for i in range(y.ndim)])
-    steps = math_ops.subtract(x[lead + (slice(1, None),)], x[lead + (slice(None, -1),)])
-    return math_ops.multiply(cumsum(math_ops.multiply(pairs, steps), axis=ax), 0.5)
+    if not is_floating(as_tensor(y).dtype):
+        raise TypeError(f"cumulative_trapezoid: y must be a floating-point tensor, got {as_tensor(y).dtype}")
+    terms, ax, factor = trapezoid_terms(y, x, dx, axis, "cumulative_trapezoid")
+    return math_ops.multiply(cumsum(terms, axis=ax), factor)
 
 
 _OPS = {"copysign": copysign, "signbit": signbit, "sinc": sinc, "gcd": gcd, "lcm": lcm, "polygamma": polygamma,
