@@ -297,24 +297,26 @@ def flatten_(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional
     return in_place(x, "flatten_", lambda: shape_ops.flatten(x, start_axis, stop_axis), keep_shape=False)
 
 
-# paddle's in-place forms of ops that pycoll has as Tensor methods: ``x.tanh_()`` is
-# ``in_place(x, x.tanh())``. The op is looked up on Tensor when called, so its module (which may
-# import this one) need not be imported here.
+def in_place_form(name: str, op: Optional[Callable[..., Tensor]] = None) -> Callable[..., Tensor]:
+    """paddle's in-place form ``name_`` of op ``name``: ``x.name_(...)`` is ``in_place(x,
+    op(x, ...))``. Without ``op``, the Tensor method ``name``, looked up when called, so that its
+    module (which may import this one) need not be imported here."""
+    def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        fn = op if op is not None else getattr(Tensor, name)
+        return in_place(x, name + "_", lambda: fn(x, *args, **kwargs))
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = f"In place: x = {name}(x, ...) (see ``pycoll.{name}`` for the arguments)."
+    return method
+
+
+# in-place forms of ops that pycoll has as Tensor methods: ``x.tanh_()`` is ``in_place(x, x.tanh())``
 _SIMPLE = ("abs", "tanh", "sigmoid", "square", "log", "pow", "floor_divide", "remainder", "mod", "floor_mod",
            "tril", "triu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum")
 
 
-def _simple_in_place(base: str) -> Callable[..., Tensor]:
-    def op(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return in_place(x, base + "_", lambda: getattr(Tensor, base)(x, *args, **kwargs))
-    op.__name__ = op.__qualname__ = base + "_"
-    op.__doc__ = f"x = x.{base}(...), in place (see ``pycoll.{base}`` for the arguments)."
-    return op
-
-
 for _fn in (zero_, fill_, scale_, add_, subtract_, multiply_, divide_, clip_, exp_, sqrt_, uniform_, normal_,
             copy_, increment, masked_fill_, unsqueeze_, squeeze_, reshape_, flatten_,
-            *(_simple_in_place(base) for base in _SIMPLE)):
+            *(in_place_form(base) for base in _SIMPLE)):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
 Tensor.__setitem__ = setitem

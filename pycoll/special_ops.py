@@ -19,7 +19,7 @@ from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.binary_ops import _binary
 from pycoll.device import array_module
-from pycoll.inplace_ops import in_place
+from pycoll.inplace_ops import in_place_form
 from pycoll.math_ops import binary_operands
 from pycoll.dtypes import is_floating
 from pycoll.reduce_ops import cumsum, trapezoid_terms
@@ -220,17 +220,7 @@ _OPS = {"copysign": copysign, "signbit": signbit, "sinc": sinc, "gcd": gcd, "lcm
         "cumulative_trapezoid": cumulative_trapezoid}
 
 
-def _in_place_form(fn_name: str) -> Any:
-    op = _OPS[fn_name]
-
-    def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return in_place(x, fn_name + "_", lambda: op(x, *args, **kwargs))
-    method.__name__ = method.__qualname__ = fn_name + "_"
-    method.__doc__ = f"In place: x = {fn_name}(x, ...)."
-    return method
-
-
-_IN_PLACE_OPS = {n + "_": _in_place_form(n) for n in "copysign sinc gcd lcm polygamma gammaln renorm".split()}
+_IN_PLACE_OPS = {n + "_": in_place_form(n, _OPS[n]) for n in "copysign sinc gcd lcm polygamma gammaln renorm".split()}
 copysign_, sinc_, gcd_, lcm_, polygamma_, gammaln_, renorm_ = _IN_PLACE_OPS.values()
 for _name, _fn in {**_OPS, **_IN_PLACE_OPS}.items():
     setattr(Tensor, _name, _fn)

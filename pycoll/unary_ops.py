@@ -17,7 +17,7 @@ from pycoll import _special
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
-from pycoll.inplace_ops import in_place
+from pycoll.inplace_ops import in_place_form
 from pycoll.tensor import Tensor
 
 Derivative = Callable[[Any, Any, Any], Any]  # (xp, input array, output array) -> d out / d in
@@ -173,17 +173,7 @@ _IN_PLACE = ("sin cos tan asin acos atan sinh cosh asinh acosh atanh log1p log2 
              "erf erfinv lgamma digamma ceil floor trunc neg frac round logit nan_to_num").split()
 
 
-def _in_place_form(fn_name: str) -> Callable[..., Tensor]:
-    op = _OPS[fn_name]
-
-    def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return in_place(x, fn_name + "_", lambda: op(x, *args, **kwargs))
-    method.__name__ = method.__qualname__ = fn_name + "_"
-    method.__doc__ = f"In place: x = {fn_name}(x) (an integer x takes the result's dtype)."
-    return method
-
-
-_IN_PLACE_OPS = {n + "_": _in_place_form(n) for n in _IN_PLACE}
+_IN_PLACE_OPS = {n + "_": in_place_form(n, _OPS[n]) for n in _IN_PLACE}
 (sin_, cos_, tan_, asin_, acos_, atan_, sinh_, cosh_, asinh_, acosh_, atanh_, log1p_, log2_, log10_, expm1_, rsqrt_,
  reciprocal_, erf_, erfinv_, lgamma_, digamma_, ceil_, floor_, trunc_, neg_, frac_, round_, logit_,
  nan_to_num_) = _IN_PLACE_OPS.values()
