@@ -8,7 +8,7 @@ align_corners). The op applies one matrix per axis and its gradient applies thei
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -152,24 +152,25 @@ def _factor(value: Any, name: str, fn: str) -> int:
     return value
 
 
-def _check_4d(x: Tensor, data_format: str, fn: str) -> None:
+def _shuffle_operand(x: Any, factor: int, factor_name: str, data_format: str,
+                     fn: str) -> Tuple[Tensor, int, int, int, int, int]:
+    """pixel_shuffle's and pixel_unshuffle's x, checked (4-D, NCHW or NHWC), their factor r,
+    and x's sizes n, c, h, w whatever its layout."""
+    r = _factor(factor, factor_name, fn)
+    x = as_tensor(x)
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"{fn}: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     if x.ndim != 4:
         raise ValueError(f"{fn}: x must be 4-D, got shape {x.shape}")
+    n, c, h, w = x.shape if data_format == "NCHW" else [x.shape[i] for i in (0, 3, 1, 2)]
+    return x, r, n, c, h, w
 
 
 def pixel_shuffle(x: Tensor, upscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """[N, C * r * r, H, W] -> [N, C, H * r, W * r]: channel c * r * r + i * r + j of pixel
     (h, w) goes to pixel (h * r + i, w * r + j) of channel c (NHWC alike)."""
     fn = "pixel_shuffle"
-    r = _factor(upscale_factor, "upscale_factor", fn)
-    x = as_tensor(x)
-    _check_4d(x, data_format, fn)
-    if data_format == "NCHW":
-        n, c, h, w = x.shape
-    else:
-        n, h, w, c = x.shape
+    x, r, n, c, h, w = _shuffle_operand(x, upscale_factor, "upscale_factor", data_format, fn)
     if c % (r * r):
         raise ValueError(f"{fn}: the {c} channels must be divisible by upscale_factor ** 2 = {r * r}")
     c //= r * r
@@ -184,13 +185,7 @@ def pixel_unshuffle(x: Tensor, downscale_factor: int, data_format: str = "NCHW",
                     name: Optional[str] = None) -> Tensor:
     """The inverse of pixel_shuffle: [N, C, H * r, W * r] -> [N, C * r * r, H, W]."""
     fn = "pixel_unshuffle"
-    r = _factor(downscale_factor, "downscale_factor", fn)
-    x = as_tensor(x)
-    _check_4d(x, data_format, fn)
-    if data_format == "NCHW":
-        n, c, h, w = x.shape
-    else:
-        n, h, w, c = x.shape
+    x, r, n, c, h, w = _shuffle_operand(x, downscale_factor, "downscale_factor", data_format, fn)
     if h % r or w % r:
         raise ValueError(f"{fn}: the spatial sizes {[h, w]} must be divisible by downscale_factor = {r}")
     h, w = h // r, w // r
