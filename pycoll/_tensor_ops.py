@@ -94,6 +94,15 @@ def as_tensor(x: Any) -> Tensor:
     raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
 
 
+def delivered(result: Tensor, out: Any, fn: str = "out") -> Tensor:
+    """`result`, its values also written into paddle's ``out`` tensor when one is given."""
+    if out is not None:
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn}: out must be a Tensor or None, got {type(out).__name__}")
+        out.set_value(result.detach())
+    return result
+
+
 def one_number(value: Any, name: str) -> Any:
     """``value``, or the number a one-element Tensor holds (paddle takes those where it takes a
     number: clip's bounds, Adam's betas); ValueError naming ``name`` for a larger Tensor."""

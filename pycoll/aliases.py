@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional, Sequence
 
+from pycoll._tensor_ops import delivered
 from pycoll.dtypes import DTypeLike
 from pycoll.elementwise_ops import equal
 from pycoll.logic_ops import greater_equal, greater_than, less_equal, less_than, not_equal
@@ -25,12 +26,8 @@ newaxis = None
 
 def _into(result: Tensor, out: Optional[Tensor], fn: str) -> Tensor:
     """`result`, copied into `out` (and `out` returned) when given."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{fn}: out must be a Tensor or None, got {type(out).__name__}")
-    out.set_value(result.detach())
-    return out
+    delivered(result, out, fn)
+    return result if out is None else out
 
 
 def cat(x: Sequence[Tensor], axis: Any = 0, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:

@@ -12,13 +12,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pycoll import math_ops
-from pycoll._tensor_ops import needs_grad, op_output
+from pycoll._tensor_ops import delivered, needs_grad, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import float64
 from pycoll.inplace_ops import clip_, in_place
 from pycoll.math_ops import binary_operands, grad_for, grad_meta
 from pycoll.tensor import Tensor
-from pycoll.unary_ops import delivered
 
 Partials = Callable[[Any, Any, Any, Any], tuple]  # (xp, xa, ya, out) -> (d out/dx, d out/dy)
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, value_output
+from pycoll._tensor_ops import as_tensor, delivered, value_output
 from pycoll.device import array_module, is_array, to_module
 from pycoll.tensor import Tensor, wrap
 
@@ -92,10 +92,7 @@ def _shift(x: Any, y: Any, fn_name: str, left: bool, is_arithmetic: bool, out: O
         unsigned = np.dtype(f"u{xa.dtype.itemsize}")
         result, fill = xp.right_shift(xa.view(unsigned), count.view(unsigned)).view(xa.dtype), 0
     result = xp.where(beyond, fill, result).astype(xa.dtype, copy=False)
-    out_tensor = value_output(result, fn_name, x, y)
-    if out is not None:
-        out.set_value(out_tensor)
-    return out_tensor
+    return delivered(value_output(result, fn_name, x, y), out, fn_name)
 
 
 def bitwise_left_shift(x: Any, y: Any, is_arithmetic: bool = True, out: Optional[Tensor] = None,

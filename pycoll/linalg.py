@@ -17,7 +17,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll import math_ops, shape_ops
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
@@ -57,7 +57,7 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
             result = _matrix_norm(x, p, axis, keepdim)
         else:
             result = _vector_norm(x, float(p), axis, keepdim)
-    return _delivered(result, out)
+    return delivered(result, out)
 
 
 @accumulates_in_float32
@@ -69,7 +69,7 @@ def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None]
     x = _floating(x, dtype, "vector_norm")
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise TypeError(f"vector_norm: p must be a number, got {type(p).__name__}")
-    return _delivered(_vector_norm(x, float(p), axis, keepdim), out)
+    return delivered(_vector_norm(x, float(p), axis, keepdim), out)
 
 
 @accumulates_in_float32
@@ -88,13 +88,6 @@ def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
     if not is_floating(x.dtype):
         raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x.dtype}")
     return x
-
-
-def _delivered(result: Tensor, out: Optional[Tensor]) -> Tensor:
-    """`result`, also copied into `out` when given."""
-    if out is not None:
-        out.set_value(result.detach())
-    return result
 
 
 def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:

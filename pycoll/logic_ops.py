@@ -12,10 +12,9 @@ import operator
 from typing import Any, Callable, Optional
 
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, operand, value_output
+from pycoll._tensor_ops import as_tensor, delivered, operand, value_output
 from pycoll.device import array_module, to_module
 from pycoll.tensor import Tensor
-from pycoll.unary_ops import delivered
 
 
 def _comparison(fn_name: str, compare: Callable[[Any, Any], Any], doc: str) -> Callable[..., Tensor]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from pycoll import math_ops, shape_ops
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module, to_module
 from pycoll.diag_ops import diagonal
 from pycoll.dtypes import default_float
@@ -89,10 +89,8 @@ def solve(x: Tensor, y: Tensor, left: bool = True, name: Optional[str] = None, *
         if y.ndim < 2:
             raise ValueError(f"solve: with left=False y must be matrices [..., K, M], got shape {y.shape}")
         result = _swap(_solve_left(_swap(x), _swap(y)))
-    if out is not None:
-        out.set_value(result.detach())
-        return out
-    return result
+    delivered(result, out, "solve")
+    return result if out is None else out
 
 
 def _swap(t: Tensor) -> Tensor:

@@ -15,19 +15,12 @@ import numpy as np
 
 from pycoll import _special
 from pycoll._promotion import floating
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module
 from pycoll.inplace_ops import in_place_form
 from pycoll.tensor import Tensor
 
 Derivative = Callable[[Any, Any, Any], Any]  # (xp, input array, output array) -> d out / d in
-
-
-def delivered(result: Tensor, out: Optional[Tensor]) -> Tensor:
-    """`result`, also copied into paddle's ``out`` tensor when one is given."""
-    if out is not None:
-        out.set_value(result.detach())
-    return result
 
 
 def _float_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Derivative,
