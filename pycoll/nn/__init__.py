@@ -25,6 +25,8 @@ from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, Gr
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
                                AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
+from pycoll.nn.rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN
+from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell
 from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2D,
                                 UpsamplingNearest2D)
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
@@ -44,7 +46,8 @@ __all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAtt
            "Hardtanh", "Hardsigmoid", "Hardshrink", "Softshrink", "Softsign", "Tanhshrink", "ThresholdedReLU", "CELU",
            "SELU", "LogSigmoid", "GLU", "Maxout", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D",
            "PixelShuffle", "PixelUnshuffle", "Conv1DTranspose", "Conv2DTranspose", "CosineSimilarity",
-           "PairwiseDistance", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss"]
+           "PairwiseDistance", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
+           "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,316 @@
+"""Recurrent networks with paddle 3.3.1's names and semantics: `RNN` and `BiRNN` (a cell run over
+the time steps) and the multi-layer `SimpleRNN`, `LSTM` and `GRU` (cells in `rnn_cells`).
+
+The loop calls the cell once per step, so gradients come from the cells' own ops. With
+`sequence_length`, a step past a sequence's length keeps that sequence's states (so the final
+states are those of its last valid step); a reverse pass runs the padded steps first, on the
+initial states, which is the same as starting at each sequence's last valid step.
+"""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+from pycoll.device import array_module, is_array, to_module
+from pycoll.nn._dropout_functional import dropout as dropout_op
+from pycoll.nn.attention import positive_int, probability
+from pycoll.nn.container import LayerList
+from pycoll.nn.layer import Layer
+from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell, flatten_structure, map_structure
+from pycoll.reshape_ops import unbind
+from pycoll.search_ops import where
+from pycoll.shape_ops import concat, split, squeeze, stack
+from pycoll.tensor import Tensor, wrap
+
+__all__ = ["RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
+
+States = Union[Tensor, Sequence[Any]]
+_BIDIRECTIONAL = ("bidirect", "bidirectional")
+# RNNBase's mode: the cell class and what it gets besides the sizes and attributes
+_CELLS = {"LSTM": (LSTMCell, {}), "GRU": (GRUCell, {}), "RNN_TANH": (SimpleRNNCell, {"activation": "tanh"}),
+          "RNN_RELU": (SimpleRNNCell, {"activation": "relu"})}
+
+
+def _check_sequence(inputs: Any, time_major: bool, fn: str) -> None:
+    if not isinstance(inputs, Tensor):
+        raise TypeError(f"{fn}: inputs must be a Tensor, got {type(inputs).__name__}")
+    if inputs.ndim < 3:
+        layout = "[time_steps, batch_size, input_size]" if time_major else "[batch_size, time_steps, input_size]"
+        raise ValueError(f"{fn}: inputs must be {layout}, got shape {inputs.shape}")
+
+
+def _valid_steps(sequence_length: Any, inputs: Tensor, time_major: bool, fn: str) -> Any:
+    """A bool array [time_steps, batch_size]: step t of sequence b is within its length."""
+    steps, batch = (inputs.shape[0], inputs.shape[1]) if time_major else (inputs.shape[1], inputs.shape[0])
+    lengths = sequence_length.array if isinstance(sequence_length, Tensor) else sequence_length
+    if isinstance(lengths, (list, tuple)):
+        lengths = array_module(inputs.array).asarray(lengths)
+    if not is_array(lengths) or lengths.dtype.kind not in "iu" or lengths.shape != (batch,):
+        got = f"shape {list(lengths.shape)}, dtype {lengths.dtype}" if is_array(lengths) else type(lengths).__name__
+        raise ValueError(f"{fn}: sequence_length must be an integer Tensor of shape [batch_size] = [{batch}], "
+                         f"got {got}")
+    xp = array_module(inputs.array)
+    return xp.arange(steps)[:, None] < to_module(lengths, xp)[None, :]
+
+
+def _keep_valid(valid: Any, new: Tensor, old: Tensor) -> Tensor:
+    """new where the step is valid (valid: bool [batch]), else old."""
+    return where(wrap(valid.reshape((-1,) + (1,) * (new.ndim - 1))), new, old)
+
+
+def _run(cell: Layer, inputs: Tensor, initial_states: Any, valid: Any, time_major: bool, is_reverse: bool,
+         **kwargs: Any) -> Tuple[Any, Any]:
+    """(outputs stacked along the time axis, final states) of `cell` over the steps of `inputs`."""
+    time_axis = 0 if time_major else 1
+    if initial_states is None:
+        initial_states = cell.get_initial_states(inputs, batch_dim_idx=1 - time_axis)
+    steps = [squeeze(s, time_axis) for s in split(inputs, inputs.shape[time_axis], axis=time_axis)]
+    order = range(len(steps) - 1, -1, -1) if is_reverse else range(len(steps))
+    states, outputs = initial_states, [None] * len(steps)
+    for t in order:
+        outputs[t], new_states = cell(steps[t], states, **kwargs)
+        if valid is not None:
+            new_states = map_structure(lambda new, old, v=valid[t]: _keep_valid(v, new, old), new_states, states)
+        states = new_states
+    return map_structure(lambda *per_step: stack(per_step, axis=time_axis), *outputs), states
+
+
+class RNN(Layer):
+    """Runs `cell` over the time steps of the inputs (backwards with is_reverse).
+
+    forward(inputs, initial_states=None, sequence_length=None, **kwargs) -> (outputs, final_states):
+    inputs [batch_size, time_steps, input_size] ([time_steps, batch_size, ...] if time_major),
+    outputs the cell's outputs stacked along the time axis, final_states shaped as the cell's
+    states. kwargs go to every cell call. Outputs past a sequence's length are what the cell
+    computed there (paddle does not zero them here).
+    """
+
+    def __init__(self, cell: RNNCellBase, is_reverse: bool = False, time_major: bool = False):
+        super().__init__("rnn")
+        if not isinstance(cell, Layer):
+            raise TypeError(f"RNN: cell must be an RNNCellBase (a Layer), got {type(cell).__name__}")
+        self.cell = cell
+        self.is_reverse = is_reverse
+        self.time_major = time_major
+
+    def forward(self, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None,
+                **kwargs: Any) -> Tuple[Any, Any]:
+        _check_sequence(inputs, self.time_major, "RNN")
+        valid = None if sequence_length is None else _valid_steps(sequence_length, inputs, self.time_major, "RNN")
+        return _run(self.cell, inputs, initial_states, valid, self.time_major, self.is_reverse, **kwargs)
+
+
+class BiRNN(Layer):
+    """cell_fw run forwards and cell_bw backwards over the same inputs, their outputs concatenated
+    along the last axis; final_states is (cell_fw's, cell_bw's). initial_states, if given, is such
+    a pair."""
+
+    def __init__(self, cell_fw: RNNCellBase, cell_bw: RNNCellBase, time_major: bool = False):
+        super().__init__("bi_rnn")
+        for name, cell in (("cell_fw", cell_fw), ("cell_bw", cell_bw)):
+            if not isinstance(cell, Layer):
+                raise TypeError(f"BiRNN: {name} must be an RNNCellBase (a Layer), got {type(cell).__name__}")
+        if cell_fw.input_size != cell_bw.input_size:
+            raise ValueError(f"BiRNN: the input_size of cell_fw ({cell_fw.input_size}) and of cell_bw "
+                             f"({cell_bw.input_size}) must be equal")
+        self.cell_fw = cell_fw
+        self.cell_bw = cell_bw
+        self.time_major = time_major
+
+    def forward(self, inputs: Tensor, initial_states: Optional[Sequence[Any]] = None, sequence_length: Any = None,
+                **kwargs: Any) -> Tuple[Tensor, Tuple[Any, Any]]:
+        _check_sequence(inputs, self.time_major, "BiRNN")
+        if initial_states is None:
+            initial_states = (None, None)
+        elif not isinstance(initial_states, (list, tuple)) or len(initial_states) != 2:
+            raise ValueError(f"BiRNN: initial_states must be a list/tuple of 2 (the states of cell_fw and "
+                             f"cell_bw), got {type(initial_states).__name__} of length "
+                             f"{len(initial_states) if isinstance(initial_states, (list, tuple)) else 1}")
+        valid = None if sequence_length is None else _valid_steps(sequence_length, inputs, self.time_major, "BiRNN")
+        out_fw, states_fw = _run(self.cell_fw, inputs, initial_states[0], valid, self.time_major, False, **kwargs)
+        out_bw, states_bw = _run(self.cell_bw, inputs, initial_states[1], valid, self.time_major, True, **kwargs)
+        outputs = map_structure(lambda f, b: concat([f, b], axis=-1), out_fw, out_bw)
+        return outputs, (states_fw, states_bw)
+
+
+class RNNBase(LayerList):
+    """What SimpleRNN, LSTM and GRU share: a list of `num_layers` RNN (or, bidirectional, BiRNN)
+    layers, `dropout` on the inputs of every layer but the first while training, and paddle's
+    packed states: [num_layers * num_directions, batch_size, size] (forward and backward
+    directions interleaved per layer; LSTM: a tuple (h, c)).
+
+    Parameters are also reachable as weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
+    (suffix _reverse for the backward direction), so state_dict() holds both these names and the
+    structured ones ('0.cell.weight_ih', '0.cell_fw.weight_ih'...), as paddle's does. paddle gives
+    those names to the parameters in order, four per cell (fewer with a False bias attr), so with
+    proj_size or a False bias attr they shift onto the next tensors exactly as in paddle 3.3.1; the
+    structured names always name the right tensor.
+
+    Past a sequence's length the outputs are zero, as paddle's fused rnn kernel makes them; an LSTM
+    with proj_size runs the cells as `RNN` does in paddle too, and there they are left as computed.
+    """
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 direction: str = "forward", time_major: bool = False, dropout: float = 0.0,
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, proj_size: int = 0):
+        super().__init__()
+        fn = type(self).__name__
+        if direction not in ("forward",) + _BIDIRECTIONAL:
+            raise ValueError(f"{fn}: direction must be 'forward', 'bidirect' or 'bidirectional', got {direction!r}")
+        self.mode = mode
+        self.input_size = positive_int(input_size, "input_size", fn)
+        self.hidden_size = positive_int(hidden_size, "hidden_size", fn)
+        self.num_layers = positive_int(num_layers, "num_layers", fn)
+        self.dropout = probability(dropout, "dropout", fn)
+        self.num_directions = 2 if direction in _BIDIRECTIONAL else 1
+        self.time_major = time_major
+        self.state_components = 2 if mode == "LSTM" else 1
+        self.proj_size = proj_size
+        if mode not in _CELLS:
+            raise ValueError(f"{fn}: mode must be one of {sorted(_CELLS)}, got {mode!r}")
+        cell_cls, extra = _CELLS[mode]
+        kwargs = dict(extra, weight_ih_attr=weight_ih_attr, weight_hh_attr=weight_hh_attr,
+                      bias_ih_attr=bias_ih_attr, bias_hh_attr=bias_hh_attr)
+        if proj_size:
+            if mode != "LSTM":
+                raise ValueError(f"{fn}: proj_size is for LSTM only, got proj_size={proj_size!r}")
+            kwargs["proj_size"] = proj_size
+        size = input_size
+        for _ in range(num_layers):
+            if self.num_directions == 2:
+                self.append(BiRNN(cell_cls(size, hidden_size, **kwargs), cell_cls(size, hidden_size, **kwargs),
+                                  time_major))
+            else:
+                self.append(RNN(cell_cls(size, hidden_size, **kwargs), False, time_major))
+            size = self.num_directions * (proj_size or hidden_size)
+        self._name_parameters(bias_ih_attr is not False, bias_hh_attr is not False)
+
+    def _name_parameters(self, bias_ih: bool, bias_hh: bool) -> None:
+        names = []
+        for layer in range(self.num_layers):
+            for suffix in ("", "_reverse")[:self.num_directions]:
+                names += [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
+                names += [f"bias_ih_l{layer}{suffix}"] if bias_ih else []
+                names += [f"bias_hh_l{layer}{suffix}"] if bias_hh else []
+        for name, param in zip(names, self.parameters()):
+            setattr(self, name, param)
+
+    def flatten_parameters(self) -> None:
+        """paddle packs the weights for cuDNN here; pycoll keeps each parameter apart: nothing to do."""
+
+    def _initial_states(self, initial_states: Any, batch: int, like: Tensor) -> Tuple[Tensor, ...]:
+        fn = type(self).__name__
+        count = self.num_layers * self.num_directions
+        sizes = ((self.proj_size or self.hidden_size), self.hidden_size)[:self.state_components]
+        if initial_states is None:
+            xp = array_module(like.array)
+            return tuple(wrap(xp.zeros((count, batch, size), dtype=like.dtype)) for size in sizes)
+        if self.state_components == 1:
+            parts = (initial_states,)
+        elif isinstance(initial_states, (list, tuple)) and len(initial_states) == 2:
+            parts = tuple(initial_states)
+        else:
+            raise ValueError(f"{fn}: initial_states must be a list/tuple (h, c), got {type(initial_states).__name__}")
+        for part, size, name in zip(parts, sizes, ("h", "c")):
+            want = [count, batch, size]
+            if not isinstance(part, Tensor) or part.shape != want:
+                got = f"shape {part.shape}" if isinstance(part, Tensor) else type(part).__name__
+                label = f"initial_states ({name})" if self.state_components == 2 else "initial_states"
+                raise ValueError(f"{fn}: {label} must be a Tensor of shape [num_layers * num_directions, "
+                                 f"batch_size, {'hidden_size' if size == self.hidden_size else 'proj_size'}] "
+                                 f"= {want}, got {got}")
+        return parts
+
+    def _layer_states(self, parts: Tuple[Tensor, ...]) -> List[Any]:
+        """The packed states cut into what each layer (RNN or BiRNN) takes."""
+        per_cell = list(zip(*(unbind(p) for p in parts)))
+        per_cell = [cell[0] if self.state_components == 1 else cell for cell in per_cell]
+        if self.num_directions == 1:
+            return per_cell
+        return [(per_cell[2 * i], per_cell[2 * i + 1]) for i in range(self.num_layers)]
+
+    def forward(self, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None
+                ) -> Tuple[Tensor, Any]:
+        fn = type(self).__name__
+        _check_sequence(inputs, self.time_major, fn)
+        if inputs.ndim != 3 or inputs.shape[-1] != self.input_size:
+            raise ValueError(f"{fn}: inputs must be a 3-D Tensor whose last dimension is input_size "
+                             f"({self.input_size}), got shape {inputs.shape}")
+        batch = inputs.shape[1 if self.time_major else 0]
+        states = self._layer_states(self._initial_states(initial_states, batch, inputs))
+        zero_padding = None
+        if sequence_length is not None and not self.proj_size:
+            valid = _valid_steps(sequence_length, inputs, self.time_major, fn)
+            zero_padding = wrap((valid if self.time_major else valid.T)[..., None].astype(inputs.dtype))
+        finals = []
+        for i, layer in enumerate(self):
+            if i > 0:
+                inputs = dropout_op(inputs, self.dropout, training=self.training, mode="upscale_in_train")
+            inputs, final = layer(inputs, states[i], sequence_length)
+            if zero_padding is not None:
+                inputs = inputs * zero_padding
+            finals.append(final)
+        leaves = flatten_structure(finals)
+        packed = tuple(stack(leaves[j::self.state_components]) for j in range(self.state_components))
+        return inputs, packed if self.state_components == 2 else packed[0]
+
+    def extra_repr(self) -> str:
+        text = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            text += f", num_layers={self.num_layers}"
+        if self.time_major:
+            text += f", time_major={self.time_major}"
+        if self.dropout != 0:
+            text += f", dropout={self.dropout}"
+        return text
+
+
+class SimpleRNN(RNNBase):
+    """Multi-layer Elman network (SimpleRNNCell per layer and direction).
+
+    forward(inputs, initial_states=None [L*D, batch, hidden_size], sequence_length=None)
+    -> (outputs [batch, time, D*hidden_size] (time first if time_major), final_states [L*D, batch,
+    hidden_size]).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
+                 time_major: bool = False, dropout: float = 0.0, activation: str = "tanh",
+                 weight_ih_attr: Any = None, weight_hh_attr: Any = None, bias_ih_attr: Any = None,
+                 bias_hh_attr: Any = None, name: Optional[str] = None):
+        if activation not in ("tanh", "relu"):
+            raise ValueError(f"SimpleRNN: activation must be 'tanh' or 'relu', got {activation!r}")
+        super().__init__("RNN_TANH" if activation == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         direction, time_major, dropout, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
+        self.activation = activation
+
+
+class LSTM(RNNBase):
+    """Multi-layer LSTM (LSTMCell per layer and direction; proj_size projects each h).
+
+    forward(inputs, initial_states=None (h, c), sequence_length=None) -> (outputs, (h, c)): h
+    [L*D, batch, proj_size or hidden_size], c [L*D, batch, hidden_size]; outputs
+    [batch, time, D*(proj_size or hidden_size)] (time first if time_major).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
+                 time_major: bool = False, dropout: float = 0.0, weight_ih_attr: Any = None,
+                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
+                 proj_size: int = 0, name: Optional[str] = None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr, proj_size)
+
+
+class GRU(RNNBase):
+    """Multi-layer GRU (GRUCell per layer and direction).
+
+    forward(inputs, initial_states=None [L*D, batch, hidden_size], sequence_length=None)
+    -> (outputs [batch, time, D*hidden_size] (time first if time_major), final_states [L*D, batch,
+    hidden_size]).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, direction: str = "forward",
+                 time_major: bool = False, dropout: float = 0.0, weight_ih_attr: Any = None,
+                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
+                 name: Optional[str] = None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, direction, time_major, dropout,
+                         weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr)
