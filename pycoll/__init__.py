@@ -91,7 +91,7 @@ def disable_static(place: Any = None) -> None:
 # side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
 # and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
-_LAZY = ("DataParallel", "io", "distributed", "bfloat16")
+_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "callbacks", "hapi")
 
 
 def __getattr__(name: str) -> Any:
@@ -101,6 +101,10 @@ def __getattr__(name: str) -> Any:
         import pycoll.io as value
     elif name == "distributed":  # `import paddle; paddle.distributed.init_parallel_env()`
         import pycoll.distributed as value
+    elif name in ("Model", "summary", "callbacks", "hapi"):  # paddle's high-level API, on the parallel layer
+        import pycoll.hapi as hapi
+
+        value = hapi if name == "hapi" else getattr(hapi, name)
     elif name == "bfloat16":  # ml_dtypes', imported only when asked for
         from pycoll.dtypes import bfloat16
         value = bfloat16()
