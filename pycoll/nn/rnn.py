@@ -36,6 +36,8 @@ def _check_sequence(inputs: Any, time_major: bool, fn: str) -> None:
     if inputs.ndim < 3:
         layout = "[time_steps, batch_size, input_size]" if time_major else "[batch_size, time_steps, input_size]"
         raise ValueError(f"{fn}: inputs must be {layout}, got shape {inputs.shape}")
+    if inputs.shape[0 if time_major else 1] == 0:
+        raise ValueError(f"{fn}: inputs must have at least one time step, got shape {inputs.shape}")
 
 
 def _valid_steps(sequence_length: Any, inputs: Tensor, time_major: bool, fn: str) -> Any:

@@ -91,8 +91,8 @@ class RNNCellBase(Layer):
         full_shapes = _map_shapes(lambda s: [batch] + list(s[1:] if s and s[0] == -1 else s), shapes)
         if len(dtypes) == 1:
             one = convert_dtype(dtypes[0])
-            return _map_shapes(lambda s: wrap(xp.full(s, init_value, dtype=one)), full_shapes)
-        return map_structure(lambda s, d: wrap(xp.full(s, init_value, dtype=convert_dtype(d))),
+            return _map_shapes(lambda s: wrap(xp.full(tuple(s), init_value, dtype=one)), full_shapes)
+        return map_structure(lambda s, d: wrap(xp.full(tuple(s), init_value, dtype=convert_dtype(d))),
                              full_shapes, dtype)
 
     @property
