@@ -209,7 +209,8 @@ class Model:
     def predict(self, test_data: Any, batch_size: int = 1, num_workers: int = 0, stack_outputs: bool = False,
                 verbose: int = 1, callbacks: Callbacks = None) -> List[Any]:
         """The network's outputs on ``test_data``: one entry per output, each a tuple of every
-        batch's NumPy array, or with ``stack_outputs`` those arrays stacked into one. On several
+        batch's NumPy array, or with ``stack_outputs`` those arrays joined into one (an output of
+        shape [batch, X] gives [samples, X]; of shape [batch], [samples]). On several
         ranks each rank predicts its share (on GPUs every rank gets every rank's, as in paddle)."""
         test_loader = make_loader(test_data, _positive_int(batch_size, "batch_size"), num_workers=num_workers)
         self._test_dataloader = test_loader
@@ -219,8 +220,8 @@ class Model:
         cbks.on_begin("predict", logs)
         logs, outputs = run_epoch(self, test_loader, cbks, "predict")
         outputs = list(zip(*outputs))
-        if stack_outputs:
-            outputs = [np.vstack(outs) for outs in outputs]
+        if stack_outputs:  # along the batch axis (paddle's np.vstack, which fails for 1-D outputs)
+            outputs = [np.concatenate(outs, axis=0) for outs in outputs]
         self._test_dataloader = None
         cbks.on_end("predict", logs)
         return outputs
