@@ -348,9 +348,9 @@ def test_progress_bar_prints_paddles_numbers(capsys):
     values = [("loss", [0.00012]), ("acc", 0.5), ("n", 7), ("x", [np.float32(2.5), 3])]
     ProgressBar(num=None, verbose=2).update(3, values)
     ProgressBar(num=12, verbose=2).update(3, values)
-    assert screen(capsys.readouterr().out) == ["step   3 - loss: 1.2000e-04 - acc: 0.5000 - n: 7 - x: 2.5000 3 - T/step",
-                                               "step  3/12 - loss: 1.2000e-04 - acc: 0.5000 - n: 7 - x: 2.5000 3 - "
-                                               "T/step"]
+    assert screen(capsys.readouterr().out) == [
+        "step   3 - loss: 1.2000e-04 - acc: 0.5000 - n: 7 - x: 2.5000 3 - T/step",
+        "step  3/12 - loss: 1.2000e-04 - acc: 0.5000 - n: 7 - x: 2.5000 3 - T/step"]
 
 
 # -- wrong use ------------------------------------------------------------------------------------
@@ -372,6 +372,8 @@ def test_wrong_arguments_are_refused_by_name():
         model.fit(Pairs(4, 1), batch_size=0)
     with pytest.raises(ValueError, match="two sizes"):
         model.fit(Pairs(4, 1), batch_size=[1, 2, 3])
+    with pytest.raises(ValueError, match="eval_data must be given"):
+        model.evaluate(None)
     with pytest.raises(ValueError, match="num_iters=0"):
         model.evaluate(Pairs(4, 1), num_iters=0)
     with pytest.raises(NotImplementedError, match="training=False"):

@@ -141,7 +141,7 @@ class Model:
         ``batch_size`` may be ``[train, eval]``. The optimizer steps every
         ``accumulate_grad_batches`` batches; ``num_iters`` ends training after that many steps.
         A callback may end it by setting ``model.stop_training`` (on several ranks, one rank's
-        stop ends every rank's training after that epoch)."""
+        stop ends every rank's training after that epoch); each ``fit`` starts with it False."""
         if train_data is None:
             raise ValueError("train_data must be given!")
         if isinstance(batch_size, (list, tuple)):
@@ -191,6 +191,8 @@ class Model:
         """Evaluate on ``eval_data`` (a Dataset or a DataLoader): ``{'loss': [last batch's loss],
         <metric name>: value over every sample seen, ...}``. On several ranks the metrics cover
         the whole set; the loss is this rank's last batch's."""
+        if eval_data is None:
+            raise ValueError("eval_data must be given: a Dataset or a DataLoader")
         _positive_int(log_freq, "log_freq")
         eval_loader = make_loader(eval_data, _positive_int(batch_size, "batch_size"), num_workers=num_workers)
         self._test_dataloader = eval_loader
@@ -212,6 +214,8 @@ class Model:
         batch's NumPy array, or with ``stack_outputs`` those arrays joined into one (an output of
         shape [batch, X] gives [samples, X]; of shape [batch], [samples]). On several
         ranks each rank predicts its share (on GPUs every rank gets every rank's, as in paddle)."""
+        if test_data is None:
+            raise ValueError("test_data must be given: a Dataset or a DataLoader")
         test_loader = make_loader(test_data, _positive_int(batch_size, "batch_size"), num_workers=num_workers)
         self._test_dataloader = test_loader
         self._iters_left = None

@@ -205,7 +205,8 @@ def summary_string(model: Layer, input_size: Any = None, dtypes: Any = None,
     text += "=" * table_width + "\n"
     text += f"Total params: {total:,}\nTrainable params: {trainable:,}\nNon-trainable params: {total - trainable:,}\n"
     text += "-" * table_width + "\n"
+    total_mb = input_mb + output_mb + params_mb
     text += (f"Input size (MB): {input_mb:0.2f}\nForward/backward pass size (MB): {output_mb:0.2f}\n"
-             f"Params size (MB): {params_mb:0.2f}\nEstimated Total Size (MB): {input_mb + output_mb + params_mb:0.2f}\n")
+             f"Params size (MB): {params_mb:0.2f}\nEstimated Total Size (MB): {total_mb:0.2f}\n")
     text += "-" * table_width + "\n"
     return text, {"total_params": total, "trainable_params": trainable}
