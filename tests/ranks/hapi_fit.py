@@ -25,8 +25,9 @@ def pairs_class(fw):
     return Pairs
 
 
-def train(fw):
-    """Train and evaluate with framework ``fw`` (pycoll, or paddle for the reference numbers)."""
+def train(fw, callbacks=()):
+    """Train and evaluate with framework ``fw`` (pycoll, or paddle for the reference numbers),
+    with ``callbacks`` besides the one that records the logs."""
     Pairs = pairs_class(fw)
 
     class Net(fw.nn.Layer):
@@ -58,12 +59,12 @@ def train(fw):
                   fw.nn.CrossEntropyLoss(), fw.metric.Accuracy())
     record = Record()
     train_set, test_set = Pairs(37, 2), Pairs(13, 3)
-    model.fit(train_set, test_set, batch_size=4, epochs=3, shuffle=False, verbose=0, callbacks=[record])
+    model.fit(train_set, test_set, batch_size=4, epochs=3, shuffle=False, verbose=0, callbacks=[record, *callbacks])
     evaluated = model.evaluate(test_set, batch_size=5, verbose=0)
     predicted = model.predict(test_set, batch_size=5, stack_outputs=True, verbose=0)[0]
     return {"train": record.train, "eval": record.eval, "loss": evaluated["loss"][0], "acc": evaluated["acc"],
             "predicted": predicted, "weights": {k: v.numpy() for k, v in net.state_dict().items()},
-            "net": net, "test_set": test_set}
+            "net": net, "test_set": test_set, "model": model}
 
 
 # paddle 3.3.1, 2 ranks (paddle.distributed.launch --nproc_per_node 2): per rank, the (loss, acc)
@@ -116,6 +117,15 @@ def main():
         logits = got["net"](pycoll.to_tensor(test_set.x)).numpy()
     whole = float((logits.argmax(1) == test_set.y[:, 0]).mean())
     np.testing.assert_allclose(got["acc"], whole)
+    # the ranks' evaluation losses differ (each rank's own): EarlyStopping and ReduceLROnPlateau
+    # decide on rank 0's, so the ranks stop together and keep one learning rate. Rank 0's loss
+    # stops improving by 0.05 at the second evaluation, rank 1's does not
+    stopper = pycoll.callbacks.EarlyStopping(monitor="loss", patience=1, min_delta=0.05, verbose=0,
+                                             save_best_model=False)
+    plateau = pycoll.callbacks.ReduceLROnPlateau(monitor="loss", patience=1, min_delta=0.05, factor=0.5, verbose=0)
+    again = train(pycoll, [stopper, plateau])
+    assert len(again["train"]) == 2 and stopper.wait_epoch == 1, (again["train"], stopper.wait_epoch)
+    assert again["model"]._optimizer.get_lr() == 0.025
     print(f"hapi OK rank={rank}", flush=True)
 
 
