@@ -95,7 +95,8 @@ class PyLayer:
                 arrays.append(g)
             return arrays
 
-        record(results, fn, tensor_args, fresh=False)  # if an input needs a gradient
+        saved = [t for t in ctx.saved_tensor() if isinstance(t, Tensor)]
+        record(results, fn, tensor_args, fresh=False, saved=saved)  # if an input needs a gradient
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results

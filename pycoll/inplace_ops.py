@@ -11,10 +11,10 @@ recorded (ValueError, as paddle's); an op's output can, and its gradient then fl
 op (zero for zero_, fill_, uniform_ and normal_), to y too where y takes one. Such a tensor gets
 the op's new array rather than being overwritten, so the backward functions that kept its old
 values stay right. Everywhere else (no gradient, or under ``no_grad``) the values are written into
-the tensor's memory, as ``x[...] = v`` writes them (an op that kept x for its backward sees the
-new values then). As in paddle, a result of another dtype makes x that dtype (float32 x plus
-float64 y is float64; an integer x divided is float32), and y may broadcast to x's shape but not
-beyond it.
+the tensor's memory, as ``x[...] = v`` writes them, and counted (``inplace_version``): a backward
+that holds x's old values refuses to run then, as paddle's does (see `pycoll._graph`). As in
+paddle, a result of another dtype makes x that dtype (float32 x plus float64 y is float64; an
+integer x divided is float32), and y may broadcast to x's shape but not beyond it.
 """
 from __future__ import annotations
 
@@ -46,10 +46,11 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
         raise ValueError(f"{op}: the result has shape {out.shape} and x has shape {x.shape}; an in-place op "
                          f"cannot change x's shape (y may broadcast to x's, not beyond it)")
     if out.grad_node is not None:
-        x._array = out._array
+        x._array = out._array  # new memory: what a backward holds of the old stays as it was
         x.stop_gradient, x.grad_node, x.output_index = False, out.grad_node, out.output_index
     elif out.dtype == x.dtype and out._array.shape == x._array.shape:
         array_module(x._array).copyto(x._array, out._array)
+        x._bump_inplace_version()
     else:
         x._array = out._array
     return x
@@ -77,6 +78,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             x._array[idx] = values
         else:
             _write_last(x._array, idx, values)
+        x._bump_inplace_version()
         return
     in_place(x, "__setitem__", lambda: written(x, idx, values, value if needs_grad(value) else None))
 
@@ -267,6 +269,7 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
     values = to_module(src._array, xp)
     if values.shape == x._array.shape and x.grad_node is None:
         xp.copyto(x._array, values)
+        x._bump_inplace_version()
     else:  # another shape, or an op's output whose old values a backward may hold
         x._array = xp.array(values, copy=True)
     return x

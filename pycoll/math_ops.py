@@ -68,10 +68,12 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "multiply")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
+    out = xa * ya
+    xa, ya = xa if my else None, ya if mx else None  # the backward keeps only what it uses
 
     def backward(g: Any) -> tuple:
         return (grad_for(g * ya, mx) if mx else None, grad_for(g * xa, my) if my else None)
-    return op_output(xa * ya, backward, x, y)
+    return op_output(out, backward, x, y)
 
 
 def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:

@@ -241,9 +241,10 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     xp = array_module(a)
     index = index_arrays(index, xp)
     repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
+    shape = a.shape  # the backward keeps no values of x (see pycoll._graph's saved memory)
 
     def backward(g: Any) -> tuple:
-        z = xp.zeros(a.shape, dtype=g.dtype)
+        z = xp.zeros(shape, dtype=g.dtype)
         if repeats:
             scatter_add(z, index, g)
         else:

@@ -53,7 +53,7 @@ class Tensor:
 
     # __dict__: a result can become a distributed tensor in place (auto_parallel's propagation)
     __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
-                 "name", "__weakref__", "__dict__")
+                 "name", "_inplace_version", "__weakref__", "__dict__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
     # paddle's answers for a tensor that is not distributed (auto_parallel's DistTensor sets its own)
     placements = None
@@ -244,7 +244,9 @@ class Tensor:
 
     def finish_grad(self, grad: Any, owned: bool) -> None:
         """Take this backward's final gradient for this leaf (GraphTensor protocol): add it into
-        `.grad` (in place where `.grad` is writeable), then fire the grad-ready hooks."""
+        `.grad` (in place where `.grad` is writeable), then fire the grad-ready hooks. A new
+        `.grad` is C-contiguous whatever order the walk made it in (a weight used transposed
+        twice sums F-ordered gradients), as the fused kernels of DataParallel and sharding need."""
         if grad is not None:
             hooks = self.__dict__.get("_grad_hooks")  # register_hook's (pycoll.grad_ops)
             if hooks:
@@ -254,8 +256,8 @@ class Tensor:
             if grad.dtype != self._array.dtype:
                 grad, owned = grad.astype(self._array.dtype), True
             cur = self._grad
-            if cur is None:
-                self._grad = grad_tensor(grad if owned else grad.copy())
+            if cur is None:  # a C-ordered copy unless ours: .grad is C-contiguous, as paddle's are
+                self._grad = grad_tensor(grad if owned and grad.flags.c_contiguous else grad.copy())
             elif getattr(cur._array.flags, "writeable", True):
                 cur._array += grad  # in place: a .grad that views a communication bucket stays a view
             else:
@@ -280,6 +282,17 @@ class Tensor:
         """A tensor sharing this one's memory, outside the graph."""
         return wrap(self._array)
 
+    @property
+    def inplace_version(self) -> int:
+        """How many times this tensor has been written in place (paddle's name)."""
+        return self._inplace_version
+
+    def _bump_inplace_version(self) -> None:
+        """Count one in-place write into this tensor's memory (paddle's name) and tell the graph,
+        whose backwards refuse to run on memory written after their op used it."""
+        self._inplace_version += 1
+        _graph.memory_written(self._array)
+
     def set_value(self, value: Any) -> None:
         """Copy `value` (Tensor, array or nested list) into this tensor's memory.
 
@@ -296,6 +309,7 @@ class Tensor:
                              f"{self._array.dtype}")
         xp = array_module(self._array)
         xp.copyto(self._array, to_module(arr, xp))
+        self._bump_inplace_version()
 
     def _clear_data(self) -> None:
         """Let go of this tensor's memory (it becomes empty, of the same dtype and place):
@@ -341,6 +355,7 @@ def _init_slots(t: Tensor, array: Any) -> None:
     t.output_index = 0
     t._ready_hooks = None
     t.name = None
+    t._inplace_version = 0
 
 
 def wrap(array: Any) -> Tensor:

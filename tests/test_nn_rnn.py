@@ -417,9 +417,6 @@ print(f"OK rank={rank}")
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="DataParallel's reducer refuses a gradient that is not C-contiguous "
-                   "(kernels.flatten), and a weight used through matmul(..., transpose_y=True) at several time "
-                   "steps accumulates a transposed one; passes once the reducer copies such gradients")
 def test_an_lstm_trains_under_data_parallel_as_in_one_process(tmp_path):
     """Two ranks, each with half the batch (and its own sequence lengths): after two SGD steps
     the parameters are those of one process training on the whole batch."""

@@ -151,6 +151,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
         if squeeze:
             out = out.squeeze(ax)
     out = xp.asarray(out).astype(dtype, copy=False)
+    z = None if use_softmax else z  # the backward keeps input's values only where it uses them
 
     def backward(g: Any) -> tuple:
         if reduction == "none":

@@ -135,19 +135,21 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
         rows = xp.unique(ids.reshape(-1))
         norm = (xp.abs(w[rows]) ** norm_type).sum(axis=1, keepdims=True) ** (1.0 / norm_type)
         w[rows] *= xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype, copy=False)
+        weight._bump_inplace_version()
     out = w[ids]
     if padding_idx is not None:
         out[ids == padding_idx] = 0
+    w_shape = w.shape  # the backward keeps no values of the weight (see pycoll._graph's saved memory)
 
     def backward(g: Any) -> tuple:
-        gw = array_module(g).zeros(w.shape, dtype=g.dtype)
-        rows, flat_ids = g.reshape(-1, w.shape[1]), ids.reshape(-1)
+        gw = array_module(g).zeros(w_shape, dtype=g.dtype)
+        rows, flat_ids = g.reshape(-1, w_shape[1]), ids.reshape(-1)
         if padding_idx is not None:
             keep = flat_ids != padding_idx
             rows, flat_ids = rows[keep], flat_ids[keep]
         scatter_add(gw, flat_ids, rows)
         if scale_grad_by_freq:
-            counts = xp.bincount(ids.reshape(-1), minlength=w.shape[0])[:, None]
+            counts = xp.bincount(ids.reshape(-1), minlength=w_shape[0])[:, None]
             gw /= xp.maximum(counts, 1).astype(gw.dtype)
         return None, gw
     return op_output(out, backward, x, weight)

@@ -93,4 +93,5 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor], name: Any = 
     for p in params:
         n = p.array.size
         p.array[...] = flat[start:start + n].reshape(p.array.shape)
+        p._bump_inplace_version()
         start += n

@@ -198,6 +198,8 @@ class Optimizer:
                     param[...] = target  # rounded to the parameter's dtype, in its own memory
                 if param is not p.array:
                     p.set_value(param)
+                else:
+                    p._bump_inplace_version()  # a backward that saved p must not use the new values
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         raise NotImplementedError
