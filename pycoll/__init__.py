@@ -101,7 +101,9 @@ def __getattr__(name: str) -> Any:
         import pycoll.io as value
     elif name == "distributed":  # `import paddle; paddle.distributed.init_parallel_env()`
         import pycoll.distributed as value
-    elif name in ("Model", "summary", "callbacks", "hapi"):  # paddle's high-level API, on the parallel layer
+    elif name == "callbacks":  # a module of its own, as paddle's: `from pycoll.callbacks import ...`
+        import pycoll.callbacks as value
+    elif name in ("Model", "summary", "hapi"):  # paddle's high-level API, on the parallel layer
         import pycoll.hapi as hapi
 
         value = hapi if name == "hapi" else getattr(hapi, name)

@@ -390,3 +390,14 @@ def test_wrong_arguments_are_refused_by_name():
         pycoll.callbacks.ReduceLROnPlateau(factor=1.5)
     with pytest.raises(ValueError, match="mutually exclusive"):
         pycoll.callbacks.LRScheduler(by_step=True, by_epoch=True)
+
+
+def test_callbacks_import_as_paddles_module():
+    """``from paddle.callbacks import EarlyStopping`` is how paddle scripts name them."""
+    import subprocess
+    import sys
+    code = ("import sys; from pycoll.callbacks import EarlyStopping, Callback; import pycoll; "
+            "assert pycoll.callbacks.EarlyStopping is EarlyStopping and issubclass(EarlyStopping, Callback); "
+            "import pycoll.hapi; assert pycoll.hapi.callbacks.EarlyStopping is EarlyStopping; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
