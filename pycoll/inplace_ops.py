@@ -46,14 +46,51 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
         raise ValueError(f"{op}: the result has shape {out.shape} and x has shape {x.shape}; an in-place op "
                          f"cannot change x's shape (y may broadcast to x's, not beyond it)")
     if out.grad_node is not None:
-        x._array = out._array  # new memory: what a backward holds of the old stays as it was
-        x.stop_gradient, x.grad_node, x.output_index = False, out.grad_node, out.output_index
+        if not write_through(x, out, op):
+            take(x, out)
     elif out.dtype == x.dtype and out._array.shape == x._array.shape:
         array_module(x._array).copyto(x._array, out._array)
         x._bump_inplace_version()
     else:
         x._array = out._array
     return x
+
+
+def take(x: Tensor, out: Tensor) -> None:
+    """x becomes `out`, an op's output in the graph: new memory, so what a backward holds of x's
+    old values stays as it was."""
+    x._array = out._array
+    x.stop_gradient, x.grad_node, x.output_index = False, out.grad_node, out.output_index
+
+
+def write_through(view: Tensor, out: Tensor, op: str) -> bool:
+    """If `view` views another tensor's memory (``x[0]``, ``x.reshape(...)``, ``x.T``; see
+    `shape_ops.viewed`), give that base `out` (the view's new values) where the view covers it, as
+    a recorded op (the base's old values there get no gradient, `out` gets theirs), through the
+    base's own base too; the view then views the base's new values. False where `view` is no
+    (longer a) view, or `out` changed its dtype or shape: the view alone takes `out` then."""
+    spec = view.__dict__.get("_view")
+    if spec is None or out.dtype != view.dtype or out._array.shape != view._array.shape:
+        return False
+    base, how, arg = spec
+    if not shape_ops.views_memory_of(view, base):  # the base has new memory since: a stale view
+        return False
+    if not base.stop_gradient and base.grad_node is None:
+        raise LeafInplaceError(f"{op}: it changes a view of leaf tensor {base.name or ''!s}, which takes a "
+                               f"gradient (stop_gradient=False) and cannot be changed in place; do it under "
+                               f"pycoll.no_grad()")
+    if how == "index":
+        new_base = written(base, arg, out._array, out)
+    elif how == "reshape":
+        new_base = shape_ops.reshape(out, base.shape)
+    else:
+        new_base = shape_ops.transpose(out, [int(i) for i in np.argsort(arg)])
+    if not write_through(base, new_base, op):
+        take(base, new_base)
+    again = shape_ops.view_of(base, how, arg)
+    take(view, again)
+    view.__dict__["_view"] = again.__dict__.get("_view", spec)
+    return True
 
 
 def setitem(x: Tensor, index: Any, value: Any) -> None:

@@ -14,6 +14,31 @@ from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
 
 
+# ---- views ---------------------------------------------------------------------------------
+
+def viewed(out: Tensor, x: Tensor, how: str, arg: Any) -> Tensor:
+    """`out`, made from x by ``how`` ('index': ``x[arg]`` with a basic index; 'reshape'; 'transpose'
+    by the permutation `arg`), remembers it when its array views x's memory and the graph is
+    recorded: an in-place op on it in the graph then writes through to x, as it does outside the
+    graph by the shared memory (`pycoll.inplace_ops.write_through`)."""
+    if _graph.is_grad_enabled() and views_memory_of(out, x):
+        out.__dict__["_view"] = (x, how, arg)
+    return out
+
+
+def views_memory_of(view: Tensor, base: Tensor) -> bool:
+    """Whether `view`'s array is a view into `base`'s memory."""
+    a, owner = view._array, base._array
+    return a.base is not None and (a.base is owner or (owner.base is not None and a.base is owner.base))
+
+
+def view_of(view: Tensor, how: str, arg: Any) -> Tensor:
+    """``view`` taken again by `viewed`'s ``how``: of its base's values now."""
+    if how == "index":
+        return _getitem(view, arg)
+    return reshape(view, arg) if how == "reshape" else transpose(view, arg)
+
+
 # ---- shape ops ---------------------------------------------------------------------------
 
 def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
@@ -27,7 +52,7 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
     except ValueError:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} into {shape}") from None
     src = a.shape
-    return op_output(out, lambda g: (g.reshape(src),), x)
+    return viewed(op_output(out, lambda g: (g.reshape(src),), x), x, "reshape", shape)
 
 
 def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Tensor:
@@ -37,7 +62,7 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"perm must be a permutation of range({ndim}), got {perm}")
     inverse = tuple(np.argsort(perm))
-    return op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x)
+    return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
 
 
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
@@ -250,7 +275,7 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
         else:
             z[index] = g
         return (z,)
-    return op_output(a[index], backward, x)
+    return viewed(op_output(a[index], backward, x), x, "index", index)
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:
