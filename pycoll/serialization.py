@@ -4,7 +4,9 @@ File format: a ZIP archive (stored, not compressed) holding `pycoll.json` and on
 array. The JSON gives the format name and version and the object tree, where dicts, lists and
 tuples are tagged objects, numbers/strings/booleans/None are plain JSON, and arrays are references
 to their `.npy` entries: `{"tensor": i}` loads back as a Tensor, `{"ndarray": i}` as a numpy
-array. Nothing is unpickled, so loading a foreign file cannot run code.
+array. Nothing is unpickled, so loading a foreign file cannot run code. `load` also reads
+paddle.save's files, through an unpickler that builds nothing but containers and arrays
+(`pycoll.paddle_files`).
 
 Saving is atomic: the archive is written to a temporary file in the target directory,
 `.<name>.<host>-<pid>-<random>.pycoll-tmp`, and moved into place with os.replace, so two processes
@@ -22,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import re
 import secrets
 import warnings
@@ -32,6 +35,7 @@ import numpy as np
 
 from pycoll._logging import logger
 from pycoll.device import is_array
+from pycoll.paddle_files import is_paddle_file, load_paddle_file
 from pycoll.tensor import Tensor, to_tensor
 
 FORMAT = "pycoll.save"
@@ -224,13 +228,27 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
     raise ValueError(f"unknown node {sorted(node)}")
 
 
+def _load_paddle(path: str, return_numpy: bool) -> Any:
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return load_paddle_file(data, return_numpy)
+    except (pickle.UnpicklingError, ValueError, TypeError, EOFError, RecursionError,
+            AttributeError, IndexError, KeyError) as exc:
+        raise ValueError(f"load: {path!r} looks like a paddle.save file but cannot be read: {exc}") from exc
+
+
 def load(path: "os.PathLike[str] | str", return_numpy: bool = False) -> Any:
-    """Read what `save` wrote. Tensors come back as Tensors on the current device (numpy arrays
-    with return_numpy=True). Raises FileNotFoundError for a missing file and ValueError for a
-    truncated, corrupt or foreign one."""
+    """Read what `save` wrote, or what paddle.save wrote (`pycoll.paddle_files`). Tensors come
+    back as Tensors on the current device (numpy arrays with return_numpy=True). Raises
+    FileNotFoundError for a missing file and ValueError for a truncated, corrupt or foreign one."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file {path!r}")
+    with open(path, "rb") as f:
+        head = f.read(1)
+    if is_paddle_file(head):
+        return _load_paddle(path, return_numpy)
     try:
         file_size = os.path.getsize(path)
         with zipfile.ZipFile(path) as zf:

@@ -1,0 +1,86 @@
+"""pycoll.load reads the files paddle.save writes, and builds nothing else from them.
+
+tests/data/paddle_linear.pdparams / .pdopt: paddle 3.3.1, ``paddle.seed(7)``, ``Linear(3, 2)``,
+``Adam(learning_rate=0.1)``, one step of ``mean(net(x) ** 2)`` with x = arange(12).reshape(4, 3) / 10,
+then ``paddle.save(net.state_dict())`` and ``paddle.save(opt.state_dict())``. Paddle's next step
+from there gave AFTER_STEP. tests/data/paddle_tree.pd: ``paddle.save({"step": 3, "lr": 0.5,
+"names": ("a", "b"), "t": paddle.to_tensor([1.5, 2.5]), "nested": [{"m": paddle.ones([2, 2],
+dtype="int64")}]})``.
+"""
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pycoll
+
+DATA = Path(__file__).resolve().parent / "data"
+SAVED_WEIGHT = [[-1.1628179550170898, 0.2459048330783844], [0.5628295540809631, -0.1678074449300766],
+                [0.2652103006839752, 0.8319307565689087]]
+AFTER_STEP = ([[-1.1270239353179932, 0.1488332748413086], [0.5953564643859863, -0.26479825377464294],
+               [0.29524117708206177, 0.735002338886261]], [-0.08810315281152725, -0.19644232094287872])
+
+
+def test_a_paddle_state_dict_loads_with_paddles_names():
+    state = pycoll.load(DATA / "paddle_linear.pdparams")
+    assert sorted(state) == ["bias", "weight"]  # paddle's name table is not a key, as in paddle.load
+    assert state["weight"].name == "linear_0.w_0" and state["bias"].name == "linear_0.b_0"
+    np.testing.assert_array_equal(state["weight"].numpy(), np.float32(SAVED_WEIGHT))
+    arrays = pycoll.load(DATA / "paddle_linear.pdparams", return_numpy=True)
+    assert isinstance(arrays["weight"], np.ndarray)
+
+
+def test_training_resumes_from_paddles_weights_and_adam_state_as_paddle_does():
+    net = pycoll.nn.Linear(3, 2)
+    opt = pycoll.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
+    net.set_state_dict(pycoll.load(DATA / "paddle_linear.pdparams"))
+    opt.set_state_dict(pycoll.load(DATA / "paddle_linear.pdopt"))
+    x = pycoll.to_tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
+    (net(x) ** 2).mean().backward()
+    opt.step()
+    np.testing.assert_allclose(net.weight.numpy(), AFTER_STEP[0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(net.bias.numpy(), AFTER_STEP[1], rtol=0, atol=1e-6)
+
+
+def test_any_saved_tree_comes_back_as_paddle_load_gives_it():
+    tree = pycoll.load(DATA / "paddle_tree.pd")
+    assert tree["step"] == 3 and tree["lr"] == 0.5 and tree["names"] == ("a", "b")
+    assert isinstance(tree["t"], pycoll.Tensor)
+    np.testing.assert_array_equal(tree["t"].numpy(), np.float32([1.5, 2.5]))
+    m = tree["nested"][0]["m"]
+    assert m.dtype == np.int64 and m.numpy().tolist() == [[1, 1], [1, 1]]
+
+
+def test_arrays_paddle_sliced_for_an_old_protocol_are_joined(tmp_path):
+    whole = np.arange(10, dtype=np.float32).reshape(2, 5)
+    flat = whole.reshape(-1)
+    tree = {"w@@.0": flat[:6], "w@@.1": flat[6:],
+            "UnpackBigParamInfor@@": {"w": {"OriginShape": (2, 5), "slices": ["w@@.0", "w@@.1"]}},
+            "StructuredToParameterName@@": {"w": "linear_3.w_0"}}
+    path = tmp_path / "old.pdparams"
+    path.write_bytes(pickle.dumps(tree, protocol=2))
+    loaded = pycoll.load(path)
+    assert list(loaded) == ["w"] and loaded["w"].name == "linear_3.w_0"
+    np.testing.assert_array_equal(loaded["w"].numpy(), whole)
+
+
+class RunsCode:
+    def __reduce__(self):
+        import os
+        return (os.system, ("touch pycoll_ran_code",))
+
+
+def test_a_file_that_would_run_code_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "evil.pdparams"
+    path.write_bytes(pickle.dumps({"w": RunsCode()}, protocol=4))
+    with pytest.raises(ValueError, match=r"names posix\.system|names os\.system"):
+        pycoll.load(path)
+    assert not (tmp_path / "pycoll_ran_code").exists()
+    path.write_bytes(pickle.dumps({"w": np.array([{"a": 1}], dtype=object)}, protocol=4))
+    with pytest.raises(ValueError, match="array of Python objects"):
+        pycoll.load(path)
+    path.write_bytes(b"\x80\x04garbage")
+    with pytest.raises(ValueError, match="looks like a paddle.save file"):
+        pycoll.load(path)
