@@ -177,3 +177,24 @@ def test_a_pylayer_s_saved_tensors_are_checked():
     x, w, h = operands()
     Cube.apply(h).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), 3 * w.numpy() ** 2, rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_the_check_sees_writes_into_gpu_memory():
+    """CuPy arrays: views into a parameter (h.T), writes through them and optimizer steps."""
+    x = pycoll.to_tensor(np.ones([2, 3], np.float32), place="gpu:0")
+    w = pycoll.to_tensor(np.full([2, 3], 2.0, np.float32), place="gpu:0", stop_gradient=False)
+    h = w * 1
+    y = pycoll.matmul(x, h.T).sum()
+    with pycoll.no_grad():
+        h[0:1].zero_()
+    with pytest.raises(RuntimeError, match="backward of matmul"):
+        y.backward()
+    lin = nn.Linear(3, 2)
+    lin.to("gpu:0")
+    opt = pycoll.optimizer.SGD(0.1, parameters=lin.parameters())
+    first, second = lin(x).sum(), (lin(x) ** 2).sum()
+    first.backward()
+    opt.step()
+    with pytest.raises(RuntimeError, match="backward of linear"):
+        second.backward()

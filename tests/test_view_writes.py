@@ -118,3 +118,19 @@ def test_copies_are_not_views():
     first, second = pycoll.split(y, [1, 1])  # paddle's split copies
     first.zero_()
     np.testing.assert_allclose(y.numpy(), 2 * X)
+
+
+@pytest.mark.gpu
+def test_views_write_through_on_the_gpu():
+    before = pycoll.get_device()
+    pycoll.set_device("gpu:0")  # the cases' own tensors (arange, ones) are made there too
+    try:
+        for case in sorted(CASES):
+            change, expected = CASES[case]
+            y, loss, gx, gw = run(change, X, W)
+            assert gx.place == "gpu:0", case
+            np.testing.assert_allclose(y, expected, rtol=1e-12, err_msg=case)
+            np.testing.assert_allclose(gx.numpy(), central_differences(change, "x"), rtol=1e-6, atol=1e-6,
+                                       err_msg=case)
+    finally:
+        pycoll.set_device(before)
