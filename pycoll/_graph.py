@@ -207,8 +207,8 @@ def memory_written(array: Any) -> None:
 
 
 def _held_arrays(fn: Any, depth: int = 0) -> List[Any]:
-    """The NumPy/CuPy arrays in `fn`'s closure, and in the closures of functions it holds (a
-    record hook's wrapper holds the op's backward)."""
+    """The NumPy/CuPy arrays in `fn`'s closure, in lists and tuples there (einsum's operands), and
+    in the closures of functions it holds (a record hook's wrapper holds the op's backward)."""
     cupy = sys.modules.get("cupy")
     types = np.ndarray if cupy is None else (np.ndarray, cupy.ndarray)
     found = []
@@ -219,6 +219,8 @@ def _held_arrays(fn: Any, depth: int = 0) -> List[Any]:
             continue
         if isinstance(v, types):
             found.append(v)
+        elif isinstance(v, (list, tuple)):
+            found.extend(item for item in v if isinstance(item, types))
         elif depth < 2 and getattr(v, "__closure__", None):
             found.extend(_held_arrays(v, depth + 1))
     return found

@@ -137,9 +137,10 @@ def gather_nd(x: Any, index: Any, name: Optional[str] = None) -> Tensor:
     a = x._array
     xp = array_module(a)
     key = _nd_key(_index(index, xp, "gather_nd"), a.shape, "gather_nd")
+    shape = a.shape  # the backward keeps no values of x (see pycoll._graph)
 
     def backward(g: Any) -> tuple:
-        z = xp.zeros(a.shape, g.dtype)
+        z = xp.zeros(shape, g.dtype)
         scatter_add(z, key, g)
         return (z,)
     return op_output(a[key], backward, x)
@@ -214,9 +215,10 @@ def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True) -
     xp = array_module(a)
     ax = axis_arg(axis, a.ndim)
     key = _along_key(a, _index(indices, xp, "take_along_axis", "indices"), ax, broadcast, "take_along_axis")
+    shape = a.shape  # the backward keeps no values of arr (see pycoll._graph)
 
     def backward(g: Any) -> tuple:
-        z = xp.zeros(a.shape, g.dtype)
+        z = xp.zeros(shape, g.dtype)
         scatter_add(z, key, g)
         return (z,)
     return op_output(a[key], backward, arr)

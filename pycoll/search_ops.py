@@ -180,9 +180,10 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) 
         raise IndexError(f"index holds values out of range for axis {ax} of size {n}: "
                          f"min {int(idx.min())}, max {int(idx.max())}")
     at = (slice(None),) * ax + (idx,)
+    shape = a.shape  # the backward keeps no values of x (see pycoll._graph)
 
     def backward(g: Any) -> tuple:
-        z = xp.zeros(a.shape, dtype=g.dtype)
+        z = xp.zeros(shape, dtype=g.dtype)
         scatter_add(z, at, g)
         return (z,)
     return op_output(xp.take(a, idx, axis=ax), backward, x)

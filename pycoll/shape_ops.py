@@ -95,9 +95,10 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Te
     axis = axis_arg(axis, arrays[0].ndim)
     bounds = np.cumsum([0] + [a.shape[axis] for a in arrays])
     lead = (slice(None),) * axis
+    n = len(arrays)  # the backward keeps no values of the inputs (see pycoll._graph)
 
     def backward(g: Any) -> list:
-        return [g[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(len(arrays))]
+        return [g[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(n)]
     return op_output(xp.concatenate(arrays, axis=axis), backward, *tensors)
 
 
@@ -107,8 +108,8 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Ten
     xp = array_module(arrays[0])
     axis = axis % (arrays[0].ndim + 1)
     lead = (slice(None),) * axis
-    return op_output(xp.stack(arrays, axis=axis),
-                  lambda g: [g[lead + (i,)] for i in range(len(arrays))], *tensors)
+    n = len(arrays)  # the backward keeps no values of the inputs (see pycoll._graph)
+    return op_output(xp.stack(arrays, axis=axis), lambda g: [g[lead + (i,)] for i in range(n)], *tensors)
 
 
 def unbroadcast(g: Any, shape: tuple) -> Any:
@@ -166,13 +167,14 @@ def _sections(size: int, num_or_sections: Any) -> List[int]:
 def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
           name: Optional[str] = None) -> List[Tensor]:
     """Cut x along `axis` into `num_or_sections` equal pieces, or pieces of the listed sizes (one
-    may be -1: the rest)."""
+    may be -1: the rest). The pieces are copies, as paddle's are (a later write into x leaves
+    them as they were)."""
     x = as_tensor(x)
     a = x._array
     axis = axis_arg(axis, a.ndim)
     bounds = np.cumsum([0] + _sections(a.shape[axis], num_or_sections))
     lead = (slice(None),) * axis
-    pieces = [a[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(len(bounds) - 1)]
+    pieces = [a[lead + (slice(bounds[i], bounds[i + 1]),)].copy() for i in range(len(bounds) - 1)]
     xp = array_module(a)
 
     def backward(grads: Any) -> tuple:

@@ -61,7 +61,7 @@ def _sinc(xp: Any, a: Any) -> Any:
 
 sinc = _float_op("sinc", _sinc,
                  lambda xp, a, o: xp.where(a == 0, 0, (xp.cos(math.pi * a) - o) / xp.where(a == 0, 1, a)),
-                 "sin(pi x) / (pi x), 1 at 0 (the normalised sinc).")
+                 "sin(pi x) / (pi x), 1 at 0 (the normalised sinc).", keeps="both")
 
 
 def _integer_op(fn_name: str, ufunc: str, doc: str) -> Any:

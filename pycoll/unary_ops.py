@@ -9,7 +9,7 @@ neg and frac keep an integer tensor's dtype. Values outside a function's domain 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -20,11 +20,19 @@ from pycoll.device import array_module
 from pycoll.inplace_ops import in_place_form
 from pycoll.tensor import Tensor
 
-Derivative = Callable[[Any, Any, Any], Any]  # (xp, input array, output array) -> d out / d in
+# (xp, input array, output array) -> d out / d in; an op's `keeps` says which of the two its
+# derivative reads ("x", "out", "both" or "none"), and only those are kept for the backward (the
+# others come as None): memory written after the op can then only matter where it is read
+# (pycoll._graph)
+Derivative = Callable[[Any, Any, Any], Any]
+
+
+def _kept(keeps: str, a: Any, result: Any) -> Tuple[Any, Any]:
+    return (a if keeps in ("x", "both") else None), (result if keeps in ("out", "both") else None)
 
 
 def _float_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Derivative,
-              doc: str) -> Callable[..., Tensor]:
+              doc: str, keeps: str = "x") -> Callable[..., Tensor]:
     """An elementwise op on x as floats: ``forward(xp, a)``, its gradient g * derivative."""
     def op(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x = as_tensor(x)
@@ -32,10 +40,12 @@ def _float_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Deri
         xp = array_module(a)
         with np.errstate(all="ignore"):
             result = forward(xp, a).astype(a.dtype, copy=False)
+        held_x, held_out = _kept(keeps, a, result)
 
         def backward(g: Any) -> tuple:
             with np.errstate(all="ignore"):
-                return ((g * derivative(xp, a, result)).astype(g.dtype, copy=False),)
+                return ((g * derivative(xp, held_x, held_out)).astype(g.dtype, copy=False),)
+        backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors of the walk name the op
         return delivered(op_output(result, backward, x), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc
@@ -43,7 +53,7 @@ def _float_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Deri
 
 
 def _zero(xp: Any, a: Any, out: Any) -> Any:
-    return xp.zeros((), a.dtype)
+    return 0
 
 
 def _ufunc(name: str) -> Callable[[Any, Any], Any]:
@@ -52,7 +62,7 @@ def _ufunc(name: str) -> Callable[[Any, Any], Any]:
 
 sin = _float_op("sin", _ufunc("sin"), lambda xp, a, o: xp.cos(a), "sin(x) elementwise.")
 cos = _float_op("cos", _ufunc("cos"), lambda xp, a, o: -xp.sin(a), "cos(x) elementwise.")
-tan = _float_op("tan", _ufunc("tan"), lambda xp, a, o: 1 + o * o, "tan(x) elementwise.")
+tan = _float_op("tan", _ufunc("tan"), lambda xp, a, o: 1 + o * o, "tan(x) elementwise.", keeps="out")
 asin = _float_op("asin", _ufunc("arcsin"), lambda xp, a, o: 1 / xp.sqrt(1 - a * a), "arcsin(x), NaN outside [-1, 1].")
 acos = _float_op("acos", _ufunc("arccos"), lambda xp, a, o: -1 / xp.sqrt(1 - a * a), "arccos(x), NaN outside [-1, 1].")
 atan = _float_op("atan", _ufunc("arctan"), lambda xp, a, o: 1 / (1 + a * a), "arctan(x) elementwise.")
@@ -64,18 +74,18 @@ atanh = _float_op("atanh", _ufunc("arctanh"), lambda xp, a, o: 1 / (1 - a * a), 
 log1p = _float_op("log1p", _ufunc("log1p"), lambda xp, a, o: 1 / (1 + a), "log(1 + x), accurate near 0.")
 log2 = _float_op("log2", _ufunc("log2"), lambda xp, a, o: 1 / (a * math.log(2)), "The base-2 logarithm.")
 log10 = _float_op("log10", _ufunc("log10"), lambda xp, a, o: 1 / (a * math.log(10)), "The base-10 logarithm.")
-expm1 = _float_op("expm1", _ufunc("expm1"), lambda xp, a, o: o + 1, "exp(x) - 1, accurate near 0.")
-rsqrt = _float_op("rsqrt", lambda xp, a: 1 / xp.sqrt(a), lambda xp, a, o: -0.5 * o * o * o, "1 / sqrt(x).")
-reciprocal = _float_op("reciprocal", lambda xp, a: 1 / a, lambda xp, a, o: -o * o, "1 / x (integers give float32).")
-deg2rad = _float_op("deg2rad", lambda xp, a: a * (math.pi / 180), lambda xp, a, o: xp.asarray(math.pi / 180, a.dtype),
-                    "Degrees to radians.")
-rad2deg = _float_op("rad2deg", lambda xp, a: a * (180 / math.pi), lambda xp, a, o: xp.asarray(180 / math.pi, a.dtype),
-                    "Radians to degrees.")
+expm1 = _float_op("expm1", _ufunc("expm1"), lambda xp, a, o: o + 1, "exp(x) - 1, accurate near 0.", keeps="out")
+rsqrt = _float_op("rsqrt", lambda xp, a: 1 / xp.sqrt(a), lambda xp, a, o: -0.5 * o * o * o, "1 / sqrt(x).", keeps="out")
+reciprocal = _float_op("reciprocal", lambda xp, a: 1 / a, lambda xp, a, o: -o * o, "1 / x (integers give float32).", keeps="out")
+deg2rad = _float_op("deg2rad", lambda xp, a: a * (math.pi / 180), lambda xp, a, o: math.pi / 180,
+                    "Degrees to radians.", keeps="none")
+rad2deg = _float_op("rad2deg", lambda xp, a: a * (180 / math.pi), lambda xp, a, o: 180 / math.pi,
+                    "Radians to degrees.", keeps="none")
 erf = _float_op("erf", lambda xp, a: _special.erf(a), lambda xp, a, o: 2 / math.sqrt(math.pi) * xp.exp(-a * a),
                 "The error function (float64 to ~5e-16, float32 to ~1.2e-7; see pycoll._special).")
 erfinv = _float_op("erfinv", lambda xp, a: _special.erfinv(a),
                    lambda xp, a, o: math.sqrt(math.pi) / 2 * xp.exp(o * o),
-                   "The inverse error function: +-inf at +-1, NaN outside [-1, 1].")
+                   "The inverse error function: +-inf at +-1, NaN outside [-1, 1].", keeps="out")
 lgamma = _float_op("lgamma", lambda xp, a: _special.lgamma(a), lambda xp, a, o: _special.digamma(a),
                    "log |Gamma(x)|; +inf at 0 and the negative integers.")
 digamma = _float_op("digamma", lambda xp, a: _special.digamma(a), lambda xp, a, o: _special.trigamma(a),
@@ -83,7 +93,7 @@ digamma = _float_op("digamma", lambda xp, a: _special.digamma(a), lambda xp, a, 
 
 
 def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Derivative,
-              doc: str) -> Callable[..., Tensor]:
+              doc: str, keeps: str = "none") -> Callable[..., Tensor]:
     """An elementwise op that keeps the tensor's dtype: ``forward(xp, a)``; integer tensors pass
     through ``forward`` too, and their result is cast back to their dtype."""
     def op(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
@@ -91,9 +101,11 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Deri
         a = x._array
         xp = array_module(a)
         result = forward(xp, a).astype(a.dtype, copy=False)
+        held_x, held_out = _kept(keeps, a, result)
 
         def backward(g: Any) -> tuple:
-            return (xp.broadcast_to(derivative(xp, a, result), g.shape).astype(g.dtype) * g,)
+            return (xp.broadcast_to(derivative(xp, held_x, held_out), g.shape).astype(g.dtype) * g,)
+        backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors of the walk name the op
         return delivered(op_output(result, backward, x), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc
@@ -104,9 +116,9 @@ ceil = _exact_op("ceil", _ufunc("ceil"), _zero, "The smallest integer >= x (its 
 floor = _exact_op("floor", _ufunc("floor"), _zero, "The largest integer <= x (its gradient is zero).")
 trunc = _exact_op("trunc", _ufunc("trunc"), _zero, "x rounded towards zero (its gradient is zero).")
 sign = _exact_op("sign", _ufunc("sign"), _zero, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
-neg = _exact_op("neg", lambda xp, a: -a, lambda xp, a, o: xp.asarray(-1, a.dtype), "-x.")
+neg = _exact_op("neg", lambda xp, a: -a, lambda xp, a, o: -1, "-x.")
 frac = _exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),
-                 lambda xp, a, o: xp.ones((), a.dtype), "x minus x rounded towards zero (0 for integers).")
+                 lambda xp, a, o: 1, "x minus x rounded towards zero (0 for integers).")
 negative = neg
 sgn = sign
 

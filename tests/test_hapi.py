@@ -401,3 +401,29 @@ def test_callbacks_import_as_paddles_module():
             "import pycoll.hapi; assert pycoll.hapi.callbacks.EarlyStopping is EarlyStopping; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_summary_gives_an_rnn_one_row_as_paddle():
+    """paddle runs SimpleRNN/LSTM/GRU as one fused op: its table has one row for the LSTM (and
+    none for its cells); the parameters are 5,760 (paddle 3.3.1's table, same network)."""
+    import contextlib
+    import io
+    import re
+
+    class Net(pycoll.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.emb = pycoll.nn.Embedding(10, 8)
+            self.lstm = pycoll.nn.LSTM(8, 12, num_layers=2, direction="bidirect")
+            self.fc = pycoll.nn.Linear(24, 2)
+
+        def forward(self, x):
+            out, _ = self.lstm(self.emb(x))
+            return self.fc(out[:, -1])
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        totals = pycoll.summary(Net(), input=pycoll.to_tensor([[1, 2, 3], [4, 5, 6]]))
+    rows = [line.split() for line in printed.getvalue().splitlines() if re.match(r"\s+\w+-\d+\s", line)]
+    assert [r[0].split("-")[0] for r in rows] == ["Embedding", "LSTM", "Linear"]
+    assert rows[1][-1] == "5,760" and totals == {"total_params": 5890, "trainable_params": 5890}

@@ -17,6 +17,7 @@ from pycoll.autograd import no_grad
 from pycoll.creation import rand
 from pycoll.math_ops import cast
 from pycoll.nn import Layer, LayerList, Sequential
+from pycoll.nn.rnn import RNNBase
 from pycoll.static import InputSpec
 from pycoll.tensor import Tensor
 
@@ -156,8 +157,15 @@ def _rows(model: Layer, sizes: Any, dtypes: Any, input: Any) -> Dict[str, Dict[s
                                     if getattr(p, "trainable", True) and not p.stop_gradient)}
 
     handles = []
+    # paddle runs SimpleRNN/LSTM/GRU as one fused op: a row of their own (although they are
+    # LayerLists), none for their cells
+    fused = [layer for layer in model.sublayers(include_self=True) if isinstance(layer, RNNBase)]
+    inside_fused = {id(sub) for layer in fused for sub in layer.sublayers()}
     for layer in model.sublayers(include_self=True):
-        if not isinstance(layer, (Sequential, LayerList)) and (layer is not model or depth < 1):
+        if id(layer) in inside_fused:
+            continue
+        if (isinstance(layer, RNNBase) or not isinstance(layer, (Sequential, LayerList))) and \
+                (layer is not model or depth < 1 or isinstance(layer, RNNBase)):
             handles.append(layer.register_forward_post_hook(hook))
     try:
         with no_grad():

@@ -74,7 +74,8 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         got = [None if t.stop_gradient else next(found) for t in again_inputs] + [next(found) for _ in leaves]
         return [None if g is None else g.array for g in got]
 
-    record(results, backward, inputs + leaves, fresh=False)
+    # backward runs the block again on the inputs' values then: they must still be those of now
+    record(results, backward, inputs + leaves, fresh=False, saved=inputs)
     return rebuild(results)
 
 
