@@ -390,8 +390,9 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
         node = stack.pop()
         if node.fn is None:
             raise RuntimeError(
-                "backward through a graph that a previous backward already freed; pass "
-                "retain_graph=True to the first backward to walk the graph twice")
+                "backward through a graph that a previous backward already freed (or left part-freed "
+                "when it stopped with an error); pass retain_graph=True to the first backward to walk "
+                "the graph twice")
         for e in node.inputs:
             if e is None:
                 continue
