@@ -52,6 +52,14 @@ def any_rank(flag: bool, nranks: int) -> bool:
     return any(flags)
 
 
+def all_ranks_here(nranks: int) -> None:
+    """Return once every rank has called this (a barrier; nothing on one rank)."""
+    if nranks > 1:
+        import pycoll.distributed as dist
+
+        dist.barrier()
+
+
 def run_epoch(model: Any, loader: Any, callbacks: CallbackList, mode: str) -> Tuple[Dict[str, Any], List[Any]]:
     """One pass of ``model`` over ``loader``: (the logs of its last step, and in 'predict' mode
     every batch's outputs). The first ``len(model._inputs)`` fields of a batch are the network's

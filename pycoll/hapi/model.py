@@ -16,7 +16,7 @@ import numpy as np
 
 from pycoll.hapi.callback_base import Callback, local_rank
 from pycoll.hapi.callbacks import config_callbacks
-from pycoll.hapi.loops import any_rank, length, make_loader, run_epoch
+from pycoll.hapi.loops import all_ranks_here, any_rank, length, make_loader, run_epoch
 from pycoll.hapi.steps import Steps, amp_settings, to_list
 from pycoll.hapi.model_summary import summary as summarize
 from pycoll.hapi.train_callbacks import EarlyStopping
@@ -183,6 +183,7 @@ class Model:
             if any_rank(self.stop_training, self._steps.nranks):
                 break
         cbks.on_end("train", logs)
+        all_ranks_here(self._steps.nranks)  # rank 0's final checkpoint is written when fit returns
         self._test_dataloader = None
 
     def evaluate(self, eval_data: Any, batch_size: int = 1, log_freq: int = 10, verbose: int = 2,

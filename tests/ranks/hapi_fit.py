@@ -2,7 +2,10 @@
 or, run as a script, on 2 ranks under the launcher: each rank's numbers are paddle 3.3.1's
 (measured with the same `train`, given the paddle module, under paddle.distributed.launch), and
 the evaluation's accuracy is over the whole set (checked against the network run on all of it)."""
+import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -126,6 +129,14 @@ def main():
     again = train(pycoll, [stopper, plateau])
     assert len(again["train"]) == 2 and stopper.wait_epoch == 1, (again["train"], stopper.wait_epoch)
     assert again["model"]._optimizer.get_lr() == 0.025
+    # fit returns on every rank once rank 0 has written the final checkpoint, ready to load
+    where = [tempfile.mkdtemp() if rank == 0 else None]
+    dist.broadcast_object_list(where, src=0)
+    again["model"].fit(test_set, batch_size=4, epochs=1, verbose=0, save_dir=where[0])
+    assert os.path.exists(os.path.join(where[0], "final.pdparams")), os.listdir(where[0])
+    dist.barrier()
+    if rank == 0:
+        shutil.rmtree(where[0])
     print(f"hapi OK rank={rank}", flush=True)
 
 
