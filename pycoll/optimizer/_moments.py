@@ -1,0 +1,44 @@
+"""What the Adam family's updates share: paddle's float attributes, moving averages kept in place,
+paddle's one-element beta-power accumulators, and the argument checks of betas and epsilons."""
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import numpy as np
+
+from pycoll._tensor_ops import one_number
+from pycoll.optimizer._checks import real
+
+
+def beta(value: Any, name: str) -> float:
+    """A decay rate in [0, 1): a number or a one-element Tensor."""
+    return real(one_number(value, name), name, low=0.0, high=1.0, high_open=True)
+
+
+def non_negative(value: Any, name: str) -> float:
+    return real(one_number(value, name), name, low=0.0)
+
+
+def attr(value: float, like: Any) -> Any:
+    """``value`` as paddle's optimizer kernels see a float attribute (beta1, rho, ...): rounded
+    to float32, then computed with in the dtype of ``like`` (the parameter or its master copy).
+    It matters: 1 - 0.999 in float32 is 1.3e-5 away from 0.001."""
+    return like.dtype.type(np.float32(value))
+
+
+def average_(acc: Any, value: Any, rate: float) -> Any:
+    """acc = rate * acc + (1 - rate) * value, in place (``rate`` as paddle's attribute); returns acc."""
+    rate = attr(rate, acc)
+    acc *= rate
+    acc += (1 - rate) * value
+    return acc
+
+
+def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any) -> Any:
+    """paddle's one-element beta-power accumulator (Lamb's, Adamax's), kept in the dtype of
+    ``like`` as paddle keeps it: rate^t while step t runs (it starts at rate), rate^(t+1) kept
+    after it. Returns rate^t."""
+    rate = attr(rate, like)
+    now = like.dtype.type(pows.get(key, rate))
+    pows[key] = float(now * rate)
+    return now
