@@ -320,3 +320,66 @@ def test_matches_paddle_step_by_step(name):
         # pycoll keeps the one-element beta powers as Python floats and saves them as float64
         assert got.dtype.name == dtype or (shape == [1] and key.endswith("pow_acc_0")), key
         np.testing.assert_allclose(got.numpy(), np.broadcast_to(values, shape) if np.ndim(values) == 0 else np.reshape(values, shape), rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+def one_param():
+    return [pycoll.create_parameter([2], "float32", name=f"p{next(_runs)}")]
+
+
+@pytest.mark.parametrize("make, error, argument", [
+    (lambda p: opt.Lamb(0.1, beta1=1.0, parameters=p), ValueError, "beta1"),
+    (lambda p: opt.Lamb(0.1, lamb_weight_decay=-0.1, parameters=p), ValueError, "lamb_weight_decay"),
+    (lambda p: opt.Lamb(0.1, exclude_from_weight_decay_fn="bias", parameters=p), TypeError,
+     "exclude_from_weight_decay_fn"),
+    (lambda p: opt.Lamb(0.1, parameters=[{"params": p, "beta2": 1.5}]), ValueError, "beta2"),
+    (lambda p: opt.Adamax(0.1, beta2=-0.5, parameters=p), ValueError, "beta2"),
+    (lambda p: opt.Adamax(0.1, epsilon="tiny", parameters=p), TypeError, "epsilon"),
+    (lambda p: opt.Adadelta(0.1, rho=1.5, parameters=p), ValueError, "rho"),
+    (lambda p: opt.NAdam(0.1, momentum_decay=-1.0, parameters=p), ValueError, "momentum_decay"),
+    (lambda p: opt.RAdam(-0.1, parameters=p), ValueError, "learning_rate"),
+    (lambda p: opt.ASGD(0.1, batch_num=0, parameters=p), ValueError, "batch_num"),
+    (lambda p: opt.ASGD(0.1, batch_num=2.5, parameters=p), TypeError, "batch_num"),
+    (lambda p: opt.Rprop(0.1, learning_rate_range=(0.2, 1.0), parameters=p), ValueError, "learning_rate_range"),
+    (lambda p: opt.Rprop(0.1, etas=(0.5, 0.9), parameters=p), ValueError, "etas"),
+    (lambda p: opt.Rprop(0.1, etas=0.5, parameters=p), TypeError, "etas"),
+    (lambda p: opt.Rprop(opt.lr.StepDecay(0.1, 2), parameters=p), TypeError, "learning_rate"),
+    (lambda p: opt.Rprop(0.1, parameters=[{"params": p, "etas": (0.1, 2.0)}]), ValueError, "takes"),
+])
+def test_bad_arguments_name_the_argument(make, error, argument):
+    with pytest.raises(error, match=argument):
+        make(one_param())
+
+
+@pytest.mark.parametrize("name", ["lamb_groups", "adamax_groups", "adadelta_groups", "nadam_groups",
+                                  "radam_groups", "asgd_groups", "rprop_options"])
+def test_a_saved_state_resumes_the_same_steps(name):
+    """Two steps, the state into a new optimizer, one more step on each: the same parameters."""
+    steps, make = RUNS[name]
+    o, w, b, _ = run(2, make)
+    w2 = pycoll.create_parameter([2, 3], "float32", name=w.name + "_again")
+    b2 = pycoll.create_parameter([3], "float32", name=b.name + "_again")
+    w2.set_value(w.numpy())
+    b2.set_value(b.numpy())
+    again = make([w2, b2])
+    again.set_state_dict({key.replace(w.name, w2.name).replace(b.name, b2.name): value
+                          for key, value in o.state_dict().items()})
+    for optimizer, (pw, pb) in ((o, (w, b)), (again, (w2, b2))):
+        ((pycoll.to_tensor(X) @ pw + pb) ** 2).sum().backward()
+        optimizer.step()
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    np.testing.assert_array_equal(b2.numpy(), b.numpy())
+
+
+def test_asgd_state_of_another_batch_num_is_refused():
+    o, w, b, _ = run(2, lambda p: opt.ASGD(0.01, batch_num=3, parameters=p))
+    state = o.state_dict()
+    assert state[f"{w.name}_m_0"].numpy().tolist() == [2] and state[f"{w.name}_m_0"].dtype.name == "int64"
+    with pytest.raises(ValueError, match="batch_num=2"):
+        opt.ASGD(0.01, batch_num=2, parameters=[w, b]).set_state_dict(state)
+
+
+def test_lamb_asks_exclude_from_weight_decay_fn_about_each_parameter():
+    asked = []
+    o, w, b, _ = run(1, lambda p: opt.Lamb(0.01, exclude_from_weight_decay_fn=lambda t: asked.append(t) or False,
+                                           parameters=p))
+    assert [id(t) for t in asked] == [id(w), id(b)]
