@@ -21,12 +21,17 @@ from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
+from pycoll.linalg_decomp import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
+from pycoll.linalg_matrix_functions import cond, matrix_exp, matrix_rank, pinv, vecdot
+from pycoll.linalg_solve import cholesky_solve, lstsq, lu, lu_unpack, triangular_solve
 from pycoll._promotion import accumulates_in_float32
 from pycoll.dtypes import DTypeLike, is_floating
 from pycoll.tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matrix_power",
            "multi_dot", "cov", "corrcoef"]
+__all__ += ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "cholesky", "cholesky_solve",
+            "triangular_solve", "lstsq", "lu", "lu_unpack", "pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
 
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 
