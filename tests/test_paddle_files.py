@@ -34,8 +34,16 @@ def test_a_paddle_state_dict_loads_with_paddles_names():
 def test_training_resumes_from_paddles_weights_and_adam_state_as_paddle_does():
     net = pycoll.nn.Linear(3, 2)
     opt = pycoll.optimizer.Adam(learning_rate=0.1, parameters=net.parameters())
-    net.set_state_dict(pycoll.load(DATA / "paddle_linear.pdparams"))
-    opt.set_state_dict(pycoll.load(DATA / "paddle_linear.pdopt"))
+    params = pycoll.load(DATA / "paddle_linear.pdparams")
+    net.set_state_dict(params)
+    # optimizer state is keyed by parameter name: paddle's run named them linear_0.*, this process
+    # may have made other Linears first (a fresh process resuming gets the same names)
+    renamed = {params[k].name: getattr(net, k).name for k in params}
+    state = {}
+    for key, value in pycoll.load(DATA / "paddle_linear.pdopt").items():
+        old = next(n for n in renamed if key.startswith(n + "_"))
+        state[renamed[old] + key[len(old):]] = value
+    opt.set_state_dict(state)
     x = pycoll.to_tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10)
     (net(x) ** 2).mean().backward()
     opt.step()

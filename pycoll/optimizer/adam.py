@@ -8,13 +8,10 @@ from pycoll._tensor_ops import one_number
 from pycoll.device import array_module
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
+from pycoll.optimizer._moments import beta
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
-
-
-def _beta(value: Any, name: str) -> float:
-    return real(one_number(value, name), name, low=0.0, high=1.0, high_open=True)
 
 
 class Adam(Optimizer):
@@ -33,7 +30,7 @@ class Adam(Optimizer):
 
     _accumulator_names = ("moment1", "moment2")
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
-    _group_options = {**BASE_OPTIONS, "beta1": _beta, "beta2": _beta,
+    _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta,
                       "epsilon": lambda v, name: real(v, name, low=0.0)}
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: Union[float, Tensor] = 0.9,
@@ -45,8 +42,8 @@ class Adam(Optimizer):
         if self._amsgrad:
             self._accumulator_names = Adam._accumulator_names + ("moment2_max",)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
-        self._beta1 = _beta(beta1, "beta1")
-        self._beta2 = _beta(beta2, "beta2")
+        self._beta1 = beta(beta1, "beta1")
+        self._beta2 = beta(beta2, "beta2")
         self._epsilon = real(one_number(epsilon, "epsilon"), "epsilon", low=0.0)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
@@ -55,7 +52,7 @@ class Adam(Optimizer):
         v = self._array_acc("moment2", key, param)
         pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
         b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t
-        m *= b1
+        m *= b1  # in the parameter's dtype, 1 - b from the float (paddle's adam kernels; not _moments.average_)
         m += (1 - b1) * grad
         v *= b2
         v += (1 - b2) * (grad * grad)
