@@ -140,8 +140,18 @@ def cond(x: Tensor, p: Union[float, str, None] = None, name: Optional[str] = Non
         largest, smallest = s[..., 0], s[..., -1]
         return math_ops.divide(largest, smallest) if p == 2 else math_ops.divide(smallest, largest)
     x = _square(x, "cond")
-    from pycoll.linalg import matrix_norm  # pycoll.linalg re-exports this module's functions
-    return math_ops.multiply(matrix_norm(x, p), matrix_norm(inv(x), p))
+    return math_ops.multiply(_norm(x, p), _norm(inv(x), p))
+
+
+def _norm(x: Tensor, p: Union[float, str]) -> Tensor:
+    """The matrix norm p ('fro', 'nuc', +-1, +-inf) of each matrix of x, from recorded ops
+    (pycoll.linalg.matrix_norm's, which this module cannot import: pycoll.linalg imports it)."""
+    if p == "fro":
+        return math_ops.sqrt(math_ops.sum(math_ops.multiply(x, x), axis=[-2, -1]))
+    if p == "nuc":
+        return math_ops.sum(svdvals(x), axis=-1)
+    sums = math_ops.sum(math_ops.abs(x), axis=-2 if abs(p) == 1 else -1)  # 1: column sums, inf: row sums
+    return (math_ops.max if p > 0 else math_ops.min)(sums, axis=-1)
 
 
 def vecdot(x: Tensor, y: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:

@@ -38,7 +38,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.scan_ops", "pycoll.reshape_ops", "pycoll.diag_ops", "pycoll.product_ops",
                 "pycoll.sampling", "pycoll.framework", "pycoll.bit_operators", "pycoll.tensor_methods",
                 "pycoll.aliases", "pycoll.type_info", "pycoll.index_writes", "pycoll.matrix_ops",
-                "pycoll.special_ops")),
+                "pycoll.special_ops", "pycoll.linalg_decomp", "pycoll.linalg_solve", "pycoll.linalg_matrix_functions")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
