@@ -7,7 +7,7 @@ import pycoll
 import pycoll.distributed as dist
 from conftest import assert_ok, launch
 from pycoll.distributed import fleet
-from pycoll.distributed.fleet import fleet as fleet_state
+from pycoll.distributed.fleet import collective_mode as fleet_state
 from pycoll.parallel.mp_ops import model_parallel_group, set_model_parallel_group
 
 
@@ -22,7 +22,7 @@ def fresh_fleet():
 def test_the_strategy_refuses_misspelt_fields_and_keys():
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = {"mp_degree": 1}
-    assert strategy.hybrid_configs["dp_degree"] == 1 and strategy.fuse_grad_size_in_MB == 32
+    assert strategy.hybrid_configs["dp_degree"] == -1 and strategy.fuse_grad_size_in_MB == 32  # paddle's defaults
     with pytest.raises(AttributeError, match="no field 'hybrid_config'"):
         strategy.hybrid_config = {"dp_degree": 2}
     with pytest.raises(AttributeError, match="no key 'mp_degre'"):
@@ -37,15 +37,16 @@ def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
     from pycoll.distributed.fleet import strategy as strategy_module
     strategy_module._said.clear()
     strategy = fleet.DistributedStrategy()
-    assert strategy.amp_configs["init_loss_scaling"] == 32768.0 and strategy.recompute is False
+    assert strategy.lamb_configs["lamb_weight_decay"] == 0.01 and strategy.recompute is False
     with caplog.at_level("WARNING", logger="pycoll"):
-        strategy.amp = True
-        strategy.amp_configs = {"init_loss_scaling": 1024.0}
-        strategy.amp = True
+        strategy.lamb = True
+        strategy.lamb_configs = {"lamb_weight_decay": 0.02}
+        strategy.lamb = True
         strategy.nccl_comm_num = 1  # its default: nothing to say
+        strategy.amp = True  # read by fleet.distributed_model: not a kept setting
     said = [r.getMessage() for r in caplog.records if "keeps this setting" in r.getMessage()]
-    assert len(said) == 2 and "DistributedStrategy.amp:" in said[0] and "amp_configs" in said[1], said
-    assert strategy.amp and strategy.amp_configs["init_loss_scaling"] == 1024.0
+    assert len(said) == 2 and "DistributedStrategy.lamb:" in said[0] and "lamb_configs" in said[1], said
+    assert strategy.lamb and strategy.lamb_configs["lamb_weight_decay"] == 0.02
     with pytest.raises(AttributeError, match="amp_configs has no key 'init_scaling'"):
         strategy.amp_configs = {"init_scaling": 2.0}
     with pytest.raises(TypeError, match="recompute must be a bool"):
@@ -79,9 +80,10 @@ def test_init_without_arguments_is_collective_mode_as_in_paddles_dygraph():
 
 
 @pytest.mark.parametrize("configs, words", [
-    ({"mp_degree": 2}, "dp_degree=1 x pp_degree=1 x sharding_degree=1 x mp_degree=2 = 2, but the job has 1 ranks"),
-    ({"pp_degree": 2}, "dp_degree=1 x pp_degree=2 x sharding_degree=1 x mp_degree=1 = 2, but the job has 1 ranks"),
-    ({"sep_degree": 2}, "sep_degree=2: pycoll has no sep parallelism yet"),
+    ({"mp_degree": 2}, "pp_degree=1 x sharding_degree=1 x mp_degree=2 = 2 does not divide the job's 1 ranks"),
+    ({"dp_degree": 1, "pp_degree": 2}, "dp_degree=1 x pp_degree=2 x sharding_degree=1 x mp_degree=1 = 2, but the job "
+                                       "has 1 ranks"),
+    ({"sep_degree": 2}, "sep_degree=2: pycoll has no sep (sequence) parallelism (not built)"),
     ({"pp_degree": 2, "sharding_degree": 2}, "pp_degree=2 with sharding_degree=2: pycoll's pipeline does not shard"),
 ])
 def test_degrees_must_fit_the_world(configs, words):
@@ -95,7 +97,7 @@ def test_a_world_of_one_through_fleet():
     with pytest.raises(RuntimeError, match="call fleet.init"):
         fleet.get_hybrid_communicate_group()
     fleet.init(role_maker=fleet.PaddleCloudRoleMaker(is_collective=True))
-    assert (fleet.worker_index(), fleet.worker_num(), fleet.is_first_worker(), fleet.local_rank()) == (0, 1, True, 0)
+    assert (fleet.worker_index(), fleet.worker_num(), fleet.is_first_worker(), fleet.local_rank()) == (0, 1, True, "0")
     fleet.barrier_worker()
     hcg = fleet.get_hybrid_communicate_group()
     assert hcg.get_data_parallel_world_size() == 1 and hcg.get_model_parallel_group().ranks == [0]

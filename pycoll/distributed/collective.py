@@ -150,13 +150,22 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     """Gather every rank's ``tensor`` into ``tensor_list`` (entry i from group rank i).
 
     An empty list gets one new tensor per rank appended; a list of one correctly shaped,
-    writeable tensor per rank is written in place.
+    writeable tensor per rank is written in place. One tensor (paddle's) is filled in place with
+    the ranks' tensors stacked on axis 0: shaped ``[nranks, *tensor.shape]`` (paddle asks only for
+    that many elements, so ``[nranks * n, ...]`` serves too).
     """
     g = _begin(group, "all_gather")
     if g is None:
         return COMPLETED
     xp = g.engine.xp
     arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
+    if not isinstance(tensor_list, (list, tuple)):
+        out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
+        if out.size != g.nranks * arr.size:
+            raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape {list(out.shape)}; "
+                             f"it needs the group's {g.nranks} tensors stacked on axis 0: shape "
+                             f"{[g.nranks, *arr.shape]}")
+        tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
     _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
     blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
     deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")

@@ -1,18 +1,31 @@
 """``pycoll.distributed.fleet``: paddle's fleet API in collective mode (``from pycoll.distributed
-import fleet``). It composes the collectives, DataParallel and the model-parallel layers."""
+import fleet``). It composes the collectives, DataParallel and the model-parallel layers.
+``fleet.fleet`` is a ``Fleet``, with these functions as its methods, as in paddle."""
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
-from pycoll.distributed.fleet import layers, meta_parallel, recompute, utils
-from pycoll.distributed.fleet.fleet import (PaddleCloudRoleMaker, UserDefinedRoleMaker, all_reduce, barrier_worker,
-                                            distributed_model, distributed_optimizer, distributed_scaler,
-                                            get_hybrid_communicate_group, get_hybrid_parallel_topology, init,
-                                            is_first_worker, is_worker, local_rank, worker_endpoints, worker_index,
-                                            worker_num)
+from pycoll.distributed.fleet import layers, meta_optimizers, meta_parallel, recompute, utils
+from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, UserDefinedRoleMaker, distributed_model,
+                                                      distributed_optimizer, distributed_scaler,
+                                                      get_hybrid_communicate_group, get_hybrid_parallel_topology,
+                                                      init)
+from pycoll.distributed.fleet.fleet_object import Fleet
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.util import UtilBase, util
+from pycoll.distributed.fleet.utils.log_util import get_log_level_code, get_log_level_name, set_log_level
+from pycoll.distributed.fleet.workers import (all_reduce, barrier_worker, is_first_worker, is_worker, local_device_ids,
+                                              local_rank, node_num, world_device_ids, worker_endpoints, worker_index,
+                                              worker_num)
 
-__all__ = ["CommunicateTopology", "DatasetBase", "DistributedStrategy", "HybridCommunicateGroup", "InMemoryDataset",
-           "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce", "barrier_worker",
-           "distributed_model", "distributed_optimizer", "distributed_scaler", "get_hybrid_communicate_group",
-           "get_hybrid_parallel_topology", "init", "is_first_worker", "is_worker", "layers", "local_rank",
-           "meta_parallel", "recompute", "util", "utils", "worker_endpoints", "worker_index", "worker_num"]
+fleet = Fleet()
+# paddle's other names for the same queries
+rank = worker_index
+nranks = world_size = worker_num
+rank_in_node = local_rank
+
+__all__ = ["CommunicateTopology", "DatasetBase", "DistributedStrategy", "Fleet", "HybridCommunicateGroup",
+           "InMemoryDataset", "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce",
+           "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
+           "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",
+           "init", "is_first_worker", "is_worker", "layers", "local_device_ids", "local_rank", "meta_optimizers",
+           "meta_parallel", "node_num", "nranks", "rank", "rank_in_node", "recompute", "set_log_level", "util",
+           "utils", "world_device_ids", "world_size", "worker_endpoints", "worker_index", "worker_num"]

@@ -3,25 +3,30 @@ misspelt field fails instead of being ignored.
 
 Besides the fields fleet acts on, it holds paddle's other settings (names and defaults of paddle
 3.3.1's protobuf) so that scripts written for paddle run: most are static-graph or
-parameter-server settings that paddle's dygraph fleet does not read either (``amp``,
-``recompute``: use ``pycoll.amp`` and ``fleet.utils.recompute``). Setting one to something other
-than its default logs, once, that pycoll keeps it without acting on it.
+parameter-server settings that paddle's dygraph fleet does not read either (``recompute``: use
+``fleet.utils.recompute``; ``lamb``, ``dgc``...). Setting one to something other than its default
+logs, once, that pycoll keeps it without acting on it. ``amp`` is read as paddle's dygraph fleet
+reads it: ``fleet.distributed_model`` decorates the model at level O2 when ``amp_configs`` asks
+for pure float16 or bfloat16.
 """
 from __future__ import annotations
 
+import copy
 import json
+from collections.abc import Mapping
 from typing import Any, Dict, Set
 
 from pycoll._logging import logger
+from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, check_type
 
-# hybrid_configs: the degrees, paddle's default order of the axes, and its per-axis option dicts
-_HYBRID = {"dp_degree": 1, "mp_degree": 1, "pp_degree": 1, "sharding_degree": 1, "sep_degree": 1,
-           "order": ["dp", "pp", "sharding", "sep", "cp", "mp"], "mp_configs": {}, "pp_configs": {},
-           "sharding_configs": {}, "dp_configs": {}, "sep_configs": {}}
-_CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
-    "hybrid_configs": _HYBRID,
+AXES = ["dp", "pp", "sharding", "sep", "cp", "mp"]  # paddle's default hybrid_parallel_order
+# degrees paddle 3.3.1 takes that pycoll has not built: 1 is accepted, more is refused by fleet.init
+UNBUILT_DEGREES = {"sep_degree": "sep (sequence) parallelism", "cp_degree": "context parallelism",
+                   "ep_degree": "expert parallelism", "moe_sharding_degree": "MoE sharding",
+                   "cp_sharding_degree": "context-parallel sharding"}
+_CONFIGS = {  # the dict-valued fields fleet acts on (besides hybrid_configs), their keys and defaults
     "gradient_merge_configs": {"k_steps": 1, "avg": True},
-    "sharding_configs": {"sharding_degree": 1, "stage": 1, "optimize_offload": False,
+    "sharding_configs": {"sharding_degree": 8, "stage": 1, "optimize_offload": False,
                          # paddle's static-graph sharding keys, kept (see _kept)
                          "sharding_segment_strategy": "segment_broadcast_MB", "segment_broadcast_MB": 32.0,
                          "segment_anchors": [], "mp_degree": 1, "dp_degree": 1, "hybrid_dp": False,
@@ -32,11 +37,18 @@ _CONFIGS = {  # the dict-valued fields fleet acts on, their keys and defaults
     # the pipeline's micro-batches; the other keys are paddle's, kept (pycoll always sends shapes)
     "pipeline_configs": {"micro_batch_size": 1, "accumulate_steps": 1, "schedule_mode": "1F1B",
                          "p2p_cache_shape": True, "enable_partial_send_recv": True},
+    "amp_configs": {"init_loss_scaling": 32768.0, "incr_every_n_steps": 1000, "decr_every_n_nan_or_inf": 2,
+                    "incr_ratio": 2.0, "decr_ratio": 0.8, "use_dynamic_loss_scaling": True,
+                    "custom_white_list": [], "custom_black_list": [], "custom_black_varnames": [],
+                    "use_pure_fp16": False, "use_fp16_guard": True, "use_optimizer_fp16": False,
+                    "use_pure_bf16": False},
 }
 _FLAGS = {"fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32, "last_comm_group_size_MB": 1.0,
-          "gradient_merge": False, "sharding": False, "find_unused_parameters": False}
+          "gradient_merge": False, "sharding": False, "find_unused_parameters": False, "amp": False,
+          "hybrid_parallel_order": AXES,
+          "sync_param_name": ["embedding", "layer_norm", ".b_"]}  # mp_configs' sync_param_name, as paddle keeps it
 _KEPT_FLAGS = {  # paddle's, kept and not acted on
-    "amp": False, "recompute": False, "pipeline": False, "sync_batch_norm": False, "nccl_comm_num": 1,
+    "recompute": False, "pipeline": False, "sync_batch_norm": False, "nccl_comm_num": 1,
     "sync_nccl_allreduce": True, "without_graph_optimization": True, "a_sync": True, "lamb": False, "lars": False,
     "dgc": False, "localsgd": False, "adaptive_localsgd": False, "heter_ccl_mode": False, "fp16_allreduce": False,
     "use_hierarchical_allreduce": False, "hierarchical_allreduce_inter_nranks": 1, "fuse_grad_size_in_num": 8,
@@ -44,11 +56,6 @@ _KEPT_FLAGS = {  # paddle's, kept and not acted on
     "split_data": True, "cudnn_exhaustive_search": False, "conv_workspace_size_limit": 512,
     "cudnn_batchnorm_spatial_persistent": False, "qat": False, "asp": False}
 _KEPT_CONFIGS = {
-    "amp_configs": {"init_loss_scaling": 32768.0, "incr_every_n_steps": 1000, "decr_every_n_nan_or_inf": 2,
-                    "incr_ratio": 2.0, "decr_ratio": 0.8, "use_dynamic_loss_scaling": True,
-                    "custom_white_list": [], "custom_black_list": [], "custom_black_varnames": [],
-                    "use_pure_fp16": False, "use_fp16_guard": True, "use_optimizer_fp16": False,
-                    "use_pure_bf16": False},
     "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": [],
                           "enable_tuning": False, "refined_ops_patterns": []},
     "localsgd_configs": {"k_steps": 1, "begin_step": 1},
@@ -66,31 +73,39 @@ _said: Set[str] = set()
 
 
 class DistributedStrategy:
-    """Fields a dygraph collective job reads: ``hybrid_configs`` (``dp_degree``, ``mp_degree``,
-    ``pp_degree``, ``sharding_degree``, ``sep_degree``, ``order``), ``fuse_all_reduce_ops``,
-    ``fuse_grad_size_in_MB`` and ``last_comm_group_size_MB`` (DataParallel's bucket sizes),
-    ``find_unused_parameters``, ``gradient_merge`` + ``gradient_merge_configs`` (``k_steps``,
-    ``avg``), ``sharding`` + ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 =
-    group_sharded_parallel's levels os/os_g/p_g_os, ``optimize_offload``),
-    ``tensor_parallel_configs["tensor_init_seed"]`` (``model_parallel_random_seed``'s seed at
-    ``fleet.init``), ``pipeline_configs`` (``micro_batch_size``, ``accumulate_steps``), and
-    paddle's other fields, kept (see the module docstring). Setting a dict field updates the
-    keys given (paddle's behaviour); an unknown field or key raises, naming it."""
+    """Fields a dygraph collective job reads: ``hybrid_configs`` (the degrees ``dp_degree`` —
+    -1, paddle's default, is what the others leave —, ``mp_degree``, ``pp_degree``,
+    ``sharding_degree``; paddle's other degrees, ``sep_degree``, ``cp_degree``, ``ep_degree``,
+    ``moe_sharding_degree``, ``cp_sharding_degree``, are taken at 1; its nested ``mp_configs``,
+    ``pp_configs``... are ``Configs``, read by attribute as paddle's messages are; its ``order``
+    goes to ``hybrid_parallel_order``), ``fuse_all_reduce_ops``, ``fuse_grad_size_in_MB`` and
+    ``last_comm_group_size_MB`` (DataParallel's bucket sizes), ``find_unused_parameters``,
+    ``gradient_merge`` + ``gradient_merge_configs`` (``k_steps``, ``avg``), ``sharding`` +
+    ``sharding_configs`` (``sharding_degree``, ``stage`` 1/2/3 = group_sharded_parallel's levels
+    os/os_g/p_g_os, ``optimize_offload``), ``amp`` + ``amp_configs`` (``use_pure_fp16`` /
+    ``use_pure_bf16``), ``tensor_parallel_configs["tensor_init_seed"]``
+    (``model_parallel_random_seed``'s seed at ``fleet.init``), ``pipeline_configs``
+    (``micro_batch_size``, ``accumulate_steps``), and paddle's other fields, kept (see the module
+    docstring). Setting a dict field updates the keys given (paddle's behaviour); an unknown field
+    or key raises, naming it."""
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_values", {**_FLAGS, **_KEPT_FLAGS,
-                                             **{k: dict(v) for k, v in _ALL_CONFIGS.items()}})
+        values = copy.deepcopy({**_FLAGS, **_KEPT_FLAGS, **_ALL_CONFIGS})
+        values["hybrid_configs"] = Configs("DistributedStrategy.hybrid_configs", HYBRID_CONFIGS)
+        object.__setattr__(self, "_values", values)
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
         if name in values:
             value = values[name]
-            return dict(value) if isinstance(value, dict) else value
+            return dict(value) if isinstance(value, Mapping) else value  # nested Configs stay live, as in paddle
         raise AttributeError(f"DistributedStrategy has no field {name!r}; fields: {', '.join(sorted(values))}")
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in _ALL_CONFIGS:
-            if not isinstance(value, dict):
+        if name == "hybrid_configs":
+            self._set_hybrid(value)
+        elif name in _ALL_CONFIGS:
+            if not isinstance(value, Mapping):
                 raise TypeError(f"DistributedStrategy.{name} must be a dict, got {type(value).__name__}")
             unknown = sorted(set(value) - set(_ALL_CONFIGS[name]))
             if unknown:
@@ -101,9 +116,8 @@ class DistributedStrategy:
             self._values[name].update(value)
         elif name in _FLAGS or name in _KEPT_FLAGS:
             default = _FLAGS.get(name, _KEPT_FLAGS.get(name))
-            if type(value) is not type(default) and not (isinstance(default, (int, float)) and not isinstance(default, bool)
-                                                         and isinstance(value, (int, float)) and not isinstance(value, bool)):
-                raise TypeError(f"DistributedStrategy.{name} must be a {type(default).__name__}, got {value!r}")
+            # a number for a number (pycoll's leniency: bucket sizes may be fractions of a MB)
+            value = check_type(f"DistributedStrategy.{name}", default, value, exact_int=False)
             if name in _KEPT_FLAGS and value != default:
                 _kept(name)
             self._values[name] = value
@@ -111,28 +125,43 @@ class DistributedStrategy:
             raise AttributeError(f"DistributedStrategy has no field {name!r}; fields: "
                                  f"{', '.join(sorted(self._values))}")
 
+    def _set_hybrid(self, configs: Any) -> None:
+        """paddle's setter: ``order`` becomes ``hybrid_parallel_order``, ``mp_configs``'
+        ``sync_param_name`` becomes ``sync_param_name``, the rest updates the keys given."""
+        if not isinstance(configs, Mapping):
+            raise TypeError(f"DistributedStrategy.hybrid_configs must be a dict, got {type(configs).__name__}")
+        configs = dict(configs)
+        if "order" in configs:
+            self.hybrid_parallel_order = configs.pop("order")
+        mp_configs = configs.get("mp_configs")
+        if isinstance(mp_configs, Mapping) and "sync_param_name" in mp_configs:
+            configs["mp_configs"] = dict(mp_configs)
+            self.sync_param_name = configs["mp_configs"].pop("sync_param_name")
+        self._values["hybrid_configs"].update(configs)
+
     def degrees(self) -> Dict[str, int]:
         """``hybrid_configs``' degrees; the sharding degree comes from ``sharding_configs`` when
         ``sharding`` is on and ``hybrid_configs`` leaves it at 1 (paddle's two ways to ask)."""
-        degrees = dict(self._values["hybrid_configs"])
+        hybrid = self._values["hybrid_configs"]
+        degrees = {key: value for key, value in hybrid.items() if key.endswith("_degree")}
         if self._values["sharding"] and degrees["sharding_degree"] == 1:
             degrees["sharding_degree"] = self._values["sharding_configs"]["sharding_degree"]
         return degrees
 
     def check_axis_order(self) -> None:
-        """ValueError unless ``hybrid_configs["order"]`` names each of paddle's axes (dp, pp,
+        """ValueError unless ``hybrid_parallel_order`` names each of paddle's axes (dp, pp,
         sharding, sep, cp, mp; cp may be left out, as paddle's documented five-axis order does)
         once; the ranks are laid out in that order, the last varying fastest."""
-        order = list(self._values["hybrid_configs"]["order"])
-        if sorted(order) not in (sorted(_HYBRID["order"]), sorted(a for a in _HYBRID["order"] if a != "cp")):
+        order = list(self._values["hybrid_parallel_order"])
+        if sorted(order) not in (sorted(AXES), sorted(a for a in AXES if a != "cp")):
             raise ValueError(f"DistributedStrategy.hybrid_configs order={order}; it must name each of "
-                             f"{_HYBRID['order']} once (cp may be left out)")
+                             f"{AXES} once (cp may be left out)")
 
     def save_to_prototxt(self, output: str) -> None:
         """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``
         reads it back)."""
         with open(output, "w") as f:
-            json.dump(self._values, f, indent=1, sort_keys=True)
+            json.dump(self._values, f, indent=1, sort_keys=True, default=Configs.to_dict)
 
     def load_from_prototxt(self, pb_file: str) -> None:
         """Set the fields ``save_to_prototxt`` wrote (each checked as when set by hand)."""

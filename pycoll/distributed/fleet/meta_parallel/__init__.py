@@ -4,7 +4,7 @@ model-parallel layers, the parallel cross-entropy and the RNG tracker (the same 
 ``pycoll.parallel``'s), plus fleet's ``model_parallel_random_seed``."""
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
 from pycoll.distributed.fleet.meta_parallel.pp_layers import LayerDesc, PipelineLayer, SharedLayerDesc
-from pycoll.distributed.fleet.fleet import model_parallel_random_seed  # after the pipeline: fleet uses it
+from pycoll.distributed.fleet.collective_mode import model_parallel_random_seed  # after the pipeline: it uses it
 from pycoll.parallel import (ColumnParallelLinear, ParallelCrossEntropy, RNGStatesTracker, RowParallelLinear,
                              VocabParallelEmbedding, get_rng_state_tracker)
 

@@ -1,6 +1,6 @@
-"""fleet's collective mode: ``init`` (the groups of a dp × pp × sharding × mp job), the worker
-queries, and ``distributed_model`` / ``distributed_optimizer`` built from the parallel layer's
-pieces, the pipeline (``meta_parallel.PipelineParallel``) and the sharding package."""
+"""fleet's collective mode: ``init`` (the groups of a dp × pp × sharding × mp job) and
+``distributed_model`` / ``distributed_optimizer`` built from the parallel layer's pieces, the
+pipeline (``meta_parallel.PipelineParallel``) and the sharding package."""
 from __future__ import annotations
 
 import os
@@ -11,20 +11,23 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 from pycoll._logging import logger
+from pycoll.amp import decorate
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
-from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
+from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel, mark_fleet_optimizer
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
-from pycoll.distributed.fleet.strategy import DistributedStrategy
+from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
 from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
-from pycoll.distributed.fleet.util import util
-from pycoll.distributed.sharding import ShardedOptimizer
+from pycoll.distributed.fleet.utils.log_util import set_log_level
 from pycoll.distributed.sharding.group_sharded import STAGES, scaler_over, shard_model
 from pycoll.parallel import DataParallel, get_rng_state_tracker
 from pycoll.parallel.mp_ops import set_model_parallel_group
 from pycoll.parallel.mp_random import MODEL_PARALLEL_RNG
 
-_state: dict = {}  # "strategy", "hcg" once init ran; "model" once distributed_model ran
+# "strategy", "hcg" once init ran; "model" once distributed_model ran; "unbound": optimizers
+# waiting for the sharded model
+_state: dict = {}
+_said_merging: list = []  # the gradient-merge warning, once per process
 
 
 class UserDefinedRoleMaker:
@@ -42,7 +45,8 @@ def init(role_maker: Any = None, is_collective: bool = False,
          strategy: Optional[DistributedStrategy] = None, log_level: Any = None) -> None:
     """Start collective mode: the parallel environment, then the dp × pp × sharding × mp groups
     the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``order`` (their product
-    must be the world size; dp fills what is left when it is not given, as paddle does). As
+    must be the world size; dp fills what is left when it is not given, as paddle does; the
+    degrees pycoll has not built, ``sep``, ``cp``, ``ep``, ``moe_sharding``, must stay 1). As
     paddle's dygraph ``fleet.init`` does, this is collective mode whatever ``is_collective``
     says, unless the environment describes a parameter-server job
     (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level``
@@ -54,7 +58,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
                          f"{os.environ.get('TRAINING_ROLE')!r}); pycoll runs fleet's collective mode "
                          "only: launch with pycoll.launch and call fleet.init(is_collective=True)")
     if log_level is not None:
-        logger.setLevel(log_level.upper() if isinstance(log_level, str) else log_level)
+        set_log_level(log_level)
     strategy = strategy if strategy is not None else DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: strategy must be a DistributedStrategy, got {type(strategy).__name__}")
@@ -62,25 +66,29 @@ def init(role_maker: Any = None, is_collective: bool = False,
     world = dist.get_world_size()
     degrees = strategy.degrees()
     strategy.check_axis_order()
-    if degrees["sep_degree"] != 1:
-        raise ValueError(f"fleet.init: hybrid_configs sep_degree={degrees['sep_degree']}: pycoll has no "
-                         f"sep parallelism yet; use dp_degree, pp_degree, sharding_degree and mp_degree")
-    mp, pp, sharding = degrees["mp_degree"], degrees["pp_degree"], degrees["sharding_degree"]
+    for key, what in UNBUILT_DEGREES.items():
+        if degrees[key] > 1:
+            raise ValueError(f"fleet.init: hybrid_configs {key}={degrees[key]}: pycoll has no {what} (not "
+                             f"built); leave {key} at 1 and use dp_degree, pp_degree, sharding_degree and mp_degree")
+    mp, pp, sharding = (max(degrees[key], 1) for key in ("mp_degree", "pp_degree", "sharding_degree"))
     if pp > 1 and sharding > 1:
         raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} with sharding_degree={sharding}: pycoll's "
                          f"pipeline does not shard; use dp_degree beside pp_degree, or sharding without it")
     stage = strategy.sharding_configs["stage"]
     if stage not in STAGES:
         raise ValueError(f"fleet.init: sharding_configs stage={stage!r}; it must be 1, 2 or 3")
-    dp = degrees["dp_degree"]
-    if dp in (1, -1) and world % (mp * pp * sharding) == 0:
-        dp = world // (mp * pp * sharding)
+    dp, rest = degrees["dp_degree"], mp * pp * sharding
+    if dp in (1, -1) and world % rest == 0:  # -1 (paddle's default): what the others leave
+        dp = world // rest
+    if dp == -1:
+        raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} x sharding_degree={sharding} x mp_degree={mp} "
+                         f"= {rest} does not divide the job's {world} ranks (dp_degree=-1 takes what they leave)")
     if dp * pp * sharding * mp != world:
         raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x pp_degree={pp} x sharding_degree={sharding} "
                          f"x mp_degree={mp} = {dp * pp * sharding * mp}, but the job has {world} ranks; their "
                          f"product must be the world size")
     sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": 1, "cp": 1, "mp": mp}
-    order = strategy.hybrid_configs["order"]
+    order = strategy.hybrid_parallel_order
     topology = CommunicateTopology([AXIS_NAMES[a] for a in order], [sizes[a] for a in order])
     hcg = HybridCommunicateGroup(topology, strategy.hybrid_configs)
     set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
@@ -102,46 +110,6 @@ def _started(fn: str) -> dict:
     return _state
 
 
-def worker_index() -> int:
-    return dist.get_rank()
-
-
-def worker_num() -> int:
-    return dist.get_world_size()
-
-
-def is_first_worker() -> bool:
-    return dist.get_rank() == 0
-
-
-def is_worker() -> bool:
-    """True: in collective mode every rank is a worker."""
-    return True
-
-
-def worker_endpoints(to_string: bool = False) -> Any:
-    """The workers' endpoints (``PADDLE_TRAINER_ENDPOINTS``), as a list or joined by commas."""
-    endpoints = dist.ParallelEnv().trainer_endpoints
-    return ",".join(endpoints) if to_string else endpoints
-
-
-def all_reduce(input: Any, mode: str = "sum") -> Any:  # noqa: A002 - paddle's name
-    """``input`` (a number, list or array) reduced over the workers with ``mode`` 'sum', 'mean' or
-    'max', as a new NumPy array (paddle's ``fleet.all_reduce``)."""
-    if mode not in ("sum", "mean", "max"):
-        raise ValueError(f"fleet.all_reduce: mode={mode!r}; use 'sum', 'mean' or 'max'")
-    total = util.all_reduce(input, "max" if mode == "max" else "sum")
-    return total / dist.get_world_size() if mode == "mean" else total
-
-
-def local_rank() -> int:
-    return dist.ParallelEnv().local_rank
-
-
-def barrier_worker() -> None:
-    dist.barrier()
-
-
 def get_hybrid_communicate_group() -> HybridCommunicateGroup:
     return _started("get_hybrid_communicate_group")["hcg"]
 
@@ -158,9 +126,16 @@ def distributed_model(model: Any) -> Any:
     the model-parallel group (fleet.init made it their default). With both data and sharding
     degrees, gradients are averaged over both (the sharding model's ``dp_group``). With pipeline
     stages, ``model`` must be a ``PipelineLayer``: it becomes a ``PipelineParallel`` (whose
-    ``train_batch`` averages the gradients over the data-parallel group itself)."""
+    ``train_batch`` averages the gradients over the data-parallel group itself). As in paddle,
+    with ``strategy.amp`` on more than one rank and ``amp_configs`` asking for pure float16 or
+    bfloat16 (``use_pure_fp16`` / ``use_pure_bf16``), the model is first
+    ``pycoll.amp.decorate``-d at level O2 in that dtype (float16 when both are asked)."""
     state = _started("distributed_model")
     hcg, strategy = state["hcg"], state["strategy"]
+    amp = strategy.amp_configs
+    if strategy.amp and dist.get_world_size() > 1 and (amp["use_pure_fp16"] or amp["use_pure_bf16"]):
+        model = decorate(models=model, optimizers=None, level="O2", master_weight=None, save_dtype=None,
+                         dtype="float16" if amp["use_pure_fp16"] else "bfloat16")
     if hcg.get_pipe_parallel_world_size() > 1:
         if not isinstance(model, PipelineLayer):
             raise TypeError(f"fleet.distributed_model: with pp_degree={hcg.get_pipe_parallel_world_size()} the "
@@ -178,33 +153,38 @@ def distributed_model(model: Any) -> Any:
     else:
         return model
     state["model"] = wrapped
+    for optimizer in state.pop("unbound", []):  # distributed_optimizer came first
+        optimizer.bind(wrapped)
     return wrapped
 
 
 def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:
-    """``optimizer`` with the strategy applied: with a sharding degree, each rank of the sharding
-    group updates its share of the parameters (as group_sharded_parallel's optimizer); with
-    ``gradient_merge``, an update every ``k_steps`` steps. Otherwise ``optimizer`` itself
-    (DataParallel has averaged the gradients it steps with). With model parallelism, its
-    ``grad_clip`` norms span the model-parallel group, and with pipeline stages a global norm
-    spans every stage, shared weights counted once (paddle's hybrid-parallel clip). What it
-    returns is marked as fleet's: a pipeline's ``train_batch`` takes no other optimizer."""
+    """``optimizer`` with the strategy applied. On more than one rank it becomes paddle's
+    ``HybridParallelOptimizer`` (``_inner_opt``: the optimizer, or with a sharding degree the
+    sharding optimizer over it, each rank of the sharding group updating its share of the
+    parameters as group_sharded_parallel's does — before or after ``distributed_model``, as in
+    paddle); on one, it stays itself. DataParallel has averaged the gradients it steps with.
+    With model parallelism its ``grad_clip`` norms span the model-parallel group, and with
+    pipeline stages a global norm spans every stage, shared weights counted once (paddle's
+    hybrid-parallel clip). With ``gradient_merge`` it updates every ``k_steps`` steps (where
+    paddle's dygraph fleet ignores the setting: said once). What it returns is marked as
+    fleet's: a pipeline's ``train_batch`` takes no other optimizer."""
     state = _started("distributed_optimizer")
     strategy = strategy if strategy is not None else state["strategy"]
-    hcg = state["hcg"]
-    norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None),
-                                 getattr(optimizer, "_parameter_list", []))
-    if norm_sums is not None:
-        optimizer.complete_norms_with(norm_sums)
-    if hcg.get_sharding_parallel_world_size() > 1:
-        model = state.get("model")
-        if model is None:
-            raise RuntimeError("fleet.distributed_optimizer: with a sharding degree, call "
-                               "fleet.distributed_model(model) first (the model decides who owns what)")
-        optimizer = ShardedOptimizer(optimizer, model, offload=strategy.sharding_configs["optimize_offload"])
+    if dist.get_world_size() > 1:
+        optimizer = HybridParallelOptimizer(optimizer, state["hcg"], strategy)
+        if "model" in state:
+            optimizer.bind(state["model"])
+        if optimizer.needs_model:
+            state.setdefault("unbound", []).append(optimizer)
     if strategy.gradient_merge:
         configs = strategy.gradient_merge_configs
         optimizer = GradientMergeOptimizer(optimizer, configs["k_steps"], configs["avg"])
+        if not _said_merging:
+            _said_merging.append(True)
+            logger.warning("fleet.distributed_optimizer: strategy.gradient_merge is on: pycoll merges the gradients "
+                           "of k_steps=%s steps into one update, where paddle's dygraph fleet ignores the setting "
+                           "and updates every step", configs["k_steps"])
     return mark_fleet_optimizer(optimizer)  # what PipelineParallel.train_batch asks for
 
 

@@ -1,0 +1,64 @@
+"""paddle's ``HybridParallelOptimizer``: what ``fleet.distributed_optimizer`` returns on more than
+one rank, the user's optimizer as ``_inner_opt`` — or, with a sharding degree, the sharding
+optimizer over it (paddle's ``DygraphShardingOptimizer``; pycoll's ``ShardedOptimizer``)."""
+from __future__ import annotations
+
+from typing import Any, List
+
+from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
+from pycoll.distributed.sharding import ShardedOptimizer
+from pycoll.optimizer.optimizer import Optimizer
+
+
+class HybridParallelOptimizer:
+    """``optimizer`` in ``hcg``'s job under ``strategy``. Its ``grad_clip`` norms span the
+    model-parallel group and, in a pipeline, every stage (``hybrid_clip``). With a sharding
+    degree it steps through a ``ShardedOptimizer`` over the sharded model, which it gets from
+    ``fleet.distributed_model`` (``bind``) whichever of the two is called first, as paddle
+    takes them in either order. The rest (``_learning_rate``, ``_parameter_list``,
+    ``state_dict``, ``get_lr``...) is ``_inner_opt``'s."""
+
+    def __init__(self, optimizer: Any, hcg: Any, strategy: Any):
+        self._inner_opt = optimizer
+        self._hcg = hcg
+        self._strategy = strategy
+        self._sharding_enable = hcg.get_sharding_parallel_world_size() > 1
+        norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None),
+                                     getattr(optimizer, "_parameter_list", []))
+        if norm_sums is not None:
+            optimizer.complete_norms_with(norm_sums)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_inner_opt":  # not yet set (copying, unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self._inner_opt, name)
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether it waits for the sharded model (``bind``) before it can step."""
+        return self._sharding_enable and not isinstance(self._inner_opt, ShardedOptimizer)
+
+    def bind(self, model: Any) -> None:
+        """Shard over ``model`` (what ``fleet.distributed_model`` made), when it waits for one."""
+        if self.needs_model:
+            offload = self._strategy.sharding_configs["optimize_offload"]
+            self._inner_opt = ShardedOptimizer(self._inner_opt, model, offload=offload)
+
+    def _ready(self, fn: str) -> Any:
+        if self.needs_model:
+            raise RuntimeError(f"HybridParallelOptimizer.{fn}: with sharding_degree="
+                               f"{self._hcg.get_sharding_parallel_world_size()} the optimizer steps the "
+                               f"sharded model's pieces: call fleet.distributed_model(model) first")
+        return self._inner_opt
+
+    def step(self) -> None:
+        self._ready("step").step()
+
+    # paddle's dygraph minimize: the gradients backward left are applied (step), ([], pairs) returned
+    minimize = Optimizer.minimize
+
+    def step_grads(self) -> List[Any]:
+        return self._ready("step_grads").step_grads()
+
+    def scale_grads(self, factor: float) -> None:
+        self._ready("scale_grads").scale_grads(factor)

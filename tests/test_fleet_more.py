@@ -1,0 +1,205 @@
+"""More of paddle 3.3.1's fleet: gradient merge as an optimizer a script (and a GradScaler) can
+use, hybrid_configs' keys and nested configs, the degrees pycoll refuses, the log level, LocalFS,
+the Fleet object and the meta-optimizer names; on 2 ranks, the optimizer before the model under
+sharding, HybridParallelOptimizer, strategy.amp (tests/ranks/fleet_order.py) and all_gather into
+a tensor, the worker queries and hybrid_parallel_util (tests/ranks/fleet_api.py)."""
+import logging
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.amp.grad_scaler as grad_scaler
+import pycoll.distributed as dist
+from conftest import assert_ok, launch
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet import collective_mode
+from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
+from pycoll.parallel.mp_ops import set_model_parallel_group
+
+
+@pytest.fixture(autouse=True)
+def fresh_fleet():
+    yield
+    collective_mode._state.clear()
+    set_model_parallel_group(None)
+    dist.destroy_process_group()
+
+
+def merging(k_steps, avg=True):
+    strategy = fleet.DistributedStrategy()
+    strategy.gradient_merge = True
+    strategy.gradient_merge_configs = {"k_steps": k_steps, "avg": avg}
+    fleet.init(is_collective=True, strategy=strategy)
+    weight = pycoll.zeros([2])
+    weight.stop_gradient = False
+    weight.name = "w"
+    return weight, fleet.distributed_optimizer(pycoll.optimizer.SGD(learning_rate=1.0, parameters=[weight]))
+
+
+def test_gradient_merge_is_the_inner_optimizer_to_a_script_and_minimizes_as_paddle(caplog):
+    collective_mode._said_merging.clear()
+    with caplog.at_level("WARNING", logger="pycoll"):
+        weight, opt = merging(2)
+        merging(3)
+    said = [r.getMessage() for r in caplog.records if "gradient_merge" in r.getMessage()]
+    assert len(said) == 1 and "paddle's dygraph fleet ignores the setting" in said[0], said
+    assert opt._learning_rate == 1.0 and opt._parameter_list == [weight] and opt.get_lr() == 1.0
+    seen = []
+    for step in range(4):
+        (weight * pycoll.to_tensor([1.0, float(step)])).sum().backward()
+        ops, pairs = opt.minimize(None)  # paddle's dygraph minimize: applies what backward left
+        assert ops == [] and [p is weight for p, _ in pairs] == [True]
+        opt.clear_gradients()
+        seen.append(weight.numpy().tolist())
+    assert seen == [[0, 0], [-1, -0.5], [-1, -0.5], [-2, -3]]  # the mean gradient of each pair of steps
+
+
+def test_gradient_merge_with_a_grad_scaler_unscales_each_window_once(monkeypatch):
+    monkeypatch.setattr(grad_scaler, "on_accelerator", lambda: True)  # a GPU place: the scaler acts
+    weight, opt = merging(2)
+    scaler = fleet.distributed_scaler(pycoll.amp.GradScaler(init_loss_scaling=8.0, use_dynamic_loss_scaling=False))
+    seen = []
+    for step, factor in enumerate([1.0, 3.0, float("inf"), 1.0, 5.0, 7.0]):
+        scaler.scale((weight * pycoll.to_tensor([factor, 1.0])).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+        seen.append(weight.numpy().tolist())
+    # windows: mean of [1,1] and [3,1] applied; [inf,1] + [1,1] skipped and dropped; mean of [5,1] and [7,1]
+    assert seen == [[0, 0], [-2, -1], [-2, -1], [-2, -1], [-2, -1], [-8, -2]], seen
+
+
+def test_hybrid_configs_take_paddles_keys_and_read_as_paddles_messages(tmp_path):
+    strategy = fleet.DistributedStrategy()
+    hybrid = strategy.hybrid_configs
+    # paddle 3.3.1's defaults (its print of hybrid_configs and sharding_configs); no "order" key there
+    degrees = ("dp_degree", "ep_degree", "cp_degree", "moe_sharding_degree")
+    assert [hybrid[key] for key in degrees] == [-1, 1, 1, 1]
+    assert "order" not in hybrid and strategy.hybrid_parallel_order == ["dp", "pp", "sharding", "sep", "cp", "mp"]
+    assert strategy.sharding_configs["sharding_degree"] == 8
+    assert hybrid["pp_configs"].delay_scale_loss is False and hybrid["pp_configs"]["use_batch_p2p_comm"] is True
+    assert hybrid["mp_configs"].nccl_config.commName == ""
+    strategy.hybrid_configs = {"dp_degree": 1, "ep_degree": 1, "cp_degree": 1, "moe_sharding_degree": 1,
+                               "order": ["dp", "pp", "sharding", "sep", "mp"],
+                               "pp_configs": {"delay_scale_loss": True},
+                               "mp_configs": {"sync_param_name": ["fc"], "mp_async_allreduce": True}}
+    assert strategy.hybrid_configs["pp_configs"].delay_scale_loss is True
+    assert strategy.hybrid_configs["mp_configs"].mp_async_allreduce is True and strategy.sync_param_name == ["fc"]
+    assert strategy.hybrid_parallel_order == ["dp", "pp", "sharding", "sep", "mp"]
+    strategy.hybrid_configs["sharding_configs"].split_param = True  # paddle's way: written through
+    assert strategy.hybrid_configs["sharding_configs"]["split_param"] is True
+    with pytest.raises(AttributeError, match="pp_configs has no field 'delay_scale'"):
+        strategy.hybrid_configs["pp_configs"].delay_scale = True
+    with pytest.raises(AttributeError, match="dp_configs has no key 'need_reorder'"):
+        strategy.hybrid_configs = {"dp_configs": {"need_reorder": False}}
+    with pytest.raises(TypeError, match=r"hybrid_configs.pp_configs.enable_timer must be a bool, got 'yes'"):
+        strategy.hybrid_configs["pp_configs"].enable_timer = "yes"
+    with pytest.raises(TypeError, match="hybrid_configs.ep_degree must be an int, got 2.0"):
+        strategy.hybrid_configs = {"ep_degree": 2.0}
+    path = str(tmp_path / "strategy.json")
+    strategy.save_to_prototxt(path)
+    loaded = fleet.DistributedStrategy()
+    loaded.load_from_prototxt(path)
+    assert loaded.hybrid_configs["pp_configs"].delay_scale_loss is True and loaded.sync_param_name == ["fc"]
+    assert dict(loaded.hybrid_configs["sharding_configs"]) == dict(strategy.hybrid_configs["sharding_configs"])
+
+
+@pytest.mark.parametrize("key, what", [("ep_degree", "expert parallelism"), ("cp_degree", "context parallelism"),
+                                       ("moe_sharding_degree", "MoE sharding")])
+def test_init_refuses_the_degrees_pycoll_has_not_built(key, what):
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = {key: 2}
+    with pytest.raises(ValueError, match=f"hybrid_configs {key}=2: pycoll has no {what} \\(not built\\)"):
+        fleet.init(is_collective=True, strategy=strategy)
+
+
+def test_the_log_level_functions_act_on_pycolls_logger():
+    pycoll_logger = logging.getLogger("pycoll")
+    before = pycoll_logger.level
+    try:
+        fleet.set_log_level("debug")
+        assert (fleet.get_log_level_name(), fleet.get_log_level_code()) == ("DEBUG", 10) == (
+            logging.getLevelName(pycoll_logger.level), pycoll_logger.level)
+        fleet.set_log_level(30)
+        assert (fleet.get_log_level_name(), fleet.get_log_level_code()) == ("WARNING", 30)
+        with pytest.raises(TypeError, match="level must be a str or an int, got 1.5"):
+            fleet.set_log_level(1.5)
+        with pytest.raises(ValueError, match="level='LOUD' is not a level"):
+            fleet.set_log_level("LOUD")
+    finally:
+        pycoll_logger.setLevel(before)
+
+
+def test_local_fs_is_paddles_interface_over_the_local_disk(tmp_path):
+    from pycoll.distributed.fleet.utils.fs import FSFileExistsError, FSFileNotExistsError
+
+    fs, root = fleet.utils.LocalFS(), str(tmp_path)
+    fs.mkdirs(f"{root}/a/b")
+    fs.touch(f"{root}/a/f")
+    assert fs.ls_dir(f"{root}/a") == (["b"], ["f"]) and fs.list_dirs(f"{root}/a") == ["b"]
+    assert fs.ls_dir(f"{root}/none") == ([], []) and fs.list_dirs(f"{root}/none") == []
+    assert fs.is_file(f"{root}/a/f") and fs.is_dir(f"{root}/a/b") and fs.is_exist(f"{root}/a")
+    assert not fs.need_upload_download()
+    with pytest.raises(FSFileExistsError, match="exist_ok is False"):
+        fs.touch(f"{root}/a/f", exist_ok=False)
+    with open(f"{root}/a/f", "w") as f:
+        f.write("data")
+    fs.upload(f"{root}/a", f"{root}/up")
+    fs.download(f"{root}/up/f", f"{root}/down")
+    assert open(f"{root}/down").read() == "data" and fs.is_dir(f"{root}/up/b")
+    with pytest.raises(FSFileExistsError, match="overwrite=True"):
+        fs.mv(f"{root}/down", f"{root}/up/f")
+    fs.mv(f"{root}/down", f"{root}/up/f", overwrite=True)
+    fs.rename(f"{root}/up", f"{root}/renamed")
+    with pytest.raises(FSFileNotExistsError, match="does not exist"):
+        fs.mv(f"{root}/up", f"{root}/x")
+    fs.delete(f"{root}/renamed")
+    fs.delete(f"{root}/a/f")
+    fs.delete(f"{root}/none")  # nothing there: nothing to do
+    assert fs.ls_dir(root) == (["a"], []) and fs.ls_dir(f"{root}/a") == (["b"], [])
+    with pytest.raises(NotImplementedError, match="does not support HDFS"):
+        fleet.utils.HDFSClient("/usr/local/hadoop", {"fs.default.name": "hdfs://x"})
+
+
+def test_fleet_fleet_is_a_fleet_with_the_functions_and_paddles_other_names():
+    from pycoll.distributed.fleet import fleet as the_fleet
+    from pycoll.distributed.fleet.meta_optimizers.dygraph_optimizer import DygraphShardingOptimizer
+
+    assert isinstance(the_fleet, fleet.Fleet) and the_fleet is fleet.fleet
+    assert the_fleet.init is fleet.init and the_fleet.worker_num is fleet.worker_num
+    assert (fleet.rank, fleet.nranks, fleet.world_size, fleet.rank_in_node) == (
+        fleet.worker_index, fleet.worker_num, fleet.worker_num, fleet.local_rank)
+    assert DygraphShardingOptimizer is pycoll.distributed.sharding.ShardedOptimizer
+    assert fleet.meta_optimizers.HybridParallelOptimizer.__module__.endswith("hybrid_parallel_optimizer")
+    fleet.init(is_collective=True)
+    assert (the_fleet.worker_index(), fleet.world_size(), fleet.node_num(), fleet.rank_in_node()) == (0, 1, 1, "0")
+    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=pycoll.nn.Linear(2, 2).parameters())
+    assert fleet.distributed_optimizer(opt) is opt  # one rank: the optimizer itself, as paddle's
+
+
+def test_fused_allreduce_gradients_with_group_scales_in_buckets_of_each_dtype():
+    dist.init_parallel_env()
+    grads = [np.arange(4, dtype=np.float32), np.ones(3, np.float64), np.full(5, 2.0, np.float32)]
+    params = []
+    for g in grads:
+        p = pycoll.zeros([g.size], dtype=str(g.dtype))
+        p.stop_gradient = False
+        p.grad = g.copy()
+        params.append(p)
+    hpu.fused_allreduce_gradients_with_group(params, None, bucket_size=20, scale=0.5)  # 16 + 20 bytes: 2 buckets
+    for p, g in zip(params, grads):
+        np.testing.assert_array_equal(p.grad.numpy(), g * 0.5)
+        assert p.grad.numpy().dtype == g.dtype
+    assert [len(b) for b in hpu._buckets([g for g in grads], 20)] == [1, 1, 1]
+    assert [len(b) for b in hpu._buckets([g for g in grads], 36)] == [2, 1]
+    with pytest.raises(ValueError, match="bucket_size=0"):
+        hpu.fused_allreduce_gradients_with_group(params, None, bucket_size=0)
+
+
+def test_on_two_ranks_the_optimizer_may_come_before_the_model_and_wraps_as_paddles():
+    assert_ok(launch(2, "fleet_order.py", timeout=120), expect_lines=2)
+
+
+def test_on_two_ranks_all_gather_fills_a_tensor_and_the_hybrid_utilities_match_paddle():
+    assert_ok(launch(2, "fleet_api.py", timeout=120), expect_lines=2)
