@@ -252,10 +252,11 @@ def lu_unpack(x: Tensor, y: Tensor, unpack_ludata: bool = True, unpack_pivots: b
     if not unpack_ludata:
         return wrap(p), wrap(empty), wrap(xp.zeros(0, packed.dtype))
     k = min(m, n)
+    shape, dtype = packed.shape, packed.dtype  # what backward needs of x: not its values
 
     def backward(grads: Any) -> tuple:
         gl, gu = grads
-        g = xp.zeros(packed.shape, packed.dtype)
+        g = xp.zeros(shape, dtype)
         if gl is not None:
             g[..., :, :k] += xp.tril(gl, -1)
         if gu is not None:
