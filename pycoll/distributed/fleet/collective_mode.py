@@ -44,9 +44,9 @@ class PaddleCloudRoleMaker(UserDefinedRoleMaker):
 def init(role_maker: Any = None, is_collective: bool = False,
          strategy: Optional[DistributedStrategy] = None, log_level: Any = None) -> None:
     """Start collective mode: the parallel environment, then the dp × pp × sharding × mp groups
-    the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``order`` (their product
-    must be the world size; dp fills what is left when it is not given, as paddle does; the
-    degrees pycoll has not built, ``sep``, ``cp``, ``ep``, ``moe_sharding``, must stay 1). As
+    the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``hybrid_parallel_order``
+    (their product must be the world size; dp fills what is left when it is not given, as paddle
+    does; the degrees pycoll has not built, ``strategy.UNBUILT_DEGREES``, must stay 1). As
     paddle's dygraph ``fleet.init`` does, this is collective mode whatever ``is_collective``
     says, unless the environment describes a parameter-server job
     (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level``

@@ -1,8 +1,8 @@
 """paddle's ``CommunicateTopology`` (the grid of a hybrid job: named axes, their sizes, rank ↔
 coordinate) and ``HybridCommunicateGroup`` (this rank's place on it and the groups along each
-axis). The axes come in the order ``hybrid_configs["order"]`` gives (paddle's default: data, pipe,
-sharding, sep, context, model, the last varying fastest), so rank = the grid index of the
-coordinate, as in paddle."""
+axis). The axes come in the order ``strategy.hybrid_parallel_order`` gives (set as
+``hybrid_configs["order"]``; paddle's default: data, pipe, sharding, sep, context, model, the last
+varying fastest), so rank = the grid index of the coordinate, as in paddle."""
 from __future__ import annotations
 
 import collections
@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pycoll.distributed as dist
 from pycoll.distributed.parallel_mode import ParallelMode
 
-# paddle's short names in hybrid_configs["order"] -> the topology's axis names
+# paddle's short names in hybrid_parallel_order -> the topology's axis names
 AXIS_NAMES = {"dp": "data", "pp": "pipe", "sharding": "sharding", "sep": "sep", "cp": "context", "mp": "model"}
 
 
