@@ -68,13 +68,3 @@ lt = _comparison("lt", less_than)
 le = _comparison("le", less_equal)
 
 Tensor.softmax = softmax
-
-# paddle.linalg.cross is paddle.cross, and paddle.cholesky, paddle.eigvalsh and paddle.vecdot are
-# paddle.linalg's; set here because pycoll.linalg cannot import product_ops (which imports it) and
-# pycoll/__init__ takes its names from this module
-import pycoll as _pycoll  # noqa: E402 - the package, still importing: these names are added to it
-from pycoll import linalg as _linalg  # noqa: E402
-from pycoll.product_ops import cross  # noqa: E402
-
-_linalg.cross = cross
-_pycoll.cholesky, _pycoll.eigvalsh, _pycoll.vecdot = _linalg.cholesky, _linalg.eigvalsh, _linalg.vecdot

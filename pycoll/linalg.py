@@ -29,7 +29,7 @@ from pycoll.dtypes import DTypeLike, is_floating
 from pycoll.tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matrix_power",
-           "multi_dot", "cov", "corrcoef"]
+           "multi_dot", "cov", "corrcoef", "cross"]
 __all__ += ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "cholesky", "cholesky_solve",
             "triangular_solve", "lstsq", "lu", "lu_unpack", "pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
 
@@ -169,3 +169,23 @@ def _singular_norm(x: Tensor, p: Union[float, str], axes: Tuple[int, ...], keepd
 
 
 Tensor.norm = norm
+
+
+def cross(x: Any, y: Any, axis: int = 9, name: Optional[str] = None) -> Tensor:
+    """The 3-D cross product along `axis` (paddle's default 9: the first axis of size 3)."""
+    x, y = as_tensor(x), as_tensor(y)
+    if axis == 9:
+        sizes = [i for i, n in enumerate(x.shape) if n == 3]
+        if not sizes:
+            raise ValueError(f"cross: x has no axis of size 3, got shape {x.shape}")
+        ax = sizes[0]
+    else:
+        ax = normalize_axes(axis, x.ndim)[0]
+    if x.shape[ax] != 3 or y.ndim != x.ndim or y.shape[ax] != 3:
+        raise ValueError(f"cross: x and y need size 3 along axis {ax}, got shapes {x.shape} and {y.shape}")
+    xa, ya = x._array, y._array
+    xp = array_module(xa)
+
+    def backward(g: Any) -> tuple:  # d(x × y) = dx × y + x × dy
+        return (shape_ops.unbroadcast(xp.cross(ya, g, axis=ax), xa.shape), shape_ops.unbroadcast(xp.cross(g, xa, axis=ax), ya.shape))
+    return op_output(xp.cross(xa, ya, axis=ax), backward, x, y)

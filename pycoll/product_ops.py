@@ -1,11 +1,12 @@
-"""Products and distances: mm, mv, dot, outer, inner, kron, cross, tensordot, addmm, cdist,
-dist and add_n (also Tensor methods). All but cross are compositions of differentiable ops
-(matmul, multiply, reshape, transpose, vector norms), which give them their gradients."""
+"""Products and distances: mm, mv, dot, outer, inner, kron, tensordot, addmm, cdist, dist and
+add_n (also Tensor methods, with pycoll.linalg's cross). They are compositions of differentiable
+ops (matmul, multiply, reshape, transpose, vector norms), which give them their gradients."""
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pycoll import linalg
+from pycoll.linalg import cross
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module
@@ -104,26 +105,6 @@ def kron(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     spread_x = reshape(x, [d for s in xs for d in (s, 1)])
     spread_y = reshape(y, [d for s in ys for d in (1, s)])
     return reshape(multiply(spread_x, spread_y), [a * b for a, b in zip(xs, ys)])
-
-
-def cross(x: Any, y: Any, axis: int = 9, name: Optional[str] = None) -> Tensor:
-    """The 3-D cross product along `axis` (paddle's default 9: the first axis of size 3)."""
-    x, y = _matrices(x, y)
-    if axis == 9:
-        sizes = [i for i, n in enumerate(x.shape) if n == 3]
-        if not sizes:
-            raise ValueError(f"cross: x has no axis of size 3, got shape {x.shape}")
-        ax = sizes[0]
-    else:
-        ax = normalize_axes(axis, x.ndim)[0]
-    if x.shape[ax] != 3 or y.ndim != x.ndim or y.shape[ax] != 3:
-        raise ValueError(f"cross: x and y need size 3 along axis {ax}, got shapes {x.shape} and {y.shape}")
-    xa, ya = x._array, y._array
-    xp = array_module(xa)
-
-    def backward(g: Any) -> tuple:  # d(x × y) = dx × y + x × dy
-        return (unbroadcast(xp.cross(ya, g, axis=ax), xa.shape), unbroadcast(xp.cross(g, xa, axis=ax), ya.shape))
-    return op_output(xp.cross(xa, ya, axis=ax), backward, x, y)
 
 
 def addmm(input: Any, x: Any, y: Any, beta: float = 1.0, alpha: float = 1.0,  # noqa: A002
