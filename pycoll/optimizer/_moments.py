@@ -19,6 +19,11 @@ def non_negative(value: Any, name: str) -> float:
     return real(one_number(value, name), name, low=0.0)
 
 
+def set_moment_options(opt: Any, beta1: Any, beta2: Any, epsilon: Any) -> None:
+    """The Adam family's ``_beta1``, ``_beta2`` and ``_epsilon``, checked (numbers or one-element Tensors)."""
+    opt._beta1, opt._beta2, opt._epsilon = beta(beta1, "beta1"), beta(beta2, "beta2"), non_negative(epsilon, "epsilon")
+
+
 def attr(value: float, like: Any) -> Any:
     """``value`` as paddle's optimizer kernels see a float attribute (beta1, rho, ...): rounded
     to float32, then computed with in the dtype of ``like`` (the parameter or its master copy).

@@ -4,11 +4,10 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
-from pycoll._tensor_ops import one_number
 from pycoll.device import array_module
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
-from pycoll.optimizer._moments import beta
+from pycoll.optimizer._moments import beta, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -42,9 +41,7 @@ class Adam(Optimizer):
         if self._amsgrad:
             self._accumulator_names = Adam._accumulator_names + ("moment2_max",)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
-        self._beta1 = beta(beta1, "beta1")
-        self._beta2 = beta(beta2, "beta2")
-        self._epsilon = real(one_number(epsilon, "epsilon"), "epsilon", low=0.0)
+        set_moment_options(self, beta1, beta2, epsilon)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)

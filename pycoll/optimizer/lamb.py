@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Union
 
 from pycoll.device import array_module
 from pycoll.optimizer._groups import BASE_OPTIONS
-from pycoll.optimizer._moments import average_, beta, non_negative, scalar_power
+from pycoll.optimizer._moments import average_, beta, non_negative, scalar_power, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -41,9 +41,7 @@ class Lamb(Optimizer):
                  multi_precision: bool = False, always_adapt: bool = False, name: Optional[str] = None):
         super().__init__(learning_rate, parameters, None, grad_clip, name, multi_precision=multi_precision)
         self._lamb_weight_decay = non_negative(lamb_weight_decay, "lamb_weight_decay")
-        self._beta1 = beta(beta1, "beta1")
-        self._beta2 = beta(beta2, "beta2")
-        self._epsilon = non_negative(epsilon, "epsilon")
+        set_moment_options(self, beta1, beta2, epsilon)
         self._exclude = _exclude_fn(exclude_from_weight_decay_fn, "exclude_from_weight_decay_fn")
         self._always_adapt = bool(always_adapt)
 

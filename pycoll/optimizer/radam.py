@@ -5,7 +5,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 
 from pycoll.device import array_module
 from pycoll.optimizer._groups import BASE_OPTIONS
-from pycoll.optimizer._moments import attr, average_, beta, non_negative
+from pycoll.optimizer._moments import attr, average_, beta, non_negative, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -33,9 +33,7 @@ class RAdam(Optimizer):
                  parameters: Optional[Iterable[Any]] = None, weight_decay: Optional[Any] = None,
                  grad_clip: Optional[Any] = None, name: Optional[str] = None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
-        self._beta1 = beta(beta1, "beta1")
-        self._beta2 = beta(beta2, "beta2")
-        self._epsilon = non_negative(epsilon, "epsilon")
+        set_moment_options(self, beta1, beta2, epsilon)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
