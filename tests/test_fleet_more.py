@@ -15,6 +15,7 @@ from conftest import assert_ok, launch
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet import collective_mode
 from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
+from pycoll.parallel import fused
 from pycoll.parallel.mp_ops import set_model_parallel_group
 
 
@@ -191,8 +192,8 @@ def test_fused_allreduce_gradients_with_group_scales_in_buckets_of_each_dtype():
     for p, g in zip(params, grads):
         np.testing.assert_array_equal(p.grad.numpy(), g * 0.5)
         assert p.grad.numpy().dtype == g.dtype
-    assert [len(b) for b in hpu._buckets([g for g in grads], 20)] == [1, 1, 1]
-    assert [len(b) for b in hpu._buckets([g for g in grads], 36)] == [2, 1]
+    assert [len(b) for b in fused._buckets([g for g in grads], 20)] == [1, 1, 1]
+    assert [len(b) for b in fused._buckets([g for g in grads], 36)] == [2, 1]
     with pytest.raises(ValueError, match="bucket_size=0"):
         hpu.fused_allreduce_gradients_with_group(params, None, bucket_size=0)
 
@@ -203,3 +204,21 @@ def test_on_two_ranks_the_optimizer_may_come_before_the_model_and_wraps_as_paddl
 
 def test_on_two_ranks_all_gather_fills_a_tensor_and_the_hybrid_utilities_match_paddle():
     assert_ok(launch(2, "fleet_api.py", timeout=120), expect_lines=2)
+
+
+def test_a_dynamic_scale_moves_only_when_a_merged_window_is_unscaled(monkeypatch):
+    """Gradients accumulating over a window carry one scale: the scaler counts windows, not the
+    steps inside them (with incr_every_n_steps=1 the scale doubles once per window)."""
+    monkeypatch.setattr(grad_scaler, "on_accelerator", lambda: True)
+    weight, opt = merging(2)
+    scaler = pycoll.amp.GradScaler(init_loss_scaling=8.0, incr_every_n_steps=1)
+    scales, seen = [], []
+    for factor in (1.0, 3.0, 5.0, 7.0):
+        scaler.scale((weight * pycoll.to_tensor([factor, 1.0])).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.clear_grad()
+        scales.append(scaler.state_dict()["scale"])
+        seen.append(weight.numpy().tolist())
+    assert [float(s) for s in scales] == [8.0, 16.0, 16.0, 32.0], scales
+    assert seen == [[0, 0], [-2, -1], [-2, -1], [-8, -2]], seen

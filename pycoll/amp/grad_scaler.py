@@ -46,6 +46,7 @@ class GradScaler:
             self._scale = float(init_loss_scaling)
             self._use_dynamic_loss_scaling = bool(use_dynamic_loss_scaling)
         self._found_inf = False
+        self._unscaled_any = False  # the last unscale_ had gradients (an open gradient-merge window has none)
         self._states: Dict[int, str] = {}
         self._combine_found_inf: Optional[Callable[[bool], bool]] = None  # fleet.distributed_scaler's
 
@@ -81,6 +82,7 @@ class GradScaler:
         if self._combine_found_inf is not None:
             found = self._combine_found_inf(found)
         self._found_inf = found
+        self._unscaled_any = bool(grads)
         self._states[id(optimizer)] = _UNSCALED
 
     def step(self, optimizer: Any) -> None:
@@ -117,6 +119,8 @@ class GradScaler:
             self._states.clear()
 
     def _update(self) -> None:
+        if not self._unscaled_any:  # nothing was unscaled (a gradient-merge window still open): the
+            return                  # scale its accumulating gradients carry must not change
         if self._found_inf:
             self._incr_count = 0
             self._decr_count += 1

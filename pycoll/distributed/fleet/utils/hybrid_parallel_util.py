@@ -9,15 +9,11 @@ asked."""
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, Dict, List, Optional, Sequence, Tuple
-
-import numpy as np
+from typing import Any, Dict, Tuple
 
 import pycoll.distributed as dist
-from pycoll import kernels
-from pycoll.device import array_module
 from pycoll.parallel import sync_params_buffers
-from pycoll.parallel.fused import fused_allreduce_gradients
+from pycoll.parallel.fused import fused_allreduce_gradients, fused_allreduce_gradients_with_group
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["broadcast_dp_parameters", "broadcast_input_data", "broadcast_mp_parameters",
@@ -89,32 +85,3 @@ def _received(layout: Any, mine: Any, group: dist.Group, src: int) -> Any:
         return type(layout)(_received(value, own[i] if i < len(own) else None, group, src)
                             for i, value in enumerate(layout))
     return layout
-
-
-def fused_allreduce_gradients_with_group(parameter_list: Sequence[Any], group: Optional[dist.Group],
-                                         bucket_size: int = 128 * 1024 * 1024,
-                                         scale: Optional[float] = None) -> None:
-    """Sum the ``.grad`` of ``parameter_list`` over ``group`` (None: the world), multiplied by
-    ``scale`` (default ``1 / group size``: the average), in fused buffers of one dtype of at most
-    ``bucket_size`` bytes each (a larger gradient gets its own). Parameters without a gradient are
-    skipped; every rank must have gradients for the same ones."""
-    if isinstance(bucket_size, bool) or not isinstance(bucket_size, int) or bucket_size < 1:
-        raise ValueError(f"fused_allreduce_gradients_with_group: bucket_size={bucket_size!r}; it must be a "
-                         f"positive number of bytes")
-    factor = 1.0 / dist.get_world_size(group) if scale is None else float(scale)
-    for grads in _buckets([p.grad.array for p in parameter_list if p.grad is not None], bucket_size):
-        flat = array_module(grads[0]).empty(sum(g.size for g in grads), grads[0].dtype)
-        kernels.flatten(grads, out=flat, scale=None if factor == 1.0 else factor)
-        dist.all_reduce(flat, group=group)
-        kernels.unflatten(flat, grads)
-
-
-def _buckets(grads: List[Any], bucket_size: int) -> List[List[Any]]:
-    """``grads`` by dtype, in order, cut into runs of at most ``bucket_size`` bytes."""
-    by_dtype: Dict[Any, List[List[Any]]] = {}
-    for grad in grads:
-        runs = by_dtype.setdefault(np.dtype(grad.dtype), [[]])
-        if runs[-1] and sum(g.nbytes for g in runs[-1]) + grad.nbytes > bucket_size:
-            runs.append([])
-        runs[-1].append(grad)
-    return [run for runs in by_dtype.values() for run in runs]
