@@ -1,0 +1,151 @@
+"""paddle.nn.functional.affine_grid and grid_sample (4-D: [N, C, H, W] inputs, [N, H, W, 2] grids
+of (x, y) in [-1, 1]), with paddle's coordinate rules: align_corners maps -1 and 1 to the centres
+of the corner pixels, otherwise to their outer edges; padding_mode 'zeros' reads 0 outside,
+'border' clamps the coordinate, 'reflection' mirrors it at the edges (then clamps). 'nearest'
+rounds half to even, as paddle's kernel (std::nearbyint).
+
+grid_sample is one op: its backward scatters the gradient into x's pixels and gives the grid the
+derivative of the bilinear weights (none for 'nearest', as in paddle), through the padding's
+clamp or mirror."""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import array_module
+from pycoll.math_ops import matmul
+from pycoll.shape_ops import scatter_add
+from pycoll.tensor import Tensor, wrap
+
+__all__ = ["affine_grid", "grid_sample"]
+
+
+def _base_coords(xp: Any, n: int, align_corners: bool, dtype: Any) -> Any:
+    """The normalised coordinates of n pixel centres along one axis."""
+    if align_corners:
+        return xp.linspace(-1.0, 1.0, n).astype(dtype) if n > 1 else xp.zeros(1, dtype)
+    return ((xp.arange(n) * 2 + 1) / n - 1).astype(dtype)
+
+
+def affine_grid(theta: Tensor, out_shape: Any, align_corners: bool = True, name: Optional[str] = None) -> Tensor:
+    """The sampling grid of the affine maps theta ([N, 2, 3] for out_shape [N, C, H, W], giving
+    [N, H, W, 2]; or [N, 3, 4] for [N, C, D, H, W], giving [N, D, H, W, 3]): each output pixel's
+    normalised (x, y[, z], 1) times theta transposed. Differentiable in theta."""
+    theta = as_tensor(theta)
+    if isinstance(out_shape, Tensor):
+        out_shape = [int(v) for v in out_shape.numpy().reshape(-1)]
+    if not isinstance(out_shape, (list, tuple)) or len(out_shape) not in (4, 5) \
+            or not all(isinstance(v, (int, np.integer)) and v > 0 for v in out_shape):
+        raise ValueError(f"affine_grid: out_shape must be 4 or 5 positive ints ([N, C, H, W] or [N, C, D, H, W]), "
+                         f"got {out_shape!r}")
+    nd = len(out_shape) - 2
+    if theta.dtype.kind != "f" or theta.shape != [out_shape[0], nd, nd + 1]:
+        raise ValueError(f"affine_grid: theta must be a floating [N, {nd}, {nd + 1}] tensor with N = out_shape[0] = "
+                         f"{out_shape[0]}, got shape {theta.shape} dtype {theta.dtype}")
+    xp = array_module(theta._array)
+    spatial = list(out_shape[2:])
+    axes = [_base_coords(xp, s, align_corners, theta.dtype) for s in spatial]
+    mesh = xp.meshgrid(*axes, indexing="ij")  # per axis (d, h, w order), of shape spatial
+    coords = [*reversed(mesh), xp.ones(spatial, theta.dtype)]  # x, y[, z], 1
+    base = wrap(xp.stack(coords, axis=-1).reshape(1, -1, nd + 1))
+    grid = matmul(base, theta, transpose_y=True)  # [N, prod(spatial), nd]
+    return grid.reshape([out_shape[0], *spatial, nd])
+
+
+def _unnormalize(coord: Any, size: int, align_corners: bool) -> Tuple[Any, float]:
+    """Pixel coordinates of normalised `coord` along an axis of `size`, and d pixel / d coord."""
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2), (size - 1) / 2
+    return (coord + 1) * (size / 2) - 0.5, size / 2
+
+
+def _pad_coords(xp: Any, p: Any, size: int, mode: str, align_corners: bool) -> Tuple[Any, Any]:
+    """`p` moved by the padding mode, and the derivative of that move (1, 0 or -1)."""
+    if mode == "zeros":
+        return p, None
+    if mode == "reflection":
+        if size == 1 and align_corners:
+            return xp.zeros_like(p), xp.zeros_like(p)
+        low, span = (0.0, 2.0 * (size - 1)) if align_corners else (-0.5, 2.0 * size)
+        q = p - low
+        sign = xp.where(q < 0, -1.0, 1.0)
+        extra = xp.mod(xp.abs(q), span)
+        flip = extra > span / 2
+        p = xp.where(flip, span - extra, extra) + low
+        sign = sign * xp.where(flip, -1.0, 1.0)
+    else:
+        sign = xp.ones_like(p)
+    inside = (p > 0) & (p < size - 1)
+    return xp.clip(p, 0, size - 1), sign * inside
+
+
+def _check(x: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
+    fn = "grid_sample"
+    if mode not in ("bilinear", "nearest"):
+        raise ValueError(f"{fn}: mode must be 'bilinear' or 'nearest', got {mode!r}")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"{fn}: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
+    if x.ndim != 4 or x.dtype.kind != "f":
+        raise ValueError(f"{fn}: x must be a floating [N, C, H, W] tensor (pycoll samples 4-D inputs), got shape "
+                         f"{x.shape} dtype {x.dtype}")
+    if grid.ndim != 4 or grid.shape[0] != x.shape[0] or grid.shape[3] != 2:
+        raise ValueError(f"{fn}: grid must be [N={x.shape[0]}, H_out, W_out, 2], got shape {grid.shape}")
+
+
+def _gather(xp: Any, a: Any, yi: Any, xi: Any) -> Tuple[Any, Any, Any]:
+    """a[n, :, yi, xi] as [N, C, Ho, Wo] (0 outside the image), the flat pixel index, the mask."""
+    n, c, h, w = a.shape
+    ok = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
+    flat = (xp.clip(yi, 0, h - 1) * w + xp.clip(xi, 0, w - 1)).astype(np.int64)  # [N, Ho, Wo]
+    vals = xp.take_along_axis(a.reshape(n, c, h * w), flat.reshape(n, 1, -1), axis=2).reshape(n, c, *flat.shape[1:])
+    return vals * ok[:, None], flat, ok
+
+
+def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
+                align_corners: bool = True, name: Optional[str] = None) -> Tensor:
+    """x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]): [N, C, Ho, Wo]."""
+    x, grid = as_tensor(x), as_tensor(grid)
+    _check(x, grid, mode, padding_mode)
+    a, g = x._array, grid._array.astype(x._array.dtype, copy=False)
+    xp = array_module(a)
+    n, c, h, w = a.shape
+    px, sx = _unnormalize(g[..., 0], w, align_corners)
+    py, sy = _unnormalize(g[..., 1], h, align_corners)
+    px, dpx = _pad_coords(xp, px, w, padding_mode, align_corners)
+    py, dpy = _pad_coords(xp, py, h, padding_mode, align_corners)
+    if mode == "nearest":
+        corners = [(xp.rint(py), xp.rint(px), None)]
+    else:
+        x0, y0 = xp.floor(px), xp.floor(py)
+        wx1, wy1 = px - x0, py - y0
+        wx0, wy0 = 1 - wx1, 1 - wy1
+        corners = [(y0, x0, wy0 * wx0), (y0, x0 + 1, wy0 * wx1), (y0 + 1, x0, wy1 * wx0), (y0 + 1, x0 + 1, wy1 * wx1)]
+    out = xp.zeros((n, c, *px.shape[1:]), dtype=a.dtype)
+    picked = []
+    for yi, xi, weight in corners:
+        vals, flat, ok = _gather(xp, a, yi, xi)
+        out += vals if weight is None else vals * weight[:, None]
+        picked.append((flat, ok if weight is None else ok * weight))
+    if mode == "bilinear":  # d out / d px and d py, per channel
+        v00, v01, v10, v11 = (_gather(xp, a, yi, xi)[0] for yi, xi, _ in corners)
+        dx = (v01 - v00) * wy0[:, None] + (v11 - v10) * wy1[:, None]
+        dy = (v10 - v00) * wx0[:, None] + (v11 - v01) * wx1[:, None]
+        if dpx is not None:
+            dx, dy = dx * dpx[:, None], dy * dpy[:, None]
+        dx, dy = dx * sx, dy * sy
+    shape, gshape = a.shape, g.shape  # the backward keeps no values of x or the grid
+
+    def backward(gout: Any) -> tuple:
+        gx = xp.zeros((n, c, h * w), dtype=gout.dtype)
+        rows, chans = xp.arange(n)[:, None, None], xp.arange(c)[None, :, None]
+        for flat, weight in picked:
+            scatter_add(gx, (rows, chans, flat.reshape(n, 1, -1)), (gout * weight[:, None]).reshape(n, c, -1))
+        ggrid = None
+        if mode == "bilinear":
+            ggrid = xp.stack([(gout * dx).sum(axis=1), (gout * dy).sum(axis=1)], axis=-1)
+        else:  # nearest: the sampled value does not move with the grid
+            ggrid = xp.zeros(gshape, dtype=gout.dtype)
+        return gx.reshape(shape), ggrid
+    return op_output(out, backward, x, grid)
