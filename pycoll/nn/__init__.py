@@ -13,8 +13,8 @@ from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsi
 from pycoll.nn.attention import MultiHeadAttention
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
-from pycoll.nn.conv import Conv1D, Conv2D
-from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose
+from pycoll.nn.conv import Conv1D, Conv2D, Conv3D
+from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.distance import CosineSimilarity, PairwiseDistance
 from pycoll.nn.layer import Layer
@@ -23,8 +23,9 @@ from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, Cro
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
-from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveMaxPool1D, AdaptiveMaxPool2D, AvgPool1D,
-                               AvgPool2D, MaxPool1D, MaxPool2D, Pad1D, Pad2D)
+from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D, AdaptiveMaxPool1D,
+                               AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D, MaxPool1D,
+                               MaxPool2D, MaxPool3D, MaxUnPool1D, MaxUnPool2D, MaxUnPool3D, Pad1D, Pad2D, Pad3D)
 from pycoll.nn.rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN
 from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell
 from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2D,
@@ -47,7 +48,9 @@ __all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAtt
            "SELU", "LogSigmoid", "GLU", "Maxout", "Upsample", "UpsamplingNearest2D", "UpsamplingBilinear2D",
            "PixelShuffle", "PixelUnshuffle", "Conv1DTranspose", "Conv2DTranspose", "CosineSimilarity",
            "PairwiseDistance", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
-           "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
+           "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU",
+           "Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D",
+           "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "Pad3D"]
 
 
 def __getattr__(name: str) -> Any:

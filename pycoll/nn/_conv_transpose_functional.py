@@ -1,25 +1,35 @@
-"""paddle.nn.functional.conv1d_transpose / conv2d_transpose: the adjoint of convolution, one fused
-op each. Every input pixel spreads its channels, mixed by the weight, over a kernel window of the
-output (a batched matmul per group, then `fold`, col2im); the backward reads those windows back
+"""paddle.nn.functional.conv1d_transpose / conv2d_transpose / conv3d_transpose: the adjoint of
+convolution, one fused op each. Every input pixel spreads its channels, mixed by the weight, over a
+kernel window of the output (a batched matmul per group, then `fold`, col2im); the backward reads those windows back
 (`windows`, im2col). Weights have paddle's layout [in_channels, out_channels / groups, *kernel].
 
 The output has (in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1 + output_padding
 pixels per axis; `output_size` asks for a size in [that without output_padding, + stride) instead.
-conv1d_transpose runs as conv2d_transpose over an axis of height 1, as paddle's does.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, List, Optional, Sequence, Union
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
-from pycoll.nn._sliding import (check_format, conv_operands, fold, from_nchw, int_list, pad_spatial, parse_padding,
-                                same_pads, to_nchw, windows)
+from pycoll.nn._sliding import (channels_first, check_format, conv_operands, crop, fold, group_rows, int_list,
+                                pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows, windows)
 from pycoll.tensor import Tensor
 
-__all__ = ["conv1d_transpose", "conv2d_transpose"]
+__all__ = ["conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
 
 PaddingArg = Union[str, int, Sequence[Any]]
 IntOrList = Union[int, Sequence[int]]
+
+
+def conv3d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
+                     padding: PaddingArg = 0, output_padding: IntOrList = 0, groups: int = 1, dilation: IntOrList = 1,
+                     output_size: Optional[IntOrList] = None, data_format: str = "NCDHW",
+                     name: Optional[str] = None) -> Tensor:
+    """Transposed 3-D convolution of x [N, C, D, H, W] (or NDHWC) with weight
+    [C, O / groups, kd, kh, kw] (paddle's argument order: groups before dilation)."""
+    return _conv_transpose(x, weight, bias, stride, padding, output_padding, dilation, groups, output_size,
+                           data_format, 3, "conv3d_transpose")
 
 
 def conv2d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
@@ -43,18 +53,14 @@ def conv1d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
                            data_format, 1, "conv1d_transpose")
 
 
-def _two(values: List[int], nd: int, fill: int) -> List[int]:
-    return [fill] + values if nd == 1 else values
-
-
 def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: PaddingArg,
                     output_padding: Any, dilation: Any, groups: int, output_size: Any, data_format: str, nd: int,
                     fn: str) -> Tensor:
     x = as_tensor(x)
     channel_last = check_format(data_format, nd, fn)
     a, wa = conv_operands(x, weight, nd, channel_last, fn)
-    n, c, h, w = a.shape
-    cw, og, kh, kw = wa.shape
+    n, c, *sizes = a.shape
+    cw, og, *kernel = wa.shape
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or c % groups:
         raise ValueError(f"{fn}: groups={groups!r} must be an int >= 1 dividing the {c} input channels")
     if cw != c:
@@ -63,47 +69,43 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
     o, cg = og * groups, c // groups
     if bias is not None and list(bias.shape) != [o]:
         raise ValueError(f"{fn}: bias must have shape [{o}], got {list(bias.shape)}")
-    stride = _two(int_list(stride, nd, "stride", fn), nd, 1)
-    dilation = _two(int_list(dilation, nd, "dilation", fn), nd, 1)
+    stride = int_list(stride, nd, "stride", fn)
+    dilation = int_list(dilation, nd, "dilation", fn)
     pads = parse_padding(padding, nd, channel_last, fn)
     if pads is None:  # SAME: the pads a convolution of x would take, dilation 1
-        pads, dilation = same_pads((h, w)[2 - nd:], (kh, kw)[2 - nd:], stride[2 - nd:]), [1, 1]
-    if nd == 1:
-        pads = [(0, 0)] + pads
-    extra = _output_padding(output_padding, output_size, (h, w), (kh, kw), stride, dilation, pads, nd, fn)
+        pads, dilation = same_pads(sizes, kernel, stride), [1] * nd
+    extra = _output_padding(output_padding, output_size, sizes, kernel, stride, dilation, pads, nd, fn)
     # the canvas: the output with its padding, every window of every input pixel inside it
-    canvas = [(size - 1) * s + d * (k - 1) + 1 + e
-              for size, s, d, k, e in zip((h, w), stride, dilation, (kh, kw), extra)]
-    out_hw = [cv - b - e for cv, (b, e) in zip(canvas, pads)]
-    if min(out_hw) < 1:
-        raise ValueError(f"{fn}: padding {padding!r} leaves no output (output size {out_hw[2 - nd:]})")
-    xm = a.reshape(n, groups, cg, h * w).transpose(0, 1, 3, 2)
-    wm = wa.reshape(groups, cg, og * kh * kw)
-    cols = (xm @ wm).reshape(n, groups, h, w, og, kh, kw).transpose(0, 1, 4, 2, 3, 5, 6).reshape(n, o, h, w, kh, kw)
-    full = fold(cols, (n, o, *canvas), stride, dilation)
-    out = full[:, :, pads[0][0]:pads[0][0] + out_hw[0], pads[1][0]:pads[1][0] + out_hw[1]]
+    canvas = [(size - 1) * s + d * (k - 1) + 1 + e for size, s, d, k, e in zip(sizes, stride, dilation, kernel, extra)]
+    out_sizes = [cv - b - e for cv, (b, e) in zip(canvas, pads)]
+    if min(out_sizes) < 1:
+        raise ValueError(f"{fn}: padding {padding!r} leaves no output (output size {out_sizes})")
+    xm = a.reshape(n, groups, cg, math.prod(sizes)).transpose(0, 1, 3, 2)
+    wm = wa.reshape(groups, cg, -1)
+    full = fold(ungroup_rows(xm @ wm, sizes, kernel), (n, o, *canvas), stride, dilation)
+    out = crop(full, pads, out_sizes)
     if bias is not None:
-        out = out + bias._array.reshape(1, o, 1, 1)
+        out = out + bias._array.reshape(1, o, *[1] * nd)
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        g4 = to_nchw(g, nd, channel_last, fn)
-        gb = g4.sum(axis=(0, 2, 3)) if rb else None
-        gpad = pad_spatial(g4, [(b, cv - b - size) for (b, _), cv, size in zip(pads, canvas, out_hw)])
-        win = windows(gpad, (kh, kw), stride, dilation)[:, :, :h, :w]
-        wc = win.reshape(n, groups, og, h, w, kh, kw).transpose(0, 1, 3, 4, 2, 5, 6).reshape(n, groups, h * w, -1)
-        gx = from_nchw((wc @ wm.transpose(0, 2, 1)).transpose(0, 1, 3, 2).reshape(n, c, h, w), nd, channel_last) \
+        gc = channels_first(g, nd, channel_last, fn)
+        gb = gc.sum(axis=(0, *range(2, 2 + nd))) if rb else None
+        gpad = pad_spatial(gc, [(b, cv - b - size) for (b, _), cv, size in zip(pads, canvas, out_sizes)])
+        win = windows(gpad, kernel, stride, dilation)[(slice(None), slice(None)) + tuple(slice(0, s) for s in sizes)]
+        wc = group_rows(win, groups)  # [n, groups, prod(sizes), og * prod(kernel)]
+        gx = restore_layout((wc @ wm.transpose(0, 2, 1)).transpose(0, 1, 3, 2).reshape(n, c, *sizes), channel_last) \
             if rx else None
-        gw = (xm.transpose(0, 1, 3, 2) @ wc).sum(axis=0).reshape(weight._array.shape) if rw else None
+        gw = (xm.transpose(0, 1, 3, 2) @ wc).sum(axis=0).reshape(wa.shape) if rw else None
         return gx, gw, gb
-    return op_output(from_nchw(out, nd, channel_last), backward, x, weight, bias)
+    return op_output(restore_layout(out, channel_last), backward, x, weight, bias)
 
 
 def _output_padding(output_padding: Any, output_size: Any, sizes: Sequence[int], kernel: Sequence[int],
                     stride: List[int], dilation: List[int], pads: List[Any], nd: int, fn: str) -> List[int]:
-    """The rows and columns added after the last window on each axis (two values, 1-D included)."""
+    """The cells added after the last window on each spatial axis."""
     if output_size is None:
-        extra = _two(int_list(output_padding, nd, "output_padding", fn, minimum=0), nd, 0)
+        extra = int_list(output_padding, nd, "output_padding", fn, minimum=0)
         for e, s, d in zip(extra, stride, dilation):
             if e >= max(s, d):
                 raise ValueError(f"{fn}: output_padding {output_padding!r} must be smaller than stride or dilation")
@@ -114,9 +116,9 @@ def _output_padding(output_padding: Any, output_size: Any, sizes: Sequence[int],
         output_size = output_size.tolist()
     if isinstance(output_size, (list, tuple)):
         output_size = [int(v.item()) if isinstance(v, Tensor) else v for v in output_size]
-        if len(output_size) == 1 and nd == 2:
+        if len(output_size) == 1 and nd == 2:  # paddle's conv2d_transpose repeats one size
             output_size = output_size * 2
-    wanted = _two(int_list(output_size, nd, "output_size", fn), nd, 1)
+    wanted = int_list(output_size, nd, "output_size", fn)
     extra = []
     for want, size, k, s, d, (b, e) in zip(wanted, sizes, kernel, stride, dilation, pads):
         least = (size - 1) * s - b - e + d * (k - 1) + 1

@@ -1,20 +1,26 @@
 """paddle.nn.functional.interpolate / upsample, pixel_shuffle and pixel_unshuffle.
 
-Nearest and (bi/tri)linear resampling are separable: along each spatial axis the output is a
-fixed linear map of the input, an [out, in] matrix built here on the host with paddle's index
+Nearest, (bi/tri)linear and bicubic resampling are separable: along each spatial axis the output
+is a fixed linear map of the input, an [out, in] matrix built here on the host with paddle's index
 rules (its CPU kernel's: float32 ratios, 1 / scale_factor when a scale is given, the half-pixel
 source index with align_mode=0, the corner-aligned ratio (in - 1) / (out - 1) with
 align_corners). The op applies one matrix per axis and its gradient applies their transposes.
+
+Bicubic is Keys' cubic convolution with paddle's a = -0.75 over the four cells around the source
+index (always half-pixel without align_corners: paddle ignores align_mode there), cells past an
+edge clamped to it; its source index and weights are computed in float64 from the float32 ratio,
+as paddle's kernel does for float64 inputs.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
-from pycoll.device import array_module, move, place_of
-from pycoll.nn._pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d
+from pycoll.device import move, place_of
+from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from pycoll.nn._sliding import apply_axis_maps
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
 
@@ -24,8 +30,24 @@ _MODES = {"nearest": (4, 5), "linear": (3,), "bilinear": (4,), "trilinear": (5,)
 _FORMATS = {3: ("NCW", "NWC"), 4: ("NCHW", "NHWC"), 5: ("NCDHW", "NDHWC")}
 
 
+_CUBIC_A = -0.75
+
+
+def _cubic_weights(t: np.ndarray) -> List[np.ndarray]:
+    """The weights of the cells at offsets -1, 0, 1, 2 from a source index t past its floor."""
+    a = _CUBIC_A
+
+    def near(d: np.ndarray) -> np.ndarray:  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d: np.ndarray) -> np.ndarray:  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
 def _axis_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int, scale: float) -> np.ndarray:
-    """The [n_out, n_in] matrix of one spatial axis, in float32 as paddle's kernel computes it."""
+    """The [n_out, n_in] matrix of one spatial axis, in float32 as paddle's kernel computes it
+    (bicubic: in float64, see the module's notes)."""
     f32 = np.float32
     ratio = f32(0.0)
     if n_out > 1:
@@ -38,6 +60,13 @@ def _axis_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mo
     if mode == "nearest":
         m[k, np.minimum((ratio * k.astype(f32)).astype(np.int64), n_in - 1)] = 1
         return m
+    if mode == "bicubic":
+        src = (ratio * k.astype(f32)).astype(np.float64) if align_corners else np.float64(ratio) * (k + 0.5) - 0.5
+        base = np.floor(src)
+        m = m.astype(np.float64)
+        for offset, w in zip((-1, 0, 1, 2), _cubic_weights(src - base)):
+            np.add.at(m, (k, np.clip(base.astype(np.int64) + offset, 0, n_in - 1)), w)
+        return m
     half_pixel = align_mode == 0 and not align_corners
     kf = k.astype(f32)
     src = ratio * (kf + f32(0.5)) - f32(0.5) if half_pixel else ratio * kf
@@ -47,13 +76,6 @@ def _axis_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mo
     np.add.at(m, (k, lo), f32(1) - w_hi)
     np.add.at(m, (k, hi), w_hi)
     return m
-
-
-def _apply(a: Any, mats: Sequence[Any], axes: Sequence[int], transposed: bool = False) -> Any:
-    xp = array_module(a)
-    for mat, ax in zip(mats, axes):
-        a = xp.moveaxis(xp.tensordot(a, mat, axes=([ax], [0 if transposed else 1])), -1, ax)
-    return a
 
 
 def _sizes(size: Any, scale_factor: Any, spatial: List[int], recompute: Optional[bool], fn: str) -> tuple:
@@ -91,10 +113,10 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
                 name: Optional[str] = None) -> Tensor:
     """Resize the spatial axes of x (3-D NCW/NWC, 4-D NCHW/NHWC or 5-D NCDHW/NDHWC) to `size`, or
     by `scale_factor` (output floor(in * scale)). Modes: 'nearest' (4-D, 5-D), 'linear' (3-D),
-    'bilinear' (4-D), 'trilinear' (5-D) and 'area' (adaptive average pooling, 3-D and 4-D, size
+    'bilinear' and 'bicubic' (4-D), 'trilinear' (5-D) and 'area' (adaptive average pooling, size
     only). align_corners (not with nearest) maps the corner pixels onto each other; otherwise
-    align_mode 0 samples at half-pixel centres and 1 at ratio * index. 'bicubic' and antialias
-    are not implemented in pycoll."""
+    align_mode 0 samples at half-pixel centres and 1 at ratio * index (bicubic: always half-pixel).
+    antialias is not implemented in pycoll."""
     fn = "interpolate"
     x = as_tensor(x)
     nd = x.ndim
@@ -106,14 +128,14 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
     if nd not in _MODES[mode]:
         raise ValueError(f"{fn}: mode {mode!r} takes a {' or '.join(f'{n}-D' for n in _MODES[mode])} x, "
                          f"got shape {x.shape}")
-    if mode == "bicubic" or antialias:
-        raise NotImplementedError(f"{fn}: mode 'bicubic' and antialias are not implemented in pycoll")
+    if antialias:
+        raise NotImplementedError(f"{fn}: antialias is not implemented in pycoll")
     if not isinstance(align_corners, bool):
         raise TypeError(f"{fn}: align_corners must be a bool, got {align_corners!r}")
     if align_mode not in (0, 1):
         raise ValueError(f"{fn}: align_mode must be 0 or 1, got {align_mode!r}")
     if align_corners and mode == "nearest":
-        raise ValueError(f"{fn}: align_corners can only be set with modes linear, bilinear and trilinear")
+        raise ValueError(f"{fn}: align_corners can only be set with modes linear, bilinear, bicubic and trilinear")
     data_format = (data_format or _FORMATS[nd][0]).upper()
     if data_format not in _FORMATS[nd]:
         raise ValueError(f"{fn}: data_format must be {' or '.join(map(repr, _FORMATS[nd]))} for a {nd}-D x, "
@@ -123,20 +145,18 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
     if mode == "area":
         if size is None:
             raise ValueError(f"{fn}: mode 'area' needs size")
-        if nd == 5:
-            raise NotImplementedError(f"{fn}: mode 'area' on 5-D x (adaptive_avg_pool3d) is not implemented in pycoll")
         out_size, _ = _sizes(size, None, [x.shape[a] for a in axes], None, fn)
-        pool = adaptive_avg_pool1d if nd == 3 else adaptive_avg_pool2d
         if nd == 3:
-            return transpose(pool(transpose(x, [0, 2, 1]), out_size[0]), [0, 2, 1]) if channel_last \
-                else pool(x, out_size[0])
+            return transpose(adaptive_avg_pool1d(transpose(x, [0, 2, 1]), out_size[0]), [0, 2, 1]) if channel_last \
+                else adaptive_avg_pool1d(x, out_size[0])
+        pool = adaptive_avg_pool2d if nd == 4 else adaptive_avg_pool3d
         return pool(x, out_size, data_format=data_format)
     a = x._array
     out_size, scales = _sizes(size, scale_factor, [a.shape[ax] for ax in axes], recompute_scale_factor, fn)
     place = place_of(a)
     mats = [move(_axis_matrix(a.shape[ax], n, mode, align_corners, align_mode, s).astype(a.dtype), place)
             for ax, n, s in zip(axes, out_size, scales)]
-    return op_output(_apply(a, mats, axes), lambda g: (_apply(g, mats, axes, transposed=True),), x)
+    return op_output(apply_axis_maps(a, mats, axes), lambda g: (apply_axis_maps(g, mats, axes, transposed=True),), x)
 
 
 def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

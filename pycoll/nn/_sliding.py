@@ -1,16 +1,20 @@
-"""What convolution and pooling share: paddle's size and padding arguments, the move between
-channel-last and channel-first layouts, and sliding windows over the two trailing axes of an
-NCHW array (a strided view, no copy) together with their adjoint, `fold`.
-
-1-D ops run as 2-D ones over an axis of height 1, as paddle's do.
+"""What convolution and pooling share, for 1, 2 or 3 spatial axes: paddle's size and padding
+arguments, the move between channel-last and channel-first layouts, sliding windows over the
+spatial axes of an [N, C, *spatial] array (a strided view, no copy) with their adjoint `fold`,
+the regrouping of windows into per-group matrices that convolutions multiply, and per-axis
+linear maps (adaptive average pooling, resampling).
 """
 from __future__ import annotations
 
+import itertools
+import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from pycoll.device import array_module
 
 Pads = List[Tuple[int, int]]  # (before, after) per spatial axis
+
+FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}  # (channels first, last)
 
 
 def int_list(value: Any, n: int, name: str, fn: str, minimum: int = 1) -> List[int]:
@@ -55,9 +59,6 @@ def same_pads(sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int]
     return pads
 
 
-FORMATS = {1: ("NCL", "NLC"), 2: ("NCHW", "NHWC")}  # (channels first, channels last) by spatial axes
-
-
 def check_format(data_format: str, nd: int, fn: str) -> bool:
     """Whether `data_format` puts the channels last; ValueError unless it is paddle's for nd axes."""
     first, last = FORMATS[nd]
@@ -66,65 +67,95 @@ def check_format(data_format: str, nd: int, fn: str) -> bool:
     return data_format == last
 
 
-def to_nchw(a: Any, nd: int, channel_last: bool, fn: str) -> Any:
-    """An input of nd spatial axes (channels first or last) as an NCHW array (a view)."""
+def channels_first(a: Any, nd: int, channel_last: bool, fn: str, name: str = "x") -> Any:
+    """An input of nd spatial axes (channels first or last) as [N, C, *spatial] (a view)."""
     if a.ndim != nd + 2:
-        raise ValueError(f"{fn}: x must have {nd + 2} dimensions, got shape {list(a.shape)}")
+        raise ValueError(f"{fn}: {name} must have {nd + 2} dimensions, got shape {list(a.shape)}")
+    return array_module(a).moveaxis(a, -1, 1) if channel_last else a
+
+
+def restore_layout(a: Any, channel_last: bool) -> Any:
+    """The inverse of `channels_first` (on results and gradients), contiguous."""
     xp = array_module(a)
-    if channel_last:
-        a = xp.moveaxis(a, -1, 1)
-    return a[:, :, None, :] if nd == 1 else a
+    return xp.ascontiguousarray(xp.moveaxis(a, 1, -1) if channel_last else a)
 
 
 def conv_operands(x: Any, weight: Any, nd: int, channel_last: bool, fn: str) -> Tuple[Any, Any]:
-    """The arrays of a (transposed) convolution's ``x`` and weight (Tensors), as 2-D ones: x in
-    NCHW, the weight with a kernel height of 1 for ``nd`` = 1; their ranks and dtypes checked."""
-    a = to_nchw(x._array, nd, channel_last, fn)
+    """The arrays of a (transposed) convolution's ``x`` (channels first) and weight (Tensors),
+    their ranks and dtypes checked."""
+    a = channels_first(x._array, nd, channel_last, fn)
     wa = weight._array
     if wa.ndim != nd + 2:
         raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
-    if nd == 1:
-        wa = wa[:, :, None, :]
     if a.dtype != wa.dtype:
         raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
                         f"floating-point dtype (paddle refuses the mix too): cast x, e.g. x.astype('{wa.dtype}')")
     return a, wa
 
 
-def from_nchw(a: Any, nd: int, channel_last: bool) -> Any:
-    """The inverse of `to_nchw` (on results and gradients), contiguous."""
+def windows(a: Any, kernel: Sequence[int], stride: Sequence[int], dilation: Optional[Sequence[int]] = None) -> Any:
+    """The view [N, C, *out, *kernel] of every kernel window of [N, C, *spatial] `a` (already padded)."""
     xp = array_module(a)
-    if nd == 1:
-        a = a[:, :, 0, :]
-    return xp.ascontiguousarray(xp.moveaxis(a, 1, -1) if channel_last else a)
-
-
-def windows(a: Any, kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int] = (1, 1)) -> Any:
-    """The view [N, C, OH, OW, kh, kw] of every kernel window of NCHW `a` (already padded)."""
-    xp = array_module(a)
-    n, c, h, w = a.shape
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-    s = a.strides
+    nd = len(kernel)
+    dilation = dilation or [1] * nd
+    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(a.shape[2:], kernel, stride, dilation)]
+    steps = a.strides[2:]
     return xp.lib.stride_tricks.as_strided(
-        a, (n, c, oh, ow, kh, kw), (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw))
+        a, (*a.shape[:2], *out, *kernel),
+        (*a.strides[:2], *(t * s for t, s in zip(steps, stride)), *(t * d for t, d in zip(steps, dilation))))
 
 
-def fold(cols: Any, shape: Sequence[int], stride: Sequence[int], dilation: Sequence[int] = (1, 1)) -> Any:
+def fold(cols: Any, shape: Sequence[int], stride: Sequence[int], dilation: Optional[Sequence[int]] = None) -> Any:
     """The adjoint of `windows`: an array of `shape` where each window adds up its entries of
-    `cols` [N, C, OH, OW, kh, kw] (col2im; one strided slice per kernel position)."""
+    `cols` [N, C, *out, *kernel] (col2im; one strided slice per kernel position)."""
     xp = array_module(cols)
+    nd = len(stride)
+    dilation = dilation or [1] * nd
     out = xp.zeros(shape, dtype=cols.dtype)
-    oh, ow, kh, kw = cols.shape[2:]
-    (sh, sw), (dh, dw) = stride, dilation
-    for i in range(kh):
-        for j in range(kw):
-            out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[..., i, j]
+    sizes, kernel = cols.shape[2:2 + nd], cols.shape[2 + nd:]
+    for pos in itertools.product(*(range(k) for k in kernel)):
+        key = tuple(slice(p * d, p * d + s * (o - 1) + 1, s) for p, d, s, o in zip(pos, dilation, stride, sizes))
+        out[(slice(None), slice(None)) + key] += cols[(Ellipsis,) + pos]
     return out
 
 
+def group_rows(win: Any, groups: int) -> Any:
+    """Windows [N, C, *out, *kernel] as per-group matrices [N, groups, prod(out), C / groups *
+    prod(kernel)]: one row per window position, its channels of the group and kernel cells."""
+    nd = (win.ndim - 2) // 2
+    n, c = win.shape[:2]
+    out = win.shape[2:2 + nd]
+    w = win.reshape(n, groups, c // groups, *win.shape[2:])
+    w = w.transpose(0, 1, *range(3, 3 + nd), 2, *range(3 + nd, 3 + 2 * nd))
+    return w.reshape(n, groups, math.prod(out), -1)
+
+
+def ungroup_rows(rows: Any, out: Sequence[int], kernel: Sequence[int]) -> Any:
+    """The inverse of `group_rows`: [N, groups, prod(out), cg * prod(kernel)] as windows
+    [N, groups * cg, *out, *kernel]."""
+    nd = len(out)
+    n, groups = rows.shape[:2]
+    w = rows.reshape(n, groups, *out, -1, *kernel)
+    w = w.transpose(0, 1, 2 + nd, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
+    return w.reshape(n, -1, *out, *kernel)
+
+
 def pad_spatial(a: Any, pads: Pads, value: float = 0.0) -> Any:
-    """NCHW `a` with pads[0] on H and pads[1] on W filled with `value` (a itself when no padding)."""
+    """[N, C, *spatial] `a` with pads[i] on spatial axis i filled with `value` (a itself when no padding)."""
     if not any(b or e for b, e in pads):
         return a
     return array_module(a).pad(a, ((0, 0), (0, 0), *pads), constant_values=value)
+
+
+def crop(a: Any, pads: Pads, sizes: Sequence[int]) -> Any:
+    """The inverse of padding [N, C, *spatial] `a` by `pads` to hold `sizes` (a view)."""
+    return a[(slice(None), slice(None)) + tuple(slice(b, b + n) for (b, _), n in zip(pads, sizes))]
+
+
+def apply_axis_maps(a: Any, mats: Sequence[Any], axes: Sequence[int], transposed: bool = False) -> Any:
+    """`a` with each axes[i] mapped by the [out, in] matrix mats[i] (by its transpose when
+    `transposed`, as gradients are)."""
+    xp = array_module(a)
+    for mat, ax in zip(mats, axes):
+        a = xp.moveaxis(xp.tensordot(a, mat, axes=([ax], [0 if transposed else 1])), -1, ax)
+    return a

@@ -1,11 +1,11 @@
-"""Conv1D and Conv2D (paddle.nn names, signatures, parameter names and initialisation)."""
+"""Conv1D, Conv2D and Conv3D (paddle.nn names, signatures, parameter names and initialisation)."""
 from __future__ import annotations
 
 import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from pycoll.nn import _conv_functional as CF
-from pycoll.nn._pool_functional import pad
+from pycoll.nn._pad_functional import pad
 from pycoll.nn._sliding import FORMATS, int_list, parse_padding
 from pycoll.nn.initializer import Normal
 from pycoll.nn.layer import Layer
@@ -85,7 +85,7 @@ class _ConvNd(Layer):
         if self._padding_mode != "zeros":
             x = pad(x, [self._padding] * (2 * self._nd), mode=self._padding_mode, data_format=self._data_format)
             padding = 0
-        conv = CF.conv1d if self._nd == 1 else CF.conv2d
+        conv = (CF.conv1d, CF.conv2d, CF.conv3d)[self._nd - 1]
         return conv(x, self.weight, self.bias, self._stride, padding, self._dilation, self._groups,
                     self._data_format)
 
@@ -114,6 +114,21 @@ class Conv2D(_ConvNd):
                  stride: Union[int, Sequence[int]] = 1, padding: Any = 0, dilation: Union[int, Sequence[int]] = 1,
                  groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
                  dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias=bias,
+                         padding_mode=padding_mode, device=device, dtype=dtype, weight_attr=weight_attr,
+                         bias_attr=bias_attr, data_format=data_format)
+
+
+class Conv3D(_ConvNd):
+    """3-D convolution over x [N, C, D, H, W] ('NCDHW') or [N, D, H, W, C] ('NDHWC')."""
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Union[int, Sequence[int]],
+                 stride: Union[int, Sequence[int]] = 1, padding: Any = 0, dilation: Union[int, Sequence[int]] = 1,
+                 groups: int = 1, *, bias: bool = True, padding_mode: str = "zeros", device: Any = None,
+                 dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None,
+                 data_format: str = "NCDHW"):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias=bias,
                          padding_mode=padding_mode, device=device, dtype=dtype, weight_attr=weight_attr,
                          bias_attr=bias_attr, data_format=data_format)

@@ -1,4 +1,4 @@
-"""Conv1DTranspose and Conv2DTranspose (paddle.nn names, signatures, parameter layout and
+"""Conv1DTranspose, Conv2DTranspose and Conv3DTranspose (paddle.nn names, signatures, parameter layout and
 initialisation)."""
 from __future__ import annotations
 
@@ -29,11 +29,10 @@ class _ConvTransposeNd(Layer):
 
     def forward(self, x: Tensor, output_size: Optional[IntOrList] = None) -> Tensor:
         output_padding = self.output_padding if output_size is None else 0
-        if self._nd == 1:
-            return CTF.conv1d_transpose(x, self.weight, self.bias, self._stride, self._padding, output_padding,
-                                        self._groups, self._dilation, output_size, self._data_format)
-        return CTF.conv2d_transpose(x, self.weight, self.bias, self._stride, self._padding, output_padding,
-                                    self._dilation, self._groups, output_size, self._data_format)
+        conv = (CTF.conv1d_transpose, CTF.conv2d_transpose, CTF.conv3d_transpose)[self._nd - 1]
+        return conv(x, self.weight, self.bias, stride=self._stride, padding=self._padding,
+                    output_padding=output_padding, dilation=self._dilation, groups=self._groups,
+                    output_size=output_size, data_format=self._data_format)
 
     def extra_repr(self) -> str:
         return geometry_repr(self, [("output_padding", self.output_padding, 0)])
@@ -57,5 +56,17 @@ class Conv2DTranspose(_ConvTransposeNd):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrList, stride: IntOrList = 1,
                  padding: Any = 0, output_padding: Any = 0, dilation: IntOrList = 1, groups: int = 1,
                  weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW"):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, dilation, groups,
+                         weight_attr, bias_attr, data_format)
+
+
+class Conv3DTranspose(_ConvTransposeNd):
+    """Transposed 3-D convolution over x [N, C, D, H, W] ('NCDHW') or [N, D, H, W, C] ('NDHWC')."""
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: IntOrList, stride: IntOrList = 1,
+                 padding: Any = 0, output_padding: Any = 0, dilation: IntOrList = 1, groups: int = 1,
+                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCDHW"):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, dilation, groups,
                          weight_attr, bias_attr, data_format)

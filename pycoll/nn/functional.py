@@ -3,7 +3,8 @@ and, re-exported here, the other activations (`_activation_functional` with soft
 log_softmax, `_channel_activation_functional`), dropout and dropout2d (`_dropout_functional`), the
 losses (`_loss_functional`, `_class_losses`, `_pair_losses` with the distances), attention
 (`_attention_functional`), convolution (`_conv_functional`, `_conv_transpose_functional`),
-pooling and pad (`_pool_functional`), resampling (`_resample_functional`) and batch_norm,
+pooling (`_pool_functional`, `_adaptive_pool_functional`, `_unpool_functional`), pad
+(`_pad_functional`), resampling (`_resample_functional`) and batch_norm,
 group_norm and instance_norm (`_norm_functional`).
 
 linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
@@ -24,11 +25,13 @@ from pycoll.math_ops import relu, sigmoid, tanh
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
                                              log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
                                              softplus, softshrink, softsign, swish, tanhshrink, thresholded_relu)
+from pycoll.nn._adaptive_pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
+                                                 adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
 from pycoll.nn._attention_functional import scaled_dot_product_attention
 from pycoll.nn._channel_activation_functional import glu, maxout, prelu
 from pycoll.nn._class_losses import cross_entropy, nll_loss
-from pycoll.nn._conv_functional import conv1d, conv2d
-from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose
+from pycoll.nn._conv_functional import conv1d, conv2d, conv3d
+from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose, conv3d_transpose
 from pycoll.nn._dropout_functional import dropout, dropout2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, mse_loss, smooth_l1_loss)
@@ -36,9 +39,10 @@ from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
 from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hinge_embedding_loss,
                                    margin_ranking_loss, pairwise_distance, sigmoid_focal_loss,
                                    softmax_with_cross_entropy, square_error_cost)
-from pycoll.nn._pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,
-                                        adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d, pad)
+from pycoll.nn._pad_functional import pad
+from pycoll.nn._pool_functional import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
+from pycoll.nn._unpool_functional import max_unpool1d, max_unpool2d, max_unpool3d
 from pycoll.diag_ops import diag_embed
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -54,7 +58,9 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "thresholded_relu", "celu", "selu", "glu", "maxout", "prelu", "interpolate", "upsample", "pixel_shuffle",
            "pixel_unshuffle", "conv1d_transpose", "conv2d_transpose", "cosine_similarity", "pairwise_distance",
            "margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss", "square_error_cost",
-           "sigmoid_focal_loss", "softmax_with_cross_entropy", "diag_embed"]
+           "sigmoid_focal_loss", "softmax_with_cross_entropy", "diag_embed", "conv3d", "conv3d_transpose",
+           "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d",
+           "max_unpool3d"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

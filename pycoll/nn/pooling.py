@@ -1,18 +1,23 @@
-"""Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool1D/2D, AvgPool1D/2D,
-AdaptiveAvgPool1D/2D, AdaptiveMaxPool1D/2D, Pad1D, Pad2D."""
+"""Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool1D/2D/3D,
+AvgPool1D/2D/3D, AdaptiveAvgPool1D/2D/3D, AdaptiveMaxPool1D/2D/3D, MaxUnPool1D/2D/3D, Pad1D/2D/3D."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple, Union
 
+from pycoll.nn import _adaptive_pool_functional as APF
+from pycoll.nn import _pad_functional as PadF
 from pycoll.nn import _pool_functional as PF
+from pycoll.nn import _unpool_functional as UF
 from pycoll.nn.layer import Layer
 from pycoll.tensor import Tensor
 
-Size2 = Union[int, Sequence[int]]
+Size = Union[int, Sequence[int]]
 
 
 class MaxPool2D(Layer):
-    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+    _pool = staticmethod(PF.max_pool2d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
                  return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCHW",
                  name: Optional[str] = None):
         super().__init__()
@@ -20,7 +25,7 @@ class MaxPool2D(Layer):
         self.return_mask, self.ceil_mode, self.data_format = return_mask, ceil_mode, data_format
 
     def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        return PF.max_pool2d(x, self.ksize, self.stride, self.padding, self.return_mask, self.ceil_mode,
+        return self._pool(x, self.ksize, self.stride, self.padding, self.return_mask, self.ceil_mode,
                              self.data_format)
 
     def extra_repr(self) -> str:
@@ -28,7 +33,9 @@ class MaxPool2D(Layer):
 
 
 class AvgPool2D(Layer):
-    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+    _pool = staticmethod(PF.avg_pool2d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
                  ceil_mode: bool = False, exclusive: bool = True, divisor_override: Optional[float] = None,
                  data_format: str = "NCHW", name: Optional[str] = None):
         super().__init__()
@@ -37,7 +44,7 @@ class AvgPool2D(Layer):
         self.data_format = data_format
 
     def forward(self, x: Tensor) -> Tensor:
-        return PF.avg_pool2d(x, self.ksize, self.stride, self.padding, self.ceil_mode, self.exclusive,
+        return self._pool(x, self.ksize, self.stride, self.padding, self.ceil_mode, self.exclusive,
                              self.divisor, self.data_format)
 
     def extra_repr(self) -> str:
@@ -45,31 +52,35 @@ class AvgPool2D(Layer):
 
 
 class AdaptiveAvgPool2D(Layer):
-    def __init__(self, output_size: Size2, data_format: str = "NCHW", name: Optional[str] = None):
+    _pool = staticmethod(APF.adaptive_avg_pool2d)
+
+    def __init__(self, output_size: Size, data_format: str = "NCHW", name: Optional[str] = None):
         super().__init__()
         self._output_size, self._data_format = output_size, data_format
 
     def forward(self, x: Tensor) -> Tensor:
-        return PF.adaptive_avg_pool2d(x, self._output_size, self._data_format)
+        return self._pool(x, self._output_size, self._data_format)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
 
 
 class AdaptiveMaxPool2D(Layer):
-    def __init__(self, output_size: Size2, return_mask: bool = False, name: Optional[str] = None):
+    _pool = staticmethod(APF.adaptive_max_pool2d)
+
+    def __init__(self, output_size: Size, return_mask: bool = False, name: Optional[str] = None):
         super().__init__()
         self._output_size, self._return_mask = output_size, return_mask
 
     def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        return PF.adaptive_max_pool2d(x, self._output_size, self._return_mask)
+        return self._pool(x, self._output_size, self._return_mask)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"
 
 
 class MaxPool1D(Layer):
-    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
                  return_mask: bool = False, ceil_mode: bool = False, name: Optional[str] = None):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
@@ -83,7 +94,7 @@ class MaxPool1D(Layer):
 
 
 class AvgPool1D(Layer):
-    def __init__(self, kernel_size: Size2, stride: Optional[Size2] = None, padding: Any = 0,
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
                  exclusive: bool = True, ceil_mode: bool = False, name: Optional[str] = None):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
@@ -102,19 +113,19 @@ class AdaptiveAvgPool1D(Layer):
         self._output_size = output_size
 
     def forward(self, x: Tensor) -> Tensor:
-        return PF.adaptive_avg_pool1d(x, self._output_size)
+        return APF.adaptive_avg_pool1d(x, self._output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
 
 
 class AdaptiveMaxPool1D(Layer):
-    def __init__(self, output_size: Size2, return_mask: bool = False, name: Optional[str] = None):
+    def __init__(self, output_size: Size, return_mask: bool = False, name: Optional[str] = None):
         super().__init__()
         self._output_size, self._return_mask = output_size, return_mask
 
     def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
-        return PF.adaptive_max_pool1d(x, self._output_size, self._return_mask)
+        return APF.adaptive_max_pool1d(x, self._output_size, self._return_mask)
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"
@@ -134,7 +145,7 @@ class _PadNd(Layer):
         self._mode, self.value, self._data_format, self._name = mode, value, data_format, name
 
     def forward(self, x: Tensor) -> Tensor:
-        return PF.pad(x, self.padding, self._mode, self.value, self._data_format)
+        return PadF.pad(x, self.padding, self._mode, self.value, self._data_format)
 
     def extra_repr(self) -> str:
         name = f", name={self._name}" if self._name else ""
@@ -153,3 +164,83 @@ class Pad2D(_PadNd):
     def __init__(self, padding: Union[int, Sequence[int], Tensor], mode: str = "constant", value: float = 0.0,
                  data_format: str = "NCHW", name: Optional[str] = None):
         super().__init__(padding, mode, value, data_format, name)
+
+
+class Pad3D(_PadNd):
+    """Pads D, H and W of x [N, C, D, H, W] ('NCDHW', or 'NDHWC'): padding [left, right, top,
+    bottom, front, back]."""
+
+    _nd = 3
+
+    def __init__(self, padding: Union[int, Sequence[int], Tensor], mode: str = "constant", value: float = 0.0,
+                 data_format: str = "NCDHW", name: Optional[str] = None):
+        super().__init__(padding, mode, value, data_format, name)
+
+
+class MaxPool3D(MaxPool2D):
+    _pool = staticmethod(PF.max_pool3d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
+                 return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCDHW",
+                 name: Optional[str] = None):
+        super().__init__(kernel_size, stride, padding, return_mask, ceil_mode, data_format, name)
+
+
+class AvgPool3D(AvgPool2D):
+    _pool = staticmethod(PF.avg_pool3d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
+                 ceil_mode: bool = False, exclusive: bool = True, divisor_override: Optional[float] = None,
+                 data_format: str = "NCDHW", name: Optional[str] = None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, exclusive, divisor_override, data_format, name)
+
+
+class AdaptiveAvgPool3D(AdaptiveAvgPool2D):
+    _pool = staticmethod(APF.adaptive_avg_pool3d)
+
+    def __init__(self, output_size: Size, data_format: str = "NCDHW", name: Optional[str] = None):
+        super().__init__(output_size, data_format, name)
+
+
+class AdaptiveMaxPool3D(AdaptiveMaxPool2D):
+    _pool = staticmethod(APF.adaptive_max_pool3d)
+
+
+class _MaxUnPoolNd(Layer):
+    """F.max_unpoolNd(x, indices) with this layer's kernel_size, stride, padding and output_size."""
+
+    _unpool = staticmethod(UF.max_unpool2d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size], padding: Size, data_format: str,
+                 output_size: Optional[Sequence[int]], name: Optional[str]):
+        super().__init__()
+        self.ksize, self.stride, self.padding = kernel_size, stride, padding
+        self.data_format, self.output_size = data_format, output_size
+
+    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
+        return self._unpool(x, indices, self.ksize, self.stride, self.padding, self.data_format, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class MaxUnPool1D(_MaxUnPoolNd):
+    _unpool = staticmethod(UF.max_unpool1d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0, data_format: str = "NCL",
+                 output_size: Optional[Sequence[int]] = None, name: Optional[str] = None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class MaxUnPool2D(_MaxUnPoolNd):
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+                 data_format: str = "NCHW", output_size: Optional[Sequence[int]] = None, name: Optional[str] = None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class MaxUnPool3D(_MaxUnPoolNd):
+    _unpool = staticmethod(UF.max_unpool3d)
+
+    def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
+                 data_format: str = "NCDHW", output_size: Optional[Sequence[int]] = None, name: Optional[str] = None):
+        super().__init__(kernel_size, stride, padding, data_format, output_size, name)

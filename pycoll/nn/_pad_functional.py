@@ -1,0 +1,98 @@
+"""paddle.nn.functional.pad: constant, reflect, replicate and circular padding (and cropping by
+negative pads) of any axes, one op with a hand-written backward."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import array_module, to_module
+from pycoll.nn._sliding import FORMATS
+from pycoll.tensor import Tensor
+
+
+_NUMPY_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def _pad_widths(shape: Sequence[int], pad: List[int], mode: str, data_format: Optional[str],
+                pad_from_left_axis: bool) -> List[Tuple[int, int]]:
+    """paddle's pad list as (before, after) per axis of x (see `pad`)."""
+    nd = len(shape)
+    widths = [(0, 0)] * nd
+    if mode == "constant" and len(pad) != 2 * (nd - 2):
+        if len(pad) % 2 or len(pad) > 2 * nd:
+            raise ValueError(f"pad: pad must hold an even number (at most {2 * nd}) of ints, got {pad}")
+        if any(p < 0 for p in pad):
+            raise ValueError(f"pad: a negative pad (cropping) needs mode 'constant' with 2 * (ndim - 2) ints, or "
+                             f"another mode, as in paddle; got {pad} for a {nd}-D x")
+        from_left = len(pad) == 2 * nd and pad_from_left_axis
+        axes = range(nd) if from_left else range(nd - 1, nd - 1 - len(pad) // 2, -1)
+    else:
+        if nd - 2 not in FORMATS:
+            raise ValueError(f"pad: mode {mode!r} (or a pad of 2 * (ndim - 2) ints) needs a 3-D, 4-D or 5-D "
+                             f"x, got shape {list(shape)}")
+        first, last = FORMATS[nd - 2]
+        data_format = data_format or first
+        if data_format not in (first, last):
+            raise ValueError(f"pad: data_format must be {first!r} or {last!r} for a {nd}-D x, got {data_format!r}")
+        if len(pad) != 2 * (nd - 2):
+            raise ValueError(f"pad: mode {mode!r} needs {2 * (nd - 2)} ints for a {nd}-D x, got {pad}")
+        spatial = list(range(2, nd)) if data_format == first else list(range(1, nd - 1))
+        axes = spatial[::-1]
+    for i, ax in enumerate(axes):
+        widths[ax] = (pad[2 * i], pad[2 * i + 1])
+    return widths
+
+
+def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_format: Optional[str] = None,
+        pad_from_left_axis: bool = True, name: Optional[str] = None) -> Tensor:
+    """paddle's pad. mode 'constant' (fill with value), 'reflect', 'replicate' or 'circular'.
+
+    With mode 'constant' and a pad list that is not 2 * (ndim - 2) long, the pairs (before, after)
+    go to the axes from the last one backwards, or, when there are 2 * ndim ints and
+    pad_from_left_axis, from the first one on. Otherwise x is 3-D to 5-D and the pairs go to its
+    spatial axes (by data_format) from the last one backwards: [left, right, top, bottom, ...];
+    there a negative entry crops that many cells off that side (paddle's rule, as if x were
+    padded by the positive entries first and then cut).
+    """
+    if mode not in _NUMPY_MODES:
+        raise ValueError(f"pad: mode must be one of {list(_NUMPY_MODES)}, got {mode!r}")
+    x = as_tensor(x)
+    a = x._array
+    if isinstance(pad, Tensor):
+        pad = pad.numpy().tolist()
+    if not isinstance(pad, (list, tuple)) or not all(isinstance(p, (int, np.integer)) for p in pad):
+        raise ValueError(f"pad: pad must be a list of ints, got {pad!r}")
+    widths = _pad_widths(a.shape, [int(p) for p in pad], mode, data_format, pad_from_left_axis)
+    if any(n + b + e < 0 for n, (b, e) in zip(a.shape, widths)):
+        raise ValueError(f"pad: pad {pad} crops more than x (shape {list(a.shape)}) holds")
+    grow = [(max(b, 0), max(e, 0)) for b, e in widths]
+    cut = tuple(slice(max(-b, 0), n + max(b, 0) + e) for n, (b, e) in zip(a.shape, widths))
+    xp = array_module(a)
+    np_mode = _NUMPY_MODES[mode]
+    if mode == "reflect" and any(b >= n or e >= n for n, (b, e) in zip(a.shape, grow) if b or e):
+        raise ValueError(f"pad: reflect padding must be smaller than the padded axis, got {pad} for shape "
+                         f"{list(a.shape)}")
+    if mode == "constant":
+        full = xp.pad(a, grow, constant_values=value)
+    else:
+        full = xp.pad(a, grow, mode=np_mode)
+    out = xp.ascontiguousarray(full[cut])
+    inner = tuple(slice(b, b + n) for n, (b, _) in zip(a.shape, grow))
+
+    def backward(g: Any) -> tuple:
+        if g.shape != full.shape:  # cropped: the cut cells get no gradient
+            whole = xp.zeros(full.shape, dtype=g.dtype)
+            whole[cut] = g
+            g = whole
+        if mode == "constant":
+            return (g[inner],)
+        for ax, (b, e) in enumerate(grow):  # each padded axis pulls its gradient back separately
+            if b or e:
+                source = np.pad(np.arange(a.shape[ax]), (b, e), mode=np_mode)
+                m = np.zeros((source.size, a.shape[ax]), dtype=g.dtype)
+                m[np.arange(source.size), source] = 1
+                g = xp.moveaxis(xp.tensordot(g, to_module(m, xp), axes=([ax], [0])), -1, ax)
+        return (xp.ascontiguousarray(g),)
+    return op_output(out, backward, x)
