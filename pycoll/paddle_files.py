@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from pycoll.dtypes import bfloat16
 from pycoll.tensor import to_tensor
 
 # (module, name) of each callable a paddle file may use to build its tree
@@ -87,8 +88,12 @@ def _is_named_tensor(value: Any) -> bool:
 
 
 def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
+    """A Tensor of `array` named `name`; paddle writes a bfloat16 tensor as its 16-bit patterns
+    (uint16, a dtype paddle's tensors do not have), which become bfloat16 again, as in paddle."""
     if return_numpy:
         return array
+    if array.dtype == np.uint16:
+        array = array.view(bfloat16())
     t = to_tensor(array)
     t.name = name
     return t

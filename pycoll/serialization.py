@@ -21,6 +21,7 @@ file, before anything is allocated.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -29,12 +30,13 @@ import re
 import secrets
 import warnings
 import zipfile
-from typing import Any, Callable, Dict, List
+from typing import Any, BinaryIO, Callable, Dict, List
 
 import numpy as np
 
 from pycoll._logging import logger
 from pycoll.device import is_array
+from pycoll.dtypes import bfloat16
 from pycoll.paddle_files import is_paddle_file, load_paddle_file
 from pycoll.tensor import Tensor, to_tensor
 
@@ -48,6 +50,16 @@ _READ_CHUNK = 16 << 20
 _HOST = re.sub(r"[^A-Za-z0-9.]", "_", os.uname().nodename)[:64]
 
 
+def _array_node(kind: str, array: np.ndarray, arrays: List[np.ndarray]) -> Dict[str, Any]:
+    """The manifest's reference to `array`, stored as the next .npy entry. bfloat16 (ml_dtypes',
+    which a .npy header cannot name) is stored as its 16-bit patterns and named in the node."""
+    node: Dict[str, Any] = {kind: len(arrays)}
+    if array.dtype.name == "bfloat16":
+        array, node["dtype"] = array.view(np.uint16), "bfloat16"
+    arrays.append(array)
+    return node
+
+
 def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise ValueError(f"save: {where} nests containers more than {MAX_DEPTH} deep (a "
@@ -55,12 +67,10 @@ def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> A
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, Tensor):
-        arrays.append(obj.numpy())
-        return {"tensor": len(arrays) - 1}
+        return _array_node("tensor", obj.numpy(), arrays)
     if is_array(obj) or isinstance(obj, np.generic):
-        arrays.append(obj.get() if hasattr(obj, "get") and not isinstance(obj, np.generic)
-                      else np.asarray(obj))
-        return {"ndarray": len(arrays) - 1}
+        return _array_node("ndarray", obj.get() if hasattr(obj, "get") and not isinstance(obj, np.generic)
+                           else np.asarray(obj), arrays)
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
@@ -76,8 +86,9 @@ def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> A
                     f"arrays, numbers, strings, None and dicts/lists/tuples of them")
 
 
-def save(obj: Any, path: "os.PathLike[str] | str", protocol: int = 4, **configs: Any) -> None:
-    """Write `obj` (Tensors, arrays, numbers, strings, nested dicts/lists/tuples) to `path`.
+def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4, **configs: Any) -> None:
+    """Write `obj` (Tensors, arrays, numbers, strings, nested dicts/lists/tuples) to `path`, or
+    into `path` when it is a binary file object (``io.BytesIO()``, paddle's "save to memory").
 
     Tensors and arrays are stored as host numpy arrays; missing parent directories are created.
     `protocol` (paddle's pickle protocol, 2 to 4) and the `configs` paddle takes
@@ -86,9 +97,12 @@ def save(obj: Any, path: "os.PathLike[str] | str", protocol: int = 4, **configs:
     and change nothing else: pycoll's format pickles nothing.
     """
     _check_save_options(protocol, configs)
-    path = os.fspath(path)
     arrays: List[np.ndarray] = []
     tree = _encode(obj, arrays, "obj")
+    if hasattr(path, "write"):
+        _write_archive(path, tree, arrays)
+        return
+    path = _path_arg(path, "save")
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     name = os.path.basename(path)
@@ -97,14 +111,7 @@ def save(obj: Any, path: "os.PathLike[str] | str", protocol: int = 4, **configs:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
-                manifest = {"format": FORMAT, "version": VERSION, "tree": tree}
-                zf.writestr(_MANIFEST, json.dumps(manifest))
-                for i, arr in enumerate(arrays):
-                    with zf.open(f"{i}.npy", "w", force_zip64=True) as entry:
-                        # np.ascontiguousarray would make a 0-d array 1-d
-                        np.lib.format.write_array(entry, arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
-                                                  allow_pickle=False)
+            _write_archive(f, tree, arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -114,6 +121,24 @@ def save(obj: Any, path: "os.PathLike[str] | str", protocol: int = 4, **configs:
         except FileNotFoundError:
             pass
         raise
+
+
+def _write_archive(f: BinaryIO, tree: Any, arrays: List[np.ndarray]) -> None:
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(_MANIFEST, json.dumps({"format": FORMAT, "version": VERSION, "tree": tree}))
+        for i, arr in enumerate(arrays):
+            with zf.open(f"{i}.npy", "w", force_zip64=True) as entry:
+                # np.ascontiguousarray would make a 0-d array 1-d
+                np.lib.format.write_array(entry, arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
+                                          allow_pickle=False)
+
+
+def _path_arg(path: Any, fn: str) -> str:
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{fn}: path must be a file path (str or os.PathLike) or a binary file object, "
+                        f"got {type(path).__name__}") from None
 
 
 def _alive(pid: int) -> bool:
@@ -218,6 +243,10 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
         raise ValueError(f"its manifest nests containers more than {MAX_DEPTH} deep")
     if "tensor" in node or "ndarray" in node:
         arr = read_array(f"{node.get('tensor', node.get('ndarray'))}.npy")
+        if node.get("dtype") == "bfloat16":
+            if arr.dtype != np.uint16:
+                raise ValueError(f"a bfloat16 entry holds {arr.dtype} values, not 16-bit patterns")
+            arr = arr.view(bfloat16())
         return to_tensor(arr) if "tensor" in node and not return_numpy else arr
     if "dict" in node:
         return {k: _decode(v, read_array, return_numpy, depth + 1) for k, v in node["dict"]}
@@ -228,30 +257,37 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
     raise ValueError(f"unknown node {sorted(node)}")
 
 
-def _load_paddle(path: str, return_numpy: bool) -> Any:
-    with open(path, "rb") as f:
-        data = f.read()
+def _load_paddle(data: bytes, label: str, return_numpy: bool) -> Any:
     try:
         return load_paddle_file(data, return_numpy)
     except (pickle.UnpicklingError, ValueError, TypeError, EOFError, RecursionError,
             AttributeError, IndexError, KeyError) as exc:
-        raise ValueError(f"load: {path!r} looks like a paddle.save file but cannot be read: {exc}") from exc
+        raise ValueError(f"load: {label} looks like a paddle.save file but cannot be read: {exc}") from exc
 
 
-def load(path: "os.PathLike[str] | str", return_numpy: bool = False) -> Any:
-    """Read what `save` wrote, or what paddle.save wrote (`pycoll.paddle_files`). Tensors come
-    back as Tensors on the current device (numpy arrays with return_numpy=True). Raises
-    FileNotFoundError for a missing file and ValueError for a truncated, corrupt or foreign one."""
-    path = os.fspath(path)
+def load(path: "os.PathLike[str] | str | BinaryIO", return_numpy: bool = False) -> Any:
+    """Read what `save` wrote, or what paddle.save wrote (`pycoll.paddle_files`), from a file or
+    a binary file object (read from its current position). Tensors come back as Tensors on the
+    current device (numpy arrays with return_numpy=True). Raises FileNotFoundError for a missing
+    file and ValueError for a truncated, corrupt or foreign one."""
+    if hasattr(path, "read"):
+        data = path.read()
+        if is_paddle_file(data[:1]):
+            return _load_paddle(data, "the file object", return_numpy)
+        return _load_archive(io.BytesIO(data), len(data), "the file object", return_numpy)
+    path = _path_arg(path, "load")
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file {path!r}")
     with open(path, "rb") as f:
-        head = f.read(1)
-    if is_paddle_file(head):
-        return _load_paddle(path, return_numpy)
+        if is_paddle_file(f.read(1)):
+            f.seek(0)
+            return _load_paddle(f.read(), repr(path), return_numpy)
+    return _load_archive(path, os.path.getsize(path), repr(path), return_numpy)
+
+
+def _load_archive(source: Any, file_size: int, label: str, return_numpy: bool) -> Any:
     try:
-        file_size = os.path.getsize(path)
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(source) as zf:
             if _MANIFEST not in zf.namelist():
                 raise ValueError("it has no pycoll manifest")
             try:
@@ -267,5 +303,5 @@ def load(path: "os.PathLike[str] | str", return_numpy: bool = False) -> Any:
     except (zipfile.BadZipFile, ValueError, TypeError, KeyError, EOFError, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
-        raise ValueError(f"load: {path!r} is not a readable pycoll.save file "
+        raise ValueError(f"load: {label} is not a readable pycoll.save file "
                          f"(truncated, corrupt or foreign): {exc}") from exc

@@ -391,11 +391,14 @@ def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             arr = import_cupy().from_dlpack(data)
     else:
         arr = np.asarray(data)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"data must be numeric (numbers, nested lists, arrays or Tensors), got "
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
-        if dt is None and arr.dtype == float64 and not isinstance(data, np.generic):
-            dt = default_float()  # Python floats become paddle's default dtype
+        if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
+            if arr.dtype == float64:
+                dt = default_float()
+            elif arr.dtype == np.complex128:
+                dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)

@@ -92,3 +92,30 @@ def test_a_file_that_would_run_code_is_refused_before_anything_runs(tmp_path, mo
     path.write_bytes(b"\x80\x04garbage")
     with pytest.raises(ValueError, match="looks like a paddle.save file"):
         pycoll.load(path)
+
+
+def test_bfloat16_comes_back_from_paddles_files_and_pycolls_own(tmp_path):
+    """paddle.save writes a bfloat16 tensor as its 16-bit patterns (uint16); paddle.load gives
+    bfloat16 back. The bytes below are what paddle 3.3.1 pickled for to_tensor([1., 2.], 'bfloat16')."""
+    path = tmp_path / "bf16.pdparams"
+    path.write_bytes(pickle.dumps({"w": np.array([16256, 16384], np.uint16)}, protocol=4))
+    w = pycoll.load(path)["w"]
+    assert w.dtype.name == "bfloat16" and w.numpy().astype(np.float32).tolist() == [1.0, 2.0]
+    assert pycoll.load(path, return_numpy=True)["w"].dtype == np.uint16  # as paddle's return_numpy
+    t = pycoll.to_tensor([1.0, 2.5], dtype="bfloat16")
+    pycoll.save({"t": t, "a": t.numpy()}, tmp_path / "own.pd")
+    back = pycoll.load(tmp_path / "own.pd")
+    assert back["t"].dtype.name == "bfloat16" and back["a"].dtype.name == "bfloat16"
+    assert back["t"].numpy().astype(np.float32).tolist() == [1.0, 2.5]
+
+
+def test_save_and_load_take_file_objects_as_paddles_do():
+    import io
+    buffer = io.BytesIO()
+    pycoll.save({"w": pycoll.to_tensor([1.5, 2.5])}, buffer)
+    buffer.seek(0)
+    assert pycoll.load(buffer)["w"].numpy().tolist() == [1.5, 2.5]
+    buffer = io.BytesIO((DATA / "paddle_tree.pd").read_bytes())
+    assert pycoll.load(buffer)["step"] == 3
+    with pytest.raises(TypeError, match="save: path must be a file path"):
+        pycoll.save({}, 3)

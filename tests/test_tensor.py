@@ -33,7 +33,7 @@ def test_to_tensor_is_zero_copy_for_arrays_and_tensors():
 
 
 def test_to_tensor_rejects_non_numeric_data():
-    with pytest.raises(TypeError, match="numeric"):
+    with pytest.raises(TypeError, match="data must be numbers"):
         pycoll.to_tensor("abc")
     with pytest.raises(TypeError, match="dtype"):
         pycoll.to_tensor([1.0], dtype="not-a-dtype")

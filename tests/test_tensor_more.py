@@ -196,3 +196,18 @@ def test_in_place_methods_and_gradient_match_paddle():
     np.testing.assert_allclose(z.numpy(), np.tanh(x.numpy()))
     assert (x.mul(x) == x * x).all() and x.lt(0).numpy().tolist() == [[False, True], [False, False]]
     assert x.repeat(2).shape == [2, 4] and x.type_as(t([1])).dtype == np.int64
+
+
+def test_python_complex_numbers_make_complex_tensors_as_paddle():
+    """paddle 3.3.1: complex64 (complex128 with float64 as the default dtype)."""
+    import pycoll
+    assert pycoll.to_tensor([[1, -2j], [2j, 5]]).dtype == np.complex64
+    assert pycoll.to_tensor(1j).dtype == np.complex64
+    before = pycoll.get_default_dtype()
+    pycoll.set_default_dtype("float64")
+    try:
+        assert pycoll.to_tensor([1j, 2]).dtype == np.complex128
+    finally:
+        pycoll.set_default_dtype(before)
+    with pytest.raises(TypeError, match="data must be numbers"):
+        pycoll.to_tensor(["a"])
