@@ -1,5 +1,6 @@
 """paddle.nn.utils: clipping gradients in place outside an optimizer (``clip_grad_norm_``,
-``clip_grad_value_``, torch's names too) and parameters to one vector and back."""
+``clip_grad_value_``, torch's names too) and parameters to one vector and back; weight_norm,
+remove_weight_norm and spectral_norm live in `pycoll.nn.weight_norms`."""
 from __future__ import annotations
 
 from typing import Any, Iterable, List, Union
@@ -7,7 +8,11 @@ from typing import Any, Iterable, List, Union
 import numpy as np
 
 from pycoll.device import array_module
+from pycoll.nn.weight_norms import remove_weight_norm, spectral_norm, weight_norm
 from pycoll.tensor import Tensor, wrap
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "weight_norm",
+           "remove_weight_norm", "spectral_norm"]
 
 _NORM_TYPES = (float("inf"), 0.0, 1.0, 2.0)
 
