@@ -222,3 +222,26 @@ def test_a_dynamic_scale_moves_only_when_a_merged_window_is_unscaled(monkeypatch
         seen.append(weight.numpy().tolist())
     assert [float(s) for s in scales] == [8.0, 16.0, 16.0, 32.0], scales
     assert seen == [[0, 0], [-2, -1], [-2, -1], [-8, -2]], seen
+
+
+def test_parameter_server_queries_answer_as_paddles_collective_mode(caplog):
+    fleet.init(is_collective=True)
+    assert fleet.is_server() is False and fleet.server_num() == 0 and fleet.server_index() == 0
+    assert fleet.server_endpoints() == [] and fleet.server_endpoints(to_string=True) == ""
+    assert fleet.fleet.is_server() is False
+    with caplog.at_level("WARNING", logger="pycoll"):
+        assert fleet.init_worker() is None and fleet.stop_worker() is None
+    assert sum("no parameter servers" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_optimizer_helpers_of_hybrid_parallel_util():
+    fleet.init(is_collective=True)
+    a, b = pycoll.zeros([2]), pycoll.zeros([3])
+    for p in (a, b):
+        p.stop_gradient = False
+    inner = pycoll.optimizer.SGD(0.1, parameters=[{"params": [a]}, {"params": [b], "learning_rate": 0.5}])
+    wrapped = fleet.meta_optimizers.HybridParallelOptimizer(inner, fleet.get_hybrid_communicate_group(),
+                                                            fleet.DistributedStrategy())
+    assert hpu.obtain_optimizer_parameters_list(wrapped) == [a, b]
+    assert hpu.unwrap_optimizer(wrapped, (fleet.meta_optimizers.HybridParallelOptimizer,)) is inner
+    assert hpu.unwrap_optimizer(inner, (fleet.meta_optimizers.HybridParallelOptimizer,)) is inner

@@ -8,6 +8,8 @@ from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, User
                                                       get_hybrid_communicate_group, get_hybrid_parallel_topology,
                                                       init)
 from pycoll.distributed.fleet.fleet_object import Fleet
+from pycoll.distributed.fleet.server_roles import (init_server, init_worker, is_server, run_server, server_endpoints,
+                                                   server_index, server_num, stop_worker)
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.util import UtilBase, util
@@ -26,6 +28,7 @@ __all__ = ["CommunicateTopology", "DatasetBase", "DistributedStrategy", "Fleet",
            "InMemoryDataset", "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce",
            "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
            "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",
-           "init", "is_first_worker", "is_worker", "layers", "local_device_ids", "local_rank", "meta_optimizers",
+           "init", "init_server", "init_worker", "is_server", "run_server", "server_endpoints", "server_index",
+           "server_num", "stop_worker", "is_first_worker", "is_worker", "layers", "local_device_ids", "local_rank", "meta_optimizers",
            "meta_parallel", "node_num", "nranks", "rank", "rank_in_node", "recompute", "set_log_level", "util",
            "utils", "world_device_ids", "world_size", "worker_endpoints", "worker_index", "worker_num"]

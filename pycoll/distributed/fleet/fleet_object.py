@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll.distributed.fleet import collective_mode, workers
+from pycoll.distributed.fleet import collective_mode, server_roles, workers
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 
 
@@ -26,6 +26,14 @@ class Fleet:
     worker_endpoints = staticmethod(workers.worker_endpoints)
     barrier_worker = staticmethod(workers.barrier_worker)
     all_reduce = staticmethod(workers.all_reduce)
+    is_server = staticmethod(server_roles.is_server)
+    server_num = staticmethod(server_roles.server_num)
+    server_index = staticmethod(server_roles.server_index)
+    server_endpoints = staticmethod(server_roles.server_endpoints)
+    init_worker = staticmethod(server_roles.init_worker)
+    init_server = staticmethod(server_roles.init_server)
+    run_server = staticmethod(server_roles.run_server)
+    stop_worker = staticmethod(server_roles.stop_worker)
 
     def __init__(self) -> None:
         self.user_defined_optimizer: Any = None

@@ -9,7 +9,7 @@ asked."""
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pycoll.distributed as dist
 from pycoll.parallel import sync_params_buffers
@@ -18,7 +18,7 @@ from pycoll.tensor import Tensor, wrap
 
 __all__ = ["broadcast_dp_parameters", "broadcast_input_data", "broadcast_mp_parameters",
            "broadcast_sharding_parameters", "fused_allreduce_gradients", "fused_allreduce_gradients_with_group",
-           "sync_params_buffers"]
+           "obtain_optimizer_parameters_list", "sync_params_buffers", "unwrap_optimizer"]
 
 _Sent = namedtuple("_Sent", "shape dtype")  # a tensor's place in the inputs the first rank describes
 
@@ -85,3 +85,17 @@ def _received(layout: Any, mine: Any, group: dist.Group, src: int) -> Any:
         return type(layout)(_received(value, own[i] if i < len(own) else None, group, src)
                             for i, value in enumerate(layout))
     return layout
+
+
+def obtain_optimizer_parameters_list(optimizer: Any) -> List[Any]:
+    """Every parameter ``optimizer`` updates, its groups' in order (paddle's helper; fleet's
+    wrappers answer for the optimizer inside)."""
+    return list(optimizer._parameter_list)
+
+
+def unwrap_optimizer(optimizer: Any, optimizer_instances: Tuple[type, ...] = ()) -> Any:
+    """The optimizer inside ``optimizer`` while it is one of ``optimizer_instances`` (wrappers with
+    paddle's ``_inner_opt``)."""
+    while isinstance(optimizer, optimizer_instances):
+        optimizer = optimizer._inner_opt
+    return optimizer
