@@ -232,7 +232,8 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     """arr with `values` (a number or a tensor broadcast to the indices) written at `indices`
     along `axis`: 'assign' (a repeated index takes the last value), or combined with what is
     there by 'add', 'mul'/'multiply', 'mean', 'amin' or 'amax' (``include_self=False``: without
-    arr's own element). Gradients: 'assign', 'add' and 'mean' (paddle's)."""
+    arr's own element). Gradients as paddle's for every reduce (see `_factor_grads` for 'mul',
+    'amin' and 'amax')."""
     if reduce not in _REDUCES:
         raise ValueError(f"put_along_axis: reduce must be one of {_REDUCES}, got {reduce!r}")
     arr = as_tensor(arr)
@@ -248,9 +249,6 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     out = a.copy().reshape(-1)
     count = xp.zeros(a.size, a.dtype)
     scatter_add(count, flat, xp.ones(flat.size, a.dtype))
-    if reduce in ("mul", "multiply", "amin", "amax") and (needs_grad(arr) or needs_grad(vt)):
-        raise NotImplementedError(f"put_along_axis: reduce={reduce!r} takes no gradient here; use "
-                                  f"'assign', 'add' or 'mean', or call it under no_grad")
     win = last_writes(flat) if reduce == "assign" else None
     if reduce == "assign":
         out[flat[win]] = vflat[win]
@@ -264,9 +262,14 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
             divisor = xp.maximum(count + include_self, 1).astype(a.dtype)
             out = xp.where(count > 0, out / divisor, out).astype(a.dtype)
     mean_scale = 1 / xp.maximum(count + include_self, 1) if reduce == "mean" else None
+    factors = reduce in ("mul", "multiply", "amin", "amax") and (needs_grad(arr) or needs_grad(vt))
+    if factors:
+        scale_a, scale_v = _factor_grads(reduce, a.reshape(-1), out, flat, vflat, count > 0, include_self)
 
     def backward(g: Any) -> tuple:
         gf = g.reshape(-1)
+        if factors:
+            return (gf * scale_a).reshape(a.shape), _unbroadcast_to((gf[flat] * scale_v).reshape(shape), vt)
         ga = gf.copy()
         if reduce == "mean":
             ga = xp.where(count > 0, ga * mean_scale if include_self else 0, ga)
@@ -275,6 +278,37 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
         gv = gf[flat] * (mean_scale[flat] if reduce == "mean" else win if reduce == "assign" else 1)
         return ga.reshape(a.shape).astype(g.dtype, copy=False), _unbroadcast_to(gv.reshape(shape), vt)
     return op_output(out.reshape(a.shape), backward, arr, vt)
+
+
+def _factor_grads(reduce: str, own: Any, out: Any, flat: Any, values: Any, written: Any,
+                  include_self: bool) -> Tuple[Any, Any]:
+    """d out / d arr and d out / d values (flat, per element) of a 'mul', 'amin' or 'amax'
+    put_along_axis whose `values` went to the flat places `flat` of `own` (giving `out`).
+
+    'mul': the product of the place's other factors (computed without dividing by a zero, where
+    paddle's out / factor gives NaN; elsewhere they agree). 'amin' / 'amax': the place's winners
+    share its gradient evenly (paddle's rule for ties). A place nothing was written to passes its
+    gradient on to arr."""
+    xp = array_module(own)
+    dtype = own.dtype
+    self_counts = written & include_self
+    if reduce in ("amin", "amax"):
+        self_wins = self_counts & (own == out)
+        value_wins = values == out[flat]
+        winners = self_wins.astype(dtype)
+        scatter_add(winners, flat, value_wins.astype(dtype))
+        share = 1 / xp.where(written, winners, 1)
+        return xp.where(written, self_wins * share, 1).astype(dtype), (value_wins * share[flat]).astype(dtype)
+    zeros = (self_counts & (own == 0)).astype(dtype)
+    scatter_add(zeros, flat, (values == 0).astype(dtype))
+    nonzero_product = xp.where(self_counts & (own != 0), own, 1).astype(dtype)
+    _ufunc_at(xp, "multiply", nonzero_product, flat, xp.where(values == 0, 1, values).astype(dtype))
+
+    def others(factor: Any, zero_count: Any, product: Any) -> Any:
+        alone = xp.where((zero_count == 1) & (factor == 0), product, 0)
+        return xp.where(zero_count == 0, product / xp.where(factor == 0, 1, factor), alone).astype(dtype)
+    grad_own = others(own, zeros, nonzero_product) if include_self else xp.zeros_like(own)
+    return xp.where(written, grad_own, 1).astype(dtype), others(values, zeros[flat], nonzero_product[flat])
 
 
 def _unbroadcast_to(g: Any, v: Optional[Tensor]) -> Any:

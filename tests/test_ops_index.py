@@ -119,8 +119,34 @@ def test_take_and_put_along_axis():
         assert _grads(a, v) == [grad_a, grad_v], reduce
     gradcheck(lambda a, v: pycoll.put_along_axis(a, pycoll.to_tensor([[1, 1], [0, 2]]), v, 1, reduce="mean"),
               [np.array(base), np.array([[1.0, 2.0], [3.0, 4.0]])])
-    with pytest.raises(NotImplementedError, match="mul"):
-        pycoll.put_along_axis(_t(base, grad=True), idx, vals, 1, reduce="mul")
+    for reduce in ("mul", "amin", "amax"):  # distinct values: each place has one winner
+        for include_self in (True, False):
+            gradcheck(lambda a, v: pycoll.put_along_axis(a, pycoll.to_tensor([[1, 1], [0, 2]]), v, 1, reduce=reduce,
+                                                         include_self=include_self),
+                      [np.array(base) / 7, np.array([[1.5, 2.5], [3.5, 4.5]])])
+
+
+@pytest.mark.parametrize("reduce, include_self, out, grad_x, grad_v", [
+    # paddle 3.3.1 on the inputs below, except where said: its 'mul' gradient divides out by the
+    # factor, giving NaN at every zero factor (here ga[0][0], gv[0][1], gv[1][0], gv[1][1]) where
+    # the product of the other factors is finite (0 there, but 2 = v[0][0] for gv[1][0] without self)
+    ("mul", True, [[0, 0, 3], [1, 5, 6]], [[0, 0, 100], [1000, 10000, 300000]], [[0, 0, 200000], [0, 0, 600000]]),
+    ("mul", False, [[0, 0, 3], [1, 5, 3]], [[0, 0, 100], [1000, 10000, 0]], [[0, 0, 100000], [2, 0, 300000]]),
+    # ties share the gradient evenly, x's own element included (paddle 3.3.1)
+    ("amin", True, [[0, 0, 3], [1, 5, 1]], [[0.5, 0, 100], [1000, 10000, 0]], [[0, 5, 0], [0.5, 5, 100000]]),
+    ("amax", True, [[2, 2, 3], [1, 5, 3]], [[0, 10, 100], [1000, 10000, 0]], [[1, 0, 100000], [0, 0, 0]]),
+    ("amax", False, [[2, 0, 3], [1, 5, 3]], [[0, 0, 100], [1000, 10000, 0]], [[1, 5, 100000], [0, 5, 0]]),
+    # paddle gives gv[1][0] 0.5: it counts x's own 0 as a tied winner although include_self=False
+    # leaves it out (and gives it nothing), so the place's gradient does not add up to 1
+    ("amin", False, [[0, 0, 3], [1, 5, 1]], [[0, 0, 100], [1000, 10000, 0]], [[0, 5, 0], [1, 5, 100000]]),
+])
+def test_put_along_axis_gradients_with_zeros_and_ties(reduce, include_self, out, grad_x, grad_v):
+    x, v = _t([[0.0, 2.0, 3.0], [1.0, 5.0, 2.0]], grad=True), _t([[2.0, 0.0, 3.0], [0.0, 0.0, 1.0]], grad=True)
+    got = pycoll.put_along_axis(x, pycoll.to_tensor([[0, 0, 1], [0, 0, 1]]), v, 0, reduce=reduce,
+                                include_self=include_self, broadcast=False)
+    assert got.numpy().tolist() == out
+    (got * _t([[1.0, 10.0, 100.0], [1000.0, 10000.0, 100000.0]])).sum().backward()
+    assert _grads(x, v) == [grad_x, grad_v]
 
 
 # ---- stats_ops ---------------------------------------------------------------------------
