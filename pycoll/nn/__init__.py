@@ -18,6 +18,13 @@ from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTra
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.distance import CosineSimilarity, PairwiseDistance
 from pycoll.nn.layer import Layer
+from pycoll.nn.bilinear import Bilinear
+from pycoll.nn.extra_losses import (CTCLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                                    PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from pycoll.nn.image_layers import ChannelShuffle, Fold, LocalResponseNorm, Softmax2D, Unfold, ZeroPad2D
+from pycoll.nn.noise_layers import AlphaDropout, Dropout3D, FeatureAlphaDropout
+from pycoll.nn.parameter_dict import ParameterDict
+from pycoll.nn.weight_norms import SpectralNorm
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HingeEmbeddingLoss,
                             KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
@@ -50,7 +57,11 @@ __all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAtt
            "PairwiseDistance", "MarginRankingLoss", "CosineEmbeddingLoss", "HingeEmbeddingLoss",
            "RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell", "RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU",
            "Conv3D", "Conv3DTranspose", "MaxPool3D", "AvgPool3D", "AdaptiveAvgPool3D", "AdaptiveMaxPool3D",
-           "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "Pad3D"]
+           "MaxUnPool1D", "MaxUnPool2D", "MaxUnPool3D", "Pad3D",
+           "Bilinear", "CTCLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+           "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+           "ChannelShuffle", "Fold", "LocalResponseNorm", "Softmax2D", "Unfold", "ZeroPad2D",
+           "AlphaDropout", "Dropout3D", "FeatureAlphaDropout", "ParameterDict", "SpectralNorm"]
 
 
 def __getattr__(name: str) -> Any:

@@ -5,7 +5,10 @@ losses (`_loss_functional`, `_class_losses`, `_pair_losses` with the distances),
 (`_attention_functional`), convolution (`_conv_functional`, `_conv_transpose_functional`),
 pooling (`_pool_functional`, `_adaptive_pool_functional`, `_unpool_functional`), pad
 (`_pad_functional`), resampling (`_resample_functional`) and batch_norm,
-group_norm and instance_norm (`_norm_functional`).
+group_norm and instance_norm (`_norm_functional`); the in-place activations (`_inplace_activations`),
+the margin, likelihood and CTC losses (`_margin_losses`, `_likelihood_losses`, `_ctc_loss`),
+bilinear, unfold/fold and the other rearrangements (`_layout_functional`), local_response_norm,
+the alpha dropouts, dropout3d and gumbel_softmax (`_noise_functional`), affine_grid and grid_sample.
 
 linear, embedding, layer_norm, softmax, normalize and cross_entropy are single fused ops (one graph
 node, hand-written backward) to keep per-op overhead and temporaries low.
@@ -43,6 +46,17 @@ from pycoll.nn._pad_functional import pad
 from pycoll.nn._pool_functional import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from pycoll.nn._unpool_functional import max_unpool1d, max_unpool2d, max_unpool3d
+from pycoll.nn._bilinear_functional import bilinear
+from pycoll.nn._ctc_loss import ctc_loss
+from pycoll.nn._grid_sample_functional import affine_grid, grid_sample
+from pycoll.nn._inplace_activations import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,
+                                            thresholded_relu_)
+from pycoll.nn._layout_functional import channel_shuffle, fold, sequence_mask, unfold, zeropad2d
+from pycoll.nn._likelihood_losses import gaussian_nll_loss, poisson_nll_loss
+from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin_loss, soft_margin_loss,
+                                      triplet_margin_loss, triplet_margin_with_distance_loss)
+from pycoll.nn._noise_functional import alpha_dropout, dropout3d, feature_alpha_dropout, gumbel_softmax
+from pycoll.nn._response_norm_functional import local_response_norm
 from pycoll.diag_ops import diag_embed
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -60,7 +74,13 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "margin_ranking_loss", "cosine_embedding_loss", "hinge_embedding_loss", "square_error_cost",
            "sigmoid_focal_loss", "softmax_with_cross_entropy", "diag_embed", "conv3d", "conv3d_transpose",
            "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d",
-           "max_unpool3d"]
+           "max_unpool3d",
+           "relu_", "elu_", "leaky_relu_", "hardtanh_", "softmax_", "tanh_", "thresholded_relu_",
+           "triplet_margin_loss", "triplet_margin_with_distance_loss", "soft_margin_loss",
+           "multi_label_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+           "ctc_loss", "bilinear", "unfold", "fold", "local_response_norm", "channel_shuffle",
+           "alpha_dropout", "feature_alpha_dropout", "dropout3d", "zeropad2d", "gumbel_softmax",
+           "sequence_mask", "affine_grid", "grid_sample"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

@@ -192,9 +192,8 @@ def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 
         raise ValueError(f"{fn}: n_power_iterations must be a positive int, got {n_power_iterations!r}")
     if dim is None:
         from pycoll.nn.common import Linear
-        from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose
-        dim = 1 if isinstance(layer, (Linear, Conv1DTranspose, Conv2DTranspose)) \
-            or type(layer).__name__ == "Conv3DTranspose" else 0
+        from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
+        dim = 1 if isinstance(layer, (Linear, Conv1DTranspose, Conv2DTranspose, Conv3DTranspose)) else 0
     if isinstance(dim, bool) or not isinstance(dim, int) or not -w.ndim <= dim < w.ndim:
         raise ValueError(f"{fn}: dim must be an int in [-{w.ndim}, {w.ndim}) or None, got {dim!r}")
     hook = SpectralNormHook(name, n_power_iterations, dim % w.ndim, eps)
