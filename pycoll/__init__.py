@@ -51,7 +51,7 @@ from pycoll.diag_ops import diag, diag_embed, diagflat, diagonal, meshgrid, trac
 from pycoll.product_ops import add_n, addmm, cdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
 from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like, randint_like, randn_like, randperm,
                              standard_normal, uniform)
-from pycoll.inplace_ops import divide_, increment, multiply_, subtract_
+from pycoll.inplace_ops import abs_, divide_, increment, multiply_, square_, subtract_, tanh_
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
 from pycoll import tensor_methods  # noqa: F401 - attaches dim(), float(), new_full(), ... to Tensor
 from pycoll.bit_operators import bitwise_invert, bitwise_left_shift, bitwise_right_shift  # and ~ & | ^ << >>

@@ -355,9 +355,11 @@ _SIMPLE = ("abs", "tanh", "sigmoid", "square", "log", "pow", "floor_divide", "re
            "tril", "triu", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "cumsum")
 
 
+_SIMPLE_FORMS = {base + "_": in_place_form(base) for base in _SIMPLE}
+abs_, tanh_, square_ = _SIMPLE_FORMS["abs_"], _SIMPLE_FORMS["tanh_"], _SIMPLE_FORMS["square_"]  # paddle.abs_ ...
+
 for _fn in (zero_, fill_, scale_, add_, subtract_, multiply_, divide_, clip_, exp_, sqrt_, uniform_, normal_,
-            copy_, increment, masked_fill_, unsqueeze_, squeeze_, reshape_, flatten_,
-            *(in_place_form(base) for base in _SIMPLE)):
+            copy_, increment, masked_fill_, unsqueeze_, squeeze_, reshape_, flatten_, *_SIMPLE_FORMS.values()):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
 Tensor.__setitem__ = setitem

@@ -453,3 +453,12 @@ def test_backward_holds_no_input_values():
         x.add_(pycoll.ones([1, 1, 3, 3]))
     out.sum().backward()
     assert grid.grad is not None
+
+
+def test_paddles_top_level_in_place_forms():
+    x = pycoll.to_tensor([-1.0, 2.0], dtype="float64")
+    assert pycoll.abs_(x) is x and x.numpy().tolist() == [1.0, 2.0]
+    pycoll.square_(x)
+    assert x.numpy().tolist() == [1.0, 4.0]
+    pycoll.tanh_(x)
+    np.testing.assert_allclose(x.numpy(), np.tanh([1.0, 4.0]))
