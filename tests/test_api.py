@@ -133,7 +133,10 @@ BAD_CALLS = [
     ("negative dst", lambda: dist.reduce(np.ones(2), dst=-1), ValueError, ["dst=-1"]),
     ("float root", lambda: dist.scatter(np.ones(2), [np.ones(2)], src=0.0), TypeError, ["src"]),
     ("bool root", lambda: dist.broadcast(np.ones(2), src=True), TypeError, ["src"]),
-    ("tensor_list not a list", lambda: dist.all_gather(np.ones(2), np.ones(2)), TypeError, ["tensor_list", "list"]),
+    # one tensor is taken as paddle takes it (the ranks' tensors stacked), if it is of that size
+    ("tensor_list of the wrong size", lambda: dist.all_gather(np.ones(3), np.ones(2)), ValueError,
+     ["tensor_list", "shape [1, 2]"]),
+    ("tensor_list neither list nor tensor", lambda: dist.all_gather("abc", np.ones(2)), TypeError, ["tensor_list"]),
     ("too long tensor_list", lambda: dist.all_gather([np.ones(2)] * 2, np.ones(2)), ValueError, ["tensor_list", "2 entries"]),
     ("mis-shaped gather output", lambda: dist.all_gather([np.ones(3)], np.ones(2)), ValueError, ["tensor_list[0]", "shape"]),
     ("mis-typed gather output", lambda: dist.all_gather([np.ones(2, np.int32)], np.ones(2)), ValueError, ["tensor_list[0]", "int32"]),
