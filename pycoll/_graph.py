@@ -16,15 +16,8 @@ its gradient. A leaf's gradient is final the moment its count reaches zero: the 
 then (`finish_grad`), while the rest of the walk goes on (DataParallel starts communication from
 the hooks that fire there).
 
-A backward function reads the arrays its op kept (inputs, outputs, or views of them). Memory
-written in place after the op ran (an in-place op under no_grad, ``x[i] = v``, ``set_value``, an
-optimizer step: each tells `memory_written`) would give a gradient from values the forward never
-used: before running a node made before the latest such write, the walk looks at the arrays its
-function holds (its closure; a PyLayer's saved tensors) and raises, naming the op, if one was
-written since, as paddle's and torch's version counters do. An in-place op on a tensor in the graph
-gives it new memory instead (see `pycoll.inplace_ops`), which leaves what a backward holds as it
-was and needs no error. Nothing of this runs on the way of a training step that writes nothing
-between forward and backward.
+Before a node runs, memory its backward holds must not have been written in place since the op
+ran (paddle's and torch's version counters): `pycoll._versions` keeps the writes and checks.
 
 Gradient buffers are reused rather than copied: an array that a backward function freshly made and
 handed to exactly one place is owned by the walk and may be added into in place or become a
@@ -36,18 +29,15 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-import sys
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence,
                     runtime_checkable)
 
 import numpy as np
 
+from pycoll import _versions
+
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
-_node_seq = itertools.count()  # orders nodes and in-place writes on one clock
-_written: Dict[int, int] = {}  # id of an array written in place (or of its memory's owner) -> when
-_last_write = -1
-_WRITTEN_KEPT = 1 << 16  # ids remembered at most; forgetting can only miss a late write, never invent one
 
 
 def is_grad_enabled() -> bool:
@@ -132,7 +122,7 @@ class Node:
         self.inputs = inputs
         self.n_out = n_out
         self.fresh = fresh
-        self.seq = next(_node_seq)
+        self.seq = next(_versions.CLOCK)
         self.saved = saved
 
 
@@ -193,67 +183,6 @@ def record(outputs: Sequence[GraphTensor], backward: Callable,
         out.stop_gradient = False
         out.grad_node = node
         out.output_index = i
-
-
-def memory_written(array: Any) -> None:
-    """Note that `array`'s values (and so its memory owner's) were just written in place."""
-    global _last_write
-    if len(_written) >= _WRITTEN_KEPT:
-        _written.clear()
-    _last_write = now = next(_node_seq)
-    _written[id(array)] = now
-    if array.base is not None:
-        _written[id(array.base)] = now
-
-
-def _held_arrays(fn: Any, depth: int = 0) -> List[Any]:
-    """The NumPy/CuPy arrays in `fn`'s closure, in lists and tuples there (einsum's operands), and
-    in the closures of functions it holds (a record hook's wrapper holds the op's backward)."""
-    cupy = sys.modules.get("cupy")
-    types = np.ndarray if cupy is None else (np.ndarray, cupy.ndarray)
-    found = []
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:  # a closure variable not assigned yet
-            continue
-        if isinstance(v, types):
-            found.append(v)
-        elif isinstance(v, (list, tuple)):
-            found.extend(item for item in v if isinstance(item, types))
-        elif depth < 2 and getattr(v, "__closure__", None):
-            found.extend(_held_arrays(v, depth + 1))
-    return found
-
-
-def check_saved_memory(node: Node) -> None:
-    """Raise if memory `node`'s backward holds was written in place after the op ran."""
-    if node.saved is not None:
-        for t, array in node.saved:
-            if t.array is not array:
-                _refuse(node, array, "was given new values by an in-place op")
-        held = [array for _, array in node.saved]
-    else:
-        held = _held_arrays(node.fn)
-    for array in held:
-        when = _written.get(id(array), -1)
-        if when < node.seq and array.base is not None:
-            when = _written.get(id(array.base), -1)
-        if when > node.seq:
-            _refuse(node, array, "was written in place")
-
-
-def _refuse(node: Node, array: Any, what: str) -> None:
-    fn = node.fn
-    op = getattr(fn, "__qualname__", "").split(".<locals>")[0] or "an op"
-    if op == "PyLayer.apply":
-        op = "the PyLayer"
-    raise RuntimeError(
-        f"backward of {op}: a tensor (shape {list(array.shape)}, {array.dtype}) that {op} used in "
-        f"the forward pass {what} afterwards, so its gradient would come from values the forward "
-        f"never saw. An in-place change (add_, x[i] = v, set_value, optimizer.step(), ...) happened "
-        f"between this forward and its backward: run the forward again after the change, call "
-        f"backward before it, or change a copy (x = x + y rather than x.add_(y))")
 
 
 class RemovableHandle:
@@ -436,8 +365,8 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             inputs = node.inputs
             out_grads: Iterable = ()
             if slots is not None and any(s is not None for s in slots):
-                if _last_write > node.seq or node.saved:
-                    check_saved_memory(node)
+                if _versions.last_write > node.seq or node.saved:
+                    _versions.check(node)
                 out_grads = node.fn(slots[0] if node.n_out == 1 else slots)
             if not retain_graph:
                 node.fn = None

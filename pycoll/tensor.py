@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll import _graph
+from pycoll import _graph, _versions
 from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
 from pycoll.device import (array_module, current_place, import_cupy, is_array, move, parse_place,
@@ -291,7 +291,7 @@ class Tensor:
         """Count one in-place write into this tensor's memory (paddle's name) and tell the graph,
         whose backwards refuse to run on memory written after their op used it."""
         self._inplace_version += 1
-        _graph.memory_written(self._array)
+        _versions.memory_written(self._array)
 
     def set_value(self, value: Any) -> None:
         """Copy `value` (Tensor, array or nested list) into this tensor's memory.
