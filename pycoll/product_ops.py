@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pycoll import linalg
-from pycoll.linalg import cross
+from pycoll.linalg import cross  # noqa: F401 - paddle.cross, and the Tensor method below
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
-from pycoll.device import array_module
+from pycoll._tensor_ops import as_tensor, normalize_axes
 from pycoll.math_ops import add, matmul, multiply, subtract, sum as _sum
-from pycoll.shape_ops import reshape, transpose, unbroadcast
+from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
 
 
