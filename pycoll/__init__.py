@@ -92,7 +92,7 @@ def disable_static(place: Any = None) -> None:
 # side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
 # and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
-_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "callbacks", "hapi")
+_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "callbacks", "hapi", "vision")
 
 
 def __getattr__(name: str) -> Any:
@@ -108,6 +108,8 @@ def __getattr__(name: str) -> Any:
         import pycoll.hapi as hapi
 
         value = hapi if name == "hapi" else getattr(hapi, name)
+    elif name == "vision":  # paddle.vision: models, transforms, datasets (uses pycoll.io)
+        import pycoll.vision as value
     elif name == "bfloat16":  # ml_dtypes', imported only when asked for
         from pycoll.dtypes import bfloat16
         value = bfloat16()

@@ -43,7 +43,7 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
-                  "pycoll.distributed.checkpoint", "pycoll.hapi", "pycoll.callbacks")),
+                  "pycoll.distributed.checkpoint", "pycoll.hapi", "pycoll.callbacks", "pycoll.vision")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use
