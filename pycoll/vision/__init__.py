@@ -1,14 +1,21 @@
 """paddle.vision: the model zoo (``models``), image transforms on NumPy arrays (and PIL images
 where Pillow is installed) (``transforms``) and the standard datasets read from local files
 (``datasets``; pycoll downloads nothing)."""
-from pycoll.vision import models
+from pycoll.vision import models, transforms
 from pycoll.vision.models import (VGG, AlexNet, LeNet, MobileNetV1, MobileNetV2, ResNet, alexnet, mobilenet_v1,
                                   mobilenet_v2, resnet18, resnet34, resnet50, resnet101, resnet152,
                                   resnext50_32x4d, resnext50_64x4d, resnext101_32x4d, resnext101_64x4d,
                                   resnext152_32x4d, resnext152_64x4d, vgg11, vgg13, vgg16, vgg19, wide_resnet50_2,
                                   wide_resnet101_2)
+from pycoll.vision.transforms import (BaseTransform, CenterCrop, Compose, Normalize, Pad, RandomCrop,
+                                      RandomHorizontalFlip, RandomResizedCrop, RandomVerticalFlip, Resize, ToTensor,
+                                      Transpose, adjust_brightness, adjust_contrast, center_crop, crop, hflip,
+                                      normalize, pad, resize, to_tensor, vflip)
 
-__all__ = ["models", "VGG", "AlexNet", "LeNet", "MobileNetV1", "MobileNetV2", "ResNet", "alexnet", "mobilenet_v1",
+__all__ = ["models", "transforms", "BaseTransform", "CenterCrop", "Compose", "Normalize", "Pad", "RandomCrop",
+           "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ToTensor", "Transpose",
+           "adjust_brightness", "adjust_contrast", "center_crop", "crop", "hflip", "normalize", "pad", "resize",
+           "to_tensor", "vflip", "VGG", "AlexNet", "LeNet", "MobileNetV1", "MobileNetV2", "ResNet", "alexnet", "mobilenet_v1",
            "mobilenet_v2", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "resnext50_32x4d",
            "resnext50_64x4d", "resnext101_32x4d", "resnext101_64x4d", "resnext152_32x4d", "resnext152_64x4d",
            "vgg11", "vgg13", "vgg16", "vgg19", "wide_resnet50_2", "wide_resnet101_2"]

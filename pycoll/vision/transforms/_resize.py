@@ -1,0 +1,62 @@
+"""Resizing HWC / HW NumPy images the way paddle does it on arrays (OpenCV's ``cv2.resize``):
+'nearest' takes source pixel floor(i * in / out); 'bilinear' samples at half-pixel centres
+((i + 0.5) * in / out - 0.5, clamped to the edge) and, on uint8 images, reproduces OpenCV's
+11-bit fixed-point weights and rounding (equal to paddle's output when shrinking; when enlarging,
+OpenCV's vectorised path rounds a few pixels in a hundred one step differently)."""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+_COEF_SCALE = 2048  # OpenCV's INTER_RESIZE_COEF_SCALE (11 fractional bits)
+
+
+def _taps(out_size: int, in_size: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each output position: the two source indices and the weight of the second, in float32
+    as OpenCV computes them (scale = 1 / (out / in))."""
+    scale = 1.0 / (float(out_size) / in_size)
+    pos = ((np.arange(out_size) + 0.5) * scale - 0.5).astype(np.float32)
+    first = np.floor(pos).astype(np.int64)
+    frac = (pos - first).astype(np.float32)
+    low, high = first < 0, first >= in_size - 1
+    frac[low | high] = 0
+    first[low] = 0
+    first[high] = in_size - 1
+    return first, np.minimum(first + 1, in_size - 1), frac
+
+
+def _bilinear_float(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    y0, y1, fy = _taps(oh, img.shape[0])
+    x0, x1, fx = _taps(ow, img.shape[1])
+    tail = (None,) * (img.ndim - 2)
+    a = img.astype(np.float32, copy=False)
+    fx, fy = fx[(None, slice(None)) + tail], fy[(slice(None), None) + tail]
+    rows = a[:, x0] * (1 - fx) + a[:, x1] * fx
+    return (rows[y0] * (1 - fy) + rows[y1] * fy).astype(img.dtype)
+
+
+def _bilinear_uint8(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
+    y0, y1, fy = _taps(oh, img.shape[0])
+    x0, x1, fx = _taps(ow, img.shape[1])
+    tail = (None,) * (img.ndim - 2)
+    ax0 = np.rint((np.float32(1) - fx) * np.float32(_COEF_SCALE)).astype(np.int64)
+    ay0 = np.rint((np.float32(1) - fy) * np.float32(_COEF_SCALE)).astype(np.int64)
+    ax0, ay0 = ax0[(None, slice(None)) + tail], ay0[(slice(None), None) + tail]
+    a = img.astype(np.int64)
+    rows = a[:, x0] * ax0 + a[:, x1] * (_COEF_SCALE - ax0)  # 11 fractional bits
+    top, bottom = rows[y0] >> 4, rows[y1] >> 4
+    out = (((ay0 * top) >> 16) + (((_COEF_SCALE - ay0) * bottom) >> 16) + 2) >> 2
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def resize_array(img: np.ndarray, oh: int, ow: int, interpolation: str) -> np.ndarray:
+    """``img`` [H, W] or [H, W, C] resized to [oh, ow(, C)] with 'nearest' or 'bilinear'."""
+    h, w = img.shape[:2]
+    if interpolation == "nearest":
+        rows = np.minimum(np.floor(np.arange(oh) * (1.0 / (oh / h))).astype(np.int64), h - 1)
+        cols = np.minimum(np.floor(np.arange(ow) * (1.0 / (ow / w))).astype(np.int64), w - 1)
+        return img[rows][:, cols]
+    if img.dtype == np.uint8:
+        return _bilinear_uint8(img, oh, ow)
+    return _bilinear_float(img, oh, ow)

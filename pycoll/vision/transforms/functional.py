@@ -1,0 +1,263 @@
+"""paddle.vision.transforms.functional on images held as NumPy arrays ([H, W] or [H, W, C], the
+layout paddle's OpenCV path uses), PIL images (when Pillow is installed; never required) and
+pycoll Tensors ([C, H, W]). Each function returns the kind of image it was given, except
+``to_tensor`` (a Tensor) and ``normalize`` on a PIL image (an array), as paddle's do."""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+import pycoll
+from pycoll.tensor import Tensor
+from pycoll.vision.transforms._resize import resize_array
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric")  # numpy's names: reflect leaves the edge out
+_INTERPOLATIONS = ("nearest", "bilinear")
+
+
+def _pil_image_class() -> Optional[type]:
+    try:
+        from PIL import Image
+    except ImportError:
+        return None
+    return Image.Image
+
+
+def _is_pil_image(img: Any) -> bool:
+    cls = _pil_image_class()
+    return cls is not None and isinstance(img, cls)
+
+
+def _is_numpy_image(img: Any) -> bool:
+    return isinstance(img, np.ndarray) and img.ndim in (2, 3)
+
+
+def _is_tensor_image(img: Any) -> bool:
+    return isinstance(img, Tensor)
+
+
+def _check_image(img: Any, fn: str) -> None:
+    if not (_is_numpy_image(img) or _is_pil_image(img) or _is_tensor_image(img)):
+        raise TypeError(f"{fn}: img must be a numpy array of 2 or 3 dims (HW / HWC), a PIL image or a "
+                        f"Tensor (CHW), got {type(img).__name__}"
+                        + (f" of {img.ndim} dims" if isinstance(img, np.ndarray) else ""))
+
+
+def _to_pil(arr: np.ndarray) -> Any:
+    """An array worked on for a PIL image, back as a PIL image."""
+    from PIL import Image
+    return Image.fromarray(np.ascontiguousarray(arr))
+
+
+def get_image_size(img: Any) -> Tuple[int, int]:
+    """(width, height) of an array (HW[C]), PIL image or Tensor (CHW / NCHW) image."""
+    if _is_pil_image(img):
+        return img.size
+    if _is_numpy_image(img):
+        return img.shape[1], img.shape[0]
+    if _is_tensor_image(img) and img.ndim in (3, 4):
+        return img.shape[-1], img.shape[-2]
+    raise TypeError(f"img must be a numpy array (HW / HWC), a PIL image or a 3-D / 4-D Tensor, got "
+                    f"{type(img).__name__}")
+
+
+def to_tensor(pic: Any, data_format: str = "CHW") -> Tensor:
+    """An image as a Tensor in ``data_format`` ('CHW' or 'HWC'): uint8 values become float32 in
+    [0, 1] (divided by 255), other dtypes are kept; a 2-D array gets a channel axis."""
+    _check_image(pic, "to_tensor")
+    if data_format not in ("CHW", "HWC"):
+        raise ValueError(f"to_tensor: data_format must be 'CHW' or 'HWC', got {data_format!r}")
+    if _is_tensor_image(pic):
+        return pic if data_format == "CHW" else pic.transpose((1, 2, 0))
+    if _is_pil_image(pic):
+        mode = pic.mode
+        arr = np.asarray(pic, {"I": np.int32, "I;16": np.int32, "F": np.float32}.get(mode))
+        if mode == "1":
+            arr = 255 * arr.astype(np.uint8)
+        channels = 3 if mode == "YCbCr" else 1 if mode == "I;16" else len(mode)
+        arr = arr.reshape(pic.size[1], pic.size[0], channels)
+    else:
+        arr = pic[:, :, None] if pic.ndim == 2 else pic
+    if data_format == "CHW":
+        arr = arr.transpose(2, 0, 1)
+    if arr.dtype == np.uint8:
+        arr = arr.astype(np.float32) / np.float32(255.0)
+    return pycoll.to_tensor(np.ascontiguousarray(arr))
+
+
+def _target_size(size: Union[int, Sequence[int]], w: int, h: int) -> Optional[Tuple[int, int]]:
+    """(height, width) paddle resizes to: an int is the shorter side's length, the other side
+    scaled and truncated; None when the shorter side already has that length."""
+    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        if (w <= h and w == size) or (h <= w and h == size):
+            return None
+        return (int(size * h / w), size) if w < h else (size, int(size * w / h))
+    if isinstance(size, (list, tuple)) and len(size) == 2:
+        return int(size[0]), int(size[1])
+    raise TypeError(f"resize: size must be an int or a (height, width) pair, got {size!r}")
+
+
+def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bilinear") -> Any:
+    """``img`` resized to ``size``: an int sets the shorter side (aspect kept), a pair is
+    (height, width). 'nearest' or 'bilinear' (more modes on PIL images: PIL's own resampling)."""
+    _check_image(img, "resize")
+    w, h = get_image_size(img)
+    target = _target_size(size, w, h)
+    if _is_pil_image(img):
+        from PIL import Image
+        modes = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC,
+                 "box": Image.BOX, "lanczos": Image.LANCZOS, "hamming": Image.HAMMING}
+        if interpolation not in modes:
+            raise ValueError(f"resize: interpolation must be one of {list(modes)} for a PIL image, "
+                             f"got {interpolation!r}")
+        return img if target is None else img.resize(target[::-1], modes[interpolation])
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(f"resize: interpolation must be one of {list(_INTERPOLATIONS)}, got {interpolation!r}")
+    if target is None:
+        return img
+    if _is_tensor_image(img):
+        from pycoll.nn.functional import interpolate
+        batch = img.unsqueeze(0) if img.ndim == 3 else img
+        out = interpolate(batch, size=list(target), mode=interpolation, align_corners=False)
+        return out.squeeze(0) if img.ndim == 3 else out
+    return resize_array(img, target[0], target[1], interpolation)
+
+
+def _pad_widths(padding: Union[int, Sequence[int]]) -> Tuple[int, int, int, int]:
+    """(left, top, right, bottom) from an int, (left/right, top/bottom) or (left, top, right, bottom)."""
+    if isinstance(padding, numbers.Integral) and not isinstance(padding, bool):
+        return (int(padding),) * 4
+    if isinstance(padding, (list, tuple)) and len(padding) in (2, 4):
+        p = [int(v) for v in padding]
+        return (p[0], p[1], p[0], p[1]) if len(p) == 2 else tuple(p)
+    raise ValueError(f"pad: padding must be an int or a sequence of 2 or 4 ints, got {padding!r}")
+
+
+def pad(img: Any, padding: Union[int, Sequence[int]], fill: Union[float, Sequence[float]] = 0,
+        padding_mode: str = "constant") -> Any:
+    """``img`` padded by ``padding`` (int, (left/right, top/bottom) or (left, top, right, bottom)).
+    padding_mode: 'constant' (``fill``: a number for every channel, or one per channel), 'edge',
+    'reflect' (edge pixel not repeated) or 'symmetric' (repeated). paddle's OpenCV path puts a
+    number ``fill`` in the first channel alone; here, as on paddle's PIL path, it fills them all."""
+    _check_image(img, "pad")
+    if padding_mode not in _PAD_MODES:
+        raise ValueError(f"pad: padding_mode must be one of {list(_PAD_MODES)}, got {padding_mode!r}")
+    left, top, right, bottom = _pad_widths(padding)
+    if _is_tensor_image(img):
+        from pycoll.nn.functional import pad as tensor_pad
+        mode = {"edge": "replicate"}.get(padding_mode, padding_mode)
+        if mode == "symmetric":
+            raise ValueError("pad: padding_mode 'symmetric' is not available for Tensor images")
+        batch = tensor_pad(img.unsqueeze(0), [left, right, top, bottom], mode=mode, value=float(fill))
+        return batch.squeeze(0)
+    arr = np.asarray(img)
+    widths = [(top, bottom), (left, right)] + [(0, 0)] * (arr.ndim - 2)
+    if padding_mode != "constant":
+        out = np.pad(arr, widths, mode=padding_mode)
+    elif isinstance(fill, numbers.Number):
+        out = np.pad(arr, widths, mode="constant", constant_values=fill)
+    else:
+        out = np.empty((arr.shape[0] + top + bottom, arr.shape[1] + left + right) + arr.shape[2:], arr.dtype)
+        out[...] = np.asarray(fill, arr.dtype)
+        out[top:top + arr.shape[0], left:left + arr.shape[1]] = arr
+    return _to_pil(out) if _is_pil_image(img) else out
+
+
+def crop(img: Any, top: int, left: int, height: int, width: int) -> Any:
+    """The ``height`` x ``width`` window of ``img`` whose top-left corner is (``top``, ``left``)."""
+    _check_image(img, "crop")
+    if _is_pil_image(img):
+        return img.crop((left, top, left + width, top + height))
+    if _is_tensor_image(img):
+        return img[..., top:top + height, left:left + width]
+    return img[top:top + height, left:left + width]
+
+
+def center_crop(img: Any, output_size: Union[int, Sequence[int]]) -> Any:
+    """The centred ``output_size`` ((height, width), or an int for a square) window of ``img``."""
+    _check_image(img, "center_crop")
+    th, tw = (int(output_size), int(output_size)) if isinstance(output_size, numbers.Number) else output_size
+    w, h = get_image_size(img)
+    return crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
+
+
+def hflip(img: Any) -> Any:
+    """``img`` mirrored left to right."""
+    _check_image(img, "hflip")
+    if _is_pil_image(img):
+        from PIL import Image
+        return img.transpose(Image.FLIP_LEFT_RIGHT)
+    if _is_tensor_image(img):
+        return pycoll.flip(img, axis=[-1])
+    return np.ascontiguousarray(img[:, ::-1])
+
+
+def vflip(img: Any) -> Any:
+    """``img`` mirrored top to bottom."""
+    _check_image(img, "vflip")
+    if _is_pil_image(img):
+        from PIL import Image
+        return img.transpose(Image.FLIP_TOP_BOTTOM)
+    if _is_tensor_image(img):
+        return pycoll.flip(img, axis=[-2])
+    return np.ascontiguousarray(img[::-1])
+
+
+def normalize(img: Any, mean: Union[float, Sequence[float]], std: Union[float, Sequence[float]],
+              data_format: str = "CHW", to_rgb: bool = False) -> Any:
+    """(img - mean) / std per channel, channels along the first ('CHW') or last ('HWC') axis,
+    in float32; ``to_rgb`` first reverses the last axis (BGR to RGB on an HWC image) of an array.
+    A PIL image is read as a float32 array first; a Tensor stays a Tensor."""
+    if data_format not in ("CHW", "HWC"):
+        raise ValueError(f"normalize: data_format must be 'CHW' or 'HWC', got {data_format!r}")
+    shape = (-1, 1, 1) if data_format == "CHW" else (1, 1, -1)
+    mean = np.asarray(mean, np.float32).reshape(shape)
+    std = np.asarray(std, np.float32).reshape(shape)
+    if _is_tensor_image(img):
+        return (img - pycoll.to_tensor(mean, dtype=img.dtype)) / pycoll.to_tensor(std, dtype=img.dtype)
+    if _is_pil_image(img):
+        img = np.asarray(img).astype(np.float32)
+    if not isinstance(img, np.ndarray):
+        raise TypeError(f"normalize: img must be a numpy array, a PIL image or a Tensor, got {type(img).__name__}")
+    if to_rgb:
+        img = img[..., ::-1]
+    return (img - mean) / std
+
+
+def erase(img: Any, i: int, j: int, h: int, w: int, v: Any, inplace: bool = False) -> Any:
+    """``img`` with the h x w window at row i, column j set to ``v`` (an array: HWC; a Tensor: CHW)."""
+    if _is_tensor_image(img):
+        out = img if inplace else img.clone()
+        out[..., i:i + h, j:j + w] = v
+        return out
+    if _is_pil_image(img):
+        arr = np.array(img)
+        arr[i:i + h, j:j + w, ...] = v
+        return _to_pil(arr)
+    out = img if inplace else img.copy()
+    out[i:i + h, j:j + w, ...] = v
+    return out
+
+
+def adjust_brightness(img: Any, brightness_factor: float) -> Any:
+    """Pixel values times ``brightness_factor``, clipped to [0, 255] and truncated to uint8 (paddle's
+    lookup table on arrays); PIL images through PIL's ImageEnhance."""
+    _check_image(img, "adjust_brightness")
+    if _is_pil_image(img):
+        from PIL import ImageEnhance
+        return ImageEnhance.Brightness(img).enhance(brightness_factor)
+    table = (np.arange(256) * brightness_factor).clip(0, 255).astype(np.uint8)
+    return table[np.asarray(img).astype(np.uint8)]
+
+
+def adjust_contrast(img: Any, contrast_factor: float) -> Any:
+    """Pixel values moved away from (factor > 1) or toward (< 1) 74 by ``contrast_factor``,
+    clipped to [0, 255] (paddle's lookup table on arrays); PIL images through ImageEnhance."""
+    _check_image(img, "adjust_contrast")
+    if _is_pil_image(img):
+        from PIL import ImageEnhance
+        return ImageEnhance.Contrast(img).enhance(contrast_factor)
+    table = ((np.arange(256) - 74) * contrast_factor + 74).clip(0, 255).astype(np.uint8)
+    return table[np.asarray(img).astype(np.uint8)]
