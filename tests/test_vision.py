@@ -1,16 +1,24 @@
 """pycoll.vision against paddle.vision 3.3.1: the model zoo (state_dict keys and shapes, eval
 outputs, train-mode gradients), the transforms on NumPy images and the datasets on small files
 written here. The paddle numbers were measured with the same procedure on paddle 3.3.1 (CPU)."""
+import gzip
 import hashlib
+import io
 import json
+import os
+import pickle
 import random
+import struct
+import tarfile
 
 import numpy as np
 import pytest
 
 import pycoll
+from pycoll.vision import datasets as D
 from pycoll.vision import models as M
 from pycoll.vision import transforms as T
+from pycoll.vision.datasets import _files
 from pycoll.vision.transforms import functional as F
 
 
@@ -300,3 +308,151 @@ def test_pil_images_when_pillow_is_installed():
                                   F.pad(IMG, (1, 2), fill=(10, 20, 30)))
     assert F.resize(pil, 5).size == (7, 5)  # (width, height): the shorter side becomes 5
     np.testing.assert_allclose(F.normalize(pil, [1, 2, 3], [2, 2, 2], "HWC"), (IMG - [1, 2, 3]) / 2.0, rtol=1e-6)
+
+
+# ---------------------------------------------------------------- datasets
+
+def _write_files(root):
+    """200 MNIST-format images and labels, CIFAR-10/100 archives (batches out of name order) and,
+    with Pillow, a two-class folder of PNGs: the files paddle's numbers below were measured on."""
+    rng = np.random.default_rng(5)
+    n = 200
+    imgs = rng.integers(0, 256, (n, 28, 28)).astype(np.uint8)
+    labels = rng.integers(0, 10, n).astype(np.uint8)
+    with gzip.open(os.path.join(root, "imgs.gz"), "wb") as f:
+        f.write(struct.pack(">IIII", 2051, n, 28, 28) + imgs.tobytes())
+    with gzip.open(os.path.join(root, "labels.gz"), "wb") as f:
+        f.write(struct.pack(">II", 2049, n) + labels.tobytes())
+
+    def add(tar, name, obj):
+        data = pickle.dumps(obj)
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with tarfile.open(os.path.join(root, "cifar10.tar.gz"), "w:gz") as tar:
+        for name, k in (("data_batch_2", 3), ("data_batch_1", 4), ("test_batch", 2)):
+            add(tar, "cifar-10-batches-py/" + name, {b"data": rng.integers(0, 256, (k, 3072)).astype(np.uint8),
+                                                     b"labels": list(rng.integers(0, 10, k))})
+    with tarfile.open(os.path.join(root, "cifar100.tar.gz"), "w:gz") as tar:
+        for name, k in (("train", 3), ("test", 2)):
+            add(tar, "cifar-100-python/" + name, {b"data": rng.integers(0, 256, (k, 3072)).astype(np.uint8),
+                                                  b"fine_labels": list(rng.integers(0, 100, k)),
+                                                  b"coarse_labels": [0] * k})
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    for cls in ("cat", "dog"):
+        os.makedirs(os.path.join(root, "folder", cls))
+        for i in range(2):
+            Image.fromarray(rng.integers(0, 256, (5, 4, 3)).astype(np.uint8)).save(
+                os.path.join(root, "folder", cls, f"{i}.png"))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("vision_data"))
+    _write_files(root)
+    return root
+
+
+def _h(a):
+    a = a.numpy() if isinstance(a, pycoll.Tensor) else np.asarray(a)
+    return [list(a.shape), str(a.dtype), hashlib.md5(np.ascontiguousarray(a).tobytes()).hexdigest()]
+
+
+# paddle 3.3.1 on the same files: [len, [shape, dtype, md5] of the image, of the label] (see the test)
+PADDLE_DATA = {
+    'mnist_cv2': [200, [[28, 28], "float32", "ac0daa7974389b184f4d72661f8a7c98"], [[1], "int64", "0ce64bbc7cfa5ef04d41c861de81a3d7"]],
+    'mnist_tr_cv2': [200, [[1, 28, 28], "float32", "37d4b7dd1200d3a9fb835bcdc7f3feec"], [[1], "int64", "f6bd6b3389b872033d462029172c8612"]],
+    'cifar10_train_cv2': [7, [[32, 32, 3], "float32", "456dcaa907dcf1b650c5e98f3cad943d"], [[], "int64", "7dea362b3fac8e00956a4952a3d4f474"]],
+    'cifar10_test_cv2': [2, [[32, 32, 3], "float32", "a69f313d80f407cc2db6fdcf1d2dcbc6"], [[], "int64", "7d2d5fca80364273fb07d5820a76fef4"]],
+    'cifar100_train_cv2': [3, [[32, 32, 3], "float32", "89457d85603d8d1bf8dac49fbea9b88b"], [[], "int64", "fcf5af2016adf65a97b579a67730f1b6"]],
+    'cifar100_test_cv2': [2, [[32, 32, 3], "float32", "9271995225c3e87f7930fd5b4bc6d6c4"], [[], "int64", "c89758d07e85e5e9784036c1fc126388"]],
+    'mnist_pil': [200, [[28, 28], "uint8", "7970ca23e1a6a639d4a458b09903a7ad"], [[1], "int64", "0ce64bbc7cfa5ef04d41c861de81a3d7"]],
+    'mnist_tr_pil': [200, [[1, 28, 28], "float32", "d89ae5834e67cccf6af6c3a1e4708bcd"], [[1], "int64", "f6bd6b3389b872033d462029172c8612"]],
+    'cifar10_train_pil': [7, [[32, 32, 3], "uint8", "71872268c5886955f3a2c63bc01bbd58"], [[], "int64", "7dea362b3fac8e00956a4952a3d4f474"]],
+    'cifar10_test_pil': [2, [[32, 32, 3], "uint8", "14678b65e6aa447e9479b4f61861fbda"], [[], "int64", "7d2d5fca80364273fb07d5820a76fef4"]],
+    'cifar100_train_pil': [3, [[32, 32, 3], "uint8", "b7f53dff0f2a1cba488ce5259b9f5194"], [[], "int64", "fcf5af2016adf65a97b579a67730f1b6"]],
+    'cifar100_test_pil': [2, [[32, 32, 3], "uint8", "661ab8830d9c5fbaa9fbca890ce381c9"], [[], "int64", "c89758d07e85e5e9784036c1fc126388"]],
+    'folder': [4, ["cat", "dog"], [[5, 4, 3], "uint8", "5e9ba0ec2819a3ce23baa4eb1ded9cea"], 1],
+    'imagefolder': [4, [[3, 5, 4], "float32", "69b02f04c939258d5cf48b12c68ef42b"]],
+}
+
+
+@pytest.mark.parametrize("backend", ["cv2", "pil"])
+def test_datasets_match_paddle(files, backend):
+    if backend == "pil":
+        pytest.importorskip("PIL")
+    tr = T.Compose([T.ToTensor(), T.Normalize(mean=[0.5], std=[0.5], data_format="CHW")])
+    ds = D.MNIST(image_path=f"{files}/imgs.gz", label_path=f"{files}/labels.gz", mode="test", backend=backend)
+    x, y = ds[7]
+    assert [len(ds), _h(x), _h(y)] == PADDLE_DATA[f"mnist_{backend}"]
+    ds = D.FashionMNIST(image_path=f"{files}/imgs.gz", label_path=f"{files}/labels.gz", transform=tr,
+                        backend=backend)
+    x, y = ds[199]
+    assert [len(ds), _h(x), _h(y)] == PADDLE_DATA[f"mnist_tr_{backend}"]
+    for cls, f in ((D.Cifar10, "cifar10"), (D.Cifar100, "cifar100")):
+        for mode in ("train", "test"):
+            ds = cls(data_file=f"{files}/{f}.tar.gz", mode=mode, backend=backend)
+            x, y = ds[len(ds) - 1]
+            assert [len(ds), _h(x), _h(y)] == PADDLE_DATA[f"{f}_{mode}_{backend}"]
+
+
+def test_folders_match_paddle(files):
+    pytest.importorskip("PIL")
+    ds = D.DatasetFolder(f"{files}/folder")
+    x, y = ds[3]
+    assert [len(ds), ds.classes, _h(x), y] == PADDLE_DATA["folder"]
+    ds = D.ImageFolder(f"{files}/folder", transform=T.ToTensor())
+    assert [len(ds), _h(ds[2][0])] == PADDLE_DATA["imagefolder"]
+
+
+def test_npy_folder_needs_no_image_library(tmp_path):
+    arrays = {}
+    for cls in ("b", "a"):
+        (tmp_path / cls).mkdir()
+        for i in range(2):
+            arrays[cls, i] = np.full((3, 2), ord(cls) * 10 + i, np.float32)
+            np.save(tmp_path / cls / f"{i}.npy", arrays[cls, i])
+    (tmp_path / "a" / "notes.txt").write_text("not a sample")
+    ds = D.DatasetFolder(str(tmp_path))
+    assert ds.classes == ["a", "b"] and ds.targets == [0, 0, 1, 1]
+    np.testing.assert_array_equal(ds[2][0], arrays["b", 0])
+    assert len(D.ImageFolder(str(tmp_path))) == 4
+    only_first = D.DatasetFolder(str(tmp_path), is_valid_file=lambda p: p.endswith("0.npy"))
+    assert len(only_first) == 2
+    with pytest.raises(RuntimeError, match="Found 0 files"):
+        D.DatasetFolder(str(tmp_path), extensions=(".png",))
+
+
+def test_missing_files_are_not_downloaded(files, tmp_path, monkeypatch):
+    monkeypatch.setattr(_files, "DATA_HOME", str(tmp_path / "cache"))
+    with pytest.raises(FileNotFoundError, match="does not download.*mnist.t10k-images-idx3-ubyte.gz"):
+        D.MNIST(mode="test", backend="cv2")
+    with pytest.raises(FileNotFoundError, match="cifar-100-python.tar.gz"):
+        D.Cifar100(backend="cv2")
+    with pytest.raises(ValueError, match="download=False"):
+        D.MNIST(download=False, backend="cv2")
+    with pytest.raises(ValueError, match="mode"):
+        D.MNIST(image_path=f"{files}/imgs.gz", label_path=f"{files}/labels.gz", mode="val", backend="cv2")
+    with pytest.raises(ValueError, match="backend"):
+        D.Cifar10(data_file=f"{files}/cifar10.tar.gz", backend="tensor")
+    # files placed in paddle's cache folder are found there
+    cache = tmp_path / "cache" / "fashion-mnist"
+    cache.mkdir(parents=True)
+    for src, name in (("imgs.gz", "t10k-images-idx3-ubyte.gz"), ("labels.gz", "t10k-labels-idx1-ubyte.gz")):
+        (cache / name).write_bytes(open(f"{files}/{src}", "rb").read())
+    ds = D.FashionMNIST(mode="test", backend="cv2")
+    assert len(ds) == 200 and ds.image_path == str(cache / "t10k-images-idx3-ubyte.gz")
+
+
+def test_mnist_through_dataloader_into_lenet(files):
+    tr = T.Compose([T.Normalize(mean=[127.5], std=[127.5], data_format="CHW")])
+    ds = D.MNIST(image_path=f"{files}/imgs.gz", label_path=f"{files}/labels.gz", transform=tr, backend="cv2")
+    x, y = next(iter(pycoll.io.DataLoader(ds, batch_size=16)))
+    # a CHW mean broadcasts the [28, 28] image to [1, 28, 28], as in paddle
+    assert list(x.shape) == [16, 1, 28, 28] and list(y.shape) == [16, 1]
+    assert list(M.LeNet()(x).shape) == [16, 10]
+    expected = (ds.images[:16].reshape(16, 1, 28, 28) - 127.5) / 127.5
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-6)
