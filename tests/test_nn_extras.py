@@ -462,3 +462,28 @@ def test_paddles_top_level_in_place_forms():
     assert x.numpy().tolist() == [1.0, 4.0]
     pycoll.tanh_(x)
     np.testing.assert_allclose(x.numpy(), np.tanh([1.0, 4.0]))
+
+
+def test_ctc_loss_of_an_impossible_alignment_is_zero_as_paddles():
+    """paddle 3.3.1 (warpctc): [0, 6.331706, 0] and a mean of 2.1105688 for this batch, where
+    sample 0's 2 frames cannot hold [1, 2, 2] and sample 2's 3 frames cannot hold [4, 4, 4, 4]."""
+    rng = np.random.default_rng(0)
+    logits = pycoll.to_tensor(rng.standard_normal((9, 3, 5)).astype("float32"), stop_gradient=False)
+    labels = pycoll.to_tensor(np.array([[1, 2, 2, 0], [3, 0, 0, 0], [4, 4, 4, 4]], "int32"))
+    in_len, lab_len = pycoll.to_tensor(np.array([2, 5, 3])), pycoll.to_tensor(np.array([3, 1, 4]))
+    losses = F.ctc_loss(logits, labels, in_len, lab_len, reduction="none").numpy()
+    np.testing.assert_allclose(losses, [0, 6.331706, 0], rtol=1e-6)
+    loss = F.ctc_loss(logits, labels, in_len, lab_len)
+    np.testing.assert_allclose(float(loss), 2.1105687618255615, rtol=1e-6)
+    loss.backward()
+    assert np.isfinite(logits.grad.numpy()).all()
+
+
+def test_max_unpool_layers_take_output_size_at_the_call():
+    """paddle's layer call is (x, indices, output_size=None): a 5x5 map pooled to 2x2 comes back
+    6x6 when asked (paddle 3.3.1: [2, 1, 6, 6])."""
+    x = pycoll.to_tensor(np.arange(72, dtype=np.float32).reshape(2, 1, 6, 6)[:, :, :5, :5].copy())
+    pooled, mask = F.max_pool2d(x, 2, return_mask=True)
+    out = nn.MaxUnPool2D(2)(pooled, mask, output_size=[6, 6])
+    assert out.shape == [2, 1, 6, 6]
+    np.testing.assert_array_equal(out.numpy().sum(), pooled.numpy().sum())

@@ -18,8 +18,7 @@ from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import cast, mean, sum
 from pycoll.nn._loss_functional import _check_reduction
-from pycoll.search_ops import where
-from pycoll.tensor import Tensor, wrap
+from pycoll.tensor import Tensor
 
 __all__ = ["ctc_loss"]
 
@@ -110,8 +109,9 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     """CTC loss of scores `log_probs` [T, N, C] (softmax taken over C inside, as warpctc does)
     against padded `labels` [N, S]; per-sequence lengths `input_lengths` and `label_lengths` [N].
     reduction 'mean' averages loss / label_length over the batch, 'sum' adds the losses, 'none'
-    returns them [N]. zero_infinity: impossible alignments lose 0 instead of inf. Only log_probs
-    gets a gradient."""
+    returns them [N]. A sequence too short for its label (no alignment exists) loses 0, as
+    paddle's warpctc gives it (``zero_infinity``, whose work that is, changes nothing then); its
+    gradient stays warpctc's. Only log_probs gets a gradient."""
     fn = "ctc_loss"
     _check_reduction(reduction)
     log_probs, labels = as_tensor(log_probs), as_tensor(labels)
@@ -137,11 +137,10 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     if bool((inside & ((lab < 0) | (lab >= classes) | (lab == blank))).any()):
         raise ValueError(f"{fn}: labels must lie in [0, {classes}) and differ from blank={blank}")
     losses, grad = _ctc(a, xp.where(inside, lab, blank).astype(np.int64), t_len, s_len, blank)
+    losses = xp.where(xp.isinf(losses), xp.zeros((), losses.dtype), losses)
     if norm_by_times:
         grad = grad / t_len.astype(a.dtype)[None, :, None]
     out = op_output(losses, lambda g: (grad * g[None, :, None], None), log_probs, labels)
-    if zero_infinity:
-        out = where(wrap(xp.isinf(losses)), wrap(xp.zeros_like(losses)), out)
     if reduction == "mean":
         return mean(out / cast(as_tensor(s_len), out.dtype))
     return sum(out) if reduction == "sum" else out

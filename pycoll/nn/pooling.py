@@ -217,8 +217,10 @@ class _MaxUnPoolNd(Layer):
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.data_format, self.output_size = data_format, output_size
 
-    def forward(self, x: Tensor, indices: Tensor) -> Tensor:
-        return self._unpool(x, indices, self.ksize, self.stride, self.padding, self.data_format, self.output_size)
+    def forward(self, x: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
+        """``output_size`` given to the call (paddle's, for odd sizes) takes the layer's place."""
+        size = self.output_size if output_size is None else output_size
+        return self._unpool(x, indices, self.ksize, self.stride, self.padding, self.data_format, size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
