@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional, Sequence
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import delivered
 from pycoll.dtypes import DTypeLike
 from pycoll.elementwise_ops import equal
@@ -30,11 +31,13 @@ def _into(result: Tensor, out: Optional[Tensor], fn: str) -> Tensor:
     return result if out is None else out
 
 
+@param_aliases({"tensors": "x", "dim": "axis"})
 def cat(x: Sequence[Tensor], axis: Any = 0, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
     """paddle's other name of ``concat``: the tensors of `x` joined along `axis`."""
     return _into(concat(x, axis), out, "cat")
 
 
+@param_aliases({"tensors": "x", "dim": "axis"})
 def concatenate(x: Sequence[Tensor], axis: Any = 0, name: Optional[str] = None, *,
                 out: Optional[Tensor] = None) -> Tensor:
     """paddle's other name of ``concat``: the tensors of `x` joined along `axis`."""
@@ -57,7 +60,7 @@ def _comparison(short: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
         return _into(op(x, y), out, short)
     compare.__name__ = compare.__qualname__ = short
     compare.__doc__ = f"paddle's short name of ``{op.__name__}``: an elementwise bool tensor."
-    return compare
+    return param_aliases({"input": "x", "other": "y"})(compare)
 
 
 eq = _comparison("eq", equal)

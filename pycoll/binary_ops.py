@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pycoll import math_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import delivered, needs_grad, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import float64
@@ -101,6 +102,7 @@ def lerp(x: Any, y: Any, weight: Any, name: Optional[str] = None) -> Tensor:
     return op_output(xa + w * (ya - xa), backward, x, y)
 
 
+@param_aliases({"input": "x"})
 def clamp(x: Any, min: Optional[float] = None, max: Optional[float] = None,  # noqa: A002 - paddle's names
           name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
     """paddle's other name for ``clip``."""

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, delivered, value_output
 from pycoll.device import array_module, is_array, to_module
@@ -120,4 +121,5 @@ for _name in _DUNDERS:
 for _method in (bitwise_left_shift, bitwise_right_shift, bitwise_invert):
     setattr(Tensor, _method.__name__, _method)
 Tensor.__invert__ = bitwise_invert
+Tensor.__or__ = param_aliases({"input": "x", "other": "y"})(Tensor.__or__)  # paddle's is bitwise_or itself
 del _name, _reflected, _method

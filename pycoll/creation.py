@@ -7,6 +7,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll._graph import is_grad_enabled
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import needs_grad
 from pycoll.device import array_module, module_for, move
 from pycoll.inplace_ops import setitem
@@ -40,6 +41,7 @@ def _from_host(host: np.ndarray) -> Tensor:
     return wrap(move(host))
 
 
+@param_aliases({"size": "shape"})
 def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
     dt = float_dtype(dtype, "randn")
@@ -47,6 +49,7 @@ def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None)
     return _from_host(draw.astype(dt, copy=False))
 
 
+@param_aliases({"size": "shape"})
 def rand(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Uniform [0, 1) values from pycoll's generator (drawn on the host, then moved)."""
     dt = float_dtype(dtype, "rand")
@@ -68,16 +71,19 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
 
 
+@param_aliases({"size": "shape"})
 def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A tensor whose values are whatever its memory held (the default dtype unless ``dtype`` says)."""
     return wrap(module_for().empty(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@param_aliases({"input": "x"})
 def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).empty(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@param_aliases({"size": "shape"})
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """``shape`` filled with ``fill_value``; without ``dtype``, bool for a bool value (paddle's), else
     the default floating dtype."""
@@ -85,24 +91,29 @@ def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optio
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 
+@param_aliases({"size": "shape"})
 def zeros(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().zeros(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@param_aliases({"size": "shape"})
 def ones(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().ones(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@param_aliases({"input": "x"})
 def zeros_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@param_aliases({"input": "x"})
 def ones_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@param_aliases({"input": "x"})
 def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
@@ -126,6 +137,7 @@ def _count_arg(v: Any, name: str) -> int:
     return int(v)
 
 
+@param_aliases({"n": "num_rows", "m": "num_columns"})
 def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A [num_rows, num_columns] matrix with ones on its diagonal (square without num_columns);
     the default dtype unless ``dtype`` says otherwise."""
@@ -134,6 +146,7 @@ def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None, name: O
     return wrap(module_for().eye(rows, cols, dtype=convert_dtype(dtype) or default_float()))
 
 
+@param_aliases({"end": "stop", "steps": "num"})
 def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """`num` evenly spaced values from start to stop, both included; the default dtype unless
     ``dtype`` says otherwise."""

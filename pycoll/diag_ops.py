@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
 from pycoll.device import array_module, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype
@@ -31,6 +32,7 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Opti
     return moved[..., i, j]
 
 
+@param_aliases({"input": "x"})
 def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Optional[str] = None) -> Tensor:
     """The sum of the diagonal `offset` of the matrices in axes `axis1`, `axis2`."""
     return _sum(diagonal(x, offset, axis1, axis2), axis=-1)

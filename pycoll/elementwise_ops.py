@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
 from pycoll.device import array_module
@@ -41,6 +42,7 @@ def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return _pick(x, y, "minimum", lambda a, b: a < b)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def floor_divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x // y, rounded towards minus infinity; its gradient is zero (paddle's)."""
     return rounded_divide(x, y, "floor")
@@ -65,6 +67,7 @@ def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
     return op_output(out, backward, x, y)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x % y with the sign of y (Python's and paddle's); d/dx = 1, d/dy = -floor(x / y)."""
     x, y, xa, ya = binary_operands(x, y, "remainder")
@@ -80,6 +83,7 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 mod = floor_mod = remainder
 
 
+@param_aliases({"input": "x", "other": "y"})
 def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x == y elementwise, a bool tensor (no gradient)."""
     x = as_tensor(x)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
@@ -46,6 +47,7 @@ def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTy
     return value_output(out.astype(convert_dtype(dtype)), "argmin", x)
 
 
+@param_aliases({"input": "x"})
 def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:
     """The int64 indices of x's non-zero elements: an [N, x.ndim] tensor, or with `as_tuple` one
     [N] tensor per dimension."""
@@ -57,6 +59,7 @@ def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]
     return value_output(xp.stack(found, axis=1).astype(int64), "nonzero", x)
 
 
+@param_aliases({"input": "x"})
 def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
     """The elements of x where `mask` (a bool tensor, broadcast with x) holds, as a 1-D tensor."""
     x = as_tensor(x)
@@ -76,6 +79,7 @@ def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
     return op_output(xp.broadcast_to(a, shape)[m], backward, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def index_select(x: Any, index: Any, axis: int = 0, name: Optional[str] = None) -> Tensor:
     """The slices of x at the 1-D integer `index` along `axis`; repeats add up their gradients."""
     x = as_tensor(x)
@@ -95,6 +99,7 @@ def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tu
     return a, xp, ax, (slice(None),) * ax + (idx,)
 
 
+@param_aliases({"input": "x", "dim": "axis", "source": "value"})
 def index_add(x: Any, index: Any, axis: int, value: Any, alpha: float = 1, name: Optional[str] = None) -> Tensor:
     """x with alpha * `value` added to its slices at `index` along `axis` (repeats add up);
     `value` has x's shape with index's length along `axis`."""
@@ -208,6 +213,7 @@ def _along_key(a: Any, idx: Any, ax: int, broadcast: bool, fn: str) -> tuple:
     return tuple(key)
 
 
+@param_aliases({"input": "arr", "dim": "axis"})
 def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """arr's elements at `indices` along `axis` (indices broadcast to arr's shape elsewhere)."""
     arr = as_tensor(arr)
@@ -333,6 +339,7 @@ def _cupy_multiply_at(target: Any, flat: Any, values: Any) -> None:
         flat, values = flat[~win], values[~win]
 
 
+@param_aliases({"input": "x", "dim": "axis", "source": "value"})
 def index_add_(x: Tensor, index: Any, axis: int, value: Any, alpha: float = 1, name: Optional[str] = None) -> Tensor:
     """In place: x = index_add(x, index, axis, value, alpha)."""
     return in_place(x, "index_add_", lambda: index_add(x, index, axis, value, alpha))

@@ -24,6 +24,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pycoll import _graph, math_ops, search_ops, shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import index_arrays, needs_grad, op_output
 from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
@@ -213,21 +214,25 @@ def _times(y: Any, alpha: float) -> Any:
     return math_ops.multiply(y, alpha) if isinstance(y, Tensor) else y * alpha
 
 
+@param_aliases({"input": "x", "other": "y"})
 def add_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x + alpha * y."""
     return in_place(x, "add_", lambda: math_ops.add(x, _times(y, alpha)))
 
 
+@param_aliases({"input": "x", "other": "y"})
 def subtract_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x - alpha * y."""
     return in_place(x, "subtract_", lambda: math_ops.subtract(x, _times(y, alpha)))
 
 
+@param_aliases({"input": "x", "other": "y"})
 def multiply_(x: Tensor, y: Any, name: Optional[str] = None) -> Tensor:
     """x = x * y."""
     return in_place(x, "multiply_", lambda: math_ops.multiply(x, y))
 
 
+@param_aliases({"input": "x", "other": "y"})
 def divide_(x: Tensor, y: Any, name: Optional[str] = None, *, rounding_mode: Optional[str] = None) -> Tensor:
     """x = x / y (an integer x becomes float32), or with rounding_mode 'floor' / 'trunc' the
     quotient rounded down / towards zero in x's dtype. The rounded quotients take no gradient
@@ -281,6 +286,7 @@ def _random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any],
     return in_place(x, op, lambda: _replaced(x, move(draw(generator).astype(a.dtype), place_of(a))))
 
 
+@param_aliases({"from": "min", "to": "max"})
 def uniform_(x: Tensor, min: float = 0, max: float = 1.0, seed: int = 0,  # noqa: A002 - paddle's names
              name: Optional[str] = None) -> Tensor:
     """Fill x with values drawn uniformly from [min, max)."""

@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll import math_ops, shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
@@ -36,6 +37,7 @@ __all__ += ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "chole
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 
 
+@param_aliases({"input": "x", "A": "x", "ord": "p", "dim": "axis"})
 @accumulates_in_float32
 def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence[int], None] = None,
          keepdim: bool = False, out: Optional[Tensor] = None, dtype: DTypeLike = None,
@@ -65,6 +67,7 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
     return delivered(result, out)
 
 
+@param_aliases({"ord": "p", "dim": "axis"})
 @accumulates_in_float32
 def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None] = None, keepdim: bool = False,
                 name: Optional[str] = None, *, dtype: DTypeLike = None, out: Optional[Tensor] = None) -> Tensor:
@@ -171,6 +174,7 @@ def _singular_norm(x: Tensor, p: Union[float, str], axes: Tuple[int, ...], keepd
 Tensor.norm = norm
 
 
+@param_aliases({"dim": "axis"})
 def cross(x: Any, y: Any, axis: int = 9, name: Optional[str] = None) -> Tensor:
     """The 3-D cross product along `axis` (paddle's default 9: the first axis of size 3)."""
     x, y = as_tensor(x), as_tensor(y)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, delivered, operand, value_output
 from pycoll.device import array_module, to_module
@@ -25,7 +26,7 @@ def _comparison(fn_name: str, compare: Callable[[Any, Any], Any], doc: str) -> C
         return delivered(value_output(compare(xa, ya), "compare", x, y), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc + " elementwise, a bool tensor."
-    return op
+    return param_aliases({"input": "x", "other": "y"})(op)
 
 
 greater_than = _comparison("greater_than", operator.gt, "x > y")
@@ -80,7 +81,7 @@ def _bitwise(fn_name: str, ufunc: str) -> Callable[..., Tensor]:
 
 
 bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+bitwise_or = param_aliases({"input": "x", "other": "y"})(_bitwise("bitwise_or", "bitwise_or"))
 bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
 
 
@@ -112,6 +113,7 @@ def is_empty(x: Any, name: Optional[str] = None) -> Tensor:
     return value_output(array_module(x._array).asarray(x._array.size == 0), "is_empty", x)
 
 
+@param_aliases({"input": "x"})
 def is_floating_point(x: Tensor) -> bool:
     """Whether x holds floating-point numbers (float16/32/64, bfloat16)."""
     return _tensor(x, "is_floating_point").dtype.kind == "f" or x.dtype.name == "bfloat16"
@@ -122,6 +124,7 @@ def is_integer(x: Tensor) -> bool:
     return _tensor(x, "is_integer").dtype.kind in "iu"
 
 
+@param_aliases({"input": "x"})
 def is_complex(x: Tensor) -> bool:
     """Whether x holds complex numbers."""
     return _tensor(x, "is_complex").dtype.kind == "c"

@@ -12,6 +12,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll import shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
 from pycoll._tensor_ops import (as_tensor, needs_grad, normalize_axes, one_number, op_output, operand, paired,
@@ -47,6 +48,7 @@ def grad_for(g: Any, meta: Tuple[tuple, Any]) -> Any:
     return g if g.dtype == meta[1] or not is_floating(meta[1]) else g.astype(meta[1])
 
 
+@param_aliases({"input": "x", "other": "y"})
 def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "add")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -56,6 +58,7 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return op_output(xa + ya, backward, x, y)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "subtract")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -76,6 +79,7 @@ def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return op_output(out, backward, x, y)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """True division; integer operands give float32 (paddle's)."""
     x, y, xa, ya = binary_operands(x, y, "divide", to_float=True)
@@ -87,6 +91,7 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return op_output(xa / ya, backward, x, y)
 
 
+@param_aliases({"input": "x", "exponent": "y"})
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number. Integers to negative integer powers give paddle's
     integers (`integer_power`)."""
@@ -231,6 +236,7 @@ def _bound(value: Any, which: str) -> Any:
     return value
 
 
+@param_aliases({"input": "x"})
 def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  # noqa: A002
          name: Optional[str] = None) -> Tensor:
     """Clamp to [min, max] (numbers or one-element Tensors); the gradient flows where x lies
@@ -307,6 +313,7 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     return op_output(out, backward, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
          dtype: DTypeLike = None) -> Tensor:

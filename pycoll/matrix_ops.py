@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from pycoll import math_ops, shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module, to_module
 from pycoll.diag_ops import diagonal
@@ -77,6 +78,7 @@ def _solve_left(x: Tensor, y: Tensor) -> Tensor:
     return op_output(out[:, 0] if vector else out, backward, x, y)
 
 
+@param_aliases({"A": "x", "B": "y"})
 def solve(x: Tensor, y: Tensor, left: bool = True, name: Optional[str] = None, *,
           out: Optional[Tensor] = None) -> Tensor:
     """The solution of x @ X = y (``left=False``: X @ x = y) for square x; y is [..., M, K] or a

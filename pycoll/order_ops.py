@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
@@ -131,6 +132,7 @@ def _quantile(op: str, x: Any, q: Any, axis: Any, keepdim: bool, interpolation: 
     return op_output(out if many else out[0], backward, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def quantile(x: Any, q: Any, axis: Any = None, keepdim: bool = False, interpolation: str = "linear",
              name: Optional[str] = None) -> Tensor:
     """The q-th quantile(s) over `axis` (None: all of x; an int or a list); a list of q stacks its
@@ -184,6 +186,7 @@ def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool
     return value, value_output(index, op, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"}, when_aliased={"mode": "min"})
 def median(x: Any, axis: Optional[int] = None, keepdim: bool = False, mode: str = "avg",
            name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     """The median over `axis` (None: all of x). mode 'avg' averages the two middle values of an

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pycoll import linalg
+from pycoll._param_aliases import param_aliases
 from pycoll.linalg import cross  # noqa: F401 - paddle.cross, and the Tensor method below
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, normalize_axes
@@ -40,6 +41,7 @@ def dot(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return _sum(multiply(x, y), axis=-1)
 
 
+@param_aliases({"input": "x", "vec2": "y"})
 def outer(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x[i] * y[j] for x and y flattened: a [x.size, y.size] tensor."""
     x, y = _matrices(x, y)

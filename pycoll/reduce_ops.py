@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from pycoll import math_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
@@ -32,6 +33,7 @@ def _count(shape: tuple, axes: Optional[tuple]) -> int:
     return n
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running sums along `axis`; None: along x flattened."""
@@ -67,6 +69,7 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
     return (left * right).reshape(moved).transpose(inverse)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None,
          name: Optional[str] = None) -> Tensor:
@@ -79,6 +82,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
     return op_output(out, lambda g: (g.reshape(kept) * _others_product(a, axes),), x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
         name: Optional[str] = None, *,

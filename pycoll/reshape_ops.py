@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
@@ -60,6 +61,7 @@ def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] 
     return op_output(xp.rot90(x._array, k, axes), lambda g: (xp.rot90(g, -k, axes),), x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Optional[str] = None) -> Tensor:
     """Each element (slice along `axis`; None: of x flattened) repeated `repeats` times (an int, or
     a 1-D tensor with one count per element)."""
@@ -73,6 +75,7 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
     return gather(x, Tensor(index), ax)
 
 
+@param_aliases({"dim": "axis"})
 def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's name
     """The slices of `input` along `axis`, that axis removed."""
     x = as_tensor(input)
@@ -112,6 +115,7 @@ def moveaxis(x: Any, source: Any, destination: Any, name: Optional[str] = None) 
     return transpose(x, perm)
 
 
+@param_aliases({"input": "x"})
 def swapaxes(x: Any, perm: Any, name: Any = None) -> Tensor:
     """paddle's transpose under another name: ``swapaxes(x, perm)``, or ``swapaxes(x, 0, 2)``
     (torch's form, which paddle takes too) to swap two axes."""
@@ -132,6 +136,8 @@ def t(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002 - paddle'
     return transpose(x, [1, 0]) if x.ndim == 2 else x
 
 
+@param_aliases({"input": "x", "dim": "axis", "indices_or_sections": "num_or_indices",
+                "indices": "num_or_indices", "sections": "num_or_indices"})
 def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """x cut along `axis` into `num_or_indices` pieces (the first size % n one longer), or at the
     listed indices (NumPy's array_split)."""
@@ -180,6 +186,7 @@ def broadcast_shape(x_shape: Sequence[int], y_shape: Sequence[int]) -> List[int]
         raise ValueError(f"broadcast_shape: shapes {list(x_shape)} and {list(y_shape)} do not broadcast") from None
 
 
+@param_aliases({"input": "x", "size": "shape"})
 def broadcast_to(x: Any, shape: Any, name: Optional[str] = None) -> Tensor:
     """x broadcast to `shape` (``expand``)."""
     return expand(x, shape)
@@ -234,6 +241,7 @@ def ravel(input: Any) -> Tensor:  # noqa: A002 - paddle's name
     return flatten(as_tensor(input))
 
 
+@param_aliases({"dtype": "shape_or_dtype", "size": "shape_or_dtype"})
 def view(x: Any, shape_or_dtype: Any, name: Optional[str] = None) -> Tensor:
     """x reshaped (sharing memory where NumPy/CuPy can), or its memory read as another dtype
     (the last dimension rescaled; no gradient)."""

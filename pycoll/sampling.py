@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll import creation
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
@@ -44,6 +45,7 @@ def rand_like(input: Any, name: Optional[str] = None, *, dtype: DTypeLike = None
     return out
 
 
+@param_aliases({"input": "x"})
 def randn_like(x: Any, dtype: DTypeLike = None, name: Optional[str] = None, *, device: Any = None,
                requires_grad: bool = False) -> Tensor:
     """Standard-normal values of x's shape and (unless `dtype` says) dtype."""
@@ -76,6 +78,7 @@ def uniform(shape: Any, dtype: DTypeLike = None, min: float = 0.0, max: float = 
     return wrap(move(generator.uniform(min, max, creation.shape_arg(shape)).astype(dt)))
 
 
+@param_aliases({"size": "shape"})
 def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[str] = None) -> Tensor:
     """Values drawn from N(mean, std ** 2): numbers with `shape`, or tensors (broadcast) giving
     one draw per element."""
@@ -99,6 +102,7 @@ def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> 
     return _at((get_rng().random(tuple(x.shape)) < prob).astype(x.dtype), x)
 
 
+@param_aliases({"input": "x"})
 def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: Optional[str] = None) -> Tensor:
     """`num_samples` int64 category indices drawn with the (unnormalised) weights of x's last
     dimension, per row; without `replacement`, each category at most once."""

@@ -8,6 +8,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from pycoll import math_ops, shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.device import array_module
@@ -28,6 +29,7 @@ def _reverse_cumsum(xp: Any, g: Any, ax: int) -> Any:
     return xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax)
 
 
+@param_aliases({"input": "x"})
 @accumulates_in_float32
 def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running products along `dim` (None: x flattened); zeros are handled in the gradient. An
@@ -134,6 +136,7 @@ def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, na
     return op_output(out, backward, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None,
          name: Optional[str] = None) -> Tensor:
     """The n-th forward difference along `axis` (x[i + 1] - x[i], n times), after putting

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
 from pycoll.device import array_module, to_module
@@ -17,6 +18,7 @@ from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, to_tensor
 
 
+@param_aliases({"input": "x", "other": "y"})
 def where(condition: Any, x: Any = None, y: Any = None,
           name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
     """x where `condition` (a bool tensor) holds, else y, broadcasting all three; with neither x
@@ -117,6 +119,7 @@ def _inverse(order: Any, axis: int) -> Any:
     return array_module(order).argsort(order, axis=axis, kind="stable")
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: Optional[str] = None) -> Tensor:
     """The int64 indices that sort x along `axis` (always stable here; ``stable`` is accepted)."""
@@ -138,6 +141,7 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
                      lambda g: (xp.take_along_axis(g, _inverse(order, ax), axis=ax),), x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
          sorted: bool = True, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:  # noqa: A002 - paddle's name
     """The k largest (``largest=False``: smallest) values along `axis` (default: the last) and

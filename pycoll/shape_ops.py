@@ -8,6 +8,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from pycoll import _graph
+from pycoll._param_aliases import param_aliases
 from pycoll.device import array_module, is_array
 from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
 from pycoll.dtypes import int64
@@ -41,6 +42,7 @@ def view_of(view: Tensor, how: str, arg: Any) -> Tensor:
 
 # ---- shape ops ---------------------------------------------------------------------------
 
+@param_aliases({"input": "x"})
 def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
     """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules)."""
     x = as_tensor(x)
@@ -55,6 +57,7 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
     return viewed(op_output(out, lambda g: (g.reshape(src),), x), x, "reshape", shape)
 
 
+@param_aliases({"input": "x"})
 def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     ndim = x._array.ndim
@@ -65,6 +68,7 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
 
 
+@param_aliases({"input": "x", "start_dim": "start_axis", "end_dim": "stop_axis"})
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
     shape = list(x._array.shape)  # the array's own (a distributed tensor's shape is the whole one)
     if not shape:
@@ -73,6 +77,7 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[
     return reshape(x, shape[:start] + [-1] + shape[stop + 1:])
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
     shape = list(x._array.shape)
     axis = plain_ints(axis)
@@ -82,12 +87,14 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = 
     return reshape(x, shape)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def squeeze(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
     axes = normalize_axes(axis, x._array.ndim)
     shape = [n for i, n in enumerate(x._array.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
 
+@param_aliases({"tensors": "x", "dim": "axis"})
 def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
@@ -102,6 +109,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Te
     return op_output(xp.concatenate(arrays, axis=axis), backward, *tensors)
 
 
+@param_aliases({"tensors": "x", "dim": "axis"})
 def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = [operand(t) for t in x]
     arrays = [t._array for t in tensors]
@@ -186,6 +194,7 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
     return outs
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def chunk(x: Tensor, chunks: int, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """`split` into `chunks` equal pieces."""
     if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
@@ -203,6 +212,7 @@ def int_list(v: Any, name: str) -> List[int]:
     return [int(i.item() if isinstance(i, Tensor) else i) for i in v]
 
 
+@param_aliases({"input": "x", "dims": "repeat_times"})
 def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x repeated `repeat_times[i]` times along each dimension (the shorter of x's shape and
     `repeat_times` is padded with leading 1s)."""
@@ -222,6 +232,7 @@ def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> 
     return op_output(array_module(a).tile(a, reps), backward, x)
 
 
+@param_aliases({"input": "x", "size": "shape"})
 def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x broadcast to `shape`; -1 keeps x's size of that dimension."""
     x = as_tensor(x)
@@ -251,6 +262,7 @@ def numel(x: Tensor, name: Optional[str] = None) -> Tensor:
     return value_output(array_module(x._array).asarray(x._array.size, dtype=int64), "numel", x)
 
 
+@param_aliases({"obj": "x"})
 def is_tensor(x: Any) -> bool:
     """Whether x is a pycoll Tensor."""
     return isinstance(x, Tensor)

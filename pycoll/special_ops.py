@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll import _special, math_ops, unary_ops
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.binary_ops import _binary
@@ -73,7 +74,7 @@ def _integer_op(fn_name: str, ufunc: str, doc: str) -> Any:
         return value_output(getattr(xp, ufunc)(xa, ya).astype(xa.dtype, copy=False), fn_name, x, y)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc
-    return op
+    return param_aliases({"input": "x", "other": "y"})(op)
 
 
 gcd = _integer_op("gcd", "gcd", "The greatest common divisor of |x| and |y| elementwise (gcd(0, 0) = 0).")
@@ -149,6 +150,7 @@ def stanh(x: Any, scale_a: float = 0.67, scale_b: float = 1.7159, name: Optional
                      lambda xp, a, o: scale_a * scale_b * (1 - xp.tanh(scale_a * a) ** 2), "")(x)
 
 
+@param_aliases({"input": "x", "dim": "axis", "sizes": "shape"})
 def unflatten(x: Any, axis: int, shape: Any, name: Optional[str] = None) -> Tensor:
     """x with dimension `axis` split into `shape` (a list, tuple or Tensor; one entry may be -1)."""
     x = as_tensor(x)
@@ -221,6 +223,7 @@ _OPS = {"copysign": copysign, "signbit": signbit, "sinc": sinc, "gcd": gcd, "lcm
 
 
 _IN_PLACE_OPS = {n + "_": in_place_form(n, _OPS[n]) for n in "copysign sinc gcd lcm polygamma gammaln renorm".split()}
+_IN_PLACE_OPS.update({n: param_aliases({"input": "x", "other": "y"})(_IN_PLACE_OPS[n]) for n in ("gcd_", "lcm_")})
 copysign_, sinc_, gcd_, lcm_, polygamma_, gammaln_, renorm_ = _IN_PLACE_OPS.values()
 for _name, _fn in {**_OPS, **_IN_PLACE_OPS}.items():
     setattr(Tensor, _name, _fn)

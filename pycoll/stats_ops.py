@@ -6,6 +6,7 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, sum_dtype
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
 from pycoll.device import array_module, to_module
@@ -108,6 +109,7 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool = False, axis: Optional[int] = None,
                        dtype: DTypeLike = "int64", name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
     """x with each run of equal consecutive elements (of x flattened, or slices along `axis`)
@@ -134,6 +136,7 @@ def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+@param_aliases({"elements": "x", "test_elements": "test_x"})
 def isin(x: Any, test_x: Any, assume_unique: bool = False, invert: bool = False,
          name: Optional[str] = None) -> Tensor:
     """Whether each element of x is among test_x's (with `invert`: is not), a bool tensor."""
@@ -170,6 +173,7 @@ def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  
     return value_output(counts.astype(float_dtype), "histogram", x)
 
 
+@param_aliases({"input": "values"})
 def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, right: bool = False,
                  name: Optional[str] = None) -> Tensor:
     """Where each of `values` would go in `sorted_sequence` (its last dimension sorted) to keep
@@ -191,6 +195,7 @@ def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, rig
     return value_output(out.astype(int32 if out_int32 else int64), "searchsorted", seq, v)
 
 
+@param_aliases({"input": "x", "boundaries": "sorted_sequence"})
 def bucketize(x: Any, sorted_sequence: Any, out_int32: bool = False, right: bool = False,
               name: Optional[str] = None) -> Tensor:
     """searchsorted of every element of x in the 1-D `sorted_sequence`."""

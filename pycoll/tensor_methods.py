@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from pycoll import math_ops, shape_ops
+from pycoll._param_aliases import param_aliases
 from pycoll.creation import shape_arg
 from pycoll.device import module_for, parse_place, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype
@@ -205,7 +206,8 @@ def _alias(name: str, target: str) -> Callable[..., Any]:
         return getattr(Tensor, target)(x, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"paddle's other name of ``{target}``."
-    return method
+    # paddle 3.3's short names of the binary ops take torch's input= / other= too (true_divide not)
+    return method if name == "true_divide" else param_aliases({"input": "x", "other": "y"})(method)
 
 
 _ALIASES = {"mul": "multiply", "sub": "subtract", "div": "divide", "true_divide": "divide",

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll.dtypes import DTypeLike, convert_dtype
 
 _FLOATS = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
@@ -28,6 +29,7 @@ class finfo:  # noqa: N801 - paddle's name
     """The limits of a floating-point (or complex) dtype: ``min``, ``max``, ``eps``, ``tiny`` (=
     ``smallest_normal``), ``resolution``, ``bits`` and ``dtype`` (its name)."""
 
+    @param_aliases({"type": "dtype"})
     def __init__(self, dtype: DTypeLike):
         dt = _dtype(dtype, "finfo", _FLOATS)
         if dt.kind == "c":

@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from pycoll import _special
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module
@@ -117,8 +118,8 @@ floor = _exact_op("floor", _ufunc("floor"), _zero, "The largest integer <= x (it
 trunc = _exact_op("trunc", _ufunc("trunc"), _zero, "x rounded towards zero (its gradient is zero).")
 sign = _exact_op("sign", _ufunc("sign"), _zero, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
 neg = _exact_op("neg", lambda xp, a: -a, lambda xp, a, o: -1, "-x.")
-frac = _exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),
-                 lambda xp, a, o: 1, "x minus x rounded towards zero (0 for integers).")
+frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),
+                 lambda xp, a, o: 1, "x minus x rounded towards zero (0 for integers)."))
 negative = neg
 sgn = sign
 

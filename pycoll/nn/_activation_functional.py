@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike
@@ -41,6 +42,7 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = No
     return op_output(out, lambda g: (xp.where(nonneg, g, g * slope),), x)
 
 
+@param_aliases({"input": "x"})
 def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor:
     """x * sigmoid(x); with `inplace` x takes the result and is returned (paddle's in-place rules,
     see pycoll.inplace_ops)."""
@@ -137,6 +139,7 @@ def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
     return _pointwise(x, f)
 
 
+@param_aliases({"input": "x"})
 def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
     """log(sigmoid(x)) = -log(1 + exp(-x)), without overflow."""
     return _pointwise(x, lambda xp, a: (-xp.logaddexp(0, -a), _sigmoid(xp, -a)))
@@ -156,6 +159,7 @@ def hardsigmoid(x: Tensor, slope: float = 0.1666667, offset: float = 0.5, name: 
     return _pointwise(x, f)
 
 
+@param_aliases({"input": "x", "lambd": "threshold"})
 def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
     """0 where -threshold < x < threshold, x elsewhere (x itself at |x| == threshold, as paddle's)."""
     t = _number("hardshrink", "threshold", threshold)
@@ -166,6 +170,7 @@ def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     return _pointwise(x, f)
 
 
+@param_aliases({"input": "x", "lambd": "threshold"})
 def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) -> Tensor:
     """x - threshold above threshold, x + threshold below -threshold, 0 between (threshold >= 0)."""
     t = _number("softshrink", "threshold", threshold)
@@ -216,6 +221,7 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
     return _pointwise(x, f)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)

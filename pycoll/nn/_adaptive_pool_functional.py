@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.device import array_module, to_module
 from pycoll.nn._sliding import apply_axis_maps, channels_first, check_format, restore_layout
@@ -37,18 +38,21 @@ def _spans(n: int, o: int) -> List[Tuple[int, int]]:
     return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
 
 
+@param_aliases({"input": "x"})
 def adaptive_avg_pool3d(x: Tensor, output_size: Size, data_format: str = "NCDHW",
                         name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows of x [N, C, D, H, W] (or NDHWC)."""
     return _adaptive_avg_pool(x, output_size, data_format, 3, "adaptive_avg_pool3d")
 
 
+@param_aliases({"input": "x"})
 def adaptive_avg_pool2d(x: Tensor, output_size: Size, data_format: str = "NCHW",
                         name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows: as averaging matrices on each axis, out = A_h @ x @ A_w^T."""
     return _adaptive_avg_pool(x, output_size, data_format, 2, "adaptive_avg_pool2d")
 
 
+@param_aliases({"input": "x"})
 def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None) -> Tensor:
     """Mean over adaptive windows along the last axis of x [N, C, L]."""
     return _adaptive_avg_pool(x, output_size, "NCL", 1, "adaptive_avg_pool1d")
@@ -74,6 +78,7 @@ def _adaptive_avg_pool(x: Tensor, output_size: Any, data_format: str, nd: int, f
     return op_output(restore_layout(out, channel_last), backward, x)
 
 
+@param_aliases({"input": "x", "return_indices": "return_mask"})
 def adaptive_max_pool3d(x: Tensor, output_size: Size, return_mask: bool = False,
                         name: Optional[str] = None) -> MaskedResult:
     """Maximum over adaptive windows of x [N, C, D, H, W]; the mask holds the flat index
@@ -81,6 +86,7 @@ def adaptive_max_pool3d(x: Tensor, output_size: Size, return_mask: bool = False,
     return _adaptive_max_pool(x, output_size, return_mask, 3, "adaptive_max_pool3d")
 
 
+@param_aliases({"input": "x", "return_indices": "return_mask"})
 def adaptive_max_pool2d(x: Tensor, output_size: Size, return_mask: bool = False,
                         name: Optional[str] = None) -> MaskedResult:
     """Maximum over adaptive windows of NCHW x (one vectorised step per output cell); return_mask
@@ -88,6 +94,7 @@ def adaptive_max_pool2d(x: Tensor, output_size: Size, return_mask: bool = False,
     return _adaptive_max_pool(x, output_size, return_mask, 2, "adaptive_max_pool2d")
 
 
+@param_aliases({"input": "x", "return_indices": "return_mask"})
 def adaptive_max_pool1d(x: Tensor, output_size: Union[int, Sequence[int]], return_mask: bool = False,
                         name: Optional[str] = None) -> MaskedResult:
     """Maximum over adaptive windows along the last axis of x [N, C, L]; the mask holds indices into L."""

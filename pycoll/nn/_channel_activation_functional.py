@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
 from pycoll.device import array_module
 from pycoll.math_ops import sigmoid
@@ -19,6 +20,7 @@ def _axis(axis: Any, ndim: int, fn: str) -> int:
     return axis % ndim
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
     """a * sigmoid(b), a and b the two halves of x along `axis` (whose size must be even)."""
     x = as_tensor(x)

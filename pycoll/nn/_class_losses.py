@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.nn._loss_functional import _check_reduction
@@ -44,6 +45,7 @@ def _nonzero(d: Any) -> Any:
     return d + (d == 0)
 
 
+@param_aliases({"target": "label"})
 def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,  # noqa: A002
                   ignore_index: int = -100, reduction: str = "mean", soft_label: bool = False,
                   axis: int = -1, use_softmax: bool = True, label_smoothing: float = 0.0,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
 from pycoll.nn._sliding import (FORMATS, channels_first, check_format, conv_operands, crop, fold, group_rows,
                                 int_list, pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows,
@@ -18,6 +19,7 @@ PaddingArg = Union[str, int, Sequence[Any]]
 IntOrList = Union[int, Sequence[int]]
 
 
+@param_aliases({"input": "x"})
 def conv3d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
            padding: PaddingArg = 0, dilation: IntOrList = 1, groups: int = 1,
            data_format: str = "NCDHW", name: Optional[str] = None) -> Tensor:
@@ -26,6 +28,7 @@ def conv3d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, 3, "conv3d")
 
 
+@param_aliases({"input": "x"})
 def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
            padding: PaddingArg = 0, dilation: IntOrList = 1, groups: int = 1,
            data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
@@ -35,6 +38,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, 2, "conv2d")
 
 
+@param_aliases({"input": "x"})
 def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: IntOrList = 1,
            padding: PaddingArg = 0, dilation: IntOrList = 1, groups: int = 1,
            data_format: str = "NCL", name: Optional[str] = None) -> Tensor:

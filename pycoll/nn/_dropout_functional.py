@@ -5,6 +5,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import move, place_of
 from pycoll.inplace_ops import in_place
@@ -15,6 +16,7 @@ from pycoll.tensor import Tensor
 __all__ = ["dropout", "dropout2d"]
 
 
+@param_aliases({"input": "x"})
 def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = None, training: bool = True,
             inplace: bool = False, mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
     """Zero elements with probability p while training (paddle's signature and modes).

@@ -6,6 +6,7 @@ from typing import Any, List, Optional
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
@@ -71,6 +72,8 @@ def unfold(x: Tensor, kernel_sizes: Any, strides: Any = 1, paddings: Any = 0, di
     return op_output(cols, lambda g: (_from_cols(g, sizes, out, kernel, stride, pads, dilation),), x)
 
 
+@param_aliases({"input": "x", "output_size": "output_sizes", "kernel_size": "kernel_sizes",
+                "stride": "strides", "padding": "paddings", "dilation": "dilations"})
 def fold(x: Tensor, output_sizes: Any, kernel_sizes: Any, strides: Any = 1, paddings: Any = 0, dilations: Any = 1,
          name: Optional[str] = None) -> Tensor:
     """col2im, unfold's adjoint: x [N, C * kh * kw, L] summed into [N, C, *output_sizes], each

@@ -6,6 +6,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
 from pycoll.nn._sliding import FORMATS
@@ -45,6 +46,7 @@ def _pad_widths(shape: Sequence[int], pad: List[int], mode: str, data_format: Op
     return widths
 
 
+@param_aliases({"input": "x"})
 def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_format: Optional[str] = None,
         pad_from_left_axis: bool = True, name: Optional[str] = None) -> Tensor:
     """paddle's pad. mode 'constant' (fill with value), 'reflect', 'replicate' or 'circular'.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor
 from pycoll.linalg import vector_norm
 from pycoll.math_ops import clip, divide, multiply, pow, relu, sigmoid, sqrt, square, sum
@@ -21,6 +22,7 @@ __all__ = ["cosine_similarity", "pairwise_distance", "margin_ranking_loss", "cos
            "hinge_embedding_loss", "square_error_cost", "sigmoid_focal_loss", "softmax_with_cross_entropy"]
 
 
+@param_aliases({"dim": "axis"})
 def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 * x2) / sqrt(max(sum(x1^2) * sum(x2^2), eps^2)) along `axis` (x1 and x2 broadcast)."""
     x1, x2 = as_tensor(x1), as_tensor(x2)
@@ -32,6 +34,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, axis: int = 1, eps: float = 1e-8) 
     return divide(w12, sqrt(clip(w1 * w2, min=eps * eps)))
 
 
+@param_aliases({"x1": "x", "x2": "y", "eps": "epsilon"})
 def pairwise_distance(x: Tensor, y: Tensor, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False,
                       name: Optional[str] = None) -> Tensor:
     """The p-norm of x - y + epsilon along the last axis."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import Constant
 from pycoll.nn.layer import Layer
@@ -149,6 +150,7 @@ class LogSoftmax(Softmax):
 
 
 class _Threshold(Layer):
+    @param_aliases({"lambd": "threshold"})
     def __init__(self, threshold: float = 0.5, name: Optional[str] = None):
         super().__init__(name)
         self._threshold = threshold
@@ -158,11 +160,13 @@ class _Threshold(Layer):
 
 
 class Hardshrink(_Threshold):
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return F.hardshrink(x, self._threshold)
 
 
 class Softshrink(_Threshold):
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return F.softshrink(x, self._threshold)
 
@@ -217,10 +221,12 @@ class SELU(Layer):
 
 
 class GLU(Layer):
+    @param_aliases({"dim": "axis"})
     def __init__(self, axis: int = -1, name: Optional[str] = None):
         super().__init__(name)
         self._axis = axis
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return F.glu(x, self._axis)
 

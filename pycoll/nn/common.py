@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
 from pycoll.nn.layer import Layer
@@ -63,6 +64,7 @@ class Embedding(Layer):
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
             self.weight.array[self.padding_idx] = 0
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.sparse,
                            self.scale_grad_by_freq)

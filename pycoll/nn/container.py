@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn.layer import Layer
 from pycoll.nn.parameter import Parameter
 
@@ -41,6 +42,7 @@ class Sequential(Layer):
 class LayerList(Layer):
     """A list of sublayers, registered under '0', '1', ... (it has no forward)."""
 
+    @param_aliases({"modules": "sublayers"})
     def __init__(self, sublayers: Optional[Iterable[Layer]] = None):
         super().__init__()
         self.extend(sublayers or [])
@@ -51,15 +53,18 @@ class LayerList(Layer):
         for i, layer in enumerate(layers):
             self.add_sublayer(str(i), layer)
 
+    @param_aliases({"module": "sublayer"})
     def append(self, sublayer: Layer) -> "LayerList":
         self.add_sublayer(str(len(self)), sublayer)
         return self
 
+    @param_aliases({"modules": "sublayers"})
     def extend(self, sublayers: Iterable[Layer]) -> "LayerList":
         for layer in sublayers:
             self.append(layer)
         return self
 
+    @param_aliases({"module": "sublayer"})
     def insert(self, index: int, sublayer: Layer) -> None:
         layers = list(self._sub_layers.values())
         layers.insert(index, sublayer)
@@ -87,6 +92,7 @@ class LayerDict(Layer):
     Takes a mapping (its order is kept) or a sequence of (key, layer) pairs.
     """
 
+    @param_aliases({"modules": "sublayers"})
     def __init__(self, sublayers: Optional[Union[Mapping[str, Layer], Iterable[Tuple[str, Layer]]]] = None):
         super().__init__()
         if sublayers is not None:
@@ -130,6 +136,7 @@ class LayerDict(Layer):
     def values(self) -> Iterable[Layer]:
         return self._sub_layers.values()
 
+    @param_aliases({"modules": "sublayers"})
     def update(self, sublayers: Union[Mapping[str, Layer], Iterable[Tuple[str, Layer]]]) -> None:
         """Add (or replace) layers from a mapping or from (key, layer) pairs."""
         pairs = sublayers.items() if isinstance(sublayers, Mapping) else sublayers

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import _conv_functional as CF
 from pycoll.nn._pad_functional import pad
 from pycoll.nn._sliding import FORMATS, int_list, parse_padding
@@ -80,6 +81,7 @@ class _ConvNd(Layer):
         if device is not None:
             self.to(device)
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         padding = self._padding
         if self._padding_mode != "zeros":

@@ -20,6 +20,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
@@ -142,6 +143,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     return op_output(out, backward, x, weight, bias)
 
 
+@param_aliases({"input": "x"})
 def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
               norm_type: float = 2.0, sparse: bool = False, scale_grad_by_freq: bool = False,
               name: Optional[str] = None) -> Tensor:
@@ -181,6 +183,7 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     return op_output(out, backward, x, weight)
 
 
+@param_aliases({"input": "x", "eps": "epsilon"})
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, epsilon: float = 1e-5, name: Optional[str] = None) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values."""
@@ -236,6 +239,7 @@ def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: fl
     return op_output(out, lambda g: (g * (1.0 - epsilon),), label)
 
 
+@param_aliases({"input": "x"})
 def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Tensor:
     """float32 one-hot vectors of the integer ids in x (a new last axis of num_classes; -1: the
     largest id + 1). Not differentiable."""
@@ -258,6 +262,7 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
     return value_output(out, "one_hot", x)
 
 
+@param_aliases({"input": "x", "dim": "axis", "eps": "epsilon"})
 def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
               name: Optional[str] = None) -> Tensor:
     """x / max(||x||_p, epsilon) along `axis` (p > 0, or inf). Where the norm is below epsilon

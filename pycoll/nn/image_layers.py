@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor
 from pycoll.nn._activation_functional import softmax
 from pycoll.nn._layout_functional import channel_shuffle, fold, unfold, zeropad2d
@@ -29,6 +30,8 @@ class Unfold(Layer):
 class Fold(Layer):
     """col2im: [N, C * kh * kw, L] to [N, C, *output_sizes] (see `functional.fold`)."""
 
+    @param_aliases({"output_size": "output_sizes", "kernel_size": "kernel_sizes", "stride": "strides",
+                    "padding": "paddings", "dilation": "dilations"})
     def __init__(self, output_sizes: Any, kernel_sizes: Any, dilations: Any = 1, paddings: Any = 0,
                  strides: Any = 1, name: Optional[str] = None):
         super().__init__()
@@ -62,6 +65,7 @@ class ZeroPad2D(Layer):
         self._pad = [padding] * 4 if isinstance(padding, int) else padding
         self._data_format = data_format
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return zeropad2d(x, self._pad, self._data_format)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from pycoll._graph import RemovableHandle
 from pycoll._logging import logger
+from pycoll._param_aliases import param_aliases
 from pycoll.creation import zeros
 from pycoll.device import is_array
 from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
@@ -128,6 +129,7 @@ class Layer:
         setattr(self, name, sublayer)
         return sublayer
 
+    @param_aliases({"persistent": "persistable"})
     def register_buffer(self, name: str, tensor: Optional[Tensor], persistable: bool = True) -> None:
         """Register a non-trainable tensor; persistable buffers go into state_dict()."""
         if tensor is not None and not isinstance(tensor, Tensor):
@@ -202,18 +204,22 @@ class Layer:
                 seen.add(id(member))
                 yield (f"{path}.{name}" if path else name), member
 
+    @param_aliases({"recurse": "include_sublayers"})
     def named_parameters(self, prefix: str = "", include_sublayers: bool = True
                          ) -> Iterator[Tuple[str, Parameter]]:
         """(structured name, parameter) pairs; a parameter shared by two layers comes once."""
         return self._named_members("_parameters", prefix, include_sublayers)
 
+    @param_aliases({"recurse": "include_sublayers"})
     def parameters(self, include_sublayers: bool = True) -> List[Parameter]:
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
+    @param_aliases({"recurse": "include_sublayers"})
     def named_buffers(self, prefix: str = "", include_sublayers: bool = True
                       ) -> Iterator[Tuple[str, Tensor]]:
         return self._named_members("_buffers", prefix, include_sublayers)
 
+    @param_aliases({"recurse": "include_sublayers"})
     def buffers(self, include_sublayers: bool = True) -> List[Tensor]:
         return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import functional as F
 from pycoll.nn._loss_functional import _REDUCTIONS, _check_reduction
 from pycoll.nn.layer import Layer
@@ -48,6 +49,7 @@ class SmoothL1Loss(_Loss):
         super().__init__(reduction, name)
         self.delta, self.is_huber = delta, is_huber
 
+    @param_aliases({"target": "label"})
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.smooth_l1_loss(input, label, self.reduction, self.delta, self.is_huber)
 
@@ -110,6 +112,7 @@ class CrossEntropyLoss(_Loss):
         self.weight, self.ignore_index, self.soft_label = weight, ignore_index, soft_label
         self.axis, self.use_softmax, self.label_smoothing = axis, use_softmax, label_smoothing
 
+    @param_aliases({"target": "label"})
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.cross_entropy(input, label, self.weight, self.ignore_index, self.reduction,
                                self.soft_label, self.axis, self.use_softmax, self.label_smoothing)

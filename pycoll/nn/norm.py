@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import functional as F
 from pycoll.nn._norm_functional import GROUP_FORMATS, batch_norm, group_norm, instance_norm, normalize_batch
 from pycoll.nn.initializer import Constant
@@ -24,6 +25,7 @@ class LayerNorm(Layer):
     shifts by bias (zeros); both hold prod(normalized_shape) values, as in paddle. Pass
     weight_attr=False / bias_attr=False to drop them."""
 
+    @param_aliases({"eps": "epsilon"})
     def __init__(self, normalized_shape: Union[int, Sequence[int]], epsilon: float = 1e-5,
                  weight_attr: Any = None, bias_attr: Any = None, name: Optional[str] = None):
         super().__init__(name)
@@ -49,6 +51,7 @@ class GroupNorm(Layer):
     weight (ones) and shifts by bias (zeros), [num_channels] each; affine=False, or weight_attr /
     bias_attr False, drops them. data_format 'NC...' keeps the channels on axis 1, 'N...C' last."""
 
+    @param_aliases({"eps": "epsilon"})
     def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-5, *, affine: bool = True,
                  device: Any = None, dtype: DTypeLike = None, weight_attr: Any = None, bias_attr: Any = None,
                  data_format: str = "NCHW", name: Optional[str] = None):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import _resample_functional as RF
 from pycoll.nn.layer import Layer
 from pycoll.tensor import Tensor
@@ -39,6 +40,7 @@ class UpsamplingNearest2D(Layer):
         super().__init__(name)
         self.size, self.scale_factor, self.data_format = size, scale_factor, data_format
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return RF.interpolate(x, self.size, self.scale_factor, self._mode, self._align_corners, 0, self.data_format)
 
