@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple, Union
 
+from pycoll._param_aliases import param_aliases
 from pycoll.nn import _adaptive_pool_functional as APF
 from pycoll.nn import _pad_functional as PadF
 from pycoll.nn import _pool_functional as PF
@@ -58,6 +59,7 @@ class AdaptiveAvgPool2D(Layer):
         super().__init__()
         self._output_size, self._data_format = output_size, data_format
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return self._pool(x, self._output_size, self._data_format)
 
@@ -68,10 +70,12 @@ class AdaptiveAvgPool2D(Layer):
 class AdaptiveMaxPool2D(Layer):
     _pool = staticmethod(APF.adaptive_max_pool2d)
 
+    @param_aliases({"return_indices": "return_mask"})
     def __init__(self, output_size: Size, return_mask: bool = False, name: Optional[str] = None):
         super().__init__()
         self._output_size, self._return_mask = output_size, return_mask
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
         return self._pool(x, self._output_size, self._return_mask)
 
@@ -120,6 +124,7 @@ class AdaptiveAvgPool1D(Layer):
 
 
 class AdaptiveMaxPool1D(Layer):
+    @param_aliases({"return_indices": "return_mask"})
     def __init__(self, output_size: Size, return_mask: bool = False, name: Optional[str] = None):
         super().__init__()
         self._output_size, self._return_mask = output_size, return_mask
@@ -144,6 +149,7 @@ class _PadNd(Layer):
         self.padding = [padding] * (2 * self._nd) if isinstance(padding, int) else padding
         self._mode, self.value, self._data_format, self._name = mode, value, data_format, name
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return PadF.pad(x, self.padding, self._mode, self.value, self._data_format)
 
@@ -217,6 +223,7 @@ class _MaxUnPoolNd(Layer):
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.data_format, self.output_size = data_format, output_size
 
+    @param_aliases({"input": "x"})
     def forward(self, x: Tensor, indices: Tensor, output_size: Optional[Sequence[int]] = None) -> Tensor:
         """``output_size`` given to the call (paddle's, for odd sizes) takes the layer's place."""
         size = self.output_size if output_size is None else output_size
