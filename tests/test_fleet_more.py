@@ -245,3 +245,23 @@ def test_optimizer_helpers_of_hybrid_parallel_util():
     assert hpu.obtain_optimizer_parameters_list(wrapped) == [a, b]
     assert hpu.unwrap_optimizer(wrapped, (fleet.meta_optimizers.HybridParallelOptimizer,)) is inner
     assert hpu.unwrap_optimizer(inner, (fleet.meta_optimizers.HybridParallelOptimizer,)) is inner
+
+
+def test_sharding_true_alone_keeps_paddles_degree_of_one(tmp_path):
+    """paddle's dygraph fleet reads the sharding degree from hybrid_configs only: sharding=True
+    with a stage but no degree runs as plain data parallelism (paddle 3.3.1 on 2 ranks: sharding
+    degree 1, dp 2); a degree given in sharding_configs is pycoll's second way to ask."""
+    strategy = fleet.DistributedStrategy()
+    strategy.sharding = True
+    strategy.sharding_configs = {"stage": 2}
+    assert strategy.degrees()["sharding_degree"] == 1
+    path = str(tmp_path / "s.json")
+    strategy.save_to_prototxt(path)
+    again = fleet.DistributedStrategy()
+    again.load_from_prototxt(path)
+    assert again.degrees()["sharding_degree"] == 1
+    strategy.sharding_configs = {"sharding_degree": 2}
+    assert strategy.degrees()["sharding_degree"] == 2
+    strategy.save_to_prototxt(path)
+    again.load_from_prototxt(path)
+    assert again.degrees()["sharding_degree"] == 2

@@ -19,6 +19,7 @@ from typing import Any, Dict, Set
 from pycoll._logging import logger
 from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, check_type
 
+GIVEN = "sharding_configs_degree_given"  # save_to_prototxt's record of _sharding_degree_given
 AXES = ["dp", "pp", "sharding", "sep", "cp", "mp"]  # paddle's default hybrid_parallel_order
 # degrees paddle 3.3.1 takes that pycoll has not built: 1 is accepted, more is refused by fleet.init
 UNBUILT_DEGREES = {"sep_degree": "sep (sequence) parallelism", "cp_degree": "context parallelism",
@@ -93,6 +94,9 @@ class DistributedStrategy:
         values = copy.deepcopy({**_FLAGS, **_KEPT_FLAGS, **_ALL_CONFIGS})
         values["hybrid_configs"] = Configs("DistributedStrategy.hybrid_configs", HYBRID_CONFIGS)
         object.__setattr__(self, "_values", values)
+        # whether the user gave sharding_configs a sharding_degree (its default, 8, is paddle's
+        # static-graph one: a dygraph job of 2 ranks asking for sharding=True must not get it)
+        object.__setattr__(self, "_sharding_degree_given", False)
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
@@ -113,6 +117,8 @@ class DistributedStrategy:
                                      f"{', '.join(sorted(_ALL_CONFIGS[name]))}")
             if name in _KEPT_CONFIGS and any(value[k] != _KEPT_CONFIGS[name][k] for k in value):
                 _kept(name)
+            if name == "sharding_configs" and "sharding_degree" in value:
+                object.__setattr__(self, "_sharding_degree_given", True)
             self._values[name].update(value)
         elif name in _FLAGS or name in _KEPT_FLAGS:
             default = _FLAGS.get(name, _KEPT_FLAGS.get(name))
@@ -141,10 +147,12 @@ class DistributedStrategy:
 
     def degrees(self) -> Dict[str, int]:
         """``hybrid_configs``' degrees; the sharding degree comes from ``sharding_configs`` when
-        ``sharding`` is on and ``hybrid_configs`` leaves it at 1 (paddle's two ways to ask)."""
+        ``sharding`` is on, ``sharding_configs`` was given a ``sharding_degree`` and
+        ``hybrid_configs`` leaves it at 1 (paddle's two ways to ask; paddle's dygraph fleet reads
+        only hybrid_configs, so ``sharding=True`` alone changes nothing, as there)."""
         hybrid = self._values["hybrid_configs"]
         degrees = {key: value for key, value in hybrid.items() if key.endswith("_degree")}
-        if self._values["sharding"] and degrees["sharding_degree"] == 1:
+        if self._values["sharding"] and self._sharding_degree_given and degrees["sharding_degree"] == 1:
             degrees["sharding_degree"] = self._values["sharding_configs"]["sharding_degree"]
         return degrees
 
@@ -161,14 +169,17 @@ class DistributedStrategy:
         """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``
         reads it back)."""
         with open(output, "w") as f:
-            json.dump(self._values, f, indent=1, sort_keys=True, default=Configs.to_dict)
+            json.dump({**self._values, GIVEN: self._sharding_degree_given}, f, indent=1, sort_keys=True,
+                      default=Configs.to_dict)
 
     def load_from_prototxt(self, pb_file: str) -> None:
         """Set the fields ``save_to_prototxt`` wrote (each checked as when set by hand)."""
         with open(pb_file) as f:
             values = json.load(f)
+        given = bool(values.pop(GIVEN, False))
         for name, value in values.items():
             setattr(self, name, value)
+        object.__setattr__(self, "_sharding_degree_given", given)
 
     def __repr__(self) -> str:
         return f"DistributedStrategy({self._values})"
