@@ -1,6 +1,6 @@
 """paddle 3.3's alternative keyword names (torch-style ``input=``, ``dim=``, ``other=``, ``eps=``...).
 
-TABLE was scanned (an AST walk, /tmp-side script) from paddle 3.3.1's installed Python sources: every
+TABLE was scanned (an AST walk of the package) from paddle 3.3.1's installed Python sources: every
 function or method decorated with ``param_one_alias``, ``param_two_alias``, ``ParamAliasDecorator`` or
 one of the fixed-renaming decorators of ``paddle/utils/decorator_utils.py``, as (paddle module:qualified
 name, {alias: parameter}, public paths under ``paddle.``). Only the keyword renaming is kept here: the
@@ -85,8 +85,8 @@ TABLE = [
     ("nn.layer.activation:Softshrink.forward", {"input": "x"}, ("nn.Softshrink.forward",)),
     ("nn.layer.common:CosineSimilarity.__init__", {"dim": "axis"}, ("nn.CosineSimilarity.__init__",)),
     ("nn.layer.common:Embedding.forward", {"input": "x"}, ("nn.Embedding.forward",)),
-    ("nn.layer.common:Fold.__init__", {"output_size": "output_sizes", "kernel_size": "kernel_sizes", "stride": "strides",
-                                       "padding": "paddings", "dilation": "dilations"},
+    ("nn.layer.common:Fold.__init__", {"output_size": "output_sizes", "kernel_size": "kernel_sizes",
+                                       "stride": "strides", "padding": "paddings", "dilation": "dilations"},
      ("nn.Fold.__init__",)),
     ("nn.layer.common:UpsamplingBilinear2D.forward", {"input": "x"},
      ("nn.UpsamplingBilinear2D.forward", "nn.UpsamplingBilinear2d.forward")),
