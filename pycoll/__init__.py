@@ -64,6 +64,7 @@ from pycoll.index_writes import (diagonal_scatter, index_put, index_put_, index_
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static
+from pycoll import fft  # noqa: E402,F401 - paddle.fft
 from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names of these
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
