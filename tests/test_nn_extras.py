@@ -490,3 +490,99 @@ def test_max_unpool_layers_take_output_size_at_the_call():
     out = nn.MaxUnPool2D(2)(pooled, mask, output_size=[5, 5])
     assert out.shape == [2, 1, 5, 5]
     np.testing.assert_array_equal(out.numpy().sum(), pooled.numpy().sum())
+
+
+# ---- grid_sample on 5-D inputs ([N, C, D, H, W], grids of (x, y, z)) ----
+
+def _volume_and_grid():
+    x = np.random.default_rng(7).standard_normal((2, 2, 3, 4, 5))
+    grid = np.random.default_rng(8).uniform(-1.2, 1.2, (2, 2, 3, 2, 3))
+    grid[0, 0, 0, 0] = [1.0, -1.0, 0.5]  # on the volume's faces: the clamp's slope at the edge
+    grid[1, 0, 0, 0] = [-1.0, 1.0, -1.0]
+    return x, grid
+
+
+def _probe(shape, phase):
+    return np.sin(np.arange(int(np.prod(shape))) + phase).reshape(shape)
+
+
+# measured on paddle 3.3.1's CPU build (float64), the same computation as below: sum(out * probe), then
+# after backward(probe) sum(x.grad * probe_x) and sum(grid.grad * probe_grid)
+PADDLE_GRID_SAMPLE_5D = {
+    ('bilinear', 'zeros', True): (-0.7002174346870478, 0.48652818087043614, 8.010117326255578),
+    ('bilinear', 'zeros', False): (1.3191527732218842, 0.5740134832954679, 0.1386358553094862),
+    ('bilinear', 'border', True): (-1.0713779296255583, 0.4753344170407191, 10.628387208114567),
+    ('bilinear', 'border', False): (0.1974780468368602, 1.124421609160121, 8.396964090973762),
+    ('bilinear', 'reflection', True): (-1.2269366840866156, 0.5658506630115285, 8.68401162823031),
+    ('bilinear', 'reflection', False): (0.1974780468368602, 1.124421609160121, 8.396964090973762),
+    ('nearest', 'zeros', True): (-2.610374484528383, -0.031127260437338045, 0.0),
+    ('nearest', 'zeros', False): (7.258449757986524, 0.9178146971137642, 0.0),
+    ('nearest', 'border', True): (-2.610374484528383, -0.031127260437338045, 0.0),
+    ('nearest', 'border', False): (2.690285758607937, 1.1431804756305746, 0.0),
+    ('nearest', 'reflection', True): (-2.610374484528383, -0.031127260437338045, 0.0),
+    ('nearest', 'reflection', False): (2.690285758607937, 1.1431804756305746, 0.0),
+}
+
+
+@pytest.mark.parametrize("mode,pad,corners", sorted(PADDLE_GRID_SAMPLE_5D))
+def test_grid_sample_5d_matches_paddle(mode, pad, corners):
+    x, grid = _volume_and_grid()
+    xt, gt = pycoll.to_tensor(x, stop_gradient=False), pycoll.to_tensor(grid, stop_gradient=False)
+    y = F.grid_sample(xt, gt, mode=mode, padding_mode=pad, align_corners=corners)
+    assert y.shape == [2, 2, 2, 3, 2]
+    value = (y * pycoll.to_tensor(_probe(y.shape, 0.0))).sum()
+    value.backward()
+    got = (value.item(), float((xt.grad.numpy() * _probe(x.shape, 1.0)).sum()),
+           float((gt.grad.numpy() * _probe(grid.shape, 2.0)).sum()))
+    np.testing.assert_allclose(got, PADDLE_GRID_SAMPLE_5D[(mode, pad, corners)], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("pad", ["zeros", "reflection"])
+def test_grid_sample_5d_trilinear_gradients_match_central_differences(pad):
+    x, grid = _volume_and_grid()
+    x, grid = x[:1, :1, :2, :3, :3], grid[:1, :1, 1:, :1] * 0.9  # away from the faces: smooth there
+    xt, gt = pycoll.to_tensor(x, stop_gradient=False), pycoll.to_tensor(grid, stop_gradient=False)
+    w = _probe([1, 1, 2, 1, 2], 0.5)
+    (F.grid_sample(xt, gt, padding_mode=pad, align_corners=False) * pycoll.to_tensor(w)).sum().backward()
+
+    def loss(a, g):
+        return float((F.grid_sample(pycoll.to_tensor(a), pycoll.to_tensor(g), padding_mode=pad,
+                                    align_corners=False).numpy() * w).sum())
+    for arr, grad, which in ((x, xt.grad.numpy(), 0), (grid, gt.grad.numpy(), 1)):
+        numeric = np.zeros_like(arr)
+        for idx in np.ndindex(arr.shape):
+            plus, minus = arr.copy(), arr.copy()
+            plus[idx] += 1e-6
+            minus[idx] -= 1e-6
+            args_p, args_m = ((plus, grid), (minus, grid)) if which == 0 else ((x, plus), (x, minus))
+            numeric[idx] = (loss(*args_p) - loss(*args_m)) / 2e-6
+        np.testing.assert_allclose(grad, numeric, atol=1e-6)
+
+
+def test_grid_sample_border_slope_at_the_edge_as_paddle():
+    # paddle 3.3.1: a 4-D grid point exactly on the last column keeps the clamp's slope ([-4.5, 4])
+    x = pycoll.to_tensor(np.arange(12.0).reshape(1, 1, 3, 4), stop_gradient=False)
+    g = pycoll.to_tensor(np.array([1.0, -1.0]).reshape(1, 1, 1, 2), stop_gradient=False)
+    F.grid_sample(x, g, padding_mode="border", align_corners=True).sum().backward()
+    np.testing.assert_allclose(g.grad.numpy().ravel(), [-4.5, 4.0])
+
+
+def test_grid_sample_5d_checks_the_grid():
+    with pytest.raises(ValueError, match=r"grid must be \[N, D_out, H_out, W_out, 3\]"):
+        F.grid_sample(pycoll.ones([1, 1, 2, 2, 2]), pycoll.zeros([1, 2, 2, 2, 2]))
+
+
+# ---- layer_norm's epsilon: paddle's kernel takes 0 <= epsilon <= 0.001 (compared as float32) ----
+
+def test_layer_norm_refuses_epsilon_outside_paddles_range():
+    x = pycoll.to_tensor(np.arange(8.0).reshape(2, 4))
+    for eps in (0.0011, 0.5, -1.0):
+        with pytest.raises(ValueError, match=r"'epsilon' should be between 0.0 and 0.001"):
+            F.layer_norm(x, 4, epsilon=eps)
+    layer = nn.LayerNorm(4, epsilon=0.5)  # paddle builds the layer and refuses at the forward
+    with pytest.raises(ValueError, match="epsilon"):
+        layer(x)
+    a = x.numpy()
+    for eps in (0.001, 0.0):
+        want = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + eps)
+        np.testing.assert_allclose(F.layer_norm(x, 4, epsilon=eps).numpy(), want, rtol=1e-12)

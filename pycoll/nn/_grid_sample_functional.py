@@ -1,15 +1,17 @@
 """paddle.nn.functional.affine_grid and grid_sample (4-D: [N, C, H, W] inputs, [N, H, W, 2] grids
-of (x, y) in [-1, 1]), with paddle's coordinate rules: align_corners maps -1 and 1 to the centres
+of (x, y) in [-1, 1]; 5-D: [N, C, D, H, W] inputs, [N, D, H, W, 3] grids of (x, y, z), 'bilinear'
+then being trilinear), with paddle's coordinate rules: align_corners maps -1 and 1 to the centres
 of the corner pixels, otherwise to their outer edges; padding_mode 'zeros' reads 0 outside,
 'border' clamps the coordinate, 'reflection' mirrors it at the edges (then clamps). 'nearest'
 rounds half to even, as paddle's kernel (std::nearbyint).
 
 grid_sample is one op: its backward scatters the gradient into x's pixels and gives the grid the
-derivative of the bilinear weights (none for 'nearest', as in paddle), through the padding's
+derivative of the (bi/tri)linear weights (none for 'nearest', as in paddle), through the padding's
 clamp or mirror."""
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+import itertools
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -77,7 +79,7 @@ def _pad_coords(xp: Any, p: Any, size: int, mode: str, align_corners: bool) -> T
         sign = sign * xp.where(flip, -1.0, 1.0)
     else:
         sign = xp.ones_like(p)
-    inside = (p > 0) & (p < size - 1)
+    inside = (p >= 0) & (p <= size - 1)  # paddle: the clamp passes the slope on at the edges too
     return xp.clip(p, 0, size - 1), sign * inside
 
 
@@ -87,65 +89,83 @@ def _check(x: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
         raise ValueError(f"{fn}: mode must be 'bilinear' or 'nearest', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"{fn}: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
-    if x.ndim != 4 or x.dtype.kind != "f":
-        raise ValueError(f"{fn}: x must be a floating [N, C, H, W] tensor (pycoll samples 4-D inputs), got shape "
+    if x.ndim not in (4, 5) or x.dtype.kind != "f":
+        raise ValueError(f"{fn}: x must be a floating [N, C, H, W] or [N, C, D, H, W] tensor, got shape "
                          f"{x.shape} dtype {x.dtype}")
-    if grid.ndim != 4 or grid.shape[0] != x.shape[0] or grid.shape[3] != 2:
-        raise ValueError(f"{fn}: grid must be [N={x.shape[0]}, H_out, W_out, 2], got shape {grid.shape}")
+    nd = x.ndim - 2
+    if grid.ndim != x.ndim or grid.shape[0] != x.shape[0] or grid.shape[-1] != nd:
+        want = "[N, H_out, W_out, 2]" if nd == 2 else "[N, D_out, H_out, W_out, 3]"
+        raise ValueError(f"{fn}: grid must be {want} with N = {x.shape[0]} for x of shape {x.shape}, got shape "
+                         f"{grid.shape}")
 
 
-def _gather(xp: Any, a: Any, yi: Any, xi: Any) -> Tuple[Any, Any, Any]:
-    """a[n, :, yi, xi] as [N, C, Ho, Wo] (0 outside the image), the flat pixel index, the mask."""
-    n, c, h, w = a.shape
-    ok = (xi >= 0) & (xi <= w - 1) & (yi >= 0) & (yi <= h - 1)
-    flat = (xp.clip(yi, 0, h - 1) * w + xp.clip(xi, 0, w - 1)).astype(np.int64)  # [N, Ho, Wo]
-    vals = xp.take_along_axis(a.reshape(n, c, h * w), flat.reshape(n, 1, -1), axis=2).reshape(n, c, *flat.shape[1:])
+def _gather(xp: Any, a: Any, index: List[Any]) -> Tuple[Any, Any, Any]:
+    """a[n, :, *index] as [N, C, *out] (0 outside the volume), the flat voxel index, the mask;
+    ``index`` holds one array of positions per spatial axis (in a's order), each [N, *out]."""
+    n, c, *sizes = a.shape
+    ok = xp.ones(index[0].shape, dtype=bool)
+    flat = xp.zeros(index[0].shape, dtype=np.int64)
+    for i, size in zip(index, sizes):
+        ok &= (i >= 0) & (i <= size - 1)
+        flat = flat * size + xp.clip(i, 0, size - 1).astype(np.int64)
+    vals = xp.take_along_axis(a.reshape(n, c, -1), flat.reshape(n, 1, -1), axis=2).reshape(n, c, *flat.shape[1:])
     return vals * ok[:, None], flat, ok
 
 
 def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool = True, name: Optional[str] = None) -> Tensor:
-    """x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]): [N, C, Ho, Wo]."""
+    """x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]): [N, C, Ho, Wo]; or
+    x [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] (x, y, z): [N, C, Do, Ho, Wo]."""
     x, grid = as_tensor(x), as_tensor(grid)
     _check(x, grid, mode, padding_mode)
     a, g = x._array, grid._array.astype(x._array.dtype, copy=False)
     xp = array_module(a)
-    n, c, h, w = a.shape
-    px, sx = _unnormalize(g[..., 0], w, align_corners)
-    py, sy = _unnormalize(g[..., 1], h, align_corners)
-    px, dpx = _pad_coords(xp, px, w, padding_mode, align_corners)
-    py, dpy = _pad_coords(xp, py, h, padding_mode, align_corners)
-    if mode == "nearest":
-        corners = [(xp.rint(py), xp.rint(px), None)]
-    else:
-        x0, y0 = xp.floor(px), xp.floor(py)
-        wx1, wy1 = px - x0, py - y0
-        wx0, wy0 = 1 - wx1, 1 - wy1
-        corners = [(y0, x0, wy0 * wx0), (y0, x0 + 1, wy0 * wx1), (y0 + 1, x0, wy1 * wx0), (y0 + 1, x0 + 1, wy1 * wx1)]
-    out = xp.zeros((n, c, *px.shape[1:]), dtype=a.dtype)
+    n, c, *sizes = a.shape
+    nd = len(sizes)
+    pos, scale, dpad = [], [], []  # per spatial axis of a (d, h, w order); the grid holds (x, y, z)
+    for axis, size in enumerate(sizes):
+        p, s = _unnormalize(g[..., nd - 1 - axis], size, align_corners)
+        p, dp = _pad_coords(xp, p, size, padding_mode, align_corners)
+        pos.append(p), scale.append(s), dpad.append(dp)
+    out = xp.zeros((n, c, *g.shape[1:-1]), dtype=a.dtype)
     picked = []
-    for yi, xi, weight in corners:
-        vals, flat, ok = _gather(xp, a, yi, xi)
-        out += vals if weight is None else vals * weight[:, None]
-        picked.append((flat, ok if weight is None else ok * weight))
-    if mode == "bilinear":  # d out / d px and d py, per channel
-        v00, v01, v10, v11 = (_gather(xp, a, yi, xi)[0] for yi, xi, _ in corners)
-        dx = (v01 - v00) * wy0[:, None] + (v11 - v10) * wy1[:, None]
-        dy = (v10 - v00) * wx0[:, None] + (v11 - v01) * wx1[:, None]
-        if dpx is not None:
-            dx, dy = dx * dpx[:, None], dy * dpy[:, None]
-        dx, dy = dx * sx, dy * sy
+    if mode == "nearest":  # the sampled value does not move with the grid: no grid gradient
+        vals, flat, ok = _gather(xp, a, [xp.rint(p) for p in pos])
+        out += vals
+        picked.append((flat, ok))
+        slopes = None
+    else:
+        low = [xp.floor(p) for p in pos]
+        frac = [p - lo for p, lo in zip(pos, low)]
+        slopes = [xp.zeros_like(out) for _ in range(nd)]  # d out / d pos, per axis
+        for corner in itertools.product((0, 1), repeat=nd):
+            factors = [f if bit else 1 - f for bit, f in zip(corner, frac)]
+            vals, flat, ok = _gather(xp, a, [lo + bit for lo, bit in zip(low, corner)])
+            weight = factors[0]
+            for f in factors[1:]:
+                weight = weight * f
+            out += vals * weight[:, None]
+            picked.append((flat, ok * weight))
+            for axis, bit in enumerate(corner):
+                others = xp.ones_like(weight)
+                for k, f in enumerate(factors):
+                    if k != axis:
+                        others = others * f
+                slopes[axis] += vals * ((others if bit else -others)[:, None])
+        for axis in range(nd):
+            if dpad[axis] is not None:
+                slopes[axis] *= dpad[axis][:, None]
+            slopes[axis] *= scale[axis]
     shape, gshape = a.shape, g.shape  # the backward keeps no values of x or the grid
 
     def backward(gout: Any) -> tuple:
-        gx = xp.zeros((n, c, h * w), dtype=gout.dtype)
+        gx = xp.zeros((n, c, int(np.prod(sizes))), dtype=gout.dtype)
         rows, chans = xp.arange(n)[:, None, None], xp.arange(c)[None, :, None]
         for flat, weight in picked:
             scatter_add(gx, (rows, chans, flat.reshape(n, 1, -1)), (gout * weight[:, None]).reshape(n, c, -1))
-        ggrid = None
-        if mode == "bilinear":
-            ggrid = xp.stack([(gout * dx).sum(axis=1), (gout * dy).sum(axis=1)], axis=-1)
-        else:  # nearest: the sampled value does not move with the grid
+        if slopes is None:
             ggrid = xp.zeros(gshape, dtype=gout.dtype)
+        else:  # the grid's last axis is (x, y[, z]): the spatial axes reversed
+            ggrid = xp.stack([(gout * slopes[nd - 1 - k]).sum(axis=1) for k in range(nd)], axis=-1)
         return gx.reshape(shape), ggrid
     return op_output(out, backward, x, grid)

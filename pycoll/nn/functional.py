@@ -186,7 +186,11 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
 @param_aliases({"input": "x", "eps": "epsilon"})
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, epsilon: float = 1e-5, name: Optional[str] = None) -> Tensor:
-    """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values."""
+    """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values.
+    As paddle's kernel, epsilon (taken as a float32) must lie in [0, 0.001]."""
+    if (isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number))
+            or not np.float32(0.0) <= np.float32(epsilon) <= np.float32(0.001)):
+        raise ValueError(f"layer_norm: 'epsilon' should be between 0.0 and 0.001, but received [{epsilon}]")
     x = as_tensor(x)
     a = x._array
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
