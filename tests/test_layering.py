@@ -31,6 +31,7 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("tensor", ("pycoll.tensor", "pycoll.autograd", "pycoll.math_ops", "pycoll.shape_ops",
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.paddle_files", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll._versions", "pycoll.static",
+                "pycoll.complex_ops",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
                 "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.dtypes", "pycoll.metric", "pycoll.linalg",
                 "pycoll.einsum_ops", "pycoll.inplace_ops", "pycoll._special", "pycoll.unary_ops",

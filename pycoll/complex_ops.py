@@ -1,0 +1,91 @@
+"""Complex numbers' parts: ``real``, ``imag``, ``conj``, ``angle``, ``complex`` (also Tensor
+methods ``real()``, ``imag()``, ``conj()``, ``angle()``), with paddle's gradients.
+
+A gradient reaching a complex tensor is paddle's (and torch's) conjugate-Wirtinger one, as
+``pycoll.abs`` already gives it: for a real loss L of z = x + iy it is dL/dx + i dL/dy. So
+``real`` sends g back as g + 0i, ``imag`` as i·g, ``conj`` sends conj(g), and ``angle`` g·(-y + ix)/|z|².
+On real tensors (which paddle's kernels refuse) they act as NumPy's: ``real`` and ``conj`` are
+the values, ``imag`` zeros, ``angle`` 0 or pi.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pycoll._tensor_ops import as_tensor, op_output
+from pycoll.device import array_module
+from pycoll.shape_ops import unbroadcast
+from pycoll.tensor import Tensor
+
+__all__ = ["real", "imag", "conj", "angle", "complex"]
+
+
+def real(x: Any, name: Optional[str] = None) -> Tensor:
+    """The real parts of x (float32 for complex64, float64 for complex128)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    dtype = a.dtype
+
+    def backward(g: Any) -> tuple:
+        return (g.astype(dtype, copy=False),)
+    return op_output(xp.real(a).copy(), backward, x)
+
+
+def imag(x: Any, name: Optional[str] = None) -> Tensor:
+    """The imaginary parts of x (zeros for a real x)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    dtype = a.dtype
+    is_complex = a.dtype.kind == "c"
+
+    def backward(g: Any) -> tuple:
+        return ((g * 1j).astype(dtype, copy=False) if is_complex else xp.zeros_like(g),)
+    return op_output(xp.imag(a).copy(), backward, x)
+
+
+def conj(x: Any, name: Optional[str] = None) -> Tensor:
+    """The complex conjugate of x (x itself, copied, when real)."""
+    x = as_tensor(x)
+    xp = array_module(x._array)
+    return op_output(xp.conj(x._array), lambda g: (xp.conj(g),), x)
+
+
+def angle(x: Any, name: Optional[str] = None) -> Tensor:
+    """The argument of each element, in (-pi, pi] (0 or pi for a real x)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    if a.dtype.kind != "c":
+        return op_output(xp.angle(a).astype(a.dtype if a.dtype.kind == "f" else "float32"),
+                         lambda g: (xp.zeros_like(g),), x)
+    xr, yi = xp.real(a), xp.imag(a)  # the backward keeps the parts, not x's memory
+
+    def backward(g: Any) -> tuple:
+        size = xr * xr + yi * yi
+        safe = xp.where(size == 0, 1, size)
+        return (xp.where(size == 0, 0, g * (-yi + 1j * xr) / safe).astype(a.dtype, copy=False),)
+    return op_output(xp.angle(a), backward, x)
+
+
+def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
+    """real + i·imag, broadcast (float32 parts give complex64, float64 complex128); each part gets
+    the matching part of the gradient."""
+    re, im = as_tensor(real), as_tensor(imag)
+    ra, ia = re._array, im._array
+    if ra.dtype != ia.dtype or ra.dtype.kind != "f":
+        raise TypeError(f"complex: real and imag must be floating tensors of one dtype, got {ra.dtype} and "
+                        f"{ia.dtype}")
+    xp = array_module(ra)
+    out = ra + 1j * ia
+    out = out.astype(xp.complex64 if ra.dtype == xp.float32 else xp.complex128, copy=False)
+    shapes, dtype = (ra.shape, ia.shape), ra.dtype  # the backward keeps no values of the parts
+
+    def backward(g: Any) -> tuple:
+        return (unbroadcast(xp.real(g), shapes[0]).astype(dtype), unbroadcast(xp.imag(g), shapes[1]).astype(dtype))
+    return op_output(out, backward, re, im)
+
+
+for _name, _fn in {"real": real, "imag": imag, "conj": conj, "angle": angle}.items():
+    setattr(Tensor, _name, _fn)
+del _name, _fn
