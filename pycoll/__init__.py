@@ -66,7 +66,7 @@ from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack
 from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static
 from pycoll import fft  # noqa: E402,F401 - paddle.fft
 from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names of these
-from pycoll.complex_ops import angle, complex, conj, imag, real  # noqa: A004 - paddle's names
+from pycoll.complex_ops import angle, as_complex, as_real, complex, conj, imag, real  # noqa: A004 - paddle's
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
 

@@ -89,11 +89,11 @@ def binary_dtype(x: Any, y: Any, name: str, strict: bool = False) -> Optional[np
 
 def promoted(x: Any, y: Any, name: str, to_float: bool = False, strict: bool = False) -> Tuple[Any, Any]:
     """The arrays (or numbers) op ``name`` computes on: each Tensor's array cast to the dtype the
-    op gives (see `binary_dtype`); ``to_float``: an integer result dtype becomes float32 (true
-    division); ``strict``: see `binary_dtype`. Numbers stay numbers (NumPy keeps the array's
+    op gives (see `binary_dtype`); ``to_float``: an integer (or bool) result dtype becomes float32
+    (true division), a complex one stays; ``strict``: see `binary_dtype`. Numbers stay numbers (NumPy keeps the array's
     dtype for them), bfloat16 scalars next to a bfloat16 array (ml_dtypes would give float32)."""
     dt = binary_dtype(x, y, name, strict)
-    if to_float and dt is not None and not is_floating(dt):
+    if to_float and dt is not None and not is_floating(dt) and dt.kind != "c":
         dt = INT_TO_FLOAT
     return _cast(x, dt), _cast(y, dt)
 

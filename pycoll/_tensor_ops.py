@@ -78,7 +78,7 @@ def operand(v: Any) -> Any:
         return _prepared(v) if _input_hooks else v
     if isinstance(v, np.generic):  # before float: numpy.float64 subclasses float
         return v.item()
-    if isinstance(v, (bool, int, float)):
+    if isinstance(v, (bool, int, float, complex)):
         return v
     if is_array(v) or isinstance(v, (list, tuple)):
         return to_tensor(v)

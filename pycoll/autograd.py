@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad, queue_callback,
-                           record, run_backward, set_grad_enabled)
+from pycoll._graph import (RemovableHandle, conjugate_grads, enable_grad, graph_leaves, is_grad_enabled, no_grad,
+                           queue_callback, record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 
@@ -96,6 +96,7 @@ class PyLayer:
             return arrays
 
         saved = [t for t in ctx.saved_tensor() if isinstance(t, Tensor)]
+        conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
         record(results, fn, tensor_args, fresh=False, saved=saved)  # if an input needs a gradient
         if single:
             return results[0]

@@ -4,19 +4,21 @@ methods ``real()``, ``imag()``, ``conj()``, ``angle()``), with paddle's gradient
 A gradient reaching a complex tensor is paddle's (and torch's) conjugate-Wirtinger one, as
 ``pycoll.abs`` already gives it: for a real loss L of z = x + iy it is dL/dx + i dL/dy. So
 ``real`` sends g back as g + 0i, ``imag`` as i·g, ``conj`` sends conj(g), and ``angle`` g·(-y + ix)/|z|².
-On real tensors (which paddle's kernels refuse) they act as NumPy's: ``real`` and ``conj`` are
+Their backward functions are written in that convention (`pycoll._graph.conjugate_grads`). On
+real tensors (which paddle's kernels refuse) they act as NumPy's: ``real`` and ``conj`` are
 the values, ``imag`` zeros, ``angle`` 0 or pi.
 """
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._graph import conjugate_grads
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor
 
-__all__ = ["real", "imag", "conj", "angle", "complex"]
+__all__ = ["real", "imag", "conj", "angle", "complex", "as_complex", "as_real"]
 
 
 def real(x: Any, name: Optional[str] = None) -> Tensor:
@@ -28,7 +30,7 @@ def real(x: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (g.astype(dtype, copy=False),)
-    return op_output(xp.real(a).copy(), backward, x)
+    return op_output(xp.real(a).copy(), conjugate_grads(backward), x)
 
 
 def imag(x: Any, name: Optional[str] = None) -> Tensor:
@@ -41,14 +43,14 @@ def imag(x: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return ((g * 1j).astype(dtype, copy=False) if is_complex else xp.zeros_like(g),)
-    return op_output(xp.imag(a).copy(), backward, x)
+    return op_output(xp.imag(a).copy(), conjugate_grads(backward), x)
 
 
 def conj(x: Any, name: Optional[str] = None) -> Tensor:
     """The complex conjugate of x (x itself, copied, when real)."""
     x = as_tensor(x)
     xp = array_module(x._array)
-    return op_output(xp.conj(x._array), lambda g: (xp.conj(g),), x)
+    return op_output(xp.conj(x._array), conjugate_grads(lambda g: (xp.conj(g),)), x)
 
 
 def angle(x: Any, name: Optional[str] = None) -> Tensor:
@@ -65,7 +67,7 @@ def angle(x: Any, name: Optional[str] = None) -> Tensor:
         size = xr * xr + yi * yi
         safe = xp.where(size == 0, 1, size)
         return (xp.where(size == 0, 0, g * (-yi + 1j * xr) / safe).astype(a.dtype, copy=False),)
-    return op_output(xp.angle(a), backward, x)
+    return op_output(xp.angle(a), conjugate_grads(backward), x)
 
 
 def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
@@ -83,7 +85,37 @@ def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa
 
     def backward(g: Any) -> tuple:
         return (unbroadcast(xp.real(g), shapes[0]).astype(dtype), unbroadcast(xp.imag(g), shapes[1]).astype(dtype))
-    return op_output(out, backward, re, im)
+    return op_output(out, conjugate_grads(backward), re, im)
+
+
+def as_complex(x: Any, name: Optional[str] = None) -> Tensor:
+    """[..., 2] floats (real, imaginary) as [...] complex numbers (float32 -> complex64)."""
+    x = as_tensor(x)
+    a = x._array
+    if a.dtype.kind != "f" or a.ndim < 1 or a.shape[-1] != 2:
+        raise ValueError(f"as_complex: x must be a floating tensor whose last dimension is 2, got shape "
+                         f"{list(a.shape)} dtype {a.dtype}")
+    xp = array_module(a)
+    out = (a[..., 0] + 1j * a[..., 1]).astype(xp.complex64 if a.dtype == xp.float32 else xp.complex128)
+    dtype = a.dtype
+
+    def backward(g: Any) -> tuple:
+        return (xp.stack([xp.real(g), xp.imag(g)], axis=-1).astype(dtype, copy=False),)
+    return op_output(out, conjugate_grads(backward), x)
+
+
+def as_real(x: Any, name: Optional[str] = None) -> Tensor:
+    """[...] complex numbers as [..., 2] floats (real, imaginary)."""
+    x = as_tensor(x)
+    a = x._array
+    if a.dtype.kind != "c":
+        raise ValueError(f"as_real: x must be a complex tensor, got dtype {a.dtype}")
+    xp = array_module(a)
+    dtype = a.dtype
+
+    def backward(g: Any) -> tuple:
+        return ((g[..., 0] + 1j * g[..., 1]).astype(dtype, copy=False),)
+    return op_output(xp.stack([xp.real(a), xp.imag(a)], axis=-1), conjugate_grads(backward), x)
 
 
 for _name, _fn in {"real": real, "imag": imag, "conj": conj, "angle": angle}.items():

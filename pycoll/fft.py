@@ -18,6 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
+from pycoll._graph import conjugate_grads
 from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module, device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
@@ -143,7 +144,7 @@ def _c2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     def backward(g: Any) -> Tuple[Any]:
         adj = (xp.fft.ifftn if forward else xp.fft.fftn)(g.astype(cdt, copy=False), axes=axes, norm=_OPPOSITE[norm])
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
-    return op_output(out, backward, x)
+    return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 
 
 def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor:
@@ -172,7 +173,7 @@ def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
             g = xp.conj(g)
         adj = xp.fft.ifftn(_resized(g, full[-1:], axes[-1:]), axes=axes, norm=_OPPOSITE[used])
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
-    return op_output(out, backward, x)
+    return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 
 
 def _c2r(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor:
@@ -207,7 +208,7 @@ def _c2r(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
         if forward:
             adj = xp.conj(adj)
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
-    return op_output(out, backward, x)
+    return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 
 
 def _is_real(x: Any) -> bool:

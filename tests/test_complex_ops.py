@@ -48,3 +48,70 @@ def test_real_tensors_act_as_numpys():
     assert pycoll.real(x).numpy().tolist() == [1.0, -2.0] and pycoll.imag(x).numpy().tolist() == [0.0, 0.0]
     assert pycoll.conj(x).numpy().tolist() == [1.0, -2.0]
     np.testing.assert_allclose(pycoll.angle(x).numpy(), [0, np.pi], rtol=1e-6)
+
+
+def test_complex_division_stays_complex():
+    """paddle 3.3.1: [0.4+0.3j, 0.5135-0.0811j]; pycoll gave float32 [0.25, 0.5], dropping the imaginary parts."""
+    a = pycoll.to_tensor(np.array([1 + 2j, 3 - 1j]))
+    np.testing.assert_allclose((a / (a + 3)).numpy(), [0.4 + 0.3j, 0.5135135135 - 0.0810810811j], rtol=1e-9)
+    np.testing.assert_allclose((2 / a).numpy(), [0.4 - 0.8j, 0.6 + 0.2j], rtol=1e-12)
+    assert (a / 2).dtype == np.complex128
+
+
+# a real loss of complex z: its gradient is dL/dx + i dL/dy (paddle's and torch's convention);
+# paddle 3.3.1 gives, at z = 1+2j: d real(z*z) = 2-4j, d real(exp z) = -1.1312-2.4717j
+HOLOMORPHIC = {
+    "multiply": lambda z: z * z * (0.5 - 1j),
+    "divide": lambda z: (z + 1) / (z * z + 2),
+    "exp": pycoll.exp, "sin": pycoll.sin, "tanh": pycoll.tanh, "sqrt": pycoll.sqrt, "log": pycoll.log,
+    "reciprocal": pycoll.reciprocal, "square": pycoll.square, "pow": lambda z: z ** 3,
+    "matmul": lambda z: pycoll.matmul(z.reshape([1, 3]), pycoll.to_tensor(np.array([[2 + 1j], [1j], [-1 + 0j]]))),
+    "prod": lambda z: pycoll.prod(z),
+}
+
+
+@pytest.mark.parametrize("op", sorted(HOLOMORPHIC))
+def test_gradients_of_complex_ops_follow_the_convention(op):
+    f = HOLOMORPHIC[op]
+    weights = np.array([0.7, -0.4, 1.3])
+
+    def loss(z):
+        out = f(z)
+        flat = out.reshape([-1])
+        n = flat.shape[0]
+        return ((pycoll.real(flat) * pycoll.to_tensor(weights[:n])).sum()
+                + (pycoll.imag(flat) * pycoll.to_tensor(weights[::-1][:n].copy())).sum())
+
+    z = pycoll.to_tensor(Z.copy(), stop_gradient=False)
+    loss(z).backward()
+    expected = np.zeros(3, complex)
+    for i in range(3):
+        for unit in (1, 1j):
+            step = np.zeros(3, complex)
+            step[i] = 1e-6 * unit
+            with pycoll.no_grad():
+                up, down = float(loss(pycoll.to_tensor(Z + step))), float(loss(pycoll.to_tensor(Z - step)))
+            expected[i] += unit * (up - down) / 2e-6
+    np.testing.assert_allclose(z.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_paddles_numbers_for_two_holomorphic_gradients():
+    z = pycoll.to_tensor(np.array([1 + 2j]), stop_gradient=False)
+    pycoll.real(z * z).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [2 - 4j])
+    z = pycoll.to_tensor(np.array([1 + 2j]), stop_gradient=False)
+    pycoll.real(pycoll.exp(z)).sum().backward()
+    np.testing.assert_allclose(z.grad.numpy(), [-1.13120438 - 2.47172667j], rtol=1e-8)
+
+
+def test_as_complex_and_as_real_convert_and_pass_gradients():
+    x = pycoll.to_tensor([[1.0, 2.0], [3.0, -1.0]], stop_gradient=False)
+    z = pycoll.as_complex(x)
+    assert z.dtype == np.complex64 and z.numpy().tolist() == [1 + 2j, 3 - 1j]
+    back = pycoll.as_real(z * z)
+    assert back.shape == [2, 2]
+    (back * pycoll.to_tensor([[1.0, 0.0], [0.0, 1.0]])).sum().backward()  # real(z0^2) + imag(z1^2)
+    # real(z0^2) = x^2 - y^2: (2x, -2y) = (2, -4); imag(z1^2) = 2xy: (2y, 2x) = (-2, 6)
+    np.testing.assert_allclose(x.grad.numpy(), [[2.0, -4.0], [-2.0, 6.0]], rtol=1e-6)
+    with pytest.raises(ValueError, match="as_complex: x must be a floating tensor whose last dimension is 2"):
+        pycoll.as_complex(pycoll.ones([3]))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from pycoll._graph import enable_grad, graph_leaves, is_grad_enabled, no_grad, record
+from pycoll._graph import conjugate_grads, enable_grad, graph_leaves, is_grad_enabled, no_grad, record
 from pycoll._logging import logger
 from pycoll.grad_ops import grad
 from pycoll.nn import Layer
@@ -75,7 +75,8 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return [None if g is None else g.array for g in got]
 
     # backward runs the block again on the inputs' values then: they must still be those of now
-    record(results, backward, inputs + leaves, fresh=False, saved=inputs)
+    # its backward runs the graph's own walk, which already applies the complex convention
+    record(results, conjugate_grads(backward), inputs + leaves, fresh=False, saved=inputs)
     return rebuild(results)
 
 
