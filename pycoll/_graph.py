@@ -34,7 +34,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Seq
 
 import numpy as np
 
-from pycoll import _versions
+from pycoll import _complex_grads, _versions
 
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
@@ -300,31 +300,6 @@ def _finish_leaf(leaf: GraphTensor, g: Any, bufs: _Buffers) -> None:
     leaf.finish_grad(g, g is not None and bufs.owned(g))
 
 
-def conjugate_grads(fn: Callable) -> Callable:
-    """Mark backward function `fn` as written for complex tensors in the gradient convention
-    (paddle's and torch's conjugate-Wirtinger one: a real loss L of z = x + iy has gradient
-    dL/dx + i dL/dy): the walk hands it complex gradients as they are. Returns `fn`."""
-    fn.conjugate_grads = True
-    return fn
-
-
-def _conj(g: Any) -> Any:
-    return g.conj() if g is not None and g.dtype.kind == "c" else g
-
-
-def _run_node(node: Node, slots: list) -> Any:
-    """``node.fn`` on its output gradients. A backward function not marked by `conjugate_grads`
-    is written as for real numbers, g * f'(z); on complex gradients the walk runs it as
-    conj(fn(conj(g))) = g * conj(f'(z)), the convention's gradient of a holomorphic op (and the
-    same as before for real-coefficient linear ops: sums, reshapes, indexing)."""
-    arg = slots[0] if node.n_out == 1 else slots
-    if getattr(node.fn, "conjugate_grads", False) or not any(
-            s is not None and s.dtype.kind == "c" for s in slots):
-        return node.fn(arg)
-    got = node.fn(_conj(arg) if node.n_out == 1 else [_conj(s) for s in arg])
-    return [_conj(g) for g in got] if got else got
-
-
 def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
                  retain_graph: bool = False) -> None:
     """Backpropagate from `roots`, each seeded with `root.seed_grad(g)` for its entry of `grads`,
@@ -392,7 +367,7 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             if slots is not None and any(s is not None for s in slots):
                 if _versions.last_write > node.seq or node.saved:
                     _versions.check(node)
-                out_grads = _run_node(node, slots)
+                out_grads = _complex_grads.run_node(node, slots)
             if not retain_graph:
                 node.fn = None
                 node.inputs = ()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._graph import (RemovableHandle, conjugate_grads, enable_grad, graph_leaves, is_grad_enabled, no_grad,
+from pycoll._complex_grads import conjugate_grads
+from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
                            queue_callback, record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap

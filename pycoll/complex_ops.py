@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._graph import conjugate_grads
+from pycoll._complex_grads import conjugate_grads
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.shape_ops import unbroadcast

@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._graph import conjugate_grads
+from pycoll._complex_grads import conjugate_grads
 from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module, device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll import _graph, shape_ops
+from pycoll import _complex_grads, shape_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
@@ -211,7 +211,7 @@ def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    return op_output(xp.abs(a), _graph.conjugate_grads(lambda g: (g * xp.sign(a),)), x)  # z/|z| for complex z
+    return op_output(xp.abs(a), _complex_grads.conjugate_grads(lambda g: (g * xp.sign(a),)), x)  # z/|z| for complex z
 
 
 def relu(x: Tensor) -> Tensor:

@@ -30,7 +30,7 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("backends", ("pycoll.backends",)),
     ("tensor", ("pycoll.tensor", "pycoll.autograd", "pycoll.math_ops", "pycoll.shape_ops",
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.paddle_files", "pycoll.nn",
-                "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll._versions", "pycoll.static",
+                "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll._versions", "pycoll._complex_grads", "pycoll.static",
                 "pycoll.complex_ops",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
                 "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.dtypes", "pycoll.metric", "pycoll.linalg",

@@ -16,7 +16,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from pycoll._graph import conjugate_grads, enable_grad, graph_leaves, is_grad_enabled, no_grad, record
+from pycoll._complex_grads import conjugate_grads
+from pycoll._graph import enable_grad, graph_leaves, is_grad_enabled, no_grad, record
 from pycoll._logging import logger
 from pycoll.grad_ops import grad
 from pycoll.nn import Layer

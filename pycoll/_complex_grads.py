@@ -1,0 +1,34 @@
+"""Gradients of complex tensors: paddle's and torch's conjugate-Wirtinger convention, in which a
+real loss L of z = x + iy has gradient dL/dx + i dL/dy. Backward functions are written as for real
+numbers (g * f'(z)); the walk (`pycoll._graph`) runs each through `run_node`, which turns that into
+the convention's g * conj(f'(z)) on complex gradients. A backward already written in the
+convention (abs, the complex parts, fft's adjoint transforms, a PyLayer's) says so with
+`conjugate_grads`."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def conjugate_grads(fn: Callable) -> Callable:
+    """Mark backward function `fn` as written for complex tensors in the gradient convention
+    (paddle's and torch's conjugate-Wirtinger one: a real loss L of z = x + iy has gradient
+    dL/dx + i dL/dy): the walk hands it complex gradients as they are. Returns `fn`."""
+    fn.conjugate_grads = True
+    return fn
+
+
+def _conj(g: Any) -> Any:
+    return g.conj() if g is not None and g.dtype.kind == "c" else g
+
+
+def run_node(node: Any, slots: list) -> Any:
+    """``node.fn`` on its output gradients. A backward function not marked by `conjugate_grads`
+    is written as for real numbers, g * f'(z); on complex gradients the walk runs it as
+    conj(fn(conj(g))) = g * conj(f'(z)), the convention's gradient of a holomorphic op (and the
+    same as before for real-coefficient linear ops: sums, reshapes, indexing)."""
+    arg = slots[0] if node.n_out == 1 else slots
+    if getattr(node.fn, "conjugate_grads", False) or not any(
+            s is not None and s.dtype.kind == "c" for s in slots):
+        return node.fn(arg)
+    got = node.fn(_conj(arg) if node.n_out == 1 else [_conj(s) for s in arg])
+    return [_conj(g) for g in got] if got else got
