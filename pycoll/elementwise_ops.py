@@ -32,6 +32,7 @@ def _pick(x: Any, y: Any, name: str, take_x: Callable[[Any, Any], Any]) -> Tenso
     return op_output(out, backward, x, y)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The elementwise maximum (NaN wins, as in paddle)."""
     return _pick(x, y, "maximum", lambda a, b: a > b)

@@ -35,6 +35,7 @@ def _value(v: Any) -> Any:
     return v.item() if isinstance(v, Tensor) else v
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tensor:
     """The index of the smallest element (of x flattened, or along `axis`), int64 unless `dtype`

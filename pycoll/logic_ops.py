@@ -48,7 +48,7 @@ def _logical(fn_name: str) -> Callable[..., Tensor]:
         return delivered(value_output(getattr(xp, fn_name)(xa, ya), fn_name, x, y), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = f"Elementwise {fn_name.replace('_', ' ')} of x and y read as truth values (non-zero is True)."
-    return op
+    return param_aliases({"input": "x", "other": "y"})(op)
 
 
 logical_and = _logical("logical_and")

@@ -68,6 +68,7 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return op_output(xa - ya, backward, x, y)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "multiply")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
@@ -115,6 +116,7 @@ def neg(x: Tensor) -> Tensor:
     return op_output(-x._array, lambda g: (-g,), x)
 
 
+@param_aliases({"input": "x", "other": "y"})
 @accumulates_in_float32
 def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False, name: Optional[str] = None) -> Tensor:
     """Matrix product with NumPy's rules for 1-D and batched operands."""
@@ -147,6 +149,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     return op_output(xa @ ya, backward, x, y)
 
 
+@param_aliases({"input": "x", "mat2": "y"})
 def bmm(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Batched matrix product of 3-D tensors: [b, m, k] @ [b, k, n] -> [b, m, n]."""
     x, y = as_tensor(x), as_tensor(y)
@@ -183,6 +186,7 @@ def tanh(x: Tensor, name: Optional[str] = None) -> Tensor:
     return op_output(out, lambda g: (g * (1 - out * out),), x)
 
 
+@param_aliases({"input": "x"})
 def exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).exp(floating(x._array))
@@ -195,6 +199,7 @@ def log(x: Tensor, name: Optional[str] = None) -> Tensor:
     return op_output(array_module(a).log(a), lambda g: (g / a,), x)
 
 
+@param_aliases({"input": "x"})
 def sqrt(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).sqrt(floating(x._array))
@@ -207,6 +212,7 @@ def square(x: Tensor, name: Optional[str] = None) -> Tensor:
     return op_output(a * a, lambda g: (g * (2 * a),), x)
 
 
+@param_aliases({"input": "x"})
 def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     x = as_tensor(x)
     a = x._array
@@ -297,6 +303,7 @@ def kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False,
         name: Optional[str] = None) -> Tensor:  # noqa: A001
@@ -361,6 +368,7 @@ def min(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] 
     return _extreme(x, axis, keepdim, "min")
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tensor:
     """The index of the largest element (of x flattened, or along `axis`; keepdim without an axis

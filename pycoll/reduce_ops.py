@@ -124,6 +124,7 @@ def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Ten
     return op_output(out, backward, x)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """log(sum(exp(x))) over `axis`, computed stably; integers give float32 (paddle's).
@@ -174,6 +175,7 @@ def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None,
     return math_ops.multiply(math_ops.sum(terms, axis=ax), factor)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """max; ties share the gradient equally (as paddle's amax and max both do)."""
     return math_ops.max(x, axis, keepdim)
@@ -192,11 +194,13 @@ def _truth(x: Tensor, axis: Any, keepdim: bool, name: str) -> Tensor:
     return value_output(out, name, x, axes=axes)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
     """Whether every element over `axis` (None: all of them) is non-zero, a bool tensor."""
     return _truth(x, axis, keepdim, "all")
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
     """Whether some element over `axis` (None: all of them) is non-zero, a bool tensor."""
     return _truth(x, axis, keepdim, "any")

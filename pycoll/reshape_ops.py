@@ -32,6 +32,7 @@ def flip(x: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) ->
     return op_output(xp.flip(x._array, axes), lambda g: (xp.flip(g, axes),), x)
 
 
+@param_aliases({"input": "x", "dims": "axis"})
 def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Optional[str] = None) -> Tensor:
     """x's elements shifted cyclically by `shifts` along `axis` (None: along x flattened)."""
     x = as_tensor(x)

@@ -620,3 +620,37 @@ def test_median_with_torch_names_takes_mode_min_as_paddle():
     values, indices = x.median(dim=0)  # paddle 3.3.1: [0.5, -2., -1., 0.], [1, 0, 1, 0]
     np.testing.assert_array_equal(values.numpy(), [0.5, -2.0, -1.0, 0.0])
     np.testing.assert_array_equal(indices.numpy(), [1, 0, 1, 0])
+
+
+def test_torch_names_paddle_takes_on_its_operator_bindings():
+    """Paddle 3.3.1 also takes these through its C++ operator bindings, not the decorators the
+    table was scanned from (each call below was run on paddle 3.3.1 by a probe)."""
+    x = pycoll.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    y = pycoll.to_tensor(np.ones((3, 2), np.float32))
+    same = [
+        (pycoll.sum(input=x, dim=0), pycoll.sum(x, axis=0)),
+        (pycoll.sum(x, dim=1, keepdim=True), pycoll.sum(x, axis=1, keepdim=True)),
+        (x.sum(dim=1), x.sum(axis=1)),
+        (pycoll.amax(x, dim=1), pycoll.amax(x, axis=1)),
+        (pycoll.logsumexp(x, dim=1), pycoll.logsumexp(x, axis=1)),
+        (pycoll.argmax(x, dim=1, keepdim=True), pycoll.argmax(x, axis=1, keepdim=True)),
+        (pycoll.argmin(input=x, dim=0), pycoll.argmin(x, axis=0)),
+        (pycoll.all(x > 0, dim=1), pycoll.all(x > 0, axis=1)),
+        (pycoll.any(x > 4, dim=0), pycoll.any(x > 4, axis=0)),
+        (pycoll.matmul(input=x, other=y), pycoll.matmul(x, y)),
+        (x.matmul(other=y), x.matmul(y)),
+        (pycoll.bmm(input=x.unsqueeze(0), mat2=y.unsqueeze(0)), pycoll.bmm(x.unsqueeze(0), y.unsqueeze(0))),
+        (pycoll.multiply(input=x, other=x), x * x),
+        (pycoll.maximum(x, other=x * 0 + 2), pycoll.maximum(x, x * 0 + 2)),
+        (pycoll.logical_and(x > 1, other=x < 4), pycoll.logical_and(x > 1, x < 4)),
+        (pycoll.roll(x, shifts=1, dims=1), pycoll.roll(x, 1, axis=1)),
+        (pycoll.abs(input=x), pycoll.abs(x)), (pycoll.exp(input=x), pycoll.exp(x)),
+        (pycoll.sqrt(input=x), pycoll.sqrt(x)),
+        (pycoll.nn.functional.gelu(input=x), pycoll.nn.functional.gelu(x)),
+        (pycoll.nn.functional.interpolate(input=x.reshape([1, 1, 2, 3]), scale_factor=2),
+         pycoll.nn.functional.interpolate(x.reshape([1, 1, 2, 3]), scale_factor=2)),
+    ]
+    for got, want in same:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    with pytest.raises(TypeError):
+        pycoll.sum(x, axis=0, dim=0)

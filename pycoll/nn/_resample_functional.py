@@ -23,6 +23,7 @@ from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_av
 from pycoll.nn._sliding import apply_axis_maps
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
+from pycoll._param_aliases import param_aliases
 
 __all__ = ["interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
 
@@ -107,6 +108,7 @@ def _sizes(size: Any, scale_factor: Any, spatial: List[int], recompute: Optional
     return out, ([0.0] * nd if recompute else [float(s) for s in scales])
 
 
+@param_aliases({"input": "x"})
 def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
                 recompute_scale_factor: Optional[bool] = None, antialias: bool = False,

@@ -95,6 +95,7 @@ def _gelu_uses_tanh(approximate: Any) -> bool:
     raise ValueError(f"gelu: approximate must be a bool, 'tanh' or 'none', got {approximate!r}")
 
 
+@param_aliases({"input": "x"})
 def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] = None) -> Tensor:
     """x * Phi(x) (exact, with erf); approximate=True or 'tanh' uses the tanh formula, False or
     'none' the exact one (paddle's forms)."""
