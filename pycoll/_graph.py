@@ -367,7 +367,10 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             if slots is not None and any(s is not None for s in slots):
                 if _versions.last_write > node.seq or node.saved:
                     _versions.check(node)
-                out_grads = _complex_grads.run_node(node, slots)
+                if node.n_out == 1 and slots[0].dtype.kind != "c":  # the common case, kept lean
+                    out_grads = node.fn(slots[0])
+                else:
+                    out_grads = _complex_grads.run_node(node, slots)
             if not retain_graph:
                 node.fn = None
                 node.inputs = ()
