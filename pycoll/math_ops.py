@@ -102,11 +102,15 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
     out = integer_power(xa, ya) if integer else xa ** ya
 
     def backward(g: Any) -> tuple:
-        gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** negative: inf, as paddle's
+            gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
         gy = None
         if my:
-            log_x = array_module(g).log(xa) if isinstance(x, Tensor) else math.log(xa)
-            gy = grad_for(g * out * log_x, my)
+            xp = array_module(g)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                log_x = xp.log(xa) if isinstance(x, Tensor) else (math.log(xa) if xa > 0 else -math.inf)
+                # a zero base contributes nothing (0 * log 0 is taken as 0, as paddle does)
+                gy = grad_for(xp.where(out == 0, 0, g * out * log_x), my)
         return gx, gy
     return op_output(out, backward, x, y)
 
@@ -217,7 +221,8 @@ def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    return op_output(xp.abs(a), _complex_grads.conjugate_grads(lambda g: (g * xp.sign(a),)), x)  # z/|z| for complex z
+    # sign(z) is z/|z| for complex z; 0 at 0 whatever reaches it (paddle's: sqrt(abs(x)) at 0 gets 0, not NaN)
+    return op_output(xp.abs(a), _complex_grads.conjugate_grads(lambda g: (xp.where(a == 0, 0, g) * xp.sign(a),)), x)
 
 
 def relu(x: Tensor) -> Tensor:

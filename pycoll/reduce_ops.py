@@ -16,7 +16,7 @@ from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_outpu
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
-from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.tensor import Tensor
 
 
@@ -45,7 +45,10 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name:
         a, ax = a.reshape(-1), 0
     else:
         ax = normalize_axes(axis, a.ndim)[0]
-    out = xp.cumsum(a, axis=ax, dtype=convert_dtype(dtype))
+    dt = convert_dtype(dtype)
+    if dt is None and a.dtype.kind == "u":  # NumPy would run unsigned (uint64); paddle gives int64
+        dt = int64
+    out = xp.cumsum(a, axis=ax, dtype=dt)
 
     def backward(g: Any) -> tuple:
         return (xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax).reshape(src),)

@@ -115,3 +115,28 @@ def test_as_complex_and_as_real_convert_and_pass_gradients():
     np.testing.assert_allclose(x.grad.numpy(), [[2.0, -4.0], [-2.0, 6.0]], rtol=1e-6)
     with pytest.raises(ValueError, match="as_complex: x must be a floating tensor whose last dimension is 2"):
         pycoll.as_complex(pycoll.ones([3]))
+
+
+def test_gradients_at_zero_are_zero_where_paddle_gives_zero():
+    """A probe of dtype semantics: paddle 3.3.1 gives [0, 0.25] for sqrt(abs(x)) and abs(x) ** 0.5
+    at x = [0, 4], and [0, 5.545] for the exponent's gradient of pow([0, 2], y); pycoll gave NaN
+    at 0 (0 * inf), which turns a parameter into NaN after one step."""
+    with np.errstate(all="ignore"):
+        for f in (lambda x: pycoll.sqrt(pycoll.abs(x)), lambda x: pycoll.abs(x) ** 0.5):
+            x = pycoll.to_tensor([0.0, 4.0], stop_gradient=False)
+            f(x).sum().backward()
+            np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.25])
+        y = pycoll.to_tensor([2.0, 3.0], stop_gradient=False)
+        pycoll.pow(pycoll.to_tensor([0.0, 2.0]), y).sum().backward()
+        np.testing.assert_allclose(y.grad.numpy(), [0.0, 8 * np.log(2)], rtol=1e-6)
+
+
+def test_float_only_ops_refuse_integer_tensors_and_unsigned_cumsum_is_int64():
+    """paddle has no integer kernel for these; pycoll gave a loss of 0 (cross_entropy) or float64."""
+    import pycoll.nn.functional as F
+    for call in (lambda: F.cross_entropy(pycoll.to_tensor([[1, 3, 0]]), pycoll.to_tensor([1])),
+                 lambda: F.softmax(pycoll.to_tensor([1, 2])), lambda: F.log_softmax(pycoll.to_tensor([1, 2]))):
+        with pytest.raises(TypeError, match="must hold floating-point numbers, got dtype int64"):
+            call()
+    assert F.softmax(pycoll.to_tensor([1, 2]), dtype="float32").dtype == np.float32
+    assert pycoll.cumsum(pycoll.to_tensor(np.array([1, 2, 3], np.uint8))).dtype == np.int64  # paddle's

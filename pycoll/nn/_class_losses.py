@@ -12,6 +12,7 @@ import numpy as np
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
+from pycoll.nn._activation_functional import floating_operand
 from pycoll.nn._loss_functional import _check_reduction
 from pycoll.tensor import Tensor
 
@@ -68,7 +69,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     """
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)
-    logits, lab = input._array, label._array
+    logits, lab = floating_operand(input, "cross_entropy", "input"), label._array
     nd = logits.ndim
     if nd == 0:
         raise ValueError("cross_entropy: input must have at least one dimension (the classes)")
