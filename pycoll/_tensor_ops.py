@@ -9,6 +9,7 @@ import numpy as np
 
 from pycoll import _graph
 from pycoll.device import is_array, to_module
+from pycoll.dtypes import is_floating
 from pycoll.tensor import Tensor, to_tensor, wrap
 
 
@@ -83,6 +84,16 @@ def operand(v: Any) -> Any:
     if is_array(v) or isinstance(v, (list, tuple)):
         return to_tensor(v)
     raise TypeError(f"operand must be a Tensor, a number or an array, got {type(v).__name__}")
+
+
+def require_floating(t: Tensor, fn: str, name: str = "x", complex_ok: bool = False) -> Tensor:
+    """`t` (a Tensor), which must hold floating-point numbers (bfloat16 counts; complex ones where
+    `complex_ok`): a TypeError naming `fn` and `name` otherwise (paddle has no integer kernel for
+    such ops, and an integer result would be silently truncated)."""
+    dtype = t._array.dtype
+    if not (is_floating(dtype) or (complex_ok and dtype.kind == "c")):
+        raise TypeError(f"{fn}: {name} must hold floating-point numbers, got dtype {dtype}")
+    return t
 
 
 def as_tensor(x: Any) -> Tensor:

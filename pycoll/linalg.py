@@ -18,7 +18,7 @@ import numpy as np
 
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, require_floating
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
@@ -26,7 +26,7 @@ from pycoll.linalg_decomp import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd
 from pycoll.linalg_matrix_functions import cond, matrix_exp, matrix_rank, pinv, vecdot
 from pycoll.linalg_solve import cholesky_solve, lstsq, lu, lu_unpack, triangular_solve
 from pycoll._promotion import accumulates_in_float32
-from pycoll.dtypes import DTypeLike, is_floating
+from pycoll.dtypes import DTypeLike
 from pycoll.tensor import Tensor
 
 __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve", "matrix_power",
@@ -93,9 +93,7 @@ def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
     x = as_tensor(x)
     if dtype is not None:
         x = math_ops.cast(x, dtype)
-    if not is_floating(x.dtype):
-        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x.dtype}")
-    return x
+    return require_floating(x, fn)
 
 
 def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:

@@ -14,7 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll import _graph
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, require_floating
 from pycoll.device import array_module
 from pycoll.matrix_ops import _mT, _square
 from pycoll.tensor import Tensor, wrap
@@ -24,9 +24,7 @@ __all__ = ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "choles
 
 def _matrices(x: Any, fn: str) -> Tensor:
     """x as a floating Tensor of matrices [..., M, N] (TypeError / ValueError naming x otherwise)."""
-    x = as_tensor(x)
-    if x._array.dtype.kind not in "fc":
-        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x._array.dtype}")
+    x = require_floating(as_tensor(x), fn, complex_ok=True)
     if x.ndim < 2:
         raise ValueError(f"{fn}: x must be matrices [..., M, N], got shape {x.shape}")
     return x

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, delivered, op_output
+from pycoll._tensor_ops import as_tensor, delivered, op_output, require_floating
 from pycoll.device import array_module, to_module
 from pycoll.diag_ops import diagonal
 from pycoll.dtypes import default_float
@@ -18,10 +18,8 @@ from pycoll.tensor import Tensor
 
 def _square(x: Any, fn: str) -> Tensor:
     """x as a floating Tensor of square matrices (TypeError / ValueError naming x otherwise)."""
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), fn, complex_ok=True)
     a = x._array
-    if a.dtype.kind not in "fc":
-        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {a.dtype}")
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"{fn}: x must be square matrices [..., M, M], got shape {list(a.shape)}")
     return x

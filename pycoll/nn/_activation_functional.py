@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, require_floating
 from pycoll.device import array_module
-from pycoll.dtypes import DTypeLike, is_floating
+from pycoll.dtypes import DTypeLike
 from pycoll.math_ops import cast
 from pycoll.inplace_ops import in_place
 from pycoll.tensor import Tensor
@@ -221,21 +221,11 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
     return _pointwise(x, f)
 
 
-def floating_operand(x: Tensor, fn: str, arg: str = "x") -> Any:
-    """x's array, which must hold floating-point numbers: paddle has no integer kernel for these
-    (an integer result would silently be 0 or truncated), so integers are refused by name."""
-    a = x._array
-    if not is_floating(a.dtype) and a.dtype.kind != "c":
-        raise TypeError(f"{fn}: {arg} must hold floating-point numbers, got dtype {a.dtype} (cast it first, "
-                        f"e.g. {arg}.astype('float32'))")
-    return a
-
-
 @param_aliases({"input": "x", "dim": "axis"})
 def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
-    a = floating_operand(x, "softmax")
+    a = require_floating(x, "softmax", complex_ok=True)._array
     e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
     out = e / e.sum(axis=axis, keepdims=True)
     return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
@@ -244,7 +234,7 @@ def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[s
 def log_softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(softmax(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
-    a = floating_operand(x, "log_softmax")
+    a = require_floating(x, "log_softmax", complex_ok=True)._array
     xp = array_module(a)
     shifted = a - a.max(axis=axis, keepdims=True)
     out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))

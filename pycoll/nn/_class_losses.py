@@ -10,9 +10,8 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, require_floating
 from pycoll.device import array_module
-from pycoll.nn._activation_functional import floating_operand
 from pycoll.nn._loss_functional import _check_reduction
 from pycoll.tensor import Tensor
 
@@ -69,7 +68,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     """
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)
-    logits, lab = floating_operand(input, "cross_entropy", "input"), label._array
+    logits, lab = require_floating(input, "cross_entropy", "input", complex_ok=True)._array, label._array
     nd = logits.ndim
     if nd == 0:
         raise ValueError("cross_entropy: input must have at least one dimension (the classes)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, require_floating
 from pycoll.math_ops import clip, exp, log, square
 from pycoll.nn._loss_functional import _check_reduction, _reduce
 from pycoll.search_ops import where
@@ -13,12 +13,6 @@ from pycoll.shape_ops import unsqueeze
 from pycoll.tensor import Tensor
 
 __all__ = ["poisson_nll_loss", "gaussian_nll_loss"]
-
-
-def _floating(fn: str, name: str, t: Tensor) -> Tensor:
-    if t.dtype.kind != "f":
-        raise TypeError(f"{fn}: {name} must hold floating-point numbers, got dtype {t.dtype}")
-    return t
 
 
 def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full: bool = False,  # noqa: A002
@@ -30,7 +24,7 @@ def poisson_nll_loss(input: Tensor, label: Tensor, log_input: bool = True, full:
     if not epsilon > 0:
         raise ValueError(f"{fn}: epsilon must be > 0, got {epsilon}")
     _check_reduction(reduction)
-    input, label = _floating(fn, "input", as_tensor(input)), _floating(fn, "label", as_tensor(label))
+    input, label = require_floating(as_tensor(input), fn, "input"), require_floating(as_tensor(label), fn, "label")
     if input.shape != label.shape:
         raise ValueError(f"{fn}: label shape {label.shape} must equal input shape {input.shape}")
     loss = exp(input) - label * input if log_input else input - label * log(input + epsilon)
@@ -50,8 +44,8 @@ def gaussian_nll_loss(input: Tensor, label: Tensor, variance: Tensor, full: bool
     computed outside the graph: variance itself gets no gradient. Negative variances are refused."""
     fn = "gaussian_nll_loss"
     _check_reduction(reduction)
-    input, label = _floating(fn, "input", as_tensor(input)), _floating(fn, "label", as_tensor(label))
-    variance = _floating(fn, "variance", as_tensor(variance))
+    input, label = require_floating(as_tensor(input), fn, "input"), require_floating(as_tensor(label), fn, "label")
+    variance = require_floating(as_tensor(variance), fn, "variance")
     if variance.shape != input.shape:
         if variance.shape == input.shape[:-1]:
             variance = unsqueeze(variance, -1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, require_floating
 from pycoll.elementwise_ops import minimum
 from pycoll.index_writes import index_sample
 from pycoll.math_ops import cast, clip, exp, log, mean, pow
@@ -18,12 +18,6 @@ from pycoll.tensor import Tensor
 
 __all__ = ["triplet_margin_loss", "triplet_margin_with_distance_loss", "soft_margin_loss",
            "multi_label_soft_margin_loss", "multi_margin_loss"]
-
-
-def _floating(fn: str, name: str, t: Tensor) -> Tensor:
-    if t.dtype.kind != "f":
-        raise TypeError(f"{fn}: {name} must hold floating-point numbers (float32 or float64), got dtype {t.dtype}")
-    return t
 
 
 def _triplet(fn: str, input: Tensor, positive: Tensor, negative: Tensor,  # noqa: A002
@@ -67,7 +61,7 @@ def soft_margin_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # n
                      name: Optional[str] = None) -> Tensor:
     """log(1 + exp(-label * input)) (labels 1 or -1, any numeric dtype), reduced."""
     _check_reduction(reduction)
-    input, label = _floating("soft_margin_loss", "input", as_tensor(input)), as_tensor(label)
+    input, label = require_floating(as_tensor(input), "soft_margin_loss", "input"), as_tensor(label)
     if input.shape != label.shape:
         raise ValueError(f"soft_margin_loss: label shape {label.shape} must equal input shape {input.shape}")
     return _reduce(log(1 + exp(-cast(label, input.dtype) * input)), reduction)
@@ -78,7 +72,7 @@ def multi_label_soft_margin_loss(input: Tensor, label: Tensor, weight: Optional[
     """-(label log sigmoid(input) + (1 - label) log sigmoid(-input)) times `weight`, averaged
     over the last (class) axis: one loss per sample, then reduced."""
     _check_reduction(reduction)
-    input, label = _floating("multi_label_soft_margin_loss", "input", as_tensor(input)), as_tensor(label)
+    input, label = require_floating(as_tensor(input), "multi_label_soft_margin_loss", "input"), as_tensor(label)
     if input.shape != label.shape:
         raise ValueError(f"multi_label_soft_margin_loss: label shape {label.shape} must equal input shape "
                          f"{input.shape}")
@@ -94,7 +88,7 @@ def multi_margin_loss(input: Tensor, label: Tensor, p: int = 1, margin: float = 
     i != y of w[y] max(0, margin - input[y] + input[i]) ** p (paddle sums over every class and
     takes the i == y term, w[y] margin ** p / C, back off)."""
     _check_reduction(reduction)
-    input, label = _floating("multi_margin_loss", "input", as_tensor(input)), as_tensor(label)
+    input, label = require_floating(as_tensor(input), "multi_margin_loss", "input"), as_tensor(label)
     if label.dtype.kind not in "iu":
         raise TypeError(f"multi_margin_loss: label must hold integer class ids, got dtype {label.dtype}")
     if input.ndim != 2 or label.shape[:1] != input.shape[:1] or label.size != input.shape[0]:

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.nn._dropout_functional import dropout
 from pycoll.random import get_rng
@@ -32,9 +32,7 @@ def _alpha_dropout(fn: str, x: Tensor, p: float, training: bool, per_feature: bo
     everything is mapped by a * y + b so that a zero-mean unit-variance input keeps its moments.
     per_feature draws one mask per [N, C] and shares it over the other axes."""
     p = _probability(fn, p)
-    x = as_tensor(x)
-    if x.dtype.kind != "f":
-        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {x.dtype}")
+    x = require_floating(as_tensor(x), fn)
     if per_feature and x.ndim < 2:
         raise ValueError(f"{fn}: x must have at least 2 dimensions, got shape {x.shape}")
     if not training or p == 0:
@@ -83,10 +81,8 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
     fn = "gumbel_softmax"
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
         raise ValueError(f"{fn}: temperature must be a number > 0, got {temperature!r}")
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), fn)
     a = x._array
-    if a.dtype.kind != "f":
-        raise TypeError(f"{fn}: x must hold floating-point numbers, got dtype {a.dtype}")
     if not -max(a.ndim, 1) <= axis < max(a.ndim, 1):
         raise ValueError(f"{fn}: axis must be in [-{a.ndim}, {a.ndim}), got {axis}")
     xp = array_module(a)
