@@ -129,12 +129,10 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     each of `inputs`, as a list of Tensors, without touching any ``.grad`` (paddle.grad).
 
     An input the graph does not reach gets None with ``allow_unused``, else ValueError. The graph
-    is freed unless `retain_graph` is True. ``create_graph`` (gradients that are differentiable
-    again) is not supported: pycoll's backward functions work on raw arrays.
+    is freed unless `retain_graph` is True. With ``create_graph`` the gradients are recorded in the
+    graph, to be differentiated again (`pycoll._higher_order`); the graph is then kept, and hooks
+    do not run.
     """
-    if create_graph:
-        raise NotImplementedError("grad: create_graph=True (higher-order gradients) is not supported; "
-                                  "pycoll's backward functions compute on arrays, outside the graph")
     if not only_inputs:
         raise NotImplementedError("grad: only_inputs=False is not supported (nor is it by paddle)")
     if no_grad_vars is not None:
@@ -147,6 +145,11 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
         seeds = list(grad_outputs)
     if len(seeds) != len(outs):
         raise ValueError(f"grad_outputs must have one entry per output ({len(outs)}), got {len(seeds)}")
+
+    if create_graph:
+        from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
+        found = differentiable_grads(outs, seeds, ins)
+        return _results(ins, found, allow_unused, _taking_gradients)
 
     reached = {id(t): t for t in graph_leaves(outs)}
     lent = [(t, t._grad, t._ready_hooks, t.__dict__.pop("_grad_hooks", None)) for t in reached.values()]
@@ -175,12 +178,27 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
         for state, key in taps:
             state.pop(key, None)
 
+    return _results(ins, found, allow_unused, wrap)
+
+
+def _taking_gradients(g: Tensor) -> Tensor:
+    """A create_graph result as paddle gives it: stop_gradient False even where it is a constant
+    (a later grad of it then finds the inputs unused)."""
+    if not g.stop_gradient:
+        return g
+    t = wrap(g._array)
+    t.stop_gradient = False
+    return t
+
+
+def _results(ins: List[Tensor], found: Dict[int, Any], allow_unused: bool,
+             as_tensor: Callable[[Any], Tensor]) -> List[Optional[Tensor]]:
     results: List[Optional[Tensor]] = []
     for i in range(len(ins)):
         if i not in found and not allow_unused:
             raise ValueError(f"grad: input {i} does not appear in the backward graph of the outputs; "
                              f"pass allow_unused=True to get None for it")
-        results.append(wrap(found[i]) if i in found else None)
+        results.append(as_tensor(found[i]) if i in found else None)
     return results
 
 

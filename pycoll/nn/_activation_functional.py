@@ -78,10 +78,12 @@ def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[s
     a = x._array
     xp = array_module(a)
     bx = a * beta
-    linear = bx > threshold
-    out = xp.where(linear, a, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
-    slope = xp.where(linear, 1, _sigmoid(xp, bx)).astype(a.dtype, copy=False)
-    return op_output(out.astype(a.dtype, copy=False), lambda g: (g * slope,), x)
+    out = xp.where(bx > threshold, a, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
+
+    def backward(g: Any) -> tuple:
+        bx = a * beta
+        return (g * xp.where(bx > threshold, 1, _sigmoid(xp, bx)).astype(a.dtype, copy=False),)
+    return op_output(out.astype(a.dtype, copy=False), backward, x)
 
 
 def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:

@@ -1,0 +1,133 @@
+"""Rules for linear algebra and the neural-network ops: linear, matmul, the activations of
+`pycoll.nn.functional`, softmax/log_softmax, vector norms and the softmax cross-entropy."""
+from __future__ import annotations
+
+import math
+
+from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll.linalg import _EPS as NORM_EPS
+from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
+from pycoll.nn._activation_functional import softmax
+from pycoll.reshape_ops import moveaxis
+from pycoll.shape_ops import reshape, unsqueeze
+from pycoll.tensor import Tensor
+from pycoll.unary_ops import erf
+
+
+@rule("linear.<locals>.backward")
+def _linear(s: Saved, g: Tensor) -> tuple:
+    xa, wa = s["xa"], s["wa"]
+    g2 = reshape(g, [-1, g.shape[-1]])
+    gx = matmul(g, s.operand(1, wa), transpose_y=True) if s.wants(0) else None
+    gw = matmul(reshape(s.operand(0, xa), [-1, xa.shape[-1]]), g2, transpose_x=True) if s.wants(1) else None
+    gb = sum_(g2, axis=0) if s.wants(2) else None
+    return gx, gw, gb
+
+
+@rule("matmul.<locals>.backward")
+def _matmul(s: Saved, g: Tensor) -> tuple:
+    xa, ya = s["xa"], s["ya"]
+    x, y = s.operand(0, xa), s.operand(1, ya)
+    a = x if xa.ndim > 1 else unsqueeze(x, 0)
+    b = y if ya.ndim > 1 else unsqueeze(y, -1)
+    if ya.ndim == 1:
+        g = unsqueeze(g, -1)
+    if xa.ndim == 1:
+        g = unsqueeze(g, -2)
+    dtype = g._array.dtype
+    gx = reshape(fit(matmul(g, b, transpose_y=True), (a.shape, dtype)), list(xa.shape)) if s.wants(0) else None
+    gy = reshape(fit(matmul(a, g, transpose_x=True), (b.shape, dtype)), list(ya.shape)) if s.wants(1) else None
+    return gx, gy
+
+
+@rule("leaky_relu.<locals>.<lambda>")
+def _leaky_relu(s: Saved, g: Tensor) -> tuple:
+    slope = s["xp"].where(s["nonneg"], 1, s["slope"]).astype(g._array.dtype)
+    return (g * const(slope),)
+
+
+@rule("silu.<locals>.<lambda>")
+def _silu(s: Saved, g: Tensor) -> tuple:
+    x = s.operand(0, s["a"])
+    sig = sigmoid(x)
+    return (g * (sig * (1 + x * (1 - sig))),)
+
+
+@rule("elu.<locals>.<lambda>")
+def _elu(s: Saved, g: Tensor) -> tuple:
+    pos = s["pos"].astype(g._array.dtype)
+    x = s.operand(0, s["a"])
+    # exp of x where x <= 0 only (exp(0) elsewhere: no overflow where the mask drops it)
+    return (g * (const(pos) + const(1 - pos) * s["alpha"] * exp(x * const(1 - pos))),)
+
+
+@rule("softplus.<locals>.backward")
+def _softplus(s: Saved, g: Tensor) -> tuple:
+    a, beta = s["a"], s["beta"]
+    linear = (a * beta > s["threshold"]).astype(g._array.dtype)
+    curve = sigmoid(s.operand(0, a) * beta)
+    return (g * (const(linear) + const(1 - linear) * curve),)
+
+
+@rule("gelu.<locals>.backward")
+def _gelu(s: Saved, g: Tensor) -> tuple:
+    x = s.operand(0, s["a"])
+    if "t" in s:  # the tanh approximation
+        t = tanh((x + 0.044715 * x ** 3) * math.sqrt(2 / math.pi))
+        du = (1 + 3 * 0.044715 * x * x) * math.sqrt(2 / math.pi)
+        return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du),)
+    cdf = 0.5 * (1 + erf(x / math.sqrt(2.0)))
+    pdf = exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return (g * (cdf + x * pdf),)
+
+
+@rule("softmax.<locals>.<lambda>")
+def _softmax(s: Saved, g: Tensor) -> tuple:
+    out, axis = s.output(s["out"]), s["axis"]
+    return (out * (g - sum_(g * out, axis=axis, keepdim=True)),)
+
+
+@rule("log_softmax.<locals>.<lambda>")
+def _log_softmax(s: Saved, g: Tensor) -> tuple:
+    out, axis = s.output(s["out"]), s["axis"]
+    return (g - exp(out) * sum_(g, axis=axis, keepdim=True),)
+
+
+@rule("_vector_norm.<locals>.backward")
+def _vector_norm(s: Saved, g: Tensor) -> tuple:
+    p, a, kept = s["p"], s["a"], list(s["kept"])
+    xp = s["xp"]
+    norm = reshape(s.output(s["full"].reshape(g._array.shape)), kept) + NORM_EPS
+    g = reshape(g, kept)
+    if p == 0:
+        return (g * const(xp.zeros_like(a)),)
+    sign = const(xp.sign(a))
+    if math.isinf(p):
+        return (g * sign * const((s["mag"] == s["full"]).astype(a.dtype)),)
+    x = s.operand(0, a)
+    if p == 2:
+        return (g * x / norm,)
+    return (g * abs_(x) ** (p - 1) * sign * norm ** (1 - p),)
+
+
+@rule("cross_entropy.<locals>.backward")
+def _cross_entropy(s: Saved, g: Tensor) -> tuple:
+    if not s["use_softmax"]:
+        raise NotImplementedError("grad(create_graph=True) through cross_entropy with use_softmax=False")
+    xp, ax, logp = s["xp"], s["ax"], s["logp"]
+    if s["reduction"] == "none":
+        g = unsqueeze(g, -1) if s["squeeze"] else moveaxis(g, ax, -1)
+    elif s["denom"] is not None:
+        g = g / const(xp.asarray(s["denom"], dtype=g._array.dtype))
+    if s["weights"] is not None:
+        g = g * const(s["weights"])
+    # softmax is unchanged by a shift along the classes: the kept log-probabilities stand in for
+    # the logits
+    z = moveaxis(s.operand(0, xp.moveaxis(logp, -1, ax)), ax, -1)
+    probs = softmax(z, axis=-1)
+    if s["soft"]:
+        d = probs - const(s["lab"])
+    else:
+        hot = (xp.arange(s["classes"]) == s["safe"]).astype(logp.dtype)
+        d = (probs - const(hot)) * const(s["valid"].astype(logp.dtype))
+    return moveaxis(d * g, -1, ax), None

@@ -1,0 +1,122 @@
+"""What a rule sees of one node (`Saved`), the rule registry and the helpers rules share."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+from pycoll._graph import Node
+from pycoll.device import is_array
+from pycoll.dtypes import is_floating
+from pycoll.grad_ops import grad
+from pycoll.math_ops import cast, sum as sum_
+from pycoll.shape_ops import reshape
+from pycoll.tensor import Tensor, wrap
+
+# a rule maps (what the node kept, the gradient of its output(s) as Tensors) to one Tensor or
+# None per input edge of the node
+Rule = Callable[["Saved", Any], tuple]
+RULES: Dict[str, Rule] = {}
+
+
+def rule(*qualnames: str) -> Callable[[Rule], Rule]:
+    """Register the decorated rule for the backward functions of these qualified names (what
+    ``fn.__qualname__`` says, e.g. ``"multiply.<locals>.backward"``)."""
+    def register(fn: Rule) -> Rule:
+        for name in qualnames:
+            RULES[name] = fn
+        return fn
+    return register
+
+
+def op_name(fn: Callable) -> str:
+    """The op a backward function belongs to, for messages: ``"tanh"`` for
+    ``"tanh.<locals>.<lambda>"``."""
+    return getattr(fn, "__qualname__", repr(fn)).split(".<locals>")[0]
+
+
+class Saved:
+    """One node as its rule sees it: the variables its backward function closes over (``s["a"]``),
+    which inputs want a gradient (`wants`), and the kept arrays brought back into the graph
+    (`operand`, `output`) so that a gradient built from them reaches the node's inputs."""
+
+    def __init__(self, node: Node, wanted: Tuple[bool, ...]):
+        self.node = node
+        self.wanted = wanted
+        fn = node.fn
+        self._env = {}
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                self._env[name] = cell.cell_contents
+            except ValueError:  # a variable the op never set on this path
+                pass
+
+    def __getitem__(self, name: str) -> Any:
+        try:
+            return self._env[name]
+        except KeyError:
+            raise RuntimeError(f"the create_graph rule for {op_name(self.node.fn)} reads {name!r}, which "
+                               f"its backward no longer keeps; update pycoll._higher_order") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._env
+
+    def wants(self, i: int) -> bool:
+        """Whether input `i` takes a gradient in this walk (it leads to an input asked for)."""
+        return self.wanted[i]
+
+    def operand(self, i: int, value: Any) -> Any:
+        """Input `i` holding `value` (what the op computed on), as the graph's Tensor: the leaf
+        itself (cast to `value`'s dtype where the op promoted it), an alias of the node that made
+        it, or, for an input that takes no gradient, a constant. Numbers stay numbers."""
+        if not is_array(value):
+            return value
+        e = self.node.inputs[i]
+        if e is None:
+            return wrap(value)
+        if e.__class__ is not tuple:
+            if e._array.dtype == value.dtype:
+                return e
+            return cast(e, value.dtype)
+        return alias(value, e[0], e[1])
+
+    def output(self, value: Any, index: int = 0) -> Tensor:
+        """The node's output `index`, holding `value`, as the graph's Tensor."""
+        return alias(value, self.node, index)
+
+
+def alias(value: Any, node: Node, index: int) -> Tensor:
+    """A Tensor over `value` that the graph takes for output `index` of `node`."""
+    t = wrap(value)
+    t.stop_gradient = False
+    t.grad_node = node
+    t.output_index = index
+    return t
+
+
+def const(value: Any) -> Tensor:
+    """A Tensor over array `value` that takes no gradient (a mask, a sign)."""
+    return wrap(value)
+
+
+def fit(g: Tensor, meta: Optional[Tuple[tuple, Any]]) -> Tensor:
+    """`g` summed back to an operand's shape and cast to its dtype (meta: `math_ops.grad_meta`),
+    as `math_ops.grad_for` does on arrays."""
+    shape, dtype = meta
+    if tuple(g.shape) != tuple(shape):
+        lead = g.ndim - len(shape)
+        axes = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1]
+        g = reshape(sum_(g, axis=axes), list(shape)) if axes else reshape(g, list(shape))
+    if g._array.dtype != dtype and is_floating(dtype):
+        g = cast(g, dtype)
+    return g
+
+
+def recomputed(s: Saved, g: Tensor, forward: Callable[..., Tensor], values: Sequence[Any]) -> tuple:
+    """The gradients of a node whose op is not written out as a rule: `forward` (the op computed
+    again with Tensor ops that have rules) applied to the node's inputs, holding `values`, and
+    differentiated by a walk of its own with `g` as the seed (None stays None). Every input goes in
+    bound to the graph, asked for or not: the gradients asked for depend on the others' values, and a
+    later derivative must reach them (the weight through a gradient penalty's input gradient)."""
+    ins = [None if v is None else s.operand(i, v) for i, v in enumerate(values)]
+    asked = [t for i, t in enumerate(ins) if s.wants(i)]
+    got = iter(grad(forward(*ins), asked, grad_outputs=g, create_graph=True, allow_unused=True))
+    return tuple(next(got) if s.wants(i) else None for i in range(len(values)))

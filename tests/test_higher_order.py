@@ -1,0 +1,291 @@
+"""pycoll.grad(create_graph=True): gradients that are differentiated again (pycoll._higher_order).
+
+Second derivatives are checked against central differences of first-order gradients (which
+test_gradcheck checks against differences of the function), over test_gradcheck's cases; the
+programs that need them (PINN, WGAN-GP, MAML) against values computed another way.
+"""
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn.functional as F
+from pycoll._higher_order.saved import RULES
+from test_gradcheck import CASES, _rand
+
+EPS = 1e-5
+
+# test_gradcheck's cases whose ops have no create_graph rule yet (each must say so by name)
+UNSUPPORTED = {
+    "layer_norm": "layer_norm", "layer_norm_2d_shape": "layer_norm", "layer_norm_plain": "layer_norm",
+    "bce_and_weight": "binary_cross_entropy", "bce_logits_pos_weight": "binary_cross_entropy_with_logits",
+    "kl_div": "kl_div", "kl_div_log_target_batchmean": "kl_div", "nll_weighted_ignore": "nll_loss",
+    "nll_spatial": "nll_loss", "ce_no_softmax": "cross_entropy", "hardswish": "hardswish", "cpu": "_to_place",
+}
+
+
+def _first_grads(fn, arrays, w, asked, create_graph):
+    ts = [pycoll.to_tensor(a, stop_gradient=False) for a in arrays]
+    out = fn(*ts)
+    grads = pycoll.grad((out * pycoll.to_tensor(w)).sum(), [ts[i] for i in asked],
+                        create_graph=create_graph, allow_unused=True)
+    return ts, grads
+
+
+def _objective(grads, vs):
+    """A non-linear function of the first-order gradients: sum(v . g + g * g / 2)."""
+    total = 0
+    for g, v in zip(grads, vs):
+        if g is not None:
+            total = total + (g * pycoll.to_tensor(v) + g * g * 0.5).sum()
+    return total
+
+
+def second_order_check(fn, arrays, asked=None, atol=1e-5, rtol=1e-4):
+    """The gradient, with respect to every input, of a function of the first-order gradients of
+    the inputs in `asked` (all by default: then also the mixed second derivatives to inputs not
+    asked first, as a gradient penalty's weights need), against central differences."""
+    asked = list(range(len(arrays))) if asked is None else asked
+    rng = np.random.default_rng(1)
+    with pycoll.no_grad():
+        shape = fn(*[pycoll.to_tensor(a) for a in arrays]).shape
+    w = rng.standard_normal(shape)
+    vs = [rng.standard_normal(arrays[i].shape) for i in asked]
+    ts, grads = _first_grads(fn, arrays, w, asked, create_graph=True)
+    hess = pycoll.grad(_objective(grads, vs), ts, allow_unused=True)
+
+    def value(arrs):
+        _, gs = _first_grads(fn, arrs, w, asked, create_graph=False)
+        return float(_objective(gs, vs).numpy())
+
+    for i, a in enumerate(arrays):
+        numeric = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            plus = [x.copy() for x in arrays]
+            minus = [x.copy() for x in arrays]
+            plus[i][idx] += EPS
+            minus[i][idx] -= EPS
+            numeric[idx] = (value(plus) - value(minus)) / (2 * EPS)
+        got = np.zeros_like(a) if hess[i] is None else hess[i].numpy()
+        np.testing.assert_allclose(got, numeric, atol=atol, rtol=rtol, err_msg=f"second derivative of input {i}")
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(UNSUPPORTED)))
+def test_second_derivative(name):
+    fn, arrays = CASES[name]
+    second_order_check(fn, arrays)
+    if len(arrays) > 1:  # the first gradient of input 0 only, differentiated to all of them
+        second_order_check(fn, arrays, asked=[0])
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_unsupported_op_is_named(name):
+    fn, arrays = CASES[name]
+    ts = [pycoll.to_tensor(a, stop_gradient=False) for a in arrays]
+    with pytest.raises(NotImplementedError, match=UNSUPPORTED[name]):
+        pycoll.grad(fn(*ts).sum(), ts, create_graph=True, allow_unused=True)
+
+
+CONV_CASES = {
+    "conv2d_stride_pad_leaky": (lambda x, w, b: F.leaky_relu(F.conv2d(x, w, b, stride=2, padding=1), 0.2),
+                                [_rand(2, 2, 5, 5), _rand(3, 2, 3, 3), _rand(3)]),
+    "conv2d_groups_dilation_nhwc": (lambda x, w: F.conv2d(x, w, groups=2, dilation=2, data_format="NHWC") ** 2,
+                                    [_rand(1, 5, 5, 4), _rand(4, 2, 2, 2)]),
+    "conv1d_same": (lambda x, w: F.tanh(F.conv1d(x, w, padding="SAME")), [_rand(2, 2, 6), _rand(3, 2, 3)]),
+    "conv3d": (lambda x, w, b: F.conv3d(x, w, b, padding=[1, 0, 1]) ** 2,
+               [_rand(1, 2, 3, 3, 3), _rand(2, 2, 2, 2, 2), _rand(2)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_CASES))
+def test_convolution_second_derivative(name):
+    fn, arrays = CONV_CASES[name]
+    second_order_check(fn, arrays)
+    second_order_check(fn, arrays, asked=[0])
+
+
+def _params(rng, *shapes):
+    return [pycoll.to_tensor(rng.randn(*s) * 0.5, stop_gradient=False) for s in shapes]
+
+
+def test_pinn_laplacian_residual_matches_paddle():
+    """A physics-informed loss (the Laplacian of a tanh MLP through two create_graph grads, then
+    backward to the weights); paddle 3.3.1 ran the same program (numbers below)."""
+    rng = np.random.RandomState(0)
+    W1, b1, W2, b2, W3, b3 = _params(rng, (2, 16), (16,), (16, 16), (16,), (16, 1), (1,))
+    xy = pycoll.to_tensor(rng.rand(8, 2), stop_gradient=False)
+
+    def net(z):
+        h = pycoll.tanh(F.linear(z, W1, b1))
+        return F.linear(pycoll.tanh(F.linear(h, W2, b2)), W3, b3)
+    u = net(xy)
+    (du,) = pycoll.grad(u, xy, grad_outputs=pycoll.ones_like(u), create_graph=True)
+    (dux,) = pycoll.grad(du[:, 0:1], xy, grad_outputs=pycoll.ones_like(u), create_graph=True)
+    (duy,) = pycoll.grad(du[:, 1:2], xy, grad_outputs=pycoll.ones_like(u), create_graph=True)
+    loss = ((dux[:, 0:1] + duy[:, 1:2] - pycoll.sin(xy[:, 0:1])) ** 2).mean() + (u ** 2).mean()
+    loss.backward()
+    np.testing.assert_allclose(loss.numpy(), 9.294478760719832, rtol=1e-12)
+    np.testing.assert_allclose(W1.grad.numpy()[:, :3], [[5.729477813082539, -0.031101066314119963, -1.4284052256317232],
+                                                        [5.410376619411988, 0.9640665216073456, -9.071323069505063]],
+                               rtol=1e-10)
+    np.testing.assert_allclose(W3.grad.numpy()[:3, 0], [-0.738204745856798, -13.619896368832945, -2.40649264007687],
+                               rtol=1e-10)
+    assert xy.grad is not None and du.stop_gradient is False
+
+
+def test_wgan_gradient_penalty_reaches_the_conv_weights_as_paddle():
+    """WGAN-GP: the penalty on the critic's input gradient, backpropagated to the conv weights
+    (mixed second derivatives through conv2d and leaky_relu); paddle 3.3.1's numbers, which also
+    equal central differences of the loss."""
+    rng = np.random.RandomState(0)
+    _params(rng, (2, 16), (16,), (16, 16), (16,), (16, 1), (1,))  # the PINN's draws come first
+    rng.rand(8, 2)
+    K1, c1, K2, c2, L, b = _params(rng, (4, 1, 3, 3), (4,), (4, 4, 3, 3), (4,), (36, 1), (1,))
+
+    def critic(x):
+        h = F.leaky_relu(F.conv2d(x, K1, c1, stride=1, padding=1), 0.2)
+        h = F.leaky_relu(F.conv2d(h, K2, c2, stride=2), 0.2)
+        return F.linear(h.reshape([h.shape[0], -1]), L, b)
+    real, fake = pycoll.to_tensor(rng.randn(3, 1, 8, 8)), pycoll.to_tensor(rng.randn(3, 1, 8, 8))
+    alpha = pycoll.to_tensor(rng.rand(3, 1, 1, 1))
+    mixed = alpha * real + (1 - alpha) * fake
+    mixed.stop_gradient = False
+    d = critic(mixed)
+    (g,) = pycoll.grad(d, mixed, grad_outputs=pycoll.ones_like(d), create_graph=True)
+    gp = ((g.reshape([3, -1]).norm(2, axis=1) - 1) ** 2).mean()
+    (critic(fake).mean() - critic(real).mean() + 10 * gp).backward()
+    np.testing.assert_allclose(gp.numpy(), 23.592662569221734, rtol=1e-12)
+    np.testing.assert_allclose(K1.grad.numpy()[:, 0, 0, 0],
+                               [31.721652233129003, -8.824097346096206, 8.150466362021659, 36.65674108210115],
+                               rtol=1e-10)
+    np.testing.assert_allclose(K2.grad.numpy()[0, :2, 1, 1], [-7.271544330147831, 7.130416910496465], rtol=1e-10)
+    np.testing.assert_allclose(L.grad.numpy()[:3, 0], [1.7555947943484553, -36.512863127147305, 6.943252470954391],
+                               rtol=1e-10)
+
+
+def test_maml_inner_step_matches_paddle():
+    """MAML: the query loss after one differentiable SGD step on the support loss, backpropagated
+    to the initial weights (paddle 3.3.1's numbers)."""
+    rng = np.random.RandomState(0)
+    _params(rng, (2, 16), (16,), (16, 16), (16,), (16, 1), (1,))
+    rng.rand(8, 2)
+    _params(rng, (4, 1, 3, 3), (4,), (4, 4, 3, 3), (4,), (36, 1), (1,))
+    rng.randn(3, 1, 8, 8), rng.randn(3, 1, 8, 8), rng.rand(3, 1, 1, 1)
+    ps = _params(rng, (3, 8), (8,), (8, 2), (2,))
+    xs, ys, xq, yq = (pycoll.to_tensor(rng.randn(5, k)) for k in (3, 2, 3, 2))
+
+    def f(x, p):
+        return F.linear(F.relu(F.linear(x, p[0], p[1])), p[2], p[3])
+    grads = pycoll.grad(F.mse_loss(f(xs, ps), ys), ps, create_graph=True)
+    query = F.mse_loss(f(xq, [p - 0.1 * g for p, g in zip(ps, grads)]), yq)
+    query.backward()
+    np.testing.assert_allclose(query.numpy(), 5.817213842297155, rtol=1e-12)
+    np.testing.assert_allclose(ps[0].grad.numpy()[:, :3], [[0.47971459736128363, 0.02310046336903617, 0.9843142355957658],
+                                                           [-0.3068438777902269, -0.27253025642961076, 0.09357181598933795],
+                                                           [0.3885211903940837, 0.17656866109333705, -0.14201037839969038]],
+                               rtol=1e-10)
+    np.testing.assert_allclose(ps[1].grad.numpy()[:3], [-0.5940126517871236, -0.19747637837825258, 0.12496157185322265],
+                               rtol=1e-10)
+
+
+def test_third_derivative_of_tanh():
+    x = pycoll.to_tensor(np.linspace(-1.5, 1.5, 7), stop_gradient=False)
+    (d1,) = pycoll.grad(pycoll.tanh(x).sum(), x, create_graph=True)
+    (d2,) = pycoll.grad(d1.sum(), x, create_graph=True)
+    (d3,) = pycoll.grad(d2.sum(), x)
+    t = np.tanh(x.numpy())
+    np.testing.assert_allclose(d1.numpy(), 1 - t * t, rtol=1e-13)
+    np.testing.assert_allclose(d2.numpy(), -2 * t * (1 - t * t), rtol=1e-13)
+    np.testing.assert_allclose(d3.numpy(), (1 - t * t) * (6 * t * t - 2), rtol=1e-12, atol=1e-14)
+
+
+def test_create_graph_leaves_grad_alone_and_keeps_the_graph():
+    w = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = (w ** 3).sum()
+    (g,) = pycoll.grad(y, w, create_graph=True)
+    assert w.grad is None and g.stop_gradient is False
+    np.testing.assert_allclose(g.numpy(), [3.0, 12.0])
+    y.backward()  # the graph is still there: create_graph keeps it
+    np.testing.assert_allclose(w.grad.numpy(), [3.0, 12.0])
+    (g * g).sum().backward()  # d/dw sum(9 w^4) = 36 w^3, added to .grad
+    np.testing.assert_allclose(w.grad.numpy(), [3.0 + 36.0, 12.0 + 288.0])
+
+
+def test_constant_gradient_is_marked_like_paddle():
+    """A gradient that does not depend on the inputs: stop_gradient False (paddle's), and a
+    later grad finds the input unused."""
+    x = pycoll.to_tensor([1.0, -2.0], stop_gradient=False)
+    (g,) = pycoll.grad((x * 2).sum(), x, create_graph=True)
+    assert g.stop_gradient is False
+    np.testing.assert_allclose(g.numpy(), [2.0, 2.0])
+    assert pycoll.grad((g * g).sum(), x, allow_unused=True) == [None]
+
+
+def test_intermediate_input_and_differentiable_seed():
+    x = pycoll.to_tensor([0.5, 1.5], stop_gradient=False)
+    h = x * x
+    v = pycoll.to_tensor([1.0, 3.0], stop_gradient=False)
+    (gh,) = pycoll.grad(pycoll.sin(h), h, grad_outputs=v, create_graph=True)  # v * cos(h)
+    (gx, gv) = pycoll.grad(gh.sum(), [x, v])
+    xs, vs = x.numpy(), v.numpy()
+    np.testing.assert_allclose(gh.numpy(), vs * np.cos(xs ** 2), rtol=1e-13)
+    np.testing.assert_allclose(gx.numpy(), -vs * np.sin(xs ** 2) * 2 * xs, rtol=1e-13)
+    np.testing.assert_allclose(gv.numpy(), np.cos(xs ** 2), rtol=1e-13)
+
+
+def test_only_the_paths_to_the_inputs_need_rules():
+    """An op without a rule off the path to the inputs asked for is no obstacle; on it, the error
+    names the op."""
+    x = pycoll.to_tensor([0.3, 0.7], stop_gradient=False)
+    w = pycoll.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
+    normed = F.layer_norm(w, 2).sum(axis=0)  # layer_norm has no rule yet
+    y = (pycoll.tanh(x) * normed).sum()
+    (gx,) = pycoll.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(gx.numpy(), (1 - np.tanh([0.3, 0.7]) ** 2) * normed.numpy(), rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="layer_norm"):
+        pycoll.grad(y, w, create_graph=True)
+
+
+def test_a_write_after_the_forward_is_caught():
+    x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    h = x * 1.0
+    y = (pycoll.exp(h) * h).sum()
+    with pycoll.no_grad():
+        h.add_(pycoll.to_tensor([1.0, 1.0]))
+    with pytest.raises(RuntimeError, match="in place|inplace|modified"):
+        pycoll.grad(y, x, create_graph=True)
+
+
+def _nested_backward_names():
+    """{qualified name of each nested function in pycoll: the modules defining it}."""
+    root = pathlib.Path(pycoll.__file__).parent
+    found = {}
+    for path in root.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        for top in tree.body:
+            if not isinstance(top, ast.FunctionDef):
+                continue
+            for node in ast.walk(top):
+                if node is top:
+                    continue
+                if isinstance(node, ast.FunctionDef):
+                    found.setdefault(f"{top.name}.<locals>.{node.name}", set()).add(str(path))
+                elif isinstance(node, ast.Lambda):
+                    found.setdefault(f"{top.name}.<locals>.<lambda>", set()).add(str(path))
+    return found
+
+
+def test_every_rule_names_one_backward_in_pycoll():
+    """A rule is found by its backward's qualified name: each must exist, in one module only
+    (the op factories name theirs after the op: 'sin.<locals>.backward')."""
+    found = _nested_backward_names()
+    factory_made = {f"{n}.<locals>.backward" for n in
+                    "sin cos tan asin acos atan sinh cosh asinh acosh atanh log1p log2 log10 expm1 rsqrt reciprocal "
+                    "deg2rad rad2deg erf erfinv ceil floor trunc sign round neg frac".split()}
+    for name in RULES:
+        if name in factory_made:
+            continue
+        assert name in found, f"rule for {name}: no such function in pycoll"
+        assert len(found[name]) == 1, f"rule for {name}: the name is defined in {sorted(found[name])}"
