@@ -6,6 +6,7 @@ from pycoll.optimizer.adam import Adam, AdamW
 from pycoll.optimizer.adamax import Adamax
 from pycoll.optimizer.asgd import ASGD
 from pycoll.optimizer.lamb import Lamb
+from pycoll.optimizer.lbfgs import LBFGS
 from pycoll.optimizer.momentum import Momentum
 from pycoll.optimizer.nadam import NAdam
 from pycoll.optimizer.optimizer import Optimizer
@@ -15,4 +16,4 @@ from pycoll.optimizer.rprop import Rprop
 from pycoll.optimizer.sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Momentum", "Adam", "AdamW", "RMSProp", "Adagrad", "Lamb", "Adamax",
-           "Adadelta", "NAdam", "RAdam", "ASGD", "Rprop", "lr"]
+           "Adadelta", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "lr"]
