@@ -1,4 +1,5 @@
-"""`pycoll.autograd`, the public face of autograd: `backward` from several tensors, `PyLayer`, and
+"""`pycoll.autograd`, the public face of autograd: `backward` from several tensors, `PyLayer`,
+`jacobian`/`hessian` (`pycoll.jacobians`), and
 the graph's controls (`no_grad`, `enable_grad`, `set_grad_enabled`, `is_grad_enabled`, `queue_callback`, `graph_leaves`).
 
 The graph itself (its nodes, the backward walk and the rules for reusing gradient buffers) is in
@@ -12,10 +13,12 @@ from pycoll._complex_grads import conjugate_grads
 from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
                            queue_callback, record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
+from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad", "graph_leaves",
-           "is_grad_enabled", "no_grad", "queue_callback", "set_grad_enabled"]
+__all__ = ["Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
+           "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
+           "set_grad_enabled"]
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: bool = False) -> None:
