@@ -9,13 +9,14 @@ penalty, physics-informed losses, MAML's inner step, Hessians).
 Rules are found by the qualified name of the node's backward function and read what the op kept
 for its backward from that function's closure (`saved.Saved`), so the ops pay nothing for a
 feature most programs never use. The rules live by subject: `rules_math` (arithmetic, unary maths,
-reductions), `rules_shape` (reshape, transpose, indexing, concat, ...) and `rules_nn` (linear,
-matmul, activations, softmax, losses, norms). A node without a rule stops the walk with a
-NotImplementedError naming the op.
+reductions), `rules_shape` (reshape, transpose, indexing, concat, ...), `rules_nn` (linear,
+matmul, activations, softmax, losses, norms) and `rules_recomputed` (convolutions, normalize,
+layer_norm: their forwards recomputed from ops that have rules, then differentiated). A node
+without a rule stops the walk with a NotImplementedError naming the op.
 """
-from pycoll._higher_order import rules_conv, rules_math, rules_nn, rules_shape
+from pycoll._higher_order import rules_math, rules_nn, rules_recomputed, rules_shape
 from pycoll._higher_order.walk import differentiable_grads
 
-RULE_MODULES = (rules_conv, rules_math, rules_nn, rules_shape)  # importing them registers their rules
+RULE_MODULES = (rules_math, rules_nn, rules_recomputed, rules_shape)  # importing them registers their rules
 
 __all__ = ["RULE_MODULES", "differentiable_grads"]

@@ -202,8 +202,8 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     axes = tuple(range(a.ndim - len(shape), a.ndim))
     lead = tuple(range(a.ndim - len(shape)))
     centered = a - a.mean(axis=axes, keepdims=True)
-    rstd = 1.0 / xp.sqrt((centered * centered).mean(axis=axes, keepdims=True) + epsilon)
-    xhat = centered * rstd
+    var = (centered * centered).mean(axis=axes, keepdims=True)
+    xhat = centered * (1.0 / xp.sqrt(var + epsilon))
     w = weight._array.reshape(shape) if weight is not None else None
     out = xhat * w if w is not None else xhat.copy()
     if bias is not None:
@@ -214,7 +214,8 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
         gw = (g * xhat).sum(axis=lead).reshape(weight._array.shape) if rw else None
         gb = g.sum(axis=lead).reshape(bias._array.shape) if rb else None
         gx = None
-        if rx:
+        if rx:  # the backward keeps var and epsilon (not rstd): a create_graph rule recomputes from them
+            rstd = 1.0 / xp.sqrt(var + epsilon)
             gh = g * w if w is not None else g
             gx = rstd * (gh - gh.mean(axis=axes, keepdims=True)
                          - xhat * (gh * xhat).mean(axis=axes, keepdims=True))

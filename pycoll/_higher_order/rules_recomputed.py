@@ -1,6 +1,6 @@
 """Rules for convolutions (`pycoll.nn._conv_functional._conv`, 1-D to 3-D, any stride, dilation,
-padding and groups) and `normalize`: their forwards computed again from indexing, matmul and
-reductions, whose rules then give every order (`saved.recomputed`)."""
+padding and groups), `normalize` and `layer_norm`: their forwards computed again from indexing,
+matmul and reductions, whose rules then give every order (`saved.recomputed`)."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ from typing import Optional
 
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.saved import Saved, recomputed, rule
-from pycoll.math_ops import abs as abs_, matmul, max as max_, sqrt, sum as sum_
+from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis
 from pycoll.shape_ops import reshape, transpose
@@ -65,3 +65,21 @@ def _normalize(s: Saved, g: Tensor) -> tuple:
             norm = sum_(abs_(x) ** p, axis=axis, keepdim=True) ** (1.0 / p)
         return x / maximum(norm, epsilon)
     return recomputed(s, g, forward, [s["a"]])
+
+
+@rule("layer_norm.<locals>.backward")
+def _layer_norm(s: Saved, g: Tensor) -> tuple:
+    axes, epsilon, var, xhat = list(s["axes"]), s["epsilon"], s["var"], s["xhat"]
+    weight, bias = s["weight"], s["bias"]
+    shape = [xhat.shape[a] for a in axes]
+
+    def forward(x: Tensor, w: Optional[Tensor], b: Optional[Tensor]) -> Tensor:
+        centered = x - mean(x, axis=axes, keepdim=True)
+        out = centered / sqrt(mean(centered * centered, axis=axes, keepdim=True) + epsilon)
+        if w is not None:
+            out = out * reshape(w, shape)
+        return out if b is None else out + reshape(b, shape)
+    # layer_norm is unchanged by a shift of each normalised block: x's centred values stand in for x
+    x_value = xhat * s["xp"].sqrt(var + epsilon)
+    return recomputed(s, g, forward, [x_value, None if weight is None else weight._array,
+                                      None if bias is None else bias._array])
