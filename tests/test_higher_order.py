@@ -98,8 +98,29 @@ CONV_CASES = {
 }
 
 
+def _running(c):
+    return pycoll.to_tensor(np.zeros(c)), pycoll.to_tensor(np.ones(c))
+
+
+CONV_CASES.update({
+    "max_pool2d_padded": (lambda x: F.max_pool2d(x, 2, stride=1, padding=1) ** 2, [_rand(1, 2, 3, 3)]),
+    "max_pool1d_ceil": (lambda x: F.max_pool1d(x * x, 2, ceil_mode=True), [_rand(2, 1, 5)]),
+    "avg_pool2d_nhwc": (lambda x: F.avg_pool2d(x, 2, stride=1, padding=1, data_format="NHWC") ** 2,
+                        [_rand(1, 3, 3, 2)]),
+    "batch_norm_train": (lambda x, w, b: F.batch_norm(x, *_running(3), w, b, training=True) ** 2,
+                         [_rand(4, 3, 2), _rand(3), _rand(3)]),
+    "batch_norm_eval": (lambda x, w: F.batch_norm(x, pycoll.to_tensor(np.array([0.1, -0.2])),
+                                                  pycoll.to_tensor(np.array([0.5, 2.0])), w) ** 2,
+                        [_rand(3, 2), _rand(2)]),
+    "group_norm": (lambda x, w, b: F.group_norm(x, 2, weight=w, bias=b) ** 2,
+                   [_rand(2, 4, 3), _rand(4), _rand(4)]),
+    "instance_norm": (lambda x: F.instance_norm(x) ** 3, [_rand(2, 3, 2, 2)]),
+    "group_norm_nhwc": (lambda x: F.group_norm(x, 3, data_format="NHWC") ** 3, [_rand(2, 2, 2, 3)]),
+})
+
+
 @pytest.mark.parametrize("name", sorted(CONV_CASES))
-def test_convolution_second_derivative(name):
+def test_conv_pool_norm_second_derivative(name):
     fn, arrays = CONV_CASES[name]
     second_order_check(fn, arrays)
     second_order_check(fn, arrays, asked=[0])
@@ -239,11 +260,11 @@ def test_only_the_paths_to_the_inputs_need_rules():
     names the op."""
     x = pycoll.to_tensor([0.3, 0.7], stop_gradient=False)
     w = pycoll.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
-    normed = F.instance_norm(w.reshape([1, 2, 2])).reshape([2, 2]).sum(axis=0)  # instance_norm has no rule yet
+    normed = F.local_response_norm(w.reshape([1, 2, 2]), 3).reshape([2, 2]).sum(axis=0)  # no rule for it yet
     y = (pycoll.tanh(x) * normed).sum()
     (gx,) = pycoll.grad(y, x, create_graph=True)
     np.testing.assert_allclose(gx.numpy(), (1 - np.tanh([0.3, 0.7]) ** 2) * normed.numpy(), rtol=1e-6)
-    with pytest.raises(NotImplementedError, match="_normalize_groups"):
+    with pytest.raises(NotImplementedError, match="local_response_norm"):
         pycoll.grad(y, w, create_graph=True)
 
 

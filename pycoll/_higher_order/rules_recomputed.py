@@ -1,13 +1,15 @@
 """Rules for convolutions (`pycoll.nn._conv_functional._conv`, 1-D to 3-D, any stride, dilation,
-padding and groups), `normalize` and `layer_norm`: their forwards computed again from indexing,
-matmul and reductions, whose rules then give every order (`saved.recomputed`)."""
+padding and groups), max and average pooling, batch/group/instance/layer normalisation and
+`normalize`: their forwards computed again from indexing, matmul and reductions, whose rules then
+give every order (`saved.recomputed`). Where an op's gradients do not depend on a shift of an
+input (normalisations) or on a value at all (a bias), the rule feeds it values that stand in."""
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 from pycoll._higher_order.rules_shape import scattered
-from pycoll._higher_order.saved import Saved, recomputed, rule
+from pycoll._higher_order.saved import Saved, const, recomputed, rule
 from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis
@@ -25,15 +27,7 @@ def _conv(s: Saved, g: Tensor) -> tuple:
     n, c = padded.shape[:2]
     inner = (slice(None), slice(None)) + tuple(slice(b, b + size) for (b, _), size in zip(pads, sizes))
     x_value = xp.moveaxis(padded[inner], 1, -1) if channel_last else padded[inner]
-    # along spatial axis d, output position i reads i * stride + j * dilation for kernel offset j:
-    # integer index arrays shaped to broadcast over [*out, *kernel]
-    picks = []
-    for d in range(nd):
-        pos = xp.arange(out_sizes[d])[:, None] * stride[d] + xp.arange(kernel[d])[None, :] * dilation[d]
-        shape = [1] * (2 * nd)
-        shape[d], shape[nd + d] = out_sizes[d], kernel[d]
-        picks.append(pos.reshape(shape))
-    window_index = (slice(None), slice(None)) + tuple(picks)
+    window_index = _window_index(xp, out_sizes, kernel, stride, dilation)
 
     def forward(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
         if channel_last:
@@ -50,6 +44,108 @@ def _conv(s: Saved, g: Tensor) -> tuple:
     # no gradient depends on the bias's value: zeros stand in for it
     bias_value = None if s.node.inputs[2] is None else xp.zeros(o, padded.dtype)
     return recomputed(s, g, forward, [x_value, s["wa"], bias_value])
+
+
+def _window_index(xp: Any, out_sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+                  dilation: Sequence[int]) -> tuple:
+    """The index of [N, C, *spatial] that gives every window, [N, C, *out, *kernel]: along spatial
+    axis d, output position i reads i * stride + j * dilation for kernel offset j (integer arrays
+    shaped to broadcast over [*out, *kernel])."""
+    nd = len(kernel)
+    picks = []
+    for d in range(nd):
+        pos = xp.arange(out_sizes[d])[:, None] * stride[d] + xp.arange(kernel[d])[None, :] * dilation[d]
+        shape = [1] * (2 * nd)
+        shape[d], shape[nd + d] = out_sizes[d], kernel[d]
+        picks.append(pos.reshape(shape))
+    return (slice(None), slice(None)) + tuple(picks)
+
+
+def _pool_windows(s: Saved, x: Tensor) -> Tensor:
+    """A pool's input x padded as it was (zeros: the picks never read the padding) and cut into
+    windows [N, C, *out, *kernel], channels first."""
+    nd, win, padded, a = s["nd"], s["win"], s["padded"], s["a"]
+    if s["channel_last"]:
+        x = moveaxis(x, -1, 1)
+    inner = (slice(None), slice(None)) + tuple(slice(b, b + n) for (b, _), n in zip(s["grown"], a.shape[2:]))
+    index = _window_index(array_module(a), win.shape[2:2 + nd], win.shape[2 + nd:], s["stride"], [1] * nd)
+    return scattered(x, padded.shape, inner, False)[index]
+
+
+def _pool_input(s: Saved) -> Any:
+    a = s["a"]
+    return array_module(a).moveaxis(a, 1, -1) if s["channel_last"] else a
+
+
+@rule("_max_pool.<locals>.backward")
+def _max_pool(s: Saved, g: Tensor) -> tuple:
+    nd, win, pick, k = s["nd"], s["win"], s["pick"], s["k"]
+    chosen = (pick[..., None] == array_module(pick).arange(k)).astype(win.dtype)  # one-hot over the window
+
+    def forward(x: Tensor) -> Tensor:
+        cols = reshape(_pool_windows(s, x), list(win.shape[:2 + nd]) + [k])
+        out = sum_(cols * const(chosen), axis=-1)
+        return moveaxis(out, 1, -1) if s["channel_last"] else out
+    return recomputed(s, g, forward, [_pool_input(s)])
+
+
+@rule("_avg_pool.<locals>.backward")
+def _avg_pool(s: Saved, g: Tensor) -> tuple:
+    nd = s["nd"]
+
+    def forward(x: Tensor) -> Tensor:
+        out = sum_(_pool_windows(s, x), axis=list(range(2 + nd, 2 + 2 * nd))) * const(s["scale"])
+        return moveaxis(out, 1, -1) if s["channel_last"] else out
+    return recomputed(s, g, forward, [_pool_input(s)])
+
+
+@rule("normalize_batch.<locals>.backward")
+def _batch_norm(s: Saved, g: Tensor) -> tuple:
+    if s["through_stats"] and s["all_reduce"] is not None:
+        raise NotImplementedError("grad(create_graph=True) through SyncBatchNorm's batch statistics")
+    rstd, epsilon = s.attached("normalization")
+    axes, shape, xhat = list(s["axes"]), s["shape"], s["xhat"]
+    through = s["through_stats"]
+    rstd = rstd.reshape(shape)
+
+    def forward(x: Tensor, w: Optional[Tensor], b: Optional[Tensor]) -> Tensor:
+        if through:
+            centered = x - mean(x, axis=axes, keepdim=True)
+            out = centered / sqrt(mean(centered * centered, axis=axes, keepdim=True) + epsilon)
+        else:  # the statistics are constants: x less the mean it was normalised with
+            out = (x - const(x._array - xhat / rstd)) * const(rstd)
+        if w is not None:
+            out = out * reshape(w, shape)
+        return out if b is None else out + reshape(b, shape)
+    inputs = s.node.inputs
+    weight = None if inputs[1] is None else (s["scale"] / rstd).reshape(-1)
+    bias = None if inputs[2] is None else array_module(xhat).zeros(s["c"], xhat.dtype)  # its value enters no gradient
+    # x's per-channel shift changes no gradient: its centred values stand in for it
+    return recomputed(s, g, forward, [xhat / rstd, weight, bias])
+
+
+@rule("_normalize_groups.<locals>.backward")
+def _group_norm(s: Saved, g: Tensor) -> tuple:
+    rstd, epsilon = s.attached("normalization")
+    axis, xhat, first, w = s["channel_axis"], s["xhat"], s["first"], s["w"]
+    xp = array_module(xhat)
+    n, groups = xhat.shape[:2]
+    per_channel = [1, first.shape[1]] + [1] * (first.ndim - 2)
+
+    def forward(x: Tensor, wt: Optional[Tensor], bt: Optional[Tensor]) -> Tensor:
+        grouped = reshape(moveaxis(x, axis, 1), [n, groups, -1])
+        centered = grouped - mean(grouped, axis=2, keepdim=True)
+        out = reshape(centered / sqrt(mean(centered * centered, axis=2, keepdim=True) + epsilon), list(first.shape))
+        if wt is not None:
+            out = out * reshape(wt, per_channel)
+        if bt is not None:
+            out = out + reshape(bt, per_channel)
+        return moveaxis(out, 1, axis)
+    inputs = s.node.inputs
+    x_value = xp.moveaxis((xhat / rstd).reshape(first.shape), 1, axis)  # centred per group: same gradients
+    weight = None if inputs[1] is None else w.reshape(-1)
+    bias = None if inputs[2] is None else xp.zeros(first.shape[1], xhat.dtype)
+    return recomputed(s, g, forward, [x_value, weight, bias])
 
 
 @rule("normalize.<locals>.backward")

@@ -56,6 +56,14 @@ class Saved:
             raise RuntimeError(f"the create_graph rule for {op_name(self.node.fn)} reads {name!r}, which "
                                f"its backward no longer keeps; update pycoll._higher_order") from None
 
+    def attached(self, name: str) -> Any:
+        """What the op attached to its backward function for create_graph (an attribute `name`)."""
+        try:
+            return getattr(self.node.fn, name)
+        except AttributeError:
+            raise RuntimeError(f"the create_graph rule for {op_name(self.node.fn)} reads the attribute "
+                               f"{name!r}, which its backward no longer has; update pycoll._higher_order") from None
+
     def __contains__(self, name: str) -> bool:
         return name in self._env
 
@@ -64,9 +72,11 @@ class Saved:
         return self.wanted[i]
 
     def operand(self, i: int, value: Any) -> Any:
-        """Input `i` holding `value` (what the op computed on), as the graph's Tensor: the leaf
-        itself (cast to `value`'s dtype where the op promoted it), an alias of the node that made
-        it, or, for an input that takes no gradient, a constant. Numbers stay numbers."""
+        """Input `i`, as the graph's Tensor: a leaf itself (cast to `value`'s dtype where the op
+        promoted it; its own values), else an alias holding `value` of the node that made it, or a
+        constant for an input that takes no gradient. Numbers stay numbers. A rule that passes
+        values standing in for the input's (a shifted input, see rules_recomputed) must give the
+        same gradients with the leaf's own."""
         if not is_array(value):
             return value
         e = self.node.inputs[i]

@@ -106,6 +106,7 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
         elif rx:
             gx = g * scale
         return gx, (gxhat_sum if rw else None), (g_sum if rb else None)
+    backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(out, backward, x, weight, bias)
 
 
@@ -228,4 +229,5 @@ def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Op
             gx = rstd * (gh - gh.mean(axis=2, keepdims=True) - xhat * (gh * xhat).mean(axis=2, keepdims=True))
             gx = xp.ascontiguousarray(xp.moveaxis(gx.reshape(first.shape), 1, channel_axis))
         return gx, gw, gb
+    backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(xp.ascontiguousarray(xp.moveaxis(out, 1, channel_axis)), backward, x, weight, bias)
