@@ -21,6 +21,18 @@ _BCE_LABEL = pycoll.to_tensor(np.array([[0.0, 1.0, 1.0], [1.0, 0.3, 0.0]]))
 _SOFT = np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.7, 0.0, 0.2, 0.1]])
 
 
+def central_differences(f, inputs, i, eps):
+    """d f(inputs) / d inputs[i] by central differences, element by element (f: arrays -> float)."""
+    numeric = np.zeros_like(inputs[i])
+    for idx in np.ndindex(inputs[i].shape):
+        plus = [x.copy() for x in inputs]
+        minus = [x.copy() for x in inputs]
+        plus[i][idx] += eps
+        minus[i][idx] -= eps
+        numeric[idx] = (f(plus) - f(minus)) / (2 * eps)
+    return numeric
+
+
 def gradcheck(fn, inputs, atol=1e-6, rtol=1e-5):
     """Compare analytic gradients of sum(fn(*inputs) * w), for a random w, with central differences."""
     tensors = [pycoll.to_tensor(a, stop_gradient=False) for a in inputs]
@@ -32,14 +44,8 @@ def gradcheck(fn, inputs, atol=1e-6, rtol=1e-5):
         with pycoll.no_grad():
             return float((fn(*[pycoll.to_tensor(a) for a in arrays]).numpy() * w).sum())
 
-    for i, (t, a) in enumerate(zip(tensors, inputs)):
-        numeric = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            plus = [x.copy() for x in inputs]
-            minus = [x.copy() for x in inputs]
-            plus[i][idx] += EPS
-            minus[i][idx] -= EPS
-            numeric[idx] = (f(plus) - f(minus)) / (2 * EPS)
+    for i, t in enumerate(tensors):
+        numeric = central_differences(f, inputs, i, EPS)
         assert t.grad is not None, f"input {i} got no gradient"
         assert t.grad.dtype == np.float64
         np.testing.assert_allclose(t.grad.numpy(), numeric, atol=atol, rtol=rtol,

@@ -13,7 +13,7 @@ import pytest
 import pycoll
 import pycoll.nn.functional as F
 from pycoll._higher_order.saved import RULES
-from test_gradcheck import CASES, _rand
+from test_gradcheck import CASES, _rand, central_differences
 
 EPS = 1e-5
 
@@ -60,13 +60,7 @@ def second_order_check(fn, arrays, asked=None, atol=1e-5, rtol=1e-4):
         return float(_objective(gs, vs).numpy())
 
     for i, a in enumerate(arrays):
-        numeric = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            plus = [x.copy() for x in arrays]
-            minus = [x.copy() for x in arrays]
-            plus[i][idx] += EPS
-            minus[i][idx] -= EPS
-            numeric[idx] = (value(plus) - value(minus)) / (2 * EPS)
+        numeric = central_differences(value, arrays, i, EPS)
         got = np.zeros_like(a) if hess[i] is None else hess[i].numpy()
         np.testing.assert_allclose(got, numeric, atol=atol, rtol=rtol, err_msg=f"second derivative of input {i}")
 
