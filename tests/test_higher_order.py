@@ -65,6 +65,32 @@ def second_order_check(fn, arrays, asked=None, atol=1e-5, rtol=1e-4):
         np.testing.assert_allclose(got, numeric, atol=atol, rtol=rtol, err_msg=f"second derivative of input {i}")
 
 
+def _dropout_seeded(x):
+    pycoll.seed(7)  # the same mask on every call: central differences need one function
+    return F.dropout(x * x, 0.4)
+
+
+MORE_CASES = {
+    "relu6_hardtanh": (lambda x: F.relu6(x * 4) * F.hardtanh(x) ** 2, [_rand(3, 4)]),
+    "softshrink_hardsigmoid": (lambda x: F.softshrink(x) ** 2 + F.hardsigmoid(x) ** 2, [_rand(3, 4)]),
+    "dropout": (_dropout_seeded, [_rand(3, 4)]),
+    "gather_index_select": (lambda x: pycoll.gather(x * x, pycoll.to_tensor([2, 0, 2]), axis=1)
+                            + pycoll.index_select(x, pycoll.to_tensor([1, 1, 0]), axis=1) ** 3, [_rand(2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CASES))
+def test_more_second_derivatives(name):
+    fn, arrays = MORE_CASES[name]
+    second_order_check(fn, arrays)
+
+
+def test_smooth_pointwise_activation_is_named():
+    x = pycoll.to_tensor(_rand(3), stop_gradient=False)
+    with pytest.raises(NotImplementedError, match="mish"):
+        pycoll.grad(F.mish(x).sum(), x, create_graph=True)
+
+
 @pytest.mark.parametrize("name", sorted(set(CASES) - set(UNSUPPORTED)))
 def test_second_derivative(name):
     fn, arrays = CASES[name]
@@ -295,9 +321,10 @@ def test_every_rule_names_one_backward_in_pycoll():
     """A rule is found by its backward's qualified name: each must exist, in one module only
     (the op factories name theirs after the op: 'sin.<locals>.backward')."""
     found = _nested_backward_names()
-    factory_made = {f"{n}.<locals>.backward" for n in
+    factory_made = {f"{n}.<locals>.backward" for n in  # unary_ops' families and nn's _pointwise ops
                     "sin cos tan asin acos atan sinh cosh asinh acosh atanh log1p log2 log10 expm1 rsqrt reciprocal "
-                    "deg2rad rad2deg erf erfinv ceil floor trunc sign round neg frac".split()}
+                    "deg2rad rad2deg erf erfinv ceil floor trunc sign round neg frac "
+                    "relu6 hardtanh hardshrink softshrink thresholded_relu hardsigmoid".split()}
     for name in RULES:
         if name in factory_made:
             continue

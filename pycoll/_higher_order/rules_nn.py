@@ -131,3 +131,15 @@ def _cross_entropy(s: Saved, g: Tensor) -> tuple:
         hot = (xp.arange(s["classes"]) == s["safe"]).astype(logp.dtype)
         d = (probs - const(hot)) * const(s["valid"].astype(logp.dtype))
     return moveaxis(d * g, -1, ax), None
+
+
+# the piecewise-linear activations of _activation_functional._pointwise: the slope is a constant
+@rule(*(f"{n}.<locals>.backward" for n in ("relu6", "hardtanh", "hardshrink", "softshrink", "thresholded_relu",
+                                            "hardsigmoid")))
+def _piecewise_linear(s: Saved, g: Tensor) -> tuple:
+    return (g * const(s["slope"]),)
+
+
+@rule("dropout.<locals>.<lambda>")
+def _dropout(s: Saved, g: Tensor) -> tuple:
+    return (g * const(s["mask"]),)

@@ -74,3 +74,8 @@ def scattered(g: Tensor, shape: tuple, index: Any, repeats: bool) -> Tensor:
 @rule("scattered.<locals>.backward")
 def _scattered(s: Saved, g: Tensor) -> tuple:
     return (g[s["index"]],)
+
+
+@rule("gather.<locals>.backward")
+def _gather(s: Saved, g: Tensor) -> tuple:
+    return (scattered(g, s["shape"], s["at"], True),)

@@ -104,7 +104,12 @@ def _pointwise(x: Tensor, fn: Any) -> Tensor:
         raise TypeError(f"x must hold floating-point numbers, got dtype {a.dtype}")
     out, slope = fn(array_module(a), a)
     slope = slope.astype(a.dtype, copy=False)
-    return op_output(out.astype(a.dtype, copy=False), lambda g: (g * slope,), x)
+
+    def backward(g: Any) -> tuple:
+        return (g * slope,)
+    # named after the op (relu6's fn is 'relu6.<locals>.<lambda>'): errors and create_graph rules name it
+    backward.__qualname__ = fn.__qualname__.split(".<locals>")[0] + ".<locals>.backward"
+    return op_output(out.astype(a.dtype, copy=False), backward, x)
 
 
 def relu6(x: Tensor, name: Optional[str] = None) -> Tensor:
