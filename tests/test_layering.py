@@ -41,7 +41,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.sampling", "pycoll.framework", "pycoll.bit_operators", "pycoll.tensor_methods",
                 "pycoll.aliases", "pycoll.type_info", "pycoll.index_writes", "pycoll.matrix_ops",
                 "pycoll.special_ops", "pycoll.linalg_decomp", "pycoll.linalg_solve", "pycoll.linalg_matrix_functions",
-                "pycoll._param_aliases", "pycoll.fft")),
+                "pycoll._param_aliases", "pycoll.fft", "pycoll._higher_order", "pycoll.jacobians")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
