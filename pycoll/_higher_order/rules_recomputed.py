@@ -9,7 +9,8 @@ import math
 from typing import Any, Optional, Sequence
 
 from pycoll._higher_order.rules_shape import scattered
-from pycoll._higher_order.saved import Saved, const, recomputed, rule
+from pycoll._higher_order.recompute import recomputed
+from pycoll._higher_order.saved import Saved, const, rule
 from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis

@@ -1,12 +1,11 @@
 """What a rule sees of one node (`Saved`), the rule registry and the helpers rules share."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from pycoll._graph import Node
 from pycoll.device import is_array
 from pycoll.dtypes import is_floating
-from pycoll.grad_ops import grad
 from pycoll.math_ops import cast, sum as sum_
 from pycoll.shape_ops import reshape
 from pycoll.tensor import Tensor, wrap
@@ -119,14 +118,3 @@ def fit(g: Tensor, meta: Optional[Tuple[tuple, Any]]) -> Tensor:
         g = cast(g, dtype)
     return g
 
-
-def recomputed(s: Saved, g: Tensor, forward: Callable[..., Tensor], values: Sequence[Any]) -> tuple:
-    """The gradients of a node whose op is not written out as a rule: `forward` (the op computed
-    again with Tensor ops that have rules) applied to the node's inputs, holding `values`, and
-    differentiated by a walk of its own with `g` as the seed (None stays None). Every input goes in
-    bound to the graph, asked for or not: the gradients asked for depend on the others' values, and a
-    later derivative must reach them (the weight through a gradient penalty's input gradient)."""
-    ins = [None if v is None else s.operand(i, v) for i, v in enumerate(values)]
-    asked = [t for i, t in enumerate(ins) if s.wants(i)]
-    got = iter(grad(forward(*ins), asked, grad_outputs=g, create_graph=True, allow_unused=True))
-    return tuple(next(got) if s.wants(i) else None for i in range(len(values)))
