@@ -13,11 +13,12 @@ from pycoll._complex_grads import conjugate_grads
 from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
                            queue_callback, record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
+from pycoll.grad_ops import grad
 from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
-           "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
+           "grad", "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
            "set_grad_enabled"]
 
 

@@ -11,7 +11,8 @@
   (emptied, then given back) and an op output asked for is tapped as above.
 
 A hook takes the gradient as a Tensor and returns a replacement (a Tensor or an array of the same
-shape) or None to keep it; it runs under no_grad.
+shape) or None to keep it; it runs under no_grad, except in a ``create_graph`` grad, where what it
+computes is recorded (`_NodeHooks.tensor_grads`).
 """
 from __future__ import annotations
 
@@ -61,6 +62,26 @@ class _NodeHooks:
         if self.n_out == 1:
             return self.fn(self._one(0, grads))
         return self.fn([self._one(i, g) for i, g in enumerate(grads)])
+
+    def tensor_grads(self, grads: List[Optional[Tensor]]) -> List[Optional[Tensor]]:
+        """What a create_graph walk (pycoll._higher_order) hands the op's rule: each output's
+        gradient, a recorded Tensor, after the taps (which see its array) and the hooks, run with
+        recording on so that a hook's own ops are differentiated too (paddle's)."""
+        out: List[Optional[Tensor]] = []
+        for i, g in enumerate(grads):
+            if g is not None:
+                for tap in list(self.taps[i].values()):
+                    tap(g._array)
+                for hook in list(self.hooks[i].values()):
+                    replaced = hook(g)
+                    if replaced is not None:
+                        replaced = replaced if isinstance(replaced, Tensor) else wrap(replaced)
+                        if replaced.shape != g.shape:
+                            raise ValueError(f"a gradient hook must return None or a Tensor of the gradient's "
+                                             f"shape {g.shape}, got shape {replaced.shape}")
+                        g = replaced
+            out.append(g)
+        return out
 
 
 def _node_hooks(t: Tensor) -> _NodeHooks:
@@ -128,10 +149,11 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     """The gradients of `outputs` (seeded with `grad_outputs`, ones where None) with respect to
     each of `inputs`, as a list of Tensors, without touching any ``.grad`` (paddle.grad).
 
-    An input the graph does not reach gets None with ``allow_unused``, else ValueError. The graph
-    is freed unless `retain_graph` is True. With ``create_graph`` the gradients are recorded in the
-    graph, to be differentiated again (`pycoll._higher_order`); the graph is then kept, and hooks
-    do not run.
+    An input the graph does not reach (an output that takes no gradient reaches nothing) gets None
+    with ``allow_unused``, else ValueError. The graph is kept unless `retain_graph` is False (what
+    paddle 3.3.1 does: its grad keeps the graph, whatever its documentation says, and scripts count
+    on it). With ``create_graph`` the gradients are recorded in the graph, to be differentiated
+    again (`pycoll._higher_order`); the graph is then kept in any case.
     """
     if not only_inputs:
         raise NotImplementedError("grad: only_inputs=False is not supported (nor is it by paddle)")
@@ -145,12 +167,19 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
         seeds = list(grad_outputs)
     if len(seeds) != len(outs):
         raise ValueError(f"grad_outputs must have one entry per output ({len(outs)}), got {len(seeds)}")
-
+    live = [(o, g) for o, g in zip(outs, seeds) if not o.stop_gradient]
+    if not live:
+        return _results(ins, {}, allow_unused, wrap)
+    outs, seeds = [o for o, _ in live], [g for _, g in live]
     if create_graph:
         from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
-        found = differentiable_grads(outs, seeds, ins)
-        return _results(ins, found, allow_unused, _taking_gradients)
+        return _results(ins, differentiable_grads(outs, seeds, ins), allow_unused, _taking_gradients)
+    return _results(ins, _array_grads(outs, seeds, ins, retain_graph is not False), allow_unused, wrap)
 
+
+def _array_grads(outs: List[Tensor], seeds: List[Any], ins: List[Tensor], retain_graph: bool) -> Dict[int, Any]:
+    """{position in ins: gradient array} from an ordinary backward walk in which every leaf it
+    reaches lends its ``.grad`` (emptied, then given back) and an op output asked for is tapped."""
     reached = {id(t): t for t in graph_leaves(outs)}
     lent = [(t, t._grad, t._ready_hooks, t.__dict__.pop("_grad_hooks", None)) for t in reached.values()]
     found: Dict[int, Any] = {}
@@ -166,7 +195,7 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     try:
         for t in reached.values():
             t._grad, t._ready_hooks = None, None
-        run_backward(outs, seeds, bool(create_graph if retain_graph is None else retain_graph))
+        run_backward(outs, seeds, retain_graph)
         for i, t in enumerate(ins):
             if t.grad_node is None and id(t) in reached and t._grad is not None:
                 found[i] = t._grad._array
@@ -177,8 +206,7 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
                 t.__dict__["_grad_hooks"] = hooks
         for state, key in taps:
             state.pop(key, None)
-
-    return _results(ins, found, allow_unused, wrap)
+    return found
 
 
 def _taking_gradients(g: Tensor) -> Tensor:

@@ -330,3 +330,26 @@ def test_every_rule_names_one_backward_in_pycoll():
             continue
         assert name in found, f"rule for {name}: no such function in pycoll"
         assert len(found[name]) == 1, f"rule for {name}: the name is defined in {sorted(found[name])}"
+
+
+def test_hooks_on_the_path_run_recorded():
+    """A hook on an intermediate tensor runs in a create_graph grad and what it computes is
+    differentiated too; retain_grads changes nothing (paddle 3.3.1's numbers, same program)."""
+    rs = np.random.RandomState(0)
+    X, W = rs.randn(3, 4), rs.randn(4, 2)
+    got = {}
+    for mode in ("none", "hook", "retain_grads"):
+        x, w = pycoll.to_tensor(X.copy(), stop_gradient=False), pycoll.to_tensor(W.copy(), stop_gradient=False)
+        h = pycoll.matmul(x, w)
+        if mode == "hook":
+            h.register_hook(lambda g: g * 2.0)
+        if mode == "retain_grads":
+            h.retain_grads()
+        (g,) = pycoll.grad((pycoll.tanh(h) ** 2).sum(), x, create_graph=True)
+        (gg,) = pycoll.grad((g ** 2).sum(), w)
+        got[mode] = g.numpy().ravel()[:3], gg.numpy().ravel()[:3]
+    np.testing.assert_allclose(got["none"][0], [-0.02148782, -0.06720256, 0.0502185], rtol=1e-6)
+    np.testing.assert_allclose(got["none"][1], [0.75840025, -2.4664744, -0.33335206], rtol=1e-6)
+    np.testing.assert_allclose(got["hook"][0], [-0.04297564, -0.13440513, 0.100437], rtol=1e-6)
+    np.testing.assert_allclose(got["hook"][1], [3.02332497, -17.53408503, -3.53573746], rtol=1e-6)
+    np.testing.assert_allclose(got["retain_grads"][1], got["none"][1], rtol=1e-12)

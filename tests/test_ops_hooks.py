@@ -111,8 +111,20 @@ def test_grad_returns_gradients_without_touching_dot_grad():
     assert gx.stop_gradient and x.grad is None and w.grad.numpy().tolist() == [7.0, 7.0]
     (g,) = pycoll.grad([y], x)  # a list, also for one input (paddle's)
     assert g.numpy().tolist() == [3.0, 4.0]
-    with pytest.raises(RuntimeError, match="freed"):  # retain_graph defaults to False
+    (g,) = pycoll.grad(y, x, retain_graph=False)  # the graph was kept (paddle 3.3.1 keeps it too) ...
+    assert g.numpy().tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="freed"):  # ... until retain_graph=False says otherwise
         y.backward()
+
+
+def test_grad_of_outputs_that_take_no_gradient():
+    """An output without a graph (detached) reaches nothing: None with allow_unused, as paddle."""
+    x = _leaf([1.0, 2.0])
+    y = (x * x).detach()
+    assert pycoll.grad(y, x, allow_unused=True) == [None]
+    assert pycoll.grad([y, (x * 3).sum()], x)[0].numpy().tolist() == [3.0, 3.0]
+    with pytest.raises(ValueError, match="input 0 does not appear"):
+        pycoll.grad(y, x)
 
 
 def test_grad_of_an_op_output_and_with_seeds():

@@ -37,10 +37,10 @@ class Saved:
     which inputs want a gradient (`wants`), and the kept arrays brought back into the graph
     (`operand`, `output`) so that a gradient built from them reaches the node's inputs."""
 
-    def __init__(self, node: Node, wanted: Tuple[bool, ...]):
+    def __init__(self, node: Node, wanted: Tuple[bool, ...], fn: Callable):
         self.node = node
         self.wanted = wanted
-        fn = node.fn
+        self.fn = fn  # the op's backward function (node.fn, or what hooks on its outputs wrap)
         self._env = {}
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
@@ -52,15 +52,15 @@ class Saved:
         try:
             return self._env[name]
         except KeyError:
-            raise RuntimeError(f"the create_graph rule for {op_name(self.node.fn)} reads {name!r}, which "
+            raise RuntimeError(f"the create_graph rule for {op_name(self.fn)} reads {name!r}, which "
                                f"its backward no longer keeps; update pycoll._higher_order") from None
 
     def attached(self, name: str) -> Any:
         """What the op attached to its backward function for create_graph (an attribute `name`)."""
         try:
-            return getattr(self.node.fn, name)
+            return getattr(self.fn, name)
         except AttributeError:
-            raise RuntimeError(f"the create_graph rule for {op_name(self.node.fn)} reads the attribute "
+            raise RuntimeError(f"the create_graph rule for {op_name(self.fn)} reads the attribute "
                                f"{name!r}, which its backward no longer has; update pycoll._higher_order") from None
 
     def __contains__(self, name: str) -> bool:

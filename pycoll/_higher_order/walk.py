@@ -3,8 +3,9 @@ asked for, each node's gradient computed by its rule with Tensor ops (recorded, 
 again) instead of its backward function on arrays.
 
 Only nodes on a path to an input asked for run (a node off those paths needs no rule), no
-``.grad`` is touched and no hook fires (``paddle.grad``'s contract); the graph is never freed,
-since the gradients it returns are built on it.
+``.grad`` is touched and no leaf's hook fires (``paddle.grad``'s contract, as in the ordinary
+walk); hooks on op outputs do, recorded. The graph is never freed, since the gradients it returns
+are built on it.
 """
 from __future__ import annotations
 
@@ -118,6 +119,9 @@ def _walk(useful: Set[Any], pending: Dict[Any, list], leaf_targets: Dict[int, Li
 
 def _run_rule(node: Any, slots: list, wanted: Tuple[bool, ...]) -> Sequence[Any]:
     fn = node.fn
+    hooked = getattr(fn, "tensor_grads", None)  # hooks on the op's outputs (pycoll.grad_ops._NodeHooks)
+    if hooked is not None:
+        slots, fn = hooked(slots), fn.fn
     name = getattr(fn, "__qualname__", "")
     found_rule = RULES.get(name)
     if found_rule is None:
@@ -129,7 +133,7 @@ def _run_rule(node: Any, slots: list, wanted: Tuple[bool, ...]) -> Sequence[Any]
         raise NotImplementedError("grad(create_graph=True) does not support complex tensors yet")
     if _versions.last_write > node.seq or node.saved:
         _versions.check(node)
-    grads = found_rule(Saved(node, wanted), slots[0] if node.n_out == 1 else slots)
+    grads = found_rule(Saved(node, wanted, fn), slots[0] if node.n_out == 1 else slots)
     return grads if isinstance(grads, (tuple, list)) else (grads,)
 
 
