@@ -74,6 +74,20 @@ MORE_CASES = {
     "relu6_hardtanh": (lambda x: F.relu6(x * 4) * F.hardtanh(x) ** 2, [_rand(3, 4)]),
     "softshrink_hardsigmoid": (lambda x: F.softshrink(x) ** 2 + F.hardsigmoid(x) ** 2, [_rand(3, 4)]),
     "dropout": (_dropout_seeded, [_rand(3, 4)]),
+    "flip_tile": (lambda x: pycoll.flip(x * x, [0]) * pycoll.tile(x, [1, 1]) + pycoll.tile(x[:1], [3, 2])[:, :4] ** 3,
+                  [_rand(3, 4)]),
+    "take_along_axis": (lambda x: pycoll.take_along_axis(x * x, pycoll.to_tensor([[0, 2, 0], [1, 1, 2]]), 1) ** 2,
+                        [_rand(2, 3)]),
+    "masked_select": (lambda x: pycoll.masked_select(x ** 3, pycoll.to_tensor([True, False, True])), [_rand(2, 3)]),
+    "pad_constant_cropped": (lambda x: F.pad(x * x, [1, -1, 2, 0], value=0.5) ** 2, [_rand(1, 1, 3, 3)]),
+    "pad_reflect": (lambda x: F.pad(x, [2, 1, 1, 1], mode="reflect") ** 3, [_rand(1, 1, 3, 4)]),
+    "pad_replicate_circular": (lambda x: F.pad(x, [1, 2], mode="replicate", data_format="NCL") ** 2
+                               + F.pad(x, [1, 1], mode="circular", data_format="NCL").sum() ** 2, [_rand(1, 2, 3)]),
+    "adaptive_avg_pool2d_nhwc": (lambda x: F.adaptive_avg_pool2d(x * x, [2, 3], data_format="NHWC") ** 2,
+                                 [_rand(1, 3, 4, 2)]),
+    "adaptive_max_pool2d": (lambda x: F.adaptive_max_pool2d(x * x, 2) ** 2, [_rand(1, 2, 3, 5)]),
+    "var_std": (lambda x: pycoll.var(x, axis=1) * pycoll.std(x) + pycoll.var(x, axis=0, keepdim=True, unbiased=False).sum(),
+                [_rand(3, 4)]),
     "gather_index_select": (lambda x: pycoll.gather(x * x, pycoll.to_tensor([2, 0, 2]), axis=1)
                             + pycoll.index_select(x, pycoll.to_tensor([1, 1, 0]), axis=1) ** 3, [_rand(2, 3)]),
 }
@@ -304,16 +318,17 @@ def _nested_backward_names():
     found = {}
     for path in root.rglob("*.py"):
         tree = ast.parse(path.read_text())
-        for top in tree.body:
-            if not isinstance(top, ast.FunctionDef):
-                continue
+        tops = [(f.name, f) for f in tree.body if isinstance(f, ast.FunctionDef)]
+        tops += [(f"{c.name}.{f.name}", f) for c in tree.body if isinstance(c, ast.ClassDef)
+                 for f in c.body if isinstance(f, ast.FunctionDef)]
+        for name, top in tops:
             for node in ast.walk(top):
                 if node is top:
                     continue
                 if isinstance(node, ast.FunctionDef):
-                    found.setdefault(f"{top.name}.<locals>.{node.name}", set()).add(str(path))
+                    found.setdefault(f"{name}.<locals>.{node.name}", set()).add(str(path))
                 elif isinstance(node, ast.Lambda):
-                    found.setdefault(f"{top.name}.<locals>.<lambda>", set()).add(str(path))
+                    found.setdefault(f"{name}.<locals>.<lambda>", set()).add(str(path))
     return found
 
 
@@ -353,3 +368,24 @@ def test_hooks_on_the_path_run_recorded():
     np.testing.assert_allclose(got["hook"][0], [-0.04297564, -0.13440513, 0.100437], rtol=1e-6)
     np.testing.assert_allclose(got["hook"][1], [3.02332497, -17.53408503, -3.53573746], rtol=1e-6)
     np.testing.assert_allclose(got["retain_grads"][1], got["none"][1], rtol=1e-12)
+
+
+class _Cube(pycoll.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        return dy * 3 * x * x
+
+
+def test_py_layer_backward_is_differentiated():
+    """A PyLayer whose backward is written in pycoll ops: its gradient is differentiated again."""
+    x = pycoll.to_tensor([0.5, -2.0], stop_gradient=False)
+    (g,) = pycoll.grad(_Cube.apply(x).sum(), x, create_graph=True)
+    (h,) = pycoll.grad(g.sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
+    np.testing.assert_allclose(h.numpy(), 6 * x.numpy(), rtol=1e-6)

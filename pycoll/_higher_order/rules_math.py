@@ -12,7 +12,7 @@ from pycoll.math_ops import cast, exp, log, sqrt
 from pycoll.reshape_ops import broadcast_to
 from pycoll.search_ops import where
 from pycoll.shape_ops import reshape
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def _both(s: Saved, gx: Callable[[], Any], gy: Callable[[], Any]) -> tuple:
@@ -206,3 +206,19 @@ def _negative(s: Saved, g: Tensor) -> tuple:
 def _frac(s: Saved, g: Tensor) -> tuple:
     return (g * 1,)
 
+
+
+# ---- user-defined ops ----------------------------------------------------------------------
+
+@rule("PyLayer.apply.<locals>.fn")
+def _py_layer(s: Saved, grads: Any) -> tuple:
+    """The user's backward, run on the recorded gradients with recording on: built from pycoll's
+    ops, it is differentiated like any other code (paddle's PyLayer under create_graph)."""
+    grads = [grads] if len(s["metas"]) == 1 else grads
+    dys = [wrap(xp.zeros(shape, dtype)) if g is None else g for g, (shape, dtype, xp) in zip(grads, s["metas"])]
+    got = s["cls"].backward(s["ctx"], *dys)
+    got = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(got) != len(s["tensor_args"]):
+        raise ValueError(f"{s['cls'].__name__}.backward must return {len(s['tensor_args'])} gradient(s), one "
+                         f"per Tensor input, got {len(got)}")
+    return tuple(None if g is None else g if isinstance(g, Tensor) else wrap(g) for g in got)

@@ -180,3 +180,39 @@ def _layer_norm(s: Saved, g: Tensor) -> tuple:
     x_value = xhat * s["xp"].sqrt(var + epsilon)
     return recomputed(s, g, forward, [x_value, None if weight is None else weight._array,
                                       None if bias is None else bias._array])
+
+
+@rule("_adaptive_avg_pool.<locals>.backward")
+def _adaptive_avg_pool(s: Saved, g: Tensor) -> tuple:
+    # each spatial axis goes through a fixed averaging matrix [out, in]: g goes back through its transpose
+    channel_last, mats, axes = s["channel_last"], s["mats"], s["axes"]
+    if channel_last:
+        g = moveaxis(g, -1, 1)
+    for mat, ax in zip(mats, axes):
+        g = moveaxis(matmul(moveaxis(g, ax, -1), const(mat)), -1, ax)
+    return (moveaxis(g, 1, -1) if channel_last else g,)
+
+
+@rule("_adaptive_max_pool.<locals>.backward")
+def _adaptive_max_pool(s: Saved, g: Tensor) -> tuple:
+    n, c, where, a = s["n"], s["c"], s["where"], s["a"]
+    xp = array_module(where)
+    picks = (xp.arange(n * c)[:, None], where.reshape(n * c, -1))
+
+    def forward(x: Tensor) -> Tensor:
+        return reshape(reshape(x, [n * c, -1])[picks], list(where.shape))
+    return recomputed(s, g, forward, [a])
+
+
+@rule("_spread.<locals>.backward")
+def _var_std(s: Saved, g: Tensor) -> tuple:
+    kept, scale, root = list(s["kept"]), s["scale"], s["root"]
+    # the reduced axes are those kept as 1 (an axis of size 1 besides changes nothing)
+    axes = [i for i, k in enumerate(kept) if k == 1]
+
+    def forward(x: Tensor) -> Tensor:
+        d = x - mean(x, axis=axes, keepdim=True)
+        v = sum_(d * d, axis=axes, keepdim=True) * scale
+        return reshape(sqrt(v) if root else v, list(g.shape))
+    # the spread is unchanged by a shift: the centred values stand in for x
+    return recomputed(s, g, forward, [s["d"]])

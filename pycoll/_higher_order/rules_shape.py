@@ -1,13 +1,18 @@
-"""Rules for shape ops and indexing (`pycoll.shape_ops`): reshape, transpose, expand, concat,
-stack, split, clone and ``x[index]``, whose gradient is `scattered` (an op of its own here, so
-that it can be differentiated again: its gradient is the same indexing)."""
+"""Rules for shape ops and indexing: reshape, transpose, expand, tile, flip, pad, concat, stack,
+split, clone, ``x[index]``, gather, take_along_axis and masked_select, whose gradients are
+`scattered` (an op of its own here, so that it can be differentiated again: its gradient is the
+same indexing)."""
 from __future__ import annotations
 
 from typing import Any
 
-from pycoll._higher_order.saved import Saved, fit, rule
+import numpy as np
+
+from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll._tensor_ops import op_output
-from pycoll.device import array_module
+from pycoll.device import array_module, to_module
+from pycoll.math_ops import matmul, sum as sum_
+from pycoll.reshape_ops import flip, moveaxis
 from pycoll.shape_ops import concat, reshape, scatter_add, transpose
 from pycoll.tensor import Tensor, wrap
 
@@ -79,3 +84,40 @@ def _scattered(s: Saved, g: Tensor) -> tuple:
 @rule("gather.<locals>.backward")
 def _gather(s: Saved, g: Tensor) -> tuple:
     return (scattered(g, s["shape"], s["at"], True),)
+
+
+@rule("flip.<locals>.<lambda>")
+def _flip(s: Saved, g: Tensor) -> tuple:
+    return (flip(g, list(s["axes"])),)
+
+
+@rule("tile.<locals>.backward")
+def _tile(s: Saved, g: Tensor) -> tuple:
+    summed = sum_(reshape(g, list(s["interleaved"])), axis=list(range(0, 2 * s["n"], 2)))
+    return (reshape(summed, list(s["src"])),)
+
+
+@rule("take_along_axis.<locals>.backward")
+def _take_along_axis(s: Saved, g: Tensor) -> tuple:
+    return (scattered(g, s["shape"], s["key"], True),)
+
+
+@rule("masked_select.<locals>.backward")
+def _masked_select(s: Saved, g: Tensor) -> tuple:
+    return (fit(scattered(g, s["shape"], s["m"], False), s["meta"]),)
+
+
+@rule("pad.<locals>.backward")
+def _pad(s: Saved, g: Tensor) -> tuple:
+    full, a, xp = s["full"], s["a"], s["xp"]
+    if tuple(g.shape) != full.shape:  # cropped: the cut cells get no gradient
+        g = scattered(g, full.shape, s["cut"], False)
+    if s["mode"] == "constant":
+        return (g[s["inner"]],)
+    for ax, (b, e) in enumerate(s["grow"]):  # each padded axis pulls its gradient back through a 0/1 matrix
+        if b or e:
+            source = np.pad(np.arange(a.shape[ax]), (b, e), mode=s["np_mode"])
+            m = np.zeros((source.size, a.shape[ax]), dtype=g._array.dtype)
+            m[np.arange(source.size), source] = 1
+            g = moveaxis(matmul(moveaxis(g, ax, -1), const(to_module(m, xp))), -1, ax)
+    return (g,)
