@@ -389,3 +389,21 @@ def test_py_layer_backward_is_differentiated():
     (h,) = pycoll.grad(g.sum(), x)
     np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
     np.testing.assert_allclose(h.numpy(), 6 * x.numpy(), rtol=1e-6)
+
+
+@pytest.mark.gpu
+def test_second_derivatives_on_the_gpu_equal_the_cpu_run():
+    """A conv + pooling + norm critic's gradient penalty, backpropagated, on CuPy against NumPy."""
+    rng = np.random.RandomState(5)
+    arrays = [rng.randn(2, 1, 6, 6), rng.randn(3, 1, 3, 3), rng.randn(3), rng.randn(12, 1)]
+    results = []
+    for place in ("cpu", "gpu:0"):
+        x, k, c, w = (pycoll.to_tensor(a, place=place, stop_gradient=False) for a in arrays)
+        h = F.max_pool2d(F.leaky_relu(F.conv2d(x, k, c, padding=1), 0.2), 2, stride=2)
+        h = F.group_norm(h, 3)
+        d = F.linear(pycoll.tanh(h).reshape([2, -1])[:, :12], w)
+        (g,) = pycoll.grad(d, x, grad_outputs=pycoll.ones_like(d), create_graph=True)
+        ((g.reshape([2, -1]).norm(2, axis=1) - 1) ** 2).mean().backward()
+        results.append([t.numpy() for t in (g, k.grad, c.grad, w.grad, x.grad)])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
