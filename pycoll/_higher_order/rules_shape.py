@@ -121,3 +121,28 @@ def _pad(s: Saved, g: Tensor) -> tuple:
             m[np.arange(source.size), source] = 1
             g = moveaxis(matmul(moveaxis(g, ax, -1), const(to_module(m, xp))), -1, ax)
     return (g,)
+
+
+@rule("_triangle.<locals>.<lambda>")
+def _tril_triu(s: Saved, g: Tensor) -> tuple:
+    a = g._array
+    return (g * const(s["cut"](array_module(a).ones(a.shape, a.dtype), s["diagonal"])),)
+
+
+@rule("written.<locals>.backward")
+def _written(s: Saved, g: Tensor) -> tuple:
+    """``x[idx] = v`` in the graph: x's gradient is g but where written, v's is g there."""
+    idx, won, vshape = s["idx"], s["won"], s["vshape"]
+    gx = gv = None
+    if s.wants(0):
+        keep = array_module(g._array).ones(g._array.shape, g._array.dtype)
+        keep[idx] = 0
+        gx = g * const(keep)
+    if s.wants(1):
+        gv = g[idx]
+        if won is not None:  # a value overwritten by a later one at the same place gets nothing
+            gv = gv * const(won.astype(g._array.dtype))
+        if len(vshape) > gv.ndim:
+            gv = reshape(gv, [1] * (len(vshape) - gv.ndim) + list(gv.shape))
+        gv = fit(gv, (vshape, s["vdtype"]))
+    return gx, gv
