@@ -131,7 +131,7 @@ class _Distributed:
         described = (f"{{shape: [{','.join(map(str, mesh.shape))}], process_ids: "
                      f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
         with _graph.no_grad():
-            body = format_body(self.numpy())
+            body = format_body(self._host_array())
         head = "Parameter containing:\n" if isinstance(self, Parameter) else ""
         return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({place_str(place_of(self._array))}), "
                 f"stop_gradient={self.stop_gradient}, process_mesh={described}, "
