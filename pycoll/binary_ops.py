@@ -38,6 +38,7 @@ def _binary(fn_name: str, forward: Callable[[Any, Any, Any], Any], partials: Par
             with np.errstate(all="ignore"):
                 dx, dy = partials(xp, xa, ya, out)
             return (grad_for(g * dx, mx) if mx else None, grad_for(g * dy, my) if my else None)
+        backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors and create_graph rules name the op
         return op_output(out, backward, x, y)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc

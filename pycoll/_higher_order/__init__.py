@@ -14,9 +14,10 @@ matmul, activations, softmax, losses, norms) and `rules_recomputed` (convolution
 layer_norm: their forwards recomputed from ops that have rules, then differentiated). A node
 without a rule stops the walk with a NotImplementedError naming the op.
 """
-from pycoll._higher_order import rules_math, rules_nn, rules_recomputed, rules_shape
+from pycoll._higher_order import rules_extra, rules_math, rules_multilinear, rules_nn, rules_recomputed, rules_shape
 from pycoll._higher_order.walk import differentiable_grads
 
-RULE_MODULES = (rules_math, rules_nn, rules_recomputed, rules_shape)  # importing them registers their rules
+# importing them registers their rules
+RULE_MODULES = (rules_extra, rules_math, rules_multilinear, rules_nn, rules_recomputed, rules_shape)
 
 __all__ = ["RULE_MODULES", "differentiable_grads"]

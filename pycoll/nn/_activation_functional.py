@@ -88,25 +88,34 @@ def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[s
 
 def hardswish(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    x = as_tensor(x)
-    a = x._array
-    xp = array_module(a)
-    out = (a * xp.clip(a + 3, 0, 6) / 6).astype(a.dtype, copy=False)
-    slope = xp.where(a < 3, xp.where(a > -3, (2 * a + 3) / 6, 0), 1).astype(a.dtype, copy=False)
-    return op_output(out, lambda g: (g * slope,), x)
+    return _pointwise(x, lambda xp, a: a * xp.clip(a + 3, 0, 6) / 6,
+                      lambda xp, a: xp.where(a < 3, xp.where(a > -3, (2 * a + 3) / 6, 0.0), 1.0))
 
 
-def _pointwise(x: Tensor, fn: Any) -> Tensor:
-    """An elementwise op from `fn(xp, a) -> (out, slope)`: out = f(a), the gradient g * slope."""
+def _pointwise(x: Tensor, fn: Any, derivative: Any = None) -> Tensor:
+    """An elementwise op. A piecewise-linear one gives ``fn(xp, a) -> (out, slope)`` and its
+    backward keeps the slope, g * slope (a constant: all its create_graph rule needs). A smooth one
+    gives ``fn(xp, a) -> out`` and ``derivative(xp, a) -> slope``: its backward keeps the input
+    instead (no more memory) and computes the slope when it runs, and its create_graph rule
+    (`pycoll._higher_order.rules_extra`) runs the same `derivative` on Tensors, so it can be
+    differentiated again. `derivative` may call only xp.exp, tanh, log1p, abs, minimum, logaddexp
+    and where (with float numbers)."""
     x = as_tensor(x)
     a = x._array
     if a.dtype.kind in "biu":
         raise TypeError(f"x must hold floating-point numbers, got dtype {a.dtype}")
-    out, slope = fn(array_module(a), a)
-    slope = slope.astype(a.dtype, copy=False)
+    xp = array_module(a)
+    if derivative is None:
+        out, slope = fn(xp, a)
+        slope = slope.astype(a.dtype, copy=False)
 
-    def backward(g: Any) -> tuple:
-        return (g * slope,)
+        def backward(g: Any) -> tuple:
+            return (g * slope,)
+    else:
+        out = fn(xp, a)
+
+        def backward(g: Any) -> tuple:
+            return (g * derivative(xp, a).astype(a.dtype, copy=False),)
     # named after the op (relu6's fn is 'relu6.<locals>.<lambda>'): errors and create_graph rules name it
     backward.__qualname__ = fn.__qualname__.split(".<locals>")[0] + ".<locals>.backward"
     return op_output(out.astype(a.dtype, copy=False), backward, x)
@@ -124,32 +133,35 @@ def swish(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 def mish(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x * tanh(softplus(x)), softplus taken as x above 20 (paddle's threshold)."""
-    def f(xp: Any, a: Any) -> tuple:
-        t = xp.tanh(xp.where(a > 20, a, xp.log1p(xp.exp(xp.minimum(a, 20)))))
-        return a * t, t + a * (1 - t * t) * _sigmoid(xp, a)
-    return _pointwise(x, f)
+    def tanh_softplus(xp: Any, a: Any) -> Any:
+        return xp.tanh(xp.where(a > 20, a, xp.log1p(xp.exp(xp.minimum(a, 20)))))
+
+    def derivative(xp: Any, a: Any) -> Any:
+        t = tanh_softplus(xp, a)
+        return t + a * (1 - t * t) * _sigmoid(xp, a)
+    return _pointwise(x, lambda xp, a: a * tanh_softplus(xp, a), derivative)
 
 
 def softsign(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x / (1 + |x|)."""
-    def f(xp: Any, a: Any) -> tuple:
+    def derivative(xp: Any, a: Any) -> Any:
         d = 1 + xp.abs(a)
-        return a / d, 1 / (d * d)
-    return _pointwise(x, f)
+        return 1 / (d * d)
+    return _pointwise(x, lambda xp, a: a / (1 + xp.abs(a)), derivative)
 
 
 def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
     """x - tanh(x)."""
-    def f(xp: Any, a: Any) -> tuple:
+    def derivative(xp: Any, a: Any) -> Any:
         t = xp.tanh(a)
-        return a - t, t * t
-    return _pointwise(x, f)
+        return t * t
+    return _pointwise(x, lambda xp, a: a - xp.tanh(a), derivative)
 
 
 @param_aliases({"input": "x"})
 def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
     """log(sigmoid(x)) = -log(1 + exp(-x)), without overflow."""
-    return _pointwise(x, lambda xp, a: (-xp.logaddexp(0, -a), _sigmoid(xp, -a)))
+    return _pointwise(x, lambda xp, a: -xp.logaddexp(0, -a), lambda xp, a: _sigmoid(xp, -a))
 
 
 logsigmoid = log_sigmoid
@@ -205,10 +217,9 @@ def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     if alpha == 0:
         raise ValueError("celu: alpha must not be 0")
 
-    def f(xp: Any, a: Any) -> tuple:
-        e = xp.exp(xp.minimum(a, 0) / alpha)
-        return xp.maximum(a, 0) + xp.minimum(alpha * (e - 1), 0), xp.where(a > 0, 1, e)
-    return _pointwise(x, f)
+    def value(xp: Any, a: Any) -> Any:
+        return xp.maximum(a, 0) + xp.minimum(alpha * (xp.exp(xp.minimum(a, 0) / alpha) - 1), 0)
+    return _pointwise(x, value, lambda xp, a: xp.where(a > 0, 1.0, xp.exp(xp.minimum(a, 0) / alpha)))
 
 
 def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.6732632423543772,
@@ -222,10 +233,9 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
     if alpha < 0:
         raise ValueError(f"selu: alpha must be >= 0, got {alpha}")
 
-    def f(xp: Any, a: Any) -> tuple:
-        e = alpha * xp.exp(xp.minimum(a, 0))
-        return scale * xp.where(a > 0, a, e - alpha), scale * xp.where(a > 0, 1, e)
-    return _pointwise(x, f)
+    def value(xp: Any, a: Any) -> Any:
+        return scale * xp.where(a > 0, a, alpha * xp.exp(xp.minimum(a, 0)) - alpha)
+    return _pointwise(x, value, lambda xp, a: scale * xp.where(a > 0, 1.0, alpha * xp.exp(xp.minimum(a, 0))))
 
 
 @param_aliases({"input": "x", "dim": "axis"})

@@ -1,0 +1,109 @@
+"""Rules for the ops that are linear in each operand: einsum (its backward's einsums written with
+Tensor einsums), embedding's weight gradient (a scatter of the output's gradient), interpolate
+(the transposes of its per-axis matrices) and the transposed convolutions, whose forward (a matmul
+per group whose columns are scattered onto the output, col2im) is computed again from
+matmul, `scattered` and indexing (`recompute.recomputed`)."""
+from __future__ import annotations
+
+import math
+import string
+from typing import List, Optional
+
+from pycoll._higher_order.recompute import recomputed
+from pycoll._higher_order.rules_recomputed import _window_index
+from pycoll._higher_order.rules_shape import scattered
+from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll.device import array_module
+from pycoll.einsum_ops import einsum
+from pycoll.math_ops import matmul
+from pycoll.reshape_ops import broadcast_to, moveaxis
+from pycoll.shape_ops import reshape, transpose, unsqueeze
+from pycoll.tensor import Tensor
+
+
+@rule("einsum.<locals>.backward")
+def _einsum(s: Saved, g: Tensor) -> List[Optional[Tensor]]:
+    terms, sizes, arrays = s["terms"], s["sizes"], s["arrays"]
+    full = [broadcast_to(s.operand(j, a), [sizes[c] for c in term]) for j, (a, term) in enumerate(zip(arrays, terms))]
+    return [_operand_grad(g, s["output"], full, terms, i, sizes, arrays[i].shape) if s.wants(i) else None
+            for i in range(len(arrays))]
+
+
+def _operand_grad(g: Tensor, output: str, full: List[Tensor], terms: List[str], i: int, sizes: dict,
+                  shape: tuple) -> Tensor:
+    """`einsum_ops._operand_grad` with Tensor ops: the einsum of g with the other operands, broadcast
+    along the labels of operand i alone, put back on the diagonal of a repeated label, summed
+    along the size-1 labels it was broadcast from."""
+    term = terms[i]
+    others = [j for j in range(len(terms)) if j != i]
+    elsewhere = set(output).union(*(terms[j] for j in others))
+    labels = list(dict.fromkeys(term))
+    found = [c for c in labels if c in elsewhere]
+    grad = einsum(f"{','.join([output] + [terms[j] for j in others])}->{''.join(found)}", g, *(full[j] for j in others))
+    for k, c in enumerate(labels):
+        if c not in elsewhere:
+            grad = unsqueeze(grad, k)
+    grad = broadcast_to(grad, [sizes[c] for c in labels])
+    if len(labels) < len(term):
+        xp = array_module(g._array)
+        spare = iter(c for c in string.ascii_letters if c not in term and c not in output)
+        spelt, eyes, seen = "", [], set()
+        for c in term:
+            if c in seen:
+                fresh = next(spare)
+                spelt += fresh
+                eyes.append((c + fresh, const(xp.eye(sizes[c], dtype=g._array.dtype))))
+            else:
+                spelt += c
+                seen.add(c)
+        grad = einsum(f"{''.join(labels)},{','.join(t for t, _ in eyes)}->{spelt}", grad, *(e for _, e in eyes))
+    return fit(grad, (shape, g._array.dtype))
+
+
+@rule("embedding.<locals>.backward")
+def _embedding(s: Saved, g: Tensor) -> tuple:
+    ids, padding_idx, w_shape = s["ids"], s["padding_idx"], s["w_shape"]
+    xp = array_module(ids)
+    if padding_idx is not None:
+        g = g * const((ids != padding_idx)[..., None].astype(g._array.dtype))
+    gw = scattered(g, tuple(w_shape), ids, True)
+    if s["scale_grad_by_freq"]:
+        counts = xp.bincount(ids.reshape(-1), minlength=w_shape[0])[:, None]
+        gw = gw / const(xp.maximum(counts, 1).astype(g._array.dtype))
+    return None, gw
+
+
+@rule("interpolate.<locals>.<lambda>")
+def _interpolate(s: Saved, g: Tensor) -> tuple:
+    for mat, ax in zip(s["mats"], s["axes"]):  # each axis mapped back by its [out, in] matrix's transpose
+        g = moveaxis(matmul(moveaxis(g, ax, -1), const(mat)), -1, ax)
+    return (g,)
+
+
+@rule("_conv_transpose.<locals>.backward")
+def _conv_transpose(s: Saved, g: Tensor) -> tuple:
+    nd, channel_last, groups, n, c = s["nd"], s["channel_last"], s["groups"], s["n"], s["c"]
+    sizes, kernel, canvas, pads, out_sizes = list(s["sizes"]), list(s["kernel"]), s["canvas"], s["pads"], s["out_sizes"]
+    xm, wa = s["xm"], s["wa"]
+    xp = array_module(xm)
+    o = wa.shape[1] * groups
+    spread = _window_index(xp, sizes, kernel, s["stride"], s["dilation"])  # input pixel -> its canvas window
+    inner = (slice(None), slice(None)) + tuple(slice(b, b + size) for (b, _), size in zip(pads, out_sizes))
+
+    def forward(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
+        if channel_last:
+            x = moveaxis(x, -1, 1)
+        rows = matmul(transpose(reshape(x, [n, groups, c // groups, math.prod(sizes)]), [0, 1, 3, 2]),
+                      reshape(weight, [groups, c // groups, -1]))  # [n, groups, pixels, o / groups * kernel]
+        cols = reshape(rows, [n, groups] + sizes + [-1] + kernel)
+        cols = transpose(cols, [0, 1, 2 + nd] + list(range(2, 2 + nd)) + list(range(3 + nd, 3 + 2 * nd)))
+        out = scattered(reshape(cols, [n, o] + sizes + kernel), (n, o, *canvas), spread, True)[inner]
+        if bias is not None:
+            out = out + reshape(bias, [1, o] + [1] * nd)
+        return moveaxis(out, 1, -1) if channel_last else out
+    x_value = xm.transpose(0, 1, 3, 2).reshape(n, c, *sizes)
+    if channel_last:
+        x_value = xp.moveaxis(x_value, 1, -1)
+    # no gradient depends on the bias's value: zeros stand in for it
+    bias_value = None if s.node.inputs[2] is None else xp.zeros(o, wa.dtype)
+    return recomputed(s, g, forward, [x_value, wa, bias_value])
