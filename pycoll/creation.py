@@ -14,7 +14,7 @@ from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
 from pycoll.shape_ops import clone, plain_ints
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64, is_floating
-from pycoll.tensor import Tensor, adopt, wrap
+from pycoll.tensor import Tensor, wrap
 
 ShapeLike = Union[int, Sequence[int]]
 
@@ -204,7 +204,7 @@ def to_dlpack(x: Tensor) -> Any:
 def from_dlpack(dlpack: Any, *, device: Any = None, copy: Any = None) -> Tensor:
     """A Tensor sharing the memory of a DLPack object (anything with ``__dlpack__``) or capsule."""
     if hasattr(dlpack, "__dlpack__"):
-        return adopt(dlpack, place=device) if device is not None else wrap(_from_dlpack_object(dlpack))
+        return Tensor(dlpack, place=device, copy=False) if device is not None else wrap(_from_dlpack_object(dlpack))
     if type(dlpack).__name__ == "PyCapsule":
         return wrap(_capsule_array(dlpack))
     raise TypeError(f"from_dlpack: dlpack must have __dlpack__ or be a DLPack capsule, got {type(dlpack).__name__}")

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pycoll.dtypes import bfloat16
-from pycoll.tensor import adopt
+from pycoll.tensor import Tensor
 
 # (module, name) of each callable a paddle file may use to build its tree
 _ALLOWED = {
@@ -94,7 +94,7 @@ def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
         return array
     if array.dtype == np.uint16:
         array = array.view(bfloat16())
-    t = adopt(array)
+    t = Tensor(array, copy=False)
     t.name = name
     return t
 

@@ -38,7 +38,7 @@ from pycoll._logging import logger
 from pycoll.device import is_array
 from pycoll.dtypes import bfloat16
 from pycoll.paddle_files import is_paddle_file, load_paddle_file
-from pycoll.tensor import Tensor, adopt
+from pycoll.tensor import Tensor
 
 FORMAT = "pycoll.save"
 VERSION = 1
@@ -247,7 +247,7 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
             if arr.dtype != np.uint16:
                 raise ValueError(f"a bfloat16 entry holds {arr.dtype} values, not 16-bit patterns")
             arr = arr.view(bfloat16())
-        return adopt(arr) if "tensor" in node and not return_numpy else arr
+        return Tensor(arr, copy=False) if "tensor" in node and not return_numpy else arr
     if "dict" in node:
         return {k: _decode(v, read_array, return_numpy, depth + 1) for k, v in node["dict"]}
     if "list" in node:

@@ -61,8 +61,9 @@ class Tensor:
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
     def __init__(self, data: Any, dtype: DTypeLike = None, place: Any = None,
-                 stop_gradient: bool = True):
-        _init_slots(self, _to_array(data, dtype, place, copy=True))
+                 stop_gradient: bool = True, *, copy: bool = True):
+        # copy=False: pycoll's own use, over an array it just made (a loaded file, a batch, a shard)
+        _init_slots(self, _to_array(data, dtype, place, copy=copy))
         self.stop_gradient = bool(stop_gradient)
 
     # ---- the array and its properties -----------------------------------------------------
@@ -428,13 +429,6 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
     instead: `pycoll.from_dlpack`, or ``np.asarray(tensor)`` the other way."""
     return Tensor(data, dtype, place, stop_gradient)
 
-
-def adopt(data: Any, dtype: DTypeLike = None, place: Any = None) -> Tensor:
-    """A Tensor over an array pycoll just made and hands on (a loaded file, a batch), without
-    `to_tensor`'s copy where `dtype` and `place` already fit."""
-    t = object.__new__(Tensor)
-    _init_slots(t, _to_array(data, dtype, place, copy=False))
-    return t
 
 
 def _to_place(x: Tensor, place: Any) -> Tensor:
