@@ -63,7 +63,7 @@ from pycoll.index_writes import (diagonal_scatter, index_put, index_put_, index_
                                  scatter_reduce, select_scatter, slice_scatter, take)
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
-from pycoll import amp, autograd, linalg, metric, nn, optimizer, regularizer, static
+from pycoll import amp, autograd, incubate, linalg, metric, nn, optimizer, regularizer, static, utils
 from pycoll.linalg import norm  # paddle.norm is paddle.linalg.norm
 from pycoll import fft  # noqa: E402,F401 - paddle.fft
 from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names of these

@@ -21,6 +21,8 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
+import numpy as np
+
 from pycoll._graph import Node, graph_leaves, run_backward
 from pycoll.tensor import Tensor, grad_tensor, run_grad_hooks, wrap
 
@@ -150,10 +152,12 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     each of `inputs`, as a list of Tensors, without touching any ``.grad`` (paddle.grad).
 
     An input the graph does not reach (an output that takes no gradient reaches nothing) gets None
-    with ``allow_unused``, else ValueError. The graph is kept unless `retain_graph` is False (what
-    paddle 3.3.1 does: its grad keeps the graph, whatever its documentation says, and scripts count
-    on it). With ``create_graph`` the gradients are recorded in the graph, to be differentiated
-    again (`pycoll._higher_order`); the graph is then kept in any case.
+    with ``allow_unused``, else ValueError. A seed of an output's size but another shape (a [1]
+    seed for a 0-D loss, from older paddle code) is reshaped. The graph is kept, whatever
+    `retain_graph` says: paddle 3.3.1's grad keeps it too, whatever its documentation says, and
+    scripts count on it (a first-order grad, then a create_graph one of the same output). With
+    ``create_graph`` the gradients are recorded in the graph, to be differentiated again
+    (`pycoll._higher_order`).
     """
     if not only_inputs:
         raise NotImplementedError("grad: only_inputs=False is not supported (nor is it by paddle)")
@@ -167,17 +171,25 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
         seeds = list(grad_outputs)
     if len(seeds) != len(outs):
         raise ValueError(f"grad_outputs must have one entry per output ({len(outs)}), got {len(seeds)}")
-    live = [(o, g) for o, g in zip(outs, seeds) if not o.stop_gradient]
+    live = [(o, _shaped_like(g, o)) for o, g in zip(outs, seeds) if not o.stop_gradient]
     if not live:
         return _results(ins, {}, allow_unused, wrap)
     outs, seeds = [o for o, _ in live], [g for _, g in live]
     if create_graph:
         from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
         return _results(ins, differentiable_grads(outs, seeds, ins), allow_unused, _taking_gradients)
-    return _results(ins, _array_grads(outs, seeds, ins, retain_graph is not False), allow_unused, wrap)
+    return _results(ins, _array_grads(outs, seeds, ins), allow_unused, wrap)
 
 
-def _array_grads(outs: List[Tensor], seeds: List[Any], ins: List[Tensor], retain_graph: bool) -> Dict[int, Any]:
+def _shaped_like(seed: Any, out: Tensor) -> Any:
+    """`seed` reshaped to `out`'s shape when it holds as many elements in another shape."""
+    shape = getattr(seed, "shape", None)
+    if shape is None or list(shape) == out.shape or int(np.prod(shape)) != out.size:
+        return seed
+    return seed.reshape(out.shape)
+
+
+def _array_grads(outs: List[Tensor], seeds: List[Any], ins: List[Tensor]) -> Dict[int, Any]:
     """{position in ins: gradient array} from an ordinary backward walk in which every leaf it
     reaches lends its ``.grad`` (emptied, then given back) and an op output asked for is tapped."""
     reached = {id(t): t for t in graph_leaves(outs)}
@@ -195,7 +207,7 @@ def _array_grads(outs: List[Tensor], seeds: List[Any], ins: List[Tensor], retain
     try:
         for t in reached.values():
             t._grad, t._ready_hooks = None, None
-        run_backward(outs, seeds, retain_graph)
+        run_backward(outs, seeds, retain_graph=True)
         for i, t in enumerate(ins):
             if t.grad_node is None and id(t) in reached and t._grad is not None:
                 found[i] = t._grad._array

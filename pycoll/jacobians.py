@@ -24,13 +24,15 @@ class Jacobian:
     """The Jacobian of `ys` by `xs` (Tensors, or a sequence of xs whose flattened Jacobians are
     side by side); ``is_batched``: axis 0 of both is a batch axis. See the module docstring."""
 
-    def __init__(self, ys: Any, xs: TensorOrTensors, is_batched: bool = False):
+    def __init__(self, ys: Any, xs: TensorOrTensors, is_batched: bool = False, any_shape: bool = False):
+        """`any_shape`: ys and xs of any shape, flattened (paddle.incubate.autograd's Jacobian);
+        else paddle.autograd's rule, 0-D or 1-D (1-D or 2-D batched)."""
         if isinstance(ys, Jacobian):  # a Hessian's rows: the Jacobian as its shape says
             ys = reshape(ys._whole(), ys.shape)
         self.is_batched = is_batched
         first = xs[0] if isinstance(xs, (list, tuple)) else xs
         low, high = (1, 2) if is_batched else (0, 1)
-        for name, t in (("ys", ys), ("xs", first)):
+        for name, t in (("ys", ys), ("xs", first)) if not any_shape else ():
             if not low <= t.ndim <= high:
                 raise ValueError(f"jacobian: {name}.ndim should be {low} or {high} when "
                                  f"{'batch_axis=0' if is_batched else 'batch_axis is None'}, but got {t.ndim}")
@@ -41,10 +43,10 @@ class Jacobian:
         cols = sum(_flat(x, is_batched).shape[-1] for x in (xs if isinstance(xs, (list, tuple)) else [xs]))
         if is_batched:
             self._inner = [self._rows.shape[0], self._rows.shape[1], cols]
-            self.shape = [self._inner[0]] + self._ys_shape[1:2] + self._xs_shape[1:2]
+            self.shape = list(self._inner) if any_shape else [self._inner[0]] + self._ys_shape[1:2] + self._xs_shape[1:2]
         else:
             self._inner = [self._rows.shape[0], cols]
-            self.shape = self._ys_shape[0:1] + self._xs_shape[0:1]
+            self.shape = list(self._inner) if any_shape else self._ys_shape[0:1] + self._xs_shape[0:1]
         self._lazy_axis = 1 if is_batched else 0
         self._cache: Dict[int, Tensor] = {}
 
@@ -54,7 +56,7 @@ class Jacobian:
             y = self._rows[:, k] if self.is_batched else self._rows[k]
             xs = list(self._xs) if isinstance(self._xs, (list, tuple)) else [self._xs]
             grads = grad(y, xs, create_graph=True, retain_graph=True, allow_unused=True)
-            grads = [zeros_like(x) if g is None else g for g, x in zip(grads, xs)]
+            grads = [_zeros_as(x) if g is None else g for g, x in zip(grads, xs)]
             parts = [_flat(g, self.is_batched) for g in grads]
             self._cache[k] = parts[0] if len(parts) == 1 else concat(parts, axis=-1)
         return self._cache[k]
@@ -139,6 +141,14 @@ Jacobian.__hash__ = object.__hash__  # type: ignore[assignment]  # __eq__ compar
 
 class Hessian(Jacobian):
     """The Jacobian of a one-element ys' Jacobian (see `hessian`)."""
+
+
+def _zeros_as(x: Tensor) -> Tensor:
+    """The gradient of an input a row does not reach: zeros taking x's stop_gradient (paddle's),
+    so a loss built of such entries still backpropagates (to nothing)."""
+    z = zeros_like(x)
+    z.stop_gradient = x.stop_gradient
+    return z
 
 
 def _flat(t: Tensor, batched: bool) -> Tensor:

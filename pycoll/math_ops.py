@@ -15,7 +15,7 @@ from pycoll import _complex_grads, shape_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
-from pycoll._tensor_ops import (as_tensor, needs_grad, normalize_axes, one_number, op_output, operand, paired,
+from pycoll._tensor_ops import (as_tensor, delivered, needs_grad, normalize_axes, one_number, op_output, operand, paired,
                                 value_output)
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
@@ -311,24 +311,24 @@ def kept_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
 @param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = False,
-        name: Optional[str] = None) -> Tensor:  # noqa: A001
+        name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:  # noqa: A001
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
-    out = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
+    total = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
 
     def backward(g: Any) -> tuple:
         return (xp.broadcast_to(g.reshape(kept), shape),)
     backward.__pycoll_op__ = {"name": "sum", "axes": axes}  # type: ignore[attr-defined]  # for placements
-    return op_output(out, backward, x)
+    return delivered(op_output(total, backward, x), out)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
-         dtype: DTypeLike = None) -> Tensor:
+         dtype: DTypeLike = None, out: Optional[Tensor] = None) -> Tensor:
     """The mean (of x cast to `dtype` first, when given); an integer tensor's mean is truncated
     to its dtype, as paddle's is."""
     x = as_tensor(x)
@@ -339,14 +339,14 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     shape, kept = a.shape, kept_shape(a.shape, axes)
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)
-    out = a.mean(axis=axes, keepdims=keepdim)
+    average = a.mean(axis=axes, keepdims=keepdim)
     if a.dtype.kind in "iu":
-        out = out.astype(a.dtype)
+        average = average.astype(a.dtype)
 
     def backward(g: Any) -> tuple:
         return (xp.broadcast_to(g.reshape(kept) / count, shape),)
     backward.__pycoll_op__ = {"name": "mean", "axes": axes}  # type: ignore[attr-defined]  # for placements
-    return op_output(out, backward, x)
+    return delivered(op_output(average, backward, x), out)
 
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:

@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 from pycoll import math_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
@@ -75,14 +75,14 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
 @param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None,
-         name: Optional[str] = None) -> Tensor:
+         out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     dt = convert_dtype(dtype) or (a.dtype if a.dtype.kind in "iu" else None)
-    out = a.prod(axis=axes, keepdims=keepdim, dtype=dt)
-    return op_output(out, lambda g: (g.reshape(kept) * _others_product(a, axes),), x)
+    product = a.prod(axis=axes, keepdims=keepdim, dtype=dt)
+    return delivered(op_output(product, lambda g: (g.reshape(kept) * _others_product(a, axes),), x), out)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
@@ -179,14 +179,16 @@ def trapezoid(y: Tensor, x: Optional[Tensor] = None, dx: Optional[float] = None,
 
 
 @param_aliases({"input": "x", "dim": "axis"})
-def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
+def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
+         out: Optional[Tensor] = None) -> Tensor:
     """max; ties share the gradient equally (as paddle's amax and max both do)."""
-    return math_ops.max(x, axis, keepdim)
+    return delivered(math_ops.max(x, axis, keepdim), out)
 
 
-def amin(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
+def amin(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
+         out: Optional[Tensor] = None) -> Tensor:
     """min; ties share the gradient equally (as paddle's amin and min both do)."""
-    return math_ops.min(x, axis, keepdim)
+    return delivered(math_ops.min(x, axis, keepdim), out)
 
 
 def _truth(x: Tensor, axis: Any, keepdim: bool, name: str) -> Tensor:
@@ -198,15 +200,17 @@ def _truth(x: Tensor, axis: Any, keepdim: bool, name: str) -> Tensor:
 
 
 @param_aliases({"input": "x", "dim": "axis"})
-def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
+def all(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,  # noqa: A001
+        out: Optional[Tensor] = None) -> Tensor:
     """Whether every element over `axis` (None: all of them) is non-zero, a bool tensor."""
-    return _truth(x, axis, keepdim, "all")
+    return delivered(_truth(x, axis, keepdim, "all"), out)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
-def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:  # noqa: A001
+def any(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,  # noqa: A001
+        out: Optional[Tensor] = None) -> Tensor:
     """Whether some element over `axis` (None: all of them) is non-zero, a bool tensor."""
-    return _truth(x, axis, keepdim, "any")
+    return delivered(_truth(x, axis, keepdim, "any"), out)
 
 
 for _name, _fn in {"all": all, "any": any, "cumsum": cumsum, "prod": prod, "var": var, "std": std,

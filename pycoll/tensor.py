@@ -135,11 +135,12 @@ class Tensor:
         return a if isinstance(a, np.ndarray) else a.get()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        """NumPy's protocol: ``np.asarray(t)`` views a CPU tensor's memory (zero-copy interop)."""
+        """NumPy's protocol: ``np.asarray(t)`` is a copy, as paddle's (a snapshot); with
+        ``copy=False`` (NumPy 2) or through ``np.from_dlpack(t)`` it views a CPU tensor's memory."""
         a = self._host_array()
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
-        return a.copy() if copy else a
+        return a.copy() if copy is not False and a is self._array else a
 
     @property
     def __cuda_array_interface__(self) -> dict:

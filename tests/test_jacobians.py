@@ -121,3 +121,14 @@ def test_argument_errors(tanh_layer):
         J[3]
     with pytest.raises(TypeError, match="ints or slices"):
         J[[0, 1]]
+
+
+def test_entries_that_are_zero_by_structure_still_take_part_in_a_loss():
+    """The Hessian of a linear function, a Jacobian of a constant: zeros that (as paddle's) have
+    stop_gradient False, so a loss made of them backpropagates, to nothing."""
+    x = _leaf([1.0, 2.0])
+    H = hessian((x * 3).sum(), x)
+    assert H[:].numpy().tolist() == [[0.0, 0.0], [0.0, 0.0]] and not H[:].stop_gradient
+    (H[:] ** 2).sum().backward()
+    J = jacobian(x * 0 + pycoll.to_tensor([1.0, 1.0], dtype="float64"), x)
+    assert J[:].numpy().tolist() == [[0.0, 0.0], [0.0, 0.0]]

@@ -111,10 +111,14 @@ def test_grad_returns_gradients_without_touching_dot_grad():
     assert gx.stop_gradient and x.grad is None and w.grad.numpy().tolist() == [7.0, 7.0]
     (g,) = pycoll.grad([y], x)  # a list, also for one input (paddle's)
     assert g.numpy().tolist() == [3.0, 4.0]
-    (g,) = pycoll.grad(y, x, retain_graph=False)  # the graph was kept (paddle 3.3.1 keeps it too) ...
-    assert g.numpy().tolist() == [3.0, 4.0]
-    with pytest.raises(RuntimeError, match="freed"):  # ... until retain_graph=False says otherwise
+    (g,) = pycoll.grad(y, x, retain_graph=False)  # grad keeps the graph, whatever retain_graph says,
+    assert g.numpy().tolist() == [3.0, 4.0]  # as paddle 3.3.1 does
+    y.backward()
+    assert x.grad.numpy().tolist() == [3.0, 4.0]
+    with pytest.raises(RuntimeError, match="freed"):  # backward frees it
         y.backward()
+    (g,) = pycoll.grad((x * x).sum(), x, grad_outputs=pycoll.to_tensor([3.0]))  # a [1] seed for a 0-D output
+    assert g.numpy().tolist() == [6.0, 12.0]
 
 
 def test_grad_of_outputs_that_take_no_gradient():

@@ -424,8 +424,24 @@ def test_one_group_without_options():
     (y,) = params([[1.0]])
     with pytest.raises(ValueError, match="one parameter group, got 2"):
         pycoll.optimizer.LBFGS(parameters=[{"params": [x]}, {"params": [y]}])
-    with pytest.raises(ValueError, match="learning_rate"):
-        pycoll.optimizer.LBFGS(parameters=[{"params": [x], "learning_rate": 0.1}])
+    # a group's options are ignored, as paddle's LBFGS ignores them
+    (z,), z_loss = rosen_problem([-1.5, 2.0])
+    opt = pycoll.optimizer.LBFGS(parameters=[{"params": [z], "learning_rate": 0.1}], max_iter=5)
+    opt.step(closure_for(opt, z_loss))
+    assert flat([z]).tolist() == flat([x]).tolist()
+
+
+def test_learning_rate_and_state_attributes_as_paddle():
+    """paddle's LBFGS reads ``self.learning_rate`` in step and keeps ``self.state``."""
+    runs = []
+    for lr in (1.0, 0.5):
+        (x,), loss_fn = rosen_problem([-1.5, 2.0])
+        opt = pycoll.optimizer.LBFGS(parameters=[x], max_iter=5)
+        opt.learning_rate = lr
+        opt.step(closure_for(opt, loss_fn))
+        runs.append(flat([x]).tolist())
+        assert opt.learning_rate == lr and opt.get_lr() == lr and opt.state["n_iter"] == 5
+    assert runs[0] != runs[1]
 
 
 @pytest.mark.parametrize("kwargs, error, match", [

@@ -145,9 +145,12 @@ def test_numpy_and_to_tensor_copy_as_paddle():
     assert not np.shares_memory(v.array, template)
 
 
-def test_numpy_protocol_interop_is_zero_copy_on_cpu():
+def test_numpy_protocol_copies_unless_asked_not_to():
     t = pycoll.zeros([3])
-    assert np.asarray(t) is t.array
+    snapshot = np.asarray(t)  # paddle's: a copy
+    t.add_(pycoll.ones([3]))
+    assert snapshot.tolist() == [0.0, 0.0, 0.0]
+    assert np.asarray(t, copy=False) is t.array
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
     d = np.from_dlpack(t)
     assert np.shares_memory(d, t.array)
@@ -344,3 +347,24 @@ def test_paddles_dtype_names_are_there_bfloat16_included():
         assert getattr(pycoll, name) == np.dtype(name)
         assert pycoll.to_tensor([1, 0], dtype=name).dtype == np.dtype(name)
     assert pycoll.to_tensor([1.5], dtype=pycoll.bfloat16).numpy().astype(np.float32).tolist() == [1.5]
+
+
+def test_numpy_reductions_of_a_tensor_give_tensors_as_paddle():
+    """np.sum/np.mean/np.prod/np.all/np.any call the Tensor's own method with ``out=None`` (paddle
+    3.3 takes ``out`` there); the ``out`` tensor, when given, receives the result."""
+    t = pycoll.to_tensor([[1.0, 2.0], [3.0, 5.0]])
+    assert isinstance(np.sum(t), pycoll.Tensor) and float(np.sum(t)) == 11.0
+    assert np.sum(t, axis=0).numpy().tolist() == [4.0, 7.0]
+    assert float(np.mean(t)) == 2.75 and float(np.prod(t)) == 30.0
+    assert bool(np.all(t)) and bool(np.any(t))
+    out = pycoll.zeros([2])
+    assert pycoll.sum(t, axis=1, out=out).numpy().tolist() == [3.0, 8.0] == out.numpy().tolist()
+    pycoll.mean(t, axis=0, out=out)
+    assert out.numpy().tolist() == [2.0, 3.5]
+    pycoll.prod(t, 1, False, None, out)
+    assert out.numpy().tolist() == [2.0, 15.0]
+    pycoll.amax(t, axis=1, out=out)
+    assert out.numpy().tolist() == [2.0, 5.0]
+    flags = pycoll.zeros([2], "bool")
+    pycoll.all(t > 1.5, axis=1, out=flags)
+    assert flags.numpy().tolist() == [False, True]

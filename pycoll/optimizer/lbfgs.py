@@ -18,6 +18,20 @@ _HISTORIES = ("old_yk", "old_sk")  # and lists of them
 _FLOATS = ("alpha", "prev_loss", "H_diag")  # and numbers (H_diag a 0-d Tensor in a state_dict)
 
 
+def _without_options(parameters: Any) -> Any:
+    """`parameters` with a group's options dropped, with a warning (paddle's LBFGS ignores them)."""
+    if not isinstance(parameters, (list, tuple)) or not any(isinstance(p, dict) for p in parameters):
+        return parameters
+    groups = []
+    for group in parameters:
+        if isinstance(group, dict) and set(group) - {"params"}:
+            logger.warning(f"LBFGS ignores the options {sorted(set(group) - {'params'})} of a parameter group, as "
+                           f"paddle's does")
+            group = {"params": group.get("params")}
+        groups.append(group)
+    return groups
+
+
 def _max_abs(x: Any) -> float:
     return float(abs(x).max())
 
@@ -62,7 +76,7 @@ class LBFGS(Optimizer):
         if line_search_fn not in LINE_SEARCHES:
             raise ValueError(f"line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
         self.line_search_fn = line_search_fn
-        super().__init__(lr, parameters, weight_decay, grad_clip, name)
+        super().__init__(lr, _without_options(parameters), weight_decay, grad_clip, name)
         if not self._parameter_list:
             raise ValueError("parameters must hold at least one parameter, got none")
         if len(self._groups) > 1:
@@ -71,6 +85,20 @@ class LBFGS(Optimizer):
         if weight_decay is not None or grad_clip is not None:
             logger.warning("LBFGS ignores weight_decay and grad_clip, as paddle's does: it minimises the loss "
                            "the closure returns; add any penalty to that loss")
+
+    @property
+    def learning_rate(self) -> float:
+        """paddle's attribute: the step size the iterations use (``get_lr``/``set_lr`` too)."""
+        return self.get_lr()
+
+    @learning_rate.setter
+    def learning_rate(self, value: float) -> None:
+        self.set_lr(value)
+
+    @property
+    def state(self) -> Dict[str, Any]:
+        """paddle's attribute: 'func_evals', 'n_iter' and the history (what state_dict saves)."""
+        return self._state
 
     def _reset_state(self) -> None:
         super()._reset_state()
