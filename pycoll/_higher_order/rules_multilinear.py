@@ -10,7 +10,7 @@ import string
 from typing import List, Optional
 
 from pycoll._higher_order.recompute import recomputed
-from pycoll._higher_order.rules_recomputed import _window_index
+from pycoll._higher_order.rules_recomputed import window_index
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll.device import array_module
@@ -87,7 +87,7 @@ def _conv_transpose(s: Saved, g: Tensor) -> tuple:
     xm, wa = s["xm"], s["wa"]
     xp = array_module(xm)
     o = wa.shape[1] * groups
-    spread = _window_index(xp, sizes, kernel, s["stride"], s["dilation"])  # input pixel -> its canvas window
+    spread = window_index(xp, sizes, kernel, s["stride"], s["dilation"])  # input pixel -> its canvas window
     inner = (slice(None), slice(None)) + tuple(slice(b, b + size) for (b, _), size in zip(pads, out_sizes))
 
     def forward(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:

@@ -28,12 +28,12 @@ def _conv(s: Saved, g: Tensor) -> tuple:
     n, c = padded.shape[:2]
     inner = (slice(None), slice(None)) + tuple(slice(b, b + size) for (b, _), size in zip(pads, sizes))
     x_value = xp.moveaxis(padded[inner], 1, -1) if channel_last else padded[inner]
-    window_index = _window_index(xp, out_sizes, kernel, stride, dilation)
+    windows = window_index(xp, out_sizes, kernel, stride, dilation)
 
     def forward(x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
         if channel_last:
             x = moveaxis(x, -1, 1)
-        win = scattered(x, padded.shape, inner, False)[window_index]  # zero padding, then every window
+        win = scattered(x, padded.shape, inner, False)[windows]  # zero padding, then every window
         win = reshape(win, [n, groups, c // groups] + list(out_sizes) + list(kernel))
         perm = [0, 1] + list(range(3, 3 + nd)) + [2] + list(range(3 + nd, 3 + 2 * nd))
         cols = reshape(transpose(win, perm), [n, groups, math.prod(out_sizes), -1])
@@ -47,7 +47,7 @@ def _conv(s: Saved, g: Tensor) -> tuple:
     return recomputed(s, g, forward, [x_value, s["wa"], bias_value])
 
 
-def _window_index(xp: Any, out_sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
+def window_index(xp: Any, out_sizes: Sequence[int], kernel: Sequence[int], stride: Sequence[int],
                   dilation: Sequence[int]) -> tuple:
     """The index of [N, C, *spatial] that gives every window, [N, C, *out, *kernel]: along spatial
     axis d, output position i reads i * stride + j * dilation for kernel offset j (integer arrays
@@ -69,7 +69,7 @@ def _pool_windows(s: Saved, x: Tensor) -> Tensor:
     if s["channel_last"]:
         x = moveaxis(x, -1, 1)
     inner = (slice(None), slice(None)) + tuple(slice(b, b + n) for (b, _), n in zip(s["grown"], a.shape[2:]))
-    index = _window_index(array_module(a), win.shape[2:2 + nd], win.shape[2 + nd:], s["stride"], [1] * nd)
+    index = window_index(array_module(a), win.shape[2:2 + nd], win.shape[2 + nd:], s["stride"], [1] * nd)
     return scattered(x, padded.shape, inner, False)[index]
 
 
