@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 import numpy as np
 
 from pycoll._graph import Node, graph_leaves, run_backward
+from pycoll.device import array_module
 from pycoll.tensor import Tensor, grad_tensor, run_grad_hooks, wrap
 
 Hook = Callable[[Tensor], Optional[Any]]
@@ -157,12 +158,12 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     `retain_graph` says: paddle 3.3.1's grad keeps it too, whatever its documentation says, and
     scripts count on it (a first-order grad, then a create_graph one of the same output). With
     ``create_graph`` the gradients are recorded in the graph, to be differentiated again
-    (`pycoll._higher_order`).
+    (`pycoll._higher_order`). Nothing flows back through the op outputs in `no_grad_vars` (an
+    input reached through them alone gets zeros).
     """
     if not only_inputs:
         raise NotImplementedError("grad: only_inputs=False is not supported (nor is it by paddle)")
-    if no_grad_vars is not None:
-        raise NotImplementedError("grad: no_grad_vars is not supported; detach() those tensors instead")
+    blocked = [] if no_grad_vars is None else _tensor_list(no_grad_vars, "no_grad_vars")
     outs = _tensor_list(outputs, "outputs")
     ins = _tensor_list(inputs, "inputs")
     if grad_outputs is None or isinstance(grad_outputs, Tensor):
@@ -175,10 +176,20 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     if not live:
         return _results(ins, {}, allow_unused, wrap)
     outs, seeds = [o for o, _ in live], [g for _, g in live]
-    if create_graph:
-        from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
-        return _results(ins, differentiable_grads(outs, seeds, ins), allow_unused, _taking_gradients)
-    return _results(ins, _array_grads(outs, seeds, ins), allow_unused, wrap)
+    # no_grad_vars: nothing flows back through an op output listed (a leaf has nothing behind it)
+    stops = [t.register_hook(_zeros) for t in blocked if t.grad_node is not None and not t.stop_gradient]
+    try:
+        if create_graph:
+            from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
+            return _results(ins, differentiable_grads(outs, seeds, ins), allow_unused, _taking_gradients)
+        return _results(ins, _array_grads(outs, seeds, ins), allow_unused, wrap)
+    finally:
+        for stop in stops:
+            stop.remove()
+
+
+def _zeros(g: Tensor) -> Tensor:
+    return wrap(array_module(g._array).zeros_like(g._array))
 
 
 def _shaped_like(seed: Any, out: Tensor) -> Any:

@@ -184,3 +184,19 @@ def test_grad_argument_errors():
         pycoll.grad(y, [])
     with pytest.raises(ValueError, match="grad_outputs"):
         pycoll.grad(y, x, grad_outputs=[None, None])
+
+
+def test_grad_no_grad_vars():
+    """paddle's two documented uses (a leaf listed changes nothing), and an op output listed: the
+    paths through it carry nothing, in both walks."""
+    x, y = _leaf([0.5, -1.0, 2.0]), _leaf([1.0, 2.0, 3.0])
+    assert pycoll.grad((x * y).sum(), [x], no_grad_vars=[y])[0].numpy().tolist() == [1.0, 2.0, 3.0]
+    assert pycoll.grad(((x * 2) * y).sum(), [y], no_grad_vars=[x])[0].numpy().tolist() == [1.0, -2.0, 4.0]
+    for create_graph in (False, True):
+        a = _leaf([1.0, 2.0])
+        mid = a * 3
+        out = (mid ** 2).sum() + (a * a).sum()
+        (g,) = pycoll.grad(out, a, no_grad_vars=[mid], create_graph=create_graph)
+        assert g.numpy().tolist() == [2.0, 4.0]  # 2a only: the path through mid is cut
+        (g,) = pycoll.grad(out, a, create_graph=create_graph)
+        assert g.numpy().tolist() == [20.0, 40.0]  # the hook is gone afterwards
