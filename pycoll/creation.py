@@ -204,7 +204,7 @@ def to_dlpack(x: Tensor) -> Any:
 def from_dlpack(dlpack: Any, *, device: Any = None, copy: Any = None) -> Tensor:
     """A Tensor sharing the memory of a DLPack object (anything with ``__dlpack__``) or capsule."""
     if hasattr(dlpack, "__dlpack__"):
-        return Tensor(dlpack, place=device, copy=False) if device is not None else wrap(_from_dlpack_object(dlpack))
+        return Tensor(dlpack, place=device) if device is not None else wrap(_from_dlpack_object(dlpack))
     if type(dlpack).__name__ == "PyCapsule":
         return wrap(_capsule_array(dlpack))
     raise TypeError(f"from_dlpack: dlpack must have __dlpack__ or be a DLPack capsule, got {type(dlpack).__name__}")

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from pycoll.dtypes import bfloat16
-from pycoll.tensor import Tensor
+from pycoll.tensor import to_tensor
 
 # (module, name) of each callable a paddle file may use to build its tree
 _ALLOWED = {
@@ -94,7 +94,7 @@ def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
         return array
     if array.dtype == np.uint16:
         array = array.view(bfloat16())
-    t = Tensor(array, copy=False)
+    t = to_tensor(array)
     t.name = name
     return t
 

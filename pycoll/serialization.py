@@ -38,7 +38,7 @@ from pycoll._logging import logger
 from pycoll.device import is_array
 from pycoll.dtypes import bfloat16
 from pycoll.paddle_files import is_paddle_file, load_paddle_file
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, to_tensor
 
 FORMAT = "pycoll.save"
 VERSION = 1
@@ -67,7 +67,7 @@ def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> A
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if isinstance(obj, Tensor):
-        return _array_node("tensor", obj._host_array(), arrays)
+        return _array_node("tensor", obj.numpy(), arrays)
     if is_array(obj) or isinstance(obj, np.generic):
         return _array_node("ndarray", obj.get() if hasattr(obj, "get") and not isinstance(obj, np.generic)
                            else np.asarray(obj), arrays)
@@ -247,7 +247,7 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
             if arr.dtype != np.uint16:
                 raise ValueError(f"a bfloat16 entry holds {arr.dtype} values, not 16-bit patterns")
             arr = arr.view(bfloat16())
-        return Tensor(arr, copy=False) if "tensor" in node and not return_numpy else arr
+        return to_tensor(arr) if "tensor" in node and not return_numpy else arr
     if "dict" in node:
         return {k: _decode(v, read_array, return_numpy, depth + 1) for k, v in node["dict"]}
     if "list" in node:

@@ -61,9 +61,8 @@ class Tensor:
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
     def __init__(self, data: Any, dtype: DTypeLike = None, place: Any = None,
-                 stop_gradient: bool = True, *, copy: bool = True):
-        # copy=False: pycoll's own use, over an array it just made (a loaded file, a batch, a shard)
-        _init_slots(self, _to_array(data, dtype, place, copy=copy))
+                 stop_gradient: bool = True):
+        _init_slots(self, _to_array(data, dtype, place))
         self.stop_gradient = bool(stop_gradient)
 
     # ---- the array and its properties -----------------------------------------------------
@@ -123,24 +122,15 @@ class Tensor:
 
     # ---- interop -----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A NumPy copy of the values (paddle's: a snapshot that later in-place updates of the
-        tensor, an optimizer step say, leave alone, and whose writes stay out of the tensor)."""
-        a = self._array
-        return a.copy() if isinstance(a, np.ndarray) else a.get()
-
-    def _host_array(self) -> np.ndarray:
-        """The values as a NumPy array without a copy on the CPU (a host copy for a GPU tensor),
-        for pycoll's own reading (printing, saving)."""
+        """A NumPy array: the same memory on the CPU, a host copy for a GPU tensor."""
         a = self._array
         return a if isinstance(a, np.ndarray) else a.get()
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        """NumPy's protocol: ``np.asarray(t)`` is a copy, as paddle's (a snapshot); with
-        ``copy=False`` (NumPy 2) or through ``np.from_dlpack(t)`` it views a CPU tensor's memory."""
-        a = self._host_array()
+        a = self.numpy()
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
-        return a.copy() if copy is not False and a is self._array else a
+        return a.copy() if copy else a
 
     @property
     def __cuda_array_interface__(self) -> dict:
@@ -167,7 +157,7 @@ class Tensor:
         return self._array.item(*args)
 
     def tolist(self) -> Any:
-        return self._host_array().tolist()
+        return self.numpy().tolist()
 
     def __float__(self) -> float:
         return float(self._array.item())
@@ -197,7 +187,7 @@ class Tensor:
 
     def __repr__(self) -> str:
         return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({self.place}), "
-                f"stop_gradient={self.stop_gradient},\n       {format_body(self._host_array())})")
+                f"stop_gradient={self.stop_gradient},\n       {format_body(self.numpy())})")
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
         if self.grad_node is not None:
@@ -385,12 +375,9 @@ def grad_tensor(array: Any) -> Tensor:
 
 # ---- conversions ---------------------------------------------------------------------------
 
-def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None, copy: bool = True) -> Any:
-    """`data` as an array of `dtype` on `place`; with `copy`, never the memory of an array,
-    Tensor or DLPack object given (paddle's to_tensor copies), else shared where it can be."""
+def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     dt = convert_dtype(dtype)
     target = current_place() if place is None else parse_place(place)
-    borrowed = True
     if isinstance(data, Tensor):
         arr = data._array
     elif is_array(data):
@@ -403,7 +390,6 @@ def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None, copy: bool 
         else:
             arr = import_cupy().from_dlpack(data)
     else:
-        borrowed = False
         arr = np.asarray(data)
         if arr.dtype.kind not in "biufc":
             raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
@@ -413,23 +399,20 @@ def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None, copy: bool 
                 dt = default_float()
             elif arr.dtype == np.complex128:
                 dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
-    source = arr
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
-    if copy and borrowed and arr is source:
-        arr = arr.copy()
     return arr
 
 
 def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
               stop_gradient: bool = True) -> Tensor:
-    """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors, always
-    with memory of its own (paddle's: writing the array given, or the Tensor, later changes
-    nothing in the other); Python floats default to the default dtype (float32). Sharing memory
-    instead: `pycoll.from_dlpack`, or ``np.asarray(tensor)`` the other way."""
-    return Tensor(data, dtype, place, stop_gradient)
+    """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
 
+    Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy,
+    and so is another Tensor's array; Python floats default to the default dtype (float32).
+    """
+    return Tensor(data, dtype, place, stop_gradient)
 
 
 def _to_place(x: Tensor, place: Any) -> Tensor:

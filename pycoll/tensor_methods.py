@@ -107,7 +107,7 @@ def _new_filled(method: str, fill: Optional[int]) -> Callable[..., Tensor]:
 
 def gradient(x: Tensor) -> Optional[np.ndarray]:
     """paddle's ``gradient()``: ``.grad`` as a NumPy array (a copy), or None without one."""
-    return None if x._grad is None else x._grad.numpy()
+    return None if x._grad is None else np.array(x._grad.numpy())
 
 
 def requires_grad_(x: Tensor, requires_grad: bool = True) -> Tensor:

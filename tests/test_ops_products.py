@@ -94,8 +94,8 @@ def test_creation_additions_follow_paddle():
         pycoll.increment(pycoll.ones([2]))
     assert pycoll.tolist(a) == [[1.0, 2.0], [3.0, 4.0]]
     shared = pycoll.from_dlpack(pycoll.to_dlpack(a))
-    assert np.shares_memory(shared.array, a.array)
-    assert np.shares_memory(pycoll.from_dlpack(a.array).array, a.array)
+    assert np.shares_memory(shared.numpy(), a.numpy())
+    assert np.shares_memory(pycoll.from_dlpack(a.numpy()).numpy(), a.numpy())
 
 
 def test_random_tensors():

@@ -21,7 +21,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any, dtype: DTypeLike = None, name: Optional[str] = None,
                  trainable: bool = True):
-        super().__init__(data, dtype, copy=False)  # layers make their parameters from fresh arrays
+        super().__init__(data, dtype)
         self.stop_gradient = not trainable
         self.name = name if name is not None else f"param_{next(_param_ids)}"
         # what a ParamAttr sets (paddle's attribute names and defaults)

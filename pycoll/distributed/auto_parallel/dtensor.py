@@ -131,7 +131,7 @@ class _Distributed:
         described = (f"{{shape: [{','.join(map(str, mesh.shape))}], process_ids: "
                      f"[{','.join(map(str, mesh.process_ids))}], dim_names: [{','.join(mesh.dim_names)}]}}")
         with _graph.no_grad():
-            body = format_body(self.numpy())  # the whole value (_Distributed.numpy)
+            body = format_body(self.numpy())
         head = "Parameter containing:\n" if isinstance(self, Parameter) else ""
         return (f"{head}Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({place_str(place_of(self._array))}), "
                 f"stop_gradient={self.stop_gradient}, process_mesh={described}, "
@@ -160,7 +160,7 @@ def make_dist(array: Any, mesh: ProcessMesh, placements: Sequence[Placement],
                              if k not in ("process_mesh", "placements", "_global_shape")})
         out.is_distributed = any(p.is_shard() for p in placements)
     else:
-        out = DistTensor(array, place=place_of(array), copy=False)
+        out = DistTensor(array, place=place_of(array))
     out._set_dist(mesh, placements, global_shape)
     return out
 

@@ -23,7 +23,7 @@ from pycoll.device import move, place_of
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.checkpoint.layout import bounds_of, flatten, overlaps, saved_form, writes
 from pycoll.serialization import load, save
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, to_tensor
 
 _METADATA = re.compile(r"^(\d+)\.metadata$")
 
@@ -149,8 +149,8 @@ def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: O
     for key, info in meta["tensors"].items():
         if prefix is not None and not key.startswith(prefix):
             continue
-        out[key] = Tensor(_assemble(key, [(0, n) for n in info["shape"]], np.dtype(info["dtype"]),
-                                    by_key.get(key, []), files), copy=False)
+        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], np.dtype(info["dtype"]),
+                                       by_key.get(key, []), files))
     return out
 
 

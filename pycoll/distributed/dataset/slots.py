@@ -101,7 +101,7 @@ def checked(raw: List[bytes], slots: List[Slot], where: str, first: int = 0) -> 
 def batch(records: List[List[np.ndarray]], slots: List[Slot]) -> Dict[str, Any]:
     """A batch: for each slot its values padded with zeros to the longest record
     (``[batch, longest]``) and each record's count (``<name>.lengths``, ``[batch]``), as Tensors."""
-    from pycoll.tensor import Tensor
+    from pycoll.tensor import to_tensor
 
     out: Dict[str, Any] = {}
     for k, slot in enumerate(slots):
@@ -109,5 +109,5 @@ def batch(records: List[List[np.ndarray]], slots: List[Slot]) -> Dict[str, Any]:
         padded = np.zeros((len(records), max(int(lengths.max()), 1)), slot.dtype)
         for row, record in enumerate(records):
             padded[row, :len(record[k])] = record[k]
-        out[slot.name], out[f"{slot.name}.lengths"] = Tensor(padded, copy=False), Tensor(lengths, copy=False)
+        out[slot.name], out[f"{slot.name}.lengths"] = to_tensor(padded), to_tensor(lengths)
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from typing import Any, Optional, Sequence, Set, Tuple, Union
 
+import numpy as np
 
 import pycoll.distributed as dist
 from pycoll.distributed.sharding.model import GroupShardedModel
@@ -129,7 +130,7 @@ def save_group_sharded_model(model: GroupShardedModel, output: str,
                         f"got {type(model).__name__}")
     model.get_all_parameters()
     whole = optimizer.whole_state_dict() if optimizer is not None else None
-    state = {k: v.numpy() for k, v in model.state_dict().items()}
+    state = {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
     model.release_parameters()
     if dist.get_rank() == (model.shard_group.ranks[0] if model.shard_group is not None else 0):
         os.makedirs(output, exist_ok=True)
