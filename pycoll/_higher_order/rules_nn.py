@@ -1,5 +1,5 @@
-"""Rules for linear algebra and the neural-network ops: linear, matmul, the activations of
-`pycoll.nn.functional`, softmax/log_softmax, vector norms and the softmax cross-entropy."""
+"""Rules for linear algebra and the neural-network ops: linear, matmul, inv, det, the activations
+of `pycoll.nn.functional`, softmax/log_softmax, vector norms and cross-entropy."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,9 @@ from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll.linalg import _EPS as NORM_EPS
 from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
 from pycoll.nn._activation_functional import softmax
+from pycoll.matrix_ops import inv
 from pycoll.reshape_ops import moveaxis
-from pycoll.shape_ops import reshape, unsqueeze
+from pycoll.shape_ops import reshape, transpose, unsqueeze
 from pycoll.tensor import Tensor
 from pycoll.unary_ops import erf
 
@@ -112,8 +113,6 @@ def _vector_norm(s: Saved, g: Tensor) -> tuple:
 
 @rule("cross_entropy.<locals>.backward")
 def _cross_entropy(s: Saved, g: Tensor) -> tuple:
-    if not s["use_softmax"]:
-        raise NotImplementedError("grad(create_graph=True) through cross_entropy with use_softmax=False")
     xp, ax, logp = s["xp"], s["ax"], s["logp"]
     if s["reduction"] == "none":
         g = unsqueeze(g, -1) if s["squeeze"] else moveaxis(g, ax, -1)
@@ -121,15 +120,19 @@ def _cross_entropy(s: Saved, g: Tensor) -> tuple:
         g = g / const(xp.asarray(s["denom"], dtype=g._array.dtype))
     if s["weights"] is not None:
         g = g * const(s["weights"])
-    # softmax is unchanged by a shift along the classes: the kept log-probabilities stand in for
-    # the logits
-    z = moveaxis(s.operand(0, xp.moveaxis(logp, -1, ax)), ax, -1)
-    probs = softmax(z, axis=-1)
+    if s["use_softmax"]:
+        # softmax is unchanged by a shift along the classes: the kept log-probabilities stand in
+        # for the logits
+        probs = softmax(moveaxis(s.operand(0, xp.moveaxis(logp, -1, ax)), ax, -1), axis=-1)
+    else:  # the input holds probabilities: the loss is -label . log(input)
+        probs = moveaxis(s.operand(0, xp.moveaxis(s["z"], -1, ax)), ax, -1)
     if s["soft"]:
-        d = probs - const(s["lab"])
+        lab = const(s["lab"])
+        d = probs - lab if s["use_softmax"] else -lab / probs
     else:
         hot = (xp.arange(s["classes"]) == s["safe"]).astype(logp.dtype)
-        d = (probs - const(hot)) * const(s["valid"].astype(logp.dtype))
+        valid = const(s["valid"].astype(logp.dtype))
+        d = (probs - const(hot)) * valid if s["use_softmax"] else -const(hot) * valid / probs
     return moveaxis(d * g, -1, ax), None
 
 
@@ -143,3 +146,21 @@ def _piecewise_linear(s: Saved, g: Tensor) -> tuple:
 @rule("dropout.<locals>.<lambda>")
 def _dropout(s: Saved, g: Tensor) -> tuple:
     return (g * const(s["mask"]),)
+
+
+def _swap_last(t: Tensor) -> Tensor:
+    perm = list(range(t.ndim))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return transpose(t, perm)
+
+
+@rule("inv.<locals>.<lambda>")
+def _inv(s: Saved, g: Tensor) -> tuple:
+    out = _swap_last(s.output(s["out"]))
+    return (-(out @ g @ out),)
+
+
+@rule("det.<locals>.backward")
+def _det(s: Saved, g: Tensor) -> tuple:  # d det / dA = det * A^-T
+    scale = unsqueeze(g * s.output(s["d"]), [-1, -2])
+    return (scale * _swap_last(inv(s.operand(0, s["a"]))),)

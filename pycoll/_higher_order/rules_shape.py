@@ -14,7 +14,7 @@ from pycoll.device import array_module, to_module
 from pycoll.math_ops import matmul, sum as sum_
 from pycoll.reshape_ops import flip, moveaxis
 from pycoll.shape_ops import concat, reshape, scatter_add, transpose
-from pycoll.tensor import Tensor, wrap
+from pycoll.tensor import Tensor, _to_place, wrap
 
 
 @rule("reshape.<locals>.<lambda>")
@@ -146,3 +146,9 @@ def _written(s: Saved, g: Tensor) -> tuple:
             gv = reshape(gv, [1] * (len(vshape) - gv.ndim) + list(gv.shape))
         gv = fit(gv, (vshape, s["vdtype"]))
     return gx, gv
+
+
+@rule("_to_place.<locals>.<lambda>")
+def _moved(s: Saved, g: Tensor) -> tuple:
+    """``x.cpu()``/``x.cuda()``: the gradient moves back to where x was (recorded, as the move)."""
+    return (_to_place(g, s["src"]),)
