@@ -18,7 +18,6 @@ from test_gradcheck import CASES, _rand, central_differences
 EPS = 1e-5
 
 
-
 def _first_grads(fn, arrays, w, asked, create_graph):
     ts = [pycoll.to_tensor(a, stop_gradient=False) for a in arrays]
     out = fn(*ts)
