@@ -105,15 +105,23 @@ def _operand_grad(g: Any, output: str, full: Sequence[Any], terms: Sequence[str]
             grad = xp.expand_dims(grad, k)
     grad = xp.broadcast_to(grad, [sizes[c] for c in labels])
     if len(labels) < len(term):  # a repeated label: back onto the diagonal, through identities
-        spare = iter(c for c in string.ascii_letters if c not in term and c not in output)
-        spelt, eyes, seen = "", [], set()
-        for c in term:
-            if c in seen:
-                fresh = next(spare)
-                spelt += fresh
-                eyes.append((c + fresh, xp.eye(sizes[c], dtype=g.dtype)))
-            else:
-                spelt += c
-                seen.add(c)
-        grad = xp.einsum(f"{''.join(labels)},{','.join(t for t, _ in eyes)}->{spelt}", grad, *(e for _, e in eyes))
+        spelt, eyes = diagonal_spelling(term, output)
+        grad = xp.einsum(f"{''.join(labels)},{','.join(t for t, _ in eyes)}->{spelt}", grad,
+                         *(xp.eye(sizes[c], dtype=g.dtype) for _, c in eyes))
     return unbroadcast(grad, shape)
+
+
+def diagonal_spelling(term: str, output: str) -> Tuple[str, List[Tuple[str, str]]]:
+    """`term` with each repeat of a label spelt as a fresh letter, and the identity matrices that
+    tie each fresh letter to its label: (spelling, [(two-letter subscript, label), ...])."""
+    spare = iter(c for c in string.ascii_letters if c not in term and c not in output)
+    spelt, eyes, seen = "", [], set()
+    for c in term:
+        if c in seen:
+            fresh = next(spare)
+            spelt += fresh
+            eyes.append((c + fresh, c))
+        else:
+            spelt += c
+            seen.add(c)
+    return spelt, eyes

@@ -6,7 +6,6 @@ matmul, `scattered` and indexing (`recompute.recomputed`)."""
 from __future__ import annotations
 
 import math
-import string
 from typing import List, Optional
 
 from pycoll._higher_order.recompute import recomputed
@@ -14,7 +13,7 @@ from pycoll._higher_order.rules_recomputed import window_index
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll.device import array_module
-from pycoll.einsum_ops import einsum
+from pycoll.einsum_ops import diagonal_spelling, einsum
 from pycoll.math_ops import matmul
 from pycoll.reshape_ops import broadcast_to, moveaxis
 from pycoll.shape_ops import reshape, transpose, unsqueeze
@@ -46,17 +45,9 @@ def _operand_grad(g: Tensor, output: str, full: List[Tensor], terms: List[str], 
     grad = broadcast_to(grad, [sizes[c] for c in labels])
     if len(labels) < len(term):
         xp = array_module(g._array)
-        spare = iter(c for c in string.ascii_letters if c not in term and c not in output)
-        spelt, eyes, seen = "", [], set()
-        for c in term:
-            if c in seen:
-                fresh = next(spare)
-                spelt += fresh
-                eyes.append((c + fresh, const(xp.eye(sizes[c], dtype=g._array.dtype))))
-            else:
-                spelt += c
-                seen.add(c)
-        grad = einsum(f"{''.join(labels)},{','.join(t for t, _ in eyes)}->{spelt}", grad, *(e for _, e in eyes))
+        spelt, eyes = diagonal_spelling(term, output)
+        grad = einsum(f"{''.join(labels)},{','.join(t for t, _ in eyes)}->{spelt}", grad,
+                      *(const(xp.eye(sizes[c], dtype=g._array.dtype)) for _, c in eyes))
     return fit(grad, (shape, g._array.dtype))
 
 
