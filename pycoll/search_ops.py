@@ -114,7 +114,7 @@ def _order(a: Any, axis: int, descending: bool) -> Any:
     return (a.shape[axis] - 1) - xp.flip(backwards, axis)
 
 
-def _inverse(order: Any, axis: int) -> Any:
+def inverse_order(order: Any, axis: int) -> Any:
     """The permutation that undoes `order` along `axis`."""
     return array_module(order).argsort(order, axis=axis, kind="stable")
 
@@ -138,7 +138,7 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
     ax = axis_arg(axis, a.ndim)
     order = _order(a, ax, descending)
     return op_output(xp.take_along_axis(a, order, axis=ax),
-                     lambda g: (xp.take_along_axis(g, _inverse(order, ax), axis=ax),), x)
+                     lambda g: (xp.take_along_axis(g, inverse_order(order, ax), axis=ax),), x)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
@@ -162,7 +162,7 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
         rest = list(g.shape)
         rest[ax] = n - k
         whole = xp.concatenate([g, xp.zeros(rest, dtype=g.dtype)], axis=ax)
-        return (xp.take_along_axis(whole, _inverse(order, ax), axis=ax),)
+        return (xp.take_along_axis(whole, inverse_order(order, ax), axis=ax),)
     values = op_output(xp.take_along_axis(a, picked, axis=ax), backward, x)
     return values, value_output(picked.astype(int64), "topk", x)
 

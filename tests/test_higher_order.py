@@ -83,6 +83,10 @@ MORE_CASES = {
                 [_rand(3, 4)]),
     "inv_det": (lambda x: pycoll.linalg.inv(x) * pycoll.linalg.det(x) + pycoll.linalg.det(x * x) ** 2,
                 [np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.2], [0.1, 0.4, 1.8]]) + _rand(3, 3) * 0.1]),
+    "roll_sort_topk": (lambda x: pycoll.roll(x * x, [1, -1], [0, 1]) * pycoll.roll(x, 2) + pycoll.sort(x ** 3, axis=1)
+                       + pycoll.topk(x * x, 2, axis=0)[0].sum(), [_rand(3, 4)]),
+    "cross_maxout": (lambda x, y: pycoll.linalg.cross(x * x, y, axis=1) ** 2
+                     + F.maxout((x * y).reshape([1, 6, 1, 1]), 2).sum() ** 2, [_rand(2, 3), _rand(2, 3)]),
     "triu_tril": (lambda x: pycoll.triu(x * x, 1) ** 2 + pycoll.tril(x ** 3, -1), [_rand(3, 3)]),
     "gather_index_select": (lambda x: pycoll.gather(x * x, pycoll.to_tensor([2, 0, 2]), axis=1)
                             + pycoll.index_select(x, pycoll.to_tensor([1, 1, 0]), axis=1) ** 3, [_rand(2, 3)]),
@@ -95,10 +99,13 @@ def test_more_second_derivatives(name):
     second_order_check(fn, arrays)
 
 
-def test_activation_without_a_rule_is_named():
-    x = pycoll.to_tensor(_rand(1, 4, 2), stop_gradient=False)
-    with pytest.raises(NotImplementedError, match="maxout"):
-        pycoll.grad(F.maxout(x, 2).sum(), x, create_graph=True)
+def test_an_op_without_a_rule_is_named():
+    x = pycoll.to_tensor(_rand(1, 4, 2, 2), stop_gradient=False)
+    with pytest.raises(NotImplementedError, match="local_response_norm"):
+        pycoll.grad(F.local_response_norm(x, 3).sum(), x, create_graph=True)
+    z = pycoll.to_tensor(_rand(3) + 1j * _rand(3), stop_gradient=False)
+    with pytest.raises(NotImplementedError, match="complex"):
+        pycoll.grad(pycoll.abs(z).sum(), z, create_graph=True)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -84,6 +84,8 @@ def _square(s: Saved, g: Tensor) -> tuple:
 
 @rule("abs.<locals>.<lambda>")
 def _abs(s: Saved, g: Tensor) -> tuple:
+    if s["a"].dtype.kind == "c":
+        raise NotImplementedError("grad(create_graph=True) does not support complex tensors yet (abs of one)")
     return (g * const(s["xp"].sign(s["a"]).astype(g._array.dtype)),)  # 0 at 0, as the op's
 
 

@@ -1,11 +1,12 @@
-"""Rules for linear algebra and the neural-network ops: linear, matmul, inv, det, the activations
-of `pycoll.nn.functional`, softmax/log_softmax, vector norms and cross-entropy."""
+"""Rules for linear algebra and the neural-network ops: linear, matmul, inv, det, cross, the
+activations of `pycoll.nn.functional` (maxout too), softmax/log_softmax, vector norms and
+cross-entropy."""
 from __future__ import annotations
 
 import math
 
 from pycoll._higher_order.saved import Saved, const, fit, rule
-from pycoll.linalg import _EPS as NORM_EPS
+from pycoll.linalg import _EPS as NORM_EPS, cross
 from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
 from pycoll.nn._activation_functional import softmax
 from pycoll.matrix_ops import inv
@@ -164,3 +165,16 @@ def _inv(s: Saved, g: Tensor) -> tuple:
 def _det(s: Saved, g: Tensor) -> tuple:  # d det / dA = det * A^-T
     scale = unsqueeze(g * s.output(s["d"]), [-1, -2])
     return (scale * _swap_last(inv(s.operand(0, s["a"]))),)
+
+
+@rule("cross.<locals>.backward")
+def _cross(s: Saved, g: Tensor) -> tuple:  # d(x × y) = dx × y + x × dy
+    x, y, ax = s.operand(0, s["xa"]), s.operand(1, s["ya"]), s["ax"]
+    dtype = g._array.dtype
+    return (fit(cross(y, g, axis=ax), (s["xa"].shape, dtype)) if s.wants(0) else None,
+            fit(cross(g, x, axis=ax), (s["ya"].shape, dtype)) if s.wants(1) else None)
+
+
+@rule("maxout.<locals>.<lambda>")
+def _maxout(s: Saved, g: Tensor) -> tuple:
+    return (reshape(unsqueeze(g, s["ax"] + 1) * const(s["pick"].astype(g._array.dtype)), list(s["a"].shape)),)

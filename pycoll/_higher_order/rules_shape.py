@@ -1,5 +1,5 @@
-"""Rules for shape ops and indexing: reshape, transpose, expand, tile, flip, pad, concat, stack,
-split, clone, ``x[index]``, gather, take_along_axis and masked_select, whose gradients are
+"""Rules for shape ops and indexing: reshape, transpose, expand, tile, flip, roll, pad, concat,
+stack, split, clone, sort, topk, ``x[index]``, gather, take_along_axis and masked_select, whose gradients are
 `scattered` (an op of its own here, so that it can be differentiated again: its gradient is the
 same indexing)."""
 from __future__ import annotations
@@ -12,7 +12,9 @@ from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll._tensor_ops import op_output
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import matmul, sum as sum_
-from pycoll.reshape_ops import flip, moveaxis
+from pycoll.index_ops import take_along_axis
+from pycoll.reshape_ops import flip, moveaxis, roll
+from pycoll.search_ops import inverse_order
 from pycoll.shape_ops import concat, reshape, scatter_add, transpose
 from pycoll.tensor import Tensor, _to_place, wrap
 
@@ -152,3 +154,24 @@ def _written(s: Saved, g: Tensor) -> tuple:
 def _moved(s: Saved, g: Tensor) -> tuple:
     """``x.cpu()``/``x.cuda()``: the gradient moves back to where x was (recorded, as the move)."""
     return (_to_place(g, s["src"]),)
+
+
+@rule("roll.<locals>.<lambda>")
+def _roll(s: Saved, g: Tensor) -> tuple:
+    if "back" in s:
+        return (roll(g, s["back"], list(s["axes"])),)
+    return (reshape(roll(reshape(g, [-1]), [-s["shifts"][0]]), list(s["src"])),)
+
+
+@rule("sort.<locals>.<lambda>")
+def _sort(s: Saved, g: Tensor) -> tuple:
+    return (take_along_axis(g, wrap(inverse_order(s["order"], s["ax"])), s["ax"]),)
+
+
+@rule("topk.<locals>.backward")
+def _topk(s: Saved, g: Tensor) -> tuple:
+    ax, n, k = s["ax"], s["n"], s["k"]
+    rest = list(g.shape)
+    rest[ax] = n - k
+    whole = concat([g, wrap(s["xp"].zeros(rest, dtype=g._array.dtype))], axis=ax)
+    return (take_along_axis(whole, wrap(inverse_order(s["order"], ax)), ax),)
