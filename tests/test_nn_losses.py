@@ -245,3 +245,19 @@ def test_label_smoothing_takes_a_label_shaped_like_input_as_a_distribution():
                                rtol=1e-12)
     with pytest.raises(ValueError, match="label shape"):  # without smoothing it stays a hard label
         F.cross_entropy(logits, one_hot)
+
+
+def test_log_loss_matches_paddle():
+    """paddle 3.3.1: F.log_loss([[0.2], [0.7], [0.99]], [[0], [1], [1]]) (float32; its kernel has
+    no float64) gave [0.22301852703094482, 0.35653209686279297, 0.009949304163455963]."""
+    x = pycoll.to_tensor(np.array([[0.2], [0.7], [0.99]], "float32"), stop_gradient=False)
+    y = pycoll.to_tensor(np.array([[0.0], [1.0], [1.0]], "float32"))
+    loss = F.log_loss(x, y)
+    assert loss.dtype == np.float32
+    np.testing.assert_allclose(loss.numpy().ravel(), [0.22301852703094482, 0.35653209686279297, 0.009949304163455963],
+                               rtol=1e-6)
+    loss.sum().backward()  # d/dx = -y / (x + eps) + (1 - y) / (1 - x + eps)
+    xs, ys = x.numpy(), y.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), -ys / (xs + 1e-4) + (1 - ys) / (1 - xs + 1e-4), rtol=1e-5)
+    with pytest.raises(ValueError, match="log_loss: label shape"):
+        F.log_loss(x, pycoll.ones([3], "float32"))

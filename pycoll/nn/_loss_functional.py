@@ -15,11 +15,11 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
-from pycoll.math_ops import abs, clip, mean, square, sum
+from pycoll.math_ops import abs, clip, log, mean, square, sum
 from pycoll.tensor import Tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "kl_div"]
+           "binary_cross_entropy_with_logits", "kl_div", "log_loss"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -55,6 +55,15 @@ def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A00
     """(input - label) ** 2, reduced."""
     _check_reduction(reduction)
     return _reduce(square(as_tensor(input) - label), reduction)
+
+
+def log_loss(input: Tensor, label: Tensor, epsilon: float = 0.0001,  # noqa: A002
+             name: Optional[str] = None) -> Tensor:
+    """-label log(input + epsilon) - (1 - label) log(1 - input + epsilon), elementwise (paddle's,
+    unreduced; its kernel takes float32 only, pycoll any floating dtype)."""
+    input = as_tensor(input)  # noqa: A001
+    _same_shape("log_loss", input, label)
+    return -label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon)
 
 
 def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002

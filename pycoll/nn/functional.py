@@ -38,7 +38,7 @@ from pycoll.nn._conv_functional import conv1d, conv2d, conv3d
 from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose, conv3d_transpose
 from pycoll.nn._dropout_functional import dropout, dropout2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
-                                        l1_loss, mse_loss, smooth_l1_loss)
+                                        l1_loss, log_loss, mse_loss, smooth_l1_loss)
 from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
 from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hinge_embedding_loss,
                                    margin_ranking_loss, pairwise_distance, sigmoid_focal_loss,
@@ -65,7 +65,7 @@ from pycoll.tensor import Tensor
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
            "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
            "normalize", "mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "cross_entropy", "conv1d", "conv2d",
+           "binary_cross_entropy_with_logits", "nll_loss", "kl_div", "log_loss", "cross_entropy", "conv1d", "conv2d",
            "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "pad", "batch_norm",
            "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d", "group_norm", "instance_norm",
            "dropout2d", "label_smooth", "scaled_dot_product_attention", "relu6", "swish", "mish", "softsign",
