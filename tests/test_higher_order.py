@@ -87,6 +87,15 @@ MORE_CASES = {
                        + pycoll.topk(x * x, 2, axis=0)[0].sum(), [_rand(3, 4)]),
     "cross_maxout": (lambda x, y: pycoll.linalg.cross(x * x, y, axis=1) ** 2
                      + F.maxout((x * y).reshape([1, 6, 1, 1]), 2).sum() ** 2, [_rand(2, 3), _rand(2, 3)]),
+    "index_writes": (lambda x, v: pycoll.index_add(x * x, pycoll.to_tensor([0, 2, 0]), 0, v * v) ** 2
+                     + pycoll.scatter(x ** 3, pycoll.to_tensor([1, 1]), v[:2] * x[:2], overwrite=False)
+                     + pycoll.scatter_nd_add(x * x, pycoll.to_tensor([[0, 1], [2, 0]]), v[:2, 0] ** 2)
+                     + pycoll.gather_nd(x * v[:, :2], pycoll.to_tensor([[1, 0], [1, 0]])).sum()
+                     + pycoll.index_fill(x ** 3, pycoll.to_tensor([1]), 1, 0.5), [_rand(3, 2), _rand(3, 2)]),
+    "put_along_axis": (lambda x, v: pycoll.put_along_axis(x * x, pycoll.to_tensor([[0], [1], [0]]), v ** 3, 1) ** 2
+                       + pycoll.put_along_axis(x ** 3, pycoll.to_tensor([[1], [1], [0]]), v * x[:, :1], 1, "add")
+                       + pycoll.put_along_axis(x, pycoll.to_tensor([[0], [0], [1]]), v * v, 1, "mean") ** 2,
+                       [_rand(3, 2), _rand(3, 1)]),
     "triu_tril": (lambda x: pycoll.triu(x * x, 1) ** 2 + pycoll.tril(x ** 3, -1), [_rand(3, 3)]),
     "gather_index_select": (lambda x: pycoll.gather(x * x, pycoll.to_tensor([2, 0, 2]), axis=1)
                             + pycoll.index_select(x, pycoll.to_tensor([1, 1, 0]), axis=1) ** 3, [_rand(2, 3)]),

@@ -175,3 +175,59 @@ def _topk(s: Saved, g: Tensor) -> tuple:
     rest[ax] = n - k
     whole = concat([g, wrap(s["xp"].zeros(rest, dtype=g._array.dtype))], axis=ax)
     return (take_along_axis(whole, wrap(inverse_order(s["order"], ax)), ax),)
+
+
+# ---- writes at indices (index_ops): linear in what they write, their masks constants -----------
+
+def _zero_at(g: Tensor, key: Any) -> Tensor:
+    """g with the places `key` addresses zeroed (recorded: a constant mask)."""
+    keep = array_module(g._array).ones(g._array.shape, g._array.dtype)
+    keep[key] = 0
+    return g * const(keep)
+
+
+@rule("index_add.<locals>.<lambda>")
+def _index_add(s: Saved, g: Tensor) -> tuple:
+    return g * 1, g[s["key"]] * s["alpha"]
+
+
+@rule("index_fill.<locals>.backward")
+def _index_fill(s: Saved, g: Tensor) -> tuple:
+    return (_zero_at(g, s["key"]),)
+
+
+@rule("scatter.<locals>.backward")
+def _scatter(s: Saved, g: Tensor) -> tuple:
+    return _zero_at(g, s["key"]), g[s["key"]]
+
+
+@rule("scatter_nd_add.<locals>.<lambda>")
+def _scatter_nd_add(s: Saved, g: Tensor) -> tuple:
+    return g * 1, g[s["key"]]
+
+
+@rule("gather_nd.<locals>.backward")
+def _gather_nd(s: Saved, g: Tensor) -> tuple:
+    return (scattered(g, s["shape"], s["key"], True),)
+
+
+@rule("put_along_axis.<locals>.backward")
+def _put_along_axis(s: Saved, g: Tensor) -> tuple:
+    reduce, flat, shape, vt = s["reduce"], s["flat"], s["shape"], s["vt"]
+    if s["factors"]:
+        raise NotImplementedError(f"grad(create_graph=True) through put_along_axis(reduce={reduce!r})")
+    xp, count, include_self = s["xp"], s["count"], s["include_self"]
+    gf = reshape(g, [-1])
+    dtype = g._array.dtype
+    if reduce == "mean":
+        mean_scale = s["mean_scale"]
+        own = xp.where(count > 0, mean_scale if include_self else 0, 1).astype(dtype)
+        written = mean_scale[flat].astype(dtype)
+    else:
+        own = xp.ones(gf.shape, dtype)
+        if reduce == "assign" or not include_self:
+            own[flat] = 0
+        written = s["win"].astype(dtype) if reduce == "assign" else xp.ones(flat.shape, dtype)
+    ga = reshape(gf * const(own), list(s["a"].shape))
+    gv = None if vt is None else fit(reshape(gf[flat] * const(written), list(shape)), (vt._array.shape, dtype))
+    return ga, gv
