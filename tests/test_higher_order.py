@@ -96,6 +96,10 @@ MORE_CASES = {
                        + pycoll.put_along_axis(x ** 3, pycoll.to_tensor([[1], [1], [0]]), v * x[:, :1], 1, "add")
                        + pycoll.put_along_axis(x, pycoll.to_tensor([[0], [0], [1]]), v * v, 1, "mean") ** 2,
                        [_rand(3, 2), _rand(3, 1)]),
+    "bilinear": (lambda x1, x2, w, b: F.bilinear(x1 * x1, x2, w, b) ** 2, [_rand(2, 3), _rand(2, 2), _rand(2, 3, 2),
+                                                                             _rand(1, 2)]),
+    "unfold_fold": (lambda x: F.unfold(x * x, 2, paddings=1) ** 2
+                    + F.fold(F.unfold(x, 2, strides=1), [3, 3], 2).sum() ** 2, [_rand(1, 1, 3, 3)]),
     "triu_tril": (lambda x: pycoll.triu(x * x, 1) ** 2 + pycoll.tril(x ** 3, -1), [_rand(3, 3)]),
     "gather_index_select": (lambda x: pycoll.gather(x * x, pycoll.to_tensor([2, 0, 2]), axis=1)
                             + pycoll.index_select(x, pycoll.to_tensor([1, 1, 0]), axis=1) ** 3, [_rand(2, 3)]),

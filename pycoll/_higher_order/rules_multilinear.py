@@ -1,20 +1,22 @@
 """Rules for the ops that are linear in each operand: einsum (its backward's einsums written with
-Tensor einsums), embedding's weight gradient (a scatter of the output's gradient), interpolate
+Tensor einsums), bilinear, unfold/fold (each the other's adjoint), embedding's weight gradient (a scatter of the output's gradient), interpolate
 (the transposes of its per-axis matrices) and the transposed convolutions, whose forward (a matmul
 per group whose columns are scattered onto the output, col2im) is computed again from
 matmul, `scattered` and indexing (`recompute.recomputed`)."""
 from __future__ import annotations
 
 import math
-from typing import List, Optional
+from typing import Any, List, Optional
 
 from pycoll._higher_order.recompute import recomputed
 from pycoll._higher_order.rules_recomputed import window_index
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
 from pycoll.einsum_ops import diagonal_spelling, einsum
-from pycoll.math_ops import matmul
+from pycoll.math_ops import matmul, sum as sum_
+from pycoll.nn._layout_functional import _from_cols as from_cols, _out_sizes as out_sizes, _to_cols as to_cols
 from pycoll.reshape_ops import broadcast_to, moveaxis
 from pycoll.shape_ops import reshape, transpose, unsqueeze
 from pycoll.tensor import Tensor
@@ -98,3 +100,37 @@ def _conv_transpose(s: Saved, g: Tensor) -> tuple:
     # no gradient depends on the bias's value: zeros stand in for it
     bias_value = None if s.node.inputs[2] is None else xp.zeros(o, wa.dtype)
     return recomputed(s, g, forward, [x_value, wa, bias_value])
+
+
+@rule("bilinear.<locals>.backward")
+def _bilinear(s: Saved, g: Tensor) -> tuple:
+    a, b, w = s.operand(0, s["a"]), s.operand(1, s["b"]), s.operand(2, s["w"])
+    return (einsum("no,oij,nj->ni", g, w, b) if s.wants(0) else None,
+            einsum("no,oij,ni->nj", g, w, a) if s.wants(1) else None,
+            einsum("no,ni,nj->oij", g, a, b) if s.wants(2) else None,
+            reshape(sum_(g, axis=0), list(s["bias_shape"])) if s.wants(3) else None)
+
+
+# unfold (im2col) and fold (col2im) are each other's adjoint: each one's gradient is the other,
+# recorded as an op of its own here so that it can be differentiated again
+def _unfolded(t: Tensor, sizes: list, out: list, kernel: list, stride: list, pads: Any, dilation: list) -> Tensor:
+    return op_output(to_cols(t._array, kernel, stride, pads, dilation),
+                     lambda g: (from_cols(g, sizes, out, kernel, stride, pads, dilation),), t)
+
+
+def _folded(t: Tensor, sizes: list, out: list, kernel: list, stride: list, pads: Any, dilation: list) -> Tensor:
+    return op_output(from_cols(t._array, sizes, out, kernel, stride, pads, dilation),
+                     lambda g: (to_cols(g, kernel, stride, pads, dilation),), t)
+
+
+@rule("unfold.<locals>.<lambda>", "_unfolded.<locals>.<lambda>")
+def _unfold(s: Saved, g: Tensor) -> tuple:
+    return (_folded(g, s["sizes"], s["out"], s["kernel"], s["stride"], s["pads"], s["dilation"]),)
+
+
+@rule("fold.<locals>.<lambda>", "_folded.<locals>.<lambda>")
+def _fold(s: Saved, g: Tensor) -> tuple:
+    kernel, stride, pads, dilation = s["kernel"], s["stride"], s["pads"], s["dilation"]
+    sizes = list(g.shape[2:])  # the image fold made; its grid of blocks follows from it
+    return (_unfolded(g, sizes, out_sizes(sizes, kernel, stride, pads, dilation, "fold"), kernel, stride, pads,
+                      dilation),)
