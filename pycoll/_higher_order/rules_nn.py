@@ -1,4 +1,4 @@
-"""Rules for linear algebra and the neural-network ops: linear, matmul, inv, det, cross, the
+"""Rules for linear algebra and the neural-network ops: linear, matmul, inv, det, solve, cross, the
 activations of `pycoll.nn.functional` (maxout too), softmax/log_softmax, vector norms and
 cross-entropy."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll.linalg import _EPS as NORM_EPS, cross
 from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
 from pycoll.nn._activation_functional import softmax
-from pycoll.matrix_ops import inv
+from pycoll.matrix_ops import inv, solve
 from pycoll.reshape_ops import moveaxis
 from pycoll.shape_ops import reshape, transpose, unsqueeze
 from pycoll.tensor import Tensor
@@ -178,3 +178,18 @@ def _cross(s: Saved, g: Tensor) -> tuple:  # d(x × y) = dx × y + x × dy
 @rule("maxout.<locals>.<lambda>")
 def _maxout(s: Saved, g: Tensor) -> tuple:
     return (reshape(unsqueeze(g, s["ax"] + 1) * const(s["pick"].astype(g._array.dtype)), list(s["a"].shape)),)
+
+
+@rule("_solve_left.<locals>.backward")
+def _solve(s: Saved, g: Tensor) -> tuple:  # A X = B: dB = A^-T g, dA = -dB X^T
+    a, b, vector = s["a"], s["b"], s["vector"]
+    out = s["out"]
+    x = s.output(out[..., 0] if vector else out)
+    if vector:
+        x, g = unsqueeze(x, -1), unsqueeze(g, -1)
+    gb = solve(_swap_last(s.operand(0, a)), g)
+    dtype = g._array.dtype
+    ga = fit(-(gb @ _swap_last(x)), (a.shape, dtype)) if s.wants(0) else None
+    if not s.wants(1):
+        return ga, None
+    return ga, reshape(gb, [-1]) if vector else fit(gb, (b.shape, dtype))

@@ -1,7 +1,7 @@
 """Rules for convolutions (`pycoll.nn._conv_functional._conv`, 1-D to 3-D, any stride, dilation,
-padding and groups), max and average pooling, batch/group/instance/layer normalisation and
-`normalize`: their forwards computed again from indexing, matmul and reductions, whose rules then
-give every order (`saved.recomputed`). Where an op's gradients do not depend on a shift of an
+padding and groups), max and average pooling, batch/group/instance/layer normalisation, local
+response normalisation and `normalize`: their forwards computed again from indexing, matmul and
+reductions, whose rules then give every order (`saved.recomputed`). Where an op's gradients do not depend on a shift of an
 input (normalisations) or on a value at all (a bias), the rule feeds it values that stand in."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pycoll._higher_order.saved import Saved, const, rule
 from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis
-from pycoll.shape_ops import reshape, transpose
+from pycoll.nn._response_norm_functional import _window_sum as window_sum
+from pycoll.shape_ops import reshape, stack, transpose
 from pycoll.tensor import Tensor
 from pycoll.device import array_module
 
@@ -216,3 +217,20 @@ def _var_std(s: Saved, g: Tensor) -> tuple:
         return reshape(sqrt(v) if root else v, list(g.shape))
     # the spread is unchanged by a shift: the centred values stand in for x
     return recomputed(s, g, forward, [s["d"]])
+
+
+@rule("local_response_norm.<locals>.backward")
+def _local_response_norm(s: Saved, g: Tensor) -> tuple:
+    a, axis, before, after = s["a"], s["axis"], s["before"], s["after"]
+    coef, beta = s["coef"], s["beta"]
+    k = s["denom"] - coef * window_sum(a * a, axis, before, after)  # the constant part of the denominator
+    size = before + after + 1
+
+    def forward(x: Tensor) -> Tensor:
+        squares = moveaxis(x * x, axis, -1)
+        n = squares.shape[-1]
+        padded = scattered(squares, tuple(squares.shape[:-1]) + (n + size - 1,),
+                           (Ellipsis, slice(before, before + n)), False)
+        total = sum_(stack([padded[..., i:i + n] for i in range(size)]), axis=0)
+        return x * (const(k) + moveaxis(total, -1, axis) * coef) ** -beta
+    return recomputed(s, g, forward, [a])
