@@ -121,6 +121,9 @@ def test_an_op_without_a_rule_is_named():
     x = pycoll.to_tensor(_rand(3) + 2, stop_gradient=False)
     with pytest.raises(NotImplementedError, match="lgamma"):
         pycoll.grad(pycoll.lgamma(x).sum(), x, create_graph=True)
+    a = pycoll.to_tensor(np.eye(3) * 2 + 0.1, stop_gradient=False)
+    with pytest.raises(NotImplementedError, match="cholesky"):  # recorded through linalg_decomp.outputs
+        pycoll.grad(pycoll.linalg.cholesky(a).sum(), a, create_graph=True)
     z = pycoll.to_tensor(_rand(3) + 1j * _rand(3), stop_gradient=False)
     with pytest.raises(NotImplementedError, match="complex"):
         pycoll.grad(pycoll.abs(z).sum(), z, create_graph=True)

@@ -28,7 +28,14 @@ def rule(*qualnames: str) -> Callable[[Rule], Rule]:
 
 def op_name(fn: Callable) -> str:
     """The op a backward function belongs to, for messages: ``"tanh"`` for
-    ``"tanh.<locals>.<lambda>"``."""
+    ``"tanh.<locals>.<lambda>"``; for a wrapper of the op's own ``backward`` (the linalg
+    decompositions' ``outputs``), that backward's op."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and "backward" in code.co_freevars and fn.__closure__:
+        try:
+            fn = fn.__closure__[code.co_freevars.index("backward")].cell_contents
+        except ValueError:  # an empty cell
+            pass
     return getattr(fn, "__qualname__", repr(fn)).split(".<locals>")[0]
 
 
