@@ -47,8 +47,14 @@ from pycoll.reshape_ops import (atleast_1d, atleast_2d, atleast_3d, broadcast_sh
                                 repeat_interleave, roll, rot90, shape, slice, strided_slice, swapaxes, t, tensor_split,
                                 unbind, unstack, view, view_as, vsplit)
 from pycoll.reshape_ops import swapaxes as swapdims
+from pycoll.reshape_ops import matrix_transpose
+from pycoll.stack_ops import (block_diag, cartesian_prod, column_stack, combinations, dstack, hstack, row_stack,
+                              vstack)
+from pycoll.elementwise_ops import isneginf, isposinf, isreal, positive
+from pycoll.index_ops import argwhere
+from pycoll.index_ops import take_along_axis as take_along_dim  # paddle's alias
 from pycoll.diag_ops import diag, diag_embed, diagflat, diagonal, meshgrid, trace, tril_indices, triu_indices
-from pycoll.product_ops import add_n, addmm, cdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
+from pycoll.product_ops import add_n, addmm, cdist, pdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
 from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like, randint_like, randn_like, randperm,
                              standard_normal, uniform)
 from pycoll.inplace_ops import abs_, divide_, increment, multiply_, square_, subtract_, tanh_

@@ -1,6 +1,6 @@
 """More elementwise ops: maximum/minimum, floor (and truncating) division and remainder
-(`x // y`, `x % y`), `equal`, `allclose` and the value tests `isnan`, `isinf`, `isfinite` (also
-Tensor methods).
+(`x // y`, `x % y`), `equal`, `allclose`, `positive` and the value tests `isnan`, `isinf`, `isfinite`,
+`isneginf`, `isposinf`, `isreal` (also Tensor methods).
 
 Operand dtypes follow paddle's promotion rules (`pycoll._promotion`), as `math_ops`' do.
 """
@@ -117,10 +117,47 @@ isinf = _test("isinf")
 isfinite = _test("isfinite")
 
 
+def _signed_inf(x: Any, name: str, sign: int) -> Tensor:
+    x = as_tensor(x)
+    a = x._array
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: x must be a real tensor, got dtype {a.dtype}")
+    xp = array_module(a)
+    found = (xp.isinf(a) & ((a < 0) if sign < 0 else (a > 0))) if a.dtype.kind == "f" else xp.zeros(a.shape, bool)
+    return value_output(found, name, x)
+
+
+def isneginf(x: Any, name: Optional[str] = None) -> Tensor:
+    """Elementwise x == -inf, a bool tensor (all False for an integer x; no gradient)."""
+    return _signed_inf(x, "isneginf", -1)
+
+
+def isposinf(x: Any, name: Optional[str] = None) -> Tensor:
+    """Elementwise x == +inf, a bool tensor (all False for an integer x; no gradient)."""
+    return _signed_inf(x, "isposinf", 1)
+
+
+def isreal(x: Any, name: Optional[str] = None) -> Tensor:
+    """Elementwise: is the imaginary part zero (True everywhere for a real x; no gradient)."""
+    x = as_tensor(x)
+    a = x._array
+    xp = array_module(a)
+    return value_output(a.imag == 0 if a.dtype.kind == "c" else xp.ones(a.shape, bool), "isreal", x)
+
+
+def positive(x: Any, name: Optional[str] = None) -> Tensor:
+    """+x: x itself (paddle's), refused for a bool x."""
+    x = as_tensor(x)
+    if x._array.dtype.kind == "b":
+        raise TypeError("positive: x must not be a bool tensor (the + operator on bool is not supported)")
+    return x
+
+
 for _name, _fn in {
     "maximum": maximum, "minimum": minimum, "floor_divide": floor_divide, "remainder": remainder,
     "mod": remainder, "floor_mod": remainder, "equal": equal, "allclose": allclose,
-    "isnan": isnan, "isinf": isinf, "isfinite": isfinite,
+    "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "isneginf": isneginf, "isposinf": isposinf,
+    "isreal": isreal, "positive": positive,
     "__floordiv__": floor_divide, "__rfloordiv__": reflected(floor_divide),
     "__mod__": remainder, "__rmod__": reflected(remainder),
 }.items():

@@ -60,6 +60,11 @@ def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]
     return value_output(xp.stack(found, axis=1).astype(int64), "nonzero", x)
 
 
+def argwhere(input: Any) -> Tensor:  # noqa: A002 - paddle's name
+    """The int64 indices of input's non-zero elements, one row each: [N, input.ndim] (``nonzero``)."""
+    return nonzero(input)
+
+
 @param_aliases({"input": "x"})
 def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
     """The elements of x where `mask` (a bool tensor, broadcast with x) holds, as a 1-D tensor."""

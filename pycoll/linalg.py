@@ -1,7 +1,8 @@
 """paddle.linalg's ``norm`` (also ``Tensor.norm``), ``vector_norm`` and ``matrix_norm``: vector
 p-norms and the matrix norms, with paddle's rules for which is which and paddle's gradients.
 (paddle.linalg's other functions, ``inv``, ``det``, ``solve``, ``cov``, ..., come from
-`pycoll.matrix_ops`.)
+`pycoll.matrix_ops` and its siblings; ``diagonal``, ``matmul`` and ``matrix_transpose`` are the
+top-level ops.)
 
 Which norm: a string ``p`` ('fro', 'nuc') is a matrix norm, except 'fro' with ``axis`` None or
 one axis, which is the vector 2-norm; a number ``p`` (None: 2) is a matrix norm over an ``axis``
@@ -21,6 +22,9 @@ from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, require_floating
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
+from pycoll.diag_ops import diagonal
+from pycoll.math_ops import matmul
+from pycoll.reshape_ops import matrix_transpose
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
 from pycoll.linalg_decomp import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 from pycoll.linalg_matrix_functions import cond, matrix_exp, matrix_rank, pinv, vecdot
@@ -33,6 +37,7 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve
            "multi_dot", "cov", "corrcoef", "cross"]
 __all__ += ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "cholesky", "cholesky_solve",
             "triangular_solve", "lstsq", "lu", "lu_unpack", "pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
+__all__ += ["diagonal", "matmul", "matrix_transpose"]
 
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 

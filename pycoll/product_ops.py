@@ -1,8 +1,9 @@
-"""Products and distances: mm, mv, dot, outer, inner, kron, tensordot, addmm, cdist, dist and
-add_n (also Tensor methods, with pycoll.linalg's cross). They are compositions of differentiable
+"""Products and distances: mm, mv, dot, outer, inner, kron, tensordot, addmm, cdist, pdist, dist
+and add_n (also Tensor methods, with pycoll.linalg's cross). They are compositions of differentiable
 ops (matmul, multiply, reshape, transpose, vector norms), which give them their gradients."""
 from __future__ import annotations
 
+import itertools
 from typing import Any, List, Optional, Sequence, Tuple
 
 from pycoll import linalg
@@ -10,6 +11,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll.linalg import cross  # noqa: F401 - paddle.cross, and the Tensor method below
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, normalize_axes
+from pycoll.device import array_module
 from pycoll.math_ops import add, matmul, multiply, subtract, sum as _sum
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
@@ -128,6 +130,21 @@ def cdist(x: Any, y: Any, p: float = 2.0, compute_mode: str = "use_mm_for_euclid
     rows = reshape(x, x.shape[:-1] + [1, x.shape[-1]])
     cols = reshape(y, y.shape[:-2] + [1] + y.shape[-2:])
     return linalg.vector_norm(subtract(rows, cols), p=float(p), axis=-1)
+
+
+def pdist(x: Any, p: float = 2.0, name: Optional[str] = None) -> Tensor:
+    """The p-norm distances between every pair of rows i < j of x [N, M], in row-major order:
+    a 1-D tensor of N (N - 1) / 2 entries."""
+    x = as_tensor(x)
+    if x.ndim != 2:
+        raise ValueError(f"pdist: x must be 2-D [N, M], got shape {x.shape}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
+        raise ValueError(f"pdist: p must be a non-negative number, got {p!r}")
+    n = x.shape[0]
+    first, second = (list(ix) for ix in zip(*itertools.combinations(range(n), 2))) if n > 1 else ([], [])
+    xp = array_module(x._array)
+    rows = subtract(x[xp.asarray(first, dtype="int64")], x[xp.asarray(second, dtype="int64")])
+    return linalg.vector_norm(rows, p=float(p), axis=-1)
 
 
 @accumulates_in_float32

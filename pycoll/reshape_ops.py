@@ -1,5 +1,5 @@
 """More of paddle's shape ops: flip, roll, rot90, repeat_interleave, unbind/unstack, moveaxis,
-swapaxes/permute/t, tensor_split/hsplit/vsplit/dsplit, broadcast_to/expand_as/broadcast_tensors/
+swapaxes/permute/t/matrix_transpose, tensor_split/hsplit/vsplit/dsplit, broadcast_to/expand_as/broadcast_tensors/
 broadcast_shape, atleast_1d/2d/3d, ravel, view/view_as, narrow, slice, strided_slice and crop
 (also Tensor methods).
 
@@ -135,6 +135,16 @@ def t(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002 - paddle'
     if x.ndim > 2:
         raise ValueError(f"t: input must have at most 2 dimensions, got shape {x.shape}")
     return transpose(x, [1, 0]) if x.ndim == 2 else x
+
+
+def matrix_transpose(x: Any, name: Optional[str] = None) -> Tensor:
+    """x with its last two axes swapped (x must have at least 2 dimensions)."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: x must have at least 2 dimensions, got shape {x.shape}")
+    perm = list(range(x.ndim))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return transpose(x, perm)
 
 
 @param_aliases({"input": "x", "dim": "axis", "indices_or_sections": "num_or_indices",

@@ -462,7 +462,7 @@ def _unpool_call(dims):
     return dict(x=out, indices=mask)
 
 
-_PAD_INPUT = {"Pad1D": (1, 1, 3), "Pad2D": (1, 1, 2, 2), "Pad3D": (1, 1, 2, 2, 2), "ZeroPad2D": (1, 1, 2, 2)}
+_PAD_SHAPES = {"1D": (1, 1, 3), "2D": (1, 1, 2, 2), "3D": (1, 1, 2, 2, 2)}  # by the name's last two letters
 
 # (callable, kwargs) of a layer's __init__, forward or method, given the public class
 LAYER_CALLS = {
@@ -478,7 +478,8 @@ LAYER_CALLS = {
                                                             paddings=0, dilations=1)),
     "nn.layer.common:UpsamplingBilinear2D.forward": lambda cls: (cls(scale_factor=2), dict(x=R(1, 1, 2, 2))),
     "nn.layer.common:UpsamplingNearest2D.forward": lambda cls: (cls(scale_factor=2), dict(x=R(1, 1, 2, 2))),
-    "nn.layer.common:_PadnD.forward": lambda cls: (cls(1), dict(x=R(*_PAD_INPUT[cls.__name__]))),
+    "nn.layer.common:_PadnD.forward": lambda cls: (cls(1, 0.0) if cls.__name__.startswith("ConstantPad") else cls(1),
+                                                   dict(x=R(*_PAD_SHAPES[cls.__name__[-2:]]))),
     "nn.layer.container:LayerDict.__init__": lambda cls: (cls, dict(sublayers={"a": _L1, "b": _L2})),
     "nn.layer.container:LayerDict.update": lambda cls: (
         _after(lambda: cls({"a": _L1}), "update", _sublayer_list), dict(sublayers={"b": _L2, "a": _L3})),

@@ -7,12 +7,13 @@ from typing import Any
 
 from pycoll.nn import functional, initializer, utils
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
-                                  LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU,
+                                  LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, RReLU, Sigmoid,
+                                  SiLU,
                                   Silu, Softmax, Softplus, Softshrink, Softsign, Swish, Tanh, Tanhshrink,
                                   ThresholdedReLU)
 from pycoll.nn.attention import MultiHeadAttention
 from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
-from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear
+from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear, Unflatten
 from pycoll.nn.conv import Conv1D, Conv2D, Conv3D
 from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
@@ -33,6 +34,9 @@ from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D, AdaptiveMaxPool1D,
                                AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D, MaxPool1D,
                                MaxPool2D, MaxPool3D, MaxUnPool1D, MaxUnPool2D, MaxUnPool3D, Pad1D, Pad2D, Pad3D)
+from pycoll.nn.pad_layers import (CircularPad1D, CircularPad2D, CircularPad3D, ConstantPad1D, ConstantPad2D,
+                                   ConstantPad3D, ReflectionPad1D, ReflectionPad2D, ReflectionPad3D, ReplicationPad1D,
+                                   ReplicationPad2D, ReplicationPad3D, ZeroPad1D, ZeroPad3D)
 from pycoll.nn.rnn import GRU, LSTM, RNN, BiRNN, SimpleRNN
 from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell
 from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2D,
@@ -61,7 +65,12 @@ __all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAtt
            "Bilinear", "CTCLoss", "GaussianNLLLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
            "ChannelShuffle", "Fold", "LocalResponseNorm", "Softmax2D", "Unfold", "ZeroPad2D",
-           "AlphaDropout", "Dropout3D", "FeatureAlphaDropout", "ParameterDict", "SpectralNorm"]
+           "AlphaDropout", "Dropout3D", "FeatureAlphaDropout", "ParameterDict", "SpectralNorm",
+           "ZeroPad1D", "ZeroPad3D", "ConstantPad1D", "ConstantPad2D", "ConstantPad3D", "ReflectionPad1D",
+           "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D", "ReplicationPad3D",
+           "CircularPad1D", "CircularPad2D", "CircularPad3D", "HuberLoss", "Unflatten", "RReLU"]
+
+HuberLoss = SmoothL1Loss  # paddle's alias
 
 
 def __getattr__(name: str) -> Any:

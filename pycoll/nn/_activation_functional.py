@@ -1,4 +1,5 @@
-"""Elementwise activations beyond relu/tanh/sigmoid/gelu (leaky_relu, silu/swish, elu, softplus,
+"""Elementwise activations beyond relu/tanh/sigmoid/gelu (leaky_relu, rrelu (random slopes; a
+composite), silu/swish, elu, softplus,
 hardswish, relu6, mish, softsign, tanhshrink, log_sigmoid, hardsigmoid, hardshrink, softshrink,
 hardtanh, thresholded_relu, celu, selu), each one op with paddle's values and gradients, including
 at the kinks (leaky_relu's gradient at 0 is 1, elu's is alpha, hardswish's is 0 at -3 and 1 at 3,
@@ -10,15 +11,16 @@ from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, require_floating
-from pycoll.device import array_module
+from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike
 from pycoll.math_ops import cast
 from pycoll.inplace_ops import in_place
-from pycoll.tensor import Tensor
+from pycoll.random import get_rng
+from pycoll.tensor import Tensor, wrap
 
-__all__ = ["leaky_relu", "silu", "elu", "softplus", "hardswish", "relu6", "swish", "mish", "softsign", "tanhshrink",
-           "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh", "thresholded_relu",
-           "celu", "selu"]
+__all__ = ["leaky_relu", "rrelu", "silu", "elu", "softplus", "hardswish", "relu6", "swish", "mish", "softsign",
+           "tanhshrink", "log_sigmoid", "logsigmoid", "hardsigmoid", "hardshrink", "softshrink", "hardtanh",
+           "thresholded_relu", "celu", "selu"]
 
 
 def _sigmoid(xp: Any, a: Any) -> Any:
@@ -40,6 +42,26 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = No
     nonneg = a >= 0
     out = xp.where(nonneg, a, a * slope).astype(a.dtype, copy=False)
     return op_output(out, lambda g: (xp.where(nonneg, g, g * slope),), x)
+
+
+def rrelu(x: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: bool = True,
+          name: Optional[str] = None) -> Tensor:
+    """Randomized leaky relu: x where x >= 0, slope * x below, the slope drawn per element from
+    U(lower, upper) while training (pycoll's generator, ``pycoll.seed``) and (lower + upper) / 2
+    otherwise; 0 <= lower <= upper <= 1. A product with a constant, so differentiable to any order."""
+    lower, upper = _number("rrelu", "lower", lower), _number("rrelu", "upper", upper)
+    if not 0.0 <= lower <= 1.0:
+        raise ValueError(f"rrelu: lower must be in [0, 1], got {lower}")
+    if not 0.0 <= upper <= 1.0:
+        raise ValueError(f"rrelu: upper must be in [0, 1], got {upper}")
+    if upper < lower:
+        raise ValueError(f"rrelu: upper must be >= lower, got lower={lower}, upper={upper}")
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2.0)
+    x = require_floating(as_tensor(x), "rrelu")
+    a = x._array
+    slopes = move((lower + (upper - lower) * get_rng().random(a.shape)).astype(a.dtype), place_of(a))
+    return x * wrap(array_module(a).where(a >= 0, a.dtype.type(1), slopes))
 
 
 @param_aliases({"input": "x"})

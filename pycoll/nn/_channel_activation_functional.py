@@ -1,5 +1,5 @@
-"""Activations that act along an axis or per channel: glu (gated halves), maxout (the largest of
-each group of channels) and prelu (a learnt slope below zero, one per channel or one in all)."""
+"""Activations that act along an axis or per channel: glu and swiglu (gated halves),
+maxout (the largest of each group of channels) and prelu (a learnt slope below zero, one per channel or one in all)."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -11,7 +11,7 @@ from pycoll.math_ops import sigmoid
 from pycoll.shape_ops import chunk
 from pycoll.tensor import Tensor
 
-__all__ = ["glu", "maxout", "prelu"]
+__all__ = ["glu", "swiglu", "maxout", "prelu"]
 
 
 def _axis(axis: Any, ndim: int, fn: str) -> int:
@@ -29,6 +29,20 @@ def glu(x: Tensor, axis: int = -1, name: Optional[str] = None) -> Tensor:
         raise ValueError(f"glu: x must have an even size along axis {axis}, got shape {x.shape}")
     a, b = chunk(x, 2, axis=ax)
     return a * sigmoid(b)
+
+
+def swiglu(x: Tensor, y: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
+    """silu(x) * y; with y None, silu(a) * b for a and b the two halves of x's last axis."""
+    x = as_tensor(x)
+    if y is None:
+        if x.ndim == 0 or x.shape[-1] % 2:
+            raise ValueError(f"swiglu: with y None, x's last axis must have an even size, got shape {x.shape}")
+        x, y = chunk(x, 2, axis=-1)
+    else:
+        y = as_tensor(y)
+        if y.shape != x.shape:
+            raise ValueError(f"swiglu: y must have x's shape {x.shape}, got {y.shape}")
+    return x * sigmoid(x) * y
 
 
 def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) -> Tensor:

@@ -1,4 +1,4 @@
-"""paddle.nn.functional.dropout and dropout2d (masks from pycoll's generator, `pycoll.seed`)."""
+"""paddle.nn.functional.dropout, dropout1d and dropout2d (masks from pycoll's generator, `pycoll.seed`)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence, Union
@@ -13,7 +13,7 @@ from pycoll.math_ops import scale
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
-__all__ = ["dropout", "dropout2d"]
+__all__ = ["dropout", "dropout1d", "dropout2d"]
 
 
 @param_aliases({"input": "x"})
@@ -69,3 +69,15 @@ def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"dropout2d: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
     return dropout(x, p, [0, 1] if data_format == "NCHW" else [0, 3], training)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels of input [N, C, L] (or unbatched [C, L]) with probability p: `dropout`
+    with the mask drawn over the batch and channel axes, in mode 'upscale_in_train'. With
+    `inplace` input takes the result and is returned."""
+    if inplace:
+        return in_place(input, "dropout1d", lambda: dropout1d(input, p, training, False))
+    x = as_tensor(input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"dropout1d: input must be 2-D [C, L] or 3-D [N, C, L], got shape {x.shape}")
+    return dropout(x, p, [0] if x.ndim == 2 else [0, 1], training)

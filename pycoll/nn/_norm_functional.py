@@ -1,5 +1,6 @@
 """paddle.nn.functional.batch_norm, and `normalize_batch`, the op under it that SyncBatchNorm
-(pycoll.parallel) drives with an all-reduce; group_norm and instance_norm.
+(pycoll.parallel) drives with an all-reduce; group_norm, instance_norm and rms_norm (a composite of
+differentiable ops, so differentiable to any order).
 
 paddle 3.3.1's conventions: running = momentum * running + (1 - momentum) * batch statistic, the
 variance in both the normalisation and the running statistic being the biased (population) one.
@@ -16,6 +17,8 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output
 from pycoll.device import array_module
+from pycoll.math_ops import cast, mean, multiply, sqrt
+from pycoll.shape_ops import reshape
 from pycoll.tensor import Tensor
 
 _FORMATS = ("NC", "NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
@@ -231,3 +234,24 @@ def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Op
         return gx, gw, gb
     backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(xp.ascontiguousarray(xp.moveaxis(out, 1, channel_axis)), backward, x, weight, bias)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Optional[Tensor] = None,  # noqa: A002
+             eps: float = 1e-05, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+    """Root-mean-square normalisation over input's trailing `normalized_shape` axes:
+    out = input / sqrt(mean(input ** 2) + eps) * weight (weight of shape normalized_shape, or
+    None). Returns (out, invvar), invvar the float32 1 / sqrt(mean + eps) of each of the rows (the
+    leading axes flattened), as paddle's."""
+    x = as_tensor(input)
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    k = len(shape)
+    if not k or any(isinstance(n, bool) or not isinstance(n, int) for n in shape) or x.shape[x.ndim - k:] != shape:
+        raise ValueError(f"rms_norm: normalized_shape must be the trailing sizes of input's shape {x.shape}, "
+                         f"got {normalized_shape!r}")
+    if weight is not None and list(as_tensor(weight).shape) != shape:
+        raise ValueError(f"rms_norm: weight must have shape {shape}, got {as_tensor(weight).shape}")
+    inv = 1.0 / sqrt(mean(multiply(x, x), axis=list(range(x.ndim - k, x.ndim)), keepdim=True) + eps)
+    out = multiply(x, inv)
+    if weight is not None:
+        out = multiply(out, weight)
+    return out, cast(reshape(inv, [-1]), "float32")

@@ -63,6 +63,21 @@ class LeakyReLU(Layer):
         return f"negative_slope={self.negative_slope}"
 
 
+class RReLU(Layer):
+    """Randomized leaky relu (`functional.rrelu`): random slopes in [lower, upper] while training,
+    their mean (lower + upper) / 2 in eval mode."""
+
+    def __init__(self, lower: float = 0.125, upper: float = 1.0 / 3.0, name: Optional[str] = None):
+        super().__init__(name)
+        self.lower, self.upper = lower, upper
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.rrelu(x, self.lower, self.upper, self.training)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}"
+
+
 class Silu(Layer):
     def __init__(self, inplace: bool = False, name: Optional[str] = None):
         super().__init__(name)

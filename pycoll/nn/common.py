@@ -1,4 +1,4 @@
-"""Linear, Embedding, Dropout, Dropout2D, Flatten and Identity layers."""
+"""Linear, Embedding, Dropout, Dropout2D, Flatten, Unflatten and Identity layers."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
@@ -8,6 +8,7 @@ from pycoll.nn import functional as F
 from pycoll.nn.initializer import XavierNormal
 from pycoll.nn.layer import Layer
 from pycoll.shape_ops import flatten
+from pycoll.special_ops import unflatten
 from pycoll.tensor import Tensor
 
 
@@ -119,6 +120,20 @@ class Flatten(Layer):
 
     def forward(self, x: Tensor) -> Tensor:
         return flatten(x, self.start_axis, self.stop_axis)
+
+
+class Unflatten(Layer):
+    """Split dimension `axis` into `shape` (``pycoll.unflatten``)."""
+
+    def __init__(self, axis: int, shape: Any, name: Optional[str] = None):
+        super().__init__()
+        self.axis, self.shape, self._name = axis, shape, name
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return unflatten(input, self.axis, self.shape)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}, shape={self.shape}"
 
 
 class Identity(Layer):

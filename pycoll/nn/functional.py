@@ -1,11 +1,12 @@
 """paddle.nn.functional: gelu, linear, embedding, layer_norm, label_smooth, one_hot, normalize,
 and, re-exported here, the other activations (`_activation_functional` with softmax and
-log_softmax, `_channel_activation_functional`), dropout and dropout2d (`_dropout_functional`), the
+log_softmax, `_channel_activation_functional`), dropout, dropout1d and dropout2d (`_dropout_functional`), the
 losses (`_loss_functional`, `_class_losses`, `_pair_losses` with the distances), attention
 (`_attention_functional`), convolution (`_conv_functional`, `_conv_transpose_functional`),
 pooling (`_pool_functional`, `_adaptive_pool_functional`, `_unpool_functional`), pad
 (`_pad_functional`), resampling (`_resample_functional`) and batch_norm,
-group_norm and instance_norm (`_norm_functional`); the in-place activations (`_inplace_activations`),
+group_norm, instance_norm and rms_norm (`_norm_functional`), pdist (`pycoll.product_ops`); the
+in-place activations (`_inplace_activations`),
 the margin, likelihood and CTC losses (`_margin_losses`, `_likelihood_losses`, `_ctc_loss`),
 bilinear, unfold/fold and the other rearrangements (`_layout_functional`), local_response_norm,
 the alpha dropouts, dropout3d and gumbel_softmax (`_noise_functional`), affine_grid and grid_sample.
@@ -26,20 +27,21 @@ from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import relu, sigmoid, tanh
+from pycoll.nn._activation_functional import rrelu
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
                                              log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
                                              softplus, softshrink, softsign, swish, tanhshrink, thresholded_relu)
 from pycoll.nn._adaptive_pool_functional import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,
                                                  adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d)
 from pycoll.nn._attention_functional import scaled_dot_product_attention
-from pycoll.nn._channel_activation_functional import glu, maxout, prelu
+from pycoll.nn._channel_activation_functional import glu, maxout, prelu, swiglu
 from pycoll.nn._class_losses import cross_entropy, nll_loss
 from pycoll.nn._conv_functional import conv1d, conv2d, conv3d
 from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transpose, conv3d_transpose
-from pycoll.nn._dropout_functional import dropout, dropout2d
+from pycoll.nn._dropout_functional import dropout, dropout1d, dropout2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, log_loss, mse_loss, smooth_l1_loss)
-from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm
+from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm, rms_norm
 from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hinge_embedding_loss,
                                    margin_ranking_loss, pairwise_distance, sigmoid_focal_loss,
                                    softmax_with_cross_entropy, square_error_cost)
@@ -59,6 +61,7 @@ from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin
 from pycoll.nn._noise_functional import alpha_dropout, dropout3d, feature_alpha_dropout, gumbel_softmax
 from pycoll.nn._response_norm_functional import local_response_norm
 from pycoll.diag_ops import diag_embed
+from pycoll.product_ops import pdist
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
 
@@ -81,7 +84,7 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "multi_label_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "ctc_loss", "bilinear", "unfold", "fold", "local_response_norm", "channel_shuffle",
            "alpha_dropout", "feature_alpha_dropout", "dropout3d", "zeropad2d", "gumbel_softmax",
-           "sequence_mask", "affine_grid", "grid_sample"]
+           "sequence_mask", "affine_grid", "grid_sample", "pdist", "rrelu", "dropout1d", "rms_norm", "swiglu"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
