@@ -71,6 +71,9 @@ from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, incubate, linalg, metric, nn, optimizer, regularizer, static, utils
 from pycoll.linalg import norm  # paddle.norm is paddle.linalg.norm
+
+# paddle 3.3's torch-style names for the same functions
+greater, less, mul, manual_seed = greater_than, less_than, multiply, seed
 from pycoll import fft  # noqa: E402,F401 - paddle.fft
 from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names of these
 from pycoll.complex_ops import angle, as_complex, as_real, complex, conj, imag, real  # noqa: A004 - paddle's

@@ -282,3 +282,18 @@ def test_composites_differentiate_twice():
         t = T(a, grad=True)
         return pycoll.grad(pycoll.pdist(t).sum(), t)[0].numpy()
     np.testing.assert_allclose(h.numpy(), central_grad(lambda a: first(a) ** 2, xv), rtol=1e-5, atol=1e-7)
+
+
+def test_paddle_33_torch_style_names_are_the_same_classes_and_functions():
+    """paddle 3.3.1: nn.Conv2d is nn.Conv2D, nn.Module is nn.Layer, ...; paddle.mul/greater/less/
+    manual_seed are multiply/greater_than/less_than/seed."""
+    for torch_name, paddle_name in [("Module", "Layer"), ("ModuleList", "LayerList"), ("ModuleDict", "LayerDict"),
+                                    ("Conv2d", "Conv2D"), ("AdaptiveAvgPool2d", "AdaptiveAvgPool2D"),
+                                    ("MaxUnpool2d", "MaxUnPool2D"), ("ZeroPad2d", "ZeroPad2D"),
+                                    ("ReflectionPad1d", "ReflectionPad1D"), ("UpsamplingNearest2d", "UpsamplingNearest2D")]:
+        assert getattr(nn, torch_name) is getattr(nn, paddle_name)
+    x = pycoll.to_tensor([1.0, 3.0])
+    assert pycoll.mul(x, x).numpy().tolist() == [1.0, 9.0]
+    assert pycoll.greater(x, 2.0).numpy().tolist() == [False, True]
+    assert pycoll.less(x, 2.0).numpy().tolist() == [True, False]
+    assert pycoll.manual_seed is pycoll.seed
