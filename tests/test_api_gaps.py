@@ -367,7 +367,13 @@ def test_einsum_refuses_what_does_not_fit(args, match):
 # ---- the CUDA queries ----------------------------------------------------------------------
 
 def test_cuda_queries(monkeypatch):
-    assert pycoll.is_compiled_with_cuda() == (importlib.util.find_spec("cupy") is not None)
+    has_gpu = importlib.util.find_spec("cupy") is not None and pycoll.device.gpu_count() > 0
+    assert pycoll.is_compiled_with_cuda() == has_gpu
+    # paddle's idiom picks a place that works, on a CPU machine with CuPy installed too
+    before = pycoll.get_device()
+    pycoll.set_device("gpu" if pycoll.is_compiled_with_cuda() else "cpu")
+    assert pycoll.get_device() == ("gpu:0" if has_gpu else "cpu")
+    pycoll.set_device(before)
     assert pycoll.device.is_compiled_with_cuda is pycoll.is_compiled_with_cuda
     assert pycoll.device.cuda.device_count() == pycoll.device.gpu_count()
     monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` fails: no GPU to count

@@ -30,10 +30,11 @@ def gpu_count() -> int:
 
 
 def is_compiled_with_cuda() -> bool:
-    """paddle's ``is_compiled_with_cuda``: whether this install can run on CUDA GPUs, which for
-    pycoll means CuPy is installed (it is looked up, not imported). Like paddle's answer it says
-    nothing of a GPU being there: ``pycoll.device.cuda.device_count()`` counts those."""
-    return importlib.util.find_spec("cupy") is not None
+    """paddle's ``is_compiled_with_cuda``: whether this install can run on a CUDA GPU here, which for
+    pycoll means CuPy is installed and sees a GPU. Paddle answers for its build; pycoll's "build" is
+    CuPy, which the test extra installs on CPU machines too, so the answer also asks for a GPU: the
+    idiom ``set_device('gpu' if is_compiled_with_cuda() else 'cpu')`` then picks a place that works."""
+    return importlib.util.find_spec("cupy") is not None and gpu_count() > 0
 
 
 def import_cupy() -> ModuleType:

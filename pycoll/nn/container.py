@@ -1,6 +1,7 @@
 """Containers: Sequential, LayerList, LayerDict and ParameterList."""
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
@@ -9,28 +10,98 @@ from pycoll.nn.parameter import Parameter
 
 
 class Sequential(Layer):
-    """Calls its sublayers in order. Takes layers, or (name, layer) pairs."""
+    """Calls its sublayers in order. Takes layers, (name, layer) pairs or one OrderedDict.
+
+    An int index means a position, a str a name: ``seq[1] = layer`` replaces the second layer under
+    its name, ``del seq[0]`` removes the first and leaves the others' names (so their state_dict
+    keys stay paddle's).
+    """
 
     def __init__(self, *layers: Any):
         super().__init__()
-        for i, item in enumerate(layers):
-            if isinstance(item, (tuple, list)) and len(item) == 2:
-                self.add_sublayer(str(item[0]), item[1])
-            else:
-                self.add_sublayer(str(i), item)
+        if len(layers) == 1 and isinstance(layers[0], OrderedDict):
+            pairs = list(layers[0].items())
+        elif layers and isinstance(layers[0], (tuple, list)):
+            pairs = list(layers)
+            for i, pair in enumerate(pairs):
+                if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                    raise TypeError(f"Sequential: argument {i} must be a (name, layer) pair like "
+                                    f"argument 0, got {type(pair).__name__}")
+        else:
+            pairs = [(str(i), layer) for i, layer in enumerate(layers)]
+        for name, layer in pairs:
+            self.add_sublayer(str(name), layer)
 
     def forward(self, x: Any) -> Any:
         for layer in self._sub_layers.values():
             x = layer(x)
         return x
 
+    def _name_at(self, index: int) -> str:
+        names = list(self._sub_layers)
+        if isinstance(index, bool) or not isinstance(index, int) or not -len(names) <= index < len(names):
+            raise IndexError(f"Sequential: index {index!r} is out of range for {len(names)} layers")
+        return names[index]
+
     def __getitem__(self, index: Union[int, slice, str]) -> Any:
         if isinstance(index, str):
             return self._sub_layers[index]
-        layers = list(self._sub_layers.values())
         if isinstance(index, slice):
-            return Sequential(*layers[index])
-        return layers[index]
+            return Sequential(*list(self._sub_layers.values())[index])
+        return self._sub_layers[self._name_at(index)]
+
+    def __setitem__(self, index: Union[int, str], layer: Layer) -> None:
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential: the value set must be a Layer, got {type(layer).__name__}")
+        self.add_sublayer(index if isinstance(index, str) else self._name_at(index), layer)
+
+    def __delitem__(self, index: Union[int, slice, str]) -> None:
+        if isinstance(index, str):
+            if index not in self._sub_layers:
+                raise KeyError(f"Sequential: no layer named {index!r}")
+            names = [index]
+        elif isinstance(index, slice):
+            names = list(self._sub_layers)[index]
+        else:
+            names = [self._name_at(index)]
+        for name in names:
+            delattr(self, name)
+
+    def append(self, module: Layer) -> "Sequential":
+        """Add ``module`` at the end, named after its position (or the next free number)."""
+        number = len(self)
+        while str(number) in self._sub_layers:
+            number += 1
+        self.add_sublayer(str(number), module)
+        return self
+
+    def extend(self, sequential: Iterable[Layer]) -> "Sequential":
+        for layer in sequential:
+            self.append(layer)
+        return self
+
+    def insert(self, index: int, module: Layer) -> "Sequential":
+        """Put ``module`` before position ``index``; the layers from there on shift one place.
+
+        Layers named by position ('0', '1', ...) are renamed to their new positions, as paddle
+        does; others keep their names.
+        """
+        if not isinstance(module, Layer):
+            raise TypeError(f"Sequential.insert: module must be a Layer, got {type(module).__name__}")
+        count = len(self)
+        if isinstance(index, bool) or not isinstance(index, int) or not -count <= index <= count:
+            raise IndexError(f"Sequential.insert: index {index!r} is out of range for {count} layers")
+        pairs = list(self._sub_layers.items())
+        position = index + count if index < 0 else index
+        numbered = [name for name, _ in pairs] == [str(i) for i in range(count)]
+        pairs.insert(position, (str(position), module))
+        if numbered:
+            pairs = [(str(i), layer) for i, (_, layer) in enumerate(pairs)]
+        for name, _ in list(self._sub_layers.items()):
+            delattr(self, name)
+        for name, layer in pairs:
+            self.add_sublayer(name, layer)
+        return self
 
     def __len__(self) -> int:
         return len(self._sub_layers)
@@ -77,6 +148,12 @@ class LayerList(Layer):
     def __setitem__(self, index: int, sublayer: Layer) -> None:
         layers = list(self._sub_layers.values())
         layers[index] = sublayer
+        self._rebuild(layers)
+
+    def __delitem__(self, index: Union[int, slice]) -> None:
+        """Remove a layer (or a slice of them); the rest are renumbered '0', '1', ... as paddle does."""
+        layers = list(self._sub_layers.values())
+        del layers[index]
         self._rebuild(layers)
 
     def __len__(self) -> int:

@@ -1,0 +1,78 @@
+"""Editing containers after they are built: the fine-tuning idioms (replace a head, drop a layer).
+
+The expected names and shapes were checked on paddle 3.3.1 for the cases where paddle's answer is
+well defined (default-numbered layers, non-negative indices); negative indices mean a position here,
+as in Python lists (paddle's setattr would add a layer named "-1").
+"""
+from collections import OrderedDict
+
+import pytest
+
+import pycoll
+import pycoll.nn as nn
+
+
+def _mlp() -> nn.Sequential:
+    return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 4))
+
+
+def test_replacing_a_head_keeps_its_name_and_changes_the_output():
+    model = _mlp()
+    model[2] = nn.Linear(3, 5)
+    assert list(model._sub_layers) == ["0", "1", "2"]
+    assert model(pycoll.ones([1, 2])).shape == [1, 5]
+    model[-1] = nn.Linear(3, 6)
+    assert model(pycoll.ones([1, 2])).shape == [1, 6]
+    assert len(model.parameters()) == 4
+
+
+def test_deleting_keeps_the_other_names_and_append_and_insert_number_the_new_ones():
+    model = _mlp()
+    del model[1]
+    assert list(model.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    model.append(nn.Tanh())
+    assert list(model._sub_layers) == ["0", "2", "3"]
+    numbered = _mlp().insert(1, nn.Tanh())
+    assert list(numbered.state_dict()) == ["0.weight", "0.bias", "3.weight", "3.bias"]
+    assert isinstance(numbered[1], nn.Tanh)
+    extended = nn.Sequential(nn.Linear(2, 2)).extend([nn.ReLU(), nn.Linear(2, 1)])
+    assert extended(pycoll.ones([3, 2])).shape == [3, 1]
+    del extended[0:2]
+    assert len(extended) == 1 and isinstance(extended[0], nn.Linear)
+
+
+def test_an_ordered_dict_names_the_layers():
+    model = nn.Sequential(OrderedDict([("fc", nn.Linear(2, 2)), ("act", nn.ReLU())]))
+    assert list(model._sub_layers) == ["fc", "act"]
+    model["act"] = nn.Sigmoid()
+    assert isinstance(model[1], nn.Sigmoid)
+    del model["fc"]
+    assert list(model._sub_layers) == ["act"]
+
+
+def test_layer_list_deletion_renumbers():
+    layers = nn.LayerList([nn.Linear(1, 1) for _ in range(4)])
+    third = layers[2]
+    del layers[1]
+    assert list(layers._sub_layers) == ["0", "1", "2"] and layers[1] is third
+    del layers[0:2]
+    assert len(layers) == 1
+
+
+@pytest.mark.parametrize("edit, error, match", [
+    (lambda m: m.__setitem__(5, nn.ReLU()), IndexError, "index 5 is out of range for 3"),
+    (lambda m: m.__setitem__(0, "relu"), TypeError, "must be a Layer, got str"),
+    (lambda m: m.__delitem__("head"), KeyError, "no layer named 'head'"),
+    (lambda m: m.insert(9, nn.ReLU()), IndexError, "index 9 is out of range"),
+    (lambda m: m.insert(0, 3), TypeError, "module must be a Layer, got int"),
+])
+def test_bad_edits_name_what_is_wrong(edit, error, match):
+    model = _mlp()
+    with pytest.raises(error, match=match):
+        edit(model)
+    assert len(model) == 3
+
+
+def test_pairs_must_all_be_pairs():
+    with pytest.raises(TypeError, match="argument 1 must be a .name, layer. pair"):
+        nn.Sequential(("a", nn.ReLU()), nn.ReLU())
