@@ -104,7 +104,7 @@ def disable_static(place: Any = None) -> None:
 # side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
 # and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
-_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "callbacks", "hapi", "vision")
+_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "flops", "callbacks", "hapi", "vision")
 
 
 def __getattr__(name: str) -> Any:
@@ -116,7 +116,7 @@ def __getattr__(name: str) -> Any:
         import pycoll.distributed as value
     elif name == "callbacks":  # a module of its own, as paddle's: `from pycoll.callbacks import ...`
         import pycoll.callbacks as value
-    elif name in ("Model", "summary", "hapi"):  # paddle's high-level API, on the parallel layer
+    elif name in ("Model", "summary", "flops", "hapi"):  # paddle's high-level API, on the parallel layer
         import pycoll.hapi as hapi
 
         value = hapi if name == "hapi" else getattr(hapi, name)

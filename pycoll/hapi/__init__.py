@@ -1,8 +1,9 @@
 """paddle's high-level API (paddle.hapi): ``Model`` (fit / evaluate / predict / save / load),
-``summary`` and the ``callbacks``. It sits on the parallel layer: under the launcher a Model
+``summary``, ``flops`` and the ``callbacks``. It sits on the parallel layer: under the launcher a Model
 trains through ``pycoll.DataParallel`` on each rank's share of the data."""
 from pycoll.hapi import callbacks
+from pycoll.hapi.flops import flops
 from pycoll.hapi.model import Model
 from pycoll.hapi.model_summary import summary
 
-__all__ = ["Model", "callbacks", "summary"]
+__all__ = ["Model", "callbacks", "flops", "summary"]

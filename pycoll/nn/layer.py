@@ -55,7 +55,11 @@ def create_parameter(shape: Any, dtype: DTypeLike, name: Optional[str] = None, a
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    """A class name as paddle turns it into a layer's name scope: ``BatchNorm2D`` -> ``batch_norm2d``,
+    ``ReLU`` -> ``re_lu``, ``LSTM`` -> ``lstm`` (its parameters are then named ``batch_norm2d_0.w_0``,
+    the names paddle's optimizer state files are keyed by)."""
+    words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
 
 
 class Layer:
