@@ -70,6 +70,7 @@ from pycoll.index_writes import (diagonal_scatter, index_put, index_put_, index_
 from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack, full, full_like, linspace, logspace,
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, incubate, linalg, metric, nn, optimizer, regularizer, static, utils
+from pycoll import jit  # noqa: E402 - paddle.jit: to_static runs eagerly
 from pycoll.linalg import norm  # paddle.norm is paddle.linalg.norm
 
 # paddle 3.3's torch-style names for the same functions

@@ -4,7 +4,7 @@ which is what pycoll's InMemoryDataset and QueueDataset take as a slot in ``use_
 paddle's own dataset examples make their slots."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -19,6 +19,36 @@ class InputSpec:
     dtype: str = "float32"
     name: Optional[str] = None
     lod_level: int = 0
+
+    @classmethod
+    def from_tensor(cls, tensor: Any, name: Optional[str] = None) -> "InputSpec":
+        """The spec of ``tensor`` (a pycoll Tensor): its shape and dtype, named ``name`` or the
+        tensor's own name."""
+        from pycoll.tensor import Tensor  # the tensor layer sits above this module
+
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"InputSpec.from_tensor: tensor must be a pycoll Tensor, got {type(tensor).__name__}")
+        return cls(list(tensor.shape), np.dtype(tensor.dtype).name, name or getattr(tensor, "name", None))
+
+    @classmethod
+    def from_numpy(cls, ndarray: Any, name: Optional[str] = None) -> "InputSpec":
+        """The spec of a NumPy array: its shape and dtype."""
+        if not isinstance(ndarray, np.ndarray):
+            raise TypeError(f"InputSpec.from_numpy: ndarray must be a numpy.ndarray, got {type(ndarray).__name__}")
+        return cls(list(ndarray.shape), ndarray.dtype.name, name)
+
+    def batch(self, batch_size: Any) -> "InputSpec":
+        """This spec with a leading batch axis of ``batch_size`` (an int, or a one-int list)."""
+        size = batch_size[0] if isinstance(batch_size, (list, tuple)) and len(batch_size) == 1 else batch_size
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"InputSpec.batch: batch_size must be an int, got {batch_size!r}")
+        return replace(self, shape=[None if size == -1 else size] + list(self.shape))
+
+    def unbatch(self) -> "InputSpec":
+        """This spec without its leading axis."""
+        if not self.shape:
+            raise ValueError("InputSpec.unbatch: the spec has no axis to remove")
+        return replace(self, shape=list(self.shape[1:]))
 
 
 def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level: int = 0) -> InputSpec:
