@@ -5,7 +5,6 @@ from typing import Any, Optional, Sequence, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll.nn import functional as F
-from pycoll.nn.initializer import XavierNormal
 from pycoll.nn.layer import Layer
 from pycoll.shape_ops import flatten
 from pycoll.special_ops import unflatten
@@ -41,7 +40,8 @@ class Linear(Layer):
 
 
 class Embedding(Layer):
-    """A lookup table of num_embeddings rows of size embedding_dim (XavierNormal init).
+    """A lookup table of num_embeddings rows of size embedding_dim (XavierUniform init, bound
+    sqrt(6 / (num_embeddings + embedding_dim)), as paddle's).
 
     The padding_idx row (negative: counted from the end) is zeroed at creation; looked up, it
     comes out as zeros and receives no gradient. max_norm, norm_type and scale_grad_by_freq
@@ -60,8 +60,7 @@ class Embedding(Layer):
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.sparse, self.max_norm, self.norm_type = sparse, max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr,
-                                            default_initializer=XavierNormal())
+        self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
             self.weight.array[self.padding_idx] = 0
 

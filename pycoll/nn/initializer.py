@@ -15,7 +15,8 @@ from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
 __all__ = ["Initializer", "Constant", "Normal", "Uniform", "TruncatedNormal", "XavierNormal",
-           "XavierUniform", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain"]
+           "XavierUniform", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
+           "Bilinear"]
 
 
 def _fans(shape: Sequence[int]) -> Tuple[int, int]:
@@ -189,3 +190,70 @@ class Assign(Initializer):
             raise ValueError(f"Assign: value has shape {list(self.value.shape)}, the parameter "
                              f"{list(shape)}")
         return self.value
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times `gain`: shape[0] rows against the product of the other
+    dims as columns; the rows are orthonormal when there are fewer rows, else the columns
+    (paddle's recipe: the Q of a Gaussian's QR, its columns' signs fixed by R's diagonal)."""
+
+    def __init__(self, gain: float = 1.0, name: Optional[str] = None):
+        if gain is None:
+            raise ValueError("Orthogonal: gain must be a number, got None")
+        self.gain = gain
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        if len(shape) < 2:
+            raise ValueError(f"Orthogonal: the parameter needs 2 or more dims, got shape {list(shape)}")
+        rows, cols = shape[0], int(np.prod(shape[1:]))
+        q, r = np.linalg.qr(get_rng().normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q = q * np.sign(np.diag(r))
+        if rows < cols:
+            q = q.T
+        return self.gain * q.reshape(shape)
+
+
+class Dirac(Initializer):
+    """An identity convolution kernel [out, in, *k]: in each of `groups` blocks of out / groups
+    output channels, channel j gets a 1 at input channel j, at the kernel's centre
+    (k // 2 per axis), for j < min(out / groups, in); zeros elsewhere."""
+
+    def __init__(self, groups: int = 1, name: Optional[str] = None):
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups <= 0:
+            raise ValueError(f"Dirac: groups must be a positive int, got {groups!r}")
+        self.groups = groups
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"Dirac: the parameter needs 3, 4 or 5 dims, got shape {list(shape)}")
+        if shape[0] % self.groups:
+            raise ValueError(f"Dirac: shape[0]={shape[0]} must be divisible by groups={self.groups}")
+        out = np.zeros(shape)
+        per_group = shape[0] // self.groups
+        centre = tuple(k // 2 for k in shape[2:])
+        for g in range(self.groups):
+            for j in range(min(per_group, shape[1])):
+                out[(g * per_group + j, j) + centre] = 1.0
+        return out
+
+
+class Bilinear(Initializer):
+    """The bilinear-upsampling kernel for a transposed convolution of weight [C_out, C_in, K, K].
+    As paddle's, element i (flat) takes x = i % K and y = (i / K) % K with a true division, so
+    y is fractional; the values follow that formula exactly."""
+
+    def __init__(self) -> None:
+        pass
+
+    def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
+        if len(shape) != 4:
+            raise ValueError(f"Bilinear: the parameter needs 4 dims, got shape {list(shape)}")
+        if shape[2] != shape[3]:
+            raise ValueError(f"Bilinear: shape[2] must equal shape[3], got shape {list(shape)}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        i = np.arange(int(np.prod(shape)), dtype=np.float64)
+        x, y = i % size, (i / size) % size
+        weight = (1 - np.abs(x / f - c)) * (1 - np.abs(y / f - c))
+        return weight.astype(np.float32).reshape(shape)
