@@ -11,56 +11,18 @@ import numpy as np
 
 import pycoll
 from pycoll.tensor import Tensor
+from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image, _to_pil, get_image_size
 from pycoll.vision.transforms._resize import resize_array
+from pycoll.vision.transforms.colour import (adjust_brightness, adjust_contrast, adjust_hue,
+                                            adjust_saturation, to_grayscale)
+from pycoll.vision.transforms.geometry import affine, perspective, rotate
+
+__all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation", "affine", "center_crop", "crop",
+           "erase", "get_image_size", "hflip", "normalize", "pad", "perspective", "resize", "rotate", "to_grayscale",
+           "to_tensor", "vflip"]
 
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric")  # numpy's names: reflect leaves the edge out
 _INTERPOLATIONS = ("nearest", "bilinear")
-
-
-def _pil_image_class() -> Optional[type]:
-    try:
-        from PIL import Image
-    except ImportError:
-        return None
-    return Image.Image
-
-
-def _is_pil_image(img: Any) -> bool:
-    cls = _pil_image_class()
-    return cls is not None and isinstance(img, cls)
-
-
-def _is_numpy_image(img: Any) -> bool:
-    return isinstance(img, np.ndarray) and img.ndim in (2, 3)
-
-
-def _is_tensor_image(img: Any) -> bool:
-    return isinstance(img, Tensor)
-
-
-def _check_image(img: Any, fn: str) -> None:
-    if not (_is_numpy_image(img) or _is_pil_image(img) or _is_tensor_image(img)):
-        raise TypeError(f"{fn}: img must be a numpy array of 2 or 3 dims (HW / HWC), a PIL image or a "
-                        f"Tensor (CHW), got {type(img).__name__}"
-                        + (f" of {img.ndim} dims" if isinstance(img, np.ndarray) else ""))
-
-
-def _to_pil(arr: np.ndarray) -> Any:
-    """An array worked on for a PIL image, back as a PIL image."""
-    from PIL import Image
-    return Image.fromarray(np.ascontiguousarray(arr))
-
-
-def get_image_size(img: Any) -> Tuple[int, int]:
-    """(width, height) of an array (HW[C]), PIL image or Tensor (CHW / NCHW) image."""
-    if _is_pil_image(img):
-        return img.size
-    if _is_numpy_image(img):
-        return img.shape[1], img.shape[0]
-    if _is_tensor_image(img) and img.ndim in (3, 4):
-        return img.shape[-1], img.shape[-2]
-    raise TypeError(f"img must be a numpy array (HW / HWC), a PIL image or a 3-D / 4-D Tensor, got "
-                    f"{type(img).__name__}")
 
 
 def to_tensor(pic: Any, data_format: str = "CHW") -> Tensor:
@@ -239,25 +201,3 @@ def erase(img: Any, i: int, j: int, h: int, w: int, v: Any, inplace: bool = Fals
     out = img if inplace else img.copy()
     out[i:i + h, j:j + w, ...] = v
     return out
-
-
-def adjust_brightness(img: Any, brightness_factor: float) -> Any:
-    """Pixel values times ``brightness_factor``, clipped to [0, 255] and truncated to uint8 (paddle's
-    lookup table on arrays); PIL images through PIL's ImageEnhance."""
-    _check_image(img, "adjust_brightness")
-    if _is_pil_image(img):
-        from PIL import ImageEnhance
-        return ImageEnhance.Brightness(img).enhance(brightness_factor)
-    table = (np.arange(256) * brightness_factor).clip(0, 255).astype(np.uint8)
-    return table[np.asarray(img).astype(np.uint8)]
-
-
-def adjust_contrast(img: Any, contrast_factor: float) -> Any:
-    """Pixel values moved away from (factor > 1) or toward (< 1) 74 by ``contrast_factor``,
-    clipped to [0, 255] (paddle's lookup table on arrays); PIL images through ImageEnhance."""
-    _check_image(img, "adjust_contrast")
-    if _is_pil_image(img):
-        from PIL import ImageEnhance
-        return ImageEnhance.Contrast(img).enhance(contrast_factor)
-    table = ((np.arange(256) - 74) * contrast_factor + 74).clip(0, 255).astype(np.uint8)
-    return table[np.asarray(img).astype(np.uint8)]
