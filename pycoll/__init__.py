@@ -80,6 +80,15 @@ from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names
 from pycoll.complex_ops import angle, as_complex, as_real, complex, conj, imag, real  # noqa: A004 - paddle's
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
+from pycoll.torch_style_arith import div, div_, sub, sub_, true_divide
+from pycoll.creation_extras import asarray, from_numpy
+from pycoll.runtime_config import get_default_device, get_flags, set_flags
+from pycoll.inplace_forms import cast_, t_, transpose_, where_
+from pycoll.inplace_random import bernoulli_, log_normal, log_normal_
+from pycoll.inplace_ops import flatten_, reshape_, squeeze_, unsqueeze_
+from pycoll.window_split_ops import unfold
+from pycoll import tensor_storage  # noqa: F401 - attaches data, data_ptr(), strides, persistable, device to Tensor
+from pycoll import version  # noqa: F401 - paddle.version
 
 
 def in_dynamic_mode() -> bool:
@@ -138,3 +147,4 @@ def __dir__() -> List[str]:
 
 from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin
+from pycoll.creation_extras import range  # noqa: E402,A001 - paddle.range (end-inclusive); last, as bool

@@ -276,11 +276,14 @@ def sqrt_(x: Tensor, name: Optional[str] = None) -> Tensor:
     return in_place(x, "sqrt_", lambda: math_ops.sqrt(x))
 
 
-def _random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any], seed: int = 0) -> Tensor:
-    """x filled with ``draw(generator)`` (float64 host values of x's shape), drawn from pycoll's
-    generator, or, for a non-zero `seed`, from a generator of its own (paddle's seed argument)."""
-    if x.dtype.kind in "biu":
-        raise TypeError(f"{op}: x must hold floating-point numbers, got dtype {x.dtype}")
+def random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any], seed: int = 0,
+                integers: bool = False) -> Tensor:
+    """x filled with ``draw(generator)`` (host values of x's shape), drawn from pycoll's generator,
+    or, for a non-zero `seed`, from a generator of its own (paddle's seed argument). x must hold
+    floating-point numbers unless `integers` (random_) allows integer ones."""
+    if x.dtype.kind in ("b" if integers else "biu"):
+        raise TypeError(f"{op}: x must hold {'integer or ' if integers else ''}floating-point numbers, "
+                        f"got dtype {x.dtype}")
     a = x._array
     generator = get_rng() if seed == 0 else np.random.default_rng(seed)
     return in_place(x, op, lambda: _replaced(x, move(draw(generator).astype(a.dtype), place_of(a))))
@@ -292,12 +295,12 @@ def uniform_(x: Tensor, min: float = 0, max: float = 1.0, seed: int = 0,  # noqa
     """Fill x with values drawn uniformly from [min, max)."""
     if not min < max:
         raise ValueError(f"uniform_: min must be < max, got min={min} and max={max}")
-    return _random_fill(x, "uniform_", lambda rng: rng.uniform(min, max, size=tuple(x.shape)), seed)
+    return random_fill(x, "uniform_", lambda rng: rng.uniform(min, max, size=tuple(x.shape)), seed)
 
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:
     """Fill x with values drawn from N(mean, std ** 2)."""
-    return _random_fill(x, "normal_", lambda rng: rng.standard_normal(tuple(x.shape)) * std + mean)
+    return random_fill(x, "normal_", lambda rng: rng.standard_normal(tuple(x.shape)) * std + mean)
 
 
 def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:

@@ -402,6 +402,7 @@ CALLS = {
     "tensor.math:cumprod": lambda: dict(x=A(), dim=1),
     "tensor.math:cumsum": lambda: dict(x=A(), axis=1),
     "tensor.math:diff": lambda: dict(x=A(), axis=0),
+    "tensor.manipulation:unfold": lambda: dict(x=A(), axis=1, size=2, step=1),
     "tensor.math:divide": XY,
     "tensor.math:divide_": XY,
     "tensor.math:floor_divide": XY,
@@ -433,6 +434,7 @@ CALLS = {
     "tensor.search:nonzero": lambda: dict(x=A() > 0),
     "tensor.search:searchsorted": lambda: dict(sorted_sequence=pycoll.to_tensor([0.0, 1.0, 2.0]), values=A()),
     "tensor.search:topk": lambda: dict(x=A(), k=1, axis=0),
+    "tensor.random:exponential_": lambda: dict(x=A(), lam=2.0),
     "tensor.search:where": lambda: dict(condition=A() > 0, x=A(), y=B()),
     "tensor.stat:mean": lambda: dict(x=A(), axis=1),
     "tensor.stat:median": lambda: dict(x=R(2, 4), axis=1, mode="min"),  # the alias brings mode='min'

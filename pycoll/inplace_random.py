@@ -1,0 +1,91 @@
+"""paddle's in-place random fills beyond uniform_ / normal_: ``exponential_``, ``bernoulli_``,
+``log_normal_`` and ``random_`` (Tensor methods; ``bernoulli_`` and ``log_normal_`` also
+top-level), with ``log_normal``, the sampling function.
+
+They follow `pycoll.inplace_ops.random_fill`: values drawn on the host from pycoll's generator,
+then moved to x's place; a gradient through them is zero; a leaf that takes a gradient is refused
+outside no_grad, as for uniform_.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from pycoll._param_aliases import param_aliases
+from pycoll.inplace_ops import random_fill
+from pycoll.math_ops import exp
+from pycoll.sampling import normal
+from pycoll.tensor import Tensor
+
+
+def _number(value: Any, fn: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+@param_aliases({"lambd": "lam"})
+def exponential_(x: Tensor, lam: float = 1.0, name: Optional[str] = None) -> Tensor:
+    """Fill x with draws from the exponential distribution of rate `lam` (mean 1 / lam)."""
+    lam = _number(lam, "exponential_", "lam")
+    if lam <= 0:
+        raise ValueError(f"exponential_: lam must be > 0, got {lam}")
+    return random_fill(x, "exponential_", lambda rng: rng.exponential(1.0 / lam, tuple(x.shape)))
+
+
+def bernoulli_(x: Tensor, p: Any = 0.5, name: Optional[str] = None) -> Tensor:
+    """Fill x with 1 with probability `p` (a number, or a Tensor broadcast to x's shape), else 0."""
+    prob = p.numpy() if isinstance(p, Tensor) else np.asarray(_number(p, "bernoulli_", "p"))
+    if np.any((prob < 0) | (prob > 1)):
+        raise ValueError("bernoulli_: p must lie in [0, 1]")
+    try:
+        prob = np.broadcast_to(prob, tuple(x.shape))
+    except ValueError:
+        raise ValueError(f"bernoulli_: p of shape {list(prob.shape)} does not broadcast to x's shape "
+                         f"{x.shape}") from None
+    return random_fill(x, "bernoulli_", lambda rng: (rng.random(tuple(x.shape)) < prob).astype(np.float64))
+
+
+def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, name: Optional[str] = None) -> Tensor:
+    """Fill x with exp(N(mean, std ** 2)) draws: `mean` and `std` are the logarithm's."""
+    mean, std = _number(mean, "log_normal_", "mean"), _number(std, "log_normal_", "std")
+    if std < 0:
+        raise ValueError(f"log_normal_: std must be >= 0, got {std}")
+    return random_fill(x, "log_normal_", lambda rng: np.exp(rng.standard_normal(tuple(x.shape)) * std + mean))
+
+
+def log_normal(mean: Any = 1.0, std: Any = 2.0, shape: Any = None, name: Optional[str] = None) -> Tensor:
+    """exp of ``normal(mean, std, shape)``: log-normal draws whose logarithm has that mean and std
+    (numbers with `shape`, or tensors giving one draw per element)."""
+    return exp(normal(mean, std, shape))
+
+
+_MANTISSA_BITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+
+
+def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: Any = None) -> Tensor:
+    """Fill x with integers drawn uniformly from [from_, to - 1], in x's dtype. Without `to`:
+    [0, from_ - 1] for a non-zero from_, else every integer x's dtype holds exactly (up to
+    2 ** mantissa bits for floats, the dtype's maximum for integers). `generator` must be None
+    (pycoll has one generator)."""
+    if generator is not None:
+        raise ValueError(f"random_: generator must be None (pycoll draws from its one generator), got {generator!r}")
+    for value, label in ((from_, "from_"), (to, "to")):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            raise TypeError(f"random_: {label} must be an int, got {value!r}")
+    if to is None:
+        if from_ != 0:
+            from_, to = 0, from_
+        elif x.dtype.kind == "f":
+            to = 2 ** _MANTISSA_BITS.get(x.dtype, 8)
+        elif x.dtype.kind in "iu":
+            to = int(np.iinfo(x.dtype).max)
+    if to is not None and from_ >= to:
+        raise ValueError(f"random_ expects 'from' to be less than 'to', but got from={from_} >= to={to}")
+    return random_fill(x, "random_", lambda rng: rng.integers(int(from_), int(to), tuple(x.shape)), integers=True)
+
+
+for _fn in (exponential_, bernoulli_, log_normal_, random_):
+    setattr(Tensor, _fn.__name__, _fn)
+del _fn
