@@ -15,6 +15,9 @@ from pycoll.serialization import load, save
 from pycoll.dtypes import (complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
                            set_default_dtype, uint8)
 from pycoll.tensor import Tensor, to_tensor
+from pycoll.size import Size
+from pycoll.dtypes import (DType as dtype, complex64 as cfloat, complex128 as cdouble, float16 as half,  # paddle's
+                           float64 as double, int16 as short, int64 as long, uint32, uint64)  # torch-style names
 from pycoll.math_ops import (abs, add, argmax, bmm, cast, clip, divide, exp, log, matmul, max, mean, min,
                              multiply, pow, relu, scale, sigmoid, sqrt, square, subtract, sum, tanh)
 from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, numel, reshape, split, squeeze,
@@ -114,7 +117,8 @@ def disable_static(place: Any = None) -> None:
 # side (mpi4py, the engines), so `pycoll.DataParallel`, `pycoll.io` and `pycoll.distributed` are
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
 # and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
-_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "Model", "summary", "flops", "callbacks", "hapi", "vision")
+_LAZY = ("DataParallel", "io", "distributed", "bfloat16", "float8_e4m3fn", "float8_e5m2", "Model", "summary", "flops",
+         "callbacks", "hapi", "vision")
 
 
 def __getattr__(name: str) -> Any:
@@ -132,9 +136,9 @@ def __getattr__(name: str) -> Any:
         value = hapi if name == "hapi" else getattr(hapi, name)
     elif name == "vision":  # paddle.vision: models, transforms, datasets (uses pycoll.io)
         import pycoll.vision as value
-    elif name == "bfloat16":  # ml_dtypes', imported only when asked for
-        from pycoll.dtypes import bfloat16
-        value = bfloat16()
+    elif name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # ml_dtypes', imported only when asked for
+        from pycoll.dtypes import ml_dtype
+        value = ml_dtype(name)
     else:
         raise AttributeError(f"module 'pycoll' has no attribute {name!r}")
     globals()[name] = value  # found directly from now on
@@ -148,3 +152,4 @@ def __dir__() -> List[str]:
 from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin
 from pycoll.creation_extras import range  # noqa: E402,A001 - paddle.range (end-inclusive); last, as bool
+from pycoll.dtypes import float32 as float, int32 as int  # noqa: E402,A001 - paddle.float/int; last, as bool

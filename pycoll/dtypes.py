@@ -1,5 +1,7 @@
 """pycoll's dtypes: NumPy's (paddle's names: ``pycoll.float32`` is ``numpy.dtype('float32')``,
-bfloat16 is ml_dtypes'), how a dtype argument is read, and paddle's default floating dtype."""
+bfloat16 and the float8 types are ml_dtypes'), how a dtype argument is read, and paddle's default
+floating dtype. paddle 3.3's torch-style names of them (``pycoll.float``, ``long``, ...) are
+``pycoll``'s own attributes: here they would hide Python's ``float`` and ``int``."""
 from __future__ import annotations
 
 from typing import Optional, Union
@@ -14,31 +16,42 @@ int16 = np.dtype("int16")
 int32 = np.dtype("int32")
 int64 = np.dtype("int64")
 uint8 = np.dtype("uint8")
+uint32 = np.dtype("uint32")
+uint64 = np.dtype("uint64")
 complex64 = np.dtype("complex64")
 complex128 = np.dtype("complex128")
 
 DTypeLike = Union[str, np.dtype, type, None]
+DType = np.dtype  # the type of every dtype (paddle's ``paddle.dtype``): isinstance(x.dtype, DType)
+
+_ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes' names, imported on first use
 
 
 def convert_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
     """A NumPy dtype for 'float32', numpy.float32, numpy.dtype(...); None stays None."""
     if dtype is None or isinstance(dtype, np.dtype):
         return dtype
-    if dtype == "bfloat16":
-        return bfloat16()
+    if isinstance(dtype, str) and dtype in _ML_DTYPES:
+        return ml_dtype(dtype)
     try:
         return np.dtype(dtype)
     except TypeError:
         raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
 
 
-def bfloat16() -> np.dtype:
-    """NumPy's bfloat16 (``ml_dtypes``', which CuPy also uses), imported on first use."""
+def ml_dtype(name: str) -> np.dtype:
+    """NumPy's dtype `name` of ``ml_dtypes`` (bfloat16, float8_e4m3fn, float8_e5m2; CuPy uses
+    the same), imported on first use."""
     try:
         import ml_dtypes
     except ImportError:
-        raise TypeError("dtype bfloat16 needs the ml_dtypes package on the host: pip install ml_dtypes") from None
-    return np.dtype(ml_dtypes.bfloat16)
+        raise TypeError(f"dtype {name} needs the ml_dtypes package on the host: pip install ml_dtypes") from None
+    return np.dtype(getattr(ml_dtypes, name))
+
+
+def bfloat16() -> np.dtype:
+    """NumPy's bfloat16 (``ml_dtypes``', which CuPy also uses), imported on first use."""
+    return ml_dtype("bfloat16")
 
 
 def is_floating(dtype: np.dtype) -> bool:

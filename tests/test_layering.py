@@ -46,7 +46,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.incubate", "pycoll.utils",
                 "pycoll.creation_extras", "pycoll.torch_style_arith", "pycoll.runtime_config", "pycoll._paddle_flags",
                 "pycoll.inplace_forms", "pycoll.inplace_random", "pycoll.window_split_ops", "pycoll.tensor_storage",
-                "pycoll.version")),
+                "pycoll.version", "pycoll.size", "pycoll.tensor_data", "pycoll.torch_forms")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
