@@ -80,8 +80,11 @@ def cases(kind):
         "rpersp": (lambda im: T.RandomPerspective(1.0, 0.5)(im), 8),
         "rerase": (lambda im: T.RandomErasing(1.0, value=erase_value)(im), 9),
     }
-    if kind != "ten":
+    if kind != "ten":  # paddle's tensor path has no bicubic grid_sample
         c["reraseR"] = (lambda im: T.RandomErasing(1.0, (0.1, 0.4), value="random")(im), 10)
+        c["rot_cub"] = (lambda im: F.rotate(im, 21, "bicubic", fill=(5, 6, 7)), None)
+        c["aff_cub"] = (lambda im: F.affine(im, 14, [1, -2], 0.95, [3, 4], "bicubic"), None)
+        c["persp_cub"] = (lambda im: F.perspective(im, SP, EP, "bicubic"), None)
     return c
 
 
@@ -155,6 +158,12 @@ EXACT = {
     "rpersp_arr": ([9, 11, 3], "4d1bb3092fa7acdeb0a251ec72236be7"),
     "rerase_arr": ([9, 11, 3], "79620645070f2333dcc65f629a93aa3e"),
     "reraseR_arr": ([9, 11, 3], "0b5f8af04b2dc172a7e8b4e5e5795e68"),
+    "rot_cub_pil": ([9, 11, 3], "71ccd14aed8883fa6976060c92b7c48b"),
+    "aff_cub_pil": ([9, 11, 3], "42df7c8dc3ff83b361795b285d9c44b9"),
+    "persp_cub_pil": ([9, 11, 3], "faa42bd2d81a656c296b0f56087055f7"),
+    "rot_cub_arr": ([9, 11, 3], "6aeb6fa8c86a82beb77d3dbbaeb5c6ef"),
+    "aff_cub_arr": ([9, 11, 3], "b3d3d9f2ad7ce263a80201720f5d12a9"),
+    "persp_cub_arr": ([9, 11, 3], "0ff72658e7a6769c66da91d88b0915cf"),
 }
 
 
@@ -240,7 +249,9 @@ def test_random_parameters_are_drawn_as_paddle_draws_them():
 CV2_WARPS = {("affine", "nearest"): "26a87a0ddb22a6902d4989f317b1ee6c",
              ("affine", "bilinear"): "2afb246504f2a6463f92b03a7e2bb9ba",
              ("perspective", "nearest"): "fe37db9ab80e8da8194b4d43de8101b8",
-             ("perspective", "bilinear"): "8063241db48ccd8478bc4e0850e59208"}
+             ("perspective", "bilinear"): "8063241db48ccd8478bc4e0850e59208",
+             ("affine", "bicubic"): "5074cc2fbd8da4dbe1697a2eb421dcac",
+             ("perspective", "bicubic"): "e24988085cdf40558dcbdc9b4f9feed3"}
 
 
 @pytest.mark.parametrize("warp,mode", sorted(CV2_WARPS))
@@ -349,7 +360,8 @@ def test_random_erasing_on_tensors():
     (lambda: F.adjust_saturation(ARR[..., 0], 1.2), ValueError, "[H, W, 3]"),
     (lambda: F.to_grayscale(ARR, 2), ValueError, "num_output_channels"),
     (lambda: F.to_grayscale([1, 2], 1), TypeError, "img"),
-    (lambda: F.rotate(ARR, 30, "bicubic"), ValueError, "interpolation"),
+    (lambda: F.rotate(ARR, 30, "area"), ValueError, "interpolation"),
+    (lambda: F.rotate(pycoll.to_tensor(np.ones((3, 4, 4), np.float32)), 30, "bicubic"), ValueError, "interpolation"),
     (lambda: F.rotate(ARR, "30"), TypeError, "angle"),
     (lambda: F.affine(ARR, 10, [1], 1.0, 0), ValueError, "translate"),
     (lambda: F.affine(ARR, 10, [1, 1], 0, 0), ValueError, "scale"),

@@ -1,16 +1,18 @@
 """The OpenCV warps paddle's array path calls, in NumPy: ``cv2.getRotationMatrix2D``,
 ``cv2.getPerspectiveTransform``, ``cv2.warpAffine`` and ``cv2.warpPerspective`` with a constant
-border, 'nearest' or 'bilinear'.
+border, 'nearest', 'bilinear' or 'bicubic'.
 
 OpenCV inverts the forward matrix in double precision (the 3x3 one by cofactors), then finds
 each output pixel's source position in fixed point: the affine warp adds per-column and per-row
 offsets rounded to 1/1024 of a pixel, the perspective warp divides in double and rounds to 1/32
 (for 'nearest': to a whole pixel), its columns taken in blocks whose start is added first.
-'bilinear' then weighs the four neighbours by those 1/32 fractions (uint8 images: integer weights
-summing to 2**15, rounded), and a neighbour outside the image reads the fill value. Written out
-here step for step, the results equal cv2 4.14's on uint8 images pixel for pixel."""
+'bilinear' then weighs the four neighbours by those 1/32 fractions, 'bicubic' the sixteen by
+OpenCV's tabulated Keys kernel (uint8 images: integer weights summing to 2**15, rounded), and a
+neighbour outside the image reads the fill value. Written out here step for step, the results
+equal cv2 4.14's on uint8 images pixel for pixel (float32 images: within a float rounding)."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence, Tuple
 
@@ -138,6 +140,64 @@ def _bilinear(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarra
     return out
 
 
+def _cubic_taps() -> np.ndarray:
+    """[32, 4]: the float32 Keys kernel (A = -0.75) at each 1/32 fraction, as OpenCV computes it."""
+    f32 = np.float32
+    x = np.arange(_TAB_SIZE, dtype=f32) * f32(1.0 / _TAB_SIZE)
+    a, one = f32(-0.75), f32(1)
+    c0 = ((a * (x + one) - f32(5) * a) * (x + one) + f32(8) * a) * (x + one) - f32(4) * a
+    c1 = ((a + f32(2)) * x - (a + f32(3))) * x * x + one
+    c2 = ((a + f32(2)) * (one - x) - (a + f32(3))) * (one - x) * (one - x) + one
+    return np.stack([c0, c1, c2, one - c0 - c1 - c2], axis=1)
+
+
+@functools.lru_cache(maxsize=2)
+def _cubic_weights(integer: bool) -> np.ndarray:
+    """OpenCV's bicubic tables: [32 * 32, 4, 4] weights (rows y, columns x), one per pair of 1/32
+    fractions; float32 products, or for integer images those rounded to 2**15 and corrected, on
+    the largest or smallest of the central taps, to sum to 2**15 exactly."""
+    taps = _cubic_taps()
+    table = (taps[:, None, :, None] * taps[None, :, None, :]).reshape(_TAB_SIZE * _TAB_SIZE, 4, 4)
+    if not integer:
+        return table
+    table = np.rint(table * np.float32(1 << _COEF_BITS)).astype(np.int64)
+    for t in table:
+        diff = int(t.sum()) - (1 << _COEF_BITS)
+        if diff:
+            low = high = (2, 2)
+            for k1 in (2, 3):
+                for k2 in (2, 3):
+                    if t[k1, k2] < t[low]:
+                        low = (k1, k2)
+                    elif t[k1, k2] > t[high]:
+                        high = (k1, k2)
+            t[high if diff < 0 else low] -= diff
+    return table
+
+
+def _bicubic(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray) -> np.ndarray:
+    """Bicubic samples (4 x 4 neighbours, OpenCV's weights) at fixed-point positions in 1/32 pixel."""
+    ix, iy = (fx >> _TAB_BITS) - 1, (fy >> _TAB_BITS) - 1
+    integer = img.dtype.kind in "ui"
+    weights = _cubic_weights(integer)[(fy & (_TAB_SIZE - 1)) * _TAB_SIZE + (fx & (_TAB_SIZE - 1))]
+    tail = (...,) + (None,) * (img.ndim - 2)
+    work = np.int64 if integer else np.float32
+    acc = sum(_pick(img, ix + dx, iy + dy, border).astype(work) * weights[..., dy, dx][tail]
+              for dy in range(4) for dx in range(4))
+    if integer:
+        info = np.iinfo(img.dtype)
+        out = np.clip((acc + (1 << (_COEF_BITS - 1))) >> _COEF_BITS, info.min, info.max).astype(img.dtype)
+    else:
+        out = acc.astype(img.dtype)
+    h, w = img.shape[:2]
+    out[(ix + 4 <= 0) | (ix >= w) | (iy + 4 <= 0) | (iy >= h)] = border
+    return out
+
+
+def _interpolate(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray, interpolation: str) -> np.ndarray:
+    return (_bicubic if interpolation == "bicubic" else _bilinear)(img, fx, fy, border)
+
+
 def warp_affine(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], interpolation: str,
                 fill: object) -> np.ndarray:
     """``img`` [H, W(, C)] warped by the forward 2x3 ``matrix`` onto a (width, height) ``size``."""
@@ -155,7 +215,7 @@ def warp_affine(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], inte
     if nearest:
         return _pick(img, fx >> _AB_BITS, fy >> _AB_BITS, border)
     shift = _AB_BITS - _TAB_BITS
-    return _bilinear(img, fx >> shift, fy >> shift, border)
+    return _interpolate(img, fx >> shift, fy >> shift, border, interpolation)
 
 
 def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], interpolation: str,
@@ -181,4 +241,4 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int],
     border = _border(img, fill)
     if nearest:
         return _pick(img, fx, fy, border)
-    return _bilinear(img, fx, fy, border)
+    return _interpolate(img, fx, fy, border, interpolation)

@@ -1,15 +1,17 @@
 """paddle.vision.transforms.functional's warps: ``affine``, ``rotate`` and ``perspective``, on
 PIL images (PIL's own ``transform`` / ``rotate``), NumPy arrays (paddle's OpenCV path, done in
-NumPy by ``_cv_warp``: 'nearest' and 'bilinear') and CHW / NCHW floating Tensors (paddle's
-tensor path: a sampling grid through ``grid_sample``, the area outside filled with ``fill``).
+NumPy by ``_cv_warp``) -- both 'nearest', 'bilinear' or 'bicubic' -- and CHW / NCHW floating
+Tensors (paddle's tensor path: a sampling grid through ``grid_sample``, 'nearest' or 'bilinear',
+the area outside filled with ``fill``).
 
 Each kind keeps paddle's own conventions, which differ between them: on arrays ``affine`` puts
 ``translate`` in place of the centre's offset (paddle's OpenCV path), so the rotation and shear
 turn about the top-left corner and ``center`` has no effect; on Tensors a given ``center`` is
-measured against the image's height for x and its width for y, as paddle does. Two places where
-paddle fails or drops an argument work here: ``fill`` fills on PIL images too (paddle's PIL
-``affine`` and ``perspective`` always fill black), and a single-number ``fill`` fits images of
-any channel count."""
+measured against the image's height for x and its width for y, as paddle does. Where paddle
+fails or drops ``fill``, it works here: it fills on PIL images too (paddle's PIL ``affine`` and
+``perspective`` always fill black), a single number fills every channel (as pycoll's ``pad``
+does; paddle's OpenCV ``rotate`` and ``perspective`` put it in the first channel alone) and fits
+images of any channel count."""
 from __future__ import annotations
 
 import math
@@ -25,8 +27,8 @@ from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_ten
 
 Fill = Union[float, Sequence[float]]
 Point = Sequence[float]
-_ARRAY_MODES = ("nearest", "bilinear")
-_PIL_MODES = ("nearest", "bilinear", "bicubic")
+_IMAGE_MODES = ("nearest", "bilinear", "bicubic")  # PIL images and arrays
+_TENSOR_MODES = ("nearest", "bilinear")
 
 
 def _get_affine_matrix(center: Point, angle: float, translate: Point, scale: float,
@@ -63,7 +65,7 @@ def _check_points(points: Any, name: str) -> None:
 
 
 def _check_interpolation(img: Any, interpolation: Any, fn: str) -> None:
-    modes = _PIL_MODES if _is_pil_image(img) else _ARRAY_MODES
+    modes = _TENSOR_MODES if _is_tensor_image(img) else _IMAGE_MODES
     if interpolation not in modes:
         kind = "a PIL image" if _is_pil_image(img) else "a Tensor" if _is_tensor_image(img) else "an array"
         raise ValueError(f"{fn}: interpolation must be one of {list(modes)} for {kind}, got {interpolation!r}")
