@@ -9,13 +9,17 @@ from pycoll.vision.models import (VGG, AlexNet, LeNet, MobileNetV1, MobileNetV2,
                                   resnext50_32x4d, resnext50_64x4d, resnext101_32x4d, resnext101_64x4d,
                                   resnext152_32x4d, resnext152_64x4d, vgg11, vgg13, vgg16, vgg19, wide_resnet50_2,
                                   wide_resnet101_2)
-from pycoll.vision.transforms import (BaseTransform, CenterCrop, Compose, Normalize, Pad, RandomCrop,
+from pycoll.vision.transforms import (BaseTransform, BrightnessTransform, ColorJitter, ContrastTransform, Grayscale,
+                                      HueTransform, RandomRotation, SaturationTransform, adjust_hue, rotate,
+                                      to_grayscale)
+from pycoll.vision.transforms import (CenterCrop, Compose, Normalize, Pad, RandomCrop,
                                       RandomHorizontalFlip, RandomResizedCrop, RandomVerticalFlip, Resize, ToTensor,
                                       Transpose, adjust_brightness, adjust_contrast, center_crop, crop, hflip,
                                       normalize, pad, resize, to_tensor, vflip)
 
 __all__ = ["datasets", "models", "transforms", "get_image_backend", "image_load", "set_image_backend", "MNIST",
-           "Cifar10", "Cifar100", "DatasetFolder", "FashionMNIST", "ImageFolder", "BaseTransform", "CenterCrop", "Compose", "Normalize", "Pad", "RandomCrop",
+           "Cifar10", "Cifar100", "DatasetFolder", "FashionMNIST", "ImageFolder", "BaseTransform", "BrightnessTransform", "ColorJitter", "ContrastTransform",
+           "Grayscale", "HueTransform", "RandomRotation", "SaturationTransform", "adjust_hue", "rotate", "to_grayscale", "CenterCrop", "Compose", "Normalize", "Pad", "RandomCrop",
            "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ToTensor", "Transpose",
            "adjust_brightness", "adjust_contrast", "center_crop", "crop", "hflip", "normalize", "pad", "resize",
            "to_tensor", "vflip", "VGG", "AlexNet", "LeNet", "MobileNetV1", "MobileNetV2", "ResNet", "alexnet", "mobilenet_v1",
