@@ -92,6 +92,11 @@ from pycoll.inplace_ops import flatten_, reshape_, squeeze_, unsqueeze_
 from pycoll.window_split_ops import unfold
 from pycoll import tensor_storage  # noqa: F401 - attaches data, data_ptr(), strides, persistable, device to Tensor
 from pycoll import version  # noqa: F401 - paddle.version
+from pycoll.extra_math import (baddbmm, baddbmm_, broadcast_shapes, frexp, ldexp, ldexp_, msort, multiplex, nextafter,
+                               polar, reduce_as, shard_index)
+from pycoll.bessel_ops import i0, i0_, i0e, i1, i1e
+from pycoll.incomplete_gamma import gammainc, gammainc_, gammaincc, gammaincc_, multigammaln, multigammaln_
+from pycoll.histogram_ops import histogram_bin_edges, histogramdd
 
 
 def in_dynamic_mode() -> bool:

@@ -155,3 +155,254 @@ def test_default_device_version_and_run_check(capsys):
     assert lines[0] == "Running verify pycoll program ... "
     assert lines[1] in ("pycoll works well on 1 CPU.", "pycoll works well on 1 GPU.")
     assert lines[2].startswith("pycoll is installed successfully!")
+
+
+# ---- math: composites ---------------------------------------------------------------------------
+
+def test_multiplex_rows_gradients_and_errors():
+    a, b = T([[1, 2], [3, 4], [5, 6]], grad=True), T([[10, 20], [30, 40], [50, 60]], grad=True)
+    out = pycoll.multiplex([a, b], pycoll.to_tensor([[1], [0], [1]], dtype="int32"))
+    np.testing.assert_array_equal(out.numpy(), [[10, 20], [3, 4], [50, 60]])  # paddle
+    (out * T([[1, 2], [3, 4], [5, 6]])).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[0, 0], [3, 4], [0, 0]])  # paddle
+    np.testing.assert_array_equal(b.grad.numpy(), [[1, 2], [0, 0], [5, 6]])  # paddle
+    with pytest.raises(ValueError, match="index must lie in"):
+        pycoll.multiplex([a, b], pycoll.to_tensor([[2], [0], [1]], dtype="int32"))
+    with pytest.raises(ValueError, match="two or more"):
+        pycoll.multiplex([a], pycoll.to_tensor([[0], [0], [0]], dtype="int32"))
+    with pytest.raises(ValueError, match=r"shape \[3, 1\]"):
+        pycoll.multiplex([a, b], pycoll.to_tensor([0, 1, 0]))
+
+
+def test_baddbmm_values_gradients_and_in_place():
+    inp = T(np.arange(8).reshape(2, 2, 2) * 0.5, grad=True)
+    x, y = T(np.arange(12).reshape(2, 2, 3) * 0.1, grad=True), T(np.arange(12).reshape(2, 3, 2) * 0.2, grad=True)
+    out = pycoll.baddbmm(inp, x, y, beta=0.5, alpha=2.0)
+    np.testing.assert_allclose(out.numpy(), [[[0.4, 0.77], [1.62, 2.35]], [[7.88, 8.97], [11.26, 12.71]]],
+                               rtol=1e-6)  # paddle
+    out.sum().backward()
+    np.testing.assert_allclose(inp.grad.numpy(), np.full([2, 2, 2], 0.5))  # paddle
+    np.testing.assert_allclose(x.grad.numpy()[1], [[5.2, 6.8, 8.4]] * 2, rtol=1e-6)  # paddle
+    np.testing.assert_allclose(y.grad.numpy()[0], [[0.6, 0.6], [1.0, 1.0], [1.4, 1.4]], rtol=1e-6)  # paddle
+    assert pycoll.baddbmm(T(np.ones([2, 2])), T(np.ones([2, 2, 3])), T(np.ones([2, 3, 2]))).shape == [2, 2, 2]
+    held = T(np.ones([2, 2, 2]))
+    assert held.baddbmm_(T(np.ones([2, 2, 3])), T(np.ones([2, 3, 2])), beta=2, alpha=3) is held
+    np.testing.assert_array_equal(held.numpy(), np.full([2, 2, 2], 11.0))  # paddle
+    with pytest.raises(ValueError, match="broadcast to"):
+        pycoll.baddbmm(T(np.ones([3, 2, 2])), T(np.ones([2, 2, 3])), T(np.ones([2, 3, 2])))
+
+
+def test_broadcast_shapes():
+    assert pycoll.broadcast_shapes([1, 3], [2, 1], [3]) == [2, 3]  # paddle
+    assert pycoll.broadcast_shapes([2, 3]) == [2, 3] and pycoll.broadcast_shapes() == []  # paddle
+    with pytest.raises(ValueError):
+        pycoll.broadcast_shapes([2], [3])
+
+
+def test_polar_values_dtypes_and_gradients():
+    r, theta = T([1, 2], grad=True), T([0.5, -1], grad=True)
+    out = pycoll.polar(r, theta)
+    assert out.dtype == np.complex64  # paddle
+    np.testing.assert_allclose(out.numpy(), [0.8775826 + 0.47942555j, 1.0806046 - 1.6829419j], rtol=1e-6)  # paddle
+    (pycoll.real(out) * 2 + pycoll.imag(out) * 3).sum().backward()
+    np.testing.assert_allclose(r.grad.numpy(), [3.1934419, -1.4438083], rtol=1e-6)  # paddle
+    np.testing.assert_allclose(theta.grad.numpy(), [1.6738968, 6.6076975], rtol=1e-6)  # paddle
+    assert pycoll.polar(T([1.0]), T([0.5], "float64")).dtype == np.complex128  # paddle promotes
+    with pytest.raises(TypeError, match="abs must be a float32 or float64"):
+        pycoll.polar(pycoll.to_tensor([1, 2]), T([1, 2]))
+
+
+def test_ldexp_frexp_nextafter():
+    x = T([1, -2, 3.5], grad=True)
+    out = pycoll.ldexp(x, pycoll.to_tensor([2, -1, 3]))
+    np.testing.assert_array_equal(out.numpy(), [4, -1, 28])  # paddle
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4, 0.5, 8])  # paddle
+    ints = pycoll.ldexp(pycoll.to_tensor([1, 2]), pycoll.to_tensor([3, 1]))
+    assert ints.dtype == np.float32 and ints.numpy().tolist() == [8, 4]  # paddle
+    assert pycoll.ldexp(T([1.5], "float64"), pycoll.to_tensor([2])).dtype == np.float64
+    held = T([1, 2])
+    assert held.ldexp_(pycoll.to_tensor([1, 2])) is held and held.numpy().tolist() == [2, 8]  # paddle
+    with pytest.raises(TypeError, match="y must be a Tensor"):
+        pycoll.ldexp(x, 3)
+    v = T([8, -3, 0.3], grad=True)
+    mantissa, exponent = pycoll.frexp(v)
+    np.testing.assert_allclose(mantissa.numpy(), [0.5, -0.75, 0.6], rtol=1e-7)  # paddle
+    np.testing.assert_array_equal(exponent.numpy(), [4, 2, -1])  # paddle
+    assert mantissa.dtype == exponent.dtype == np.float32
+    mantissa.sum().backward()
+    np.testing.assert_array_equal(v.grad.numpy(), [0.0625, 0.25, 2])  # paddle
+    with pytest.raises(TypeError, match="float32 or float64"):
+        pycoll.frexp(pycoll.to_tensor([8, 3]))
+    after = pycoll.nextafter(T([1, 2, 0]), T([2, 1, -1])).numpy()
+    np.testing.assert_array_equal(after, np.array([1.0000001, 1.9999999, -1.4012985e-45], np.float32))  # paddle
+    assert pycoll.nextafter(T([1.0], "float64"), T([2.0], "float64")).item() == 1.0000000000000002  # paddle
+
+
+def test_msort_reduce_as_shard_index():
+    m = T([[3, 1], [1, 2], [2, 0]], grad=True)
+    out = pycoll.msort(m)
+    np.testing.assert_array_equal(out.numpy(), [[1, 0], [2, 1], [3, 2]])  # paddle
+    (out * T([[1, 2], [3, 4], [5, 6]])).sum().backward()
+    np.testing.assert_array_equal(m.grad.numpy(), [[5, 4], [1, 6], [3, 2]])  # paddle
+    x = T(np.arange(24).reshape(2, 3, 4), grad=True)
+    r = pycoll.reduce_as(x, T(np.zeros([3, 1])))
+    assert r.shape == [3, 1] and r.numpy().ravel().tolist() == [60, 92, 124]  # paddle
+    (r * T([[1], [2], [3]])).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[1], [[1] * 4, [2] * 4, [3] * 4])
+    ints = pycoll.ones([2, 2]).astype("int32")  # paddle: a sum is int64, nothing to sum keeps int32
+    assert pycoll.reduce_as(ints, pycoll.zeros([2])).dtype == np.int64
+    assert pycoll.reduce_as(ints, pycoll.zeros([2, 2])).dtype == np.int32
+    with pytest.raises(ValueError, match="cannot be summed"):
+        pycoll.reduce_as(T(np.ones([2, 3])), T(np.ones([2])))
+    labels = pycoll.to_tensor([[16], [1], [5], [19]])
+    assert pycoll.shard_index(labels, 20, 2, 0).numpy().ravel().tolist() == [-1, 1, 5, -1]  # paddle
+    assert pycoll.shard_index(labels, 20, 2, 1).numpy().ravel().tolist() == [6, -1, -1, 9]  # paddle
+    assert pycoll.shard_index(labels, 20, 3, 2, ignore_value=-5).numpy().ravel().tolist() == [2, -5, -5, 5]
+    assert pycoll.shard_index(pycoll.to_tensor([[3], [15]]), 21, 2, 1).numpy().ravel().tolist() == [-1, 4]
+    with pytest.raises(ValueError, match="shard_id in"):
+        pycoll.shard_index(labels, 20, 2, 2)
+    with pytest.raises(ValueError, match="must lie in"):
+        pycoll.shard_index(pycoll.to_tensor([[25]]), 20, 2, 0)
+
+
+# ---- math: special functions --------------------------------------------------------------------
+
+BESSEL_X = [0.0, 0.5, 1.0, -2.0, 5.0, 20.0, 29.9, 30.1, 100.0]
+BESSEL = {  # paddle 3.3.1, float64: value, then d/dx
+    "i0": ([1.0, 1.0634833707413234, 1.2660658777520082, 2.279585302336067, 27.239871823604442,
+            43558282.559553534, 708478330489.0146, 862432920031.7792, 1.0737517071310738e+42],
+           [0.0, 0.25789430539089636, 0.5651591039924851, -1.5906368546373295, 24.335642142450524,
+            42454973.385127775, 696528308361.0928, 847983630191.5414, 1.0683693903381625e+42]),
+    "i0e": ([1.0, 0.64503527044915, 0.46575960759364043, 0.308508322553671, 0.18354081260932834,
+             0.089780311884826, 0.07326921904600191, 0.07302329413106094, 0.03994437929909668],
+            [-1.0, -0.48861446726427826, -0.25784919224393194, 0.0932390333047333, -0.019568545664785997,
+             -0.002274089701537335, -0.0012358441341331072, -0.0012234397800466035, -0.00020022627396643067]),
+    "i1": ([0.0, 0.25789430539089636, 0.5651591039924851, -1.5906368546373295, 24.335642142450524,
+            42454973.385127775, 696528308361.0928, 847983630191.5414, 1.0683693903381625e+42],
+           [0.5, 0.5476947599595307, 0.700906773759523, 1.484266875017402, 22.372743395114338,
+            41435533.890297145, 685183069339.8142, 834260706404.1532, 1.0630680132276922e+42]),
+    "i1e": ([0.0, 0.15642080318487173, 0.2079104153497085, -0.2152692892489377, 0.16397226694454234,
+             0.08750622218328867, 0.0720333749118688, 0.07179985435101434, 0.03974415302513025],
+            [0.5, 0.1757728608945348, 0.049938776894223436, -0.014395611319735546, -0.013225907724122465,
+             -0.002101221407627099, -0.001173298839507994, -0.0011619374409173322, -0.0001972152562848689]),
+}
+
+
+@pytest.mark.parametrize("fn", sorted(BESSEL))
+def test_bessel_values_and_gradients(fn):
+    x = T(BESSEL_X, "float64", grad=True)
+    out = getattr(pycoll, fn)(x)
+    values, slopes = BESSEL[fn]
+    np.testing.assert_allclose(out.numpy(), values, rtol=1e-13, atol=1e-300)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slopes, rtol=1e-13)
+    assert getattr(T([1, 2]), fn)().dtype == np.float32  # a float32 tensor stays float32
+
+
+def test_bessel_second_derivatives_and_in_place():
+    x = T([1.5, -2.5], "float64", grad=True)
+    for fn in ("i0", "i1", "i0e", "i1e"):
+        f = getattr(pycoll, fn)
+        (g,) = pycoll.grad(f(x).sum(), x, create_graph=True)
+        (g2,) = pycoll.grad(g.sum(), x)
+        h = 1e-4
+        expected = [(f(T([v + h], "float64")).item() - 2 * f(T([v], "float64")).item() + f(T([v - h], "float64")).item())
+                    / h ** 2 for v in (1.5, -2.5)]
+        np.testing.assert_allclose(g2.numpy(), expected, rtol=1e-6, atol=1e-7, err_msg=fn)
+    np.testing.assert_allclose(pycoll.i0(T([1, 2])).numpy(), [1.2660659551620483, 2.279585123062134], rtol=2e-7)  # paddle
+    held = T([1.0, 2.0])
+    assert pycoll.i0_(held) is held
+    np.testing.assert_allclose(held.numpy(), [1.2660658777520082, 2.279585302336067], rtol=1e-7)
+
+
+GAMMA_A = [0.5, 1.0, 2.0, 5.0, 3.0, 100.0, 1000.0, 0.01, 50.0]
+GAMMA_Y = [0.3, 1.0, 3.0, 4.0, 0.0, 90.0, 1010.0, 5.0, 70.0]
+GAMMAINC = [0.5614219739190001, 0.6321205588285577, 0.8008517265285442, 0.3711630648201265, 0.0,  # paddle
+            0.15822098918642058, 0.6276789447368795, 0.9999882464805873, 0.9948594975414938]
+GAMMAINCC = [0.43857802608099994, 0.36787944117144233, 0.1991482734714558, 0.6288369351798735, 1.0,  # paddle
+             0.8417790108135794, 0.37232105526312054, 1.1753519412750855e-05, 0.005140502458506151]
+GAMMAINC_DY = [0.763090578768186, 0.36787944117144233, 0.14936120510359183, 0.19536681481316456, 0.0,  # paddle
+               0.025912028250157555, np.nan, 1.377268312378968e-05, 0.0016791340146666916]  # nan: paddle's
+
+
+def test_gammainc_gammaincc_values_and_gradients():
+    a, y = T(GAMMA_A, "float64"), T(GAMMA_Y, "float64", grad=True)
+    lower, upper = pycoll.gammainc(a, y), pycoll.gammaincc(a, y)
+    np.testing.assert_allclose(lower.numpy(), GAMMAINC, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(upper.numpy(), GAMMAINCC, rtol=1e-11, atol=1e-15)
+    lower.sum().backward()
+    known = [i for i, v in enumerate(GAMMAINC_DY) if not np.isnan(v)]
+    np.testing.assert_allclose(y.grad.numpy()[known], np.array(GAMMAINC_DY)[known], rtol=1e-12)
+    h = 1e-3  # paddle overflows to nan at (1000, 1010); central differences there
+    slope = (pycoll.gammainc(T([1000.0], "float64"), T([1010.0 + h], "float64")).item()
+             - pycoll.gammainc(T([1000.0], "float64"), T([1010.0 - h], "float64")).item()) / (2 * h)
+    np.testing.assert_allclose(y.grad.numpy()[6], slope, rtol=1e-6)
+    y.clear_grad()
+    upper.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy()[known], -np.array(GAMMAINC_DY)[known], rtol=1e-12)
+    assert pycoll.gammainc(T([[1.0], [2.0]]), T([1.0, 2.0, 3.0])).shape == [2, 3]  # paddle broadcasts
+    with pytest.raises(ValueError, match="x must be greater than or equal to 0"):  # paddle's words
+        pycoll.gammainc(T([-1.0]), T([1.0]))
+    with pytest.raises(TypeError, match="float32 or float64"):
+        pycoll.gammaincc(pycoll.to_tensor([1]), pycoll.to_tensor([1]))
+    held = T([1.0, 2.0])
+    assert held.gammaincc_(T([1.0, 2.0])) is held
+    np.testing.assert_allclose(held.numpy(), [0.36787944117144233, 0.1353352832366127 * 3], rtol=1e-6)
+
+
+def test_multigammaln_values_and_gradient():
+    x = T([2.5, 3.0, 10.0], "float64", grad=True)
+    out = pycoll.multigammaln(x, 3)
+    np.testing.assert_allclose(out.numpy(), [1.8809954616117743, 2.694924879806965, 36.81285863239809],
+                               rtol=1e-13)  # paddle
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.1624309497222873, 2.0487253108421783, 6.590131943425281],
+                               rtol=1e-12)  # paddle
+    with pytest.raises(ValueError, match="p must be an int >= 1"):
+        pycoll.multigammaln(x, 0)
+
+
+# ---- histograms -----------------------------------------------------------------------------------
+
+def test_histogram_bin_edges():
+    np.testing.assert_array_equal(pycoll.histogram_bin_edges(T([1, 2, 1, 5]), bins=4).numpy(), [1, 2, 3, 4, 5])
+    np.testing.assert_array_equal(pycoll.histogram_bin_edges(T([1, 2, 1, 5]), bins=4, min=0, max=8).numpy(),
+                                  [0, 2, 4, 6, 8])  # paddle
+    np.testing.assert_array_equal(pycoll.histogram_bin_edges(T([3, 3]), bins=2).numpy(), [2.5, 3, 3.5])  # paddle
+    assert pycoll.histogram_bin_edges(pycoll.to_tensor([1, 2, 5]), bins=2).dtype == np.float32  # paddle
+    assert pycoll.histogram_bin_edges(T([1, 2], "float64"), bins=2).dtype == np.float32  # paddle: default dtype
+    np.testing.assert_allclose(pycoll.histogram_bin_edges(T([0.1, 0.7, 0.33]), bins=7).numpy(),
+                               [0.1, 0.18571427, 0.27142856, 0.35714284, 0.44285715, 0.5285714, 0.6142857, 0.7],
+                               rtol=2e-7)  # paddle
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        pycoll.histogram_bin_edges(T([1.0]), bins=2, min=3, max=1)
+
+
+def test_histogramdd_counts_edges_density_and_weights():
+    pts = T([[0, 1], [1, 0], [2, 0], [2, 2], [5, 5], [-1, 0]])
+    hist, edges = pycoll.histogramdd(pts, bins=[3, 3], ranges=[0.0, 2.0, 0.0, 2.0])
+    np.testing.assert_array_equal(hist.numpy(), [[0, 1, 0], [1, 0, 0], [1, 0, 1]])  # paddle
+    np.testing.assert_allclose(edges[0].numpy(), [0, 0.6666667, 1.3333334, 2], rtol=1e-7)  # paddle
+    bins = (T([0, 1, 3]), T([0, 0.5, 1, 6]))
+    np.testing.assert_array_equal(pycoll.histogramdd(pts, bins=bins)[0].numpy(), [[0, 0, 1], [2, 0, 1]])  # paddle
+    dense, _ = pycoll.histogramdd(pts, bins=bins, density=True, weights=T([1, 2, 3, 4, 5, 6]))
+    np.testing.assert_allclose(dense.numpy(), [[0, 0, 0.02], [0.5, 0, 0.04]], rtol=1e-6)  # paddle
+    same, edges = pycoll.histogramdd(T([[1, 2], [1, 3], [1, 5]]), bins=2)
+    np.testing.assert_array_equal(same.numpy(), [[0, 0], [2, 1]])  # paddle: an empty range is kept
+    np.testing.assert_array_equal(edges[0].numpy(), [1, 1, 1])  # paddle
+    rng = np.random.RandomState(0)
+    cloud, w = rng.randn(50, 3).astype("float32"), rng.rand(50).astype("float32")
+    hist, edges = pycoll.histogramdd(T(cloud), bins=[2, 3, 4], weights=T(w), density=True)
+    expected, np_edges = np.histogramdd(cloud.astype(np.float64), bins=[2, 3, 4], weights=w, density=True)
+    np.testing.assert_allclose(hist.numpy(), expected, rtol=2e-6)
+    assert hist.numpy().ravel()[:4].tolist() == pytest.approx([0, 0.017362952, 0.009872552, 0.0136037925],
+                                                              rel=1e-6)  # paddle
+    for e, ref in zip(edges, np_edges):
+        np.testing.assert_allclose(e.numpy(), ref, rtol=1e-6)
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        pycoll.histogramdd(T([1.0, 2.0]))
+    with pytest.raises(ValueError, match="bins must be an int, 2 ints"):
+        pycoll.histogramdd(pts, bins=[2])
+    with pytest.raises(ValueError, match="ranges must be a list of 4"):
+        pycoll.histogramdd(pts, ranges=[0.0, 1.0])
