@@ -15,6 +15,7 @@ from pycoll.random import get_rng
 from pycoll.shape_ops import clone, plain_ints
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64, is_floating
 from pycoll.tensor import Tensor, wrap
+from pycoll.torch_forms import ints_as_list
 
 ShapeLike = Union[int, Sequence[int]]
 
@@ -41,6 +42,7 @@ def _from_host(host: np.ndarray) -> Tensor:
     return wrap(move(host))
 
 
+@ints_as_list("shape", after=0)  # randn(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
@@ -49,6 +51,7 @@ def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None)
     return _from_host(draw.astype(dt, copy=False))
 
 
+@ints_as_list("shape", after=0)  # rand(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def rand(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Uniform [0, 1) values from pycoll's generator (drawn on the host, then moved)."""
@@ -71,6 +74,7 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
 
 
+@ints_as_list("shape", after=0)  # empty(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A tensor whose values are whatever its memory held (the default dtype unless ``dtype`` says)."""
@@ -91,11 +95,13 @@ def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optio
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 
+@ints_as_list("shape", after=0)  # zeros(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def zeros(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().zeros(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@ints_as_list("shape", after=0)  # ones(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def ones(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().ones(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
@@ -121,12 +127,24 @@ def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None, name: Optiona
 
 def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None,
            name: Optional[str] = None) -> Tensor:
-    """Values in [start, end) by step; int64 when all bounds are ints, else float32 (paddle)."""
+    """Values in [start, end) by step; int64 when all bounds are ints (or integer Tensors), else
+    the default float dtype (paddle). A bound may be a Tensor of one element."""
+    start, end, step = (_bound(v, n) for v, n in ((start, "start"), (end, "end"), (step, "step")))
     if end is None:
         start, end = 0, start
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = convert_dtype(dtype) or (int64 if ints else default_float())
     return wrap(module_for().arange(start, end, step, dtype=dt))
+
+
+def _bound(v: Any, name: str) -> Any:
+    """An arange bound: a Tensor of one element becomes its Python number (an int for an integer
+    Tensor)."""
+    if not isinstance(v, Tensor):
+        return v
+    if v._array.size != 1:
+        raise ValueError(f"arange: {name} must be a number or a Tensor of one element, got shape {v.shape}")
+    return v._array.item()
 
 
 def _count_arg(v: Any, name: str) -> int:

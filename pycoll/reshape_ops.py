@@ -20,6 +20,7 @@ from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, expand, flatten, int_list, reshape, transpose
 from pycoll.tensor import Tensor
+from pycoll.torch_forms import ints_as_list
 
 _slice = _builtins.slice  # this module defines paddle's slice()
 
@@ -93,8 +94,9 @@ def unstack(x: Any, axis: int = 0, num: Optional[int] = None) -> List[Tensor]:
     return parts
 
 
+@ints_as_list("dims")
 def permute(input: Any, dims: Sequence[int]) -> Tensor:  # noqa: A002 - paddle's name
-    """``transpose`` under torch's name."""
+    """``transpose`` under torch's name; the dims are a list or ints one by one (``x.permute(1, 0)``)."""
     return transpose(input, int_list(dims, "dims"))
 
 
@@ -116,17 +118,7 @@ def moveaxis(x: Any, source: Any, destination: Any, name: Optional[str] = None) 
     return transpose(x, perm)
 
 
-@param_aliases({"input": "x"})
-def swapaxes(x: Any, perm: Any, name: Any = None) -> Tensor:
-    """paddle's transpose under another name: ``swapaxes(x, perm)``, or ``swapaxes(x, 0, 2)``
-    (torch's form, which paddle takes too) to swap two axes."""
-    x = as_tensor(x)
-    if isinstance(perm, (int, np.integer)) and isinstance(name, (int, np.integer)):
-        order = list(range(x.ndim))
-        i, j = normalize_axes([perm, name], x.ndim)
-        order[i], order[j] = order[j], order[i]
-        perm = order
-    return transpose(x, int_list(perm, "perm"))
+swapaxes = transpose  # paddle's other name of transpose (also swapdims): swapaxes(x, 0, 2) swaps two axes
 
 
 def t(input: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002 - paddle's name
@@ -252,10 +244,12 @@ def ravel(input: Any) -> Tensor:  # noqa: A002 - paddle's name
     return flatten(as_tensor(input))
 
 
+@ints_as_list("shape_or_dtype")
 @param_aliases({"dtype": "shape_or_dtype", "size": "shape_or_dtype"})
 def view(x: Any, shape_or_dtype: Any, name: Optional[str] = None) -> Tensor:
-    """x reshaped (sharing memory where NumPy/CuPy can), or its memory read as another dtype
-    (the last dimension rescaled; no gradient)."""
+    """x reshaped (sharing memory where NumPy/CuPy can) to a shape (a list, or ints one by one:
+    ``x.view(-1, 3)``), or its memory read as another dtype (``x.view('float32')``; the last
+    dimension rescaled; no gradient)."""
     x = as_tensor(x)
     if isinstance(shape_or_dtype, (list, tuple, Tensor)):
         return reshape(x, shape_or_dtype)
@@ -333,10 +327,10 @@ def rank(input: Any) -> Tensor:  # noqa: A002 - paddle's name
     return value_output(array_module(x._array).asarray(x._array.ndim, dtype="int32"), "rank", x)
 
 
-_METHODS = (flip, roll, rot90, repeat_interleave, unbind, unstack, moveaxis, swapaxes, t, tensor_split, hsplit,
+_METHODS = (flip, roll, rot90, repeat_interleave, unbind, unstack, moveaxis, t, tensor_split, hsplit,
             vsplit, dsplit, broadcast_to, expand_as, broadcast_tensors, atleast_1d, atleast_2d, atleast_3d, ravel,
             view, view_as, narrow, slice, strided_slice, permute, rank)
 for _fn in _METHODS:
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
-Tensor.swapdims = swapaxes  # type: ignore[attr-defined]
+Tensor.swapaxes = Tensor.swapdims = swapaxes  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from pycoll.device import array_module, is_array
 from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
+from pycoll.torch_forms import ints_as_list, swap_two_axes
 
 
 # ---- views ---------------------------------------------------------------------------------
@@ -42,12 +43,16 @@ def view_of(view: Tensor, how: str, arg: Any) -> Tensor:
 
 # ---- shape ops ---------------------------------------------------------------------------
 
+@ints_as_list("shape")
 @param_aliases({"input": "x"})
 def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
-    """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules)."""
+    """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules). The
+    shape is a list, a tuple or a Tensor, or ints one by one (``x.reshape(2, 3)``)."""
     x = as_tensor(x)
     a = x._array
     shape = plain_ints(shape)
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
     shape = [int(a.shape[i]) if s == 0 and i < a.ndim else int(s) for i, s in enumerate(shape)]
     try:
         out = a.reshape(shape)
@@ -58,9 +63,15 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
 
 
 @param_aliases({"input": "x"})
+@swap_two_axes
 def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Tensor:
+    """x with its axes in the order `perm`; ``transpose(x, dim0, dim1)`` (paddle 3.3's torch-style
+    form) swaps two axes."""
     x = as_tensor(x)
     ndim = x._array.ndim
+    perm = plain_ints(perm)
+    if not isinstance(perm, (list, tuple)):
+        raise TypeError(f"transpose: perm must be a list or tuple of ints, got {type(perm).__name__}")
     perm = [int(p) % _builtins.max(ndim, 1) for p in perm]
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"perm must be a permutation of range({ndim}), got {perm}")
@@ -232,9 +243,11 @@ def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> 
     return op_output(array_module(a).tile(a, reps), backward, x)
 
 
+@ints_as_list("shape")
 @param_aliases({"input": "x", "size": "shape"})
 def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
-    """x broadcast to `shape`; -1 keeps x's size of that dimension."""
+    """x broadcast to `shape` (a list, or ints one by one: ``x.expand(2, 3)``); -1 keeps x's size
+    of that dimension."""
     x = as_tensor(x)
     a = x._array
     shape = int_list(shape, "shape")

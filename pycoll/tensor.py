@@ -14,16 +14,18 @@ has no circle.
 from __future__ import annotations
 
 import copy as _copy
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import numpy as np
 
 from pycoll import _graph, _versions
 from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
-from pycoll.device import (array_module, current_place, import_cupy, is_array, move, parse_place,
-                           place_of, place_str, to_module)
-from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64
+from pycoll.device import PlaceObject, array_module, is_array, move, parse_place, place_of, to_module
+from pycoll.device.places import CPUPlace
+from pycoll.dtypes import DTypeLike
+from pycoll.size import Size, TensorSize, size_of, tensor_size
+from pycoll.tensor_data import array_from, constructor_array
 
 
 def run_grad_hooks(hooks: Dict[int, Callable[["Tensor"], Any]], g: Any) -> Any:
@@ -60,10 +62,12 @@ class Tensor:
     process_mesh = None
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
-    def __init__(self, data: Any, dtype: DTypeLike = None, place: Any = None,
-                 stop_gradient: bool = True):
-        _init_slots(self, _to_array(data, dtype, place))
-        self.stop_gradient = bool(stop_gradient)
+    def __init__(self, *args: Any, **kwargs: Any):
+        """``Tensor(data, dtype=None, place=None, stop_gradient=True)``, ``Tensor(2, 3)`` (an
+        uninitialised tensor of that shape) or ``Tensor()``: see `pycoll.tensor_data.constructor_array`."""
+        array, stop_gradient = constructor_array(args, kwargs)
+        _init_slots(self, array)
+        self.stop_gradient = stop_gradient
 
     # ---- the array and its properties -----------------------------------------------------
     @property
@@ -72,8 +76,9 @@ class Tensor:
         return self._array
 
     @property
-    def shape(self) -> List[int]:
-        return list(self._array.shape)
+    def shape(self) -> Size:
+        """The shape: a `pycoll.Size`, a list of ints that also equals the tuple (paddle's)."""
+        return size_of(self._array.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -84,13 +89,17 @@ class Tensor:
         return self._array.ndim
 
     @property
-    def size(self) -> int:
-        return int(self._array.size)
+    def size(self) -> TensorSize:
+        """The number of elements, an int; ``x.size()`` is the shape and ``x.size(i)`` one
+        dimension's size (paddle 3.3's)."""
+        a = self._array
+        return tensor_size(a.shape, a.size)
 
     @property
-    def place(self) -> str:
-        """'cpu' or 'gpu:N'."""
-        return place_str(place_of(self._array))
+    def place(self) -> PlaceObject:
+        """Where the tensor lives: ``Place(cpu)`` or ``Place(gpu:N)`` (it also equals 'cpu' / 'gpu:N')."""
+        a = self._array
+        return _CPU if isinstance(a, np.ndarray) else PlaceObject(place_of(a))
 
     @property
     def is_leaf(self) -> bool:
@@ -186,7 +195,7 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place=Place({self.place}), "
+        return (f"Tensor(shape={list(self._array.shape)}, dtype={self.dtype}, place={self.place}, "
                 f"stop_gradient={self.stop_gradient},\n       {format_body(self.numpy())})")
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
@@ -375,36 +384,6 @@ def grad_tensor(array: Any) -> Tensor:
 
 # ---- conversions ---------------------------------------------------------------------------
 
-def _to_array(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
-    dt = convert_dtype(dtype)
-    target = current_place() if place is None else parse_place(place)
-    if isinstance(data, Tensor):
-        arr = data._array
-    elif is_array(data):
-        arr = data
-    elif hasattr(data, "__cuda_array_interface__"):
-        arr = import_cupy().asarray(data)
-    elif hasattr(data, "__dlpack__") and not isinstance(data, np.generic):
-        if data.__dlpack_device__()[0] == 1:  # kDLCPU
-            arr = np.from_dlpack(data)
-        else:
-            arr = import_cupy().from_dlpack(data)
-    else:
-        arr = np.asarray(data)
-        if arr.dtype.kind not in "biufc":
-            raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
-                            f"{type(data).__name__} of dtype {arr.dtype}")
-        if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
-            if arr.dtype == float64:
-                dt = default_float()
-            elif arr.dtype == np.complex128:
-                dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
-    arr = move(arr, target)
-    if dt is not None and arr.dtype != dt:
-        arr = arr.astype(dt)
-    return arr
-
-
 def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
               stop_gradient: bool = True) -> Tensor:
     """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
@@ -412,7 +391,10 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
     Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy,
     and so is another Tensor's array; Python floats default to the default dtype (float32).
     """
-    return Tensor(data, dtype, place, stop_gradient)
+    t = object.__new__(Tensor)
+    _init_slots(t, array_from(data, dtype, place))
+    t.stop_gradient = bool(stop_gradient)
+    return t
 
 
 def _to_place(x: Tensor, place: Any) -> Tensor:
@@ -420,3 +402,6 @@ def _to_place(x: Tensor, place: Any) -> Tensor:
     out = wrap(move(x._array, place))
     _graph.record((out,), lambda g: (move(g, src),), (x,))
     return out
+
+
+_CPU = CPUPlace()

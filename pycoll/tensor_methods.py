@@ -20,6 +20,7 @@ from pycoll.creation import shape_arg
 from pycoll.device import module_for, parse_place, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.tensor import Tensor, wrap
+from pycoll.torch_forms import ints_as_list
 
 
 def dim(x: Tensor) -> int:
@@ -144,9 +145,11 @@ def is_same_shape(x: Tensor, y: Tensor) -> bool:
     return tuple(x._array.shape) == tuple(y._array.shape)
 
 
+@ints_as_list("repeats")
 def repeat(x: Tensor, repeats: Any) -> Tensor:
-    """x repeated along each dimension (paddle's ``Tensor.repeat`` is ``tile``)."""
-    return shape_ops.tile(x, [repeats] if isinstance(repeats, int) else repeats)
+    """x repeated along each dimension (paddle's ``Tensor.repeat`` is ``tile``); the counts are a
+    list or ints one by one (``x.repeat(2, 2)``)."""
+    return shape_ops.tile(x, repeats)
 
 
 def detach_(x: Tensor) -> Tensor:

@@ -14,7 +14,16 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id)
+from pycoll.device.places import CPUPlace, CUDAPlace
+from pycoll.device.places import Place as PlaceObject
+
+Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id); a PlaceObject is one too
+
+__all__ = ["CPUPlace", "CUDAPlace", "PlaceObject", "Place", "gpu_count", "is_compiled_with_cuda",
+           "import_cupy", "parse_place", "place_str", "set_device", "get_device", "device_place",
+           "synchronize", "current_place", "array_module", "is_array", "place_of", "move", "module_for",
+           "to_module"]
+
 
 _current: Optional[Place] = None  # resolved on first use, see current_place()
 
@@ -48,28 +57,6 @@ def import_cupy() -> ModuleType:
     return cupy
 
 
-class CPUPlace(tuple):
-    """paddle's ``CPUPlace()``: the place ``("cpu", 0)``, usable wherever a place is taken."""
-
-    def __new__(cls) -> "CPUPlace":
-        return tuple.__new__(cls, ("cpu", 0))
-
-    def __repr__(self) -> str:
-        return "Place(cpu)"
-
-
-class CUDAPlace(tuple):
-    """paddle's ``CUDAPlace(id)``: the place ``("gpu", id)``."""
-
-    def __new__(cls, id: int) -> "CUDAPlace":  # noqa: A002 (paddle's name)
-        if isinstance(id, bool) or not isinstance(id, int) or id < 0:
-            raise ValueError(f"CUDAPlace: id must be an int >= 0, got {id!r}")
-        return tuple.__new__(cls, ("gpu", id))
-
-    def __repr__(self) -> str:
-        return f"Place(gpu:{self[1]})"
-
-
 def parse_place(place: Any) -> Place:
     """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0)."""
     if isinstance(place, tuple) and len(place) == 2 and place[0] in ("cpu", "gpu"):
@@ -101,17 +88,17 @@ def _visible_gpu(place: Place, device: Any) -> Any:
     return cupy.cuda.Device(place[1])
 
 
-def set_device(device: str) -> str:
+def set_device(device: str) -> PlaceObject:
     """Make `device` ('cpu', 'gpu' or 'gpu:N') the place where new tensors are created.
 
-    Returns the device string now in force, e.g. 'gpu:0'.
+    Returns the place now in force, as paddle does (``Place(gpu:0)``; it also equals 'gpu:0').
     """
     global _current
     place = parse_place(device)
     if place[0] == "gpu":
         _visible_gpu(place, device).use()
     _current = place
-    return place_str(place)
+    return PlaceObject(place)
 
 
 def get_device() -> str:

@@ -1,0 +1,95 @@
+"""The array a new Tensor holds: `array_from` (``to_tensor``'s conversion of numbers, nested
+lists, arrays, DLPack objects and Tensors) and `constructor_array` (what the ``Tensor(...)``
+constructor takes: paddle's data forms and its torch-style ``Tensor(2, 3)``).
+
+A Tensor is recognised by pycoll's array protocol (``__pycoll_array__``), so this module does not
+import `pycoll.tensor`, which imports it.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import numpy as np
+
+from pycoll.device import current_place, import_cupy, is_array, move, parse_place
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64
+
+
+def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
+    """`data` as an array of `dtype` on `place` (default: the current device), without a copy
+    where it already is one; Python floats take the default dtype (float32), as in paddle."""
+    dt = convert_dtype(dtype)
+    target = current_place() if place is None else parse_place(place)
+    own = getattr(type(data), "__pycoll_array__", None)
+    if own is not None:
+        arr = own(data)
+    elif is_array(data):
+        arr = data
+    elif hasattr(data, "__cuda_array_interface__"):
+        arr = import_cupy().asarray(data)
+    elif hasattr(data, "__dlpack__") and not isinstance(data, np.generic):
+        if data.__dlpack_device__()[0] == 1:  # kDLCPU
+            arr = np.from_dlpack(data)
+        else:
+            arr = import_cupy().from_dlpack(data)
+    else:
+        arr = np.asarray(data)
+        if arr.dtype.kind not in "biufc":
+            raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
+                            f"{type(data).__name__} of dtype {arr.dtype}")
+        if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
+            if arr.dtype == float64:
+                dt = default_float()
+            elif arr.dtype == np.complex128:
+                dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
+    arr = move(arr, target)
+    if dt is not None and arr.dtype != dt:
+        arr = arr.astype(dt)
+    return arr
+
+
+_PARAMS = ("data", "dtype", "place", "stop_gradient")
+
+
+def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
+    """The array and stop_gradient of ``Tensor(*args, **kwargs)``, paddle 3.3's forms:
+
+    - ``Tensor(data, dtype=None, place=None, stop_gradient=True)``: a tensor of `data` (arrays and
+      Tensors keep their dtype; nested lists of ints or bools become the default float dtype, as
+      paddle's ``Tensor([1, 2])`` is float32);
+    - ``Tensor(2, 3)``: ints, the shape of an uninitialised tensor of the default float dtype
+      (``dtype=``, ``place=`` and ``stop_gradient=`` may follow as keywords);
+    - ``Tensor()``: an empty one, of shape [0].
+    A lone number is refused (``Tensor(2.5)``; ``to_tensor`` makes a tensor holding one)."""
+    if args and all(type(a) is int for a in args):
+        if set(kwargs) - set(_PARAMS[1:]):
+            raise TypeError(f"Tensor(*shape) takes dtype, place and stop_gradient as keywords, got "
+                            f"{sorted(set(kwargs) - set(_PARAMS[1:]))}")
+        if any(d < 0 for d in args):
+            raise ValueError(f"Tensor(*shape): the sizes must be >= 0, got {list(args)}")
+        dtype = convert_dtype(kwargs.get("dtype")) or default_float()
+        array = move(np.empty(args, dtype=dtype), _place(kwargs.get("place")))
+        return array, bool(kwargs.get("stop_gradient", True))
+    if len(args) > len(_PARAMS):
+        raise TypeError(f"Tensor() takes at most {len(_PARAMS)} arguments {_PARAMS} or ints (a shape), "
+                        f"got {len(args)}")
+    bound = dict(zip(_PARAMS, args))
+    for key, value in kwargs.items():
+        if key not in _PARAMS:
+            raise TypeError(f"Tensor() got an unexpected keyword argument {key!r}")
+        if key in bound:
+            raise TypeError(f"Tensor() got multiple values for argument {key!r}")
+        bound[key] = value
+    data, dtype, place = bound.get("data"), bound.get("dtype"), bound.get("place")
+    if data is None:
+        data = np.empty(0, dtype=convert_dtype(dtype) or default_float())
+    elif isinstance(data, (bool, int, float, complex, np.generic)):
+        raise TypeError(f"Tensor(data): data must be a list, an array or a Tensor, got the number {data!r} "
+                        f"(ints one by one are a shape, Tensor(2, 3); to_tensor makes a tensor holding one number)")
+    elif dtype is None and isinstance(data, (list, tuple)) and np.asarray(data).dtype.kind in "biu":
+        dtype = default_float()
+    return array_from(data, dtype, place), bool(bound.get("stop_gradient", True))
+
+
+def _place(place: Any) -> Any:
+    return current_place() if place is None else parse_place(place)
