@@ -1,52 +1,71 @@
-"""Reading the files ``paddle.save`` writes (``.pdparams``, ``.pdopt``, any state dict), so that
-weights trained with paddle load into pycoll (``pycoll.load`` hands such files here).
+"""paddle.save's file format, both ways: ``pycoll.save`` writes what paddle 3.3.1's ``paddle.save``
+writes, so ``paddle.load`` reads pycoll's files, and ``pycoll.load`` reads paddle's (``.pdparams``,
+``.pdopt``, any saved tree).
 
-Paddle's file is a pickle of the saved tree, with each Tensor stored as ``(name, ndarray)``.
-Unpickling runs whatever callables a file names, so this reader builds only containers, numbers,
-strings, bytes and plain NumPy arrays: any other callable the file names (a paddle Layer, a
-function, os.system) is refused by name before it is built, and an array of Python objects too.
-The tree then comes back as paddle's load gives it: a layer's state dict (arrays, with the
-parameter names under ``StructuredToParameterName@@``) as Tensors of those names; elsewhere each
-``(name, ndarray)`` a Tensor of that name, or, in a file with no such pair, every array a Tensor
-(the arrays themselves with ``return_numpy=True``). Arrays that paddle cut into slices to fit an
-old pickle protocol (``UnpackBigParamInfor@@``) are put back together first.
+The file is a pickle (protocol 2, 3 or 4) in one of two layouts, chosen as paddle chooses them
+(``is_state_dict``):
+
+- a state dict (a dict whose values are all Tensors, or dicts holding no Tensor: what a layer's or
+  an optimizer's ``state_dict()`` gives) becomes a plain dict of host arrays plus
+  ``"StructuredToParameterName@@"``, each key's tensor name; with protocol 2 or 3 an array of 1 GiB
+  or more is cut into flat slices ``key@@.0``, ``key@@.1``... listed under
+  ``"UnpackBigParamInfor@@"`` (one object of those protocols holds less than 4 GiB);
+- anything else is pickled as it is, each Tensor as the tuple ``(name, host array)``.
+
+Both write a bfloat16 tensor as its 16-bit patterns (uint16) and a float8 one as int8, as paddle
+does. A tensor pycoll left
+unnamed is written under its key in a state dict (paddle names an optimizer's accumulators so) and
+as ``generated_tensor_N`` elsewhere (paddle's names for its tensors).
+
+Unpickling runs the callables a file names, so pycoll's unpickler finds only those in
+``ALLOWED_GLOBALS`` (the constructors of containers, numbers, arrays, dtypes and numpy scalars, and
+``argparse.Namespace``) and refuses any other by name before anything is built; it sets state
+(pickle's BUILD) only on arrays, dtypes and Namespaces, so a file cannot rebind the attributes of a
+class it names, and reads no length the file does not hold. ``pycoll.save`` checks a tree against
+the same list before it writes (``check_savable``), so every file pycoll writes it reads back.
+
+What comes back is what paddle.load gives: for a state dict file the listed arrays as Tensors of
+their names (the table itself dropped unless ``keep_name_table``); for any other tree each
+``(name, array)`` as a Tensor of that name or, in a tree with no such pair, every array as a Tensor
+(``return_numpy=True`` keeps arrays). Arrays paddle sliced are put back together first.
 """
 from __future__ import annotations
 
+import argparse
 import collections
-import io
+import itertools
 import pickle
-from typing import Any, Callable
+import warnings
+from typing import Any, BinaryIO, Callable, Dict
 
 import numpy as np
 
+from pycoll.device import is_array, move
 from pycoll.dtypes import bfloat16
-from pycoll.tensor import to_tensor
+from pycoll.tensor import Tensor, to_tensor
 
-# (module, name) of each callable a paddle file may use to build its tree
-_ALLOWED = {
+# (module, name) of every callable a paddle file may name to build its tree
+ALLOWED_GLOBALS = frozenset({
     ("builtins", "tuple"), ("builtins", "list"), ("builtins", "dict"), ("builtins", "set"),
-    ("builtins", "frozenset"), ("builtins", "complex"), ("builtins", "slice"),
-    ("collections", "OrderedDict"),
+    ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"), ("builtins", "slice"),
+    ("collections", "OrderedDict"), ("argparse", "Namespace"),
     ("_codecs", "encode"),  # protocol 2's way of writing bytes
     ("numpy", "ndarray"), ("numpy", "dtype"),
+    ("ml_dtypes", "bfloat16"), ("ml_dtypes", "float8_e4m3fn"), ("ml_dtypes", "float8_e5m2"),
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-}
+})
+_PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}  # what protocol 2 writes
 PICKLE_START = b"\x80"  # a pickle of protocol 2 or later begins with PROTO
-NAME_TABLE = "StructuredToParameterName@@"  # a layer's state dict: key -> parameter name
+NAME_TABLE = "StructuredToParameterName@@"  # a state dict's key -> tensor name
 SLICED = "UnpackBigParamInfor@@"  # key -> {"OriginShape": shape, "slices": [keys of its parts]}
-
-
-class _TreeUnpickler(pickle.Unpickler):
-    """An unpickler that finds only the callables in `_ALLOWED`."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _ALLOWED:
-            raise ValueError(f"it names {module}.{name}, which pycoll does not build from a paddle file "
-                             f"(it reads containers, numbers, strings and arrays: save a state_dict, "
-                             f"not a Layer or other object)")
-        return super().find_class(module, name)
+MAX_SLICE_BYTES = 2 ** 30 - 1  # paddle's bound on one array of a protocol 2/3 state dict
+MAX_DEPTH = 128  # containers inside containers: a checkpoint's tree is a few levels deep
+_WALKED = (dict, collections.OrderedDict, list, tuple)  # what paddle looks into for Tensors
+# the dtypes paddle writes as their bit patterns (numpy has no such dtype); bfloat16 loads back as
+# bfloat16, float8 as int8 (as in paddle)
+_BIT_PATTERNS = {"bfloat16": np.uint16, "float8_e4m3fn": np.int8, "float8_e5m2": np.int8}
+_REFUSED_WHERE_WALKED = (bytes, bytearray, frozenset)  # paddle.save walks trees and stops at these
 
 
 def is_paddle_file(head: bytes) -> bool:
@@ -54,30 +73,270 @@ def is_paddle_file(head: bytes) -> bool:
     return head.startswith(PICKLE_START)
 
 
-def load_paddle_file(data: bytes, return_numpy: bool = False) -> Any:
-    """The tree paddle.save pickled into `data`, its tensors as pycoll Tensors (see the module
-    docstring). ValueError for a callable or an array of objects it will not build."""
-    tree = _TreeUnpickler(io.BytesIO(data), encoding="latin1").load()  # paddle's encoding
-    _refuse_object_arrays(tree)
+# -- writing ----------------------------------------------------------------------------------------
+def is_state_dict(obj: Any) -> bool:
+    """paddle's ``_is_state_dict``: a dict whose values are Tensors, or dicts none of whose values
+    holds a Tensor."""
+    if not isinstance(obj, dict):
+        return False
+    for value in obj.values():
+        if isinstance(value, dict):
+            if any(_holds_tensor(v, set()) for v in value.values()):
+                return False
+        elif not isinstance(value, Tensor):
+            return False
+    return True
+
+
+def _holds_tensor(value: Any, seen: set) -> bool:
+    if isinstance(value, Tensor):
+        return True
+    if type(value) not in _WALKED or id(value) in seen:
+        return False
+    seen.add(id(value))
+    return any(_holds_tensor(v, seen) for v in (value.values() if isinstance(value, dict) else value))
+
+
+def check_savable(obj: Any, state_dict: bool) -> None:
+    """Refuse, naming where it sits, anything in `obj` that pycoll.load would not build back, or
+    that paddle.save refuses (`state_dict`: `obj` is written as a state dict)."""
+    if state_dict:  # only its values are pickled, and paddle.load looks no further than them
+        for key, value in obj.items():
+            _check(key, f"a key of obj ({key!r})", 1, False, {})
+            _check(value, f"obj[{key!r}]", 1, False, {})
+    else:
+        _check(obj, "obj", 0, True, {})
+
+
+def _check(node: Any, where: str, depth: int, walked: bool, seen: Dict[int, int]) -> None:
+    """`walked`: paddle.save looks into the tree here (outside a state dict's values and outside
+    a Namespace), and refuses bytes and frozensets (its load could not read them back)."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"save: {where} nests containers more than {MAX_DEPTH} deep (a container "
+                         f"holding itself?); pycoll.save stores at most {MAX_DEPTH} levels")
+    kind = type(node)
+    if node is None or kind in (bool, int, float, complex, str) or isinstance(node, Tensor):
+        return
+    if kind in _REFUSED_WHERE_WALKED and walked:
+        raise TypeError(f"save: cannot store {kind.__name__} at {where}: paddle.save refuses it outside "
+                        f"a state dict's values (paddle.load could not read it back); store a str, "
+                        f"list or tuple instead")
+    if isinstance(node, np.dtype) or isinstance(node, np.generic) or kind is np.ndarray or (
+            is_array(node) and not isinstance(node, np.ndarray)):
+        dtype = node if isinstance(node, np.dtype) else node.dtype
+        if not _dtype_savable(dtype):
+            raise TypeError(f"save: cannot store the dtype {dtype} at {where}: pycoll.load builds arrays "
+                            f"of numbers, booleans, strings and bfloat16, not of Python objects or "
+                            f"{dtype.type.__module__}.{dtype.type.__name__}")
+        return
+    if kind in (bytes, bytearray):
+        return
+    if id(node) in seen and seen[id(node)] <= depth:  # already checked from no deeper
+        return
+    if kind in (dict, collections.OrderedDict):
+        for key, value in node.items():
+            _check(key, f"a key of {where} ({key!r})", depth + 1, walked, seen)
+            _check(value, f"{where}[{key!r}]", depth + 1, walked, seen)
+    elif kind in (list, tuple, set, frozenset):
+        for i, value in enumerate(node):
+            _check(value, f"{where}[{i}]" if kind in (list, tuple) else f"an item of {where}",
+                   depth + 1, walked, seen)
+    elif kind is argparse.Namespace:
+        for name, value in vars(node).items():
+            _check(value, f"{where}.{name}", depth + 1, False, seen)
+    elif kind is slice:
+        for part in (node.start, node.stop, node.step):
+            _check(part, f"{where} (a slice)", depth + 1, walked, seen)
+    else:
+        hint = " (save its state_dict() instead)" if hasattr(node, "state_dict") else ""
+        raise TypeError(f"save: cannot store {kind.__name__} at {where}{hint}; pycoll.save stores "
+                        f"what pycoll.load builds back: Tensors, arrays, numpy scalars and dtypes, "
+                        f"numbers, strings, None, slices, argparse.Namespace and dicts, OrderedDicts, "
+                        f"lists, tuples and sets of them")
+    seen[id(node)] = depth
+
+
+def _dtype_savable(dtype: np.dtype) -> bool:
+    if dtype.fields:
+        return all(_dtype_savable(field[0]) for field in dtype.fields.values())
+    if dtype.subdtype is not None:
+        return _dtype_savable(dtype.subdtype[0])
+    scalar = dtype.type
+    return not dtype.hasobject and (scalar.__module__ == "numpy"
+                                    or (scalar.__module__, scalar.__name__) in ALLOWED_GLOBALS)
+
+
+def _host_array(tensor: Tensor) -> np.ndarray:
+    """What paddle writes for a tensor: its values on the host (a distributed tensor's whole
+    value), C-ordered, bfloat16 and float8 as their bit patterns."""
+    array = tensor.numpy()
+    if not array.flags.c_contiguous:
+        array = np.array(array, order="C")  # ascontiguousarray would make a 0-d array 1-d
+    patterns = _BIT_PATTERNS.get(array.dtype.name)
+    return array if patterns is None else array.view(patterns)
+
+
+def saved_state_dict(obj: Dict[Any, Any], protocol: int, max_slice_bytes: int = MAX_SLICE_BYTES) -> dict:
+    """The dict paddle pickles for state dict `obj`: host arrays, the name table and, for
+    protocols 2 and 3, the arrays of more than `max_slice_bytes` bytes sliced."""
+    saved, names, sliced, parts = {}, {}, {}, {}
+    for key, value in obj.items():
+        if not isinstance(value, Tensor):
+            saved[key] = value
+            continue
+        array = _host_array(value)
+        names[key] = value.name if isinstance(value.name, str) and value.name else key
+        per_slice = max_slice_bytes // array.dtype.itemsize
+        if protocol < 4 and array.size > per_slice:
+            flat = array.reshape(-1)
+            keys = [f"{key}@@.{i}" for i in range(-(-array.size // per_slice))]
+            sliced[key] = {"OriginShape": array.shape, "slices": keys}
+            parts.update((k, flat[i * per_slice:(i + 1) * per_slice]) for i, k in enumerate(keys))
+        else:
+            saved[key] = array
+    saved[NAME_TABLE] = names
+    if sliced:
+        saved.update(parts)
+        saved[SLICED] = sliced
+    return saved
+
+
+class _Pickler(pickle.Pickler):
+    """paddle's pickler: a Tensor is written as ``(name, host array)``, a device array as its host
+    copy, and a class or function outside ``ALLOWED_GLOBALS`` is refused."""
+
+    def __init__(self, f: BinaryIO, protocol: int):
+        super().__init__(f, protocol)
+        self._protocol = protocol
+        self._unnamed = itertools.count()
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, Tensor):
+            name = obj.name if isinstance(obj.name, str) and obj.name else f"generated_tensor_{next(self._unnamed)}"
+            return tuple, ((name, _host_array(obj)),)
+        if is_array(obj) and not isinstance(obj, np.ndarray):
+            return move(obj, ("cpu", 0)).__reduce_ex__(self._protocol)
+        if callable(obj):  # pickled by reference: check it is one the loader finds
+            global_name = (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None))
+            if global_name not in ALLOWED_GLOBALS:
+                raise TypeError(f"save: the tree would name {global_name[0]}.{global_name[1]}, which "
+                                f"pycoll.load does not build")
+        return NotImplemented
+
+
+def write_paddle_file(obj: Any, f: BinaryIO, protocol: int) -> None:
+    """Pickle `obj` into `f` in paddle.save's layout (checked with `check_savable` first)."""
+    state_dict = is_state_dict(obj)
+    check_savable(obj, state_dict)
+    if state_dict and not obj:
+        warnings.warn("The input state dict is empty, no need to save.")  # paddle's warning
+    _Pickler(f, protocol).dump(saved_state_dict(obj, protocol) if state_dict else obj)
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def _latin1_bytes(text: Any, encoding: Any) -> bytes:
+    """``_codecs.encode(text, "latin1")``, protocol 2's bytes, and no other codec (one could import
+    modules or inflate data)."""
+    if type(text) is not str or encoding not in ("latin1", "latin-1"):
+        raise ValueError(f"it calls _codecs.encode with the codec {encoding!r}; pycoll allows 'latin1' only")
+    return text.encode("latin1")
+
+
+class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be checked
+    """An unpickler that finds only `ALLOWED_GLOBALS` and sets state only on arrays, dtypes and
+    Namespaces."""
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def find_class(self, module: str, name: str) -> Any:
+        module = _PY2_MODULES.get(module, module)
+        if (module, name) not in ALLOWED_GLOBALS:
+            raise ValueError(f"it names {module}.{name}, which pycoll does not build from a paddle file "
+                             f"(it reads containers, numbers, strings and arrays: save a state_dict, "
+                             f"not a Layer or other object)")
+        if (module, name) == ("_codecs", "encode"):
+            return _latin1_bytes
+        return super().find_class(module, name)
+
+    def _load_build(self) -> None:
+        state, target = self.stack[-1], self.stack[-2]
+        if type(target) is argparse.Namespace:
+            if type(state) is not dict or not all(type(k) is str for k in state):
+                raise ValueError("it gives a Namespace a state that is not a dict of names")
+        elif type(target) is not np.ndarray and not isinstance(target, np.dtype):
+            raise ValueError(f"it sets the state of a {type(target).__name__}; pycoll sets the state "
+                             f"of arrays, dtypes and Namespaces only")
+        pickle._Unpickler.load_build(self)
+
+    dispatch[pickle.BUILD[0]] = _load_build
+
+
+class _BoundedReader:
+    """`f`'s read and readline, refusing to read past the `left` bytes it holds: a length in the
+    pickle is checked before anything that long is allocated."""
+
+    def __init__(self, f: BinaryIO, left: int):
+        self._f, self._left = f, left
+
+    def read(self, n: int) -> bytes:
+        if not 0 <= n <= self._left:
+            raise ValueError(f"it claims {n} bytes where {self._left} are left (truncated?)")
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
+
+    def readline(self) -> bytes:
+        line = self._f.readline(self._left)
+        self._left -= len(line)
+        return line
+
+
+def read_paddle_file(f: BinaryIO, size: int, return_numpy: bool = False, keep_name_table: bool = False) -> Any:
+    """The tree paddle.save pickled into `f` (holding `size` bytes from its position),
+    as paddle.load gives it (see the module docstring). ValueError for a callable, a state or an
+    array of objects it will not build."""
+    tree = _TreeUnpickler(_BoundedReader(f, size), encoding="latin1").load()
+    _check_loaded(tree, 0, {})
     if isinstance(tree, dict):
         tree = _joined(tree)
-        if NAME_TABLE in tree:
-            names = tree.pop(NAME_TABLE)
-            return {k: _tensor(v, names.get(k), return_numpy) if isinstance(v, np.ndarray) else v
-                    for k, v in tree.items()}
-    if _any(tree, _is_named_tensor):
-        return _convert(tree, _is_named_tensor, lambda pair: _tensor(pair[1], pair[0], return_numpy))
-    return _convert(tree, lambda v: isinstance(v, np.ndarray), lambda a: _tensor(a, None, return_numpy))
+        if NAME_TABLE in tree:  # a state dict
+            names = tree[NAME_TABLE] if keep_name_table else tree.pop(NAME_TABLE)
+            for key, name in names.items():
+                if isinstance(tree[key], np.ndarray):
+                    tree[key] = _tensor(tree[key], name, return_numpy)
+            return tree
+    if _contains(tree, _is_named_tensor, set()):
+        return _converted(tree, _is_named_tensor, lambda pair: _tensor(pair[1], pair[0], return_numpy), {})
+    return _converted(tree, lambda v: isinstance(v, np.ndarray), lambda a: _tensor(a, None, return_numpy), {})
+
+
+def _check_loaded(node: Any, depth: int, seen: Dict[int, int]) -> None:
+    """Refuse arrays of Python objects, and trees nested deeper than `MAX_DEPTH` (cycles too)."""
+    if isinstance(node, np.ndarray) and node.dtype.hasobject:
+        raise ValueError("it holds an array of Python objects, which pycoll does not load")
+    if depth > MAX_DEPTH:
+        raise ValueError(f"it nests containers more than {MAX_DEPTH} deep")
+    kind = type(node)
+    if kind in (dict, collections.OrderedDict):
+        children: Any = itertools.chain(node.keys(), node.values())
+    elif kind in (list, tuple, set, frozenset):
+        children = node
+    elif kind is argparse.Namespace:
+        children = vars(node).values()
+    else:
+        return
+    if id(node) in seen and seen[id(node)] <= depth:
+        return
+    for child in children:
+        _check_loaded(child, depth + 1, seen)
+    seen[id(node)] = depth
 
 
 def _joined(tree: dict) -> dict:
     """`tree` with the arrays paddle sliced put back together (paddle's ``_pack_loaded_dict``)."""
     if SLICED not in tree:
         return tree
-    tree = dict(tree)
     for key, info in tree.pop(SLICED).items():
-        parts = info["slices"]
-        tree[key] = np.concatenate([tree.pop(part) for part in parts]).reshape(info["OriginShape"])
+        tree[key] = np.concatenate([tree.pop(part) for part in info["slices"]]).reshape(info["OriginShape"])
     return tree
 
 
@@ -88,8 +347,8 @@ def _is_named_tensor(value: Any) -> bool:
 
 
 def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
-    """A Tensor of `array` named `name`; paddle writes a bfloat16 tensor as its 16-bit patterns
-    (uint16, a dtype paddle's tensors do not have), which become bfloat16 again, as in paddle."""
+    """A Tensor of `array` named `name`; a uint16 array is a bfloat16 tensor's 16-bit patterns, as
+    paddle.load takes it."""
     if return_numpy:
         return array
     if array.dtype == np.uint16:
@@ -99,30 +358,30 @@ def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
     return t
 
 
-def _children(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value.values()
-    return value if type(value) in (list, tuple, set, frozenset) else ()
+def _contains(tree: Any, test: Callable[[Any], bool], seen: set) -> bool:
+    """paddle's ``_contain_x``: whether `test` holds for `tree` or anything in its dicts, lists and tuples."""
+    if test(tree):
+        return True
+    if type(tree) not in _WALKED or id(tree) in seen:
+        return False
+    seen.add(id(tree))
+    return any(_contains(v, test, seen) for v in (tree.values() if isinstance(tree, dict) else tree))
 
 
-def _any(tree: Any, test: Callable[[Any], bool]) -> bool:
-    return test(tree) or any(_any(v, test) for v in _children(tree))
-
-
-def _convert(tree: Any, test: Callable[[Any], bool], make: Callable[[Any], Any]) -> Any:
+def _converted(tree: Any, test: Callable[[Any], bool], make: Callable[[Any], Any], done: Dict[int, Any]) -> Any:
+    """paddle's ``_parse_every_object``: `tree` with `make(v)` for each `v` that passes `test`,
+    dicts and lists changed in place, tuples and sets rebuilt (each container once)."""
     if test(tree):
         return make(tree)
-    if isinstance(tree, dict):
-        kind = collections.OrderedDict if isinstance(tree, collections.OrderedDict) else dict
-        return kind((k, _convert(v, test, make)) for k, v in tree.items())
-    if type(tree) in (list, tuple):
-        return type(tree)(_convert(v, test, make) for v in tree)
-    return tree
-
-
-def _refuse_object_arrays(tree: Any) -> None:
-    if isinstance(tree, np.ndarray) and tree.dtype.hasobject:
-        raise ValueError("it holds an array of Python objects, which pycoll does not load")
-    for v in _children(tree):
-        _refuse_object_arrays(v)
-
+    kind = type(tree)
+    if kind not in _WALKED and kind is not set:
+        return tree
+    if id(tree) in done:
+        return done[id(tree)]
+    if kind in (dict, collections.OrderedDict, list):
+        done[id(tree)] = tree
+        for key in list(tree.keys()) if kind is not list else range(len(tree)):
+            tree[key] = _converted(tree[key], test, make, done)
+        return tree
+    done[id(tree)] = result = kind(_converted(v, test, make, done) for v in tree)
+    return result

@@ -1,23 +1,16 @@
 """`pycoll.save` / `pycoll.load`.
 
-File format: a ZIP archive (stored, not compressed) holding `pycoll.json` and one `.npy` file per
-array. The JSON gives the format name and version and the object tree, where dicts, lists and
-tuples are tagged objects, numbers/strings/booleans/None are plain JSON, and arrays are references
-to their `.npy` entries: `{"tensor": i}` loads back as a Tensor, `{"ndarray": i}` as a numpy
-array. Nothing is unpickled, so loading a foreign file cannot run code. `load` also reads
-paddle.save's files, through an unpickler that builds nothing but containers and arrays
-(`pycoll.paddle_files`).
+The file is paddle.save's (`pycoll.paddle_files`): paddle.load reads what pycoll.save writes and
+pycoll.load reads what paddle.save writes, each tree coming back as paddle.load gives it. Loading
+unpickles from the file as it reads it (no copy of the whole file first) and builds nothing but
+containers, numbers, strings, arrays, dtypes, numpy scalars and Namespaces. `load` also reads the
+ZIP files earlier pycoll versions wrote (format version 1, at the end of this module).
 
-Saving is atomic: the archive is written to a temporary file in the target directory,
+Saving is atomic: the file is written to a temporary file in the target directory,
 `.<name>.<host>-<pid>-<random>.pycoll-tmp`, and moved into place with os.replace, so two processes
 saving the same path at once leave one complete file, never a torn one. A save killed before its
 move leaves its temporary behind; the next save to that path removes the temporaries of writers
 on this host that are no longer alive (a live writer's is never touched).
-
-Loading trusts nothing in the file: entries must be stored (not compressed) and no larger than
-the file, an array's header (numpy's .npy, at most 10 000 bytes) must describe exactly the bytes
-that follow it, and containers nest at most 128 deep; anything else is a ValueError naming the
-file, before anything is allocated.
 """
 from __future__ import annotations
 
@@ -30,88 +23,54 @@ import re
 import secrets
 import warnings
 import zipfile
-from typing import Any, BinaryIO, Callable, Dict, List
+from typing import Any, BinaryIO, Callable, Dict, Tuple
 
 import numpy as np
 
 from pycoll._logging import logger
-from pycoll.device import is_array
 from pycoll.dtypes import bfloat16
-from pycoll.paddle_files import is_paddle_file, load_paddle_file
-from pycoll.tensor import Tensor, to_tensor
+from pycoll.paddle_files import MAX_DEPTH, is_paddle_file, read_paddle_file, write_paddle_file
+from pycoll.tensor import to_tensor
 
-FORMAT = "pycoll.save"
-VERSION = 1
-_MANIFEST = "pycoll.json"
-MAX_DEPTH = 128  # containers inside containers: a checkpoint's tree is a few levels deep
-_MAX_NPY_HEADER = 10_000  # numpy's own bound on a .npy header
-_READ_CHUNK = 16 << 20
 # The writer's host in temporary names, so that a shared file system's other hosts are left alone.
 _HOST = re.sub(r"[^A-Za-z0-9.]", "_", os.uname().nodename)[:64]
-
-
-def _array_node(kind: str, array: np.ndarray, arrays: List[np.ndarray]) -> Dict[str, Any]:
-    """The manifest's reference to `array`, stored as the next .npy entry. bfloat16 (ml_dtypes',
-    which a .npy header cannot name) is stored as its 16-bit patterns and named in the node."""
-    node: Dict[str, Any] = {kind: len(arrays)}
-    if array.dtype.name == "bfloat16":
-        array, node["dtype"] = array.view(np.uint16), "bfloat16"
-    arrays.append(array)
-    return node
-
-
-def _encode(obj: Any, arrays: List[np.ndarray], where: str, depth: int = 0) -> Any:
-    if depth > MAX_DEPTH:
-        raise ValueError(f"save: {where} nests containers more than {MAX_DEPTH} deep (a "
-                         f"container holding itself?); pycoll.save stores at most {MAX_DEPTH} levels")
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    if isinstance(obj, Tensor):
-        return _array_node("tensor", obj.numpy(), arrays)
-    if is_array(obj) or isinstance(obj, np.generic):
-        return _array_node("ndarray", obj.get() if hasattr(obj, "get") and not isinstance(obj, np.generic)
-                           else np.asarray(obj), arrays)
-    if isinstance(obj, dict):
-        items = []
-        for k, v in obj.items():
-            if not (k is None or isinstance(k, (bool, int, float, str))):
-                raise TypeError(f"save: dict keys must be str, int, float, bool or None, got "
-                                f"{type(k).__name__} at {where}")
-            items.append([k, _encode(v, arrays, f"{where}[{k!r}]", depth + 1)])
-        return {"dict": items}
-    if isinstance(obj, (list, tuple)):
-        kind = "list" if isinstance(obj, list) else "tuple"
-        return {kind: [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
-    raise TypeError(f"save: cannot store {type(obj).__name__} at {where}; supported are Tensors, "
-                    f"arrays, numbers, strings, None and dicts/lists/tuples of them")
+_LOAD_CONFIGS = ("return_numpy", "keep_name_table")
+# the ZIP files of earlier pycoll versions
+_FORMAT = "pycoll.save"
+_VERSION = 1
+_MANIFEST = "pycoll.json"
+_ZIP_START = b"PK"
+_MAX_NPY_HEADER = 10_000  # numpy's own bound on a .npy header
+_READ_CHUNK = 16 << 20
 
 
 def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4, **configs: Any) -> None:
-    """Write `obj` (Tensors, arrays, numbers, strings, nested dicts/lists/tuples) to `path`, or
-    into `path` when it is a binary file object (``io.BytesIO()``, paddle's "save to memory").
+    """Write `obj` to `path` as paddle.save does (a layer's or optimizer's state_dict, a Tensor, or
+    a tree of Tensors, arrays, numpy scalars and dtypes, numbers, strings, None, slices,
+    argparse.Namespace, dicts, lists, tuples and sets), or into `path` when it is a binary file
+    object (``io.BytesIO()``, paddle's "save to memory"). Missing parent directories are created.
 
-    Tensors and arrays are stored as host numpy arrays; missing parent directories are created.
-    `protocol` (paddle's pickle protocol, 2 to 4) and the `configs` paddle takes
-    (``pickle_protocol``, its deprecated name for `protocol`; ``use_binary_format`` and
-    ``safetensors``, other file formats, which must stay False) are checked as paddle checks them
-    and change nothing else: pycoll's format pickles nothing.
+    `protocol` is the pickle protocol, 2 to 4 (``pickle_protocol``, paddle's deprecated name for
+    it, is taken too); ``use_binary_format`` and ``safetensors`` ask for other file formats and
+    must stay False. Anything pycoll.load would not build back (a Layer, a function, a generator,
+    an array of Python objects...) is a TypeError naming where it sits, before anything is written.
     """
-    _check_save_options(protocol, configs)
-    arrays: List[np.ndarray] = []
-    tree = _encode(obj, arrays, "obj")
+    protocol = _check_save_options(protocol, configs)
     if hasattr(path, "write"):
-        _write_archive(path, tree, arrays)
+        write_paddle_file(obj, path, protocol)
         return
     path = _path_arg(path, "save")
+    name = os.path.basename(path)
+    if not name:
+        raise ValueError(f"save: path={path!r} names a directory; it must be 'dirname/filename'")
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    name = os.path.basename(path)
     _remove_dead_writers_temps(directory, name)
     tmp = os.path.join(directory, f".{name}.{_HOST}-{os.getpid()}-{secrets.token_hex(8)}.pycoll-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
-            _write_archive(f, tree, arrays)
+            write_paddle_file(obj, f, protocol)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -121,16 +80,6 @@ def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4,
         except FileNotFoundError:
             pass
         raise
-
-
-def _write_archive(f: BinaryIO, tree: Any, arrays: List[np.ndarray]) -> None:
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as zf:
-        zf.writestr(_MANIFEST, json.dumps({"format": FORMAT, "version": VERSION, "tree": tree}))
-        for i, arr in enumerate(arrays):
-            with zf.open(f"{i}.npy", "w", force_zip64=True) as entry:
-                # np.ascontiguousarray would make a 0-d array 1-d
-                np.lib.format.write_array(entry, arr if arr.flags.c_contiguous else np.ascontiguousarray(arr),
-                                          allow_pickle=False)
 
 
 def _path_arg(path: Any, fn: str) -> str:
@@ -151,7 +100,8 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> None:
+def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> int:
+    """The pickle protocol to write with, after paddle's checks of `protocol` and `configs`."""
     unknown = sorted(set(configs) - {"use_binary_format", "pickle_protocol", "safetensors"})
     if unknown:
         raise ValueError(f"save: the additional configs {unknown} are not supported; paddle's are "
@@ -160,7 +110,8 @@ def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> None:
         if not isinstance(configs.get(name, False), bool):
             raise TypeError(f"save: {name} must be a bool, got {type(configs[name]).__name__}")
         if configs.get(name):
-            raise ValueError(f"save: {name}=True asks for another file format; pycoll.save writes its own")
+            raise ValueError(f"save: {name}=True asks for another file format; pycoll.save writes "
+                             f"paddle.save's pickle")
     if configs.get("pickle_protocol") is not None:
         warnings.warn("'pickle_protocol' is a deprecated argument. Please use 'protocol' instead.")
         protocol = configs["pickle_protocol"]
@@ -168,6 +119,7 @@ def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> None:
         raise ValueError(f"save: protocol must be an int, got {type(protocol).__name__}")
     if not 2 <= protocol <= 4:
         raise ValueError(f"save: protocol must be 2, 3 or 4, got {protocol}")
+    return protocol
 
 
 def _remove_dead_writers_temps(directory: str, name: str) -> None:
@@ -187,6 +139,85 @@ def _remove_dead_writers_temps(directory: str, name: str) -> None:
                         entry.path, pid)
 
 
+def _load_options(configs: Dict[str, Any]) -> Tuple[bool, bool]:
+    unknown = sorted(set(configs) - set(_LOAD_CONFIGS))
+    if unknown:
+        raise ValueError(f"load: the configs {unknown} are not supported; pycoll reads single files "
+                         f"(paddle's model_filename, params_filename and safetensors read other "
+                         f"formats) and takes {list(_LOAD_CONFIGS)}")
+    return bool(configs.get("return_numpy", False)), bool(configs.get("keep_name_table", False))
+
+
+def load(path: "os.PathLike[str] | str | BinaryIO", **configs: Any) -> Any:
+    """Read what `save` or paddle.save wrote, from a file or a binary file object (from its
+    current position). Tensors come back as Tensors on the current device with their names
+    (``return_numpy=True``: numpy arrays), numpy scalars as numpy scalars, as paddle.load gives
+    them; a state dict's name table is dropped unless ``keep_name_table=True``. Raises
+    FileNotFoundError for a missing file and ValueError naming the file for a truncated, corrupt
+    or foreign one, or one naming something pycoll does not build."""
+    return_numpy, keep_name_table = _load_options(configs)
+    if hasattr(path, "read"):
+        return _load_from(path, "the file object", return_numpy, keep_name_table)
+    path = _path_arg(path, "load")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load: no such file {path!r}")
+    with open(path, "rb") as f:
+        return _load_from(f, repr(path), return_numpy, keep_name_table)
+
+
+def _load_from(f: BinaryIO, label: str, return_numpy: bool, keep_name_table: bool) -> Any:
+    seekable = getattr(f, "seekable", lambda: False)()
+    if not seekable:  # the old ZIP format needs to seek, and a length is checked against the rest
+        f = io.BytesIO(f.read())
+    start = f.tell()
+    size = f.seek(0, io.SEEK_END) - start
+    f.seek(start)
+    head = f.read(2)
+    f.seek(start)
+    if is_paddle_file(head):
+        try:
+            return read_paddle_file(f, size, return_numpy, keep_name_table)
+        except (pickle.UnpicklingError, ValueError, TypeError, EOFError, RecursionError, MemoryError,
+                AttributeError, IndexError, KeyError, ImportError) as exc:
+            raise ValueError(f"load: {label} looks like a paddle.save file but cannot be read "
+                             f"(truncated, corrupt or foreign): {exc}") from exc
+    try:
+        if head != _ZIP_START:
+            raise ValueError(f"it begins with {head!r}: neither a pickle (paddle.save's format) nor "
+                             f"a ZIP archive (what pycoll.save wrote before)")
+        return _read_zip_checkpoint(f, size, return_numpy)
+    except (zipfile.BadZipFile, ValueError, TypeError, KeyError, EOFError, OSError) as exc:
+        raise ValueError(f"load: {label} is not a readable paddle.save or pycoll.save file "
+                         f"(truncated, corrupt or foreign): {exc}") from exc
+
+
+# -- the ZIP files earlier pycoll versions wrote (format version 1) ----------------------------------
+def _read_zip_checkpoint(f: BinaryIO, file_size: int, return_numpy: bool) -> Any:
+    """The tree in the version-1 file `f` (seekable, `file_size` bytes from its position): a ZIP
+    archive (stored, not compressed) of ``pycoll.json`` and one ``.npy`` file per array. The JSON
+    gives the format name and version and the tree, where dicts, lists and tuples are tagged
+    objects, numbers/strings/booleans/None plain JSON, and arrays references to their entries:
+    ``{"tensor": i}`` loads back as a Tensor, ``{"ndarray": i}`` as an array (``"dtype":
+    "bfloat16"`` beside it: the entry holds 16-bit patterns). Nothing in it is trusted: entries
+    must be stored as they are and no larger than the file, an array's header (numpy's .npy, at
+    most 10 000 bytes) must describe exactly the bytes that follow it, and containers nest at most
+    `MAX_DEPTH` deep; anything else is a ValueError (or zipfile.BadZipFile), raised before
+    anything is allocated."""
+    with zipfile.ZipFile(f) as zf:
+        if _MANIFEST not in zf.namelist():
+            raise ValueError("it has no pycoll manifest")
+        try:
+            manifest = json.loads(zf.read(_stored_entry(zf, _MANIFEST, file_size)))
+        except RecursionError:
+            raise ValueError("its manifest nests deeper than JSON can be read") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
+            raise ValueError("its manifest is not a pycoll.save manifest")
+        if manifest.get("version") != _VERSION:
+            raise ValueError(f"it has format version {manifest.get('version')}, this pycoll "
+                             f"reads version {_VERSION}")
+        return _decode(manifest["tree"], lambda name: _read_npy(zf, name, file_size), return_numpy)
+
+
 def _stored_entry(zf: zipfile.ZipFile, name: str, file_size: int) -> zipfile.ZipInfo:
     """``name``'s entry, checked to be stored as is and no larger than the file holding it."""
     try:
@@ -194,7 +225,7 @@ def _stored_entry(zf: zipfile.ZipFile, name: str, file_size: int) -> zipfile.Zip
     except KeyError:
         raise ValueError(f"it has no entry {name!r}") from None
     if info.compress_type != zipfile.ZIP_STORED:
-        raise ValueError(f"its entry {name!r} is compressed; pycoll.save stores entries as they are")
+        raise ValueError(f"its entry {name!r} is compressed; pycoll.save stored entries as they are")
     if info.file_size > file_size:
         raise ValueError(f"its entry {name!r} claims {info.file_size} bytes, more than the "
                          f"{file_size} of the whole file")
@@ -255,53 +286,3 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
     if "tuple" in node:
         return tuple(_decode(v, read_array, return_numpy, depth + 1) for v in node["tuple"])
     raise ValueError(f"unknown node {sorted(node)}")
-
-
-def _load_paddle(data: bytes, label: str, return_numpy: bool) -> Any:
-    try:
-        return load_paddle_file(data, return_numpy)
-    except (pickle.UnpicklingError, ValueError, TypeError, EOFError, RecursionError,
-            AttributeError, IndexError, KeyError) as exc:
-        raise ValueError(f"load: {label} looks like a paddle.save file but cannot be read: {exc}") from exc
-
-
-def load(path: "os.PathLike[str] | str | BinaryIO", return_numpy: bool = False) -> Any:
-    """Read what `save` wrote, or what paddle.save wrote (`pycoll.paddle_files`), from a file or
-    a binary file object (read from its current position). Tensors come back as Tensors on the
-    current device (numpy arrays with return_numpy=True). Raises FileNotFoundError for a missing
-    file and ValueError for a truncated, corrupt or foreign one."""
-    if hasattr(path, "read"):
-        data = path.read()
-        if is_paddle_file(data[:1]):
-            return _load_paddle(data, "the file object", return_numpy)
-        return _load_archive(io.BytesIO(data), len(data), "the file object", return_numpy)
-    path = _path_arg(path, "load")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"load: no such file {path!r}")
-    with open(path, "rb") as f:
-        if is_paddle_file(f.read(1)):
-            f.seek(0)
-            return _load_paddle(f.read(), repr(path), return_numpy)
-    return _load_archive(path, os.path.getsize(path), repr(path), return_numpy)
-
-
-def _load_archive(source: Any, file_size: int, label: str, return_numpy: bool) -> Any:
-    try:
-        with zipfile.ZipFile(source) as zf:
-            if _MANIFEST not in zf.namelist():
-                raise ValueError("it has no pycoll manifest")
-            try:
-                manifest = json.loads(zf.read(_stored_entry(zf, _MANIFEST, file_size)))
-            except RecursionError:
-                raise ValueError("its manifest nests deeper than JSON can be read") from None
-            if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-                raise ValueError("its manifest is not a pycoll.save manifest")
-            if manifest.get("version") != VERSION:
-                raise ValueError(f"it has format version {manifest.get('version')}, this pycoll "
-                                 f"reads version {VERSION}")
-            return _decode(manifest["tree"], lambda name: _read_npy(zf, name, file_size), return_numpy)
-    except (zipfile.BadZipFile, ValueError, TypeError, KeyError, EOFError, OSError) as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        raise ValueError(f"load: {label} is not a readable pycoll.save file "
-                         f"(truncated, corrupt or foreign): {exc}") from exc

@@ -1,4 +1,6 @@
-"""pycoll.save / pycoll.load: round trips, atomic writes, and clear errors for bad files."""
+"""pycoll.save / pycoll.load: round trips, atomic writes, clear errors for bad files, and the ZIP
+files pycoll.save wrote before it wrote paddle's format (tests/data/pycoll_v1_tree.pd: written by
+that pycoll.save from ``V1_TREE`` below)."""
 import io
 import os
 import signal
@@ -7,6 +9,7 @@ import sys
 import textwrap
 import time
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ import pycoll
 import pycoll.nn as nn
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def test_round_trip_of_nested_objects(tmp_path):
@@ -36,7 +40,7 @@ def test_round_trip_of_nested_objects(tmp_path):
     assert got["nested"][:5] == [1, 2.5, "text", None, True]
     inner = got["nested"][5]
     assert isinstance(inner, tuple) and isinstance(inner[0], pycoll.Tensor) and inner[1] == {"k": 3}
-    assert got[7] == "int key" and got["scalar"] == np.float32(1.5)
+    assert got[7] == "int key" and type(got["scalar"]) is np.float32 and got["scalar"] == 1.5
     assert got["loss"].shape == [] and float(got["loss"]) == 2.5
     numpy_only = pycoll.load(path, return_numpy=True)
     assert isinstance(numpy_only["w"], np.ndarray)
@@ -91,14 +95,16 @@ def test_truncated_file(tmp_path):
             pycoll.load(path)
 
 
-def test_corrupted_array_bytes(tmp_path):
+def test_a_corrupt_file_is_a_value_error_naming_it(tmp_path):
     path = tmp_path / "c"
     pycoll.save({"w": pycoll.ones([1000])}, path)
-    data = bytearray(path.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # inside the stored array: the zip CRC catches it
-    path.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="pycoll.save file"):
-        pycoll.load(path)
+    data = path.read_bytes()
+    for corrupt in (data[:-1] + b"?",  # an unknown opcode where STOP was
+                    data[:2] + b"\xff" * 16 + data[18:]):  # garbage in the frame header
+        path.write_bytes(corrupt)
+        with pytest.raises(ValueError, match="truncated, corrupt or foreign") as info:
+            pycoll.load(path)
+        assert str(path) in str(info.value)
 
 
 @pytest.mark.parametrize("kind", ["random", "plain_zip", "npz", "wrong_format"])
@@ -115,7 +121,7 @@ def test_foreign_files(tmp_path, kind):
     else:
         with zipfile.ZipFile(path, "w") as zf:
             zf.writestr("pycoll.json", '{"format": "something else", "version": 1, "tree": null}')
-    with pytest.raises(ValueError, match="pycoll.save"):
+    with pytest.raises(ValueError, match="truncated, corrupt or foreign"):
         pycoll.load(path)
 
 
@@ -287,3 +293,86 @@ def test_saving_something_nested_too_deep_is_refused(tmp_path):
         deep = [deep]
     pycoll.save(deep, tmp_path / "fine")
     assert pycoll.load(tmp_path / "fine") == deep
+
+
+# -- the ZIP files of earlier pycoll versions, and how load reads ---------------------------------
+V1_TREE = {  # what tests/data/pycoll_v1_tree.pd holds
+    "w": np.arange(6, dtype=np.float32).reshape(2, 3),  # a Tensor
+    "raw": np.array([1, 2, 3], dtype=np.int16),  # an array
+    "nested": [1, 2.5, "text", None, True, (np.float64([1.0, 2.0]), {"k": 3})],  # a Tensor in the tuple
+    7: "int key",
+    "scalar": np.float32(1.5),  # that pycoll.save kept numpy scalars as 0-d arrays
+    "bf": [1.0, 2.5],  # a bfloat16 Tensor
+}
+
+
+def test_files_of_earlier_pycoll_versions_still_load():
+    got = pycoll.load(DATA / "pycoll_v1_tree.pd")
+    assert list(got) == list(V1_TREE)
+    assert isinstance(got["w"], pycoll.Tensor)
+    np.testing.assert_array_equal(got["w"].numpy(), V1_TREE["w"])
+    assert type(got["raw"]) is np.ndarray and got["raw"].tolist() == [1, 2, 3] and got["raw"].dtype == np.int16
+    assert got["nested"][:5] == [1, 2.5, "text", None, True] and got["nested"][5][1] == {"k": 3}
+    assert got["nested"][5][0].dtype == np.float64 and got["nested"][5][0].numpy().tolist() == [1.0, 2.0]
+    assert got[7] == "int key" and got["scalar"].shape == () and got["scalar"] == np.float32(1.5)
+    assert got["bf"].dtype.name == "bfloat16" and got["bf"].numpy().astype(np.float32).tolist() == [1.0, 2.5]
+    assert isinstance(pycoll.load(DATA / "pycoll_v1_tree.pd", return_numpy=True)["w"], np.ndarray)
+    with open(DATA / "pycoll_v1_tree.pd", "rb") as f:
+        assert pycoll.load(f)[7] == "int key"
+
+
+class Reads(io.RawIOBase):
+    """A file that records the size of every read, and may say it cannot seek."""
+
+    def __init__(self, data, seekable=True):
+        self._data, self._seekable, self.sizes = io.BytesIO(data), seekable, []
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return self._seekable
+
+    def seek(self, *args):
+        return self._data.seek(*args)
+
+    def tell(self):
+        return self._data.tell()
+
+    def read(self, n=-1):
+        self.sizes.append(n)
+        return self._data.read(n)
+
+    def readline(self, limit=-1):
+        return self._data.readline(limit)
+
+
+def test_load_reads_a_file_piece_by_piece():
+    buffer = io.BytesIO()
+    pycoll.save({"a": np.ones(1 << 16), "b": np.zeros(1 << 16)}, buffer)
+    f = Reads(buffer.getvalue())
+    got = pycoll.load(f)
+    assert got["a"].numpy().sum() == 1 << 16 and got["b"].numpy().sum() == 0
+    assert max(f.sizes) <= 8 << 16  # one array at a time, never the whole file (twice that)
+    assert sum(s for s in f.sizes if s > 0) <= len(buffer.getvalue()) + 2  # each byte read once
+
+
+def test_load_takes_streams_and_several_objects_in_one_buffer():
+    buffer = io.BytesIO()
+    pycoll.save(pycoll.to_tensor([1.0, 2.0]), buffer)  # paddle's example: a tensor, then a state dict
+    pycoll.save({"w": pycoll.ones([2])}, buffer)
+    buffer.seek(0)
+    assert pycoll.load(buffer).numpy().tolist() == [1.0, 2.0]
+    assert pycoll.load(buffer)["w"].numpy().tolist() == [1.0, 1.0]
+    once = Reads(buffer.getvalue(), seekable=False)  # a pipe: read whole, then as a buffer
+    assert pycoll.load(once).numpy().tolist() == [1.0, 2.0]
+
+
+def test_bad_arguments_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"load: the configs \['model_filename'\] are not supported"):
+        pycoll.load(tmp_path / "x", model_filename="m")
+    with pytest.raises(ValueError, match="names a directory"):
+        pycoll.save({}, str(tmp_path) + os.sep)
+    with pytest.warns(UserWarning, match="The input state dict is empty"):  # paddle's warning
+        pycoll.save({}, tmp_path / "empty")
+    assert pycoll.load(tmp_path / "empty") == {}
