@@ -1,8 +1,9 @@
 """paddle.linalg's ``norm`` (also ``Tensor.norm``), ``vector_norm`` and ``matrix_norm``: vector
 p-norms and the matrix norms, with paddle's rules for which is which and paddle's gradients.
 (paddle.linalg's other functions, ``inv``, ``det``, ``solve``, ``cov``, ..., come from
-`pycoll.matrix_ops` and its siblings; ``diagonal``, ``matmul`` and ``matrix_transpose`` are the
-top-level ops.)
+`pycoll.matrix_ops` and its siblings, ``householder_product`` / ``ormqr`` from
+`pycoll.linalg_householder`, ``svd_lowrank`` / ``pca_lowrank`` from `pycoll.linalg_lowrank`;
+``diagonal``, ``matmul`` and ``matrix_transpose`` are the top-level ops.)
 
 Which norm: a string ``p`` ('fro', 'nuc') is a matrix norm, except 'fro' with ``axis`` None or
 one axis, which is the vector 2-norm; a number ``p`` (None: 2) is a matrix norm over an ``axis``
@@ -28,7 +29,9 @@ from pycoll.reshape_ops import matrix_transpose
 from pycoll.matrix_ops import corrcoef, cov, det, inv, matrix_power, multi_dot, slogdet, solve
 from pycoll.linalg_decomp import cholesky, eig, eigh, eigvals, eigvalsh, qr, svd, svdvals
 from pycoll.linalg_matrix_functions import cond, matrix_exp, matrix_rank, pinv, vecdot
-from pycoll.linalg_solve import cholesky_solve, lstsq, lu, lu_unpack, triangular_solve
+from pycoll.linalg_solve import cholesky_inverse, cholesky_solve, lstsq, lu, lu_solve, lu_unpack, triangular_solve
+from pycoll.linalg_householder import householder_product, ormqr
+from pycoll.linalg_lowrank import pca_lowrank, svd_lowrank
 from pycoll._promotion import accumulates_in_float32
 from pycoll.dtypes import DTypeLike
 from pycoll.tensor import Tensor
@@ -38,6 +41,7 @@ __all__ = ["norm", "vector_norm", "matrix_norm", "inv", "det", "slogdet", "solve
 __all__ += ["svd", "svdvals", "qr", "eigh", "eigvalsh", "eig", "eigvals", "cholesky", "cholesky_solve",
             "triangular_solve", "lstsq", "lu", "lu_unpack", "pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
 __all__ += ["diagonal", "matmul", "matrix_transpose"]
+__all__ += ["lu_solve", "cholesky_inverse", "householder_product", "ormqr", "svd_lowrank", "pca_lowrank"]
 
 _EPS = 1e-12  # paddle's p_norm epsilon: its gradient divides by norm + eps
 

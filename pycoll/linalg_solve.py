@@ -2,6 +2,9 @@
 broadcast): ``triangular_solve``, ``cholesky_solve``, ``lstsq``, ``lu`` and ``lu_unpack``, with
 paddle's output conventions and gradients.
 
+``lu_solve`` and ``cholesky_inverse`` are compositions of the ops here (lu_unpack,
+triangular_solve) and of matmul / inv, which give them their gradients.
+
 ``lstsq`` is solved through the SVD whatever the ``driver``; the driver only picks which of
 paddle's outputs are filled (see ``lstsq``). Its solution has a gradient (the pseudo-inverse's
 derivative at constant rank), which paddle's lacks. ``lu`` is partial pivoting written on the
@@ -16,11 +19,12 @@ import numpy as np
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
 from pycoll.linalg_decomp import _matrices, outputs
-from pycoll.matrix_ops import _mT, _square
+from pycoll.math_ops import matmul
+from pycoll.matrix_ops import _mT, _square, inv
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["triangular_solve", "cholesky_solve", "lstsq", "lu", "lu_unpack"]
+__all__ = ["triangular_solve", "cholesky_solve", "lstsq", "lu", "lu_unpack", "lu_solve", "cholesky_inverse"]
 
 
 def _right_side(y: Any, x: Tensor, fn: str, arg: str = "y") -> Tensor:
@@ -266,6 +270,35 @@ def lu_unpack(x: Tensor, y: Tensor, unpack_ludata: bool = True, unpack_pivots: b
     return wrap(p), low, up
 
 
-for _name, _fn in (("cholesky_solve", cholesky_solve), ("lstsq", lstsq), ("lu", lu), ("lu_unpack", lu_unpack)):
+def lu_solve(b: Tensor, lu: Tensor, pivots: Tensor, trans: str = "N", name: Optional[str] = None) -> Tensor:
+    """The solution X of A @ X = b (``trans='N'``) or A^T @ X = b ('T', or 'C': the same for real
+    A), A given by ``lu``'s factors: the packed `lu` [..., M, M] and its `pivots` [..., M]; batch
+    dimensions broadcast. The gradient reaches b and lu."""
+    if trans not in ("N", "T", "C"):
+        raise ValueError(f"lu_solve: trans must be 'N', 'T' or 'C', got {trans!r}")
+    lu = _square(lu, "lu_solve")
+    b = _right_side(b, lu, "lu_solve", "b")
+    pivots = as_tensor(pivots)
+    if pivots.ndim < 1 or pivots.shape[-1] != lu.shape[-1]:
+        raise ValueError(f"lu_solve: pivots must be [..., {lu.shape[-1]}] (lu's size), got shape {pivots.shape}")
+    perm, low, up = lu_unpack(lu, pivots)
+    if trans == "N":  # L U X = P^T b
+        return triangular_solve(up, triangular_solve(low, matmul(perm, b, transpose_x=True), upper=False,
+                                                     unitriangular=True), upper=True)
+    inner = triangular_solve(up, b, upper=True, transpose=True)  # U^T L^T (P^T X) = b
+    return matmul(perm, triangular_solve(low, inner, upper=False, transpose=True, unitriangular=True))
+
+
+def cholesky_inverse(x: Tensor, upper: bool = False, name: Optional[str] = None) -> Tensor:
+    """The inverse of A from its Cholesky factor x (2-D): A = x @ x^T for a lower x, x^T @ x with
+    ``upper``."""
+    x = _square(x, "cholesky_inverse")
+    if x.ndim != 2:
+        raise ValueError(f"cholesky_inverse: x must be a 2-D matrix, got shape {x.shape}")
+    return inv(matmul(x, x, transpose_x=upper, transpose_y=not upper))
+
+
+for _name, _fn in (("cholesky_solve", cholesky_solve), ("lstsq", lstsq), ("lu", lu), ("lu_unpack", lu_unpack),
+                   ("cholesky_inverse", cholesky_inverse)):
     setattr(Tensor, _name, _fn)
 del _name, _fn
