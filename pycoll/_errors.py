@@ -6,3 +6,8 @@ class CollectiveError(RuntimeError):
 
     The message names the collective, the group and the ranks involved.
     """
+
+
+class NotInitializedError(RuntimeError, ValueError):
+    """A collective called before ``init_parallel_env``. Paddle raises RuntimeError here and pycoll
+    raised ValueError before; the class is both, so either ``except`` catches it."""

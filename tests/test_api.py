@@ -29,6 +29,8 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
     assert dist.get_rank() == 3 and dist.get_world_size() == 8
     with pytest.raises(ValueError, match="not initialized.*init_parallel_env"):
         dist.all_reduce(np.ones(2))
+    with pytest.raises(RuntimeError, match="not initialized"):  # what paddle raises
+        dist.barrier()
 
 
 @pytest.mark.parametrize("var, value, words", [

@@ -5,7 +5,7 @@ import atexit
 import os
 from typing import Any, ContextManager, Dict, List, Optional, Tuple
 
-from pycoll._errors import CollectiveError
+from pycoll._errors import CollectiveError, NotInitializedError
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure, exits, startup
@@ -123,7 +123,7 @@ def is_initialized() -> bool:
 def world_group(fn: str) -> Group:
     """The world group; a clear error when the environment has not been started."""
     if _world is None:
-        raise ValueError(f"pycoll.distributed.{fn}: the parallel environment is not initialized; "
+        raise NotInitializedError(f"pycoll.distributed.{fn}: the parallel environment is not initialized; "
                          f"call pycoll.distributed.init_parallel_env() first")
     return _world
 

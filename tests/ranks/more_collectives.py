@@ -6,6 +6,7 @@ Works on either backend: the arrays live in the group's array module (NumPy, or 
 with PYCOLL_TEST_HOST_CUPY=1 the nccl engine runs on tests/host_cuda.py's host-memory CuPy)."""
 import os
 import sys
+import warnings
 
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: host_cuda
 import host_cuda  # noqa: E402
@@ -97,6 +98,13 @@ for half in halves:
             dist.all_reduce(h, op=op, sync_op=sync).wait()
             assert h.dtype == np.dtype(half), h.dtype
             check(h.astype(np.float32), [want] * 3, f"all_reduce of {np.dtype(half).name}, {op}, sync={sync}")
+    h = xp.full(2, 60000, dtype=half)  # the sum overflows float16's 65504: inf, and no NumPy warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dist.all_reduce(h)
+    with np.errstate(over="ignore"):
+        want = float(np.float32(60000.0 * n).astype(half))  # inf for float16, rounded for bfloat16
+    check(h.astype(np.float32), [want] * 2, f"overflowing all_reduce of {np.dtype(half).name}")
     h = xp.full(2, rank + 1, dtype=half)
     dist.reduce(h, dst=0)
     check(h.astype(np.float32), [sum(range(1, n + 1)) if rank == 0 else rank + 1] * 2, f"reduce of {half}")
