@@ -534,3 +534,23 @@ def test_regularizers_as_weight_decay_and_param_attr_act_as_paddle_s():
     np.testing.assert_allclose(layer.weight.numpy(), [[0.85, -2.05], [2.75, -1.15]], rtol=1e-6)
     with pytest.raises(ValueError, match="coeff"):
         pycoll.regularizer.L2Decay(-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_beta_powers_are_kept_in_paddles_dtype(dtype):
+    """paddle keeps Adam's beta powers as one-element tensors in the parameter's dtype (float32
+    for 16-bit ones) and multiplies them in it; paddle's set_state_dict refuses another dtype."""
+    layer = pycoll.nn.Linear(2, 2)
+    layer.to(dtype=dtype)
+    adam = opt.Adam(learning_rate=0.1, parameters=layer.parameters())
+    for _ in range(3):
+        layer(pycoll.ones([1, 2], dtype=dtype)).sum().backward()
+        adam.step()
+        adam.clear_grad()
+    state = adam.state_dict()
+    b1 = state[f"{layer.weight.name}_beta1_pow_acc_0"]
+    assert b1.dtype == np.dtype(dtype) and b1.shape == [1]
+    want = np.dtype(dtype).type(0.9)
+    for _ in range(3):
+        want = want * np.dtype(dtype).type(0.9)
+    assert b1.numpy()[0] == want

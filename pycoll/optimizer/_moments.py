@@ -39,11 +39,21 @@ def average_(acc: Any, value: Any, rate: float) -> Any:
     return acc
 
 
-def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any) -> Any:
-    """paddle's one-element beta-power accumulator (Lamb's, Adamax's), kept in the dtype of
-    ``like`` as paddle keeps it: rate^t while step t runs (it starts at rate), rate^(t+1) kept
-    after it. Returns rate^t."""
-    rate = attr(rate, like)
-    now = like.dtype.type(pows.get(key, rate))
+def scalar_dtype(like: Any) -> Any:
+    """The dtype paddle keeps a parameter's one-element accumulators in (the beta powers):
+    float64 for a float64 parameter, float32 for any other (16-bit ones included)."""
+    return np.float64 if like.dtype == np.float64 else np.float32
+
+
+def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any, attribute: bool = True) -> Any:
+    """paddle's one-element beta-power accumulator (Adam's, Lamb's, Adamax's), computed in
+    `scalar_dtype` as paddle's kernels compute it: rate^t while step t runs (it starts at rate),
+    rate^(t+1) kept after it (a float holding that dtype's value exactly, so that a state saved
+    in that dtype resumes bit for bit). ``rate`` is rounded to float32 first where the kernel
+    takes it as a float attribute (Lamb, Adamax), not where it takes a double (Adam). Returns
+    rate^t."""
+    dtype = scalar_dtype(like)
+    rate = dtype(np.float32(rate) if attribute else rate)
+    now = dtype(pows.get(key, rate))
     pows[key] = float(now * rate)
     return now

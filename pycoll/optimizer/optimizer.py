@@ -13,6 +13,7 @@ import numpy as np
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer._checks import real
+from pycoll.optimizer._moments import scalar_dtype
 from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_decay, check_grad_clip, parse_parameters
 from pycoll.optimizer.lr_decay import LambdaDecay
 from pycoll.optimizer.lr_scheduler import LRScheduler
@@ -258,7 +259,8 @@ class Optimizer:
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 entry = f"{self._state_prefix(key, params[key])}_{name}_0"
-                out[entry] = Tensor([value], dtype="float64") if name in self._scalar_accumulators else wrap(value)
+                out[entry] = (Tensor(np.array([value], scalar_dtype(params[key])))
+                              if name in self._scalar_accumulators else wrap(value))
         if self._master_weights:
             out[MASTER_WEIGHTS_KEY] = {key: wrap(value) for key, value in self._master_weights.items()}
         if isinstance(self._learning_rate, LRScheduler):
