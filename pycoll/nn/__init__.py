@@ -22,18 +22,21 @@ from pycoll.nn.layer import Layer
 from pycoll.nn.bilinear import Bilinear
 from pycoll.nn.extra_losses import (CTCLoss, GaussianNLLLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
                                     PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
+from pycoll.nn.hierarchical_softmax import AdaptiveLogSoftmaxWithLoss, HSigmoidLoss
 from pycoll.nn.image_layers import ChannelShuffle, Fold, LocalResponseNorm, Softmax2D, Unfold, ZeroPad2D
 from pycoll.nn.noise_layers import AlphaDropout, Dropout3D, FeatureAlphaDropout
 from pycoll.nn.parameter_dict import ParameterDict
 from pycoll.nn.weight_norms import SpectralNorm
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HingeEmbeddingLoss,
-                            KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, SmoothL1Loss)
+                            KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss, NLLLoss,
+                            SmoothL1Loss)
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.nn.pooling import (AdaptiveAvgPool1D, AdaptiveAvgPool2D, AdaptiveAvgPool3D, AdaptiveMaxPool1D,
-                               AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D, MaxPool1D,
-                               MaxPool2D, MaxPool3D, MaxUnPool1D, MaxUnPool2D, MaxUnPool3D, Pad1D, Pad2D, Pad3D)
+                               AdaptiveMaxPool2D, AdaptiveMaxPool3D, AvgPool1D, AvgPool2D, AvgPool3D,
+                               FractionalMaxPool2D, FractionalMaxPool3D, LPPool1D, LPPool2D, MaxPool1D, MaxPool2D,
+                               MaxPool3D, MaxUnPool1D, MaxUnPool2D, MaxUnPool3D, Pad1D, Pad2D, Pad3D)
 from pycoll.nn.pad_layers import (CircularPad1D, CircularPad2D, CircularPad3D, ConstantPad1D, ConstantPad2D,
                                    ConstantPad3D, ReflectionPad1D, ReflectionPad2D, ReflectionPad3D, ReplicationPad1D,
                                    ReplicationPad2D, ReplicationPad3D, ZeroPad1D, ZeroPad3D)
@@ -68,7 +71,9 @@ __all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAtt
            "AlphaDropout", "Dropout3D", "FeatureAlphaDropout", "ParameterDict", "SpectralNorm",
            "ZeroPad1D", "ZeroPad3D", "ConstantPad1D", "ConstantPad2D", "ConstantPad3D", "ReflectionPad1D",
            "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D", "ReplicationPad3D",
-           "CircularPad1D", "CircularPad2D", "CircularPad3D", "HuberLoss", "Unflatten", "RReLU"]
+           "CircularPad1D", "CircularPad2D", "CircularPad3D", "HuberLoss", "Unflatten", "RReLU",
+           "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss", "LPPool1D", "LPPool2D",
+           "FractionalMaxPool2D", "FractionalMaxPool3D"]
 
 HuberLoss = SmoothL1Loss  # paddle's alias
 
@@ -84,12 +89,13 @@ ReflectionPad1d, ReflectionPad2d, ReflectionPad3d = ReflectionPad1D, ReflectionP
 ReplicationPad1d, ReplicationPad2d, ReplicationPad3d = ReplicationPad1D, ReplicationPad2D, ReplicationPad3D
 CircularPad1d, CircularPad2d, CircularPad3d = CircularPad1D, CircularPad2D, CircularPad3D
 UpsamplingBilinear2d, UpsamplingNearest2d = UpsamplingBilinear2D, UpsamplingNearest2D
+LPPool1d, LPPool2d = LPPool1D, LPPool2D
 __all__ += ["Module", "ModuleList", "ModuleDict", "Conv1d", "Conv2d", "Conv3d", "AdaptiveAvgPool1d",
             "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
             "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d",
             "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
-            "CircularPad3d", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+            "CircularPad3d", "UpsamplingBilinear2d", "UpsamplingNearest2d", "LPPool1d", "LPPool2d"]
 
 
 def __getattr__(name: str) -> Any:

@@ -54,7 +54,9 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     use_softmax=False), paddle's rules throughout:
 
     * hard labels: integer ids shaped like input without `axis` or with 1 there; an id equal to
-      ignore_index adds no loss and no gradient. soft_label=True: label holds a distribution over
+      ignore_index adds no loss and no gradient. Float (or bool) ids are truncated to int64 as
+      paddle's kernel does; 'mean' with ignore_index >= 0 then counts, as paddle's, the labels whose
+      float value differs from ignore_index (so 4.5 counts when 4 is ignored). soft_label=True: label holds a distribution over
       the classes, shaped like input. label_smoothing = e > 0 turns labels into soft ones,
       (1 - e) label + e / C (one_hot first for hard ones, which must then all be class ids; a
       label shaped like input is taken as a distribution even with soft_label=False, as
@@ -98,7 +100,13 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
         if lab.shape != z.shape[:-1] + (1,):
             raise ValueError(f"cross_entropy: label shape {list(label.shape)} does not fit input "
                              f"shape {list(logits.shape)} with classes along axis {axis}")
-        valid, safe = _hard_labels("cross_entropy", xp, lab, classes, ignore_index)
+        ids = lab
+        if lab.dtype.kind in "fb":  # paddle's kernel casts float (and bool) ids to int64: truncation
+            if weight is not None or label_smoothing > 0:
+                raise ValueError(f"cross_entropy: weight and label_smoothing need integer class ids, got label "
+                                 f"dtype {lab.dtype}")
+            ids = lab.astype(np.int64)
+        valid, safe = _hard_labels("cross_entropy", xp, ids, classes, ignore_index)
         if label_smoothing > 0:
             if not bool(valid.all()):
                 raise ValueError("cross_entropy: label_smoothing needs every label to be a class id "

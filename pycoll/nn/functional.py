@@ -55,11 +55,16 @@ from pycoll.nn._grid_sample_functional import affine_grid, grid_sample
 from pycoll.nn._inplace_activations import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,
                                             thresholded_relu_)
 from pycoll.nn._layout_functional import channel_shuffle, fold, sequence_mask, unfold, zeropad2d
+from pycoll.nn._lp_pool_functional import lp_pool1d, lp_pool2d
 from pycoll.nn._likelihood_losses import gaussian_nll_loss, poisson_nll_loss
 from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin_loss, soft_margin_loss,
                                       triplet_margin_loss, triplet_margin_with_distance_loss)
 from pycoll.nn._noise_functional import alpha_dropout, dropout3d, feature_alpha_dropout, gumbel_softmax
 from pycoll.nn._response_norm_functional import local_response_norm
+from pycoll.nn._fractional_pool_functional import fractional_max_pool2d, fractional_max_pool3d
+from pycoll.nn._hierarchical_softmax import adaptive_log_softmax_with_loss, hsigmoid_loss
+from pycoll.nn._temporal_functional import gather_tree, temporal_shift
+from pycoll.nn._set_losses import dice_loss, multi_label_margin_loss, npair_loss
 from pycoll.diag_ops import diag_embed
 from pycoll.product_ops import pdist
 from pycoll.shape_ops import scatter_add
@@ -84,7 +89,10 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "multi_label_soft_margin_loss", "multi_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "ctc_loss", "bilinear", "unfold", "fold", "local_response_norm", "channel_shuffle",
            "alpha_dropout", "feature_alpha_dropout", "dropout3d", "zeropad2d", "gumbel_softmax",
-           "sequence_mask", "affine_grid", "grid_sample", "pdist", "rrelu", "dropout1d", "rms_norm", "swiglu"]
+           "sequence_mask", "affine_grid", "grid_sample", "pdist", "rrelu", "dropout1d", "rms_norm", "swiglu",
+           "dice_loss", "npair_loss", "multi_label_margin_loss", "hsigmoid_loss", "adaptive_log_softmax_with_loss",
+           "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
+           "temporal_shift", "gather_tree"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

@@ -149,3 +149,14 @@ class HingeEmbeddingLoss(_Loss):
 
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.hinge_embedding_loss(input, label, self.margin, self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """`multi_label_margin_loss`: the hinge between each sample's target classes (its label row up
+    to the first -1) and the other classes, reduced."""
+
+    def __init__(self, reduction: str = "mean", name: Optional[str] = None):
+        super().__init__(reduction, name)
+
+    def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+        return F.multi_label_margin_loss(input, label, self.reduction)

@@ -1,11 +1,14 @@
 """Pooling and padding layers (paddle.nn names, signatures and reprs): MaxPool1D/2D/3D,
-AvgPool1D/2D/3D, AdaptiveAvgPool1D/2D/3D, AdaptiveMaxPool1D/2D/3D, MaxUnPool1D/2D/3D, Pad1D/2D/3D."""
+AvgPool1D/2D/3D, AdaptiveAvgPool1D/2D/3D, AdaptiveMaxPool1D/2D/3D, MaxUnPool1D/2D/3D, Pad1D/2D/3D,
+LPPool1D/2D and FractionalMaxPool2D/3D."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll.nn import _adaptive_pool_functional as APF
+from pycoll.nn import _fractional_pool_functional as FPF
+from pycoll.nn import _lp_pool_functional as LPF
 from pycoll.nn import _pad_functional as PadF
 from pycoll.nn import _pool_functional as PF
 from pycoll.nn import _unpool_functional as UF
@@ -253,3 +256,65 @@ class MaxUnPool3D(_MaxUnPoolNd):
     def __init__(self, kernel_size: Size, stride: Optional[Size] = None, padding: Size = 0,
                  data_format: str = "NCDHW", output_size: Optional[Sequence[int]] = None, name: Optional[str] = None):
         super().__init__(kernel_size, stride, padding, data_format, output_size, name)
+
+
+class _LPPoolNd(Layer):
+    """paddle's LPPool layers; as paddle's, a bool in `padding`'s place (the torch order) is
+    ceil_mode."""
+
+    def __init__(self, norm_type: float, kernel_size: Size, stride: Optional[Size], padding: Any, ceil_mode: bool,
+                 data_format: str, name: Optional[str]):
+        super().__init__()
+        if isinstance(padding, bool):
+            padding, ceil_mode = 0, padding
+        self.norm_type = float(norm_type)
+        self.kernel_size = self.ksize = kernel_size
+        self.stride, self.padding, self.ceil_mode, self.data_format = stride, padding, ceil_mode, data_format
+
+    @param_aliases({"input": "x"})
+    def forward(self, x: Tensor) -> Tensor:
+        return self._pool(x, self.norm_type, self.ksize, self.stride, self.padding, self.ceil_mode,
+                          self.data_format)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.ksize}, stride={self.stride}, "
+                f"padding={self.padding}")
+
+
+class LPPool1D(_LPPoolNd):
+    _pool = staticmethod(LPF.lp_pool1d)
+
+    def __init__(self, norm_type: float, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
+                 ceil_mode: bool = False, data_format: str = "NCL", name: Optional[str] = None):
+        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format, name)
+
+
+class LPPool2D(_LPPoolNd):
+    _pool = staticmethod(LPF.lp_pool2d)
+
+    def __init__(self, norm_type: float, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
+                 ceil_mode: bool = False, data_format: str = "NCHW", name: Optional[str] = None):
+        super().__init__(norm_type, kernel_size, stride, padding, ceil_mode, data_format, name)
+        self.stride = kernel_size if stride is None else stride  # paddle's LPPool2D keeps the default so
+
+
+class FractionalMaxPool2D(Layer):
+    """`fractional_max_pool2d` with this layer's sizes; random_u=None draws a new u every call."""
+    _pool = staticmethod(FPF.fractional_max_pool2d)
+
+    def __init__(self, output_size: Size, kernel_size: Optional[Size] = None, random_u: Optional[float] = None,
+                 return_mask: bool = False, name: Optional[str] = None):
+        super().__init__()
+        self._output_size, self._kernel_size = output_size, kernel_size
+        self._random_u, self._return_mask = random_u, return_mask
+
+    def forward(self, x: Tensor) -> Union[Tensor, Tuple[Tensor, Tensor]]:
+        return self._pool(x, self._output_size, self._kernel_size, self._random_u, self._return_mask)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, return_mask={self._return_mask}"
+
+
+class FractionalMaxPool3D(FractionalMaxPool2D):
+    """`fractional_max_pool3d` with this layer's sizes."""
+    _pool = staticmethod(FPF.fractional_max_pool3d)

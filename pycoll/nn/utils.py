@@ -77,26 +77,40 @@ def clip_grad_value_(parameters: Union[Tensor, Iterable[Tensor]], clip_value: fl
 
 
 def parameters_to_vector(parameters: Iterable[Tensor], name: Any = None) -> Tensor:
-    """The parameters' values, flattened and concatenated into one 1-D Tensor (a copy)."""
+    """The parameters' values, flattened and concatenated into one 1-D Tensor (a copy). As
+    paddle's, the result is a new leaf with stop_gradient=False whatever the parameters are: a
+    backward through it fills its own ``.grad`` and gives the parameters none. The parameters must
+    share one dtype."""
     params = _param_list(parameters, "parameters_to_vector")
     if not params:
         raise ValueError("parameters_to_vector: parameters is empty")
+    for i, p in enumerate(params):
+        if p.array.dtype != params[0].array.dtype:
+            raise ValueError(f"parameters_to_vector: parameters[{i}] has dtype {p.array.dtype}, parameters[0] "
+                             f"{params[0].array.dtype}; they must share one dtype")
     xp = array_module(params[0].array)
-    return wrap(xp.concatenate([p.array.reshape(-1) for p in params]))
+    out = wrap(xp.concatenate([p.array.reshape(-1) for p in params]))
+    out.stop_gradient = False
+    return out
 
 
 def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor], name: Any = None) -> None:
-    """Copy consecutive slices of the 1-D ``vec`` into ``parameters``, in place (the inverse of
-    ``parameters_to_vector``)."""
+    """Copy consecutive slices of the 1-D ``vec`` into ``parameters``, outside the graph (the
+    inverse of ``parameters_to_vector``). As paddle's, ``vec`` may be longer than the parameters'
+    total (the rest is unused), and a parameter takes ``vec``'s dtype when it differs."""
     params = _param_list(parameters, "vector_to_parameters")
     flat = vec.array if isinstance(vec, Tensor) else vec
     total = sum(p.array.size for p in params)
-    if flat.ndim != 1 or flat.size != total:
-        raise ValueError(f"vector_to_parameters: vec must be 1-D with {total} elements (the parameters' total), "
-                         f"got shape {list(flat.shape)}")
+    if flat.ndim != 1 or flat.size < total:
+        raise ValueError(f"vector_to_parameters: vec must be 1-D with at least {total} elements (the parameters' "
+                         f"total), got shape {list(flat.shape)}")
     start = 0
     for p in params:
         n = p.array.size
-        p.array[...] = flat[start:start + n].reshape(p.array.shape)
-        p._bump_inplace_version()
+        piece = flat[start:start + n].reshape(p.array.shape)
+        if piece.dtype == p.array.dtype:
+            p.array[...] = piece
+            p._bump_inplace_version()
+        else:
+            p._array = piece.copy()
         start += n
