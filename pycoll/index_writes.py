@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-import numpy as np
-
 from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output
-from pycoll.device import array_module, is_array, to_module
+from pycoll.device import array_module, to_module
 from pycoll.index_ops import put_along_axis, take_along_axis
-from pycoll.inplace_ops import in_place, setitem, written
+from pycoll.inplace_ops import in_place, written
 from pycoll import shape_ops as _shape
 from pycoll.shape_ops import axis_arg, int_list
 from pycoll.tensor import Tensor
@@ -203,23 +201,7 @@ def select_scatter(x: Tensor, values: Tensor, axis: int, index: int, name: Optio
     return written(x, key, to_module(values._array, xp), values if needs_grad(values) else None)
 
 
-def set_item(x: Tensor, index: Any, value: Any) -> None:
-    """``x[index] = value``: `inplace_ops.setitem`, with a value of one element and some
-    dimensions (shape [1], [1, 1], a Tensor, a list or an array) taken as 0-d first, as paddle
-    takes it: it then also fits a single element (``y[1] = t``, ``y[1, 0] = t``), and broadcasts
-    wherever it did before. A Tensor is reshaped in the graph, so its gradient still reaches it."""
-    if isinstance(value, Tensor):
-        if value._array.ndim and value._array.size == 1:
-            value = _shape.reshape(value, [])
-    elif isinstance(value, list) or is_array(value):
-        arr = value if is_array(value) else np.asarray(value)
-        if arr.ndim and arr.size == 1:
-            value = arr.reshape(())
-    setitem(x, index, value)
-
-
 for _fn in (take, index_sample, index_put, index_put_, scatter_reduce, scatter_add, scatter_add_, fill_diagonal_,
             diagonal_scatter, slice_scatter, select_scatter):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn
-Tensor.__setitem__ = set_item  # over inplace_ops' setitem, which it calls

@@ -103,13 +103,19 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     repeats, the last value written to a place is the one kept (on the GPU too) and the only one
     that gets its gradient (paddle 3.3.1 keeps the last value but sends the gradient to the first).
     A leaf that takes a gradient is refused outside no_grad, as in paddle; otherwise x's memory is
-    written."""
+    written. A value of one element and some dimensions (shape [1], [1, 1]) is taken as 0-d first,
+    as paddle takes it, so it also fits a single element (``y[1] = t``); a Tensor is reshaped in
+    the graph, so its gradient still reaches it."""
     xp = array_module(x._array)
     idx = index_arrays(index, xp)
     if isinstance(value, Tensor):
+        if value._array.ndim and value._array.size == 1:
+            value = shape_ops.reshape(value, [])
         values = to_module(value._array, xp)
     elif isinstance(value, list) or is_array(value):
         values = to_module(np.asarray(value) if isinstance(value, list) else value, xp)
+        if values.ndim and values.size == 1:
+            values = values.reshape(())
     else:
         values = value
     if not (_graph.is_grad_enabled() and (not x.stop_gradient or needs_grad(value))):

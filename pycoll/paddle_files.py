@@ -42,12 +42,14 @@ import numpy as np
 
 from pycoll.device import is_array, move
 from pycoll.dtypes import bfloat16
+from pycoll.size import Size, TensorSize
 from pycoll.tensor import Tensor, to_tensor
 
 # (module, name) of every callable a paddle file may name to build its tree
 ALLOWED_GLOBALS = frozenset({
     ("builtins", "tuple"), ("builtins", "list"), ("builtins", "dict"), ("builtins", "set"),
     ("builtins", "frozenset"), ("builtins", "bytearray"), ("builtins", "complex"), ("builtins", "slice"),
+    ("builtins", "int"),  # how x.size (an int that can be called) is written
     ("collections", "OrderedDict"), ("argparse", "Namespace"),
     ("_codecs", "encode"),  # protocol 2's way of writing bytes
     ("numpy", "ndarray"), ("numpy", "dtype"),
@@ -114,7 +116,7 @@ def _check(node: Any, where: str, depth: int, walked: bool, seen: Dict[int, int]
     if depth > MAX_DEPTH:
         raise ValueError(f"save: {where} nests containers more than {MAX_DEPTH} deep (a container "
                          f"holding itself?); pycoll.save stores at most {MAX_DEPTH} levels")
-    kind = type(node)
+    kind = {Size: list, TensorSize: int}.get(type(node), type(node))  # x.shape, x.size: a list, an int
     if node is None or kind in (bool, int, float, complex, str) or isinstance(node, Tensor):
         return
     if kind in _REFUSED_WHERE_WALKED and walked:
@@ -216,6 +218,10 @@ class _Pickler(pickle.Pickler):
             return tuple, ((name, _host_array(obj)),)
         if is_array(obj) and not isinstance(obj, np.ndarray):
             return move(obj, ("cpu", 0)).__reduce_ex__(self._protocol)
+        if type(obj) is Size:  # x.shape: written as a list, which paddle.load reads too
+            return list, (list(obj),)
+        if type(obj) is TensorSize:  # x.size: written as the int it is
+            return int, (int(obj),)
         if callable(obj):  # pickled by reference: check it is one the loader finds
             global_name = (getattr(obj, "__module__", None), getattr(obj, "__qualname__", None))
             if global_name not in ALLOWED_GLOBALS:
