@@ -361,3 +361,57 @@ def test_parameters_to_vector_is_a_leaf_as_paddles():
         nn.utils.vector_to_parameters(pycoll.arange(5, dtype="float32"), lin.parameters())
     with pytest.raises(ValueError, match="one dtype"):
         nn.utils.parameters_to_vector([pycoll.ones([2]), pycoll.ones([2], dtype="float64")])
+
+
+def test_init_functions_fill_in_place_and_return_none():
+    pycoll.seed(11)
+    w = pycoll.empty([300, 400])
+    assert nn.init.kaiming_uniform_(w) is None  # leaky_relu with a=0: bound sqrt(6 / fan_in)
+    assert abs(np.abs(w.numpy()).max() - np.sqrt(6 / 300)) < 1e-3 * np.sqrt(6 / 300)
+    nn.init.kaiming_normal_(w, a=0.1, mode="fan_out", nonlinearity="relu")
+    assert abs(w.numpy().std() - np.sqrt(2 / 400)) < 0.02 * np.sqrt(2 / 400)
+    nn.init.xavier_uniform_(w, gain=2.0)
+    assert abs(np.abs(w.numpy()).max() - 2 * np.sqrt(6 / 700)) < 1e-3 * 2 * np.sqrt(6 / 700)
+    nn.init.trunc_normal_(w, 1.0, 0.5, 0.0, 1.5)
+    assert w.numpy().min() >= 0.0 and w.numpy().max() <= 1.5
+    nn.init.constant_(w, 3.0)
+    assert (w.numpy() == 3).all()
+    p = pycoll.create_parameter([4, 3], "float32")
+    nn.init.eye_(p)
+    np.testing.assert_array_equal(p.numpy(), np.eye(4, 3))
+    nn.init.dirac_(pycoll.create_parameter([4, 2, 3], "float32"), 2)
+    nn.init.zeros_(p)
+    assert not p.numpy().any()
+    with pytest.raises(TypeError, match="floating point"):
+        nn.init.uniform_(pycoll.ones([3], dtype="int64"))
+    with pytest.raises(ValueError, match="2-D"):
+        nn.init.eye_(pycoll.empty([2, 2, 2]))
+    assert nn.spectral_norm is nn.utils.spectral_norm
+
+
+def test_embedding_renorm_matches_paddle():
+    weight = pycoll.to_tensor(np.arange(24, dtype="float32").reshape(6, 4) / 5)
+    out = F.embedding_renorm_(pycoll.to_tensor(np.array([[1, 3], [3, 5]])), weight, 2.0, 1.5)
+    assert out is weight
+    want = np.arange(24, dtype="float32").reshape(6, 4) / 5  # rows 1, 3, 5 rescaled: measured on paddle 3.3.1
+    want[1] = [0.571324, 0.714155, 0.856987, 0.999818]
+    want[3] = [0.704304, 0.762996, 0.821688, 0.880380]
+    want[5] = [0.737827, 0.774718, 0.811610, 0.848501]
+    np.testing.assert_allclose(weight.numpy(), want, atol=2e-6)
+
+
+def test_class_center_sample_keeps_positives_then_draws_negatives():
+    # the positive centers and remapped labels measured on paddle 3.3.1; the negatives are random there too
+    label, centers = F.class_center_sample(pycoll.to_tensor(np.array([3, 5, 3, 9])), 12, 6)
+    assert label.numpy().tolist() == [0, 1, 0, 2]
+    c = centers.numpy().tolist()
+    assert c[:3] == [3, 5, 9] and len(c) == 6 and len(set(c)) == 6 and not set(c[3:]) & {3, 5, 9}
+    label, centers = F.class_center_sample(pycoll.to_tensor(np.array([3, 5, 3, 9, 1, 0])), 12, 3)
+    assert label.numpy().tolist() == [2, 3, 2, 4, 1, 0] and centers.numpy().tolist() == [0, 1, 3, 5, 9]
+    with pytest.raises(ValueError, match="num_samples"):
+        F.class_center_sample(pycoll.to_tensor(np.array([3])), 4, 5)
+    with F.sdp_kernel(enable_math=True):
+        pass
+    with pytest.raises(ValueError, match="at least one backend"):
+        with F.sdp_kernel(False, False, False):
+            pass

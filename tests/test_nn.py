@@ -360,8 +360,9 @@ def test_cross_entropy_loss():
         nn.CrossEntropyLoss()(x, pycoll.to_tensor(labels[:3]))
     with pytest.raises(ValueError, match=r"label ids must lie in \[0, 4\)"):
         nn.CrossEntropyLoss()(x, pycoll.to_tensor(labels + 1))
-    with pytest.raises(TypeError, match="integer"):
-        nn.CrossEntropyLoss()(x, pycoll.to_tensor(labels.astype(np.float32)))
+    # paddle 3.3.1 takes float ids as its kernel casts them (truncation; see test_api_batch3_nn)
+    assert float(nn.CrossEntropyLoss()(x, pycoll.to_tensor(labels.astype(np.float32)))) == pytest.approx(
+        ref.mean(), rel=1e-5)
 
 
 def test_sequential_and_layer_list():

@@ -5,7 +5,7 @@ pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 5
 """
 from typing import Any
 
-from pycoll.nn import functional, initializer, utils
+from pycoll.nn import functional, init, initializer, utils
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
                                   LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, RReLU, Sigmoid,
                                   SiLU,
@@ -26,7 +26,7 @@ from pycoll.nn.hierarchical_softmax import AdaptiveLogSoftmaxWithLoss, HSigmoidL
 from pycoll.nn.image_layers import ChannelShuffle, Fold, LocalResponseNorm, Softmax2D, Unfold, ZeroPad2D
 from pycoll.nn.noise_layers import AlphaDropout, Dropout3D, FeatureAlphaDropout
 from pycoll.nn.parameter_dict import ParameterDict
-from pycoll.nn.weight_norms import SpectralNorm
+from pycoll.nn.weight_norms import SpectralNorm, spectral_norm
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HingeEmbeddingLoss,
                             KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss, NLLLoss,
                             SmoothL1Loss)
@@ -47,7 +47,7 @@ from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, Upsampli
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                     TransformerEncoderLayer)
 
-__all__ = ["functional", "initializer", "utils", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
+__all__ = ["functional", "init", "initializer", "utils", "spectral_norm", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LeakyReLU", "Silu", "ELU", "Softplus",
            "Hardswish", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",

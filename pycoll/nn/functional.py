@@ -16,8 +16,9 @@ node, hand-written backward) to keep per-op overhead and temporaries low.
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -50,6 +51,7 @@ from pycoll.nn._pool_functional import avg_pool1d, avg_pool2d, avg_pool3d, max_p
 from pycoll.nn._resample_functional import interpolate, pixel_shuffle, pixel_unshuffle, upsample
 from pycoll.nn._unpool_functional import max_unpool1d, max_unpool2d, max_unpool3d
 from pycoll.nn._bilinear_functional import bilinear
+from pycoll.nn._class_center_sampling import class_center_sample
 from pycoll.nn._ctc_loss import ctc_loss
 from pycoll.nn._grid_sample_functional import affine_grid, grid_sample
 from pycoll.nn._inplace_activations import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,
@@ -92,7 +94,7 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "sequence_mask", "affine_grid", "grid_sample", "pdist", "rrelu", "dropout1d", "rms_norm", "swiglu",
            "dice_loss", "npair_loss", "multi_label_margin_loss", "hsigmoid_loss", "adaptive_log_softmax_with_loss",
            "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
-           "temporal_shift", "gather_tree"]
+           "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
@@ -172,10 +174,7 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
         padding_idx += w.shape[0]
     xp = array_module(w)
     if max_norm and w.size:
-        rows = xp.unique(ids.reshape(-1))
-        norm = (xp.abs(w[rows]) ** norm_type).sum(axis=1, keepdims=True) ** (1.0 / norm_type)
-        w[rows] *= xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype, copy=False)
-        weight._bump_inplace_version()
+        embedding_renorm_(x, weight, max_norm, norm_type)
     out = w[ids]
     if padding_idx is not None:
         out[ids == padding_idx] = 0
@@ -193,6 +192,21 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
             gw /= xp.maximum(counts, 1).astype(gw.dtype)
         return None, gw
     return op_output(out, backward, x, weight)
+
+
+def embedding_renorm_(x: Tensor, weight: Tensor, max_norm: float, norm_type: float = 2.0) -> Tensor:
+    """Scale, in place and outside the graph, the rows of `weight` that the ids in x name and
+    whose norm_type-norm exceeds max_norm, to max_norm / (norm + 1e-7) times themselves; returns
+    weight (paddle's)."""
+    ids, w = as_tensor(x)._array, weight._array
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"embedding_renorm_: x must hold integer ids, got dtype {ids.dtype}")
+    xp = array_module(w)
+    rows = xp.unique(ids.reshape(-1))
+    norm = (xp.abs(w[rows]) ** norm_type).sum(axis=1, keepdims=True) ** (1.0 / norm_type)
+    w[rows] *= xp.where(norm > max_norm, max_norm / (norm + 1e-7), 1).astype(w.dtype, copy=False)
+    weight._bump_inplace_version()
+    return weight
 
 
 @param_aliases({"input": "x", "eps": "epsilon"})
@@ -312,3 +326,13 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
         coef = -(g * a).sum(axis=axis, keepdims=True) / (denom * denom) * through
         return ((grad + coef * dnorm).astype(a.dtype, copy=False),)
     return op_output(out, backward, x)
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_math: bool = False, enable_flash: bool = True,
+               enable_mem_efficient: bool = True) -> Iterator[None]:
+    """paddle's choice of scaled_dot_product_attention backends for a block: pycoll has one
+    implementation (the math one), which serves whatever is enabled; at least one must be."""
+    if not (enable_math or enable_flash or enable_mem_efficient):
+        raise ValueError("sdp_kernel: at least one backend must be enabled")
+    yield None

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll.dtypes import is_floating
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
@@ -32,9 +33,13 @@ def _fans(shape: Sequence[int]) -> Tuple[int, int]:
 
 
 class Initializer:
-    """Fills a parameter in place: `init(param)`."""
+    """Fills a parameter in place: `init(param)`. Only Constant and Assign fill integer tensors
+    (paddle has no kernel for the others there)."""
+    _floating_only = True
 
     def __call__(self, param: Tensor, block: None = None) -> Tensor:
+        if self._floating_only and not (is_floating(param.dtype) or param.dtype.kind == "c"):
+            raise TypeError(f"{type(self).__name__}: the tensor must be floating point, got dtype {param.dtype}")
         values = self._host_values(tuple(param.shape))
         param.set_value(np.asarray(values, dtype=param.dtype))
         return param
@@ -44,6 +49,8 @@ class Initializer:
 
 
 class Constant(Initializer):
+    _floating_only = False
+
     def __init__(self, value: float = 0.0):
         self.value = value
 
@@ -176,6 +183,7 @@ class KaimingUniform(_Kaiming):
 
 class Assign(Initializer):
     """Sets the parameter to a given value (array, nested list or Tensor) of its shape."""
+    _floating_only = False
 
     def __init__(self, value: Any, name: Optional[str] = None):
         if isinstance(value, Tensor):
