@@ -16,6 +16,7 @@ from pycoll.shape_ops import clone, plain_ints
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float32, float64, int64, is_floating
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list
+from pycoll.creation_options import creation_options
 
 ShapeLike = Union[int, Sequence[int]]
 
@@ -42,6 +43,7 @@ def _from_host(host: np.ndarray) -> Tensor:
     return wrap(move(host))
 
 
+@creation_options()
 @ints_as_list("shape", after=0)  # randn(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
@@ -51,6 +53,7 @@ def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None)
     return _from_host(draw.astype(dt, copy=False))
 
 
+@creation_options()
 @ints_as_list("shape", after=0)  # rand(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def rand(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
@@ -74,6 +77,7 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
 
 
+@creation_options()
 @ints_as_list("shape", after=0)  # empty(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
@@ -81,12 +85,14 @@ def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None)
     return wrap(module_for().empty(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).empty(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@creation_options()
 @param_aliases({"size": "shape"})
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """``shape`` filled with ``fill_value``; without ``dtype``, bool for a bool value (paddle's), else
@@ -95,36 +101,42 @@ def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optio
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 
+@creation_options()
 @ints_as_list("shape", after=0)  # zeros(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def zeros(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().zeros(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@creation_options()
 @ints_as_list("shape", after=0)  # ones(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def ones(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     return wrap(module_for().ones(shape_arg(shape), dtype=convert_dtype(dtype) or default_float()))
 
 
+@creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def zeros_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def ones_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
     return wrap(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
 
 
+@creation_options()
 def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = None,
            name: Optional[str] = None) -> Tensor:
     """Values in [start, end) by step; int64 when all bounds are ints (or integer Tensors), else
@@ -155,6 +167,7 @@ def _count_arg(v: Any, name: str) -> int:
     return int(v)
 
 
+@creation_options()
 @param_aliases({"n": "num_rows", "m": "num_columns"})
 def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """A [num_rows, num_columns] matrix with ones on its diagonal (square without num_columns);
@@ -164,6 +177,7 @@ def eye(num_rows: Any, num_columns: Any = None, dtype: DTypeLike = None, name: O
     return wrap(module_for().eye(rows, cols, dtype=convert_dtype(dtype) or default_float()))
 
 
+@creation_options()
 @param_aliases({"end": "stop", "steps": "num"})
 def linspace(start: Any, stop: Any, num: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """`num` evenly spaced values from start to stop, both included; the default dtype unless

@@ -209,12 +209,12 @@ def _alias(name: str, target: str) -> Callable[..., Any]:
         return getattr(Tensor, target)(x, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"paddle's other name of ``{target}``."
-    # paddle 3.3's short names of the binary ops take torch's input= / other= too (true_divide not)
-    return method if name == "true_divide" else param_aliases({"input": "x", "other": "y"})(method)
+    # paddle 3.3's short names of the binary ops take torch's input= / other= too
+    return param_aliases({"input": "x", "other": "y"})(method)
 
 
-_ALIASES = {"mul": "multiply", "sub": "subtract", "div": "divide", "true_divide": "divide",
-            "mul_": "multiply_", "sub_": "subtract_", "div_": "divide_",
+# div, sub and true_divide, which take options of their own, are pycoll.torch_style_arith's
+_ALIASES = {"mul": "multiply", "mul_": "multiply_", "sub_": "subtract_", "div_": "divide_",
             "eq": "equal", "ne": "not_equal", "lt": "less_than", "le": "less_equal", "gt": "greater_than",
             "ge": "greater_equal", "less": "less_than", "greater": "greater_than"}
 
