@@ -200,7 +200,8 @@ def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: DTypeLike
 
 def assign(x: Any, output: Any = None) -> Tensor:
     """A copy of x (a Tensor, an array, a number or a nested list; NumPy arrays and lists keep
-    NumPy's dtype, as paddle's do), written into `output` when given (and returned). The copy of
+    NumPy's dtype, as paddle's do), written into `output` when given (and returned; an output of
+    another shape or dtype takes x's, in new memory, as paddle's does). The copy of
     a Tensor stays in the graph; so does `output` when x takes a gradient (paddle's: its
     gradient reaches x)."""
     if isinstance(x, Tensor):
@@ -214,9 +215,9 @@ def assign(x: Any, output: Any = None) -> Tensor:
         return out
     if not isinstance(output, Tensor):
         raise TypeError(f"assign: output must be a Tensor or None, got {type(output).__name__}")
+    if output._array.shape != out._array.shape or output._array.dtype != out._array.dtype:
+        output._array = array_module(output._array).empty_like(out._array)  # x's shape and dtype, as paddle
     if isinstance(x, Tensor) and needs_grad(x) and is_grad_enabled():
-        if tuple(x.shape) != tuple(output.shape) or x.dtype != output.dtype:
-            output.set_value(out.detach())  # refused, naming the shapes or dtypes that differ
         setitem(output, Ellipsis, x)  # recorded: output takes x's place in the graph, as in paddle
     else:
         output.set_value(out.detach())

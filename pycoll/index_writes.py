@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
 from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import put_along_axis, take_along_axis
@@ -167,10 +169,17 @@ def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis
     return _shape.transpose(out, inverse)
 
 
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == tuple(target)
+    except ValueError:
+        return False
+
+
 def slice_scatter(x: Tensor, value: Tensor, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int],
                   strides: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x with ``x[starts:ends:strides]`` along `axes` (as ``strided_slice`` reads it) replaced by
-    `value`, which has that slice's shape."""
+    `value`, which has that slice's shape or broadcasts to it (as in paddle's examples)."""
     x, value = as_tensor(x), as_tensor(value)
     axes = list(normalize_axes(int_list(axes, "axes"), x.ndim))
     starts, ends, strides = int_list(starts, "starts"), int_list(ends, "ends"), int_list(strides, "strides")
@@ -181,9 +190,10 @@ def slice_scatter(x: Tensor, value: Tensor, axes: Sequence[int], starts: Sequenc
     for ax, lo, hi, step in zip(axes, starts, ends, strides):
         key[ax] = slice(lo, hi, step)
     key = tuple(key)
-    if tuple(value._array.shape) != x._array[key].shape:
-        raise ValueError(f"slice_scatter: value must have the slice's shape {list(x._array[key].shape)}, "
-                         f"got {value.shape}")
+    target = x._array[key].shape
+    if not _broadcasts_to(value._array.shape, target):
+        raise ValueError(f"slice_scatter: value must have the slice's shape {list(target)} or one that "
+                         f"broadcasts to it, got {list(value.shape)}")
     xp = array_module(x._array)
     return written(x, key, to_module(value._array, xp), value if needs_grad(value) else None)
 

@@ -38,8 +38,10 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
         if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
-            if arr.dtype == float64:
+            if arr.dtype.kind == "f":  # NumPy floats in a list too (float16, float64: float32)
                 dt = default_float()
+            elif arr.dtype == np.int32:  # a list of np.int32 is int64 (int8, int16, uint8 stay)
+                dt = np.dtype(np.int64)
             elif arr.dtype == np.complex128:
                 dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
     arr = move(arr, target)
