@@ -12,7 +12,7 @@ from typing import Any, Dict, Tuple
 import numpy as np
 
 from pycoll.device import current_place, import_cupy, is_array, move, parse_place
-from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 
 
 def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
