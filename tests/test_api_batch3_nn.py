@@ -415,3 +415,74 @@ def test_class_center_sample_keeps_positives_then_draws_negatives():
     with pytest.raises(ValueError, match="at least one backend"):
         with F.sdp_kernel(False, False, False):
             pass
+
+
+def _decoder_parts(r, kind, vocab=7, emb_dim=5, hidden=6):
+    emb = nn.Embedding(vocab, emb_dim)
+    emb.weight.set_value((r.randn(vocab, emb_dim) * 0.8).astype("float32"))
+    cell = nn.GRUCell(emb_dim, hidden) if kind == "gru" else nn.LSTMCell(emb_dim, hidden)
+    for p in cell.parameters():
+        p.set_value((r.randn(*p.shape) * 0.7).astype("float32"))
+    out = nn.Linear(hidden, vocab)
+    out.weight.set_value((r.randn(hidden, vocab) * 1.5).astype("float32"))
+    out.bias.set_value((r.randn(vocab) * 0.5).astype("float32"))
+    return emb, cell, out
+
+
+def test_beam_search_decoding_matches_paddle():
+    # ids, lengths and final states measured on paddle 3.3.1 with the same weights
+    r = np.random.RandomState(21)
+    emb, gru, out = _decoder_parts(r, "gru")
+    h0 = pycoll.to_tensor(r.randn(3, 6).astype("float32"))
+    emb2, lstm, out2 = _decoder_parts(r, "lstm")
+    hc0 = [pycoll.to_tensor(r.randn(3, 6).astype("float32")), pycoll.to_tensor(r.randn(3, 6).astype("float32"))]
+
+    decoder = nn.BeamSearchDecoder(gru, start_token=0, end_token=1, beam_size=3, embedding_fn=emb, output_fn=out)
+    ids, states, lengths = nn.dynamic_decode(decoder, inits=h0, max_step_num=9, return_length=True)
+    assert ids.numpy().tolist() == [[[4, 1, 4], [1, 1, 6], [1, 1, 4], [1, 1, 1]],
+                                    [[4, 3, 4], [1, 1, 3], [1, 1, 1], [1, 1, 1]],
+                                    [[4, 4, 4], [1, 4, 4], [1, 1, 4], [1, 1, 1]]]
+    assert lengths.numpy().tolist() == [[2, 1, 4], [2, 2, 3], [2, 3, 4]]
+    np.testing.assert_allclose(states.log_probs.numpy(), [[-0.7967074, -2.031506, -3.214495],
+                                                          [-0.8135586, -1.928876, -2.667959],
+                                                          [-1.573913, -1.783001, -2.44563]], rtol=2e-6)
+    assert states.finished.numpy().all()
+
+    decoder = nn.BeamSearchDecoder(lstm, start_token=0, end_token=1, beam_size=3, embedding_fn=emb2, output_fn=out2)
+    ids, states = nn.dynamic_decode(decoder, inits=hc0, max_step_num=3, output_time_major=True)
+    assert ids.numpy().tolist() == [[[1, 0, 0], [1, 4, 3], [1, 4, 4]], [[1, 1, 0], [1, 1, 0], [1, 1, 4]],
+                                    [[1, 1, 0], [1, 1, 0], [1, 1, 4]], [[1, 1, 0], [1, 1, 0], [1, 1, 4]]]
+    assert states.lengths.numpy().tolist() == [[1, 2, 4]] * 3
+    np.testing.assert_allclose(states.log_probs.numpy(), [[-1.688069, -2.640307, -4.471531],
+                                                          [-1.359255, -2.849913, -4.423304],
+                                                          [-1.390573, -3.12426, -6.171493]], rtol=2e-6)
+    tiled = nn.BeamSearchDecoder.tile_beam_merge_with_batch(pycoll.to_tensor(np.arange(6.0).reshape(2, 3)), 2)
+    np.testing.assert_array_equal(tiled.numpy(), np.repeat(np.arange(6.0).reshape(2, 3), 2, axis=0))
+
+
+class _CountingDecoder(nn.decode.Decoder):
+    """States count the steps; sequence i says it has finished at step targets[i]."""
+
+    def __init__(self, targets):
+        self.targets = np.array(targets)
+
+    def initialize(self, inits):
+        return pycoll.zeros([3, 1]), inits, pycoll.to_tensor(np.zeros(3, bool))
+
+    def step(self, time, inputs, states, **kwargs):
+        done = pycoll.to_tensor(self.targets <= int(time.numpy()[0]))
+        return states * 10, states + 1, inputs, done
+
+
+def test_dynamic_decode_of_a_decoder_not_tracking_its_finishing():
+    # paddle's loop marks a sequence finished before counting its step (these numbers as measured on
+    # paddle 3.3.1 with the same decoder): its length and (with
+    # impute_finished) its states stop at the step before the one that finished it
+    outputs, states, lengths = nn.dynamic_decode(_CountingDecoder([2, 0, 4]), inits=pycoll.zeros([3, 1]),
+                                                 impute_finished=True, return_length=True)
+    assert lengths.numpy().tolist() == [2, 0, 4]
+    assert states.numpy().ravel().tolist() == [2, 0, 4]
+    assert outputs.shape == [3, 5, 1]
+    _, _, lengths = nn.dynamic_decode(_CountingDecoder([2, 0, 9]), inits=pycoll.zeros([3, 1]), max_step_num=3,
+                                      return_length=True)
+    assert lengths.numpy().tolist() == [2, 0, 4]

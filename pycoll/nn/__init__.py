@@ -5,7 +5,7 @@ pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 5
 """
 from typing import Any
 
-from pycoll.nn import functional, init, initializer, utils
+from pycoll.nn import decode, functional, init, initializer, utils
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
                                   LeakyReLU, LogSigmoid, LogSoftmax, Maxout, Mish, PReLU, ReLU, ReLU6, RReLU, Sigmoid,
                                   SiLU,
@@ -16,6 +16,7 @@ from pycoll.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from pycoll.nn.common import Dropout, Dropout2D, Embedding, Flatten, Identity, Linear, Unflatten
 from pycoll.nn.conv import Conv1D, Conv2D, Conv3D
 from pycoll.nn.conv_transpose import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose
+from pycoll.nn.decode import BeamSearchDecoder, dynamic_decode
 from pycoll.nn.container import LayerDict, LayerList, ParameterList, Sequential
 from pycoll.nn.distance import CosineSimilarity, PairwiseDistance
 from pycoll.nn.layer import Layer
@@ -73,7 +74,7 @@ __all__ = ["functional", "init", "initializer", "utils", "spectral_norm", "Layer
            "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D", "ReplicationPad3D",
            "CircularPad1D", "CircularPad2D", "CircularPad3D", "HuberLoss", "Unflatten", "RReLU",
            "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss", "LPPool1D", "LPPool2D",
-           "FractionalMaxPool2D", "FractionalMaxPool3D"]
+           "FractionalMaxPool2D", "FractionalMaxPool3D", "decode", "BeamSearchDecoder", "dynamic_decode"]
 
 HuberLoss = SmoothL1Loss  # paddle's alias
 
