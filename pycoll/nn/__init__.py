@@ -30,7 +30,7 @@ from pycoll.nn.parameter_dict import ParameterDict
 from pycoll.nn.weight_norms import SpectralNorm, spectral_norm
 from pycoll.nn.loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HingeEmbeddingLoss,
                             KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, MultiLabelMarginLoss, NLLLoss,
-                            SmoothL1Loss)
+                            RNNTLoss, SmoothL1Loss)
 from pycoll.nn.norm import (BatchNorm, BatchNorm1D, BatchNorm2D, BatchNorm3D, GroupNorm, InstanceNorm1D,
                             InstanceNorm2D, InstanceNorm3D, LayerNorm)
 from pycoll.nn.parameter import Parameter, ParamAttr
@@ -48,7 +48,8 @@ from pycoll.nn.resample import (PixelShuffle, PixelUnshuffle, Upsample, Upsampli
 from pycoll.nn.transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                                     TransformerEncoderLayer)
 
-__all__ = ["functional", "init", "initializer", "utils", "spectral_norm", "Layer", "Parameter", "ParamAttr", "Linear", "Embedding",
+__all__ = ["functional", "init", "initializer", "utils", "spectral_norm", "Layer", "Parameter", "ParamAttr", "Linear",
+           "Embedding",
            "Dropout", "Flatten", "Identity", "Sequential", "LayerList", "LayerDict", "ParameterList",
            "ReLU", "Tanh", "Sigmoid", "GELU", "Softmax", "LeakyReLU", "Silu", "ELU", "Softplus",
            "Hardswish", "LayerNorm", "MSELoss", "L1Loss", "SmoothL1Loss", "BCELoss",
@@ -74,7 +75,8 @@ __all__ = ["functional", "init", "initializer", "utils", "spectral_norm", "Layer
            "ReflectionPad2D", "ReflectionPad3D", "ReplicationPad1D", "ReplicationPad2D", "ReplicationPad3D",
            "CircularPad1D", "CircularPad2D", "CircularPad3D", "HuberLoss", "Unflatten", "RReLU",
            "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss", "MultiLabelMarginLoss", "LPPool1D", "LPPool2D",
-           "FractionalMaxPool2D", "FractionalMaxPool3D", "decode", "BeamSearchDecoder", "dynamic_decode"]
+           "FractionalMaxPool2D", "FractionalMaxPool3D", "decode", "BeamSearchDecoder", "dynamic_decode",
+           "RNNTLoss"]
 
 HuberLoss = SmoothL1Loss  # paddle's alias
 

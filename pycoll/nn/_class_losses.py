@@ -56,11 +56,11 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     * hard labels: integer ids shaped like input without `axis` or with 1 there; an id equal to
       ignore_index adds no loss and no gradient. Float (or bool) ids are truncated to int64 as
       paddle's kernel does; 'mean' with ignore_index >= 0 then counts, as paddle's, the labels whose
-      float value differs from ignore_index (so 4.5 counts when 4 is ignored). soft_label=True: label holds a distribution over
-      the classes, shaped like input. label_smoothing = e > 0 turns labels into soft ones,
-      (1 - e) label + e / C (one_hot first for hard ones, which must then all be class ids; a
-      label shaped like input is taken as a distribution even with soft_label=False, as
-      paddle's), and 'none' then keeps a class axis of size 1.
+      float value differs from ignore_index (so 4.5 counts when 4 is ignored). soft_label=True:
+      label holds a distribution over the classes, shaped like input. label_smoothing = e > 0
+      turns labels into soft ones, (1 - e) label + e / C (one_hot first for hard ones, which
+      must then all be class ids; a label shaped like input is taken as a distribution even
+      with soft_label=False, as paddle's), and 'none' then keeps a class axis of size 1.
     * weight [C]: hard labels scale row i by weight[label_i], soft ones by label_i . weight.
     * 'mean' with ignore_index >= 0 divides by the number of labels != ignore_index (the weights
       of those rows with a weight); otherwise by the sum of the row weights with a weight, else by

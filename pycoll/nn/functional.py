@@ -66,6 +66,7 @@ from pycoll.nn._response_norm_functional import local_response_norm
 from pycoll.nn._fractional_pool_functional import fractional_max_pool2d, fractional_max_pool3d
 from pycoll.nn._hierarchical_softmax import adaptive_log_softmax_with_loss, hsigmoid_loss
 from pycoll.nn._temporal_functional import gather_tree, temporal_shift
+from pycoll.nn._rnnt_loss import rnnt_loss
 from pycoll.nn._set_losses import dice_loss, multi_label_margin_loss, npair_loss
 from pycoll.diag_ops import diag_embed
 from pycoll.product_ops import pdist
@@ -94,7 +95,8 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "sequence_mask", "affine_grid", "grid_sample", "pdist", "rrelu", "dropout1d", "rms_norm", "swiglu",
            "dice_loss", "npair_loss", "multi_label_margin_loss", "hsigmoid_loss", "adaptive_log_softmax_with_loss",
            "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
-           "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel"]
+           "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel",
+           "rnnt_loss"]
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 

@@ -160,3 +160,17 @@ class MultiLabelMarginLoss(_Loss):
 
     def forward(self, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
         return F.multi_label_margin_loss(input, label, self.reduction)
+
+
+class RNNTLoss(_Loss):
+    """`rnnt_loss`: the RNN transducer loss of log-probabilities [B, T, U + 1, V]."""
+
+    def __init__(self, blank: int = 0, fastemit_lambda: float = 0.001, reduction: str = "mean",
+                 name: Optional[str] = None):
+        super().__init__(reduction, name)
+        self.blank, self.fastemit_lambda = blank, fastemit_lambda
+
+    def forward(self, input: Tensor, label: Tensor, input_lengths: Tensor,  # noqa: A002
+                label_lengths: Tensor) -> Tensor:
+        return F.rnnt_loss(input, label, input_lengths, label_lengths, self.blank, self.fastemit_lambda,
+                           self.reduction)
