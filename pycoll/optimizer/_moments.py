@@ -2,6 +2,7 @@
 paddle's one-element beta-power accumulators, and the argument checks of betas and epsilons."""
 from __future__ import annotations
 
+import math
 from typing import Any, Dict
 
 import numpy as np
@@ -45,15 +46,35 @@ def scalar_dtype(like: Any) -> Any:
     return np.float64 if like.dtype == np.float64 else np.float32
 
 
-def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any, attribute: bool = True) -> Any:
-    """paddle's one-element beta-power accumulator (Adam's, Lamb's, Adamax's), computed in
-    `scalar_dtype` as paddle's kernels compute it: rate^t while step t runs (it starts at rate),
-    rate^(t+1) kept after it (a float holding that dtype's value exactly, so that a state saved
-    in that dtype resumes bit for bit). ``rate`` is rounded to float32 first where the kernel
-    takes it as a float attribute (Lamb, Adamax), not where it takes a double (Adam). Returns
+def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any) -> Any:
+    """paddle's one-element beta-power accumulator (Lamb's, Adamax's), computed in `scalar_dtype`
+    as paddle's kernels compute it: rate^t while step t runs (it starts at rate, rounded to
+    float32 as the kernel's float attribute), rate^(t+1) kept after it (a float holding that
+    dtype's value exactly, so that a state saved in that dtype resumes bit for bit). Returns
     rate^t."""
     dtype = scalar_dtype(like)
-    rate = dtype(np.float32(rate) if attribute else rate)
+    rate = dtype(np.float32(rate))
     now = dtype(pows.get(key, rate))
     pows[key] = float(now * rate)
     return now
+
+
+_POWERS: Dict[float, list] = {}  # rate -> [rate, rate*rate, ...], multiplied as Adam's steps multiply
+
+
+def double_power(rate: float, saved: float) -> float:
+    """The double power of `rate` that Adam holds after the steps whose power was saved as
+    `saved` (rounded to float32, the dtype paddle's files keep it in): found among the powers
+    that repeated multiplication gives, so that a resumed run continues bit for bit. `saved`
+    itself when no step count fits it (a state from elsewhere); 0.0 once float32 underflows
+    (``1 - p`` is then 1.0 in double either way)."""
+    if saved <= 0.0 or not 0.0 < rate < 1.0:
+        return float(saved)
+    steps = max(1, round(math.log(saved) / math.log(rate)))
+    powers = _POWERS.setdefault(rate, [rate])
+    while len(powers) < steps + 3:
+        powers.append(powers[-1] * rate)
+    for t in (steps, steps - 1, steps + 1, steps - 2, steps + 2):
+        if t >= 1 and np.float32(powers[t - 1]) == np.float32(saved):
+            return powers[t - 1]
+    return float(saved)

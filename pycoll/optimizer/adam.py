@@ -4,10 +4,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
+import numpy as np
+
 from pycoll.device import array_module
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
-from pycoll.optimizer._moments import beta, scalar_power, set_moment_options
+from pycoll.optimizer._moments import beta, double_power, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -47,8 +49,9 @@ class Adam(Optimizer):
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
         m = self._array_acc("moment1", key, param)
         v = self._array_acc("moment2", key, param)
-        b1_pow = scalar_power(self._accumulators["beta1_pow_acc"], key, b1, param, attribute=False)  # b^t
-        b2_pow = scalar_power(self._accumulators["beta2_pow_acc"], key, b2, param, attribute=False)
+        pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
+        b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t, in double: the
+        # results of paddle's kernels are closer to it than to powers kept in float32
         m *= b1  # in the parameter's dtype, 1 - b from the float (paddle's adam kernels; not _moments.average_)
         m += (1 - b1) * grad
         v *= b2
@@ -62,6 +65,17 @@ class Adam(Optimizer):
         denom = xp.sqrt(v)
         denom += options.get("epsilon", self._epsilon) * correction
         param -= (lr * correction / (1 - b1_pow)) * m / denom
+        pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
+
+    def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
+        """The beta powers are kept in double and saved in paddle's float32 (float64 for float64
+        parameters, which is exact): the double power they were rounded from is found again."""
+        if param.array.dtype == np.float64:
+            return saved
+        index = next(i for i, p in enumerate(self._parameter_list) if p is param)
+        options = self._groups[self._group_index[index]]
+        which = "beta1" if name == "beta1_pow_acc" else "beta2"
+        return double_power(options.get(which, getattr(self, f"_{which}")), saved)
 
 
 class AdamW(Adam):

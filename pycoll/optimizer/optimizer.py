@@ -319,8 +319,12 @@ class Optimizer:
             array = value.array if isinstance(value, Tensor) else value
             if not is_array(array):
                 raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
-            return float(array.reshape(-1)[0])
+            return self._scalar_from(name, float(array.reshape(-1)[0]), param)
         return self._state_array(entry, value, param)
+
+    def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
+        """A one-element accumulator as this optimizer keeps it, from its saved value."""
+        return saved
 
     def _state_array(self, entry: str, value: Any, param: Tensor) -> Any:
         """An array of a parameter's state (an accumulator, a master weight) as this optimizer
