@@ -15,8 +15,9 @@ whole job at once, naming the rank; with status 0 it sends the notice, waits (at
 job's timeout) until every peer has finished too, and finalises MPI before the process ends.
 
 The same communicator carries the stall notices (``stall_notices``, another tag): what a rank
-stalled in a collective waits in, so that ranks in collectives that can never match end the job
-in seconds. They live and stop with the exit notices.
+stalled in a collective or point-to-point call waits in, to its group's members and to every
+rank, so that ranks in calls that can never match end the job in seconds. They live and stop
+with the exit notices.
 """
 from __future__ import annotations
 

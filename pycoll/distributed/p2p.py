@@ -30,7 +30,7 @@ from typing import Any, Callable, List, Optional
 import numpy as np
 
 from pycoll._errors import CollectiveError
-from pycoll.distributed import _arrays, check
+from pycoll.distributed import _arrays, check, p2p_peers
 from pycoll.distributed._failure import label
 from pycoll.distributed.collective import _begin, _group_rank, _launch
 from pycoll.distributed.env import member_group, outside
@@ -112,6 +112,7 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
 def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
     """``send`` on a member's group whose call is already numbered."""
     peer = peer_of(g, dst, "send", "dst")
+    p2p_peers.note(g, int(dst))  # for the stall notices, should this call stall
     buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
     if not check.enabled:
         return _launch(g, "send", g.engine.send, (buf, peer, _DATA_TAG), buf, sync_op, compared=False)
@@ -201,6 +202,7 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
 def _recv(g: Group, tensor: Any, src: int, sync_op: bool) -> Task:
     """``recv`` on a member's group whose call is already numbered."""
     peer = peer_of(g, src, "recv", "src")
+    p2p_peers.note(g, int(src))  # for the stall notices, should this call stall
     buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
     receipt = _Receipt(g, peer, buf, copy_back)
     return _launch(g, "recv", receipt.start, (), buf, sync_op, receipt.finish, compared=False,

@@ -1,4 +1,4 @@
-"""Stall notices: ranks stuck in collectives that can never match end the job in seconds.
+"""Stall notices: ranks stuck in calls that can never match end the job in seconds.
 
 Without ``PYCOLL_CHECK`` nothing compares the ranks' calls, so a rank that calls ``barrier``
 while its peer calls ``all_reduce`` (or, on MPI, a blocking call against a peer's ``sync_op=False``
@@ -31,9 +31,26 @@ traffic to line two different collectives up at one number.) Only the collective
 number names are told (:data:`NUMBERED`): point-to-point calls, set-up steps and the checks
 ``broadcast_object_list`` makes before numbering its broadcasts are not.
 
-The messages travel on the private communicator of the exit notices (``exits``), which owns this
-object. Only the watchdog thread sends and polls, and only while a wait of this rank is stalled
-or one it told about has ended: the collectives' path pays nothing.
+A deadlock may also span groups or involve point-to-point calls (the world's ``all_reduce``
+against a sub-group's, two ranks each in a ``send`` to the other, a collective against a
+``send``), where no group has all its members in one call. So each rank also tells EVERY rank the one wait its
+thread is blocked in (a :class:`job_deadlock.JobWait`: the group, number and call, and for
+``send``/``recv`` the peer, which :mod:`p2p_peers` keeps; none while it has other tasks in
+flight, or on a stream-ordered engine, where the host does not block). When every rank has told
+one and none of them can ever be matched (:func:`job_deadlock.deadlock_text`, whose notes argue
+the rule), the rank asks every rank to confirm its wait, as above; with every answer the wait
+told, it ends the job, first telling the others so (they end it with the same message, from the
+waits they hold, without asking again). These job-wide notices carry point-to-point calls and
+are read apart from the per-group ones, whose numbering logic is the one above.
+
+Groups are known by :func:`group_key`: their ranks and the order in which each rank made its
+groups over those ranks (ids count each rank's own ``new_group`` calls and may differ between
+ranks; on MPI the groups over one set of ranks pair up in their order of creation).
+
+The messages travel on the private communicator of the exit notices (``exits``, a duplicate of
+the world's, so they reach every rank), which owns this object. Only the watchdog thread sends
+and polls, and only while a wait of this rank is stalled or one it told about has ended: the
+collectives' path pays nothing, and ``send``/``recv`` one dict entry for their peer.
 """
 from __future__ import annotations
 
@@ -42,16 +59,21 @@ import itertools
 import threading
 import time
 from itertools import combinations
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll.distributed.job_deadlock import P2P, Call, JobWait, deadlock_text, describe_call
+from pycoll.distributed.p2p_peers import peer_of_call
+
 _TAG = 92  # the exit notices use 91
-_NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4
+_NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4  # a group's waits, to its members
+_JOB_NOTICE, _JOB_WITHDRAWN, _JOB_QUERY, _JOB_ANSWER, _CONCLUDED = 5, 6, 7, 8, 9  # to every rank
 _NONE = -1  # an answer's sequence number when the rank waits in nothing numbered on the group
 _REQUERY_S = 2.0  # a confirmation not complete by then is asked again (a peer may be busy)
 _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq", "<i8"),
-                    ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40")])
+                    ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40"), ("peer", "<i8"),
+                    ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8")])
 
 NUMBERED = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter",
                       "reduce_scatter", "alltoall", "alltoall_single", "alltoallv", "barrier"})
@@ -62,7 +84,6 @@ _ONE_STEP = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "reduc
 """Calls whose ``sync_op`` decides their only engine call (gather and scatter share a blocking
 verdict first, alltoall its sizes: there a blocking wait and a task may be one call)."""
 
-Call = Tuple[str, int]  # name, and blocking: 1, 0 for a task's wait, -1 on a stream-ordered engine
 Stalled = Tuple[Any, Any, int, Callable[[], bool]]  # group, call (name, seq, started), blocking, still waiting
 
 
@@ -74,12 +95,6 @@ def never_match(a: Call, b: Call) -> bool:
         # a stream-ordered engine records a rooted call's verdict as a broadcast under its number
         return not (min(blocking_a, blocking_b) < 0 and "broadcast" in (name_a, name_b))
     return name_a in _ONE_STEP and min(blocking_a, blocking_b) >= 0 and blocking_a != blocking_b
-
-
-def describe_call(call: Call) -> str:
-    """``all_reduce (sync_op=True)``; just the name where blocking is unknown or a barrier's."""
-    name, blocking = call
-    return name if blocking < 0 or name == "barrier" else f"{name} (sync_op={bool(blocking)})"
 
 
 def mismatch_text(group: Any, seq: int, calls: Dict[int, Call]) -> Optional[str]:
@@ -97,10 +112,37 @@ def mismatch_text(group: Any, seq: int, calls: Dict[int, Call]) -> Optional[str]
             f"stopping the job")
 
 
-def group_key(group: Any) -> int:
-    """The same number on every member of ``group``: its id and ranks, hashed."""
-    digest = hashlib.blake2b(repr((group.id, list(group.ranks))).encode(), digest_size=8).digest()
+def _hash(value: Any) -> int:
+    digest = hashlib.blake2b(repr(value).encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little", signed=True)
+
+
+def group_key(group: Any, live: Iterable[Any]) -> int:
+    """The same number on every member of ``group``: its ranks and how many of this rank's
+    ``live`` groups over the same ranks it made before, hashed. Not its id: ids count each
+    rank's own ``new_group`` calls (on MPI a sub-group is made by its members alone), while
+    the groups over one set of ranks pair up in the order each rank made them."""
+    made_before = sum(1 for g in live if g.id < group.id and g.ranks == group.ranks)
+    return _hash((list(group.ranks), made_before))
+
+
+def job_wait(host: Optional[Stalled], others: int, live: Sequence[Any]) -> Optional[JobWait]:
+    """What this rank tells every rank of its ``host`` wait (the blocking call or task's wait
+    past the notice delay), or None: when it has ``others`` tasks in flight besides, runs on a
+    stream-ordered engine (the host is then not blocked), or waits in neither a numbered
+    collective nor a point-to-point call with a known peer."""
+    if host is None or others or host[2] < 0:
+        return None
+    group, call, blocking = host[0], host[1], host[2]
+    peer = -1
+    if call.name in P2P:
+        peer = peer_of_call(group, call.seq)
+        if peer is None:
+            return None
+    elif call.name not in NUMBERED:
+        return None
+    return JobWait(group_key(group, live), group.nranks, _hash(list(group.ranks)), call.seq,
+                   call.name, blocking, peer, group.describe()[:96], call.serial)
 
 
 class StallNotices:
@@ -121,16 +163,27 @@ class StallNotices:
         self._sending: List[Tuple[Any, Any]] = []  # (request, buffer) until each send completes
         self._asked: List[Tuple[int, int, int]] = []  # queries to answer: (asker, group key, nonce)
         self._asking: Dict[int, Tuple[int, int, float]] = {}  # group key: (nonce, seq, when) of my query
-        self._answers: Dict[Tuple[int, int], Tuple[int, Call]] = {}  # (nonce, peer): (seq, call)
+        # (nonce, peer): (seq, call) answering a group's query, the wait (False: none) a job's
+        self._answers: Dict[Tuple[int, int], Any] = {}
         self._nonces = itertools.count(1)
+        self.nranks = comm.Get_size()
+        self._everyone = [r for r in range(self.nranks) if r != self.rank]
+        self._told_job: Optional[JobWait] = None  # this rank's wait, as told to every rank
+        self._heard_job: Dict[int, JobWait] = {}  # peer: its wait, as told
+        self._job_asked: List[Tuple[int, int]] = []  # job queries to answer: (asker, nonce)
+        self._job_asking: Optional[Tuple[int, Dict[int, JobWait], float]] = None  # nonce, waits, when
+        self._concluded = False  # a peer has confirmed a job-wide deadlock
 
     def _post(self) -> Any:
         return self.comm.Irecv([self._inbox.view(np.uint8), self._mpi.BYTE], self._mpi.ANY_SOURCE, _TAG)
 
-    def update(self, stalled: Sequence[Stalled]) -> Optional[Tuple[Any, str]]:
+    def update(self, stalled: Sequence[Stalled], host: Optional[Stalled] = None, others: int = 0,
+               live: Sequence[Any] = ()) -> Optional[Tuple[Any, str]]:
         """One look (the watchdog's, every tick): ``stalled`` holds this rank's waits past the
-        notice delay. Tells the peers of new ones, withdraws ended ones, and returns (group,
-        reason) when the members of a group wait in calls that can never match."""
+        notice delay, ``host`` the one its thread is blocked in (if among them), ``others`` how
+        many tasks it has in flight besides, ``live`` its groups. Tells the peers of new waits,
+        withdraws ended ones, and returns (group, reason) when the members of a group wait in
+        calls that can never match, or no wait of the job can ever complete (``job_deadlock``)."""
         with self._lock:
             if self._request is None:  # stopped, at exit
                 return None
@@ -138,7 +191,7 @@ class StallNotices:
             for wait in stalled:
                 group, call = wait[0], wait[1]
                 if call.name in NUMBERED:
-                    key = group_key(group)
+                    key = group_key(group, live)
                     if key not in mine or call.started < mine[key][1].started:
                         mine[key] = wait
             for key, (call, peers) in list(self._told.items()):
@@ -150,17 +203,63 @@ class StallNotices:
                     peers = [r for r in group.ranks if r != self.rank]
                     self._send(peers, _NOTICE, key, call.seq, call.name, blocking)
                     self._told[key] = (call, peers)
+            job = job_wait(host, others, live) if self.nranks > 1 else None
+            if job != self._told_job:
+                if self._told_job is not None:
+                    self._send(self._everyone, _JOB_WITHDRAWN, 0)
+                if job is not None:
+                    self._send_job(self._everyone, _JOB_NOTICE, job)
+                self._told_job = job
             self._sending = [(r, b) for r, b in self._sending if not r.Test()]
-            if not mine:
+            if not mine and job is None:
                 return None
             self._receive()
             self._answer(mine)
+            for asker, nonce in self._job_asked:  # this rank's wait now, or none (key 0)
+                if job is not None and host is not None and host[3]():
+                    self._send_job([asker], _JOB_ANSWER, job, nonce)
+                else:
+                    self._send([asker], _JOB_ANSWER, 0, nonce=nonce)
+            self._job_asked = []
             for key, (group, call, blocking, still_waiting) in mine.items():
                 reason = self._verdict(group, key, call.seq, (call.name, blocking))
                 if reason is not None and self._confirmed(group, key, call.seq, (call.name, blocking)) \
                         and still_waiting():
                     return group, reason
+            if job is not None and host is not None:
+                reason = self._job_verdict(job)
+                if reason is not None and host[3]():
+                    return host[0], reason
             return None
+
+    def _job_verdict(self, mine: JobWait) -> Optional[str]:
+        """The reason to end the job when every rank has told a wait and none can ever complete,
+        once every rank has confirmed its wait (or a peer has, and says so)."""
+        waits = {**self._heard_job, self.rank: mine}
+        reason = deadlock_text(waits, self.nranks)
+        if reason is None:
+            self._job_asking = None
+            return None
+        if self._concluded:
+            return reason
+        asked = self._job_asking
+        if asked is not None and asked[1] == waits:
+            answers = [self._answers.get((asked[0], peer)) for peer in self._everyone]
+            if all(a is not None for a in answers):
+                self._forget(asked[0])
+                self._job_asking = None
+                if all(answer == waits[peer] for peer, answer in zip(self._everyone, answers)):
+                    self._send(self._everyone, _CONCLUDED, 0)  # the peers need not ask again
+                    return reason
+                return None  # some rank waits elsewhere now: no verdict from this query
+            if time.monotonic() - asked[2] < _REQUERY_S:
+                return None
+        if asked is not None:
+            self._forget(asked[0])
+        nonce = next(self._nonces)
+        self._job_asking = (nonce, waits, time.monotonic())
+        self._send(self._everyone, _JOB_QUERY, 0, nonce=nonce)
+        return None
 
     def _answer(self, mine: Dict[int, Stalled]) -> None:
         """Answer the peers' queries with this rank's wait on their group now (or none)."""
@@ -199,9 +298,14 @@ class StallNotices:
     def _forget(self, nonce: int) -> None:
         self._answers = {k: v for k, v in self._answers.items() if k[0] != nonce}
 
+    def _send_job(self, peers: List[int], kind: int, wait: JobWait, nonce: int = 0) -> None:
+        self._send(peers, kind, wait.key, wait.seq, wait.name, wait.blocking, nonce,
+                   (wait.peer, wait.size, wait.ranks_hash, wait.where.encode(), wait.serial))
+
     def _send(self, peers: List[int], kind: int, key: int, seq: int = 0, name: str = "",
-              blocking: int = 0, nonce: int = 0) -> None:
-        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode())], _RECORD)
+              blocking: int = 0, nonce: int = 0,
+              job: Tuple[int, int, int, bytes, int] = (-1, 0, 0, b"", 0)) -> None:
+        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), *job)], _RECORD)
         for peer in peers:
             self._sending.append((self.comm.Isend([record.view(np.uint8), self._mpi.BYTE], peer, _TAG),
                                   record))
@@ -217,8 +321,20 @@ class StallNotices:
                 self._heard.pop((sender, key), None)
             elif kind == _QUERY:
                 self._asked.append((sender, key, int(record["nonce"])))
-            elif any(asked[0] == int(record["nonce"]) for asked in self._asking.values()):  # an answer
-                self._answers[(int(record["nonce"]), sender)] = (int(record["seq"]), call)
+            elif kind == _ANSWER:
+                if any(asked[0] == int(record["nonce"]) for asked in self._asking.values()):
+                    self._answers[(int(record["nonce"]), sender)] = (int(record["seq"]), call)
+            elif kind == _JOB_NOTICE:
+                self._heard_job[sender] = _job_of(record)
+            elif kind == _JOB_WITHDRAWN:
+                self._heard_job.pop(sender, None)
+            elif kind == _JOB_QUERY:
+                self._job_asked.append((sender, int(record["nonce"])))
+            elif kind == _JOB_ANSWER:
+                if self._job_asking is not None and self._job_asking[0] == int(record["nonce"]):
+                    self._answers[(int(record["nonce"]), sender)] = _job_of(record) if key else False
+            elif kind == _CONCLUDED:
+                self._concluded = True
             self._request = self._post()
 
     def _verdict(self, group: Any, key: int, seq: int, mine: Call) -> Optional[str]:
@@ -241,3 +357,9 @@ class StallNotices:
                 self._request.Cancel()
                 self._request.Wait()
                 self._request = None
+
+
+def _job_of(record: Any) -> JobWait:
+    return JobWait(int(record["group"]), int(record["size"]), int(record["ranks"]), int(record["seq"]),
+                   record["name"].decode(), int(record["blocking"]), int(record["peer"]),
+                   record["where"].decode(errors="replace"), int(record["serial"]))

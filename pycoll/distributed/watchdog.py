@@ -24,11 +24,16 @@ Under MPI (where the exit notices' private communicator exists) a wait that has 
 (:mod:`stall_notices`): when every member waits at the same sequence number and two of their
 calls can never match (``barrier`` against ``all_reduce``; on MPI a blocking call against a
 task), the job ends at once, the message naming each rank's call, instead of at the timeout.
+The wait this thread is blocked in (a blocking call or a task's wait) is told to every rank too,
+with the number of other tasks in flight: when every rank of the job waits and no wait can ever
+be matched (across groups, point-to-point calls included: :mod:`job_deadlock`), the job ends the
+same way.
 ``PYCOLL_CHECK=1`` compares every call before it starts, so the notices are not sent under it.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 import time
@@ -52,15 +57,20 @@ def _stall_warn_seconds() -> float:
         raise ValueError(f"PYCOLL_STALL_WARN={raw!r}: it must be a number of seconds") from None
 
 
-class _Blocking:
-    """The blocking call in progress, as the thread first saw it (the fields of an engine's
-    watched call: ``name``, ``seq``, ``started``, ``warned``)."""
+_serials = itertools.count(1)
 
-    __slots__ = ("name", "seq", "started", "warned")
+
+class _Blocking:
+    """The blocking call (or task's wait) in progress, as the thread first saw it (the fields of
+    an engine's watched call: ``name``, ``seq``, ``started``, ``warned``); ``serial`` tells this
+    wait from any other of the rank, a later wait for the same task included."""
+
+    __slots__ = ("name", "seq", "started", "warned", "serial")
 
     def __init__(self, name: str, seq: int, started: float):
         self.name, self.seq, self.started = name, seq, started
         self.warned = False
+        self.serial = next(_serials)
 
 
 class Watchdog:
@@ -118,6 +128,8 @@ class Watchdog:
     def tick(self, now: float) -> None:
         """One look at every wait (the thread calls it every ``_PERIOD_S``)."""
         stalled: List[Tuple[Any, Any, int, Callable[[], bool]]] = []  # waits past notice_after
+        # the main thread's wait once past notice_after (None before): its blocking call's, a task's
+        hosts: List[Optional[Tuple[Any, Any, int, Callable[[], bool]]]] = []
         group = self.group
         if group is None:
             self._blocking = None
@@ -128,17 +140,19 @@ class Watchdog:
             seen = self._blocking
             if seen is None or seen[0] is not group or seen[1].seq != seq or seen[1].name != name:
                 seen = self._blocking = (group, _Blocking(name, seq, now))
-            self._observe(stalled, group, seen[1], now, _blocking_flag(group, True),
-                          lambda: self.group is group and group.seq == seq)
+            hosts.append(self._observe(stalled, group, seen[1], now, _blocking_flag(group, True),
+                                       lambda: self.group is group and group.seq == seq))
         waiting = self.waiting
         if waiting is None:
             self._waited = None
         else:
             if self._waited is None or self._waited[0] is not waiting:
                 self._waited = (waiting, _Blocking(waiting[1], waiting[2], now))
-            self._observe(stalled, waiting[0], self._waited[1], now, _blocking_flag(waiting[0], False),
-                          lambda: self.waiting is waiting, own_deadline=True)
-        for g in self._groups():
+            hosts.append(self._observe(stalled, waiting[0], self._waited[1], now,
+                                       _blocking_flag(waiting[0], False), lambda: self.waiting is waiting,
+                                       own_deadline=True))
+        live = tuple(self._groups())
+        for g in live:
             backend = g.engine  # read once: the main thread may destroy the group meanwhile
             if backend is None:
                 continue
@@ -151,19 +165,24 @@ class Watchdog:
             if call is not None:
                 self._observe(stalled, g, call, now, -1, lambda: not call.done)
         if self.stalls is not None and not check.enabled:
-            found = self.stalls.update(stalled)
+            host = hosts[0] if len(hosts) == 1 else None
+            # the tasks in flight besides the one waited for (completed ones not yet let go too)
+            others = sum(len(g.pending) for g in live) - (waiting is not None) if host else 0
+            found = self.stalls.update(stalled, host, others, live)
             if found is not None:
                 _abort_engine(found[0].engine)
                 _failure.abort_job(1, f"pycoll.CollectiveError: {found[1]}")
 
     def _observe(self, stalled: List[Tuple[Any, Any, int, Callable[[], bool]]], group: Any, call: Any,
                  now: float, blocking: int, still_waiting: Callable[[], bool],
-                 own_deadline: bool = False) -> None:
-        """``_check`` the wait, and add it to ``stalled`` once it has lasted ``notice_after``
-        (``blocking``: 1, 0 for a task's wait, -1 on a stream-ordered engine)."""
+                 own_deadline: bool = False) -> Optional[Tuple[Any, Any, int, Callable[[], bool]]]:
+        """``_check`` the wait, and add it to ``stalled`` (and return it) once it has lasted
+        ``notice_after`` (``blocking``: 1, 0 for a task's wait, -1 on a stream-ordered engine)."""
         self._check(group, call, now, still_waiting, own_deadline)
-        if now - call.started >= self.notice_after:
-            stalled.append((group, call, blocking, still_waiting))
+        if now - call.started < self.notice_after:
+            return None
+        stalled.append((group, call, blocking, still_waiting))
+        return stalled[-1]
 
     def _check(self, group: Any, call: Any, now: float, still_waiting: Callable[[], bool],
                own_deadline: bool = False) -> None:
