@@ -28,7 +28,7 @@ from typing import Any, List, Optional
 import pycoll.distributed as dist
 from pycoll.nn import Layer, Parameter
 from pycoll.nn import functional as F
-from pycoll.nn.initializer import XavierNormal
+from pycoll.nn.initializer import XavierUniform
 from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_softmax_with_cross_entropy, _c_split,
                                      _mp_allreduce, group_position, model_parallel_group)
 from pycoll.tensor import Tensor
@@ -185,7 +185,7 @@ class VocabParallelEmbedding(_ParallelLayer):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.start = self.rank * self.rows_per_rank
         self.weight = self._param([num_embeddings, embedding_dim], _weight_attr(weight_attr, layer),
-                                  axis=0, default_initializer=XavierNormal())
+                                  axis=0, default_initializer=XavierUniform())
 
     def forward(self, x: Any) -> Tensor:
         ids = _as_tensor(x).array
