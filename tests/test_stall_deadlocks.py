@@ -95,3 +95,21 @@ def test_a_send_and_the_recv_it_matches_prove_nothing_but_other_pairs_do():
         "every rank waits in a call that no other rank's call can ever match: rank 0 in recv "
         "(sync_op=True) #1 from rank 2 on g1, rank 1 in send (sync_op=True) #1 to rank 0 on g1, rank 2 "
         "in recv (sync_op=True) #1 from rank 1 on g1; stopping the job")
+
+
+def test_groups_are_known_by_their_ranks_and_creation_order_not_by_their_ids():
+    """Ids count each rank's own new_group calls; on MPI the groups over one set of ranks pair up
+    in the order each rank made them."""
+    from pycoll.distributed.group import Group
+    from pycoll.distributed.stall_notices import group_key
+
+    def group(gid, ranks):
+        return Group(gid, ranks, 0, None, 60.0)
+
+    world, solo = group(0, [0, 1]), group(1, [0])
+    a_here, b_here = group(2, [0, 1]), group(3, [0, 1])  # a rank that made group([0]) first
+    a_there, b_there = group(1, [0, 1]), group(2, [0, 1])  # a rank that did not
+    here, there = [world, solo, a_here, b_here], [world, a_there, b_there]
+    assert group_key(a_here, here) == group_key(a_there, there)
+    assert group_key(b_here, here) == group_key(b_there, there)
+    assert len({group_key(world, here), group_key(a_here, here), group_key(b_here, here)}) == 3

@@ -238,7 +238,9 @@ class StallNotices:
         waits = {**self._heard_job, self.rank: mine}
         reason = deadlock_text(waits, self.nranks)
         if reason is None:
-            self._job_asking = None
+            if self._job_asking is not None:
+                self._forget(self._job_asking[0])
+                self._job_asking = None
             return None
         if self._concluded:
             return reason
