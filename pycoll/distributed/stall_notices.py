@@ -33,15 +33,16 @@ number names are told (:data:`NUMBERED`): point-to-point calls, set-up steps and
 
 A deadlock may also span groups or involve point-to-point calls (the world's ``all_reduce``
 against a sub-group's, two ranks each in a ``send`` to the other, a collective against a
-``send``), where no group has all its members in one call. So each rank also tells EVERY rank the one wait its
-thread is blocked in (a :class:`job_deadlock.JobWait`: the group, number and call, and for
-``send``/``recv`` the peer, which :mod:`p2p_peers` keeps; none while it has other tasks in
-flight, or on a stream-ordered engine, where the host does not block). When every rank has told
-one and none of them can ever be matched (:func:`job_deadlock.deadlock_text`, whose notes argue
-the rule), the rank asks every rank to confirm its wait, as above; with every answer the wait
-told, it ends the job, first telling the others so (they end it with the same message, from the
-waits they hold, without asking again). These job-wide notices carry point-to-point calls and
-are read apart from the per-group ones, whose numbering logic is the one above.
+``send``), where no group has all its members in one call. So each rank also tells EVERY rank
+the one wait its thread is blocked in (a :class:`job_deadlock.JobWait`: the group, number and
+call, and for ``send``/``recv`` the peer, which :mod:`p2p_peers` keeps; none while it has other
+tasks in flight, or on a stream-ordered engine, where the host does not block). When every rank
+has told one and none of them can ever be matched (:func:`job_deadlock.deadlock_text`, whose
+notes argue the rule), the rank asks every rank to confirm its wait, as above; with every answer
+the wait told, it tells the others so and waits a moment for each to say it ends the job too
+(with the same message, from the waits it holds, without asking again), so every rank writes the
+message. These job-wide notices carry point-to-point calls and are read apart from the per-group
+ones, whose numbering logic is the one above.
 
 Groups are known by :func:`group_key`: their ranks and the order in which each rank made its
 groups over those ranks (ids count each rank's own ``new_group`` calls and may differ between
@@ -59,7 +60,7 @@ import itertools
 import threading
 import time
 from itertools import combinations
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -71,6 +72,7 @@ _NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4  # a group's waits, to its mem
 _JOB_NOTICE, _JOB_WITHDRAWN, _JOB_QUERY, _JOB_ANSWER, _CONCLUDED = 5, 6, 7, 8, 9  # to every rank
 _NONE = -1  # an answer's sequence number when the rank waits in nothing numbered on the group
 _REQUERY_S = 2.0  # a confirmation not complete by then is asked again (a peer may be busy)
+_CONCLUDE_WAIT_S = 1.0  # how long a rank that found a job-wide deadlock waits for the peers to say so
 _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq", "<i8"),
                     ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40"), ("peer", "<i8"),
                     ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8")])
@@ -172,7 +174,7 @@ class StallNotices:
         self._heard_job: Dict[int, JobWait] = {}  # peer: its wait, as told
         self._job_asked: List[Tuple[int, int]] = []  # job queries to answer: (asker, nonce)
         self._job_asking: Optional[Tuple[int, Dict[int, JobWait], float]] = None  # nonce, waits, when
-        self._concluded = False  # a peer has confirmed a job-wide deadlock
+        self._concluded: Set[int] = set()  # the peers that end the job over a job-wide deadlock
 
     def _post(self) -> Any:
         return self.comm.Irecv([self._inbox.view(np.uint8), self._mpi.BYTE], self._mpi.ANY_SOURCE, _TAG)
@@ -242,7 +244,8 @@ class StallNotices:
                 self._forget(self._job_asking[0])
                 self._job_asking = None
             return None
-        if self._concluded:
+        if self._concluded:  # a peer has confirmed it: say so too, and end the job with it
+            self._send(self._everyone, _CONCLUDED, 0)
             return reason
         asked = self._job_asking
         if asked is not None and asked[1] == waits:
@@ -252,6 +255,7 @@ class StallNotices:
                 self._job_asking = None
                 if all(answer == waits[peer] for peer, answer in zip(self._everyone, answers)):
                     self._send(self._everyone, _CONCLUDED, 0)  # the peers need not ask again
+                    self._await_peers()
                     return reason
                 return None  # some rank waits elsewhere now: no verdict from this query
             if time.monotonic() - asked[2] < _REQUERY_S:
@@ -262,6 +266,14 @@ class StallNotices:
         self._job_asking = (nonce, waits, time.monotonic())
         self._send(self._everyone, _JOB_QUERY, 0, nonce=nonce)
         return None
+
+    def _await_peers(self) -> None:
+        """Wait (at most ``_CONCLUDE_WAIT_S``) until every peer says it ends the job too, so that
+        each rank writes the message before the first to end it takes the job down."""
+        deadline = time.monotonic() + _CONCLUDE_WAIT_S
+        while not self._concluded.issuperset(self._everyone) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            self._receive()
 
     def _answer(self, mine: Dict[int, Stalled]) -> None:
         """Answer the peers' queries with this rank's wait on their group now (or none)."""
@@ -336,7 +348,7 @@ class StallNotices:
                 if self._job_asking is not None and self._job_asking[0] == int(record["nonce"]):
                     self._answers[(int(record["nonce"]), sender)] = _job_of(record) if key else False
             elif kind == _CONCLUDED:
-                self._concluded = True
+                self._concluded.add(sender)
             self._request = self._post()
 
     def _verdict(self, group: Any, key: int, seq: int, mine: Call) -> Optional[str]:
