@@ -7,6 +7,7 @@ import pytest
 
 import pycoll
 from pycoll import linalg
+from numeric import central_grad
 
 A = np.array([[4.0, 3.0, 2.0], [6.0, 3.0, 1.0], [2.0, 5.0, 7.0]])
 B = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
@@ -17,16 +18,6 @@ TAU = np.array([1.2, 0.8, 0.5])
 
 def T(v, grad=False):
     return pycoll.to_tensor(np.asarray(v, dtype=np.float64), stop_gradient=not grad)
-
-
-def central_grad(fn, x, eps=1e-6):
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        g[i] = (fn(hi) - fn(lo)) / (2 * eps)
-    return g
 
 
 def test_lu_solve_values_and_gradients():

@@ -14,17 +14,6 @@ def T(v, dtype="float32", grad=False):
     return pycoll.to_tensor(np.asarray(v, dtype=dtype), stop_gradient=not grad)
 
 
-def central_grad(fn, x, eps=1e-6):
-    """d sum(fn(x)) / dx by central differences (float64)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        g[i] = (fn(hi).sum() - fn(lo).sum()) / (2 * eps)
-    return g
-
-
 # ---- div / sub / true_divide ------------------------------------------------------------------
 
 def test_div_rounding_modes_dtypes_and_gradients():

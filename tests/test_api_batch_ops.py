@@ -9,21 +9,11 @@ import pytest
 import pycoll
 import pycoll.nn as nn
 import pycoll.nn.functional as F
+from numeric import central_grad
 
 
 def T(v, grad=False, dtype="float64"):
     return pycoll.to_tensor(np.asarray(v, dtype=dtype), stop_gradient=not grad)
-
-
-def central_grad(fn, x, eps=1e-6):
-    """d sum(fn(x)) / dx by central differences (float64)."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(*x.shape):
-        hi, lo = x.copy(), x.copy()
-        hi[i] += eps
-        lo[i] -= eps
-        g[i] = (fn(hi).sum() - fn(lo).sum()) / (2 * eps)
-    return g
 
 
 def test_stacks_shapes_and_values():
