@@ -165,6 +165,11 @@ class Device:
 
 # -- NCCL ---------------------------------------------------------------------------------------
 def _reduce(rows: np.ndarray, op: int) -> np.ndarray:
+    with np.errstate(over="ignore"):  # NCCL's float16 sums overflow to inf without a word
+        return _reduced(rows, op)
+
+
+def _reduced(rows: np.ndarray, op: int) -> np.ndarray:
     name = _OP_NAMES[op]
     if name == "NCCL_SUM":
         return rows.sum(axis=0, dtype=rows.dtype)
