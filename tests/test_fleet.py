@@ -101,7 +101,7 @@ def test_a_world_of_one_through_fleet():
     fleet.barrier_worker()
     hcg = fleet.get_hybrid_communicate_group()
     assert hcg.get_data_parallel_world_size() == 1 and hcg.get_model_parallel_group().ranks == [0]
-    assert model_parallel_group() is None, "no model parallelism: layers keep the world"
+    assert model_parallel_group() is hcg.get_model_parallel_group(), "layers: the mp group, of one rank"
     model = pycoll.nn.Linear(2, 2)
     assert fleet.distributed_model(model) is model
     opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())

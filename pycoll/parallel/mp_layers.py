@@ -6,7 +6,9 @@
     ParallelCrossEntropy   the loss of logits whose classes are split     (no weight)
 
 n is the size of the layer's ``group`` (when None: fleet's model-parallel group after
-``fleet.init``, else the world) and rank r holds block r.
+``fleet.init``, else the world) and rank r holds block r. After ``fleet.init`` with
+``mp_degree`` 1 that group is this rank alone: the layers are whole, as plain ones, whatever the
+data-parallel or pipeline degrees.
 
 Initialisation: every rank draws the *full* weight from pycoll's seeded generator, exactly as
 ``nn.Linear`` / ``nn.Embedding`` of the full size would, and keeps its block. So after the same

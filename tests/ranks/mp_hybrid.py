@@ -139,7 +139,7 @@ def main():
             p.set_value(p.numpy() + 1.0)
     if use_fleet:
         dp_model = fleet.distributed_model(model)
-        assert isinstance(dp_model, pycoll.DataParallel)
+        assert isinstance(dp_model, fleet.meta_parallel.TensorParallel) and dp_model._layers is model
     else:
         dp_model = pycoll.DataParallel(model, group=dp, comm_buffer_size=0.0001, last_comm_buffer_size=0.0001)
     if not use_fleet:  # fleet's buckets follow fuse_grad_size_in_MB, its last one paddle's 1 MB

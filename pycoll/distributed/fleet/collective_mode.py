@@ -16,6 +16,7 @@ from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel, mark_fleet_optimizer
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
+from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
 from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
 from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.utils.log_util import set_log_level
@@ -45,8 +46,15 @@ def init(role_maker: Any = None, is_collective: bool = False,
          strategy: Optional[DistributedStrategy] = None, log_level: Any = None) -> None:
     """Start collective mode: the parallel environment, then the dp × pp × sharding × mp groups
     the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``hybrid_parallel_order``
-    (their product must be the world size; dp fills what is left when it is not given, as paddle
-    does; the degrees pycoll has not built, ``strategy.UNBUILT_DEGREES``, must stay 1). As
+    (their product must be the world size; dp fills what the others leave when it is not given
+    — paddle's leaves ``sharding_degree`` out there, so ``{"sharding_degree": 2}`` alone on 2
+    ranks fails its topology check where pycoll makes dp 1; the degrees pycoll has not built,
+    ``strategy.UNBUILT_DEGREES``, must stay 1). The model-parallel layers made without a group
+    use the model-parallel group from then on (one rank when ``mp_degree`` is 1: whole layers).
+    With ``mp_degree`` > 1 the ranks are seeded as paddle's are
+    (``model_parallel_random_seed(tensor_parallel_configs["tensor_init_seed"])``; -1, the
+    default, draws a global seed per rank at random, so replicated weights differ until
+    ``distributed_model`` broadcasts them). As
     paddle's dygraph ``fleet.init`` does, this is collective mode whatever ``is_collective``
     says, unless the environment describes a parameter-server job
     (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level``
@@ -91,7 +99,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
     order = strategy.hybrid_parallel_order
     topology = CommunicateTopology([AXIS_NAMES[a] for a in order], [sizes[a] for a in order])
     hcg = HybridCommunicateGroup(topology, strategy.hybrid_configs)
-    set_model_parallel_group(hcg.get_model_parallel_group() if mp > 1 else None)
+    set_model_parallel_group(hcg.get_model_parallel_group())  # one rank when mp is 1: the layers stay whole
     _state.clear()
     _state.update(strategy=strategy, hcg=hcg)
     if mp > 1:  # paddle's: the model-parallel RNG tracker, from tensor_init_seed (-1: a random seed)
@@ -119,11 +127,15 @@ def get_hybrid_parallel_topology() -> CommunicateTopology:
 
 
 def distributed_model(model: Any) -> Any:
-    """``model`` under DataParallel over the ranks that hold the same model-parallel block
-    (buckets of the strategy's ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded
-    over the sharding group at the strategy's stage (1/2/3: group_sharded_parallel's os, os_g,
-    p_g_os); as it is when there is no data parallelism. Its model-parallel layers already use
-    the model-parallel group (fleet.init made it their default). With both data and sharding
+    """``model`` under DataParallel over the data-parallel group (buckets of the strategy's
+    ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded over the sharding group at the
+    strategy's stage (1/2/3: group_sharded_parallel's os, os_g, p_g_os); as it is when there is
+    no data parallelism. With ``mp_degree`` > 1 it becomes paddle's
+    ``meta_parallel.TensorParallel`` (``model`` its ``_layers``): the replicated parameters
+    broadcast from the model-parallel group's first rank, the inputs too at each forward, and
+    forward runs through that DataParallel or sharded model. Its model-parallel layers already
+    use the model-parallel group (fleet.init made it their default; of one rank, so the layers
+    are whole, when ``mp_degree`` is 1). With both data and sharding
     degrees, gradients are averaged over both (the sharding model's ``dp_group``). With pipeline
     stages, ``model`` must be a ``PipelineLayer``: it becomes a ``PipelineParallel`` (whose
     ``train_batch`` averages the gradients over the data-parallel group itself). As in paddle,
@@ -140,22 +152,34 @@ def distributed_model(model: Any) -> Any:
         if not isinstance(model, PipelineLayer):
             raise TypeError(f"fleet.distributed_model: with pp_degree={hcg.get_pipe_parallel_world_size()} the "
                             f"model must be a meta_parallel.PipelineLayer, got {type(model).__name__}")
-        wrapped = PipelineParallel(model, hcg, strategy)
-    elif hcg.get_sharding_parallel_world_size() > 1:
-        level = STAGES[strategy.sharding_configs["stage"]]
-        wrapped = shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
-                              dp_group=hcg.get_data_parallel_group())
-    elif hcg.get_data_parallel_world_size() > 1:
-        wrapped = DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
-                               last_comm_buffer_size=strategy.last_comm_group_size_MB,
-                               find_unused_parameters=strategy.find_unused_parameters,
-                               group=hcg.get_data_parallel_group())
+        wrapped = bound = PipelineParallel(model, hcg, strategy)
+    elif hcg.get_model_parallel_world_size() > 1:
+        wrapped = TensorParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
+        bound = wrapped._grad_sync if wrapped._grad_sync is not None else wrapped
     else:
-        return model
-    state["model"] = wrapped
+        wrapped = bound = _averaging(model, hcg, strategy)
+        if wrapped is None:
+            return model
+    state["model"] = bound  # what a sharding optimizer steps the pieces of
     for optimizer in state.pop("unbound", []):  # distributed_optimizer came first
-        optimizer.bind(wrapped)
+        optimizer.bind(bound)
     return wrapped
+
+
+def _averaging(model: Any, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> Any:
+    """``model`` sharded over the sharding group at the strategy's stage (gradients averaged over
+    the data-parallel group too), else under DataParallel over the data-parallel group; None when
+    neither degree is above 1."""
+    if hcg.get_sharding_parallel_world_size() > 1:
+        level = STAGES[strategy.sharding_configs["stage"]]
+        return shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,
+                           dp_group=hcg.get_data_parallel_group())
+    if hcg.get_data_parallel_world_size() > 1:
+        return DataParallel(model, comm_buffer_size=strategy.fuse_grad_size_in_MB,
+                            last_comm_buffer_size=strategy.last_comm_group_size_MB,
+                            find_unused_parameters=strategy.find_unused_parameters,
+                            group=hcg.get_data_parallel_group())
+    return None
 
 
 def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy] = None) -> Any:

@@ -97,7 +97,10 @@ class HybridCommunicateGroup:
     axes (sep is refused by fleet.init), paddle's check group (the ranks of this rank's data
     index: a global norm or a found inf spans them) and, with ``PADDLE_USE_FOUR_DIRECTIONS_P2P``
     set, paddle's four point-to-point groups of a pipeline. Every rank builds every group, in
-    the same order."""
+    the same order. A group of one rank says ``rank`` 0 for that rank, where paddle 3.3.1's
+    says -1 (its ``new_group`` makes no communicator for one rank, so its ``is_member()`` is
+    False too): pycoll's is a working group, which the model-parallel layers use when
+    ``mp_degree`` is 1."""
 
     def __init__(self, topology: CommunicateTopology, hybrid_configs: Any = None):
         self._topo = topology

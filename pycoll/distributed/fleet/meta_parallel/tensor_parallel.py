@@ -1,0 +1,53 @@
+"""paddle's ``fleet.meta_parallel.TensorParallel``: what ``fleet.distributed_model`` returns when
+``mp_degree`` > 1 without pipeline stages."""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from pycoll.distributed.fleet.utils.hybrid_parallel_util import (broadcast_dp_parameters, broadcast_input_data,
+                                                                 broadcast_mp_parameters,
+                                                                 broadcast_sharding_parameters)
+from pycoll.nn import Layer
+
+
+class TensorParallel(Layer):
+    """``layers`` (its ``_layers``, so its ``state_dict`` keys start with ``_layers.``, as paddle's)
+    run by the model-parallel group of ``hcg``.
+
+    At wrap the parameters that are not split (``is_distributed`` False: replicated on the
+    model-parallel group) and the buffers take the group's first rank's values; with sharding or
+    data-parallel degrees every parameter then takes its sharding group's, then its data-parallel
+    group's, first rank's values (paddle's order). So replicated weights agree even where the ranks
+    drew them from different seeds (``fleet.init`` seeds each rank's global generator at random
+    when ``tensor_init_seed`` is -1, as paddle's does). Each forward first gives every rank of the
+    model-parallel group its first rank's inputs (``broadcast_input_data``: tensors written in
+    place), unless ``strategy``'s ``mp_configs.need_broadcast_data`` is False.
+
+    ``grad_sync`` (pycoll's; ``fleet.distributed_model`` gives it) wraps ``layers``, after those
+    broadcasts, in the DataParallel or sharded model that forward then runs through, so gradients
+    are averaged over the data-parallel / sharding ranks in backward (paddle's
+    HybridParallelOptimizer does that in ``step``); it may return None (nothing to average), and
+    without it forward runs ``layers`` itself."""
+
+    def __init__(self, layers: Layer, hcg: Any, strategy: Any = None, *,
+                 grad_sync: Optional[Callable[[Layer], Optional[Layer]]] = None):
+        if not isinstance(layers, Layer):
+            raise TypeError(f"TensorParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
+        super().__init__(layers.full_name() + "_meta_parallel_base")
+        self._layers = layers
+        self._hcg = hcg
+        self._strategy = strategy
+        broadcast_mp_parameters(layers, hcg, fuse_params=False)
+        if hcg.get_sharding_parallel_world_size() > 1:
+            broadcast_sharding_parameters(layers, hcg, fuse_params=False)
+        if hcg.get_data_parallel_world_size() > 1:
+            broadcast_dp_parameters(layers, hcg, fuse_params=False)
+        # not a sublayer: the keys stay paddle's
+        object.__setattr__(self, "_grad_sync", grad_sync(layers) if grad_sync is not None else None)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        strategy = self._strategy
+        if strategy is None or strategy.hybrid_configs["mp_configs"].need_broadcast_data:
+            inputs, kwargs = broadcast_input_data(self._hcg, *inputs, **kwargs)
+        run = self._grad_sync if self._grad_sync is not None else self._layers
+        return run(*inputs, **kwargs)
