@@ -16,7 +16,7 @@ from pycoll import _graph
 from pycoll.distributed.auto_parallel import propagation
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
-from pycoll.distributed.auto_parallel.placements import Placement
+from pycoll.distributed.auto_parallel.placements import Placement, check_placements
 from pycoll.nn import Layer
 from pycoll.tensor import Tensor, wrap
 
@@ -28,6 +28,24 @@ def to_local(tensor: Tensor) -> Tensor:
     with propagation.local_only():
         _graph.record((local,), lambda g: (g,), (tensor,))
     return local
+
+
+def dtensor_to_local(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
+    """paddle's ``dtensor_to_local`` (``dist.auto_parallel.api``): this rank's piece of
+    ``dist_tensor`` as a plain tensor in the autograd graph (``to_local``); the inverse of
+    ``dtensor_from_local``. ``mesh`` and ``placements`` are the tensor's own, as paddle passes
+    them (they say what the gradient coming back is)."""
+    if not is_dist_tensor(dist_tensor):
+        raise ValueError(f"dtensor_to_local: dist_tensor must be a distributed tensor, got "
+                         f"{type(dist_tensor).__name__}")
+    if not isinstance(mesh, ProcessMesh):
+        raise TypeError(f"dtensor_to_local: mesh must be a dist.ProcessMesh, got {type(mesh).__name__}")
+    placements = check_placements(placements, mesh, len(dist_tensor.shape), dist_tensor.shape)
+    if mesh != dist_tensor.process_mesh or placements != list(dist_tensor.placements):
+        raise ValueError(f"dtensor_to_local: mesh and placements must be dist_tensor's own "
+                         f"({dist_tensor.process_mesh}, {dist_tensor.placements}), got {mesh}, {placements}; "
+                         f"reshard it first")
+    return to_local(dist_tensor)
 
 
 def _as_list(outputs: Any) -> Tuple[List[Any], bool]:

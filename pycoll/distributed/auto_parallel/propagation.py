@@ -64,7 +64,24 @@ def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
         return x, y
     if x.placements is None and y.placements is None:
         return x, y
+    y = _split_as(y, x)
     return _block_of(x, y), _block_of(y, x)
+
+
+def _split_as(t: Tensor, other: Tensor) -> Tensor:
+    """``t`` resharded, along each mesh dimension where both operands are split but along
+    different (right-aligned) dimensions, to ``other``'s split there, or to Replicate where
+    ``t`` does not span that dimension: the pieces then meet the right rows."""
+    if t.placements is None or other.placements is None or t.process_mesh != other.process_mesh:
+        return t
+    target, offset = list(t.placements), other.ndim - t.ndim
+    for axis, (mine, theirs) in enumerate(zip(t.placements, other.placements)):
+        if not (mine.is_shard() and theirs.is_shard()) or mine.get_dim() + offset == theirs.get_dim():
+            continue
+        dim = theirs.get_dim() - offset
+        spans = 0 <= dim < t.ndim and t.shape[dim] == other.shape[theirs.get_dim()] > 1
+        target[axis] = Shard(dim) if spans else Replicate()
+    return t if target == list(t.placements) else reshard(t, t.process_mesh, target)
 
 
 def _block_of(t: Tensor, other: Tensor) -> Tensor:
@@ -189,6 +206,8 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
             summed.append(axis)
     for out in outputs:
         _make_distributed(out, mesh, placements, whole_shape if out is outputs[0] else None)
+    if name == "linear" and len(inputs) > 2 and inputs[2] is not None and any(p.is_partial() for p in placements):
+        backward = _bias_once(outputs[0], inputs[2], backward, mesh, placements)
     plans = {}
     for i, t in enumerate(inputs):
         if t is None or t.stop_gradient:
@@ -200,11 +219,30 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     return _synchronised(backward, mesh, plans) if plans else backward
 
 
+def _bias_once(out: Tensor, bias: Tensor, backward: Callable, mesh: Any, placements: List[Placement]) -> Callable:
+    """A row-parallel linear's result (Partial: the ranks' products of their slices) holds its
+    whole bias on the first rank of its partial mesh dimensions only, so that their sum adds it
+    once (paddle's Replicate -> Partial); elsewhere the bias takes no part, and its gradient
+    there is zero (``_synchronised`` sums the ranks' shares)."""
+    coordinate = mesh.coordinate()
+    if all(coordinate[a] == 0 for a, p in enumerate(placements) if p.is_partial()):
+        return backward
+    out._array -= bias._array
+
+    def bias_once_backward(g: Any) -> tuple:
+        grads = list(backward(g))
+        if grads[2] is not None:
+            grads[2] = grads[2] * 0
+        return tuple(grads)
+    bias_once_backward.__pycoll_op__ = describe_fn(backward)  # type: ignore[attr-defined]
+    return bias_once_backward
+
+
 def _whole_rows(split: Tuple[Any, Seen], dim: int, out_shape: Tuple[int, ...], mesh: Any, axis: int) -> int:
     """The whole size of a result's split dimension: the split input's whole size when the op
     kept its rows, else the local size times the ranks (even blocks only)."""
-    tensor, (shape, shard) = split
-    whole = tensor.shape[shard.get_dim()]
+    tensor, (whole_shape, shard, shape) = split
+    whole = whole_shape[shard.get_dim()]
     if out_shape[dim] == shape[shard.get_dim()]:
         return whole
     if whole % mesh.shape[axis]:

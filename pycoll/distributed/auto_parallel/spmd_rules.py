@@ -4,7 +4,9 @@ values (``Partial``). The op has already run on the local pieces; a rule says wh
 result is a piece of. An op without a rule, or a case a rule cannot place, is refused by name
 (``Refused``) rather than given a wrong whole: reshard to Replicate first, or use local_map.
 
-Inputs are seen as (local shape, placement along the dimension); a plain tensor is whole there,
+Inputs are seen as (whole shape, placement along the dimension, local shape): the rules reason on
+the whole shapes, which every rank shares (a rank's piece may hold one element along a split
+dimension, which the local shape cannot tell from a dimension of size 1); a plain tensor is whole there,
 and so is, inside its own tensor-parallel Linear, a parameter that Linear cuts (see
 ``propagation.parameters_whole``); a Python number is None. Partial inputs reach these rules only
 from ops that take no operand hook (autograd PyLayers): the others make them whole first.
@@ -31,7 +33,7 @@ class Refused(ValueError):
     """An op the rules cannot place along a split or partial mesh dimension."""
 
 
-Seen = Tuple[Tuple[int, ...], Placement]  # an input's local shape and placement (None: not a tensor)
+Seen = Tuple[Tuple[int, ...], Placement, Tuple[int, ...]]  # whole shape, placement, local shape (None: not a tensor)
 
 
 def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
@@ -44,7 +46,7 @@ def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tu
 
 
 def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
-    (shape, shard), = [(s[0], s[1]) for s in seen if s is not None and s[1].is_shard()][:1]
+    (shape, shard, local), = [s for s in seen if s is not None and s[1].is_shard()][:1]
     d = shard.get_dim()
     if name in UNARY:
         return Shard(d)
@@ -67,6 +69,9 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         if (x is None or x[1].is_replicated()) and weight is not None and weight[1] == Shard(1) and (
                 bias is None or bias[1] == Shard(0)):
             return Shard(len(out) - 1)  # a weight split by columns (a bias alike): the output's columns
+        if x is not None and x[1] == Shard(len(x[0]) - 1) and weight is not None and weight[1] == Shard(0) and (
+                bias is None or bias[1].is_replicated()):
+            return Partial(ReduceOp.SUM)  # row-parallel: each rank's product of its slices (the bias: once)
     if name in ("linear", "embedding", "c_concat", "c_split", "mp_allreduce"):
         x, others = seen[0], seen[1:]
         last = len(x[0]) - 1 if name != "embedding" else len(x[0])
@@ -84,7 +89,11 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
             return Shard(logits[1].get_dim())
         return Partial(ReduceOp.SUM if reduction == "sum" else ReduceOp.AVG)
     if name == "reshape":
-        return _reshape(shape, d, out)
+        if local[d] == 1 < shape[d]:
+            raise Refused(f"reshape (squeeze, unsqueeze, flatten) of a tensor of shape {list(shape)} whose pieces "
+                          f"hold one element each along the split dimension {d}: the op sees the piece "
+                          f"{list(local)} and cannot tell that dimension from one of size 1")
+        return _reshape(local, d, out)
     if name == "transpose":
         perm = list(np.argsort(closure_value(backward, "inverse")))
         return Shard(perm.index(d))
@@ -111,6 +120,11 @@ def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) 
         i = d_out - (len(out) - len(s[0]))
         if i >= 0 and s[0][i] != 1:
             raise Refused(f"{name}: a whole operand of shape {list(s[0])} spans the split dimension")
+    try:
+        np.broadcast_shapes(*[s[0] for s in seen if s is not None])
+    except ValueError:
+        raise Refused(f"{name}: the whole shapes {[list(s[0]) for s in seen if s is not None]} do not "
+                      f"broadcast together") from None
     return Shard(d_out)
 
 
@@ -208,12 +222,12 @@ def _partial(name: str, backward: Callable, seen: Sequence[Optional[Seen]]) -> P
 
 def seen_along(tensors: Sequence[Any], axis: int, placements_of: Callable[[Any], Optional[List[Placement]]]
                ) -> List[Optional[Seen]]:
-    """Each input as (local shape, placement along ``axis``); None for what is not a tensor."""
+    """Each input as (whole shape, placement along ``axis``, local shape); None for what is not a tensor."""
     out: List[Optional[Seen]] = []
     for t in tensors:
         if t is None:
             out.append(None)
             continue
         placements = placements_of(t)
-        out.append((tuple(t._array.shape), placements[axis] if placements else Replicate()))
+        out.append((tuple(t.shape), placements[axis] if placements else Replicate(), tuple(t._array.shape)))
     return out

@@ -40,11 +40,15 @@ def _refuse(name: str, value: Any, allowed: Any) -> None:
 
 def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Optional[dist.Group] = None,
                     coordinator_rank: int = 0, unique_id: Optional[int] = None, async_save: bool = False,
-                    safetensors: bool = False) -> None:
+                    safetensors: bool = False, save_replicas: bool = False) -> None:
     """Save ``state_dict`` (Tensors and distributed tensors, nested dicts allowed) into folder
     ``path``; collective over ``process_group`` (default: every rank), every rank with the same
-    keys. ``async_save`` is accepted: the save is complete when this returns."""
+    keys. ``async_save`` is accepted: the save is complete when this returns. ``save_replicas``
+    is accepted too: pycoll writes each replicated piece once either way, and a checkpoint loads
+    the same whichever way paddle would have written it."""
     _refuse("safetensors", safetensors, False)
+    if not isinstance(save_replicas, bool):
+        raise TypeError(f"save_state_dict: save_replicas must be a bool, got {type(save_replicas).__name__}")
     if not isinstance(state_dict, dict):
         raise TypeError(f"save_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     dist.init_parallel_env()
@@ -109,10 +113,13 @@ class _Files:
 
 def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Optional[dist.Group] = None,
                     coordinator_rank: int = 0, unique_id: Optional[int] = None, offload: bool = False,
-                    mw_name_compatibility: bool = True, safetensors: bool = False) -> None:
+                    mw_name_compatibility: bool = True, aoa_config: Optional[Dict[str, List[str]]] = None,
+                    safetensors: bool = False) -> None:
     """Fill every tensor of ``state_dict`` (in place: this rank's piece of each) from the
     checkpoint in folder ``path``, whatever placements, mesh or number of ranks saved it.
-    ValueError naming the keys the checkpoint lacks or whose whole shape differs."""
+    ValueError naming the keys the checkpoint lacks or whose whole shape differs. ``aoa_config``
+    (paddle's renaming and reshaping of saved tensors on load) is accepted as None only."""
+    _refuse("aoa_config", aoa_config, None)
     _refuse("safetensors", safetensors, False)
     if not isinstance(state_dict, dict):
         raise TypeError(f"load_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
