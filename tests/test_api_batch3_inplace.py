@@ -163,6 +163,7 @@ def test_strides_data_ptr_persistable_device():
     assert y.persistable is False
     assert pycoll.create_parameter([2], "float32").persistable is True  # paddle
     assert pycoll.nn.Linear(2, 2).weight.persistable is True
+    assert pycoll.nn.Linear(2, 2).weight.is_distributed is False  # paddle's default
     y.persistable = True
     assert y.persistable is True
     assert y.device == "cpu"

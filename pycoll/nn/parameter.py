@@ -29,6 +29,7 @@ class Parameter(Tensor):
         self.need_clip = True
         self.regularizer = None
         self.do_model_average = True
+        self.is_distributed = False  # paddle's: True on a model-parallel layer's split weight
 
     @property
     def trainable(self) -> bool:
