@@ -117,6 +117,13 @@ def to_local(mesh):
     np.testing.assert_array_equal(local.numpy(), A[2 * r:2 * r + 2])
     (local * 3).sum().backward()
     np.testing.assert_array_equal(x.grad._local_value().numpy(), np.full((2, 8), 3, np.float32))
+    # unshard_dtensor of a tensor taking a gradient: a plain tensor (paddle's dense one), in the graph
+    y = dist.shard_tensor(A, mesh, S0, stop_gradient=False)
+    whole = dist.unshard_dtensor(y)
+    assert whole.placements is None and not whole.is_dist()
+    np.testing.assert_array_equal(whole.numpy(), A)
+    (whole * 2).sum().backward()
+    np.testing.assert_array_equal(y.grad._local_value().numpy(), np.full((2, 8), 2, np.float32))
     expect(ValueError, ["dtensor_to_local", "placements"],
            dist.auto_parallel.api.dtensor_to_local, x, mesh, [Replicate()])
     expect(ValueError, ["dtensor_to_local", "distributed tensor"],

@@ -277,7 +277,5 @@ def unshard_dtensor(dist_tensor: Tensor) -> Tensor:
         out.__dict__.update({k: v for k, v in dist_tensor.__dict__.items()
                              if k not in ("process_mesh", "placements", "_global_shape", "is_distributed")})
         return out
-    plain = wrap(whole._array)
-    if whole.grad_node is not None:
-        _graph.record((plain,), lambda g: (g,), (whole,))
-    return plain
+    from pycoll.distributed.auto_parallel.local import to_local  # it imports propagation, which imports this
+    return to_local(whole)  # plain, whatever placements are being followed
