@@ -3,7 +3,7 @@ operands, reading axis arguments and index arguments, and giving an op's output 
 autograd graph (`op_output`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -57,6 +57,45 @@ _pair_hooks: List[Callable[[Any, Any], Tuple[Any, Any]]] = []
 def add_pair_hook(hook: Callable[[Any, Any], Tuple[Any, Any]]) -> None:
     """Let ``hook(x, y) -> (x, y)`` see (and replace) the operands of every elementwise binary op."""
     _pair_hooks.append(hook)
+
+
+# callables that give the shape a tensor's array takes in a reshape to ``shape``, which speaks of
+# the tensor's whole shape (auto-parallel: a distributed tensor's array is its local piece); see
+# add_reshape_hook
+_reshape_hooks: List[Callable[[Tensor, List[int]], List[int]]] = []
+
+
+def add_reshape_hook(hook: Callable[[Tensor, List[int]], List[int]]) -> None:
+    """Let ``hook(x, shape) -> shape`` turn a reshape's target (x's whole shape's terms, 0s
+    resolved) into the one x's array takes."""
+    _reshape_hooks.append(hook)
+
+
+def array_target(x: Tensor, shape: List[int]) -> List[int]:
+    """The shape x's array takes in a reshape of x to ``shape``: ``shape`` itself unless a
+    reshape hook says otherwise."""
+    for hook in _reshape_hooks:
+        shape = hook(x, shape)
+    return shape
+
+
+# callables an op's operands pass through together before it computes, told the op's name and
+# facts (auto-parallel: distributed operands moved to where paddle's rule for that op needs them
+# for their pieces to fit together); see add_operands_hook
+_operands_hooks: List[Callable[[str, Tuple[Any, ...], Dict[str, Any]], Tuple[Any, ...]]] = []
+
+
+def add_operands_hook(hook: Callable[[str, Tuple[Any, ...], Dict[str, Any]], Tuple[Any, ...]]) -> None:
+    """Let ``hook(name, operands, facts) -> operands`` see (and replace) the operands of op ``name``
+    (matmul, concat, gather, index) before it computes."""
+    _operands_hooks.append(hook)
+
+
+def placed(name: str, *operands: Any, **facts: Any) -> Tuple[Any, ...]:
+    """``operands`` of op ``name`` after the operands hooks."""
+    for hook in _operands_hooks:
+        operands = hook(name, operands, facts)
+    return operands
 
 
 def paired(x: Any, y: Any) -> Tuple[Any, Any]:

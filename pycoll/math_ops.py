@@ -16,7 +16,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
 from pycoll._tensor_ops import (as_tensor, delivered, needs_grad, normalize_axes, one_number, op_output, operand, paired,
-                                value_output)
+                                placed, value_output)
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.tensor import Tensor
@@ -131,6 +131,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
         x = shape_ops.transpose(x, _swap_last(x.ndim))
     if transpose_y:
         y = shape_ops.transpose(y, _swap_last(y.ndim))
+    x, y = placed("matmul", x, y)
     xa, ya = x._array, y._array
     rx, ry = needs_grad(x), needs_grad(y)
     if xa.ndim == 0 or ya.ndim == 0:

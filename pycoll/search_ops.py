@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.shape_ops import axis_arg, scatter_add
@@ -171,9 +171,10 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) 
     """The slices of x at `index` (integers; a 2-d [N, 1] index is read as 1-d) along `axis`
     (default 0); a 0-d index drops the axis. Repeated indices add up their gradients."""
     x = as_tensor(x)
+    ax = 0 if axis is None else axis_arg(axis, x._array.ndim)
+    x, = placed("gather", x, axis=ax)
     a = x._array
     xp = array_module(a)
-    ax = 0 if axis is None else axis_arg(axis, a.ndim)
     idx = to_module(as_tensor(index)._array, xp)
     if idx.dtype.kind not in "iu":
         raise ValueError(f"index must hold integers (int32 or int64), got dtype {idx.dtype}")

@@ -10,7 +10,8 @@ import numpy as np
 from pycoll import _graph
 from pycoll._param_aliases import param_aliases
 from pycoll.device import array_module, is_array
-from pycoll._tensor_ops import as_tensor, index_arrays, normalize_axes, op_output, operand, value_output
+from pycoll._tensor_ops import (array_target, as_tensor, index_arrays, normalize_axes, op_output, operand,
+                                placed, value_output)
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list, swap_two_axes
@@ -47,19 +48,24 @@ def view_of(view: Tensor, how: str, arg: Any) -> Tensor:
 @param_aliases({"input": "x"})
 def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
     """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules). The
-    shape is a list, a tuple or a Tensor, or ints one by one (``x.reshape(2, 3)``)."""
+    shape is a list, a tuple or a Tensor, or ints one by one (``x.reshape(2, 3)``); it speaks of
+    x's whole shape (a distributed tensor's array is its piece: ``array_target``)."""
     x = as_tensor(x)
     a = x._array
     shape = plain_ints(shape)
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
-    shape = [int(a.shape[i]) if s == 0 and i < a.ndim else int(s) for i, s in enumerate(shape)]
+    whole = list(x.shape)
+    shape = [int(whole[i]) if s == 0 and i < len(whole) else int(s) for i, s in enumerate(shape)]
+    target = array_target(x, shape)  # raises by itself when a distributed x's piece cannot follow
     try:
-        out = a.reshape(shape)
+        out = a.reshape(target)
     except ValueError:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} into {shape}") from None
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {whole} into {shape}") from None
     src = a.shape
-    return viewed(op_output(out, lambda g: (g.reshape(src),), x), x, "reshape", shape)
+    backward = lambda g: (g.reshape(src),)  # noqa: E731 (its name keys the higher-order rule)
+    backward.__pycoll_op__ = {"name": "reshape", "shape": shape}  # type: ignore[attr-defined]  # for placements
+    return viewed(op_output(out, backward, x), x, "reshape", shape)
 
 
 @param_aliases({"input": "x"})
@@ -81,7 +87,7 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
 
 @param_aliases({"input": "x", "start_dim": "start_axis", "end_dim": "stop_axis"})
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
-    shape = list(x._array.shape)  # the array's own (a distributed tensor's shape is the whole one)
+    shape = list(x.shape)  # the whole one (reshape finds a distributed tensor's piece's)
     if not shape:
         return reshape(x, [1])
     start, stop = start_axis % len(shape), stop_axis % len(shape)
@@ -90,7 +96,7 @@ def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[
 
 @param_aliases({"input": "x", "dim": "axis"})
 def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
-    shape = list(x._array.shape)
+    shape = list(x.shape)  # the whole one (reshape finds a distributed tensor's piece's)
     axis = plain_ints(axis)
     axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
     for a in axes:
@@ -101,16 +107,17 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = 
 @param_aliases({"input": "x", "dim": "axis"})
 def squeeze(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
     axes = normalize_axes(axis, x._array.ndim)
-    shape = [n for i, n in enumerate(x._array.shape) if not (n == 1 and (axes is None or i in axes))]
+    shape = [n for i, n in enumerate(x.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
 
 @param_aliases({"tensors": "x", "dim": "axis"})
 def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = [operand(t) for t in x]
+    axis = axis_arg(axis, tensors[0]._array.ndim)
+    tensors = placed("concat", *tensors, axis=axis)
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
-    axis = axis_arg(axis, arrays[0].ndim)
     bounds = np.cumsum([0] + [a.shape[axis] for a in arrays])
     lead = (slice(None),) * axis
     n = len(arrays)  # the backward keeps no values of the inputs (see pycoll._graph)
@@ -289,6 +296,7 @@ def _has_int_array(index: Any) -> bool:
 
 
 def _getitem(x: Tensor, index: Any) -> Tensor:
+    x, = placed("index", x, index=index)
     a = x._array
     xp = array_module(a)
     index = index_arrays(index, xp)

@@ -56,19 +56,32 @@ def shape_ops(mesh):
         ("[4, 2] one column a rank, transposed", cols.T, X, S0),
     ]:
         same(t, want, where, what)
-    # a piece holding one element along the split: its dimension of 1 is not the whole's, so a
-    # squeeze/unsqueeze/flatten computed on the piece cannot be placed (paddle's [[1.5], [5.5]]
-    # for unsqueeze(x, 1).mean(-1) came out as [[3.5]] before)
-    for what, call in [
-        ("unsqueeze(1)", lambda: pycoll.unsqueeze(one, 1)),
-        ("unsqueeze(0)", lambda: pycoll.unsqueeze(one, 0)),
-        ("squeeze()", lambda: pycoll.squeeze(one)),
-        ("flatten", lambda: one.flatten()),
-        ("reshape [-1]", lambda: one.reshape([-1])),
-        ("[2, 1, 4] squeeze(1)", lambda: one3.squeeze(1)),
-        ("[4, 2] split by columns, unsqueeze(0)", lambda: cols.unsqueeze(0)),
+    whole = np.arange(96, dtype=np.float32).reshape(4, 3, 8)
+    x3 = dist.shard_tensor(whole, mesh, S0)
+    # shape arguments speak of the whole tensor (multi-head attention's x.reshape([b, s, nh, hd]))
+    for what, t, want, where in [
+        ("reshape [4, 3, 2, 4]", x3.reshape([4, 3, 2, 4]), whole.reshape(4, 3, 2, 4), S0),
+        ("reshape [4, 24]", pycoll.reshape(x3, [4, 24]), whole.reshape(4, 24), S0),
+        ("reshape [12, 8]", x3.reshape([12, 8]), whole.reshape(12, 8), S0),
+        ("reshape [6, 2, 8]", x3.reshape([6, 2, 8]), whole.reshape(6, 2, 8), S0),
+        ("reshape [x.shape[0], -1]", x3.reshape([x3.shape[0], -1]), whole.reshape(4, -1), S0),
+        # one row a rank: the piece's dimension of 1 is not the whole's
+        ("one row a rank, unsqueeze(1)", pycoll.unsqueeze(one, 1), X[:, None], S0),
+        ("one row a rank, unsqueeze(1).mean(-1)", pycoll.unsqueeze(one, 1).mean(-1), X[:, None].mean(-1), S0),
+        ("one row a rank, unsqueeze(0)", pycoll.unsqueeze(one, 0), X[None], S1),
+        ("one row a rank, squeeze().sum(-1)", pycoll.squeeze(one).sum(-1), X.sum(-1), S0),
+        ("one row a rank, flatten", one.flatten(), X.reshape(-1), S0),
+        ("one row a rank, reshape [2, 2, 2]", one.reshape([2, 2, 2]), X.reshape(2, 2, 2), S0),
+        ("[2, 1, 4] squeeze(1)", one3.squeeze(1), X, S0),
+        ("[2, 1, 4] reshape [2, 4]", one3.reshape([2, 4]), X, S0),
+        ("[4, 2] one column a rank, unsqueeze(0)", cols.unsqueeze(0), X.T[None], [Shard(2)]),
+        ("[4, 2] one column a rank, squeeze()", cols.squeeze(), X.T, S1),
     ]:
-        expect(Refused, ["one element each along the split dimension", "reshard"], call)
+        same(t, want, where, what)
+    # where a reshape moves the split across other dimensions, or cuts it unevenly: refused
+    expect(Refused, ["moves the split dimension 1", "reshard"], lambda: cols.reshape([8]))
+    expect(Refused, ["do not split evenly", "reshard"], lambda: x3.reshape([3, 4, 8]))
+    expect(ValueError, ["cannot reshape a tensor of shape [4, 3, 8] into [5, -1]"], lambda: x3.reshape([5, -1]))
 
 
 def row_parallel(mesh):
@@ -109,6 +122,36 @@ def split_differently(mesh):
     expect(Refused, ["do not broadcast", "reshard"], lambda: rows + half)
 
 
+def operands_moved(mesh):
+    """paddle reshards an op's operands whose pieces would not fit together: so does pycoll."""
+    rows, cols = dist.shard_tensor(A, mesh, S0), dist.shard_tensor(A, mesh, S1)
+    W = rng.standard_normal((8, 3)).astype(np.float32)
+    L = rng.standard_normal((5, 4)).astype(np.float32)
+    for what, t, want, where in [
+        ("Shard(1) @ a whole W", pycoll.matmul(cols, pycoll.to_tensor(W)), A @ W, SUM),
+        ("Shard(1) @ a Replicate W", cols @ dist.shard_tensor(W, mesh, [Replicate()]), A @ W, SUM),
+        ("a whole L @ Shard(0)", pycoll.matmul(pycoll.to_tensor(L), rows), L @ A, SUM),
+        ("Shard(0) @ Shard(0) W", pycoll.matmul(rows, dist.shard_tensor(W, mesh, S0)), A @ W, S0),
+        ("concat of Shard(1) and a whole one", pycoll.concat([cols, pycoll.to_tensor(A)], axis=0),
+         np.concatenate([A, A]), S1),
+        ("concat of Shard(0) and Shard(1) across", pycoll.concat([rows, cols], axis=1),
+         np.concatenate([A, A], 1), S0),
+        ("index_select of rows [0, 2]", pycoll.index_select(rows, pycoll.to_tensor([0, 2]), axis=0),
+         A[[0, 2]], [Replicate()]),
+        ("index_select of columns [1, 5]", pycoll.index_select(rows, pycoll.to_tensor([1, 5]), axis=1),
+         A[:, [1, 5]], S0),
+        ("gather of row 3", pycoll.gather(rows, pycoll.to_tensor([3])), A[[3]], [Replicate()]),
+        ("a row", rows[3], A[3], [Replicate()]),
+        ("rows by a mask", rows[pycoll.to_tensor(A[:, 0] > 0)], A[A[:, 0] > 0], [Replicate()]),
+        ("columns sliced, rows kept", rows[..., 1:3], A[:, 1:3], S0),
+    ]:
+        same(t, want, where, what)
+    # the weight's gradient through its block: the whole one's
+    w = pycoll.to_tensor(W, stop_gradient=False)
+    pycoll.matmul(cols, w).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), A.T @ np.ones((4, 3), np.float32), rtol=1e-5)
+
+
 def to_local(mesh):
     x = dist.shard_tensor(A, mesh, S0, stop_gradient=False)
     local = dist.auto_parallel.api.dtensor_to_local(x, mesh, x.placements)
@@ -147,6 +190,7 @@ if __name__ == "__main__":
     shape_ops(mesh)
     row_parallel(mesh)
     split_differently(mesh)
+    operands_moved(mesh)
     to_local(mesh)
     checkpoint(mesh, sys.argv[1])
     print(f"OK rank={dist.get_rank()}", flush=True)

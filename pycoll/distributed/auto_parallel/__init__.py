@@ -21,7 +21,7 @@
 """
 from pycoll.distributed.auto_parallel.dist_model import DistModel, to_static
 from pycoll.distributed.auto_parallel.dtensor import (DistParameter, DistTensor, dtensor_from_fn, dtensor_from_local,
-                                                      is_dist_tensor, reshard, shard_tensor, unshard_dtensor)
+                                                      is_dist_tensor, reshard, shard_tensor)
 from pycoll.distributed.auto_parallel.intermediate import (ColWiseParallel, ContextParallel, PlanBase,
                                                            PrepareContextParallel, PrepareLayerInput,
                                                            PrepareLayerOutput, RowWiseParallel,
@@ -30,7 +30,7 @@ from pycoll.distributed.auto_parallel.intermediate import (ColWiseParallel, Cont
                                                            parallelize)
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
-from pycoll.distributed.auto_parallel.local import LocalLayer, local_map
+from pycoll.distributed.auto_parallel.local import LocalLayer, local_map, unshard_dtensor
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh, set_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
                                                         ShardOptimizer, shard_optimizer, shard_scaler)

@@ -1,4 +1,4 @@
-"""Distributed tensors: ``shard_tensor``, ``reshard``, ``unshard_dtensor``.
+"""Distributed tensors: ``shard_tensor``, ``reshard`` (``unshard_dtensor`` is in ``local``).
 
 A distributed tensor is a ``pycoll.Tensor`` whose array is this rank's *local piece*; it also
 knows its ``process_mesh``, its ``placements`` (one per mesh dimension) and the whole tensor's
@@ -261,21 +261,3 @@ def _reshard(x: Tensor, mesh: ProcessMesh, src: List[Placement], dst: List[Place
                                            gradient_placements(src, mesh)[0], len(shape)), mesh)}
     _graph.record((out,), reshard_backward, (x,))  # if x needs a gradient
     return out
-
-
-def unshard_dtensor(dist_tensor: Tensor) -> Tensor:
-    """The whole value of ``dist_tensor`` as a plain Tensor on every rank (Replicate, then its
-    piece): a Parameter comes back as a Parameter of the same name; otherwise the result stays
-    in the autograd graph."""
-    if not is_dist_tensor(dist_tensor):
-        raise TypeError(f"unshard_dtensor: dist_tensor must be a distributed tensor, got "
-                        f"{type(dist_tensor).__name__}")
-    mesh = dist_tensor.process_mesh
-    whole = reshard(dist_tensor, mesh, [Replicate()] * mesh.ndim)
-    if isinstance(dist_tensor, Parameter):
-        out = Parameter(whole._array, name=dist_tensor.name, trainable=not dist_tensor.stop_gradient)
-        out.__dict__.update({k: v for k, v in dist_tensor.__dict__.items()
-                             if k not in ("process_mesh", "placements", "_global_shape", "is_distributed")})
-        return out
-    from pycoll.distributed.auto_parallel.local import to_local  # it imports propagation, which imports this
-    return to_local(whole)  # plain, whatever placements are being followed

@@ -16,8 +16,8 @@ from pycoll import _graph
 from pycoll.distributed.auto_parallel import propagation
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
-from pycoll.distributed.auto_parallel.placements import Placement, check_placements
-from pycoll.nn import Layer
+from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
+from pycoll.nn import Layer, Parameter
 from pycoll.tensor import Tensor, wrap
 
 
@@ -130,3 +130,20 @@ class LocalLayer(Layer):
         local_inputs = [to_local(x) if is_dist_tensor(x) else x for x in inputs]
         return _distribute(super().__call__(*local_inputs, **kwargs), self.out_dist_attrs,
                            "LocalLayer: out_dist_attrs")
+
+
+def unshard_dtensor(dist_tensor: Tensor) -> Tensor:
+    """The whole value of ``dist_tensor`` as a plain Tensor on every rank (Replicate, then its
+    piece): a Parameter comes back as a Parameter of the same name; otherwise the result stays
+    in the autograd graph."""
+    if not is_dist_tensor(dist_tensor):
+        raise TypeError(f"unshard_dtensor: dist_tensor must be a distributed tensor, got "
+                        f"{type(dist_tensor).__name__}")
+    mesh = dist_tensor.process_mesh
+    whole = reshard(dist_tensor, mesh, [Replicate()] * mesh.ndim)
+    if isinstance(dist_tensor, Parameter):
+        out = Parameter(whole._array, name=dist_tensor.name, trainable=not dist_tensor.stop_gradient)
+        out.__dict__.update({k: v for k, v in dist_tensor.__dict__.items()
+                             if k not in ("process_mesh", "placements", "_global_shape", "is_distributed")})
+        return out
+    return to_local(whole)  # plain, whatever placements are being followed

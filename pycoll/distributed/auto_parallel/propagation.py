@@ -30,14 +30,16 @@ runs its step in ``local_only()``.
 from __future__ import annotations
 
 import contextlib
+import math
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from pycoll import _graph
-from pycoll._tensor_ops import add_input_hook, add_pair_hook
+from pycoll._tensor_ops import add_input_hook, add_operands_hook, add_pair_hook, add_reshape_hook
 from pycoll.distributed.auto_parallel.dtensor import DistTensor, make_dist, reshard
+from pycoll.distributed.auto_parallel.operand_rules import needed
 from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import describe_fn
-from pycoll.distributed.auto_parallel.spmd_rules import Refused, Seen, along, seen_along
+from pycoll.distributed.auto_parallel.spmd_rules import Refused, Seen, along, reshape_split, seen_along, whole_target
 from pycoll.nn import Parameter
 from pycoll.tensor import Tensor
 
@@ -54,6 +56,64 @@ def follow() -> None:
         _handle = _graph.add_record_hook(_on_record)
         add_input_hook(_whole_partial)
         add_pair_hook(_blocks_where_split)
+        add_reshape_hook(_array_target)
+        add_operands_hook(_placed_operands)
+
+
+def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]) -> Tuple[Any, ...]:
+    """Op ``name``'s operands resharded where paddle's rule for it needs them elsewhere for their
+    pieces to fit together (``operand_rules``; a plain operand counts as Replicate)."""
+    placed = [t for t in operands if isinstance(t, Tensor) and _placements(t) is not None]
+    if _suspended or not placed or any(t.process_mesh != placed[0].process_mesh for t in placed):
+        return operands
+    mesh = placed[0].process_mesh
+    shapes = [tuple(t.shape) if isinstance(t, Tensor) else None for t in operands]
+    had = [_placements(t) if isinstance(t, Tensor) else None for t in operands]
+    targets = [list(p) if p is not None else None for p in had]
+    for axis in range(mesh.ndim):
+        if mesh.shape[axis] == 1:
+            continue
+        along = [p[axis] if p is not None else None for p in had]
+        for i, want in enumerate(needed(name, shapes, along, facts)):
+            if want is not None and want != (along[i] or Replicate()):
+                targets[i] = targets[i] or [Replicate()] * mesh.ndim
+                targets[i][axis] = want
+    return tuple(t if target is None or target == had[i] else
+                 reshard(t if had[i] is not None else _as_replicated(t, mesh), mesh, target)
+                 for i, (t, target) in enumerate(zip(operands, targets)))
+
+
+def _array_target(x: Any, shape: List[int]) -> List[int]:
+    """A reshape's target for the piece of ``x``: ``shape`` speaks of the whole tensor; each
+    dimension a split moves to (``reshape_split``) holds this rank's even share of it. (Whether
+    or not placements are followed: the piece is what the array holds.)"""
+    placements = getattr(x, "placements", None)
+    if placements is None:
+        return shape
+    mesh, whole = x.process_mesh, list(x.shape)
+    target = list(whole_target(whole, shape))
+    piece = list(target)
+    for d in sorted({p.get_dim() for p in placements if p.is_shard()}):
+        axes = [a for a, p in enumerate(placements) if p.is_shard(d) and mesh.shape[a] > 1]
+        ranks = math.prod(mesh.shape[a] for a in axes)
+        if ranks == 1:
+            continue
+        names = [mesh.dim_names[a] for a in axes]
+        try:
+            e = reshape_split(whole, d, target).get_dim()
+        except Refused as exc:
+            raise _refusal(str(exc), names) from None
+        if whole[d] % ranks or target[e] % ranks:
+            raise _refusal(f"reshape {whole} -> {target}: {whole[d] if whole[d] % ranks else target[e]} rows do not "
+                           f"split evenly over {ranks} ranks", names) from None
+        piece[e] = target[e] // ranks
+    return piece
+
+
+def _refusal(what: str, dim_names: List[str]) -> Refused:
+    return Refused(f"pycoll cannot place the result of {what} (along mesh dimension {', '.join(map(repr, dim_names))}); "
+                   f"reshard the input to Replicate first (dist.reshard(t, mesh, [dist.Replicate()])), or compute it "
+                   f"in dist.local_map")
 
 
 def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
@@ -175,19 +235,12 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
         seen = seen_along(inputs, axis, _placements)
         if all(s is None or s[1].is_replicated() for s in seen):
             continue
-        if name == "reshape" and any(t.shape[s[1].get_dim()] % mesh.shape[axis] for t, s in zip(inputs, seen)
-                                     if s is not None and s[1].is_shard()):
-            # its rule reads local sizes, which differ from rank to rank when the split is uneven
-            raise Refused(f"pycoll cannot place a reshape of a tensor split unevenly along mesh dimension "
-                          f"{mesh.dim_names[axis]!r}; reshard it to Replicate first")
         try:
             placement = along(name, backward, seen, out_shape)
         except Refused as exc:
             if mesh.shape[axis] == 1:  # one rank along it: every piece is the whole
                 continue
-            raise Refused(f"pycoll cannot place the result of {exc} (along mesh dimension {mesh.dim_names[axis]!r}); reshard "
-                          f"the input to Replicate first (dist.reshard(t, mesh, [dist.Replicate()])), or compute "
-                          f"it in dist.local_map") from None
+            raise _refusal(str(exc), [mesh.dim_names[axis]]) from None
         placements[axis] = placement
         split = [(t, s) for t, s in zip(inputs, seen) if s is not None and s[1].is_shard()]
         if placement.is_partial() and placement.reduce_type() == ReduceOp.AVG and any(
@@ -196,7 +249,9 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
             raise Refused(f"pycoll cannot take the mean ({name}) across a split along mesh dimension "
                           f"{mesh.dim_names[axis]!r} that is uneven ({[t.shape for t, _ in split]} over "
                           f"{mesh.shape[axis]} ranks); split evenly, or reshard to Replicate first")
-        if placement.is_shard():
+        if name == "reshape":  # its target: the whole shape
+            whole_shape = list(whole_target(inputs[0].shape, describe_fn(backward)["shape"]))
+        elif placement.is_shard():
             whole_shape[placement.get_dim()] = _whole_rows(split[0], placement.get_dim(), out_shape, mesh, axis)
         if placement.is_partial() and placement.reduce_type() in (ReduceOp.MAX, ReduceOp.MIN) and any(
                 t is not None and not t.stop_gradient for t in inputs) and _graph.is_grad_enabled():
@@ -241,9 +296,9 @@ def _bias_once(out: Tensor, bias: Tensor, backward: Callable, mesh: Any, placeme
 def _whole_rows(split: Tuple[Any, Seen], dim: int, out_shape: Tuple[int, ...], mesh: Any, axis: int) -> int:
     """The whole size of a result's split dimension: the split input's whole size when the op
     kept its rows, else the local size times the ranks (even blocks only)."""
-    tensor, (whole_shape, shard, shape) = split
+    tensor, (whole_shape, shard) = split
     whole = whole_shape[shard.get_dim()]
-    if out_shape[dim] == shape[shard.get_dim()]:
+    if out_shape[dim] == tensor._array.shape[shard.get_dim()]:
         return whole
     if whole % mesh.shape[axis]:
         raise Refused(f"pycoll cannot place a result whose split dimension changes size when the input's "

@@ -4,9 +4,9 @@ values (``Partial``). The op has already run on the local pieces; a rule says wh
 result is a piece of. An op without a rule, or a case a rule cannot place, is refused by name
 (``Refused``) rather than given a wrong whole: reshard to Replicate first, or use local_map.
 
-Inputs are seen as (whole shape, placement along the dimension, local shape): the rules reason on
-the whole shapes, which every rank shares (a rank's piece may hold one element along a split
-dimension, which the local shape cannot tell from a dimension of size 1); a plain tensor is whole there,
+Inputs are seen as (whole shape, placement along the dimension): the rules reason on the whole
+shapes, which every rank shares (a rank's piece may hold one element along a split dimension,
+which its local shape cannot tell from a dimension of size 1); a plain tensor is whole there,
 and so is, inside its own tensor-parallel Linear, a parameter that Linear cuts (see
 ``propagation.parameters_whole``); a Python number is None. Partial inputs reach these rules only
 from ops that take no operand hook (autograd PyLayers): the others make them whole first.
@@ -14,10 +14,12 @@ from ops that take no operand hook (autograd PyLayers): the others make them who
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll.distributed.auto_parallel.operand_rules import basic_items
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import closure_value
 
@@ -33,7 +35,7 @@ class Refused(ValueError):
     """An op the rules cannot place along a split or partial mesh dimension."""
 
 
-Seen = Tuple[Tuple[int, ...], Placement, Tuple[int, ...]]  # whole shape, placement, local shape (None: not a tensor)
+Seen = Tuple[Tuple[int, ...], Placement]  # an input's whole shape and placement (None: not a tensor)
 
 
 def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
@@ -46,7 +48,7 @@ def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tu
 
 
 def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
-    (shape, shard, local), = [s for s in seen if s is not None and s[1].is_shard()][:1]
+    (shape, shard), = [s for s in seen if s is not None and s[1].is_shard()][:1]
     d = shard.get_dim()
     if name in UNARY:
         return Shard(d)
@@ -89,11 +91,7 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
             return Shard(logits[1].get_dim())
         return Partial(ReduceOp.SUM if reduction == "sum" else ReduceOp.AVG)
     if name == "reshape":
-        if local[d] == 1 < shape[d]:
-            raise Refused(f"reshape (squeeze, unsqueeze, flatten) of a tensor of shape {list(shape)} whose pieces "
-                          f"hold one element each along the split dimension {d}: the op sees the piece "
-                          f"{list(local)} and cannot tell that dimension from one of size 1")
-        return _reshape(local, d, out)
+        return reshape_split(shape, d, whole_target(shape, getattr(backward, "__pycoll_op__", {})["shape"]))
     if name == "transpose":
         perm = list(np.argsort(closure_value(backward, "inverse")))
         return Shard(perm.index(d))
@@ -102,8 +100,13 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         if (name == "concat" and axis == d) or any(s is None or s[1] != shard for s in seen):
             raise Refused(f"{name}: every input split alike, joined along another dimension")
         return Shard(d + 1 if name == "stack" and axis <= d else d)
+    if name == "gather":  # rows picked along another dimension (operand_rules makes the split one whole)
+        at = closure_value(backward, "at")
+        if len(at) - 1 == d:
+            raise Refused(f"gather along the split dimension {d}")
+        return Shard(d - 1 if len(at) - 1 < d and at[-1].ndim == 0 else d)
     if name == "_getitem":
-        return _getitem(closure_value(backward, "index"), d)
+        return _getitem(closure_value(backward, "index"), d, len(shape))
     raise Refused(f"{name}: no rule for split inputs")
 
 
@@ -173,33 +176,46 @@ def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
     return Shard(xd + batches - (len(xs) - 2))
 
 
-def _reshape(shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
-    """A reshape keeps a split when the dimensions before it stay and the split dimension is
-    kept, cut into leading parts or merged with those after it (row-major blocks stay blocks)."""
-    if tuple(out[:d]) != tuple(shape[:d]) or d >= len(out) or 0 in shape:
-        raise Refused(f"reshape {list(shape)} -> {list(out)} moves the split dimension {d}")
-    rows = shape[d]
-    first = next((j for j in range(d, len(out)) if out[j] != 1), d)  # new dimensions of 1 move the rows
-    if math.prod(out[d:first]) == 1 and tuple(out[d:first]) == (1,) * (first - d) and (
-            any(math.prod(out[first:j]) == rows for j in range(first + 1, len(out) + 1))  # cut into parts
-            or (out[first] % rows == 0 and any(math.prod(shape[d:j]) == out[first]  # merged with those after
-                                               for j in range(d + 1, len(shape) + 1)))):
-        return Shard(first)
-    raise Refused(f"reshape {list(shape)} -> {list(out)} mixes the split dimension {d} with others")
+def whole_target(shape: Sequence[int], target: Sequence[int]) -> Tuple[int, ...]:
+    """A reshape's ``target`` for a tensor of whole ``shape``, its -1 inferred (0s resolved)."""
+    size, known = math.prod(shape), math.prod(n for n in target if n != -1)
+    if list(target).count(-1) > 1 or (-1 in target and (known == 0 or size % known)) or (
+            -1 not in target and known != size):
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {list(shape)} into {list(target)}")
+    return tuple(size // known if n == -1 else n for n in target)
 
 
-def _getitem(index: Any, d: int) -> Placement:
+def reshape_split(shape: Sequence[int], d: int, out: Sequence[int]) -> Shard:
+    """Where a reshape of whole ``shape`` to ``out`` moves a split of dimension ``d``: to the
+    dimension ``e`` of more than one element with as many elements before it (row-major, each
+    rank's block of the rows is then a block of ``out[e]``'s, when ``out[e]`` divides as evenly)."""
+    before = math.prod(shape[:d])
+    for e, n in enumerate(out):
+        if math.prod(out[:e]) == before and n > 1 and 0 not in shape:
+            return Shard(e)
+    raise Refused(f"reshape {list(shape)} -> {list(out)} moves the split dimension {d} across others")
+
+
+def _getitem(index: Any, d: int, ndim: int) -> Placement:
     """Indexing keeps the split when it takes the split dimension whole; integers before it drop
-    dimensions, slices keep them."""
-    items = index if isinstance(index, tuple) else (index,)
-    dropped = 0
-    for i, item in enumerate(items[:d + 1]):
-        if isinstance(item, (int, np.integer)) and i < d:
-            dropped += 1
-        elif not isinstance(item, slice) or (i == d and item != slice(None)):
-            raise Refused("indexing: the index must take the split dimension whole (and use only "
-                          "integers and slices before it)")
-    return Shard(d - dropped)
+    dimensions, None adds one, slices keep them."""
+    items = basic_items(index, ndim)
+    if items is not None:
+        dim, out = 0, 0
+        for item in items:
+            if item is None:
+                out += 1
+                continue
+            if dim == d:
+                if item == slice(None):
+                    return Shard(out)
+                break
+            out += 0 if isinstance(item, numbers.Integral) else 1
+            dim += 1
+        else:
+            return Shard(out + d - dim)  # the index ends before the split dimension
+    raise Refused("indexing: the index must take the split dimension whole (and be a basic index: integers, "
+                  "slices, None, Ellipsis)")
 
 
 def _partial(name: str, backward: Callable, seen: Sequence[Optional[Seen]]) -> Placement:
@@ -222,12 +238,12 @@ def _partial(name: str, backward: Callable, seen: Sequence[Optional[Seen]]) -> P
 
 def seen_along(tensors: Sequence[Any], axis: int, placements_of: Callable[[Any], Optional[List[Placement]]]
                ) -> List[Optional[Seen]]:
-    """Each input as (whole shape, placement along ``axis``, local shape); None for what is not a tensor."""
+    """Each input as (whole shape, placement along ``axis``); None for what is not a tensor."""
     out: List[Optional[Seen]] = []
     for t in tensors:
         if t is None:
             out.append(None)
             continue
         placements = placements_of(t)
-        out.append((tuple(t.shape), placements[axis] if placements else Replicate(), tuple(t._array.shape)))
+        out.append((tuple(t.shape), placements[axis] if placements else Replicate()))
     return out
