@@ -14,7 +14,8 @@ longer timeout: on NCCL ``PYCOLL_TIMEOUT`` also bounds the communicator's set-up
 rank's wait for the all_reduce is its host waiting for the GPU (the tensor's ``numpy()``), and
 the watchdog ends the job through the call's event or NCCL's asynchronous error. In the
 unchecked mismatch case nothing compares the calls up front: the ranks' stall notices (after
-``min(10 s, PYCOLL_STALL_WARN)``) end the job.
+``min(10 s, PYCOLL_STALL_WARN)``) end the job; in the cross-group and send-send cases (MPI only)
+the job-wide rule of the stall notices does.
 """
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ CASES: Dict[str, str] = {
     "new_group": "rank 1 never calls new_group (PYCOLL_TIMEOUT={timeout:g})",
     "mismatch": "rank 1 calls broadcast, rank 0 all_reduce (PYCOLL_DEBUG=1)",
     "mismatch-unchecked": "rank 1 calls barrier, rank 0 all_reduce (no check: the stall notices)",
+    "cross-group": "rank 1 all_reduces on a group over both ranks, rank 0 on the world (job-wide rule)",
+    "send-send": "both ranks send 16 MB to each other first (job-wide rule)",
     "sigterm": "SIGTERM to the launcher",
 }
 JOB_ENV = {  # what each backend's ranks run with, besides PYCOLL_TIMEOUT
@@ -69,6 +72,14 @@ def worker(mode: str) -> None:
             dist.barrier()
         else:
             dist.all_reduce(x)
+    if mode == "cross-group":
+        both = dist.new_group([0, 1])
+        print(f"FAULT {time.time():.6f}", flush=True)
+        dist.all_reduce(x, group=both if dist.get_rank() == 1 else None)
+    if mode == "send-send":
+        big = pycoll.ones([4 << 20])  # 16 MB: past MPI's eager limit, so a send waits for its recv
+        print(f"FAULT {time.time():.6f}", flush=True)
+        dist.send(big, dst=1 - dist.get_rank())
     if dist.get_rank() == 1:
         time.sleep(0.5)
         if mode in ("timeout", "new_group", "sigterm"):
