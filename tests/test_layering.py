@@ -7,7 +7,7 @@ import circle anywhere (imports inside functions count: they run, and they tie m
     tensor side (Tensor, autograd, nn, optimizer...)  -> kernels, device, base
     distributed (pycoll.distributed)                  -> backends, kernels, device, base
     parallel and data (pycoll.parallel, pycoll.io,    -> everything above but the tools
-      pycoll.distributed.fleet, .sharding, .dataset)
+      pycoll.distributed.fleet, .sharding, .dataset, .utils)
     tools (pycoll.bench, pycoll.launch, pycoll.info,  -> anything
            pycoll.distributed.launch)
 The faces of the package (``pycoll/__init__.py``), of nn (``pycoll/nn/__init__.py``, whose
@@ -53,7 +53,8 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
-                  "pycoll.distributed.checkpoint", "pycoll.hapi", "pycoll.callbacks", "pycoll.vision")),
+                  "pycoll.distributed.checkpoint", "pycoll.distributed.utils", "pycoll.hapi", "pycoll.callbacks",
+                  "pycoll.vision")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use

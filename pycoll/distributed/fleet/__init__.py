@@ -2,7 +2,7 @@
 import fleet``). It composes the collectives, DataParallel and the model-parallel layers.
 ``fleet.fleet`` is a ``Fleet``, with these functions as its methods, as in paddle."""
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
-from pycoll.distributed.fleet import layers, meta_optimizers, meta_parallel, recompute, utils
+from pycoll.distributed.fleet import base, layers, meta_optimizers, meta_parallel, recompute, utils
 from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, UserDefinedRoleMaker, distributed_model,
                                                       distributed_optimizer, distributed_scaler,
                                                       get_hybrid_communicate_group, get_hybrid_parallel_topology,
@@ -24,7 +24,7 @@ rank = worker_index
 nranks = world_size = worker_num
 rank_in_node = local_rank
 
-__all__ = ["CommunicateTopology", "DatasetBase", "DistributedStrategy", "Fleet", "HybridCommunicateGroup",
+__all__ = ["CommunicateTopology", "DatasetBase", "base", "DistributedStrategy", "Fleet", "HybridCommunicateGroup",
            "InMemoryDataset", "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce",
            "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
            "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",

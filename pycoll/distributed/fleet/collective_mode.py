@@ -47,7 +47,8 @@ def init(role_maker: Any = None, is_collective: bool = False,
     """Start collective mode: the parallel environment, then the dp × pp × sharding × mp groups
     the strategy's ``hybrid_configs`` ask for, the ranks laid out in its ``hybrid_parallel_order``
     (their product must be the world size; dp fills what the others leave when it is not given
-    — paddle's leaves ``sharding_degree`` out there, so ``{"sharding_degree": 2}`` alone on 2
+    or negative — an explicit ``dp_degree=1`` stays 1, so on more ranks than mp × pp × sharding
+    it fails the product check, as paddle's topology assertion does; paddle's leaves ``sharding_degree`` out there, so ``{"sharding_degree": 2}`` alone on 2
     ranks fails its topology check where pycoll makes dp 1; the degrees pycoll has not built,
     ``strategy.UNBUILT_DEGREES``, must stay 1). The model-parallel layers made without a group
     use the model-parallel group from then on (one rank when ``mp_degree`` is 1: whole layers).
@@ -86,11 +87,13 @@ def init(role_maker: Any = None, is_collective: bool = False,
     if stage not in STAGES:
         raise ValueError(f"fleet.init: sharding_configs stage={stage!r}; it must be 1, 2 or 3")
     dp, rest = degrees["dp_degree"], mp * pp * sharding
-    if dp in (1, -1) and world % rest == 0:  # -1 (paddle's default): what the others leave
+    if dp < 0:  # -1 (paddle's default): what the others leave
+        if world % rest:
+            raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} x sharding_degree={sharding} x "
+                             f"mp_degree={mp} = {rest} does not divide the job's {world} ranks (dp_degree={dp} "
+                             f"takes what they leave)")
         dp = world // rest
-    if dp == -1:
-        raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} x sharding_degree={sharding} x mp_degree={mp} "
-                         f"= {rest} does not divide the job's {world} ranks (dp_degree=-1 takes what they leave)")
+    dp = max(dp, 1)  # paddle's: 0 is 1; a given degree is kept, so the product check below may refuse it
     if dp * pp * sharding * mp != world:
         raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x pp_degree={pp} x sharding_degree={sharding} "
                          f"x mp_degree={mp} = {dp * pp * sharding * mp}, but the job has {world} ranks; their "

@@ -16,6 +16,9 @@ from pycoll.distributed.parallel_mode import ParallelMode
 # paddle's short names in hybrid_parallel_order -> the topology's axis names
 AXIS_NAMES = {"dp": "data", "pp": "pipe", "sharding": "sharding", "sep": "sep", "cp": "context", "mp": "model"}
 
+# the HybridCommunicateGroup made last (paddle's module global of that name, set by its constructor)
+_HYBRID_PARALLEL_GROUP: Optional["HybridCommunicateGroup"] = None
+
 
 class CommunicateTopology:
     """The grid: ``hybrid_group_names`` (axis names, slowest first) of sizes ``dims``; global
@@ -133,6 +136,8 @@ class HybridCommunicateGroup:
         if self._degrees["pipe"] > 1 and os.environ.get("PADDLE_USE_FOUR_DIRECTIONS_P2P", "").lower() in (
                 "1", "true", "yes", "on"):
             self._p2p_groups = self._four_directions()
+        global _HYBRID_PARALLEL_GROUP
+        _HYBRID_PARALLEL_GROUP = self
 
     def _index_group(self, axis: str) -> dist.Group:
         """paddle's check group along ``axis``: the ranks sharing this rank's index on it."""
@@ -219,6 +224,18 @@ class HybridCommunicateGroup:
 
     def get_sep_parallel_group_src_rank(self) -> int:
         return self.get_sep_parallel_group().ranks[0]
+
+    def get_dp_sep_parallel_group(self) -> dist.Group:
+        raise RuntimeError("HybridCommunicateGroup.get_dp_sep_parallel_group: sep_degree is 1, so there is no "
+                           "dp x sep group (paddle asserts 'sep not exist' too)")
+
+    def get_pp_mp_parallel_group(self) -> dist.Group:
+        raise RuntimeError("HybridCommunicateGroup.get_pp_mp_parallel_group: sep_degree is 1, so there is no "
+                           "pp x mp group (paddle builds it only with sep and asserts 'sep not exist' too)")
+
+    def get_moe_sharding_parallel_world_size(self) -> int:
+        """0, as paddle's group of a job without expert (MoE) parallelism says."""
+        return 0
 
     # the group a global norm or a found inf spans
     def get_check_parallel_group(self, sharding: bool = False) -> dist.Group:

@@ -1,0 +1,56 @@
+"""paddle's expert-parallel exchanges and fleet.init's degree check on 2 ranks.
+
+global_scatter / global_gather: the example of paddle 3.3.1's moe_utils docstring (paddle's CPU
+build has no kernel for them: "Do not support global scatter op for cpu kernel now"), its outputs
+and gradients written here as the docstring states them, which follow by hand from the counts.
+fleet.init with an explicit dp_degree=1 on 2 ranks (mp, pp, sharding 1) fails the product check,
+as paddle's topology assertion does ("nranks: 2, mp_num: 1, ... dp_num: 1")."""
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet.base import topology as tp
+from pycoll.distributed.utils import moe_utils
+
+dist.init_parallel_env()
+rank = dist.get_rank()
+
+rows = np.arange(1, 11, dtype="float32").reshape(5, 2)  # [[1, 2], [3, 4], ..., [9, 10]] on both ranks
+x = pycoll.to_tensor(rows, stop_gradient=False)
+counts = pycoll.to_tensor([2, 1, 1, 1] if rank == 0 else [1, 1, 2, 1], dtype="int64")  # 2 experts a rank
+out = moe_utils.global_scatter(x, counts, counts)
+expected = [[1, 2], [3, 4], [1, 2], [5, 6], [3, 4]] if rank == 0 else [[7, 8], [5, 6], [7, 8], [9, 10], [9, 10]]
+assert out.numpy().tolist() == expected, out.numpy()
+(out * out).sum().backward()  # each row of x went out once and its gradient comes back: 2 x
+assert x.grad.numpy().tolist() == (2 * rows).tolist(), x.grad.numpy()
+back = moe_utils.global_gather(out, counts, counts)
+assert back.numpy().tolist() == rows.tolist(), back.numpy()
+
+# uneven counts, 1 expert a rank: rank 0 sends 1 row to itself and 2 to rank 1, rank 1 sends 3 to rank 0, 0 to itself
+mine = pycoll.to_tensor(np.arange(3, dtype="float32")[:, None] + 10 * rank, stop_gradient=False)
+local = pycoll.to_tensor([1, 2] if rank == 0 else [3, 0], dtype="int64")
+remote = pycoll.to_tensor([1, 3] if rank == 0 else [2, 0], dtype="int64")
+got = moe_utils.global_scatter(mine, local, remote)
+assert got.numpy()[:, 0].tolist() == ([0, 10, 11, 12] if rank == 0 else [1, 2]), got.numpy()
+(got * pycoll.to_tensor(np.arange(got.shape[0], dtype="float32")[:, None] + 1)).sum().backward()
+assert mine.grad.numpy()[:, 0].tolist() == ([1, 1, 2] if rank == 0 else [2, 3, 4]), mine.grad.numpy()
+assert moe_utils.global_gather(got, local, remote).numpy().tolist() == mine.numpy().tolist()
+try:
+    moe_utils.global_scatter(mine, remote, local)  # rank 0's counts send 4 rows of its 3
+    raise AssertionError("global_scatter took counts that do not add up to x's rows")
+except ValueError as e:
+    assert "x has 3 rows" in str(e) or "sends" in str(e), e
+
+strategy = fleet.DistributedStrategy()
+strategy.hybrid_configs = {"dp_degree": 1}
+try:
+    fleet.init(is_collective=True, strategy=strategy)
+    raise AssertionError("fleet.init took dp_degree=1 on 2 ranks")
+except ValueError as e:
+    assert "dp_degree=1 x pp_degree=1 x sharding_degree=1 x mp_degree=1 = 1, but the job has 2 ranks" in str(e), e
+strategy.hybrid_configs = {"dp_degree": -1}
+fleet.init(is_collective=True, strategy=strategy)
+hcg = fleet.get_hybrid_communicate_group()
+assert hcg.get_data_parallel_world_size() == 2 and tp._HYBRID_PARALLEL_GROUP is hcg
+print(f"OK rank={rank}", flush=True)

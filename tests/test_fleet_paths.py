@@ -1,0 +1,100 @@
+"""paddle's other import paths of fleet and distributed (each the same object as pycoll's own),
+the hybrid group's sep/MoE queries, mpu's dropout with a named generator and _c_lookup_table
+(values as paddle 3.3.1's CPU build gives them), and on 2 ranks moe_utils' global_scatter /
+global_gather and fleet.init's explicit dp_degree (tests/ranks/fleet_paths.py)."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distributed as dist
+from conftest import assert_ok, launch
+from pycoll.distributed import fleet
+from pycoll.distributed.fleet import collective_mode as fleet_state
+from pycoll.parallel.mp_ops import set_model_parallel_group
+
+
+@pytest.fixture(autouse=True)
+def fresh_fleet():
+    yield
+    fleet_state._state.clear()
+    set_model_parallel_group(None)
+    dist.destroy_process_group()
+
+
+def test_paddles_module_paths_hold_pycolls_objects():
+    from pycoll.distributed.communication import group
+    from pycoll.distributed.fleet.base import topology
+    from pycoll.distributed.fleet.meta_optimizers.dygraph_optimizer import hybrid_parallel_optimizer
+    from pycoll.distributed.fleet.meta_parallel.parallel_layers import pp_layers
+    assert topology.CommunicateTopology is fleet.CommunicateTopology
+    assert topology.HybridCommunicateGroup is fleet.HybridCommunicateGroup
+    assert topology.ParallelMode is dist.ParallelMode and fleet.base.topology is topology
+    assert (group.Group, group.is_initialized, group.get_group) == (dist.Group, dist.is_initialized, dist.get_group)
+    assert (pp_layers.PipelineLayer, pp_layers.LayerDesc, pp_layers.SharedLayerDesc) == (
+        fleet.meta_parallel.PipelineLayer, fleet.meta_parallel.LayerDesc, fleet.meta_parallel.SharedLayerDesc)
+    assert hybrid_parallel_optimizer.HybridParallelOptimizer is fleet.meta_optimizers.HybridParallelOptimizer
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        topology.nothing
+
+
+def test_the_hybrid_group_is_published_and_answers_paddles_sep_and_moe_queries():
+    from pycoll.distributed.fleet.base import topology
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = {"dp_degree": 1}  # one rank: 1 is the product
+    fleet.init(is_collective=True, strategy=strategy)
+    hcg = fleet.get_hybrid_communicate_group()
+    assert topology._HYBRID_PARALLEL_GROUP is hcg
+    assert hcg.get_moe_sharding_parallel_world_size() == 0  # paddle's without MoE
+    for query in (hcg.get_dp_sep_parallel_group, hcg.get_pp_mp_parallel_group, hcg.get_sep_parallel_group):
+        with pytest.raises(RuntimeError, match="sep not exist"):
+            query()
+
+
+def test_c_lookup_table_gives_this_ranks_rows_and_zeros_elsewhere_as_paddles():
+    from pycoll.distributed.fleet.layers.mpu.mp_ops import _c_lookup_table
+    table = pycoll.to_tensor(np.arange(12, dtype="float32").reshape(3, 4), stop_gradient=False)
+    ids = pycoll.to_tensor([[0, 2, 3], [4, 5, 1]], dtype="int64")
+    out = _c_lookup_table(table, ids, start_index=2, vocab_size=6)
+    # paddle 3.3.1 CPU: rows 2..4 of the vocabulary live here; 0, 1 and 5 give zeros
+    zero = [0.0] * 4
+    assert out.numpy().tolist() == [[zero, [0, 1, 2, 3], [4, 5, 6, 7]], [[8, 9, 10, 11], zero, zero]]
+    out.sum().backward()
+    assert table.grad.numpy().tolist() == [[1.0] * 4] * 3
+    with pytest.raises(TypeError, match="index must hold integer ids"):
+        _c_lookup_table(table, pycoll.to_tensor([0.5]))
+
+
+def test_mpu_dropout_with_a_named_generator_follows_paddles_checks():
+    from pycoll.distributed.fleet.layers.mpu.random import dropout
+    x = pycoll.ones([4, 4])
+    assert dropout(x, 0.0, rng_name="global_seed") is x
+    with pytest.raises(ValueError, match="axis=1 with rng_name='global_seed'"):
+        dropout(x, 0.5, axis=1, rng_name="global_seed")
+    with pytest.raises(TypeError, match="p must be a number"):
+        dropout(x, "a", rng_name="global_seed")
+    # paddle 3.3.1: not training, the sums are 16 (upscale_in_train) and 8 (downscale_in_infer)
+    assert float(dropout(x, 0.5, rng_name="x", training=False).sum()) == 16.0
+    assert float(dropout(x, 0.5, rng_name="x", training=False, mode="downscale_in_infer").sum()) == 8.0
+    pycoll.seed(3)
+    kept = dropout(pycoll.ones([1000]), 0.25, rng_name="x").numpy()
+    assert set(np.unique(kept).tolist()) == {0.0, float(np.float32(4 / 3))} and 650 < np.count_nonzero(kept) < 850
+
+
+def test_global_scatter_refuses_counts_it_cannot_use():
+    from pycoll.distributed.utils import moe_utils
+    dist.init_parallel_env()
+    x = pycoll.ones([3, 2])
+    with pytest.raises(TypeError, match="local_count must be an int64 Tensor"):
+        moe_utils.global_scatter(x, [3], pycoll.to_tensor([3]))
+    with pytest.raises(ValueError, match="x has 3 rows, but local_count sends 2"):
+        moe_utils.global_scatter(x, pycoll.to_tensor([2]), pycoll.to_tensor([2]))
+    with pytest.raises(ValueError, match="global_count holds negative counts"):
+        moe_utils.global_scatter(x, pycoll.to_tensor([3]), pycoll.to_tensor([-1]))
+    # one rank, 2 experts: its own rows come back, reordered expert-major (the same order here)
+    out = moe_utils.global_scatter(pycoll.to_tensor(np.arange(6.0).reshape(3, 2)), pycoll.to_tensor([1, 2]),
+                                   pycoll.to_tensor([1, 2]))
+    assert out.numpy().tolist() == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_on_two_ranks_moe_exchanges_match_paddles_example_and_dp_degree_1_is_kept():
+    assert_ok(launch(2, "fleet_paths.py", timeout=120), expect_lines=2)
