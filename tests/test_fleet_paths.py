@@ -98,3 +98,21 @@ def test_global_scatter_refuses_counts_it_cannot_use():
 
 def test_on_two_ranks_moe_exchanges_match_paddles_example_and_dp_degree_1_is_kept():
     assert_ok(launch(2, "fleet_paths.py", timeout=120), expect_lines=2)
+
+
+def test_a_pipeline_layer_at_pp_degree_1_gets_train_batch_on_one_rank():
+    from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+    strategy = fleet.DistributedStrategy()
+    strategy.pipeline_configs = {"micro_batch_size": 1, "accumulate_steps": 2}
+    fleet.init(is_collective=True, strategy=strategy)
+    layer = PipelineLayer([LayerDesc(pycoll.nn.Linear, 2, 1)], num_stages=1, loss_fn=pycoll.nn.MSELoss())
+    layer.parameters()[0].set_value(np.array([[1.0], [2.0]], "float32"))
+    layer.parameters()[1].set_value(np.array([0.0], "float32"))
+    model = fleet.distributed_model(layer)
+    assert isinstance(model, PipelineParallel) and model._layers is layer
+    x, y = np.array([[1.0, 0.0], [0.0, 1.0]], "float32"), np.array([[0.0], [0.0]], "float32")
+    opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(0.5, parameters=layer.parameters()))
+    loss = model.train_batch([pycoll.to_tensor(x), pycoll.to_tensor(y)], opt)
+    # micro-batches of one row: losses 1 and 4, averaged 2.5; gradients 2*[1, 0] and 2*[0, 2], averaged
+    assert float(loss) == 2.5
+    assert layer.parameters()[0].numpy().ravel().tolist() == [0.5, 1.0]

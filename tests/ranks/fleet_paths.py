@@ -4,13 +4,16 @@ global_scatter / global_gather: the example of paddle 3.3.1's moe_utils docstrin
 build has no kernel for them: "Do not support global scatter op for cpu kernel now"), its outputs
 and gradients written here as the docstring states them, which follow by hand from the counts.
 fleet.init with an explicit dp_degree=1 on 2 ranks (mp, pp, sharding 1) fails the product check,
-as paddle's topology assertion does ("nranks: 2, mp_num: 1, ... dp_num: 1")."""
+as paddle's topology assertion does ("nranks: 2, mp_num: 1, ... dp_num: 1"). A PipelineLayer at
+pp_degree 1 trains through train_batch (paddle's CPU build cannot make a PipelineLayer, so the step
+is checked against NumPy)."""
 import numpy as np
 
 import pycoll
 import pycoll.distributed as dist
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.base import topology as tp
+from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
 from pycoll.distributed.utils import moe_utils
 
 dist.init_parallel_env()
@@ -53,4 +56,22 @@ strategy.hybrid_configs = {"dp_degree": -1}
 fleet.init(is_collective=True, strategy=strategy)
 hcg = fleet.get_hybrid_communicate_group()
 assert hcg.get_data_parallel_world_size() == 2 and tp._HYBRID_PARALLEL_GROUP is hcg
+
+# a PipelineLayer at pp_degree 1 trains through train_batch (paddle's NoPipelineParallel), the
+# data-parallel gradients averaged: one SGD step on both ranks' rows, by NumPy
+strategy.pipeline_configs = {"micro_batch_size": 2, "accumulate_steps": 2}
+layer = PipelineLayer([LayerDesc(pycoll.nn.Linear, 3, 2)], num_stages=1, loss_fn=pycoll.nn.MSELoss())
+w0, b0 = np.random.RandomState(0).uniform(-1, 1, [3, 2]).astype("float32"), np.array([0.5, -0.5], "float32")
+layer.parameters()[0].set_value(w0 if rank == 0 else w0 * 0)  # broadcast from dp rank 0 at wrapping
+layer.parameters()[1].set_value(b0)
+model = fleet.distributed_model(layer)
+assert isinstance(model, PipelineParallel), type(model)
+data = [np.arange(12, dtype="float32").reshape(4, 3) / 10 + r for r in range(2)]
+labels = [np.full([4, 2], r, "float32") for r in range(2)]
+opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(0.1, parameters=layer.parameters()))
+loss = model.train_batch([pycoll.to_tensor(data[rank]), pycoll.to_tensor(labels[rank])], opt)
+err = [d @ w0 + b0 - t for d, t in zip(data, labels)]
+assert abs(float(loss) - float((err[rank] ** 2).mean())) < 1e-5, (float(loss), (err[rank] ** 2).mean())
+grad_w = sum(d.T @ e * 2 / e.size for d, e in zip(data, err)) / 2
+np.testing.assert_allclose(layer.parameters()[0].numpy(), w0 - 0.1 * grad_w, rtol=1e-5, atol=1e-6)
 print(f"OK rank={rank}", flush=True)

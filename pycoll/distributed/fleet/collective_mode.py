@@ -141,7 +141,13 @@ def distributed_model(model: Any) -> Any:
     are whole, when ``mp_degree`` is 1). With both data and sharding
     degrees, gradients are averaged over both (the sharding model's ``dp_group``). With pipeline
     stages, ``model`` must be a ``PipelineLayer``: it becomes a ``PipelineParallel`` (whose
-    ``train_batch`` averages the gradients over the data-parallel group itself). As in paddle,
+    ``train_batch`` averages the gradients over the data-parallel group itself). A
+    ``PipelineLayer`` with ``pp_degree`` 1 (and no sharding) becomes a one-stage
+    ``PipelineParallel``, on any number of ranks, where paddle makes it a
+    ``NoPipelineParallel``: ``train_batch`` / ``eval_batch`` run its micro-batches the same way
+    (paddle's averages the data-parallel gradients through the optimizer only beside model
+    parallelism; with data parallelism alone its ranks' gradients stay apart, pycoll's are
+    averaged). As in paddle,
     with ``strategy.amp`` on more than one rank and ``amp_configs`` asking for pure float16 or
     bfloat16 (``use_pure_fp16`` / ``use_pure_bf16``), the model is first
     ``pycoll.amp.decorate``-d at level O2 in that dtype (float16 when both are asked)."""
@@ -151,7 +157,8 @@ def distributed_model(model: Any) -> Any:
     if strategy.amp and dist.get_world_size() > 1 and (amp["use_pure_fp16"] or amp["use_pure_bf16"]):
         model = decorate(models=model, optimizers=None, level="O2", master_weight=None, save_dtype=None,
                          dtype="float16" if amp["use_pure_fp16"] else "bfloat16")
-    if hcg.get_pipe_parallel_world_size() > 1:
+    one_stage = isinstance(model, PipelineLayer) and hcg.get_sharding_parallel_world_size() == 1
+    if hcg.get_pipe_parallel_world_size() > 1 or one_stage:
         if not isinstance(model, PipelineLayer):
             raise TypeError(f"fleet.distributed_model: with pp_degree={hcg.get_pipe_parallel_world_size()} the "
                             f"model must be a meta_parallel.PipelineLayer, got {type(model).__name__}")
