@@ -6,7 +6,9 @@ and gradients written here as the docstring states them, which follow by hand fr
 fleet.init with an explicit dp_degree=1 on 2 ranks (mp, pp, sharding 1) fails the product check,
 as paddle's topology assertion does ("nranks: 2, mp_num: 1, ... dp_num: 1"). A PipelineLayer at
 pp_degree 1 trains through train_batch (paddle's CPU build cannot make a PipelineLayer, so the step
-is checked against NumPy)."""
+is checked against NumPy). sequence_parallel_utils' four collectives on a 2-rank mp group, by
+hand; ScatterOp's and GatherOp's values and gradients are those paddle's CPU build gives for the
+same inputs (its gloo group fails AllGatherOp with an OSError and has no reduce_scatter)."""
 import numpy as np
 
 import pycoll
@@ -14,6 +16,7 @@ import pycoll.distributed as dist
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.base import topology as tp
 from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+from pycoll.distributed.fleet.utils import sequence_parallel_utils as spu
 from pycoll.distributed.utils import moe_utils
 
 dist.init_parallel_env()
@@ -74,4 +77,32 @@ err = [d @ w0 + b0 - t for d, t in zip(data, labels)]
 assert abs(float(loss) - float((err[rank] ** 2).mean())) < 1e-5, (float(loss), (err[rank] ** 2).mean())
 grad_w = sum(d.T @ e * 2 / e.size for d, e in zip(data, err)) / 2
 np.testing.assert_allclose(layer.parameters()[0].numpy(), w0 - 0.1 * grad_w, rtol=1e-5, atol=1e-6)
+
+# sequence parallelism's collectives over the model-parallel group, along dim 0, by hand
+strategy = fleet.DistributedStrategy()
+strategy.hybrid_configs = {"mp_degree": 2}
+fleet.init(is_collective=True, strategy=strategy)
+whole = np.arange(8, dtype="float32").reshape(4, 1, 2)  # [s, b, h], alike on both ranks
+base = np.arange(8, dtype="float32").reshape(4, 1, 2)
+weight = base * (rank + 1)  # differs by rank
+each_own_half = np.concatenate([base[:2], 2 * base[2:]])  # rank 0's weight on its half, rank 1's on its
+half = slice(2 * rank, 2 * rank + 2)
+x = pycoll.to_tensor(whole, stop_gradient=False)
+out = spu.ScatterOp.apply(x)
+assert out.numpy().tolist() == whole[half].tolist()
+(out * pycoll.to_tensor(weight[half])).sum().backward()  # gradient: both ranks' parts, gathered
+assert x.grad.numpy().tolist() == each_own_half.tolist(), x.grad.numpy()
+part = pycoll.to_tensor(whole[half] + 10 * rank, stop_gradient=False)
+gathered = spu.AllGatherOp.apply(part)
+assert gathered.numpy().tolist() == np.concatenate([whole[:2], whole[2:] + 10]).tolist()
+(gathered * pycoll.to_tensor(weight)).sum().backward()  # gradient: the ranks' weights summed, this part
+assert part.grad.numpy().tolist() == (3 * base)[half].tolist(), part.grad.numpy()
+mine = pycoll.to_tensor(whole * (rank + 1), stop_gradient=False)
+reduced = spu.ReduceScatterOp.apply(mine)
+assert reduced.numpy().tolist() == (3 * whole)[half].tolist()
+(reduced * pycoll.to_tensor(weight[half])).sum().backward()
+assert mine.grad.numpy().tolist() == each_own_half.tolist(), mine.grad.numpy()
+back = spu.GatherOp.apply(part)
+(back * pycoll.to_tensor(weight)).sum().backward()  # this rank's part of its own gradient, added to part.grad
+assert part.grad.numpy().tolist() == (3 * base + weight)[half].tolist(), part.grad.numpy()
 print(f"OK rank={rank}", flush=True)
