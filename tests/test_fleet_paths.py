@@ -116,3 +116,37 @@ def test_a_pipeline_layer_at_pp_degree_1_gets_train_batch_on_one_rank():
     # micro-batches of one row: losses 1 and 4, averaged 2.5; gradients 2*[1, 0] and 2*[0, 2], averaged
     assert float(loss) == 2.5
     assert layer.parameters()[0].numpy().ravel().tolist() == [0.5, 1.0]
+
+
+def test_recompute_helpers_warn_and_switch_every_random_state(caplog):
+    import random
+    from pycoll.distributed.fleet.recompute.recompute import check_recompute_necessary, switch_rng_state_tracker
+    from pycoll.parallel import get_rng_state_tracker
+    with caplog.at_level("WARNING", logger="pycoll"):
+        check_recompute_necessary([pycoll.ones([1]), (pycoll.ones([1]),)])
+        assert "None of the inputs to current recompute block need grad" in caplog.text
+        caplog.clear()
+        check_recompute_necessary([pycoll.ones([1]), (pycoll.to_tensor([1.0], stop_gradient=False),)])
+        assert caplog.text == ""
+    tracker = get_rng_state_tracker()
+    tracker.reset()
+    tracker.add("mp_rng", 7)
+    pycoll.seed(5)
+    np.random.seed(5)
+    random.seed(5)
+    saved = (pycoll.get_rng_state(), tracker.get_states_tracker(), np.random.get_state(), random.getstate())
+
+    def draw():
+        return pycoll.rand([3]).numpy().tolist(), np.random.rand(), random.random()
+    sequence = [draw() for _ in range(3)]  # from the saved states
+    pycoll.set_rng_state(saved[0])
+    np.random.set_state(saved[2])
+    random.setstate(saved[3])
+    draw(), draw()
+    with switch_rng_state_tracker(*saved):  # inside, the draws are those from the saved states
+        assert draw() == sequence[0]
+    assert draw() == sequence[2]  # after, each generator goes on from where it was before the switch
+    with pytest.raises(ValueError, match="custom_state needs custom_get_state_func"):
+        with switch_rng_state_tracker(*saved, custom_state=1):
+            pass
+    tracker.reset()

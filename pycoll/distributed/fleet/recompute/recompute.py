@@ -14,7 +14,10 @@ other op.
 from __future__ import annotations
 
 import contextlib
+import random
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from pycoll._complex_grads import conjugate_grads
 from pycoll._graph import enable_grad, graph_leaves, is_grad_enabled, no_grad, record
@@ -47,9 +50,8 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if not is_grad_enabled():
         return function(*args, **kwargs)
     inputs = [v for v in (*args, *kwargs.values()) if isinstance(v, Tensor)]
-    if all(t.stop_gradient for t in inputs):
-        logger.warning("[Recompute]: None of the inputs to current recompute block need grad, therefore "
-                       "there is NO need to recompute this block in backward !")
+    if _none_needs_grad(inputs):
+        check_recompute_necessary(inputs)  # says so
         if use_reentrant:
             with no_grad():
                 return function(*args, **kwargs)
@@ -114,6 +116,46 @@ def _tensors_of(outputs: Any) -> Tuple[List[Tensor], Callable[[List[Tensor]], An
             return type(outputs)(items)
         return [outputs[i] for i in positions], rebuild
     raise TypeError(f"recompute: the function must return a Tensor or a tuple/list, got {type(outputs).__name__}")
+
+
+def _none_needs_grad(inputs: Sequence[Any]) -> bool:
+    """Whether no tensor among ``inputs`` (or in a tuple among them) takes a gradient."""
+    tensors = [t for v in inputs for t in (v if type(v) is tuple else (v,)) if isinstance(t, Tensor)]
+    return all(t.stop_gradient for t in tensors)
+
+
+def check_recompute_necessary(inputs: Sequence[Any]) -> None:
+    """paddle's: warn when no tensor among ``inputs`` (or in a tuple among them) takes a
+    gradient, as recomputing that block in backward is then of no use."""
+    if _none_needs_grad(inputs):
+        logger.warning("[Recompute]: None of the inputs to current recompute block need grad, therefore "
+                       "there is NO need to recompute this block in backward !")
+
+
+@contextlib.contextmanager
+def switch_rng_state_tracker(rng_state: Any, tracker: Dict[str, Any], numpy_state: Any, random_state: Any,
+                             custom_state: Any = None, custom_get_state_func: Optional[Callable[[], Any]] = None,
+                             custom_set_state_func: Optional[Callable[[Any], None]] = None) -> Iterator[None]:
+    """paddle's: inside, pycoll's generator state ``rng_state``, the model-parallel tracker's
+    states ``tracker``, NumPy's global ``numpy_state``, Python's ``random_state`` and, with both
+    functions given, ``custom_state``; after, the states before."""
+    if custom_state is not None and (custom_get_state_func is None or custom_set_state_func is None):
+        raise ValueError("switch_rng_state_tracker: custom_state needs custom_get_state_func and "
+                         "custom_set_state_func")
+    before = np.random.get_state(), random.getstate()
+    custom_before = custom_get_state_func() if custom_state is not None else None
+    with _random_states_set((rng_state, tracker)):
+        np.random.set_state(numpy_state)
+        random.setstate(random_state)
+        if custom_state is not None:
+            custom_set_state_func(custom_state)
+        try:
+            yield
+        finally:
+            np.random.set_state(before[0])
+            random.setstate(before[1])
+            if custom_state is not None:
+                custom_set_state_func(custom_before)
 
 
 def _random_states() -> Tuple[Any, Dict[str, Any]]:
