@@ -2,11 +2,12 @@
 import fleet``). It composes the collectives, DataParallel and the model-parallel layers.
 ``fleet.fleet`` is a ``Fleet``, with these functions as its methods, as in paddle."""
 from pycoll.distributed.dataset import DatasetBase, InMemoryDataset, QueueDataset
-from pycoll.distributed.fleet import base, layers, meta_optimizers, meta_parallel, recompute, utils
+from pycoll.distributed.fleet import layers, meta_optimizers, meta_parallel, recompute, utils
 from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, UserDefinedRoleMaker, distributed_model,
                                                       distributed_optimizer, distributed_scaler,
                                                       get_hybrid_communicate_group, get_hybrid_parallel_topology,
                                                       init)
+from pycoll.distributed.fleet import base  # after collective_mode, whose role makers it names
 from pycoll.distributed.fleet.fleet_object import Fleet
 from pycoll.distributed.fleet.server_roles import (init_server, init_worker, is_server, run_server, server_endpoints,
                                                    server_index, server_num, stop_worker)
