@@ -1,7 +1,9 @@
 """paddle's other import paths of fleet and distributed (each the same object as pycoll's own),
 the hybrid group's sep/MoE queries, mpu's dropout with a named generator and _c_lookup_table
-(values as paddle 3.3.1's CPU build gives them), and on 2 ranks moe_utils' global_scatter /
-global_gather and fleet.init's explicit dp_degree (tests/ranks/fleet_paths.py)."""
+(values as paddle 3.3.1's CPU build gives them), recompute's helpers, a PipelineLayer at
+pp_degree 1 given train_batch, and on 2 ranks (tests/ranks/fleet_paths.py) moe_utils'
+global_scatter / global_gather, sequence_parallel_utils' collectives, fleet.init's explicit
+dp_degree and a data-parallel one-stage pipeline step."""
 import numpy as np
 import pytest
 
@@ -96,7 +98,7 @@ def test_global_scatter_refuses_counts_it_cannot_use():
     assert out.numpy().tolist() == [[0, 1], [2, 3], [4, 5]]
 
 
-def test_on_two_ranks_moe_exchanges_match_paddles_example_and_dp_degree_1_is_kept():
+def test_on_two_ranks_moe_and_sequence_parallel_exchanges_dp_degree_1_and_a_one_stage_pipeline():
     assert_ok(launch(2, "fleet_paths.py", timeout=120), expect_lines=2)
 
 
