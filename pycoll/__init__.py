@@ -154,6 +154,24 @@ def __dir__() -> List[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
+
+# paddle 3.3's keyword-only out= on these functions (pycoll.X only: operators and pycoll's own calls
+# use the functions themselves and pay nothing for it)
+from pycoll._tensor_ops import with_out as _with_out  # noqa: E402
+for _name in ("abs", "add", "bmm", "bucketize", "clip", "complex", "concat", "cumprod", "cumsum", "diff",
+              "divide", "dot", "equal", "exp", "floor_divide", "floor_mod", "gather", "index_add",
+              "index_select", "log", "logsumexp", "masked_select", "matmul", "maximum", "median", "minimum",
+              "mod", "mul", "multinomial", "multiply", "nonzero", "normal", "outer", "pow", "quantile",
+              "remainder", "scatter", "searchsorted", "sigmoid", "sqrt", "stack", "subtract",
+              "take_along_axis", "take_along_dim", "tanh", "topk", "tril", "triu", "var", "where"):
+    _plain = globals()[_name]
+    if getattr(_plain, "__pycoll_out__", False):  # an alias of a function already given out=
+        continue
+    _wrapped = _with_out(_plain)
+    _wrapped.__pycoll_out__ = True
+    for _alias in [n for n, f in globals().items() if f is _plain]:  # aliases stay one object
+        globals()[_alias] = _wrapped
+del _name, _alias, _plain, _wrapped, _with_out
 from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin
 from pycoll.creation_extras import range  # noqa: E402,A001 - paddle.range (end-inclusive); last, as bool

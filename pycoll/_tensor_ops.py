@@ -3,12 +3,13 @@ operands, reading axis arguments and index arguments, and giving an op's output 
 autograd graph (`op_output`)."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from pycoll import _graph
-from pycoll.device import is_array, to_module
+from pycoll.device import array_module, is_array, to_module
 from pycoll.dtypes import is_floating
 from pycoll.tensor import Tensor, to_tensor, wrap
 
@@ -144,13 +145,38 @@ def as_tensor(x: Any) -> Tensor:
     raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
 
 
-def delivered(result: Tensor, out: Any, fn: str = "out") -> Tensor:
-    """`result`, its values also written into paddle's ``out`` tensor when one is given."""
-    if out is not None:
-        if not isinstance(out, Tensor):
-            raise TypeError(f"{fn}: out must be a Tensor or None, got {type(out).__name__}")
-        out.set_value(result.detach())
+def delivered(result: Any, out: Any, fn: str = "out") -> Any:
+    """`result`, its values also written into paddle's ``out`` tensor when one is given (for a
+    tuple of results, a tuple of tensors); an ``out`` of another shape or dtype takes the
+    result's, in new memory, as paddle's does."""
+    if out is None:
+        return result
+    if isinstance(result, (tuple, list)):
+        if not isinstance(out, (tuple, list)) or len(out) != len(result):
+            raise TypeError(f"{fn}: out must be a tuple of {len(result)} Tensors, got {out!r}")
+        for one, into in zip(result, out):
+            delivered(one, into, fn)
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}: out must be a Tensor or None, got {type(out).__name__}")
+    if out._array.shape != result._array.shape or out._array.dtype != result._array.dtype:
+        out._array = array_module(out._array).empty_like(result._array)
+    out.set_value(result.detach())
     return result
+
+
+def with_out(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` taking paddle 3.3's keyword-only ``out=`` too: the result is also written into it
+    (`delivered`), and ``out`` is returned. Applied to the functions of the ``pycoll`` namespace
+    only, so that the operators and pycoll's own calls pay nothing for it."""
+    @functools.wraps(fn)
+    def taking_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        delivered(result, out, fn.__name__)
+        return out
+    return taking_out
 
 
 def one_number(value: Any, name: str) -> Any:

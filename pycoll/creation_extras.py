@@ -8,7 +8,6 @@ copied, as paddle documents, into a new tensor outside the graph.
 """
 from __future__ import annotations
 
-import math
 from typing import Any, Optional
 
 import numpy as np
@@ -28,10 +27,9 @@ def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None, copy: Opti
     if copy not in (None, True, False):
         raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
     place = None if device is None else device_place(device)
-    out = to_tensor(obj, dtype, place)
-    source = obj._array if isinstance(obj, Tensor) else obj
-    if (isinstance(obj, Tensor) or copy) and out._array is source:  # to_tensor wrapped it: copy now
-        out = wrap(source.copy())
+    out = to_tensor(obj, dtype, place)  # a Tensor obj is copied there
+    if copy and out._array is obj:  # to_tensor wrapped the array: copy now
+        out = wrap(obj.copy())
     out.stop_gradient = not requires_grad
     return out
 
@@ -59,7 +57,8 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = Non
           out: Optional[Tensor] = None, device: Any = None, requires_grad: bool = False,
           name: Optional[str] = None) -> Tensor:
     """paddle's (deprecated) ``range``: start, start + step, ... up to and including `end`, i.e.
-    floor((end - start) / step) + 1 values (``range(5)`` is 0..5). The dtype is the default float
+    floor((end - start) / step) + 1 values (``range(5)`` is 0..5), counted in the dtype as paddle
+    counts (``range(0, 0.9, 0.3)`` has 3 values in float32). The dtype is the default float
     dtype unless `dtype` is given, whatever the bounds' types; values are start + i * step computed
     in that dtype."""
     if end is None:
@@ -67,10 +66,12 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = Non
     start, end, step = _bound(start, "start"), _bound(end, "end"), _bound(step, "step")
     if step == 0:
         raise ValueError("range: step must be nonzero, got 0")
-    count = math.floor((end - start) / step) + 1
+    dt = convert_dtype(dtype) or default_float()
+    with np.errstate(all="ignore"):  # the count in the dtype, as paddle's kernel counts (float32 rounding)
+        span = np.divide(dt.type(end) - dt.type(start), dt.type(step), dtype=np.result_type(dt, np.float32))
+    count = int(np.floor(span)) + 1
     if count < 0:
         raise ValueError(f"range: end={end} cannot be reached from start={start} by step={step}")
-    dt = convert_dtype(dtype) or default_float()
     xp = module_for(None if device is None else device_place(device))
     values = xp.arange(count, dtype=dt) * xp.asarray(step, dtype=dt) + xp.asarray(start, dtype=dt)
     result = wrap(values.astype(dt, copy=False))

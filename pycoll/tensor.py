@@ -388,9 +388,12 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
               stop_gradient: bool = True) -> Tensor:
     """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
 
-    Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy,
-    and so is another Tensor's array; Python floats default to the default dtype (float32).
+    Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy
+    (DESIGN.md's zero-copy contract); a Tensor is copied, as paddle documents ("copy will be
+    performed and return a new tensor"); Python floats default to the default dtype (float32).
     """
+    if isinstance(data, Tensor):
+        data = data._array.copy()
     t = object.__new__(Tensor)
     _init_slots(t, array_from(data, dtype, place))
     t.stop_gradient = bool(stop_gradient)

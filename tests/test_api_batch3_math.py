@@ -65,6 +65,10 @@ def test_range_is_end_inclusive_in_the_default_float_dtype():
     np.testing.assert_array_equal(pycoll.range(0, 1, 0.3).numpy(),
                                   np.array([0, 0.3, 0.6, 0.90000004], np.float32))  # paddle, float32 steps
     np.testing.assert_array_equal(pycoll.range(4, 0, -1).numpy(), [4, 3, 2, 1, 0])  # paddle
+    # paddle 3.3.1 counts in float32: how many values these give
+    for (start, end, step), count in {(0, 0.9, 0.3): 3, (0, 0.7, 0.1): 8, (0.1, 0.3, 0.1): 3, (0, 3.3, 1.1): 4,
+                                      (0, 1, 0.1): 11, (1, 2.2, 0.4): 4}.items():
+        assert pycoll.range(start, end, step).shape == [count], (start, end, step)
     assert pycoll.range(0, 4, 1, dtype="int32").dtype == np.int32
     np.testing.assert_array_equal(pycoll.range(pycoll.to_tensor(1), 3).numpy(), [1, 2, 3])  # paddle
     assert pycoll.range(end=3).shape == [4] and pycoll.range(0, 3, requires_grad=True).stop_gradient is False

@@ -23,12 +23,13 @@ def test_to_tensor_dtypes_follow_paddle():
     assert pycoll.to_tensor(np.float64(2.0)).dtype == np.float64
 
 
-def test_to_tensor_is_zero_copy_for_arrays_and_tensors():
+def test_to_tensor_is_zero_copy_for_arrays_and_copies_tensors():
     a = np.arange(4, dtype=np.float32)
     t = pycoll.to_tensor(a)
     assert t.array is a
-    u = pycoll.to_tensor(t, stop_gradient=False)
-    assert u.array is a and not u.stop_gradient and t.stop_gradient
+    u = pycoll.to_tensor(t, stop_gradient=False)  # paddle: "copy will be performed"
+    assert u.array is not a and not u.stop_gradient and t.stop_gradient
+    np.testing.assert_array_equal(u.numpy(), a)
     assert pycoll.to_tensor(a, dtype="float64").array is not a
 
 

@@ -168,6 +168,17 @@ class RowParallelLinear(_ParallelLayer):
                 f"input_is_parallel={self.input_is_parallel}")
 
 
+def rows_held(table: Tensor, ids: Any, start: int) -> Tensor:
+    """The rows of ``ids`` (an integer array) that ``table`` holds, ``table`` being the rows
+    ``start`` .. ``start + len(table) - 1`` of a vocabulary; other ids get rows of zeros (the
+    model-parallel all-reduce then sums the ranks' lookups). The gradient reaches only the rows
+    looked up."""
+    local = ids.astype("int64") - start
+    mine = (local >= 0) & (local < table.shape[0])
+    rows = F.embedding(Tensor(local * mine), table)  # ids not held look up row 0 ...
+    return rows * Tensor(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
+
+
 class VocabParallelEmbedding(_ParallelLayer):
     """An embedding whose rows are split over the group: rank r holds rows
     ``[r*num_embeddings/n, (r+1)*num_embeddings/n)`` (shape [num_embeddings/n, embedding_dim]).
@@ -196,11 +207,7 @@ class VocabParallelEmbedding(_ParallelLayer):
         if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= self.num_embeddings):
             raise ValueError(f"VocabParallelEmbedding: x holds ids in [{int(ids.min())}, "
                              f"{int(ids.max())}]; they must lie in [0, {self.num_embeddings})")
-        local = ids.astype("int64") - self.start
-        mine = (local >= 0) & (local < self.rows_per_rank)
-        rows = F.embedding(Tensor(local * mine), self.weight)  # ids not mine look up row 0 ...
-        rows = rows * Tensor(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
-        return _mp_allreduce(rows, group=self.group)
+        return _mp_allreduce(rows_held(self.weight, ids, self.start), group=self.group)
 
     def extra_repr(self) -> str:
         return (f"{self.num_embeddings}, {self.embedding_dim} (rows {self.start}.."

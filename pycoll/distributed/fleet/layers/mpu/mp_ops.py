@@ -4,8 +4,8 @@ collectives of tensor parallelism and ``split``, pycoll's own from ``pycoll.para
 ``_c_lookup_table``, the lookup of one rank's rows of a vocabulary-split embedding."""
 from typing import Optional
 
-import pycoll.nn.functional as F
 from pycoll.parallel import split
+from pycoll.parallel.mp_layers import rows_held
 from pycoll.parallel.mp_ops import _c_concat, _c_identity, _c_softmax_with_cross_entropy, _c_split, _mp_allreduce
 from pycoll.tensor import Tensor
 
@@ -27,7 +27,4 @@ def _c_lookup_table(table: Tensor, index: Tensor, start_index: int = 0, vocab_si
         raise TypeError(f"_c_lookup_table: index must hold integer ids, got dtype {ids.dtype}")
     if isinstance(start_index, bool) or not isinstance(start_index, int):
         raise TypeError(f"_c_lookup_table: start_index must be an int, got {start_index!r}")
-    local = ids.astype("int64") - start_index
-    mine = (local >= 0) & (local < table.shape[0])
-    rows = F.embedding(Tensor(local * mine), table)  # ids not here look up row 0 ...
-    return rows * Tensor(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
+    return rows_held(table, ids, start_index)

@@ -1,0 +1,42 @@
+"""paddle 3.3.1's out= on the pycoll namespace's functions, and to_tensor's copy of a Tensor
+(paddle documents: "If the data is already a Tensor, copy will be performed")."""
+import numpy as np
+import pytest
+
+import pycoll
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda out: pycoll.add(pycoll.ones([2]), pycoll.ones([2]), out=out), [2.0, 2.0]),
+    (lambda out: pycoll.multiply(pycoll.full([2], 3.0), pycoll.full([2], 2.0), out=out), [6.0, 6.0]),
+    (lambda out: pycoll.matmul(pycoll.ones([1, 2]), pycoll.ones([2, 1]), out=out), [[2.0]]),
+    (lambda out: pycoll.exp(pycoll.zeros([2]), out=out), [1.0, 1.0]),
+    (lambda out: pycoll.concat([pycoll.ones([1]), pycoll.zeros([1])], out=out), [1.0, 0.0]),
+    (lambda out: pycoll.where(pycoll.to_tensor([True, False]), pycoll.ones([2]), pycoll.zeros([2]), out=out),
+     [1.0, 0.0]),
+])
+def test_out_receives_the_result_and_is_returned(call, expected):
+    out = pycoll.zeros([5])  # another shape: paddle 3.3.1 gives out the result's shape and dtype
+    assert call(out) is out
+    np.testing.assert_array_equal(out.numpy(), expected)
+
+
+def test_out_of_a_function_with_two_results_is_a_pair():
+    values, indices = pycoll.zeros([1]), pycoll.zeros([1], dtype="int64")
+    got = pycoll.topk(pycoll.to_tensor([1.0, 3.0, 2.0]), 1, out=(values, indices))
+    assert got[0] is values and values.numpy().tolist() == [3.0] and indices.numpy().tolist() == [1]
+    with pytest.raises(TypeError, match="topk: out must be a tuple of 2 Tensors"):
+        pycoll.topk(pycoll.to_tensor([1.0, 3.0]), 1, out=pycoll.zeros([1]))
+    with pytest.raises(TypeError, match="add: out must be a Tensor or None, got list"):
+        pycoll.add(pycoll.ones([1]), pycoll.ones([1]), out=[0.0])
+
+
+def test_to_tensor_of_a_tensor_is_a_copy():
+    clean = pycoll.to_tensor([[0.5, 0.5]])
+    adversarial = pycoll.to_tensor(clean, stop_gradient=False)  # the idiom paddle's docs support
+    with pycoll.no_grad():
+        adversarial.add_(pycoll.to_tensor([[0.1, -0.1]]))
+    assert clean.numpy().tolist() == [[0.5, 0.5]]
+    assert adversarial.stop_gradient is False
+    array = np.ones(2, np.float32)
+    assert pycoll.to_tensor(array)._array is array  # an array stays zero-copy (DESIGN.md)
