@@ -152,3 +152,17 @@ def run_seed_example(example, tmp_path, env=None, timeout=120):
     if example.startswith("ex1"):
         return run_python([str(script)], cwd=tmp_path, env=env, timeout=timeout)
     return launch(2, str(script), cwd=tmp_path, env=env, timeout=timeout)
+
+
+@pytest.fixture
+def fresh_fleet():
+    """After the test, fleet's state, the layers' default model-parallel group and the process
+    group are gone, so the next test starts as a fresh script (the fleet tests use it for all)."""
+    yield
+    import pycoll.distributed as dist
+    from pycoll.distributed.fleet import collective_mode
+    from pycoll.parallel.mp_ops import set_model_parallel_group
+
+    collective_mode._state.clear()
+    set_model_parallel_group(None)
+    dist.destroy_process_group()

@@ -16,15 +16,8 @@ from pycoll.distributed import fleet
 from pycoll.distributed.fleet import collective_mode
 from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
 from pycoll.parallel import fused
-from pycoll.parallel.mp_ops import set_model_parallel_group
 
-
-@pytest.fixture(autouse=True)
-def fresh_fleet():
-    yield
-    collective_mode._state.clear()
-    set_model_parallel_group(None)
-    dist.destroy_process_group()
+pytestmark = pytest.mark.usefixtures("fresh_fleet")  # conftest: each test starts afresh
 
 
 def merging(k_steps, avg=True):

@@ -5,20 +5,12 @@ tests/ranks/fleet_mp_defaults.py's; a world of one runs here."""
 import pytest
 
 import pycoll
-import pycoll.distributed as dist
 from conftest import assert_ok, launch
 from pycoll.distributed import fleet
-from pycoll.distributed.fleet import collective_mode as fleet_state
 from pycoll.distributed.fleet.meta_parallel import ColumnParallelLinear, TensorParallel
-from pycoll.parallel.mp_ops import model_parallel_group, set_model_parallel_group
+from pycoll.parallel.mp_ops import model_parallel_group
 
-
-@pytest.fixture(autouse=True)
-def fresh_fleet():
-    yield
-    fleet_state._state.clear()
-    set_model_parallel_group(None)
-    dist.destroy_process_group()
+pytestmark = pytest.mark.usefixtures("fresh_fleet")  # conftest: each test starts afresh
 
 
 @pytest.mark.parametrize("case", ["dp", "mp"])

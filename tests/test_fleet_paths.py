@@ -11,16 +11,8 @@ import pycoll
 import pycoll.distributed as dist
 from conftest import assert_ok, launch
 from pycoll.distributed import fleet
-from pycoll.distributed.fleet import collective_mode as fleet_state
-from pycoll.parallel.mp_ops import set_model_parallel_group
 
-
-@pytest.fixture(autouse=True)
-def fresh_fleet():
-    yield
-    fleet_state._state.clear()
-    set_model_parallel_group(None)
-    dist.destroy_process_group()
+pytestmark = pytest.mark.usefixtures("fresh_fleet")  # conftest: each test starts afresh
 
 
 def test_paddles_module_paths_hold_pycolls_objects():
