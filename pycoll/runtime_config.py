@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Dict, Sequence, Union
 
+from pycoll._logging import logger
 from pycoll._paddle_flags import CPU_BUILD, GPU_BUILD, FlagValue
 from pycoll.device import get_device
 
 _PREFIX = "FLAGS_"
 _DEFAULTS: Dict[str, FlagValue] = {**CPU_BUILD, **GPU_BUILD}
 _values: Dict[str, FlagValue] = {}  # the flags set, by full name
+_said: set = set()  # the flags whose setting has been said to change nothing (once each)
 
 
 def _known(flag: object, verb: str) -> str:
@@ -39,12 +41,15 @@ def _typed(flag: str, value: object) -> FlagValue:
 def set_flags(flags: Dict[str, Union[bool, str, float]]) -> None:
     """Set paddle's flags, e.g. ``set_flags({'FLAGS_check_nan_inf': True})``: every name must be one
     of paddle's public flags (ValueError otherwise) and every value of its type (TypeError).
-    Nothing is set unless all are valid."""
+    Nothing is set unless all are valid. pycoll acts on none of them, and says so (once a flag)."""
     if not isinstance(flags, dict):
         raise TypeError("flags in set_flags should be a dict")
     checked = {_known(key, "set"): None for key in flags}
     for key in checked:
         checked[key] = _typed(key, flags[key])
+    for key in sorted(set(checked) - _said):
+        logger.warning("set_flags: pycoll keeps %s for get_flags but does not act on it", key)
+        _said.add(key)
     _values.update(checked)
 
 

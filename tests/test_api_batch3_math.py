@@ -106,7 +106,9 @@ def test_from_numpy_wraps_the_array():
 
 # ---- flags, device, version, run_check --------------------------------------------------------
 
-def test_flags_set_get_defaults_and_errors():
+def test_flags_set_get_defaults_and_errors(caplog, monkeypatch):
+    from pycoll import runtime_config
+    monkeypatch.setattr(runtime_config, "_said", set())  # each flag is said once a process
     assert pycoll.get_flags("FLAGS_check_nan_inf") == {"FLAGS_check_nan_inf": False}  # paddle's default
     # paddle's CPU build defaults; cudnn_deterministic is its CUDA build's
     assert pycoll.get_flags(["FLAGS_call_stack_level", "FLAGS_allocator_strategy", "FLAGS_cudnn_deterministic"]) == {
@@ -118,6 +120,9 @@ def test_flags_set_get_defaults_and_errors():
             "FLAGS_check_nan_inf": True, "FLAGS_call_stack_level": 3, "FLAGS_eager_delete_tensor_gb": 1.0}
         pycoll.set_flags({"FLAGS_check_nan_inf": 0})
         assert pycoll.get_flags("FLAGS_check_nan_inf")["FLAGS_check_nan_inf"] is False  # paddle
+        said = [r.getMessage() for r in caplog.records if "does not act on" in r.getMessage()]
+        assert said == [f"set_flags: pycoll keeps {f} for get_flags but does not act on it" for f in
+                        ("FLAGS_call_stack_level", "FLAGS_check_nan_inf", "FLAGS_eager_delete_tensor_gb")]
     finally:
         pycoll.set_flags({"FLAGS_check_nan_inf": False, "FLAGS_call_stack_level": 1,
                           "FLAGS_eager_delete_tensor_gb": 0.0})
