@@ -159,10 +159,16 @@ def delivered(result: Any, out: Any, fn: str = "out") -> Any:
         return result
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}: out must be a Tensor or None, got {type(out).__name__}")
-    if out._array.shape != result._array.shape or out._array.dtype != result._array.dtype:
-        out._array = array_module(out._array).empty_like(result._array)
+    fit_to(out, result)
     out.set_value(result.detach())
     return result
+
+
+def fit_to(out: Tensor, like: Tensor) -> None:
+    """Give ``out`` new memory of ``like``'s shape and dtype unless it has them already: paddle's
+    ``out=`` and ``assign(x, output)`` make the output take the result's shape and dtype."""
+    if out._array.shape != like._array.shape or out._array.dtype != like._array.dtype:
+        out._array = array_module(out._array).empty_like(like._array)
 
 
 def with_out(fn: Callable[..., Any]) -> Callable[..., Any]:

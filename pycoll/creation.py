@@ -8,7 +8,7 @@ import numpy as np
 
 from pycoll._graph import is_grad_enabled
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import needs_grad
+from pycoll._tensor_ops import fit_to, needs_grad
 from pycoll.device import array_module, module_for, move
 from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
@@ -215,8 +215,7 @@ def assign(x: Any, output: Any = None) -> Tensor:
         return out
     if not isinstance(output, Tensor):
         raise TypeError(f"assign: output must be a Tensor or None, got {type(output).__name__}")
-    if output._array.shape != out._array.shape or output._array.dtype != out._array.dtype:
-        output._array = array_module(output._array).empty_like(out._array)  # x's shape and dtype, as paddle
+    fit_to(output, out)  # x's shape and dtype, as paddle
     if isinstance(x, Tensor) and needs_grad(x) and is_grad_enabled():
         setitem(output, Ellipsis, x)  # recorded: output takes x's place in the graph, as in paddle
     else:

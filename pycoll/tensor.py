@@ -392,10 +392,11 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
     (DESIGN.md's zero-copy contract); a Tensor is copied, as paddle documents ("copy will be
     performed and return a new tensor"); Python floats default to the default dtype (float32).
     """
-    if isinstance(data, Tensor):
-        data = data._array.copy()
+    array = array_from(data, dtype, place)
+    if isinstance(data, Tensor) and array is data._array:  # not already copied by a cast or a move
+        array = array.copy()
     t = object.__new__(Tensor)
-    _init_slots(t, array_from(data, dtype, place))
+    _init_slots(t, array)
     t.stop_gradient = bool(stop_gradient)
     return t
 

@@ -2,6 +2,7 @@
 paddle's one-element beta-power accumulators, and the argument checks of betas and epsilons."""
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Dict
 
@@ -59,22 +60,19 @@ def scalar_power(pows: Dict[str, float], key: str, rate: float, like: Any) -> An
     return now
 
 
-_POWERS: Dict[float, list] = {}  # rate -> [rate, rate*rate, ...], multiplied as Adam's steps multiply
-
-
+@functools.lru_cache(maxsize=64)  # a state's parameters share their step count: one walk for all
 def double_power(rate: float, saved: float) -> float:
     """The double power of `rate` that Adam holds after the steps whose power was saved as
     `saved` (rounded to float32, the dtype paddle's files keep it in): found among the powers
-    that repeated multiplication gives, so that a resumed run continues bit for bit. `saved`
-    itself when no step count fits it (a state from elsewhere); 0.0 once float32 underflows
-    (``1 - p`` is then 1.0 in double either way)."""
+    that repeated multiplication gives near the step count log(saved)/log(rate), so that a resumed
+    run continues bit for bit. `saved` itself when no step count fits it (a state from elsewhere);
+    0.0 once float32 underflows (``1 - p`` is then 1.0 in double either way)."""
     if saved <= 0.0 or not 0.0 < rate < 1.0:
         return float(saved)
     steps = max(1, round(math.log(saved) / math.log(rate)))
-    powers = _POWERS.setdefault(rate, [rate])
-    while len(powers) < steps + 3:
-        powers.append(powers[-1] * rate)
-    for t in (steps, steps - 1, steps + 1, steps - 2, steps + 2):
-        if t >= 1 and np.float32(powers[t - 1]) == np.float32(saved):
-            return powers[t - 1]
+    power = rate  # rate^t at step t, multiplied as Adam's steps multiply it
+    for t in range(1, steps + 3):
+        if t >= steps - 2 and np.float32(power) == np.float32(saved):
+            return power
+        power *= rate
     return float(saved)
