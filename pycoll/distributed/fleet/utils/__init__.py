@@ -1,7 +1,19 @@
-"""fleet's utilities under paddle's paths: ``recompute``, ``hybrid_parallel_util``, ``log_util``
-and the file-system clients ``LocalFS`` / ``HDFSClient``."""
+"""fleet's utilities under paddle's paths: ``recompute``, ``hybrid_parallel_util``, ``log_util``,
+``mix_precision_utils``, ``sequence_parallel_utils`` and the file-system clients ``LocalFS`` / ``HDFSClient``."""
+import importlib
+from typing import Any
+
 from pycoll.distributed.fleet.recompute import recompute
 from pycoll.distributed.fleet.utils import hybrid_parallel_util, log_util
 from pycoll.distributed.fleet.utils.fs import HDFSClient, LocalFS
 
-__all__ = ["HDFSClient", "LocalFS", "hybrid_parallel_util", "log_util", "recompute"]
+__all__ = ["HDFSClient", "LocalFS", "hybrid_parallel_util", "log_util", "mix_precision_utils", "recompute",
+           "sequence_parallel_utils"]
+
+_LAZY = ("mix_precision_utils", "sequence_parallel_utils")  # they use fleet's hcg, whose module imports this package
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
