@@ -11,6 +11,11 @@ them; ``MixPrecisionScaler(scaler)`` (paddle's, deprecated there) unscales them.
 The layer does not cast the parameters: cast them yourself (``layer.to(dtype=...)``; paddle's
 ``amp.decorate(level='O2')``). Give the optimizer ``multi_precision=True`` to update
 low-precision parameters through float32 copies.
+
+Data parallelism: ``DataParallel`` averages ``.grad``, which this layer's hook empties, so under
+it (in either wrapping order) each rank's ``main_grad`` stays its own; pycoll's
+``fused_allreduce_gradients`` reads ``.grad`` too. The sequence-parallel all-reduce hooks do sum
+``main_grad``.
 """
 from __future__ import annotations
 
