@@ -92,6 +92,7 @@ from pycoll.inplace_ops import flatten_, reshape_, squeeze_, unsqueeze_
 from pycoll.window_split_ops import unfold
 from pycoll import tensor_storage  # noqa: F401 - attaches data, data_ptr(), strides, persistable, device to Tensor
 from pycoll import version  # noqa: F401 - paddle.version
+from pycoll import profiler  # noqa: E402,F401 - paddle.profiler (host-side spans, step timing)
 from pycoll.extra_math import (baddbmm, baddbmm_, broadcast_shapes, frexp, ldexp, ldexp_, msort, multiplex, nextafter,
                                polar, reduce_as, shard_index)
 from pycoll.bessel_ops import i0, i0_, i0e, i1, i1e

@@ -11,7 +11,8 @@ import circle anywhere (imports inside functions count: they run, and they tie m
     tools (pycoll.bench, pycoll.launch, pycoll.info,  -> anything
            pycoll.distributed.launch)
 The faces of the package (``pycoll/__init__.py``), of nn (``pycoll/nn/__init__.py``, whose
-SyncBatchNorm lives in pycoll.parallel) and of the distributed layer
+SyncBatchNorm lives in pycoll.parallel), of the device API (``pycoll/device/__init__.py``, whose
+generator controls and typed tensors live in the tensor layer) and of the distributed layer
 (``pycoll/distributed/__init__.py``) may name what lies above them, but only lazily (inside a
 function): their eager imports obey the layers, and their lazy ones are left out of the circle check.
 """
@@ -48,7 +49,9 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.inplace_forms", "pycoll.inplace_random", "pycoll.window_split_ops", "pycoll.tensor_storage",
                 "pycoll.version", "pycoll.size", "pycoll.tensor_data", "pycoll.torch_forms",
                 "pycoll.extra_math", "pycoll.bessel_ops", "pycoll.incomplete_gamma", "pycoll.histogram_ops",
-                "pycoll.linalg_householder", "pycoll.linalg_lowrank")),
+                "pycoll.linalg_householder", "pycoll.linalg_lowrank",
+                "pycoll.profiler",
+                "pycoll.device_random", "pycoll.typed_tensors")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
@@ -118,7 +121,8 @@ def imports(module: str, eager_only: bool = False) -> Set[str]:
     return found
 
 
-FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed"}  # face -> its layer
+FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed",
+         "pycoll.device": "device"}  # face -> its layer
 GRAPH: Dict[str, Set[str]] = {m: imports(m, eager_only=m in FACES) for m in MODULES}
 
 
