@@ -110,7 +110,8 @@ def test_pipeline_layer_refuses_what_it_does_not_build(world_of_one):
         SharedLayerDesc("k", nn.Linear, None, 3, 2, 2)
     with pytest.raises(ValueError, match="give num_stages or topology"):
         PipelineLayer([LayerDesc(nn.Tanh)])
-    with pytest.raises(ValueError, match="num_virtual_pipeline_stages=2: pycoll runs the 1F1B schedule only"):
+    with pytest.raises(ValueError, match="seg_method='uniform' with num_virtual_pipeline_stages=2; the interleaved "
+                                         "schedule needs seg_method='layer:ClassName'"):  # paddle asserts so too
         PipelineLayer([LayerDesc(nn.Tanh)], num_stages=1, num_virtual_pipeline_stages=2)
     with pytest.raises(ValueError, match="num_stages=2 must divide the world size"):
         PipelineLayer([LayerDesc(nn.Tanh), LayerDesc(nn.Tanh)], num_stages=2)

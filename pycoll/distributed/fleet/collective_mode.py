@@ -14,8 +14,11 @@ from pycoll._logging import logger
 from pycoll.amp import decorate
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
+from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
+                                                                        PipelineParallelWithInterleaveFthenB)
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel, mark_fleet_optimizer
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
+from pycoll.distributed.fleet.meta_parallel.sharding_parallel import ShardingParallel
 from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
 from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
 from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
@@ -131,9 +134,9 @@ def get_hybrid_parallel_topology() -> CommunicateTopology:
 
 def distributed_model(model: Any) -> Any:
     """``model`` under DataParallel over the data-parallel group (buckets of the strategy's
-    ``fuse_grad_size_in_MB``) or, with a sharding degree, sharded over the sharding group at the
-    strategy's stage (1/2/3: group_sharded_parallel's os, os_g, p_g_os); as it is when there is
-    no data parallelism. With ``mp_degree`` > 1 it becomes paddle's
+    ``fuse_grad_size_in_MB``) or, with a sharding degree, paddle's ``meta_parallel.ShardingParallel``
+    (``model`` its ``_layers``) sharded over the sharding group at the strategy's stage (1/2/3:
+    group_sharded_parallel's os, os_g, p_g_os); as it is when there is no data parallelism. With ``mp_degree`` > 1 it becomes paddle's
     ``meta_parallel.TensorParallel`` (``model`` its ``_layers``): the replicated parameters
     broadcast from the model-parallel group's first rank, the inputs too at each forward, and
     forward runs through that DataParallel or sharded model. Its model-parallel layers already
@@ -141,7 +144,9 @@ def distributed_model(model: Any) -> Any:
     are whole, when ``mp_degree`` is 1). With both data and sharding
     degrees, gradients are averaged over both (the sharding model's ``dp_group``). With pipeline
     stages, ``model`` must be a ``PipelineLayer``: it becomes a ``PipelineParallel`` (whose
-    ``train_batch`` averages the gradients over the data-parallel group itself). A
+    ``train_batch`` averages the gradients over the data-parallel group itself), or, built with
+    ``num_virtual_pipeline_stages`` > 1, a ``PipelineParallelWithInterleave`` (``accumulate_steps``
+    >= 2 x ``pp_degree``) or ``PipelineParallelWithInterleaveFthenB`` (fewer), as paddle picks. A
     ``PipelineLayer`` with ``pp_degree`` 1 (and no sharding) becomes a one-stage
     ``PipelineParallel``, on any number of ranks, where paddle makes it a
     ``NoPipelineParallel``: ``train_batch`` / ``eval_batch`` run its micro-batches the same way
@@ -162,10 +167,13 @@ def distributed_model(model: Any) -> Any:
         if not isinstance(model, PipelineLayer):
             raise TypeError(f"fleet.distributed_model: with pp_degree={hcg.get_pipe_parallel_world_size()} the "
                             f"model must be a meta_parallel.PipelineLayer, got {type(model).__name__}")
-        wrapped = bound = PipelineParallel(model, hcg, strategy)
+        wrapped = bound = _pipeline(model, hcg, strategy)
     elif hcg.get_model_parallel_world_size() > 1:
         wrapped = TensorParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
         bound = wrapped._grad_sync if wrapped._grad_sync is not None else wrapped
+    elif hcg.get_sharding_parallel_world_size() > 1:  # paddle's SHARDING_PARALLEL mode
+        wrapped = ShardingParallel(model, hcg, strategy)
+        bound = wrapped._sharded
     else:
         wrapped = bound = _averaging(model, hcg, strategy)
         if wrapped is None:
@@ -174,6 +182,17 @@ def distributed_model(model: Any) -> Any:
     for optimizer in state.pop("unbound", []):  # distributed_optimizer came first
         optimizer.bind(bound)
     return wrapped
+
+
+def _pipeline(model: PipelineLayer, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> PipelineParallel:
+    """paddle's choice of pipeline: 1F1B without virtual stages; with them the interleaved 1F1B
+    when ``accumulate_steps`` >= 2 x ``pp_degree``, FthenB when it is at least ``pp_degree``."""
+    if model.get_num_virtual_stages() == 1:
+        return PipelineParallel(model, hcg, strategy)
+    steps, stages = strategy.pipeline_configs["accumulate_steps"], hcg.get_pipe_parallel_world_size()
+    if isinstance(steps, int) and not isinstance(steps, bool) and steps < 2 * stages:
+        return PipelineParallelWithInterleaveFthenB(model, hcg, strategy)  # which refuses fewer than pp_degree
+    return PipelineParallelWithInterleave(model, hcg, strategy)
 
 
 def _averaging(model: Any, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> Any:

@@ -50,9 +50,16 @@ class PipelineParallel(Layer):
     """``layers`` (a ``PipelineLayer``) run as one stage of a pipeline of ``hcg``'s pipe group,
     with ``strategy.pipeline_configs``' ``micro_batch_size`` and ``accumulate_steps``."""
 
+    _runs_chunks = False  # the interleaved subclasses run a PipelineLayer's chunks
+
     def __init__(self, layers: PipelineLayer, hcg: Any, strategy: Any):
         if not isinstance(layers, PipelineLayer):
             raise TypeError(f"PipelineParallel: layers must be a PipelineLayer, got {type(layers).__name__}")
+        if (layers.get_num_virtual_stages() > 1) != self._runs_chunks:
+            raise ValueError(f"{type(self).__name__}: layers has num_virtual_pipeline_stages="
+                             f"{layers.get_num_virtual_stages()}; PipelineParallel runs a PipelineLayer without "
+                             f"virtual stages, PipelineParallelWithInterleave(FthenB) one with them "
+                             f"(fleet.distributed_model picks)")
         super().__init__()
         self._layers = layers
         self._hcg, self._strategy = hcg, strategy
@@ -82,6 +89,8 @@ class PipelineParallel(Layer):
         self.loss_fn_idx = 0
         self._compute_loss = True
         self._batches = 0  # train_batch and eval_batch calls, which every stage must make alike
+        self._virtual_pp_world_size = layers.get_num_virtual_stages()  # chunks on this stage
+        self._virtual_pp_rank = 0  # the chunk running now
         self._start_alike()
 
     def _start_alike(self) -> None:
@@ -101,10 +110,16 @@ class PipelineParallel(Layer):
         return self._layers(*inputs, **kwargs)
 
     def is_pipeline_first_stage(self, ignore_virtual: bool = False) -> bool:
-        return self.stage_id == 0
+        """The first stage (and, unless ``ignore_virtual``, running its first chunk)."""
+        return self.stage_id == 0 and (ignore_virtual or self._virtual_pp_rank == 0)
 
     def is_pipeline_last_stage(self, ignore_virtual: bool = False) -> bool:
-        return self.stage_id == self.num_stages - 1
+        """The last stage (and, unless ``ignore_virtual``, running its last chunk)."""
+        return self.stage_id == self.num_stages - 1 and (
+            ignore_virtual or self._virtual_pp_rank == self._virtual_pp_world_size - 1)
+
+    def set_virtual_pipeline_rank(self, rank: int) -> None:
+        self._virtual_pp_rank = rank
 
     # ---- training ---------------------------------------------------------------------------
     def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
@@ -132,6 +147,12 @@ class PipelineParallel(Layer):
         self.scaler = scaler
         self.total_loss = None
         micro = self._start_batch("train_batch", data, True, return_micro_batch_loss, scaler, optimizer_ok)
+        self._run_schedule(micro)
+        self._layers.allreduce_shared_weight_gradients()
+        return self._broadcast_final_loss(return_micro_batch_loss)
+
+    def _run_schedule(self, micro: Optional[MicroBatches]) -> None:
+        """Every micro-batch forward and backward through this stage, in 1F1B order."""
         first, last, link = self.is_pipeline_first_stage(), self.is_pipeline_last_stage(), self._link
         startup = min(self.num_stages - self.stage_id - 1, self.accumulate_steps)
         steady = self.accumulate_steps - startup
@@ -161,14 +182,12 @@ class PipelineParallel(Layer):
             grads_in = self._backward_step(oldest_in, oldest_out, link.recv_backward(oldest_out))
             if not first:
                 link.send_backward(grads_in)
-        self._layers.allreduce_shared_weight_gradients()
-        return self._broadcast_final_loss(return_micro_batch_loss)
 
     def _forward_step(self, received: Any, micro: Optional[MicroBatches], step: int) -> Any:
         """This stage's forward of micro-batch ``step``; on the last stage (when computing losses)
         the loss to differentiate, divided by ``accumulate_steps``."""
         x = micro.inputs(step) if self.is_pipeline_first_stage() else received
-        output = self._layers.forward(x)
+        output = self._run_layers(x)
         if not (self.is_pipeline_last_stage() and self._compute_loss):
             return output
         labels = micro.labels(step)
@@ -186,6 +205,9 @@ class PipelineParallel(Layer):
             if idx == self.loss_fn_idx:
                 chosen = loss
         return chosen
+
+    def _run_layers(self, x: Any) -> Any:
+        return self._layers.forward(x)
 
     def _backward_step(self, received: Any, output: Any, output_grads: Optional[List[Any]]) -> List[Any]:
         """Backward through this stage for one micro-batch; the gradients of what it received."""
@@ -205,7 +227,7 @@ class PipelineParallel(Layer):
         xp = self.pp_group.array_module
         losses = []
         for idx in range(len(self._layers._loss_fn)):
-            if self.is_pipeline_last_stage():
+            if self.is_pipeline_last_stage(ignore_virtual=True):
                 if self.total_loss is None or not self.total_loss[idx]:
                     raise RuntimeError("PipelineParallel: the last stage computed no loss")
                 parts = [t.array for t in self.total_loss[idx]]
@@ -247,17 +269,22 @@ class PipelineParallel(Layer):
         saved, self._compute_loss = self._compute_loss, compute_loss
         try:
             micro = self._start_batch("eval_batch", data, compute_loss, False, None, True)
-            outputs = []
             with no_grad():
-                for step in range(self.accumulate_steps):
-                    received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
-                    output = self._forward_step(received, micro, step)
-                    if not self.is_pipeline_last_stage():
-                        self._link.send_forward(output)
-                    outputs.append(output)
+                outputs = self._forward_only(micro)
             return self._broadcast_final_loss() if compute_loss else outputs
         finally:
             self._compute_loss = saved
+
+    def _forward_only(self, micro: Optional[MicroBatches]) -> List[Any]:
+        """Every micro-batch forward through this stage; its outputs, one per micro-batch."""
+        outputs = []
+        for step in range(self.accumulate_steps):
+            received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
+            output = self._forward_step(received, micro, step)
+            if not self.is_pipeline_last_stage():
+                self._link.send_forward(output)
+            outputs.append(output)
+        return outputs
 
     # ---- checks -----------------------------------------------------------------------------
     def _start_batch(self, fn: str, data: Any, compute_loss: bool, return_micro_batch_loss: bool, scaler: Any,
@@ -285,6 +312,6 @@ class PipelineParallel(Layer):
 
     def _micro_batches(self, data: Any, fn: str) -> Optional[MicroBatches]:
         """The stage's view of ``data``: the middle stages read none of it."""
-        if not (self.is_pipeline_first_stage() or self.is_pipeline_last_stage()):
+        if not (self.is_pipeline_first_stage(ignore_virtual=True) or self.is_pipeline_last_stage(ignore_virtual=True)):
             return None
         return MicroBatches(data, self.micro_batch_size, self.accumulate_steps, fn)
