@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.inplace_ops import in_place, last_writes
@@ -41,11 +41,13 @@ def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTy
     """The index of the smallest element (of x flattened, or along `axis`), int64 unless `dtype`
     says int32; the first one at a tie."""
     x = as_tensor(x)
+    axes = None if axis is None else (axis_arg(axis, x.ndim),)
+    x, = placed("argmin", x, axes=axes)
     a = x._array
-    out = a.argmin(axis=None if axis is None else axis_arg(axis, a.ndim))
+    out = a.argmin(axis=None if axis is None else axes[0])
     if keepdim:
         out = out.reshape([1] * a.ndim) if axis is None else array_module(a).expand_dims(out, axis)
-    return value_output(out.astype(convert_dtype(dtype)), "argmin", x)
+    return value_output(out.astype(convert_dtype(dtype)), "argmin", x, axes=axes)
 
 
 @param_aliases({"input": "x"})

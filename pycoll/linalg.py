@@ -20,7 +20,7 @@ import numpy as np
 
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, require_floating
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, require_floating
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.diag_ops import diagonal
@@ -107,9 +107,10 @@ def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
 
 def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
     """(sum |x|^p)^(1/p) over `axis`; p = 0 counts the non-zeros, p = +-inf is max/min |x|."""
+    axes = normalize_axes(axis, x.ndim)
+    x, = placed("norm", x, axes=() if p == 1 else axes)  # auto-parallel: a 1-norm is a sum of the pieces'
     a = x._array
     xp = array_module(a)
-    axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     mag = xp.abs(a)
     if p == 0:
@@ -128,6 +129,7 @@ def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
             return (g * xp.sign(a) * (mag == full),)
         with np.errstate(divide="ignore", invalid="ignore"):  # paddle's NaN where p < 1 meets a zero
             return ((mag ** (p - 1) * xp.sign(a) * g * (full + _EPS) ** (1 - p)).astype(a.dtype, copy=False),)
+    backward.__pycoll_op__ = {"name": "norm", "axes": axes, "p": p}  # type: ignore[attr-defined]  # for placements
     return op_output(full if keepdim else full.reshape(_dropped(a.shape, axes)), backward, x)
 
 

@@ -179,6 +179,7 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
         other = operand(other)
     except TypeError:
         return NotImplemented
+    x, other = paired(as_tensor(x), other)
     xa, ya = promoted(x, other, "compare")
     return value_output(getattr(xa, op)(ya), "compare", x, other)
 
@@ -352,8 +353,9 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    x, = placed(reduce, x, axes=axes)
     a = x._array
-    axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     full = getattr(a, reduce)(axis=axes, keepdims=True)
 
@@ -380,6 +382,7 @@ def argmax(x: Tensor, axis: Optional[int] = None, keepdim: bool = False, dtype: 
     """The index of the largest element (of x flattened, or along `axis`; keepdim without an axis
     gives shape [1] * x.ndim, as paddle's), int64 unless `dtype` says int32; the first at a tie."""
     x = as_tensor(x)
+    x, = placed("argmax", x, axes=normalize_axes(axis, x.ndim))
     a = x._array
     dt = convert_dtype(dtype)
     if dt not in (np.dtype(np.int32), np.dtype(np.int64)):

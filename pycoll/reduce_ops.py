@@ -12,7 +12,7 @@ from typing import Any, Optional, Tuple
 from pycoll import math_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
-from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, value_output
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
@@ -38,6 +38,7 @@ def _count(shape: tuple, axes: Optional[tuple]) -> int:
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running sums along `axis`; None: along x flattened."""
     x = as_tensor(x)
+    x, = placed("cumsum", x, axes=None if axis is None else normalize_axes(axis, x.ndim))
     a = x._array
     xp = array_module(a)
     src = a.shape
@@ -76,7 +77,7 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
 @accumulates_in_float32
 def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = None,
          out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
-    x = as_tensor(x)
+    x, = placed("prod", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
@@ -103,9 +104,10 @@ def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = Fals
 
 def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Tensor:
     x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    x, = placed("std" if root else "var", x, axes=axes)
     a = x._array
     xp = array_module(a)
-    axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     n = _count(a.shape, axes)
     scale = 1.0 / (n - ddof) if n > ddof else float("nan")  # paddle: nan, no warning
@@ -124,6 +126,7 @@ def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Ten
     def backward(g: Any) -> tuple:
         gv = g.reshape(kept) * (2 * scale) * d
         return ((gv / (2 * full) if root else gv).astype(g.dtype, copy=False),)
+    backward.__pycoll_op__ = {"name": "std" if root else "var", "axes": axes}  # type: ignore[attr-defined]
     return op_output(out, backward, x)
 
 
@@ -135,9 +138,10 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     Where every element reduced is -inf the result is -inf, log(0), the mathematical value (and
     torch's and NumPy's); paddle 3.3.1 gives NaN there. pycoll keeps -inf on purpose."""
     x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim)
+    x, = placed("logsumexp", x, axes=axes)
     a = floating(x._array)
     xp = array_module(a)
-    axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     m = a.max(axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
@@ -145,7 +149,9 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     empty = total == 0  # every element -inf: the result is -inf, without log(0)'s warning
     full = xp.log(xp.where(empty, 1, total)) + xp.where(empty, -xp.inf, m)
     out = full if keepdim else full.reshape(_reduced_shape(a.shape, axes))
-    return op_output(out, lambda g: (g.reshape(kept) * xp.exp(a - full),), x)
+    backward = lambda g: (g.reshape(kept) * xp.exp(a - full),)  # noqa: E731 (its name keys the higher-order rule)
+    backward.__pycoll_op__ = {"name": "logsumexp", "axes": axes}  # type: ignore[attr-defined]  # for placements
+    return op_output(out, backward, x)
 
 
 def trapezoid_terms(y: Any, x: Any, dx: Optional[float], axis: int, fn: str) -> Tuple[Tensor, int, float]:

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
@@ -27,7 +27,7 @@ _slice = _builtins.slice  # this module defines paddle's slice()
 
 def flip(x: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
     """x reversed along `axis` (an int or a list of ints)."""
-    x = as_tensor(x)
+    x, = placed("flip", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     axes = normalize_axes(axis, x.ndim)
     xp = array_module(x._array)
     return op_output(xp.flip(x._array, axes), lambda g: (xp.flip(g, axes),), x)
@@ -43,6 +43,8 @@ def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Opti
     axes = None if axis is None else normalize_axes(axis, a.ndim)
     if axes is not None and len(axes) != len(shifts):
         raise ValueError(f"roll: shifts and axis must have the same length, got {shifts} and {axis}")
+    x, = placed("roll", x, axes=axes)
+    a = x._array
     if axes is None:
         if len(shifts) != 1:
             raise ValueError(f"roll: without axis, shifts must be one int, got {shifts}")
@@ -197,7 +199,8 @@ def broadcast_to(x: Any, shape: Any, name: Optional[str] = None) -> Tensor:
 
 def expand_as(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x broadcast to y's shape."""
-    return expand(x, as_tensor(y).shape)
+    x, y = placed("expand_as", as_tensor(x), as_tensor(y))
+    return expand(x, y.shape)
 
 
 def broadcast_tensors(input: Sequence[Any], name: Optional[str] = None) -> List[Tensor]:  # noqa: A002

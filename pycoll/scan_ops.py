@@ -10,7 +10,7 @@ import numpy as np
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, floating
-from pycoll._tensor_ops import as_tensor, op_output, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.inplace_ops import in_place
@@ -34,7 +34,7 @@ def _reverse_cumsum(xp: Any, g: Any, ax: int) -> Any:
 def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running products along `dim` (None: x flattened); zeros are handled in the gradient. An
     integer tensor keeps its dtype (paddle's; NumPy's would widen int32 to int64)."""
-    x = as_tensor(x)
+    x, = placed("cumprod", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     src = x._array.shape
     a, ax = _line(x._array, dim)
     if dtype is not None:

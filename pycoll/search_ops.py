@@ -35,7 +35,9 @@ def where(condition: Any, x: Any = None, y: Any = None,
         raise ValueError("where needs both x and y, or neither")
     # paddle makes numbers tensors here (float32, int64) and mixes x and y strictly: an int64
     # tensor with 0.5 is refused, a float32 one with 0 too
-    x, y = (v if isinstance(v, Tensor) else to_tensor(operand(v), place=c_place) for v in (x, y))
+    x, y = (as_tensor(v) if isinstance(v, Tensor) else to_tensor(operand(v), place=c_place) for v in (x, y))
+    condition, x, y = placed("where", condition, x, y)
+    c = condition._array
     xa, ya = promoted(x, y, "where", strict=True)
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
@@ -124,18 +126,19 @@ def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = 
             name: Optional[str] = None) -> Tensor:
     """The int64 indices that sort x along `axis` (always stable here; ``stable`` is accepted)."""
     x = as_tensor(x)
-    a = x._array
-    ax = axis_arg(axis, a.ndim)
-    return value_output(_order(a, ax, descending).astype(int64), "argsort", x)
+    ax = axis_arg(axis, x.ndim)
+    x, = placed("argsort", x, axes=(ax,))
+    return value_output(_order(x._array, ax, descending).astype(int64), "argsort", x, axes=(ax,))
 
 
 def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
          name: Optional[str] = None) -> Tensor:
     """x sorted along `axis` (stably); the gradient goes back to where each value came from."""
     x = as_tensor(x)
+    ax = axis_arg(axis, x.ndim)
+    x, = placed("sort", x, axes=(ax,))
     a = x._array
     xp = array_module(a)
-    ax = axis_arg(axis, a.ndim)
     order = _order(a, ax, descending)
     return op_output(xp.take_along_axis(a, order, axis=ax),
                      lambda g: (xp.take_along_axis(g, inverse_order(order, ax), axis=ax),), x)
@@ -147,9 +150,10 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
     """The k largest (``largest=False``: smallest) values along `axis` (default: the last) and
     their int64 indices; equal values come in their original order. Always sorted."""
     x = as_tensor(x)
+    ax = axis_arg(-1 if axis is None else axis, x.ndim)
+    x, = placed("topk", x, axes=(ax,))
     a = x._array
     xp = array_module(a)
-    ax = axis_arg(-1 if axis is None else axis, a.ndim)
     k = int(k.item() if isinstance(k, Tensor) else k)
     n = a.shape[ax] if a.ndim else 1
     if not 1 <= k <= n:
@@ -164,7 +168,7 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
         whole = xp.concatenate([g, xp.zeros(rest, dtype=g.dtype)], axis=ax)
         return (xp.take_along_axis(whole, inverse_order(order, ax), axis=ax),)
     values = op_output(xp.take_along_axis(a, picked, axis=ax), backward, x)
-    return values, value_output(picked.astype(int64), "topk", x)
+    return values, value_output(picked.astype(int64), "topk", x, axes=(ax,))
 
 
 def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) -> Tensor:

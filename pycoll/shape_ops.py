@@ -57,6 +57,8 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
         raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
     whole = list(x.shape)
     shape = [int(whole[i]) if s == 0 and i < len(whole) else int(s) for i, s in enumerate(shape)]
+    x, = placed("reshape", x, shape=shape)
+    a = x._array
     target = array_target(x, shape)  # raises by itself when a distributed x's piece cannot follow
     try:
         out = a.reshape(target)
@@ -196,8 +198,9 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
     may be -1: the rest). The pieces are copies, as paddle's are (a later write into x leaves
     them as they were)."""
     x = as_tensor(x)
+    axis = axis_arg(axis, x.ndim)
+    x, = placed("split", x, axes=(axis,))
     a = x._array
-    axis = axis_arg(axis, a.ndim)
     bounds = np.cumsum([0] + _sections(a.shape[axis], num_or_sections))
     lead = (slice(None),) * axis
     pieces = [a[lead + (slice(bounds[i], bounds[i + 1]),)].copy() for i in range(len(bounds) - 1)]
@@ -235,10 +238,12 @@ def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> 
     """x repeated `repeat_times[i]` times along each dimension (the shorter of x's shape and
     `repeat_times` is padded with leading 1s)."""
     x = as_tensor(x)
-    a = x._array
     reps = int_list(repeat_times, "repeat_times")
     if any(r < 0 for r in reps):
         raise ValueError(f"repeat_times must be >= 0, got {reps}")
+    grown = [1] * (x.ndim - len(reps)) + reps  # aligned from the right with x's dimensions
+    x, = placed("tile", x, axes=tuple(i for i in range(x.ndim) if grown[i + len(grown) - x.ndim] != 1))
+    a = x._array
     n = _builtins.max(len(reps), a.ndim)
     reps = [1] * (n - len(reps)) + reps
     shape = (1,) * (n - a.ndim) + a.shape
@@ -256,17 +261,18 @@ def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tenso
     """x broadcast to `shape` (a list, or ints one by one: ``x.expand(2, 3)``); -1 keeps x's size
     of that dimension."""
     x = as_tensor(x)
-    a = x._array
     shape = int_list(shape, "shape")
-    lead = len(shape) - a.ndim
+    lead = len(shape) - x.ndim
     if lead < 0:
         raise ValueError(f"shape {shape} has fewer dimensions than x's shape {x.shape}")
+    x, = placed("expand", x, axes=tuple(i for i, n in enumerate(x.shape) if shape[i + lead] not in (-1, n)))
+    a = x._array
     target = []
     for i, s in enumerate(shape):
         own = a.shape[i - lead] if i >= lead else None
-        if s == -1:
-            if own is None:
-                raise ValueError(f"shape: -1 is allowed only where x has a dimension, got {shape}")
+        if s == -1 and own is None:
+            raise ValueError(f"shape: -1 is allowed only where x has a dimension, got {shape}")
+        if s == -1 or (own is not None and s == x.shape[i - lead]):  # kept: the array's own (a piece's)
             s = own
         if s < 0 or (own is not None and own not in (1, s)):
             raise ValueError(f"cannot expand x of shape {x.shape} to shape {shape}")

@@ -1,14 +1,19 @@
 """Where an op's operands must lie before it computes on their pieces: paddle's SPMD rules on the
 input side, for the ops whose pieces would not fit together otherwise (a matmul whose operands
 split its contraction differently, a concat of inputs split differently or along the joined
-dimension, picking rows along a split dimension). paddle reshards such operands before the op;
-so does pycoll (``propagation``), and the rules of ``spmd_rules.py`` then place the result.
+dimension, picking rows along a split dimension, an op that needs a whole dimension: a running
+sum, a sort, a reduction that is no sum of the pieces' along it, a reshape that would move the
+split across dimensions). paddle reshards such operands before the op; so does pycoll
+(``propagation``), and the rules of ``spmd_rules.py`` then place the result.
 
 A rule sees, along one mesh dimension, each operand's whole shape and placement (None: not a
-tensor, or a plain tensor, which is whole) and gives the placement each must have there.
+tensor, or a plain tensor, which is whole) and gives the placement each must have there; its
+facts are the op's own (an axis...), ``ranks`` (how many ranks that mesh dimension has) and
+``grad`` (whether the result takes a gradient).
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -86,8 +91,95 @@ def _touched(index: Any, ndim: int) -> Optional[Set[int]]:
     return touched
 
 
+def _whole_along(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """The op runs along ``axes`` of its first operand (None: all of them, as paddle's rules
+    that have no split form replicate): a split there is made whole, other splits stay."""
+    d, axes = _dim(along[0]), facts["axes"]
+    if d is not None and (axes is None or d in axes):
+        return [Replicate()] + list(along[1:])
+    return list(along)
+
+
+def _extreme(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """max and min over a split are Partial (the max of the pieces' maxima), but their gradient
+    goes to the elements equal to the whole maximum: made whole first where one is taken."""
+    return _whole_along(shapes, along, facts) if facts["grad"] else list(along)
+
+
+def _elementwise(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """Operands broadcast together (shapes aligned from the right) split as the first split
+    one: each is cut alike where it spans that dimension (a whole operand too), and made whole
+    where it does not or is split elsewhere."""
+    ndim = max(len(s) for s in shapes if s is not None)
+    first = next(((s, p) for s, p in zip(shapes, along) if _dim(p) is not None), None)
+    if first is None:
+        return list(along)
+    size = first[0][_dim(first[1])]
+    at = _dim(first[1]) + ndim - len(first[0])  # the split dimension, in the result's terms
+    wanted: Along = []
+    for shape, p in zip(shapes, along):
+        j = None if shape is None else at - (ndim - len(shape))
+        if j is not None and 0 <= j < len(shape) and shape[j] == size > 1:
+            wanted.append(Shard(j))
+        else:
+            wanted.append(Replicate() if _dim(p) is not None else p)
+    return wanted
+
+
+def _expand_as(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """x broadcast to y's shape lies as y does (paddle's rule): split where y is, where x spans
+    that dimension, else whole."""
+    (xs, ys), (xp, yp) = shapes, along
+    yd = _dim(yp)
+    j = None if yd is None else yd - (len(ys) - len(xs))
+    if j is not None and 0 <= j < len(xs) and xs[j] == ys[yd] > 1:
+        return [Shard(j), yp]
+    return [Replicate() if xp is not None else None, yp]
+
+
+def whole_target(shape: Sequence[int], target: Sequence[int]) -> Tuple[int, ...]:
+    """A reshape's ``target`` for a tensor of whole ``shape``, its -1 inferred (0s resolved)."""
+    size, known = math.prod(shape), math.prod(n for n in target if n != -1)
+    if list(target).count(-1) > 1 or (-1 in target and (known == 0 or size % known)) or (
+            -1 not in target and known != size):
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {list(shape)} into {list(target)}")
+    return tuple(size // known if n == -1 else n for n in target)
+
+
+def moved_split(shape: Sequence[int], d: int, out: Sequence[int]) -> Optional[int]:
+    """Where a reshape of whole ``shape`` to ``out`` moves a split of dimension ``d``: to the
+    dimension ``e`` of more than one element with as many elements before it (row-major, each
+    rank's block of the rows is then a block of ``out[e]``'s, when ``out[e]`` divides as evenly);
+    None where the split would be spread across dimensions."""
+    before = math.prod(shape[:d])
+    for e, n in enumerate(out):
+        if math.prod(out[:e]) == before and n > 1 and 0 not in shape:
+            return e
+    return None
+
+
+def _reshape(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """A split the reshape keeps in one dimension of the result, in even blocks, stays; any
+    other is made whole first (paddle's rule: [4, 6] split by columns, reshaped to [8, 3])."""
+    d, shape = _dim(along[0]), shapes[0]
+    if d is None:
+        return list(along)
+    try:
+        target = whole_target(shape, facts["shape"])
+    except ValueError:
+        return list(along)  # reshape itself says why
+    e, ranks = moved_split(shape, d, target), facts["ranks"]
+    if e is None or shape[d] % ranks or target[e] % ranks:
+        return [Replicate()]
+    return list(along)
+
+
 _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
-    "matmul": _matmul, "concat": _concat, "gather": _gather, "index": _index}
+    "matmul": _matmul, "concat": _concat, "gather": _gather, "index": _index, "where": _elementwise,
+    "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
+    **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
+                                       "expand", "split", "std", "var", "logsumexp", "prod", "norm", "argmax",
+                                       "argmin")}}
 
 
 def needed(name: str, shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:

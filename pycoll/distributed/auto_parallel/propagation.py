@@ -8,7 +8,10 @@ elementwise ops, activations, matmul/linear, reshapes that keep its rows and ind
 them whole; a reduction over the split (a loss: ``mean``, ``sum``, ``cross_entropy``'s
 ``reduction``) is ``Partial`` (AVG, SUM, MAX, MIN); an op on a Partial value first makes it
 whole (a reshard to Replicate, as paddle does: ``loss * 0.5``, ``loss + penalty``); ops on
-Replicate inputs give Replicate. An op the rules cannot place is refused by name (``Refused``),
+Replicate inputs give Replicate. An op that needs the whole of a split dimension (cumsum, sort,
+topk, std, logsumexp, argmax along it; a max there that takes a gradient; a reshape that would
+spread the split over several dimensions) has its operand made whole there first, as paddle's
+rules reshard it, and keeps the splits of the other dimensions (``operand_rules``). An op the rules cannot place is refused by name (``Refused``),
 never computed into a wrong whole.
 Reading a distributed tensor (``numpy()``, ``item()``, ``float()``, printing) gives the whole
 value, as in paddle; it is collective over its mesh, like paddle's.
@@ -70,11 +73,12 @@ def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]
     shapes = [tuple(t.shape) if isinstance(t, Tensor) else None for t in operands]
     had = [_placements(t) if isinstance(t, Tensor) else None for t in operands]
     targets = [list(p) if p is not None else None for p in had]
+    grad = _graph.is_grad_enabled() and any(isinstance(t, Tensor) and not t.stop_gradient for t in operands)
     for axis in range(mesh.ndim):
         if mesh.shape[axis] == 1:
             continue
         along = [p[axis] if p is not None else None for p in had]
-        for i, want in enumerate(needed(name, shapes, along, facts)):
+        for i, want in enumerate(needed(name, shapes, along, {**facts, "ranks": mesh.shape[axis], "grad": grad})):
             if want is not None and want != (along[i] or Replicate()):
                 targets[i] = targets[i] or [Replicate()] * mesh.ndim
                 targets[i][axis] = want
@@ -229,7 +233,7 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     name = describe_fn(backward)["name"]
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
-    whole_shape = list(out_shape)
+    whole_shapes = [list(out._array.shape) for out in outputs]
     summed: List[int] = []  # mesh axes over which a whole input's gradient is the sum of the ranks'
     for axis in range(mesh.ndim):
         seen = seen_along(inputs, axis, _placements)
@@ -250,17 +254,14 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
                           f"{mesh.dim_names[axis]!r} that is uneven ({[t.shape for t, _ in split]} over "
                           f"{mesh.shape[axis]} ranks); split evenly, or reshard to Replicate first")
         if name == "reshape":  # its target: the whole shape
-            whole_shape = list(whole_target(inputs[0].shape, describe_fn(backward)["shape"]))
+            whole_shapes[0] = list(whole_target(inputs[0].shape, describe_fn(backward)["shape"]))
         elif placement.is_shard():
-            whole_shape[placement.get_dim()] = _whole_rows(split[0], placement.get_dim(), out_shape, mesh, axis)
-        if placement.is_partial() and placement.reduce_type() in (ReduceOp.MAX, ReduceOp.MIN) and any(
-                t is not None and not t.stop_gradient for t in inputs) and _graph.is_grad_enabled():
-            raise Refused(f"pycoll cannot differentiate {name} across the split mesh dimension "
-                          f"{mesh.dim_names[axis]!r}; reshard the input to Replicate first")
+            for shape, out in zip(whole_shapes, outputs):  # split's pieces: each its own rows
+                shape[placement.get_dim()] = _whole_rows(split[0], placement.get_dim(), out._array.shape, mesh, axis)
         if mesh.shape[axis] > 1 and (split or placement.is_partial()):
             summed.append(axis)
-    for out in outputs:
-        _make_distributed(out, mesh, placements, whole_shape if out is outputs[0] else None)
+    for out, shape in zip(outputs, whole_shapes):
+        _make_distributed(out, mesh, placements, shape)
     if name == "linear" and len(inputs) > 2 and inputs[2] is not None and any(p.is_partial() for p in placements):
         backward = _bias_once(outputs[0], inputs[2], backward, mesh, placements)
     plans = {}
@@ -306,14 +307,9 @@ def _whole_rows(split: Tuple[Any, Seen], dim: int, out_shape: Tuple[int, ...], m
     return out_shape[dim] * mesh.shape[axis]
 
 
-def _make_distributed(out: Any, mesh: Any, placements: List[Placement], whole_shape: Optional[List[int]]) -> None:
-    shape = list(whole_shape) if whole_shape is not None else list(out._array.shape)
-    if whole_shape is None:
-        for axis, p in enumerate(placements):
-            if p.is_shard():
-                shape[p.get_dim()] *= mesh.shape[axis]
+def _make_distributed(out: Any, mesh: Any, placements: List[Placement], whole_shape: List[int]) -> None:
     out.__class__ = DistTensor
-    out._set_dist(mesh, placements, shape)
+    out._set_dist(mesh, placements, list(whole_shape))
 
 
 def _synchronised(backward: Callable, mesh: Any, plans: Dict[int, List[int]]) -> Callable:

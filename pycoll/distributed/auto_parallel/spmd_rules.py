@@ -13,13 +13,12 @@ from ops that take no operand hook (autograd PyLayers): the others make them who
 """
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll.distributed.auto_parallel.operand_rules import basic_items
+from pycoll.distributed.auto_parallel.operand_rules import basic_items, moved_split, whole_target
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import closure_value
 
@@ -29,6 +28,13 @@ UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip
 BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
           "where"}
 LINEAR_IN_PARTIAL = {"neg", "clone", "cast", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
+# ops along an axis, their result shaped as their input there: a split elsewhere stays
+ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split"}
+# reductions over ``axes``; over a split, those whose pieces' results combine are Partial (any and
+# all of bools: their max and min; a 1-norm: a sum), the others need the whole (operand_rules)
+REDUCTIONS = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
+              "any": ReduceOp.MAX, "all": ReduceOp.MIN, "argmax": None, "argmin": None, "prod": None, "std": None,
+              "var": None, "logsumexp": None, "norm": None}
 
 
 class Refused(ValueError):
@@ -62,8 +68,16 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         return Shard(d)
     if name in BINARY:
         return _broadcast(name, seen, out)
-    if name in ("sum", "mean", "max", "min", "argmax"):
+    if name in REDUCTIONS:
         return _reduction(name, backward, shape, d, out)
+    if name in ALONG_AXIS:
+        axes = _fact(backward, "axes", "ax", "axis")
+        axes = (axes,) if isinstance(axes, numbers.Integral) else axes
+        if axes is None or d in axes or len(out) != len(shape):
+            raise Refused(f"{name} along the split dimension {d}")
+        return Shard(d)
+    if name in ("tile", "expand"):
+        return _grown(name, backward, shape, d, out)
     if name == "matmul":
         return _matmul(seen, out)
     if name == "linear":
@@ -131,19 +145,46 @@ def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) 
     return Shard(d_out)
 
 
+def _fact(backward: Callable, *names: str) -> Any:
+    """What the op told of itself (``__pycoll_op__``) or keeps in its backward's closure under
+    the first of ``names`` it has; ``...`` where it has none of them."""
+    info = getattr(backward, "__pycoll_op__", {})
+    code = getattr(backward, "__code__", None)
+    for name in names:
+        if name in info:
+            return info[name]
+        if code is not None and name in code.co_freevars:
+            return closure_value(backward, name)
+    return ...
+
+
 def _reduction(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
     """Over the axes the op names (the same on every rank, unlike the local sizes): a reduction
-    over the split dimension is Partial, one across it keeps the split (moved down past the
-    axes reduced before it, unless kept)."""
-    kind = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
-            "argmax": None}[name]
-    axes = getattr(backward, "__pycoll_op__", {}).get("axes", ())
+    over the split dimension is Partial where its pieces' results combine (``REDUCTIONS``), one
+    across it keeps the split (moved down past the axes reduced before it, unless kept)."""
+    kind = ReduceOp.SUM if name == "norm" and _fact(backward, "p") == 1 else REDUCTIONS[name]
+    axes = _fact(backward, "axes")
+    if axes is ...:
+        raise Refused(f"{name}: its axes are not known")
     reduced = set(range(len(shape))) if axes is None else set(axes)
     if d in reduced:
-        if name == "argmax":
-            raise Refused("argmax over the split dimension")
+        if kind is None:
+            raise Refused(f"{name} over the split dimension {d}")
         return Partial(kind)
     return Shard(d if len(out) == len(shape) else d - sum(1 for i in reduced if i < d))
+
+
+def _grown(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+    """tile and expand: leading dimensions may come first; a split dimension they do not grow
+    stays split (a grown one was made whole: operand_rules)."""
+    e = d + len(out) - len(shape)
+    if name == "tile":
+        grown = _fact(backward, "interleaved")[2 * e] != 1  # [repeats, size] per dimension
+    else:
+        grown = _fact(backward, "src")[d] != out[e]
+    if grown:
+        raise Refused(f"{name} grows the split dimension {d}")
+    return Shard(e)
 
 
 def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
@@ -176,24 +217,13 @@ def _matmul(seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
     return Shard(xd + batches - (len(xs) - 2))
 
 
-def whole_target(shape: Sequence[int], target: Sequence[int]) -> Tuple[int, ...]:
-    """A reshape's ``target`` for a tensor of whole ``shape``, its -1 inferred (0s resolved)."""
-    size, known = math.prod(shape), math.prod(n for n in target if n != -1)
-    if list(target).count(-1) > 1 or (-1 in target and (known == 0 or size % known)) or (
-            -1 not in target and known != size):
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {list(shape)} into {list(target)}")
-    return tuple(size // known if n == -1 else n for n in target)
-
-
 def reshape_split(shape: Sequence[int], d: int, out: Sequence[int]) -> Shard:
-    """Where a reshape of whole ``shape`` to ``out`` moves a split of dimension ``d``: to the
-    dimension ``e`` of more than one element with as many elements before it (row-major, each
-    rank's block of the rows is then a block of ``out[e]``'s, when ``out[e]`` divides as evenly)."""
-    before = math.prod(shape[:d])
-    for e, n in enumerate(out):
-        if math.prod(out[:e]) == before and n > 1 and 0 not in shape:
-            return Shard(e)
-    raise Refused(f"reshape {list(shape)} -> {list(out)} moves the split dimension {d} across others")
+    """Where a reshape of whole ``shape`` to ``out`` moves a split of dimension ``d``
+    (``operand_rules.moved_split``); Refused where it would spread across dimensions."""
+    e = moved_split(shape, d, out)
+    if e is None:
+        raise Refused(f"reshape {list(shape)} -> {list(out)} moves the split dimension {d} across others")
+    return Shard(e)
 
 
 def _getitem(index: Any, d: int, ndim: int) -> Placement:
