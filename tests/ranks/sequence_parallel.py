@@ -16,6 +16,7 @@ import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.distributed import fleet
+from pycoll.distributed.fleet.utils import hybrid_parallel_util
 from pycoll.distributed.fleet.utils import mix_precision_utils as mpu
 from pycoll.distributed.fleet.utils import sequence_parallel_utils as spu
 
@@ -128,6 +129,18 @@ for make, message in [(lambda: spu.ColumnSequenceParallelLinear(4, 8, gather_out
         raise AssertionError(f"took what it must refuse: {message}")
     except ValueError as e:
         assert message in str(e), e
+# data parallelism over main grads, as paddle's trainers do it (no_sync, then fused_allreduce_gradients,
+# which reads main_grad): each rank's float32 main_grad becomes the ranks' average, .grad stays None
+dense = mpu.MixPrecisionLayer(nn.Linear(3, 2))
+feed = np.random.RandomState(10 + rank).uniform(-1, 1, [5, 3]).astype("float32")
+dense(pycoll.to_tensor(feed)).sum().backward()
+feeds = [np.random.RandomState(10 + r).uniform(-1, 1, [5, 3]).astype("float32") for r in range(2)]
+hybrid_parallel_util.fused_allreduce_gradients(list(dense.parameters()), None)
+np.testing.assert_allclose(dense._layers.weight.main_grad.numpy(),
+                           np.mean([f.sum(0)[:, None].repeat(2, 1) for f in feeds], axis=0), **TOL)
+np.testing.assert_allclose(dense._layers.bias.main_grad.numpy(), [5.0, 5.0], **TOL)
+assert dense._layers.weight.grad is None
+
 layer = spu.ColumnSequenceParallelLinear(4, 8, gather_output=False)
 assert layer.bias is None and layer.weight.shape == [4, 4] and layer.world_size == 2  # paddle's has_bias=None: none
 

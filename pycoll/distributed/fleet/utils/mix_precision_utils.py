@@ -12,10 +12,11 @@ The layer does not cast the parameters: cast them yourself (``layer.to(dtype=...
 ``amp.decorate(level='O2')``). Give the optimizer ``multi_precision=True`` to update
 low-precision parameters through float32 copies.
 
-Data parallelism: ``DataParallel`` averages ``.grad``, which this layer's hook empties, so under
-it (in either wrapping order) each rank's ``main_grad`` stays its own; pycoll's
-``fused_allreduce_gradients`` reads ``.grad`` too. The sequence-parallel all-reduce hooks do sum
-``main_grad``.
+Data parallelism over main grads is paddle's trainers' way: backward under ``no_sync()``, then
+``fused_allreduce_gradients`` (which, as paddle's, averages ``main_grad`` where a parameter has
+one). ``DataParallel``'s own bucketed all-reduce averages ``.grad``, which this layer's hook
+empties, so under it alone each rank's ``main_grad`` stays its own. The sequence-parallel
+all-reduce hooks sum ``main_grad`` too.
 """
 from __future__ import annotations
 

@@ -29,7 +29,6 @@ other model-parallel layers do.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import Any, Callable, List, Optional
 
 import pycoll.distributed as dist
@@ -161,9 +160,6 @@ def is_sequence_parallel_parameter(parameter: Any) -> bool:
     return getattr(parameter, "sequence_parallel", False)
 
 
-_Grad = namedtuple("_Grad", "grad")  # a main_grad as fused_allreduce_gradients_with_group reads gradients
-
-
 def _final_grad(param: Any) -> Optional[Tensor]:
     """The gradient the step will use: ``main_grad`` where MixPrecisionLayer keeps one (this
     backward's gradient moved in first, whichever hook runs first), else ``.grad``."""
@@ -184,8 +180,9 @@ def create_fused_allreduce_gradient_hook(parameter_list: List[Any], accumulation
         count[0] += 1
         if count[0] == due:
             count[0] = 0
-            grads = [_Grad(_final_grad(p)) for p in parameter_list]
-            fused_allreduce_gradients_with_group(grads, group=group, scale=1.0)
+            for param in parameter_list:
+                _final_grad(param)  # this backward's gradient into main_grad, where there is one
+            fused_allreduce_gradients_with_group(parameter_list, group=group, scale=1.0)
     return hook
 
 
