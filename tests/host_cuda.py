@@ -8,6 +8,10 @@ Two uses:
   goes into ``log``; events report done only when told (``HostCuda.done`` for all of them,
   ``Event.fired`` for one); the test makes the engine's :class:`Communicator` itself, which
   records its calls and carries none out.
+- the device API's tests (test_device_api.py): ``cupy.cuda.Stream`` / ``Event`` /
+  ``get_current_stream`` / ``get_elapsed_time`` over these streams and events (a stream made
+  so has its own pointer, 201, 202, ...; ``use`` makes it current), and a :class:`MemoryPool`
+  with ``cupy.cuda``'s allocator over it, for the memory statistics.
 - rank workers (tests/ranks/nccl_collectives.py, bad_input_nccl.py) under
   ``PYCOLL_TEST_HOST_CUPY=1``: :func:`install_if_asked` puts a HostCuda in use and its array
   module in ``sys.modules`` as ``cupy``. ``NcclCommunicator`` is then a communicator over MPI:
@@ -20,7 +24,9 @@ import contextlib
 import ctypes
 import os
 import sys
+import time
 import types
+import weakref
 from typing import Any, ContextManager, List, Optional
 
 import numpy as np
@@ -121,11 +127,36 @@ class Log(list):
 
 
 class Stream:
-    def __init__(self, cuda: "HostCuda", ptr: int):
-        self.cuda, self.ptr = cuda, ptr
+    """A stream; as ``cupy.cuda.Stream`` (made through the stand-in's ``cupy.cuda.Stream``) it
+    also has ``use`` (it becomes the current stream), ``record``, ``synchronize`` and ``done``."""
+
+    device_id = 0
+
+    def __init__(self, cuda: "HostCuda", ptr: int, priority: int = 0):
+        self.cuda, self.ptr, self.priority = cuda, ptr, priority
 
     def wait_event(self, event: "Event") -> None:
         self.cuda.note("wait", self.ptr, event.stream)
+
+    def use(self) -> "Stream":
+        self.cuda.streams[-1] = self
+        return self
+
+    def record(self, event: Optional["Event"] = None) -> "Event":
+        event = Event(self.cuda, None) if event is None else event
+        event.record(self)
+        return event
+
+    def synchronize(self) -> None:
+        self.cuda.note("synchronize", self.ptr)
+
+    @property
+    def done(self) -> bool:
+        self.cuda.note("query", self.ptr)
+        return self.cuda.done
+
+    def is_capturing(self) -> bool:
+        return False
 
     def __enter__(self) -> "Stream":
         self.cuda.streams.append(self)
@@ -139,9 +170,19 @@ class Event:
     """Recorded on the stream whose pointer is ``stream``; done when its HostCuda's ``done``
     says so, or once ``fired`` is set."""
 
-    def __init__(self, cuda: "HostCuda", stream: int):
-        self.cuda, self.stream = cuda, stream
+    def __init__(self, cuda: "HostCuda", stream: Optional[int], timing: bool = False):
+        self.cuda, self.stream, self.timing = cuda, stream, timing
         self.fired = False
+        self.at: Optional[float] = None  # when recorded (host clock), for get_elapsed_time
+
+    def record(self, stream: Optional[Stream] = None) -> None:
+        """As ``cupy.cuda.Event.record``: on ``stream``, default the current one."""
+        self.stream = (stream or self.cuda.current_stream()).ptr
+        self.at = time.perf_counter()
+        self.cuda.note("record", self.stream)
+
+    def synchronize(self) -> None:
+        self.cuda.note("synchronize_event", self.stream)
 
     @property
     def done(self) -> bool:
@@ -150,10 +191,15 @@ class Event:
 
 
 class Device:
+    mem_info = (3 << 30, 4 << 30)  # (free, total) bytes
+
     def __init__(self, device: int = 0):
         self.id = device
 
     def use(self) -> None:
+        pass
+
+    def synchronize(self) -> None:
         pass
 
     def __enter__(self) -> "Device":
@@ -161,6 +207,49 @@ class Device:
 
     def __exit__(self, *exc: Any) -> None:
         pass
+
+
+class Allocation:
+    """What ``MemoryPool.malloc`` gives (CuPy's ``MemoryPointer``): its block goes back to the
+    pool when the allocation is dropped, as CuPy's does."""
+
+    device_id = 0
+
+    def __init__(self, pool: "MemoryPool", size: int):
+        self.size = size
+        weakref.finalize(self, pool._give_back, size)
+
+
+class MemoryPool:
+    """CuPy's default memory pool, by its bookkeeping alone: sizes rounded up to 512 bytes, a freed
+    block cached for a later allocation of its size, ``free_all_blocks`` lets the cache go."""
+
+    def __init__(self) -> None:
+        self.used = self.total = 0
+        self.cached: List[int] = []  # sizes of the free blocks
+
+    def malloc(self, size: int) -> Allocation:
+        size = -(-size // 512) * 512
+        if size in self.cached:
+            self.cached.remove(size)
+        else:
+            self.total += size
+        self.used += size
+        return Allocation(self, size)
+
+    def _give_back(self, size: int) -> None:
+        self.used -= size
+        self.cached.append(size)
+
+    def used_bytes(self) -> int:
+        return self.used
+
+    def total_bytes(self) -> int:
+        return self.total
+
+    def free_all_blocks(self) -> None:
+        self.total -= sum(self.cached)
+        self.cached.clear()
 
 
 # -- NCCL ---------------------------------------------------------------------------------------
@@ -280,6 +369,9 @@ class HostCuda:
         self.streams = [Stream(self, CURRENT)]  # the current one last
         self._group_depth = 0
         self._grouped: List[Any] = []  # (communicator, is_send, memory, peer) until the group ends
+        self._made = SIDE  # the pointer of the last stream made through cupy.cuda.Stream
+        self.pool = MemoryPool()
+        self.allocator = self.pool.malloc  # cupy.cuda's allocator
         self.nccl = self._nccl_module(version)
         self.xp = self._array_module()
 
@@ -306,6 +398,24 @@ class HostCuda:
 
     def on_device(self, device: int) -> ContextManager[Any]:
         return contextlib.nullcontext()
+
+    # cupy.cuda's streams, events and allocator (pycoll.device's API)
+    def _stream(self, null: bool = False, non_blocking: bool = False, ptds: bool = False,
+                priority: Optional[int] = None) -> Stream:
+        self._made += 1
+        return Stream(self, self._made, priority or 0)
+
+    def _event(self, block: bool = False, disable_timing: bool = False, interprocess: bool = False) -> Event:
+        return Event(self, None, timing=not disable_timing)
+
+    @staticmethod
+    def _elapsed(start: Event, end: Event) -> float:
+        if not (start.timing and end.timing) or start.at is None or end.at is None:
+            raise RuntimeError("cudaErrorInvalidResourceHandle: an event without timing, or not recorded")
+        return (end.at - start.at) * 1e3
+
+    def _set_allocator(self, allocator: Any = None) -> None:
+        self.allocator = allocator or self.pool.malloc
 
     def divide(self, a: Any, b: Any, out: Any = None) -> Any:
         self.note("divide", self.current_stream().ptr, b)
@@ -365,8 +475,13 @@ class HostCuda:
         cuda.nccl, cuda.Device = self.nccl, Device
         cuda.runtime = types.SimpleNamespace(
             getDeviceCount=lambda: 1, setDevice=self.set_device, getDevice=lambda: 0,
-            runtimeGetVersion=lambda: 13000,
-            getDeviceProperties=lambda index: {"name": b"host memory (host_cuda)", "totalGlobalMem": 0})
+            runtimeGetVersion=lambda: 13000, is_hip=False,
+            getDeviceProperties=lambda index: {"name": b"host memory (host_cuda)", "totalGlobalMem": 0,
+                                               "major": 9, "minor": 0, "multiProcessorCount": 132})
+        cuda.Stream, cuda.Event, cuda.get_elapsed_time = self._stream, self._event, self._elapsed
+        cuda.get_current_stream = lambda device_id=-1: self.current_stream()
+        cuda.get_allocator, cuda.set_allocator = lambda: self.allocator, self._set_allocator
+        cuda.alloc = lambda size: self.allocator(size)
         xp = types.ModuleType("cupy")
         xp.__version__ = "host_cuda"
         this = sys.modules[__name__]
@@ -374,6 +489,7 @@ class HostCuda:
                      "ascontiguousarray", "concatenate", "copyto"):
             setattr(xp, name, getattr(this, name))
         xp.divide, xp.cuda = self.divide, cuda
+        xp.get_default_memory_pool = xp.get_default_pinned_memory_pool = lambda: self.pool
         xp.__getattr__ = _numpy_type  # cupy.float32, ... are NumPy's
         return xp
 

@@ -1,11 +1,20 @@
-"""The current device and the array module (NumPy or CuPy) that backs tensors on it.
+"""The current device and the array module (NumPy or CuPy) that backs tensors on it; the face
+of paddle's ``paddle.device`` API (streams and events in ``streams``, memory statistics in
+``memory_stats``, what the devices are in ``properties``).
 
 CuPy is optional: it is imported the first time a GPU is asked for, never at import time. Code that
 handles arrays asks `array_module(a)` for the module of an array it already has, so one code path
 serves both.
+
+The names of paddle's device API that live in this package's modules (which import this one) are
+named lazily, through the module ``__getattr__``: a module is imported on the first use of one of
+its names. So are the few that belong to the tensor layer above this one (the generator controls,
+over ``pycoll.random``, and the typed tensor factories ``FloatTensor``...), as ``pycoll.nn`` names
+SyncBatchNorm.
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import sys
@@ -22,7 +31,7 @@ Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id); a PlaceObject is on
 __all__ = ["CPUPlace", "CUDAPlace", "PlaceObject", "Place", "gpu_count", "is_compiled_with_cuda",
            "import_cupy", "parse_place", "place_str", "set_device", "get_device", "device_place",
            "synchronize", "current_place", "array_module", "is_array", "place_of", "move", "module_for",
-           "to_module"]
+           "to_module", "gpu_index", "device_guard"]
 
 
 _current: Optional[Place] = None  # resolved on first use, see current_place()
@@ -88,6 +97,13 @@ def _visible_gpu(place: Place, device: Any) -> Any:
     return cupy.cuda.Device(place[1])
 
 
+def _track_peaks() -> None:
+    """The GPU memory peaks count from pycoll's first use of a GPU (pycoll.device.memory_stats)."""
+    from pycoll.device.memory_stats import track_peaks
+
+    track_peaks()
+
+
 def set_device(device: str) -> PlaceObject:
     """Make `device` ('cpu', 'gpu' or 'gpu:N') the place where new tensors are created.
 
@@ -97,6 +113,7 @@ def set_device(device: str) -> PlaceObject:
     place = parse_place(device)
     if place[0] == "gpu":
         _visible_gpu(place, device).use()
+        _track_peaks()
     _current = place
     return PlaceObject(place)
 
@@ -114,6 +131,54 @@ def device_place(device: Any) -> Place:
     if isinstance(device, int) and not isinstance(device, bool):
         return ("gpu", device)
     return parse_place(device)
+
+
+def gpu_index(device: Any, api: str, error: type = ValueError) -> int:
+    """The index of the visible GPU that ``device`` names for paddle's ``api``: None (the current
+    GPU), an index, 'gpu', 'gpu:N', 'cuda:N' or a
+    ``CUDAPlace``. Raises ``error`` (the exception paddle's CPU build raises for ``api``) where CuPy
+    sees no GPU or ``device`` names the CPU, ValueError for an index no visible GPU has."""
+    count = gpu_count()
+    if count == 0:
+        raise error(f"{api} needs a CUDA GPU, and CuPy sees none here (no GPU, no driver, or CuPy is not "
+                    f"installed: pip install 'pycoll[cuda12]' or cuda13)")
+    if isinstance(device, str) and device.strip().lower().startswith("cuda"):
+        device = "gpu" + device.strip()[4:]  # paddle takes torch's 'cuda:N' for 'gpu:N'
+    if device is None:  # CuPy's current device: set_device's GPU, or the one of a `with Device(n)`
+        return int(import_cupy().cuda.runtime.getDevice())
+    place = device_place(device)
+    if place[0] != "gpu":
+        raise error(f"{api}: device must name a GPU ('gpu:N', an index or a CUDAPlace), got {device!r}")
+    if not 0 <= place[1] < count:
+        raise ValueError(f"{api}: device must name one of the {count} visible GPUs, got {device!r}")
+    return place[1]
+
+
+class device_guard:
+    """paddle's ``device.device_guard(device)``: ``device`` (a place, 'cpu', 'gpu' or 'gpu:N') is the
+    current device inside the ``with`` block, the one before comes back after it."""
+
+    def __init__(self, device: Any) -> None:
+        if isinstance(device, str):
+            place = parse_place(device)
+        elif isinstance(device, PlaceObject):
+            place = tuple(device)
+        else:
+            raise ValueError(f"device_guard: 'device' must be a str ('cpu', 'gpu', 'gpu:N') or a place "
+                             f"(CPUPlace(), CUDAPlace(n)), got {type(device).__name__}")
+        if place[0] == "gpu":
+            gpu_index(place, "device_guard")  # refused now, as paddle does, not at the with
+        self._target: Place = place
+        self._original: Optional[Place] = None
+
+    def __enter__(self) -> None:
+        self._original = current_place()
+        if self._original != self._target:
+            set_device(place_str(self._target))
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._original is not None and self._original != self._target:
+            set_device(place_str(self._original))
 
 
 def synchronize(device: Any = None) -> None:
@@ -135,6 +200,8 @@ def current_place() -> Place:
             set_device(chosen)
         else:
             _current = ("gpu", 0) if gpu_count() > 0 else ("cpu", 0)
+            if _current[0] == "gpu":
+                _track_peaks()
     return _current
 
 
@@ -188,3 +255,39 @@ def to_module(array: Any, xp: ModuleType) -> Any:
     if xp is np:
         return array if isinstance(array, np.ndarray) else (array.get() if hasattr(array, "get") else np.asarray(array))
     return xp.asarray(array)
+
+
+
+# paddle.device's names kept in this package's modules, which import this one: named lazily (a
+# module's first use imports it), and the tensor layer's likewise, from above this layer.
+_MEMORY_STATS = ("empty_cache", "ipc_collect", "max_memory_allocated", "max_memory_reserved", "memory_allocated",
+                 "memory_reserved", "memory_summary", "reset_max_memory_allocated", "reset_max_memory_reserved",
+                 "reset_peak_memory_stats")
+_PROPERTIES = ("IPUPlace", "XPUPlace", "device_count", "get_all_custom_device_type", "get_all_device_type",
+               "get_available_custom_device", "get_available_device", "get_cudnn_version",
+               "get_device_capability", "get_device_name", "get_device_properties", "is_available",
+               "is_bf16_supported", "is_compiled_with_cinn", "is_compiled_with_custom_device",
+               "is_compiled_with_distribute", "is_compiled_with_ipu", "is_compiled_with_rocm",
+               "is_compiled_with_xpu", "is_current_stream_capturing")
+_STREAMS = ("Event", "Stream", "StreamContext", "current_stream", "set_stream", "stream", "stream_guard")
+_RANDOM = ("get_rng_state", "set_rng_state", "manual_seed")
+_TYPED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
+          "ShortTensor", "IntTensor", "LongTensor", "BoolTensor")
+_LAZY = {**dict.fromkeys(_MEMORY_STATS, "pycoll.device.memory_stats"),
+         **dict.fromkeys(_PROPERTIES, "pycoll.device.properties"),
+         **dict.fromkeys(_STREAMS, "pycoll.device.streams"),
+         **dict.fromkeys(_RANDOM, "pycoll.device_random"),  # the tensor layer's: over pycoll.random
+         **dict.fromkeys(_TYPED, "pycoll.typed_tensors")}
+__all__ += list(_MEMORY_STATS + _PROPERTIES + _STREAMS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # the next look-up finds it at once
+        return value
+    raise AttributeError(f"module 'pycoll.device' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_LAZY))
