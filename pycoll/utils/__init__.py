@@ -1,5 +1,9 @@
-"""``paddle.utils``'s pieces that scripts use: `dlpack` and `run_check`."""
+"""``paddle.utils``'s pieces that scripts use: `dlpack`, `run_check`, `try_import`, `deprecated`
+and `require_version`."""
 from pycoll.utils import dlpack
+from pycoll.utils.deprecated import deprecated
 from pycoll.utils.install_check import run_check
+from pycoll.utils.lazy_import import try_import
+from pycoll.utils.version_check import require_version
 
-__all__ = ["dlpack", "run_check"]
+__all__ = ["dlpack", "run_check", "deprecated", "require_version", "try_import"]

@@ -1,0 +1,102 @@
+"""pycoll.utils' try_import, deprecated and require_version against paddle 3.3.1's
+(messages and outcomes observed running the same calls on paddle's CPU build, /tmp/h6/dep.py)."""
+import json
+import sys
+import warnings
+
+import pytest
+
+import pycoll
+from pycoll.utils import deprecated, require_version, try_import
+from pycoll.utils.deprecated import VisibleDeprecationWarning
+from pycoll.utils.version_check import VersionError
+
+
+def test_try_import_returns_the_module_or_names_the_package(monkeypatch):
+    assert try_import("json") is json
+    monkeypatch.setitem(sys.modules, "cv2", None)  # import cv2 fails, whether or not OpenCV is installed
+    # paddle: the same message, naming paddle where this names pycoll
+    with pytest.raises(ImportError, match=r"Failed importing cv2\. .*`pip install opencv-python`\)\. $"):
+        try_import("cv2")
+    with pytest.raises(ImportError, match=r"^Failed importing foo_missing\.bar\. .*`pip install foo_missing`\)\. $"):
+        try_import("foo_missing.bar")
+    with pytest.raises(ImportError, match="^custom msg$"):
+        try_import("foo_missing", "custom msg")
+    with pytest.raises(TypeError, match="module_name"):
+        try_import(3)
+
+
+def test_deprecated_warns_raises_and_notes_the_docstring():
+    @deprecated(update_to="pycoll.new_api", since="2.0.0", reason="old and slow", level=1)
+    def old(x):
+        """Old doc."""
+        return x + 1
+
+    msg = ('API "test_utils_helpers.old" is deprecated since 2.0.0, and will be removed in future versions. '
+           'Please use "pycoll.new_api" instead.\n    Reason: old and slow')
+    # paddle: the docstring gains this notice and the call warns VisibleDeprecationWarning (a UserWarning)
+    # with the notice in yellow, pointing at the caller
+    assert old.__doc__ == "\n\nWarning:\n    " + msg + "\n\nOld doc."
+    with pytest.warns(VisibleDeprecationWarning) as caught:
+        assert old(1) == 2
+    assert str(caught[0].message) == f"\033[93m\nWarning:\n{msg} \033[0m"
+    assert caught[0].filename == __file__ and issubclass(VisibleDeprecationWarning, UserWarning)
+
+    @deprecated(since="9.0", level=1)
+    def future():
+        return 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert future() == 1  # paddle: no warning before the `since` version
+
+    @deprecated(level=2)
+    def gone():
+        return 1
+
+    with pytest.raises(RuntimeError, match='API "test_utils_helpers.gone" has been deprecated.'):
+        gone()
+
+    def plain():
+        """doc0"""
+
+    assert deprecated()(plain) is plain  # level 0: only the docstring changes
+    assert plain.__doc__ == ('\n\nWarning:\n    API "test_utils_helpers.plain" is deprecated, and will be removed '
+                             'in future versions.\n\ndoc0')
+
+
+def test_deprecated_class_stays_a_class_and_bad_arguments_are_named():
+    @deprecated(level=1)
+    class Old:
+        def __init__(self, value):
+            self.value = value
+
+    with pytest.warns(VisibleDeprecationWarning, match='API "test_utils_helpers.Old" is deprecated'):
+        obj = Old(3)
+    assert isinstance(obj, Old) and obj.value == 3  # paddle turns the class into a function
+    with pytest.raises(ValueError, match='update_to must start with "pycoll."'):
+        deprecated(update_to="numpy.x")
+    with pytest.raises(ValueError, match="level must be 0, 1 or 2, got 3"):
+        deprecated(level=3)
+    with pytest.raises(TypeError, match="since must be a str, got int"):
+        deprecated(since=2)
+
+
+def test_require_version_against_the_paddle_version_pycoll_follows():
+    # paddle 3.3.1: these pass (return None) ...
+    assert require_version("2.0") is None
+    assert require_version("3.3.1", "3.3.1") is None
+    assert require_version("0.1.0", "10.0.0") is None
+    # ... these raise, with these messages but for the last clause
+    with pytest.raises(VersionError, match=r"^VersionError: PaddlePaddle version 3\.4 or higher required"):
+        require_version("3.4")
+    with pytest.raises(Exception, match=r"^VersionError: PaddlePaddle version in \[1\.0, 3\.3\.0\] required"):
+        require_version("1.0", "3.3.0")
+    with pytest.raises(TypeError, match="min_version must be a str, got int"):
+        require_version(3)
+    with pytest.raises(TypeError, match="max_version must be a str, got int"):
+        require_version("1.0", 2)
+    for bad in ("1.x", "1.0.0.0.0"):
+        with pytest.raises(ValueError, match="min_version must be in format"):
+            require_version(bad)
+    assert pycoll.utils.require_version is require_version
