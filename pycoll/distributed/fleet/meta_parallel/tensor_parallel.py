@@ -23,11 +23,13 @@ class TensorParallel(Layer):
     model-parallel group its first rank's inputs (``broadcast_input_data``: tensors written in
     place), unless ``strategy``'s ``mp_configs.need_broadcast_data`` is False.
 
-    ``grad_sync`` (pycoll's; ``fleet.distributed_model`` gives it) wraps ``layers``, after those
-    broadcasts, in the DataParallel or sharded model that forward then runs through, so gradients
-    are averaged over the data-parallel / sharding ranks in backward (paddle's
-    HybridParallelOptimizer does that in ``step``); it may return None (nothing to average), and
-    without it forward runs ``layers`` itself."""
+    ``grad_sync`` (pycoll's; ``fleet.distributed_model`` gives it) wraps ``layers``, after the
+    model-parallel broadcast, in the DataParallel or sharded model that forward then runs through,
+    so gradients are averaged over the data-parallel / sharding ranks in backward (paddle's
+    HybridParallelOptimizer does that in ``step``). That wrapper's own start (a broadcast from its
+    sharding group's, then its data-parallel group's, first rank) stands for the sharding and
+    data-parallel broadcasts, which run here only when there is no wrapper (``grad_sync`` absent or
+    returning None: nothing to average; forward then runs ``layers`` itself)."""
 
     def __init__(self, layers: Layer, hcg: Any, strategy: Any = None, *,
                  grad_sync: Optional[Callable[[Layer], Optional[Layer]]] = None):
@@ -38,12 +40,13 @@ class TensorParallel(Layer):
         self._hcg = hcg
         self._strategy = strategy
         broadcast_mp_parameters(layers, hcg, fuse_params=False)
-        if hcg.get_sharding_parallel_world_size() > 1:
-            broadcast_sharding_parameters(layers, hcg, fuse_params=False)
-        if hcg.get_data_parallel_world_size() > 1:
-            broadcast_dp_parameters(layers, hcg, fuse_params=False)
-        # not a sublayer: the keys stay paddle's
-        object.__setattr__(self, "_grad_sync", grad_sync(layers) if grad_sync is not None else None)
+        synced = grad_sync(layers) if grad_sync is not None else None
+        if synced is None:  # else the DataParallel / sharded model made the copies alike as it wrapped
+            if hcg.get_sharding_parallel_world_size() > 1:
+                broadcast_sharding_parameters(layers, hcg, fuse_params=False)
+            if hcg.get_data_parallel_world_size() > 1:
+                broadcast_dp_parameters(layers, hcg, fuse_params=False)
+        object.__setattr__(self, "_grad_sync", synced)  # not a sublayer: the keys stay paddle's
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         strategy = self._strategy
