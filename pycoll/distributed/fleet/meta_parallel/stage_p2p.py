@@ -6,7 +6,8 @@ so activations whose shapes change from batch to batch need nothing set; a backw
 needs none, the receiver knows the shapes of what it sent. A dict arrives as a dict with the
 sender's keys in its order, a list or tuple under a key as a list (paddle's
 ``dict_to_tuple_helper`` / ``tuple_to_dict_helper``). Everything goes over the pipe group with pycoll's blocking
-``send``/``recv``; the 1F1B order makes every send meet its receive."""
+``send``/``recv``; the 1F1B order, and the interleaved schedules' programs
+(``interleave_schedule``), make every send meet its receive."""
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
