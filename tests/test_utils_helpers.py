@@ -100,3 +100,39 @@ def test_require_version_against_the_paddle_version_pycoll_follows():
         with pytest.raises(ValueError, match="min_version must be in format"):
             require_version(bad)
     assert pycoll.utils.require_version is require_version
+
+
+def test_hapi_dynamic_flops_counts_as_pycoll_flops(capsys):
+    import pycoll.nn as nn
+    from pycoll.hapi import dynamic_flops as df
+
+    net = nn.Sequential(nn.Conv2D(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2D(2), nn.Flatten(), nn.Linear(32, 5))
+    # by hand, paddle's rules (paddle 3.3.1's own flops fails on NumPy 2 here: int() of a 1-element array):
+    # conv 2*8*6*6 outputs x (3*9 + 1) = 16128; adaptive pool 2*8*2*2 x (3*3 + 1) = 640; linear 32 x 2*5 = 320
+    assert df.dynamic_flops(net, pycoll.randn([2, 3, 8, 8])) == 16128 + 640 + 320
+    assert "Total Flops: 17088" in capsys.readouterr().out
+    assert df.register_hooks[nn.Conv2D] is df.count_convNd and df.register_hooks[nn.Linear] is df.count_linear
+    assert df.flops is pycoll.flops
+    with pytest.raises(TypeError, match="inputs must be a tensor"):
+        df.dynamic_flops(net, [2, 3, 8, 8])
+
+
+def test_hapi_progressbar_and_logger(tmp_path, capsys):
+    from pycoll.hapi.logger import setup_logger
+    from pycoll.hapi.progress import ProgressBar
+    from pycoll.hapi.progressbar import ProgressBar as Bar
+
+    assert Bar is ProgressBar
+    log = setup_logger(output=str(tmp_path / "logs"), name="pycoll_hapi_test", log_level="DEBUG")
+    try:
+        # paddle: propagate False, a stdout StreamHandler with this format, at the given level
+        assert log.name == "pycoll_hapi_test" and not log.propagate and log.level == 10
+        assert log.handlers[0].formatter._fmt == "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
+        log.debug("hello")
+        assert capsys.readouterr().out.endswith(" - pycoll_hapi_test - DEBUG - hello\n")
+        assert (tmp_path / "logs" / "log.txt").read_text().endswith(" - pycoll_hapi_test - DEBUG - hello\n")
+        assert len(setup_logger(name="pycoll_hapi_test").handlers) == 2  # the stdout handler is added once
+    finally:
+        for handler in list(log.handlers):
+            handler.close()
+            log.removeHandler(handler)
