@@ -34,6 +34,7 @@ def gpu(fake, monkeypatch):
     current place and the memory peaks as they were after the test."""
     monkeypatch.setitem(sys.modules, "cupy", fake.xp)
     monkeypatch.setitem(sys.modules, "cupy.cuda", fake.xp.cuda)
+    monkeypatch.setattr(fake.xp, "__version__", "14.2.0", raising=False)  # a pool that counts its bytes
     monkeypatch.setattr(device, "_current", ("cpu", 0))
     monkeypatch.setattr(memory_stats, "_peaks", {})
     monkeypatch.setattr(memory_stats, "_tracking", False)
@@ -246,12 +247,16 @@ def test_memory_peaks_catch_what_happens_between_queries(gpu):
         cuda.memory_allocated("cpu")
 
 
-def test_with_the_users_own_allocator_peaks_are_sampled(gpu):
-    gpu.xp.cuda.set_allocator(lambda size: gpu.pool.malloc(size))  # not the pool's own malloc
+@pytest.mark.parametrize("users_allocator, version", [(True, "14.2.0"), (False, "13.6.0")])
+def test_with_the_users_own_allocator_or_an_older_cupy_peaks_are_sampled(gpu, monkeypatch, users_allocator,
+                                                                       version):
+    monkeypatch.setattr(gpu.xp, "__version__", version)
+    if users_allocator:
+        gpu.xp.cuda.set_allocator(lambda size: gpu.pool.malloc(size))  # not the pool's own malloc
     assert cuda.memory_allocated() == 0
     block = gpu.xp.cuda.alloc(4096)
     del block
-    assert cuda.max_memory_allocated() == 0  # unseen: pycoll left the user's allocator alone
+    assert cuda.max_memory_allocated() == 0  # unseen: pycoll left the allocator alone
     kept = gpu.xp.cuda.alloc(4096)
     assert cuda.max_memory_allocated() == 4096  # seen when asked
     del kept
@@ -284,9 +289,10 @@ def test_properties_come_from_cupys_runtime(gpu):
 
 # -- real CuPy -----------------------------------------------------------------------------------
 @pytest.mark.gpu
-def test_on_a_gpu_streams_events_and_memory_are_cupys():
+def test_on_a_gpu_streams_events_and_memory_are_cupys(monkeypatch):
     import cupy
 
+    monkeypatch.setattr(device, "_current", None)  # back to the test session's place after
     device.set_device("gpu:0")
     side = device.Stream()
     with device.stream_guard(side):

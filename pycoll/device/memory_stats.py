@@ -4,13 +4,16 @@ paddle's two figures are the pool's: "allocated" is the bytes of the pool's bloc
 (``used_bytes``), "reserved" the bytes the pool holds from the driver, used or cached
 (``total_bytes``). Each is per GPU; CuPy answers for its current device.
 
-CuPy keeps no peaks, so pycoll does. On the first statistic asked for on a GPU (and when pycoll
-first puts a GPU to use: ``set_device``), pycoll makes CuPy's allocator a thin wrapper of the pool's
-``malloc`` that, after every allocation, raises that GPU's peaks to the pool's figures. Neither
-figure grows but at an allocation (a free lowers "allocated"; only ``empty_cache`` lowers
-"reserved"), so these peaks are exact from then on. Where CuPy's allocator is not the default pool's
-(the user set one of their own), pycoll leaves it alone and the peaks are the largest figures seen
-when a statistic is asked for. ``reset_max_memory_*`` start a peak again from the figure now.
+CuPy keeps no peaks, so pycoll does. When pycoll first puts a GPU to use (``set_device``, or the
+default place resolving to a GPU) or a statistic is first asked for, pycoll makes CuPy's allocator
+a thin wrapper of the pool's ``malloc`` that, after every allocation, raises that GPU's peaks to the
+pool's figures. Neither figure grows but at an allocation (a free lowers "allocated"; only
+``empty_cache`` lowers "reserved"), so these peaks are exact from then on. The wrapper costs a
+Python call and two counter reads per allocation; it is installed on CuPy 14 and later only, whose
+pool counts its bytes (older ones sum their blocks in use at every read). On older CuPy, or where
+CuPy's allocator is not the default pool's (the user set one of their own), pycoll leaves the
+allocator alone and the peaks are the largest figures seen when a statistic is asked for.
+``reset_max_memory_*`` start a peak again from the figure now.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ __all__ = ["memory_allocated", "memory_reserved", "max_memory_allocated", "max_m
 _ALLOCATED, _RESERVED = 0, 1
 _peaks: Dict[int, List[int]] = {}  # GPU index -> [allocated peak, reserved peak], in bytes
 _tracking = False  # whether track_peaks has run
+_COUNTING_POOL = 14  # the first CuPy major version whose pool counts its used and total bytes
 
 
 def track_peaks() -> None:
@@ -38,8 +42,10 @@ def track_peaks() -> None:
     cupy = import_cupy()
     pool = cupy.get_default_memory_pool()
     current = getattr(cupy.cuda, "get_allocator", None)  # absent from stand-ins with no allocator
-    if current is None or current() != getattr(pool, "malloc", None):
-        return  # not the default pool's allocator: peaks are sampled at each statistic instead
+    major = str(cupy.__version__).split(".")[0]
+    if (not major.isdigit() or int(major) < _COUNTING_POOL or current is None
+            or current() != getattr(pool, "malloc", None)):
+        return  # peaks are sampled at each statistic instead
 
     def malloc(size: int) -> Any:
         memory = pool.malloc(size)  # on the current device, whose figures pool reports

@@ -77,7 +77,9 @@ class Stream:
             if not hasattr(stream_base, "ptr") or not hasattr(stream_base, "wait_event"):
                 raise TypeError(f"stream_base must be a cupy.cuda.Stream, got {type(stream_base).__name__}")
             self.stream_base = stream_base
-            self.device = CUDAPlace(gpu_index(device, "Stream", RuntimeError))
+            own = getattr(stream_base, "device_id", -1)  # -1: CuPy's singleton streams, any device
+            index = own if device is None and own >= 0 else gpu_index(device, "Stream", RuntimeError)
+            self.device = CUDAPlace(index)
             return
         if isinstance(priority, bool) or priority not in _PRIORITIES:
             raise ValueError(f"Stream: priority must be 1 or -1 (high) or 0 or 2 (low), got {priority!r}")
