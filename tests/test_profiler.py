@@ -10,6 +10,7 @@ import re
 import time
 import warnings
 
+import numpy as np
 import pytest
 
 import pycoll
@@ -163,7 +164,7 @@ def test_timer_only_times_steps_and_writes_nothing(tmp_path, monkeypatch, capsys
         bench.before_reader()  # what a data loader does around each batch
         time.sleep(0.001)
         bench.after_reader()
-        p.step(num_samples=4)
+        p.step(num_samples=np.int64(4))  # a NumPy count is taken as an int
         if i % 10 == 0:
             infos.append(p.step_info(unit="images"))
     p.stop()

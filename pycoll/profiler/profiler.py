@@ -12,6 +12,7 @@ attributes but record nothing more.
 from __future__ import annotations
 
 import datetime
+import numbers
 import os
 import socket
 import warnings
@@ -175,7 +176,7 @@ class Profiler:
 
     def step(self, num_samples: Optional[int] = None) -> None:
         """End the current step and enter the next, acting on the state change."""
-        if num_samples is not None and (isinstance(num_samples, bool) or not isinstance(num_samples, int)
+        if num_samples is not None and (isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral)
                                         or num_samples <= 0):
             raise ValueError(f"Profiler.step: num_samples must be a positive int or None, got {num_samples!r}")
         benchmark().step(num_samples)
