@@ -73,7 +73,7 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
     if name in ALONG_AXIS:
         axes = _fact(backward, "axes", "ax", "axis")
         axes = (axes,) if isinstance(axes, numbers.Integral) else axes
-        if axes is None or d in axes or len(out) != len(shape):
+        if not isinstance(axes, tuple) or d in axes or len(out) != len(shape):  # None: all of them
             raise Refused(f"{name} along the split dimension {d}")
         return Shard(d)
     if name in ("tile", "expand"):
@@ -179,9 +179,11 @@ def _grown(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: T
     stays split (a grown one was made whole: operand_rules)."""
     e = d + len(out) - len(shape)
     if name == "tile":
-        grown = _fact(backward, "interleaved")[2 * e] != 1  # [repeats, size] per dimension
+        interleaved = _fact(backward, "interleaved")  # [repeats, size] per dimension
+        grown = interleaved is ... or interleaved[2 * e] != 1
     else:
-        grown = _fact(backward, "src")[d] != out[e]
+        src = _fact(backward, "src")  # the input's local shape
+        grown = src is ... or src[d] != out[e]
     if grown:
         raise Refused(f"{name} grows the split dimension {d}")
     return Shard(e)
