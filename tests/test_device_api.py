@@ -220,7 +220,11 @@ def test_events_record_query_wait_and_time(gpu):
 # -- memory statistics, on the stand-in's pool ------------------------------------------------
 def test_memory_peaks_catch_what_happens_between_queries(gpu):
     alloc = gpu.xp.cuda.alloc
-    device.set_device("gpu:0")  # pycoll's first GPU use starts keeping the peaks
+    dropped = alloc(1 << 20)
+    del dropped  # before any statistic was asked for: a GPU program's allocations are not watched
+    device.empty_cache()
+    device.set_device("gpu:0")
+    assert device.max_memory_allocated() == 0  # the first query starts keeping the peaks
     a, b = alloc(3000), alloc(1000)  # blocks of 3072 and 1024 bytes
     del a  # its block stays cached in the pool
     c = alloc(200)  # 512: a new block

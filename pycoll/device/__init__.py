@@ -97,13 +97,6 @@ def _visible_gpu(place: Place, device: Any) -> Any:
     return cupy.cuda.Device(place[1])
 
 
-def _track_peaks() -> None:
-    """The GPU memory peaks count from pycoll's first use of a GPU (pycoll.device.memory_stats)."""
-    from pycoll.device.memory_stats import track_peaks
-
-    track_peaks()
-
-
 def set_device(device: str) -> PlaceObject:
     """Make `device` ('cpu', 'gpu' or 'gpu:N') the place where new tensors are created.
 
@@ -113,7 +106,6 @@ def set_device(device: str) -> PlaceObject:
     place = parse_place(device)
     if place[0] == "gpu":
         _visible_gpu(place, device).use()
-        _track_peaks()
     _current = place
     return PlaceObject(place)
 
@@ -200,8 +192,6 @@ def current_place() -> Place:
             set_device(chosen)
         else:
             _current = ("gpu", 0) if gpu_count() > 0 else ("cpu", 0)
-            if _current[0] == "gpu":
-                _track_peaks()
     return _current
 
 

@@ -4,12 +4,14 @@ paddle's two figures are the pool's: "allocated" is the bytes of the pool's bloc
 (``used_bytes``), "reserved" the bytes the pool holds from the driver, used or cached
 (``total_bytes``). Each is per GPU; CuPy answers for its current device.
 
-CuPy keeps no peaks, so pycoll does. When pycoll first puts a GPU to use (``set_device``, or the
-default place resolving to a GPU) or a statistic is first asked for, pycoll makes CuPy's allocator
-a thin wrapper of the pool's ``malloc`` that, after every allocation, raises that GPU's peaks to the
-pool's figures. Neither figure grows but at an allocation (a free lowers "allocated"; only
-``empty_cache`` lowers "reserved"), so these peaks are exact from then on. The wrapper costs a
-Python call and two counter reads per allocation; it is installed on CuPy 14 and later only, whose
+CuPy keeps no peaks, so pycoll does. When a statistic is first asked for (any of these functions;
+a script wanting exact peaks from its start calls ``reset_peak_memory_stats()`` there), pycoll
+makes CuPy's allocator a thin wrapper of the pool's ``malloc`` that, after every allocation,
+raises that GPU's peaks to the pool's figures. Neither figure grows but at an allocation (a free
+lowers "allocated"; only ``empty_cache`` lowers "reserved"), so these peaks are exact from then
+on; before it, the peak is the figure at the first query. The wrapper costs a Python call and two
+counter reads per allocation, which is why it waits for a script that asks for memory figures
+rather than slowing every GPU program's allocations; it is installed on CuPy 14 and later only, whose
 pool counts its bytes (older ones sum their blocks in use at every read). On older CuPy, or where
 CuPy's allocator is not the default pool's (the user set one of their own), pycoll leaves the
 allocator alone and the peaks are the largest figures seen when a statistic is asked for.
