@@ -9,7 +9,7 @@ import numpy as np
 from pycoll._graph import is_grad_enabled
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import fit_to, needs_grad
-from pycoll.device import array_module, module_for, move
+from pycoll.device import array_module, is_array, module_for, move
 from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
 from pycoll.shape_ops import clone, plain_ints
@@ -207,10 +207,10 @@ def assign(x: Any, output: Any = None) -> Tensor:
     if isinstance(x, Tensor):
         out = clone(x)
     else:
-        arr = np.asarray(x)
+        arr = x if is_array(x) else np.asarray(x)  # a CuPy array stays on its device
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"assign: x must be a Tensor, an array, a number or a list, got {type(x).__name__}")
-        out = wrap(move(np.array(arr)))
+        out = wrap(move(arr.copy()))
     if output is None:
         return out
     if not isinstance(output, Tensor):
