@@ -1,5 +1,6 @@
 """Samples into batches: paddle's ``default_collate_fn``, and the step that makes Tensors of a
-batch's arrays in the training process (collating may run in a worker process: it stays NumPy)."""
+batch's arrays in the training process (collating may run in a worker process: host samples stay
+NumPy; samples already on a GPU, CuPy arrays or GPU Tensors, are stacked there)."""
 from __future__ import annotations
 
 import numbers
@@ -8,6 +9,8 @@ from typing import Any, List
 
 import numpy as np
 
+from pycoll.device import array_module, is_array
+
 
 def default_collate_fn(batch: List[Any]) -> Any:
     """Stack a list of samples field by field: arrays and Tensors into one array with a new
@@ -15,7 +18,12 @@ def default_collate_fn(batch: List[Any]) -> Any:
     field by field (every sample must have the same structure)."""
     sample = batch[0]
     if isinstance(sample, np.ndarray) or hasattr(sample, "__pycoll_array__"):
+        arrays = [s.__pycoll_array__() if hasattr(s, "__pycoll_array__") else s for s in batch]
+        if not isinstance(arrays[0], np.ndarray):  # on a GPU: stacked there, not through the host
+            return array_module(arrays[0]).stack(arrays)
         return np.stack([np.asarray(s) for s in batch])
+    if is_array(sample):  # a CuPy array
+        return array_module(sample).stack(batch)
     if isinstance(sample, (numbers.Number, np.generic)):
         return np.array(batch)
     if isinstance(sample, (str, bytes)):
@@ -32,11 +40,14 @@ def default_collate_fn(batch: List[Any]) -> Any:
 
 
 def to_tensors(batch: Any) -> Any:
-    """``batch`` with every NumPy array made a pycoll Tensor on the current device."""
-    from pycoll.tensor import to_tensor
+    """``batch`` with every NumPy array made a pycoll Tensor on the current device (a CuPy
+    array: a Tensor over it, where it is)."""
+    from pycoll.tensor import to_tensor, wrap
 
     if isinstance(batch, np.ndarray):
         return to_tensor(batch)
+    if is_array(batch):
+        return wrap(batch)
     if isinstance(batch, dict):
         return {key: to_tensors(value) for key, value in batch.items()}
     if isinstance(batch, (list, tuple)):
