@@ -93,6 +93,8 @@ from pycoll.window_split_ops import unfold
 from pycoll import tensor_storage  # noqa: F401 - attaches data, data_ptr(), strides, persistable, device to Tensor
 from pycoll import version  # noqa: F401 - paddle.version
 from pycoll import profiler  # noqa: E402,F401 - paddle.profiler (host-side spans, step timing)
+from pycoll.typed_tensors import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402,F401
+                                  DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from pycoll.extra_math import (baddbmm, baddbmm_, broadcast_shapes, frexp, ldexp, ldexp_, msort, multiplex, nextafter,
                                polar, reduce_as, shard_index)
 from pycoll.bessel_ops import i0, i0_, i0e, i1, i1e

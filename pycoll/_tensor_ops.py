@@ -88,7 +88,9 @@ _operands_hooks: List[Callable[[str, Tuple[Any, ...], Dict[str, Any]], Tuple[Any
 
 def add_operands_hook(hook: Callable[[str, Tuple[Any, ...], Dict[str, Any]], Tuple[Any, ...]]) -> None:
     """Let ``hook(name, operands, facts) -> operands`` see (and replace) the operands of op ``name``
-    (matmul, concat, gather, index) before it computes."""
+    before it computes: the ops whose pieces would not fit together on split inputs (matmul,
+    concat, gather, indexing, the scans, sorts and reductions along an axis, expand/tile, where,
+    reshape...: every caller of ``placed``)."""
     _operands_hooks.append(hook)
 
 

@@ -134,6 +134,7 @@ def test_typed_tensor_factories_as_paddles():
     assert empty.shape == [0] and empty.dtype == pycoll.float32
     assert device.FloatTensor((1, 2)).numpy().tolist() == [1.0, 2.0]
     assert device.LongTensor([1.7, 2]).numpy().tolist() == [1, 2]
+    assert pycoll.LongTensor is device.LongTensor and pycoll.FloatTensor(2, 3).dtype == pycoll.float32  # paddle.FloatTensor too
     made = device.FloatTensor(2, 3)
     assert made.shape == [2, 3] and made.dtype == pycoll.float32
     assert device.IntTensor(4).dtype == pycoll.int32 and device.IntTensor(4).shape == [4]

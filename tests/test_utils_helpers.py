@@ -110,6 +110,7 @@ def test_hapi_dynamic_flops_counts_as_pycoll_flops(capsys):
     # by hand, paddle's rules (paddle 3.3.1's own flops fails on NumPy 2 here: int() of a 1-element array):
     # conv 2*8*6*6 outputs x (3*9 + 1) = 16128; adaptive pool 2*8*2*2 x (3*3 + 1) = 640; linear 32 x 2*5 = 320
     assert df.dynamic_flops(net, pycoll.randn([2, 3, 8, 8])) == 16128 + 640 + 320
+    assert pycoll.hapi.dynamic_flops is df and pycoll.hapi.logger.setup_logger  # attributes, as paddle's
     assert "Total Flops: 17088" in capsys.readouterr().out
     assert df.register_hooks[nn.Conv2D] is df.count_convNd and df.register_hooks[nn.Linear] is df.count_linear
     assert df.flops is pycoll.flops
