@@ -157,13 +157,18 @@ def test_timer_only_times_steps_and_writes_nothing(tmp_path, monkeypatch, capsys
     monkeypatch.chdir(tmp_path)
     p = profiler.Profiler(timer_only=True)
     assert os.listdir("profiler_log") == []  # paddle: the default directory is made, and stays empty
-    bench = profiler.timer.benchmark()
+    class Slow(pycoll.io.Dataset):  # each batch of 4 takes >= 1 ms to read
+        def __getitem__(self, i):
+            if i % 4 == 0:
+                time.sleep(0.001)
+            return np.float32(i)
+
+        def __len__(self):
+            return 4 * (SKIP_STEPS + 3)
+
     p.start()
     infos = []
-    for i in range(SKIP_STEPS + 3):
-        bench.before_reader()  # what a data loader does around each batch
-        time.sleep(0.001)
-        bench.after_reader()
+    for i, _ in enumerate(pycoll.io.DataLoader(Slow(), batch_size=4)):  # the loader times its reads
         p.step(num_samples=np.int64(4))  # a NumPy count is taken as an int
         if i % 10 == 0:
             infos.append(p.step_info(unit="images"))

@@ -8,6 +8,7 @@ from pycoll.io.collate import default_collate_fn, to_tensors
 from pycoll.io.dataset import IterableDataset
 from pycoll.io.sampler import BatchSampler, batches
 from pycoll.io.workers import IndexedWorkers, StreamWorkers
+from pycoll.profiler.timer import benchmark
 
 class DataLoader:
     """Iterate over ``dataset`` in batches (paddle's signature; the static-graph arguments
@@ -68,7 +69,15 @@ class DataLoader:
                 yield self.collate_fn([self.dataset[i] for i in indices])
 
     def __iter__(self) -> Iterator[Any]:
-        for batch in self._collated():
+        timer = benchmark()  # the profiler's reader_cost: the time each batch took to come
+        batches = self._collated()
+        while True:
+            timer.before_reader()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                return
+            timer.after_reader()
             yield to_tensors(batch)
 
     def __call__(self) -> Iterator[Any]:
