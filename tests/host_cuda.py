@@ -1,5 +1,7 @@
-"""The tests' one CuPy stand-in: :class:`HostCuda` takes the place of CuPy behind
-``pycoll.backends.cuda_api``, with "device" arrays in host memory.
+"""The NCCL engine's CuPy stand-in: :class:`HostCuda` takes the place of CuPy behind
+``pycoll.backends.cuda_api``, with "device" arrays in host memory (a ``numpy.ndarray`` subclass,
+which takes host/device mix-ups silently: the tensor/nn side is checked on tests/strict_cupy.py's
+stricter stand-in, which reuses this one's NCCL parts).
 
 Two uses:
 
