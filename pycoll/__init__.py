@@ -179,3 +179,10 @@ from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every 
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin
 from pycoll.creation_extras import range  # noqa: E402,A001 - paddle.range (end-inclusive); last, as bool
 from pycoll.dtypes import float32 as float, int32 as int  # noqa: E402,A001 - paddle.float/int; last, as bool
+from pycoll.inplace_logic import (addmm_, bitwise_invert_, bitwise_left_shift_, bitwise_right_shift_,  # noqa: E402
+                                  equal_, greater_equal_, greater_than_, less_, less_equal_, less_than_, logical_and_,
+                                  logical_not_, logical_or_, logical_xor_, masked_scatter_, not_equal_)
+from pycoll.inplace_distributions import cauchy_, geometric_  # noqa: E402
+from pycoll.tensor_method_aliases import reverse, view_as_complex, view_as_real  # noqa: E402
+from pycoll.strided_views import as_strided  # noqa: E402
+from pycoll import tensor_kind  # noqa: E402,F401 - attaches is_dense(), layout, offset, get_device(), apply() ... to Tensor
