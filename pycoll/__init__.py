@@ -100,6 +100,7 @@ from pycoll.extra_math import (baddbmm, baddbmm_, broadcast_shapes, frexp, ldexp
 from pycoll.bessel_ops import i0, i0_, i0e, i1, i1e
 from pycoll.incomplete_gamma import gammainc, gammainc_, gammaincc, gammaincc_, multigammaln, multigammaln_
 from pycoll.histogram_ops import histogram_bin_edges, histogramdd
+from pycoll import distribution  # noqa: E402,F401 - paddle.distribution
 
 
 def in_dynamic_mode() -> bool:
@@ -186,3 +187,4 @@ from pycoll.inplace_distributions import cauchy_, geometric_  # noqa: E402
 from pycoll.tensor_method_aliases import reverse, view_as_complex, view_as_real  # noqa: E402
 from pycoll.strided_views import as_strided  # noqa: E402
 from pycoll import tensor_kind  # noqa: E402,F401 - attaches is_dense(), layout, offset, get_device(), apply() ... to Tensor
+from pycoll import geometric  # noqa: E402,F401 - paddle.geometric

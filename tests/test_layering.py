@@ -52,6 +52,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.linalg_householder", "pycoll.linalg_lowrank",
                 "pycoll.profiler",
                 "pycoll.device_random", "pycoll.typed_tensors",
+                "pycoll.distribution",
                 "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind",
                 "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric", "pycoll.signal")),
     ("distributed", ("pycoll.distributed",)),

@@ -1,0 +1,178 @@
+"""paddle.distribution's base classes (`Distribution`, `ExponentialFamily`) and what every
+distribution shares: turning constructor arguments and ``value`` arguments into Tensors, shapes,
+and drawing the base noise of a sample.
+
+Parameters given as Tensors are kept as they are (the same objects, so gradients reach them);
+Python numbers, lists and NumPy arrays become float32 Tensors (float64 NumPy arrays stay float64),
+in the dtype of a Tensor parameter given beside them. Noise is drawn from pycoll's one generator
+(`pycoll.random`, so `pycoll.seed` makes samples reproducible) on the host and moved to the
+parameters' place; a reparameterized sample is then composed of differentiable ops on it.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any, Callable, Sequence, Tuple
+
+import numpy as np
+
+from pycoll import autograd
+from pycoll.device import move, place_of
+from pycoll.grad_ops import grad
+from pycoll.random import get_rng
+from pycoll.reshape_ops import broadcast_shape
+from pycoll.tensor import Tensor, to_tensor, wrap
+
+_ACCEPTED = (numbers.Real, list, tuple, np.ndarray, Tensor)
+
+
+def _host_dtype(value: Any) -> str:
+    """The dtype a non-Tensor parameter becomes: float64 for float64 arrays, else float32."""
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return "float64"
+    return "float32"
+
+
+def as_params(owner: str, **params: Any) -> Tuple[Tensor, ...]:
+    """The named constructor arguments of distribution ``owner`` as Tensors (see the module's
+    docstring); TypeError naming the argument for anything else."""
+    like = next((v for v in params.values() if isinstance(v, Tensor)), None)
+    out = []
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, _ACCEPTED):
+            raise TypeError(f"{owner}: {name} must be a float, list, tuple, numpy.ndarray or Tensor, "
+                            f"got {type(value).__name__}")
+        if isinstance(value, Tensor):
+            if not value.is_floating_point() and not value.is_complex():
+                value = value.astype("float32" if like is None or like is value else like.dtype)
+            out.append(value)
+        else:
+            dtype = like.dtype if like is not None else _host_dtype(value)
+            tensor = to_tensor(np.asarray(value), dtype=dtype)
+            if like is not None:
+                tensor = wrap(move(tensor._array, place_of(like._array)))
+            out.append(tensor)
+    return tuple(out)
+
+
+def as_value(value: Any, like: Tensor) -> Tensor:
+    """``value`` (of log_prob, cdf, ...) as a Tensor of ``like``'s dtype and place."""
+    if isinstance(value, Tensor):
+        return value if value.dtype == like.dtype else value.astype(like.dtype)
+    if isinstance(value, bool) or not isinstance(value, _ACCEPTED):
+        raise TypeError(f"value must be a float, list, numpy.ndarray or Tensor, got {type(value).__name__}")
+    return wrap(move(np.asarray(value, dtype=like._array.dtype), place_of(like._array)))
+
+
+def shape_of(*tensors: Tensor) -> Tuple[int, ...]:
+    """The broadcast shape of the tensors."""
+    shape: Sequence[int] = ()
+    for t in tensors:
+        shape = broadcast_shape(list(shape), list(t.shape))
+    return tuple(int(d) for d in shape)
+
+
+def sample_shape(shape: Any) -> Tuple[int, ...]:
+    """``sample``'s ``shape`` argument (a sequence of ints) as a tuple; TypeError otherwise."""
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, (int, np.integer)) for d in shape):
+        raise TypeError(f"sample shape must be a list or tuple of ints, got {shape!r}")
+    return tuple(int(d) for d in shape)
+
+
+def noise(draw: Callable[[np.random.Generator, Tuple[int, ...]], np.ndarray], shape: Tuple[int, ...],
+          like: Tensor) -> Tensor:
+    """``draw(generator, shape)`` from pycoll's generator, in ``like``'s dtype and place, no gradient."""
+    host = np.asarray(draw(get_rng(), shape)).astype(like._array.dtype, copy=False)
+    return wrap(move(host, place_of(like._array)))
+
+
+class Distribution:
+    """paddle.distribution.Distribution: the interface every distribution implements."""
+
+    def __init__(self, batch_shape: Sequence[int] = (), event_shape: Sequence[int] = ()) -> None:
+        self._batch_shape = tuple(int(d) for d in batch_shape)
+        self._event_shape = tuple(int(d) for d in event_shape)
+
+    @property
+    def batch_shape(self) -> Tuple[int, ...]:
+        """The shape of the batch of independent distributions."""
+        return self._batch_shape
+
+    @property
+    def event_shape(self) -> Tuple[int, ...]:
+        """The shape of one draw."""
+        return self._event_shape
+
+    @property
+    def mean(self) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def variance(self) -> Tensor:
+        raise NotImplementedError
+
+    def sample(self, shape: Sequence[int] = ()) -> Tensor:
+        """A draw of shape ``shape + batch_shape + event_shape``, no gradient (``rsample`` under no_grad)."""
+        with autograd.no_grad():
+            out = self.rsample(shape)
+        out.stop_gradient = True
+        return out
+
+    def rsample(self, shape: Sequence[int] = ()) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no reparameterized sample")
+
+    def entropy(self) -> Tensor:
+        raise NotImplementedError
+
+    def kl_divergence(self, other: "Distribution") -> Tensor:
+        """KL(self || other); `pycoll.distribution.kl` puts its registry's dispatch here."""
+        raise NotImplementedError
+
+    def prob(self, value: Any) -> Tensor:
+        """exp(log_prob(value))."""
+        return self.log_prob(value).exp()
+
+    def log_prob(self, value: Any) -> Tensor:
+        raise NotImplementedError
+
+    def probs(self, value: Any) -> Tensor:
+        """paddle's older name of ``prob``."""
+        return self.prob(value)
+
+    def _extend_shape(self, sample_shape: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(sample_shape) + self._batch_shape + self._event_shape
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(batch_shape={list(self.batch_shape)}, event_shape={list(self.event_shape)})"
+
+
+class ExponentialFamily(Distribution):
+    """paddle.distribution.ExponentialFamily: p(x) = h(x) exp(<eta, T(x)> - A(eta)). Its entropy is
+    A(eta) - <eta, dA/deta> - E[log h(x)], with dA/deta taken by pycoll's autograd; a subclass gives
+    ``_natural_parameters``, ``_log_normalizer(*eta)`` and ``_mean_carrier_measure``."""
+
+    @property
+    def _natural_parameters(self) -> Tuple[Tensor, ...]:
+        raise NotImplementedError
+
+    def _log_normalizer(self, *natural_parameters: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @property
+    def _mean_carrier_measure(self) -> Any:
+        raise NotImplementedError
+
+    def entropy(self) -> Tensor:
+        etas = []
+        for eta in self._natural_parameters:
+            eta = eta.detach()
+            eta.stop_gradient = False
+            etas.append(eta)
+        with autograd.enable_grad():
+            log_norm = self._log_normalizer(*etas)
+            grads = grad(log_norm.sum(), etas, create_graph=True)
+        out = log_norm - self._mean_carrier_measure
+        for eta, g in zip(etas, grads):
+            out = out - eta * g
+        return out

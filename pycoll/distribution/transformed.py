@@ -1,0 +1,86 @@
+"""TransformedDistribution (a base distribution pushed through transforms) and LogNormal, the
+exponential of a Normal."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pycoll.distribution.base import Distribution, as_value
+from pycoll.distribution.normal import Normal
+from pycoll.distribution.transforms import ChainTransform, ExpTransform, Transform, _sum_rightmost
+from pycoll.tensor import Tensor
+
+
+class TransformedDistribution(Distribution):
+    """The law of ``transforms[-1](...transforms[0](x))`` for x drawn from ``base``."""
+
+    def __init__(self, base: Distribution, transforms: Sequence[Transform]) -> None:
+        if not isinstance(base, Distribution):
+            raise TypeError(f"TransformedDistribution: base must be a Distribution, got {type(base).__name__}")
+        if not isinstance(transforms, (list, tuple)) or not all(isinstance(t, Transform) for t in transforms):
+            raise TypeError(f"TransformedDistribution: transforms must be a sequence of Transform, got {transforms!r}")
+        self._base, self._transforms = base, list(transforms)
+        chain = ChainTransform(self._transforms)
+        base_shape = tuple(base.batch_shape) + tuple(base.event_shape)
+        if len(base_shape) < chain._domain_rank:
+            raise ValueError(f"TransformedDistribution: base's shape {base_shape} has fewer than "
+                             f"{chain._domain_rank} dimensions, which the transforms act on")
+        shape = chain.forward_shape(base_shape)
+        event_rank = max(len(base.event_shape) + chain._codomain_rank - chain._domain_rank, chain._codomain_rank)
+        super().__init__(shape[:len(shape) - event_rank], shape[len(shape) - event_rank:])
+
+    @property
+    def transforms(self) -> list:
+        return self._transforms
+
+    def sample(self, shape: Sequence[int] = ()) -> Tensor:
+        x = self._base.sample(shape)
+        for t in self._transforms:
+            x = t.forward(x)
+        return x
+
+    def rsample(self, shape: Sequence[int] = ()) -> Tensor:
+        x = self._base.rsample(shape)
+        for t in self._transforms:
+            x = t.forward(x)
+        return x
+
+    def log_prob(self, value: Any) -> Tensor:
+        y = value if isinstance(value, Tensor) else as_value(value, self._base.sample([]))
+        log_prob: Any = 0.0
+        event_rank = len(self.event_shape)
+        for t in reversed(self._transforms):
+            x = t.inverse(y)
+            event_rank += t._domain_rank - t._codomain_rank
+            log_prob = log_prob - _sum_rightmost(t.forward_log_det_jacobian(x), event_rank - t._domain_rank)
+            y = x
+        return log_prob + _sum_rightmost(self._base.log_prob(y), event_rank - len(self._base.event_shape))
+
+
+Transform._transformed = TransformedDistribution
+
+
+class LogNormal(TransformedDistribution):
+    """LogNormal(loc, scale): exp of Normal(loc, scale)."""
+
+    def __init__(self, loc: Any, scale: Any) -> None:
+        self._base = Normal(loc, scale)
+        self.loc, self.scale = self._base.loc, self._base.scale
+        super().__init__(self._base, [ExpTransform()])
+
+    @property
+    def mean(self) -> Tensor:
+        return (self.loc + self.scale.pow(2) / 2.0).exp()
+
+    @property
+    def variance(self) -> Tensor:
+        s2 = self.scale.pow(2)
+        return s2.expm1() * (2.0 * self.loc + s2).exp()
+
+    def entropy(self) -> Tensor:
+        return self._base.entropy() + self.loc
+
+    def probs(self, value: Any) -> Tensor:
+        return self.prob(value)
+
+    def cdf(self, value: Any) -> Tensor:
+        return self._base.cdf(as_value(value, self.loc).log())

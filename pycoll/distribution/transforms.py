@@ -1,0 +1,341 @@
+"""paddle.distribution's bijective transforms: ``forward``, ``inverse``, their log-det-Jacobians and
+the shapes they map, all made of differentiable pycoll ops. ``_domain_rank``/``_codomain_rank`` are
+the event ranks a transform acts on (0: elementwise; 1: a vector, as softmax)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence, Tuple
+
+from pycoll.creation import arange
+from pycoll.distribution.base import Distribution
+from pycoll.nn.functional import softplus
+from pycoll.shape_ops import concat, stack
+from pycoll.tensor import Tensor
+
+__all__ = ["Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform",
+           "StickBreakingTransform", "TanhTransform"]
+
+
+def _tensor(x: Any, name: str) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a Tensor, got {type(x).__name__}")
+    return x
+
+
+def _sum_rightmost(value: Tensor, n: int) -> Tensor:
+    return value.sum(list(range(-n, 0))) if n > 0 else value
+
+
+class Transform:
+    """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian``."""
+
+    _domain_rank = 0
+    _codomain_rank = 0
+    _is_injective = True
+
+    # TransformedDistribution, set by pycoll.distribution.transformed (which imports this module)
+    _transformed: Any = None
+
+    def __call__(self, input: Any) -> Any:  # noqa: A002 - paddle's name
+        """A Distribution: its TransformedDistribution; a Transform: the chain; else ``forward``."""
+        if isinstance(input, Distribution):
+            return Transform._transformed(input, [self])
+        if isinstance(input, Transform):
+            return ChainTransform([self, input])
+        return self.forward(input)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self._forward(_tensor(x, "x"))
+
+    def inverse(self, y: Tensor) -> Tensor:
+        return self._inverse(_tensor(y, "y"))
+
+    def forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return self._forward_log_det_jacobian(_tensor(x, "x"))
+
+    def inverse_log_det_jacobian(self, y: Tensor) -> Tensor:
+        return -self._forward_log_det_jacobian(self.inverse(y))
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(shape)
+
+    def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(shape)
+
+    def _forward(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        raise NotImplementedError
+
+
+class AbsTransform(Transform):
+    """y = |x|; not injective: ``inverse`` gives the pair (-y, y)."""
+
+    _is_injective = False
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return x.abs()
+
+    def _inverse(self, y: Tensor) -> Tuple[Tensor, Tensor]:  # type: ignore[override]
+        return -y, y
+
+    def inverse_log_det_jacobian(self, y: Tensor) -> Tuple[Tensor, Tensor]:  # type: ignore[override]
+        zero = y * 0.0
+        return zero, zero
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x."""
+
+    def __init__(self, loc: Tensor, scale: Tensor) -> None:
+        self.loc, self.scale = _tensor(loc, "loc"), _tensor(scale, "scale")
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return self.loc + self.scale * x
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return (y - self.loc) / self.scale
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return self.scale.abs().log() + x * 0.0
+
+
+class ExpTransform(Transform):
+    """y = exp(x)."""
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return x.exp()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return x
+
+
+class PowerTransform(Transform):
+    """y = x ** power."""
+
+    def __init__(self, power: Tensor) -> None:
+        self.power = _tensor(power, "power")
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return x.pow(self.power)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.pow(1.0 / self.power)
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return (self.power * x.pow(self.power - 1.0)).abs().log()
+
+
+class SigmoidTransform(Transform):
+    """y = sigmoid(x)."""
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return x.sigmoid()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log() - (-y).log1p()
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return -softplus(-x) - softplus(x)
+
+
+class TanhTransform(Transform):
+    """y = tanh(x)."""
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return x.tanh()
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return 0.5 * (y.log1p() - (-y).log1p())
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax(x) over the last axis (not injective: ``inverse`` gives log y)."""
+
+    _domain_rank = _codomain_rank = 1
+    _is_injective = False
+
+    def _forward(self, x: Tensor) -> Tensor:
+        e = (x - x.max(-1, keepdim=True)).exp()
+        return e / e.sum(-1, keepdim=True)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return y.log()
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        raise NotImplementedError("SoftmaxTransform is not injective: it has no log-det-Jacobian")
+
+
+class StickBreakingTransform(Transform):
+    """R^K to the K-simplex of R^(K+1), by stick breaking."""
+
+    _domain_rank = _codomain_rank = 1
+
+    @staticmethod
+    def _log_offset(k: int, like: Tensor) -> Tensor:
+        """log([k, k-1, ..., 1]): centres the sticks so that x = 0 breaks them evenly."""
+        return arange(k, 0, -1, dtype=like.dtype).log()
+
+    def _forward(self, x: Tensor) -> Tensor:
+        z = (x - self._log_offset(int(x.shape[-1]), x)).sigmoid()
+        ones = x[..., :1] * 0.0 + 1.0
+        return concat([z, ones], -1) * concat([ones, (1.0 - z).cumprod(-1)], -1)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        head = y[..., :-1]
+        remaining = 1.0 - head.cumsum(-1)
+        return head.log() - remaining.log() + self._log_offset(int(head.shape[-1]), y)
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        y = self._forward(x)
+        shifted = x - self._log_offset(int(x.shape[-1]), x)
+        return (-shifted - softplus(-shifted) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class ChainTransform(Transform):
+    """The composition: ``transforms[0]`` applied first."""
+
+    def __init__(self, transforms: Sequence[Transform]) -> None:
+        if not isinstance(transforms, (list, tuple)) or not all(isinstance(t, Transform) for t in transforms):
+            raise TypeError(f"ChainTransform: transforms must be a sequence of Transform, got {transforms!r}")
+        self.transforms = list(transforms)
+        self._domain_rank = max([t._domain_rank for t in self.transforms], default=0)
+        self._codomain_rank = max([t._codomain_rank for t in self.transforms], default=0)
+
+    def _forward(self, x: Tensor) -> Tensor:
+        for t in self.transforms:
+            x = t.forward(x)
+        return x
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        for t in reversed(self.transforms):
+            y = t.inverse(y)
+        return y
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        total, rank = 0.0, self._domain_rank
+        for t in self.transforms:
+            total = total + _sum_rightmost(t.forward_log_det_jacobian(x), rank - t._domain_rank)
+            x = t.forward(x)
+            rank += t._codomain_rank - t._domain_rank
+        return total
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        for t in self.transforms:
+            shape = t.forward_shape(shape)
+        return tuple(shape)
+
+    def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        for t in reversed(self.transforms):
+            shape = t.inverse_shape(shape)
+        return tuple(shape)
+
+
+class IndependentTransform(Transform):
+    """``base`` with its last ``reinterpreted_batch_rank`` dimensions taken as one event."""
+
+    def __init__(self, base: Transform, reinterpreted_batch_rank: int) -> None:
+        if not isinstance(base, Transform):
+            raise TypeError(f"IndependentTransform: base must be a Transform, got {type(base).__name__}")
+        if isinstance(reinterpreted_batch_rank, bool) or not isinstance(reinterpreted_batch_rank, int) \
+                or reinterpreted_batch_rank <= 0:
+            raise ValueError(f"IndependentTransform: reinterpreted_batch_rank must be an int > 0, "
+                             f"got {reinterpreted_batch_rank!r}")
+        self._base, self._reinterpreted_batch_rank = base, reinterpreted_batch_rank
+        self._domain_rank = base._domain_rank + reinterpreted_batch_rank
+        self._codomain_rank = base._codomain_rank + reinterpreted_batch_rank
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return self._base.forward(x)
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self._base.inverse(y)
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return _sum_rightmost(self._base.forward_log_det_jacobian(x), self._reinterpreted_batch_rank)
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return self._base.forward_shape(shape)
+
+    def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        return self._base.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the event from ``in_event_shape`` to ``out_event_shape`` (same number of elements)."""
+
+    def __init__(self, in_event_shape: Sequence[int], out_event_shape: Sequence[int]) -> None:
+        self.in_event_shape, self.out_event_shape = tuple(in_event_shape), tuple(out_event_shape)
+        if math.prod(self.in_event_shape) != math.prod(self.out_event_shape):
+            raise ValueError(f"ReshapeTransform: in_event_shape {self.in_event_shape} and out_event_shape "
+                             f"{self.out_event_shape} must hold the same number of elements")
+        self._domain_rank, self._codomain_rank = len(self.in_event_shape), len(self.out_event_shape)
+
+    def _forward(self, x: Tensor) -> Tensor:
+        batch = list(x.shape[:x.ndim - len(self.in_event_shape)])
+        return x.reshape(batch + list(self.out_event_shape))
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        batch = list(y.shape[:y.ndim - len(self.out_event_shape)])
+        return y.reshape(batch + list(self.in_event_shape))
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        rank = len(self.in_event_shape)
+        return x.sum(list(range(-rank, 0))) * 0.0 if rank else x * 0.0
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        n = len(shape) - len(self.in_event_shape)
+        if n < 0 or tuple(shape[n:]) != self.in_event_shape:
+            raise ValueError(f"ReshapeTransform: shape {tuple(shape)} does not end with {self.in_event_shape}")
+        return tuple(shape[:n]) + self.out_event_shape
+
+    def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        n = len(shape) - len(self.out_event_shape)
+        if n < 0 or tuple(shape[n:]) != self.out_event_shape:
+            raise ValueError(f"ReshapeTransform: shape {tuple(shape)} does not end with {self.out_event_shape}")
+        return tuple(shape[:n]) + self.in_event_shape
+
+
+class StackTransform(Transform):
+    """``transforms[i]`` applied to slice i of ``axis``."""
+
+    def __init__(self, transforms: Sequence[Transform], axis: int = 0) -> None:
+        if not isinstance(transforms, (list, tuple)) or not transforms \
+                or not all(isinstance(t, Transform) for t in transforms):
+            raise TypeError(f"StackTransform: transforms must be a non-empty sequence of Transform, got {transforms!r}")
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"StackTransform: axis must be an int, got {axis!r}")
+        self.transforms, self.axis = list(transforms), axis
+
+    def _each(self, x: Tensor, method: str) -> Tensor:
+        if int(x.shape[self.axis]) != len(self.transforms):
+            raise ValueError(f"StackTransform: axis {self.axis} of the input has {x.shape[self.axis]} slices, "
+                             f"expected {len(self.transforms)}")
+        parts = x.unbind(self.axis)
+        return stack([getattr(t, method)(p) for t, p in zip(self.transforms, parts)], self.axis)
+
+    def _forward(self, x: Tensor) -> Tensor:
+        return self._each(x, "forward")
+
+    def _inverse(self, y: Tensor) -> Tensor:
+        return self._each(y, "inverse")
+
+    def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return self._each(x, "forward_log_det_jacobian")
