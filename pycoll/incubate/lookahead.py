@@ -1,0 +1,72 @@
+"""paddle.incubate's ``LookAhead`` optimizer wrapper (Zhang et al., 2019): the inner optimizer
+moves the parameters ("fast weights"); a copy ("slow weights") taken after the first step is
+pulled towards them every k steps, slow += alpha * (fast - slow), and the parameters restart
+from it."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from pycoll.autograd import no_grad
+from pycoll.optimizer import Optimizer
+from pycoll.tensor import Tensor
+
+
+class LookAhead:
+    """LookAhead(inner_optimizer, alpha=0.5, k=5): ``step()`` runs the inner optimizer's step, then
+    every k-th step sets each parameter and its slow copy to alpha * param + (1 - alpha) * slow."""
+
+    def __init__(self, inner_optimizer: Optimizer, alpha: float = 0.5, k: int = 5, name: Optional[str] = None):
+        if inner_optimizer is None:
+            raise ValueError("LookAhead: inner_optimizer must be an optimizer, got None")
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"LookAhead: alpha must be a number in [0, 1], got {alpha!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
+            raise ValueError(f"LookAhead: k must be a positive int, got {k!r}")
+        self.inner_optimizer, self.alpha, self.k, self._name = inner_optimizer, float(alpha), k, name
+        self._parameter_list: List[Tensor] = inner_optimizer._parameter_list
+        self._slow: Dict[int, Any] = {}  # id(parameter) -> its slow weights (an array of its module)
+        self._global_step = 0
+
+    @no_grad()
+    def step(self) -> None:
+        """One inner step, then the slow weights' update on every k-th."""
+        self.inner_optimizer.step()
+        self._global_step += 1
+        for p in self._parameter_list:
+            if p.stop_gradient or p.grad is None:
+                continue
+            fast = p._array
+            if self._global_step == 1 or id(p) not in self._slow:
+                self._slow[id(p)] = fast.copy()
+            if self._global_step % self.k == 0:
+                slow = self._slow[id(p)]
+                slow[...] = self.alpha * fast + (1.0 - self.alpha) * slow
+                fast[...] = slow
+                p._bump_inplace_version()
+
+    def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
+                 no_grad_set: Any = None) -> Tuple[List[Any], List[Tuple[Tensor, Tensor]]]:
+        """Apply the gradients ``loss.backward()`` left (``step()``); returns ([], [(param, grad)])."""
+        for label, value in (("startup_program", startup_program), ("parameters", parameters),
+                             ("no_grad_set", no_grad_set)):
+            if value is not None:
+                raise ValueError(f"minimize: {label} is for paddle's static graph; pycoll runs eagerly")
+        pairs = [(p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None]
+        self.step()
+        return [], pairs
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        self.inner_optimizer.clear_grad(set_to_zero)
+
+    def get_lr(self) -> float:
+        return self.inner_optimizer.get_lr()
+
+    def set_lr(self, value: float) -> None:
+        self.inner_optimizer.set_lr(value)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The inner optimizer's state."""
+        return self.inner_optimizer.state_dict()
+
+    def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self.inner_optimizer.set_state_dict(state_dict)
