@@ -54,7 +54,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.device_random", "pycoll.typed_tensors",
                 "pycoll.distribution",
                 "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind",
-                "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric", "pycoll.signal")),
+                "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
