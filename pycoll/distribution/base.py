@@ -171,7 +171,7 @@ class ExponentialFamily(Distribution):
             etas.append(eta)
         with autograd.enable_grad():
             log_norm = self._log_normalizer(*etas)
-            grads = grad(log_norm.sum(), etas, create_graph=True)
+            grads = grad(log_norm.sum(), etas)
         out = log_norm - self._mean_carrier_measure
         for eta, g in zip(etas, grads):
             out = out - eta * g

@@ -214,7 +214,7 @@ def _exponential_family(p: ExponentialFamily, q: ExponentialFamily) -> Tensor:
         eta.stop_gradient = False
         etas.append(eta)
     log_norm = p._log_normalizer(*etas)
-    grads = grad(log_norm.sum(), etas, create_graph=True)
+    grads = grad(log_norm.sum(), etas)
     out = q._log_normalizer(*q._natural_parameters) - log_norm
     n = len(q.event_shape)
     for eta_p, eta_q, g in zip(etas, q._natural_parameters, grads):
