@@ -129,6 +129,19 @@ def test_chrome_trace_holds_the_steps_and_record_events(tmp_path):
             (e["name"], e["ts"], e["dur"]) for e in sorted(spans, key=lambda e: (e["ts"], -e["dur"]))]
 
 
+def test_data_loader_reads_are_dataloader_spans(tmp_path, capsys):
+    loader = pycoll.io.DataLoader(pycoll.io.TensorDataset([pycoll.arange(12.0)]), batch_size=3)
+    p = profiler.Profiler(scheduler=(1, 3), on_trace_ready=lambda prof: None)
+    with p:
+        for _ in loader:  # 4 batches; steps 1 and 2 are recorded
+            p.step()
+    got = [e for e in p.profiler_result.get_data() if e.type == T.Dataloader]
+    # paddle: one span a batch, named after its single-process iterator
+    assert [e.name for e in got] == ["_DataLoaderIterSingleProcess"] * 2
+    p.summary(views=[profiler.SummaryView.OverView])
+    assert re.search(r"^\s+Dataloader\s+2\s", capsys.readouterr().out, re.M)
+
+
 def test_record_event_outside_recording_is_not_kept():
     p = profiler.Profiler(scheduler=profiler.make_scheduler(closed=1, ready=1, record=1, repeat=1),
                           on_trace_ready=lambda prof: None)
