@@ -188,3 +188,4 @@ from pycoll.tensor_method_aliases import reverse, view_as_complex, view_as_real 
 from pycoll.strided_views import as_strided  # noqa: E402
 from pycoll import tensor_kind  # noqa: E402,F401 - attaches is_dense(), layout, offset, get_device(), apply() ... to Tensor
 from pycoll import geometric  # noqa: E402,F401 - paddle.geometric
+from pycoll import signal  # noqa: E402,F401 - paddle.signal (stft, istft; Tensor.stft / Tensor.istft)
