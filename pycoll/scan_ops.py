@@ -83,6 +83,7 @@ def _scan(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
 
 def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) -> Tuple[Tensor, Tensor]:
     x = as_tensor(x)
+    x, = placed("_running_extreme", x, axes=None if axis is None else (axis_arg(axis, x.ndim),))
     src = x._array.shape
     a, ax = _line(x._array, axis)
     xp = array_module(a)
@@ -120,7 +121,7 @@ def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
 @accumulates_in_float32
 def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along `axis`, computed stably; integers give float32."""
-    x = as_tensor(x)
+    x, = placed("logcumsumexp", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     src = x._array.shape
     a, ax = _line(floating(x._array) if dtype is None else x._array.astype(convert_dtype(dtype)), axis)
     xp = array_module(a)
