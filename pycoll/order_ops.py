@@ -19,7 +19,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import float32, float64, int64, is_floating
 from pycoll.math_ops import kept_shape
@@ -112,7 +112,7 @@ def _quantile_picks(xp: Any, qs: List[float], count: Any, interpolation: str) ->
 def _quantile(op: str, x: Any, q: Any, axis: Any, keepdim: bool, interpolation: str, skip_nan: bool) -> Tensor:
     if interpolation not in _INTERPOLATIONS:
         raise ValueError(f"{op}: interpolation must be one of {_INTERPOLATIONS}, got {interpolation!r}")
-    x = as_tensor(x)
+    x, = placed("quantile", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's median is
     a = floating(x._array)
     xp = array_module(a)
     qs = q.tolist() if isinstance(q, Tensor) else q
@@ -161,7 +161,7 @@ def _median_axes(op: str, axis: Any, ndim: int, lists: bool) -> Optional[Tuple[i
 def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     if mode not in ("avg", "min"):
         raise ValueError(f"{op}: mode must be 'avg' or 'min', got {mode!r}")
-    x = as_tensor(x)
+    x, = placed("median", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     a = x._array
     xp = array_module(a)
     axes = _median_axes(op, axis, a.ndim, lists=skip_nan)
@@ -207,7 +207,7 @@ def nanmedian(x: Any, axis: Union[int, Sequence[int], None] = None, keepdim: boo
 def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
              name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The k-th smallest value along `axis` (default: the last) and its int64 index."""
-    x = as_tensor(x)
+    x, = placed("kthvalue", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     a = x._array
     xp = array_module(a)
     ax = axis_arg(-1 if axis is None else axis, a.ndim)
@@ -224,7 +224,7 @@ def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
 def mode(x: Any, axis: int = -1, keepdim: bool = False, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The most frequent value along `axis` (the smallest of equally frequent ones) and the int64
     index of its last occurrence (paddle's); the gradient goes to that element."""
-    x = as_tensor(x)
+    x, = placed("mode", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     a = x._array
     xp = array_module(a)
     ax = axis_arg(axis, a.ndim)
