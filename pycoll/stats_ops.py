@@ -8,7 +8,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, sum_dtype
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, value_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64
 from pycoll.math_ops import kept_shape
@@ -21,6 +21,7 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
            name: Optional[str] = None) -> Tensor:
     """The sum over `axis`, NaNs counted as zero (and taking no gradient)."""
     x = as_tensor(x)
+    x, = placed("nansum", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: tells its axes
     a = x._array
     xp = array_module(a)
     axes = normalize_axes(axis, a.ndim)
@@ -34,6 +35,7 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
 def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """The mean over `axis` of the elements that are not NaN (NaN where all are)."""
     x = as_tensor(x)
+    x, = placed("nanmean", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split there made whole
     a = x._array
     xp = array_module(a)
     axes = normalize_axes(axis, a.ndim)
