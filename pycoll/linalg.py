@@ -160,6 +160,7 @@ def _matrix_norm(x: Tensor, p: Union[float, str], axis: Any, keepdim: bool) -> T
 def _singular_norm(x: Tensor, p: Union[float, str], axes: Tuple[int, ...], keepdim: bool) -> Tensor:
     """The largest (p=2) or smallest (p=-2) singular value, or their sum ('nuc'); gradients
     u v^T of the singular vectors involved."""
+    x, = placed("_singular_norm", x, axes=axes)  # auto-parallel: the matrices made whole
     a = x._array
     xp = array_module(a)
     rest = [i for i in range(a.ndim) if i not in axes]
