@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output, require_floating
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike
 from pycoll.math_ops import cast
@@ -264,6 +264,7 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
 def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
+    x, = placed("softmax", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split axis made whole
     a = require_floating(x, "softmax", complex_ok=True)._array
     e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
     out = e / e.sum(axis=axis, keepdims=True)
@@ -273,6 +274,7 @@ def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[s
 def log_softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(softmax(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
+    x, = placed("log_softmax", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split axis made whole
     a = require_floating(x, "log_softmax", complex_ok=True)._array
     xp = array_module(a)
     shifted = a - a.max(axis=axis, keepdims=True)
