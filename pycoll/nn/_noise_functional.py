@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, op_output, require_floating
+from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.nn._dropout_functional import dropout
 from pycoll.random import get_rng
@@ -81,7 +81,7 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
     fn = "gumbel_softmax"
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
         raise ValueError(f"{fn}: temperature must be a number > 0, got {temperature!r}")
-    x = require_floating(as_tensor(x), fn)
+    x, = placed(fn, require_floating(as_tensor(x), fn), axes=None)  # auto-parallel: whole, as paddle's
     a = x._array
     if not -max(a.ndim, 1) <= axis < max(a.ndim, 1):
         raise ValueError(f"{fn}: axis must be in [-{a.ndim}, {a.ndim}), got {axis}")
