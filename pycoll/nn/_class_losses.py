@@ -10,7 +10,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output, require_floating
+from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module
 from pycoll.nn._loss_functional import _check_reduction
 from pycoll.tensor import Tensor
@@ -69,7 +69,8 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     * the softmax gradient with soft labels is softmax - label (exact for labels summing to 1).
     """
     _check_reduction(reduction)
-    input, label = as_tensor(input), as_tensor(label)
+    input, label = placed("cross_entropy", as_tensor(input), as_tensor(label), axis=axis, mean=reduction == "mean",
+                          counted=ignore_index >= 0 or weight is not None)  # auto-parallel: the label cut as input
     logits, lab = require_floating(input, "cross_entropy", "input", complex_ok=True)._array, label._array
     nd = logits.ndim
     if nd == 0:
@@ -188,7 +189,8 @@ def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,  # n
     for integer labels [N, d1, ...]: -weight[label] * input[label]. Labels equal to ignore_index
     add nothing; 'mean' divides by the summed weights of the rest (0 when there are none)."""
     _check_reduction(reduction)
-    input, label = as_tensor(input), as_tensor(label)
+    input, label = placed("nll_loss", as_tensor(input), as_tensor(label), axis=1, mean=reduction == "mean",
+                          counted=True)  # auto-parallel: the label cut as input (a mean divides by the weights)
     x, lab = input._array, label._array
     if x.ndim < 2:
         raise ValueError(f"nll_loss: input must have 2 or more dimensions [N, C, ...], got shape "
