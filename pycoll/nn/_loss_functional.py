@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import abs, clip, log, mean, square, sum
 from pycoll.tensor import Tensor
@@ -93,7 +93,7 @@ def binary_cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] 
     """-(label log(input) + (1 - label) log(1 - input)) for probabilities `input` in [0, 1]; each
     log is clamped at -100 and the gradient's denominator at 1e-12 (paddle's bce kernel)."""
     _check_reduction(reduction)
-    input, label = as_tensor(input), as_tensor(label)
+    input, label = placed("binary_cross_entropy", as_tensor(input), as_tensor(label))  # auto-parallel: label cut alike
     x = input._array
     xp = array_module(x)
     y = label._array.astype(x.dtype, copy=False)
@@ -116,7 +116,8 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
     (1 - label) x + pw (log(1 + e^-|x|) + max(-x, 0)) with pw = 1 + label (pos_weight - 1).
     Elements whose label is -100 add nothing (paddle's kernel). pos_weight gets no gradient."""
     _check_reduction(reduction)
-    logit, label = as_tensor(logit), as_tensor(label)
+    logit, label, pos_weight = placed("binary_cross_entropy_with_logits", as_tensor(logit), as_tensor(label),
+                                      pos_weight)  # auto-parallel: label (and pos_weight) cut as logit
     x = logit._array
     xp = array_module(x)
     y = label._array.astype(x.dtype, copy=False)
@@ -144,7 +145,8 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bo
     returns) float64, as paddle does.
     """
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
-    input, label = as_tensor(input), as_tensor(label)
+    input, label = placed("kl_div", as_tensor(input), as_tensor(label),
+                          whole=reduction == "batchmean")  # auto-parallel: label cut as input (batchmean: whole)
     x, t = input._array, label._array
     xp = array_module(x)
     dtype = np.result_type(x.dtype, t.dtype)
