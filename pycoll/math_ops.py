@@ -336,6 +336,7 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
+    x, = placed("mean", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: an uneven split made whole
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
