@@ -25,7 +25,7 @@ import numpy as np
 from pycoll._param_aliases import param_aliases
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, placed, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import relu, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
@@ -138,7 +138,7 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
 @accumulates_in_float32
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
-    x = as_tensor(x)
+    x, weight, bias = placed("linear", as_tensor(x), weight, bias)  # auto-parallel: a batch split beside a split weight
     if bias is not None:  # a bias as placed as the weight's columns (auto-parallel's pair hook)
         weight, bias = paired(weight, bias)
     xa, wa = x._array, weight._array
