@@ -1,10 +1,12 @@
 """``paddle.incubate``'s pieces that scripts still use: the functional autograd (`autograd`), the
 segment reductions (``pycoll.geometric``'s), the fused softmax helpers, ``identity_loss`` and the
-``LookAhead`` optimizer wrapper."""
+``LookAhead`` optimizer wrapper and ``ModelAverage``."""
 from pycoll.incubate import autograd
 from pycoll.geometric.segment import segment_max, segment_mean, segment_min, segment_sum
 from pycoll.incubate.fused_ops import identity_loss, softmax_mask_fuse, softmax_mask_fuse_upper_triangle
 from pycoll.incubate.lookahead import LookAhead
+from pycoll.incubate.model_average import ModelAverage
 
 __all__ = ["autograd", "segment_sum", "segment_mean", "segment_max", "segment_min", "softmax_mask_fuse",
-           "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead"]
+           "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead",
+           "ModelAverage"]
