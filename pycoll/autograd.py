@@ -1,5 +1,5 @@
 """`pycoll.autograd`, the public face of autograd: `backward` from several tensors, `PyLayer`,
-`jacobian`/`hessian` (`pycoll.jacobians`), and
+`jacobian`/`hessian` (`pycoll.jacobians`), `saved_tensors_hooks` (for PyLayer's saved tensors), and
 the graph's controls (`no_grad`, `enable_grad`, `set_grad_enabled`, `is_grad_enabled`, `queue_callback`, `graph_leaves`).
 
 The graph itself (its nodes, the backward walk and the rules for reusing gradient buffers) is in
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll._complex_grads import conjugate_grads
+from pycoll._saved_tensors_hooks import pack_saved, saved_tensors_hooks, unpack_saved
 from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
                            queue_callback, record, run_backward, set_grad_enabled)
 from pycoll.device import array_module
@@ -19,7 +20,7 @@ from pycoll.tensor import Tensor, wrap
 
 __all__ = ["Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
            "grad", "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
-           "set_grad_enabled"]
+           "saved_tensors_hooks", "set_grad_enabled"]
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: bool = False) -> None:
@@ -41,10 +42,10 @@ class PyLayerContext:
         self._saved: tuple = ()
 
     def save_for_backward(self, *tensors: Any) -> None:
-        self._saved = tensors
+        self._saved = pack_saved(tensors)  # packed by the active saved_tensors_hooks, if any
 
     def saved_tensor(self) -> tuple:
-        return self._saved
+        return unpack_saved(self._saved)
 
 
 class PyLayer:
@@ -100,7 +101,7 @@ class PyLayer:
                 arrays.append(g)
             return arrays
 
-        saved = [t for t in ctx.saved_tensor() if isinstance(t, Tensor)]
+        saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
         conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
         record(results, fn, tensor_args, fresh=False, saved=saved)  # if an input needs a gradient
         if single:
