@@ -133,7 +133,7 @@ def stft(x: Tensor, n_fft: int, hop_length: Optional[int] = None, win_length: Op
     batch = x if x.ndim == 2 else unsqueeze(x, 0)
     if n_fft > batch.shape[-1]:
         raise ValueError(f"stft: n_fft must be in (0, seq_length ({batch.shape[-1]})], got {n_fft}")
-    window = _window(window, win_length, n_fft, x.dtype, x._array, "stft")
+    window = _window(window, win_length, n_fft, x._array.dtype, x._array, "stft")
     if center:
         if pad_mode not in ("reflect", "constant"):
             raise ValueError(f"stft: pad_mode must be 'reflect' or 'constant', got {pad_mode!r}")
