@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence, Tuple
 import numpy as np
 
 from pycoll import autograd
-from pycoll.device import move, place_of
+from pycoll.device import array_module, move, place_of
 from pycoll.grad_ops import grad
 from pycoll.random import get_rng
 from pycoll.reshape_ops import broadcast_shape
@@ -85,6 +85,12 @@ def noise(draw: Callable[[np.random.Generator, Tuple[int, ...]], np.ndarray], sh
     """``draw(generator, shape)`` from pycoll's generator, in ``like``'s dtype and place, no gradient."""
     host = np.asarray(draw(get_rng(), shape)).astype(like._array.dtype, copy=False)
     return wrap(move(host, place_of(like._array)))
+
+
+def support_values(end: int, like: Tensor) -> Tensor:
+    """0, 1, ..., end - 1 in ``like``'s dtype, on ``like``'s place (not the current device's)."""
+    a = like._array
+    return wrap(array_module(a).arange(0, end, dtype=a.dtype))
 
 
 class Distribution:

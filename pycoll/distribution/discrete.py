@@ -11,10 +11,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pycoll.creation import arange
 from pycoll.device import array_module, move, place_of
 from pycoll.distribution.base import (Distribution, ExponentialFamily, as_params, as_value, noise, sample_shape,
-                                      shape_of)
+                                      shape_of, support_values)
 from pycoll.nn.functional import binary_cross_entropy_with_logits, log_softmax, one_hot, softplus
 from pycoll.random import get_rng
 from pycoll.index_ops import take_along_axis
@@ -170,7 +169,7 @@ class Geometric(Distribution):
 
 def _support_sum(log_prob: Any, upper: int, batch_ndim: int, like: Tensor) -> tuple:
     """The values 0..upper-1 shaped to broadcast against a batch, and log_prob at them."""
-    values = arange(0, upper, dtype=like.dtype).reshape([-1] + [1] * batch_ndim)
+    values = support_values(upper, like).reshape([-1] + [1] * batch_ndim)
     return values, log_prob(values)
 
 
@@ -294,7 +293,7 @@ class Multinomial(Distribution):
 
     def entropy(self) -> Tensor:
         n = float(self.total_count)
-        k = arange(1, self.total_count + 1, dtype=self.probs.dtype).reshape([-1] + [1] * self.probs.ndim)
+        k = (support_values(self.total_count, self.probs) + 1.0).reshape([-1] + [1] * self.probs.ndim)
         p = self.probs
         # log C(n, k) + k log p + (n - k) log(1 - p): each category's count is Binomial(n, p)
         log_binom = (math.lgamma(n + 1.0) - (k + 1.0).lgamma() - (n - k + 1.0).lgamma()

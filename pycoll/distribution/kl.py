@@ -8,7 +8,7 @@ import math
 import warnings
 from typing import Any, Callable, Dict, Tuple, Type
 
-from pycoll.distribution.base import Distribution, ExponentialFamily
+from pycoll.distribution.base import Distribution, ExponentialFamily, support_values
 from pycoll.distribution.continuous import Cauchy, Exponential, Laplace
 from pycoll.distribution.continuous_bernoulli import ContinuousBernoulli
 from pycoll.distribution.discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
@@ -17,7 +17,6 @@ from pycoll.distribution.multivariate import Independent, MultivariateNormal
 from pycoll.distribution.normal import Normal, Uniform
 from pycoll.distribution.transformed import LogNormal
 from pycoll.grad_ops import grad
-from pycoll.creation import arange
 from pycoll.nn.functional import log_softmax, softplus
 from pycoll.search_ops import where
 from pycoll.tensor import Tensor
@@ -129,12 +128,12 @@ def _poisson(p: Poisson, q: Poisson) -> Tensor:
     if p.batch_shape != q.batch_shape:
         raise ValueError(f"kl_divergence(Poisson, Poisson): batch shapes differ: {p.batch_shape} and {q.batch_shape}")
     upper = p._upper(p.rate.maximum(q.rate))
-    return _sum_over_support(p, q, arange(0, upper - 1, dtype=p.dtype).reshape([-1] + [1] * len(p.batch_shape)))
+    return _sum_over_support(p, q, support_values(upper - 1, p.rate).reshape([-1] + [1] * len(p.batch_shape)))
 
 
 @register_kl(Binomial, Binomial)
 def _binomial(p: Binomial, q: Binomial) -> Tensor:
-    return _sum_over_support(p, q, arange(0, p._support(), dtype=p.dtype).reshape([-1] + [1] * len(p.batch_shape)))
+    return _sum_over_support(p, q, support_values(p._support(), p.probs).reshape([-1] + [1] * len(p.batch_shape)))
 
 
 @register_kl(Cauchy, Cauchy)

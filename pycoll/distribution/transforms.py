@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Tuple
 
-from pycoll.creation import arange
-from pycoll.distribution.base import Distribution
+from pycoll.distribution.base import Distribution, support_values
 from pycoll.nn.functional import softplus
 from pycoll.shape_ops import concat, stack
 from pycoll.tensor import Tensor
@@ -185,7 +184,7 @@ class StickBreakingTransform(Transform):
     @staticmethod
     def _log_offset(k: int, like: Tensor) -> Tensor:
         """log([k, k-1, ..., 1]): centres the sticks so that x = 0 breaks them evenly."""
-        return arange(k, 0, -1, dtype=like.dtype).log()
+        return (k - support_values(k, like)).log()
 
     def _forward(self, x: Tensor) -> Tensor:
         z = (x - self._log_offset(int(x.shape[-1]), x)).sigmoid()
