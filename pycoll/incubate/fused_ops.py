@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Optional, Union
 
 from pycoll._tensor_ops import as_tensor
-from pycoll.creation import full
+from pycoll.device import array_module
 from pycoll.math_ops import add, mean, sum
 from pycoll.nn.functional import softmax
 from pycoll.search_ops import triu
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def softmax_mask_fuse(x: Tensor, mask: Tensor, name: Optional[str] = None) -> Tensor:
@@ -29,7 +29,8 @@ def softmax_mask_fuse_upper_triangle(x: Tensor) -> Tensor:
     x = as_tensor(x)
     if x.ndim != 4:
         raise ValueError(f"softmax_mask_fuse_upper_triangle: x must be 4-D, got shape {x.shape}")
-    hidden = triu(full(x.shape[-2:], float("-inf"), x.dtype), diagonal=1)
+    a = x._array
+    hidden = triu(wrap(array_module(a).full(a.shape[-2:], float("-inf"), dtype=a.dtype)), diagonal=1)  # on x's place
     return softmax(add(x, hidden), axis=-1)
 
 
