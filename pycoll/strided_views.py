@@ -13,11 +13,10 @@ from typing import Any, Optional, Sequence
 
 from pycoll import _graph
 from pycoll._tensor_ops import as_tensor, op_output
-from pycoll.creation import empty, zeros
 from pycoll.device import array_module
 from pycoll.inplace_ops import LeafInplaceError, in_place
 from pycoll.shape_ops import concat, flatten, int_list, reshape, scatter_add
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def _row_major(shape: Sequence[int]) -> list:
@@ -76,7 +75,7 @@ def set_(x: Tensor, source: Optional[Tensor] = None, shape: Optional[Sequence[in
     if not isinstance(x, Tensor):
         raise TypeError(f"set_: x must be a Tensor, got {type(x).__name__}")
     if source is None:
-        view = empty([0], x.dtype)
+        view = wrap(array_module(x._array).empty(0, dtype=x._array.dtype))  # x's dtype and place
     else:
         if not isinstance(source, Tensor):
             raise TypeError(f"set_: source must be a Tensor or None, got {type(source).__name__}")
@@ -106,7 +105,8 @@ def resize_(x: Tensor, shape: Sequence[int], fill_zero: bool = False, name: Opti
         flat = flatten(x) if x.ndim else reshape(x, [1])
         if size <= flat.shape[0]:
             return reshape(flat[:size], shape)
-        return reshape(concat([flat, zeros([size - flat.shape[0]], x.dtype)]), shape)
+        extra = wrap(array_module(x._array).zeros(size - flat.shape[0], dtype=x._array.dtype))  # on x's place
+        return reshape(concat([flat, extra]), shape)
     return in_place(x, "resize_", compute, keep_shape=False)
 
 
