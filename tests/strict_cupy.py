@@ -66,10 +66,19 @@ def _check_call(qualname: str, args: tuple, kwargs: dict) -> None:
 
 
 class _Pointer:
-    """``a.data``: CuPy's MemoryPointer, as far as pycoll reads it."""
+    """``a.data``: CuPy's MemoryPointer, as far as pycoll reads it (``mem``: the allocation it
+    points into, whose ``ptr`` is the allocation's start)."""
 
-    def __init__(self, ptr: int):
+    def __init__(self, ptr: int, mem: Any = None):
         self.ptr, self.device_id = ptr, 0
+        self.mem = self if mem is None else mem
+
+
+def _pointer(a: np.ndarray) -> _Pointer:
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return _Pointer(a.__array_interface__["data"][0], _Pointer(root.__array_interface__["data"][0]))
 
 
 class Device:
@@ -179,7 +188,7 @@ class ndarray:
     T = property(lambda self: ndarray._of(self._a.T))
     mT = property(lambda self: ndarray._of(self._a.mT))
     base = property(lambda self: None if self._a.base is None else ndarray._of(self._a.base))
-    data = property(lambda self: _Pointer(self._a.__array_interface__["data"][0]))
+    data = property(lambda self: _pointer(self._a))
     device = property(lambda self: Device(0))
 
     @property
