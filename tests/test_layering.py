@@ -13,7 +13,8 @@ import circle anywhere (imports inside functions count: they run, and they tie m
 The faces of the package (``pycoll/__init__.py``), of nn (``pycoll/nn/__init__.py``, whose
 SyncBatchNorm lives in pycoll.parallel), of the device API (``pycoll/device/__init__.py``, whose
 generator controls and typed tensors live in the tensor layer) and of the distributed layer
-(``pycoll/distributed/__init__.py``) may name what lies above them, but only lazily (inside a
+(``pycoll/distributed/__init__.py``) and of incubate (``pycoll/incubate/__init__.py``, whose
+``distributed`` subpackage, the MoE layer, is distributed-side) may name what lies above them, but only lazily (inside a
 function): their eager imports obey the layers, and their lazy ones are left out of the circle check.
 """
 import ast
@@ -61,7 +62,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                   "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
                   "pycoll.distributed.checkpoint", "pycoll.distributed.utils", "pycoll.hapi", "pycoll.callbacks",
-                  "pycoll.vision")),
+                  "pycoll.vision", "pycoll.incubate.distributed")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use
@@ -126,7 +127,7 @@ def imports(module: str, eager_only: bool = False) -> Set[str]:
 
 
 FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed",
-         "pycoll.device": "device"}  # face -> its layer
+         "pycoll.device": "device", "pycoll.incubate": "tensor"}  # face -> its layer
 GRAPH: Dict[str, Set[str]] = {m: imports(m, eager_only=m in FACES) for m in MODULES}
 
 

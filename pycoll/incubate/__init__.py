@@ -10,3 +10,12 @@ from pycoll.incubate.model_average import ModelAverage
 __all__ = ["autograd", "segment_sum", "segment_mean", "segment_max", "segment_min", "softmax_mask_fuse",
            "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead",
            "ModelAverage"]
+
+
+def __getattr__(name: str):
+    """``distributed`` (paddle's ``incubate.distributed.models.moe``) is distributed-side: imported
+    on first use, never with this tensor-side package."""
+    if name == "distributed":
+        import pycoll.incubate.distributed as distributed
+        return distributed
+    raise AttributeError(f"module 'pycoll.incubate' has no attribute {name!r}")
