@@ -100,6 +100,60 @@ def _whole_along(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     return list(along)
 
 
+def _whole_if(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """Every tensor operand made whole when ``facts["whole"]`` (e.g. kl_div's 'batchmean', which
+    divides by its piece's rows); else as the operands broadcast together (``_elementwise``)."""
+    if facts["whole"]:
+        return [None if p is None else Replicate() for p in along]
+    return _elementwise(shapes, along, facts)
+
+
+def _mean(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """The mean over an uneven split (5 rows on 2 ranks) is no mean of the pieces' means: that
+    dimension is made whole first. An even one stays (the result is Partial AVG)."""
+    d, axes = _dim(along[0]), facts["axes"]
+    if d is not None and (axes is None or d in axes) and shapes[0][d] % facts["ranks"]:
+        return [Replicate()]
+    return list(along)
+
+
+def _class_scores(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """cross_entropy's and nll_loss's scores and label (the label: the scores' shape without the
+    class ``axis``, or with 1 there, or the same shape for soft labels). A label whole where the
+    scores are split along a batch dimension is cut as they are (and scores whole beside a split
+    label are cut as it is); a split along the class axis, an uneven split under ``mean``, and a
+    ``mean`` that divides by a count of the labels (``counted``: ignore_index >= 0 or class
+    weights: a sum over every rank's labels) make both whole."""
+    (xs, ls), (xp, lp) = shapes, along
+    if ls is None or not isinstance(facts["axis"], numbers.Integral) or not -len(xs) <= facts["axis"] < len(xs) or (
+            len(ls) not in (len(xs) - 1, len(xs))):
+        return list(along)  # the op itself says what is wrong
+    ax = facts["axis"] % len(xs)
+    same = len(ls) == len(xs)
+
+    def label_dim(d: int) -> int:
+        return d if same or d < ax else d - 1
+    d = _dim(xp)
+    if d is None and _dim(lp) is not None:
+        e = _dim(lp)
+        d = e if same or e < ax else e + 1
+    if d is None:
+        return list(along)
+    if d == ax or (facts["mean"] and (facts["counted"] or xs[d] % facts["ranks"])) or ls[label_dim(d)] != xs[d]:
+        return [Replicate(), None if lp is None else Replicate()]
+    return [Shard(d), Shard(label_dim(d))]
+
+
+def _linear(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """x [..., in] @ weight [in, out] + bias: x split along a batch dimension beside a split
+    weight makes the weight (and its bias) whole, as paddle reshards it (the result keeps x's
+    split); other cases are the tensor-parallel layouts spmd_rules places."""
+    xd, wd = _dim(along[0]), _dim(along[1])
+    if xd is None or xd == len(shapes[0]) - 1 or wd is None:
+        return list(along)
+    return [along[0], Replicate()] + [None if p is None else Replicate() for p in along[2:]]
+
+
 def _extreme(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """max and min over a split are Partial (the max of the pieces' maxima), but their gradient
     goes to the elements equal to the whole maximum: made whole first where one is taken."""
@@ -177,9 +231,14 @@ def _reshape(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
 _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
     "matmul": _matmul, "concat": _concat, "gather": _gather, "index": _index, "where": _elementwise,
     "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
+    "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear,
+    **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
+    "kl_div": _whole_if,
     **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
                                        "expand", "split", "std", "var", "logsumexp", "prod", "norm", "argmax",
-                                       "argmin")}}
+                                       "argmin", "_running_extreme", "logcumsumexp", "kthvalue", "median",
+                                       "quantile", "mode", "nanmean", "_singular_norm", "softmax", "log_softmax",
+                                       "gumbel_softmax")}}
 
 
 def needed(name: str, shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:

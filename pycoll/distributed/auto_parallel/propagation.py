@@ -51,6 +51,10 @@ _suspended = 0
 
 _params_whole = 0  # inside a model-parallel layer (layers.py): its cut parameters count as whole
 
+# the last op that told the operands hook its facts: (name, facts, ids of the operands it computes
+# with); its record reads them (``_told_facts``)
+_told: Optional[Tuple[str, Dict[str, Any], frozenset]] = None
+
 
 def follow() -> None:
     """Start following splits through ops (once)."""
@@ -66,6 +70,7 @@ def follow() -> None:
 def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]) -> Tuple[Any, ...]:
     """Op ``name``'s operands resharded where paddle's rule for it needs them elsewhere for their
     pieces to fit together (``operand_rules``; a plain operand counts as Replicate)."""
+    global _told
     placed = [t for t in operands if isinstance(t, Tensor) and _placements(t) is not None]
     if _suspended or not placed or any(t.process_mesh != placed[0].process_mesh for t in placed):
         return operands
@@ -82,9 +87,19 @@ def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]
             if want is not None and want != (along[i] or Replicate()):
                 targets[i] = targets[i] or [Replicate()] * mesh.ndim
                 targets[i][axis] = want
-    return tuple(t if target is None or target == had[i] else
-                 reshard(t if had[i] is not None else _as_replicated(t, mesh), mesh, target)
-                 for i, (t, target) in enumerate(zip(operands, targets)))
+    operands = tuple(t if target is None or target == had[i] else
+                     reshard(t if had[i] is not None else _as_replicated(t, mesh), mesh, target)
+                     for i, (t, target) in enumerate(zip(operands, targets)))
+    _told = (name, facts, frozenset(id(t) for t in operands if isinstance(t, Tensor)))
+    return operands
+
+
+def _told_facts(name: str, inputs: Sequence[Any]) -> Dict[str, Any]:
+    """The facts op ``name`` gave the operands hook, when its record's inputs are the operands it
+    was given back (an op tells its reduced ``axes`` there and nowhere else: nansum)."""
+    if _told is None or _told[0] != name or not any(id(t) in _told[2] for t in inputs if t is not None):
+        return {}
+    return _told[1]
 
 
 def _array_target(x: Any, shape: List[int]) -> List[int]:
@@ -231,6 +246,7 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     if any(t.process_mesh != mesh for t in placed):
         return backward
     name = describe_fn(backward)["name"]
+    told = _told_facts(name, inputs)
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
     whole_shapes = [list(out._array.shape) for out in outputs]
@@ -240,7 +256,7 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
         if all(s is None or s[1].is_replicated() for s in seen):
             continue
         try:
-            placement = along(name, backward, seen, out_shape)
+            placement = along(name, backward, seen, out_shape, told)
         except Refused as exc:
             if mesh.shape[axis] == 1:  # one rank along it: every piece is the whole
                 continue

@@ -14,7 +14,7 @@ from ops that take no operand hook (autograd PyLayers): the others make them who
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,19 +22,21 @@ from pycoll.distributed.auto_parallel.operand_rules import basic_items, moved_sp
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import closure_value
 
-UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast", "neg", "gelu",
+UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast_to", "neg", "gelu",
          "dropout", "clone", "_to_place", "c_identity", "isnan", "isinf", "isfinite"}
-# "where": its two value operands (the condition takes no gradient)
+# "where": its two value operands (the condition takes no gradient); the elementwise losses: input
+# and label (operand_rules cuts a whole label as the input)
 BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
-          "where"}
-LINEAR_IN_PARTIAL = {"neg", "clone", "cast", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
+          "where", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"}
+LINEAR_IN_PARTIAL = {"neg", "clone", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
 # ops along an axis, their result shaped as their input there: a split elsewhere stays
-ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split"}
+ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme"}
 # reductions over ``axes``; over a split, those whose pieces' results combine are Partial (any and
 # all of bools: their max and min; a 1-norm: a sum), the others need the whole (operand_rules)
 REDUCTIONS = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
               "any": ReduceOp.MAX, "all": ReduceOp.MIN, "argmax": None, "argmin": None, "prod": None, "std": None,
-              "var": None, "logsumexp": None, "norm": None}
+              "var": None, "logsumexp": None, "norm": None, "nansum": ReduceOp.SUM, "nanmean": None,
+              "_singular_norm": None}
 
 
 class Refused(ValueError):
@@ -44,16 +46,19 @@ class Refused(ValueError):
 Seen = Tuple[Tuple[int, ...], Placement]  # an input's whole shape and placement (None: not a tensor)
 
 
-def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
-    """The result's placement along one mesh dimension where some input is Shard or Partial."""
+def along(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...],
+          told: Optional[Dict[str, Any]] = None) -> Placement:
+    """The result's placement along one mesh dimension where some input is Shard or Partial.
+    ``told``: the facts the op gave the operands hook (``placed``), such as its ``axes``."""
     if any(s is not None and s[1].is_shard() for s in seen):
         if any(s is not None and s[1].is_partial() for s in seen):
             raise Refused(f"{name}: one input is split and another partial along the same mesh dimension")
-        return _split(name, backward, seen, out)
+        return _split(name, backward, seen, out, told or {})
     return _partial(name, backward, seen)
 
 
-def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...],
+           told: Dict[str, Any]) -> Placement:
     (shape, shard), = [s for s in seen if s is not None and s[1].is_shard()][:1]
     d = shard.get_dim()
     if name in UNARY:
@@ -69,15 +74,15 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
     if name in BINARY:
         return _broadcast(name, seen, out)
     if name in REDUCTIONS:
-        return _reduction(name, backward, shape, d, out)
+        return _reduction(name, backward, told, shape, d, out)
     if name in ALONG_AXIS:
-        axes = _fact(backward, "axes", "ax", "axis")
+        axes = _fact(backward, told, "axes", "ax", "axis")
         axes = (axes,) if isinstance(axes, numbers.Integral) else axes
         if not isinstance(axes, tuple) or d in axes or len(out) != len(shape):  # None: all of them
             raise Refused(f"{name} along the split dimension {d}")
         return Shard(d)
     if name in ("tile", "expand"):
-        return _grown(name, backward, shape, d, out)
+        return _grown(name, backward, told, shape, d, out)
     if name == "matmul":
         return _matmul(seen, out)
     if name == "linear":
@@ -95,15 +100,8 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
                 s is not None and not s[1].is_replicated() for s in others):
             raise Refused(f"{name}: only its input may be split, and not along its last dimension")
         return Shard(x[1].get_dim())
-    if name == "cross_entropy":
-        logits, label = seen[0], seen[1]
-        if logits is None or not logits[1].is_shard() or logits[1].get_dim() == len(logits[0]) - 1 or (
-                label is not None and label[1] != Shard(logits[1].get_dim())):
-            raise Refused("cross_entropy: input and label must be split alike, along a batch dimension")
-        reduction = closure_value(backward, "reduction")
-        if reduction == "none":
-            return Shard(logits[1].get_dim())
-        return Partial(ReduceOp.SUM if reduction == "sum" else ReduceOp.AVG)
+    if name in ("cross_entropy", "nll_loss"):
+        return _class_loss(name, backward, seen, out)
     if name == "reshape":
         return reshape_split(shape, d, whole_target(shape, getattr(backward, "__pycoll_op__", {})["shape"]))
     if name == "transpose":
@@ -122,6 +120,23 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
     if name == "_getitem":
         return _getitem(closure_value(backward, "index"), d, len(shape))
     raise Refused(f"{name}: no rule for split inputs")
+
+
+def _class_loss(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
+    """cross_entropy / nll_loss of scores split along a batch dimension, the label split alike
+    (operand_rules): the losses keep the split, their sum is Partial SUM, cross_entropy's mean
+    over rows Partial AVG (operand_rules made a mean that divides by a count whole)."""
+    scores, label = seen[0], seen[1]
+    ax = closure_value(backward, "ax") if name == "cross_entropy" else 1
+    if scores is None or not scores[1].is_shard() or scores[1].get_dim() == ax:
+        raise Refused(f"{name}: input and label must be split alike, along a batch dimension")
+    shape, d = scores[0], scores[1].get_dim()
+    if label is not None and label[1] != Shard(d if len(label[0]) == len(shape) or d < ax else d - 1):
+        raise Refused(f"{name}: input and label must be split alike, along a batch dimension")
+    if len(out) == 0:
+        mean = name == "cross_entropy" and closure_value(backward, "reduction") == "mean"
+        return Partial(ReduceOp.AVG if mean else ReduceOp.SUM)
+    return Shard(d if len(out) == len(shape) or d < ax else d - 1)
 
 
 def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) -> Placement:
@@ -145,25 +160,29 @@ def _broadcast(name: str, seen: Sequence[Optional[Seen]], out: Tuple[int, ...]) 
     return Shard(d_out)
 
 
-def _fact(backward: Callable, *names: str) -> Any:
-    """What the op told of itself (``__pycoll_op__``) or keeps in its backward's closure under
-    the first of ``names`` it has; ``...`` where it has none of them."""
+def _fact(backward: Callable, told: Dict[str, Any], *names: str) -> Any:
+    """What the op told of itself (``__pycoll_op__``, then the facts it gave the operands hook:
+    ``told``) or keeps in its backward's closure under the first of ``names`` it has; ``...``
+    where it has none of them."""
     info = getattr(backward, "__pycoll_op__", {})
     code = getattr(backward, "__code__", None)
     for name in names:
         if name in info:
             return info[name]
+        if name in told:
+            return told[name]
         if code is not None and name in code.co_freevars:
             return closure_value(backward, name)
     return ...
 
 
-def _reduction(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+def _reduction(name: str, backward: Callable, told: Dict[str, Any], shape: Tuple[int, ...], d: int,
+               out: Tuple[int, ...]) -> Placement:
     """Over the axes the op names (the same on every rank, unlike the local sizes): a reduction
     over the split dimension is Partial where its pieces' results combine (``REDUCTIONS``), one
     across it keeps the split (moved down past the axes reduced before it, unless kept)."""
-    kind = ReduceOp.SUM if name == "norm" and _fact(backward, "p") == 1 else REDUCTIONS[name]
-    axes = _fact(backward, "axes")
+    kind = ReduceOp.SUM if name == "norm" and _fact(backward, told, "p") == 1 else REDUCTIONS[name]
+    axes = _fact(backward, told, "axes")
     if axes is ...:
         raise Refused(f"{name}: its axes are not known")
     reduced = set(range(len(shape))) if axes is None else set(axes)
@@ -174,15 +193,16 @@ def _reduction(name: str, backward: Callable, shape: Tuple[int, ...], d: int, ou
     return Shard(d if len(out) == len(shape) else d - sum(1 for i in reduced if i < d))
 
 
-def _grown(name: str, backward: Callable, shape: Tuple[int, ...], d: int, out: Tuple[int, ...]) -> Placement:
+def _grown(name: str, backward: Callable, told: Dict[str, Any], shape: Tuple[int, ...], d: int,
+           out: Tuple[int, ...]) -> Placement:
     """tile and expand: leading dimensions may come first; a split dimension they do not grow
     stays split (a grown one was made whole: operand_rules)."""
     e = d + len(out) - len(shape)
     if name == "tile":
-        interleaved = _fact(backward, "interleaved")  # [repeats, size] per dimension
+        interleaved = _fact(backward, told, "interleaved")  # [repeats, size] per dimension
         grown = interleaved is ... or interleaved[2 * e] != 1
     else:
-        src = _fact(backward, "src")  # the input's local shape
+        src = _fact(backward, told, "src")  # the input's local shape
         grown = src is ... or src[d] != out[e]
     if grown:
         raise Refused(f"{name} grows the split dimension {d}")
