@@ -151,3 +151,29 @@ def test_incubate_reaches_the_moe_package_lazily():
             "assert 'pycoll.incubate.distributed' not in sys.modules\n"
             "assert inc.distributed.models.moe.MoELayer.__name__ == 'MoELayer'\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_moe_layer_runs_on_device_arrays_as_on_the_host():
+    # tests/strict_cupy.py in CuPy's place: every routing kernel, the gates' losses and the layer
+    # keep device arrays and refuse implicit host conversions, as CuPy does
+    import strict_cupy
+    with strict_cupy.installed():
+        results = {}
+        for place in ("cpu", "gpu"):
+            pycoll.set_device(place)
+            for kind in ("naive", "gshard", "switch"):
+                gate, experts = moe_check.build(1, kind, (0.3, 0.3))
+                layer = moe.MoELayer(moe_check.D, nn.LayerList(experts), gate=gate)
+                x = pycoll.to_tensor(moe_check.data(1)[0][0].astype(np.float32), stop_gradient=False)
+                pycoll.seed(5)
+                out = layer(x)
+                (out * out).sum().backward()
+                assert (place == "gpu") == isinstance(out.array, strict_cupy.ndarray)
+                loss = gate.get_loss()
+                results[place, kind] = [out.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in layer.parameters() if p.grad is not None] + (
+                    [] if loss is None else [loss.numpy()])
+        pycoll.set_device("cpu")
+    for kind in ("naive", "gshard", "switch"):
+        assert len(results["cpu", kind]) == len(results["gpu", kind])
+        for a, b in zip(results["cpu", kind], results["gpu", kind]):
+            np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7, err_msg=kind)
