@@ -33,8 +33,10 @@ def test_routing_kernels_give_paddles_documented_values():
     numbers = np.array([[0, 2], [0, 2]])
     assert routing.number_count(numbers, 6).tolist() == [2, 0, 2, 0, 0, 0]
     assert routing.assign_pos(numbers, np.cumsum([2, 0, 2, 0])).tolist() == [2, 0, 3, 1]
-    assert routing.limit_by_capacity(np.array([1, 2, 2, 8, 3, 6]), np.array([5, 5, 5]), 2).tolist() == [1, 2, 2, 4, 3, 3]
-    pruned = routing.prune_gate_by_capacity(np.array([1, 3, 3, 3, 3, 2, 1, 1]), np.array([0, 3, 1, 3, 0, 0, 0, 0]), 8, 1)
+    limited = routing.limit_by_capacity(np.array([1, 2, 2, 8, 3, 6]), np.array([5, 5, 5]), 2)
+    assert limited.tolist() == [1, 2, 2, 4, 3, 3]
+    pruned = routing.prune_gate_by_capacity(np.array([1, 3, 3, 3, 3, 2, 1, 1]), np.array([0, 3, 1, 3, 0, 0, 0, 0]),
+                                            8, 1)
     assert pruned.tolist() == [1, 3, 3, 3, -1, 2, 1, 1]
 
 
@@ -48,7 +50,8 @@ def test_routing_kernels_skip_dropped_choices_and_follow_the_random_policy():
                                                                                          [-1, 1]]
     values, prob = np.array([[0.9, 0.3], [0.8, 0.1], [0.5, 0.45]]), np.array([0.5, 0.1, 0.95])
     # dropped where 2 * second value < prob: rows 0 (0.6 > 0.5 kept), 1 (0.2 > 0.1 kept), 2 (0.9 < 0.95 dropped)
-    assert routing.random_routing(np.array([[0, 1], [2, 3], [1, 0]]), values, prob).tolist() == [[0, 1], [2, 3], [1, -1]]
+    routed = routing.random_routing(np.array([[0, 1], [2, 3], [1, 0]]), values, prob)
+    assert routed.tolist() == [[0, 1], [2, 3], [1, -1]]
 
 
 def test_count_by_gate_and_limit_by_capacity_on_one_rank():
@@ -170,8 +173,8 @@ def test_moe_layer_runs_on_device_arrays_as_on_the_host():
                 (out * out).sum().backward()
                 assert (place == "gpu") == isinstance(out.array, strict_cupy.ndarray)
                 loss = gate.get_loss()
-                results[place, kind] = [out.numpy(), x.grad.numpy()] + [p.grad.numpy() for p in layer.parameters() if p.grad is not None] + (
-                    [] if loss is None else [loss.numpy()])
+                grads = [p.grad.numpy() for p in layer.parameters() if p.grad is not None]
+                results[place, kind] = [out.numpy(), x.grad.numpy()] + grads + ([] if loss is None else [loss.numpy()])
         pycoll.set_device("cpu")
     for kind in ("naive", "gshard", "switch"):
         assert len(results["cpu", kind]) == len(results["gpu", kind])

@@ -20,7 +20,8 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from pycoll.incubate.distributed.models.moe import ClipGradForMOEByGlobalNorm, GShardGate, MoELayer, NaiveGate, SwitchGate
+from pycoll.incubate.distributed.models.moe import (ClipGradForMOEByGlobalNorm, GShardGate, MoELayer, NaiveGate,
+                                                   SwitchGate)
 
 D, HIDDEN, E, BATCH, SEQ, SEED = 4, 6, 2, 2, 5, 1234
 TOL = dict(rtol=1e-9, atol=1e-11)
@@ -98,8 +99,8 @@ def reference(world, kind, capacity, training, xs, grads_out):
         weight = sum(values[j] * pycoll.to_tensor((picks[:, j] == g).astype(np.float64)) for j in range(k))
         out = out + weight.reshape([-1, 1]) * expert(x)
     (out * pycoll.to_tensor(grads_out.reshape(world * n, D))).sum().backward()
-    return gate, experts, x, out.numpy(), picks, balance_losses(kind, raw.reshape(world, n, -1), chosen.reshape(world, n, k),
-                                                         picks.reshape(world, n, k), E)
+    losses = balance_losses(kind, raw.reshape(world, n, -1), chosen.reshape(world, n, k), picks.reshape(world, n, k), E)
+    return gate, experts, x, out.numpy(), picks, losses
 
 
 def balance_losses(kind, raw, chosen, picks, num_expert):
