@@ -16,6 +16,7 @@ import pycoll.distributed as dist
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.base import topology as tp
 from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+from pycoll.distributed.fleet import meta_parallel
 from pycoll.distributed.fleet.utils import sequence_parallel_utils as spu
 from pycoll.distributed.utils import moe_utils
 
@@ -68,7 +69,10 @@ w0, b0 = np.random.RandomState(0).uniform(-1, 1, [3, 2]).astype("float32"), np.a
 layer.parameters()[0].set_value(w0 if rank == 0 else w0 * 0)  # broadcast from dp rank 0 at wrapping
 layer.parameters()[1].set_value(b0)
 model = fleet.distributed_model(layer)
-assert isinstance(model, PipelineParallel), type(model)
+assert isinstance(model, meta_parallel.NoPipelineParallel) and isinstance(model, PipelineParallel), type(model)
+assert isinstance(model, meta_parallel.MetaParallelBase) and model._layers is layer and model._hcg is hcg
+assert all(issubclass(kind, meta_parallel.MetaParallelBase) for kind in (
+    meta_parallel.TensorParallel, meta_parallel.ShardingParallel, meta_parallel.PipelineParallelWithInterleave))
 data = [np.arange(12, dtype="float32").reshape(4, 3) / 10 + r for r in range(2)]
 labels = [np.full([4, 2], r, "float32") for r in range(2)]
 opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(0.1, parameters=layer.parameters()))

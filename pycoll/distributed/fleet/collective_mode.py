@@ -16,7 +16,8 @@ from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
                                                                         PipelineParallelWithInterleaveFthenB)
-from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel, mark_fleet_optimizer
+from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import (NoPipelineParallel, PipelineParallel,
+                                                                   mark_fleet_optimizer)
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.meta_parallel.sharding_parallel import ShardingParallel
 from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
@@ -147,9 +148,9 @@ def distributed_model(model: Any) -> Any:
     ``train_batch`` averages the gradients over the data-parallel group itself), or, built with
     ``num_virtual_pipeline_stages`` > 1, a ``PipelineParallelWithInterleave`` (``accumulate_steps``
     >= 2 x ``pp_degree``) or ``PipelineParallelWithInterleaveFthenB`` (fewer), as paddle picks. A
-    ``PipelineLayer`` with ``pp_degree`` 1 (and no sharding) becomes a one-stage
-    ``PipelineParallel``, on any number of ranks, where paddle makes it a
-    ``NoPipelineParallel``: ``train_batch`` / ``eval_batch`` run its micro-batches the same way
+    ``PipelineLayer`` with ``pp_degree`` 1 (and no sharding) becomes paddle's
+    ``NoPipelineParallel`` (a one-stage ``PipelineParallel``), on any number of ranks:
+    ``train_batch`` / ``eval_batch`` run its micro-batches as paddle's do
     (paddle's averages the data-parallel gradients through the optimizer only beside model
     parallelism; with data parallelism alone its ranks' gradients stay apart, pycoll's are
     averaged). As in paddle,
@@ -188,6 +189,8 @@ def _pipeline(model: PipelineLayer, hcg: HybridCommunicateGroup, strategy: Distr
     """paddle's choice of pipeline: 1F1B without virtual stages; with them the interleaved 1F1B
     when ``accumulate_steps`` >= 2 x ``pp_degree``, FthenB when it is at least ``pp_degree``."""
     if model.get_num_virtual_stages() == 1:
+        if hcg.get_pipe_parallel_world_size() == 1:
+            return NoPipelineParallel(model, strategy, hcg)
         return PipelineParallel(model, hcg, strategy)
     steps, stages = strategy.pipeline_configs["accumulate_steps"], hcg.get_pipe_parallel_world_size()
     if isinstance(steps, int) and not isinstance(steps, bool) and steps < 2 * stages:

@@ -24,11 +24,11 @@ from pycoll._graph import no_grad
 from pycoll._logging import logger
 from pycoll.autograd import backward
 from pycoll.distributed.fleet.meta_parallel.batch_agreement import CALLS, agree
+from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, flatten, grads_of
 from pycoll.dtypes import convert_dtype
-from pycoll.nn import Layer
 from pycoll.parallel.fused import fused_allreduce_gradients
 from pycoll.tensor import Tensor, wrap
 
@@ -46,7 +46,7 @@ def is_fleet_optimizer(optimizer: Any) -> bool:
     return bool(getattr(optimizer, FLEET_OPTIMIZER, False))
 
 
-class PipelineParallel(Layer):
+class PipelineParallel(MetaParallelBase):
     """``layers`` (a ``PipelineLayer``) run as one stage of a pipeline of ``hcg``'s pipe group,
     with ``strategy.pipeline_configs``' ``micro_batch_size`` and ``accumulate_steps``."""
 
@@ -60,9 +60,7 @@ class PipelineParallel(Layer):
                              f"{layers.get_num_virtual_stages()}; PipelineParallel runs a PipelineLayer without "
                              f"virtual stages, PipelineParallelWithInterleave(FthenB) one with them "
                              f"(fleet.distributed_model picks)")
-        super().__init__()
-        self._layers = layers
-        self._hcg, self._strategy = hcg, strategy
+        super().__init__(layers, hcg, strategy)
         configs = strategy.pipeline_configs
         for key in ("micro_batch_size", "accumulate_steps"):
             value = configs[key]
@@ -106,8 +104,6 @@ class PipelineParallel(Layer):
                 for p in self._layers.parameters():
                     dist.broadcast(p, src=self.dp_group.ranks[0], group=self.dp_group)
 
-    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        return self._layers(*inputs, **kwargs)
 
     def is_pipeline_first_stage(self, ignore_virtual: bool = False) -> bool:
         """The first stage (and, unless ``ignore_virtual``, running its first chunk)."""
@@ -315,3 +311,15 @@ class PipelineParallel(Layer):
         if not (self.is_pipeline_first_stage(ignore_virtual=True) or self.is_pipeline_last_stage(ignore_virtual=True)):
             return None
         return MicroBatches(data, self.micro_batch_size, self.accumulate_steps, fn)
+
+
+class NoPipelineParallel(PipelineParallel):
+    """paddle's wrapper of a ``PipelineLayer`` at ``pp_degree`` 1 (what ``fleet.distributed_model``
+    returns for one): a one-stage pipeline whose ``train_batch`` / ``eval_batch`` run the
+    micro-batches in turn. paddle's argument order, ``strategy`` before ``hcg``."""
+
+    def __init__(self, layers: PipelineLayer, strategy: Any, hcg: Any = None):
+        if hcg is None:
+            raise ValueError("NoPipelineParallel: hcg is None; give fleet.get_hybrid_communicate_group() "
+                             "(fleet.distributed_model does)")
+        super().__init__(layers, hcg, strategy)

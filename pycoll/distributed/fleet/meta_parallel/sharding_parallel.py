@@ -7,10 +7,11 @@ from typing import Any
 
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.sharding.group_sharded import STAGES, shard_model
+from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.nn import Layer
 
 
-class ShardingParallel(Layer):
+class ShardingParallel(MetaParallelBase):
     """``layers`` (its ``_layers``, so its ``state_dict`` keys start with ``_layers.``, as
     paddle's) sharded over ``hcg``'s sharding group at ``strategy``'s ``sharding_configs``
     stage (1/2/3: group_sharded_parallel's os, os_g, p_g_os; gradients averaged over the
@@ -21,18 +22,13 @@ class ShardingParallel(Layer):
     pieces. ``strategy`` None: ``DistributedStrategy()``'s defaults (stage 1)."""
 
     def __init__(self, layers: Layer, hcg: Any, strategy: Any = None):
-        if not isinstance(layers, Layer):
-            raise TypeError(f"ShardingParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
         strategy = strategy if strategy is not None else DistributedStrategy()
         if not isinstance(strategy, DistributedStrategy):
             raise TypeError(f"ShardingParallel: strategy must be a DistributedStrategy, got {type(strategy).__name__}")
         stage = strategy.sharding_configs["stage"]
         if stage not in STAGES:
             raise ValueError(f"ShardingParallel: strategy.sharding_configs stage={stage!r}; it must be 1, 2 or 3")
-        super().__init__(layers.full_name() + "_meta_parallel_base")
-        self._layers = layers
-        self._hcg = hcg
-        self._strategy = strategy
+        super().__init__(layers, hcg, strategy)
         sharded = shard_model(layers, STAGES[stage], hcg.get_sharding_parallel_group(),
                               strategy.fuse_grad_size_in_MB, dp_group=hcg.get_data_parallel_group())
         object.__setattr__(self, "_sharded", sharded)  # not a sublayer: the keys stay paddle's

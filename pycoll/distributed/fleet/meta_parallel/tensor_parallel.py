@@ -7,10 +7,11 @@ from typing import Any, Callable, Optional
 from pycoll.distributed.fleet.utils.hybrid_parallel_util import (broadcast_dp_parameters, broadcast_input_data,
                                                                  broadcast_mp_parameters,
                                                                  broadcast_sharding_parameters)
+from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.nn import Layer
 
 
-class TensorParallel(Layer):
+class TensorParallel(MetaParallelBase):
     """``layers`` (its ``_layers``, so its ``state_dict`` keys start with ``_layers.``, as paddle's)
     run by the model-parallel group of ``hcg``.
 
@@ -33,12 +34,7 @@ class TensorParallel(Layer):
 
     def __init__(self, layers: Layer, hcg: Any, strategy: Any = None, *,
                  grad_sync: Optional[Callable[[Layer], Optional[Layer]]] = None):
-        if not isinstance(layers, Layer):
-            raise TypeError(f"TensorParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
-        super().__init__(layers.full_name() + "_meta_parallel_base")
-        self._layers = layers
-        self._hcg = hcg
-        self._strategy = strategy
+        super().__init__(layers, hcg, strategy)
         broadcast_mp_parameters(layers, hcg, fuse_params=False)
         synced = grad_sync(layers) if grad_sync is not None else None
         if synced is None:  # else the DataParallel / sharded model made the copies alike as it wrapped
