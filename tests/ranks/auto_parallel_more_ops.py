@@ -1,7 +1,9 @@
 """The ops that need a whole dimension, on 2 ranks (mesh [0, 1]): each result read whole must
 equal NumPy on the whole array, with the placements paddle 3.3.1 gives (measured on its CPU build
 with the same calls; noted where pycoll's differ), and a parameter's gradient through each must
-equal the gradient of the same computation on the whole array.
+equal the gradient of the same computation on the whole array. probed_values: the ops a probe
+found refused (casts, cummax/cummin, order statistics, nansum/nanmean, softmax along the split,
+losses with a whole label, uneven means, a split weight beside a split batch).
 """
 import numpy as np
 
@@ -106,6 +108,131 @@ def values(mesh):
     same(pycoll.cumsum(uneven, axis=1), np.cumsum(U, 1), S0, "uneven rows, cumsum across")
 
 
+M = rng.integers(0, 3, (4, 6)).astype(np.float32)  # repeated values: mode has something to count
+N = A.copy()
+N[1, 2] = N[3, 0] = np.nan
+P = rng.random((4, 6)).astype(np.float32)  # probabilities, a label for the elementwise losses
+L = np.array([1, 5, 3, 1], np.int64)  # class ids for [4, 6] scores
+L5 = np.array([0, 2, 5, 1, 4], np.int64)  # for the 5 rows of U
+AVG = [Partial(ReduceType.kRedAvg)]
+
+
+def running(a, axis, better):
+    """(running extreme, the index of the latest element that reached it) along axis 0 or 1."""
+    a = np.moveaxis(a, axis, 0)
+    values, index = a.copy(), np.zeros(a.shape, np.int64)
+    for i in range(1, len(a)):
+        take = better(a[i], values[i - 1]) | (a[i] == values[i - 1])
+        values[i] = np.where(take, a[i], values[i - 1])
+        index[i] = np.where(take, i, index[i - 1])
+    return np.moveaxis(values, 0, axis), np.moveaxis(index, 0, axis)
+
+
+def mode_of_columns(a):
+    """The most frequent value of each column (the smallest of equally frequent ones) and the
+    index of its last occurrence."""
+    values = []
+    for col in a.T:
+        uniq, counts = np.unique(col, return_counts=True)
+        values.append(uniq[counts.argmax()])
+    values = np.array(values, a.dtype)
+    return values, np.array([len(a) - 1 - (a[::-1, j] == v).argmax() for j, v in enumerate(values)])
+
+
+def log_softmax(a, axis):
+    shifted = a - a.max(axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis, keepdims=True))
+
+
+def ce_losses(a, labels):
+    return -log_softmax(a, 1)[np.arange(len(a)), labels]
+
+
+def probed_values(mesh):
+    """The ops a probe found refused (paddle 3.3.1 computes them): casts, running extremes, order
+    statistics, NaN-skipping reductions, softmax along the split, losses with a whole label, the
+    mean of uneven rows and a Linear whose weight is split beside a split batch."""
+    rows, cols = dist.shard_tensor(A, mesh, S0), dist.shard_tensor(A, mesh, S1)
+    plain_label, plain_p = pycoll.to_tensor(L), pycoll.to_tensor(P)
+    F = pycoll.nn.functional
+    nan_rows, nan_cols = dist.shard_tensor(N, mesh, S0), dist.shard_tensor(N, mesh, S1)
+    uneven = dist.shard_tensor(U, mesh, S0)
+    max_along, max_at = running(A, 0, np.greater)
+    min_across, _ = running(A, 0, np.less)
+    _, max_at_across = running(A, 1, np.greater)
+    mode_value, mode_index = mode_of_columns(M)
+    weight6 = np.linspace(0.5, 2.0, 6).astype(np.float32)
+    losses = ce_losses(A, L)
+    kept = L != 1
+    bce_pw = (1 - P) * A + (1 + P * (weight6 - 1)) * np.log1p(np.exp(-A))  # log(1 + e^-x): log(sigmoid)
+    for what, t, want, where in [
+        ("astype float64 of split rows", rows.astype("float64"), A.astype(np.float64), S0),
+        ("cast to int32 of split columns", pycoll.cast(cols, "int32"), A.astype(np.int32), S1),
+        ("a comparison cast to float32", (rows > 0).astype("float32"), (A > 0).astype(np.float32), S0),
+        ("cummax along the split", pycoll.cummax(rows, axis=0)[0], max_along, R),
+        ("cummax's indices along it", pycoll.cummax(rows, axis=0)[1], max_at, R),
+        ("cummax's indices across it", pycoll.cummax(rows, axis=1)[1], max_at_across, S0),
+        ("cummin across the split", pycoll.cummin(cols, axis=0)[0], min_across, S1),
+        ("logcumsumexp (paddle: always whole)", pycoll.logcumsumexp(rows, axis=1), np.logaddexp.accumulate(A, 1), R),
+        ("kthvalue along the split", pycoll.kthvalue(rows, 2, axis=0)[0], np.sort(A, 0)[1], R),
+        ("kthvalue's indices", pycoll.kthvalue(cols, 3, axis=1)[1], np.argsort(A, 1)[:, 2], R),
+        ("median across", pycoll.median(cols, axis=1), np.median(A, 1), R),
+        ("median of all", pycoll.median(rows), np.median(A), R),
+        ("quantile", pycoll.quantile(rows, 0.3, axis=0), np.quantile(A, 0.3, axis=0), R),
+        ("mode along the split", pycoll.mode(dist.shard_tensor(M, mesh, S0), axis=0)[0], mode_value, R),
+        ("mode's indices", pycoll.mode(dist.shard_tensor(M, mesh, S1), axis=0)[1], mode_index, R),
+        ("nansum over the split", pycoll.nansum(nan_rows, axis=0), np.nansum(N, 0), SUM),
+        ("nansum across it", pycoll.nansum(nan_cols, axis=0), np.nansum(N, 0), S0),
+        ("nanmean over the split", pycoll.nanmean(nan_rows, axis=0), np.nanmean(N, 0), R),
+        ("nanmean across it", pycoll.nanmean(nan_cols, axis=0), np.nanmean(N, 0), S0),
+        ("nanmean of all", pycoll.nanmean(nan_cols), np.nanmean(N), R),
+        ("nuclear norm", pycoll.linalg.norm(rows, p="nuc"), np.linalg.norm(A, "nuc"), R),
+        ("spectral norm", pycoll.linalg.norm(cols, p=2, axis=[0, 1]), np.linalg.norm(A, 2), R),
+        ("softmax along the split", F.softmax(rows, axis=0), np.exp(log_softmax(A, 0)), R),
+        ("log_softmax along it", F.log_softmax(cols, axis=-1), log_softmax(A, 1), R),
+        ("log_softmax across it", F.log_softmax(cols, axis=0), log_softmax(A, 0), S1),
+        ("softmax_with_cross_entropy", F.softmax_with_cross_entropy(rows, pycoll.to_tensor(L[:, None])),
+         losses[:, None], S0),
+        ("softmax_with_cross_entropy over split classes", F.softmax_with_cross_entropy(cols, pycoll.to_tensor(L[:, None])),
+         losses[:, None], R),
+        # a plain or Replicate label beside split scores is cut as they are (paddle: Partial(AVG))
+        ("cross_entropy, plain label", F.cross_entropy(rows, plain_label), losses.mean(), AVG),
+        ("cross_entropy, Replicate label", F.cross_entropy(rows, dist.shard_tensor(L, mesh, R)), losses.mean(), AVG),
+        ("cross_entropy summed", F.cross_entropy(rows, plain_label, reduction="sum"), losses.sum(), SUM),
+        ("cross_entropy per row", F.cross_entropy(rows, plain_label, reduction="none"), losses, S0),
+        ("cross_entropy over split classes", F.cross_entropy(cols, plain_label), losses.mean(), R),
+        # a mean that divides by a count of the labels, or over uneven rows: computed whole
+        ("cross_entropy ignoring a class", F.cross_entropy(rows, plain_label, ignore_index=1),
+         losses[kept].sum() / kept.sum(), R),
+        ("cross_entropy weighted", F.cross_entropy(rows, plain_label, weight=pycoll.to_tensor(weight6)),
+         (losses * weight6[L]).sum() / weight6[L].sum(), R),
+        ("cross_entropy of uneven rows", F.cross_entropy(uneven, pycoll.to_tensor(L5)), ce_losses(U, L5).mean(), R),
+        ("nll_loss (paddle: whole)", F.nll_loss(F.log_softmax(rows, axis=1), plain_label), losses.mean(), R),
+        ("nll_loss summed", F.nll_loss(F.log_softmax(rows, axis=1), plain_label, reduction="sum"), losses.sum(), SUM),
+        # paddle: Replicate for the elementwise losses; pycoll keeps the batch split (Partial AVG)
+        ("binary_cross_entropy", F.binary_cross_entropy(F.sigmoid(rows), plain_p),
+         -(P * np.log(1 / (1 + np.exp(-A))) + (1 - P) * np.log(1 - 1 / (1 + np.exp(-A)))).mean(), AVG),
+        ("bce with logits and pos_weight", F.binary_cross_entropy_with_logits(
+            cols, plain_p, reduction="none", pos_weight=pycoll.to_tensor(weight6)), bce_pw, S1),
+        ("kl_div", F.kl_div(rows, plain_p), (P * (np.log(P) - A)).mean(), AVG),
+        ("kl_div batchmean (whole)", F.kl_div(rows, plain_p, reduction="batchmean"), (P * (np.log(P) - A)).sum() / 4, R),
+        ("mse_loss", F.mse_loss(cols, plain_p), ((A - P) ** 2).mean(), AVG),
+        # paddle 3.3.1: Partial(AVG) of the pieces' means (wrong for 3 and 2 rows); pycoll whole
+        ("mean over uneven rows", pycoll.mean(uneven, axis=0), U.mean(0), R),
+        ("mean of all uneven rows", pycoll.mean(uneven), U.mean(), R),
+        ("mean across uneven rows", pycoll.mean(uneven, axis=1), U.mean(1), S0),
+    ]:
+        same(t, want, where, what)
+    # gumbel_softmax computes whole: ranks seeded alike draw the plain call's noise
+    pycoll.seed(11)
+    want = pycoll.nn.functional.gumbel_softmax(pycoll.to_tensor(A), axis=0).numpy()
+    pycoll.seed(11)
+    same(F.gumbel_softmax(rows, axis=0), want, R, "gumbel_softmax")
+    # a batch split beside a weight split by columns: the weight is made whole (paddle: Shard(0))
+    same(F.linear(rows, dist.shard_tensor(W.T, mesh, S1), pycoll.to_tensor(A[0, :4])), A @ W.T + A[0, :4], S0,
+         "linear, Shard(0) input and Shard(1) weight")
+
+
 GRAD_OPS = [
     ("cumsum along", lambda x: pycoll.cumsum(x, axis=0)), ("cumsum across", lambda x: pycoll.cumsum(x, axis=1)),
     ("cumprod", lambda x: pycoll.cumprod(x, dim=1)), ("sort", lambda x: pycoll.sort(x, axis=0)),
@@ -119,6 +246,17 @@ GRAD_OPS = [
     ("chunk", lambda x: pycoll.chunk(x, 2, axis=0)[1]),
     ("where", lambda x: pycoll.where(x > 0, x, pycoll.to_tensor(W))),
     ("reshape", lambda x: pycoll.reshape(x, [8, 3])),
+    ("astype", lambda x: x.astype("float64")), ("cummax along", lambda x: pycoll.cummax(x, axis=0)[0]),
+    ("cummin across", lambda x: pycoll.cummin(x, axis=1)[0]), ("logcumsumexp", lambda x: pycoll.logcumsumexp(x, 0)),
+    ("kthvalue", lambda x: pycoll.kthvalue(x, 2, axis=0)[0]), ("median", lambda x: pycoll.median(x, axis=1)),
+    ("nansum", lambda x: pycoll.nansum(x, axis=0)), ("nanmean", lambda x: pycoll.nanmean(x, axis=0)),
+    ("nuclear norm", lambda x: pycoll.linalg.norm(x, p="nuc")),
+    ("softmax", lambda x: pycoll.nn.functional.softmax(x, axis=0)),
+    ("log_softmax", lambda x: pycoll.nn.functional.log_softmax(x, axis=1)),
+    ("cross_entropy", lambda x: pycoll.nn.functional.cross_entropy(x, pycoll.to_tensor(L))),
+    ("cross_entropy ignoring", lambda x: pycoll.nn.functional.cross_entropy(x, pycoll.to_tensor(L), ignore_index=1)),
+    ("bce with logits", lambda x: pycoll.nn.functional.binary_cross_entropy_with_logits(x, pycoll.to_tensor(P))),
+    ("kl_div", lambda x: pycoll.nn.functional.kl_div(x, pycoll.to_tensor(P), reduction="batchmean")),
 ]
 
 
@@ -134,11 +272,22 @@ def gradients(mesh):
             (op(x) * pycoll.to_tensor(weight)).sum().backward()
             np.testing.assert_allclose(x.grad.numpy(), whole.grad.numpy(), rtol=1e-5, atol=1e-5,
                                        err_msg=f"{what} on {placements}")
+    # the mean of uneven rows, and a Linear's weight split by columns beside a split batch
+    x = dist.shard_tensor(U, mesh, S0, stop_gradient=False)
+    (pycoll.mean(x, axis=0) * pycoll.to_tensor(W[0])).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(W[0] / 5, U.shape), rtol=1e-6, err_msg="uneven mean")
+    x = dist.shard_tensor(A, mesh, S0, stop_gradient=False)
+    weight = dist.shard_tensor(W.T, mesh, S1, stop_gradient=False)
+    g = rng.standard_normal((4, 4)).astype(np.float32)
+    (pycoll.nn.functional.linear(x, weight) * pycoll.to_tensor(g)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), g @ W, rtol=1e-5, atol=1e-6, err_msg="linear's input")
+    np.testing.assert_allclose(weight.grad.numpy(), A.T @ g, rtol=1e-5, atol=1e-6, err_msg="linear's split weight")
 
 
 if __name__ == "__main__":
     dist.init_parallel_env()
     mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
     values(mesh)
+    probed_values(mesh)
     gradients(mesh)
     print(f"OK rank={dist.get_rank()}", flush=True)
