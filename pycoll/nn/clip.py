@@ -5,7 +5,9 @@ The optimizer calls ``clip(grads)`` on the arrays it is about to apply (before w
 paddle does) and uses what comes back; the ``.grad`` of the parameters is left as it was. Where a
 gradient is spread over ranks (sharding's pieces, model parallelism's split weights), the norms'
 sums of squares (one per gradient, in the same order on every rank) are completed by the
-``sum_across`` the caller gives, an all-reduce.
+``sum_across`` the caller gives, an all-reduce. The caller also gives the gradients' parameters
+(``params``, in the same order), for a clip that treats some parameters apart (the MoE clip's
+expert weights); these clips do not read them.
 """
 from __future__ import annotations
 
@@ -26,12 +28,14 @@ def _positive(value: Any, name: str) -> float:
 
 
 class _Clip:
-    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None) -> List[Optional[Any]]:
+    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
+             params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
         raise NotImplementedError
 
     def __call__(self, params_grads: Sequence[Tuple[Any, Any]]) -> List[Tuple[Any, Any]]:
         """paddle's call: ``[(param, grad), ...]`` with the gradients clipped (new Tensors)."""
-        clipped = self.clip([None if g is None else g.array for _, g in params_grads])
+        clipped = self.clip([None if g is None else g.array for _, g in params_grads],
+                            params=[p for p, _ in params_grads])
         return [(p, None if g is None else wrap(g)) for (p, _), g in zip(params_grads, clipped)]
 
 
@@ -48,7 +52,8 @@ class ClipGradByValue(_Clip):
         if self.min > self.max:
             raise ValueError(f"ClipGradByValue: min={self.min} is above max={self.max}")
 
-    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None) -> List[Optional[Any]]:
+    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
+             params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
         return [None if g is None else array_module(g).clip(g, self.min, self.max) for g in grads]
 
 
@@ -58,7 +63,8 @@ class ClipGradByNorm(_Clip):
     def __init__(self, clip_norm: float):
         self.clip_norm = _positive(clip_norm, "clip_norm")
 
-    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None) -> List[Optional[Any]]:
+    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
+             params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
         sums = _square_sums(grads)
         norms = np.sqrt(sum_across(sums) if sum_across is not None else sums)
         return [None if g is None else g * g.dtype.type(self.clip_norm / max(float(n), self.clip_norm))
@@ -73,7 +79,8 @@ class ClipGradByGlobalNorm(_Clip):
         self.clip_norm = _positive(clip_norm, "clip_norm")
         self.group_name = group_name
 
-    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None) -> List[Optional[Any]]:
+    def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
+             params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
         sums = _square_sums(grads)
         norm = float(np.sqrt((sum_across(sums) if sum_across is not None else sums).sum()))
         scale = self.clip_norm / max(norm, self.clip_norm)

@@ -175,7 +175,8 @@ class Optimizer:
             clip = options.get("grad_clip", self._grad_clip)
             clipped = [i for i, (_, p) in enumerate(todo) if getattr(p, "need_clip", True)]  # ParamAttr's
             if clip is not None and clipped:
-                done = clip.clip([grads[i] for i in clipped], self.norm_sums_for([todo[i][1] for i in clipped]))
+                params = [todo[i][1] for i in clipped]
+                done = clip.clip([grads[i] for i in clipped], self.norm_sums_for(params), params=params)
                 for i, grad in zip(clipped, done):
                     grads[i] = grad
             decay = self._l2_coeff(options)

@@ -178,6 +178,12 @@ def check_clip(rank, group):
     norm = math.sqrt(sum((grads[2 * r] ** 2).sum() for r in range(2)) + (mine[1] ** 2).sum())
     for (p, g), want in zip(out, mine):
         np.testing.assert_allclose(g.numpy(), want * (1.0 / max(norm, 1.0)), err_msg=f"clip {p.name}", **TOL)
+    # as an optimizer's grad_clip: the optimizer gives the clip each gradient's parameter
+    expert_p.stop_gradient = shared_p.stop_gradient = False
+    expert_p.grad, shared_p.grad = pycoll.to_tensor(mine[0]), pycoll.to_tensor(mine[1])
+    pycoll.optimizer.SGD(1.0, parameters=[expert_p, shared_p], grad_clip=clip).step()
+    for p, want in zip((expert_p, shared_p), mine):
+        np.testing.assert_allclose(p.numpy(), -want / max(norm, 1.0), err_msg=f"step {p.name}", **TOL)
     try:
         clip.clip([mine[0], mine[1]])
     except ValueError as e:

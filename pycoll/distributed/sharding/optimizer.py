@@ -47,7 +47,7 @@ class ShardedOptimizer:
             model_parallel = self._inner.norm_sums_for(self._parameter_list)
             clipped = self._clip.clip([grads[id(p)] for p in self._parameter_list],
                                       lambda sums: self._sum_across(sums) if model_parallel is None
-                                      else model_parallel(self._sum_across(sums)))
+                                      else model_parallel(self._sum_across(sums)), params=self._parameter_list)
             grads = {id(p): g for p, g in zip(self._parameter_list, clipped)}
         for param, stand_in in self._pieces:
             stand_in._set_data(self._model.piece(param))
