@@ -73,6 +73,12 @@ class _Pointer:
         self.ptr, self.device_id = ptr, 0
         self.mem = self if mem is None else mem
 
+    def copy_from_device_async(self, src: "_Pointer", size: int, stream: Any = None) -> None:
+        """``size`` bytes from ``src`` to here (CuPy's MemoryPointer method; host memory here)."""
+        import ctypes
+
+        ctypes.memmove(self.ptr, src.ptr, size)
+
 
 def _pointer(a: np.ndarray) -> _Pointer:
     root = a
@@ -185,6 +191,8 @@ class ndarray:
     itemsize = property(lambda self: self._a.itemsize)
     nbytes = property(lambda self: self._a.nbytes)
     flags = property(lambda self: self._a.flags)
+    _c_contiguous = property(lambda self: self._a.flags.c_contiguous)  # CuPy's readonly cdef fields
+    _f_contiguous = property(lambda self: self._a.flags.f_contiguous)
     T = property(lambda self: ndarray._of(self._a.T))
     mT = property(lambda self: ndarray._of(self._a.mT))
     base = property(lambda self: None if self._a.base is None else ndarray._of(self._a.base))
