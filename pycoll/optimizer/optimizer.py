@@ -260,8 +260,9 @@ class Optimizer:
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 entry = f"{self._state_prefix(key, params[key])}_{name}_0"
-                out[entry] = (Tensor(np.array([value], scalar_dtype(params[key])))
-                              if name in self._scalar_accumulators else wrap(value))
+                if name in self._scalar_accumulators:  # a number, kept where the parameter's state is
+                    value = to_module(np.array([value], scalar_dtype(params[key])), self._state_module(params[key]))
+                out[entry] = wrap(value)
         if self._master_weights:
             out[MASTER_WEIGHTS_KEY] = {key: wrap(value) for key, value in self._master_weights.items()}
         if isinstance(self._learning_rate, LRScheduler):
@@ -327,6 +328,11 @@ class Optimizer:
         """A one-element accumulator as this optimizer keeps it, from its saved value."""
         return saved
 
+    def _state_module(self, param: Tensor) -> Any:
+        """The array module of ``param``'s state: NumPy with sharding's offload, else the
+        parameter's own (a GPU parameter's state on its device, whatever the current device)."""
+        return np if self._state_on_host else array_module(param.array)
+
     def _state_array(self, entry: str, value: Any, param: Tensor) -> Any:
         """An array of a parameter's state (an accumulator, a master weight) as this optimizer
         keeps it: of the parameter's shape, in float32 for a master-weighted parameter."""
@@ -336,8 +342,8 @@ class Optimizer:
         if array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
             raise ValueError(f"state_dict[{entry}] has shape {list(array.shape)}, "
                              f"the parameter has shape {list(param.array.shape)}")
-        xp = np if self._state_on_host else array_module(param.array)
-        return to_module(array, xp).astype(np.float32 if self._mastered(param) else param.dtype, copy=True)
+        dtype = np.float32 if self._mastered(param) else param.dtype
+        return to_module(array, self._state_module(param)).astype(dtype, copy=True)
 
     def _check_resumed(self, key: str) -> None:
         if key in self._unresumed:

@@ -3,7 +3,7 @@ stand-in (tests/strict_cupy.py, NCCL's bytes moved over MPI), each training chec
 same computation on CPU tensors in this process, one process on the whole batch (rtol 1e-6).
 
 Here: DataParallel (SGD and Adam, several buckets, no_sync accumulation, find_unused_parameters);
-group_sharded_parallel at os, os_g and p_g_os with Adam, a GradScaler (which scales on the GPU
+group_sharded_parallel at os, os_g and p_g_os, offload=True (the state in host memory), a GradScaler (which scales on the GPU
 only: a step with an inf gradient on one rank is skipped by both) and ClipGradByGlobalNorm;
 recompute; SyncBatchNorm; the object collectives and alltoall_single on device tensors. Then the
 fleet parts (strict_gpu_fleet.py) and auto-parallel (strict_gpu_auto.py). argv: the parts to run
@@ -107,15 +107,16 @@ def data_parallel():
     return "dp(sgd,adam+unused,no_sync)"
 
 
-def sharded_training(level, kind, clip, scaled, steps=3):
+def sharded_training(level, kind, clip, scaled, offload=False, steps=3):
     """``level`` on the GPU against one CPU process; with ``scaled``, a GradScaler, and at step 1
-    an inf in one rank's gradient: that step is skipped everywhere."""
+    an inf in one rank's gradient: that step is skipped everywhere; with ``offload`` the whole
+    optimizer state is in host memory."""
     model, reference = made("gpu"), made("cpu")
     opt = optimizer(kind, model.parameters(), clip)
     ref_opt = optimizer(kind, reference.parameters(), nn.ClipGradByGlobalNorm(0.05) if clip else None)
     clipped = False
     scaler = pycoll.amp.GradScaler(init_loss_scaling=1024.0) if scaled else None
-    model, opt, scaler = group_sharded_parallel(model, opt, level, scaler=scaler, segment_size=8)
+    model, opt, scaler = group_sharded_parallel(model, opt, level, scaler=scaler, segment_size=8, offload=offload)
     for step in range(steps):
         x, y = data(step)
         loss = loss_of(model, mine(x), mine(y))
@@ -137,6 +138,9 @@ def sharded_training(level, kind, clip, scaled, steps=3):
             ref_opt.step()
             ref_opt.clear_grad()
     assert clipped or clip is None, "the clip never acted: make it tighter"
+    if offload:
+        held = {key: type(value.array).__module__ for key, value in opt.state_dict().items()}
+        assert all(isinstance(value.array, np.ndarray) for value in opt.state_dict().values()), held
     if scaled:
         assert float(scaler.state_dict()["scale"].numpy()[0]) == 512.0, scaler.state_dict()
     if level == "p_g_os":
@@ -148,7 +152,8 @@ def sharding():
     for level, kind, clip, scaled in (("os", "adam", None, True), ("os_g", "sgd", nn.ClipGradByGlobalNorm(0.05), False),
                                       ("p_g_os", "adam", nn.ClipGradByGlobalNorm(0.05), True)):
         sharded_training(level, kind, clip, scaled)
-    return "sharding(os+scaler,os_g+clip,p_g_os+clip+scaler)"
+    sharded_training("os", "adam", None, False, offload=True)
+    return "sharding(os+scaler,os_g+clip,p_g_os+clip+scaler,os+offload)"
 
 
 class Checkpointed(nn.Layer):
