@@ -19,7 +19,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, delivered, value_output
+from pycoll._tensor_ops import as_tensor, delivered, paired, value_output
 from pycoll.device import array_module, is_array, to_module
 from pycoll.tensor import Tensor, wrap
 
@@ -73,7 +73,7 @@ def bitwise_invert(x: Tensor, out: Optional[Tensor] = None, name: Optional[str] 
 
 
 def _shift(x: Any, y: Any, fn_name: str, left: bool, is_arithmetic: bool, out: Optional[Tensor]) -> Tensor:
-    x, y = as_tensor(x), as_tensor(y)
+    x, y = paired(as_tensor(x), as_tensor(y))  # auto-parallel: a whole y cut as a split x
     for t, arg in ((x, "x"), (y, "y")):
         if t.dtype.kind not in "iu":
             raise TypeError(f"{fn_name}: {arg} must be an integer tensor, got dtype {t.dtype}")

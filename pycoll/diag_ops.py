@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed
 from pycoll.device import array_module, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.math_ops import sum as _sum
@@ -26,6 +26,7 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Opti
     a1, a2 = normalize_axes([axis1, axis2], x.ndim)
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, got {axis1} and {axis2}")
+    x, = placed("diagonal", x, axes=(a1, a2))  # auto-parallel: the matrices made whole
     moved = transpose(x, [i for i in range(x.ndim) if i not in (a1, a2)] + [a1, a2])
     rows, cols = x._array.shape[a1], x._array.shape[a2]
     i, j = _diagonal_index(array_module(x._array), rows, cols, offset)
@@ -41,6 +42,7 @@ def trace(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Optiona
 def _embed(x: Tensor, offset: int, fill: Any) -> Tensor:
     """x's last dimension put on diagonal `offset` of new last-two-dimension matrices filled
     with `fill`."""
+    x, = placed("_embed", x, axes=None)  # auto-parallel: computed whole
     a = x._array
     xp = array_module(a)
     n = a.shape[-1] + abs(offset)

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, paired, placed, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import binary_operands, grad_for, grad_meta, reflected
 from pycoll.tensor import Tensor
@@ -87,8 +87,7 @@ mod = floor_mod = remainder
 @param_aliases({"input": "x", "other": "y"})
 def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x == y elementwise, a bool tensor (no gradient)."""
-    x = as_tensor(x)
-    y = operand(y)
+    x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
     xa, ya = promoted(x, y, "equal")
     return value_output(xa == ya, "compare", x, y)
 
@@ -96,7 +95,7 @@ def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
              name: Optional[str] = None) -> Tensor:
     """Whether |x - y| <= atol + rtol * |y| everywhere, as a 0-d bool tensor."""
-    x, y = as_tensor(x), as_tensor(y)
+    x, y = placed("allclose", as_tensor(x), as_tensor(y), whole=True)  # auto-parallel: one answer for the whole
     xa, ya = promoted(x, y, "allclose")
     xp = array_module(xa)
     ok = xp.allclose(xa, ya, rtol=rtol, atol=atol, equal_nan=equal_nan)

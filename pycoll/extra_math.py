@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._promotion import INT_TO_FLOAT
-from pycoll._tensor_ops import as_tensor, delivered, value_output
+from pycoll._tensor_ops import as_tensor, delivered, paired, value_output
 from pycoll.complex_ops import complex as complex_
 from pycoll.device import array_module, to_module
 from pycoll.inplace_ops import in_place_form
@@ -115,7 +115,7 @@ def frexp(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
 
 def nextafter(x: Tensor, y: Tensor, name: Optional[str] = None) -> Tensor:
     """The next floating-point value after x towards y (broadcast); no gradient."""
-    x, y = _float_pair(x, y, "nextafter", ("x", "y"))
+    x, y = paired(*_float_pair(x, y, "nextafter", ("x", "y")))  # auto-parallel: a whole y cut as a split x
     xp = array_module(x._array)
     return value_output(xp.nextafter(x._array, to_module(y._array, xp)), "nextafter", x, y)
 

@@ -25,11 +25,11 @@ import numpy as np
 
 from pycoll import _graph, math_ops, search_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import index_arrays, needs_grad, op_output
+from pycoll._tensor_ops import index_arrays, needs_grad, op_output, paired
 from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
 from pycoll.random import get_rng
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 class LeafInplaceError(ValueError, RuntimeError):
@@ -55,6 +55,8 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
         x._bump_inplace_version()
     else:
         x._array = out._array
+    if getattr(x, "placements", None) is not None and getattr(out, "placements", None) is not None:
+        x._set_dist(out.process_mesh, out.placements, out.shape)  # auto-parallel: where its new value lies
     return x
 
 
@@ -292,7 +294,9 @@ def random_fill(x: Tensor, op: str, draw: Callable[[np.random.Generator], Any], 
                         f"got dtype {x.dtype}")
     a = x._array
     generator = get_rng() if seed == 0 else np.random.default_rng(seed)
-    return in_place(x, op, lambda: _replaced(x, move(draw(generator).astype(a.dtype), place_of(a))))
+    drawn = wrap(move(draw(generator).astype(a.dtype), place_of(a)))  # x's whole shape
+    _, drawn = paired(x, drawn)  # auto-parallel: this rank's piece of it (the plain call's values, seeded alike)
+    return in_place(x, op, lambda: _replaced(x, drawn._array))
 
 
 @param_aliases({"from": "min", "to": "max"})

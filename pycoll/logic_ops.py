@@ -13,15 +13,14 @@ from typing import Any, Callable, Optional
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, delivered, operand, value_output
+from pycoll._tensor_ops import as_tensor, delivered, operand, paired, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.tensor import Tensor
 
 
 def _comparison(fn_name: str, compare: Callable[[Any, Any], Any], doc: str) -> Callable[..., Tensor]:
     def op(x: Any, y: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
-        x = as_tensor(x)
-        y = operand(y)
+        x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
         xa, ya = promoted(x, y, fn_name)
         return delivered(value_output(compare(xa, ya), "compare", x, y), out)
     op.__name__ = op.__qualname__ = fn_name
@@ -37,7 +36,7 @@ not_equal = _comparison("not_equal", operator.ne, "x != y")
 
 
 def _pair(x: Any, y: Any) -> tuple:
-    x, y = as_tensor(x), as_tensor(y)
+    x, y = paired(as_tensor(x), as_tensor(y))  # auto-parallel: a whole y cut as a split x
     xp = array_module(x._array)
     return x, y, xp, x._array, to_module(y._array, xp)
 
@@ -69,7 +68,7 @@ def _bits(t: Tensor, fn_name: str, arg: str) -> None:
 
 def _bitwise(fn_name: str, ufunc: str) -> Callable[..., Tensor]:
     def op(x: Any, y: Any, out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
-        x, y = as_tensor(x), as_tensor(y)
+        x, y = paired(as_tensor(x), as_tensor(y))  # auto-parallel: a whole y cut as a split x
         _bits(x, fn_name, "x")
         _bits(y, fn_name, "y")
         xa, ya = promoted(x, y, fn_name)
@@ -102,6 +101,7 @@ def isclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
 
 def equal_all(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """Whether x and y have the same shape and equal elements, as a 0-d bool tensor."""
+    x, y = placed("equal_all", as_tensor(x), as_tensor(y), whole=True)  # auto-parallel: one answer for the whole
     x, y, xp, xa, ya = _pair(x, y)
     same = xa.shape == ya.shape and bool((xa == ya).all())
     return value_output(xp.asarray(same), "equal_all", x, y)
@@ -109,7 +109,7 @@ def equal_all(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 def is_empty(x: Any, name: Optional[str] = None) -> Tensor:
     """Whether x has no elements, as a 0-d bool tensor."""
-    x = as_tensor(x)
+    x, = placed("is_empty", as_tensor(x), whole=True)  # auto-parallel: a piece may be empty, the whole not
     return value_output(array_module(x._array).asarray(x._array.size == 0), "is_empty", x)
 
 

@@ -75,7 +75,7 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
     ax = axis_arg(axis, x.ndim)
     xp = array_module(x._array)
     counts = repeats._array if isinstance(repeats, Tensor) else int(repeats)
-    index = xp.repeat(xp.arange(x._array.shape[ax]), counts)
+    index = xp.repeat(xp.arange(x.shape[ax]), counts)  # x.shape: the whole (auto-parallel)
     return gather(x, Tensor(index), ax)
 
 
@@ -85,7 +85,7 @@ def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's 
     x = as_tensor(input)
     ax = axis_arg(axis, x.ndim)
     lead = (_slice(None),) * ax
-    return [x[lead + (i,)] for i in range(x._array.shape[ax])]
+    return [x[lead + (i,)] for i in range(x.shape[ax])]  # x.shape: the whole (auto-parallel)
 
 
 def unstack(x: Any, axis: int = 0, num: Optional[int] = None) -> List[Tensor]:
@@ -148,7 +148,7 @@ def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str]
     listed indices (NumPy's array_split)."""
     x = as_tensor(x)
     ax = axis_arg(axis, x.ndim)
-    size = x._array.shape[ax]
+    size = x.shape[ax]  # the whole (auto-parallel)
     if isinstance(num_or_indices, (int, np.integer)) and not isinstance(num_or_indices, bool):
         n = int(num_or_indices)
         if n <= 0:
@@ -214,7 +214,7 @@ def _atleast(inputs: tuple, ndim: int) -> Union[Tensor, List[Tensor]]:
     outs = []
     for v in inputs:
         x = as_tensor(v)
-        shape = list(x._array.shape)
+        shape = list(x.shape)  # the whole (auto-parallel: reshape speaks of whole shapes)
         if len(shape) < ndim:  # 0-d -> [1..]; 1-D [n] -> [1, n] / [1, n, 1]; 2-D -> [m, n, 1]
             if not shape:
                 shape = [1] * ndim

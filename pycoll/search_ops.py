@@ -91,6 +91,8 @@ def _triangle(x: Any, diagonal: int, op: str) -> Tensor:
     a = x._array
     if a.ndim < 2:
         raise ValueError(f"{op}: x must have at least 2 dimensions, got shape {x.shape}")
+    x, = placed("_triangle", x, axes=(a.ndim - 2, a.ndim - 1))  # auto-parallel: the matrices made whole
+    a = x._array
     cut = getattr(array_module(a), op)
     return op_output(cut(a, diagonal), lambda g: (cut(g, diagonal),), x)
 

@@ -9,7 +9,7 @@ import math
 from typing import Any, Optional, Sequence, Union
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (FORMATS, channels_first, check_format, conv_operands, crop, fold, group_rows,
                                 int_list, pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows,
                                 windows)
@@ -50,6 +50,7 @@ def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
 def _conv(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: PaddingArg, dilation: Any,
           groups: int, data_format: str, nd: int, fn: str) -> Tensor:
     x = as_tensor(x)
+    x, = placed("_conv", x, axes=tuple(range(1, x.ndim)))  # auto-parallel: a batch split stays
     channel_last = check_format(data_format, nd, fn)
     a, wa = conv_operands(x, weight, nd, channel_last, fn)
     n, c, *sizes = a.shape

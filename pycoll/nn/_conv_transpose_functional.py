@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, List, Optional, Sequence, Union
 
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (channels_first, check_format, conv_operands, crop, fold, group_rows, int_list,
                                 pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows, windows)
 from pycoll.tensor import Tensor
@@ -57,6 +57,7 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
                     output_padding: Any, dilation: Any, groups: int, output_size: Any, data_format: str, nd: int,
                     fn: str) -> Tensor:
     x = as_tensor(x)
+    x, = placed("_conv_transpose", x, axes=tuple(range(1, x.ndim)))  # auto-parallel: a batch split stays
     channel_last = check_format(data_format, nd, fn)
     a, wa = conv_operands(x, weight, nd, channel_last, fn)
     n, c, *sizes = a.shape

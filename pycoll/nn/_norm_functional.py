@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import cast, mean, multiply, sqrt
 from pycoll.shape_ops import reshape
@@ -62,6 +62,8 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     running ones after this step's update, even where the forward used the batch's.
     """
     x = as_tensor(x)
+    # auto-parallel: the batch's statistics from the whole batch; running ones keep every split but the channels'
+    x, = placed("normalize_batch", x, axes=None if batch_stats else (channel_axis % x.ndim,))
     a = x._array
     xp = array_module(a)
     c = a.shape[channel_axis]
@@ -201,6 +203,7 @@ def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Op
                       channel_axis: int, fn: str) -> Tensor:
     """The op under group_norm and instance_norm: per sample, mean and biased variance over each
     group of channels (and their positions), one graph node with layer_norm's backward per group."""
+    x, = placed("_normalize_groups", x, axes=tuple(range(1, x.ndim)))  # auto-parallel: a batch split stays
     a = x._array
     xp = array_module(a)
     c = a.shape[channel_axis]

@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, op_output, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.nn._sliding import (FORMATS, Pads, channels_first, check_format, crop, fold, int_list, pad_spatial,
                                 parse_padding, restore_layout, same_pads, windows)
@@ -90,6 +90,7 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
               data_format: str, nd: int, fn: str) -> MaskedResult:
     x = as_tensor(x)
     channel_last = check_format(data_format, nd, fn)
+    x, = placed("_max_pool", x, axes=tuple(range(1, x.ndim - 1)) if channel_last else tuple(range(2, x.ndim)))  # auto-parallel: batch and channel splits stay
     if return_mask and channel_last:
         raise ValueError(f"{fn}: return_mask needs data_format={FORMATS[nd][0]!r}")
     a = channels_first(x._array, nd, channel_last, fn)
@@ -147,6 +148,7 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
         raise ValueError(f"{fn}: divisor_override must be a number > 0, got {divisor_override!r}")
     x = as_tensor(x)
     channel_last = check_format(data_format, nd, fn)
+    x, = placed("_avg_pool", x, axes=tuple(range(1, x.ndim - 1)) if channel_last else tuple(range(2, x.ndim)))  # auto-parallel: batch and channel splits stay
     a = channels_first(x._array, nd, channel_last, fn)
     xp = array_module(a)
     kernel, stride, pads, grown = _geometry(a, kernel_size, stride, padding, ceil_mode, channel_last, nd, fn)

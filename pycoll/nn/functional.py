@@ -220,8 +220,9 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
             or not np.float32(0.0) <= np.float32(epsilon) <= np.float32(0.001)):
         raise ValueError(f"layer_norm: 'epsilon' should be between 0.0 and 0.001, but received [{epsilon}]")
     x = as_tensor(x)
-    a = x._array
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    x, = placed("layer_norm", x, axes=tuple(range(max(x.ndim - len(shape), 0), x.ndim)))  # auto-parallel: whole there
+    a = x._array
     if list(a.shape[a.ndim - len(shape):]) != shape:
         raise ValueError(f"layer_norm: normalized_shape {shape} must match the last dims of x, "
                          f"whose shape is {list(a.shape)}")

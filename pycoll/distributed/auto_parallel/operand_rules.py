@@ -20,6 +20,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
 
 Shapes = Sequence[Optional[Tuple[int, ...]]]
+# layers that compute each sample (and, pools, each channel) on its own: the dimensions they tell
+# (``axes``) are made whole, a batch split stays (spmd_rules)
+PER_SAMPLE = ("_conv", "_conv_transpose", "_max_pool", "_avg_pool", "_adaptive_avg_pool", "_adaptive_max_pool",
+              "_normalize_groups", "normalize_batch")
 Along = List[Optional[Placement]]
 
 
@@ -149,6 +153,8 @@ def _linear(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     weight makes the weight (and its bias) whole, as paddle reshards it (the result keeps x's
     split); other cases are the tensor-parallel layouts spmd_rules places."""
     xd, wd = _dim(along[0]), _dim(along[1])
+    if xd is not None and xd == len(shapes[0]) - 1 and wd is None:
+        return [along[0], Shard(0)] + list(along[2:])  # x split along its features: row-parallel, Partial
     if xd is None or xd == len(shapes[0]) - 1 or wd is None:
         return list(along)
     return [along[0], Replicate()] + [None if p is None else Replicate() for p in along[2:]]
@@ -233,12 +239,13 @@ _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
     "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
     "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear,
     **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
-    "kl_div": _whole_if,
+    "kl_div": _whole_if, "allclose": _whole_if, "equal_all": _whole_if, "is_empty": _whole_if,
     **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
                                        "expand", "split", "std", "var", "logsumexp", "prod", "norm", "argmax",
                                        "argmin", "_running_extreme", "logcumsumexp", "kthvalue", "median",
                                        "quantile", "mode", "nanmean", "_singular_norm", "softmax", "log_softmax",
-                                       "gumbel_softmax")}}
+                                       "gumbel_softmax", "diagonal", "_embed", "_triangle", "layer_norm",
+                                       *PER_SAMPLE)}}
 
 
 def needed(name: str, shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:

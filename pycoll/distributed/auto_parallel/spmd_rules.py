@@ -18,19 +18,32 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll.distributed.auto_parallel.operand_rules import basic_items, moved_split, whole_target
+from pycoll.distributed.auto_parallel.operand_rules import PER_SAMPLE, basic_items, moved_split, whole_target
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import closure_value
 
+# elementwise on one tensor (a trailing dimension added, as as_real's and one_hot's, leaves the split
+# where it was; ``_replaced``: the in-place fills and random draws)
 UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast_to", "neg", "gelu",
-         "dropout", "clone", "_to_place", "c_identity", "isnan", "isinf", "isfinite"}
+         "dropout", "clone", "_to_place", "c_identity", "isnan", "isinf", "isfinite",
+         "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sinc",
+         "log2", "log10", "log1p", "expm1", "rsqrt", "reciprocal", "deg2rad", "rad2deg", "erf", "erfinv",
+         "lgamma", "digamma", "polygamma", "i0", "i0e", "i1", "i1e", "ceil", "floor", "trunc", "round", "frac",
+         "sign", "signbit", "logit", "nan_to_num", "scale", "stanh", "angle", "conj", "real", "imag", "as_real",
+         "isneginf", "isposinf", "isreal", "logical_not", "bitwise_not", "one_hot", "_replaced",
+         "elu", "celu", "selu", "leaky_relu", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "hardsigmoid",
+         "hardswish", "relu6", "silu", "mish", "softplus", "softsign", "log_sigmoid", "thresholded_relu",
+         "_alpha_dropout"}
 # "where": its two value operands (the condition takes no gradient); the elementwise losses: input
 # and label (operand_rules cuts a whole label as the input)
 BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
-          "where", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"}
+          "where", "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+          "atan2", "copysign", "fmax", "fmin", "gcd", "lcm", "heaviside", "hypot", "logaddexp", "rounded_divide",
+          "gammainc", "gammaincc", "lerp", "complex", "nextafter", "isclose", "logical_and", "logical_or",
+          "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}
 LINEAR_IN_PARTIAL = {"neg", "clone", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
 # ops along an axis, their result shaped as their input there: a split elsewhere stays
-ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme"}
+ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme", "_triangle"}
 # reductions over ``axes``; over a split, those whose pieces' results combine are Partial (any and
 # all of bools: their max and min; a 1-norm: a sum), the others need the whole (operand_rules)
 REDUCTIONS = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
@@ -73,6 +86,10 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         return Shard(d)
     if name in BINARY:
         return _broadcast(name, seen, out)
+    if name in PER_SAMPLE:  # operand_rules made whole what these layers compute across
+        if any(s is not None and not s[1].is_replicated() for s in seen[1:]):
+            raise Refused(f"{name}: only its input may be split")
+        return Shard(d)
     if name in REDUCTIONS:
         return _reduction(name, backward, told, shape, d, out)
     if name in ALONG_AXIS:
