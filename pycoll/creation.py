@@ -8,7 +8,7 @@ import numpy as np
 
 from pycoll._graph import is_grad_enabled
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import fit_to, needs_grad
+from pycoll._tensor_ops import fit_to, needs_grad, value_output
 from pycoll.device import array_module, is_array, module_for, move
 from pycoll.inplace_ops import setitem
 from pycoll.random import get_rng
@@ -88,8 +88,9 @@ def empty(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None)
 @creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
+    """A plain tensor of x's (whole) shape, as paddle's is for a distributed x too."""
     a = x._array
-    return wrap(array_module(a).empty(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+    return wrap(array_module(a).empty(tuple(x.shape), dtype=convert_dtype(dtype) or a.dtype))
 
 
 @creation_options()
@@ -119,21 +120,24 @@ def ones(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) 
 @param_aliases({"input": "x"})
 def zeros_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
-    return wrap(array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+    filled = array_module(a).zeros(a.shape, dtype=convert_dtype(dtype) or a.dtype)
+    return value_output(filled, "_filled", x)  # auto-parallel: laid as x is
 
 
 @creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def ones_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
-    return wrap(array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype))
+    filled = array_module(a).ones(a.shape, dtype=convert_dtype(dtype) or a.dtype)
+    return value_output(filled, "_filled", x)  # auto-parallel: laid as x is
 
 
 @creation_options(with_out=False)
 @param_aliases({"input": "x"})
 def full_like(x: Tensor, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     a = x._array
-    return wrap(array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype))
+    filled = array_module(a).full(a.shape, fill_value, dtype=convert_dtype(dtype) or a.dtype)
+    return value_output(filled, "_filled", x)  # auto-parallel: laid as x is
 
 
 @creation_options()

@@ -15,7 +15,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, placed
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import default_float
 from pycoll.tensor import Tensor, wrap
@@ -25,7 +25,7 @@ def histogram_bin_edges(input: Tensor, bins: int = 100, min: float = 0.0, max: f
                         name: Optional[str] = None) -> Tensor:
     """The bins + 1 edges of ``histogram(input, bins, min, max)``: equal steps from min to max,
     or over the data's range when min == max == 0 (an empty range widened to +-0.5)."""
-    x = as_tensor(input)
+    x, = placed("_all_whole", as_tensor(input))  # auto-parallel: the range of the whole data
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
         raise ValueError(f"histogram_bin_edges: bins must be an int >= 1, got {bins!r}")
     lo, hi = float(min), float(max)

@@ -14,7 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll import _graph
-from pycoll._tensor_ops import as_tensor, require_floating
+from pycoll._tensor_ops import as_tensor, placed, require_floating
 from pycoll.device import array_module
 from pycoll.matrix_ops import _mT, _square
 from pycoll.tensor import Tensor, wrap
@@ -27,6 +27,7 @@ def _matrices(x: Any, fn: str) -> Tensor:
     x = require_floating(as_tensor(x), fn, complex_ok=True)
     if x.ndim < 2:
         raise ValueError(f"{fn}: x must be matrices [..., M, N], got shape {x.shape}")
+    x, = placed("_matrices", x, axes=(x.ndim - 2, x.ndim - 1))  # auto-parallel: each matrix whole
     return x
 
 

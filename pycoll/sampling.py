@@ -10,7 +10,7 @@ import numpy as np
 
 from pycoll import creation
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, paired
 from pycoll.device import move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
 from pycoll.random import get_rng
@@ -20,6 +20,12 @@ from pycoll.tensor import Tensor, wrap
 def _at(host: np.ndarray, like: Tensor) -> Tensor:
     """`host` on `like`'s place."""
     return wrap(move(host, place_of(like._array)))
+
+
+def _laid_as(host: np.ndarray, like: Tensor) -> Tensor:
+    """`host`, a draw of `like`'s whole shape, on its place and laid as it is (auto-parallel: this
+    rank's piece of the whole draw, so that the values equal the plain call's seeded alike)."""
+    return paired(like, _at(host, like))[1]
 
 
 def randint_like(x: Any, low: int = 0, high: Optional[int] = None, dtype: DTypeLike = None,
@@ -88,7 +94,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[st
         s = std.numpy() if isinstance(std, Tensor) else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         dt = tensors[0].dtype
-        return _at((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
+        return _laid_as((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
     draw = get_rng().standard_normal(creation.shape_arg([1] if shape is None else shape)) * std + mean
     return wrap(move(draw.astype(default_float())))
 
@@ -99,7 +105,7 @@ def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> 
     prob = x.numpy() if p is None else p
     if np.any((np.asarray(prob) < 0) | (np.asarray(prob) > 1)):
         raise ValueError("bernoulli: probabilities must lie in [0, 1]")
-    return _at((get_rng().random(tuple(x.shape)) < prob).astype(x.dtype), x)
+    return _laid_as((get_rng().random(tuple(x.shape)) < prob).astype(x.dtype), x)
 
 
 @param_aliases({"input": "x"})
@@ -123,7 +129,7 @@ def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: O
 def poisson(x: Any, name: Optional[str] = None) -> Tensor:
     """Draws from Poisson distributions of rates x, in x's dtype."""
     x = as_tensor(x)
-    return _at(get_rng().poisson(x.numpy()).astype(x.dtype), x)
+    return _laid_as(get_rng().poisson(x.numpy()).astype(x.dtype), x)
 
 
 Tensor.multinomial = multinomial  # type: ignore[attr-defined]

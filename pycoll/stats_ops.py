@@ -155,7 +155,7 @@ def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  
     """Counts of input's elements in `bins` equal bins over [min, max] (min == max == 0: the data's
     own range; elements outside are left out), int64; with `weight` the sums of the weights, and
     with `density` the counts over (total * bin width), in the weights' (or input's) float dtype."""
-    x = as_tensor(input)
+    x, = placed("_all_whole", as_tensor(input))  # auto-parallel: counts of the whole data
     a = x._array
     xp = array_module(a)
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
@@ -167,7 +167,7 @@ def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  
         raise ValueError(f"histogram: min must be <= max, got min={min} and max={max}")
     if lo == hi:
         lo, hi = lo - 1, hi + 1  # paddle's and torch's widening of an empty range
-    w = None if weight is None else to_module(as_tensor(weight)._array, xp).reshape(-1)
+    w = None if weight is None else to_module(placed("_all_whole", as_tensor(weight))[0]._array, xp).reshape(-1)
     counts, _ = xp.histogram(a.reshape(-1), bins=int(bins), range=(lo, hi), weights=w, density=density)
     if weight is None and not density:
         return value_output(counts.astype(int64), "histogram", x)
@@ -181,8 +181,7 @@ def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, rig
     """Where each of `values` would go in `sorted_sequence` (its last dimension sorted) to keep
     it sorted: the first such place, or with `right` the last. An N-d sequence searches row by
     row: its leading dimensions match values'."""
-    seq = as_tensor(sorted_sequence)
-    v = as_tensor(values)
+    seq, v = placed("_all_whole", as_tensor(sorted_sequence), as_tensor(values))  # auto-parallel: searched whole
     s = seq._array
     xp = array_module(s)
     va = to_module(v._array, xp)

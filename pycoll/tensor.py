@@ -398,6 +398,11 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
     t = object.__new__(Tensor)
     _init_slots(t, array)
     t.stop_gradient = bool(stop_gradient)
+    if isinstance(data, Tensor):  # shown to the record hooks (auto-parallel: the copy lies as data does)
+        def no_gradient(g: Any) -> tuple:
+            return (None,)
+        with _graph.no_grad():
+            _graph.record((t,), no_gradient, (data,))
     return t
 
 

@@ -142,7 +142,8 @@ def contiguous(x: Tensor) -> Tensor:
 
 
 def is_same_shape(x: Tensor, y: Tensor) -> bool:
-    return tuple(x._array.shape) == tuple(y._array.shape)
+    """Whether x and y have the same (whole: a distributed tensor's, not its piece's) shape."""
+    return list(x.shape) == list(y.shape)
 
 
 @ints_as_list("repeats")

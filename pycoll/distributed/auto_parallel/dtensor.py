@@ -57,6 +57,11 @@ class _Distributed:
     def is_dist(self) -> bool:
         return True
 
+    def detach(self) -> Tensor:
+        """A distributed tensor over this one's piece (shared memory), outside the graph, with its
+        placements (paddle's: ``float(loss.detach())`` of a Partial loss reads the whole value)."""
+        return make_dist(self._array, self.process_mesh, self.placements, self._global_shape)
+
     @property
     def grad(self) -> Optional[Tensor]:
         """The gradient as a distributed tensor (paddle's), over the local gradient's memory."""

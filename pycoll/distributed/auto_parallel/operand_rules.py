@@ -104,11 +104,17 @@ def _whole_along(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     return list(along)
 
 
+def _all_whole(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """Every tensor operand made whole: an op that reads all of its operands at once (a
+    histogram's range, a search, a scatter into positions anywhere; paddle replicates them)."""
+    return [None if p is None else Replicate() for p in along]
+
+
 def _whole_if(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """Every tensor operand made whole when ``facts["whole"]`` (e.g. kl_div's 'batchmean', which
     divides by its piece's rows); else as the operands broadcast together (``_elementwise``)."""
     if facts["whole"]:
-        return [None if p is None else Replicate() for p in along]
+        return _all_whole(shapes, along, facts)
     return _elementwise(shapes, along, facts)
 
 
@@ -239,12 +245,13 @@ _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
     "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
     "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear,
     **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
-    "kl_div": _whole_if, "allclose": _whole_if, "equal_all": _whole_if, "is_empty": _whole_if,
+    "_all_whole": _all_whole, "kl_div": _whole_if, "allclose": _whole_if, "equal_all": _whole_if, "is_empty": _whole_if,
     **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
                                        "expand", "split", "std", "var", "logsumexp", "prod", "norm", "argmax",
                                        "argmin", "_running_extreme", "logcumsumexp", "kthvalue", "median",
                                        "quantile", "mode", "nanmean", "_singular_norm", "softmax", "log_softmax",
                                        "gumbel_softmax", "diagonal", "_embed", "_triangle", "layer_norm",
+                                       "_matrices",
                                        *PER_SAMPLE)}}
 
 

@@ -33,7 +33,7 @@ UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip
          "isneginf", "isposinf", "isreal", "logical_not", "bitwise_not", "one_hot", "_replaced",
          "elu", "celu", "selu", "leaky_relu", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "hardsigmoid",
          "hardswish", "relu6", "silu", "mish", "softplus", "softsign", "log_sigmoid", "thresholded_relu",
-         "_alpha_dropout"}
+         "_alpha_dropout", "_filled", "to_tensor"}
 # "where": its two value operands (the condition takes no gradient); the elementwise losses: input
 # and label (operand_rules cuts a whole label as the input)
 BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
@@ -41,7 +41,7 @@ BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", 
           "atan2", "copysign", "fmax", "fmin", "gcd", "lcm", "heaviside", "hypot", "logaddexp", "rounded_divide",
           "gammainc", "gammaincc", "lerp", "complex", "nextafter", "isclose", "logical_and", "logical_or",
           "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}
-LINEAR_IN_PARTIAL = {"neg", "clone", "_to_place", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
+LINEAR_IN_PARTIAL = {"neg", "clone", "_to_place", "to_tensor", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
 # ops along an axis, their result shaped as their input there: a split elsewhere stays
 ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme", "_triangle"}
 # reductions over ``axes``; over a split, those whose pieces' results combine are Partial (any and
@@ -296,6 +296,8 @@ def _partial(name: str, backward: Callable, seen: Sequence[Optional[Seen]]) -> P
     partial_at = [i for i, s in enumerate(seen) if s is not None and s[1].is_partial()]
     if name in LINEAR_IN_PARTIAL and linear:
         return Partial(kind)
+    if name == "_filled":  # zeros_like / full_like: the same values on every rank, whatever the input's
+        return Replicate()
     if name == "multiply" and linear and len(partial_at) == 1:
         return Partial(kind)
     if name == "divide" and linear and partial_at == [0]:
