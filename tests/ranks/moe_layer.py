@@ -192,6 +192,23 @@ def check_clip(rank, group):
         raise AssertionError("clip without parameters over a spread moe_group must refuse")
 
 
+def check_all_dropped(rank, world, group):
+    """Rank 0's tokens use up every expert's capacity, so every choice of rank 1 is dropped: its
+    output is zeros, and its backward still makes the exchanges rank 0's makes (before, it made
+    none and rank 0's alltoall failed)."""
+    experts = pycoll.nn.LayerList([pycoll.nn.Linear(4, 4) for _ in range(2)])
+    gate = GShardGate(4, 2, world, topk=2, capacity=(0.25, 0.25), random_routing=False, group=group)
+    moe = MoELayer(d_model=4, experts=experts, gate=gate, moe_group=group)
+    x = pycoll.to_tensor(np.random.RandomState(10 + rank).randn(1, 8, 4).astype("float32"))
+    x.stop_gradient = False
+    y = moe(x)
+    kept = int((y.abs().sum(-1) > 0).sum())
+    assert (kept > 0) == (rank == 0), (rank, kept)
+    (y.sum() + moe.gate.get_loss()).backward()  # rank 0's backward exchanges with rank 1's
+    assert x.grad is not None and list(x.grad.shape) == [1, 8, 4]
+    dist.barrier()
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "alone":
         for kind in ("naive", "gshard", "switch"):
@@ -207,6 +224,7 @@ def main():
     assert check_layer(world, rank, group, "switch", capacity=(0.4, 2.4)) > 0       # jitter
     assert check_layer(world, rank, group, "switch", capacity=(0.4, 0.5), training=False) > 0
     check_layer(world, rank, None, "naive", mp_group=group)
+    check_all_dropped(rank, world, group)
     check_clip(rank, group)
     print(f"moe layer OK rank={rank}", flush=True)
 

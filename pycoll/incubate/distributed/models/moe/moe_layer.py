@@ -123,7 +123,9 @@ class MoELayer(Layer):
         if self.world_size > 1:
             y = global_gather(y, local_count, global_count, group=self.group)
         slots = pycoll.zeros([x.shape[0] * topk, self.d_model], dtype=y.dtype)
-        y = pycoll.scatter(slots, pos, y, overwrite=True) if pos.shape[0] else slots  # dropped choices: zeros
+        # dropped choices stay zeros; with none kept y is empty but still joins the graph, so this
+        # rank's backward makes the exchanges the other ranks make
+        y = pycoll.scatter(slots, pos, y, overwrite=True)
         out = pycoll.bmm(value.reshape([-1, 1, topk]), y.reshape([-1, topk, self.d_model]))
         out = out.reshape([-1, self.d_model])
         if mp_size > 1:
