@@ -111,7 +111,7 @@ def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tu
 def index_add(x: Any, index: Any, axis: int, value: Any, alpha: float = 1, name: Optional[str] = None) -> Tensor:
     """x with alpha * `value` added to its slices at `index` along `axis` (repeats add up);
     `value` has x's shape with index's length along `axis`."""
-    x, value = as_tensor(x), as_tensor(value)
+    x, index, value = placed("_all_whole", as_tensor(x), index, as_tensor(value))  # auto-parallel: written or read anywhere, so whole
     a, xp, ax, key = _along(x, index, axis, "index_add")
     expected = a.shape[:ax] + (key[-1].size,) + a.shape[ax + 1:]
     if value._array.shape != expected:
@@ -163,7 +163,7 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
     """x with its rows at the 1-D `index` replaced by the rows of `updates` (a repeated index
     takes its last row), or with ``overwrite=False`` set to the sum of the rows sent to them.
     As paddle's, every row of `updates` gets the gradient of the row it was sent to."""
-    x, updates = as_tensor(x), as_tensor(updates)
+    x, index, updates = placed("_all_whole", as_tensor(x), index, as_tensor(updates))  # auto-parallel: written or read anywhere, so whole
     a, xp, _, key = _along(x, index, 0, "scatter")
     u = to_module(updates._array, xp).astype(a.dtype, copy=False)
     if u.shape != key[0].shape + a.shape[1:]:
@@ -186,7 +186,7 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
 def scatter_nd_add(x: Any, index: Any, updates: Any, name: Optional[str] = None) -> Tensor:
     """x with `updates` added at the places the last dimension of `index` addresses (as in
     gather_nd; repeats add up)."""
-    x, updates = as_tensor(x), as_tensor(updates)
+    x, index, updates = placed("_all_whole", as_tensor(x), index, as_tensor(updates))  # auto-parallel: written or read anywhere, so whole
     a = x._array
     xp = array_module(a)
     key = _nd_key(_index(index, xp, "scatter_nd_add"), a.shape, "scatter_nd_add")
@@ -224,7 +224,7 @@ def _along_key(a: Any, idx: Any, ax: int, broadcast: bool, fn: str) -> tuple:
 @param_aliases({"input": "arr", "dim": "axis"})
 def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True) -> Tensor:
     """arr's elements at `indices` along `axis` (indices broadcast to arr's shape elsewhere)."""
-    arr = as_tensor(arr)
+    arr, indices = placed("_all_whole", as_tensor(arr), indices)  # auto-parallel: written or read anywhere, so whole
     a = arr._array
     xp = array_module(a)
     ax = axis_arg(axis, a.ndim)
@@ -250,7 +250,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     'amin' and 'amax')."""
     if reduce not in _REDUCES:
         raise ValueError(f"put_along_axis: reduce must be one of {_REDUCES}, got {reduce!r}")
-    arr = as_tensor(arr)
+    arr, indices, values = placed("_all_whole", as_tensor(arr), indices, values)  # auto-parallel: written or read anywhere, so whole
     a = arr._array
     xp = array_module(a)
     ax = axis_arg(axis, a.ndim)

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, placed
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import put_along_axis, take_along_axis
 from pycoll.inplace_ops import in_place, written
@@ -57,7 +57,7 @@ def take(x: Tensor, index: Tensor, mode: str = "raise", name: Optional[str] = No
 
 def index_sample(x: Tensor, index: Tensor) -> Tensor:
     """Row i of the result holds x[i, index[i, j]] for each j: x is [N, M], index [N, K]."""
-    x = as_tensor(x)
+    x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: written or read anywhere, so whole
     idx = _int_index(index, array_module(x._array), "index_sample")
     if x.ndim != 2 or idx.ndim != 2 or idx.shape[0] != x.shape[0]:
         raise ValueError(f"index_sample: x must be [N, M] and index [N, K], got shapes {x.shape} and "
@@ -150,7 +150,7 @@ def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis
                      name: Optional[str] = None) -> Tensor:
     """x with its diagonal (see ``pycoll.diagonal``: the other dimensions first, the diagonal last)
     replaced by y."""
-    x, y = as_tensor(x), as_tensor(y)
+    x, y = placed("_all_whole", as_tensor(x), as_tensor(y))  # auto-parallel: written or read anywhere, so whole
     a1, a2 = axis_arg(axis1, x.ndim), axis_arg(axis2, x.ndim)
     if a1 == a2:
         raise ValueError(f"diagonal_scatter: axis1 and axis2 must differ, got {axis1} and {axis2}")
@@ -180,7 +180,7 @@ def slice_scatter(x: Tensor, value: Tensor, axes: Sequence[int], starts: Sequenc
                   strides: Sequence[int], name: Optional[str] = None) -> Tensor:
     """x with ``x[starts:ends:strides]`` along `axes` (as ``strided_slice`` reads it) replaced by
     `value`, which has that slice's shape or broadcasts to it (as in paddle's examples)."""
-    x, value = as_tensor(x), as_tensor(value)
+    x, value = placed("_all_whole", as_tensor(x), as_tensor(value))  # auto-parallel: written or read anywhere, so whole
     axes = list(normalize_axes(int_list(axes, "axes"), x.ndim))
     starts, ends, strides = int_list(starts, "starts"), int_list(ends, "ends"), int_list(strides, "strides")
     if not len(axes) == len(starts) == len(ends) == len(strides) or 0 in strides:
@@ -200,7 +200,7 @@ def slice_scatter(x: Tensor, value: Tensor, axes: Sequence[int], starts: Sequenc
 
 def select_scatter(x: Tensor, values: Tensor, axis: int, index: int, name: Optional[str] = None) -> Tensor:
     """x with its slice at `index` along `axis` replaced by `values` (x's shape without `axis`)."""
-    x, values = as_tensor(x), as_tensor(values)
+    x, values = placed("_all_whole", as_tensor(x), as_tensor(values))  # auto-parallel: written or read anywhere, so whole
     ax = axis_arg(axis, x.ndim)
     if isinstance(index, bool) or not isinstance(index, int) or not -x.shape[ax] <= index < x.shape[ax]:
         raise ValueError(f"select_scatter: index must be an int in [-{x.shape[ax]}, {x.shape[ax]}), got {index!r}")

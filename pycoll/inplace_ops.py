@@ -25,7 +25,7 @@ import numpy as np
 
 from pycoll import _graph, math_ops, search_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import index_arrays, needs_grad, op_output, paired
+from pycoll._tensor_ops import index_arrays, needs_grad, op_output, paired, placed
 from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
 from pycoll.random import get_rng
@@ -55,8 +55,11 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
         x._bump_inplace_version()
     else:
         x._array = out._array
-    if getattr(x, "placements", None) is not None and getattr(out, "placements", None) is not None:
-        x._set_dist(out.process_mesh, out.placements, out.shape)  # auto-parallel: where its new value lies
+    if getattr(out, "placements", None) is not None:  # auto-parallel: where its new value lies
+        if getattr(x, "placements", None) is None and type(x) is Tensor:
+            x.__class__ = type(out)  # a plain tensor given a distributed value becomes one
+        if hasattr(x, "_set_dist"):
+            x._set_dist(out.process_mesh, out.placements, out.shape)
     return x
 
 
@@ -322,6 +325,7 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
         raise TypeError(f"copy_: src must be a Tensor, got {type(src).__name__}")
     if src.dtype != x.dtype:
         raise TypeError(f"copy_: src has dtype {src.dtype} and x {x.dtype}; they must match (cast src first)")
+    _, src = placed("copy_", x, src)  # auto-parallel: src's piece where x's lies
     xp = array_module(x._array)
     values = to_module(src._array, xp)
     if values.shape == x._array.shape and x.grad_node is None:

@@ -268,7 +268,7 @@ def narrow(input: Any, dim: int, start: Any, length: int) -> Tensor:  # noqa: A0
     """`length` elements of `input` along `dim` from `start` (negative counts from the end)."""
     x = as_tensor(input)
     ax = axis_arg(dim, x.ndim)
-    size = x._array.shape[ax]
+    size = x.shape[ax]  # the whole size (x[...] below takes its piece: auto-parallel)
     start = int(start.item() if isinstance(start, Tensor) else start)
     start = start + size if start < 0 else start
     if not 0 <= start <= size or length < 0 or start + length > size:

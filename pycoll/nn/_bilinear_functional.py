@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.tensor import Tensor
 
@@ -15,7 +15,7 @@ def bilinear(x1: Tensor, x2: Tensor, weight: Tensor, bias: Optional[Tensor] = No
              name: Optional[str] = None) -> Tensor:
     """x1 [N, in1] and x2 [N, in2] through weight [out, in1, in2] (plus bias [1, out]): [N, out]."""
     fn = "bilinear"
-    x1, x2, weight = as_tensor(x1), as_tensor(x2), as_tensor(weight)
+    x1, x2, weight = placed("_all_whole", as_tensor(x1), as_tensor(x2), as_tensor(weight))  # auto-parallel
     a, b, w = x1._array, x2._array, weight._array
     if w.ndim != 3 or a.ndim != 2 or b.ndim != 2 or a.shape[0] != b.shape[0] \
             or a.shape[1] != w.shape[1] or b.shape[1] != w.shape[2]:

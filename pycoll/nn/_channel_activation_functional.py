@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import sigmoid
 from pycoll.shape_ops import chunk
@@ -49,8 +49,9 @@ def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) ->
     """The largest of each run of `groups` consecutive channels along `axis` (1 for NCHW, -1 or 3
     for NHWC): C channels become C / groups. The gradient goes to the first largest."""
     x = as_tensor(x)
+    ax = _axis(axis, x.ndim, "maxout")
+    x, = placed("maxout", x, axes=(ax,))  # auto-parallel: the channels grouped whole
     a = x._array
-    ax = _axis(axis, a.ndim, "maxout")
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1 or a.shape[ax] % groups:
         raise ValueError(f"maxout: groups must be an int >= 1 dividing the {a.shape[ax]} channels along axis "
                          f"{axis}, got {groups!r}")

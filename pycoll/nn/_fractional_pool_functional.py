@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, require_floating, value_output
+from pycoll._tensor_ops import as_tensor, placed, require_floating, value_output
 from pycoll.device import array_module
 from pycoll.index_ops import take_along_axis
 from pycoll.nn._sliding import int_list
@@ -83,7 +83,7 @@ def _sizes(output_size: Any, kernel_size: Any, spatial: Sequence[int], nd: int, 
 
 def _fractional_max_pool(x: Tensor, output_size: Any, kernel_size: Any, random_u: Optional[float], return_mask: bool,
                          nd: int, fn: str) -> MaskedResult:
-    x = require_floating(as_tensor(x), fn)
+    x, = placed("_all_whole", require_floating(as_tensor(x), fn))  # auto-parallel: pooled whole
     if x.ndim != nd + 2:
         raise ValueError(f"{fn}: x must be {nd + 2}-D [N, C, {'D, ' if nd == 3 else ''}H, W], got shape {x.shape}")
     if random_u is None:

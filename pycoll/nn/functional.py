@@ -168,7 +168,7 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     it are first scaled in place to max_norm / (norm + 1e-7) (paddle's embedding_renorm_, no
     gradient); with `scale_grad_by_freq` a row's gradient is divided by how often x names it.
     Gradients are dense (`sparse` is accepted for paddle compatibility)."""
-    x = as_tensor(x)
+    x, weight = placed("embedding", as_tensor(x), weight)  # auto-parallel: a vocabulary split made whole
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: x must hold integer ids, got dtype {ids.dtype}")

@@ -46,6 +46,12 @@ class _Distributed:
         """The whole tensor's number of elements."""
         return int(np.prod(self._global_shape, dtype=np.int64))
 
+    def __len__(self) -> int:
+        """The whole tensor's length (iterating gives its whole rows, as paddle's)."""
+        if not self._global_shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._global_shape[0]
+
     @property
     def _local_shape(self) -> List[int]:
         return list(self._array.shape)

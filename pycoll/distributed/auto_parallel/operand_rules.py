@@ -166,6 +166,20 @@ def _linear(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     return [along[0], Replicate()] + [None if p is None else Replicate() for p in along[2:]]
 
 
+def _embedding(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """ids [...] picking rows of weight [vocab, dim]: a weight split by rows (its vocabulary) is
+    made whole (the ids name rows anywhere); ids and a weight split by columns stay."""
+    return [along[0], Replicate() if _dim(along[1]) == 0 else along[1]]
+
+
+def _copied(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """copy_(x, src) of x's shape: src laid as x is, so that each rank copies its own piece (x
+    keeps its placements; a plain x takes the whole)."""
+    if shapes[0] != shapes[1]:
+        return list(along)
+    return [along[0], along[0] if along[0] is not None else (None if along[1] is None else Replicate())]
+
+
 def _extreme(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """max and min over a split are Partial (the max of the pieces' maxima), but their gradient
     goes to the elements equal to the whole maximum: made whole first where one is taken."""
@@ -243,7 +257,7 @@ def _reshape(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
 _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
     "matmul": _matmul, "concat": _concat, "gather": _gather, "index": _index, "where": _elementwise,
     "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
-    "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear,
+    "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear, "embedding": _embedding, "copy_": _copied,
     **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
     "_all_whole": _all_whole, "kl_div": _whole_if, "allclose": _whole_if, "equal_all": _whole_if, "is_empty": _whole_if,
     **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
@@ -251,7 +265,7 @@ _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
                                        "argmin", "_running_extreme", "logcumsumexp", "kthvalue", "median",
                                        "quantile", "mode", "nanmean", "_singular_norm", "softmax", "log_softmax",
                                        "gumbel_softmax", "diagonal", "_embed", "_triangle", "layer_norm",
-                                       "_matrices",
+                                       "_matrices", "maxout",
                                        *PER_SAMPLE)}}
 
 
