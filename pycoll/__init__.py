@@ -101,6 +101,9 @@ from pycoll.bessel_ops import i0, i0_, i0e, i1, i1e
 from pycoll.incomplete_gamma import gammainc, gammainc_, gammaincc, gammaincc_, multigammaln, multigammaln_
 from pycoll.histogram_ops import histogram_bin_edges, histogramdd
 from pycoll import distribution  # noqa: E402,F401 - paddle.distribution
+from pycoll import audio  # noqa: E402,F401 - paddle.audio (functional, features)
+from pycoll.audio.functional.window import (bartlett_window, blackman_window, hamming_window,  # noqa: E402,F401
+                                            hann_window, kaiser_window)
 
 
 def in_dynamic_mode() -> bool:
