@@ -167,9 +167,9 @@ def _linear(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
 
 
 def _embedding(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
-    """ids [...] picking rows of weight [vocab, dim]: a weight split by rows (its vocabulary) is
-    made whole (the ids name rows anywhere); ids and a weight split by columns stay."""
-    return [along[0], Replicate() if _dim(along[1]) == 0 else along[1]]
+    """ids [...] picking rows of a split weight [vocab, dim]: the weight is made whole (the ids
+    name rows anywhere); the ids keep their split."""
+    return [along[0], None if along[1] is None else Replicate()]
 
 
 def _copied(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:

@@ -43,7 +43,7 @@ BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", 
           "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"}
 LINEAR_IN_PARTIAL = {"neg", "clone", "_to_place", "to_tensor", "sum", "mean"}  # f(sum of pieces) = sum of f(piece)
 # ops along an axis, their result shaped as their input there: a split elsewhere stays
-ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme", "_triangle"}
+ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_extreme", "_triangle", "maxout"}
 # reductions over ``axes``; over a split, those whose pieces' results combine are Partial (any and
 # all of bools: their max and min; a 1-norm: a sum), the others need the whole (operand_rules)
 REDUCTIONS = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
