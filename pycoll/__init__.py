@@ -104,6 +104,7 @@ from pycoll import distribution  # noqa: E402,F401 - paddle.distribution
 from pycoll import audio  # noqa: E402,F401 - paddle.audio (functional, features)
 from pycoll.audio.functional.window import (bartlett_window, blackman_window, hamming_window,  # noqa: E402,F401
                                             hann_window, kaiser_window)
+from pycoll.sampling_counts import binomial, standard_gamma  # noqa: E402
 
 
 def in_dynamic_mode() -> bool:
