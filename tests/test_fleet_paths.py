@@ -95,7 +95,7 @@ def test_on_two_ranks_moe_and_sequence_parallel_exchanges_dp_degree_1_and_a_one_
 
 
 def test_a_pipeline_layer_at_pp_degree_1_gets_train_batch_on_one_rank():
-    from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
+    from pycoll.distributed.fleet.meta_parallel import LayerDesc, NoPipelineParallel, PipelineLayer
     strategy = fleet.DistributedStrategy()
     strategy.pipeline_configs = {"micro_batch_size": 1, "accumulate_steps": 2}
     fleet.init(is_collective=True, strategy=strategy)
@@ -103,7 +103,7 @@ def test_a_pipeline_layer_at_pp_degree_1_gets_train_batch_on_one_rank():
     layer.parameters()[0].set_value(np.array([[1.0], [2.0]], "float32"))
     layer.parameters()[1].set_value(np.array([0.0], "float32"))
     model = fleet.distributed_model(layer)
-    assert isinstance(model, PipelineParallel) and model._layers is layer
+    assert isinstance(model, NoPipelineParallel) and model._layers is layer
     x, y = np.array([[1.0, 0.0], [0.0, 1.0]], "float32"), np.array([[0.0], [0.0]], "float32")
     opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(0.5, parameters=layer.parameters()))
     loss = model.train_batch([pycoll.to_tensor(x), pycoll.to_tensor(y)], opt)

@@ -5,7 +5,9 @@ and pp=2 gives the losses Paddle's CPU build gave for the same script; every sta
 (a wrong batch, eval_batch against train_batch, an optimizer not from distributed_optimizer), a
 dict activation and an iterator batch train like one process, and save_state_dict /
 set_state_dir write paddle's file names and load them back. In one process: the
-segmentation and the topology's rank lists against Paddle's, and the layer's checks."""
+segmentation and the topology's rank lists against Paddle's, and the layer's checks; paddle's
+NoPipelineParallel (from its source: no PipelineParallel, hcg None, a plain optimizer, eval_batch's
+loss, delay_scale_loss) and PipelineParallel's checks of pp_configs' overlaps and of the optimizer."""
 import numpy as np
 import pytest
 
@@ -117,3 +119,60 @@ def test_pipeline_layer_refuses_what_it_does_not_build(world_of_one):
         PipelineLayer([LayerDesc(nn.Tanh), LayerDesc(nn.Tanh)], num_stages=2)
     with pytest.raises(TypeError, match=r"layers\[1\] is int"):
         PipelineLayer([LayerDesc(nn.Tanh), 3], num_stages=1)
+
+
+def _two_row_model(strategy_configs=None):
+    """A Linear(2, 1) PipelineLayer with w = [1, 2], b = 0 and a strategy of two one-row micro-batches."""
+    strategy = fleet.DistributedStrategy()
+    strategy.pipeline_configs = {"micro_batch_size": 1, "accumulate_steps": 2}
+    for key, value in (strategy_configs or {}).items():
+        setattr(strategy.hybrid_configs["pp_configs"], key, value)
+    layer = PipelineLayer([LayerDesc(nn.Linear, 2, 1)], num_stages=1, loss_fn=nn.MSELoss())
+    layer.parameters()[0].set_value(np.array([[1.0], [2.0]], "float32"))
+    layer.parameters()[1].set_value(np.array([0.0], "float32"))
+    batch = [pycoll.to_tensor(np.eye(2, dtype="float32")), pycoll.to_tensor(np.zeros([2, 1], "float32"))]
+    return layer, strategy, batch
+
+
+@pytest.mark.parametrize("delay_scale_loss", [False, True])
+def test_no_pipeline_parallel_before_fleet_init_trains_alone_as_paddles(world_of_one, monkeypatch, delay_scale_loss):
+    from pycoll.distributed.fleet import topology
+    from pycoll.distributed.fleet.meta_parallel import MetaParallelBase, NoPipelineParallel, PipelineParallel
+    monkeypatch.setattr(topology, "_HYBRID_PARALLEL_GROUP", None)  # no fleet.init: no hybrid group
+    layer, strategy, batch = _two_row_model({"delay_scale_loss": delay_scale_loss})
+    model = NoPipelineParallel(layer, strategy)  # paddle's default hcg=None
+    assert model._hcg is None and isinstance(model, MetaParallelBase) and not isinstance(model, PipelineParallel)
+    assert (model._dp_comm_overlap, model._sharding_comm_overlap, model._delay_scale_loss) == (
+        False, False, delay_scale_loss)
+    assert (model.micro_batch_size, model.accumulate_steps, model.use_data_parallel) == (1, 2, False)
+    # outputs 1 and 2 against 0: losses 1 and 4 (paddle divides each by accumulate_steps, or, delayed,
+    # the gradients), mean 2.5; gradients of w [1, 0] + [0, 2], of b 1 + 2
+    losses = model.train_batch(batch, pycoll.optimizer.SGD(0.5, parameters=layer.parameters()),
+                               return_micro_batch_loss=True)  # a plain optimizer, as paddle's takes
+    assert losses.numpy().tolist() == ([1.0, 4.0] if delay_scale_loss else [0.5, 2.0])
+    assert layer.parameters()[0].numpy().ravel().tolist() == [0.5, 1.0]
+    assert layer.parameters()[1].numpy().tolist() == [-1.5]
+    loss = model.train_batch(batch, pycoll.optimizer.SGD(0.0, parameters=layer.parameters()))
+    assert float(loss) == 0.625  # outputs -1 and -0.5: (1 + 0.25) / 2
+    assert float(model.eval_batch(batch)) == 0.625  # paddle's NoPipelineParallel: the loss without compute_loss
+
+
+def test_pipeline_parallel_checks_paddles_settings(fresh_fleet):
+    from pycoll.distributed.fleet.meta_parallel import PipelineParallel
+    fleet.init(is_collective=True)
+    hcg = fleet.get_hybrid_communicate_group()
+    layer, strategy, batch = _two_row_model({"dp_comm_overlap": True})
+    with pytest.raises(ValueError, match="hcg is None; give fleet.get_hybrid_communicate_group"):
+        PipelineParallel(layer, None, strategy)
+    with pytest.raises(ValueError, match="dp_comm_overlap=True needs data parallelism and pp_degree > 1; this job "
+                                         "has dp 1, pp 1"):
+        PipelineParallel(layer, hcg, strategy)
+    layer, strategy, batch = _two_row_model({"sharding_comm_overlap": True})
+    with pytest.raises(ValueError, match="sharding_comm_overlap=True needs sharding_degree > 1"):
+        PipelineParallel(layer, hcg, strategy)
+    layer, strategy, batch = _two_row_model()
+    model = PipelineParallel(layer, hcg, strategy)  # one stage, as paddle's allows
+    assert (model._dp_comm_overlap, model._sharding_comm_overlap, model._delay_scale_loss) == (False, False, False)
+    assert (model.num_stages, model.stage_id) == (1, 0) and model.is_pipeline_first_stage()
+    with pytest.raises(TypeError, match="did not go through fleet.distributed_optimizer"):
+        model.train_batch(batch, pycoll.optimizer.SGD(0.5, parameters=layer.parameters()))

@@ -149,8 +149,9 @@ def distributed_model(model: Any) -> Any:
     ``num_virtual_pipeline_stages`` > 1, a ``PipelineParallelWithInterleave`` (``accumulate_steps``
     >= 2 x ``pp_degree``) or ``PipelineParallelWithInterleaveFthenB`` (fewer), as paddle picks. A
     ``PipelineLayer`` with ``pp_degree`` 1 (and no sharding) becomes paddle's
-    ``NoPipelineParallel`` (a one-stage ``PipelineParallel``), on any number of ranks:
-    ``train_batch`` / ``eval_batch`` run its micro-batches as paddle's do
+    ``NoPipelineParallel`` (as in paddle a ``MetaParallelBase`` beside ``PipelineParallel``, not
+    one of its kind), on any number of ranks: ``train_batch`` / ``eval_batch`` run its micro-batches
+    as paddle's do
     (paddle's averages the data-parallel gradients through the optimizer only beside model
     parallelism; with data parallelism alone its ranks' gradients stay apart, pycoll's are
     averaged). As in paddle,

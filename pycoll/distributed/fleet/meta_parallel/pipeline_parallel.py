@@ -1,36 +1,20 @@
-"""paddle's ``PipelineParallel``: what ``fleet.distributed_model`` gives for a ``PipelineLayer``
-when ``pp_degree > 1``. ``train_batch`` runs ``accumulate_steps`` micro-batches through the
-stages on the 1F1B schedule (each stage runs as many forwards ahead as there are stages after it,
-then alternates one forward and one backward), then sums the shared weights' gradients over
-their stages, averages every gradient over the data-parallel group and steps the optimizer (and
-the learning-rate scheduler). The loss of each micro-batch is divided by ``accumulate_steps``, so
-the gradients and the returned loss are means over the batch; every rank of the pipeline gets
-that loss (the last stage's, broadcast), as in paddle.
-
-Before a batch sends anything its stages agree on it (``batch_agreement``: one small all-reduce
-over the pipe group), so a stage that refuses its data or its optimizer, or calls ``eval_batch``
-while another calls ``train_batch``, makes every stage raise instead of some of them waiting or
-finishing with wrong weights. As paddle's, ``train_batch`` takes only an optimizer that went
-through ``fleet.distributed_optimizer`` (its clip must see every stage's gradients).
+"""paddle's ``PipelineParallel`` and ``NoPipelineParallel``, siblings under ``MetaParallelBase``
+as in paddle (a ``NoPipelineParallel`` is no ``PipelineParallel``), both running the micro-batch
+machinery of ``pipeline_base``. ``fleet.distributed_model`` gives a ``PipelineParallel`` for a
+``PipelineLayer`` when ``pp_degree > 1`` (its ``train_batch`` runs the 1F1B schedule over the
+stages) and a ``NoPipelineParallel`` when ``pp_degree`` is 1 (the micro-batches in turn). As
+paddle's, ``PipelineParallel.train_batch`` takes only an optimizer that went through
+``fleet.distributed_optimizer`` (its clip must see every stage's gradients), where
+``NoPipelineParallel.train_batch`` takes any.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any
 
-import numpy as np
-
-import pycoll.distributed as dist
-from pycoll._graph import no_grad
 from pycoll._logging import logger
-from pycoll.autograd import backward
-from pycoll.distributed.fleet.meta_parallel.batch_agreement import CALLS, agree
-from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
-from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
+from pycoll.distributed.fleet import topology as fleet_topology
+from pycoll.distributed.fleet.meta_parallel.pipeline_base import _PipelineBase
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
-from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, flatten, grads_of
-from pycoll.dtypes import convert_dtype
-from pycoll.parallel.fused import fused_allreduce_gradients
-from pycoll.tensor import Tensor, wrap
 
 FLEET_OPTIMIZER = "_fleet_distributed_optimizer"  # set by fleet.distributed_optimizer on what it returns
 
@@ -46,78 +30,46 @@ def is_fleet_optimizer(optimizer: Any) -> bool:
     return bool(getattr(optimizer, FLEET_OPTIMIZER, False))
 
 
-class PipelineParallel(MetaParallelBase):
+class PipelineParallel(_PipelineBase):
     """``layers`` (a ``PipelineLayer``) run as one stage of a pipeline of ``hcg``'s pipe group,
-    with ``strategy.pipeline_configs``' ``micro_batch_size`` and ``accumulate_steps``."""
-
-    _runs_chunks = False  # the interleaved subclasses run a PipelineLayer's chunks
+    with ``strategy.pipeline_configs``' ``micro_batch_size`` and ``accumulate_steps``, on the 1F1B
+    order. ``hybrid_configs["pp_configs"]``' ``dp_comm_overlap`` / ``sharding_comm_overlap`` are
+    checked as paddle checks them; pycoll averages the gradients after the schedule either way
+    (the same values; the overlap is not built)."""
 
     def __init__(self, layers: PipelineLayer, hcg: Any, strategy: Any):
-        if not isinstance(layers, PipelineLayer):
-            raise TypeError(f"PipelineParallel: layers must be a PipelineLayer, got {type(layers).__name__}")
-        if (layers.get_num_virtual_stages() > 1) != self._runs_chunks:
-            raise ValueError(f"{type(self).__name__}: layers has num_virtual_pipeline_stages="
-                             f"{layers.get_num_virtual_stages()}; PipelineParallel runs a PipelineLayer without "
-                             f"virtual stages, PipelineParallelWithInterleave(FthenB) one with them "
-                             f"(fleet.distributed_model picks)")
+        if hcg is None:
+            raise ValueError(f"{type(self).__name__}: hcg is None; give fleet.get_hybrid_communicate_group() "
+                             f"(fleet.distributed_model does)")
         super().__init__(layers, hcg, strategy)
-        configs = strategy.pipeline_configs
-        for key in ("micro_batch_size", "accumulate_steps"):
-            value = configs[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"PipelineParallel: pipeline_configs {key}={value!r}; it must be an int >= 1")
-        self.micro_batch_size = configs["micro_batch_size"]
-        self.accumulate_steps = configs["accumulate_steps"]
-        if configs.get("schedule_mode", "1F1B") != "1F1B":
+        pp_configs = strategy.hybrid_configs["pp_configs"]
+        self._dp_comm_overlap = pp_configs.dp_comm_overlap
+        self._sharding_comm_overlap = pp_configs.sharding_comm_overlap
+        self._check_overlap()
+        self.sharding_group = hcg.get_sharding_parallel_group()
+        if strategy.pipeline_configs.get("schedule_mode", "1F1B") != "1F1B":
             logger.warning("PipelineParallel: pipeline_configs schedule_mode=%r runs as 1F1B, as paddle's dygraph "
                            "pipeline runs it (the losses and gradients are the same; 1F1B holds fewer "
-                           "activations)", configs["schedule_mode"])
-        self.num_stages = hcg.get_pipe_parallel_world_size()
-        self.stage_id = hcg.get_stage_id()
-        self.global_rank = hcg.get_global_rank()
-        self.pp_group = hcg.get_pipe_parallel_group()
-        self.dp_group = hcg.get_data_parallel_group()
-        self.use_data_parallel = hcg.get_data_parallel_world_size() > 1
-        self.use_model_parallel = hcg.get_model_parallel_world_size() > 1
-        self._link = StageLink(hcg)
-        self.total_loss: Optional[List[List[Tensor]]] = None
-        self.optimizer: Any = None
-        self.lr_scheduler: Any = None
-        self.scaler: Any = None
-        self.loss_fn_idx = 0
-        self._compute_loss = True
-        self._batches = 0  # train_batch and eval_batch calls, which every stage must make alike
-        self._virtual_pp_world_size = layers.get_num_virtual_stages()  # chunks on this stage
-        self._virtual_pp_rank = 0  # the chunk running now
-        self._start_alike()
+                           "activations)", strategy.pipeline_configs["schedule_mode"])
 
-    def _start_alike(self) -> None:
-        """paddle's start: the replicated weights of a model-parallel stage from its group's
-        first rank, then every weight from the data-parallel group's first rank."""
-        with no_grad():
-            if self.use_model_parallel:
-                mp = self._hcg.get_model_parallel_group()
-                for p in self._layers.parameters():
-                    if not getattr(p, "is_distributed", False):
-                        dist.broadcast(p, src=mp.ranks[0], group=mp)
-            if self.use_data_parallel:
-                for p in self._layers.parameters():
-                    dist.broadcast(p, src=self.dp_group.ranks[0], group=self.dp_group)
-
-
-    def is_pipeline_first_stage(self, ignore_virtual: bool = False) -> bool:
-        """The first stage (and, unless ``ignore_virtual``, running its first chunk)."""
-        return self.stage_id == 0 and (ignore_virtual or self._virtual_pp_rank == 0)
-
-    def is_pipeline_last_stage(self, ignore_virtual: bool = False) -> bool:
-        """The last stage (and, unless ``ignore_virtual``, running its last chunk)."""
-        return self.stage_id == self.num_stages - 1 and (
-            ignore_virtual or self._virtual_pp_rank == self._virtual_pp_world_size - 1)
+    def _check_overlap(self) -> None:
+        """paddle's checks of the pp_configs overlaps: each needs its group and several stages,
+        and not both at once."""
+        name, several = type(self).__name__, self.num_stages > 1
+        if self._dp_comm_overlap and not (self.use_data_parallel and several):
+            raise ValueError(f"{name}: pp_configs dp_comm_overlap=True needs data parallelism and pp_degree > 1; "
+                             f"this job has dp {self.dp_group.nranks}, pp {self.num_stages}")
+        if self._sharding_comm_overlap and not (self.use_sharding_parallel and several):
+            raise ValueError(f"{name}: pp_configs sharding_comm_overlap=True needs sharding_degree > 1 and "
+                             f"pp_degree > 1; this job has sharding {self._hcg.get_sharding_parallel_world_size()},"
+                             f" pp {self.num_stages}")
+        if self._dp_comm_overlap and self._sharding_comm_overlap:
+            raise ValueError(f"{name}: pp_configs dp_comm_overlap and sharding_comm_overlap are both True; "
+                             f"set at most one of them")
 
     def set_virtual_pipeline_rank(self, rank: int) -> None:
         self._virtual_pp_rank = rank
 
-    # ---- training ---------------------------------------------------------------------------
     def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
                     loss_fn_idx: int = 0, return_micro_batch_loss: bool = False) -> Any:
         """One optimizer step over ``data`` (``[inputs, labels]`` of ``micro_batch_size x
@@ -126,11 +78,8 @@ class PipelineParallel(MetaParallelBase):
         pass None); returns the mean loss. ``optimizer`` must come from
         ``fleet.distributed_optimizer``. The stages agree before sending anything: where any of
         them refuses its data or its optimizer, or calls something else, every stage raises."""
-        self.optimizer, self.lr_scheduler, self.loss_fn_idx = optimizer, lr_scheduler, loss_fn_idx
-        self._layers.train()
-        loss = self._forward_backward(data, scaler, return_micro_batch_loss, is_fleet_optimizer(optimizer))
-        self._optimizer_step()
-        return loss
+        return self._train(data, optimizer, lr_scheduler, scaler, loss_fn_idx, return_micro_batch_loss,
+                           is_fleet_optimizer(optimizer))
 
     def forward_backward_pipeline(self, data: Any, scaler: Any = None, static_scheduler: bool = False,
                                   return_micro_batch_loss: bool = False) -> Any:
@@ -139,187 +88,40 @@ class PipelineParallel(MetaParallelBase):
                              "built in pycoll; leave it False")
         return self._forward_backward(data, scaler, return_micro_batch_loss, True)
 
-    def _forward_backward(self, data: Any, scaler: Any, return_micro_batch_loss: bool, optimizer_ok: bool) -> Any:
-        self.scaler = scaler
-        self.total_loss = None
-        micro = self._start_batch("train_batch", data, True, return_micro_batch_loss, scaler, optimizer_ok)
-        self._run_schedule(micro)
-        self._layers.allreduce_shared_weight_gradients()
-        return self._broadcast_final_loss(return_micro_batch_loss)
-
-    def _run_schedule(self, micro: Optional[MicroBatches]) -> None:
-        """Every micro-batch forward and backward through this stage, in 1F1B order."""
-        first, last, link = self.is_pipeline_first_stage(), self.is_pipeline_last_stage(), self._link
-        startup = min(self.num_stages - self.stage_id - 1, self.accumulate_steps)
-        steady = self.accumulate_steps - startup
-        inputs: List[Any] = []
-        outputs: List[Any] = []
-        for step in range(startup):
-            received = None if first else link.recv_forward()
-            output = self._forward_step(received, micro, step)
-            link.send_forward(output)  # a stage in the startup part is never the last
-            inputs.append(received)
-            outputs.append(output)
-        received = None if first or steady == 0 else link.recv_forward()
-        for i in range(steady):
-            output = self._forward_step(received, micro, startup + i)
-            if not last:
-                link.send_forward(output)
-            inputs.append(received)
-            outputs.append(output)
-            oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
-            grads_in = self._backward_step(oldest_in, oldest_out, None if last else link.recv_backward(oldest_out))
-            if i < steady - 1 and not first:
-                received = link.recv_forward()
-            if not first:
-                link.send_backward(grads_in)
-        for _ in range(startup):
-            oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
-            grads_in = self._backward_step(oldest_in, oldest_out, link.recv_backward(oldest_out))
-            if not first:
-                link.send_backward(grads_in)
-
-    def _forward_step(self, received: Any, micro: Optional[MicroBatches], step: int) -> Any:
-        """This stage's forward of micro-batch ``step``; on the last stage (when computing losses)
-        the loss to differentiate, divided by ``accumulate_steps``."""
-        x = micro.inputs(step) if self.is_pipeline_first_stage() else received
-        output = self._run_layers(x)
-        if not (self.is_pipeline_last_stage() and self._compute_loss):
-            return output
-        labels = micro.labels(step)
-        chosen = None
-        for idx, loss_fn in enumerate(self._layers._loss_fn):
-            if loss_fn is None:
-                continue
-            loss = loss_fn(output, labels)
-            if not isinstance(loss, Tensor):
-                raise TypeError(f"PipelineParallel: loss_fn[{idx}] returned {type(loss).__name__}; it must return a Tensor")
-            if self.accumulate_steps > 1:
-                loss = loss / self.accumulate_steps
-            self.total_loss = self.total_loss or [[] for _ in self._layers._loss_fn]
-            self.total_loss[idx].append(loss.detach())
-            if idx == self.loss_fn_idx:
-                chosen = loss
-        return chosen
-
-    def _run_layers(self, x: Any) -> Any:
-        return self._layers.forward(x)
-
-    def _backward_step(self, received: Any, output: Any, output_grads: Optional[List[Any]]) -> List[Any]:
-        """Backward through this stage for one micro-batch; the gradients of what it received."""
-        if self.is_pipeline_last_stage():
-            backward(self.scaler.scale(output) if self.scaler is not None else output)
-        else:
-            tensors = [t for t in flatten(output, "the stage's output") if not t.stop_gradient]
-            if tensors:
-                backward(tensors, [wrap(g) for g in output_grads])
-        return grads_of(received)
-
-    def _broadcast_final_loss(self, return_micro_batch_loss: bool = False) -> Any:
-        """The last stage's loss on every stage: the sum of the divided micro-batch losses (their
-        mean), or with ``return_micro_batch_loss`` the divided losses themselves. On the last
-        stage it has the loss's shape, elsewhere one value more ([1]), as paddle's."""
-        src = self._hcg.get_rank_from_stage(self.num_stages - 1)
-        xp = self.pp_group.array_module
-        losses = []
-        for idx in range(len(self._layers._loss_fn)):
-            if self.is_pipeline_last_stage(ignore_virtual=True):
-                if self.total_loss is None or not self.total_loss[idx]:
-                    raise RuntimeError("PipelineParallel: the last stage computed no loss")
-                parts = [t.array for t in self.total_loss[idx]]
-                value = xp.stack(parts) if return_micro_batch_loss else sum(parts[1:], parts[0])
-                code = xp.asarray([DTYPES.index(str(value.dtype))], np.int64)
-                dist.broadcast(code, src=src, group=self.pp_group)
-                dist.broadcast(xp.ascontiguousarray(value), src=src, group=self.pp_group)
-                losses.append(wrap(value))
-            else:
-                code = xp.zeros(1, np.int64)
-                dist.broadcast(code, src=src, group=self.pp_group)
-                shape = [self.accumulate_steps] if return_micro_batch_loss else [1]
-                value = xp.zeros(shape, convert_dtype(DTYPES[int(code[0])]))
-                dist.broadcast(value, src=src, group=self.pp_group)
-                losses.append(wrap(value))
-        return losses[0] if len(losses) == 1 else losses
-
-    def _optimizer_step(self) -> None:
-        if self.use_data_parallel:
-            fused_allreduce_gradients(self._layers.parameters(), self._hcg)
-        if self.scaler is not None:
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-        else:
-            self.optimizer.step()
-        self.optimizer.clear_grad()
-        if self.lr_scheduler is not None:
-            self.lr_scheduler.step()
-
-    # ---- evaluation -------------------------------------------------------------------------
     def eval_batch(self, data: Any, compute_loss: bool = False, loss_fn_idx: int = 0,
                    return_host_tensor: bool = False) -> Any:
-        """Forward only, over the micro-batches of ``data``: the mean loss on every stage with
-        ``compute_loss``, else the list of this stage's outputs, one per micro-batch (the
-        model's outputs on the last stage)."""
+        """Forward only, in eval mode, over the micro-batches of ``data``: the mean loss on every
+        stage with ``compute_loss``, else the list of this stage's outputs, one per micro-batch
+        (the model's outputs on the last stage)."""
         self.loss_fn_idx = loss_fn_idx
         self._layers.eval()
-        self.total_loss = None
-        saved, self._compute_loss = self._compute_loss, compute_loss
-        try:
-            micro = self._start_batch("eval_batch", data, compute_loss, False, None, True)
-            with no_grad():
-                outputs = self._forward_only(micro)
-            return self._broadcast_final_loss() if compute_loss else outputs
-        finally:
-            self._compute_loss = saved
-
-    def _forward_only(self, micro: Optional[MicroBatches]) -> List[Any]:
-        """Every micro-batch forward through this stage; its outputs, one per micro-batch."""
-        outputs = []
-        for step in range(self.accumulate_steps):
-            received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
-            output = self._forward_step(received, micro, step)
-            if not self.is_pipeline_last_stage():
-                self._link.send_forward(output)
-            outputs.append(output)
-        return outputs
-
-    # ---- checks -----------------------------------------------------------------------------
-    def _start_batch(self, fn: str, data: Any, compute_loss: bool, return_micro_batch_loss: bool, scaler: Any,
-                     optimizer_ok: bool) -> Optional[MicroBatches]:
-        """This stage's micro-batches of ``data``, once every stage of the pipeline has agreed on
-        the batch (``batch_agreement.agree``: each raises alike where they differ or one refused)."""
-        self._batches += 1
-        micro, refusal = None, None
-        try:
-            self._check_loss_fn(fn)
-            micro = self._micro_batches(data, fn)
-        except (ValueError, TypeError) as e:
-            refusal = e
-        call = {"call": CALLS.index(fn), "batch": self._batches, "accumulate_steps": self.accumulate_steps,
-                "micro_batch_size": self.micro_batch_size, "compute_loss": int(bool(compute_loss)),
-                "return_micro_batch_loss": int(bool(return_micro_batch_loss)), "scaler": int(scaler is not None)}
-        agree(self.pp_group, self.stage_id, self.num_stages, call, refusal, optimizer_ok)
-        return micro
-
-    def _check_loss_fn(self, fn: str) -> None:
-        loss_fn_idx, loss_fns = self.loss_fn_idx, self._layers._loss_fn
-        if not isinstance(loss_fn_idx, int) or not 0 <= loss_fn_idx < len(loss_fns) or loss_fns[loss_fn_idx] is None:
-            raise ValueError(f"PipelineParallel.{fn}: loss_fn_idx={loss_fn_idx!r}, but the PipelineLayer has no such "
-                             f"loss_fn (give PipelineLayer(loss_fn=...))")
-
-    def _micro_batches(self, data: Any, fn: str) -> Optional[MicroBatches]:
-        """The stage's view of ``data``: the middle stages read none of it."""
-        if not (self.is_pipeline_first_stage(ignore_virtual=True) or self.is_pipeline_last_stage(ignore_virtual=True)):
-            return None
-        return MicroBatches(data, self.micro_batch_size, self.accumulate_steps, fn)
+        return self._evaluate(data, compute_loss)
 
 
-class NoPipelineParallel(PipelineParallel):
+class NoPipelineParallel(_PipelineBase):
     """paddle's wrapper of a ``PipelineLayer`` at ``pp_degree`` 1 (what ``fleet.distributed_model``
-    returns for one): a one-stage pipeline whose ``train_batch`` / ``eval_batch`` run the
-    micro-batches in turn. paddle's argument order, ``strategy`` before ``hcg``."""
+    returns for one): ``train_batch`` / ``eval_batch`` run the micro-batches in turn. paddle's
+    argument order, ``strategy`` before ``hcg``; without ``hcg``, fleet's hybrid communicate group
+    (the one ``fleet.init`` made), or none before ``fleet.init``: then this process is the whole
+    job. Data-parallel gradients are averaged over the group's data-parallel ranks before the step
+    (paddle's leaves that to the optimizer, which averages them beside model parallelism only)."""
 
     def __init__(self, layers: PipelineLayer, strategy: Any, hcg: Any = None):
-        if hcg is None:
-            raise ValueError("NoPipelineParallel: hcg is None; give fleet.get_hybrid_communicate_group() "
-                             "(fleet.distributed_model does)")
-        super().__init__(layers, hcg, strategy)
+        super().__init__(layers, fleet_topology._HYBRID_PARALLEL_GROUP if hcg is None else hcg, strategy)
+        self._dp_comm_overlap = False  # paddle's: no overlap without stages
+        self._sharding_comm_overlap = False
+
+    def train_batch(self, data: Any, optimizer: Any, lr_scheduler: Any = None, scaler: Any = None,
+                    loss_fn_idx: int = 0, return_micro_batch_loss: bool = False) -> Any:
+        """One optimizer step over ``data`` (as ``PipelineParallel.train_batch`` reads it); returns
+        the mean loss. Any optimizer, as paddle's (``fleet.distributed_optimizer``'s or a plain one)."""
+        return self._train(data, optimizer, lr_scheduler, scaler, loss_fn_idx, return_micro_batch_loss, True)
+
+    def forward_backward_pipeline(self, data: Any, scaler: Any = None, return_micro_batch_loss: bool = False) -> Any:
+        return self._forward_backward(data, scaler, return_micro_batch_loss, True)
+
+    def eval_batch(self, data: Any, compute_loss: bool = False, loss_fn_idx: int = 0) -> Any:
+        """The mean loss over the micro-batches of ``data``, forward only: as paddle's, whatever
+        ``compute_loss`` says, and in the mode the layers are in (paddle's leaves it)."""
+        self.loss_fn_idx = loss_fn_idx
+        return self._evaluate(data, compute_loss=True)
