@@ -105,6 +105,9 @@ from pycoll import audio  # noqa: E402,F401 - paddle.audio (functional, features
 from pycoll.audio.functional.window import (bartlett_window, blackman_window, hamming_window,  # noqa: E402,F401
                                             hann_window, kaiser_window)
 from pycoll.sampling_counts import binomial, standard_gamma  # noqa: E402
+from pycoll.inplace_names import (bitwise_and_, bitwise_not_, bitwise_or_, bitwise_xor_, cumsum_,  # noqa: E402
+                                  floor_divide_, floor_mod_, log_, masked_fill_, mod_, normal_, pow_, remainder_,
+                                  tril_, triu_)
 
 
 def in_dynamic_mode() -> bool:

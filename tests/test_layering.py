@@ -57,7 +57,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind",
                 "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric",
                 "pycoll.signal", "pycoll._saved_tensors_hooks",
-                "pycoll.audio", "pycoll.sampling_counts")),
+                "pycoll.audio", "pycoll.sampling_counts", "pycoll.inplace_names")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",

@@ -6,10 +6,12 @@ from pycoll.geometric.segment import segment_max, segment_mean, segment_min, seg
 from pycoll.incubate.fused_ops import identity_loss, softmax_mask_fuse, softmax_mask_fuse_upper_triangle
 from pycoll.incubate.lookahead import LookAhead
 from pycoll.incubate.model_average import ModelAverage
+from pycoll.incubate import optimizer
+from pycoll.incubate.graph_ops import graph_send_recv
 
 __all__ = ["autograd", "segment_sum", "segment_mean", "segment_max", "segment_min", "softmax_mask_fuse",
            "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead",
-           "ModelAverage"]
+           "ModelAverage", "optimizer", "graph_send_recv"]
 
 
 def __getattr__(name: str):
