@@ -1,6 +1,8 @@
 """pycoll.incubate's fused softmax helpers, identity_loss and LookAhead. Values marked so were
 measured on paddle 3.3.1's CPU build with the same calls; its upper-triangle softmax runs on GPUs
 only, so that one is checked against NumPy."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -72,3 +74,62 @@ def test_lookahead_moves_parameters_as_paddles():
         incubate.LookAhead(la.inner_optimizer, alpha=1.5)
     with pytest.raises(ValueError, match="k must"):
         incubate.LookAhead(la.inner_optimizer, k=0)
+
+
+def _lookahead_run(steps, state=None, name=None):
+    """paddle's la2 probe: Linear(3, 2), LookAhead(Adam(0.1), alpha=0.5, k=3), loss mean(out ** 2)."""
+    lin = pycoll.nn.Linear(3, 2, weight_attr=pycoll.ParamAttr(name="w"), bias_attr=pycoll.ParamAttr(name="b"))
+    lin.weight.set_value(np.arange(6, dtype=np.float32).reshape(3, 2) / 10)
+    lin.bias.set_value(np.array([0.1, -0.1], np.float32))
+    la = incubate.LookAhead(pycoll.optimizer.Adam(learning_rate=0.1, parameters=lin.parameters()), alpha=0.5, k=3,
+                            name=name)
+    if state is not None:
+        lin.set_state_dict(state[0])
+        la.set_state_dict(state[1])
+    for i in steps:
+        (lin(T(np.random.RandomState(i).randn(4, 3))) ** 2).mean().backward()
+        la.step()
+        la.clear_grad()
+    return lin, la
+
+
+def test_lookahead_state_dict_holds_the_slow_weights_and_resumes(tmp_path):
+    lin, la = _lookahead_run(range(2))
+    sd = la.state_dict()
+    # paddle 3.3.1's state_dict after these 2 steps: {w_slow_0, b_slow_0} with these values
+    np.testing.assert_allclose(sd["w_slow_0"].numpy(), [[-0.1, 0.0], [0.1, 0.2], [0.3, 0.4]], atol=1e-6)
+    np.testing.assert_allclose(sd["b_slow_0"].numpy(), [0.0, -0.2], atol=1e-6)
+    assert "w_moment1_0" in sd and sd["lookahead_step_0"].numpy().tolist() == [2]  # beside paddle's keys
+    pycoll.save(sd, str(tmp_path / "la.pdopt"))
+    saved = pycoll.load(str(tmp_path / "la.pdopt"))
+    resumed, _ = _lookahead_run(range(2, 6), (lin.state_dict(), saved))
+    uninterrupted = [-0.06859, -0.00995, 0.03767, 0.13424, 0.08888, 0.19358]  # paddle 3.3.1, 6 steps in one go
+    np.testing.assert_allclose(resumed.weight.numpy().ravel(), uninterrupted, atol=1e-5)
+    # paddle's own checkpoint holds the slow weights alone: its resumed run restarts Adam and the k-cycle
+    paddle_layout = {"w_slow_0": sd["w_slow_0"], "b_slow_0": sd["b_slow_0"]}
+    from_paddle, _ = _lookahead_run(range(2, 6), (lin.state_dict(), paddle_layout))
+    paddle_resumed = [0.07441, 0.1008, -0.05315, 0.01868, -0.0116, 0.08479]  # paddle 3.3.1, same resumption
+    np.testing.assert_allclose(from_paddle.weight.numpy().ravel(), paddle_resumed, atol=1e-5)
+
+
+def test_lookahead_state_dict_names_and_refusals():
+    lin, la = _lookahead_run(range(1), name="la")
+    assert "w_la_slow_0" in la.state_dict()  # paddle's key with a name
+    bad = dict(la.state_dict())
+    bad["w_la_slow_0"] = pycoll.zeros([2])
+    with pytest.raises(ValueError, match="has shape \\[2\\], the parameter's is \\[3, 2\\]"):
+        la.set_state_dict(bad)
+    with pytest.raises(TypeError, match="state_dict must be a dict"):
+        la.set_state_dict([])
+
+
+def test_fused_softmax_of_a_row_hidden_whole_is_nan_without_warnings():
+    mask = np.zeros((1, 1, 2, 3), np.float32)
+    mask[0, 0, 0] = -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = incubate.softmax_mask_fuse(T(np.zeros((1, 1, 2, 3))), T(mask)).numpy()
+        big = incubate.identity_loss(T([3e38, 3e38]), "sum").item()
+    assert np.isnan(out[0, 0, 0]).all()  # paddle 3.3.1: [nan, nan, nan]
+    np.testing.assert_allclose(out[0, 0, 1], [1 / 3] * 3, rtol=1e-6)
+    assert big == np.inf

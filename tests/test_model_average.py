@@ -2,6 +2,8 @@
 numbers measured on paddle 3.3.1's CPU build (the sliding windows rolling over at several
 min/max/rate settings), apply/restore, need_restore=False, the 16384-step split of sum_1,
 the state's counters and the argument checks."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -137,3 +139,18 @@ def test_argument_errors():
         ModelAverage(0.1, [w], max_average_window=2.5)
     with pytest.raises(ValueError, match="parameters must be given"):
         ModelAverage(0.1)
+
+
+def test_a_float16_sum_past_its_range_is_inf_without_warnings():
+    w = pycoll.create_parameter([2], "float16", default_initializer=pycoll.nn.initializer.Assign([60000., 1.]))
+    model_average = ModelAverage(0.5, [w], min_average_window=10, max_average_window=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # 60000 + 60000 overflows float16's 65504
+            w.astype("float32").sum().backward()
+            model_average.step()
+            w.clear_gradient()
+        with model_average.apply():
+            averaged = w.numpy().tolist()
+    assert averaged == [np.inf, 1.0]  # the average in the parameter's dtype (see ModelAverage's docstring)
+    np.testing.assert_array_equal(w.numpy(), [60000., 1.])

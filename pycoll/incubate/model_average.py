@@ -84,28 +84,29 @@ class ModelAverage(Optimizer):
     def step(self) -> None:
         """Accumulate every trainable parameter that has a gradient."""
         accs = self._accumulators
-        for key, p in zip(self._keys, self._parameter_list):
-            if p.stop_gradient or p.grad is None:
-                continue
-            param = p.array
-            sum_1 = self._array_acc("sum_1", key, param)
-            sum_2 = self._array_acc("sum_2", key, param)
-            sum_3 = self._array_acc("sum_3", key, param)
-            updates = accs["num_updates"].get(key, 0) + 1
-            count = accs["num_accumulates"].get(key, 0) + 1
-            accs["old_num_accumulates"].setdefault(key, 0)
-            sum_1 += param
-            if updates % _SPLIT_EVERY == 0:
-                sum_2 += sum_1
-                sum_1[...] = 0
-            window = min(self.max_average_window, int(np.float32(updates) * np.float32(self.average_window)))
-            if count >= self.min_average_window and count >= window:
-                sum_3[...] = sum_1 + sum_2
-                sum_1[...] = 0
-                sum_2[...] = 0
-                accs["old_num_accumulates"][key] = count
-                count = 0
-            accs["num_updates"][key], accs["num_accumulates"][key] = updates, count
+        with np.errstate(all="ignore"):  # a float16 sum past 65504 is inf, unwarned
+            for key, p in zip(self._keys, self._parameter_list):
+                if p.stop_gradient or p.grad is None:
+                    continue
+                param = p.array
+                sum_1 = self._array_acc("sum_1", key, param)
+                sum_2 = self._array_acc("sum_2", key, param)
+                sum_3 = self._array_acc("sum_3", key, param)
+                updates = accs["num_updates"].get(key, 0) + 1
+                count = accs["num_accumulates"].get(key, 0) + 1
+                accs["old_num_accumulates"].setdefault(key, 0)
+                sum_1 += param
+                if updates % _SPLIT_EVERY == 0:
+                    sum_2 += sum_1
+                    sum_1[...] = 0
+                window = min(self.max_average_window, int(np.float32(updates) * np.float32(self.average_window)))
+                if count >= self.min_average_window and count >= window:
+                    sum_3[...] = sum_1 + sum_2
+                    sum_1[...] = 0
+                    sum_2[...] = 0
+                    accs["old_num_accumulates"][key] = count
+                    count = 0
+                accs["num_updates"][key], accs["num_accumulates"][key] = updates, count
 
     def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
                  no_grad_set: Any = None) -> None:
@@ -121,7 +122,7 @@ class ModelAverage(Optimizer):
         if not accs["num_updates"]:
             raise RuntimeError("ModelAverage.apply: nothing accumulated yet; call step() after the optimizer's "
                                "steps first")
-        with no_grad():
+        with no_grad(), np.errstate(all="ignore"):  # an inf sum averages to inf or NaN, unwarned
             for key, p in zip(self._keys, self._parameter_list):
                 count = accs["num_accumulates"].get(key, 0) + accs["old_num_accumulates"].get(key, 0)
                 if count == 0:
