@@ -1,5 +1,7 @@
 """pycoll.geometric (and paddle.incubate's segment names): values and gradients measured on
 paddle 3.3.1's CPU build with the same calls (loss: sum(result * w))."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -114,3 +116,26 @@ def test_send_uv_equals_paddles(op):
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-6)
     np.testing.assert_allclose(y.grad.numpy(), gy, rtol=1e-6)
+
+
+def test_div_by_a_zero_weight_is_paddles_times_1e12_without_warnings():
+    """paddle divides as x * (1 / (y + 1e-12)): 0 / 0 is 0 and 2 / 0 is 2 * float32(1e12)."""
+    x = T([[0., 2., 3.], [1., 4., 5.]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        uv = geo.send_uv(x, x, T([0], "int64"), T([0], "int64"), message_op="div")
+        ue = geo.send_ue_recv(x, T([[0.]]), T([0], "int64"), T([0], "int64"), message_op="div")
+        neg = geo.send_ue_recv(x, T([[-1e-12]]), T([0], "int64"), T([0], "int64"), message_op="div")
+    assert uv.numpy().tolist() == [[0.0, 1.0, 1.0]]  # paddle 3.3.1's, exactly
+    assert ue.numpy().tolist() == [[0.0, 1999999991808.0, 3000000053248.0], [0.0, 0.0, 0.0]]
+    np.testing.assert_array_equal(neg.numpy()[0], [np.nan, np.inf, np.inf])  # 1 / (y + 1e-12) = 1 / 0
+
+
+def test_segment_ids_must_be_sorted():
+    for ids, first in (([1, 0, 1], "segment_ids\\[0\\] = 1 > segment_ids\\[1\\] = 0"),
+                       ([0, 2, 1], "segment_ids\\[1\\] = 2 > segment_ids\\[2\\] = 1")):
+        for op in ("sum", "mean", "max", "min"):  # paddle: ValueError 'The segment ids should be sorted'
+            with pytest.raises(ValueError, match="must be sorted, got " + first):
+                getattr(geo, "segment_" + op)(T([[1., 2.], [3., 4.], [5., 6.]]), T(ids, "int64"))
+    np.testing.assert_allclose(geo.send_u_recv(T([[1.], [2.]]), T([1, 0], "int64"), T([1, 0], "int64")).numpy(),
+                               [[1.], [2.]])  # message passing takes edges in any order

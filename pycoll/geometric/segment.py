@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import _ufunc_at
@@ -45,16 +47,17 @@ def segment_reduce(data: Tensor, ids: Any, num: int, reduce_op: str, fn: str) ->
     counts = xp.zeros(num, dtype=a.dtype)
     _ufunc_at(xp, "add", counts, ids, xp.ones(ids.shape, dtype=a.dtype))
     present = (counts > 0).reshape((num,) + (1,) * (a.ndim - 1))
-    if reduce_op in ("sum", "mean"):
-        out = xp.zeros(shape, dtype=a.dtype)
-        _ufunc_at(xp, "add", out, ids, a)
-        if reduce_op == "mean":
-            out = out / xp.maximum(counts, 1).reshape(present.shape).astype(a.dtype)
-    else:
-        limits = xp.finfo(a.dtype) if a.dtype.kind in "fc" else xp.iinfo(a.dtype)
-        out = xp.full(shape, limits.min if reduce_op == "max" else limits.max, dtype=a.dtype)
-        _ufunc_at(xp, "maximum" if reduce_op == "max" else "minimum", out, ids, a)
-        out = xp.where(present, out, 0).astype(a.dtype, copy=False)
+    with np.errstate(all="ignore"):  # inf + -inf is NaN, a sum past the dtype's range inf: answers
+        if reduce_op in ("sum", "mean"):
+            out = xp.zeros(shape, dtype=a.dtype)
+            _ufunc_at(xp, "add", out, ids, a)
+            if reduce_op == "mean":
+                out = out / xp.maximum(counts, 1).reshape(present.shape).astype(a.dtype)
+        else:
+            limits = xp.finfo(a.dtype) if a.dtype.kind in "fc" else xp.iinfo(a.dtype)
+            out = xp.full(shape, limits.min if reduce_op == "max" else limits.max, dtype=a.dtype)
+            _ufunc_at(xp, "maximum" if reduce_op == "max" else "minimum", out, ids, a)
+            out = xp.where(present, out, 0).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
         rows = g[ids]
@@ -66,6 +69,15 @@ def segment_reduce(data: Tensor, ids: Any, num: int, reduce_op: str, fn: str) ->
     return op_output(out.astype(a.dtype, copy=False), backward, data)
 
 
+def _check_sorted(ids: Any, fn: str) -> None:
+    """paddle's segment ops take ids in ascending order; ValueError naming the first pair out of it."""
+    falls = array_module(ids).flatnonzero(ids[1:] < ids[:-1])
+    if falls.size:
+        i = int(falls[0])
+        raise ValueError(f"{fn}: segment_ids must be sorted, got segment_ids[{i}] = {int(ids[i])} > "
+                         f"segment_ids[{i + 1}] = {int(ids[i + 1])}")
+
+
 def _segment(reduce_op: str) -> Any:
     def segment(data: Tensor, segment_ids: Tensor, name: Optional[str] = None) -> Tensor:
         fn = f"segment_{reduce_op}"
@@ -73,6 +85,7 @@ def _segment(reduce_op: str) -> Any:
         if data.ndim < 1:
             raise ValueError(f"{fn}: data must have at least 1 dimension, got shape {data.shape}")
         ids = _ids(segment_ids, data.shape[0], fn, "segment_ids")
+        _check_sorted(ids, fn)
         num = int(ids.max()) + 1 if ids.size else 0
         return segment_reduce(data, ids, num, reduce_op, fn)
     segment.__name__ = segment.__qualname__ = f"segment_{reduce_op}"
