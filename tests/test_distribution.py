@@ -281,7 +281,7 @@ def test_arguments_and_defaults():
     assert D.Poisson(2.0).batch_shape == (1,)  # paddle's: a number gives shape [1]
     u = D.Uniform(0.0, 1.0)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")  # log(0) outside the support is -inf, unwarned
         assert math.isinf(float(u.log_prob(T(1.5)).numpy()))
     with pytest.raises(TypeError, match="loc must be a float"):
         D.Normal("a", 1.0)
@@ -296,3 +296,77 @@ def test_arguments_and_defaults():
     with pytest.raises(TypeError, match="sample shape"):
         D.Normal(0.0, 1.0).sample(3)
     assert pycoll.distribution is D
+
+
+def test_categorical_refuses_a_value_that_does_not_fit_its_batch():
+    c = D.Categorical(T([[1., 2., 3.], [1., 1., 1.]]))
+    weights = np.log([[1 / 6, 2 / 6, 3 / 6], [1 / 3, 1 / 3, 1 / 3]])
+    idx = np.array([[0, 2, 1, 2, 0]])
+    close(c.log_prob(pycoll.to_tensor(idx)), np.take_along_axis(weights, np.repeat(idx, 2, 0), -1))  # [1, 5] broadcasts
+    close(c.log_prob(pycoll.to_tensor([2, 0])), weights[:, [2, 0]])  # 1-D: taken for every row, as paddle's
+    for shape in ([3, 2], [5, 5], [4, 2, 1], []):  # paddle: ValueError for each (expand_v2 / rank)
+        with pytest.raises(ValueError, match=rf"value of shape \[{', '.join(map(str, shape))}\] does not fit the "
+                                             rf"batch shape \[2\]"):
+            c.log_prob(pycoll.to_tensor(np.zeros(shape, np.int64)))
+    with pytest.raises(ValueError, match="does not fit"):
+        c.log_prob(c.sample([3]))  # samples of shape [3, 2]: 3 draws of the batch, not classes per row
+
+
+def _dtype(t):
+    return str(t.dtype).split(".")[-1]
+
+
+def test_numbers_take_the_default_dtype_where_paddles_classes_do():
+    """Measured on paddle 3.3.1 under set_default_dtype('float64'): paddle's newer classes make a
+    Python number a tensor of the default dtype, the older ones float32 (and Gamma, Exponential,
+    Chi2 cast NumPy arrays to float32, Bernoulli and StudentT to the default dtype)."""
+    pycoll.set_default_dtype("float64")
+    try:
+        default = {"Beta": D.Beta(0.5, 0.5), "Laplace": D.Laplace(0., 1.), "Cauchy": D.Cauchy(0., 1.),
+                   "Gumbel": D.Gumbel(0., 1.), "Poisson": D.Poisson(2.), "Bernoulli": D.Bernoulli(0.3),
+                   "ContinuousBernoulli": D.ContinuousBernoulli(0.3), "StudentT": D.StudentT(3., 0., 1.),
+                   "Binomial": D.Binomial(5, 0.3), "Bernoulli(np32)": D.Bernoulli(np.array([0.3], np.float32)),
+                   "StudentT(np32)": D.StudentT(*(np.array([v], np.float32) for v in (3., 0., 1.)))}
+        float32 = {"Normal": D.Normal(0., 1.), "Uniform": D.Uniform(0., 2.), "LogNormal": D.LogNormal(0., 1.),
+                   "Gamma": D.Gamma(2., 1.), "Exponential": D.Exponential(1.5), "Chi2": D.Chi2(3.),
+                   "Geometric": D.Geometric(0.3), "Gamma(np64)": D.Gamma(np.array([2.]), np.array([1.]))}
+        for want, dists in (("float64", default), ("float32", float32)):
+            for name, d in dists.items():
+                got = [_dtype(d.sample([2])), _dtype(d.entropy()), _dtype(d.log_prob(d.sample([2])))]
+                assert got == [want] * 3, (name, got)
+        close(D.Beta(0.5, 0.5).entropy(), -0.2415645, tol=1e-6)  # paddle's, float64
+        f32 = pycoll.to_tensor(np.array([0.5], np.float32))
+        assert _dtype(D.Beta(f32, f32).entropy()) == "float32"  # a Tensor keeps its dtype
+    finally:
+        pycoll.set_default_dtype("float32")
+    assert _dtype(D.Bernoulli(np.array([0.3])).mean) == "float32"  # paddle casts float64 arrays to the default
+    assert _dtype(D.Normal(np.array([0.]), np.array([1.])).mean) == "float64"  # Normal keeps them
+
+
+def test_values_at_and_past_the_supports_edges_raise_no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close(D.Uniform(T([0.]), T([1.])).log_prob(T([-1., 0.5, 2.])), [-np.inf, 0., -np.inf])
+        close(D.Gamma(T([0.5]), T([1.])).log_prob(T([0.])), [np.inf])
+        assert np.isnan(D.Normal(T([0.]), T([0.])).log_prob(T([0.])).numpy()).all()
+        close(D.Categorical(T([0., 1.])).log_prob(pycoll.to_tensor([0])), [-np.inf])
+        close(D.Exponential(T([0.])).entropy(), [np.inf])
+        close(D.Multinomial(2, T([0., 1.])).log_prob(T([0., 2.])), [0.])
+        close(D.kl_divergence(D.Uniform(T([0.]), T([1.])), D.Uniform(T([0.]), T([0.]))), [np.inf])
+        close(D.PowerTransform(T([-1.])).inverse(T([0.])), [np.inf])
+        close(D.ContinuousBernoulli(T([0.5])).entropy(), [0.])
+
+
+def test_affine_log_det_jacobian_has_one_term_per_element():
+    """paddle 3.3.1 gives log|scale| in scale's shape ([1] here); summed over an event by
+    IndependentTransform that counts it once instead of once per element, so paddle's log_prob
+    below is -3.062274, -2.757274 (off by log 2). pycoll keeps one term per element."""
+    x = T([[0.5, -1.0], [2.0, 0.1]])
+    affine = D.AffineTransform(T([1.]), T([2.]))
+    close(affine.forward_log_det_jacobian(x), np.full((2, 2), math.log(2.)))
+    close(D.IndependentTransform(affine, 1).forward_log_det_jacobian(x), [2 * math.log(2.)] * 2)
+    base = D.Independent(D.Normal(T([0., 0.]), T([1., 1.])), 1)
+    td = D.TransformedDistribution(base, [D.IndependentTransform(affine, 1)])
+    z = (x.numpy() - 1.) / 2.
+    by_hand = (-0.5 * z ** 2 - 0.5 * math.log(2 * math.pi) - math.log(2.)).sum(-1)  # N(1, 2^2) per element
+    close(td.log_prob(x), by_hand)

@@ -3,20 +3,24 @@ distribution shares: turning constructor arguments and ``value`` arguments into 
 and drawing the base noise of a sample.
 
 Parameters given as Tensors are kept as they are (the same objects, so gradients reach them);
-Python numbers, lists and NumPy arrays become float32 Tensors (float64 NumPy arrays stay float64),
-in the dtype of a Tensor parameter given beside them. Noise is drawn from pycoll's one generator
+Python numbers, lists and NumPy arrays become Tensors in the dtype of a Tensor parameter given
+beside them, else in the dtype the distribution's paddle class gives them (paddle's classes differ:
+see ``keep_float64`` and the rules after it). Noise is drawn from pycoll's one generator
 (`pycoll.random`, so `pycoll.seed` makes samples reproducible) on the host and moved to the
 parameters' place; a reparameterized sample is then composed of differentiable ops on it.
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import numbers
-from typing import Any, Callable, Sequence, Tuple
+from typing import Any, Callable, Sequence, Tuple, TypeVar
 
 import numpy as np
 
 from pycoll import autograd
 from pycoll.device import array_module, move, place_of
+from pycoll.dtypes import get_default_dtype
 from pycoll.grad_ops import grad
 from pycoll.random import get_rng
 from pycoll.reshape_ops import broadcast_shape
@@ -25,16 +29,38 @@ from pycoll.tensor import Tensor, to_tensor, wrap
 _ACCEPTED = (numbers.Real, list, tuple, np.ndarray, Tensor)
 
 
-def _host_dtype(value: Any) -> str:
-    """The dtype a non-Tensor parameter becomes: float64 for float64 arrays, else float32."""
+# The dtype a parameter given as a number, list or NumPy array becomes, by paddle 3.3.1's class.
+DtypeRule = Callable[[Any], str]
+
+
+def keep_float64(value: Any) -> str:
+    """float64 for float64 NumPy arrays, else float32, whatever the default dtype (paddle's
+    ``Distribution._to_tensor``: Normal, Uniform, LogNormal, Geometric, Categorical)."""
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
         return "float64"
     return "float32"
 
 
-def as_params(owner: str, **params: Any) -> Tuple[Tensor, ...]:
+def always_float32(value: Any) -> str:
+    """float32, float64 arrays included (paddle's Gamma, Exponential and Chi2 cast them)."""
+    return "float32"
+
+
+def numbers_default(value: Any) -> str:
+    """The default dtype for numbers and lists (``paddle.full``/``to_tensor`` of a number), NumPy
+    arrays as ``keep_float64`` (Beta, Laplace, Cauchy, Gumbel, Poisson, Binomial,
+    ContinuousBernoulli)."""
+    return keep_float64(value) if isinstance(value, np.ndarray) else get_default_dtype()
+
+
+def all_default(value: Any) -> str:
+    """The default dtype, NumPy arrays included (paddle's Bernoulli and StudentT cast them)."""
+    return get_default_dtype()
+
+
+def as_params(owner: str, dtype_rule: DtypeRule = keep_float64, **params: Any) -> Tuple[Tensor, ...]:
     """The named constructor arguments of distribution ``owner`` as Tensors (see the module's
-    docstring); TypeError naming the argument for anything else."""
+    docstring), non-Tensors in ``dtype_rule(value)``; TypeError naming the argument for anything else."""
     like = next((v for v in params.values() if isinstance(v, Tensor)), None)
     out = []
     for name, value in params.items():
@@ -46,7 +72,7 @@ def as_params(owner: str, **params: Any) -> Tuple[Tensor, ...]:
                 value = value.astype("float32" if like is None or like is value else like.dtype)
             out.append(value)
         else:
-            dtype = like.dtype if like is not None else _host_dtype(value)
+            dtype = like.dtype if like is not None else dtype_rule(value)
             tensor = to_tensor(np.asarray(value), dtype=dtype)
             if like is not None:
                 tensor = wrap(move(tensor._array, place_of(like._array)))
@@ -93,8 +119,39 @@ def support_values(end: int, like: Tensor) -> Tensor:
     return wrap(array_module(a).arange(0, end, dtype=a.dtype))
 
 
-class Distribution:
-    """paddle.distribution.Distribution: the interface every distribution implements."""
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def quiet(fn: F) -> F:
+    """``fn`` run under ``np.errstate(all="ignore")`` (a fresh one per call: re-entrant)."""
+    @functools.wraps(fn)
+    def quieted(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    return quieted  # type: ignore[return-value]
+
+
+class QuietMembers:
+    """A base whose subclasses' constructors, public methods and properties run ``quiet``, wrapped
+    as each subclass is defined (its own overrides too). Densities at and past a support's edge
+    are log(0) = -inf, 0/0 = NaN, overflows to inf: answers, as paddle's, not faults, and pycoll
+    prints nothing, so NumPy's RuntimeWarnings about them must not reach the user (CuPy raises
+    none). The values are unchanged; gradients run later, in the ops' own backward functions."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, member in list(vars(cls).items()):
+            if name.startswith("_") and name != "__init__":
+                continue
+            if isinstance(member, property) and member.fget is not None:
+                setattr(cls, name, property(quiet(member.fget), member.fset, member.fdel, member.__doc__))
+            elif inspect.isfunction(member):
+                setattr(cls, name, quiet(member))
+
+
+class Distribution(QuietMembers):
+    """paddle.distribution.Distribution: the interface every distribution implements. Its methods
+    and its subclasses' compute without NumPy's floating-point warnings (``QuietMembers``)."""
 
     def __init__(self, batch_shape: Sequence[int] = (), event_shape: Sequence[int] = ()) -> None:
         self._batch_shape = tuple(int(d) for d in batch_shape)

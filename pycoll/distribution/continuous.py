@@ -7,8 +7,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pycoll.distribution.base import (Distribution, ExponentialFamily, as_params, as_value, noise, sample_shape,
-                                      shape_of)
+from pycoll.distribution.base import (Distribution, ExponentialFamily, all_default, always_float32, as_params, as_value,
+                                      noise, numbers_default, sample_shape, shape_of)
 from pycoll.search_ops import where
 from pycoll.tensor import Tensor
 
@@ -19,7 +19,7 @@ class _LocScale(Distribution):
     """A distribution of ``loc`` and ``scale``, broadcast together."""
 
     def __init__(self, owner: str, loc: Any, scale: Any) -> None:
-        loc, scale = as_params(owner, loc=loc, scale=scale)
+        loc, scale = as_params(owner, numbers_default, loc=loc, scale=scale)
         shape = list(shape_of(loc, scale))
         self.loc = loc if list(loc.shape) == shape else loc.broadcast_to(shape)
         self.scale = scale if list(scale.shape) == shape else scale.broadcast_to(shape)
@@ -146,7 +146,7 @@ class StudentT(Distribution):
 
     def __init__(self, df: Any, loc: Any, scale: Any, name: Optional[str] = None) -> None:
         self.name = name or "StudentT"
-        df, loc, scale = as_params("StudentT", df=df, loc=loc, scale=scale)
+        df, loc, scale = as_params("StudentT", all_default, df=df, loc=loc, scale=scale)
         shape = list(shape_of(df, loc, scale))
         self.df, self.loc, self.scale = (t.broadcast_to(shape) for t in (df, loc, scale))
         for arg, t in (("df", self.df), ("scale", self.scale)):
@@ -189,7 +189,7 @@ class Exponential(ExponentialFamily):
     """Exponential(rate)."""
 
     def __init__(self, rate: Any) -> None:
-        (self.rate,) = as_params("Exponential", rate=rate)
+        (self.rate,) = as_params("Exponential", always_float32, rate=rate)
         self.dtype = self.rate.dtype
         super().__init__(tuple(self.rate.shape))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Tuple
 
-from pycoll.distribution.base import Distribution, as_params, as_value, noise, sample_shape
+from pycoll.distribution.base import Distribution, as_params, as_value, noise, numbers_default, sample_shape
 from pycoll.search_ops import where
 from pycoll.tensor import Tensor
 from pycoll.type_info import finfo
@@ -18,7 +18,7 @@ class ContinuousBernoulli(Distribution):
     def __init__(self, probs: Any, lims: Tuple[float, float] = (0.499, 0.501)) -> None:
         if isinstance(probs, (int, float)) and not isinstance(probs, bool):
             probs = [float(probs)]
-        (probs,) = as_params("ContinuousBernoulli", probs=probs)
+        (probs,) = as_params("ContinuousBernoulli", numbers_default, probs=probs)
         eps = float(finfo(probs.dtype).eps)
         self.probs = probs.clip(eps, 1.0 - eps)
         self.lims = (float(lims[0]), float(lims[1]))

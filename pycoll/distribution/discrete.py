@@ -12,8 +12,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from pycoll.device import array_module, move, place_of
-from pycoll.distribution.base import (Distribution, ExponentialFamily, as_params, as_value, noise, sample_shape,
-                                      shape_of, support_values)
+from pycoll.distribution.base import (Distribution, ExponentialFamily, all_default, as_params, as_value, noise,
+                                      numbers_default, sample_shape, shape_of, support_values)
 from pycoll.nn.functional import binary_cross_entropy_with_logits, log_softmax, one_hot, softplus
 from pycoll.random import get_rng
 from pycoll.index_ops import take_along_axis
@@ -51,6 +51,11 @@ class Categorical(Distribution):
             return self._prob[value.reshape([-1])].reshape(list(value.shape))
         if value.ndim == 1:
             value = value.reshape([1] * (self._prob.ndim - 1) + [-1])
+        batch, lead = self._batch_shape, tuple(value.shape[:-1])
+        if value.ndim != self._prob.ndim or any(v != b and 1 not in (v, b) for v, b in zip(lead, batch)):
+            raise ValueError(f"Categorical: value of shape {list(value.shape)} does not fit the batch shape "
+                             f"{list(batch)}: it needs {len(batch) + 1} dimensions whose first {len(batch)} "
+                             f"broadcast with the batch shape (classes along the last), or one dimension")
         return take_along_axis(self._prob, value.astype("int64"), axis=-1)
 
     def prob(self, value: Any) -> Tensor:
@@ -69,7 +74,7 @@ class Bernoulli(ExponentialFamily):
 
     def __init__(self, probs: Any, name: Optional[str] = None) -> None:
         self.name = name or "Bernoulli"
-        (probs,) = as_params("Bernoulli", probs=probs)
+        (probs,) = as_params("Bernoulli", all_default, probs=probs)
         eps = float(finfo(probs.dtype).eps)
         self.probs = probs.clip(eps, 1.0 - eps)
         self.logits = self.probs.log() - (-self.probs).log1p()
@@ -179,7 +184,7 @@ class Poisson(Distribution):
     def __init__(self, rate: Any) -> None:
         if isinstance(rate, (int, float)) and not isinstance(rate, bool):
             rate = [float(rate)]
-        (self.rate,) = as_params("Poisson", rate=rate)
+        (self.rate,) = as_params("Poisson", numbers_default, rate=rate)
         self.dtype = self.rate.dtype
         super().__init__(tuple(self.rate.shape))
 
@@ -215,7 +220,7 @@ class Binomial(Distribution):
     """Binomial(total_count, probs): successes in ``total_count`` trials."""
 
     def __init__(self, total_count: Any, probs: Any) -> None:
-        (probs,) = as_params("Binomial", probs=probs)
+        (probs,) = as_params("Binomial", numbers_default, probs=probs)
         if isinstance(total_count, Tensor):
             total_count = total_count.astype(probs.dtype)
         elif isinstance(total_count, (int, np.integer, list, tuple, np.ndarray)) and not isinstance(total_count, bool):
@@ -288,7 +293,7 @@ class Multinomial(Distribution):
         value = as_value(value, self.probs)
         log_p = self.probs.log()
         # 0 * log(0) counts as 0: a category of probability 0 that was never drawn
-        log_p = where((value == 0) & log_p.isinf(), log_p * 0.0, log_p + value * 0.0)
+        log_p = where((value == 0) & log_p.isinf(), value * 0.0, log_p + value * 0.0)  # (-inf * 0 is NaN)
         return (value.sum(-1) + 1.0).lgamma() - (value + 1.0).lgamma().sum(-1) + (value * log_p).sum(-1)
 
     def entropy(self) -> Tensor:

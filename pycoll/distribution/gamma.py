@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from pycoll.distribution.base import ExponentialFamily, as_params, as_value, noise, sample_shape, shape_of
+from pycoll.distribution.base import (ExponentialFamily, always_float32, as_params, as_value, noise, numbers_default,
+                                      sample_shape, shape_of)
 from pycoll.shape_ops import stack
 from pycoll.tensor import Tensor
 
@@ -25,7 +26,7 @@ class Gamma(ExponentialFamily):
     """Gamma(concentration, rate): density rate^a x^(a-1) exp(-rate x) / Gamma(a)."""
 
     def __init__(self, concentration: Any, rate: Any) -> None:
-        self.concentration, self.rate = as_params("Gamma", concentration=concentration, rate=rate)
+        self.concentration, self.rate = as_params("Gamma", always_float32, concentration=concentration, rate=rate)
         self.dtype = self.concentration.dtype
         super().__init__(shape_of(self.concentration, self.rate))
 
@@ -66,7 +67,7 @@ class Chi2(Gamma):
     """Chi2(df): Gamma(df / 2, 1 / 2)."""
 
     def __init__(self, df: Any) -> None:
-        (self.df,) = as_params("Chi2", df=df)
+        (self.df,) = as_params("Chi2", always_float32, df=df)
         if not bool((self.df > 0).all()):
             raise ValueError("Chi2: every element of df must be positive")
         super().__init__(self.df * 0.5, self.df * 0.0 + 0.5)
@@ -122,7 +123,7 @@ class Beta(ExponentialFamily):
     """Beta(alpha, beta) on (0, 1)."""
 
     def __init__(self, alpha: Any, beta: Any) -> None:
-        alpha, beta = as_params("Beta", alpha=alpha, beta=beta)
+        alpha, beta = as_params("Beta", numbers_default, alpha=alpha, beta=beta)
         shape = list(shape_of(alpha, beta))
         self.alpha, self.beta = alpha.broadcast_to(shape), beta.broadcast_to(shape)
         self._dirichlet = Dirichlet(stack([self.alpha, self.beta], -1))

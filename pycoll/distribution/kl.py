@@ -8,7 +8,8 @@ import math
 import warnings
 from typing import Any, Callable, Dict, Tuple, Type
 
-from pycoll.distribution.base import Distribution, ExponentialFamily, support_values
+from pycoll.creation import full_like
+from pycoll.distribution.base import Distribution, ExponentialFamily, quiet, support_values
 from pycoll.distribution.continuous import Cauchy, Exponential, Laplace
 from pycoll.distribution.continuous_bernoulli import ContinuousBernoulli
 from pycoll.distribution.discrete import Bernoulli, Binomial, Categorical, Geometric, Poisson
@@ -68,6 +69,7 @@ def _dispatch(cls_p: type, cls_q: type) -> Callable:
     return _REGISTRY[left]
 
 
+@quiet
 def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     """KL(p || q), elementwise over the batch."""
     if not isinstance(p, Distribution) or not isinstance(q, Distribution):
@@ -94,7 +96,7 @@ def _normal(p: Normal, q: Normal) -> Tensor:
 @register_kl(Uniform, Uniform)
 def _uniform(p: Uniform, q: Uniform) -> Tensor:
     out = ((q.high - q.low) / (p.high - p.low)).log()
-    return where((q.low > p.low) | (q.high < p.high), out * 0.0 + math.inf, out)
+    return where((q.low > p.low) | (q.high < p.high), full_like(out, math.inf), out)  # out may be -inf
 
 
 @register_kl(Categorical, Categorical)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Tuple
 
-from pycoll.distribution.base import Distribution, support_values
+from pycoll.distribution.base import Distribution, QuietMembers, support_values
 from pycoll.nn.functional import softplus
 from pycoll.shape_ops import concat, stack
 from pycoll.tensor import Tensor
@@ -26,8 +26,9 @@ def _sum_rightmost(value: Tensor, n: int) -> Tensor:
     return value.sum(list(range(-n, 0))) if n > 0 else value
 
 
-class Transform:
-    """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian``."""
+class Transform(QuietMembers):
+    """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian``. Public
+    methods compute without NumPy's floating-point warnings (see ``QuietMembers``)."""
 
     _domain_rank = 0
     _codomain_rank = 0
@@ -89,7 +90,9 @@ class AbsTransform(Transform):
 
 
 class AffineTransform(Transform):
-    """y = loc + scale * x."""
+    """y = loc + scale * x. Its log-det-Jacobian log|scale| has x's shape (one term per element);
+    paddle 3.3.1 gives scale's shape, so that IndependentTransform, which sums the event's terms,
+    counts log|scale| once instead of once per element (a wrong density) and StackTransform fails."""
 
     def __init__(self, loc: Tensor, scale: Tensor) -> None:
         self.loc, self.scale = _tensor(loc, "loc"), _tensor(scale, "scale")
