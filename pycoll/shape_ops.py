@@ -113,9 +113,21 @@ def squeeze(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
     return reshape(x, shape)
 
 
+def _tensor_list(x: Any, fn: str) -> list:
+    """The tensors of ``x``, a list or tuple of them (a single Tensor is refused, as paddle does:
+    iterating it would silently join its rows)."""
+    if isinstance(x, Tensor) or is_array(x):
+        raise ValueError(f"{fn}: x must be a list or tuple of Tensors, got a single "
+                         f"{'Tensor' if isinstance(x, Tensor) else 'array'} of shape {list(x.shape)}")
+    tensors = [operand(t) for t in x]
+    if not tensors:
+        raise ValueError(f"{fn}: x must hold at least one Tensor, got an empty {type(x).__name__}")
+    return tensors
+
+
 @param_aliases({"tensors": "x", "dim": "axis"})
 def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
-    tensors = [operand(t) for t in x]
+    tensors = _tensor_list(x, "concat")
     axis = axis_arg(axis, tensors[0]._array.ndim)
     tensors = placed("concat", *tensors, axis=axis)
     arrays = [t._array for t in tensors]
@@ -131,7 +143,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Te
 
 @param_aliases({"tensors": "x", "dim": "axis"})
 def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
-    tensors = [operand(t) for t in x]
+    tensors = _tensor_list(x, "stack")
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
     axis = axis % (arrays[0].ndim + 1)

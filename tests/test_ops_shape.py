@@ -134,3 +134,15 @@ def test_index_grids():
     assert _v(a) == [[1, 1, 1], [2, 2, 2]] and _v(b) == [[3, 4, 5], [3, 4, 5]]
     assert [_v(t) for t in pycoll.meshgrid([pycoll.to_tensor([1, 2]), pycoll.to_tensor([3, 4, 5])])] == [_v(a), _v(b)]
     gradcheck(lambda u, w: pycoll.meshgrid(u, w)[0] * pycoll.meshgrid(u, w)[1], [A[0, 0], A[1, 1, :3]])
+
+
+def test_concat_and_stack_refuse_a_single_tensor_or_none():
+    # paddle 3.3.1: "concat(): argument 'x' (position 0) must be list of Tensors, but got Tensor";
+    # iterating the tensor would have joined its rows silently
+    t = pycoll.ones([2, 3])
+    for call in (lambda: t.concat(dim=0), lambda: pycoll.concat(t), lambda: t.stack(), lambda: pycoll.stack(t)):
+        with pytest.raises(ValueError, match="x must be a list or tuple of Tensors, got a single Tensor"):
+            call()
+    with pytest.raises(ValueError, match="at least one Tensor"):
+        pycoll.concat([])
+    assert pycoll.Tensor.concat([t, t], dim=1).shape == [2, 6] and pycoll.stack((t, t), axis=1).shape == [2, 2, 3]

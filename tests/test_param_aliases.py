@@ -11,6 +11,7 @@ For every public path pycoll has, a call with the alias gives what the call with
 name gives, and giving both names raises (paddle raises ValueError or TypeError by API; pycoll's
 ParamAliasConflict is both).
 """
+import functools
 import inspect
 
 import numpy as np
@@ -539,7 +540,10 @@ def _call(key, path):
     kw = CALLS[key]()
     if path.startswith("Tensor."):
         self_name = next(iter(kw))
-        return getattr(kw.pop(self_name), path.split(".", 1)[1]), kw, self_name
+        this, method = kw.pop(self_name), path.split(".", 1)[1]
+        if isinstance(this, (list, tuple)):  # Tensor.concat / Tensor.stack: called on the class with the list
+            return functools.partial(getattr(pycoll.Tensor, method), this), kw, self_name
+        return getattr(this, method), kw, self_name
     return _resolve(path), kw, None
 
 
