@@ -6,7 +6,7 @@ from pycoll.tensor import Tensor
 
 bitwise_and_ = Tensor.bitwise_and_
 bitwise_not_ = Tensor.bitwise_not_
-bitwise_or_ = param_aliases({"input": "x", "other": "y"})(Tensor.bitwise_or_)  # paddle's torch-style names
+bitwise_or_ = Tensor.bitwise_or_ = param_aliases({"input": "x", "other": "y"})(Tensor.bitwise_or_)  # paddle's names
 bitwise_xor_ = Tensor.bitwise_xor_
 cumsum_ = Tensor.cumsum_
 floor_divide_ = Tensor.floor_divide_
