@@ -54,7 +54,7 @@ def argmin(x: Any, axis: Optional[int] = None, keepdim: bool = False, dtype: DTy
 def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]:
     """The int64 indices of x's non-zero elements: an [N, x.ndim] tensor, or with `as_tuple` one
     [N] tensor per dimension."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: a data-dependent count of rows, found whole
     xp = array_module(x._array)
     found = xp.nonzero(x._array)
     if as_tuple:
@@ -70,10 +70,10 @@ def argwhere(input: Any) -> Tensor:  # noqa: A002 - paddle's name
 @param_aliases({"input": "x"})
 def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
     """The elements of x where `mask` (a bool tensor, broadcast with x) holds, as a 1-D tensor."""
-    x = as_tensor(x)
+    x, mask = placed("_all_whole", as_tensor(x), as_tensor(mask))  # auto-parallel: a data-dependent length
     a = x._array
     xp = array_module(a)
-    m = to_module(as_tensor(mask)._array, xp)
+    m = to_module(mask._array, xp)
     if m.dtype.kind != "b":
         raise TypeError(f"masked_select: mask must be a bool tensor, got dtype {m.dtype}")
     shape = xp.broadcast_shapes(a.shape, m.shape)
@@ -123,7 +123,7 @@ def index_add(x: Any, index: Any, axis: int, value: Any, alpha: float = 1, name:
 
 def index_fill(x: Any, index: Any, axis: int, value: Any, name: Optional[str] = None) -> Tensor:
     """x with its slices at `index` along `axis` set to the number `value` (no gradient there)."""
-    x = as_tensor(x)
+    x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: written anywhere, so whole
     a, xp, ax, key = _along(x, index, axis, "index_fill")
     out = a.copy()
     out[key] = _value(value)
@@ -146,7 +146,7 @@ def _nd_key(index: Any, shape: tuple, fn: str) -> tuple:
 def gather_nd(x: Any, index: Any, name: Optional[str] = None) -> Tensor:
     """The elements (or slices) of x addressed by the last dimension of `index`: the result has
     shape index.shape[:-1] + x.shape[index.shape[-1]:]."""
-    x = as_tensor(x)
+    x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: read anywhere, so whole
     a = x._array
     xp = array_module(a)
     key = _nd_key(_index(index, xp, "gather_nd"), a.shape, "gather_nd")
