@@ -52,6 +52,7 @@ def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str]
 def count_nonzero(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """How many elements over `axis` are non-zero, int64."""
     x = as_tensor(x)
+    x, = placed("count_nonzero", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: tells its axes
     a = x._array
     out = (a != 0).sum(axis=normalize_axes(axis, a.ndim), keepdims=keepdim).astype(int64)
     return value_output(array_module(a).asarray(out), "count_nonzero", x)
@@ -93,7 +94,7 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
     """The sorted unique elements of x (each NaN one of its own, as paddle's), or unique slices
     along `axis`, then, as asked, the index of each one's first occurrence, the index of every
     element's unique value and the counts, in `dtype` (int64 or int32)."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: a data-dependent length, found whole
     a = x._array
     xp = array_module(a)
     dt = convert_dtype(dtype)
@@ -116,7 +117,7 @@ def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool
                        dtype: DTypeLike = "int64", name: Optional[str] = None) -> Union[Tensor, Tuple[Tensor, ...]]:
     """x with each run of equal consecutive elements (of x flattened, or slices along `axis`)
     kept once, then, as asked, each element's run number and each run's length, in `dtype`."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: a data-dependent length, found whole
     a = x._array
     xp = array_module(a)
     dt = convert_dtype(dtype)
@@ -142,10 +143,10 @@ def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool
 def isin(x: Any, test_x: Any, assume_unique: bool = False, invert: bool = False,
          name: Optional[str] = None) -> Tensor:
     """Whether each element of x is among test_x's (with `invert`: is not), a bool tensor."""
-    x = as_tensor(x)
+    x, test_x = placed("isin", as_tensor(x), as_tensor(test_x))  # auto-parallel: x's split stays, test_x whole
     a = x._array
     xp = array_module(a)
-    test = to_module(as_tensor(test_x)._array, xp).reshape(-1)
+    test = to_module(test_x._array, xp).reshape(-1)
     found = xp.isin(a, test, assume_unique=assume_unique, invert=invert)
     return value_output(found, "isin", x)
 
