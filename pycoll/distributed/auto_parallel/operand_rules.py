@@ -24,6 +24,9 @@ Shapes = Sequence[Optional[Tuple[int, ...]]]
 # (``axes``) are made whole, a batch split stays (spmd_rules)
 PER_SAMPLE = ("_conv", "_conv_transpose", "_max_pool", "_avg_pool", "_adaptive_avg_pool", "_adaptive_max_pool",
               "_normalize_groups", "normalize_batch")
+# ops along the axes they tell (made whole): a split of any other dimension stays (spmd_rules),
+# their result having the input's dimensions there (the fft family, pad, interpolate...)
+ALONG_TOLD = ("interpolate", "pad", "normalize", "local_response_norm", "unfold", "renorm", "_c2c", "_r2c", "_c2r")
 Along = List[Optional[Placement]]
 
 
@@ -108,6 +111,21 @@ def _all_whole(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """Every tensor operand made whole: an op that reads all of its operands at once (a
     histogram's range, a search, a scatter into positions anywhere; paddle replicates them)."""
     return [None if p is None else Replicate() for p in along]
+
+
+def _rest_whole(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """The first operand keeps its placement, the others are made whole (isin's test elements:
+    each element of the first is looked up among all of them)."""
+    return [along[0]] + [None if p is None else Replicate() for p in along[1:]]
+
+
+def _per_channel(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
+    """prelu's x and weight (one slope, or one per channel along ``facts["channel"]``): a weight
+    of several slopes is cut as x along the channels; any other weight is whole."""
+    (xs, ws), (xp, wp) = shapes, along
+    if ws is not None and math.prod(ws) > 1 and _dim(xp) == facts["channel"] % max(len(xs), 1):
+        return [xp, Shard(0)]
+    return [xp, None if wp is None else Replicate()]
 
 
 def _whole_if(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
@@ -258,15 +276,17 @@ _RULES: Dict[str, Callable[[Shapes, Along, Dict[str, Any]], Along]] = {
     "matmul": _matmul, "concat": _concat, "gather": _gather, "index": _index, "where": _elementwise,
     "expand_as": _expand_as, "reshape": _reshape, "max": _extreme, "min": _extreme,
     "mean": _mean, "cross_entropy": _class_scores, "nll_loss": _class_scores, "linear": _linear, "embedding": _embedding, "copy_": _copied,
-    **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits")},
+    **{name: _elementwise for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "masked_fill",
+                                       "label_smooth")},
+    "isin": _rest_whole, "prelu": _per_channel,
     "_all_whole": _all_whole, "kl_div": _whole_if, "allclose": _whole_if, "equal_all": _whole_if, "is_empty": _whole_if,
     **{name: _whole_along for name in ("cumsum", "cumprod", "sort", "argsort", "topk", "flip", "roll", "tile",
                                        "expand", "split", "std", "var", "logsumexp", "prod", "norm", "argmax",
                                        "argmin", "_running_extreme", "logcumsumexp", "kthvalue", "median",
                                        "quantile", "mode", "nanmean", "_singular_norm", "softmax", "log_softmax",
                                        "gumbel_softmax", "diagonal", "_embed", "_triangle", "layer_norm",
-                                       "_matrices", "maxout",
-                                       *PER_SAMPLE)}}
+                                       "_matrices", "maxout", "_lp_pool",
+                                       *PER_SAMPLE, *ALONG_TOLD)}}
 
 
 def needed(name: str, shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:

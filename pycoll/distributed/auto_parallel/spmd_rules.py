@@ -18,12 +18,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll.distributed.auto_parallel.operand_rules import PER_SAMPLE, basic_items, moved_split, whole_target
+from pycoll.distributed.auto_parallel.operand_rules import ALONG_TOLD, PER_SAMPLE, basic_items, moved_split, whole_target
 from pycoll.distributed.auto_parallel.placements import Partial, Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import closure_value
 
 # elementwise on one tensor (a trailing dimension added, as as_real's and one_hot's, leaves the split
-# where it was; ``_replaced``: the in-place fills and random draws)
+# where it was; ``_replaced``: the in-place fills and random draws; masked_fill, isin, label_smooth and
+# prelu: their other operands laid by operand_rules)
 UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip", "cast_to", "neg", "gelu",
          "dropout", "clone", "_to_place", "c_identity", "isnan", "isinf", "isfinite",
          "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sinc",
@@ -33,7 +34,7 @@ UNARY = {"tanh", "exp", "log", "sqrt", "square", "abs", "relu", "sigmoid", "clip
          "isneginf", "isposinf", "isreal", "logical_not", "bitwise_not", "one_hot", "_replaced",
          "elu", "celu", "selu", "leaky_relu", "hardtanh", "hardshrink", "softshrink", "tanhshrink", "hardsigmoid",
          "hardswish", "relu6", "silu", "mish", "softplus", "softsign", "log_sigmoid", "thresholded_relu",
-         "_alpha_dropout", "_filled", "to_tensor"}
+         "_alpha_dropout", "_filled", "to_tensor", "frexp", "isin", "masked_fill", "label_smooth", "prelu"}
 # "where": its two value operands (the condition takes no gradient); the elementwise losses: input
 # and label (operand_rules cuts a whole label as the input)
 BINARY = {"add", "subtract", "multiply", "divide", "pow", "compare", "maximum", "minimum", "floor_divide", "remainder",
@@ -49,7 +50,7 @@ ALONG_AXIS = {"cumsum", "sort", "argsort", "topk", "roll", "split", "_running_ex
 REDUCTIONS = {"sum": ReduceOp.SUM, "mean": ReduceOp.AVG, "max": ReduceOp.MAX, "min": ReduceOp.MIN,
               "any": ReduceOp.MAX, "all": ReduceOp.MIN, "argmax": None, "argmin": None, "prod": None, "std": None,
               "var": None, "logsumexp": None, "norm": None, "nansum": ReduceOp.SUM, "nanmean": None,
-              "_singular_norm": None}
+              "_singular_norm": None, "count_nonzero": ReduceOp.SUM}
 
 
 class Refused(ValueError):
@@ -86,7 +87,7 @@ def _split(name: str, backward: Callable, seen: Sequence[Optional[Seen]], out: T
         return Shard(d)
     if name in BINARY:
         return _broadcast(name, seen, out)
-    if name in PER_SAMPLE:  # operand_rules made whole what these layers compute across
+    if name in PER_SAMPLE or name in ALONG_TOLD:  # operand_rules made whole what these compute across
         if any(s is not None and not s[1].is_replicated() for s in seen[1:]):
             raise Refused(f"{name}: only its input may be split")
         return Shard(d)
