@@ -13,7 +13,7 @@ import string
 from typing import Any, Dict, List, Sequence, Tuple
 
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor
@@ -25,7 +25,7 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     '...ij,...jk'). Every operand must have the same dtype."""
     if not isinstance(equation, str):
         raise TypeError(f"einsum: equation must be a str, got {type(equation).__name__}")
-    tensors = [as_tensor(t) for t in operands]
+    tensors = list(placed("_all_whole", *[as_tensor(t) for t in operands]))  # auto-parallel: computed whole
     if not tensors:
         raise ValueError("einsum needs at least one operand")
     arrays = [t._array for t in tensors]

@@ -9,7 +9,7 @@ from typing import Any, Optional, Sequence
 
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, delivered, op_output, require_floating
+from pycoll._tensor_ops import as_tensor, delivered, op_output, placed, require_floating
 from pycoll.device import array_module, to_module
 from pycoll.diag_ops import diagonal
 from pycoll.dtypes import default_float
@@ -142,7 +142,7 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
     """The covariance matrix of the variables in x's rows (``rowvar=False``: columns), NumPy's
     ``cov``: integer frequency weights `fweights` and observation weights `aweights` per
     observation, ``ddof`` (True: divide by N - 1). A 1-D x is one variable (a 0-D result)."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: each variable against every other, whole
     if x.ndim > 2:
         raise ValueError(f"cov: x must be 1-D or 2-D, got shape {x.shape}")
     if x.dtype.kind not in "fc":
@@ -156,7 +156,7 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
     for arg, weights, kinds in (("fweights", fweights, "iu"), ("aweights", aweights, "fiu")):
         if weights is None:
             continue
-        weights = as_tensor(weights)
+        weights, = placed("_all_whole", as_tensor(weights))  # auto-parallel: beside a whole x
         if weights.shape != [n] or weights.dtype.kind not in kinds:
             raise ValueError(f"cov: {arg} must be a 1-D {'integer ' if kinds == 'iu' else ''}tensor of length {n} "
                              f"(the observations), got shape {weights.shape} and dtype {weights.dtype}")

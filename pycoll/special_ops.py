@@ -17,7 +17,7 @@ import numpy as np
 from pycoll import _special, math_ops, unary_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
-from pycoll._tensor_ops import as_tensor, op_output, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.binary_ops import _binary
 from pycoll.device import array_module
 from pycoll.inplace_ops import in_place_form
@@ -190,6 +190,7 @@ def renorm(x: Any, p: float, axis: int, max_norm: float) -> Tensor:
     (by max_norm / (norm + 1e-7)); the gradient includes the scale's dependence on x."""
     x = as_tensor(x)
     ax = axis_arg(axis, x.ndim)
+    x, = placed("renorm", x, axes=tuple(i for i in range(x.ndim) if i != ax))  # auto-parallel: a split of axis stays
     if isinstance(p, bool) or not isinstance(p, (int, float)) or p <= 0:
         raise ValueError(f"renorm: p must be a number > 0, got {p!r}")
     a = floating(x._array)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from pycoll import _graph
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.inplace_ops import LeafInplaceError, in_place
 from pycoll.shape_ops import concat, flatten, int_list, reshape, scatter_add
@@ -31,7 +31,7 @@ def as_strided(x: Tensor, shape: Sequence[int], stride: Sequence[int], offset: i
                name: Optional[str] = None) -> Tensor:
     """A tensor of `shape` whose element (i, j, ...) is x's flat element offset / itemsize +
     i * stride[0] + j * stride[1] + ...; over x's own memory (a view) when x is contiguous."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: strides address the whole tensor's memory
     shape, stride = int_list(shape, "as_strided: shape"), int_list(stride, "as_strided: stride")
     if len(shape) != len(stride):
         raise ValueError(f"as_strided: shape and stride must have the same length, got {shape} and {stride}")
