@@ -35,7 +35,7 @@ def take(x: Tensor, index: Tensor, mode: str = "raise", name: Optional[str] = No
     n; 'clip': clamped to [0, n - 1]."""
     if mode not in ("raise", "wrap", "clip"):
         raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
-    x = as_tensor(x)
+    x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: flat indices address the whole
     a = x._array
     xp = array_module(a)
     idx = _int_index(index, xp, "take")
@@ -70,9 +70,10 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     """x with `value` (broadcast) written at ``x[indices]`` (a tuple of integer or bool index
     tensors, one per leading dimension), or added there with ``accumulate=True`` (repeats add up)."""
     x = as_tensor(x)
-    xp = array_module(x._array)
     if not isinstance(indices, (list, tuple)) or not indices:
         raise TypeError(f"index_put: indices must be a non-empty tuple or list of Tensors, got {indices!r}")
+    x, value, *indices = placed("_all_whole", x, value, *indices)  # auto-parallel: written anywhere, so whole
+    xp = array_module(x._array)
     key = tuple(to_module(as_tensor(i)._array, xp) for i in indices)
     for i, k in enumerate(key):
         if k.dtype.kind not in "biu":
@@ -135,7 +136,8 @@ def fill_diagonal_(x: Tensor, value: float, offset: int = 0, wrap: bool = False,
     row's end."""
     if x.ndim < 2:
         raise ValueError(f"fill_diagonal_: x must have at least 2 dimensions, got shape {x.shape}")
-    a = x._array
+    whole, = placed("_all_whole", x)  # auto-parallel: global diagonal positions
+    a = whole._array
     xp = array_module(a)
     cols = a.shape[1]
     step = sum(int(s) for s in xp.cumprod(xp.asarray((1,) + a.shape[:0:-1]))) if a.ndim > 2 else cols + 1
@@ -143,7 +145,7 @@ def fill_diagonal_(x: Tensor, value: float, offset: int = 0, wrap: bool = False,
     starts = xp.arange(0, size, step)
     inside = (starts % cols + offset >= 0) & (starts % cols + offset < cols)
     places = xp.unravel_index(starts[inside] + offset, a.shape)
-    return in_place(x, "fill_diagonal_", lambda: written(x, places, value, None))
+    return in_place(x, "fill_diagonal_", lambda: written(whole, places, value, None))
 
 
 def diagonal_scatter(x: Tensor, y: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1,

@@ -52,10 +52,10 @@ def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Te
     """x with `value` where `mask` (broadcast with x; non-zero counts as True) holds. The value
     takes x's dtype (an integer x truncates it); a Tensor value is read as its number and takes
     no gradient (paddle 3.3.1 gives it a zero one)."""
-    x = as_tensor(x)
+    x, mask = placed("masked_fill", as_tensor(x), as_tensor(mask))  # auto-parallel: the mask cut as x
     a = x._array
     xp = array_module(a)
-    m = to_module(as_tensor(mask)._array, xp).astype(bool, copy=False)
+    m = to_module(mask._array, xp).astype(bool, copy=False)
     fill = xp.asarray(value.item() if isinstance(value, Tensor) else value).astype(a.dtype)
     out = xp.where(m, fill, a)
     meta = grad_meta(x)
@@ -66,10 +66,10 @@ def masked_scatter(x: Any, mask: Any, value: Any, name: Optional[str] = None) ->
     """x with the elements where `mask` (broadcast to x's shape) holds replaced, in row-major
     order, by value's first elements (value needs at least as many as mask holds). Gradients:
     x's where mask does not hold, value's first elements those of the places they went to."""
-    x, v = as_tensor(x), as_tensor(value)
+    x, mask, v = placed("_all_whole", as_tensor(x), as_tensor(mask), as_tensor(value))  # auto-parallel: whole order
     a = x._array
     xp = array_module(a)
-    m = xp.broadcast_to(to_module(as_tensor(mask)._array, xp).astype(bool, copy=False), a.shape)
+    m = xp.broadcast_to(to_module(mask._array, xp).astype(bool, copy=False), a.shape)
     flat_v = to_module(v._array, xp).reshape(-1)
     picked = int(m.sum())
     if picked > flat_v.size:
