@@ -9,6 +9,7 @@ from pycoll.distribution.continuous_bernoulli import ContinuousBernoulli
 from pycoll.distribution.discrete import Bernoulli, Binomial, Categorical, Geometric, Multinomial, Poisson
 from pycoll.distribution.gamma import Beta, Chi2, Dirichlet, Gamma
 from pycoll.distribution.kl import kl_divergence, register_kl
+from pycoll.distribution.lkj_cholesky import LKJCholesky
 from pycoll.distribution.multivariate import Independent, MultivariateNormal
 from pycoll.distribution.normal import Normal, Uniform
 from pycoll.distribution.transformed import LogNormal, TransformedDistribution
@@ -19,7 +20,7 @@ from pycoll.distribution.transforms import (AbsTransform, AffineTransform, Chain
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
            "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "Independent",
-           "Laplace", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "Poisson", "StudentT",
+           "Laplace", "LKJCholesky", "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "Poisson", "StudentT",
            "TransformedDistribution", "Uniform", "kl_divergence", "register_kl", "transform",
            "Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform", "IndependentTransform",
            "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "StackTransform",
