@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math
+import operator
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
 from pycoll import _complex_grads, shape_ops
+from pycoll._fp_quiet import quiet, quietly
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
@@ -55,7 +57,7 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (grad_for(g, mx) if mx else None, grad_for(g, my) if my else None)
-    return op_output(xa + ya, backward, x, y)
+    return op_output(quietly(operator.add, xa, ya), backward, x, y)
 
 
 @param_aliases({"input": "x", "other": "y"})
@@ -65,18 +67,19 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (grad_for(g, mx) if mx else None, grad_for(-g, my) if my else None)
-    return op_output(xa - ya, backward, x, y)
+    return op_output(quietly(operator.sub, xa, ya), backward, x, y)
 
 
 @param_aliases({"input": "x", "other": "y"})
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "multiply")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
-    out = xa * ya
+    out = quietly(operator.mul, xa, ya)
     xa, ya = xa if my else None, ya if mx else None  # the backward keeps only what it uses
 
     def backward(g: Any) -> tuple:
-        return (grad_for(g * ya, mx) if mx else None, grad_for(g * xa, my) if my else None)
+        with quiet():  # 0 * inf: NaN, as paddle's
+            return (grad_for(g * ya, mx) if mx else None, grad_for(g * xa, my) if my else None)
     return op_output(out, backward, x, y)
 
 
@@ -87,9 +90,10 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        return (grad_for(g / ya, mx) if mx else None,
-                grad_for(-(g * xa) / (ya * ya), my) if my else None)
-    return op_output(xa / ya, backward, x, y)
+        with quiet():  # a zero divisor: +-inf or NaN, as paddle's
+            return (grad_for(g / ya, mx) if mx else None,
+                    grad_for(-(g * xa) / (ya * ya), my) if my else None)
+    return op_output(quietly(operator.truediv, xa, ya), backward, x, y)
 
 
 @param_aliases({"input": "x", "exponent": "y"})
@@ -99,15 +103,15 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
     x, y, xa, ya = binary_operands(x, y, "pow")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
     integer = _builtins.all(v.dtype.kind in "iu" if hasattr(v, "dtype") else type(v) is int for v in (xa, ya))
-    out = integer_power(xa, ya) if integer else xa ** ya
+    with quiet():  # 0 ** -1, (-1) ** 0.5, 10 ** 100: inf, NaN, inf, as paddle's
+        out = integer_power(xa, ya) if integer else xa ** ya
 
     def backward(g: Any) -> tuple:
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** negative: inf, as paddle's
+        with quiet():  # 0 ** negative: inf, as paddle's
             gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
-        gy = None
-        if my:
-            xp = array_module(g)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            gy = None
+            if my:
+                xp = array_module(g)
                 log_x = xp.log(xa) if isinstance(x, Tensor) else (math.log(xa) if xa > 0 else -math.inf)
                 # a zero base contributes nothing (0 * log 0 is taken as 0, as paddle does)
                 gy = grad_for(xp.where(out == 0, 0, g * out * log_x), my)
@@ -139,19 +143,25 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
                          f"and {y.shape}")
 
     def backward(g: Any) -> tuple:
-        if xa.ndim == 2 and ya.ndim == 2:
-            return (g @ ya.T if rx else None, xa.T @ g if ry else None)
-        a = xa if xa.ndim > 1 else xa[None, :]
-        b = ya if ya.ndim > 1 else ya[:, None]
-        xp = array_module(g)
-        if ya.ndim == 1:
-            g = g[..., None]
-        if xa.ndim == 1:
-            g = g[..., None, :]
-        gx = _unbroadcast(g @ xp.swapaxes(b, -1, -2), a.shape).reshape(xa.shape) if rx else None
-        gy = _unbroadcast(xp.swapaxes(a, -1, -2) @ g, b.shape).reshape(ya.shape) if ry else None
-        return gx, gy
-    return op_output(xa @ ya, backward, x, y)
+        with quiet():  # inf * 0 in a product: NaN, as paddle's
+            return _matmul_grads(g, xa, ya, rx, ry)
+    return op_output(quietly(operator.matmul, xa, ya), backward, x, y)
+
+
+def _matmul_grads(g: Any, xa: Any, ya: Any, rx: bool, ry: bool) -> tuple:
+    """matmul's gradients for x (if `rx`) and y (if `ry`), NumPy's 1-D and batched rules undone."""
+    if xa.ndim == 2 and ya.ndim == 2:
+        return (g @ ya.T if rx else None, xa.T @ g if ry else None)
+    a = xa if xa.ndim > 1 else xa[None, :]
+    b = ya if ya.ndim > 1 else ya[:, None]
+    xp = array_module(g)
+    if ya.ndim == 1:
+        g = g[..., None]
+    if xa.ndim == 1:
+        g = g[..., None, :]
+    gx = _unbroadcast(g @ xp.swapaxes(b, -1, -2), a.shape).reshape(xa.shape) if rx else None
+    gy = _unbroadcast(xp.swapaxes(a, -1, -2) @ g, b.shape).reshape(ya.shape) if ry else None
+    return gx, gy
 
 
 @param_aliases({"input": "x", "mat2": "y"})
@@ -195,27 +205,32 @@ def tanh(x: Tensor, name: Optional[str] = None) -> Tensor:
 @param_aliases({"input": "x"})
 def exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
-    out = array_module(x._array).exp(floating(x._array))
-    return op_output(out, lambda g: (g * out,), x)
+    out = quietly(array_module(x._array).exp, floating(x._array))  # overflow: inf, as paddle's
+    return op_output(out, lambda g: (quietly(operator.mul, g, out),), x)
 
 
 def log(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
-    return op_output(array_module(a).log(a), lambda g: (g / a,), x)
+    # log(0) = -inf, log(-1) = NaN and its gradient 1/0 = inf, unwarned as paddle's
+    return op_output(quietly(array_module(a).log, a), lambda g: (quietly(operator.truediv, g, a),), x)
 
 
 @param_aliases({"input": "x"})
 def sqrt(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
-    out = array_module(x._array).sqrt(floating(x._array))
-    return op_output(out, lambda g: (g / (2 * out),), x)
+    out = quietly(array_module(x._array).sqrt, floating(x._array))  # sqrt(-1): NaN, unwarned as paddle's
+    return op_output(out, lambda g: (quietly(operator.truediv, g, 2 * out),), x)
 
 
 def square(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = x._array
-    return op_output(a * a, lambda g: (g * (2 * a),), x)
+    return op_output(quietly(operator.mul, a, a), lambda g: (quietly(_square_grad, g, a),), x)  # overflow: inf
+
+
+def _square_grad(g: Any, a: Any) -> Any:
+    return g * (2 * a)
 
 
 @param_aliases({"input": "x"})
@@ -237,8 +252,13 @@ def sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
     xp = array_module(a)
-    out = xp.exp(-xp.logaddexp(0, -a)).astype(a.dtype, copy=False)
-    return op_output(out, lambda g: (g * out * (1 - out),), x)
+    with quiet():  # sigmoid(NaN) is NaN, unwarned as paddle's
+        out = xp.exp(-xp.logaddexp(0, -a)).astype(a.dtype, copy=False)
+    return op_output(out, lambda g: (quietly(_sigmoid_grad, g, out),), x)
+
+
+def _sigmoid_grad(g: Any, out: Any) -> Any:
+    return g * out * (1 - out)
 
 
 def _bound(value: Any, which: str) -> Any:
@@ -278,7 +298,8 @@ def scaled_array(a: Any, scale: float, bias: float, bias_after_scale: bool) -> A
     truncates scale and bias to integers first."""
     if a.dtype.kind in "iu":
         scale, bias = int(scale), int(bias)
-    out = a * scale + bias if bias_after_scale else (a + bias) * scale
+    with quiet():  # overflow: inf, as paddle's
+        out = a * scale + bias if bias_after_scale else (a + bias) * scale
     return out.astype(a.dtype, copy=False)
 
 
@@ -291,7 +312,8 @@ def scale(x: Tensor, scale: Any = 1.0, bias: float = 0.0, bias_after_scale: bool
     factor = float(scale.item() if isinstance(scale, Tensor) else scale)
     if act is not None and act not in _SCALE_ACTS:
         raise ValueError(f"scale: act must be None or one of {sorted(_SCALE_ACTS)}, got {act!r}")
-    out = op_output(scaled_array(x._array, factor, bias, bias_after_scale), lambda g: (g * factor,), x)
+    out = op_output(scaled_array(x._array, factor, bias, bias_after_scale),
+                    lambda g: (quietly(operator.mul, g, factor),), x)
     return out if act is None else _SCALE_ACTS[act](out)
 
 
@@ -319,7 +341,8 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
-    total = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
+    with quiet():  # a sum past the dtype's range is inf, unwarned as paddle's
+        total = a.sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
 
     def backward(g: Any) -> tuple:
         return (xp.broadcast_to(g.reshape(kept), shape),)
@@ -342,7 +365,8 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     shape, kept = a.shape, kept_shape(a.shape, axes)
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)
-    average = a.mean(axis=axes, keepdims=keepdim)
+    with quiet():  # a sum past the dtype's range: inf, unwarned as paddle's
+        average = a.mean(axis=axes, keepdims=keepdim)
     if a.dtype.kind in "iu":
         average = average.astype(a.dtype)
 
@@ -362,7 +386,8 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
 
     def backward(g: Any) -> tuple:
         mask = a == full  # ties share the gradient equally
-        return (g.reshape(kept) * mask / mask.sum(axis=axes, keepdims=True, dtype=g.dtype),)
+        with quiet():  # a NaN maximum matches nothing: 0 / 0 = NaN everywhere, as paddle's
+            return (g.reshape(kept) * mask / mask.sum(axis=axes, keepdims=True, dtype=g.dtype),)
     backward.__pycoll_op__ = {"name": reduce, "axes": axes}  # type: ignore[attr-defined]  # for placements
     return op_output(full if keepdim else full.reshape([n for i, n in enumerate(a.shape)
                                                      if axes is not None and i not in axes]),

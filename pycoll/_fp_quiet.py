@@ -1,0 +1,57 @@
+"""NumPy's floating-point warnings switched off around pycoll's own arithmetic, at almost no cost.
+
+log(0), x / 0, sqrt(-1), an overflowing pow: paddle (and CuPy) answer -inf, inf or NaN silently,
+and so does pycoll, where NumPy would print a RuntimeWarning ("divide by zero encountered in
+log"). ``np.errstate(all="ignore")`` switches them off, but entering and leaving it costs ~1 us
+(it builds NumPy's error state from its keywords each time): a third of a small op. NumPy >= 2
+keeps that state in a context variable, so setting it to a state built once, here, and resetting
+it after costs ~0.1 us. Measured around ``a + a`` on 1-element arrays (numpy 2.4, 2 shared cores):
+``quietly`` +0.27 us, ``with quiet():`` +0.43 us, ``with np.errstate(all="ignore"):`` +1.03 us.
+
+The state is restored when the arithmetic ends (an exception too), so the user's own NumPy calls
+warn as before; like np.errstate it is per thread and per asyncio task. The quiet state is built
+when pycoll is imported: inside pycoll's arithmetic NumPy's buffer size and error callback are
+the ones in force then. On NumPy 1.x the state is set with np.seterr and restored after, which is
+what np.errstate does there. CuPy raises no such warnings; these only touch NumPy's state.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+try:  # NumPy >= 2: the error state is a context variable
+    from numpy._core.umath import _extobj_contextvar, _make_extobj
+    _IGNORE: Any = _make_extobj(all="ignore")
+    _set: Callable[[Any], Any] = _extobj_contextvar.set
+    _reset: Callable[[Any], Any] = _extobj_contextvar.reset
+except (ImportError, AttributeError, TypeError):  # NumPy 1.x
+    _IGNORE = None
+
+    def _set(_: Any) -> Any:
+        return np.seterr(all="ignore")
+
+    def _reset(saved: Any) -> None:
+        np.seterr(**saved)
+
+
+def quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with NumPy's floating-point warnings off (the cheapest form: one call)."""
+    saved = _set(_IGNORE)
+    try:
+        return fn(*args)
+    finally:
+        _reset(saved)
+
+
+class quiet:
+    """``with quiet():`` runs its block with NumPy's floating-point warnings off (a fresh one
+    per block: nesting is fine)."""
+
+    __slots__ = ("_saved",)
+
+    def __enter__(self) -> None:
+        self._saved = _set(_IGNORE)
+
+    def __exit__(self, kind: Optional[type], value: Optional[BaseException], tb: Any) -> None:
+        _reset(self._saved)
