@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll.device import array_module
 
 _LANCZOS_G = 7.0
@@ -29,8 +30,12 @@ def erf(a: Any) -> Any:
     dtypes by Numerical Recipes' erfc fit (~1.2e-7 relative, float32's own rounding) above
     |a| = 0.5 and the Taylor series, exact to rounding, below."""
     xp = array_module(a)
-    if a.dtype == np.float64:
-        return _erf64(xp, a)
+    with quiet():  # each formula runs on every element: past its range it overflows, unused
+        return _erf64(xp, a) if a.dtype == np.float64 else _erf_fit(xp, a)
+
+
+def _erf_fit(xp: Any, a: Any) -> Any:
+    """erf for dtypes below float64: the erfc fit, and the Taylor series below |a| = 0.5."""
     z = xp.abs(a)
     t = 1.0 / (1.0 + 0.5 * z)
     poly = -1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
@@ -84,7 +89,7 @@ def erfinv(a: Any) -> Any:
     """The inverse of erf on (-1, 1); +-inf at +-1, NaN outside."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet():
         w = -xp.log((1.0 - a) * (1.0 + a))
         central = w - 2.5
         p = 2.81022636e-08
@@ -107,7 +112,7 @@ def lgamma(a: Any) -> Any:
     """log |Gamma(a)|; +inf at 0 and the negative integers."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    with quiet():
         reflect = a < 0.5
         x = xp.where(reflect, 1.0 - a, a) - 1.0  # the Lanczos sum wants x >= -0.5
         series = _LANCZOS[0]
@@ -125,7 +130,7 @@ def digamma(a: Any) -> Any:
     """d/da log Gamma(a); -inf at 0 and NaN at the negative integers (paddle's)."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet():
         reflect = a < 0.5
         x = xp.where(reflect, 1.0 - a, a)
         acc = xp.zeros_like(x)
@@ -144,7 +149,7 @@ def trigamma(a: Any) -> Any:
     """d/da digamma(a) (paddle's polygamma(1, a))."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with quiet():
         reflect = a < 0.5
         x = xp.where(reflect, 1.0 - a, a)
         acc = xp.zeros_like(x)

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-import numpy as np
-
 from pycoll import math_ops
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import delivered, needs_grad, op_output
 from pycoll.device import array_module
@@ -31,13 +30,13 @@ def _binary(fn_name: str, forward: Callable[[Any, Any, Any], Any], partials: Par
         x, y, xa, ya = binary_operands(x, y, fn_name, to_float)
         mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
         xp = array_module(xa if isinstance(x, Tensor) else ya)
-        with np.errstate(all="ignore"):
+        with quiet():
             out = forward(xp, xa, ya)
 
         def backward(g: Any) -> tuple:
-            with np.errstate(all="ignore"):
+            with quiet():
                 dx, dy = partials(xp, xa, ya, out)
-            return (grad_for(g * dx, mx) if mx else None, grad_for(g * dy, my) if my else None)
+                return (grad_for(g * dx, mx) if mx else None, grad_for(g * dy, my) if my else None)
         backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors and create_graph rules name the op
         return op_output(out, backward, x, y)
     op.__name__ = op.__qualname__ = fn_name
@@ -100,7 +99,9 @@ def lerp(x: Any, y: Any, weight: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (grad_for(g * (1 - w), mx) if mx else None, grad_for(g * w, my) if my else None)
-    return op_output(xa + w * (ya - xa), backward, x, y)
+    with quiet():  # inf - inf: NaN, unwarned as paddle's
+        out = xa + w * (ya - xa)
+    return op_output(out, backward, x, y)
 
 
 @param_aliases({"input": "x"})

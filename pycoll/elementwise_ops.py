@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, paired, placed, value_output
@@ -59,9 +60,10 @@ def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
     xp = array_module(xa if isinstance(x, Tensor) else ya)
     shapes = [v._array.shape if isinstance(v, Tensor) else None for v in (x, y)]
     dtypes = [v._array.dtype if isinstance(v, Tensor) else None for v in (x, y)]
-    out = xp.floor_divide(xa, ya)
-    if rounding_mode == "trunc":  # a negative quotient that was rounded down goes one up
-        out = xp.where((out < 0) & (out * ya != xa), out + 1, out)
+    with quiet():  # x // 0: +-inf or NaN (0 for integers), unwarned as paddle's
+        out = xp.floor_divide(xa, ya)
+        if rounding_mode == "trunc":  # a negative quotient that was rounded down goes one up
+            out = xp.where((out < 0) & (out * ya != xa), out + 1, out)
 
     def backward(g: Any) -> tuple:
         return tuple(None if s is None else xp.zeros(s, d) for s, d in zip(shapes, dtypes))
@@ -76,9 +78,12 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     xp = array_module(xa if isinstance(x, Tensor) else ya)
 
     def backward(g: Any) -> tuple:
-        return (grad_for(g, mx) if mx else None,
-                grad_for(-g * xp.floor_divide(xa, ya), my) if my else None)
-    return op_output(xp.remainder(xa, ya), backward, x, y)
+        with quiet():  # y == 0: x // 0 is +-inf or NaN, as paddle's
+            return (grad_for(g, mx) if mx else None,
+                    grad_for(-g * xp.floor_divide(xa, ya), my) if my else None)
+    with quiet():  # x % 0 and inf % y: NaN, unwarned as paddle's
+        out = xp.remainder(xa, ya)
+    return op_output(out, backward, x, y)
 
 
 mod = floor_mod = remainder
@@ -98,7 +103,8 @@ def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
     x, y = placed("allclose", as_tensor(x), as_tensor(y), whole=True)  # auto-parallel: one answer for the whole
     xa, ya = promoted(x, y, "allclose")
     xp = array_module(xa)
-    ok = xp.allclose(xa, ya, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    with quiet():  # inf - inf inside: NaN, unwarned
+        ok = xp.allclose(xa, ya, rtol=rtol, atol=atol, equal_nan=equal_nan)
     return value_output(xp.asarray(ok, dtype=bool), "allclose", x, y)
 
 

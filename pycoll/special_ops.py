@@ -15,6 +15,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll import _special, math_ops, unary_ops
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
@@ -117,7 +118,7 @@ def _polygamma(n: int, a: Any) -> Any:
         return _special.digamma(a)
     dtype, a = a.dtype, a.astype(np.float64)
     xp = array_module(a)
-    with np.errstate(all="ignore"):
+    with quiet():
         reflect = a < 0.5
         right = (-1) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(xp, n + 1, xp.where(reflect, 1.0 - a, a))
         c = 1.0 / xp.tan(math.pi * a)
@@ -178,10 +179,12 @@ def vander(x: Any, n: Optional[int] = None, increasing: bool = False, name: Opti
     xp = array_module(a)
     powers = xp.arange(int(n), dtype=a.dtype)
     powers = powers if increasing else powers[::-1]
-    out = (a[:, None] ** powers).astype(a.dtype, copy=False)
+    with quiet():  # a power past the dtype's range: inf, unwarned as paddle's
+        out = (a[:, None] ** powers).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
-        return ((g * powers * a[:, None] ** xp.maximum(powers - 1, 0)).sum(axis=1).astype(g.dtype, copy=False),)
+        with quiet():
+            return ((g * powers * a[:, None] ** xp.maximum(powers - 1, 0)).sum(axis=1).astype(g.dtype, copy=False),)
     return op_output(out, backward, x)
 
 
@@ -196,12 +199,13 @@ def renorm(x: Any, p: float, axis: int, max_norm: float) -> Tensor:
     a = floating(x._array)
     xp = array_module(a)
     others = tuple(i for i in range(a.ndim) if i != ax)
-    norm = (xp.abs(a) ** p).sum(axis=others, keepdims=True) ** (1.0 / p)
+    with quiet():  # a norm past the dtype's range: inf, unwarned
+        norm = (xp.abs(a) ** p).sum(axis=others, keepdims=True) ** (1.0 / p)
     over = norm > max_norm
     scale = xp.where(over, max_norm / (norm + 1e-7), 1).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
-        with np.errstate(all="ignore"):
+        with quiet():
             d_norm = xp.sign(a) * xp.abs(a) ** (p - 1) * norm ** (1 - p)
             d_scale = xp.where(over, -max_norm / (norm + 1e-7) ** 2, 0)
             return ((g * scale + (g * a).sum(axis=others, keepdims=True) * d_scale * d_norm).astype(g.dtype),)

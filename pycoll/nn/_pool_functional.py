@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.nn._sliding import (FORMATS, Pads, channels_first, check_format, crop, fold, int_list, pad_spatial,
@@ -160,7 +161,7 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
         start = xp.arange(o) * s
         cells = cells * _along(xp.minimum(start + k, hi) - xp.maximum(start, lo), i, nd)
     spatial = tuple(range(2 + nd, 2 + 2 * nd))
-    with np.errstate(divide="ignore", invalid="ignore"):  # a count of 0 gives NaN, as paddle's
+    with quiet():  # a count of 0 gives NaN, a sum past the dtype's range inf, as paddle's
         scale = 1.0 / cells
         if divisor_override is not None:
             scale = scale * (math.prod(kernel) / divisor_override)
@@ -168,7 +169,7 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
         out = win.sum(axis=spatial) * scale
 
     def backward(g: Any) -> tuple:
-        with np.errstate(invalid="ignore"):  # NaN windows hold padding alone: cropped away below
+        with quiet():  # NaN windows hold padding alone: cropped away below
             g = channels_first(g, nd, channel_last, fn) * scale
         ga = fold(xp.broadcast_to(g[(Ellipsis,) + (None,) * nd], win.shape), padded.shape, stride)
         return (restore_layout(crop(ga, grown, a.shape[2:]), channel_last),)
