@@ -2,11 +2,15 @@
 over the lower Cholesky factors L of dim x dim correlation matrices, density proportional to
 det(L L^T)^(concentration - 1) (with the Jacobian of L -> L L^T, as paddle's log_prob).
 
-Two samplers, as paddle's: "onion" grows the factor row by row, row i being sqrt(y_i) times a
-uniform direction of its first i entries (y_i ~ Beta(i / 2, concentration + (dim - 2 - i) / 2))
+Two samplers, paddle's names: "onion" grows the factor row by row, row i being sqrt(y_i) times a
+uniform direction of its first i entries (y_i ~ Beta(i / 2, concentration + (dim - 1 - i) / 2))
 and its diagonal completing the unit norm; "cvine" draws the partial correlations
 (2 Beta(a_j, a_j) - 1 with a_j = concentration + (dim - 2 - j) / 2 for column j) and turns them
-into the factor by cumulative products. Draws come from pycoll's generator (Beta's and the normal
+into the factor by cumulative products. Both give what the LKJ law gives each correlation:
+(r + 1) / 2 ~ Beta(b, b), b = concentration - 1 + dim / 2. paddle 3.3.1's samplers miss it for
+dim >= 3 (its onion draws y_i ~ Beta(i - 1/2, ...); measured at dim 3, concentration 2: variances
+0.17-0.22 for its onion and 0.15-0.18 for its cvine where the law says 1/6); pycoll keeps the law,
+and paddle's log_prob exactly. Draws come from pycoll's generator (Beta's and the normal
 directions'), on the concentration's place; the sample is array work of its module.
 """
 from __future__ import annotations
@@ -53,7 +57,7 @@ class LKJCholesky(Distribution):
         return wrap(array_module(c).asarray(values, dtype=c.dtype))
 
     def _onion_beta(self) -> Beta:
-        """Row i's squared off-diagonal norm: Beta(i / 2, concentration + (dim - 2 - i) / 2), row 0's unused."""
+        """Row i's squared off-diagonal norm: Beta(i / 2, concentration + (dim - 1 - i) / 2), row 0's unused."""
         half_rows = np.concatenate([[0.0], np.arange(self.dim - 1)]) / 2
         marginal = self.concentration + 0.5 * (self.dim - 2)
         return Beta(self._offsets(half_rows + 0.5), marginal.unsqueeze(-1) - self._offsets(half_rows))
@@ -89,8 +93,10 @@ class LKJCholesky(Distribution):
         r = xp.zeros(partial.shape[:-1] + (self.dim, self.dim), dtype=partial.dtype)
         rows, cols = xp.tril_indices(self.dim, -1)
         r[..., rows, cols] = partial
-        tiny = xp.finfo(r.dtype).tiny
-        r = xp.clip(r, -1 + tiny, 1 - tiny)
+        # kept inside (-1, 1) by the dtype's eps: paddle's tiny is lost to rounding (1 - tiny == 1), and
+        # a Beta draw of exactly 0 or 1 (float32, small concentrations) then zeroed the diagonal
+        eps = xp.finfo(r.dtype).eps
+        r = xp.clip(r, -1 + eps, 1 - eps)
         remaining = xp.cumprod(xp.sqrt(1 - r * r), axis=-1)
         shifted = xp.concatenate([xp.ones_like(remaining[..., :1]), remaining[..., :-1]], axis=-1)
         return (r + xp.eye(self.dim, dtype=r.dtype)) * shifted
