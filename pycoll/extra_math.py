@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._promotion import INT_TO_FLOAT
-from pycoll._tensor_ops import as_tensor, delivered, paired, value_output
+from pycoll._tensor_ops import as_tensor, delivered, op_output, paired, value_output
 from pycoll.complex_ops import complex as complex_
 from pycoll.device import array_module, to_module
 from pycoll.inplace_ops import in_place_form
@@ -22,7 +22,7 @@ from pycoll.math_ops import add, bmm, cast, multiply, pow as pow_, sum as sum_
 from pycoll.reshape_ops import broadcast_shape
 from pycoll.search_ops import sort
 from pycoll.shape_ops import clone, reshape, stack
-from pycoll.tensor import Tensor, wrap
+from pycoll.tensor import Tensor
 from pycoll.unary_ops import cos, sin
 
 
@@ -109,7 +109,7 @@ def frexp(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
         raise TypeError(f"frexp: x must be a float32 or float64 Tensor, got {x.dtype}")
     xp = array_module(x._array)
     _, exponent = xp.frexp(x._array)
-    mantissa = multiply(x, wrap(xp.ldexp(xp.ones((), x.dtype), -exponent)))
+    mantissa = op_output(xp.ldexp(x._array, -exponent), lambda g: (xp.ldexp(g, -exponent),), x)  # keeps a split
     return mantissa, value_output(exponent.astype(x.dtype), "frexp", x)
 
 

@@ -57,7 +57,7 @@ def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Opti
 
 def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] = None) -> Tensor:
     """x rotated by 90 degrees `k` times in the plane of `axes` (from the first towards the second)."""
-    x = as_tensor(x)
+    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: moves a split between dimensions, computed whole
     axes = list(normalize_axes(list(axes), x.ndim))
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"rot90: axes must be two different axes, got {axes}")
@@ -320,14 +320,14 @@ def crop(x: Any, shape: Any = None, offsets: Any = None, name: Optional[str] = N
 
 def shape(input: Any) -> Tensor:  # noqa: A002 - paddle's name
     """input's shape as a 1-D int64 tensor (paddle's ``paddle.shape``)."""
-    x = as_tensor(input)
-    return value_output(array_module(x._array).asarray(x._array.shape, dtype=int64), "shape", x)
+    x = as_tensor(input)  # x.shape: the whole tensor's (auto-parallel), so the answer is a plain tensor
+    return value_output(array_module(x._array).asarray(x.shape, dtype=int64).reshape(-1), "shape")
 
 
 def rank(input: Any) -> Tensor:  # noqa: A002 - paddle's name
     """input's number of dimensions as a 0-d int32 tensor."""
     x = as_tensor(input)
-    return value_output(array_module(x._array).asarray(x._array.ndim, dtype="int32"), "rank", x)
+    return value_output(array_module(x._array).asarray(x.ndim, dtype="int32"), "rank")  # a plain tensor (paddle's)
 
 
 _METHODS = (flip, roll, rot90, repeat_interleave, unbind, unstack, moveaxis, t, tensor_split, hsplit,

@@ -296,8 +296,8 @@ def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tenso
 
 def numel(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The number of elements, as a 0-d int64 tensor (paddle's)."""
-    x = as_tensor(x)
-    return value_output(array_module(x._array).asarray(x._array.size, dtype=int64), "numel", x)
+    x = as_tensor(x)  # x.shape: the whole tensor's (auto-parallel), so the answer is a plain tensor
+    return value_output(array_module(x._array).asarray(np.prod(x.shape, dtype=np.int64), dtype=int64), "numel")
 
 
 @param_aliases({"obj": "x"})
