@@ -19,7 +19,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll._complex_grads import conjugate_grads
-from pycoll._tensor_ops import as_tensor, delivered, op_output
+from pycoll._tensor_ops import as_tensor, delivered, op_output, placed
 from pycoll.device import array_module, device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.reshape_ops import roll
@@ -134,6 +134,7 @@ def _c2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     x = as_tensor(x)
     _check_norm(norm)
     axes, s = _plan(x, s, axes, fn)
+    x, = placed("_c2c", x, axes=tuple(axes))  # auto-parallel: the transformed axes whole, other splits stay
     a = x._array
     xp = array_module(a)
     cdt = _complex_of(a.dtype)
@@ -153,6 +154,7 @@ def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     x = as_tensor(x)
     _check_norm(norm)
     axes, s = _plan(x, s, axes, fn)
+    x, = placed("_r2c", x, axes=tuple(axes))  # auto-parallel: the transformed axes whole, other splits stay
     a = x._array
     if a.dtype.kind == "c":
         raise TypeError(f"{fn}: x must be a real Tensor, got dtype {a.dtype}")
@@ -182,6 +184,7 @@ def _c2r(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     x = as_tensor(x)
     _check_norm(norm)
     axes, s = _plan(x, s, axes, fn)
+    x, = placed("_c2r", x, axes=tuple(axes))  # auto-parallel: the transformed axes whole, other splits stay
     a = x._array
     xp = array_module(a)
     cdt = _complex_of(a.dtype)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, require_floating
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, paired, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike
 from pycoll.math_ops import cast
 from pycoll.inplace_ops import in_place
 from pycoll.random import get_rng
+from pycoll.search_ops import where
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["leaky_relu", "rrelu", "silu", "elu", "softplus", "hardswish", "relu6", "swish", "mish", "softsign",
@@ -60,8 +61,9 @@ def rrelu(x: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: b
         return leaky_relu(x, (lower + upper) / 2.0)
     x = require_floating(as_tensor(x), "rrelu")
     a = x._array
-    slopes = move((lower + (upper - lower) * get_rng().random(a.shape)).astype(a.dtype), place_of(a))
-    return x * wrap(array_module(a).where(a >= 0, a.dtype.type(1), slopes))
+    drawn = move((lower + (upper - lower) * get_rng().random(tuple(x.shape))).astype(a.dtype), place_of(a))
+    slopes = paired(x, wrap(drawn))[1]  # auto-parallel: this rank's piece of the whole draw, laid as x
+    return x * where(x >= 0, Tensor(array_module(a).ones((), a.dtype)), slopes)
 
 
 @param_aliases({"input": "x"})

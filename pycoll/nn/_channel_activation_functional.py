@@ -68,7 +68,8 @@ def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[s
     channel, the channels being axis 1 ('NC', 'NCL', 'NCHW', 'NCDHW') or the last axis ('NLC',
     'NHWC', 'NDHWC')."""
     x = as_tensor(x)
-    a, w = x._array, as_tensor(weight)._array
+    x, weight = placed("prelu", x, as_tensor(weight), channel=1 if str(data_format)[1:2] == "C" else x.ndim - 1)
+    a, w = x._array, weight._array  # auto-parallel (placed): a per-channel weight cut as x's channels
     if w.ndim > 1:
         raise ValueError(f"prelu: weight must have 0 or 1 dimensions, got shape {list(w.shape)}")
     shape = [1] * a.ndim

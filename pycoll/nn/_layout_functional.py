@@ -7,7 +7,7 @@ from typing import Any, List, Optional
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.nn._pad_functional import pad
@@ -66,6 +66,7 @@ def unfold(x: Tensor, kernel_sizes: Any, strides: Any = 1, paddings: Any = 0, di
     if x.ndim != 4:
         raise ValueError(f"{fn}: x must be [N, C, H, W], got shape {x.shape}")
     kernel, stride, pads, dilation = _window_args(fn, kernel_sizes, strides, paddings, dilations)
+    x, = placed(fn, x, axes=(1, 2, 3))  # auto-parallel: a batch split stays
     sizes = list(x.shape[2:])
     out = _out_sizes(sizes, kernel, stride, pads, dilation, fn)
     cols = _to_cols(x._array, kernel, stride, pads, dilation)

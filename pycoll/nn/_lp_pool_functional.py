@@ -12,7 +12,7 @@ import math
 from typing import Any, Optional, Sequence, Union
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, require_floating
+from pycoll._tensor_ops import as_tensor, placed, require_floating
 from pycoll.math_ops import pow
 from pycoll.nn._pad_functional import pad
 from pycoll.nn._pool_functional import _geometry, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
@@ -57,6 +57,7 @@ def _lp_pool(x: Tensor, norm_type: float, kernel_size: Any, stride: Any, padding
     to_first = [0, nd + 1] + list(range(1, nd + 1))
     if channel_last:
         x = transpose(x, to_first)
+    x, = placed("_lp_pool", x, axes=tuple(range(2, nd + 2)))  # auto-parallel: batch and channel splits stay
     kernel, stride, _, grown = _geometry(x._array, kernel_size, stride, padding, ceil_mode, channel_last, nd, fn)
     average, maximum = _POOLS[nd]
     if math.isinf(norm_type) and norm_type > 0:

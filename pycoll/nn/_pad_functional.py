@@ -7,7 +7,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module, to_module
 from pycoll.nn._sliding import FORMATS
 from pycoll.tensor import Tensor
@@ -67,6 +67,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_fo
     if not isinstance(pad, (list, tuple)) or not all(isinstance(p, (int, np.integer)) for p in pad):
         raise ValueError(f"pad: pad must be a list of ints, got {pad!r}")
     widths = _pad_widths(a.shape, [int(p) for p in pad], mode, data_format, pad_from_left_axis)
+    x, = placed("pad", x, axes=tuple(i for i, w in enumerate(widths) if w != (0, 0)))  # auto-parallel: others stay
+    a = x._array
     if any(n + b + e < 0 for n, (b, e) in zip(a.shape, widths)):
         raise ValueError(f"pad: pad {pad} crops more than x (shape {list(a.shape)}) holds")
     grow = [(max(b, 0), max(e, 0)) for b, e in widths]

@@ -17,7 +17,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import move, place_of
 from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from pycoll.nn._sliding import apply_axis_maps
@@ -153,6 +153,7 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
                 else adaptive_avg_pool1d(x, out_size[0])
         pool = adaptive_avg_pool2d if nd == 4 else adaptive_avg_pool3d
         return pool(x, out_size, data_format=data_format)
+    x, = placed(fn, x, axes=tuple(axes))  # auto-parallel: the spatial axes whole, a batch or channel split stays
     a = x._array
     out_size, scales = _sizes(size, scale_factor, [a.shape[ax] for ax in axes], recompute_scale_factor, fn)
     place = place_of(a)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._tensor_ops import as_tensor, op_output
+from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.tensor import Tensor
 
@@ -36,6 +36,7 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float =
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ValueError(f"{fn}: size must be a positive int, got {size!r}")
     x = as_tensor(x)
+    x, = placed(fn, x, axes=(x.ndim - 1 if data_format[-1] == "C" else 1,))  # auto-parallel: the channels whole
     a = x._array
     if a.ndim < 3 or a.dtype.kind != "f":
         raise ValueError(f"{fn}: x must be a floating tensor of 3 or more dimensions, got shape {list(a.shape)} "

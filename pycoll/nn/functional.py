@@ -257,12 +257,12 @@ def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: fl
     (1 / num_classes) unless given ([1, num_classes])."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0.0 <= epsilon <= 1.0:
         raise ValueError(f"label_smooth: epsilon must be a number in [0, 1], got {epsilon!r}")
-    label = as_tensor(label)
+    label, prior_dist = placed("label_smooth", as_tensor(label), prior_dist)  # auto-parallel: the prior cut alike
     a = label._array
     if a.dtype.kind in "biu":
         raise TypeError(f"label_smooth: label must hold floating-point numbers, got dtype {a.dtype}")
     if prior_dist is None:
-        prior: Any = 1.0 / a.shape[-1]
+        prior: Any = 1.0 / label.shape[-1]  # the whole number of classes
     else:
         prior = as_tensor(prior_dist)._array
         if prior.size != a.shape[-1]:
@@ -308,6 +308,8 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
         raise ValueError(f"normalize: p must be a number > 0 (or inf), got {p!r}")
     if not -max(a.ndim, 1) <= axis < max(a.ndim, 1):
         raise ValueError(f"normalize: axis must be in [-{a.ndim}, {a.ndim}), got {axis}")
+    x, = placed("normalize", x, axes=(axis % max(a.ndim, 1),))  # auto-parallel: the norm's axis whole
+    a = x._array
     mag = xp.abs(a)
     if math.isinf(p):
         norm = mag.max(axis=axis, keepdims=True)
