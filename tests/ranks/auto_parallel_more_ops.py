@@ -309,7 +309,7 @@ def swept_values(mesh):
     pycoll.tanh_(x)
     same(x, np.tanh(A), S0, "tanh_")
     pycoll.seed(5)
-    want = pycoll.to_tensor(A).uniform_().numpy()
+    want = pycoll.to_tensor(A.copy()).uniform_().numpy()  # a copy: to_tensor shares A's memory
     pycoll.seed(5)
     same(dist.shard_tensor(A, mesh, S1).uniform_(), want, S1, "uniform_: this rank's piece of the plain call's draw")
     same(dist.shard_tensor(A, mesh, S0).zero_(), np.zeros_like(A), S0, "zero_")
@@ -362,6 +362,14 @@ GRAD_OPS = [
     ("erf", lambda x: pycoll.erf(x)), ("lerp", lambda x: pycoll.lerp(x, pycoll.to_tensor(W), 0.3)),
     ("layer_norm", lambda x: pycoll.nn.functional.layer_norm(x, [6])),
     ("linear", lambda x: pycoll.nn.functional.linear(x, pycoll.to_tensor(W.T))),
+    ("pad", lambda x: pycoll.nn.functional.pad(x, [1, 2])), ("pad both axes", lambda x: pycoll.nn.functional.pad(
+        x, [1, 1, 2, 0], mode="constant")),
+    ("interpolate", lambda x: pycoll.nn.functional.interpolate(x.reshape([1, 4, 6]), scale_factor=2, mode="linear")),
+    ("normalize", lambda x: pycoll.nn.functional.normalize(x)), ("einsum", lambda x: pycoll.einsum("ij,kj->ik", x, x)),
+    ("masked_fill", lambda x: pycoll.masked_fill(x, x > 0, 0.5)),
+    ("prelu", lambda x: pycoll.nn.functional.prelu(x, pycoll.to_tensor(np.linspace(0.1, 0.6, 6, dtype=np.float32)))),
+    ("label_smooth", lambda x: pycoll.nn.functional.label_smooth(x)), ("renorm", lambda x: pycoll.renorm(x, 2.0, 0, 1.0)),
+    ("frexp", lambda x: pycoll.frexp(x)[0]), ("rfft", lambda x: pycoll.abs(pycoll.fft.rfft(x, axis=0))),
 ]
 
 
@@ -387,6 +395,12 @@ def gradients(mesh):
     (pycoll.nn.functional.linear(x, weight) * pycoll.to_tensor(g)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), g @ W, rtol=1e-5, atol=1e-6, err_msg="linear's input")
     np.testing.assert_allclose(weight.grad.numpy(), A.T @ g, rtol=1e-5, atol=1e-6, err_msg="linear's split weight")
+    for placements in (S0, S1):  # prelu's per-channel weight: whole beside a batch split, cut as a channel split
+        x = dist.shard_tensor(A, mesh, placements)
+        slopes = pycoll.to_tensor(np.linspace(0.1, 0.6, 6, dtype=np.float32), stop_gradient=False)
+        (pycoll.nn.functional.prelu(x, slopes) * pycoll.to_tensor(W)).sum().backward()
+        np.testing.assert_allclose(slopes.grad.numpy(), np.where(A > 0, 0, A * W).sum(0), rtol=1e-5, atol=1e-6,
+                                   err_msg=f"prelu's weight on {placements}")
 
 
 if __name__ == "__main__":
