@@ -37,11 +37,16 @@ class LeafInplaceError(ValueError, RuntimeError):
     a ValueError, as paddle raises it, and a RuntimeError, as pycoll's ``x[i] = v`` raised it."""
 
 
+def _named(t: Tensor) -> str:
+    """The tensor's name and a space, or nothing for an unnamed one (in the errors' sentences)."""
+    return f"{t.name} " if t.name else ""
+
+
 def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool = True) -> Tensor:
     """Make `x` hold ``compute()``, an op on x (and maybe others) recorded as usual (the rules are
     the module docstring's); returns x. ``keep_shape=False``: the op may reshape x (squeeze_)."""
     if _graph.is_grad_enabled() and not x.stop_gradient and x.grad_node is None:
-        raise LeafInplaceError(f"{op}: leaf tensor {x.name or ''!s} takes a gradient (stop_gradient=False) "
+        raise LeafInplaceError(f"{op}: leaf tensor {_named(x)}takes a gradient (stop_gradient=False) "
                                f"and cannot be changed in place; do it under pycoll.no_grad()")
     out = compute()
     if keep_shape and out.shape != x.shape:
@@ -83,7 +88,7 @@ def write_through(view: Tensor, out: Tensor, op: str) -> bool:
     if not shape_ops.views_memory_of(view, base):  # the base has new memory since: a stale view
         return False
     if not base.stop_gradient and base.grad_node is None:
-        raise LeafInplaceError(f"{op}: it changes a view of leaf tensor {base.name or ''!s}, which takes a "
+        raise LeafInplaceError(f"{op}: it changes a view of leaf tensor {_named(base)}which takes a "
                                f"gradient (stop_gradient=False) and cannot be changed in place; do it under "
                                f"pycoll.no_grad()")
     if how == "index":

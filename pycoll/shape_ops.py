@@ -122,13 +122,28 @@ def _tensor_list(x: Any, fn: str) -> list:
     tensors = [operand(t) for t in x]
     if not tensors:
         raise ValueError(f"{fn}: x must hold at least one Tensor, got an empty {type(x).__name__}")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype != tensors[0].dtype:  # paddle refuses too (no promotion): cast first
+            raise ValueError(f"{fn}: x[0] has dtype {tensors[0].dtype} and x[{i}] {t.dtype}; every tensor must "
+                             f"have the same dtype (cast them first)")
     return tensors
+
+
+def _same_shapes(tensors: list, fn: str, axis: Optional[int] = None) -> None:
+    """Every tensor's shape equal to the first's, except along ``axis`` (concat's)."""
+    first = list(tensors[0].shape)
+    for i, t in enumerate(tensors[1:], 1):
+        shape = list(t.shape)
+        if len(shape) != len(first) or any(a != b for d, (a, b) in enumerate(zip(first, shape)) if d != axis):
+            along = "" if axis is None else f" except along axis {axis}"
+            raise ValueError(f"{fn}: x[0] has shape {first} and x[{i}] {shape}; they must be equal{along}")
 
 
 @param_aliases({"tensors": "x", "dim": "axis"})
 def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = _tensor_list(x, "concat")
     axis = axis_arg(axis, tensors[0]._array.ndim)
+    _same_shapes(tensors, "concat", axis)
     tensors = placed("concat", *tensors, axis=axis)
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
@@ -144,6 +159,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Te
 @param_aliases({"tensors": "x", "dim": "axis"})
 def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = _tensor_list(x, "stack")
+    _same_shapes(tensors, "stack")
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
     axis = axis % (arrays[0].ndim + 1)

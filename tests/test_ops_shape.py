@@ -146,3 +146,12 @@ def test_concat_and_stack_refuse_a_single_tensor_or_none():
     with pytest.raises(ValueError, match="at least one Tensor"):
         pycoll.concat([])
     assert pycoll.Tensor.concat([t, t], dim=1).shape == [2, 6] and pycoll.stack((t, t), axis=1).shape == [2, 2, 3]
+    # paddle 3.3.1 refuses mixed dtypes ("The data_type of input tensor in list isn't consistent") and
+    # shapes that do not fit ("The 1-th dimension of input[0] and input[1] is expected to be equal")
+    with pytest.raises(ValueError, match=r"x\[0\] has dtype float32 and x\[1\] int32"):
+        pycoll.concat([t, pycoll.ones([2, 3], "int32")])
+    with pytest.raises(ValueError, match=r"x\[0\] has shape \[2, 3\] and x\[1\] \[1, 4\]; .* except along axis 0"):
+        pycoll.concat([t, pycoll.ones([1, 4])])
+    with pytest.raises(ValueError, match=r"stack: x\[0\] has shape \[2, 3\] and x\[1\] \[1, 3\]"):
+        pycoll.stack([t, pycoll.ones([1, 3])])
+    assert pycoll.concat([t, pycoll.ones([5, 3])]).shape == [7, 3]
