@@ -13,7 +13,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll import _complex_grads, shape_ops
-from pycoll._fp_quiet import quiet, quietly
+from pycoll._fp_quiet import SILENT, quiet, quietly, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
@@ -57,7 +57,12 @@ def add(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (grad_for(g, mx) if mx else None, grad_for(g, my) if my else None)
-    return op_output(quietly(operator.add, xa, ya), backward, x, y)
+    saved = silence(SILENT)  # inf + -inf, overflows: NaN, inf, unwarned as paddle's
+    try:
+        out = xa + ya
+    finally:
+        restore(saved)
+    return op_output(out, backward, x, y)
 
 
 @param_aliases({"input": "x", "other": "y"})
@@ -67,19 +72,31 @@ def subtract(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (grad_for(g, mx) if mx else None, grad_for(-g, my) if my else None)
-    return op_output(quietly(operator.sub, xa, ya), backward, x, y)
+    saved = silence(SILENT)  # inf - inf, overflows: NaN, inf, unwarned as paddle's
+    try:
+        out = xa - ya
+    finally:
+        restore(saved)
+    return op_output(out, backward, x, y)
 
 
 @param_aliases({"input": "x", "other": "y"})
 def multiply(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "multiply")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
-    out = quietly(operator.mul, xa, ya)
+    saved = silence(SILENT)  # 0 * inf, overflows: NaN, inf, unwarned as paddle's
+    try:
+        out = xa * ya
+    finally:
+        restore(saved)
     xa, ya = xa if my else None, ya if mx else None  # the backward keeps only what it uses
 
     def backward(g: Any) -> tuple:
-        with quiet():  # 0 * inf: NaN, as paddle's
+        saved = silence(SILENT)  # 0 * inf: NaN, as paddle's
+        try:
             return (grad_for(g * ya, mx) if mx else None, grad_for(g * xa, my) if my else None)
+        finally:
+            restore(saved)
     return op_output(out, backward, x, y)
 
 
@@ -90,10 +107,18 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
-        with quiet():  # a zero divisor: +-inf or NaN, as paddle's
+        saved = silence(SILENT)  # a zero divisor: +-inf or NaN, as paddle's
+        try:
             return (grad_for(g / ya, mx) if mx else None,
                     grad_for(-(g * xa) / (ya * ya), my) if my else None)
-    return op_output(quietly(operator.truediv, xa, ya), backward, x, y)
+        finally:
+            restore(saved)
+    saved = silence(SILENT)  # x / 0: +-inf or NaN, unwarned as paddle's
+    try:
+        out = xa / ya
+    finally:
+        restore(saved)
+    return op_output(out, backward, x, y)
 
 
 @param_aliases({"input": "x", "exponent": "y"})
@@ -205,21 +230,33 @@ def tanh(x: Tensor, name: Optional[str] = None) -> Tensor:
 @param_aliases({"input": "x"})
 def exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
-    out = quietly(array_module(x._array).exp, floating(x._array))  # overflow: inf, as paddle's
+    saved = silence(SILENT)  # an overflow: inf, unwarned as paddle's
+    try:
+        out = array_module(x._array).exp(floating(x._array))
+    finally:
+        restore(saved)
     return op_output(out, lambda g: (quietly(operator.mul, g, out),), x)
 
 
 def log(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
-    # log(0) = -inf, log(-1) = NaN and its gradient 1/0 = inf, unwarned as paddle's
-    return op_output(quietly(array_module(a).log, a), lambda g: (quietly(operator.truediv, g, a),), x)
+    saved = silence(SILENT)  # log(0) = -inf, log(-1) = NaN, unwarned as paddle's
+    try:
+        out = array_module(a).log(a)
+    finally:
+        restore(saved)
+    return op_output(out, lambda g: (quietly(operator.truediv, g, a),), x)  # 1 / 0 = inf
 
 
 @param_aliases({"input": "x"})
 def sqrt(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
-    out = quietly(array_module(x._array).sqrt, floating(x._array))  # sqrt(-1): NaN, unwarned as paddle's
+    saved = silence(SILENT)  # sqrt(-1): NaN, unwarned as paddle's
+    try:
+        out = array_module(x._array).sqrt(floating(x._array))
+    finally:
+        restore(saved)
     return op_output(out, lambda g: (quietly(operator.truediv, g, 2 * out),), x)
 
 
