@@ -1,0 +1,118 @@
+"""pycoll's ops give inf and NaN silently, as paddle's do: log(0), x / 0, sqrt(-1), overflows,
+0 * inf, forward and backward, run here with warnings as errors (NumPy's RuntimeWarnings would
+fail them). Expected values were measured on paddle 3.3.1's CPU build (float32 unless said),
+the inputs below fed to the same calls; a value marked "by hand" is NumPy's answer for the rule
+pycoll documents."""
+import math
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn.functional as F
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+inf, nan = math.inf, math.nan
+EDGES = [0.0, -1.0, 1.0, inf, -inf, nan, 3e38]
+TINY = float(np.float32(1) / np.float32(3e38))  # 1 / 3e38 in float32, a subnormal
+
+
+def _tensors(arrays, dtype):
+    out = []
+    for a in arrays:
+        t = pycoll.to_tensor(np.array(a, dtype))
+        t.stop_gradient = False
+        out.append(t)
+    return out
+
+
+def _same(got, want):
+    np.testing.assert_allclose(np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-6, atol=0)
+
+
+# name: (op, inputs, output, the gradient of each input for a gradient of ones)
+CASES = {
+    "log": (pycoll.log, [EDGES], [-inf, nan, 0, inf, nan, nan, 88.59685],
+            [[inf, -1, 1, 0, -0.0, nan, TINY]]),
+    "sqrt": (pycoll.sqrt, [[0.0, -1.0, 4.0, 3e38]], [0, nan, 2, 1.7320508e19], [[inf, nan, 0.25, 2.8867513e-20]]),
+    "exp": (pycoll.exp, [[100.0, 0.0, nan]], [inf, 1, nan], [[inf, 1, nan]]),
+    "square": (pycoll.square, [[3e38, -3.0, nan]], [inf, 9, nan], [[inf, -6, nan]]),
+    "add": (pycoll.add, [[3e38, inf, 1.0], [3e38, -inf, nan]], [inf, nan, nan], [[1, 1, 1], [1, 1, 1]]),
+    "subtract": (pycoll.subtract, [[inf, -3e38], [inf, 3e38]], [nan, -inf], [[1, 1], [-1, -1]]),
+    "multiply": (pycoll.multiply, [[0.0, 3e38], [inf, 10.0]], [nan, inf], [[inf, 10], [0, 3e38]]),
+    "divide x / x": (lambda x: pycoll.divide(x, x), [EDGES], [nan, 1, 1, nan, nan, nan, 1], None),
+    "divide 1 / x": (lambda y: pycoll.divide(pycoll.ones([7]), y), [EDGES], [inf, -1, 1, 0, -0.0, nan, TINY],
+                     [[-inf, -1, -1, -0.0, -0.0, nan, -0.0]]),
+    "pow": (pycoll.pow, [[0.0, 2.0, -1.0], [-1.0, 200.0, 0.5]], [inf, inf, nan],
+            [[-inf, inf, nan], [-inf, inf, nan]]),
+    "pow by a number": (lambda x: x ** 2.0, [[3e38, 2.0]], [inf, 4], [[inf, 4]]),
+    "scale": (lambda x: pycoll.scale(x, 2.0), [[3e38]], [inf], [[2]]),
+    "sum": (pycoll.sum, [[3e38, 3e38]], inf, [[1, 1]]),
+    "mean": (pycoll.mean, [[3e38, 3e38]], inf, [[0.5, 0.5]]),
+    "max of a NaN": (pycoll.max, [[nan, 1.0]], nan, [[nan, nan]]),
+    "sigmoid": (pycoll.nn.functional.sigmoid, [[nan, 0.0]], [nan, 0.5], [[nan, 0.25]]),
+    "matmul": (pycoll.matmul, [[[inf, 1.0]], [[0.0], [1.0]]], [[nan]], [[[0, 1]], [[inf], [1]]]),
+    "floor_divide by 0": (lambda x: pycoll.floor_divide(x, pycoll.zeros([7])), [EDGES],
+                          [nan, -inf, inf, inf, -inf, nan, inf], None),
+    # y's gradient -floor(x / y) of pycoll's rule at y = 0 (paddle's too)
+    "remainder by 0": (pycoll.remainder, [EDGES, [0.0] * 7], [nan] * 7,
+                       [[1] * 7, [nan, inf, -inf, -inf, inf, nan, -inf]]),
+    "remainder x % x": (lambda x: pycoll.remainder(x, x.detach()), [EDGES], [nan, -0.0, 0, nan, nan, nan, 0], None),
+    "frac": (pycoll.frac, [EDGES], [0, -0.0, 0, nan, nan, nan, 0], None),
+    "lerp": (lambda x, y: pycoll.lerp(x, y, 0.5), [[inf], [-inf]], [nan], None),
+    "vander": (lambda x: pycoll.vander(x, 3), [[3e38, 2.0]], [[inf, 3e38, 1], [4, 2, 1]], None),
+    "erf": (pycoll.erf, [EDGES], [0, -0.842701, 0.842701, 1, -1, nan, 1], None),
+    "lgamma": (pycoll.lgamma, [[-1.0, 0.0]], [inf, inf], None),
+    "digamma": (pycoll.digamma, [[0.0, -1.0]], [-inf, nan], None),
+    "asin": (pycoll.asin, [[2.0]], [nan], None),
+    "avg_pool2d past float32's range": (lambda x: F.avg_pool2d(x, 2), [[[[[3e38, 3e38], [3e38, 3e38]]]]], [[[[inf]]]],
+                                        [[[[[0.25, 0.25], [0.25, 0.25]]]]]),
+    # the pool of the test suite's warning summary: x ** 3 of negative x, (sum) ** (1 / 3) of a negative sum
+    "lp_pool2d": (lambda x: F.lp_pool2d(x, 3, 2, stride=1),
+                  [[[[[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0], [0.0, 0.5, -0.5]]]]],
+                  [[[[3.7797632, nan], [3.9391844, nan]]]],
+                  [[[[[0.069995612, nan, nan], [2.1510453, nan, nan], [0.0, nan, nan]]]]]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_edge_values_are_paddles_and_unwarned(name):
+    op, inputs, want, grads = CASES[name]
+    tensors = _tensors(inputs, np.float32)
+    out = op(*tensors)
+    _same(out.numpy(), want)
+    if grads is not None:
+        out.backward()
+        for t, g in zip(tensors, grads):
+            _same(t.grad.numpy(), g)
+
+
+def test_float64_edges_are_unwarned():
+    """float64 takes other formulas (erf) and ranges (vander): paddle's values there."""
+    x = pycoll.to_tensor(np.array([1e200, -1e200, 0.3]))
+    _same(pycoll.erf(x).numpy(), [1, -1, 0.32862676])
+    _same(pycoll.vander(pycoll.to_tensor(np.array([1e200, 2.0])), 3).numpy(), [[inf, 1e200, 1], [4, 2, 1]])
+
+
+def test_a_gradient_of_inf_times_zero_is_nan_unwarned():
+    """multiply's backward multiplies the incoming gradient by the other operand: inf * 0 there
+    is NaN (paddle's: x.grad [inf, inf], y.grad [nan, inf])."""
+    x, y = _tensors([[0.0, 3e38], [inf, 10.0]], np.float32)
+    (x * y).backward(pycoll.to_tensor(np.array([inf, inf], np.float32)))
+    _same(x.grad.numpy(), [inf, inf])
+    _same(y.grad.numpy(), [nan, inf])
+
+
+def test_numpys_own_warnings_are_left_alone():
+    """pycoll switches NumPy's warnings off only inside its own arithmetic: the user's NumPy calls
+    warn (or raise, under np.errstate) as before, also after an op that raised."""
+    pycoll.log(pycoll.zeros([1]))
+    with pytest.raises(ValueError):
+        pycoll.add(pycoll.ones([2]), pycoll.ones([3]))
+    with pytest.warns(RuntimeWarning, match="divide by zero"):
+        np.log(np.zeros(1))
+    with np.errstate(divide="raise"):
+        assert pycoll.log(pycoll.zeros([1])).numpy()[0] == -inf
+        with pytest.raises(FloatingPointError):
+            np.log(np.zeros(1))
