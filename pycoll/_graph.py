@@ -35,6 +35,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Seq
 import numpy as np
 
 from pycoll import _complex_grads, _versions
+from pycoll._fp_quiet import SILENT, restore, silence
 
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
@@ -337,21 +338,24 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
                 leaf_deps[key] = leaf_deps.get(key, 0) + 1
                 leaves[key] = e
 
-    # 2. seed the roots
-    bufs = _Buffers()
-    pending: Dict[Node, list] = {}
-    leaf_acc: Dict[int, Any] = {}
-    for r, g in zip(roots, seeds):
-        g = bufs.hand(g, False)  # a caller's array is never ours to write
-        if r.grad_node is not None:
-            slots = pending.setdefault(r.grad_node, [None] * r.grad_node.n_out)
-            slots[r.output_index] = bufs.add(slots[r.output_index], g)
-        else:
-            leaf_acc[id(r)] = bufs.add(leaf_acc.get(id(r)), g)
-            leaves[id(r)] = r
-
+    # 2. seed the roots, then walk with NumPy's floating-point warnings off: every backward
+    # function and every sum of gradients (inf + -inf) gives inf/NaN silently, as paddle's do, for
+    # one switch per backward (hooks and PyLayer backwards run in it too)
+    saved_fp = silence(SILENT)
     _callback_stack.append([])
     try:
+        bufs = _Buffers()
+        pending: Dict[Node, list] = {}
+        leaf_acc: Dict[int, Any] = {}
+        for r, g in zip(roots, seeds):
+            g = bufs.hand(g, False)  # a caller's array is never ours to write
+            if r.grad_node is not None:
+                slots = pending.setdefault(r.grad_node, [None] * r.grad_node.n_out)
+                slots[r.output_index] = bufs.add(slots[r.output_index], g)
+            else:
+                leaf_acc[id(r)] = bufs.add(leaf_acc.get(id(r)), g)
+                leaves[id(r)] = r
+
         for key, leaf in list(leaves.items()):
             if leaf_deps.get(key, 0) == 0:
                 _finish_leaf(leaf, leaf_acc.pop(key, None), bufs)
@@ -402,3 +406,4 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             callbacks.pop(0)()
     finally:
         _callback_stack.pop()
+        restore(saved_fp)
