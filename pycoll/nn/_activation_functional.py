@@ -4,11 +4,14 @@ hardswish, relu6, mish, softsign, tanhshrink, log_sigmoid, hardsigmoid, hardshri
 hardtanh, thresholded_relu, celu, selu), each one op with paddle's values and gradients, including
 at the kinks (leaky_relu's gradient at 0 is 1, elu's is alpha, hardswish's is 0 at -3 and 1 at 3,
 selu's at 0 is scale * alpha, hardshrink keeps x at |x| == threshold, the clipping ones' are 0
-at their bounds), and softmax and log_softmax along an axis."""
+at their bounds), and softmax and log_softmax along an axis. Their forward arithmetic runs with
+NumPy's floating-point warnings off (pycoll._fp_quiet): inf and NaN inputs or parameters give
+inf/NaN silently, as paddle's; the backward walk is silent already."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._fp_quiet import SILENT, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, paired, placed, require_floating
 from pycoll.device import array_module, move, place_of
@@ -41,7 +44,11 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = No
     a = x._array
     xp = array_module(a)
     nonneg = a >= 0
-    out = xp.where(nonneg, a, a * slope).astype(a.dtype, copy=False)
+    saved = silence(SILENT)
+    try:
+        out = xp.where(nonneg, a, a * slope).astype(a.dtype, copy=False)
+    finally:
+        restore(saved)
     return op_output(out, lambda g: (xp.where(nonneg, g, g * slope),), x)
 
 
@@ -75,8 +82,12 @@ def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    s = _sigmoid(xp, a)
-    out = (a * s).astype(a.dtype, copy=False)
+    saved = silence(SILENT)
+    try:
+        s = _sigmoid(xp, a)
+        out = (a * s).astype(a.dtype, copy=False)
+    finally:
+        restore(saved)
     return op_output(out, lambda g: (g * (s * (1 + a * (1 - s))).astype(a.dtype, copy=False),), x)
 
 
@@ -87,8 +98,12 @@ def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     a = x._array
     xp = array_module(a)
     pos = a > 0
-    e = xp.exp(xp.minimum(a, 0))
-    out = xp.where(pos, a, alpha * (e - 1)).astype(a.dtype, copy=False)
+    saved = silence(SILENT)
+    try:
+        e = xp.exp(xp.minimum(a, 0))
+        out = xp.where(pos, a, alpha * (e - 1)).astype(a.dtype, copy=False)
+    finally:
+        restore(saved)
     return op_output(out, lambda g: (g * xp.where(pos, 1, alpha * e).astype(a.dtype, copy=False),), x)
 
 
@@ -101,8 +116,12 @@ def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[s
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    bx = a * beta
-    out = xp.where(bx > threshold, a, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
+    saved = silence(SILENT)
+    try:
+        bx = a * beta
+        out = xp.where(bx > threshold, a, xp.log1p(xp.exp(xp.minimum(bx, threshold))) / beta)
+    finally:
+        restore(saved)
 
     def backward(g: Any) -> tuple:
         bx = a * beta
@@ -129,14 +148,19 @@ def _pointwise(x: Tensor, fn: Any, derivative: Any = None) -> Tensor:
     if a.dtype.kind in "biu":
         raise TypeError(f"x must hold floating-point numbers, got dtype {a.dtype}")
     xp = array_module(a)
+    saved = silence(SILENT)
+    try:
+        if derivative is None:
+            out, slope = fn(xp, a)
+            slope = slope.astype(a.dtype, copy=False)
+        else:
+            out = fn(xp, a)
+    finally:
+        restore(saved)
     if derivative is None:
-        out, slope = fn(xp, a)
-        slope = slope.astype(a.dtype, copy=False)
-
         def backward(g: Any) -> tuple:
             return (g * slope,)
     else:
-        out = fn(xp, a)
 
         def backward(g: Any) -> tuple:
             return (g * derivative(xp, a).astype(a.dtype, copy=False),)
