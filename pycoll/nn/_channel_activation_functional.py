@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._fp_quiet import SILENT, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
@@ -85,7 +86,11 @@ def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[s
     slope = w.reshape(shape)
     xp = array_module(a)
     pos = a > 0
-    out = xp.where(pos, a, a * slope).astype(a.dtype, copy=False)
+    saved = silence(SILENT)  # an inf or NaN slope or input gives NaN/inf silently, as paddle's
+    try:
+        out = xp.where(pos, a, a * slope).astype(a.dtype, copy=False)
+    finally:
+        restore(saved)
     rw = needs_grad(weight)
 
     def backward(g: Any) -> tuple:

@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from pycoll._fp_quiet import quietly
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module
@@ -106,7 +107,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
             if weight is not None or label_smoothing > 0:
                 raise ValueError(f"cross_entropy: weight and label_smoothing need integer class ids, got label "
                                  f"dtype {lab.dtype}")
-            ids = lab.astype(np.int64)
+            ids = quietly(lab.astype, np.int64)  # NaN/inf ids: whatever the cast gives, silently
         valid, safe = _hard_labels("cross_entropy", xp, ids, classes, ignore_index)
         if label_smoothing > 0:
             if not bool(valid.all()):

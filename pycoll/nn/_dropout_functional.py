@@ -5,6 +5,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import SILENT, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import move, place_of
@@ -56,7 +57,12 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     keep = get_rng().random(shape, dtype=np.float32) >= p
     factor = (1.0 / (1.0 - p) if p < 1.0 else 0.0) if mode == "upscale_in_train" else 1.0
     mask = move((keep * factor).astype(a.dtype), place_of(a))
-    return op_output(a * mask, lambda g: (g * mask,), x)
+    saved = silence(SILENT)  # a dropped inf or NaN: NaN, silently as paddle's
+    try:
+        out = a * mask
+    finally:
+        restore(saved)
+    return op_output(out, lambda g: (g * mask,), x)
 
 
 def dropout2d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
