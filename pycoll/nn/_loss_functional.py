@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import abs, clip, log, mean, square, sum
@@ -126,8 +127,9 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
     if pos_weight is not None:
         pw = 1 + y * (as_tensor(pos_weight)._array.astype(x.dtype, copy=False) - 1)
     kept = y != -100
-    softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)  # log(1 + e^-x), stably
-    out = ((1 - y) * x + pw * softplus_neg) * kept
+    with quiet():  # inf/NaN logits or labels give inf/NaN silently, as paddle's
+        softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)  # log(1 + e^-x), stably
+        out = ((1 - y) * x + pw * softplus_neg) * kept
 
     def backward(g: Any) -> tuple:
         sig_neg = xp.exp(-xp.logaddexp(0, x))  # sigmoid(-x)
@@ -151,13 +153,14 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bo
     xp = array_module(x)
     dtype = np.result_type(x.dtype, t.dtype)
     x, t = x.astype(dtype, copy=False), t.astype(dtype, copy=False)
-    if log_target:
-        et = xp.exp(t)
-        out, slope = et * (t - x), -et
-    else:
-        pos = t > 0
-        out = xp.where(pos, t * (xp.log(xp.where(pos, t, 1)) - x), 0).astype(dtype, copy=False)
-        slope = xp.where(pos, -t, 0).astype(dtype, copy=False)
+    with quiet():  # inf/NaN inputs or labels give inf/NaN silently, as paddle's
+        if log_target:
+            et = xp.exp(t)
+            out, slope = et * (t - x), -et
+        else:
+            pos = t > 0
+            out = xp.where(pos, t * (xp.log(xp.where(pos, t, 1)) - x), 0).astype(dtype, copy=False)
+            slope = xp.where(pos, -t, 0).astype(dtype, copy=False)
     src = input._array.dtype
 
     def backward(g: Any) -> tuple:

@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.nn._dropout_functional import dropout
@@ -44,7 +45,8 @@ def _alpha_dropout(fn: str, x: Tensor, p: float, training: bool, per_feature: bo
     shape = tuple(a.shape[:2]) + (1,) * (a.ndim - 2) if per_feature else a.shape
     keep = move(get_rng().random(shape, dtype=np.float32) >= np.float32(p), place_of(a))
     factor = (keep * scale).astype(a.dtype)
-    out = (a * factor + (~keep * (saturation * scale) + shift).astype(a.dtype)).astype(a.dtype, copy=False)
+    with quiet():  # a dropped inf or NaN (times 0): NaN, silently as paddle's
+        out = (a * factor + (~keep * (saturation * scale) + shift).astype(a.dtype)).astype(a.dtype, copy=False)
     return op_output(out, lambda g: (g * factor,), x)
 
 
@@ -87,9 +89,10 @@ def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis
         raise ValueError(f"{fn}: axis must be in [-{a.ndim}, {a.ndim}), got {axis}")
     xp = array_module(a)
     u = move(get_rng().random(a.shape), place_of(a))
-    noisy = (a - xp.log(-xp.log(xp.maximum(u, np.finfo(np.float64).tiny)))) / temperature
-    e = xp.exp(noisy - noisy.max(axis=axis, keepdims=True))
-    out = (e / e.sum(axis=axis, keepdims=True)).astype(a.dtype, copy=False)
+    with quiet():  # inf/NaN logits or an infinite temperature: inf/NaN silently, as paddle's
+        noisy = (a - xp.log(-xp.log(xp.maximum(u, np.finfo(np.float64).tiny)))) / temperature
+        e = xp.exp(noisy - noisy.max(axis=axis, keepdims=True))
+        out = (e / e.sum(axis=axis, keepdims=True)).astype(a.dtype, copy=False)
     if hard:
         ax = axis % a.ndim
         positions = xp.arange(a.shape[ax]).reshape([-1 if i == ax else 1 for i in range(a.ndim)])
