@@ -22,6 +22,7 @@ from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import SILENT as _SILENT, quiet as _quiet, restore as _restore, silence as _silence
 from pycoll._param_aliases import param_aliases
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
@@ -118,17 +119,21 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
+    saved = _silence(_SILENT)  # inf/NaN inputs (a ** 3 past the range, inf * 0) give inf/NaN silently, as paddle's
+    try:
+        if approximate:
+            t = xp.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3))
+            out = 0.5 * a * (1 + t)
+        else:
+            cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
+            out = a * cdf
+    finally:
+        _restore(saved)
     if approximate:
-        t = xp.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a ** 3))
-        out = 0.5 * a * (1 + t)
-
         def backward(g: Any) -> tuple:
             du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * a * a)
             return (g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * du),)
     else:
-        cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
-        out = a * cdf
-
         def backward(g: Any) -> tuple:
             pdf = xp.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
             return (g * (cdf + a * pdf),)
@@ -145,9 +150,13 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     if xa.shape[-1] != wa.shape[0]:
         raise ValueError(f"linear: x has {xa.shape[-1]} features in its last dimension, the weight "
                          f"expects {wa.shape[0]} (weight shape {list(wa.shape)})")
-    out = xa @ wa
-    if bias is not None:
-        out += bias._array
+    saved = _silence(_SILENT)  # inf * 0 and sums past the range give NaN/inf silently, as paddle's
+    try:
+        out = xa @ wa
+        if bias is not None:
+            out += bias._array
+    finally:
+        _restore(saved)
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
@@ -269,7 +278,8 @@ def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: fl
             raise ValueError(f"label_smooth: prior_dist must hold num_classes={a.shape[-1]} values, got shape "
                              f"{list(prior.shape)}")
         prior = prior.reshape(a.shape[-1]).astype(a.dtype, copy=False)
-    out = ((1.0 - epsilon) * a + epsilon * prior).astype(a.dtype, copy=False)
+    with _quiet():  # inf + -inf: NaN, silently as paddle's
+        out = ((1.0 - epsilon) * a + epsilon * prior).astype(a.dtype, copy=False)
     return op_output(out, lambda g: (g * (1.0 - epsilon),), label)
 
 
