@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll import math_ops, shape_ops
+from pycoll._fp_quiet import quiet as _quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, require_floating
 from pycoll.device import array_module
@@ -118,7 +119,7 @@ def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
     elif math.isinf(p):
         full = (mag.max if p > 0 else mag.min)(axis=axes, keepdims=True)
     else:
-        with np.errstate(divide="ignore"):  # a negative p meets a zero: inf, whose inverse is 0
+        with _quiet():  # a negative p meets a zero: inf, whose inverse is 0; |x| ** p past the range: inf
             full = ((mag ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
@@ -127,8 +128,8 @@ def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
             return (xp.zeros_like(a),)
         if math.isinf(p):  # every element at the max (min) gets the whole gradient, as in paddle
             return (g * xp.sign(a) * (mag == full),)
-        with np.errstate(divide="ignore", invalid="ignore"):  # paddle's NaN where p < 1 meets a zero
-            return ((mag ** (p - 1) * xp.sign(a) * g * (full + _EPS) ** (1 - p)).astype(a.dtype, copy=False),)
+        # paddle's NaN where p < 1 meets a zero (the backward walk runs with NumPy's warnings off)
+        return ((mag ** (p - 1) * xp.sign(a) * g * (full + _EPS) ** (1 - p)).astype(a.dtype, copy=False),)
     backward.__pycoll_op__ = {"name": "norm", "axes": axes, "p": p}  # type: ignore[attr-defined]  # for placements
     return op_output(full if keepdim else full.reshape(_dropped(a.shape, axes)), backward, x)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple
 
 from pycoll import math_ops
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, value_output
@@ -49,7 +50,8 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name:
     dt = convert_dtype(dtype)
     if dt is None and a.dtype.kind == "u":  # NumPy would run unsigned (uint64); paddle gives int64
         dt = int64
-    out = xp.cumsum(a, axis=ax, dtype=dt)
+    with quiet():  # inf + -inf: NaN, a sum past the range inf, silently as paddle's
+        out = xp.cumsum(a, axis=ax, dtype=dt)
 
     def backward(g: Any) -> tuple:
         return (xp.flip(xp.cumsum(xp.flip(g, ax), axis=ax), ax).reshape(src),)
@@ -82,7 +84,8 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
     axes = normalize_axes(axis, a.ndim)
     kept = kept_shape(a.shape, axes)
     dt = convert_dtype(dtype) or (a.dtype if a.dtype.kind in "iu" else None)
-    product = a.prod(axis=axes, keepdims=keepdim, dtype=dt)
+    with quiet():  # inf * 0: NaN, a product past the range inf, silently as paddle's
+        product = a.prod(axis=axes, keepdims=keepdim, dtype=dt)
     return delivered(op_output(product, lambda g: (g.reshape(kept) * _others_product(a, axes),), x), out)
 
 
@@ -113,8 +116,9 @@ def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Ten
     scale = 1.0 / (n - ddof) if n > ddof else float("nan")  # paddle: nan, no warning
     integer = a.dtype.kind in "biu"
     af = a.astype("float64") if integer else a
-    d = af - af.mean(axis=axes, keepdims=True)
-    full = (d * d).sum(axis=axes, keepdims=True) * scale
+    with quiet():  # infinities: NaN (inf - inf), squares past the range inf, silently as paddle's
+        d = af - af.mean(axis=axes, keepdims=True)
+        full = (d * d).sum(axis=axes, keepdims=True) * scale
     if integer:  # paddle truncates an integer var to the dtype (and std takes the root of that)
         full = full.astype(a.dtype)
         if root:
@@ -145,7 +149,8 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     kept = kept_shape(a.shape, axes)
     m = a.max(axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
-    total = xp.exp(a - m).sum(axis=axes, keepdims=True)
+    with quiet():  # beside an inf, exp of a large finite value overflows to inf: the answer, silently
+        total = xp.exp(a - m).sum(axis=axes, keepdims=True)
     empty = total == 0  # every element -inf: the result is -inf, without log(0)'s warning
     full = xp.log(xp.where(empty, 1, total)) + xp.where(empty, -xp.inf, m)
     out = full if keepdim else full.reshape(_reduced_shape(a.shape, axes))

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-import numpy as np
 
 from pycoll import math_ops, shape_ops
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
@@ -40,11 +40,11 @@ def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Op
     if dtype is not None:
         a = a.astype(convert_dtype(dtype))
     xp = array_module(a)
-    out = xp.cumprod(a, axis=ax, dtype=a.dtype if a.dtype.kind in "iu" else None)
+    with quiet():  # inf * 0: NaN, a product past the range inf, silently as paddle's
+        out = xp.cumprod(a, axis=ax, dtype=a.dtype if a.dtype.kind in "iu" else None)
 
-    def backward(g: Any) -> tuple:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            quick = _reverse_cumsum(xp, g * out, ax) / a  # right wherever no zero comes at or before
+    def backward(g: Any) -> tuple:  # run in the backward walk, with NumPy's warnings off
+        quick = _reverse_cumsum(xp, g * out, ax) / a  # right wherever no zero comes at or before
         moved = xp.moveaxis(a, ax, -1)
         zero_rows = (moved == 0).any(-1)
         if not bool(zero_rows.any()):
@@ -127,7 +127,7 @@ def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, na
     xp = array_module(a)
     m = a.max(axis=ax, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
-    with np.errstate(divide="ignore"):
+    with quiet():  # log(0) is -inf; beside an inf, exp of a large finite value overflows to inf
         out = (xp.log(xp.cumsum(xp.exp(a - m), axis=ax)) + m).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:

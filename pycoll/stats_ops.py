@@ -6,6 +6,7 @@ from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, sum_dtype
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
@@ -26,7 +27,8 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     xp = array_module(a)
     axes = normalize_axes(axis, a.ndim)
     ok = ~xp.isnan(a) if a.dtype.kind == "f" else xp.ones(a.shape, bool)
-    out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
+    with quiet():  # inf + -inf: NaN, a sum past the range inf, silently as paddle's
+        out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
     kept = kept_shape(a.shape, axes)
     return op_output(out, lambda g: (xp.where(ok, g.reshape(kept), 0).astype(g.dtype, copy=False),), x)
 
