@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
@@ -71,7 +72,8 @@ def _picks(rows: _Rows, pos: Any, weights: Any, keepdim: bool, dtype: Any,
     pos = xp.clip(pos, 0, _builtins.max(rows.n - 1, 0)).astype(int64)
     weights = weights.astype(dtype)
     wide = xp.broadcast_to(rows.sorted[None], (q,) + rows.sorted.shape)
-    out = (xp.take_along_axis(wide, pos, -1).astype(dtype, copy=False) * weights).sum(-1)  # [Q, lead...]
+    with quiet():  # an infinite pick times a weight of 0: NaN, silently as paddle's
+        out = (xp.take_along_axis(wide, pos, -1).astype(dtype, copy=False) * weights).sum(-1)  # [Q, lead...]
     src = xp.take_along_axis(xp.broadcast_to(rows.order[None], wide.shape), pos, -1)
     has_nan = rows.nans > 0
     if nan_shared:

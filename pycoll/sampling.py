@@ -9,6 +9,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll import creation
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, paired
 from pycoll.device import move, place_of
@@ -94,9 +95,12 @@ def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[st
         s = std.numpy() if isinstance(std, Tensor) else std
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         dt = tensors[0].dtype
-        return _laid_as((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
-    draw = get_rng().standard_normal(creation.shape_arg([1] if shape is None else shape)) * std + mean
-    return wrap(move(draw.astype(default_float())))
+        with quiet():  # an infinite std or mean: inf/NaN draws, silently as paddle's
+            return _laid_as((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
+    with quiet():
+        draw = (get_rng().standard_normal(creation.shape_arg([1] if shape is None else shape)) * std
+                + mean).astype(default_float())
+    return wrap(move(draw))
 
 
 def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> Tensor:
