@@ -79,8 +79,10 @@ def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa
         raise TypeError(f"complex: real and imag must be floating tensors of one dtype, got {ra.dtype} and "
                         f"{ia.dtype}")
     xp = array_module(ra)
-    out = ra + 1j * ia
-    out = out.astype(xp.complex64 if ra.dtype == xp.float32 else xp.complex128, copy=False)
+    r, i = xp.broadcast_arrays(ra, ia)
+    out = xp.empty(r.shape, xp.complex64 if ra.dtype == xp.float32 else xp.complex128)
+    out.real[...] = r  # set part by part: ra + 1j * ia would turn an infinite imag's 0 * inf into a NaN real
+    out.imag[...] = i
     shapes, dtype = (ra.shape, ia.shape), ra.dtype  # the backward keeps no values of the parts
 
     def backward(g: Any) -> tuple:
