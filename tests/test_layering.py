@@ -33,7 +33,7 @@ LAYERS = [  # (name, module prefixes), lowest first
     ("tensor", ("pycoll.tensor", "pycoll.autograd", "pycoll.math_ops", "pycoll.shape_ops",
                 "pycoll.creation", "pycoll.random", "pycoll.serialization", "pycoll.paddle_files", "pycoll.nn",
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll._versions", "pycoll.static",
-                "pycoll._complex_grads",
+                "pycoll._complex_grads", "pycoll._fp_quiet",
                 "pycoll.complex_ops",
                 "pycoll.stack_ops", "pycoll.jit", "pycoll.creation_options",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
