@@ -29,7 +29,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.distributed import _jobdir, _mpiexec, nodes
+from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.placement import selected_gpus, timeout_seconds
@@ -221,6 +221,7 @@ def run_job(command: List[str], env: Dict[str, str],
     ``job_dir`` of its ``ranks``, a failed job's status is its failed rank's, and a rank that
     could not say why it failed (a signal killed it) is named."""
     received = []
+    segments = shm_leftovers.snapshot()
     job = _mpiexec.start_job(command, env)
 
     def forward(signum, frame):
@@ -232,6 +233,7 @@ def run_job(command: List[str], env: Dict[str, str],
     if watch is not None:
         watch(lambda: job.send_signal(signal.SIGTERM))
     status = job.wait()
+    shm_leftovers.remove_left(segments)  # what ranks stopped before MPI_Finalize left in /dev/shm
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED

@@ -21,10 +21,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _jobdir, _mpiexec
+from pycoll.distributed import _jobdir, _mpiexec, shm_leftovers
 from pycoll.distributed.placement import BACKENDS, selected_gpus
 
 _START_METHODS = ("spawn", "fork", "forkserver")
@@ -106,7 +106,8 @@ class SpawnContext:
     ``return_queues``, ``error_queues``, ``processes``; ``exitcodes`` (each rank's, once the job
     has ended: see :class:`SpawnedRank`); ``process`` is MPI's launcher."""
 
-    def __init__(self, process: subprocess.Popen, workdir: str, nprocs: int, daemon: bool):
+    def __init__(self, process: subprocess.Popen, workdir: str, nprocs: int, daemon: bool,
+                 segments: FrozenSet[str] = frozenset()):
         self.process = process
         self.nprocs = nprocs
         self.return_queues = [RankQueue(self) for _ in range(nprocs)]
@@ -117,6 +118,7 @@ class SpawnContext:
         self._daemon = daemon
         self._pids: Dict[int, int] = {}
         self._error: Optional[SpawnError] = None
+        self._segments = segments  # MPICH's /dev/shm segments before the job (shm_leftovers)
         atexit.register(self._at_exit)
 
     def join(self, timeout: Optional[float] = None) -> bool:
@@ -170,6 +172,7 @@ class SpawnContext:
         then remove their folder."""
         workdir, self._workdir = self._workdir, None
         atexit.unregister(self._at_exit)
+        shm_leftovers.remove_left(self._segments)
         self._pids = _jobdir.pids(workdir, self.nprocs)
         for rank in range(self.nprocs):
             returned = _jobdir.read(workdir, "returned", rank)
@@ -292,12 +295,13 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
             pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
             f.write(payload)
         command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
+        segments = shm_leftovers.snapshot()
         process = _mpiexec.start_job(command, _mpiexec.job_environment(
             {**job_env, _jobdir.JOB_DIR_VAR: workdir}, nprocs))
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    context = SpawnContext(process, workdir, nprocs, daemon)
+    context = SpawnContext(process, workdir, nprocs, daemon, segments)
     if join:
         context.join()
     return context
