@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence, Tuple, TypeVar
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll import autograd
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import get_default_dtype
@@ -123,10 +124,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def quiet(fn: F) -> F:
-    """``fn`` run under ``np.errstate(all="ignore")`` (a fresh one per call: re-entrant)."""
+    """``fn`` run with NumPy's floating-point warnings off (``pycoll._fp_quiet``; re-entrant)."""
     @functools.wraps(fn)
     def quieted(*args: Any, **kwargs: Any) -> Any:
-        with np.errstate(all="ignore"):
+        with fp_quiet():
             return fn(*args, **kwargs)
     return quieted  # type: ignore[return-value]
 

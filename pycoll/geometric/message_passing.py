@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
-
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor
 from pycoll.geometric.segment import segment_ids, segment_reduce
 from pycoll.index_ops import index_select
@@ -54,7 +53,7 @@ def _aligned(a: Tensor, b: Tensor) -> tuple:
 def _message(a: Tensor, b: Tensor, message_op: str, fn: str) -> Tensor:
     if message_op not in _MESSAGE_OPS:
         raise ValueError(f"{fn}: message_op must be one of {list(_MESSAGE_OPS)}, got {message_op!r}")
-    with np.errstate(all="ignore"):  # a zero divisor's inf, 0 * inf's NaN are answers, as paddle's
+    with fp_quiet():  # a zero divisor's inf, 0 * inf's NaN are answers, as paddle's
         return _MESSAGE_OPS[message_op](*_aligned(a, b))
 
 

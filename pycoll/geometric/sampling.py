@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Tuple, Union
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
 from pycoll.geometric.graph_inputs import check_in_range, id_array
@@ -129,6 +130,6 @@ def weighted_sample_neighbors(row: Any, colptr: Any, edge_weight: Any, input_nod
     weight = to_module(weight, xp).astype(np.float64)
 
     def race(edges: Any) -> Any:
-        with np.errstate(divide="ignore"):  # weight 0: an infinite key, drawn last
+        with fp_quiet():  # weight 0: an infinite key, drawn last
             return _host_keys(lambda g, n: g.standard_exponential(n), edges) / weight[edges]
     return _sample(row, colptr, nodes, sample_size, eids, race)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
-
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import _ufunc_at
@@ -47,7 +46,7 @@ def segment_reduce(data: Tensor, ids: Any, num: int, reduce_op: str, fn: str) ->
     counts = xp.zeros(num, dtype=a.dtype)
     _ufunc_at(xp, "add", counts, ids, xp.ones(ids.shape, dtype=a.dtype))
     present = (counts > 0).reshape((num,) + (1,) * (a.ndim - 1))
-    with np.errstate(all="ignore"):  # inf + -inf is NaN, a sum past the dtype's range inf: answers
+    with fp_quiet():  # inf + -inf is NaN, a sum past the dtype's range inf: answers
         if reduce_op in ("sum", "mean"):
             out = xp.zeros(shape, dtype=a.dtype)
             _ufunc_at(xp, "add", out, ids, a)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-import numpy as np
-
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.math_ops import add, mean, sum
@@ -23,7 +22,7 @@ def softmax_mask_fuse(x: Tensor, mask: Tensor, name: Optional[str] = None) -> Te
     x, mask = as_tensor(x), as_tensor(mask)
     if x.ndim != 4 or mask.ndim != 4:
         raise ValueError(f"softmax_mask_fuse: x and mask must be 4-D, got shapes {x.shape} and {mask.shape}")
-    with np.errstate(all="ignore"):
+    with fp_quiet():
         return softmax(add(x, mask), axis=-1)
 
 
@@ -35,7 +34,7 @@ def softmax_mask_fuse_upper_triangle(x: Tensor) -> Tensor:
         raise ValueError(f"softmax_mask_fuse_upper_triangle: x must be 4-D, got shape {x.shape}")
     a = x._array
     hidden = triu(wrap(array_module(a).full(a.shape[-2:], float("-inf"), dtype=a.dtype)), diagonal=1)  # on x's place
-    with np.errstate(all="ignore"):
+    with fp_quiet():
         return softmax(add(x, hidden), axis=-1)
 
 
@@ -49,5 +48,5 @@ def identity_loss(x: Tensor, reduction: Union[str, int] = "none") -> Tensor:
     if isinstance(code, bool) or code not in (0, 1, 2):
         raise TypeError(f"identity_loss: reduction must be 'sum', 'mean', 'none' or 0, 1, 2, got {reduction!r}")
     x = as_tensor(x)
-    with np.errstate(all="ignore"):  # a sum past the dtype's range is inf, unwarned
+    with fp_quiet():  # a sum past the dtype's range is inf, unwarned
         return sum(x) if code == 0 else mean(x) if code == 1 else x

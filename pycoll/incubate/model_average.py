@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterable, Iterator, Optional
 
 import numpy as np
 
+from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll.autograd import no_grad
 from pycoll.device import array_module
 from pycoll.optimizer import Optimizer
@@ -84,7 +85,7 @@ class ModelAverage(Optimizer):
     def step(self) -> None:
         """Accumulate every trainable parameter that has a gradient."""
         accs = self._accumulators
-        with np.errstate(all="ignore"):  # a float16 sum past 65504 is inf, unwarned
+        with fp_quiet():  # a float16 sum past 65504 is inf, unwarned
             for key, p in zip(self._keys, self._parameter_list):
                 if p.stop_gradient or p.grad is None:
                     continue
@@ -122,7 +123,7 @@ class ModelAverage(Optimizer):
         if not accs["num_updates"]:
             raise RuntimeError("ModelAverage.apply: nothing accumulated yet; call step() after the optimizer's "
                                "steps first")
-        with no_grad(), np.errstate(all="ignore"):  # an inf sum averages to inf or NaN, unwarned
+        with no_grad(), fp_quiet():  # an inf sum averages to inf or NaN, unwarned
             for key, p in zip(self._keys, self._parameter_list):
                 count = accs["num_accumulates"].get(key, 0) + accs["old_num_accumulates"].get(key, 0)
                 if count == 0:
