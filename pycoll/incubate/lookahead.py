@@ -4,7 +4,7 @@ pulled towards them every k steps, slow += alpha * (fast - slow), and the parame
 from it."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -49,16 +49,7 @@ class LookAhead:
                 fast[...] = slow
                 p._bump_inplace_version()
 
-    def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
-                 no_grad_set: Any = None) -> Tuple[List[Any], List[Tuple[Tensor, Tensor]]]:
-        """Apply the gradients ``loss.backward()`` left (``step()``); returns ([], [(param, grad)])."""
-        for label, value in (("startup_program", startup_program), ("parameters", parameters),
-                             ("no_grad_set", no_grad_set)):
-            if value is not None:
-                raise ValueError(f"minimize: {label} is for paddle's static graph; pycoll runs eagerly")
-        pairs = [(p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None]
-        self.step()
-        return [], pairs
+    minimize = Optimizer.minimize  # paddle's dygraph minimize: step() on what backward left, same checks
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         self.inner_optimizer.clear_grad(set_to_zero)
