@@ -35,36 +35,29 @@ _AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "
                   "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput", "PrepareLayerOutput",
                   "SequenceParallelBegin", "SequenceParallelEnd", "SequenceParallelEnable",
                   "SequenceParallelDisable", "ContextParallel", "PrepareContextParallel", "SplitPoint")
+_LAZY = {  # name -> the module above this layer that holds it, imported on first use
+    **{name: "pycoll.parallel" for name in _PARALLEL},
+    **{name: "pycoll.distributed.auto_parallel" for name in _AUTO_PARALLEL},
+    "InMemoryDataset": "pycoll.distributed.dataset", "QueueDataset": "pycoll.distributed.dataset",
+    "save_state_dict": "pycoll.distributed.checkpoint", "load_state_dict": "pycoll.distributed.checkpoint",
+    "load_merged_state_dict": "pycoll.distributed.checkpoint",
+    "group_sharded_parallel": "pycoll.distributed.sharding",  # paddle's dist.<name> too
+    "save_group_sharded_model": "pycoll.distributed.sharding",
+}
+_SUBPACKAGES = ("fleet", "sharding", "auto_parallel", "parallel", "communication")  # dist.fleet.init(...) without an import
 
 
 def __getattr__(name: str):
-    """Paddle's data- and model-parallel API, reached as ``dist.<name>``: it lives a layer above,
-    in ``pycoll.parallel``, imported on first use (the one upward arrow of this package's face;
-    no module of the distributed layer itself imports that layer)."""
-    if name in _PARALLEL:
-        from pycoll import parallel
+    """Paddle's data- and model-parallel API, reached as ``dist.<name>``: it lives a layer above
+    (``pycoll.parallel``, auto-parallel, datasets, checkpoints, fleet), imported on first use (the
+    one upward arrow of this package's face; no module of the distributed layer itself imports
+    that layer). ``from pycoll.distributed import *`` reaches the names of ``__all__`` this way too."""
+    import importlib
 
-        return getattr(parallel, name)
-    if name in ("InMemoryDataset", "QueueDataset"):  # paddle's dist.InMemoryDataset, ...
-        from pycoll.distributed import dataset
-
-        return getattr(dataset, name)
-    if name in ("save_state_dict", "load_state_dict", "load_merged_state_dict"):  # distributed checkpoints
-        from pycoll.distributed import checkpoint
-
-        return getattr(checkpoint, name)
-    if name in ("group_sharded_parallel", "save_group_sharded_model"):  # paddle's dist.<name> too
-        from pycoll.distributed import sharding
-
-        return getattr(sharding, name)
-    if name in ("fleet", "sharding", "auto_parallel", "parallel", "communication"):  # paddle.distributed.fleet.init(...), without an import of its own
-        import importlib
-
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBPACKAGES:
         return importlib.import_module(f"pycoll.distributed.{name}")
-    if name in _AUTO_PARALLEL:  # paddle's auto-parallel API: dist.ProcessMesh, dist.to_static, ...
-        from pycoll.distributed import auto_parallel
-
-        return getattr(auto_parallel, name)
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 
@@ -77,5 +70,5 @@ __all__ = [
     "all_gather_object", "broadcast_object_list", "scatter_object_list", "send_object_list",
     "recv_object_list", "P2POp",
     "batch_isend_irecv", "wait", "is_available", "stream", "create_nccl_config", "gloo_init_parallel_env",
-    "gloo_barrier", "gloo_release", *_PARALLEL,
+    "gloo_barrier", "gloo_release", *_LAZY,
 ]
