@@ -1,7 +1,7 @@
-"""paddle.vision: the model zoo (``models``), image transforms on NumPy arrays (and PIL images
+"""paddle.vision: the model zoo (``models``), the detection ops (``ops``: nms, roi_align, box_coder...), image transforms on NumPy arrays (and PIL images
 where Pillow is installed) (``transforms``) and the standard datasets read from local files
 (``datasets``; pycoll downloads nothing)."""
-from pycoll.vision import datasets, models, transforms
+from pycoll.vision import datasets, models, ops, transforms
 from pycoll.vision.datasets import MNIST, Cifar10, Cifar100, DatasetFolder, FashionMNIST, ImageFolder
 from pycoll.vision.image import get_image_backend, image_load, set_image_backend
 from pycoll.vision.models import (VGG, AlexNet, LeNet, MobileNetV1, MobileNetV2, ResNet, alexnet, mobilenet_v1,
@@ -17,7 +17,7 @@ from pycoll.vision.transforms import (CenterCrop, Compose, Normalize, Pad, Rando
                                       Transpose, adjust_brightness, adjust_contrast, center_crop, crop, hflip,
                                       normalize, pad, resize, to_tensor, vflip)
 
-__all__ = ["datasets", "models", "transforms", "get_image_backend", "image_load", "set_image_backend", "MNIST",
+__all__ = ["datasets", "models", "ops", "transforms", "get_image_backend", "image_load", "set_image_backend", "MNIST",
            "Cifar10", "Cifar100", "DatasetFolder", "FashionMNIST", "ImageFolder", "BaseTransform", "BrightnessTransform", "ColorJitter", "ContrastTransform",
            "Grayscale", "HueTransform", "RandomRotation", "SaturationTransform", "adjust_hue", "rotate", "to_grayscale", "CenterCrop", "Compose", "Normalize", "Pad", "RandomCrop",
            "RandomHorizontalFlip", "RandomResizedCrop", "RandomVerticalFlip", "Resize", "ToTensor", "Transpose",
