@@ -13,6 +13,7 @@ from pycoll.distributed.env import (ParallelEnv, create_nccl_config, destroy_pro
                                     new_group)
 from pycoll.distributed.gloo import gloo_barrier, gloo_init_parallel_env, gloo_release
 from pycoll.distributed.group import Group
+from pycoll.distributed.group_shutdown import restart_process_group, shutdown_process_group
 from pycoll.distributed.objects import (all_gather_object, broadcast_object_list, recv_object_list,
                                         scatter_object_list, send_object_list)
 from pycoll.distributed.p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send, wait
@@ -63,7 +64,8 @@ def __getattr__(name: str):
 
 __all__ = [
     "ReduceOp", "Group", "Task", "ParallelEnv", "ParallelMode", "SpawnContext", "SpawnError",
-    "init_parallel_env", "is_initialized", "destroy_process_group", "get_rank", "get_world_size",
+    "init_parallel_env", "is_initialized", "destroy_process_group", "shutdown_process_group",
+    "restart_process_group", "get_rank", "get_world_size",
     "new_group", "get_group", "get_backend", "spawn",
     "all_reduce", "reduce", "broadcast", "all_gather", "scatter", "reduce_scatter", "alltoall",
     "send", "recv", "isend", "irecv", "barrier", "can_reduce", "gather", "alltoall_single",

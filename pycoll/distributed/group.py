@@ -28,6 +28,9 @@ class Group:
     complete, oldest first, with the arrays its engine reads and writes, whether or not the
     caller kept the task; later calls retire the completed ones. ``failure`` holds the error of
     such a task, raised by the group's next call.
+
+    ``shut_down`` is True between ``shutdown_process_group`` and ``restart_process_group``: the
+    communicator is released (no engine), and the group's calls are refused naming that state.
     """
 
     def __init__(self, gid: int, ranks: List[int], global_rank: int, engine: Any, timeout: float):
@@ -41,6 +44,7 @@ class Group:
         self.seq = 0
         self.pending: Deque[Any] = deque()
         self.failure: Optional[CollectiveError] = None
+        self.shut_down = False
 
     @property
     def world_size(self) -> int:
@@ -95,7 +99,10 @@ class Group:
         return self.ranks[rank]
 
     def describe(self) -> str:
-        """Name and ranks, for error messages."""
+        """Name and ranks, for error messages (and the way back, while shut down)."""
+        if self.shut_down:
+            return (f"{self.name} (ranks {self.ranks}; shut down by shutdown_process_group, "
+                    f"restart_process_group makes it usable again)")
         return f"{self.name} (ranks {self.ranks})"
 
     def __repr__(self) -> str:
