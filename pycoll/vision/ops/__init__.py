@@ -1,5 +1,6 @@
 """paddle.vision.ops: the detection ops (box coding, prior boxes, NMS, RoI pooling, YOLO heads,
 region proposals, deformable convolution) and JPEG reading, each in a small module."""
 from pycoll.vision.ops.boxes import box_coder, prior_box
+from pycoll.vision.ops.nms import matrix_nms, nms
 
-__all__ = ["box_coder", "prior_box"]
+__all__ = ["box_coder", "matrix_nms", "nms", "prior_box"]
