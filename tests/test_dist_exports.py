@@ -4,6 +4,8 @@ all, and the upper layers stay unimported until one of their names is asked for.
 import subprocess
 import sys
 
+import pytest
+
 import pycoll.distributed as dist
 
 # sorted(paddle.distributed.__all__), printed by paddle 3.3.1's CPU build
@@ -26,8 +28,7 @@ PADDLE_ALL = [
     'unshard_dtensor', 'wait',
 ]
 # paddle's names pycoll does not have (yet): each is absent from the module, not only from __all__
-NOT_IN_PYCOLL = {'ConvParallel', 'CountFilterEntry', 'DistAttr', 'ProbabilityEntry', 'ShardedStateDict',
-                 'ShardedWeight', 'ShowClickEntry', 'build_sharded_state_dict', 'io', 'launch',
+NOT_IN_PYCOLL = {'ConvParallel', 'DistAttr', 'ShardedStateDict', 'ShardedWeight', 'build_sharded_state_dict', 'io', 'launch',
                  'shard_weight', 'to_distributed'}
 
 
@@ -61,3 +62,31 @@ def test_star_import_binds_the_lazy_names_and_plain_import_stays_lazy():
     out = subprocess.run([sys.executable, "-c", STAR_IMPORT], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[]", "[]", "type", "0", "InMemoryDataset"]
+
+
+# (class, arguments, paddle 3.3.1's _to_attr() or the error it raises), measured on its CPU build
+ENTRIES = [
+    ("ProbabilityEntry", (0.1,), "probability_entry:0.1"), ("ProbabilityEntry", (1e-07,), "probability_entry:1e-07"),
+    ("ProbabilityEntry", (0.999999,), "probability_entry:0.999999"), ("ProbabilityEntry", (1,), ValueError),
+    ("ProbabilityEntry", (1.0,), ValueError), ("ProbabilityEntry", (0.0,), ValueError),
+    ("ProbabilityEntry", ("0.5",), ValueError), ("CountFilterEntry", (0,), "count_filter_entry:0"),
+    ("CountFilterEntry", (10,), "count_filter_entry:10"), ("CountFilterEntry", (True,), "count_filter_entry:True"),
+    ("CountFilterEntry", (-1,), ValueError), ("CountFilterEntry", (2.0,), ValueError),
+    ("ShowClickEntry", ("show", "click"), "show_click_entry:show:click"), ("ShowClickEntry", ("", "c"), "show_click_entry::c"),
+    ("ShowClickEntry", ("s", 1), ValueError),
+]
+
+
+@pytest.mark.parametrize("name, args, want", ENTRIES)
+def test_entry_attrs_match_paddle(name, args, want):
+    cls = getattr(dist, name)
+    if want is ValueError:
+        with pytest.raises(ValueError, match=name):
+            cls(*args)
+    else:
+        assert cls(*args)._to_attr() == want
+
+
+def test_a_nan_probability_is_refused():  # paddle's comparisons let NaN through; pycoll refuses it
+    with pytest.raises(ValueError, match="probability must be a float in"):
+        dist.ProbabilityEntry(float("nan"))

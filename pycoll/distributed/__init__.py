@@ -8,6 +8,7 @@ from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import stream
 from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, alltoall_single, barrier,
                                            broadcast, can_reduce, gather, reduce, reduce_scatter, scatter)
+from pycoll.distributed.entry_attr import CountFilterEntry, ProbabilityEntry, ShowClickEntry
 from pycoll.distributed.env import (ParallelEnv, create_nccl_config, destroy_process_group, get_backend,
                                     get_group, get_rank, get_world_size, init_parallel_env, is_initialized,
                                     new_group)
@@ -72,5 +73,5 @@ __all__ = [
     "all_gather_object", "broadcast_object_list", "scatter_object_list", "send_object_list",
     "recv_object_list", "P2POp",
     "batch_isend_irecv", "wait", "is_available", "stream", "create_nccl_config", "gloo_init_parallel_env",
-    "gloo_barrier", "gloo_release", *_LAZY,
+    "gloo_barrier", "gloo_release", "CountFilterEntry", "ProbabilityEntry", "ShowClickEntry", *_LAZY,
 ]
