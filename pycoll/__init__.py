@@ -58,6 +58,7 @@ from pycoll.index_ops import argwhere
 from pycoll.index_ops import take_along_axis as take_along_dim  # paddle's alias
 from pycoll.diag_ops import diag, diag_embed, diagflat, diagonal, meshgrid, trace, tril_indices, triu_indices
 from pycoll.product_ops import add_n, addmm, cdist, pdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
+from pycoll.product_ops import outer as ger  # paddle.ger (given out= below, as outer)
 from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like, randint_like, randn_like, randperm,
                              standard_normal, uniform)
 from pycoll.inplace_ops import abs_, divide_, increment, multiply_, square_, subtract_, tanh_
@@ -184,6 +185,16 @@ for _name in ("abs", "add", "bmm", "bucketize", "clip", "complex", "concat", "cu
         globals()[_alias] = _wrapped
 del _name, _alias, _plain, _wrapped, _with_out
 from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
+from pycoll.framework.dtype import uint16  # noqa: E402 - paddle.uint16 (NumPy's uint16 here)
+from pycoll.framework.modes import check_shape, disable_signal_handler  # noqa: E402
+from pycoll.framework.random import Generator  # noqa: E402 - paddle.Generator
+from pycoll.nn.lazy_init import LazyGuard  # noqa: E402
+from pycoll.as_tensor_op import as_tensor  # noqa: E402
+from pycoll.autocast import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402
+                             get_autocast_gpu_dtype, is_autocast_enabled)
+from pycoll.batch_reader import batch  # noqa: E402 - paddle.batch
+from pycoll.nn.functional import (adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm,  # noqa: E402
+                                  layer_norm)  # paddle 3.3.1's top-level names of these
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin
 from pycoll.creation_extras import range  # noqa: E402,A001 - paddle.range (end-inclusive); last, as bool
 from pycoll.dtypes import float32 as float, int32 as int  # noqa: E402,A001 - paddle.float/int; last, as bool

@@ -1,4 +1,39 @@
-"""paddle's ``paddle.framework.random``: the generator's seed and state (``pycoll.seed``, ...)."""
-from pycoll import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
+"""paddle's ``paddle.framework.random``: the generator's seed and state (``pycoll.seed``, ...) and
+``Generator``, paddle's handle on a device's default generator."""
+from __future__ import annotations
 
-__all__ = ["get_cuda_rng_state", "get_rng_state", "seed", "set_cuda_rng_state", "set_rng_state"]
+import secrets
+from typing import Any
+
+import numpy as np
+
+from pycoll import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
+from pycoll import random as _random
+from pycoll.device_random import _check_device
+
+__all__ = ["Generator", "get_cuda_rng_state", "get_rng_state", "seed", "set_cuda_rng_state", "set_rng_state"]
+
+
+class Generator(_random.Generator):
+    """``pycoll.Generator(device=None)``: the generator of ``device`` ('cpu', 'gpu', 'gpu:N', an
+    index; None for the current device), as paddle's. pycoll draws every random value from one
+    host generator (``pycoll.random``), so each device's Generator controls that one:
+    ``manual_seed``, ``seed``, ``initial_seed``, ``get_state`` / ``set_state`` and ``random``."""
+
+    def __init__(self, device: Any = None):
+        _check_device(device, "Generator")
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Reseed with ``seed`` (a non-negative int); returns this Generator, as paddle's."""
+        _random.seed(seed)
+        return self
+
+    def seed(self) -> int:
+        """Reseed with a fresh seed from the operating system's entropy; returns that seed."""
+        value = secrets.randbits(63)
+        _random.seed(value)
+        return value
+
+    def random(self) -> int:
+        """The generator's next raw 64-bit draw, as an int in [0, 2**64)."""
+        return int(_random.get_rng().integers(0, 2 ** 64, dtype=np.uint64))

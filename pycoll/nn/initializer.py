@@ -19,6 +19,10 @@ __all__ = ["Initializer", "Constant", "Normal", "Uniform", "TruncatedNormal", "X
            "XavierUniform", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
            "Bilinear"]
 
+# Under ``pycoll.LazyGuard`` (pycoll.nn.lazy_init switches this) a Parameter is not filled when its
+# layer is built: the initializer is kept on it and runs at ``param.initialize()``, as paddle's.
+lazy_init_enabled = False
+
 
 def _fans(shape: Sequence[int]) -> Tuple[int, int]:
     """(fan_in, fan_out) the paddle way: [in, out] for matrices, [out, in, *kernel] beyond."""
@@ -38,6 +42,12 @@ class Initializer:
     _floating_only = True
 
     def __call__(self, param: Tensor, block: None = None) -> Tensor:
+        if lazy_init_enabled and hasattr(param, "set_init_func"):  # a Parameter, under LazyGuard
+            param.set_init_func(self._fill)
+            return param
+        return self._fill(param)
+
+    def _fill(self, param: Tensor) -> Tensor:
         if self._floating_only and not (is_floating(param.dtype) or param.dtype.kind == "c"):
             raise TypeError(f"{type(self).__name__}: the tensor must be floating point, got dtype {param.dtype}")
         values = self._host_values(tuple(param.shape))
