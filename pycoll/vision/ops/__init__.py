@@ -2,5 +2,7 @@
 region proposals, deformable convolution) and JPEG reading, each in a small module."""
 from pycoll.vision.ops.boxes import box_coder, prior_box
 from pycoll.vision.ops.nms import matrix_nms, nms
+from pycoll.vision.ops.roi import PSRoIPool, RoIAlign, RoIPool, psroi_pool, roi_align, roi_pool
 
-__all__ = ["box_coder", "matrix_nms", "nms", "prior_box"]
+__all__ = ["PSRoIPool", "RoIAlign", "RoIPool", "box_coder", "matrix_nms", "nms", "prior_box", "psroi_pool", "roi_align",
+           "roi_pool"]

@@ -1,0 +1,224 @@
+"""paddle.vision.ops roi_align, roi_pool and psroi_pool, with their layers RoIAlign, RoIPool and
+PSRoIPool: features of each region of interest pooled onto a fixed grid.
+
+The three are differentiable in x (not in the boxes, as paddle's) because they are composed of
+pycoll's differentiable ops. roi_align's bilinear sampling and psroi_pool's bin averages are
+separable along the two axes, so each region's output is A_y @ x @ A_x^T with small
+interpolation / bin-membership matrices (built on x's array module) instead of a gather of every
+sample; roi_pool finds each bin's maximum on the raw arrays and gathers it (the gradient goes to
+the first maximal pixel of the bin, as paddle's argmax)."""
+from __future__ import annotations
+
+from typing import Any, List, Optional, Tuple
+
+import numpy as np
+
+from pycoll.device import array_module
+from pycoll.math_ops import matmul
+from pycoll.nn.layer import Layer
+from pycoll.search_ops import gather
+from pycoll.shape_ops import concat, scatter_add
+from pycoll.tensor import Tensor, wrap
+from pycoll.vision.ops._common import batch_index, floating, pair
+
+__all__ = ["PSRoIPool", "RoIAlign", "RoIPool", "psroi_pool", "roi_align", "roi_pool"]
+
+Size2 = Any
+
+
+def _inputs(x: Any, boxes: Any, boxes_num: Any, fn: str) -> Tuple[Tensor, Any, Any]:
+    """x [N, C, H, W], the boxes' raw array [R, 4] in x's dtype, and each box's image index."""
+    x = floating(x, fn, "x", 4)
+    b = floating(boxes, fn, "boxes", 2, 4)
+    if boxes_num is None:
+        raise ValueError(f"{fn}: boxes_num (the number of boxes of each image) is required")
+    return x, b._array.astype(x.dtype, copy=False), batch_index(boxes_num, b.shape[0], x.shape[0], fn)
+
+
+def _per_image(x: Tensor, image: Any, left: Any, right: Any) -> Tensor:
+    """For every box r: left[r] @ x[image[r]] @ right[r]^T, as [R, C, P, Q] (left [R, P, H], right
+    [R, Q, W]); computed image by image, so no per-box copy of x is made."""
+    xp = array_module(image)
+    host = np.asarray(wrap(image).numpy())
+    parts = []
+    for b in np.unique(host):
+        sel = xp.asarray(np.flatnonzero(host == b))
+        rows = matmul(wrap(left[sel][:, None]), x[int(b)][None])  # [Rb, C, P, W]
+        parts.append(matmul(rows, wrap(right[sel][:, None]), transpose_y=True))
+    if not parts:
+        return wrap(xp.zeros((0, x.shape[1], left.shape[1], right.shape[1]), dtype=x.dtype))
+    return parts[0] if len(parts) == 1 else concat(parts, axis=0)
+
+
+def _bilinear_rows(xp: Any, start: Any, bin_size: Any, grid: Any, pooled: int, size: int) -> Any:
+    """[R, pooled, size]: for each box and bin, the weight each pixel row gets when the bin's
+    ``grid`` samples (their mean) are read by paddle's bilinear rule along one axis."""
+    r = start.shape[0]
+    most = int(wrap(grid).numpy().max()) if r else 0
+    k = xp.arange(max(most, 1))
+    pos = (start[:, None, None] + xp.arange(pooled)[None, :, None] * bin_size[:, None, None]
+           + (k[None, None, :] + 0.5) * (bin_size / xp.maximum(grid, 1))[:, None, None])  # [R, P, G]
+    used = (k[None, None, :] < grid[:, None, None]) & (pos >= -1.0) & (pos <= size)
+    pos = xp.maximum(pos, 0)
+    low = xp.floor(pos).astype(np.int64)
+    last = low >= size - 1
+    low = xp.where(last, size - 1, low)
+    high = xp.where(last, size - 1, low + 1)
+    frac = xp.where(last, 0, pos - low)
+    weight = used / xp.maximum(grid, 1)[:, None, None]
+    a = xp.zeros((r, pooled, size), dtype=start.dtype)
+    rows, bins = xp.arange(r)[:, None, None], xp.arange(pooled)[None, :, None]
+    scatter_add(a, (rows, bins, low), (weight * (1 - frac)).astype(a.dtype))
+    scatter_add(a, (rows, bins, high), (weight * frac).astype(a.dtype))
+    return a
+
+
+def roi_align(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, spatial_scale: float = 1.0,
+              sampling_ratio: int = -1, aligned: bool = True, name: Optional[str] = None) -> Tensor:
+    """RoIAlign: each box [R, 4] (x1, y1, x2, y2 in input pixels, times ``spatial_scale``) of image
+    boxes_num's says, split into output_size bins, each the mean of sampling_ratio^2 bilinear
+    samples (-1: ceil(box size / bins) per axis); ``aligned`` shifts boxes by half a pixel.
+    Returns [R, C, ph, pw].
+
+    The gradient is that of this forward. paddle 3.3.1's CPU backward differs for an aligned box
+    narrower than one pixel (after spatial_scale): it widens such a box to 1 pixel, which its
+    forward does not, so its gradient there is not the forward's."""
+    fn = "roi_align"
+    ph, pw = pair(output_size, fn, "output_size")
+    x, b, image = _inputs(x, boxes, boxes_num, fn)
+    xp = array_module(b)
+    shift = 0.5 if aligned else 0.0
+    lo, hi = b[:, :2] * spatial_scale - shift, b[:, 2:] * spatial_scale - shift
+    size = hi - lo
+    if not aligned:
+        size = xp.maximum(size, 1.0)
+    bins = size / xp.asarray([pw, ph], dtype=b.dtype)
+    if sampling_ratio > 0:
+        grid = xp.full(size.shape, sampling_ratio, dtype=np.int64)
+    else:
+        grid = xp.ceil(size / xp.asarray([pw, ph], dtype=b.dtype)).astype(np.int64)
+    h, w = x.shape[2:]
+    left = _bilinear_rows(xp, lo[:, 1], bins[:, 1], grid[:, 1], ph, h)
+    right = _bilinear_rows(xp, lo[:, 0], bins[:, 0], grid[:, 0], pw, w)
+    return _per_image(x, image, left, right)
+
+
+def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int) -> Tuple[Any, Any]:
+    """First and one-past-last pixel of each box's bins, [R, pooled], clipped to [0, size]."""
+    k = xp.arange(pooled)[None, :]
+    first = xp.floor(k * bin_size[:, None] + start[:, None])
+    last = xp.ceil((k + 1) * bin_size[:, None] + start[:, None])
+    return xp.clip(first, 0, size).astype(np.int64), xp.clip(last, 0, size).astype(np.int64)
+
+
+def _members(xp: Any, first: Any, last: Any, size: int, dtype: Any) -> Any:
+    """[R, P, size]: 1 where pixel lies in bin [first, last)."""
+    pix = xp.arange(size)[None, None, :]
+    return ((pix >= first[..., None]) & (pix < last[..., None])).astype(dtype)
+
+
+def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, spatial_scale: float = 1.0,
+               name: Optional[str] = None) -> Tensor:
+    """Position-sensitive RoI pooling (R-FCN): x [N, C * ph * pw, H, W]; bin (i, j) of output
+    channel c averages input channel (c * ph + i) * pw + j over the bin. Returns [R, C, ph, pw]."""
+    fn = "psroi_pool"
+    ph, pw = pair(output_size, fn, "output_size")
+    x, b, image = _inputs(x, boxes, boxes_num, fn)
+    n, c, h, w = x.shape
+    if c % (ph * pw):
+        raise ValueError(f"{fn}: x's channels ({c}) must be a multiple of output_size's ph * pw ({ph * pw})")
+    xp = array_module(b)
+    start = xp.round(b[:, :2]) * spatial_scale
+    end = (xp.round(b[:, 2:]) + 1.0) * spatial_scale
+    size = xp.maximum(end - start, 0.1)
+    hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
+    ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
+    area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
+    sums = _per_image(x, image, _members(xp, hs, he, h, x.dtype), _members(xp, ws, we, w, x.dtype))
+    out_c = c // (ph * pw)  # keep, for output channel c and bin k, input channel c * ph * pw + k
+    own = xp.eye(ph * pw, dtype=x.dtype).reshape(1, 1, ph * pw, ph * pw)
+    picked = (sums.reshape([-1, out_c, ph * pw, ph * pw]) * wrap(own)).sum(axis=2)
+    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).astype(x.dtype).reshape(-1, 1, ph * pw)
+    return (picked * wrap(scale)).reshape([-1, out_c, ph, pw])
+
+
+def _window(xp: Any, first: Any, last: Any) -> Tuple[Any, Any]:
+    """For bins [first, last) ([R, P]): the pixels [R, P, K] of the widest and which are in the bin."""
+    most = int(wrap(last - first).numpy().max()) if first.size else 0
+    pix = first[..., None] + xp.arange(max(most, 1))
+    return pix, pix < last[..., None]
+
+
+def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, spatial_scale: float = 1.0,
+             name: Optional[str] = None) -> Tensor:
+    """RoI max pooling (Fast R-CNN): box corners times ``spatial_scale`` rounded to pixels, the box
+    split into output_size bins, each the maximum of its pixels (0 for an empty bin).
+    Returns [R, C, ph, pw]."""
+    fn = "roi_pool"
+    ph, pw = pair(output_size, fn, "output_size")
+    x, b, image = _inputs(x, boxes, boxes_num, fn)
+    n, c, h, w = x.shape
+    xp = array_module(b)
+    start = xp.round(b[:, :2] * spatial_scale)
+    size = xp.maximum(xp.round(b[:, 2:] * spatial_scale) - start + 1, 1)
+    hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
+    ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
+    cols, col_ok = _window(xp, ws, we)  # [R, pw, KW]
+    a = x._array
+    flat: List[Any] = []
+    for i in range(ph):  # one row of bins at a time bounds the gathered windows' memory
+        rows, row_ok = _window(xp, hs[:, i:i + 1], he[:, i:i + 1])  # [R, 1, KH]
+        r_idx = xp.clip(rows[:, 0, None, :, None], 0, h - 1)  # [R, 1, KH, 1]
+        c_idx = xp.clip(cols[:, :, None, :], 0, w - 1)  # [R, pw, 1, KW]
+        vals = a[image[:, None, None, None], :, r_idx, c_idx]  # [R, pw, KH, KW, C]
+        ok = (row_ok[:, 0, None, :, None] & col_ok[:, :, None, :])[..., None]
+        vals = xp.where(ok, vals, -xp.inf).reshape(vals.shape[0], pw, -1, c)
+        best = vals.argmax(axis=2)  # [R, pw, C]
+        kw = cols.shape[2]
+        pick_r = xp.take_along_axis(xp.broadcast_to(r_idx[:, :, :, 0], (r_idx.shape[0], 1, r_idx.shape[2])),
+                                    best // kw, axis=2)
+        pick_c = xp.take_along_axis(c_idx[:, :, 0, :], best % kw, axis=2)
+        flat.append(((image[:, None, None] * c + xp.arange(c)) * h + pick_r) * w + pick_c)  # [R, pw, C]
+    index = xp.stack(flat, axis=1).transpose(0, 3, 1, 2)  # [R, C, ph, pw]
+    empty = ((he - hs) <= 0)[:, :, None] | ((we - ws) <= 0)[:, None, :]  # [R, ph, pw]
+    picked = gather(x.reshape([-1]), wrap(index.reshape(-1))).reshape(list(index.shape))
+    return picked * wrap((~empty[:, None]).astype(x.dtype))
+
+
+class RoIAlign(Layer):
+    """roi_align as a layer: ``RoIAlign(output_size, spatial_scale=1.0)(x, boxes, boxes_num, aligned=True)``."""
+
+    def __init__(self, output_size: Size2, spatial_scale: float = 1.0) -> None:
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x: Tensor, boxes: Tensor, boxes_num: Tensor, aligned: bool = True) -> Tensor:
+        return roi_align(x, boxes, boxes_num, self._output_size, self._spatial_scale, aligned=aligned)
+
+
+class RoIPool(Layer):
+    """roi_pool as a layer: ``RoIPool(output_size, spatial_scale=1.0)(x, boxes, boxes_num)``."""
+
+    def __init__(self, output_size: Size2, spatial_scale: float = 1.0) -> None:
+        super().__init__()
+        self._output_size = output_size
+        self._spatial_scale = spatial_scale
+
+    def forward(self, x: Tensor, boxes: Tensor, boxes_num: Tensor) -> Tensor:
+        return roi_pool(x, boxes, boxes_num, self._output_size, self._spatial_scale)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self._output_size}, spatial_scale={self._spatial_scale}"
+
+
+class PSRoIPool(Layer):
+    """psroi_pool as a layer: ``PSRoIPool(output_size, spatial_scale=1.0)(x, boxes, boxes_num)``."""
+
+    def __init__(self, output_size: Size2, spatial_scale: float = 1.0) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.spatial_scale = spatial_scale
+
+    def forward(self, x: Tensor, boxes: Tensor, boxes_num: Tensor) -> Tensor:
+        return psroi_pool(x, boxes, boxes_num, self.output_size, self.spatial_scale)
