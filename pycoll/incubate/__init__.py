@@ -1,18 +1,19 @@
 """``paddle.incubate``'s pieces that scripts still use: the functional autograd (`autograd`), the
 segment reductions (``pycoll.geometric``'s), the fused softmax helpers, ``identity_loss``, the graph
-sampling and reindexing ops (`graph_ops`), the ``LookAhead`` optimizer wrapper and ``ModelAverage``."""
+sampling and reindexing ops (`graph_ops`), the ``LookAhead`` optimizer wrapper, ``ModelAverage`` and the
+fused ops and layers LLM code imports (`nn`, `nn.functional`)."""
 from pycoll.incubate import autograd
 from pycoll.geometric.segment import segment_max, segment_mean, segment_min, segment_sum
 from pycoll.incubate.fused_ops import identity_loss, softmax_mask_fuse, softmax_mask_fuse_upper_triangle
 from pycoll.incubate.lookahead import LookAhead
 from pycoll.incubate.model_average import ModelAverage
-from pycoll.incubate import optimizer
+from pycoll.incubate import nn, optimizer
 from pycoll.incubate.graph_ops import (graph_khop_sampler, graph_reindex, graph_sample_neighbors,
                                        graph_send_recv)
 
 __all__ = ["autograd", "segment_sum", "segment_mean", "segment_max", "segment_min", "softmax_mask_fuse",
            "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead",
-           "ModelAverage", "optimizer", "graph_send_recv", "graph_khop_sampler",
+           "ModelAverage", "nn", "optimizer", "graph_send_recv", "graph_khop_sampler",
            "graph_sample_neighbors", "graph_reindex"]
 
 
