@@ -1,8 +1,10 @@
 """paddle.vision.ops: the detection ops (box coding, prior boxes, NMS, RoI pooling, YOLO heads,
 region proposals, deformable convolution) and JPEG reading, each in a small module."""
 from pycoll.vision.ops.boxes import box_coder, prior_box
+from pycoll.vision.ops.deform_conv import DeformConv2D, deform_conv2d
 from pycoll.vision.ops.nms import matrix_nms, nms
 from pycoll.vision.ops.roi import PSRoIPool, RoIAlign, RoIPool, psroi_pool, roi_align, roi_pool
+from pycoll.vision.ops.yolo import yolo_box
 
-__all__ = ["PSRoIPool", "RoIAlign", "RoIPool", "box_coder", "matrix_nms", "nms", "prior_box", "psroi_pool", "roi_align",
-           "roi_pool"]
+__all__ = ["DeformConv2D", "PSRoIPool", "RoIAlign", "RoIPool", "box_coder", "deform_conv2d", "matrix_nms", "nms", "prior_box", "psroi_pool", "roi_align",
+           "roi_pool", "yolo_box"]
