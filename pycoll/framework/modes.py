@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pycoll.runtime_config import get_flags
-
 __all__ = ["in_pir_mode", "in_dynamic_or_pir_mode", "in_pir_executor_mode", "use_pir_api", "check_shape",
            "disable_signal_handler"]
 
@@ -26,9 +24,15 @@ def in_pir_executor_mode() -> bool:
     return str(os.environ.get("FLAGS_enable_pir_in_executor")).lower() in ("true", "1")
 
 
+# paddle reads FLAGS_enable_pir_api from the environment once, at import (set_flags later changes
+# what get_flags reports, not use_pir_api)
+_USE_PIR_API = os.environ.get("FLAGS_enable_pir_api", "true").strip().lower() not in ("0", "false", "f", "no", "n")
+
+
 def use_pir_api() -> bool:
-    """Whether paddle's PIR API is switched on: the flag ``FLAGS_enable_pir_api`` (True by default)."""
-    return bool(get_flags("FLAGS_enable_pir_api")["FLAGS_enable_pir_api"])
+    """Whether paddle's PIR API is switched on: the environment's ``FLAGS_enable_pir_api`` at import
+    (True unless it says false or 0), as paddle reads it."""
+    return _USE_PIR_API
 
 
 def check_shape(shape: Any, op_name: str, expected_shape_type: Any = (list, tuple),
