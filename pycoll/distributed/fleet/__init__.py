@@ -8,7 +8,9 @@ from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, User
                                                       get_hybrid_communicate_group, get_hybrid_parallel_topology,
                                                       init)
 from pycoll.distributed.fleet import base  # after collective_mode, whose role makers it names
+from pycoll.distributed.fleet.data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 from pycoll.distributed.fleet.fleet_object import Fleet
+from pycoll.distributed.fleet.role import Role
 from pycoll.distributed.fleet.server_roles import (init_server, init_worker, is_server, run_server, server_endpoints,
                                                    server_index, server_num, stop_worker)
 from pycoll.distributed.fleet.strategy import DistributedStrategy
@@ -26,6 +28,7 @@ nranks = world_size = worker_num
 rank_in_node = local_rank
 
 __all__ = ["CommunicateTopology", "DatasetBase", "base", "DistributedStrategy", "Fleet", "HybridCommunicateGroup",
+           "MultiSlotDataGenerator", "MultiSlotStringDataGenerator", "Role",
            "InMemoryDataset", "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce",
            "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
            "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",
