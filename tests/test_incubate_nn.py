@@ -1,0 +1,399 @@
+"""pycoll.incubate.nn(.functional): paddle's fused ops and layers, composed of pycoll's ops.
+
+Paddle 3.3.1's CPU build runs fused_rms_norm, fused_layer_norm, swiglu and fused_dropout_add
+(without gradients for the two norms); pycoll's values equalled its outputs to 5e-7 on these
+formulas (checked by hand with the same inputs). The other kernels are GPU-only in paddle, so
+everything here is checked against the documented formulas written out in NumPy, and gradients
+against central differences in float64."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.incubate.nn as inn
+import pycoll.incubate.nn.functional as IF
+
+RNG = np.random.default_rng(11)
+
+
+def T(a, grad=False):
+    t = pycoll.to_tensor(np.asarray(a))
+    t.stop_gradient = not grad
+    return t
+
+
+def rand(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def numeric_grad(f, arrays, i, g, eps=1e-6):
+    """d sum(f(*arrays) * g) / d arrays[i] by central differences (float64)."""
+    a = arrays[i]
+    out = np.zeros_like(a)
+    for idx in np.ndindex(a.shape):
+        old = a[idx]
+        a[idx] = old + eps
+        up = (f(*arrays) * g).sum()
+        a[idx] = old - eps
+        down = (f(*arrays) * g).sum()
+        a[idx] = old
+        out[idx] = (up - down) / (2 * eps)
+    return out
+
+
+def check_grads(pycoll_f, numpy_f, arrays, tol=1e-6):
+    ts = [T(a, grad=True) for a in arrays]
+    out = pycoll_f(*ts)
+    g = RNG.standard_normal(out.shape)
+    (out * T(g)).sum().backward()
+    for i, t in enumerate(ts):
+        np.testing.assert_allclose(t.grad.numpy(), numeric_grad(numpy_f, [a.copy() for a in arrays], i, g),
+                                   atol=tol, rtol=tol)
+
+
+def np_rms(h, eps):
+    return h / np.sqrt((h * h).mean(-1, keepdims=True) + eps)
+
+
+def np_ln(h, w, b, eps):
+    m = h.mean(-1, keepdims=True)
+    out = (h - m) / np.sqrt(((h - m) ** 2).mean(-1, keepdims=True) + eps)
+    return out * w + b if w is not None else out
+
+
+# ---- fused_rms_norm / fused_layer_norm -------------------------------------------------------
+
+def test_fused_rms_norm_values_and_return_convention():
+    x, r, w, nb, b = rand(2, 3, 8), rand(2, 3, 8), rand(8), rand(8), rand(8)
+    out, res = IF.fused_rms_norm(T(x), T(w), T(nb), 1e-6, 2)
+    np.testing.assert_allclose(out.numpy(), np_rms(x, 1e-6) * w + nb, rtol=1e-12)
+    assert list(res.shape) == [0]  # paddle returns an empty residual_out without a residual
+    out, res = IF.fused_rms_norm(T(x), T(w), T(nb), 1e-6, -1, bias=T(b), residual=T(r))
+    np.testing.assert_allclose(res.numpy(), x + b + r, rtol=1e-12)
+    np.testing.assert_allclose(out.numpy(), np_rms(x + b + r, 1e-6) * w + nb, rtol=1e-12)
+    # as paddle's kernel: the bias is added only together with a residual
+    out, _ = IF.fused_rms_norm(T(x), T(w), None, 1e-6, 2, bias=T(b))
+    np.testing.assert_allclose(out.numpy(), np_rms(x, 1e-6) * w, rtol=1e-12)
+    # begin_norm_axis=1 normalises the 24 trailing values together, weight of 24
+    w24 = rand(24)
+    out, _ = IF.fused_rms_norm(T(x), T(w24), None, 1e-6, 1)
+    np.testing.assert_allclose(out.numpy().reshape(2, 24), np_rms(x.reshape(2, 24), 1e-6) * w24, rtol=1e-12)
+
+
+def test_fused_rms_norm_gradients():
+    x, r, w, nb, b = rand(2, 6), rand(2, 6), rand(6), rand(6), rand(6)
+    check_grads(lambda x, r, w, nb, b: IF.fused_rms_norm(x, w, nb, 1e-6, 1, bias=b, residual=r)[0],
+                lambda x, r, w, nb, b: np_rms(x + b + r, 1e-6) * w + nb, [x, r, w, nb, b])
+
+
+def test_fused_layer_norm_values_and_return_convention():
+    x, r, w, nb, b = rand(2, 3, 8), rand(2, 3, 8), rand(8), rand(8), rand(8)
+    out, res, mean, inv_std = IF.fused_layer_norm(T(x), T(w), T(nb), 1e-5, residual_alpha=0.5, begin_norm_axis=2,
+                                                  bias=T(b), residual=T(r))
+    h = x + b + 0.5 * r
+    np.testing.assert_allclose(out.numpy(), np_ln(h, w, nb, 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(res.numpy(), h, rtol=1e-12)
+    # paddle's "variance" output holds 1 / sqrt(var + eps) per row, float32
+    assert mean.dtype == pycoll.float32 and list(mean.shape) == [6] and list(inv_std.shape) == [6]
+    np.testing.assert_allclose(mean.numpy(), h.reshape(6, 8).mean(1), rtol=1e-5)
+    np.testing.assert_allclose(inv_std.numpy(), 1 / np.sqrt(h.reshape(6, 8).var(1) + 1e-5), rtol=1e-5)
+    out, res, _, _ = IF.fused_layer_norm(T(x), T(w), T(nb), 1e-5, begin_norm_axis=2, bias=T(b))
+    np.testing.assert_allclose(out.numpy(), np_ln(x, w, nb, 1e-5), rtol=1e-10)  # bias only with a residual
+    assert list(res.shape) == [0]
+    # without norm_weight and norm_bias the output is the fused sum itself (paddle's rule)
+    out = IF.fused_layer_norm(T(x), None, None, 1e-5, residual_alpha=0.5, begin_norm_axis=2, residual=T(r))[0]
+    np.testing.assert_allclose(out.numpy(), x + 0.5 * r, rtol=1e-12)
+
+
+def test_fused_layer_norm_gradients():
+    x, r, w, nb = rand(2, 5), rand(2, 5), rand(5), rand(5)
+    check_grads(lambda x, r, w, nb: IF.fused_layer_norm(x, w, nb, 1e-5, 2.0, 1, residual=r)[0],
+                lambda x, r, w, nb: np_ln(x + 2.0 * r, w, nb, 1e-5), [x, r, w, nb])
+
+
+def test_fused_norms_refuse_bad_arguments():
+    x, w = T(rand(2, 8)), T(rand(8))
+    with pytest.raises(ValueError, match="begin_norm_axis"):
+        IF.fused_rms_norm(x, w, None, 1e-6, 2)
+    with pytest.raises(ValueError, match="norm_weight must hold 8"):
+        IF.fused_rms_norm(x, T(rand(7)), None, 1e-6, 1)
+    with pytest.raises(ValueError, match="residual must have"):
+        IF.fused_layer_norm(x, w, None, 1e-5, residual=T(rand(2, 4)))
+    with pytest.raises(NotImplementedError, match="quant_scale"):
+        IF.fused_rms_norm(x, w, None, 1e-6, 1, quant_scale=0.5)
+
+
+# ---- fused_rotary_position_embedding --------------------------------------------------------
+
+def np_rotate(t, neighbours):
+    if neighbours:
+        return np.stack([-t[..., 1::2], t[..., 0::2]], axis=-1).reshape(t.shape)
+    d = t.shape[-1] // 2
+    return np.concatenate([-t[..., d:], t[..., :d]], axis=-1)
+
+
+def np_tables(seq, dim, base=10000.0):
+    """paddle's test tables: element i of position p at angle p * base ** (-2 * (i // 2) / dim)."""
+    i = np.arange(dim)
+    ang = np.arange(seq)[:, None] * base ** (-(2 * (i // 2)) / dim)
+    return np.sin(ang), np.cos(ang)
+
+
+def test_rope_neighbours_rotate_half_and_position_ids():
+    b, s, h, d = 2, 5, 3, 8
+    q, k, v = rand(b, s, h, d), rand(b, s, 1, d), rand(b, s, 1, d)  # k, v with one head (MQA)
+    sin, cos = np_tables(s, d)
+    for neox in (True, False):
+        oq, ok, ov = IF.fused_rotary_position_embedding(T(q), T(k), T(v), T(sin[None, :, None]), T(cos[None, :, None]),
+                                                        use_neox_rotary_style=neox)
+        for t, o in ((q, oq), (k, ok), (v, ov)):
+            np.testing.assert_allclose(o.numpy(), t * cos[None, :, None] + np_rotate(t, neox) * sin[None, :, None],
+                                       rtol=1e-12, atol=1e-12)
+    ids = np.array([[4, 2, 0, 1, 3], [0, 0, 1, 1, 2]], np.int64)
+    oq, ok, ov = IF.fused_rotary_position_embedding(T(q), None, None, T(sin), T(cos), position_ids=T(ids))
+    assert ok is None and ov is None
+    np.testing.assert_allclose(oq.numpy(), q * cos[ids][:, :, None] + np_rotate(q, True) * sin[ids][:, :, None],
+                               rtol=1e-12, atol=1e-12)
+    # time_major: [seq, batch, ...] gives the same numbers transposed
+    oq_t, _, _ = IF.fused_rotary_position_embedding(T(q.transpose(1, 0, 2, 3)), None, None, T(sin), T(cos),
+                                                    position_ids=T(ids), time_major=True)
+    np.testing.assert_allclose(oq_t.numpy().transpose(1, 0, 2, 3), oq.numpy(), rtol=1e-12)
+
+
+def test_rope_without_tables_uses_rotary_emb_base():
+    q = rand(1, 6, 2, 4).astype(np.float32)
+    sin, cos = np_tables(6, 4, base=500.0)
+    oq, _, _ = IF.fused_rotary_position_embedding(T(q), rotary_emb_base=500.0)
+    ref = q * cos[None, :, None] + np_rotate(q, True) * sin[None, :, None]
+    np.testing.assert_allclose(oq.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_rope_gradient_is_the_inverse_rotation():
+    q, k = rand(2, 4, 2, 6), rand(2, 4, 2, 6)
+    sin, cos = np_tables(4, 6)
+    tq, tk = T(q, grad=True), T(k, grad=True)
+    oq, ok, _ = IF.fused_rotary_position_embedding(tq, tk, None, T(sin), T(cos), use_neox_rotary_style=False)
+    g = rand(2, 4, 2, 6)
+    ((oq + ok) * T(g)).sum().backward()
+    # a rotation's transpose turns by the opposite angle: g * cos - rotate(g) * sin... per plane
+    expected = g * cos[None, :, None] - np_rotate(g * sin[None, :, None], False)
+    np.testing.assert_allclose(tq.grad.numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tk.grad.numpy(), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_rope_refuses_bad_arguments():
+    q = T(rand(1, 4, 2, 6))
+    with pytest.raises(ValueError, match="even head_dim"):
+        IF.fused_rotary_position_embedding(T(rand(1, 4, 2, 5)))
+    with pytest.raises(ValueError, match="position_ids need sin and cos"):
+        IF.fused_rotary_position_embedding(q, position_ids=T(np.zeros((1, 4), np.int64)))
+    with pytest.raises(ValueError, match="use_neox_rotary_style=False needs"):
+        IF.fused_rotary_position_embedding(q, use_neox_rotary_style=False)
+    with pytest.raises(ValueError, match="sin must have shape"):
+        IF.fused_rotary_position_embedding(q, sin=T(rand(4, 4)), cos=T(rand(4, 4)))
+    with pytest.raises(ValueError, match="k must have"):
+        IF.fused_rotary_position_embedding(q, T(rand(1, 3, 2, 6)))
+
+
+# ---- activations, GEMM epilogues, dropout-add --------------------------------------------------
+
+def np_gelu(x):
+    from math import erf
+    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+
+def test_fused_bias_act_methods():
+    x, b = rand(3, 8), rand(8)
+    h = x + b
+    silu = lambda t: t / (1 + np.exp(-t))  # noqa: E731
+    cases = {"gelu": np_gelu(h), "relu": np.maximum(h, 0), "swiglu": silu(h[:, :4]) * h[:, 4:],
+             "geglu": np_gelu(h[:, :4]) * h[:, 4:]}
+    for act, ref in cases.items():
+        np.testing.assert_allclose(IF.fused_bias_act(T(x), T(b), act_method=act).numpy(), ref, rtol=1e-10, atol=1e-12)
+    shift, smooth = rand(4), rand(4)
+    out = IF.fused_bias_act(T(x), T(b), shift=T(shift), smooth=T(smooth), act_method="swiglu")
+    np.testing.assert_allclose(out.numpy(), (cases["swiglu"] + shift) * smooth, rtol=1e-10)
+    with pytest.raises(ValueError, match="act_method"):
+        IF.fused_bias_act(T(x), act_method="tanh")
+    with pytest.raises(NotImplementedError, match="dequant_scales"):
+        IF.fused_bias_act(T(x), dequant_scales=T(rand(8)))
+    with pytest.raises(ValueError, match="shift and smooth"):
+        IF.fused_bias_act(T(x), shift=T(shift))
+
+
+def test_fused_bias_act_gradient():
+    x, b = rand(2, 6), rand(6)
+    silu = lambda t: t / (1 + np.exp(-t))  # noqa: E731
+    check_grads(lambda x, b: IF.fused_bias_act(x, b, act_method="swiglu"),
+                lambda x, b: silu((x + b)[:, :3]) * (x + b)[:, 3:], [x, b])
+
+
+def test_fused_matmul_bias_linear_and_activation():
+    x, w, b = rand(2, 3, 4), rand(4, 5), rand(5)
+    np.testing.assert_allclose(IF.fused_matmul_bias(T(x), T(w), T(b)).numpy(), x @ w + b, rtol=1e-12)
+    np.testing.assert_allclose(IF.fused_matmul_bias(T(x[0].T), T(w.T), T(b), True, True).numpy(), x[0] @ w + b,
+                               rtol=1e-12)
+    np.testing.assert_allclose(IF.fused_linear(T(x), T(w.T.copy()), T(b), transpose_weight=True).numpy(), x @ w + b,
+                               rtol=1e-12)
+    h = x @ w + b
+    tanh_gelu = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
+    np.testing.assert_allclose(IF.fused_linear_activation(T(x), T(w), T(b), activation="gelu").numpy(), tanh_gelu,
+                               rtol=1e-10)
+    np.testing.assert_allclose(IF.fused_linear_activation(T(x), T(w), T(b), activation="relu").numpy(),
+                               np.maximum(h, 0), rtol=1e-12)
+    with pytest.raises(ValueError, match="bias must have shape"):
+        IF.fused_matmul_bias(T(x), T(w), T(rand(4)))
+
+
+def test_fused_dropout_add_modes():
+    x, y = rand(200, 10), rand(200, 10)
+    np.testing.assert_allclose(IF.fused_dropout_add(T(x), T(y), p=0.0).numpy(), x + y)
+    np.testing.assert_allclose(IF.fused_dropout_add(T(x), T(y), p=0.3, training=False,
+                                                    mode="downscale_in_infer").numpy(), 0.7 * x + y, rtol=1e-12)
+    pycoll.seed(3)
+    out = IF.fused_dropout_add(T(x), T(y), p=0.5).numpy()
+    kept = np.isclose(out, 2 * x + y)
+    assert np.all(kept | np.isclose(out, y)) and 0.4 < kept.mean() < 0.6
+    with pytest.raises(ValueError, match="p must be in"):
+        IF.fused_dropout_add(T(x), T(y), p=1.5)
+    with pytest.raises(ValueError, match="mode"):
+        IF.fused_dropout_add(T(x), T(y), mode="x")
+
+
+# ---- transformer blocks -------------------------------------------------------------------------
+
+def np_softmax(z):
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def np_mha(x, qkv_w, qkv_b, lin_w, lin_b, mask, cache=None):
+    b, s, e = x.shape
+    _, nh, hd, _ = qkv_w.shape
+    packed = (x @ qkv_w.reshape(3 * nh * hd, e).T + qkv_b.reshape(-1)).reshape(b, s, 3, nh, hd)
+    q, k, v = packed.transpose(2, 0, 3, 1, 4)
+    if cache is not None:
+        k, v = np.concatenate([cache[0], k], 2), np.concatenate([cache[1], v], 2)
+    w = np_softmax(q * hd ** -0.5 @ k.transpose(0, 1, 3, 2) + mask)
+    return (w @ v).transpose(0, 2, 1, 3).reshape(b, s, e) @ lin_w + lin_b, k, v
+
+
+def test_fused_bias_dropout_residual_layer_norm():
+    x, r, b, s, lb = rand(2, 3, 8), rand(2, 3, 8), rand(8), rand(8), rand(8)
+    out = IF.fused_bias_dropout_residual_layer_norm(T(x), T(r), T(b), T(s), T(lb), dropout_rate=0.2, training=False)
+    np.testing.assert_allclose(out.numpy(), np_ln(r + x + b, s, lb, 1e-5), rtol=1e-10)
+
+
+def test_fused_feedforward_pre_and_post_norm():
+    x, w1, b1, w2, b2 = rand(2, 3, 4), rand(4, 6), rand(6), rand(6, 4), rand(4)
+    s, lb = rand(4), rand(4)
+    post = IF.fused_feedforward(T(x), T(w1), T(w2), T(b1), T(b2), ln2_scale=T(s), ln2_bias=T(lb), training=False)
+    np.testing.assert_allclose(post.numpy(), np_ln(x + np.maximum(x @ w1 + b1, 0) @ w2 + b2, s, lb, 1e-5), rtol=1e-10)
+    pre = IF.fused_feedforward(T(x), T(w1), T(w2), T(b1), T(b2), T(s), T(lb), activation="gelu", pre_layer_norm=True,
+                               training=False)
+    np.testing.assert_allclose(pre.numpy(), x + np_gelu(np_ln(x, s, lb, 1e-5) @ w1 + b1) @ w2 + b2, rtol=1e-10)
+    with pytest.raises(NotImplementedError, match="ring_id"):
+        IF.fused_feedforward(T(x), T(w1), T(w2), ring_id=0)
+
+
+def test_fused_multi_head_attention_with_mask_and_cache():
+    b, s, nh, hd = 2, 3, 2, 4
+    e = nh * hd
+    x, qkv_w, qkv_b, lin_w, lin_b = rand(b, s, e), rand(3, nh, hd, e), rand(3, nh, hd), rand(e, e), rand(e)
+    ln_s, ln_b = rand(e), rand(e)
+    mask = np.where(np.tril(np.ones((s, s))) > 0, 0.0, -1e9)[None, None]
+    out = IF.fused_multi_head_attention(T(x), T(qkv_w), T(lin_w), ln_scale=T(ln_s), ln_bias=T(ln_b),
+                                        qkv_bias=T(qkv_b), linear_bias=T(lin_b), attn_mask=T(mask), training=False)
+    attn, _, _ = np_mha(x, qkv_w, qkv_b, lin_w, lin_b, mask)
+    np.testing.assert_allclose(out.numpy(), np_ln(x + attn, ln_s, ln_b, 1e-5), rtol=1e-9)
+    # transpose_qkv_wb: the same projection stored as [embed, 3 * embed]
+    w_t = qkv_w.reshape(3 * e, e).T.copy()
+    out_t = IF.fused_multi_head_attention(T(x), T(w_t), T(lin_w), ln_scale=T(ln_s), ln_bias=T(ln_b),
+                                          qkv_bias=T(qkv_b.reshape(-1)), linear_bias=T(lin_b), attn_mask=T(mask),
+                                          training=False, num_heads=nh, transpose_qkv_wb=True)
+    np.testing.assert_allclose(out_t.numpy(), out.numpy(), rtol=1e-10)
+    # a cache of 2 earlier steps, pre-layer-norm, no residual
+    cache = rand(2, b, nh, 2, hd)
+    out, new_cache = IF.fused_multi_head_attention(T(x), T(qkv_w), T(lin_w), True, T(ln_s), T(ln_b),
+                                                   qkv_bias=T(qkv_b), linear_bias=T(lin_b), cache_kv=T(cache),
+                                                   training=False, add_residual=False)
+    attn, k, v = np_mha(np_ln(x, ln_s, ln_b, 1e-5), qkv_w, qkv_b, lin_w, lin_b, 0.0, cache)
+    np.testing.assert_allclose(out.numpy(), attn, rtol=1e-9)
+    np.testing.assert_allclose(new_cache.numpy(), np.stack([k, v]), rtol=1e-12)
+
+
+def test_fused_multi_head_attention_gradient():
+    x, qkv_w, lin_w = rand(1, 2, 4), rand(3, 2, 2, 4), rand(4, 4)
+    check_grads(lambda x, qkv_w, lin_w: IF.fused_multi_head_attention(x, qkv_w, lin_w, training=False,
+                                                                      ln_epsilon=1e-5),
+                lambda x, qkv_w, lin_w: np_ln(x + np_mha(x, qkv_w, np.zeros((3, 2, 2)), lin_w, 0.0, 0.0)[0],
+                                              None, None, 1e-5),
+                [x, qkv_w, lin_w], tol=1e-5)
+
+
+def test_variable_length_memory_efficient_attention():
+    b, h, lq, lk, d = 2, 2, 4, 5, 3
+    q, k, v = rand(b, h, lq, d), rand(b, h, lk, d), rand(b, h, lk, d)
+    seq_lens, kv_lens = np.array([[4], [2]], np.int32), np.array([[5], [3]], np.int32)
+    out = IF.variable_length_memory_efficient_attention(T(q), T(k), T(v), T(seq_lens), T(kv_lens), causal=True,
+                                                        pre_cache_length=1).numpy()
+    for i in range(b):
+        n, m = int(seq_lens[i, 0]), int(kv_lens[i, 0])
+        mask = np.where(np.arange(m)[None] > np.arange(n)[:, None] + 1, -np.inf, 0.0)
+        ref = np_softmax(q[i, :, :n] @ k[i, :, :m].transpose(0, 2, 1) / np.sqrt(d) + mask) @ v[i, :, :m]
+        np.testing.assert_allclose(out[i, :, :n], ref, rtol=1e-10)
+        assert not out[i, :, n:].any()  # rows past seq_lens are zeros
+    with pytest.raises(ValueError, match="kv_seq_lens must lie"):
+        IF.variable_length_memory_efficient_attention(T(q), T(k), T(v), T(seq_lens), T(kv_lens + 1))
+
+
+# ---- layers -----------------------------------------------------------------------------------
+
+# paddle 3.3.1: state_dict keys and shapes of FusedTransformerEncoderLayer(8, 2, 16)
+PADDLE_ENCODER_KEYS = [("fused_attn.qkv_weight", [3, 2, 4, 8]), ("fused_attn.qkv_bias", [3, 2, 4]),
+                       ("fused_attn.linear_weight", [8, 8]), ("fused_attn.linear_bias", [8]),
+                       ("fused_attn.ln_scale", [8]), ("fused_attn.ln_bias", [8]), ("ffn._linear1_weight", [8, 16]),
+                       ("ffn._linear1_bias", [16]), ("ffn._linear2_weight", [16, 8]), ("ffn._linear2_bias", [8]),
+                       ("ffn._ln2_scale", [8]), ("ffn._ln2_bias", [8])]
+
+
+def test_layer_parameters_are_paddles():
+    enc = inn.FusedTransformerEncoderLayer(8, 2, 16)
+    assert [(k, list(v.shape)) for k, v in enc.state_dict().items()] == PADDLE_ENCODER_KEYS
+    pre = inn.FusedMultiHeadAttention(8, 2, normalize_before=True, transpose_qkv_wb=True)
+    assert [(k, list(v.shape)) for k, v in pre.state_dict().items()] == [
+        ("qkv_weight", [8, 24]), ("qkv_bias", [24]), ("linear_weight", [8, 8]), ("linear_bias", [8]),
+        ("pre_ln_scale", [8]), ("pre_ln_bias", [8])]  # paddle 3.3.1's
+    assert list(inn.FusedLinear(8, 4, transpose_weight=True).weight.shape) == [4, 8]
+    assert list(inn.FusedBiasDropoutResidualLayerNorm(8).state_dict()) == ["linear_bias", "ln_scale", "ln_bias"]
+    np.testing.assert_array_equal(enc.fused_attn.ln_scale.numpy(), np.ones(8, np.float32))
+    with pytest.raises(NotImplementedError, match="nranks"):
+        inn.FusedFeedForward(8, 16, nranks=2)
+    with pytest.raises(ValueError, match="divisible"):
+        inn.FusedMultiHeadAttention(8, 3)
+
+
+def test_encoder_layer_loads_a_state_dict_and_trains():
+    enc = inn.FusedTransformerEncoderLayer(8, 2, 16, dropout_rate=0.0)
+    state = {k: T(rand(*shape).astype(np.float32)) for k, shape in PADDLE_ENCODER_KEYS}
+    enc.set_state_dict(state)
+    x = rand(2, 3, 8).astype(np.float32)
+    s = {k: v.numpy() for k, v in state.items()}
+    attn, _, _ = np_mha(x, s["fused_attn.qkv_weight"], s["fused_attn.qkv_bias"], s["fused_attn.linear_weight"],
+                        s["fused_attn.linear_bias"], 0.0)
+    h = np_ln(x + attn, s["fused_attn.ln_scale"], s["fused_attn.ln_bias"], 1e-5)
+    ff = np.maximum(h @ s["ffn._linear1_weight"] + s["ffn._linear1_bias"], 0) @ s["ffn._linear2_weight"]
+    ref = np_ln(h + ff + s["ffn._linear2_bias"], s["ffn._ln2_scale"], s["ffn._ln2_bias"], 1e-5)
+    out = enc(T(x))
+    np.testing.assert_allclose(out.numpy(), ref, rtol=2e-4, atol=2e-5)
+    out.sum().backward()
+    assert all(p.grad is not None for p in enc.parameters())
+
+
+def test_small_layers():
+    lin = inn.FusedLinear(4, 3)
+    x = rand(2, 4).astype(np.float32)
+    np.testing.assert_allclose(lin(T(x)).numpy(), x @ lin.weight.numpy() + lin.bias.numpy(), rtol=1e-6)
+    drop = inn.FusedDropoutAdd(p=0.5)
+    drop.eval()
+    np.testing.assert_array_equal(drop(T(x), T(x)).numpy(), 2 * x)
+    assert "p=0.5" in repr(drop)
