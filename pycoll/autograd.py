@@ -18,7 +18,7 @@ from pycoll.grad_ops import grad
 from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
+__all__ = ["Function", "Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
            "grad", "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
            "saved_tensors_hooks", "set_grad_enabled"]
 
@@ -107,3 +107,6 @@ class PyLayer:
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results
+
+
+Function = PyLayer  # paddle 3.3.1's torch-style name: paddle.autograd.Function is PyLayer

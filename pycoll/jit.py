@@ -17,7 +17,7 @@ from pycoll.static import InputSpec
 from pycoll.tensor import Tensor
 
 __all__ = ["save", "load", "to_static", "ignore_module", "set_code_level", "set_verbosity",
-           "not_to_static", "enable_to_static"]
+           "not_to_static", "enable_to_static", "TranslatedLayer"]
 
 _NO_PROGRAM = ("pycoll runs eagerly and has no static program to export; save the weights with "
                "pycoll.save(layer.state_dict(), path + '.pdparams') (paddle.load reads that file) and "
@@ -101,3 +101,13 @@ def load(path: str, **configs: Any) -> Any:
     """paddle's ``jit.load`` reads an exported inference program: NotImplementedError (see the
     module docstring)."""
     raise NotImplementedError(f"jit.load: {_NO_PROGRAM}")
+
+
+class TranslatedLayer(Layer):
+    """paddle's class of what ``jit.load`` returns: a Layer that runs a loaded inference program.
+    pycoll has no programs (see the module docstring), so neither ``jit.load`` nor this class can
+    build one: constructing it raises NotImplementedError, as ``jit.load`` does. It is a real Layer
+    subclass so that ``isinstance`` checks in scripts written for paddle run (and answer False)."""
+
+    def __init__(self, programs: Any = None, persistable_vars: Any = None):
+        raise NotImplementedError(f"TranslatedLayer: {_NO_PROGRAM}")

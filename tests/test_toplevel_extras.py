@@ -1,5 +1,6 @@
 """paddle 3.3.1's top-level names: LazyGuard, as_tensor, autocast & co, the functional aliases, ger,
 uint16, batch, check_shape, disable_signal_handler, Generator."""
+import importlib.util
 import inspect
 import warnings
 
@@ -125,3 +126,53 @@ def test_generator_controls_the_one_generator():
         pycoll.Generator("foo")
     with pytest.raises(ValueError, match="non-negative"):
         g.manual_seed(-1)
+
+
+def test_autograd_function_is_pylayer():
+    assert pycoll.autograd.Function is pycoll.autograd.PyLayer  # as in paddle 3.3.1
+
+    class Cube(pycoll.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, dy):
+            (x,) = ctx.saved_tensor()
+            return 3 * x * x * dy
+
+    x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    Cube.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 12.0])
+
+
+def test_translated_layer_is_a_layer_nothing_builds():
+    assert issubclass(pycoll.jit.TranslatedLayer, pycoll.nn.Layer)
+    assert not isinstance(pycoll.nn.Linear(1, 1), pycoll.jit.TranslatedLayer)
+    with pytest.raises(NotImplementedError, match="no static program"):
+        pycoll.jit.TranslatedLayer({}, {})
+    with pytest.raises(NotImplementedError, match="no static program"):
+        pycoll.jit.load("model")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("visualdl") is not None, reason="visualdl is installed")
+def test_visualdl_needs_its_package_at_first_write(tmp_path):
+    from pycoll.callbacks import VisualDL
+
+    cb = VisualDL(log_dir=str(tmp_path))  # paddle's builds without visualdl, and imports it to write
+    cb.set_params({"epochs": 1, "steps": 2, "metrics": ["loss"]})
+    cb.on_train_begin()
+    cb.on_epoch_begin(0)
+    with pytest.raises(ImportError, match=r"Failed importing visualdl.*pip install visualdl"):
+        cb.on_train_batch_end(0, {"loss": [0.5]})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("wandb") is not None, reason="wandb is installed")
+def test_wandb_callback_needs_wandb():
+    from pycoll.callbacks import WandbCallback
+
+    # paddle 3.3.1's message, raised when the callback is built
+    with pytest.raises(ImportError, match=r"^You want to use `wandb` which is not installed yet install it with "
+                                          r"`pip install wandb`$"):
+        WandbCallback(project="p")
