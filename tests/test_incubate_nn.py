@@ -1,10 +1,9 @@
 """pycoll.incubate.nn(.functional): paddle's fused ops and layers, composed of pycoll's ops.
 
-Paddle 3.3.1's CPU build runs fused_rms_norm, fused_layer_norm, swiglu and fused_dropout_add
-(without gradients for the two norms); pycoll's values equalled its outputs to 5e-7 on these
-formulas (checked by hand with the same inputs). The other kernels are GPU-only in paddle, so
-everything here is checked against the documented formulas written out in NumPy, and gradients
-against central differences in float64."""
+Paddle 3.3.1's CPU build runs fused_rms_norm, fused_layer_norm (both without gradients),
+swiglu and fused_dropout_add: values marked so were measured there. Its other fused kernels are
+GPU-only, so the rest is checked against the documented formulas written out in NumPy, and
+gradients against central differences in float64."""
 import numpy as np
 import pytest
 
@@ -108,6 +107,26 @@ def test_fused_layer_norm_gradients():
     x, r, w, nb = rand(2, 5), rand(2, 5), rand(5), rand(5)
     check_grads(lambda x, r, w, nb: IF.fused_layer_norm(x, w, nb, 1e-5, 2.0, 1, residual=r)[0],
                 lambda x, r, w, nb: np_ln(x + 2.0 * r, w, nb, 1e-5), [x, r, w, nb])
+
+
+def test_fused_norms_and_swiglu_equal_paddles_cpu_kernels():
+    x = np.arange(16, dtype=np.float32).reshape(2, 8) / 5 - 1.5
+    r = np.cos(np.arange(16, dtype=np.float32)).reshape(2, 8)
+    w, nb = np.linspace(0.5, 2, 8).astype(np.float32), np.linspace(-1, 1, 8).astype(np.float32)
+    b = np.full(8, 0.25, np.float32)
+    out, _ = IF.fused_rms_norm(T(x), T(w), T(nb), 1e-6, 1, bias=T(b), residual=T(r))
+    np.testing.assert_allclose(out.numpy(), [  # paddle 3.3.1, rounded to 5 places
+        [-1.12928, -1.09081, -1.64449, -2.08124, -1.40617, 0.48328, 2.39518, 2.86964],
+        [-0.92267, -0.90936, -0.49112, 0.68203, 2.1892, 3.11128, 2.99211, 2.49783]], atol=1e-5)
+    out, _, mean, inv_std = IF.fused_layer_norm(T(x), T(w), T(nb), 1e-5, residual_alpha=0.5, begin_norm_axis=1,
+                                                bias=T(b), residual=T(r))
+    np.testing.assert_allclose(out.numpy(), [  # paddle 3.3.1, rounded to 5 places
+        [-1.23858, -1.08991, -1.3385, -1.42489, -0.56413, 1.32471, 3.3012, 4.21351],
+        [-1.56571, -1.72621, -1.40207, -0.23221, 1.34914, 2.39371, 2.43091, 2.14798]], atol=1e-5)
+    np.testing.assert_allclose(mean.numpy(), [-0.45761, 1.00232], atol=1e-5)  # paddle 3.3.1
+    np.testing.assert_allclose(inv_std.numpy(), [1.63195, 1.56043], atol=1e-5)  # paddle 3.3.1's "variance"
+    np.testing.assert_allclose(IF.swiglu(T(x)).numpy(), [[0.19155, 0.13921, 0.08241, 0.02601],
+                                                         [0.04725, 0.18957, 0.4046, 0.7016]], atol=1e-5)  # paddle
 
 
 def test_fused_norms_refuse_bad_arguments():
