@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_python
 
 import pycoll.distributed as dist
 
@@ -28,7 +29,7 @@ PADDLE_ALL = [
     'unshard_dtensor', 'wait',
 ]
 # paddle's names pycoll does not have (yet): each is absent from the module, not only from __all__
-NOT_IN_PYCOLL = {'ConvParallel', 'DistAttr', 'ShardedStateDict', 'ShardedWeight', 'build_sharded_state_dict', 'io', 'launch',
+NOT_IN_PYCOLL = {'ConvParallel', 'DistAttr', 'ShardedStateDict', 'ShardedWeight', 'build_sharded_state_dict', 'io',
                  'shard_weight', 'to_distributed'}
 
 
@@ -90,3 +91,31 @@ def test_entry_attrs_match_paddle(name, args, want):
 def test_a_nan_probability_is_refused():  # paddle's comparisons let NaN through; pycoll refuses it
     with pytest.raises(ValueError, match="probability must be a float in"):
         dist.ProbabilityEntry(float("nan"))
+
+
+RANK_SCRIPT = """
+import numpy as np
+import pycoll.distributed as dist
+dist.init_parallel_env()
+x = np.array([dist.get_rank() + 1.0])
+dist.all_reduce(x)
+print(f"OK rank={dist.get_rank()} sum={x[0]:g}", flush=True)
+"""
+CALL_LAUNCH = """
+import sys
+import pycoll.distributed as dist
+assert callable(dist.launch) and dist.launch.__module__ == "pycoll.distributed.launch.main", dist.launch
+import pycoll.distributed.launch.logs  # a submodule's import afterwards leaves dist.launch the function
+assert dist.launch.__name__ == "launch", dist.launch
+sys.argv = ["launch", "--nproc_per_node", "2", "job.py"]
+dist.launch()
+"""
+
+
+def test_dist_launch_is_paddles_launcher_function(tmp_path):
+    (tmp_path / "job.py").write_text(RANK_SCRIPT)
+    result = run_python(["-c", CALL_LAUNCH], timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    logs = sorted(p.name for p in (tmp_path / "log").iterdir())  # paddle's default --log_dir
+    assert "workerlog.0" in logs and "workerlog.1" in logs, logs
+    assert result.stdout.count("sum=3") == 2, result.stdout

@@ -60,6 +60,11 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(_LAZY[name]), name)
     if name in _SUBPACKAGES:
         return importlib.import_module(f"pycoll.distributed.{name}")
+    if name == "launch":  # paddle's dist.launch is the launcher's function, bound over the package's
+        # name (an import of the package pycoll.distributed.launch before this binds the package instead)
+        function = importlib.import_module("pycoll.distributed.launch.main").launch
+        globals()["launch"] = function
+        return function
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
 
 
@@ -73,5 +78,5 @@ __all__ = [
     "all_gather_object", "broadcast_object_list", "scatter_object_list", "send_object_list",
     "recv_object_list", "P2POp",
     "batch_isend_irecv", "wait", "is_available", "stream", "create_nccl_config", "gloo_init_parallel_env",
-    "gloo_barrier", "gloo_release", "CountFilterEntry", "ProbabilityEntry", "ShowClickEntry", *_LAZY,
+    "gloo_barrier", "gloo_release", "CountFilterEntry", "ProbabilityEntry", "ShowClickEntry", "launch", *_LAZY,
 ]
