@@ -129,6 +129,19 @@ def test_fused_norms_and_swiglu_equal_paddles_cpu_kernels():
                                                          [0.04725, 0.18957, 0.4046, 0.7016]], atol=1e-5)  # paddle
 
 
+def test_fast_ln_fast_rms_norm_and_fused_rms_norm_ext():
+    x, w, b = rand(2, 3, 6), rand(6), rand(6)
+    y, mean, invvar = IF.fast_ln(T(x), T(w), T(b), 1e-5)
+    np.testing.assert_allclose(y.numpy(), np_ln(x, w, b, 1e-5), rtol=1e-10)
+    np.testing.assert_allclose(mean.numpy(), x.reshape(6, 6).mean(1), rtol=1e-5)
+    np.testing.assert_allclose(invvar.numpy(), 1 / np.sqrt(x.reshape(6, 6).var(1) + 1e-5), rtol=1e-5)
+    for f in (IF.fast_rms_norm, IF.fused_rms_norm_ext):
+        y, invvar = f(T(x), T(w), 1e-5)
+        np.testing.assert_allclose(y.numpy(), np_rms(x, 1e-5) * w, rtol=1e-10)
+        assert invvar.dtype == pycoll.float32
+        np.testing.assert_allclose(invvar.numpy(), 1 / np.sqrt((x * x).mean(-1).ravel() + 1e-5), rtol=1e-5)
+
+
 def test_fused_norms_refuse_bad_arguments():
     x, w = T(rand(2, 8)), T(rand(8))
     with pytest.raises(ValueError, match="begin_norm_axis"):

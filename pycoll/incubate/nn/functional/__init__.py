@@ -9,7 +9,8 @@ inference paths (``fp8_*``, ``*_quant*``, ``fused_act_dequant``, ``block_multihe
 from pycoll.incubate.nn.functional.fused_bias_act import fused_bias_act
 from pycoll.incubate.nn.functional.fused_dropout_add import fused_dropout_add
 from pycoll.incubate.nn.functional.fused_matmul_bias import fused_linear, fused_linear_activation, fused_matmul_bias
-from pycoll.incubate.nn.functional.fused_norms import fused_layer_norm, fused_rms_norm
+from pycoll.incubate.nn.functional.fused_norms import (fast_ln, fast_rms_norm, fused_layer_norm, fused_rms_norm,
+                                                       fused_rms_norm_ext)
 from pycoll.incubate.nn.functional.fused_rotary_position_embedding import fused_rotary_position_embedding
 from pycoll.incubate.nn.functional.fused_transformer import (fused_bias_dropout_residual_layer_norm,
                                                              fused_feedforward, fused_multi_head_attention)
@@ -20,4 +21,4 @@ from pycoll.incubate.nn.functional.variable_length_memory_efficient_attention im
 __all__ = ["fused_rms_norm", "fused_layer_norm", "fused_rotary_position_embedding", "swiglu", "fused_bias_act",
            "fused_matmul_bias", "fused_linear", "fused_linear_activation", "fused_dropout_add",
            "fused_bias_dropout_residual_layer_norm", "fused_feedforward", "fused_multi_head_attention",
-           "variable_length_memory_efficient_attention"]
+           "variable_length_memory_efficient_attention", "fast_ln", "fast_rms_norm", "fused_rms_norm_ext"]

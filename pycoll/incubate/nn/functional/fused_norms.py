@@ -6,7 +6,10 @@ Return conventions are paddle 3.3.1's: ``fused_rms_norm`` gives ``(out, residual
 ``fused_layer_norm`` ``(out, residual_out, mean, inv_std)`` (paddle calls the last one
 ``variance``; its kernel writes 1 / sqrt(var + epsilon) there, per row, float32). As in paddle's
 kernels, ``bias`` is added only together with a ``residual``; without a residual
-``residual_out`` is an empty tensor (paddle leaves it unwritten)."""
+``residual_out`` is an empty tensor (paddle leaves it unwritten).
+
+``fast_ln``, ``fast_rms_norm`` and ``fused_rms_norm_ext`` (GPU-only kernels in paddle) normalise
+over the last axis and return the output with its per-row float32 statistics."""
 from __future__ import annotations
 
 from math import prod
@@ -20,7 +23,7 @@ from pycoll.nn.functional import layer_norm, rms_norm
 from pycoll.shape_ops import reshape
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["fused_rms_norm", "fused_layer_norm"]
+__all__ = ["fused_rms_norm", "fused_layer_norm", "fast_ln", "fast_rms_norm", "fused_rms_norm_ext"]
 
 
 def _vector(fn: str, name: str, t: Any, n: int) -> Optional[Tensor]:
@@ -85,12 +88,46 @@ def fused_layer_norm(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Option
     if isinstance(residual_alpha, bool) or not isinstance(residual_alpha, (int, float)):
         raise TypeError(f"{fn}: residual_alpha must be a number, got {residual_alpha!r}")
     h, residual_out, n = _fused_input(fn, x, begin, bias, residual, float(residual_alpha))
-    a = h._array
-    xp = array_module(a)
-    rows = a.astype(xp.float32, copy=False)
+    mean, inv_std = _row_stats(h, epsilon)
+    weight, shift = _vector(fn, "norm_weight", norm_weight, n), _vector(fn, "norm_bias", norm_bias, n)
+    out = h if weight is None and shift is None else layer_norm(h, [n], weight, shift, epsilon)
+    return reshape(out, x.shape), residual_out, mean, inv_std
+
+
+def _row_stats(h: Tensor, epsilon: float) -> Tuple[Tensor, Tensor]:
+    """The float32 mean and 1 / sqrt(var + epsilon) of each row of a 2-D h, outside the graph."""
+    xp = array_module(h._array)
+    rows = h._array.astype(xp.float32, copy=False)
     mean = rows.mean(axis=1)
     centered = rows - mean[:, None]
     inv_std = 1.0 / xp.sqrt((centered * centered).mean(axis=1) + xp.float32(epsilon))
-    weight, shift = _vector(fn, "norm_weight", norm_weight, n), _vector(fn, "norm_bias", norm_bias, n)
-    out = h if weight is None and shift is None else layer_norm(h, [n], weight, shift, epsilon)
-    return reshape(out, x.shape), residual_out, wrap(mean), wrap(inv_std.astype(xp.float32, copy=False))
+    return wrap(mean), wrap(inv_std.astype(xp.float32, copy=False))
+
+
+def fast_ln(x: Tensor, scale: Tensor, bias: Tensor, epsilon: float = 1e-5) -> Tuple[Tensor, Tensor, Tensor]:
+    """LayerNorm over x's last axis with scale and bias; returns (y, mean, invvar), the per-row
+    float32 statistics of x (the rows are x's leading axes flattened)."""
+    x = as_tensor(x)
+    n = x.shape[-1] if x.ndim else 0
+    flat = reshape(x, [-1, n])
+    y = layer_norm(flat, [n], _vector("fast_ln", "scale", scale, n), _vector("fast_ln", "bias", bias, n), epsilon)
+    mean, inv_std = _row_stats(flat, epsilon)
+    return reshape(y, x.shape), mean, inv_std
+
+
+def fast_rms_norm(x: Tensor, scale: Tensor, epsilon: float = 1e-5) -> Tuple[Tensor, Tensor]:
+    """RMSNorm over x's last axis with scale; returns (y, invvar), invvar the per-row float32
+    1 / sqrt(mean(x ** 2) + epsilon)."""
+    return _last_axis_rms("fast_rms_norm", x, scale, epsilon)
+
+
+def fused_rms_norm_ext(x: Tensor, scale: Tensor, epsilon: float = 1e-5, name: Optional[str] = None
+                       ) -> Tuple[Tensor, Tensor]:
+    """The same as fast_rms_norm: (y, invvar) of RMSNorm over x's last axis."""
+    return _last_axis_rms("fused_rms_norm_ext", x, scale, epsilon)
+
+
+def _last_axis_rms(fn: str, x: Any, scale: Any, epsilon: float) -> Tuple[Tensor, Tensor]:
+    x = as_tensor(x)
+    n = x.shape[-1] if x.ndim else 0
+    return rms_norm(x, [n], _vector(fn, "scale", scale, n), epsilon)
