@@ -14,7 +14,7 @@ from pycoll.vision.ops._common import floating
 __all__ = ["yolo_box"]
 
 
-def _sigmoid(xp: Any, v: Any) -> Any:
+def sigmoid(xp: Any, v: Any) -> Any:
     with quiet():
         return 1.0 / (1.0 + xp.exp(-v))
 
@@ -52,14 +52,14 @@ def yolo_box(x: Tensor, img_size: Tensor, anchors: Sequence[int], class_num: int
     dt = a.dtype
     pred = a[:, a_num:] if iou_aware else a
     pred = pred.reshape(n, a_num, per, h, w)
-    conf = _sigmoid(xp, pred[:, :, 4])
+    conf = sigmoid(xp, pred[:, :, 4])
     if iou_aware:
-        conf = conf ** (1 - iou_aware_factor) * _sigmoid(xp, a[:, :a_num]) ** iou_aware_factor
+        conf = conf ** (1 - iou_aware_factor) * sigmoid(xp, a[:, :a_num]) ** iou_aware_factor
     img = size._array.astype(dt)
     img_h, img_w = img[:, 0, None, None, None], img[:, 1, None, None, None]
     bias = -0.5 * (scale_x_y - 1)
-    cx = (xp.arange(w, dtype=dt) + _sigmoid(xp, pred[:, :, 0]) * scale_x_y + bias) * img_w / w
-    cy = (xp.arange(h, dtype=dt)[:, None] + _sigmoid(xp, pred[:, :, 1]) * scale_x_y + bias) * img_h / h
+    cx = (xp.arange(w, dtype=dt) + sigmoid(xp, pred[:, :, 0]) * scale_x_y + bias) * img_w / w
+    cy = (xp.arange(h, dtype=dt)[:, None] + sigmoid(xp, pred[:, :, 1]) * scale_x_y + bias) * img_h / h
     anc = xp.asarray(anchor, dtype=dt)
     with quiet():
         bw = xp.exp(pred[:, :, 2]) * anc[:, 0, None, None] * img_w / (downsample_ratio * w)
@@ -70,5 +70,5 @@ def yolo_box(x: Tensor, img_size: Tensor, anchors: Sequence[int], class_num: int
         x2, y2 = xp.minimum(x2, img_w - 1), xp.minimum(y2, img_h - 1)
     keep = (conf >= conf_thresh)[..., None]  # [N, A, H, W, 1]
     boxes = xp.where(keep, xp.stack([x1, y1, x2, y2], axis=-1), 0).astype(dt)
-    scores = xp.where(keep, conf[..., None] * _sigmoid(xp, xp.moveaxis(pred[:, :, 5:], 2, -1)), 0).astype(dt)
+    scores = xp.where(keep, conf[..., None] * sigmoid(xp, xp.moveaxis(pred[:, :, 5:], 2, -1)), 0).astype(dt)
     return wrap(boxes.reshape(n, -1, 4)), wrap(scores.reshape(n, -1, class_num))
