@@ -378,6 +378,36 @@ def test_variable_length_memory_efficient_attention():
         IF.variable_length_memory_efficient_attention(T(q), T(k), T(v), T(seq_lens), T(kv_lens + 1))
 
 
+def test_memory_efficient_attention_with_its_biases():
+    from pycoll.incubate.nn import attn_bias as ab
+    from pycoll.incubate.nn.memory_efficient_attention import memory_efficient_attention
+    q, k, v = rand(2, 4, 3, 5), rand(2, 4, 3, 5), rand(2, 4, 3, 6)
+    qh, kh, vh = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
+
+    def ref(bias, scale=5 ** -0.5):
+        return (np_softmax(qh @ kh.transpose(0, 1, 3, 2) * scale + bias) @ vh).transpose(0, 2, 1, 3)
+    causal = np.where(np.triu(np.ones((4, 4)), 1) > 0, -np.inf, 0.0)
+    np.testing.assert_allclose(memory_efficient_attention(T(q), T(k), T(v), ab.LowerTriangularMask()).numpy(),
+                               ref(causal), rtol=1e-10)
+    extra = rand(1, 3, 4, 4)
+    np.testing.assert_allclose(memory_efficient_attention(T(q), T(k), T(v), ab.LowerTriangularMask().add_bias(T(extra)),
+                                                          scale=0.3).numpy(), ref(causal + extra, 0.3), rtol=1e-10)
+    np.testing.assert_allclose(memory_efficient_attention(T(q), T(k), T(v), T(extra)).numpy(), ref(extra), rtol=1e-10)
+    # paddle 3.3.1: BlockDiagonalMask.from_seqlens([2, 3], [3, 1]).make_causal().materialize([1, 1, 5, 4])
+    inf = np.inf
+    paddle_mask = [[0, -inf, -inf, -inf], [0, 0, -inf, -inf], [-inf, -inf, -inf, 0], [-inf, -inf, -inf, 0],
+                   [-inf, -inf, -inf, 0]]
+    mask = ab.BlockDiagonalMask.from_seqlens([2, 3], [3, 1]).make_causal().materialize([1, 1, 5, 4])
+    np.testing.assert_array_equal(mask.numpy()[0, 0], paddle_mask)
+    packed = ab.BlockDiagonalMask.from_seqlens([1, 3])
+    np.testing.assert_allclose(memory_efficient_attention(T(q[:1]), T(k[:1]), T(v[:1]), packed).numpy()[0, 1:],
+                               memory_efficient_attention(T(q[:1, 1:]), T(k[:1, 1:]), T(v[:1, 1:])).numpy()[0],
+                               rtol=1e-10)  # the second packed sequence attends to itself alone
+    tq = T(q, grad=True)
+    memory_efficient_attention(tq, T(k), T(v), ab.LowerTriangularMask()).sum().backward()
+    assert tq.grad is not None and np.isfinite(tq.grad.numpy()).all()
+
+
 # ---- layers -----------------------------------------------------------------------------------
 
 # paddle 3.3.1: state_dict keys and shapes of FusedTransformerEncoderLayer(8, 2, 16)
