@@ -193,6 +193,7 @@ from pycoll.as_tensor_op import as_tensor  # noqa: E402
 from pycoll.autocast import (autocast, get_autocast_cpu_dtype, get_autocast_dtype,  # noqa: E402
                              get_autocast_gpu_dtype, is_autocast_enabled)
 from pycoll.batch_reader import batch  # noqa: E402 - paddle.batch
+from pycoll import text  # noqa: E402,F401 - paddle.text (viterbi_decode, ViterbiDecoder)
 from pycoll.nn.functional import (adaptive_avg_pool1d, conv1d, conv2d, conv3d, group_norm,  # noqa: E402
                                   layer_norm)  # paddle 3.3.1's top-level names of these
 from pycoll._promotion import BOOL as bool  # noqa: E402,A001 - paddle.bool; last, so the code above sees the builtin

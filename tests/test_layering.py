@@ -58,7 +58,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric",
                 "pycoll.signal", "pycoll._saved_tensors_hooks",
                 "pycoll.audio", "pycoll.sampling_counts", "pycoll.inplace_names",
-                "pycoll.autocast", "pycoll.batch_reader", "pycoll.as_tensor_op")),
+                "pycoll.autocast", "pycoll.batch_reader", "pycoll.as_tensor_op", "pycoll.text")),
     ("distributed", ("pycoll.distributed",)),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",
