@@ -408,6 +408,72 @@ def test_memory_efficient_attention_with_its_biases():
     assert tq.grad is not None and np.isfinite(tq.grad.numpy()).all()
 
 
+def np_multi_transformer(x, layers, pre, mask=0.0, eps=1e-5):
+    """The documented layer stack (gelu FFN), written out in NumPy."""
+    for p in layers:
+        h = np_ln(x, p["ln_s"], p["ln_b"], eps) if pre else x
+        attn, _, _ = np_mha(h, p["qkv_w"], p["qkv_b"], p["lin_w"], p["lin_b"], mask)
+        x = x + attn
+        if not pre:
+            x = np_ln(x, p["ln_s"], p["ln_b"], eps)
+        h = np_ln(x, p["ffn_ln_s"], p["ffn_ln_b"], eps) if pre else x
+        x = x + np_gelu(h @ p["ffn1_w"] + p["ffn1_b"]) @ p["ffn2_w"] + p["ffn2_b"]
+        if not pre:
+            x = np_ln(x, p["ffn_ln_s"], p["ffn_ln_b"], eps)
+    return x
+
+
+def multi_transformer_params(n, e=8, heads=2, ff=6):
+    return [dict(ln_s=rand(e), ln_b=rand(e), qkv_w=rand(3, heads, e // heads, e) / 2, qkv_b=rand(3, heads, e // heads),
+                 lin_w=rand(e, e) / 2, lin_b=rand(e), ffn_ln_s=rand(e), ffn_ln_b=rand(e), ffn1_w=rand(e, ff) / 2,
+                 ffn1_b=rand(ff), ffn2_w=rand(ff, e) / 2, ffn2_b=rand(e)) for _ in range(n)]
+
+
+def run_multi_transformer(x, params, **kw):
+    lists = [[T(p[k]) for p in params] for k in ("ln_s", "ln_b", "qkv_w", "qkv_b", "lin_w", "lin_b", "ffn_ln_s",
+                                                  "ffn_ln_b", "ffn1_w", "ffn1_b", "ffn2_w", "ffn2_b")]
+    return IF.fused_multi_transformer(x, *lists, **kw)
+
+
+def test_fused_multi_transformer_pre_and_post_norm():
+    params, x = multi_transformer_params(2), rand(2, 3, 8)
+    causal = np.where(np.triu(np.ones((3, 3)), 1) > 0, -1e9, 0.0)[None, None]
+    for pre in (True, False):
+        out = run_multi_transformer(T(x), params, pre_layer_norm=pre, attn_mask=T(causal))
+        np.testing.assert_allclose(out.numpy(), np_multi_transformer(x, params, pre, causal), rtol=1e-9, atol=1e-10)
+    with pytest.raises(NotImplementedError, match="rotary_embs"):
+        run_multi_transformer(T(x), params, rotary_embs=T(rand(2, 2, 1, 3, 4)))
+
+
+def test_fused_multi_transformer_decodes_from_its_caches():
+    params, x = multi_transformer_params(2), rand(1, 4, 8)
+    causal = np.where(np.triu(np.ones((4, 4)), 1) > 0, -1e9, 0.0)[None, None]
+    full = np_multi_transformer(x, params, True, causal)
+    caches = [T(np.zeros((2, 1, 2, 6, 4))) for _ in params]
+    out, caches = run_multi_transformer(T(x[:, :3]), params, cache_kvs=caches, attn_mask=T(causal[..., :3, :3]))
+    np.testing.assert_allclose(out.numpy(), full[:, :3], rtol=1e-9, atol=1e-10)  # the prompt
+    step, _ = run_multi_transformer(T(x[:, 3:]), params, cache_kvs=caches, time_step=T(np.array([3], np.int32)))
+    np.testing.assert_allclose(step.numpy(), full[:, 3:], rtol=1e-9, atol=1e-10)  # the 4th token from the caches
+    assert not caches[0].numpy()[:, :, :, 4:].any()  # positions past the step stay untouched
+
+
+def test_fused_multi_transformer_layer_parameters_are_paddles():
+    m = inn.FusedMultiTransformer(8, 2, 16, num_layers=2)
+    # paddle 3.3.1: generated names, no biases unless their attributes are given, 12 weights
+    assert [(k.split(".")[1], list(v.shape)) for k, v in m.state_dict().items()] == [
+        ("w_0", [8]), ("w_1", [3, 2, 4, 8]), ("w_2", [8, 8]), ("w_3", [8]), ("w_4", [8, 16]), ("w_5", [16, 8]),
+        ("w_6", [8]), ("w_7", [3, 2, 4, 8]), ("w_8", [8, 8]), ("w_9", [8]), ("w_10", [8, 16]), ("w_11", [16, 8])]
+    assert m.ln_biases is None and len(m.qkv_weights) == 2
+    with_bias = inn.FusedMultiTransformer(8, 2, 16, num_layers=1, ln_bias_attrs=True, qkv_bias_attrs=True,
+                                          linear_bias_attrs=True, ffn_ln_bias_attrs=True, ffn1_bias_attrs=True,
+                                          ffn2_bias_attrs=True, activation="swiglu")
+    assert [k.split(".")[1] for k in with_bias.state_dict()] == ["w_0", "b_0", "w_1", "b_1", "w_2", "b_2", "w_3",
+                                                                 "b_3", "w_4", "b_4", "w_5", "b_5"]
+    assert list(with_bias.ffn1_weights[0].shape) == [8, 32]  # a gated activation doubles ffn1
+    x = T(rand(1, 3, 8).astype(np.float32))
+    assert list(with_bias(x).shape) == [1, 3, 8]
+
+
 # ---- layers -----------------------------------------------------------------------------------
 
 # paddle 3.3.1: state_dict keys and shapes of FusedTransformerEncoderLayer(8, 2, 16)

@@ -2,8 +2,9 @@
 are built from), composed of pycoll's differentiable ops."""
 from pycoll.incubate.nn.layer.fused_dropout_add import FusedDropoutAdd
 from pycoll.incubate.nn.layer.fused_linear import FusedLinear
+from pycoll.incubate.nn.layer.fused_multi_transformer import FusedMultiTransformer
 from pycoll.incubate.nn.layer.fused_transformer import (FusedBiasDropoutResidualLayerNorm, FusedFeedForward,
                                                         FusedMultiHeadAttention, FusedTransformerEncoderLayer)
 
-__all__ = ["FusedMultiHeadAttention", "FusedFeedForward", "FusedTransformerEncoderLayer", "FusedLinear",
-           "FusedBiasDropoutResidualLayerNorm", "FusedDropoutAdd"]
+__all__ = ["FusedMultiHeadAttention", "FusedFeedForward", "FusedTransformerEncoderLayer", "FusedMultiTransformer",
+           "FusedLinear", "FusedBiasDropoutResidualLayerNorm", "FusedDropoutAdd"]
