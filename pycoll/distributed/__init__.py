@@ -43,6 +43,8 @@ _LAZY = {  # name -> the module above this layer that holds it, imported on firs
     "InMemoryDataset": "pycoll.distributed.dataset", "QueueDataset": "pycoll.distributed.dataset",
     "save_state_dict": "pycoll.distributed.checkpoint", "load_state_dict": "pycoll.distributed.checkpoint",
     "load_merged_state_dict": "pycoll.distributed.checkpoint",
+    **{name: "pycoll.distributed.checkpoint"  # paddle's flex checkpoint descriptions
+       for name in ("ShardedWeight", "ShardedStateDict", "shard_weight", "build_sharded_state_dict")},
     "group_sharded_parallel": "pycoll.distributed.sharding",  # paddle's dist.<name> too
     "save_group_sharded_model": "pycoll.distributed.sharding",
 }

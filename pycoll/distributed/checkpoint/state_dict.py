@@ -22,6 +22,7 @@ import pycoll.distributed as dist
 from pycoll.device import move, place_of
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.checkpoint.layout import bounds_of, flatten, overlaps, saved_form, writes
+from pycoll.distributed.checkpoint.sharded_weight import ShardedWeight
 from pycoll.serialization import load, save
 from pycoll.tensor import Tensor, to_tensor
 
@@ -41,11 +42,12 @@ def _refuse(name: str, value: Any, allowed: Any) -> None:
 def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Optional[dist.Group] = None,
                     coordinator_rank: int = 0, unique_id: Optional[int] = None, async_save: bool = False,
                     safetensors: bool = False, save_replicas: bool = False) -> None:
-    """Save ``state_dict`` (Tensors and distributed tensors, nested dicts allowed) into folder
-    ``path``; collective over ``process_group`` (default: every rank), every rank with the same
-    keys. ``async_save`` is accepted: the save is complete when this returns. ``save_replicas``
-    is accepted too: pycoll writes each replicated piece once either way, and a checkpoint loads
-    the same whichever way paddle would have written it."""
+    """Save ``state_dict`` (Tensors, distributed tensors and ShardedWeights, nested dicts
+    allowed) into folder ``path``; collective over ``process_group`` (default: every rank), every
+    rank with the same keys, whole shapes and dtypes. ``async_save`` is accepted: the save is
+    complete when this returns. ``save_replicas`` is accepted too: pycoll writes each replicated
+    piece once either way (a ShardedWeight block several ranks hold: the first of them), and a
+    checkpoint loads the same whichever way paddle would have written it."""
     _refuse("safetensors", safetensors, False)
     if not isinstance(save_replicas, bool):
         raise TypeError(f"save_state_dict: save_replicas must be a bool, got {type(save_replicas).__name__}")
@@ -54,37 +56,72 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     dist.init_parallel_env()
     group = process_group or dist.get_group()
     flat = flatten(state_dict)
-    bad = [k for k, v in flat.items() if not isinstance(v, Tensor)]
+    bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
-        raise TypeError(f"save_state_dict: state_dict values must be Tensors; {bad[:5]} are not")
+        raise TypeError(f"save_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
     path = os.fspath(path)
-    if dist.get_rank() == coordinator_rank:
-        os.makedirs(path, exist_ok=True)
-    ids: List[Any] = []
-    dist.all_gather_object(ids, _ids(path) if dist.get_rank() == coordinator_rank else None, group=group)
-    taken = next(i for i in ids if i is not None)
-    uid = (taken[-1] + 1 if taken else 0) if unique_id is None else int(unique_id)
-    pieces, saved, shapes = [], [], {}
     me = dist.get_rank()
-    for key in sorted(flat):
-        tensor = saved_form(flat[key])
-        shapes[key] = {"shape": list(tensor.shape), "dtype": str(tensor.dtype)}
-        bounds = bounds_of(tensor)
-        if bounds is None or not writes(tensor, me == coordinator_rank):
-            continue
-        array = tensor._array
-        host = np.array(array if isinstance(array, np.ndarray) else array.get(), order="C")  # 0-d stays 0-d
-        where = {"key": key, "offsets": [lo for lo, _ in bounds], "shape": list(host.shape),
-                 "file": f"{me}_{uid}.distcp"}
-        pieces.append(where)
-        saved.append(host)
-    if pieces:
-        save({"pieces": pieces, "values": saved}, os.path.join(path, f"{me}_{uid}.distcp"))
-    everyone: List[Any] = []
-    dist.all_gather_object(everyone, pieces, group=group)
     if me == coordinator_rank:
-        save({"tensors": shapes, "pieces": [p for ps in everyone for p in ps]}, os.path.join(path, f"{uid}.metadata"))
+        os.makedirs(path, exist_ok=True)
+    shapes, mine = {}, {}
+    for key in sorted(flat):
+        value = flat[key]
+        if isinstance(value, ShardedWeight):
+            tensor, bounds, whole, candidate = value.local_tensor, value.bounds(), value.global_shape, True
+        else:
+            tensor = saved_form(value)
+            bounds, whole = bounds_of(tensor), tensor.shape
+            candidate = bounds is not None and writes(tensor, me == coordinator_rank)
+        shapes[key] = {"shape": list(whole), "dtype": str(tensor.dtype)}
+        if candidate:
+            mine[(key, tuple(lo for lo, _ in bounds))] = tensor
+    everyone: List[Any] = []
+    offered = [(key, list(offsets), list(t._array.shape)) for (key, offsets), t in mine.items()]
+    dist.all_gather_object(everyone, (me, _ids(path) if me == coordinator_rank else None, shapes, offered),
+                           group=group)
+    taken = next(ids for _, ids, _, _ in everyone if ids is not None)
+    uid = (taken[-1] + 1 if taken else 0) if unique_id is None else int(unique_id)
+    pieces = _writers(everyone, uid)  # the same on every rank: each block once, by its first holder
+    written = [p for p in pieces if p["file"] == f"{me}_{uid}.distcp"]
+    if written:
+        values = []
+        for p in written:
+            array = mine[(p["key"], tuple(p["offsets"]))]._array
+            values.append(np.array(array if isinstance(array, np.ndarray) else array.get(), order="C"))  # 0-d stays 0-d
+        save({"pieces": written, "values": values}, os.path.join(path, f"{me}_{uid}.distcp"))
+    if me == coordinator_rank:
+        save({"tensors": shapes, "pieces": pieces}, os.path.join(path, f"{uid}.metadata"))
     dist.barrier(group=group)
+
+
+def _writers(everyone: List[Any], uid: int) -> List[Dict[str, Any]]:
+    """Where each saved block goes: every rank's offers (rank, _, its keys' whole shapes and
+    dtypes, its blocks) checked to agree, each distinct block kept once (the first rank offering
+    it writes it). ValueError, on every rank alike, for keys, whole shapes or dtypes that differ
+    between ranks, or two blocks of a tensor that overlap."""
+    first_rank, first = everyone[0][0], everyone[0][2]
+    for rank, _, shapes, _ in everyone[1:]:
+        for key in sorted(set(first) | set(shapes)):
+            if first.get(key) != shapes.get(key):
+                raise ValueError(f"save_state_dict: {key!r} is {first.get(key)} on rank {first_rank} but "
+                                 f"{shapes.get(key)} on rank {rank}: every rank saves the same keys, whole "
+                                 f"shapes and dtypes")
+    chosen: Dict[Any, Dict[str, Any]] = {}
+    for rank, _, _, offered in everyone:
+        for key, offsets, shape in offered:
+            piece = {"key": key, "offsets": offsets, "shape": shape, "file": f"{rank}_{uid}.distcp"}
+            held = chosen.setdefault((key, tuple(offsets)), piece)
+            if held["shape"] != shape:
+                raise ValueError(f"save_state_dict: {key!r} has a block of shape {held['shape']} at {offsets} in "
+                                 f"{held['file']} and one of shape {shape} on rank {rank}")
+    pieces = list(chosen.values())
+    for i, a in enumerate(pieces):
+        for b in pieces[i + 1:]:
+            if a["key"] == b["key"] and all(x < y + m and y < x + n for x, n, y, m
+                                            in zip(a["offsets"], a["shape"], b["offsets"], b["shape"])):
+                raise ValueError(f"save_state_dict: two blocks of {a['key']!r} overlap: shape {a['shape']} at "
+                                 f"{a['offsets']} and shape {b['shape']} at {b['offsets']}")
+    return pieces
 
 
 def _metadata(path: str, unique_id: Optional[int], fn: str) -> Dict[str, Any]:
@@ -115,8 +152,9 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
                     coordinator_rank: int = 0, unique_id: Optional[int] = None, offload: bool = False,
                     mw_name_compatibility: bool = True, aoa_config: Optional[Dict[str, List[str]]] = None,
                     safetensors: bool = False) -> None:
-    """Fill every tensor of ``state_dict`` (in place: this rank's piece of each) from the
-    checkpoint in folder ``path``, whatever placements, mesh or number of ranks saved it.
+    """Fill every tensor of ``state_dict`` (in place: this rank's piece of each, a ShardedWeight's
+    block) from the checkpoint in folder ``path``, whatever placements, blocks, mesh or number of
+    ranks saved it.
     ValueError naming the keys the checkpoint lacks or whose whole shape differs. ``aoa_config``
     (paddle's renaming and reshaping of saved tensors on load) is accepted as None only."""
     _refuse("aoa_config", aoa_config, None)
@@ -125,19 +163,23 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         raise TypeError(f"load_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     meta = _metadata(path, unique_id, "load_state_dict")
     flat = flatten(state_dict)
+    bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
+    if bad:
+        raise TypeError(f"load_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
     missing = sorted(k for k in flat if k not in meta["tensors"])
     if missing:
         raise ValueError(f"load_state_dict: the checkpoint in {path!r} has no {missing[:5]}")
-    for key, tensor in flat.items():
-        if list(tensor.shape) != list(meta["tensors"][key]["shape"]):
-            raise ValueError(f"load_state_dict: {key!r} has shape {list(tensor.shape)} here, "
+    for key, value in flat.items():
+        whole = value.global_shape if isinstance(value, ShardedWeight) else value.shape
+        if list(whole) != list(meta["tensors"][key]["shape"]):
+            raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
                              f"{meta['tensors'][key]['shape']} in the checkpoint")
-        if is_dist_tensor(tensor) and any(p.is_partial() for p in tensor.placements):
+        if is_dist_tensor(value) and any(p.is_partial() for p in value.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
     files = _Files(os.fspath(path))
     by_key = _pieces_by_key(meta)
-    for key, tensor in flat.items():
-        bounds = bounds_of(tensor)
+    for key, value in flat.items():
+        tensor, bounds = (value.local_tensor, value.bounds()) if isinstance(value, ShardedWeight) else (value, bounds_of(value))
         if bounds is None:
             continue
         tensor._array[...] = move(_assemble(key, bounds, tensor._array.dtype, by_key.get(key, []), files),
