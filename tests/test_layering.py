@@ -14,7 +14,8 @@ The faces of the package (``pycoll/__init__.py``), of nn (``pycoll/nn/__init__.p
 SyncBatchNorm lives in pycoll.parallel), of the device API (``pycoll/device/__init__.py``, whose
 generator controls and typed tensors live in the tensor layer) and of the distributed layer
 (``pycoll/distributed/__init__.py``) and of incubate (``pycoll/incubate/__init__.py``, whose
-``distributed`` subpackage, the MoE layer, is distributed-side) may name what lies above them, but only lazily (inside a
+``distributed`` subpackage, the MoE layer, is distributed-side) and of text (``pycoll/text/__init__.py``,
+whose datasets are parallel-side) may name what lies above them, but only lazily (inside a
 function): their eager imports obey the layers, and their lazy ones are left out of the circle check.
 """
 import ast
@@ -64,7 +65,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                   "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
                   "pycoll.distributed.checkpoint", "pycoll.distributed.utils", "pycoll.hapi", "pycoll.callbacks",
-                  "pycoll.vision", "pycoll.incubate.distributed")),
+                  "pycoll.vision", "pycoll.incubate.distributed", "pycoll.text.datasets")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]
 BELOW = {"base", "kernels", "device"}  # what every layer above them may use
@@ -129,7 +130,7 @@ def imports(module: str, eager_only: bool = False) -> Set[str]:
 
 
 FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed",
-         "pycoll.device": "device", "pycoll.incubate": "tensor"}  # face -> its layer
+         "pycoll.device": "device", "pycoll.incubate": "tensor", "pycoll.text": "tensor"}  # face -> its layer
 GRAPH: Dict[str, Set[str]] = {m: imports(m, eager_only=m in FACES) for m in MODULES}
 
 
