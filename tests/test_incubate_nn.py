@@ -4,12 +4,20 @@ Paddle 3.3.1's CPU build runs fused_rms_norm, fused_layer_norm (both without gra
 swiglu and fused_dropout_add: values marked so were measured there. Its other fused kernels are
 GPU-only, so the rest is checked against the documented formulas written out in NumPy, and
 gradients against central differences in float64."""
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import pycoll
 import pycoll.incubate.nn as inn
 import pycoll.incubate.nn.functional as IF
+from pycoll.incubate.nn import attn_bias as ab
+from pycoll.incubate.nn.memory_efficient_attention import memory_efficient_attention
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import strict_cupy  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -379,8 +387,6 @@ def test_variable_length_memory_efficient_attention():
 
 
 def test_memory_efficient_attention_with_its_biases():
-    from pycoll.incubate.nn import attn_bias as ab
-    from pycoll.incubate.nn.memory_efficient_attention import memory_efficient_attention
     q, k, v = rand(2, 4, 3, 5), rand(2, 4, 3, 5), rand(2, 4, 3, 6)
     qh, kh, vh = (t.transpose(0, 2, 1, 3) for t in (q, k, v))
 
@@ -525,3 +531,66 @@ def test_small_layers():
     drop.eval()
     np.testing.assert_array_equal(drop(T(x), T(x)).numpy(), 2 * x)
     assert "p=0.5" in repr(drop)
+
+
+# ---- GPU arrays -------------------------------------------------------------------------------
+
+def _every_op_forward_and_backward():
+    """Each function and layer once, outputs and gradients (float32 tensors on the current device)."""
+    rng = np.random.default_rng(0)
+
+    def x(*shape, grad=True):
+        return pycoll.to_tensor(rng.standard_normal(shape).astype(np.float32), stop_gradient=not grad)
+    a, r, w, b = x(2, 3, 8), x(2, 3, 8), x(8), x(8)
+    q, k, qq, qb = x(2, 4, 2, 6), x(2, 4, 1, 6), x(2, 2, 4, 3), x(1, 5, 2, 4)
+    sin, cos = x(4, 6, grad=False), x(4, 6, grad=False)
+    ids = pycoll.to_tensor(np.array([[3, 2, 1, 0], [0, 1, 2, 3]], np.int64))
+    mask = pycoll.to_tensor(np.tril(np.ones((3, 4), bool), 1)[None, None])
+    layers = [inn.FusedTransformerEncoderLayer(8, 2, 16, dropout_rate=0.0), inn.FusedLinear(8, 3),
+              inn.FusedMultiTransformer(8, 2, 16, num_layers=2, qkv_bias_attrs=True)]
+    caches = [pycoll.zeros([2, 2, 2, 5, 4]) for _ in range(2)]
+    outs = [IF.fused_rms_norm(a, w, b, 1e-6, 2, bias=b, residual=r), IF.fused_layer_norm(a, w, b, 1e-5, 0.5, 2, b, r),
+            IF.fast_ln(a, w, b), IF.fast_rms_norm(a, w), IF.fused_rotary_position_embedding(q, k, None),
+            IF.fused_rotary_position_embedding(q, k, None, sin, cos, ids, use_neox_rotary_style=False),
+            IF.fused_rotary_position_embedding(q, None, None, sin, cos, time_major=True),
+            IF.fused_bias_act(a, b), IF.fused_bias_act(a, None, shift=x(4), smooth=x(4), act_method="swiglu"),
+            IF.fused_linear_activation(a, x(8, 5), x(5), activation="gelu"), IF.fused_dropout_add(a, r, p=0.0),
+            IF.fused_bias_dropout_residual_layer_norm(a, r, b, w, b, training=False),
+            IF.fused_feedforward(a, x(8, 6), x(6, 8), ln2_scale=w, ln2_bias=b, training=False),
+            IF.fused_multi_head_attention(a, x(3, 2, 4, 8), x(8, 8), ln_scale=w, ln_bias=b, attn_mask=mask,
+                                          training=False, cache_kv=x(2, 2, 2, 1, 4, grad=False)),
+            IF.variable_length_memory_efficient_attention(qq, qq, qq, pycoll.to_tensor(np.array([4, 2], np.int32)),
+                                                          pycoll.to_tensor(np.array([3, 4], np.int32)), causal=True),
+            memory_efficient_attention(qb, qb, qb, ab.LowerTriangularMask()),
+            memory_efficient_attention(qb, qb, qb, ab.BlockDiagonalMask.from_seqlens([2, 3]).make_causal()),
+            layers[0](a), layers[1](a), layers[2](a, caches=caches),
+            layers[2](x(2, 1, 8), caches=caches, time_step=pycoll.to_tensor(np.array([3], np.int32)))]
+    flat = []
+
+    def walk(v):
+        if isinstance(v, (list, tuple)):
+            for e in v:
+                walk(e)
+        elif v is not None:
+            flat.append(v)
+    walk(outs)
+    sum(t.sum() for t in flat if t.dtype == pycoll.float32 and not t.stop_gradient).backward()
+    return flat + [t.grad for t in (a, r, w, b, q, k, qq, qb)] + [p.grad for m in layers for p in m.parameters()]
+
+
+def test_every_op_gives_the_same_on_gpu_arrays():
+    """tests/strict_cupy.py in CuPy's place (it refuses what CuPy refuses, e.g. host arrays meeting
+    device arrays): the same numbers on the CPU and on the stand-in's GPU, held in device arrays."""
+    results = {}
+    with strict_cupy.installed():
+        try:
+            for place in ("cpu", "gpu"):
+                pycoll.set_device(place)
+                pycoll.seed(1)
+                results[place] = _every_op_forward_and_backward()
+        finally:
+            pycoll.set_device("cpu")
+        assert len(results["cpu"]) == len(results["gpu"]) > 70
+        for want, got in zip(results["cpu"], results["gpu"]):
+            assert isinstance(got.array, strict_cupy.ndarray)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
