@@ -195,6 +195,20 @@ def test_roi_gradients_are_the_forwards(fn, kw):
         assert abs(x.grad.numpy().flat[flat] - numeric) < 1e-6
 
 
+def test_roi_pool_rounds_halves_away_from_zero():
+    # box (1, 1, 5, 5) at scale 0.5: corners 0.5 and 2.5 round (std::round, as paddle) to 1 and 3,
+    # so the bin is rows and columns 1..3 of arange(36) (max 21); rounding halves to even gives 14
+    x = T(np.arange(36, dtype=np.float32).reshape(1, 1, 6, 6))
+    out = V.roi_pool(x, T(np.array([[1.0, 1.0, 5.0, 5.0]], np.float32)), T(np.array([1], np.int32)), 1, 0.5)
+    assert out.numpy().ravel().tolist() == [21.0]
+
+
+def test_roi_ops_take_no_boxes():
+    x, none, counts = T(D["roi_x"]), T(np.zeros((0, 4), np.float32)), T(np.array([0, 0], np.int32))
+    for fn in (V.roi_align, V.roi_pool, V.psroi_pool):
+        assert fn(x, none, counts, 2).shape == [0, 8 if fn is not V.psroi_pool else 2, 2, 2]
+
+
 def test_roi_layers_are_the_functions():
     x, b, n = T(D["roi_x"]), T(D["roi_b"]), T(np.array([1, 2], np.int32))
     np.testing.assert_array_equal(V.RoIAlign(2, 0.5)(x, b, n).numpy(), V.roi_align(x, b, n, 2, 0.5).numpy())

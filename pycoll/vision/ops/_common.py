@@ -33,6 +33,11 @@ def pair(value: Any, fn: str, name: str) -> Tuple[int, int]:
     return int(items[0]), int(items[1])
 
 
+def round_half_away(xp: Any, v: Any) -> Any:
+    """std::round: halves away from zero (NumPy's round takes them to even)."""
+    return xp.copysign(xp.floor(xp.abs(v) + 0.5), v)
+
+
 def box_area(b: Any, offset: float) -> Any:
     """Areas of boxes b[..., 4] (x1, y1, x2, y2); ``offset`` 1 counts pixels (paddle's
     unnormalized boxes), 0 measures lengths. Boxes with x2 < x1 or y2 < y1 have area 0."""

@@ -51,7 +51,8 @@ def box_coder(prior_box: Tensor, prior_box_var: Union[Tensor, Sequence[float]], 
         if len(prior_box_var) != 4:
             raise ValueError(f"{fn}: prior_box_var as a list must hold 4 floats, got {prior_box_var!r}")
         xp = array_module(prior._array)
-        var = wrap(xp.asarray(prior_box_var, dtype=prior.dtype))
+        # paddle keeps a list variance as float32 numbers (an op attribute), also for float64 boxes
+        var = wrap(xp.asarray(np.asarray(prior_box_var, dtype=np.float32), dtype=prior.dtype))
     elif isinstance(prior_box_var, Tensor) or hasattr(prior_box_var, "__array__"):
         var = floating(prior_box_var, fn, "prior_box_var", 2, 4)
         if var.shape[0] != prior.shape[0]:

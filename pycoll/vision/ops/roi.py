@@ -19,7 +19,7 @@ from pycoll.nn.layer import Layer
 from pycoll.search_ops import gather
 from pycoll.shape_ops import concat, scatter_add
 from pycoll.tensor import Tensor, wrap
-from pycoll.vision.ops._common import batch_index, floating, pair
+from pycoll.vision.ops._common import batch_index, floating, pair, round_half_away
 
 __all__ = ["PSRoIPool", "RoIAlign", "RoIPool", "psroi_pool", "roi_align", "roi_pool"]
 
@@ -30,6 +30,8 @@ def _inputs(x: Any, boxes: Any, boxes_num: Any, fn: str) -> Tuple[Tensor, Any, A
     """x [N, C, H, W], the boxes' raw array [R, 4] in x's dtype, and each box's image index."""
     x = floating(x, fn, "x", 4)
     b = floating(boxes, fn, "boxes", 2, 4)
+    if x.shape[1] == 0 or x.shape[2] == 0 or x.shape[3] == 0:
+        raise ValueError(f"{fn}: x must have channels and a non-empty feature map, got shape {x.shape}")
     if boxes_num is None:
         raise ValueError(f"{fn}: boxes_num (the number of boxes of each image) is required")
     return x, b._array.astype(x.dtype, copy=False), batch_index(boxes_num, b.shape[0], x.shape[0], fn)
@@ -85,6 +87,7 @@ def roi_align(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, s
     forward does not, so its gradient there is not the forward's."""
     fn = "roi_align"
     ph, pw = pair(output_size, fn, "output_size")
+    spatial_scale = float(np.float32(spatial_scale))  # a float32 attribute in paddle
     x, b, image = _inputs(x, boxes, boxes_num, fn)
     xp = array_module(b)
     shift = 0.5 if aligned else 0.0
@@ -123,13 +126,14 @@ def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, 
     channel c averages input channel (c * ph + i) * pw + j over the bin. Returns [R, C, ph, pw]."""
     fn = "psroi_pool"
     ph, pw = pair(output_size, fn, "output_size")
+    spatial_scale = float(np.float32(spatial_scale))  # a float32 attribute in paddle
     x, b, image = _inputs(x, boxes, boxes_num, fn)
     n, c, h, w = x.shape
     if c % (ph * pw):
         raise ValueError(f"{fn}: x's channels ({c}) must be a multiple of output_size's ph * pw ({ph * pw})")
     xp = array_module(b)
-    start = xp.round(b[:, :2]) * spatial_scale
-    end = (xp.round(b[:, 2:]) + 1.0) * spatial_scale
+    start = round_half_away(xp, b[:, :2]) * spatial_scale
+    end = (round_half_away(xp, b[:, 2:]) + 1.0) * spatial_scale
     size = xp.maximum(end - start, 0.1)
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
@@ -156,11 +160,12 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
     Returns [R, C, ph, pw]."""
     fn = "roi_pool"
     ph, pw = pair(output_size, fn, "output_size")
+    spatial_scale = float(np.float32(spatial_scale))  # a float32 attribute in paddle
     x, b, image = _inputs(x, boxes, boxes_num, fn)
     n, c, h, w = x.shape
     xp = array_module(b)
-    start = xp.round(b[:, :2] * spatial_scale)
-    size = xp.maximum(xp.round(b[:, 2:] * spatial_scale) - start + 1, 1)
+    start = round_half_away(xp, b[:, :2] * spatial_scale)
+    size = xp.maximum(round_half_away(xp, b[:, 2:] * spatial_scale) - start + 1, 1)
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
     cols, col_ok = _window(xp, ws, we)  # [R, pw, KW]
@@ -172,8 +177,8 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
         c_idx = xp.clip(cols[:, :, None, :], 0, w - 1)  # [R, pw, 1, KW]
         vals = a[image[:, None, None, None], :, r_idx, c_idx]  # [R, pw, KH, KW, C]
         ok = (row_ok[:, 0, None, :, None] & col_ok[:, :, None, :])[..., None]
-        vals = xp.where(ok, vals, -xp.inf).reshape(vals.shape[0], pw, -1, c)
-        best = vals.argmax(axis=2)  # [R, pw, C]
+        vals = xp.where(ok, vals, -xp.inf).reshape(vals.shape[0], pw, vals.shape[2] * vals.shape[3], c)
+        best = vals.argmax(axis=2) if vals.size else xp.zeros((0, pw, c), np.int64)  # [R, pw, C]
         kw = cols.shape[2]
         pick_r = xp.take_along_axis(xp.broadcast_to(r_idx[:, :, :, 0], (r_idx.shape[0], 1, r_idx.shape[2])),
                                     best // kw, axis=2)
