@@ -86,7 +86,7 @@ def train_step(model, shape):
 
 # cases whose backward is checked (inception_v3 with 2 images: with one, its 1 x 1 feature maps
 # leave every train-mode batch norm a single value per channel, which passes no gradient back)
-BACKWARD = {"squeezenet1_1": None, "mnv3_small": None, "shuffle_swish": None, "densenet121": None,
+BACKWARD = {"squeezenet1_1": None, "mnv3_small": None, "shuffle_x0_25": None, "shuffle_swish": None, "densenet121": None,
             "googlenet": None, "inception_v3": [2, 3, 75, 75]}
 
 
