@@ -361,3 +361,45 @@ def test_read_file_and_decode_jpeg(tmp_path):
     assert V.decode_jpeg(raw, "gray").shape == [1, 6, 8]
     with pytest.raises(ValueError, match="mode"):
         V.decode_jpeg(raw, "bgr")
+
+
+def _every_op(place):
+    """Each op's outputs and x-gradients on tensors at ``place`` (as NumPy arrays)."""
+    def t(a, grad=False):
+        out = pycoll.to_tensor(a, place=place)
+        out.stop_gradient = not grad
+        return out
+    got = {}
+    counts = t(np.array([1, 2], np.int32))
+    for key, (fn, kw) in _ROI.items():
+        x = t(D["roi_x"], grad=True)
+        out = fn(x, t(D["roi_b"]), counts, **kw)
+        out.sum().backward()
+        got[key], got[key + "_gx"] = out.numpy(), x.grad.numpy()
+    ts = [t(D[k], grad=True) for k in ("dc_x", "dc_o", "dc_w", "dc_b", "dc_m")]
+    out = _deform(*ts)
+    out.sum().backward()
+    got["dc"], got["dc_go"] = out.numpy(), ts[1].grad.numpy()
+    x = t(D["yl_x"], grad=True)
+    loss = V.yolo_loss(x, t(D["yl_b"]), t(D["yl_l"]), [4, 6, 10, 12, 20, 16], [1, 2], 2, 0.3, 8)
+    loss.sum().backward()
+    got["yl"], got["yl_gx"] = loss.numpy(), x.grad.numpy()
+    got["nms"] = V.nms(t(D["nms_b"]), 0.1, t(D["nms_s"]), t(D["nms_c"]), [0, 1]).numpy()
+    got["mn"] = V.matrix_nms(t(D["mn_b"]), t(D["mn_s"]), 0.1, 0.2, 4, 5)[0].numpy()
+    got["bc"] = V.box_coder(t(D["bc_p"]), t(D["bc_v"]), t(D["bc_d"]), "decode_center_size").numpy()
+    got["pb"] = V.prior_box(t(np.zeros((1, 1, 2, 3), np.float32)), t(np.zeros((1, 1, 12, 16), np.float32)), [4.0],
+                            [8.0], [2.0], flip=True)[0].numpy()
+    got["yb"] = np.concatenate([a.numpy().ravel() for a in V.yolo_box(
+        t(D["yb_x"]), t(np.array([[40, 50]], np.int32)), [6, 8, 12, 10], 2, 0.4, 8)])
+    multi, restore, _ = V.distribute_fpn_proposals(t(D["fp_r"]), 2, 5, 4, 224)
+    got["fp"] = np.concatenate([m.numpy().ravel() for m in multi] + [restore.numpy().ravel().astype(np.float32)])
+    got["gp"] = V.generate_proposals(t(D["gp_s"]), t(D["gp_d"]), t(np.array([[30, 40]], np.float32)), t(D["gp_a"]),
+                                     t(D["gp_v"]), pre_nms_top_n=5, post_nms_top_n=3, return_rois_num=True)[0].numpy()
+    return got
+
+
+@pytest.mark.gpu
+def test_ops_on_the_gpu_equal_the_cpus():
+    cpu, gpu = _every_op("cpu"), _every_op("gpu:0")
+    for key in cpu:
+        np.testing.assert_allclose(gpu[key], cpu[key], rtol=1e-5, atol=1e-5, err_msg=key)
