@@ -9,5 +9,6 @@ from pycoll.vision.ops.roi import PSRoIPool, RoIAlign, RoIPool, psroi_pool, roi_
 from pycoll.vision.ops.yolo import yolo_box
 from pycoll.vision.ops.yolo_loss import yolo_loss
 
-__all__ = ["DeformConv2D", "PSRoIPool", "RoIAlign", "RoIPool", "box_coder", "decode_jpeg", "deform_conv2d", "distribute_fpn_proposals", "generate_proposals", "matrix_nms", "nms", "prior_box", "psroi_pool", "read_file", "roi_align",
-           "roi_pool", "yolo_box", "yolo_loss"]
+__all__ = ["DeformConv2D", "PSRoIPool", "RoIAlign", "RoIPool", "box_coder", "decode_jpeg", "deform_conv2d",
+           "distribute_fpn_proposals", "generate_proposals", "matrix_nms", "nms", "prior_box", "psroi_pool",
+           "read_file", "roi_align", "roi_pool", "yolo_box", "yolo_loss"]

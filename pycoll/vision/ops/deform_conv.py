@@ -74,7 +74,10 @@ def deform_conv2d(x: Tensor, offset: Tensor, weight: Tensor, bias: Optional[Tens
     columns = sampled.reshape([n, groups, cg * taps, ho * wo])
     out = matmul(weight.reshape([groups, o // groups, cg * taps]), columns).reshape([n, o, ho, wo])
     if bias is not None:
-        out = out + floating(bias, fn, "bias", 1).reshape([1, o, 1, 1])
+        bias = floating(bias, fn, "bias", 1)
+        if bias.shape != [o]:
+            raise ValueError(f"{fn}: bias must be [{o}] (one per output channel), got {bias.shape}")
+        out = out + bias.reshape([1, o, 1, 1])
     return out
 
 

@@ -16,7 +16,7 @@ from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.ops._common import floating, iou_matrix
 
-__all__ = ["matrix_nms", "nms", "greedy_nms"]
+__all__ = ["matrix_nms", "nms"]  # greedy_nms is shared with proposals.py
 
 
 def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: float = 1.0) -> np.ndarray:

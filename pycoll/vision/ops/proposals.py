@@ -50,7 +50,8 @@ def distribute_fpn_proposals(fpn_rois: Tensor, min_level: int, max_level: int, r
     per_level = None
     if rois_num is not None:
         counts = as_tensor(rois_num)
-        image = batch_index(counts, a.shape[0], counts.shape[0] if counts.ndim == 1 else -1, fn)
+        images = counts.shape[0] if counts.ndim == 1 else -1  # batch_index refuses anything but [N]
+        image = batch_index(counts, a.shape[0], images, fn)
         per_level = [wrap(xp.bincount(image[level == k], minlength=counts.shape[0]).astype(np.int32))
                      for k in range(levels)]
     return multi, wrap(restore.astype(np.int32)[:, None]), per_level

@@ -118,7 +118,9 @@ def yolo_loss(x: Tensor, gt_box: Tensor, gt_label: Tensor, anchors: Sequence[int
 
     g = host_gt[img, t_idx]
     weight = (2.0 - g[:, 2] * g[:, 3]) * score[img, t_idx]
-    cast = lambda v: xp.asarray(v, dtype=dt)  # noqa: E731
+
+    def cast(v: Any) -> Any:
+        return xp.asarray(v, dtype=dt)
     loc = (_sce(entries(0), cast(g[:, 0] * w - gi)) + _sce(entries(1), cast(g[:, 1] * h - gj))
            + abs_(entries(2) - wrap(cast(np.log(g[:, 2] * input_size / anchor[a_idx, 0]))))
            + abs_(entries(3) - wrap(cast(np.log(g[:, 3] * input_size / anchor[a_idx, 1]))))) * wrap(cast(weight))
