@@ -1,5 +1,6 @@
 """pycoll.text: viterbi_decode / ViterbiDecoder against an exhaustive NumPy search and paddle's values; the
 datasets on small local files in paddle's formats."""
+import gzip
 import io
 import itertools
 import tarfile
@@ -153,3 +154,78 @@ def test_datasets_never_download(tmp_path, monkeypatch):
         text.UCIHousing(download=False)
     with pytest.raises(ValueError, match="mode"):
         text.UCIHousing(data_file=str(tmp_path), mode="valid")
+
+
+@pytest.fixture(scope="module")
+def translation_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("srl_mt_data")
+    words = "The\ncat\nsat\non\nthe\nmat\n.\n\nA\ndog\nran\n.\n\n"
+    props = ("-    (A0*   *\nsat  *)     (A1*\n-    (V*)   *\non   (A1*   *)\n-    *      (V*)\n-    *)     *\n"
+             "-    *      *\n\n-    (A0*\n-    *)\nran  (V*)\n-    *\n\n")
+    with tarfile.open(d / "conll05st-tests.tar.gz", "w:gz") as archive:
+        _add_bytes(archive, "conll05st-release/test.wsj/words/test.wsj.words.gz", gzip.compress(words.encode()))
+        _add_bytes(archive, "conll05st-release/test.wsj/props/test.wsj.props.gz", gzip.compress(props.encode()))
+    (d / "wordDict.txt").write_text("<unk>\nthe\ncat\nsat\non\nmat\n.\ndog\nran\nbos\neos\n")
+    (d / "verbDict.txt").write_text("sat\nran\non\n")
+    (d / "targetDict.txt").write_text("B-A0\nI-A0\nB-A1\nI-A1\nB-V\nI-V\nO\n")
+    (d / "emb").write_text("")
+    with tarfile.open(d / "wmt14.tgz", "w:gz") as archive:
+        _add(archive, "wmt14/src.dict", "<s>\n<e>\n<unk>\nle\nchat\nest\nnoir\n")
+        _add(archive, "wmt14/trg.dict", "<s>\n<e>\n<unk>\nthe\ncat\nis\nblack\n")
+        _add(archive, "wmt14/train/train", "le chat est noir\tthe cat is black\nle chien\tthe dog\nbad line\n")
+        _add(archive, "wmt14/test/test", "le chat\tthe cat\n")
+    with tarfile.open(d / "wmt16.tar.gz", "w:gz") as archive:
+        _add(archive, "wmt16/train", "the cat is black\tdie katze ist schwarz\nthe dog is big\tder hund ist gross\n"
+                                     "the cat\tdie katze\n")
+        _add(archive, "wmt16/test", "the big cat\tdie grosse katze\n")
+        _add(archive, "wmt16/val", "a dog\tein hund\n")
+    return d
+
+
+def _add_bytes(archive, name, data):
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    archive.addfile(info, io.BytesIO(data))
+
+
+def test_conll05st(translation_dir):
+    d = translation_dir
+    data = text.Conll05st(data_file=str(d / "conll05st-tests.tar.gz"), word_dict_file=str(d / "wordDict.txt"),
+                          verb_dict_file=str(d / "verbDict.txt"), target_dict_file=str(d / "targetDict.txt"),
+                          emb_file=str(d / "emb"))
+    # paddle 3.3.1 on these files: 3 (sentence, predicate) samples with these BIO labels and arrays
+    assert data.labels == [["B-A0", "I-A0", "B-V", "B-A1", "I-A1", "I-A1", "O"],
+                           ["O", "B-A1", "I-A1", "I-A1", "B-V", "O", "O"], ["B-A0", "I-A0", "B-V", "O"]]
+    assert data.label_dict == {"B-A0": 0, "I-A0": 1, "B-A1": 2, "I-A1": 3, "B-V": 4, "I-V": 5, "O": 6}
+    sample = [x.tolist() for x in data[1]]
+    assert sample[:8] == [[0, 2, 3, 4, 1, 5, 6], [3] * 7, [4] * 7, [1] * 7, [5] * 7, [6] * 7, [2] * 7,
+                          [0, 0, 1, 1, 1, 1, 1]]
+    assert sample[8] == [data.label_dict[t] for t in data.labels[1]]
+    assert [x.tolist()[0] for x in data[2][1:7]] == [0, 7, 8, 6, 10, 1]  # 'bos' past the start: <unk>
+    assert data.get_embedding() == str(d / "emb") and data.get_dict()[1] == {"sat": 0, "ran": 1, "on": 2}
+
+
+def test_wmt14(translation_dir):
+    train = text.WMT14(data_file=str(translation_dir / "wmt14.tgz"), dict_size=6)
+    # paddle 3.3.1: 'noir' and 'chien' are past the 6-word dictionaries (<unk> = 2); the bad line is skipped
+    assert [[x.tolist() for x in train[i]] for i in range(len(train))] == [
+        [[0, 3, 4, 5, 2, 1], [0, 3, 4, 5, 2], [3, 4, 5, 2, 1]], [[0, 3, 2, 1], [0, 3, 2], [3, 2, 1]]]
+    assert train.get_dict(reverse=True)[1] == {0: "<s>", 1: "<e>", 2: "<unk>", 3: "the", 4: "cat", 5: "is"}
+    assert len(text.WMT14(data_file=str(translation_dir / "wmt14.tgz"), mode="gen", dict_size=6)) == 0
+    with pytest.raises(ValueError, match="dict_size"):
+        text.WMT14(data_file=str(translation_dir / "wmt14.tgz"))
+
+
+def test_wmt16(translation_dir):
+    path = str(translation_dir / "wmt16.tar.gz")
+    en = text.WMT16(data_file=path, src_dict_size=8, trg_dict_size=7)
+    # the source side equals paddle 3.3.1's; paddle builds the target dictionary from the source
+    # language too (its target ids are all <unk>), pycoll from the target language
+    assert en.src_dict == {"<s>": 0, "<e>": 1, "<unk>": 2, "the": 3, "cat": 4, "is": 5, "black": 6, "dog": 7}
+    assert en.trg_dict == {"<s>": 0, "<e>": 1, "<unk>": 2, "die": 3, "katze": 4, "ist": 5, "schwarz": 6}
+    assert [x.tolist() for x in en[1]] == [[0, 3, 7, 5, 2, 1], [0, 2, 2, 5, 2], [2, 2, 5, 2, 1]]
+    de = text.WMT16(data_file=path, mode="test", src_dict_size=8, trg_dict_size=7, lang="de")
+    assert [x.tolist() for x in de[0]] == [[0, 3, 2, 4, 1], [0, 3, 2, 4], [3, 2, 4, 1]]
+    assert de.get_dict("en", reverse=True)[3] == "the"
+    with pytest.raises(ValueError, match="lang"):
+        text.WMT16(data_file=path, src_dict_size=8, trg_dict_size=7, lang="fr")

@@ -4,7 +4,7 @@ from typing import Any, List
 
 from pycoll.text.viterbi_decode import ViterbiDecoder, viterbi_decode
 
-_DATASETS = ("Imdb", "Imikolov", "Movielens", "UCIHousing")
+_DATASETS = ("Conll05st", "Imdb", "Imikolov", "Movielens", "UCIHousing", "WMT14", "WMT16")
 
 __all__ = ["viterbi_decode", "ViterbiDecoder", "datasets", *_DATASETS]
 
