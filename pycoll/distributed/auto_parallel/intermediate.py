@@ -1,6 +1,6 @@
 """paddle's intermediate API: ``dist.parallelize(model, optimizer, mesh, config)`` and the plans
-of its ``mp_config`` (``ColWiseParallel``, ``RowWiseParallel``, ``PrepareLayerInput``,
-``PrepareLayerOutput``).
+of its ``mp_config`` (``ColWiseParallel``, ``RowWiseParallel``, ``ConvParallel``,
+``PrepareLayerInput``, ``PrepareLayerOutput``).
 
 It is a composition of the basic API: each plan shards the parameters of the layers whose name
 matches its key (a regular expression over ``named_sublayers`` names; a key ending in
@@ -19,13 +19,14 @@ import enum
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, shard_tensor
+from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor, reshard, shard_tensor
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
                                                         ShardOptimizer, shard_optimizer)
 from pycoll.distributed.auto_parallel.placements import Replicate, Shard
-from pycoll.nn import Layer, Linear
+from pycoll.nn import Conv2D, Layer, Linear
+from pycoll.nn._sliding import parse_padding
 
 
 class PlanBase:
@@ -78,6 +79,52 @@ class RowWiseParallel(_SplitWeight):
 
     def __init__(self, is_input_parallel: bool = True):
         self.is_input_parallel = bool(is_input_parallel)
+
+
+class ConvParallel(PlanBase):
+    """Split a ``Conv2D``'s input along its width over ``"mp"`` (paddle's spatial parallelism),
+    where paddle's ring convolution can compute on width pieces: dilation 1 and an input width
+    divisible by the "mp" size, and either no width padding with stride equal to the kernel
+    width (the width divisible by the stride) or width padding with stride 1 and a kernel at
+    most twice the width wide; other inputs pass as they are, as paddle's. pycoll's convolution
+    has no halo exchange: it makes the width whole again before computing (an all-gather), so
+    the values are paddle's but the activation memory is not divided."""
+
+    @staticmethod
+    def _is_supported(input_size: Sequence[int], kernel_size: Sequence[int], stride: Sequence[int],
+                      width_padded: bool, dilation: Sequence[int], data_format: str, mp_group_size: int) -> bool:
+        """Whether paddle's rules let an input of ``input_size`` be split along its width."""
+        if data_format not in ("NCHW", "NHWC"):
+            return False
+        width = input_size[3 if data_format == "NCHW" else 2]
+        kernel_w, stride_w = kernel_size[3], stride[1]
+        if width % mp_group_size or dilation[1] != 1:
+            return False
+        if not width_padded:
+            return width % stride_w == 0 and stride_w == kernel_w
+        return stride_w == 1 and kernel_w // 2 <= width
+
+    def apply(self, layer: Layer, mesh: ProcessMesh, names: List[str]) -> None:
+        if not isinstance(layer, Conv2D):
+            raise ValueError(f"ConvParallel on a {type(layer).__name__}: it splits a Conv2D's input")
+        axis = _mp_axis(mesh)
+        pads = parse_padding(layer._padding, 2, layer._data_format == "NHWC", "ConvParallel")
+        width_padded = pads is None or pads[1] != (0, 0)  # 'SAME' pads by the input's size
+        width_dim = 3 if layer._data_format == "NCHW" else 2
+
+        def split_width(sublayer: Layer, inputs: Tuple[Any, ...]) -> Optional[Tuple[Any, ...]]:
+            x = inputs[0]
+            if not ConvParallel._is_supported(list(x.shape), list(layer.weight.shape), layer._stride, width_padded,
+                                              layer._dilation, layer._data_format, mesh.get_dim_size("mp")):
+                return None
+            placements = list(x.placements) if is_dist_tensor(x) else [Replicate()] * mesh.ndim
+            if placements[axis] == Shard(width_dim):
+                return None
+            placements[axis] = Shard(width_dim)
+            x = reshard(x, mesh, placements) if is_dist_tensor(x) else shard_tensor(x, mesh, placements)
+            return (x, *inputs[1:])
+
+        layer.register_forward_pre_hook(split_width)
 
 
 class _Hook(PlanBase):
