@@ -1,6 +1,8 @@
-"""``paddle.audio``'s feature extraction: `functional` (windows, mel scale, filter banks) and
-`features` (Spectrogram, MelSpectrogram, LogMelSpectrogram, MFCC layers over pycoll.signal.stft).
-Paddle's audio file I/O (load, save, info, backends, datasets) is not here."""
-from pycoll.audio import features, functional
+"""``paddle.audio``: feature extraction (`functional`: windows, mel scale, filter banks; `features`:
+Spectrogram, MelSpectrogram, LogMelSpectrogram, MFCC layers over pycoll.signal.stft) and PCM16 WAV
+file I/O (`load`, `save`, `info`, `backends`: paddle's wave backend). paddle's audio datasets are
+not here."""
+from pycoll.audio import backends, features, functional
+from pycoll.audio.backends.wave_backend import info, load, save
 
-__all__ = ["features", "functional"]
+__all__ = ["backends", "features", "functional", "info", "load", "save"]
