@@ -29,7 +29,7 @@ PADDLE_ALL = [
     'unshard_dtensor', 'wait',
 ]
 # paddle's names pycoll does not have (yet): each is absent from the module, not only from __all__
-NOT_IN_PYCOLL = {'DistAttr', 'io', 'to_distributed'}
+NOT_IN_PYCOLL = {'io', 'to_distributed'}
 
 
 def test_all_holds_every_paddle_name_pycoll_has():
@@ -118,3 +118,19 @@ def test_dist_launch_is_paddles_launcher_function(tmp_path):
     logs = sorted(p.name for p in (tmp_path / "log").iterdir())  # paddle's default --log_dir
     assert "workerlog.0" in logs and "workerlog.1" in logs, logs
     assert result.stdout.count("sum=3") == 2, result.stdout
+
+
+def test_dist_attr_is_paddles_description():
+    mesh = dist.ProcessMesh([[2, 4, 5], [0, 1, 3]], dim_names=["x", "y"])
+    attr = dist.DistAttr(mesh=mesh, sharding_specs=["x", None, "y"])
+    # str, dims_mapping and multi_dims_mapping printed by paddle 3.3.1's CPU build
+    assert str(attr) == ("{process_mesh: {shape: [2,3], process_ids: [2,4,5,0,1,3], dim_names: [x,y]}, dim_mappings: "
+                         "[[0] [] [1] ], batch_dim: 0, chunk_id: 0, skip_check_mesh: 0, dynamic_dims: [0,0,0], "
+                         "annotated: [dims_mapping: 1,process_mesh: 1], partial: [], split_factor: .}")
+    assert (attr.dims_mapping, attr.multi_dims_mapping, attr.sharding_specs) == ([0, -1, 1], [[0], [], [1]], ["x", None, "y"])
+    assert dist.DistAttr(mesh, ["y", "x"]).dims_mapping == [1, 0] and dist.DistAttr(mesh, []).dims_mapping == []
+    assert dist.DistAttr(mesh, ["x"]) == dist.DistAttr(mesh, ["x"]) != dist.DistAttr(mesh, ["y"])
+    for args, words in ((("m", ["x"]), "ProcessMesh"), ((mesh, "x"), "list"), ((mesh, ["z"]), "'z'"),
+                        ((mesh, ["x", "x"]), "two tensor dimensions")):
+        with pytest.raises(ValueError, match=words):
+            dist.DistAttr(*args)
