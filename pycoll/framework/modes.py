@@ -2,7 +2,6 @@
 eagerly (paddle's dynamic mode), plus the static-graph-only checks that paddle skips in that mode."""
 from __future__ import annotations
 
-import os
 from typing import Any
 
 __all__ = ["in_pir_mode", "in_dynamic_or_pir_mode", "in_pir_executor_mode", "use_pir_api", "check_shape",
@@ -20,19 +19,15 @@ def in_dynamic_or_pir_mode() -> bool:
 
 
 def in_pir_executor_mode() -> bool:
-    """paddle's: whether the environment variable ``FLAGS_enable_pir_in_executor`` is 'true' or '1'."""
-    return str(os.environ.get("FLAGS_enable_pir_in_executor")).lower() in ("true", "1")
-
-
-# paddle reads FLAGS_enable_pir_api from the environment once, at import (set_flags later changes
-# what get_flags reports, not use_pir_api)
-_USE_PIR_API = os.environ.get("FLAGS_enable_pir_api", "true").strip().lower() not in ("0", "false", "f", "no", "n")
+    """Whether programs run on paddle's PIR executor: False, pycoll has none. (paddle reads the
+    environment variable ``FLAGS_enable_pir_in_executor``, unset by default: False there too.)"""
+    return False
 
 
 def use_pir_api() -> bool:
-    """Whether paddle's PIR API is switched on: the environment's ``FLAGS_enable_pir_api`` at import
-    (True unless it says false or 0), as paddle reads it."""
-    return _USE_PIR_API
+    """Whether paddle's PIR API is in use: True, paddle 3.3.1's default (paddle reads
+    ``FLAGS_enable_pir_api`` from the environment at import; pycoll has no PIR to switch off)."""
+    return True
 
 
 def check_shape(shape: Any, op_name: str, expected_shape_type: Any = (list, tuple),
