@@ -9,10 +9,10 @@ import numpy as np
 
 from pycoll.dtypes import (DType as dtype, complex64, complex128, convert_dtype, float16, float32, float64, int8,
                            int16, int32, int64, ml_dtype, uint8, uint32, uint64)
+from pycoll._promotion import BOOL as bool  # noqa: A001 - paddle's name
 from pycoll.type_info import finfo, iinfo
 
 uint16 = np.dtype("uint16")  # NumPy's; paddle's ``uint16`` is its bfloat16 storage type
-bool = np.dtype("bool")  # noqa: A001 - paddle's name
 half, double, short, long, cfloat, cdouble = float16, float64, int16, int64, complex64, complex128
 float, int = float32, int32  # noqa: A001 - paddle's torch-style names
 
