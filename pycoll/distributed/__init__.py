@@ -42,6 +42,7 @@ _LAZY = {  # name -> the module above this layer that holds it, imported on firs
     **{name: "pycoll.distributed.auto_parallel" for name in _AUTO_PARALLEL},
     "ConvParallel": "pycoll.distributed.auto_parallel.intermediate",
     "DistAttr": "pycoll.distributed.auto_parallel.dist_attr",
+    "to_distributed": "pycoll.distributed.auto_parallel.high_level_api",
     "InMemoryDataset": "pycoll.distributed.dataset", "QueueDataset": "pycoll.distributed.dataset",
     "save_state_dict": "pycoll.distributed.checkpoint", "load_state_dict": "pycoll.distributed.checkpoint",
     "load_merged_state_dict": "pycoll.distributed.checkpoint",
