@@ -159,3 +159,22 @@ def test_orthogonal_is_semi_orthogonal_times_gain(shape):
     np.testing.assert_allclose(gram, 4.0 * np.eye(len(gram)), atol=1e-12)
     with pytest.raises(ValueError, match="2 or more dims"):
         pycoll.create_parameter([4], "float32", default_initializer=I.Orthogonal())
+
+
+def test_set_global_initializer_replaces_the_layer_defaults_below_a_param_attr():
+    """paddle 3.3.1 gave these values for the same calls: the global weight initializer also
+    replaces BatchNorm's and Embedding's defaults, a ParamAttr's initializer still wins, None cancels."""
+    init = nn.initializer
+    try:
+        init.set_global_initializer(init.Constant(0.5), init.Constant(0.25))
+        lin, bn, emb = nn.Linear(2, 3), nn.BatchNorm1D(3), nn.Embedding(4, 2)
+        named = nn.Linear(2, 2, weight_attr=pycoll.ParamAttr(initializer=init.Constant(2.0)))
+        for param, value in ((lin.weight, 0.5), (lin.bias, 0.25), (bn.weight, 0.5), (bn.bias, 0.25),
+                             (emb.weight, 0.5), (named.weight, 2.0), (named.bias, 0.25)):
+            np.testing.assert_array_equal(param.numpy(), np.full(param.shape, value, np.float32))
+        with pytest.raises(TypeError, match="weight_init"):
+            init.set_global_initializer(3)
+    finally:
+        init.set_global_initializer(None)
+    fresh = nn.Linear(2, 3)
+    assert not fresh.bias.numpy().any() and len(np.unique(fresh.weight.numpy())) == 6

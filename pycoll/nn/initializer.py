@@ -17,11 +17,30 @@ from pycoll.tensor import Tensor
 
 __all__ = ["Initializer", "Constant", "Normal", "Uniform", "TruncatedNormal", "XavierNormal",
            "XavierUniform", "KaimingNormal", "KaimingUniform", "Assign", "calculate_gain", "Orthogonal", "Dirac",
-           "Bilinear"]
+           "Bilinear", "set_global_initializer"]
 
 # Under ``pycoll.LazyGuard`` (pycoll.nn.lazy_init switches this) a Parameter is not filled when its
 # layer is built: the initializer is kept on it and runs at ``param.initialize()``, as paddle's.
 lazy_init_enabled = False
+
+# paddle's set_global_initializer: (weight, bias) initializers that replace a layer's defaults for
+# every parameter created after it, below the initializer a ParamAttr names
+_global_initializers: "list[Optional[Initializer]]" = [None, None]
+
+
+def set_global_initializer(weight_init: Optional["Initializer"], bias_init: Optional["Initializer"] = None) -> None:
+    """Initialise every weight (and bias) created from now on with these, in place of the layers'
+    default initializers (an initializer given through ``weight_attr``/``bias_attr`` still wins);
+    ``None`` cancels, as in paddle."""
+    for name, init in (("weight_init", weight_init), ("bias_init", bias_init)):
+        if init is not None and not isinstance(init, Initializer):
+            raise TypeError(f"set_global_initializer: {name} must be an Initializer or None, got {type(init).__name__}")
+    _global_initializers[:] = [weight_init, bias_init]
+
+
+def global_initializer(is_bias: bool) -> Optional["Initializer"]:
+    """The initializer set_global_initializer gave biases (``is_bias``) or weights, if any."""
+    return _global_initializers[1 if is_bias else 0]
 
 
 def _fans(shape: Sequence[int]) -> Tuple[int, int]:

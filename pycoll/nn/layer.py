@@ -19,7 +19,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll.creation import zeros
 from pycoll.device import is_array
 from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
-from pycoll.nn.initializer import Constant, Initializer, XavierUniform
+from pycoll.nn.initializer import Constant, Initializer, XavierUniform, global_initializer
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.tensor import Tensor
@@ -34,9 +34,11 @@ def _unique_name(prefix: str) -> str:
 def new_parameter(shape: Any, dtype: DTypeLike, name: str, attr: Any = None, is_bias: bool = False,
                   default_initializer: Optional[Initializer] = None) -> Parameter:
     """A Parameter named ``name`` unless ``attr`` names it, initialised by (first that is set)
-    attr's initializer, ``default_initializer``, else Constant(0) for biases and XavierUniform."""
+    attr's initializer, set_global_initializer's, ``default_initializer``, else Constant(0) for
+    biases and XavierUniform."""
     attr = ParamAttr.from_arg(attr, "attr")
     param = Parameter(zeros(shape, dtype or default_float()), name=attr.name or name, trainable=attr.trainable)
+    default_initializer = global_initializer(is_bias) or default_initializer
     init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else XavierUniform())
     init(param)
     return attr.apply_to(param)
