@@ -159,7 +159,8 @@ def member_group(group: Optional[Group], fn: str) -> Group:
         if group.rank < 0:
             raise ValueError(f"pycoll.distributed.{fn}: rank {world.rank} is not in {group.describe()}; "
                              f"only its members may call collectives on it")
-        raise ValueError(f"pycoll.distributed.{fn}: {group.describe()} has been destroyed")
+        raise ValueError(f"pycoll.distributed.{fn}: {group.describe()}"
+                         + ("" if group.shut_down else " has been destroyed"))
     return group
 
 
@@ -225,22 +226,29 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     if not members:
         raise ValueError("pycoll.distributed.new_group: ranks is empty")
     members = sorted(members)
-    member = world.rank in members
-    members_only = hasattr(world.engine, "group_of")  # MPI: made by its members alone
-    if not members_only:
-        world.seq += 1  # a collective over the world, bounded like one
-    with watchdog.guard(world, "new_group"):
-        try:
-            if members_only:
-                engine = world.engine.group_of(members, seconds) if member else None
-            else:
-                engine = world.engine.split(member, members.index(world.rank) if member else 0, seconds)
-        except Exception as exc:
-            raise _split_failed(exc) from exc
+    try:
+        engine = engine_over(members, seconds, "new_group")
+    except Exception as exc:
+        raise _split_failed(exc) from exc
     group = Group(_next_group_id, members, world.rank, engine, seconds)
     _groups[group.id] = group
     _next_group_id += 1
     return group
+
+
+def engine_over(members: List[int], seconds: float, fn: str) -> Any:
+    """A new engine over the sorted global ``members`` made from the world's (None on a rank
+    outside them): by the members alone on the cpu backend (MPI), by every rank of the world on
+    nccl (a split of its communicator, numbered and bounded as a collective over the world)."""
+    world = world_group(fn)
+    member = world.rank in members
+    members_only = hasattr(world.engine, "group_of")
+    if not members_only:
+        world.seq += 1
+    with watchdog.guard(world, fn):
+        if members_only:
+            return world.engine.group_of(members, seconds) if member else None
+        return world.engine.split(member, members.index(world.rank) if member else 0, seconds)
 
 
 def _split_failed(exc: BaseException) -> CollectiveError:

@@ -17,7 +17,6 @@ from pycoll._errors import CollectiveError
 from pycoll.distributed import env
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import drain
-from pycoll.distributed.watchdog import watchdog
 
 
 def _targets(group: Optional[Group], fn: str) -> List[Group]:
@@ -65,19 +64,10 @@ def restart_process_group(group: Optional[Group] = None) -> None:
 
 
 def _engine_for(g: Group) -> Any:
-    """A new engine over ``g``'s ranks (None on a rank outside it), made from the world's as
-    ``new_group`` makes one."""
-    world = env.world_group("restart_process_group")
-    member = g.rank >= 0
-    members_only = hasattr(world.engine, "group_of")  # MPI: made by its members alone
-    if not members_only:
-        world.seq += 1  # a collective over the world, numbered like one
-    with watchdog.guard(world, "restart_process_group"):
-        try:
-            if members_only:
-                return world.engine.group_of(g.ranks, g.timeout) if member else None
-            return world.engine.split(member, g.rank if member else 0, g.timeout)
-        except Exception as exc:
-            cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
-            raise CollectiveError(f"restart_process_group: no new communicator for {g.describe()} on "
-                                  f"rank {world.rank}: {cause}") from exc
+    """A new engine over ``g``'s ranks (None on a rank outside it), made as ``new_group`` makes one."""
+    try:
+        return env.engine_over(g.ranks, g.timeout, "restart_process_group")
+    except Exception as exc:
+        cause = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        raise CollectiveError(f"restart_process_group: no new communicator for {g.describe()} on "
+                              f"rank {env.world_group('restart_process_group').rank}: {cause}") from exc
