@@ -206,5 +206,6 @@ from pycoll.inplace_distributions import cauchy_, geometric_  # noqa: E402
 from pycoll.tensor_method_aliases import reverse, view_as_complex, view_as_real  # noqa: E402
 from pycoll.strided_views import as_strided  # noqa: E402
 from pycoll import tensor_kind  # noqa: E402,F401 - attaches is_dense(), layout, offset, get_device(), apply() ... to Tensor
+from pycoll import sparse, tensor_sparse  # noqa: E402,F401 - paddle.sparse; Tensor.to_sparse_coo/_csr, to_dense
 from pycoll import geometric  # noqa: E402,F401 - paddle.geometric
 from pycoll import signal  # noqa: E402,F401 - paddle.signal (stft, istft; Tensor.stft / Tensor.istft)
