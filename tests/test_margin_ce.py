@@ -96,3 +96,28 @@ def test_bad_input_is_refused():
 
 def test_two_ranks_class_blocks_of_different_widths():
     assert_ok(launch(2, "margin_ce.py", timeout=90), expect_lines=2)
+
+
+def test_same_on_gpu_arrays():
+    """tests/strict_cupy.py in CuPy's place (it refuses host arrays meeting device arrays): the
+    CPU's loss, softmax and gradient, held in device arrays."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import strict_cupy
+
+    results = {}
+    with strict_cupy.installed():
+        try:
+            for place in ("cpu", "gpu"):
+                pycoll.set_device(place)
+                t = pycoll.to_tensor(DOC_LOGITS.astype("float32"), stop_gradient=False)
+                loss, soft = F.margin_cross_entropy(t, pycoll.to_tensor(np.array([1, 0])), 1.2, 0.3, 0.1,
+                                                    return_softmax=True)
+                loss.backward()
+                results[place] = (loss, soft, t.grad)
+        finally:
+            pycoll.set_device("cpu")
+    for want, got in zip(results["cpu"], results["gpu"]):
+        assert isinstance(got.array, strict_cupy.ndarray)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

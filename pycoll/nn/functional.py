@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -60,7 +61,10 @@ from pycoll.nn._inplace_activations import (elu_, hardtanh_, leaky_relu_, relu_,
 from pycoll.nn._layout_functional import channel_shuffle, fold, sequence_mask, unfold, zeropad2d
 from pycoll.nn._lp_pool_functional import lp_pool1d, lp_pool2d
 from pycoll.nn._likelihood_losses import gaussian_nll_loss, poisson_nll_loss
+from pycoll.nn import _flash_attention as flash_attention  # paddle's F.flash_attention is a module
+from pycoll.nn._flash_attention import flash_attn_qkvpacked, flash_attn_varlen_qkvpacked, flashmask_attention
 from pycoll.nn._margin_cross_entropy import margin_cross_entropy
+from pycoll.nn._sparse_attention import sparse_attention
 from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin_loss, soft_margin_loss,
                                       triplet_margin_loss, triplet_margin_with_distance_loss)
 from pycoll.nn._noise_functional import alpha_dropout, dropout3d, feature_alpha_dropout, gumbel_softmax
@@ -98,7 +102,10 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "dice_loss", "npair_loss", "multi_label_margin_loss", "hsigmoid_loss", "adaptive_log_softmax_with_loss",
            "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
            "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel",
-           "rnnt_loss", "margin_cross_entropy"]
+           "rnnt_loss", "margin_cross_entropy", "flash_attn_qkvpacked",
+           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sparse_attention"]
+# `from pycoll.nn.functional.flash_attention import flash_attention`, as from paddle's package
+sys.modules[__name__ + ".flash_attention"] = flash_attention
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
