@@ -4,7 +4,8 @@ labels]``; the first stage takes inputs, the last takes labels. Each of them is 
 of ``micro_batch_size`` rows, or a list holding one entry per micro-batch already cut. ``data``
 may instead be an iterator giving one ``[inputs, labels]`` pair per micro-batch (paddle's
 ``_wrap_data`` takes it as it is); its ``accumulate_steps`` pairs are taken when the batch starts,
-so that a short one is refused before anything is sent."""
+so that a short one is refused before anything is sent. A ``PipelineDatasetPreprocessor`` is
+called first and its result read as ``data``."""
 from __future__ import annotations
 
 from typing import Any
@@ -12,11 +13,24 @@ from typing import Any
 from pycoll.tensor import Tensor
 
 
+class PipelineDatasetPreprocessor:
+    """paddle's wrapper of a function making a batch's data (e.g. an iterator): the pipeline
+    calls it when the batch starts."""
+
+    def __init__(self, function: Any):
+        self.function = function
+
+    def __call__(self) -> Any:
+        return self.function()
+
+
 class MicroBatches:
     """Micro-batch ``step`` of ``data``'s inputs (``inputs(step)``) and labels (``labels(step)``),
     checked when made: a wrong batch size is refused before anything runs."""
 
     def __init__(self, data: Any, micro_batch_size: int, accumulate_steps: int, fn: str):
+        if isinstance(data, PipelineDatasetPreprocessor):
+            data = data()
         if hasattr(data, "__next__"):
             data = _pairs_of(data, accumulate_steps, fn)
         if not isinstance(data, (list, tuple)) or len(data) != 2:

@@ -28,6 +28,7 @@ from pycoll.device import array_module
 from pycoll.distributed.fleet.meta_parallel.batch_agreement import CALLS, agree
 from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
+from pycoll.distributed.fleet.meta_parallel.pipeline_hooks import PipelineParallelMicroStepLocations as Where
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.meta_parallel.stage_p2p import DTYPES, StageLink, flatten, grads_of
 from pycoll.dtypes import convert_dtype
@@ -132,34 +133,38 @@ class _PipelineBase(MetaParallelBase):
         outputs: List[Any] = []
         for step in range(startup):
             received = None if first else link.recv_forward()
-            output = self._forward_step(received, micro, step)
+            output = self._forward_step(received, micro, step, step)
             link.send_forward(output)  # a stage in the startup part is never the last
             inputs.append(received)
             outputs.append(output)
         received = None if first or steady == 0 else link.recv_forward()
         for i in range(steady):
-            output = self._forward_step(received, micro, startup + i)
+            output = self._forward_step(received, micro, startup + i, startup + i)
             if not last:
                 link.send_forward(output)
             inputs.append(received)
             outputs.append(output)
             oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
-            grads_in = self._backward_step(oldest_in, oldest_out, None if last else link.recv_backward(oldest_out))
+            grads_in = self._backward_step(oldest_in, oldest_out, None if last else link.recv_backward(oldest_out), i)
             if i < steady - 1 and not first:
                 received = link.recv_forward()
             if not first:
                 link.send_backward(grads_in)
-        for _ in range(startup):
+        for i in range(startup):
             oldest_in, oldest_out = inputs.pop(0), outputs.pop(0)
-            grads_in = self._backward_step(oldest_in, oldest_out, link.recv_backward(oldest_out))
+            grads_in = self._backward_step(oldest_in, oldest_out, link.recv_backward(oldest_out), steady + i)
             if not first:
                 link.send_backward(grads_in)
 
-    def _forward_step(self, received: Any, micro: Optional[MicroBatches], step: int) -> Any:
+    def _forward_step(self, received: Any, micro: Optional[MicroBatches], step: int,
+                      step_id: Optional[int] = None) -> Any:
         """This stage's forward of micro-batch ``step``; on the last stage (when computing losses)
-        the loss to differentiate, divided by ``accumulate_steps`` (unless the scaling is delayed)."""
+        the loss to differentiate, divided by ``accumulate_steps`` (unless the scaling is delayed).
+        ``step_id``: what the micro-step hooks are told (paddle's: None in eval_batch)."""
         x = micro.inputs(step) if self.is_pipeline_first_stage() else received
+        self._at(Where.FORWARD_BEGIN, input_tensor=x, step_id=step_id)
         output = self._run_layers(x)
+        self._at(Where.FORWARD_END, input_tensor=x, output_tensor=output, step_id=step_id)
         if not (self.is_pipeline_last_stage() and self._compute_loss):
             return output
         labels = micro.labels(step)
@@ -182,15 +187,26 @@ class _PipelineBase(MetaParallelBase):
     def _run_layers(self, x: Any) -> Any:
         return self._layers.forward(x)
 
-    def _backward_step(self, received: Any, output: Any, output_grads: Optional[List[Any]]) -> List[Any]:
+    def _backward_step(self, received: Any, output: Any, output_grads: Optional[List[Any]],
+                       step_id: Optional[int] = None) -> List[Any]:
         """Backward through this stage for one micro-batch; the gradients of what it received."""
+        grad_tensors = _as_received(output, output_grads)
+        self._at(Where.BACKWARD_BEGIN, input_tensor=received, output_tensor=output, output_tensor_grad=grad_tensors,
+                 step_id=step_id)
         if self.is_pipeline_last_stage():
             backward(self.scaler.scale(output) if self.scaler is not None else output)
         else:
             tensors = [t for t in flatten(output, "the stage's output") if not t.stop_gradient]
             if tensors:
                 backward(tensors, [wrap(g) for g in output_grads])
-        return grads_of(received)
+        grads = grads_of(received)
+        self._at(Where.BACKWARD_END, input_tensor=received, output_tensor=output,
+                 input_tensor_grad=_as_received(received, grads), output_tensor_grad=grad_tensors, step_id=step_id)
+        return grads
+
+    def _at(self, location: Where, **tensors: Any) -> None:
+        """A micro-step hook point; PipelineParallel runs paddle's hooks there (NoPipelineParallel,
+        as paddle's, none)."""
 
     def _broadcast_final_loss(self, return_micro_batch_loss: bool = False) -> Any:
         """The last stage's loss on every stage: the sum of the divided micro-batch losses (their
@@ -274,7 +290,7 @@ class _PipelineBase(MetaParallelBase):
         outputs = []
         for step in range(self.accumulate_steps):
             received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
-            output = self._forward_step(received, micro, step)
+            output = self._forward_step(received, micro, step, None)
             if not self.is_pipeline_last_stage():
                 self._link.send_forward(output)
             outputs.append(output)
@@ -314,3 +330,12 @@ class _PipelineBase(MetaParallelBase):
         if not (self.is_pipeline_first_stage(ignore_virtual=True) or self.is_pipeline_last_stage(ignore_virtual=True)):
             return None
         return MicroBatches(data, self.micro_batch_size, self.accumulate_steps, fn)
+
+
+def _as_received(activation: Any, grads: Optional[List[Any]]) -> Any:
+    """Gradient arrays of an activation's tensors as paddle hands them to hooks: None (none
+    sent: the last stage's output, the first stage's input), a Tensor for a Tensor, else a tuple."""
+    if grads is None or activation is None:
+        return None
+    tensors = tuple(wrap(g) for g in grads)
+    return tensors[0] if isinstance(activation, Tensor) and len(tensors) == 1 else tensors

@@ -72,6 +72,7 @@ class PipelineParallelWithInterleave(PipelineParallel):
         output_grads: Dict[Tuple[int, int], List[Any]] = {}
         input_grads: Dict[Tuple[int, int], List[Any]] = {}
         results: List[Any] = []
+        done = {"F": 0, "B": 0}  # paddle's step_id: the stage's forward (backward) micro-steps so far
         try:
             for op, chunk, step in self._program(forward_only):
                 key = (chunk, step)
@@ -79,7 +80,8 @@ class PipelineParallelWithInterleave(PipelineParallel):
                 if op == "recv_forward":
                     received[key] = link.recv_forward()
                 elif op == "F":
-                    outputs[key] = self._forward_step(received.get(key), micro, step)
+                    outputs[key] = self._forward_step(received.get(key), micro, step, done["F"])
+                    done["F"] += 1
                     if forward_only and chunk == last_chunk:
                         results.append(outputs[key])
                 elif op == "send_forward":
@@ -91,7 +93,8 @@ class PipelineParallelWithInterleave(PipelineParallel):
                     output_grads[key] = link.recv_backward(outputs[key])
                 elif op == "B":
                     input_grads[key] = self._backward_step(received.pop(key, None), outputs.pop(key),
-                                                           output_grads.pop(key, None))
+                                                           output_grads.pop(key, None), done["B"])
+                    done["B"] += 1
                 else:  # send_backward
                     link.send_backward(input_grads.pop(key))
         finally:

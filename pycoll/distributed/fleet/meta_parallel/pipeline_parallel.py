@@ -5,16 +5,24 @@ machinery of ``pipeline_base``. ``fleet.distributed_model`` gives a ``PipelinePa
 stages) and a ``NoPipelineParallel`` when ``pp_degree`` is 1 (the micro-batches in turn). As
 paddle's, ``PipelineParallel.train_batch`` takes only an optimizer that went through
 ``fleet.distributed_optimizer`` (its clip must see every stage's gradients), where
-``NoPipelineParallel.train_batch`` takes any.
+``NoPipelineParallel.train_batch`` takes any. A ``PipelineParallel`` runs paddle's hooks
+(``pipeline_hooks``) at each micro-step; bubble hooks are not built.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from pycoll._logging import logger
 from pycoll.distributed.fleet import topology as fleet_topology
+from pycoll.distributed.fleet.meta_parallel.micro_batches import PipelineDatasetPreprocessor
 from pycoll.distributed.fleet.meta_parallel.pipeline_base import _PipelineBase
+from pycoll.distributed.fleet.meta_parallel.pipeline_hooks import (PipelineHook, PipelineParallelMicroStepLocations,
+                                                                   pipeline_parallel_callbacks_,
+                                                                   register_global_pipeline_parallel_hook)
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
+
+__all__ = ["NoPipelineParallel", "PipelineDatasetPreprocessor", "PipelineParallel",
+           "PipelineParallelMicroStepLocations", "register_global_pipeline_parallel_hook"]
 
 FLEET_OPTIMIZER = "_fleet_distributed_optimizer"  # set by fleet.distributed_optimizer on what it returns
 
@@ -51,6 +59,62 @@ class PipelineParallel(_PipelineBase):
             logger.warning("PipelineParallel: pipeline_configs schedule_mode=%r runs as 1F1B, as paddle's dygraph "
                            "pipeline runs it (the losses and gradients are the same; 1F1B holds fewer "
                            "activations)", strategy.pipeline_configs["schedule_mode"])
+        self.callbacks = pipeline_parallel_callbacks_
+        steps = self._virtual_pp_world_size * self.accumulate_steps  # one forward and one backward each
+        self.forward_hooks, self.backward_hooks, self.bubble_hooks = PipelineHook(), PipelineHook(), None
+        self.forward_hooks.set_hooks_capacity(steps)
+        self.backward_hooks.set_hooks_capacity(steps)
+        self.user_hooks_enabled = True  # paddle's: the numbered hooks run in training only
+
+    # ---- hooks (paddle's names) -------------------------------------------------------------
+    def register_hook(self, location: PipelineParallelMicroStepLocations, hook: Callable[..., Any]) -> None:
+        """``hook(**tensors)`` at ``location`` of every micro-step (paddle's global list)."""
+        self.callbacks.register_hook(location, hook)
+
+    def register_forward_pipeline_parallel_hook(self, location: int, hook: Callable[[int], Any]) -> None:
+        """``hook(location)`` before the ``location``-th forward micro-step of each train batch."""
+        self.forward_hooks.register_hook(location, hook)
+
+    def register_backward_pipeline_parallel_hook(self, location: int, hook: Callable[[int], Any]) -> None:
+        """``hook(location)`` before the ``location``-th backward micro-step of each train batch."""
+        self.backward_hooks.register_hook(location, hook)
+
+    def register_bubble_pipeline_parallel_hook(self, location: int, hook: Callable[[int], Any]) -> None:
+        raise ValueError("Bubble hooks are not supported yet.")  # paddle's answer for its 1F1B pipeline
+
+    @property
+    def forward_pipeline_parallel_hook_capacity(self) -> int:
+        return self.forward_hooks.hooks_capacity
+
+    @property
+    def backward_pipeline_parallel_hook_capacity(self) -> int:
+        return self.backward_hooks.hooks_capacity
+
+    @property
+    def bubble_pipeline_parallel_hook_capacity(self) -> int:
+        return 0
+
+    def _at(self, location: PipelineParallelMicroStepLocations, **tensors: Any) -> None:
+        if self.user_hooks_enabled and location is PipelineParallelMicroStepLocations.FORWARD_BEGIN:
+            self.forward_hooks.run_hook()
+        elif self.user_hooks_enabled and location is PipelineParallelMicroStepLocations.BACKWARD_BEGIN:
+            self.backward_hooks.run_hook()
+        self.callbacks.on_location(location, **tensors)
+
+    def _forward_backward(self, data: Any, scaler: Any, return_micro_batch_loss: bool, optimizer_ok: bool) -> Any:
+        self.user_hooks_enabled = True
+        self.forward_hooks.reset_current_id()
+        self.backward_hooks.reset_current_id()
+        loss = super()._forward_backward(data, scaler, return_micro_batch_loss, optimizer_ok)
+        for kind, hooks in (("forward", self.forward_hooks), ("backward", self.backward_hooks)):
+            if hooks.current_id != hooks.hooks_capacity:
+                raise RuntimeError(f"{type(self).__name__}: {kind} hooks status is not correct, current id is "
+                                   f"{hooks.current_id}, expected id is {hooks.hooks_capacity}")
+        return loss
+
+    def _evaluate(self, data: Any, compute_loss: bool) -> Any:
+        self.user_hooks_enabled = False
+        return super()._evaluate(data, compute_loss)
 
     def _check_overlap(self) -> None:
         """paddle's checks of the pp_configs overlaps: each needs its group and several stages,

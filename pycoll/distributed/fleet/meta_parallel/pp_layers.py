@@ -1,6 +1,6 @@
-"""paddle's pipeline model description: ``LayerDesc`` (a layer to build later), ``SharedLayerDesc``
-(one layer whose weights several stages use, e.g. an embedding tied to the output projection) and
-``PipelineLayer``, which cuts the description into stages and builds only this rank's stage.
+"""paddle's pipeline model: ``PipelineLayer``, which cuts a list of layer descriptions
+(``layer_descs``: ``LayerDesc``, ``SharedLayerDesc``, kept importable from here as in paddle) into
+stages and builds only this rank's stage.
 
 As in paddle, each described layer is built from the random generator seeded with ``1234 +`` its
 index in the list (the generators in use before come back afterwards), so a layer's initial
@@ -23,6 +23,7 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll._graph import no_grad
 from pycoll._logging import logger
+from pycoll.distributed.fleet.meta_parallel.layer_descs import LayerDesc, LocalSharedLayerDesc, SharedLayerDesc
 from pycoll.distributed.fleet.recompute import recompute
 from pycoll.distributed.fleet.topology import CommunicateTopology
 from pycoll.nn import Layer, LayerDict
@@ -32,44 +33,6 @@ from pycoll.serialization import load, save
 from pycoll.tensor import Tensor
 
 BASE_SEED = 1234  # paddle's: layer i is built from seed 1234 + i
-
-
-class LayerDesc:
-    """``layer_func(*inputs, **kwargs)``, built by the stage that holds it."""
-
-    def __init__(self, layer_func: type, *inputs: Any, **kwargs: Any):
-        if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
-            raise TypeError(f"LayerDesc: layer_func must be a subclass of pycoll.nn.Layer, got {layer_func!r}")
-        self.layer_func = layer_func
-        self.inputs = inputs
-        self.kwargs = kwargs
-
-    def build_layer(self, **extra_kwargs: Any) -> Layer:
-        return self.layer_func(*self.inputs, **{**self.kwargs, **extra_kwargs})
-
-    def __repr__(self) -> str:
-        args = [repr(a) for a in self.inputs] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
-        return f"{self.layer_func.__name__}({', '.join(args)})"
-
-
-class SharedLayerDesc(LayerDesc):
-    """A layer named ``key``: every ``SharedLayerDesc`` with that key uses one layer per stage,
-    whose ``shared_weight_attr`` weights are kept equal across stages. ``forward_func(layer, x)``,
-    when given, is called instead of the layer (e.g. ``x @ layer.weight.T`` for an output
-    projection tied to an embedding)."""
-
-    def __init__(self, key: str, layer_func: type, forward_func: Optional[Callable[..., Any]] = None,
-                 shared_weight_attr: Union[str, List[str]] = "weight", *inputs: Any, **kwargs: Any):
-        super().__init__(layer_func, *inputs, **kwargs)
-        attrs = [shared_weight_attr] if isinstance(shared_weight_attr, str) else shared_weight_attr
-        if not isinstance(attrs, list) or not attrs or not all(isinstance(a, str) for a in attrs):
-            raise TypeError(f"SharedLayerDesc: shared_weight_attr must be a str or a list of str, "
-                            f"got {shared_weight_attr!r}")
-        if forward_func is not None and not callable(forward_func):
-            raise TypeError(f"SharedLayerDesc: forward_func must be callable, got {forward_func!r}")
-        self.layer_name = key
-        self.forward_func = forward_func
-        self.shared_weight_attr = attrs
 
 
 def _name_of(desc: Any) -> Optional[str]:
@@ -161,6 +124,12 @@ class PipelineLayer(Layer):
             if value is not False:
                 raise ValueError(f"PipelineLayer: {name}={value!r}: pycoll has no CUDA-graph or dualpipe "
                                  f"schedule; leave {name} at False")
+        layers = list(layers)
+        local = [i for i, d in enumerate(layers) if isinstance(d, LocalSharedLayerDesc)]
+        if local:
+            raise ValueError(f"PipelineLayer: layers{local} are LocalSharedLayerDesc, which only the DualPipeV "
+                             f"schedule runs (paddle: 'Only dualpipev is supported to use LocalSharedLayerDesc "
+                             f"yet'); pycoll has no DualPipeV: use SharedLayerDesc")
         virtual = 1 if num_virtual_pipeline_stages is None else num_virtual_pipeline_stages
         if isinstance(virtual, bool) or not isinstance(virtual, int) or virtual < 1:
             raise ValueError(f"PipelineLayer: num_virtual_pipeline_stages={num_virtual_pipeline_stages!r}; it must "
