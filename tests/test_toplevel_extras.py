@@ -29,6 +29,23 @@ def test_lazy_guard_defers_initialisation_to_initialize():
         eager.weight.initialize()
 
 
+def test_a_layer_refuses_to_run_on_lazy_parameters_not_initialised():
+    """paddle 3.3.1 raises in forward before initialize() (its parameters hold no memory); pycoll's
+    hold zeros, so the layer refuses rather than compute on them silently."""
+    with pycoll.LazyGuard():
+        net = pycoll.nn.Sequential(pycoll.nn.Linear(3, 2), pycoll.nn.Linear(2, 1))
+    with pytest.raises(RuntimeError, match="LazyGuard.*initialize"):
+        net(pycoll.ones([1, 3]))
+    for p in net[0].parameters():
+        p.initialize()
+    net[0](pycoll.ones([1, 3]))  # this one is ready
+    with pytest.raises(RuntimeError, match="LazyGuard"):
+        net[1](pycoll.ones([1, 2]))
+    net[1].weight.initialize()
+    net[1].bias.set_value(np.ones(1, np.float32))  # a loaded value counts as initialised
+    assert net(pycoll.ones([1, 3])).shape == [1, 1]
+
+
 def test_lazy_guard_state_dict_loads_and_mode_ends_on_exit():
     with pycoll.LazyGuard():
         net = pycoll.nn.Sequential(pycoll.nn.Linear(3, 2), pycoll.nn.LayerNorm(2))

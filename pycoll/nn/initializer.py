@@ -6,8 +6,9 @@ so initial weights depend only on the seed, never on the device.
 from __future__ import annotations
 
 import math
+import weakref
 from statistics import NormalDist
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -22,6 +23,16 @@ __all__ = ["Initializer", "Constant", "Normal", "Uniform", "TruncatedNormal", "X
 # Under ``pycoll.LazyGuard`` (pycoll.nn.lazy_init switches this) a Parameter is not filled when its
 # layer is built: the initializer is kept on it and runs at ``param.initialize()``, as paddle's.
 lazy_init_enabled = False
+# The Parameters made under it whose initializer has not run and into which nothing was loaded
+# since (their in-place version is still the one noted here): a Layer refuses to run on them, as
+# paddle's, which hold no memory yet, refuse to compute.
+# Keyed by id (a Tensor's == is elementwise): id -> (weak reference, in-place version).
+lazy_pending: "Dict[int, Tuple[weakref.ref, int]]" = {}
+
+
+def _note_lazy(param: Tensor) -> None:
+    key = id(param)
+    lazy_pending[key] = (weakref.ref(param, lambda _ref: lazy_pending.pop(key, None)), param.inplace_version)
 
 # paddle's set_global_initializer: (weight, bias) initializers that replace a layer's defaults for
 # every parameter created after it, below the initializer a ParamAttr names
@@ -63,6 +74,7 @@ class Initializer:
     def __call__(self, param: Tensor, block: None = None) -> Tensor:
         if lazy_init_enabled and hasattr(param, "set_init_func"):  # a Parameter, under LazyGuard
             param.set_init_func(self._fill)
+            _note_lazy(param)
             return param
         return self._fill(param)
 

@@ -19,7 +19,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll.creation import zeros
 from pycoll.device import is_array
 from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
-from pycoll.nn.initializer import Constant, Initializer, XavierUniform, global_initializer
+from pycoll.nn.initializer import Constant, Initializer, XavierUniform, global_initializer, lazy_pending
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.tensor import Tensor
@@ -259,6 +259,8 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if lazy_pending:
+            self._refuse_lazy_parameters()
         hooks = self.__dict__.get("_forward_pre_hooks")
         if not hooks and not self.__dict__.get("_forward_post_hooks"):
             return self.forward(*args, **kwargs)
@@ -272,6 +274,20 @@ class Layer:
             if replaced is not None:
                 outputs = replaced
         return outputs
+
+    def _refuse_lazy_parameters(self) -> None:
+        """Raise if a Parameter of this layer was made under LazyGuard and neither initialised nor
+        loaded since (its forward would compute on placeholder zeros)."""
+        for key, (ref, version) in list(lazy_pending.items()):
+            param = ref()
+            if param is None or param.inplace_version != version:  # gone, or a value was loaded into it
+                lazy_pending.pop(key, None)
+        mine = [p.name for p in self.parameters() if id(p) in lazy_pending]
+        if mine:
+            raise RuntimeError(f"{type(self).__name__}: parameter {mine[0]} (and {len(mine) - 1} more) was "
+                               f"created under LazyGuard and is not initialised yet; call initialize() on "
+                               f"each parameter (for p in layer.parameters(): p.initialize()) or load a "
+                               f"state dict before running the layer")
 
     def register_forward_pre_hook(self, hook: Callable[["Layer", tuple], Any]) -> RemovableHandle:
         """Run ``hook(layer, inputs)`` before each forward; what it returns (not None) replaces

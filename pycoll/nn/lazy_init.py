@@ -2,9 +2,9 @@
 
 Each such Parameter keeps its initializer (``set_init_func``) and runs it at ``param.initialize()``,
 drawing from pycoll's generator then, as paddle's does; loading a state dict into it first
-(``set_state_dict``) works too. Until either, the Parameter holds zeros: pycoll allocates them
-(``numpy.zeros``, whose pages the OS commits only when written), where paddle's holds no memory
-and refuses to compute. ``initialize()`` and ``set_init_func()`` are attached to ``Parameter`` here
+(``set_state_dict``) works too. Until either, the Parameter holds zeros (``numpy.zeros``, whose
+pages the OS commits only when written; paddle's holds no memory) and a Layer holding it refuses
+to run its forward, as paddle's refuses to compute. ``initialize()`` and ``set_init_func()`` are attached to ``Parameter`` here
 (paddle's ``EagerParamBase`` methods).
 """
 from __future__ import annotations
@@ -46,6 +46,7 @@ def initialize(self: Parameter) -> None:
                             f"created under LazyGuard, or initialize() ran already)")
     init(self)
     self._init_func = None
+    initializer.lazy_pending.pop(id(self), None)
 
 
 Parameter.set_init_func = set_init_func
