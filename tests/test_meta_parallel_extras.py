@@ -156,3 +156,16 @@ def test_paddles_submodule_paths():
 
 def test_two_stage_hooks_run_in_paddles_order():
     assert_ok(launch(2, "pipeline_hooks.py", timeout=120), expect_lines=2)
+
+
+def test_balanced_memory_order_is_paddles():
+    """VPPFhenBInBalancedMemory's order, worked out by hand from paddle's forward_backward_pipeline
+    for 2 stages, 2 chunks, 3 micro-batches: startup M (V - 1) + P - s - 1 forwards (chunk =
+    step // M), M - (P - s - 1) forward/backward pairs, then the backwards (chunk V - 1 - step // M)."""
+    from pycoll.distributed.fleet.meta_parallel.interleave_schedule import balanced_memory_order, fthenb_order
+    f = [("F", c, m) for c in (0, 1) for m in range(3)]
+    b = [("B", c, m) for c in (1, 0) for m in range(3)]
+    assert balanced_memory_order(2, 0, 2, 3) == f[:4] + [f[4], b[0], f[5], b[1]] + b[2:]
+    assert balanced_memory_order(2, 1, 2, 3) == f[:3] + [f[3], b[0], f[4], b[1], f[5], b[2]] + b[3:]
+    assert balanced_memory_order(2, 0, 2, 3, forward_only=True) == fthenb_order(2, 0, 2, 3, True) == f
+    assert issubclass(mp.VPPFhenBInBalancedMemory, mp.PipelineParallelWithInterleaveFthenB)

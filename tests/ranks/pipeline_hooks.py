@@ -3,7 +3,9 @@ the global micro-step hooks (register_global_pipeline_parallel_hook) and the num
 backward hooks are called in the order, with the step ids, keyword names and tensor shapes that
 Paddle 3.3.1's CPU build gave for the same script (train_batch, then eval_batch, where only the
 global ones run and step_id is None). Then an interleaved pipeline (2 chunks per stage): its
-forward and backward micro-steps are numbered 0..7 in turn, as paddle's virtual micro steps."""
+forward and backward micro-steps are numbered 0..7 in turn, as paddle's virtual micro steps.
+Last, VPPFhenBInBalancedMemory (accumulate_steps 3) runs its stage's forwards and backwards in
+paddle's balanced order and trains exactly as PipelineParallelWithInterleaveFthenB does."""
 import numpy as np
 
 import pycoll
@@ -11,7 +13,8 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import (LayerDesc, PipelineLayer, PipelineParallelMicroStepLocations as L,
-                                                    PipelineParallelWithInterleave, register_global_pipeline_parallel_hook)
+                                                    PipelineParallelWithInterleave, PipelineParallelWithInterleaveFthenB,
+                                                    VPPFhenBInBalancedMemory, register_global_pipeline_parallel_hook)
 
 # Paddle 3.3.1, CPU build, 2 ranks, the same model and batch: each event is a numbered hook (f/b and
 # its number) or location:step_id:input shape:output shape (forward_end only):output_tensor_grad
@@ -99,4 +102,26 @@ inter.train_batch([pycoll.to_tensor(np.ones((ACC, 3), "float32")), pycoll.to_ten
 steps = {kind: [int(e.split(":")[1]) for e in events if e.startswith(f"{kind}_begin")] for kind in ("forward", "backward")}
 assert steps == {"forward": list(range(8)), "backward": list(range(8))}, steps
 assert [k for kind, k in numbered if kind == "F"] == list(range(8)) == [k for kind, k in numbered if kind == "B"]
+
+# VPPFhenBInBalancedMemory against FthenB: 3 micro-batches, 2 chunks; forwards (F) and backwards
+# (B) in paddle's balanced order (stage 0 runs 4 forwards first, stage 1 three)
+BALANCED = {0: "FFFFFBFBBBBB", 1: "FFFFBFBFBBBB"}
+strategy.pipeline_configs = {"accumulate_steps": 3, "micro_batch_size": 1}
+batch = [pycoll.to_tensor(np.arange(9, dtype="float32").reshape(3, 3) / 9),
+         pycoll.to_tensor(np.ones((3, 3), "float32"))]
+results = []
+for kind in (VPPFhenBInBalancedMemory, PipelineParallelWithInterleaveFthenB):
+    events.clear()
+    layer = PipelineLayer([LayerDesc(nn.Linear, 3, 3) for _ in range(4)], num_stages=2, num_virtual_pipeline_stages=2,
+                          seg_method="layer:Linear", loss_fn=lambda out, lab: ((out - lab) ** 2).mean())
+    model = kind(layer, fleet.get_hybrid_communicate_group(), strategy)
+    opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(0.5, parameters=model.parameters()))
+    losses = [float(model.train_batch(batch, opt))]
+    order = "".join(e[0].upper() for e in events if e.split(":")[0] in ("forward_begin", "backward_begin"))
+    losses.append(float(model.train_batch(batch, opt)))
+    results.append((losses, [p.numpy() for p in model.parameters()], order))
+assert results[0][2] == BALANCED[rank] and results[1][2] == "F" * 6 + "B" * 6, (results[0][2], results[1][2])
+assert results[0][0] == results[1][0] and results[0][0][1] < results[0][0][0], results
+for a, b in zip(results[0][1], results[1][1]):
+    np.testing.assert_array_equal(a, b)
 print(f"OK rank={rank}", flush=True)

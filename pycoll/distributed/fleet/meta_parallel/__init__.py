@@ -1,7 +1,7 @@
 """paddle's ``fleet.meta_parallel``: the pipeline (``LayerDesc``, ``SharedLayerDesc``,
 ``LocalSharedLayerDesc``, ``LayerSpec`` and its builders, ``PipelineLayer``, ``PipelineParallel``,
 ``NoPipelineParallel`` (pp_degree 1) and the interleaved ``PipelineParallelWithInterleave`` /
-``PipelineParallelWithInterleaveFthenB``, their hooks and ``PipelineDatasetPreprocessor``),
+``PipelineParallelWithInterleaveFthenB`` / ``VPPFhenBInBalancedMemory``, their hooks and ``PipelineDatasetPreprocessor``),
 ``TensorParallel``, ``ShardingParallel`` and ``SegmentParallel`` (fleet's model-parallel,
 sharding and sep wrappers), all ``MetaParallelBase``s,
 and under the same path (as ``fleet.layers.mpu``) the model-parallel layers, the parallel
@@ -12,7 +12,8 @@ from pycoll.distributed.fleet.meta_parallel.micro_batches import PipelineDataset
 from pycoll.distributed.fleet.meta_parallel.pipeline_hooks import (PipelineParallelMicroStepLocations,
                                                                    register_global_pipeline_parallel_hook)
 from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
-                                                                        PipelineParallelWithInterleaveFthenB)
+                                                                        PipelineParallelWithInterleaveFthenB,
+                                                                        VPPFhenBInBalancedMemory)
 from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import NoPipelineParallel, PipelineParallel
 from pycoll.distributed.fleet.meta_parallel.pp_layers import LayerDesc, PipelineLayer, SharedLayerDesc
@@ -30,6 +31,7 @@ __all__ = ["ColumnParallelLinear", "LayerDesc", "LayerSpec", "LocalSharedLayerDe
            "NoPipelineParallel", "ParallelCrossEntropy", "PipelineDatasetPreprocessor", "PipelineLayer",
            "PipelineParallel", "PipelineParallelMicroStepLocations", "PipelineParallelWithInterleave",
            "PipelineParallelWithInterleaveFthenB", "RNGStatesTracker", "RowParallelLinear", "SegmentParallel",
-           "ShardingParallel", "SharedLayerDesc", "TensorParallel", "VocabParallelEmbedding", "build_spec_layer",
+           "ShardingParallel", "SharedLayerDesc", "TensorParallel", "VPPFhenBInBalancedMemory", "VocabParallelEmbedding",
+           "build_spec_layer",
            "dict_to_tuple_helper", "get_rng_state_tracker", "get_spec_layer", "import_spec_layer",
            "model_parallel_random_seed", "register_global_pipeline_parallel_hook"]

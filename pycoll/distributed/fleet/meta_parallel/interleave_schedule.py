@@ -5,8 +5,9 @@ chunk ``c`` of stage ``s``: micro-batch ``m`` goes forward through virtual stage
 stage P-1 back round to stage 0 between chunks) and backward through them in reverse. Each stage
 runs its forwards ("F") and backwards ("B") in paddle's order (``interleaved_order``: its
 ``PipelineParallelWithInterleave``, Megatron's interleaved 1F1B; ``fthenb_order``: its
-``PipelineParallelWithInterleaveFthenB``, every forward, then every backward); a chunk takes the
-micro-batches in order.
+``PipelineParallelWithInterleaveFthenB``, every forward, then every backward;
+``balanced_memory_order``: its ``VPPFhenBInBalancedMemory``, FthenB's chunks with a 1F1B middle);
+a chunk takes the micro-batches in order.
 
 Paddle sends with asynchronous ring exchanges; pycoll's stages send and receive with blocking
 ``send``/``recv``, which deadlock as soon as two stages each wait on a message the other sends
@@ -67,6 +68,23 @@ def fthenb_order(num_stages: int, stage: int, num_chunks: int, accumulate_steps:
         c = step % steps // accumulate_steps
         return c if forward else num_chunks - 1 - c
     return _numbered(["F"] * steps + ([] if forward_only else ["B"] * steps), chunk)
+
+
+def balanced_memory_order(num_stages: int, stage: int, num_chunks: int, accumulate_steps: int,
+                          forward_only: bool = False) -> List[Work]:
+    """paddle's VPPFhenBInBalancedMemory order: FthenB's chunk for each forward and backward step,
+    but only ``M (V - 1) + P - stage - 1`` forwards first, then one forward and one backward at a
+    time (``M - (P - stage - 1)`` pairs), then the remaining backwards; forward-only runs are
+    FthenB's."""
+    if forward_only:
+        return fthenb_order(num_stages, stage, num_chunks, accumulate_steps, True)
+    steps = accumulate_steps * num_chunks
+    startup = accumulate_steps * (num_chunks - 1) + num_stages - stage - 1
+
+    def chunk(step: int, forward: bool) -> int:
+        c = step % steps // accumulate_steps
+        return c if forward else num_chunks - 1 - c
+    return _numbered(["F"] * startup + ["F", "B"] * (steps - startup) + ["B"] * startup, chunk)
 
 
 def _numbered(kinds: List[str], chunk_of: Callable[[int, bool], int]) -> List[Work]:

@@ -3,7 +3,8 @@ built with ``num_virtual_pipeline_stages`` v > 1. Each stage holds v chunks (chu
 ``s`` is virtual stage ``c * pp_degree + s``), so a micro-batch goes round the ring of stages v
 times forward and v times backward. ``PipelineParallelWithInterleave`` (``accumulate_steps`` at
 least twice ``pp_degree``) runs paddle's interleaved 1F1B order, ``PipelineParallelWithInterleaveFthenB``
-(``pp_degree <= accumulate_steps < 2 pp_degree``) every forward and then every backward; each
+(``pp_degree <= accumulate_steps < 2 pp_degree``) every forward and then every backward
+(``VPPFhenBInBalancedMemory``: with a 1F1B middle, fewer activations held); each
 stage follows a program of work and messages (``interleave_schedule.programs``) that no pair of
 blocking sends and receives can deadlock on. Everything else is ``PipelineParallel``'s: the
 stages agree on each batch first, the loss of each micro-batch is divided by ``accumulate_steps``,
@@ -18,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from pycoll.distributed.fleet.meta_parallel.interleave_schedule import (Action, Work, fthenb_order,
-                                                                        interleaved_order, programs)
+from pycoll.distributed.fleet.meta_parallel.interleave_schedule import (Action, Work, balanced_memory_order,
+                                                                        fthenb_order, interleaved_order, programs)
 from pycoll.distributed.fleet.meta_parallel.micro_batches import MicroBatches
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import PipelineParallel
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
@@ -108,3 +109,15 @@ class PipelineParallelWithInterleaveFthenB(PipelineParallelWithInterleave):
 
     _order = staticmethod(fthenb_order)
     _min_steps, _min_steps_text = 1, "pp_degree"
+
+
+class VPPFhenBInBalancedMemory(PipelineParallelWithInterleaveFthenB):
+    """paddle's FthenB variant that holds fewer activations: each stage runs FthenB's forwards
+    only until its first backward can start, then alternates one forward and one backward, then
+    the remaining backwards (``interleave_schedule.balanced_memory_order``). Paddle's
+    ``fleet.distributed_model`` picks it for ``pp_configs.best_unbalanced_scheduler`` with
+    ``pp_degree <= accumulate_steps < 2 pp_degree``; pycoll's fleet does not pick it, build it
+    directly."""
+
+    _order = staticmethod(balanced_memory_order)
+
