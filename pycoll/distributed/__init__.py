@@ -51,6 +51,9 @@ _LAZY = {  # name -> the module above this layer that holds it, imported on firs
     "group_sharded_parallel": "pycoll.distributed.sharding",  # paddle's dist.<name> too
     "save_group_sharded_model": "pycoll.distributed.sharding",
 }
+# What a tensor-side function hands over to when it spans ranks (it reaches this face through
+# sys.modules, never importing the layers above it): name -> module, imported on first use; not in __all__
+_HANDOVERS = {"class_split_margin_cross_entropy": "pycoll.distributed.fleet.layers.mpu.margin_loss"}
 _SUBPACKAGES = ("fleet", "sharding", "auto_parallel", "parallel", "communication")  # dist.fleet.init(...) without an import
 
 
@@ -61,8 +64,8 @@ def __getattr__(name: str):
     that layer). ``from pycoll.distributed import *`` reaches the names of ``__all__`` this way too."""
     import importlib
 
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _LAZY or name in _HANDOVERS:
+        return getattr(importlib.import_module(_LAZY.get(name) or _HANDOVERS[name]), name)
     if name in _SUBPACKAGES:
         return importlib.import_module(f"pycoll.distributed.{name}")
     if name == "launch":  # paddle's dist.launch is the launcher's function, bound over the package's

@@ -9,7 +9,8 @@ it is not 0, so plain scaled softmax keeps the logits bit for bit.
 The margin step (`margin_logits`) is composed of differentiable ops, so the logits' gradient is
 paddle's: (softmax - onehot) * scale, times m1 sin(m1 acos x + m2) / sqrt(1 - x^2) in the label's
 column. With a group (model parallel: `logits` is this rank's block of classes) the function hands
-over to pycoll.distributed.fleet.layers.mpu.margin_loss, imported only then.
+over to pycoll.distributed.fleet.layers.mpu.margin_loss's class_split_margin_cross_entropy, reached
+through the distributed face (loaded whenever a Group exists), which imports it only then.
 """
 from __future__ import annotations
 
@@ -97,9 +98,8 @@ def margin_cross_entropy(logits: Tensor, label: Tensor, margin1: float = 1.0, ma
         return None
     logits, label = check_margin_inputs(logits, label, reduction)
     if _in_multi_rank_job(group):
-        from pycoll.distributed.fleet.layers.mpu.margin_loss import class_split_margin_cross_entropy
-        return class_split_margin_cross_entropy(logits, label, margin1, margin2, margin3, scale, group,
-                                                return_softmax, reduction)
+        class_split = sys.modules["pycoll.distributed"].class_split_margin_cross_entropy
+        return class_split(logits, label, margin1, margin2, margin3, scale, group, return_softmax, reduction)
     ids = label._array.astype("int64")
     classes = logits.shape[-1]
     if bool(((ids < 0) | (ids >= classes)).any()):
