@@ -209,3 +209,4 @@ from pycoll import tensor_kind  # noqa: E402,F401 - attaches is_dense(), layout,
 from pycoll import sparse, tensor_sparse  # noqa: E402,F401 - paddle.sparse; Tensor.to_sparse_coo/_csr, to_dense
 from pycoll import geometric  # noqa: E402,F401 - paddle.geometric
 from pycoll import signal  # noqa: E402,F401 - paddle.signal (stft, istft; Tensor.stft / Tensor.istft)
+from pycoll.framework import async_save, clear_async_save_task_queue  # noqa: E402 - paddle's top-level names
