@@ -124,4 +124,11 @@ assert results[0][2] == BALANCED[rank] and results[1][2] == "F" * 6 + "B" * 6, (
 assert results[0][0] == results[1][0] and results[0][0][1] < results[0][0][0], results
 for a, b in zip(results[0][1], results[1][1]):
     np.testing.assert_array_equal(a, b)
+# fleet.distributed_model picks it as paddle's does: pp_configs.best_unbalanced_scheduler, with
+# pp_degree <= accumulate_steps < 2 x pp_degree
+strategy.hybrid_configs["pp_configs"].best_unbalanced_scheduler = True
+chosen = fleet.distributed_model(PipelineLayer([LayerDesc(nn.Linear, 3, 3) for _ in range(4)], num_stages=2,
+                                               num_virtual_pipeline_stages=2, seg_method="layer:Linear",
+                                               loss_fn=lambda out, lab: ((out - lab) ** 2).mean()))
+assert type(chosen) is VPPFhenBInBalancedMemory, type(chosen)
 print(f"OK rank={rank}", flush=True)

@@ -15,7 +15,8 @@ from pycoll.amp import decorate
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
-                                                                        PipelineParallelWithInterleaveFthenB)
+                                                                        PipelineParallelWithInterleaveFthenB,
+                                                                        VPPFhenBInBalancedMemory)
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import (NoPipelineParallel, PipelineParallel,
                                                                    mark_fleet_optimizer)
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
@@ -188,13 +189,16 @@ def distributed_model(model: Any) -> Any:
 
 def _pipeline(model: PipelineLayer, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> PipelineParallel:
     """paddle's choice of pipeline: 1F1B without virtual stages; with them the interleaved 1F1B
-    when ``accumulate_steps`` >= 2 x ``pp_degree``, FthenB when it is at least ``pp_degree``."""
+    when ``accumulate_steps`` >= 2 x ``pp_degree``, FthenB when it is at least ``pp_degree``
+    (its balanced-memory order with ``pp_configs.best_unbalanced_scheduler``)."""
     if model.get_num_virtual_stages() == 1:
         if hcg.get_pipe_parallel_world_size() == 1:
             return NoPipelineParallel(model, strategy, hcg)
         return PipelineParallel(model, hcg, strategy)
     steps, stages = strategy.pipeline_configs["accumulate_steps"], hcg.get_pipe_parallel_world_size()
     if isinstance(steps, int) and not isinstance(steps, bool) and steps < 2 * stages:
+        if stages <= steps and strategy.hybrid_configs["pp_configs"].best_unbalanced_scheduler:
+            return VPPFhenBInBalancedMemory(model, hcg, strategy)
         return PipelineParallelWithInterleaveFthenB(model, hcg, strategy)  # which refuses fewer than pp_degree
     return PipelineParallelWithInterleave(model, hcg, strategy)
 
