@@ -210,3 +210,5 @@ from pycoll import sparse, tensor_sparse  # noqa: E402,F401 - paddle.sparse; Ten
 from pycoll import geometric  # noqa: E402,F401 - paddle.geometric
 from pycoll import signal  # noqa: E402,F401 - paddle.signal (stft, istft; Tensor.stft / Tensor.istft)
 from pycoll.framework import async_save, clear_async_save_task_queue  # noqa: E402 - paddle's top-level names
+from pycoll.device import (Event, Stream, device_guard, get_cudnn_version, get_device_module,  # noqa: E402
+                           set_default_device)  # paddle takes these from paddle.device

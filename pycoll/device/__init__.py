@@ -31,7 +31,8 @@ Place = Tuple[str, int]  # ("cpu", 0) or ("gpu", device_id); a PlaceObject is on
 __all__ = ["CPUPlace", "CUDAPlace", "PlaceObject", "Place", "gpu_count", "is_compiled_with_cuda",
            "import_cupy", "parse_place", "place_str", "set_device", "get_device", "device_place",
            "synchronize", "current_place", "array_module", "is_array", "place_of", "move", "module_for",
-           "to_module", "gpu_index", "device_guard"]
+           "to_module", "gpu_index", "device_guard", "device_to_place", "set_default_device",
+           "current_device", "device", "manual_seed_all", "get_device_module"]
 
 
 _current: Optional[Place] = None  # resolved on first use, see current_place()
@@ -173,6 +174,85 @@ class device_guard:
             set_device(place_str(self._original))
 
 
+def device_to_place(device: Any = None) -> PlaceObject:
+    """paddle's ``device.device_to_place``: the place that ``device`` names. None is the current
+    device; an int is an index of the current device's kind (only 0 while the CPU is current, as
+    paddle's); 'cpu', 'gpu', 'gpu:N' and torch's 'cuda:N'; a place is itself."""
+    if device is None:
+        return PlaceObject(current_place())
+    if isinstance(device, bool) or not isinstance(device, (int, str, PlaceObject)):
+        raise TypeError(f"device must be None, an int, a str like 'gpu:0' or a place, got {type(device).__name__}")
+    if isinstance(device, int):
+        if device < 0:
+            raise ValueError(f"device: an index must be >= 0, got {device}")
+        if current_place()[0] == "cpu":
+            if device != 0:
+                raise ValueError(f"device: the CPU's only index is 0, got {device}")
+            return PlaceObject(("cpu", 0))
+        return PlaceObject(("gpu", device))
+    if isinstance(device, str) and device.strip().lower().startswith("cuda"):
+        device = "gpu" + device.strip()[4:]
+    return PlaceObject(parse_place(device))
+
+
+def set_default_device(device: Any) -> None:
+    """paddle's ``set_default_device``: ``set_device`` of the place ``device`` names (see
+    ``device_to_place``: an int is an index of the current kind); returns None, as paddle's."""
+    set_device(device_to_place(device))
+
+
+def current_device() -> int:
+    """paddle's ``device.current_device``: the index of the current device (0 for the CPU)."""
+    return current_place()[1]
+
+
+class device(device_guard):  # noqa: N801 - paddle's name
+    """paddle's ``device.device(device=None)`` context manager (also ``cuda.device``): the place
+    ``device`` names (see ``device_to_place``; None keeps the current one) is current inside the
+    ``with`` block, the one before comes back after it."""
+
+    def __init__(self, device: Any = None) -> None:
+        super().__init__(device_to_place(device))
+
+
+def manual_seed_all(seed: int) -> None:
+    """paddle's ``device.manual_seed_all``: reseed the one generator pycoll draws from for every
+    device (``pycoll.seed``)."""
+    from pycoll.device_random import manual_seed  # the tensor layer's, named lazily from this face
+
+    manual_seed(seed)
+
+
+# paddle's device kinds that have a module of their own there (paddle.device.xpu, custom devices)
+# and none in pycoll, which runs on CPUs and CUDA GPUs only
+_OTHER_KINDS = ("xpu", "metax_gpu", "biren_gpu", "custom_cpu", "gcu", "iluvatar_gpu", "intel_gpu", "intel_hpu",
+                "mlu", "mps", "npu", "sdaa")
+
+
+def get_device_module(device: Any = None) -> ModuleType:
+    """paddle's ``get_device_module``: the module of ``device``'s kind. A text or an index (of the
+    current kind) or None (the current device): 'gpu' / 'cuda' give ``pycoll.cuda``, 'cpu'
+    ``pycoll.device.cpu``; a place object: ``CUDAPlace`` gives ``pycoll.cuda`` and ``CPUPlace``
+    ``pycoll.device`` (paddle's answers, which differ for the CPU). XPU and custom devices, which
+    pycoll has no module for, and unknown kinds raise RuntimeError."""
+    if isinstance(device, PlaceObject):
+        return importlib.import_module("pycoll.device" if device[0] == "cpu" else "pycoll.cuda")
+    if device is None or (isinstance(device, int) and not isinstance(device, bool)):
+        device = device_to_place(device).text()
+    if not isinstance(device, str):
+        raise TypeError(f"get_device_module: device must be None, an int, a str or a place, "
+                        f"got {type(device).__name__}")
+    kind = device.strip().lower().split(":")[0]
+    if kind in ("gpu", "cuda"):
+        return importlib.import_module("pycoll.cuda")  # the tensor layer's face, named lazily
+    if kind == "cpu":
+        return importlib.import_module("pycoll.device.cpu")
+    if kind in _OTHER_KINDS:
+        raise RuntimeError(f"get_device_module: pycoll runs on CPUs and CUDA GPUs only and has no module for "
+                           f"{kind!r} devices")
+    raise RuntimeError(f"Unsupported device type: {kind}")
+
+
 def synchronize(device: Any = None) -> None:
     """paddle's ``device.synchronize``: wait until the GPU ``device`` (a place, 'gpu:N', an index;
     default the current device) has finished all its work; on the CPU there is nothing to wait
@@ -259,7 +339,8 @@ _PROPERTIES = ("IPUPlace", "XPUPlace", "device_count", "get_all_custom_device_ty
                "is_bf16_supported", "is_compiled_with_cinn", "is_compiled_with_custom_device",
                "is_compiled_with_distribute", "is_compiled_with_ipu", "is_compiled_with_rocm",
                "is_compiled_with_xpu", "is_current_stream_capturing")
-_STREAMS = ("Event", "Stream", "StreamContext", "current_stream", "set_stream", "stream", "stream_guard")
+_STREAMS = ("Event", "Stream", "StreamContext", "current_stream", "set_stream", "stream", "stream_guard",
+            "get_stream_from_external")
 _RANDOM = ("get_rng_state", "set_rng_state", "manual_seed")
 _TYPED = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
           "ShortTensor", "IntTensor", "LongTensor", "BoolTensor")

@@ -8,12 +8,13 @@ takes CuPy's current stream for every collective), run on it.
 from __future__ import annotations
 
 import ctypes
+import warnings
 from typing import Any, Optional, Tuple
 
 from pycoll.device import CUDAPlace, current_place, gpu_index, import_cupy, place_str, set_device
 
 __all__ = ["Stream", "Event", "current_stream", "set_stream", "stream_guard", "StreamContext", "stream",
-           "create_stream", "create_event"]
+           "create_stream", "create_event", "get_stream_from_external"]
 
 # paddle's priority argument: 1 or -1 high, 0 or 2 low (its default). CUDA's priorities count down
 # (0, the default, is the lowest) and CUDA clamps a number past the device's range to its highest.
@@ -217,3 +218,18 @@ def create_event(enable_timing: bool = False, blocking: bool = False, interproce
     """paddle's ``device.cuda.create_event``: ``Event(enable_timing, blocking, interprocess)`` on the
     current GPU (``device_type`` and ``device_id`` are taken and ignored, as paddle's CUDA build does)."""
     return Event(enable_timing, blocking, interprocess)
+
+
+def get_stream_from_external(data_ptr: int, device: Any = None) -> Stream:
+    """paddle's ``device.get_stream_from_external``: a ``Stream`` over a ``cudaStream_t`` another
+    library made (``data_ptr``, its handle as an int) on the GPU ``device`` (default the current
+    one), through ``cupy.cuda.ExternalStream``. The stream is not owned: its maker keeps it alive."""
+    if isinstance(data_ptr, bool) or not isinstance(data_ptr, int):
+        raise TypeError(f"get_stream_from_external: data_ptr must be an int (a cudaStream_t), "
+                        f"got {type(data_ptr).__name__}")
+    index = gpu_index(device, "get_stream_from_external", RuntimeError)
+    cuda = import_cupy().cuda
+    with warnings.catch_warnings():  # CuPy 14 deprecates it for Stream.from_external, which CuPy 13 lacks
+        warnings.simplefilter("ignore", DeprecationWarning)
+        external = cuda.ExternalStream(data_ptr, index)
+    return Stream(index, stream_base=external)
