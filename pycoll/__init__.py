@@ -212,3 +212,6 @@ from pycoll import signal  # noqa: E402,F401 - paddle.signal (stft, istft; Tenso
 from pycoll.framework import async_save, clear_async_save_task_queue  # noqa: E402 - paddle's top-level names
 from pycoll.device import (Event, Stream, device_guard, get_cudnn_version, get_device_module,  # noqa: E402
                            set_default_device)  # paddle takes these from paddle.device
+from pycoll.device.properties import (is_compiled_with_cinn, is_compiled_with_custom_device,  # noqa: E402
+                                      is_compiled_with_distribute, is_compiled_with_ipu, is_compiled_with_rocm,
+                                      is_compiled_with_xpu)

@@ -76,3 +76,16 @@ def test_manual_seed_all_reseeds_the_generator():
     first = pycoll.rand([3]).numpy()
     pycoll.seed(7)
     np.testing.assert_array_equal(pycoll.rand([3]).numpy(), first)
+
+
+def test_is_compiled_with_answers():
+    # paddle's CPU build: distribute True, xpu/rocm/ipu/cinn False, custom_device('npu') False,
+    # custom_device(1) TypeError; pycoll always has its collectives and runs on no XPU/IPU/custom device
+    assert pycoll.is_compiled_with_distribute() is True
+    for name in ("xpu", "ipu", "cinn"):
+        assert getattr(pycoll, f"is_compiled_with_{name}")() is False
+    assert pycoll.is_compiled_with_custom_device("npu") is False
+    with pytest.raises(TypeError, match="device_type"):
+        pycoll.is_compiled_with_custom_device(1)
+    if not pycoll.is_compiled_with_cuda():  # ROCm: a GPU seen through CuPy's HIP build
+        assert pycoll.is_compiled_with_rocm() is False
