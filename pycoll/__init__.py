@@ -215,3 +215,4 @@ from pycoll.device import (Event, Stream, device_guard, get_cudnn_version, get_d
 from pycoll.device.properties import (is_compiled_with_cinn, is_compiled_with_custom_device,  # noqa: E402
                                       is_compiled_with_distribute, is_compiled_with_ipu, is_compiled_with_rocm,
                                       is_compiled_with_xpu)
+from pycoll import cuda  # noqa: E402,F401 - paddle.cuda (torch-style), a face over pycoll.device

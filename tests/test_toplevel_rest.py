@@ -89,3 +89,103 @@ def test_is_compiled_with_answers():
         pycoll.is_compiled_with_custom_device(1)
     if not pycoll.is_compiled_with_cuda():  # ROCm: a GPU seen through CuPy's HIP build
         assert pycoll.is_compiled_with_rocm() is False
+
+
+def test_cuda_is_a_face_over_pycoll_device():
+    import pycoll.cuda as cuda
+    import pycoll.device as device
+
+    assert pycoll.cuda is cuda
+    for name in ("Stream", "Event", "StreamContext", "current_stream", "set_stream", "stream", "device_count",
+                 "empty_cache", "memory_allocated", "max_memory_reserved", "reset_peak_memory_stats",
+                 "get_device_name", "get_device_properties", "get_device_capability", "is_available",
+                 "is_bf16_supported", "current_device", "device", "manual_seed_all", "manual_seed",
+                 "get_rng_state", "set_rng_state", "ipc_collect", "get_stream_from_external", "FloatTensor",
+                 "LongTensor"):
+        assert getattr(cuda, name) is getattr(device, name), name
+    assert cuda.synchronize is device.cuda.synchronize
+    assert set(cuda.__all__) <= set(dir(cuda))
+    assert pycoll.get_device_module("gpu:0") is cuda and pycoll.get_device_module("cuda") is cuda
+
+
+@pytest.mark.skipif(pycoll.device.gpu_count() > 0, reason="the CPU-only answers")
+def test_cuda_answers_of_paddles_cpu_build():
+    import pycoll.cuda as cuda
+
+    # paddle.cuda on paddle 3.3.1's CPU build: device_count() 0, is_available() False,
+    # current_device() 0, is_initialized() False, is_bf16_supported() True,
+    # is_current_stream_capturing() False, set_device('cpu') None, set_device(0) ValueError
+    # ('Paddle-CPU is not supported'), set_device(1.5) ValueError ('Unsupported device type'),
+    # mem_get_info() ValueError ('Expected a cuda device, but got: Place(cpu)'),
+    # current_stream() TypeError, max_memory_allocated() ValueError, ipc_collect() RuntimeError,
+    # FloatTensor([1, 2]) a float32 tensor [1., 2.], stream(None) a guard that changes nothing
+    assert cuda.device_count() == 0 and cuda.is_available() is False
+    assert cuda.current_device() == 0 and cuda.is_initialized() is False
+    assert cuda.is_bf16_supported() is True and cuda.is_current_stream_capturing() is False
+    assert cuda.set_device("cpu") is None
+    with pytest.raises(ValueError, match="current device is the CPU"):
+        cuda.set_device(0)
+    with pytest.raises(ValueError, match="Unsupported device type"):
+        cuda.set_device(1.5)
+    with pytest.raises(ValueError, match="Expected a cuda device, but got: Place\\(cpu\\)"):
+        cuda.mem_get_info()
+    with pytest.raises(TypeError):
+        cuda.current_stream()
+    with pytest.raises(ValueError):
+        cuda.max_memory_allocated()
+    with pytest.raises(RuntimeError):
+        cuda.ipc_collect()
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        cuda.cudart()
+    x = cuda.FloatTensor([1, 2])
+    assert x.dtype == pycoll.float32 and x.numpy().tolist() == [1.0, 2.0]
+    with cuda.stream(None):
+        assert pycoll.get_device() == "cpu"
+    with cuda.device("cpu"):
+        assert pycoll.get_device() == "cpu"
+
+
+def test_cuda_error_codes():
+    import pycoll.cuda as cuda
+
+    assert cuda.check_error(0) is None  # cudaSuccess
+    with pytest.raises(cuda.CudaError, match=r"^out of memory \(2\)$"):  # CUDA's text for code 2
+        cuda.check_error(2)
+    assert isinstance(cuda.CudaError(1), RuntimeError) and cuda.CudaError(1).code == 1
+    with pytest.raises(TypeError, match="res must be an int"):
+        cuda.check_error("0")
+
+
+def test_cuda_manual_seed_all_and_rng_state():
+    import pycoll.cuda as cuda
+
+    state = cuda.get_rng_state()
+    first = pycoll.rand([4]).numpy()
+    cuda.set_rng_state(state)
+    np.testing.assert_array_equal(pycoll.rand([4]).numpy(), first)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(pycoll.device.gpu_count() == 0, reason="needs a GPU")
+def test_cuda_on_a_gpu():
+    import cupy
+
+    import pycoll.cuda as cuda
+
+    pycoll.set_device("gpu:0")
+    assert cuda.set_device(0) is None and pycoll.get_device() == "gpu:0"  # an int is a GPU index here
+    free, total = cuda.mem_get_info(0)
+    assert 0 < free <= total == cupy.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"]
+    assert cuda.cudart() is cupy.cuda.runtime and cuda.is_initialized() is True
+    assert cuda.current_device() == 0
+    external = cupy.cuda.Stream(non_blocking=True)
+    wrapped = cuda.get_stream_from_external(external.ptr, 0)
+    assert wrapped.cuda_stream == external.ptr
+    with cuda.stream(wrapped):
+        y = pycoll.ones([8]) * 2
+    wrapped.synchronize()
+    np.testing.assert_array_equal(y.numpy(), np.full(8, 2.0, np.float32))
+    cuda.nvtx.range_push("pycoll")
+    cuda.nvtx.range_pop()
+    with cuda.device(0):
+        assert pycoll.get_device() == "gpu:0"
