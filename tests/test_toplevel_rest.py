@@ -189,3 +189,24 @@ def test_cuda_on_a_gpu():
     cuda.nvtx.range_pop()
     with cuda.device(0):
         assert pycoll.get_device() == "gpu:0"
+
+
+def test_special_functions_give_paddles_values():
+    import pycoll.special as special
+
+    assert pycoll.special is special and special.softmax is pycoll.softmax  # paddle.softmax is special.softmax
+    x = pycoll.to_tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+    # paddle 3.3.1's CPU build, same x (float32; the dtype='float64' row computed in float64)
+    np.testing.assert_allclose(special.softmax(x, 0).numpy(), [[0.622459352016449, 0.9525741338729858,
+                                                                0.7310585975646973], [0.3775406777858734,
+                                                                0.04742587357759476, 0.2689414322376251]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(special.softmax(x, dim=1, dtype="float64").numpy(),
+                               [[0.09003057317038045, 0.2447284710547976, 0.6652409557748218],
+                                [0.1752903921400367, 0.039112573270687456, 0.7855970345892759]], rtol=1e-12)
+    np.testing.assert_allclose(special.softmax(x).numpy(), special.softmax(x, dim=1).numpy(), rtol=1e-7)
+    np.testing.assert_allclose(special.logsumexp(x, 1).numpy(), [3.4076058864593506, 2.2413113117218018], rtol=1e-6)
+    np.testing.assert_allclose(special.logsumexp(x).numpy(), 3.6787919998168945, rtol=1e-6)
+    np.testing.assert_allclose(special.expm1(x).numpy(), [[1.7182817459106445, 6.389056205749512, 19.08553695678711],
+                                                          [0.6487212777137756, -0.6321205496788025,
+                                                           6.389056205749512]], rtol=1e-6)
