@@ -217,3 +217,4 @@ from pycoll.device.properties import (is_compiled_with_cinn, is_compiled_with_cu
                                       is_compiled_with_xpu)
 from pycoll import cuda  # noqa: E402,F401 - paddle.cuda (torch-style), a face over pycoll.device
 from pycoll import special  # noqa: E402,F401 - paddle.special (expm1, logsumexp, softmax)
+from pycoll import hub, onnx, sysconfig  # noqa: E402,F401 - paddle.hub (local hubconf), paddle.onnx, paddle.sysconfig

@@ -210,3 +210,92 @@ def test_special_functions_give_paddles_values():
     np.testing.assert_allclose(special.expm1(x).numpy(), [[1.7182817459106445, 6.389056205749512, 19.08553695678711],
                                                           [0.6487212777137756, -0.6321205496788025,
                                                            6.389056205749512]], rtol=1e-6)
+
+
+def test_sysconfig_points_at_the_headers_and_the_library():
+    import importlib.util
+    import os
+
+    include, lib = pycoll.sysconfig.get_include(), pycoll.sysconfig.get_lib()
+    assert os.path.isfile(os.path.join(include, "host_kernels.h"))  # a source (editable) install's csrc
+    spec = importlib.util.find_spec("pycoll._C")
+    assert spec is not None and os.path.dirname(spec.origin) == lib
+    assert any(name.startswith("_C.") for name in os.listdir(lib))
+
+
+HUBCONF = '''
+dependencies = ["numpy"]
+from helper_mod import width_of
+
+
+def tiny_linear(out_features=3):
+    """A tiny Linear (4 -> out_features)."""
+    import pycoll
+    return pycoll.nn.Linear(width_of(2), out_features)
+
+
+def _private():
+    pass
+'''
+
+
+@pytest.fixture
+def hub_repo(tmp_path):
+    (tmp_path / "hubconf.py").write_text(HUBCONF)
+    (tmp_path / "helper_mod.py").write_text("def width_of(n):\n    return n * 2\n")
+    return str(tmp_path)
+
+
+def test_hub_reads_a_local_hubconf(hub_repo):
+    import sys
+
+    # paddle 3.3.1's hub.list on this hubconf (paddle in place of pycoll, its helper named scale_of):
+    # ['scale_of', 'tiny_linear'], the public callables, the imported helper included; help: the docstring
+    assert pycoll.hub.list(hub_repo, source="local") == ["tiny_linear", "width_of"]
+    assert pycoll.hub.help(hub_repo, "tiny_linear", source="local") == "A tiny Linear (4 -> out_features)."
+    layer = pycoll.hub.load(hub_repo, "tiny_linear", source="local", out_features=5)
+    assert isinstance(layer, pycoll.nn.Linear) and list(layer.weight.shape) == [4, 5]
+    assert hub_repo not in sys.path  # the folder is on the path only while hubconf runs
+
+
+def test_hub_refusals(hub_repo, tmp_path):
+    # paddle's texts: unknown source ValueError, non-str model ValueError, missing entry RuntimeError
+    with pytest.raises(ValueError, match='Unknown source: "x"'):
+        pycoll.hub.list(hub_repo, source="x")
+    with pytest.raises(ValueError, match="model should be a str"):
+        pycoll.hub.help(hub_repo, 1, source="local")
+    with pytest.raises(RuntimeError, match="Cannot find callable nothing in hubconf"):
+        pycoll.hub.load(hub_repo, "nothing", source="local")
+    with pytest.raises(RuntimeError, match="downloads nothing"):
+        pycoll.hub.list("PaddlePaddle/PaddleClas:develop")  # source='github', paddle's default
+    with pytest.raises(RuntimeError, match="hubconf.py"):
+        pycoll.hub.list(str(tmp_path / "nowhere"), source="local")
+    (tmp_path / "hubconf.py").write_text(HUBCONF.replace('["numpy"]', '["numpy", "no_such_module_xyz"]'))
+    with pytest.raises(RuntimeError, match="Missing dependencies: no_such_module_xyz"):
+        pycoll.hub.load(str(tmp_path), "tiny_linear", source="local")
+
+
+def test_hub_load_state_dict_from_a_present_file(tmp_path):
+    pycoll.save({"w": pycoll.to_tensor([1.0, 2.0])}, str(tmp_path / "weights.pdparams"))
+    url = "https://example.com/models/weights.pdparams"
+    state = pycoll.hub.load_state_dict_from_url(url, model_dir=str(tmp_path))
+    np.testing.assert_array_equal(state["w"].numpy(), [1.0, 2.0])
+    as_numpy = pycoll.hub.load_state_dict_from_url(url, model_dir=str(tmp_path), map_location="np")
+    assert isinstance(as_numpy["w"], np.ndarray)
+    with pytest.raises(RuntimeError, match="downloads nothing"):
+        pycoll.hub.load_state_dict_from_url(url, model_dir=str(tmp_path), file_name="absent.pdparams")
+
+
+def test_onnx_export_says_paddle2onnx_is_missing():
+    import importlib.util
+
+    if importlib.util.find_spec("paddle2onnx") is not None:
+        with pytest.raises(NotImplementedError, match="no static program|none to give"):
+            pycoll.onnx.export(pycoll.nn.Linear(2, 2), "model")
+        return
+    # paddle 3.3.1's CPU build without paddle2onnx raises this ImportError text
+    with pytest.raises(ImportError) as info:
+        pycoll.onnx.export(pycoll.nn.Linear(2, 2), "model")
+    assert str(info.value) == ("Failed importing paddle2onnx. This likely means that some paddle modules require "
+                               "additional dependencies that have to be manually installed (usually with "
+                               "`pip install paddle2onnx`). ")
