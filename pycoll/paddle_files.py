@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import itertools
 import pickle
 import warnings
-from typing import Any, BinaryIO, Callable, Dict
+from typing import Any, BinaryIO, Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -250,11 +251,19 @@ def _latin1_bytes(text: Any, encoding: Any) -> bytes:
 
 class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be checked
     """An unpickler that finds only `ALLOWED_GLOBALS` and sets state only on arrays, dtypes and
-    Namespaces."""
+    Namespaces; and, where the caller names them (`records`: (module, name) -> a dataclass of its
+    own), builds those dataclasses, setting only their fields."""
     dispatch = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, f: Any, records: Optional[Mapping[Tuple[str, str], type]] = None, **kwargs: Any):
+        super().__init__(f, **kwargs)
+        self._records = dict(records or {})
+        self._record_types = frozenset(self._records.values())
 
     def find_class(self, module: str, name: str) -> Any:
         module = _PY2_MODULES.get(module, module)
+        if (module, name) in self._records:
+            return self._records[(module, name)]
         if (module, name) not in ALLOWED_GLOBALS:
             raise ValueError(f"it names {module}.{name}, which pycoll does not build from a paddle file "
                              f"(it reads containers, numbers, strings and arrays: save a state_dict, "
@@ -268,6 +277,11 @@ class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be che
         if type(target) is argparse.Namespace:
             if type(state) is not dict or not all(type(k) is str for k in state):
                 raise ValueError("it gives a Namespace a state that is not a dict of names")
+        elif type(target) in self._record_types:
+            names = {field.name for field in dataclasses.fields(target)}
+            if type(state) is not dict or not all(type(k) is str and k in names for k in state):
+                raise ValueError(f"it gives a {type(target).__name__} a state other than values of its "
+                                 f"fields {sorted(names)}")
         elif type(target) is not np.ndarray and not isinstance(target, np.dtype):
             raise ValueError(f"it sets the state of a {type(target).__name__}; pycoll sets the state "
                              f"of arrays, dtypes and Namespaces only")
@@ -296,11 +310,13 @@ class _BoundedReader:
         return line
 
 
-def read_paddle_file(f: BinaryIO, size: int, return_numpy: bool = False, keep_name_table: bool = False) -> Any:
+def read_paddle_file(f: BinaryIO, size: int, return_numpy: bool = False, keep_name_table: bool = False,
+                     records: Optional[Mapping[Tuple[str, str], type]] = None) -> Any:
     """The tree paddle.save pickled into `f` (holding `size` bytes from its position),
     as paddle.load gives it (see the module docstring). ValueError for a callable, a state or an
-    array of objects it will not build."""
-    tree = _TreeUnpickler(_BoundedReader(f, size), encoding="latin1").load()
+    array of objects it will not build. `records` lets the file name classes of paddle's own
+    ((module, name) -> the dataclass built in their place, which gets only its fields set)."""
+    tree = _TreeUnpickler(_BoundedReader(f, size), records, encoding="latin1").load()
     _check_loaded(tree, 0, {})
     if isinstance(tree, dict):
         tree = _joined(tree)

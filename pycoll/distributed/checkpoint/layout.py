@@ -17,18 +17,23 @@ from pycoll.tensor import Tensor
 Bounds = List[Tuple[int, int]]
 
 
-def flatten(state_dict: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
-    """``state_dict`` with nested dicts' keys joined by dots; TypeError for keys that are not str."""
-    out: Dict[str, Any] = {}
+def key_paths(state_dict: Dict[str, Any], path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str, ...], Any]]:
+    """Each leaf of ``state_dict`` under its dotted key, with the keys of the nested dicts leading
+    to it (paddle's ``flat_mapping``); TypeError for keys that are not str."""
+    out: Dict[str, Tuple[Tuple[str, ...], Any]] = {}
     for key, value in state_dict.items():
         if not isinstance(key, str):
             raise TypeError(f"state_dict keys must be str, got {key!r}")
-        name = f"{prefix}{key}"
         if isinstance(value, dict):
-            out.update(flatten(value, f"{name}."))
+            out.update(key_paths(value, path + (key,)))
         else:
-            out[name] = value
+            out[".".join(path + (key,))] = (path + (key,), value)
     return out
+
+
+def flatten(state_dict: Dict[str, Any]) -> Dict[str, Any]:
+    """``state_dict`` with nested dicts' keys joined by dots; TypeError for keys that are not str."""
+    return {name: leaf for name, (_, leaf) in key_paths(state_dict).items()}
 
 
 def bounds_of(tensor: Tensor) -> Optional[Bounds]:

@@ -1,9 +1,11 @@
 """paddle's distributed checkpoint: ``save_state_dict``, ``load_state_dict`` and
 ``load_merged_state_dict``.
 
-A checkpoint is a folder: ``{rank}_{id}.distcp`` holds the pieces that rank wrote (``layout.py``)
-and ``{id}.metadata`` (written by the coordinator) every tensor's whole shape and dtype and where
-each piece lies and in which file. Both are ``pycoll.save`` files (atomic). ``id`` (paddle's
+A checkpoint is a folder in paddle 3.3.1's format, which each of pycoll and paddle reads from the
+other: ``{rank}_{id}.distcp`` holds the pieces that rank wrote (``layout.py``), a state dict
+``{key: local piece}`` written by ``pycoll.save`` (atomic), and ``{id}.metadata`` (written by the
+coordinator, ``paddle_metadata.py``) every tensor's whole shape and dtype and where each piece
+lies and in which file. ``id`` (paddle's
 ``unique_id``) counts the checkpoints saved in one folder: by default the next free one when
 saving, the newest when loading. Loading reads, for each tensor to fill, the saved pieces that
 meet the piece this rank holds, so a checkpoint loads into other placements, another mesh or
@@ -21,10 +23,12 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll.device import move, place_of
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
-from pycoll.distributed.checkpoint.layout import bounds_of, flatten, overlaps, saved_form, writes
+from pycoll.distributed.checkpoint.layout import bounds_of, flatten, key_paths, overlaps, saved_form, writes
+from pycoll.distributed.checkpoint.paddle_metadata import paddle_metadata, read_metadata, write_metadata
 from pycoll.distributed.checkpoint.sharded_weight import ShardedWeight
+from pycoll.dtypes import convert_dtype
 from pycoll.serialization import load, save
-from pycoll.tensor import Tensor, to_tensor
+from pycoll.tensor import Tensor, to_tensor, wrap
 
 _METADATA = re.compile(r"^(\d+)\.metadata$")
 
@@ -55,7 +59,8 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         raise TypeError(f"save_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     dist.init_parallel_env()
     group = process_group or dist.get_group()
-    flat = flatten(state_dict)
+    paths = key_paths(state_dict)
+    flat = {key: leaf for key, (_, leaf) in paths.items()}
     bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
         raise TypeError(f"save_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
@@ -72,7 +77,7 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
             tensor = saved_form(value)
             bounds, whole = bounds_of(tensor), tensor.shape
             candidate = bounds is not None and writes(tensor, me == coordinator_rank)
-        shapes[key] = {"shape": list(whole), "dtype": str(tensor.dtype)}
+        shapes[key] = {"shape": list(whole), "dtype": tensor.dtype.name}  # paddle's names: float32, bfloat16
         if candidate:
             mine[(key, tuple(lo for lo, _ in bounds))] = tensor
     everyone: List[Any] = []
@@ -83,14 +88,12 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     uid = (taken[-1] + 1 if taken else 0) if unique_id is None else int(unique_id)
     pieces = _writers(everyone, uid)  # the same on every rank: each block once, by its first holder
     written = [p for p in pieces if p["file"] == f"{me}_{uid}.distcp"]
-    if written:
-        values = []
-        for p in written:
-            array = mine[(p["key"], tuple(p["offsets"]))]._array
-            values.append(np.array(array if isinstance(array, np.ndarray) else array.get(), order="C"))  # 0-d stays 0-d
-        save({"pieces": written, "values": values}, os.path.join(path, f"{me}_{uid}.distcp"))
+    if written:  # a rank holds one piece of a key: its file is a state dict of them, as paddle's
+        save({p["key"]: wrap(mine[(p["key"], tuple(p["offsets"]))]._array) for p in written},
+             os.path.join(path, f"{me}_{uid}.distcp"))
     if me == coordinator_rank:
-        save({"tensors": shapes, "pieces": pieces}, os.path.join(path, f"{uid}.metadata"))
+        write_metadata(paddle_metadata({"tensors": shapes, "pieces": pieces}, {k: kp for k, (kp, _) in paths.items()}),
+                       os.path.join(path, f"{uid}.metadata"))
     dist.barrier(group=group)
 
 
@@ -131,21 +134,30 @@ def _metadata(path: str, unique_id: Optional[int], fn: str) -> Dict[str, Any]:
     uid = ids[-1] if unique_id is None else int(unique_id)
     if uid not in ids:
         raise ValueError(f"{fn}: unique_id={unique_id} is not among the checkpoints in {path!r}: {ids}")
-    return load(os.path.join(path, f"{uid}.metadata"), return_numpy=True)
+    return read_metadata(os.path.join(path, f"{uid}.metadata"))
 
 
 class _Files:
-    """The pieces of the data files read so far (each file read once)."""
+    """The pieces of the data files read so far (each file read once): each file a state dict
+    ``{key: this rank's piece}``."""
 
     def __init__(self, path: str):
         self.path, self._read = path, {}
 
-    def value(self, piece: Dict[str, Any]) -> np.ndarray:
-        name = piece["file"]
+    def value(self, piece: Dict[str, Any], dtype: str) -> np.ndarray:
+        """The piece, of the dtype named ``dtype`` (paddle writes bfloat16 as its bit patterns)."""
+        name, key = piece["file"], piece["key"]
         if name not in self._read:
-            data = load(os.path.join(self.path, name), return_numpy=True)
-            self._read[name] = {(p["key"], tuple(p["offsets"])): v for p, v in zip(data["pieces"], data["values"])}
-        return self._read[name][(piece["key"], tuple(piece["offsets"]))]
+            self._read[name] = load(os.path.join(self.path, name), return_numpy=True)
+        data, saved = self._read[name], convert_dtype(dtype)
+        value = data.get(key) if isinstance(data, dict) else None
+        if isinstance(value, np.ndarray) and value.dtype != saved and saved.kind == "V" and value.dtype.kind in "iu" \
+                and value.dtype.itemsize == saved.itemsize:  # bfloat16, float8: written as their bit patterns
+            value = value.view(saved)
+        if not isinstance(value, np.ndarray) or list(value.shape) != list(piece["shape"]) or value.dtype != saved:
+            raise ValueError(f"{os.path.join(self.path, name)!r} holds no {dtype} block of {key!r} of shape "
+                             f"{piece['shape']}, which the checkpoint's metadata says it does")
+        return value
 
 
 def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Optional[dist.Group] = None,
@@ -154,7 +166,7 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
                     safetensors: bool = False) -> None:
     """Fill every tensor of ``state_dict`` (in place: this rank's piece of each, a ShardedWeight's
     block) from the checkpoint in folder ``path``, whatever placements, blocks, mesh or number of
-    ranks saved it.
+    ranks saved it, and whether pycoll or paddle 3.3.1 wrote it.
     ValueError naming the keys the checkpoint lacks or whose whole shape differs. ``aoa_config``
     (paddle's renaming and reshaping of saved tensors on load) is accepted as None only."""
     _refuse("aoa_config", aoa_config, None)
@@ -182,7 +194,8 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         tensor, bounds = (value.local_tensor, value.bounds()) if isinstance(value, ShardedWeight) else (value, bounds_of(value))
         if bounds is None:
             continue
-        tensor._array[...] = move(_assemble(key, bounds, tensor._array.dtype, by_key.get(key, []), files),
+        tensor._array[...] = move(_assemble(key, bounds, tensor._array.dtype, meta["tensors"][key]["dtype"],
+                                            by_key.get(key, []), files),
                                   place_of(tensor._array))
 
 
@@ -198,8 +211,8 @@ def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: O
     for key, info in meta["tensors"].items():
         if prefix is not None and not key.startswith(prefix):
             continue
-        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], np.dtype(info["dtype"]),
-                                       by_key.get(key, []), files))
+        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
+                                       info["dtype"], by_key.get(key, []), files))
     return out
 
 
@@ -210,13 +223,14 @@ def _pieces_by_key(meta: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
     return by_key
 
 
-def _assemble(key: str, bounds: List[Any], dtype: Any, pieces: List[Dict[str, Any]], files: _Files) -> np.ndarray:
+def _assemble(key: str, bounds: List[Any], dtype: Any, saved_dtype: str, pieces: List[Dict[str, Any]],
+              files: _Files) -> np.ndarray:
     """The block ``bounds`` of saved tensor ``key`` from the pieces that meet it (saved pieces
     never overlap: one rank writes each); ValueError if they leave part of it uncovered."""
     block = np.empty([hi - lo for lo, hi in bounds], dtype=dtype)
     filled = 0
     for piece, into, out in overlaps(bounds, pieces):
-        part = files.value(piece)[out]
+        part = files.value(piece, saved_dtype)[out]
         block[into] = part
         filled += part.size
     if filled != block.size:
