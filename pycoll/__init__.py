@@ -218,3 +218,5 @@ from pycoll.device.properties import (is_compiled_with_cinn, is_compiled_with_cu
 from pycoll import cuda  # noqa: E402,F401 - paddle.cuda (torch-style), a face over pycoll.device
 from pycoll import special  # noqa: E402,F401 - paddle.special (expm1, logsumexp, softmax)
 from pycoll import hub, onnx, sysconfig  # noqa: E402,F401 - paddle.hub (local hubconf), paddle.onnx, paddle.sysconfig
+from pycoll.device.other_places import (CUDAPinnedPlace, CustomPlace, IPUPlace, XPUPinnedPlace,  # noqa: E402
+                                        XPUPlace)  # paddle's place classes pycoll puts no tensors on

@@ -299,3 +299,41 @@ def test_onnx_export_says_paddle2onnx_is_missing():
     assert str(info.value) == ("Failed importing paddle2onnx. This likely means that some paddle modules require "
                                "additional dependencies that have to be manually installed (usually with "
                                "`pip install paddle2onnx`). ")
+
+
+def test_other_place_classes_are_refused_as_paddles_cpu_build_refuses_them():
+    import pycoll.device as device
+    from pycoll.device.places import Place
+
+    # paddle 3.3.1's CPU build: XPUPlace(0), IPUPlace(), CustomPlace('npu', 0) ValueError,
+    # XPUPinnedPlace() and CUDAPinnedPlace() RuntimeError, CustomPlace() / XPUPlace() TypeError
+    for make, error in ((lambda: pycoll.XPUPlace(0), ValueError), (pycoll.IPUPlace, ValueError),
+                        (lambda: pycoll.CustomPlace("npu", 0), ValueError), (pycoll.XPUPinnedPlace, RuntimeError),
+                        (pycoll.CustomPlace, TypeError), (pycoll.XPUPlace, TypeError),
+                        (lambda: pycoll.XPUPlace("0"), TypeError), (lambda: pycoll.CustomPlace(1, 0), TypeError)):
+        with pytest.raises(error):
+            make()
+    assert device.XPUPlace is pycoll.XPUPlace and device.IPUPlace is pycoll.IPUPlace  # paddle.device's too
+    for cls in (pycoll.CUDAPinnedPlace, pycoll.XPUPlace, pycoll.XPUPinnedPlace, pycoll.IPUPlace, pycoll.CustomPlace):
+        assert issubclass(cls, Place)
+        assert not isinstance(pycoll.CPUPlace(), cls) and not isinstance(pycoll.to_tensor([1.0]).place, cls)
+    if device.gpu_count() == 0:
+        with pytest.raises(RuntimeError, match="CPU only"):
+            pycoll.CUDAPinnedPlace()
+    pinned = tuple.__new__(pycoll.CUDAPinnedPlace, ("gpu_pinned", 0))  # what a GPU machine makes
+    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.to_tensor([1.0], place=pinned),
+                lambda: pycoll.device_guard(pinned)):  # no tensor goes to pinned memory
+        with pytest.raises(ValueError, match="CPU or a GPU"):
+            use()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(pycoll.device.gpu_count() == 0, reason="needs a GPU")
+def test_cuda_pinned_place_on_a_gpu_machine():
+    pinned = pycoll.CUDAPinnedPlace()
+    assert repr(pinned) == "Place(gpu_pinned)" and pinned == pycoll.CUDAPinnedPlace()
+    assert not pinned.is_gpu_place() and not pinned.is_cpu_place()
+    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.to_tensor([1.0], place=pinned),
+                lambda: pycoll.device_guard(pinned)):
+        with pytest.raises(ValueError, match="CPU or a GPU"):
+            use()

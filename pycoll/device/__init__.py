@@ -71,6 +71,8 @@ def parse_place(place: Any) -> Place:
     """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0)."""
     if isinstance(place, tuple) and len(place) == 2 and place[0] in ("cpu", "gpu"):
         return place
+    if isinstance(place, PlaceObject):  # CUDAPinnedPlace: paddle's, but no place pycoll keeps tensors in
+        raise ValueError(f"place must be the CPU or a GPU ('cpu', 'gpu:N', CPUPlace(), CUDAPlace(n)), got {place!r}")
     if not isinstance(place, str):
         raise TypeError(f"place must be a str like 'cpu', 'gpu' or 'gpu:0', got {type(place).__name__}")
     text = place.strip().lower()
@@ -155,7 +157,7 @@ class device_guard:
         if isinstance(device, str):
             place = parse_place(device)
         elif isinstance(device, PlaceObject):
-            place = tuple(device)
+            place = tuple(parse_place(device))  # refuses a CUDAPinnedPlace
         else:
             raise ValueError(f"device_guard: 'device' must be a str ('cpu', 'gpu', 'gpu:N') or a place "
                              f"(CPUPlace(), CUDAPlace(n)), got {type(device).__name__}")

@@ -11,6 +11,7 @@ import importlib.util
 from typing import Any, List, NamedTuple, Tuple
 
 from pycoll.device import current_place, gpu_count, gpu_index, import_cupy, is_compiled_with_cuda
+from pycoll.device.other_places import IPUPlace, XPUPlace  # noqa: F401 - paddle.device's names
 
 __all__ = ["DeviceProperties", "device_count", "get_device_properties", "get_device_name",
            "get_device_capability", "get_all_device_type", "get_all_custom_device_type",
@@ -142,14 +143,3 @@ def is_current_stream_capturing() -> bool:
         return False
     return bool(import_cupy().cuda.get_current_stream().is_capturing())
 
-
-def XPUPlace(dev_id: int) -> Any:  # noqa: N802 (paddle's name)
-    """Refused: pycoll runs on no XPU (paddle's builds without XPU refuse alike)."""
-    raise ValueError(f"XPUPlace({dev_id!r}): pycoll runs on CPUs and CUDA GPUs only, not on Kunlun XPUs; "
-                     f"use CPUPlace() or CUDAPlace(n)")
-
-
-def IPUPlace() -> Any:  # noqa: N802 (paddle's name)
-    """Refused: pycoll runs on no IPU (paddle's builds without IPU refuse alike)."""
-    raise ValueError("IPUPlace(): pycoll runs on CPUs and CUDA GPUs only, not on Graphcore IPUs; "
-                     "use CPUPlace() or CUDAPlace(n)")
