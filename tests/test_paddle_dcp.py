@@ -63,7 +63,8 @@ def test_on_two_ranks_into_other_layouts_and_saved_back_as_paddle_saves(tmp_path
     assert_ok(launch(2, "paddle_dcp.py", DATA, str(out), timeout=120), expect_lines=2)
     raw = (out / "0.metadata").read_bytes()
     assert PADDLE_MODULE.encode() in raw and b"pycoll" not in raw  # names paddle's classes only
-    ours, paddles = read_metadata(str(out / "0.metadata")), read_metadata(os.path.join(DATA, "placements", "0.metadata"))
+    ours = read_metadata(str(out / "0.metadata"))
+    paddles = read_metadata(os.path.join(DATA, "placements", "0.metadata"))
     assert ours["tensors"] == paddles["tensors"]  # whole shapes and paddle's dtype names
     blocks = lambda meta: sorted((p["key"], p["offsets"], p["shape"]) for p in meta["pieces"])  # noqa: E731
     assert blocks(ours) == blocks(paddles)  # the same blocks (which rank writes a replicated one may differ)

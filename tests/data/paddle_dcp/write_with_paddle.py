@@ -53,7 +53,8 @@ save_state_dict(state, os.path.join(out, "placements"))
 rows = (0, 3) if rank == 0 else (3, 4)
 cols = (0, 2) if rank == 0 else (2, 5)
 sharded = {"s": ShardedWeight("s", paddle.to_tensor(S[rows[0]:rows[1]]), (rows[1] - rows[0], 3), (4, 3), (rows[0], 0)),
-           "c": ShardedWeight("c", paddle.to_tensor(C[:, cols[0]:cols[1]]), (2, cols[1] - cols[0]), (2, 5), (0, cols[0])),
+           "c": ShardedWeight("c", paddle.to_tensor(C[:, cols[0]:cols[1]]), (2, cols[1] - cols[0]), (2, 5),
+                              (0, cols[0])),
            "r": ShardedWeight("r", paddle.to_tensor(B), (6,), (6,), (0,))}
 save_state_dict(sharded, os.path.join(out, "sharded"))
 save_state_dict({"w": state["w"], "b": state["b"]}, os.path.join(out, "replicas"), save_replicas=True)
