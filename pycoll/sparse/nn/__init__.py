@@ -1,0 +1,60 @@
+"""paddle.sparse.nn: layers over `pycoll.sparse.nn.functional`."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pycoll.nn.layer import Layer
+from pycoll.sparse.nn import functional
+from pycoll.sparse.nn.functional import leaky_relu, relu, relu6, softmax
+from pycoll.sparse.tensor import SparseTensor
+
+
+class ReLU(Layer):
+    """`functional.relu` as a layer."""
+
+    def __init__(self, name: Optional[str] = None):
+        super().__init__(name)
+
+    def forward(self, x: SparseTensor) -> SparseTensor:
+        return relu(x)
+
+
+class ReLU6(Layer):
+    """`functional.relu6` as a layer."""
+
+    def __init__(self, name: Optional[str] = None):
+        super().__init__(name)
+
+    def forward(self, x: SparseTensor) -> SparseTensor:
+        return relu6(x)
+
+
+class LeakyReLU(Layer):
+    """`functional.leaky_relu` as a layer."""
+
+    def __init__(self, negative_slope: float = 0.01, name: Optional[str] = None):
+        super().__init__(name)
+        self._negative_slope = negative_slope
+
+    def forward(self, x: SparseTensor) -> SparseTensor:
+        return leaky_relu(x, self._negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self._negative_slope}"
+
+
+class Softmax(Layer):
+    """`functional.softmax` as a layer (axis -1 only, as paddle's)."""
+
+    def __init__(self, axis: int = -1, name: Optional[str] = None):
+        super().__init__(name)
+        self._axis = axis
+
+    def forward(self, x: SparseTensor) -> SparseTensor:
+        return softmax(x, self._axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self._axis}"
+
+
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "functional"]

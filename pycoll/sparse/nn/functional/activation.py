@@ -1,0 +1,51 @@
+"""Sparse activations: relu, relu6 and leaky_relu on the stored values (the pattern kept, as
+f(0) = 0 for each), and `softmax` over each row's stored values (the missing entries are not
+zeros but absent, as paddle's sparse softmax takes them)."""
+from __future__ import annotations
+
+from typing import Optional
+
+from pycoll import _graph, math_ops
+from pycoll.device import array_module
+from pycoll.geometric.segment import segment_reduce
+from pycoll.nn import functional as F
+from pycoll.search_ops import gather
+from pycoll.sparse.convert import _prod, csr_rows, linear_index
+from pycoll.sparse.tensor import CSR, SparseTensor, sparse_arg, with_values
+from pycoll.tensor import wrap
+
+
+def relu(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
+    """max(x, 0) on each stored value."""
+    return with_values(sparse_arg(x, "relu"), F.relu(x.values()))
+
+
+def relu6(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
+    """min(max(x, 0), 6) on each stored value."""
+    return with_values(sparse_arg(x, "relu6"), F.relu6(x.values()))
+
+
+def leaky_relu(x: SparseTensor, negative_slope: float = 0.01, name: Optional[str] = None) -> SparseTensor:
+    """x where x >= 0, negative_slope * x elsewhere, on each stored value."""
+    return with_values(sparse_arg(x, "leaky_relu"), F.leaky_relu(x.values(), negative_slope))
+
+
+def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> SparseTensor:
+    """The softmax of each row's stored values along the last axis (paddle supports axis -1 only)."""
+    x = sparse_arg(x, "softmax")
+    if axis not in (-1, x.ndim - 1):
+        raise ValueError(f"softmax: axis must be -1 (the last axis), got {axis!r}")
+    if x._format == CSR:
+        rows = csr_rows(x)
+    elif x.dense_dim():
+        raise ValueError(f"softmax: a COO x must have no dense dims, got {x.dense_dim()}")
+    else:
+        rows = linear_index(x._indices[:-1], x._dense_shape[:-1])
+    n = _prod(x._dense_shape[:-1])
+    values = x.values()
+    with _graph.no_grad():  # a per-row shift, for range only: the softmax does not change with it
+        top = segment_reduce(values, rows, n, "max", "softmax")._array
+    xp = array_module(rows)
+    e = math_ops.exp(math_ops.subtract(values, wrap(xp.take(top, rows))))
+    total = segment_reduce(e, rows, n, "sum", "softmax")
+    return with_values(x, math_ops.divide(e, gather(total, wrap(rows), 0)))
