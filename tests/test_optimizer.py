@@ -401,6 +401,33 @@ def test_a_groups_weight_decay_of_none_falls_back_to_the_optimizers():
     np.testing.assert_allclose(a.numpy(), P0 - 0.1 * (GRADS[0] + 0.5 * P0))
 
 
+@pytest.mark.parametrize("attr, group, want", [
+    # paddle 3.3.1 (SGD, lr 0.1, w = [1, -2], gradient [1, 1]): a group replaces the ParamAttr's
+    # learning rate and regularizer with its own (1.0 and the optimizer's decay by default)
+    ({"learning_rate": 0.5}, {}, [0.9, -2.1]),
+    ({"learning_rate": 0.5}, {"learning_rate": 2.0}, [0.8, -2.2]),
+    ({"regularizer": pycoll.regularizer.L2Decay(1.0)}, {}, [0.9, -2.1]),
+    ({"regularizer": pycoll.regularizer.L2Decay(1.0)}, {"weight_decay": 0.5}, [0.85, -2.0]),
+])
+def test_a_group_replaces_the_param_attrs_rate_and_regularizer(attr, group, want):
+    lin = nn.Linear(2, 1, weight_attr=pycoll.ParamAttr(**attr), bias_attr=False)
+    lin.weight.set_value(np.array([[1.0], [-2.0]], "float32"))
+    sgd = opt.SGD(learning_rate=0.1, parameters=[dict(params=[lin.weight], **group)])
+    lin(pycoll.ones([1, 2])).sum().backward()
+    sgd.step()
+    np.testing.assert_allclose(lin.weight.numpy().ravel(), want, rtol=1e-6)
+
+
+def test_without_groups_the_param_attrs_rate_and_regularizer_act():
+    lin = nn.Linear(2, 1, weight_attr=pycoll.ParamAttr(learning_rate=0.5, regularizer=pycoll.regularizer.L2Decay(1.0)),
+                    bias_attr=False)
+    lin.weight.set_value(np.array([[1.0], [-2.0]], "float32"))
+    sgd = opt.SGD(learning_rate=0.1, parameters=lin.parameters())
+    lin(pycoll.ones([1, 2])).sum().backward()
+    sgd.step()  # w - 0.05 * (1 + w)
+    np.testing.assert_allclose(lin.weight.numpy().ravel(), [0.9, -1.95], rtol=1e-6)
+
+
 def test_over_keeps_each_pieces_group():
     a, b = make_param(name="a"), make_param(name="b")
     o = opt.SGD(learning_rate=1.0, parameters=[{'params': [a], 'learning_rate': 0.5}, {'params': [b]}])

@@ -44,9 +44,9 @@ def _tensors(values: Iterable[Any], where: str) -> List[Tensor]:
 
 
 def parse_parameters(parameters: Any, options: Dict[str, OptionCheck]
-                     ) -> Tuple[List[Tensor], List[Dict[str, Any]], List[int]]:
-    """(the parameters, each group's options as given, each parameter's group index). Plain
-    Tensors make one group without options. A group's ``weight_decay`` of None is dropped: the
+                     ) -> Tuple[List[Tensor], List[Dict[str, Any]], List[int], bool]:
+    """(the parameters, each group's options as given, each parameter's group index, whether
+    groups were given). Plain Tensors make one group without options. A group's ``weight_decay`` of None is dropped: the
     optimizer's own applies (paddle's rule); its ``grad_clip`` of None means no clipping."""
     if isinstance(parameters, Tensor):
         raise TypeError("parameters must be an iterable of Tensors or of parameter-group dicts, got a Tensor")
@@ -55,7 +55,7 @@ def parse_parameters(parameters: Any, options: Dict[str, OptionCheck]
     entries = list(parameters)
     if not any(isinstance(e, dict) for e in entries):
         params = _tensors(entries, "parameters")
-        return params, [{}], [0] * len(params)
+        return params, [{}], [0] * len(params), False
     if not all(isinstance(e, dict) for e in entries):
         raise TypeError("parameters must be all Tensors or all parameter-group dicts, not a mixture")
     params: List[Tensor] = []
@@ -80,4 +80,4 @@ def parse_parameters(parameters: Any, options: Dict[str, OptionCheck]
         index.extend([g] * len(members))
     if len({id(p) for p in params}) != len(params):
         raise ValueError("some parameters appear in more than one parameter group")
-    return params, groups, index
+    return params, groups, index, True

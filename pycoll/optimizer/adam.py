@@ -102,6 +102,8 @@ class AdamW(Adam):
         self._coeff = real(weight_decay, "weight_decay", low=0.0)
         self._apply_decay = apply_decay_param_fun
 
+    _groups_set_regularizer = False  # paddle's AdamW groups set the learning rate only
+
     def _l2_coeff(self, options: Dict[str, Any]) -> Optional[float]:
         return None  # the weight decay is decoupled: applied to the parameter in _update
 

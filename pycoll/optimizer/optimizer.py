@@ -66,13 +66,14 @@ class Optimizer:
     _scalar_accumulators: tuple = ()  # kept as Python floats, saved as shape [1] tensors
     _group_options: Dict[str, OptionCheck] = BASE_OPTIONS
     _state_on_host = False  # see over()
+    _groups_set_regularizer = True  # paddle's groups replace the parameters' regularizers (not AdamW's)
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, name: Optional[str] = None,
                  *, multi_precision: bool = False):
         if parameters is None:
             raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
-        params, self._groups, self._group_index = parse_parameters(parameters, self._group_options)
+        params, self._groups, self._group_index, grouped = parse_parameters(parameters, self._group_options)
         keys = [p.name or f"param_{i}" for i, p in enumerate(params)]
         if len(set(keys)) != len(keys):
             dupes = sorted({k for k in keys if keys.count(k) > 1})
@@ -85,7 +86,22 @@ class Optimizer:
         self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
         self._name = name
         self._multi_precision = bool(multi_precision)
+        if grouped:
+            self._groups_set_parameter_options()
         self._reset_state()
+
+    def _groups_set_parameter_options(self) -> None:
+        """As paddle's ``_add_param_group``: a parameter given in a group takes the group's
+        learning-rate factor (1.0 when the group names none) and the group's weight decay (the
+        optimizer's by default) as its own ``optimize_attr['learning_rate']`` and ``regularizer``,
+        in place of what its ParamAttr said."""
+        for p, g in zip(self._parameter_list, self._group_index):
+            options = self._groups[g]
+            if hasattr(p, "optimize_attr"):
+                p.optimize_attr["learning_rate"] = options.get("learning_rate", 1.0)
+            if self._groups_set_regularizer:
+                decay = options.get("weight_decay", self._weight_decay)
+                p.regularizer = L2Decay(decay) if isinstance(decay, float) else decay
 
     def _reset_state(self) -> None:
         self._accumulators: Dict[str, Dict[str, Any]] = {n: {} for n in
@@ -191,7 +207,7 @@ class Optimizer:
                     if target is None:
                         target = self._master_weights[key] = param.astype(np.float32)
                     grad = grad.astype(np.float32)
-                term = getattr(p, "regularizer", None) or group_term  # ParamAttr(regularizer=...) wins
+                term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
                 grad = self._with_decay(grad, target, term)
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
