@@ -1,0 +1,246 @@
+"""pycoll.sparse: COO/CSR tensors, their conversions and ops. Values marked "paddle" were measured
+on paddle 3.3.1's CPU build with the same calls (loss: sum(values * [1, 2, ...]) unless said);
+the products, which paddle's CPU build lacks, are checked against NumPy computed by hand."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.sparse as sp
+import pycoll.sparse.nn.functional as SF
+
+X = np.array([[0, 1, 0, 2], [3, 0, 0, 4], [0, 5, 6, 0]], "float32")
+Y = np.array([[7, 0, 0, 8], [0, 0, 0, 9], [0, 1, 0, 0]], "float32")
+X_IDX = [[0, 0, 1, 1, 2, 2], [1, 3, 0, 3, 1, 2]]
+Y_IDX = [[0, 0, 1, 2], [0, 3, 3, 1]]
+UNION = [[0, 0, 0, 1, 1, 2, 2], [0, 1, 3, 0, 3, 1, 2]]
+
+
+def coo(a, grad=True):
+    t = pycoll.to_tensor(a).to_sparse_coo(2)
+    t.stop_gradient = not grad
+    return t
+
+
+def weighted_backward(z):
+    n = z.nnz()
+    (z.values() * pycoll.to_tensor(np.arange(1, n + 1, dtype="float32"))).sum().backward()
+
+
+def check_coo(t, shape, indices, values, atol=1e-6):
+    assert t.is_sparse_coo() and list(t.shape) == shape
+    np.testing.assert_array_equal(t.indices().numpy(), indices)
+    np.testing.assert_allclose(t.values().numpy(), values, rtol=1e-5, atol=atol)
+
+
+def check_csr(t, shape, crows, cols, values):
+    assert t.is_sparse_csr() and list(t.shape) == shape
+    np.testing.assert_array_equal(t.crows().numpy(), crows)
+    np.testing.assert_array_equal(t.cols().numpy(), cols)
+    np.testing.assert_allclose(t.values().numpy(), values, rtol=1e-5, atol=1e-6)
+
+
+BINARY = {  # paddle: result (indices, values), x.grad values (x's pattern), y.grad values (y's pattern)
+    "add": (UNION, [7, 1, 10, 3, 13, 6, 6], [2, 3, 4, 5, 6, 7], [1, 3, 5, 6]),
+    "multiply": (UNION, [0, 0, 16, 0, 36, 5, 0], [0, 24, 0, 45, 6, 0], [0, 6, 20, 30]),
+    "divide": ([[0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2], [0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]],
+               [0, np.inf, np.nan, .25, np.inf, np.nan, np.nan, 4 / 9, np.nan, 5, np.inf, np.nan],
+               [np.inf, .5, np.inf, 8 / 9, 10, np.inf], [0, -.125, -32 / 81, -50]),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_ops_on_different_patterns_equal_paddles(op):
+    x, y = coo(X), coo(Y)
+    z = getattr(sp, op)(x, y)
+    indices, values, xg, yg = BINARY[op]
+    check_coo(z, [3, 4], indices, values)
+    weighted_backward(z)
+    check_coo(x.grad, [3, 4], X_IDX, xg)
+    check_coo(y.grad, [3, 4], Y_IDX, yg)
+
+
+def test_subtract_and_scalar_forms():
+    x, y = coo(X), coo(Y)
+    z = sp.subtract(x, y)
+    check_coo(z, [3, 4], UNION, [-7, 1, -6, 3, -5, 4, 6])  # paddle
+    weighted_backward(z)  # paddle 3.3.1's y gradient here is wrong (it crashes or misplaces it): by hand
+    np.testing.assert_allclose(y.grad.values().numpy(), [-1, -3, -5, -6])
+    check_coo(sp.multiply(coo(X), 2.5), [3, 4], X_IDX, 2.5 * X[X != 0])
+    check_coo(sp.divide(coo(X), 2.0), [3, 4], X_IDX, X[X != 0] / 2)
+
+
+def test_same_pattern_keeps_it_and_csr_round_trips():
+    c = pycoll.to_tensor(X).to_sparse_csr()
+    check_csr(c, [3, 4], [0, 2, 4, 6], X_IDX[1], [1, 2, 3, 4, 5, 6])  # paddle
+    d = pycoll.to_tensor(X + 1) * pycoll.to_tensor((X != 0).astype("float32"))
+    z = sp.add(c, d.to_sparse_csr())
+    check_csr(z, [3, 4], [0, 2, 4, 6], X_IDX[1], 2 * X[X != 0] + 1)
+    np.testing.assert_array_equal(z.to_dense().numpy(), 2 * X + (X != 0))
+    assert c.to_sparse_coo(2).is_sparse_coo() and c.to_sparse_csr() is c and c.nnz() == 6
+
+
+def test_batched_csr_equals_paddles():
+    z = sp.sparse_csr_tensor([0, 2, 3, 0, 1, 2], [1, 3, 2, 0, 1], [1., 2., 3., 4., 5.])
+    assert list(z.shape) == [2, 2, 4]  # paddle infers the batch from the restarting crows
+    np.testing.assert_array_equal(z.to_dense().numpy(), [[[0, 1, 0, 2], [0, 0, 3, 0]],
+                                                         [[4, 0, 0, 0], [0, 5, 0, 0]]])
+    back = z.to_dense().to_sparse_csr()
+    check_csr(back, [2, 2, 4], [0, 2, 3, 0, 1, 2], [1, 3, 2, 0, 1], [1, 2, 3, 4, 5])
+    check_coo(z.to_sparse_coo(3), [2, 2, 4], [[0, 0, 0, 1, 1], [0, 0, 1, 0, 1], [1, 3, 2, 0, 1]], [1, 2, 3, 4, 5])
+
+
+def test_shape_ops_equal_paddles():
+    c = pycoll.to_tensor(X).to_sparse_csr()
+    check_coo(sp.sum(coo(X), axis=0), [4], [[0, 1, 2, 3]], [3, 6, 6, 6])
+    check_coo(sp.sum(coo(X), axis=1, keepdim=True), [3, 1], [[0, 1, 2], [0, 0, 0]], [3, 7, 11])
+    check_csr(sp.sum(c, axis=-1), [3, 1], [0, 1, 2, 3], [0, 0, 0], [3, 7, 11])
+    check_coo(sp.reshape(coo(X), [2, 6]), [2, 6], [[0, 0, 0, 1, 1, 1], [1, 3, 4, 1, 3, 4]], [1, 2, 3, 4, 5, 6])
+    check_csr(sp.reshape(c, [6, 2]), [6, 2], [0, 1, 2, 3, 4, 5, 6], [1, 1, 0, 1, 1, 0], [1, 2, 3, 4, 5, 6])
+    check_coo(sp.transpose(coo(X), [1, 0]), [4, 3], [[1, 3, 0, 3, 1, 2], [0, 0, 1, 1, 2, 2]], [1, 2, 3, 4, 5, 6])
+    check_csr(sp.transpose(c, [1, 0]), [4, 3], [0, 1, 3, 4, 6], [1, 0, 2, 2, 0, 1], [3, 1, 5, 6, 2, 4])
+    check_coo(sp.slice(coo(X), [0, 1], [1, 1], [3, 4]), [2, 3], [[0, 1, 1], [2, 0, 1]], [4, 5, 6])
+    check_csr(sp.slice(c, [1], [-3], [3]), [3, 2], [0, 1, 1, 3], [0, 0, 1], [1, 5, 6])
+    u = sp.sparse_coo_tensor([[2, 0, 2, 1], [1, 0, 1, 3]], [1., 2., 3., 4.], [3, 4])
+    check_coo(sp.coalesce(u), [3, 4], [[0, 1, 2], [0, 3, 1]], [2, 4, 4])
+    np.testing.assert_array_equal(u.to_dense().numpy(), sp.coalesce(u).to_dense().numpy())
+    total = sp.sum(coo(X))
+    assert list(total.shape) == [1] and float(total.values().numpy()[0]) == 21
+
+
+def test_shape_ops_carry_gradients():
+    x = coo(X)
+    y = sp.slice(sp.transpose(sp.reshape(x, [2, 6]), [1, 0]), [0], [2], [6])
+    assert y.nnz() == 4
+    weighted_backward(y)
+    gy = np.zeros((4, 2), "float32")  # y's gradient, dense, taken back through the ops by hand
+    gy[tuple(y.indices().numpy())] = np.arange(1, 5)
+    full = np.zeros((6, 2), "float32")
+    full[2:6] = gy
+    np.testing.assert_array_equal(x.grad.to_dense().numpy(), full.T.reshape(3, 4))
+    np.testing.assert_array_equal(x.grad.indices().numpy(), X_IDX)  # a leaf's gradient has its pattern
+
+
+UNARY = {"sin": np.sin, "tan": np.tan, "asin": np.arcsin, "atan": np.arctan, "sinh": np.sinh, "tanh": np.tanh,
+         "asinh": np.arcsinh, "atanh": np.arctanh, "sqrt": np.sqrt, "square": np.square, "log1p": np.log1p,
+         "abs": np.abs, "neg": np.negative, "deg2rad": np.deg2rad, "rad2deg": np.rad2deg, "expm1": np.expm1}
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr"])
+def test_unary_ops_act_on_values_only(fmt):
+    a = np.where(X != 0, X / 7, 0).astype("float32")
+    for name, ref in UNARY.items():
+        x = pycoll.to_tensor(a)
+        x = x.to_sparse_coo(2) if fmt == "coo" else x.to_sparse_csr()
+        y = getattr(sp, name)(x)
+        assert y.nnz() == 6 and y.is_sparse_coo() == (fmt == "coo")
+        np.testing.assert_allclose(y.to_dense().numpy(), np.where(a != 0, ref(a), 0), rtol=1e-5, err_msg=name)
+
+
+def test_pow_cast_isnan_mask_as_equal_paddles():
+    x = coo(X)
+    y = sp.pow(x, 2.5)
+    check_coo(y, [3, 4], X_IDX, [1, 5.656854, 15.588457, 32, 55.901699, 88.181633])
+    sp.sum(y).backward()
+    check_coo(x.grad, [3, 4], X_IDX, [2.5, 7.071068, 12.99038, 20, 27.950850, 36.742348])
+    z = sp.cast(coo(X), "int32", "float64")
+    assert z.indices().dtype == np.int32 and z.dtype == np.float64
+    n = sp.isnan(sp.divide(coo(X), coo(Y)))
+    assert n.dtype == np.bool_ and int(n.values().numpy().sum()) == 5
+    m = sp.mask_as(pycoll.to_tensor(Y + 10), pycoll.to_tensor(X).to_sparse_csr())
+    check_csr(m, [3, 4], [0, 2, 4, 6], X_IDX[1], [10, 18, 10, 19, 11, 10])
+
+
+def test_softmax_and_activations_equal_paddles():
+    x = coo(X)
+    s = SF.softmax(x)
+    check_coo(s, [3, 4], X_IDX, [0.268941, 0.731059] * 3)
+    weighted_backward(s)
+    check_coo(x.grad, [3, 4], X_IDX, [-0.196612, 0.196612] * 3)
+    c = SF.softmax(pycoll.to_tensor(X * 100).to_sparse_csr())  # per-row shift: no overflow
+    np.testing.assert_allclose(c.values().numpy(), [0, 1, 0, 1, 0, 1], atol=1e-6)
+    v = np.array([-1., 2., 7., 4.], "float32")
+    t = sp.sparse_coo_tensor([[0, 1, 1, 2], [1, 0, 2, 1]], v, [3, 4])
+    np.testing.assert_allclose(sp.nn.ReLU6()(t).values().numpy(), [0, 2, 6, 4])  # paddle
+    np.testing.assert_allclose(sp.nn.LeakyReLU(0.1)(t).values().numpy(), [-0.1, 2, 7, 4])  # paddle
+    np.testing.assert_allclose(sp.nn.ReLU()(t).values().numpy(), [0, 2, 7, 4])
+
+
+@pytest.mark.parametrize("fmt", ["coo", "csr"])
+@pytest.mark.parametrize("batched", [False, True])
+def test_matmul_mv_addmm_masked_matmul_against_numpy(fmt, batched):
+    rng = np.random.default_rng(1)
+    shape = (2, 4, 5) if batched else (4, 5)
+    a = (rng.standard_normal(shape) * (rng.random(shape) < 0.5)).astype("float32")
+    b = rng.standard_normal(shape[:-2] + (5, 3)).astype("float32")
+    x = pycoll.to_tensor(a)
+    x = x.to_sparse_coo(len(shape)) if fmt == "coo" else x.to_sparse_csr()
+    x.stop_gradient = False
+    y = pycoll.to_tensor(b, stop_gradient=False)
+    out = sp.matmul(x, y)
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+    w = rng.standard_normal(out.shape).astype("float32")
+    (out * pycoll.to_tensor(w)).sum().backward()
+    dense_xgrad = w @ np.swapaxes(b, -1, -2)
+    np.testing.assert_allclose(x.grad.to_dense().numpy(), np.where(a != 0, dense_xgrad, 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(y.grad.numpy(), np.swapaxes(a, -1, -2) @ w, rtol=1e-5, atol=1e-5)
+    # masked_matmul: (p @ q) at x's pattern, gradients by hand
+    p = pycoll.to_tensor(rng.standard_normal(shape[:-1] + (3,)).astype("float32"), stop_gradient=False)
+    q = pycoll.to_tensor(rng.standard_normal(shape[:-2] + (3, 5)).astype("float32"), stop_gradient=False)
+    mm = sp.masked_matmul(p, q, x)
+    assert mm.is_sparse_coo() == (fmt == "coo")
+    mask = (a != 0).astype("float32")
+    np.testing.assert_allclose(mm.to_dense().numpy(), (p.numpy() @ q.numpy()) * mask, rtol=1e-5, atol=1e-5)
+    mm.to_dense().sum().backward()
+    np.testing.assert_allclose(p.grad.numpy(), mask @ np.swapaxes(q.numpy(), -1, -2), rtol=1e-5, atol=1e-5)
+    if not batched:
+        v = rng.standard_normal(5).astype("float32")
+        np.testing.assert_allclose(sp.mv(x, pycoll.to_tensor(v)).numpy(), a @ v, rtol=1e-5, atol=1e-5)
+        inp = rng.standard_normal((4, 3)).astype("float32")
+        r = sp.addmm(pycoll.to_tensor(inp), x, pycoll.to_tensor(b), beta=0.5, alpha=2.0)
+        np.testing.assert_allclose(r.numpy(), 0.5 * inp + 2 * a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_sparse_times_sparse_stores_what_the_patterns_reach():
+    x = coo(X, grad=False)
+    yt = coo(Y.T.copy(), grad=False)
+    z = sp.matmul(x, yt)
+    assert z.is_sparse_coo()
+    np.testing.assert_allclose(z.to_dense().numpy(), X @ Y.T)
+    reach = ((X != 0).astype(int) @ (Y.T != 0).astype(int)) != 0
+    np.testing.assert_array_equal(np.sort(np.ravel_multi_index(z.indices().numpy(), (3, 3))), np.flatnonzero(reach))
+
+
+def test_creation_and_methods():
+    v = pycoll.to_tensor([1., 2., 3.], stop_gradient=False)
+    x = sp.sparse_coo_tensor([[0, 1, 2], [2, 0, 1]], v, stop_gradient=False)
+    assert list(x.shape) == [3, 3] and x.is_sparse() and not x.is_dense() and x.sparse_dim() == 2
+    assert x.dense_dim() == 0 and sp.is_same_shape(x, pycoll.zeros([3, 3]))
+    sp.sum(sp.square(x)).backward()
+    np.testing.assert_allclose(v.grad.numpy(), [2, 4, 6])  # values that take a gradient get it (paddle's)
+    h = sp.sparse_coo_tensor([[0, 2]], np.ones((2, 3), "float32"), [4, 3])
+    assert h.sparse_dim() == 1 and h.dense_dim() == 1 and list(h.to_dense().shape) == [4, 3]
+    assert "indices=[[0, 2]]" in repr(h)
+
+
+def test_bad_input_is_refused_by_name():
+    x = coo(X, grad=False)
+    with pytest.raises(TypeError, match="sparse COO tensor"):
+        pycoll.sin(x)  # dense ops refuse sparse tensors
+    with pytest.raises(ValueError, match="same number of non-zero"):
+        sp.sparse_coo_tensor([[0, 1]], [1.])
+    with pytest.raises(ValueError, match="minimum shape"):
+        sp.sparse_coo_tensor([[0, 3]], [1., 2.], [2])
+    with pytest.raises(TypeError, match="indices"):
+        sp.sparse_coo_tensor([[0.5, 1]], [1., 2.])
+    with pytest.raises(ValueError, match="crows"):
+        sp.sparse_csr_tensor([0, 1, 2], [0, 1], [1., 2.], [3, 3])
+    with pytest.raises(ValueError, match="same shape"):
+        sp.add(x, coo(np.ones((4, 4), "float32")))
+    with pytest.raises(TypeError, match="y must be a sparse"):
+        sp.add(x, pycoll.ones([3, 4]))
+    with pytest.raises(ValueError, match="axis"):
+        sp.sum(pycoll.to_tensor(X).to_sparse_csr(), axis=0)
+    with pytest.raises(TypeError, match="crows"):
+        x.crows()
+    with pytest.raises(ValueError, match="sparse_dim"):
+        pycoll.to_tensor(X).to_sparse_coo(3)
