@@ -1,4 +1,5 @@
-"""paddle.sparse.nn: layers over `pycoll.sparse.nn.functional`."""
+"""paddle.sparse.nn: layers over `pycoll.sparse.nn.functional` (the activations here, the
+convolutions, pooling and BatchNorm in `pycoll.sparse.nn.layers`)."""
 from __future__ import annotations
 
 from typing import Optional
@@ -6,6 +7,7 @@ from typing import Optional
 from pycoll.nn.layer import Layer
 from pycoll.sparse.nn import functional
 from pycoll.sparse.nn.functional import leaky_relu, relu, relu6, softmax
+from pycoll.sparse.nn.layers import BatchNorm, Conv2D, Conv3D, MaxPool3D, SubmConv2D, SubmConv3D
 from pycoll.sparse.tensor import SparseTensor
 
 
@@ -57,4 +59,5 @@ class Softmax(Layer):
         return f"axis={self._axis}"
 
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "functional"]
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm", "Conv2D", "Conv3D", "SubmConv2D", "SubmConv3D",
+           "MaxPool3D", "functional"]

@@ -1,4 +1,7 @@
-"""paddle.sparse.nn.functional: activations on the stored values of a sparse tensor."""
+"""paddle.sparse.nn.functional: activations, sparse convolutions and max pooling."""
 from pycoll.sparse.nn.functional.activation import leaky_relu, relu, relu6, softmax
+from pycoll.sparse.nn.functional.conv import (conv2d, conv3d, max_pool3d, subm_conv2d, subm_conv2d_igemm, subm_conv3d,
+                                              subm_conv3d_igemm)
 
-__all__ = ["relu", "relu6", "leaky_relu", "softmax"]
+__all__ = ["conv2d", "conv3d", "subm_conv2d", "subm_conv2d_igemm", "subm_conv3d", "subm_conv3d_igemm", "max_pool3d",
+           "relu", "relu6", "leaky_relu", "softmax"]
