@@ -244,3 +244,76 @@ def test_bad_input_is_refused_by_name():
         x.crows()
     with pytest.raises(ValueError, match="sparse_dim"):
         pycoll.to_tensor(X).to_sparse_coo(3)
+
+
+def dense_conv(xd, w, stride, pad, dil):
+    """A dense channels-last convolution in NumPy (zero padding), for the sparse ones' reference."""
+    dims = w.ndim - 2
+    xp_ = np.pad(xd, [(0, 0)] + [(pad, pad)] * dims + [(0, 0)])
+    outs = [(xp_.shape[1 + d] - dil * (w.shape[d] - 1) - 1) // stride + 1 for d in range(dims)]
+    out = np.zeros((xd.shape[0], *outs, w.shape[-1]), "float64")
+    for k in np.ndindex(*w.shape[:dims]):
+        sl = tuple(slice(k[d] * dil, k[d] * dil + stride * (outs[d] - 1) + 1, stride) for d in range(dims))
+        out += xp_[(slice(None),) + sl] @ w[k]
+    return out
+
+
+def point_cloud(rng, spatial, c=3, p=0.3):
+    occ = rng.random(spatial) < p
+    xd = (rng.standard_normal(spatial + (c,)) * occ[..., None]).astype("float32")
+    idx = np.stack(np.nonzero(occ))
+    return xd, occ, sp.sparse_coo_tensor(idx, xd[occ], list(xd.shape))
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("stride,pad,dil", [(1, 0, 1), (2, 1, 1), (1, 2, 2)])
+def test_conv_against_a_dense_numpy_convolution(dims, stride, pad, dil):
+    rng = np.random.default_rng(dims * 10 + stride + pad)
+    xd, occ, x = point_cloud(rng, (2, 4, 5, 3)[:dims + 1] if dims == 3 else (2, 5, 4))
+    x.stop_gradient = False
+    w = rng.standard_normal((3,) * dims + (3, 2)).astype("float32")
+    b = np.array([0.5, -1.0], "float32")
+    conv = sp.nn.functional.conv3d if dims == 3 else sp.nn.functional.conv2d
+    y = conv(x, pycoll.to_tensor(w), pycoll.to_tensor(b), stride=stride, padding=pad, dilation=dil)
+    ref = dense_conv(xd, w, stride, pad, dil)
+    reach = dense_conv(occ[..., None].astype(float), np.ones(w.shape[:-2] + (1, 1)), stride, pad, dil)[..., 0] > 0
+    assert list(y.shape) == list(ref.shape)
+    np.testing.assert_array_equal(y.indices().numpy(), np.stack(np.nonzero(reach)))  # sorted, as paddle's
+    np.testing.assert_allclose(y.values().numpy(), ref[reach] + b, rtol=1e-4, atol=1e-4)
+    y.values().sum().backward()  # d/dx of the dense convolution's sum at the stored outputs
+    g = np.zeros(ref.shape)
+    g[reach] = 1
+    wt = np.flip(w, tuple(range(dims))).swapaxes(-1, -2)
+    if stride == 1:  # the gradient of a stride-1 convolution is the flipped kernel's over g
+        full = dense_conv(g, wt, 1, dil * 2 - pad, dil)
+        np.testing.assert_allclose(x.grad.values().numpy(), full[occ], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_subm_conv_keeps_the_input_positions(dims):
+    rng = np.random.default_rng(7)
+    xd, occ, x = point_cloud(rng, (2, 4, 5, 3) if dims == 3 else (2, 5, 4))
+    w = rng.standard_normal((3,) * dims + (3, 4)).astype("float32")
+    conv = sp.nn.functional.subm_conv3d if dims == 3 else sp.nn.functional.subm_conv2d
+    y = conv(x, pycoll.to_tensor(w), padding=0)  # paddle centres the kernel whatever the padding
+    np.testing.assert_array_equal(y.indices().numpy(), x.indices().numpy())
+    np.testing.assert_allclose(y.values().numpy(), dense_conv(xd, w, 1, 1, 1)[occ], rtol=1e-4, atol=1e-4)
+
+
+def test_max_pool3d_and_batch_norm():
+    rng = np.random.default_rng(8)
+    xd, occ, x = point_cloud(rng, (2, 4, 5, 3))
+    y = sp.nn.MaxPool3D(kernel_size=2, stride=2)(x)
+    filled = np.where(occ[..., None], xd, -np.inf)[:, :4, :4, :2]  # absent entries take no part
+    ref = filled.reshape(2, 2, 2, 2, 2, 1, 2, 3).max(axis=(2, 4, 6))
+    reach = np.isfinite(ref[..., 0])
+    np.testing.assert_array_equal(y.indices().numpy(), np.stack(np.nonzero(reach)))
+    np.testing.assert_allclose(y.values().numpy(), ref[reach])
+    bn = sp.nn.BatchNorm(3)
+    x.stop_gradient = False
+    z = bn(x)
+    v = xd[occ]
+    np.testing.assert_allclose(z.values().numpy(), (v - v.mean(0)) / np.sqrt(v.var(0) + 1e-5), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn._mean.numpy(), 0.1 * v.mean(0), rtol=1e-5, atol=1e-6)
+    layer = sp.nn.SubmConv3D(3, 4, 3)
+    assert list(layer.weight.shape) == [3, 3, 3, 3, 4] and list(layer(x).shape) == [2, 4, 5, 3, 4]
