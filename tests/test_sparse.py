@@ -317,3 +317,80 @@ def test_max_pool3d_and_batch_norm():
     np.testing.assert_allclose(bn._mean.numpy(), 0.1 * v.mean(0), rtol=1e-5, atol=1e-6)
     layer = sp.nn.SubmConv3D(3, 4, 3)
     assert list(layer.weight.shape) == [3, 3, 3, 3, 4] and list(layer(x).shape) == [2, 4, 5, 3, 4]
+
+
+def test_attention_against_numpy():
+    """paddle's kernel is CUDA-only: the masked softmax attention written out in NumPy."""
+    rng = np.random.default_rng(0)
+    b, h, s, d = 2, 2, 5, 4
+    q, k, v = (rng.standard_normal((b, h, s, d)).astype("float32") for _ in range(3))
+    m = (rng.random((b * h, s, s)) < 0.6).astype("float32")
+    m[:, :, 0] = 1
+    kp = np.ones((b, s), "float32")
+    kp[1, 3] = 0
+    am = np.ones((s, s), "float32")
+    am[2, 0] = 0
+    Q, K, V = (pycoll.to_tensor(a, stop_gradient=False) for a in (q, k, v))
+    out = sp.nn.functional.attention(Q, K, V, pycoll.to_tensor(m).to_sparse_csr(), pycoll.to_tensor(kp),
+                                     pycoll.to_tensor(am))
+    scores = q.reshape(b * h, s, d) @ k.reshape(b * h, s, d).transpose(0, 2, 1) / np.sqrt(d)
+    allowed = (m != 0) & (kp.repeat(h, 0)[:, None, :] != 0) & (am[None] != 0)
+    scores = np.where(allowed, scores, -np.inf)
+    p = np.exp(scores - scores.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    np.testing.assert_allclose(out.numpy(), (p @ v.reshape(b * h, s, d)).reshape(b, h, s, d), rtol=1e-5, atol=1e-5)
+    out.sum().backward()
+    np.testing.assert_allclose(V.grad.numpy(), (p.transpose(0, 2, 1) @ np.ones((b * h, s, d))).reshape(b, h, s, d),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(8, 5), (5, 8)])
+def test_pca_lowrank_recovers_the_centred_matrix(shape):
+    rng = np.random.default_rng(2)
+    a = (rng.standard_normal(shape) * (rng.random(shape) < 0.5)).astype("float64")
+    for x in (pycoll.to_tensor(a).to_sparse_coo(2), pycoll.to_tensor(a).to_sparse_csr()):
+        for center in (True, False):
+            u, s, v = sp.pca_lowrank(x, q=min(shape), center=center)
+            c = a - a.mean(0) if center else a
+            np.testing.assert_allclose(u.numpy() @ np.diag(s.numpy()) @ v.numpy().T, c, atol=1e-10)
+            np.testing.assert_allclose(s.numpy(), np.linalg.svd(c, compute_uv=False), atol=1e-10)
+    with pytest.raises(ValueError, match="q"):
+        sp.pca_lowrank(pycoll.to_tensor(a).to_sparse_coo(2), q=9)
+
+
+def _gpu_path_ops():
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((2, 4, 5)) * (rng.random((2, 4, 5)) < 0.5)).astype("float32")
+    x = pycoll.to_tensor(a).to_sparse_csr()
+    x.stop_gradient = False
+    y = pycoll.to_tensor(rng.standard_normal((2, 5, 3)).astype("float32"), stop_gradient=False)
+    c = pycoll.to_tensor(a[0]).to_sparse_coo(2)
+    c.stop_gradient = False
+    outs = [sp.matmul(x, y), sp.sum(sp.add(c, sp.sin(c)), axis=0).to_dense(),
+            SF.softmax(x).to_dense(), sp.reshape(sp.transpose(c, [1, 0]), [2, 10]).to_dense(),
+            sp.masked_matmul(y.transpose([0, 2, 1]), y, pycoll.to_tensor(np.ones((2, 3, 3), "float32")).to_sparse_csr()).to_dense()]
+    xd, occ, pc = point_cloud(rng, (1, 3, 3, 3))
+    outs.append(sp.nn.functional.subm_conv3d(pc, pycoll.to_tensor(np.ones((3, 3, 3, 3, 2), "float32"))).to_dense())
+    sum(o.sum() for o in outs).backward()
+    return outs + [x.grad.to_dense(), y.grad, c.grad.to_dense()]
+
+
+def test_every_op_gives_the_same_on_gpu_arrays():
+    """tests/strict_cupy.py in CuPy's place (host arrays meeting device arrays are refused, as
+    CuPy refuses them): the CPU's numbers, in device arrays."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import strict_cupy
+
+    results = {}
+    with strict_cupy.installed():
+        try:
+            for place in ("cpu", "gpu"):
+                pycoll.set_device(place)
+                results[place] = _gpu_path_ops()
+        finally:
+            pycoll.set_device("cpu")
+    for want, got in zip(results["cpu"], results["gpu"]):
+        assert isinstance(got.array, strict_cupy.ndarray)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)

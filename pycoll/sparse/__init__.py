@@ -6,6 +6,7 @@ from pycoll.sparse import nn
 from pycoll.sparse.binary import add, divide, is_same_shape, mask_as, multiply, subtract
 from pycoll.sparse.convert import coalesce
 from pycoll.sparse.creation import sparse_coo_tensor, sparse_csr_tensor
+from pycoll.sparse.lowrank import pca_lowrank
 from pycoll.sparse.matmul import addmm, masked_matmul, matmul, mv
 from pycoll.sparse.shape import reshape, slice, sum, transpose
 from pycoll.sparse.tensor import SparseTensor
@@ -15,4 +16,4 @@ from pycoll.sparse.unary import (abs, asin, asinh, atan, atanh, cast, deg2rad, e
 __all__ = ["sparse_coo_tensor", "sparse_csr_tensor", "sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh",
            "sqrt", "square", "log1p", "abs", "pow", "cast", "neg", "deg2rad", "rad2deg", "expm1", "mv", "matmul",
            "masked_matmul", "addmm", "add", "subtract", "transpose", "sum", "multiply", "divide", "coalesce",
-           "is_same_shape", "reshape", "isnan", "slice", "mask_as", "SparseTensor", "nn"]
+           "is_same_shape", "reshape", "isnan", "slice", "mask_as", "pca_lowrank", "SparseTensor", "nn"]
