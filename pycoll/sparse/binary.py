@@ -16,7 +16,7 @@ from pycoll.device import array_module
 from pycoll.geometric.segment import segment_reduce
 from pycoll.search_ops import gather
 from pycoll.shape_ops import reshape
-from pycoll.sparse.convert import _prod, coalesced, like_format, linear_index, to_coo, to_dense, unravel
+from pycoll.sparse.convert import coalesced, like_format, linear_index, prod, to_coo, to_dense, unravel
 from pycoll.sparse.tensor import COO, CSR, SparseTensor, new_coo, sparse_arg, with_values
 from pycoll.tensor import Tensor, wrap
 
@@ -62,8 +62,8 @@ def _everywhere(x: SparseTensor, y: SparseTensor, op: Callable[[Tensor, Tensor],
     sd = x.sparse_dim()
     sparse_shape = x._dense_shape[:sd]
     dense = op(to_dense(x), to_dense(y))
-    values = reshape(dense, [_prod(sparse_shape)] + list(x._dense_shape[sd:]))
-    return new_coo(unravel(xp.arange(_prod(sparse_shape)), sparse_shape), values, x._dense_shape, coalesced=True)
+    values = reshape(dense, [prod(sparse_shape)] + list(x._dense_shape[sd:]))
+    return new_coo(unravel(xp.arange(prod(sparse_shape)), sparse_shape), values, x._dense_shape, coalesced=True)
 
 
 def _binary(x: Any, y: Any, op: Callable[[Tensor, Tensor], Tensor], fn: str, everywhere: bool = False) -> SparseTensor:
@@ -123,6 +123,6 @@ def mask_as(x: Tensor, mask: SparseTensor, name: Optional[str] = None) -> Sparse
     m = to_coo(mask)
     sd = m.sparse_dim()
     sparse_shape = m._dense_shape[:sd]
-    flat = reshape(x, [_prod(sparse_shape)] + list(m._dense_shape[sd:]))
+    flat = reshape(x, [prod(sparse_shape)] + list(m._dense_shape[sd:]))
     values = gather(flat, wrap(linear_index(m._indices, sparse_shape)), 0)
     return with_values(mask if mask._format == CSR else m, values)

@@ -14,7 +14,8 @@ from pycoll.sparse.tensor import COO, CSR, SparseTensor, new_coo, new_csr, spars
 from pycoll.tensor import Tensor, wrap
 
 
-def _prod(dims: Sequence[int]) -> int:
+def prod(dims: Sequence[int]) -> int:
+    """The number of positions in a grid of `dims` (1 for none)."""
     n = 1
     for d in dims:
         n *= int(d)
@@ -61,7 +62,7 @@ def coo_to_dense(x: SparseTensor) -> Tensor:
     sd = x.sparse_dim()
     sparse_shape, dense_shape = x._dense_shape[:sd], x._dense_shape[sd:]
     xp = array_module(x._values)
-    flat = wrap(xp.zeros((_prod(sparse_shape),) + tuple(dense_shape), dtype=x._values.dtype))
+    flat = wrap(xp.zeros((prod(sparse_shape),) + tuple(dense_shape), dtype=x._values.dtype))
     flat = index_add(flat, wrap(linear_index(x._indices, sparse_shape)), 0, x.values())
     return reshape(flat, list(x._dense_shape))
 
@@ -81,7 +82,7 @@ def dense_to_coo(x: Tensor, sparse_dim: int) -> SparseTensor:
         mask = mask.any(axis=tuple(range(sparse_dim, a.ndim)))
     indices = xp.stack([i.astype(xp.int64) for i in xp.nonzero(mask)])
     sparse_shape = a.shape[:sparse_dim]
-    flat = reshape(x, [_prod(sparse_shape)] + list(a.shape[sparse_dim:]))
+    flat = reshape(x, [prod(sparse_shape)] + list(a.shape[sparse_dim:]))
     values = gather(flat, wrap(linear_index(indices, sparse_shape)), 0)
     return new_coo(indices, values, a.shape, coalesced=True)
 

@@ -15,7 +15,7 @@ from pycoll.search_ops import gather
 from pycoll.shape_ops import reshape, transpose
 from pycoll.sparse.binary import add, multiply
 from pycoll.sparse.convert import csr_rows, dense_to_coo, like_format, linear_index, to_coo, to_dense
-from pycoll.sparse.tensor import CSR, SparseTensor, _like, new_coo, sparse_arg, with_values
+from pycoll.sparse.tensor import CSR, SparseTensor, new_coo, pattern_like, sparse_arg, with_values
 from pycoll.tensor import Tensor, wrap
 
 
@@ -79,7 +79,7 @@ def matmul(x: SparseTensor, y: Any, name: Optional[str] = None) -> Any:
 
 def _ones_like_pattern(x: SparseTensor) -> SparseTensor:
     """x's pattern with every stored value 1 (outside the graph)."""
-    return _like(x, array_module(x._values).ones_like(x._values))
+    return pattern_like(x, array_module(x._values).ones_like(x._values))
 
 
 def masked_matmul(x: Tensor, y: Tensor, mask: SparseTensor, name: Optional[str] = None) -> SparseTensor:

@@ -12,7 +12,7 @@ from pycoll.search_ops import gather
 from pycoll.shape_ops import reshape as dense_reshape
 from pycoll.shape_ops import transpose as dense_transpose
 from pycoll.reshape_ops import slice as dense_slice
-from pycoll.sparse.convert import _prod, coalesce, coo_to_csr, like_format, linear_index, to_coo, unravel
+from pycoll.sparse.convert import coalesce, coo_to_csr, like_format, linear_index, prod, to_coo, unravel
 from pycoll.sparse.tensor import CSR, SparseTensor, new_coo, sparse_arg
 from pycoll.tensor import Tensor, wrap
 
@@ -116,13 +116,13 @@ def _target_shape(shape: Any, old: Sequence[int], fn: str) -> List[int]:
     if shape.count(-1) > 1:
         raise ValueError(f"{fn}: only one dim of shape may be -1, got {shape}")
     shape = [old[i] if s == 0 else s for i, s in enumerate(shape)]
-    total = _prod(old)
+    total = prod(old)
     if -1 in shape:
-        known = _prod([s for s in shape if s != -1])
+        known = prod([s for s in shape if s != -1])
         if known == 0 or total % known:
             raise ValueError(f"{fn}: cannot reshape a tensor of shape {list(old)} to {shape}")
         shape[shape.index(-1)] = total // known
-    if _prod(shape) != total or any(s < 0 for s in shape):
+    if prod(shape) != total or any(s < 0 for s in shape):
         raise ValueError(f"{fn}: cannot reshape a tensor of shape {list(old)} to {shape}")
     return shape
 

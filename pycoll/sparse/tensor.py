@@ -106,7 +106,7 @@ class SparseTensor(Tensor):
         return op_output(self._values, lambda g: (g,), self)
 
     def detach(self) -> "SparseTensor":
-        return _like(self, self._values)
+        return pattern_like(self, self._values)
 
     # ---- autograd (the graph's GraphTensor protocol, on values-shaped arrays) -------------------
     def seed_grad(self, grad_tensor: Any) -> Any:
@@ -129,7 +129,7 @@ class SparseTensor(Tensor):
             if grad.dtype != self._values.dtype:
                 grad = grad.astype(self._values.dtype)
             if self._grad is None:
-                self._grad = _like(self, grad if owned else grad.copy())
+                self._grad = pattern_like(self, grad if owned else grad.copy())
                 self._grad.stop_gradient = False
             else:
                 self._grad._values = self._grad._values + grad
@@ -182,7 +182,7 @@ def _blank(fmt: str, shape: Tuple[int, ...], values: Any) -> SparseTensor:
     return t
 
 
-def _like(x: SparseTensor, values: Any) -> SparseTensor:
+def pattern_like(x: SparseTensor, values: Any) -> SparseTensor:
     """x's pattern with other values (an array), outside the graph."""
     t = _blank(x._format, x._dense_shape, values)
     t._indices, t._crows, t._cols, t._coalesced = x._indices, x._crows, x._cols, x._coalesced
@@ -199,7 +199,7 @@ def _adopt(t: SparseTensor, values: Tensor) -> SparseTensor:
 
 def with_values(x: SparseTensor, values: Tensor) -> SparseTensor:
     """x's pattern holding `values` (a dense Tensor of x's values' leading length), in its graph."""
-    return _adopt(_like(x, values._array), values)
+    return _adopt(pattern_like(x, values._array), values)
 
 
 def new_coo(indices: Any, values: Tensor, shape: Tuple[int, ...], coalesced: bool = False) -> SparseTensor:

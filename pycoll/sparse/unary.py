@@ -6,7 +6,7 @@ from typing import Any, Callable, Optional
 
 from pycoll import elementwise_ops, math_ops, unary_ops
 from pycoll.dtypes import DTypeLike, convert_dtype
-from pycoll.sparse.tensor import SparseTensor, _like, sparse_arg, with_values
+from pycoll.sparse.tensor import SparseTensor, pattern_like, sparse_arg, with_values
 from pycoll.tensor import Tensor
 
 
@@ -47,7 +47,7 @@ def pow(x: SparseTensor, factor: float, name: Optional[str] = None) -> SparseTen
 def isnan(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
     """Whether each stored value is NaN (a bool sparse tensor of x's pattern, no gradient)."""
     x = sparse_arg(x, "isnan")
-    return _like(x, elementwise_ops.isnan(x.values())._array)
+    return pattern_like(x, elementwise_ops.isnan(x.values())._array)
 
 
 def cast(x: SparseTensor, index_dtype: DTypeLike = None, value_dtype: DTypeLike = None,

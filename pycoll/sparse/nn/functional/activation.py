@@ -10,7 +10,7 @@ from pycoll.device import array_module
 from pycoll.geometric.segment import segment_reduce
 from pycoll.nn import functional as F
 from pycoll.search_ops import gather
-from pycoll.sparse.convert import _prod, csr_rows, linear_index
+from pycoll.sparse.convert import csr_rows, linear_index, prod
 from pycoll.sparse.tensor import CSR, SparseTensor, sparse_arg, with_values
 from pycoll.tensor import wrap
 
@@ -41,7 +41,7 @@ def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> Spar
         raise ValueError(f"softmax: a COO x must have no dense dims, got {x.dense_dim()}")
     else:
         rows = linear_index(x._indices[:-1], x._dense_shape[:-1])
-    n = _prod(x._dense_shape[:-1])
+    n = prod(x._dense_shape[:-1])
     values = x.values()
     with _graph.no_grad():  # a per-row shift, for range only: the softmax does not change with it
         top = segment_reduce(values, rows, n, "max", "softmax")._array
