@@ -26,6 +26,7 @@ from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.checkpoint.layout import bounds_of, flatten, key_paths, overlaps, saved_form, writes
 from pycoll.distributed.checkpoint.paddle_metadata import paddle_metadata, read_metadata, write_metadata
 from pycoll.distributed.checkpoint.sharded_weight import ShardedWeight
+from pycoll.distributed.output_folder import make_output_folder
 from pycoll.dtypes import convert_dtype
 from pycoll.serialization import load, save
 from pycoll.tensor import Tensor, to_tensor, wrap
@@ -64,10 +65,8 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
         raise TypeError(f"save_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
-    path = os.fspath(path)
+    path = make_output_folder("save_state_dict", "path", path)  # on every rank, before anything is sent
     me = dist.get_rank()
-    if me == coordinator_rank:
-        os.makedirs(path, exist_ok=True)
     shapes, mine = {}, {}
     for key in sorted(flat):
         value = flat[key]

@@ -23,6 +23,8 @@ from typing import Any, Optional, Sequence, Set, Tuple, Union
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.amp import GradScaler
+from pycoll.distributed.output_folder import make_output_folder
 from pycoll.distributed.sharding.model import GroupShardedModel
 from pycoll.distributed.sharding.optimizer import ShardedOptimizer
 from pycoll.nn import Layer
@@ -66,6 +68,8 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
                          "DataParallel(model, group=dp_group) instead")
     if isinstance(segment_size, bool) or not isinstance(segment_size, int) or segment_size < 0:
         raise ValueError(f"group_sharded_parallel: segment_size={segment_size!r}; it must be an int >= 0")
+    if scaler is not None and not isinstance(scaler, GradScaler):
+        raise TypeError(f"group_sharded_parallel: scaler must be a pycoll.amp.GradScaler or None, got {scaler!r}")
     missing = [entry for entry in exclude_layer or [] if not _names_a_layer(model, entry)]
     if missing:
         raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
@@ -124,16 +128,22 @@ def save_group_sharded_model(model: GroupShardedModel, output: str,
                              optimizer: Optional[ShardedOptimizer] = None) -> None:
     """Save the whole model (``output/model.pdmodel``) and, with ``optimizer``, the whole
     optimizer state gathered from every rank (``output/model.pdopt``), from the group's first
-    rank. Collective: every rank of the group calls it, and returns once the files are written."""
+    rank. Collective at every level (paddle's is local at ``os``/``os_g``): call it on every rank
+    of the sharding group, not under ``if rank == 0:``; it returns once the files are written.
+    Every rank makes the folder ``output`` first, so a bad path raises on every rank before
+    anything is sent."""
     if not isinstance(model, GroupShardedModel):
         raise TypeError(f"save_group_sharded_model: model must be what group_sharded_parallel returned, "
                         f"got {type(model).__name__}")
+    if optimizer is not None and not isinstance(optimizer, ShardedOptimizer):
+        raise TypeError(f"save_group_sharded_model: optimizer must be what group_sharded_parallel returned "
+                        f"or None, got {type(optimizer).__name__}")
+    output = make_output_folder("save_group_sharded_model", "output", output)
     model.get_all_parameters()
     whole = optimizer.whole_state_dict() if optimizer is not None else None
     state = {k: np.array(v.numpy()) for k, v in model.state_dict().items()}
     model.release_parameters()
     if dist.get_rank() == (model.shard_group.ranks[0] if model.shard_group is not None else 0):
-        os.makedirs(output, exist_ok=True)
         save(state, os.path.join(output, "model.pdmodel"))  # the layer's own keys
         if whole is not None:
             save(whole, os.path.join(output, "model.pdopt"))
