@@ -30,6 +30,8 @@ class DataParallel(Layer):
     group defines the ranks. With one rank nothing is communicated (as in paddle).
     """
 
+    _api = "DataParallel"  # the name wrap errors start with (sharding's model says its own)
+
     def __init__(self, layers: Layer, strategy: Any = None, comm_buffer_size: float = 25,
                  last_comm_buffer_size: float = 1, find_unused_parameters: bool = False,
                  group: Optional[dist.Group] = None, comm_dtype: Optional[str] = None):
@@ -40,6 +42,9 @@ class DataParallel(Layer):
                             ("last_comm_buffer_size", last_comm_buffer_size)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"DataParallel: {name}={value!r}; it must be a positive number of MB")
+        if not isinstance(find_unused_parameters, bool):
+            raise TypeError(f"DataParallel: find_unused_parameters must be a bool, got "
+                            f"{find_unused_parameters!r}")
         group = group_of(group, "DataParallel")
         self._layers = layers
         self._group = group
@@ -54,7 +59,7 @@ class DataParallel(Layer):
         elif dist.get_world_size(group) > 1:
             named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient]
             wire = _comm_dtype(comm_dtype, group)
-            _check_same_model(layers, group)
+            check_same_model(layers, group, self._api)
             sync_params_buffers(layers, group, _root(group))
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
@@ -115,10 +120,17 @@ def _root(group: Optional[dist.Group]) -> int:
     return group.ranks[0] if group is not None else 0
 
 
-def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
-    """Every rank must wrap the same parameter names, shapes and dtypes: compare, and say where not."""
+def check_same_model(layers: Layer, group: Optional[dist.Group], api: str,
+                     skip_distributed: bool = False) -> None:
+    """Every rank of ``group`` must wrap the same parameter and buffer names, shapes and dtypes
+    (with ``skip_distributed``, the split weights of model parallelism, ``is_distributed``, are
+    left out: each rank holds its own block). Collective: every rank compares every rank's
+    description, and where they differ every rank raises the same ValueError, which starts with
+    ``api`` and lists the differences, before anything of the model is sent."""
     xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
-    mine = [[n, list(p.shape), str(p.dtype)] for n, p in layers.named_parameters()]
+    mine = [[kind + n, list(t.shape), str(t.dtype)]
+            for kind, named in (("", layers.named_parameters()), ("buffer ", layers.named_buffers()))
+            for n, t in named if not (skip_distributed and getattr(t, "is_distributed", False))]
     text = json.dumps(mine).encode()
     lengths = []
     dist.all_gather(lengths, xp.asarray([len(text)], dtype=np.int64), group=group)
@@ -135,8 +147,8 @@ def _check_same_model(layers: Layer, group: Optional[dist.Group]) -> None:
             first, other = dict((n, s) for n, *s in models[0]), dict((n, s) for n, *s in model)
             diffs = [f"{n}: rank {ranks[0]} has {first.get(n)}, rank {rank} has {other.get(n)}"
                      for n in dict.fromkeys(list(first) + list(other)) if first.get(n) != other.get(n)]
-            raise ValueError("DataParallel: the ranks wrap different models ([shape, dtype] per "
-                             "parameter):\n  " + "\n  ".join(diffs[:10]))
+            raise ValueError(f"{api}: the ranks wrap different models ([shape, dtype] per parameter "
+                             f"and buffer):\n  " + "\n  ".join(diffs[:10]))
 
 
 def sync_params_buffers(model: Layer, comm_group: Optional[dist.Group] = None, src_rank: int = 0,

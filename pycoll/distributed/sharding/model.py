@@ -20,6 +20,7 @@ from pycoll.autograd import is_grad_enabled
 from pycoll.device import array_module
 from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
+from pycoll.parallel.data_parallel import check_same_model
 from pycoll.parallel.buckets import assign_buckets
 from pycoll.parallel.segments import Segments, piece_bounds
 
@@ -34,12 +35,15 @@ class GroupShardedModel(DataParallel):
     ``dp_group`` (paddle's: sharding inside data parallelism, the ranks of the other replicas
     that hold this rank's pieces) gradients are averaged over both groups."""
 
+    _api = "group_sharded_parallel"
+
     def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, lazy: Set[int],
                  dp_group: Optional[dist.Group] = None, **data_parallel: Any):
         self._level = level
         self._dp_group = dp_group if dp_group is not None and dp_group.nranks > 1 else None
         super().__init__(layers, group=group, **data_parallel)
         if self._dp_group is not None:  # every replica starts from the first one's values
+            check_same_model(layers, self._dp_group, self._api)
             for tensor in list(layers.parameters()) + list(layers.buffers()):
                 dist.broadcast(tensor, src=self._dp_group.ranks[0], group=self._dp_group)
         self.shard_group = group

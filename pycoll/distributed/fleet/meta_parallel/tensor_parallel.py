@@ -9,14 +9,17 @@ from pycoll.distributed.fleet.utils.hybrid_parallel_util import (broadcast_dp_pa
                                                                  broadcast_sharding_parameters)
 from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.nn import Layer
+from pycoll.parallel.data_parallel import check_same_model
 
 
 class TensorParallel(MetaParallelBase):
     """``layers`` (its ``_layers``, so its ``state_dict`` keys start with ``_layers.``, as paddle's)
     run by the model-parallel group of ``hcg``.
 
-    At wrap the parameters that are not split (``is_distributed`` False: replicated on the
-    model-parallel group) and the buffers take the group's first rank's values; with sharding or
+    At wrap the ranks of the model-parallel group first compare the names, shapes and dtypes of
+    the parameters that are not split (``is_distributed`` False: replicated on the model-parallel
+    group) and of the buffers (``check_same_model``: a ValueError on every rank listing what
+    differs); then those parameters and the buffers take the group's first rank's values; with sharding or
     data-parallel degrees every parameter then takes its sharding group's, then its data-parallel
     group's, first rank's values (paddle's order). So replicated weights agree even where the ranks
     drew them from different seeds (``fleet.init`` seeds each rank's global generator at random
@@ -35,6 +38,8 @@ class TensorParallel(MetaParallelBase):
     def __init__(self, layers: Layer, hcg: Any, strategy: Any = None, *,
                  grad_sync: Optional[Callable[[Layer], Optional[Layer]]] = None):
         super().__init__(layers, hcg, strategy)
+        if hcg.get_model_parallel_world_size() > 1:  # what the broadcast below sends must fit everywhere
+            check_same_model(layers, hcg.get_model_parallel_group(), "TensorParallel", skip_distributed=True)
         broadcast_mp_parameters(layers, hcg, fuse_params=False)
         synced = grad_sync(layers) if grad_sync is not None else None
         if synced is None:  # else the DataParallel / sharded model made the copies alike as it wrapped
