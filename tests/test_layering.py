@@ -15,7 +15,8 @@ SyncBatchNorm lives in pycoll.parallel), of the device API (``pycoll/device/__in
 generator controls and typed tensors live in the tensor layer) and of the distributed layer
 (``pycoll/distributed/__init__.py``) and of incubate (``pycoll/incubate/__init__.py``, whose
 ``distributed`` subpackage, the MoE layer, is distributed-side) and of text (``pycoll/text/__init__.py``,
-whose datasets are parallel-side) may name what lies above them, but only lazily (inside a
+whose datasets are parallel-side) and of sparse.nn (``pycoll/sparse/nn/__init__.py``, whose SyncBatchNorm
+lives in pycoll.parallel) may name what lies above them, but only lazily (inside a
 function): their eager imports obey the layers, and their lazy ones are left out of the circle check.
 """
 import ast
@@ -132,7 +133,8 @@ def imports(module: str, eager_only: bool = False) -> Set[str]:
 
 
 FACES = {"pycoll": "tensor", "pycoll.nn": "tensor", "pycoll.distributed": "distributed",
-         "pycoll.device": "device", "pycoll.incubate": "tensor", "pycoll.text": "tensor"}  # face -> its layer
+         "pycoll.device": "device", "pycoll.incubate": "tensor", "pycoll.text": "tensor",
+         "pycoll.sparse.nn": "tensor"}  # face -> its layer
 GRAPH: Dict[str, Set[str]] = {m: imports(m, eager_only=m in FACES) for m in MODULES}
 
 

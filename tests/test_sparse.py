@@ -394,3 +394,8 @@ def test_every_op_gives_the_same_on_gpu_arrays():
     for want, got in zip(results["cpu"], results["gpu"]):
         assert isinstance(got.array, strict_cupy.ndarray)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_sync_batch_norm_on_two_ranks_is_batch_norm_of_all_entries():
+    from conftest import assert_ok, launch
+    assert_ok(launch(2, "sparse_sync_batch_norm.py", timeout=60), expect_lines=2)

@@ -1,8 +1,9 @@
 """paddle.sparse.nn: layers over `pycoll.sparse.nn.functional` (the activations here, the
-convolutions, pooling and BatchNorm in `pycoll.sparse.nn.layers`)."""
+convolutions, pooling and BatchNorm in `pycoll.sparse.nn.layers`). SyncBatchNorm communicates, so
+it lives with the parallel layers: `pycoll.sparse.nn.SyncBatchNorm` imports it on first access."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from pycoll.nn.layer import Layer
 from pycoll.sparse.nn import functional
@@ -59,5 +60,12 @@ class Softmax(Layer):
         return f"axis={self._axis}"
 
 
+def __getattr__(name: str) -> Any:
+    if name == "SyncBatchNorm":
+        from pycoll.parallel.sparse_sync_batch_norm import SyncBatchNorm
+        return SyncBatchNorm
+    raise AttributeError(f"module 'pycoll.sparse.nn' has no attribute {name!r}")
+
+
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm", "Conv2D", "Conv3D", "SubmConv2D", "SubmConv3D",
-           "MaxPool3D", "functional"]
+           "MaxPool3D", "SyncBatchNorm", "functional"]
