@@ -220,6 +220,12 @@ def test_creation_and_methods():
     h = sp.sparse_coo_tensor([[0, 2]], np.ones((2, 3), "float32"), [4, 3])
     assert h.sparse_dim() == 1 and h.dense_dim() == 1 and list(h.to_dense().shape) == [4, 3]
     assert "indices=[[0, 2]]" in repr(h)
+    z = sp.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], [2, 2])
+    z.stop_gradient = False
+    z.register_hook(lambda g: g * 10)  # hooks see (and may replace) the values' gradient
+    sp.sum(sp.square(z)).backward()
+    np.testing.assert_allclose(z.grad.values().numpy(), [20, 40])
+    assert z.grad.is_sparse_coo() and z.grad.nnz() == 2
 
 
 def test_bad_input_is_refused_by_name():

@@ -23,7 +23,7 @@ from pycoll._printing import format_body
 from pycoll._tensor_ops import op_output
 from pycoll.device import PlaceObject, array_module, place_of, to_module
 from pycoll.size import Size, size_of
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, run_grad_hooks
 
 COO, CSR = "coo", "csr"
 
@@ -126,6 +126,10 @@ class SparseTensor(Tensor):
     def finish_grad(self, grad: Any, owned: bool) -> None:
         """Accumulate a values-shaped gradient into ``.grad``, a sparse tensor of this pattern."""
         if grad is not None:
+            hooks = self.__dict__.get("_grad_hooks")  # register_hook's, on the values' gradient
+            if hooks:
+                hooked = run_grad_hooks(hooks, grad)
+                grad, owned = hooked, owned and hooked is grad
             if grad.dtype != self._values.dtype:
                 grad = grad.astype(self._values.dtype)
             if self._grad is None:
