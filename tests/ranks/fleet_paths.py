@@ -128,6 +128,8 @@ strategy.hybrid_configs["pp_configs"].delay_scale_loss = False
 # sequence parallelism's collectives over the model-parallel group, along dim 0, by hand
 strategy = fleet.DistributedStrategy()
 strategy.hybrid_configs = {"mp_degree": 2}
+from pycoll.distributed.fleet import collective_mode  # noqa: E402
+collective_mode._state.clear()  # a second fleet.init keeps the first groups (paddle's): start afresh, as conftest does
 fleet.init(is_collective=True, strategy=strategy)
 whole = np.arange(8, dtype="float32").reshape(4, 1, 2)  # [s, b, h], alike on both ranks
 base = np.arange(8, dtype="float32").reshape(4, 1, 2)

@@ -65,7 +65,9 @@ def init(role_maker: Any = None, is_collective: bool = False,
     says, unless the environment describes a parameter-server job
     (``TRAINING_ROLE``/``PADDLE_PSERVERS_IP_PORT_LIST``), which pycoll refuses. ``log_level``
     (a name or a number) sets pycoll's logger's level; left None (paddle's default is its fleet
-    logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it."""
+    logger's "INFO"), the level stays as ``PYCOLL_LOG_LEVEL`` set it. Called again, as paddle's
+    does it keeps the groups of the first call (with a warning) and takes the new ``strategy``
+    for every other setting."""
     collective = is_collective or bool(getattr(role_maker, "is_collective", False))
     if not collective and _parameter_server_job():
         raise ValueError("fleet.init: this environment describes a parameter-server job (TRAINING_ROLE="
@@ -76,6 +78,12 @@ def init(role_maker: Any = None, is_collective: bool = False,
     strategy = strategy if strategy is not None else DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: strategy must be a DistributedStrategy, got {type(strategy).__name__}")
+    if "hcg" in _state:  # paddle's: the first topology stays, the new strategy's settings replace the first's
+        logger.warning("fleet.init: The dygraph hybrid parallel environment has been initialized: keeping "
+                       "its groups (%s); this strategy's hybrid_configs are not applied, its other settings "
+                       "replace the first strategy's", _degrees_text(_state["hcg"]))
+        _state["strategy"] = strategy
+        return
     dist.init_parallel_env()
     world = dist.get_world_size()
     degrees = strategy.degrees()
@@ -113,6 +121,12 @@ def init(role_maker: Any = None, is_collective: bool = False,
     if mp > 1:  # paddle's: the model-parallel RNG tracker, from tensor_init_seed (-1: a random seed)
         seed = strategy.tensor_parallel_configs["tensor_init_seed"]
         model_parallel_random_seed(None if seed == -1 else seed)
+
+
+def _degrees_text(hcg: HybridCommunicateGroup) -> str:
+    return (f"dp_degree={hcg.get_data_parallel_world_size()}, pp_degree={hcg.get_pipe_parallel_world_size()}, "
+            f"sharding_degree={hcg.get_sharding_parallel_world_size()}, "
+            f"mp_degree={hcg.get_model_parallel_world_size()}")
 
 
 def _parameter_server_job() -> bool:
