@@ -202,6 +202,12 @@ def _matches(plan_map: Dict[str, Any], layer: Layer, name: str) -> List[Tuple[Li
     return found
 
 
+_SECTION_KEYS = {"dp_config": ("sharding_level", "sharding_mesh_dim", "offload", "exclude_layer"),
+                 "mp_config": ("parallelize_plan",), "pp_config": ("split_spec", "global_spec"),
+                 "cp_config": ("parallelize_plan",)}
+"""The keys paddle 3.3.1's parallelize reads in each section of its config."""
+
+
 def parallelize(model: Layer, optimizer: Any = None, mesh: Optional[ProcessMesh] = None,
                 config: Optional[Dict[str, Any]] = None) -> Tuple[Layer, Any]:
     """paddle's ``dist.parallelize`` (see the module's text): ``(model, optimizer)`` parallelized
@@ -214,10 +220,19 @@ def parallelize(model: Layer, optimizer: Any = None, mesh: Optional[ProcessMesh]
         raise TypeError(f"parallelize: config must be a dict or None, got {type(config).__name__}")
     mesh = mesh or get_mesh()
     config = dict(config or {})
-    unknown = sorted(set(config) - {"dp_config", "mp_config", "pp_config", "cp_config"})
+    unknown = sorted(set(config) - set(_SECTION_KEYS))
     if unknown:
         raise ValueError(f"parallelize: config has unknown keys {unknown}; it takes dp_config, mp_config, "
                          f"pp_config, cp_config")
+    for section, value in config.items():
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise TypeError(f"parallelize: config[{section!r}] must be a dict or None, got {type(value).__name__}")
+        strange = sorted(set(value) - set(_SECTION_KEYS[section]))
+        if strange:
+            raise ValueError(f"parallelize: config[{section!r}] has unknown keys {strange}; it takes "
+                             f"{', '.join(_SECTION_KEYS[section])}")
     if mesh is None or not config:
         return model, optimizer
     for refused, what in (("pp_config", "pipeline"), ("cp_config", "context")):
