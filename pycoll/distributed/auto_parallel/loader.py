@@ -6,16 +6,20 @@ Every rank reads the loader's whole batch and keeps its block of rows (``Shard(0
 loader's batch, so a data-parallel run sees the batches of the single-process run. With
 ``is_dataset_splitted=True`` the loader already gives each rank its own rows (e.g. through a
 ``DistributedBatchSampler`` over the data-parallel ranks) and they are taken as its block as
-they are. Without ``shard_dims`` every rank holds the whole batch (Replicate).
+they are. Without ``shard_dims`` every rank holds the whole batch (Replicate). A batch that does
+not split evenly is read as paddle's ShardDataloader reads every batch: ``int(batch_size / dp)``
+rows per rank through a ``DistributedBatchSampler``, with a warning that the global batch changes.
 """
 from __future__ import annotations
 
 from typing import Any, Iterator, List, Optional, Sequence, Union
 
+from pycoll._logging import logger
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, shard_tensor
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
 from pycoll.distributed.auto_parallel.transitions import check_divides
+from pycoll.io import BatchSampler, DataLoader, DistributedBatchSampler
 from pycoll.tensor import Tensor
 
 
@@ -30,10 +34,11 @@ class ShardDataloader:
         if not hasattr(dataloader, "__iter__"):
             raise TypeError(f"shard_dataloader: dataloader must be an iterable DataLoader, got "
                             f"{type(dataloader).__name__}")
-        meshes = [meshes] if isinstance(meshes, ProcessMesh) else list(meshes or [])
+        given = meshes
+        meshes = [meshes] if isinstance(meshes, ProcessMesh) else list(meshes) if isinstance(meshes, (list, tuple)) else []
         if not meshes or not all(isinstance(m, ProcessMesh) for m in meshes):
             raise TypeError(f"shard_dataloader: meshes must be a dist.ProcessMesh or a non-empty list of "
-                            f"them, got {meshes!r}")
+                            f"them, got {given!r}")
         for mesh in meshes:
             mesh.check_in_job("meshes")
         if is_dataset_splitted and shard_dims is None:
@@ -43,12 +48,41 @@ class ShardDataloader:
         if len(dims) != len(meshes):
             raise ValueError(f"shard_dataloader: shard_dims has {len(dims)} entries, meshes {len(meshes)}; "
                              f"give one per mesh or a single one")
-        self._dataloader = dataloader
         self._meshes = meshes
         self._axes = [None if d is None else m.dim_index(d, "shard_dims") for m, d in zip(meshes, dims)]
         self._input_keys = list(input_keys) if input_keys is not None else None
         self._splitted = bool(is_dataset_splitted)
         self._dense = dense_tensor_idx
+        self._dataloader = dataloader if self._splitted else self._per_rank_if_uneven(dataloader)
+
+    def _per_rank_if_uneven(self, dataloader: Any) -> Any:
+        """``dataloader``, or where its batch does not split evenly over the data-parallel ranks,
+        paddle's way out: a loader of ``int(batch_size / dp)`` rows per rank through a
+        ``DistributedBatchSampler`` (each rank's rows then are its block), so the global batch
+        becomes ``dp * int(batch_size / dp)``: said in a warning."""
+        sampler = getattr(dataloader, "batch_sampler", None)
+        axis, mesh = self._axes[0], self._meshes[0]
+        if (len(self._meshes) > 1 or axis is None or not isinstance(dataloader, DataLoader)
+                or not isinstance(sampler, BatchSampler)):
+            return dataloader
+        dp, size = mesh.shape[axis], sampler.batch_size
+        if size % dp == 0:
+            return dataloader
+        if size < dp:
+            raise ValueError(f"shard_dataloader: the loader's batch_size={size} is smaller than the {dp} ranks "
+                             f"of shard_dims={mesh.dim_names[axis]!r}; give each rank at least one row")
+        coordinate = mesh.coordinate()
+        rank = 0 if coordinate is None else coordinate[axis]
+        logger.warning("shard_dataloader: batch_size=%d does not split over the %d ranks of shard_dims=%r: "
+                       "each rank reads %d rows through a DistributedBatchSampler (paddle's), so the global "
+                       "batch is %d", size, dp, mesh.dim_names[axis], size // dp, size // dp * dp)
+        per_rank = DistributedBatchSampler(dataloader.dataset, size // dp, num_replicas=dp, rank=rank,
+                                           shuffle=sampler.shuffle, drop_last=sampler.drop_last)
+        self._splitted = True
+        return DataLoader(dataloader.dataset, return_list=dataloader.return_list, batch_sampler=per_rank,
+                          collate_fn=dataloader.collate_fn, num_workers=dataloader.num_workers,
+                          prefetch_factor=dataloader.prefetch_factor, timeout=dataloader.timeout,
+                          worker_init_fn=dataloader.worker_init_fn)
 
     @property
     def dataset(self) -> Any:
@@ -57,7 +91,8 @@ class ShardDataloader:
     @property
     def batch_size(self) -> Optional[int]:
         """The rows of a batch on this rank."""
-        size = getattr(self._dataloader, "batch_size", None)
+        sampler = getattr(self._dataloader, "batch_sampler", None)
+        size = getattr(sampler, "batch_size", None) or getattr(self._dataloader, "batch_size", None)
         axis, mesh = self._axes[0], self._meshes[0]
         if size is None or axis is None or self._splitted:
             return size
