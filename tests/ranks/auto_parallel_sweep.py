@@ -36,7 +36,8 @@ value values detach_ set_ resize_ reconstruct_from_ seed_grad finish_grad retain
 apply apply_ element_size stride get_strides is_contiguous contiguous create_tensor is_dist
 DTypeLike Optional Sequence Tuple Union List Iterator array_module as_tensor delivered op_output placed paired
 param_aliases normalize_axes kept_shape accumulates_in_float32 needs_grad value_output conjugate_grads convert_dtype
-default_float device_place module_for wrap sdp_kernel""".split())
+default_float device_place module_for wrap sdp_kernel autocast async_save clear_async_save_task_queue
+device_guard get_device_module set_default_device check_shape disable_signal_handler batch""".split())
 # their values are draws (or uninitialised memory): compared by shape
 RANDOM = set("""bernoulli bernoulli_ cauchy_ geometric_ log_normal log_normal_ multinomial normal normal_ poisson rand_like
 randint_like randn_like uniform uniform_ exponential_ random_ dropout dropout1d dropout2d dropout3d alpha_dropout
