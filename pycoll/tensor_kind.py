@@ -26,8 +26,8 @@ class VarType(enum.IntEnum):
 
 def _sparse_only(what: str) -> Callable[[Tensor], Any]:
     def refuse(x: Tensor) -> Any:
-        raise TypeError(f"{what}() is a sparse tensor's (COO or CSR); this tensor is dense (pycoll has no "
-                        f"sparse tensors)")
+        raise TypeError(f"{what}() is a sparse tensor's (COO or CSR); this tensor is dense (make a sparse "
+                        f"one with to_sparse_coo() / to_sparse_csr() or pycoll.sparse)")
     refuse.__name__ = refuse.__qualname__ = what
     return refuse
 
