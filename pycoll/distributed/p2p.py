@@ -3,10 +3,15 @@
 
 A receive never hands back wrong data silently:
 
-- always (no extra message: the engine's status is read): a message shorter than the buffer
-  raises :class:`pycoll.CollectiveError` once it has arrived (at ``wait()`` for a non-blocking
-  receive) naming the call, the peer and both sizes; a longer one makes the engine fail (MPI's
-  truncation). NCCL cannot tell how much arrived, so there this check is skipped.
+- always on MPI (no extra message: the engine's status is read): a message shorter than the
+  buffer raises :class:`pycoll.CollectiveError` once it has arrived (at ``wait()`` for a
+  non-blocking receive) naming the call, the peer and both sizes; a longer one raises it too,
+  naming the buffer's size (MPI writes the part that fits and drops the rest, without saying
+  how much came: ``PYCOLL_CHECK`` names it). Either way the message is consumed, the engine
+  stays usable and the job can go on. NCCL has no status and no probe: it cannot tell how much
+  arrived, so there this check is skipped, and sizes that differ are NCCL's undefined
+  behaviour (the pair may hang until the watchdog's timeout, or the buffer hold wrong data);
+  ``PYCOLL_CHECK`` catches them before the data moves.
 - under ``PYCOLL_CHECK`` each send first sends a descriptor of itself (dtype, shape, the
   sender's call number) on a tag no user message carries (on NCCL, which has no tags, in issue
   order: descriptor, then data, on both sides). A blocking receive compares it with its buffer
@@ -183,11 +188,13 @@ class _Receipt:
                 f"{'into scratch and dropped' if self._scratch else 'and the buffer holds no result'}"
                 f"; the job can go on)")
         buf = self.buf
-        if self.arrived is not None and self.arrived < buf.nbytes:
+        if self.arrived is not None and self.arrived != buf.nbytes:
+            longer = self.arrived > buf.nbytes  # the engine's count then says only "more than fits"
+            came = "a message longer than the buffer" if longer else _amount(self.arrived, buf.itemsize)
             raise CollectiveError(
-                f"{self._where()}: {_amount(self.arrived, buf.itemsize)} arrived, the buffer holds "
-                f"{buf.size} (shape {list(buf.shape)}, {buf.dtype}); send and recv must have the "
-                f"same size and dtype")
+                f"{self._where()}: {came} arrived, the buffer holds {buf.size} (shape "
+                f"{list(buf.shape)}, {buf.dtype}); send and recv must have the same size and dtype"
+                + (" (MPI dropped what did not fit; PYCOLL_CHECK=1 names the size sent)" if longer else ""))
         if self.copy_back is not None:
             self.copy_back()
 
