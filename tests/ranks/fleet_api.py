@@ -11,12 +11,13 @@ from pycoll.distributed import fleet
 from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
 
 from expect import expect
+from fleet_afresh import init_afresh
 
 
 def start(**hybrid):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = hybrid
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return fleet.get_hybrid_communicate_group()
 
 

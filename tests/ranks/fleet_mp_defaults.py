@@ -19,6 +19,7 @@ import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
 import pycoll.nn.functional as F
+from fleet_afresh import init_afresh
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import (ColumnParallelLinear, ParallelCrossEntropy, RowParallelLinear,
                                                     TensorParallel, VocabParallelEmbedding)
@@ -29,7 +30,7 @@ TOL = dict(rtol=1e-5, atol=1e-6)
 def start(**hybrid):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = hybrid
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return strategy, fleet.get_hybrid_communicate_group()
 
 

@@ -17,6 +17,7 @@ from pycoll.distributed.fleet.meta_optimizers import (DygraphShardingOptimizer, 
                                                       HybridParallelOptimizer)
 
 from expect import expect
+from fleet_afresh import init_afresh
 
 # paddle 3.3.1, 2 CPU ranks, this data: (loss rank 0, loss rank 1, sum of the weights) per step
 PADDLE = [(5.320546, 5.547751, -1.194566), (3.923206, 4.074795, -2.238291), (2.736167, 2.823920, -3.337120)]
@@ -25,7 +26,7 @@ PADDLE = [(5.320546, 5.547751, -1.194566), (3.923206, 4.074795, -2.238291), (2.7
 def start(**hybrid):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = hybrid
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return strategy
 
 

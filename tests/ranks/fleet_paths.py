@@ -18,6 +18,7 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 from pycoll.distributed import fleet
+from fleet_afresh import init_afresh
 from pycoll.distributed.fleet.base import topology as tp
 from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, PipelineParallel
 from pycoll.distributed.fleet import meta_parallel
@@ -128,9 +129,7 @@ strategy.hybrid_configs["pp_configs"].delay_scale_loss = False
 # sequence parallelism's collectives over the model-parallel group, along dim 0, by hand
 strategy = fleet.DistributedStrategy()
 strategy.hybrid_configs = {"mp_degree": 2}
-from pycoll.distributed.fleet import collective_mode  # noqa: E402
-collective_mode._state.clear()  # a second fleet.init keeps the first groups (paddle's): start afresh, as conftest does
-fleet.init(is_collective=True, strategy=strategy)
+init_afresh(strategy)  # a second fleet.init would keep the first groups
 whole = np.arange(8, dtype="float32").reshape(4, 1, 2)  # [s, b, h], alike on both ranks
 base = np.arange(8, dtype="float32").reshape(4, 1, 2)
 weight = base * (rank + 1)  # differs by rank

@@ -11,6 +11,7 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.distributed import fleet
 from pycoll.distributed.sharding import group_sharded_parallel
+from fleet_afresh import init_afresh
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -49,7 +50,7 @@ for configs, stage, k in [({"sharding_degree": 4}, 2, 2), ({"sharding_degree": 4
     strategy.sharding_configs = {"stage": stage}
     strategy.gradient_merge = k > 1
     strategy.gradient_merge_configs = {"k_steps": k}
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     hcg = fleet.get_hybrid_communicate_group()
     assert hcg.get_sharding_parallel_world_size() == configs["sharding_degree"]
     assert hcg.get_parallel_mode() == dist.ParallelMode.SHARDING_PARALLEL  # paddle's, dp beside or not

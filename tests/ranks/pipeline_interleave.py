@@ -21,6 +21,7 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
+from fleet_afresh import init_afresh
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import (LayerDesc, PipelineLayer, PipelineParallelWithInterleave,
                                                     PipelineParallelWithInterleaveFthenB, SharedLayerDesc)
@@ -62,7 +63,7 @@ def start(dp, acc):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = {"dp_degree": dp, "mp_degree": 1, "pp_degree": 2}
     strategy.pipeline_configs = {"accumulate_steps": acc, "micro_batch_size": MBS}
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return fleet.get_hybrid_communicate_group()
 
 

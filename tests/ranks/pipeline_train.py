@@ -28,6 +28,7 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
+from fleet_afresh import init_afresh
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import (ColumnParallelLinear, LayerDesc, PipelineLayer, RowParallelLinear,
                                                     SharedLayerDesc)
@@ -44,7 +45,7 @@ def start(dp, pp, mp):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = {"dp_degree": dp, "mp_degree": mp, "pp_degree": pp}
     strategy.pipeline_configs = {"accumulate_steps": ACC, "micro_batch_size": MBS}
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return fleet.get_hybrid_communicate_group()
 
 

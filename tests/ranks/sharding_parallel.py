@@ -11,6 +11,7 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import ShardingParallel
+from fleet_afresh import init_afresh
 
 TOL = dict(rtol=1e-6, atol=1e-6)
 STEPS, BATCH = 3, 4
@@ -29,7 +30,7 @@ for stage in (1, 2, 3):
     strategy = fleet.DistributedStrategy()
     strategy.hybrid_configs = {"dp_degree": 1, "sharding_degree": 2}
     strategy.sharding_configs = {"stage": stage}
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     layer = net()
     model = fleet.distributed_model(layer)
     assert type(model) is ShardingParallel and model._layers is layer, type(model)

@@ -19,6 +19,7 @@ import pycoll.nn.functional as F
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet import meta_parallel as mpu
 from pycoll.distributed.fleet.utils import sequence_parallel_utils as spu
+from fleet_afresh import init_afresh
 from strict_gpu_device import on, same
 
 V, H, FFN, TOKENS = 8, 4, 8, 6
@@ -29,7 +30,7 @@ def start(**degrees):
     strategy.hybrid_configs = {"dp_degree": 1, **degrees}
     strategy.pipeline_configs = {"accumulate_steps": 2, "micro_batch_size": 2}
     strategy.sharding_configs = {"stage": 1}
-    fleet.init(is_collective=True, strategy=strategy)
+    init_afresh(strategy)  # a second fleet.init would keep the first groups
     return fleet.get_hybrid_communicate_group()
 
 
