@@ -24,7 +24,7 @@ def test_groups_tasks_and_bad_arguments(nprocs):
 @pytest.mark.parametrize("mode, report", [
     ("sync", "pycoll.CollectiveError: all_reduce #1 on world (ranks [0, 1])"),
     ("async", "caught CollectiveError: all_reduce #1 on world (ranks [0, 1])"),
-    ("new_group", "pycoll.CollectiveError: new_group on world (ranks [0, 1])"),  # no world call: no number
+    ("new_group", "pycoll.CollectiveError: new_group on group 1 (ranks [0, 1])"),  # watched as the group in the making
 ])
 def test_a_collective_a_peer_never_joins_ends_with_collective_error(mode, report):
     start = time.monotonic()

@@ -7,7 +7,7 @@ import time
 import pytest
 from conftest import RANK_TIMEOUT_S, launch
 
-from pycoll.distributed.stall_notices import mismatch_text, never_match
+from pycoll.distributed.stall_rules import mismatch_text, never_match
 
 FAST = {"PYCOLL_STALL_WARN": "1"}
 ENDS_WITHIN_S = 20.0  # start-up, 1 s to stall, the notices; the timeout would take 60 s

@@ -27,7 +27,14 @@ from pycoll.distributed.watchdog import watchdog
 def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
     """The group of a call about to be made, None on a rank outside it (the call returns at
     once): the call is numbered (refused calls too), completed tasks are let go, and a dropped
-    task's error is raised."""
+    task's error is raised.
+
+    A call then refuses bad input before anything moves; each collective catches that refusal
+    (its checks sit in a ``try``, free when nothing is raised) to note it in
+    ``Group.refused`` (:meth:`Group.note_refused`): peers stalled in the call it refused are
+    then named by the stall notices within seconds instead of waiting for ``PYCOLL_TIMEOUT``.
+    Refusals every rank of the group shares (a root's verdict, alltoall's sizes) leave no peer
+    waiting and are not noted."""
     if outside(group, fn):
         return None
     g = member_group(group, fn)
@@ -97,8 +104,12 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     if g is None:
         return COMPLETED
     backend = g.engine
-    buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
-    plan = _plan(g, buf.dtype, op, "all_reduce")
+    try:
+        buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
+        plan = _plan(g, buf.dtype, op, "all_reduce")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     if sync_op and finish is None and buf.size and not check.enabled:
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
@@ -127,9 +138,13 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    root = _group_rank(g, dst, "reduce", "dst")
-    buf, finish = _buffer(tensor, xp, "reduce", receives=g.rank == root)
-    plan = _plan(g, buf.dtype, op, "reduce")
+    try:
+        root = _group_rank(g, dst, "reduce", "dst")
+        buf, finish = _buffer(tensor, xp, "reduce", receives=g.rank == root)
+        plan = _plan(g, buf.dtype, op, "reduce")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
                    op=op, root=dst)
 
@@ -140,8 +155,12 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    root = _group_rank(g, src, "broadcast", "src")
-    buf, finish = _buffer(tensor, xp, "broadcast", receives=g.rank != root)
+    try:
+        root = _group_rank(g, src, "broadcast", "src")
+        buf, finish = _buffer(tensor, xp, "broadcast", receives=g.rank != root)
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src)
 
 
@@ -158,17 +177,21 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
-    if not isinstance(tensor_list, (list, tuple)):
-        out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
-        if out.size != g.nranks * arr.size:
-            raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape {list(out.shape)}; "
-                             f"it needs the group's {g.nranks} tensors stacked on axis 0: shape "
-                             f"{[g.nranks, *arr.shape]}")
-        tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
-    _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
-    blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
-    deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
+    try:
+        arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
+        if not isinstance(tensor_list, (list, tuple)):
+            out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
+            if out.size != g.nranks * arr.size:
+                raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape "
+                                 f"{list(out.shape)}; it needs the group's {g.nranks} tensors stacked on "
+                                 f"axis 0: shape {[g.nranks, *arr.shape]}")
+            tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
+        _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
+        blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
+        deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     return _launch(g, "all_gather", g.engine.all_gather, (blocks, arr), arr, sync_op, deliver)
 
 
@@ -184,8 +207,12 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    root = _group_rank(g, dst, "gather", "dst")
-    arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
+    try:
+        root = _group_rank(g, dst, "gather", "dst")
+        arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     blocks, deliver, problem = None, None, None
     if g.rank == root:
         try:
@@ -211,8 +238,12 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    root = _group_rank(g, src, "scatter", "src")
-    out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
+    try:
+        root = _group_rank(g, src, "scatter", "src")
+        out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     send, problem = None, None
     if g.rank == root:
         try:
@@ -233,9 +264,13 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
-    plan = _plan(g, out.dtype, op, "reduce_scatter")
-    send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
+    try:
+        out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
+        plan = _plan(g, out.dtype, op, "reduce_scatter")
+        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     return _launch(g, "reduce_scatter", g.engine.reduce_scatter, (out, send, plan), out, sync_op,
                    finish, op=op)
 
@@ -264,13 +299,18 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
-    sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
-    _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
-    targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
+    try:
+        items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
+        sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
+        _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
+        targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
+        rows = peer_blocks.rows(fn, sends, targets)
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     described = xp.empty(0, np.uint8)  # blocks differ from rank to rank: PYCOLL_CHECK compares the call
     _compare_before_sizes(g, fn, described, sync_op)
-    incoming = peer_blocks.agree(g, fn, sends, targets)
+    incoming = peer_blocks.agree(g, fn, rows, expects=targets is not None)
     send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
     out = xp.empty(sum(block[0] for block in incoming), np.uint8)
     views, offset = [], 0
@@ -299,17 +339,21 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     if g is None:
         return COMPLETED
     xp = g.engine.xp
-    send = _arrays.send_buffer(in_tensor, xp, fn, "in_tensor")
-    out, finish = _arrays.recv_buffer(out_tensor, xp, fn, "out_tensor")
-    for name, arr in (("in_tensor", send), ("out_tensor", out)):
-        if arr.ndim == 0:
-            raise ValueError(f"pycoll.distributed.{fn}: {name} is 0-dimensional; it is split along dim 0")
-    if out.dtype != send.dtype or out.shape[1:] != send.shape[1:]:
-        raise TypeError(f"pycoll.distributed.{fn}: out_tensor ({out.dtype}{list(out.shape)}) must have "
-                        f"in_tensor's dtype and size beyond dim 0 ({send.dtype}{list(send.shape)})")
-    row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
-    sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
-    received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
+    try:
+        send = _arrays.send_buffer(in_tensor, xp, fn, "in_tensor")
+        out, finish = _arrays.recv_buffer(out_tensor, xp, fn, "out_tensor")
+        for name, arr in (("in_tensor", send), ("out_tensor", out)):
+            if arr.ndim == 0:
+                raise ValueError(f"pycoll.distributed.{fn}: {name} is 0-dimensional; it is split along dim 0")
+        if out.dtype != send.dtype or out.shape[1:] != send.shape[1:]:
+            raise TypeError(f"pycoll.distributed.{fn}: out_tensor ({out.dtype}{list(out.shape)}) must have "
+                            f"in_tensor's dtype and size beyond dim 0 ({send.dtype}{list(send.shape)})")
+        row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
+        received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     described = send[:0]
     _compare_before_sizes(g, fn, described, sync_op)
     peer_blocks.agree_counts(g, fn, sent, received)

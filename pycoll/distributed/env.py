@@ -227,7 +227,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
         raise ValueError("pycoll.distributed.new_group: ranks is empty")
     members = sorted(members)
     try:
-        engine = engine_over(members, seconds, "new_group")
+        engine = engine_over(members, seconds, "new_group", _next_group_id)
     except Exception as exc:
         raise _split_failed(exc) from exc
     group = Group(_next_group_id, members, world.rank, engine, seconds)
@@ -236,16 +236,23 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     return group
 
 
-def engine_over(members: List[int], seconds: float, fn: str) -> Any:
+def engine_over(members: List[int], seconds: float, fn: str, gid: Optional[int] = None) -> Any:
     """A new engine over the sorted global ``members`` made from the world's (None on a rank
     outside them): by the members alone on the cpu backend (MPI), by every rank of the world on
-    nccl (a split of its communicator, numbered and bounded as a collective over the world)."""
+    nccl (a split of its communicator, numbered and bounded as a collective over the world).
+
+    ``gid`` is the id the group will have (``new_group``'s): on the cpu backend the wait is then
+    watched as call #0 of that group in the making, bounded by ``seconds``, and the stall
+    notices tell it as a collective of its members, so that a member waiting there while
+    another waits elsewhere (having refused the call that made the group, say) ends the job in
+    seconds, not at the timeout."""
     world = world_group(fn)
     member = world.rank in members
     members_only = hasattr(world.engine, "group_of")
     if not members_only:
         world.seq += 1
-    with watchdog.guard(world, fn):
+    making = Group(gid, members, world.rank, world.engine, seconds) if members_only and gid is not None else world
+    with watchdog.guard(making, fn):
         if members_only:
             return world.engine.group_of(members, seconds) if member else None
         return world.engine.split(member, members.index(world.rank) if member else 0, seconds)

@@ -3,12 +3,13 @@ group's work in flight."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Deque, List, Optional
+from typing import Any, Deque, Dict, List, Optional
 
 from pycoll._errors import CollectiveError
 
 
 PADDLE_BACKEND_NAMES = {"cpu": "GLOO", "nccl": "NCCL"}  # paddle's names of pycoll's engines
+_REFUSALS_KEPT = 64  # a stall is about a recent call: older refusals are let go
 
 
 class Group:
@@ -22,7 +23,9 @@ class Group:
     -1 when it is not a member (then it has no engine, ``world_size`` is -1 as in paddle, and
     its collectives return at once). ``seq`` counts the collectives this rank has called on the
     group, refused ones included, so that a call refused on one rank shows as a mismatch under
-    ``PYCOLL_CHECK``.
+    ``PYCOLL_CHECK``. ``refused`` keeps the numbers of the latest calls this rank refused itself
+    (bad input, before anything moved) with the error: a peer stalled in such a call waits for
+    a part this rank will never give, which the stall notices name (:meth:`note_refused`).
 
     The group owns its non-blocking work: ``pending`` holds every task not yet known to be
     complete, oldest first, with the arrays its engine reads and writes, whether or not the
@@ -42,6 +45,7 @@ class Group:
         self.engine = engine
         self.timeout = timeout
         self.seq = 0
+        self.refused: Dict[int, str] = {}  # call number: "ValueError: ...", the latest _REFUSALS_KEPT
         self.pending: Deque[Any] = deque()
         self.failure: Optional[CollectiveError] = None
         self.shut_down = False
@@ -82,6 +86,16 @@ class Group:
             raise ValueError(f"Group.{what}: {self.describe()} has no engine on this rank (not a "
                              f"member, or destroyed)")
         return self.engine
+
+    def note_refused(self, exc: BaseException) -> None:
+        """Record that this rank refused its call #``seq`` on the group (``exc``, a
+        TypeError/ValueError raised before the call moved anything): one dict entry per refusal,
+        nothing on a call that goes through. Only the main thread writes; the watchdog's thread
+        reads single entries."""
+        refused = self.refused
+        refused[self.seq] = f"{type(exc).__name__}: {exc}"
+        if len(refused) > _REFUSALS_KEPT:
+            del refused[next(iter(refused))]
 
     def is_member(self) -> bool:
         return self.rank >= 0

@@ -30,6 +30,10 @@ completes. Where all members of a group wait in its collectives, the per-group r
 ``stall_notices`` decides. Limits: a single transfer lasting the notice delay (tens of GB)
 could pass for a stall, and communication from threads other than the waiting one is not seen.
 
+A ``new_group`` on the cpu backend is made by the new group's members alone, so a wait inside
+it counts as a collective of the group in the making (its own key, number 0): every member
+there completes it; a member there while another waits elsewhere is stuck like any collective.
+
 Groups are told apart by :func:`stall_notices.group_key` (their ranks and the order in which
 each rank made its groups over those ranks): group ids count each rank's own ``new_group``
 calls, so the same group may carry other ids on other ranks, and each rank's call is named with
@@ -37,16 +41,20 @@ its own rank's name of the group.
 """
 from __future__ import annotations
 
-from typing import Dict, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, NamedTuple, Optional, Tuple
 
 P2P = frozenset({"send", "recv"})
 Call = Tuple[str, int]  # name, and blocking: 1, 0 for a task's wait, -1 on a stream-ordered engine
 
 
+_NO_SYNC_OP = frozenset({"barrier", "new_group"})  # calls that take no sync_op
+
+
 def describe_call(call: Call) -> str:
-    """``all_reduce (sync_op=True)``; just the name where blocking is unknown or a barrier's."""
+    """``all_reduce (sync_op=True)``; just the name where blocking is unknown or the call takes
+    no ``sync_op`` (a barrier, new_group)."""
     name, blocking = call
-    return name if blocking < 0 or name == "barrier" else f"{name} (sync_op={bool(blocking)})"
+    return name if blocking < 0 or name in _NO_SYNC_OP else f"{name} (sync_op={bool(blocking)})"
 
 
 class JobWait(NamedTuple):
@@ -75,14 +83,19 @@ def _matches(rank: int, wait: JobWait, waits: Dict[int, JobWait]) -> bool:
 
 
 def _describe(wait: JobWait) -> str:
+    if wait.name == "new_group" and not wait.seq:  # the cpu backend's: its members make the group
+        return f"new_group making {wait.where}"
     call = describe_call((wait.name, wait.blocking))
     side = "" if wait.peer < 0 else f" {'to' if wait.name == 'send' else 'from'} rank {wait.peer}"
     return f"{call} #{wait.seq}{side} on {wait.where}"
 
 
-def deadlock_text(waits: Dict[int, JobWait], nranks: int) -> Optional[str]:
+def deadlock_text(waits: Dict[int, JobWait], nranks: int, me: int = -1,
+                  refused: Callable[[int, int], Optional[str]] = lambda key, seq: None) -> Optional[str]:
     """The reason to end the job when ``waits`` (global rank: its wait) holds all ``nranks``
-    ranks and none of the waits can ever complete (the module notes), else None."""
+    ranks and none of the waits can ever complete (the module notes), else None. ``refused``
+    (group key, number) gives the error with which this rank (global rank ``me``) refused that
+    call, if it did: the message then says so of each peer waiting in such a call."""
     if len(waits) < nranks:
         return None
     in_collectives: Dict[int, int] = {}  # group key: its members waiting in its collectives
@@ -94,9 +107,15 @@ def deadlock_text(waits: Dict[int, JobWait], nranks: int) -> Optional[str]:
     if any(wait.name in P2P and _matches(rank, wait, waits) for rank, wait in waits.items()):
         return None
     listing = ", ".join(f"rank {rank} in {_describe(waits[rank])}" for rank in sorted(waits))
+    for rank in sorted(waits):
+        wait = waits[rank]
+        reason = refused(wait.key, wait.seq) if rank != me else None
+        if reason is not None:
+            listing += f"; rank {rank}'s {wait.name} #{wait.seq} is a call rank {me} refused ({reason})"
     same_ranks: Dict[int, set] = {}  # ranks' hash: the group keys of the waits on them
     for wait in waits.values():
-        same_ranks.setdefault(wait.ranks_hash, set()).add(wait.key)
+        if wait.name != "new_group":  # a group in the making is no group made in another order
+            same_ranks.setdefault(wait.ranks_hash, set()).add(wait.key)
     hint = ("; groups over the same ranks are different groups (ranks pair their groups over the "
             "same ranks in the order each made them, and group ids count each rank's own new_group "
             "calls)" if any(len(keys) > 1 for keys in same_ranks.values()) else "")

@@ -116,9 +116,13 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
 
 def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
     """``send`` on a member's group whose call is already numbered."""
-    peer = peer_of(g, dst, "send", "dst")
+    try:
+        peer = peer_of(g, dst, "send", "dst")
+        buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)  # as the collectives do (collective._begin)
+        raise
     p2p_peers.note(g, int(dst))  # for the stall notices, should this call stall
-    buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
     if not check.enabled:
         return _launch(g, "send", g.engine.send, (buf, peer, _DATA_TAG), buf, sync_op, compared=False)
     descriptor = check.p2p_descriptor(g.engine.xp, g.seq, buf)
@@ -208,9 +212,13 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
 
 def _recv(g: Group, tensor: Any, src: int, sync_op: bool) -> Task:
     """``recv`` on a member's group whose call is already numbered."""
-    peer = peer_of(g, src, "recv", "src")
+    try:
+        peer = peer_of(g, src, "recv", "src")
+        buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
+    except (TypeError, ValueError) as exc:
+        g.note_refused(exc)
+        raise
     p2p_peers.note(g, int(src))  # for the stall notices, should this call stall
-    buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
     receipt = _Receipt(g, peer, buf, copy_back)
     return _launch(g, "recv", receipt.start, (), buf, sync_op, receipt.finish, compared=False,
                    moves=True if check.enabled else None)

@@ -106,18 +106,25 @@ def agree_counts(group: Any, fn: str, sent: List[int], received: List[int]) -> N
     _refuse_together(group, fn, problems)
 
 
-def agree(group: Any, fn: str, sends: List[Any], targets: Optional[List[Any]]) -> List[Block]:
-    """The block each group rank sends this rank, once every pair of ranks agrees on what travels
-    between them; ValueError on both ranks of a pair that does not (nothing sent)."""
-    ours = [_record(a, fn, f"in_tensor_list[{j}]") + (
+def rows(fn: str, sends: List[Any], targets: Optional[List[Any]]) -> List[List[int]]:
+    """What this rank tells group rank j (row j): the block it sends j and the block it expects
+    from j (``targets[j]``; anything when there are no targets). Checked here, before anything
+    moves (ValueError for a block of too many dimensions)."""
+    return [_record(a, fn, f"in_tensor_list[{j}]") + (
         _record(targets[j], fn, f"out_tensor_list[{j}]") if targets else _NOTHING)
         for j, a in enumerate(sends)]
+
+
+def agree(group: Any, fn: str, ours: List[List[int]], expects: bool) -> List[Block]:
+    """The block each group rank sends this rank, once every pair of ranks agrees on what travels
+    between them (``ours``: this rank's :func:`rows`; ``expects``: whether they name pre-allocated
+    outputs); ValueError on both ranks of a pair that does not (nothing sent)."""
     problems, incoming = [], []
     for i, row in enumerate(_exchange(group, fn, ours)):
         peer = group.ranks[i]
         sent, expected = _block(row[:_FIELDS]), row[_FIELDS:]
         incoming.append(sent)
-        if targets and not _same(sent, _block(ours[i][_FIELDS:])):
+        if expects and not _same(sent, _block(ours[i][_FIELDS:])):
             problems.append(f"out_tensor_list[{i}] holds {_text(_block(ours[i][_FIELDS:]))} but rank "
                             f"{peer} sends {_text(sent)}")
         if expected != _NOTHING and not _same(_block(ours[i][:_FIELDS]), _block(expected)):

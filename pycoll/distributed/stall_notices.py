@@ -7,10 +7,11 @@ rank's waits on a group (a blocking call, a task's ``wait()``, an engine's enque
 lasted the watchdog's notice delay, the rank tells the group's other members what it waits in:
 the group, the call's sequence number on it, its name and, on engines that are not stream-ordered
 (MPI), whether it blocks. A wait that ends is withdrawn, so a rank holds only its peers' waits in
-progress. When every member of a group is stalled in that group at the same sequence number and
-two of their calls can never match (:func:`never_match`), the rank asks each of them to confirm
-what it waits in now, and the watchdog ends the job with a message naming each rank's call only
-when every one answers with that same wait.
+progress. When every member of a group is stalled in that group and their waits prove it stuck
+(:mod:`stall_rules`: all at the same sequence number in calls that can never match, or a peer
+at a number this rank refused while this rank waits in a later call that can never match it),
+the rank asks each of them to confirm what it waits in now, and the watchdog ends the job with
+a message naming each rank's call (or the refusal) only when every answer still proves it.
 
 Why the confirmation: a notice is withdrawn by the watchdog thread of the rank that made it, on a
 later tick. A rank that leaves the call and at once holds the interpreter's lock in one long C call
@@ -28,8 +29,9 @@ has been made by all of them and would complete in a correct program; so the evi
 whatever the numbering. (On NCCL an engine's oldest unfinished call may be queued behind GPU
 work rather than waiting for peers; a false conclusion there would still need point-to-point
 traffic to line two different collectives up at one number.) Only the collectives a sequence
-number names are told (:data:`NUMBERED`): point-to-point calls, set-up steps and the checks
-``broadcast_object_list`` makes before numbering its broadcasts are not.
+number names are told (:data:`stall_rules.NUMBERED`), and ``new_group``: point-to-point calls,
+other set-up steps and the checks ``broadcast_object_list`` makes before numbering its
+broadcasts are not.
 
 A deadlock may also span groups or involve point-to-point calls (the world's ``all_reduce``
 against a sub-group's, two ranks each in a ``send`` to the other, a collective against a
@@ -59,13 +61,13 @@ import hashlib
 import itertools
 import threading
 import time
-from itertools import combinations
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from pycoll.distributed.job_deadlock import P2P, Call, JobWait, deadlock_text, describe_call
+from pycoll.distributed.job_deadlock import P2P, Call, JobWait, deadlock_text
 from pycoll.distributed.p2p_peers import peer_of_call
+from pycoll.distributed.stall_rules import NUMBERED, Wait, group_verdict
 
 _TAG = 92  # the exit notices use 91
 _NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4  # a group's waits, to its members
@@ -77,41 +79,7 @@ _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq"
                     ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40"), ("peer", "<i8"),
                     ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8")])
 
-NUMBERED = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter",
-                      "reduce_scatter", "alltoall", "alltoall_single", "alltoallv", "barrier"})
-"""The calls a wait is told for: collectives numbered before they run, whose every step is
-watched under their own name and number (the NCCL engine's ``alltoallv`` is alltoall's data)."""
-_SAME_CALL = {"alltoall_single": "alltoall", "alltoallv": "alltoall"}  # one engine call underneath
-_ONE_STEP = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter"})
-"""Calls whose ``sync_op`` decides their only engine call (gather and scatter share a blocking
-verdict first, alltoall its sizes: there a blocking wait and a task may be one call)."""
-
 Stalled = Tuple[Any, Any, int, Callable[[], bool]]  # group, call (name, seq, started), blocking, still waiting
-
-
-def never_match(a: Call, b: Call) -> bool:
-    """Whether calls ``a`` and ``b``, made at the same sequence number on one group, can never
-    match: other collectives, or on MPI a blocking call against a task."""
-    (name_a, blocking_a), (name_b, blocking_b) = a, b
-    if _SAME_CALL.get(name_a, name_a) != _SAME_CALL.get(name_b, name_b):
-        # a stream-ordered engine records a rooted call's verdict as a broadcast under its number
-        return not (min(blocking_a, blocking_b) < 0 and "broadcast" in (name_a, name_b))
-    return name_a in _ONE_STEP and min(blocking_a, blocking_b) >= 0 and blocking_a != blocking_b
-
-
-def mismatch_text(group: Any, seq: int, calls: Dict[int, Call]) -> Optional[str]:
-    """The reason to end the job when two of ``calls`` (global rank: call, every member of
-    ``group`` at #``seq``) can never match, else None."""
-    if not any(never_match(a, b) for a, b in combinations(set(calls.values()), 2)):
-        return None
-    ranks_of: Dict[Call, List[int]] = {}
-    for rank in sorted(calls):
-        ranks_of.setdefault(calls[rank], []).append(rank)
-    listing = ", ".join((f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks}") + " in "
-                        + describe_call(call) for call, ranks in ranks_of.items())
-    return (f"the ranks of {group.describe()} wait in different collectives at #{seq}: {listing}; "
-            f"they can never match (run with PYCOLL_CHECK=1 to catch this before the call); "
-            f"stopping the job")
 
 
 def _hash(value: Any) -> int:
@@ -224,21 +192,29 @@ class StallNotices:
                     self._send([asker], _JOB_ANSWER, 0, nonce=nonce)
             self._job_asked = []
             for key, (group, call, blocking, still_waiting) in mine.items():
-                reason = self._verdict(group, key, call.seq, (call.name, blocking))
-                if reason is not None and self._confirmed(group, key, call.seq, (call.name, blocking)) \
-                        and still_waiting():
+                wait = (call.seq, (call.name, blocking))
+                reason = self._verdict(group, key, wait)
+                if reason is not None and self._confirmed(group, key, wait) and still_waiting():
                     return group, reason
             if job is not None and host is not None:
-                reason = self._job_verdict(job)
+                reason = self._job_verdict(job, live)
                 if reason is not None and host[3]():
                     return host[0], reason
             return None
 
-    def _job_verdict(self, mine: JobWait) -> Optional[str]:
+    def _job_verdict(self, mine: JobWait, live: Sequence[Any]) -> Optional[str]:
         """The reason to end the job when every rank has told a wait and none can ever complete,
-        once every rank has confirmed its wait (or a peer has, and says so)."""
+        once every rank has confirmed its wait (or a peer has, and says so); it names the peers'
+        waits in calls this rank refused (``Group.refused`` of its ``live`` groups)."""
         waits = {**self._heard_job, self.rank: mine}
-        reason = deadlock_text(waits, self.nranks)
+
+        def refused(key: int, seq: int) -> Optional[str]:
+            for g in live:
+                if g.rank >= 0 and group_key(g, live) == key:
+                    return g.refused.get(seq)
+            return None
+
+        reason = deadlock_text(waits, self.nranks, self.rank, refused)
         if reason is None:
             if self._job_asking is not None:
                 self._forget(self._job_asking[0])
@@ -285,18 +261,19 @@ class StallNotices:
                 self._send([asker], _ANSWER, key, _NONE, nonce=nonce)
         self._asked = []
 
-    def _confirmed(self, group: Any, key: int, seq: int, mine: Call) -> bool:
+    def _confirmed(self, group: Any, key: int, mine: Wait) -> bool:
         """Whether every other member of ``group`` has answered this rank's latest query with a
-        wait at #``seq`` whose calls, with ``mine``, can never match; asks (again) when no query
-        is out or the last one is old."""
+        wait that, with ``mine``, still proves the group stuck (:func:`group_verdict`); asks
+        (again) when no query is out for ``mine``'s number or the last one is old."""
         peers = [r for r in group.ranks if r != self.rank]
+        seq = mine[0]
         asked = self._asking.get(key)
         if asked is not None and asked[1] == seq:
             nonce = asked[0]
             answers = [self._answers.get((nonce, peer)) for peer in peers]
             if all(a is not None for a in answers):
-                calls = {self.rank: mine, **{p: a[1] for p, a in zip(peers, answers) if a[0] == seq}}
-                if len(calls) == len(group.ranks) and mismatch_text(group, seq, calls) is not None:
+                waits = {self.rank: mine, **{p: a for p, a in zip(peers, answers) if a[0] != _NONE}}
+                if group_verdict(group, self.rank, waits, group.refused) is not None:
                     return True
                 self._forget(nonce)  # some member waits elsewhere now: no verdict from this query
                 del self._asking[key]
@@ -351,17 +328,17 @@ class StallNotices:
                 self._concluded.add(sender)
             self._request = self._post()
 
-    def _verdict(self, group: Any, key: int, seq: int, mine: Call) -> Optional[str]:
-        """The reason to end the job when every other member of ``group`` has told of a wait at
-        #``seq`` too and two of the calls can never match."""
-        calls = {self.rank: mine}
+    def _verdict(self, group: Any, key: int, mine: Wait) -> Optional[str]:
+        """The reason to end the job when every other member of ``group`` has told of a wait too
+        and, with this rank's (``mine``), they can never complete (:func:`group_verdict`)."""
+        waits = {self.rank: mine}
         for peer in group.ranks:
             if peer != self.rank:
                 heard = self._heard.get((peer, key))
-                if heard is None or heard[0] != seq:
+                if heard is None:
                     return None
-                calls[peer] = heard[1]
-        return mismatch_text(group, seq, calls)
+                waits[peer] = heard
+        return group_verdict(group, self.rank, waits, group.refused)
 
     def stop(self) -> None:
         """At exit (the exit notices call it while MPI still runs): take back the receive still

@@ -1,0 +1,110 @@
+"""The per-group rules of the stall notices: when the waits of one group's members prove that
+the group can never go on.
+
+:mod:`stall_notices` gathers, for a group, the wait of every member stalled in one of the
+group's numbered calls (:data:`NUMBERED`) and asks :func:`group_verdict` whether they can ever
+complete. Two rules answer yes:
+
+- every member waits at one sequence number and two of their calls can never match
+  (:func:`never_match`: other collectives, or on MPI a blocking call against a task);
+- a member waits at a number this rank refused itself (bad input, raised before anything
+  moved: :meth:`Group.note_refused`) while this rank, having gone on, waits in a later call of
+  the group that can never match it (:func:`refusal_text`). Numbers alone would never line up
+  here (the refusing rank is one call ahead), so without the record such a job waited for
+  ``PYCOLL_TIMEOUT``.
+
+Why the second is as sound as the first: with every member stalled in the group's collectives,
+each member's current call is the one its engine pairs with the others' (each rank's earlier
+calls on the group are complete, and a collective completes only with every member's part), so
+two current calls that can never match stay stalled for good. The refused number is what names
+the cause: the refusing rank gave no part to the call its peers wait in. (Point-to-point calls
+count in a group's numbers on the ranks making them only, so on a group that also carries them
+the peer's number may coincide with another refused call; the verdict holds, its naming of the
+refusal is then a coincidence of numbers. A rank refusing a call and then waiting elsewhere, on
+another group or in a point-to-point call, is the job-wide rule's case: :mod:`job_deadlock`.)
+"""
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from pycoll.distributed.job_deadlock import Call, describe_call
+
+NUMBERED = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter",
+                      "reduce_scatter", "alltoall", "alltoall_single", "alltoallv", "barrier",
+                      "new_group"})
+"""The calls a wait is told for: collectives numbered before they run, whose every step is
+watched under their own name and number (the NCCL engine's ``alltoallv`` is alltoall's data),
+and ``new_group``: on nccl a collective of the world numbered on it, on the cpu backend a call
+of the new group's members alone, watched as #0 of the group being made."""
+_SAME_CALL = {"alltoall_single": "alltoall", "alltoallv": "alltoall"}  # one engine call underneath
+_ONE_STEP = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "reduce_scatter"})
+"""Calls whose ``sync_op`` decides their only engine call (gather and scatter share a blocking
+verdict first, alltoall its sizes: there a blocking wait and a task may be one call)."""
+_STOPPED = "they can never match (run with PYCOLL_CHECK=1 to catch this before the call); stopping the job"
+
+Wait = Tuple[int, Call]  # a member's wait on the group: the call's sequence number, the call
+
+
+def never_match(a: Call, b: Call) -> bool:
+    """Whether calls ``a`` and ``b``, each its rank's current call on one group, can never
+    match: other collectives, or on MPI a blocking call against a task."""
+    (name_a, blocking_a), (name_b, blocking_b) = a, b
+    if _SAME_CALL.get(name_a, name_a) != _SAME_CALL.get(name_b, name_b):
+        # a stream-ordered engine records a rooted call's verdict as a broadcast under its number
+        return not (min(blocking_a, blocking_b) < 0 and "broadcast" in (name_a, name_b))
+    return name_a in _ONE_STEP and min(blocking_a, blocking_b) >= 0 and blocking_a != blocking_b
+
+
+def _listing(calls: Dict[int, Call]) -> str:
+    """``ranks [0, 2] in all_reduce (sync_op=True), rank 1 in barrier``: the ranks by call."""
+    ranks_of: Dict[Call, List[int]] = {}
+    for rank in sorted(calls):
+        ranks_of.setdefault(calls[rank], []).append(rank)
+    return ", ".join((f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranks}") + " in "
+                     + describe_call(call) for call, ranks in ranks_of.items())
+
+
+def mismatch_text(group: Any, seq: int, calls: Dict[int, Call]) -> Optional[str]:
+    """The reason to end the job when two of ``calls`` (global rank: call, every member of
+    ``group`` at #``seq``) can never match, else None."""
+    if not any(never_match(a, b) for a, b in combinations(set(calls.values()), 2)):
+        return None
+    return (f"the ranks of {group.describe()} wait in different collectives at #{seq}: "
+            f"{_listing(calls)}; {_STOPPED}")
+
+
+def refusal_text(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[int, str]) -> Optional[str]:
+    """The reason to end the job when a member waits at a number this rank (global rank ``me``)
+    refused, ``refused`` (its ``Group.refused``), while this rank's own wait in ``waits`` (global
+    rank: wait, every member) is a later call that can never match it; else None."""
+    seq, mine = waits[me]
+    stuck: Dict[int, Wait] = {}
+    why: Dict[int, str] = {}
+    for rank, (at, call) in waits.items():
+        reason = refused.get(at) if at < seq else None  # one read: the main thread may add meanwhile
+        if reason is not None and never_match(call, mine):
+            stuck[rank], why[at] = (at, call), reason
+    if not stuck:
+        return None
+    first = min(at for at, _ in stuck.values())
+    calls = {rank: call for rank, (at, call) in stuck.items() if at == first}
+    ranks = sorted(calls)
+    if len(set(calls.values())) == 1:
+        who = (f"rank {ranks[0]} waits" if len(ranks) == 1 else f"ranks {ranks} wait") + " in " \
+            + describe_call(calls[ranks[0]])
+    else:
+        who = f"{_listing(calls)} wait at"
+    return (f"{who} #{first} on {group.describe()}, which rank {me} refused ({why[first]}); rank "
+            f"{me} went on to {describe_call(mine)} #{seq}: {_STOPPED}")
+
+
+def group_verdict(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[int, str]) -> Optional[str]:
+    """The reason to end the job when ``waits`` (global rank: its wait on ``group``, every
+    member's, this rank ``me`` included) can never complete (the module notes), else None."""
+    if len(waits) < group.nranks:
+        return None
+    numbers = {at for at, _ in waits.values()}
+    if len(numbers) == 1:
+        return mismatch_text(group, numbers.pop(), {rank: call for rank, (_, call) in waits.items()})
+    return refusal_text(group, me, waits, refused)
