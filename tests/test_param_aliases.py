@@ -389,6 +389,7 @@ CALLS = {
     "tensor.manipulation:index_add_": lambda: dict(x=A(), index=_ids(0, 2), axis=1, value=R(2, 2)),
     "tensor.manipulation:repeat_interleave": lambda: dict(x=A(), repeats=2, axis=1),
     "tensor.manipulation:reshape": lambda: dict(x=A(), shape=[3, 2]),
+    "sparse.unary:reshape": lambda: dict(x=A().to_sparse_coo(2), shape=[3, 2]),
     "tensor.manipulation:squeeze": lambda: dict(x=R(2, 1, 3), axis=1),
     "tensor.manipulation:stack": lambda: dict(x=[A(), B()], axis=1),
     "tensor.manipulation:take_along_axis": lambda: dict(arr=A(), indices=_ids([0], [2]), axis=1),
@@ -548,6 +549,9 @@ def _call(key, path):
 
 
 def _same(a, b):
+    if getattr(a, "is_sparse", lambda: False)():
+        assert getattr(b, "is_sparse", lambda: False)()
+        a, b = a.to_dense(), b.to_dense()
     if isinstance(a, pycoll.Tensor):
         assert isinstance(b, pycoll.Tensor) and a.dtype == b.dtype
         np.testing.assert_array_equal(a.numpy(), b.numpy())

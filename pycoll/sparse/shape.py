@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Sequence, Union
 
 from pycoll import math_ops
+from pycoll._param_aliases import param_aliases
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.search_ops import gather
@@ -127,6 +128,7 @@ def _target_shape(shape: Any, old: Sequence[int], fn: str) -> List[int]:
     return shape
 
 
+@param_aliases({"input": "x"})  # paddle 3.3's sparse.reshape(input=...)
 def reshape(x: SparseTensor, shape: Sequence[int], name: Optional[str] = None) -> SparseTensor:
     """x with shape `shape` (0 copies x's dim there, one -1 is inferred); the dense dims of a
     COO x stay its last dims, unchanged."""
