@@ -747,3 +747,21 @@ def _snapshot() -> None:
 
 if __name__ == "__main__" and sys.argv[1:] == ["--snapshot"]:
     _snapshot()
+
+
+def on_each_place(compute: Callable[[], Any], seed: Any = None) -> Dict[str, Any]:
+    """``{"cpu": compute(), "gpu": compute()}``, the second on the stand-in's GPU (call it inside
+    ``installed()``), pycoll seeded with ``seed`` before each when one is given; the device is
+    the CPU afterwards, whatever happened."""
+    from pycoll import device, random
+
+    results = {}
+    try:
+        for place in ("cpu", "gpu"):
+            device.set_device(place)
+            if seed is not None:
+                random.seed(seed)
+            results[place] = compute()
+    finally:
+        device.set_device("cpu")
+    return results

@@ -306,19 +306,10 @@ def _every_function():
 def test_every_function_gives_the_same_on_gpu_arrays():
     """tests/strict_cupy.py in CuPy's place (it refuses host arrays meeting device arrays, as CuPy
     does): the CPU's numbers, held in device arrays."""
-    import os
-    import sys
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import strict_cupy
 
-    results = {}
     with strict_cupy.installed():
-        try:
-            for place in ("cpu", "gpu"):
-                pycoll.set_device(place)
-                results[place] = _every_function()
-        finally:
-            pycoll.set_device("cpu")
+        results = strict_cupy.on_each_place(_every_function)
     assert len(results["gpu"]) == 11
     for want, got in zip(results["cpu"], results["gpu"]):
         assert isinstance(got.array, strict_cupy.ndarray)

@@ -581,15 +581,8 @@ def _every_op_forward_and_backward():
 def test_every_op_gives_the_same_on_gpu_arrays():
     """tests/strict_cupy.py in CuPy's place (it refuses what CuPy refuses, e.g. host arrays meeting
     device arrays): the same numbers on the CPU and on the stand-in's GPU, held in device arrays."""
-    results = {}
     with strict_cupy.installed():
-        try:
-            for place in ("cpu", "gpu"):
-                pycoll.set_device(place)
-                pycoll.seed(1)
-                results[place] = _every_op_forward_and_backward()
-        finally:
-            pycoll.set_device("cpu")
+        results = strict_cupy.on_each_place(_every_op_forward_and_backward, seed=1)
         assert len(results["cpu"]) == len(results["gpu"]) > 70
         for want, got in zip(results["cpu"], results["gpu"]):
             assert isinstance(got.array, strict_cupy.ndarray)

@@ -101,23 +101,16 @@ def test_two_ranks_class_blocks_of_different_widths():
 def test_same_on_gpu_arrays():
     """tests/strict_cupy.py in CuPy's place (it refuses host arrays meeting device arrays): the
     CPU's loss, softmax and gradient, held in device arrays."""
-    import os
-    import sys
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import strict_cupy
 
-    results = {}
+    def compute():
+        t = pycoll.to_tensor(DOC_LOGITS.astype("float32"), stop_gradient=False)
+        loss, soft = F.margin_cross_entropy(t, pycoll.to_tensor(np.array([1, 0])), 1.2, 0.3, 0.1, return_softmax=True)
+        loss.backward()
+        return loss, soft, t.grad
+
     with strict_cupy.installed():
-        try:
-            for place in ("cpu", "gpu"):
-                pycoll.set_device(place)
-                t = pycoll.to_tensor(DOC_LOGITS.astype("float32"), stop_gradient=False)
-                loss, soft = F.margin_cross_entropy(t, pycoll.to_tensor(np.array([1, 0])), 1.2, 0.3, 0.1,
-                                                    return_softmax=True)
-                loss.backward()
-                results[place] = (loss, soft, t.grad)
-        finally:
-            pycoll.set_device("cpu")
+        results = strict_cupy.on_each_place(compute)
     for want, got in zip(results["cpu"], results["gpu"]):
         assert isinstance(got.array, strict_cupy.ndarray)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -155,24 +155,22 @@ def test_same_numbers_on_gpu_arrays(name):
     does): a train-mode forward and backward on the stand-in's GPU gives the CPU's outputs and
     gradients, held in device arrays."""
     make, shape = GPU_CASES[name]
-    results = {}
+
+    def compute():
+        model = make()
+        fill(model)
+        model.train()
+        for layer in model.sublayers():
+            if isinstance(layer, pycoll.nn.Dropout):
+                layer.eval()
+        x = pycoll.to_tensor(np.random.default_rng(1).standard_normal(shape).astype("float32"))
+        ys = model(x)
+        ys = list(ys) if isinstance(ys, tuple) else [ys]
+        sum(y.sum() for y in ys).backward()
+        return ys + [p.grad for p in model.parameters() if not p.stop_gradient]
+
     with strict_cupy.installed():
-        try:
-            for place in ("cpu", "gpu"):
-                pycoll.set_device(place)
-                model = make()
-                fill(model)
-                model.train()
-                for layer in model.sublayers():
-                    if isinstance(layer, pycoll.nn.Dropout):
-                        layer.eval()
-                x = pycoll.to_tensor(np.random.default_rng(1).standard_normal(shape).astype("float32"))
-                ys = model(x)
-                ys = list(ys) if isinstance(ys, tuple) else [ys]
-                sum(y.sum() for y in ys).backward()
-                results[place] = ys + [p.grad for p in model.parameters() if not p.stop_gradient]
-        finally:
-            pycoll.set_device("cpu")
+        results = strict_cupy.on_each_place(compute)
     assert len(results["gpu"]) == len(results["cpu"])
     for want, got in zip(results["cpu"], results["gpu"]):
         assert isinstance(got.array, strict_cupy.ndarray)
