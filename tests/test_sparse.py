@@ -105,6 +105,16 @@ def test_shape_ops_equal_paddles():
     np.testing.assert_array_equal(u.to_dense().numpy(), sp.coalesce(u).to_dense().numpy())
     total = sp.sum(coo(X))
     assert list(total.shape) == [1] and float(total.values().numpy()[0]) == 21
+    # paddle 3.3.1's docstring example: a COO tensor with one sparse dim keeps it (size 1) when
+    # summed over it, and keepdim keeps its sparse and dense dims apart
+    d = pycoll.to_tensor([[-2., 0.], [1., 2.]]).to_sparse_coo(1)
+    for out in (sp.sum(d, axis=0), sp.sum(d, axis=0, keepdim=True)):
+        assert list(out.shape) == [1, 2] and (out.sparse_dim(), out.dense_dim()) == (1, 1)
+        np.testing.assert_array_equal(out.indices().numpy(), [[0]])
+        np.testing.assert_array_equal(out.values().numpy(), [[-1., 2.]])
+    whole = sp.sum(d, keepdim=True)
+    assert list(whole.shape) == [1, 1] and (whole.sparse_dim(), whole.dense_dim()) == (1, 1)
+    np.testing.assert_array_equal(whole.values().numpy(), [[1.]])
 
 
 def test_shape_ops_carry_gradients():

@@ -45,6 +45,7 @@ def _sum_axis(x: SparseTensor, axis: int, keepdim: bool) -> SparseTensor:
         return new_coo(x._indices, out, tuple(shape), x._coalesced)
     xp = array_module(x._indices)
     idx = x._indices
+    keepdim = keepdim or sd == 1  # a COO tensor keeps a sparse dim: its last one stays, of size 1 (paddle's)
     if keepdim:
         idx = idx.copy()
         idx[axis] = 0
@@ -68,10 +69,11 @@ def sum(x: SparseTensor, axis: Union[int, Sequence[int], None] = None, dtype: DT
     dt = _sum_dtype(dtype, x)
     src = x if dt is None else new_coo_like(x, math_ops.cast(x.values(), dt))
     if axis is None:
-        total = dense_reshape(math_ops.sum(src.values()), [1])
         n = x.ndim if keepdim or x._format == CSR else 1
+        sd = min(n, to_coo(x).sparse_dim())  # keepdim keeps x's sparse and dense dims, all of size 1
+        total = dense_reshape(math_ops.sum(src.values()), [1] * (n - sd + 1))
         xp = array_module(total._array)
-        out = new_coo(xp.zeros((n, 1), dtype=xp.int64), total, (1,) * n, coalesced=True)
+        out = new_coo(xp.zeros((sd, 1), dtype=xp.int64), total, (1,) * n, coalesced=True)
         return coo_to_csr(out) if x._format == CSR else out
     axes = [axis] if isinstance(axis, int) and not isinstance(axis, bool) else list(axis)
     if x._format == CSR:
