@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import secrets
 from typing import Any, Dict, Iterator, List
 
 import numpy as np
@@ -19,7 +20,19 @@ class Generator:
     """What ``seed`` returns (paddle's ``Generator``): the controls of pycoll's one generator."""
 
     def manual_seed(self, value: int) -> "Generator":
-        return seed(value)
+        """Reseed with ``value`` (a non-negative int); returns this Generator, as paddle's."""
+        seed(value)
+        return self
+
+    def seed(self) -> int:
+        """Reseed with a fresh seed from the operating system's entropy; returns that seed."""
+        value = secrets.randbits(63)
+        seed(value)
+        return value
+
+    def random(self) -> int:
+        """The generator's next raw 64-bit draw, as an int in [0, 2**64)."""
+        return int(_generator.integers(0, 2 ** 64, dtype=np.uint64))
 
     def initial_seed(self) -> int:
         return _initial_seed

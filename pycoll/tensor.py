@@ -239,16 +239,21 @@ class Tensor:
     def seed_grad(self, grad_tensor: Any) -> Any:
         """The array a backward from this tensor starts with (GraphTensor protocol): ones for
         None, else `grad_tensor` (a Tensor or array of this tensor's shape) on this tensor's device."""
+        return self._seed_like(self._array, grad_tensor, f"grad_tensor must have shape {self.shape}")
+
+    def _seed_like(self, array: Any, grad_tensor: Any, needs: str) -> Any:
+        """``seed_grad`` for a gradient shaped as ``array`` (this tensor's, or a sparse tensor's
+        values): ones for None, else ``grad_tensor`` on array's device; ``needs`` starts the error
+        for another shape."""
         if self.stop_gradient:
             raise RuntimeError("backward() on a tensor with stop_gradient=True: nothing in its graph "
                                "needs a gradient")
-        xp = array_module(self._array)
+        xp = array_module(array)
         if grad_tensor is None:
-            return xp.ones_like(self._array)
-        g = grad_tensor._array if isinstance(grad_tensor, Tensor) else grad_tensor
-        g = to_module(g, xp)
-        if g.shape != self._array.shape:
-            raise ValueError(f"grad_tensor must have shape {self.shape}, got {list(g.shape)}")
+            return xp.ones_like(array)
+        g = to_module(grad_tensor._array if isinstance(grad_tensor, Tensor) else grad_tensor, xp)
+        if g.shape != array.shape:
+            raise ValueError(f"{needs}, got {list(g.shape)}")
         return g
 
     def finish_grad(self, grad: Any, owned: bool) -> None:

@@ -2,10 +2,7 @@
 ``Generator``, paddle's handle on a device's default generator."""
 from __future__ import annotations
 
-import secrets
 from typing import Any
-
-import numpy as np
 
 from pycoll import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll import random as _random
@@ -22,18 +19,3 @@ class Generator(_random.Generator):
 
     def __init__(self, device: Any = None):
         _check_device(device, "Generator")
-
-    def manual_seed(self, seed: int) -> "Generator":
-        """Reseed with ``seed`` (a non-negative int); returns this Generator, as paddle's."""
-        _random.seed(seed)
-        return self
-
-    def seed(self) -> int:
-        """Reseed with a fresh seed from the operating system's entropy; returns that seed."""
-        value = secrets.randbits(63)
-        _random.seed(value)
-        return value
-
-    def random(self) -> int:
-        """The generator's next raw 64-bit draw, as an int in [0, 2**64)."""
-        return int(_random.get_rng().integers(0, 2 ** 64, dtype=np.uint64))

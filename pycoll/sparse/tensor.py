@@ -110,18 +110,9 @@ class SparseTensor(Tensor):
 
     # ---- autograd (the graph's GraphTensor protocol, on values-shaped arrays) -------------------
     def seed_grad(self, grad_tensor: Any) -> Any:
-        if self.stop_gradient:
-            raise RuntimeError("backward() on a tensor with stop_gradient=True: nothing in its graph "
-                               "needs a gradient")
-        xp = array_module(self._values)
-        if grad_tensor is None:
-            return xp.ones_like(self._values)
         g = grad_tensor._values if isinstance(grad_tensor, SparseTensor) else grad_tensor
-        g = to_module(g._array if isinstance(g, Tensor) else g, xp)
-        if g.shape != self._values.shape:
-            raise ValueError(f"grad_tensor must hold the sparse tensor's {list(self._values.shape)} values, "
-                             f"got shape {list(g.shape)}")
-        return g
+        return self._seed_like(self._values, g, f"grad_tensor must hold the sparse tensor's "
+                                                f"{list(self._values.shape)} values")
 
     def finish_grad(self, grad: Any, owned: bool) -> None:
         """Accumulate a values-shaped gradient into ``.grad``, a sparse tensor of this pattern."""
