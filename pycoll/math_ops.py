@@ -170,13 +170,34 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     def backward(g: Any) -> tuple:
         with quiet():  # inf * 0 in a product: NaN, as paddle's
             return _matmul_grads(g, xa, ya, rx, ry)
-    return op_output(quietly(operator.matmul, xa, ya), backward, x, y)
+    product = rows_matmul if xa.ndim > 2 and ya.ndim == 2 else operator.matmul
+    return op_output(quietly(product, xa, ya), backward, x, y)
+
+
+def rows_matmul(a: Any, w: Any) -> Any:
+    """``a [..., k] @ w [k, n]`` as one 2-D product over a's rows. NumPy's stacked matmul
+    broadcasts ``w`` and runs a product per leading index instead: 3-6x slower for a
+    [batch, sequence, hidden] activation (measured: [8, 128, 256] @ [256, 2000])."""
+    if a.ndim <= 2:
+        return a @ w
+    return (_rows(a) @ w).reshape(a.shape[:-1] + (w.shape[-1],))
+
+
+def _rows(a: Any) -> Any:
+    """``a [..., k]`` as a 2-D [rows, k] array (a view where a's layout allows)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+
+
+def rows_gram(a: Any, g: Any) -> Any:
+    """``sum over a's leading indices of a[i].T @ g[i]``: the gradient of w in ``a @ w``, for
+    ``a [..., k]`` and ``g [..., n]``, as one 2-D product."""
+    return _rows(a).T @ _rows(g)
 
 
 def _matmul_grads(g: Any, xa: Any, ya: Any, rx: bool, ry: bool) -> tuple:
     """matmul's gradients for x (if `rx`) and y (if `ry`), NumPy's 1-D and batched rules undone."""
-    if xa.ndim == 2 and ya.ndim == 2:
-        return (g @ ya.T if rx else None, xa.T @ g if ry else None)
+    if xa.ndim >= 2 and ya.ndim == 2:
+        return (rows_matmul(g, ya.T) if rx else None, rows_gram(xa, g) if ry else None)
     a = xa if xa.ndim > 1 else xa[None, :]
     b = ya if ya.ndim > 1 else ya[:, None]
     xp = array_module(g)

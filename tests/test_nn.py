@@ -248,6 +248,28 @@ def test_linear_forward():
         layer(pycoll.ones([4, 5]))
 
 
+@pytest.mark.parametrize("x_shape, w_shape", [((2, 3, 4, 6), (6, 5)), ((6,), (6, 5)), ((0, 3, 6), (6, 5)),
+                                              ((4, 6), (6, 5)), ((2, 3, 6), (6, 0)), ((3, 0), (0, 4))])
+@pytest.mark.parametrize("op", ["linear", "matmul"])
+def test_products_of_stacked_rows_and_a_matrix_and_their_gradients(op, x_shape, w_shape):
+    """linear and matmul fold x's leading dims into rows for one 2-D product; values and
+    gradients are NumPy's stacked matmul, empty shapes included"""
+    rng = np.random.default_rng(1)
+    xa, wa = rng.standard_normal(x_shape).astype(np.float32), rng.standard_normal(w_shape).astype(np.float32)
+    x, w = pycoll.to_tensor(xa, stop_gradient=False), pycoll.to_tensor(wa, stop_gradient=False)
+    b = pycoll.to_tensor(np.ones(w_shape[-1], np.float32), stop_gradient=False)
+    out = F.linear(x, w, b) - b if op == "linear" else pycoll.matmul(x, w)
+    want = np.matmul(xa, wa)
+    assert out.shape == list(want.shape)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal(want.shape).astype(np.float32)
+    (out * pycoll.to_tensor(g)).sum().backward()
+    rows = math.prod(x_shape[:-1])
+    np.testing.assert_allclose(x.grad.numpy(), g @ wa.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(w.grad.numpy(), xa.reshape(rows, w_shape[0]).T @ g.reshape(rows, w_shape[1]),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_embedding_lookup_and_padding():
     emb = nn.Embedding(5, 3, padding_idx=-1)
     assert emb.padding_idx == 4

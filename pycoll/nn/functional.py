@@ -29,7 +29,7 @@ from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, placed, value_output
 from pycoll.device import array_module
-from pycoll.math_ops import relu, sigmoid, tanh
+from pycoll.math_ops import relu, rows_gram, rows_matmul, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
                                              log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
@@ -160,7 +160,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
                          f"expects {wa.shape[0]} (weight shape {list(wa.shape)})")
     saved = _silence(_SILENT)  # inf * 0 and sums past the range give NaN/inf silently, as paddle's
     try:
-        out = xa @ wa
+        out = rows_matmul(xa, wa)
         if bias is not None:
             out += bias._array
     finally:
@@ -168,10 +168,9 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        gx = g @ wa.T if rx else None
-        g2 = g.reshape(-1, g.shape[-1])
-        gw = xa.reshape(-1, xa.shape[-1]).T @ g2 if rw else None
-        gb = g2.sum(axis=0) if rb else None
+        gx = rows_matmul(g, wa.T) if rx else None
+        gw = rows_gram(xa, g) if rw else None
+        gb = g.sum(axis=tuple(range(g.ndim - 1))) if rb else None
         return gx, gw, gb
     return op_output(out, backward, x, weight, bias)
 
