@@ -129,3 +129,13 @@ def test_on_a_gpu_the_scaler_acts_on_cupy_gradients_and_auto_cast_says_it_stays_
         assert scaler.state_dict()["scale"].numpy().tolist() == [2.0]
     finally:
         pycoll.set_device("cpu")
+
+
+def test_which_low_precision_paddle_says_the_cpu_supports():
+    # paddle 3.3.1's CPU build: is_bfloat16_supported() True, is_float16_supported() False
+    assert pycoll.amp.is_bfloat16_supported() and pycoll.amp.is_bfloat16_supported("cpu")
+    assert not pycoll.amp.is_float16_supported() and not pycoll.amp.is_float16_supported("cpu")
+    assert not pycoll.amp.is_bfloat16_supported("gpu:0")  # no low-precision op lists yet
+    for check in (pycoll.amp.is_bfloat16_supported, pycoll.amp.is_float16_supported):
+        with pytest.raises(ValueError, match="place"):
+            check("tpu")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Iterable, Optional
 
-from pycoll.device import current_place, place_str
+from pycoll.device import current_place, device_place, place_str
 
 _DTYPES = ("float16", "bfloat16")
 _LEVELS = ("O0", "OD", "O1", "O2")
@@ -109,9 +109,12 @@ def decorate(models: Any, optimizers: Any = None, level: str = "O1", dtype: str 
 def is_float16_supported(device: Optional[str] = None) -> bool:
     """Whether AMP runs in float16 on ``device`` (default: the current place): False, for now (see
     the module docstring)."""
+    device_place(device)  # a bad device is refused, as paddle's
     return False
 
 
 def is_bfloat16_supported(device: Optional[str] = None) -> bool:
-    """As ``is_float16_supported``, for bfloat16."""
-    return False
+    """Whether ``device`` (default: the current place) supports bfloat16 AMP, as paddle answers
+    it: True on the CPU (where paddle's and pycoll's ``auto_cast`` compute in float32 all the same);
+    False on a GPU, for now (see the module docstring)."""
+    return device_place(device)[0] == "cpu"
