@@ -124,8 +124,14 @@ def test_one_rank_data_parallel_is_the_plain_model():
         assert [id(p) for p in dp.parameters()] == [id(p) for p in inner.parameters()]
         dp(pycoll.ones([4, 3])).sum().backward()
         np.testing.assert_allclose(inner.weight.grad.numpy(), np.full((3, 2), 4.0))
-        with pytest.raises(ValueError, match="comm_buffer_size"):
-            pycoll.DataParallel(inner, comm_buffer_size=0)
+        with pytest.raises(ValueError, match="comm_buffer_size=-1"):
+            pycoll.DataParallel(inner, comm_buffer_size=-1)
+        with pytest.raises(TypeError, match="last_comm_buffer_size must be a number of MB, got '1'"):
+            pycoll.DataParallel(inner, last_comm_buffer_size="1")
+        pycoll.DataParallel(inner, comm_buffer_size=0, last_comm_buffer_size=0)  # paddle's: a bucket each
+        # paddle 2.0's deprecated calls, kept by paddle 3.3.1 as no-ops
+        loss = dp(pycoll.ones([1, 3])).sum()
+        assert dp.scale_loss(loss) is loss and dp.apply_collective_grads() is None
         with pytest.raises(TypeError, match="Layer"):
             pycoll.DataParallel(lambda x: x)
     finally:

@@ -11,14 +11,17 @@ import pycoll.distributed as dist
 from pycoll.autograd import is_grad_enabled
 from pycoll.distributed.env import group_of
 from pycoll.nn import Layer
+from pycoll.nn.parameter import Parameter
 from pycoll.parallel.reducer import MB, Reducer
 
 
 class DataParallel(Layer):
     """Run ``layers`` on every rank of ``group``; gradients are averaged across ranks in backward.
 
-    At wrap time every rank must hold the same parameter names and shapes; parameters and buffers
-    are then broadcast from the group's first rank. Gradients are all-reduced in buckets of at most
+    At wrap time every rank must hold the same parameter names and shapes; parameters and
+    persistable buffers are then broadcast from the group's first rank. A parameter marked
+    ``no_sync = True`` (paddle's mark for a rank's own, such as an MoE expert) is neither broadcast
+    nor averaged. Gradients are all-reduced in buckets of at most
     ``comm_buffer_size`` MB (the last one, holding the earliest parameters, at most
     ``last_comm_buffer_size`` MB) while backward runs. ``find_unused_parameters=True`` lets a
     step leave some parameters without gradient (they contribute zeros); without it such a step
@@ -40,8 +43,10 @@ class DataParallel(Layer):
             raise TypeError(f"DataParallel: layers must be a pycoll.nn.Layer, got {type(layers).__name__}")
         for name, value in (("comm_buffer_size", comm_buffer_size),
                             ("last_comm_buffer_size", last_comm_buffer_size)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ValueError(f"DataParallel: {name}={value!r}; it must be a positive number of MB")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"DataParallel: {name} must be a number of MB, got {value!r}")
+            if value < 0:  # 0, as in paddle: a bucket per parameter
+                raise ValueError(f"DataParallel: {name}={value!r}; it must be a number of MB >= 0")
         if not isinstance(find_unused_parameters, bool):
             raise TypeError(f"DataParallel: find_unused_parameters must be a bool, got "
                             f"{find_unused_parameters!r}")
@@ -57,7 +62,11 @@ class DataParallel(Layer):
                 raise RuntimeError("DataParallel: this job has several ranks; call "
                                    "pycoll.distributed.init_parallel_env() before wrapping the model")
         elif dist.get_world_size(group) > 1:
-            named = [(n, p) for n, p in layers.named_parameters() if not p.stop_gradient]
+            named = [(n, p) for n, p in layers.named_parameters()
+                     if not p.stop_gradient and not getattr(p, "no_sync", False)]
+            if not named:
+                raise ValueError("DataParallel: layers has no parameter to train (every parameter is "
+                                 "stop_gradient or no_sync), so there is nothing to average across ranks")
             wire = _comm_dtype(comm_dtype, group)
             check_same_model(layers, group, self._api)
             sync_params_buffers(layers, group, _root(group))
@@ -87,6 +96,15 @@ class DataParallel(Layer):
             yield
         finally:
             self._sync = previous
+
+    def scale_loss(self, loss: Any) -> Any:
+        """Deprecated in paddle 2.0 and kept by it as a no-op: returns ``loss`` (gradients are
+        averaged in backward)."""
+        return loss
+
+    def apply_collective_grads(self) -> None:
+        """Deprecated in paddle 2.0 and kept by it as a no-op: backward already all-reduced the
+        gradients."""
 
     def state_dict(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         return self._layers.state_dict(*args, **kwargs)
@@ -128,9 +146,8 @@ def check_same_model(layers: Layer, group: Optional[dist.Group], api: str,
     description, and where they differ every rank raises the same ValueError, which starts with
     ``api`` and lists the differences, before anything of the model is sent."""
     xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
-    mine = [[kind + n, list(t.shape), str(t.dtype)]
-            for kind, named in (("", layers.named_parameters()), ("buffer ", layers.named_buffers()))
-            for n, t in named if not (skip_distributed and getattr(t, "is_distributed", False))]
+    mine = [[n if isinstance(t, Parameter) else "buffer " + n, list(t.shape), str(t.dtype)]
+            for n, t in synced_state(layers, skip_distributed).items()]
     text = json.dumps(mine).encode()
     lengths = []
     dist.all_gather(lengths, xp.asarray([len(text)], dtype=np.int64), group=group)
@@ -148,23 +165,40 @@ def check_same_model(layers: Layer, group: Optional[dist.Group], api: str,
             diffs = [f"{n}: rank {ranks[0]} has {first.get(n)}, rank {rank} has {other.get(n)}"
                      for n in dict.fromkeys(list(first) + list(other)) if first.get(n) != other.get(n)]
             raise ValueError(f"{api}: the ranks wrap different models ([shape, dtype] per parameter "
-                             f"and buffer):\n  " + "\n  ".join(diffs[:10]))
+                             f"and persistable buffer):\n  " + "\n  ".join(diffs[:10]))
+
+
+def synced_state(model: Layer, skip_distributed: bool = False, experts: bool = False) -> Dict[str, Any]:
+    """The tensors a wrap or ``sync_params_buffers`` gives every rank from the source rank, by
+    name, as paddle chooses them: the parameters and the persistable buffers, less those marked
+    ``no_sync`` (each rank keeps its own, as MoE experts do; with ``experts``, those also marked
+    ``expert`` are given) and, with ``skip_distributed``, model parallelism's split weights
+    (``is_distributed``). A tensor shared under two names is listed once."""
+    chosen: Dict[str, Any] = {}
+    seen = set()
+    for name, tensor in Layer.state_dict(model).items():
+        local = getattr(tensor, "no_sync", False) and not (experts and getattr(tensor, "expert", False))
+        if id(tensor) in seen or local or (skip_distributed and getattr(tensor, "is_distributed", False)):
+            continue
+        seen.add(id(tensor))
+        chosen[name] = tensor
+    return chosen
 
 
 def sync_params_buffers(model: Layer, comm_group: Optional[dist.Group] = None, src_rank: int = 0,
-                        is_model_parallel: bool = False, fuse_params: bool = True) -> None:
+                        is_model_parallel: bool = False, fuse_params: bool = True,
+                        is_moe_sharding_parallel: bool = False) -> None:
     """paddle's ``distributed.parallel.sync_params_buffers``: every rank of ``comm_group`` (default:
-    all) takes rank ``src_rank``'s (a global rank) parameters and buffers, in place, as
+    all) takes rank ``src_rank``'s (a global rank) parameters and persistable buffers, in place, as
     DataParallel does when it wraps a model. Also the way to bring BatchNorm's running statistics
-    back in step, which each rank updates from its own batches. With ``is_model_parallel``, the
-    split weights of model parallelism (``is_distributed``) keep their own blocks. ``fuse_params``
-    is accepted for paddle's signature (pycoll broadcasts tensor by tensor)."""
+    back in step, which each rank updates from its own batches. Parameters marked ``no_sync`` keep
+    their own values (with ``is_moe_sharding_parallel``, those also marked ``expert`` are sent);
+    with ``is_model_parallel``, so do the split weights of model parallelism (``is_distributed``).
+    ``fuse_params`` is accepted for paddle's signature (pycoll broadcasts tensor by tensor)."""
     if not isinstance(model, Layer):
         raise TypeError(f"sync_params_buffers: model must be a Layer, got {type(model).__name__}")
     members = comm_group.ranks if comm_group is not None else list(range(dist.get_world_size()))
     if src_rank not in members:
         raise ValueError(f"sync_params_buffers: src_rank={src_rank!r} is not a rank of the group {members}")
-    for _, tensor in list(model.named_parameters()) + list(model.named_buffers()):
-        if is_model_parallel and getattr(tensor, "is_distributed", False):
-            continue
+    for tensor in synced_state(model, is_model_parallel, is_moe_sharding_parallel).values():
         dist.broadcast(tensor, src=src_rank, group=comm_group)

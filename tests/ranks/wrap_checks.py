@@ -1,6 +1,7 @@
 """Wrap-time checks on 2 ranks: models that differ between the ranks (a buffer's shape, the
-layers, a replicated weight under TensorParallel) are refused on EVERY rank by a ValueError that
-starts with the wrapping API and names the differing entries, and the job goes on; fleet.init
+layers, a replicated weight under TensorParallel) or have nothing to train are refused on EVERY
+rank by a ValueError that starts with the wrapping API and names the differing entries, and the
+job goes on; parameters marked no_sync stay each rank's own; fleet.init
 called again keeps its first groups; shard_dataloader reads a batch that does not split over
 dp as paddle does."""
 import logging
@@ -9,6 +10,7 @@ import numpy as np
 
 import pycoll
 import pycoll.distributed as dist
+import pycoll.distributed.parallel
 import pycoll.nn as nn
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import ColumnParallelLinear
@@ -38,6 +40,31 @@ def with_buffer():
 
 refused(with_buffer, ["DataParallel: the ranks wrap different models",
                       "buffer stat: rank 0 has [[3], 'float32'], rank 1 has [[4], 'float32']"])
+
+
+def frozen():
+    m = nn.Linear(2, 2)
+    for p in m.parameters():
+        p.stop_gradient = True
+    return pycoll.DataParallel(m)
+
+
+refused(frozen, ["DataParallel: layers has no parameter to train"])  # paddle: an AssertionError
+
+# paddle's no_sync mark: a rank's own parameter (an MoE expert) is neither broadcast nor averaged,
+# and a non-persistable buffer is not broadcast (as on paddle 3.3.1, 2 CPU ranks); buffers of 0 MB
+# (one parameter each) train as paddle's do
+m = nn.Linear(2, 1)
+m.weight.set_value(pycoll.full([2, 1], float(rank + 1)))
+m.weight.no_sync = True
+m.register_buffer("tmp", pycoll.full([1], float(rank)), persistable=False)
+dm = pycoll.DataParallel(m, comm_buffer_size=0, last_comm_buffer_size=0)
+assert m.weight.numpy().ravel().tolist() == [rank + 1] * 2 and m.tmp.numpy().tolist() == [rank]
+(dm(pycoll.full([1, 2], float(rank + 1))).sum() * (rank + 1)).backward()
+assert m.weight.grad.numpy().ravel().tolist() == [(rank + 1.0) ** 2] * 2, m.weight.grad  # its own
+assert m.bias.grad.numpy().tolist() == [1.5], m.bias.grad  # (1 + 2) / 2
+dist.parallel.sync_params_buffers(m)
+assert m.weight.numpy().ravel().tolist() == [rank + 1] * 2 and m.tmp.numpy().tolist() == [rank]
 
 
 def sharded_different():
