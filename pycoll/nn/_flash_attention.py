@@ -1,6 +1,7 @@
 """paddle.nn.functional.flash_attention (the module; pycoll.nn.functional registers it under that
-name): flash_attention, flash_attn_qkvpacked, flash_attn_unpadded, flash_attn_varlen_qkvpacked and
-flashmask_attention, over _masked_attention.masked_attention.
+name): flash_attention, flash_attn_qkvpacked, flash_attn_unpadded, flash_attn_varlen_qkvpacked,
+flash_attn_varlen_func (flash-attention 3's varlen entry) and flashmask_attention, over
+_masked_attention.masked_attention, and sdp_kernel.
 
 pycoll has no fused kernel: every function computes the dense [seq_q, seq_k] scores and masks
 them, on any device and dtype (paddle's kernels take float16/bfloat16 on a GPU; its CPU build runs
@@ -9,19 +10,30 @@ batches become one block-diagonal mask over the packed rows.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+import contextlib
+from typing import Any, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
-from pycoll.nn._flashmask_attention import flashmask_attention
+from pycoll.nn._flashmask_attention import _softmax_lse, flashmask_attention
 from pycoll.nn._masked_attention import swap_seq_heads, causal_keep, check_seed_arguments, masked_attention
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
 
-__all__ = ["flash_attention", "flash_attn_qkvpacked", "flash_attn_unpadded", "flash_attn_varlen_qkvpacked",
-           "flashmask_attention"]
+__all__ = ["flash_attention", "flash_attn_qkvpacked", "flash_attn_unpadded", "flash_attn_varlen_func",
+           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sdp_kernel"]
+
+
+@contextlib.contextmanager
+def sdp_kernel(enable_math: bool = False, enable_flash: bool = True,
+               enable_mem_efficient: bool = True) -> Iterator[None]:
+    """paddle's choice of scaled_dot_product_attention backends for a block: pycoll has one
+    implementation (the math one), which serves whatever is enabled; at least one must be."""
+    if not (enable_math or enable_flash or enable_mem_efficient):
+        raise ValueError("sdp_kernel: at least one backend must be enabled")
+    yield None
 
 
 def flash_attention(query: Tensor, key: Tensor, value: Tensor, dropout: float = 0.0, causal: bool = False,
@@ -86,13 +98,11 @@ def _segments(cu_seqlens: Any, rows: int, padded_to: Optional[int], what: str, f
     return seg, pos
 
 
-def _varlen(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
-            max_seqlen_q: int, max_seqlen_k: int, scale: float, dropout: float, causal: bool,
-            return_softmax: bool, fixed_seed_offset: Optional[Tensor], training: bool, padded: bool,
-            fn: str) -> Tuple[Tensor, Optional[Tensor]]:
-    """Variable-length attention over rows [total, heads, dim]: each query row sees the key rows of
-    its own sequence (causally: up to its own position); rows in no sequence give 0."""
-    check_seed_arguments(fn, fixed_seed_offset, dropout, training)
+def _varlen_inputs(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+                   max_seqlen_q: int, max_seqlen_k: int, padded: bool, fn: str) -> Tuple[Tensor, Tensor, Tensor, Any]:
+    """Rows [total, heads, dim] as [1, heads, total, dim] query, key and value, and the bool
+    [total_q, total_k] mask of the keys each query row sees: those of its own sequence (rows in no
+    sequence see none)."""
     query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
     if query.ndim != 3 or key.ndim != 3 or value.ndim != 3:
         raise ValueError(f"{fn}: query, key and value must be 3-D [total_seq_len, num_heads, head_dim], got "
@@ -102,12 +112,23 @@ def _varlen(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor, cu_
     if seg_q.max(initial=-1) != seg_k.max(initial=-1):
         raise ValueError(f"{fn}: cu_seqlens_q and cu_seqlens_k must describe the same number of sequences")
     keep = (seg_q[:, None] == seg_k[None, :]) & (seg_q[:, None] >= 0)
+    q, k, v = (transpose(reshape(t, [1, *t.shape]), [0, 2, 1, 3]) for t in (query, key, value))
+    return q, k, v, (keep, pos_q, pos_k)
+
+
+def _varlen(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+            max_seqlen_q: int, max_seqlen_k: int, scale: Optional[float], dropout: float, causal: bool,
+            return_softmax: bool, fixed_seed_offset: Optional[Tensor], training: bool, padded: bool,
+            fn: str) -> Tuple[Tensor, Optional[Tensor]]:
+    """Variable-length attention over rows [total, heads, dim]: each query row sees the key rows of
+    its own sequence (causally: up to its own position); rows in no sequence give 0."""
+    check_seed_arguments(fn, fixed_seed_offset, dropout, training)
+    q, k, v, (keep, pos_q, pos_k) = _varlen_inputs(query, key, value, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                                   max_seqlen_k, padded, fn)
     if causal:
         keep &= pos_k[None, :] <= pos_q[:, None]
-    xp = array_module(query._array)
-    q, k, v = (transpose(reshape(t, [1, *t.shape]), [0, 2, 1, 3]) for t in (query, key, value))
-    out, weights = masked_attention(q, k, v, to_module(keep, xp), dropout, training, scale, fn)
-    out = reshape(transpose(out, [0, 2, 1, 3]), query.shape[:2] + [value.shape[2]])
+    out, weights = masked_attention(q, k, v, to_module(keep, array_module(q._array)), dropout, training, scale, fn)
+    out = reshape(transpose(out, [0, 2, 1, 3]), [q.shape[2], q.shape[1], v.shape[3]])
     return out, (weights if return_softmax else None)
 
 
@@ -137,3 +158,40 @@ def flash_attn_varlen_qkvpacked(qkv: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k:
     return _varlen(query, key, value, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, scale, dropout,
                    causal, return_softmax, fixed_seed_offset, training, bool(varlen_padded),
                    "flash_attn_varlen_qkvpacked")
+
+
+def flash_attn_varlen_func(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+                           max_seqlen_q: int, max_seqlen_k: int, seqused_q: Optional[Tensor] = None,
+                           seqused_k: Optional[Tensor] = None, softmax_scale: Optional[float] = None,
+                           causal: bool = False, qv: Optional[Tensor] = None, q_descale: Optional[Tensor] = None,
+                           k_descale: Optional[Tensor] = None, v_descale: Optional[Tensor] = None,
+                           window_size: Sequence[int] = (-1, -1), softcap: float = 0.0, num_splits: int = 1,
+                           pack_gqa: Optional[bool] = None, sm_margin: int = 0) -> Tuple[Tensor, Tensor]:
+    """(out [total_q, heads, dim], softmax_lse [heads, total_q] float32): flash-attention 3's
+    variable-length attention, the packed layout of flash_attn_unpadded (sequence i on rows
+    cu_seqlens[i]:cu_seqlens[i + 1]); softmax_scale defaults to head_dim ** -0.5. softmax_lse is
+    the log-sum-exp of each query row's scaled scores (+inf for a row in no sequence).
+    ``num_splits``, ``pack_gqa`` and ``sm_margin`` only schedule paddle's kernel. Refused: ``qv``
+    (paddle asserts it is None), the fp8 descales, ``seqused_*``, a local ``window_size`` and
+    ``softcap``, which pycoll does not implement."""
+    fn = "flash_attn_varlen_func"
+    if qv is not None:
+        raise ValueError(f"{fn}: qv must be None (paddle's flash_attn_varlen_func does not support it)")
+    for name, got in (("seqused_q", seqused_q), ("seqused_k", seqused_k), ("q_descale", q_descale),
+                      ("k_descale", k_descale), ("v_descale", v_descale)):
+        if got is not None:
+            raise ValueError(f"{fn}: {name} is not supported by pycoll (no fp8 / partial-sequence kernel); got a "
+                             f"value, need None")
+    if tuple(window_size) != (-1, -1):
+        raise ValueError(f"{fn}: window_size={tuple(window_size)!r} is not supported; need (-1, -1) (no window)")
+    if softcap != 0.0:
+        raise ValueError(f"{fn}: softcap={softcap!r} is not supported; need 0.0")
+    q, k, v, (keep, pos_q, pos_k) = _varlen_inputs(query, key, value, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                                   max_seqlen_k, False, fn)
+    if causal:
+        keep &= pos_k[None, :] <= pos_q[:, None]
+    scale = q.shape[3] ** -0.5 if softmax_scale is None else float(softmax_scale)
+    keep = to_module(keep, array_module(q._array))
+    out, _ = masked_attention(q, k, v, keep, 0.0, False, scale, fn)
+    lse = _softmax_lse(q, k, keep, scale)
+    return reshape(transpose(out, [0, 2, 1, 3]), [q.shape[2], q.shape[1], v.shape[3]]), reshape(lse, lse.shape[1:])

@@ -203,15 +203,3 @@ def recompute_sequential(ctx: Dict[str, Any], functions: Any, *args: Any, **kwar
         end = begin + size
         args = (recompute(run(begin, end), *args, preserve_rng_state=preserve, **kwargs),)
     return run(end, len(layers))(*args)
-
-
-def recompute_hybrid(ctx: Dict[str, Any], function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``recompute`` for model-parallel blocks (paddle's ``recompute_hybrid``): the random states,
-    the model-parallel tracker's included, are always preserved. ``ctx`` holds ``mp_group`` and
-    paddle's memory options ``offload`` and ``partition`` (where saved inputs live); pycoll keeps
-    saved inputs where they are, so those change nothing."""
-    unknown = set(ctx) - {"mp_group", "offload", "partition"}
-    if unknown:
-        raise ValueError(f"recompute_hybrid: ctx takes mp_group, offload and partition, got {sorted(unknown)}")
-    kwargs.pop("preserve_rng_state", None)
-    return recompute(function, *args, preserve_rng_state=True, **kwargs)

@@ -22,8 +22,13 @@ model-parallel group once a step (every ``accumulation_steps``-th backward), whe
 (``Tensor.register_grad_ready_hook``), or a parameter's fp32 ``main_grad`` where
 ``mix_precision_utils.MixPrecisionLayer`` keeps one.
 
-paddle's overlapping variants (``mp_configs``' ``sp_async_reduce_scatter``, ``recompute_allgather``,
-``SPInnerOverlapLinear``) and fused kernels compute the same values; pycoll has neither, so
+``SPInnerOverlapLinear`` is paddle's PyLayer for the column linear that overlaps its backward's
+reduce-scatter with the weight gradient (``mp_configs``' ``sp_async_reduce_scatter``): here it
+computes the same values and gradients without the overlap (the collectives are synchronous), and
+``recompute_allgather`` (gather x again in backward instead of keeping it) saves memory only.
+``MPScale`` divides by the model-parallel degree in forward and passes the gradient through.
+
+paddle's fused kernels compute the same values; pycoll has none, so
 ``is_fused_*_supported()`` are False and ``fuse_matmul_bias=True`` computes unfused, as pycoll's
 other model-parallel layers do.
 """
@@ -43,8 +48,8 @@ from pycoll.parallel.fused import fused_allreduce_gradients_with_group
 from pycoll.parallel.mp_layers import _as_tensor, _block, _ParallelLayer, _weight_attr
 from pycoll.tensor import Tensor
 
-__all__ = ["AllGatherOp", "ColumnSequenceParallelLinear", "GatherOp", "ReduceScatterOp", "RowSequenceParallelLinear",
-           "ScatterOp", "all_gather", "create_fused_allreduce_gradient_hook",
+__all__ = ["AllGatherOp", "ColumnSequenceParallelLinear", "GatherOp", "MPScale", "ReduceScatterOp",
+           "RowSequenceParallelLinear", "SPInnerOverlapLinear", "ScatterOp", "all_gather", "create_fused_allreduce_gradient_hook",
            "create_non_fused_allreduce_gradient_hook", "is_fused_linear_param_grad_add_supported",
            "is_fused_matmul_bias_supported", "is_sequence_parallel_parameter", "mark_as_sequence_parallel_parameter",
            "reduce_scatter", "register_sequence_parallel_allreduce_hooks", "scatter"]
@@ -147,6 +152,52 @@ class ReduceScatterOp(PyLayer):
     @staticmethod
     def backward(ctx: PyLayerContext, grad: Tensor) -> Any:
         return _all_gather(grad.array, ctx.group)
+
+
+class MPScale(PyLayer):
+    """``x / mp_degree`` in forward; backward passes the gradient on unscaled (paddle's)."""
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, mp_degree: int) -> Tensor:
+        if isinstance(mp_degree, bool) or not isinstance(mp_degree, (int, float)) or mp_degree == 0:
+            raise ValueError(f"MPScale: mp_degree must be a non-zero number, got {mp_degree!r}")
+        return Tensor((x.array * (1.0 / mp_degree)).astype(x.array.dtype, copy=False))
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dout: Tensor) -> Any:
+        return dout
+
+
+class SPInnerOverlapLinear(PyLayer):
+    """``all_gather(x) @ weight + bias`` (ColumnSequenceParallelLinear's forward) with its own
+    backward: dx = reduce_scatter(dy @ weight^T) over ``model_parallel_group``, dweight =
+    all_gather(x)^T dy, dbias = the sum of dy. As in paddle, the forward gathers over fleet's
+    model-parallel group. ``fuse_matmul_bias`` computes unfused; ``mp_fused_linear_param_grad_add``
+    needs a kernel pycoll lacks and is refused (paddle raises NotImplementedError without it)."""
+
+    @staticmethod
+    def forward(ctx: PyLayerContext, x: Tensor, weight: Tensor, bias: Optional[Tensor], fuse_matmul_bias: bool,
+                recompute_allgather: bool, mp_fused_linear_param_grad_add: bool,
+                model_parallel_group: dist.Group) -> Tensor:
+        if mp_fused_linear_param_grad_add:
+            raise NotImplementedError("SPInnerOverlapLinear: mp_fused_linear_param_grad_add=True needs paddle's "
+                                      "fused_linear_param_grad_add kernel, which pycoll does not have; pass False")
+        gathered = _all_gather(x.array, _mp_group())
+        ctx.group, ctx.has_bias = model_parallel_group, bias is not None
+        ctx.x, ctx.weight = x.array, weight.array
+        ctx.gathered = None if recompute_allgather else gathered
+        out = gathered @ weight.array
+        return Tensor(out + bias.array if bias is not None else out)
+
+    @staticmethod
+    def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
+        gathered = ctx.gathered if ctx.gathered is not None else _all_gather(ctx.x, _mp_group())
+        dy_arr, weight = dy.array, ctx.weight
+        dx = _reduce_scatter(dy_arr @ weight.astype(dy_arr.dtype, copy=False).T, ctx.group,
+                             "SPInnerOverlapLinear backward")
+        rows = dy_arr.reshape(-1, dy_arr.shape[-1])
+        dw = (gathered.reshape(-1, gathered.shape[-1]).T @ rows).astype(weight.dtype, copy=False)
+        return (dx, dw, rows.sum(axis=0)) if ctx.has_bias else (dx, dw)
 
 
 # ---- the parameter mark and its gradients' all-reduce --------------------------------------

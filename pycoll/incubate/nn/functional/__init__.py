@@ -12,6 +12,7 @@ from pycoll.incubate.nn.functional.fused_matmul_bias import fused_linear, fused_
 from pycoll.incubate.nn.functional.fused_multi_transformer import fused_multi_transformer
 from pycoll.incubate.nn.functional.fused_norms import (fast_ln, fast_rms_norm, fused_layer_norm, fused_rms_norm,
                                                        fused_rms_norm_ext)
+from pycoll.incubate.nn.functional.fused_partial_rope import fused_partial_rope
 from pycoll.incubate.nn.functional.fused_rotary_position_embedding import fused_rotary_position_embedding
 from pycoll.incubate.nn.functional.fused_transformer import (fused_bias_dropout_residual_layer_norm,
                                                              fused_feedforward, fused_multi_head_attention)
@@ -23,4 +24,4 @@ __all__ = ["fused_rms_norm", "fused_layer_norm", "fused_rotary_position_embeddin
            "fused_matmul_bias", "fused_linear", "fused_linear_activation", "fused_dropout_add",
            "fused_bias_dropout_residual_layer_norm", "fused_feedforward", "fused_multi_head_attention",
            "fused_multi_transformer", "variable_length_memory_efficient_attention", "fast_ln", "fast_rms_norm",
-           "fused_rms_norm_ext"]
+           "fused_rms_norm_ext", "fused_partial_rope"]

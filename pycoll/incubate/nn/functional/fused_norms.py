@@ -4,7 +4,9 @@ pycoll's differentiable ``rms_norm`` / ``layer_norm`` (paddle fuses them into on
 
 Return conventions are paddle 3.3.1's: ``fused_rms_norm`` gives ``(out, residual_out)`` and
 ``fused_layer_norm`` ``(out, residual_out, mean, inv_std)`` (paddle calls the last one
-``variance``; its kernel writes 1 / sqrt(var + epsilon) there, per row, float32). As in paddle's
+``variance``; its kernel writes 1 / sqrt(var + epsilon) there, per row, float32). ``out`` has x's
+dtype, whatever the weights' (paddle's kernels compute in float32 and write x's dtype: a bfloat16
+x with float32 weights gives a bfloat16 out). As in paddle's
 kernels, ``bias`` is added only together with a ``residual``; without a residual
 ``residual_out`` is an empty tensor (paddle leaves it unwritten).
 
@@ -18,7 +20,7 @@ from typing import Any, Optional, Tuple
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.incubate.nn.functional._checks import begin_axis, refuse_quant
-from pycoll.math_ops import add, scale
+from pycoll.math_ops import add, cast, scale
 from pycoll.nn.functional import layer_norm, rms_norm
 from pycoll.shape_ops import reshape
 from pycoll.tensor import Tensor, wrap
@@ -68,7 +70,7 @@ def fused_rms_norm(x: Tensor, norm_weight: Tensor, norm_bias: Optional[Tensor], 
     out, _ = rms_norm(h, [n], _vector(fn, "norm_weight", norm_weight, n), epsilon)
     if norm_bias is not None:
         out = add(out, _vector(fn, "norm_bias", norm_bias, n))
-    return reshape(out, x.shape), residual_out
+    return _as_dtype_of(reshape(out, x.shape), x), residual_out
 
 
 def fused_layer_norm(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Optional[Tensor], epsilon: float,
@@ -91,7 +93,11 @@ def fused_layer_norm(x: Tensor, norm_weight: Optional[Tensor], norm_bias: Option
     mean, inv_std = _row_stats(h, epsilon)
     weight, shift = _vector(fn, "norm_weight", norm_weight, n), _vector(fn, "norm_bias", norm_bias, n)
     out = h if weight is None and shift is None else layer_norm(h, [n], weight, shift, epsilon)
-    return reshape(out, x.shape), residual_out, mean, inv_std
+    return _as_dtype_of(reshape(out, x.shape), x), residual_out, mean, inv_std
+
+
+def _as_dtype_of(out: Tensor, x: Tensor) -> Tensor:
+    return out if out.dtype == x.dtype else cast(out, x.dtype)
 
 
 def _row_stats(h: Tensor, epsilon: float) -> Tuple[Tensor, Tensor]:

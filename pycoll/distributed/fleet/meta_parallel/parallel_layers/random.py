@@ -1,6 +1,7 @@
-"""paddle's ``fleet.meta_parallel.parallel_layers.random`` path: the model-parallel RNG tracker
-(pycoll's own, ``pycoll.parallel``) and fleet's ``model_parallel_random_seed``."""
-from pycoll.distributed.fleet.collective_mode import model_parallel_random_seed
-from pycoll.parallel import RNGStatesTracker, get_rng_state_tracker
+"""paddle's ``fleet.meta_parallel.parallel_layers.random`` path: the objects of
+``fleet.layers.mpu.random`` (the model-parallel RNG tracker, fleet's
+``model_parallel_random_seed`` and ``dropout`` with ``rng_name``), not copies."""
+from pycoll.distributed.fleet.layers.mpu.random import (RNGStatesTracker, dropout, get_rng_state_tracker,
+                                                        model_parallel_random_seed)
 
-__all__ = ["RNGStatesTracker", "get_rng_state_tracker", "model_parallel_random_seed"]
+__all__ = ["RNGStatesTracker", "dropout", "get_rng_state_tracker", "model_parallel_random_seed"]
