@@ -156,6 +156,7 @@ def test_paddle_s_mpu_module_paths_hold_pycoll_s_own_functions():
     assert random.get_rng_state_tracker is fleet.meta_parallel.get_rng_state_tracker
     x = pycoll.ones([2])  # paddle's positional order: (tensor, op, group, use_calc_stream, ...)
     assert mp_ops._mp_allreduce(x, dist.ReduceOp.SUM, None, True, True, False) is x  # one rank: itself
+    assert mp_ops._mp_allreduce(tensor=x) is x and mp_ops._c_identity(tensor=x) is x  # paddle's keyword
     with pytest.raises(ValueError, match="only ReduceOp.SUM"):
         mp_ops._mp_allreduce(x, op=dist.ReduceOp.MAX)
 

@@ -16,10 +16,9 @@ node, hand-written backward) to keep per-op overhead and temporaries low.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -62,7 +61,8 @@ from pycoll.nn._layout_functional import channel_shuffle, fold, sequence_mask, u
 from pycoll.nn._lp_pool_functional import lp_pool1d, lp_pool2d
 from pycoll.nn._likelihood_losses import gaussian_nll_loss, poisson_nll_loss
 from pycoll.nn import _flash_attention as flash_attention  # paddle's F.flash_attention is a module
-from pycoll.nn._flash_attention import flash_attn_qkvpacked, flash_attn_varlen_qkvpacked, flashmask_attention
+from pycoll.nn._flash_attention import (flash_attn_qkvpacked, flash_attn_varlen_qkvpacked, flashmask_attention,
+                                        sdp_kernel)
 from pycoll.nn._margin_cross_entropy import margin_cross_entropy
 from pycoll.nn._sparse_attention import sparse_attention
 from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin_loss, soft_margin_loss,
@@ -348,13 +348,3 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
         coef = -(g * a).sum(axis=axis, keepdims=True) / (denom * denom) * through
         return ((grad + coef * dnorm).astype(a.dtype, copy=False),)
     return op_output(out, backward, x)
-
-
-@contextlib.contextmanager
-def sdp_kernel(enable_math: bool = False, enable_flash: bool = True,
-               enable_mem_efficient: bool = True) -> Iterator[None]:
-    """paddle's choice of scaled_dot_product_attention backends for a block: pycoll has one
-    implementation (the math one), which serves whatever is enabled; at least one must be."""
-    if not (enable_math or enable_flash or enable_mem_efficient):
-        raise ValueError("sdp_kernel: at least one backend must be enabled")
-    yield None

@@ -228,4 +228,4 @@ class ParallelCrossEntropy(_ParallelLayer):
 
     def forward(self, input: Any, label: Any) -> Tensor:  # noqa: A002 - paddle's argument name
         return _c_softmax_with_cross_entropy(_as_tensor(input), _as_tensor(label), self.model_parallel_group,
-                                             self.ignore_index)
+                                             ignore_index=self.ignore_index)

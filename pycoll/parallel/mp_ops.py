@@ -16,7 +16,7 @@ they are reduced in place: the autograd walk may hand the same gradient array to
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pycoll.distributed as dist
 from pycoll.autograd import PyLayer, PyLayerContext
@@ -118,25 +118,25 @@ class _Concat(PyLayer):
         return _slice_last(dy.array, *ctx.position, "_c_concat backward")
 
 
-def _c_identity(x: Tensor, group: Optional[dist.Group] = None, skip_c_identity_dynamic: bool = False) -> Tensor:
-    """Forward ``x`` unchanged; backward all-reduces (sums) the gradient over ``group``.
+def _c_identity(tensor: Tensor, group: Optional[dist.Group] = None, skip_c_identity_dynamic: bool = False) -> Tensor:
+    """Forward ``tensor`` unchanged; backward all-reduces (sums) the gradient over ``group``.
     (``skip_c_identity_dynamic``: paddle's signature; pycoll has no static graph to skip it in.)"""
     if group_position(group, "_c_identity")[1] == 1:
-        return x
-    return _Identity.apply(x, group)
+        return tensor
+    return _Identity.apply(tensor, group)
 
 
-def _mp_allreduce(x: Tensor, op: Any = dist.ReduceOp.SUM, group: Optional[dist.Group] = None,
+def _mp_allreduce(tensor: Tensor, op: Any = dist.ReduceOp.SUM, group: Optional[dist.Group] = None,
                   use_calc_stream: bool = True, use_model_parallel: bool = True,
                   skip_c_identity_dynamic: bool = False) -> Tensor:
-    """Forward: the sum of ``x`` over ``group`` (a new tensor); backward passes the gradient on.
-    paddle's signature: ``op`` must be SUM (as paddle asserts); the stream and static-graph flags
-    change nothing here."""
+    """Forward: the sum of ``tensor`` over ``group`` (a new tensor); backward passes the gradient
+    on. paddle's signature: ``op`` must be SUM (as paddle asserts); the stream and static-graph
+    flags change nothing here."""
     if op != dist.ReduceOp.SUM:
         raise ValueError(f"_mp_allreduce: op={op!r}; only ReduceOp.SUM is supported (as in paddle)")
     if group_position(group, "_mp_allreduce")[1] == 1:
-        return x
-    return _AllReduce.apply(x, group)
+        return tensor
+    return _AllReduce.apply(tensor, group)
 
 
 def _c_split(x: Tensor, group: Optional[dist.Group] = None) -> Tensor:
@@ -163,7 +163,9 @@ class _SoftmaxCrossEntropy(PyLayer):
 
     @staticmethod
     def forward(ctx: PyLayerContext, logits: Tensor, label: Tensor, group: Optional[dist.Group], rank: int,
-                ignore_index: int) -> Tensor:
+                ignore_index: int, softmax_out: Optional[List[Tensor]] = None) -> Tensor:
+        """The loss; the softmax (this rank's columns, no gradient) is appended to ``softmax_out``
+        when given (paddle's ``return_softmax``)."""
         x = logits.array
         xp = array_module(x)
         work = x.astype(xp.float32) if x.dtype.itemsize < 4 else x
@@ -179,7 +181,10 @@ class _SoftmaxCrossEntropy(PyLayer):
         dist.all_reduce(totals, group=group)
         kept = label.array.reshape(x.shape[:-1]) != ignore_index
         loss = (xp.log(totals[0]) - totals[1]) * kept
-        ctx.saved = (exps / totals[0][..., None], ids, mine, kept, x.dtype)
+        softmax = exps / totals[0][..., None]
+        ctx.saved = (softmax, ids, mine, kept, x.dtype)
+        if softmax_out is not None:
+            softmax_out.append(Tensor(softmax.astype(x.dtype)))
         return Tensor(loss[..., None].astype(x.dtype))
 
     @staticmethod
@@ -195,9 +200,11 @@ class _SoftmaxCrossEntropy(PyLayer):
 
 
 def _c_softmax_with_cross_entropy(logits: Tensor, label: Tensor, group: Optional[dist.Group] = None,
-                                  ignore_index: int = -100) -> Tensor:
+                                  return_softmax: bool = False, ignore_index: int = -100) -> Any:
     """Per-sample loss [..., 1] of softmax cross-entropy over class-split ``logits`` [..., V/n]
-    and the whole integer ``label`` ([...] or [..., 1]); 0 where the label is ``ignore_index``."""
+    and the whole integer ``label`` ([...] or [..., 1]); 0 where the label is ``ignore_index``.
+    With ``return_softmax``, ``(loss, softmax)``: this rank's columns of the softmax over all
+    V classes, without gradient, as paddle's."""
     rank, nranks = group_position(group, "_c_softmax_with_cross_entropy")
     if not isinstance(logits, Tensor) or not isinstance(label, Tensor):
         raise TypeError("_c_softmax_with_cross_entropy: input and label must be Tensors, got "
@@ -215,4 +222,8 @@ def _c_softmax_with_cross_entropy(logits: Tensor, label: Tensor, group: Optional
         raise ValueError(f"ParallelCrossEntropy: label holds ids in [{int(valid.min())}, {int(valid.max())}]; "
                          f"they must lie in [0, {logits.shape[-1] * nranks}) ({logits.shape[-1]} classes on each of "
                          f"{nranks} ranks) or equal ignore_index={ignore_index}")
-    return _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index)
+    if not return_softmax:
+        return _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index)
+    softmax: List[Tensor] = []
+    loss = _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index, softmax)
+    return loss, softmax[0]

@@ -10,7 +10,8 @@ whole batch.
 (``_layers`` the model, state_dict keys ``_layers.``-prefixed, as paddle 3.3.1's); the replicated
 parameters, made different on purpose, are rank 0's on both ranks after the wrap; each forward
 replaces rank 1's inputs by rank 0's (in place), unless ``need_broadcast_data`` is False; one
-training step follows the plain model built from the gathered blocks."""
+training step follows the plain model built from the gathered blocks; the class-split softmax
+cross-entropy returns its softmax on request."""
 import sys
 
 import numpy as np
@@ -21,6 +22,7 @@ import pycoll.nn as nn
 import pycoll.nn.functional as F
 from fleet_afresh import init_afresh
 from pycoll.distributed import fleet
+from pycoll.distributed.fleet.layers.mpu.mp_ops import _c_softmax_with_cross_entropy
 from pycoll.distributed.fleet.meta_parallel import (ColumnParallelLinear, ParallelCrossEntropy, RowParallelLinear,
                                                     TensorParallel, VocabParallelEmbedding)
 
@@ -166,6 +168,19 @@ def tensor_parallel(rank):
     with pycoll.no_grad():
         model(x)
     np.testing.assert_array_equal(x.numpy(), inputs(rank))
+
+    # paddle's _c_softmax_with_cross_entropy(..., return_softmax=True): (loss, this rank's columns
+    # of the softmax over all classes, without gradient)
+    logits, label = np.random.RandomState(3).standard_normal((4, 6)).astype("float32"), np.array([[0], [5], [2], [3]])
+    mine = pycoll.to_tensor(np.split(logits, 2, axis=1)[rank], stop_gradient=False)
+    loss, softmax = _c_softmax_with_cross_entropy(mine, pycoll.to_tensor(label), group, return_softmax=True)
+    exps = np.exp(logits - logits.max(1, keepdims=True))
+    whole = exps / exps.sum(1, keepdims=True)
+    np.testing.assert_allclose(softmax.numpy(), np.split(whole, 2, axis=1)[rank], **TOL)
+    np.testing.assert_allclose(loss.numpy()[:, 0], -np.log(whole[np.arange(4), label[:, 0]]), **TOL)
+    assert softmax.stop_gradient
+    loss.sum().backward()
+    np.testing.assert_allclose(mine.grad.numpy(), np.split(whole - np.eye(6)[label[:, 0]], 2, axis=1)[rank], **TOL)
 
 
 dist.init_parallel_env()
