@@ -203,6 +203,16 @@ def test_roi_pool_rounds_halves_away_from_zero():
     assert out.numpy().ravel().tolist() == [21.0]
 
 
+def test_roi_bins_are_computed_in_float32_as_paddle_does():
+    # a box 4 pixels wide in 3 bins: the last bin's end, ceil(3 * float32(4 / 3)), is 4 in float32
+    # (5 in float64, which took column 4, outside the box). Values printed by paddle 3.3.1 CPU
+    x = T(np.arange(8, dtype=np.float32).reshape(1, 1, 1, 8))
+    box, count = T(np.array([[0.0, 0.0, 3.0, 0.0]], np.float32)), T(np.array([1], np.int32))
+    assert V.roi_pool(x, box, count, (1, 3)).numpy().ravel().tolist() == [1.0, 2.0, 3.0]
+    x9 = T(np.arange(144, dtype=np.float32).reshape(1, 18, 1, 8) % 8)
+    assert V.psroi_pool(x9, box, count, 3).numpy().ravel().tolist() == [0.5, 1.5, 2.5] * 6
+
+
 def test_roi_ops_take_no_boxes():
     x, none, counts = T(D["roi_x"]), T(np.zeros((0, 4), np.float32)), T(np.array([0, 0], np.int32))
     for fn in (V.roi_align, V.roi_pool, V.psroi_pool):

@@ -106,11 +106,19 @@ def roi_align(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, s
     return _per_image(x, image, left, right)
 
 
-def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int) -> Tuple[Any, Any]:
-    """First and one-past-last pixel of each box's bins, [R, pooled], clipped to [0, size]."""
-    k = xp.arange(pooled)[None, :]
-    first = xp.floor(k * bin_size[:, None] + start[:, None])
-    last = xp.ceil((k + 1) * bin_size[:, None] + start[:, None])
+def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int,
+               start_after: bool = False) -> Tuple[Any, Any]:
+    """First and one-past-last pixel of each box's bins, [R, pooled], clipped to [0, size]:
+    ``floor(k * bin_size + start)`` and ``ceil((k + 1) * bin_size + start)``, or with
+    ``start_after`` (a whole-pixel start) ``floor(k * bin_size) + start``, as paddle's kernels
+    compute them: in the boxes' dtype (float32 bin edges computed in float64 differ, e.g.
+    3 * float32(4 / 3) > 4, taking a pixel past the box into the last bin)."""
+    k = xp.arange(pooled, dtype=bin_size.dtype)[None, :]
+    offset = 0 if start_after else start[:, None]
+    first = xp.floor(k * bin_size[:, None] + offset)
+    last = xp.ceil((k + 1) * bin_size[:, None] + offset)
+    if start_after:
+        first, last = first + start[:, None], last + start[:, None]
     return xp.clip(first, 0, size).astype(np.int64), xp.clip(last, 0, size).astype(np.int64)
 
 
@@ -166,8 +174,8 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
     xp = array_module(b)
     start = round_half_away(xp, b[:, :2] * spatial_scale)
     size = xp.maximum(round_half_away(xp, b[:, 2:] * spatial_scale) - start + 1, 1)
-    hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
-    ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
+    hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h, start_after=True)
+    ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w, start_after=True)
     cols, col_ok = _window(xp, ws, we)  # [R, pw, KW]
     a = x._array
     flat: List[Any] = []
