@@ -166,12 +166,28 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     if xa.ndim == 0 or ya.ndim == 0:
         raise ValueError(f"matmul needs operands of at least 1 dimension, got shapes {x.shape} "
                          f"and {y.shape}")
+    _check_matmul_shapes(xa.shape, ya.shape)
 
     def backward(g: Any) -> tuple:
         with quiet():  # inf * 0 in a product: NaN, as paddle's
             return _matmul_grads(g, xa, ya, rx, ry)
     product = rows_matmul if xa.ndim > 2 and ya.ndim == 2 else operator.matmul
     return op_output(quietly(product, xa, ya), backward, x, y)
+
+
+def _check_matmul_shapes(x: Tuple[int, ...], y: Tuple[int, ...]) -> None:
+    """ValueError naming x and y where their shapes cannot be multiplied (NumPy's own message
+    names a gufunc signature and no argument)."""
+    inner_y = y[0] if len(y) == 1 else y[-2]
+    if x[-1] != inner_y:
+        where = "size" if len(y) == 1 else "second-to-last dimension"
+        raise ValueError(f"matmul: x's last dimension ({x[-1]}) must equal y's {where} ({inner_y}); "
+                         f"got x of shape {list(x)} and y of shape {list(y)}")
+    try:
+        np.broadcast_shapes(x[:-2], y[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: the batch dimensions of x {list(x[:-2])} and y {list(y[:-2])} do not "
+                         f"broadcast; got x of shape {list(x)} and y of shape {list(y)}") from None
 
 
 def rows_matmul(a: Any, w: Any) -> Any:

@@ -1,6 +1,7 @@
 """nn.Layer bookkeeping, the layers, initialisation, losses, and the seed examples' single-process parts."""
 import copy
 import math
+import re
 
 import numpy as np
 import pytest
@@ -268,6 +269,15 @@ def test_products_of_stacked_rows_and_a_matrix_and_their_gradients(op, x_shape, 
     np.testing.assert_allclose(x.grad.numpy(), g @ wa.T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(w.grad.numpy(), xa.reshape(rows, w_shape[0]).T @ g.reshape(rows, w_shape[1]),
                                rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("x_shape, y_shape, words", [
+    ([3, 5], [4, 5], "x's last dimension (5) must equal y's second-to-last dimension (4)"),
+    ([5], [4], "x's last dimension (5) must equal y's size (4)"),
+    ([2, 3, 4], [3, 4, 2], "the batch dimensions of x [2] and y [3] do not broadcast")])
+def test_matmul_of_shapes_that_do_not_multiply_names_x_and_y(x_shape, y_shape, words):
+    with pytest.raises(ValueError, match=re.escape(words)):
+        pycoll.matmul(pycoll.ones(x_shape), pycoll.ones(y_shape))
 
 
 def test_embedding_lookup_and_padding():
