@@ -22,7 +22,8 @@ import numpy as np
 
 from pycoll.device import array_module
 from pycoll.diag_ops import diagonal
-from pycoll.distribution.base import Distribution, always_float32, as_params, as_value, noise, sample_shape
+from pycoll.distribution.base import Distribution, always_float32, as_params, as_value, noise
+from pycoll.distribution.base import sample_shape as checked_sample_shape
 from pycoll.distribution.gamma import Beta
 from pycoll.dtypes import get_default_dtype
 from pycoll.incomplete_gamma import multigammaln
@@ -68,10 +69,10 @@ class LKJCholesky(Distribution):
         conc = (self.concentration + 0.5 * (self.dim - 2)).unsqueeze(-1) - self._offsets(cols / 2)
         return Beta(conc, conc)
 
-    def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        """Cholesky factors of shape ``shape + batch_shape + (dim, dim)``: lower-triangular, positive
+    def sample(self, sample_shape: Sequence[int] = ()) -> Tensor:
+        """Cholesky factors of shape ``sample_shape + batch_shape + (dim, dim)``: lower-triangular, positive
         diagonal, rows of unit norm."""
-        shape = sample_shape(shape)
+        shape = checked_sample_shape(sample_shape)
         factor = self._onion(shape) if self.sample_method == "onion" else self._cvine(shape)
         return wrap(factor)
 

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from pycoll.distribution.base import Distribution, as_value
 from pycoll.distribution.normal import Normal
-from pycoll.distribution.transforms import ChainTransform, ExpTransform, Transform, _sum_rightmost
+from pycoll.distribution.transforms import ChainTransform, ExpTransform, Transform, _event_log_det, _sum_rightmost
 from pycoll.tensor import Tensor
 
 
@@ -51,7 +51,7 @@ class TransformedDistribution(Distribution):
         for t in reversed(self._transforms):
             x = t.inverse(y)
             event_rank += t._domain_rank - t._codomain_rank
-            log_prob = log_prob - _sum_rightmost(t.forward_log_det_jacobian(x), event_rank - t._domain_rank)
+            log_prob = log_prob - _event_log_det(t, x, event_rank - t._domain_rank)
             y = x
         return log_prob + _sum_rightmost(self._base.log_prob(y), event_rank - len(self._base.event_shape))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Tuple
 
+from pycoll.creation import zeros
 from pycoll.distribution.base import Distribution, QuietMembers, support_values
 from pycoll.nn.functional import softplus
 from pycoll.shape_ops import concat, stack
@@ -24,6 +25,16 @@ def _tensor(x: Any, name: str) -> Tensor:
 
 def _sum_rightmost(value: Tensor, n: int) -> Tensor:
     return value.sum(list(range(-n, 0))) if n > 0 else value
+
+
+def _event_log_det(t: "Transform", x: Tensor, n: int) -> Tensor:
+    """``t``'s log-det-Jacobian at ``x`` with its ``n`` rightmost axes (one event's elements) summed.
+    Unsummed it is the public value, shaped as paddle's; summing takes one term per element, since
+    paddle 3.3.1 sums AffineTransform's unbroadcast log|scale| and so counts it once per event instead
+    of once per element (a wrong density)."""
+    if n == 0:
+        return t.forward_log_det_jacobian(x)
+    return _sum_rightmost(t._log_det_per_element(x), n)
 
 
 class Transform(QuietMembers):
@@ -70,7 +81,12 @@ class Transform(QuietMembers):
         raise NotImplementedError
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} has no forward_log_det_jacobian"
+                                  + ("" if self._is_injective else ": it is not injective"))
+
+    def _log_det_per_element(self, x: Tensor) -> Tensor:
+        """The log-det-Jacobian with a term for each element of ``x`` (see ``_event_log_det``)."""
+        return self.forward_log_det_jacobian(x)
 
 
 class AbsTransform(Transform):
@@ -85,14 +101,13 @@ class AbsTransform(Transform):
         return -y, y
 
     def inverse_log_det_jacobian(self, y: Tensor) -> Tuple[Tensor, Tensor]:  # type: ignore[override]
-        zero = y * 0.0
+        zero = zeros([], dtype=_tensor(y, "y").dtype)  # shape [] as paddle's
         return zero, zero
 
 
 class AffineTransform(Transform):
-    """y = loc + scale * x. Its log-det-Jacobian log|scale| has x's shape (one term per element);
-    paddle 3.3.1 gives scale's shape, so that IndependentTransform, which sums the event's terms,
-    counts log|scale| once instead of once per element (a wrong density) and StackTransform fails."""
+    """y = loc + scale * x. Its log-det-Jacobian is log|scale| in scale's shape, as paddle 3.3.1 gives
+    it; where a composite sums an event's terms, each element's term counts (``_event_log_det``)."""
 
     def __init__(self, loc: Tensor, scale: Tensor) -> None:
         self.loc, self.scale = _tensor(loc, "loc"), _tensor(scale, "scale")
@@ -104,7 +119,10 @@ class AffineTransform(Transform):
         return (y - self.loc) / self.scale
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        return self.scale.abs().log() + x * 0.0
+        return self.scale.abs().log()
+
+    def _log_det_per_element(self, x: Tensor) -> Tensor:
+        return self.forward_log_det_jacobian(x) + x * 0.0
 
 
 class ExpTransform(Transform):
@@ -232,9 +250,15 @@ class ChainTransform(Transform):
         return y
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
+        return self._total_log_det(x, _event_log_det)
+
+    def _log_det_per_element(self, x: Tensor) -> Tensor:
+        return self._total_log_det(x, lambda t, x, n: _sum_rightmost(t._log_det_per_element(x), n))
+
+    def _total_log_det(self, x: Tensor, event_log_det: Any) -> Tensor:
         total, rank = 0.0, self._domain_rank
         for t in self.transforms:
-            total = total + _sum_rightmost(t.forward_log_det_jacobian(x), rank - t._domain_rank)
+            total = total + event_log_det(t, x, rank - t._domain_rank)
             x = t.forward(x)
             rank += t._codomain_rank - t._domain_rank
         return total
@@ -271,7 +295,7 @@ class IndependentTransform(Transform):
         return self._base.inverse(y)
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        return _sum_rightmost(self._base.forward_log_det_jacobian(x), self._reinterpreted_batch_rank)
+        return _event_log_det(self._base, x, self._reinterpreted_batch_rank)
 
     def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
         return self._base.forward_shape(shape)
@@ -340,4 +364,4 @@ class StackTransform(Transform):
         return self._each(y, "inverse")
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        return self._each(x, "forward_log_det_jacobian")
+        return self._each(x, "_log_det_per_element")

@@ -1,0 +1,116 @@
+"""The module paths and keyword names paddle 3.3.1's own docstring examples use, on pycoll: paddle's
+distribution and nn.layer submodules hold pycoll's objects, LKJCholesky.sample takes sample_shape,
+and the transforms' log-det-Jacobians have paddle's shapes (values measured on paddle 3.3.1 CPU)."""
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.distribution as D
+import pycoll.nn as nn
+
+T = pycoll.to_tensor
+
+# paddle 3.3.1: the public classes/functions each paddle.distribution.<sub> defines that pycoll has
+# (constraint and variable, paddle's internal domain checks, are not in pycoll)
+DISTRIBUTION_MODULES = {
+    "bernoulli": ["Bernoulli"], "beta": ["Beta"], "binomial": ["Binomial"], "categorical": ["Categorical"],
+    "cauchy": ["Cauchy"], "chi2": ["Chi2"], "continuous_bernoulli": ["ContinuousBernoulli"],
+    "dirichlet": ["Dirichlet"], "distribution": ["Distribution"], "exponential": ["Exponential"],
+    "exponential_family": ["ExponentialFamily"], "gamma": ["Gamma"], "geometric": ["Geometric"],
+    "gumbel": ["Gumbel"], "independent": ["Independent"], "kl": ["kl_divergence", "register_kl"],
+    "laplace": ["Laplace"], "lkj_cholesky": ["LKJCholesky"], "lognormal": ["LogNormal"],
+    "multinomial": ["Multinomial"], "multivariate_normal": ["MultivariateNormal"], "normal": ["Normal"],
+    "poisson": ["Poisson"], "student_t": ["StudentT"], "uniform": ["Uniform"],
+    "transformed_distribution": ["TransformedDistribution"],
+    "transform": ["Transform", "AbsTransform", "AffineTransform", "ChainTransform", "ExpTransform",
+                  "IndependentTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+                  "SoftmaxTransform", "StackTransform", "StickBreakingTransform", "TanhTransform"],
+}
+
+
+@pytest.mark.parametrize("sub", sorted(DISTRIBUTION_MODULES))
+def test_distribution_submodule_holds_the_packages_objects(sub):
+    module = importlib.import_module(f"pycoll.distribution.{sub}")
+    assert getattr(D, sub) is module
+    for name in DISTRIBUTION_MODULES[sub]:
+        assert getattr(module, name) is getattr(D, name), (sub, name)
+
+
+def test_distribution_docstring_imports():
+    from pycoll.distribution import independent, transformed_distribution
+    from pycoll.distribution.gumbel import Gumbel
+    assert Gumbel is D.Gumbel and independent.Independent is D.Independent
+    assert transformed_distribution.TransformedDistribution is D.TransformedDistribution
+
+
+# paddle 3.3.1: the public classes paddle.nn.layer.<sub> defines that pycoll has (a few of each)
+NN_LAYER_MODULES = {
+    "activation": ["ReLU", "Softmax2D", "Maxout"], "common": ["Linear", "Unflatten", "CircularPad3D"],
+    "container": ["Sequential", "ParameterDict"], "conv": ["Conv2D", "Conv3DTranspose"],
+    "distance": ["PairwiseDistance"], "layers": ["Layer"],
+    "loss": ["CrossEntropyLoss", "CTCLoss", "HSigmoidLoss", "AdaptiveLogSoftmaxWithLoss"],
+    "norm": ["LayerNorm", "SpectralNorm", "LocalResponseNorm", "SyncBatchNorm"],
+    "pooling": ["MaxPool2D", "FractionalMaxPool3D"], "rnn": ["LSTM", "RNNCellBase"],
+    "transformer": ["MultiHeadAttention", "Transformer"], "vision": ["PixelShuffle", "ChannelShuffle"],
+}
+
+
+@pytest.mark.parametrize("sub", sorted(NN_LAYER_MODULES))
+def test_nn_layer_submodule_holds_nns_objects(sub):
+    module = importlib.import_module(f"pycoll.nn.layer.{sub}")
+    for name in NN_LAYER_MODULES[sub]:
+        assert getattr(module, name) is getattr(nn, name), (sub, name)
+    assert all(getattr(module, name) is getattr(nn, name) for name in module.__all__)
+
+
+def test_nn_layer_stays_the_layer_module():
+    from pycoll.nn.layer import Layer, create_parameter
+    from pycoll.nn.layer.layers import Layer as PaddlePathLayer
+    from pycoll.nn.layer.loss import CrossEntropyLoss
+    assert Layer is PaddlePathLayer is nn.Layer and callable(create_parameter)
+    loss = CrossEntropyLoss()(T([[2.0, 1.0, 0.1]]), T([0]))
+    by_hand = -math.log(math.exp(2.0) / (math.exp(2.0) + math.exp(1.0) + math.exp(0.1)))
+    assert abs(float(loss) - by_hand) < 1e-6
+
+
+def test_lkj_cholesky_sample_takes_paddles_keyword():
+    pycoll.seed(3)
+    factor = D.LKJCholesky(3, 2.0).sample(sample_shape=[4]).numpy()
+    assert factor.shape == (4, 3, 3)  # as paddle 3.3.1's
+    assert np.allclose(np.triu(factor, 1), 0) and np.allclose((factor ** 2).sum(-1), 1, atol=1e-5)
+
+
+def _values(t):
+    return t.shape, np.round(t.numpy().astype("float64"), 5).tolist()
+
+
+def test_affine_log_det_jacobian_has_scales_shape():
+    # shapes and values printed by paddle 3.3.1 CPU for the same calls
+    x2, x23 = T([0.3, 0.7]), T([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    scalar = D.AffineTransform(T(1.0), T(2.0))
+    assert _values(scalar.forward_log_det_jacobian(x2)) == ([], 0.69315)
+    assert _values(scalar.inverse_log_det_jacobian(x2)) == ([], -0.69315)
+    vec = D.AffineTransform(T([0., 1., 2.]), T([1., -2., 3.]))
+    assert _values(vec.forward_log_det_jacobian(x23)) == ([3], [0.0, 0.69315, 1.09861])
+    assert _values(D.AffineTransform(T([0., 1., 2.]), T(3.0)).forward_log_det_jacobian(x23)) == ([], 1.09861)
+    chain = D.ChainTransform((D.AffineTransform(T(0.), T(2.)), D.ExpTransform()))
+    assert _values(chain.forward_log_det_jacobian(x23)) == ([2, 3], [[0.89315, 1.09315, 1.29315],
+                                                                     [1.49315, 1.69315, 1.89315]])
+    assert _values(D.ChainTransform((D.AffineTransform(T(0.), T(2.)),)).forward_log_det_jacobian(x2)) \
+        == ([], 0.69315)
+    zero, _ = D.AbsTransform().inverse_log_det_jacobian(x23)
+    assert _values(zero) == ([], 0.0)
+
+
+def test_transformed_log_prob_keeps_its_values():
+    x = T([[0.5, -1.0], [2.0, 0.1]])
+    td = D.TransformedDistribution(D.Normal(T(0.), T(1.)), [D.AffineTransform(T(1.), T(2.))])
+    # paddle 3.3.1 CPU
+    paddle = [[-1.6433357000350952, -2.1120858192443848], [-1.7370857000350952, -1.7133357524871826]]
+    np.testing.assert_allclose(td.log_prob(x).numpy(), paddle, rtol=1e-6)
+    z = (x.numpy() - 1.) / 2.
+    np.testing.assert_allclose(td.log_prob(x).numpy(), -0.5 * z ** 2 - 0.5 * math.log(2 * math.pi) - math.log(2.),
+                               rtol=1e-6)
