@@ -114,3 +114,53 @@ def test_transformed_log_prob_keeps_its_values():
     z = (x.numpy() - 1.) / 2.
     np.testing.assert_allclose(td.log_prob(x).numpy(), -0.5 * z ** 2 - 0.5 * math.log(2 * math.pi) - math.log(2.),
                                rtol=1e-6)
+
+
+def _attention_by_hand(q, k, v, causal=False):
+    """[seq, heads, dim] NumPy attention: (out, lse [heads, seq_q], softmax [heads, seq_q, seq_k])."""
+    s = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[1:], bool)), s, -np.inf)
+    lse = np.log(np.exp(s).sum(-1))
+    p = np.exp(s - lse[..., None])
+    return np.einsum("hqk,khd->qhd", p, v), lse, p
+
+
+def test_flash_attention_v3_varlen_is_varlen_attention_per_sequence():
+    import pycoll.nn.functional as F
+    from pycoll.nn.functional.flash_attention import flash_attention_v3_varlen
+    assert "flash_attention_v3_varlen" in F.__all__ and F.flash_attention_v3_varlen is flash_attention_v3_varlen
+    r = np.random.RandomState(0)
+    q, k, v = (r.randn(7, 2, 4).astype("float32") for _ in range(3))
+    cu = T(np.array([0, 3, 7], "int32"))
+    out, lse = flash_attention_v3_varlen(T(q), T(k), T(v), cu, cu, 4, 4, causal=True)
+    for a, b in ((0, 3), (3, 7)):
+        o, l, _ = _attention_by_hand(q[a:b], k[a:b], v[a:b], causal=True)
+        np.testing.assert_allclose(out.numpy()[a:b], o, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(lse.numpy()[:, a:b], l, rtol=1e-5, atol=1e-6)
+
+
+def test_get_triangle_upper_mask_as_paddle():
+    from pycoll.nn.functional.flash_attention import get_triangle_upper_mask
+    mask = get_triangle_upper_mask(T(np.arange(12, dtype="float32").reshape(1, 3, 4)))
+    # paddle 3.3.1 CPU printed the same for this x
+    assert mask.stop_gradient and mask.shape == [1, 3, 4] and str(mask.dtype).endswith("float32")
+    assert mask.numpy().tolist() == [[[0.0, -1e4, -1e4, -1e4], [0.0, 0.0, -1e4, -1e4], [0.0, 0.0, 0.0, -1e4]]]
+
+
+def test_calc_reduced_attention_scores_sums_the_softmax_over_queries():
+    from pycoll.nn.functional.flash_attention import calc_reduced_attention_scores
+    r = np.random.RandomState(1)
+    q, k = r.randn(2, 5, 3, 8).astype("float32"), r.randn(2, 6, 3, 8).astype("float32")
+    lse = np.zeros((2, 3, 128), "float32")  # a kernel's rows rounded up to 128
+    expected = np.zeros((2, 3, 1, 6))
+    for b in range(2):
+        _, lse[b, :, :5], p = _attention_by_hand(q[b], k[b], k[b])
+        expected[b, :, 0] = p.sum(1)
+    got = calc_reduced_attention_scores(T(q), T(k), T(lse))
+    assert got.shape == [2, 3, 1, 6] and str(got.dtype).endswith("float32")
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got.numpy().sum(-1), 5.0, rtol=1e-5)  # each query row's softmax sums to 1
+    trainable = T(q, stop_gradient=False)
+    with pytest.raises(ValueError, match="stop_gradient"):
+        calc_reduced_attention_scores(trainable, T(k), T(lse))

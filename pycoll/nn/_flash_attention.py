@@ -1,7 +1,8 @@
 """paddle.nn.functional.flash_attention (the module; pycoll.nn.functional registers it under that
 name): flash_attention, flash_attn_qkvpacked, flash_attn_unpadded, flash_attn_varlen_qkvpacked,
-flash_attn_varlen_func (flash-attention 3's varlen entry) and flashmask_attention, over
-_masked_attention.masked_attention, and sdp_kernel.
+flash_attn_varlen_func (flash-attention 3's varlen entry, also named flash_attention_v3_varlen) and
+flashmask_attention, over _masked_attention.masked_attention; sdp_kernel, get_triangle_upper_mask
+and calc_reduced_attention_scores.
 
 pycoll has no fused kernel: every function computes the dense [seq_q, seq_k] scores and masks
 them, on any device and dtype (paddle's kernels take float16/bfloat16 on a GPU; its CPU build runs
@@ -16,14 +17,17 @@ from typing import Any, Iterator, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll._tensor_ops import as_tensor
+from pycoll.creation import full_like
 from pycoll.device import array_module, to_module
 from pycoll.nn._flashmask_attention import _softmax_lse, flashmask_attention
 from pycoll.nn._masked_attention import swap_seq_heads, causal_keep, check_seed_arguments, masked_attention
+from pycoll.search_ops import triu
 from pycoll.shape_ops import reshape, transpose
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
-__all__ = ["flash_attention", "flash_attn_qkvpacked", "flash_attn_unpadded", "flash_attn_varlen_func",
-           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sdp_kernel"]
+__all__ = ["calc_reduced_attention_scores", "flash_attention", "flash_attention_v3_varlen", "flash_attn_qkvpacked",
+           "flash_attn_unpadded", "flash_attn_varlen_func", "flash_attn_varlen_qkvpacked", "flashmask_attention",
+           "get_triangle_upper_mask", "sdp_kernel"]
 
 
 @contextlib.contextmanager
@@ -34,6 +38,14 @@ def sdp_kernel(enable_math: bool = False, enable_flash: bool = True,
     if not (enable_math or enable_flash or enable_mem_efficient):
         raise ValueError("sdp_kernel: at least one backend must be enabled")
     yield None
+
+
+def get_triangle_upper_mask(x: Tensor) -> Tensor:
+    """An additive causal mask like ``x``: -1e4 above the diagonal, 0 on and below it, without
+    gradient (paddle builds it for its XPU attention)."""
+    mask = triu(full_like(as_tensor(x), -1e4), diagonal=1)
+    mask.stop_gradient = True
+    return mask
 
 
 def flash_attention(query: Tensor, key: Tensor, value: Tensor, dropout: float = 0.0, causal: bool = False,
@@ -195,3 +207,43 @@ def flash_attn_varlen_func(query: Tensor, key: Tensor, value: Tensor, cu_seqlens
     out, _ = masked_attention(q, k, v, keep, 0.0, False, scale, fn)
     lse = _softmax_lse(q, k, keep, scale)
     return reshape(transpose(out, [0, 2, 1, 3]), [q.shape[2], q.shape[1], v.shape[3]]), reshape(lse, lse.shape[1:])
+
+
+def flash_attention_v3_varlen(query: Tensor, key: Tensor, value: Tensor, cu_seqlens_q: Tensor,
+                              cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int,
+                              seqused_q: Optional[Tensor] = None, seqused_k: Optional[Tensor] = None,
+                              softmax_scale: Optional[float] = None, causal: bool = False,
+                              qv: Optional[Tensor] = None, q_descale: Optional[Tensor] = None,
+                              k_descale: Optional[Tensor] = None, v_descale: Optional[Tensor] = None,
+                              window_size: Sequence[int] = (-1, -1), softcap: float = 0.0, num_splits: int = 1,
+                              pack_gqa: Optional[bool] = None, sm_margin: int = 0) -> Tuple[Tensor, Tensor]:
+    """paddle's other name for flash_attn_varlen_func (same arguments, same result)."""
+    return flash_attn_varlen_func(query, key, value, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                  seqused_q, seqused_k, softmax_scale, causal, qv, q_descale, k_descale, v_descale,
+                                  window_size, softcap, num_splits, pack_gqa, sm_margin)
+
+
+def calc_reduced_attention_scores(query: Tensor, key: Tensor, softmax_lse: Tensor) -> Tensor:
+    """sum over the query rows of softmax(q k^T / sqrt(head_dim)): float32 [batch, heads, 1, seq_k],
+    each row's softmax taken as exp(score - softmax_lse) with the lse a flash kernel returned
+    ([batch, heads, seq_q], or longer: the kernel's rounded rows past seq_q are ignored). For
+    inference only, as paddle's: query and key must not require gradients."""
+    fn = "calc_reduced_attention_scores"
+    query, key, softmax_lse = as_tensor(query), as_tensor(key), as_tensor(softmax_lse)
+    if not (query.stop_gradient and key.stop_gradient):
+        raise ValueError(f"{fn} is for inference only: query and key need stop_gradient=True, got "
+                         f"{query.stop_gradient} and {key.stop_gradient}")
+    if query.ndim != 4 or key.ndim != 4 or query.shape[3] != key.shape[3] or query.shape[0] != key.shape[0]:
+        raise ValueError(f"{fn}: query and key must be 4-D [batch, seq_len, num_heads, head_dim] with the same batch "
+                         f"and head_dim, got {query.shape} and {key.shape}")
+    batch, seq_q, heads, dim = query.shape
+    if softmax_lse.ndim != 3 or list(softmax_lse.shape[:2]) != [batch, heads] or softmax_lse.shape[2] < seq_q:
+        raise ValueError(f"{fn}: softmax_lse must be [batch, num_heads, >= seq_q] = [{batch}, {heads}, >= {seq_q}], "
+                         f"got {softmax_lse.shape}")
+    q, k = swap_seq_heads(query)._array, swap_seq_heads(key)._array
+    xp = array_module(q)
+    if k.shape[1] != heads:
+        k = xp.repeat(k, heads // k.shape[1], axis=1)
+    scores = xp.matmul(q.astype(xp.float32) * dim ** -0.5, xp.swapaxes(k.astype(xp.float32), -1, -2))
+    lse = softmax_lse._array[..., :seq_q, None].astype(xp.float32)
+    return wrap(xp.exp(scores - lse).sum(axis=-2, keepdims=True))

@@ -61,8 +61,8 @@ from pycoll.nn._layout_functional import channel_shuffle, fold, sequence_mask, u
 from pycoll.nn._lp_pool_functional import lp_pool1d, lp_pool2d
 from pycoll.nn._likelihood_losses import gaussian_nll_loss, poisson_nll_loss
 from pycoll.nn import _flash_attention as flash_attention  # paddle's F.flash_attention is a module
-from pycoll.nn._flash_attention import (flash_attn_qkvpacked, flash_attn_varlen_qkvpacked, flashmask_attention,
-                                        sdp_kernel)
+from pycoll.nn._flash_attention import (flash_attention_v3_varlen, flash_attn_qkvpacked, flash_attn_varlen_qkvpacked,
+                                        flashmask_attention, sdp_kernel)
 from pycoll.nn._margin_cross_entropy import margin_cross_entropy
 from pycoll.nn._sparse_attention import sparse_attention
 from pycoll.nn._margin_losses import (multi_label_soft_margin_loss, multi_margin_loss, soft_margin_loss,
@@ -103,7 +103,7 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
            "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel",
            "rnnt_loss", "margin_cross_entropy", "flash_attn_qkvpacked",
-           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sparse_attention"]
+           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sparse_attention", "flash_attention_v3_varlen"]
 # `from pycoll.nn.functional.flash_attention import flash_attention`, as from paddle's package
 sys.modules[__name__ + ".flash_attention"] = flash_attention
 
