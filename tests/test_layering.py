@@ -68,6 +68,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                   "pycoll.distributed.sharding",
                   "pycoll.distributed.dataset", "pycoll.distributed.auto_parallel",
                   "pycoll.distributed.checkpoint", "pycoll.distributed.utils", "pycoll.hapi", "pycoll.callbacks",
+                  "pycoll.distributed.fsdp", "pycoll.distributed.flex_checkpoint",
                   "pycoll.vision", "pycoll.incubate.distributed", "pycoll.text.datasets")),
     ("tools", ("pycoll.bench", "pycoll.launch", "pycoll.info", "pycoll.distributed.launch")),
 ]

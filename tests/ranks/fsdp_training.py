@@ -1,0 +1,106 @@
+"""fully_shard trains exactly as DataParallel on 2 ranks (AdamW with a global-norm gradient clip,
+the optimizer built before fully_shard as paddle's docstring does; float32; parameter sizes that
+do not divide by the world size; one parameter in ignored_params): per-step losses and final
+parameters equal to 1e-6. Between steps each rank holds only its piece of every sharded
+parameter (the ignored one whole), after backward only its pieces of the gradients, and the
+optimizer state of its pieces. An optimizer built just after fully_shard is taken over at the
+first forward. A mesh of the two ranks as ``mesh`` and the global mesh give the same training."""
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from pycoll.distributed.fsdp import fully_shard
+
+dist.init_parallel_env()
+rank, n = dist.get_rank(), dist.get_world_size()
+STEPS = 4
+
+
+def net():
+    pycoll.seed(11)
+    return nn.Sequential(nn.Linear(5, 7), nn.Tanh(), nn.Linear(7, 3), nn.LayerNorm(3))
+
+
+def optimizer(model):
+    return pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters(), weight_decay=0.02,
+                                  grad_clip=nn.ClipGradByGlobalNorm(0.5))
+
+
+def nbytes(arrays):
+    return sum(np.asarray(a).nbytes for a in arrays if a is not None)
+
+
+def moments(opt):
+    """Bytes of the optimizer's moments (the beta powers are scalars every rank keeps)."""
+    return nbytes(v.numpy() for k, v in opt.state_dict().items() if "_moment" in k)
+
+
+def train(kind, before=True, **options):
+    model = net()
+    opt = optimizer(model) if before else None
+    if kind == "dp":
+        model = pycoll.DataParallel(model)
+    else:
+        ignored = [model[3].weight]
+        model = fully_shard(model, ignored_params=ignored, **options)
+        assert model._fully_shard_state.model.shard_group is not None or "mesh" not in options
+    if opt is None:
+        opt = optimizer(model)
+    data = np.random.default_rng(rank)
+    losses, held = [], []
+    for _ in range(STEPS):
+        x = pycoll.to_tensor(data.standard_normal((4, 5)).astype(np.float32))
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        if kind == "fsdp":
+            state = model._fully_shard_state.model
+            grads_now = state.gradient_bytes()
+            assert all(p.grad is None for p in model.parameters())  # no whole gradient anywhere
+        else:
+            grads_now = nbytes(p.grad.numpy() for p in model.parameters())
+            norm = np.sqrt(sum(float((p.grad.numpy().astype(np.float64) ** 2).sum()) for p in model.parameters()))
+            assert norm > 0.5, norm  # the clip acts: the averaged gradients' global norm is above its 0.5
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+        if kind == "fsdp":  # between steps: pieces only, the ignored LayerNorm weight whole
+            sizes = {p.name: p.array.size for p in model.parameters()}
+            assert [s for s in sizes.values() if s] == [3], sizes
+            held.append((grads_now, state.parameter_bytes(), moments(opt)))
+        else:
+            held.append((grads_now, nbytes(p.numpy() for p in model.parameters()), moments(opt)))
+    if kind == "fsdp":
+        model._fully_shard_state.model.get_all_parameters()
+    params = [p.numpy().copy() for p in model.parameters()]
+    if kind == "fsdp":
+        model._fully_shard_state.model.release_parameters()
+    return losses, params, held
+
+
+def everyone(value):
+    values = []
+    dist.all_gather_object(values, value)
+    return values
+
+
+dp_losses, dp_params, dp_held = train("dp")
+runs = {"before": train("fsdp"), "after": train("fsdp", before=False),
+        "mesh": train("fsdp", mesh=dist.ProcessMesh([0, 1], dim_names=["x"]), reshard_after_forward=True,
+                      shard_placement_fn=lambda p: dist.Shard(0), offload_policy=None,
+                      enable_tensor_fusion_and_overlap=False)}
+dist.auto_parallel.set_mesh(dist.ProcessMesh([0, 1], dim_names=["dp"]))
+runs["global mesh"] = train("fsdp")
+dist.auto_parallel.set_mesh(None)
+for name, (losses, params, held) in runs.items():
+    np.testing.assert_allclose(losses, dp_losses, rtol=1e-6, atol=1e-7, err_msg=name)
+    for got, want in zip(params, dp_params):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=name)
+    assert losses[-1] < losses[0], (name, losses)
+    for (grads, params_b, state), (dp_grads, dp_params_b, dp_state) in zip(held, dp_held):
+        totals = [sum(t) for t in zip(*everyone((grads, params_b, state)))]
+        # the ranks' pieces add up to the whole; the ignored weight (3 floats) is whole on both ranks
+        assert totals == [dp_grads, dp_params_b + 12, dp_state], (name, totals, dp_grads, dp_params_b, dp_state)
+        shares = (grads / dp_grads, state / dp_state, (params_b - 12) / (dp_params_b - 12))
+        assert max(shares) < 0.6, (name, held)  # about half each (a piece is rounded up per parameter)
+print(f"OK rank={rank} losses={dp_losses[0]:.6f}->{dp_losses[-1]:.6f}", flush=True)
