@@ -164,3 +164,25 @@ def test_calc_reduced_attention_scores_sums_the_softmax_over_queries():
     trainable = T(q, stop_gradient=False)
     with pytest.raises(ValueError, match="stop_gradient"):
         calc_reduced_attention_scores(trainable, T(k), T(lse))
+
+
+def test_hapi_static_flops_module(capsys):
+    import pycoll.hapi as hapi
+    from pycoll.hapi import hub
+    from pycoll.hapi.static_flops import Table, static_flops
+    assert hapi.static_flops.static_flops is static_flops and hub is pycoll.hub
+    table = Table(["OP Type", "Param name", "Flops"])
+    table.add_row(["conv2d", "conv2d_0.w_0", 12345])
+    table.add_row(["pool2d", "", 7])
+    table.print_table()
+    assert capsys.readouterr().out == (  # paddle 3.3.1 printed this for the same rows
+        "+---------+--------------+-------+\n"
+        "| OP Type |  Param name  | Flops |\n"
+        "+---------+--------------+-------+\n"
+        "|  conv2d | conv2d_0.w_0 | 12345 |\n"
+        "|  pool2d |              |   7   |\n"
+        "+---------+--------------+-------+\n")
+    with pytest.raises(ValueError, match="row_str"):
+        table.add_row(["only one"])
+    with pytest.raises(TypeError, match="program must be a static Program"):
+        static_flops(nn.Linear(2, 2))
