@@ -36,6 +36,37 @@ def set_default_norm_sums(norm_sums: Optional[Callable[[List[Tensor]], Any]]) ->
     _default_norm_sums = norm_sums
 
 
+# parameters handed to another owner (``hand_over``): the optimizers holding them let it take them
+# over at their next call. The count tells an optimizer whether anything was handed over since it looked.
+_TAKER = "_optimizer_taker"
+_handovers = 0
+
+
+def hand_over(params: Iterable[Tensor], taker: Callable[["Optimizer"], bool]) -> None:
+    """From now on, an optimizer holding any of ``params`` first calls ``taker(optimizer)`` at its
+    next ``step``/``clear_grad``/``state_dict``/``set_state_dict``/``step_grads``/``scale_grads``;
+    a taker that returns True has rebound that optimizer's methods (``fully_shard`` makes it step
+    the parameters' shards), and the call goes to them. paddle marks its parameters alike
+    (``_need_shard``) for its optimizer to notice at its first step."""
+    global _handovers
+    for p in params:
+        setattr(p, _TAKER, taker)
+    _handovers += 1
+
+
+def _after_handover(method: Callable) -> Callable:
+    """``method``, run by whatever took the optimizer over (``hand_over``) if something did."""
+    name = method.__name__
+
+    def checked(self: "Optimizer", *args: Any, **kwargs: Any) -> Any:
+        if self._taken_over():
+            return getattr(self, name)(*args, **kwargs)
+        return method(self, *args, **kwargs)
+    checked.__name__, checked.__qualname__, checked.__doc__ = name, method.__qualname__, method.__doc__
+    checked.__wrapped__ = method
+    return checked
+
+
 def _listing(keys: List[str], limit: int = 8) -> str:
     shown = ", ".join(repr(k) for k in keys[:limit])
     return f"[{shown}{f', ... ({len(keys) - limit} more)' if len(keys) > limit else ''}]"
@@ -138,6 +169,15 @@ class Optimizer:
         return part
 
     # ---- the learning rate -------------------------------------------------------------------
+    def _taken_over(self) -> bool:
+        """Whether something its parameters were handed over to (``hand_over``) took this
+        optimizer over just now; looked for only when something was handed over since the last look."""
+        if getattr(self, "_handovers_seen", None) == _handovers:
+            return False
+        self._handovers_seen = _handovers
+        takers = {id(t): t for t in (getattr(p, _TAKER, None) for p in self._parameter_list) if t is not None}
+        return any([taker(self) for taker in takers.values()])
+
     def get_lr(self) -> float:
         """The learning rate the next step uses: the scheduler's current value, if there is one."""
         if isinstance(self._learning_rate, LRScheduler):
@@ -175,6 +215,7 @@ class Optimizer:
         (AdamW's weight decay is not one)."""
         return options.get("weight_decay", self._weight_decay)
 
+    @_after_handover
     @no_grad()
     def step(self) -> None:
         """Update every trainable parameter that has a gradient, group by group (each group's
@@ -244,16 +285,19 @@ class Optimizer:
         norm_sums = self._norm_sums if self._norm_sums is not None else _default_norm_sums
         return None if norm_sums is None else norm_sums(params)
 
+    @_after_handover
     def step_grads(self) -> List[Any]:
         """The gradient arrays the next step uses, to be changed in place (GradScaler unscales them)."""
         return [p.grad.array for p in self._parameter_list if p.grad is not None]
 
+    @_after_handover
     def scale_grads(self, factor: float) -> None:
         """Multiply the gradients the next step uses by ``factor`` (gradient merge's averaging)."""
         for p in self._parameter_list:
             if p.grad is not None:
                 p.grad = p.grad.array * factor
 
+    @_after_handover
     def clear_grad(self, set_to_zero: bool = True) -> None:
         """Zero every parameter's gradient in place (paddle's default) or drop it."""
         for p in self._parameter_list:
@@ -267,6 +311,7 @@ class Optimizer:
         prefix = self._state_prefix(key, param)
         return {f"{prefix}_{name}_0": name for name in self._accumulator_names + self._scalar_accumulators}
 
+    @_after_handover
     def state_dict(self) -> Dict[str, Any]:
         """Accumulators as Tensors, keyed '<param name>_<accumulator>_0', the master weights (a
         dict by parameter name) under 'master_weights' if there are any, and the scheduler's
@@ -285,6 +330,7 @@ class Optimizer:
             out[LR_SCHEDULER_KEY] = self._learning_rate.state_dict()
         return out
 
+    @_after_handover
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Load a state saved by state_dict() (or paddle's), replacing this optimizer's.
 

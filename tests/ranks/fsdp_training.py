@@ -36,16 +36,18 @@ def moments(opt):
     return nbytes(v.numpy() for k, v in opt.state_dict().items() if "_moment" in k)
 
 
-def train(kind, before=True, **options):
+def train(kind, built="before", **options):
+    """``built``: the optimizer is made before fully_shard, just after it, or after the first
+    forward and backward ("late")."""
     model = net()
-    opt = optimizer(model) if before else None
+    opt = optimizer(model) if built == "before" else None
     if kind == "dp":
         model = pycoll.DataParallel(model)
     else:
         ignored = [model[3].weight]
         model = fully_shard(model, ignored_params=ignored, **options)
         assert model._fully_shard_state.model.shard_group is not None or "mesh" not in options
-    if opt is None:
+    if built == "after":
         opt = optimizer(model)
     data = np.random.default_rng(rank)
     losses, held = [], []
@@ -61,6 +63,8 @@ def train(kind, before=True, **options):
             grads_now = nbytes(p.grad.numpy() for p in model.parameters())
             norm = np.sqrt(sum(float((p.grad.numpy().astype(np.float64) ** 2).sum()) for p in model.parameters()))
             assert norm > 0.5, norm  # the clip acts: the averaged gradients' global norm is above its 0.5
+        if opt is None:
+            opt = optimizer(model)
         opt.step()
         opt.clear_grad()
         losses.append(float(loss))
@@ -85,7 +89,7 @@ def everyone(value):
 
 
 dp_losses, dp_params, dp_held = train("dp")
-runs = {"before": train("fsdp"), "after": train("fsdp", before=False),
+runs = {"before": train("fsdp"), "after": train("fsdp", built="after"), "late": train("fsdp", built="late"),
         "mesh": train("fsdp", mesh=dist.ProcessMesh([0, 1], dim_names=["x"]), reshard_after_forward=True,
                       shard_placement_fn=lambda p: dist.Shard(0), offload_policy=None,
                       enable_tensor_fusion_and_overlap=False)}

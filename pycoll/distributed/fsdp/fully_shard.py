@@ -27,8 +27,8 @@ what the first does: the layer is sharded in place and returned. What each argum
 
 ``fully_shard(model, mesh)``, as paddle's docstring writes it, raises a TypeError in paddle
 3.3.1 (every argument after ``module`` is keyword-only) and does here too: write ``mesh=mesh``.
-The optimizers that hold the layer's parameters when it is sharded or at its first training
-forward are taken over (``takeover.py``); one built later does not see the pieces.
+An optimizer that holds the layer's parameters, built before or after ``fully_shard``, is taken
+over at its first call after it (``takeover.py``): from then on it steps this rank's pieces.
 """
 from __future__ import annotations
 
@@ -38,11 +38,12 @@ from typing import Any, Callable, Iterable, List, Optional, Set, Union
 import pycoll.distributed as dist
 from pycoll.autograd import is_grad_enabled
 from pycoll.distributed.auto_parallel import ProcessMesh, Shard, get_mesh
-from pycoll.distributed.fsdp.takeover import optimizers_over, take_over
+from pycoll.distributed.fsdp.takeover import TAKEN, take_over
 from pycoll.distributed.sharding import GroupShardedModel
 from pycoll.dtypes import convert_dtype, is_floating
 from pycoll.nn import Layer
 from pycoll.nn.parameter import Parameter
+from pycoll.optimizer.optimizer import Optimizer, hand_over
 from pycoll.parallel import DataParallel
 from pycoll.tensor import Tensor
 
@@ -74,16 +75,15 @@ class FullyShardState:
         self.model = model
         self.optimizers: List[Any] = []
         self._output_dtype, self._input_dtype = output_dtype, input_dtype
-        self._looked_at_forward = False
 
-    def take_over_optimizers(self) -> None:
-        for optimizer in optimizers_over(self.model.trainable):
-            self.optimizers.append(take_over(optimizer, self.model))
+    def adopt(self, optimizer: Optimizer) -> bool:
+        """Take ``optimizer`` over (``hand_over``'s taker), unless something already did."""
+        if hasattr(optimizer, TAKEN):
+            return False
+        self.optimizers.append(take_over(optimizer, self.model))
+        return True
 
     def before_forward(self, _layer: Layer, inputs: tuple) -> Optional[tuple]:
-        if not self._looked_at_forward and is_grad_enabled():  # an optimizer built after fully_shard
-            self._looked_at_forward = True
-            self.take_over_optimizers()
         return None if self._input_dtype is None else _cast(inputs, self._input_dtype)
 
     def after_forward(self, _layer: Layer, _inputs: tuple, outputs: Any) -> Any:
@@ -136,7 +136,7 @@ def fully_shard(module: Layer, *, mesh: Optional[ProcessMesh] = None,
     object.__setattr__(module, STATE, state)
     module.register_forward_pre_hook(state.before_forward)
     module.register_forward_post_hook(state.after_forward)
-    state.take_over_optimizers()
+    hand_over(model.trainable, state.adopt)
     return module
 
 
