@@ -105,3 +105,11 @@ def test_flex_checkpoint_module_paths_name_the_same_objects():
     assert load_state_dict.load_state_dict is dist.load_state_dict
     assert load_state_dict.load_merged_state_dict is dist.load_merged_state_dict
     assert save_state_dict.save_state_dict is dist.save_state_dict
+
+
+def test_flex_checkpoint_is_an_attribute_of_dist_as_in_paddle():
+    import subprocess
+    import sys
+    code = ("import pycoll.distributed as dist; "
+            "assert dist.flex_checkpoint.dcp.sharded_weight.ShardedWeight is dist.ShardedWeight")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

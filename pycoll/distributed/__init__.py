@@ -54,7 +54,8 @@ _LAZY = {  # name -> the module above this layer that holds it, imported on firs
 # What a tensor-side function hands over to when it spans ranks (it reaches this face through
 # sys.modules, never importing the layers above it): name -> module, imported on first use; not in __all__
 _HANDOVERS = {"class_split_margin_cross_entropy": "pycoll.distributed.fleet.layers.mpu.margin_loss"}
-_SUBPACKAGES = ("fleet", "sharding", "auto_parallel", "parallel", "communication", "rpc")  # dist.fleet.init(...) without an import
+_SUBPACKAGES = ("fleet", "sharding", "auto_parallel", "parallel", "communication", "rpc",
+                "flex_checkpoint")  # dist.fleet.init(...) without an import
 
 
 def __getattr__(name: str):
