@@ -186,3 +186,45 @@ def test_hapi_static_flops_module(capsys):
         table.add_row(["only one"])
     with pytest.raises(TypeError, match="program must be a static Program"):
         static_flops(nn.Linear(2, 2))
+
+
+def test_compat_matches_paddle():
+    # every value below as paddle 3.3.1 CPU printed it for the same calls
+    import pycoll.compat as C
+    assert pycoll.compat is C and C.nn.functional.softmax is pycoll.softmax
+    x = T([[5., 8., 9., 5.], [0., 0., 1., 7.], [6., 9., 2., 4.]])
+    assert C.equal(T([1, 2, 3]), T([1, 3, 2])) is False and C.equal(T([1, 2]), T([1., 2.])) is True
+    r = C.sort(x, 1, descending=True)
+    assert r.values.numpy().tolist() == [[9, 8, 5, 5], [7, 1, 0, 0], [9, 6, 4, 2]]
+    assert r.indices.numpy().tolist() == [[2, 1, 0, 3], [3, 2, 0, 1], [1, 0, 3, 2]]
+    assert [t.shape for t in C.split(pycoll.rand([3, 8, 5]), 3, dim=-2)] == [[3, 3, 5], [3, 3, 5], [3, 2, 5]]
+    assert [t.shape[1] for t in C.split(pycoll.rand([3, 8, 5]), [1, 2, 5], dim=1)] == [1, 2, 5]
+    xi = T([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    assert C.median(xi).item() == 5 and C.median(xi, dim=1).values.numpy().tolist() == [2, 5, 8]
+    nan = float("nan")
+    r = C.nanmedian(T([[1, nan, 3], [4, 5, 6], [nan, nan, nan]], dtype="float32"), dim=1)
+    assert r.values.numpy()[:2].tolist() == [1, 5] and np.isnan(r.values.numpy()[2])
+    assert r.indices.numpy().tolist() == [0, 1, 0]
+    assert C.min(x).item() == 0.0 and C.max(x, 1).values.numpy().tolist() == [9, 7, 9]
+    assert C.max(x, 1).indices.numpy().tolist() == [2, 3, 1]
+    assert C.min(x, dim=0, keepdim=True).indices.numpy().tolist() == [[1, 1, 1, 2]]
+    assert C.max(x, x * 0 + 6).numpy().tolist() == [[6, 8, 9, 6], [6, 6, 6, 7], [6, 9, 6, 6]]
+    xg = T([[1., 1., 1.], [2., 0., 2.]], stop_gradient=False)
+    C.max(xg, 1).values.sum().backward()
+    assert xg.grad.numpy().tolist() == [[1, 0, 0], [1, 0, 0]]  # to the index only, as paddle's
+    u = C.unique(T([2, 3, 3, 1, 5, 3]), return_inverse=True, return_counts=True)
+    assert [t.numpy().tolist() for t in u] == [[1, 2, 3, 5], [1, 2, 2, 0, 3, 2], [1, 1, 3, 1]]
+    s = C.slogdet(T([[2., 1.], [1., -3.]]))
+    assert s.sign.item() == -1.0 and abs(s.logabsdet.item() - math.log(7.)) < 1e-5
+    w, b = T(np.arange(8, dtype="float32").reshape(2, 4)), T([1., -1.])
+    assert C.nn.functional.linear(x, w, b).numpy().tolist() == [[42, 148], [24, 54], [26, 108]]
+    e = np.exp(x.numpy())
+    np.testing.assert_allclose(C.nn.Softmax(dim=0)(x).numpy(), e / e.sum(0), rtol=1e-6)
+    np.testing.assert_allclose(C.nn.functional.softmax(x).numpy(), e / e.sum(1, keepdims=True), rtol=1e-6)
+    o, oi = pycoll.zeros([3]), pycoll.zeros([3], dtype="int64")
+    r = C.median(T([[1., 2., 3.], [4., 5., 6.], [7., 8., 9.]]), dim=1, out=(o, oi))
+    assert r.values is o and o.numpy().tolist() == [2, 5, 8] and oi.numpy().tolist() == [1, 1, 1]
+    for bad in (lambda: C.min(x, None), lambda: C.min(x, 1.5), lambda: C.max(x, 1, True, 3)):
+        with pytest.raises(TypeError):
+            bad()
+    assert isinstance(C.seed(), int)
