@@ -237,11 +237,39 @@ def test_close_stops_the_server(master):
     master.close()
     master.close()  # idempotent
     assert not thread.is_alive()
-    with pytest.raises(CollectiveError, match="rank 0 exit"):
-        client.get("x", timeout=1)
+    started = time.monotonic()
+    with pytest.raises(CollectiveError) as info:
+        client.get("x", timeout=100)
+    assert time.monotonic() - started < 5  # the loss is told at once, and no wait is claimed
+    assert ("closed the connection, 0.0 s into the request (did rank 0 exit?)" in str(info.value)
+            or "reset by peer, 0.0 s into the request" in str(info.value)), info.value
+    assert "100" not in str(info.value), info.value
     with pytest.raises(CollectiveError, match="closed"):
         client.get("x", timeout=1)
     client.close()
+
+
+def test_a_silent_server_is_a_timeout_naming_the_bound(monkeypatch):
+    monkeypatch.setattr("pycoll.distributed.store._REPLY_GRACE_S", 0.2)
+    listener = socket.create_server((HOST, 0))
+    box = []
+
+    def greet_then_say_nothing():
+        conn, _ = listener.accept()
+        conn.sendall(struct.pack("!IB", 1, OK))
+        box.append(conn)
+
+    greeter = threading.Thread(target=greet_then_say_nothing)
+    greeter.start()
+    client = TCPStore(HOST, listener.getsockname()[1], timeout=5)
+    greeter.join()
+    started = time.monotonic()
+    with pytest.raises(CollectiveError, match=r"get\('k'\) at .*: no reply within 0.5 s \(is rank 0's "):
+        client.get("k", timeout=0.3)
+    assert 0.4 < time.monotonic() - started < 3
+    client.close()
+    box[0].close()
+    listener.close()
 
 
 # -- no client can stop, stall or exhaust the server ------------------------------------------

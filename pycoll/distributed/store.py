@@ -108,6 +108,14 @@ def _token_bytes(token: Optional[str]) -> bytes:
     return raw
 
 
+def _lost(exc: OSError, bound: float, elapsed: float) -> str:
+    """Why a request got no reply: the server's silence for ``bound`` seconds, or what ended
+    the connection ``elapsed`` seconds into the request (never a wait that did not happen)."""
+    if isinstance(exc, socket.timeout):
+        return f"no reply within {bound:g} s (is rank 0's process alive but stuck?)"
+    return f"{exc or type(exc).__name__}, {elapsed:.1f} s into the request (did rank 0 exit?)"
+
+
 class TCPStore:
     """A client of the rendezvous store at ``host:port``; with ``is_master`` it hosts the server.
 
@@ -219,16 +227,17 @@ class TCPStore:
             if sock is None:
                 raise CollectiveError(f"TCPStore.{what}({key!r}): the store client at {self.where} "
                                       f"is closed")
+            bound = min(wait, MAX_WAIT_S) + _REPLY_GRACE_S
+            started = time.monotonic()
             try:
-                sock.settimeout(min(wait, MAX_WAIT_S) + _REPLY_GRACE_S)
+                sock.settimeout(bound)
                 sock.sendall(wire.request(op, self._token, raw_key, arg))
                 status, payload = self._read_reply(sock)
             except OSError as exc:  # timeouts and lost connections: the socket is out of step
                 self._sock = None
                 sock.close()
-                raise CollectiveError(
-                    f"TCPStore.{what}({key!r}) at {self.where} failed after waiting up to "
-                    f"{wait:g} s: {exc or type(exc).__name__} (did rank 0 exit?)") from None
+                raise CollectiveError(f"TCPStore.{what}({key!r}) at {self.where}: "
+                                      f"{_lost(exc, bound, time.monotonic() - started)}") from None
             if status == wire.REFUSED:  # the server closes this connection
                 self._sock = None
                 sock.close()
