@@ -21,7 +21,8 @@ from pycoll.search_ops import where
 from pycoll.shape_ops import concat, split, squeeze, stack
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
+__all__ = ["RNN", "BiRNN", "RNNBase", "SimpleRNN", "LSTM", "GRU", "rnn", "birnn", "split_states", "concat_states",
+           "ArrayWrapper"]
 
 States = Union[Tensor, Sequence[Any]]
 _BIDIRECTIONAL = ("bidirect", "bidirectional")
@@ -76,6 +77,95 @@ def _run(cell: Layer, inputs: Tensor, initial_states: Any, valid: Any, time_majo
     return map_structure(lambda *per_step: stack(per_step, axis=time_axis), *outputs), states
 
 
+def rnn(cell: RNNCellBase, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None,
+        time_major: bool = False, is_reverse: bool = False, **kwargs: Any) -> Tuple[Any, Any]:
+    """The functional form of `RNN`: `cell` run over the time steps of `inputs` (backwards with
+    is_reverse); returns (outputs stacked along the time axis, final states)."""
+    return _rnn("rnn", cell, inputs, initial_states, sequence_length, time_major, is_reverse, **kwargs)
+
+
+def _rnn(fn: str, cell: RNNCellBase, inputs: Tensor, initial_states: Any, sequence_length: Any, time_major: bool,
+         is_reverse: bool, **kwargs: Any) -> Tuple[Any, Any]:
+    """`rnn`, its errors naming `fn` (the caller paddle's user called)."""
+    _check_sequence(inputs, time_major, fn)
+    valid = None if sequence_length is None else _valid_steps(sequence_length, inputs, time_major, fn)
+    return _run(cell, inputs, initial_states, valid, time_major, is_reverse, **kwargs)
+
+
+def birnn(cell_fw: RNNCellBase, cell_bw: RNNCellBase, inputs: Tensor, initial_states: Optional[Sequence[Any]] = None,
+          sequence_length: Any = None, time_major: bool = False, **kwargs: Any) -> Tuple[Any, Tuple[Any, Any]]:
+    """The functional form of `BiRNN`: (outputs of cell_fw and cell_bw concatenated along the last
+    axis, (cell_fw's final states, cell_bw's)); initial_states, if given, is such a pair."""
+    return _birnn("birnn", cell_fw, cell_bw, inputs, initial_states, sequence_length, time_major, **kwargs)
+
+
+def _birnn(fn: str, cell_fw: RNNCellBase, cell_bw: RNNCellBase, inputs: Tensor, initial_states: Any,
+           sequence_length: Any, time_major: bool, **kwargs: Any) -> Tuple[Any, Tuple[Any, Any]]:
+    """`birnn`, its errors naming `fn`."""
+    if initial_states is None:
+        initial_states = (None, None)
+    elif not isinstance(initial_states, (list, tuple)) or len(initial_states) != 2:
+        raise ValueError(f"{fn}: initial_states must be a list/tuple of 2 (the states of cell_fw and "
+                         f"cell_bw), got {type(initial_states).__name__} of length "
+                         f"{len(initial_states) if isinstance(initial_states, (list, tuple)) else 1}")
+    out_fw, states_fw = _rnn(fn, cell_fw, inputs, initial_states[0], sequence_length, time_major, False, **kwargs)
+    out_bw, states_bw = _rnn(fn, cell_bw, inputs, initial_states[1], sequence_length, time_major, True, **kwargs)
+    outputs = map_structure(lambda f, b: concat([f, b], axis=-1), out_fw, out_bw)
+    return outputs, (states_fw, states_bw)
+
+
+def _state_components(state_components: Any, fn: str) -> int:
+    if isinstance(state_components, bool) or not isinstance(state_components, int) or state_components < 1:
+        raise ValueError(f"{fn}: state_components must be a positive int, got {state_components!r}")
+    return state_components
+
+
+def split_states(states: States, bidirectional: bool = False, state_components: int = 1) -> List[Any]:
+    """Packed states [num_layers * num_directions, batch, size] (a tuple of `state_components` such
+    tensors, e.g. LSTM's (h, c)) cut into one entry per layer: a cell's states, or with
+    bidirectional a (forward, backward) pair of them."""
+    if _state_components(state_components, "split_states") == 1:
+        if not isinstance(states, Tensor):
+            raise TypeError(f"split_states: states must be a Tensor when state_components is 1, got "
+                            f"{type(states).__name__}")
+        per_cell: List[Any] = list(unbind(states))
+    else:
+        if not isinstance(states, (list, tuple)) or len(states) != state_components:
+            raise ValueError(f"split_states: states must be a list/tuple of state_components ({state_components}) "
+                             f"Tensors, got {type(states).__name__}"
+                             f"{f' of length {len(states)}' if isinstance(states, (list, tuple)) else ''}")
+        per_cell = list(zip(*(unbind(part) for part in states)))
+    return list(zip(per_cell[::2], per_cell[1::2])) if bidirectional else per_cell
+
+
+def concat_states(states: Sequence[Any], bidirectional: bool = False, state_components: int = 1) -> States:
+    """The inverse of `split_states`: per-layer states stacked into the packed form (a tuple of
+    `state_components` tensors when it is more than 1). `bidirectional` is taken for paddle's
+    signature: the nesting already says it."""
+    leaves = flatten_structure(states)
+    if len(leaves) % _state_components(state_components, "concat_states"):
+        raise ValueError(f"concat_states: the {len(leaves)} states are not a multiple of state_components "
+                         f"({state_components})")
+    if state_components == 1:
+        return stack(leaves)
+    return tuple(stack(leaves[j::state_components]) for j in range(state_components))
+
+
+class ArrayWrapper:
+    """A growing list of tensors (paddle's per-step output accumulator): `append` returns the
+    wrapper itself, indexing reads the list."""
+
+    def __init__(self, x: Tensor) -> None:
+        self.array = [x]
+
+    def append(self, x: Tensor) -> "ArrayWrapper":
+        self.array.append(x)
+        return self
+
+    def __getitem__(self, item: int) -> Tensor:
+        return self.array[item]
+
+
 class RNN(Layer):
     """Runs `cell` over the time steps of the inputs (backwards with is_reverse).
 
@@ -96,9 +186,7 @@ class RNN(Layer):
 
     def forward(self, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None,
                 **kwargs: Any) -> Tuple[Any, Any]:
-        _check_sequence(inputs, self.time_major, "RNN")
-        valid = None if sequence_length is None else _valid_steps(sequence_length, inputs, self.time_major, "RNN")
-        return _run(self.cell, inputs, initial_states, valid, self.time_major, self.is_reverse, **kwargs)
+        return _rnn("RNN", self.cell, inputs, initial_states, sequence_length, self.time_major, self.is_reverse, **kwargs)
 
 
 class BiRNN(Layer):
@@ -120,18 +208,8 @@ class BiRNN(Layer):
 
     def forward(self, inputs: Tensor, initial_states: Optional[Sequence[Any]] = None, sequence_length: Any = None,
                 **kwargs: Any) -> Tuple[Tensor, Tuple[Any, Any]]:
-        _check_sequence(inputs, self.time_major, "BiRNN")
-        if initial_states is None:
-            initial_states = (None, None)
-        elif not isinstance(initial_states, (list, tuple)) or len(initial_states) != 2:
-            raise ValueError(f"BiRNN: initial_states must be a list/tuple of 2 (the states of cell_fw and "
-                             f"cell_bw), got {type(initial_states).__name__} of length "
-                             f"{len(initial_states) if isinstance(initial_states, (list, tuple)) else 1}")
-        valid = None if sequence_length is None else _valid_steps(sequence_length, inputs, self.time_major, "BiRNN")
-        out_fw, states_fw = _run(self.cell_fw, inputs, initial_states[0], valid, self.time_major, False, **kwargs)
-        out_bw, states_bw = _run(self.cell_bw, inputs, initial_states[1], valid, self.time_major, True, **kwargs)
-        outputs = map_structure(lambda f, b: concat([f, b], axis=-1), out_fw, out_bw)
-        return outputs, (states_fw, states_bw)
+        return _birnn("BiRNN", self.cell_fw, self.cell_bw, inputs, initial_states, sequence_length, self.time_major,
+                      **kwargs)
 
 
 class RNNBase(LayerList):
@@ -223,14 +301,6 @@ class RNNBase(LayerList):
                                  f"= {want}, got {got}")
         return parts
 
-    def _layer_states(self, parts: Tuple[Tensor, ...]) -> List[Any]:
-        """The packed states cut into what each layer (RNN or BiRNN) takes."""
-        per_cell = list(zip(*(unbind(p) for p in parts)))
-        per_cell = [cell[0] if self.state_components == 1 else cell for cell in per_cell]
-        if self.num_directions == 1:
-            return per_cell
-        return [(per_cell[2 * i], per_cell[2 * i + 1]) for i in range(self.num_layers)]
-
     def forward(self, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None
                 ) -> Tuple[Tensor, Any]:
         fn = type(self).__name__
@@ -239,7 +309,9 @@ class RNNBase(LayerList):
             raise ValueError(f"{fn}: inputs must be a 3-D Tensor whose last dimension is input_size "
                              f"({self.input_size}), got shape {inputs.shape}")
         batch = inputs.shape[1 if self.time_major else 0]
-        states = self._layer_states(self._initial_states(initial_states, batch, inputs))
+        parts = self._initial_states(initial_states, batch, inputs)
+        states = split_states(parts[0] if self.state_components == 1 else parts, self.num_directions == 2,
+                              self.state_components)
         zero_padding = None
         if sequence_length is not None and not self.proj_size:
             valid = _valid_steps(sequence_length, inputs, self.time_major, fn)
@@ -252,9 +324,7 @@ class RNNBase(LayerList):
             if zero_padding is not None:
                 inputs = inputs * zero_padding
             finals.append(final)
-        leaves = flatten_structure(finals)
-        packed = tuple(stack(leaves[j::self.state_components]) for j in range(self.state_components))
-        return inputs, packed if self.state_components == 2 else packed[0]
+        return inputs, concat_states(finals, self.num_directions == 2, self.state_components)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
