@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterable, List, Optional, Set, Union
 import pycoll.distributed as dist
 from pycoll.autograd import is_grad_enabled
 from pycoll.distributed.auto_parallel import ProcessMesh, Shard, get_mesh
+from pycoll.distributed.fsdp.full_state import register_full_state_hooks
 from pycoll.distributed.fsdp.takeover import TAKEN, take_over
 from pycoll.distributed.sharding import GroupShardedModel
 from pycoll.dtypes import convert_dtype, is_floating
@@ -48,6 +49,7 @@ from pycoll.parallel import DataParallel
 from pycoll.tensor import Tensor
 
 STATE = "_fully_shard_state"  # attribute of a sharded layer: its FullyShardState
+OWNER = "_fully_shard_owner"  # attribute of a sharded layer's parameters: that layer
 
 
 @dataclass
@@ -108,6 +110,7 @@ def fully_shard(module: Layer, *, mesh: Optional[ProcessMesh] = None,
                         f"got {type(module).__name__}")
     if hasattr(module, STATE):
         raise ValueError("fully_shard: module is already fully sharded")
+    _refuse_nesting(module)
     group = _sharding_group(mesh)
     if reshard_after_forward is not None and not isinstance(reshard_after_forward, int):
         raise TypeError(f"fully_shard: reshard_after_forward must be a bool, an int or None, got "
@@ -136,8 +139,32 @@ def fully_shard(module: Layer, *, mesh: Optional[ProcessMesh] = None,
     object.__setattr__(module, STATE, state)
     module.register_forward_pre_hook(state.before_forward)
     module.register_forward_post_hook(state.after_forward)
-    hand_over(model.trainable, state.adopt)
+    for p in module.parameters():
+        setattr(p, OWNER, module)
+    if several:  # on one rank nothing is cut: the optimizer keeps stepping the whole parameters
+        register_full_state_hooks(module, model)
+        hand_over(model.trainable, state.adopt)
     return module
+
+
+def _refuse_nesting(module: Layer) -> None:
+    """pycoll shards a layer tree as one unit: one sharded model, whose one optimizer steps every
+    piece. torch FSDP2's nesting (fully_shard each block, then the root) would need an optimizer
+    over several sharded models, so it is refused with what to do instead."""
+    inner = [name or "(the module itself)" for name, layer in module.named_sublayers(include_self=True)
+             if hasattr(layer, STATE)]
+    if inner:
+        raise ValueError(f"fully_shard: sub-layers {inner} of module are already fully sharded; pycoll does not "
+                         f"nest fully_shard calls: build the model unsharded and call fully_shard once, on the "
+                         f"root (it already gathers each sub-layer's parameters only just before that "
+                         f"sub-layer's forward, as nested calls would)")
+    outer = {id(owner): owner for owner in (getattr(p, OWNER, None) for p in module.parameters())
+             if owner is not None}
+    if outer:
+        names = [type(owner).__name__ for owner in outer.values()]
+        raise ValueError(f"fully_shard: module's parameters are already sharded by fully_shard on an enclosing "
+                         f"layer ({', '.join(names)}); pycoll does not nest fully_shard calls: the call on the "
+                         f"root alone shards every sub-layer")
 
 
 def _sharding_group(mesh: Optional[ProcessMesh]) -> Optional[dist.Group]:

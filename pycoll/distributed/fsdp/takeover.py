@@ -5,6 +5,12 @@ parameters' slices (``FullyShardOptimizer``). pycoll does the same through the o
 ``hand_over``: at its next call, an optimizer holding a sharded parameter lets the sharded layer
 take it over, and its methods become those of a ``ShardedOptimizer`` over it, which keeps the
 state of, and updates, this rank's pieces.
+
+Its ``state_dict()`` is then the whole state, keyed and shaped as the unsharded optimizer's
+(``ShardedOptimizer.whole_state_dict``: gathered from every rank's pieces, collective over the
+sharding group, as the layer's whole ``state_dict``); ``set_state_dict`` takes such a whole state
+(or the unsharded optimizer's) and keeps this rank's pieces. So a checkpoint is the two whole
+dicts, saved by one rank and loaded by every rank, also into a job of another size.
 """
 from __future__ import annotations
 
@@ -12,8 +18,8 @@ from pycoll.distributed.sharding import GroupShardedModel, ShardedOptimizer
 from pycoll.optimizer.optimizer import Optimizer
 
 # what a taken-over optimizer answers through its ShardedOptimizer (minimize calls self.step)
-REBOUND = ("step", "clear_grad", "clear_gradients", "step_grads", "scale_grads", "state_dict",
-           "set_state_dict", "get_lr", "set_lr")
+REBOUND = ("step", "clear_grad", "clear_gradients", "step_grads", "scale_grads", "set_state_dict",
+           "get_lr", "set_lr")
 TAKEN = "_fully_shard_optimizer"  # attribute of a taken-over optimizer: its ShardedOptimizer
 
 
@@ -23,5 +29,6 @@ def take_over(optimizer: Optimizer, model: GroupShardedModel) -> ShardedOptimize
     sharded = ShardedOptimizer(optimizer, model)
     for name in REBOUND:
         setattr(optimizer, name, getattr(sharded, name))
+    optimizer.state_dict = sharded.whole_state_dict
     setattr(optimizer, TAKEN, sharded)
     return sharded

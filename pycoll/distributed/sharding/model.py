@@ -61,7 +61,7 @@ class GroupShardedModel(DataParallel):
         for layer in layers.sublayers(include_self=True):
             mine = [p for p in layer.parameters(include_sublayers=False) if id(p) in lazy]
             if mine:
-                layer.register_forward_pre_hook(lambda _layer, _inputs, mine=mine: self._gather(mine))
+                layer.register_forward_pre_hook(lambda _layer, _inputs, mine=mine: self.gather(mine))
                 layer.register_forward_post_hook(lambda _layer, _inputs, _outputs, mine=mine:
                                                  None if is_grad_enabled() else self._release(mine))
         for p in self._lazy:
@@ -115,13 +115,29 @@ class GroupShardedModel(DataParallel):
         dist.all_gather(parts, part, group=self.shard_group)  # views of the received buffer: no copy
         layout.unpack(parts, targets, self._xp)
 
-    def _gather(self, params: List[Any]) -> None:
-        """Bring the whole of ``params`` (held only in use) to every rank."""
+    def gathered(self, params: List[Any]) -> Dict[int, Any]:
+        """New whole arrays of ``params``, by id, assembled from every rank's pieces (collective;
+        the parameters themselves are left as they are)."""
+        wholes: Dict[int, Any] = {}
         for dtype_params in _by_dtype(params):
             whole = [self._xp.empty(self._shapes[id(p)], dtype=p.dtype) for p in dtype_params]
             self._all_gather(dtype_params, whole)
-            for p, arr in zip(dtype_params, whole):
-                p._set_data(arr)
+            wholes.update(zip(map(id, dtype_params), whole))
+        return wholes
+
+    def gather(self, params: List[Any]) -> None:
+        """Bring the whole of ``params`` (held only in use) to every rank."""
+        wholes = self.gathered(params)
+        for p in params:
+            p._set_data(wholes[id(p)])
+
+    def keep_pieces(self, params: List[Any]) -> None:
+        """``params`` (held only in use) were gathered and then written whole (a state dict was
+        loaded into them): take this rank's pieces from them, then let them go."""
+        for p in params:
+            if p.array.size:
+                self._pieces[id(p)][...] = p.array.reshape(-1)[slice(*self._bounds[id(p)])]
+        self._release(params)
 
     def _release(self, params: List[Any]) -> None:
         for p in params:
@@ -145,7 +161,11 @@ class GroupShardedModel(DataParallel):
         whole model at level p_g_os. Collective. The next optimizer step lets them go again.
         ``convert2cpu`` is accepted for paddle's signature; gathered parameters stay where the
         model is."""
-        self._gather(self._lazy)
+        self.gather(self._lazy)
+
+    def held_in_use(self) -> List[Any]:
+        """The parameters held whole only in use (level p_g_os with several ranks)."""
+        return list(self._lazy)
 
     def release_parameters(self) -> None:
         """Let go of the parameters held only in use (level p_g_os; nothing otherwise)."""

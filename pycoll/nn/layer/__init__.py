@@ -78,6 +78,9 @@ class Layer:
         object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", collections.OrderedDict())
 
     # ---- registration ---------------------------------------------------------------------
     def _registries(self) -> Tuple[dict, dict, dict]:
@@ -317,8 +320,10 @@ class Layer:
 
     # ---- state ---------------------------------------------------------------------------------
     def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "") -> "collections.OrderedDict[str, Tensor]":
-        """Parameters and persistable buffers by structured name (the tensors themselves)."""
+                   structured_name_prefix: str = "", use_hook: bool = True
+                   ) -> "collections.OrderedDict[str, Tensor]":
+        """Parameters and persistable buffers by structured name (the tensors themselves). With
+        ``use_hook``, each layer's state-dict hooks then see (and may replace) the dict."""
         out = collections.OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
             if p is not None:
@@ -329,8 +334,35 @@ class Layer:
         if include_sublayers:
             for name, layer in self._sub_layers.items():
                 if layer is not None:
-                    layer.state_dict(out, True, f"{structured_name_prefix}{name}.")
+                    prefix = f"{structured_name_prefix}{name}."
+                    out = layer.state_dict(out, True, prefix) if use_hook else \
+                        layer.state_dict(out, True, prefix, use_hook=False)
+        for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()) if use_hook else ():
+            replaced = hook(out)
+            if replaced is not None:
+                out = replaced
         return out
+
+    def register_state_dict_hook(self, hook: Callable[[dict], Optional[dict]]) -> RemovableHandle:
+        """Run ``hook(destination)`` at the end of this layer's ``state_dict`` (paddle's): it sees
+        the whole dict being built (every key, prefixed) and may change it in place or return a
+        replacement. ``set_state_dict`` finds its targets without these hooks."""
+        return self._add_hook(self._state_dict_hooks, hook, "register_state_dict_hook")
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[["Layer", dict], None]) -> RemovableHandle:
+        """Run ``hook(layer, state_dict)`` when ``set_state_dict`` of this layer, or of a layer
+        holding it, starts, before the targets are looked up (torch's name)."""
+        return self._add_hook(self._load_state_dict_pre_hooks, hook, "register_load_state_dict_pre_hook")
+
+    def register_load_state_dict_post_hook(self, hook: Callable[["Layer"], None]) -> RemovableHandle:
+        """Run ``hook(layer)`` when ``set_state_dict`` of this layer, or of a layer holding it, ends
+        (also when it raises)."""
+        return self._add_hook(self._load_state_dict_post_hooks, hook, "register_load_state_dict_post_hook")
+
+    def _run_load_hooks(self, registry: str, *args: Any) -> None:
+        for layer in self.sublayers(include_self=True):
+            for hook in list(layer.__dict__.get(registry, {}).values()):
+                hook(layer, *args)
 
     def set_state_dict(self, state_dict: Dict[str, Any], use_structured_name: bool = True
                        ) -> Tuple[List[str], List[str]]:
@@ -346,8 +378,15 @@ class Layer:
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
+        self._run_load_hooks("_load_state_dict_pre_hooks", state_dict)
+        try:
+            return self._load_state(state_dict, use_structured_name)
+        finally:
+            self._run_load_hooks("_load_state_dict_post_hooks")
+
+    def _load_state(self, state_dict: Dict[str, Any], use_structured_name: bool) -> Tuple[List[str], List[str]]:
         missing, matched, loads, problems = [], set(), [], []
-        for key, target in self.state_dict().items():
+        for key, target in self.state_dict(use_hook=False).items():
             lookup = key if use_structured_name else (target.name or key)
             value = state_dict.get(lookup)
             if value is None:
