@@ -17,9 +17,12 @@ from conftest import assert_ok, free_port, launch, run_python
 import pycoll
 import pycoll.distributed.rpc as rpc
 from pycoll._errors import CollectiveError
+from pycoll.distributed.rpc import directory
 from pycoll.distributed.rpc import rpc as rpc_module
 from pycoll.distributed.rpc.client import call
 from pycoll.distributed.rpc.messages import call_request
+from pycoll.distributed.rpc.worker_info import WorkerInfo
+from pycoll.distributed.store import TCPStore
 
 
 def add(a, b=0):
@@ -180,3 +183,48 @@ def test_a_caller_without_the_jobs_token_is_refused(solo):
     request = call_request("test", b"not-the-token" + rpc_module._agent.token, add, (1,), {})
     with pytest.raises(RuntimeError, match="refused the call of add: .*PYCOLL_STORE_TOKEN is not this job's"):
         call(solo, request, "add", 30.0, "test")
+
+
+def test_a_join_timeout_lists_the_missing_ranks(monkeypatch):
+    monkeypatch.setenv("PYCOLL_TIMEOUT", "0.4")
+    monkeypatch.delenv("PADDLE_WORKER_ENDPOINT", raising=False)
+    endpoint = f"127.0.0.1:{free_port()}"
+    prefix = f"pycoll/rpc/{rpc_module._generation + 1}"  # the meeting init_rpc below holds
+    errors = []
+
+    def rank_2():  # joins on time, through its own client of rank 0's store
+        with TCPStore("127.0.0.1", int(endpoint.split(":")[1]), timeout=5) as store:
+            with pytest.raises(CollectiveError) as info:
+                directory.meet(store, prefix, WorkerInfo("c", 2, "127.0.0.1", 1), 3, 0.4)
+            errors.append(str(info.value))
+
+    joiner = threading.Thread(target=rank_2)
+    joiner.start()
+    with pytest.raises(CollectiveError, match=r"init_rpc: the worker\(s\) of rank\(s\) \[1\] had not "
+                                              r"joined within 0.4 s at .*; 2 of 3 had"):
+        rpc.init_rpc("a", rank=0, world_size=3, master_endpoint=endpoint)
+    joiner.join()
+    assert "rank(s) [1] had not joined within 0.4 s" in errors[0], errors
+
+
+def test_a_lost_store_is_told_at_once_not_as_a_timeout():
+    master = TCPStore("127.0.0.1", 0, is_master=True, timeout=5)
+    client = TCPStore("127.0.0.1", master.port, timeout=5)
+    threading.Timer(0.2, master.close).start()
+    started = time.monotonic()
+    with pytest.raises(CollectiveError) as info:
+        directory.meet(client, "t/meet", WorkerInfo("b", 1, "127.0.0.1", 1), 2, 60.0)
+    text = str(info.value)
+    assert text.startswith("init_rpc: lost the rendezvous store, which rank 0's process serves: "
+                           "TCPStore.get('t/meet/worker/0')"), text
+    assert "did rank 0 exit?" in text and "60" not in text and time.monotonic() - started < 5, text
+    with pytest.raises(CollectiveError, match=r"rpc.shutdown: lost the rendezvous store, .* is closed"):
+        directory.leave_together(client, "t/leave", 1, 2, 60.0, "rpc.shutdown")
+    client.close()
+
+
+def test_a_shutdown_timeout_lists_the_missing_ranks():
+    with TCPStore("127.0.0.1", 0, is_master=True, timeout=5) as store:
+        with pytest.raises(CollectiveError, match=r"rpc.shutdown: the worker\(s\) of rank\(s\) \[0, 2\] "
+                                                  r"had not arrived within 0.2 s at .*; 1 of 3 had"):
+            directory.leave_together(store, "t/bye", 1, 3, 0.2, "rpc.shutdown")

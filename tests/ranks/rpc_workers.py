@@ -5,7 +5,8 @@ PADDLE_TRAINERS_NUM, its meeting point). Checked: two workers of one name are re
 worker infos; rpc_sync / rpc_async with args and kwargs, NumPy arrays and a pycoll Tensor, each
 computed on the peer (it names itself in the result); a nested call worker_r -> peer -> worker_r;
 a remote exception raised again here with its type, the peer's name and the remote traceback;
-an unknown worker; a timeout; shutdown, and calls after it.
+an unknown worker; a timeout; shutdown, and calls after it; then a second meeting that rank 0
+leaves right after init_rpc.
 """
 import os
 import time
@@ -14,6 +15,8 @@ import numpy as np
 
 import pycoll
 import pycoll.distributed.rpc as rpc
+from pycoll._errors import CollectiveError
+from pycoll.distributed.store import TCPStore
 
 
 def add_on(a, b=0):
@@ -85,7 +88,30 @@ def main():
     rpc.shutdown()
     assert "shut down" in expect(RuntimeError, rpc.rpc_sync, peer, add_on, args=(1,))
     assert "shut down" in expect(RuntimeError, rpc.shutdown)
+    rank_0_leaves_right_after_init_rpc(rank)
+
+
+def rank_0_leaves_right_after_init_rpc(rank):
+    """A second meeting that rank 0 leaves at once, without shutdown (paddle allows it: its
+    init_rpc ends with a barrier). Rank 1 reads the directory slowly, so without init_rpc's
+    closing barrier rank 0's store would be gone before rank 1 had read it; rank 1 must leave
+    init_rpc with both workers' infos, and then a call to the gone worker 0 is a CollectiveError."""
+    if rank == 1:
+        real_get = TCPStore.get
+
+        def slow_get(self, key, timeout=None):
+            time.sleep(0.2)
+            return real_get(self, key, timeout)
+
+        TCPStore.get = slow_get
+    rpc.init_rpc(f"again{rank}")
+    assert [w.name for w in rpc.get_all_worker_infos()] == ["again0", "again1"]
+    if rank == 1:
+        time.sleep(0.2)  # rank 0 is gone by now
+        text = expect(CollectiveError, rpc.rpc_sync, "again0", len, args=((),))
+        assert "worker 'again0'" in text, text
     print(f"rpc OK rank={rank}", flush=True)
+    os._exit(0)  # no shutdown
 
 
 if __name__ == "__main__":

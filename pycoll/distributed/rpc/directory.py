@@ -40,20 +40,24 @@ def meeting_store(host: str, port: int, rank: int, timeout: float) -> TCPStore:
 def meet(store: TCPStore, prefix: str, me: WorkerInfo, world: int, timeout: float) -> List[WorkerInfo]:
     """Every worker's info, by rank, once all ``world`` have published theirs. ValueError when a
     rank is claimed twice, names repeat or the world sizes differ; CollectiveError naming the
-    ranks missing after ``timeout`` seconds."""
-    if store.add(f"{prefix}/claim/{me.rank}", 1) > 1:
+    ranks missing after ``timeout`` seconds, or saying that rank 0's store was lost."""
+    doing = "init_rpc"
+    try:
+        claims = store.add(f"{prefix}/claim/{me.rank}", 1)
+        if claims == 1:
+            store.set(f"{prefix}/worker/{me.rank}", json.dumps([*me, world]).encode())
+    except CollectiveError as exc:
+        raise _store_lost(doing, store, exc) from None
+    if claims > 1:
         raise ValueError(f"init_rpc: rank={me.rank} is already taken by another worker; give each "
                          f"worker its own rank in [0, {world})")
-    store.set(f"{prefix}/worker/{me.rank}", json.dumps([*me, world]).encode())
     deadline = time.monotonic() + timeout
     found: List[list] = []
     for rank in range(world):
         try:
             found.append(json.loads(store.get(f"{prefix}/worker/{rank}", max(deadline - time.monotonic(), 0.0))))
-        except CollectiveError:
-            raise CollectiveError(f"init_rpc: the worker of rank {rank} (and maybe later ones) did not "
-                                  f"join within {timeout:g} s at {store.where}; ranks 0..{rank - 1} "
-                                  f"did") from None
+        except CollectiveError as exc:
+            raise _failed_wait(doing, "joined", store, exc, f"{prefix}/claim", world, timeout) from None
     worlds = {entry[0]: entry[4] for entry in found}
     if len(set(worlds.values())) > 1:
         raise ValueError(f"init_rpc: the workers were given different world_size values "
@@ -68,18 +72,43 @@ def meet(store: TCPStore, prefix: str, me: WorkerInfo, world: int, timeout: floa
     return [WorkerInfo(name, rank, ip, port) for name, rank, ip, port, _ in found]
 
 
-def leave_together(store: TCPStore, prefix: str, rank: int, world: int, timeout: float) -> None:
-    """Return once all ``world`` workers have called this; rank 0 returns last, so its process,
-    which serves the store, never leaves while another still waits on it."""
+def leave_together(store: TCPStore, key: str, rank: int, world: int, timeout: float, doing: str) -> None:
+    """Return once all ``world`` workers have called this with ``key`` (at most ``timeout``
+    seconds); rank 0 returns last, so its process, which serves the store, never leaves while
+    another still waits on it. ``doing`` (the API) heads the errors: the ranks that did not
+    arrive, or the store lost (rank 0 gone)."""
     if world == 1:
         return
-    store.barrier(world, f"{prefix}/shutdown", timeout)
-    if rank != 0:
-        if store.add(f"{prefix}/left", 1) == world - 1:
-            store.set(f"{prefix}/all_left", b"1")
-        return
+    deadline = time.monotonic() + timeout
     try:
-        store.get(f"{prefix}/all_left", timeout)
+        store.add(f"{key}/arrived/{rank}", 1)
+        store.barrier(world, key, timeout)
+        store.add(f"{key}/past/{rank}", 1)
+        if rank != 0:
+            if store.add(f"{key}/left", 1) == world - 1:
+                store.set(f"{key}/all_left", b"1")
+            return
+    except CollectiveError as exc:
+        raise _failed_wait(doing, "arrived", store, exc, f"{key}/arrived", world, timeout) from None
+    try:
+        store.get(f"{key}/all_left", max(deadline - time.monotonic(), 0.0))
+    except CollectiveError as exc:
+        raise _failed_wait(doing, "got past it", store, exc, f"{key}/past", world, timeout) from None
+
+
+def _failed_wait(doing: str, verb: str, store: TCPStore, exc: CollectiveError, marks: str, world: int,
+                 timeout: float) -> CollectiveError:
+    """The error of a wait for every worker that ended in ``exc``: the ranks whose mark
+    (``marks/<rank>``, counted with add) is missing after ``timeout`` s, or the store lost."""
+    try:
+        missing = [rank for rank in range(world) if store.add(f"{marks}/{rank}", 0) == 0]
     except CollectiveError:
-        raise CollectiveError(f"rpc shutdown: only {store.add(f'{prefix}/left', 0)} of the other "
-                              f"{world - 1} workers got past the shutdown within {timeout:g} s") from None
+        return _store_lost(doing, store, exc)
+    if not missing:  # the last one came just after the wait ended
+        return CollectiveError(f"{doing}: {exc}")
+    return CollectiveError(f"{doing}: the worker(s) of rank(s) {missing} had not {verb} within "
+                           f"{timeout:g} s at {store.where}; {world - len(missing)} of {world} had")
+
+
+def _store_lost(doing: str, store: TCPStore, exc: CollectiveError) -> CollectiveError:
+    return CollectiveError(f"{doing}: lost the rendezvous store, which rank 0's process serves: {exc}")

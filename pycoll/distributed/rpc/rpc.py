@@ -98,7 +98,8 @@ def init_rpc(name: str, rank: Optional[int] = None, world_size: Optional[int] = 
     ``rank`` / ``world_size`` default to ``PADDLE_TRAINER_ID`` / ``PADDLE_TRAINERS_NUM`` and
     ``master_endpoint`` ('ip:port', served by rank 0) to ``PADDLE_MASTER_ENDPOINT`` (else the
     launcher's ``PADDLE_MASTER``); the worker serves at ``PADDLE_WORKER_ENDPOINT`` when set,
-    else at a free port of its address towards the master. Returns once every worker has joined.
+    else at a free port of its address towards the master. Returns once every worker has
+    joined and read the others' infos (paddle's closing barrier).
     """
     global _agent, _generation, _was_shut_down
     if not isinstance(name, str) or not name:
@@ -126,6 +127,9 @@ def init_rpc(name: str, rank: Optional[int] = None, world_size: Optional[int] = 
         store = directory.meeting_store(host, port, rank, timeout)
         me = WorkerInfo(name, rank, ip, server.port)
         workers = directory.meet(store, prefix, me, world_size, timeout)
+        # paddle's closing barrier: nobody leaves (rank 0, the store's host, last) before every
+        # worker has read the directory, so a rank 0 that exits at once fails no one's init_rpc.
+        directory.leave_together(store, f"{prefix}/joined", rank, world_size, timeout, "init_rpc")
     except BaseException:
         server.stop()
         raise
@@ -196,7 +200,8 @@ def shutdown() -> None:
     for future in list(agent.pending):
         future.exception()  # waits; the error is the caller's to see through wait()
     try:
-        directory.leave_together(agent.store, agent.prefix, agent.me.rank, len(agent.workers), agent.timeout)
+        directory.leave_together(agent.store, f"{agent.prefix}/shutdown", agent.me.rank, len(agent.workers),
+                                 agent.timeout, "rpc.shutdown")
     finally:
         agent.server.stop()
         _agent, _was_shut_down = None, True
