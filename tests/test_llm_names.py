@@ -156,14 +156,57 @@ def test_tensor_checker_raises_in_a_checked_op_until_disabled():
         D.TensorCheckerConfig(enable=True, output_dir="/tmp/x")
 
 
-def test_operator_stats_count_the_ops_run(caplog):
+def test_operator_stats_and_check_all_lines_are_warnings_shown_by_default(caplog):
+    # paddle prints these reports; pycoll logs them at WARNING, which its logger shows by default
     a = pycoll.ones([2, 2])
-    with caplog.at_level("INFO", logger="pycoll"):
+    with caplog.at_level("WARNING", logger="pycoll"):
         with D.collect_operator_stats():
             b = a + a
             pycoll.matmul(b, b)
-    table = caplog.text
+        D.check_numerics(pycoll.to_tensor([1.0, 0.0]), "op", "t", D.DebugMode.CHECK_ALL)
+    table, line = (r.getMessage() for r in caplog.records)
+    assert [r.levelname for r in caplog.records] == ["WARNING", "WARNING"]
     assert "op count: 2" in table and "matmul" in table and "add" in table
+    assert line == ("[PRECISION] in [device=cpu, op=op, tensor=t, dtype=fp32], numel=2, num_zero=1, "
+                    "max=1.000000e+00, min=0.000000e+00, mean=5.000000e-01")
+
+
+def test_a_nan_first_value_makes_max_and_min_nan_as_paddle():
+    # paddle 3.3.1 CPU: [nan, 1, 2] -> [nan, nan, nan]; [1, nan, 2] -> [2, 1, nan]
+    for values, expected in (([np.nan, 1, 2], [np.nan] * 3), ([1, np.nan, 2], [2.0, 1.0, np.nan])):
+        got = D.check_numerics(pycoll.to_tensor(np.array(values, np.float32)), "op", "t", D.DebugMode.CHECK_NAN_INF)[1]
+        np.testing.assert_array_equal(got.numpy(), np.array(expected, np.float32))
+
+
+class Scaled(pycoll.nn.Layer):
+    def __init__(self, invert):
+        super().__init__()
+        self.invert = invert
+        self.w = self.create_parameter([2, 3], default_initializer=pycoll.nn.initializer.Constant(0.5))
+
+    @D.check_layer_numerics
+    def forward(self, x):
+        return (1 / x if self.invert else x) @ self.w
+
+
+def test_check_layer_numerics_checks_the_forward_as_paddle(caplog):
+    # every expectation below is what paddle 3.3.1's CPU build gave for the same layer
+    x = pycoll.ones([2, 2])
+    out = Scaled(False)(x)
+    assert x.stop_gradient is False and out.stop_gradient is False
+    out.sum().backward()
+    np.testing.assert_array_equal(out.numpy(), np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 1.5, np.float32))
+    with pytest.raises(RuntimeError, match=r"There are NAN or INF \(num_nan=0, num_inf=1, num_zero=0\) in "
+                                           r"\[device=cpu, op=divide, tensor=, dtype=fp32\]"):
+        Scaled(True)(pycoll.to_tensor([[0.0, 1.0], [1.0, 1.0]]))
+    assert np.isinf((1 / pycoll.to_tensor([0.0])).numpy()[0])  # the check ended with the forward
+    with pytest.raises(RuntimeError, match=r"op=enable_check_model_nan_inf, tensor=, dtype=fp32\]"):
+        Scaled(False)(pycoll.to_tensor([[np.nan, 1.0], [1.0, 1.0]]))
+    with pytest.raises(RuntimeError, match="No elements found in args"):
+        Scaled(False)()
+    with pytest.raises(RuntimeError, match="First input of this layer must be tensor"):
+        Scaled(False)(np.ones(2))
 
 
 def test_sp_inner_overlap_linear_and_mp_scale_on_two_ranks():

@@ -1,19 +1,23 @@
 """paddle's ``paddle.amp.debugging``: finding NaN / Inf in tensors and counting the ops a block runs.
 
 ``check_numerics(tensor, op_type, var_name, debug_mode)`` returns paddle's two tensors: int64
-``[num_nan, num_inf, num_zero]`` and float32 ``[max, min, mean]`` (max and min skip NaN, the mean
-does not; an empty tensor gives zeros), and reports as paddle's CPU kernel prints, word for word:
+``[num_nan, num_inf, num_zero]`` and float32 ``[max, min, mean]`` (max and min skip NaN unless the
+first value is NaN, as paddle's kernel, which starts from it; the mean does not skip NaN; an
+empty tensor gives zeros), and reports as paddle's CPU kernel prints, word for word:
 ``[PRECISION] [ERROR] in [device=cpu, op=.., tensor=.., dtype=fp32], numel=.., num_nan=..``
 for a tensor with NaN or Inf, and under ``CHECK_ALL`` a ``[PRECISION] in [...]`` line for the
-others. pycoll writes those lines to its logger (``logging.getLogger("pycoll")``: warnings for
-the errors, info for the rest) instead of stdout. Under ``CHECK_NAN_INF_AND_ABORT`` (the default)
-a NaN or Inf raises paddle's RuntimeError ("There are NAN or INF (num_nan=..) in [...]").
+others. pycoll writes those lines to its logger (``logging.getLogger("pycoll")``) instead of
+stdout, at WARNING level, so that they show by default as paddle's prints do: the error lines
+and the ``CHECK_ALL`` lines alike, which the caller asked for. Under ``CHECK_NAN_INF_AND_ABORT``
+(the default) a NaN or Inf raises paddle's RuntimeError ("There are NAN or INF (num_nan=..) in [...]").
 
 ``enable_tensor_checker(TensorCheckerConfig(enable=True, ...))`` runs that check on the output of
 every op pycoll records (its autograd record point, ``pycoll._graph.add_record_hook``), named by
 pycoll's op names (``log``, ``sqrt``, ``multiply``...), filtered by ``checked_op_list`` /
-``skipped_op_list``, until ``disable_tensor_checker()``. The operator-stats functions count the
-ops recorded between enable and disable by name and dtype and log paddle's table (info level).
+``skipped_op_list``, until ``disable_tensor_checker()``. ``check_layer_numerics`` decorates a
+Layer's ``forward``: its first input and the output of every op it runs are checked (NaN / Inf
+raise). The operator-stats functions count the ops recorded between enable and disable by name
+and dtype and log paddle's table (WARNING level, so the table asked for is seen by default).
 
 Not here: paddle's dump files (``output_dir``) and the step window (``debug_step``) are refused,
 and ``compare_accuracy``, which compares two such dumps, raises NotImplementedError.
@@ -21,6 +25,7 @@ and ``compare_accuracy``, which compares two such dumps, raises NotImplementedEr
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections import Counter
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
@@ -31,7 +36,8 @@ from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["DebugMode", "TensorCheckerConfig", "check_numerics", "collect_operator_stats", "compare_accuracy",
+__all__ = ["DebugMode", "TensorCheckerConfig", "check_layer_numerics", "check_numerics", "collect_operator_stats",
+           "compare_accuracy",
            "disable_operator_stats_collection", "disable_tensor_checker", "enable_operator_stats_collection",
            "enable_tensor_checker"]
 
@@ -70,8 +76,8 @@ def check_numerics(tensor: Tensor, op_type: str, var_name: str,
     if vals.size == 0:
         values = xp.zeros(3, xp.float32)
     else:
-        kept = vals[~nan]
-        top, low = (kept.max(), kept.min()) if kept.size else (xp.nan, xp.nan)
+        kept = vals[~nan]  # paddle's kernel starts max / min at the first value: a NaN there stays
+        top, low = (kept.max(), kept.min()) if kept.size and not bool(nan[0]) else (xp.nan, xp.nan)
         values = xp.asarray([float(top), float(low), float(vals.mean())], dtype=xp.float32)
     num_nan, num_inf, num_zero = (int(v) for v in stats.tolist())
     where = f"[device={_place(arr)}, op={op_type}, tensor={var_name}, dtype={name}]"
@@ -83,7 +89,7 @@ def check_numerics(tensor: Tensor, op_type: str, var_name: str,
             raise RuntimeError(f"(PreconditionNotMet) There are NAN or INF (num_nan={num_nan}, num_inf={num_inf}, "
                                f"num_zero={num_zero}) in {where}.")
     elif debug_mode is DebugMode.CHECK_ALL:
-        logger.info(f"[PRECISION] in {where}, numel={vals.size}, num_zero={num_zero}, max={top}, min={low}, "
+        logger.warning(f"[PRECISION] in {where}, numel={vals.size}, num_zero={num_zero}, max={top}, min={low}, "
                     f"mean={mean}")
     return wrap(stats), wrap(values)
 
@@ -142,20 +148,64 @@ def enable_tensor_checker(checker_config: TensorCheckerConfig) -> None:
     if not checker_config.enable:
         return
 
+    _checker.append(_graph.add_record_hook(_checking_hook(checker_config.debug_mode, checker_config._wants)))
+
+
+def _checking_hook(debug_mode: DebugMode, wants: Callable[[str], bool] = lambda op: True) -> Callable:
+    """A record hook running :func:`check_numerics` on the floating outputs of the ops ``wants``."""
     def check(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]) -> Callable:
         op = _op_name(backward)
-        if checker_config._wants(op):
+        if wants(op):
             for out in outputs:
                 if str(out._array.dtype) in _DTYPE_NAMES:
-                    check_numerics(out, op, "", checker_config.debug_mode)
+                    check_numerics(out, op, "", debug_mode)
         return backward
-    _checker.append(_graph.add_record_hook(check))
+    return check
 
 
 def disable_tensor_checker() -> None:
     """Stop the tensor checker (nothing happens if none is on)."""
     while _checker:
         _checker.pop().remove()
+
+
+_layer_depth = [0]  # check_layer_numerics forwards running now (the outermost one checks)
+
+
+def check_layer_numerics(func: Callable[..., Any]) -> Callable[..., Any]:
+    """paddle's decorator for a Layer's ``forward(self, x, ...)``: ``x`` (which must be a Tensor,
+    and is made to need a gradient, as paddle does) and the output of every op the forward runs
+    are checked by :func:`check_numerics`, a NaN or Inf raising paddle's RuntimeError; the forward
+    must return one Tensor. The check ends with the forward, also when it raises (paddle's flag
+    stays on then). Unlike paddle, the backward's ops are not checked: pycoll's checker sees the
+    ops the forward records."""
+    if not callable(func):
+        raise TypeError(f"check_layer_numerics: func must be a Layer's forward (callable), got {func!r}")
+
+    @functools.wraps(func)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Tensor:
+        if not args:
+            raise RuntimeError("No elements found in args.")
+        if not isinstance(args[0], Tensor):
+            raise RuntimeError("First input of this layer must be tensor.")
+        args[0].stop_gradient = False
+        hook = None
+        if _layer_depth[0] == 0:
+            if str(args[0]._array.dtype) in _DTYPE_NAMES:
+                check_numerics(args[0], "enable_check_model_nan_inf", "")
+            hook = _graph.add_record_hook(_checking_hook(DebugMode.CHECK_NAN_INF_AND_ABORT))
+        _layer_depth[0] += 1
+        try:
+            out = func(self, *args, **kwargs)
+        finally:
+            _layer_depth[0] -= 1
+            if hook is not None:
+                hook.remove()
+        if not isinstance(out, Tensor):
+            raise ValueError(f"check_layer_numerics: {getattr(func, '__qualname__', func)} must return one "
+                             f"Tensor, got {type(out).__name__}")
+        return out
+    return wrapper
 
 
 _stats: list = []  # [handle, Counter((op, column))] while operator stats are collected
@@ -175,7 +225,7 @@ def enable_operator_stats_collection() -> None:
 
 
 def disable_operator_stats_collection() -> None:
-    """Stop counting and log paddle's op table of the counts (info level of pycoll's logger)."""
+    """Stop counting and log paddle's op table of the counts (WARNING level of pycoll's logger)."""
     _stop_stats(report=True)
 
 
@@ -193,7 +243,7 @@ def _stop_stats(report: bool) -> None:
     for op in sorted({op for op, _ in counts}):
         lines.append(f"  {op:<40}|" + "|".join(f"  {counts[(op, c)]:<17}" for c in ("FP16", "BF16", "FP32", "Other")))
     lines.append("<" + f" op count: {len({op for op, _ in counts})} ".center(120, "-") + ">")
-    logger.info("\n".join(lines))
+    logger.warning("\n".join(lines))
 
 
 @contextlib.contextmanager
