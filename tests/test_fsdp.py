@@ -1,6 +1,7 @@
 """pycoll.distributed.fsdp: fully_shard trains as DataParallel on 2 ranks while each rank holds
-its share (tests/ranks/fsdp_training.py); its arguments are checked in-process; paddle's
-flex_checkpoint module paths name the checkpoint objects."""
+its share, and its layer's and optimizer's state dicts are whole (tests/ranks/fsdp_training.py);
+a checkpoint of them resumes in new processes (tests/ranks/fsdp_checkpoint.py); its arguments and
+nesting are checked in-process; paddle's flex_checkpoint module paths name the checkpoint objects."""
 import numpy as np
 import pytest
 
@@ -18,6 +19,51 @@ def net():
 
 def test_fully_shard_trains_as_data_parallel_holding_a_share_on_2_ranks():
     assert_ok(launch(2, "fsdp_training.py", timeout=60), expect_lines=2)
+
+
+def test_a_whole_checkpoint_resumes_in_new_processes_on_2_ranks(tmp_path):
+    assert_ok(launch(2, "fsdp_checkpoint.py", "save", str(tmp_path), timeout=60), expect_lines=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["losses0.json", "losses1.json", "model.pdopt",
+                                                          "model.pdparams"]
+    assert_ok(launch(2, "fsdp_checkpoint.py", "load", str(tmp_path), timeout=60), expect_lines=2)
+
+
+def test_nested_fully_shard_is_refused_naming_the_sharded_sub_layers():
+    model = net()
+    fully_shard(model[0])
+    fully_shard(model[2])
+    with pytest.raises(ValueError) as info:
+        fully_shard(model)
+    assert "sub-layers ['0', '2']" in str(info.value) and "call fully_shard once, on the root" in str(info.value)
+    assert not hasattr(model, "_fully_shard_state")
+
+
+def test_fully_shard_inside_a_sharded_layer_is_refused():
+    model = fully_shard(net())
+    with pytest.raises(ValueError, match="already sharded by fully_shard on an enclosing layer"):
+        fully_shard(model[0])
+
+
+def test_state_dict_hooks_see_and_may_replace_the_whole_dict():
+    """paddle's register_state_dict_hook: hook(destination), its return value (not None) replaces
+    it; a sub-layer's hook sees the prefixed keys; set_state_dict finds the real parameters
+    without the hooks, and runs the load pre/post hooks of every layer it loads."""
+    model = net()
+    seen, calls = [], []
+    model[0].register_state_dict_hook(lambda out: seen.append(list(out)))
+    handle = model.register_state_dict_hook(lambda out: {k: v * 2 for k, v in out.items()})
+    model[2].register_load_state_dict_pre_hook(lambda layer, state: calls.append(("pre", layer, sorted(state))))
+    model[2].register_load_state_dict_post_hook(lambda layer: calls.append(("post", layer)))
+    doubled = model.state_dict()
+    assert seen == [["0.weight", "0.bias"]]
+    np.testing.assert_array_equal(doubled["2.bias"].numpy(), 2 * model[2].bias.numpy())
+    handle.remove()
+    assert model.state_dict()["2.bias"] is model[2].bias
+    assert model.set_state_dict(doubled) == ([], [])
+    np.testing.assert_array_equal(model[2].bias.numpy(), doubled["2.bias"].numpy())
+    assert calls == [("pre", model[2], sorted(doubled)), ("post", model[2])]
+    with pytest.raises(TypeError, match="register_state_dict_hook: hook must be callable"):
+        model.register_state_dict_hook(3)
 
 
 def test_mesh_is_keyword_only_as_in_paddle():

@@ -32,8 +32,10 @@ def nbytes(arrays):
 
 
 def moments(opt):
-    """Bytes of the optimizer's moments (the beta powers are scalars every rank keeps)."""
-    return nbytes(v.numpy() for k, v in opt.state_dict().items() if "_moment" in k)
+    """Bytes of the optimizer's moments this rank holds (the beta powers are scalars every rank
+    keeps); a taken-over optimizer's own state_dict() is the whole, so its pieces are asked for."""
+    state = opt._fully_shard_optimizer.state_dict() if hasattr(opt, "_fully_shard_optimizer") else opt.state_dict()
+    return nbytes(v.numpy() for k, v in state.items() if "_moment" in k)
 
 
 def train(kind, built="before", **options):
@@ -74,12 +76,8 @@ def train(kind, built="before", **options):
             held.append((grads_now, state.parameter_bytes(), moments(opt)))
         else:
             held.append((grads_now, nbytes(p.numpy() for p in model.parameters()), moments(opt)))
-    if kind == "fsdp":
-        model._fully_shard_state.model.get_all_parameters()
-    params = [p.numpy().copy() for p in model.parameters()]
-    if kind == "fsdp":
-        model._fully_shard_state.model.release_parameters()
-    return losses, params, held
+    params = [v.numpy().copy() for v in model.state_dict().values()]  # whole (collective)
+    return losses, params, held, model, opt
 
 
 def everyone(value):
@@ -88,7 +86,7 @@ def everyone(value):
     return values
 
 
-dp_losses, dp_params, dp_held = train("dp")
+dp_losses, dp_params, dp_held, dp_model, dp_opt = train("dp")
 runs = {"before": train("fsdp"), "after": train("fsdp", built="after"), "late": train("fsdp", built="late"),
         "mesh": train("fsdp", mesh=dist.ProcessMesh([0, 1], dim_names=["x"]), reshard_after_forward=True,
                       shard_placement_fn=lambda p: dist.Shard(0), offload_policy=None,
@@ -96,7 +94,7 @@ runs = {"before": train("fsdp"), "after": train("fsdp", built="after"), "late": 
 dist.auto_parallel.set_mesh(dist.ProcessMesh([0, 1], dim_names=["dp"]))
 runs["global mesh"] = train("fsdp")
 dist.auto_parallel.set_mesh(None)
-for name, (losses, params, held) in runs.items():
+for name, (losses, params, held, _, _) in runs.items():
     np.testing.assert_allclose(losses, dp_losses, rtol=1e-6, atol=1e-7, err_msg=name)
     for got, want in zip(params, dp_params):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7, err_msg=name)
@@ -107,4 +105,30 @@ for name, (losses, params, held) in runs.items():
         assert totals == [dp_grads, dp_params_b + 12, dp_state], (name, totals, dp_grads, dp_params_b, dp_state)
         shares = (grads / dp_grads, state / dp_state, (params_b - 12) / (dp_params_b - 12))
         assert max(shares) < 0.6, (name, held)  # about half each (a piece is rounded up per parameter)
+# whole state dicts: the layer's (shapes as unsharded, values as DataParallel's) and the optimizer's
+_, _, _, model, opt = runs["before"]
+whole, dp_whole = model.state_dict(), dp_model.state_dict()
+assert {k: v.shape for k, v in whole.items()} == {k: v.shape for k, v in dp_whole.items()}, whole
+assert [p.shape for p in model.parameters()].count([0]) == 5  # the parameters themselves stay released
+state, dp_state = opt.state_dict(), dp_opt.state_dict()
+renamed = {f"{q.name}_": f"{p.name}_" for p, q in zip(model.parameters(), dp_model.parameters())}
+dp_state = {next(new + k[len(old):] for old, new in renamed.items() if k.startswith(old)): v
+            for k, v in dp_state.items()}  # the unsharded state under the sharded model's parameter names
+assert sorted(state) == sorted(dp_state) and len(state) == 24, (sorted(state), sorted(dp_state))
+for key, value in dp_state.items():
+    assert state[key].shape == value.shape, (key, state[key].shape, value.shape)
+    np.testing.assert_allclose(state[key].numpy(), value.numpy(), rtol=1e-6, atol=1e-7, err_msg=key)
+# set_state_dict(whole) into a sharded layer: its next forward equals an unsharded layer loaded alike
+pycoll.seed(23)
+other = {k: pycoll.to_tensor(np.random.default_rng(7).standard_normal(v.shape).astype(np.float32))
+         for k, v in dp_whole.items()}
+missing, unexpected = model.set_state_dict(other)
+assert (missing, unexpected) == ([], []), (missing, unexpected)
+plain = net()
+plain.set_state_dict(other)
+x = pycoll.to_tensor(np.linspace(-2, 2, 20, dtype=np.float32).reshape(4, 5))
+with pycoll.no_grad():
+    np.testing.assert_allclose(model(x).numpy(), plain(x).numpy(), rtol=1e-6, atol=1e-7)
+for key, value in model.state_dict().items():
+    np.testing.assert_array_equal(value.numpy(), other[key].numpy(), err_msg=key)
 print(f"OK rank={rank} losses={dp_losses[0]:.6f}->{dp_losses[-1]:.6f}", flush=True)

@@ -25,6 +25,27 @@ what the first does: the layer is sharded in place and returned. What each argum
 - ``shard_placement_fn``: may return ``Shard(0)`` or None for each parameter (pycoll cuts the
   flattened parameter into even pieces); any other placement is refused by name.
 
+What a user sees of a sharded layer (with several ranks; on one rank nothing is cut and the
+layer and its optimizer are left as they were):
+
+- between steps ``model.weight.shape`` is ``[0]`` (paddle: the global shape, its parameters being
+  distributed tensors): each rank keeps only its piece, and the parameter is whole only while its
+  layer runs. ``ignored_params`` stay whole.
+- ``model.state_dict()`` holds whole tensors of the global shapes (new tensors gathered from the
+  pieces), and ``model.set_state_dict(whole)`` loads each rank's piece (``full_state.py``). Both
+  are collective over the mesh: call them on every rank, not under ``if rank == 0:``. A rank that
+  skips one is stopped by pycoll's watchdog after ``PYCOLL_TIMEOUT`` seconds with a
+  CollectiveError naming the unmatched all_gather.
+- a taken-over optimizer's ``state_dict()`` is the whole state, keyed and shaped as the unsharded
+  optimizer's (collective too), and its ``set_state_dict`` takes a whole state. A resumable
+  checkpoint: on every rank ``w, s = model.state_dict(), opt.state_dict()``, then rank 0 saves
+  both; to resume, build the model and optimizer, ``fully_shard``, and on every rank load both
+  files with ``set_state_dict``.
+- nesting (torch FSDP2's ``fully_shard`` on each block, then on the root) is refused with a
+  ValueError naming the sharded sub-layers: one call on the root already gathers each
+  sub-layer's parameters only around that sub-layer's forward, and nesting would need one
+  optimizer stepping the pieces of several sharded models, which pycoll's sharding does not do.
+
 ``fully_shard(model, mesh)``, as paddle's docstring writes it, raises a TypeError in paddle
 3.3.1 (every argument after ``module`` is keyword-only) and does here too: write ``mesh=mesh``.
 An optimizer that holds the layer's parameters, built before or after ``fully_shard``, is taken

@@ -345,8 +345,8 @@ class Layer:
 
     def register_state_dict_hook(self, hook: Callable[[dict], Optional[dict]]) -> RemovableHandle:
         """Run ``hook(destination)`` at the end of this layer's ``state_dict`` (paddle's): it sees
-        the whole dict being built (every key, prefixed) and may change it in place or return a
-        replacement. ``set_state_dict`` finds its targets without these hooks."""
+        the dict built so far (a sub-layer's hook: the keys up to its own, prefixed) and may change
+        it in place or return a replacement. ``set_state_dict`` finds its targets without hooks."""
         return self._add_hook(self._state_dict_hooks, hook, "register_state_dict_hook")
 
     def register_load_state_dict_pre_hook(self, hook: Callable[["Layer", dict], None]) -> RemovableHandle:
