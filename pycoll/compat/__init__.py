@@ -1,7 +1,9 @@
 """paddle.compat: torch-style signatures (``input``/``dim``/``out``) over pycoll's own functions, as
 paddle 3.3.1 has them: ``equal`` (a Python bool), ``sort`` / ``median`` / ``nanmedian`` / ``min`` /
 ``max`` returning (values, indices) named tuples, ``split`` by chunk size, ``unique``, ``slogdet``,
-``seed`` and ``compat.nn`` (``compat.nn.functional.softmax`` is ``pycoll.softmax``, as paddle's).
+``seed`` and ``compat.nn`` (torch-style Linear, Unfold, AvgPool*D, MultiheadAttention, Softmax and
+``functional``: pad, unfold, scaled_dot_product_attention, linear, and softmax, which is
+``pycoll.softmax`` as paddle's is).
 
 Not here (pycoll has no counterpart): paddle's torch proxy (``enable_torch_proxy`` and its
 companions, which make ``import torch`` load paddle) and ``paddle_triton``."""
