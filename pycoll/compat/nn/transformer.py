@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from pycoll.compat.nn import Linear
+from pycoll.compat.nn.layers import Linear
 from pycoll.compat.nn.functional import scaled_dot_product_attention
 from pycoll.creation import ones, zeros
 from pycoll.type_info import finfo
