@@ -131,4 +131,15 @@ with pycoll.no_grad():
     np.testing.assert_allclose(model(x).numpy(), plain(x).numpy(), rtol=1e-6, atol=1e-7)
 for key, value in model.state_dict().items():
     np.testing.assert_array_equal(value.numpy(), other[key].numpy(), err_msg=key)
+# sub-layers sharded one by one, with one optimizer over the whole model: refused by name at its
+# first step, on every rank, before anything is sent
+children = net()
+fully_shard(children[0])
+fully_shard(children[2])
+try:
+    optimizer(children).step()
+except ValueError as e:
+    assert "also updates parameters outside it" in str(e) and "call fully_shard once, on the root" in str(e), e
+else:
+    raise AssertionError("one optimizer over two sharded sub-layers was not refused")
 print(f"OK rank={rank} losses={dp_losses[0]:.6f}->{dp_losses[-1]:.6f}", flush=True)

@@ -103,6 +103,14 @@ class FullyShardState:
         """Take ``optimizer`` over (``hand_over``'s taker), unless something already did."""
         if hasattr(optimizer, TAKEN):
             return False
+        mine = {id(p) for p in self.model.trainable}
+        others = [p.name for p in optimizer._parameter_list if id(p) not in mine and not p.stop_gradient]
+        if others:
+            raise ValueError(f"fully_shard: an optimizer over this sharded layer also updates parameters "
+                             f"outside it ({others[:4]}{' ...' if len(others) > 4 else ''}); pycoll shards "
+                             f"one layer per optimizer: call fully_shard once, on the root layer (its "
+                             f"sub-layers' parameters are still gathered only around their own forward), "
+                             f"or give each sharded layer its own optimizer")
         self.optimizers.append(take_over(optimizer, self.model))
         return True
 
