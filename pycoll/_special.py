@@ -25,6 +25,10 @@ _LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.323
 _SHIFT = 6  # digamma/trigamma add this many steps of their recurrences before the asymptotic series
 
 
+# erf(x) = 2/sqrt(pi) x sum_n (-x^2)^n / (n! (2n+1)), the Taylor coefficients for |x| < 0.5
+_TAYLOR64 = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(14))
+
+
 def erf(a: Any) -> Any:
     """erf(a). float64 to double precision (within ~5e-16 of the true value, see _erf64); other
     dtypes by Numerical Recipes' erfc fit (~1.2e-7 relative, float32's own rounding) above
@@ -43,15 +47,13 @@ def _erf_fit(xp: Any, a: Any) -> Any:
             -0.82215223 + t * 0.17087277))))))))
     erfc = t * xp.exp(-z * z + poly)
     fit = xp.where(a >= 0, 1.0 - erfc, erfc - 1.0)
-    a2, term, series = a * a, a, a
-    for n in range(1, 12):  # sum of (-1)^n a^(2n+1) / (n! (2n+1))
-        term = term * (-a2) / n
-        series = series + term / (2 * n + 1)
+    small = xp.minimum(z, 0.5)  # the series where |a| < 0.5, by Horner's rule (8 terms reach float32's rounding)
+    u = small * small
+    series = _TAYLOR64[7]
+    for c in _TAYLOR64[6::-1]:
+        series = series * u + c
+    series = xp.copysign(small, a) * series
     return xp.where(z < 0.5, series * (2 / math.sqrt(math.pi)), fit).astype(a.dtype, copy=False)
-
-
-# erf(x) = 2/sqrt(pi) x sum_n (-x^2)^n / (n! (2n+1)), the Taylor coefficients for |x| < 0.5
-_TAYLOR64 = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(14))
 
 
 def _erf64(xp: Any, a: Any) -> Any:

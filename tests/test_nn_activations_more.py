@@ -218,3 +218,19 @@ def test_silu_and_dropout_inplace_change_x():
     assert x.numpy().tolist() == [1.0] * 4
     with pytest.raises(NotImplementedError, match="axis"):
         F.dropout(pycoll.ones([2, 2]), 0.5, axis=0, inplace=True)
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float16", 1e-3), ("float32", 3e-7), ("float64", 1e-15)])
+def test_sigmoid_and_silu_across_the_range_of_each_dtype(dtype, rtol):
+    """1 / (1 + exp(-x)), 16-bit floats through float32: sigmoid(-14) is 8.3e-7 in float16, not
+    the 0 its own exp(14) overflow would give; inf and NaN as paddle's"""
+    x = np.array([-100, -30, -14, -11, -1, 0, 0.5, 3, 17, 40, np.inf, -np.inf, np.nan]).astype(dtype)
+    want = 1 / (1 + np.exp(-x.astype(np.float64)))
+    got = F.sigmoid(pycoll.to_tensor(x))
+    assert got.dtype == np.dtype(dtype)
+    want_rounded = want.astype(dtype).astype(np.float64)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), want_rounded, rtol=rtol, atol=0)
+    assert got.numpy()[2] > 0
+    finite = x[:-3].astype(np.float64)
+    np.testing.assert_allclose(F.silu(pycoll.to_tensor(x)).numpy()[:-3].astype(np.float64),
+                               (finite * want[:-3]).astype(dtype).astype(np.float64), rtol=rtol, atol=1e-40)

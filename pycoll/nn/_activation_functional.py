@@ -16,7 +16,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, paired, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike
-from pycoll.math_ops import cast
+from pycoll.math_ops import cast, sigmoid_array
 from pycoll.inplace_ops import in_place
 from pycoll.random import get_rng
 from pycoll.search_ops import where
@@ -28,7 +28,9 @@ __all__ = ["leaky_relu", "rrelu", "silu", "elu", "softplus", "hardswish", "relu6
 
 
 def _sigmoid(xp: Any, a: Any) -> Any:
-    return xp.exp(-xp.logaddexp(0, -a))  # no overflow for large |a|
+    """sigmoid of an array, or of a Tensor inside a create_graph rule (its namespace has no divide
+    of arrays: exp(-logaddexp(0, -a)), which does not overflow)."""
+    return xp.exp(-xp.logaddexp(0, -a)) if isinstance(a, Tensor) else sigmoid_array(xp, a)
 
 
 def _number(fn: str, name: str, value: Any) -> float:

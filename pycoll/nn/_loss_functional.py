@@ -16,7 +16,7 @@ import numpy as np
 from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
-from pycoll.math_ops import abs, clip, log, mean, square, sum
+from pycoll.math_ops import abs, clip, log, mean, sigmoid_array, square, sum
 from pycoll.tensor import Tensor
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "binary_cross_entropy",
@@ -132,7 +132,7 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
         out = ((1 - y) * x + pw * softplus_neg) * kept
 
     def backward(g: Any) -> tuple:
-        sig_neg = xp.exp(-xp.logaddexp(0, x))  # sigmoid(-x)
+        sig_neg = sigmoid_array(xp, -x)
         return g * ((1 - y) - pw * sig_neg) * kept, None
     return _weighted_reduce(op_output(out.astype(x.dtype, copy=False), backward, logit, label),
                             weight, reduction)
