@@ -183,7 +183,8 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     and get no gradient. With `max_norm` the weight rows looked up whose `norm_type`-norm exceeds
     it are first scaled in place to max_norm / (norm + 1e-7) (paddle's embedding_renorm_, no
     gradient); with `scale_grad_by_freq` a row's gradient is divided by how often x names it.
-    Gradients are dense (`sparse` is accepted for paddle compatibility)."""
+    Gradients are dense; with `sparse` the ids looked up are also recorded on the weight (a leaf),
+    for the optimizers' lazy_mode to update those rows alone (paddle's SelectedRows gradient)."""
     x, weight = placed("embedding", as_tensor(x), weight)  # auto-parallel: a vocabulary split made whole
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
@@ -197,6 +198,9 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     if padding_idx is not None:
         out[ids == padding_idx] = 0
     w_shape = w.shape  # the backward keeps no values of the weight (see pycoll._graph's saved memory)
+    record = sparse and weight.grad_node is None and not weight.stop_gradient
+    if record:
+        from pycoll._sparse_rows import record_rows  # this function is its only user here
 
     def backward(g: Any) -> tuple:
         gw = array_module(g).zeros(w_shape, dtype=g.dtype)
@@ -205,6 +209,8 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
             keep = flat_ids != padding_idx
             rows, flat_ids = rows[keep], flat_ids[keep]
         scatter_add(gw, flat_ids, rows)
+        if record:
+            record_rows(weight, flat_ids)
         if scale_grad_by_freq:
             counts = xp.bincount(ids.reshape(-1), minlength=w_shape[0])[:, None]
             gw /= xp.maximum(counts, 1).astype(gw.dtype)

@@ -10,6 +10,7 @@ import numpy as np
 
 from pycoll._tensor_ops import one_number
 from pycoll.optimizer._checks import real
+from pycoll.optimizer.lr_scheduler import LRScheduler
 
 
 def beta(value: Any, name: str) -> float:
@@ -19,6 +20,16 @@ def beta(value: Any, name: str) -> float:
 
 def non_negative(value: Any, name: str) -> float:
     return real(one_number(value, name), name, low=0.0)
+
+
+def non_negative_rate(value: Any, name: str) -> Any:
+    """A learning rate of at least 0, NaN refused (paddle's NAdam and RAdam); an LRScheduler as it is."""
+    if isinstance(value, LRScheduler):
+        return value
+    v = real(value, name)
+    if not v >= 0.0:
+        raise ValueError(f"{name} must be >= 0 (NaN refused), got {value!r}")
+    return v
 
 
 def set_moment_options(opt: Any, beta1: Any, beta2: Any, epsilon: Any) -> None:

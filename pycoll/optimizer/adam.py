@@ -25,8 +25,12 @@ class Adam(Optimizer):
     and pycoll unchanged. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too.
 
     ``amsgrad``: the denominator uses the largest v so far (accumulator 'moment2_max') instead of
-    v. ``lazy_mode`` (update only the rows a sparse gradient touches) is accepted and changes
-    nothing: pycoll's gradients are dense. ``use_multi_tensor`` (paddle's fused update of all
+    v. ``lazy_mode``: a parameter with a sparse gradient (an ``Embedding(sparse=True)`` weight)
+    has only the rows that gradient touched updated, moments included; the other rows keep their
+    values and moments that step, while the beta powers advance once per step for the whole
+    parameter (paddle's GPU kernel and documentation; paddle 3.3.1's CPU sparse kernel uses step
+    t+1's bias correction, a bug pycoll does not copy). Dense gradients update every row, lazy or
+    not (paddle's too). ``use_multi_tensor`` (paddle's fused update of all
     parameters at once) is accepted and changes nothing either."""
 
     _accumulator_names = ("moment1", "moment2")
@@ -40,15 +44,28 @@ class Adam(Optimizer):
                  multi_precision: bool = False, use_multi_tensor: bool = False, amsgrad: bool = False,
                  name: Optional[str] = None):
         self._amsgrad = bool(amsgrad)
+        self._lazy_mode = bool(lazy_mode)
         if self._amsgrad:
             self._accumulator_names = Adam._accumulator_names + ("moment2_max",)
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
         set_moment_options(self, beta1, beta2, epsilon)
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
+        moments = [self._array_acc(name, key, param) for name in self._accumulator_names]
+        self._adam(key, param, grad, *moments, lr=lr, options=options)
+
+    def _update_rows(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any], rows: Any) -> None:
+        """lazy_mode's update: `rows` of the parameter and of its moments alone."""
+        whole = [param] + [self._array_acc(name, key, param) for name in self._accumulator_names]
+        parts = [a[rows] for a in whole]
+        self._adam(key, parts[0], grad[rows], *parts[1:], lr=lr, options=options)
+        for a, part in zip(whole, parts):
+            a[rows] = part
+
+    def _adam(self, key: str, param: Any, grad: Any, m: Any, v: Any, v_max: Any = None, *, lr: float,
+              options: Dict[str, Any]) -> None:
+        """One step of `param` (the parameter or some of its rows) and its moments, in place."""
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
-        m = self._array_acc("moment1", key, param)
-        v = self._array_acc("moment2", key, param)
         pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
         b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t, in double: the
         # results of paddle's kernels are closer to it than to powers kept in float32
@@ -58,8 +75,7 @@ class Adam(Optimizer):
         v += (1 - b2) * (grad * grad)
         correction = math.sqrt(1 - b2_pow)
         xp = array_module(v)
-        if self._amsgrad:
-            v_max = self._array_acc("moment2_max", key, param)
+        if v_max is not None:
             xp.maximum(v_max, v, out=v_max)
             v = v_max
         denom = xp.sqrt(v)
@@ -107,8 +123,9 @@ class AdamW(Adam):
     def _l2_coeff(self, options: Dict[str, Any]) -> Optional[float]:
         return None  # the weight decay is decoupled: applied to the parameter in _update
 
-    def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
-        coeff = options.get("weight_decay", self._coeff)
+    def _adam(self, key: str, param: Any, grad: Any, m: Any, v: Any, v_max: Any = None, *, lr: float,
+              options: Dict[str, Any]) -> None:
+        coeff = options.get("weight_decay", self._coeff)  # in lazy_mode, on the rows updated alone (paddle's)
         if coeff and (self._apply_decay is None or self._apply_decay(key)):
             param *= 1 - lr * coeff
-        super()._update(key, param, grad, lr, options)
+        super()._adam(key, param, grad, m, v, v_max, lr=lr, options=options)

@@ -5,7 +5,7 @@ from typing import Any, Dict, Iterable, Optional, Union
 
 from pycoll.device import array_module
 from pycoll.optimizer._groups import BASE_OPTIONS
-from pycoll.optimizer._moments import attr, average_, beta, non_negative, set_moment_options
+from pycoll.optimizer._moments import attr, average_, beta, non_negative, non_negative_rate, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -32,7 +32,7 @@ class NAdam(Optimizer):
                  beta2: Union[float, Tensor] = 0.999, epsilon: float = 1.0e-8, momentum_decay: float = 0.004,
                  parameters: Optional[Iterable[Any]] = None, weight_decay: Optional[Any] = None,
                  grad_clip: Optional[Any] = None, name: Optional[str] = None):
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
+        super().__init__(non_negative_rate(learning_rate, "learning_rate"), parameters, weight_decay, grad_clip, name)
         set_moment_options(self, beta1, beta2, epsilon)
         self._momentum_decay = non_negative(momentum_decay, "momentum_decay")
 

@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
+from pycoll._sparse_rows import forget_rows, rows_to_update
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer._checks import real
@@ -73,7 +74,8 @@ def _listing(keys: List[str], limit: int = 8) -> str:
 
 
 def _learning_rate(value: Any) -> Union[float, LRScheduler]:
-    return value if isinstance(value, LRScheduler) else real(value, "learning_rate", low=0.0)
+    """A float or an LRScheduler; any float, as paddle takes (a negative one ascends the gradient)."""
+    return value if isinstance(value, LRScheduler) else real(value, "learning_rate")
 
 
 class Optimizer:
@@ -98,6 +100,9 @@ class Optimizer:
     _group_options: Dict[str, OptionCheck] = BASE_OPTIONS
     _state_on_host = False  # see over()
     _groups_set_regularizer = True  # paddle's groups replace the parameters' regularizers (not AdamW's)
+    # paddle's lazy_mode: a parameter with a sparse gradient (pycoll._sparse_rows) is updated by
+    # _update_rows(key, param, grad, lr, options, rows), which changes those rows alone
+    _lazy_mode = False
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, name: Optional[str] = None,
@@ -190,7 +195,7 @@ class Optimizer:
         if isinstance(self._learning_rate, LRScheduler):
             raise RuntimeError("optimizer's learning rate can't be LRScheduler when invoke this API, because "
                                "this will lead to conflict.")
-        self._learning_rate = real(value, "value", low=0.0)
+        self._learning_rate = real(value, "value")
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
         """Drive the learning rate by ``scheduler`` from now on."""
@@ -239,9 +244,11 @@ class Optimizer:
             decay = self._l2_coeff(options)
             group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
             for (key, p), grad in zip(todo, grads):
+                rows = rows_to_update(p, grad) if self._lazy_mode else None  # before the decay fills every row
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
+                    rows = None if rows is None else to_module(rows, np)
                 target = param  # what the update changes: the parameter, or its float32 master copy
                 if self._mastered(p):
                     target = self._master_weights.get(key)
@@ -252,7 +259,10 @@ class Optimizer:
                 grad = self._with_decay(grad, target, term)
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
-                self._update(key, target, grad, lr * factor, options)
+                if rows is None:
+                    self._update(key, target, grad, lr * factor, options)
+                else:
+                    self._update_rows(key, target, grad, lr * factor, options, rows)
                 if target is not param:
                     param[...] = target  # rounded to the parameter's dtype, in its own memory
                 if param is not p.array:
@@ -302,6 +312,7 @@ class Optimizer:
         """Zero every parameter's gradient in place (paddle's default) or drop it."""
         for p in self._parameter_list:
             p.clear_gradient(set_to_zero)
+            forget_rows(p)
 
     clear_gradients = clear_grad
 

@@ -1,0 +1,47 @@
+"""The rows a sparse gradient touched, for the optimizers' ``lazy_mode``.
+
+paddle's ``Embedding(sparse=True)`` gives its weight a SelectedRows gradient: the looked-up rows
+alone, and Adam's ``lazy_mode`` updates just those rows. pycoll's gradients are dense, so the
+embedding records the ids it looked up on its weight (`record_rows`) and the optimizer asks which
+rows to update (`rows_to_update`). The record gathers the ids of every backward since the last
+step (gradient accumulation: the union of rows) and starts afresh at the first backward after a
+step or after the optimizer's ``clear_grad`` (`forget_rows`). The rows updated are those recorded
+plus every row whose gradient is not zero: a gradient summed over ranks (DataParallel) or set by
+hand reaches rows this rank did not look up, and all ranks then update the same rows.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pycoll.device import array_module, to_module
+
+_RECORD = "_sparse_grad_rows"  # on the parameter: [ids looked up (unique), whether a step used them]
+
+
+def record_rows(param: Any, ids: Any) -> None:
+    """Add the row ids ``ids`` (any shape) to those ``param``'s sparse gradient touched."""
+    xp = array_module(ids)
+    ids = xp.unique(ids.reshape(-1))
+    record = param.__dict__.get(_RECORD)
+    if record is None or record[1]:
+        param.__dict__[_RECORD] = [ids, False]
+    else:
+        record[0] = xp.unique(xp.concatenate((record[0], ids)))
+
+
+def rows_to_update(param: Any, grad: Any) -> Optional[Any]:
+    """The sorted row ids a lazy update of ``param`` changes, given its gradient ``grad`` (an array
+    of its shape, in grad's array module), or None when its gradient is not a sparse one (update
+    every row). Marks the record used: the next backward starts a new one."""
+    record = param.__dict__.get(_RECORD)
+    if record is None or grad.ndim == 0:
+        return None
+    record[1] = True
+    xp = array_module(grad)
+    nonzero = xp.flatnonzero((grad.reshape(grad.shape[0], -1) != 0).any(axis=1))
+    return xp.unique(xp.concatenate((to_module(record[0], xp).astype(nonzero.dtype), nonzero)))
+
+
+def forget_rows(param: Any) -> None:
+    """Drop ``param``'s record (its gradient was cleared)."""
+    param.__dict__.pop(_RECORD, None)
