@@ -1,0 +1,364 @@
+"""pycoll's tensor/nn ops, forward + backward, timed against Paddle 3.3.1's CPU build in the same run.
+
+    python bench/ops_vs_paddle.py --peer-python /tmp/paddlevenv/bin/python [--rounds 2] [--repeats 5]
+                                  [--cases gelu_exact,topk,...] [--threads 1] [--json out.json]
+
+Each case is written once, against the module variable ``P`` (``paddle`` or ``pycoll``): its setup
+builds the inputs from the same seeded NumPy arrays and returns one call (forward, then backward of
+the sum or the loss; an optimizer step or a DataLoader epoch where that is the case). A worker
+process per library (this script with ``--worker``) times each case: one untimed warm-up call, then
+the best of ``--repeats`` calls (``time.perf_counter``). The driver starts ``--rounds`` rounds of one
+worker per library, which goes first flipping from round to round, and keeps each case's best over
+the rounds. Every worker runs with OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set to
+``--threads`` (default 1: one BLAS/OpenMP thread for both libraries). The table gives Paddle's and
+pycoll's milliseconds and pycoll / Paddle (above 1: pycoll is slower). Without ``--peer-python`` (or
+when that interpreter cannot import paddle) the Paddle column is skipped, with a message saying so.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from typing import Callable, Dict, List, Optional
+
+import numpy as np
+
+P = None  # the library under test, set by worker(): paddle or pycoll
+Call = Callable[[], object]
+CASES: Dict[str, Callable[[], Call]] = {}  # name -> setup (returns the timed call), in table order
+
+
+def case(name: str):
+    def register(setup: Callable[[], Call]) -> Callable[[], Call]:
+        CASES[name] = setup
+        return setup
+    return register
+
+
+def tensor(*shape: int, grad: bool = True, seed: int = 0):
+    """A float32 standard-normal tensor, the same values in both libraries."""
+    data = np.random.RandomState(seed).randn(*shape).astype("float32")
+    return P.to_tensor(data, stop_gradient=not grad)
+
+
+def ints(high: int, *shape: int, seed: int = 1):
+    return P.to_tensor(np.random.RandomState(seed).randint(0, high, shape).astype("int64"))
+
+
+def sum_backward(forward: Callable[[], object]) -> Call:
+    """The call ``forward().sum().backward()`` (the first output where a layer returns several)."""
+    def call():
+        out = forward()
+        if isinstance(out, (tuple, list)):
+            out = out[0]
+        out.sum().backward()
+    return call
+
+
+def layer_call(layer, *inputs) -> Call:
+    return sum_backward(lambda: layer(*inputs))
+
+
+# -- the cases the probe found slow (elementwise on [64, 128, 512], selections on [4096, 1000]) ---
+
+@case("gelu_tanh")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.nn.functional.gelu(x, approximate=True))
+
+
+@case("gelu_exact")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.nn.functional.gelu(x))
+
+
+@case("sigmoid")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.nn.functional.sigmoid(x))
+
+
+@case("silu")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.nn.functional.silu(x))
+
+
+@case("erf")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.erf(x))
+
+
+@case("topk")
+def _():
+    x = tensor(4096, 1000)
+    return sum_backward(lambda: P.topk(x, 10))
+
+
+@case("kthvalue")
+def _():
+    x = tensor(4096, 1000)
+    return sum_backward(lambda: P.kthvalue(x, 5, -1))
+
+
+@case("batchnorm2d")
+def _():
+    return layer_call(P.nn.BatchNorm2D(64), tensor(16, 64, 32, 32))
+
+
+@case("maxpool2d_2x2")
+def _():
+    return layer_call(P.nn.MaxPool2D(2, 2), tensor(16, 64, 32, 32))
+
+
+@case("maxpool2d_3s2p1")
+def _():
+    return layer_call(P.nn.MaxPool2D(3, 2, 1), tensor(16, 64, 32, 32))
+
+
+@case("avgpool2d_2x2")
+def _():
+    return layer_call(P.nn.AvgPool2D(2, 2), tensor(16, 64, 32, 32))
+
+
+@case("one_hot")
+def _():
+    labels = ints(1000, 4096)
+    return lambda: P.nn.functional.one_hot(labels, 1000)
+
+
+@case("cumsum")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.cumsum(x, -1))
+
+
+# -- representative layers and steps -------------------------------------------------------------
+
+@case("linear_3d")
+def _():
+    return layer_call(P.nn.Linear(512, 512), tensor(16, 128, 512))
+
+
+@case("conv2d_3x3")
+def _():
+    return layer_call(P.nn.Conv2D(32, 64, 3, padding=1), tensor(16, 32, 32, 32))
+
+
+@case("layernorm")
+def _():
+    return layer_call(P.nn.LayerNorm(256), tensor(8, 128, 256))
+
+
+@case("sdpa")
+def _():
+    q, k, v = (tensor(8, 128, 8, 32, seed=s) for s in range(3))
+    return sum_backward(lambda: P.nn.functional.scaled_dot_product_attention(q, k, v))
+
+
+@case("lstm")
+def _():
+    return layer_call(P.nn.LSTM(128, 128), tensor(16, 32, 128))
+
+
+@case("cross_entropy")
+def _():
+    logits, labels = tensor(4096, 30000), ints(30000, 4096)
+    return lambda: P.nn.functional.cross_entropy(logits, labels).backward()
+
+
+@case("adamw_step")
+def _():
+    """AdamW.step over ResNet-18's parameters (11.7 M), their gradients from one backward."""
+    model = P.vision.models.resnet18()
+    model(tensor(2, 3, 32, 32, grad=False)).sum().backward()
+    opt = P.optimizer.AdamW(1e-3, parameters=[p for p in model.parameters() if p.grad is not None])
+    return opt.step
+
+
+@case("resnet18")
+def _():
+    model = P.vision.models.resnet18()
+    x = tensor(8, 3, 64, 64, grad=False)
+
+    def call():
+        model(x).sum().backward()
+        model.clear_gradients()
+    return call
+
+
+@case("dataloader")
+def _():
+    """One shuffled epoch of a 10 000-sample TensorDataset, batch 64, num_workers=0."""
+    data = P.io.TensorDataset([tensor(10000, 32, grad=False), ints(10, 10000, 1)])
+
+    def call():
+        for _batch in P.io.DataLoader(data, batch_size=64, shuffle=True, num_workers=0):
+            pass
+    return call
+
+
+# -- worker: times the cases in one library ------------------------------------------------------
+
+def best_ms(call: Call, repeats: int) -> float:
+    """The fastest of ``repeats`` calls after one untimed warm-up call, in milliseconds."""
+    call()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        best = min(best, time.perf_counter() - start)
+    return best * 1e3
+
+
+def worker(library: str, names: List[str], repeats: int) -> None:
+    """Prints one JSON line per case: {"case", "ms"} or {"case", "error"}; a first line gives the
+    library's version."""
+    global P
+    if library == "paddle":
+        import paddle as P
+    else:
+        import pycoll as P
+    P.seed(0)
+    print(json.dumps({"library": library, "version": P.__version__}), flush=True)
+    for name in names:
+        try:
+            ms = best_ms(CASES[name](), repeats)
+            print(json.dumps({"case": name, "ms": round(ms, 3)}), flush=True)
+        except Exception as exc:  # a case a library lacks: reported in its cell, the others go on
+            print(json.dumps({"case": name, "error": f"{type(exc).__name__}: {exc}"[:200]}), flush=True)
+
+
+# -- driver ---------------------------------------------------------------------------------------
+
+def run_worker(python: str, library: str, names: List[str], repeats: int, threads: int) -> dict:
+    """One worker process; returns {"version", "ms": {case: ms}, "errors": {case: message}}."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "OPENBLAS_NUM_THREADS": str(threads),
+           "MKL_NUM_THREADS": str(threads), "GLOG_minloglevel": "2"}
+    argv = [python, os.path.abspath(__file__), "--worker", library, "--cases", ",".join(names),
+            "--repeats", str(repeats)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"the {library} worker failed ({proc.returncode}):\n{proc.stdout}{proc.stderr[-2000:]}")
+    result = {"version": lines[0]["version"], "ms": {}, "errors": {}}
+    for line in lines[1:]:
+        if "ms" in line:
+            result["ms"][line["case"]] = line["ms"]
+        else:
+            result["errors"][line["case"]] = line["error"]
+    return result
+
+
+def peer_problem(python: Optional[str]) -> Optional[str]:
+    """Why the Paddle column cannot be measured with ``python`` (None: it can)."""
+    if python is None:
+        return "no --peer-python given"
+    if not os.path.exists(python):
+        return f"--peer-python {python} does not exist"
+    probe = subprocess.run([python, "-c", "import paddle"], capture_output=True, text=True,
+                           env={**os.environ, "GLOG_minloglevel": "2"})
+    if probe.returncode != 0:
+        return f"--peer-python {python} cannot import paddle: {probe.stderr.strip().splitlines()[-1:]}"
+    return None
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            model = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"{model}, {os.cpu_count()} CPUs, Python {platform.python_version()}, NumPy {np.__version__}"
+
+
+def cell(result: Optional[dict], name: str) -> str:
+    if result is None:
+        return "skipped"
+    if name in result["ms"]:
+        return f"{result['ms'][name]:.2f}"
+    return "error"
+
+
+def table(names: List[str], best: Dict[str, Optional[dict]]) -> List[str]:
+    rows = ["| case | Paddle ms | pycoll ms | pycoll / Paddle |", "|---|---:|---:|---:|"]
+    for name in names:
+        ours, theirs = (best[lib]["ms"].get(name) if best[lib] else None for lib in ("pycoll", "paddle"))
+        ratio = f"{ours / theirs:.2f}" if ours is not None and theirs else "—"
+        rows.append(f"| {name} | {cell(best['paddle'], name)} | {cell(best['pycoll'], name)} | {ratio} |")
+    return rows
+
+
+def merge_best(runs: List[dict]) -> dict:
+    """Each case's fastest over the rounds; errors that no round measured."""
+    ms: Dict[str, float] = {}
+    for run in runs:
+        for name, value in run["ms"].items():
+            ms[name] = min(value, ms.get(name, value))
+    errors = {name: msg for run in runs for name, msg in run["errors"].items() if name not in ms}
+    return {"version": runs[0]["version"], "ms": ms, "errors": errors, "rounds": [r["ms"] for r in runs]}
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peer-python", default=None,
+                        help="the python of a venv with paddlepaddle (absent: the Paddle column is skipped)")
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names (default: all)")
+    parser.add_argument("--rounds", type=int, default=2, help="worker processes per library (default 2)")
+    parser.add_argument("--repeats", type=int, default=5, help="timed calls per case after a warm-up (default 5)")
+    parser.add_argument("--threads", type=int, default=1, help="OMP/OpenBLAS/MKL threads per worker (default 1)")
+    parser.add_argument("--json", default=None, help="also write the measurements to this file")
+    parser.add_argument("--worker", choices=("paddle", "pycoll"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.cases = [name for name in args.cases.split(",") if name]
+    unknown = [name for name in args.cases if name not in CASES]
+    if unknown or not args.cases:
+        parser.error(f"--cases: got {unknown or 'none'}, needs names among {', '.join(CASES)}")
+    for flag in ("rounds", "repeats", "threads"):
+        if getattr(args, flag) < 1:
+            parser.error(f"--{flag}: got {getattr(args, flag)}, needs an integer >= 1")
+    return args
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.cases, args.repeats)
+        return
+    skipped = peer_problem(args.peer_python)
+    if skipped:
+        print(f"# Paddle column skipped: {skipped}", flush=True)
+    pythons = {"pycoll": sys.executable, "paddle": None if skipped else args.peer_python}
+    runs: Dict[str, List[dict]] = {lib: [] for lib in pythons}
+    for r in range(args.rounds):
+        order = ("paddle", "pycoll") if r % 2 == 0 else ("pycoll", "paddle")
+        for lib in order:
+            if pythons[lib]:
+                runs[lib].append(run_worker(pythons[lib], lib, args.cases, args.repeats, args.threads))
+    best = {lib: merge_best(r) if r else None for lib, r in runs.items()}
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    versions = ", ".join(f"{lib} {best[lib]['version']}" for lib in ("paddle", "pycoll") if best[lib])
+    print(f"# {stamp}; {machine()}; {versions}; {args.threads} OMP/OpenBLAS/MKL thread(s) per worker; "
+          f"best of {args.repeats} calls after a warm-up, best over {args.rounds} round(s) of one process "
+          f"per library (alternating which goes first)")
+    print("\n".join(table(args.cases, best)))
+    for lib in ("paddle", "pycoll"):
+        for name, msg in (best[lib] or {"errors": {}})["errors"].items():
+            print(f"# {lib} {name}: {msg}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"date": stamp, "machine": machine(), "threads": args.threads, "repeats": args.repeats,
+                       "rounds": args.rounds, "peer_skipped": skipped, "cases": args.cases, **best},
+                      out, indent=1)
+
+
+if __name__ == "__main__":
+    main()
