@@ -6,6 +6,7 @@ where's one-argument form) take no gradient.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
@@ -123,6 +124,47 @@ def inverse_order(order: Any, axis: int) -> Any:
     return array_module(order).argsort(order, axis=axis, kind="stable")
 
 
+def _leading(a: Any, axis: int, k: int, descending: bool) -> Any:
+    """A permutation along `axis` whose first k entries are those of `_order(a, axis, descending)`
+    (the same indices in the same order: ties in their original order, NaNs largest) and whose
+    other entries are the rest in increasing order, found without sorting whole rows.
+
+    The k-th value of each row comes from a partition; the rows' first k are the elements
+    strictly before it plus, of those equal to it, the earliest; only those k are sorted.
+    """
+    xp = array_module(a)
+    if a.dtype.kind not in "biuf" or a.ndim == 0:  # complex and the like (and a 0-d a's error): the sort's
+        return _order(a, axis, descending)
+    n = a.shape[axis]
+    at = n - k if descending else k - 1
+    kth = xp.take(xp.partition(a, at, axis=axis), [at], axis=axis)
+    before = ~(a <= kth) if descending else a < kth  # descending: NaNs come first
+    same = a == kth
+    if a.dtype.kind == "f":
+        nan_kth = xp.isnan(kth)
+        if bool(nan_kth.any()):  # a NaN k-th value: the NaNs are its equals
+            nan_a = xp.isnan(a)
+            same |= nan_a & nan_kth
+            before = before & ~nan_kth if descending else before | (nan_kth & ~nan_a)
+    wanted = k - before.sum(axis=axis, keepdims=True)
+    if bool((same.sum(axis=axis, keepdims=True) != wanted).any()):  # ties beyond the k-th: the earliest
+        same &= xp.cumsum(same, axis=axis) <= wanted
+    chosen = xp.moveaxis(before | same, axis, -1)
+    first, rest = _positions(chosen, k), _positions(~chosen, n - k)
+    first = xp.take_along_axis(first, _order(xp.take_along_axis(xp.moveaxis(a, axis, -1), first, axis=-1),
+                                             -1, descending), axis=-1)
+    return xp.moveaxis(xp.concatenate([first, rest], axis=-1), -1, axis)
+
+
+def _positions(mask: Any, count: int) -> Any:
+    """The positions along the last axis of `mask`'s True elements, `count` in every row, in
+    increasing order: shape mask.shape[:-1] + (count,)."""
+    xp = array_module(mask)
+    rows = mask.shape[:-1]
+    starts = (xp.arange(math.prod(rows)) * mask.shape[-1]).reshape(rows + (1,))
+    return xp.flatnonzero(mask).reshape(rows + (count,)) - starts
+
+
 @param_aliases({"input": "x", "dim": "axis"})
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: Optional[str] = None) -> Tensor:
@@ -160,15 +202,16 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
     n = a.shape[ax] if a.ndim else 1
     if not 1 <= k <= n:
         raise ValueError(f"k must be in [1, {n}] (the size of axis {ax}), got {k}")
-    order = _order(a, ax, largest)
+    order = _leading(a, ax, k, largest)
     lead = (slice(None),) * ax
     picked = order[lead + (slice(0, k),)]
 
-    def backward(g: Any) -> tuple:
-        rest = list(g.shape)
-        rest[ax] = n - k
-        whole = xp.concatenate([g, xp.zeros(rest, dtype=g.dtype)], axis=ax)
-        return (xp.take_along_axis(whole, inverse_order(order, ax), axis=ax),)
+    def backward(g: Any) -> tuple:  # keeps order, n and k for create_graph's rule (pycoll._higher_order)
+        shape = list(g.shape)
+        shape[ax] = n
+        z = xp.zeros(shape, dtype=g.dtype)
+        xp.put_along_axis(z, order[lead + (slice(0, k),)], g, axis=ax)
+        return (z,)
     values = op_output(xp.take_along_axis(a, picked, axis=ax), backward, x)
     return values, value_output(picked.astype(int64), "topk", x, axes=(ax,))
 
