@@ -12,16 +12,19 @@ the input's end) gives 0 / 0 = NaN. divisor_override rescales the result as padd
 """
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from pycoll._fp_quiet import quiet
-from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
+from pycoll._graph import is_grad_enabled
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, value_output
 from pycoll.device import array_module
-from pycoll.nn._sliding import (FORMATS, Pads, channels_first, check_format, crop, fold, int_list, pad_spatial,
-                                parse_padding, restore_layout, same_pads, windows)
+from pycoll.dtypes import is_floating, is_half
+from pycoll.nn._sliding import (FORMATS, Pads, add_to_windows, channels_first, check_format, crop, int_list,
+                                pad_spatial, parse_padding, restore_layout, same_pads, window_cells, windows)
 from pycoll.tensor import Tensor
 
 Size = Union[int, Sequence[int]]
@@ -64,6 +67,36 @@ def _lowest(dtype: Any) -> Any:
     return np.iinfo(dtype).min
 
 
+def _window_max(win: Any) -> Any:
+    """The maximum of each window of [N, C, *out, *kernel] `win`, a running maximum over its
+    kernel positions (NaN wins, as in paddle's kernel). Of a +0 and a -0 tying for the maximum,
+    the sign kept is NumPy's (CuPy's) choice, where paddle keeps the first; `_first_hit`, hence the
+    gradient and the mask, follow paddle."""
+    xp = array_module(win)
+    cells = window_cells(win)
+    out = next(cells).copy()
+    for cell in cells:
+        xp.maximum(out, cell, out=out)
+    return out
+
+
+def _first_hit(win: Any, top: Any) -> Any:
+    """The window (row-major) position of the first cell of each window equal to `top` (its
+    maximum; where that is NaN, of the first NaN), as paddle's max pool picks the cell that takes
+    the gradient. Counts, per window, the positions before that cell."""
+    xp = array_module(win)
+    nan = is_floating(top.dtype) and bool(xp.isnan(top).any())
+    k = math.prod(win.shape[(win.ndim + 2) // 2:])
+    pick = xp.zeros(top.shape, dtype=xp.int8 if k <= 127 else xp.int32)
+    before = xp.ones(top.shape, dtype=bool)  # no hit yet
+    for cell in itertools.islice(window_cells(win), k - 1):  # the last position is where the count stops
+        before &= cell != top
+        if nan:
+            before &= cell == cell  # NaN != NaN: a NaN cell is a hit where the maximum is NaN
+        pick += before
+    return pick
+
+
 def max_pool3d(x: Tensor, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
                return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCDHW",
                name: Optional[str] = None) -> MaskedResult:
@@ -100,14 +133,14 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
     padded = pad_spatial(a, grown, _lowest(a.dtype))
     win = windows(padded, kernel, stride)
     out_sizes, k = win.shape[2:2 + nd], math.prod(kernel)
-    cols = win.reshape(*win.shape[:2 + nd], k)
-    pick = cols.argmax(axis=-1)
-    out = xp.take_along_axis(cols, pick[..., None], axis=-1)[..., 0]
+    out = _window_max(win)
+    # the window position of each maximum, which the gradient and the mask need (and nothing else)
+    pick = _first_hit(win, out) if return_mask or (is_grad_enabled() and needs_grad(x)) else None
 
     def backward(g: Any) -> tuple:
         g = channels_first(g, nd, channel_last, fn)
-        gcols = (pick[..., None] == xp.arange(k)) * g[..., None]
-        ga = fold(gcols.reshape(win.shape), padded.shape, stride)
+        ga = xp.zeros(padded.shape, dtype=g.dtype)
+        add_to_windows(ga, ((pick == j) * g for j in range(k)), win.shape, stride)
         return (restore_layout(crop(ga, grown, a.shape[2:]), channel_last),)
     result = op_output(restore_layout(out, channel_last), backward, x)
     if not return_mask:
@@ -160,17 +193,28 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
         lo, hi = (b, b + n) if exclusive else (0, n + 2 * b)
         start = xp.arange(o) * s
         cells = cells * _along(xp.minimum(start + k, hi) - xp.maximum(start, lo), i, nd)
-    spatial = tuple(range(2 + nd, 2 + 2 * nd))
     with quiet():  # a count of 0 gives NaN, a sum past the dtype's range inf, as paddle's
         scale = 1.0 / cells
         if divisor_override is not None:
             scale = scale * (math.prod(kernel) / divisor_override)
         scale = scale.astype(a.dtype)
-        out = win.sum(axis=spatial) * scale
+        out = _window_sum(win).astype(a.dtype) * scale
 
     def backward(g: Any) -> tuple:
         with quiet():  # NaN windows hold padding alone: cropped away below
             g = channels_first(g, nd, channel_last, fn) * scale
-        ga = fold(xp.broadcast_to(g[(Ellipsis,) + (None,) * nd], win.shape), padded.shape, stride)
+        ga = xp.zeros(padded.shape, dtype=g.dtype)
+        add_to_windows(ga, itertools.repeat(g), win.shape, stride)
         return (restore_layout(crop(ga, grown, a.shape[2:]), channel_last),)
     return op_output(restore_layout(out, channel_last), backward, x)
+
+
+def _window_sum(win: Any) -> Any:
+    """The sum of each window of [N, C, *out, *kernel] `win`, cell by cell in window order as
+    paddle's kernel adds them; 16-bit floats add up in float32 (paddle's too), rounded by the caller."""
+    cells = window_cells(win)
+    first = next(cells)
+    total = first.astype(array_module(win).float32 if is_half(first.dtype) else first.dtype)  # a copy
+    for cell in cells:
+        total += cell
+    return total

@@ -1,14 +1,14 @@
 """What convolution and pooling share, for 1, 2 or 3 spatial axes: paddle's size and padding
 arguments, the move between channel-last and channel-first layouts, sliding windows over the
-spatial axes of an [N, C, *spatial] array (a strided view, no copy) with their adjoint `fold`,
-the regrouping of windows into per-group matrices that convolutions multiply, and per-axis
-linear maps (adaptive average pooling, resampling).
+spatial axes of an [N, C, *spatial] array (a strided view, no copy), whole or one kernel position
+at a time, with their adjoint (`fold`, `add_to_windows`), the regrouping of windows into per-group
+matrices that convolutions multiply, and per-axis linear maps (adaptive average pooling, resampling).
 """
 from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from pycoll.device import array_module
 
@@ -105,17 +105,31 @@ def windows(a: Any, kernel: Sequence[int], stride: Sequence[int], dilation: Opti
         (*a.strides[:2], *(t * s for t, s in zip(steps, stride)), *(t * d for t, d in zip(steps, dilation))))
 
 
+def window_cells(win: Any) -> Iterator[Any]:
+    """The cells of windows [N, C, *out, *kernel] (see `windows`) one kernel position at a time,
+    in window (row-major) order: [N, C, *out] views, each holding that position of every window."""
+    nd = (win.ndim - 2) // 2
+    for pos in itertools.product(*(range(k) for k in win.shape[2 + nd:])):
+        yield win[(Ellipsis,) + pos]
+
+
+def add_to_windows(target: Any, parts: Iterable[Any], shape: Sequence[int], stride: Sequence[int],
+                   dilation: Optional[Sequence[int]] = None) -> None:
+    """Add, in place and in window order, one [N, C, *out] part per kernel position to that
+    position's cells of the windows of shape [N, C, *out, *kernel] over `target` [N, C, *spatial]
+    (the adjoint of `windows`: cells that several windows share sum their parts)."""
+    nd = len(stride)
+    view = windows(target, shape[2 + nd:], stride, dilation)
+    view = view[(slice(None), slice(None)) + tuple(slice(0, o) for o in shape[2:2 + nd])]
+    for cell, part in zip(window_cells(view), parts):
+        cell += part
+
+
 def fold(cols: Any, shape: Sequence[int], stride: Sequence[int], dilation: Optional[Sequence[int]] = None) -> Any:
     """The adjoint of `windows`: an array of `shape` where each window adds up its entries of
     `cols` [N, C, *out, *kernel] (col2im; one strided slice per kernel position)."""
-    xp = array_module(cols)
-    nd = len(stride)
-    dilation = dilation or [1] * nd
-    out = xp.zeros(shape, dtype=cols.dtype)
-    sizes, kernel = cols.shape[2:2 + nd], cols.shape[2 + nd:]
-    for pos in itertools.product(*(range(k) for k in kernel)):
-        key = tuple(slice(p * d, p * d + s * (o - 1) + 1, s) for p, d, s, o in zip(pos, dilation, stride, sizes))
-        out[(slice(None), slice(None)) + key] += cols[(Ellipsis,) + pos]
+    out = array_module(cols).zeros(shape, dtype=cols.dtype)
+    add_to_windows(out, window_cells(cols), cols.shape, stride, dilation)
     return out
 
 
