@@ -73,7 +73,7 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     shape[channel_axis] = c
     count = 0
     if batch_stats:
-        mean, var, count = _moments(a, axes, c, all_reduce)
+        mean, var, count, centered = _moments(a, axes, c, all_reduce)
         if count == 1 and not is_test:
             return _passed_through(x, weight, bias)
         if count > 1:
@@ -83,7 +83,8 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     else:
         mean, var = running_mean._array.astype(a.dtype), running_var._array.astype(a.dtype)
     rstd = (1.0 / xp.sqrt(var + epsilon)).astype(a.dtype)
-    xhat = (a - mean.reshape(shape)) * rstd.reshape(shape)
+    xhat = centered if batch_stats else a - mean.reshape(shape)  # a fresh array: scaled in place
+    xhat *= rstd.reshape(shape)
     if count == 1:  # outside training one value passes through too; the backward below is the usual one
         out = a.copy()
     else:
@@ -107,7 +108,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
                 buf = xp.concatenate([g_sum, gxhat_sum]).astype(np.float64)
                 all_reduce(buf)
                 g_mean, gxhat_mean = (buf[:c] / count).astype(g.dtype), (buf[c:] / count).astype(g.dtype)
-            gx = scale * (g - g_mean.reshape(shape) - xhat * gxhat_mean.reshape(shape))
+            gx = g - g_mean.reshape(shape)  # scale * (g - g_mean - xhat * gxhat_mean), in place
+            gx -= xhat * gxhat_mean.reshape(shape)
+            gx *= scale
         elif rx:
             gx = g * scale
         return gx, (gxhat_sum if rw else None), (g_sum if rb else None)
@@ -143,8 +146,9 @@ def _passed_through(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor])
     return op_output(x._array.copy(), backward, x, weight, bias)
 
 
-def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any]:
-    """(mean, biased variance, element count) per channel, over the ranks when all_reduce is given."""
+def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any, Any]:
+    """(mean, biased variance, element count) per channel, over the ranks when all_reduce is
+    given, and a less its mean (a fresh array, for the caller to reuse)."""
     xp = array_module(a)
     total = a.sum(axis=axes)
     count: Any = a.size // c if c else 0
@@ -160,7 +164,7 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
     if all_reduce is not None:
         squares = squares.astype(np.float64)
         all_reduce(squares)
-    return mean, (squares / count).astype(a.dtype), count
+    return mean, (squares / count).astype(a.dtype), count, centered
 
 
 GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")

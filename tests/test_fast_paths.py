@@ -1,0 +1,89 @@
+"""topk's partition path and batch norm's in-place arithmetic against references computed by
+NumPy by hand: the full stable sort for topk (ties in their original order, NaNs largest), the
+textbook formulas in float64 for batch norm."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn.functional as F
+
+
+def _stable_first_k(a, axis, k, largest):
+    """The first k of NumPy's stable argsort, descending by sorting -rank of the flipped row."""
+    if largest:
+        back = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
+        order = (a.shape[axis] - 1) - np.flip(back, axis)
+    else:
+        order = np.argsort(a, axis=axis, kind="stable")
+    return np.take(order, np.arange(k), axis=axis)
+
+
+def _data(rng, shape, dtype, kind):
+    v = rng.integers(-2, 3, shape).astype(np.float64)  # many ties
+    if kind == "nan":
+        v[rng.random(shape) < 0.3] = np.nan
+        v[rng.random(shape) < 0.1] = np.inf
+        v[rng.random(shape) < 0.2] = -0.0
+    elif kind == "spread":
+        v = rng.standard_normal(shape) * 100
+    if np.dtype(dtype).kind != "f":
+        v = np.nan_to_num(v, nan=7, posinf=9)
+    return v.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("kind", ["ties", "nan", "spread"])
+def test_topk_picks_what_the_stable_sort_picks(dtype, kind):
+    rng = np.random.default_rng(3)
+    for shape in [(6, 9), (3, 4, 5), (0, 5)]:
+        a = _data(rng, shape, dtype, kind)
+        for axis in range(len(shape)):
+            n = shape[axis]
+            for k in sorted({1, 2, n - 1, n} & set(range(1, n + 1))):
+                for largest in (True, False):
+                    x = pycoll.to_tensor(a, stop_gradient=np.dtype(dtype).kind != "f")
+                    values, index = pycoll.topk(x, k, axis=axis, largest=largest)
+                    want = _stable_first_k(a, axis, k, largest)
+                    np.testing.assert_array_equal(index.numpy(), want)
+                    np.testing.assert_array_equal(values.numpy(), np.take_along_axis(a, want, axis))
+                    if np.dtype(dtype).kind == "f":
+                        g = rng.standard_normal(values.shape).astype(dtype)
+                        (values * pycoll.to_tensor(g)).sum().backward()
+                        grad = np.zeros(a.shape, dtype)
+                        np.put_along_axis(grad, want, g, axis)
+                        np.testing.assert_array_equal(x.grad.numpy(), grad)
+
+
+def test_topk_nan_rows_and_bad_k():
+    a = np.array([[np.nan, 1.0, np.nan, 3.0], [np.nan] * 4], "float32")
+    v, i = pycoll.topk(pycoll.to_tensor(a), 3)
+    np.testing.assert_array_equal(i.numpy(), [[0, 2, 3], [0, 1, 2]])  # NaNs first, in order
+    v, i = pycoll.topk(pycoll.to_tensor(a), 3, largest=False)
+    np.testing.assert_array_equal(i.numpy(), [[1, 3, 0], [0, 1, 2]])  # NaNs last
+    with pytest.raises(ValueError, match="k must be in"):
+        pycoll.topk(pycoll.to_tensor(a), 5)
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float64", 1e-12)])
+def test_batch_norm_training_matches_the_formulas(dtype, tol):
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((4, 3, 5, 6)) * 2 + 1).astype(dtype)
+    g = rng.standard_normal(a.shape).astype(dtype)
+    w, b = np.array([0.5, 1.0, 2.0], dtype), np.array([-1.0, 0.0, 1.0], dtype)
+    x, wt, bt = (pycoll.to_tensor(v, stop_gradient=False) for v in (a, w, b))
+    rm, rv = pycoll.to_tensor(np.zeros(3, "float32")), pycoll.to_tensor(np.ones(3, "float32"))
+    y = F.batch_norm(x, rm, rv, wt, bt, training=True)
+    (y * pycoll.to_tensor(g)).sum().backward()
+    # by hand, in float64
+    d, gd = a.astype(np.float64), g.astype(np.float64)
+    axes, c = (0, 2, 3), (1, 3, 1, 1)
+    mean, var = d.mean(axis=axes), d.var(axis=axes)
+    xhat = (d - mean.reshape(c)) / np.sqrt(var.reshape(c) + 1e-5)
+    gx = (w.reshape(c) / np.sqrt(var.reshape(c) + 1e-5)) * (
+        gd - gd.mean(axis=axes).reshape(c) - xhat * (gd * xhat).mean(axis=axes).reshape(c))
+    np.testing.assert_allclose(y.numpy(), xhat * w.reshape(c) + b.reshape(c), rtol=tol, atol=tol)
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=tol, atol=tol)
+    np.testing.assert_allclose(wt.grad.numpy(), (gd * xhat).sum(axis=axes), rtol=tol, atol=tol * 100)
+    np.testing.assert_allclose(bt.grad.numpy(), gd.sum(axis=axes), rtol=tol, atol=tol * 100)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * var, rtol=1e-5)
