@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import inspect
 import itertools
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence,
                     runtime_checkable)
@@ -36,6 +37,7 @@ import numpy as np
 
 from pycoll import _complex_grads, _versions
 from pycoll._fp_quiet import SILENT, restore, silence
+from pycoll._logging import logger
 
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
@@ -64,12 +66,41 @@ class _GradMode:
 
     def __call__(self, fn: Callable) -> Callable:
         mode = self._mode
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def generator(*args: Any, **kwargs: Any) -> Any:
+                return (yield from _each_step_under(mode, fn(*args, **kwargs)))
+            return generator
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with _Scoped(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+def _each_step_under(mode: bool, gen: Any) -> Any:
+    """Drive generator `gen`, running each of its resumptions (and only those) with the graph's
+    recording set to `mode`: a decorated generator function, as paddle's and torch's decorators
+    treat one. Values sent and exceptions thrown in reach `gen`; its return value is returned."""
+    try:
+        with _Scoped(mode):
+            value = next(gen)
+        while True:
+            try:
+                sent = yield value
+            except GeneratorExit:
+                with _Scoped(mode):
+                    gen.close()
+                raise
+            except BaseException as exc:
+                with _Scoped(mode):
+                    value = gen.throw(exc)
+            else:
+                with _Scoped(mode):
+                    value = gen.send(sent)
+    except StopIteration as stop:
+        return stop.value
 
 
 class _Scoped(_GradMode):
@@ -299,6 +330,19 @@ class _Buffers:
 
 def _finish_leaf(leaf: GraphTensor, g: Any, bufs: _Buffers) -> None:
     leaf.finish_grad(g, g is not None and bufs.owned(g))
+
+
+_warned_nothing = False
+
+
+def warn_nothing_to_differentiate() -> None:
+    """A backward from tensors with stop_gradient=True does nothing, as paddle's does; the first
+    one logs a warning, since it is usually a loss computed under no_grad by mistake."""
+    global _warned_nothing
+    if not _warned_nothing:
+        _warned_nothing = True
+        logger.warning("backward() on a tensor with stop_gradient=True does nothing: nothing in its graph "
+                       "needs a gradient (was it computed under no_grad?); warned once")
 
 
 def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],

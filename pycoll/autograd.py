@@ -7,12 +7,13 @@ The graph itself (its nodes, the backward walk and the rules for reusing gradien
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from pycoll._complex_grads import conjugate_grads
 from pycoll._saved_tensors_hooks import pack_saved, saved_tensors_hooks, unpack_saved
 from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
-                           queue_callback, record, run_backward, set_grad_enabled)
+                           queue_callback, record, run_backward, set_grad_enabled,
+                           warn_nothing_to_differentiate)
 from pycoll.device import array_module
 from pycoll.grad_ops import grad
 from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
@@ -24,7 +25,8 @@ __all__ = ["Function", "Hessian", "Jacobian", "PyLayer", "PyLayerContext", "Remo
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: bool = False) -> None:
-    """Backward from several output tensors at once (paddle.autograd.backward)."""
+    """Backward from several output tensors at once (paddle.autograd.backward). Tensors with
+    stop_gradient=True are passed over, as ``Tensor.backward`` passes over one."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None or isinstance(grad_tensors, Tensor):
         grad_tensors = [grad_tensors] * len(tensors) if grad_tensors is None else [grad_tensors]
@@ -32,11 +34,23 @@ def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: boo
     if len(grad_tensors) != len(tensors):
         raise ValueError(f"grad_tensors must have one entry per tensor ({len(tensors)}), "
                          f"got {len(grad_tensors)}")
-    run_backward(tensors, grad_tensors, retain_graph)
+    wanted = [(t, g) for t, g in zip(tensors, grad_tensors) if not t.stop_gradient]
+    if not wanted:
+        warn_nothing_to_differentiate()
+        return
+    run_backward([t for t, _ in wanted], [g for _, g in wanted], retain_graph)
 
 
 class PyLayerContext:
-    """The `ctx` a PyLayer's forward and backward share."""
+    """The `ctx` a PyLayer's forward and backward share, with paddle's settings a forward may make:
+    `mark_non_differentiable`, `set_materialize_grads`, `set_grad_in_dtype_consistent` and
+    `mark_not_inplace` (see each)."""
+
+    container: Optional[tuple] = None  # paddle's names of what the methods below set
+    non_differentiable: Optional[tuple] = None
+    not_inplace_tensors: Optional[tuple] = None
+    materialize_grads: bool = True
+    grad_in_dtype_consistent: bool = True
 
     def __init__(self) -> None:
         self._saved: tuple = ()
@@ -47,13 +61,48 @@ class PyLayerContext:
     def saved_tensor(self) -> tuple:
         return unpack_saved(self._saved)
 
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Outputs of forward (these Tensors) that take no gradient: they come out with
+        stop_gradient=True, and backward gets zeros for them (None without materialized grads)."""
+        self.non_differentiable = tensors
 
-class PyLayer:
-    """A user-defined op: subclass it with static `forward(ctx, *args)` and `backward(ctx, *grads)`.
+    def set_materialize_grads(self, value: bool) -> None:
+        """True (the default): backward gets zeros for an output no gradient reached; False: None."""
+        self.materialize_grads = bool(value)
 
-    `forward` runs under no_grad and returns a Tensor or a tuple/list of Tensors. `backward` gets
-    one gradient Tensor per output and returns one gradient per Tensor argument of `forward`
-    (a Tensor, an array or None), as a single value or a tuple.
+    def set_grad_in_dtype_consistent(self, flag: bool) -> None:
+        """True (the default): backward gets each output's gradient in that output's dtype (cast
+        if it arrives in another); False: as it arrives."""
+        self.grad_in_dtype_consistent = bool(flag)
+
+    def mark_not_inplace(self, *tensors: Tensor) -> None:
+        """Inputs that forward may return as outputs without them changing in place: paddle then
+        makes a new Tensor for the output. pycoll's outputs are always new Tensor objects, so this
+        only records the Tensors."""
+        self.not_inplace_tensors = tensors
+
+
+def _input_slots(args: tuple, kwargs: dict) -> List[Any]:
+    """The inputs a PyLayer's backward returns gradients for, in paddle's order: each Tensor
+    argument, or list/tuple of Tensors, positional ones first, then keyword ones in call order."""
+    slots: List[Any] = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Tensor):
+            slots.append(a)
+        elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
+            slots.append(list(a))
+    return slots
+
+
+class PyLayer(PyLayerContext):
+    """A user-defined op: subclass it with static `forward(ctx, *args, **kwargs)` and
+    `backward(ctx, *grads)`.
+
+    `forward` runs under no_grad and returns a Tensor or a tuple/list holding at least one Tensor
+    (other values come back as they are). `backward` gets one gradient per Tensor output and returns
+    one gradient per Tensor input of `forward` (a Tensor, an array or None; for an input that is a
+    list of Tensors, a list of them), positional inputs first, then keyword ones in the order of the
+    call, as a single value or a tuple.
     """
 
     @staticmethod
@@ -70,43 +119,71 @@ class PyLayer:
         with no_grad():
             outs = cls.forward(ctx, *args, **kwargs)
         single = isinstance(outs, Tensor)
-        out_list = [outs] if single else list(outs)
-        for o in out_list:
-            if not isinstance(o, Tensor):
-                raise TypeError(f"{cls.__name__}.forward must return Tensors, got {type(o).__name__}")
-        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        out_list = [outs] if single else list(outs) if isinstance(outs, (tuple, list)) else []
+        if not any(isinstance(o, Tensor) for o in out_list):
+            raise ValueError(f"{cls.__name__}.forward must return a Tensor or a tuple/list holding at least "
+                            f"one Tensor, got {type(outs).__name__}")
+        marked = {id(t) for t in ctx.non_differentiable or ()}
         # fresh Tensor objects, so a forward that returns its input never turns a leaf into a node
-        results = [wrap(o._array) for o in out_list]
-        metas = [(r._array.shape, r._array.dtype, array_module(r._array)) for r in results]
-        shapes = [a._array.shape for a in tensor_args]
+        results = [wrap(o._array) if isinstance(o, Tensor) else o for o in out_list]
+        tensor_outs = [r for r in results if isinstance(r, Tensor)]
+        wanted = [i for i, o in enumerate(o for o in out_list if isinstance(o, Tensor)) if id(o) not in marked]
+        if wanted:
+            tensor_args = _input_slots(args, kwargs)  # this name, metas, cls and ctx: read by the create_graph rule
+            metas = [(o._array.shape, o._array.dtype, array_module(o._array)) for o in tensor_outs]
+            inputs = [t for s in tensor_args for t in (s if isinstance(s, list) else [s])]
+            shapes = [t._array.shape for t in inputs]
 
-        def fn(grads: Any) -> list:
-            grads = [grads] if len(metas) == 1 else grads
-            dys = [wrap(g if g is not None else xp.zeros(shape, dtype))
-                   for g, (shape, dtype, xp) in zip(grads, metas)]
-            with no_grad():
-                got = cls.backward(ctx, *dys)
-            got = list(got) if isinstance(got, (tuple, list)) else [got]
-            if len(got) != len(tensor_args):
-                raise ValueError(
-                    f"{cls.__name__}.backward must return {len(tensor_args)} gradient(s), one per "
-                    f"Tensor input, got {len(got)}")
-            arrays = []
-            for i, g in enumerate(got):
-                g = g._array if isinstance(g, Tensor) else g
-                if g is not None and tuple(g.shape) != shapes[i]:
-                    raise ValueError(
-                        f"{cls.__name__}.backward returned a gradient of shape {list(g.shape)} "
-                        f"for input {i} of shape {list(shapes[i])}")
-                arrays.append(g)
-            return arrays
+            def fn(grads: Any) -> list:
+                return _user_backward(cls, ctx, metas, wanted, tensor_args, shapes, grads)
 
-        saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
-        conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
-        record(results, fn, tensor_args, fresh=False, saved=saved)  # if an input needs a gradient
+            saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
+            conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
+            record([tensor_outs[i] for i in wanted], fn, inputs, fresh=False, saved=saved)  # if an input needs one
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results
+
+
+def _user_backward(cls: type, ctx: PyLayerContext, metas: List[tuple], wanted: List[int], slots: List[Any],
+                   shapes: List[tuple], grads: Any) -> list:
+    """Run ``cls.backward`` on the gradients of the PyLayer's recorded outputs (`grads`: one for
+    each Tensor output numbered in `wanted`; ``metas``: shape, dtype and array module of every
+    Tensor output) and give back one gradient array or None per Tensor of the input `slots`
+    (whose shapes at the forward were `shapes`)."""
+    grads = [grads] if len(wanted) == 1 else grads
+    given = dict(zip(wanted, grads))
+    dys = []
+    for k, (shape, dtype, xp) in enumerate(metas):
+        g = given.get(k)
+        if g is None:
+            dys.append(wrap(xp.zeros(shape, dtype)) if ctx.materialize_grads else None)
+        else:
+            dys.append(wrap(g.astype(dtype) if ctx.grad_in_dtype_consistent and g.dtype != dtype else g))
+    with no_grad():
+        got = cls.backward(ctx, *dys)
+    got = list(got) if isinstance(got, (tuple, list)) else [got]
+    if len(got) != len(slots):
+        raise ValueError(
+            f"{cls.__name__}.backward must return {len(slots)} gradient(s), one per Tensor input "
+            f"(positional, then keyword in call order), got {len(got)}")
+    flat = []
+    for s, g in zip(slots, got):
+        if not isinstance(s, list):
+            flat.append(g)
+        elif isinstance(g, (tuple, list)) and len(g) == len(s):
+            flat.extend(g)
+        else:
+            raise ValueError(f"{cls.__name__}.backward must return a list of {len(s)} gradients for an input "
+                             f"that is a list of {len(s)} Tensors, got {type(g).__name__}")
+    arrays = []
+    for i, g in enumerate(flat):
+        g = g._array if isinstance(g, Tensor) else g
+        if g is not None and tuple(g.shape) != shapes[i]:
+            raise ValueError(f"{cls.__name__}.backward returned a gradient of shape {list(g.shape)} "
+                             f"for input {i} of shape {list(shapes[i])}")
+        arrays.append(g)
+    return arrays
 
 
 Function = PyLayer  # paddle 3.3.1's torch-style name: paddle.autograd.Function is PyLayer

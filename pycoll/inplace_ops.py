@@ -55,11 +55,17 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
     if out.grad_node is not None:
         if not write_through(x, out, op):
             take(x, out)
+        x._bump_inplace_version(memory_written=False)  # counted (paddle's inplace_version), in new memory
     elif out.dtype == x.dtype and out._array.shape == x._array.shape:
+        if not getattr(x._array.flags, "writeable", True):
+            raise ValueError(f"{op}: tensor {_named(x)}is read-only (a gradient handed to a hook, or a view of "
+                             f"read-only memory) and cannot be changed in place; use the op's out-of-place form "
+                             f"(a hook returns the new gradient)")
         array_module(x._array).copyto(x._array, out._array)
         x._bump_inplace_version()
     else:
         x._array = out._array
+        x._bump_inplace_version(memory_written=False)
     if getattr(out, "placements", None) is not None:  # auto-parallel: where its new value lies
         if getattr(x, "placements", None) is None and type(x) is Tensor:
             x.__class__ = type(out)  # a plain tensor given a distributed value becomes one
@@ -338,6 +344,7 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
         x._bump_inplace_version()
     else:  # another shape, or an op's output whose old values a backward may hold
         x._array = xp.array(values, copy=True)
+        x._bump_inplace_version(memory_written=False)
     return x
 
 

@@ -45,6 +45,20 @@ def run_grad_hooks(hooks: Dict[int, Callable[["Tensor"], Any]], g: Any) -> Any:
     return g
 
 
+class _InplaceVersion:
+    """``Tensor._inplace_version``: paddle's method, ``t._inplace_version()`` is
+    ``t.inplace_version``; assigning ``t._inplace_version = n`` sets the count (how constructors
+    that build a Tensor without ``_init_slots`` start it)."""
+
+    def __get__(self, t: Any, owner: Any = None) -> Any:
+        if t is None:
+            return self
+        return lambda: t._version
+
+    def __set__(self, t: Any, value: int) -> None:
+        t._version = int(value)
+
+
 class Tensor:
     """An n-d array (numpy.ndarray on the CPU, cupy.ndarray on a GPU) that records autograd.
 
@@ -55,7 +69,7 @@ class Tensor:
 
     # __dict__: a result can become a distributed tensor in place (auto_parallel's propagation)
     __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
-                 "name", "_inplace_version", "__weakref__", "__dict__")
+                 "name", "_version", "__weakref__", "__dict__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
     # paddle's answers for a tensor that is not distributed (auto_parallel's DistTensor sets its own)
     placements = None
@@ -232,8 +246,13 @@ class Tensor:
         """Accumulate d(self)/d(leaf) into every reachable leaf's `.grad`.
 
         A non-scalar tensor is seeded with ones (paddle semantics) unless `grad_tensor` is given.
-        The graph is freed afterwards unless `retain_graph` is True.
+        The graph is freed afterwards unless `retain_graph` is True. On a tensor with
+        stop_gradient=True (made under no_grad, say) it does nothing, as paddle's does; the first
+        such call logs a warning.
         """
+        if self.stop_gradient:
+            _graph.warn_nothing_to_differentiate()
+            return
         _graph.run_backward([self], [grad_tensor], retain_graph)
 
     def seed_grad(self, grad_tensor: Any) -> Any:
@@ -296,16 +315,22 @@ class Tensor:
         """A tensor sharing this one's memory, outside the graph."""
         return wrap(self._array)
 
+    _inplace_version = _InplaceVersion()
+
     @property
     def inplace_version(self) -> int:
-        """How many times this tensor has been written in place (paddle's name)."""
-        return self._inplace_version
+        """How many times this tensor has been changed in place (paddle's name): every in-place
+        op and assignment counts, on a tensor in the graph too."""
+        return self._version
 
-    def _bump_inplace_version(self) -> None:
-        """Count one in-place write into this tensor's memory (paddle's name) and tell the graph,
-        whose backwards refuse to run on memory written after their op used it."""
-        self._inplace_version += 1
-        _versions.memory_written(self._array)
+    def _bump_inplace_version(self, memory_written: bool = True) -> None:
+        """Count one in-place change of this tensor (paddle's name). `memory_written`: its memory
+        was written, which the graph is told, whose backwards refuse to run on memory written
+        after their op used it; False where the tensor took new memory instead (an in-place op
+        on a tensor in the graph)."""
+        self._version += 1
+        if memory_written:
+            _versions.memory_written(self._array)
 
     def set_value(self, value: Any) -> None:
         """Copy `value` (Tensor, array or nested list) into this tensor's memory.
@@ -369,7 +394,7 @@ def _init_slots(t: Tensor, array: Any) -> None:
     t.output_index = 0
     t._ready_hooks = None
     t.name = None
-    t._inplace_version = 0
+    t._version = 0
 
 
 def wrap(array: Any) -> Tensor:
