@@ -99,11 +99,12 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        g_sum = g.sum(axis=axes)
-        gxhat_sum = (g * xhat).sum(axis=axes)
+        acc = _accumulator(g)
+        g_sum = g.sum(axis=axes, dtype=acc)
+        gxhat_sum = xp.multiply(g, xhat, dtype=acc).sum(axis=axes, dtype=acc)
         gx = None
         if rx and through_stats:
-            g_mean, gxhat_mean = g_sum / count, gxhat_sum / count
+            g_mean, gxhat_mean = (g_sum / count).astype(g.dtype), (gxhat_sum / count).astype(g.dtype)
             if all_reduce is not None:
                 buf = xp.concatenate([g_sum, gxhat_sum]).astype(np.float64)
                 all_reduce(buf)
@@ -113,7 +114,8 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
             gx *= scale
         elif rx:
             gx = g * scale
-        return gx, (gxhat_sum if rw else None), (g_sum if rb else None)
+        return (gx, gxhat_sum.astype(weight._array.dtype) if rw else None,
+                g_sum.astype(bias._array.dtype) if rb else None)
     backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(out, backward, x, weight, bias)
 
@@ -150,7 +152,8 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
     """(mean, biased variance, element count) per channel, over the ranks when all_reduce is
     given, and a less its mean (a fresh array, for the caller to reuse)."""
     xp = array_module(a)
-    total = a.sum(axis=axes)
+    acc = _accumulator(a)
+    total = a.sum(axis=axes, dtype=acc)
     count: Any = a.size // c if c else 0
     if all_reduce is not None:
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
@@ -160,11 +163,17 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
         raise ValueError(f"batch_norm: x (shape {list(a.shape)}) holds no values to take statistics of")
     mean = (total / count).astype(a.dtype)
     centered = a - xp.expand_dims(mean, axes)
-    squares = (centered * centered).sum(axis=axes)
+    squares = xp.square(centered, dtype=acc).sum(axis=axes, dtype=acc)
     if all_reduce is not None:
         squares = squares.astype(np.float64)
         all_reduce(squares)
     return mean, (squares / count).astype(a.dtype), count, centered
+
+
+def _accumulator(a: Any) -> Any:
+    """The dtype per-channel sums of ``a`` run in: float32 for 16-bit floats (paddle's rule; a
+    float16 sum of a batch overflows past 65504), else None (a's own)."""
+    return np.float32 if a.dtype.kind in "fV" and a.dtype.itemsize < 4 else None
 
 
 GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
