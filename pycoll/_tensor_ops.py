@@ -203,6 +203,19 @@ def needs_grad(v: Any) -> bool:
     return isinstance(v, Tensor) and not v.stop_gradient
 
 
+def check_broadcast(op: str, x_name: str, x_shape: Tuple[int, ...], y_name: str, y_shape: Tuple[int, ...]) -> None:
+    """A ValueError naming op ``op`` and both operands when shapes ``x_shape`` and ``y_shape`` do not
+    broadcast (NumPy's and paddle's rule: trailing dimensions equal or 1). Reads the shape tuples
+    only, so the ops call it before computing instead of passing on NumPy's nameless message."""
+    if x_shape == y_shape:
+        return
+    for i in range(1, min(len(x_shape), len(y_shape)) + 1):
+        a, b = x_shape[-i], y_shape[-i]
+        if a != b and a != 1 and b != 1:
+            raise ValueError(f"{op}: {x_name} of shape {list(x_shape)} and {y_name} of shape {list(y_shape)} "
+                             f"do not broadcast (dimension -{i}: {a} vs {b})")
+
+
 def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
     """An `axis` argument (None, an int or a list/tuple of ints) as a tuple of non-negative axes
     of an `ndim`-dimensional array; None stays None (all axes)."""
@@ -216,6 +229,31 @@ def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
             raise ValueError(f"axis must be ints in [-{ndim}, {ndim}), got {axis!r}")
         out.append(int(a) % n)
     return tuple(out)
+
+
+def reduction_axes(axis: Any, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
+    """`normalize_axes` for reduction ``op`` (sum, mean, max, prod...), which refuses an axis named
+    twice (``[1, 1]``, ``[1, -1]``) as paddle does; ops that may repeat an axis (roll) use
+    `normalize_axes`."""
+    axes = normalize_axes(axis, ndim)
+    if axes is not None and len(set(axes)) != len(axes):
+        twice = next(a for i, a in enumerate(axes) if a in axes[:i])
+        raise ValueError(f"{op}: axis contains duplicate dimensions: dimension {twice} appears more than once "
+                         f"in axis={axis!r}")
+    return axes
+
+
+def check_index_range(fn: str, arg: str, idx: Any, size: int, axis: int, error: type = IndexError) -> None:
+    """``error`` naming op ``fn`` and argument ``arg`` unless every value of the integer array
+    ``idx`` addresses one of the ``size`` places along ``axis`` (-size to size - 1, as paddle
+    allows). One min and one max over ``idx``: for the ops that read or write at indices
+    (gather, scatter, the along-axis ops), where NumPy's own message names neither."""
+    if not idx.size:
+        return
+    low, high = int(idx.min()), int(idx.max())
+    if low < -size or high >= size:
+        raise error(f"{fn}: {arg} holds values out of range for axis {axis} of size {size}: expected >= {-size} "
+                    f"and < {size}, got {high if high >= size else low}")
 
 
 def index_arrays(index: Any, xp: Any) -> Any:

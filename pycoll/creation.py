@@ -148,6 +148,8 @@ def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: DTypeLike = No
     start, end, step = (_bound(v, n) for v, n in ((start, "start"), (end, "end"), (step, "step")))
     if end is None:
         start, end = 0, start
+    if step == 0:
+        raise ValueError(f"arange: step must not be 0, got {step!r}")
     ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = convert_dtype(dtype) or (int64 if ints else default_float())
     return wrap(module_for().arange(start, end, step, dtype=dt))

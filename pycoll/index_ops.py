@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, needs_grad, op_output, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.inplace_ops import in_place, last_writes
@@ -76,6 +76,7 @@ def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
     m = to_module(mask._array, xp)
     if m.dtype.kind != "b":
         raise TypeError(f"masked_select: mask must be a bool tensor, got dtype {m.dtype}")
+    check_broadcast("masked_select", "x", a.shape, "mask", m.shape)
     shape = xp.broadcast_shapes(a.shape, m.shape)
     m = xp.broadcast_to(m, shape)
     meta = grad_meta(x)
@@ -140,7 +141,10 @@ def _nd_key(index: Any, shape: tuple, fn: str) -> tuple:
     k = index.shape[-1] if index.ndim else 0
     if k > len(shape):
         raise ValueError(f"{fn}: index's last dimension ({k}) exceeds x's rank {len(shape)}")
-    return tuple(index[..., i] for i in range(k))
+    key = tuple(index[..., i] for i in range(k))
+    for i, part in enumerate(key):
+        check_index_range(fn, "index", part, shape[i], i, ValueError)
+    return key
 
 
 def gather_nd(x: Any, index: Any, name: Optional[str] = None) -> Tensor:
@@ -165,6 +169,7 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
     As paddle's, every row of `updates` gets the gradient of the row it was sent to."""
     x, index, updates = placed("_all_whole", as_tensor(x), index, as_tensor(updates))  # auto-parallel: written or read anywhere, so whole
     a, xp, _, key = _along(x, index, 0, "scatter")
+    check_index_range("scatter", "index", key[0], a.shape[0], 0)
     u = to_module(updates._array, xp).astype(a.dtype, copy=False)
     if u.shape != key[0].shape + a.shape[1:]:
         raise ValueError(f"scatter: updates must have shape {[key[0].size] + list(a.shape[1:])}, got {updates.shape}")
@@ -207,6 +212,7 @@ def _along_key(a: Any, idx: Any, ax: int, broadcast: bool, fn: str) -> tuple:
     xp = array_module(a)
     if idx.ndim != a.ndim:
         raise ValueError(f"{fn}: indices must have x's rank {a.ndim}, got shape {list(idx.shape)}")
+    check_index_range(fn, "indices", idx, a.shape[ax], ax)
     if broadcast:
         idx = xp.broadcast_to(idx, tuple(n if d == ax else max(n, m) for d, (n, m) in
                                          enumerate(zip(idx.shape, a.shape))))

@@ -17,8 +17,8 @@ from pycoll._fp_quiet import SILENT, quiet, quietly, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
                                sum_dtype)
-from pycoll._tensor_ops import (as_tensor, delivered, needs_grad, normalize_axes, one_number, op_output, operand, paired,
-                                placed, value_output)
+from pycoll._tensor_ops import (as_tensor, check_broadcast, delivered, needs_grad, normalize_axes, one_number, op_output,
+                                operand, paired, placed, reduction_axes, value_output)
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.tensor import Tensor
@@ -34,8 +34,23 @@ def binary_operands(x: Any, y: Any, name: str, to_float: bool = False) -> Tuple[
     paddle gives it (`pycoll._promotion`; ``to_float``: an integer result becomes float32)."""
     x, y = operand(x), operand(y)
     x, y = paired(x, y)
+    if name in _NO_BOOL_KERNEL and _is_bool(x) and _is_bool(y):
+        raise TypeError(f"{name}: operands of dtype bool are not supported (paddle has no bool kernel for "
+                        f"{name}); cast them to an integer or floating dtype first")
     xa, ya = promoted(x, y, name, to_float)
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        check_broadcast(name, "x", xa.shape, "y", ya.shape)
     return x, y, xa, ya
+
+
+# the binary ops paddle 3.3.1 has no bool kernel for (add and multiply have one: or, and)
+_NO_BOOL_KERNEL = frozenset({"subtract", "pow", "floor_divide", "remainder", "maximum", "minimum", "fmax", "fmin",
+                             "heaviside", "atan2", "logaddexp"})
+
+
+def _is_bool(v: Any) -> bool:
+    """Whether operand ``v`` (a Tensor or a number) holds bools."""
+    return v._array.dtype == np.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
 
 
 def grad_meta(v: Any) -> Optional[Tuple[tuple, Any]]:
@@ -423,7 +438,7 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
         name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:  # noqa: A001
     x = as_tensor(x)
     a = x._array
-    axes = normalize_axes(axis, a.ndim)
+    axes = reduction_axes(axis, a.ndim, "sum")
     shape, kept = a.shape, kept_shape(a.shape, axes)
     xp = array_module(a)
     with quiet():  # a sum past the dtype's range is inf, unwarned as paddle's
@@ -444,7 +459,7 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
-    x, = placed("mean", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: an uneven split made whole
+    x, = placed("mean", x, axes=reduction_axes(axis, x.ndim, "mean"))  # auto-parallel: an uneven split made whole
     a = x._array
     axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
@@ -463,7 +478,7 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
 
 def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     x = as_tensor(x)
-    axes = normalize_axes(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim, reduce)
     x, = placed(reduce, x, axes=axes)
     a = x._array
     kept = kept_shape(a.shape, axes)

@@ -13,7 +13,7 @@ from pycoll import math_ops
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import INT_TO_FLOAT, accumulates_in_float32, floating
-from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
@@ -81,7 +81,7 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
          out: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     x, = placed("prod", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     a = x._array
-    axes = normalize_axes(axis, a.ndim)
+    axes = reduction_axes(axis, a.ndim, "prod")
     kept = kept_shape(a.shape, axes)
     dt = convert_dtype(dtype) or (a.dtype if a.dtype.kind in "iu" else None)
     with quiet():  # inf * 0: NaN, a product past the range inf, silently as paddle's
@@ -107,7 +107,7 @@ def std(x: Tensor, axis: Any = None, unbiased: bool = True, keepdim: bool = Fals
 
 def _spread(x: Tensor, axis: Any, ddof: float, keepdim: bool, root: bool) -> Tensor:
     x = as_tensor(x)
-    axes = normalize_axes(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim, "std" if root else "var")
     x, = placed("std" if root else "var", x, axes=axes)
     a = x._array
     xp = array_module(a)
@@ -142,7 +142,7 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     Where every element reduced is -inf the result is -inf, log(0), the mathematical value (and
     torch's and NumPy's); paddle 3.3.1 gives NaN there. pycoll keeps -inf on purpose."""
     x = as_tensor(x)
-    axes = normalize_axes(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim, "logsumexp")
     x, = placed("logsumexp", x, axes=axes)
     a = floating(x._array)
     xp = array_module(a)
@@ -205,7 +205,7 @@ def amin(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
 def _truth(x: Tensor, axis: Any, keepdim: bool, name: str) -> Tensor:
     x = as_tensor(x)
     a = x._array
-    axes = normalize_axes(axis, a.ndim)
+    axes = reduction_axes(axis, a.ndim, name)
     out = getattr(a.astype(bool, copy=False), name)(axis=axes, keepdims=keepdim)
     return value_output(out, name, x, axes=axes)
 

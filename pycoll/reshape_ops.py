@@ -75,7 +75,14 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
     ax = axis_arg(axis, x.ndim)
     xp = array_module(x._array)
     counts = repeats._array if isinstance(repeats, Tensor) else int(repeats)
-    index = xp.repeat(xp.arange(x.shape[ax]), counts)  # x.shape: the whole (auto-parallel)
+    n = x.shape[ax]  # x.shape: the whole (auto-parallel)
+    if isinstance(repeats, Tensor) and counts.size != 1 and counts.shape != (n,):
+        raise ValueError(f"repeat_interleave: repeats must hold one count per element along axis {ax} ({n}), "
+                         f"got shape {list(counts.shape)}")
+    low = int(counts.min()) if isinstance(repeats, Tensor) and counts.size else counts
+    if low < 0:
+        raise ValueError(f"repeat_interleave: repeats must be >= 0, got {low}")
+    index = xp.repeat(xp.arange(n), counts)
     return gather(x, Tensor(index), ax)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, placed, value_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, needs_grad, op_output, operand, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.shape_ops import axis_arg, scatter_add
@@ -40,6 +40,9 @@ def where(condition: Any, x: Any = None, y: Any = None,
     condition, x, y = placed("where", condition, x, y)
     c = condition._array
     xa, ya = promoted(x, y, "where", strict=True)
+    check_broadcast("where", "x", xa.shape, "y", ya.shape)
+    check_broadcast("where", "condition", c.shape, "x", xa.shape)
+    check_broadcast("where", "condition", c.shape, "y", ya.shape)
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
 
     def backward(g: Any) -> tuple:
@@ -57,6 +60,7 @@ def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Te
     a = x._array
     xp = array_module(a)
     m = to_module(mask._array, xp).astype(bool, copy=False)
+    check_broadcast("masked_fill", "x", a.shape, "mask", m.shape)
     fill = xp.asarray(value.item() if isinstance(value, Tensor) else value).astype(a.dtype)
     out = xp.where(m, fill, a)
     meta = grad_meta(x)
@@ -229,10 +233,7 @@ def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) 
         raise ValueError(f"index must hold integers (int32 or int64), got dtype {idx.dtype}")
     if idx.ndim > 1:
         idx = idx.reshape(-1)
-    n = a.shape[ax]
-    if idx.size and (int(idx.max()) >= n or int(idx.min()) < -n):
-        raise IndexError(f"index holds values out of range for axis {ax} of size {n}: "
-                         f"min {int(idx.min())}, max {int(idx.max())}")
+    check_index_range("gather", "index", idx, a.shape[ax], ax)
     at = (slice(None),) * ax + (idx,)
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph)
 

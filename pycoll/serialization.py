@@ -161,6 +161,8 @@ def load(path: "os.PathLike[str] | str | BinaryIO", **configs: Any) -> Any:
     path = _path_arg(path, "load")
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file {path!r}")
+    if os.path.isdir(path):
+        raise ValueError(f"load: path {path!r} is a directory; it must name a file written by save")
     with open(path, "rb") as f:
         return _load_from(f, repr(path), return_numpy, keep_name_table)
 

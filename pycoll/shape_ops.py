@@ -57,6 +57,8 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
         raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
     whole = list(x.shape)
     shape = [int(whole[i]) if s == 0 and i < len(whole) else int(s) for i, s in enumerate(shape)]
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: only one dimension of shape can be -1, got {shape}")
     x, = placed("reshape", x, shape=shape)
     a = x._array
     target = array_target(x, shape)  # raises by itself when a distributed x's piece cannot follow
@@ -80,9 +82,11 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     perm = plain_ints(perm)
     if not isinstance(perm, (list, tuple)):
         raise TypeError(f"transpose: perm must be a list or tuple of ints, got {type(perm).__name__}")
+    given = list(perm)
     perm = [int(p) % _builtins.max(ndim, 1) for p in perm]
-    if sorted(perm) != list(range(ndim)):
-        raise ValueError(f"perm must be a permutation of range({ndim}), got {perm}")
+    if sorted(perm) != list(range(ndim)) or not _builtins.all(-ndim <= int(p) < ndim for p in given):
+        raise ValueError(f"transpose: perm must be a permutation of the {ndim} axes of x (shape {list(x.shape)}), "
+                         f"got {given}")
     inverse = tuple(np.argsort(perm))
     return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
 
@@ -247,7 +251,9 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
 def chunk(x: Tensor, chunks: int, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """`split` into `chunks` equal pieces."""
     if not isinstance(chunks, (int, np.integer)) or isinstance(chunks, bool):
-        raise TypeError(f"chunks must be an int, got {type(chunks).__name__}")
+        raise TypeError(f"chunk: chunks must be an int, got {type(chunks).__name__}")
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be > 0, got {chunks}")
     return split(x, int(chunks), axis)
 
 

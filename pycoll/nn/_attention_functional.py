@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, check_broadcast
 from pycoll.device import array_module
 from pycoll.math_ops import cast, matmul, scale as scale_op
 from pycoll.nn._activation_functional import softmax
@@ -41,6 +41,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], dropout_p: f
     tensors; the weights pass through dropout (mode 'upscale_in_train') while training."""
     product = matmul(scale_op(q, scale), k, transpose_y=True)
     if mask is not None:
+        check_broadcast("attention", "the scores q k^T", product._array.shape, "attn_mask", mask._array.shape)
         product = product + mask
     weights = softmax(product)
     if dropout_p:

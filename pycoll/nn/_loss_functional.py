@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll._fp_quiet import quiet
-from pycoll._tensor_ops import as_tensor, op_output, placed
+from pycoll._tensor_ops import as_tensor, check_broadcast, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import abs, clip, log, mean, sigmoid_array, square, sum
 from pycoll.tensor import Tensor
@@ -55,7 +55,9 @@ def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A00
              name: Optional[str] = None) -> Tensor:
     """(input - label) ** 2, reduced."""
     _check_reduction(reduction)
-    return _reduce(square(as_tensor(input) - label), reduction)
+    input, label = as_tensor(input), as_tensor(label)  # noqa: A001
+    check_broadcast("mse_loss", "input", input._array.shape, "label", label._array.shape)
+    return _reduce(square(input - label), reduction)
 
 
 def log_loss(input: Tensor, label: Tensor, epsilon: float = 0.0001,  # noqa: A002
@@ -71,7 +73,9 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002
             name: Optional[str] = None) -> Tensor:
     """|input - label|, reduced (the gradient at input == label is 0, as paddle's)."""
     _check_reduction(reduction)
-    return _reduce(abs(as_tensor(input) - label), reduction)
+    input, label = as_tensor(input), as_tensor(label)  # noqa: A001
+    check_broadcast("l1_loss", "input", input._array.shape, "label", label._array.shape)
+    return _reduce(abs(input - label), reduction)
 
 
 def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002

@@ -60,6 +60,8 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_fo
     """
     if mode not in _NUMPY_MODES:
         raise ValueError(f"pad: mode must be one of {list(_NUMPY_MODES)}, got {mode!r}")
+    if not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__} {value!r}")
     x = as_tensor(x)
     a = x._array
     if isinstance(pad, Tensor):

@@ -80,8 +80,10 @@ class Dropout(Layer):
     def __init__(self, p: float = 0.5, inplace: bool = False, axis: Union[int, Sequence[int], None] = None,
                  mode: str = "upscale_in_train", name: Optional[str] = None):
         super().__init__(name)
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            raise TypeError(f"Dropout: p must be a number, got {type(p).__name__} {p!r}")
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"p must be in [0, 1], got {p}")
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         if mode not in ("upscale_in_train", "downscale_in_infer"):
             raise ValueError(f"mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
         self.p, self.inplace, self.axis, self.mode = p, inplace, axis, mode
