@@ -60,10 +60,11 @@ def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
     xp = array_module(xa if isinstance(x, Tensor) else ya)
     shapes = [v._array.shape if isinstance(v, Tensor) else None for v in (x, y)]
     dtypes = [v._array.dtype if isinstance(v, Tensor) else None for v in (x, y)]
-    with quiet():  # x // 0: +-inf or NaN (0 for integers), unwarned as paddle's
+    with quiet():  # float x // 0: +-inf or NaN, unwarned as paddle's
         out = xp.floor_divide(xa, ya)
         if rounding_mode == "trunc":  # a negative quotient that was rounded down goes one up
             out = xp.where((out < 0) & (out * ya != xa), out + 1, out)
+    _refuse_integer_zero(out, ya, "floor_divide" if rounding_mode == "floor" else "divide")
 
     def backward(g: Any) -> tuple:
         return tuple(None if s is None else xp.zeros(s, d) for s, d in zip(shapes, dtypes))
@@ -81,9 +82,18 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
         with quiet():  # y == 0: x // 0 is +-inf or NaN, as paddle's
             return (grad_for(g, mx) if mx else None,
                     grad_for(-g * xp.floor_divide(xa, ya), my) if my else None)
-    with quiet():  # x % 0 and inf % y: NaN, unwarned as paddle's
+    with quiet():  # float x % 0 and inf % y: NaN, unwarned as paddle's
         out = xp.remainder(xa, ya)
+    _refuse_integer_zero(out, ya, "remainder")
     return op_output(out, backward, x, y)
+
+
+def _refuse_integer_zero(out: Any, ya: Any, fn: str) -> None:
+    """ValueError when an integer division's divisor ``ya`` holds a zero: paddle refuses it
+    ("Integer division by zero") where NumPy gives 0. Float divisions are not checked (inf/NaN)."""
+    if out.dtype.kind in "iu" and bool((ya == 0).any() if hasattr(ya, "any") else ya == 0):
+        raise ValueError(f"{fn}: y holds a zero; integer division by zero is refused, as paddle refuses it "
+                         f"(x and y give dtype {out.dtype}): use nonzero divisors or float operands")
 
 
 mod = floor_mod = remainder

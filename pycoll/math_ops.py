@@ -177,6 +177,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
         y = shape_ops.transpose(y, _swap_last(y.ndim))
     x, y = placed("matmul", x, y)
     xa, ya = x._array, y._array
+    same_dtype("matmul", xa, ya, ("x", "y"), complex_mix=True)
     rx, ry = needs_grad(x), needs_grad(y)
     if xa.ndim == 0 or ya.ndim == 0:
         raise ValueError(f"matmul needs operands of at least 1 dimension, got shapes {x.shape} "
@@ -188,6 +189,29 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
             return _matmul_grads(g, xa, ya, rx, ry)
     product = rows_matmul if xa.ndim > 2 and ya.ndim == 2 else operator.matmul
     return op_output(quietly(product, xa, ya), backward, x, y)
+
+
+def same_dtype(fn: str, a: Any, b: Any, names: Tuple[str, str], complex_mix: bool = False) -> None:
+    """TypeError unless arrays a and b (the operands `names`) share a dtype: paddle's product and
+    convolution kernels run in one dtype and refuse a second ("The type of data ... does not match")
+    where NumPy would promote silently. With ``complex_mix`` a complex operand beside a real one
+    passes (paddle's matmul promotes those). paddle 3.3.1's matmul and linear also take a float32 x
+    with an int32/int64 y (not a float64 x): a kernel quirk, refused here."""
+    da, db = a.dtype, b.dtype
+    if da == db or (complex_mix and "c" in (da.kind, db.kind)):
+        return
+    cast_name, to = (names[1], da) if is_floating(da) and not is_floating(db) else (names[0], db)
+    raise TypeError(f"{fn}: {names[0]} has dtype {da} and {names[1]} {db}; both must have the same dtype "
+                    f"(paddle refuses the mix too): cast one, e.g. {cast_name}.astype('{to}')")
+
+
+def _matmul_operator(x: Tensor, y: Any, reflect: bool = False) -> Tensor:
+    """``x @ y`` (``y @ x`` with ``reflect``): paddle's operator casts a real y of another dtype to
+    x's (float32 @ float64 is float32), where ``matmul`` refuses the mix."""
+    y = operand(y)
+    if isinstance(y, Tensor) and y.dtype != x.dtype and "c" not in (x._array.dtype.kind, y._array.dtype.kind):
+        y = cast(y, x.dtype)
+    return matmul(y, x) if reflect else matmul(x, y)
 
 
 def _check_matmul_shapes(x: Tuple[int, ...], y: Tuple[int, ...]) -> None:
@@ -378,6 +402,8 @@ def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  #
     lo, hi = _bound(min, "min"), _bound(max, "max")
     if lo is None and hi is None:
         raise ValueError("clip needs min or max, got neither")
+    if lo is not None and hi is not None and lo > hi:  # paddle refuses it too
+        raise ValueError(f"clip: max must be greater than or equal to min, got min={lo} and max={hi}")
     a = x._array
     if a.dtype.kind in "iub" and _builtins.any(isinstance(v, (float, np.floating)) for v in (lo, hi)):
         a = a.astype(INT_TO_FLOAT)
@@ -545,7 +571,8 @@ _OPERATORS = {
     "__add__": add, "__radd__": reflected(add), "__sub__": subtract,
     "__rsub__": reflected(subtract), "__mul__": multiply, "__rmul__": reflected(multiply),
     "__truediv__": divide, "__rtruediv__": reflected(divide), "__pow__": pow,
-    "__rpow__": reflected(pow), "__matmul__": matmul, "__rmatmul__": reflected(matmul),
+    "__rpow__": reflected(pow), "__matmul__": _matmul_operator,
+    "__rmatmul__": lambda x, y: _matmul_operator(x, y, reflect=True),
     "__neg__": neg, "__abs__": abs,
     **{f"__{op}__": _comparison(f"__{op}__") for op in ("lt", "le", "gt", "ge", "eq", "ne")},
 }

@@ -93,11 +93,27 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
 
 @param_aliases({"input": "x", "start_dim": "start_axis", "end_dim": "stop_axis"})
 def flatten(x: Tensor, start_axis: int = 0, stop_axis: int = -1, name: Optional[str] = None) -> Tensor:
+    """x with dimensions start_axis..stop_axis merged into one; both axes in [-ndim, ndim) (0 or -1
+    for a 0-d x, which becomes [1]) and start_axis not after stop_axis, else ValueError as paddle's."""
     shape = list(x.shape)  # the whole one (reshape finds a distributed tensor's piece's)
+    start, stop = (_flatten_axis(a, len(shape), what) for a, what in ((start_axis, "start_axis"),
+                                                                       (stop_axis, "stop_axis")))
     if not shape:
         return reshape(x, [1])
-    start, stop = start_axis % len(shape), stop_axis % len(shape)
+    if start > stop:
+        raise ValueError(f"flatten: stop_axis ({stop_axis}) must not come before start_axis ({start_axis}) "
+                         f"for x of shape {shape}")
     return reshape(x, shape[:start] + [-1] + shape[stop + 1:])
+
+
+def _flatten_axis(axis: Any, ndim: int, what: str) -> int:
+    """flatten's start_axis or stop_axis as an index into x's ndim dimensions (ValueError, as
+    paddle's, for a non-int or one out of [-ndim, ndim); a 0-d x takes 0 or -1)."""
+    lo, hi = (-ndim, ndim) if ndim else (-1, 1)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not lo <= axis < hi:
+        raise ValueError(f"flatten: {what} must be an int in [{lo}, {hi}) for x of {ndim} dimensions, "
+                         f"got {axis!r}")
+    return int(axis) % _builtins.max(ndim, 1)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
@@ -105,8 +121,11 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = 
     shape = list(x.shape)  # the whole one (reshape finds a distributed tensor's piece's)
     axis = plain_ints(axis)
     axes = [axis] if isinstance(axis, (int, np.integer)) else list(axis)
-    for a in axes:
-        shape.insert(a % (len(shape) + 1), 1)
+    for a in axes:  # one at a time, each into the shape the ones before it made (paddle's order)
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not -len(shape) - 1 <= a <= len(shape):
+            raise ValueError(f"unsqueeze: axis {a!r} must be an int in [{-len(shape) - 1}, {len(shape)}] to "
+                             f"insert into shape {shape} (axis={axis!r})")
+        shape.insert(int(a) % (len(shape) + 1), 1)
     return reshape(x, shape)
 
 
@@ -166,10 +185,20 @@ def stack(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Ten
     _same_shapes(tensors, "stack")
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
-    axis = axis % (arrays[0].ndim + 1)
+    axis = _stack_axis(axis, arrays[0].ndim)
     lead = (slice(None),) * axis
     n = len(arrays)  # the backward keeps no values of the inputs (see pycoll._graph)
     return op_output(xp.stack(arrays, axis=axis), lambda g: [g[lead + (i,)] for i in range(n)], *tensors)
+
+
+def _stack_axis(axis: Any, ndim: int) -> int:
+    """stack's axis, in [-(ndim + 1), ndim + 1) for inputs of ndim dimensions, as non-negative."""
+    if isinstance(axis, Tensor):
+        axis = axis.item()
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim - 1 <= axis <= ndim:
+        raise ValueError(f"stack: axis must be an int in [{-ndim - 1}, {ndim + 1}) for inputs of {ndim} "
+                         f"dimensions, got {axis!r}")
+    return int(axis) % (ndim + 1)
 
 
 def unbroadcast(g: Any, shape: tuple) -> Any:
@@ -211,7 +240,9 @@ def _sections(size: int, num_or_sections: Any) -> List[int]:
         return [size // n] * n
     if not isinstance(num_or_sections, (list, tuple)) or not num_or_sections:
         raise TypeError(f"num_or_sections must be an int or a list of ints, got {num_or_sections!r}")
-    sections = [int(s.item() if isinstance(s, Tensor) else s) for s in num_or_sections]
+    sections = plain_ints(list(num_or_sections))
+    refuse_floats(sections, "num_or_sections", "split")
+    sections = [int(s) for s in sections]
     if sections.count(-1) > 1 or any(s < -1 for s in sections):
         raise ValueError(f"num_or_sections may hold one -1 and otherwise sizes >= 0, got {sections}")
     if -1 in sections:
@@ -257,6 +288,16 @@ def chunk(x: Tensor, chunks: int, axis: Any = 0, name: Optional[str] = None) -> 
     return split(x, int(chunks), axis)
 
 
+def refuse_floats(values: Any, name: str, fn: str) -> None:
+    """TypeError where a list or tuple of ints holds a float (paddle refuses one: ``tile(x, [1.5, 2])``
+    would otherwise be truncated silently)."""
+    if isinstance(values, (list, tuple)):
+        for i, v in enumerate(values):
+            if isinstance(v, (float, np.floating)):
+                raise TypeError(f"{fn}: {name} must be a list of ints, got the float {v!r} at position {i} "
+                                f"of {list(values)}")
+
+
 def int_list(v: Any, name: str) -> List[int]:
     if isinstance(v, Tensor):
         v = v.tolist()
@@ -272,6 +313,7 @@ def tile(x: Tensor, repeat_times: Sequence[int], name: Optional[str] = None) -> 
     """x repeated `repeat_times[i]` times along each dimension (the shorter of x's shape and
     `repeat_times` is padded with leading 1s)."""
     x = as_tensor(x)
+    refuse_floats(plain_ints(repeat_times), "repeat_times", "tile")
     reps = int_list(repeat_times, "repeat_times")
     if any(r < 0 for r in reps):
         raise ValueError(f"repeat_times must be >= 0, got {reps}")

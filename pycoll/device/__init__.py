@@ -68,7 +68,8 @@ def import_cupy() -> ModuleType:
 
 
 def parse_place(place: Any) -> Place:
-    """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0)."""
+    """Turn 'cpu', 'gpu' or 'gpu:N' into a (kind, id) pair; 'gpu' means the current GPU (or 0).
+    'cuda' and 'cuda:N' are read as 'gpu' and 'gpu:N', as paddle 3.3.1 reads them."""
     if isinstance(place, tuple) and len(place) == 2 and place[0] in ("cpu", "gpu"):
         return place
     if isinstance(place, PlaceObject):  # CUDAPinnedPlace: paddle's, but no place pycoll keeps tensors in
@@ -76,6 +77,8 @@ def parse_place(place: Any) -> Place:
     if not isinstance(place, str):
         raise TypeError(f"place must be a str like 'cpu', 'gpu' or 'gpu:0', got {type(place).__name__}")
     text = place.strip().lower()
+    if text.startswith("cuda"):
+        text = "gpu" + text[4:]
     if text == "cpu":
         return ("cpu", 0)
     if text == "gpu":  # the current GPU, once one is chosen (asking current_place would recurse)
@@ -312,7 +315,7 @@ def move(array: Any, place: Optional[Place] = None) -> Any:
             return array
         with cupy.cuda.Device(place[1]):
             return array.copy()  # CuPy copies to the current device
-    with cupy.cuda.Device(place[1]):
+    with _visible_gpu(place, place_str(place)):  # no such GPU: pycoll's ValueError, not CUDA's
         return cupy.asarray(array)
 
 

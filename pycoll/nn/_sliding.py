@@ -11,6 +11,7 @@ import math
 from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from pycoll.device import array_module
+from pycoll.math_ops import same_dtype
 
 Pads = List[Tuple[int, int]]  # (before, after) per spatial axis
 
@@ -87,9 +88,7 @@ def conv_operands(x: Any, weight: Any, nd: int, channel_last: bool, fn: str) -> 
     wa = weight._array
     if wa.ndim != nd + 2:
         raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {list(wa.shape)}")
-    if a.dtype != wa.dtype:
-        raise TypeError(f"{fn}: x has dtype {a.dtype} and the weight {wa.dtype}; both must have the same "
-                        f"floating-point dtype (paddle refuses the mix too): cast x, e.g. x.astype('{wa.dtype}')")
+    same_dtype(fn, a, wa, ("x", "the weight"))
     return a, wa
 
 

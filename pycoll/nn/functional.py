@@ -28,7 +28,7 @@ from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, placed, value_output
 from pycoll.device import array_module
-from pycoll.math_ops import relu, rows_gram, rows_matmul, sigmoid, tanh
+from pycoll.math_ops import relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
                                              log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
@@ -155,6 +155,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     if bias is not None:  # a bias as placed as the weight's columns (auto-parallel's pair hook)
         weight, bias = paired(weight, bias)
     xa, wa = x._array, weight._array
+    same_dtype("linear", xa, wa, ("x", "weight"), complex_mix=True)
     if xa.shape[-1] != wa.shape[0]:
         raise ValueError(f"linear: x has {xa.shape[-1]} features in its last dimension, the weight "
                          f"expects {wa.shape[0]} (weight shape {list(wa.shape)})")
@@ -189,6 +190,13 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: x must hold integer ids, got dtype {ids.dtype}")
+    if ids.size:  # NumPy would wrap a negative id around and paddle's CPU kernel reads garbage for it
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= w.shape[0]:
+            raise ValueError(f"embedding: x holds the id {lo if lo < 0 else hi}; ids must be >= 0 and < {w.shape[0]} "
+                             f"(the weight's rows; a negative padding_idx counts from the end, the ids do not)")
+    if padding_idx is not None and padding_idx >= w.shape[0]:
+        raise ValueError(f"embedding: padding_idx must be within [-{w.shape[0]}, {w.shape[0]}), got {padding_idx}")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += w.shape[0]
     xp = array_module(w)
