@@ -24,6 +24,7 @@ import moe_layer as moe_check  # noqa: E402  (the reference of tests/ranks/moe_l
 @pytest.fixture
 def float64():
     before = pycoll.get_default_dtype()
+    pycoll.set_default_dtype("float64")  # the reference's layers and data are float64 (paddle refuses a mix)
     yield
     pycoll.set_default_dtype(before)
 

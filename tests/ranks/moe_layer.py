@@ -199,7 +199,7 @@ def check_all_dropped(rank, world, group):
     experts = pycoll.nn.LayerList([pycoll.nn.Linear(4, 4) for _ in range(2)])
     gate = GShardGate(4, 2, world, topk=2, capacity=(0.25, 0.25), random_routing=False, group=group)
     moe = MoELayer(d_model=4, experts=experts, gate=gate, moe_group=group)
-    x = pycoll.to_tensor(np.random.RandomState(10 + rank).randn(1, 8, 4).astype("float32"))
+    x = pycoll.to_tensor(np.random.RandomState(10 + rank).randn(1, 8, 4))  # float64, as the Linears (the default dtype)
     x.stop_gradient = False
     y = moe(x)
     kept = int((y.abs().sum(-1) > 0).sum())
