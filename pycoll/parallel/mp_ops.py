@@ -16,7 +16,7 @@ they are reduced in place: the autograd walk may hand the same gradient array to
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import pycoll.distributed as dist
 from pycoll.autograd import PyLayer, PyLayerContext
@@ -163,9 +163,10 @@ class _SoftmaxCrossEntropy(PyLayer):
 
     @staticmethod
     def forward(ctx: PyLayerContext, logits: Tensor, label: Tensor, group: Optional[dist.Group], rank: int,
-                ignore_index: int, softmax_out: Optional[List[Tensor]] = None) -> Tensor:
-        """The loss; the softmax (this rank's columns, no gradient) is appended to ``softmax_out``
-        when given (paddle's ``return_softmax``)."""
+                ignore_index: int, softmax_out: Optional[Dict[str, Tensor]] = None) -> Tensor:
+        """The loss; the softmax (this rank's columns, no gradient) is put into ``softmax_out``
+        under "softmax" when given (paddle's ``return_softmax``; a dict, which PyLayer does not
+        take for an input as it would a list of Tensors)."""
         x = logits.array
         xp = array_module(x)
         work = x.astype(xp.float32) if x.dtype.itemsize < 4 else x
@@ -184,7 +185,7 @@ class _SoftmaxCrossEntropy(PyLayer):
         softmax = exps / totals[0][..., None]
         ctx.saved = (softmax, ids, mine, kept, x.dtype)
         if softmax_out is not None:
-            softmax_out.append(Tensor(softmax.astype(x.dtype)))
+            softmax_out["softmax"] = Tensor(softmax.astype(x.dtype))
         return Tensor(loss[..., None].astype(x.dtype))
 
     @staticmethod
@@ -224,6 +225,6 @@ def _c_softmax_with_cross_entropy(logits: Tensor, label: Tensor, group: Optional
                          f"{nranks} ranks) or equal ignore_index={ignore_index}")
     if not return_softmax:
         return _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index)
-    softmax: List[Tensor] = []
+    softmax: Dict[str, Tensor] = {}
     loss = _SoftmaxCrossEntropy.apply(logits, label, group, rank, ignore_index, softmax)
-    return loss, softmax[0]
+    return loss, softmax["softmax"]
