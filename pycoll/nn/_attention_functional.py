@@ -41,7 +41,7 @@ def attend(q: Tensor, k: Tensor, v: Tensor, mask: Optional[Tensor], dropout_p: f
     tensors; the weights pass through dropout (mode 'upscale_in_train') while training."""
     product = matmul(scale_op(q, scale), k, transpose_y=True)
     if mask is not None:
-        check_broadcast("attention", "the scores q k^T", product._array.shape, "attn_mask", mask._array.shape)
+        check_broadcast("attention", "the scores q k^T", tuple(product.shape), "attn_mask", tuple(mask.shape))
         product = product + mask
     weights = softmax(product)
     if dropout_p:

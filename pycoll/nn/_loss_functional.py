@@ -56,7 +56,7 @@ def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A00
     """(input - label) ** 2, reduced."""
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)  # noqa: A001
-    check_broadcast("mse_loss", "input", input._array.shape, "label", label._array.shape)
+    check_broadcast("mse_loss", "input", tuple(input.shape), "label", tuple(label.shape))  # whole shapes (auto-parallel)
     return _reduce(square(input - label), reduction)
 
 
@@ -74,7 +74,7 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002
     """|input - label|, reduced (the gradient at input == label is 0, as paddle's)."""
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)  # noqa: A001
-    check_broadcast("l1_loss", "input", input._array.shape, "label", label._array.shape)
+    check_broadcast("l1_loss", "input", tuple(input.shape), "label", tuple(label.shape))  # whole shapes (auto-parallel)
     return _reduce(abs(input - label), reduction)
 
 
