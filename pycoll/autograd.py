@@ -7,9 +7,11 @@ The graph itself (its nodes, the backward walk and the rules for reusing gradien
 """
 from __future__ import annotations
 
+
 from typing import Any, List, Optional
 
 from pycoll._complex_grads import conjugate_grads
+from pycoll._py_layer_backward import user_backward
 from pycoll._saved_tensors_hooks import pack_saved, saved_tensors_hooks, unpack_saved
 from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_enabled, no_grad,
                            queue_callback, record, run_backward, set_grad_enabled,
@@ -135,7 +137,7 @@ class PyLayer(PyLayerContext):
             shapes = [t._array.shape for t in inputs]
 
             def fn(grads: Any) -> list:
-                return _user_backward(cls, ctx, metas, wanted, tensor_args, shapes, grads)
+                return user_backward(cls, ctx, metas, wanted, tensor_args, shapes, grads)
 
             saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
             conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
@@ -143,47 +145,6 @@ class PyLayer(PyLayerContext):
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results
-
-
-def _user_backward(cls: type, ctx: PyLayerContext, metas: List[tuple], wanted: List[int], slots: List[Any],
-                   shapes: List[tuple], grads: Any) -> list:
-    """Run ``cls.backward`` on the gradients of the PyLayer's recorded outputs (`grads`: one for
-    each Tensor output numbered in `wanted`; ``metas``: shape, dtype and array module of every
-    Tensor output) and give back one gradient array or None per Tensor of the input `slots`
-    (whose shapes at the forward were `shapes`)."""
-    grads = [grads] if len(wanted) == 1 else grads
-    given = dict(zip(wanted, grads))
-    dys = []
-    for k, (shape, dtype, xp) in enumerate(metas):
-        g = given.get(k)
-        if g is None:
-            dys.append(wrap(xp.zeros(shape, dtype)) if ctx.materialize_grads else None)
-        else:
-            dys.append(wrap(g.astype(dtype) if ctx.grad_in_dtype_consistent and g.dtype != dtype else g))
-    with no_grad():
-        got = cls.backward(ctx, *dys)
-    got = list(got) if isinstance(got, (tuple, list)) else [got]
-    if len(got) != len(slots):
-        raise ValueError(
-            f"{cls.__name__}.backward must return {len(slots)} gradient(s), one per Tensor input "
-            f"(positional, then keyword in call order), got {len(got)}")
-    flat = []
-    for s, g in zip(slots, got):
-        if not isinstance(s, list):
-            flat.append(g)
-        elif isinstance(g, (tuple, list)) and len(g) == len(s):
-            flat.extend(g)
-        else:
-            raise ValueError(f"{cls.__name__}.backward must return a list of {len(s)} gradients for an input "
-                             f"that is a list of {len(s)} Tensors, got {type(g).__name__}")
-    arrays = []
-    for i, g in enumerate(flat):
-        g = g._array if isinstance(g, Tensor) else g
-        if g is not None and tuple(g.shape) != shapes[i]:
-            raise ValueError(f"{cls.__name__}.backward returned a gradient of shape {list(g.shape)} "
-                             f"for input {i} of shape {list(shapes[i])}")
-        arrays.append(g)
-    return arrays
 
 
 Function = PyLayer  # paddle 3.3.1's torch-style name: paddle.autograd.Function is PyLayer

@@ -212,3 +212,29 @@ def test_a_hook_that_changes_its_gradient_in_place_is_refused_clearly():
     y.register_hook(lambda g: g.scale_(5.0))  # paddle refuses it too
     with pytest.raises(ValueError, match="scale_: .*read-only.*hook"):
         y.sum().backward()
+
+
+def test_create_graph_through_a_py_layer_with_a_keyword_input_and_a_non_differentiable_output():
+    """The create_graph rule runs the same backward as the first-order graph: keyword inputs, a
+    marked output (its gradient zero) and non-Tensor outputs alike. y = x^2 w with w a keyword:
+    dy/dx = 2 x w, d2y/dx2 = 2 w."""
+    class Square(PyLayer):
+        @staticmethod
+        def forward(ctx, x, w=None):
+            ctx.save_for_backward(x, w)
+            flag = x > 0
+            ctx.mark_non_differentiable(flag)
+            return x * x * w, flag, "note"
+
+        @staticmethod
+        def backward(ctx, dy, dflag):
+            x, w = ctx.saved_tensor()
+            return 2 * x * w * dy, x * x * dy
+
+    x, w = leaf([1.0, -2.0]), leaf([3.0, 5.0])
+    y, flag, note = Square.apply(x, w=w)
+    assert flag.stop_gradient and note == "note"
+    (gx,) = pycoll.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(gx.numpy(), [6.0, -20.0])
+    (ggx,) = pycoll.grad(gx.sum(), x)
+    np.testing.assert_allclose(ggx.numpy(), [6.0, 10.0])

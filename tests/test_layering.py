@@ -58,7 +58,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.distribution",
                 "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind",
                 "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric",
-                "pycoll.signal", "pycoll._saved_tensors_hooks", "pycoll._sparse_rows",
+                "pycoll.signal", "pycoll._saved_tensors_hooks", "pycoll._sparse_rows", "pycoll._py_layer_backward",
                 "pycoll.audio", "pycoll.sampling_counts", "pycoll.inplace_names",
                 "pycoll.autocast", "pycoll.batch_reader", "pycoll.as_tensor_op", "pycoll.text",
                 "pycoll.sparse", "pycoll.tensor_sparse",

@@ -8,11 +8,12 @@ from typing import Any, Callable, Dict
 
 from pycoll import unary_ops
 from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll._py_layer_backward import user_backward
 from pycoll.math_ops import cast, exp, log, sqrt
 from pycoll.reshape_ops import broadcast_to
 from pycoll.search_ops import where
 from pycoll.shape_ops import reshape
-from pycoll.tensor import Tensor, wrap
+from pycoll.tensor import Tensor
 
 
 def _both(s: Saved, gx: Callable[[], Any], gy: Callable[[], Any]) -> tuple:
@@ -216,11 +217,5 @@ def _frac(s: Saved, g: Tensor) -> tuple:
 def _py_layer(s: Saved, grads: Any) -> tuple:
     """The user's backward, run on the recorded gradients with recording on: built from pycoll's
     ops, it is differentiated like any other code (paddle's PyLayer under create_graph)."""
-    grads = [grads] if len(s["metas"]) == 1 else grads
-    dys = [wrap(xp.zeros(shape, dtype)) if g is None else g for g, (shape, dtype, xp) in zip(grads, s["metas"])]
-    got = s["cls"].backward(s["ctx"], *dys)
-    got = list(got) if isinstance(got, (tuple, list)) else [got]
-    if len(got) != len(s["tensor_args"]):
-        raise ValueError(f"{s['cls'].__name__}.backward must return {len(s['tensor_args'])} gradient(s), one "
-                         f"per Tensor input, got {len(got)}")
-    return tuple(None if g is None else g if isinstance(g, Tensor) else wrap(g) for g in got)
+    return tuple(user_backward(s["cls"], s["ctx"], s["metas"], s["wanted"], s["tensor_args"], s["shapes"], grads,
+                                recording=True))
