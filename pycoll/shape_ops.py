@@ -392,7 +392,11 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
         else:
             z[index] = g
         return (z,)
-    return viewed(op_output(a[index], backward, x), x, "index", index)
+    try:
+        picked = a[index]
+    except (IndexError, TypeError) as exc:  # NumPy's words, with the tensor's shape and the index given
+        raise IndexError(f"indexing a Tensor of shape {list(shape)} with {index!r}: {exc}") from None
+    return viewed(op_output(picked, backward, x), x, "index", index)
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:

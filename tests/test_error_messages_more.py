@@ -94,3 +94,11 @@ def test_argument_types_and_misleading_messages(tmp_path):
     _raises(ValueError, ["reshape:", "only one", "-1"], lambda: pycoll.reshape(x, [-1, -1]))
     os.mkdir(tmp_path / "d")
     _raises(ValueError, ["load:", "directory", str(tmp_path / "d")], lambda: pycoll.load(str(tmp_path / "d")))
+
+
+@pytest.mark.parametrize("index, words", [(1.5, "only integers"), ("a", "only integers"),
+                                          (slice(0.5, 2), "slice indices"), ((0, 0, 0), "too many indices")])
+def test_a_bad_tensor_index_names_the_shape_and_the_index(index, words):
+    with pytest.raises(IndexError) as info:
+        pycoll.ones([2, 3])[index]
+    assert str(info.value).startswith(f"indexing a Tensor of shape [2, 3] with {index!r}: ") and words in str(info.value)
