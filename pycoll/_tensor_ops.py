@@ -203,6 +203,11 @@ def needs_grad(v: Any) -> bool:
     return isinstance(v, Tensor) and not v.stop_gradient
 
 
+class NoBroadcast(ValueError):
+    """Shapes that do not broadcast (``check_broadcast``): a ValueError a caller may catch to name
+    its own arguments."""
+
+
 def check_broadcast(op: str, x_name: str, x_shape: Tuple[int, ...], y_name: str, y_shape: Tuple[int, ...]) -> None:
     """A ValueError naming op ``op`` and both operands when shapes ``x_shape`` and ``y_shape`` do not
     broadcast (NumPy's and paddle's rule: trailing dimensions equal or 1). Reads the shape tuples
@@ -212,8 +217,8 @@ def check_broadcast(op: str, x_name: str, x_shape: Tuple[int, ...], y_name: str,
     for i in range(1, min(len(x_shape), len(y_shape)) + 1):
         a, b = x_shape[-i], y_shape[-i]
         if a != b and a != 1 and b != 1:
-            raise ValueError(f"{op}: {x_name} of shape {list(x_shape)} and {y_name} of shape {list(y_shape)} "
-                             f"do not broadcast (dimension -{i}: {a} vs {b})")
+            raise NoBroadcast(f"{op}: {x_name} of shape {list(x_shape)} and {y_name} of shape {list(y_shape)} "
+                              f"do not broadcast (dimension -{i}: {a} vs {b})")
 
 
 def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:

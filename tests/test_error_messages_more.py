@@ -34,9 +34,9 @@ def test_other_broadcasting_ops_name_their_arguments():
     _raises(ValueError, ["masked_fill:", "mask of shape [2]"], lambda: pycoll.masked_fill(x, mask, 0.0))
     _raises(ValueError, ["masked_select:", "mask of shape [2]"], lambda: pycoll.masked_select(x, mask))
     _raises(ValueError, ["where:", "condition of shape [2]"], lambda: pycoll.where(mask, x, x))
-    _raises(ValueError, ["mse_loss:", "input of shape [2, 3]", "label of shape [3, 2]"],
+    _raises(ValueError, ["mse_loss: input and label do not broadcast", "x of shape [2, 3]", "y of shape [3, 2]"],
             lambda: F.mse_loss(pycoll.ones([2, 3]), pycoll.ones([3, 2])))
-    _raises(ValueError, ["l1_loss:", "label of shape [3, 2]"], lambda: F.l1_loss(pycoll.ones([2, 3]), pycoll.ones([3, 2])))
+    _raises(ValueError, ["l1_loss: input and label", "y of shape [3, 2]"], lambda: F.l1_loss(pycoll.ones([2, 3]), pycoll.ones([3, 2])))
     mha = pycoll.nn.MultiHeadAttention(8, 2)
     _raises(ValueError, ["attn_mask of shape [2, 2, 5, 4]"],
             lambda: mha(pycoll.ones([2, 5, 8]), attn_mask=pycoll.ones([2, 2, 5, 4])))
@@ -102,3 +102,16 @@ def test_a_bad_tensor_index_names_the_shape_and_the_index(index, words):
     with pytest.raises(IndexError) as info:
         pycoll.ones([2, 3])[index]
     assert str(info.value).startswith(f"indexing a Tensor of shape [2, 3] with {index!r}: ") and words in str(info.value)
+
+
+@pytest.mark.parametrize("bias_shape", [[5], [1], [], [1, 5], [2, 5]])
+def test_linear_takes_any_bias_that_broadcasts_and_refuses_others_by_name(bias_shape):
+    # paddle 3.3.1 CPU: each of these biases gives an output of shape [2, 5]
+    w = pycoll.to_tensor(np.ones((4, 5), np.float32))
+    b = pycoll.to_tensor(np.full(bias_shape, 2.0, np.float32), stop_gradient=False)
+    y = F.linear(pycoll.ones([2, 4]), w, b)
+    np.testing.assert_array_equal(y.numpy(), np.full((2, 5), 6.0))
+    y.sum().backward()
+    assert b.grad.shape == bias_shape and float(b.grad.sum()) == 10.0
+    with pytest.raises(ValueError, match=r"linear: x @ weight of shape \[2, 5\] and bias of shape \[3\] do not broadcast"):
+        F.linear(pycoll.ones([2, 4]), w, pycoll.ones([3]))

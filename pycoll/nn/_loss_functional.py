@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll._fp_quiet import quiet
-from pycoll._tensor_ops import as_tensor, check_broadcast, op_output, placed
+from pycoll._tensor_ops import NoBroadcast, as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import abs, clip, log, mean, sigmoid_array, square, sum
 from pycoll.tensor import Tensor
@@ -51,13 +51,21 @@ def _same_shape(fn: str, a: Any, b: Any) -> None:
         raise ValueError(f"{fn}: label shape {list(b.shape)} must equal input shape {list(a.shape)}")
 
 
+def _difference(fn: str, input: Tensor, label: Tensor) -> Tensor:  # noqa: A002
+    """input - label, shapes that do not broadcast named as ``fn``'s input and label (the
+    subtraction checks them once auto-parallel placement has made its operands' pieces meet)."""
+    try:
+        return input - label
+    except NoBroadcast as exc:
+        raise NoBroadcast(f"{fn}: input and label do not broadcast ({exc}; x is input, y is label)") from None
+
+
 def mse_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002
              name: Optional[str] = None) -> Tensor:
     """(input - label) ** 2, reduced."""
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)  # noqa: A001
-    check_broadcast("mse_loss", "input", tuple(input.shape), "label", tuple(label.shape))  # whole shapes (auto-parallel)
-    return _reduce(square(input - label), reduction)
+    return _reduce(square(_difference("mse_loss", input, label)), reduction)
 
 
 def log_loss(input: Tensor, label: Tensor, epsilon: float = 0.0001,  # noqa: A002
@@ -74,8 +82,7 @@ def l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002
     """|input - label|, reduced (the gradient at input == label is 0, as paddle's)."""
     _check_reduction(reduction)
     input, label = as_tensor(input), as_tensor(label)  # noqa: A001
-    check_broadcast("l1_loss", "input", tuple(input.shape), "label", tuple(label.shape))  # whole shapes (auto-parallel)
-    return _reduce(abs(input - label), reduction)
+    return _reduce(abs(_difference("l1_loss", input, label)), reduction)
 
 
 def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noqa: A002

@@ -26,7 +26,7 @@ from pycoll._fp_quiet import SILENT as _SILENT, quiet as _quiet, restore as _res
 from pycoll._param_aliases import param_aliases
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, paired, placed, value_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output
 from pycoll.device import array_module
 from pycoll.math_ops import relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
@@ -76,7 +76,7 @@ from pycoll.nn._rnnt_loss import rnnt_loss
 from pycoll.nn._set_losses import dice_loss, multi_label_margin_loss, npair_loss
 from pycoll.diag_ops import diag_embed
 from pycoll.product_ops import pdist
-from pycoll.shape_ops import scatter_add
+from pycoll.shape_ops import scatter_add, unbroadcast
 from pycoll.tensor import Tensor
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
@@ -162,8 +162,13 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     saved = _silence(_SILENT)  # inf * 0 and sums past the range give NaN/inf silently, as paddle's
     try:
         out = rows_matmul(xa, wa)
-        if bias is not None:
-            out += bias._array
+        if bias is not None:  # paddle's: any bias that broadcasts with x @ weight
+            b = bias._array
+            check_broadcast("linear", "x @ weight", out.shape, "bias", b.shape)
+            if np.broadcast_shapes(out.shape, b.shape) == out.shape:
+                out += b
+            else:
+                out = out + b
     finally:
         _restore(saved)
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
@@ -171,7 +176,7 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
     def backward(g: Any) -> tuple:
         gx = rows_matmul(g, wa.T) if rx else None
         gw = rows_gram(xa, g) if rw else None
-        gb = g.sum(axis=tuple(range(g.ndim - 1))) if rb else None
+        gb = unbroadcast(g, bias._array.shape) if rb else None
         return gx, gw, gb
     return op_output(out, backward, x, weight, bias)
 
