@@ -24,6 +24,7 @@ from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, val
 from pycoll.device import array_module
 from pycoll.dtypes import float32, float64, int64, is_floating
 from pycoll.math_ops import kept_shape
+from pycoll.search_ops import _leading
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.tensor import Tensor
 
@@ -216,11 +217,24 @@ def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
     n = a.shape[ax] if a.ndim else 1
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
         raise ValueError(f"kthvalue: k must be an int in [1, {n}], got {k!r}")
-    rows = _Rows(a, (ax,))
-    out, backward = _picks(rows, xp.full((1,) + rows.lead + (1,), k - 1), xp.ones((1,) + rows.lead + (1,)),
-                           keepdim, a.dtype)
-    index = rows.order[..., k - 1].reshape(rows.shape(keepdim))
-    return op_output(out[0], backward, x), value_output(index.astype(int64), "kthvalue", x)
+    if a.ndim == 0 or a.dtype.kind not in "biuf":  # 0-d, and dtypes the partition does not order: a full sort
+        rows = _Rows(a, (ax,))
+        out, backward = _picks(rows, xp.full((1,) + rows.lead + (1,), k - 1), xp.ones((1,) + rows.lead + (1,)),
+                               keepdim, a.dtype)
+        index = rows.order[..., k - 1].reshape(rows.shape(keepdim))
+        return op_output(out[0], backward, x), value_output(index.astype(int64), "kthvalue", x)
+    # the k smallest in the stable sort's order (ties by position, NaNs largest), found by a partition
+    picked = xp.take(_leading(a, ax, k, False), [k - 1], axis=ax)  # [..., 1, ...]
+    value = xp.take_along_axis(a, picked, axis=ax)
+    shape = a.shape
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(shape, dtype=g.dtype)
+        xp.put_along_axis(z, picked, g.reshape(picked.shape), axis=ax)
+        return (z,)
+    index = picked if keepdim else picked.squeeze(ax)
+    return (op_output(value if keepdim else value.squeeze(ax), backward, x),
+            value_output(index.astype(int64), "kthvalue", x))
 
 
 def mode(x: Any, axis: int = -1, keepdim: bool = False, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:

@@ -103,3 +103,26 @@ def test_float16_batch_norm_sums_in_float32():
     np.testing.assert_allclose(y.numpy().astype(np.float32), want.numpy(), atol=1e-2)  # float16 mean: 1 ulp at 10
     y.sum().backward()
     assert t.grad.dtype == np.float16 and np.isfinite(t.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_kthvalue_is_the_stable_sorts_kth_with_its_dtype(dtype):
+    """kthvalue through a partition: the value and index the stable sort gives (ties by position,
+    NaNs largest), in x's dtype (paddle 3.3.1: int32 in, int32 values, int64 indices), the gradient
+    at that index"""
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, (5, 7)).astype(dtype)
+    if dtype.startswith("float"):
+        a[rng.random(a.shape) < 0.2] = np.nan
+    order = np.argsort(a, axis=1, kind="stable")
+    for k in (1, 3, 7):
+        x = pycoll.to_tensor(a, stop_gradient=not dtype.startswith("float"))
+        v, i = pycoll.kthvalue(x, k, axis=1)
+        assert v.dtype == np.dtype(dtype) and i.dtype == np.int64
+        np.testing.assert_array_equal(i.numpy(), order[:, k - 1])
+        np.testing.assert_array_equal(v.numpy(), a[np.arange(5), order[:, k - 1]])
+        if dtype.startswith("float"):
+            v.sum().backward()
+            want = np.zeros_like(a)
+            want[np.arange(5), order[:, k - 1]] = 1
+            np.testing.assert_array_equal(x.grad.numpy(), want)
