@@ -1,7 +1,8 @@
 """Data loading (paddle.io): datasets, index and batch samplers (one for each rank's share of a
 dataset) and the DataLoader."""
+from pycoll.io import dataloader, reader  # paddle.io.dataloader and paddle.io.reader, as modules
 from pycoll.io.collate import default_collate_fn
-from pycoll.io.dataloader import DataLoader
+from pycoll.io.reader import DataLoader
 from pycoll.io.workers import WorkerInfo, get_worker_info
 from pycoll.io.dataset import (ChainDataset, ComposeDataset, ConcatDataset, Dataset, IterableDataset, Subset,
                                TensorDataset, random_split)
@@ -12,4 +13,4 @@ from pycoll.io.samplers import (RandomSampler, Sampler, SequenceSampler, SubsetR
 __all__ = ["BatchSampler", "ChainDataset", "ComposeDataset", "ConcatDataset", "DataLoader", "Dataset",
            "DistributedBatchSampler", "IterableDataset", "RandomSampler", "Sampler", "SequenceSampler",
            "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
-           "default_collate_fn", "get_worker_info", "random_split"]
+           "dataloader", "default_collate_fn", "get_worker_info", "random_split", "reader"]

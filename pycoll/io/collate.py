@@ -39,6 +39,18 @@ def default_collate_fn(batch: List[Any]) -> Any:
                     f"the DataLoader a collate_fn")
 
 
+def default_convert_fn(sample: Any) -> Any:
+    """paddle's collate without batching (``DataLoader(batch_size=None)``): ``sample`` as it is,
+    but its tuples and lists, at any depth, as lists (and mappings as dicts)."""
+    if isinstance(sample, (str, bytes)):
+        return sample
+    if isinstance(sample, Mapping):
+        return {key: default_convert_fn(value) for key, value in sample.items()}
+    if isinstance(sample, Sequence):
+        return [default_convert_fn(value) for value in sample]
+    return sample
+
+
 def to_tensors(batch: Any) -> Any:
     """``batch`` with every NumPy array made a pycoll Tensor on the current device (a CuPy
     array: a Tensor over it, where it is)."""

@@ -89,7 +89,12 @@ class ConcatDataset(Dataset):
 
     def __init__(self, datasets: Iterable[Any]):
         self.datasets = _indexed(datasets, "ConcatDataset")
-        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    @staticmethod
+    def cumsum(sequence: Sequence[Any]) -> List[int]:
+        """The running totals of the lengths of ``sequence``'s items (paddle's helper)."""
+        return list(itertools.accumulate(len(item) for item in sequence))
 
     def __getitem__(self, index: int) -> Any:
         if index < 0:

@@ -25,6 +25,7 @@ class DistributedBatchSampler:
     def __init__(self, dataset: Any, batch_size: int, num_replicas: Optional[int] = None,
                  rank: Optional[int] = None, shuffle: bool = False, drop_last: bool = False):
         _positive(batch_size, "DistributedBatchSampler: batch_size")
+        _flags(shuffle, drop_last, "DistributedBatchSampler")
         if num_replicas is None or rank is None:
             import pycoll.distributed as dist
 
@@ -89,6 +90,13 @@ def batch_count(samples: int, batch_size: int, drop_last: bool) -> int:
     return full + (1 if rest and not drop_last else 0)
 
 
+def _flags(shuffle: Any, drop_last: Any, owner: str) -> None:
+    """TypeError unless ``shuffle`` and ``drop_last`` are bools (paddle asserts they are)."""
+    for name, value in (("shuffle", shuffle), ("drop_last", drop_last)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{owner}: {name}={value!r} ({type(value).__name__}); it must be a bool")
+
+
 def _positive(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{what}={value!r}; it must be a positive int")
@@ -105,6 +113,7 @@ class BatchSampler:
                  batch_size: int = 1, drop_last: bool = False):
         if (dataset is None) == (sampler is None):
             raise ValueError("BatchSampler: give exactly one of dataset and sampler")
+        _flags(shuffle, drop_last, "BatchSampler")
         if sampler is not None and shuffle:
             raise ValueError("BatchSampler: shuffle=True goes with dataset, not with a sampler "
                              "(the sampler chooses the order)")

@@ -3,8 +3,14 @@
 Workers are forked from the training process (paddle's way on Linux), so a dataset needs no
 pickling; they only read samples and collate them into NumPy arrays (never MPI or the GPU:
 Tensors are made in the training process, on its device). A worker's exception is raised in the
-training process with the worker's traceback; a worker that dies is noticed within a second;
-either way, and whenever iteration stops early, the workers are shut down.
+training process with the worker's traceback; a worker that dies before it has finished (killed,
+or exited without its last message) is noticed within a second or two and named with its exit
+code; either way, and whenever iteration stops early, the workers are shut down.
+
+Seeds (paddle's): each pass draws a base seed from NumPy's global generator in the training
+process (``np.random.seed`` there repeats a whole run); worker ``i`` seeds ``random`` and pycoll's
+generator with ``base + i`` and NumPy's global generator with a ``SeedSequence`` of ``(i, base)``,
+so workers, and passes, draw different augmentations. ``get_worker_info().seed`` is the base.
 
 - ``IndexedWorkers`` (a map-style dataset): batch i goes to worker i mod ``num_workers``, at most
   ``prefetch_factor`` batches per worker are in flight, and batches come back in order.
@@ -17,21 +23,27 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import random
+import signal
+import sys
 import time
 import traceback
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Set
+
+import numpy as np
 
 from pycoll.io.sampler import batches
+from pycoll.random import seed as seed_pycoll
 
 _POLL_S = 1.0  # how often a waiting DataLoader checks that its workers are alive
 
 
 class WorkerInfo:
     """What ``get_worker_info()`` tells code running in a DataLoader worker: its ``id``, the
-    ``num_workers`` and its copy of the ``dataset``."""
+    ``num_workers``, its copy of the ``dataset`` and the pass's base ``seed`` (paddle's fields)."""
 
-    def __init__(self, id: int, num_workers: int, dataset: Any):  # noqa: A002 (paddle's name)
-        self.id, self.num_workers, self.dataset = id, num_workers, dataset
+    def __init__(self, id: int, num_workers: int, dataset: Any, seed: int = 0):  # noqa: A002 (paddle's name)
+        self.id, self.num_workers, self.dataset, self.seed = id, num_workers, dataset, seed
 
 
 _worker_info: Optional[WorkerInfo] = None  # set in a worker process
@@ -42,10 +54,21 @@ def get_worker_info() -> Optional[WorkerInfo]:
     return _worker_info
 
 
-def _started(loader: Any, worker_id: int, count: int, report: Any) -> bool:
-    """A worker's first steps: its WorkerInfo, then ``worker_init_fn``; False (reported) if that fails."""
+def _seed_worker(base_seed: int, worker_id: int) -> None:
+    """Seed this worker's generators from the pass's base seed, as paddle's workers do (NumPy's
+    through the SeedSequence paddle's ``_generate_states`` computes, so its draws are paddle's)."""
+    random.seed(base_seed + worker_id)
+    seed_pycoll(base_seed + worker_id)
+    entropy = [worker_id, base_seed & 0xFFFFFFFF, base_seed >> 32]
+    np.random.seed(np.random.SeedSequence(entropy).generate_state(4))
+
+
+def _started(loader: Any, worker_id: int, count: int, base_seed: int, report: Any) -> bool:
+    """A worker's first steps: its seeds and WorkerInfo, then ``worker_init_fn``; False
+    (reported) if that fails."""
     global _worker_info
-    _worker_info = WorkerInfo(worker_id, count, loader.dataset)
+    _seed_worker(base_seed, worker_id)
+    _worker_info = WorkerInfo(worker_id, count, loader.dataset, base_seed)
     try:
         if loader.worker_init_fn is not None:
             loader.worker_init_fn(worker_id)
@@ -55,9 +78,9 @@ def _started(loader: Any, worker_id: int, count: int, report: Any) -> bool:
         return False
 
 
-def _index_worker(loader: Any, worker_id: int, count: int, tasks: Any, results: Any) -> None:
+def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, tasks: Any, results: Any) -> None:
     """Collate the batches of indices it is sent until it is sent None."""
-    if not _started(loader, worker_id, count, lambda failure: results.put((-1, None, failure))):
+    if not _started(loader, worker_id, count, base_seed, lambda failure: results.put((-1, None, failure))):
         return
     while True:
         task = tasks.get()
@@ -70,9 +93,9 @@ def _index_worker(loader: Any, worker_id: int, count: int, tasks: Any, results: 
             results.put((position, None, traceback.format_exc()))
 
 
-def _stream_worker(loader: Any, worker_id: int, count: int, credits: Any, results: Any) -> None:
+def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, credits: Any, results: Any) -> None:
     """Batch this worker's pass over its copy of the dataset, a batch per credit, then say "end"."""
-    if not _started(loader, worker_id, count, lambda failure: results.put(("error", failure))):
+    if not _started(loader, worker_id, count, base_seed, lambda failure: results.put(("error", failure))):
         return
     try:
         for samples in batches(loader.dataset, loader.batch_size, loader.drop_last):
@@ -85,40 +108,56 @@ def _stream_worker(loader: Any, worker_id: int, count: int, credits: Any, result
 
 
 class _Pool:
-    """``loader.num_workers`` forked processes running ``target(loader, i, count, inbox_i, outbox)``."""
+    """``loader.num_workers`` forked processes running ``target(loader, i, count, base_seed,
+    inbox_i, outbox)``."""
 
     def __init__(self, loader: Any, target: Callable[..., None], outboxes: int):
         context = multiprocessing.get_context("fork")
         count = loader.num_workers
+        base_seed = int(np.random.randint(0, sys.maxsize))  # paddle's draw, one a pass
         self.loader = loader
+        self.exited_silent: Set[int] = set()  # awaited workers seen exited (code 0) with nothing sent
         self.inboxes = [context.Queue() for _ in range(count)]
         self.outboxes = [context.Queue() for _ in range(outboxes)]
         self.workers = [context.Process(target=target, daemon=True, name=f"pycoll-DataLoader-worker-{i}",
-                                        args=(loader, i, count, self.inboxes[i], self.outboxes[i % outboxes]))
+                                        args=(loader, i, count, base_seed, self.inboxes[i],
+                                              self.outboxes[i % outboxes]))
                         for i in range(count)]
         for worker in self.workers:
             worker.start()
 
-    def _take(self, outbox: Any) -> Any:
-        """The next message of ``outbox``, checking all the while that the workers live."""
+    def _take(self, outbox: Any, awaited: int) -> Any:
+        """The next message of ``outbox``, which worker ``awaited`` is to send, checking all the
+        while that the workers live."""
         started = time.monotonic()
         while True:
             try:
                 return outbox.get(timeout=_POLL_S)
             except queue.Empty:
-                self._check(started)
+                self._check(started, awaited)
 
-    def _check(self, started: float) -> None:
-        """Raise (after shutting the others down) if a worker died or the wait ran out."""
-        dead = [w for w in self.workers if not w.is_alive()]
-        if dead:
-            self.close()
-            raise RuntimeError(f"DataLoader: worker {dead[0].name} (pid {dead[0].pid}) exited unexpectedly "
-                               f"with code {dead[0].exitcode}")
+    def _check(self, started: float, awaited: int) -> None:
+        """Raise (after shutting the others down) if a worker died, if the awaited one exited
+        (code 0) a poll ago and sent nothing since, or if the wait ran out. A worker that exited
+        with code 0 otherwise finished normally (its last message is sent before it exits)."""
+        for worker_id, worker in enumerate(self.workers):
+            if worker.exitcode not in (None, 0):
+                self._died(worker_id, worker, "")
+        if self.workers[awaited].exitcode == 0:
+            if awaited in self.exited_silent:
+                self._died(awaited, self.workers[awaited], " before it finished its share")
+            self.exited_silent.add(awaited)  # its last messages may still be in the pipe: one more poll
         if self.loader.timeout and time.monotonic() - started > self.loader.timeout:
             self.close()
             raise RuntimeError(f"DataLoader: no batch came from the workers within timeout="
                                f"{self.loader.timeout} s")
+
+    def _died(self, worker_id: int, worker: Any, when: str) -> None:
+        code = worker.exitcode
+        how = f" (killed by {signal.Signals(-code).name})" if code < 0 and -code in signal.valid_signals() else ""
+        self.close()
+        raise RuntimeError(f"DataLoader: worker {worker_id} ({worker.name}, pid {worker.pid}) exited "
+                           f"unexpectedly{when} with code {code}{how}")
 
     def _fail(self, where: str, failure: str) -> None:
         self.close()
@@ -164,7 +203,7 @@ class IndexedWorkers(_Pool):
             self.close()
             raise StopIteration
         while self.taken not in self.ready:
-            position, batch, failure = self._take(self.outboxes[0])
+            position, batch, failure = self._take(self.outboxes[0], self.taken % len(self.workers))
             if failure is not None:
                 self._fail("in worker_init_fn" if position < 0 else f"on batch {position}", failure)
             self.ready[position] = batch
@@ -188,7 +227,7 @@ class StreamWorkers(_Pool):
     def __next__(self) -> Any:
         while self.active:
             worker = self.active[self.turn % len(self.active)]
-            kind, payload = self._take(self.outboxes[worker])
+            kind, payload = self._take(self.outboxes[worker], worker)
             if kind == "batch":
                 self.inboxes[worker].put(True)
                 self.turn += 1

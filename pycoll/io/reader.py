@@ -1,10 +1,10 @@
-"""paddle.io's ``DataLoader``: batches of a dataset as Tensors, read in the training process or in
-worker processes (``workers.py``)."""
+"""paddle.io's ``DataLoader`` (paddle's module ``paddle.io.reader``): batches of a dataset as
+Tensors, read in the training process or in worker processes (``workers.py``)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, List, Optional
 
-from pycoll.io.collate import default_collate_fn, to_tensors
+from pycoll.io.collate import default_collate_fn, default_convert_fn, to_tensors
 from pycoll.io.dataset import IterableDataset
 from pycoll.io.sampler import BatchSampler, batches
 from pycoll.io.workers import IndexedWorkers, StreamWorkers
@@ -14,12 +14,13 @@ from pycoll.profiler.timer import benchmark
 
 class DataLoader:
     """Iterate over ``dataset`` in batches (paddle's signature; the static-graph arguments
-    ``feed_list``, ``places``, ``use_buffer_reader``, ``use_shared_memory`` are accepted and
-    unused).
+    ``feed_list``, ``places``, ``use_buffer_reader``, ``use_shared_memory`` and the buffer size
+    ``reader_buffer_size`` are accepted and unused: batches are read when asked for).
 
     Either ``batch_sampler`` (e.g. a ``DistributedBatchSampler``) chooses each batch's indices,
     or ``batch_size``, ``shuffle`` and ``drop_last`` make a ``BatchSampler`` (``batch_size=None``:
-    each sample comes out alone, its arrays as Tensors, unbatched). ``collate_fn``
+    each sample comes out alone, through ``collate_fn`` (default :func:`default_convert_fn`), its
+    arrays as Tensors, unbatched). ``collate_fn``
     (default :func:`default_collate_fn`) makes a batch of the samples; the batch's arrays come
     out as Tensors on the current device (a tuple sample gives a list of Tensors). With
     ``num_workers`` > 0 worker processes read the batches (see ``workers.py``): an
@@ -31,11 +32,16 @@ class DataLoader:
     def __init__(self, dataset: Any, feed_list: Any = None, places: Any = None, return_list: bool = True,
                  batch_sampler: Any = None, batch_size: Optional[int] = 1, shuffle: bool = False,
                  drop_last: bool = False, collate_fn: Optional[Callable[[List[Any]], Any]] = None,
-                 num_workers: int = 0, use_buffer_reader: bool = True, prefetch_factor: int = 2,
-                 use_shared_memory: bool = True, timeout: float = 0,
+                 num_workers: int = 0, use_buffer_reader: bool = True, reader_buffer_size: int = 2,
+                 prefetch_factor: int = 2, use_shared_memory: bool = True, timeout: float = 0,
                  worker_init_fn: Optional[Callable[[int], None]] = None, persistent_workers: bool = False):
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size <= 0):
+            raise ValueError(f"DataLoader: batch_size={batch_size!r}; it must be None or a positive int")
+        if isinstance(reader_buffer_size, bool) or not isinstance(reader_buffer_size, int):
+            raise TypeError(f"DataLoader: reader_buffer_size={reader_buffer_size!r}; it must be an int")
         if batch_size is None and batch_sampler is None:  # paddle's "no batching": one sample at a time
-            batch_size, collate_fn = 1, collate_fn or _the_sample
+            batch_size, collate_fn = 1, _unbatched(collate_fn or default_convert_fn)
         if batch_sampler is not None and (batch_size not in (1, None) or shuffle or drop_last):
             raise ValueError("DataLoader: batch_sampler chooses the batches; leave batch_size, shuffle "
                              "and drop_last at their defaults when you give it")
@@ -59,6 +65,7 @@ class DataLoader:
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.return_list = return_list
+        self.reader_buffer_size = reader_buffer_size
 
     def _collated(self) -> Iterator[Any]:
         if self.num_workers:
@@ -98,8 +105,7 @@ class DataLoader:
         return len(self.batch_sampler)
 
 
-def _the_sample(samples: List[Any]) -> Any:
-    """``batch_size=None``'s collate: the one sample of a batch of one (a tuple as a list, as
-    paddle gives it)."""
-    sample = samples[0]
-    return list(sample) if isinstance(sample, tuple) else sample
+def _unbatched(convert: Callable[[Any], Any]) -> Callable[[List[Any]], Any]:
+    """``batch_size=None``'s collate: each "batch" holds one sample, which ``convert`` gets alone
+    (as paddle's ``collate_fn`` does without batching)."""
+    return lambda samples: convert(samples[0])
