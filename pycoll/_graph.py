@@ -81,8 +81,11 @@ class _GradMode:
 
 def _each_step_under(mode: bool, gen: Any) -> Any:
     """Drive generator `gen`, running each of its resumptions (and only those) with the graph's
-    recording set to `mode`: a decorated generator function, as paddle's and torch's decorators
-    treat one. Values sent and exceptions thrown in reach `gen`; its return value is returned."""
+    recording set to `mode`, as torch's decorators treat a generator function. paddle 3.3.1's
+    enters the mode at the first resumption and leaves it only when the generator ends, so that
+    the caller also runs under it between resumptions (a loss computed between two next() calls
+    gets no gradient); pycoll gives the caller its own mode back at each yield. Values sent and
+    exceptions thrown in reach `gen`; its return value is returned."""
     try:
         with _Scoped(mode):
             value = next(gen)
