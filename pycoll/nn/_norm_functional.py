@@ -65,6 +65,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     # auto-parallel: the batch's statistics from the whole batch; running ones keep every split but the channels'
     x, = placed("normalize_batch", x, axes=None if batch_stats else (channel_axis % x.ndim,))
     a = x._array
+    dtype = a.dtype
+    if _low_precision(a):  # 16-bit floats: computed in float32 and rounded once, as paddle's kernels do
+        a = a.astype(np.float32)
     xp = array_module(a)
     c = a.shape[channel_axis]
     _check_channels(a.shape, channel_axis, running_mean, running_var, weight, bias)
@@ -99,9 +102,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        acc = _accumulator(g)
-        g_sum = g.sum(axis=axes, dtype=acc)
-        gxhat_sum = xp.multiply(g, xhat, dtype=acc).sum(axis=axes, dtype=acc)
+        g = g.astype(a.dtype, copy=False)
+        g_sum = g.sum(axis=axes)
+        gxhat_sum = (g * xhat).sum(axis=axes)
         gx = None
         if rx and through_stats:
             g_mean, gxhat_mean = (g_sum / count).astype(g.dtype), (gxhat_sum / count).astype(g.dtype)
@@ -114,10 +117,11 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
             gx *= scale
         elif rx:
             gx = g * scale
-        return (gx, gxhat_sum.astype(weight._array.dtype) if rw else None,
+        return (None if gx is None else gx.astype(dtype, copy=False),
+                gxhat_sum.astype(weight._array.dtype) if rw else None,
                 g_sum.astype(bias._array.dtype) if rb else None)
     backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
-    return op_output(out, backward, x, weight, bias)
+    return op_output(out.astype(dtype, copy=False), backward, x, weight, bias)
 
 
 def _check_channels(shape: Sequence[int], channel_axis: int, running_mean: Tensor, running_var: Tensor,
@@ -152,8 +156,7 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
     """(mean, biased variance, element count) per channel, over the ranks when all_reduce is
     given, and a less its mean (a fresh array, for the caller to reuse)."""
     xp = array_module(a)
-    acc = _accumulator(a)
-    total = a.sum(axis=axes, dtype=acc)
+    total = a.sum(axis=axes)
     count: Any = a.size // c if c else 0
     if all_reduce is not None:
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
@@ -163,17 +166,18 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
         raise ValueError(f"batch_norm: x (shape {list(a.shape)}) holds no values to take statistics of")
     mean = (total / count).astype(a.dtype)
     centered = a - xp.expand_dims(mean, axes)
-    squares = xp.square(centered, dtype=acc).sum(axis=axes, dtype=acc)
+    squares = (centered * centered).sum(axis=axes)
     if all_reduce is not None:
         squares = squares.astype(np.float64)
         all_reduce(squares)
     return mean, (squares / count).astype(a.dtype), count, centered
 
 
-def _accumulator(a: Any) -> Any:
-    """The dtype per-channel sums of ``a`` run in: float32 for 16-bit floats (paddle's rule; a
-    float16 sum of a batch overflows past 65504), else None (a's own)."""
-    return np.float32 if a.dtype.kind in "fV" and a.dtype.itemsize < 4 else None
+def _low_precision(a: Any) -> bool:
+    """Whether ``a`` holds 16-bit floats, which batch_norm computes in float32 (paddle's rule: a
+    float16 sum of a batch overflows past 65504, and x - mean in float16 loses ~10 ulps of the
+    result when the mean is large against the spread)."""
+    return a.dtype.kind in "fV" and a.dtype.itemsize < 4
 
 
 GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
