@@ -19,10 +19,11 @@ from pycoll.unary_ops import erf
 @rule("linear.<locals>.backward")
 def _linear(s: Saved, g: Tensor) -> tuple:
     xa, wa = s["xa"], s["wa"]
+    gb = fit(g, (s["bias"]._array.shape, g._array.dtype)) if s.wants(2) else None  # any bias that broadcasts
+    g = fit(g, (s["product"], g._array.dtype))  # x @ weight's part of an output a bias grew
     g2 = reshape(g, [-1, g.shape[-1]])
     gx = matmul(g, s.operand(1, wa), transpose_y=True) if s.wants(0) else None
     gw = matmul(reshape(s.operand(0, xa), [-1, xa.shape[-1]]), g2, transpose_x=True) if s.wants(1) else None
-    gb = sum_(g2, axis=0) if s.wants(2) else None
     return gx, gw, gb
 
 

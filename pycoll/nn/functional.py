@@ -173,10 +173,13 @@ def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optio
         _restore(saved)
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
+    product = xa.shape[:-1] + wa.shape[1:]  # x @ weight's shape: a bias may have grown the output past it
+
     def backward(g: Any) -> tuple:
+        gb = unbroadcast(g, bias._array.shape) if rb else None
+        g = unbroadcast(g, product)
         gx = rows_matmul(g, wa.T) if rx else None
         gw = rows_gram(xa, g) if rw else None
-        gb = unbroadcast(g, bias._array.shape) if rb else None
         return gx, gw, gb
     return op_output(out, backward, x, weight, bias)
 
