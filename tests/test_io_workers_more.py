@@ -131,7 +131,7 @@ def test_paddles_module_paths_and_helpers():
                                    ConcatDataset, pycoll.io.random_split, pycoll.io.RandomSampler, get_worker_info,
                                    pycoll.io.WorkerInfo)
     assert pycoll.io.dataloader.IterableDataset is IterableDataset and pycoll.io.reader.DataLoader is DataLoader
-    converted = collate.default_convert_fn([np.ones(2), (1, "a"), {"k": (2,)}])
+    converted = collate.default_convert_fn(batch=[np.ones(2), (1, "a"), {"k": (2,)}])  # paddle's keyword
     assert converted[1:] == [[1, "a"], {"k": [2]}] and converted[0].tolist() == [1.0, 1.0]  # paddle's
     assert isinstance(inspect.getattr_static(ConcatDataset, "cumsum"), staticmethod)
     assert ConcatDataset.cumsum([[1, 2], [3], []]) == [2, 3, 3]

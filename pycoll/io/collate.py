@@ -39,16 +39,16 @@ def default_collate_fn(batch: List[Any]) -> Any:
                     f"the DataLoader a collate_fn")
 
 
-def default_convert_fn(sample: Any) -> Any:
-    """paddle's collate without batching (``DataLoader(batch_size=None)``): ``sample`` as it is,
-    but its tuples and lists, at any depth, as lists (and mappings as dicts)."""
-    if isinstance(sample, (str, bytes)):
-        return sample
-    if isinstance(sample, Mapping):
-        return {key: default_convert_fn(value) for key, value in sample.items()}
-    if isinstance(sample, Sequence):
-        return [default_convert_fn(value) for value in sample]
-    return sample
+def default_convert_fn(batch: Any) -> Any:
+    """paddle's collate without batching (``DataLoader(batch_size=None)``): the sample ``batch``
+    (paddle's name) as it is, but its tuples and lists, at any depth, as lists (and mappings as dicts)."""
+    if isinstance(batch, (str, bytes)):
+        return batch
+    if isinstance(batch, Mapping):
+        return {key: default_convert_fn(value) for key, value in batch.items()}
+    if isinstance(batch, Sequence):
+        return [default_convert_fn(value) for value in batch]
+    return batch
 
 
 def to_tensors(batch: Any) -> Any:
