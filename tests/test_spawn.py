@@ -203,8 +203,9 @@ def test_ctrl_c_stops_the_job_and_removes_its_folder(tmp_path):
     script.write_text(SPAWNED)
     log = tmp_path / "output.txt"
     with open(log, "w") as out:
-        parent = subprocess.Popen([sys.executable, str(script), "loop"], stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True, cwd=tmp_path,
+        # -X faulthandler: should the parent not end, SIGABRT makes it write where each thread is
+        parent = subprocess.Popen([sys.executable, "-X", "faulthandler", str(script), "loop"], stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path,
                                   env={**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYCOLL_TIMEOUT": "60"})
     try:
         deadline = time.monotonic() + 60
@@ -212,7 +213,16 @@ def test_ctrl_c_stops_the_job_and_removes_its_folder(tmp_path):
             assert parent.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)
         parent.send_signal(signal.SIGINT)  # the parent alone: it stops the job itself
-        parent.wait(timeout=30)
+        try:
+            parent.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.kill(parent.pid, signal.SIGABRT)
+            time.sleep(2)
+            tree = subprocess.run(["ps", "-o", "pid,ppid,stat,wchan:20,args", "-g", str(parent.pid)],
+                                  capture_output=True, text=True).stdout
+            os.killpg(parent.pid, signal.SIGKILL)  # its session: MPI's launcher and the ranks
+            raise AssertionError(f"the parent did not end 30 s after Ctrl-C; its processes:\n{tree}\n"
+                                 f"its output (with its threads' stacks):\n{log.read_text()[-6000:]}") from None
     finally:
         if parent.poll() is None:
             os.killpg(parent.pid, signal.SIGKILL)
