@@ -203,10 +203,14 @@ def test_ctrl_c_stops_the_job_and_removes_its_folder(tmp_path):
     script.write_text(SPAWNED)
     log = tmp_path / "output.txt"
     with open(log, "w") as out:
-        # -X faulthandler: should the parent not end, SIGABRT makes it write where each thread is
+        # -X faulthandler: should the parent not end, SIGABRT makes it write where each thread is.
+        # SIGINT's default action is restored for it: a test run started in the background by a shell
+        # without job control inherits SIGINT ignored, and Python then installs no KeyboardInterrupt
+        # handler, so the Ctrl-C this test sends would be ignored (as it was in two CI runs)
         parent = subprocess.Popen([sys.executable, "-X", "faulthandler", str(script), "loop"], stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path,
-                                  env={**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYCOLL_TIMEOUT": "60"})
+                                  env={**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYCOLL_TIMEOUT": "60"},
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while log.read_text().count("started pid=") < 2:
