@@ -5,7 +5,7 @@ alone, and Adam's ``lazy_mode`` updates just those rows. pycoll's gradients are 
 embedding records the ids it looked up on its weight (`record_rows`) and the optimizer asks which
 rows to update (`rows_to_update`). The record gathers the ids of every backward since the last
 step (gradient accumulation: the union of rows) and starts afresh at the first backward after a
-step or after the optimizer's ``clear_grad`` (`forget_rows`). The rows updated are those recorded
+step or after the gradient is cleared (``Tensor.clear_gradient``, `forget_rows`). The rows updated are those recorded
 plus every row whose gradient is not zero: a gradient summed over ranks (DataParallel) or set by
 hand reaches rows this rank did not look up, and all ranks then update the same rows.
 """
@@ -44,4 +44,5 @@ def rows_to_update(param: Any, grad: Any) -> Optional[Any]:
 
 def forget_rows(param: Any) -> None:
     """Drop ``param``'s record (its gradient was cleared)."""
-    param.__dict__.pop(_RECORD, None)
+    if _RECORD in getattr(param, "__dict__", ()):
+        del param.__dict__[_RECORD]

@@ -21,6 +21,7 @@ import numpy as np
 from pycoll import _graph, _versions
 from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
+from pycoll._sparse_rows import forget_rows
 from pycoll.device import PlaceObject, array_module, is_array, move, parse_place, place_of, to_module
 from pycoll.device.places import CPUPlace
 from pycoll.dtypes import DTypeLike
@@ -301,7 +302,9 @@ class Tensor:
                 hook(self)
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
-        """Zero `.grad` in place (paddle's default) or, with set_to_zero=False, drop it."""
+        """Zero `.grad` in place (paddle's default) or, with set_to_zero=False, drop it (and the rows
+        a sparse gradient touched, which lazy optimizers read: pycoll._sparse_rows)."""
+        forget_rows(self)
         if self._grad is None:
             return
         if set_to_zero and getattr(self._grad._array.flags, "writeable", True):

@@ -24,6 +24,7 @@ import numpy as np
 
 from pycoll._fp_quiet import SILENT as _SILENT, quiet as _quiet, restore as _restore, silence as _silence
 from pycoll._param_aliases import param_aliases
+from pycoll._sparse_rows import record_rows
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output
@@ -215,8 +216,6 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
         out[ids == padding_idx] = 0
     w_shape = w.shape  # the backward keeps no values of the weight (see pycoll._graph's saved memory)
     record = sparse and weight.grad_node is None and not weight.stop_gradient
-    if record:
-        from pycoll._sparse_rows import record_rows  # this function is its only user here
 
     def backward(g: Any) -> tuple:
         gw = array_module(g).zeros(w_shape, dtype=g.dtype)

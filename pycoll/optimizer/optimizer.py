@@ -10,7 +10,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
-from pycoll._sparse_rows import forget_rows, rows_to_update
+from pycoll._sparse_rows import rows_to_update
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer._checks import real
@@ -312,7 +312,6 @@ class Optimizer:
         """Zero every parameter's gradient in place (paddle's default) or drop it."""
         for p in self._parameter_list:
             p.clear_gradient(set_to_zero)
-            forget_rows(p)
 
     clear_gradients = clear_grad
 
