@@ -364,14 +364,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("\n".join(plan(args)))
         return 0
     world_group = dist.init_parallel_env(backend="nccl")
-    if world_group.backend.name != "nccl":
+    if world_group.backend_name != "nccl":
         raise SystemExit("gpu_peers.py: no usable GPU here (pycoll fell back to its cpu backend)")
     comm = MPI.COMM_WORLD.Dup()
     rank, world = comm.Get_rank(), comm.Get_size()
     port = free_port(comm)  # before any contender starts: nothing else has taken it yet
-    contenders = [pycoll_contender(world), raw_contender(world_group.backend.comm),
+    contenders = [pycoll_contender(world), raw_contender(world_group.engine.comm),
                   cupyx_contender(rank, world)]
-    device = world_group.backend.device
+    device = world_group.engine.device
     skipped = []
     for name, make in (("torch", lambda: torch_contender(rank, world, device, port)),
                        ("nccl4py", lambda: nccl4py_contender(comm, rank, world))):

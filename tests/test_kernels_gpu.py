@@ -512,7 +512,7 @@ def test_arrays_on_another_device(cp):
 @pytest.mark.parametrize("src,dst", CASTS)
 def test_fallback_gives_the_same_results(cp, src, dst, monkeypatch, caplog):
     """A build without CUDA kernels copies with CuPy, array by array, and warns once; its
-    results are the kernels' (and NumPy's)."""
+    results are the kernels' (and NumPy's), but for float32 subnormals, which CuPy flushes."""
     src, dst = dt(src), dt(dst)
     rng = np.random.default_rng(11)
     arrays = make_arrays(src, SIZES, rng)
@@ -536,9 +536,26 @@ def test_fallback_gives_the_same_results(cp, src, dst, monkeypatch, caplog):
         warnings = [r for r in caplog.records
                     if r.name == "pycoll" and "no CUDA kernels" in r.message]
         assert len(warnings) == (1 if path == "fallback" else 0)
+    flat_in = ravel_all(arrays)
     for i, scale in enumerate((None, 1 / 3, 1e30)):
-        want_flat = reference(ravel_all(arrays), src, dst, scale)
+        want_flat = reference(flat_in, src, dst, scale)
         want_back = reference(flat_h, src, dst, scale)
-        for got in results.values():
-            assert_same_values(got[2 * i], want_flat)
-            assert_same_values(got[2 * i + 1], want_back)
+        for path, got in results.items():
+            if path == "cuda" or not {"float32", "bfloat16"} & {src.name, dst.name}:
+                assert_same_values(got[2 * i], want_flat)
+                assert_same_values(got[2 * i + 1], want_back)
+            else:
+                assert_same_but_flushed(got[2 * i], want_flat, flat_in)
+                assert_same_but_flushed(got[2 * i + 1], want_back, flat_h)
+
+
+def assert_same_but_flushed(got, want, source):
+    """The fallback's answer where float32 arithmetic is involved: CuPy compiles its kernels with
+    -ftz=true (cupy/cupy#8382), so float32 (and bfloat16, computed in float32) subnormals, read or
+    made, become zeros of the same sign; every other element is exact."""
+    tiny = np.finfo(F32).tiny
+    with np.errstate(invalid="ignore"):  # bfloat16 NaNs widen with a warning
+        g, w, x = (a.astype(F64) for a in (got, want, source))
+        may_flush = ((w != 0) & (np.abs(w) < tiny)) | ((x != 0) & (np.abs(x) < tiny))
+    flushed = may_flush & (g == 0) & (np.signbit(g) == np.signbit(w))
+    assert_same_values(got[~flushed], want[~flushed])

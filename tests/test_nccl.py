@@ -208,6 +208,20 @@ def test_a_failed_launch_is_a_collective_error(backend, fake):
     assert backend.comm.aborted
 
 
+def test_a_launch_that_fails_because_another_thread_aborted_says_so(backend, fake, caplog):
+    """A first call blocks inside NCCL until its peers connect; the watchdog's abort ends it with
+    NCCL's "internal error", which is not the cause: the call says the communicator was aborted,
+    and does not abort and log again."""
+    def blocked_then_aborted(*args):
+        backend.abort()  # what the watchdog's thread does meanwhile
+        raise RuntimeError("NCCL_ERROR_INTERNAL_ERROR: internal error")
+
+    backend.comm.allReduce = blocked_then_aborted
+    with pytest.raises(CollectiveError, match=r"^all_reduce: the nccl communicator was aborted$"):
+        backend.all_reduce(zeros(1, np.float32), backend.plan(np.dtype(np.float32), ReduceOp.SUM), True)
+    assert not [r for r in caplog.records if "aborting the communicator" in r.getMessage()]
+
+
 def test_barrier_waits_on_the_host_and_is_bounded(backend, fake):
     fake.done = True
     assert backend.barrier(True) is None

@@ -30,7 +30,9 @@ class JobEnded(Exception):
 
 @pytest.fixture(autouse=True)
 def job_end(monkeypatch):
-    def abort_job(code, message=None):
+    def abort_job(code, message=None, then=None):
+        if then is not None:  # the real one runs it once the message is out
+            then()
         raise JobEnded(code, message)
 
     monkeypatch.setattr(_failure, "abort_job", abort_job)
@@ -227,3 +229,28 @@ def test_destroyed_groups_are_skipped_and_cpu_groups_have_nothing_enqueued(world
     gone = Group(2, [0, 1], 0, None, 1.0)
     Watchdog(groups=lambda: [cpu, gone]).tick(1e6)
     cpu.engine.free()
+
+
+def test_the_job_is_ended_with_its_message_written_and_reported_before_the_communicator_is_aborted(
+        monkeypatch, capsys):
+    """Aborting an NCCL communicator makes a call blocked inside it fail on the main thread
+    (NCCL's "internal error"); the watchdog's reason must be out before that can race it."""
+    events = []
+
+    class Exit(Exception):
+        pass
+
+    def real_exit(code):
+        raise Exit(code)
+
+    monkeypatch.undo()  # the real abort_job, with no MPI and no launcher to reach
+    monkeypatch.setattr(_failure, "_broken", False)
+    monkeypatch.setattr(_failure, "mpi_running", lambda: False)
+    monkeypatch.setattr(_failure, "first_int", lambda names: None)
+    monkeypatch.setattr(_failure, "report", lambda text, code: events.append(("report", text)))
+    monkeypatch.setattr(_failure, "_real_exit", real_exit)
+    with pytest.raises(Exit):
+        _failure.abort_job(1, "pycoll.CollectiveError: all_reduce #1 timed out",
+                           then=lambda: events.append(("abort", capsys.readouterr().err)))
+    assert events == [("report", "pycoll.CollectiveError: all_reduce #1 timed out"),
+                      ("abort", "pycoll.CollectiveError: all_reduce #1 timed out\n")]

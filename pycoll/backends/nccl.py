@@ -13,8 +13,11 @@ Streams. Every collective method takes ``blocking``:
 
 Actions that finish a call (the divide of an average where NCCL has no ``ncclAvg``) are queued
 on the same stream, after the call. Reductions use NCCL's datatype for the array's dtype;
-complex arrays travel as twice as many floats, which is exact for SUM and AVG only. Pure data
-movement moves bytes, so it serves any fixed-size dtype.
+complex arrays travel as twice as many floats, which is exact for SUM and AVG only. AVG is
+NCCL's own (each rank's part scaled by 1/n in the array's dtype, then summed, as torch's and
+paddle's NCCL averages): in float16 or bfloat16 it can differ from the MPI engine's sum-then-divide
+by an ulp (1, 2, 3 average to 1.999 in float16 on 3 ranks of an H100). Pure data movement moves
+bytes, so it serves any fixed-size dtype.
 
 Point-to-point. NCCL runs a communicator's operations in the order they are issued, and a
 send only completes against a receive that is already running. So that the MPI patterns work
@@ -134,6 +137,11 @@ class NCCLBackend:
         except Exception as exc:
             if isinstance(exc, CollectiveError):
                 raise
+            if self._broken is not None:
+                # aborted from another thread (the watchdog) while the launch was blocked inside
+                # NCCL (a first call waits there for its peers to connect): NCCL's error for that
+                # ("internal error") is not the cause, and the abort has been reported
+                raise CollectiveError(f"{name}: {self._broken}") from exc
             raise self._fail(name, exc) from exc
 
     def stalled_call(self) -> Optional[Launched]:

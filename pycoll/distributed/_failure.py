@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
@@ -74,8 +74,13 @@ def abort_before_mpi(code: int) -> None:
     time.sleep(_ABORT_WAIT_S)
 
 
-def abort_job(code: int, message: Optional[str] = None) -> None:
-    """Stop every rank of the job (this one included) with exit ``code``; never returns."""
+def abort_job(code: int, message: Optional[str] = None,
+              then: Optional[Callable[[], None]] = None) -> None:
+    """Stop every rank of the job (this one included) with exit ``code``; never returns.
+
+    ``message`` is written and reported first; ``then`` (the watchdog's abort of a communicator)
+    runs after it, so that a call that the abort makes fail on the main thread cannot report its
+    own, vaguer, error as the reason the job ended."""
     code = failing_status(code)
     if message:
         sys.stderr.write(message.rstrip("\n") + "\n")
@@ -85,6 +90,8 @@ def abort_job(code: int, message: Optional[str] = None) -> None:
             stream.flush()
         except Exception:  # a closed stream must not stop the abort
             pass
+    if then is not None:
+        then()
     if mpi_running():
         from mpi4py import MPI
 

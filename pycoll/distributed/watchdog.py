@@ -158,9 +158,8 @@ class Watchdog:
                 continue
             error = backend.async_error()
             if error is not None:
-                _abort_engine(backend)
-                _failure.abort_job(1, f"pycoll.CollectiveError: NCCL reported an error on "
-                                      f"{g.describe()}: {error}; stopping the job")
+                _end_job(backend, f"pycoll.CollectiveError: NCCL reported an error on "
+                                  f"{g.describe()}: {error}; stopping the job")
             call = backend.stalled_call()
             if call is not None:
                 self._observe(stalled, g, call, now, -1, lambda: not call.done)
@@ -170,8 +169,7 @@ class Watchdog:
             others = sum(len(g.pending) for g in live) - (waiting is not None) if host else 0
             found = self.stalls.update(stalled, host, others, live)
             if found is not None:
-                _abort_engine(found[0].engine)
-                _failure.abort_job(1, f"pycoll.CollectiveError: {found[1]}")
+                _end_job(found[0].engine, f"pycoll.CollectiveError: {found[1]}")
 
     def _observe(self, stalled: List[Tuple[Any, Any, int, Callable[[], bool]]], group: Any, call: Any,
                  now: float, blocking: int, still_waiting: Callable[[], bool],
@@ -195,20 +193,26 @@ class Watchdog:
                            _label(call), group.describe(), waited, group.timeout)
         gone = self._departed(group)
         if gone and waited > _EXIT_GRACE_S and still_waiting():
-            _abort_engine(group.engine)
-            _failure.abort_job(1, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
-                                  f"complete: rank(s) {gone} left the job (exited); stopping the job")
+            _end_job(group.engine, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
+                                   f"complete: rank(s) {gone} left the job (exited); stopping the job")
         if not own_deadline and waited > group.timeout and still_waiting():
             error = timeout_error(call.name, call.seq, group, group.timeout)
-            _abort_engine(group.engine)
-            _failure.abort_job(1, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
-                                  f"stopping the job")
+            _end_job(group.engine, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
+                                   f"stopping the job")
 
     def _departed(self, group: Any) -> List[int]:
         """Members of ``group`` that have exited the job."""
         if self.exits is None:
             return []
         return sorted(set(group.ranks) & self.exits.poll())
+
+
+def _end_job(backend: Any, message: str) -> None:
+    """End the job with ``message``, aborting ``backend``'s communicator once the message is out:
+    a call blocked inside NCCL (its first call connecting to a peer that never comes) fails
+    when the communicator is aborted, and the main thread would otherwise race to end the job
+    with NCCL's own words for that ("internal error")."""
+    _failure.abort_job(1, message, then=lambda: _abort_engine(backend))
 
 
 def _abort_engine(backend: Any) -> None:

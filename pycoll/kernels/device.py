@@ -212,7 +212,9 @@ def _warn_fallback() -> None:
 
 def _copy_cupy(x, y, src: np.dtype, dst: np.dtype, scale: Optional[float]) -> None:
     """y[...] = x (both 1-D CuPy arrays of one size), computed as the CUDA kernels do: in the
-    wider dtype, with `scale` already rounded to it, then rounded once to y's dtype."""
+    wider dtype, with `scale` already rounded to it, then rounded once to y's dtype. One
+    difference remains: CuPy compiles its kernels with -ftz=true, so float32 (and bfloat16)
+    subnormals read or made here become zeros of the same sign, where the kernels keep them."""
     if x.size == 0:
         return
     if scale is None and src == dst:

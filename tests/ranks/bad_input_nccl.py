@@ -26,7 +26,7 @@ CASES = [
      ["all_reduce", "tensor is a host array", "numpy.ndarray", "move it to the GPU"]),
     ("a host Tensor", lambda: dist.broadcast(pycoll.to_tensor(np.ones(2), place="cpu"), src=0), TypeError,
      ["broadcast", "host array"]),
-    ("a NumPy block to scatter", lambda: dist.scatter(cupy.ones(2), [np.ones(2)] * n, src=rank), TypeError,
+    ("a NumPy block to scatter", lambda: dist.scatter(cupy.ones(2), [np.ones(2)] * n, src=0), TypeError,
      ["tensor_list[0]", "host array"]),
     ("NumPy gather outputs", lambda: dist.all_gather([np.ones(2)] * n, cupy.ones(2)), TypeError,
      ["tensor_list[0]", "host array"]),
