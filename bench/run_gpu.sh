@@ -19,12 +19,16 @@
 #                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
 # A device call has 10 minutes and setup.sh takes one of them; a session's device time (15 minutes
-# now, the machine's start included) holds about one such call. So the run is three calls, each
-# with --budget 520 (so that it ends, packed, inside its call), the cheapest checks first; a session
-# lent a GPU runs the first call not yet run (bench/RESULTS.md and the notes say which ran):
-#   --part build,tests-kernels,kernels,collectives-1rank,peers-1rank,dp-1rank   (one rank)
-#   --part tests-nccl,tests-ranks                                               (the rank tests)
-#   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks,failures   (2-rank benchmarks)
+# now, the machine's start included) held two such calls on 2026-11-26 (an H100: start 30 s,
+# setup.sh 40 s, tests-kernels 31 s, tests-nccl 132 s, kernels 31 s, collectives-1rank 48 s,
+# peers-1rank 28 s, dp-1rank 17 s). So the run is three calls, each with --budget 520 (so that it
+# ends, packed, inside its call); a session lent a GPU runs the first call not yet run or not yet
+# passed (bench/RESULTS.md and the notes say which):
+#   --part build,tests-kernels,tests-nccl,tests-ranks,failures        (every gpu test)
+#   --part kernels,collectives-1rank,peers-1rank,dp-1rank             (one-rank benchmarks)
+#   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks  (2-rank benchmarks)
+# The 2-rank benchmarks need two GPUs: two processes on one GPU take turns on it (no MPS), about a
+# millisecond a call, so their figures would measure the time slices, not NCCL or pycoll.
 #
 # Each step runs under its own time limit (--limit STEP=SECONDS changes one; --budget bounds the
 # whole run: a step gets at most what is left, and none starts with under 15 s left) with its
