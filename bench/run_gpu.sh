@@ -152,7 +152,7 @@ O=$(printf %q "$outdir")
 launch="\$PY -m pycoll.launch --nproc_per_node"
 pytest="\$PY -m pytest -m gpu -p no:cacheprovider -v -rfEs --durations=25"
 rank_tests="tests/test_nccl.py tests/test_nccl_failures.py"
-in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py"
+in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py tests/test_gpu_cases.py"
 others="tests$(for t in $in_process_tests $rank_tests; do printf ' --ignore=%s' "$t"; done)"
 if [[ $mode == gpu ]]; then
   backend=nccl check="&& build_check $O/info.json"
