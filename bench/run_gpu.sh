@@ -24,8 +24,8 @@
 # peers-1rank 28 s, dp-1rank 17 s). So the run is three calls, each with --budget 520 (so that it
 # ends, packed, inside its call); a session lent a GPU runs the first call not yet run or not yet
 # passed (bench/RESULTS.md and the issue's notes say which):
-#   --part build,tests-kernels,tests-nccl,tests-ranks,failures        (every gpu test)
-#   --part kernels,collectives-1rank,peers-1rank,dp-1rank             (one-rank benchmarks)
+#   --part build,tests-kernels,tests-nccl,kernels,collectives-1rank,peers-1rank,dp-1rank,failures
+#   --part tests-ranks                                                (29 multi-rank gpu tests)
 #   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks  (2-rank benchmarks)
 # The 2-rank benchmarks need two GPUs: two processes on one GPU take turns on it (no MPS), about a
 # millisecond a call, so their figures would measure the time slices, not NCCL or pycoll.
@@ -175,7 +175,7 @@ step build build 60 "\$PY -m pycoll.info --json > $O/info.json && \$PY -m pycoll
 step build environment 60 "$environment"
 step tests tests-kernels 240 "$pytest --junitxml=$O/tests-kernels.xml $in_process_tests"
 step tests tests-nccl 360 "$pytest --junitxml=$O/tests-nccl.xml $rank_tests"
-step tests tests-ranks 420 "$pytest --junitxml=$O/tests-ranks.xml $others"
+step tests tests-ranks 500 "$pytest --junitxml=$O/tests-ranks.xml $others"
 step kernels kernels 120 "\$PY $kernels --json $O/kernels.json"
 step collectives collectives-1rank 150 \
   "$bench --nprocs 1 $sweep1 --json $O/collectives-1rank.json --plot $O/collectives-1rank.png"
