@@ -21,6 +21,14 @@ and is no ``numpy.ndarray``; it behaves as CuPy 14's does where pycoll's GPU bug
 :func:`installed` puts it in CuPy's place in ``sys.modules`` (and the NCCL engine's, through
 host_cuda's :class:`~host_cuda.HostCuda` over this array module) and restores everything after.
 
+Counting (tests/device_counts.py): while ``_COUNTER[0]`` is a function, the stand-in calls it as
+``counter(kind, name)`` for each device->host transfer (kind ``"sync"``: ``get``, ``item``,
+``tolist``, ``__float__``/``__int__``/``__bool__``/``__complex__``, printing, ``asnumpy``, pickling,
+and the ops whose output size CuPy must read back: a boolean-mask index, ``nonzero`` & co.), each
+host->device copy (``"upload"``) and each device operation (``"op"``: a ufunc, a reduction, a
+matmul, a copy, an allocation, a write through an index; views and reshapes that move no data
+are not counted). Nothing else changes.
+
 Not checked: streams and asynchrony, real device memory limits, CuPy's own numerics (its
 reductions' summation order, its float16 paths), kernels (``ElementwiseKernel``/``RawKernel`` are
 absent), DLPack to other frameworks (the capsule is NumPy's).
@@ -32,13 +40,43 @@ import json
 import os
 import sys
 import types
-from typing import Any, Callable, Dict, Iterator
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import numpy as np
 
 _NAMES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cupy_names.json")
 _IMPLICIT = ("Implicit conversion to a NumPy array is not allowed. "
              "Please use `.get()` to construct a NumPy array explicitly.")
+
+
+_COUNTER: List[Optional[Callable[[str, str], None]]] = [None]  # see the module docstring
+
+
+def _note(kind: str, name: str) -> None:
+    counter = _COUNTER[0]
+    if counter is not None:
+        counter(kind, name)
+
+
+def _root(a: np.ndarray) -> np.ndarray:
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _note_result(name: str, result: Any, held: Dict[int, Any]) -> None:
+    """One ``"op"`` for a call whose result holds memory none of its device inputs own (a new
+    buffer), or that returned None after taking a device array (it wrote in place)."""
+    if _COUNTER[0] is None:
+        return
+    if result is None:
+        if held:
+            _note("op", name)
+        return
+    arrays = result if isinstance(result, (list, tuple)) else (result,)
+    inputs = {id(_root(x._a)) for x in held.values()}
+    if any(isinstance(r, ndarray) and id(_root(r._a)) not in inputs for r in arrays):
+        _note("op", name)
 
 
 def _names() -> Dict[str, Any]:
@@ -77,6 +115,7 @@ class _Pointer:
         """``size`` bytes from ``src`` to here (CuPy's MemoryPointer method; host memory here)."""
         import ctypes
 
+        _note("op", "memcpy")
         ctypes.memmove(self.ptr, src.ptr, size)
 
 
@@ -124,6 +163,7 @@ class ndarray:
 
     def __init__(self, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
                  order: str = "C"):
+        _note("op", "ndarray")
         self._a = np.ndarray(shape, dtype, order=order)
 
     @classmethod
@@ -137,6 +177,7 @@ class ndarray:
         raise TypeError(_IMPLICIT)
 
     def get(self, stream: Any = None, order: str = "C", out: Any = None, blocking: bool = True) -> np.ndarray:
+        _note("sync", "get")
         if out is not None:
             np.copyto(out, self._a)
             return out
@@ -145,33 +186,43 @@ class ndarray:
     def set(self, arr: np.ndarray, stream: Any = None) -> None:
         if not isinstance(arr, np.ndarray) or arr.shape != self._a.shape or arr.dtype != self._a.dtype:
             raise ValueError("strict_cupy: set() needs a numpy.ndarray of the same shape and dtype")
+        _note("upload", "set")
         np.copyto(self._a, arr)
 
     def item(self, *args: Any) -> Any:
+        _note("sync", "item")
         return self._a.item(*args)
 
     def tolist(self) -> Any:
+        _note("sync", "tolist")
         return self._a.tolist()
 
     def __int__(self) -> int:
+        _note("sync", "__int__")
         return int(self._a)
 
     def __float__(self) -> float:
+        _note("sync", "__float__")
         return float(self._a)
 
     def __complex__(self) -> complex:
+        _note("sync", "__complex__")
         return complex(self._a)
 
     def __bool__(self) -> bool:
+        _note("sync", "__bool__")
         return bool(self._a)
 
     def __repr__(self) -> str:
+        _note("sync", "__repr__")
         return repr(self._a)
 
     def __str__(self) -> str:
+        _note("sync", "__str__")
         return str(self._a)
 
     def __format__(self, spec: str) -> str:
+        _note("sync", "__format__")
         return format(self._a, spec)
 
     def __len__(self) -> int:
@@ -230,19 +281,29 @@ class ndarray:
         return self._a.__dlpack__()
 
     def __copy__(self) -> "ndarray":
+        _note("op", "copy")
         return ndarray._of(self._a.copy())
 
     def __deepcopy__(self, memo: dict) -> "ndarray":
+        _note("op", "copy")
         return ndarray._of(self._a.copy())
 
     def __reduce__(self) -> tuple:
+        _note("sync", "pickle")
         return (array, (self._a.copy(),))
 
     # ---- indexing ----------------------------------------------------------------------------
     def __getitem__(self, index: Any) -> "ndarray":
+        if _COUNTER[0] is not None:
+            parts = index if isinstance(index, tuple) else (index,)
+            if any(isinstance(p, ndarray) and p.dtype == np.bool_ for p in parts):
+                _note("sync", "mask index")  # CuPy reads the mask's count back to size the result
+            if _is_advanced(_index(index)) or any(isinstance(p, ndarray) for p in parts):
+                _note("op", "gather")
         return ndarray._of(self._a[_index(index)])
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        _note("op", "setitem")
         index = _index(index)
         if isinstance(value, ndarray):
             self._a[index] = value._a
@@ -254,6 +315,7 @@ class ndarray:
             self._a[index] = value
 
     def fill(self, value: Any) -> None:
+        _note("op", "fill")
         if isinstance(value, ndarray):
             if value.shape != ():
                 raise ValueError("non-scalar cupy.ndarray cannot be used for fill")
@@ -263,12 +325,15 @@ class ndarray:
         self._a.fill(value)
 
     def scatter_add(self, slices: Any, value: Any) -> None:
+        _note("op", "scatter_add")
         np.add.at(self._a, _index(slices), _operand(value))
 
     def scatter_max(self, slices: Any, value: Any) -> None:
+        _note("op", "scatter_max")
         np.maximum.at(self._a, _index(slices), _operand(value))
 
     def scatter_min(self, slices: Any, value: Any) -> None:
+        _note("op", "scatter_min")
         np.minimum.at(self._a, _index(slices), _operand(value))
 
     # ---- numpy protocols, as CuPy answers them -------------------------------------------------
@@ -303,12 +368,17 @@ def _method(name: str) -> Callable:
         held: Dict[int, Any] = {id(self._a): self}
         host_args = [_operand(a, held) for a in args]
         host_kwargs = {k: _operand(v, held) for k, v in kwargs.items()}
-        return _device(getattr(self._a, name)(*host_args, **host_kwargs), held)
+        result = _device(getattr(self._a, name)(*host_args, **host_kwargs), held)
+        if name in _READS_BACK:
+            _note("sync", name)
+        _note_result(name, result, held)
+        return result
 
     method.__name__ = name
     return method
 
 
+_READS_BACK = {"nonzero", "argwhere", "flatnonzero", "unique", "compress"}  # output sized on the host
 _OWN = set(vars(ndarray))
 for _name in NAMES["cupy.ndarray"]:
     if _name not in _OWN and not _name.startswith("_") and callable(getattr(np.ndarray, _name, None)):
@@ -445,6 +515,7 @@ class ufunc:
                 else _kernel_operand(out, held)
         if kwargs.get("where") is not None:
             kwargs["where"] = _kernel_operand(kwargs["where"], held)
+        _note("op", self.__name__)
         return _device(fn(*host_args, **kwargs), held)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -473,7 +544,14 @@ def _function(host: Callable, name: str, converts: bool) -> Callable:
         held: Dict[int, Any] = {}
         take = _host_value if converts else (lambda x: _operand(x, held))
         result = host(*[take(a) for a in args], **{k: take(v) for k, v in kwargs.items()})
-        return _device(result, held) if not converts else ndarray._of(np.asarray(result))
+        if converts:
+            _note("upload", name)
+            return ndarray._of(np.asarray(result))
+        result = _device(result, held)
+        if name.rsplit(".", 1)[-1] in _READS_BACK:
+            _note("sync", name)
+        _note_result(name, result, held)
+        return result
 
     call.__name__ = name
     return call
@@ -522,12 +600,14 @@ def _cupy_module() -> Any:
 
 def array(obj: Any, dtype: Any = None, copy: bool = True, order: str = "K", subok: bool = False,
           ndmin: int = 0, *, blocking: bool = False) -> ndarray:
+    _note("op" if isinstance(obj, ndarray) else "upload", "array")
     return ndarray._of(np.array(_host_value(obj), dtype=dtype, copy=copy, order=order, ndmin=ndmin))
 
 
 def asarray(a: Any, dtype: Any = None, order: Any = None, *, copy: Any = None, blocking: bool = False) -> ndarray:
     if isinstance(a, ndarray) and (dtype is None or a.dtype == np.dtype(dtype)) and not copy:
         return a
+    _note("op" if isinstance(a, ndarray) else "upload", "asarray")
     return ndarray._of(np.array(_host_value(a), dtype=dtype, order=order or "K",
                                 copy=True if copy is None else copy))
 
@@ -537,6 +617,8 @@ def ascontiguousarray(a: Any, dtype: Any = None) -> ndarray:
         raise TypeError(f"Argument 'a' has incorrect type (expected cupy._core.core._ndarray_base, "
                         f"got {type(a).__name__})")
     host = np.ascontiguousarray(a._a, dtype=dtype)
+    if host is not a._a:
+        _note("op", "ascontiguousarray")
     return a if host is a._a else ndarray._of(host)
 
 
@@ -603,6 +685,7 @@ def _scatter(ufunc_: np.ufunc) -> Callable:
     def scatter(a: ndarray, slices: Any, value: Any) -> None:
         if not isinstance(a, ndarray):
             _refuse_host(a)
+        _note("op", f"scatter_{ufunc_.__name__}")
         ufunc_.at(a._a, _index(slices), _operand(value))
 
     return scatter

@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll.device import array_module
+from pycoll.device import array_module, to_module
 from pycoll.tensor import wrap
 
 SumAcross = Callable[[np.ndarray], np.ndarray]  # this rank's sums of squares, one per gradient -> the whole ones
@@ -39,8 +39,37 @@ class _Clip:
         return [(p, None if g is None else wrap(g)) for (p, _), g in zip(params_grads, clipped)]
 
 
-def _square_sums(grads: Sequence[Optional[Any]]) -> np.ndarray:
-    return np.array([0.0 if g is None else float((g.astype(np.float64) ** 2).sum()) for g in grads])
+def _square_sums(grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross]) -> Any:
+    """Each gradient's sum of squares, in float64 (0 for a missing gradient), completed by
+    ``sum_across`` where given. Without ``sum_across`` they stay where the gradients are (on a GPU,
+    a device array: the clip reads nothing back to the host); ``sum_across`` takes and gives host
+    arrays, so then they come to the host in one read."""
+    present = [g for g in grads if g is not None]
+    xp = array_module(present[0]) if present else np
+    sums = [xp.vdot(g, g) for g in (g.astype(np.float64, copy=False) for g in present)]
+    stacked = xp.stack(sums) if sums else xp.zeros(0, np.float64)
+    if len(present) < len(grads):  # put zeros where a gradient is missing
+        full = xp.zeros(len(grads), np.float64)
+        full[[i for i, g in enumerate(grads) if g is not None]] = stacked
+        stacked = full
+    if sum_across is None:
+        return stacked
+    return sum_across(to_module(stacked, np))
+
+
+def _scaled(grads: Sequence[Optional[Any]], scales: Any) -> List[Optional[Any]]:
+    """Each gradient times its scale (``scales``: one per gradient, float64, on the gradients'
+    device or the host), the scale rounded to the gradient's dtype first, as paddle's kernels do."""
+    present = [g for g in grads if g is not None]
+    if not present:
+        return list(grads)
+    xp = array_module(present[0])
+    scales = to_module(scales, xp)
+    cast = {}
+    for g in present:  # one cast of all the scales per dtype
+        if g.dtype not in cast:
+            cast[g.dtype] = scales.astype(g.dtype, copy=False)
+    return [None if g is None else g * cast[g.dtype][i] for i, g in enumerate(grads)]
 
 
 class ClipGradByValue(_Clip):
@@ -65,10 +94,10 @@ class ClipGradByNorm(_Clip):
 
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
-        sums = _square_sums(grads)
-        norms = np.sqrt(sum_across(sums) if sum_across is not None else sums)
-        return [None if g is None else g * g.dtype.type(self.clip_norm / max(float(n), self.clip_norm))
-                for g, n in zip(grads, norms)]
+        sums = _square_sums(grads, sum_across)
+        xp = array_module(sums)
+        norms = xp.sqrt(sums)
+        return _scaled(grads, self.clip_norm / xp.maximum(norms, self.clip_norm))
 
 
 class ClipGradByGlobalNorm(_Clip):
@@ -81,7 +110,8 @@ class ClipGradByGlobalNorm(_Clip):
 
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
-        sums = _square_sums(grads)
-        norm = float(np.sqrt((sum_across(sums) if sum_across is not None else sums).sum()))
-        scale = self.clip_norm / max(norm, self.clip_norm)
-        return [None if g is None else g * g.dtype.type(scale) for g in grads]  # a NumPy scalar: CuPy takes it
+        sums = _square_sums(grads, sum_across)
+        xp = array_module(sums)
+        norm = xp.sqrt(sums.sum())
+        scale = self.clip_norm / xp.maximum(norm, self.clip_norm)  # 0-d, on the gradients' device
+        return _scaled(grads, xp.broadcast_to(scale, (len(grads),)))

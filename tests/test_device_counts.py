@@ -1,0 +1,111 @@
+"""What one training step on "gpu" tensors asks of the device: host syncs and device ops, counted
+by tests/device_counts.py over the strict CuPy stand-in.
+
+A plain step needs no device->host transfer (the loss is read only when the user asks for it), a
+GradScaler step needs one (its found-inf check, as torch's), and the ops counted are what the step
+launched when these tests were written: a change that adds a sync fails here; one that adds kernels
+must raise the bound on purpose. The counts do not depend on the layer widths, so the MLP is the
+bench's (bench/data_parallel_overhead.py: 5 Linear layers with ReLUs between) at small widths.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any, Callable, Dict
+
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn as nn
+import pycoll.optimizer as opt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import strict_cupy  # noqa: E402
+from device_counts import Counts, counting, step_counts  # noqa: E402
+
+WIDTHS = [12, 16, 16, 10, 6]  # the bench's 1024-2048-2048-1536-512, small: the counts are the same
+BATCH = 8
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cupy():
+    with strict_cupy.installed() as module:
+        yield module
+
+
+def mlp(norm: bool = False, dropout: bool = False) -> nn.Layer:
+    """The bench's MLP; ``norm``/``dropout`` put a LayerNorm/Dropout after the first Linear."""
+    layers: list = []
+    for a, b in zip(WIDTHS, WIDTHS[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    extra = ([nn.LayerNorm(WIDTHS[1])] if norm else []) + ([nn.Dropout(0.1)] if dropout else [])
+    return nn.Sequential(*(layers[:1] + extra + layers[1:-1]))
+
+
+def _data(classes: bool = False) -> tuple:
+    rng = np.random.default_rng(0)
+    x = pycoll.to_tensor(rng.standard_normal((BATCH, WIDTHS[0])).astype(np.float32))
+    if classes:
+        return x, pycoll.to_tensor(rng.integers(0, WIDTHS[-1], (BATCH,)).astype(np.int64))
+    return x, pycoll.to_tensor(rng.standard_normal((BATCH, WIDTHS[-1])).astype(np.float32))
+
+
+def _case(optimizer: Callable[[list], Any] = lambda ps: opt.SGD(1e-3, parameters=ps),
+          loss: Callable[[], Any] = nn.MSELoss, wrap: Callable[[Any], Any] = lambda m: m,
+          amp: bool = False, classes: bool = False, **layers: bool) -> Callable[..., Counts]:
+    def run(where: bool = False) -> Counts:
+        pycoll.set_device("gpu")
+        pycoll.seed(1)
+        model = wrap(mlp(**layers))
+        x, y = _data(classes)
+        scaler = pycoll.amp.GradScaler(init_loss_scaling=1024.0) if amp else None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # auto_cast says it computes in float32
+            return step_counts(model, loss(), optimizer(model.parameters()), x, y, scaler,
+                               pycoll.amp.auto_cast if amp else None, where=where)
+    return run
+
+
+CASES: Dict[str, Callable[..., Counts]] = {
+    "sgd+mse": _case(),
+    "adam": _case(lambda ps: opt.Adam(1e-3, parameters=ps)),
+    "adamw": _case(lambda ps: opt.AdamW(1e-3, parameters=ps)),
+    "sgd+clip_global_norm": _case(lambda ps: opt.SGD(1e-3, parameters=ps, grad_clip=nn.ClipGradByGlobalNorm(1.0))),
+    "sgd+amp(float16)+GradScaler": _case(amp=True),
+    "sgd+cross_entropy": _case(loss=nn.CrossEntropyLoss, classes=True),
+    "sgd+layer_norm": _case(norm=True),
+    "sgd+dropout": _case(dropout=True),
+    "DataParallel(1 rank)+sgd": _case(wrap=pycoll.DataParallel),
+}
+
+
+def _syncs(counts: Counts) -> Dict[str, int]:
+    return {phase: n["sync"] for phase, n in counts.table().items() if n["sync"]}
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if "GradScaler" not in n and "cross_entropy" not in n])
+def test_a_plain_training_step_on_gpu_tensors_makes_no_host_sync(name):
+    """Forward, loss, backward, optimizer step (SGD, Adam, AdamW, with a global-norm clip),
+    clear_grad, with LayerNorm, Dropout, DataParallel on one rank: nothing read back."""
+    assert _syncs(CASES[name]()) == {}
+
+
+def test_grad_scaler_step_makes_one_host_sync():
+    """Its found-inf check is the one read (torch's GradScaler reads it once per step too)."""
+    assert _syncs(CASES["sgd+amp(float16)+GradScaler"]()) == {"step": 1}
+
+
+def test_a_global_norm_clip_reads_back_once_only_where_the_sums_go_across_ranks():
+    """A clip completed across ranks (``sum_across``, which takes host sums) reads all the sums in
+    one transfer, not one per gradient; the scales it gives back go up in one upload."""
+    grads = [pycoll.randn([3, 4]).array, None, pycoll.randn([5]).array]
+    with counting() as counts:
+        clipped = nn.ClipGradByGlobalNorm(0.5).clip(grads, sum_across=lambda sums: sums * 2)
+    assert counts.total("sync") == 1 and counts.total("upload") == 1
+    want = [g.get() for g in (grads[0], grads[2])]
+    norm = np.sqrt(2 * sum(float((w.astype(np.float64) ** 2).sum()) for w in want))
+    assert clipped[1] is None
+    for got, w in zip((clipped[0], clipped[2]), want):
+        np.testing.assert_allclose(got.get(), w * np.float32(0.5 / norm), rtol=1e-6)
