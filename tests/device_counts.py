@@ -111,13 +111,13 @@ def step_counts(model: Any, loss_fn: Callable[[Any, Any], Any], optimizer: Any, 
 
 
 def format_table(rows: Dict[str, Counts]) -> str:
-    """A markdown table: one row per case, 'syncs / ops' per phase."""
-    head = "| case | " + " | ".join(PHASES) + " | total syncs | total ops |"
-    lines = [head, "|" + "---|" * (len(PHASES) + 3)]
+    """A markdown table: one row per case, 'syncs / ops' per phase, then the totals."""
+    head = "| case | " + " | ".join(PHASES) + " | total syncs | total ops | uploads |"
+    lines = [head, "|" + "---|" * (len(PHASES) + 4)]
     for case, counts in rows.items():
         table = counts.table()
         cells = [f"{table.get(p, {}).get('sync', 0)} / {table.get(p, {}).get('op', 0)}" for p in PHASES]
-        lines.append(f"| {case} | " + " | ".join(cells) + f" | {counts.total('sync')} | {counts.total('op')} |")
+        lines.append(f"| {case} | " + " | ".join(cells) + f" | {counts.total('sync')} | {counts.total('op')} | {counts.total('upload')} |")
     return "\n".join(lines)
 
 

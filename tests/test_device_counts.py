@@ -9,6 +9,7 @@ bench's (bench/data_parallel_overhead.py: 5 Linear layers with ReLUs between) at
 """
 from __future__ import annotations
 
+import ast
 import os
 import sys
 import warnings
@@ -19,11 +20,12 @@ import pytest
 
 import pycoll
 import pycoll.nn as nn
+import pycoll.nn.functional as F
 import pycoll.optimizer as opt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import strict_cupy  # noqa: E402
-from device_counts import Counts, counting, step_counts  # noqa: E402
+from device_counts import PHASES, Counts, counting, step_counts  # noqa: E402
 
 WIDTHS = [12, 16, 16, 10, 6]  # the bench's 1024-2048-2048-1536-512, small: the counts are the same
 BATCH = 8
@@ -109,3 +111,73 @@ def test_a_global_norm_clip_reads_back_once_only_where_the_sums_go_across_ranks(
     assert clipped[1] is None
     for got, w in zip((clipped[0], clipped[2]), want):
         np.testing.assert_allclose(got.get(), w * np.float32(0.5 / norm), rtol=1e-6)
+
+
+def test_cross_entropy_on_gpu_reads_nothing_back_and_gives_nan_for_a_bad_label():
+    """Valid labels: no sync (and nothing uploaded), the loss equal to the CPU's (which still
+    raises for an id out of range: a check it can make for free); a bad id on the GPU makes the
+    loss NaN instead of stalling the device to raise (paddle's and torch's GPU kernels assert on
+    the device)."""
+    logits = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+    labels = np.array([0, 4, -100, 2], np.int64)  # -100: the default ignore_index
+    pycoll.set_device("cpu")
+    want = F.cross_entropy(pycoll.to_tensor(logits), pycoll.to_tensor(labels)).numpy()
+    with pytest.raises(ValueError, match=r"label ids must lie in \[0, 5\)"):
+        F.cross_entropy(pycoll.to_tensor(logits), pycoll.to_tensor(np.array([0, 5, 1, 1])))
+    pycoll.set_device("gpu")
+    x, y, bad = pycoll.to_tensor(logits), pycoll.to_tensor(labels), pycoll.to_tensor(np.array([0, 5, 1, 1]))
+    with counting() as counts:
+        loss = F.cross_entropy(x, y)
+        poisoned = F.cross_entropy(x, bad, reduction="none")
+        nll = F.nll_loss(x, bad)
+    assert counts.total("sync") == 0 and counts.total("upload") == 0
+    np.testing.assert_array_equal(loss.numpy(), want)
+    assert np.isnan(poisoned.numpy()).tolist() == [False, True, False, False]
+    assert np.isnan(nll.numpy())
+
+
+# Device ops per phase of one steady step of the 5-Linear MLP (4 Linear+bias, 3 ReLU; 8 parameters),
+# as reached; each is an upper bound. forward 11: 4 matmuls, 4 bias adds, 3 relus. loss 3
+# (MSELoss: subtract, square, mean). backward 29: the seed, mean's and square's 3, 4 bias sums,
+# 3 input and 4 weight matmuls, 3 x 2 for the relus, and 8 adds of the gradients into the .grad
+# that clear_grad zeroed (paddle's clear_grad zeroes in place; see the report of this test's
+# commit). step: SGD's 2 per parameter (16); Adam's 12 (96), AdamW's 13 (its decay); the global-norm
+# clip adds 30 (a cast and a dot per gradient, stack, sum, sqrt, maximum, divide, one cast of the
+# scale, a multiply per gradient); GradScaler's unscale 26 (a multiply, isfinite and all per
+# gradient, stack, all). clear_grad: one fill per parameter. cross_entropy's loss 20 (its label
+# check on the device, 9, and the log-softmax, gather and mean); LayerNorm 10 forward, 13 backward.
+OP_BOUNDS = {
+    "sgd+mse": {"forward": 11, "loss": 3, "backward": 29, "step": 16, "clear_grad": 8},
+    "adam": {"forward": 11, "loss": 3, "backward": 29, "step": 96, "clear_grad": 8},
+    "adamw": {"forward": 11, "loss": 3, "backward": 29, "step": 104, "clear_grad": 8},
+    "sgd+clip_global_norm": {"forward": 11, "loss": 3, "backward": 29, "step": 46, "clear_grad": 8},
+    "sgd+amp(float16)+GradScaler": {"forward": 11, "loss": 3, "backward": 31, "step": 42, "clear_grad": 8},
+    "sgd+cross_entropy": {"forward": 11, "loss": 20, "backward": 33, "step": 16, "clear_grad": 8},
+    "sgd+layer_norm": {"forward": 21, "loss": 3, "backward": 42, "step": 20, "clear_grad": 10},
+    "sgd+dropout": {"forward": 12, "loss": 3, "backward": 30, "step": 16, "clear_grad": 8},
+    "DataParallel(1 rank)+sgd": {"forward": 11, "loss": 3, "backward": 29, "step": 16, "clear_grad": 8},
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_device_ops_of_a_training_step_stay_within_what_was_reached(name):
+    table = CASES[name]().table()
+    ops = {phase: table[phase]["op"] for phase in table}
+    assert all(ops[phase] <= bound for phase, bound in OP_BOUNDS[name].items()), (ops, OP_BOUNDS[name])
+    assert all(ops[phase] > 0 for phase in PHASES), ops  # the counter saw every phase
+    uploads = {phase: table[phase]["upload"] for phase in table if table[phase]["upload"]}
+    assert uploads == ({"forward": 1} if "dropout" in name else {})  # dropout's mask: drawn on the host
+
+
+def test_a_data_parallel_step_on_two_ranks_of_gpu_tensors_makes_no_host_sync():
+    from conftest import assert_ok, launch
+
+    result = launch(2, "strict_gpu_counts.py", env={"PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo",
+                                                    "NCCL_IB_DISABLE": "1"}, timeout=120)
+    assert_ok(result)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("counts rank=")]
+    assert len(lines) == 2, result.stdout
+    for line in lines:
+        table = ast.literal_eval(line.split(" ", 2)[2])  # the rank's printed {phase: {kind: n}}
+        assert {phase: n["sync"] for phase, n in table.items()} == dict.fromkeys(PHASES, 0), line
+        assert table["backward"]["op"] > 0, line

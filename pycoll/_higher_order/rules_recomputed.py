@@ -167,7 +167,8 @@ def _normalize(s: Saved, g: Tensor) -> tuple:
 
 @rule("layer_norm.<locals>.backward")
 def _layer_norm(s: Saved, g: Tensor) -> tuple:
-    axes, epsilon, var, xhat = list(s["axes"]), s["epsilon"], s["var"], s["xhat"]
+    rstd, epsilon = s.attached("normalization")
+    axes, xhat = list(s["axes"]), s["xhat"]
     weight, bias = s["weight"], s["bias"]
     shape = [xhat.shape[a] for a in axes]
 
@@ -178,7 +179,7 @@ def _layer_norm(s: Saved, g: Tensor) -> tuple:
             out = out * reshape(w, shape)
         return out if b is None else out + reshape(b, shape)
     # layer_norm is unchanged by a shift of each normalised block: x's centred values stand in for x
-    x_value = xhat * s["xp"].sqrt(var + epsilon)
+    x_value = xhat / rstd
     return recomputed(s, g, forward, [x_value, None if weight is None else weight._array,
                                       None if bias is None else bias._array])
 

@@ -19,16 +19,28 @@ from pycoll.tensor import Tensor
 __all__ = ["cross_entropy", "nll_loss"]
 
 
-def _hard_labels(fn: str, xp: Any, lab: Any, classes: int, ignore_index: int) -> Tuple[Any, Any]:
-    """(valid, safe): where a class id is not ignore_index, and the ids with ignored ones set to
-    0 (so they can index). Ids outside [0, classes) that are not ignored raise ValueError."""
+def _hard_labels(fn: str, xp: Any, lab: Any, classes: int, ignore_index: int) -> Tuple[Any, Any, Any]:
+    """(valid, safe, bad): where a class id is not ignore_index, the ids with ignored ones set to
+    0 (so they can index), and where an id outside [0, classes) is not ignored. On the host such
+    an id raises ValueError (bad is None). On a GPU reading the check back would stall the device
+    at every step (paddle's and torch's kernels assert on the device instead), so ``bad`` is
+    returned for the loss to become NaN there (:func:`_poisoned`): the error shows where the user
+    reads the loss."""
     if lab.dtype.kind not in "iu":
         raise TypeError(f"{fn}: label must hold integer class ids, got dtype {lab.dtype}")
     valid = lab != ignore_index
-    if bool(xp.any(valid & ((lab < 0) | (lab >= classes)))):
-        raise ValueError(f"{fn}: label ids must lie in [0, {classes}) or equal ignore_index "
-                         f"({ignore_index})")
-    return valid, xp.where(valid, lab, 0)
+    bad = valid & ((lab < 0) | (lab >= classes))
+    if xp is np:
+        if bad.any():
+            raise ValueError(f"{fn}: label ids must lie in [0, {classes}) or equal ignore_index "
+                             f"({ignore_index})")
+        return valid, xp.where(valid, lab, 0), None
+    return valid, xp.where(valid & ~bad, lab, 0), bad  # a bad id indexes class 0, then its loss is NaN
+
+
+def _poisoned(xp: Any, losses: Any, bad: Any) -> Any:
+    """``losses`` with NaN where ``bad`` (a device check of :func:`_hard_labels`) marks an id."""
+    return losses if bad is None else xp.where(bad, losses.dtype.type(np.nan), losses)
 
 
 def _class_weights(fn: str, weight: Optional[Tensor], classes: int, dtype: Any) -> Optional[Any]:
@@ -108,7 +120,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
                 raise ValueError(f"cross_entropy: weight and label_smoothing need integer class ids, got label "
                                  f"dtype {lab.dtype}")
             ids = quietly(lab.astype, np.int64)  # NaN/inf ids: whatever the cast gives, silently
-        valid, safe = _hard_labels("cross_entropy", xp, ids, classes, ignore_index)
+        valid, safe, bad = _hard_labels("cross_entropy", xp, ids, classes, ignore_index)
         if label_smoothing > 0:
             if not bool(valid.all()):
                 raise ValueError("cross_entropy: label_smoothing needs every label to be a class id "
@@ -140,7 +152,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
         if w is not None:
             weights = (lab @ w)[..., None]
     else:
-        losses = -xp.take_along_axis(logp, safe, axis=-1) * valid
+        losses = _poisoned(xp, -xp.take_along_axis(logp, safe, axis=-1) * valid, bad)
         if w is not None:
             weights = w[safe] * valid
     if weights is not None:
@@ -154,7 +166,7 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
         elif weights is not None:
             denom = _nonzero(weights.sum())
         else:
-            denom = xp.asarray(losses.size, dtype=dtype)
+            denom = np.dtype(dtype).type(losses.size)  # a scalar: no upload to the device
         out = losses.sum() / denom if logits.size else xp.asarray(np.nan, dtype=dtype)
     elif reduction == "sum":
         out = losses.sum()
@@ -203,10 +215,10 @@ def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,  # n
     if lab.ndim not in (x.ndim - 1, x.ndim) or lab.size != int(np.prod(rows)):
         raise ValueError(f"nll_loss: label shape {list(lab.shape)} does not fit input shape "
                          f"{list(x.shape)} (expected {[rows[0]] + list(rows[1:])})")
-    valid, safe = _hard_labels("nll_loss", xp, lab.reshape(rows), classes, ignore_index)
+    valid, safe, bad = _hard_labels("nll_loss", xp, lab.reshape(rows), classes, ignore_index)
     w = _class_weights("nll_loss", weight, classes, dtype)
     weights = valid.astype(dtype) if w is None else w[safe] * valid
-    losses = -xp.take_along_axis(z, safe[..., None], axis=-1)[..., 0] * weights
+    losses = _poisoned(xp, -xp.take_along_axis(z, safe[..., None], axis=-1)[..., 0] * weights, bad)
     total = None
     if reduction == "mean":
         total = weights.sum()

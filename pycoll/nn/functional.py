@@ -268,23 +268,27 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     lead = tuple(range(a.ndim - len(shape)))
     centered = a - a.mean(axis=axes, keepdims=True)
     var = (centered * centered).mean(axis=axes, keepdims=True)
-    xhat = centered * (1.0 / xp.sqrt(var + epsilon))
+    rstd = 1.0 / xp.sqrt(var + epsilon)
+    xhat = centered * rstd
     w = weight._array.reshape(shape) if weight is not None else None
-    out = xhat * w if w is not None else xhat.copy()
-    if bias is not None:
-        out += bias._array.reshape(shape)
+    if w is not None:
+        out = xhat * w
+        if bias is not None:
+            out += bias._array.reshape(shape)
+    else:  # xhat is kept for the backward: the output never shares its memory
+        out = xhat + bias._array.reshape(shape) if bias is not None else xhat.copy()
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
         gw = (g * xhat).sum(axis=lead).reshape(weight._array.shape) if rw else None
         gb = g.sum(axis=lead).reshape(bias._array.shape) if rb else None
         gx = None
-        if rx:  # the backward keeps var and epsilon (not rstd): a create_graph rule recomputes from them
-            rstd = 1.0 / xp.sqrt(var + epsilon)
+        if rx:
             gh = g * w if w is not None else g
             gx = rstd * (gh - gh.mean(axis=axes, keepdims=True)
                          - xhat * (gh * xhat).mean(axis=axes, keepdims=True))
         return gx, gw, gb
+    backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(out, backward, x, weight, bias)
 
 
