@@ -181,3 +181,19 @@ def test_a_data_parallel_step_on_two_ranks_of_gpu_tensors_makes_no_host_sync():
         table = ast.literal_eval(line.split(" ", 2)[2])  # the rank's printed {phase: {kind: n}}
         assert {phase: n["sync"] for phase, n in table.items()} == dict.fromkeys(PHASES, 0), line
         assert table["backward"]["op"] > 0, line
+
+
+def test_the_stand_in_counts_transfers_and_kernels_not_views(cupy):
+    a = cupy.arange(6, dtype=np.float32)
+    with counting() as counts:
+        a.reshape(2, 3), a[1:], a.T, a.astype(np.float32, copy=False), cupy.ascontiguousarray(a)  # views: free
+    assert counts.table() == {}
+    with counting() as counts:
+        b = a + 1                      # a kernel
+        b.astype(np.float32)           # a copy, even to the same dtype
+        cupy.zeros(3)                  # an allocation (and its fill)
+        b[0] = 5                       # an index write
+        float(b[0]), b.tolist(), bool(b.any()), cupy.asnumpy(b)  # 4 reads (any() is a kernel)
+        b[b > 2]                       # greater, the gather, and the mask count read back
+        cupy.asarray(np.ones(2))       # an upload
+    assert counts.table() == {"other": {"sync": 5, "op": 7, "upload": 1}}

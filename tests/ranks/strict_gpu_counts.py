@@ -5,7 +5,7 @@ after the first). Prints 'counts rank=R {phase: {kind: n}}' (ops counted here ar
 CuPy fallback's, not the CUDA kernels': only the syncs are asserted)."""
 import sys
 
-from strict_gpu_device import cupy  # noqa: F401,I100 - installs the stand-in first
+from strict_gpu_device import held_on_device  # noqa: I100 - installs the stand-in first
 
 import numpy as np  # noqa: E402
 
@@ -23,6 +23,7 @@ rng = np.random.default_rng(rank)
 x = pycoll.to_tensor(rng.standard_normal((4, WIDTHS[0])).astype(np.float32))
 y = pycoll.to_tensor(rng.standard_normal((4, WIDTHS[-1])).astype(np.float32))
 sgd = pycoll.optimizer.SGD(1e-3, parameters=model.parameters())
+held_on_device(model.parameters()[0], "the first weight")
 counts = step_counts(model, nn.MSELoss(), sgd, x, y, warmup=2, where="--where" in sys.argv)
 print(f"counts rank={rank} {counts.table()}", flush=True)
 for phase, sites in counts.sites.items():
