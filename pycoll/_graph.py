@@ -30,6 +30,7 @@ import functools
 import heapq
 import inspect
 import itertools
+import types
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence,
                     runtime_checkable)
 
@@ -322,6 +323,17 @@ class _Buffers:
         return (key in self.fresh and self.handed.get(key) == 1 and g.base is None
                 and getattr(g.flags, "writeable", True))
 
+    def consumed(self, slots: list) -> None:
+        """A node's backward (a pycoll op's own function, no hooks) has run on ``slots``: forget
+        the walk's own arrays handed to it alone. Their memory may be freed now, and a new array
+        given the same id would otherwise look handed twice and be copied where it need not be.
+        Arrays from outside (seeds) stay noted: one handed on again is still not the walk's."""
+        for g in slots:
+            key = id(g)
+            if g is not None and key in self.fresh and self.handed.get(key) == 1:
+                del self.handed[key]
+                self.fresh.discard(key)
+
     def add(self, acc: Any, g: Any) -> Any:
         if acc is None:
             return g
@@ -422,6 +434,8 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
                     out_grads = node.fn(slots[0])
                 else:
                     out_grads = _complex_grads.run_node(node, slots)
+                if node.fresh and isinstance(node.fn, types.FunctionType):
+                    bufs.consumed(slots)
             if not retain_graph:
                 node.fn = None
                 node.inputs = ()
