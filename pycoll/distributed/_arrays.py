@@ -140,44 +140,103 @@ def check_list(items: Any, nranks: int, fn: str, arg: str, allow_empty: bool) ->
 def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
                  like_name: str = "tensor") -> Any:
     """``items`` (a list of ``nranks`` tensors, each with ``like``'s shape and dtype) in one
-    contiguous buffer, block i from ``items[i]``: the buffer they already are when they lie back
-    to back in one (a tensor split into its parts), else a copy."""
+    contiguous buffer, block i from ``items[i]``: the buffer they already are when they tile
+    one (a tensor split into its parts: :func:`tiled`), else a copy."""
     items = check_list(items, nranks, fn, arg, allow_empty=False)
     arrays = check_like(items, like, xp, fn, arg, like_name=like_name)
-    together = _back_to_back(arrays, like)
+    together = tiled(arrays, like, xp)
     return together if together is not None else stacked(arrays, like, xp)
+
+
+# NumPy reads an array's address through __array_interface__ (about 1 us, a dict each time), so
+# below this many bytes a block is copied sooner than its address is checked; CuPy's is free
+_HOST_TILE_BYTES = 16 << 10
 
 
 def _address(arr: Any) -> int:
     return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else arr.data.ptr
 
 
-def _back_to_back(arrays: List[Any], like: Any) -> Optional[Any]:
-    """``arrays`` as one ``(len(arrays), *like.shape)`` view when they are consecutive C-contiguous
-    blocks of one contiguous array of their dtype, away from ``like`` (the receiving array: send
-    and receive memory must not overlap); None otherwise."""
-    base = arrays[0].base
-    if base is None or base.dtype != like.dtype or not base.flags.c_contiguous:
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the memory of arrays ``a`` and ``b`` may overlap (their extents meet)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.may_share_memory(a, b)
+    start_a, start_b = _address(a), _address(b)
+    return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
+
+
+def _span(arrays: List[Any], xp: Any, away_from: Optional[Any]) -> Optional[Tuple[Any, int, int]]:
+    """``(base, offset, nbytes)``: where the memory of ``arrays`` lies in their base (``offset``
+    bytes from its start), when it is proven that they tile one buffer: C-contiguous views of
+    one C-contiguous ``xp`` array (the very same ``base`` object, so one allocation that
+    outlives them all), none empty, each starting at the byte where the one before it ends; and
+    the whole does not overlap ``away_from`` (send and receive memory must not). None otherwise,
+    and for small NumPy blocks (``_HOST_TILE_BYTES``): the caller then copies."""
+    first = arrays[0]
+    base = first.base
+    if not isinstance(base, xp.ndarray) or not base.flags.c_contiguous:
         return None
-    start, step = _address(arrays[0]), arrays[0].nbytes
-    if any(a.base is not base or not a.flags.c_contiguous or _address(a) != start + i * step
-           for i, a in enumerate(arrays)):
+    if xp is np and sum(a.nbytes for a in arrays) < len(arrays) * _HOST_TILE_BYTES:
         return None
-    if _address(like) < start + len(arrays) * step and start < _address(like) + like.nbytes:
+    start = end = _address(first)
+    for arr in arrays:
+        if arr.base is not base or not arr.nbytes or not arr.flags.c_contiguous or (
+                arr is not first and _address(arr) != end):
+            return None
+        end += arr.nbytes
+    origin = _address(base)
+    if start < origin or end > origin + base.nbytes:  # outside base: never so for a view of it
         return None
-    offset, extent = divmod(start - _address(base), base.itemsize)
-    if extent or offset < 0 or offset + len(arrays) * like.size > base.size:
+    if away_from is not None:
+        other = _address(away_from)
+        if other < end and start < other + away_from.nbytes:
+            return None
+    return base, start - origin, end - start
+
+
+def _flat(base: Any) -> Any:
+    return base if base.ndim == 1 else base.reshape(-1)
+
+
+def region(arrays: List[Any], xp: Any, away_from: Optional[Any] = None) -> Optional[Any]:
+    """The memory of ``arrays`` as one 1-D uint8 view, when they tile one buffer away from
+    ``away_from`` (see :func:`_span`); None otherwise."""
+    span = _span(arrays, xp, away_from)
+    if span is None:
         return None
-    return base.reshape(-1)[offset:offset + len(arrays) * like.size].reshape((len(arrays),) + like.shape)
+    base, offset, nbytes = span
+    return _flat(base).view(np.uint8)[offset:offset + nbytes]
+
+
+def tiled(arrays: List[Any], like: Any, xp: Any) -> Optional[Any]:
+    """``arrays`` (each with ``like``'s shape and dtype) as one ``(len(arrays), *like.shape)``
+    view of their memory when they tile one buffer away from ``like`` (see :func:`_span`), else
+    None."""
+    span = _span(arrays, xp, like)
+    if span is None:
+        return None
+    base, offset, nbytes = span
+    start, misaligned = divmod(offset, like.itemsize)
+    if base.dtype == like.dtype and not misaligned:  # the common case, in the fewest views
+        flat = _flat(base)[start:start + nbytes // like.itemsize]
+    else:
+        flat = _flat(base).view(np.uint8)[offset:offset + nbytes].view(like.dtype)
+    return flat.reshape((len(arrays),) + like.shape)
 
 
 def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str, shape: Optional[Tuple[int, ...]] = None) -> List[Any]:
     """The array behind ``x`` as ``nranks`` equal parts (views, written in place): of ``shape``
-    when given and ``x`` is contiguous with that many elements per rank (paddle asks only for the
-    element count: ``[nranks, *shape]`` and ``[nranks * n, ...]`` layouts alike), else along dim 0."""
+    when given and ``x`` is ``[nranks, *shape]``, or contiguous with that many elements per rank
+    (paddle asks only for the element count: ``[nranks * n, ...]`` layouts too), else along dim 0."""
     arr = array_of(x, xp, fn, arg)
-    if shape is not None and arr.flags.c_contiguous and arr.size == nranks * int(np.prod(shape, dtype=np.int64)):
-        return list(arr.reshape((nranks,) + tuple(shape)))
+    if shape is not None:
+        whole = None
+        if arr.shape == (nranks,) + tuple(shape):
+            whole = arr
+        elif arr.flags.c_contiguous and arr.size == nranks * int(np.prod(shape, dtype=np.int64)):
+            whole = arr.reshape((nranks,) + tuple(shape))
+        if whole is not None:  # whole[i, ...]: a view even of 0-d parts (iterating gives NumPy scalars)
+            return [whole[i, ...] for i in range(nranks)]
     if arr.ndim == 0 or arr.shape[0] % nranks:
         raise ValueError(f"pycoll.distributed.{fn}: {arg} has shape {list(arr.shape)}; as one tensor "
                          f"it needs a dim 0 that splits evenly over the group's {nranks} ranks")
@@ -193,25 +252,43 @@ def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     return out
 
 
-def fill_list(out_list: list, blocks: Any, template: Any, xp: Any, fn: str,
-              arg: str) -> Optional[Callable[[], None]]:
-    """Deliver received ``blocks`` into ``out_list``.
+def received_into(out: Any, like: Any, nranks: int) -> Optional[Any]:
+    """``out``, one tensor of ``nranks * like.size`` elements (paddle's stacked ``all_gather``
+    output), as the ``(nranks, *like.shape)`` array to receive into: itself when it is
+    C-contiguous, writeable and away from ``like`` (the sent array); None otherwise (its
+    :func:`parts` are then filled from a buffer of pycoll's)."""
+    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True) or _overlap(out, like):
+        return None
+    return out.reshape((nranks,) + like.shape)
 
-    An empty list gets one entry per block at once (views of ``blocks``, valid when the
-    collective completes); otherwise each entry must be writeable and is filled at completion.
-    """
+
+def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any, fn: str,
+                  arg: str) -> Tuple[Any, Optional[Callable[[], None]]]:
+    """The ``(nranks, *like.shape)`` array that receives a gather of ``like`` (the sent array)
+    for ``out_list`` (empty, or one tensor per rank: each checked here to have ``like``'s shape
+    and dtype and to be writeable), and what to run once it is filled.
+
+    An empty list gets one entry per block at once (views of a new array, valid when the
+    collective completes). Entries that tile one buffer (:func:`tiled`) are received into
+    directly; other entries get a new array, copied into them at completion."""
+    shape = (nranks,) + like.shape
     if not out_list:
+        blocks = xp.empty(shape, like.dtype)
         # blocks[i, ...]: a view even of 0-d blocks (iterating would give NumPy scalars, copies
         # taken before anything arrived)
-        out_list.extend(wrap_like(template, blocks[i, ...]) for i in range(len(blocks)))
-        return None
-    targets = _writeable(check_like(out_list, blocks[0], xp, fn, arg, like_name="the sent tensors"), fn, arg)
+        out_list.extend(wrap_like(template, blocks[i, ...]) for i in range(nranks))
+        return blocks, None
+    targets = _writeable(check_like(out_list, like, xp, fn, arg, like_name="the sent tensors"), fn, arg)
+    blocks = tiled(targets, like, xp)
+    if blocks is not None:
+        return blocks, None
+    blocks = xp.empty(shape, like.dtype)
 
     def deliver() -> None:
         for arr, block in zip(targets, blocks):
             xp.copyto(arr, block)
 
-    return deliver
+    return blocks, deliver
 
 
 def writeable_targets(out_list: list, xp: Any, fn: str, arg: str) -> Optional[List[Any]]:

@@ -17,7 +17,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, check, peer_blocks, verdict
+from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, outside
 from pycoll.distributed.group import Group
@@ -179,16 +179,20 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     xp = g.engine.xp
     try:
         arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
+        blocks, deliver = None, None
         if not isinstance(tensor_list, (list, tuple)):
             out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
             if out.size != g.nranks * arr.size:
                 raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape "
                                  f"{list(out.shape)}; it needs the group's {g.nranks} tensors stacked on "
                                  f"axis 0: shape {[g.nranks, *arr.shape]}")
-            tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
-        _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
-        blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
-        deliver = _arrays.fill_list(tensor_list, blocks, tensor, xp, "all_gather", "tensor_list")
+            blocks = _arrays.received_into(out, arr, g.nranks)
+            if blocks is None:
+                tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
+        if blocks is None:
+            _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
+            blocks, deliver = _arrays.gather_blocks(tensor_list, arr, g.nranks, tensor, xp, "all_gather",
+                                                    "tensor_list")
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
@@ -220,8 +224,8 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
                 raise ValueError(f"pycoll.distributed.gather: gather_list is None on the destination "
                                  f"rank {dst}; pass a list (empty, or one tensor per rank)")
             _arrays.check_list(gather_list, g.nranks, "gather", "gather_list", allow_empty=True)
-            blocks = xp.empty((g.nranks,) + arr.shape, arr.dtype)
-            deliver = _arrays.fill_list(gather_list, blocks, tensor, xp, "gather", "gather_list")
+            blocks, deliver = _arrays.gather_blocks(gather_list, arr, g.nranks, tensor, xp, "gather",
+                                                    "gather_list")
         except (TypeError, ValueError) as exc:
             problem = exc
     verdict.shared(g, "gather", root, problem)
@@ -286,6 +290,9 @@ def _compare_before_sizes(g: Group, fn: str, described: Any, sync_op: bool) -> N
             watchdog.group = None
 
 
+_MIXED_BLOCKS = np.empty(0, np.uint8)  # alltoall's blocks differ from rank to rank: PYCOLL_CHECK compares the call
+
+
 def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optional[Group] = None,
              sync_op: bool = True) -> Task:
     """Send ``in_tensor_list[j]`` to group rank j; receive rank i's into ``out_tensor_list[i]``.
@@ -308,20 +315,29 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
-    described = xp.empty(0, np.uint8)  # blocks differ from rank to rank: PYCOLL_CHECK compares the call
-    _compare_before_sizes(g, fn, described, sync_op)
-    incoming = peer_blocks.agree(g, fn, rows, expects=targets is not None)
-    send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
-    out = xp.empty(sum(block[0] for block in incoming), np.uint8)
-    views, offset = [], 0
-    for block in incoming:  # block i of ``out`` read as what rank i sends
-        views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
-                     .reshape(block[3]))
-        offset += block[0]
-    deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
+    _compare_before_sizes(g, fn, _MIXED_BLOCKS, sync_op)
+    block = alltoall_sizes.uniform_block(sends, targets)
+    if alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH):
+        incoming = [block] * g.nranks
+    else:
+        incoming = peer_blocks.agree(g, fn, rows, expects=targets is not None)
+    # the outputs' own memory when they tile one buffer (their sizes are agreed), else pycoll's
+    out = _arrays.region(targets, xp) if targets is not None else None
+    deliver = None
+    if out is None:
+        out = xp.empty(sum(block[0] for block in incoming), np.uint8)
+        views, offset = [], 0
+        for block in incoming:  # block i of ``out`` read as what rank i sends
+            views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
+                         .reshape(block[3]))
+            offset += block[0]
+        deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
+    send = _arrays.region(sends, xp, away_from=out)
+    if send is None:
+        send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
     return _launch(g, fn, g.engine.alltoallv, (out, send, [a.nbytes for a in sends],
                                                 [block[0] for block in incoming]),
-                   described, sync_op, deliver, compared=False, moves=True)
+                   _MIXED_BLOCKS, sync_op, deliver, compared=False, moves=True)
 
 
 def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[List[int]] = None,
@@ -349,36 +365,18 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
             raise TypeError(f"pycoll.distributed.{fn}: out_tensor ({out.dtype}{list(out.shape)}) must have "
                             f"in_tensor's dtype and size beyond dim 0 ({send.dtype}{list(send.shape)})")
         row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
-        sent = _split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
-        received = _split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
+        sent = alltoall_sizes.split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
+        received = alltoall_sizes.split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
     described = send[:0]
     _compare_before_sizes(g, fn, described, sync_op)
-    peer_blocks.agree_counts(g, fn, sent, received)
+    if not alltoall_sizes.everywhere(g, fn, alltoall_sizes.uniform_rows(sent, received), 1):
+        peer_blocks.agree_counts(g, fn, sent, received)
     return _launch(g, fn, g.engine.alltoallv,
                    (out, send, [n * row for n in sent], [n * row for n in received]),
                    described, sync_op, finish, compared=False, moves=True)
-
-
-def _split_rows(sizes: Optional[List[int]], arr: Any, nranks: int, fn: str, arg: str,
-                tensor: str) -> List[int]:
-    """Rows of ``arr`` per rank: ``sizes`` checked, or dim 0 split evenly."""
-    rows = arr.shape[0]
-    if sizes is None:
-        if rows % nranks:
-            raise ValueError(f"pycoll.distributed.{fn}: {tensor} has {rows} rows, which do not split "
-                             f"evenly over {nranks} ranks; give {arg}")
-        return [rows // nranks] * nranks
-    if not isinstance(sizes, (list, tuple)) or len(sizes) != nranks or any(
-            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0 for n in sizes):
-        raise ValueError(f"pycoll.distributed.{fn}: {arg}={sizes!r}; it needs one count >= 0 per "
-                         f"rank of the group ({nranks})")
-    if sum(sizes) != rows:
-        raise ValueError(f"pycoll.distributed.{fn}: {arg}={list(sizes)} adds up to {sum(sizes)} "
-                         f"but {tensor} has {rows} rows (dim 0)")
-    return [int(n) for n in sizes]
 
 
 def barrier(group: Optional[Group] = None) -> None:
