@@ -81,8 +81,10 @@ class NCCLBackend:
         self.timeout = float(timeout)
         self.xp = self._cuda.xp  # the array module this engine moves
         self._current = self._cuda.current_stream
+        self._event = self._cuda.record  # an event recorded on a stream now
         self._stream = self._cuda.new_stream(self.device)
-        self._bytes = nccl_module().NCCL_UINT8
+        self._nccl = nccl_module()
+        self._bytes = self._nccl.NCCL_UINT8
         self._pending: List[Tuple[Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
@@ -96,9 +98,6 @@ class NCCLBackend:
 
 
     # -- machinery -----------------------------------------------------------------------
-    def _event(self, stream: Any) -> Any:
-        return self._cuda.record(stream)
-
     def _usable(self, name: str) -> None:
         if self._broken is not None:
             raise CollectiveError(f"{name}: {self._broken}")
@@ -168,7 +167,8 @@ class NCCLBackend:
              keep: Tuple[Any, ...], then: Optional[Callable[[], None]] = None) -> Optional[NCCLRequest]:
         """Enqueue ``launch(stream_ptr)`` (then ``then``) on the current stream, or on the
         communicator's stream behind the current one and return its request."""
-        self._usable(name)
+        if self._broken is not None:
+            self._usable(name)
         if self._pending:
             self._flush(name, seq)
         current = self._current()
@@ -190,8 +190,8 @@ class NCCLBackend:
 
     def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
         """A launch of ``transfers`` as one NCCL group."""
-        comm = self.comm
-        return lambda stream: launch_group(comm, transfers, stream)
+        comm, nccl = self.comm, self._nccl
+        return lambda stream: launch_group(comm, transfers, stream, nccl)
 
     def _flush(self, name: str, seq: int, extra: Optional[Transfer] = None) -> None:
         """Launch the held-back sends/receives, with the blocking transfer ``extra``, as one group.
@@ -221,9 +221,8 @@ class NCCLBackend:
         if extra is not None:
             current.wait_event(done)
 
-    def _average(self, arr: Any, plan: Reduction) -> Optional[Callable[[], None]]:
-        if not plan.average:
-            return None
+    def _average(self, arr: Any) -> Callable[[], None]:
+        """The divide that ends an average NCCL cannot take itself (``plan.average``)."""
         divide, size = self.xp.divide, self.size
         return lambda: divide(arr, size, out=arr)
 
@@ -232,13 +231,13 @@ class NCCLBackend:
         comm, ptr, count = self.comm, arr.data.ptr, arr.size * plan.factor
         return self._run("all_reduce", seq, blocking,
                          lambda s: comm.allReduce(ptr, ptr, count, plan.datatype, plan.op, s),
-                         (arr,), self._average(arr, plan))
+                         (arr,), self._average(arr) if plan.average else None)
 
     def reduce(self, arr: Any, root: int, plan: Reduction, blocking: bool,
                seq: int = 0) -> Optional[NCCLRequest]:
         """In place on ``root``; NCCL leaves the other ranks' arrays unchanged."""
         comm, ptr, count = self.comm, arr.data.ptr, arr.size * plan.factor
-        then = self._average(arr, plan) if self.rank == root else None
+        then = self._average(arr) if plan.average and self.rank == root else None
         return self._run("reduce", seq, blocking,
                          lambda s: comm.reduce(ptr, ptr, count, plan.datatype, plan.op, root, s),
                          (arr,), then)
@@ -249,7 +248,7 @@ class NCCLBackend:
         comm, sptr, optr, count = self.comm, send.data.ptr, out.data.ptr, out.size * plan.factor
         return self._run("reduce_scatter", seq, blocking,
                          lambda s: comm.reduceScatter(sptr, optr, count, plan.datatype, plan.op, s),
-                         (out, send), self._average(out, plan))
+                         (out, send), self._average(out) if plan.average else None)
 
     # -- data movement (bytes) ------------------------------------------------------------
     def broadcast(self, arr: Any, root: int, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
@@ -337,7 +336,7 @@ class NCCLBackend:
         if self._token is None:
             with self._cuda.on_device(self.device):
                 self._token = self.xp.zeros(1, np.int32)
-        token, comm, nccl = self._token, self.comm, nccl_module()
+        token, comm, nccl = self._token, self.comm, self._nccl
         ptr = token.data.ptr
         request = self._run("barrier", seq, blocking,
                             lambda s: comm.allReduce(ptr, ptr, 1, nccl.NCCL_INT32, nccl.NCCL_SUM, s),

@@ -165,9 +165,10 @@ def split_communicator(parent: Any, member: bool, key: int, settle: Callable[[],
 Transfer = Tuple[bool, int, int, int]
 
 
-def launch_group(comm: Any, transfers: Sequence[Transfer], stream: int) -> None:
-    """Enqueue ``transfers`` (bytes) on ``stream`` as one NCCL group (``groupStart``/``groupEnd``)."""
-    nccl = nccl_module()
+def launch_group(comm: Any, transfers: Sequence[Transfer], stream: int, nccl: Any = None) -> None:
+    """Enqueue ``transfers`` (bytes) on ``stream`` as one NCCL group (``groupStart``/``groupEnd``);
+    ``nccl`` is ``cupy.cuda.nccl`` (:func:`nccl_module` when not given)."""
+    nccl = nccl or nccl_module()
     u8 = nccl.NCCL_UINT8
     nccl.groupStart()
     try:

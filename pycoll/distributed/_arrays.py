@@ -148,9 +148,10 @@ def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
     return together if together is not None else stacked(arrays, like, xp)
 
 
-# NumPy reads an array's address through __array_interface__ (about 1 us, a dict each time), so
-# below this many bytes a block is copied sooner than its address is checked; CuPy's is free
-_HOST_TILE_BYTES = 16 << 10
+# NumPy reads an array's address through __array_interface__ (about 1 us, a dict each time): the
+# proof costs ~6 us for two blocks, as much as copying two 64 KiB blocks here, so NumPy blocks
+# under this size are copied (CuPy's addresses are attributes, and its copies kernel launches)
+_HOST_TILE_BYTES = 256 << 10
 
 
 def _address(arr: Any) -> int:
@@ -177,6 +178,8 @@ def _span(arrays: List[Any], xp: Any, away_from: Optional[Any]) -> Optional[Tupl
     if not isinstance(base, xp.ndarray) or not base.flags.c_contiguous:
         return None
     if xp is np and sum(a.nbytes for a in arrays) < len(arrays) * _HOST_TILE_BYTES:
+        return None
+    if any(arr is away_from for arr in arrays):  # in place (all_gather(outs, outs[rank])): overlaps
         return None
     start = end = _address(first)
     for arr in arrays:

@@ -19,7 +19,7 @@ import numpy as np
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
-from pycoll.distributed.env import member_group, outside
+from pycoll.distributed.env import member_group, outside, world_group
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
@@ -35,9 +35,12 @@ def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
     then named by the stall notices within seconds instead of waiting for ``PYCOLL_TIMEOUT``.
     Refusals every rank of the group shares (a root's verdict, alltoall's sizes) leave no peer
     waiting and are not noted."""
-    if outside(group, fn):
+    if group is None:  # the world: the common case, without the checks a group argument needs
+        g = world_group(fn)
+    elif outside(group, fn):
         return None
-    g = member_group(group, fn)
+    else:
+        g = member_group(group, fn)
     g.seq += 1
     if g.pending:
         retire(g)
