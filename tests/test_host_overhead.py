@@ -64,6 +64,19 @@ def test_lists_that_do_not_tile_one_buffer_are_received_through_pycolls_own(grou
     assert received_into not in [address(e) for e in entries] + [address(buf)]
 
 
+def test_in_place_all_gather_and_reduce_scatter_hand_nccl_the_ranks_own_block(group, fake):
+    """NCCL's in-place rule (rank 0 here): the sent block is block 0 of the received buffer."""
+    buf = full(8, 1.0, np.float32)
+    dist.all_gather([buf[:4], buf[4:]], buf[:4], group=group)
+    dist.all_gather(buf, buf[:4], group=group)
+    dist.reduce_scatter(buf[:4], [buf[:4], buf[4:]], group=group)
+    assert [c[1:3] for c in fake.log.calls("allGather")] == [(address(buf), address(buf))] * 2
+    assert fake.log.calls("reduceScatter")[0][1:3] == (address(buf), address(buf))
+    fake.clear()  # another rank's block is not in place: through pycoll's own buffer
+    dist.reduce_scatter(buf[4:], [buf[:4], buf[4:]], group=group)
+    assert fake.log.calls("reduceScatter")[0][1] != address(buf)
+
+
 def test_one_strided_tensor_is_received_through_pycolls_own(group, fake):
     recv = full((2, 8), -1.0, np.float32)[:, ::2]
     dist.all_gather(recv, full(4, 3.0, np.float32), group=group)

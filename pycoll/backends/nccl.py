@@ -66,6 +66,10 @@ class NCCLBackend:
 
     name = "nccl"
     stream_ordered = True
+    # all_gather and reduce_scatter run in place where the rank's own block of the whole buffer is
+    # the other side (NCCL's rule: recvbuff == sendbuff + rank * count, or the reverse), so the
+    # collective layer may hand them such overlapping arrays
+    in_place_blocks = True
     _plans = Plans(reduction_error, Reduction)  # shared by all communicators
     plan = _plans.get  # how to reduce (dtype, op); ValueError/TypeError saying why it cannot
     can_reduce = _plans.can

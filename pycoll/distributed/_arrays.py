@@ -138,13 +138,13 @@ def check_list(items: Any, nranks: int, fn: str, arg: str, allow_empty: bool) ->
 
 
 def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
-                 like_name: str = "tensor") -> Any:
+                 like_name: str = "tensor", own: Optional[int] = None) -> Any:
     """``items`` (a list of ``nranks`` tensors, each with ``like``'s shape and dtype) in one
     contiguous buffer, block i from ``items[i]``: the buffer they already are when they tile
-    one (a tensor split into its parts: :func:`tiled`), else a copy."""
+    one (a tensor split into its parts: :func:`tiled`, ``own`` as there), else a copy."""
     items = check_list(items, nranks, fn, arg, allow_empty=False)
     arrays = check_like(items, like, xp, fn, arg, like_name=like_name)
-    together = tiled(arrays, like, xp)
+    together = tiled(arrays, like, xp, own)
     return together if together is not None else stacked(arrays, like, xp)
 
 
@@ -166,20 +166,23 @@ def _overlap(a: Any, b: Any) -> bool:
     return start_a < start_b + b.nbytes and start_b < start_a + a.nbytes
 
 
-def _span(arrays: List[Any], xp: Any, away_from: Optional[Any]) -> Optional[Tuple[Any, int, int]]:
+def _span(arrays: List[Any], xp: Any, away_from: Optional[Any],
+          own: Optional[int] = None) -> Optional[Tuple[Any, int, int]]:
     """``(base, offset, nbytes)``: where the memory of ``arrays`` lies in their base (``offset``
     bytes from its start), when it is proven that they tile one buffer: C-contiguous views of
     one C-contiguous ``xp`` array (the very same ``base`` object, so one allocation that
     outlives them all), none empty, each starting at the byte where the one before it ends; and
-    the whole does not overlap ``away_from`` (send and receive memory must not). None otherwise,
-    and for small NumPy blocks (``_HOST_TILE_BYTES``): the caller then copies."""
+    the whole does not overlap ``away_from`` (send and receive memory must not), unless ``own``
+    is given and ``away_from`` (a C-contiguous array the size of one block) is exactly block
+    ``own``: NCCL's in-place form (:func:`own_block`). None otherwise, and for small NumPy
+    blocks (``_HOST_TILE_BYTES``): the caller then copies."""
     first = arrays[0]
     base = first.base
     if not isinstance(base, xp.ndarray) or not base.flags.c_contiguous:
         return None
     if xp is np and sum(a.nbytes for a in arrays) < len(arrays) * _HOST_TILE_BYTES:
         return None
-    if any(arr is away_from for arr in arrays):  # in place (all_gather(outs, outs[rank])): overlaps
+    if own is None and any(arr is away_from for arr in arrays):  # in place (outs[rank] sent): overlaps
         return None
     start = end = _address(first)
     for arr in arrays:
@@ -192,7 +195,8 @@ def _span(arrays: List[Any], xp: Any, away_from: Optional[Any]) -> Optional[Tupl
         return None
     if away_from is not None:
         other = _address(away_from)
-        if other < end and start < other + away_from.nbytes:
+        if other < end and start < other + away_from.nbytes and (
+                own is None or other != start + own * away_from.nbytes):
             return None
     return base, start - origin, end - start
 
@@ -211,11 +215,18 @@ def region(arrays: List[Any], xp: Any, away_from: Optional[Any] = None) -> Optio
     return _flat(base).view(np.uint8)[offset:offset + nbytes]
 
 
-def tiled(arrays: List[Any], like: Any, xp: Any) -> Optional[Any]:
+def own_block(engine: Any, rank: int) -> Optional[int]:
+    """``rank``, when ``engine`` runs all_gather and reduce_scatter in place on the rank's own
+    block of the whole buffer (NCCL: ``in_place_blocks``); None otherwise (MPI wants its
+    ``MPI_IN_PLACE`` layout instead, so overlapping buffers are copied there)."""
+    return rank if getattr(engine, "in_place_blocks", False) else None
+
+
+def tiled(arrays: List[Any], like: Any, xp: Any, own: Optional[int] = None) -> Optional[Any]:
     """``arrays`` (each with ``like``'s shape and dtype) as one ``(len(arrays), *like.shape)``
-    view of their memory when they tile one buffer away from ``like`` (see :func:`_span`), else
-    None."""
-    span = _span(arrays, xp, like)
+    view of their memory when they tile one buffer away from ``like`` (or with ``like`` block
+    ``own``: see :func:`_span`), else None."""
+    span = _span(arrays, xp, like, own)
     if span is None:
         return None
     base, offset, nbytes = span
@@ -255,25 +266,28 @@ def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     return out
 
 
-def received_into(out: Any, like: Any, nranks: int) -> Optional[Any]:
+def received_into(out: Any, like: Any, nranks: int, own: Optional[int] = None) -> Optional[Any]:
     """``out``, one tensor of ``nranks * like.size`` elements (paddle's stacked ``all_gather``
     output), as the ``(nranks, *like.shape)`` array to receive into: itself when it is
-    C-contiguous, writeable and away from ``like`` (the sent array); None otherwise (its
+    C-contiguous, writeable and away from ``like`` (the sent array) or, given ``own``
+    (:func:`own_block`), when ``like`` is exactly its block ``own``; None otherwise (its
     :func:`parts` are then filled from a buffer of pycoll's)."""
-    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True) or _overlap(out, like):
+    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
+        return None
+    if _overlap(out, like) and (own is None or _address(like) != _address(out) + own * like.nbytes):
         return None
     return out.reshape((nranks,) + like.shape)
 
 
 def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any, fn: str,
-                  arg: str) -> Tuple[Any, Optional[Callable[[], None]]]:
+                  arg: str, own: Optional[int] = None) -> Tuple[Any, Optional[Callable[[], None]]]:
     """The ``(nranks, *like.shape)`` array that receives a gather of ``like`` (the sent array)
     for ``out_list`` (empty, or one tensor per rank: each checked here to have ``like``'s shape
     and dtype and to be writeable), and what to run once it is filled.
 
     An empty list gets one entry per block at once (views of a new array, valid when the
-    collective completes). Entries that tile one buffer (:func:`tiled`) are received into
-    directly; other entries get a new array, copied into them at completion."""
+    collective completes). Entries that tile one buffer (:func:`tiled`, ``own`` as there) are
+    received into directly; other entries get a new array, copied into them at completion."""
     shape = (nranks,) + like.shape
     if not out_list:
         blocks = xp.empty(shape, like.dtype)
@@ -282,7 +296,7 @@ def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any
         out_list.extend(wrap_like(template, blocks[i, ...]) for i in range(nranks))
         return blocks, None
     targets = _writeable(check_like(out_list, like, xp, fn, arg, like_name="the sent tensors"), fn, arg)
-    blocks = tiled(targets, like, xp)
+    blocks = tiled(targets, like, xp, own)
     if blocks is not None:
         return blocks, None
     blocks = xp.empty(shape, like.dtype)

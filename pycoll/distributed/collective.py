@@ -182,20 +182,20 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     xp = g.engine.xp
     try:
         arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
-        blocks, deliver = None, None
+        blocks, deliver, own = None, None, _arrays.own_block(g.engine, g.rank)
         if not isinstance(tensor_list, (list, tuple)):
             out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
             if out.size != g.nranks * arr.size:
                 raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape "
                                  f"{list(out.shape)}; it needs the group's {g.nranks} tensors stacked on "
                                  f"axis 0: shape {[g.nranks, *arr.shape]}")
-            blocks = _arrays.received_into(out, arr, g.nranks)
+            blocks = _arrays.received_into(out, arr, g.nranks, own)
             if blocks is None:
                 tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
         if blocks is None:
             _arrays.check_list(tensor_list, g.nranks, "all_gather", "tensor_list", allow_empty=True)
             blocks, deliver = _arrays.gather_blocks(tensor_list, arr, g.nranks, tensor, xp, "all_gather",
-                                                    "tensor_list")
+                                                    "tensor_list", own)
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
@@ -274,7 +274,8 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     try:
         out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
         plan = _plan(g, out.dtype, op, "reduce_scatter")
-        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list")
+        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list",
+                                    own=_arrays.own_block(g.engine, g.rank))
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise

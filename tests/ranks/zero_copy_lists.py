@@ -99,6 +99,13 @@ for name, (entries, row) in layouts(n).items():
     dist.reduce_scatter(out, entries)
     check(out, sum(block(r, salt=rank) for r in range(n)), f"reduce_scatter of a list {name}")
 
+# in place: the rank's own block of the list receives (NCCL runs it so; MPI through a copy)
+for name, (entries, row) in layouts(n).items():
+    for i in range(n):
+        row(i)[...] = xp.asarray(block(rank, salt=i))
+    dist.reduce_scatter(entries[rank], entries)
+    check(row(rank), sum(block(r, salt=rank) for r in range(n)), f"reduce_scatter in place, a list {name}")
+
 # -- alltoall -------------------------------------------------------------------------------------
 for sync in (True, False):
     for out_name, (outs, out_row) in layouts(n).items():
