@@ -1,5 +1,5 @@
 // pycoll._C: the pybind11 face of the host kernels and, in a build with PYCOLL_WITH_CUDA, of the
-// CUDA kernels. pycoll/kernels.py is its only caller and validates arguments with full messages
+// CUDA kernels. pycoll/kernels/ is its only caller and validates arguments with full messages
 // first; the checks here are a terse safety net that keeps this module memory-safe on its own (as
 // far as it can be given raw device pointers). Pointers and sizes are collected under the GIL, the
 // copy runs (or, on the device, is enqueued) with the GIL released.
@@ -164,6 +164,157 @@ void unflatten(const py::array& flat, const py::sequence& arrays, std::optional<
     }
 }
 
+// --- float ops for the tensor layer: pycoll/kernels/host_math.py picks the arrays they serve ---
+
+template <class T>
+using Host = py::array_t<T, py::array::c_style>;
+
+// A new C-contiguous array of x's shape.
+template <class T>
+Host<T> like(const py::array& x) {
+    return Host<T>(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
+}
+
+void check_size(const char* fn, const char* name, const py::array& a, py::ssize_t size) {
+    if (a.size() != size) {
+        throw py::value_error(where(fn, std::string(name) + " has " + std::to_string(a.size()) +
+                                            " elements, need " + std::to_string(size)));
+    }
+}
+
+void check_layout(const char* fn, const py::array& x, int64_t outer, int64_t mid, int64_t inner) {
+    if (outer < 0 || mid < 0 || inner < 0 || outer * mid * inner != static_cast<int64_t>(x.size())) {
+        throw py::value_error(where(fn, "outer * len * inner differs from x's size"));
+    }
+}
+
+template <class T>
+Host<T> erf_host(const Host<T>& x) {
+    Host<T> out = like<T>(x);
+    const T* in = x.data();
+    T* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::erf(in, o, static_cast<int64_t>(x.size()));
+    return out;
+}
+
+template <class T>
+std::pair<Host<T>, Host<T>> gelu_host(const Host<T>& x) {
+    Host<T> out = like<T>(x), cdf = like<T>(x);
+    const T* in = x.data();
+    T* o = out.mutable_data();
+    T* c = cdf.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::gelu(in, o, c, static_cast<int64_t>(x.size()));
+    }
+    return {out, cdf};
+}
+
+template <class T>
+Host<T> gelu_backward_host(const Host<T>& x, const Host<T>& cdf, const Host<T>& g) {
+    check_size("gelu_backward", "cdf", cdf, x.size());
+    check_size("gelu_backward", "g", g, x.size());
+    Host<T> dx = like<T>(x);
+    const T *xs = x.data(), *cs = cdf.data(), *gs = g.data();
+    T* d = dx.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::gelu_backward(xs, cs, gs, d, static_cast<int64_t>(x.size()));
+    return dx;
+}
+
+template <class T>
+Host<T> cumsum_host(const Host<T>& x, int64_t outer, int64_t len, int64_t inner, bool reverse) {
+    check_layout("cumsum", x, outer, len, inner);
+    Host<T> out = like<T>(x);
+    const T* in = x.data();
+    T* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::cumsum(in, o, outer, len, inner, reverse);
+    return out;
+}
+
+template <class T>
+py::array_t<double> channel_sums_host(const Host<T>& x, const std::optional<Host<T>>& y,
+                                      const std::optional<Host<T>>& mean, int64_t outer,
+                                      int64_t channels, int64_t inner) {
+    check_layout("channel_sums", x, outer, channels, inner);
+    if (y) check_size("channel_sums", "y", *y, x.size());
+    if (mean) check_size("channel_sums", "mean", *mean, channels);
+    py::array_t<double> sums(channels);
+    const T* xs = x.data();
+    const T* ys = y ? y->data() : nullptr;
+    const T* ms = mean ? mean->data() : nullptr;
+    double* s = sums.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::channel_sums(xs, ys, ms, outer, channels, inner, s);
+    return sums;
+}
+
+template <class T>
+std::pair<Host<T>, Host<T>> normalize_host(const Host<T>& x, const Host<T>& mean,
+                                           const Host<T>& rstd, const std::optional<Host<T>>& weight,
+                                           const std::optional<Host<T>>& bias, int64_t outer,
+                                           int64_t channels, int64_t inner) {
+    check_layout("normalize", x, outer, channels, inner);
+    check_size("normalize", "mean", mean, channels);
+    check_size("normalize", "rstd", rstd, channels);
+    if (weight) check_size("normalize", "weight", *weight, channels);
+    if (bias) check_size("normalize", "bias", *bias, channels);
+    Host<T> xhat = like<T>(x), out = like<T>(x);
+    const T *xs = x.data(), *ms = mean.data(), *rs = rstd.data();
+    const T* ws = weight ? weight->data() : nullptr;
+    const T* bs = bias ? bias->data() : nullptr;
+    T* hs = xhat.mutable_data();
+    T* os = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::normalize(xs, ms, rs, ws, bs, hs, os, outer, channels, inner);
+    }
+    return {xhat, out};
+}
+
+template <class T>
+Host<T> normalize_backward_host(const Host<T>& g, const Host<T>& xhat, const Host<T>& g_mean,
+                                const Host<T>& gxhat_mean, const Host<T>& scale, int64_t outer,
+                                int64_t channels, int64_t inner) {
+    check_layout("normalize_backward", g, outer, channels, inner);
+    check_size("normalize_backward", "xhat", xhat, g.size());
+    for (const auto& [name, a] : {std::pair<const char*, const Host<T>*>{"g_mean", &g_mean},
+                                  {"gxhat_mean", &gxhat_mean}, {"scale", &scale}}) {
+        check_size("normalize_backward", name, *a, channels);
+    }
+    Host<T> gx = like<T>(g);
+    const T *gs = g.data(), *hs = xhat.data(), *gm = g_mean.data(), *hm = gxhat_mean.data();
+    const T* sc = scale.data();
+    T* out = gx.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::normalize_backward(gs, hs, gm, hm, sc, out, outer, channels, inner);
+    return gx;
+}
+
+// Each op for each element type it serves (pybind11 picks the overload by dtype).
+template <class T>
+void def_float_ops(py::module_& m) {
+    m.def("erf", &erf_host<T>, py::arg("x"), "erf(x), elementwise, in a new array.");
+    m.def("gelu", &gelu_host<T>, py::arg("x"), "Exact gelu: (out, cdf).");
+    m.def("gelu_backward", &gelu_backward_host<T>, py::arg("x"), py::arg("cdf"), py::arg("g"),
+          "The input gradient of exact gelu.");
+    m.def("cumsum", &cumsum_host<T>, py::arg("x"), py::arg("outer"), py::arg("len"),
+          py::arg("inner"), py::arg("reverse"),
+          "Running sums along the middle axis of x viewed as [outer, len, inner].");
+    m.def("channel_sums", &channel_sums_host<T>, py::arg("x"), py::arg("y"), py::arg("mean"),
+          py::arg("outer"), py::arg("channels"), py::arg("inner"),
+          "Per-channel float64 sums of x, x * y or (x - mean)^2 over x viewed as "
+          "[outer, channels, inner].");
+    m.def("normalize", &normalize_host<T>, py::arg("x"), py::arg("mean"), py::arg("rstd"),
+          py::arg("weight"), py::arg("bias"), py::arg("outer"), py::arg("channels"),
+          py::arg("inner"), "Batch norm's (xhat, out).");
+    m.def("normalize_backward", &normalize_backward_host<T>, py::arg("g"), py::arg("xhat"),
+          py::arg("g_mean"), py::arg("gxhat_mean"), py::arg("scale"), py::arg("outer"),
+          py::arg("channels"), py::arg("inner"), "Batch norm's input gradient.");
+}
+
 #ifdef PYCOLL_WITH_CUDA
 // --- device arrays: raw pointers from CuPy, copied on the caller's stream --------------------
 
@@ -303,6 +454,10 @@ PYBIND11_MODULE(_C, m) {
           "Copy consecutive slices of flat into the C-contiguous arrays, in place, optionally "
           "scaled and cast to their dtype. The GIL is released while copying.");
     m.def("build_info", &build_info, "What this build of pycoll._C contains.");
+    def_float_ops<float>(m);
+    def_float_ops<double>(m);
+    m.def("cumsum", &cumsum_host<int64_t>, py::arg("x"), py::arg("outer"), py::arg("len"),
+          py::arg("inner"), py::arg("reverse"));
 #ifdef PYCOLL_WITH_CUDA
     m.attr("cuda_types") = cuda_types();
     m.def("cuda_flatten", &cuda_flatten, py::arg("ptrs"), py::arg("counts"), py::arg("type"),

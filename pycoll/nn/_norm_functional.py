@@ -17,6 +17,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
+from pycoll.kernels import host_math
 from pycoll.math_ops import cast, mean, multiply, sqrt
 from pycoll.shape_ops import reshape
 from pycoll.tensor import Tensor
@@ -74,9 +75,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     axes = tuple(i for i in range(a.ndim) if i != channel_axis)
     shape = [1] * a.ndim
     shape[channel_axis] = c
-    count = 0
+    count, centered = 0, None
     if batch_stats:
-        mean, var, count, centered = _moments(a, axes, c, all_reduce)
+        mean, var, count, centered = _moments(a, axes, channel_axis, all_reduce)
         if count == 1 and not is_test:
             return _passed_through(x, weight, bias)
         if count > 1:
@@ -86,14 +87,20 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     else:
         mean, var = running_mean._array.astype(a.dtype), running_var._array.astype(a.dtype)
     rstd = (1.0 / xp.sqrt(var + epsilon)).astype(a.dtype)
-    xhat = centered if batch_stats else a - mean.reshape(shape)  # a fresh array: scaled in place
-    xhat *= rstd.reshape(shape)
-    if count == 1:  # outside training one value passes through too; the backward below is the usual one
-        out = a.copy()
+    fused = None if count == 1 else host_math.normalize(  # host float32/64: (xhat, out) in one pass
+        a, mean, rstd, None if weight is None else weight._array, None if bias is None else bias._array,
+        channel_axis)
+    if fused is not None:
+        xhat, out = fused
     else:
-        out = xhat * weight._array.reshape(shape) if weight is not None else xhat.copy()
-        if bias is not None:
-            out += bias._array.reshape(shape)
+        xhat = a - mean.reshape(shape) if centered is None else centered  # a fresh array: scaled in place
+        xhat *= rstd.reshape(shape)
+        if count == 1:  # outside training one value passes through too; the backward below is the usual one
+            out = a.copy()
+        else:
+            out = xhat * weight._array.reshape(shape) if weight is not None else xhat.copy()
+            if bias is not None:
+                out += bias._array.reshape(shape)
     through_stats = batch_stats and not is_test  # else the backward holds the statistics constant
     if batch_stats and is_test:
         rstd = (1.0 / xp.sqrt(running_var._array.astype(a.dtype) + epsilon)).astype(a.dtype)
@@ -102,9 +109,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        g = g.astype(a.dtype, copy=False)
-        g_sum = g.sum(axis=axes)
-        gxhat_sum = (g * xhat).sum(axis=axes)
+        g = host_math.contiguous(g.astype(a.dtype, copy=False))  # read by up to three kernels
+        g_sum = _channel_sums(g, axes, channel_axis)
+        gxhat_sum = _channel_sums(g, axes, channel_axis, times=xhat)
         gx = None
         if rx and through_stats:
             g_mean, gxhat_mean = (g_sum / count).astype(g.dtype), (gxhat_sum / count).astype(g.dtype)
@@ -112,9 +119,11 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
                 buf = xp.concatenate([g_sum, gxhat_sum]).astype(np.float64)
                 all_reduce(buf)
                 g_mean, gxhat_mean = (buf[:c] / count).astype(g.dtype), (buf[c:] / count).astype(g.dtype)
-            gx = g - g_mean.reshape(shape)  # scale * (g - g_mean - xhat * gxhat_mean), in place
-            gx -= xhat * gxhat_mean.reshape(shape)
-            gx *= scale
+            gx = host_math.normalize_grad(g, xhat, g_mean, gxhat_mean, scale.reshape(-1), channel_axis)
+            if gx is None:
+                gx = g - g_mean.reshape(shape)  # scale * (g - g_mean - xhat * gxhat_mean), in place
+                gx -= xhat * gxhat_mean.reshape(shape)
+                gx *= scale
         elif rx:
             gx = g * scale
         return (None if gx is None else gx.astype(dtype, copy=False),
@@ -152,11 +161,23 @@ def _passed_through(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor])
     return op_output(x._array.copy(), backward, x, weight, bias)
 
 
-def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any, Any]:
+def _channel_sums(a: Any, axes: tuple, channel_axis: int, times: Any = None) -> Any:
+    """Per-channel sums of a (or of a * times) over `axes`, every axis but `channel_axis`: float64
+    sums of host float32/64 arrays in one pass of pycoll's kernel, else in a's dtype."""
+    fast = host_math.channel_sums(a, channel_axis, times=times)
+    if fast is not None:
+        return fast
+    return (a if times is None else a * times).sum(axis=axes)
+
+
+def _moments(a: Any, axes: tuple, channel_axis: int,
+             all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any, Any]:
     """(mean, biased variance, element count) per channel, over the ranks when all_reduce is
-    given, and a less its mean (a fresh array, for the caller to reuse)."""
+    given, and a less its mean (a fresh array, for the caller to reuse) or, where the host
+    kernel summed the squared deviations without keeping them, None."""
     xp = array_module(a)
-    total = a.sum(axis=axes)
+    c = a.shape[channel_axis]
+    total = _channel_sums(a, axes, channel_axis)
     count: Any = a.size // c if c else 0
     if all_reduce is not None:
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
@@ -165,8 +186,10 @@ def _moments(a: Any, axes: tuple, c: int, all_reduce: Optional[Callable[[Any], N
     if count == 0:
         raise ValueError(f"batch_norm: x (shape {list(a.shape)}) holds no values to take statistics of")
     mean = (total / count).astype(a.dtype)
-    centered = a - xp.expand_dims(mean, axes)
-    squares = (centered * centered).sum(axis=axes)
+    squares, centered = host_math.channel_sums(a, channel_axis, less=mean), None
+    if squares is None:
+        centered = a - xp.expand_dims(mean, axes)
+        squares = (centered * centered).sum(axis=axes)
     if all_reduce is not None:
         squares = squares.astype(np.float64)
         all_reduce(squares)

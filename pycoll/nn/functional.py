@@ -29,6 +29,7 @@ from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output
 from pycoll.device import array_module
+from pycoll.kernels import host_math
 from pycoll.math_ops import relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
@@ -134,8 +135,8 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
             t = xp.tanh(_SQRT_2_OVER_PI * (a + 0.044715 * a * a * a))  # a ** 3 is NumPy's slow generic pow
             out = 0.5 * a * (1 + t)
         else:
-            cdf = 0.5 * (1 + erf(a / math.sqrt(2.0)))
-            out = a * cdf
+            fused = host_math.gelu(a)  # host float32/64: one pass of the kernel, the same steps
+            out, cdf = fused if fused is not None else _gelu_exact(a)
     finally:
         _restore(saved)
     if approximate:
@@ -144,9 +145,18 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
             return (g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * du),)
     else:
         def backward(g: Any) -> tuple:
+            fused = host_math.gelu_grad(a, cdf, g) if g.shape == a.shape else None
+            if fused is not None:
+                return (fused,)
             pdf = xp.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
             return (g * (cdf + a * pdf),)
     return op_output(out.astype(a.dtype, copy=False), backward, x)
+
+
+def _gelu_exact(a: Any) -> tuple:
+    """(a * cdf, cdf), cdf = 0.5 * (1 + erf(a / sqrt(2))): paddle's steps, in a's dtype."""
+    cdf = 0.5 * (1 + erf(a * math.sqrt(0.5)))
+    return a * cdf, cdf
 
 
 @accumulates_in_float32

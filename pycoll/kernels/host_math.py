@@ -1,0 +1,125 @@
+"""Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
+exact gelu and its gradient, cumsum along an axis, and batch norm's per-channel sums and its
+normalisation (``pycoll._C``, C++, the GIL released; see csrc/host_kernels.h for what each
+computes and how it rounds).
+
+Each function returns None where the kernels do not serve its arrays: one is not a numpy array
+(a CuPy array, say), its dtype is not one the kernel has (float32 and float64; cumsum also int64),
+or this build of ``pycoll._C`` lacks the kernels (it is missing, or older). The caller then runs
+its own array-module formula, which gives the same values to float rounding. Non-contiguous
+arrays are copied to contiguous ones first; results are new C-contiguous arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from types import ModuleType
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from pycoll.kernels.compiled import ext
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels() -> Optional[ModuleType]:
+    """pycoll._C if it is built with these kernels, else None."""
+    try:
+        module = ext()
+    except ImportError:
+        return None
+    return module if hasattr(module, "normalize_backward") else None
+
+
+def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
+    """The kernels, if every array is a numpy array of one dtype they serve."""
+    first = arrays[0]
+    if not isinstance(first, np.ndarray) or first.dtype not in dtypes:
+        return None
+    if any(not isinstance(a, np.ndarray) or a.dtype != first.dtype for a in arrays[1:]):
+        return None
+    return _kernels()
+
+
+def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
+    """``shape`` as [outer, shape[axis], inner] (the elements before, along and after the axis)."""
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    return outer, shape[axis], inner
+
+
+def contiguous(a: Any) -> Any:
+    """A numpy array the kernels serve as a C-contiguous one (a copy where it is not), anything
+    else unchanged: for an array several kernels read (a broadcast gradient), copied once."""
+    return np.ascontiguousarray(a) if _served((a,), _CUMSUM_DTYPES) is not None else a
+
+
+def erf(a: Any) -> Optional[np.ndarray]:
+    """erf(a); float32 correctly rounded (but within 1e-10 of a rounding boundary), float64 as
+    the C library's erf."""
+    kernels = _served((a,))
+    return None if kernels is None else kernels.erf(np.ascontiguousarray(a))
+
+
+def gelu(a: Any) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(a * cdf, cdf) with cdf = 0.5 * (1 + erf(a * sqrt(1/2))), each step in a's dtype."""
+    kernels = _served((a,))
+    return None if kernels is None else kernels.gelu(np.ascontiguousarray(a))
+
+
+def gelu_grad(a: Any, cdf: Any, g: Any) -> Optional[np.ndarray]:
+    """g * (cdf + a * exp(-a * a / 2) / sqrt(2 pi)), each step in a's dtype; all one shape."""
+    kernels = _served((a, cdf, g))
+    if kernels is None:
+        return None
+    return kernels.gelu_backward(*(np.ascontiguousarray(v) for v in (a, cdf, g)))
+
+
+def cumsum(a: Any, axis: int, reverse: bool = False) -> Optional[np.ndarray]:
+    """The running sums of a along `axis` (from its end when `reverse`), added in sequence as
+    NumPy's cumsum adds them: the same bits."""
+    kernels = _served((a,), _CUMSUM_DTYPES)
+    if kernels is None or a.ndim == 0:
+        return None
+    outer, n, inner = _layout(a.shape, axis)
+    return kernels.cumsum(np.ascontiguousarray(a), outer, n, inner, reverse).reshape(a.shape)
+
+
+def channel_sums(a: Any, channel_axis: int, *, times: Any = None, less: Any = None) -> Optional[np.ndarray]:
+    """Per-channel float64 sums of a, of a * times (same shape, products rounded to a's dtype),
+    or of (a - less[c]) ** 2 (the difference rounded to a's dtype), over every axis but
+    `channel_axis`."""
+    operands = tuple(v for v in (a, times, less) if v is not None)
+    kernels = _served(operands)
+    if kernels is None:
+        return None
+    a, times, less = (None if v is None else np.ascontiguousarray(v) for v in (a, times, less))
+    return kernels.channel_sums(a, times, less, *_layout(a.shape, channel_axis))
+
+
+def normalize(a: Any, mean: Any, rstd: Any, weight: Any, bias: Any,
+              channel_axis: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(xhat, out): xhat = (a - mean) * rstd, out = xhat * weight + bias, per channel (weight
+    and bias may be None), each step in a's dtype."""
+    operands = tuple(v for v in (a, mean, rstd, weight, bias) if v is not None)
+    kernels = _served(operands)
+    if kernels is None:
+        return None
+    a, mean, rstd, weight, bias = (None if v is None else np.ascontiguousarray(v)
+                                   for v in (a, mean, rstd, weight, bias))
+    return kernels.normalize(a, mean, rstd, weight, bias, *_layout(a.shape, channel_axis))
+
+
+def normalize_grad(g: Any, xhat: Any, g_mean: Any, gxhat_mean: Any, scale: Any,
+                   channel_axis: int) -> Optional[np.ndarray]:
+    """Batch norm's input gradient through its statistics, ((g - g_mean) - xhat * gxhat_mean)
+    * scale per channel, each step in g's dtype."""
+    operands = (g, xhat, g_mean, gxhat_mean, scale)
+    kernels = _served(operands)
+    if kernels is None:
+        return None
+    g, xhat, g_mean, gxhat_mean, scale = (np.ascontiguousarray(v) for v in operands)
+    return kernels.normalize_backward(g, xhat, g_mean, gxhat_mean, scale, *_layout(g.shape, channel_axis))
