@@ -321,20 +321,22 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         raise
     _compare_before_sizes(g, fn, _MIXED_BLOCKS, sync_op)
     block = alltoall_sizes.uniform_block(sends, targets)
-    if alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH):
-        incoming = [block] * g.nranks
-    else:
-        incoming = peer_blocks.agree(g, fn, rows, expects=targets is not None)
+    uniform = alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH)
+    incoming = [block] * g.nranks if uniform else peer_blocks.agree(g, fn, rows, expects=targets is not None)
     # the outputs' own memory when they tile one buffer (their sizes are agreed), else pycoll's
     out = _arrays.region(targets, xp) if targets is not None else None
     deliver = None
     if out is None:
-        out = xp.empty(sum(block[0] for block in incoming), np.uint8)
-        views, offset = [], 0
-        for block in incoming:  # block i of ``out`` read as what rank i sends
-            views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
-                         .reshape(block[3]))
-            offset += block[0]
+        if uniform:  # every block is one of ours
+            out = xp.empty((g.nranks,) + sends[0].shape, sends[0].dtype)
+            views = [out[i, ...] for i in range(g.nranks)]
+        else:
+            out = xp.empty(sum(block[0] for block in incoming), np.uint8)
+            views, offset = [], 0
+            for block in incoming:  # block i of ``out`` read as what rank i sends
+                views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
+                             .reshape(block[3]))
+                offset += block[0]
         deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
     send = _arrays.region(sends, xp, away_from=out)
     if send is None:
