@@ -193,7 +193,7 @@ def _span(arrays: List[Any], xp: Any, away_from: Optional[Any],
     origin = _address(base)
     if start < origin or end > origin + base.nbytes:  # outside base: never so for a view of it
         return None
-    if away_from is not None:
+    if away_from is not None and _overlap(base, away_from):  # (NumPy: no address to read when apart)
         other = _address(away_from)
         if other < end and start < other + away_from.nbytes and (
                 own is None or other != start + own * away_from.nbytes):
