@@ -235,20 +235,33 @@ Host<T> cumsum_host(const Host<T>& x, int64_t outer, int64_t len, int64_t inner,
 }
 
 template <class T>
-py::array_t<double> channel_sums_host(const Host<T>& x, const std::optional<Host<T>>& y,
-                                      const std::optional<Host<T>>& mean, int64_t outer,
-                                      int64_t channels, int64_t inner) {
+py::array_t<double> channel_sums_host(const Host<T>& x, const std::optional<Host<T>>& mean,
+                                      int64_t outer, int64_t channels, int64_t inner) {
     check_layout("channel_sums", x, outer, channels, inner);
-    if (y) check_size("channel_sums", "y", *y, x.size());
     if (mean) check_size("channel_sums", "mean", *mean, channels);
     py::array_t<double> sums(channels);
     const T* xs = x.data();
-    const T* ys = y ? y->data() : nullptr;
     const T* ms = mean ? mean->data() : nullptr;
     double* s = sums.mutable_data();
     py::gil_scoped_release nogil;
-    pycoll::channel_sums(xs, ys, ms, outer, channels, inner, s);
+    pycoll::channel_sums<T>(xs, nullptr, ms, outer, channels, inner, s, nullptr);
     return sums;
+}
+
+template <class T>
+std::pair<py::array_t<double>, py::array_t<double>> channel_sums_and_dots_host(
+    const Host<T>& x, const Host<T>& y, int64_t outer, int64_t channels, int64_t inner) {
+    check_layout("channel_sums_and_dots", x, outer, channels, inner);
+    check_size("channel_sums_and_dots", "y", y, x.size());
+    py::array_t<double> sums(channels), products(channels);
+    const T *xs = x.data(), *ys = y.data();
+    double* s = sums.mutable_data();
+    double* p = products.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::channel_sums(xs, ys, static_cast<const T*>(nullptr), outer, channels, inner, s, p);
+    }
+    return {sums, products};
 }
 
 template <class T>
@@ -275,16 +288,17 @@ std::pair<Host<T>, Host<T>> normalize_host(const Host<T>& x, const Host<T>& mean
 }
 
 template <class T>
-Host<T> normalize_backward_host(const Host<T>& g, const Host<T>& xhat, const Host<T>& g_mean,
+Host<T> normalize_backward_host(Host<T> g, const Host<T>& xhat, const Host<T>& g_mean,
                                 const Host<T>& gxhat_mean, const Host<T>& scale, int64_t outer,
-                                int64_t channels, int64_t inner) {
+                                int64_t channels, int64_t inner, bool overwrite_g) {
     check_layout("normalize_backward", g, outer, channels, inner);
     check_size("normalize_backward", "xhat", xhat, g.size());
     for (const auto& [name, a] : {std::pair<const char*, const Host<T>*>{"g_mean", &g_mean},
                                   {"gxhat_mean", &gxhat_mean}, {"scale", &scale}}) {
         check_size("normalize_backward", name, *a, channels);
     }
-    Host<T> gx = like<T>(g);
+    if (overwrite_g && !g.writeable()) throw py::value_error(where("normalize_backward", "g is read-only"));
+    Host<T> gx = overwrite_g ? g : like<T>(g);
     const T *gs = g.data(), *hs = xhat.data(), *gm = g_mean.data(), *hm = gxhat_mean.data();
     const T* sc = scale.data();
     T* out = gx.mutable_data();
@@ -303,16 +317,20 @@ void def_float_ops(py::module_& m) {
     m.def("cumsum", &cumsum_host<T>, py::arg("x"), py::arg("outer"), py::arg("len"),
           py::arg("inner"), py::arg("reverse"),
           "Running sums along the middle axis of x viewed as [outer, len, inner].");
-    m.def("channel_sums", &channel_sums_host<T>, py::arg("x"), py::arg("y"), py::arg("mean"),
-          py::arg("outer"), py::arg("channels"), py::arg("inner"),
-          "Per-channel float64 sums of x, x * y or (x - mean)^2 over x viewed as "
+    m.def("channel_sums", &channel_sums_host<T>, py::arg("x"), py::arg("mean"), py::arg("outer"),
+          py::arg("channels"), py::arg("inner"),
+          "Per-channel float64 sums of x, or of (x - mean)^2, over x viewed as "
           "[outer, channels, inner].");
+    m.def("channel_sums_and_dots", &channel_sums_and_dots_host<T>, py::arg("x"), py::arg("y"),
+          py::arg("outer"), py::arg("channels"), py::arg("inner"),
+          "Per-channel float64 sums of x and of x * y, in one pass.");
     m.def("normalize", &normalize_host<T>, py::arg("x"), py::arg("mean"), py::arg("rstd"),
           py::arg("weight"), py::arg("bias"), py::arg("outer"), py::arg("channels"),
           py::arg("inner"), "Batch norm's (xhat, out).");
     m.def("normalize_backward", &normalize_backward_host<T>, py::arg("g"), py::arg("xhat"),
           py::arg("g_mean"), py::arg("gxhat_mean"), py::arg("scale"), py::arg("outer"),
-          py::arg("channels"), py::arg("inner"), "Batch norm's input gradient.");
+          py::arg("channels"), py::arg("inner"), py::arg("overwrite_g"),
+          "Batch norm's input gradient, into g itself when overwrite_g.");
 }
 
 #ifdef PYCOLL_WITH_CUDA

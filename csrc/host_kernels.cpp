@@ -416,28 +416,31 @@ void cumsum_inner(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
     }
 }
 
-// A sum of n values in double with eight partial sums (which the compiler vectorizes).
+// The terms the per-channel sums add, in double. Two sums over one run of `inner` elements (a
+// row of a few KiB) are two passes over it, the second from the L1 cache (as fast as one pass
+// adding both: the additions, not the loads, bound these loops).
 template <class T>
-struct Plain {
+struct Plain {  // x
     const T* x;
     double operator()(int64_t i) const { return x[i]; }
 };
 template <class T>
-struct Product {
-    const T* x;
-    const T* y;
-    double operator()(int64_t i) const { return static_cast<double>(x[i] * y[i]); }
-};
-template <class T>
-struct Squared {
+struct Squared {  // (x - mean)^2, the difference rounded to T
     const T* x;
     T mean;
     double operator()(int64_t i) const {
-        const T d = x[i] - mean;
-        return static_cast<double>(d) * static_cast<double>(d);
+        const double d = static_cast<T>(x[i] - mean);
+        return d * d;
     }
 };
-
+template <class T>
+struct Product {  // x * y, rounded to T
+    const T* x;
+    const T* y;
+    double operator()(int64_t i) const { return static_cast<T>(x[i] * y[i]); }
+};
+// The sum of term(i) over n elements, in double with eight partial sums, which the compiler
+// vectorizes (one running sum would wait on each addition).
 template <class Term>
 double add_up(const Term& term, int64_t n) {
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -509,17 +512,19 @@ namespace {
 
 template <class T>
 inline void channel_sums_impl(const T* x, const T* y, const T* mean, int64_t outer, int64_t channels,
-                  int64_t inner, double* sums) {
-    for (int64_t c = 0; c < channels; ++c) sums[c] = 0.0;
+                              int64_t inner, double* sums, double* products) {
+    for (int64_t c = 0; c < channels; ++c) {
+        sums[c] = 0.0;
+        if (y != nullptr) products[c] = 0.0;
+    }
     for (int64_t o = 0; o < outer; ++o) {
         for (int64_t c = 0; c < channels; ++c) {
             const int64_t at = (o * channels + c) * inner;
             if (mean != nullptr) {
                 sums[c] += add_up(Squared<T>{x + at, mean[c]}, inner);
-            } else if (y != nullptr) {
-                sums[c] += add_up(Product<T>{x + at, y + at}, inner);
             } else {
                 sums[c] += add_up(Plain<T>{x + at}, inner);
+                if (y != nullptr) products[c] += add_up(Product<T>{x + at, y + at}, inner);
             }
         }
     }
@@ -568,10 +573,15 @@ inline void normalize_backward_impl(const T* g, const T* xhat, const T* g_mean, 
         for (int64_t c = 0; c < channels; ++c) {
             const int64_t at = (o * channels + c) * inner;
             const T gm = g_mean[c], hm = gxhat_mean[c], s = scale[c];
-            const T* __restrict gs = g + at;
             const T* __restrict hs = xhat + at;
-            T* __restrict os = gx + at;
-            for (int64_t i = 0; i < inner; ++i) os[i] = ((gs[i] - gm) - hs[i] * hm) * s;
+            if (gx == g) {  // in place: one pointer, so that the loop still vectorizes
+                T* __restrict io = gx + at;
+                for (int64_t i = 0; i < inner; ++i) io[i] = ((io[i] - gm) - hs[i] * hm) * s;
+            } else {
+                const T* __restrict gs = g + at;
+                T* __restrict os = gx + at;
+                for (int64_t i = 0; i < inner; ++i) os[i] = ((gs[i] - gm) - hs[i] * hm) * s;
+            }
         }
     }
 }
@@ -580,8 +590,8 @@ inline void normalize_backward_impl(const T* g, const T* xhat, const T* g_mean, 
 #define PYCOLL_CHANNEL_LOOPS(T)                                                                   \
     PYCOLL_SIMD_CLONES void channel_sums_loop(const T* x, const T* y, const T* mean,             \
                                               int64_t outer, int64_t channels, int64_t inner,    \
-                                              double* sums) {                                    \
-        channel_sums_impl(x, y, mean, outer, channels, inner, sums);                             \
+                                              double* sums, double* products) {                  \
+        channel_sums_impl(x, y, mean, outer, channels, inner, sums, products);                   \
     }                                                                                            \
     PYCOLL_SIMD_CLONES void normalize_loop(const T* x, const T* mean, const T* rstd,             \
                                            const T* weight, const T* bias, T* xhat, T* out,      \
@@ -602,9 +612,10 @@ PYCOLL_CHANNEL_LOOPS(double)
 
 template <class T>
 void channel_sums(const T* x, const T* y, const T* mean, int64_t outer, int64_t channels,
-                  int64_t inner, double* sums) {
-    channel_sums_loop(x, y, mean, outer, channels, inner, sums);
+                  int64_t inner, double* sums, double* products) {
+    channel_sums_loop(x, y, mean, outer, channels, inner, sums, products);
 }
+
 template <class T>
 void normalize(const T* x, const T* mean, const T* rstd, const T* weight, const T* bias, T* xhat,
                T* out, int64_t outer, int64_t channels, int64_t inner) {
@@ -616,9 +627,10 @@ void normalize_backward(const T* g, const T* xhat, const T* g_mean, const T* gxh
     normalize_backward_loop(g, xhat, g_mean, gxhat_mean, scale, gx, outer, channels, inner);
 }
 template void channel_sums<float>(const float*, const float*, const float*, int64_t, int64_t,
-                                  int64_t, double*);
+                                  int64_t, double*, double*);
 template void channel_sums<double>(const double*, const double*, const double*, int64_t, int64_t,
-                                   int64_t, double*);
+                                   int64_t, double*, double*);
+
 template void normalize<float>(const float*, const float*, const float*, const float*,
                                const float*, float*, float*, int64_t, int64_t, int64_t);
 template void normalize<double>(const double*, const double*, const double*, const double*,

@@ -72,16 +72,17 @@ template <class T>
 void cumsum(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse);
 
 // Batch norm over x viewed as [outer, channels, inner]; per-channel sums are added in double.
-// channel_sums: sums[c] = sum of x (y == nullptr), or of x * y; with `mean`, of (x - mean[c])^2,
-// the difference rounded to T first.
+// channel_sums: sums[c] = the sum of x; with `mean`, of (x - mean[c])^2 instead (the difference
+// rounded to T); with y, also products[c] = the sum of x * y (the products rounded to T).
 template <class T>
 void channel_sums(const T* x, const T* y, const T* mean, int64_t outer, int64_t channels,
-                  int64_t inner, double* sums);
+                  int64_t inner, double* sums, double* products);
 // xhat = (x - mean) * rstd and out = xhat * weight + bias (weight, bias may be null), in T.
 template <class T>
 void normalize(const T* x, const T* mean, const T* rstd, const T* weight, const T* bias, T* xhat,
                T* out, int64_t outer, int64_t channels, int64_t inner);
-// The input gradient through the batch statistics: gx = ((g - g_mean) - xhat * gxhat_mean) * scale.
+// The input gradient through the batch statistics: gx = ((g - g_mean) - xhat * gxhat_mean) * scale
+// (gx may be g itself).
 template <class T>
 void normalize_backward(const T* g, const T* xhat, const T* g_mean, const T* gxhat_mean,
                         const T* scale, T* gx, int64_t outer, int64_t channels, int64_t inner);

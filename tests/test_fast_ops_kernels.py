@@ -198,5 +198,21 @@ def test_kernels_decline_what_they_do_not_serve():
     assert host_math.erf(half) is None and host_math.gelu(half) is None
     assert host_math.cumsum(np.ones(3, np.int32), 0) is None
     assert host_math.erf([0.5]) is None
-    assert host_math.channel_sums(np.ones((2, 3), np.float32), 1, times=np.ones((2, 3))) is None  # mixed dtypes
+    assert host_math.channel_sums_and_dots(np.ones((2, 3), np.float32), np.ones((2, 3)), 1) is None  # mixed dtypes
     np.testing.assert_allclose(_special.erf(half), [0.8427] * 4, rtol=1e-3)  # the formula serves float16
+
+
+def test_batch_norm_gradient_of_a_plain_sum():
+    """y.sum().backward() hands batch norm a broadcast gradient, which the kernels copy once and
+    write the input gradient over."""
+    rs = np.random.RandomState(4)
+    x0 = (rs.randn(4, 6, 5, 7) * 3 + 5).astype(np.float32)
+    x = pycoll.to_tensor(x0, stop_gradient=False)
+    bn = pycoll.nn.BatchNorm2D(6)
+    bn(x).sum().backward()
+    y, dx, gw, gb, _, _ = batch_norm_reference(x0, np.ones(6, np.float32), np.zeros(6, np.float32),
+                                               np.ones_like(x0), 1)
+    np.testing.assert_allclose(x.grad.numpy(), dx, atol=1e-6)  # zero up to rounding
+    np.testing.assert_allclose(bn.weight.grad.numpy(), gw, atol=2e-4)
+    np.testing.assert_array_equal(bn.bias.grad.numpy(), gb)
+    assert np.abs(x.grad.numpy()).max() < 1e-6

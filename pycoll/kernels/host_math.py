@@ -31,7 +31,7 @@ def _kernels() -> Optional[ModuleType]:
         module = ext()
     except ImportError:
         return None
-    return module if hasattr(module, "normalize_backward") else None
+    return module if hasattr(module, "channel_sums_and_dots") else None
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -88,16 +88,24 @@ def cumsum(a: Any, axis: int, reverse: bool = False) -> Optional[np.ndarray]:
     return kernels.cumsum(np.ascontiguousarray(a), outer, n, inner, reverse).reshape(a.shape)
 
 
-def channel_sums(a: Any, channel_axis: int, *, times: Any = None, less: Any = None) -> Optional[np.ndarray]:
-    """Per-channel float64 sums of a, of a * times (same shape, products rounded to a's dtype),
-    or of (a - less[c]) ** 2 (the difference rounded to a's dtype), over every axis but
-    `channel_axis`."""
-    operands = tuple(v for v in (a, times, less) if v is not None)
-    kernels = _served(operands)
+def channel_sums(a: Any, channel_axis: int, *, less: Any = None) -> Optional[np.ndarray]:
+    """Per-channel float64 sums of a, or of (a - less[c]) ** 2 (the difference rounded to a's
+    dtype), over every axis but `channel_axis`."""
+    kernels = _served((a,) if less is None else (a, less))
     if kernels is None:
         return None
-    a, times, less = (None if v is None else np.ascontiguousarray(v) for v in (a, times, less))
-    return kernels.channel_sums(a, times, less, *_layout(a.shape, channel_axis))
+    a, less = np.ascontiguousarray(a), None if less is None else np.ascontiguousarray(less)
+    return kernels.channel_sums(a, less, *_layout(a.shape, channel_axis))
+
+
+def channel_sums_and_dots(a: Any, times: Any, channel_axis: int) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """Per-channel float64 sums of a and of a * times (same shape, the products rounded to a's
+    dtype), in one pass."""
+    kernels = _served((a, times))
+    if kernels is None:
+        return None
+    a, times = np.ascontiguousarray(a), np.ascontiguousarray(times)
+    return kernels.channel_sums_and_dots(a, times, *_layout(a.shape, channel_axis))
 
 
 def normalize(a: Any, mean: Any, rstd: Any, weight: Any, bias: Any,
@@ -113,13 +121,15 @@ def normalize(a: Any, mean: Any, rstd: Any, weight: Any, bias: Any,
     return kernels.normalize(a, mean, rstd, weight, bias, *_layout(a.shape, channel_axis))
 
 
-def normalize_grad(g: Any, xhat: Any, g_mean: Any, gxhat_mean: Any, scale: Any,
-                   channel_axis: int) -> Optional[np.ndarray]:
+def normalize_grad(g: Any, xhat: Any, g_mean: Any, gxhat_mean: Any, scale: Any, channel_axis: int,
+                   overwrite_g: bool = False) -> Optional[np.ndarray]:
     """Batch norm's input gradient through its statistics, ((g - g_mean) - xhat * gxhat_mean)
-    * scale per channel, each step in g's dtype."""
+    * scale per channel, each step in g's dtype; written over g (a C-contiguous array nobody
+    else holds) when `overwrite_g`."""
     operands = (g, xhat, g_mean, gxhat_mean, scale)
     kernels = _served(operands)
     if kernels is None:
         return None
-    g, xhat, g_mean, gxhat_mean, scale = (np.ascontiguousarray(v) for v in operands)
-    return kernels.normalize_backward(g, xhat, g_mean, gxhat_mean, scale, *_layout(g.shape, channel_axis))
+    contiguous = [np.ascontiguousarray(v) for v in operands]
+    return kernels.normalize_backward(*contiguous, *_layout(g.shape, channel_axis),
+                                      overwrite_g and contiguous[0] is g)

@@ -109,9 +109,10 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     rx, rw, rb = needs_grad(x), needs_grad(weight), needs_grad(bias)
 
     def backward(g: Any) -> tuple:
-        g = host_math.contiguous(g.astype(a.dtype, copy=False))  # read by up to three kernels
-        g_sum = _channel_sums(g, axes, channel_axis)
-        gxhat_sum = _channel_sums(g, axes, channel_axis, times=xhat)
+        incoming = g
+        g = host_math.contiguous(g.astype(a.dtype, copy=False))  # read by two kernels (a copy is ours)
+        sums = host_math.channel_sums_and_dots(g, xhat, channel_axis)  # float64, one pass
+        g_sum, gxhat_sum = sums if sums is not None else (g.sum(axis=axes), (g * xhat).sum(axis=axes))
         gx = None
         if rx and through_stats:
             g_mean, gxhat_mean = (g_sum / count).astype(g.dtype), (gxhat_sum / count).astype(g.dtype)
@@ -119,7 +120,8 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
                 buf = xp.concatenate([g_sum, gxhat_sum]).astype(np.float64)
                 all_reduce(buf)
                 g_mean, gxhat_mean = (buf[:c] / count).astype(g.dtype), (buf[c:] / count).astype(g.dtype)
-            gx = host_math.normalize_grad(g, xhat, g_mean, gxhat_mean, scale.reshape(-1), channel_axis)
+            gx = host_math.normalize_grad(g, xhat, g_mean, gxhat_mean, scale.reshape(-1), channel_axis,
+                                          overwrite_g=g is not incoming)
             if gx is None:
                 gx = g - g_mean.reshape(shape)  # scale * (g - g_mean - xhat * gxhat_mean), in place
                 gx -= xhat * gxhat_mean.reshape(shape)
@@ -161,23 +163,16 @@ def _passed_through(x: Tensor, weight: Optional[Tensor], bias: Optional[Tensor])
     return op_output(x._array.copy(), backward, x, weight, bias)
 
 
-def _channel_sums(a: Any, axes: tuple, channel_axis: int, times: Any = None) -> Any:
-    """Per-channel sums of a (or of a * times) over `axes`, every axis but `channel_axis`: float64
-    sums of host float32/64 arrays in one pass of pycoll's kernel, else in a's dtype."""
-    fast = host_math.channel_sums(a, channel_axis, times=times)
-    if fast is not None:
-        return fast
-    return (a if times is None else a * times).sum(axis=axes)
-
-
 def _moments(a: Any, axes: tuple, channel_axis: int,
              all_reduce: Optional[Callable[[Any], None]]) -> Tuple[Any, Any, Any, Any]:
     """(mean, biased variance, element count) per channel, over the ranks when all_reduce is
-    given, and a less its mean (a fresh array, for the caller to reuse) or, where the host
-    kernel summed the squared deviations without keeping them, None."""
+    given, and a less its mean (a fresh array, for the caller to reuse) or, where pycoll's host
+    kernels summed the squared deviations without keeping them, None."""
     xp = array_module(a)
     c = a.shape[channel_axis]
-    total = _channel_sums(a, axes, channel_axis)
+    total = host_math.channel_sums(a, channel_axis)  # float64, one pass
+    if total is None:
+        total = a.sum(axis=axes)
     count: Any = a.size // c if c else 0
     if all_reduce is not None:
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
