@@ -315,14 +315,16 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
         _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
         targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
-        rows = peer_blocks.rows(fn, sends, targets)
+        if any(a.ndim > peer_blocks.MAX_DIMS for a in (*sends, *(targets or ()))):
+            peer_blocks.rows(fn, sends, targets)  # refuses, naming the block (the exchange's rows wait)
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
     _compare_before_sizes(g, fn, _MIXED_BLOCKS, sync_op)
     block = alltoall_sizes.uniform_block(sends, targets)
     uniform = alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH)
-    incoming = [block] * g.nranks if uniform else peer_blocks.agree(g, fn, rows, expects=targets is not None)
+    incoming = [block] * g.nranks if uniform else peer_blocks.agree(
+        g, fn, peer_blocks.rows(fn, sends, targets), expects=targets is not None)
     # the outputs' own memory when they tile one buffer (their sizes are agreed), else pycoll's
     out = _arrays.region(targets, xp) if targets is not None else None
     deliver = None

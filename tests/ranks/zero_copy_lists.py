@@ -141,6 +141,12 @@ if n > 1:
            dist.alltoall, outs, [xp.ones(size, np.float32) for _ in range(n)])
     check(outs[0], np.zeros(2), "a refused alltoall's output")
 
+# a block of too many dimensions to describe is refused on the calling rank (here every rank)
+deep = xp.zeros((1,) * 17, np.float32)
+expect(ValueError, ["alltoall", "in_tensor_list[0] has 17 dimensions", "at most 16"], dist.alltoall, [], [deep] * n)
+expect(ValueError, ["alltoall", f"out_tensor_list[{n - 1}] has 17 dimensions"], dist.alltoall,
+       [xp.zeros(1, np.float32)] * (n - 1) + [deep], [xp.zeros(1, np.float32)] * n)
+
 # alltoall_single, even (one row count everywhere) and uneven
 got = xp.zeros((n, 3), np.int64)
 dist.alltoall_single(got, xp.asarray(np.array([[10 * rank + j] * 3 for j in range(n)], np.int64)))
