@@ -13,6 +13,7 @@ arrays are copied to contiguous ones first; results are new C-contiguous arrays.
 from __future__ import annotations
 
 import functools
+import math
 from types import ModuleType
 from typing import Any, Optional, Tuple
 
@@ -46,9 +47,7 @@ def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> 
 
 def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
     """``shape`` as [outer, shape[axis], inner] (the elements before, along and after the axis)."""
-    outer = int(np.prod(shape[:axis], dtype=np.int64))
-    inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    return outer, shape[axis], inner
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
 
 def contiguous(a: Any) -> Any:
