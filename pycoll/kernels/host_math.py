@@ -70,9 +70,10 @@ def gelu(a: Any) -> Optional[Tuple[np.ndarray, np.ndarray]]:
 
 
 def gelu_grad(a: Any, cdf: Any, g: Any) -> Optional[np.ndarray]:
-    """g * (cdf + a * exp(-a * a / 2) / sqrt(2 pi)), each step in a's dtype; all one shape."""
+    """g * (cdf + a * exp(-a * a / 2) / sqrt(2 pi)), each step in a's dtype; all of one shape
+    (else None)."""
     kernels = _served((a, cdf, g))
-    if kernels is None:
+    if kernels is None or not a.shape == cdf.shape == g.shape:
         return None
     return kernels.gelu_backward(*(np.ascontiguousarray(v) for v in (a, cdf, g)))
 
