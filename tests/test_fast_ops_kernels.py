@@ -209,6 +209,7 @@ def test_kernels_decline_what_they_do_not_serve():
     assert host_math.erf(half) is None and host_math.gelu(half) is None
     assert host_math.cumsum(np.ones(3, np.int32), 0) is None
     assert host_math.erf([0.5]) is None
+    assert host_math.erf(np.ones(3, np.float32).view(np.recarray)) is None  # a subclass keeps its formula
     assert host_math.channel_sums_and_dots(np.ones((2, 3), np.float32), np.ones((2, 3)), 1) is None  # mixed dtypes
     np.testing.assert_allclose(_special.erf(half), [0.8427] * 4, rtol=1e-3)  # the formula serves float16
 

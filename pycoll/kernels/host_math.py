@@ -36,11 +36,12 @@ def _kernels() -> Optional[ModuleType]:
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
-    """The kernels, if every array is a numpy array of one dtype they serve."""
+    """The kernels, if every array is a numpy.ndarray (not a subclass: its type would be lost)
+    of one dtype they serve."""
     first = arrays[0]
-    if not isinstance(first, np.ndarray) or first.dtype not in dtypes:
+    if type(first) is not np.ndarray or first.dtype not in dtypes:
         return None
-    if any(not isinstance(a, np.ndarray) or a.dtype != first.dtype for a in arrays[1:]):
+    if any(type(a) is not np.ndarray or a.dtype != first.dtype for a in arrays[1:]):
         return None
     return _kernels()
 
