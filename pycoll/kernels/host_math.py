@@ -1,6 +1,6 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, and batch norm's per-channel sums and its
-normalisation (``pycoll._C``, C++, the GIL released; see csrc/host_kernels.h for what each
+normalisation (``pycoll._C``, C++, the GIL released; see csrc/host_math.h for what each
 computes and how it rounds).
 
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array

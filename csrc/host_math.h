@@ -1,0 +1,47 @@
+// Single-pass host forms of float ops whose NumPy form takes many passes over the data, for the
+// tensor layer (pycoll/kernels/host_math.py). Plain C++17, no Python here: bindings.cpp calls
+// these with the GIL released.
+#pragma once
+
+#include <cstdint>
+
+namespace pycoll {
+
+// T is float or double (cumsum also int64_t); arrays are C-contiguous and do not overlap.
+
+// erf(x), elementwise. float: evaluated in double (polynomial fits to 1e-10) and rounded once:
+// correctly rounded but for values within 1e-10 of a rounding boundary; double: std::erf.
+template <class T>
+void erf(const T* x, T* out, int64_t n);
+
+// Exact gelu, in the dtype's arithmetic step by step as paddle's CPU kernel computes it:
+// cdf = 0.5 * (1 + erf(x * sqrt(1/2))), out = x * cdf (cdf is kept for the backward);
+// gelu_backward: dx = g * (cdf + x * exp(-0.5 * x * x) / sqrt(2 pi)).
+template <class T>
+void gelu(const T* x, T* out, T* cdf, int64_t n);
+template <class T>
+void gelu_backward(const T* x, const T* cdf, const T* g, T* dx, int64_t n);
+
+// Running sums along the middle axis of x viewed as [outer, len, inner], added in sequence from
+// the first element (from the last when `reverse`), exactly as NumPy's cumsum adds them; int64
+// wraps around on overflow as NumPy's does.
+template <class T>
+void cumsum(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse);
+
+// Batch norm over x viewed as [outer, channels, inner]; per-channel sums are added in double.
+// channel_sums: sums[c] = the sum of x; with `mean`, of (x - mean[c])^2 instead (the difference
+// rounded to T); with y, also products[c] = the sum of x * y (the products rounded to T).
+template <class T>
+void channel_sums(const T* x, const T* y, const T* mean, int64_t outer, int64_t channels,
+                  int64_t inner, double* sums, double* products);
+// xhat = (x - mean) * rstd and out = xhat * weight + bias (weight, bias may be null), in T.
+template <class T>
+void normalize(const T* x, const T* mean, const T* rstd, const T* weight, const T* bias, T* xhat,
+               T* out, int64_t outer, int64_t channels, int64_t inner);
+// The input gradient through the batch statistics: gx = ((g - g_mean) - xhat * gxhat_mean) * scale
+// (gx may be g itself).
+template <class T>
+void normalize_backward(const T* g, const T* xhat, const T* g_mean, const T* gxhat_mean,
+                        const T* scale, T* gx, int64_t outer, int64_t channels, int64_t inner);
+
+}  // namespace pycoll
