@@ -112,7 +112,8 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
         incoming = g
         g = host_math.contiguous(g.astype(a.dtype, copy=False))  # read by two kernels (a copy is ours)
         sums = host_math.channel_sums_and_dots(g, xhat, channel_axis)  # float64, one pass
-        g_sum, gxhat_sum = sums if sums is not None else (g.sum(axis=axes), (g * xhat).sum(axis=axes))
+        g_sum, gxhat_sum = sums if sums is not None else (g.sum(axis=axes, dtype=np.float64),
+                                                          (g * xhat).sum(axis=axes, dtype=np.float64))
         gx = None
         if rx and through_stats:
             g_mean, gxhat_mean = (g_sum / count).astype(g.dtype), (gxhat_sum / count).astype(g.dtype)
@@ -171,8 +172,8 @@ def _moments(a: Any, axes: tuple, channel_axis: int,
     xp = array_module(a)
     c = a.shape[channel_axis]
     total = host_math.channel_sums(a, channel_axis)  # float64, one pass
-    if total is None:
-        total = a.sum(axis=axes)
+    if total is None:  # device arrays: summed in float64 too, so that a GPU's statistics are the CPU's
+        total = a.sum(axis=axes, dtype=np.float64)
     count: Any = a.size // c if c else 0
     if all_reduce is not None:
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
@@ -184,7 +185,7 @@ def _moments(a: Any, axes: tuple, channel_axis: int,
     squares, centered = host_math.channel_sums(a, channel_axis, less=mean), None
     if squares is None:
         centered = a - xp.expand_dims(mean, axes)
-        squares = (centered * centered).sum(axis=axes)
+        squares = (centered * centered).sum(axis=axes, dtype=np.float64)
     if all_reduce is not None:
         squares = squares.astype(np.float64)
         all_reduce(squares)
