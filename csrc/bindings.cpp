@@ -308,6 +308,53 @@ Host<T> normalize_backward_host(Host<T> g, const Host<T>& xhat, const Host<T>& g
     return gx;
 }
 
+// The data of an array a kernel writes in place: the caller passes C-contiguous arrays of the
+// kernel's dtype (so pybind11 makes no copy); a read-only one is refused.
+template <class T>
+T* in_place(const char* fn, const char* name, Host<T>& a) {
+    if (!a.writeable()) throw py::value_error(where(fn, std::string(name) + " is read-only"));
+    return a.mutable_data();
+}
+
+template <class T>
+int64_t sigmoid_from_exp_host(Host<T> e) {
+    T* data = in_place("sigmoid_from_exp", "e", e);
+    const auto n = static_cast<int64_t>(e.size());
+    py::gil_scoped_release nogil;
+    return pycoll::sigmoid_from_exp(data, n);
+}
+
+template <class T>
+Host<T> sigmoid_backward_host(const Host<T>& out, const Host<T>& g) {
+    check_size("sigmoid_backward", "g", g, out.size());
+    Host<T> dx = like<T>(out);
+    const T *os = out.data(), *gs = g.data();
+    T* d = dx.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::sigmoid_backward(os, gs, d, static_cast<int64_t>(out.size()));
+    return dx;
+}
+
+template <class T>
+void adam_step_host(Host<T> param, const Host<T>& grad, Host<T> m, Host<T> v,
+                    std::optional<Host<T>> v_max, double decay, double beta1,
+                    double one_minus_beta1, double beta2, double one_minus_beta2, double epsilon,
+                    double step) {
+    const py::ssize_t n = param.size();
+    check_size("adam_step", "grad", grad, n);
+    check_size("adam_step", "moment1", m, n);
+    check_size("adam_step", "moment2", v, n);
+    if (v_max) check_size("adam_step", "moment2_max", *v_max, n);
+    T* p = in_place("adam_step", "param", param);
+    T* ms = in_place("adam_step", "moment1", m);
+    T* vs = in_place("adam_step", "moment2", v);
+    T* vm = v_max ? in_place("adam_step", "moment2_max", *v_max) : nullptr;
+    const T* gs = grad.data();
+    const pycoll::AdamScalars s{decay, beta1, one_minus_beta1, beta2, one_minus_beta2, epsilon, step};
+    py::gil_scoped_release nogil;
+    pycoll::adam_step(p, gs, ms, vs, vm, static_cast<int64_t>(n), s);
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -332,6 +379,14 @@ void def_float_ops(py::module_& m) {
           py::arg("g_mean"), py::arg("gxhat_mean"), py::arg("scale"), py::arg("outer"),
           py::arg("channels"), py::arg("inner"), py::arg("overwrite_g"),
           "Batch norm's input gradient, into g itself when overwrite_g.");
+    m.def("sigmoid_from_exp", &sigmoid_from_exp_host<T>, py::arg("e"),
+          "e = 1 / (1 + e) in place; returns how many results are 0.");
+    m.def("sigmoid_backward", &sigmoid_backward_host<T>, py::arg("out"), py::arg("g"),
+          "sigmoid's input gradient (g * out) * (1 - out).");
+    m.def("adam_step", &adam_step_host<T>, py::arg("param"), py::arg("grad"), py::arg("moment1"),
+          py::arg("moment2"), py::arg("moment2_max"), py::arg("decay"), py::arg("beta1"),
+          py::arg("one_minus_beta1"), py::arg("beta2"), py::arg("one_minus_beta2"),
+          py::arg("epsilon"), py::arg("step"), "One Adam step of param and its moments, in place.");
 }
 
 #ifdef PYCOLL_WITH_CUDA

@@ -235,6 +235,65 @@ void gelu_backward_loop(const double* x, const double* cdf, const double* g, dou
     }
 }
 
+template <class T>
+inline int64_t sigmoid_from_exp_impl(T* __restrict e, int64_t n) {
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const T r = T(1) / (e[i] + T(1));
+        e[i] = r;
+        zeros += r == T(0);
+    }
+    return zeros;
+}
+
+template <class T>
+inline void sigmoid_backward_impl(const T* __restrict out, const T* __restrict g, T* __restrict dx,
+                                  int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dx[i] = (g[i] * out[i]) * (T(1) - out[i]);
+}
+
+template <class T>
+inline void adam_step_impl(T* __restrict param, const T* __restrict grad, T* __restrict m,
+                           T* __restrict v, T* __restrict v_max, int64_t n, const AdamScalars& s) {
+    const T decay = static_cast<T>(s.decay), b1 = static_cast<T>(s.beta1);
+    const T c1 = static_cast<T>(s.one_minus_beta1), b2 = static_cast<T>(s.beta2);
+    const T c2 = static_cast<T>(s.one_minus_beta2), eps = static_cast<T>(s.epsilon);
+    const T step = static_cast<T>(s.step);
+    for (int64_t i = 0; i < n; ++i) {
+        const T g = grad[i];
+        const T mi = m[i] * b1 + c1 * g;
+        T vi = v[i] * b2 + c2 * (g * g);
+        m[i] = mi;
+        v[i] = vi;
+        if (v_max != nullptr) {  // NumPy's maximum: a NaN on either side is the result
+            const T old = v_max[i];
+            vi = (old != old || old >= vi) ? old : vi;
+            v_max[i] = vi;
+        }
+        param[i] = param[i] * decay - (step * mi) / (std::sqrt(vi) + eps);
+    }
+}
+
+// The elementwise loops for each element type, in the baseline and the SIMD clones.
+#define PYCOLL_ELEMENTWISE_LOOPS(T)                                                               \
+    PYCOLL_SIMD_CLONES int64_t sigmoid_from_exp_loop(T* e, int64_t n) {                           \
+        return sigmoid_from_exp_impl(e, n);                                                      \
+    }                                                                                            \
+    PYCOLL_SIMD_CLONES void sigmoid_backward_loop(const T* out, const T* g, T* dx, int64_t n) {   \
+        sigmoid_backward_impl(out, g, dx, n);                                                    \
+    }                                                                                            \
+    PYCOLL_SIMD_CLONES void adam_step_loop(T* param, const T* grad, T* m, T* v, T* v_max,         \
+                                           int64_t n, const AdamScalars& s) {                    \
+        if (v_max == nullptr) {                                                                  \
+            adam_step_impl(param, grad, m, v, static_cast<T*>(nullptr), n, s);                   \
+        } else {                                                                                 \
+            adam_step_impl(param, grad, m, v, v_max, n, s);                                      \
+        }                                                                                        \
+    }
+PYCOLL_ELEMENTWISE_LOOPS(float)
+PYCOLL_ELEMENTWISE_LOOPS(double)
+#undef PYCOLL_ELEMENTWISE_LOOPS
+
 }  // namespace
 
 template <class T>
@@ -264,6 +323,27 @@ void cumsum(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool 
         cumsum_inner<T, A>(x, out, outer, len, inner, reverse);
     }
 }
+template <class T>
+int64_t sigmoid_from_exp(T* e, int64_t n) { return sigmoid_from_exp_loop(e, n); }
+template int64_t sigmoid_from_exp<float>(float*, int64_t);
+template int64_t sigmoid_from_exp<double>(double*, int64_t);
+
+template <class T>
+void sigmoid_backward(const T* out, const T* g, T* dx, int64_t n) {
+    sigmoid_backward_loop(out, g, dx, n);
+}
+template void sigmoid_backward<float>(const float*, const float*, float*, int64_t);
+template void sigmoid_backward<double>(const double*, const double*, double*, int64_t);
+
+template <class T>
+void adam_step(T* param, const T* grad, T* m, T* v, T* v_max, int64_t n, const AdamScalars& s) {
+    adam_step_loop(param, grad, m, v, v_max, n, s);
+}
+template void adam_step<float>(float*, const float*, float*, float*, float*, int64_t,
+                               const AdamScalars&);
+template void adam_step<double>(double*, const double*, double*, double*, double*, int64_t,
+                                const AdamScalars&);
+
 template void cumsum<float>(const float*, float*, int64_t, int64_t, int64_t, bool);
 template void cumsum<double>(const double*, double*, int64_t, int64_t, int64_t, bool);
 template void cumsum<int64_t>(const int64_t*, int64_t*, int64_t, int64_t, int64_t, bool);

@@ -44,4 +44,23 @@ template <class T>
 void normalize_backward(const T* g, const T* xhat, const T* g_mean, const T* gxhat_mean,
                         const T* scale, T* gx, int64_t outer, int64_t channels, int64_t inner);
 
+// sigmoid's last steps over e = exp(-x) (NumPy's exp, so that the values are its formula's):
+// e = 1 / (1 + e) in place, each step rounded in T; returns how many results are 0 (where the
+// caller puts exp(x) instead). sigmoid_backward: dx = (g * out) * (1 - out), rounded so.
+template <class T>
+int64_t sigmoid_from_exp(T* e, int64_t n);
+template <class T>
+void sigmoid_backward(const T* out, const T* g, T* dx, int64_t n);
+
+// The scalars of one Adam step, as doubles that are rounded to T once (as NumPy rounds a Python
+// float against a T array): decay multiplies the parameter first (AdamW; 1 for none).
+struct AdamScalars {
+    double decay, beta1, one_minus_beta1, beta2, one_minus_beta2, epsilon, step;
+};
+// One Adam step in place, each operation rounded in T as Adam's array formula rounds it:
+// p *= decay; m = m * b1 + (1 - b1) * g; v = v * b2 + (1 - b2) * (g * g);
+// v_max = max(v_max, v) (NaN kept) when v_max is not null; p -= (step * m) / (sqrt(v or v_max) + eps).
+template <class T>
+void adam_step(T* param, const T* grad, T* m, T* v, T* v_max, int64_t n, const AdamScalars& s);
+
 }  // namespace pycoll

@@ -1,7 +1,7 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
-exact gelu and its gradient, cumsum along an axis, and batch norm's per-channel sums and its
-normalisation (``pycoll._C``, C++, the GIL released; see csrc/host_math.h for what each
-computes and how it rounds).
+exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
+normalisation, sigmoid and its gradient, and the Adam step (``pycoll._C``, C++, the GIL
+released; see csrc/host_math.h for what each computes and how it rounds).
 
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array
 (a CuPy array, say), its dtype is not one the kernel has (float32 and float64; cumsum also int64),
@@ -32,7 +32,7 @@ def _kernels() -> Optional[ModuleType]:
         module = ext()
     except ImportError:
         return None
-    return module if hasattr(module, "channel_sums_and_dots") else None
+    return module if hasattr(module, "adam_step") else None  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -134,3 +134,48 @@ def normalize_grad(g: Any, xhat: Any, g_mean: Any, gxhat_mean: Any, scale: Any, 
     contiguous = [np.ascontiguousarray(v) for v in operands]
     return kernels.normalize_backward(*contiguous, *_layout(g.shape, channel_axis),
                                       overwrite_g and contiguous[0] is g)
+
+
+def sigmoid(a: Any) -> Optional[np.ndarray]:
+    """1 / (1 + exp(-a)), and exp(a) where that is 0: NumPy's exp (so the same bits as that
+    formula in NumPy), then one pass for the rest. Overflow is not warned of only in the caller's
+    ``quiet()``."""
+    kernels = _served((a,))
+    if kernels is None:
+        return None
+    e = np.negative(a, out=np.empty(a.shape, a.dtype))
+    np.exp(e, out=e)
+    if kernels.sigmoid_from_exp(e):
+        zero = e == 0
+        e[zero] = np.exp(a[zero])
+    return e
+
+
+def sigmoid_grad(g: Any, out: Any) -> Optional[np.ndarray]:
+    """sigmoid's input gradient (g * out) * (1 - out), each step in out's dtype; g and out of
+    one shape (else None)."""
+    kernels = _served((out, g))
+    if kernels is None or g.shape != out.shape:
+        return None
+    return kernels.sigmoid_backward(np.ascontiguousarray(out), np.ascontiguousarray(g))
+
+
+def _writable(a: Any) -> bool:
+    return a.flags.c_contiguous and a.flags.writeable
+
+
+def adam_step(param: Any, grad: Any, moment1: Any, moment2: Any, moment2_max: Any, *, decay: float,
+              beta1: float, beta2: float, epsilon: float, step: float) -> Optional[bool]:
+    """One Adam step in place (csrc/host_math.h: each Python float rounded to the arrays' dtype
+    as NumPy rounds it, then every operation in that dtype): True, or None where the kernel does
+    not serve the arrays, the ones written in place included only if C-contiguous and writable
+    (moment2_max may be None)."""
+    written = tuple(x for x in (param, moment1, moment2, moment2_max) if x is not None)
+    kernels = _served(written + (grad,))
+    if kernels is None or not all(_writable(x) and x.shape == param.shape for x in written):
+        return None
+    if grad.shape != param.shape:
+        return None
+    kernels.adam_step(param, np.ascontiguousarray(grad), moment1, moment2, moment2_max, decay,
+                      beta1, 1 - beta1, beta2, 1 - beta2, epsilon, step)
+    return True

@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Union
 import numpy as np
 
 from pycoll.device import array_module
+from pycoll.kernels import host_math
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
 from pycoll.optimizer._moments import beta, double_power, set_moment_options
@@ -63,25 +64,34 @@ class Adam(Optimizer):
             a[rows] = part
 
     def _adam(self, key: str, param: Any, grad: Any, m: Any, v: Any, v_max: Any = None, *, lr: float,
-              options: Dict[str, Any]) -> None:
-        """One step of `param` (the parameter or some of its rows) and its moments, in place."""
+              options: Dict[str, Any], decay: Optional[float] = None) -> None:
+        """One step of `param` (the parameter or some of its rows) and its moments, in place;
+        `param` multiplied by `decay` first if given (AdamW's). Host arrays take one pass of the
+        C++ kernel, which rounds each step as the array formula below does (the same bits)."""
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
         pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
         b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t, in double: the
         # results of paddle's kernels are closer to it than to powers kept in float32
+        correction = math.sqrt(1 - b2_pow)  # Python floats (set_lr takes numpy's too), so that
+        epsilon = float(options.get("epsilon", self._epsilon) * correction)  # both paths round
+        step = float(lr * correction / (1 - b1_pow))  # them to the parameter's dtype
+        pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
+        if host_math.adam_step(param, grad, m, v, v_max, decay=1.0 if decay is None else decay, beta1=b1,
+                               beta2=b2, epsilon=epsilon, step=step):
+            return
+        if decay is not None:
+            param *= decay
         m *= b1  # in the parameter's dtype, 1 - b from the float (paddle's adam kernels; not _moments.average_)
         m += (1 - b1) * grad
         v *= b2
         v += (1 - b2) * (grad * grad)
-        correction = math.sqrt(1 - b2_pow)
         xp = array_module(v)
         if v_max is not None:
             xp.maximum(v_max, v, out=v_max)
             v = v_max
         denom = xp.sqrt(v)
-        denom += options.get("epsilon", self._epsilon) * correction
-        param -= (lr * correction / (1 - b1_pow)) * m / denom
-        pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
+        denom += epsilon
+        param -= step * m / denom
 
     def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
         """The beta powers are kept in double and saved in paddle's float32 (float64 for float64
@@ -124,8 +134,8 @@ class AdamW(Adam):
         return None  # the weight decay is decoupled: applied to the parameter in _update
 
     def _adam(self, key: str, param: Any, grad: Any, m: Any, v: Any, v_max: Any = None, *, lr: float,
-              options: Dict[str, Any]) -> None:
+              options: Dict[str, Any], decay: Optional[float] = None) -> None:
         coeff = options.get("weight_decay", self._coeff)  # in lazy_mode, on the rows updated alone (paddle's)
         if coeff and (self._apply_decay is None or self._apply_decay(key)):
-            param *= 1 - lr * coeff
-        super()._adam(key, param, grad, m, v, v_max, lr=lr, options=options)
+            decay = 1 - lr * coeff
+        super()._adam(key, param, grad, m, v, v_max, lr=lr, options=options, decay=decay)
