@@ -6,8 +6,9 @@ released; see csrc/host_math.h for what each computes and how it rounds).
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array
 (a CuPy array, say), its dtype is not one the kernel has (float32 and float64; cumsum also int64),
 or this build of ``pycoll._C`` lacks the kernels (it is missing, or older). The caller then runs
-its own array-module formula, which gives the same values to float rounding. Non-contiguous
-arrays are copied to contiguous ones first; results are new C-contiguous arrays.
+its own array-module formula, which gives the same values to float rounding (sigmoid's and
+Adam's: the same bits). Non-contiguous arrays are copied to contiguous ones first; results are
+new C-contiguous arrays, but for adam_step, which writes its arrays in place.
 """
 
 from __future__ import annotations
