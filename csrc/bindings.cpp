@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host_kernels.h"
+#include "host_adam.h"
 #include "host_math.h"
 #ifdef PYCOLL_WITH_CUDA
 #include "cuda_kernels.h"
