@@ -48,6 +48,16 @@ def test_all_gather_into_one_tensor_hands_nccl_that_tensor(group, fake):
         assert recv.tolist() == np.full(recv.shape, -1.0).tolist()
 
 
+def test_one_tensor_of_another_dtype_is_refused_not_received_into(group, fake):
+    """The direct path must not skip the dtype check the list path makes: float32 blocks received
+    into float64 memory would be garbage."""
+    recv = full(8, -1.0, np.float64)
+    fake.clear()
+    with pytest.raises(ValueError, match=r"all_gather: tensor_list\[0\].*dtype float64.*dtype float32"):
+        dist.all_gather(recv, full(4, 3.0, np.float32), group=group)
+    assert not fake.log.calls("allGather") and recv.tolist() == [-1.0] * 8
+
+
 @pytest.mark.parametrize("layout", ["gaps", "reversed", "separate", "strided", "holding the sent tensor"])
 def test_lists_that_do_not_tile_one_buffer_are_received_through_pycolls_own(group, fake, layout):
     buf = full(16, -1.0, np.float32)

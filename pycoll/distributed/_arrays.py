@@ -269,11 +269,11 @@ def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
 def received_into(out: Any, like: Any, nranks: int, own: Optional[int] = None) -> Optional[Any]:
     """``out``, one tensor of ``nranks * like.size`` elements (paddle's stacked ``all_gather``
     output), as the ``(nranks, *like.shape)`` array to receive into: itself when it is
-    C-contiguous, writeable and away from ``like`` (the sent array) or, given ``own``
+    of ``like``'s dtype, C-contiguous, writeable and away from ``like`` (the sent array) or, given ``own``
     (:func:`own_block`), when ``like`` is exactly its block ``own``; None otherwise (its
     :func:`parts` are then filled from a buffer of pycoll's)."""
-    if not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
-        return None
+    if out.dtype != like.dtype or not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
+        return None  # (another dtype is refused, naming it, on the way through parts)
     if _overlap(out, like) and (own is None or _address(like) != _address(out) + own * like.nbytes):
         return None
     return out.reshape((nranks,) + like.shape)
