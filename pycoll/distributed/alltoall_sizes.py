@@ -18,7 +18,7 @@ from typing import Any, List, Optional, Sequence
 
 import numpy as np
 
-from pycoll.distributed.peer_blocks import MAX_DIMS, Block, _exchange
+from pycoll.distributed.peer_blocks import MAX_DIMS, Block, exchange
 
 BLOCK_WIDTH = 4 + MAX_DIMS  # bytes, dtype kind, itemsize, ndim, the dims (zeros past ndim)
 
@@ -48,13 +48,13 @@ def uniform_rows(sent: Sequence[int], received: Sequence[int]) -> Optional[List[
 
 def everywhere(group: Any, fn: str, record: Optional[Sequence[int]], width: int) -> bool:
     """Whether every rank of ``group`` passed the same ``record`` (``width`` integers; None: this
-    rank has none), told to every rank in one small alltoall of call ``fn``, an MPI Alltoall as
-    the size exchange is, so that a peer's other call matches it no more than it matched that
+    rank has none), told to every rank in one small alltoall of call ``fn`` on the group's engine,
+    as the size exchange is, so that a peer's other call matches it no more than it matched that
     (a group of one agrees with itself). Every rank sees every record and gets the same answer."""
     if group.nranks == 1:
         return record is not None
     row = [0 if record is not None else 1, *(record or ()), *[0] * (width - len(record or ()))]
-    rows = _exchange(group, fn, [row] * group.nranks)
+    rows = exchange(group, fn, [row] * group.nranks)
     return rows[0][0] == 0 and all(other == rows[0] for other in rows)
 
 

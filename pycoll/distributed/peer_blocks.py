@@ -68,7 +68,7 @@ def _run(group: Any, fn: str, call: Callable[[Any, int], Any]) -> None:
         watchdog.group = None
 
 
-def _exchange(group: Any, fn: str, rows: List[List[int]]) -> List[List[int]]:
+def exchange(group: Any, fn: str, rows: List[List[int]]) -> List[List[int]]:
     """Row j of ``rows`` to group rank j, in one small alltoall; the rows the ranks sent this one."""
     table = group.engine.xp.asarray(np.array(rows, np.int64))
     theirs = group.engine.xp.empty_like(table)
@@ -97,7 +97,7 @@ def agree_counts(group: Any, fn: str, sent: List[int], received: List[int]) -> N
     expects from it, and the other way round; ValueError on both ranks of a pair that disagree
     (nothing sent)."""
     problems = []
-    for i, (they_send, they_expect) in enumerate(_exchange(group, fn, [[n, m] for n, m in zip(sent, received)])):
+    for i, (they_send, they_expect) in enumerate(exchange(group, fn, [[n, m] for n, m in zip(sent, received)])):
         peer = group.ranks[i]
         if they_send != received[i]:
             problems.append(f"out_split_sizes[{i}]={received[i]} but rank {peer} sends {they_send} rows")
@@ -120,7 +120,7 @@ def agree(group: Any, fn: str, ours: List[List[int]], expects: bool) -> List[Blo
     between them (``ours``: this rank's :func:`rows`; ``expects``: whether they name pre-allocated
     outputs); ValueError on both ranks of a pair that does not (nothing sent)."""
     problems, incoming = [], []
-    for i, row in enumerate(_exchange(group, fn, ours)):
+    for i, row in enumerate(exchange(group, fn, ours)):
         peer = group.ranks[i]
         sent, expected = _block(row[:_FIELDS]), row[_FIELDS:]
         incoming.append(sent)
