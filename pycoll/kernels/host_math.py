@@ -1,7 +1,7 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
 normalisation, sigmoid and its gradient, and the Adam step (``pycoll._C``, C++, the GIL
-released; see csrc/host_math.h for what each computes and how it rounds).
+released; see csrc/host_math.h and csrc/host_adam.h for what each computes and how it rounds).
 
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array
 (a CuPy array, say), its dtype is not one the kernel has (float32 and float64; cumsum also int64),
