@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
 # Every GPU test and benchmark of pycoll, in order, into one folder (issue 19).
 #
-#   bash bench/run_gpu.sh [--part NAME]... [--budget SECONDS] [--limit STEP=SECONDS]...
+#   bash bench/run_gpu.sh [--part NAME]... [--budget SECONDS] [--limit STEP=SECONDS]... [--jobs N]
 #                         [--copy-to DIR] [--dry-run] [--cpu | --stand-in CMD] [OUTDIR]
 #
 # On a GPU machine, in the same command as its preparation (../shared/gpu/README.md), e.g.
-#   bash .gpu/setup.sh && bash bench/run_gpu.sh --part build,tests-kernels --budget 520 --copy-to "$OUT"
+#   bash .gpu/setup.sh && bash bench/run_gpu.sh --part build,tests-inprocess --budget 520 --copy-to "$OUT"
 #
 # --part takes parts or steps, several or comma-separated (default: all); they run in this order:
 #   build        build (python -m pycoll.info --json: CUDA kernels, NCCL, a GPU), environment
-#   tests        tests-kernels (pytest -m gpu, in-process), tests-nccl (the NCCL engine and its
-#                failures on 2-3 ranks), tests-ranks (every other gpu test); junit XML each
+#   tests        tests-inprocess (pytest -m gpu: the gpu tests that start no ranks), tests-nccl (the
+#                NCCL engine and its failures on 2-3 ranks), tests-ranks (every other gpu test: ranks
+#                on the one GPU); junit XML each; each test at most 240 s (pytest-timeout)
 #   kernels      kernels (bench/bench_kernels.py --gpu)
 #   collectives  collectives-1rank, collectives-2ranks (pycoll-bench all --backend nccl -c 1
-#                --compare raw; the 2 ranks share the GPU)
+#                --compare raw; the 2 ranks share the GPU), host-cost-1rank (bench/nccl_host_cost.py:
+#                where an 8 B all_reduce's host time goes, with a cProfile)
 #   peers        peers-1rank, peers-2ranks (bench/gpu_peers.py)
 #   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch),
 #                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
+# --jobs N runs tests-nccl and tests-ranks as N pytest-xdist workers (default 4 where xdist
+# imports, as on the GPU machine of 2026-11-26, else 1): those tests spend most of their time
+# starting ranks and NCCL on 16 host cores, not on the GPU.
 # A device call has 10 minutes and setup.sh takes one of them; a session's device time (15 minutes
 # now, the machine's start included) held two such calls on 2026-11-26 (an H100: start 30 s,
-# setup.sh 40 s, tests-kernels 31 s, tests-nccl 132 s, kernels 31 s, collectives-1rank 48 s,
-# peers-1rank 28 s, dp-1rank 17 s). So the run is three calls, each with --budget 520 (so that it
-# ends, packed, inside its call); a session lent a GPU runs the first call not yet run or not yet
-# passed (bench/RESULTS.md and the issue's notes say which):
-#   --part build,tests-kernels,tests-nccl,kernels,collectives-1rank,peers-1rank,dp-1rank,failures
-#   --part tests-ranks                                                (29 multi-rank gpu tests)
+# setup.sh 40 s, in-process gpu tests 31 s, tests-nccl 132 s one at a time, kernels 31 s,
+# collectives-1rank 48 s, peers-1rank 28 s, dp-1rank 17 s). So the run is two calls, each with
+# --budget 520 (so that it ends, packed, inside its call); a session lent a GPU runs the first
+# call not yet run or not yet passed (bench/RESULTS.md and the issue's notes say which):
+#   --part build,tests,kernels,collectives-1rank,host-cost-1rank,peers-1rank,dp-1rank,failures
 #   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks  (2-rank benchmarks)
+# or, after a first call with failures fixed since, the failed steps again.
 # The 2-rank benchmarks need two GPUs: two processes on one GPU take turns on it (no MPS), about a
 # millisecond a call, so their figures would measure the time slices, not NCCL or pycoll.
 #
@@ -54,14 +59,15 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 die() { echo "run_gpu.sh: $*" >&2; echo "run_gpu.sh: see bash bench/run_gpu.sh --help" >&2; exit 2; }
 is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 
-wanted=() limits=() dry_run=0 mode=gpu stand_in="" copy_to="" budget=0 outdir=""
+wanted=() limits=() dry_run=0 mode=gpu stand_in="" copy_to="" budget=0 outdir="" jobs=""
 while (($#)); do
   case $1 in
     -h|--help) usage; exit 0 ;;
-    --part|--limit|--budget|--copy-to|--stand-in) (($# >= 2)) || die "$1 needs a value" ;;&
+    --part|--limit|--budget|--jobs|--copy-to|--stand-in) (($# >= 2)) || die "$1 needs a value" ;;&
     --part) IFS=, read -ra names <<<"$2"; wanted+=("${names[@]}"); shift 2 ;;
     --limit) limits+=("$2"); shift 2 ;;
     --budget) is_count "$2" || die "--budget $2: give a number of seconds"; budget=$2; shift 2 ;;
+    --jobs) is_count "$2" || die "--jobs $2: give a number of pytest workers"; jobs=$2; shift 2 ;;
     --copy-to) copy_to=$(realpath -m -- "$2"); shift 2 ;;
     --stand-in) stand_in=$2; shift 2 ;;
     --dry-run) dry_run=1; shift ;;
@@ -150,22 +156,32 @@ step() { STEPS+=("$2"); PART_OF[$2]=$1; LIMIT[$2]=$3; COMMAND[$2]=$4; }
 
 O=$(printf %q "$outdir")
 launch="\$PY -m pycoll.launch --nproc_per_node"
-pytest="\$PY -m pytest -m gpu -p no:cacheprovider -v -rfEs --durations=25"
+if [[ -z $jobs ]]; then
+  if "$PY" -c "import xdist" 2>/dev/null; then jobs=4; else jobs=1; fi
+elif ((jobs > 1)) && ! "$PY" -c "import xdist" 2>/dev/null; then
+  die "--jobs $jobs needs pytest-xdist in $PY"
+fi
+workers=""
+((jobs > 1)) && workers="-n $jobs"
+pytest="\$PY -m pytest -m gpu -p no:cacheprovider -v -rfEs --durations=25 --timeout 240"
 rank_tests="tests/test_nccl.py tests/test_nccl_failures.py"
-in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py tests/test_gpu_cases.py"
+in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py tests/test_gpu_cases.py tests/test_amp.py
+  tests/test_device_api.py tests/test_higher_order.py tests/test_inplace_version.py tests/test_nn_rnn.py
+  tests/test_printing.py tests/test_toplevel_rest.py tests/test_view_writes.py tests/test_vision_ops.py"
+in_process_tests=$(echo $in_process_tests)
 others="tests$(for t in $in_process_tests $rank_tests; do printf ' --ignore=%s' "$t"; done)"
 if [[ $mode == gpu ]]; then
   backend=nccl check="&& build_check $O/info.json"
   environment="nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_mode --format=csv; versions"
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 256M -f 2}
   sweep2=${RUN_GPU_SWEEP_2RANKS:--b 16 -e 256M -f 4 -n 20 -w 3}
-  kernels="bench/bench_kernels.py --gpu" peers="bench/gpu_peers.py --rounds 5"
+  kernels="bench/bench_kernels.py --gpu" peers="bench/gpu_peers.py --rounds 5" host_cost=""
   dp="bench/data_parallel_overhead.py --device gpu --torch"
 else
   export PYCOLL_DEVICE=cpu OMP_NUM_THREADS=1
   backend=cpu check="" environment="uname -srm && nproc --all && versions"
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 1M -f 8} sweep2=${RUN_GPU_SWEEP_2RANKS:--b 8 -e 1M -f 8}
-  kernels="bench/bench_kernels.py --reps 11" peers="bench/cpu_peers.py --rounds 2"
+  kernels="bench/bench_kernels.py --reps 11" peers="bench/cpu_peers.py --rounds 2" host_cost="--stand-in"
   dp="bench/data_parallel_overhead.py --device cpu --steps 3 --rounds 2"
   if ((!dry_run)) && "$PY" -c "import torch" 2>/dev/null; then dp+=" --torch"; fi
 fi
@@ -173,12 +189,13 @@ bench="\$PY -m pycoll.bench all --backend $backend -c 1 --compare raw"
 
 step build build 60 "\$PY -m pycoll.info --json > $O/info.json && \$PY -m pycoll.info $check"
 step build environment 60 "$environment"
-step tests tests-kernels 240 "$pytest --junitxml=$O/tests-kernels.xml $in_process_tests"
-step tests tests-nccl 360 "$pytest --junitxml=$O/tests-nccl.xml $rank_tests"
-step tests tests-ranks 500 "$pytest --junitxml=$O/tests-ranks.xml $others"
+step tests tests-inprocess 240 "$pytest --junitxml=$O/tests-inprocess.xml $in_process_tests"
+step tests tests-nccl 300 "$pytest $workers --junitxml=$O/tests-nccl.xml $rank_tests"
+step tests tests-ranks 400 "$pytest $workers --junitxml=$O/tests-ranks.xml $others"
 step kernels kernels 120 "\$PY $kernels --json $O/kernels.json"
 step collectives collectives-1rank 150 \
   "$bench --nprocs 1 $sweep1 --json $O/collectives-1rank.json --plot $O/collectives-1rank.png"
+step collectives host-cost-1rank 60 "\$PY bench/nccl_host_cost.py $host_cost --json $O/host-cost-1rank.json"
 step collectives collectives-2ranks 300 \
   "$bench --nprocs 2 $sweep2 --json $O/collectives-2ranks.json --plot $O/collectives-2ranks.png"
 step peers peers-1rank 120 "$launch 1 $peers --plot $O/peers-1rank.png"

@@ -2,6 +2,7 @@
 its plan (--dry-run, for the GPU and for --cpu), and whole runs with a stand-in in place of each
 step's command (every step runs whatever the others do; the summary, the tarball and its copies;
 time limits, the budget and leftover processes), plus the one step that runs here for real."""
+import importlib.util
 import json
 import os
 import re
@@ -18,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "bench" / "run_gpu.sh"
 PARTS = {
     "build": ["build", "environment"],
-    "tests": ["tests-kernels", "tests-nccl", "tests-ranks"],
+    "tests": ["tests-inprocess", "tests-nccl", "tests-ranks"],
     "kernels": ["kernels"],
-    "collectives": ["collectives-1rank", "collectives-2ranks"],
+    "collectives": ["collectives-1rank", "host-cost-1rank", "collectives-2ranks"],
     "peers": ["peers-1rank", "peers-2ranks"],
     "dp": ["dp-1rank", "dp-2ranks", "sharding-2ranks"],
     "failures": ["failures"],
@@ -33,7 +34,7 @@ step=$1 out=$2
 echo "stand-in for $step"
 echo "{\"step\": \"$step\"}" > "$out/$step.json"
 case $step in
-  tests-kernels) echo '<testsuites><testsuite tests="5" failures="1" errors="1" skipped="1"/></testsuites>' > "$out/$step.xml" ;;
+  tests-inprocess) echo '<testsuites><testsuite tests="5" failures="1" errors="1" skipped="1"/></testsuites>' > "$out/$step.xml" ;;
   kernels) exit 3 ;;
   dp-1rank) sleep 60 ;;
   peers-1rank) setsid bash -c "echo \$\$ > '$out/leftover.pid'; exec sleep 300" > /dev/null 2>&1 & sleep 0.5 ;;
@@ -74,9 +75,9 @@ def test_help_names_every_part_and_step():
 
 
 def test_the_suggested_device_calls_run_every_step_once():
-    """The three calls the header suggests for a GPU machine cover every step exactly once."""
+    """The two calls the header suggests for a GPU machine cover every step exactly once."""
     calls = re.findall(r"^#   --part (\S+)", SCRIPT.read_text(), re.M)
-    assert len(calls) == 3, calls
+    assert len(calls) == 2, calls
     covered = [step for call in calls for _, step, _, _ in plan("--part", call)]
     assert sorted(covered) == sorted(STEPS)
 
@@ -90,14 +91,15 @@ def test_dry_run_plans_every_gpu_step_in_order_and_makes_nothing(tmp_path):
     expected = {
         "build": ["pycoll.info --json", f"> {out}/info.json", "build_check"],
         "environment": ["nvidia-smi", "versions"],
-        "tests-kernels": ["pytest -m gpu", f"--junitxml={out}/tests-kernels.xml",
-                          "tests/test_kernels_gpu.py tests/test_tensor.py"],
+        "tests-inprocess": ["pytest -m gpu", "--timeout 240", f"--junitxml={out}/tests-inprocess.xml",
+                            "tests/test_kernels_gpu.py tests/test_tensor.py", "tests/test_nn_rnn.py"],
         "tests-nccl": ["pytest -m gpu", "tests/test_nccl.py tests/test_nccl_failures.py"],
-        "tests-ranks": ["pytest -m gpu", f"tests-ranks.xml tests --ignore=tests/test_kernels_gpu.py",
-                        "--ignore=tests/test_nccl_failures.py"],
+        "tests-ranks": ["pytest -m gpu", "tests-ranks.xml tests --ignore=tests/test_kernels_gpu.py",
+                        "--ignore=tests/test_nn_rnn.py", "--ignore=tests/test_nccl_failures.py"],
         "kernels": ["bench/bench_kernels.py --gpu", f"--json {out}/kernels.json"],
         "collectives-1rank": ["pycoll.bench all --backend nccl -c 1 --compare raw --nprocs 1",
                               "-e 256M", f"--plot {out}/collectives-1rank.png"],
+        "host-cost-1rank": ["bench/nccl_host_cost.py  --json", f"{out}/host-cost-1rank.json"],
         "collectives-2ranks": ["--backend nccl", "--nprocs 2", f"--json {out}/collectives-2ranks.json"],
         "peers-1rank": ["pycoll.launch --nproc_per_node 1 bench/gpu_peers.py"],
         "peers-2ranks": ["pycoll.launch --nproc_per_node 2 bench/gpu_peers.py",
@@ -116,14 +118,30 @@ def test_cpu_dry_run_plans_the_cpu_counterparts():
     commands = " ".join(command for *_, command in plan("--cpu"))
     for gpu_only in ("--gpu", "nvidia-smi", "--backend nccl", "gpu_peers.py", "--device gpu"):
         assert gpu_only not in commands
-    for cpu in ("--backend cpu", "bench/cpu_peers.py", "--device cpu", "bench_kernels.py"):
+    for cpu in ("--backend cpu", "bench/cpu_peers.py", "--device cpu", "bench_kernels.py",
+                "nccl_host_cost.py --stand-in"):
         assert cpu in commands
 
 
 def test_parts_and_steps_are_chosen_in_the_run_order_with_their_limits():
     chosen = plan("--part", "dp,kernels", "--part", "tests-nccl", "--limit", "kernels=7")
     assert [(step, limit) for _, step, limit, _ in chosen] == [
-        ("tests-nccl", 360), ("kernels", 7), ("dp-1rank", 120), ("dp-2ranks", 240), ("sharding-2ranks", 120)]
+        ("tests-nccl", 300), ("kernels", 7), ("dp-1rank", 120), ("dp-2ranks", 240), ("sharding-2ranks", 120)]
+
+
+def test_the_rank_tests_run_as_pytest_xdist_workers_where_xdist_is_installed():
+    """--jobs N gives the two rank-starting test steps N xdist workers; without xdist the
+    default is one pytest process and --jobs 2 is refused, naming what is missing."""
+    def workers(*args):
+        return {step: re.findall(r" -n (\d+) ", command) for _, step, _, command in plan(*args)
+                if step.startswith("tests-")}
+    if importlib.util.find_spec("xdist") is None:
+        assert workers("--part", "tests") == {"tests-inprocess": [], "tests-nccl": [], "tests-ranks": []}
+        result = run_gpu("--dry-run", "--jobs", "2", timeout=30)
+        assert result.returncode == 2 and "--jobs 2 needs pytest-xdist" in result.stderr
+    else:
+        assert workers("--part", "tests") == {"tests-inprocess": [], "tests-nccl": ["4"], "tests-ranks": ["4"]}
+    assert workers("--part", "tests", "--jobs", "1") == {"tests-inprocess": [], "tests-nccl": [], "tests-ranks": []}
 
 
 @pytest.mark.parametrize("args, message", [
@@ -132,6 +150,7 @@ def test_parts_and_steps_are_chosen_in_the_run_order_with_their_limits():
     (["--limit", "kernels=soon"], "--limit kernels=soon: give STEP=SECONDS"),
     (["--limit", "nope=5"], "--limit nope=5: no step is called nope"),
     (["--budget", "0"], "--budget 0: give a number of seconds"),
+    (["--jobs", "none"], "--jobs none: give a number of pytest workers"),
     (["--frobnicate"], "unknown option --frobnicate"),
     (["one", "two"], "one OUTDIR only"),
     (["--cpu", "--stand-in", "true"], "give --cpu or --stand-in, not both"),
@@ -168,7 +187,7 @@ def test_a_run_goes_through_every_step_whatever_fails_and_packs_the_folder(tmp_p
     assert {step: row[0] for step, row in rows.items()} == {
         **{step: "0" for step in STEPS}, "kernels": "3", "dp-1rank": "124"}
     assert rows["dp-1rank"][2:] == ("1", "timed out")
-    assert rows["tests-kernels"][3] == "2 passed, 1 failed, 1 errors, 1 skipped"
+    assert rows["tests-inprocess"][3] == "2 passed, 1 failed, 1 errors, 1 skipped"
     assert rows["peers-1rank"][3] == f"killed 1 leftover process(es): {leftover}"
     for step in STEPS:
         assert f"stand-in for {step}" in (out / f"{step}.log").read_text()
@@ -195,12 +214,17 @@ def test_the_budget_shortens_the_last_steps_and_skips_what_cannot_start(tmp_path
     assert rows["failures"][0] == "-" and rows["failures"][3] == "not run: budget spent"
 
 
-def test_the_build_step_runs_here_in_cpu_mode(tmp_path):
+def test_the_build_and_host_cost_steps_run_here_in_cpu_mode(tmp_path):
     out = tmp_path / "run"
-    result = run_gpu("--cpu", "--part", "build", out)
+    result = run_gpu("--cpu", "--part", "build,host-cost-1rank", out)
     assert result.returncode == 0, result.stdout + result.stderr
     assert {step: row[0] for step, row in summary_rows(out / "summary.txt").items()} == {
-        "build": "0", "environment": "0"}
+        "build": "0", "environment": "0", "host-cost-1rank": "0"}
+    host_cost = json.loads((out / "host-cost-1rank.json").read_text())
+    assert host_cost["stand_in"] is True
+    assert all(us > 0 for us in host_cost["per_call_us"].values())
+    assert "pycoll all_reduce" in host_cost["per_call_us"]
+    assert "cProfile of pycoll all_reduce" in (out / "host-cost-1rank.log").read_text()
     info = json.loads((out / "info.json").read_text())
     assert {"cuda_kernels", "nccl", "mpi", "gpus"} <= info.keys()
     assert "python 3." in (out / "environment.log").read_text()
