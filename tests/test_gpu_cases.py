@@ -29,8 +29,11 @@ CASES: Dict[str, Callable[[], Any]] = {
     for module in (test_strict_device, test_strict_device_more, test_strict_device_today)
     for name, case in module.CASES.items()
 }
-# rtol, atol by dtype: float32 allows another summation order; 16-bit floats their own rounding
-TOLERANCES = {"float16": (4e-3, 4e-3), "bfloat16": (3e-2, 3e-2), "float32": (1e-4, 1e-5)}
+# rtol, atol by dtype: float32 and float64 allow another summation order and CUDA's own
+# transcendentals (its double erf is within 2 ulp, the CPU's host kernel within 0.5: they differ in
+# the last bit, as the stand-in run of 2026-11-26 showed); 16-bit floats their own rounding
+TOLERANCES = {"float16": (4e-3, 4e-3), "bfloat16": (3e-2, 3e-2), "float32": (1e-4, 1e-5),
+              "float64": (1e-12, 1e-14)}
 
 
 def _host(value: Any, place: str, name: str) -> Any:

@@ -26,9 +26,11 @@ def close(a, b, what):
 
 
 def summed(t):
-    out = t.numpy().copy()
+    """``t`` summed over the ranks, as a NumPy array (a tensor on ``t``'s device: an NCCL group
+    takes no host arrays)."""
+    out = t.detach().clone()
     dist.all_reduce(out)
-    return out
+    return out.numpy()
 
 
 def matches_whole_batch(make, shape, rows, group=None):
