@@ -20,9 +20,9 @@
 #   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch),
 #                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
-# --jobs N runs tests-nccl and tests-ranks as N pytest-xdist workers (default 4 where xdist
-# imports, as on the GPU machine of 2026-11-26, else 1): those tests spend most of their time
-# starting ranks and NCCL on 16 host cores, not on the GPU.
+# --jobs N runs tests-nccl and tests-ranks as N pytest-xdist workers (default 4, or the cores if
+# fewer, where xdist imports, as on the GPU machine of 2026-11-26; else 1): those tests spend most
+# of their time starting ranks and NCCL on 16 host cores, not on the GPU.
 # A device call has 10 minutes and setup.sh takes one of them; a session's device time (15 minutes
 # now, the machine's start included) held two such calls on 2026-11-26 (an H100: start 30 s,
 # setup.sh 40 s, in-process gpu tests 31 s, tests-nccl 132 s one at a time, kernels 31 s,
@@ -48,8 +48,11 @@
 # pycoll-bench size flags; NCCL_SOCKET_IFNAME defaults to lo and NCCL_IB_DISABLE to 1.
 #
 # Without a GPU: --dry-run prints the steps, limits and commands and runs nothing; --cpu runs each
-# step's CPU counterpart (host kernels, CPU ranks, the cpu backend; pytest -m gpu skips); --stand-in
-# CMD runs `CMD STEP OUTDIR` in place of each step's command (to exercise this runner itself).
+# step's CPU counterpart (host kernels, CPU ranks, the cpu backend) and the gpu tests unchanged on
+# tests/strict_cupy.py's CuPy stand-in, in every process they start (tests/stand_in_site), less the
+# six that need what the stand-in lacks (CUDA kernels through RawKernel, CuPy's streams, other
+# frameworks' CUDA arrays, ranks started without MPI); --stand-in CMD runs `CMD STEP OUTDIR` in
+# place of each step's command (to exercise this runner itself).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -157,13 +160,23 @@ step() { STEPS+=("$2"); PART_OF[$2]=$1; LIMIT[$2]=$3; COMMAND[$2]=$4; }
 O=$(printf %q "$outdir")
 launch="\$PY -m pycoll.launch --nproc_per_node"
 if [[ -z $jobs ]]; then
-  if "$PY" -c "import xdist" 2>/dev/null; then jobs=4; else jobs=1; fi
+  cores=$(nproc)
+  if "$PY" -c "import xdist" 2>/dev/null; then jobs=$((cores < 4 ? cores : 4)); else jobs=1; fi
 elif ((jobs > 1)) && ! "$PY" -c "import xdist" 2>/dev/null; then
   die "--jobs $jobs needs pytest-xdist in $PY"
 fi
 workers=""
 ((jobs > 1)) && workers="-n $jobs"
 pytest="\$PY -m pytest -m gpu -p no:cacheprovider -v -rfEs --durations=25 --timeout 240"
+if [[ $mode == cpu ]]; then
+  stand_in_gaps="test_nccl.py::test_every_collective_and_dtype_on_nccl_ranks_sharing_one_gpu[2]
+    test_nccl.py::test_every_collective_and_dtype_on_nccl_ranks_sharing_one_gpu[3]
+    test_nccl.py::test_arrays_of_other_frameworks_on_a_gpu_through_dlpack_and_cuda_array_interface
+    test_nccl.py::test_torchrun_style_store_rendezvous_and_the_backend_directly
+    test_device_api.py::test_on_a_gpu_streams_events_and_memory_are_cupys test_toplevel_rest.py::test_cuda_on_a_gpu"
+  pytest="PYCOLL_TEST_STRICT_GPU=1 PYTHONPATH=$(printf %q "$ROOT/tests/stand_in_site") $pytest"
+  for t in $stand_in_gaps; do pytest+=" --deselect $(printf %q "tests/$t")"; done
+fi
 rank_tests="tests/test_nccl.py tests/test_nccl_failures.py"
 in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py tests/test_gpu_cases.py tests/test_amp.py
   tests/test_device_api.py tests/test_higher_order.py tests/test_inplace_version.py tests/test_nn_rnn.py

@@ -36,10 +36,12 @@ absent), DLPack to other frameworks (the capsule is NumPy's).
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import json
 import os
 import sys
 import types
+import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import numpy as np
@@ -154,22 +156,40 @@ class Device:
     __hash__ = object.__hash__
 
 
+# The stand-in array over each NumPy array that owns its memory, while that stand-in lives: a view
+# made later has it as its ``base``, as a CuPy view's base is the very array it views (never a new
+# object), which pycoll's in-graph view writes test by identity (shape_ops.views_memory_of).
+_OWNERS: "weakref.WeakValueDictionary[int, ndarray]" = weakref.WeakValueDictionary()
+
+
+def _owner_of(host: np.ndarray) -> "ndarray":
+    """The stand-in array over ``host``'s memory owner (made if none lives)."""
+    while isinstance(host.base, np.ndarray):
+        host = host.base
+    owner = _OWNERS.get(id(host))
+    return owner if owner is not None and owner._a is host else ndarray._of(host)
+
+
 class ndarray:
     """A "device" array over host memory (``_a``, a NumPy array); see the module docstring."""
 
-    __slots__ = ("_a", "__weakref__")
+    __slots__ = ("_a", "_base", "__weakref__")
     __array_priority__ = 100
     __hash__ = None  # type: ignore[assignment]
 
     def __init__(self, shape: Any, dtype: Any = float, memptr: Any = None, strides: Any = None,
                  order: str = "C"):
         _note("op", "ndarray")
-        self._a = np.ndarray(shape, dtype, order=order)
+        self._a, self._base = np.ndarray(shape, dtype, order=order), None
+        _OWNERS[id(self._a)] = self
 
     @classmethod
     def _of(cls, host: np.ndarray) -> "ndarray":
         out = object.__new__(cls)
         out._a = host
+        out._base = _owner_of(host.base) if isinstance(host.base, np.ndarray) else None
+        if host.base is None:
+            _OWNERS[id(host)] = out
         return out
 
     # ---- host conversion: explicit only ------------------------------------------------
@@ -246,7 +266,7 @@ class ndarray:
     _f_contiguous = property(lambda self: self._a.flags.f_contiguous)
     T = property(lambda self: ndarray._of(self._a.T))
     mT = property(lambda self: ndarray._of(self._a.mT))
-    base = property(lambda self: None if self._a.base is None else ndarray._of(self._a.base))
+    base = property(lambda self: self._base)
     data = property(lambda self: _pointer(self._a))
     device = property(lambda self: Device(0))
 
@@ -731,6 +751,8 @@ def _build() -> Dict[str, types.ModuleType]:
     names["cupyx"] = Namespace("cupyx", None, {
         "scatter_add": _scatter(np.add), "scatter_max": _scatter(np.maximum),
         "scatter_min": _scatter(np.minimum)})
+    for name, module in names.items():  # importlib.util.find_spec("cupy") reads it (is_compiled_with_cuda)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
     host.xp = cupy
     return names, host
 

@@ -121,6 +121,22 @@ def test_cpu_dry_run_plans_the_cpu_counterparts():
     for cpu in ("--backend cpu", "bench/cpu_peers.py", "--device cpu", "bench_kernels.py",
                 "nccl_host_cost.py --stand-in"):
         assert cpu in commands
+    tests = [command for _, step, _, command in plan("--cpu", "--part", "tests")]
+    assert len(tests) == 3 and all(
+        f"PYCOLL_TEST_STRICT_GPU=1 PYTHONPATH={ROOT}/tests/stand_in_site" in command and
+        command.count("--deselect tests/") == 6 for command in tests), tests
+
+
+def test_the_stand_in_site_runs_a_gpu_test_unchanged_in_a_process_of_its_own():
+    """What --cpu's test steps rely on: with the variable and tests/stand_in_site on PYTHONPATH, a
+    fresh pytest sees a "GPU" (the strict stand-in) and runs a gpu test on it; without, it skips."""
+    argv = [sys.executable, "-m", "pytest", "-m", "gpu", "-p", "no:cacheprovider", "-q", "-rs",
+            "tests/test_view_writes.py"]
+    site = {"PYTHONPATH": str(ROOT / "tests" / "stand_in_site")}
+    ran = run_command(argv, timeout=120, env={**site, "PYCOLL_TEST_STRICT_GPU": "1"})
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
+    skipped = run_command(argv, timeout=120, env=site)
+    assert "1 skipped" in skipped.stdout and "no CUDA GPU visible" in skipped.stdout, skipped.stdout
 
 
 def test_parts_and_steps_are_chosen_in_the_run_order_with_their_limits():
@@ -130,8 +146,9 @@ def test_parts_and_steps_are_chosen_in_the_run_order_with_their_limits():
 
 
 def test_the_rank_tests_run_as_pytest_xdist_workers_where_xdist_is_installed():
-    """--jobs N gives the two rank-starting test steps N xdist workers; without xdist the
-    default is one pytest process and --jobs 2 is refused, naming what is missing."""
+    """--jobs N gives the two rank-starting test steps N xdist workers (default 4, or the cores if
+    fewer); without xdist the default is one pytest process and --jobs 2 is refused, naming what is
+    missing."""
     def workers(*args):
         return {step: re.findall(r" -n (\d+) ", command) for _, step, _, command in plan(*args)
                 if step.startswith("tests-")}
@@ -140,7 +157,8 @@ def test_the_rank_tests_run_as_pytest_xdist_workers_where_xdist_is_installed():
         result = run_gpu("--dry-run", "--jobs", "2", timeout=30)
         assert result.returncode == 2 and "--jobs 2 needs pytest-xdist" in result.stderr
     else:
-        assert workers("--part", "tests") == {"tests-inprocess": [], "tests-nccl": ["4"], "tests-ranks": ["4"]}
+        n = str(min(4, len(os.sched_getaffinity(0))))  # nproc's count
+        assert workers("--part", "tests") == {"tests-inprocess": [], "tests-nccl": [n], "tests-ranks": [n]}
     assert workers("--part", "tests", "--jobs", "1") == {"tests-inprocess": [], "tests-nccl": [], "tests-ranks": []}
 
 
