@@ -17,7 +17,8 @@
 #                --compare raw; the 2 ranks share the GPU), host-cost-1rank (bench/nccl_host_cost.py:
 #                where an 8 B all_reduce's host time goes, with a cProfile)
 #   peers        peers-1rank, peers-2ranks (bench/gpu_peers.py)
-#   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch),
+#   dp           dp-1rank, dp-2ranks (bench/data_parallel_overhead.py --device gpu --torch; on 1 rank
+#                with a cProfile of 50 steps),
 #                sharding-2ranks (bench/sharding.py: every level against DataParallel)
 #   failures     failures (bench/detection.py --backend nccl: NCCL failure detection times)
 # --jobs N runs tests-nccl and tests-ranks as N pytest-xdist workers (default 4, or the cores if
@@ -189,13 +190,13 @@ if [[ $mode == gpu ]]; then
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 256M -f 2}
   sweep2=${RUN_GPU_SWEEP_2RANKS:--b 16 -e 256M -f 4 -n 20 -w 3}
   kernels="bench/bench_kernels.py --gpu" peers="bench/gpu_peers.py --rounds 5" host_cost=""
-  dp="bench/data_parallel_overhead.py --device gpu --torch"
+  dp="bench/data_parallel_overhead.py --device gpu --torch" dp1="--profile 50"
 else
   export PYCOLL_DEVICE=cpu OMP_NUM_THREADS=1
   backend=cpu check="" environment="uname -srm && nproc --all && versions"
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 1M -f 8} sweep2=${RUN_GPU_SWEEP_2RANKS:--b 8 -e 1M -f 8}
   kernels="bench/bench_kernels.py --reps 11" peers="bench/cpu_peers.py --rounds 2" host_cost="--stand-in"
-  dp="bench/data_parallel_overhead.py --device cpu --steps 3 --rounds 2"
+  dp="bench/data_parallel_overhead.py --device cpu --steps 3 --rounds 2" dp1="--profile 3"
   if ((!dry_run)) && "$PY" -c "import torch" 2>/dev/null; then dp+=" --torch"; fi
 fi
 bench="\$PY -m pycoll.bench all --backend $backend -c 1 --compare raw"
@@ -213,7 +214,7 @@ step collectives collectives-2ranks 300 \
   "$bench --nprocs 2 $sweep2 --json $O/collectives-2ranks.json --plot $O/collectives-2ranks.png"
 step peers peers-1rank 120 "$launch 1 $peers --plot $O/peers-1rank.png"
 step peers peers-2ranks 300 "$launch 2 $peers --plot $O/peers-2ranks.png"
-step dp dp-1rank 120 "\$PY $dp"
+step dp dp-1rank 120 "\$PY $dp $dp1"
 step dp dp-2ranks 240 "$launch 2 $dp"
 step dp sharding-2ranks 120 "$launch 2 bench/sharding.py --rounds 3 --hidden 1024"
 step failures failures 240 "\$PY bench/detection.py --backend $backend --repeat 1"
