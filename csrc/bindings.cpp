@@ -16,6 +16,7 @@
 #include "host_adam.h"
 #include "host_math.h"
 #ifdef PYCOLL_WITH_CUDA
+#include "cuda_adam.h"
 #include "cuda_kernels.h"
 #ifndef PYCOLL_CUDA_ARCH
 #error "a CUDA build needs PYCOLL_CUDA_ARCH, the architecture list it was compiled for"
@@ -477,6 +478,29 @@ void cuda_unflatten(std::uintptr_t flat, int flat_type, const std::vector<std::u
     cu::unflatten(reinterpret_cast<const void*>(flat), from, pieces, to, scale, {device, stream});
 }
 
+// Adam's arrays are device pointers of one element type, n elements each, aligned to it.
+void cuda_adam_step(std::uintptr_t param, std::uintptr_t grad, std::uintptr_t m, std::uintptr_t v,
+                    std::uintptr_t v_max, int64_t n, int type, double decay, double beta1,
+                    double one_minus_beta1, double beta2, double one_minus_beta2, double epsilon,
+                    double step, int device, std::uintptr_t stream) {
+    const auto t = device_type("adam_step", "type", type);
+    if (t != cu::Type::f32 && t != cu::Type::f64) {
+        throw py::type_error(where("adam_step", std::string("no CUDA kernel for ") + cu::name(t)));
+    }
+    if (n < 0) throw py::value_error(where("adam_step", "n is negative"));
+    const std::size_t size = cu::size_of(t);
+    for (const std::uintptr_t ptr : {param, grad, m, v, v_max}) {
+        if (ptr % size != 0) {
+            throw py::value_error(where("adam_step", "an array is not aligned to its element size"));
+        }
+    }
+    const pycoll::AdamScalars s{decay, beta1, one_minus_beta1, beta2, one_minus_beta2, epsilon, step};
+    py::gil_scoped_release nogil;
+    cu::adam_step(t, reinterpret_cast<void*>(param), reinterpret_cast<const void*>(grad),
+                  reinterpret_cast<void*>(m), reinterpret_cast<void*>(v),
+                  reinterpret_cast<void*>(v_max), n, s, {device, stream});
+}
+
 py::dict cuda_types() {
     py::dict codes;
     using T = cu::Type;
@@ -547,5 +571,13 @@ PYBIND11_MODULE(_C, m) {
           py::arg("device"), py::arg("stream"),
           "Enqueue on `stream` one kernel that copies consecutive slices of the device buffer at "
           "`flat` into the device arrays at `ptrs`, optionally scaled and cast to `type`.");
+    m.def("cuda_adam_step", &cuda_adam_step, py::arg("param"), py::arg("grad"), py::arg("moment1"),
+          py::arg("moment2"), py::arg("moment2_max"), py::arg("n"), py::arg("type"),
+          py::arg("decay"), py::arg("beta1"), py::arg("one_minus_beta1"), py::arg("beta2"),
+          py::arg("one_minus_beta2"), py::arg("epsilon"), py::arg("step"), py::arg("device"),
+          py::arg("stream"),
+          "Enqueue on `stream` one kernel that makes the Adam step of adam_step (the host one) on "
+          "the device arrays at these addresses (moment2_max 0: none), n elements of cuda_types "
+          "code `type` (float32 or float64) each.");
 #endif
 }

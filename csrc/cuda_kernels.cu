@@ -12,6 +12,7 @@
 // the few elements before the destination is aligned, and the tail after the last whole chunk,
 // are copied one by one.
 #include "cuda_kernels.h"
+#include "cuda_runtime_util.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -284,13 +285,6 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------------------------------------
 // Host code: the table, its cache, the launch.
 
-void check(cudaError_t err, const char* what) {
-    if (err != cudaSuccess) {
-        throw std::runtime_error(std::string("pycoll CUDA kernels: ") + what + " failed: " +
-                                 cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
-    }
-}
-
 enum class Direction { flatten, unflatten };
 
 // The table of one call, on the host.
@@ -421,25 +415,6 @@ Tables& tables() {
     static auto* t = new Tables;
     return *t;
 }
-
-// Makes `device` current for the CUDA runtime linked into pycoll._C, and restores the previous
-// one after.
-class DeviceGuard {
-   public:
-    explicit DeviceGuard(int device) : device_(device) {
-        check(cudaGetDevice(&previous_), "cudaGetDevice");
-        if (previous_ != device_) check(cudaSetDevice(device_), "cudaSetDevice");
-    }
-    DeviceGuard(const DeviceGuard&) = delete;
-    DeviceGuard& operator=(const DeviceGuard&) = delete;
-    ~DeviceGuard() {
-        if (previous_ != device_) cudaSetDevice(previous_);
-    }
-
-   private:
-    int device_;
-    int previous_ = 0;
-};
 
 template <class S, class D, class C>
 void launch(const Table& t, std::size_t n_segments, double scale, bool scaled,

@@ -761,11 +761,16 @@ def _build() -> Dict[str, types.ModuleType]:
 def installed() -> Iterator[Any]:
     """The stand-in in CuPy's place (``sys.modules``, pycoll's engine and its current device,
     made 'gpu:0') inside the ``with`` block; everything as it was after. Yields the ``cupy``
-    module."""
+    module. pycoll's CUDA kernels (flatten, Adam), which cannot run on host memory, count as not
+    built meanwhile: device arrays take their CuPy fallbacks, as on a build without them."""
     from pycoll import device
     from pycoll.backends import cuda_api
+    from pycoll.kernels import compiled
+    from pycoll.kernels import device as kernel_path
 
     modules, host = _build()
+    built = compiled.cuda_built, kernel_path.cuda_built
+    compiled.cuda_built = kernel_path.cuda_built = lambda: False
     saved = {k: v for k, v in sys.modules.items() if k in ("cupy", "cupyx") or k.startswith(("cupy.", "cupyx."))}
     for key in saved:
         del sys.modules[key]
@@ -777,6 +782,7 @@ def installed() -> Iterator[Any]:
         device.set_device("gpu:0")
         yield modules["cupy"]
     finally:
+        compiled.cuda_built, kernel_path.cuda_built = built
         device._current = previous_place
         cuda_api.use(previous_engine)
         for key in modules:

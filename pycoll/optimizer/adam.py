@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Iterable, Optional, Union
 import numpy as np
 
 from pycoll.device import array_module
-from pycoll.kernels import host_math
+from pycoll.kernels import device_math, host_math
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
 from pycoll.optimizer._moments import beta, double_power, set_moment_options
@@ -67,7 +67,8 @@ class Adam(Optimizer):
               options: Dict[str, Any], decay: Optional[float] = None) -> None:
         """One step of `param` (the parameter or some of its rows) and its moments, in place;
         `param` multiplied by `decay` first if given (AdamW's). Host arrays take one pass of the
-        C++ kernel, which rounds each step as the array formula below does (the same bits)."""
+        C++ kernel and device arrays one CUDA kernel, each rounding every operation as the array
+        formula below does (the same bits)."""
         b1, b2 = options.get("beta1", self._beta1), options.get("beta2", self._beta2)
         pows1, pows2 = self._accumulators["beta1_pow_acc"], self._accumulators["beta2_pow_acc"]
         b1_pow, b2_pow = pows1.get(key, b1), pows2.get(key, b2)  # b^t at step t, in double: the
@@ -76,8 +77,9 @@ class Adam(Optimizer):
         epsilon = float(options.get("epsilon", self._epsilon) * correction)  # both paths round
         step = float(lr * correction / (1 - b1_pow))  # them to the parameter's dtype
         pows1[key], pows2[key] = b1_pow * b1, b2_pow * b2
-        if host_math.adam_step(param, grad, m, v, v_max, decay=1.0 if decay is None else decay, beta1=b1,
-                               beta2=b2, epsilon=epsilon, step=step):
+        scalars = dict(decay=1.0 if decay is None else decay, beta1=b1, beta2=b2, epsilon=epsilon, step=step)
+        if host_math.adam_step(param, grad, m, v, v_max, **scalars) or \
+                device_math.adam_step(param, grad, m, v, v_max, **scalars):
             return
         if decay is not None:
             param *= decay

@@ -4,7 +4,8 @@ strict GPU rank scripts share: import this module first, before pycoll touches C
 The stand-in's NCCL communicator moves the bytes over MPI (tests/host_cuda.py), so a job started
 with ``PYCOLL_BACKEND=nccl`` runs pycoll's NCCL engine on 'GPU' tensors that are no NumPy arrays.
 Its device memory is host memory, so pycoll's CUDA kernels (when this build has them) cannot run
-on it: the fused flatten/unflatten take their CuPy fallback, as on a build without them.
+on it: the fused flatten/unflatten and the Adam step take their CuPy fallbacks, as on a build
+without them (strict_cupy.installed sees to it).
 """
 import contextlib
 import os
@@ -21,9 +22,7 @@ cupy = _INSTALLED.enter_context(strict_cupy.installed())  # for the life of the 
 import numpy as np  # noqa: E402
 
 import pycoll  # noqa: E402
-import pycoll.kernels.device as _kernel_path  # noqa: E402
 
-_kernel_path.cuda_built = lambda: False
 TOL = dict(rtol=1e-6, atol=1e-6)
 
 
