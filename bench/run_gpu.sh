@@ -181,7 +181,8 @@ fi
 rank_tests="tests/test_nccl.py tests/test_nccl_failures.py"
 in_process_tests="tests/test_kernels_gpu.py tests/test_tensor.py tests/test_gpu_cases.py tests/test_amp.py
   tests/test_device_api.py tests/test_higher_order.py tests/test_inplace_version.py tests/test_nn_rnn.py
-  tests/test_printing.py tests/test_toplevel_rest.py tests/test_view_writes.py tests/test_vision_ops.py"
+  tests/test_printing.py tests/test_toplevel_rest.py tests/test_view_writes.py tests/test_vision_ops.py
+  tests/test_device_math.py"
 in_process_tests=$(echo $in_process_tests)
 others="tests$(for t in $in_process_tests $rank_tests; do printf ' --ignore=%s' "$t"; done)"
 if [[ $mode == gpu ]]; then
