@@ -1,8 +1,11 @@
 """Reduction operators shared by every backend.
 
 As in paddle, ``ReduceOp`` is a namespace of int constants (cheap to pass and to hash on the
-hot path of every collective); ``op_name`` turns one back into its name for messages.
+hot path of every collective); ``op_name`` turns one back into its name for messages. Since the
+ops are ints, paddle takes any integer that names one (``op=np.int64(1)`` is MAX); so does
+pycoll (:func:`reduce_op_value`), but not a bool or a float, which paddle also takes.
 """
+import numbers
 from typing import Any, Callable, Dict, Optional, Tuple
 
 
@@ -19,8 +22,18 @@ class ReduceOp:
 _NAMES = {v: k for k, v in vars(ReduceOp).items() if k.isupper()}
 
 
+def reduce_op_value(op: object) -> Optional[int]:
+    """``op`` as the int of a ReduceOp (an int, or another integral number such as NumPy's, that
+    names one); None when it names none, or is a bool or not integral."""
+    if type(op) is not int:
+        if isinstance(op, bool) or not isinstance(op, numbers.Integral):
+            return None
+        op = int(op)
+    return op if op in _NAMES else None
+
+
 def is_reduce_op(op: object) -> bool:
-    return type(op) is int and op in _NAMES
+    return reduce_op_value(op) is not None
 
 
 def op_name(op: int) -> str:
@@ -29,7 +42,8 @@ def op_name(op: int) -> str:
 
 
 def not_a_reduce_op(op: object) -> str:
-    return f"op={op!r} is not a ReduceOp; use ReduceOp.SUM, MAX, MIN, PROD or AVG"
+    what = "a bool, not a ReduceOp" if isinstance(op, bool) else "not a ReduceOp"
+    return f"op={op!r} is {what}; use ReduceOp.SUM, MAX, MIN, PROD or AVG (the ints {sorted(_NAMES)})"
 
 
 def plan_error(op: object, why: str) -> Exception:
@@ -48,9 +62,14 @@ class Plans:
         self._made: Dict[Tuple[Any, Any], Any] = {}
 
     def get(self, dtype: Any, op: Any) -> Any:
+        if type(op) is not int:  # keyed by int alone: True and 1.0 would find MAX's plan
+            value = reduce_op_value(op)
+            if value is None:
+                raise ValueError(not_a_reduce_op(op))
+            op = value
         try:
             return self._made[(dtype, op)]
-        except (KeyError, TypeError):  # TypeError: an unhashable op, refused below
+        except KeyError:
             why = self._why(dtype, op)
             if why is not None:
                 raise plan_error(op, why) from None

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import atexit
 import os
+from collections.abc import Mapping
 from typing import Any, ContextManager, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError, NotInitializedError
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure, exits, startup
-from pycoll.distributed.group import Group
+from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.placement import (LOCAL_RANK_VARS, RANK_VARS, SIZE_VARS, Timeout, backend_name,
                                           first_int, mpi_running, timeout_seconds, with_slurm)
 from pycoll.distributed.task import drain
@@ -20,18 +21,27 @@ _groups: Dict[int, Group] = {}
 _next_group_id = 1
 
 
-def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None) -> Group:
+def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None,
+                      nccl_config: Optional[Mapping[str, Any]] = None) -> Group:
     """Start the parallel environment and return the world group (idempotent).
 
     Ranks are MPI processes, started by ``python -m pycoll.launch``, ``pycoll.distributed.spawn``,
     ``mpiexec -n N`` or ``srun``; a plain ``python script.py`` is a world of one.
     ``timeout`` (seconds or timedelta) bounds every wait; it defaults to ``PYCOLL_TIMEOUT`` or 1800.
+    ``nccl_config`` is paddle's NCCL tuning of the world's communicator (``create_nccl_config``'s
+    dict of buffer sizes, channels, algorithm and protocol; paddle's only parameter, so a dict
+    given first is taken as it). It changes no result: the cpu backend has no NCCL and ignores
+    it, and on nccl CuPy's communicator takes no configuration, so a config that sets anything
+    is said (a warning) not to be applied.
     """
+    if isinstance(backend, Mapping) and nccl_config is None:  # paddle's init_parallel_env(nccl_config)
+        backend, nccl_config = None, backend
     global _world
     if _world is not None:
         return _world
     name = backend_name(backend)
     seconds = timeout_seconds(timeout, "timeout")
+    _nccl_config_unused(nccl_config, name, "init_parallel_env")
     with startup.bounded(seconds):
         world = _start_nccl(seconds) if name == "nccl" else _start_mpi(seconds)
         notices = None
@@ -182,12 +192,13 @@ NCCL_CONFIG_KEYS = ("commName", "ll_buffsize", "ll128_buffsize", "simple_buffsiz
                     "algoStr", "protoStr")
 
 
-def create_nccl_config(nccl_config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+def create_nccl_config(nccl_config: Optional[Mapping[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """paddle's NCCL tuning for one group (buffer sizes, channels, algorithm, protocol), for
-    ``new_group(nccl_config=...)``: the dict checked for paddle's keys, or None."""
+    ``new_group(nccl_config=...)`` and ``init_parallel_env(nccl_config=...)``: the dict (or a
+    fleet strategy's ``nccl_config``, paddle's message) checked for paddle's keys, or None."""
     if nccl_config is None:
         return None
-    if not isinstance(nccl_config, dict):
+    if not isinstance(nccl_config, Mapping):
         raise TypeError(f"create_nccl_config: nccl_config must be a dict or None, got {type(nccl_config).__name__}")
     unknown = sorted(set(nccl_config) - set(NCCL_CONFIG_KEYS))
     if unknown:
@@ -195,10 +206,25 @@ def create_nccl_config(nccl_config: Optional[Dict[str, Any]] = None) -> Optional
     return dict(nccl_config)
 
 
+def _nccl_config_unused(nccl_config: Any, backend: str, fn: str) -> None:
+    """Check ``nccl_config`` and, on nccl, warn when it asks for any tuning: CuPy's communicator
+    takes no configuration. Unset entries (0, "") and ``commName`` (a name) ask for nothing;
+    the cpu backend has no NCCL to tune."""
+    config = create_nccl_config(nccl_config)
+    if config is None or backend != "nccl":
+        return
+    asked = sorted(k for k, v in config.items() if k != "commName" and v not in (0, ""))
+    if asked:
+        logger.warning("%s: nccl_config %s is not applied (CuPy's NCCL communicator takes no configuration); "
+                       "NCCL's environment variables (NCCL_ALGO, NCCL_PROTO, NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS) "
+                       "tune every group", fn, {k: config[k] for k in asked})
+
+
 def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
               timeout: Timeout = None, nccl_comm_init_option: int = 0,
-              nccl_config: Optional[Dict[str, Any]] = None) -> Group:
-    """A sub-group over the global ``ranks`` (sorted; all ranks by default).
+              nccl_config: Optional[Mapping[str, Any]] = None) -> Group:
+    """A sub-group over the global ``ranks`` (sorted; all ranks by default; any integers, NumPy's
+    too, as paddle takes them).
 
     On the cpu backend only its members need to call it (paddle's allows that; the others may
     call it too and get a Group they are not a member of); on nccl every rank of the world must
@@ -210,16 +236,15 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     global _next_group_id
     world = world_group("new_group")
     backend_name(backend)
-    if create_nccl_config(nccl_config) is not None and world.backend_name == "nccl":
-        logger.warning("new_group: nccl_config is not applied (CuPy's NCCL communicator takes no per-group "
-                       "configuration); NCCL's environment variables (NCCL_ALGO, NCCL_PROTO, ...) tune every group")
+    _nccl_config_unused(nccl_config, world.backend_name, "new_group")
     seconds = timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
-    members = list(range(world.nranks)) if ranks is None else ranks
-    if not isinstance(members, (list, tuple, range)):
+    if ranks is not None and not isinstance(ranks, (list, tuple, range)):
         raise TypeError(f"pycoll.distributed.new_group: ranks must be a list of ints, got {type(ranks).__name__}")
+    members = list(range(world.nranks)) if ranks is None else [
+        as_rank(r, "pycoll.distributed.new_group", f"ranks[{i}]") for i, r in enumerate(ranks)]
     for r in members:
-        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r < world.nranks:
-            raise ValueError(f"pycoll.distributed.new_group: ranks contains {r!r}; every entry must be "
+        if not 0 <= r < world.nranks:
+            raise ValueError(f"pycoll.distributed.new_group: ranks contains {r}; every entry must be "
                              f"a global rank in [0, {world.nranks})")
     if len(set(members)) != len(members):
         raise ValueError(f"pycoll.distributed.new_group: ranks {list(members)} has duplicates")

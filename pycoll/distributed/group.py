@@ -2,6 +2,7 @@
 group's work in flight."""
 from __future__ import annotations
 
+import numbers
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional
 
@@ -10,6 +11,19 @@ from pycoll._errors import CollectiveError
 
 PADDLE_BACKEND_NAMES = {"cpu": "GLOO", "nccl": "NCCL"}  # paddle's names of pycoll's engines
 _REFUSALS_KEPT = 64  # a stall is about a recent call: older refusals are let go
+
+
+def as_rank(value: Any, fn: str, arg: str) -> int:
+    """``value``, a rank argument, as an int: any integral number but a bool, as paddle takes
+    them (``np.int64(2)``, an entry of ``list(np.arange(n))``). Every rank argument of the
+    groups, the environment and the object collectives comes through here, so that they take
+    the same values. TypeError naming ``fn`` and ``arg`` otherwise; the range is the caller's."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer, "
+                        f"not a bool")
+    return int(value)
 
 
 class Group:
@@ -100,17 +114,23 @@ class Group:
     def is_member(self) -> bool:
         return self.rank >= 0
 
-    def get_group_rank(self, global_rank: int) -> int:
-        """The rank in this group of ``global_rank``, or -1 when it is not a member."""
-        return self._index.get(global_rank, -1)
+    def get_group_rank(self, rank: int) -> int:
+        """The rank in this group of global rank ``rank``; -1 on a rank outside the group
+        (paddle's), and -1 for a ``rank`` that is not a member (where paddle raises
+        ``ValueError: 2 is not in list``: the collectives read -1 as "not a member" to name the
+        argument and the call in their own error)."""
+        if type(rank) is not int:  # the collectives' src/dst, on every rooted call: kept cheap
+            rank = as_rank(rank, "Group.get_group_rank", "rank")
+        return self._index.get(rank, -1) if self.rank >= 0 else -1
 
     def get_global_rank(self, rank: int) -> int:
         """The global rank of group rank ``rank`` (paddle's: -1 on a rank outside the group)."""
         if not self.is_member():
             return -1
-        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < self.nranks:
+        index = as_rank(rank, "Group.get_global_rank", "rank")
+        if not 0 <= index < self.nranks:
             raise ValueError(f"Group.get_global_rank: rank={rank!r}; {self.describe()} has ranks 0..{self.nranks - 1}")
-        return self.ranks[rank]
+        return self.ranks[index]
 
     def describe(self) -> str:
         """Name and ranks, for error messages (and the way back, while shut down)."""

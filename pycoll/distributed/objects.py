@@ -16,8 +16,8 @@ import numpy as np
 
 from pycoll.distributed import verdict
 from pycoll.distributed.collective import all_gather, broadcast, scatter
-from pycoll.distributed.env import member_group, outside
-from pycoll.distributed.group import Group
+from pycoll.distributed.env import member_group, outside, world_group
+from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.p2p import recv, send
 
 
@@ -42,8 +42,9 @@ def _host(arr: Any) -> bytes:
 
 
 def _root(g: Group, src: Any, fn: str) -> int:
-    """The group rank of global rank ``src``; ValueError (on every rank alike) when not a member."""
-    root = g.get_group_rank(src) if isinstance(src, int) and not isinstance(src, bool) else -1
+    """The group rank of global rank ``src`` (any integer); ValueError (on every rank alike) when
+    not a member."""
+    root = g.get_group_rank(as_rank(src, f"pycoll.distributed.{fn}", "src"))
     if root < 0:
         raise ValueError(f"pycoll.distributed.{fn}: src={src!r} is not a rank of {g.describe()}")
     return root
@@ -63,12 +64,15 @@ def _refusing(g: Group, fn: str, root: int, prepare: Optional[Callable[[], Any]]
 
 
 def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] = None) -> None:
-    """Append every rank's ``obj`` to ``object_list``, in group rank order."""
+    """Append every rank's ``obj`` to ``object_list``, in group rank order. Unlike the other
+    object collectives it raises a RuntimeError on a rank outside ``group``, as paddle's does."""
     if not isinstance(object_list, list):
         raise TypeError(f"pycoll.distributed.all_gather_object: object_list must be a list, "
                         f"got {type(object_list).__name__}")
     if outside(group, "all_gather_object"):
-        return
+        raise RuntimeError(f"pycoll.distributed.all_gather_object: rank {world_group('all_gather_object').rank} "
+                           f"is not a member of {group.describe()}; all ranks which invoke this operation "
+                           f"should be members of the group (paddle's rule)")
     g = member_group(group, "all_gather_object")
     xp = g.array_module
     try:
@@ -157,10 +161,11 @@ def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
     if (rank is None) == (in_group is None):
         raise ValueError(f"pycoll.distributed.{fn}: give one of {arg} and {arg}_in_group")
     if in_group is None:
-        return rank
-    if isinstance(in_group, bool) or not isinstance(in_group, int) or not 0 <= in_group < g.nranks:
+        return as_rank(rank, f"pycoll.distributed.{fn}", arg)
+    index = as_rank(in_group, f"pycoll.distributed.{fn}", f"{arg}_in_group")
+    if not 0 <= index < g.nranks:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}_in_group={in_group!r} is not a rank of {g.describe()}")
-    return g.ranks[in_group]
+    return g.ranks[index]
 
 
 def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: Optional[Group] = None,

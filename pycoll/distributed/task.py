@@ -12,13 +12,14 @@ process wait for the rest (:func:`drain`). An error met by a task nobody waits f
 """
 from __future__ import annotations
 
-import math
+import datetime
 import os
 import time
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple, Union
 
 from pycoll._errors import CollectiveError
 from pycoll.distributed._failure import call_failed, timeout_error
+from pycoll.distributed.placement import timeout_seconds
 from pycoll.distributed.watchdog import watchdog
 
 _SPIN_S = 200e-6
@@ -107,24 +108,28 @@ class Task:
         """paddle's ``task.synchronize()``: block until the collective completes."""
         self.wait()
 
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Block until the collective completes (at most ``timeout`` or the group's timeout).
+    def wait(self, timeout: Union[None, float, datetime.timedelta] = None) -> bool:
+        """Block until the collective completes, for at most ``timeout`` (seconds or a
+        ``datetime.timedelta``, paddle's type); None or zero (paddle's default,
+        ``timedelta(0)``) waits as long as the group's timeout.
 
         On a GPU engine nothing blocks the host: the current stream waits for the collective,
         as torch's ``Work.wait()`` does for NCCL. Meanwhile the watchdog ends the job if a
         member of the group leaves it.
         """
+        seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+        if seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds == 0):
+            limit = None  # the group's
+        else:
+            limit = timeout_seconds(seconds, "Task.wait: timeout")
         if self._test():
             return True
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                    or not math.isfinite(timeout) or timeout < 0):
-            raise ValueError(f"Task.wait: timeout={timeout!r}; it must be a finite number of "
-                             f"seconds >= 0, or None for the group's timeout")
+        if limit is None:
+            limit = self._group.timeout
         try:
             if self._request.join_stream():
                 self._complete()
                 return True
-            limit = self._group.timeout if timeout is None else float(timeout)
             waiting = watchdog.waiting = (self._group, self._name, self._seq)
             try:
                 complete = poll(self._request, limit)
