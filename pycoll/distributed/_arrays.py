@@ -9,6 +9,11 @@ its ``__pycoll_array__``/``__pycoll_wrap__`` protocol, so this layer never impor
 side; results made for a Tensor argument (an empty ``tensor_list`` filled by ``all_gather``) come
 back as Tensors, those made for a foreign array come back as ``xp`` arrays. Non-contiguous arrays
 are staged through a contiguous copy and, for outputs, copied back once the collective completes.
+
+A read-only output is a refusal only its own rank can see. Raised before the call, it would
+leave the peers' parts queued for the group's next call, which would then hand out wrong values;
+so the rank takes part with a scratch buffer instead and raises :class:`ReadOnlyReceive` once
+its part is made (:class:`Refusal`, the output's ``finish``: ``collective._launch`` says when).
 """
 from __future__ import annotations
 
@@ -89,11 +94,46 @@ def send_buffer(x: Any, xp: Any, fn: str, arg: str) -> Any:
     return arr if arr.flags.c_contiguous else xp.ascontiguousarray(arr)
 
 
-def recv_buffer(x: Any, xp: Any, fn: str, arg: str) -> Tuple[Any, Optional[Callable[[], None]]]:
-    """A C-contiguous array to receive into, and the copy-back to run once it is filled.
+class ReadOnlyReceive(ValueError):
+    """This rank's output of a call was read-only: the rank took part in the call with a scratch
+    buffer (so that its peers' results are right and the group stays in step) and the output is
+    unchanged."""
 
-    The copy-back is None when ``x``'s own memory is received into. Read-only arrays are
-    refused. The returned buffer starts with ``x``'s values, so it serves in-place collectives.
+
+class Refusal:
+    """The ``finish`` of a call whose output was read-only (received into scratch, delivered
+    nowhere): calling it, once the call is complete, runs ``then`` (the call's own checks at
+    completion, or None) and raises ``error``, a :class:`ReadOnlyReceive`."""
+
+    __slots__ = ("error", "then")
+
+    def __init__(self, error: ReadOnlyReceive, then: Optional[Callable[[], None]] = None):
+        self.error, self.then = error, then
+
+    def __call__(self) -> None:
+        if self.then is not None:
+            self.then()
+        raise self.error
+
+    def after(self, then: Callable[[], None]) -> "Refusal":
+        """This refusal, made once ``then`` has run."""
+        return Refusal(self.error, then)
+
+
+def read_only(fn: str, arg: str) -> Refusal:
+    """The refusal of ``arg``, a read-only output of call ``fn``."""
+    return Refusal(ReadOnlyReceive(
+        f"pycoll.distributed.{fn}: {arg} is read-only but receives a result; this rank takes part "
+        f"in the call with a scratch buffer, so that the group stays in step, and {arg} is left "
+        f"unchanged; pass a writeable array"))
+
+
+def recv_buffer(x: Any, xp: Any, fn: str, arg: str) -> Tuple[Any, Optional[Callable[[], None]]]:
+    """A C-contiguous array to receive into, and what to run once it is filled.
+
+    That is None when ``x``'s own memory is received into, a copy-back when ``x`` is staged, and
+    a :class:`Refusal` when ``x`` is read-only (received into scratch). The returned buffer starts
+    with ``x``'s values, so it serves in-place collectives.
     """
     if type(x) is xp.ndarray:  # the common case, checked first: a contiguous, writeable array
         flags = x.flags
@@ -102,8 +142,7 @@ def recv_buffer(x: Any, xp: Any, fn: str, arg: str) -> Tuple[Any, Optional[Calla
     arr = array_of(x, xp, fn, arg)
     flags = arr.flags
     if not getattr(flags, "writeable", True):  # CuPy arrays are always writeable
-        raise ValueError(f"pycoll.distributed.{fn}: {arg} is read-only but receives the result; "
-                         f"pass a writeable array")
+        return arr.copy(), read_only(fn, arg)  # (a copy is C-contiguous and writeable)
     if flags.c_contiguous:
         return arr, None
     staged = xp.ascontiguousarray(arr)
@@ -283,11 +322,12 @@ def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any
                   arg: str, own: Optional[int] = None) -> Tuple[Any, Optional[Callable[[], None]]]:
     """The ``(nranks, *like.shape)`` array that receives a gather of ``like`` (the sent array)
     for ``out_list`` (empty, or one tensor per rank: each checked here to have ``like``'s shape
-    and dtype and to be writeable), and what to run once it is filled.
+    and dtype), and what to run once it is filled.
 
     An empty list gets one entry per block at once (views of a new array, valid when the
     collective completes). Entries that tile one buffer (:func:`tiled`, ``own`` as there) are
-    received into directly; other entries get a new array, copied into them at completion."""
+    received into directly; other entries get a new array, copied into them at completion. With
+    a read-only entry the new array is scratch, delivered nowhere (a :class:`Refusal`)."""
     shape = (nranks,) + like.shape
     if not out_list:
         blocks = xp.empty(shape, like.dtype)
@@ -295,7 +335,10 @@ def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any
         # taken before anything arrived)
         out_list.extend(wrap_like(template, blocks[i, ...]) for i in range(nranks))
         return blocks, None
-    targets = _writeable(check_like(out_list, like, xp, fn, arg, like_name="the sent tensors"), fn, arg)
+    targets = check_like(out_list, like, xp, fn, arg, like_name="the sent tensors")
+    refused = first_read_only(targets, fn, arg)
+    if refused is not None:
+        return xp.empty(shape, like.dtype), refused
     blocks = tiled(targets, like, xp, own)
     if blocks is not None:
         return blocks, None
@@ -308,19 +351,22 @@ def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any
     return blocks, deliver
 
 
-def writeable_targets(out_list: list, xp: Any, fn: str, arg: str) -> Optional[List[Any]]:
-    """The arrays of a pre-allocated ``out_list`` (each writeable), or None when it is empty."""
+def output_targets(out_list: list, xp: Any, fn: str, arg: str) -> Tuple[Optional[List[Any]], Optional[Refusal]]:
+    """The arrays of a pre-allocated ``out_list`` (None when it is empty), and the refusal of its
+    first read-only entry (None when there is none)."""
     if not out_list:
-        return None
-    return _writeable([array_of(item, xp, fn, f"{arg}[{i}]") for i, item in enumerate(out_list)], fn, arg)
+        return None, None
+    targets = [array_of(item, xp, fn, f"{arg}[{i}]") for i, item in enumerate(out_list)]
+    return targets, first_read_only(targets, fn, arg)
 
 
-def _writeable(targets: List[Any], fn: str, arg: str) -> List[Any]:
-    """``targets``, each required to be writeable (CuPy arrays always are)."""
+def first_read_only(targets: List[Any], fn: str, arg: str) -> Optional[Refusal]:
+    """The refusal of the first read-only array of ``targets`` (the entries of list ``arg``),
+    None when every one is writeable (CuPy arrays always are)."""
     for i, arr in enumerate(targets):
         if not getattr(arr.flags, "writeable", True):
-            raise ValueError(f"pycoll.distributed.{fn}: {arg}[{i}] is read-only but receives a result")
-    return targets
+            return read_only(fn, f"{arg}[{i}]")
+    return None
 
 
 def deliver_blocks(out_list: list, views: List[Any], targets: Optional[List[Any]], template: Any,

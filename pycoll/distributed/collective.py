@@ -9,6 +9,10 @@ orders everything after it) as a completed :class:`Task`; with ``sync_op=False``
 pending :class:`Task` at once, which the group keeps (with every array the call touches) until
 it is complete. ``op`` is a ``ReduceOp``. An engine's failure is raised as a
 :class:`pycoll.CollectiveError` naming the call, its group and this rank.
+
+A read-only output (which only its rank can see) does not put the group out of step: the rank
+takes part with a scratch buffer and raises a ValueError naming it, left unchanged (see
+:func:`_launch`); the call went through, so it is not noted in ``Group.refused``.
 """
 from __future__ import annotations
 
@@ -80,7 +84,11 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     non-blocking start may block: NCCL connects to its peers at a communicator's first call),
     after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
     describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
-    by the group) unless ``sync_op``."""
+    by the group) unless ``sync_op``.
+
+    ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
+    received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
+    Paddle or torch user expects, once started: the group keeps its task and scratch until done."""
     watchdog.name, watchdog.group = fn, g
     try:
         if compared and check.enabled:
@@ -93,10 +101,13 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
         watchdog.group = None
     if sync_op or request is None:
         if finish is not None:
-            finish()
+            finish()  # (a Refusal raises here)
         return COMPLETED
-    task = Task(request, g, fn, g.seq, finish, args)
+    refused = finish if type(finish) is _arrays.Refusal else None
+    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, args)
     g.pending.append(task)
+    if refused is not None:
+        raise refused.error
     return task
 
 
@@ -314,7 +325,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
         sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
         _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
-        targets = _arrays.writeable_targets(out_tensor_list, xp, fn, "out_tensor_list")
+        targets, refused = _arrays.output_targets(out_tensor_list, xp, fn, "out_tensor_list")
         if any(a.ndim > peer_blocks.MAX_DIMS for a in (*sends, *(targets or ()))):
             peer_blocks.rows(fn, sends, targets)  # refuses, naming the block (the exchange's rows wait)
     except (TypeError, ValueError) as exc:
@@ -325,8 +336,9 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     uniform = alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH)
     incoming = [block] * g.nranks if uniform else peer_blocks.agree(
         g, fn, peer_blocks.rows(fn, sends, targets), expects=targets is not None)
-    # the outputs' own memory when they tile one buffer (their sizes are agreed), else pycoll's
-    out = _arrays.region(targets, xp) if targets is not None else None
+    # the outputs' own memory when they tile one buffer (their sizes are agreed) and none is
+    # read-only, else pycoll's (scratch, delivered nowhere, with a read-only one)
+    out = _arrays.region(targets, xp) if targets is not None and refused is None else None
     deliver = None
     if out is None:
         if uniform:  # every block is one of ours
@@ -339,7 +351,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
                 views.append(out[offset:offset + block[0]].view(peer_blocks.dtype_of(block, sends[0].dtype))
                              .reshape(block[3]))
                 offset += block[0]
-        deliver = _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
+        deliver = refused or _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
     send = _arrays.region(sends, xp, away_from=out)
     if send is None:
         send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])

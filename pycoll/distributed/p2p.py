@@ -30,7 +30,7 @@ patterns that would deadlock as single calls (every rank sends before it receive
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -205,22 +205,29 @@ class _Receipt:
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
-    a shorter message raises :class:`pycoll.CollectiveError` once it has arrived)."""
+    a shorter message raises :class:`pycoll.CollectiveError` once it has arrived). A read-only
+    ``tensor`` is refused as the collectives refuse it: the message is taken into scratch first."""
     g = _begin(group, "recv")
     return COMPLETED if g is None else _recv(g, tensor, src, sync_op)
 
 
-def _recv(g: Group, tensor: Any, src: int, sync_op: bool) -> Task:
-    """``recv`` on a member's group whose call is already numbered."""
+def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str] = ("recv", "tensor")) -> Task:
+    """``recv`` on a member's group whose call is already numbered; ``names`` (the call's and
+    the tensor's) name a read-only ``tensor``."""
     try:
         peer = peer_of(g, src, "recv", "src")
-        buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, "recv", "tensor")
+        buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, *names)
     except (TypeError, ValueError) as exc:
         g.note_refused(exc)
         raise
     p2p_peers.note(g, int(src))  # for the stall notices, should this call stall
-    receipt = _Receipt(g, peer, buf, copy_back)
-    return _launch(g, "recv", receipt.start, (), buf, sync_op, receipt.finish, compared=False,
+    if type(copy_back) is _arrays.Refusal:  # taken into scratch, then refused (the checks first)
+        receipt = _Receipt(g, peer, buf, None)
+        finish = copy_back.after(receipt.finish)
+    else:
+        receipt = _Receipt(g, peer, buf, copy_back)
+        finish = receipt.finish
+    return _launch(g, "recv", receipt.start, (), buf, sync_op, finish, compared=False,
                    moves=True if check.enabled else None)
 
 
@@ -276,11 +283,19 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
         else:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
     _begin(g, fn)  # the group's earlier failures are raised before the first transfer starts
-    tasks = []
+    tasks, refused = [], None
     for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
         if i:
             g.seq += 1  # each transfer is a call of its own
-        tasks.append((_send if item.op is isend else _recv)(g, item.tensor, item.peer, False))
+        if item.op is isend:
+            tasks.append(_send(g, item.tensor, item.peer, False))
+            continue
+        try:
+            tasks.append(_recv(g, item.tensor, item.peer, False, (fn, f"p2p_op_list[{i}].tensor")))
+        except _arrays.ReadOnlyReceive as exc:  # started into scratch (its group keeps the task)
+            refused = refused or exc
+    if refused is not None:  # once every transfer has started
+        raise refused
     return tasks
 
 
