@@ -3,7 +3,8 @@ call with a scratch buffer and then raises, so that its peers' results are right
 next call gives every rank the right values (before, the refusing rank raised before the call and
 the peers' parts were left queued for the next call, which then handed out wrong values). Real
 ranks: tests/ranks/refused_receivers.py, whose modes say what each job covers; the values are
-worked out by hand there."""
+worked out by hand there. Also: all_gather on a rank outside the group raises RuntimeError, as
+paddle 3.3.1's does (the ``subgroup`` job)."""
 import pytest
 from conftest import assert_ok, launch
 

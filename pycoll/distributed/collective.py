@@ -3,7 +3,8 @@
 Every collective works in place on a ``pycoll.Tensor`` or an array of the group's engine
 (``numpy.ndarray`` on the cpu backend, ``cupy.ndarray`` on nccl). ``src``/``dst`` are global
 ranks (paddle's convention), translated to the group's ranks here. On a rank outside ``group``
-every call returns at once, its arguments unread, as paddle's and torch's do. With ``sync_op=True`` a call
+every call but ``all_gather`` returns at once, its arguments unread, as paddle's and torch's do
+(paddle's ``all_gather`` raises a RuntimeError there, and so does pycoll's). With ``sync_op=True`` a call
 returns once its result is in place (on nccl: once it is queued on the current stream, which
 orders everything after it) as a completed :class:`Task`; with ``sync_op=False`` it returns a
 pending :class:`Task` at once, which the group keeps (with every array the call touches) until
@@ -186,10 +187,13 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     writeable tensor per rank is written in place. One tensor (paddle's) is filled in place with
     the ranks' tensors stacked on axis 0: shaped ``[nranks, *tensor.shape]`` (paddle asks only for
     that many elements, so ``[nranks * n, ...]`` serves too).
+    On a rank outside ``group`` it raises a RuntimeError, as paddle's ``all_gather`` does.
     """
     g = _begin(group, "all_gather")
     if g is None:
-        return COMPLETED
+        raise RuntimeError(f"pycoll.distributed.all_gather: rank {world_group('all_gather').rank} is "
+                           f"not a member of {group.describe()}; all ranks which invoke this operation "
+                           f"should be members of the group (paddle's rule)")
     xp = g.engine.xp
     try:
         arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")

@@ -7,7 +7,8 @@ next call handed out wrong values). Expected values are worked out by hand below
 checked last, so that a wrong value is what a failure shows first. argv[1] is the mode:
 
 - ``blocking``: every collective with such an output, and recv and batch_isend_irecv, on the world;
-- ``subgroup``: on the group [2, 1] (rank 0 outside), with a non-contiguous read-only view;
+- ``subgroup``: on the group [2, 1] (rank 0 outside), with a non-contiguous read-only view; rank 0
+  checks that all_gather and stream.all_gather refuse it with paddle's RuntimeError;
 - ``async``: sync_op=False, which raises at the call, the call started (the group keeps its task);
 - ``stream``: the ``dist.stream`` variants, one tensor for a list where paddle takes that.
 
@@ -16,6 +17,7 @@ Every rank prints ``refused_receivers.py OK rank=N`` at the end.
 import sys
 
 import numpy as np
+from expect import expect
 
 import pycoll.distributed as dist
 from pycoll.distributed import stream
@@ -177,8 +179,16 @@ def blocking():
 def subgroup():
     pair = dist.new_group([2, 1])  # rank 0 is outside it
     if rank == 0:
+        # paddle 3.3.1 raises RuntimeError("The group should not be None and all ranks which invoke
+        # this operation should be the member of this group.") here (measured on its CPU build)
+        words = ["all_gather", "rank 0 is not a member of group 1 (ranks [1, 2])",
+                 "all ranks which invoke this operation should be members of the group"]
+        got = []
+        expect(RuntimeError, words, dist.all_gather, got, np.ones(2), group=pair)
+        expect(RuntimeError, words, stream.all_gather, got, np.ones(2), group=pair)
+        assert got == [], got
         x = np.ones(2)
-        dist.all_reduce(x, group=pair)  # a collective returns at once there
+        dist.all_reduce(x, group=pair)  # the other collectives still return at once there
         eq(x, np.ones(2), "all_reduce outside the group")
     else:
         # the probe's reduce: rank 2 (the destination) read-only
