@@ -262,7 +262,8 @@ class P2POp:
 
 def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
     """Start every transfer of ``p2p_op_list`` (in its order, which the peers' batches must
-    match) and return their tasks. All ops use one group."""
+    match) and return their tasks. All ops use one group. A read-only receive buffer is
+    refused once every transfer has started (its own into scratch), as ``irecv`` refuses it."""
     fn = "batch_isend_irecv"
     if not isinstance(p2p_op_list, (list, tuple)) or not p2p_op_list:
         raise ValueError(f"pycoll.distributed.{fn}: p2p_op_list must be a non-empty list of P2POp")
