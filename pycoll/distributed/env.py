@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from typing import Any, ContextManager, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from pycoll._errors import CollectiveError, NotInitializedError
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
@@ -34,9 +36,12 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None,
     it, and on nccl CuPy's communicator takes no configuration, so a config that sets anything
     is said (a warning) not to be applied.
     """
+    global _world
     if isinstance(backend, Mapping) and nccl_config is None:  # paddle's init_parallel_env(nccl_config)
         backend, nccl_config = None, backend
-    global _world
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"init_parallel_env: backend must be a str ('cpu', 'gloo' or 'nccl') or None, "
+                        f"got {type(backend).__name__}")
     if _world is not None:
         return _world
     name = backend_name(backend)
@@ -224,7 +229,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
               timeout: Timeout = None, nccl_comm_init_option: int = 0,
               nccl_config: Optional[Mapping[str, Any]] = None) -> Group:
     """A sub-group over the global ``ranks`` (sorted; all ranks by default; any integers, NumPy's
-    too, as paddle takes them).
+    too, or a NumPy array of them, as paddle takes them).
 
     On the cpu backend only its members need to call it (paddle's allows that; the others may
     call it too and get a Group they are not a member of); on nccl every rank of the world must
@@ -238,7 +243,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     backend_name(backend)
     _nccl_config_unused(nccl_config, world.backend_name, "new_group")
     seconds = timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
-    if ranks is not None and not isinstance(ranks, (list, tuple, range)):
+    if ranks is not None and not isinstance(ranks, (list, tuple, range, np.ndarray)):
         raise TypeError(f"pycoll.distributed.new_group: ranks must be a list of ints, got {type(ranks).__name__}")
     members = list(range(world.nranks)) if ranks is None else [
         as_rank(r, "pycoll.distributed.new_group", f"ranks[{i}]") for i, r in enumerate(ranks)]
