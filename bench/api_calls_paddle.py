@@ -1,7 +1,7 @@
 """Paddle's side of bench/api_calls_vs_paddle.py, on the ranks of ``python -m
 paddle.distributed.launch`` (Paddle's CPU build, gloo): median per-call times of all_gather_object
-(a 1 KiB dict) and gather (1 MiB of float32 to rank 0), each the slowest rank's median over
-rounds of back-to-back calls after a barrier. Rank 0 prints ``name=microseconds`` lines.
+(a 1 KiB dict), gather (1 MiB of float32 to rank 0) and reduce (1 MiB and 4 MiB of float32 to
+rank 1), each the slowest rank's median over rounds of back-to-back calls after a barrier. Rank 0 prints ``name=microseconds`` lines.
 """
 import argparse
 import statistics
@@ -37,6 +37,9 @@ def main() -> None:
         "all_gather_object": per_call(lambda: dist.all_gather_object([], obj), 200, args.rounds),
         "gather": per_call(lambda: dist.gather(chunk, [] if rank == 0 else None, dst=0), 50, args.rounds),
     }
+    for size, calls in ((1 << 20, 20), (4 << 20, 10)):
+        x = paddle.ones([size // 4], dtype="float32")
+        times[f"reduce_{size >> 20}MiB"] = per_call(lambda: dist.reduce(x, dst=1), calls, args.rounds)
     if rank == 0:
         for name, seconds in times.items():
             print(f"{name}={seconds * 1e6:.2f}", flush=True)

@@ -1,6 +1,7 @@
 """pycoll's side of bench/api_calls_vs_paddle.py, on the ranks of ``pycoll.launch``: median per-call
-times of all_gather_object (a 1 KiB dict), gather (1 MiB of float32 to rank 0), and
-alltoall_single (16 MiB) beside raw mpi4py ``Alltoallv`` on the same buffers, interleaved.
+times of all_gather_object (a 1 KiB dict), gather (1 MiB of float32 to rank 0), reduce (1 MiB
+and 4 MiB of float32 to rank 1), and alltoall_single (16 MiB) beside raw mpi4py ``Alltoallv``
+on the same buffers, interleaved.
 Rank 0 prints ``name=microseconds`` lines.
 """
 import argparse
@@ -32,6 +33,8 @@ def main() -> None:
     def gather_chunk() -> None:
         dist.gather(chunk, [] if rank == 0 else None, dst=0)
 
+    reduced = {size: np.ones(size // 4, np.float32) for size in (1 << 20, 4 << 20)}
+
     def pycoll_alltoallv() -> None:
         dist.alltoall_single(recv, send)
 
@@ -41,6 +44,8 @@ def main() -> None:
     times = {
         "all_gather_object": median_per_call(comm, [gather_objects], 200, args.rounds)[0],
         "gather": median_per_call(comm, [gather_chunk], 50, args.rounds)[0],
+        "reduce_1MiB": median_per_call(comm, [lambda: dist.reduce(reduced[1 << 20], dst=1)], 20, args.rounds)[0],
+        "reduce_4MiB": median_per_call(comm, [lambda: dist.reduce(reduced[4 << 20], dst=1)], 10, args.rounds)[0],
     }
     ours, raw = median_per_call(comm, [pycoll_alltoallv, raw_alltoallv], 10, args.rounds)
     times.update(alltoall_single=ours, mpi4py_Alltoallv=raw)

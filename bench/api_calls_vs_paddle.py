@@ -1,4 +1,4 @@
-"""pycoll's all_gather_object and gather against Paddle's on the same machine, and pycoll's
+"""pycoll's all_gather_object, gather and reduce against Paddle's on the same machine, and pycoll's
 alltoall_single against raw mpi4py Alltoallv (issue 12), in one run.
 
     python bench/api_calls_vs_paddle.py --paddle-python /path/to/paddle-venv/bin/python [--runs 5]
@@ -50,7 +50,8 @@ def main() -> None:
     print(f"# 2 ranks, median of {args.runs} alternated runs; microseconds per call")
     print("| call | pycoll | peer | peer / pycoll |")
     print("|---|---:|---:|---:|")
-    for call, size in (("all_gather_object", "1 KiB dict"), ("gather", "1 MiB float32")):
+    for call, size in (("all_gather_object", "1 KiB dict"), ("gather", "1 MiB float32"),
+                       ("reduce_1MiB", "1 MiB float32"), ("reduce_4MiB", "4 MiB float32")):
         ours, theirs = med["pycoll"][call], med["paddle"][call]
         print(f"| {call} ({size}) | {ours:.1f} | Paddle {theirs:.1f} | {theirs / ours:.2f} |")
     ours, raw = med["pycoll"]["alltoall_single"], med["pycoll"]["mpi4py_Alltoallv"]

@@ -50,6 +50,9 @@ REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 # MPI has no 16-bit floats: they are reduced as float32 and rounded back once, at the end
 HALVES = ("float16", "bfloat16")
+# A reduce of this many bytes or more runs as an all-reduce (MPIBackend.reduce): from 256 KiB on
+# it was as fast or faster on 2 and 3 ranks (2026-11-26, MPICH 5.0.2 over shared memory)
+REDUCE_AS_ALLREDUCE = 256 << 10
 
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
@@ -169,6 +172,7 @@ class MPIBackend:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.timeout = float(timeout)
+        self._discard = np.empty(0, np.uint8)  # a non-root's blocking reduce result (see reduce)
 
 
     @staticmethod
@@ -215,17 +219,43 @@ class MPIBackend:
 
     def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool,
                seq: int = 0) -> Optional[MPIRequest]:
+        """In place on ``root``; the other ranks' arrays are unchanged. From REDUCE_AS_ALLREDUCE
+        bytes on, an all-reduce whose result the other ranks drop: MPICH's MPI_Reduce takes a
+        fresh temporary buffer a call, and its page faults made a 4 MiB reduce 5-8x slower than
+        the all-reduce of the same array (bench/RESULTS.md, "reduce")."""
         if plan.wide is not None:  # (a rank that is not the root gets its own values back)
             return self._widened(self.reduce, arr, blocking, arr, plan=plan, root=root)
         buf, mine = [arr, plan.mpitype], self.rank == root
-        args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
         then = self._average(arr, plan) if mine else None
-        if not blocking:
-            return self._start(self.comm.Ireduce(*args), then)
-        self.comm.Reduce(*args)
+        if arr.nbytes >= REDUCE_AS_ALLREDUCE:
+            if mine:
+                args = (MPI.IN_PLACE, buf, plan.mpiop)
+            else:
+                dropped = self._dropped(arr, blocking)
+                args = (buf, [dropped, plan.mpitype], plan.mpiop)
+                if not blocking:  # the request holds it until the call completes
+                    then = lambda: dropped  # noqa: E731
+            if not blocking:
+                return self._start(self.comm.Iallreduce(*args), then)
+            self.comm.Allreduce(*args)
+        else:
+            args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
+            if not blocking:
+                return self._start(self.comm.Ireduce(*args), then)
+            self.comm.Reduce(*args)
         if then is not None:
             then()
         return None
+
+    def _dropped(self, like: np.ndarray, blocking: bool) -> np.ndarray:
+        """Memory shaped as ``like`` for a result this rank drops: for a blocking call the
+        engine's own (kept and grown, so that its pages are touched once), else a new array
+        (a non-blocking call may still be writing its own when the next one starts)."""
+        if not blocking:
+            return np.empty_like(like)
+        if self._discard.nbytes < like.nbytes:
+            self._discard = np.empty(like.nbytes, np.uint8)
+        return self._discard[:like.nbytes].view(like.dtype).reshape(like.shape)
 
     def reduce_scatter(self, out: np.ndarray, send: np.ndarray, plan: Reduction,
                        blocking: bool, seq: int = 0) -> Optional[MPIRequest]:

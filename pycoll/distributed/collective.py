@@ -24,7 +24,7 @@ import numpy as np
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
-from pycoll.distributed.env import member_group, outside, world_group
+from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
@@ -191,9 +191,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     """
     g = _begin(group, "all_gather")
     if g is None:
-        raise RuntimeError(f"pycoll.distributed.all_gather: rank {world_group('all_gather').rank} is "
-                           f"not a member of {group.describe()}; all ranks which invoke this operation "
-                           f"should be members of the group (paddle's rule)")
+        raise not_a_member(group, "all_gather")
     xp = g.engine.xp
     try:
         arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")

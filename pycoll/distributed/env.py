@@ -158,6 +158,14 @@ def outside(group: Optional[Group], fn: str) -> bool:
     return True
 
 
+def not_a_member(group: Group, fn: str) -> RuntimeError:
+    """The error of a call that paddle refuses on a rank outside ``group`` (``all_gather``,
+    ``all_gather_object``), where its other collectives return at once."""
+    return RuntimeError(f"pycoll.distributed.{fn}: rank {world_group(fn).rank} is not a member of "
+                        f"{group.describe()}; all ranks which invoke this operation should be members "
+                        f"of the group (paddle's rule)")
+
+
 def _as_group(group: Any, fn: str) -> Group:
     if not isinstance(group, Group):
         raise TypeError(f"pycoll.distributed.{fn}: group must be a Group from new_group() or None (the world), "

@@ -16,7 +16,7 @@ import numpy as np
 
 from pycoll.distributed import verdict
 from pycoll.distributed.collective import all_gather, broadcast, scatter
-from pycoll.distributed.env import member_group, outside, world_group
+from pycoll.distributed.env import member_group, not_a_member, outside
 from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.p2p import recv, send
 
@@ -70,9 +70,7 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
         raise TypeError(f"pycoll.distributed.all_gather_object: object_list must be a list, "
                         f"got {type(object_list).__name__}")
     if outside(group, "all_gather_object"):
-        raise RuntimeError(f"pycoll.distributed.all_gather_object: rank {world_group('all_gather_object').rank} "
-                           f"is not a member of {group.describe()}; all ranks which invoke this operation "
-                           f"should be members of the group (paddle's rule)")
+        raise not_a_member(group, "all_gather_object")
     g = member_group(group, "all_gather_object")
     xp = g.array_module
     try:

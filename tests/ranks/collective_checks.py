@@ -70,11 +70,11 @@ class Checks:
             ok = np.array_equal(host, want)
         assert ok, f"{case}: got {host.ravel()[:8]} want {want.ravel()[:8]}"
 
-    def reductions(self, dtypes):
+    def reductions(self, dtypes, shapes=SHAPES):
         xp, rank, n = self.xp, self.rank, self.n
         checks = 0
         for dtype in dtypes:
-            for shape in SHAPES:
+            for shape in shapes:
                 inputs = [data(r, shape, dtype) for r in range(n)]
                 for op in OPS:
                     if not self.valid(dtype, op):
@@ -96,18 +96,20 @@ class Checks:
                     self.check(view, want, "all_reduce strided " + case, rtol)
                     assert not any(self.to_host(big[..., 1::2]).tobytes()), "strided all_reduce wrote outside the view"
                     for root in range(n):
-                        x = self.on_device(inputs[rank])
-                        dist.reduce(x, dst=root, op=op)
-                        if rank == root:
-                            self.check(x, want, f"reduce root={root} " + case, rtol)
-                        else:
-                            self.check(x, inputs[rank], f"reduce root={root} (untouched) " + case)
+                        for sync_op in (True, False):
+                            x = self.on_device(inputs[rank])
+                            dist.reduce(x, dst=root, op=op, sync_op=sync_op).wait()
+                            what = f"reduce root={root} sync_op={sync_op} "
+                            if rank == root:
+                                self.check(x, want, what + case, rtol)
+                            else:
+                                self.check(x, inputs[rank], what + "(untouched) " + case)
                     blocks = [self.on_device(data(rank, shape, dtype, salt=j)) for j in range(n)]
                     out = xp.empty(shape, dtype)
                     dist.reduce_scatter(out, blocks, op=op)
                     want_rs = reference([data(r, shape, dtype, salt=rank) for r in range(n)], op, dtype)
                     self.check(out, want_rs, "reduce_scatter " + case, rtol)
-                    checks += 5 + n
+                    checks += 5 + 2 * n
         return checks
 
     def movement(self, dtypes):

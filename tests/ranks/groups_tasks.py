@@ -40,8 +40,12 @@ def main():
     task.wait()
     assert task.is_completed() and x.tolist() == ([n - 1.0] * 2 if member else [float(rank)] * 2), x
     got, objects, out = [], [], [None]
-    dist.all_gather(got, x, group=edge)
-    dist.all_gather_object(objects, rank, group=edge)
+    if member:
+        dist.all_gather(got, x, group=edge)
+        dist.all_gather_object(objects, rank, group=edge)
+    else:  # paddle's all_gather and all_gather_object refuse a rank outside the group
+        for fn, args in ((dist.all_gather, (got, x)), (dist.all_gather_object, (objects, rank))):
+            expect(RuntimeError, [f"{fn.__name__}: rank {rank} is not a member of group"], fn, *args, group=edge)
     dist.scatter_object_list(out, [10, 11] if rank == 0 else None, src=0, group=edge)
     dist.alltoall_single(np.zeros(2), np.arange(2.0), group=edge)
     dist.stream.reduce_scatter(np.zeros(1), np.ones(2), group=edge)
