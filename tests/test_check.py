@@ -33,6 +33,12 @@ def test_a_mismatch_is_reported_on_every_rank(case):
     assert_ok(launch(2, "mismatches.py", case, env={"PYCOLL_CHECK": "1"}), expect_lines=2)
 
 
+def test_sends_and_receives_of_some_ranks_do_not_count_as_collectives():
+    """Call numbers compared are the collectives' alone (a send from 0 to 1 once made the next
+    barrier "barrier #2" on ranks 0 and 1 but "#1" on rank 2: a false mismatch)."""
+    assert_ok(launch(3, "check_after_p2p.py", env={"PYCOLL_CHECK": "1"}), expect_lines=3)
+
+
 def test_an_engine_failure_without_the_check_names_the_call():
     result = launch(2, "mismatches.py", "truncated")
     output = result.stdout + result.stderr

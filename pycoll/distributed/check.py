@@ -85,8 +85,10 @@ def _call_digest(fn: str, seq: int, arr: Any, op: Any, root: Optional[int],
 
 def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] = None,
             blocking: bool = True) -> None:
-    """Compare this rank's coming call with the other ranks'; raise on any difference."""
-    backend, seq = group.engine, group.seq
+    """Compare this rank's coming call with the other ranks'; raise on any difference. The calls
+    are numbered among the group's collectives alone (sends and receives, which only some ranks
+    make, do not count)."""
+    backend, seq = group.engine, group.seq - group.p2p_calls
     blocking = None if backend.stream_ordered else blocking
     if debug:
         logger.debug("%s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())

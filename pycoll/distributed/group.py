@@ -36,8 +36,9 @@ class Group:
     ``ranks`` are global ranks in group order; ``rank`` is this process's rank in the group, or
     -1 when it is not a member (then it has no engine, ``world_size`` is -1 as in paddle, and
     its collectives return at once). ``seq`` counts the collectives this rank has called on the
-    group, refused ones included, so that a call refused on one rank shows as a mismatch under
-    ``PYCOLL_CHECK``. ``refused`` keeps the numbers of the latest calls this rank refused itself
+    group, refused ones included, and its sends and receives (``p2p_calls`` of them), so that a
+    call refused on one rank shows as a mismatch under ``PYCOLL_CHECK``, which compares the
+    collectives' numbers (``seq - p2p_calls``: point-to-point calls are made by some ranks only). ``refused`` keeps the numbers of the latest calls this rank refused itself
     (bad input, before anything moved) with the error: a peer stalled in such a call waits for
     a part this rank will never give, which the stall notices name (:meth:`note_refused`).
 
@@ -59,6 +60,7 @@ class Group:
         self.engine = engine
         self.timeout = timeout
         self.seq = 0
+        self.p2p_calls = 0  # of seq: sends and receives, which only some ranks make
         self.refused: Dict[int, str] = {}  # call number: "ValueError: ...", the latest _REFUSALS_KEPT
         self.pending: Deque[Any] = deque()
         self.failure: Optional[CollectiveError] = None

@@ -111,7 +111,10 @@ def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
     elements and dtype)."""
     g = _begin(group, "send")
-    return COMPLETED if g is None else _send(g, tensor, dst, sync_op)
+    if g is None:
+        return COMPLETED
+    g.p2p_calls += 1
+    return _send(g, tensor, dst, sync_op)
 
 
 def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
@@ -208,7 +211,10 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     a shorter message raises :class:`pycoll.CollectiveError` once it has arrived). A read-only
     ``tensor`` is refused as the collectives refuse it: the message is taken into scratch first."""
     g = _begin(group, "recv")
-    return COMPLETED if g is None else _recv(g, tensor, src, sync_op)
+    if g is None:
+        return COMPLETED
+    g.p2p_calls += 1
+    return _recv(g, tensor, src, sync_op)
 
 
 def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str] = ("recv", "tensor")) -> Task:
@@ -288,6 +294,7 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
     for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
         if i:
             g.seq += 1  # each transfer is a call of its own
+        g.p2p_calls += 1
         if item.op is isend:
             tasks.append(_send(g, item.tensor, item.peer, False))
             continue
