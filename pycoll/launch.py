@@ -31,10 +31,13 @@ from pycoll._errors import CollectiveError
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
+from pycoll.distributed.launch.env_options import parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
-from pycoll.distributed.placement import selected_gpus, timeout_seconds
+from pycoll.distributed.placement import backend_name, selected_gpus, timeout_seconds
 
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# the level names logging (and so paddle's --log_level) takes; pycoll's names for its aliases
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL")
+_LEVEL_ALIASES = {"WARN": "WARNING", "FATAL": "CRITICAL"}
 _TRUE, _FALSE = ("1", "true", "t", "yes", "y", "on"), ("0", "false", "f", "no", "n", "off")
 
 
@@ -45,8 +48,8 @@ def _switch(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"{value!r}: give true or false (1/0, yes/no)")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def _parser(cls: type = argparse.ArgumentParser) -> argparse.ArgumentParser:
+    p = cls(
         prog="python -m pycoll.launch", allow_abbrev=False,
         description="Start SCRIPT on several ranks (MPI processes) of this machine, or of several "
                     "machines with --nnodes.")
@@ -152,6 +155,12 @@ def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace,
                                                    for i in range(args.nproc_per_node))
     if args.log_level is not None:
         env["PYCOLL_LOG_LEVEL"] = args.log_level
+    # paddle's launcher tells its CPU ranks their backend (gloo); pycoll's, in paddle's spelling
+    try:
+        backend = backend_name(None)
+    except ValueError as exc:  # PYCOLL_BACKEND names none
+        parser.error(str(exc))
+    env["PADDLE_DISTRI_BACKEND"] = "gloo" if backend == "cpu" else backend
     if args.log_dir is not None:
         env[LOG_DIR_VAR] = env["PADDLE_LOG_DIR"] = args.log_dir
     return env
@@ -164,7 +173,7 @@ def build_command(argv: Optional[List[str]] = None,
     ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, and the logs are followed on the
     terminal (``args.follow_logs``)."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parse_with_environment(_parser, sys.argv[1:] if argv is None else list(argv), os.environ)
     args.follow_logs = paddle_entry  # paddle shows the logs as they grow, wherever they go
     if args.follow_logs and args.log_dir is None:
         args.log_dir = "log"
@@ -172,6 +181,7 @@ def build_command(argv: Optional[List[str]] = None,
         parser.error(f"--run_mode {args.run_mode}: pycoll runs collective jobs only (paddle's "
                      f"parameter-server and other modes are not supported)")
     if args.log_level is not None:
+        args.log_level = _LEVEL_ALIASES.get(args.log_level, args.log_level)
         logger.setLevel(getattr(logging, args.log_level))
     nprocs = args.nproc_per_node
     gpus: List[str] = []
@@ -206,7 +216,10 @@ def build_command(argv: Optional[List[str]] = None,
                                     ["-f", args.hostfile] if args.hostfile else ())
     if args.log_dir is not None:
         args.log_dir = os.path.abspath(args.log_dir)
-        os.makedirs(args.log_dir, exist_ok=True)
+        try:
+            os.makedirs(args.log_dir, exist_ok=True)
+        except OSError as exc:  # a file of that name, no permission, ...
+            parser.error(f"--log_dir {args.log_dir}: cannot make that folder ({exc.strerror or exc})")
         shown = " (and is shown here as it comes)" if args.follow_logs else ""
         sys.stderr.write(f"pycoll.launch: each rank's output goes to {args.log_dir}/workerlog.RANK{shown}\n")
     env = _rank_environment(parser, args, ips, gpus)

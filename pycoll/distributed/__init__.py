@@ -70,7 +70,7 @@ def __getattr__(name: str):
     if name in _SUBPACKAGES:
         return importlib.import_module(f"pycoll.distributed.{name}")
     if name == "launch":  # paddle's dist.launch is the launcher's function, bound over the package's
-        # name (an import of the package pycoll.distributed.launch before this binds the package instead)
+        # name (an import of the package pycoll.distributed.launch binds the package, callable alike)
         function = importlib.import_module("pycoll.distributed.launch.main").launch
         globals()["launch"] = function
         return function

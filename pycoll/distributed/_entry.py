@@ -65,9 +65,13 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
 
 
 def run_script(path: str, args: list) -> None:
+    """Run the script at ``path`` as ``__main__``, its ``__file__`` absolute as ``python path``
+    and paddle's launcher make it: a script that changes directory still finds the files beside
+    it. (runpy makes ``sys.argv[0]`` that absolute path too, where python leaves it as given.)"""
     sys.argv = [path, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    guarded(lambda: runpy.run_path(path, run_name="__main__"))
+    where = os.path.abspath(path)
+    sys.path.insert(0, os.path.dirname(where))
+    guarded(lambda: runpy.run_path(where, run_name="__main__"))
 
 
 def run_module(name: str, args: list) -> None:

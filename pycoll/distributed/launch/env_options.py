@@ -1,0 +1,72 @@
+"""The launcher's options given through the environment, as paddle's launcher takes them
+(``paddle/distributed/launch/context/args_envs.py``, ``env_args_mapping``).
+
+Paddle 3.3.1 reads each of these variables over its option, the command line included: with
+``PADDLE_NPROC_PER_NODE=2``, ``--nproc_per_node 1`` starts 2 ranks (measured), and it prints a
+warning saying so. pycoll does the same. A variable naming an option pycoll's launcher does
+not have (``PADDLE_WITH_GLOO``, the parameter-server and elastic ones) is refused as that
+option would be, naming the variable.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, List, Mapping, Tuple
+
+# paddle's variable -> its option, in paddle's order
+ENV_OPTIONS = {
+    "POD_IP": "--host", "PADDLE_MASTER": "--master", "PADDLE_DEVICES": "--devices",
+    "PADDLE_NNODES": "--nnodes", "PADDLE_RUN_MODE": "--run_mode", "PADDLE_LOG_LEVEL": "--log_level",
+    "PADDLE_LOG_OVERWRITE": "--log_overwrite", "PADDLE_SORT_IP": "--sort_ip",
+    "PADDLE_NPROC_PER_NODE": "--nproc_per_node", "PADDLE_JOB_ID": "--job_id", "PADDLE_RANK": "--rank",
+    "PADDLE_LOG_DIR": "--log_dir", "PADDLE_MAX_RESTART": "--max_restart",
+    "PADDLE_ELASTIC_LEVEL": "--elastic_level", "PADDLE_ELASTIC_TIMEOUT": "--elastic_timeout",
+    "PADDLE_SERVER_NUM": "--server_num", "PADDLE_TRAINER_NUM": "--trainer_num",
+    "PADDLE_SERVERS_ENDPOINTS": "--servers", "PADDLE_TRAINERS_ENDPOINTS": "--trainers",
+    "PADDLE_GLOO_PORT": "--gloo_port", "PADDLE_WITH_GLOO": "--with_gloo", "PADDLE_START_PORT": "--start_port",
+    "PADDLE_IPS": "--ips", "PADDLE_AUTO_PARALLEL_CONFIG": "--auto_parallel_config",
+    "PADDLE_AUTO_CLUSTER": "--auto_cluster_config",
+}
+
+
+class _Refused(Exception):
+    """What an option parser would have refused, with its words."""
+
+
+def _strict(make_parser: Callable[..., argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    class Strict(argparse.ArgumentParser):
+        def error(self, message: str):
+            raise _Refused(message)
+
+    return make_parser(Strict)
+
+
+def given_options(environ: Mapping[str, str]) -> List[Tuple[str, str, str]]:
+    """``(variable, option, value)`` for each of paddle's launcher variables set in ``environ``."""
+    return [(var, option, environ[var]) for var, option in ENV_OPTIONS.items() if var in environ]
+
+
+def parse_with_environment(make_parser: Callable[..., argparse.ArgumentParser], argv: List[str],
+                           environ: Mapping[str, str]) -> argparse.Namespace:
+    """The launcher's arguments from ``argv``, each option paddle's variables of ``environ`` set
+    taken from there instead (see the module's text). ``make_parser(cls)`` builds the launcher's
+    parser as a ``cls``. Exits with a usage error naming the variable for one that is refused."""
+    parser = make_parser(argparse.ArgumentParser)
+    args = parser.parse_args(argv)
+    given = given_options(environ)
+    if not given:
+        return args
+    strict = _strict(make_parser)
+    for var, option, value in given:
+        try:
+            strict.parse_args([f"{option}={value}", "script"])
+        except _Refused as exc:
+            parser.error(f"{var}={value} (paddle's launcher option {option}, taken from the "
+                         f"environment): {exc}")
+        sys.stderr.write(f"pycoll.launch: {option} {value} from {var} (as paddle's launcher, its "
+                         f"variables override the command line)\n")
+    script_at = len(argv) - len(args.script_args) - 1  # the options end before the script
+    while script_at > 0 and argv[script_at - 1] == "--":
+        script_at -= 1
+    tokens = [f"{option}={value}" for _, option, value in given]
+    return parser.parse_args([*argv[:script_at], *tokens, *argv[script_at:]])
