@@ -351,7 +351,8 @@ class ParallelEnv:
     """Where this process sits in the job (paddle's ``ParallelEnv``).
 
     Before ``init_parallel_env`` the values come from the launcher's environment
-    (``RANK``/``WORLD_SIZE``/``LOCAL_RANK`` or MPI's ``PMI_RANK``/``PMI_SIZE``/``MPI_LOCALRANKID``).
+    (``RANK``/``WORLD_SIZE``/``LOCAL_RANK``, MPI's ``PMI_RANK``/``PMI_SIZE``/``MPI_LOCALRANKID``,
+    or paddle's ``PADDLE_TRAINER_ID``/``PADDLE_TRAINERS_NUM``/``PADDLE_RANK_IN_NODE``).
     """
 
     @property
@@ -372,6 +373,11 @@ class ParallelEnv:
 
     @property
     def local_rank(self) -> int:
+        """This rank's index on its node, from the first of ``LOCAL_RANK``, MPI's local rank,
+        paddle's ``PADDLE_RANK_IN_NODE`` / ``PADDLE_LOCAL_RANK`` and ``SLURM_LOCALID`` that is set.
+        (paddle 3.3.1's ``ParallelEnv.local_rank`` is an old alias of ``rank``: the same value on
+        one node, where pycoll's stays the node's index on several, for ``device_id`` and
+        ``fleet.local_rank()``.)"""
         return first_int(LOCAL_RANK_VARS) or 0
 
     @property

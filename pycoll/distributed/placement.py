@@ -9,7 +9,9 @@ Launchers and their variables:
   ``OMPI_COMM_WORLD_RANK``, ``OMPI_COMM_WORLD_SIZE``, ``OMPI_COMM_WORLD_LOCAL_RANK``.
 - torchrun-style: ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``LOCAL_WORLD_SIZE`` (with
   ``MASTER_ADDR``/``MASTER_PORT``, read by the rendezvous).
-- paddle's launcher: ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``.
+- paddle's launcher: ``PADDLE_TRAINER_ID``, ``PADDLE_TRAINERS_NUM``, and the rank within the
+  node ``PADDLE_RANK_IN_NODE`` (what paddle's ``fleet.local_rank()`` reads), also
+  ``PADDLE_LOCAL_RANK``, with ``PADDLE_LOCAL_SIZE`` ranks on the node.
 - SLURM's ``srun`` (without MPI): ``SLURM_PROCID``, ``SLURM_STEP_NUM_TASKS``, ``SLURM_LOCALID``,
   ``SLURM_STEP_NODELIST``; read as the torchrun-style variables they stand for
   (:func:`with_slurm`) wherever those are unset.
@@ -35,8 +37,9 @@ MPI_LOCAL_RANK_VARS = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK")
 MPI_LOCAL_SIZE_VARS = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE")
 RANK_VARS = ("RANK", *MPI_RANK_VARS, "PADDLE_TRAINER_ID", "SLURM_PROCID")
 SIZE_VARS = ("WORLD_SIZE", *MPI_SIZE_VARS, "PADDLE_TRAINERS_NUM", "SLURM_STEP_NUM_TASKS")
-LOCAL_RANK_VARS = ("LOCAL_RANK", *MPI_LOCAL_RANK_VARS, "SLURM_LOCALID")
-LOCAL_SIZE_VARS = ("LOCAL_WORLD_SIZE", *MPI_LOCAL_SIZE_VARS)
+PADDLE_LOCAL_RANK_VARS = ("PADDLE_RANK_IN_NODE", "PADDLE_LOCAL_RANK")
+LOCAL_RANK_VARS = ("LOCAL_RANK", *MPI_LOCAL_RANK_VARS, *PADDLE_LOCAL_RANK_VARS, "SLURM_LOCALID")
+LOCAL_SIZE_VARS = ("LOCAL_WORLD_SIZE", *MPI_LOCAL_SIZE_VARS, "PADDLE_LOCAL_SIZE")
 SLURM_PORTS = (20000, 40000)  # MASTER_PORT under srun, when unset: from the job id, in this range
 
 Timeout = Union[None, float, int, datetime.timedelta]
@@ -121,7 +124,7 @@ def env_placement(env: Mapping[str, str]) -> Placement:
     """The placement from torchrun-style variables in ``env`` (a world of one when unset)."""
     world = int_var(env, "WORLD_SIZE", low=1)
     rank = int_var(env, "RANK")
-    local = int_var(env, "LOCAL_RANK")
+    local = first_int(("LOCAL_RANK", *PADDLE_LOCAL_RANK_VARS), env)
     if world is None:
         if rank not in (None, 0):
             raise ValueError(f"RANK={rank} is set but WORLD_SIZE is not; set WORLD_SIZE to the "

@@ -21,16 +21,23 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+import warnings
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _jobdir, _mpiexec, shm_leftovers
+from pycoll.distributed import _jobdir, _mpiexec, _proctree, shm_leftovers
 from pycoll.distributed.placement import BACKENDS, selected_gpus
 
 _START_METHODS = ("spawn", "fork", "forkserver")
 _THIS_MACHINE = ("127.0.0.1", "localhost")
 _CTRL_C_WAIT_S = 1.0  # how long MPI's launcher may take to end on a Ctrl-C it got itself
 _STOP_WAIT_S = 10.0  # how long it may take to stop the ranks when told, before it is killed
+_START_WAIT_S = 30.0  # how long a rank's pid is waited for, while the job runs, before it reads None
+_POLL_S = 0.02
+_OPTIONS = ("gpus", "backend", "start_method", "ips", "print_config")
+# paddle 3.3.1 still takes these, with a DeprecationWarning
+_DEPRECATED_OPTIONS = ("selected_devices", "started_port", "cluster_node_ips", "node_ip", "use_paddlecloud")
 
 
 class SpawnError(RuntimeError):
@@ -65,10 +72,10 @@ class RankQueue:
 
 
 class SpawnedRank:
-    """One rank, as paddle's ``processes`` list them: ``pid`` (None until it has started),
-    ``exitcode`` and ``is_alive()``. ``exitcode`` is None while the job runs; then 0, or for
-    the rank that failed its status (minus the signal's number for one a signal killed, as in
-    ``multiprocessing``), and -9 for the ranks MPI's launcher stopped with it (SIGKILL)."""
+    """One rank, as paddle's ``processes`` list them: ``pid``, ``exitcode`` and ``is_alive()``.
+    ``exitcode`` is None while the job runs; then 0, or for the rank that failed its status
+    (minus the signal's number for one a signal killed, as in ``multiprocessing``), and -9 for
+    the ranks MPI's launcher stopped with it (SIGKILL)."""
 
     def __init__(self, context: "SpawnContext", rank: int):
         self._context = context
@@ -76,16 +83,22 @@ class SpawnedRank:
 
     @property
     def pid(self) -> Optional[int]:
-        return self._context.pids().get(self.rank)
+        """The rank's process id. Right after ``spawn`` returns the rank may still be starting:
+        this waits for it (at most ``_START_WAIT_S``) while the job runs; None for a rank that
+        never started."""
+        return self._context.wait_pid(self.rank)
 
     @property
     def exitcode(self) -> Optional[int]:
         return self._context.exitcodes[self.rank] if self._context.ended(0) else None
 
     def is_alive(self) -> bool:
-        pid = self.pid
-        if pid is None or self._context.ended(0):
+        """True from ``spawn``'s return until this rank's process ends (or the job does)."""
+        if self._context.ended(0):
             return False
+        pid = self.pid
+        if pid is None:  # still starting, after _START_WAIT_S
+            return not self._context.ended(0)
         try:
             os.kill(pid, 0)
         except OSError:
@@ -149,6 +162,14 @@ class SpawnContext:
         self._finish(code)
         return True
 
+    def wait_pid(self, rank: int) -> Optional[int]:
+        """Rank ``rank``'s process id, waiting at most ``_START_WAIT_S`` for it to start while
+        the job runs."""
+        deadline = time.monotonic() + _START_WAIT_S
+        while rank not in self.pids() and self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(_POLL_S)
+        return self.pids().get(rank)
+
     def pids(self) -> Dict[int, int]:
         """The process id of each rank that has started."""
         if self._workdir is not None:
@@ -201,12 +222,17 @@ class SpawnContext:
 
     def _at_exit(self) -> None:
         """At the parent's exit, for a job never joined: wait for it (paddle's default, as
-        ``multiprocessing`` waits for its non-daemon processes), or with ``daemon=True`` stop it;
-        then say if it failed, since no one will see its SpawnError."""
-        if self._daemon:
-            self._stop()
+        ``multiprocessing`` waits for its non-daemon processes), or with ``daemon=True`` stop its
+        ranks, quietly (paddle's daemon processes end with their parent, without a word); then
+        say if it failed on its own, since no one will see its SpawnError."""
+        stopping = self._daemon and self.process.poll() is None
+        if stopping:
+            if _proctree.available():
+                _proctree.kill_quietly(self.process)
+            else:
+                self._stop()
         self.ended()
-        if self._error is not None:
+        if self._error is not None and not stopping:
             logger.error("%s", self._error)
 
 
@@ -214,19 +240,41 @@ def _default_nprocs() -> int:
     return os.cpu_count() or 1
 
 
+def _this_machine(option: str, value: Any) -> None:
+    """ValueError unless every host of ``value`` ("h1,h2") is this machine."""
+    hosts = [h.strip() for h in str(value).split(",")]
+    if any(h not in _THIS_MACHINE for h in hosts):
+        raise ValueError(f"spawn: {option}={value!r}: spawn starts ranks on this machine only (127.0.0.1); "
+                         f"for several machines start the job with mpiexec and a host file")
+
+
+def _endpoints(started_port: Any, nprocs: int) -> str:
+    """paddle's ``PADDLE_TRAINER_ENDPOINTS`` for ``started_port``: 127.0.0.1:PORT+i, rank i."""
+    if isinstance(started_port, bool) or not isinstance(started_port, int) or not 0 < started_port <= 65536 - nprocs:
+        raise ValueError(f"spawn: started_port={started_port!r}; it must be an int port from 1 to "
+                         f"{65536 - nprocs}, so that each of the {nprocs} ranks has one")
+    return ",".join(f"127.0.0.1:{started_port + rank}" for rank in range(nprocs))
+
+
 def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, str]]:
-    """paddle's ``spawn`` options, checked, as the job's rank count and environment.
+    """paddle's ``spawn`` options, checked, as the job's rank count (-1 resolved) and environment.
 
     ``gpus`` (or its older name ``selected_devices``): the GPUs, one rank each (their number is
     the default ``nprocs``); ``backend``: ``"auto"`` or a backend name, for every rank;
     ``start_method``: accepted, though every rank is a fresh interpreter started by MPI's
-    launcher (what paddle's default ``"spawn"`` gives, and what CUDA needs); ``ips``: this
-    machine only; ``print_config``: the job's settings in a log line.
+    launcher (what paddle's default ``"spawn"`` gives, and what CUDA needs); ``ips`` (or its older
+    name ``cluster_node_ips``) and ``node_ip``: this machine only; ``started_port``: the ranks'
+    ``PADDLE_TRAINER_ENDPOINTS`` are ``127.0.0.1:started_port+i``; ``use_paddlecloud``: accepted
+    (pycoll reads no PaddleCloud variables); ``print_config``: the job's settings in a log line.
+    The older names warn with a DeprecationWarning, as paddle 3.3.1's do.
     """
-    known = {"gpus", "selected_devices", "backend", "start_method", "ips", "print_config"}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise ValueError(f"spawn: option {unknown[0]!r} is not supported; supported: {', '.join(sorted(known))}")
+    for key in options:
+        if key in _DEPRECATED_OPTIONS:
+            warnings.warn(f"spawn: the option {key!r} is deprecated (paddle's too); see spawn's documented "
+                          f"options: {', '.join(_OPTIONS)}", DeprecationWarning, stacklevel=3)
+        elif key not in _OPTIONS:
+            raise ValueError(f"spawn: option {key!r} is not supported; supported: {', '.join(_OPTIONS)} "
+                             f"(deprecated, still taken: {', '.join(_DEPRECATED_OPTIONS)})")
     env: Dict[str, str] = {}
     spec = options.get("gpus", options.get("selected_devices"))
     if spec is not None:
@@ -239,6 +287,8 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
                              f"ranks; give one GPU per rank")
         env["CUDA_VISIBLE_DEVICES"] = ",".join(gpus)
         env["FLAGS_selected_gpus"] = ",".join(str(i) for i in range(len(gpus)))  # each rank's own: _entry
+    if nprocs == -1:
+        nprocs = _default_nprocs()
     backend = str(options.get("backend", "auto")).lower()
     if backend not in ("auto", "gloo", *BACKENDS):
         raise ValueError(f"spawn: backend={options['backend']!r}; use 'auto', 'gloo' or one of "
@@ -248,13 +298,30 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
     if options.get("start_method", "spawn") not in _START_METHODS:
         raise ValueError(f"spawn: start_method={options['start_method']!r}; use one of "
                          f"{', '.join(_START_METHODS)}")
-    hosts = [h.strip() for h in str(options.get("ips", "127.0.0.1")).split(",")]
-    if any(h not in _THIS_MACHINE for h in hosts):
-        raise ValueError(f"spawn: ips={options['ips']!r}: spawn starts ranks on this machine only; "
-                         f"for several machines start the job with mpiexec and a host file")
+    hosts_option = "ips" if "ips" in options else "cluster_node_ips"
+    _this_machine(hosts_option, options.get(hosts_option, "127.0.0.1"))
+    if options.get("node_ip") is not None:
+        _this_machine("node_ip", options["node_ip"])
+    if options.get("started_port") is not None:
+        env["PADDLE_TRAINER_ENDPOINTS"] = _endpoints(options["started_port"], nprocs)
     if options.get("print_config"):
-        logger.info("spawn: %d ranks, environment %s", nprocs if nprocs != -1 else _default_nprocs(), env)
+        logger.info("spawn: %d ranks, environment %s", nprocs, env)
     return nprocs, env
+
+
+def _refuse_while_importing_main() -> None:
+    """RuntimeError when this ``spawn`` call runs at the top level of a parent's main script that
+    a new rank is importing (as ``__mp_main__``) to find its function: without the guard every
+    rank would start a job of its own."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__") == "__mp_main__":
+            raise RuntimeError(
+                f"spawn: called at the top level of {frame.f_code.co_filename}, which each new rank "
+                f"imports to find the function it runs, so every rank would spawn again. Put the "
+                f"spawn call under `if __name__ == \"__main__\":` (as multiprocessing's spawn start "
+                f"method needs; freeze_support() matters only for frozen executables)")
+        frame = frame.f_back
 
 
 def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
@@ -275,9 +342,8 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
         raise TypeError(f"spawn: args must be a tuple or a list, got {type(args).__name__}")
     if isinstance(nprocs, bool) or not isinstance(nprocs, int) or (nprocs < 1 and nprocs != -1):
         raise ValueError(f"spawn: nprocs={nprocs!r}; it must be a positive int or -1 (one per core)")
+    _refuse_while_importing_main()
     nprocs, job_env = _job_options(options, nprocs)
-    if nprocs == -1:
-        nprocs = _default_nprocs()
     main_path = None
     if getattr(func, "__module__", None) == "__main__":
         main_path = getattr(sys.modules["__main__"], "__file__", None)
