@@ -1,8 +1,10 @@
 """spawn and ParallelEnv in the forms paddle 3.3.1 takes them: paddle's local-rank variables,
 spawn's deprecated options, processes alive from spawn's return, a script without the
-``__main__`` guard, and daemon ranks stopped quietly at the parent's exit."""
+``__main__`` guard, daemon ranks stopped quietly at the parent's exit, and a rank a signal
+killed named in the SpawnError."""
 import os
 import re
+import signal
 import time
 
 import pytest
@@ -108,3 +110,22 @@ def test_daemon_ranks_stop_quietly_when_the_parent_exits():
     for noise in ("Ctrl-C", "failed", "BAD TERMINATION", "exit status"):
         assert noise not in output, output
     assert_gone([int(pid) for pid in pids.groups()])
+
+
+def _killed_on_rank_one(survivor_returns):
+    if os.environ["RANK"] == "1":
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if not survivor_returns:
+        time.sleep(60)
+
+
+@pytest.mark.parametrize("survivor_returns", [False, True])
+def test_a_rank_killed_by_a_signal_is_named(survivor_returns):
+    # paddle 3.3.1 says "Process 1 terminated with signal SIGKILL."
+    context = dist.spawn(_killed_on_rank_one, args=(survivor_returns,), nprocs=2, join=False)
+    with pytest.raises(dist.SpawnError) as info:
+        context.join(timeout=120)
+    assert (info.value.rank, info.value.exitcode) == (1, signal.SIGKILL), info.value
+    assert "rank 1 of 2" in str(info.value) and "signal 9 (SIGKILL)" in str(info.value)
+    assert [p.exitcode for p in context.processes] == [0 if survivor_returns else -signal.SIGKILL, -signal.SIGKILL]
