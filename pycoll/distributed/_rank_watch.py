@@ -31,10 +31,14 @@ class RankWatch:
              timeout: Optional[float]) -> int:
         """``process.wait(timeout)`` (``subprocess.TimeoutExpired`` when it runs out), noting
         meanwhile which ranks end, and in what order."""
-        if not hasattr(os, "pidfd_open"):
+        code = process.poll()
+        if code is not None:
+            return code
+        try:
+            launcher = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):  # no pidfds here
             return process.wait(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
-        launcher = os.pidfd_open(process.pid)
         try:
             while True:
                 code = process.poll()
@@ -42,12 +46,12 @@ class RankWatch:
                     return code
                 known = pids()
                 self._open(known)
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise subprocess.TimeoutExpired(process.args, timeout)
-                step = left if len(known) == self._nprocs else min(left or _POLL_S, _POLL_S)
+                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                step = left if len(known) == self._nprocs else min(_POLL_S, _POLL_S if left is None else left)
                 ready, _, _ = select.select([launcher, *self._fds.values()], [], [], step)
                 self._note([rank for rank, fd in self._fds.items() if fd in ready])
+                if left == 0.0 and launcher not in ready:  # checked once more, even with no time left
+                    raise subprocess.TimeoutExpired(process.args, timeout)
         finally:
             os.close(launcher)
 

@@ -347,11 +347,12 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
     one per CPU core); ``args`` is a tuple or a list.
 
     ``func`` must be importable by the ranks: a module-level function of an importable module or
-    of the main script. With ``join=True`` this returns once every rank finished (raising
+    of the main script, whose spawn call sits under ``if __name__ == "__main__":`` (each rank
+    imports that script; a call it meets there raises a RuntimeError saying so). With ``join=True`` this returns once every rank finished (raising
     :class:`SpawnError` with the failed rank's traceback); otherwise call ``join()`` on the result.
     Either way the result holds each rank's return value in ``return_queues`` (paddle's).
     ``options`` are paddle's (:func:`_job_options`). The ranks never outlive this process: at its
-    exit a job not yet joined is waited for, or with ``daemon=True`` stopped (paddle's meaning).
+    exit a job not yet joined is waited for, or with ``daemon=True`` stopped, quietly (paddle's meaning).
     """
     if not callable(func):
         raise TypeError(f"spawn: func must be callable, got {type(func).__name__}")
