@@ -10,11 +10,14 @@ paddle's spellings of the options are accepted (``--devices``, ``--selected_gpus
 ``--master ip:port``, ``--rank``, ``--host``, ``--start_port``, ``--log_overwrite``,
 ``--log_level``; ``--job_id``, ``--run_mode collective``, ``--max_restart`` and ``--legacy`` are
 accepted and change nothing). Options are never abbreviated: ``--host`` is not ``--hostfile``.
+As paddle's, the launcher also takes its options from paddle's variables (``PADDLE_NPROC_PER_NODE``,
+``PADDLE_MASTER``, ``PADDLE_LOG_DIR``, ...: ``launch.env_options``), over the command line.
 
 Each rank runs the script as ``__main__``. When one rank fails, its traceback is printed and
 the whole job stops within seconds; the exit status is the failing rank's, and a rank killed by
 a signal is named (``_jobdir``). With ``--nnodes`` the launchers of the machines meet at the
-master and node 0's starts the whole job (:mod:`pycoll.distributed.nodes`).
+master and node 0's starts the whole job (:mod:`pycoll.distributed.nodes`,
+``launch.node_job``); each machine's ranks write their logs into that machine's ``--log_dir``.
 """
 from __future__ import annotations
 
@@ -27,13 +30,13 @@ import sys
 import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
-from pycoll._errors import CollectiveError
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed.launch.env_options import parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
-from pycoll.distributed.placement import backend_name, selected_gpus, timeout_seconds
+from pycoll.distributed.launch.node_job import run_nodes
+from pycoll.distributed.placement import backend_name, selected_gpus
 
 # the level names logging (and so paddle's --log_level) takes; pycoll's names for its aliases
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL")
@@ -258,47 +261,6 @@ def run_job(command: List[str], env: Dict[str, str],
     return status
 
 
-def _run_nodes(args: argparse.Namespace, env: Dict[str, str]) -> int:
-    """This machine's part in a job of ``args.nnodes`` machines (pycoll.distributed.nodes)."""
-    timeout = timeout_seconds(None)
-    try:
-        meeting = nodes.Meeting(args.nnodes, args.node_rank, args.master_addr, args.master_port,
-                                args.nproc_per_node, timeout)
-    except (CollectiveError, ValueError) as exc:
-        sys.stderr.write(f"pycoll.launch: node {args.node_rank}: {exc}\n")
-        return 1
-    if args.node_rank:
-        sys.stderr.write(f"pycoll.launch: node {args.node_rank} joined the job at {meeting.where}; "
-                         f"node 0's launcher shows the ranks' output\n")
-        return meeting.follow()
-    try:
-        hosts = meeting.hosts()
-    except CollectiveError as exc:
-        meeting.finish(1, str(exc))
-        sys.stderr.write(f"pycoll.launch: {exc}\n")
-        return 1
-    stopped: List[str] = []
-    watching: list = []
-
-    def watch(stop_job: Callable[[], None]) -> None:
-        """Once the job runs: stop it, saying why, if another machine's launcher falls silent."""
-        def stop(reason: str) -> None:
-            stopped.append(reason)
-            sys.stderr.write(f"pycoll.launch: {reason}\n")
-            stop_job()
-
-        watching.append(meeting.watch(stop))
-
-    command = _mpiexec.rank_command(args.nproc_per_node * args.nnodes, args.rank_argv,
-                                    nodes.job_hosts(hosts, args.nproc_per_node))
-    status = run_job(command, env, watch)
-    for done in watching:
-        done.set()
-    status = status or (1 if stopped else 0)
-    meeting.finish(status, stopped[0] if stopped else "")
-    return status
-
-
 def main(argv: Optional[List[str]] = None, paddle_entry: bool = False) -> int:
     """Run the job; ``paddle_entry``: started as ``python -m pycoll.distributed.launch``, where the
     logs default to paddle's ``--log_dir log`` and are also shown as they grow."""
@@ -307,7 +269,7 @@ def main(argv: Optional[List[str]] = None, paddle_entry: bool = False) -> int:
     follower = LogFollower(logs) if args.follow_logs else None
     try:
         if args.nnodes > 1:  # ranks on other machines cannot see this one's job folder
-            status = _run_nodes(args, env)
+            status = run_nodes(args, env, logs, run_job)
         else:
             with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
                 env[_jobdir.JOB_DIR_VAR] = job_dir  # what the ranks leave for this launcher (_jobdir)

@@ -8,6 +8,7 @@ that the launcher can tell which rank failed and how (see ``_jobdir``).
 from __future__ import annotations
 
 import faulthandler
+import json
 import os
 import pickle
 import runpy
@@ -23,6 +24,9 @@ from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_ra
 
 INTERRUPTED = 130  # a shell's status for a job stopped by Ctrl-C (128 + SIGINT)
 LOG_DIR_VAR = "PYCOLL_LOG_DIR"  # set by the launcher's --log_dir: each rank writes DIR/workerlog.RANK
+# A job of several machines: {"per_node": P, "dirs": [node 0's --log_dir, node 1's, ...]} ("" for
+# none), from node 0's launcher; ranks are node-major, so rank R writes into dirs[R // P]
+NODE_LOG_DIRS_VAR = "PYCOLL_NODE_LOG_DIRS"
 
 
 def _rank() -> int:
@@ -120,11 +124,27 @@ def _whole_lines() -> None:
             stream.reconfigure(line_buffering=True, write_through=False)
 
 
+def _log_folder() -> str:
+    """This rank's ``--log_dir``: in a job of several machines, the one its own machine's
+    launcher was given (node 0's path may not even exist here), also as paddle's
+    ``PADDLE_LOG_DIR``; else the launcher's. "" for none."""
+    listed = os.environ.get(NODE_LOG_DIRS_VAR)
+    if not listed:
+        return os.environ.get(LOG_DIR_VAR, "")
+    nodes = json.loads(listed)
+    folder = nodes["dirs"][_rank() // nodes["per_node"]]
+    for name in (LOG_DIR_VAR, "PADDLE_LOG_DIR"):
+        os.environ.pop(name, None)
+        if folder:
+            os.environ[name] = folder
+    return folder
+
+
 def _output_to_log_dir() -> None:
     """Under the launcher's ``--log_dir`` (paddle's): this rank's stdout and stderr, its
     libraries' included, go to ``DIR/workerlog.RANK``, after what earlier jobs wrote there
     (paddle's; the launcher empties it first with ``--log_overwrite``)."""
-    folder = os.environ.get(LOG_DIR_VAR)
+    folder = _log_folder()
     if not folder:
         return
     fd = os.open(os.path.join(folder, f"workerlog.{_rank()}"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

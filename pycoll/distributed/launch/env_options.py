@@ -54,8 +54,15 @@ def parse_with_environment(make_parser: Callable[..., argparse.ArgumentParser], 
     parser = make_parser(argparse.ArgumentParser)
     args = parser.parse_args(argv)
     given = given_options(environ)
-    if not given:
-        return args
+    if given:
+        args = _with_environment(make_parser, parser, argv, args, given)
+    args.from_environment = {option: var for var, option, _ in given}  # what messages name
+    return args
+
+
+def _with_environment(make_parser: Callable[..., argparse.ArgumentParser], parser: argparse.ArgumentParser,
+                      argv: List[str], args: argparse.Namespace,
+                      given: List[Tuple[str, str, str]]) -> argparse.Namespace:
     strict = _strict(make_parser)
     for var, option, value in given:
         try:

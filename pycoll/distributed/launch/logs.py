@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 _FOLLOW_PERIOD_S = 0.05
 
@@ -26,11 +26,16 @@ def prepare_logs(log_dir: Optional[str], node_rank: int, nproc_per_node: int, ov
     return starts
 
 
-def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
+# what a failed rank's log holds: a traceback, or any of pycoll's reasons for ending a job (each
+# ends "...; stopping the job": a rank's failure, the watchdog's verdicts, a peer that left, a timeout)
+FAILURE_MARKS = ("Traceback", "stopping the job")
+STOPPING_MARK = "stopping the job"  # written last, with the traceback, by a rank that stops the job
+
+
+def failed_ends(starts: Dict[str, int], tail: int = 30, marks: Tuple[str, ...] = FAILURE_MARKS) -> Dict[str, str]:
     """The last ``tail`` lines this job wrote in each rank log of ``starts`` (log -> where the
-    job's part starts) that tells of a failure: a traceback, or any of pycoll's reasons for
-    ending a job (each ends "...; stopping the job": a rank's failure, the watchdog's verdicts,
-    a peer that left, a timeout)."""
+    job's part starts) that holds one of ``marks``, by path."""
+    found = {}
     for path, start in sorted(starts.items()):
         try:
             with open(path, errors="replace") as f:
@@ -38,8 +43,15 @@ def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
                 lines = f.read().splitlines()
         except OSError:
             continue
-        if any("Traceback" in line or "stopping the job" in line for line in lines):  # pycoll's ends say so
-            sys.stderr.write(f"pycoll.launch: the end of {path}:\n" + "\n".join(lines[-tail:]) + "\n")
+        if any(mark in line for line in lines for mark in marks):
+            found[path] = "\n".join(lines[-tail:])
+    return found
+
+
+def show_failed_logs(starts: Dict[str, int], tail: int = 30) -> None:
+    """The end of each rank log of ``starts`` that tells of a failure (:func:`failed_ends`)."""
+    for path, text in failed_ends(starts, tail).items():
+        sys.stderr.write(f"pycoll.launch: the end of {path}:\n{text}\n")
 
 
 class LogFollower:
