@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -134,3 +135,12 @@ def test_a_node_that_cannot_meet_names_the_master_option_it_was_given():
     code, out = _finished(_node(1, port, None, str(ENV_SCRIPT), timeout="2"))
     assert code == 1 and f"--master 127.0.0.1:{port}" in out, out
     assert "MASTER_ADDR" not in out and "rank 0" not in out, out
+
+
+def test_a_failure_stops_the_other_ranks_with_sigterm_so_their_handlers_run(tmp_path):
+    """paddle's launcher stops the other ranks with SIGTERM; MPI's launcher alone SIGKILLs them."""
+    start = time.monotonic()
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", RANKS_DIR / "launcher_sigterm.py", tmp_path])
+    assert result.returncode == 1 and "RuntimeError: planted on rank 1" in result.stderr, result.stderr
+    assert (tmp_path / "saved.0").read_text() == "checkpoint at signal 15"
+    assert time.monotonic() - start < 30

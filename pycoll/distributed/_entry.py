@@ -19,6 +19,7 @@ from typing import Any, Callable, List
 
 from pycoll._logging import logger
 from pycoll.distributed import _failure, _jobdir, startup
+from pycoll.distributed._stop_peers import terminate_peers
 from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_rank, rank_variables
 
 
@@ -65,7 +66,9 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     if quiet:
         _failure.report(text, code)
         text = ""
-    _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job")
+    # its report first, then the other ranks here get SIGTERM and a moment (_stop_peers)
+    _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job",
+                       then=lambda: terminate_peers(_rank()))
 
 
 def run_script(path: str, args: list) -> None:
