@@ -33,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
+from pycoll.distributed.launch.end_order import EndOrder
 from pycoll.distributed.launch.env_options import parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.launch.node_job import run_nodes
@@ -239,6 +240,7 @@ def run_job(command: List[str], env: Dict[str, str],
     received = []
     segments = shm_leftovers.snapshot()
     job = _mpiexec.start_job(command, env)
+    ends = EndOrder(job_dir, ranks) if job_dir is not None else None
 
     def forward(signum, frame):
         received.append(signum)
@@ -249,12 +251,13 @@ def run_job(command: List[str], env: Dict[str, str],
     if watch is not None:
         watch(lambda: job.send_signal(signal.SIGTERM))
     status = job.wait()
+    ended = ends.stop() if ends is not None else []
     shm_leftovers.remove_left(segments)  # what ranks stopped before MPI_Finalize left in /dev/shm
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED
     if status and job_dir is not None and not received:
-        failed = _jobdir.failure(job_dir, status, ranks)
+        failed = _jobdir.failure(job_dir, status, ranks, ended)
         if not failed.reported:
             sys.stderr.write(f"pycoll.launch: {failed.text}\n")
         status = failed.status

@@ -3,6 +3,7 @@ variables paddle's launcher reads as options, ``dist.launch()`` from Python, and
 spellings of the options' values."""
 import logging
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -144,3 +145,14 @@ def test_a_failure_stops_the_other_ranks_with_sigterm_so_their_handlers_run(tmp_
     assert result.returncode == 1 and "RuntimeError: planted on rank 1" in result.stderr, result.stderr
     assert (tmp_path / "saved.0").read_text() == "checkpoint at signal 15"
     assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("rank0", ["hold", "finish-first"])
+def test_a_rank_sigkilled_before_init_is_named_not_rank_0(rank0):
+    """MPICH's banner names rank 0's pid when rank 1 is SIGKILLed (measured); the launcher names
+    rank 1, the first rank to end that neither finished nor reported."""
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", RANKS_DIR / "launcher_sigkill.py", rank0])
+    assert result.returncode == signal.SIGKILL, result.stdout + result.stderr
+    pid = dict(re.findall(r"started rank=(\d) pid=(\d+)", result.stdout))["1"]
+    assert f"before it could say why (the out-of-memory killer sends SIGKILL): rank 1 (pid {pid}), the first " \
+           f"to end;" in result.stderr, result.stderr

@@ -42,6 +42,12 @@ def _user_traceback(exc: BaseException) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
 
 
+def _finished() -> None:
+    """This rank's work ended without a failure: say so in the job's folder (``_jobdir``)."""
+    startup.mark_left_unstarted()
+    _jobdir.write("done", _rank(), b"")
+
+
 def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """Run ``run``; on an exception or a non-zero exit, report it and stop every rank.
 
@@ -50,12 +56,12 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """
     try:
         run()
-        startup.mark_left_unstarted()
+        _finished()
         return
     except SystemExit as exc:
         code = _failure.exit_code(exc)
         if not code:
-            startup.mark_left_unstarted()
+            _finished()
             raise
         said = f"{exc.code}\n" if isinstance(exc.code, str) else ""  # sys.exit("message") prints it
         text = f"{said}rank {_rank()} exited with status {code}\n"

@@ -10,6 +10,7 @@ a signal's number when one killed it, without its rank. So each rank R writes he
 - ``arrived.R`` as it reaches ``init_parallel_env`` and ``left.R`` as it ends without ever having
   started MPI (``startup``: its peers' start-up can then never complete);
 - ``failed.R`` as it stops the job: its exit status and why (``_failure``);
+- ``done.R`` as its work ends without a failure (so a rank that ended without either was killed);
 - ``returned.R`` under ``spawn``: its function's return value, pickled.
 
 Without a job folder (plain ``mpiexec``, a job of several machines) nothing is written.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional, Sequence
 
 JOB_DIR_VAR = "PYCOLL_JOB_DIR"
 # The signals that end a process from outside or in a crash. MPI's launcher exits with the number
@@ -108,10 +109,12 @@ def _first_report(where: str, nprocs: int) -> Optional[Failure]:
     return Failure(rank, int(said["status"]), str(said["text"]), True)
 
 
-def failure(where: str, status: int, nprocs: int) -> Failure:
+def failure(where: str, status: int, nprocs: int, ended: Sequence[int] = ()) -> Failure:
     """Why the job of ``nprocs`` ranks whose MPI launcher exited with ``status`` (not 0) failed:
     the first rank that reported, with its own status and words; else a rank a fatal signal
-    ended, with its Python stack; else what the status itself tells."""
+    ended, with its Python stack; else, for a killing signal, the first rank of ``ended`` (the
+    order in which the ranks ended, where known) that neither finished nor reported; else what
+    the status itself tells."""
     reported = _first_report(where, nprocs)
     if reported is not None:
         return reported
@@ -125,9 +128,15 @@ def failure(where: str, status: int, nprocs: int) -> Failure:
                                          f"its Python stack:\n{fault}", False)
     if name:
         oom = " (the out-of-memory killer sends SIGKILL)" if status == signal.SIGKILL else ""
+        died = next((rank for rank in ended if read(where, "done", rank) is None), None)
         listed = ", ".join(f"rank {rank}: pid {pid}" for rank, pid in sorted(known.items()))
-        return Failure(None, status, f"a rank was killed by signal {status} ({name}) before it could say "
-                                     f"why{oom}; MPI's message names its process id ({listed})", False)
+        if died is None:
+            return Failure(None, status, f"a rank was killed by signal {status} ({name}) before it could say "
+                                         f"why{oom}; MPI's message names its process id ({listed})", False)
+        return Failure(died, status, f"a rank was killed by signal {status} ({name}) before it could say why{oom}: "
+                                     f"rank {died} (pid {known.get(died, '?')}), the first to end; MPI's launcher "
+                                     f"then ended the others, and its message may name one of those ({listed})",
+                       False)
     return Failure(None, status, f"the job ended with exit status {status} and no rank said why: MPI ended it "
                                  f"(its message is above). MPICH's 'Fatal error in internal_...' with 'Message "
                                  f"truncated' or 'Invalid count' means the ranks called a collective with different "
