@@ -16,7 +16,7 @@ import json
 import sys
 import threading
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll.distributed import _mpiexec, nodes
@@ -51,18 +51,37 @@ def in_launcher_terms(message: str, given: str) -> str:
     return message
 
 
+def _stopped_in(path: str, offset: int) -> Tuple[bool, int]:
+    """Whether what ``path`` holds past ``offset`` (and the few bytes before it, where the mark
+    may have been cut) tells that a rank stopped the job; and where the file ends now."""
+    mark = STOPPING_MARK.encode()
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, offset - len(mark)))
+            data = f.read()
+            return mark in data, f.tell()
+    except OSError:  # not made yet: the rank has not started
+        return False, offset
+
+
 def _relay_failures(meeting: nodes.Meeting, node: int, logs: Dict[str, int]) -> threading.Event:
     """Another node, while the job runs: hand node 0 the end of the first of this machine's rank
-    logs where a rank stopped the job. Set the returned event to end it."""
+    logs where a rank stopped the job (each log read once, as it grows). Set the returned event
+    to end it."""
     done = threading.Event()
+    offsets = dict(logs)
 
     def run() -> None:
         while not done.wait(_RELAY_PERIOD_S):
-            failed = failed_ends(logs, marks=(STOPPING_MARK,))
-            if failed:
-                path, text = next(iter(failed.items()))
-                meeting.store.set(f"node/{node}/failure", json.dumps({"log": path, "end": text}).encode())
-                return
+            for path in sorted(offsets):
+                stopped, offsets[path] = _stopped_in(path, offsets[path])
+                if stopped:
+                    text = failed_ends({path: logs[path]}, marks=(STOPPING_MARK,)).get(path, "")
+                    try:
+                        meeting.store.set(f"node/{node}/failure", json.dumps({"log": path, "end": text}).encode())
+                    except (CollectiveError, OSError):  # the job is over and node 0's store gone
+                        pass
+                    return
 
     threading.Thread(target=run, name="pycoll-failure-relay", daemon=True).start()
     return done
