@@ -34,7 +34,7 @@ from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed.launch.end_order import EndOrder
-from pycoll.distributed.launch.env_options import parse_with_environment
+from pycoll.distributed.launch.env_options import noting_parser, parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.launch.node_job import run_nodes
 from pycoll.distributed.placement import backend_name, selected_gpus
@@ -176,8 +176,8 @@ def build_command(argv: Optional[List[str]] = None,
     (the command starts this machine's ranks, or with ``--nnodes`` every machine's). Under
     ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, and the logs are followed on the
     terminal (``args.follow_logs``)."""
-    parser = _parser()
     args = parse_with_environment(_parser, sys.argv[1:] if argv is None else list(argv), os.environ)
+    parser = _parser(noting_parser(args.from_environment))  # its later refusals name the variables
     args.follow_logs = paddle_entry  # paddle shows the logs as they grow, wherever they go
     if args.follow_logs and args.log_dir is None:
         args.log_dir = "log"

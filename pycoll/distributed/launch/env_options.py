@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable, List, Mapping, Tuple
+from typing import Callable, Dict, List, Mapping, Tuple
 
 # paddle's variable -> its option, in paddle's order
 ENV_OPTIONS = {
@@ -63,6 +63,8 @@ def parse_with_environment(make_parser: Callable[..., argparse.ArgumentParser], 
 def _with_environment(make_parser: Callable[..., argparse.ArgumentParser], parser: argparse.ArgumentParser,
                       argv: List[str], args: argparse.Namespace,
                       given: List[Tuple[str, str, str]]) -> argparse.Namespace:
+    """``argv`` parsed again with the ``given`` options placed after its own (the later wins),
+    each first checked alone so that a refusal names its variable."""
     strict = _strict(make_parser)
     for var, option, value in given:
         try:
@@ -77,3 +79,17 @@ def _with_environment(make_parser: Callable[..., argparse.ArgumentParser], parse
         script_at -= 1
     tokens = [f"{option}={value}" for _, option, value in given]
     return parser.parse_args([*argv[:script_at], *tokens, *argv[script_at:]])
+
+
+def noting_parser(from_environment: Dict[str, str]) -> type:
+    """An ``ArgumentParser`` class whose usage errors also say which options came from paddle's
+    variables (``from_environment``: option -> variable), for the launcher's later checks."""
+    if not from_environment:
+        return argparse.ArgumentParser
+    note = ", ".join(f"{option} from {var}" for option, var in from_environment.items())
+
+    class Noting(argparse.ArgumentParser):
+        def error(self, message: str):
+            super().error(f"{message} ({note})")
+
+    return Noting
