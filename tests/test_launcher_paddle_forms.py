@@ -1,6 +1,7 @@
 """The launcher as paddle 3.3.1's users drive it: the script's ``__file__``, the PADDLE_*
-variables paddle's launcher reads as options, ``dist.launch()`` from Python, and paddle's
-spellings of the options' values."""
+variables paddle's launcher reads as options, ``dist.launch()`` from Python, paddle's spellings
+of the options' values, each machine's logs in its own --log_dir, the other ranks stopped with
+SIGTERM first, and a rank killed by a signal named."""
 import logging
 import os
 import re
