@@ -33,7 +33,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
-from pycoll.distributed.launch.end_order import EndOrder
+from pycoll.distributed._end_order import EndOrder
 from pycoll.distributed.launch.env_options import noting_parser, parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.launch.node_job import run_nodes

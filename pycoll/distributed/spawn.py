@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tup
 
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, _proctree, shm_leftovers
-from pycoll.distributed._rank_watch import RankWatch
+from pycoll.distributed._end_order import EndOrder
 from pycoll.distributed.placement import BACKENDS, selected_gpus
 
 _START_METHODS = ("spawn", "fork", "forkserver")
@@ -133,7 +133,7 @@ class SpawnContext:
         self._pids: Dict[int, int] = {}
         self._error: Optional[SpawnError] = None
         self._segments = segments  # MPICH's /dev/shm segments before the job (shm_leftovers)
-        self._watch = RankWatch(nprocs)
+        self._ends = EndOrder(workdir, nprocs)  # names a rank a signal kills (_jobdir.failure)
         atexit.register(self._at_exit)
 
     def join(self, timeout: Optional[float] = None) -> bool:
@@ -154,7 +154,7 @@ class SpawnContext:
         if self._workdir is None:
             return True
         try:
-            code = self._watch.wait(self.process, self.pids, timeout)
+            code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
         except BaseException:
@@ -205,28 +205,14 @@ class SpawnContext:
                 except Exception as exc:
                     logger.warning("spawn: rank %d's return value cannot be read here: %s", rank, exc)
             self.exitcodes[rank] = 0 if code == 0 or returned is not None else -signal.SIGKILL
-        self._watch.close()
+        ended = self._ends.stop()
         if code:
-            failed = self._named_failure(workdir, _jobdir.failure(workdir, code, self.nprocs))
+            failed = _jobdir.failure(workdir, code, self.nprocs, ended)
             self._error = self._spawn_error(failed)
             if failed.rank is not None:
                 self.error_queues[failed.rank].put(failed.text)
                 self.exitcodes[failed.rank] = failed.status if failed.reported else -failed.status
         shutil.rmtree(workdir, ignore_errors=True)
-
-    def _named_failure(self, workdir: str, failed: _jobdir.Failure) -> _jobdir.Failure:
-        """``failed``, naming the rank a signal killed when MPI's launcher's status names the
-        signal alone and the parent saw that rank end first (:class:`RankWatch`)."""
-        name = _jobdir.signal_name(failed.status)
-        if failed.rank is not None or name is None:
-            return failed
-        rank = self._watch.first_killed(
-            lambda r: any(_jobdir.read(workdir, kind, r) is not None for kind in ("returned", "failed")))
-        if rank is None:
-            return failed
-        oom = " (the out-of-memory killer sends SIGKILL)" if failed.status == signal.SIGKILL else ""
-        return _jobdir.Failure(rank, failed.status, f"rank {rank} of {self.nprocs} (pid {self._pids.get(rank, '?')}) "
-                                                    f"was killed by signal {failed.status} ({name}){oom}", False)
 
     def _spawn_error(self, failed: _jobdir.Failure) -> SpawnError:
         if failed.reported:

@@ -1,4 +1,5 @@
-"""The order in which the ranks of a job on this machine end, watched by the launcher.
+"""The order in which the ranks of a job on this machine end, watched by the launcher and by
+spawn's parent.
 
 A rank killed by a signal (SIGKILL from the out-of-memory killer, say) cannot say so, and MPI's
 launcher then kills the others and reports one process id, not necessarily the first to die
