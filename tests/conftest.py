@@ -71,6 +71,19 @@ def run_command(argv, timeout=120, env=None, cwd=None):
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
+def finished(proc, timeout=90):
+    """(exit status, stdout + stderr) of ``proc``, a process started in a session of its own
+    with text pipes, waited for at most ``timeout`` s; its whole process group is killed if it
+    is still running then (and the test fails with the timeout)."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, out + err
+
+
 def run_python(args, timeout=120, env=None, cwd=None):
     """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound."""
     return run_command([sys.executable, *args], timeout=timeout, env=env, cwd=cwd)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import RANKS_DIR, assert_ok, free_port, run_python
+from conftest import RANKS_DIR, assert_ok, finished, free_port, run_python
 from pycoll._logging import logger
 from pycoll.launch import build_command
 
@@ -106,23 +106,13 @@ def _node(rank, port, log_dir, script, *options, timeout="20"):
                             env={**os.environ, "PYCOLL_TIMEOUT": timeout}, start_new_session=True)
 
 
-def _finished(proc, timeout=60):
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc.returncode, out + err
-
-
 def test_each_machine_keeps_its_ranks_logs_and_shows_its_failure(tmp_path):
     """paddle writes each node's ranks' workerlog.N into that node's --log_dir; a rank failing
     on node 1 is shown on node 1, and node 0 shows it too, naming its log."""
     port, script = free_port(), str(RANKS_DIR / "launcher_node_fail.py")
     log0, log1 = tmp_path / "log0", tmp_path / "log1"
     first, second = _node(0, port, log0, script), _node(1, port, log1, script)
-    (code0, out0), (code1, out1) = _finished(first), _finished(second)
+    (code0, out0), (code1, out1) = finished(first), finished(second)
     assert code0 != 0 and code1 != 0, out0 + out1
     assert sorted(os.listdir(log0)) == ["workerlog.0"] and sorted(os.listdir(log1)) == ["workerlog.1"]
     assert f"hello from rank 0 log_dir={log0}" in (log0 / "workerlog.0").read_text()
@@ -134,7 +124,7 @@ def test_each_machine_keeps_its_ranks_logs_and_shows_its_failure(tmp_path):
 
 def test_a_node_that_cannot_meet_names_the_master_option_it_was_given():
     port = free_port()
-    code, out = _finished(_node(1, port, None, str(ENV_SCRIPT), timeout="2"))
+    code, out = finished(_node(1, port, None, str(ENV_SCRIPT), timeout="2"))
     assert code == 1 and f"--master 127.0.0.1:{port}" in out, out
     assert "MASTER_ADDR" not in out and "rank 0" not in out, out
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import RANKS_DIR, free_port, run_python
+from conftest import RANKS_DIR, finished, free_port, run_python
 
 JOB = str(RANKS_DIR / "nodes_job.py")
 
@@ -20,20 +20,10 @@ def start_node(node_rank, port, *script_args, nnodes=2, env=None):
                             env={**os.environ, "PYCOLL_TIMEOUT": "8", **(env or {})}, start_new_session=True)
 
 
-def finish(proc, timeout=90):
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc.returncode, out + err
-
-
 def test_two_launchers_form_one_job_of_all_their_ranks():
     port = free_port()
     first, second = start_node(0, port), start_node(1, port)
-    (code0, out0), (code1, out1) = finish(first), finish(second)
+    (code0, out0), (code1, out1) = finished(first), finished(second)
     assert code0 == 0 and code1 == 0, out0 + out1
     assert sorted(line.split()[2] for line in out0.splitlines() if "nodes OK" in line) == [
         f"rank={r}" for r in range(4)], out0
@@ -48,7 +38,7 @@ def test_a_node_whose_launcher_stops_ends_the_job():
     os.killpg(second.pid, signal.SIGKILL)
     second.wait()
     start = time.monotonic()
-    code0, out0 = finish(first, timeout=60)
+    code0, out0 = finished(first, timeout=60)
     assert code0 != 0 and "the launcher of node 1 has been silent" in out0, out0
     assert time.monotonic() - start < 30, out0
 
@@ -63,7 +53,7 @@ def test_a_node_rank_out_of_range_is_refused_at_once():
 def test_a_node_rank_taken_twice_is_refused_and_the_job_goes_on():
     port = free_port()
     first, second, third = start_node(0, port), start_node(1, port), start_node(1, port)
-    (code0, out0), (code1, out1), (code2, out2) = finish(first), finish(second), finish(third)
+    (code0, out0), (code1, out1), (code2, out2) = finished(first), finished(second), finished(third)
     refused = [out for code, out in ((code1, out1), (code2, out2)) if code == 1 and "--node_rank 1 is already taken" in out]
     assert len(refused) == 1 and sorted([code1, code2]) == [0, 1], out1 + out2
     assert code0 == 0 and out0.count("world=4 sum=6") == 4, out0
@@ -72,9 +62,9 @@ def test_a_node_rank_taken_twice_is_refused_and_the_job_goes_on():
 def test_a_missing_node_or_master_fails_within_the_timeout():
     port = free_port()
     start = time.monotonic()
-    code, out = finish(start_node(0, port, env={"PYCOLL_TIMEOUT": "3"}))
+    code, out = finished(start_node(0, port, env={"PYCOLL_TIMEOUT": "3"}))
     assert code == 1 and "node(s) [1] did not join the job at 127.0.0.1:" in out, out
-    code, out = finish(start_node(1, port, env={"PYCOLL_TIMEOUT": "3"}))
+    code, out = finished(start_node(1, port, env={"PYCOLL_TIMEOUT": "3"}))
     assert code == 1 and "could not connect to the rendezvous store" in out and f"127.0.0.1:{port}" in out, out
     assert time.monotonic() - start < 40
 
