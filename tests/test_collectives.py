@@ -51,3 +51,11 @@ def test_a_long_wait_logs_a_stall_warning_naming_the_collective():
 @pytest.mark.parametrize("nprocs", [2, 3])
 def test_arrays_of_other_frameworks_are_moved_in_place(nprocs):
     assert_ok(launch(nprocs, "foreign_arrays.py"), expect_lines=nprocs)
+
+
+def test_ranks_reducing_different_sizes_end_the_job_instead_of_hanging():
+    """The timeout here (60 s, under a PYCOLL_TIMEOUT of 600) is what a hang would run into."""
+    result = launch(2, "reduce_sizes_differ.py", env={"PYCOLL_TIMEOUT": "600"}, timeout=60)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "Message truncated" in result.stderr and "PYCOLL_CHECK=1" in result.stderr, result.stderr
+

@@ -50,9 +50,6 @@ REDUCIBLE_DTYPES = tuple(str(d) for d in MPI_TYPES)
 
 # MPI has no 16-bit floats: they are reduced as float32 and rounded back once, at the end
 HALVES = ("float16", "bfloat16")
-# A reduce of this many bytes or more runs as an all-reduce (MPIBackend.reduce): from 256 KiB on
-# it was as fast or faster on 2 and 3 ranks (2026-11-26, MPICH 5.0.2 over shared memory)
-REDUCE_AS_ALLREDUCE = 256 << 10
 
 
 def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
@@ -219,30 +216,26 @@ class MPIBackend:
 
     def reduce(self, arr: np.ndarray, root: int, plan: Reduction, blocking: bool,
                seq: int = 0) -> Optional[MPIRequest]:
-        """In place on ``root``; the other ranks' arrays are unchanged. From REDUCE_AS_ALLREDUCE
-        bytes on, an all-reduce whose result the other ranks drop: MPICH's MPI_Reduce takes a
-        fresh temporary buffer a call, and its page faults made a 4 MiB reduce 5-8x slower than
-        the all-reduce of the same array (bench/RESULTS.md, "reduce")."""
+        """In place on ``root``; the other ranks' arrays are unchanged. An all-reduce whose result
+        the other ranks drop: MPICH's MPI_Reduce takes a fresh temporary buffer each call, and its
+        page faults made a 1-4 MiB reduce 5-8x slower than the all-reduce of the same array,
+        which is as fast as MPI_Reduce at every size below (bench/RESULTS.md, "reduce"). Always
+        the all-reduce, whatever the size: ranks whose sizes differ (a user's mistake) then make
+        the same MPI call, which MPI refuses at once, where choosing by size made them hang."""
         if plan.wide is not None:  # (a rank that is not the root gets its own values back)
             return self._widened(self.reduce, arr, blocking, arr, plan=plan, root=root)
         buf, mine = [arr, plan.mpitype], self.rank == root
         then = self._average(arr, plan) if mine else None
-        if arr.nbytes >= REDUCE_AS_ALLREDUCE:
-            if mine:
-                args = (MPI.IN_PLACE, buf, plan.mpiop)
-            else:
-                dropped = self._dropped(arr, blocking)
-                args = (buf, [dropped, plan.mpitype], plan.mpiop)
-                if not blocking:  # the request holds it until the call completes
-                    then = lambda: dropped  # noqa: E731
-            if not blocking:
-                return self._start(self.comm.Iallreduce(*args), then)
-            self.comm.Allreduce(*args)
+        if mine:
+            args = (MPI.IN_PLACE, buf, plan.mpiop)
         else:
-            args = (MPI.IN_PLACE, buf, plan.mpiop, root) if mine else (buf, None, plan.mpiop, root)
-            if not blocking:
-                return self._start(self.comm.Ireduce(*args), then)
-            self.comm.Reduce(*args)
+            dropped = self._dropped(arr, blocking)
+            args = (buf, [dropped, plan.mpitype], plan.mpiop)
+            if not blocking:  # the request holds it until the call completes
+                then = lambda: dropped  # noqa: E731
+        if not blocking:
+            return self._start(self.comm.Iallreduce(*args), then)
+        self.comm.Allreduce(*args)
         if then is not None:
             then()
         return None
