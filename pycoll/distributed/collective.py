@@ -72,7 +72,7 @@ def can_reduce(dtype: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None
 def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
         raise TypeError(f"pycoll.distributed.{fn}: {arg} must be an int (a global rank), got {rank!r}")
-    r = group.get_group_rank(int(rank))
+    r = group.index_of(int(rank))
     if r < 0:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is not a rank of {group.describe()}")
     return r

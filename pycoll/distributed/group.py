@@ -117,13 +117,21 @@ class Group:
         return self.rank >= 0
 
     def get_group_rank(self, rank: int) -> int:
-        """The rank in this group of global rank ``rank``; -1 on a rank outside the group
-        (paddle's), and -1 for a ``rank`` that is not a member (where paddle raises
-        ``ValueError: 2 is not in list``: the collectives read -1 as "not a member" to name the
-        argument and the call in their own error)."""
-        if type(rank) is not int:  # the collectives' src/dst, on every rooted call: kept cheap
-            rank = as_rank(rank, "Group.get_group_rank", "rank")
-        return self._index.get(rank, -1) if self.rank >= 0 else -1
+        """The rank in this group of global rank ``rank``, as paddle's: -1 on a rank outside the
+        group; a ``rank`` that is not a member raises ValueError there (paddle's ``list.index``
+        says ``2 is not in list``; this names the group too)."""
+        if not self.is_member():
+            return -1
+        index = self.index_of(as_rank(rank, "Group.get_group_rank", "rank"))
+        if index < 0:
+            raise ValueError(f"Group.get_group_rank: {rank} is not in list: not a rank of {self.describe()}")
+        return index
+
+    def index_of(self, global_rank: int) -> int:
+        """The group rank of the int ``global_rank``, -1 when it is not a member (the
+        collectives' src/dst, on every rooted call: kept cheap; they name the argument in their
+        own error)."""
+        return self._index.get(global_rank, -1)
 
     def get_global_rank(self, rank: int) -> int:
         """The global rank of group rank ``rank`` (paddle's: -1 on a rank outside the group)."""

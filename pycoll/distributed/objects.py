@@ -44,7 +44,7 @@ def _host(arr: Any) -> bytes:
 def _root(g: Group, src: Any, fn: str) -> int:
     """The group rank of global rank ``src`` (any integer); ValueError (on every rank alike) when
     not a member."""
-    root = g.get_group_rank(as_rank(src, f"pycoll.distributed.{fn}", "src"))
+    root = g.index_of(as_rank(src, f"pycoll.distributed.{fn}", "src"))
     if root < 0:
         raise ValueError(f"pycoll.distributed.{fn}: src={src!r} is not a rank of {g.describe()}")
     return root

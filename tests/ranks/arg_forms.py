@@ -24,6 +24,10 @@ def main():
     # paddle 3.3.1: -1 on the rank outside the group, else the rank in the group
     assert g.get_group_rank(rank=1) == (-1 if rank == 0 else 0)
     assert g.get_group_rank(np.int64(2)) == (-1 if rank == 0 else 1)
+    if rank != 0:  # paddle 3.3.1 on a member: "ValueError: 0 is not in list"; on rank 0, -1
+        expect(ValueError, ["0 is not in list"], g.get_group_rank, 0)
+    else:
+        assert g.get_group_rank(0) == -1
     if rank in (1, 2):
         x = np.array([float(rank)])
         dist.broadcast(x, src=np.int64(2), group=g)
