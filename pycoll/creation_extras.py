@@ -3,7 +3,8 @@ end-inclusive one).
 
 Memory follows pycoll's contract (DESIGN.md: a Tensor wraps an array zero-copy), not paddle's
 CPU build, which copies: ``from_numpy(a)`` and ``asarray(a)`` of a NumPy array of the wanted
-dtype and place share ``a``'s memory (``copy=True`` copies). A Tensor given to ``asarray`` is
+dtype and place share ``a``'s memory (``copy=True`` copies), unless ``a`` is read-only: that one is
+copied, so that the tensor takes in-place ops as paddle's does. A Tensor given to ``asarray`` is
 copied, as paddle documents, into a new tensor outside the graph.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pycoll._tensor_ops import delivered
 from pycoll.device import device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.tensor import Tensor, to_tensor, wrap
+from pycoll.tensor_data import writeable
 
 
 def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None, copy: Optional[bool] = None,
@@ -36,11 +38,11 @@ def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None, copy: Opti
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A CPU Tensor over the NumPy array `ndarray` itself, of its dtype (no copy: writing one
-    writes the other)."""
+    writes the other), or over a copy of a read-only one (`pycoll.tensor_data.writeable`)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: ndarray must be a numpy.ndarray, got {type(ndarray).__name__} "
                         f"(use pycoll.to_tensor for other data)")
-    return wrap(ndarray)
+    return wrap(writeable(ndarray))
 
 
 def _bound(v: Any, name: str) -> float:

@@ -5,6 +5,13 @@ broadcast_shape, atleast_1d/2d/3d, ravel, view/view_as, narrow, slice, strided_s
 
 Most are compositions of `shape_ops`' differentiable ops (indexing, reshape, transpose, expand),
 which give them their gradients; flip, roll and rot90 are ops of their own.
+
+Memory follows paddle 3.3.1's dygraph, op by op (measured: an in-place op on the result, or on x
+afterwards, shows whether the two share memory): unbind, moveaxis, swapaxes/permute/t/matrix_transpose,
+atleast_*, ravel, view/view_as, narrow, slice and strided_slice give views of x (an in-place op on
+one writes x, in the graph too: `shape_ops.viewed`); flip, roll, rot90, unstack,
+tensor_split/hsplit/vsplit/dsplit, crop and broadcast_to give results in memory of their own
+(C-contiguous, one copy: the view of x is taken, then cloned, so it is never registered as a view).
 """
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, val
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
-from pycoll.shape_ops import axis_arg, expand, flatten, int_list, reshape, transpose
+from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose
 from pycoll.tensor import Tensor
 from pycoll.torch_forms import ints_as_list
 
@@ -26,11 +33,11 @@ _slice = _builtins.slice  # this module defines paddle's slice()
 
 
 def flip(x: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) -> Tensor:
-    """x reversed along `axis` (an int or a list of ints)."""
+    """x reversed along `axis` (an int or a list of ints), in memory of its own (paddle's)."""
     x, = placed("flip", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     axes = normalize_axes(axis, x.ndim)
     xp = array_module(x._array)
-    return op_output(xp.flip(x._array, axes), lambda g: (xp.flip(g, axes),), x)
+    return op_output(xp.flip(x._array, axes).copy(), lambda g: (xp.flip(g, axes),), x)
 
 
 @param_aliases({"input": "x", "dims": "axis"})
@@ -56,13 +63,14 @@ def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Opti
 
 
 def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] = None) -> Tensor:
-    """x rotated by 90 degrees `k` times in the plane of `axes` (from the first towards the second)."""
+    """x rotated by 90 degrees `k` times in the plane of `axes` (from the first towards the second),
+    in memory of its own (paddle's)."""
     x, = placed("_all_whole", as_tensor(x))  # auto-parallel: moves a split between dimensions, computed whole
     axes = list(normalize_axes(list(axes), x.ndim))
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"rot90: axes must be two different axes, got {axes}")
     xp = array_module(x._array)
-    return op_output(xp.rot90(x._array, k, axes), lambda g: (xp.rot90(g, -k, axes),), x)
+    return op_output(xp.rot90(x._array, k, axes).copy(), lambda g: (xp.rot90(g, -k, axes),), x)
 
 
 @param_aliases({"input": "x", "dim": "axis"})
@@ -88,7 +96,7 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
 
 @param_aliases({"dim": "axis"})
 def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's name
-    """The slices of `input` along `axis`, that axis removed."""
+    """The slices of `input` along `axis`, that axis removed: views of input (paddle's)."""
     x = as_tensor(input)
     ax = axis_arg(axis, x.ndim)
     lead = (_slice(None),) * ax
@@ -96,11 +104,12 @@ def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's 
 
 
 def unstack(x: Any, axis: int = 0, num: Optional[int] = None) -> List[Tensor]:
-    """``unbind``; `num`, if given, must be the size of `axis`."""
+    """``unbind``'s slices, each in memory of its own (paddle's unstack copies where unbind gives
+    views); `num`, if given, must be the size of `axis`."""
     parts = unbind(x, axis)
     if num is not None and num != len(parts):
         raise ValueError(f"unstack: num ({num}) must equal the size of axis {axis} ({len(parts)})")
-    return parts
+    return [clone(p) for p in parts]
 
 
 @ints_as_list("dims")
@@ -152,7 +161,7 @@ def matrix_transpose(x: Any, name: Optional[str] = None) -> Tensor:
                 "indices": "num_or_indices", "sections": "num_or_indices"})
 def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """x cut along `axis` into `num_or_indices` pieces (the first size % n one longer), or at the
-    listed indices (NumPy's array_split)."""
+    listed indices (NumPy's array_split); each piece in memory of its own (paddle's)."""
     x = as_tensor(x)
     ax = axis_arg(axis, x.ndim)
     size = x.shape[ax]  # the whole (auto-parallel)
@@ -165,7 +174,7 @@ def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str]
         cuts = int_list(num_or_indices, "num_or_indices")
     bounds = [0] + cuts + [size]
     lead = (_slice(None),) * ax
-    return [x[lead + (_slice(lo, _builtins.max(lo, hi)),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return [clone(x[lead + (_slice(lo, _builtins.max(lo, hi)),)]) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def hsplit(x: Any, num_or_indices: Any, name: Optional[str] = None) -> List[Tensor]:
@@ -309,7 +318,7 @@ def slice(input: Any, axes: Sequence[int], starts: Any, ends: Any) -> Tensor:  #
 
 def crop(x: Any, shape: Any = None, offsets: Any = None, name: Optional[str] = None) -> Tensor:
     """The block of x of `shape` (default x's; -1 keeps the rest of a dimension) starting at
-    `offsets` (default zeros)."""
+    `offsets` (default zeros), in memory of its own (paddle's)."""
     x = as_tensor(x)
     shape = list(x.shape) if shape is None else int_list(shape, "shape")
     offsets = [0] * x.ndim if offsets is None else int_list(offsets, "offsets")
@@ -322,7 +331,7 @@ def crop(x: Any, shape: Any = None, offsets: Any = None, name: Optional[str] = N
         if off < 0 or size < 0 or off + size > n:
             raise ValueError(f"crop: offsets {offsets} and shape {shape} must lie within x's shape {x.shape}")
         key.append(_slice(off, off + size))
-    return x[tuple(key)]
+    return clone(x[tuple(key)])
 
 
 def shape(input: Any) -> Tensor:  # noqa: A002 - paddle's name

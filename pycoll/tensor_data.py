@@ -17,7 +17,8 @@ from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 
 def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     """`data` as an array of `dtype` on `place` (default: the current device), without a copy
-    where it already is one; Python floats take the default dtype (float32), as in paddle."""
+    where it already is a writeable one (`writeable`); Python floats take the default dtype
+    (float32), as in paddle."""
     dt = convert_dtype(dtype)
     target = current_place() if place is None else parse_place(place)
     own = getattr(type(data), "__pycoll_array__", None)
@@ -47,7 +48,15 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
-    return arr
+    return writeable(arr)
+
+
+def writeable(arr: Any) -> Any:
+    """`arr` itself, or a C-contiguous copy where it is read-only (``np.frombuffer`` of bytes,
+    ``np.broadcast_to``, a read-only DLPack export): a tensor's memory takes in-place ops and
+    collectives, as paddle's does (its constructors copy); pycoll shares writeable arrays only.
+    CuPy arrays have no read-only flag."""
+    return arr if getattr(arr.flags, "writeable", True) else arr.copy()
 
 
 _PARAMS = ("data", "dtype", "place", "stop_gradient")
