@@ -41,7 +41,9 @@ def test_paddles_variables_set_the_options_over_the_command_line(tmp_path):
 
 
 @pytest.mark.parametrize("variable, value, words", [
-    ("PADDLE_WITH_GLOO", "1", "unrecognized arguments: --with_gloo=1"),
+    ("PADDLE_SERVER_NUM", "2", "asks for a parameter-server job (pycoll runs collective jobs only)"),
+    ("PADDLE_TRAINERS_ENDPOINTS", "10.0.0.1:6170", "asks for a parameter-server job"),
+    ("PADDLE_AUTO_PARALLEL_CONFIG", "tuner.json", "asks for paddle's auto-parallel tuner"),
     ("PADDLE_NNODES", "2:4", "invalid int value: '2:4'"),
     ("PADDLE_RUN_MODE", "ps", "--run_mode ps: pycoll runs collective jobs only"),
     ("PADDLE_LOG_OVERWRITE", "maybe", "give true or false"),
@@ -54,6 +56,21 @@ def test_a_variable_for_an_option_pycoll_refuses_is_refused_alike(variable, valu
     err = capsys.readouterr().err
     assert words in err, err
     assert variable in err, err
+
+
+def test_paddles_variables_for_options_pycoll_lacks_are_ignored_in_one_line(monkeypatch, capsys):
+    """paddle 3.3.1 prints its override warning for these (their defaults, and PADDLE_WITH_GLOO, a
+    fleet variable users export) and runs; so does pycoll, naming them once."""
+    ignored = {"PADDLE_WITH_GLOO": "1", "PADDLE_SORT_IP": "0", "PADDLE_ELASTIC_LEVEL": "-1",
+               "PADDLE_GLOO_PORT": "6767", "PADDLE_ELASTIC_TIMEOUT": "30", "PADDLE_SERVER_NUM": "0",
+               "PADDLE_SERVERS_ENDPOINTS": ""}
+    for variable, value in ignored.items():
+        monkeypatch.setenv(variable, value)
+    args, _, _ = build_command(["--nproc_per_node", "2", str(ENV_SCRIPT)])
+    assert (args.nproc_per_node, args.run_mode) == (2, "collective")
+    lines = [line for line in capsys.readouterr().err.splitlines() if "ignoring" in line]
+    assert len(lines) == 1, lines
+    assert all(f"{variable}={value}" in lines[0] for variable, value in ignored.items()), lines
 
 
 def test_paddles_variables_reach_every_option_they_name(monkeypatch, tmp_path):
