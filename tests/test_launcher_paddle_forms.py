@@ -1,7 +1,7 @@
 """The launcher as paddle 3.3.1's users drive it: the script's ``__file__``, the PADDLE_*
 variables paddle's launcher reads as options, ``dist.launch()`` from Python, paddle's spellings
 of the options' values, each machine's logs in its own --log_dir, the other ranks stopped with
-SIGTERM first, and a rank killed by a signal named."""
+SIGTERM first (a rank ended by that stop reporting nothing), and a rank killed by a signal named."""
 import logging
 import os
 import re
@@ -153,6 +153,31 @@ def test_a_failure_stops_the_other_ranks_with_sigterm_so_their_handlers_run(tmp_
     assert result.returncode == 1 and "RuntimeError: planted on rank 1" in result.stderr, result.stderr
     assert (tmp_path / "saved.0").read_text() == "checkpoint at signal 15"
     assert time.monotonic() - start < 30
+
+
+def test_one_rank_alone_takes_the_jobs_stop(monkeypatch, tmp_path):
+    from pycoll.distributed import _jobdir
+
+    monkeypatch.setenv(_jobdir.JOB_DIR_VAR, str(tmp_path))
+    assert _jobdir.holder("stopping") is None
+    assert [_jobdir.claim("stopping", rank) for rank in (2, 0, 2)] == [2, 2, 2]
+    assert _jobdir.holder("stopping") == 2 and os.listdir(tmp_path) == ["stopping"]
+    monkeypatch.delenv(_jobdir.JOB_DIR_VAR)
+    assert _jobdir.claim("stopping", 0) is None  # no job folder: each rank stops the job alone
+
+
+def test_ranks_ended_by_the_stop_of_a_failure_neither_report_nor_stop_the_job(tmp_path):
+    """paddle's launcher, measured on the probe's f4: rank 1 exits with 5, rank 0's SIGTERM handler
+    saves and exits with 3; paddle blames rank 1 alone and never signals it. Rank 2 has no handler:
+    a SIGTERM would kill it before MPI's launcher knows why, and MPI's banner would name it."""
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "3", RANKS_DIR / "launcher_stop_cascade.py",
+                         tmp_path])
+    out = result.stdout + result.stderr
+    assert result.returncode == 5, out
+    assert sorted(name for name in os.listdir(tmp_path) if name.startswith("saved")) == ["saved.0"], out
+    assert result.stderr.count("failed; stopping the job") == 1 and "rank 1 exited with status 5" in out, out
+    assert "rank 0 exited" not in out and "rank 0 failed" not in out, out
+    assert "BAD TERMINATION" not in out and "rank 1 in comm 0" in out, out
 
 
 @pytest.mark.parametrize("rank0", ["hold", "finish-first"])

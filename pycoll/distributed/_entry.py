@@ -18,8 +18,7 @@ import types
 from typing import Any, Callable, List
 
 from pycoll._logging import logger
-from pycoll.distributed import _failure, _jobdir, startup
-from pycoll.distributed._stop_peers import terminate_peers
+from pycoll.distributed import _failure, _jobdir, _stop_peers, startup
 from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_rank, rank_variables
 
 
@@ -43,17 +42,23 @@ def _user_traceback(exc: BaseException) -> str:
 
 
 def _finished() -> None:
-    """This rank's work ended without a failure: say so in the job's folder (``_jobdir``)."""
+    """This rank's work ended without a failure: say so in the job's folder (``_jobdir``); should
+    another rank be stopping the job, wait to be ended as part of that stop (``_stop_peers``)."""
     startup.mark_left_unstarted()
     _jobdir.write("done", _rank(), b"")
+    if _stop_peers.stopping_rank() is not None:
+        _stop_peers.await_stop(_rank())
 
 
 def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """Run ``run``; on an exception or a non-zero exit, report it and stop every rank.
 
     The report is printed, or with ``quiet`` only left in the job's folder (spawn's parent shows
-    it in its exception).
+    it in its exception). Once another rank stops the job (it failed first, and its SIGTERM may
+    be what ended ``run`` here), this rank's end is part of that stop: it reports nothing, shows
+    an exception's traceback as python would, and waits to be ended (``_stop_peers``).
     """
+    traceback_text = ""
     try:
         run()
         _finished()
@@ -69,12 +74,16 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
         _failure.abort_job(INTERRUPTED)
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
+        traceback_text = text
+    if _stop_peers.take_stop(_rank()) not in (None, _rank()):  # a peer failed first
+        sys.stderr.write(traceback_text)
+        _stop_peers.await_stop(_rank())
     if quiet:
         _failure.report(text, code)
         text = ""
     # its report first, then the other ranks here get SIGTERM and a moment (_stop_peers)
     _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job",
-                       then=lambda: terminate_peers(_rank()))
+                       then=lambda: _stop_peers.terminate_peers(_rank()))
 
 
 def run_script(path: str, args: list) -> None:

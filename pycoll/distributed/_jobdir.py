@@ -9,7 +9,10 @@ a signal's number when one killed it, without its rank. So each rank R writes he
   SIGILL) end it (``faulthandler`` writes it; the file stays empty otherwise);
 - ``arrived.R`` as it reaches ``init_parallel_env`` and ``left.R`` as it ends without ever having
   started MPI (``startup``: its peers' start-up can then never complete);
+- ``stopping`` (one for the job): the rank that stops the job, as it starts to; the first rank to
+  fail takes it (``claim``), and the ends of the others are its doing (``_stop_peers``);
 - ``failed.R`` as it stops the job: its exit status and why (``_failure``);
+- ``stopped.R`` as it ends, its SIGTERM handler run, under a peer's stop (``_stop_peers``);
 - ``done.R`` as its work ends without a failure (so a rank that ended without either was killed);
 - ``returned.R`` under ``spawn``: its function's return value, pickled.
 
@@ -53,6 +56,41 @@ def write(kind: str, rank: int, data: bytes, first_only: bool = False) -> None:
         os.replace(f"{target}.{os.getpid()}.tmp", target)
     except OSError:
         pass
+
+
+def claim(kind: str, rank: int) -> Optional[int]:
+    """Take the job folder's file ``kind`` for ``rank`` unless a rank took it first; the rank that
+    holds it (``rank`` when this call took it), or None without a job folder. One rank alone
+    ever takes it."""
+    where = folder()
+    if where is None:
+        return None
+    target = os.path.join(where, kind)
+    mine = f"{target}.{rank}.{os.getpid()}.tmp"
+    try:
+        with open(mine, "w") as out:
+            out.write(str(rank))
+        try:
+            os.link(mine, target)  # fails where the file is: another rank's, written whole
+            return rank
+        except FileExistsError:
+            return holder(kind)
+        finally:
+            os.unlink(mine)
+    except OSError:  # the folder is gone: the job is ending
+        return None
+
+
+def holder(kind: str) -> Optional[int]:
+    """The rank that took the job folder's file ``kind`` (``claim``), if one did."""
+    where = folder()
+    if where is None:
+        return None
+    try:
+        with open(os.path.join(where, kind)) as taken:
+            return int(taken.read())
+    except (OSError, ValueError):  # none taken
+        return None
 
 
 def read(where: str, kind: str, rank: int) -> Optional[bytes]:
