@@ -11,7 +11,6 @@ import pytest
 
 import pycoll.distributed as dist
 from conftest import RANKS_DIR, assert_gone, free_port, run_python
-from pycoll.distributed import fleet
 from pycoll.distributed.placement import LOCAL_RANK_VARS, LOCAL_SIZE_VARS, env_placement, local_world_size
 
 
@@ -25,17 +24,27 @@ def bare_env(monkeypatch):
 
 
 def test_local_rank_reads_paddles_rank_in_node(bare_env):
-    # the probe's case: paddle 3.3.1 gives ParallelEnv().local_rank == 1 (measured)
-    for name, value in (("PADDLE_TRAINER_ID", "1"), ("PADDLE_TRAINERS_NUM", "2"), ("PADDLE_RANK_IN_NODE", "1")):
-        bare_env.setenv(name, value)
-    env = dist.ParallelEnv()
-    assert (env.rank, env.world_size, env.local_rank) == (1, 2, 1)
-    assert fleet.local_rank() == "1", "paddle's fleet.local_rank() is PADDLE_RANK_IN_NODE, a string"
-    bare_env.delenv("PADDLE_RANK_IN_NODE")
-    bare_env.setenv("PADDLE_LOCAL_RANK", "1")
-    assert dist.ParallelEnv().local_rank == 1
-    bare_env.setenv("LOCAL_RANK", "0")
-    assert dist.ParallelEnv().local_rank == 0, "torchrun's LOCAL_RANK comes first"
+    """In a fresh process (ParallelEnv answers from the job once one is initialized here, and
+    other tests of this process initialize a world of one)."""
+    code = """if True:
+        import os
+        import pycoll.distributed as dist
+        from pycoll.distributed import fleet
+        env = dist.ParallelEnv()
+        print("placed", env.rank, env.world_size, env.local_rank, repr(fleet.local_rank()))
+        del os.environ["PADDLE_RANK_IN_NODE"]
+        os.environ["PADDLE_LOCAL_RANK"] = "1"
+        print("paddle_local_rank", dist.ParallelEnv().local_rank)
+        os.environ["LOCAL_RANK"] = "0"
+        print("torchrun_first", dist.ParallelEnv().local_rank)
+    """
+    # the probe's case: paddle 3.3.1 gives ParallelEnv().local_rank == 1 (measured); paddle's
+    # fleet.local_rank() is PADDLE_RANK_IN_NODE, a string; torchrun's LOCAL_RANK comes first
+    result = run_python(["-c", code], env={"PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "2",
+                                           "PADDLE_RANK_IN_NODE": "1"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "placed 1 2 1 '1'" in result.stdout, result.stdout
+    assert "paddle_local_rank 1" in result.stdout and "torchrun_first 0" in result.stdout, result.stdout
 
 
 def test_paddles_local_variables_place_a_torchrun_style_rank(bare_env):
