@@ -421,8 +421,9 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
               stop_gradient: bool = True) -> Tensor:
     """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
 
-    Arrays already of `dtype` on `place` (default: the current device) are wrapped without a copy
-    (DESIGN.md's zero-copy contract); a Tensor is copied, as paddle documents ("copy will be
+    Writeable arrays already of `dtype` on `place` (default: the current device) are wrapped without
+    a copy (DESIGN.md's zero-copy contract), read-only ones copied (`pycoll.tensor_data.writeable`:
+    the tensor takes in-place ops, as paddle's); a Tensor is copied, as paddle documents ("copy will be
     performed and return a new tensor"); Python floats default to the default dtype (float32).
     """
     array = array_from(data, dtype, place)
