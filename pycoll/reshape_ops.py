@@ -9,9 +9,11 @@ which give them their gradients; flip, roll and rot90 are ops of their own.
 Memory follows paddle 3.3.1's dygraph, op by op (measured: an in-place op on the result, or on x
 afterwards, shows whether the two share memory): unbind, moveaxis, swapaxes/permute/t/matrix_transpose,
 atleast_*, ravel, view/view_as, narrow, slice and strided_slice give views of x (an in-place op on
-one writes x, in the graph too: `shape_ops.viewed`); flip, roll, rot90, unstack,
-tensor_split/hsplit/vsplit/dsplit, crop and broadcast_to give results in memory of their own
-(C-contiguous, one copy: the view of x is taken, then cloned, so it is never registered as a view).
+one writes x, in the graph too: `shape_ops.viewed`), and so do tensor_split/hsplit/vsplit/dsplit at
+listed indices; flip, roll, rot90 (x itself for k % 4 == 0), unstack, tensor_split/hsplit/vsplit/dsplit
+into n pieces, crop and broadcast_to give results in memory of their own (C-contiguous, one copy:
+unstack's, tensor_split's and crop's view of x is taken, then cloned, so it is never registered
+as a view).
 """
 from __future__ import annotations
 
@@ -64,11 +66,14 @@ def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Opti
 
 def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] = None) -> Tensor:
     """x rotated by 90 degrees `k` times in the plane of `axes` (from the first towards the second),
-    in memory of its own (paddle's)."""
-    x, = placed("_all_whole", as_tensor(x))  # auto-parallel: moves a split between dimensions, computed whole
+    in memory of its own; x itself where k is a multiple of 4 (paddle's, both)."""
+    given = as_tensor(x)
+    x, = placed("_all_whole", given)  # auto-parallel: moves a split between dimensions, computed whole
     axes = list(normalize_axes(list(axes), x.ndim))
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"rot90: axes must be two different axes, got {axes}")
+    if k % 4 == 0:
+        return given
     xp = array_module(x._array)
     return op_output(xp.rot90(x._array, k, axes).copy(), lambda g: (xp.rot90(g, -k, axes),), x)
 
@@ -161,11 +166,13 @@ def matrix_transpose(x: Any, name: Optional[str] = None) -> Tensor:
                 "indices": "num_or_indices", "sections": "num_or_indices"})
 def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str] = None) -> List[Tensor]:
     """x cut along `axis` into `num_or_indices` pieces (the first size % n one longer), or at the
-    listed indices (NumPy's array_split); each piece in memory of its own (paddle's)."""
+    listed indices (NumPy's array_split). As paddle's, n pieces are in memory of their own (its
+    split) and pieces at indices are views of x (its slice)."""
     x = as_tensor(x)
     ax = axis_arg(axis, x.ndim)
     size = x.shape[ax]  # the whole (auto-parallel)
-    if isinstance(num_or_indices, (int, np.integer)) and not isinstance(num_or_indices, bool):
+    counted = isinstance(num_or_indices, (int, np.integer)) and not isinstance(num_or_indices, bool)
+    if counted:
         n = int(num_or_indices)
         if n <= 0:
             raise ValueError(f"tensor_split: num_or_indices must be > 0, got {n}")
@@ -174,7 +181,8 @@ def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str]
         cuts = int_list(num_or_indices, "num_or_indices")
     bounds = [0] + cuts + [size]
     lead = (_slice(None),) * ax
-    return [clone(x[lead + (_slice(lo, _builtins.max(lo, hi)),)]) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    pieces = [x[lead + (_slice(lo, _builtins.max(lo, hi)),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return [clone(p) for p in pieces] if counted else pieces
 
 
 def hsplit(x: Any, num_or_indices: Any, name: Optional[str] = None) -> List[Tensor]:

@@ -3,8 +3,10 @@ dygraph does, and tensors made from read-only NumPy arrays.
 
 For each op, y = op(x) on x = arange(8).reshape(2, 2, 2), then ``y.scale_(10)``: the values x is left
 with are paddle 3.3.1's, measured with this very program (CPU build): flip, rot90, roll, unstack,
-tensor_split/hsplit/vsplit/dsplit, split, chunk and crop copy (x unchanged); unbind, transpose,
-moveaxis, reshape, narrow and x[:, 1] are views (x changed where y lies). The same holds in the
+tensor_split/hsplit/vsplit/dsplit into n pieces, split, chunk and crop copy (x unchanged); unbind,
+tensor_split/hsplit/vsplit/dsplit at listed indices (paddle slices there), rot90 by a multiple of 4
+(paddle returns x itself), transpose, moveaxis, reshape, narrow and x[:, 1] are views (x changed
+where y lies). The same holds in the
 graph (x an op's output, its leaf taking a gradient): there the view's write reaches x through
 `pycoll.inplace_ops.write_through`, and a copy's must not. Gradients are checked against NumPy
 by hand. The last tests: a tensor made from a read-only array (``np.frombuffer`` of bytes,
@@ -29,7 +31,13 @@ OPS = {  # name -> (y = op(x), x after y.scale_(10) on paddle 3.3.1)
     "split": (lambda x: pycoll.split(x, 2, axis=1)[1], X0),
     "chunk": (lambda x: pycoll.chunk(x, 2, axis=1)[1], X0),
     "crop": (lambda x: pycoll.crop(x, [2, 1, 2], [0, 1, 0]), X0),
+    "rot90_k3": (lambda x: pycoll.rot90(x, 3), X0),
     "unbind": (lambda x: pycoll.unbind(x)[1], [0, 1, 2, 3, 40, 50, 60, 70]),
+    "tensor_split_at": (lambda x: pycoll.tensor_split(x, [1], axis=1)[1], [0, 1, 20, 30, 4, 5, 60, 70]),
+    "hsplit_at": (lambda x: pycoll.hsplit(x, [1])[1], [0, 1, 20, 30, 4, 5, 60, 70]),
+    "vsplit_at": (lambda x: pycoll.vsplit(x, [1])[0], [0, 10, 20, 30, 4, 5, 6, 7]),
+    "dsplit_at": (lambda x: pycoll.dsplit(x, [1])[1], [0, 10, 2, 30, 4, 50, 6, 70]),
+    "rot90_k4": (lambda x: pycoll.rot90(x, 4, [1, 2]), SCALED),
     "transpose": (lambda x: pycoll.transpose(x, [2, 0, 1]), SCALED),
     "moveaxis": (lambda x: pycoll.moveaxis(x, 0, 2), SCALED),
     "reshape": (lambda x: pycoll.reshape(x, [4, 2]), SCALED),
@@ -74,6 +82,12 @@ def test_copies_are_c_contiguous_memory_of_their_own(name):
     x = pycoll.to_tensor(np.arange(8, dtype="float32").reshape(2, 2, 2))
     y = OPS[name][0](x)
     assert y.numpy().flags.c_contiguous and not np.shares_memory(y.numpy(), x.numpy())
+
+
+def test_rot90_by_a_multiple_of_4_is_x_itself():
+    """paddle 3.3.1: ``rot90(x, 0) is x`` and ``rot90(x, -4) is x`` are both True."""
+    x = pycoll.ones([2, 2])
+    assert pycoll.rot90(x, 0) is x and pycoll.rot90(x, -4) is x and pycoll.rot90(x, 2) is not x
 
 
 def test_zeroing_a_flip_leaves_its_sum_and_input():
