@@ -260,6 +260,9 @@ def run_job(command: List[str], env: Dict[str, str],
         failed = _jobdir.failure(job_dir, status, ranks, ended)
         if not failed.reported:
             sys.stderr.write(f"pycoll.launch: {failed.text}\n")
+        elif failed.rank is not None:  # after MPI's own message, which may name a rank it stopped
+            sys.stderr.write(f"pycoll.launch: rank {failed.rank} failed (exit status {failed.status}); its "
+                             f"report is above (MPI's message may name a rank stopped because of it)\n")
         status = failed.status
     return status
 
