@@ -9,8 +9,8 @@ ranks that are only slow do not. argv[1] is the mode:
   #2) while rank 0 waits in the world's all_reduce for them.
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
 - ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1 makes
-  no such call), then all three reduce to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
-  the reduce (its #2) for it, rank 1, its part sent, in the all_reduce (its #2). Two ranks stalled
+  no such call), then all three gather to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
+  the gather (its #2) for it, rank 1, its part sent, in the all_reduce (its #2). Two ranks stalled
   at one number in different calls, in a correct program: rank 2, not stalled, tells nothing, so
   nothing is concluded.
 - ``stale_notice`` (2 ranks): rank 0 sends rank 1 a message (its #1) and waits in all_reduce (its
@@ -65,7 +65,7 @@ elif mode == "p2p_shift":
     elif rank == 2:
         time.sleep(SLOW_S)
         dist.recv(x, src=0)
-    dist.reduce(x, dst=0)
+    dist.gather(x, [] if rank == 0 else None, dst=0)
     dist.all_reduce(x)
 elif mode == "stale_notice":
     message = np.arange(4.0)
