@@ -25,7 +25,7 @@ from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
-from pycoll.distributed.group import Group
+from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
 from pycoll.distributed.watchdog import watchdog
 
@@ -70,9 +70,9 @@ def can_reduce(dtype: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None
 
 
 def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
-    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
-        raise TypeError(f"pycoll.distributed.{fn}: {arg} must be an int (a global rank), got {rank!r}")
-    r = group.index_of(int(rank))
+    """The group rank of global rank ``rank`` (any integer: ``as_rank``, as every rank argument);
+    ValueError naming ``arg`` when it is not a member."""
+    r = group.index_of(as_rank(rank, f"pycoll.distributed.{fn}", arg))
     if r < 0:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is not a rank of {group.describe()}")
     return r
