@@ -54,10 +54,6 @@ def _float_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Deri
     return op
 
 
-def _zero(xp: Any, a: Any, out: Any) -> Any:
-    return 0
-
-
 def _ufunc(name: str) -> Callable[[Any, Any], Any]:
     return lambda xp, a: getattr(xp, name)(a)
 
@@ -103,20 +99,19 @@ digamma = _float_op("digamma", lambda xp, a: _special.digamma(a), lambda xp, a, 
                     "The digamma function d/dx lgamma(x); -inf at 0, NaN at the negative integers.")
 
 
-def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Derivative,
-              doc: str, keeps: str = "none") -> Callable[..., Tensor]:
+def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc: str) -> Callable[..., Tensor]:
     """An elementwise op that keeps the tensor's dtype: ``forward(xp, a)``; integer tensors pass
-    through ``forward`` too, and their result is cast back to their dtype."""
+    through ``forward`` too, and their result is cast back to their dtype. Its derivative is the
+    constant ``slope`` (0 for the rounding ops: their gradient is zeros, whatever g holds)."""
     def op(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x = as_tensor(x)
         a = x._array
         xp = array_module(a)
         with quiet():  # frac(inf) = inf - inf: NaN, unwarned as paddle's
             result = forward(xp, a).astype(a.dtype, copy=False)
-        held_x, held_out = _kept(keeps, a, result)
 
         def backward(g: Any) -> tuple:
-            return (xp.broadcast_to(derivative(xp, held_x, held_out), g.shape).astype(g.dtype) * g,)
+            return (xp.zeros_like(g) if slope == 0 else g * slope,)
         backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors of the walk name the op
         return delivered(op_output(result, backward, x), out)
     op.__name__ = op.__qualname__ = fn_name
@@ -124,13 +119,13 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], derivative: Deri
     return op
 
 
-ceil = _exact_op("ceil", _ufunc("ceil"), _zero, "The smallest integer >= x (its gradient is zero).")
-floor = _exact_op("floor", _ufunc("floor"), _zero, "The largest integer <= x (its gradient is zero).")
-trunc = _exact_op("trunc", _ufunc("trunc"), _zero, "x rounded towards zero (its gradient is zero).")
-sign = _exact_op("sign", _ufunc("sign"), _zero, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
-neg = _exact_op("neg", lambda xp, a: -a, lambda xp, a, o: -1, "-x.")
+ceil = _exact_op("ceil", _ufunc("ceil"), 0, "The smallest integer >= x (its gradient is zero).")
+floor = _exact_op("floor", _ufunc("floor"), 0, "The largest integer <= x (its gradient is zero).")
+trunc = _exact_op("trunc", _ufunc("trunc"), 0, "x rounded towards zero (its gradient is zero).")
+sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
+neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
 frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),
-                 lambda xp, a, o: 1, "x minus x rounded towards zero (0 for integers)."))
+                 1, "x minus x rounded towards zero (0 for integers)."))
 negative = neg
 sgn = sign
 
@@ -140,7 +135,7 @@ def round(x: Any, decimals: int = 0, name: Optional[str] = None, *,  # noqa: A00
     """x rounded to `decimals` places, halves to even (paddle's); its gradient is zero."""
     if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
-    return _exact_op("round", lambda xp, a: xp.round(a, int(decimals)), _zero, "")(x, out=out)
+    return _exact_op("round", lambda xp, a: xp.round(a, int(decimals)), 0, "")(x, out=out)
 
 
 def logit(x: Any, eps: Optional[float] = None, name: Optional[str] = None) -> Tensor:

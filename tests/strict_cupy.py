@@ -561,6 +561,9 @@ def _function(host: Callable, name: str, converts: bool) -> Callable:
 
     def call(*args: Any, **kwargs: Any) -> Any:
         _check_call(name, args, kwargs)
+        if name in _ARRAY_FIRST and args and not isinstance(args[0], ndarray):
+            raise TypeError(f"{name}: Argument 'array' has incorrect type (expected cupy.ndarray, got "
+                            f"{type(args[0]).__name__})")
         held: Dict[int, Any] = {}
         take = _host_value if converts else (lambda x: _operand(x, held))
         result = host(*[take(a) for a in args], **{k: take(v) for k, v in kwargs.items()})
@@ -575,6 +578,13 @@ def _function(host: Callable, name: str, converts: bool) -> Callable:
 
     call.__name__ = name
     return call
+
+
+# CuPy's functions that take their first argument as a device array (Cython's typed ``_ndarray_base``
+# or its methods) and refuse a Python or NumPy scalar where NumPy's take one (found on an H100,
+# 2026-11-27: ``cupy.broadcast_to(0, shape)``)
+_ARRAY_FIRST = {"cupy.broadcast_to", "cupy.reshape", "cupy.ravel", "cupy.transpose", "cupy.squeeze",
+                "cupy.swapaxes", "cupy.moveaxis", "cupy.expand_dims"}
 
 
 _CONVERTING = {"array", "asarray", "asanyarray", "frombuffer", "fromfile", "fromfunction", "fromiter",
