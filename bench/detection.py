@@ -44,6 +44,10 @@ CASES: Dict[str, str] = {
     "send-send": "both ranks send 16 MB to each other first (job-wide rule)",
     "sigterm": "SIGTERM to the launcher",
 }
+# the job-wide rule of the stall notices compares the MPI calls the ranks wait in; on NCCL these
+# two cases end at PYCOLL_TIMEOUT (60 s on an H100, 2026-11-27), so they are left out there unless
+# named with --cases
+MPI_ONLY = ("cross-group", "send-send")
 JOB_ENV = {  # what each backend's ranks run with, besides PYCOLL_TIMEOUT
     "cpu": {"PYCOLL_DEVICE": "cpu", "PYCOLL_BACKEND": "cpu"},
     "nccl": {"PYCOLL_DEVICE": "gpu", "PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo",
@@ -157,9 +161,14 @@ def main() -> int:
                         help="cpu (MPI ranks) or nccl (NCCL ranks on the GPU)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case (the median is shown)")
     parser.add_argument("--nproc", type=int, default=2, help="ranks per job")
-    parser.add_argument("--cases", nargs="*", default=list(CASES), choices=list(CASES))
+    parser.add_argument("--cases", nargs="*", choices=list(CASES),
+                        help="default: every case (on nccl, every one but the MPI-only ones)")
     args = parser.parse_args()
     print(f"# {args.nproc} ranks, {args.backend} backend")
+    if args.cases is None:
+        args.cases = [mode for mode in CASES if args.backend == "cpu" or mode not in MPI_ONLY]
+        if args.backend != "cpu":
+            print(f"# left out (the job-wide rule is MPI's; they end at PYCOLL_TIMEOUT): {', '.join(MPI_ONLY)}")
     print(f"| failure | fault to job end, median of {args.repeat} (s) | range (s) | exit status |")
     print("|---|---:|---:|---:|")
     failed = []
