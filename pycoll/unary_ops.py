@@ -102,7 +102,8 @@ digamma = _float_op("digamma", lambda xp, a: _special.digamma(a), lambda xp, a, 
 def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc: str) -> Callable[..., Tensor]:
     """An elementwise op that keeps the tensor's dtype: ``forward(xp, a)``; integer tensors pass
     through ``forward`` too, and their result is cast back to their dtype. Its derivative is the
-    constant ``slope`` (0 for the rounding ops: their gradient is zeros, whatever g holds)."""
+    constant ``slope``; the gradient is ``g * slope``, so a rounding op (slope 0) passes NaN for an
+    infinite or NaN g, as paddle's floor/ceil/sign/round do."""
     def op(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x = as_tensor(x)
         a = x._array
@@ -111,7 +112,7 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc:
             result = forward(xp, a).astype(a.dtype, copy=False)
 
         def backward(g: Any) -> tuple:
-            return (xp.zeros_like(g) if slope == 0 else g * slope,)
+            return (g * slope,)
         backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors of the walk name the op
         return delivered(op_output(result, backward, x), out)
     op.__name__ = op.__qualname__ = fn_name

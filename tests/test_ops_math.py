@@ -189,3 +189,16 @@ GRAD_CASES = {
 def test_gradient(name):
     fn, inputs = GRAD_CASES[name]
     gradcheck(fn, [a.copy() for a in inputs])
+
+
+@pytest.mark.parametrize("fn, want", [("floor", [np.nan, np.nan, 0.0]), ("ceil", [np.nan, np.nan, 0.0]),
+                                      ("sign", [np.nan, np.nan, 0.0]), ("round", [np.nan, np.nan, 0.0]),
+                                      ("neg", [-np.inf, np.nan, -2.0]), ("frac", [np.inf, np.nan, 2.0])])
+def test_constant_slope_gradients_are_g_times_the_slope_as_paddle_s(fn, want):
+    """paddle 3.3.1 (measured 2026-11-27): floor's gradient of g = [inf, nan, 2] is [nan, nan, 0]
+    (0 * g), neg's is -g; float32 stays float32."""
+    x = pycoll.to_tensor(np.array([1.5, -2.5, 3.0], dtype="float32"), stop_gradient=False)
+    g = pycoll.to_tensor(np.array([np.inf, np.nan, 2.0], dtype="float32"))
+    (gx,) = pycoll.grad([getattr(pycoll, fn)(x)], [x], [g])
+    assert gx.dtype == pycoll.float32
+    np.testing.assert_array_equal(gx.numpy(), np.array(want, dtype="float32"))
