@@ -25,16 +25,20 @@
 # fewer, where xdist imports, as on the GPU machine of 2026-11-26; else 1): those tests spend most
 # of their time starting ranks and NCCL on 16 host cores, not on the GPU.
 # A device call has 10 minutes and setup.sh takes one of them; a session's device time (15 minutes
-# now, the machine's start included) held two such calls on 2026-11-26 (an H100: start 30 s,
-# setup.sh 40 s, in-process gpu tests 31 s, tests-nccl 132 s one at a time, kernels 31 s,
-# collectives-1rank 48 s, peers-1rank 28 s, dp-1rank 17 s). So the run is two calls, each with
-# --budget 520 (so that it ends, packed, inside its call); a session lent a GPU runs the first
-# call not yet run or not yet passed (bench/RESULTS.md and the issue's notes say which):
-#   --part build,tests,kernels,collectives-1rank,host-cost-1rank,peers-1rank,dp-1rank,failures
-#   --part collectives-2ranks,peers-2ranks,dp-2ranks,sharding-2ranks  (2-rank benchmarks)
-# or, after a first call with failures fixed since, the failed steps again.
-# The 2-rank benchmarks need two GPUs: two processes on one GPU take turns on it (no MPS), about a
-# millisecond a call, so their figures would measure the time slices, not NCCL or pycoll.
+# now, the machine's start included) held two such calls on 2026-11-27 (an H100: setup.sh 40 s,
+# build + environment 11 s, tests-inprocess 131 s, tests-nccl 57 s and tests-ranks 47 s with
+# --jobs 8, kernels 31 s, collectives-1rank 44 s, host-cost-1rank 4 s, peers-1rank 21 s, dp-1rank
+# 17 s, failures 20-25 s without its MPI-only cases; collectives-2ranks 142 s, dp-2ranks 27 s).
+# So the run is two calls, each with --budget 520 (so that it ends, packed, inside its call), the
+# second at once, while the machine is warm (it goes back after 30 s idle; setup.sh's install stays):
+#   --part build,tests,kernels,collectives-1rank,host-cost-1rank,peers-1rank,dp-1rank,failures --jobs 8
+#   --part peers-2ranks,sharding-2ranks,collectives-2ranks,dp-2ranks  (2-rank benchmarks)
+# or, after a first call with failures fixed since, the failed steps again. Before the first call,
+# after ../shared/gpu/stage.sh: bash bench/stage_gpu_extras.sh (nccl4py, a peer of gpu_peers.py).
+# The second call may start with `python3 -c "import mpi4py.MPI, pycoll" || bash .gpu/setup.sh`.
+# On one GPU the 2-rank figures measure NCCL's socket transport between the ranks (2.4-4.6 ms a
+# small call on 2026-11-27), not NVLink: ratios to raw NCCL and torch stay fair, absolute figures
+# and overlap need two GPUs.
 #
 # Each step runs under its own time limit (--limit STEP=SECONDS changes one; --budget bounds the
 # whole run: a step gets at most what is left, and none starts with under 15 s left) with its
@@ -101,6 +105,15 @@ sys.exit(1 if missing else 0)
 EOF
 }
 
+install_extras() {  # the optional peers bench/stage_gpu_extras.sh staged (nccl4py), if any
+  local wheels=("$ROOT"/.gpu/extra/*.whl)
+  if [[ -e ${wheels[0]} ]]; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile "${wheels[@]}" && echo "installed: ${wheels[*]##*/}"
+  else
+    echo "no staged extras (.gpu/extra/): bash bench/stage_gpu_extras.sh stages nccl4py"
+  fi
+}
+
 versions() {  # what bench/RESULTS.md quotes: CUDA, CuPy, NCCL, torch, MPI
   if command -v nvcc >/dev/null; then nvcc --version | tail -n 2; fi
   "$PY" - <<'EOF'
@@ -125,6 +138,12 @@ def torch_():
     return f"{torch.__version__}, CUDA {torch.version.cuda}, its NCCL {theirs}"
 
 
+def nccl4py_():
+    from importlib.metadata import version
+    import nccl.core  # noqa: F401 - bench/gpu_peers.py's import
+    return version("nccl4py")
+
+
 def mpi_():
     import mpi4py
     from mpi4py import MPI
@@ -132,7 +151,7 @@ def mpi_():
 
 
 print("python", platform.python_version())
-for label, get in (("cupy", cupy_), ("nccl", nccl_), ("torch", torch_), ("mpi", mpi_)):
+for label, get in (("cupy", cupy_), ("nccl", nccl_), ("torch", torch_), ("nccl4py", nccl4py_), ("mpi", mpi_)):
     try:
         print(label, get())
     except Exception as exc:  # a missing piece is a fact to report
@@ -187,7 +206,7 @@ in_process_tests=$(echo $in_process_tests)
 others="tests$(for t in $in_process_tests $rank_tests; do printf ' --ignore=%s' "$t"; done)"
 if [[ $mode == gpu ]]; then
   backend=nccl check="&& build_check $O/info.json"
-  environment="nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_mode --format=csv; versions"
+  environment="install_extras; nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,compute_mode --format=csv; versions"
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 256M -f 2}
   sweep2=${RUN_GPU_SWEEP_2RANKS:--b 16 -e 256M -f 4 -n 20 -w 3}
   kernels="bench/bench_kernels.py --gpu" peers="bench/gpu_peers.py --rounds 5" host_cost=""
