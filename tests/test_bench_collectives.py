@@ -117,3 +117,26 @@ def test_expected_results_follow_each_ops_semantics():
     assert OPS["sendrecv"].expected(inputs, ctx, 4).tolist() == [1, 2, 3, 4]
     ctx.redop = ReduceOp.MAX
     assert OPS["all_reduce"].expected(inputs, ctx, 4).tolist() == [10, 20, 30, 40]
+
+
+def test_the_copy_before_an_out_of_place_run_is_a_memcpy_for_device_arrays():
+    """Device buffers are copied by copy_from_device_async (the copy engine), host ones by
+    assignment; either way the call runs after the copy."""
+    import strict_cupy
+
+    from pycoll.bench.calls import copy_then
+
+    ran, device_work = [], []
+    with strict_cupy.installed() as cp:
+        src, dst = cp.arange(6, dtype=cp.float32), cp.zeros(6, dtype=cp.float32)
+        run = copy_then(src, dst, lambda: ran.append(dst.get().tolist()))
+        strict_cupy._COUNTER[0] = lambda kind, name: device_work.append((kind, name))
+        try:
+            run()
+        finally:
+            strict_cupy._COUNTER[0] = None
+    assert ran == [[0, 1, 2, 3, 4, 5]]
+    assert [w for w in device_work if w[0] == "op"] == [("op", "memcpy")]
+    host = np.zeros(3, dtype=np.float16)
+    copy_then(np.ones(3, dtype=np.float16), host, lambda: ran.append(host.tolist()))()
+    assert ran[-1] == [1, 1, 1]
