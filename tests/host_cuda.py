@@ -8,8 +8,8 @@ Two uses:
 - unit tests of the NCCL engine and its watchdog (test_nccl.py, test_watchdog.py, through the
   fixtures in nccl_fixtures.py): every stream wait, event record and query, NCCL call and group
   goes into ``log``; events report done only when told (``HostCuda.done`` for all of them,
-  ``Event.fired`` for one); the test makes the engine's :class:`Communicator` itself, which
-  records its calls and carries none out.
+  ``Event.fired`` for one) and ``events_made`` counts the events made; the test makes the
+  engine's :class:`Communicator` itself, which records its calls and carries none out.
 - the device API's tests (test_device_api.py): ``cupy.cuda.Stream`` / ``Event`` /
   ``get_current_stream`` / ``get_elapsed_time`` over these streams and events (a stream made
   so has its own pointer, 201, 202, ...; ``use`` makes it current), and a :class:`MemoryPool`
@@ -170,17 +170,21 @@ class Stream:
 
 class Event:
     """Recorded on the stream whose pointer is ``stream``; done when its HostCuda's ``done``
-    says so, or once ``fired`` is set."""
+    says so, or once ``fired`` is set (and until it is recorded again). Each one made counts in
+    its HostCuda's ``events_made``."""
 
     def __init__(self, cuda: "HostCuda", stream: Optional[int], timing: bool = False):
         self.cuda, self.stream, self.timing = cuda, stream, timing
         self.fired = False
         self.at: Optional[float] = None  # when recorded (host clock), for get_elapsed_time
+        cuda.events_made += 1
 
     def record(self, stream: Optional[Stream] = None) -> None:
-        """As ``cupy.cuda.Event.record``: on ``stream``, default the current one."""
+        """As ``cupy.cuda.Event.record``: on ``stream``, default the current one. Recorded again,
+        the event waits for the work queued before this record, as CUDA's: ``fired`` is reset."""
         self.stream = (stream or self.cuda.current_stream()).ptr
-        self.at = time.perf_counter()
+        self.fired = False
+        self.at = time.perf_counter() if self.timing else None
         self.cuda.note("record", self.stream)
 
     def synchronize(self) -> None:
@@ -367,6 +371,7 @@ class HostCuda:
     def __init__(self, done: bool = False, recording: bool = True, version: int = 22703):
         self.log: Optional[Log] = Log() if recording else None
         self.done = done
+        self.events_made = 0  # Event objects made (recording one again makes none)
         self.device: Optional[int] = None  # the device made current by set_device
         self.streams = [Stream(self, CURRENT)]  # the current one last
         self._group_depth = 0
@@ -391,9 +396,10 @@ class HostCuda:
     def new_stream(self, device: int) -> Stream:
         return Stream(self, SIDE)
 
-    def record(self, stream: Stream) -> Event:
-        self.note("record", stream.ptr)
-        return Event(self, stream.ptr)
+    def record(self, stream: Stream, event: Optional[Event] = None) -> Event:
+        event = Event(self, None) if event is None else event
+        event.record(stream)
+        return event
 
     def set_device(self, device: int) -> None:
         self.device = device

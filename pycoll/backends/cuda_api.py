@@ -46,8 +46,12 @@ class Cuda(Protocol):
     def new_stream(self, device: int) -> Stream:
         """A new non-blocking stream on ``device``."""
 
-    def record(self, stream: Stream) -> Event:
-        """An event (without timing) recorded on ``stream`` now."""
+    def record(self, stream: Stream, event: Optional[Event] = None) -> Event:
+        """``event`` recorded on ``stream`` now, or a new event (without timing) when None.
+
+        Recording an event again (CUDA's re-record) moves it: from then on it is done once the
+        work queued on ``stream`` before this record is. A stream's ``wait_event`` made before
+        is unaffected (CUDA takes the event's state when the wait is made)."""
 
     def set_device(self, device: int) -> None:
         """Make ``device`` the calling thread's current device."""
@@ -74,8 +78,9 @@ class CuPy:
         with self._cuda.Device(device):
             return self._cuda.Stream(non_blocking=True)
 
-    def record(self, stream: Stream) -> Event:
-        event = self._cuda.Event(block=False, disable_timing=True)
+    def record(self, stream: Stream, event: Optional[Event] = None) -> Event:
+        if event is None:
+            event = self._cuda.Event(block=False, disable_timing=True)
         event.record(stream)
         return event
 

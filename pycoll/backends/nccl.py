@@ -28,7 +28,9 @@ tested or joined, or before the next collective on this communicator, whichever 
 NCCL has no tags: between two ranks, messages match in the order they are issued.
 
 Watching. Every enqueued call is recorded with an event behind it, for the watchdog thread
-(see :mod:`pycoll.backends.nccl_calls`).
+(see :mod:`pycoll.backends.nccl_calls`); a blocking call's event is recorded again for a later
+call once its call is seen complete, and the event a stream waits on is the engine's one
+``_behind`` event, recorded again each time, so a warmed-up blocking call makes no new event.
 
 Arrays must be C-contiguous CuPy arrays on this communicator's device, already validated by
 the caller. Arrays used by a non-blocking call are kept alive by its request until it is done.
@@ -92,7 +94,8 @@ class NCCLBackend:
         self._pending: List[Tuple[Transfer, NCCLRequest]] = []
         self._token: Any = None  # the barrier's one-element buffer
         self._broken: Optional[str] = None
-        self._in_flight = InFlight()  # shared with the watchdog thread
+        self._in_flight = InFlight(self._event)  # shared with the watchdog thread
+        self._mark: Any = None  # the event another stream waits on (see _behind)
 
     @classmethod
     def create(cls, nranks: int, uid: bytes, rank: int,
@@ -133,6 +136,13 @@ class NCCLBackend:
             if time.monotonic() > deadline:
                 raise self._fail(name, TimeoutError(f"not complete within {self.timeout:g} s"))
             time.sleep(_POLL_S)
+
+    def _behind(self, stream: Any) -> Any:
+        """An event marking the work queued so far on ``stream``, for another stream's
+        ``wait_event``: the engine's one such event, recorded again each time (a wait takes the
+        event's state when it is made, so an earlier wait is unaffected)."""
+        self._mark = self._event(stream, self._mark)
+        return self._mark
 
     def _enqueue(self, name: str, launch: Callable[[int], None], stream: Any) -> None:
         try:
@@ -180,16 +190,16 @@ class NCCLBackend:
             self._enqueue(name, launch, current)
             if then is not None:
                 then()
-            self._in_flight.add(name, seq, self._event(current))
+            self._in_flight.watch(name, seq, current)
             return None
         side = self._stream
-        side.wait_event(self._event(current))
+        side.wait_event(self._behind(current))
         self._enqueue(name, launch, side)
         if then is not None:
             with side:
                 then()
         done = self._event(side)
-        self._in_flight.add(name, seq, done)
+        self._in_flight.add(name, seq, side.ptr, done)
         return NCCLRequest(self, name, seq, done, keep)
 
     def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
@@ -210,16 +220,16 @@ class NCCLBackend:
         if not pending:
             if extra is not None:
                 self._enqueue(name, self._group([extra]), current)
-                self._in_flight.add(name, seq, self._event(current))
+                self._in_flight.watch(name, seq, current)
             return
         side = self._stream
         transfers = [transfer for transfer, _ in pending]
         if extra is not None:
-            side.wait_event(self._event(current))
+            side.wait_event(self._behind(current))
             transfers.append(extra)
         self._enqueue(name, self._group(transfers), side)
         done = self._event(side)
-        self._in_flight.add(name, seq, done)
+        self._in_flight.add(name, seq, side.ptr, done)
         for _, request in pending:
             request.launched(done)
         if extra is not None:
@@ -316,7 +326,7 @@ class NCCLBackend:
         if blocking:
             self._flush(name, seq, transfer)
             return None
-        self._stream.wait_event(self._event(self._current()))
+        self._stream.wait_event(self._behind(self._current()))
         request = NCCLRequest(self, name, seq, None, (arr,))
         self._pending.append((transfer, request))
         return request

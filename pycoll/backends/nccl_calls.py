@@ -13,9 +13,10 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from typing import Any, Deque, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 PRUNE_AT = 64  # watched calls kept before the enqueuing thread drops the completed ones itself
+SPARE_EVENTS = 256  # events of completed blocking calls kept for reuse; more are let go
 
 
 class NCCLRequest:
@@ -72,47 +73,79 @@ class NCCLRequest:
 
 
 class Launched:
-    """A call enqueued on the communicator's streams: what it was, when, and the event behind it.
+    """A call enqueued on the communicator's streams: what it was, when, on which stream (its
+    pointer) and the event behind it.
 
     ``seq`` is the caller's number for the call (0 for an engine used directly);
-    ``warned`` is set by the watchdog once it has logged a stall warning for this call.
+    ``warned`` is set by the watchdog once it has logged a stall warning for this call;
+    ``spare``: the event is :class:`InFlight`'s own, recorded again for a later call once this
+    one is seen complete (``completed``).
     """
 
-    __slots__ = ("name", "seq", "started", "event", "warned")
+    __slots__ = ("name", "seq", "started", "stream", "event", "spare", "completed", "warned")
 
-    def __init__(self, name: str, seq: int, event: Any):
-        self.name, self.seq, self.event = name, seq, event
+    def __init__(self, name: str, seq: int, stream: int, event: Any, spare: bool = False):
+        self.name, self.seq, self.stream, self.event, self.spare = name, seq, stream, event, spare
         self.started = time.monotonic()
-        self.warned = False
+        self.completed = self.warned = False
 
     @property
     def done(self) -> bool:
-        return self.event.done
+        # the event first: once ``completed`` is set a spare event may be recorded for a later
+        # call, and ``completed`` is set before that, so a query that saw the later record is
+        # followed by a read of ``completed`` that is True
+        return self.event.done or self.completed
 
 
 class InFlight:
     """The calls enqueued on one communicator, oldest first, until they are seen complete.
 
     Shared by the enqueuing thread and the watchdog thread. Appending needs no lock (a deque's
-    appends and pops are thread-safe); the lock keeps two threads from dropping at once.
+    appends and pops are thread-safe); the lock keeps two threads from dropping at once, and
+    only the dropping thread takes calls off the front.
+
+    A blocking call's event is watched by nothing else (:meth:`watch`): once its call is seen
+    complete it is kept (up to ``SPARE_EVENTS``) and recorded again behind a later call, which
+    costs CUDA a third of a new event. Events handed to requests (:meth:`add`) are never reused.
+    ``record(stream, event)`` is :meth:`pycoll.backends.cuda_api.Cuda.record`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, record: Callable[[Any, Any], Any]) -> None:
         self.calls: Deque[Launched] = deque()
         self._lock = threading.Lock()
+        self._record = record
+        self._spare: List[Any] = []  # events of calls seen complete; only the enqueuing thread takes
+        self._limit = PRUNE_AT  # calls kept before add() drops completed ones
 
-    def add(self, name: str, seq: int, event: Any) -> None:
-        """Record an enqueued call; ``event`` fires once it is complete."""
-        self.calls.append(Launched(name, seq, event))
-        if len(self.calls) > PRUNE_AT:
+    def watch(self, name: str, seq: int, stream: Any) -> None:
+        """Record a blocking call just enqueued on ``stream``, behind an event of this list's own."""
+        spare = self._spare
+        self.add(name, seq, stream.ptr, self._record(stream, spare.pop() if spare else None), True)
+
+    def add(self, name: str, seq: int, stream: int, event: Any, spare: bool = False) -> None:
+        """Record a call enqueued on the stream whose pointer is ``stream``; ``event`` fires once
+        it is complete (``spare``: the event is this list's own, see :meth:`watch`)."""
+        calls = self.calls
+        calls.append(Launched(name, seq, stream, event, spare))
+        if len(calls) > self._limit:
             self.drop_completed()
 
     def drop_completed(self) -> None:
-        """Forget the oldest calls that have completed."""
+        """Forget the oldest calls that have completed (up to the first that has not).
+
+        Calls on one stream complete in the order they were enqueued, so each stream's calls
+        are asked in a binary search, its newest first: one query when they have all completed,
+        about log2(calls) otherwise. Then ``add`` waits for twice the calls still kept (at least
+        ``PRUNE_AT``) before dropping again, so that a device far behind the host costs few queries.
+        """
         with self._lock:
             calls = self.calls
-            while calls and calls[0].event.done:
-                calls.popleft()
+            for _ in range(_completed_prefix(calls)):
+                call = calls.popleft()
+                call.completed = True
+                if call.spare and len(self._spare) < SPARE_EVENTS:
+                    self._spare.append(call.event)
+            self._limit = max(PRUNE_AT, 2 * len(calls))
 
     def oldest(self) -> Optional[Launched]:
         """The oldest call that has not completed, or None."""
@@ -121,3 +154,39 @@ class InFlight:
             return self.calls[0]
         except IndexError:
             return None
+
+
+def _completed_prefix(calls: Deque[Launched]) -> int:
+    """How many of the oldest ``calls`` have completed, before the first that has not."""
+    known = calls.copy()  # one consistent copy: the enqueuing thread may append meanwhile
+    if not known:
+        return 0
+    streams = [call.stream for call in known]
+    if streams.count(streams[0]) == len(streams):  # one stream: the common case
+        return _completed_on_stream(known, range(len(known)))
+    by_stream: Dict[int, List[int]] = {}  # each stream's positions in ``known``, oldest first
+    for position, stream in enumerate(streams):
+        by_stream.setdefault(stream, []).append(position)
+    first_open = len(known)
+    for positions in by_stream.values():  # streams in the order of their oldest call
+        if positions[0] >= first_open:
+            break  # this stream's calls, and later streams', all come after a call not complete
+        complete = _completed_on_stream(known, positions)
+        if complete < len(positions):
+            first_open = min(first_open, positions[complete])
+    return first_open
+
+
+def _completed_on_stream(known: Deque[Launched], positions: Sequence[int]) -> int:
+    """How many of the calls at ``positions`` of ``known`` (calls on one stream, oldest first)
+    have completed: they complete in order, so the newest is asked first, then a binary search."""
+    if known[positions[-1]].event.done:
+        return len(positions)
+    low, high = 0, len(positions) - 1  # positions[:low] complete, positions[high] not
+    while low < high:
+        middle = (low + high) // 2
+        if known[positions[middle]].event.done:
+            low = middle + 1
+        else:
+            high = middle
+    return low
