@@ -13,9 +13,11 @@ import threading
 import numpy as np
 import pytest
 
-from host_cuda import CURRENT, SIDE, HostCuda, Stream, zeros
+from host_cuda import CURRENT, SIDE, Communicator, HostCuda, Stream, full, zeros
 from pycoll.backends import nccl as engine
 from pycoll.backends.reduce_op import ReduceOp
+from pycoll.distributed import collective as dist
+from pycoll.distributed.group import Group
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:cupy._environment")
 
@@ -176,3 +178,67 @@ def test_the_watchdog_thread_pruning_meanwhile_loses_no_call(backend, fake):
     all_reduce(backend, seq=20001)
     assert [c.seq for c in backend._in_flight.calls] == [20001]
     assert backend.stalled_call().seq == 20001
+
+
+# -- scatter and alltoall: blocks sent from where they are ------------------------------------------
+def address(a):
+    return a.__array_interface__["data"][0]
+
+
+def data_sends(fake):
+    """The addresses of the last group's sends (before it: the exchange of the ranks' block sizes)."""
+    return [c[1] for c in fake.log.calls("send")[-2:]]
+
+
+@pytest.fixture
+def pair(backend):
+    """The world of 2 ranks, this one rank 0, over the recording NCCL engine."""
+    return Group(0, [0, 1], 0, backend, 10.0)
+
+
+def test_scatter_sends_each_block_from_its_own_memory(pair, fake):
+    out = zeros(4, np.float32)
+    blocks = [full(4, 1.0, np.float32), full(4, 2.0, np.float32)]  # two allocations: they tile nothing
+    dist.scatter(out, blocks, src=0, group=pair)
+    assert [c[1] for c in fake.log.calls("send")] == [address(b) for b in blocks]
+    assert fake.log.calls("recv")[0][1] == address(out)
+
+
+def test_a_scatter_block_overlapping_the_output_is_sent_from_a_copy(pair, fake):
+    out = full(4, 1.0, np.float32)
+    other = full(4, 2.0, np.float32)
+    dist.scatter(out, [out, other], src=0, group=pair)
+    sent = [c[1] for c in fake.log.calls("send")]
+    assert sent[0] != address(out) and sent[1] == address(other)
+
+
+def test_a_group_of_one_scatters_and_gathers_without_telling_itself_its_verdict(fake):
+    alone = Group(0, [0], 0, engine.NCCLBackend(Communicator(fake, rank=0, size=1), timeout=10.0), 10.0)
+    out = zeros(4, np.float32)
+    fake.clear()
+    dist.scatter(out, [full(4, 1.0, np.float32)], src=0, group=alone)
+    dist.gather(out, [zeros(4, np.float32)], dst=0, group=alone)
+    assert not fake.log.calls("broadcast")  # the verdicts' broadcasts (and the host's wait for them)
+    with pytest.raises(ValueError, match="scatter: tensor_list is None on the source rank"):
+        dist.scatter(out, None, src=0, group=alone)
+    assert not fake.log.calls("broadcast")
+
+
+def test_alltoall_sends_separate_blocks_from_their_own_memory(pair, fake):
+    sends = [full(4, 1.0, np.float32), full(4, 2.0, np.float32)]
+    received = []
+    dist.alltoall(received, sends, group=pair)
+    assert data_sends(fake) == [address(a) for a in sends]
+
+
+def test_alltoall_in_place_sends_from_one_copy_or_copies_of_the_overlapping_blocks(pair, fake):
+    whole = full(8, 1.0, np.float32)
+    tiling = [whole[:4], whole[4:]]
+    dist.alltoall(tiling, tiling, group=pair)
+    sent = data_sends(fake)
+    assert sent[1] - sent[0] == 16 and not address(whole) <= sent[0] < address(whole) + 32
+    assert [c[1] for c in fake.log.calls("recv")[-2:]] == [address(whole), address(whole) + 16]
+    fake.clear()
+    apart = [full(4, 1.0, np.float32), full(4, 2.0, np.float32)]  # received into pycoll's buffer
+    dist.alltoall(apart, apart, group=pair)
+    assert data_sends(fake) == [address(a) for a in apart]

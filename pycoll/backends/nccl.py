@@ -63,6 +63,18 @@ __all__ = [  # the engine, and the names other modules import from here
 _POLL_S = 50e-6
 
 
+def _addresses(blocks: Any, sizes: Sequence[int]) -> List[int]:
+    """The device address of each block: ``blocks`` is a list of arrays, or one array holding
+    blocks of ``sizes`` bytes one after another."""
+    if isinstance(blocks, (list, tuple)):
+        return [block.data.ptr for block in blocks]
+    addresses, address = [], blocks.data.ptr
+    for nbytes in sizes:
+        addresses.append(address)
+        address += nbytes
+    return addresses
+
+
 class NCCLBackend:
     """Collectives over one NCCL communicator, on the device that was current when it was made."""
 
@@ -72,6 +84,10 @@ class NCCLBackend:
     # the other side (NCCL's rule: recvbuff == sendbuff + rank * count, or the reverse), so the
     # collective layer may hand them such overlapping arrays
     in_place_blocks = True
+    # scatter's and alltoallv's send blocks may each lie in memory of their own, given as a list
+    # of arrays: NCCL sends each block by itself, so the collective layer need not copy them into
+    # one buffer first
+    separate_blocks = True
     _plans = Plans(reduction_error, Reduction)  # shared by all communicators
     plan = _plans.get  # how to reduce (dtype, op); ValueError/TypeError saying why it cannot
     can_reduce = _plans.can
@@ -278,12 +294,13 @@ class NCCLBackend:
 
     def scatter(self, out: Any, send: Optional[Any], root: int,
                 blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
-        """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes``; block i goes to rank i."""
+        """On ``root``, ``send`` holds ``size`` blocks of ``out.nbytes`` (one array, or a list of
+        arrays: ``separate_blocks``); block i goes to rank i."""
         nbytes = out.nbytes
         transfers: List[Transfer] = [(False, out.data.ptr, nbytes, root)]
         if self.rank == root:
-            base = send.data.ptr
-            transfers += [(True, base + i * nbytes, nbytes, i) for i in range(self.size)]
+            addresses = _addresses(send, [nbytes] * self.size)
+            transfers += [(True, address, nbytes, i) for i, address in enumerate(addresses)]
         return self._run("scatter", seq, blocking, self._group(transfers), (out, send))
 
     def alltoall(self, out: Any, send: Any, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
@@ -299,15 +316,14 @@ class NCCLBackend:
     def alltoallv(self, out: Any, send: Any, send_bytes: Sequence[int], recv_bytes: Sequence[int],
                   blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:
         """Block j of ``send`` (``send_bytes[j]`` bytes) goes to rank j; block i of ``out``
-        (``recv_bytes[i]`` bytes) comes from rank i; blocks are packed in rank order. Empty
-        blocks are not sent (each side knows its own are empty)."""
+        (``recv_bytes[i]`` bytes) comes from rank i; blocks are packed in rank order (``send``
+        may instead be a list of the blocks: ``separate_blocks``). Empty blocks are not sent
+        (each side knows its own are empty)."""
         transfers: List[Transfer] = []
-        for is_send, base, sizes in ((True, send.data.ptr, send_bytes), (False, out.data.ptr, recv_bytes)):
-            offset = 0
-            for peer, nbytes in enumerate(sizes):
+        for is_send, buffers, sizes in ((True, send, send_bytes), (False, out, recv_bytes)):
+            for peer, (address, nbytes) in enumerate(zip(_addresses(buffers, sizes), sizes)):
                 if nbytes:
-                    transfers.append((is_send, base + offset, nbytes, peer))
-                offset += nbytes
+                    transfers.append((is_send, address, nbytes, peer))
         return self._run("alltoallv", seq, blocking, self._group(transfers), (out, send))
 
     def gather(self, out: Optional[Any], arr: Any, root: int, blocking: bool,

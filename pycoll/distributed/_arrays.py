@@ -187,6 +187,21 @@ def one_per_rank(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str,
     return together if together is not None else stacked(arrays, like, xp)
 
 
+def send_blocks(items: Any, nranks: int, like: Any, xp: Any, fn: str, arg: str) -> List[Any]:
+    """``items`` (a list of ``nranks`` tensors, each with ``like``'s shape and dtype) as arrays
+    an engine with ``separate_blocks`` sends one by one: each entry's own memory, or a
+    C-contiguous copy of an entry that is strided or overlaps ``like`` (the output: NCCL must
+    not send from memory it receives into)."""
+    arrays = check_like(check_list(items, nranks, fn, arg, allow_empty=False), like, xp, fn, arg)
+    return [arr if arr.flags.c_contiguous and not overlap(arr, like) else arr.copy() for arr in arrays]
+
+
+def separate_blocks(engine: Any) -> bool:
+    """Whether ``engine`` sends the blocks of a scatter or alltoallv from a list of arrays
+    (NCCL: ``separate_blocks``), which then need not be copied into one buffer."""
+    return getattr(engine, "separate_blocks", False)
+
+
 # NumPy reads an array's address through __array_interface__ (about 1 us, a dict each time): the
 # proof costs ~6 us for two blocks, as much as copying two 64 KiB blocks here, so NumPy blocks
 # under this size are copied (CuPy's addresses are attributes, and its copies kernel launches)
@@ -197,7 +212,7 @@ def _address(arr: Any) -> int:
     return arr.__array_interface__["data"][0] if isinstance(arr, np.ndarray) else arr.data.ptr
 
 
-def _overlap(a: Any, b: Any) -> bool:
+def overlap(a: Any, b: Any) -> bool:
     """Whether the memory of arrays ``a`` and ``b`` may overlap (their extents meet)."""
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         return np.may_share_memory(a, b)
@@ -232,7 +247,7 @@ def _span(arrays: List[Any], xp: Any, away_from: Optional[Any],
     origin = _address(base)
     if start < origin or end > origin + base.nbytes:  # outside base: never so for a view of it
         return None
-    if away_from is not None and _overlap(base, away_from):  # (NumPy: no address to read when apart)
+    if away_from is not None and overlap(base, away_from):  # (NumPy: no address to read when apart)
         other = _address(away_from)
         if other < end and start < other + away_from.nbytes and (
                 own is None or other != start + own * away_from.nbytes):
@@ -305,17 +320,18 @@ def stacked(arrays: List[Any], like: Any, xp: Any) -> Any:
     return out
 
 
-def received_into(out: Any, like: Any, nranks: int, own: Optional[int] = None) -> Optional[Any]:
+def received_into(out: Any, like: Any, own: Optional[int] = None) -> Optional[Any]:
     """``out``, one tensor of ``nranks * like.size`` elements (paddle's stacked ``all_gather``
-    output), as the ``(nranks, *like.shape)`` array to receive into: itself when it is
-    of ``like``'s dtype, C-contiguous, writeable and away from ``like`` (the sent array) or, given ``own``
-    (:func:`own_block`), when ``like`` is exactly its block ``own``; None otherwise (its
-    :func:`parts` are then filled from a buffer of pycoll's)."""
-    if out.dtype != like.dtype or not out.flags.c_contiguous or not getattr(out.flags, "writeable", True):
+    output), when it can be received into as it is (the engines read its memory, whatever its
+    shape): of ``like``'s dtype, C-contiguous, writeable and away from ``like`` (the sent
+    array) or, given ``own`` (:func:`own_block`), when ``like`` is exactly its block ``own``;
+    None otherwise (its :func:`parts` are then filled from a buffer of pycoll's)."""
+    flags = out.flags
+    if out.dtype != like.dtype or not flags.c_contiguous or not getattr(flags, "writeable", True):
         return None  # (another dtype is refused, naming it, on the way through parts)
-    if _overlap(out, like) and (own is None or _address(like) != _address(out) + own * like.nbytes):
+    if overlap(out, like) and (own is None or _address(like) != _address(out) + own * like.nbytes):
         return None
-    return out.reshape((nranks,) + like.shape)
+    return out
 
 
 def gather_blocks(out_list: list, like: Any, nranks: int, template: Any, xp: Any, fn: str,

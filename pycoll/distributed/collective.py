@@ -139,6 +139,16 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op)
 
 
+def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception]) -> None:
+    """:func:`verdict.shared`: every rank raises the root's refusal of its list. A group of one
+    has no peer to tell, so its root raises without the broadcasts (and the host's wait for
+    them) that telling takes."""
+    if g.nranks > 1:
+        verdict.shared(g, fn, root, problem)
+    elif problem is not None:
+        raise problem
+
+
 def _buffer(tensor: Any, xp: Any, fn: str, receives: bool) -> Tuple[Any, Optional[Callable[[], None]]]:
     """``tensor``'s buffer for a rooted call: received into (with its copy-back) or only sent."""
     if receives:
@@ -202,7 +212,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
                 raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape "
                                  f"{list(out.shape)}; it needs the group's {g.nranks} tensors stacked on "
                                  f"axis 0: shape {[g.nranks, *arr.shape]}")
-            blocks = _arrays.received_into(out, arr, g.nranks, own)
+            blocks = _arrays.received_into(out, arr, own)
             if blocks is None:
                 tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
         if blocks is None:
@@ -244,7 +254,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
                                                     "gather_list")
         except (TypeError, ValueError) as exc:
             problem = exc
-    verdict.shared(g, "gather", root, problem)
+    _root_verdict(g, "gather", root, problem)
     return _launch(g, "gather", g.engine.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
 
 
@@ -270,10 +280,13 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
             if tensor_list is None:
                 raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
                                  f"{src}; it needs one tensor per rank")
-            send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+            if _arrays.separate_blocks(g.engine):  # NCCL sends each block from where it is
+                send = _arrays.send_blocks(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+            else:
+                send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
         except (TypeError, ValueError) as exc:
             problem = exc
-    verdict.shared(g, "scatter", root, problem)
+    _root_verdict(g, "scatter", root, problem)
     return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src)
 
 
@@ -354,12 +367,23 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
                              .reshape(block[3]))
                 offset += block[0]
         deliver = refused or _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
-    send = _arrays.region(sends, xp, away_from=out)
-    if send is None:
-        send = xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
+    send = _alltoall_send(g, sends, out, xp)
     return _launch(g, fn, g.engine.alltoallv, (out, send, [a.nbytes for a in sends],
                                                 [block[0] for block in incoming]),
                    _MIXED_BLOCKS, sync_op, deliver, compared=False, moves=True)
+
+
+def _alltoall_send(g: Group, sends: List[Any], out: Any, xp: Any) -> Any:
+    """What alltoall sends: the blocks' own memory when they tile one buffer, or (to an engine
+    with ``separate_blocks``) as they are, else one buffer of their bytes. Memory that overlaps
+    ``out`` (an alltoall in place) is copied first: a block may be received into before it has
+    been sent."""
+    send = _arrays.region(sends, xp)
+    if send is None:
+        if _arrays.separate_blocks(g.engine):
+            return [a.copy() if _arrays.overlap(a, out) else a for a in sends]
+        return xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
+    return send.copy() if _arrays.overlap(send, out) else send
 
 
 def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[List[int]] = None,
