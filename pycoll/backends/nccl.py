@@ -206,7 +206,7 @@ class NCCLBackend:
             self._enqueue(name, launch, current)
             if then is not None:
                 then()
-            self._in_flight.watch(name, seq, current)
+            self._in_flight.add(name, seq, current)
             return None
         side = self._stream
         side.wait_event(self._behind(current))
@@ -215,7 +215,7 @@ class NCCLBackend:
             with side:
                 then()
         done = self._event(side)
-        self._in_flight.add(name, seq, side.ptr, done)
+        self._in_flight.add(name, seq, side, done)
         return NCCLRequest(self, name, seq, done, keep)
 
     def _group(self, transfers: Sequence[Transfer]) -> Callable[[int], None]:
@@ -236,7 +236,7 @@ class NCCLBackend:
         if not pending:
             if extra is not None:
                 self._enqueue(name, self._group([extra]), current)
-                self._in_flight.watch(name, seq, current)
+                self._in_flight.add(name, seq, current)
             return
         side = self._stream
         transfers = [transfer for transfer, _ in pending]
@@ -245,7 +245,7 @@ class NCCLBackend:
             transfers.append(extra)
         self._enqueue(name, self._group(transfers), side)
         done = self._event(side)
-        self._in_flight.add(name, seq, side.ptr, done)
+        self._in_flight.add(name, seq, side, done)
         for _, request in pending:
             request.launched(done)
         if extra is not None:

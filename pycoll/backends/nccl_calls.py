@@ -104,9 +104,9 @@ class InFlight:
     appends and pops are thread-safe); the lock keeps two threads from dropping at once, and
     only the dropping thread takes calls off the front.
 
-    A blocking call's event is watched by nothing else (:meth:`watch`): once its call is seen
-    complete it is kept (up to ``SPARE_EVENTS``) and recorded again behind a later call, which
-    costs CUDA a third of a new event. Events handed to requests (:meth:`add`) are never reused.
+    A blocking call's event is watched by nothing else (:meth:`add` records it): once its call
+    is seen complete it is kept (up to ``SPARE_EVENTS``) and recorded again behind a later call,
+    which costs CUDA a third of a new event. Events handed to requests are never reused.
     ``record(stream, event)`` is :meth:`pycoll.backends.cuda_api.Cuda.record`.
     """
 
@@ -117,16 +117,16 @@ class InFlight:
         self._spare: List[Any] = []  # events of calls seen complete; only the enqueuing thread takes
         self._limit = PRUNE_AT  # calls kept before add() drops completed ones
 
-    def watch(self, name: str, seq: int, stream: Any) -> None:
-        """Record a blocking call just enqueued on ``stream``, behind an event of this list's own."""
-        spare = self._spare
-        self.add(name, seq, stream.ptr, self._record(stream, spare.pop() if spare else None), True)
-
-    def add(self, name: str, seq: int, stream: int, event: Any, spare: bool = False) -> None:
-        """Record a call enqueued on the stream whose pointer is ``stream``; ``event`` fires once
-        it is complete (``spare``: the event is this list's own, see :meth:`watch`)."""
+    def add(self, name: str, seq: int, stream: Any, event: Any = None) -> None:
+        """Record a call just enqueued on ``stream``; ``event`` fires once it is complete. None:
+        a blocking call's, watched by nothing else, so this list records one of its own behind
+        the call (a spare one when it has one)."""
+        spare = event is None
+        if spare:
+            events = self._spare
+            event = self._record(stream, events.pop() if events else None)
         calls = self.calls
-        calls.append(Launched(name, seq, stream, event, spare))
+        calls.append(Launched(name, seq, stream.ptr, event, spare))
         if len(calls) > self._limit:
             self.drop_completed()
 
