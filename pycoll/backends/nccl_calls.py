@@ -15,7 +15,7 @@ import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
-PRUNE_AT = 64  # watched calls kept before the enqueuing thread drops the completed ones itself
+PRUNE_AT = 64  # watched calls kept, at least, before the enqueuing thread drops the completed ones itself
 SPARE_EVENTS = 256  # events of completed blocking calls kept for reuse; more are let go
 
 
