@@ -261,6 +261,45 @@ def check_index_range(fn: str, arg: str, idx: Any, size: int, axis: int, error: 
                     f"and < {size}, got {high if high >= size else low}")
 
 
+def check_device_index(fn: str, index: Any, shape: Tuple[int, ...]) -> None:
+    """IndexError naming op ``fn`` unless every integer array of ``index`` (of `index_arrays`)
+    addresses a place of the axis of ``shape`` it indexes; device arrays only. NumPy raises such
+    an error itself, but CuPy wraps an index out of range around without one (its documented
+    difference from NumPy), which would read or write the wrong element silently. All the
+    arrays' bounds come back to the host in one transfer."""
+    items = index if isinstance(index, tuple) else (index,)
+    arrays = [(i, axis) for i, axis in _indexed_axes(items, len(shape)) if is_array(i) and i.dtype.kind in "iu"
+              and i.size]
+    if not arrays or array_module(arrays[0][0]) is np:
+        return
+    xp = array_module(arrays[0][0])
+    bounds = to_module(xp.stack([v for i, _ in arrays for v in (i.min(), i.max())]), np).tolist()
+    for k, (_, axis) in enumerate(arrays):
+        low, high, size = bounds[2 * k], bounds[2 * k + 1], shape[axis]
+        if low < -size or high >= size:
+            raise IndexError(f"{fn}: index {high if high >= size else low} is out of range for axis {axis} of "
+                             f"size {size} (a Tensor of shape {list(shape)})")
+
+
+def _indexed_axes(items: tuple, ndim: int) -> List[Tuple[Any, int]]:
+    """(item, the axis it indexes) for the items of an index: None adds an axis and indexes
+    none, Ellipsis stands for the axes no other item takes, a boolean array takes its ndim."""
+    def width(i: Any) -> int:
+        if i is None or i is Ellipsis:
+            return 0
+        return i.ndim if is_array(i) and i.dtype == bool else 1
+    rest = ndim - sum(width(i) for i in items)
+    placed, axis = [], 0
+    for i in items:
+        if i is Ellipsis:
+            axis += rest
+            continue
+        if width(i) == 1:
+            placed.append((i, axis))
+        axis += width(i)
+    return placed
+
+
 def index_arrays(index: Any, xp: Any) -> Any:
     """`index` with Tensors and lists turned into arrays of module xp."""
     if isinstance(index, tuple):

@@ -105,6 +105,7 @@ def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tu
     idx = _index(index, xp, fn)
     if idx.ndim != 1:
         raise ValueError(f"{fn}: index must be 1-D, got shape {list(idx.shape)}")
+    check_index_range(fn, "index", idx, a.shape[ax], ax)
     return a, xp, ax, (slice(None),) * ax + (idx,)
 
 

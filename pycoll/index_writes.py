@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from pycoll._tensor_ops import as_tensor, needs_grad, normalize_axes, op_output, placed
+from pycoll._tensor_ops import as_tensor, check_device_index, needs_grad, normalize_axes, op_output, placed
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import put_along_axis, take_along_axis
 from pycoll.inplace_ops import in_place, written
@@ -78,6 +78,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     for i, k in enumerate(key):
         if k.dtype.kind not in "biu":
             raise TypeError(f"index_put: indices[{i}] must hold integers or bools, got dtype {k.dtype}")
+    check_device_index("index_put", key, x._array.shape)
     v = as_tensor(value)
     values = to_module(v._array, xp)
     if not accumulate:

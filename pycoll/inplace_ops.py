@@ -25,7 +25,7 @@ import numpy as np
 
 from pycoll import _graph, math_ops, search_ops, shape_ops
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import index_arrays, needs_grad, op_output, paired, placed
+from pycoll._tensor_ops import check_device_index, index_arrays, needs_grad, op_output, paired, placed
 from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
 from pycoll.random import get_rng
@@ -124,6 +124,7 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     the graph, so its gradient still reaches it."""
     xp = array_module(x._array)
     idx = index_arrays(index, xp)
+    check_device_index("__setitem__", idx, x._array.shape)
     if isinstance(value, Tensor):
         if value._array.ndim and value._array.size == 1:
             value = shape_ops.reshape(value, [])

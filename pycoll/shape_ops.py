@@ -10,8 +10,8 @@ import numpy as np
 from pycoll import _graph
 from pycoll._param_aliases import param_aliases
 from pycoll.device import array_module, is_array
-from pycoll._tensor_ops import (array_target, as_tensor, index_arrays, normalize_axes, op_output, operand,
-                                placed, value_output)
+from pycoll._tensor_ops import (array_target, as_tensor, check_device_index, index_arrays, normalize_axes, op_output,
+                                operand, placed, value_output)
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list, swap_two_axes
@@ -382,6 +382,7 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     a = x._array
     xp = array_module(a)
     index = index_arrays(index, xp)
+    check_device_index("index", index, a.shape)
     repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph's saved memory)
 

@@ -320,11 +320,11 @@ class ndarray:
                 _note("sync", "mask index")  # CuPy reads the mask's count back to size the result
             if _is_advanced(_index(index)) or any(isinstance(p, ndarray) for p in parts):
                 _note("op", "gather")
-        return ndarray._of(self._a[_index(index)])
+        return ndarray._of(self._a[_wrapped(_index(index), self.shape)])
 
     def __setitem__(self, index: Any, value: Any) -> None:
         _note("op", "setitem")
-        index = _index(index)
+        index = _wrapped(_index(index), self.shape)
         if isinstance(value, ndarray):
             self._a[index] = value._a
         elif _is_advanced(index):
@@ -346,15 +346,15 @@ class ndarray:
 
     def scatter_add(self, slices: Any, value: Any) -> None:
         _note("op", "scatter_add")
-        np.add.at(self._a, _index(slices), _operand(value))
+        np.add.at(self._a, _wrapped(_index(slices), self.shape), _operand(value))
 
     def scatter_max(self, slices: Any, value: Any) -> None:
         _note("op", "scatter_max")
-        np.maximum.at(self._a, _index(slices), _operand(value))
+        np.maximum.at(self._a, _wrapped(_index(slices), self.shape), _operand(value))
 
     def scatter_min(self, slices: Any, value: Any) -> None:
         _note("op", "scatter_min")
-        np.minimum.at(self._a, _index(slices), _operand(value))
+        np.minimum.at(self._a, _wrapped(_index(slices), self.shape), _operand(value))
 
     # ---- numpy protocols, as CuPy answers them -------------------------------------------------
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
@@ -488,6 +488,30 @@ def _index(index: Any) -> Any:
     if isinstance(index, list):
         return np.asarray(_host_value(index))
     return index
+
+
+def _wrapped(index: Any, shape: tuple) -> Any:
+    """A host index with its integer arrays taken modulo the size of the axis each indexes: CuPy
+    wraps an out-of-range integer-array index around where NumPy raises IndexError (CuPy's
+    documented difference, "Out-of-bounds indices"), so a missing bounds check reads or writes
+    the wrong element here too, silently, as on a GPU."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in items):
+        return index
+
+    def width(i: Any) -> int:
+        if i is None or i is Ellipsis:
+            return 0
+        return i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+    rest, axis, out = len(shape) - sum(width(i) for i in items), 0, []
+    for i in items:
+        if i is Ellipsis:
+            axis += rest
+        elif isinstance(i, np.ndarray) and i.dtype.kind in "iu" and axis < len(shape) and shape[axis]:
+            i = np.mod(i, shape[axis])
+        out.append(i)
+        axis += width(i) if i is not Ellipsis else 0
+    return tuple(out) if isinstance(index, tuple) else out[0]
 
 
 def _is_advanced(index: Any) -> bool:
@@ -716,7 +740,7 @@ def _scatter(ufunc_: np.ufunc) -> Callable:
         if not isinstance(a, ndarray):
             _refuse_host(a)
         _note("op", f"scatter_{ufunc_.__name__}")
-        ufunc_.at(a._a, _index(slices), _operand(value))
+        ufunc_.at(a._a, _wrapped(_index(slices), a.shape), _operand(value))
 
     return scatter
 
