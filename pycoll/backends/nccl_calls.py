@@ -139,12 +139,14 @@ class InFlight:
         ``PRUNE_AT``) before dropping again, so that a device far behind the host costs few queries.
         """
         with self._lock:
-            calls = self.calls
+            calls, spare = self.calls, self._spare
+            room = SPARE_EVENTS - len(spare)
             for _ in range(_completed_prefix(calls)):
                 call = calls.popleft()
                 call.completed = True
-                if call.spare and len(self._spare) < SPARE_EVENTS:
-                    self._spare.append(call.event)
+                if call.spare and room > 0:
+                    spare.append(call.event)
+                    room -= 1
             self._limit = max(PRUNE_AT, 2 * len(calls))
 
     def oldest(self) -> Optional[Launched]:

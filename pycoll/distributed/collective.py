@@ -353,7 +353,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         g, fn, peer_blocks.rows(fn, sends, targets), expects=targets is not None)
     # the outputs' own memory when they tile one buffer (their sizes are agreed) and none is
     # read-only, else pycoll's (scratch, delivered nowhere, with a read-only one)
-    out = _arrays.region(targets, xp) if targets is not None and refused is None else None
+    out = theirs = _arrays.region(targets, xp) if targets is not None and refused is None else None
     deliver = None
     if out is None:
         if uniform:  # every block is one of ours
@@ -367,23 +367,23 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
                              .reshape(block[3]))
                 offset += block[0]
         deliver = refused or _arrays.deliver_blocks(out_tensor_list, views, targets, items[0], xp)
-    send = _alltoall_send(g, sends, out, xp)
+    send = _alltoall_send(g, sends, theirs, xp)
     return _launch(g, fn, g.engine.alltoallv, (out, send, [a.nbytes for a in sends],
                                                 [block[0] for block in incoming]),
                    _MIXED_BLOCKS, sync_op, deliver, compared=False, moves=True)
 
 
-def _alltoall_send(g: Group, sends: List[Any], out: Any, xp: Any) -> Any:
+def _alltoall_send(g: Group, sends: List[Any], out: Optional[Any], xp: Any) -> Any:
     """What alltoall sends: the blocks' own memory when they tile one buffer, or (to an engine
-    with ``separate_blocks``) as they are, else one buffer of their bytes. Memory that overlaps
-    ``out`` (an alltoall in place) is copied first: a block may be received into before it has
-    been sent."""
+    with ``separate_blocks``) as they are, else one buffer of their bytes. ``out`` is the
+    caller's memory received into (None: pycoll's, new); what overlaps it (an alltoall in place)
+    is copied first, since a block may be received into before it has been sent."""
     send = _arrays.region(sends, xp)
     if send is None:
         if _arrays.separate_blocks(g.engine):
-            return [a.copy() if _arrays.overlap(a, out) else a for a in sends]
+            return sends if out is None else [a.copy() if _arrays.overlap(a, out) else a for a in sends]
         return xp.concatenate([a.reshape(-1).view(np.uint8) for a in sends])
-    return send.copy() if _arrays.overlap(send, out) else send
+    return send.copy() if out is not None and _arrays.overlap(send, out) else send
 
 
 def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[List[int]] = None,
