@@ -4,14 +4,15 @@ autograd graph (`op_output`)."""
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from pycoll import _graph
-from pycoll.device import array_module, is_array, to_module
+from pycoll.device import array_module, is_array, place_of, to_module
 from pycoll.dtypes import is_floating
-from pycoll.tensor import Tensor, to_tensor, wrap
+from pycoll.tensor import Tensor, _to_place, to_tensor, wrap
 
 
 def op_output(array: Any, backward: Callable, *operands: Any) -> Tensor:
@@ -94,15 +95,33 @@ def add_operands_hook(hook: Callable[[str, Tuple[Any, ...], Dict[str, Any]], Tup
     _operands_hooks.append(hook)
 
 
+def on_one_place(operands: Tuple[Any, ...]) -> Tuple[Any, ...]:
+    """``operands`` with every host Tensor among them moved to the GPU of the first device
+    Tensor, when they mix the two, as paddle does: its kernel runs on the inputs' highest-priority
+    place (the GPU) and an input elsewhere is copied there (a model built before
+    ``set_device('gpu')``, a CPU tensor beside a GPU one). The move is an op: the gradient goes
+    back to the host Tensor. Without CuPy imported nothing can be on a GPU: one lookup."""
+    if sys.modules.get("cupy") is None:
+        return operands
+    device = next((o for o in operands if isinstance(o, Tensor) and not isinstance(o._array, np.ndarray)), None)
+    if device is None:
+        return operands
+    place = place_of(device._array)
+    return tuple(_to_place(o, place) if isinstance(o, Tensor) and isinstance(o._array, np.ndarray) else o
+                 for o in operands)
+
+
 def placed(name: str, *operands: Any, **facts: Any) -> Tuple[Any, ...]:
-    """``operands`` of op ``name`` after the operands hooks."""
+    """``operands`` of op ``name`` on one place (`on_one_place`), after the operands hooks."""
+    operands = on_one_place(operands)
     for hook in _operands_hooks:
         operands = hook(name, operands, facts)
     return operands
 
 
 def paired(x: Any, y: Any) -> Tuple[Any, Any]:
-    """``x`` and ``y`` after the pair hooks."""
+    """``x`` and ``y`` on one place (`on_one_place`), after the pair hooks."""
+    x, y = on_one_place((x, y))
     for hook in _pair_hooks:
         x, y = hook(x, y)
     return x, y

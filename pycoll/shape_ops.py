@@ -10,8 +10,8 @@ import numpy as np
 from pycoll import _graph
 from pycoll._param_aliases import param_aliases
 from pycoll.device import array_module, is_array
-from pycoll._tensor_ops import (array_target, as_tensor, check_device_index, index_arrays, normalize_axes, op_output,
-                                operand, placed, value_output)
+from pycoll._tensor_ops import (array_target, as_tensor, check_device_index, index_arrays, normalize_axes,
+                                on_one_place, op_output, operand, placed, value_output)
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list, swap_two_axes
@@ -142,7 +142,7 @@ def _tensor_list(x: Any, fn: str) -> list:
     if isinstance(x, Tensor) or is_array(x):
         raise ValueError(f"{fn}: x must be a list or tuple of Tensors, got a single "
                          f"{'Tensor' if isinstance(x, Tensor) else 'array'} of shape {list(x.shape)}")
-    tensors = [operand(t) for t in x]
+    tensors = list(on_one_place(tuple(operand(t) for t in x)))
     if not tensors:
         raise ValueError(f"{fn}: x must hold at least one Tensor, got an empty {type(x).__name__}")
     for i, t in enumerate(tensors[1:], 1):
