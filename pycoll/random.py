@@ -2,7 +2,9 @@
 
 Random values are always drawn on the host from one NumPy `Generator` and then moved to the device,
 so a CPU run and a GPU run seeded alike start from bit-identical values. There is therefore no
-separate CUDA generator: ``get_cuda_rng_state`` is empty, as paddle's is where no GPU draws.
+separate CUDA generator: where a GPU is visible ``get_cuda_rng_state`` gives the one generator's
+state (so that saving and restoring it replays GPU draws, as paddle's does), and it is empty
+where none is, as paddle's is.
 """
 from __future__ import annotations
 
@@ -93,8 +95,12 @@ def set_rng_state(state_list: List[Dict[str, Any]]) -> None:
 
 
 def get_cuda_rng_state() -> List[Dict[str, Any]]:
-    """Empty: pycoll draws on the host even for GPU tensors (see the module docstring)."""
-    return []
+    """The state that GPU tensors' random values come from where a GPU is visible: pycoll draws
+    them on the host, so it is ``get_rng_state()`` (see the module docstring); empty without a
+    GPU, as paddle's."""
+    from pycoll.device import gpu_count
+
+    return get_rng_state() if gpu_count() else []
 
 
 def set_cuda_rng_state(state_list: List[Dict[str, Any]]) -> None:

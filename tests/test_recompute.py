@@ -214,7 +214,8 @@ def test_global_rng_state_round_trip():
     first = pycoll.randn([4]).numpy()
     pycoll.set_rng_state(state)
     np.testing.assert_array_equal(pycoll.randn([4]).numpy(), first)
-    assert pycoll.get_cuda_rng_state() == []
+    if not pycoll.device.gpu_count():
+        assert pycoll.get_cuda_rng_state() == []  # paddle's without a GPU
     pycoll.set_cuda_rng_state([])
     with pytest.raises(ValueError, match="state_list must be a list of one state"):
         pycoll.set_rng_state("state")
@@ -229,3 +230,21 @@ def test_bad_arguments_are_refused_by_name():
         recompute(lambda v: {"out": v}, x)
     with pytest.raises(ValueError, match=r"ctx\['segments'\] must be an int in \[1, 2\]"):
         recompute_module.recompute_sequential({"segments": 3}, [nn.Linear(2, 2), nn.Linear(2, 2)], x)
+
+
+def test_the_cuda_rng_state_replays_gpu_draws():
+    """With a GPU (the strict stand-in's), get_cuda_rng_state/set_cuda_rng_state replay the draws
+    of GPU tensors, as paddle's do (they gave [] and restored nothing before)."""
+    import strict_cupy
+
+    with strict_cupy.installed():
+        pycoll.set_device("gpu")
+        try:
+            pycoll.seed(3)
+            state = pycoll.get_cuda_rng_state()
+            first = pycoll.rand([5]).numpy()
+            pycoll.randn([7])  # draws in between
+            pycoll.set_cuda_rng_state(state)
+            np.testing.assert_array_equal(pycoll.rand([5]).numpy(), first)
+        finally:
+            pycoll.set_device("cpu")
