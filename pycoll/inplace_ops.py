@@ -129,8 +129,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
         if value._array.ndim and value._array.size == 1:
             value = shape_ops.reshape(value, [])
         values = to_module(value._array, xp)
-    elif isinstance(value, list) or is_array(value):
-        values = to_module(np.asarray(value) if isinstance(value, list) else value, xp)
+    elif isinstance(value, (list, tuple)) or is_array(value):  # paddle refuses both sequences; NumPy takes them
+        values = to_module(np.asarray(value) if isinstance(value, (list, tuple)) else value, xp)
         if values.ndim and values.size == 1:
             values = values.reshape(())
     else:

@@ -385,7 +385,11 @@ class Tensor:
     def cpu(self) -> "Tensor":
         return _to_place(self, ("cpu", 0))
 
-    def cuda(self, device_id: Optional[int] = None) -> "Tensor":
+    def cuda(self, device_id: Optional[int] = None, blocking: bool = True) -> "Tensor":
+        """A copy on GPU ``device_id`` (default: the current one). ``blocking`` is paddle's
+        argument; the copy from the host is complete when this returns either way."""
+        if not isinstance(blocking, bool):
+            raise TypeError(f"cuda: blocking must be a bool, got {type(blocking).__name__}")
         return _to_place(self, parse_place("gpu" if device_id is None else f"gpu:{device_id}"))
 
 

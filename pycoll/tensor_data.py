@@ -15,12 +15,21 @@ from pycoll.device import current_place, import_cupy, is_array, move, parse_plac
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 
 
+def _target(place: Any) -> Tuple[str, int]:
+    """Where a new tensor's array goes: `place` parsed; paddle's ``CUDAPinnedPlace()`` is host
+    memory here (pycoll has no page-locked place: ``Tensor.pin_memory()`` gives a host tensor
+    too), where paddle's CUDA build makes a pinned tensor."""
+    from pycoll.device.other_places import CUDAPinnedPlace
+
+    return ("cpu", 0) if isinstance(place, CUDAPinnedPlace) else parse_place(place)
+
+
 def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     """`data` as an array of `dtype` on `place` (default: the current device), without a copy
     where it already is a writeable one (`writeable`); Python floats take the default dtype
     (float32), as in paddle."""
     dt = convert_dtype(dtype)
-    target = current_place() if place is None else parse_place(place)
+    target = current_place() if place is None else _target(place)
     own = getattr(type(data), "__pycoll_array__", None)
     if own is not None:
         arr = own(data)

@@ -330,6 +330,8 @@ class ndarray:
         elif _is_advanced(index):
             self._a[index] = _host_value(value)  # CuPy copies host values for these (core.array)
         else:  # CuPy's fill: scalars (and 0-d host arrays) only
+            if isinstance(value, (list, tuple)):
+                raise TypeError(f"Unsupported type {type(value)}")
             if np.asarray(value).shape != ():
                 raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
             self._a[index] = value

@@ -326,10 +326,11 @@ def test_other_place_classes_are_refused_as_paddles_cpu_build_refuses_them():
         with pytest.raises(RuntimeError, match="CPU only"):
             pycoll.CUDAPinnedPlace()
     pinned = tuple.__new__(pycoll.CUDAPinnedPlace, ("gpu_pinned", 0))  # what a GPU machine makes
-    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.to_tensor([1.0], place=pinned),
-                lambda: pycoll.device_guard(pinned)):  # no tensor goes to pinned memory
+    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.device_guard(pinned)):  # no device
         with pytest.raises(ValueError, match="CPU or a GPU"):
             use()
+    # paddle's CUDA build makes a pinned tensor; pycoll's pinned memory is host memory (pin_memory())
+    assert pycoll.to_tensor([1.0], place=pinned).place.is_cpu_place()
 
 
 @pytest.mark.gpu
@@ -338,7 +339,12 @@ def test_cuda_pinned_place_on_a_gpu_machine():
     pinned = pycoll.CUDAPinnedPlace()
     assert repr(pinned) == "Place(gpu_pinned)" and pinned == pycoll.CUDAPinnedPlace()
     assert not pinned.is_gpu_place() and not pinned.is_cpu_place()
-    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.to_tensor([1.0], place=pinned),
-                lambda: pycoll.device_guard(pinned)):
+    for use in (lambda: pycoll.set_device(pinned), lambda: pycoll.device_guard(pinned)):
         with pytest.raises(ValueError, match="CPU or a GPU"):
             use()
+    pycoll.set_device("gpu")
+    try:
+        t = pycoll.to_tensor([1.0, 2.0], place=pinned)  # paddle takes it on a GPU: host memory here
+        assert t.place.is_cpu_place() and t.numpy().tolist() == [1.0, 2.0]
+    finally:
+        pycoll.set_device("cpu")
