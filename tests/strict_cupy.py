@@ -756,7 +756,7 @@ def _build() -> Dict[str, types.ModuleType]:
         getDeviceCount=lambda: 1, setDevice=lambda d: None, getDevice=lambda: 0,
         runtimeGetVersion=lambda: 13000, is_hip=False, driverGetVersion=lambda: 13000, memGetInfo=lambda: (1 << 34, 1 << 34),
         getDeviceProperties=lambda index: {"name": b"host memory (strict_cupy)", "totalGlobalMem": 1 << 34,
-                                           "major": 9, "minor": 0})
+                                           "major": 9, "minor": 0, "multiProcessorCount": 132})
     stream = _Stream(ptr=0)
     pool = _Pool()
     allocator = [pool.malloc]
