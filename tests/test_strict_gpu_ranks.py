@@ -18,3 +18,9 @@ def test_training_paths_on_two_ranks_of_strict_device_tensors_equal_the_cpu():
     for part in ("dp(", "sharding(", "recompute", "sync_batch_norm", "objects", "mp2(", "sequence_parallel",
                  "pp2(", "sharding2(", "auto("):
         assert part in result.stdout, (part, result.stdout)
+
+
+def test_each_rank_naming_its_own_group_gets_it_on_nccl_as_on_the_cpu_backend():
+    for backend, env in (("nccl", STRICT_GPU), ("cpu", {"PYCOLL_BACKEND": "cpu"})):
+        result = launch(2, "per_rank_groups.py", backend, env=env, timeout=90)
+        assert_ok(result, expect_lines=2)

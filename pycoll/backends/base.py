@@ -114,9 +114,10 @@ class Backend(Protocol):
     def barrier(self, blocking: bool, seq: int = 0) -> Optional[Request]:
         """Blocking: returns once every rank has entered (on the host, whatever the engine)."""
 
-    def split(self, member: bool, key: int, timeout: float) -> Optional["Backend"]:
+    def split(self, member: bool, key: int, timeout: float, color: int = 0) -> Optional["Backend"]:
         """Collective over this communicator: members get an engine over a new communicator of
-        the members (ordered by ``key``, then rank) whose host waits take ``timeout``."""
+        the members of their ``color`` (a non-negative int; ordered by ``key``, then rank) whose
+        host waits take ``timeout``."""
 
     def stalled_call(self) -> Optional[Watched]:
         """The oldest enqueued call not complete (stream-ordered engines), else None. Called

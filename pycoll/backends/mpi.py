@@ -330,9 +330,10 @@ class MPIBackend:
         return self.comm.Barrier() if blocking else self._start(self.comm.Ibarrier())
 
     # -- communicators -------------------------------------------------------------------
-    def split(self, member: bool, key: int, timeout: float) -> Optional["MPIBackend"]:
-        """Collective over this communicator: members get a backend on a new sub-communicator."""
-        comm = self.comm.Split(0 if member else MPI.UNDEFINED, key)
+    def split(self, member: bool, key: int, timeout: float, color: int = 0) -> Optional["MPIBackend"]:
+        """Collective over this communicator: members get a backend on a new sub-communicator of
+        the members of their ``color``."""
+        comm = self.comm.Split(color if member else MPI.UNDEFINED, key)
         return MPIBackend(comm, timeout) if member else None
 
     def group_of(self, members: List[int], timeout: float) -> "MPIBackend":

@@ -376,9 +376,10 @@ class NCCLBackend:
         return request
 
     # -- communicators -------------------------------------------------------------------
-    def split(self, member: bool, key: int, timeout: float) -> Optional["NCCLBackend"]:
-        """Collective over this communicator: members get a backend on a new sub-communicator,
-        whose ranks are ordered by ``key``, then by rank here (see :func:`split_communicator`)."""
+    def split(self, member: bool, key: int, timeout: float, color: int = 0) -> Optional["NCCLBackend"]:
+        """Collective over this communicator: members get a backend on a new sub-communicator of
+        the members of their ``color``, whose ranks are ordered by ``key``, then by rank here (see
+        :func:`split_communicator`)."""
         self._usable("split")
         if self._pending:
             self._flush("split", 0)
@@ -386,7 +387,7 @@ class NCCLBackend:
         self._host_wait("split", self._stream)
         self._host_wait("split")
         try:
-            comm = split_communicator(self, member, key, lambda: self._host_wait("split"))
+            comm = split_communicator(self, member, key, lambda: self._host_wait("split"), color)
         except CollectiveError:
             raise
         except Exception as exc:

@@ -132,17 +132,18 @@ def split_order(table: np.ndarray) -> List[int]:
     return [r for _, r in sorted((int(key), r) for r, (member, key) in enumerate(table) if member)]
 
 
-def split_communicator(parent: Any, member: bool, key: int, settle: Callable[[], None]) -> Any:
+def split_communicator(parent: Any, member: bool, key: int, settle: Callable[[], None], color: int = 0) -> Any:
     """The communicator a split of the engine ``parent`` gives this rank (None to a non-member);
     collective over ``parent``, whose calls must all have completed.
 
-    Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+); otherwise the members'
-    layout is all-gathered, the new rank 0 makes a unique id and broadcasts it over ``parent``,
-    and the members build the new communicator from it (``settle()`` waits on the host for
-    each of those steps). Either way the new ranks are ordered by ``key``, then by rank.
+    Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+), which puts the members of one
+    ``color`` together; otherwise the members' layout is all-gathered, the new rank 0 makes a
+    unique id and broadcasts it over ``parent``, and every member builds the new communicator
+    from it, whatever its color (``settle()`` waits on the host for each of those steps). Either
+    way the new ranks are ordered by ``key``, then by rank.
     """
     if hasattr(parent.comm, "commSplit") and nccl_module().get_version() >= _COMM_SPLIT_VERSION:
-        return parent.comm.commSplit(0 if member else _NO_COLOR, key)
+        return parent.comm.commSplit(color if member else _NO_COLOR, key)
     xp = parent.xp
     mine = xp.asarray(np.array([int(member), key], np.int32))
     table = xp.empty((parent.size, 2), np.int32)

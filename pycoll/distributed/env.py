@@ -266,6 +266,8 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     members = sorted(members)
     try:
         engine = engine_over(members, seconds, "new_group", _next_group_id)
+    except ValueError:  # the rank lists disagree (engine_over says how): no communicator trouble
+        raise
     except Exception as exc:
         raise _split_failed(exc) from exc
     group = Group(_next_group_id, members, world.rank, engine, seconds)
@@ -293,7 +295,15 @@ def engine_over(members: List[int], seconds: float, fn: str, gid: Optional[int] 
     with watchdog.guard(making, fn):
         if members_only:
             return world.engine.group_of(members, seconds) if member else None
-        return world.engine.split(member, members.index(world.rank) if member else 0, seconds)
+        # the color is the list's first rank, so that ranks that name different lists (each its
+        # own, say) get their own communicators, as the cpu backend's group_of gives them
+        engine = world.engine.split(member, members.index(world.rank) if member else 0, seconds, color=members[0])
+    if engine is not None and engine.size != len(members):
+        engine.free()
+        raise ValueError(f"{fn}: this rank asked for a group of ranks {members}, but the communicator made has "
+                         f"{engine.size} ranks: the ranks called {fn} with different rank lists (call it on every "
+                         "rank with the same ranks, in the same order of calls)")
+    return engine
 
 
 def _split_failed(exc: BaseException) -> CollectiveError:
