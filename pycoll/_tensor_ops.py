@@ -287,9 +287,11 @@ def check_device_index(fn: str, index: Any, shape: Tuple[int, ...]) -> None:
     difference from NumPy), which would read or write the wrong element silently. All the
     arrays' bounds come back to the host in one transfer."""
     items = index if isinstance(index, tuple) else (index,)
-    arrays = [(i, axis) for i, axis in _indexed_axes(items, len(shape)) if is_array(i) and i.dtype.kind in "iu"
-              and i.size]
-    if not arrays or array_module(arrays[0][0]) is np:
+    if not any(is_array(i) and not isinstance(i, np.ndarray) for i in items):
+        return  # no device array: NumPy checks its own indices
+    arrays = [(i, axis) for i, axis in _indexed_axes(items, len(shape))
+              if is_array(i) and i.dtype.kind in "iu" and i.size and axis < len(shape)]
+    if not arrays:
         return
     xp = array_module(arrays[0][0])
     bounds = to_module(xp.stack([v for i, _ in arrays for v in (i.min(), i.max())]), np).tolist()
@@ -308,15 +310,15 @@ def _indexed_axes(items: tuple, ndim: int) -> List[Tuple[Any, int]]:
             return 0
         return i.ndim if is_array(i) and i.dtype == bool else 1
     rest = ndim - sum(width(i) for i in items)
-    placed, axis = [], 0
+    found, axis = [], 0
     for i in items:
         if i is Ellipsis:
             axis += rest
             continue
         if width(i) == 1:
-            placed.append((i, axis))
+            found.append((i, axis))
         axis += width(i)
-    return placed
+    return found
 
 
 def index_arrays(index: Any, xp: Any) -> Any:
