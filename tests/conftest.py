@@ -1,4 +1,5 @@
 """Shared helpers: starting real MPI ranks with a wall-clock bound, and the gpu marker's skip."""
+import compileall
 import os
 import re
 import shutil
@@ -29,6 +30,19 @@ SEED_EXAMPLES = [  # the seed's examples translated to pycoll, and what each pri
 os.environ["PYCOLL_DEVICE"] = "cpu"
 # A collective that waits longer than this inside a test job fails it with CollectiveError.
 RANK_TIMEOUT_S = "60"
+
+
+def pytest_sessionstart(session):
+    """Compile pycoll's modules to bytecode once, before any test starts a process.
+
+    The suite starts about a thousand Python processes (launchers, ranks), and each imports
+    pycoll's 300 modules. Where PYTHONDONTWRITEBYTECODE is set (as on the CI machine) and pycoll is
+    installed editable (as the README's command does), nothing ever writes their bytecode, so every
+    process compiled them all again: a launch of 2 ranks took 3.1 s instead of 1.6 s. Python still
+    reads bytecode it finds, and compileall writes it whatever that variable says; the files go
+    where Python's own would (``__pycache__``, ignored by git) and are redone when a source changes.
+    """
+    compileall.compile_dir(Path(__file__).resolve().parent.parent / "pycoll", quiet=1)
 
 
 def _gpu_visible() -> bool:
