@@ -274,10 +274,18 @@ def check_index_range(fn: str, arg: str, idx: Any, size: int, axis: int, error: 
     (gather, scatter, the along-axis ops), where NumPy's own message names neither."""
     if not idx.size:
         return
-    low, high = int(idx.min()), int(idx.max())
-    if low < -size or high >= size:
+    wrong = _outside(int(idx.min()), int(idx.max()), size)
+    if wrong is not None:
         raise error(f"{fn}: {arg} holds values out of range for axis {axis} of size {size}: expected >= {-size} "
-                    f"and < {size}, got {high if high >= size else low}")
+                    f"and < {size}, got {wrong}")
+
+
+def _outside(low: int, high: int, size: int) -> Optional[int]:
+    """The bound among ``low`` and ``high`` (an index array's min and max) that addresses no
+    place of an axis of ``size`` (paddle allows -size to size - 1), or None when both do."""
+    if high >= size:
+        return high
+    return low if low < -size else None
 
 
 def check_device_index(fn: str, index: Any, shape: Tuple[int, ...]) -> None:
@@ -296,10 +304,10 @@ def check_device_index(fn: str, index: Any, shape: Tuple[int, ...]) -> None:
     xp = array_module(arrays[0][0])
     bounds = to_module(xp.stack([v for i, _ in arrays for v in (i.min(), i.max())]), np).tolist()
     for k, (_, axis) in enumerate(arrays):
-        low, high, size = bounds[2 * k], bounds[2 * k + 1], shape[axis]
-        if low < -size or high >= size:
-            raise IndexError(f"{fn}: index {high if high >= size else low} is out of range for axis {axis} of "
-                             f"size {size} (a Tensor of shape {list(shape)})")
+        wrong = _outside(bounds[2 * k], bounds[2 * k + 1], shape[axis])
+        if wrong is not None:
+            raise IndexError(f"{fn}: index {wrong} is out of range for axis {axis} of size {shape[axis]} (a Tensor "
+                             f"of shape {list(shape)})")
 
 
 def _indexed_axes(items: tuple, ndim: int) -> List[Tuple[Any, int]]:

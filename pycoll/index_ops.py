@@ -17,7 +17,7 @@ from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.inplace_ops import in_place, last_writes
 from pycoll.math_ops import grad_for, grad_meta
-from pycoll.search_ops import gather
+from pycoll.search_ops import taken
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.tensor import Tensor
 
@@ -94,7 +94,7 @@ def index_select(x: Any, index: Any, axis: int = 0, name: Optional[str] = None) 
     x = as_tensor(x)
     if _index(index, array_module(x._array), "index_select").ndim != 1:
         raise ValueError(f"index_select: index must be 1-D, got shape {as_tensor(index).shape}")
-    return gather(x, index, axis)
+    return taken("index_select", x, index, axis)
 
 
 def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tuple]:

@@ -83,7 +83,7 @@ def _scattered(s: Saved, g: Tensor) -> tuple:
     return (g[s["index"]],)
 
 
-@rule("gather.<locals>.backward")
+@rule("taken.<locals>.backward")  # gather, index_select
 def _gather(s: Saved, g: Tensor) -> tuple:
     return (scattered(g, s["shape"], s["at"], True),)
 
