@@ -99,11 +99,12 @@ digamma = _float_op("digamma", lambda xp, a: _special.digamma(a), lambda xp, a, 
                     "The digamma function d/dx lgamma(x); -inf at 0, NaN at the negative integers.")
 
 
-def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc: str) -> Callable[..., Tensor]:
+def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: Optional[int], doc: str) -> Callable[..., Tensor]:
     """An elementwise op that keeps the tensor's dtype: ``forward(xp, a)``; integer tensors pass
     through ``forward`` too, and their result is cast back to their dtype. Its derivative is the
     constant ``slope``; the gradient is ``g * slope``, so a rounding op (slope 0) passes NaN for an
-    infinite or NaN g, as paddle's floor/ceil/sign/round do."""
+    infinite or NaN g, as paddle's floor/ceil/sign/round do. A slope of None: the gradient is
+    zeros whatever g holds, as paddle 3.3.1's trunc gives."""
     def op(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x = as_tensor(x)
         a = x._array
@@ -112,7 +113,7 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc:
             result = forward(xp, a).astype(a.dtype, copy=False)
 
         def backward(g: Any) -> tuple:
-            return (g * slope,)
+            return (xp.zeros_like(g) if slope is None else g * slope,)
         backward.__qualname__ = f"{fn_name}.<locals>.backward"  # errors of the walk name the op
         return delivered(op_output(result, backward, x), out)
     op.__name__ = op.__qualname__ = fn_name
@@ -122,7 +123,7 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: int, doc:
 
 ceil = _exact_op("ceil", _ufunc("ceil"), 0, "The smallest integer >= x (its gradient is zero).")
 floor = _exact_op("floor", _ufunc("floor"), 0, "The largest integer <= x (its gradient is zero).")
-trunc = _exact_op("trunc", _ufunc("trunc"), 0, "x rounded towards zero (its gradient is zero).")
+trunc = _exact_op("trunc", _ufunc("trunc"), None, "x rounded towards zero (its gradient is zero).")
 sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
 neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
 frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),

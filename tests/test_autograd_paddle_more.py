@@ -238,3 +238,16 @@ def test_create_graph_through_a_py_layer_with_a_keyword_input_and_a_non_differen
     np.testing.assert_allclose(gx.numpy(), [6.0, -20.0])
     (ggx,) = pycoll.grad(gx.sum(), x)
     np.testing.assert_allclose(ggx.numpy(), [6.0, 10.0])
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_rounding_gradients_of_a_non_finite_gradient_are_paddles(create_graph):
+    # paddle 3.3.1, x = [1.5, -2.5, 3.0], grad_outputs [inf, nan, 2.0]: floor, ceil, sign and round
+    # give g * 0 = [nan, nan, 0]; trunc gives zeros
+    expected = {"floor": [np.nan, np.nan, 0.0], "ceil": [np.nan, np.nan, 0.0], "sign": [np.nan, np.nan, 0.0],
+                "round": [np.nan, np.nan, 0.0], "trunc": [0.0, 0.0, 0.0]}
+    for name, values in expected.items():
+        x = leaf([1.5, -2.5, 3.0])
+        g = pycoll.to_tensor([np.inf, np.nan, 2.0])
+        (gx,) = pycoll.grad([getattr(pycoll, name)(x)], [x], grad_outputs=[g], create_graph=create_graph)
+        np.testing.assert_array_equal(gx.numpy(), values, err_msg=name)

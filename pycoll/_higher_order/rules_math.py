@@ -195,9 +195,14 @@ for _name in _FLOAT_DERIVATIVES:
     rule(f"{_name}.<locals>.backward")(_float_op_rule(_name))
 
 
-@rule(*(f"{n}.<locals>.backward" for n in ("ceil", "floor", "trunc", "sign", "round")))
+@rule(*(f"{n}.<locals>.backward" for n in ("ceil", "floor", "sign", "round")))
 def _flat(s: Saved, g: Tensor) -> tuple:
     return (g * 0,)
+
+
+@rule("trunc.<locals>.backward")
+def _zero(s: Saved, g: Tensor) -> tuple:
+    return (const(s["xp"].zeros_like(g._array)),)
 
 
 @rule("neg.<locals>.backward")
