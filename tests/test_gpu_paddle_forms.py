@@ -1,5 +1,6 @@
 """paddle's forms that failed only on a GPU (a probe on the strict stand-in, 2026-11-27): a tuple
-written into a slice, ``Tensor.cuda(blocking=...)``, ``to_tensor(place=CUDAPinnedPlace())``."""
+written into a slice, ``Tensor.cuda(blocking=...)``, ``to_tensor(place=CUDAPinnedPlace())``; and
+DataLoader workers, which read on the CPU as paddle's do."""
 import numpy as np
 import pytest
 
@@ -39,3 +40,23 @@ def test_cuda_takes_paddles_blocking_argument(gpu):
 def test_to_tensor_on_pinned_memory_gives_a_host_tensor(gpu):
     t = pycoll.to_tensor([1.0, 2.0], place=pycoll.CUDAPinnedPlace())
     assert t.place.is_cpu_place() and t.numpy().tolist() == [1.0, 2.0]
+
+
+class _Devices(pycoll.io.Dataset):
+    """Each sample: the device current where it is read, and a Tensor made there."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return pycoll.get_device(), pycoll.to_tensor([float(i)]).numpy()
+
+
+def test_dataloader_workers_read_on_the_cpu_while_training_runs_on_the_gpu(gpu):
+    # paddle's workers fetch under a CPU place: CUDA is not for a forked child
+    loader = pycoll.io.DataLoader(_Devices(), batch_size=2, num_workers=2)
+    batches = list(loader)
+    assert [names for names, _ in batches] == [["cpu", "cpu"], ["cpu", "cpu"]]
+    assert [values.numpy().ravel().tolist() for _, values in batches] == [[0.0, 1.0], [2.0, 3.0]]
+    assert isinstance(batches[0][1]._array, gpu.ndarray)  # collated into the training process's device
+    assert pycoll.get_device() == "gpu:0"

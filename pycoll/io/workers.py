@@ -2,7 +2,9 @@
 
 Workers are forked from the training process (paddle's way on Linux), so a dataset needs no
 pickling; they only read samples and collate them into NumPy arrays (never MPI or the GPU:
-Tensors are made in the training process, on its device). A worker's exception is raised in the
+Tensors are made in the training process, on its device). A worker's current device is the CPU,
+as paddle's workers fetch under a CPU place: a dataset that makes Tensors makes host ones there,
+for CUDA cannot be used in a child forked after the parent has used it. A worker's exception is raised in the
 training process with the worker's traceback; a worker that dies before it has finished (killed,
 or exited without its last message) is noticed within a second or two and named with its exit
 code; either way, and whenever iteration stops early, the workers are shut down.
@@ -32,6 +34,7 @@ from typing import Any, Callable, List, Optional, Set
 
 import numpy as np
 
+from pycoll.device import set_device
 from pycoll.io.sampler import batches
 from pycoll.random import seed as seed_pycoll
 
@@ -67,6 +70,7 @@ def _started(loader: Any, worker_id: int, count: int, base_seed: int, report: An
     """A worker's first steps: its seeds and WorkerInfo, then ``worker_init_fn``; False
     (reported) if that fails."""
     global _worker_info
+    set_device("cpu")
     _seed_worker(base_seed, worker_id)
     _worker_info = WorkerInfo(worker_id, count, loader.dataset, base_seed)
     try:
