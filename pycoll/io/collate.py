@@ -1,6 +1,6 @@
 """Samples into batches: paddle's ``default_collate_fn``, and the step that makes Tensors of a
-batch's arrays in the training process (collating may run in a worker process: host samples stay
-NumPy; samples already on a GPU, CuPy arrays or GPU Tensors, are stacked there)."""
+batch's arrays in the training process (collating may run in a worker process, whose Tensors are
+host ones; samples already on a GPU, CuPy arrays or GPU Tensors, are stacked there)."""
 from __future__ import annotations
 
 import numbers
@@ -9,19 +9,22 @@ from typing import Any, List
 
 import numpy as np
 
-from pycoll.device import array_module, is_array
+from pycoll.device import array_module, current_place, is_array, place_of
 
 
 def default_collate_fn(batch: List[Any]) -> Any:
-    """Stack a list of samples field by field: arrays and Tensors into one array with a new
-    first axis, numbers into an array, strings into a list; tuples, lists and dicts of these
-    field by field (every sample must have the same structure)."""
+    """Stack a list of samples field by field, as paddle's: arrays into one array with a new
+    first axis, Tensors into one Tensor (a new one, which takes no gradient), numbers into an
+    array, strings into a list; tuples, lists and dicts of these field by field (every sample
+    must have the same structure)."""
     sample = batch[0]
-    if isinstance(sample, np.ndarray) or hasattr(sample, "__pycoll_array__"):
-        arrays = [s.__pycoll_array__() if hasattr(s, "__pycoll_array__") else s for s in batch]
-        if not isinstance(arrays[0], np.ndarray):  # on a GPU: stacked there, not through the host
-            return array_module(arrays[0]).stack(arrays)
-        return np.stack([np.asarray(s) for s in batch])
+    if isinstance(sample, np.ndarray):
+        return np.stack(batch)
+    if hasattr(sample, "__pycoll_array__"):  # Tensors: stacked where they lie (on a GPU, not through the host)
+        from pycoll.tensor import wrap
+
+        arrays = [s.__pycoll_array__() for s in batch]
+        return wrap(array_module(arrays[0]).stack(arrays))
     if is_array(sample):  # a CuPy array
         return array_module(sample).stack(batch)
     if isinstance(sample, (numbers.Number, np.generic)):
@@ -51,17 +54,26 @@ def default_convert_fn(batch: Any) -> Any:
     return batch
 
 
-def to_tensors(batch: Any) -> Any:
-    """``batch`` with every NumPy array made a pycoll Tensor on the current device (a CuPy
-    array: a Tensor over it, where it is)."""
-    from pycoll.tensor import to_tensor, wrap
+def to_tensors(batch: Any, fresh: bool) -> Any:
+    """``batch`` as the DataLoader hands it out: every array a Tensor on the current device (a
+    CuPy array: a Tensor over it, where it is), tuples as lists (paddle's), dicts as dicts.
+
+    ``fresh``: the batch's arrays and Tensors are new (stacked by `default_collate_fn`, or
+    received from a worker), so they become Tensors as they are. Otherwise (a ``collate_fn`` of
+    the user's, ``batch_size=None``) they may be the dataset's own, and each is copied, as
+    paddle's loader always makes new tensors: an in-place op on a batch must not write into the
+    dataset, nor a kept batch change with the next, nor a Tensor's graph reach the training step.
+    """
+    from pycoll.tensor import Tensor, to_tensor, wrap
 
     if isinstance(batch, np.ndarray):
-        return to_tensor(batch)
+        return to_tensor(batch if fresh else batch.copy())
     if is_array(batch):
-        return wrap(batch)
+        return wrap(batch if fresh else batch.copy())
+    if isinstance(batch, Tensor):
+        return batch if fresh and place_of(batch._array) == current_place() else to_tensor(batch)
     if isinstance(batch, dict):
-        return {key: to_tensors(value) for key, value in batch.items()}
+        return {key: to_tensors(value, fresh) for key, value in batch.items()}
     if isinstance(batch, (list, tuple)):
-        return type(batch)(to_tensors(value) for value in batch)
+        return [to_tensors(value, fresh) for value in batch]
     return batch

@@ -7,13 +7,18 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from typing import Any, Iterable, Iterator, List, Sequence, Tuple
+import numbers
+from typing import Any, Generic, Iterable, Iterator, List, Sequence, Tuple, TypeVar
 
 from pycoll.random import get_rng
 
 
-class Dataset:
-    """A map-style dataset: subclasses define ``__getitem__(index)`` and ``__len__()``."""
+Sample = TypeVar("Sample")
+
+
+class Dataset(Generic[Sample]):
+    """A map-style dataset: subclasses define ``__getitem__(index)`` and ``__len__()``.
+    Generic in its sample type, as paddle's: ``class Pairs(Dataset[Tuple[int, int]])``."""
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
@@ -22,7 +27,7 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__} must define __len__")
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[Sample]):
     """A stream of samples: subclasses define ``__iter__()``; it has no length or index."""
 
     def __iter__(self) -> Iterator[Any]:
@@ -145,6 +150,9 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) 
         for i in range(total - sum(counts)):
             counts[i % len(counts)] += 1
         lengths = counts
+    if any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0 for n in lengths):
+        raise ValueError(f"random_split: lengths {lengths} must be counts of samples (ints >= 0) adding up to "
+                         f"{total}, or fractions adding up to 1")
     if sum(lengths) != total:
         raise ValueError(f"random_split: lengths {lengths} add up to {sum(lengths)}, the dataset has {total}")
     order = get_rng().permutation(total).tolist()

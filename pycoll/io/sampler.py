@@ -7,10 +7,37 @@ from typing import Any, Iterable, Iterator, List, Optional
 
 import numpy as np
 
-from pycoll.io.samplers import RandomSampler, SequenceSampler
+from pycoll.io.samplers import RandomSampler, Sampler, SequenceSampler
 
 
-class DistributedBatchSampler:
+class BatchSampler(Sampler[List[Any]]):
+    """Lists of indices of what ``sampler`` yields, ``batch_size`` at a time. Given ``dataset``
+    instead, the sampler is paddle's: a ``SequenceSampler`` over it, or with ``shuffle`` a
+    ``RandomSampler``, a new permutation each epoch from NumPy's global generator (so
+    ``np.random.seed`` repeats paddle's order)."""
+
+    def __init__(self, dataset: Any = None, sampler: Any = None, shuffle: bool = False,
+                 batch_size: int = 1, drop_last: bool = False):
+        if (dataset is None) == (sampler is None):
+            raise ValueError("BatchSampler: give exactly one of dataset and sampler")
+        _flags(shuffle, drop_last, "BatchSampler")
+        if sampler is not None and shuffle:
+            raise ValueError("BatchSampler: shuffle=True goes with dataset, not with a sampler "
+                             "(the sampler chooses the order)")
+        if sampler is None:
+            sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
+        self.dataset, self.sampler, self.shuffle = dataset, sampler, bool(shuffle)
+        self.batch_size = _positive(batch_size, "BatchSampler: batch_size")
+        self.drop_last = bool(drop_last)
+
+    def __iter__(self) -> Iterator[List[Any]]:
+        return batches(self.sampler, self.batch_size, self.drop_last)
+
+    def __len__(self) -> int:
+        return batch_count(len(self.sampler), self.batch_size, self.drop_last)
+
+
+class DistributedBatchSampler(BatchSampler):
     """Yield lists of sample indices, the dataset split evenly over ``num_replicas`` ranks
     (paddle's order, sample for sample).
 
@@ -101,30 +128,3 @@ def _positive(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ValueError(f"{what}={value!r}; it must be a positive int")
     return value
-
-
-class BatchSampler:
-    """Lists of indices of what ``sampler`` yields, ``batch_size`` at a time. Given ``dataset``
-    instead, the sampler is paddle's: a ``SequenceSampler`` over it, or with ``shuffle`` a
-    ``RandomSampler``, a new permutation each epoch from NumPy's global generator (so
-    ``np.random.seed`` repeats paddle's order)."""
-
-    def __init__(self, dataset: Any = None, sampler: Any = None, shuffle: bool = False,
-                 batch_size: int = 1, drop_last: bool = False):
-        if (dataset is None) == (sampler is None):
-            raise ValueError("BatchSampler: give exactly one of dataset and sampler")
-        _flags(shuffle, drop_last, "BatchSampler")
-        if sampler is not None and shuffle:
-            raise ValueError("BatchSampler: shuffle=True goes with dataset, not with a sampler "
-                             "(the sampler chooses the order)")
-        if sampler is None:
-            sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
-        self.dataset, self.sampler, self.shuffle = dataset, sampler, bool(shuffle)
-        self.batch_size = _positive(batch_size, "BatchSampler: batch_size")
-        self.drop_last = bool(drop_last)
-
-    def __iter__(self) -> Iterator[List[Any]]:
-        return batches(self.sampler, self.batch_size, self.drop_last)
-
-    def __len__(self) -> int:
-        return batch_count(len(self.sampler), self.batch_size, self.drop_last)

@@ -5,15 +5,19 @@ them, and gives paddle's draws); ``SubsetRandomSampler`` follows paddle's ``rand
 generator (``pycoll.seed``)."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Generic, Iterator, Optional, Sequence, TypeVar
 
 import numpy as np
 
 from pycoll.random import get_rng
 
 
-class Sampler:
-    """The base: subclasses define ``__iter__`` (indices) and, where known, ``__len__``."""
+Index = TypeVar("Index")
+
+
+class Sampler(Generic[Index]):
+    """The base: subclasses define ``__iter__`` (indices) and, where known, ``__len__``. Generic
+    in what it yields, as paddle's (``Sampler[int]``; a batch sampler yields lists)."""
 
     def __init__(self, data_source: Any = None):
         self.data_source = data_source

@@ -102,7 +102,7 @@ def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, cred
     if not _started(loader, worker_id, count, base_seed, lambda failure: results.put(("error", failure))):
         return
     try:
-        for samples in batches(loader.dataset, loader.batch_size, loader.drop_last):
+        for samples in batches(loader.dataset, loader._samples_per_batch, loader.drop_last):
             if credits.get() is None:
                 return
             results.put(("batch", loader.collate_fn(samples)))
@@ -186,14 +186,23 @@ class _Pool:
 
 
 class IndexedWorkers(_Pool):
-    """One pass over a map-style dataset's batches (its batch sampler's), in order."""
+    """A pass over a map-style dataset's batches (its batch sampler's), in order. ``persistent``
+    (``persistent_workers``): the workers stay when the pass ends, and ``new_pass`` starts the
+    next on them, so a worker keeps its state and its generators go on (paddle's)."""
 
-    def __init__(self, loader: Any):
+    def __init__(self, loader: Any, persistent: bool = False):
         super().__init__(loader, _index_worker, outboxes=1)
-        self.plan = iter(loader.batch_sampler)
-        self.sent = self.taken = 0
+        self.persistent = persistent
+        self.sent = 0
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        """Start a pass over the loader's batches; what a pass left early has in flight is dropped
+        as it comes (batches are numbered across passes)."""
+        self.plan = iter(self.loader._index_batches)
+        self.taken = self.first = self.sent
         self.ready: dict = {}
-        for _ in range(loader.prefetch_factor * loader.num_workers):
+        for _ in range(self.loader.prefetch_factor * self.loader.num_workers):
             self._send()
 
     def _send(self) -> None:
@@ -204,12 +213,17 @@ class IndexedWorkers(_Pool):
 
     def __next__(self) -> Any:
         if self.taken == self.sent:
-            self.close()
+            if not self.persistent:
+                self.close()
             raise StopIteration
         while self.taken not in self.ready:
             position, batch, failure = self._take(self.outboxes[0], self.taken % len(self.workers))
+            if failure is not None and position < 0:
+                self._fail("in worker_init_fn", failure)
+            if 0 <= position < self.first:
+                continue  # an earlier pass's, left early
             if failure is not None:
-                self._fail("in worker_init_fn" if position < 0 else f"on batch {position}", failure)
+                self._fail(f"on batch {position - self.first}", failure)
             self.ready[position] = batch
         batch = self.ready.pop(self.taken)
         self.taken += 1

@@ -63,8 +63,8 @@ class ShardDataloader:
         sampler = getattr(dataloader, "batch_sampler", None)
         axis, mesh = self._axes[0], self._meshes[0]
         if (len(self._meshes) > 1 or axis is None or not isinstance(dataloader, DataLoader)
-                or not isinstance(sampler, BatchSampler)):
-            return dataloader
+                or not isinstance(sampler, BatchSampler) or isinstance(sampler, DistributedBatchSampler)):
+            return dataloader  # a DistributedBatchSampler's loader already reads each rank's rows, as paddle's takes it
         dp, size = mesh.shape[axis], sampler.batch_size
         if size % dp == 0:
             return dataloader
