@@ -54,6 +54,16 @@ def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
     return g
 
 
+def _refused(g: Group, fn: str, exc: BaseException) -> None:
+    """This rank refused collective ``fn`` on ``g`` over ``exc``: noted (``Group.note_refused``),
+    then, under MPI with peers, checked with them (:mod:`refusal_checks`): the job ends here if
+    a peer made the call instead of refusing it too."""
+    g.note_refused(exc)
+    refusals = watchdog.refusals
+    if refusals is not None and g.nranks > 1 and not check.enabled:
+        refusals.confirm(g, fn, f"{type(exc).__name__}: {exc}", watchdog.live_groups(), watchdog.exits.poll)
+
+
 def _plan(g: Group, dtype: Any, op: Any, fn: str) -> Any:
     """The engine's plan for reducing ``dtype`` with ``op``; TypeError/ValueError if it can't."""
     try:
@@ -91,6 +101,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
     Paddle or torch user expects, once started: the group keeps its task and scratch until done."""
     watchdog.name, watchdog.group = fn, g
+    g.settled = g.seq  # past its checks: what refusal_checks answers a peer that refused it
     try:
         if compared and check.enabled:
             check.compare(g, fn, arr, op, root, sync_op)  # a mismatch raises on every rank alike
@@ -123,12 +134,13 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
         buf, finish = _arrays.recv_buffer(tensor, backend.xp, "all_reduce", "tensor")
         plan = _plan(g, buf.dtype, op, "all_reduce")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "all_reduce", exc)
         raise
     if sync_op and finish is None and buf.size and not check.enabled:
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
         watchdog.name, watchdog.group = "all_reduce", g
+        g.settled = g.seq
         try:
             backend.all_reduce(buf, plan, True, g.seq)
         except Exception as exc:
@@ -168,7 +180,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
         buf, finish = _buffer(tensor, xp, "reduce", receives=g.rank == root)
         plan = _plan(g, buf.dtype, op, "reduce")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "reduce", exc)
         raise
     return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
                    op=op, root=dst)
@@ -184,7 +196,7 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
         root = _group_rank(g, src, "broadcast", "src")
         buf, finish = _buffer(tensor, xp, "broadcast", receives=g.rank != root)
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "broadcast", exc)
         raise
     return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src)
 
@@ -220,7 +232,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
             blocks, deliver = _arrays.gather_blocks(tensor_list, arr, g.nranks, tensor, xp, "all_gather",
                                                     "tensor_list", own)
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "all_gather", exc)
         raise
     return _launch(g, "all_gather", g.engine.all_gather, (blocks, arr), arr, sync_op, deliver)
 
@@ -241,7 +253,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
         root = _group_rank(g, dst, "gather", "dst")
         arr = _arrays.send_buffer(tensor, xp, "gather", "tensor")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "gather", exc)
         raise
     blocks, deliver, problem = None, None, None
     if g.rank == root:
@@ -272,7 +284,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
         root = _group_rank(g, src, "scatter", "src")
         out, finish = _arrays.recv_buffer(tensor, xp, "scatter", "tensor")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "scatter", exc)
         raise
     send, problem = None, None
     if g.rank == root:
@@ -303,7 +315,7 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
         send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list",
                                     own=_arrays.own_block(g.engine, g.rank))
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "reduce_scatter", exc)
         raise
     return _launch(g, "reduce_scatter", g.engine.reduce_scatter, (out, send, plan), out, sync_op,
                    finish, op=op)
@@ -344,7 +356,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         if any(a.ndim > peer_blocks.MAX_DIMS for a in (*sends, *(targets or ()))):
             peer_blocks.rows(fn, sends, targets)  # refuses, naming the block (the exchange's rows wait)
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "alltoall", exc)
         raise
     _compare_before_sizes(g, fn, _MIXED_BLOCKS, sync_op)
     block = alltoall_sizes.uniform_block(sends, targets)
@@ -414,7 +426,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
         sent = alltoall_sizes.split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
         received = alltoall_sizes.split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        _refused(g, "alltoall_single", exc)
         raise
     described = send[:0]
     _compare_before_sizes(g, fn, described, sync_op)

@@ -17,7 +17,8 @@ job's timeout) until every peer has finished too, and finalises MPI before the p
 The same communicator carries the stall notices (``stall_notices``, another tag): what a rank
 stalled in a collective or point-to-point call waits in, to its group's members and to every
 rank, so that ranks in calls that can never match end the job in seconds. They live and stop
-with the exit notices.
+with the exit notices. So do the refusal checks (``refusal_checks``, two more tags): a rank that
+refused a collective asks its peers whether they refused it too.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from pycoll.distributed import _failure
 from pycoll.distributed.placement import mpi_running
+from pycoll.distributed.refusal_checks import RefusalChecks
 from pycoll.distributed.stall_notices import StallNotices
 
 _TAG = 91
@@ -50,6 +52,7 @@ class ExitNotices:
         self._lock = threading.Lock()  # the watchdog thread and an exiting main thread both poll
         self._request = self._post()
         self.stalls = StallNotices(comm)  # read by the watchdog
+        self.refusals = RefusalChecks(comm)  # asked by the collectives, answered by the watchdog
         self._sent: List[Any] = []  # keep the notices' buffers alive until MPI finalizes
         self._announced = False
         atexit.register(self._stop_listening)  # atexit runs last-in first: after announce

@@ -62,6 +62,8 @@ class Group:
         self.seq = 0
         self.p2p_calls = 0  # of seq: sends and receives, which only some ranks make
         self.refused: Dict[int, str] = {}  # call number: "ValueError: ...", the latest _REFUSALS_KEPT
+        self.refused_collectives: Dict[int, str] = {}  # the same, of collectives, by collectives_begun
+        self.settled = 0  # the seq of the latest call past its argument checks (refused or made)
         self.pending: Deque[Any] = deque()
         self.failure: Optional[CollectiveError] = None
         self.shut_down = False
@@ -103,15 +105,26 @@ class Group:
                              f"member, or destroyed)")
         return self.engine
 
-    def note_refused(self, exc: BaseException) -> None:
+    @property
+    def collectives_begun(self) -> int:
+        """The collectives this rank has called on the group (refused ones included): the same
+        number on every member at the same collective, whatever point-to-point calls came between."""
+        return self.seq - self.p2p_calls
+
+    def note_refused(self, exc: BaseException, collective: bool = True) -> None:
         """Record that this rank refused its call #``seq`` on the group (``exc``, a
-        TypeError/ValueError raised before the call moved anything): one dict entry per refusal,
-        nothing on a call that goes through. Only the main thread writes; the watchdog's thread
-        reads single entries."""
-        refused = self.refused
-        refused[self.seq] = f"{type(exc).__name__}: {exc}"
-        if len(refused) > _REFUSALS_KEPT:
-            del refused[next(iter(refused))]
+        TypeError/ValueError raised before the call moved anything): one dict entry per refusal
+        (two for a collective: also by ``collectives_begun``, which ``refusal_checks`` asks
+        about), nothing on a call that goes through. Only the main thread writes; the watchdog's
+        thread reads single entries."""
+        text = f"{type(exc).__name__}: {exc}"
+        for refused, number in ((self.refused, self.seq), (self.refused_collectives, self.collectives_begun)):
+            if refused is self.refused_collectives and not collective:
+                continue
+            refused[number] = text
+            if len(refused) > _REFUSALS_KEPT:
+                del refused[next(iter(refused))]
+        self.settled = self.seq
 
     def is_member(self) -> bool:
         return self.rank >= 0

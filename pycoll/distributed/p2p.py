@@ -123,7 +123,7 @@ def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
         peer = peer_of(g, dst, "send", "dst")
         buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)  # as the collectives do (collective._begin)
+        g.note_refused(exc, collective=False)  # as the collectives do (collective._begin)
         raise
     p2p_peers.note(g, int(dst))  # for the stall notices, should this call stall
     if not check.enabled:
@@ -224,7 +224,7 @@ def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str]
         peer = peer_of(g, src, "recv", "src")
         buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, *names)
     except (TypeError, ValueError) as exc:
-        g.note_refused(exc)
+        g.note_refused(exc, collective=False)
         raise
     p2p_peers.note(g, int(src))  # for the stall notices, should this call stall
     if type(copy_back) is _arrays.Refusal:  # taken into scratch, then refused (the checks first)

@@ -84,6 +84,7 @@ class Watchdog:
         self.waiting: Optional[Tuple[Any, str, int]] = None  # (group, name, seq) of a task's wait
         self.exits: Optional[Any] = None  # ExitNotices, under MPI
         self.stalls: Optional[Any] = None  # the exit notices' StallNotices
+        self.refusals: Optional[Any] = None  # the exit notices' RefusalChecks
         self._groups = groups  # every live group
         self._thread: Optional[threading.Thread] = None
         self.stall_warn = 60.0  # seconds before a wait is logged (PYCOLL_STALL_WARN, read by start)
@@ -95,7 +96,7 @@ class Watchdog:
               groups: Optional[Callable[[], Iterable[Any]]] = None) -> None:
         """Start the thread (once); ``exits`` and ``groups`` (the live groups) are kept when given."""
         if exits is not None:
-            self.exits, self.stalls = exits, exits.stalls
+            self.exits, self.stalls, self.refusals = exits, exits.stalls, exits.refusals
         if groups is not None:
             self._groups = groups
         if self._thread is None:
@@ -103,6 +104,10 @@ class Watchdog:
             self.notice_after = min(_NOTICE_AFTER_S, self.stall_warn)
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
+
+    def live_groups(self) -> Tuple[Any, ...]:
+        """Every live group (the world and those made since)."""
+        return tuple(self._groups())
 
     @contextlib.contextmanager
     def guard(self, group: Any, name: str) -> Iterator[None]:
@@ -163,6 +168,8 @@ class Watchdog:
             call = backend.stalled_call()
             if call is not None:
                 self._observe(stalled, g, call, now, -1, lambda: not call.done)
+        if self.refusals is not None and not check.enabled:
+            self.refusals.serve(live, self.exits.poll)  # peers' questions about calls refused
         if self.stalls is not None and not check.enabled:
             host = hosts[0] if len(hosts) == 1 else None
             # the tasks in flight besides the one waited for (completed ones not yet let go too)

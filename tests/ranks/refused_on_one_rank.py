@@ -1,7 +1,7 @@
 """A call refused on one rank only (bad input there, raised before anything moved) while its
-peers wait in it: the job ends within seconds naming the refusal (the stall notices' refusal
-rule, or the job-wide rule with a wait inside new_group), and correct programs that refuse a
-call and then make it right are left alone. argv[1] is the mode (two ranks):
+peers wait in it: the job ends within seconds naming the refusal (the refusal check where a peer
+made the call, the stall notices' refusal rule, or the job-wide rule with a wait inside
+new_group). argv[1] is the mode (two ranks):
 
 - ``alltoall``: rank 0's in_tensor_list has 3 entries (refused), then it all_reduces; rank 1
   waits in the alltoall.
@@ -11,8 +11,8 @@ call and then make it right are left alone. argv[1] is the mode (two ranks):
   waits in the broadcast: the job-wide rule, whose message on rank 0 names the refusal.
 - ``new_group``: rank 1 refuses new_group([0, 5]) and all_reduces; rank 0 waits inside
   new_group([0, 1]), made by its members alone (the cpu backend), which is told as their call.
-- ``retry`` (correct): rank 0 refuses an all_reduce (a string op), computes past the notice
-  delay while rank 1 waits in it, then all_reduces properly; the two calls match and finish.
+- ``retry``: rank 0 refuses an all_reduce (a string op) while rank 1 waits in it, and would
+  then all_reduce properly after a pause: the refusal check ends the job first.
 
 Every rank catches its own refusal, prints ``refused_on_one_rank.py OK`` with its result if it
 finishes, and waits in the next call otherwise.
