@@ -235,3 +235,11 @@ def test_ctrl_c_stops_the_job_and_removes_its_folder(tmp_path):
     assert parent.returncode != 0 and "KeyboardInterrupt" in output, output
     assert not list((tmp_path / "tmp").iterdir()), output
     assert_gone([int(p) for p in re.findall(r"started pid=(\d+)", output)])
+
+
+def test_unpicklable_arguments_raise_picklingerror_as_paddles_spawn_does():
+    import pickle
+    import threading
+
+    with pytest.raises(pickle.PicklingError, match="spawn: func and args must be picklable"):
+        dist.spawn(print, args=(threading.Lock(),), nprocs=2)  # paddle's and torch's: PicklingError (a TypeError too)

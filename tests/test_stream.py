@@ -39,3 +39,16 @@ def test_one_tensor_stands_for_its_parts():
     assert back.tolist() == [0, 1, 2]
     with pytest.raises(ValueError, match="stream.scatter: tensor_or_tensor_list has shape \\[\\]"):
         s.scatter(np.zeros(2), np.zeros(()), src=0)  # one element, where the output holds two
+
+
+def test_dist_scatter_and_reduce_scatter_take_one_tensor_too():
+    # paddle's dist.scatter and dist.reduce_scatter run through its stream variants, so a tensor of
+    # the parts is taken where the docs say list (a probe: pycoll raised TypeError)
+    mine = np.zeros(2)
+    dist.scatter(mine, np.array([[1.0, 2.0]]), src=0)
+    assert mine.tolist() == [1, 2]
+    total = np.zeros(2, np.float32)
+    dist.reduce_scatter(total, np.array([[3.0, 4.0]], np.float32))
+    assert total.tolist() == [3, 4]
+    with pytest.raises(TypeError, match="reduce_scatter: tensor_list must be"):
+        dist.reduce_scatter(total, "not a tensor")

@@ -292,6 +292,15 @@ def tiled(arrays: List[Any], like: Any, xp: Any, own: Optional[int] = None) -> O
     return flat.reshape((len(arrays),) + like.shape)
 
 
+def listed(items: Any, nranks: int, xp: Any, fn: str, arg: str, like: Any) -> Any:
+    """paddle's tensor-or-list argument: a list (or None) stays; one tensor becomes its per-rank
+    :func:`parts`, each shaped as the one tensor ``like`` (the rank's own input or output) where
+    the element counts allow."""
+    if items is None or isinstance(items, (list, tuple)):
+        return items
+    return parts(items, nranks, xp, fn, arg, tuple(array_of(like, xp, fn, "tensor").shape))
+
+
 def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str, shape: Optional[Tuple[int, ...]] = None) -> List[Any]:
     """The array behind ``x`` as ``nranks`` equal parts (views, written in place): of ``shape``
     when given and ``x`` is ``[nranks, *shape]``, or contiguous with that many elements per rank

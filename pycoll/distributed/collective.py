@@ -274,7 +274,8 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
             group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Rank ``src`` sends ``tensor_list[i]`` to group rank i, which receives it into ``tensor``.
 
-    ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``).
+    ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``; or,
+    as paddle takes it, one tensor of their parts: ``[nranks, *tensor.shape]``).
     """
     g = _begin(group, "scatter")
     if g is None:
@@ -292,6 +293,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
             if tensor_list is None:
                 raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
                                  f"{src}; it needs one tensor per rank")
+            tensor_list = _arrays.listed(tensor_list, g.nranks, xp, "scatter", "tensor_list", out)  # paddle's
             if _arrays.separate_blocks(g.engine):  # NCCL sends each block from where it is
                 send = _arrays.send_blocks(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
             else:
@@ -304,7 +306,8 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
 
 def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    group: Optional[Group] = None, sync_op: bool = True) -> Task:
-    """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor``."""
+    """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor`` (``tensor_list``
+    may be one tensor of the parts, as paddle takes it)."""
     g = _begin(group, "reduce_scatter")
     if g is None:
         return COMPLETED
@@ -312,7 +315,8 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
     try:
         out, finish = _arrays.recv_buffer(tensor, xp, "reduce_scatter", "tensor")
         plan = _plan(g, out.dtype, op, "reduce_scatter")
-        send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "reduce_scatter", "tensor_list",
+        parts = _arrays.listed(tensor_list, g.nranks, xp, "reduce_scatter", "tensor_list", out)  # paddle's
+        send = _arrays.one_per_rank(parts, g.nranks, out, xp, "reduce_scatter", "tensor_list",
                                     own=_arrays.own_block(g.engine, g.rank))
     except (TypeError, ValueError) as exc:
         _refused(g, "reduce_scatter", exc)

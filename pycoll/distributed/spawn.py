@@ -327,6 +327,11 @@ def _refuse_while_importing_main() -> None:
         frame = frame.f_back
 
 
+class UnpicklableArguments(TypeError, pickle.PicklingError):
+    """``spawn``'s func or args cannot be pickled for the new ranks: a TypeError, and the
+    ``pickle.PicklingError`` paddle's and torch's spawn raise there (a lambda, say)."""
+
+
 def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, join: bool = True,
           daemon: bool = False, **options: Any) -> SpawnContext:
     """Run ``func(*args)`` on ``nprocs`` new ranks (-1: one per listed GPU with ``gpus``, else
@@ -358,7 +363,7 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
     try:
         payload = pickle.dumps((func, tuple(args)))
     except Exception as exc:
-        raise TypeError(f"spawn: func and args must be picklable: {exc}") from exc
+        raise UnpicklableArguments(f"spawn: func and args must be picklable: {exc}") from exc
     workdir = tempfile.mkdtemp(prefix="pycoll-spawn-")
     try:
         with open(os.path.join(workdir, "payload.pkl"), "wb") as f:

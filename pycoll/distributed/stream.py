@@ -30,8 +30,9 @@ def _as_list(items: TensorOrList, group: Optional[Group], fn: str, arg: str, lik
     if items is None or isinstance(items, (list, tuple)) or outside(group, f"stream.{fn}"):
         return items  # (outside the group the collective returns at once)
     g = member_group(group, f"stream.{fn}")
-    shape = None if like is None else tuple(_arrays.array_of(like, g.array_module, f"stream.{fn}", "tensor").shape)
-    return _arrays.parts(items, g.nranks, g.array_module, f"stream.{fn}", arg, shape)
+    if like is None:
+        return _arrays.parts(items, g.nranks, g.array_module, f"stream.{fn}", arg)
+    return _arrays.listed(items, g.nranks, g.array_module, f"stream.{fn}", arg, like)
 
 
 def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None,
