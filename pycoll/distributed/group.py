@@ -118,9 +118,10 @@ class Group:
         about), nothing on a call that goes through. Only the main thread writes; the watchdog's
         thread reads single entries."""
         text = f"{type(exc).__name__}: {exc}"
-        for refused, number in ((self.refused, self.seq), (self.refused_collectives, self.collectives_begun)):
-            if refused is self.refused_collectives and not collective:
-                continue
+        records = [(self.refused, self.seq)]
+        if collective:
+            records.append((self.refused_collectives, self.collectives_begun))
+        for refused, number in records:
             refused[number] = text
             if len(refused) > _REFUSALS_KEPT:
                 del refused[next(iter(refused))]

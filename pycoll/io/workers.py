@@ -1,13 +1,15 @@
 """The DataLoader's worker processes.
 
 Workers are forked from the training process (paddle's way on Linux), so a dataset needs no
-pickling; they only read samples and collate them into NumPy arrays (never MPI or the GPU:
-Tensors are made in the training process, on its device). A worker's current device is the CPU,
-as paddle's workers fetch under a CPU place: a dataset that makes Tensors makes host ones there,
-for CUDA cannot be used in a child forked after the parent has used it. A worker's exception is raised in the
-training process with the worker's traceback; a worker that dies before it has finished (killed,
-or exited without its last message) is noticed within a second or two and named with its exit
-code; either way, and whenever iteration stops early, the workers are shut down.
+pickling; they only read samples and collate them (into NumPy arrays, or host Tensors for Tensor
+samples), never using MPI or the GPU: the training process puts the batches on its device. A
+worker's current device is the CPU, as paddle's workers fetch under a CPU place, so a dataset
+that makes Tensors makes host ones there (CUDA cannot be used in a child forked after its parent
+used it). A worker's exception is raised in the training process with the worker's traceback; a
+worker that dies before it has finished (killed, or exited without its last message) is noticed
+within a second or two and named with its exit code; either way, and whenever iteration stops
+early, the workers are shut down (``persistent_workers``' stay for the next pass, but after a
+failure).
 
 Seeds (paddle's): each pass draws a base seed from NumPy's global generator in the training
 process (``np.random.seed`` there repeats a whole run); worker ``i`` seeds ``random`` and pycoll's
