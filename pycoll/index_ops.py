@@ -17,7 +17,7 @@ from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.inplace_ops import in_place, last_writes
 from pycoll.math_ops import grad_for, grad_meta
-from pycoll.search_ops import taken
+from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.tensor import Tensor
 
@@ -92,9 +92,12 @@ def masked_select(x: Any, mask: Any, name: Optional[str] = None) -> Tensor:
 def index_select(x: Any, index: Any, axis: int = 0, name: Optional[str] = None) -> Tensor:
     """The slices of x at the 1-D integer `index` along `axis`; repeats add up their gradients."""
     x = as_tensor(x)
-    if _index(index, array_module(x._array), "index_select").ndim != 1:
+    idx = _index(index, array_module(x._array), "index_select")
+    if idx.ndim != 1:
         raise ValueError(f"index_select: index must be 1-D, got shape {as_tensor(index).shape}")
-    return taken("index_select", x, index, axis)
+    ax = axis_arg(axis, x.ndim)
+    check_index_range("index_select", "index", idx, x.shape[ax], ax)  # its own name: gather's check names gather
+    return gather(x, index, axis)
 
 
 def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tuple]:

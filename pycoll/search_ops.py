@@ -223,11 +223,6 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
 def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) -> Tensor:
     """The slices of x at `index` (integers; a 2-d [N, 1] index is read as 1-d) along `axis`
     (default 0); a 0-d index drops the axis. Repeated indices add up their gradients."""
-    return taken("gather", x, index, axis)
-
-
-def taken(fn: str, x: Any, index: Any, axis: Any) -> Tensor:
-    """`gather` for op ``fn`` (gather, index_select), whose name its errors give."""
     x = as_tensor(x)
     ax = 0 if axis is None else axis_arg(axis, x._array.ndim)
     x, = placed("gather", x, axis=ax)
@@ -235,10 +230,10 @@ def taken(fn: str, x: Any, index: Any, axis: Any) -> Tensor:
     xp = array_module(a)
     idx = to_module(as_tensor(index)._array, xp)
     if idx.dtype.kind not in "iu":
-        raise ValueError(f"{fn}: index must hold integers (int32 or int64), got dtype {idx.dtype}")
+        raise ValueError(f"gather: index must hold integers (int32 or int64), got dtype {idx.dtype}")
     if idx.ndim > 1:
         idx = idx.reshape(-1)
-    check_index_range(fn, "index", idx, a.shape[ax], ax)
+    check_index_range("gather", "index", idx, a.shape[ax], ax)
     at = (slice(None),) * ax + (idx,)
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph)
 

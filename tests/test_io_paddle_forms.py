@@ -2,6 +2,7 @@
 in comments are paddle's): batches never share memory with the dataset, Tensor samples collate
 into Tensors, persistent workers persist, the classes are generic and nest as paddle's, and the
 loader's attributes read as paddle's."""
+import multiprocessing
 import os
 from typing import List, Tuple
 
@@ -93,6 +94,8 @@ def test_persistent_workers_keep_their_processes_and_state_from_pass_to_pass():
     assert [n for _, n in first] == [1, 1, 2, 2] and [n for _, n in second] == [3, 3, 4, 4]  # paddle's
     again = io.DataLoader(Counting(), batch_size=1, num_workers=2)  # not persistent: new workers each pass
     assert [n for _, n in _epoch(again)] == [n for _, n in _epoch(again)] == [1, 1, 2, 2]
+    del loader  # the persistent workers go with their loader, at once (not at a garbage collection)
+    assert multiprocessing.active_children() == []
 
 
 def test_a_persistent_pass_left_early_does_not_leak_into_the_next():

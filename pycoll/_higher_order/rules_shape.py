@@ -83,7 +83,7 @@ def _scattered(s: Saved, g: Tensor) -> tuple:
     return (g[s["index"]],)
 
 
-@rule("taken.<locals>.backward")  # gather, index_select
+@rule("gather.<locals>.backward")
 def _gather(s: Saved, g: Tensor) -> tuple:
     return (scattered(g, s["shape"], s["at"], True),)
 

@@ -32,6 +32,7 @@ import signal
 import sys
 import time
 import traceback
+import weakref
 from typing import Any, Callable, List, Optional, Set
 
 import numpy as np
@@ -121,7 +122,9 @@ class _Pool:
         context = multiprocessing.get_context("fork")
         count = loader.num_workers
         base_seed = int(np.random.randint(0, sys.maxsize))  # paddle's draw, one a pass
-        self.loader = loader
+        # a proxy: a persistent_workers loader holds its pool, which must not keep the loader alive
+        # (the pool's __del__ then stops the workers as soon as the loader is let go)
+        self.loader = weakref.proxy(loader)
         self.exited_silent: Set[int] = set()  # awaited workers seen exited (code 0) with nothing sent
         self.inboxes = [context.Queue() for _ in range(count)]
         self.outboxes = [context.Queue() for _ in range(outboxes)]
