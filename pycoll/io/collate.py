@@ -67,7 +67,8 @@ def to_tensors(batch: Any, fresh: bool) -> Any:
     from pycoll.tensor import Tensor, to_tensor, wrap
 
     if isinstance(batch, np.ndarray):
-        return to_tensor(batch if fresh else batch.copy())
+        stays_on_host = current_place()[0] == "cpu"  # to_tensor wraps it there; to a GPU it copies anyway
+        return to_tensor(batch.copy() if stays_on_host and not fresh else batch)
     if is_array(batch):
         return wrap(batch if fresh else batch.copy())
     if isinstance(batch, Tensor):
