@@ -84,6 +84,11 @@ def test_tensor_and_iterable_datasets():
     assert got == [[0, 1, 2], [3, 4, 5], [6]]
     with pytest.raises(TypeError, match="has no length"):
         len(DataLoader(Count()))
+    with pytest.raises(ValueError, match="has no length"):  # paddle's type for it
+        len(DataLoader(Count()))
+    with pytest.raises(ValueError, match="has no length"):
+        len(Count())
+    assert len(list(DataLoader(Count(), batch_size=3))) == 3  # list() passes over the TypeError
 
 
 @pytest.mark.parametrize("kwargs, words", [

@@ -27,6 +27,12 @@ class Dataset(Generic[Sample]):
         raise NotImplementedError(f"{type(self).__name__} must define __len__")
 
 
+class NoLength(TypeError, ValueError):
+    """``len()`` of a stream: a TypeError, as ``len()`` of any object without one (torch's, and
+    what ``list()`` and ``operator.length_hint`` pass over), and the ValueError paddle's
+    DataLoader raises."""
+
+
 class IterableDataset(Dataset[Sample]):
     """A stream of samples: subclasses define ``__iter__()``; it has no length or index."""
 
@@ -37,7 +43,7 @@ class IterableDataset(Dataset[Sample]):
         raise TypeError(f"{type(self).__name__} is an IterableDataset: iterate over it, it has no index")
 
     def __len__(self) -> int:
-        raise TypeError(f"{type(self).__name__} is an IterableDataset: it has no length")
+        raise NoLength(f"{type(self).__name__} is an IterableDataset: it has no length")
 
 
 class TensorDataset(Dataset):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, List, Optional
 
 from pycoll.io.collate import default_collate_fn, default_convert_fn, to_tensors
-from pycoll.io.dataset import IterableDataset
+from pycoll.io.dataset import IterableDataset, NoLength
 from pycoll.io.sampler import BatchSampler, batches
 from pycoll.io.workers import IndexedWorkers, StreamWorkers
 from pycoll.profiler.recorder import RecordEvent
@@ -126,7 +126,7 @@ class DataLoader:
 
     def __len__(self) -> int:
         if self.iterable:
-            raise TypeError("DataLoader: an IterableDataset has no length")
+            raise NoLength("DataLoader: an IterableDataset has no length")
         return len(self._index_batches)
 
 
