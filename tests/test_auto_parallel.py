@@ -414,3 +414,64 @@ def test_the_seed_usage_runs_as_an_example():
     assert len(lines) == 2 and lines[0][len("rank 0"):] == lines[1][len("rank 1"):], result.stdout
     first, last = map(float, re.search(r"train loss (\S+) -> (\S+)", lines[0]).groups())
     assert last < 0.5 * first and "predict out0 shape [4, 8] [Replicate()]" in lines[0], lines
+
+
+# -- a checkpoint read into the optimizer's state before the first step (the guide's resume) -------
+def _adam_run(wrap, x, checkpoint=None, steps=2, save=None):
+    """Losses of ``steps`` steps of a fresh sharded Linear under AdamW; ``checkpoint``: read into
+    ``opt.state_dict()`` (and the weights) before the first step, as paddle's guide resumes."""
+    pycoll.seed(5)
+    with pycoll.utils.unique_name.guard():  # the names a new process gives
+        layer = dist.shard_layer(nn.Linear(3, 4), ONE)
+    opt, step = wrap(layer, pycoll.optimizer.AdamW(learning_rate=0.1, parameters=layer.parameters()), x)
+    if checkpoint is not None:
+        state = opt.state_dict()
+        assert state and all(not v.numpy().any() for v in state.values())  # slots to read into
+        dist.load_state_dict(layer.state_dict(), str(checkpoint / "model"))
+        dist.load_state_dict(state, str(checkpoint / "opt"))
+    losses = [step() for _ in range(steps)]
+    if save is not None:
+        dist.save_state_dict(layer.state_dict(), str(save / "model"))
+        dist.save_state_dict(opt.state_dict(), str(save / "opt"))
+    return losses
+
+
+def _eager(layer, opt, x):
+    opt = dist.shard_optimizer(opt)
+
+    def step():
+        loss = (layer(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return float(loss)
+    return opt, step
+
+
+class _Rows(pycoll.io.Dataset):
+    def __getitem__(self, i):
+        return np.arange(3, dtype=np.float32) * (i + 1) / 8, np.zeros(4, np.float32)
+
+    def __len__(self):
+        return 4
+
+
+def _static(layer, opt, x):
+    loader = dist.shard_dataloader(pycoll.io.DataLoader(_Rows(), batch_size=4), [ONE], shard_dims="x")
+    model = dist.to_static(layer, loader, nn.MSELoss(), opt)
+    batch = next(iter(loader))
+
+    class Facade:  # the DistModel's optimizer state under the optimizer's names
+        state_dict = staticmethod(lambda: model.state_dict("opt"))
+    return Facade, lambda: float(model(*batch))
+
+
+@pytest.mark.parametrize("wrap", [_eager, _static])
+def test_a_checkpoint_read_into_the_state_before_the_first_step_resumes_training(wrap, tmp_path):
+    x = pycoll.to_tensor(np.arange(6, dtype=np.float32).reshape(2, 3) / 8)
+    whole = _adam_run(wrap, x, steps=5)
+    first = _adam_run(wrap, x, steps=3, save=tmp_path)
+    assert first == whole[:3]
+    resumed = _adam_run(wrap, x, checkpoint=tmp_path)
+    np.testing.assert_allclose(resumed, whole[3:], rtol=1e-6)
+    assert not np.allclose(_adam_run(wrap, x), whole[3:], rtol=1e-3)  # a fresh state differs

@@ -386,6 +386,27 @@ class Optimizer:
         if state:
             self._unresumed = missing
 
+    def state_slots(self) -> Dict[str, Tensor]:
+        """Every trainable parameter's state entries as :meth:`state_dict` would name them,
+        zero-filled: slots a checkpoint is read into before the first step (``shard_optimizer``'s
+        ``state_dict``; :meth:`resume_from` then loads what was written)."""
+        slots: Dict[str, Tensor] = {}
+        for key, p in zip(self._keys, self._parameter_list):
+            if p.stop_gradient:
+                continue
+            xp = self._state_module(p)
+            for entry, name in self._entries(key, p).items():
+                scalar = name in self._scalar_accumulators
+                slots[entry] = wrap(xp.zeros([1] if scalar else p.array.shape,
+                                             scalar_dtype(p.array) if scalar else p.array.dtype))
+        return slots
+
+    def resume_from(self, state_dict: Dict[str, Any]) -> None:
+        """:meth:`set_state_dict`, except that a parameter ``state_dict`` holds nothing for
+        starts from a fresh state at its next step instead of being refused there."""
+        self.set_state_dict(state_dict)
+        self._unresumed = {}
+
     def _accumulator_from(self, entry: str, name: str, value: Any, param: Tensor) -> Any:
         """State entry ``entry`` (accumulator ``name``) as this optimizer keeps it: a float, or an
         array like the parameter's."""

@@ -28,6 +28,8 @@ from pycoll.distributed.auto_parallel.program import Op, Program, Tracer, serial
 from pycoll.distributed.auto_parallel.strategy import Strategy
 from pycoll.distributed.auto_parallel.transitions import check_divides
 from pycoll.nn import Layer
+from pycoll.optimizer.optimizer import Optimizer
+from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.tensor import Tensor, to_tensor
 
 MODES = ("train", "eval", "predict")
@@ -62,6 +64,7 @@ class DistModel:
         if optimizer is not None:
             setup.check_optimizer(layer, optimizer)
         self._model, self._optimizer = setup.build(layer, optimizer, self._strategy, self._group(self._dp_axis))
+        self._slots = FirstStepSlots()  # a state_dict() before the first step
         self._records: Dict[str, List[Op]] = {}   # mode -> its step's ops
         self._keep: Dict[str, set] = {}            # mode -> ids of the Linears keeping their blocks
         self._final: set = set()                   # modes whose record is final
@@ -178,6 +181,8 @@ class DistModel:
             if tracer is not None:
                 state.note_gradient_traffic(tracer, self._model, self._layer, self._where(self._dp_axis))
                 state.note_update(tracer, self._optimizer, self._layer, self._where(self._dp_axis))
+            if isinstance(self._optimizer, Optimizer):
+                self._slots.load(self._optimizer)
             self._optimizer.step()
             self._optimizer.clear_grad()
         return outputs, self._average_loss(loss, tracer)
@@ -264,11 +269,12 @@ class DistModel:
         state by its keys ("opt"), or both ("all"): the tensors themselves, distributed tensors
         for sharded parameters and their optimizer state. ``split_fusion`` is paddle's; pycoll
         fuses no parameters."""
-        return state.state_dict(self._layer, self._optimizer, mode)
+        return state.state_dict(self._layer, self._optimizer, mode, self._slots)
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Load values into this rank's pieces: distributed tensors of the same placements, or
         whole values (each rank takes its block). Unknown keys raise, naming them."""
+        self._slots.drop()
         state.set_state_dict(self._layer, self._optimizer, state_dict)
 
 

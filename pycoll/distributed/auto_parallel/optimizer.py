@@ -29,6 +29,7 @@ from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
+from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.clip_norms import completing
 from pycoll.tensor import Tensor, wrap
 
@@ -144,6 +145,7 @@ class ShardOptimizer:
         self._inner_opt, self._shard_fn, self.gradient_accumulation_steps = optimizer, shard_fn, steps
         self._eager: Optional[Tuple[Any, Dict[int, _Rows]]] = None  # stage 1's optimizer over the blocks
         self._by_name: Optional[List[Tuple[str, Tensor]]] = None  # see _param_of
+        self._slots = FirstStepSlots()  # a state_dict() before the first step
 
     @property
     def sharding_stage(self) -> Optional[_ShardingStage]:
@@ -155,6 +157,7 @@ class ShardOptimizer:
         if self.gradient_accumulation_steps > 1:
             self._inner_opt.scale_grads(1.0 / self.gradient_accumulation_steps)
         optimizer, rows = self._stepper()
+        self._slots.load(optimizer)
         for entry in rows.values():
             entry.before_step()
         optimizer.step()
@@ -197,6 +200,7 @@ class ShardOptimizer:
         dimension); the whole state's shape either way."""
         optimizer, rows = self._stepper()
         state = optimizer.state_dict()
+        self._slots.add_to(state, optimizer)  # before the first step: paddle creates the state then
         for key, value in state.items():
             param = self._param_of(key)
             if param is None:
@@ -212,6 +216,7 @@ class ShardOptimizer:
         """Load a state saved by ``state_dict`` (distributed entries: their local pieces) or a
         whole one (an unsharded optimizer's: this rank's block of each entry is taken)."""
         optimizer, rows = self._stepper()
+        self._slots.drop()
         mine = {}
         for key, value in state_dict.items():
             param = self._param_of(key)

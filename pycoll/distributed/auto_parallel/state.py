@@ -11,7 +11,8 @@ from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.device import is_array
 from pycoll.nn import Layer
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, Optimizer
+from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.tensor import Tensor
 
 
@@ -85,7 +86,9 @@ def _owner(key: str, params: Dict[str, Tensor]) -> Optional[Tensor]:
     return params[max(matches, key=len)] if matches else None
 
 
-def state_dict(layer: Layer, optimizer: Any, mode: str) -> Dict[str, Tensor]:
+def state_dict(layer: Layer, optimizer: Any, mode: str, slots: FirstStepSlots) -> Dict[str, Tensor]:
+    """``slots``: the optimizer's entries handed out before its first step (a plain optimizer's;
+    wrappers such as sharding's make their state at the first step only)."""
     if mode not in ("all", "param", "opt"):
         raise ValueError(f"state_dict: mode must be 'all', 'param' or 'opt', got {mode!r}")
     out: Dict[str, Tensor] = {}
@@ -93,7 +96,10 @@ def state_dict(layer: Layer, optimizer: Any, mode: str) -> Dict[str, Tensor]:
         out.update(layer.state_dict())
     if mode in ("all", "opt") and optimizer is not None:
         params = {p.name: p for p in layer.parameters()}
-        for key, value in optimizer.state_dict().items():
+        opt_state = optimizer.state_dict()
+        if isinstance(optimizer, Optimizer):
+            slots.add_to(opt_state, optimizer)
+        for key, value in opt_state.items():
             p = _owner(key, params)
             if p is not None and is_dist_tensor(p) and isinstance(value, Tensor) and value._array.shape == p._array.shape:
                 value = make_dist(value._array, p.process_mesh, p.placements, p.shape)
