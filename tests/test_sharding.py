@@ -65,3 +65,24 @@ def test_a_sharded_optimizer_driven_by_a_scheduler_saves_and_resumes_it():
     scheduler.step()
     opt.set_state_dict(state)
     assert opt.get_lr() == 0.025 and scheduler.last_epoch == 2
+
+
+@pytest.mark.parametrize("level", ["os", "os_g", "p_g_os"])
+def test_a_sharded_optimizer_refuses_a_state_of_other_parameters_as_an_unsharded_one_does(level):
+    """A state saved from a model whose parameter names differ was dropped entry by entry and
+    the step then started afresh, silently; the inner optimizer now sees it and refuses it."""
+    dist.init_parallel_env()
+    trained = nn.Linear(4, 4)
+    opt = pycoll.optimizer.Adam(parameters=trained.parameters())
+    trained(pycoll.ones([2, 4])).sum().backward()
+    opt.step()
+    state = opt.state_dict()
+    other = nn.Linear(4, 4)  # other names: linear_<n+1>
+    model, sharded, _ = group_sharded_parallel(other, pycoll.optimizer.Adam(parameters=other.parameters()), level)
+    with pytest.raises(ValueError, match="does not fit this optimizer's parameters"):
+        sharded.set_state_dict(state)
+    renamed = {key.replace(trained.weight.name, other.weight.name).replace(trained.bias.name, other.bias.name): value
+               for key, value in state.items()}
+    sharded.set_state_dict(renamed)  # the same state under this model's names loads
+    np.testing.assert_array_equal(sharded.whole_state_dict()[f"{other.weight.name}_moment1_0"].numpy(),
+                                  state[f"{trained.weight.name}_moment1_0"].numpy())

@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY
 from pycoll.tensor import Tensor, wrap
 
 
@@ -107,19 +107,32 @@ class ShardedOptimizer:
 
     def set_state_dict(self, state_dict: Dict[str, Any]) -> None:
         """Take this rank's pieces from ``state_dict``: a whole state (the unsharded optimizer's,
-        or ``whole_state_dict``'s) or this rank's own ``state_dict``."""
+        or ``whole_state_dict``'s) or this rank's own ``state_dict``. Entries that belong to no
+        parameter of this optimizer go to the inner optimizer as they are, which refuses a state
+        saved from a model whose parameter names differ (as an unsharded optimizer does)."""
+        pieces = {param.name: param for param, _ in self._pieces}
+        elsewhere = {param.name for param in self._parameter_list} - set(pieces)  # no piece here
         mine: Dict[str, Any] = {}
-        if LR_SCHEDULER_KEY in state_dict:
-            mine[LR_SCHEDULER_KEY] = state_dict[LR_SCHEDULER_KEY]
-        for param, stand_in in self._pieces:
-            lo, hi = self._model._bounds[id(param)]
-            for key, value in state_dict.items():
-                if not key.startswith(f"{param.name}_"):
-                    continue
-                arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
-                whole = list(arr.shape) == list(self._model._shapes[id(param)]) and arr.size != 1
-                mine[key] = arr.reshape(-1)[lo:hi] if whole else arr
+        for key, value in state_dict.items():
+            if key == MASTER_WEIGHTS_KEY:
+                mine[key] = {name: self._piece_of(pieces[name], master)
+                             for name, master in value.items() if name in pieces}
+                continue
+            owner = max((name for name in [*pieces, *elsewhere] if key.startswith(f"{name}_")),
+                        key=len, default=None)
+            if owner in pieces:
+                mine[key] = self._piece_of(pieces[owner], value)
+            elif owner is None:
+                mine[key] = value  # the scheduler's state, or an entry of no parameter here
         self._inner.set_state_dict(mine)
+
+    def _piece_of(self, param: Any, value: Any) -> Any:
+        """This rank's piece of ``param``'s state entry ``value``: of a whole entry its block,
+        else the entry as it is (already a piece, or a one-element accumulator)."""
+        arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+        lo, hi = self._model._bounds[id(param)]
+        whole = list(arr.shape) == list(self._model._shapes[id(param)]) and arr.size != 1
+        return arr.reshape(-1)[lo:hi] if whole else arr
 
     def get_lr(self) -> float:
         return self._inner.get_lr()
