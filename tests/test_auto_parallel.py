@@ -309,6 +309,29 @@ def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name()
         strategy.sharding = {}
 
 
+def test_the_strategy_takes_paddle_s_tuning_fields_and_template_categories():
+    """The auto-parallel guide's settings (a probe: AttributeError at pipeline.pp_degree)."""
+    strategy = dist.Strategy({"recompute": {"enable": True}, "dp_optimization": {"fuse_grad_size_in_MB": 16}})
+    strategy.pipeline.pp_degree = 2
+    strategy.pipeline.vpp_degree = 1
+    strategy.sharding.enable_tensor_fusion = strategy.sharding.enable_overlap = True
+    strategy.sharding.release_gradients = True
+    strategy._mp_optimization.replace_with_parallel_cross_entropy = True
+    strategy._recompute.refined_ops_patterns = [{"main_ops": ["matmul"], "num": -1}]
+    strategy.amp.init_loss_scaling = 1024
+    strategy.amp.custom_white_list.append("matmul")
+    assert strategy._recompute.enable and strategy._dp_optimization.fuse_grad_size_in_MB == 16
+    assert strategy.amp.init_loss_scaling == 1024.0 and strategy._sp_optimization.enable
+    assert dist.Strategy().amp.custom_white_list == []  # each strategy's lists are its own
+    with pytest.raises(TypeError, match="strategy.amp.custom_white_list must be a list"):
+        strategy.amp.custom_white_list = "matmul"
+    with pytest.raises(ValueError, match="strategy.pipeline.pp_degree must be an int >= 1"):
+        strategy.pipeline.pp_degree = 0
+    strategy.pipeline.job_schedule_profiler_start = -1  # "off", paddle's default
+    with pytest.raises(TypeError, match="strategy.pipeline.vpp_seg_method must be a str"):
+        strategy.pipeline.vpp_seg_method = 3
+
+
 def test_to_static_refuses_what_pycoll_does_not_implement():
     strategy = dist.Strategy()
     strategy.pipeline.enable = True

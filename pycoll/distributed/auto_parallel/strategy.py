@@ -10,6 +10,10 @@
     amp             enable, dtype, level            not implemented: enable=True is refused
     full_graph      True                            pycoll always runs the whole step eagerly
 
+The other fields of paddle 3.3.1's categories (``sharding.enable_overlap``, ``pipeline.pp_degree``,
+``amp.init_loss_scaling``, ...) and its underscored ones (``_recompute``, ``_mp_optimization``,
+``_dp_optimization``, ``_sp_optimization``) tune how paddle's static passes schedule, fuse and
+overlap the same step: they are taken, type-checked, and change nothing in pycoll's results.
 Unlike paddle, a misspelt field fails, naming it, when set or given in ``config``.
 """
 from __future__ import annotations
@@ -18,11 +22,30 @@ import copy
 from typing import Any, Dict, Optional
 
 _FIELDS: Dict[str, Dict[str, Any]] = {
-    "sharding": {"enable": False, "stage": 1, "degree": 8},
+    "sharding": {"enable": False, "stage": 1, "degree": 8, "enable_overlap": False, "param_comm_stream_num": 1,
+                 "grad_comm_stream_num": 1, "param_bucket_size_numel": 1, "grad_bucket_size_numel": 1,
+                 "enable_hierarchical_comm": False, "partition_algor": "greedy_even", "enable_tuning": False,
+                 "tuning_range": [], "release_gradients": False, "comm_buffer_size_MB": 256,
+                 "enable_tensor_fusion": False, "save_unbalanced_param": True},
     "gradient_merge": {"enable": False, "k_steps": 1, "avg": True},
     "fused_passes": {"enable": False, "gemm_epilogue": False, "dropout_add": False},
-    "pipeline": {"enable": False, "schedule_mode": "1F1B", "micro_batch_size": 1, "accumulate_steps": 1},
-    "amp": {"enable": False, "dtype": "float16", "level": "o1"},
+    "pipeline": {"enable": False, "schedule_mode": "1F1B", "pp_degree": 1, "vpp_degree": 1, "vpp_seg_method": "",
+                 "micro_batch_size": 1, "accumulate_steps": 1, "generation_batch_size": 1,
+                 "enable_send_recv_overlap": False, "job_schedule_profiler_start": -1,
+                 "job_schedule_profiler_stop": -1, "program_runtimes": [61, 72, 71, 34, 3],
+                 "memory_limit_times": -1, "split_backward": False, "auto_parallel_sync_shared_params": False},
+    "amp": {"enable": False, "dtype": "float16", "level": "o1", "init_loss_scaling": 32768.0,
+            "incr_every_n_steps": 1000, "decr_every_n_nan_or_inf": 2, "incr_ratio": 2.0, "decr_ratio": 0.8,
+            "use_dynamic_loss_scaling": True, "custom_white_list": [], "custom_black_list": [],
+            "custom_black_varnames": [], "use_fp16_guard": False, "use_bf16_guard": False,
+            "use_master_grad": False, "use_promote": True},
+    "recompute": {"enable": False, "checkpoints": [], "no_recompute_segments": [], "sr": 0,
+                  "refined_ops_patterns": [], "enable_tuning": False},
+    "mp_optimization": {"allreduce_matmul_grad_overlapping": False, "replace_with_c_embedding": False,
+                        "replace_with_parallel_cross_entropy": False},
+    "dp_optimization": {"enable": False, "fuse_all_reduce_ops": True, "fuse_grad_size_in_MB": 32,
+                        "overlap_comm_cacl": True, "gradient_sync_after_accumulate": False},
+    "sp_optimization": {"enable": True},
 }
 _CHOICES = {("sharding", "stage"): (1, 2, 3), ("amp", "level"): ("o0", "o1", "o2"),
             ("amp", "dtype"): ("float16", "bfloat16"), ("pipeline", "schedule_mode"): ("FThenB", "1F1B", "VPP")}
@@ -33,7 +56,7 @@ class StrategyConfig:
 
     def __init__(self, category: str, values: Optional[Dict[str, Any]] = None):
         object.__setattr__(self, "_category", category)
-        object.__setattr__(self, "_values", dict(_FIELDS[category]))
+        object.__setattr__(self, "_values", copy.deepcopy(_FIELDS[category]))  # lists of its own
         object.__setattr__(self, "_given", set())
         if values is not None:
             if not isinstance(values, dict):
@@ -58,8 +81,15 @@ class StrategyConfig:
             if not isinstance(value, bool):
                 raise TypeError(f"{where} must be True or False, got {value!r}")
         elif isinstance(default, int):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{where} must be an int >= 1, got {value!r}")
+            low = 1 if default >= 1 else None  # counts and sizes; -1 or 0 defaults mean "off"
+            if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+                raise ValueError(f"{where} must be an int{' >= 1' if low else ''}, got {value!r}")
+        elif isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"{where} must be a number, got {value!r}")
+            value = float(value)
+        elif not isinstance(value, type(default)):
+            raise TypeError(f"{where} must be a {type(default).__name__}, got {value!r}")
         choices = _CHOICES.get((self._category, name))
         if (self._category, name) == ("amp", "level") and isinstance(value, str):
             value = value.lower()  # paddle takes "O2" as "o2"
@@ -122,6 +152,23 @@ class Strategy:
     @property
     def amp(self) -> StrategyConfig:
         return self._configs["amp"]
+
+    # paddle's "template interface" categories, underscored there too (see the module's text)
+    @property
+    def _recompute(self) -> StrategyConfig:
+        return self._configs["recompute"]
+
+    @property
+    def _mp_optimization(self) -> StrategyConfig:
+        return self._configs["mp_optimization"]
+
+    @property
+    def _dp_optimization(self) -> StrategyConfig:
+        return self._configs["dp_optimization"]
+
+    @property
+    def _sp_optimization(self) -> StrategyConfig:
+        return self._configs["sp_optimization"]
 
     @property
     def full_graph(self) -> bool:
