@@ -10,7 +10,10 @@ n is the size of the layer's ``group`` (when None: fleet's model-parallel group 
 ``mp_degree`` 1 that group is this rank alone: the layers are whole, as plain ones, whatever the
 data-parallel or pipeline degrees.
 
-Initialisation: every rank draws the *full* weight from pycoll's seeded generator, exactly as
+Initialisation: a ``weight_attr`` whose initializer is an ``Assign`` of this rank's block (its
+shape, as paddle's tensor-parallel tests give each rank its slice) makes that block; an ``Assign``
+of the whole weight is cut like any other. Otherwise every rank draws the *full* weight from
+pycoll's seeded generator, exactly as
 ``nn.Linear`` / ``nn.Embedding`` of the full size would, and keeps its block. So after the same
 ``pycoll.seed(s)`` on every rank, the blocks concatenated in group-rank order equal the weight of
 the plain layer made after ``pycoll.seed(s)`` in one process, and the split layer computes what
@@ -28,9 +31,9 @@ from __future__ import annotations
 from typing import Any, List, Optional
 
 import pycoll.distributed as dist
-from pycoll.nn import Layer, Parameter
+from pycoll.nn import Layer, ParamAttr, Parameter
 from pycoll.nn import functional as F
-from pycoll.nn.initializer import XavierUniform
+from pycoll.nn.initializer import Assign, XavierUniform
 from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_softmax_with_cross_entropy, _c_split,
                                      _mp_allreduce, group_position, model_parallel_group)
 from pycoll.tensor import Tensor
@@ -60,11 +63,22 @@ class _ParallelLayer(Layer):
         group = mp_group if mp_group is not None else group
         self.group = model_parallel_group() if group is None else group
         self.rank, self.nranks = group_position(self.group, type(self).__name__)
+        # paddle's attribute names for them
+        self.model_parallel_group, self.world_size, self.is_mp = self.group, self.nranks, self.nranks > 1
 
     def _param(self, shape: List[int], attr: Any, axis: Optional[int], is_bias: bool = False,
                default_initializer: Any = None) -> Optional[Parameter]:
         """A parameter of the full ``shape``, initialised as a plain layer would, cut to this
         rank's block along ``axis`` (``axis=None``: kept whole). None when ``attr`` is False."""
+        if axis is not None and attr is not False:
+            block_shape = list(shape)
+            block_shape[axis] //= self.nranks
+            init = ParamAttr.from_arg(attr, "weight_attr").initializer
+            if block_shape != shape and isinstance(init, Assign) and list(init.value.shape) == block_shape:
+                # this rank's own block, as paddle's tensor-parallel tests give it
+                block = self.create_parameter(block_shape, attr=attr, is_bias=is_bias)
+                block.is_distributed = True
+                return block
         full = self.create_parameter(shape, attr=attr, is_bias=is_bias,
                                      default_initializer=default_initializer)
         if full is None:
@@ -78,6 +92,13 @@ class _ParallelLayer(Layer):
         block = Parameter(full.array[tuple(index)].copy(), name=full.name, trainable=full.trainable)
         block.is_distributed = True
         return block
+
+
+def _linear_settings(layer: Layer, fuse_matmul_bias: bool) -> None:
+    """paddle's attributes of its parallel linears: the matmul they call and its kernel
+    choices (fusions and an asynchronous all-reduce that change no value; pycoll makes none)."""
+    layer.linear, layer.fuse_matmul_bias = F.linear, fuse_matmul_bias
+    layer.mp_async_allreduce = layer.mp_skip_c_identity = layer.mp_fused_linear_param_grad_add = False
 
 
 def _weight_attr(weight_attr: Any, layer: str) -> Any:
@@ -109,13 +130,15 @@ class ColumnParallelLinear(_ParallelLayer):
         layer = type(self).__name__
         _block(in_features, "in_features", 1, layer)
         self.out_per_rank = _block(out_features, "out_features", self.nranks, layer)
+        self.output_size_per_partition = self.out_per_rank  # paddle's name
         self.in_features, self.out_features = in_features, out_features
         self.gather_output = gather_output
+        _linear_settings(self, fuse_matmul_bias)
         self.weight = self._param([in_features, out_features], _weight_attr(weight_attr, layer), axis=1)
         self.bias = self._param([out_features], bias_attr if has_bias else False, axis=0, is_bias=True)
 
     def forward(self, x: Any) -> Tensor:
-        out = F.linear(_c_identity(_as_tensor(x), self.group), self.weight, self.bias)
+        out = self.linear(_c_identity(_as_tensor(x), self.group), self.weight, self.bias)
         return _c_concat(out, self.group) if self.gather_output else out
 
     def extra_repr(self) -> str:
@@ -142,9 +165,11 @@ class RowParallelLinear(_ParallelLayer):
         super().__init__(mp_group, group, name)
         layer = type(self).__name__
         self.in_per_rank = _block(in_features, "in_features", self.nranks, layer)
+        self.input_size_per_partition = self.in_per_rank  # paddle's name
         _block(out_features, "out_features", 1, layer)
         self.in_features, self.out_features = in_features, out_features
         self.input_is_parallel = input_is_parallel
+        _linear_settings(self, fuse_matmul_bias)
         self.weight = self._param([in_features, out_features], _weight_attr(weight_attr, layer), axis=0)
         self.bias = self._param([out_features], bias_attr if has_bias else False, axis=None,
                                 is_bias=True)
@@ -159,7 +184,7 @@ class RowParallelLinear(_ParallelLayer):
                 f"(in_features={self.in_features} over {self.nranks} ranks)")
         if not self.input_is_parallel:
             x = _c_split(x, self.group)
-        out = _mp_allreduce(F.linear(x, self.weight), group=self.group)
+        out = _mp_allreduce(self.linear(x, self.weight), group=self.group)
         return out + self.bias if self.bias is not None else out
 
     def extra_repr(self) -> str:
@@ -197,6 +222,7 @@ class VocabParallelEmbedding(_ParallelLayer):
         _block(embedding_dim, "embedding_dim", 1, layer)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.start = self.rank * self.rows_per_rank
+        self.vocab_start_index, self.origin_num_embeddings = self.start, num_embeddings  # paddle's names
         self.weight = self._param([num_embeddings, embedding_dim], _weight_attr(weight_attr, layer),
                                   axis=0, default_initializer=XavierUniform())
 
@@ -223,7 +249,6 @@ class ParallelCrossEntropy(_ParallelLayer):
     def __init__(self, mp_group: Optional[dist.Group] = None, name: Optional[str] = None,
                  ignore_index: int = -100):
         super().__init__(mp_group, None, name)
-        self.model_parallel_group, self.world_size = self.group, self.nranks  # paddle's attribute names
         self.ignore_index = ignore_index
 
     def forward(self, input: Any, label: Any) -> Tensor:  # noqa: A002 - paddle's argument name

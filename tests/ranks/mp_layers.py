@@ -242,10 +242,31 @@ def error_cases(rank, n):
     return len(checks)
 
 
+def assigned_blocks(rank, n):
+    """An Assign of this rank's block gives that block (paddle's tensor-parallel tests pass each
+    rank its slice); an Assign of the whole weight is cut; paddle's attribute names are there."""
+    whole = np.arange(4 * 4 * n, dtype=np.float32).reshape(4, 4 * n)
+    mine = block(whole, 1, rank, n)
+    attr = lambda value: pycoll.ParamAttr(initializer=nn.initializer.Assign(value))  # noqa: E731
+    for value in (mine, whole):
+        column = ColumnParallelLinear(4, 4 * n, weight_attr=attr(value), gather_output=False)
+        np.testing.assert_array_equal(column.weight.numpy(), mine)
+        assert column.weight.is_distributed
+    row = RowParallelLinear(4 * n, 4, weight_attr=attr(mine.T.copy()), input_is_parallel=True)
+    np.testing.assert_array_equal(row.weight.numpy(), mine.T)
+    table = VocabParallelEmbedding(4 * n, 4, weight_attr=attr(mine.T.copy()))
+    np.testing.assert_array_equal(table.weight.numpy(), mine.T)
+    assert (table.vocab_start_index, table.origin_num_embeddings) == (4 * rank, 4 * n)
+    assert (column.output_size_per_partition, row.input_size_per_partition) == (4, 4)
+    assert (column.world_size, column.is_mp, column.model_parallel_group) == (n, n > 1, column.group)
+    return 6
+
+
 def main():
     dist.init_parallel_env()
     rank, n = dist.get_rank(), dist.get_world_size()
     count = numeric_cases(None, rank, n) + seeded_init(None, n) + split_cases(rank, n)
+    count += assigned_blocks(rank, n)
     count += error_cases(rank, n)
     if n == 4:
         pairs = [dist.new_group([0, 1]), dist.new_group([2, 3])]
