@@ -164,6 +164,17 @@ frozen_model, frozen_opt, _ = group_sharded_parallel(
 (frozen_model(probe) ** 2).mean().backward()
 frozen_opt.step()
 
+# sync_buffers: every forward takes the buffers of the group's first rank (paddle's); without
+# it, each rank's buffers stay its own after the wrap-time broadcast
+for sync in (True, False):
+    counted = net()
+    counted.register_buffer("seen", pycoll.zeros([1]))
+    counted_model, _, _ = group_sharded_parallel(
+        counted, pycoll.optimizer.SGD(parameters=counted.parameters()), "os_g", sync_buffers=sync)
+    counted.seen.set_value(np.full([1], rank, np.float32))  # ranks diverge after the wrap
+    counted_model(probe)
+    assert float(counted.seen) == (0 if sync else rank), (sync, float(counted.seen))
+
 layer = net()
 adam = pycoll.optimizer.Adam(parameters=layer.parameters())
 expect(ValueError, ["level='zero'", "os, os_g, p_g_os"], group_sharded_parallel, layer, adam, "zero")

@@ -48,8 +48,9 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     ``p_g_os``, the parameters that stay whole on every rank. ``dp_group`` (sharding inside data
     parallelism: the ranks holding this rank's pieces in the other replicas) averages the
     gradients over it too. ``buffer_max_size`` is the
-    gradient bucket size in bytes. ``sync_buffers``/``sync_comm`` are accepted for paddle's
-    signature (buffers are broadcast once at wrap time; pycoll's gradient traffic overlaps backward)."""
+    gradient bucket size in bytes. Buffers are broadcast from the group's first rank at wrap
+    time, and with ``sync_buffers`` before every forward too (paddle's). ``sync_comm`` is accepted
+    for paddle's signature (pycoll's gradient traffic overlaps backward)."""
     if level not in LEVELS:
         raise ValueError(f"group_sharded_parallel: level={level!r}; it must be one of {', '.join(LEVELS)}")
     if isinstance(model, DataParallel):
@@ -75,7 +76,7 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
         raise ValueError(f"group_sharded_parallel: exclude_layer names {missing}, which model does not "
                          f"have (give layer class names or id(layer))")
     sharded = shard_model(model, level, group, buffer_max_size / 2 ** 20, segment_size, exclude_layer or [],
-                          dp_group)
+                          dp_group, bool(sync_buffers))
     return sharded, ShardedOptimizer(optimizer, sharded, offload), scaler_over(scaler, group)
 
 
@@ -97,13 +98,14 @@ def scaler_over(scaler: Any, group: Optional[dist.Group]) -> Any:
 
 def shard_model(model: Layer, level: str, group: Optional[dist.Group], comm_buffer_size: float = 25,
                 segment_size: int = 2 ** 20, exclude_layer: Sequence[Union[str, int]] = (),
-                dp_group: Optional[dist.Group] = None) -> GroupShardedModel:
+                dp_group: Optional[dist.Group] = None, sync_buffers: bool = False) -> GroupShardedModel:
     """The model side of ``level`` over ``group`` (arguments checked by the caller), gradients
     averaged over ``dp_group`` too: fleet's sharding builds it as well, before it sees the
     optimizer."""
     several = dist.is_initialized() and dist.get_world_size(group) > 1
     lazy = _lazy_parameters(model, exclude_layer, segment_size) if level == "p_g_os" and several else set()
-    return GroupShardedModel(model, group, level, lazy, dp_group=dp_group, comm_buffer_size=comm_buffer_size)
+    return GroupShardedModel(model, group, level, lazy, dp_group=dp_group, sync_buffers=sync_buffers,
+                             comm_buffer_size=comm_buffer_size)
 
 
 def _names(entry: Union[str, int], layer: Layer) -> bool:

@@ -38,8 +38,9 @@ class GroupShardedModel(DataParallel):
     _api = "group_sharded_parallel"
 
     def __init__(self, layers: Layer, group: Optional[dist.Group], level: str, lazy: Set[int],
-                 dp_group: Optional[dist.Group] = None, **data_parallel: Any):
+                 dp_group: Optional[dist.Group] = None, sync_buffers: bool = False, **data_parallel: Any):
         self._level = level
+        self._sync_buffers = bool(sync_buffers)
         self._dp_group = dp_group if dp_group is not None and dp_group.nranks > 1 else None
         super().__init__(layers, group=group, **data_parallel)
         if self._dp_group is not None:  # every replica starts from the first one's values
@@ -67,6 +68,18 @@ class GroupShardedModel(DataParallel):
         for p in self._lazy:
             p.register_grad_ready_hook(lambda param: param._clear_data())
         self._release(self._lazy)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        """With ``sync_buffers``, every buffer comes from the group's first rank (and from the
+        first of ``dp_group``) before each forward, as paddle's sharded models do. A BatchNorm's
+        running statistics are not buffers there (nor in paddle): non-trainable parameters."""
+        if self._sync_buffers:
+            groups = ([self.shard_group] if self._nranks > 1 else []) + (  # shard_group None: the world
+                [self._dp_group] if self._dp_group is not None else [])
+            for buffer in self._layers.buffers():
+                for group in groups:
+                    dist.broadcast(buffer, src=group.ranks[0] if group is not None else 0, group=group)
+        return super().forward(*inputs, **kwargs)
 
     def _reducer_options(self) -> Dict[str, Any]:
         return {"shard": self._shards_gradients(), "outer_group": self._dp_group}
