@@ -103,6 +103,11 @@ def test_pending_work_keeps_its_memory(case):
     assert_ok(launch(2, "pending_memory.py", case), expect_lines=2)
 
 
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_calls_on_a_tensor_a_task_holds_run_after_it(nprocs):
+    assert_ok(launch(nprocs, "overlapping_tasks.py"), expect_lines=nprocs)
+
+
 def test_dropped_tasks_with_the_system_allocator():
     """PYTHONMALLOC=malloc hands freed buffers straight back to the C allocator: reuse is quick."""
     assert_ok(launch(2, "pending_memory.py", "dropped", env={"PYTHONMALLOC": "malloc"}), expect_lines=2)

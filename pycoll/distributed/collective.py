@@ -26,7 +26,7 @@ from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verd
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
-from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire
+from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire, wait_overlapping
 from pycoll.distributed.watchdog import watchdog
 
 def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
@@ -100,6 +100,9 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
     Paddle or torch user expects, once started: the group keeps its task and scratch until done."""
+    touched = (*args, arr)  # a receive's engine arguments may hold its buffer out of sight
+    if g.pending:
+        wait_overlapping(g, touched, fn == "send")  # the group's calls in call order where they share memory
     watchdog.name, watchdog.group = fn, g
     g.settled = g.seq  # past its checks: what refusal_checks answers a peer that refused it
     try:
@@ -116,7 +119,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             finish()  # (a Refusal raises here)
         return COMPLETED
     refused = finish if type(finish) is _arrays.Refusal else None
-    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, args)
+    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, touched)
     g.pending.append(task)
     if refused is not None:
         raise refused.error
@@ -136,7 +139,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     except (TypeError, ValueError) as exc:
         _refused(g, "all_reduce", exc)
         raise
-    if sync_op and finish is None and buf.size and not check.enabled:
+    if sync_op and finish is None and buf.size and not check.enabled and not g.pending:
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
         watchdog.name, watchdog.group = "all_reduce", g

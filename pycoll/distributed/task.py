@@ -15,7 +15,14 @@ from __future__ import annotations
 import datetime
 import os
 import time
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
+
+import numpy as np
+
+try:
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # NumPy 1.x
+    byte_bounds = np.byte_bounds
 
 from pycoll._errors import CollectiveError
 from pycoll.distributed._failure import call_failed, timeout_error
@@ -55,7 +62,7 @@ class Task:
     arrays the engine reads and writes until then.
     """
 
-    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync")
+    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync", "_spans")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
                  finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = ()):
@@ -68,6 +75,15 @@ class Task:
         self._done = request is None
         self._sync = request is None  # a blocking call's task: complete when made
         self._error: Optional[CollectiveError] = None
+        self._spans: Optional[List[Span]] = None  # the memory of the arrays in keep, once asked
+
+    def spans(self) -> List["Span"]:
+        """The memory the call's arrays occupy (empty once it is complete)."""
+        if self._keep is None:
+            return []
+        if self._spans is None:
+            self._spans = memory_spans(self._keep)
+        return self._spans
 
     def _complete(self) -> None:
         self._done = True
@@ -152,6 +168,50 @@ class Task:
 
 COMPLETED = Task(None, None, "", 0)
 """What a collective with ``sync_op=True`` returns: its work is already done."""
+
+
+Span = Tuple[int, int]  # an array's memory: its first byte's address and one past its last
+
+
+def memory_spans(objs: Any) -> List[Span]:
+    """The memory of each array among ``objs`` (lists and tuples of them too): a CuPy array's
+    (C-contiguous where the engine gets it) from its device pointer, a NumPy array's from its
+    byte bounds (a strided view's too)."""
+    spans: List[Span] = []
+    for obj in objs:
+        if isinstance(obj, (list, tuple)):
+            spans += memory_spans(obj)
+        elif isinstance(obj, np.ndarray):
+            if obj.nbytes:
+                spans.append(byte_bounds(obj))
+        else:
+            pointer = getattr(getattr(obj, "data", None), "ptr", None)
+            if pointer is not None and getattr(obj, "nbytes", 0):
+                spans.append((pointer, pointer + obj.nbytes))
+    return spans
+
+
+def wait_overlapping(group: Any, arrays: Tuple[Any, ...], sends: bool = False) -> None:
+    """Wait for the tasks of ``group`` in flight whose arrays share memory with ``arrays`` (those
+    of a call about to start on it). paddle's and torch's process groups run a group's calls in
+    the order they are made; MPI runs non-blocking calls side by side and pycoll's NCCL engine
+    runs them on its own stream, so a call on a tensor that a task still reads or writes
+    (``all_reduce(x, sync_op=False)`` twice, or then ``broadcast(x)``) would mix their data.
+    Calls on other memory go on beside the tasks, as before, and so do ``send``s (``sends``) of a
+    tensor that tasks are sending too: they only read it."""
+    mine: Optional[List[Span]] = None
+    for task in group.pending:
+        if sends and task._name == "send":
+            continue
+        theirs = task.spans()
+        if not theirs:
+            continue
+        if mine is None:
+            mine = memory_spans(arrays)
+            if not mine:
+                return
+        if any(lo < their_hi and their_lo < hi for lo, hi in mine for their_lo, their_hi in theirs):
+            task.wait()
 
 
 def retire(group: Any) -> None:
