@@ -1,6 +1,7 @@
 """Non-blocking work: tasks keep their engine's buffers alive, the group owns them whatever the
 caller drops, errors of dropped tasks surface at the group's next call, and a wait notices a peer
 that left. In-process cases drive the bookkeeping with stand-in requests; the rest run real ranks."""
+import os
 import time
 
 import pytest
@@ -135,3 +136,31 @@ def test_a_wait_notices_a_peer_that_left(what, tmp_path):
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "rank(s) [1] left the job" in output, output
     assert time.monotonic() - start < 30, output
+
+
+@pytest.mark.parametrize("peer", ["leaves", "never_calls"])
+def test_a_polled_task_raises_as_its_wait_would(peer, tmp_path):
+    """A loop on is_completed() never waited forever (a probe: 60 s with PYCOLL_TIMEOUT=5, and
+    after the peer had exited): it raises what wait() meets, on the polling rank."""
+    script = tmp_path / "poll.py"
+    script.write_text(
+        "import os, sys, time, numpy as np, pycoll, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "if dist.get_rank() == 1:\n"
+        f"    time.sleep({'0.5' if peer == 'leaves' else '30'})\n"
+        "    sys.exit(0)\n"
+        "task = dist.all_reduce(np.ones(4), sync_op=False)\n"
+        "start = time.monotonic()\n"
+        "try:\n"
+        "    while not task.is_completed():\n"
+        "        time.sleep(0.01)\n"
+        "except pycoll.CollectiveError as exc:\n"
+        "    print(f'raised after {time.monotonic() - start:.1f} s: {exc}', flush=True)\n"
+        "    os._exit(0)\n")
+    env = {**os.environ, "PYCOLL_TIMEOUT": "3"}
+    start = time.monotonic()
+    result = launch(2, str(script), env=env, timeout=60)
+    output = result.stdout + result.stderr
+    words = "rank(s) [1] left the job" if peer == "leaves" else "did not complete within 3 s"
+    assert "raised after" in output and words in output, output
+    assert time.monotonic() - start < 25, output

@@ -74,6 +74,9 @@ def _finish_pending() -> None:
             drain(group)
         except CollectiveError as exc:
             logger.error("at exit, work still in flight on %s failed: %s", group.describe(), exc)
+            # the job then aborts (a collective failed): the launcher names this as the reason
+            _failure.report(f"pycoll.CollectiveError: at exit, work still in flight on {group.describe()} "
+                            f"failed: {exc}", 1)
 
 
 def _announced_sizes() -> List[Tuple[str, int]]:

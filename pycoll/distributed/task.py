@@ -62,7 +62,8 @@ class Task:
     arrays the engine reads and writes until then.
     """
 
-    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync", "_spans")
+    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync", "_spans",
+                 "_started")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
                  finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = ()):
@@ -76,6 +77,7 @@ class Task:
         self._sync = request is None  # a blocking call's task: complete when made
         self._error: Optional[CollectiveError] = None
         self._spans: Optional[List[Span]] = None  # the memory of the arrays in keep, once asked
+        self._started = time.monotonic()
 
     def spans(self) -> List["Span"]:
         """The memory the call's arrays occupy (empty once it is complete)."""
@@ -114,7 +116,13 @@ class Task:
         return complete
 
     def is_completed(self) -> bool:
-        return self._test()
+        """Whether the call is complete (results in place). A call still incomplete past its
+        group's timeout, or one a member of the group has left the job without, raises as
+        ``wait()`` would: a loop polling this method does not wait forever."""
+        if self._test():
+            return True
+        watchdog.check_polled(self._group, self._name, self._seq, self._started)
+        return False
 
     def is_sync(self) -> bool:
         """paddle's ``task.is_sync()``: whether the call was blocking (``sync_op=True``)."""

@@ -39,6 +39,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
+from pycoll._errors import CollectiveError
 from pycoll._logging import logger
 from pycoll.distributed import _failure, check
 from pycoll.distributed._failure import label, timeout_error
@@ -212,6 +213,18 @@ class Watchdog:
         if self.exits is None:
             return []
         return sorted(set(group.ranks) & self.exits.poll())
+
+    def check_polled(self, group: Any, name: str, seq: int, started: float) -> None:
+        """For a task polled (``is_completed()``) and found incomplete, ``started`` (monotonic)
+        seconds ago: raise what its ``wait()`` would meet, a timeout past the group's, or the
+        members that left the job (the thread watches waits, not polls)."""
+        waited = time.monotonic() - started
+        if waited > group.timeout:
+            raise timeout_error(name, seq, group, group.timeout)
+        gone = self._departed(group) if waited > _EXIT_GRACE_S else []
+        if gone:
+            raise CollectiveError(f"{label(name, seq)} on {group.describe()} cannot complete: "
+                                           f"rank(s) {gone} left the job (exited)")
 
 
 def _end_job(backend: Any, message: str) -> None:
