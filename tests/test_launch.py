@@ -164,6 +164,17 @@ def test_ctrl_c_stops_the_job_with_status_130_and_no_tracebacks(tmp_path):
     assert output.count("pycoll.launch: interrupted (Ctrl-C)") == 1, output
 
 
+def test_a_keyboard_interrupt_the_code_raises_is_a_failure_with_its_traceback(tmp_path):
+    """Only a Ctrl-C that reached every rank is reported once by the launcher; a rank's own
+    ``raise KeyboardInterrupt`` showed nothing ('no rank said why') before."""
+    script = tmp_path / "interrupts.py"
+    script.write_text("import os\nif os.environ['RANK'] == '1':\n    raise KeyboardInterrupt('stop here')\n")
+    result = launch(2, str(script))
+    assert result.returncode == 130, result.stderr
+    assert "KeyboardInterrupt: stop here" in result.stderr and "interrupts.py\", line 3" in result.stderr
+    assert "rank 1 failed" in result.stderr and "no rank said why" not in result.stderr, result.stderr
+
+
 def test_paddles_module_name_and_option_spelling_start_the_same_launcher(tmp_path):
     """Under paddle's name the logs default to paddle's log/workerlog.RANK, and are also shown on
     the terminal as they grow (paddle's users read either)."""

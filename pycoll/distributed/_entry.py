@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import runpy
+import signal
 import sys
 import traceback
 import types
@@ -50,6 +51,16 @@ def _finished() -> None:
         _stop_peers.await_stop(_rank())
 
 
+_ctrl_c: List[bool] = []  # one entry once SIGINT has reached this rank
+
+
+def _note_ctrl_c(signum: int, frame: Any) -> None:
+    """Python's own SIGINT handler (it raises KeyboardInterrupt), which also notes the signal:
+    a KeyboardInterrupt the code raised itself is a rank's failure like any other exception."""
+    _ctrl_c.append(True)
+    signal.default_int_handler(signum, frame)
+
+
 def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     """Run ``run``; on an exception or a non-zero exit, report it and stop every rank.
 
@@ -59,6 +70,8 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     an exception's traceback as python would, and waits to be ended (``_stop_peers``).
     """
     traceback_text = ""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _note_ctrl_c)
     try:
         run()
         _finished()
@@ -70,8 +83,11 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
             raise
         said = f"{exc.code}\n" if isinstance(exc.code, str) else ""  # sys.exit("message") prints it
         text = f"{said}rank {_rank()} exited with status {code}\n"
-    except KeyboardInterrupt:  # Ctrl-C reached every rank: the launcher says it once
-        _failure.abort_job(INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        if _ctrl_c:  # Ctrl-C reached every rank: the launcher says it once
+            _failure.abort_job(INTERRUPTED)
+        code, text = INTERRUPTED, _user_traceback(exc)  # raised by the code: like any failure
+        traceback_text = text
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
         traceback_text = text
