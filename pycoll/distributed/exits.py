@@ -88,6 +88,7 @@ class ExitNotices:
         if not mpi_running():
             return
         self.stalls.stop()
+        self.refusals.stop()
         with self._lock:
             if self._request is not None:
                 self._request.Cancel()

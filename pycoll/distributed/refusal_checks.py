@@ -68,6 +68,7 @@ class RefusalChecks:
         self._unanswered: List[Tuple[int, int, int]] = []  # (asker, group key, number) not settled here yet
         # (group key, number) -> the refusal asked about: group, call, error, answers so far, ranks asked
         self._asking: Dict[Tuple[int, int], Tuple[Any, str, str, Dict[int, int], List[int]]] = {}
+        self._stopped = False  # at exit: MPI is about to be finalised
 
     def confirm(self, group: Any, call: str, error: str, live: Iterable[Any],
                 exited: Callable[[], Set[int]]) -> None:
@@ -92,6 +93,8 @@ class RefusalChecks:
         """Answer the questions this rank can answer now, and take the answers that came."""
         live = tuple(live)
         with self._lock:
+            if self._stopped:
+                return
             self._sent = [(request, buffer) for request, buffer in self._sent if not request.Test()]
             status = self._mpi.Status()
             while self.comm.Iprobe(self._mpi.ANY_SOURCE, _QUERY_TAG, status):
@@ -106,6 +109,12 @@ class RefusalChecks:
                     silent = [r for r in peers if r in gone and r not in answers]
                     if silent:
                         self._end(group, call, number, error, silent, "left the job without saying how it settled it")
+
+    def stop(self) -> None:
+        """At exit (the exit notices call it while MPI still runs): no more probing, so that the
+        watchdog thread never calls MPI once it is finalised."""
+        with self._lock:
+            self._stopped = True
 
     def _answer(self, asker: int, key: int, number: int, live: Tuple[Any, ...]) -> bool:
         """Answer ``asker``'s question if this rank has settled the call; False if not yet. A
