@@ -27,9 +27,11 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
     """Compute ``operation`` on ``x`` with its weight of shape ``size`` split over all ranks.
 
     - ``operation='linear'``, ``size=[in, out]``: ``axis=0`` splits the weight's rows (input
-      features): ``RowParallelLinear(in, out, input_is_parallel=False)``; ``x`` is whole on every
-      rank and so is the result (``gather_out`` must be True: the partial sums are always
-      all-reduced). ``axis=1`` splits its columns (output features):
+      features): ``RowParallelLinear(in, out)``; ``x`` is whole on every rank (its last axis is
+      ``in``: each rank takes its block) or already this rank's block (a column split's output
+      with ``gather_out=False``, paddle's pairing that skips a gather: any other last axis is
+      taken as one, as paddle decides), and the result is whole (``gather_out`` must be True:
+      the partial sums are always all-reduced). ``axis=1`` splits its columns (output features):
       ``ColumnParallelLinear(in, out, gather_output=gather_out)``; with ``gather_out=False`` each
       rank returns its block of the output's last axis. ``bias_attr=False`` drops the bias.
     - ``operation='embedding'``, ``size=[vocab, dim]``: splits the rows (``axis`` must be 0):
@@ -89,6 +91,8 @@ def split(x: Any, size: Sequence[int], operation: str, axis: int = 0, num_partit
     elif _specs[name] != spec:
         raise ValueError(f"split: name={name!r} was first used with (operation, size, axis, "
                          f"gather_out)={_specs[name]}, now with {spec}; give this split its own name")
+    if isinstance(layer, RowParallelLinear):  # paddle's rule: an x not of size[0] is already split
+        layer.input_is_parallel = list(getattr(x, "shape", [None]))[-1:] != [size[0]]
     return layer(x)
 
 

@@ -196,6 +196,14 @@ def split_cases(rank, n):
         assert type(layer) is type(make()) and len(layer.parameters()) == len(make().parameters())
         again = split(inp, size, operation, axis=axis, num_partitions=n, gather_out=gather, name=name)
         assert split_layers()[name] is layer and np.array_equal(again.numpy(), y.numpy())
+    # paddle's pairing: a column split left split (gather_out=False) feeds a row split as it is
+    pycoll.seed(6)
+    hidden = split(x, [4 * n, 2 * n], "linear", axis=1, num_partitions=n, gather_out=False, name="pair_col")
+    paired = split(hidden, [2 * n, 5], "linear", axis=0, num_partitions=n, name="pair_row")
+    pycoll.seed(6)
+    whole_hidden = ColumnParallelLinear(4 * n, 2 * n, has_bias=True)(x)
+    want = RowParallelLinear(2 * n, 5)(whole_hidden)
+    assert np.allclose(paired.numpy(), want.numpy(), rtol=1e-5, atol=1e-6), (paired.numpy(), want.numpy())
     # training through split_layers(): one SGD step on every split parameter changes the outputs
     params = [p for layer in split_layers().values() for p in layer.parameters()]
     loss = split(x, [4 * n, 2 * n], "linear", axis=1, num_partitions=n, name="split_1").sum()
