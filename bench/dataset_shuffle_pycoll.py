@@ -16,6 +16,7 @@ import os
 
 import pycoll
 import pycoll.distributed as dist
+from pycoll.distributed import fleet
 from rank_clock import peak_mib, timed
 from pycoll.distributed.dataset import Slot
 
@@ -42,7 +43,7 @@ def main() -> None:
     report["loaded"] = data.get_memory_data_size()
     report["loaded_all"] = data.get_memory_data_size(fleet=True)
     report["local_shuffle_s"] = timed(data.local_shuffle, dist.barrier)
-    report["global_shuffle_s"] = timed(data.global_shuffle, dist.barrier)
+    report["global_shuffle_s"] = timed(lambda: data.global_shuffle(fleet), dist.barrier)
     report["shuffled"] = data.get_shuffle_data_size()
     report["shuffled_all"] = data.get_shuffle_data_size(fleet=True)
     report["rss_peak_mib"] = peak_mib()

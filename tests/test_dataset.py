@@ -14,7 +14,7 @@ SLOTS = [Slot("click", "int64"), ("feat", "float32", 1)]
 @pytest.fixture
 def files(tmp_path):
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_text("1 0 2 0.5 1.5\n1 1 0\n")
+    a.write_text("1 0 2 0.5 1.5\n1 1 1 3.5\n")
     b.write_text("1 2 1 2.5\n")
     return [str(a), str(b)]
 
@@ -31,8 +31,8 @@ def test_records_come_out_as_padded_batches_with_lengths(files):
     data.load_into_memory()
     batches = list(data)
     assert [b["click"].numpy().ravel().tolist() for b in batches] == [[0, 1], [2]]
-    assert batches[0]["feat"].numpy().tolist() == [[0.5, 1.5], [0.0, 0.0]]
-    assert batches[0]["feat.lengths"].numpy().tolist() == [2, 0]
+    assert batches[0]["feat"].numpy().tolist() == [[0.5, 1.5], [3.5, 0.0]]
+    assert batches[0]["feat.lengths"].numpy().tolist() == [2, 1]
     streamed = list(dataset(QueueDataset, files))
     assert [b["click"].numpy().ravel().tolist() for b in streamed] == [[0, 1], [2]]
 
@@ -48,6 +48,8 @@ def test_pipe_command_feeds_each_file_through_the_shell(files):
     ("1 0 1 0.5\n1 x 0\n", ["bad.txt:2", "slot 'click': a value is not a number of dtype int64"]),
     ("1 0\n", ["bad.txt:1", "slot 'feat' is missing"]),
     ("one 0 0\n", ["bad.txt:1", "the count b'one' is not an integer"]),
+    ("1 0 0\n", ["bad.txt:1", "slot 'feat' has 0 values", "pad it in the data generator"]),  # paddle's rule
+    ("1 99999999999999999999 1 0.5\n", ["bad.txt:1", "slot 'click': a value is not a number of dtype int64"]),
 ])
 def test_a_malformed_line_is_named_by_file_and_line(tmp_path, text, words):
     bad = tmp_path / "bad.txt"
@@ -107,8 +109,35 @@ def test_files_are_read_and_checked_in_blocks_across_their_boundaries(tmp_path, 
     with pytest.raises(ValueError, match="many.txt:31: slot 'feat': a value is not a number"):
         dataset(InMemoryDataset, [str(source)]).load_into_memory()
     source.write_text("\n".join(lines) + "\n1 99999999999999999999 1 0.5\n")
-    with pytest.raises(OverflowError):
+    with pytest.raises(ValueError, match="many.txt:41: slot 'click': a value is not a number"):
         dataset(InMemoryDataset, [str(source)]).load_into_memory()
+
+
+def test_feature_ids_read_as_paddle_reads_them(tmp_path):
+    """Hashed ids of 2**63 and more (paddle reads uint64) keep their bits as int64; paddle's
+    parse_ins_id/parse_content fields open a line and are read past; merge_size is refused."""
+    source = tmp_path / "ids.txt"
+    source.write_text("1 18446744073709551615 1 0.5\n1 9223372036854775808 1 1.5\n1 7 1 2.5\n")
+    data = dataset(InMemoryDataset, [str(source)])
+    data.load_into_memory()
+    clicks = [c for b in data for c in b["click"].numpy().ravel().tolist()]
+    assert clicks == [-1, -2 ** 63, 7]
+    source.write_text("1 ins_a 1 page_1 1 5 1 0.5\n1 ins_b 1 page_2 1 6 1 1.5\n")
+    for kind in (InMemoryDataset, QueueDataset):
+        data = dataset(kind, [str(source)])
+        data._init_distributed_settings(parse_ins_id=True, parse_content=True)
+        if kind is InMemoryDataset:
+            data.load_into_memory()
+        assert [c for b in data for c in b["click"].numpy().ravel().tolist()] == [5, 6]
+    data = dataset(InMemoryDataset, [str(source)])
+    data._init_distributed_settings(parse_ins_id=True)
+    with pytest.raises(ValueError, match="ids.txt:1: slot .click.: a value is not a number"):
+        data.load_into_memory()  # the content field is not read past unless parse_content
+    source.write_text("5 1 0.5\n")
+    with pytest.raises(ValueError, match="with parse_ins_id=True a line starts with '1 <value>'"):
+        data.load_into_memory()
+    with pytest.raises(NotImplementedError, match="merge_size=2"):
+        data._init_distributed_settings(merge_size=2)
 
 
 def test_global_shuffle_chunks_are_greedy_runs_under_the_bound(monkeypatch):

@@ -10,6 +10,7 @@ import sys
 import pycoll
 import pycoll.distributed as dist
 from pycoll.distributed.dataset import Slot, datasets
+from pycoll.distributed import fleet
 
 dist.init_parallel_env()
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -19,7 +20,7 @@ path = os.path.join(sys.argv[1], f"part-{rank}.txt")
 with open(path, "w") as f:
     for i in range(PER_RANK):
         ident = rank * PER_RANK + i
-        feats = [f"{(ident % 7) * 0.5:g}"] * (ident % 4)
+        feats = [f"{(ident % 7) * 0.5:g}"] * (ident % 4 + 1)  # paddle's reader refuses a count of 0
         f.write(f"1 {ident} {len(feats)} {' '.join(feats)}\n")
 
 data = dist.InMemoryDataset()
@@ -34,7 +35,7 @@ def ids():
 
 
 pycoll.seed(11 + rank)
-data.global_shuffle()
+data.global_shuffle(fleet)
 mine = ids()
 everyone = []
 dist.all_gather_object(everyone, mine)
@@ -48,14 +49,21 @@ assert data.get_shuffle_data_size(fleet=True) == PER_RANK * n
 data.release_memory()
 data.load_into_memory()
 pycoll.seed(11 + rank)
-data.global_shuffle()
+data.global_shuffle(fleet)
 assert ids() == mine, "the same seeds repeat the shuffle"
+
+# without fleet, paddle's global_shuffle shuffles over one trainer: this rank's records stay here
+data.release_memory()
+data.load_into_memory()
+before = ids()
+data.global_shuffle()
+assert sorted(ids()) == sorted(before) and ids() != before, "records crossed ranks without fleet"
 
 datasets.CHUNK_BYTES = 1000  # many rounds of alltoall (a few dozen records per peer each)
 data.release_memory()
 data.load_into_memory()
 pycoll.seed(11 + rank)
-data.global_shuffle()
+data.global_shuffle(fleet)
 assert sorted(ids()) == sorted(mine), "in rounds, the same records reach the same ranks"
 datasets.CHUNK_BYTES = CHUNK_BYTES
 
@@ -65,7 +73,7 @@ count = 0
 for batch in data:
     lengths = batch["feat.lengths"].numpy()
     assert batch["id"].shape[0] == len(lengths) <= 32
-    assert all((batch["id"].numpy()[:, 0] % 4) == lengths)
+    assert all((batch["id"].numpy()[:, 0] % 4 + 1) == lengths)
     count += len(lengths)
 assert count == len(mine)
 

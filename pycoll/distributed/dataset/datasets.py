@@ -14,7 +14,7 @@ import os
 import queue
 import subprocess
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -37,6 +37,8 @@ class DatasetBase:
         self.batch_size, self.thread_num, self.pipe_command = 1, 1, "cat"
         self.slots: List[Slot] = []
         self.filelist: List[str] = []
+        self.distributed_settings: Dict[str, Any] = {}
+        self._lead: Tuple[str, ...] = ()  # the settings whose fields open each line (see slots.parse)
 
     def init(self, batch_size: int = 1, thread_num: int = 1, use_var: Sequence[Any] = (), input_type: int = 0,
              pipe_command: str = "cat", fs_name: str = "", fs_ugi: str = "", download_cmd: str = "cat",
@@ -62,15 +64,23 @@ class DatasetBase:
                 self.pipe_command = value
 
     def _init_distributed_settings(self, **settings: Any) -> None:
-        """paddle's settings of its C++ shuffle (``merge_size``, ``parse_ins_id``,
+        """paddle's settings of its C++ reader and shuffle (``merge_size``, ``parse_ins_id``,
         ``parse_content``, ``fleet_send_batch_size``, ``fleet_send_sleep_seconds``, ``fea_eval``,
         ``candidate_size``), which paddle's examples set before ``slots_shuffle``: checked by name
-        and kept; pycoll's shuffles need none of them."""
+        and kept. ``parse_ins_id`` / ``parse_content``: each line opens with ``1 <instance id>`` /
+        ``1 <content>``, read past (pycoll keeps the slots alone); ``merge_size`` > 0 (merging
+        the records of one instance id) is refused by name. The others tune paddle's shuffle and
+        change nothing here."""
         unknown = sorted(set(settings) - _DISTRIBUTED_SETTINGS)
         if unknown:
             raise TypeError(f"{type(self).__name__}._init_distributed_settings: no setting {unknown[0]!r}; "
                             f"settings: {', '.join(sorted(_DISTRIBUTED_SETTINGS))}")
+        merge = settings.get("merge_size", -1)
+        if isinstance(merge, (int, float)) and not isinstance(merge, bool) and merge > 0:
+            raise NotImplementedError(f"{type(self).__name__}._init_distributed_settings: merge_size={merge!r}: "
+                                      f"pycoll does not merge records by instance id; leave it at -1")
         self.distributed_settings = dict(settings)
+        self._lead = tuple(name for name in ("parse_ins_id", "parse_content") if settings.get(name))
 
     def set_filelist(self, filelist: Sequence[str]) -> None:
         if isinstance(filelist, str) or not all(isinstance(f, str) for f in filelist):
@@ -107,7 +117,7 @@ class DatasetBase:
                 raw = block.split(b"\n")
                 if block.endswith(b"\n"):
                     raw.pop()
-                yield checked(raw, self.slots, path, number)
+                yield checked(raw, self.slots, path, number, self._lead)
                 number += len(raw)
             if pipe is not None and pipe.wait() != 0:
                 raise RuntimeError(f"{type(self).__name__}: pipe_command {self.pipe_command!r} failed on "
@@ -173,8 +183,13 @@ class InMemoryDataset(DatasetBase):
         self._records = [records[i] for i in order]
 
     def global_shuffle(self, fleet: Any = None, thread_num: int = 12) -> None:
-        """Every record to a random rank (exchanged by alltoall in bounded rounds), then a local
-        shuffle. Every rank must call it (the parallel environment starts here if it has not)."""
+        """With ``fleet``: every record to a random rank (exchanged by alltoall in bounded rounds),
+        then a local shuffle; every rank must call it (the parallel environment starts here if it
+        has not). Without: this rank's records are shuffled among themselves, as paddle's
+        ``global_shuffle()`` shuffles over one trainer ("in distributed mode, pass fleet")."""
+        if fleet is None:
+            self.local_shuffle()
+            return
         dist.init_parallel_env()  # paddle's scripts may not have started it (idempotent)
         world = dist.get_world_size()
         records, self._records = self._records, []

@@ -38,10 +38,31 @@ def as_slots(use_var: Sequence[Any]) -> List[Slot]:
     return slots
 
 
-def parse(line: bytes, slots: List[Slot], where: str) -> List[np.ndarray]:
-    """The values of each slot on ``line``; ValueError naming ``where`` (file:line) otherwise."""
+def ids(values: List[bytes]) -> np.ndarray:
+    """int64 values: paddle reads feature ids as uint64, so a hashed id of 2**63 or more is kept,
+    as the int64 of the same bits (paddle's feed holds them so)."""
+    try:
+        return np.array(values, np.int64)
+    except OverflowError:
+        return np.array(values, np.uint64).view(np.int64)
+
+
+def _values(values: List[bytes], dtype: str) -> np.ndarray:
+    return ids(values) if dtype == "int64" else np.array(values, dtype)
+
+
+def parse(line: bytes, slots: List[Slot], where: str, lead: Sequence[str] = ()) -> List[np.ndarray]:
+    """The values of each slot on ``line``; ValueError naming ``where`` (file:line) otherwise.
+    ``lead``: the settings whose field comes first, each as ``1 <value>`` (``parse_ins_id``,
+    ``parse_content``)."""
     fields = line.split()
     values, at = [], 0
+    for setting in lead:
+        if fields[at:at + 1] != [b"1"] or len(fields) < at + 2:
+            raise ValueError(f"{where}: with {setting}=True a line starts with '1 <value>' "
+                             f"({'the instance id' if setting == 'parse_ins_id' else 'the content'}); "
+                             f"it has {b' '.join(fields[at:at + 2]).decode(errors='replace')!r}")
+        at += 2
     for slot in slots:
         try:
             count = int(fields[at])
@@ -51,12 +72,15 @@ def parse(line: bytes, slots: List[Slot], where: str) -> List[np.ndarray]:
         except ValueError:
             raise ValueError(f"{where}: slot {slot.name!r}: the count {fields[at]!r} is not an "
                              f"integer") from None
+        if count == 0:  # paddle's reader refuses it too: a padded id would read as a real one
+            raise ValueError(f"{where}: slot {slot.name!r} has 0 values; the number of ids can not be "
+                             f"zero: pad it in the data generator")
         if count < 0 or at + 1 + count > len(fields):
             raise ValueError(f"{where}: slot {slot.name!r} says {count} values but the line has "
                              f"{len(fields) - at - 1} left")
         try:
-            values.append(np.array(fields[at + 1:at + 1 + count], dtype=slot.dtype))
-        except ValueError:
+            values.append(_values(fields[at + 1:at + 1 + count], slot.dtype))
+        except (ValueError, OverflowError):
             raise ValueError(f"{where}: slot {slot.name!r}: a value is not a number of dtype "
                              f"{slot.dtype}") from None
         at += 1 + count
@@ -65,35 +89,44 @@ def parse(line: bytes, slots: List[Slot], where: str) -> List[np.ndarray]:
     return values
 
 
-def checked(raw: List[bytes], slots: List[Slot], where: str, first: int = 0) -> List[bytes]:
+def checked(raw: List[bytes], slots: List[Slot], where: str, first: int = 0,
+            lead: Sequence[str] = ()) -> List[bytes]:
     """The non-blank lines of ``raw`` (a block of a file's lines, the first being line ``first + 1``
     of ``where``), stripped, once each is known to hold ``slots``: the counts are walked line by
     line, the values converted in one ``np.array`` per dtype (the conversion :func:`parse` makes per
     slot, about twice as fast over a block). When anything is wrong the block is parsed again line
-    by line, so the error is :func:`parse`'s, naming the file and line."""
+    by line, so the error is :func:`parse`'s, naming the file and line. The ``lead`` fields
+    (:func:`parse`) are checked and left out of the lines returned: pycoll's records hold the
+    slots alone."""
     lines = [line for line in map(bytes.strip, raw) if line]
     by_dtype: Dict[str, List[bytes]] = {dtype: [] for dtype in DTYPES}
     columns = [by_dtype[slot.dtype] for slot in slots]
+    skip = 2 * len(lead)
     try:
-        for line in lines:
+        for i, line in enumerate(lines):
             fields = line.split()
+            if skip:
+                if fields[0:skip:2] != [b"1"] * len(lead):
+                    raise ValueError(line)
+                fields = fields[skip:]
+                lines[i] = b" ".join(fields)
             at, size = 0, len(fields)
             for column in columns:
                 count = int(fields[at])
                 end = at + 1 + count
-                if count < 0 or end > size:
+                if count < 1 or end > size:
                     raise ValueError(line)
                 column += fields[at + 1:end]
                 at = end
             if at != size:
                 raise ValueError(line)
         for dtype, values in by_dtype.items():
-            np.array(values, dtype)
+            _values(values, dtype)
     except (ValueError, IndexError, OverflowError):
         for number, line in enumerate(raw, first + 1):
             line = line.strip()
             if line:
-                parse(line, slots, f"{where}:{number}")
+                parse(line, slots, f"{where}:{number}", lead)
         raise
     return lines
 
