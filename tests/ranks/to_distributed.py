@@ -9,8 +9,7 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from pycoll.io import DataLoader, Dataset
 
-dist.init_parallel_env()
-rank = dist.get_rank()
+rank = dist.get_rank()  # from the launcher's variables: paddle's example never calls init_parallel_env
 rs = np.random.RandomState(0)
 X, Y = rs.randn(16, 4).astype("float32"), rs.randn(16, 1).astype("float32")
 

@@ -51,6 +51,7 @@ def to_distributed(model: Layer, optimizer: Any, dataloader: Any, device_num: in
             f"to_distributed: on {device_num} devices paddle adds tensor{' and pipeline' if device_num == 8 else ''} "
             f"parallelism to the decoder layers it finds by tracing the model, which pycoll cannot trace; use "
             f"dist.parallelize with an mp_config plan, or an odd number of ranks / 2 for data parallelism")
+    env.init_parallel_env()  # paddle's example never starts it: a mesh's first use does (idempotent)
     world = env.world_group("to_distributed").nranks
     if device_num != world:
         raise ValueError(f"to_distributed: device_num={device_num}, but the job has {world} ranks; give the "
