@@ -11,3 +11,8 @@ class CollectiveError(RuntimeError):
 class NotInitializedError(RuntimeError, ValueError):
     """A collective called before ``init_parallel_env``. Paddle raises RuntimeError here and pycoll
     raised ValueError before; the class is both, so either ``except`` catches it."""
+
+
+class NotAMemberError(ValueError, RuntimeError):
+    """A call that needs this rank in a group it is not in (or a group destroyed): a ValueError
+    naming the group, and the RuntimeError paddle raises there (``get_backend``)."""

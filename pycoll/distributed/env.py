@@ -8,7 +8,7 @@ from typing import Any, ContextManager, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll._errors import CollectiveError, NotInitializedError
+from pycoll._errors import CollectiveError, NotAMemberError, NotInitializedError
 from pycoll._logging import logger
 from pycoll.device import current_place, gpu_count, set_device
 from pycoll.distributed import _failure, exits, startup
@@ -183,10 +183,10 @@ def member_group(group: Optional[Group], fn: str) -> Group:
     if _as_group(group, fn).engine is None:
         world = world_group(fn)
         if group.rank < 0:
-            raise ValueError(f"pycoll.distributed.{fn}: rank {world.rank} is not in {group.describe()}; "
-                             f"only its members may call collectives on it")
-        raise ValueError(f"pycoll.distributed.{fn}: {group.describe()}"
-                         + ("" if group.shut_down else " has been destroyed"))
+            raise NotAMemberError(f"pycoll.distributed.{fn}: rank {world.rank} is not in {group.describe()}; "
+                                  f"only its members may call collectives on it")
+        raise NotAMemberError(f"pycoll.distributed.{fn}: {group.describe()}"
+                              + ("" if group.shut_down else " has been destroyed"))
     return group
 
 

@@ -64,8 +64,10 @@ def gloo_barrier() -> None:
 
 
 def gloo_release() -> None:
-    """Leave the gloo context (rank 0 stops serving once the others have left)."""
-    _started("gloo_release")
+    """Leave the gloo context (rank 0 stops serving once the others have left); once left, a
+    call does nothing, as paddle's."""
+    if not _state:
+        return
     _all_past("release")
     _state["store"].close()
     _state.clear()

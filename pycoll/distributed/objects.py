@@ -171,8 +171,10 @@ def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: O
     """Send the objects of ``object_list`` to rank ``dst`` (or group rank ``dst_in_group``), whose
     ``recv_object_list`` takes them into a list of the same length."""
     fn = "send_object_list"
-    if not isinstance(object_list, list) or not object_list:
+    if not isinstance(object_list, list):
         raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list, got {object_list!r:.80}")
+    if not object_list:  # paddle's type for it
+        raise ValueError(f"pycoll.distributed.{fn}: object_list is empty; give the objects to send")
     if outside(group, fn):
         return
     g = member_group(group, fn)

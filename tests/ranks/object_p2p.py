@@ -16,7 +16,8 @@ if rank == 0:
     dist.send_object_list(objects, dst=1)
     dist.send_object_list([("by", "group", "rank")], dst_in_group=1, group=pair)
     expect(ValueError, ["give one of dst and dst_in_group"], dist.send_object_list, [1], 1, None, 1)
-    expect(TypeError, ["object_list must be a non-empty list"], dist.send_object_list, [], 1)
+    expect(ValueError, ["object_list is empty"], dist.send_object_list, [], 1)  # paddle's type
+    expect(TypeError, ["object_list must be a non-empty list"], dist.send_object_list, (1,), 1)
     expect(TypeError, ["object_list[0]", "cannot be pickled"], dist.send_object_list, [lambda: 0], 1)
 elif rank == 1:
     got = [None] * len(objects)

@@ -35,4 +35,11 @@ if sys.argv[1] == "nccl":  # lists that overlap but differ: the rank whose group
     except ValueError as exc:
         refused = str(exc)
     assert ("different rank lists" in refused) == (rank == 0), refused
+other = g1 if rank == 0 else g0
+try:
+    dist.get_backend(other)
+except RuntimeError as exc:  # paddle's type; a ValueError too, naming the group
+    assert isinstance(exc, ValueError) and "is not in" in str(exc), exc
+else:
+    raise AssertionError("get_backend of a group without this rank must raise")
 print(f"OK rank={rank} backend={dist.get_backend()}", flush=True)
