@@ -126,7 +126,10 @@ def test_the_log_level_functions_act_on_pycolls_logger():
 
 
 def test_local_fs_is_paddles_interface_over_the_local_disk(tmp_path):
-    from pycoll.distributed.fleet.utils.fs import FSFileExistsError, FSFileNotExistsError
+    from pycoll.distributed.fleet.utils.fs import (ExecuteError, FSFileExistsError, FSFileNotExistsError,
+                                                   FSShellCmdAborted, FSTimeOut)
+
+    assert issubclass(FSShellCmdAborted, ExecuteError) and not issubclass(FSTimeOut, ExecuteError)  # paddle's
 
     fs, root = fleet.utils.LocalFS(), str(tmp_path)
     fs.mkdirs(f"{root}/a/b")

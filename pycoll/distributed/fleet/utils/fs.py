@@ -16,6 +16,19 @@ class FSFileNotExistsError(FileNotFoundError):
     """paddle's: the path is not there."""
 
 
+class ExecuteError(Exception):
+    """paddle's: a file-system shell command failed. Its HDFS client raises these three; pycoll
+    runs no such commands, and has them for the ``except`` clauses of code written for paddle."""
+
+
+class FSTimeOut(Exception):
+    """paddle's: a file-system command ran out of time (see :class:`ExecuteError`)."""
+
+
+class FSShellCmdAborted(ExecuteError):
+    """paddle's: a file-system shell command was aborted (see :class:`ExecuteError`)."""
+
+
 class LocalFS:
     """The local file system with paddle's FS methods. ``upload`` / ``download`` copy between
     two local paths (a remote file system would move them); ``need_upload_download()`` is False,
