@@ -104,9 +104,13 @@ def test_pending_work_keeps_its_memory(case):
     assert_ok(launch(2, "pending_memory.py", case), expect_lines=2)
 
 
-@pytest.mark.parametrize("nprocs", [2, 3])
-def test_calls_on_a_tensor_a_task_holds_run_after_it(nprocs):
-    assert_ok(launch(nprocs, "overlapping_tasks.py"), expect_lines=nprocs)
+STRICT_GPU = {"PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
+
+
+@pytest.mark.parametrize("nprocs, backend", [(2, "cpu"), (3, "cpu"), (2, "nccl")])
+def test_calls_on_a_tensor_a_task_holds_run_after_it(nprocs, backend):
+    env = STRICT_GPU if backend == "nccl" else None
+    assert_ok(launch(nprocs, "overlapping_tasks.py", backend, env=env), expect_lines=nprocs)
 
 
 def test_dropped_tasks_with_the_system_allocator():

@@ -224,7 +224,7 @@ class Watchdog:
         gone = self._departed(group) if waited > _EXIT_GRACE_S else []
         if gone:
             raise CollectiveError(f"{label(name, seq)} on {group.describe()} cannot complete: "
-                                           f"rank(s) {gone} left the job (exited)")
+                                  f"rank(s) {gone} left the job (exited)")
 
 
 def _end_job(backend: Any, message: str) -> None:
