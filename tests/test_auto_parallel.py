@@ -420,6 +420,11 @@ def test_an_mlp_through_to_static_trains_like_one_process(setup, nprocs):
     assert_ok(launch(nprocs, "auto_parallel_train.py", setup, timeout=120), expect_lines=nprocs)
 
 
+@pytest.mark.parametrize("case", ["mp", "dp_mp"])
+def test_the_guide_s_create_parameter_model_runs_through_to_static(case):
+    assert_ok(launch(2, "auto_parallel_guide.py", case, timeout=120), expect_lines=2)
+
+
 @pytest.mark.parametrize("nprocs", [2, 4])
 def test_ops_on_distributed_tensors_give_paddle_s_placements_and_whole_values_or_refuse(nprocs):
     assert_ok(launch(nprocs, "auto_parallel_ops.py", timeout=120), expect_lines=nprocs)

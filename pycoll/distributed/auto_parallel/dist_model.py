@@ -11,6 +11,13 @@ column-parallel outputs may stay split; the programs are those records.
 
 The loss is taken to be a mean over the batch, as DataParallel takes it: each rank's loss over
 its rows is averaged over the data-parallel ranks, the value returned is the whole batch's.
+
+A model whose sharded parameters are not all ``nn.Linear`` weights (the auto-parallel guide's
+``create_parameter`` weights cut by ``shard_tensor`` and used in ``matmul``) runs as the eager
+loop runs it instead: each op on distributed tensors follows paddle's placement rules
+(``propagation.py``), backward sums each gradient where the split batch meets it, and the
+optimizer steps the pieces (no DataParallel, no column/row plan); ``strategy.sharding`` is
+refused there by name.
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
 from pycoll.distributed.auto_parallel import propagation
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard, shard_tensor
-from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize
+from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize, sharded_beyond_linears
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Op, Program, Tracer, serial_ops
 from pycoll.distributed.auto_parallel.strategy import Strategy
@@ -59,11 +66,16 @@ class DistModel:
         self._mesh, self._dp_axis = setup.mesh_and_data_axis(layer, loader)
         optimizer = setup.unwrap_shard_optimizer(optimizer, self._strategy, self._mesh, self._dp_axis)
         self._strategy.refuse_unsupported()
-        self._linears = parallelize(layer)
+        self._spmd = sharded_beyond_linears(layer)  # see the module's text
+        self._linears = [] if self._spmd else parallelize(layer)
         self._inputs, self._labels = setup.feed_counts(loader, layer)
         if optimizer is not None:
             setup.check_optimizer(layer, optimizer)
-        self._model, self._optimizer = setup.build(layer, optimizer, self._strategy, self._group(self._dp_axis))
+        if self._spmd and self._strategy.sharding.enable:
+            raise ValueError("strategy.sharding.enable: pycoll shards the optimizer state of models whose sharded "
+                             "weights are nn.Linear weights; this model has other sharded parameters")
+        dp = None if self._spmd else self._group(self._dp_axis)  # the SPMD rules sum the gradients
+        self._model, self._optimizer = setup.build(layer, optimizer, self._strategy, dp)
         self._slots = FirstStepSlots()  # a state_dict() before the first step
         self._records: Dict[str, List[Op]] = {}   # mode -> its step's ops
         self._keep: Dict[str, set] = {}            # mode -> ids of the Linears keeping their blocks
@@ -165,7 +177,9 @@ class DistModel:
 
     def _run(self, mode: str, inputs: List[Any], labels: List[Any], tracer: Optional[Tracer]) -> Tuple[Any, Any]:
         # the model's DataParallel averages the gradients: ops here compute on the local pieces
-        with propagation.local_only(), no_grad() if mode != "train" else contextlib.nullcontext():
+        # (under the SPMD rules, the ops themselves keep the placements: see the module's text)
+        local = contextlib.nullcontext() if self._spmd else propagation.local_only()
+        with local, no_grad() if mode != "train" else contextlib.nullcontext():
             outputs = self._model(*inputs)
             if mode == "predict":
                 outs = setup.as_list(outputs)
@@ -188,6 +202,8 @@ class DistModel:
         return outputs, self._average_loss(loss, tracer)
 
     def _average_loss(self, loss: Tensor, tracer: Optional[Tracer]) -> Tensor:
+        if is_dist_tensor(loss):  # the SPMD rules' loss: its whole value
+            return Tensor(loss.detach().numpy(), place=loss.place)
         value = loss.detach().array.copy()
         group = self._group(self._dp_axis)
         if group is not None:
@@ -201,6 +217,8 @@ class DistModel:
     def _as_result(self, out: Any) -> Any:
         if self._mesh is None or not isinstance(out, Tensor):
             return out
+        if is_dist_tensor(out):  # the SPMD rules' output keeps its placements
+            return out.detach()
         return dtensor_from_local(out.detach(), self._mesh, self._data_placements())
 
     def _where(self, axis: Optional[int]) -> str:

@@ -100,6 +100,18 @@ def _sharded_axes(param: Tensor) -> List[int]:
     return [i for i, p in enumerate(param.placements) if not p.is_replicated()] if is_dist_tensor(param) else []
 
 
+def sharded_beyond_linears(layer: Layer) -> bool:
+    """Whether ``layer`` holds a sharded parameter that is not an ``nn.Linear``'s weight or bias
+    (the auto-parallel guide's ``create_parameter`` + ``shard_tensor`` weights used in
+    ``matmul``): :func:`parallelize` gives no meaning to those, the eager SPMD rules do."""
+    for sub in layer.sublayers(include_self=True):
+        params = dict(sub.named_parameters(include_sublayers=False))
+        linear = isinstance(sub, Linear) and not set(params) - {"weight", "bias"}
+        if not linear and any(_sharded_axes(p) for p in params.values()):
+            return True
+    return False
+
+
 def parallelize(layer: Layer) -> List[ShardedLinear]:
     """Give every Linear of ``layer`` whose weight is sharded its parallel forward (once) and
     return them in layer order; any other sharded or Partial parameter is refused by name."""

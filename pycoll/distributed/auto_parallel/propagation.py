@@ -343,4 +343,5 @@ def _synchronised(backward: Callable, mesh: Any, plans: Dict[int, List[int]]) ->
                 dist.all_reduce(combined, group=mesh.get_group(axis))
             grads[i] = combined
         return tuple(grads)
+    synchronised_backward.__pycoll_op__ = describe_fn(backward)  # type: ignore[attr-defined]  # the op's name
     return synchronised_backward
