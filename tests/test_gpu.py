@@ -46,6 +46,12 @@ def test_auto_parallel_on_gpu_ranks_trains_like_one_process(script):
     assert_ok(launch(2, script, "dp", env=GPU_ENV, timeout=300), expect_lines=2)
 
 
+def test_calls_on_a_tensor_a_task_holds_run_after_it_on_gpu_ranks():
+    """A non-blocking call runs on the NCCL engine's side stream: a later call on the same
+    tensor (on the current stream) must wait for it (tests/ranks/overlapping_tasks.py)."""
+    assert_ok(launch(2, "overlapping_tasks.py", "gpu", env=GPU_ENV, timeout=300), expect_lines=2)
+
+
 @pytest.mark.parametrize("script, case", [("recompute_mp.py", "dp"), ("recompute_mp.py", "mp"),
                                           ("sync_batch_norm.py", None), ("amp_scaler.py", None)])
 def test_recompute_parallel_cross_entropy_sync_batch_norm_and_the_scaler_on_gpu_ranks(script, case):

@@ -1,10 +1,10 @@
 """Calls on a tensor that a non-blocking call still reads or writes run after it, in call order,
 as paddle's and torch's process groups run them (before, MPI ran them side by side and their
 data mixed: two sync_op=False all_reduces of ones on 2 ranks gave 3, not 4, and ten gave
-numbers that differed between the ranks). Every rank prints "OK rank=". argv[1]: cpu, or nccl
+numbers that differed between the ranks). Every rank prints "OK rank=". argv[1]: cpu; nccl
 (the NCCL engine on the strict CuPy stand-in: there the wait is the task's join_stream; the
 stand-in moves the bytes when a call is made, so it checks that path, not the order a GPU's side
-stream would break).
+stream would break); or gpu (a real GPU: the side stream's order, tests/test_gpu.py).
 """
 import sys
 
@@ -15,7 +15,7 @@ import pycoll  # noqa: E402
 import pycoll.distributed as dist  # noqa: E402
 
 dist.init_parallel_env()
-if sys.argv[1] == "nccl":
+if sys.argv[1] in ("nccl", "gpu"):
     pycoll.set_device("gpu")
 rank, n = dist.get_rank(), dist.get_world_size()
 BIG = 1 << 18  # 1 MiB of float32: MPI's rendezvous, where a call really runs beside another
