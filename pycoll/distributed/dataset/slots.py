@@ -38,7 +38,7 @@ def as_slots(use_var: Sequence[Any]) -> List[Slot]:
     return slots
 
 
-def ids(values: List[bytes]) -> np.ndarray:
+def _feature_ids(values: List[bytes]) -> np.ndarray:
     """int64 values: paddle reads feature ids as uint64, so a hashed id of 2**63 or more is kept,
     as the int64 of the same bits (paddle's feed holds them so)."""
     try:
@@ -48,7 +48,7 @@ def ids(values: List[bytes]) -> np.ndarray:
 
 
 def _values(values: List[bytes], dtype: str) -> np.ndarray:
-    return ids(values) if dtype == "int64" else np.array(values, dtype)
+    return _feature_ids(values) if dtype == "int64" else np.array(values, dtype)
 
 
 def parse(line: bytes, slots: List[Slot], where: str, lead: Sequence[str] = ()) -> List[np.ndarray]:
