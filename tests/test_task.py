@@ -168,3 +168,29 @@ def test_a_polled_task_raises_as_its_wait_would(peer, tmp_path):
     words = "rank(s) [1] left the job" if peer == "leaves" else "did not complete within 3 s"
     assert "raised after" in output and words in output, output
     assert time.monotonic() - start < 25, output
+
+
+def test_a_wait_given_a_shorter_timeout_may_be_waited_for_again(tmp_path):
+    """torch's documented pattern: a wait(timeout) that times out is caught and waited for
+    again. The call was still in flight, not failed: the job ended with status 1 before ('a
+    collective failed earlier in this process')."""
+    script = tmp_path / "again.py"
+    script.write_text(
+        "import time, numpy as np, pycoll, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "x = np.ones(3)\n"
+        "if dist.get_rank() == 1:\n"
+        "    time.sleep(1.5)\n"
+        "task = dist.all_reduce(x, sync_op=False)\n"
+        "if dist.get_rank() == 0:\n"
+        "    try:\n"
+        "        task.wait(timeout=0.3)\n"
+        "    except pycoll.CollectiveError as exc:\n"
+        "        assert 'the timeout given to wait()' in str(exc) and 'still in flight' in str(exc), exc\n"
+        "        print('timed out once', flush=True)\n"
+        "task.wait()\n"
+        "assert x.tolist() == [2.0] * 3, x\n"
+        "print('OK rank', dist.get_rank(), flush=True)\n")
+    result = launch(2, str(script))
+    assert result.returncode == 0 and "timed out once" in result.stdout, result.stdout + result.stderr
+    assert result.stdout.count("OK rank") == 2, result.stdout + result.stderr

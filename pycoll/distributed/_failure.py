@@ -123,7 +123,16 @@ def label(name: str, seq: int) -> str:
     return f"{name} #{seq}" if seq else name
 
 
-def timeout_error(name: str, seq: int, group: Any, waited: float) -> CollectiveError:
+def timeout_error(name: str, seq: int, group: Any, waited: float, given: bool = False) -> CollectiveError:
+    """The error of a call not complete within the group's timeout (the process then aborts at
+    exit rather than finalise MPI with it pending), or, ``given``, within the shorter timeout a
+    ``task.wait(timeout)`` was given: that call is still in flight and may be waited for again
+    (torch's documented pattern), nothing is broken."""
+    if given:
+        return CollectiveError(
+            f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
+            f"{group.rank} of that group (the timeout given to wait()); it is still in flight: wait "
+            f"for it again, or it fails at the group's timeout")
     mark_broken()
     return CollectiveError(
         f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "

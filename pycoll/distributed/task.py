@@ -162,8 +162,9 @@ class Task:
                     watchdog.waiting = None
         except Exception as exc:
             raise self._failed(exc) from exc
-        if not complete:
-            raise timeout_error(self._name, self._seq, self._group, limit)
+        if not complete:  # a shorter timeout given here, on a call younger than the group's: not fatal
+            young = time.monotonic() - self._started < self._group.timeout
+            raise timeout_error(self._name, self._seq, self._group, limit, given=young)
         self._complete()
         return True
 
