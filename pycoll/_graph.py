@@ -26,6 +26,7 @@ returns) is copied before it is written.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import heapq
 import inspect
@@ -268,12 +269,15 @@ def _flatten_tensors(obj: Any, out: list) -> None:
     elif isinstance(obj, (list, tuple)):
         for v in obj:
             _flatten_tensors(v, out)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # torch's DDP searches them too
+        for field in dataclasses.fields(obj):
+            _flatten_tensors(getattr(obj, field.name), out)
 
 
 def graph_leaves(tensors: Any) -> list:
     """The leaf tensors with stop_gradient False that the graph of `tensors` reaches.
 
-    `tensors` is a tensor or a (nested) list/tuple/dict; other objects in it are ignored. Leaves come
+    `tensors` is a tensor or a (nested) list/tuple/dict/dataclass; other objects in it are ignored. Leaves come
     in the order the search meets them, each once. A graph already freed by backward reaches nothing.
     """
     roots: list = []

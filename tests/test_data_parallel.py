@@ -149,3 +149,7 @@ def test_gradient_compression_the_cpu_backend_cannot_reduce_is_refused_at_wrap_t
         "    pycoll.DataParallel(nn.Linear(2, 2), comm_dtype='int8')\n"
         "print(f'compression OK rank={dist.get_rank()}')\n")
     assert_ok(launch(2, str(script)), expect_lines=2)
+
+
+def test_find_unused_parameters_in_the_forms_a_probe_found_broken():
+    assert_ok(launch(2, "dp_unused_forms.py", timeout=120), expect_lines=2)

@@ -95,9 +95,41 @@ def test_unused_parameters_are_ready_at_once_and_keep_no_gradient(world, launche
     loss = loss_of(params, order=[0, 2])  # params[1] takes no part
     r.prepare_for_backward(loss)
     loss.backward()
-    assert len(launches) == 4  # the "used" map, then three buckets
+    assert len(launches) == 3  # the three buckets (their flags say which gradients exist)
     assert params[1].grad is None, "a parameter no rank used keeps .grad None, as in one process"
     np.testing.assert_allclose(params[2].grad.numpy(), np.full(4, 3.0))
+
+
+def test_a_parameter_counted_unused_that_backward_reaches_before_its_bucket_goes_keeps_its_gradient(world):
+    """find_unused_parameters=True counts what forward's outputs do not reach as ready at
+    backward's start; a parameter used outside forward (in the loss) then reached it again and
+    was counted twice, so its bucket went early and zeros overwrote the other gradients (a probe:
+    a.bias never trained, silently)."""
+    params = parameters([4, 4, 4])
+    r = make(world, params, cap_floats=8, last_floats=8, find_unused=True)
+    assert r.bucket_indices() == [[2], [1, 0]]
+    for _ in range(2):
+        outputs = loss_of(params, order=[2, 0])  # forward's outputs: params[1] not reached; params[0] last
+        loss = (params[1] * 5.0).sum() + outputs  # ... but the loss uses it
+        r.prepare_for_backward(outputs)
+        loss.backward()
+        for i, want in ((0, 1.0), (1, 5.0), (2, 3.0)):
+            np.testing.assert_allclose(params[i].grad.numpy(), np.full(4, want), err_msg=f"params[{i}]")
+        for p in params:
+            p.clear_gradient(False)
+
+
+def test_a_gradient_that_comes_after_its_bucket_went_is_refused_by_name(world):
+    params = parameters([4, 4, 4])
+    r = make(world, params, cap_floats=4, last_floats=4, find_unused=True)
+    assert r.bucket_indices() == [[2], [1], [0]]
+    deep = (params[1] * 5.0).sum()
+    for _ in range(4):
+        deep = deep * 1.0  # params[1]'s gradient comes after params[2]'s, its bucket gone by then
+    outputs = (params[2] * 3.0).sum()
+    r.prepare_for_backward(outputs)
+    with pytest.raises(RuntimeError, match="parameter 'p1' got its gradient after its bucket was reduced"):
+        (deep + outputs + (params[0] * 1.0).sum()).backward()
 
 
 def test_without_find_unused_a_missing_gradient_is_reduced_late_and_named_once(world, caplog):

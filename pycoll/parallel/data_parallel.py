@@ -24,7 +24,8 @@ class DataParallel(Layer):
     nor averaged. Gradients are all-reduced in buckets of at most
     ``comm_buffer_size`` MB (the last one, holding the earliest parameters, at most
     ``last_comm_buffer_size`` MB) while backward runs. ``find_unused_parameters=True`` lets a
-    step leave some parameters without gradient (they contribute zeros); without it such a step
+    step leave some parameters without gradient (they contribute zeros; see the reducer for those
+    forward's outputs do not reach but backward does); without it such a step
     still trains (as in paddle): their buckets are reduced after backward, without overlap, and
     a warning names them once. ``no_sync()`` accumulates gradients locally. ``comm_dtype``
     ('float16' or 'bfloat16') compresses gradients on the wire: buckets are cast by the flatten

@@ -84,9 +84,6 @@ class Reducer:
         self._ready_order: Optional[List[int]] = []   # recorded during the first synced step
         self._rebuilt = False
         self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
-        self._reached_unsynced: set = set()  # ids of parameters given gradients under no_sync since the last sync
-        self._used: Optional[Any] = None  # local "used" map, all-reduced with MAX (find_unused)
-        self._used_task: Optional[Any] = None
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
         self._warned_late = False  # said once that some parameters got no gradient (see _finish)
         self._index_in_group = group.rank if group is not None else dist.get_rank()
@@ -102,7 +99,7 @@ class Reducer:
             layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
             size = layout.width * self.world if layout else sum(sizes[i] for i in g)
             self.buckets.append(Bucket([self.params[i] for i in g], size, self.comm_dtype or self.dtypes[g[0]],
-                                       layout, flagged=not self.shard and not self.find_unused))
+                                       layout, flagged=not self.shard))
         if not self.shard:  # all-reduce buckets keep their buffers from step to step
             for b in self.buckets:
                 b.buffer = self._xp.empty(b.size + b.flags, dtype=b.dtype)
@@ -136,10 +133,10 @@ class Reducer:
             reached = {id(t) for t in autograd.graph_leaves(outputs)}
             self._unused = [p for p in self.params if id(p) not in reached]
 
-    def _start_backward(self) -> None:
+    def _start_backward(self, first: Any) -> None:
         """The first gradient of a synchronised backward is final: from here every rank makes
-        the step's collectives in the same order (the buckets' rebuild after the first step, the
-        map of used parameters, then the buckets)."""
+        the step's collectives in the same order (the buckets' rebuild after the first step, then
+        the buckets)."""
         self._started = True
         autograd.queue_callback(self._finish)
         if not self._rebuilt and self._ready_order:
@@ -149,15 +146,13 @@ class Reducer:
             b.task = None
         self._ready = [False] * len(self.params)
         self._next_bucket = 0
-        if self.find_unused:
-            # used here: reached by this backward, or given a gradient under no_sync since the last
-            # synchronised backward (that gradient is part of what this step reduces, as torch's)
-            unused = {id(p) for p in self._unused} - self._reached_unsynced
-            self._reached_unsynced = set()
-            self._used = self._xp.asarray([id(p) not in unused for p in self.params], dtype=np.uint8)
-            self._used_task = dist.all_reduce(self._used, op=dist.ReduceOp.MAX, group=self.group,
-                                              sync_op=False)
-            for p in self._unused:
+        # find_unused: the parameters forward's outputs do not reach count as ready now, so that
+        # their buckets need not wait for the end of backward (one that gets a gradient after all
+        # is taken if its bucket has not gone yet: _mark_ready). ``first``, whose gradient starts
+        # this backward, is ready with it.
+        self._mark_ready(first)
+        for p in self._unused:
+            if p is not first:
                 self._mark_ready(p)
 
     def skip_sync(self) -> None:
@@ -174,17 +169,25 @@ class Reducer:
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:
-            if self.find_unused:
-                self._reached_unsynced.add(id(param))
             return
         if not self._started:
-            self._start_backward()
-        self._mark_ready(param)
+            self._start_backward(param)
+        else:
+            self._mark_ready(param)
         for b in self.buckets[:self._next_bucket]:
             b.task.is_completed()  # drive MPI's progress while backward goes on
 
     def _mark_ready(self, param: Any) -> None:
         index = self._index[id(param)]
+        if self._ready[index]:  # counted unused at backward's start (find_unused), reached after all
+            if self._bucket_of[id(param)].task is not None:
+                raise RuntimeError(
+                    f"DataParallel: parameter {self.names[index]!r} got its gradient after its bucket was "
+                    f"reduced: forward's outputs do not reach it, so find_unused_parameters=True took it as "
+                    f"unused, yet backward reached it (it is used outside forward, in the loss, or through "
+                    f"an earlier forward's graph). Use it inside forward, or pass "
+                    f"find_unused_parameters=False: every bucket then waits for its gradients")
+            return  # its bucket has not gone: the gradient goes with it
         self._ready[index] = True
         if self._ready_order is not None:
             self._ready_order.append(index)
@@ -193,9 +196,9 @@ class Reducer:
             self._launch(self.buckets[self._next_bucket])
             self._next_bucket += 1
 
-    def _launch(self, bucket: Bucket, late: frozenset = frozenset()) -> None:
-        """Flatten ``bucket``'s gradients and start its collective; ``late``: the ids of the
-        parameters this rank computed no gradient for (zeros are sent, and flagged so)."""
+    def _launch(self, bucket: Bucket) -> None:
+        """Flatten ``bucket``'s gradients and start its collective; a parameter without gradient
+        on this rank sends zeros, flagged so (see ``_finish``)."""
         start = time.perf_counter()
         grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
         if bucket.buffer is None:
@@ -203,7 +206,7 @@ class Reducer:
         if bucket.flags:
             bucket.buffer[bucket.size:] = 1
             for j, p in enumerate(bucket.params):
-                if id(p) in late:
+                if p.grad is None:
                     bucket.buffer[bucket.size + j] = 0
         if bucket.layout is None:
             kernels.flatten(grads, out=bucket.buffer[:bucket.size], scale=self._scale)
@@ -223,26 +226,19 @@ class Reducer:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
         self._started = False
         self._active = False
-        late: frozenset = frozenset()
         if self._next_bucket < len(self.buckets):
-            # parameters this backward did not reach (find_unused_parameters=False): their buckets
-            # go now, still in bucket order on every rank, so the ranks' collectives pair up
-            # whatever each one used; a parameter no rank used keeps no gradient (paddle's), which
-            # the buckets' flags tell (a zero average does not: a rank may have computed zeros)
-            late = frozenset(id(p) for p, ready in zip(self.params, self._ready) if not ready and p.grad is None)
-            if not self._warned_late:
+            # parameters this backward did not reach (not counted unused from forward's outputs):
+            # their buckets go now, still in bucket order on every rank, so the ranks' collectives
+            # pair up whatever each one used
+            if not self._warned_late and not self.find_unused:
                 self._warned_late = True
                 missing = [name for name, ready in zip(self.names, self._ready) if not ready]
                 logger.warning("DataParallel: parameters %s received no gradient in this backward; their "
                                "buckets were reduced after it, without overlap. If that is expected, pass "
                                "find_unused_parameters=True", missing[:8])
             while self._next_bucket < len(self.buckets):
-                self._launch(self.buckets[self._next_bucket], late)
+                self._launch(self.buckets[self._next_bucket])
                 self._next_bucket += 1
-        used = None
-        if self._used_task is not None:
-            self._used_task.wait()
-            used, self._used_task = self._used.tolist(), None  # on the host (a GPU map syncs here)
         for b in self.buckets:
             b.task.wait()
             if self.outer_group is not None:
@@ -251,16 +247,14 @@ class Reducer:
             if b.layout is not None:
                 self._keep_pieces(b)
             else:
-                targets = []
-                for p in b.params:
-                    if p.grad is None:
-                        globally_used = used is None or used[self._index[id(p)]]
-                        p.grad = self._zeros(p) if globally_used else None
-                    targets.append(p.grad.array if p.grad is not None else self._zeros(p))
-                kernels.unflatten(b.buffer[:b.size], targets)
+                # a parameter without gradient here takes the average where another rank computed
+                # one (the bucket's flags say: a zero average does not, a rank may compute zeros),
+                # and keeps None where no rank did (paddle's)
                 for j, p in enumerate(b.params):
-                    if id(p) in late and not bool(b.buffer[b.size + j] > 0):
-                        p.grad = None  # no rank used it: it keeps the None it had
+                    if p.grad is None and bool(b.buffer[b.size + j] > 0):  # (on a GPU, a host sync)
+                        p.grad = self._zeros(p)
+                kernels.unflatten(b.buffer[:b.size], [p.grad.array if p.grad is not None else self._zeros(p)
+                                                      for p in b.params])
             self.stats["unflatten_s"] += time.perf_counter() - start
 
     def _keep_pieces(self, bucket: Bucket) -> None:
