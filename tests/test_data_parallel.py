@@ -121,6 +121,7 @@ def test_one_rank_data_parallel_is_the_plain_model():
         inner = nn.Linear(3, 2)
         dp = pycoll.DataParallel(inner)
         assert dp._layers is inner and list(dp.state_dict()) == ["weight", "bias"]
+        assert dp.group is dist.get_group(0)  # paddle's attribute: the world when none was given
         assert [id(p) for p in dp.parameters()] == [id(p) for p in inner.parameters()]
         dp(pycoll.ones([4, 3])).sum().backward()
         np.testing.assert_allclose(inner.weight.grad.numpy(), np.full((3, 2), 4.0))

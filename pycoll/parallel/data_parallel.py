@@ -98,6 +98,12 @@ class DataParallel(Layer):
         finally:
             self._sync = previous
 
+    @property
+    def group(self) -> Any:
+        """The group the gradients are averaged over (paddle's attribute): the world when none
+        was given."""
+        return self._group if self._group is not None else dist.get_group(0)
+
     def scale_loss(self, loss: Any) -> Any:
         """Deprecated in paddle 2.0 and kept by it as a no-op: returns ``loss`` (gradients are
         averaged in backward)."""
