@@ -250,9 +250,11 @@ class Reducer:
                 # a parameter without gradient here takes the average where another rank computed
                 # one (the bucket's flags say: a zero average does not, a rank may compute zeros),
                 # and keeps None where no rank did (paddle's)
-                for j, p in enumerate(b.params):
-                    if p.grad is None and bool(b.buffer[b.size + j] > 0):  # (on a GPU, a host sync)
-                        p.grad = self._zeros(p)
+                if any(p.grad is None for p in b.params):
+                    flags = b.buffer[b.size:].tolist()  # on the host (on a GPU, one sync a bucket)
+                    for p, flag in zip(b.params, flags):
+                        if p.grad is None and flag > 0:
+                            p.grad = self._zeros(p)
                 kernels.unflatten(b.buffer[:b.size], [p.grad.array if p.grad is not None else self._zeros(p)
                                                       for p in b.params])
             self.stats["unflatten_s"] += time.perf_counter() - start
