@@ -195,3 +195,22 @@ def test_a_wait_given_a_shorter_timeout_may_be_waited_for_again(tmp_path):
     result = launch(2, str(script))
     assert result.returncode == 0 and "timed out once" in result.stdout, result.stdout + result.stderr
     assert result.stdout.count("OK rank") == 2, result.stdout + result.stderr
+
+
+def test_a_polled_task_whose_peers_gave_their_part_and_left_completes(tmp_path):
+    """On 3 ranks a member may finish its part of an all_reduce and exit while a peer still polls:
+    the poll raised 'left the job' for a call that then completed (a probe, 5 runs in 5)."""
+    script = tmp_path / "late.py"
+    script.write_text(
+        "import time, pycoll, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "x = pycoll.ones([1 << 16])\n"
+        "if dist.get_rank() == 0:\n"
+        "    time.sleep(2.0)\n"
+        "task = dist.all_reduce(x, sync_op=False)\n"
+        "while not task.is_completed():\n"
+        "    pass\n"
+        "assert float(x.numpy()[0]) == 3.0\n"
+        "print('OK rank', dist.get_rank(), flush=True)\n")
+    result = launch(3, str(script), timeout=90)
+    assert result.returncode == 0 and result.stdout.count("OK rank") == 3, result.stdout + result.stderr

@@ -29,10 +29,13 @@ from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire, wait_overlapping
 from pycoll.distributed.watchdog import watchdog
 
-def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
+def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
+           writes: Tuple[Any, ...] = ()) -> Optional[Group]:
     """The group of a call about to be made, None on a rank outside it (the call returns at
-    once): the call is numbered (refused calls too), completed tasks are let go, and a dropped
-    task's error is raised.
+    once): the call is numbered (refused calls too), completed tasks are let go, a dropped
+    task's error is raised, and tasks in flight that write what the call reads or writes
+    (``reads``, ``writes``: the caller's tensors, or lists of them), or read what it writes, are
+    waited for (:func:`task.wait_overlapping`) before anything of the call is staged.
 
     A call then refuses bad input before anything moves; each collective catches that refusal
     (its checks sit in a ``try``, free when nothing is raised) to note it in
@@ -47,8 +50,11 @@ def _begin(group: Optional[Group], fn: str) -> Optional[Group]:
     else:
         g = member_group(group, fn)
     g.seq += 1
+    g.touches = (reads, writes)
     if g.pending:
         retire(g)
+        if g.pending:
+            wait_overlapping(g, g.touches)  # the group's calls in call order where they share memory
     if g.failure is not None:
         raise_failure(g)
     return g
@@ -100,9 +106,6 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
     Paddle or torch user expects, once started: the group keeps its task and scratch until done."""
-    touched = (*args, arr)  # a receive's engine arguments may hold its buffer out of sight
-    if g.pending:
-        wait_overlapping(g, touched, fn == "send")  # the group's calls in call order where they share memory
     watchdog.name, watchdog.group = fn, g
     g.settled = g.seq  # past its checks: what refusal_checks answers a peer that refused it
     try:
@@ -119,7 +122,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             finish()  # (a Refusal raises here)
         return COMPLETED
     refused = finish if type(finish) is _arrays.Refusal else None
-    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, touched)
+    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, (*args, arr), g.touches)
     g.pending.append(task)
     if refused is not None:
         raise refused.error
@@ -129,7 +132,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
 def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = None,
                sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group; every rank ends with the result, in place."""
-    g = _begin(group, "all_reduce")
+    g = _begin(group, "all_reduce", writes=(tensor,))
     if g is None:
         return COMPLETED
     backend = g.engine
@@ -174,7 +177,7 @@ def _buffer(tensor: Any, xp: Any, fn: str, receives: bool) -> Tuple[Any, Optiona
 def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group] = None,
            sync_op: bool = True) -> Task:
     """Reduce ``tensor`` across the group into rank ``dst``'s ``tensor``; other ranks' are unchanged."""
-    g = _begin(group, "reduce")
+    g = _begin(group, "reduce", writes=(tensor,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -191,7 +194,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
 
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Copy rank ``src``'s ``tensor`` into every rank's ``tensor``."""
-    g = _begin(group, "broadcast")
+    g = _begin(group, "broadcast", writes=(tensor,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -214,7 +217,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     that many elements, so ``[nranks * n, ...]`` serves too).
     On a rank outside ``group`` it raises a RuntimeError, as paddle's ``all_gather`` does.
     """
-    g = _begin(group, "all_gather")
+    g = _begin(group, "all_gather", (tensor,), (tensor_list,))
     if g is None:
         raise not_a_member(group, "all_gather")
     xp = g.engine.xp
@@ -248,7 +251,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     On ``dst`` an empty list gets one new tensor per rank appended; a list of one correctly
     shaped, writeable tensor per rank is written in place.
     """
-    g = _begin(group, "gather")
+    g = _begin(group, "gather", (tensor,), (gather_list,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -280,7 +283,7 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``; or,
     as paddle takes it, one tensor of their parts: ``[nranks, *tensor.shape]``).
     """
-    g = _begin(group, "scatter")
+    g = _begin(group, "scatter", (tensor_list,), (tensor,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -311,7 +314,7 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Reduce ``tensor_list[i]`` across the group into group rank i's ``tensor`` (``tensor_list``
     may be one tensor of the parts, as paddle takes it)."""
-    g = _begin(group, "reduce_scatter")
+    g = _begin(group, "reduce_scatter", (tensor_list,), (tensor,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -351,7 +354,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     of the senders' shapes) or holds one writeable tensor per rank.
     """
     fn = "alltoall"
-    g = _begin(group, fn)
+    g = _begin(group, fn, (in_tensor_list,), (out_tensor_list,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp
@@ -416,7 +419,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
     j must be what j expects from i. Both tensors have one dtype and the same size beyond dim 0.
     """
     fn = "alltoall_single"
-    g = _begin(group, fn)
+    g = _begin(group, fn, (in_tensor,), (out_tensor,))
     if g is None:
         return COMPLETED
     xp = g.engine.xp

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from collections import deque
-from typing import Any, Deque, Dict, List, Optional
+from typing import Any, Deque, Dict, List, Optional, Tuple
 
 from pycoll._errors import CollectiveError
 
@@ -65,6 +65,7 @@ class Group:
         self.refused_collectives: Dict[int, str] = {}  # the same, of collectives, by collectives_begun
         self.settled = 0  # the seq of the latest call past its argument checks (refused or made)
         self.pending: Deque[Any] = deque()
+        self.touches: Tuple[Tuple[Any, ...], Tuple[Any, ...]] = ((), ())  # the call in progress's arrays: read, written
         self.failure: Optional[CollectiveError] = None
         self.shut_down = False
 

@@ -110,7 +110,7 @@ def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking:
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
     elements and dtype)."""
-    g = _begin(group, "send")
+    g = _begin(group, "send", reads=(tensor,))
     if g is None:
         return COMPLETED
     g.p2p_calls += 1
@@ -210,7 +210,7 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
     a shorter message raises :class:`pycoll.CollectiveError` once it has arrived). A read-only
     ``tensor`` is refused as the collectives refuse it: the message is taken into scratch first."""
-    g = _begin(group, "recv")
+    g = _begin(group, "recv", writes=(tensor,))
     if g is None:
         return COMPLETED
     g.p2p_calls += 1
@@ -289,7 +289,9 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             _arrays.send_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
         else:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
-    _begin(g, fn)  # the group's earlier failures are raised before the first transfer starts
+    sent = tuple(item.tensor for item in p2p_op_list if item.op is isend)
+    received = tuple(item.tensor for item in p2p_op_list if item.op is not isend)
+    _begin(g, fn, sent, received)  # the group's earlier failures are raised before the first transfer starts
     tasks, refused = [], None
     for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
         if i:

@@ -63,10 +63,11 @@ class Task:
     """
 
     __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync", "_spans",
-                 "_started")
+                 "_touches", "_started")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
-                 finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = ()):
+                 finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = (),
+                 touches: "Touches" = ((), ())):
         self._request = request
         self._group = group
         self._name = name
@@ -76,15 +77,18 @@ class Task:
         self._done = request is None
         self._sync = request is None  # a blocking call's task: complete when made
         self._error: Optional[CollectiveError] = None
-        self._spans: Optional[List[Span]] = None  # the memory of the arrays in keep, once asked
+        self._touches = touches  # the caller's arrays it reads, and those it writes
+        self._spans: Optional[Tuple[List[Span], List[Span]]] = None  # their memory, once asked
         self._started = time.monotonic()
 
-    def spans(self) -> List["Span"]:
-        """The memory the call's arrays occupy (empty once it is complete)."""
+    def spans(self) -> Tuple[List["Span"], List["Span"]]:
+        """The memory of the caller's arrays the call reads, and of those it writes (empty once
+        it is complete)."""
         if self._keep is None:
-            return []
+            return [], []
         if self._spans is None:
-            self._spans = memory_spans(self._keep)
+            reads, writes = self._touches
+            self._spans = (memory_spans(reads), memory_spans(writes))
         return self._spans
 
     def _complete(self) -> None:
@@ -121,7 +125,10 @@ class Task:
         ``wait()`` would: a loop polling this method does not wait forever."""
         if self._test():
             return True
-        watchdog.check_polled(self._group, self._name, self._seq, self._started)
+        if watchdog.check_polled(self._group, self._name, self._seq, self._started,
+                                 lambda grace: poll(self._request, grace)):
+            self._complete()  # a member that left had given its part: the call completed meanwhile
+            return True
         return False
 
     def is_sync(self) -> bool:
@@ -180,46 +187,68 @@ COMPLETED = Task(None, None, "", 0)
 
 
 Span = Tuple[int, int]  # an array's memory: its first byte's address and one past its last
+Touches = Tuple[Tuple[Any, ...], Tuple[Any, ...]]  # a call's arrays (or lists of them): read, written
+
+
+def _interface_span(face: dict) -> Optional[Span]:
+    """The memory of an array described by ``__array_interface__`` / ``__cuda_array_interface__``."""
+    shape, strides = face["shape"], face.get("strides")
+    itemsize = np.dtype(face["typestr"]).itemsize
+    if not all(shape):
+        return None
+    start = face["data"][0]
+    if strides is None:  # C-contiguous
+        return start, start + int(np.prod(shape)) * itemsize
+    low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
+    high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
+    return start + low, start + high + itemsize
 
 
 def memory_spans(objs: Any) -> List[Span]:
-    """The memory of each array among ``objs`` (lists and tuples of them too): a CuPy array's
-    (C-contiguous where the engine gets it) from its device pointer, a NumPy array's from its
-    byte bounds (a strided view's too)."""
+    """The memory of each array among ``objs`` (lists and tuples of them too): a pycoll Tensor's
+    array, a NumPy array's byte bounds (a strided view's too), a CuPy array's device memory, or
+    another framework's array through its array interface. Other objects take no memory here."""
     spans: List[Span] = []
     for obj in objs:
+        obj = getattr(obj, "_array", obj)  # a pycoll Tensor: its array
         if isinstance(obj, (list, tuple)):
             spans += memory_spans(obj)
         elif isinstance(obj, np.ndarray):
             if obj.nbytes:
                 spans.append(byte_bounds(obj))
         else:
-            pointer = getattr(getattr(obj, "data", None), "ptr", None)
-            if pointer is not None and getattr(obj, "nbytes", 0):
-                spans.append((pointer, pointer + obj.nbytes))
+            face = getattr(obj, "__cuda_array_interface__", None) or getattr(obj, "__array_interface__", None)
+            span = _interface_span(face) if isinstance(face, dict) else None
+            if span is not None:
+                spans.append(span)
     return spans
 
 
-def wait_overlapping(group: Any, arrays: Tuple[Any, ...], sends: bool = False) -> None:
-    """Wait for the tasks of ``group`` in flight whose arrays share memory with ``arrays`` (those
-    of a call about to start on it). paddle's and torch's process groups run a group's calls in
-    the order they are made; MPI runs non-blocking calls side by side and pycoll's NCCL engine
-    runs them on its own stream, so a call on a tensor that a task still reads or writes
-    (``all_reduce(x, sync_op=False)`` twice, or then ``broadcast(x)``) would mix their data.
-    Calls on other memory go on beside the tasks, as before, and so do ``send``s (``sends``) of a
-    tensor that tasks are sending too: they only read it."""
-    mine: Optional[List[Span]] = None
+def _meet(ours: List[Span], theirs: List[Span]) -> bool:
+    return any(lo < their_hi and their_lo < hi for lo, hi in ours for their_lo, their_hi in theirs)
+
+
+def wait_overlapping(group: Any, touches: Touches) -> None:
+    """Wait for the tasks of ``group`` in flight that write memory a call about to start on it
+    reads or writes, or read memory it writes (``touches``: the caller's arrays it reads, and
+    those it writes, before any is staged). paddle's and torch's process groups run a group's calls
+    in the order they are made; MPI runs non-blocking calls side by side and pycoll's NCCL engine
+    runs them on its own stream, so a call on a tensor that a task still writes
+    (``all_reduce(x, sync_op=False)`` twice, or then ``broadcast(x)``, or ``all_gather(outs, x,
+    sync_op=False)`` then a call on ``outs[0]``) would mix their data. Calls that only read what
+    tasks only read (sending one tensor twice, gathering a tensor being sent) go on beside them,
+    as calls on other memory do."""
+    reads: Optional[List[Span]] = None
+    writes: List[Span] = []
     for task in group.pending:
-        if sends and task._name == "send":
+        their_reads, their_writes = task.spans()
+        if not their_reads and not their_writes:
             continue
-        theirs = task.spans()
-        if not theirs:
-            continue
-        if mine is None:
-            mine = memory_spans(arrays)
-            if not mine:
+        if reads is None:
+            reads, writes = memory_spans(touches[0]), memory_spans(touches[1])
+            if not reads and not writes:
                 return
-        if any(lo < their_hi and their_lo < hi for lo, hi in mine for their_lo, their_hi in theirs):
+        if _meet(reads + writes, their_writes) or _meet(writes, their_reads):
             task.wait()
 
 

@@ -217,17 +217,23 @@ class Watchdog:
             return []
         return sorted(set(group.ranks) & self.exits.poll())
 
-    def check_polled(self, group: Any, name: str, seq: int, started: float) -> None:
+    def check_polled(self, group: Any, name: str, seq: int, started: float,
+                     settle: Callable[[float], bool]) -> bool:
         """For a task polled (``is_completed()``) and found incomplete, ``started`` (monotonic)
         seconds ago: raise what its ``wait()`` would meet, a timeout past the group's, or the
-        members that left the job (the thread watches waits, not polls)."""
+        members that left the job (the thread watches waits, not polls). A member that gave its
+        part before it left leaves the call to complete here: ``settle(seconds)`` progresses it
+        that long at most, and True (complete) is returned instead of an error."""
         waited = time.monotonic() - started
         if waited > group.timeout:
             raise timeout_error(name, seq, group, group.timeout)
-        gone = self._departed(group) if waited > _EXIT_GRACE_S else []
-        if gone:
-            raise CollectiveError(f"{label(name, seq)} on {group.describe()} cannot complete: "
-                                  f"rank(s) {gone} left the job (exited){_LEFT_HINT}")
+        gone = self._departed(group)
+        if not gone:
+            return False
+        if settle(_EXIT_GRACE_S):
+            return True
+        raise CollectiveError(f"{label(name, seq)} on {group.describe()} cannot complete: "
+                              f"rank(s) {gone} left the job (exited){_LEFT_HINT}")
 
 
 def _end_job(backend: Any, message: str) -> None:

@@ -69,6 +69,48 @@ for t in sends + recvs:
     t.wait()
 assert all((buf.numpy() == peer).all() for peer, buf in received.items())
 
+# the caller's tensors decide, before anything is staged: outputs filled at completion (lists),
+# inputs packed at the call (lists), strided views copied through scratch
+outs = [pycoll.zeros([4]) for _ in range(n)]
+task = dist.all_gather(outs, pycoll.full([4], float(rank + 1)), sync_op=False)
+dist.all_reduce(outs[0])  # waits for the gather's copy into outs[0]
+task.wait()
+assert (outs[0].numpy() == n).all(), outs[0].numpy()
+parts = [pycoll.full([4], float(rank + 1)) for _ in range(n)]
+task = dist.all_reduce(parts[1], sync_op=False)
+mine = pycoll.zeros([4])
+dist.scatter(mine, parts if rank == 0 else None, src=0)  # packs parts[1] after the reduce
+task.wait()
+want = n * (n + 1) / 2 if rank == 1 else 1.0
+assert (mine.numpy() == want).all(), (mine.numpy(), want)
+grid = pycoll.ones([4, 4])
+task = dist.all_reduce(grid, sync_op=False)
+dist.all_reduce(grid[:, ::2])  # a strided view of it: staged, after the task
+task.wait()
+assert (grid.numpy()[:, ::2] == n * n).all() and (grid.numpy()[:, 1::2] == n).all(), grid.numpy()
+
+# reading what a task only reads needs no wait (with a large message, waiting deadlocked: rank 0
+# waited for its send before the gather its peer makes before receiving). MPI only: NCCL runs a
+# communicator's send and collective in issue order, so there the pattern itself deadlocks
+x = pycoll.full([BIG], float(rank))
+if sys.argv[1] != "cpu":
+    everyone = [x * 0 + r for r in range(n)]
+elif rank == 0:
+    sent = dist.isend(x, dst=1)
+    everyone = []
+    dist.all_gather(everyone, x)
+    sent.wait()
+elif rank == 1:
+    everyone = []
+    dist.all_gather(everyone, x)
+    got = pycoll.zeros([BIG])
+    dist.recv(got, src=0)
+    assert (got.numpy() == 0).all()
+else:
+    everyone = []
+    dist.all_gather(everyone, x)
+assert [float(part.numpy()[0]) for part in everyone] == [float(r) for r in range(n)]
+
 # calls on other tensors still run beside a task
 first, second = ones(), ones()
 t1 = dist.all_reduce(first, sync_op=False)
