@@ -594,3 +594,14 @@ def test_beta_powers_are_saved_in_paddles_dtype_and_resume_bit_for_bit(dtype):
     resumed, _ = run(4, pycoll.load(saved))
     unbroken, _ = run(7)
     np.testing.assert_array_equal(resumed.weight.numpy(), unbroken.weight.numpy())
+
+
+def test_a_state_entry_belongs_to_the_longest_parameter_name_that_prefixes_it():
+    """Parameter names may prefix one another ('w' and 'w_1'): sharding and auto-parallel map each
+    saved entry to its parameter through this one rule."""
+    from pycoll.optimizer.optimizer import state_owner
+    names = ["w", "w_1", "linear_0.b_0"]
+    assert state_owner("w_moment1_0", names) == "w"
+    assert state_owner("w_1_moment1_0", names) == "w_1"
+    assert state_owner("linear_0.b_0_beta1_pow_acc_0", names) == "linear_0.b_0"
+    assert state_owner("LR_Scheduler", names) is None

@@ -31,6 +31,12 @@ LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps mast
 _default_norm_sums: Optional[Callable[[List[Tensor]], Any]] = None
 
 
+def state_owner(key: str, names: Iterable[str]) -> Optional[str]:
+    """The parameter name a state_dict entry ``key`` ('<name>_<accumulator>_0') belongs to: the
+    longest of ``names`` that prefixes it (names may prefix one another: 'w' and 'w_1')."""
+    return max((name for name in names if key.startswith(f"{name}_")), key=len, default=None)
+
+
 def set_default_norm_sums(norm_sums: Optional[Callable[[List[Tensor]], Any]]) -> None:
     """What ``Optimizer.norm_sums_for`` uses when ``complete_norms_with`` was not called."""
     global _default_norm_sums

@@ -28,7 +28,7 @@ from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
 from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.device import array_module
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.clip_norms import completing
 from pycoll.tensor import Tensor, wrap
@@ -144,7 +144,7 @@ class ShardOptimizer:
             raise ValueError(f"shard_optimizer: gradient_accumulation_steps must be an int >= 1, got {steps!r}")
         self._inner_opt, self._shard_fn, self.gradient_accumulation_steps = optimizer, shard_fn, steps
         self._eager: Optional[Tuple[Any, Dict[int, _Rows]]] = None  # stage 1's optimizer over the blocks
-        self._by_name: Optional[List[Tuple[str, Tensor]]] = None  # see _param_of
+        self._by_name: Optional[Dict[str, Tensor]] = None  # see _param_of
         self._slots = FirstStepSlots()  # a state_dict() before the first step
 
     @property
@@ -231,13 +231,11 @@ class ShardOptimizer:
         optimizer.set_state_dict(mine)
 
     def _param_of(self, key: str) -> Optional[Tensor]:
-        """The distributed parameter a state entry ``key`` ('<name>_<accumulator>_0') belongs to
-        (the longest name that prefixes it)."""
+        """The distributed parameter a state entry ``key`` ('<name>_<accumulator>_0') belongs to."""
         if self._by_name is None:
-            named = sorted((p for p in self._inner_opt._parameter_list if is_dist_tensor(p)),
-                           key=lambda p: -len(p.name))
-            self._by_name = [(f"{p.name}_", p) for p in named]
-        return next((p for prefix, p in self._by_name if key.startswith(prefix)), None)
+            self._by_name = {p.name: p for p in self._inner_opt._parameter_list if is_dist_tensor(p)}
+        name = state_owner(key, self._by_name)
+        return None if name is None else self._by_name[name]
 
     def set_lr(self, value: float) -> None:
         self._inner_opt.set_lr(value)

@@ -11,7 +11,7 @@ from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding import ShardedOptimizer
 from pycoll.device import is_array
 from pycoll.nn import Layer
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, Optimizer
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, Optimizer, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.tensor import Tensor
 
@@ -82,8 +82,8 @@ def _numel(shape: List[int]) -> int:
 # ---- state dicts -------------------------------------------------------------------------------
 def _owner(key: str, params: Dict[str, Tensor]) -> Optional[Tensor]:
     """The parameter an optimizer state key ('<param name>_<state>_0') belongs to."""
-    matches = [name for name in params if key.startswith(name + "_")]
-    return params[max(matches, key=len)] if matches else None
+    name = state_owner(key, params)
+    return None if name is None else params[name]
 
 
 def state_dict(layer: Layer, optimizer: Any, mode: str, slots: FirstStepSlots) -> Dict[str, Tensor]:

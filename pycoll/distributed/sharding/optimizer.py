@@ -9,7 +9,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, state_owner
 from pycoll.tensor import Tensor, wrap
 
 
@@ -118,8 +118,7 @@ class ShardedOptimizer:
                 mine[key] = {name: self._piece_of(pieces[name], master)
                              for name, master in value.items() if name in pieces}
                 continue
-            owner = max((name for name in [*pieces, *elsewhere] if key.startswith(f"{name}_")),
-                        key=len, default=None)
+            owner = state_owner(key, [*pieces, *elsewhere])
             if owner in pieces:
                 mine[key] = self._piece_of(pieces[owner], value)
             elif owner is None:
