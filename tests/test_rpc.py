@@ -47,6 +47,11 @@ def test_two_workers_call_each_other():
     assert_ok(launch(2, "rpc_workers.py", timeout=60), expect_lines=2)
 
 
+def test_a_worker_that_ends_without_shutdown_fails_its_peers_shutdown_at_once():
+    result = launch(2, "rpc_leaver.py", timeout=60, env={"PYCOLL_TIMEOUT": "120"})
+    assert_ok(result, expect_lines=2)
+
+
 FRESH_PROCESS = """
 import pycoll.distributed as dist
 try:
@@ -228,3 +233,20 @@ def test_a_shutdown_timeout_lists_the_missing_ranks():
         with pytest.raises(CollectiveError, match=r"rpc.shutdown: the worker\(s\) of rank\(s\) \[0, 2\] "
                                                   r"had not arrived within 0.2 s at .*; 1 of 3 had"):
             directory.leave_together(store, "t/bye", 1, 3, 0.2, "rpc.shutdown")
+
+
+def test_a_wait_for_every_worker_ends_when_a_missing_one_no_longer_serves():
+    """Rank 0 still listens (it is only late); rank 2's port refuses: the wait ends within a
+    poll or two, naming rank 2 alone."""
+    late = socket.create_server(("127.0.0.1", 0))
+    workers = [WorkerInfo("a", 0, "127.0.0.1", late.getsockname()[1]), WorkerInfo("b", 1, "127.0.0.1", 1),
+               WorkerInfo("c", 2, "127.0.0.1", free_port())]
+    with TCPStore("127.0.0.1", 0, is_master=True, timeout=5) as store:
+        started = time.monotonic()
+        with pytest.raises(CollectiveError) as info:
+            directory.leave_together(store, "t/gone", 1, 3, 60.0, "rpc.shutdown", workers)
+    late.close()
+    assert str(info.value) == ("rpc.shutdown: the worker(s) [('c', 2)] (name, rank) exited before reaching it "
+                               "(their RPC servers no longer listen); every worker must call rpc.shutdown "
+                               "before its process ends")
+    assert time.monotonic() - started < 10

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from pycoll._errors import CollectiveError
 from pycoll.distributed import rendezvous
@@ -20,6 +21,7 @@ from pycoll.distributed.rpc.worker_info import WorkerInfo
 from pycoll.distributed.store import TCPStore
 
 _stores: Dict[Tuple[str, int], TCPStore] = {}
+_LIVENESS_POLL_S = 1.0  # how often a wait for every worker checks that the missing ones still serve
 
 
 def meeting_store(host: str, port: int, rank: int, timeout: float) -> TCPStore:
@@ -72,28 +74,69 @@ def meet(store: TCPStore, prefix: str, me: WorkerInfo, world: int, timeout: floa
     return [WorkerInfo(name, rank, ip, port) for name, rank, ip, port, _ in found]
 
 
-def leave_together(store: TCPStore, key: str, rank: int, world: int, timeout: float, doing: str) -> None:
+def leave_together(store: TCPStore, key: str, rank: int, world: int, timeout: float, doing: str,
+                   workers: Sequence[WorkerInfo] = ()) -> None:
     """Return once all ``world`` workers have called this with ``key`` (at most ``timeout``
     seconds); rank 0 returns last, so its process, which serves the store, never leaves while
     another still waits on it. ``doing`` (the API) heads the errors: the ranks that did not
-    arrive, or the store lost (rank 0 gone)."""
+    arrive, or the store lost (rank 0 gone). With ``workers`` (every worker's info, by rank), a
+    worker that has not arrived and whose RPC server no longer listens (its process exited)
+    ends the wait within a second or so instead of at the timeout."""
     if world == 1:
         return
     deadline = time.monotonic() + timeout
     try:
         store.add(f"{key}/arrived/{rank}", 1)
-        store.barrier(world, key, timeout)
+        if store.add(f"{key}/count", 1) == world:
+            store.set(f"{key}/all_arrived", b"1")
+    except CollectiveError as exc:
+        raise _store_lost(doing, store, exc) from None
+    _wait_for(store, f"{key}/all_arrived", deadline, doing, "arrived", f"{key}/arrived", world, timeout, workers)
+    try:
         store.add(f"{key}/past/{rank}", 1)
         if rank != 0:
             if store.add(f"{key}/left", 1) == world - 1:
                 store.set(f"{key}/all_left", b"1")
             return
     except CollectiveError as exc:
-        raise _failed_wait(doing, "arrived", store, exc, f"{key}/arrived", world, timeout) from None
+        raise _store_lost(doing, store, exc) from None
+    _wait_for(store, f"{key}/all_left", deadline, doing, "got past it", f"{key}/past", world, timeout, workers)
+
+
+def _wait_for(store: TCPStore, done: str, deadline: float, doing: str, verb: str, marks: str, world: int,
+              timeout: float, workers: Sequence[WorkerInfo]) -> None:
+    """Wait until ``done`` is set: at most until ``deadline``, or until a worker without its mark
+    (``marks/<rank>``) is found to have exited (see :func:`leave_together`)."""
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            store.get(done, max(min(left, _LIVENESS_POLL_S if workers else left), 0.0))
+            return
+        except CollectiveError as exc:
+            if not workers or left <= _LIVENESS_POLL_S:
+                raise _failed_wait(doing, verb, store, exc, marks, world, timeout) from None
+            try:
+                missing = [rank for rank in range(world) if store.add(f"{marks}/{rank}", 0) == 0]
+            except CollectiveError:
+                raise _store_lost(doing, store, exc) from None
+            gone = [workers[rank] for rank in missing if not _listening(workers[rank])]
+            if gone:
+                raise CollectiveError(
+                    f"{doing}: the worker(s) {[(w.name, w.rank) for w in gone]} (name, rank) exited before "
+                    f"reaching it (their RPC servers no longer listen); every worker must call "
+                    f"{doing} before its process ends") from None
+
+
+def _listening(worker: WorkerInfo) -> bool:
+    """False when ``worker``'s RPC server refuses a connection (its process is gone); True when
+    it accepts one, or when it cannot be told (a slow network: the wait goes on)."""
     try:
-        store.get(f"{key}/all_left", max(deadline - time.monotonic(), 0.0))
-    except CollectiveError as exc:
-        raise _failed_wait(doing, "got past it", store, exc, f"{key}/past", world, timeout) from None
+        socket.create_connection((worker.ip, worker.port), timeout=_LIVENESS_POLL_S).close()
+    except ConnectionRefusedError:
+        return False
+    except OSError:
+        pass
+    return True
 
 
 def _failed_wait(doing: str, verb: str, store: TCPStore, exc: CollectiveError, marks: str, world: int,

@@ -12,6 +12,7 @@ warning), and set ``PYCOLL_STORE_TOKEN`` (the launcher does) so other processes 
 """
 from __future__ import annotations
 
+import atexit
 import math
 import os
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -43,6 +44,7 @@ class _Agent:
 _agent: Optional[_Agent] = None
 _was_shut_down = False
 _generation = 0  # init_rpc calls made by this process: each meeting has keys of its own
+_stops_at_exit = False  # whether _stop_serving is registered to run at exit
 
 
 def _int_arg(value: Any, name: str, variable: str) -> int:
@@ -101,7 +103,7 @@ def init_rpc(name: str, rank: Optional[int] = None, world_size: Optional[int] = 
     else at a free port of its address towards the master. Returns once every worker has
     joined and read the others' infos (paddle's closing barrier).
     """
-    global _agent, _generation, _was_shut_down
+    global _agent, _generation, _was_shut_down, _stops_at_exit
     if not isinstance(name, str) or not name:
         raise TypeError(f"init_rpc: name must be a non-empty str, got {name!r}")
     rank = _int_arg(rank, "rank", "PADDLE_TRAINER_ID")
@@ -129,13 +131,23 @@ def init_rpc(name: str, rank: Optional[int] = None, world_size: Optional[int] = 
         workers = directory.meet(store, prefix, me, world_size, timeout)
         # paddle's closing barrier: nobody leaves (rank 0, the store's host, last) before every
         # worker has read the directory, so a rank 0 that exits at once fails no one's init_rpc.
-        directory.leave_together(store, f"{prefix}/joined", rank, world_size, timeout, "init_rpc")
+        directory.leave_together(store, f"{prefix}/joined", rank, world_size, timeout, "init_rpc", workers)
     except BaseException:
         server.stop()
         raise
     _agent, _was_shut_down = _Agent(me, workers, server, store, prefix, token, timeout), False
     server.start()
+    if not _stops_at_exit:  # registered after MPI's finalize (if any), so it runs before it
+        atexit.register(_stop_serving)
+        _stops_at_exit = True
     logger.info("rpc worker %r (rank %d of %d) serving at %s:%d", name, rank, world_size, ip, server.port)
+
+
+def _stop_serving() -> None:
+    """At exit without ``shutdown``: stop listening, so that a peer waiting in ``shutdown`` for
+    this worker learns at once that it will never come (see ``directory.leave_together``)."""
+    if _agent is not None:
+        _agent.server.stop()
 
 
 def _started(fn: str) -> _Agent:
@@ -201,7 +213,7 @@ def shutdown() -> None:
         future.exception()  # waits; the error is the caller's to see through wait()
     try:
         directory.leave_together(agent.store, f"{agent.prefix}/shutdown", agent.me.rank, len(agent.workers),
-                                 agent.timeout, "rpc.shutdown")
+                                 agent.timeout, "rpc.shutdown", agent.workers)
     finally:
         agent.server.stop()
         _agent, _was_shut_down = None, True
