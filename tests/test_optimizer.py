@@ -605,3 +605,14 @@ def test_a_state_entry_belongs_to_the_longest_parameter_name_that_prefixes_it():
     assert state_owner("w_1_moment1_0", names) == "w_1"
     assert state_owner("linear_0.b_0_beta1_pow_acc_0", names) == "linear_0.b_0"
     assert state_owner("LR_Scheduler", names) is None
+
+
+def test_a_one_value_accumulator_of_another_shape_is_refused_on_load():
+    p = make_param(name="w")
+    o = opt.Adam(parameters=[p])
+    p.grad = np.array(GRADS[0])
+    o.step()
+    state = o.state_dict()
+    state["w_beta1_pow_acc_0"] = pycoll.to_tensor([0.5, 0.5])
+    with pytest.raises(ValueError, match=r"state_dict\['w_beta1_pow_acc_0'\] has shape \[2\]; this accumulator holds one value"):
+        opt.Adam(parameters=[make_param(name="w")]).set_state_dict(state)

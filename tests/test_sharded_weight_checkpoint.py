@@ -17,3 +17,9 @@ def test_sharded_weights_round_trip_into_other_blocks_and_whole(tmp_path):
     np.testing.assert_array_equal(merged["d"].numpy(), W)
     np.testing.assert_array_equal(merged["opt.b"].numpy(), np.linspace(-1, 1, 5))
     assert int(merged["opt.step"]) == 9
+    opt = dist.load_merged_state_dict(str(folder), prefix="opt")  # paddle's: the keys under it, without it
+    assert sorted(opt) == ["b", "step"]
+    np.testing.assert_array_equal(opt["b"].numpy(), np.linspace(-1, 1, 5))
+    own = dist.load_merged_state_dict(str(folder / "own"))
+    assert sorted(own) == ["shared", "stage0", "stage1"]
+    np.testing.assert_array_equal(own["stage1"].numpy(), W + 1)

@@ -86,3 +86,7 @@ def test_a_sharded_optimizer_refuses_a_state_of_other_parameters_as_an_unsharded
     sharded.set_state_dict(renamed)  # the same state under this model's names loads
     np.testing.assert_array_equal(sharded.whole_state_dict()[f"{other.weight.name}_moment1_0"].numpy(),
                                   state[f"{trained.weight.name}_moment1_0"].numpy())
+
+
+def test_a_sharded_optimizers_state_saves_each_ranks_own_piece_and_resumes(tmp_path):
+    assert_ok(launch(2, "sharding_checkpoint.py", str(tmp_path), timeout=120), expect_lines=2)

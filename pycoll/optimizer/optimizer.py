@@ -392,6 +392,11 @@ class Optimizer:
         if state:
             self._unresumed = missing
 
+    def holds_one_value(self, entry: str) -> bool:
+        """Whether state entry ``entry`` is a one-element accumulator (a beta power), whatever
+        the shape of its parameter."""
+        return any(entry.endswith(f"_{name}_0") for name in self._scalar_accumulators)
+
     def state_slots(self) -> Dict[str, Tensor]:
         """Every trainable parameter's state entries as :meth:`state_dict` would name them,
         zero-filled: slots a checkpoint is read into before the first step (``shard_optimizer``'s
@@ -420,6 +425,9 @@ class Optimizer:
             array = value.array if isinstance(value, Tensor) else value
             if not is_array(array):
                 raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
+            if array.size != 1:
+                raise ValueError(f"set_state_dict: state_dict[{entry!r}] has shape {list(array.shape)}; this "
+                                 f"accumulator holds one value (shape [1])")
             return self._scalar_from(name, float(array.reshape(-1)[0]), param)
         return self._state_array(entry, value, param)
 

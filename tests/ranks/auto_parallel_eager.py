@@ -135,6 +135,16 @@ def dp():
                 split(mesh, [Shard(0)]), "mean", lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)),
                 placements)
 
+    # a bias of 3 cut 2 + 1: rank 1's block has one element, and its beta powers stay one value
+    small = dist.shard_layer(nn.Linear(4, 3), mesh)
+    opt = dist.shard_optimizer(pycoll.optimizer.AdamW(0.1, parameters=small.parameters()), dist.ShardingStage1("dp", mesh))
+    small(dist.shard_tensor(pycoll.ones([4, 4]), mesh, [Shard(0)])).mean().backward()
+    opt.step()
+    state = opt.state_dict()
+    assert state[f"{small.bias.name}_moment1_0"].placements == [Shard(0)]
+    beta = state[f"{small.bias.name}_beta1_pow_acc_0"]
+    assert beta.placements is None and beta.shape == [1], (beta.placements, beta.shape)
+
     loader = dist.shard_dataloader(pycoll.io.DataLoader(Pairs(), batch_size=BATCH), meshes=[mesh], shard_dims="dp")
     pycoll.seed(1)
     reference = MLP()

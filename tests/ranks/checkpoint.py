@@ -55,7 +55,7 @@ check(plain["w"], W, "loaded into a plain tensor")
 merged = dist.load_merged_state_dict(folder)
 assert sorted(merged) == ["opt.b", "opt.step", "p", "w"], sorted(merged)
 check(merged["w"], W, "merged")
-assert sorted(dist.load_merged_state_dict(folder, prefix="opt.")) == ["opt.b", "opt.step"]
+assert sorted(dist.load_merged_state_dict(folder, prefix="opt.")) == ["b", "step"]
 
 # Layer.set_state_dict from a layer placed otherwise: each parameter resharded to its own placements
 source, target = pycoll.nn.Linear(5, 8), pycoll.nn.Linear(5, 8)

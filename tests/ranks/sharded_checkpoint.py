@@ -48,10 +48,26 @@ np.testing.assert_array_equal(placed.numpy(), W)
 # refused on both ranks alike, before anything is written
 expect(ValueError, ["two blocks of 'x' overlap", "[3, 6]"], dist.save_state_dict,
        {"x": ShardedWeight("x", pycoll.zeros([3, 6]), (3, 6), (4, 6), (rank, 0))}, os.path.join(folder, "bad"))
-expect(ValueError, ["'y'", "rank 0", "rank 1", "same keys, whole shapes"], dist.save_state_dict,
+expect(ValueError, ["'y'", "rank 0", "rank 1", "same whole shape and dtype"], dist.save_state_dict,
        {"y": ShardedWeight("y", pycoll.zeros([2, 6]), (2, 6), (4, 6 + rank), (2 * rank, 0))},
        os.path.join(folder, "bad"))
 assert not os.path.exists(os.path.join(folder, "bad", "0.metadata"))
+expect(ValueError, ["coordinator_rank=5", "world"], dist.save_state_dict, {"w": rows}, os.path.join(folder, "bad"),
+       coordinator_rank=5)
+expect(ValueError, ["unique_id=-1", "int >= 0"], dist.save_state_dict, {"w": rows}, os.path.join(folder, "bad"),
+       unique_id=-1)
+expect(ValueError, ["different unique_id", "{0: 0, 1: 1}"], dist.save_state_dict, {"w": rows},
+       os.path.join(folder, "bad"), unique_id=rank)
+assert not os.path.exists(os.path.join(folder, "bad", "0.metadata"))
+
+# keys some ranks hold (a pipeline stage's layer, a sharded optimizer's piece): each saved by its holder,
+# a plain tensor held by several once; the coordinator (here rank 1) writes the metadata
+own = os.path.join(folder, "own")
+dist.save_state_dict({f"stage{rank}": pycoll.to_tensor(W + rank), "shared": pycoll.to_tensor(B)}, own,
+                     coordinator_rank=1)
+back = pycoll.zeros([4, 6])
+dist.load_state_dict({f"stage{1 - rank}": back}, own)
+np.testing.assert_array_equal(back.numpy(), W + 1 - rank)
 expect(ValueError, ["local_shape=[2, 6]", "[3, 6]"], ShardedWeight, "z", pycoll.zeros([3, 6]), (2, 6), (4, 6), (0, 0))
 expect(ValueError, ["does not fit", "[4, 6]"], ShardedWeight, "z", pycoll.zeros([2, 6]), (2, 6), (4, 6), (3, 0))
 expect(ValueError, ["Shard axis 2 is invalid"], dist.shard_weight, "z", pycoll.zeros([2, 6]), 2, world)

@@ -203,7 +203,7 @@ class ShardOptimizer:
         self._slots.add_to(state, optimizer)  # before the first step: paddle creates the state then
         for key, value in state.items():
             param = self._param_of(key)
-            if param is None:
+            if param is None or optimizer.holds_one_value(key):
                 continue
             entry = rows.get(id(param))
             if entry is not None and list(value._array.shape) == entry.stand_in.shape:

@@ -4,7 +4,7 @@ tensor) and how a saved piece meets a piece to fill.
 A state dict is flattened to ``{"a.b": tensor}`` (nested dicts joined with dots). A tensor's piece
 is its local array and the offset of that array in the whole tensor (``local_bounds`` of its
 placements); a plain tensor is a whole piece at offset 0. Of several ranks holding the same piece
-(replicated along a mesh dimension) only the one at coordinate 0 there writes it.
+(replicated along a mesh dimension) only the one at coordinate 0 there offers it.
 """
 from __future__ import annotations
 
@@ -47,11 +47,12 @@ def bounds_of(tensor: Tensor) -> Optional[Bounds]:
     return local_bounds(tensor.shape, tensor.process_mesh, tensor.placements, coord)
 
 
-def writes(tensor: Tensor, coordinator: bool) -> bool:
-    """Whether this rank writes its piece: the first copy along every replicated mesh dimension
-    (the coordinator for a plain tensor)."""
+def offers(tensor: Tensor) -> bool:
+    """Whether this rank offers its piece for writing: always for a plain tensor (the saving
+    ranks choose one holder), and for a distributed tensor the first copy along every
+    replicated mesh dimension."""
     if not is_dist_tensor(tensor):
-        return coordinator
+        return True
     coord = tensor.process_mesh.coordinate()
     return coord is not None and all(c == 0 for c, p in zip(coord, tensor.placements) if not p.is_shard())
 

@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.group import Group
+from pycoll.parallel.flat_block import FlatBlock
 from pycoll.tensor import Tensor
 
 
@@ -74,6 +75,13 @@ class ShardedWeight:
                 f"{self.global_shape},\n  global_offset={self.global_offset},\n  flattened_range=None\n)")
 
     __repr__ = __str__
+
+
+def as_block(key: str, value: Any) -> Any:
+    """``value`` as the checkpoint sees it: a FlatBlock as its ShardedWeight, others as they are."""
+    if not isinstance(value, FlatBlock):
+        return value
+    return ShardedWeight(key, value, [value._array.size], [value.whole_size], [value.block_offset])
 
 
 ShardedStateDict = Union[Dict[str, ShardedWeight], "OrderedDict[str, ShardedWeight]"]

@@ -23,9 +23,9 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll.device import move, place_of
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
-from pycoll.distributed.checkpoint.layout import bounds_of, flatten, key_paths, overlaps, saved_form, writes
+from pycoll.distributed.checkpoint.layout import bounds_of, flatten, key_paths, offers, overlaps, saved_form
 from pycoll.distributed.checkpoint.paddle_metadata import paddle_metadata, read_metadata, write_metadata
-from pycoll.distributed.checkpoint.sharded_weight import ShardedWeight
+from pycoll.distributed.checkpoint.sharded_weight import ShardedWeight, as_block
 from pycoll.distributed.output_folder import make_output_folder
 from pycoll.dtypes import convert_dtype
 from pycoll.serialization import load, save
@@ -48,8 +48,10 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
                     coordinator_rank: int = 0, unique_id: Optional[int] = None, async_save: bool = False,
                     safetensors: bool = False, save_replicas: bool = False) -> None:
     """Save ``state_dict`` (Tensors, distributed tensors and ShardedWeights, nested dicts
-    allowed) into folder ``path``; collective over ``process_group`` (default: every rank), every
-    rank with the same keys, whole shapes and dtypes. ``async_save`` is accepted: the save is
+    allowed) into folder ``path``; collective over ``process_group`` (default: every rank). A key
+    may be held by some ranks only (a pipeline stage's, a sharded optimizer's); the ranks that
+    hold it agree on its whole shape and dtype. A plain Tensor is written once, by the
+    coordinator when it holds the key, else by the first rank that does. ``async_save`` is accepted: the save is
     complete when this returns. ``save_replicas`` is accepted too: pycoll writes each replicated
     piece once either way (a ShardedWeight block several ranks hold: the first of them), and a
     checkpoint loads the same whichever way paddle would have written it."""
@@ -60,8 +62,15 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         raise TypeError(f"save_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     dist.init_parallel_env()
     group = process_group or dist.get_group()
+    if isinstance(coordinator_rank, bool) or not isinstance(coordinator_rank, int) or \
+            coordinator_rank not in group.ranks:
+        raise ValueError(f"save_state_dict: coordinator_rank={coordinator_rank!r} is not a rank of "
+                         f"{group.describe()}; it writes the metadata")
+    if unique_id is not None and (isinstance(unique_id, bool) or not isinstance(unique_id, int) or unique_id < 0):
+        raise ValueError(f"save_state_dict: unique_id={unique_id!r}; it must be an int >= 0 (or None: "
+                         f"the next free one)")
     paths = key_paths(state_dict)
-    flat = {key: leaf for key, (_, leaf) in paths.items()}
+    flat = {key: as_block(key, leaf) for key, (_, leaf) in paths.items()}
     bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
         raise TypeError(f"save_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
@@ -75,41 +84,51 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         else:
             tensor = saved_form(value)
             bounds, whole = bounds_of(tensor), tensor.shape
-            candidate = bounds is not None and writes(tensor, me == coordinator_rank)
-        shapes[key] = {"shape": list(whole), "dtype": tensor.dtype.name}  # paddle's names: float32, bfloat16
+            candidate = bounds is not None and offers(tensor)
+        shapes[key] = {"shape": list(whole), "dtype": tensor.dtype.name,  # paddle's names: float32, bfloat16
+                       "path": list(paths[key][0])}  # the nested dicts' keys leading to it
         if candidate:
             mine[(key, tuple(lo for lo, _ in bounds))] = tensor
     everyone: List[Any] = []
     offered = [(key, list(offsets), list(t._array.shape)) for (key, offsets), t in mine.items()]
-    dist.all_gather_object(everyone, (me, _ids(path) if me == coordinator_rank else None, shapes, offered),
-                           group=group)
-    taken = next(ids for _, ids, _, _ in everyone if ids is not None)
-    uid = (taken[-1] + 1 if taken else 0) if unique_id is None else int(unique_id)
-    pieces = _writers(everyone, uid)  # the same on every rank: each block once, by its first holder
+    dist.all_gather_object(everyone, (me, _ids(path) if me == coordinator_rank else None, shapes, offered,
+                                      unique_id), group=group)
+    asked = {rank: uid for rank, _, _, _, uid in everyone}
+    if len(set(asked.values())) > 1:
+        raise ValueError(f"save_state_dict: the ranks passed different unique_id values (rank: unique_id): "
+                         f"{asked}; every rank passes the same")
+    taken = next(ids for _, ids, _, _, _ in everyone if ids is not None)
+    uid = (taken[-1] + 1 if taken else 0) if unique_id is None else unique_id
+    pieces = _writers(everyone, uid, coordinator_rank)  # the same on every rank: each block once
     written = [p for p in pieces if p["file"] == f"{me}_{uid}.distcp"]
     if written:  # a rank holds one piece of a key: its file is a state dict of them, as paddle's
         save({p["key"]: wrap(mine[(p["key"], tuple(p["offsets"]))]._array) for p in written},
              os.path.join(path, f"{me}_{uid}.distcp"))
     if me == coordinator_rank:
-        write_metadata(paddle_metadata({"tensors": shapes, "pieces": pieces}, {k: kp for k, (kp, _) in paths.items()}),
+        every_key = {key: info for _, _, held, _, _ in everyone for key, info in held.items()}
+        write_metadata(paddle_metadata({"tensors": {k: {"shape": v["shape"], "dtype": v["dtype"]}
+                                                    for k, v in every_key.items()}, "pieces": pieces},
+                                       {k: tuple(v["path"]) for k, v in every_key.items()}),
                        os.path.join(path, f"{uid}.metadata"))
     dist.barrier(group=group)
 
 
-def _writers(everyone: List[Any], uid: int) -> List[Dict[str, Any]]:
-    """Where each saved block goes: every rank's offers (rank, _, its keys' whole shapes and
-    dtypes, its blocks) checked to agree, each distinct block kept once (the first rank offering
-    it writes it). ValueError, on every rank alike, for keys, whole shapes or dtypes that differ
-    between ranks, or two blocks of a tensor that overlap."""
-    first_rank, first = everyone[0][0], everyone[0][2]
-    for rank, _, shapes, _ in everyone[1:]:
-        for key in sorted(set(first) | set(shapes)):
-            if first.get(key) != shapes.get(key):
-                raise ValueError(f"save_state_dict: {key!r} is {first.get(key)} on rank {first_rank} but "
-                                 f"{shapes.get(key)} on rank {rank}: every rank saves the same keys, whole "
-                                 f"shapes and dtypes")
+def _writers(everyone: List[Any], uid: int, coordinator: int) -> List[Dict[str, Any]]:
+    """Where each saved block goes: every rank's offers (rank, _, its keys' whole shapes, dtypes
+    and nested paths, its blocks, _) checked to agree, each distinct block kept once (the coordinator
+    writes it if it offers it, else the first rank that does). ValueError, on every rank alike,
+    for a key whose whole shape or dtype differs between the ranks that hold it, or two blocks of
+    a tensor that overlap."""
+    seen: Dict[str, Any] = {}  # key -> (the first rank holding it, its whole shape and dtype there)
+    for rank, _, shapes, _, _ in everyone:
+        for key, shape in shapes.items():
+            first_rank, first = seen.setdefault(key, (rank, shape))
+            if first != shape:
+                raise ValueError(f"save_state_dict: {key!r} is {first} on rank {first_rank} but {shape} on "
+                                 f"rank {rank}: the ranks that save a key give the same whole shape and dtype "
+                                 f"(and nesting)")
     chosen: Dict[Any, Dict[str, Any]] = {}
-    for rank, _, _, offered in everyone:
+    for rank, _, _, offered, _ in sorted(everyone, key=lambda offer: offer[0] != coordinator):
         for key, offsets, shape in offered:
             piece = {"key": key, "offsets": offsets, "shape": shape, "file": f"{rank}_{uid}.distcp"}
             held = chosen.setdefault((key, tuple(offsets)), piece)
@@ -173,7 +192,7 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     if not isinstance(state_dict, dict):
         raise TypeError(f"load_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     meta = _metadata(path, unique_id, "load_state_dict")
-    flat = flatten(state_dict)
+    flat = {key: as_block(key, leaf) for key, leaf in flatten(state_dict).items()}
     bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
         raise TypeError(f"load_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
@@ -201,7 +220,9 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
 def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: Optional[int] = None,
                            offload: bool = False, safetensors: bool = False) -> Dict[str, Tensor]:
     """The checkpoint in folder ``path`` as whole Tensors (no collective: one process may read
-    what many saved), keyed as saved (flattened); only keys starting with ``prefix`` if given."""
+    what many saved), keyed as saved (flattened); with ``prefix`` ('model'), only the keys under
+    it, without it ('model.linear.weight' as 'linear.weight', paddle's; paddle cuts a character
+    too many from a prefix given with its dot, 'model.', pycoll does not)."""
     _refuse("safetensors", safetensors, False)
     meta = _metadata(path, unique_id, "load_merged_state_dict")
     files = _Files(os.fspath(path))
@@ -210,9 +231,15 @@ def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: O
     for key, info in meta["tensors"].items():
         if prefix is not None and not key.startswith(prefix):
             continue
-        out[key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
+        out[_under(key, prefix)] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
                                        info["dtype"], by_key.get(key, []), files))
     return out
+
+
+def _under(key: str, prefix: Optional[str]) -> str:
+    """``key`` without ``prefix`` and the dot after it ('model.w' under 'model' or 'model.': 'w')."""
+    rest = key[len(prefix):] if prefix else key
+    return rest[1:] if prefix and rest.startswith(".") else rest
 
 
 def _pieces_by_key(meta: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:

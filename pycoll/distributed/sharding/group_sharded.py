@@ -28,6 +28,7 @@ from pycoll.distributed.output_folder import make_output_folder
 from pycoll.distributed.sharding.model import GroupShardedModel
 from pycoll.distributed.sharding.optimizer import ShardedOptimizer
 from pycoll.nn import Layer
+from pycoll.optimizer.optimizer import Optimizer
 from pycoll.parallel import DataParallel
 from pycoll.serialization import save
 
@@ -58,6 +59,9 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
                          "layer itself")
     if not isinstance(model, Layer):
         raise TypeError(f"group_sharded_parallel: model must be a pycoll.nn.Layer, got {type(model).__name__}")
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"group_sharded_parallel: optimizer must be a pycoll.optimizer.Optimizer built over "
+                        f"model.parameters(), got {type(optimizer).__name__} {optimizer!r}"[:200])
     if group is not None and (not isinstance(group, dist.Group) or group.rank < 0):
         raise ValueError(f"group_sharded_parallel: group {group!r} does not contain this rank "
                          f"({dist.get_rank()}); pass a group of the ranks that train together")

@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.parallel.flat_block import FlatBlock
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, state_owner
 from pycoll.tensor import Tensor, wrap
 
@@ -82,8 +83,20 @@ class ShardedOptimizer:
     clear_gradients = clear_grad
 
     def state_dict(self) -> Dict[str, Any]:
-        """This rank's pieces of the optimizer state."""
-        return self._inner.state_dict()
+        """This rank's pieces of the optimizer state (keyed as the unsharded optimizer's): each
+        piece of an accumulator or master weight a FlatBlock, so that ``dist.save_state_dict``
+        saves, and ``dist.load_state_dict`` fills, every rank's own piece; the scalar
+        accumulators (beta powers) as they are, the same on every rank."""
+        state = self._inner.state_dict()
+        blocks = {param.name: (self._model._bounds[id(param)][0], self._numel(param)) for param, _ in self._pieces}
+        for param, stand_in in self._pieces:
+            for key, name in self._inner._entries(stand_in.name, stand_in).items():
+                if key in state and name in self._inner._accumulator_names:
+                    state[key] = FlatBlock.over(state[key]._array, *blocks[param.name])
+        if MASTER_WEIGHTS_KEY in state:
+            state[MASTER_WEIGHTS_KEY] = {name: FlatBlock.over(value._array, *blocks[name])
+                                         for name, value in state[MASTER_WEIGHTS_KEY].items()}
+        return state
 
     def whole_state_dict(self) -> Dict[str, Any]:
         """The whole optimizer state, keyed as the unsharded optimizer's, assembled from every
@@ -126,12 +139,22 @@ class ShardedOptimizer:
         self._inner.set_state_dict(mine)
 
     def _piece_of(self, param: Any, value: Any) -> Any:
-        """This rank's piece of ``param``'s state entry ``value``: of a whole entry its block,
-        else the entry as it is (already a piece, or a one-element accumulator)."""
-        arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+        """This rank's piece of ``param``'s state entry ``value``: of a whole entry (the
+        parameter's shape, or flattened as a checkpoint of FlatBlocks merges it) its block, else
+        the entry as it is (already a piece, or a one-element accumulator). ValueError for
+        another rank's piece (a FlatBlock of other bounds)."""
         lo, hi = self._model._bounds[id(param)]
-        whole = list(arr.shape) == list(self._model._shapes[id(param)]) and arr.size != 1
-        return arr.reshape(-1)[lo:hi] if whole else arr
+        numel = self._numel(param)
+        if isinstance(value, FlatBlock) and value._array.size == hi - lo < numel and value.block_offset != lo:
+            raise ValueError(f"sharding: set_state_dict got the piece of {param.name!r} at elements "
+                             f"[{value.block_offset}, {value.block_offset + hi - lo}), which another rank holds; "
+                             f"this rank's is [{lo}, {hi})")
+        arr = value.numpy() if isinstance(value, Tensor) else np.asarray(value)
+        return arr.reshape(-1)[lo:hi] if arr.size == numel else arr
+
+    def _numel(self, param: Any) -> int:
+        """The elements of ``param`` whole (at level p_g_os its array is released between uses)."""
+        return int(np.prod(self._model._shapes[id(param)]))
 
     def get_lr(self) -> float:
         return self._inner.get_lr()

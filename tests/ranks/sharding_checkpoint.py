@@ -1,0 +1,74 @@
+"""A sharded optimizer's state through paddle's distributed checkpoint on 2 ranks (folder argv[1]):
+``dist.save_state_dict(opt.state_dict(), path)`` after group_sharded_parallel writes every rank's
+own piece of each moment (a parameter of 3 elements splits 2 + 1; one of 1 element is held by rank
+0 alone, so the ranks save different keys). Loaded in place into ``opt.state_dict()`` each rank
+gets its own piece back; read merged (one process's view, as a fresh run resumes) and given to a
+new sharded optimizer, training goes on exactly as without the break, at levels os and p_g_os."""
+import os
+import sys
+
+import numpy as np
+
+import pycoll
+import pycoll.distributed as dist
+import pycoll.nn as nn
+from pycoll.distributed.sharding import group_sharded_parallel
+
+folder = sys.argv[1]
+dist.init_parallel_env()
+rank = dist.get_rank()
+data = np.random.default_rng(3)
+batches = [data.standard_normal((2, 4)).astype("float32") + rank for _ in range(4)]
+
+
+def wrapped(level, weights=None):
+    pycoll.seed(5)
+    with pycoll.utils.unique_name.guard():  # the names a fresh process gives them
+        model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
+    if weights is not None:
+        model.set_state_dict(weights)
+    opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
+    return (model, *group_sharded_parallel(model, opt, level)[:2])
+
+
+def train(gm, go, steps):
+    losses = []
+    for x in steps:
+        loss = (gm(pycoll.to_tensor(x)) ** 2).mean()
+        loss.backward()
+        go.step()
+        go.clear_grad()
+        losses.append(float(loss))
+    return losses
+
+
+for level in ("os", "p_g_os"):
+    path = os.path.join(folder, level)
+    _, gm, go = wrapped(level)
+    straight = train(gm, go, batches)
+
+    model, gm, go = wrapped(level)
+    train(gm, go, batches[:2])
+    state = go.state_dict()
+    keys = sorted(k for k in state if "moment1" in k)
+    held = [model[0].weight, model[0].bias, model[2].weight] + ([model[2].bias] if rank == 0 else [])
+    assert keys == sorted(f"{p.name}_moment1_0" for p in held), keys
+    assert state[f"{model[0].bias.name}_moment1_0"].shape == [2 - rank]
+    saved = {k: v.numpy().copy() for k, v in state.items()}
+    dist.save_state_dict(state, path)
+    for value in state.values():
+        value._array[...] = 0
+    dist.load_state_dict(state, path)  # in place: this rank's own pieces come back
+    for key, value in state.items():
+        np.testing.assert_array_equal(value.numpy(), saved[key], err_msg=key)
+
+    merged = dist.load_merged_state_dict(path)
+    whole = go.whole_state_dict()
+    for key, value in whole.items():
+        np.testing.assert_array_equal(merged[key].numpy().reshape(-1), value.numpy().reshape(-1), err_msg=key)
+    if level == "os":  # the parameters are whole on every rank here
+        weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+        _, gm, go = wrapped(level, weights)
+        go.set_state_dict(merged)
+        np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
+print(f"OK rank={rank}", flush=True)
