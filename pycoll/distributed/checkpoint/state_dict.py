@@ -202,8 +202,11 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     for key, value in flat.items():
         whole = value.global_shape if isinstance(value, ShardedWeight) else value.shape
         if list(whole) != list(meta["tensors"][key]["shape"]):
+            flat_hint = ("; a sharded optimizer's state is saved flattened, each rank's piece a block of it: load "
+                         "it into the optimizer's state_dict() itself, in place"
+                         if len(meta["tensors"][key]["shape"]) == 1 and len(whole) == 1 else "")
             raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
-                             f"{meta['tensors'][key]['shape']} in the checkpoint")
+                             f"{meta['tensors'][key]['shape']} in the checkpoint{flat_hint}")
         if is_dist_tensor(value) and any(p.is_partial() for p in value.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
     files = _Files(os.fspath(path))
