@@ -3,7 +3,8 @@
 own piece of each moment (a parameter of 3 elements splits 2 + 1; one of 1 element is held by rank
 0 alone, so the ranks save different keys). Loaded in place into ``opt.state_dict()`` each rank
 gets its own piece back; read merged (one process's view, as a fresh run resumes) and given to a
-new sharded optimizer, training goes on exactly as without the break, at levels os and p_g_os."""
+new sharded optimizer, training goes on exactly as without the break (level os; p_g_os round trips).
+Then a p_g_os model's own state_dict / set_state_dict."""
 import os
 import sys
 
@@ -71,4 +72,20 @@ for level in ("os", "p_g_os"):
         _, gm, go = wrapped(level, weights)
         go.set_state_dict(merged)
         np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
+# level p_g_os holds the parameters as pieces between uses: state_dict() refuses to give their empty
+# arrays; set_state_dict (every rank) loads whole values into the pieces, and the next forward uses them
+model, gm, go = wrapped("p_g_os")
+try:
+    gm.state_dict()
+    raise AssertionError("state_dict gave the released parameters")
+except RuntimeError as exc:
+    assert "get_all_parameters()" in str(exc), exc
+ones = {k: np.full(v.shape, 0.1, np.float32) for k, v in
+        {"0.weight": np.empty((4, 3)), "0.bias": np.empty(3), "2.weight": np.empty((3, 1)), "2.bias": np.empty(1)}.items()}
+gm.set_state_dict({k: pycoll.to_tensor(v) for k, v in ones.items()})
+x = np.ones((2, 4), np.float32)
+want = np.tanh(x @ ones["0.weight"] + ones["0.bias"]) @ ones["2.weight"] + ones["2.bias"]
+np.testing.assert_allclose(gm(pycoll.to_tensor(x)).numpy(), want, rtol=1e-6)
+gm.get_all_parameters()
+np.testing.assert_array_equal(gm.state_dict()["0.weight"].numpy(), ones["0.weight"])
 print(f"OK rank={rank}", flush=True)

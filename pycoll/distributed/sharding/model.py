@@ -169,6 +169,31 @@ class GroupShardedModel(DataParallel):
             self._all_gather(params, [p.array for p in params])
         self._release(self._lazy)
 
+    def state_dict(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
+        """The layer's state dict. At level p_g_os the parameters held only in use must be made
+        whole first (``get_all_parameters()``, collective), else this raises rather than give
+        their empty arrays."""
+        released = [p.name for p in self._lazy if not p.array.size]
+        if released:
+            raise RuntimeError(f"{self._api}: at level p_g_os the parameters {released[:5]} are held as "
+                               f"this rank's pieces between uses; call model.get_all_parameters() (every "
+                               f"rank) before state_dict(), or save with save_group_sharded_model")
+        return super().state_dict(*args, **kwargs)
+
+    def set_state_dict(self, state_dict: Dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Load whole values. At level p_g_os every rank must call it (collective): the
+        parameters held only in use are made whole, loaded, and cut to this rank's pieces again,
+        so the next forward uses what was loaded."""
+        if not self._lazy:
+            return super().set_state_dict(state_dict, *args, **kwargs)
+        self.gather([p for p in self._lazy if not p.array.size])
+        result = super().set_state_dict(state_dict, *args, **kwargs)
+        self.keep_pieces(self._lazy)
+        return result
+
+    set_dict = set_state_dict
+    load_dict = set_state_dict
+
     def get_all_parameters(self, convert2cpu: bool = False) -> None:
         """Bring every parameter to every rank (paddle's name): before saving or inspecting the
         whole model at level p_g_os. Collective. The next optimizer step lets them go again.
