@@ -22,14 +22,14 @@ data = np.random.default_rng(3)
 batches = [data.standard_normal((2, 4)).astype("float32") + rank for _ in range(4)]
 
 
-def wrapped(level, weights=None):
+def wrapped(level, weights=None, segment_size=1):  # p_g_os: every parameter held as pieces
     pycoll.seed(5)
     with pycoll.utils.unique_name.guard():  # the names a fresh process gives them
         model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
     if weights is not None:
         model.set_state_dict(weights)
     opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
-    return (model, *group_sharded_parallel(model, opt, level)[:2])
+    return (model, *group_sharded_parallel(model, opt, level, segment_size=segment_size)[:2])
 
 
 def train(gm, go, steps):
