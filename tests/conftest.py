@@ -63,8 +63,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def run_command(argv, timeout=120, env=None, cwd=None):
-    """Run ``argv`` with a hard wall-clock bound; return the completed process.
+def run_command(argv, timeout=120, env=None, cwd=None, input=None):
+    """Run ``argv`` with a hard wall-clock bound; return the completed process. ``input``: text
+    for its standard input (else it inherits pytest's).
 
     On timeout the whole process group (launcher, mpiexec, ranks) is killed and the test fails.
     A variable that ``env`` maps to None is left unset.
@@ -72,9 +73,10 @@ def run_command(argv, timeout=120, env=None, cwd=None):
     full_env = {**os.environ, "PYCOLL_TIMEOUT": RANK_TIMEOUT_S, **(env or {})}
     full_env = {k: v for k, v in full_env.items() if v is not None}
     proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=None if input is None else subprocess.PIPE,
                             text=True, env=full_env, cwd=cwd, start_new_session=True)
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
+        stdout, stderr = proc.communicate(input, timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
@@ -98,9 +100,9 @@ def finished(proc, timeout=90):
     return proc.returncode, out + err
 
 
-def run_python(args, timeout=120, env=None, cwd=None):
+def run_python(args, timeout=120, env=None, cwd=None, input=None):
     """Run ``python ARGS`` (a launcher, a script) with a hard wall-clock bound."""
-    return run_command([sys.executable, *args], timeout=timeout, env=env, cwd=cwd)
+    return run_command([sys.executable, *args], timeout=timeout, env=env, cwd=cwd, input=input)
 
 
 def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):

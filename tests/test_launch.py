@@ -135,6 +135,30 @@ def test_a_job_that_cannot_start_is_refused_before_any_rank_starts(argv, words):
     assert "Traceback" not in result.stderr
 
 
+STDIN_READER = """
+import os, sys
+print(f"rank {os.environ['PADDLE_TRAINER_ID']} read {sys.stdin.read()!r}", flush=True)
+"""
+
+
+def test_rank_0_reads_the_launchers_input_and_the_others_an_empty_one(tmp_path):
+    """MPI hands the other ranks a pipe that never ends: their read must not wait forever."""
+    script = tmp_path / "reader.py"
+    script.write_text(STDIN_READER)
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", str(script)], timeout=60, input="hello\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(result.stdout.splitlines()) == ["rank 0 read 'hello\\n'", "rank 1 read ''"], result.stdout
+
+
+def test_a_syntax_error_in_the_script_is_shown_as_python_shows_it(tmp_path):
+    script = tmp_path / "broken.py"
+    script.write_text("x = (1,\nprint('hi'\n")
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", str(script)], timeout=60)
+    assert result.returncode == 1
+    assert f'File "{script}", line 2' in result.stderr and "SyntaxError: '(' was never closed" in result.stderr
+    assert "_entry.py" not in result.stderr and "runpy" not in result.stderr, result.stderr
+
+
 def test_sys_exit_with_a_message_shows_it(tmp_path):
     script = tmp_path / "say.py"
     script.write_text("import os, sys\nif os.environ['RANK'] == '1':\n    sys.exit('the data is missing')\n")

@@ -39,7 +39,8 @@ def _user_traceback(exc: BaseException) -> str:
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename in (__file__, "<frozen runpy>"):
         tb = tb.tb_next
-    return "".join(traceback.format_exception(type(exc), exc, tb or exc.__traceback__))
+    # none of the user's frames: a SyntaxError in the script, which names its file and line itself
+    return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
 def _finished() -> None:
@@ -211,7 +212,18 @@ def _own_gpu() -> None:
         os.environ["FLAGS_selected_gpus"] = listed[(first_int(LOCAL_RANK_VARS) or 0) % len(listed)]
 
 
+def _stdin_for_rank_0_only() -> None:
+    """MPI's launcher hands its standard input to rank 0 and to the others a pipe that never
+    ends, so ``input()`` or ``sys.stdin.read()`` there would wait forever: they read an empty
+    input instead (/dev/null, as every rank of paddle's launcher)."""
+    if _rank() != 0:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+
+
 def main() -> None:
+    _stdin_for_rank_0_only()
     _output_to_log_dir()
     _whole_lines()
     _record_start()
