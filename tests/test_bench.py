@@ -115,6 +115,8 @@ def test_nccl_style_flags_are_parsed():
     (["all_reduce", "--bogus"], "unrecognized arguments: --bogus"),
     ([], "the following arguments are required: OP"),
     (["--plot-from", "a.json"], "argument --plot-from: give the figure"),
+    (["all_reduce", "--json", "/nonexistent/r.json"], "argument --json: folder /nonexistent does not exist"),
+    (["all_reduce", "--csv", "/"], "argument --csv: / is a folder"),
 ])
 def test_bad_flags_exit_2_naming_the_flag(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -325,6 +327,29 @@ def test_16_bit_floats_reduce_on_the_cpu_and_check_out(dtype):
     result = bench("all_reduce", *SMALL, "-d", dtype, "-c", "1")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "# Out of bounds values : 0 OK" in result.stdout and f" {dtype} " in result.stdout
+
+
+@needs_ml_dtypes
+def test_a_bfloat16_reduction_has_no_raw_mpi_peer_and_says_so(tmp_path):
+    """MPI cannot reduce bfloat16 (pycoll reduces it with an operation of its own): --compare raw
+    shows N/A there (null in JSON) and the run goes on, exit 0."""
+    out = tmp_path / "r.json"
+    result = bench("all_reduce", "-b", "1K", "-e", "1K", "-n", "2", "-w", "0", "-d", "bfloat16", "--compare", "raw",
+                   "--json", out)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert table_rows(result.stdout)[0][9:10] + table_rows(result.stdout)[0][-1:] == ["N/A", "N/A"], result.stdout
+    entry = json.loads(out.read_text())["rows"][0]["oop"]
+    assert entry["wrong"] == 0 and (entry["raw_time_us"], entry["raw_wrong"], entry["ratio"]) == (None, None, None)
+
+
+def test_paddles_launcher_variables_do_not_reach_the_ranks_it_starts(tmp_path):
+    """pycoll-bench starts --nprocs ranks here with its table on stdout, whatever a user of
+    paddle's launcher exported for it."""
+    result = bench("all_reduce", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0", "--nprocs", "2",
+                   env={"PADDLE_NPROC_PER_NODE": "3", "PADDLE_LOG_DIR": str(tmp_path / "logs")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "backend cpu (MPI), 2 ranks" in result.stdout and len(table_rows(result.stdout)) == 1
+    assert not (tmp_path / "logs").exists()
 
 
 def test_every_type_and_reduction_in_one_run(tmp_path):

@@ -21,6 +21,7 @@ from pycoll.bench import plot
 from pycoll.bench.collectives import OPS
 from pycoll.bench.config import (ALL, DTYPES, REDOPS, TIME_COMBINE, Config, parse_dtypes,
                                   parse_size, sweep)
+from pycoll.distributed.launch.env_options import ENV_OPTIONS, REFUSED
 from pycoll.distributed.placement import BACKENDS, launcher_rank
 
 DEFAULT_NPROCS = 2
@@ -145,6 +146,18 @@ def _backend(parser: argparse.ArgumentParser, requested: Optional[str]) -> str:
     return name
 
 
+def _unwritable(path: str) -> Optional[str]:
+    """Why a results file cannot be written at ``path``; None when it can."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{path} is a folder"
+    if not os.path.isdir(folder):
+        return f"folder {folder} does not exist"
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"{path} is not writable"
+    return None
+
+
 def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
     """The parsed flags and the run they describe (None for a --plot-from that runs nothing).
 
@@ -162,6 +175,10 @@ def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
         parser.error("the following arguments are required: OP")
     if args.plot is not None and not plot.available():
         parser.error(f"argument --plot: {plot.MISSING}")
+    for flag, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
+        problem = None if path is None else _unwritable(path)
+        if problem:  # found now, not after the whole sweep
+            parser.error(f"argument {flag}: {problem}")
     if args.plot_from is not None:
         return args, None
     backend = _backend(parser, args.backend)
@@ -187,8 +204,14 @@ def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
 
 
 def _relaunch(argv: List[str], nprocs: int) -> int:
-    """Run this same command on ``nprocs`` ranks through pycoll's launcher; its exit status."""
+    """Run this same command on ``nprocs`` ranks through pycoll's launcher; its exit status.
+    The variables through which paddle's launcher takes its options (PADDLE_NPROC_PER_NODE,
+    PADDLE_LOG_DIR, PADDLE_NNODES...), which a user of that launcher may have exported, are not
+    this job's: pycoll-bench starts ``nprocs`` ranks on this machine, its table on stdout."""
     from pycoll import launch
+
+    for variable in (*ENV_OPTIONS, *REFUSED):
+        os.environ.pop(variable, None)
 
     command = ["--nproc_per_node", str(nprocs), "-m", "pycoll.bench", *argv]
     logger.info("pycoll-bench starts its ranks: python -m pycoll.launch %s", " ".join(command))

@@ -180,6 +180,11 @@ class Op:
             return self.through_nccl(ctx, b, inplace)
         return self.through_mpi(ctx, b, inplace)
 
+    def has_raw(self, ctx: Context, dtype: np.dtype) -> bool:
+        """Whether the raw engine call can run on ``dtype``: MPI has no bfloat16 reduction (pycoll
+        reduces it with an operation of its own), so that comparison has no peer."""
+        return ctx.nccl is not None or not self.reduces or dtype.name != "bfloat16"
+
     def raw_call(self, backend: str) -> str:
         """The name of the raw engine call the table's header shows."""
         return self.nccl_call if backend == "nccl" else self.mpi_call

@@ -9,7 +9,9 @@ A result (one op's sweep for one data type and reduction) is the dict written to
                "oop": ENTRY, "ip": ENTRY or null}]}
 
     ENTRY = {"time_us", "algbw", "busbw", "wrong"}  (+ "raw_time_us", "raw_wrong", "ratio"
-                                                     with --compare raw)
+                                                     with --compare raw; null where the raw
+                                                     engine has no such call: MPI's bfloat16
+                                                     reductions)
 
 ``wrong`` counts the elements that differed from the expected result, over all ranks (null
 when results were not checked, -c 0); ``errors`` counts the runs (size and out-of-place or
@@ -125,7 +127,7 @@ def _side(entry: Optional[dict], compare: bool) -> str:
         fields[:4] = [_time(entry["time_us"]), f"{entry['algbw']:.2f}", f"{entry['busbw']:.2f}",
                       "N/A" if wrong is None else str(wrong)]
         if compare:
-            fields[4] = f"{entry['ratio']:.3f}"
+            fields[4] = "N/A" if entry["ratio"] is None else f"{entry['ratio']:.3f}"
     return (_SIDE + (_RATIO if compare else "")) % tuple(fields)
 
 

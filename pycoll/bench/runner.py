@@ -69,10 +69,11 @@ class Sweep:
                expected: Optional[np.ndarray]) -> dict:
         cfg, ctx, comm = self.cfg, self.ctx, self.ctx.comm
         runs = [self.op.through_pycoll(ctx, b, inplace)]
-        if cfg.compare:
+        compare = cfg.compare and self.op.has_raw(ctx, self.case.dtype)
+        if compare:
             runs.append(self.op.raw(ctx, b, inplace))
         self._prepare(b, inplace, mine)
-        seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if cfg.compare else 1,
+        seconds = time_calls(comm, runs, iters, cfg.warmup, ROUNDS if compare else 1,
                              self.mem.sync)
         times = combine(comm, seconds, cfg.average)  # > 0: each includes a call
         algbw = nbytes / times[0] / 1e9
@@ -80,7 +81,9 @@ class Sweep:
                  "busbw": algbw * self.op.busbw_factor(ctx.nranks),
                  "wrong": self._wrong(b, inplace, False, runs[0], mine, expected)
                  if cfg.check else None}
-        if cfg.compare:
+        if cfg.compare and not compare:  # no raw peer for this case: N/A
+            entry.update(raw_time_us=None, raw_wrong=None, ratio=None)
+        elif compare:
             entry["raw_time_us"] = times[1] * 1e6
             entry["raw_wrong"] = (self._wrong(b, inplace, True, runs[1], mine, expected)
                                   if cfg.check else None)
