@@ -256,6 +256,10 @@ def run_job(command: List[str], env: Dict[str, str],
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED
+    if status == -signal.SIGPIPE and not received:
+        sys.stderr.write("pycoll.launch: the job's output went to a pipe whose reader has exited (`| head`, "
+                         "say): MPI's launcher was ended by SIGPIPE, and the ranks with it\n")
+        return 128 + signal.SIGPIPE  # a shell's status for a command ended by SIGPIPE
     if status and job_dir is not None and not received:
         failed = _jobdir.failure(job_dir, status, ranks, ended)
         if not failed.reported:

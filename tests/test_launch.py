@@ -159,6 +159,25 @@ def test_a_syntax_error_in_the_script_is_shown_as_python_shows_it(tmp_path):
     assert "_entry.py" not in result.stderr and "runpy" not in result.stderr, result.stderr
 
 
+def test_a_job_whose_output_reader_exits_ends_with_sigpipes_status_and_says_so(tmp_path):
+    """``... | head -2``: the reader goes away while the ranks still print."""
+    script = tmp_path / "chatty.py"
+    script.write_text("for i in range(10 ** 6):\n    print('line', i)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "pycoll.launch", "--nproc_per_node", "2", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline().startswith("line")
+        proc.stdout.close()
+        status = proc.wait(timeout=60)
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert status == 128 + signal.SIGPIPE, err
+    assert "a pipe whose reader has exited" in err and "PYCOLL_CHECK" not in err, err
+
+
 def test_sys_exit_with_a_message_shows_it(tmp_path):
     script = tmp_path / "say.py"
     script.write_text("import os, sys\nif os.environ['RANK'] == '1':\n    sys.exit('the data is missing')\n")
