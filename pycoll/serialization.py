@@ -61,7 +61,7 @@ def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4,
         return
     path = _path_arg(path, "save")
     name = os.path.basename(path)
-    if not name:
+    if not name or os.path.isdir(path):
         raise ValueError(f"save: path={path!r} names a directory; it must be 'dirname/filename'")
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)

@@ -373,6 +373,9 @@ def test_bad_arguments_are_refused(tmp_path):
         pycoll.load(tmp_path / "x", model_filename="m")
     with pytest.raises(ValueError, match="names a directory"):
         pycoll.save({}, str(tmp_path) + os.sep)
+    with pytest.raises(ValueError, match="names a directory"):  # an existing folder, without the slash
+        pycoll.save({}, tmp_path)
+    assert os.listdir(tmp_path) == []
     with pytest.warns(UserWarning, match="The input state dict is empty"):  # paddle's warning
         pycoll.save({}, tmp_path / "empty")
     assert pycoll.load(tmp_path / "empty") == {}
