@@ -265,7 +265,7 @@ def test_json_schema_for_all_ops(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     data = json.loads(path.read_text())
     assert isinstance(data, list) and [r["op"] for r in data] == list(OPS)
-    entry_types = {"time_us": float, "algbw": float, "busbw": float, "wrong": int}
+    entry_types = {"time_us": float, "algbw": float, "busbw": float, "wrong": int, "wrong_ranks": int}
     for res in data:
         assert {"op", "backend", "nranks", "devices", "versions", "avg_busbw", "rows",
                 "errors"} <= set(res)
@@ -313,6 +313,17 @@ def test_a_wrong_result_is_counted_and_fails_the_run(tmp_path):
     data = json.loads(path.read_text())
     assert data["errors"] == 8
     assert all(row["oop"]["wrong"] == 1 and row["ip"]["wrong"] == 1 for row in data["rows"])
+
+
+def test_out_of_bounds_values_count_each_rank_with_a_wrong_result_as_nccl_tests_does(tmp_path):
+    path = tmp_path / "bad.json"
+    result = launch(2, "bench_corrupt.py", "all_reduce", *SMALL, "--json", str(path), timeout=TIMEOUT,
+                    env={"BENCH_CORRUPT_ALL": "1"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "# Out of bounds values : 16 FAILED" in result.stdout  # 4 sizes x 2 columns x 2 ranks
+    data = json.loads(path.read_text())
+    assert data["errors"] == 16
+    assert all(row[side]["wrong"] == 2 and row[side]["wrong_ranks"] == 2 for row in data["rows"] for side in ("oop", "ip"))
 
 
 def test_a_reduction_the_engine_cannot_run_is_refused_on_the_ranks():

@@ -8,15 +8,15 @@ A result (one op's sweep for one data type and reduction) is the dict written to
      "rows": [{"size", "count", "type", "redop", "root", "iters",
                "oop": ENTRY, "ip": ENTRY or null}]}
 
-    ENTRY = {"time_us", "algbw", "busbw", "wrong"}  (+ "raw_time_us", "raw_wrong", "ratio"
-                                                     with --compare raw; null where the raw
-                                                     engine has no such call: MPI's bfloat16
-                                                     reductions)
+    ENTRY = {"time_us", "algbw", "busbw", "wrong", "wrong_ranks"}  (+ "raw_time_us",
+             "raw_wrong", "raw_wrong_ranks", "ratio" with --compare raw; null where the raw
+             engine has no such call: MPI's bfloat16 reductions)
 
 ``wrong`` counts the elements that differed from the expected result, over all ranks (null
-when results were not checked, -c 0); ``errors`` counts the runs (size and out-of-place or
-in-place) with any wrong element, as nccl-tests' "Out of bounds values" does; with --compare
-raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for an op without an in-place
+when results were not checked, -c 0), ``wrong_ranks`` the ranks that had any; ``errors`` adds
+up ``wrong_ranks`` over the runs (each size, out-of-place and in-place): one per rank and run
+with a wrong element, as nccl-tests' "Out of bounds values" (each rank's count, summed over the
+ranks) does; with --compare raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for an op without an in-place
 form (sendrecv). Sizes are bytes, times microseconds, bandwidths GB/s (1e9 B/s).
 ``date`` is when the run started (local time, ``YYYY-MM-DD HH:MM``). A JSON file holds one
 result, or, for OP ``all``, -d all or -o all, a list of them in the order they ran: for each op,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -57,13 +57,15 @@ class Sweep:
         self.mem.upload(self.op.input_view(b, self.ctx, inplace), mine)
 
     def _wrong(self, b: Buffers, inplace: bool, raw: bool, run: Callable[[], None],
-               mine: np.ndarray, expected: Optional[np.ndarray]) -> int:
-        """Elements of this run's result that differ from ``expected``, summed over ranks."""
+               mine: np.ndarray, expected: Optional[np.ndarray]) -> Tuple[int, int]:
+        """(elements of this run's result that differ from ``expected``, summed over ranks; the
+        ranks with any)."""
         self._prepare(b, inplace, mine)
         run()
         out = self.op.output(b, self.ctx, inplace, raw)
         wrong = 0 if out is None else int(np.count_nonzero(self.mem.to_host(out) != expected))
-        return self.ctx.comm.allreduce(wrong, op=MPI.SUM)
+        elements, ranks = self.ctx.comm.allreduce(np.array([wrong, int(wrong > 0)]), op=MPI.SUM)
+        return int(elements), int(ranks)
 
     def _entry(self, b: Buffers, inplace: bool, iters: int, nbytes: int, mine: np.ndarray,
                expected: Optional[np.ndarray]) -> dict:
@@ -77,16 +79,15 @@ class Sweep:
                              self.mem.sync)
         times = combine(comm, seconds, cfg.average)  # > 0: each includes a call
         algbw = nbytes / times[0] / 1e9
+        wrong = self._wrong(b, inplace, False, runs[0], mine, expected) if cfg.check else (None, 0)
         entry = {"time_us": times[0] * 1e6, "algbw": algbw,
-                 "busbw": algbw * self.op.busbw_factor(ctx.nranks),
-                 "wrong": self._wrong(b, inplace, False, runs[0], mine, expected)
-                 if cfg.check else None}
+                 "busbw": algbw * self.op.busbw_factor(ctx.nranks), "wrong": wrong[0], "wrong_ranks": wrong[1]}
         if cfg.compare and not compare:  # no raw peer for this case: N/A
-            entry.update(raw_time_us=None, raw_wrong=None, ratio=None)
+            entry.update(raw_time_us=None, raw_wrong=None, raw_wrong_ranks=0, ratio=None)
         elif compare:
             entry["raw_time_us"] = times[1] * 1e6
-            entry["raw_wrong"] = (self._wrong(b, inplace, True, runs[1], mine, expected)
-                                  if cfg.check else None)
+            raw = self._wrong(b, inplace, True, runs[1], mine, expected) if cfg.check else (None, 0)
+            entry["raw_wrong"], entry["raw_wrong_ranks"] = raw
             entry["ratio"] = times[0] / times[1]
         return entry
 
@@ -208,11 +209,11 @@ class Job:
                        "iters": cfg.iters, "warmup": cfg.warmup, "check": cfg.check,
                        "average": cfg.average, "compare": "raw" if cfg.compare else None},
             "avg_busbw": report.average_busbw(rows),
-            "errors": sum(1 for e in found if e["wrong"]),
+            "errors": sum(e["wrong_ranks"] for e in found),
             "rows": rows,
         }
         if cfg.compare:
-            result["raw_errors"] = sum(1 for e in found if e["raw_wrong"])
+            result["raw_errors"] = sum(e["raw_wrong_ranks"] for e in found)
         return result
 
 
