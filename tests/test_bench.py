@@ -22,7 +22,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import RANK_TIMEOUT_S, launch, run_python
+from conftest import RANK_TIMEOUT_S, launch, run_command, run_python
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll import device
 from pycoll.bench import cli, config, report
@@ -361,6 +361,15 @@ def test_paddles_launcher_variables_do_not_reach_the_ranks_it_starts(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert "backend cpu (MPI), 2 ranks" in result.stdout and len(table_rows(result.stdout)) == 1
     assert not (tmp_path / "logs").exists()
+
+
+def test_buffers_larger_than_memory_are_a_clear_error_naming_maxbytes():
+    """nccl-tests lowers maxBytes; pycoll-bench says what to lower (exit 2, not a traceback)."""
+    result = run_command(["bash", "-c", f"ulimit -v 3000000; exec {sys.executable} -m pycoll.bench all_reduce "
+                                        f"-b 4G -e 4G -n 1 -w 0 --nprocs 1"], timeout=TIMEOUT)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "error: -e/--maxbytes 4294967296: rank 0 cannot allocate its 8589934592 bytes" in result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
 
 
 def test_every_type_and_reduction_in_one_run(tmp_path):

@@ -46,8 +46,14 @@ class Sweep:
         self.itemsize = case.dtype.itemsize
         self.mem = arrays.memory(cfg.backend)
         largest = op.layout(cfg.sizes[-1] // self.itemsize, ctx.nranks)
-        self.send_store = self.mem.xp.zeros(largest.send, case.dtype)
-        self.recv_store = self.mem.xp.zeros(largest.work, case.dtype)
+        try:
+            self.send_store = self.mem.xp.zeros(largest.send, case.dtype)
+            self.recv_store = self.mem.xp.zeros(largest.work, case.dtype)
+        except MemoryError:  # NumPy's; CuPy's OutOfMemoryError is one too
+            need = (largest.send + largest.work) * self.itemsize
+            print(f"pycoll-bench: error: -e/--maxbytes {cfg.sizes[-1]}: rank {ctx.rank} cannot allocate its "
+                  f"{need} bytes of buffers for {op.name}; lower -e", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
 
     def _input(self, rank: int, nelems: int) -> np.ndarray:
         return rank_input(rank, nelems, self.case.dtype, self.ctx.redop)
