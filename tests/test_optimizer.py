@@ -616,3 +616,44 @@ def test_a_one_value_accumulator_of_another_shape_is_refused_on_load():
     state["w_beta1_pow_acc_0"] = pycoll.to_tensor([0.5, 0.5])
     with pytest.raises(ValueError, match=r"state_dict\['w_beta1_pow_acc_0'\] has shape \[2\]; this accumulator holds one value"):
         opt.Adam(parameters=[make_param(name="w")]).set_state_dict(state)
+
+
+@pytest.mark.parametrize("cls", [opt.Adam, opt.AdamW, opt.Adamax, opt.Lamb])
+def test_a_state_written_into_the_state_dicts_tensors_is_the_optimizers(cls):
+    """``dist.load_state_dict(opt.state_dict(), path)`` loads in place: the beta powers, kept as
+    numbers, must be taken from their tensors as the moments' arrays are the optimizer's own."""
+    p = make_param(name="w")
+    o = cls(parameters=[p], learning_rate=0.1)
+    p.grad = np.array(GRADS[0])
+    o.step()
+    saved = {k: v.numpy().copy() for k, v in o.state_dict().items()}
+    for g in GRADS[1:]:
+        p.grad = np.array(g)
+        o.step()
+    for key, tensor in o.state_dict().items():  # an in-place load of the first step's state
+        tensor.array[...] = saved[key]
+    assert {k: v.numpy().tolist() for k, v in o.state_dict().items()} == {k: v.tolist() for k, v in saved.items()}
+    p.set_value(np.array([0.5, 0.25, -1.0]))
+    p.grad = np.array(GRADS[2])
+    o.step()
+    q = make_param([0.5, 0.25, -1.0], name="w")
+    fresh = cls(parameters=[q], learning_rate=0.1)
+    fresh.set_state_dict({k: pycoll.to_tensor(v) for k, v in saved.items()})
+    q.grad = np.array(GRADS[2])
+    fresh.step()
+    np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_master_weights_flattened_by_a_checkpoint_load_as_nested_ones():
+    """dist.load_merged_state_dict gives 'master_weights.w' for the nested {'master_weights': {'w': ...}}."""
+    p = nn.Parameter(np.array([1.0, -2.0, 0.5], dtype=np.float16), name="w")
+    o = opt.Adam(parameters=[p], learning_rate=0.1, multi_precision=True)
+    p.grad = np.array(GRADS[0], dtype=np.float16)
+    o.step()
+    state = o.state_dict()
+    flat = {k: v for k, v in state.items() if k != "master_weights"}
+    flat["master_weights.w"] = state["master_weights"]["w"]
+    fresh = opt.Adam(parameters=[nn.Parameter(p.numpy(), name="w")], learning_rate=0.1, multi_precision=True)
+    fresh.set_state_dict(flat)
+    np.testing.assert_array_equal(fresh.state_dict()["master_weights"]["w"].numpy(), state["master_weights"]["w"].numpy())
+    assert fresh.state_dict()["master_weights"]["w"].numpy().dtype == np.float32

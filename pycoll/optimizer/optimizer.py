@@ -31,6 +31,20 @@ LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps mast
 _default_norm_sums: Optional[Callable[[List[Tensor]], Any]] = None
 
 
+def nested_state(state_dict: Dict[str, Any]) -> Dict[str, Any]:
+    """``state_dict`` with the entries of its nested dicts ('master_weights', 'LR_Scheduler')
+    nested again where a checkpoint flattened them ('master_weights.linear_0.w_0', as
+    ``dist.load_merged_state_dict`` gives them)."""
+    state: Dict[str, Any] = {}
+    for key, value in state_dict.items():
+        head, dot, rest = key.partition(".")
+        if dot and head in (MASTER_WEIGHTS_KEY, LR_SCHEDULER_KEY):
+            state.setdefault(head, {})[rest] = value
+        else:
+            state[key] = value
+    return state
+
+
 def state_owner(key: str, names: Iterable[str]) -> Optional[str]:
     """The parameter name a state_dict entry ``key`` ('<name>_<accumulator>_0') belongs to: the
     longest of ``names`` that prefixes it (names may prefix one another: 'w' and 'w_1')."""
@@ -150,6 +164,9 @@ class Optimizer:
                                                           self._accumulator_names + self._scalar_accumulators}
         self._master_weights: Dict[str, Any] = {}  # float32 copies of low-precision parameters
         self._unresumed: Dict[str, List[str]] = {}  # see set_state_dict
+        # the one-value entries state_dict() handed out, with the value each held then: see
+        # _take_written_scalars
+        self._handed_scalars: Dict[Tuple[str, str], Tuple[Tensor, float]] = {}
 
     def _mastered(self, param: Tensor) -> bool:
         """Whether `param` is updated through a float32 master copy."""
@@ -231,6 +248,7 @@ class Optimizer:
     def step(self) -> None:
         """Update every trainable parameter that has a gradient, group by group (each group's
         gradients clipped by its ``grad_clip``, the optimizer's by default, first)."""
+        self._take_written_scalars()
         lr = self.get_lr()
         for g, options in enumerate(self._groups):
             todo = [(key, p) for key, p, i in zip(self._keys, self._parameter_list, self._group_index)
@@ -332,14 +350,16 @@ class Optimizer:
         """Accumulators as Tensors, keyed '<param name>_<accumulator>_0', the master weights (a
         dict by parameter name) under 'master_weights' if there are any, and the scheduler's
         state under 'LR_Scheduler' when the learning rate is an LRScheduler (paddle's layout)."""
+        self._take_written_scalars()
         out: Dict[str, Any] = {}
         params = dict(zip(self._keys, self._parameter_list))
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 entry = f"{self._state_prefix(key, params[key])}_{name}_0"
                 if name in self._scalar_accumulators:  # a number, kept where the parameter's state is
-                    value = to_module(np.array([value], scalar_dtype(params[key])), self._state_module(params[key]))
-                out[entry] = wrap(value)
+                    value = wrap(to_module(np.array([value], scalar_dtype(params[key])), self._state_module(params[key])))
+                    self._handed_scalars[(name, key)] = (value, float(value.array.reshape(-1)[0]))
+                out[entry] = value if isinstance(value, Tensor) else wrap(value)
         if self._master_weights:
             out[MASTER_WEIGHTS_KEY] = {key: wrap(value) for key, value in self._master_weights.items()}
         if isinstance(self._learning_rate, LRScheduler):
@@ -359,7 +379,7 @@ class Optimizer:
         <key> should in state dict"). Entries for other parameters alone are ignored (paddle's)."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
-        state = dict(state_dict)
+        state = nested_state(state_dict)
         lr_state = state.pop(LR_SCHEDULER_KEY, None)
         masters = state.pop(MASTER_WEIGHTS_KEY, None) or {}
         scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
@@ -430,6 +450,17 @@ class Optimizer:
                                  f"accumulator holds one value (shape [1])")
             return self._scalar_from(name, float(array.reshape(-1)[0]), param)
         return self._state_array(entry, value, param)
+
+    def _take_written_scalars(self) -> None:
+        """Take the one-value entries (beta powers) of the last state_dict() that were written
+        since (``dist.load_state_dict(opt.state_dict(), path)`` loads in place), as the arrays
+        of the other entries are this optimizer's own."""
+        params = dict(zip(self._keys, self._parameter_list))
+        for (name, key), (tensor, handed) in list(self._handed_scalars.items()):
+            now = float(tensor.array.reshape(-1)[0])
+            if now != handed and key in self._accumulators[name]:
+                self._accumulators[name][key] = self._scalar_from(name, now, params[key])
+                self._handed_scalars[(name, key)] = (tensor, now)
 
     def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
         """A one-element accumulator as this optimizer keeps it, from its saved value."""

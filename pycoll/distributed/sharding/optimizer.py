@@ -10,7 +10,7 @@ import numpy as np
 
 import pycoll.distributed as dist
 from pycoll.parallel.flat_block import FlatBlock
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, state_owner
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.tensor import Tensor, wrap
 
 
@@ -126,7 +126,7 @@ class ShardedOptimizer:
         pieces = {param.name: param for param, _ in self._pieces}
         elsewhere = {param.name for param in self._parameter_list} - set(pieces)  # no piece here
         mine: Dict[str, Any] = {}
-        for key, value in state_dict.items():
+        for key, value in nested_state(state_dict).items():
             if key == MASTER_WEIGHTS_KEY:
                 mine[key] = {name: self._piece_of(pieces[name], master)
                              for name, master in value.items() if name in pieces}
