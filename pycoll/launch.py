@@ -257,8 +257,12 @@ def run_job(command: List[str], env: Dict[str, str],
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED
     if status == -signal.SIGPIPE and not received:
-        sys.stderr.write("pycoll.launch: the job's output went to a pipe whose reader has exited (`| head`, "
-                         "say): MPI's launcher was ended by SIGPIPE, and the ranks with it\n")
+        try:  # stderr may be that pipe too (2>&1 | head)
+            sys.stderr.write("pycoll.launch: the job's output went to a pipe whose reader has exited (`| head`, "
+                             "say): MPI's launcher was ended by SIGPIPE, and the ranks with it\n")
+            sys.stderr.flush()
+        except BrokenPipeError:
+            sys.stderr = open(os.devnull, "w")  # nothing more can be said; Python's exit must not fail either
         return 128 + signal.SIGPIPE  # a shell's status for a command ended by SIGPIPE
     if status and job_dir is not None and not received:
         failed = _jobdir.failure(job_dir, status, ranks, ended)

@@ -150,3 +150,12 @@ def test_plot_from_refuses_files_that_are_not_results(tmp_path, capsys):
     bad.write_text("{}")
     assert cli.main(["--plot-from", str(bad), "--plot", str(tmp_path / "x.png")]) == 2
     assert "not a pycoll-bench JSON result" in capsys.readouterr().err
+
+
+@needs_matplotlib
+def test_a_figure_format_matplotlib_cannot_write_is_refused_before_the_sweep(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.parse(["all_reduce", "--plot", "figure.txt"])
+    assert exc.value.code == 2
+    assert "argument --plot: figure.txt ends in 'txt', not a figure format matplotlib writes" in capsys.readouterr().err
+    assert plot.format_problem("figure.svg") is None and plot.format_problem("figure") is None

@@ -19,6 +19,7 @@ def test_sharded_weights_round_trip_into_other_blocks_and_whole(tmp_path):
     assert int(merged["opt.step"]) == 9
     opt = dist.load_merged_state_dict(str(folder), prefix="opt")  # paddle's: the keys under it, without it
     assert sorted(opt) == ["b", "step"]
+    assert dist.load_merged_state_dict(str(folder), prefix="op") == {}  # a dotted name, not any text
     np.testing.assert_array_equal(opt["b"].numpy(), np.linspace(-1, 1, 5))
     own = dist.load_merged_state_dict(str(folder / "own"))
     assert sorted(own) == ["shared", "stage0", "stage1"]

@@ -24,6 +24,18 @@ def available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
+def format_problem(path: str) -> Optional[str]:
+    """Why matplotlib cannot write a figure to ``path`` (its ending names no format it writes);
+    None when it can."""
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    ending = os.path.splitext(path)[1].lstrip(".").lower()
+    if not ending or ending in kinds:  # no ending: matplotlib's default format
+        return None
+    return f"{path} ends in {ending!r}, not a figure format matplotlib writes ({', '.join(sorted(kinds))})"
+
+
 def load(paths: List[str]) -> List[Labeled]:
     """The results in JSON files written by --json (an object, or a list for OP ``all``)."""
     runs: List[Labeled] = []

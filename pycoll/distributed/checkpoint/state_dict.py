@@ -223,26 +223,21 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
 def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: Optional[int] = None,
                            offload: bool = False, safetensors: bool = False) -> Dict[str, Tensor]:
     """The checkpoint in folder ``path`` as whole Tensors (no collective: one process may read
-    what many saved), keyed as saved (flattened); with ``prefix`` ('model'), only the keys under
-    it, without it ('model.linear.weight' as 'linear.weight', paddle's; paddle cuts a character
-    too many from a prefix given with its dot, 'model.', pycoll does not)."""
+    what many saved), keyed as saved (flattened); with ``prefix`` ('model' or 'model.'), only
+    the keys under that dotted name, without it ('model.linear.weight' as 'linear.weight',
+    paddle's; paddle takes any key that starts with the text and cuts one character more than
+    it: 'model.' gives 'inear.weight', 'mod' 'l.linear.weight')."""
     _refuse("safetensors", safetensors, False)
     meta = _metadata(path, unique_id, "load_merged_state_dict")
     files = _Files(os.fspath(path))
     by_key = _pieces_by_key(meta)
     out: Dict[str, Tensor] = {}
     for key, info in meta["tensors"].items():
-        if prefix is not None and not key.startswith(prefix):
+        if prefix and not key.startswith(prefix.rstrip(".") + "."):
             continue
-        out[_under(key, prefix)] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
+        out[key[len(prefix.rstrip(".")) + 1:] if prefix else key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
                                        info["dtype"], by_key.get(key, []), files))
     return out
-
-
-def _under(key: str, prefix: Optional[str]) -> str:
-    """``key`` without ``prefix`` and the dot after it ('model.w' under 'model' or 'model.': 'w')."""
-    rest = key[len(prefix):] if prefix else key
-    return rest[1:] if prefix and rest.startswith(".") else rest
 
 
 def _pieces_by_key(meta: Dict[str, Any]) -> Dict[str, List[Dict[str, Any]]]:
