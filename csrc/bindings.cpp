@@ -102,6 +102,7 @@ void check_flat(const char* fn, const char* name, const py::array& flat, const B
 
 // The kernels' floating type for a numpy dtype, if it is one (native byte order only).
 std::optional<Float> float_type(const py::dtype& dt) {
+    if (dt.attr("name").cast<std::string>() == "bfloat16" && dt.itemsize() == 2) return Float::bf16;  // ml_dtypes'
     if (dt.kind() != 'f' || dt.byteorder() != '=') return std::nullopt;
     switch (dt.itemsize()) {
         case 2: return Float::f16;

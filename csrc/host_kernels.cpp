@@ -14,6 +14,7 @@ namespace pycoll {
 const char* name(Float t) {
     switch (t) {
         case Float::f16: return "float16";
+        case Float::bf16: return "bfloat16";
         case Float::f32: return "float32";
         case Float::f64: return "float64";
     }
@@ -117,6 +118,22 @@ struct Half {
 };
 static_assert(sizeof(Half) == 2, "Half must be two bytes");
 
+struct BFloat16 {  // the top half of a float's bits
+    uint16_t bits;
+};
+static_assert(sizeof(BFloat16) == 2, "BFloat16 must be two bytes");
+
+// To nearest even, as ml_dtypes (NumPy's bfloat16) rounds; a NaN stays a quiet NaN of its sign.
+// Branch-free like float_to_half.
+inline uint16_t float_to_bfloat16(float f) {
+    const uint32_t x = bits_of(f);
+    const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;  // a carry may reach inf
+    const uint32_t nan = ((x >> 16) & 0x8000u) | 0x7fc0u;
+    return static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+inline float bfloat16_to_float(uint16_t b) { return float_of(static_cast<uint32_t>(b) << 16); }
+
 // Value conversions for the loops; the compute type C is float or double, Half goes through float.
 template <class To, class From>
 inline To cvt(From x) { return static_cast<To>(x); }
@@ -124,6 +141,10 @@ template <>
 inline float cvt<float, Half>(Half h) { return half_to_float(h.bits); }
 template <>
 inline Half cvt<Half, float>(float x) { return Half{float_to_half(x)}; }
+template <>
+inline float cvt<float, BFloat16>(BFloat16 b) { return bfloat16_to_float(b.bits); }
+template <>
+inline BFloat16 cvt<BFloat16, float>(float x) { return BFloat16{float_to_bfloat16(x)}; }
 
 template <class S, class D, class C, bool kScaled>
 void copy_loop(const S* __restrict src, D* __restrict dst, int64_t n, C scale) {
@@ -148,19 +169,23 @@ void copy_cast(const void* src, void* dst, int64_t n, bool scaled, double scale)
     }
 }
 
-// The loop for a cast pair, or nullptr when the pair is not served. float16 arithmetic runs in
-// float: a product of two halves is exact there, so rounding it once to half is correctly rounded.
+// The loop for a cast pair, or nullptr when the pair is not served. float16 and bfloat16
+// arithmetic runs in float: a product of two halves is exact there, so rounding it once to half
+// is correctly rounded; bfloat16 times a float scale is NumPy's float32 product, then rounded.
 CopyFn pick(Float from, Float to) {
     using F = Float;
     if (from == to) {
         switch (from) {
             case F::f16: return copy_cast<Half, Half, float>;
+            case F::bf16: return copy_cast<BFloat16, BFloat16, float>;
             case F::f32: return copy_cast<float, float, float>;
             case F::f64: return copy_cast<double, double, double>;
         }
     }
     if (from == F::f32 && to == F::f16) return copy_cast<float, Half, float>;
     if (from == F::f16 && to == F::f32) return copy_cast<Half, float, float>;
+    if (from == F::f32 && to == F::bf16) return copy_cast<float, BFloat16, float>;
+    if (from == F::bf16 && to == F::f32) return copy_cast<BFloat16, float, float>;
     if (from == F::f64 && to == F::f32) return copy_cast<double, float, double>;
     if (from == F::f32 && to == F::f64) return copy_cast<float, double, double>;
     return nullptr;
@@ -175,11 +200,13 @@ CopyFn pick_or_throw(Float from, Float to) {
     return fn;
 }
 
-// The scale rounded to the wider of the two types, as NumPy rounds a Python float operand.
+// The scale rounded to the wider of the two types, as NumPy rounds a Python float operand (to
+// float for bfloat16, as the device path does).
 double wide_scale(Float from, Float to, double scale) {
     const Float wide = static_cast<int>(from) > static_cast<int>(to) ? from : to;  // enum order
     switch (wide) {
         case Float::f16: return half_to_float(double_to_half(scale));
+        case Float::bf16:  // NumPy with ml_dtypes multiplies bfloat16 by a Python float in float32
         case Float::f32: return static_cast<float>(scale);
         case Float::f64: return scale;
     }
@@ -189,6 +216,7 @@ double wide_scale(Float from, Float to, double scale) {
 std::size_t itemsize(Float t) {
     switch (t) {
         case Float::f16: return 2;
+        case Float::bf16: return 2;
         case Float::f32: return 4;
         case Float::f64: return 8;
     }

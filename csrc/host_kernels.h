@@ -11,12 +11,14 @@
 
 namespace pycoll {
 
-// The floating types the converting kernels read and write (native byte order).
-enum class Float { f16, f32, f64 };
+// The floating types the converting kernels read and write (native byte order), narrowest first
+// (the scale is rounded to the wider of a pair by this order, bf16's to float; f16 and bf16 are
+// never paired).
+enum class Float { f16, bf16, f32, f64 };
 
 const char* name(Float t);
 
-// Casts the converting kernels serve: identity, f32 <-> f16, f64 <-> f32.
+// Casts the converting kernels serve: identity, f32 <-> f16, f32 <-> bf16, f64 <-> f32.
 bool cast_supported(Float from, Float to);
 
 // One array of the list: its first element and its number of elements.
@@ -35,7 +37,8 @@ void unflatten_bytes(const void* flat, std::size_t itemsize, const std::vector<P
 
 // Converting copies: each element is read as `from`, optionally multiplied by `scale`, and written
 // as `to`. Arithmetic is done in the wider of the two types (the scale rounded to it first), then
-// rounded to `to`: the result equals NumPy's (a.astype(wide) * scale).astype(to), bit for bit.
+// rounded to `to`: the result equals NumPy's (a.astype(wide) * scale).astype(to), bit for bit
+// (for bfloat16, wide is float32, as ml_dtypes computes a * scale).
 // The pair must satisfy cast_supported (std::invalid_argument otherwise).
 void flatten_cast(const std::vector<Piece>& pieces, Float from, void* flat, Float to,
                   std::optional<double> scale);

@@ -154,3 +154,7 @@ def test_gradient_compression_the_cpu_backend_cannot_reduce_is_refused_at_wrap_t
 
 def test_find_unused_parameters_in_the_forms_a_probe_found_broken():
     assert_ok(launch(2, "dp_unused_forms.py", timeout=120), expect_lines=2)
+
+
+def test_bfloat16_parameters_train_with_their_gradients_averaged_in_bfloat16():
+    assert_ok(launch(2, "dp_bfloat16.py", timeout=90), expect_lines=2)

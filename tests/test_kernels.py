@@ -429,7 +429,7 @@ strided = np.arange(20, dtype=F32).reshape(4, 5)[:, :2]
         (
             lambda: kernels.flatten([np.arange(3)], scale=0.5),
             TypeError,
-            F + "scale needs float16, float32 or float64 data.*got int64",
+            F + "scale needs float16, bfloat16, float32 or float64 data.*got int64",
         ),
         (
             lambda: kernels.flatten([ok.astype(">f4")], scale=0.5),
@@ -576,3 +576,28 @@ def test_build_info():
     assert info["host_kernels"] is True and isinstance(info["cuda_kernels"], bool)
     assert isinstance(info["compiler"], str) and info["compiler"]
     assert isinstance(info["pybind11"], str) and info["pybind11"][0].isdigit()
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=repr)
+@pytest.mark.parametrize("src,dst", [("float32", "bfloat16"), ("bfloat16", "float32"), ("bfloat16", "bfloat16")])
+def test_bfloat16_casts_and_scale_as_numpy_with_ml_dtypes(src, dst, scale):
+    """bfloat16 (ml_dtypes') times a Python float is a float32 product in NumPy: the kernels'
+    result is that product rounded once, on the host as on the device."""
+    pytest.importorskip("ml_dtypes")
+    src, dst = np.dtype(src), np.dtype(dst)
+    rng = np.random.default_rng(7)
+    width = np.dtype(f"u{src.itemsize}")
+    raw = rng.integers(0, np.iinfo(width).max, size=3000, dtype=width, endpoint=True).view(src)
+    normal = (rng.standard_normal(3000) * 10.0 ** rng.integers(-8, 6, 3000)).astype(src)
+    a = np.where(rng.random(3000) < 0.5, raw, normal)
+    a[:6] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0]).astype(src)
+    with np.errstate(all="ignore"):
+        want = (a.astype(np.float32) if scale is None else a.astype(np.float32) * np.float32(scale)).astype(dst)
+    got = kernels.flatten([a[:1000], a[1000:]], scale=scale, dtype=dst)
+    back = [np.empty(1000, dst), np.empty(2000, dst)]
+    kernels.unflatten(a, back, scale=scale)
+    for result in (got, np.concatenate(back)):
+        nan = np.isnan(want.astype(np.float32))
+        np.testing.assert_array_equal(np.isnan(result.astype(np.float32)), nan)
+        bits = np.dtype(f"u{dst.itemsize}")
+        np.testing.assert_array_equal(result[~nan].view(bits), want[~nan].view(bits))

@@ -31,15 +31,15 @@ class Served:
 
 
 HOST = Served(
-    floats=("float16", "float32", "float64"),
+    floats=("float16", "bfloat16", "float32", "float64"),
     casts=(("float32", "float16"), ("float16", "float32"), ("float64", "float32"),
-           ("float32", "float64")),
+           ("float32", "float64"), ("float32", "bfloat16"), ("bfloat16", "float32")),
     where="",
 )
 # bfloat16 is ml_dtypes', which NumPy knows only once ml_dtypes is imported: hence names.
 DEVICE = Served(
-    floats=("float16", "bfloat16", "float32", "float64"),
-    casts=HOST.casts + (("float32", "bfloat16"), ("bfloat16", "float32")),
+    floats=HOST.floats,
+    casts=HOST.casts,
     where=" on the device",
 )
 
