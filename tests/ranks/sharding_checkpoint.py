@@ -3,7 +3,8 @@
 own piece of each moment (a parameter of 3 elements splits 2 + 1; one of 1 element is held by rank
 0 alone, so the ranks save different keys). Loaded in place into ``opt.state_dict()`` each rank
 gets its own piece back; read merged (one process's view, as a fresh run resumes) and given to a
-new sharded optimizer, training goes on exactly as without the break (level os; p_g_os round trips).
+new sharded optimizer, or read in place into a new one's state_dict() before its first step,
+training goes on exactly as without the break (level os; p_g_os round trips).
 Then a p_g_os model's own state_dict / set_state_dict."""
 import os
 import sys
@@ -71,6 +72,9 @@ for level in ("os", "p_g_os"):
         weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
         _, gm, go = wrapped(level, weights)
         go.set_state_dict(merged)
+        np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
+        _, gm, go = wrapped(level, weights)  # paddle's resume: read in place before the first step
+        dist.load_state_dict(go.state_dict(), path)
         np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
 # level p_g_os holds the parameters as pieces between uses: state_dict() refuses to give their empty
 # arrays; set_state_dict (every rank) loads whole values into the pieces, and the next forward uses them

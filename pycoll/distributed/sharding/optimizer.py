@@ -9,6 +9,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.flat_block import FlatBlock
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.tensor import Tensor, wrap
@@ -36,6 +37,7 @@ class ShardedOptimizer:
                 stand_in.name, stand_in.stop_gradient = p.name, False
                 self._pieces.append((p, stand_in))
         self._inner = optimizer.over([t for _, t in self._pieces], state_on_host=offload)
+        self._slots = FirstStepSlots()  # a state_dict() before the first step: see state_dict
         # grad_clip's norms need every rank's pieces: clipped here, not by the inner optimizer
         self._clip, self._inner._grad_clip = self._inner._grad_clip, None
         held = optimizer.state_dict()  # state loaded (or stepped) before wrapping: this rank's pieces of it
@@ -54,6 +56,7 @@ class ShardedOptimizer:
             stand_in._set_data(self._model.piece(param))
             grad = grads[id(param)]
             stand_in.grad = None if grad is None else wrap(grad)
+        self._slots.load(self._inner)
         self._inner.step()
         self._model.after_step()
 
@@ -86,8 +89,11 @@ class ShardedOptimizer:
         """This rank's pieces of the optimizer state (keyed as the unsharded optimizer's): each
         piece of an accumulator or master weight a FlatBlock, so that ``dist.save_state_dict``
         saves, and ``dist.load_state_dict`` fills, every rank's own piece; the scalar
-        accumulators (beta powers) as they are, the same on every rank."""
+        accumulators (beta powers) as they are, the same on every rank. Before the first step it
+        holds zero-filled entries that a checkpoint can be read into in place (paddle's resume,
+        ``dist.load_state_dict(opt.state_dict(), path)``), loaded at the first step."""
         state = self._inner.state_dict()
+        self._slots.add_to(state, self._inner)
         blocks = {param.name: (self._model._bounds[id(param)][0], self._numel(param)) for param, _ in self._pieces}
         for param, stand_in in self._pieces:
             for key, name in self._inner._entries(stand_in.name, stand_in).items():
@@ -103,7 +109,7 @@ class ShardedOptimizer:
         rank's pieces (collective; every rank gets it). Pieces are matched by parameter name, so
         every rank must have built the same model (as DataParallel requires anyway)."""
         states: List[Dict[str, np.ndarray]] = []
-        mine = self.state_dict()
+        mine = self._inner.state_dict()  # no slots: before the first step there is no state to gather
         scheduler = mine.pop(LR_SCHEDULER_KEY, None)  # the same on every rank: not gathered
         dist.all_gather_object(states, {k: v.numpy() for k, v in mine.items()}, group=self._group)
         whole: Dict[str, Any] = {} if scheduler is None else {LR_SCHEDULER_KEY: scheduler}
@@ -123,6 +129,7 @@ class ShardedOptimizer:
         or ``whole_state_dict``'s) or this rank's own ``state_dict``. Entries that belong to no
         parameter of this optimizer go to the inner optimizer as they are, which refuses a state
         saved from a model whose parameter names differ (as an unsharded optimizer does)."""
+        self._slots.drop()
         pieces = {param.name: param for param, _ in self._pieces}
         elsewhere = {param.name for param in self._parameter_list} - set(pieces)  # no piece here
         mine: Dict[str, Any] = {}
