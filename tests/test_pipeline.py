@@ -176,3 +176,7 @@ def test_pipeline_parallel_checks_paddles_settings(fresh_fleet):
     assert (model.num_stages, model.stage_id) == (1, 0) and model.is_pipeline_first_stage()
     with pytest.raises(TypeError, match="did not go through fleet.distributed_optimizer"):
         model.train_batch(batch, pycoll.optimizer.SGD(0.5, parameters=layer.parameters()))
+
+
+def test_a_loss_that_fails_in_eval_batch_raises_on_every_stage_and_leaves_nothing_queued():
+    assert_ok(launch(2, "pipeline_eval_failure.py", timeout=90), expect_lines=2)

@@ -35,6 +35,8 @@ from pycoll.dtypes import convert_dtype
 from pycoll.parallel.fused import fused_allreduce_gradients
 from pycoll.tensor import Tensor, wrap
 
+_FAILED = -1  # the final loss's dtype code when the last stage could not compute it
+
 
 class _PipelineBase(MetaParallelBase):
     """``layers`` (a ``PipelineLayer``) run as one stage of ``hcg``'s pipe group (the only stage
@@ -235,14 +237,20 @@ class _PipelineBase(MetaParallelBase):
         return total / self.accumulate_steps if self._delay_scale_loss else total
 
     def _send_final_loss(self, value: Any) -> None:
+        """``value`` to the other stages; None tells them the last stage failed to compute it."""
         xp, src = self.pp_group.array_module, self._hcg.get_rank_from_stage(self.num_stages - 1)
-        dist.broadcast(xp.asarray([DTYPES.index(str(value.dtype))], np.int64), src=src, group=self.pp_group)
-        dist.broadcast(xp.ascontiguousarray(value), src=src, group=self.pp_group)
+        code = _FAILED if value is None else DTYPES.index(str(value.dtype))
+        dist.broadcast(xp.asarray([code], np.int64), src=src, group=self.pp_group)
+        if value is not None:
+            dist.broadcast(xp.ascontiguousarray(value), src=src, group=self.pp_group)
 
     def _receive_final_loss(self, return_micro_batch_loss: bool) -> Any:
         xp, src = self.pp_group.array_module, self._hcg.get_rank_from_stage(self.num_stages - 1)
         code = xp.zeros(1, np.int64)
         dist.broadcast(code, src=src, group=self.pp_group)
+        if int(code[0]) == _FAILED:
+            raise RuntimeError(f"{type(self).__name__}: the last stage (rank {src}) failed computing the loss of "
+                               f"this batch; its own error says why")
         shape = [self.accumulate_steps] if return_micro_batch_loss else [1]
         value = xp.zeros(shape, convert_dtype(DTYPES[int(code[0])]))
         dist.broadcast(value, src=src, group=self.pp_group)
@@ -280,20 +288,38 @@ class _PipelineBase(MetaParallelBase):
         try:
             micro = self._start_batch("eval_batch", data, compute_loss, False, None, True)
             with no_grad():
-                outputs = self._forward_only(micro)
+                try:
+                    outputs = self._forward_only(micro)
+                except Exception:
+                    if compute_loss and self.num_stages > 1 and self.is_pipeline_last_stage(ignore_virtual=True):
+                        self._send_final_loss(None)  # the other stages wait for the loss: they raise too
+                    raise
             return self._broadcast_final_loss() if compute_loss else outputs
         finally:
             self._compute_loss = saved
 
     def _forward_only(self, micro: Optional[MicroBatches]) -> List[Any]:
-        """Every micro-batch forward through this stage; its outputs, one per micro-batch."""
-        outputs = []
+        """Every micro-batch forward through this stage; its outputs, one per micro-batch. Where
+        the last stage's forward or loss fails (labels of another shape, say), it still receives
+        the rest of the micro-batches the stage before it sends, so that none is left queued for
+        the next batch, and then raises."""
+        outputs, failed = [], None
         for step in range(self.accumulate_steps):
             received = None if self.is_pipeline_first_stage() else self._link.recv_forward()
-            output = self._forward_step(received, micro, step, None)
+            if failed is not None:
+                continue
+            try:
+                output = self._forward_step(received, micro, step, None)
+            except Exception as exc:
+                if self.is_pipeline_first_stage() or not self.is_pipeline_last_stage():
+                    raise
+                failed = exc
+                continue
             if not self.is_pipeline_last_stage():
                 self._link.send_forward(output)
             outputs.append(output)
+        if failed is not None:
+            raise failed
         return outputs
 
     # ---- checks -----------------------------------------------------------------------------
