@@ -24,6 +24,16 @@ def test_the_strategy_refuses_misspelt_fields_and_keys():
         strategy.amp_config
     with pytest.raises(TypeError, match="gradient_merge must be a bool"):
         strategy.gradient_merge = "yes"
+    # a config's keys too, when set, as paddle's protobuf refuses them (not later, in fleet.init)
+    with pytest.raises(TypeError, match=r"pipeline_configs\['micro_batch_size'\] must be an int, got '2'"):
+        strategy.pipeline_configs = {"micro_batch_size": "2"}
+    with pytest.raises(TypeError, match=r"pipeline_configs\['accumulate_steps'\] must be an int, got 2.5"):
+        strategy.pipeline_configs = {"accumulate_steps": 2.5}
+    with pytest.raises(TypeError, match=r"tensor_parallel_configs\['tensor_init_seed'\] must be an int"):
+        strategy.tensor_parallel_configs = {"tensor_init_seed": "1"}
+    assert strategy.pipeline_configs["micro_batch_size"] == 1  # nothing of a refused dict was taken
+    strategy.amp_configs = {"init_loss_scaling": 1024}  # an int for a float is taken, as a float
+    assert strategy.amp_configs["init_loss_scaling"] == 1024.0
 
 
 def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):

@@ -119,6 +119,10 @@ def test_pipeline_layer_refuses_what_it_does_not_build(world_of_one):
         PipelineLayer([LayerDesc(nn.Tanh), LayerDesc(nn.Tanh)], num_stages=2)
     with pytest.raises(TypeError, match=r"layers\[1\] is int"):
         PipelineLayer([LayerDesc(nn.Tanh), 3], num_stages=1)
+    with pytest.raises(TypeError, match="layers must be a list of LayerDesc, layers and callables, got LayerDesc"):
+        PipelineLayer(LayerDesc(nn.Tanh), num_stages=1)
+    with pytest.raises(TypeError, match="loss_fn must be a callable"):
+        PipelineLayer([LayerDesc(nn.Tanh)], num_stages=1, loss_fn=3)
 
 
 def _two_row_model(strategy_configs=None):
@@ -152,6 +156,10 @@ def test_no_pipeline_parallel_before_fleet_init_trains_alone_as_paddles(world_of
     assert losses.numpy().tolist() == ([1.0, 4.0] if delay_scale_loss else [0.5, 2.0])
     assert layer.parameters()[0].numpy().ravel().tolist() == [0.5, 1.0]
     assert layer.parameters()[1].numpy().tolist() == [-1.5]
+    before = [p.numpy().copy() for p in layer.parameters()]
+    with pytest.raises(TypeError, match="lr_scheduler must be an LRScheduler"):  # refused before any update
+        model.train_batch(batch, pycoll.optimizer.SGD(0.5, parameters=layer.parameters()), lr_scheduler=5)
+    assert all(np.array_equal(p.numpy(), b) for p, b in zip(layer.parameters(), before))
     loss = model.train_batch(batch, pycoll.optimizer.SGD(0.0, parameters=layer.parameters()))
     assert float(loss) == 0.625  # outputs -1 and -0.5: (1 + 0.25) / 2
     assert float(model.eval_batch(batch)) == 0.625  # paddle's NoPipelineParallel: the loss without compute_loss

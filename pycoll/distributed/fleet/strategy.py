@@ -115,6 +115,8 @@ class DistributedStrategy:
             if unknown:
                 raise AttributeError(f"DistributedStrategy.{name} has no key {unknown[0]!r}; keys: "
                                      f"{', '.join(sorted(_ALL_CONFIGS[name]))}")
+            value = {key: check_type(f"DistributedStrategy.{name}[{key!r}]", _ALL_CONFIGS[name][key], v)
+                     for key, v in value.items()}  # paddle's protobuf refuses another type at once
             if name in _KEPT_CONFIGS and any(value[k] != _KEPT_CONFIGS[name][k] for k in value):
                 _kept(name)
             if name == "sharding_configs" and "sharding_degree" in value:

@@ -332,6 +332,10 @@ class _PipelineBase(MetaParallelBase):
         micro, refusal = None, None
         try:
             self._check_loss_fn(fn)
+            if fn == "train_batch" and self.lr_scheduler is not None and not callable(
+                    getattr(self.lr_scheduler, "step", None)):
+                raise TypeError(f"{type(self).__name__}.train_batch: lr_scheduler must be an LRScheduler (with a "
+                                f"step()) or None, got {type(self.lr_scheduler).__name__} {self.lr_scheduler!r}")
             micro = self._micro_batches(data, fn)
         except (ValueError, TypeError) as e:
             refusal = e

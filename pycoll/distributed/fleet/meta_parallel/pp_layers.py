@@ -124,6 +124,13 @@ class PipelineLayer(Layer):
             if value is not False:
                 raise ValueError(f"PipelineLayer: {name}={value!r}: pycoll has no CUDA-graph or dualpipe "
                                  f"schedule; leave {name} at False")
+        if not isinstance(layers, (list, tuple)):
+            raise TypeError(f"PipelineLayer: layers must be a list of LayerDesc, layers and callables, got "
+                            f"{type(layers).__name__}")
+        losses = loss_fn if isinstance(loss_fn, list) else [loss_fn]
+        if any(fn is not None and not callable(fn) for fn in losses):
+            raise TypeError(f"PipelineLayer: loss_fn must be a callable (a Layer, a function), a list of them or "
+                            f"None, got {loss_fn!r}")
         layers = list(layers)
         local = [i for i, d in enumerate(layers) if isinstance(d, LocalSharedLayerDesc)]
         if local:
@@ -150,7 +157,7 @@ class PipelineLayer(Layer):
         self._topo = topology
         self._num_stages = topology.get_dim("pipe")
         self._stage_id = topology.get_coord(self.global_rank).pipe
-        self._loss_fn = loss_fn if isinstance(loss_fn, list) else [loss_fn]
+        self._loss_fn = losses
         self._recompute_interval = recompute_interval
         self.recompute_ctx = recompute_ctx
         self._num_virtual_pipeline_stages = virtual
