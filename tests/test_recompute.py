@@ -248,3 +248,25 @@ def test_the_cuda_rng_state_replays_gpu_draws():
             np.testing.assert_array_equal(pycoll.rand([5]).numpy(), first)
         finally:
             pycoll.set_device("cpu")
+
+
+def test_an_output_that_takes_no_gradient_stays_so_without_reentrancy():
+    """paddle 3.3.1: use_reentrant=False leaves a mask computed in the block with stop_gradient
+    True, as without recompute; the reentrant form (a PyLayer) marks every output."""
+    lin = nn.Linear(4, 4)
+
+    def block(x):
+        h = lin(x)
+        return h, (h > 0).astype("float32")
+
+    x = pycoll.to_tensor(np.linspace(-1, 1, 8).reshape(2, 4).astype("float32"))
+    x.stop_gradient = False
+    h, mask = recompute(block, x, use_reentrant=False)
+    assert not h.stop_gradient and mask.stop_gradient
+    assert not recompute(block, x)[1].stop_gradient
+    (h * mask).sum().backward()
+    plain = x.detach()
+    plain.stop_gradient = False
+    want_h, want_mask = block(plain)
+    (want_h * want_mask).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), plain.grad.numpy(), rtol=1e-6)

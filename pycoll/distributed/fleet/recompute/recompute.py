@@ -62,6 +62,9 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     fresh_ids = {id(t) for t in fresh_inputs}
     leaves = [t for t in graph_leaves(out_tensors) if id(t) not in fresh_ids]
     results = [wrap(t.array) for t in out_tensors]  # the recorded graph dies with ``outputs``
+    # paddle's: use_reentrant=False keeps an output that takes no gradient (a mask) as it is,
+    # the reentrant form (a PyLayer) marks every output as taking one
+    constant = [t.stop_gradient for t in out_tensors] if not use_reentrant else [False] * len(results)
     del outputs, out_tensors, fresh_inputs
 
     def backward(grads: Any) -> List[Any]:
@@ -80,6 +83,9 @@ def recompute(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # backward runs the block again on the inputs' values then: they must still be those of now
     # its backward runs the graph's own walk, which already applies the complex convention
     record(results, conjugate_grads(backward), inputs + leaves, fresh=False, saved=inputs)
+    for result, is_constant in zip(results, constant):
+        if is_constant:
+            result.stop_gradient = True
     return rebuild(results)
 
 
