@@ -125,12 +125,21 @@ def test_split_rejects_bad_arguments_naming_them(kwargs, fragment):
 
 @pytest.mark.parametrize("make, fragment", [
     (lambda: ColumnParallelLinear(0, 4), "in_features must be a positive int, got 0"),
-    (lambda: RowParallelLinear(4, 2.5), "out_features must be a positive int, got 2.5"),
     (lambda: VocabParallelEmbedding(8, -1), "embedding_dim must be a positive int, got -1"),
     (lambda: ColumnParallelLinear(4, 4, weight_attr=False), "weight_attr=False"),
 ])
 def test_layers_reject_bad_sizes(make, fragment):
     with pytest.raises(ValueError) as info:
+        make()
+    assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize("make, fragment", [
+    (lambda: RowParallelLinear(4, 2.5), "out_features must be a positive int, got float 2.5"),
+    (lambda: ColumnParallelLinear("8", 4), "in_features must be a positive int, got str '8'"),
+])
+def test_layers_reject_sizes_of_another_type_as_paddle_does(make, fragment):
+    with pytest.raises(TypeError) as info:
         make()
     assert fragment in str(info.value)
 

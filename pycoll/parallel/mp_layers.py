@@ -40,8 +40,11 @@ from pycoll.tensor import Tensor
 
 
 def _block(size: Any, arg: str, nranks: int, layer: str) -> int:
-    """``size // nranks``; ValueError unless ``size`` is a positive int divisible by ``nranks``."""
-    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+    """``size // nranks``; TypeError unless ``size`` is an int, ValueError unless it is positive
+    and divisible by ``nranks``."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"{layer}: {arg} must be a positive int, got {type(size).__name__} {size!r}")
+    if size <= 0:
         raise ValueError(f"{layer}: {arg} must be a positive int, got {size!r}")
     if size % nranks:
         raise ValueError(f"{layer}: {arg}={size} does not divide by the model-parallel group size "
