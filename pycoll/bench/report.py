@@ -16,8 +16,8 @@ A result (one op's sweep for one data type and reduction) is the dict written to
 when results were not checked, -c 0), ``wrong_ranks`` the ranks that had any; ``errors`` adds
 up ``wrong_ranks`` over the runs (each size, out-of-place and in-place): one per rank and run
 with a wrong element, as nccl-tests' "Out of bounds values" (each rank's count, summed over the
-ranks) does; with --compare raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for an op without an in-place
-form (sendrecv). Sizes are bytes, times microseconds, bandwidths GB/s (1e9 B/s).
+ranks) does; with --compare raw, ``raw_errors`` counts the raw calls' ones. ``ip`` is null for
+an op without an in-place form (sendrecv). Sizes are bytes, times microseconds, bandwidths GB/s (1e9 B/s).
 ``date`` is when the run started (local time, ``YYYY-MM-DD HH:MM``). A JSON file holds one
 result, or, for OP ``all``, -d all or -o all, a list of them in the order they ran: for each op,
 its data types in turn, each with its reductions in turn (as nccl-tests loops), each result

@@ -51,8 +51,8 @@ def save_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     allowed) into folder ``path``; collective over ``process_group`` (default: every rank). A key
     may be held by some ranks only (a pipeline stage's, a sharded optimizer's); the ranks that
     hold it agree on its whole shape and dtype. A plain Tensor is written once, by the
-    coordinator when it holds the key, else by the first rank that does. ``async_save`` is accepted: the save is
-    complete when this returns. ``save_replicas`` is accepted too: pycoll writes each replicated
+    coordinator when it holds the key, else by the first rank that does. ``async_save`` is
+    accepted: the save is complete when this returns. ``save_replicas`` is accepted too: pycoll writes each replicated
     piece once either way (a ShardedWeight block several ranks hold: the first of them), and a
     checkpoint loads the same whichever way paddle would have written it."""
     _refuse("safetensors", safetensors, False)
@@ -231,12 +231,13 @@ def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: O
     meta = _metadata(path, unique_id, "load_merged_state_dict")
     files = _Files(os.fspath(path))
     by_key = _pieces_by_key(meta)
+    under = prefix.rstrip(".") + "." if prefix else ""
     out: Dict[str, Tensor] = {}
     for key, info in meta["tensors"].items():
-        if prefix and not key.startswith(prefix.rstrip(".") + "."):
+        if not key.startswith(under):
             continue
-        out[key[len(prefix.rstrip(".")) + 1:] if prefix else key] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
-                                       info["dtype"], by_key.get(key, []), files))
+        out[key[len(under):]] = to_tensor(_assemble(key, [(0, n) for n in info["shape"]], convert_dtype(info["dtype"]),
+                                                    info["dtype"], by_key.get(key, []), files))
     return out
 
 

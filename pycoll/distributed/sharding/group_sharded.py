@@ -59,9 +59,9 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
                          "layer itself")
     if not isinstance(model, Layer):
         raise TypeError(f"group_sharded_parallel: model must be a pycoll.nn.Layer, got {type(model).__name__}")
-    if not isinstance(optimizer, Optimizer):
+    if not isinstance(optimizer, Optimizer) and not hasattr(optimizer, "over"):  # or a wrapper of one
         raise TypeError(f"group_sharded_parallel: optimizer must be a pycoll.optimizer.Optimizer built over "
-                        f"model.parameters(), got {type(optimizer).__name__} {optimizer!r}"[:200])
+                        f"model.parameters(), got {type(optimizer).__name__}")
     if group is not None and (not isinstance(group, dist.Group) or group.rank < 0):
         raise ValueError(f"group_sharded_parallel: group {group!r} does not contain this rank "
                          f"({dist.get_rank()}); pass a group of the ranks that train together")

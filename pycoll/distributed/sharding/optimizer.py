@@ -9,9 +9,9 @@ from typing import Any, Dict, List
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.flat_block import FlatBlock
-from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.tensor import Tensor, wrap
 
 
