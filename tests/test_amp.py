@@ -54,6 +54,7 @@ def acting(monkeypatch):
     """The scaler acts here as it does on a GPU (its arrays are the host's)."""
     monkeypatch.setattr(grad_scaler, "on_accelerator", lambda: True)
     monkeypatch.setattr(precision, "on_accelerator", lambda: True)
+    monkeypatch.setattr(precision, "_last_amp_dtype", "float16")  # process-wide, as paddle's tracer keeps it
 
 
 def test_the_scaler_unscales_before_the_step_and_moves_the_scale(acting):
@@ -103,6 +104,17 @@ def test_a_bfloat16_auto_cast_turns_dynamic_scaling_off_as_paddle(acting):
             with pytest.warns(UserWarning, match="dynamic loss scaling for bfloat16"):
                 assert scaler.scale(loss) is loss
     assert not scaler.is_enable() and pycoll.amp.get_autocast_dtype() == "float16"
+
+
+def test_a_loss_scaled_after_a_bfloat16_auto_cast_block_turns_scaling_off_too(acting):
+    """paddle's documented pattern: the block computes the loss, scale() comes after it."""
+    scaler = pycoll.amp.GradScaler()
+    with pytest.warns(UserWarning, match="no float16/bfloat16 op lists yet"):
+        with pycoll.amp.auto_cast(level="o1", dtype="BFLOAT16"):  # paddle's spelling is free
+            loss = pycoll.ones([1]).sum()
+    with pytest.warns(UserWarning, match="dynamic loss scaling for bfloat16"):
+        assert scaler.scale(loss) is loss
+    assert not scaler.is_enable() and scaler.state_dict() == {}
 
 
 def test_ranks_skip_together_when_one_rank_finds_inf():

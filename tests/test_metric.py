@@ -42,6 +42,12 @@ def test_accuracy_metric_top1_and_top2():
     single = Accuracy()
     assert single.name() == ["acc"] and single.update(single.compute(PRED, LABEL)) == 0.25
     assert single.accumulate() == 0.25
+    # NumPy floats, as paddle's (a script may call .item() on them); an empty batch gives NaN
+    assert isinstance(single.update(single.compute(PRED, LABEL)), np.float64)
+    assert isinstance(single.accumulate(), np.float64)
+    with pytest.warns(RuntimeWarning):
+        empty = single.update(single.compute(PRED[:0], LABEL[:0]))
+    assert np.isnan(empty) and single.accumulate() == 0.25
     assert Accuracy(topk=(2,), name="x").name() == ["x_top2"]
     assert Accuracy().update(np.array([[1.0], [0.0]])) == 0.5  # update takes arrays too
 

@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 from pycoll._logging import logger
-from pycoll.amp.precision import get_autocast_dtype, on_accelerator, place_name
+from pycoll.amp.precision import last_autocast_dtype, on_accelerator, place_name
 from pycoll.device import array_module
 from pycoll.tensor import Tensor
 
@@ -52,14 +52,18 @@ class GradScaler:
 
     # -- the training step ---------------------------------------------------------------------
     def scale(self, var: Tensor) -> Tensor:
-        """``var`` times the loss scale (``var`` itself when disabled)."""
+        """``var`` times the loss scale (``var`` itself when disabled). Dynamic loss scaling
+        turns itself off, as paddle's does, when the last ``auto_cast`` entered (the loss is
+        usually scaled after its block) is not float16."""
+        if not self._enable:
+            return var
         if not isinstance(var, Tensor):
             raise TypeError(f"var must be a Tensor, got {type(var).__name__}")
-        if self._enable and get_autocast_dtype() != "float16" and self._use_dynamic_loss_scaling:
+        if last_autocast_dtype() != "float16" and self._use_dynamic_loss_scaling:
             self._enable = self._use_dynamic_loss_scaling = False
             self._init_loss_scaling = 1.0
             warnings.warn(f"It is not recommended to use dynamic loss scaling for "
-                          f"{get_autocast_dtype()}, so GradScaler is disable by default.", stacklevel=2)
+                          f"{last_autocast_dtype()}, so GradScaler is disable by default.", stacklevel=2)
         return var * self._scale if self._enable else var
 
     def unscale_(self, optimizer: Any) -> None:

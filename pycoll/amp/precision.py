@@ -15,7 +15,10 @@ from pycoll.device import current_place, device_place, place_str
 _DTYPES = ("float16", "bfloat16")
 _LEVELS = ("O0", "OD", "O1", "O2")
 
-_amp_dtype = "float16"  # the dtype of the auto_cast in force on an accelerator (GradScaler reads it)
+_amp_dtype = "float16"  # the dtype of the auto_cast in force on an accelerator
+# the dtype of the last auto_cast entered on an accelerator, kept after it ends: paddle's tracer
+# keeps it, and GradScaler.scale, called after the block, reads it
+_last_amp_dtype = "float16"
 _enabled = False
 
 
@@ -33,11 +36,15 @@ def _no_low_precision_yet(what: str) -> None:
                   f"{place_name()}", stacklevel=3)
 
 
-def _check(level: str, dtype: str) -> None:
-    if level not in _LEVELS:
+def _check(level: Any, dtype: Any) -> tuple:
+    """(level, dtype) in paddle's spelling ('o1' is 'O1', 'BFLOAT16' 'bfloat16', as paddle takes
+    them); ValueError for others."""
+    spelled = (level.upper() if isinstance(level, str) else level, dtype.lower() if isinstance(dtype, str) else dtype)
+    if spelled[0] not in _LEVELS:
         raise ValueError(f"level must be one of {list(_LEVELS)}, got {level!r}")
-    if dtype not in _DTYPES:
+    if spelled[1] not in _DTYPES:
         raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    return spelled
 
 
 class auto_cast:
@@ -48,7 +55,7 @@ class auto_cast:
     def __init__(self, enable: bool = True, custom_white_list: Optional[Iterable[str]] = None,
                  custom_black_list: Optional[Iterable[str]] = None, level: str = "O1",
                  dtype: str = "float16", use_promote: bool = True):
-        _check(level, dtype)
+        level, dtype = _check(level, dtype)
         overlap = set(custom_white_list or ()) & set(custom_black_list or ())
         if overlap:
             raise ValueError(f"custom_white_list and custom_black_list both name {sorted(overlap)}")
@@ -57,12 +64,12 @@ class auto_cast:
         self._dtype = dtype
 
     def __enter__(self) -> "auto_cast":
-        global _amp_dtype, _enabled
+        global _amp_dtype, _enabled, _last_amp_dtype
         self._previous = (_amp_dtype, _enabled)
         if self._enable:
             if on_accelerator():
                 _no_low_precision_yet("auto_cast")
-                _amp_dtype = self._dtype
+                _amp_dtype = _last_amp_dtype = self._dtype
             else:
                 warnings.warn(f"amp_guard can only be enabled on CUDAPlace, XPUPlace, and CustomPlace, current "
                               f"place is {place_name()}, so it makes no effect.", stacklevel=2)
@@ -93,6 +100,11 @@ def get_autocast_dtype() -> str:
     return _amp_dtype
 
 
+def last_autocast_dtype() -> str:
+    """The dtype of the last ``auto_cast`` entered on an accelerator, also once it has ended."""
+    return _last_amp_dtype
+
+
 def decorate(models: Any, optimizers: Any = None, level: str = "O1", dtype: str = "float16",
              master_weight: Optional[bool] = None, save_dtype: Optional[str] = None,
              master_grad: bool = False, excluded_layers: Any = None) -> Any:
@@ -100,7 +112,7 @@ def decorate(models: Any, optimizers: Any = None, level: str = "O1", dtype: str 
     (keeping float32 master weights in the optimizers) on accelerators; pycoll keeps them float32
     (see the module docstring). Returns ``models``, or ``(models, optimizers)`` when optimizers are
     given, as paddle does."""
-    _check(level, dtype)
+    level, dtype = _check(level, dtype)
     if level == "O2" and on_accelerator():
         _no_low_precision_yet("decorate(level='O2')")
     return models if optimizers is None else (models, optimizers)

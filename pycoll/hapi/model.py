@@ -22,6 +22,7 @@ from pycoll.hapi.model_summary import summary as summarize
 from pycoll.hapi.train_callbacks import EarlyStopping
 from pycoll.metric import Metric
 from pycoll.nn import Layer
+from pycoll.optimizer.optimizer import StateMismatch
 from pycoll.serialization import load as load_file, save as save_file
 from pycoll.static import InputSpec
 
@@ -254,7 +255,10 @@ class Model:
         """Load what ``save`` wrote at ``path`` (with or without a suffix): every parameter of the
         network by its structured name, and the optimizer's state unless ``reset_optimizer`` or
         there is no ``.pdopt``. A parameter missing from the file or of another shape is an
-        error, or with ``skip_mismatch`` a warning (and the optimizer starts afresh)."""
+        error, or with ``skip_mismatch`` a warning (and the optimizer starts afresh). An
+        optimizer state saved for parameters of other names (the network built again in this
+        process, whose parameters got other unique names) is left out with a warning, as paddle
+        leaves it out: the optimizer starts afresh."""
         prefix, suffix = os.path.splitext(path)
         if suffix not in SUFFIXES:
             prefix = path  # a dot inside the name, not one of paddle's suffixes
@@ -281,7 +285,11 @@ class Model:
         if self._scaler is not None and os.path.exists(prefix + ".pdscaler"):
             self._scaler.load_state_dict(load_file(prefix + ".pdscaler"))
         if self._optimizer is not None and not reset_optimizer and os.path.exists(prefix + ".pdopt"):
-            self._optimizer.set_state_dict(load_file(prefix + ".pdopt"))
+            try:
+                self._optimizer.set_state_dict(load_file(prefix + ".pdopt"))
+            except StateMismatch as exc:
+                warnings.warn(f"Model.load: the optimizer state in {prefix}.pdopt is left out, and the optimizer "
+                              f"starts afresh: {exc}", stacklevel=2)
 
     # -- the rest -----------------------------------------------------------------------------------
     def parameters(self, *args: Any, **kwargs: Any) -> List[Any]:

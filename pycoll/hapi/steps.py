@@ -147,11 +147,13 @@ class Steps:
         return out
 
     def _trimmed(self, outputs: List[Tensor], labels: List[Tensor]) -> Tuple[List[Tensor], List[Tensor]]:
-        """The gathered batch without the repeated samples that end the padded evaluation set."""
-        from pycoll.io import DataLoader
+        """The gathered batch without the repeated samples that end the padded evaluation set (a
+        Dataset's, which DistributedBatchSampler shares out; an IterableDataset gives each rank
+        what it yields, unpadded)."""
+        from pycoll.io import DataLoader, IterableDataset
 
         loader = self.model._test_dataloader
-        if not isinstance(loader, DataLoader):
+        if not isinstance(loader, DataLoader) or isinstance(loader.dataset, IterableDataset):
             return outputs, labels
         total = len(loader.dataset)
         samples = outputs[0].shape[0]

@@ -93,9 +93,10 @@ class Accuracy(Metric):
         return cast(best == cast(label, best.dtype), float32)
 
     def update(self, correct: Any, *args: Any) -> Union[float, List[float]]:
-        """Add a batch's marks; returns its accuracy for each k (a float with one k)."""
+        """Add a batch's marks; returns its accuracy for each k (one with one k): NumPy floats, as
+        paddle's (NaN, with NumPy's warning, for an empty batch)."""
         correct = _host(correct, "correct")
-        samples = int(np.prod(correct.shape[:-1]))
+        samples = np.prod(np.asarray(correct.shape[:-1], dtype=np.int64))
         accs = []
         for i, k in enumerate(self.topk):
             hits = correct[..., :k].sum()

@@ -31,6 +31,11 @@ LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps mast
 _default_norm_sums: Optional[Callable[[List[Tensor]], Any]] = None
 
 
+class StateMismatch(ValueError):
+    """A state saved for parameters of other names (another model, or the same one built again
+    in one process, whose parameters got other unique names)."""
+
+
 def nested_state(state_dict: Dict[str, Any]) -> Dict[str, Any]:
     """``state_dict`` with the entries of its nested dicts ('master_weights', 'LR_Scheduler')
     nested again where a checkpoint flattened them ('master_weights.linear_0.w_0', as
@@ -395,7 +400,7 @@ class Optimizer:
         missing = {key: entries for key, entries in missing.items() if entries}
         unexpected = sorted(k for k in state if k not in expected)
         if state and missing and unexpected:
-            raise ValueError(
+            raise StateMismatch(
                 f"set_state_dict: the state does not fit this optimizer's parameters: it has no "
                 f"{_listing(sorted(e for entries in missing.values() for e in entries))} (missing) and has "
                 f"{_listing(unexpected)} (unexpected). Was it saved from a model whose parameter names "
