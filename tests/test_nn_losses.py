@@ -5,6 +5,8 @@ inputs built here (same cases, same formulas): for each case the output, and the
 sum(out * out_weights(out.shape)) with respect to the input (and label / weight where paddle gives
 one). Regenerating them needs a paddle install; the inputs are closed-form so nothing drifts.
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -261,3 +263,40 @@ def test_log_loss_matches_paddle():
     np.testing.assert_allclose(x.grad.numpy(), -ys / (xs + 1e-4) + (1 - ys) / (1 - xs + 1e-4), rtol=1e-5)
     with pytest.raises(ValueError, match="log_loss: label shape"):
         F.log_loss(x, pycoll.ones([3], "float32"))
+
+
+def test_a_class_of_label_zero_adds_nothing_even_where_its_probability_is_zero():
+    """paddle 3.3.1: probabilities with a 0 (a softmax that underflowed) and use_softmax=False give
+    a finite gradient, and soft labels of 0 against masked -inf logits a finite loss."""
+    prob = pycoll.to_tensor(np.array([[0.7, 0.3, 0.0], [0.2, 0.3, 0.5]], "float32"), stop_gradient=False)
+    loss = F.cross_entropy(prob, pycoll.to_tensor([[0], [2]]), use_softmax=False)
+    assert abs(float(loss) - 0.5249110460281372) < 1e-6
+    loss.backward()
+    np.testing.assert_allclose(prob.grad.numpy(), [[-0.7142857313156128, 0, 0], [0, 0, -1]], rtol=1e-6)
+    soft = pycoll.to_tensor(np.array([[0.6, 0.4, 0.0], [0.5, 0.5, 0.0]], "float32"))
+    prob = pycoll.to_tensor(np.array([[0.7, 0.3, 0.0], [0.2, 0.8, 0.0]], "float32"), stop_gradient=False)
+    loss = F.cross_entropy(prob, soft, soft_label=True, use_softmax=False)
+    loss.backward()
+    assert np.isfinite(float(loss)) and np.isfinite(prob.grad.numpy()).all()
+    logits = pycoll.to_tensor(np.array([[2, 1, -np.inf], [0.5, -np.inf, 0.1]], "float32"), stop_gradient=False)
+    masked = pycoll.to_tensor(np.array([[0.8, 0.2, 0], [0.5, 0, 0.5]], "float32"))
+    loss = F.cross_entropy(logits, masked, soft_label=True)
+    assert abs(float(loss) - 0.6131384968757629) < 1e-6
+    loss.backward()
+    np.testing.assert_allclose(logits.grad.numpy(), [[-0.03447, 0.03447, 0], [0.04934, 0, -0.04934]], atol=1e-5)
+
+
+@pytest.mark.parametrize("fn", [F.smooth_l1_loss, F.kl_div])
+def test_losses_paddle_does_not_broadcast_refuse_labels_of_another_shape(fn):
+    """paddle 3.3.1 refuses a [4, 1] output against [4] labels (the classic mistake) and [4, 1]
+    against [1, 4]; broadcasting them gave a loss over a [4, 4] grid."""
+    for label_shape in ([4], [1, 4]):
+        with pytest.raises(ValueError, match=re.escape(f"label shape {label_shape} must equal input shape [4, 1]")):
+            fn(pycoll.zeros([4, 1]), pycoll.ones(label_shape))
+
+
+def test_bce_with_logits_of_a_minus_infinite_logit_and_label_one_is_infinite():
+    """paddle 3.3.1 and torch: inf (the (1 - label) * logit term is 0 there, not 0 * -inf)."""
+    x = pycoll.to_tensor(np.array([-np.inf, np.inf], "float32"))
+    y = pycoll.to_tensor(np.array([1.0, 0.0], "float32"))
+    assert F.binary_cross_entropy_with_logits(x, y, reduction="none").numpy().tolist() == [np.inf, np.inf]

@@ -147,8 +147,9 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
     else:
         with np.errstate(divide="ignore"):
             logp = xp.log(z)
-    if soft:
-        losses = -(lab * logp).sum(axis=-1, keepdims=True)
+    if soft:  # a class of label 0 adds 0, also where its log-probability is -inf (a masked logit)
+        with np.errstate(invalid="ignore"):
+            losses = -xp.where(lab != 0, lab * logp, 0).sum(axis=-1, keepdims=True)
         if w is not None:
             weights = (lab @ w)[..., None]
     else:
@@ -184,14 +185,17 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
             g = g / denom
         if weights is not None:
             g = g * weights
+        # without softmax, -label / p is 0 where the label is 0, also where p is 0 (paddle's)
         if soft:
-            d = xp.exp(logp) - lab if use_softmax else -lab / z
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = xp.exp(logp) - lab if use_softmax else xp.where(lab != 0, -lab / z, 0)
         elif use_softmax:
             d = xp.exp(logp)
             d -= xp.arange(classes) == safe
             d *= valid
         else:
-            d = ((xp.arange(classes) == safe) & valid) / -z
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = xp.where((xp.arange(classes) == safe) & valid, -1 / z, 0)
         return xp.moveaxis((d * g).astype(dtype, copy=False), -1, ax), None
     return op_output(out, backward, input, label)
 

@@ -92,7 +92,9 @@ def smooth_l1_loss(input: Tensor, label: Tensor, reduction: str = "mean",  # noq
     _check_reduction(reduction)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or delta <= 0:
         raise ValueError(f"smooth_l1_loss: delta must be a number > 0, got {delta!r}")
-    a = abs(as_tensor(input) - label)
+    input, label = as_tensor(input), as_tensor(label)
+    _same_shape("smooth_l1_loss", input, label)  # paddle's: a [N, 1] output against [N] labels is refused
+    a = abs(input - label)
     inner = clip(a, max=float(delta))  # 0.5 q^2 + delta (a - q) is the huber loss of a
     out = 0.5 * square(inner) + float(delta) * (a - inner)
     if not is_huber:
@@ -140,7 +142,8 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
     kept = y != -100
     with quiet():  # inf/NaN logits or labels give inf/NaN silently, as paddle's
         softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)  # log(1 + e^-x), stably
-        out = ((1 - y) * x + pw * softplus_neg) * kept
+        negative = xp.where(y == 1, 0, (1 - y) * x)  # 0 for a label of 1, also at x = -inf (torch's inf loss)
+        out = (negative + pw * softplus_neg) * kept
 
     def backward(g: Any) -> tuple:
         sig_neg = sigmoid_array(xp, -x)
@@ -160,6 +163,7 @@ def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bo
     _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
     input, label = placed("kl_div", as_tensor(input), as_tensor(label),
                           whole=reduction == "batchmean")  # auto-parallel: label cut as input (batchmean: whole)
+    _same_shape("kl_div", input, label)  # paddle's: no broadcasting
     x, t = input._array, label._array
     xp = array_module(x)
     dtype = np.result_type(x.dtype, t.dtype)
