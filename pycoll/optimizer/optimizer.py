@@ -254,6 +254,7 @@ class Optimizer:
         """Update every trainable parameter that has a gradient, group by group (each group's
         gradients clipped by its ``grad_clip``, the optimizer's by default, first)."""
         self._take_written_scalars()
+        self._handed_scalars.clear()  # checked once after each state_dict(): no read-back per step on a GPU
         lr = self.get_lr()
         for g, options in enumerate(self._groups):
             todo = [(key, p) for key, p, i in zip(self._keys, self._parameter_list, self._group_index)
@@ -459,7 +460,7 @@ class Optimizer:
     def _take_written_scalars(self) -> None:
         """Take the one-value entries (beta powers) of the last state_dict() that were written
         since (``dist.load_state_dict(opt.state_dict(), path)`` loads in place), as the arrays
-        of the other entries are this optimizer's own."""
+        of the other entries are this optimizer's own; the next step() looks once."""
         params = dict(zip(self._keys, self._parameter_list))
         for (name, key), (tensor, handed) in list(self._handed_scalars.items()):
             now = float(tensor.array.reshape(-1)[0])
