@@ -630,7 +630,12 @@ def test_a_state_written_into_the_state_dicts_tensors_is_the_optimizers(cls):
     for g in GRADS[1:]:
         p.grad = np.array(g)
         o.step()
-    for key, tensor in o.state_dict().items():  # an in-place load of the first step's state
+    early = o.state_dict()  # taken before the last step, and again: paddle's tensors are live
+    assert all(early[k] is v for k, v in o.state_dict().items() if k.endswith("pow_acc_0"))
+    p.grad = np.array(GRADS[2])
+    o.step()
+    assert {k: v.numpy().tolist() for k, v in early.items()} == {k: v.numpy().tolist() for k, v in o.state_dict().items()}
+    for key, tensor in early.items():  # an in-place load of the first step's state, into the early dict
         tensor.array[...] = saved[key]
     assert {k: v.numpy().tolist() for k, v in o.state_dict().items()} == {k: v.tolist() for k, v in saved.items()}
     p.set_value(np.array([0.5, 0.25, -1.0]))

@@ -169,9 +169,9 @@ class Optimizer:
                                                           self._accumulator_names + self._scalar_accumulators}
         self._master_weights: Dict[str, Any] = {}  # float32 copies of low-precision parameters
         self._unresumed: Dict[str, List[str]] = {}  # see set_state_dict
-        # the one-value entries state_dict() handed out, with the value each held then: see
-        # _take_written_scalars
-        self._handed_scalars: Dict[Tuple[str, str], Tuple[Tensor, float]] = {}
+        # the one-value entries state_dict() gave out, live from then on (see _live_scalars): by
+        # (accumulator, key), the host tensor and the value this optimizer last put in it
+        self._scalar_tensors: Dict[Tuple[str, str], Tuple[Tensor, float]] = {}
 
     def _mastered(self, param: Tensor) -> bool:
         """Whether `param` is updated through a float32 master copy."""
@@ -254,7 +254,6 @@ class Optimizer:
         """Update every trainable parameter that has a gradient, group by group (each group's
         gradients clipped by its ``grad_clip``, the optimizer's by default, first)."""
         self._take_written_scalars()
-        self._handed_scalars.clear()  # checked once after each state_dict(): no read-back per step on a GPU
         lr = self.get_lr()
         for g, options in enumerate(self._groups):
             todo = [(key, p) for key, p, i in zip(self._keys, self._parameter_list, self._group_index)
@@ -299,6 +298,7 @@ class Optimizer:
                     p.set_value(param)
                 else:
                     p._bump_inplace_version()  # a backward that saved p must not use the new values
+        self._give_scalars()
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         raise NotImplementedError
@@ -362,10 +362,13 @@ class Optimizer:
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 entry = f"{self._state_prefix(key, params[key])}_{name}_0"
-                if name in self._scalar_accumulators:  # a number, kept where the parameter's state is
-                    value = wrap(to_module(np.array([value], scalar_dtype(params[key])), self._state_module(params[key])))
-                    self._handed_scalars[(name, key)] = (value, float(value.array.reshape(-1)[0]))
-                out[entry] = value if isinstance(value, Tensor) else wrap(value)
+                if name in self._scalar_accumulators:  # a number: its live tensor (see _live_scalars)
+                    if (name, key) not in self._scalar_tensors:
+                        self._scalar_tensors[(name, key)] = (wrap(np.zeros(1, scalar_dtype(params[key]))), np.nan)
+                    out[entry] = self._scalar_tensors[(name, key)][0]
+                else:
+                    out[entry] = wrap(value)
+        self._give_scalars()
         if self._master_weights:
             out[MASTER_WEIGHTS_KEY] = {key: wrap(value) for key, value in self._master_weights.items()}
         if isinstance(self._learning_rate, LRScheduler):
@@ -423,19 +426,26 @@ class Optimizer:
         the shape of its parameter."""
         return any(entry.endswith(f"_{name}_0") for name in self._scalar_accumulators)
 
-    def state_slots(self) -> Dict[str, Tensor]:
+    def state_slots(self) -> Dict[str, Any]:
         """Every trainable parameter's state entries as :meth:`state_dict` would name them,
-        zero-filled: slots a checkpoint is read into before the first step (``shard_optimizer``'s
-        ``state_dict``; :meth:`resume_from` then loads what was written)."""
-        slots: Dict[str, Tensor] = {}
+        zero-filled, master weights included (under 'master_weights'): slots a checkpoint is
+        read into before the first step (``shard_optimizer``'s ``state_dict``; :meth:`resume_from`
+        then loads what was written)."""
+        slots: Dict[str, Any] = {}
+        masters: Dict[str, Tensor] = {}
         for key, p in zip(self._keys, self._parameter_list):
             if p.stop_gradient:
                 continue
             xp = self._state_module(p)
+            kept = np.float32 if self._mastered(p) else p.array.dtype  # as _state_array keeps them
             for entry, name in self._entries(key, p).items():
                 scalar = name in self._scalar_accumulators
                 slots[entry] = wrap(xp.zeros([1] if scalar else p.array.shape,
-                                             scalar_dtype(p.array) if scalar else p.array.dtype))
+                                             scalar_dtype(p.array) if scalar else kept))
+            if self._mastered(p):
+                masters[key] = wrap(xp.zeros(p.array.shape, np.float32))
+        if masters:
+            slots[MASTER_WEIGHTS_KEY] = masters
         return slots
 
     def resume_from(self, state_dict: Dict[str, Any]) -> None:
@@ -457,16 +467,29 @@ class Optimizer:
             return self._scalar_from(name, float(array.reshape(-1)[0]), param)
         return self._state_array(entry, value, param)
 
+    # The one-value accumulators (beta powers) are numbers here, for speed. The tensors state_dict()
+    # gives for them are live as paddle's (which keeps them on the host too): one host tensor per
+    # entry, the same in every state_dict(), holding the current value after each step, and a
+    # value written into it (``dist.load_state_dict(opt.state_dict(), path)`` loads in place) is
+    # taken at the next step or state_dict(). Only entries a state_dict() gave out cost anything.
     def _take_written_scalars(self) -> None:
-        """Take the one-value entries (beta powers) of the last state_dict() that were written
-        since (``dist.load_state_dict(opt.state_dict(), path)`` loads in place), as the arrays
-        of the other entries are this optimizer's own; the next step() looks once."""
+        """Take the values written into the live one-value tensors since this optimizer last
+        put its own there."""
+        if not self._scalar_tensors:
+            return
         params = dict(zip(self._keys, self._parameter_list))
-        for (name, key), (tensor, handed) in list(self._handed_scalars.items()):
-            now = float(tensor.array.reshape(-1)[0])
-            if now != handed and key in self._accumulators[name]:
+        for (name, key), (tensor, given) in self._scalar_tensors.items():
+            now = float(tensor.array[0])
+            if now != given and key in self._accumulators[name]:
                 self._accumulators[name][key] = self._scalar_from(name, now, params[key])
-                self._handed_scalars[(name, key)] = (tensor, now)
+                self._scalar_tensors[(name, key)] = (tensor, now)
+
+    def _give_scalars(self) -> None:
+        """Put the current one-value accumulators into their live tensors."""
+        for (name, key), (tensor, _) in self._scalar_tensors.items():
+            if key in self._accumulators[name]:
+                tensor.array[0] = self._accumulators[name][key]
+                self._scalar_tensors[(name, key)] = (tensor, float(tensor.array[0]))
 
     def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
         """A one-element accumulator as this optimizer keeps it, from its saved value."""

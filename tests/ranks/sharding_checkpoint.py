@@ -23,20 +23,21 @@ data = np.random.default_rng(3)
 batches = [data.standard_normal((2, 4)).astype("float32") + rank for _ in range(4)]
 
 
-def wrapped(level, weights=None, segment_size=1):  # p_g_os: every parameter held as pieces
+def wrapped(level, weights=None, segment_size=1, dtype="float32"):  # p_g_os: every parameter as pieces
     pycoll.seed(5)
     with pycoll.utils.unique_name.guard():  # the names a fresh process gives them
         model = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 1))
+    model.to(dtype=dtype)
     if weights is not None:
         model.set_state_dict(weights)
-    opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
+    opt = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=model.parameters(), multi_precision=True)
     return (model, *group_sharded_parallel(model, opt, level, segment_size=segment_size)[:2])
 
 
 def train(gm, go, steps):
     losses = []
     for x in steps:
-        loss = (gm(pycoll.to_tensor(x)) ** 2).mean()
+        loss = (gm(pycoll.to_tensor(x).astype(gm.parameters()[0].dtype)).astype("float32") ** 2).mean()
         loss.backward()
         go.step()
         go.clear_grad()
@@ -92,4 +93,18 @@ want = np.tanh(x @ ones["0.weight"] + ones["0.bias"]) @ ones["2.weight"] + ones[
 np.testing.assert_allclose(gm(pycoll.to_tensor(x)).numpy(), want, rtol=1e-6)
 gm.get_all_parameters()
 np.testing.assert_array_equal(gm.state_dict()["0.weight"].numpy(), ones["0.weight"])
+# bfloat16 parameters with float32 master weights: an in-place resume before the first step reads
+# the master weights and the float32 moments too (the parameters alone would lose their low bits)
+path = os.path.join(folder, "bf16")
+_, gm, go = wrapped("os", dtype="bfloat16")
+straight = train(gm, go, batches)
+model, gm, go = wrapped("os", dtype="bfloat16")
+train(gm, go, batches[:2])
+dist.save_state_dict(go.state_dict(), path)
+weights = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+_, gm, go = wrapped("os", {k: pycoll.to_tensor(v) for k, v in weights.items()}, dtype="bfloat16")
+state = go.state_dict()
+assert state["master_weights"] and all(v.dtype == pycoll.float32 for v in state["master_weights"].values())
+dist.load_state_dict(state, path)
+assert train(gm, go, batches[2:]) == straight[2:]
 print(f"OK rank={rank}", flush=True)
