@@ -186,5 +186,6 @@ def test_pipeline_parallel_checks_paddles_settings(fresh_fleet):
         model.train_batch(batch, pycoll.optimizer.SGD(0.5, parameters=layer.parameters()))
 
 
-def test_a_loss_that_fails_in_eval_batch_raises_on_every_stage_and_leaves_nothing_queued():
-    assert_ok(launch(2, "pipeline_eval_failure.py", timeout=90), expect_lines=2)
+@pytest.mark.parametrize("schedule", ["plain", "interleaved"])
+def test_a_loss_that_fails_in_eval_batch_raises_on_every_stage_and_leaves_nothing_queued(schedule):
+    assert_ok(launch(2, "pipeline_eval_failure.py", schedule, timeout=90), expect_lines=2)

@@ -21,13 +21,13 @@ Buffer rules (for every array passed in, ``arrays``, ``out`` and ``flat``):
 * ``arrays`` is a non-empty list or tuple whose arrays all share one dtype; zero-size arrays are
   fine. The buffer holds exactly their total number of elements (64-bit: past 2**31 is fine).
 * Without ``scale`` and without a cast, any fixed-size dtype is copied byte for byte.
-* ``scale`` (a Python int or float) needs float16, float32 or float64 data (native byte order), or
-  on the device also bfloat16 (``ml_dtypes.bfloat16``, CuPy's bfloat16). The product is computed
+* ``scale`` (a Python int or float) needs float16, bfloat16 (``ml_dtypes.bfloat16``, CuPy's
+  bfloat16), float32 or float64 data (native byte order). The product is computed
   in the wider of the source and target types, with ``scale`` rounded to that type, then rounded
   to the target type: exactly NumPy's ``(a.astype(wide) * scale).astype(target)``. For bfloat16
   that is float32, as NumPy (with ml_dtypes) multiplies bfloat16 by a Python float in float32.
-* Casts served: float32 -> float16, float16 -> float32, float64 -> float32, float32 -> float64;
-  on the device also float32 -> bfloat16 and bfloat16 -> float32. Rounding is to nearest even,
+* Casts served: float32 -> float16, float16 -> float32, float64 -> float32, float32 -> float64,
+  float32 -> bfloat16 and bfloat16 -> float32. Rounding is to nearest even,
   bit for bit as ``numpy.ndarray.astype``.
 * Arrays written to (``out``, the arrays of ``unflatten``) must be writeable, and the buffer must
   not overlap the arrays in memory.

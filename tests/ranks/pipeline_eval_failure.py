@@ -1,7 +1,9 @@
 """eval_batch(compute_loss=True) whose loss fails on the last stage (labels of another width) on 2
-stages: both stages raise (the first one saying the last failed, instead of waiting for the loss),
-nothing is left queued between them, and the next train_batch gives the loss a pipeline that never
-failed gives."""
+stages, plain and interleaved (argv[1] == "interleaved": two chunks a stage): both stages raise
+(the first one saying the last failed, instead of waiting for the loss), nothing is left queued
+between them, and the next train_batch gives the loss a pipeline that never failed gives."""
+import sys
+
 import numpy as np
 
 import pycoll
@@ -20,10 +22,15 @@ x, y = (pycoll.to_tensor(data.standard_normal((8, n)).astype("float32")) for n i
 wrong_width = pycoll.to_tensor(data.standard_normal((8, 3)).astype("float32"))
 
 
+INTERLEAVED = sys.argv[1:] == ["interleaved"]
+
+
 def pipeline():
     pycoll.seed(7)
-    layers = mpp.PipelineLayer([mpp.LayerDesc(nn.Linear, 4, 4), mpp.LayerDesc(nn.Linear, 4, 2)], num_stages=2,
-                               topology=fleet.get_hybrid_communicate_group().topology(), loss_fn=nn.MSELoss())
+    descs = [mpp.LayerDesc(nn.Linear, 4, 4)] * (3 if INTERLEAVED else 1) + [mpp.LayerDesc(nn.Linear, 4, 2)]
+    chunks = dict(num_virtual_pipeline_stages=2, seg_method="layer:Linear") if INTERLEAVED else {}
+    layers = mpp.PipelineLayer(descs, num_stages=2, topology=fleet.get_hybrid_communicate_group().topology(),
+                               loss_fn=nn.MSELoss(), **chunks)
     opt = fleet.distributed_optimizer(pycoll.optimizer.SGD(learning_rate=0.1, parameters=layers.parameters()))
     return fleet.distributed_model(layers), opt
 

@@ -66,8 +66,13 @@ class PipelineParallelWithInterleave(PipelineParallel):
         return self._run_program(micro, forward_only=True)
 
     def _run_program(self, micro: Optional[MicroBatches], forward_only: bool) -> List[Any]:
-        """Run this stage's program; the outputs of its last chunk, one per micro-batch."""
+        """Run this stage's program; the outputs of its last chunk, one per micro-batch. In an
+        evaluation, a forward (or loss) that fails in the last stage's last chunk is raised once
+        the program has run to its end without it, so that nothing sent to this stage is left
+        queued and the other stages' chunks still get what they wait for."""
         link, last_chunk = self._link, self.num_model_chunks - 1
+        tolerant = forward_only and self.stage_id == self.num_stages - 1  # see above
+        failed: Optional[Exception] = None
         received: Dict[Tuple[int, int], Any] = {}
         outputs: Dict[Tuple[int, int], Any] = {}
         output_grads: Dict[Tuple[int, int], List[Any]] = {}
@@ -81,7 +86,15 @@ class PipelineParallelWithInterleave(PipelineParallel):
                 if op == "recv_forward":
                     received[key] = link.recv_forward()
                 elif op == "F":
-                    outputs[key] = self._forward_step(received.get(key), micro, step, done["F"])
+                    if failed is not None and chunk == last_chunk:
+                        continue
+                    try:
+                        outputs[key] = self._forward_step(received.get(key), micro, step, done["F"])
+                    except Exception as exc:
+                        if not (tolerant and chunk == last_chunk):
+                            raise
+                        failed = exc
+                        continue
                     done["F"] += 1
                     if forward_only and chunk == last_chunk:
                         results.append(outputs[key])
@@ -100,6 +113,8 @@ class PipelineParallelWithInterleave(PipelineParallel):
                     link.send_backward(input_grads.pop(key))
         finally:
             self.set_virtual_pipeline_rank(0)
+        if failed is not None:
+            raise failed
         return results
 
 
