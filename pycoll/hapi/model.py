@@ -257,8 +257,8 @@ class Model:
         there is no ``.pdopt``. A parameter missing from the file or of another shape is an
         error, or with ``skip_mismatch`` a warning (and the optimizer starts afresh). An
         optimizer state saved for parameters of other names (the network built again in this
-        process, whose parameters got other unique names) is left out with a warning, as paddle
-        leaves it out: the optimizer starts afresh."""
+        process, whose parameters got other unique names) is left out with a warning: the
+        optimizer starts afresh (paddle's load passes, and its next step fails)."""
         prefix, suffix = os.path.splitext(path)
         if suffix not in SUFFIXES:
             prefix = path  # a dot inside the name, not one of paddle's suffixes
