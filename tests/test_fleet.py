@@ -50,6 +50,14 @@ def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
     said = [r.getMessage() for r in caplog.records if "keeps this setting" in r.getMessage()]
     assert len(said) == 2 and "DistributedStrategy.lamb:" in said[0] and "lamb_configs" in said[1], said
     assert strategy.lamb and strategy.lamb_configs["lamb_weight_decay"] == 0.02
+    # the parameter-server fields of paddle's docstring examples read back as set
+    strategy.a_sync_configs = {"k_steps": 1024, "send_queue_size": 32}
+    strategy.trainer_desc_configs = {"dump_fields_path": "./dump_data", "dump_fields": ["xxx", "yyy"]}
+    strategy.fs_client_param = {"uri": "xxx", "user": "xxx", "passwd": "xxx"}
+    strategy.adam_d2sum = strategy.auto_search = strategy._calc_comm_same_stream = True
+    assert (strategy.a_sync_configs["k_steps"], strategy.a_sync_configs["launch_barrier"]) == (1024, True)
+    assert strategy.trainer_desc_configs["dump_fields"] == ["xxx", "yyy"] and strategy.fs_client_param["uri"] == "xxx"
+    assert strategy.adam_d2sum and strategy.auto_search and strategy._calc_comm_same_stream
     with pytest.raises(AttributeError, match="amp_configs has no key 'init_scaling'"):
         strategy.amp_configs = {"init_scaling": 2.0}
     with pytest.raises(TypeError, match="recompute must be a bool"):

@@ -55,7 +55,8 @@ _KEPT_FLAGS = {  # paddle's, kept and not acted on
     "use_hierarchical_allreduce": False, "hierarchical_allreduce_inter_nranks": 1, "fuse_grad_size_in_num": 8,
     "fuse_grad_merge": False, "tensor_parallel": False, "semi_auto": False, "auto": False, "elastic": False,
     "split_data": True, "cudnn_exhaustive_search": False, "conv_workspace_size_limit": 512,
-    "cudnn_batchnorm_spatial_persistent": False, "qat": False, "asp": False}
+    "cudnn_batchnorm_spatial_persistent": False, "qat": False, "asp": False, "adam_d2sum": False,
+    "auto_search": False, "_calc_comm_same_stream": False}
 _KEPT_CONFIGS = {
     "recompute_configs": {"checkpoints": [], "enable_offload": False, "checkpoint_shape": [],
                           "enable_tuning": False, "refined_ops_patterns": []},
@@ -68,6 +69,14 @@ _KEPT_CONFIGS = {
     "gradient_scale_configs": {"scale_strategy": "avg", "scale_gradient": False},
     "qat_configs": {"channel_wise_abs_max": True, "weight_bits": 8, "activation_bits": 8, "not_quant_pattern": [],
                     "algo": ""},
+    # the parameter-server job's (pycoll runs collective jobs), kept so that its scripts' settings read back
+    "a_sync_configs": {"k_steps": -1, "max_merge_var_num": 1, "send_queue_size": 16, "independent_recv_thread": False,
+                       "min_send_grad_num_before_recv": 1, "thread_pool_size": 1, "send_wait_times": 1,
+                       "runtime_split_send_recv": False, "launch_barrier": True, "heter_worker_device_guard": "cpu",
+                       "lr_decay_steps": 10, "use_ps_gpu": 0, "use_gpu_graph": 0},
+    "trainer_desc_configs": {"dump_fields_path": "", "dump_fields": [], "dump_param": [], "stat_var_names": [],
+                             "trainer": "", "device_worker": "", "local_sparse": [], "remote_sparse": []},
+    "fs_client_param": {"uri": "", "user": "", "passwd": "", "hadoop_bin": ""},
 }
 _ALL_CONFIGS = {**_CONFIGS, **_KEPT_CONFIGS}
 _said: Set[str] = set()
