@@ -362,7 +362,7 @@ class Optimizer:
         for name, accs in self._accumulators.items():
             for key, value in accs.items():
                 entry = f"{self._state_prefix(key, params[key])}_{name}_0"
-                if name in self._scalar_accumulators:  # a number: its live tensor (see _live_scalars)
+                if name in self._scalar_accumulators:  # a number: its live tensor (see _take_written_scalars)
                     if (name, key) not in self._scalar_tensors:
                         self._scalar_tensors[(name, key)] = (wrap(np.zeros(1, scalar_dtype(params[key]))), np.nan)
                     out[entry] = self._scalar_tensors[(name, key)][0]
