@@ -175,10 +175,8 @@ def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
         parser.error("the following arguments are required: OP")
     if args.plot is not None and not plot.available():
         parser.error(f"argument --plot: {plot.MISSING}")
-    if args.plot is not None and plot.format_problem(args.plot):
-        parser.error(f"argument --plot: {plot.format_problem(args.plot)}")
     for flag, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
-        problem = None if path is None else _unwritable(path)
+        problem = None if path is None else _unwritable(path) or (flag == "--plot" and plot.format_problem(path))
         if problem:  # found now, not after the whole sweep
             parser.error(f"argument {flag}: {problem}")
     if args.plot_from is not None:

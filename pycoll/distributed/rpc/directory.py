@@ -116,7 +116,7 @@ def _wait_for(store: TCPStore, done: str, deadline: float, doing: str, verb: str
             if not workers or left <= _LIVENESS_POLL_S:
                 raise _failed_wait(doing, verb, store, exc, marks, world, timeout) from None
             try:
-                missing = [rank for rank in range(world) if store.add(f"{marks}/{rank}", 0) == 0]
+                missing = _unmarked(store, marks, world)
             except CollectiveError:
                 raise _store_lost(doing, store, exc) from None
             gone = [workers[rank] for rank in missing if not _listening(workers[rank])]
@@ -144,13 +144,18 @@ def _failed_wait(doing: str, verb: str, store: TCPStore, exc: CollectiveError, m
     """The error of a wait for every worker that ended in ``exc``: the ranks whose mark
     (``marks/<rank>``, counted with add) is missing after ``timeout`` s, or the store lost."""
     try:
-        missing = [rank for rank in range(world) if store.add(f"{marks}/{rank}", 0) == 0]
+        missing = _unmarked(store, marks, world)
     except CollectiveError:
         return _store_lost(doing, store, exc)
     if not missing:  # the last one came just after the wait ended
         return CollectiveError(f"{doing}: {exc}")
     return CollectiveError(f"{doing}: the worker(s) of rank(s) {missing} had not {verb} within "
                            f"{timeout:g} s at {store.where}; {world - len(missing)} of {world} had")
+
+
+def _unmarked(store: TCPStore, marks: str, world: int) -> List[int]:
+    """The ranks whose mark ``marks/<rank>`` (counted with add) is still missing."""
+    return [rank for rank in range(world) if store.add(f"{marks}/{rank}", 0) == 0]
 
 
 def _store_lost(doing: str, store: TCPStore, exc: CollectiveError) -> CollectiveError:

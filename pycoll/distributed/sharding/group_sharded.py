@@ -28,7 +28,6 @@ from pycoll.distributed.output_folder import make_output_folder
 from pycoll.distributed.sharding.model import GroupShardedModel
 from pycoll.distributed.sharding.optimizer import ShardedOptimizer
 from pycoll.nn import Layer
-from pycoll.optimizer.optimizer import Optimizer
 from pycoll.parallel import DataParallel
 from pycoll.serialization import save
 
@@ -59,7 +58,7 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
                          "layer itself")
     if not isinstance(model, Layer):
         raise TypeError(f"group_sharded_parallel: model must be a pycoll.nn.Layer, got {type(model).__name__}")
-    if not isinstance(optimizer, Optimizer) and not hasattr(optimizer, "over"):  # or a wrapper of one
+    if not hasattr(optimizer, "over"):  # an Optimizer, or a wrapper of one
         raise TypeError(f"group_sharded_parallel: optimizer must be a pycoll.optimizer.Optimizer built over "
                         f"model.parameters(), got {type(optimizer).__name__}")
     if group is not None and (not isinstance(group, dist.Group) or group.rank < 0):
