@@ -12,7 +12,7 @@ from conftest import launch
 import pycoll.distributed as dist
 from pycoll.distributed.group import Group
 from pycoll.distributed.job_deadlock import JobWait, deadlock_text
-from pycoll.distributed.stall_rules import group_verdict
+from pycoll.distributed.stall_rules import Wait, group_verdict
 
 TIMEOUT_S = 30
 ENV = {"PYCOLL_STALL_WARN": "1", "PYCOLL_TIMEOUT": str(TIMEOUT_S)}
@@ -99,7 +99,7 @@ def test_the_refusal_rule_needs_every_member_and_calls_that_can_never_match():
     refused = {4: "ValueError: bad"}
 
     def verdict(*waits):
-        return group_verdict(group, 0, dict(enumerate(waits)), refused)
+        return group_verdict(group, 0, {rank: Wait(*wait) for rank, wait in enumerate(waits)}, refused)
 
     mine = (5, ("barrier", 1))
     assert verdict(mine, (4, ("all_reduce", 1))) is None  # rank 2 told nothing

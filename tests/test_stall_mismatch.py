@@ -7,7 +7,7 @@ import time
 import pytest
 from conftest import RANK_TIMEOUT_S, launch
 
-from pycoll.distributed.stall_rules import mismatch_text, never_match
+from pycoll.distributed.stall_rules import Wait, group_verdict, mismatch_text, never_match
 
 FAST = {"PYCOLL_STALL_WARN": "1"}
 ENDS_WITHIN_S = 20.0  # start-up, 1 s to stall, the notices; the timeout would take 60 s
@@ -34,6 +34,20 @@ def ended_early(nprocs, mode):
 def test_two_ranks_in_calls_that_can_never_match_end_the_job_at_once(mode, expected):
     output = ended_early(2, mode)
     assert f"pycoll.CollectiveError: {expected}{STOPPED}" in output, output
+
+
+@pytest.mark.parametrize("mode, rank_1", [
+    ("extra_broadcasts", "all_reduce (sync_op=True)"), ("extra_broadcasts_task", "all_reduce (sync_op=False)")])
+def test_ranks_that_made_different_numbers_of_collectives_end_the_job_at_once(mode, rank_1):
+    """A rank that made collectives its peers skipped (a root leaves its broadcasts at once) waits
+    at another number than they do, in a call MPI pairs with one they have left: the job waited
+    for PYCOLL_TIMEOUT; now the counts of collectives made (not the numbers, which count
+    point-to-point calls on the ranks making them) end it."""
+    output = ended_early(2, mode)
+    assert ("pycoll.CollectiveError: the ranks of world (ranks [0, 1]) wait in collectives after making different "
+            "numbers of collectives on it: rank 0 in barrier #4 (its 4th collective on the group), rank 1 in "
+            f"{rank_1} #1 (its 1st collective on the group); a rank made a collective its peers did not, or "
+            f"skipped one: {STOPPED}") in output, output
 
 
 def test_a_mismatch_on_a_sub_group_is_told_to_its_members_only():
@@ -107,3 +121,24 @@ def test_the_message_groups_the_ranks_by_call_and_is_none_when_all_agree():
         f"in all_reduce (sync_op=True), rank 3 in barrier; {STOPPED}")
     assert mismatch_text(group, 7, {r: ("all_reduce", 0) for r in range(4)}) is None
     assert mismatch_text(group, 7, {0: ("scatter", 1), 1: ("scatter", 0)}) is None
+
+
+def test_the_counts_of_collectives_made_decide_on_mpi_only_and_where_known():
+    from pycoll.distributed.group import Group
+
+    group = Group(0, [0, 1], 0, None, 60.0)
+
+    def verdict(*waits):
+        return group_verdict(group, 0, dict(enumerate(waits)), {})
+
+    counts = "wait in collectives after making different numbers of collectives on it: "
+    assert counts + "rank 0 in barrier #4 (its 2nd collective" in verdict(
+        Wait(4, ("barrier", 1), 2), Wait(2, ("all_reduce", 1), 1))
+    assert verdict(Wait(4, ("barrier", -1), 2), Wait(2, ("all_reduce", -1), 1)) is None  # NCCL: no proof
+    assert verdict(Wait(4, ("barrier", 1)), Wait(2, ("all_reduce", 1))) is None  # counts unknown
+    # one count (point-to-point calls shift the numbers): the calls pair, and match or not
+    assert verdict(Wait(4, ("all_reduce", 1), 2), Wait(3, ("all_reduce", 1), 2)) is None
+    assert verdict(Wait(4, ("barrier", 1), 2), Wait(3, ("all_reduce", 1), 2)).startswith(
+        "the ranks of world (ranks [0, 1]) wait in different collectives, each its 2nd on the group: "
+        "rank 0 in barrier, rank 1 in all_reduce (sync_op=True); ")
+    assert "(its 11th collective" in verdict(Wait(12, ("barrier", 1), 11), Wait(3, ("barrier", 1), 3))

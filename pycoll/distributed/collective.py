@@ -122,7 +122,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             finish()  # (a Refusal raises here)
         return COMPLETED
     refused = finish if type(finish) is _arrays.Refusal else None
-    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, (*args, arr), g.touches)
+    task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, (*args, arr), g.touches,
+                g.collectives_made)
     g.pending.append(task)
     if refused is not None:
         raise refused.error

@@ -63,6 +63,7 @@ class Group:
         self.p2p_calls = 0  # of seq: sends and receives, which only some ranks make
         self.refused: Dict[int, str] = {}  # call number: "ValueError: ...", the latest _REFUSALS_KEPT
         self.refused_collectives: Dict[int, str] = {}  # the same, of collectives, by collectives_begun
+        self.collectives_refused = 0  # of collectives_begun: the refused ones, which sent nothing
         self.settled = 0  # the seq of the latest call past its argument checks (refused or made)
         self.pending: Deque[Any] = deque()
         self.touches: Tuple[Tuple[Any, ...], Tuple[Any, ...]] = ((), ())  # the call in progress's arrays: read, written
@@ -112,6 +113,12 @@ class Group:
         number on every member at the same collective, whatever point-to-point calls came between."""
         return self.seq - self.p2p_calls
 
+    @property
+    def collectives_made(self) -> int:
+        """The collectives this rank has made on the group, refused ones left out: MPI pairs the
+        members' calls on a communicator by this count (the stall notices compare it)."""
+        return self.seq - self.p2p_calls - self.collectives_refused
+
     def note_refused(self, exc: BaseException, collective: bool = True) -> None:
         """Record that this rank refused its call #``seq`` on the group (``exc``, a
         TypeError/ValueError raised before the call moved anything): one dict entry per refusal
@@ -122,6 +129,7 @@ class Group:
         records = [(self.refused, self.seq)]
         if collective:
             records.append((self.refused_collectives, self.collectives_begun))
+            self.collectives_refused += 1
         for refused, number in records:
             refused[number] = text
             if len(refused) > _REFUSALS_KEPT:

@@ -6,10 +6,11 @@ one: MPI never matches the two) leaves both waiting until ``PYCOLL_TIMEOUT``. So
 rank's waits on a group (a blocking call, a task's ``wait()``, an engine's enqueued call) has
 lasted the watchdog's notice delay, the rank tells the group's other members what it waits in:
 the group, the call's sequence number on it, its name and, on engines that are not stream-ordered
-(MPI), whether it blocks. A wait that ends is withdrawn, so a rank holds only its peers' waits in
+(MPI), whether it blocks and how many collectives the rank has made on the group with it. A wait that ends is withdrawn, so a rank holds only its peers' waits in
 progress. When every member of a group is stalled in that group and their waits prove it stuck
-(:mod:`stall_rules`: all at the same sequence number in calls that can never match, or a peer
-at a number this rank refused while this rank waits in a later call that can never match it),
+(:mod:`stall_rules`: all at the same sequence number in calls that can never match, a peer at a
+number this rank refused while this rank waits in a later call that can never match it, or on
+MPI members that have made different numbers of collectives on the group),
 the rank asks each of them to confirm what it waits in now, and the watchdog ends the job with
 a message naming each rank's call (or the refusal) only when every answer still proves it.
 
@@ -65,7 +66,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 
 import numpy as np
 
-from pycoll.distributed.job_deadlock import P2P, Call, JobWait, deadlock_text
+from pycoll.distributed.job_deadlock import P2P, JobWait, deadlock_text
 from pycoll.distributed.p2p_peers import peer_of_call
 from pycoll.distributed.stall_rules import NUMBERED, Wait, group_verdict
 
@@ -77,7 +78,8 @@ _REQUERY_S = 2.0  # a confirmation not complete by then is asked again (a peer m
 _CONCLUDE_WAIT_S = 1.0  # how long a rank that found a job-wide deadlock waits for the peers to say so
 _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq", "<i8"),
                     ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40"), ("peer", "<i8"),
-                    ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8")])
+                    ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8"),
+                    ("made", "<i8")])
 
 Stalled = Tuple[Any, Any, int, Callable[[], bool]]  # group, call (name, seq, started), blocking, still waiting
 
@@ -129,11 +131,11 @@ class StallNotices:
         self._lock = threading.Lock()  # the watchdog thread updates, the exiting main thread stops
         self._request: Optional[Any] = self._post()
         self._told: Dict[int, Tuple[Any, List[int]]] = {}  # group key: (the call told, the peers told)
-        self._heard: Dict[Tuple[int, int], Tuple[int, Call]] = {}  # (peer, group key): (seq, call)
+        self._heard: Dict[Tuple[int, int], Wait] = {}  # (peer, group key): its wait
         self._sending: List[Tuple[Any, Any]] = []  # (request, buffer) until each send completes
         self._asked: List[Tuple[int, int, int]] = []  # queries to answer: (asker, group key, nonce)
         self._asking: Dict[int, Tuple[int, int, float]] = {}  # group key: (nonce, seq, when) of my query
-        # (nonce, peer): (seq, call) answering a group's query, the wait (False: none) a job's
+        # (nonce, peer): the Wait answering a group's query, the JobWait (False: none) a job's
         self._answers: Dict[Tuple[int, int], Any] = {}
         self._nonces = itertools.count(1)
         self.nranks = comm.Get_size()
@@ -171,7 +173,7 @@ class StallNotices:
             for key, (group, call, blocking, _) in mine.items():
                 if key not in self._told:
                     peers = [r for r in group.ranks if r != self.rank]
-                    self._send(peers, _NOTICE, key, call.seq, call.name, blocking)
+                    self._send(peers, _NOTICE, key, call.seq, call.name, blocking, made=_made(call, blocking))
                     self._told[key] = (call, peers)
             job = job_wait(host, others, live) if self.nranks > 1 else None
             if job != self._told_job:
@@ -192,7 +194,7 @@ class StallNotices:
                     self._send([asker], _JOB_ANSWER, 0, nonce=nonce)
             self._job_asked = []
             for key, (group, call, blocking, still_waiting) in mine.items():
-                wait = (call.seq, (call.name, blocking))
+                wait = Wait(call.seq, (call.name, blocking), _made(call, blocking))
                 reason = self._verdict(group, key, wait)
                 if reason is not None and self._confirmed(group, key, wait) and still_waiting():
                     return group, reason
@@ -256,7 +258,8 @@ class StallNotices:
         for asker, key, nonce in self._asked:
             wait = mine.get(key)
             if wait is not None and wait[3]():
-                self._send([asker], _ANSWER, key, wait[1].seq, wait[1].name, wait[2], nonce)
+                self._send([asker], _ANSWER, key, wait[1].seq, wait[1].name, wait[2], nonce,
+                           made=_made(wait[1], wait[2]))
             else:
                 self._send([asker], _ANSWER, key, _NONE, nonce=nonce)
         self._asked = []
@@ -272,7 +275,7 @@ class StallNotices:
             nonce = asked[0]
             answers = [self._answers.get((nonce, peer)) for peer in peers]
             if all(a is not None for a in answers):
-                waits = {self.rank: mine, **{p: a for p, a in zip(peers, answers) if a[0] != _NONE}}
+                waits = {self.rank: mine, **{p: a for p, a in zip(peers, answers) if a.seq != _NONE}}
                 if group_verdict(group, self.rank, waits, group.refused) is not None:
                     return True
                 self._forget(nonce)  # some member waits elsewhere now: no verdict from this query
@@ -295,8 +298,8 @@ class StallNotices:
 
     def _send(self, peers: List[int], kind: int, key: int, seq: int = 0, name: str = "",
               blocking: int = 0, nonce: int = 0,
-              job: Tuple[int, int, int, bytes, int] = (-1, 0, 0, b"", 0)) -> None:
-        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), *job)], _RECORD)
+              job: Tuple[int, int, int, bytes, int] = (-1, 0, 0, b"", 0), made: int = -1) -> None:
+        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), *job, made)], _RECORD)
         for peer in peers:
             self._sending.append((self.comm.Isend([record.view(np.uint8), self._mpi.BYTE], peer, _TAG),
                                   record))
@@ -306,15 +309,16 @@ class StallNotices:
             record = self._inbox[0]
             sender, kind, key = int(record["sender"]), int(record["kind"]), int(record["group"])
             call = (record["name"].decode(), int(record["blocking"]))
+            wait = Wait(int(record["seq"]), call, int(record["made"]))
             if kind == _NOTICE:
-                self._heard[(sender, key)] = (int(record["seq"]), call)
+                self._heard[(sender, key)] = wait
             elif kind == _WITHDRAWN:
                 self._heard.pop((sender, key), None)
             elif kind == _QUERY:
                 self._asked.append((sender, key, int(record["nonce"])))
             elif kind == _ANSWER:
                 if any(asked[0] == int(record["nonce"]) for asked in self._asking.values()):
-                    self._answers[(int(record["nonce"]), sender)] = (int(record["seq"]), call)
+                    self._answers[(int(record["nonce"]), sender)] = wait
             elif kind == _JOB_NOTICE:
                 self._heard_job[sender] = _job_of(record)
             elif kind == _JOB_WITHDRAWN:
@@ -348,6 +352,11 @@ class StallNotices:
                 self._request.Cancel()
                 self._request.Wait()
                 self._request = None
+
+
+def _made(call: Any, blocking: int) -> int:
+    """The collectives made on the group with ``call`` (told on MPI only: ``stall_rules``)."""
+    return call.made if blocking >= 0 else -1
 
 
 def _job_of(record: Any) -> JobWait:

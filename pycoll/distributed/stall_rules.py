@@ -3,7 +3,7 @@ the group can never go on.
 
 :mod:`stall_notices` gathers, for a group, the wait of every member stalled in one of the
 group's numbered calls (:data:`NUMBERED`) and asks :func:`group_verdict` whether they can ever
-complete. Two rules answer yes:
+complete. Three rules answer yes:
 
 - every member waits at one sequence number and two of their calls can never match
   (:func:`never_match`: other collectives, or on MPI a blocking call against a task);
@@ -11,7 +11,10 @@ complete. Two rules answer yes:
   moved: :meth:`Group.note_refused`) while this rank, having gone on, waits in a later call of
   the group that can never match it (:func:`refusal_text`). Numbers alone would never line up
   here (the refusing rank is one call ahead), so without the record such a job waited for
-  ``PYCOLL_TIMEOUT``.
+  ``PYCOLL_TIMEOUT``;
+- on MPI, the members have made different numbers of collectives on the group (``made``:
+  :attr:`Group.collectives_made`, refused calls left out), or the same number in calls that can
+  never match (:func:`position_text`): a rank made a collective its peers skip, or skipped one.
 
 Why the second is as sound as the first: with every member stalled in the group's collectives,
 each member's current call is the one its engine pairs with the others' (each rank's earlier
@@ -22,11 +25,21 @@ count in a group's numbers on the ranks making them only, so on a group that als
 the peer's number may coincide with another refused call; the verdict holds, its naming of the
 refusal is then a coincidence of numbers. A rank refusing a call and then waiting elsewhere, on
 another group or in a point-to-point call, is the job-wide rule's case: :mod:`job_deadlock`.)
+
+Why the third: MPI pairs the collectives on a communicator in the order each member makes them,
+whatever the calls are, so a member's current call pairs with each other member's call at the
+same count made. Members at one count wait in calls paired with each other, which can complete
+only if they match. Where counts differ, the members at the highest count wait for calls the
+others have not made (and will not, being blocked), and those at the lowest wait in a call
+paired with calls the others have left: a member leaves a collective only once its part has
+been handed over, so a correct pairing would complete within one transfer, not stay stalled for
+the notice delay. Only on MPI: a stream-ordered engine's oldest unfinished call may be queued
+behind GPU work while a peer, its tiny broadcast done, went on (its counts prove nothing there).
 """
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional
 
 from pycoll.distributed.job_deadlock import Call, describe_call
 
@@ -43,7 +56,16 @@ _ONE_STEP = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "reduc
 verdict first, alltoall its sizes: there a blocking wait and a task may be one call)."""
 _STOPPED = "they can never match (run with PYCOLL_CHECK=1 to catch this before the call); stopping the job"
 
-Wait = Tuple[int, Call]  # a member's wait on the group: the call's sequence number, the call
+
+
+class Wait(NamedTuple):
+    """A member's wait on the group: the call's sequence number, the call, and on MPI the
+    collectives the member has made on the group with it (``Group.collectives_made``; -1 where
+    unknown: a stream-ordered engine's)."""
+
+    seq: int
+    call: Call
+    made: int = -1
 
 
 def never_match(a: Call, b: Call) -> bool:
@@ -78,17 +100,17 @@ def refusal_text(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[i
     """The reason to end the job when a member waits at a number this rank (global rank ``me``)
     refused, ``refused`` (its ``Group.refused``), while this rank's own wait in ``waits`` (global
     rank: wait, every member) is a later call that can never match it; else None."""
-    seq, mine = waits[me]
+    seq, mine = waits[me].seq, waits[me].call
     stuck: Dict[int, Wait] = {}
     why: Dict[int, str] = {}
-    for rank, (at, call) in waits.items():
-        reason = refused.get(at) if at < seq else None  # one read: the main thread may add meanwhile
-        if reason is not None and never_match(call, mine):
-            stuck[rank], why[at] = (at, call), reason
+    for rank, wait in waits.items():
+        reason = refused.get(wait.seq) if wait.seq < seq else None  # one read: the main thread may add
+        if reason is not None and never_match(wait.call, mine):
+            stuck[rank], why[wait.seq] = wait, reason
     if not stuck:
         return None
-    first = min(at for at, _ in stuck.values())
-    calls = {rank: call for rank, (at, call) in stuck.items() if at == first}
+    first = min(wait.seq for wait in stuck.values())
+    calls = {rank: wait.call for rank, wait in stuck.items() if wait.seq == first}
     ranks = sorted(calls)
     if len(set(calls.values())) == 1:
         who = (f"rank {ranks[0]} waits" if len(ranks) == 1 else f"ranks {ranks} wait") + " in " \
@@ -99,12 +121,38 @@ def refusal_text(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[i
             f"{me} went on to {describe_call(mine)} #{seq}: {_STOPPED}")
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def position_text(group: Any, waits: Dict[int, Wait]) -> Optional[str]:
+    """The reason to end the job when ``waits`` (global rank: wait, every member's), all on MPI,
+    are calls at different counts of collectives made on ``group``, or at one count in calls that
+    can never match (the module notes); else None."""
+    if any(wait.call[1] < 0 or wait.made < 1 for wait in waits.values()):
+        return None
+    counts = {wait.made for wait in waits.values()}
+    if len(counts) == 1:
+        calls = {rank: wait.call for rank, wait in waits.items()}
+        if not any(never_match(a, b) for a, b in combinations(set(calls.values()), 2)):
+            return None
+        return (f"the ranks of {group.describe()} wait in different collectives, each its "
+                f"{_ordinal(counts.pop())} on the group: {_listing(calls)}; {_STOPPED}")
+    listing = ", ".join(f"rank {rank} in {describe_call(waits[rank].call)} #{waits[rank].seq} (its "
+                        f"{_ordinal(waits[rank].made)} collective on the group)" for rank in sorted(waits))
+    return (f"the ranks of {group.describe()} wait in collectives after making different numbers of "
+            f"collectives on it: {listing}; a rank made a collective its peers did not, or skipped one: "
+            f"{_STOPPED}")
+
+
 def group_verdict(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[int, str]) -> Optional[str]:
     """The reason to end the job when ``waits`` (global rank: its wait on ``group``, every
     member's, this rank ``me`` included) can never complete (the module notes), else None."""
     if len(waits) < group.nranks:
         return None
-    numbers = {at for at, _ in waits.values()}
+    numbers = {wait.seq for wait in waits.values()}
     if len(numbers) == 1:
-        return mismatch_text(group, numbers.pop(), {rank: call for rank, (_, call) in waits.items()})
-    return refusal_text(group, me, waits, refused)
+        reason = mismatch_text(group, numbers.pop(), {rank: wait.call for rank, wait in waits.items()})
+    else:
+        reason = refusal_text(group, me, waits, refused)
+    return reason if reason is not None else position_text(group, waits)

@@ -62,16 +62,17 @@ class Task:
     arrays the engine reads and writes until then.
     """
 
-    __slots__ = ("_request", "_group", "_name", "_seq", "_finish", "_keep", "_done", "_error", "_sync", "_spans",
-                 "_touches", "_started")
+    __slots__ = ("_request", "_group", "_name", "_seq", "_made", "_finish", "_keep", "_done", "_error", "_sync",
+                 "_spans", "_touches", "_started")
 
     def __init__(self, request: Any, group: Any, name: str, seq: int,
                  finish: Optional[Callable[[], None]] = None, keep: Tuple[Any, ...] = (),
-                 touches: "Touches" = ((), ())):
+                 touches: "Touches" = ((), ()), made: int = -1):
         self._request = request
         self._group = group
         self._name = name
         self._seq = seq
+        self._made = made  # the group's collectives_made with this one (the stall notices tell it)
         self._finish = finish
         self._keep: Optional[Tuple[Any, ...]] = keep
         self._done = request is None
@@ -161,7 +162,7 @@ class Task:
             if self._request.join_stream():
                 self._complete()
                 return True
-            waiting = watchdog.waiting = (self._group, self._name, self._seq)
+            waiting = watchdog.waiting = (self._group, self._name, self._seq, self._made)
             try:
                 complete = poll(self._request, limit)
             finally:

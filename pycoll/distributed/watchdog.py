@@ -5,7 +5,7 @@ Three kinds of wait are watched by one daemon thread, sampled every ``_PERIOD_S`
 - A blocking MPI call (or a blocking set-up step: NCCL communicator creation, ``new_group``)
   cannot be interrupted from Python. The collective layer marks it (``group`` and ``name``: two
   attribute writes, so small messages stay cheap) for as long as it runs.
-- A task's ``wait()`` marks itself in ``waiting`` (group, name, sequence number). It enforces
+- A task's ``wait()`` marks itself in ``waiting`` (group, name, sequence number, collectives made). It enforces
   its own deadline (raising on the waiting rank), so the thread only warns about it and ends
   the job when a member of its group has left.
 - A stream-ordered engine (NCCL) returns before its calls complete, so its waits happen later,
@@ -23,7 +23,8 @@ Under MPI (where the exit notices' private communicator exists) a wait that has 
 ``min(_NOTICE_AFTER_S, PYCOLL_STALL_WARN)`` is also told to the group's other members
 (:mod:`stall_notices`): when every member waits at the same sequence number and two of their
 calls can never match (``barrier`` against ``all_reduce``; on MPI a blocking call against a
-task), the job ends at once, the message naming each rank's call, instead of at the timeout.
+task), or on MPI the members have made different numbers of collectives on the group, the job
+ends at once, the message naming each rank's call, instead of at the timeout.
 The wait this thread is blocked in (a blocking call or a task's wait) is told to every rank too,
 with the number of other tasks in flight: when every rank of the job waits and no wait can ever
 be matched (across groups, point-to-point calls included: :mod:`job_deadlock`), the job ends the
@@ -66,13 +67,14 @@ _serials = itertools.count(1)
 
 class _Blocking:
     """The blocking call (or task's wait) in progress, as the thread first saw it (the fields of
-    an engine's watched call: ``name``, ``seq``, ``started``, ``warned``); ``serial`` tells this
-    wait from any other of the rank, a later wait for the same task included."""
+    an engine's watched call: ``name``, ``seq``, ``started``, ``warned``); ``made`` is the group's
+    ``collectives_made`` with the call, ``serial`` tells this wait from any other of the rank, a
+    later wait for the same task included."""
 
-    __slots__ = ("name", "seq", "started", "warned", "serial")
+    __slots__ = ("name", "seq", "made", "started", "warned", "serial")
 
-    def __init__(self, name: str, seq: int, started: float):
-        self.name, self.seq, self.started = name, seq, started
+    def __init__(self, name: str, seq: int, made: int, started: float):
+        self.name, self.seq, self.made, self.started = name, seq, made, started
         self.warned = False
         self.serial = next(_serials)
 
@@ -85,7 +87,7 @@ class Watchdog:
     def __init__(self, groups: Callable[[], Iterable[Any]] = tuple) -> None:
         self.group: Optional[Any] = None  # the group of the blocking call in progress
         self.name = ""
-        self.waiting: Optional[Tuple[Any, str, int]] = None  # (group, name, seq) of a task's wait
+        self.waiting: Optional[Tuple[Any, str, int, int]] = None  # (group, name, seq, made) of a task's wait
         self.exits: Optional[Any] = None  # ExitNotices, under MPI
         self.stalls: Optional[Any] = None  # the exit notices' StallNotices
         self.refusals: Optional[Any] = None  # the exit notices' RefusalChecks
@@ -145,10 +147,10 @@ class Watchdog:
         else:
             # the collective layer writes the name, then the group: read after the group, the
             # name is this call's (or, were the call just over, a later one's, seen next tick)
-            seq, name = group.seq, self.name
+            seq, name, made = group.seq, self.name, group.collectives_made
             seen = self._blocking
             if seen is None or seen[0] is not group or seen[1].seq != seq or seen[1].name != name:
-                seen = self._blocking = (group, _Blocking(name, seq, now))
+                seen = self._blocking = (group, _Blocking(name, seq, made, now))
             hosts.append(self._observe(stalled, group, seen[1], now, _blocking_flag(group, True),
                                        lambda: self.group is group and group.seq == seq))
         waiting = self.waiting
@@ -156,7 +158,7 @@ class Watchdog:
             self._waited = None
         else:
             if self._waited is None or self._waited[0] is not waiting:
-                self._waited = (waiting, _Blocking(waiting[1], waiting[2], now))
+                self._waited = (waiting, _Blocking(waiting[1], waiting[2], waiting[3], now))
             hosts.append(self._observe(stalled, waiting[0], self._waited[1], now,
                                        _blocking_flag(waiting[0], False), lambda: self.waiting is waiting,
                                        own_deadline=True))

@@ -7,6 +7,9 @@ ranks that are only slow do not. argv[1] is the mode:
   its task (MPI never matches the two).
 - ``subgroup``: on 3 ranks, rank 1 calls barrier and rank 2 all_gather on the group [1, 2] (its
   #2) while rank 0 waits in the world's all_reduce for them.
+- ``extra_broadcasts``: rank 0 broadcasts three times (as the root it leaves each at once), then
+  calls barrier (its #4); rank 1 calls all_reduce (its #1): different counts of collectives made.
+- ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
 - ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1 makes
   no such call), then all three gather to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
@@ -55,6 +58,13 @@ elif mode == "subgroup":
         else:
             dist.all_gather([], x, group=pair)
     dist.all_reduce(x)
+elif mode.startswith("extra_broadcasts"):
+    if rank == 0:
+        for _ in range(3):
+            dist.broadcast(x, src=0)
+        dist.barrier()
+    else:
+        dist.all_reduce(x, sync_op=not mode.endswith("task")).wait()
 elif mode == "slow":
     if rank == 1:
         time.sleep(SLOW_S)
