@@ -26,6 +26,11 @@ def test_data_parallel_on_gpu_equals_the_cpu_run(mode):
     assert _checksums(gpu.stdout) == pytest.approx(_checksums(cpu.stdout), rel=1e-5)
 
 
+def test_bfloat16_parameters_under_data_parallel_and_sharding_on_gpu_ranks():
+    """The CUDA kernels' bfloat16 scaling in DataParallel's buckets and os_g's reduce-scatter."""
+    assert_ok(launch(2, "dp_bfloat16.py", "gpu", env=GPU_ENV, timeout=300), expect_lines=2)
+
+
 @pytest.mark.skipif(not SEEDS.is_dir(), reason=SEEDS_MISSING)
 @pytest.mark.parametrize("example, marker", SEED_EXAMPLES)
 def test_seed_examples_on_gpu_ranks(example, marker, tmp_path):

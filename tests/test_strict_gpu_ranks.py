@@ -24,3 +24,9 @@ def test_each_rank_naming_its_own_group_gets_it_on_nccl_as_on_the_cpu_backend():
     for backend, env in (("nccl", STRICT_GPU), ("cpu", {"PYCOLL_BACKEND": "cpu"})):
         result = launch(2, "per_rank_groups.py", backend, env=env, timeout=90)
         assert_ok(result, expect_lines=2)
+
+
+def test_bfloat16_parameters_under_data_parallel_and_sharding_on_strict_device_tensors():
+    """The device path of a bfloat16 gradient (DataParallel's buckets, os_g's reduce-scatter) on
+    the NCCL engine: averaged in bfloat16, as on the cpu backend (tests/ranks/dp_bfloat16.py)."""
+    assert_ok(launch(2, "dp_bfloat16.py", "strict", env=STRICT_GPU, timeout=120), expect_lines=2)

@@ -1,15 +1,26 @@
 """bfloat16 parameters under DataParallel and group_sharded_parallel (os_g) on 2 ranks: the
 gradients are averaged in their own dtype (the host kernels scale bfloat16 as the device ones do)
-and equal, on every rank, the mean of the ranks' own gradients rounded to bfloat16."""
-import numpy as np
+and equal, on every rank, the mean of the ranks' own gradients rounded to bfloat16. argv[1]
+``strict``: on 'GPU' tensors of the strict CuPy stand-in (tests/ranks/strict_gpu_device.py,
+with PYCOLL_BACKEND=nccl); ``gpu``: the tensors on the GPU (a real one)."""
+import sys
 
-import pycoll
-import pycoll.distributed as dist
-import pycoll.nn as nn
-from pycoll.distributed.sharding import group_sharded_parallel
+if sys.argv[1:] == ["strict"]:
+    import strict_gpu_device  # noqa: F401 - the stand-in in CuPy's place, before pycoll
+
+import numpy as np  # noqa: E402
+
+import pycoll  # noqa: E402
+import pycoll.distributed as dist  # noqa: E402
+import pycoll.nn as nn  # noqa: E402
+from pycoll.distributed.sharding import group_sharded_parallel  # noqa: E402
 
 dist.init_parallel_env()
 rank = dist.get_rank()
+on_device = sys.argv[1:] in (["strict"], ["gpu"])
+if on_device:
+    assert dist.get_backend() == "NCCL", dist.get_backend()
+    pycoll.set_device("gpu")
 x = pycoll.to_tensor(np.linspace(-1, 1, 8).reshape(2, 4) * (rank + 1)).astype("bfloat16")
 
 
@@ -31,6 +42,7 @@ wrapped = pycoll.DataParallel(model())
 wrapped(x).astype("float32").sum().backward()
 for p, want in zip(wrapped.parameters(), mean):
     assert p.grad.dtype == pycoll.bfloat16, p.grad.dtype
+    assert p.grad.place.is_gpu_place() == on_device, p.grad.place
     np.testing.assert_allclose(p.grad.numpy().astype(np.float32), want, rtol=1e-2, atol=1e-3)
 
 layer = model()
