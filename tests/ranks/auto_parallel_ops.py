@@ -143,6 +143,18 @@ def one_dim():
     np.testing.assert_allclose(dist.unshard_dtensor(plain.weight.grad).numpy(), A.T @ g, rtol=1e-5)
 
 
+def other_meshes():
+    """Inputs on different meshes are refused (paddle's ValueError): their pieces are other cuts,
+    and were added as they lay (a wrong whole, no longer distributed)."""
+    x = dist.shard_tensor(A, dist.ProcessMesh([0, 1], dim_names=["x"]), [Shard(0)])
+    for mesh, placements in ((dist.ProcessMesh([1, 0], dim_names=["x"]), [Shard(0)]),
+                             (dist.ProcessMesh([[0, 1]], dim_names=["a", "b"]), [Replicate(), Shard(0)]),
+                             (dist.ProcessMesh([0], dim_names=["x"]), [Replicate()])):
+        y = dist.shard_tensor(A, mesh, placements)
+        for op in (lambda: x + y, lambda: pycoll.matmul(x, y.T), lambda: pycoll.concat([x, y])):
+            expect(ValueError, ["different process meshes", "all inputs must be on the same mesh"], op)
+
+
 def two_dims():
     mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
     a = dist.shard_tensor(A, mesh, [Shard(0), Shard(1)])
@@ -153,5 +165,9 @@ def two_dims():
 
 if __name__ == "__main__":
     dist.init_parallel_env()
-    one_dim() if dist.get_world_size() == 2 else two_dims()
+    if dist.get_world_size() == 2:
+        one_dim()
+        other_meshes()
+    else:
+        two_dims()
     print(f"OK rank={dist.get_rank()}", flush=True)

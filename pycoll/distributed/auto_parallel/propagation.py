@@ -67,13 +67,24 @@ def follow() -> None:
         add_operands_hook(_placed_operands)
 
 
+def _one_mesh(name: str, placed: Sequence[Tensor]) -> None:
+    """Refuse op ``name`` on distributed inputs of different process meshes (paddle's ValueError):
+    their pieces are of different tensors' cuts, and no rule combines them."""
+    meshes = [t.process_mesh for t in placed]
+    other = next((m for m in meshes if m != meshes[0]), None)
+    if other is not None:
+        raise ValueError(f"{name}: its distributed inputs lie on different process meshes ({meshes[0]} and "
+                         f"{other}); all inputs must be on the same mesh")
+
+
 def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]) -> Tuple[Any, ...]:
     """Op ``name``'s operands resharded where paddle's rule for it needs them elsewhere for their
     pieces to fit together (``operand_rules``; a plain operand counts as Replicate)."""
     global _told
     placed = [t for t in operands if isinstance(t, Tensor) and _placements(t) is not None]
-    if _suspended or not placed or any(t.process_mesh != placed[0].process_mesh for t in placed):
+    if _suspended or not placed:
         return operands
+    _one_mesh(name, placed)
     mesh = placed[0].process_mesh
     shapes = [tuple(t.shape) if isinstance(t, Tensor) else None for t in operands]
     had = [_placements(t) if isinstance(t, Tensor) else None for t in operands]
@@ -143,6 +154,8 @@ def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
         return x, y
     if x.placements is None and y.placements is None:
         return x, y
+    if x.placements is not None and y.placements is not None:
+        _one_mesh("an elementwise op", (x, y))
     y = _split_as(y, x)
     return _block_of(x, y), _block_of(y, x)
 
@@ -243,9 +256,8 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     if not placed:
         return backward
     mesh = placed[0].process_mesh
-    if any(t.process_mesh != mesh for t in placed):
-        return backward
     name = describe_fn(backward)["name"]
+    _one_mesh(name, placed)
     told = _told_facts(name, inputs)
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
