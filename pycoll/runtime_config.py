@@ -1,5 +1,5 @@
 """paddle's global switches: ``set_flags`` / ``get_flags`` (paddle's ``FLAGS_*`` names, values kept
-here; pycoll's engines read none of them) and ``get_default_device``."""
+here; pycoll reads only those in ``ACTED_ON``) and ``get_default_device``."""
 from __future__ import annotations
 
 from typing import Dict, Sequence, Union
@@ -12,6 +12,7 @@ _PREFIX = "FLAGS_"
 _DEFAULTS: Dict[str, FlagValue] = {**CPU_BUILD, **GPU_BUILD}
 _values: Dict[str, FlagValue] = {}  # the flags set, by full name
 _said: set = set()  # the flags whose setting has been said to change nothing (once each)
+ACTED_ON = frozenset({"FLAGS_enable_auto_parallel_align_mode"})  # read by auto_parallel.optimizer
 
 
 def _known(flag: object, verb: str) -> str:
@@ -41,13 +42,14 @@ def _typed(flag: str, value: object) -> FlagValue:
 def set_flags(flags: Dict[str, Union[bool, str, float]]) -> None:
     """Set paddle's flags, e.g. ``set_flags({'FLAGS_check_nan_inf': True})``: every name must be one
     of paddle's public flags (ValueError otherwise) and every value of its type (TypeError).
-    Nothing is set unless all are valid. pycoll acts on none of them, and says so (once a flag)."""
+    Nothing is set unless all are valid. pycoll acts on those in ``ACTED_ON`` only, and says so
+    of the others (once a flag)."""
     if not isinstance(flags, dict):
         raise TypeError("flags in set_flags should be a dict")
     checked = {_known(key, "set"): None for key in flags}
     for key in checked:
         checked[key] = _typed(key, flags[key])
-    for key in sorted(set(checked) - _said):
+    for key in sorted(set(checked) - _said - ACTED_ON):
         logger.warning("set_flags: pycoll keeps %s for get_flags but does not act on it", key)
         _said.add(key)
     _values.update(checked)

@@ -36,7 +36,8 @@ _AUTO_PARALLEL = ("ProcessMesh", "Placement", "Shard", "Replicate", "Partial", "
                   "ShardingStage3", "get_mesh", "set_mesh", "local_map", "LocalLayer", "parallelize",
                   "ColWiseParallel", "RowWiseParallel", "PrepareLayerInput", "PrepareLayerOutput",
                   "SequenceParallelBegin", "SequenceParallelEnd", "SequenceParallelEnable",
-                  "SequenceParallelDisable", "ContextParallel", "PrepareContextParallel", "SplitPoint")
+                  "SequenceParallelDisable", "ContextParallel", "PrepareContextParallel", "SplitPoint",
+                  "in_auto_parallel_align_mode")
 _LAZY = {  # name -> the module above this layer that holds it, imported on first use
     **{name: "pycoll.parallel" for name in _PARALLEL},
     **{name: "pycoll.distributed.auto_parallel" for name in _AUTO_PARALLEL},

@@ -31,6 +31,7 @@ from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.clip_norms import completing
+from pycoll.runtime_config import get_flags
 from pycoll.tensor import Tensor, wrap
 
 
@@ -152,9 +153,10 @@ class ShardOptimizer:
         return self._shard_fn
 
     def step(self) -> None:
-        """One update; with ``gradient_accumulation_steps`` k the gradients accumulated over k
-        backward passes are divided by k first (paddle's rule)."""
-        if self.gradient_accumulation_steps > 1:
+        """One update. As paddle 3.3.1's eager one, it takes the gradients accumulated over
+        ``gradient_accumulation_steps`` backward passes as they are (their sum); only in paddle's
+        align mode (``FLAGS_enable_auto_parallel_align_mode``) are they divided by that number."""
+        if self.gradient_accumulation_steps > 1 and in_auto_parallel_align_mode():
             self._inner_opt.scale_grads(1.0 / self.gradient_accumulation_steps)
         optimizer, rows = self._stepper()
         self._slots.load(optimizer)
@@ -246,6 +248,12 @@ class ShardOptimizer:
         if name.startswith("__") or name == "_inner_opt":
             raise AttributeError(name)
         return getattr(self._inner_opt, name)
+
+
+def in_auto_parallel_align_mode() -> bool:
+    """Whether paddle's align mode is on (``set_flags({"FLAGS_enable_auto_parallel_align_mode":
+    True})``): a sharded optimizer then divides gradients accumulated over k steps by k."""
+    return bool(get_flags("FLAGS_enable_auto_parallel_align_mode")["FLAGS_enable_auto_parallel_align_mode"])
 
 
 def shard_optimizer(optimizer: Any, shard_fn: Optional[_ShardingStage] = None,
