@@ -433,6 +433,10 @@ def test_the_guide_s_create_parameter_model_runs_through_to_static(case):
     assert_ok(launch(2, "auto_parallel_guide.py", case, timeout=120), expect_lines=2)
 
 
+def test_shard_dataloader_shuffles_alike_on_every_rank_pads_the_tail_and_takes_a_distributed_sampler():
+    assert_ok(launch(2, "shard_dataloader_epochs.py", timeout=90), expect_lines=2)
+
+
 @pytest.mark.parametrize("nprocs", [2, 4])
 def test_ops_on_distributed_tensors_give_paddle_s_placements_and_whole_values_or_refuse(nprocs):
     assert_ok(launch(nprocs, "auto_parallel_ops.py", timeout=120), expect_lines=nprocs)

@@ -1,14 +1,17 @@
 """``shard_dataloader``: a DataLoader whose batches come out as distributed tensors, split along
 the mesh's data-parallel dimension.
 
-Every rank reads the loader's whole batch and keeps its block of rows (``Shard(0)`` along the
-``shard_dims`` mesh dimension, Replicate along the others): the global batch is exactly the
-loader's batch, so a data-parallel run sees the batches of the single-process run. With
-``is_dataset_splitted=True`` the loader already gives each rank its own rows (e.g. through a
-``DistributedBatchSampler`` over the data-parallel ranks) and they are taken as its block as
-they are. Without ``shard_dims`` every rank holds the whole batch (Replicate). A batch that does
-not split evenly is read as paddle's ShardDataloader reads every batch: ``int(batch_size / dp)``
-rows per rank through a ``DistributedBatchSampler``, with a warning that the global batch changes.
+As paddle's ShardDataloader, a loader over a dataset with a plain ``BatchSampler`` is read on
+each rank through a ``DistributedBatchSampler`` of ``int(batch_size / dp)`` rows over the ``dp``
+ranks of the ``shard_dims`` mesh dimension: the rows of a global batch are the loader's (in
+another order within it), shuffled identically on every rank (by epoch), the last batch padded
+as that sampler pads it; each rank's rows are its block (``Shard(0)`` along that dimension,
+Replicate along the others). A batch that does not split evenly makes the global batch ``dp *
+int(batch_size / dp)``, said in a warning. With ``is_dataset_splitted=True``, or a loader that
+already has a ``DistributedBatchSampler``, the loader gives each rank its own rows, taken as its
+block as they are. Any other loader (an iterable dataset, a batch sampler of the user's) is read
+whole on every rank, each keeping its block of each batch (which must then split evenly).
+Without ``shard_dims`` every rank holds the whole batch (Replicate).
 """
 from __future__ import annotations
 
@@ -53,29 +56,31 @@ class ShardDataloader:
         self._input_keys = list(input_keys) if input_keys is not None else None
         self._splitted = bool(is_dataset_splitted)
         self._dense = dense_tensor_idx
-        self._dataloader = dataloader if self._splitted else self._per_rank_if_uneven(dataloader)
+        self._dataloader = dataloader if self._splitted else self._per_rank(dataloader)
 
-    def _per_rank_if_uneven(self, dataloader: Any) -> Any:
-        """``dataloader``, or where its batch does not split evenly over the data-parallel ranks,
-        paddle's way out: a loader of ``int(batch_size / dp)`` rows per rank through a
-        ``DistributedBatchSampler`` (each rank's rows then are its block), so the global batch
-        becomes ``dp * int(batch_size / dp)``: said in a warning."""
+    def _per_rank(self, dataloader: Any) -> Any:
+        """``dataloader`` read as paddle's ShardDataloader reads it (the module's text): for a
+        plain ``BatchSampler``, a loader of ``int(batch_size / dp)`` rows per rank through a
+        ``DistributedBatchSampler`` (each rank's rows then are its block)."""
         sampler = getattr(dataloader, "batch_sampler", None)
         axis, mesh = self._axes[0], self._meshes[0]
-        if (len(self._meshes) > 1 or axis is None or not isinstance(dataloader, DataLoader)
-                or not isinstance(sampler, BatchSampler) or isinstance(sampler, DistributedBatchSampler)):
-            return dataloader  # a DistributedBatchSampler's loader already reads each rank's rows, as paddle's takes it
-        dp, size = mesh.shape[axis], sampler.batch_size
-        if size % dp == 0:
+        if len(self._meshes) > 1 or axis is None or not isinstance(dataloader, DataLoader):
             return dataloader
+        if isinstance(sampler, DistributedBatchSampler):
+            self._splitted = True  # it reads each rank's rows already: paddle takes them as its block
+            return dataloader
+        if type(sampler) is not BatchSampler:
+            return dataloader
+        dp, size = mesh.shape[axis], sampler.batch_size
         if size < dp:
             raise ValueError(f"shard_dataloader: the loader's batch_size={size} is smaller than the {dp} ranks "
                              f"of shard_dims={mesh.dim_names[axis]!r}; give each rank at least one row")
         coordinate = mesh.coordinate()
         rank = 0 if coordinate is None else coordinate[axis]
-        logger.warning("shard_dataloader: batch_size=%d does not split over the %d ranks of shard_dims=%r: "
-                       "each rank reads %d rows through a DistributedBatchSampler (paddle's), so the global "
-                       "batch is %d", size, dp, mesh.dim_names[axis], size // dp, size // dp * dp)
+        if size % dp:
+            logger.warning("shard_dataloader: batch_size=%d does not split over the %d ranks of shard_dims=%r: "
+                           "each rank reads %d rows through a DistributedBatchSampler (paddle's), so the global "
+                           "batch is %d", size, dp, mesh.dim_names[axis], size // dp, size // dp * dp)
         per_rank = DistributedBatchSampler(dataloader.dataset, size // dp, num_replicas=dp, rank=rank,
                                            shuffle=sampler.shuffle, drop_last=sampler.drop_last)
         self._splitted = True
