@@ -167,6 +167,32 @@ def data_parallel():
     assert "reduce_scatter(avg) over 'dp'" in str(built[0].dist_main_program())
     strategy = dist.Strategy({"sharding": {"enable": True, "degree": 4}})
     expect(ValueError, ["strategy.sharding.degree=4", "2 ranks"], pair, mesh, False, adam, strategy)
+    summed_losses(mesh)
+
+
+def summed_losses(mesh):
+    """A loss summed over the batch is the whole batch's sum, as paddle's DistModel computes it on
+    distributed tensors (it was each rank's sum averaged: half the loss and half the gradient),
+    for a loss layer and a plain function alike."""
+    sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.01, parameters=params)  # noqa: E731
+    for loss_fn in (nn.MSELoss(reduction="sum"), lambda out, y: ((out - y) ** 2).sum()):
+        pycoll.seed(11)
+        layer = MLP()
+        pycoll.seed(11)
+        reference = MLP()
+        opt, ref_opt = sgd(layer.parameters()), sgd(reference.parameters())
+        loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
+        dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
+        model = dist.to_static(layer, dist_loader, loss_fn, opt)
+        for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
+            loss = model(dx, dy)
+            ref_loss = loss_fn(reference(x), y)
+            ref_loss.backward()
+            ref_opt.step()
+            ref_opt.clear_grad()
+            np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
+        for (name, p), q in zip(layer.named_parameters(), reference.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"parameter {name}", **TOL)
 
 
 def hybrid():

@@ -9,8 +9,14 @@ batch along (gradients averaged over it by DataParallel's reducer, or sharded pe
 (``layers.py``). A mode's first step is recorded (``program.py``) and decides which
 column-parallel outputs may stay split; the programs are those records.
 
-The loss is taken to be a mean over the batch, as DataParallel takes it: each rank's loss over
-its rows is averaged over the data-parallel ranks, the value returned is the whole batch's.
+The loss is the whole batch's, as paddle's DistModel computes it on distributed tensors: the
+model runs on each rank's rows under DataParallel, and the loss function takes its outputs as
+the rows of the whole batch (``Shard(0)`` along the data-parallel dimension), under paddle's
+placement rules, so that a loss summed over the batch is the whole sum (a mean the whole mean).
+Its gradient is scaled by the data-parallel size before the reducer averages over it. Where the
+rules cannot place the loss function's ops (or an output holds no rows of the batch), each
+rank's loss over its rows is taken to be a mean over the batch and averaged over the ranks,
+with a warning.
 
 A model whose sharded parameters are not all ``nn.Linear`` weights (the auto-parallel guide's
 ``create_parameter`` weights cut by ``shard_tensor`` and used in ``matmul``) runs as the eager
@@ -25,6 +31,7 @@ import contextlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pycoll.distributed as dist
+from pycoll._logging import logger
 from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
 from pycoll.distributed.auto_parallel import propagation
@@ -32,6 +39,7 @@ from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist
 from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize, sharded_beyond_linears
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Op, Program, Tracer, serial_ops
+from pycoll.distributed.auto_parallel.spmd_rules import Refused
 from pycoll.distributed.auto_parallel.strategy import Strategy
 from pycoll.distributed.auto_parallel.transitions import check_divides
 from pycoll.nn import Layer
@@ -77,6 +85,7 @@ class DistModel:
         dp = None if self._spmd else self._group(self._dp_axis)  # the SPMD rules sum the gradients
         self._model, self._optimizer = setup.build(layer, optimizer, self._strategy, dp)
         self._slots = FirstStepSlots()  # a state_dict() before the first step
+        self._loss_taken_as_mean = False  # see _whole_batch_loss
         self._records: Dict[str, List[Op]] = {}   # mode -> its step's ops
         self._keep: Dict[str, set] = {}            # mode -> ids of the Linears keeping their blocks
         self._final: set = set()                   # modes whose record is final
@@ -178,8 +187,9 @@ class DistModel:
     def _run(self, mode: str, inputs: List[Any], labels: List[Any], tracer: Optional[Tracer]) -> Tuple[Any, Any]:
         # the model's DataParallel averages the gradients: ops here compute on the local pieces
         # (under the SPMD rules, the ops themselves keep the placements: see the module's text)
-        local = contextlib.nullcontext() if self._spmd else propagation.local_only()
-        with local, no_grad() if mode != "train" else contextlib.nullcontext():
+        local = contextlib.nullcontext if self._spmd else propagation.local_only
+        grads = no_grad if mode != "train" else contextlib.nullcontext
+        with local(), grads():
             outputs = self._model(*inputs)
             if mode == "predict":
                 outs = setup.as_list(outputs)
@@ -187,11 +197,17 @@ class DistModel:
                     for i, out in enumerate(outs):
                         tracer.var(out).name = f"out{i}"
                 return outputs, {f"out{i}": self._as_result(out) for i, out in enumerate(outs)}
-            loss = self._loss(*setup.as_list(outputs), *labels)
+        dp = None if self._spmd else self._group(self._dp_axis)
+        with grads():
+            loss = self._whole_batch_loss(setup.as_list(outputs), labels) if dp is not None else None
+            if loss is None:
+                with local():
+                    loss = self._loss(*setup.as_list(outputs), *labels)
         if tracer is not None:
             tracer.var(loss).name = "loss"
         if mode == "train":
-            loss.backward()
+            # the reducer averages over the data-parallel ranks what the whole batch's loss sums
+            (loss * dp.nranks if dp is not None and is_dist_tensor(loss) else loss).backward()
             if tracer is not None:
                 state.note_gradient_traffic(tracer, self._model, self._layer, self._where(self._dp_axis))
                 state.note_update(tracer, self._optimizer, self._layer, self._where(self._dp_axis))
@@ -200,6 +216,24 @@ class DistModel:
             self._optimizer.step()
             self._optimizer.clear_grad()
         return outputs, self._average_loss(loss, tracer)
+
+    def _whole_batch_loss(self, outputs: List[Any], labels: List[Any]) -> Optional[Tensor]:
+        """The loss function on the model's ``outputs`` (each rank's rows) taken as the rows of
+        the whole batch, under the placement rules (a distributed tensor); None, said once, where
+        the rules cannot place its ops or an output holds no rows of the batch."""
+        if self._loss_taken_as_mean:
+            return None
+        placements = self._data_placements()
+        try:
+            if not all(isinstance(o, Tensor) and o.ndim >= 1 for o in outputs):
+                raise Refused("an output of the model holds no rows of the batch")
+            return self._loss(*(dtensor_from_local(o, self._mesh, placements) for o in outputs), *labels)
+        except Refused as exc:
+            logger.warning("DistModel: the loss is taken to be a mean over the batch, averaged over the "
+                           "data-parallel ranks (a loss summed over the batch would be %d times too small): %s",
+                           self._mesh.shape[self._dp_axis], exc)
+            self._loss_taken_as_mean = True
+            return None
 
     def _average_loss(self, loss: Tensor, tracer: Optional[Tracer]) -> Tensor:
         if is_dist_tensor(loss):  # the SPMD rules' loss: its whole value
