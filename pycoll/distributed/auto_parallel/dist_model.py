@@ -236,8 +236,8 @@ class DistModel:
             return None
 
     def _average_loss(self, loss: Tensor, tracer: Optional[Tracer]) -> Tensor:
-        if is_dist_tensor(loss):  # the SPMD rules' loss: its whole value
-            return Tensor(loss.detach().numpy(), place=loss.place)
+        if is_dist_tensor(loss):  # the placement rules' loss: its whole value, where it lies (no host copy)
+            return Tensor(loss.detach()._whole(), place=loss.place)
         value = loss.detach().array.copy()
         group = self._group(self._dp_axis)
         if group is not None:
