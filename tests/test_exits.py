@@ -76,3 +76,32 @@ def test_ranks_that_all_os_exit_once_done_succeed(how, tmp_path):
     # the rank that left first finalised MPI while its watchdog thread still probed for questions
     # (a probe: MPICH's "Attempting to use an MPI routine (internal_Iprobe) after finalizing")
     assert "after finalizing" not in result.stderr, result.stderr
+
+
+def test_messages_sent_and_never_received_are_named_at_exit(tmp_path):
+    """A pipeline whose rank 1 skips its first receive gets each message one step late, and the
+    job ended with status 0 saying nothing (a probe); now the rank names what it never received
+    on each group, sub-groups included (the job still ends with 0: every call completed)."""
+    script = tmp_path / "skipped.py"
+    script.write_text(
+        "import numpy as np, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "rank, pair = dist.get_rank(), dist.new_group([0, 1])\n"
+        "for step in range(2):\n"
+        "    if rank == 0:\n"
+        "        dist.send(np.full(4, float(step), np.float32), dst=1)\n"
+        "    elif step == 1:\n"
+        "        x = np.zeros(4, np.float32)\n"
+        "        dist.recv(x, src=0)\n"
+        "        print('rank 1 received', x.tolist(), flush=True)\n"
+        "if rank == 0:\n"
+        "    dist.send(np.zeros(3, np.float64), dst=1, group=pair)\n")
+    result = launch(2, str(script))
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "rank 1 received [0.0, 0.0, 0.0, 0.0]" in output, output
+    for what in ("1 message(s) (16 bytes) that rank 0 sent on world (ranks [0, 1])",
+                 "1 message(s) (24 bytes) that rank 0 sent on group 1 (ranks [0, 1])"):
+        assert (f"[rank 1] pycoll: {what} were never received here: a send without its recv, so the receives "
+                "before it may have taken messages meant for later ones") in output, output
+    assert output.count("never received") == 2 and "[rank 0] pycoll" not in output, output

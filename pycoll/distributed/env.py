@@ -16,6 +16,7 @@ from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.placement import (LOCAL_RANK_VARS, RANK_VARS, SIZE_VARS, Timeout, backend_name,
                                           first_int, mpi_running, timeout_seconds, with_slurm)
 from pycoll.distributed.task import drain
+from pycoll.distributed.unreceived import report_unreceived
 from pycoll.distributed.watchdog import watchdog
 
 _world: Optional[Group] = None
@@ -55,6 +56,7 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None,
             from mpi4py import MPI
 
             notices = exits.ExitNotices(MPI.COMM_WORLD.Dup(), seconds)
+            notices.last_look = lambda: report_unreceived(tuple(_groups.values()))
     if world.nranks > 1:
         watchdog.start(notices, groups=lambda: tuple(_groups.values()))
     _world = world

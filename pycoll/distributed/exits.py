@@ -14,6 +14,9 @@ pycoll's ``os._exit`` therefore leaves as an exit should: with a non-zero status
 whole job at once, naming the rank; with status 0 it sends the notice, waits (at most the
 job's timeout) until every peer has finished too, and finalises MPI before the process ends.
 
+Once every peer has said it exits, this rank looks for messages sent to it and never received
+(``unreceived``: a ``send`` without its ``recv``), which would otherwise end the job silently.
+
 The same communicator carries the stall notices (``stall_notices``, another tag): what a rank
 stalled in a collective or point-to-point call waits in, to its group's members and to every
 rank, so that ranks in calls that can never match end the job in seconds. They live and stop
@@ -55,6 +58,7 @@ class ExitNotices:
         self.refusals = RefusalChecks(comm)  # asked by the collectives, answered by the watchdog
         self._sent: List[Any] = []  # keep the notices' buffers alive until MPI finalizes
         self._announced = False
+        self.last_look: Callable[[], None] = lambda: None  # at exit, once every peer has exited
         atexit.register(self._stop_listening)  # atexit runs last-in first: after announce
         atexit.register(self.announce)
         _leave_through(self._leave)
@@ -82,11 +86,18 @@ class ExitNotices:
                 self.comm.Isend([me, self._mpi.INT64_T], peer, _TAG).Free()
 
     def _stop_listening(self) -> None:
-        """At exit, after the announcement: take back the receives still posted for notices (the
-        stall notices' too), so that MPI does not finalize with one pending (UCX then warns of a
-        request not returned)."""
+        """At exit, after the announcement: once every peer has exited too (MPI's finalize waits
+        for them anyway; at most the job's timeout), take ``last_look``; then take back the
+        receives still posted for notices (the stall notices' too), so that MPI does not finalize
+        with one pending (UCX then warns of a request not returned)."""
         if not mpi_running():
             return
+        peers = set(range(self.comm.Get_size())) - {self.rank}
+        deadline = time.monotonic() + self.timeout
+        while not peers <= self.poll() and time.monotonic() < deadline:
+            time.sleep(_PEER_POLL_S)
+        if peers <= self.poll():
+            self.last_look()
         self.stalls.stop()
         self.refusals.stop()
         with self._lock:
