@@ -30,6 +30,9 @@ def ended_early(nprocs, mode):
                               "rank 0 in barrier, rank 1 in all_reduce (sync_op=True); "),
     ("blocking_vs_task", "the ranks of world (ranks [0, 1]) wait in different collectives at #1: "
                          "rank 0 in all_reduce (sync_op=True), rank 1 in all_reduce (sync_op=False); "),
+    # it waited for PYCOLL_TIMEOUT (a probe): one call, and MPI never pairs two roots
+    ("gather_roots", "the ranks of world (ranks [0, 1]) wait in gather #1 given different roots: rank 0 with "
+                     "root 0, rank 1 with root 1; "),
 ])
 def test_two_ranks_in_calls_that_can_never_match_end_the_job_at_once(mode, expected):
     output = ended_early(2, mode)
@@ -142,3 +145,20 @@ def test_the_counts_of_collectives_made_decide_on_mpi_only_and_where_known():
         "the ranks of world (ranks [0, 1]) wait in different collectives, each its 2nd on the group: "
         "rank 0 in barrier, rank 1 in all_reduce (sync_op=True); ")
     assert "(its 11th collective" in verdict(Wait(12, ("barrier", 1), 11), Wait(3, ("barrier", 1), 3))
+
+
+def test_one_rooted_call_with_different_roots_never_matches_where_every_root_is_known():
+    from pycoll.distributed.group import Group
+
+    group = Group(0, [0, 1, 2], 0, None, 60.0)
+
+    def verdict(*waits):
+        return group_verdict(group, 0, dict(enumerate(waits)), {})
+
+    assert verdict(*(Wait(3, ("broadcast", 1), 3, r) for r in (0, 0, 2))).startswith(
+        "the ranks of world (ranks [0, 1, 2]) wait in broadcast #3 given different roots: rank 0 with root 0, "
+        "rank 1 with root 0, rank 2 with root 2; ")
+    assert verdict(*(Wait(3, ("broadcast", 1), 3, 1) for _ in range(3))) is None  # one root: a slow transfer
+    assert verdict(Wait(3, ("broadcast", 1), 3, 0), Wait(3, ("broadcast", 1), 3, -1),
+                   Wait(3, ("broadcast", 1), 3, 2)) is None  # a root not known (too old a call)
+    assert verdict(*(Wait(3, ("all_reduce", 1), 3, r) for r in range(3))) is None  # no root

@@ -22,7 +22,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, alltoall_sizes, check, peer_blocks, verdict
+from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
@@ -108,6 +108,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     Paddle or torch user expects, once started: the group keeps its task and scratch until done."""
     watchdog.name, watchdog.group = fn, g
     g.settled = g.seq  # past its checks: what refusal_checks answers a peer that refused it
+    if root is not None:
+        call_peers.note(g, root)  # for the stall notices: ranks given different roots never match
     try:
         if compared and check.enabled:
             check.compare(g, fn, arr, op, root, sync_op)  # a mismatch raises on every rank alike

@@ -35,7 +35,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll._errors import CollectiveError
-from pycoll.distributed import _arrays, check, p2p_peers
+from pycoll.distributed import _arrays, check, call_peers
 from pycoll.distributed._failure import label
 from pycoll.distributed.collective import _begin, _group_rank, _launch
 from pycoll.distributed.env import member_group, outside
@@ -125,7 +125,7 @@ def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)  # as the collectives do (collective._begin)
         raise
-    p2p_peers.note(g, int(dst))  # for the stall notices, should this call stall
+    call_peers.note(g, int(dst))  # for the stall notices, should this call stall
     if not check.enabled:
         return _launch(g, "send", g.engine.send, (buf, peer, _DATA_TAG), buf, sync_op, compared=False)
     descriptor = check.p2p_descriptor(g.engine.xp, g.seq, buf)
@@ -226,7 +226,7 @@ def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str]
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)
         raise
-    p2p_peers.note(g, int(src))  # for the stall notices, should this call stall
+    call_peers.note(g, int(src))  # for the stall notices, should this call stall
     if type(copy_back) is _arrays.Refusal:  # taken into scratch, then refused (the checks first)
         receipt = _Receipt(g, peer, buf, None)
         finish = copy_back.after(receipt.finish)

@@ -38,7 +38,7 @@ A deadlock may also span groups or involve point-to-point calls (the world's ``a
 against a sub-group's, two ranks each in a ``send`` to the other, a collective against a
 ``send``), where no group has all its members in one call. So each rank also tells EVERY rank
 the one wait its thread is blocked in (a :class:`job_deadlock.JobWait`: the group, number and
-call, and for ``send``/``recv`` the peer, which :mod:`p2p_peers` keeps; none while it has other
+call, and for ``send``/``recv`` the peer, which :mod:`call_peers` keeps; none while it has other
 tasks in flight, or on a stream-ordered engine, where the host does not block). When every rank
 has told one and none of them can ever be matched (:func:`job_deadlock.deadlock_text`, whose
 notes argue the rule), the rank asks every rank to confirm its wait, as above; with every answer
@@ -67,8 +67,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 import numpy as np
 
 from pycoll.distributed.job_deadlock import P2P, JobWait, deadlock_text
-from pycoll.distributed.p2p_peers import peer_of_call
-from pycoll.distributed.stall_rules import NUMBERED, Wait, group_verdict
+from pycoll.distributed.call_peers import peer_of_call
+from pycoll.distributed.stall_rules import NUMBERED, ROOTED, Wait, group_verdict
 
 _TAG = 92  # the exit notices use 91
 _NOTICE, _WITHDRAWN, _QUERY, _ANSWER = 1, 2, 3, 4  # a group's waits, to its members
@@ -173,7 +173,7 @@ class StallNotices:
             for key, (group, call, blocking, _) in mine.items():
                 if key not in self._told:
                     peers = [r for r in group.ranks if r != self.rank]
-                    self._send(peers, _NOTICE, key, call.seq, call.name, blocking, made=_made(call, blocking))
+                    self._send_wait(peers, _NOTICE, key, _wait_of(group, call, blocking))
                     self._told[key] = (call, peers)
             job = job_wait(host, others, live) if self.nranks > 1 else None
             if job != self._told_job:
@@ -194,7 +194,7 @@ class StallNotices:
                     self._send([asker], _JOB_ANSWER, 0, nonce=nonce)
             self._job_asked = []
             for key, (group, call, blocking, still_waiting) in mine.items():
-                wait = Wait(call.seq, (call.name, blocking), _made(call, blocking))
+                wait = _wait_of(group, call, blocking)
                 reason = self._verdict(group, key, wait)
                 if reason is not None and self._confirmed(group, key, wait) and still_waiting():
                     return group, reason
@@ -258,8 +258,7 @@ class StallNotices:
         for asker, key, nonce in self._asked:
             wait = mine.get(key)
             if wait is not None and wait[3]():
-                self._send([asker], _ANSWER, key, wait[1].seq, wait[1].name, wait[2], nonce,
-                           made=_made(wait[1], wait[2]))
+                self._send_wait([asker], _ANSWER, key, _wait_of(wait[0], wait[1], wait[2]), nonce)
             else:
                 self._send([asker], _ANSWER, key, _NONE, nonce=nonce)
         self._asked = []
@@ -293,13 +292,17 @@ class StallNotices:
         self._answers = {k: v for k, v in self._answers.items() if k[0] != nonce}
 
     def _send_job(self, peers: List[int], kind: int, wait: JobWait, nonce: int = 0) -> None:
-        self._send(peers, kind, wait.key, wait.seq, wait.name, wait.blocking, nonce,
-                   (wait.peer, wait.size, wait.ranks_hash, wait.where.encode(), wait.serial))
+        self._send(peers, kind, wait.key, wait.seq, wait.name, wait.blocking, nonce, wait.peer,
+                   (wait.size, wait.ranks_hash, wait.where.encode(), wait.serial))
+
+    def _send_wait(self, peers: List[int], kind: int, key: int, wait: Wait, nonce: int = 0) -> None:
+        self._send(peers, kind, key, wait.seq, wait.call[0], wait.call[1], nonce, wait.root, made=wait.made)
 
     def _send(self, peers: List[int], kind: int, key: int, seq: int = 0, name: str = "",
-              blocking: int = 0, nonce: int = 0,
-              job: Tuple[int, int, int, bytes, int] = (-1, 0, 0, b"", 0), made: int = -1) -> None:
-        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), *job, made)], _RECORD)
+              blocking: int = 0, nonce: int = 0, peer: int = -1,
+              job: Tuple[int, int, bytes, int] = (0, 0, b"", 0), made: int = -1) -> None:
+        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), peer, *job, made)],
+                          _RECORD)
         for peer in peers:
             self._sending.append((self.comm.Isend([record.view(np.uint8), self._mpi.BYTE], peer, _TAG),
                                   record))
@@ -309,7 +312,7 @@ class StallNotices:
             record = self._inbox[0]
             sender, kind, key = int(record["sender"]), int(record["kind"]), int(record["group"])
             call = (record["name"].decode(), int(record["blocking"]))
-            wait = Wait(int(record["seq"]), call, int(record["made"]))
+            wait = Wait(int(record["seq"]), call, int(record["made"]), int(record["peer"]))
             if kind == _NOTICE:
                 self._heard[(sender, key)] = wait
             elif kind == _WITHDRAWN:
@@ -354,9 +357,12 @@ class StallNotices:
                 self._request = None
 
 
-def _made(call: Any, blocking: int) -> int:
-    """The collectives made on the group with ``call`` (told on MPI only: ``stall_rules``)."""
-    return call.made if blocking >= 0 else -1
+def _wait_of(group: Any, call: Any, blocking: int) -> Wait:
+    """This rank's ``call`` on ``group`` as told: the collectives made on the group with it (on
+    MPI only: ``stall_rules``), and a rooted call's root where known."""
+    root = peer_of_call(group, call.seq) if call.name in ROOTED else None
+    return Wait(call.seq, (call.name, blocking), call.made if blocking >= 0 else -1,
+                -1 if root is None else root)
 
 
 def _job_of(record: Any) -> JobWait:

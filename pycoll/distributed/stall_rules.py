@@ -6,7 +6,8 @@ group's numbered calls (:data:`NUMBERED`) and asks :func:`group_verdict` whether
 complete. Three rules answer yes:
 
 - every member waits at one sequence number and two of their calls can never match
-  (:func:`never_match`: other collectives, or on MPI a blocking call against a task);
+  (:func:`never_match`: other collectives, or on MPI a blocking call against a task), or are
+  one rooted collective given different roots (:func:`root_text`);
 - a member waits at a number this rank refused itself (bad input, raised before anything
   moved: :meth:`Group.note_refused`) while this rank, having gone on, waits in a later call of
   the group that can never match it (:func:`refusal_text`). Numbers alone would never line up
@@ -58,14 +59,18 @@ _STOPPED = "they can never match (run with PYCOLL_CHECK=1 to catch this before t
 
 
 
+ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})  # the calls told with their root
+
+
 class Wait(NamedTuple):
-    """A member's wait on the group: the call's sequence number, the call, and on MPI the
+    """A member's wait on the group: the call's sequence number, the call, on MPI the
     collectives the member has made on the group with it (``Group.collectives_made``; -1 where
-    unknown: a stream-ordered engine's)."""
+    unknown: a stream-ordered engine's), and a rooted call's root (global rank; -1 unknown)."""
 
     seq: int
     call: Call
     made: int = -1
+    root: int = -1
 
 
 def never_match(a: Call, b: Call) -> bool:
@@ -94,6 +99,18 @@ def mismatch_text(group: Any, seq: int, calls: Dict[int, Call]) -> Optional[str]
         return None
     return (f"the ranks of {group.describe()} wait in different collectives at #{seq}: "
             f"{_listing(calls)}; {_STOPPED}")
+
+
+def root_text(group: Any, seq: int, waits: Dict[int, Wait]) -> Optional[str]:
+    """The reason to end the job when every member (``waits``, global rank: wait) waits at #``seq``
+    in one rooted collective, given different roots (known for all), else None."""
+    names = {wait.call[0] for wait in waits.values()}
+    roots = {wait.root for wait in waits.values()}
+    if len(names) != 1 or not names <= ROOTED or len(roots) == 1 or min(roots) < 0:
+        return None
+    listing = ", ".join(f"rank {rank} with root {waits[rank].root}" for rank in sorted(waits))
+    return (f"the ranks of {group.describe()} wait in {names.pop()} #{seq} given different roots: "
+            f"{listing}; {_STOPPED}")
 
 
 def refusal_text(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[int, str]) -> Optional[str]:
@@ -152,7 +169,9 @@ def group_verdict(group: Any, me: int, waits: Dict[int, Wait], refused: Mapping[
         return None
     numbers = {wait.seq for wait in waits.values()}
     if len(numbers) == 1:
-        reason = mismatch_text(group, numbers.pop(), {rank: wait.call for rank, wait in waits.items()})
+        seq = numbers.pop()
+        reason = (mismatch_text(group, seq, {rank: wait.call for rank, wait in waits.items()})
+                  or root_text(group, seq, waits))
     else:
         reason = refusal_text(group, me, waits, refused)
     return reason if reason is not None else position_text(group, waits)

@@ -10,6 +10,7 @@ ranks that are only slow do not. argv[1] is the mode:
 - ``extra_broadcasts``: rank 0 broadcasts three times (as the root it leaves each at once), then
   calls barrier (its #4); rank 1 calls all_reduce (its #1): different counts of collectives made.
 - ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
+- ``gather_roots``: each rank gathers to itself (gather #1, roots 0 and 1).
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
 - ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1 makes
   no such call), then all three gather to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
@@ -65,6 +66,8 @@ elif mode.startswith("extra_broadcasts"):
         dist.barrier()
     else:
         dist.all_reduce(x, sync_op=not mode.endswith("task")).wait()
+elif mode == "gather_roots":
+    dist.gather(x, [], dst=rank)
 elif mode == "slow":
     if rank == 1:
         time.sleep(SLOW_S)
