@@ -97,6 +97,7 @@ def test_a_trailing_replicate_beyond_the_mesh_is_dropped_as_paddle_does():
 def test_shard_tensor_keeps_the_whole_shape_and_a_parameter_s_identity():
     t = dist.shard_tensor(np.arange(12.0).reshape(3, 4), ONE, [Shard(1)], dtype="float32")
     assert t.shape == [3, 4] and t._local_shape == [3, 4] and t.placements == [Shard(1)]
+    assert isinstance(t.shape, pycoll.Size) and t.shape == (3, 4) and t.shape.numel() == 12  # paddle's Size
     assert t.process_mesh == ONE and t.stop_gradient and t._local_value().dtype == np.float32
     linear = nn.Linear(4, 2)
     weight = dist.shard_tensor(linear.weight, ONE, [Shard(0)])

@@ -28,6 +28,7 @@ from pycoll.distributed.auto_parallel.transitions import (describe, gradient_pla
                                                           plan, transition)
 from pycoll.nn import Parameter
 from pycoll.dtypes import DTypeLike
+from pycoll.size import Size, size_of
 from pycoll.tensor import Tensor, to_tensor, wrap
 
 
@@ -37,9 +38,10 @@ class _Distributed:
     __slots__ = ()
 
     @property
-    def shape(self) -> List[int]:
-        """The whole tensor's shape (paddle's); the local piece's is ``_local_shape``."""
-        return list(self._global_shape)
+    def shape(self) -> Size:
+        """The whole tensor's shape (paddle's), a `pycoll.Size` as every tensor's; the local
+        piece's is ``_local_shape``."""
+        return size_of(self._global_shape)
 
     @property
     def size(self) -> int:
