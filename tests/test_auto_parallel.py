@@ -280,8 +280,6 @@ def test_parallelize_without_a_mesh_or_a_config_returns_what_it_got():
     (MP, {"pp_config": {"split_spec": "layers"}}, NotImplementedError, ["pp_config", "pipeline"]),
     (MP, {"mp_config": {"parallelize_plan": {"fc": dist.SequenceParallelBegin()}}}, NotImplementedError,
      ["SequenceParallelBegin", "sequence"]),
-    (MP, {"mp_config": {"parallelize_plan": {"emb": dist.RowWiseParallel()}}}, ValueError,
-     ["RowWiseParallel on a Embedding", "VocabParallelEmbedding"]),
     (MP, {"mp_config": {"parallelize_plan": {"fc": "col"}}}, TypeError, ["parallelize_plan['fc']", "'col'"]),
     (MP, {"dp_config": {"sharding_level": 5}}, ValueError, ["sharding_level", "5"]),
     (MP, {"dp_config": {"sharding_level": 1}}, ValueError, ["sharding_level 1", "named 'dp'"]),

@@ -7,7 +7,9 @@ on the whole batch, on every rank.
             AdamW; a mean loss, a sum loss, a mean loss plus an L2 penalty of the parameters;
             batches from shard_dataloader and from shard_tensor
     mp      2 ranks, mesh [0, 1]: paddle's tutorial MLP, its weights cut and used by matmul, on
-            the whole batch; then Linears cut along the dimension that splits the batch
+            the whole batch; then Linears cut along the dimension that splits the batch; then
+            dist.parallelize's plans on an Embedding (its vocabulary, then its embedding
+            dimension) beside a Linear
     hybrid  4 ranks, mesh [[0, 1], [2, 3]] ("dp" x "mp"): fc1's weight Shard(1), fc2's Shard(0)
             along "mp", each batch split along "dp"; then with ShardingStage1 over "dp", and the
             same through dist.parallelize (ColWiseParallel, RowWiseParallel, sharding_level 1);
@@ -189,6 +191,44 @@ def mp():
 
     dist.shard_layer(model, mesh, shard_fn)
     compare("a Linear cut along the batch's dimension", model, reference, split(mesh, [Shard(0)]), "mean")
+    embedding_plans()
+
+
+class Tagger(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, ids):
+        return self.fc(self.emb(ids))
+
+
+def embedding_plans():
+    """parallelize's RowWiseParallel / ColWiseParallel on an nn.Embedding split its vocabulary /
+    its embedding dimension (paddle's; they were refused) and train as one process does."""
+    mesh = dist.ProcessMesh([0, 1], dim_names=["mp"])
+    ids = [pycoll.to_tensor(rng.integers(0, 10, (4, 5)).astype(np.int64)) for _ in range(STEPS)]
+    targets = [pycoll.to_tensor(rng.standard_normal((4, 5, 3)).astype(np.float32)) for _ in range(STEPS)]
+    for plan, dim in ((dist.RowWiseParallel, 0), (dist.ColWiseParallel, 1)):
+        pycoll.seed(3)
+        reference = Tagger()
+        model = copy.deepcopy(reference)
+        config = {"mp_config": {"parallelize_plan": {"emb": plan(), "fc": dist.ColWiseParallel()}}}
+        model, opt = dist.parallelize(model, pycoll.optimizer.SGD(0.1, parameters=model.parameters()), mesh, config)
+        assert model.emb.weight.placements == [Shard(dim)], model.emb.weight.placements
+        ref_opt = pycoll.optimizer.SGD(0.1, parameters=reference.parameters())
+        for step, (x, y) in enumerate(zip(ids, targets)):
+            for net, optimizer in ((model, opt), (reference, ref_opt)):
+                loss = F.mse_loss(net(x), y)
+                loss.backward()
+                optimizer.step()
+                optimizer.clear_grad()
+                if net is model:
+                    got = float(loss)
+            np.testing.assert_allclose(got, float(loss), **TOL, err_msg=f"{plan.__name__} step {step}")
+        for p, q in zip(model.parameters(), reference.parameters()):
+            np.testing.assert_allclose(whole(p), q.numpy(), **TOL, err_msg=f"{plan.__name__}: {q.name}")
 
 
 def hybrid():

@@ -25,7 +25,8 @@ from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
                                                         ShardOptimizer, shard_optimizer)
 from pycoll.distributed.auto_parallel.placements import Replicate, Shard
-from pycoll.nn import Conv2D, Layer, Linear
+from pycoll._logging import logger
+from pycoll.nn import Conv2D, Embedding, Layer, Linear
 from pycoll.nn._sliding import parse_padding
 
 
@@ -45,9 +46,9 @@ class _SplitWeight(PlanBase):
 
     def apply(self, layer: Layer, mesh: ProcessMesh, names: List[str]) -> None:
         axis = _mp_axis(mesh)
-        if not isinstance(layer, Linear) and not names:
-            raise ValueError(f"{type(self).__name__} on a {type(layer).__name__}: pycoll splits nn.Linear "
-                             f"weights only (an Embedding's vocabulary: dist.VocabParallelEmbedding)")
+        if not isinstance(layer, (Linear, Embedding)) and not names:
+            logger.warning("%s is made for Linear and Embedding layers; on a %s it splits its weight and bias, "
+                           "if it has them (paddle's rule)", type(self).__name__, type(layer).__name__)
         for name in names or ["weight", "bias"]:
             param = getattr(layer, name, None)
             if param is None or is_dist_tensor(param):
@@ -62,8 +63,9 @@ class _SplitWeight(PlanBase):
 
 
 class ColWiseParallel(_SplitWeight):
-    """Split a Linear's output columns over ``"mp"`` (weight Shard(1), bias Shard(0)). pycoll's
-    column-parallel Linear returns its whole output: ``gather_output`` changes no value."""
+    """Split a Linear's output columns over ``"mp"`` (weight Shard(1), bias Shard(0)), or an
+    Embedding's embedding dimension (weight Shard(1)). pycoll's column-parallel Linear returns
+    its whole output: ``gather_output`` changes no value."""
 
     weight_dim, bias_dim = 1, 0
 
@@ -73,7 +75,9 @@ class ColWiseParallel(_SplitWeight):
 
 class RowWiseParallel(_SplitWeight):
     """Split a Linear's input rows over ``"mp"`` (weight Shard(0), bias Replicate); its partial
-    products are all-reduced. ``is_input_parallel`` changes no value (pycoll splits a whole input)."""
+    products are all-reduced. On an Embedding, its vocabulary (weight Shard(0)): the lookup
+    follows the placement rules. ``is_input_parallel`` changes no value (pycoll splits a whole
+    input)."""
 
     weight_dim, bias_dim = 0, None
 

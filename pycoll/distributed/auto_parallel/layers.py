@@ -206,8 +206,10 @@ def shard_layer(layer: Layer, process_mesh: ProcessMesh,
     (and the layer itself, name ``""``) to shard its parameters with ``shard_tensor``; the
     parameters and buffers it leaves become Replicate on ``process_mesh``. ``input_fn(inputs,
     mesh)`` / ``output_fn(outputs, mesh)`` become forward pre / post hooks. Sharded Linear
-    weights then compute as described in the module's text. Returns ``layer`` itself. Make the
-    optimizer afterwards: the parameters are new objects."""
+    weights then compute as described in the module's text; where other parameters are sharded
+    too (an Embedding's), the whole layer computes under paddle's placement rules op by op
+    (``sharded_beyond_linears``). Returns ``layer`` itself. Make the optimizer afterwards: the
+    parameters are new objects."""
     if not isinstance(layer, Layer):
         raise TypeError(f"shard_layer: layer must be a pycoll.nn.Layer, got {type(layer).__name__}")
     if not isinstance(process_mesh, ProcessMesh):
@@ -232,5 +234,6 @@ def shard_layer(layer: Layer, process_mesh: ProcessMesh,
         layer.register_forward_pre_hook(lambda _, inputs: input_fn(inputs, process_mesh))
     if output_fn is not None:
         layer.register_forward_post_hook(lambda _, inputs, outputs: output_fn(outputs, process_mesh))
-    parallelize(layer)
+    if not sharded_beyond_linears(layer):
+        parallelize(layer)
     return layer
