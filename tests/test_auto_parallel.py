@@ -157,11 +157,12 @@ def test_shard_layer_replicates_what_shard_fn_leaves_and_installs_the_hooks():
     assert float(model(pycoll.ones([5, 3])).abs().sum()) == 0 and seen == [ONE]
 
 
-def test_only_linear_weights_may_be_sharded():
+def test_a_sharded_embedding_computes_under_the_placement_rules_and_a_partial_weight_is_refused():
     layer = nn.Sequential(nn.Embedding(4, 2))
+    whole = layer[0].weight.numpy().copy()
     layer[0].weight = dist.shard_tensor(layer[0].weight, ONE, [Shard(0)])
-    with pytest.raises(ValueError, match=r"\['0.weight'\] are sharded, but pycoll gives a meaning"):
-        dist.shard_layer(layer, ONE)
+    assert dist.shard_layer(layer, ONE) is layer  # it was refused: only Linear weights had a meaning
+    np.testing.assert_array_equal(layer(pycoll.to_tensor(np.array([3, 1]))).numpy(), whole[[3, 1]])
     linear = nn.Linear(2, 2)
     linear.weight = dist.shard_tensor(linear.weight, ONE, [Partial()])
     with pytest.raises(ValueError, match="weight has placements"):
