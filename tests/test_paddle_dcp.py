@@ -111,3 +111,19 @@ def test_what_pycoll_does_not_read_is_refused_by_name(tmp_path):
     elsewhere = broken_copy(tmp_path / "c", lambda meta: renamed_file(meta, "1_0.distcp"))  # w's rows 0-2 are in 0_0
     with pytest.raises(ValueError, match="holds no float32 block of 'w' of shape"):
         dist.load_state_dict({"w": pycoll.zeros([5, 4])}, str(elsewhere))
+
+
+def test_paddle_s_state_of_a_sharded_parameter_loads_under_the_parameter_s_own_name():
+    """paddle renames a shard_tensor'd parameter '<name>.dist', so its optimizer state is saved as
+    'linear_0.w_0.dist_moment1_0' (data/paddle_dcp/write_dist_names_with_paddle.py); pycoll keeps
+    the name, and the load refused paddle's checkpoint ("has no ['linear_0.w_0_beta1_pow_acc_0',...]")."""
+    path = os.path.join(DATA, "dist_names")
+    merged = dist.load_merged_state_dict(path)
+    assert "linear_0.w_0.dist_moment1_0" in merged and "linear_0.b_0_moment1_0" in merged, sorted(merged)
+    target = {key.replace(".dist", ""): pycoll.to_tensor(np.zeros(value.shape, np.float32))
+              for key, value in merged.items()}
+    dist.load_state_dict(target, path)
+    for key, value in merged.items():
+        np.testing.assert_array_equal(target[key.replace(".dist", "")].numpy(), value.numpy(), err_msg=key)
+    with pytest.raises(ValueError, match=r"has no \['linear_0.w_0_moment3_0'\]"):
+        dist.load_state_dict({"linear_0.w_0_moment3_0": pycoll.zeros([4, 2])}, path)

@@ -196,17 +196,18 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     bad = [k for k, v in flat.items() if not isinstance(v, (Tensor, ShardedWeight))]
     if bad:
         raise TypeError(f"load_state_dict: state_dict values must be Tensors or ShardedWeights; {bad[:5]} are not")
-    missing = sorted(k for k in flat if k not in meta["tensors"])
+    saved_as = _saved_keys(flat, meta["tensors"])
+    missing = sorted(k for k in flat if k not in saved_as)
     if missing:
         raise ValueError(f"load_state_dict: the checkpoint in {path!r} has no {missing[:5]}")
     for key, value in flat.items():
-        whole = value.global_shape if isinstance(value, ShardedWeight) else value.shape
-        if list(whole) != list(meta["tensors"][key]["shape"]):
+        whole, saved = value.global_shape if isinstance(value, ShardedWeight) else value.shape, saved_as[key]
+        if list(whole) != list(meta["tensors"][saved]["shape"]):
             flat_hint = ("; a sharded optimizer's state is saved flattened, each rank's piece a block of it: load "
                          "it into the optimizer's state_dict() itself, in place"
-                         if len(meta["tensors"][key]["shape"]) == 1 and len(whole) == 1 else "")
+                         if len(meta["tensors"][saved]["shape"]) == 1 and len(whole) == 1 else "")
             raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
-                             f"{meta['tensors'][key]['shape']} in the checkpoint{flat_hint}")
+                             f"{meta['tensors'][saved]['shape']} in the checkpoint{flat_hint}")
         if is_dist_tensor(value) and any(p.is_partial() for p in value.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
     files = _Files(os.fspath(path))
@@ -215,9 +216,22 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         tensor, bounds = (value.local_tensor, value.bounds()) if isinstance(value, ShardedWeight) else (value, bounds_of(value))
         if bounds is None:
             continue
-        tensor._array[...] = move(_assemble(key, bounds, tensor._array.dtype, meta["tensors"][key]["dtype"],
-                                            by_key.get(key, []), files),
+        saved = saved_as[key]
+        tensor._array[...] = move(_assemble(saved, bounds, tensor._array.dtype, meta["tensors"][saved]["dtype"],
+                                            by_key.get(saved, []), files),
                                   place_of(tensor._array))
+
+
+_PADDLE_DIST_NAME = re.compile(r"\.dist(?=_|\.|$)")
+
+
+def _saved_keys(flat: Dict[str, Any], saved: Dict[str, Any]) -> Dict[str, str]:
+    """Each key of ``flat`` the checkpoint holds, and the key it holds it under: its own, or for
+    a parameter paddle renamed ``<name>.dist`` when it was sharded (``shard_tensor`` of a
+    Parameter; its optimizer state is then ``<name>.dist_moment1_0``...) that name."""
+    undist = {_PADDLE_DIST_NAME.sub("", key): key for key in saved if ".dist" in key}
+    found = {key: key if key in saved else undist.get(key) for key in flat}
+    return {key: name for key, name in found.items() if name is not None}
 
 
 def load_merged_state_dict(path: str, prefix: Optional[str] = None, unique_id: Optional[int] = None,
