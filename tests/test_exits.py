@@ -105,3 +105,18 @@ def test_messages_sent_and_never_received_are_named_at_exit(tmp_path):
         assert (f"[rank 1] pycoll: {what} were never received here: a send without its recv, so the receives "
                 "before it may have taken messages meant for later ones") in output, output
     assert output.count("never received") == 2 and "[rank 0] pycoll" not in output, output
+
+
+def test_under_check_a_peer_that_left_is_said_to_have_ended_without_the_call(tmp_path):
+    """PYCOLL_CHECK compares every call first, so a peer that left made no other call: the message
+    no longer guesses it made this one otherwise (nor suggests PYCOLL_CHECK, already on)."""
+    script = tmp_path / "shorter.py"
+    script.write_text("import numpy as np, pycoll.distributed as dist\n"
+                      "dist.init_parallel_env()\n"
+                      "for _ in range(3 if dist.get_rank() == 0 else 2):\n"
+                      "    dist.all_reduce(np.ones(4))\n")
+    result = launch(2, str(script), env={"PYCOLL_CHECK": "1"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert ("all_reduce #3 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job (exited) (it ended "
+            "without making this call); stopping the job") in output, output

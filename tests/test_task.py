@@ -165,7 +165,7 @@ def test_a_polled_task_raises_as_its_wait_would(peer, tmp_path):
     start = time.monotonic()
     result = launch(2, str(script), env=env, timeout=60)
     output = result.stdout + result.stderr
-    words = ("rank(s) [1] left the job (exited) (had it made this call, it made it otherwise: another sync_op"
+    words = ("rank(s) [1] left the job (exited) (it ended without making this call, or made it otherwise: another sync_op"
              if peer == "leaves" else "did not complete within 3 s")
     assert "raised after" in output and words in output, output
     assert time.monotonic() - start < 25, output

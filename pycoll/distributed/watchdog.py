@@ -48,9 +48,6 @@ from pycoll.distributed._failure import label, timeout_error
 _PERIOD_S = 0.1
 _EXIT_GRACE_S = 2.0  # a collective may still finish after a peer that took part in it has left
 _ABORT_WAIT_S = 5.0  # how long an engine's abort may take before the job is ended regardless
-# a peer that left after making its calls may have made this one unlike this rank
-_LEFT_HINT = (" (had it made this call, it made it otherwise: another sync_op, size or dtype; "
-              "PYCOLL_CHECK=1 compares the calls)")
 _NOTICE_AFTER_S = 10.0  # a wait this long (or PYCOLL_STALL_WARN, if shorter) is told to the peers
 
 
@@ -207,7 +204,7 @@ class Watchdog:
         gone = self._departed(group)
         if gone and waited > _EXIT_GRACE_S and still_waiting():
             _end_job(group.engine, f"pycoll.CollectiveError: {_label(call)} on {group.describe()} cannot "
-                                   f"complete: rank(s) {gone} left the job (exited){_LEFT_HINT}; stopping the job")
+                                   f"complete: rank(s) {gone} left the job (exited){_left_hint()}; stopping the job")
         if not own_deadline and waited > group.timeout and still_waiting():
             error = timeout_error(call.name, call.seq, group, group.timeout)
             _end_job(group.engine, f"pycoll.CollectiveError: {error} (watchdog, after {waited:.1f} s); "
@@ -235,7 +232,16 @@ class Watchdog:
         if settle(_EXIT_GRACE_S):
             return True
         raise CollectiveError(f"{label(name, seq)} on {group.describe()} cannot complete: "
-                              f"rank(s) {gone} left the job (exited){_LEFT_HINT}")
+                              f"rank(s) {gone} left the job (exited){_left_hint()}")
+
+
+def _left_hint() -> str:
+    """Why a peer that left may have left this call waiting: it ended before making it, or made
+    it unlike this rank (under ``PYCOLL_CHECK`` that would have been caught: it ended before)."""
+    if check.enabled:
+        return " (it ended without making this call)"
+    return (" (it ended without making this call, or made it otherwise: another sync_op, size or dtype; "
+            "PYCOLL_CHECK=1 compares the calls)")
 
 
 def _end_job(backend: Any, message: str) -> None:
