@@ -92,11 +92,7 @@ class ExitNotices:
         with one pending (UCX then warns of a request not returned)."""
         if not mpi_running():
             return
-        peers = set(range(self.comm.Get_size())) - {self.rank}
-        deadline = time.monotonic() + self.timeout
-        while not peers <= self.poll() and time.monotonic() < deadline:
-            time.sleep(_PEER_POLL_S)
-        if peers <= self.poll():
+        if self._all_exited():
             self.last_look()
         self.stalls.stop()
         self.refusals.stop()
@@ -106,20 +102,24 @@ class ExitNotices:
                 self._request.Wait()
                 self._request = None
 
+    def _all_exited(self) -> bool:
+        """Wait (at most the job's timeout) until every peer has said it exits; whether all have."""
+        peers = set(range(self.comm.Get_size())) - {self.rank}
+        deadline = time.monotonic() + self.timeout
+        while not peers <= self.poll() and time.monotonic() < deadline:
+            time.sleep(_PEER_POLL_S)
+        return peers <= self.poll()
+
     def _leave(self, code: Any) -> None:
         """``os._exit(code)`` in this rank: see the module notes."""
         if code != 0:
             _failure.abort_job(code if isinstance(code, int) else 1,
                                f"pycoll: rank {self.rank} called os._exit({code!r}); stopping the job")
         self.announce()
-        peers = set(range(self.comm.Get_size())) - {self.rank}
-        deadline = time.monotonic() + self.timeout
-        while not peers <= self.poll():
-            if time.monotonic() > deadline:
-                _failure.abort_job(1, f"pycoll: rank {self.rank} called os._exit(0) while rank(s) "
-                                      f"{sorted(peers - self.poll())} were still running, and they did "
-                                      f"not finish within {self.timeout:g} s; stopping the job")
-            time.sleep(_PEER_POLL_S)
+        if not self._all_exited():
+            running = sorted(set(range(self.comm.Get_size())) - {self.rank} - self.poll())
+            _failure.abort_job(1, f"pycoll: rank {self.rank} called os._exit(0) while rank(s) {running} were still "
+                                  f"running, and they did not finish within {self.timeout:g} s; stopping the job")
         if mpi_running():
             self._stop_listening()  # the last notice is in; then finalise as an exit would
             self._mpi.Finalize()

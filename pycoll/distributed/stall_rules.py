@@ -56,9 +56,6 @@ _ONE_STEP = frozenset({"all_reduce", "reduce", "broadcast", "all_gather", "reduc
 """Calls whose ``sync_op`` decides their only engine call (gather and scatter share a blocking
 verdict first, alltoall its sizes: there a blocking wait and a task may be one call)."""
 _STOPPED = "they can never match (run with PYCOLL_CHECK=1 to catch this before the call); stopping the job"
-
-
-
 ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})  # the calls told with their root
 
 

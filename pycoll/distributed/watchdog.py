@@ -5,9 +5,9 @@ Three kinds of wait are watched by one daemon thread, sampled every ``_PERIOD_S`
 - A blocking MPI call (or a blocking set-up step: NCCL communicator creation, ``new_group``)
   cannot be interrupted from Python. The collective layer marks it (``group`` and ``name``: two
   attribute writes, so small messages stay cheap) for as long as it runs.
-- A task's ``wait()`` marks itself in ``waiting`` (group, name, sequence number, collectives made). It enforces
-  its own deadline (raising on the waiting rank), so the thread only warns about it and ends
-  the job when a member of its group has left.
+- A task's ``wait()`` marks itself in ``waiting`` (group, name, sequence number, collectives
+  made). It enforces its own deadline (raising on the waiting rank), so the thread only warns
+  about it and ends the job when a member of its group has left.
 - A stream-ordered engine (NCCL) returns before its calls complete, so its waits happen later,
   wherever the user synchronizes. The engine records each call with an event behind it; the
   thread asks every group's engine for its oldest unfinished call (``stalled_call()``) and
