@@ -120,3 +120,24 @@ def test_under_check_a_peer_that_left_is_said_to_have_ended_without_the_call(tmp
     assert result.returncode != 0, output
     assert ("all_reduce #3 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job (exited) (it ended "
             "without making this call); stopping the job") in output, output
+
+
+def test_a_caught_collective_failure_ends_the_job_at_exit_naming_the_call(tmp_path):
+    """MPI cannot finalise after a failed collective, so a rank that caught the error still ends
+    the job at exit: it now names the call, and the launcher names the rank (it said no rank had
+    said why, and blamed MPI's message)."""
+    script = tmp_path / "caught.py"
+    script.write_text("import numpy as np, pycoll.distributed as dist\n"
+                      "dist.init_parallel_env()\n"
+                      "x = np.ones(4 if dist.get_rank() == 0 else 6, np.float32)\n"
+                      "try:\n"
+                      "    dist.broadcast(x, src=0)\n"
+                      "except Exception as exc:\n"
+                      "    print('caught', type(exc).__name__, flush=True)\n"
+                      "dist.all_reduce(np.ones(3))\n")
+    result = launch(2, str(script))
+    output = result.stdout + result.stderr
+    assert result.returncode == 1 and "caught CollectiveError" in output, output
+    assert ("pycoll: rank 1: broadcast #1 on world (ranks [0, 1]) failed earlier in this process (its error was "
+            "raised there); MPI cannot finalise after a failed collective, so the job ends with status 1") in output
+    assert "pycoll.launch: rank 1 failed (exit status 1)" in output and "no rank said why" not in output, output

@@ -92,7 +92,7 @@ def test_a_bool_or_float_op_is_refused_even_after_its_value_was_used(world):
 @pytest.fixture
 def pending(monkeypatch):
     """A task over a real MPI receive that nobody has sent to yet, and the send that completes it."""
-    monkeypatch.setattr(_failure, "_broken", False)  # a timed-out wait marks the process broken
+    monkeypatch.setattr(_failure, "_broken", None)  # a timed-out wait marks the process broken
     group = dist.init_parallel_env()
     got = np.zeros(2)
     request = MPI.COMM_SELF.Irecv(got, source=0, tag=41)

@@ -31,7 +31,7 @@ class Request:
 
 @pytest.fixture
 def group(monkeypatch):
-    monkeypatch.setattr(_failure, "_broken", False)  # an engine error marks the process broken
+    monkeypatch.setattr(_failure, "_broken", None)  # an engine error marks the process broken
     return Group(0, [0, 1], 0, None, 0.05)
 
 
@@ -74,7 +74,7 @@ def test_the_error_of_a_dropped_task_is_raised_once_by_the_groups_next_call(grou
     with pytest.raises(CollectiveError, match=r"all_reduce #1 on world \(ranks \[0, 1\]\) failed on rank 0"):
         raise_failure(group)
     raise_failure(group)  # raised once
-    assert _failure._broken
+    assert _failure._broken == "all_reduce #1 on world (ranks [0, 1])"  # named at exit
 
 
 def test_a_kept_task_reports_its_own_error_too(group):

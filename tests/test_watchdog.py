@@ -36,7 +36,7 @@ def job_end(monkeypatch):
         raise JobEnded(code, message)
 
     monkeypatch.setattr(_failure, "abort_job", abort_job)
-    monkeypatch.setattr(_failure, "_broken", False)  # a timeout marks the process broken
+    monkeypatch.setattr(_failure, "_broken", None)  # a timeout marks the process broken
 
 
 def ended(tick, now):
@@ -63,7 +63,7 @@ def test_a_blocking_call_past_its_groups_timeout_ends_the_job():
     message = ended(dog.tick, 102.1)
     assert f"pycoll.CollectiveError: all_reduce #5 on {WORLD} did not complete within 2 s" in message
     assert "after 2.1 s" in message and "stopping the job" in message
-    assert _failure._broken, "the process must abort rather than finalize MPI"
+    assert _failure._broken is not None, "the process must abort rather than finalize MPI"
 
 
 def test_each_call_gets_its_own_time_and_finished_calls_are_forgotten():
@@ -244,7 +244,7 @@ def test_the_job_is_ended_with_its_message_written_and_reported_before_the_commu
         raise Exit(code)
 
     monkeypatch.undo()  # the real abort_job, with no MPI and no launcher to reach
-    monkeypatch.setattr(_failure, "_broken", False)
+    monkeypatch.setattr(_failure, "_broken", None)
     monkeypatch.setattr(_failure, "mpi_running", lambda: False)
     monkeypatch.setattr(_failure, "first_int", lambda names: None)
     monkeypatch.setattr(_failure, "report", lambda text, code: events.append(("report", text)))

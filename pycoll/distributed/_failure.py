@@ -22,14 +22,13 @@ import time
 from typing import Any, Callable, Optional
 
 from pycoll._errors import CollectiveError
-from pycoll._logging import logger
 from pycoll.distributed import _jobdir
 from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank, mpi_running
 
 FORWARD_S = 0.2  # a pause before ending the job, so that what a rank just wrote reaches the output first
 _ABORT_WAIT_S = 5.0  # how long MPI's launcher may take to end a rank that asked it to
 _hooks_installed = False
-_broken = False
+_broken: Optional[str] = None  # the first collective that failed in this process (mark_broken)
 _real_exit = os._exit  # the interpreter's own: exits.py routes os._exit through pycoll
 
 
@@ -112,10 +111,12 @@ def exit_code(exc: SystemExit) -> int:
     return exc.code if isinstance(exc.code, int) else 1
 
 
-def mark_broken() -> None:
-    """Record that a collective failed: a normal exit would hang in MPI_Finalize, so abort."""
+def mark_broken(what: str) -> None:
+    """Record that a collective failed (``what``: the call, as messages name it): a normal exit
+    would hang in MPI_Finalize, so abort, naming the first such call."""
     global _broken
-    _broken = True
+    if _broken is None:
+        _broken = what
 
 
 def label(name: str, seq: int) -> str:
@@ -133,7 +134,7 @@ def timeout_error(name: str, seq: int, group: Any, waited: float, given: bool = 
             f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
             f"{group.rank} of that group (the timeout given to wait()); it is still in flight: wait "
             f"for it again, or it fails at the group's timeout")
-    mark_broken()
+    mark_broken(f"{label(name, seq)} on {group.describe()}")
     return CollectiveError(
         f"{label(name, seq)} on {group.describe()} did not complete within {waited:g} s on rank "
         f"{group.rank} of that group (PYCOLL_TIMEOUT / the group's timeout): a peer is dead, "
@@ -144,7 +145,7 @@ def call_failed(name: str, seq: int, group: Any, exc: BaseException) -> Collecti
     """``exc``, raised by an engine inside call ``name`` #``seq``, as the CollectiveError users see:
     naming the call, its group and this rank (an error the engine reported in its own words is
     kept in them; another one, MPI's say, comes with the hint that finds most of its causes)."""
-    mark_broken()
+    mark_broken(f"{label(name, seq)} on {group.describe()}")
     where = f"{label(name, seq)} on {group.describe()} failed on rank {group.rank} of that group"
     if isinstance(exc, CollectiveError):
         return CollectiveError(f"{where}: {exc}")
@@ -154,9 +155,12 @@ def call_failed(name: str, seq: int, group: Any, exc: BaseException) -> Collecti
 
 
 def _exit_after_failure() -> None:
-    if _broken and mpi_running():
-        logger.error("a collective failed earlier in this process; aborting instead of finalising MPI")
-        abort_job(1)
+    if _broken is not None and mpi_running():
+        from mpi4py import MPI
+
+        abort_job(1, f"pycoll: rank {MPI.COMM_WORLD.Get_rank()}: {_broken} failed earlier in this process (its "
+                     f"error was raised there); MPI cannot finalise after a failed collective, so the job ends "
+                     f"with status 1")
 
 
 def install_hooks() -> None:
