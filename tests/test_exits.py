@@ -78,10 +78,12 @@ def test_ranks_that_all_os_exit_once_done_succeed(how, tmp_path):
     assert "after finalizing" not in result.stderr, result.stderr
 
 
-def test_messages_sent_and_never_received_are_named_at_exit(tmp_path):
+@pytest.mark.parametrize("env", [{}, {"PYCOLL_CHECK": "1"}])
+def test_messages_sent_and_never_received_are_named_at_exit(env, tmp_path):
     """A pipeline whose rank 1 skips its first receive gets each message one step late, and the
     job ended with status 0 saying nothing (a probe); now the rank names what it never received
-    on each group, sub-groups included (the job still ends with 0: every call completed)."""
+    on each group, sub-groups included (the job still ends with 0: every call completed).
+    PYCOLL_CHECK's descriptor of each send is not counted as a message of its own."""
     script = tmp_path / "skipped.py"
     script.write_text(
         "import numpy as np, pycoll.distributed as dist\n"
@@ -96,7 +98,7 @@ def test_messages_sent_and_never_received_are_named_at_exit(tmp_path):
         "        print('rank 1 received', x.tolist(), flush=True)\n"
         "if rank == 0:\n"
         "    dist.send(np.zeros(3, np.float64), dst=1, group=pair)\n")
-    result = launch(2, str(script))
+    result = launch(2, str(script), env=env)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "rank 1 received [0.0, 0.0, 0.0, 0.0]" in output, output
