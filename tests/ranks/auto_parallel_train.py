@@ -170,29 +170,48 @@ def data_parallel():
     summed_losses(mesh)
 
 
+class Temperature(nn.Layer):
+    """A loss with a learnable parameter of its own, in and out of the batch's terms."""
+
+    def __init__(self):
+        super().__init__()
+        self.t = self.create_parameter([1], default_initializer=nn.initializer.Constant(0.5))
+
+    def forward(self, out, y):
+        return (((out - y) ** 2) * self.t).sum() + (self.t * self.t).sum()
+
+
 def summed_losses(mesh):
     """A loss summed over the batch is the whole batch's sum, as paddle's DistModel computes it on
     distributed tensors (it was each rank's sum averaged: half the loss and half the gradient),
-    for a loss layer and a plain function alike."""
+    for a loss layer and a plain function alike; a term that uses no rows (a penalty on the
+    weights, a parameter of the loss) keeps its own gradient (a first fix doubled it)."""
     sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.01, parameters=params)  # noqa: E731
-    for loss_fn in (nn.MSELoss(reduction="sum"), lambda out, y: ((out - y) ** 2).sum()):
+    losses = [lambda layer: nn.MSELoss(reduction="sum"),
+              lambda layer: lambda out, y: ((out - y) ** 2).sum(),
+              lambda layer: lambda out, y: ((out - y) ** 2).mean() + (layer.fc1.weight ** 2).sum(),
+              lambda layer: Temperature()]
+    for make_loss in losses:
         pycoll.seed(11)
         layer = MLP()
         pycoll.seed(11)
         reference = MLP()
-        opt, ref_opt = sgd(layer.parameters()), sgd(reference.parameters())
+        loss_fn, ref_loss_fn = make_loss(layer), make_loss(reference)
+        extra = lambda fn: list(fn.parameters()) if isinstance(fn, nn.Layer) else []  # noqa: E731
+        opt = sgd(layer.parameters() + extra(loss_fn))
+        ref_opt = sgd(reference.parameters() + extra(ref_loss_fn))
         loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
         dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
         model = dist.to_static(layer, dist_loader, loss_fn, opt)
         for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
             loss = model(dx, dy)
-            ref_loss = loss_fn(reference(x), y)
+            ref_loss = ref_loss_fn(reference(x), y)
             ref_loss.backward()
             ref_opt.step()
             ref_opt.clear_grad()
             np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
-        for (name, p), q in zip(layer.named_parameters(), reference.parameters()):
-            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"parameter {name}", **TOL)
+        for p, q in zip(layer.parameters() + extra(loss_fn), reference.parameters() + extra(ref_loss_fn)):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"parameter {q.name}", **TOL)
 
 
 def hybrid():

@@ -13,7 +13,9 @@ The loss is the whole batch's, as paddle's DistModel computes it on distributed 
 model runs on each rank's rows under DataParallel, and the loss function takes its outputs as
 the rows of the whole batch (``Shard(0)`` along the data-parallel dimension), under paddle's
 placement rules, so that a loss summed over the batch is the whole sum (a mean the whole mean).
-Its gradient is scaled by the data-parallel size before the reducer averages over it. Where the
+The gradient reaching the outputs is scaled by the data-parallel size, which the reducer's
+average over the ranks undoes (a term of the loss that uses no rows, a penalty on the weights or
+a parameter of the loss itself, keeps its own gradient). Where the
 rules cannot place the loss function's ops (or an output holds no rows of the batch), each
 rank's loss over its rows is taken to be a mean over the batch and averaged over the ranks,
 with a warning.
@@ -31,12 +33,14 @@ import contextlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pycoll.distributed as dist
+from pycoll import _graph
 from pycoll._logging import logger
 from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
 from pycoll.distributed.auto_parallel import propagation
 from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard, shard_tensor
 from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize, sharded_beyond_linears
+from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import Op, Program, Tracer, serial_ops
 from pycoll.distributed.auto_parallel.spmd_rules import Refused
@@ -206,8 +210,7 @@ class DistModel:
         if tracer is not None:
             tracer.var(loss).name = "loss"
         if mode == "train":
-            # the reducer averages over the data-parallel ranks what the whole batch's loss sums
-            (loss * dp.nranks if dp is not None and is_dist_tensor(loss) else loss).backward()
+            loss.backward()
             if tracer is not None:
                 state.note_gradient_traffic(tracer, self._model, self._layer, self._where(self._dp_axis))
                 state.note_update(tracer, self._optimizer, self._layer, self._where(self._dp_axis))
@@ -223,11 +226,11 @@ class DistModel:
         the rules cannot place its ops or an output holds no rows of the batch."""
         if self._loss_taken_as_mean:
             return None
-        placements = self._data_placements()
+        placements, ranks = self._data_placements(), self._mesh.shape[self._dp_axis]
         try:
             if not all(isinstance(o, Tensor) and o.ndim >= 1 for o in outputs):
                 raise Refused("an output of the model holds no rows of the batch")
-            return self._loss(*(dtensor_from_local(o, self._mesh, placements) for o in outputs), *labels)
+            return self._loss(*(_rows_of_batch(o, self._mesh, placements, ranks) for o in outputs), *labels)
         except Refused as exc:
             logger.warning("DistModel: the loss is taken to be a mean over the batch, averaged over the "
                            "data-parallel ranks (a loss summed over the batch would be %d times too small): %s",
@@ -328,6 +331,17 @@ class DistModel:
         whole values (each rank takes its block). Unknown keys raise, naming them."""
         self._slots.drop()
         state.set_state_dict(self._layer, self._optimizer, state_dict)
+
+
+def _rows_of_batch(local: Tensor, mesh: ProcessMesh, placements: List[Placement], ranks: int) -> Tensor:
+    """``local`` (this rank's rows of a model output) as the rows of the whole batch; the
+    gradient coming back is scaled by ``ranks``: the data-parallel reducer then averages over
+    the ranks what is, for the whole batch's loss, their sum."""
+    rows = dtensor_from_local(local.detach(), mesh, placements)
+    rows.stop_gradient = local.stop_gradient
+    if local.grad_node is not None:
+        _graph.record((rows,), lambda g: (g * ranks,), (local,))
+    return rows
 
 
 def to_static(layer: Layer, loader: Any = None, loss: Optional[Callable] = None, optimizer: Any = None,
