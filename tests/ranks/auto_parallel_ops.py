@@ -54,6 +54,8 @@ def one_dim():
         ("exp", pycoll.exp(x), np.exp(A), S0),
         ("-abs", -abs(x), -np.abs(A), S0),
         ("x + v (broadcast over the rows)", x + pycoll.to_tensor(V), A + V, S0),
+        # both operands split by rows (an in-batch similarity): the second is made whole (paddle's)
+        ("x @ x.T", pycoll.matmul(x, x.T), A @ A.T, S0),
         # a plain (whole) operand spanning the split dimension counts as Replicate: its block is used
         ("x + a whole A", x + pycoll.to_tensor(A), A + A, S0),
         ("a whole A * columns", pycoll.to_tensor(A) * cols, A * A, [Shard(1)]),

@@ -36,7 +36,9 @@ def _dim(p: Optional[Placement]) -> Optional[int]:
 
 def _matmul(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """x [..., M, K] @ y [..., K, N]: a contraction split in one operand is split in the other
-    too (the result is then Partial); split against another split, it is made whole."""
+    too (the result is then Partial); split against another split, it is made whole. x split
+    along M and y along N (``o @ o.T`` of a batch split by rows): y is made whole (paddle's
+    rule; the result is split along M)."""
     (xs, ys), (xp, yp) = shapes, along
     x_k, y_k = len(xs) - 1, (0 if len(ys) == 1 else len(ys) - 2)
     xd, yd = _dim(xp), _dim(yp)
@@ -44,6 +46,8 @@ def _matmul(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
         return [xp, Shard(y_k)] if yd is None else [Replicate(), yp]
     if yd == y_k and xd != x_k:
         return [Shard(x_k), yp] if xd is None else [xp, Replicate()]
+    if len(xs) >= 2 and len(ys) >= 2 and xd == len(xs) - 2 and yd == len(ys) - 1:
+        return [xp, Replicate()]
     return list(along)
 
 
