@@ -168,6 +168,7 @@ def data_parallel():
     strategy = dist.Strategy({"sharding": {"enable": True, "degree": 4}})
     expect(ValueError, ["strategy.sharding.degree=4", "2 ranks"], pair, mesh, False, adam, strategy)
     summed_losses(mesh)
+    dict_outputs(mesh)
 
 
 class Temperature(nn.Layer):
@@ -212,6 +213,40 @@ def summed_losses(mesh):
             np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
         for p, q in zip(layer.parameters() + extra(loss_fn), reference.parameters() + extra(ref_loss_fn)):
             np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"parameter {q.name}", **TOL)
+
+
+class Named(nn.Layer):
+    """An MLP whose forward returns a dict."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = MLP()
+
+    def forward(self, x):
+        return {"logits": self.mlp(x), "features": x}
+
+
+def dict_outputs(mesh):
+    """A model returning a dict: its loss (summed) is the whole batch's, as for a tensor output
+    (it was taken as a mean, with a warning), and predict() gives its values flattened by sorted
+    key, as paddle's engine flattens them (it crashed)."""
+    pycoll.seed(11)
+    layer = Named()
+    pycoll.seed(11)
+    reference = Named()
+    loss_fn = lambda out, y: ((out["logits"] - y) ** 2).sum()  # noqa: E731
+    loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
+    dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
+    model = dist.to_static(layer, dist_loader, loss_fn)
+    for (x, y), (dx, dy) in zip(loader, dist_loader):
+        with pycoll.no_grad():
+            want = reference(x)
+            np.testing.assert_allclose(float(model(dx, dy)), float(loss_fn(want, y)), **TOL)
+    model.predict()
+    out = model(dx)
+    assert list(out) == ["out0", "out1"], out
+    np.testing.assert_allclose(dist.unshard_dtensor(out["out0"]).numpy(), want["features"].numpy(), **TOL)
+    np.testing.assert_allclose(dist.unshard_dtensor(out["out1"]).numpy(), want["logits"].numpy(), **TOL)
 
 
 def hybrid():

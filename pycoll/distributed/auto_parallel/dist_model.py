@@ -196,7 +196,7 @@ class DistModel:
         with local(), grads():
             outputs = self._model(*inputs)
             if mode == "predict":
-                outs = setup.as_list(outputs)
+                outs = setup.flat_outputs(outputs)
                 if tracer is not None:
                     for i, out in enumerate(outs):
                         tracer.var(out).name = f"out{i}"
@@ -227,10 +227,18 @@ class DistModel:
         if self._loss_taken_as_mean:
             return None
         placements, ranks = self._data_placements(), self._mesh.shape[self._dp_axis]
-        try:
-            if not all(isinstance(o, Tensor) and o.ndim >= 1 for o in outputs):
+
+        def rows(output: Any) -> Any:  # each tensor of a (nested) output as the batch's rows
+            if isinstance(output, dict):
+                return {key: rows(value) for key, value in output.items()}
+            if isinstance(output, (list, tuple)):
+                return type(output)(rows(value) for value in output)
+            if not (isinstance(output, Tensor) and output.ndim >= 1):
                 raise Refused("an output of the model holds no rows of the batch")
-            return self._loss(*(_rows_of_batch(o, self._mesh, placements, ranks) for o in outputs), *labels)
+            return _rows_of_batch(output, self._mesh, placements, ranks)
+
+        try:
+            return self._loss(*(rows(o) for o in outputs), *labels)
         except Refused as exc:
             logger.warning("DistModel: the loss is taken to be a mean over the batch, averaged over the "
                            "data-parallel ranks (a loss summed over the batch would be %d times too small): %s",

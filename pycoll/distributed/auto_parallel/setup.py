@@ -139,3 +139,13 @@ def flatten(args: Any) -> List[Any]:
 
 def as_list(outputs: Any) -> List[Any]:
     return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+
+def flat_outputs(outputs: Any) -> List[Any]:
+    """A model's outputs as one list, as paddle's engine flattens them: lists and tuples in
+    order, a dict's values by sorted key, nested."""
+    if isinstance(outputs, dict):
+        return [leaf for key in sorted(outputs) for leaf in flat_outputs(outputs[key])]
+    if isinstance(outputs, (list, tuple)):
+        return [leaf for item in outputs for leaf in flat_outputs(item)]
+    return [outputs]
