@@ -58,16 +58,17 @@ class SyncBatchNorm(_BatchNormBase):
                                self._all_reduce() if self.training else None)
 
     @classmethod
-    def convert_sync_batchnorm(cls, layer: Layer) -> Layer:
+    def convert_sync_batchnorm(cls, layer: Layer, group: Optional[dist.Group] = None) -> Layer:
         """`layer` with every BatchNorm1D/2D/3D in it (itself included) replaced by a
         SyncBatchNorm that keeps its parameters and running statistics (the same tensors);
-        other layers stay and get their converted sublayers."""
+        other layers stay and get their converted sublayers. ``group`` (pycoll's; paddle's
+        takes none): the group the new layers synchronise over, the world by default."""
         out = layer
         if isinstance(layer, _BatchNormBase) and not isinstance(layer, SyncBatchNorm):
             # attrs other than False are dropped: the new layer's own parameters are replaced below
             out = cls(layer._num_features, layer._momentum, layer._epsilon,
                       False if layer._weight_attr is False else None, False if layer._bias_attr is False else None,
-                      layer._data_format, layer._name)
+                      layer._data_format, layer._name, group)
             if layer.weight is not None:
                 out.weight = layer.weight
             if layer.bias is not None:
@@ -75,5 +76,5 @@ class SyncBatchNorm(_BatchNormBase):
             out._mean, out._variance = layer._mean, layer._variance
             out.training = layer.training
         for name, sub in list(layer.named_children()):
-            out.add_sublayer(name, cls.convert_sync_batchnorm(sub))
+            out.add_sublayer(name, cls.convert_sync_batchnorm(sub, group))
         return out

@@ -169,6 +169,7 @@ def data_parallel():
     expect(ValueError, ["strategy.sharding.degree=4", "2 ranks"], pair, mesh, False, adam, strategy)
     summed_losses(mesh)
     dict_outputs(mesh)
+    batch_norm(mesh)
 
 
 class Temperature(nn.Layer):
@@ -247,6 +248,38 @@ def dict_outputs(mesh):
     assert list(out) == ["out0", "out1"], out
     np.testing.assert_allclose(dist.unshard_dtensor(out["out0"]).numpy(), want["features"].numpy(), **TOL)
     np.testing.assert_allclose(dist.unshard_dtensor(out["out1"]).numpy(), want["logits"].numpy(), **TOL)
+
+
+class Normed(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.norm, self.fc2 = nn.Linear(IN, HIDDEN), nn.BatchNorm1D(HIDDEN), nn.Linear(HIDDEN, OUT)
+
+    def forward(self, x):
+        return self.fc2(pycoll.tanh(self.norm(self.fc1(x))))
+
+
+def batch_norm(mesh):
+    """A BatchNorm in a DistModel normalises by the whole batch's statistics (paddle's rule makes
+    the batch whole; it used each rank's rows, and the ranks' running statistics drifted apart)."""
+    sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)  # noqa: E731
+    pycoll.seed(11)
+    layer = Normed()
+    pycoll.seed(11)
+    reference = Normed()
+    ref_opt = sgd(reference.parameters())
+    loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
+    dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
+    model = dist.to_static(layer, dist_loader, nn.MSELoss(), sgd(layer.parameters()))
+    for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
+        loss = model(dx, dy)
+        ref_loss = nn.MSELoss()(reference(x), y)
+        ref_loss.backward()
+        ref_opt.step()
+        ref_opt.clear_grad()
+        np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
+    for (name, p), q in zip(layer.state_dict().items(), reference.state_dict().values()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=name, **TOL)  # running statistics too
 
 
 def hybrid():

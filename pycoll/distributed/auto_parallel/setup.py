@@ -18,13 +18,17 @@ from pycoll.distributed.sharding import group_sharded_parallel
 from pycoll.distributed.sharding.group_sharded import STAGES
 from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
+from pycoll.parallel.sync_batch_norm import SyncBatchNorm
 from pycoll.tensor import Tensor
 
 def build(layer: Layer, optimizer: Any, strategy: Strategy, dp: Optional[dist.Group]) -> Tuple[Layer, Any]:
     """The model and optimizer a step runs: ``layer`` under DataParallel over the data-parallel
-    group ``dp`` (or sharded over it, per ``strategy.sharding``), the optimizer under gradient
-    merge per ``strategy.gradient_merge``."""
+    group ``dp`` (or sharded over it, per ``strategy.sharding``), its BatchNorms normalising over
+    the whole batch (SyncBatchNorm over ``dp``: paddle's rule makes the batch whole for a batch
+    norm), the optimizer under gradient merge per ``strategy.gradient_merge``."""
     sharding, merge = strategy.sharding, strategy.gradient_merge
+    if dp is not None:
+        layer = SyncBatchNorm.convert_sync_batchnorm(layer, dp)  # the same parameters and statistics
     model: Layer = layer
     if sharding.enable and optimizer is not None:
         size = 1 if dp is None else dp.nranks
