@@ -147,6 +147,9 @@ def _dtype_digest(dtype: Any) -> int:
     return _digest(str(dtype).encode())
 
 
+DESCRIPTOR_TAG = 8  # the tag of a send's descriptor (p2p's data messages carry another)
+
+
 def p2p_descriptor(xp: Any, seq: int, arr: Any) -> Any:
     """The descriptor a send of ``arr`` (call number ``seq``) sends ahead of its data."""
     text = array_text(arr).encode()[:_TEXT_BYTES]

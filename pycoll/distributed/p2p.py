@@ -43,7 +43,6 @@ from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, poll
 
 _DATA_TAG = 7  # every message pycoll's send and recv move
-DESCRIPTOR_TAG = 8  # PYCOLL_CHECK's descriptors: no data message carries it
 
 
 def peer_of(g: Group, rank: int, fn: str, arg: str) -> int:
@@ -97,7 +96,7 @@ def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking:
     The descriptor is started non-blocking so that NCCL, which holds it back, launches it with
     the data as one group (launched apart, a ring of ``irecv`` then ``send`` would wait on itself).
     """
-    first = engine.send(descriptor, peer, DESCRIPTOR_TAG, False, seq)
+    first = engine.send(descriptor, peer, check.DESCRIPTOR_TAG, False, seq)
     second = engine.send(buf, peer, _DATA_TAG, blocking, seq)
     if not blocking:
         return _Both(first, second)
@@ -176,10 +175,10 @@ class _Receipt:
             return engine.recv(self.buf, peer, _DATA_TAG, blocking, seq, self._count)
         self.descriptor = check.empty_descriptor(engine.xp)
         if not blocking:
-            first = engine.recv(self.descriptor, peer, DESCRIPTOR_TAG, False, seq)
+            first = engine.recv(self.descriptor, peer, check.DESCRIPTOR_TAG, False, seq)
             second = engine.recv(self.buf, peer, _DATA_TAG, False, seq, self._count)
             return _Both(first, second, forgive=lambda: self.difference() is not None)
-        engine.recv(self.descriptor, peer, DESCRIPTOR_TAG, True, seq)
+        engine.recv(self.descriptor, peer, check.DESCRIPTOR_TAG, True, seq)
         if self.difference() is None:
             return engine.recv(self.buf, peer, _DATA_TAG, True, seq, self._count)
         # taken whole into scratch: the sender is not left waiting, and the next receive from

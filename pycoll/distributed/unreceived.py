@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Tuple
 
 from pycoll._logging import logger
+from pycoll.distributed.check import DESCRIPTOR_TAG
 
 _MOST = 1000  # messages taken per communicator at most (the report says "at least" past it)
 
@@ -21,8 +22,6 @@ _MOST = 1000  # messages taken per communicator at most (the report says "at lea
 def report_unreceived(groups: Iterable[Any]) -> None:
     """Log each live group's messages (on an MPI engine) sent to this rank and never received."""
     from mpi4py import MPI
-
-    from pycoll.distributed.p2p import DESCRIPTOR_TAG  # (p2p imports the layers that import this module)
 
     for group in groups:
         engine = group.engine
