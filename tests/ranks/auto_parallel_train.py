@@ -73,13 +73,16 @@ def pair(mesh, sharded, optimizer, strategy=None, wrap_reference=None):
     return model, layer, loader, dist_loader, reference, ref_opt
 
 
-def train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, epochs=2):
+def train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, epochs=2, ref_loss_fn=None):
+    """Every step's loss and then the parameters equal the reference's, trained on the whole batch
+    with ``ref_loss_fn`` (MSELoss by default)."""
     assert model._mode == "train"
+    ref_loss_fn = ref_loss_fn or nn.MSELoss()
     for epoch in range(epochs):
         for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
             assert dx.shape == [BATCH, IN] and dx._local_shape[0] == BATCH // dist_loader.mesh_and_axis()[0].get_dim_size("dp")
             loss = model(dx, dy)
-            ref_loss = nn.MSELoss()(reference(x), y)
+            ref_loss = ref_loss_fn(reference(x), y)
             ref_loss.backward()
             ref_opt.step()
             ref_opt.clear_grad()
@@ -205,15 +208,9 @@ def summed_losses(mesh):
         loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
         dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
         model = dist.to_static(layer, dist_loader, loss_fn, opt)
-        for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
-            loss = model(dx, dy)
-            ref_loss = ref_loss_fn(reference(x), y)
-            ref_loss.backward()
-            ref_opt.step()
-            ref_opt.clear_grad()
-            np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
-        for p, q in zip(layer.parameters() + extra(loss_fn), reference.parameters() + extra(ref_loss_fn)):
-            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"parameter {q.name}", **TOL)
+        train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, 1, ref_loss_fn)
+        for p, q in zip(extra(loss_fn), extra(ref_loss_fn)):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=f"the loss's parameter {q.name}", **TOL)
 
 
 class Named(nn.Layer):
@@ -271,15 +268,10 @@ def batch_norm(mesh):
     loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
     dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
     model = dist.to_static(layer, dist_loader, nn.MSELoss(), sgd(layer.parameters()))
-    for step, ((x, y), (dx, dy)) in enumerate(zip(loader, dist_loader)):
-        loss = model(dx, dy)
-        ref_loss = nn.MSELoss()(reference(x), y)
-        ref_loss.backward()
-        ref_opt.step()
-        ref_opt.clear_grad()
-        np.testing.assert_allclose(float(loss), float(ref_loss), err_msg=f"step {step}", **TOL)
-    for (name, p), q in zip(layer.state_dict().items(), reference.state_dict().values()):
-        np.testing.assert_allclose(p.numpy(), q.numpy(), err_msg=name, **TOL)  # running statistics too
+    train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, 1)
+    for name in ("_mean", "_variance"):  # the running statistics too
+        np.testing.assert_allclose(getattr(layer.norm, name).numpy(), getattr(reference.norm, name).numpy(),
+                                   err_msg=name, **TOL)
 
 
 def hybrid():
