@@ -87,14 +87,15 @@ def main():
     dist_model.eval()
     eval_losses = [float(dist_model(image, label)) for image, label in dist_loader()]
 
-    # prediction: each call returns a dict of the outputs, "out0" the first
+    # prediction: each call returns a dict of the outputs, "out0" the first (NumPy arrays, as the
+    # losses: the strategy's return_numpy)
     dist_model.predict()
     outs = [dist_model(image) for image, _ in dist_loader()]
     out = outs[0]["out0"]
 
     print(f"rank {dist.get_rank()}: train loss {losses[0]:.6f} -> {losses[-1]:.6f} over {len(losses)} "
-          f"steps, eval loss {np.mean(eval_losses):.6f}, predict out0 shape {out.shape} "
-          f"{out.placements}, checksum {float(np.abs(out.numpy()).sum()):.6f}", flush=True)
+          f"steps, eval loss {np.mean(eval_losses):.6f}, predict out0 shape {list(out.shape)} "
+          f"{type(out).__name__}, checksum {float(np.abs(out).sum()):.6f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -30,10 +30,14 @@ refused there by name.
 from __future__ import annotations
 
 import contextlib
+import random
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 import pycoll.distributed as dist
 from pycoll import _graph
+from pycoll import random as pycoll_random
 from pycoll._logging import logger
 from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
@@ -78,6 +82,8 @@ class DistModel:
         self._mesh, self._dp_axis = setup.mesh_and_data_axis(layer, loader)
         optimizer = setup.unwrap_shard_optimizer(optimizer, self._strategy, self._mesh, self._dp_axis)
         self._strategy.refuse_unsupported()
+        if self._strategy.seed:  # paddle's rule (a seed of 0 seeds nothing there either)
+            self._seed(self._strategy.seed)
         self._spmd = sharded_beyond_linears(layer)  # see the module's text
         self._linears = [] if self._spmd else parallelize(layer)
         self._inputs, self._labels = setup.feed_counts(loader, layer)
@@ -100,6 +106,14 @@ class DistModel:
             self.eval()
         else:
             self.predict()
+
+    def _seed(self, seed: int) -> None:
+        """Seed pycoll, NumPy and ``random`` with ``seed`` plus this rank's data-parallel index
+        (paddle's rule: the model-parallel ranks of one replica draw alike)."""
+        index = 0 if self._mesh is None or self._dp_axis is None else self._mesh.coordinate()[self._dp_axis]
+        pycoll_random.seed(seed + index)
+        np.random.seed(seed + index)
+        random.seed(seed + index)
 
     # ---- the parallel plan -------------------------------------------------------------------
     def _group(self, axis: Optional[int]) -> Optional[dist.Group]:
@@ -153,7 +167,11 @@ class DistModel:
             outputs, result = self._run(mode, inputs, labels, tracer)
         if tracer is not None:
             self._learn(mode, tracer, outputs)
-        return result
+        if not self._strategy.return_numpy:
+            return result
+        if isinstance(result, dict):
+            return {name: _fetched(value) for name, value in result.items()}
+        return _fetched(result)
 
     def _split(self, feed: List[Any], mode: str) -> Tuple[List[Any], List[Any]]:
         n_in, n_label = self._inputs, self._labels
@@ -350,6 +368,17 @@ def _rows_of_batch(local: Tensor, mesh: ProcessMesh, placements: List[Placement]
     if local.grad_node is not None:
         _graph.record((rows,), lambda g: (g * ranks,), (local,))
     return rows
+
+
+def _fetched(value: Any) -> Any:
+    """``value`` as paddle's executor fetches it under ``return_numpy``: this rank's piece as a
+    NumPy array (the loss is whole on every rank; a partial sum is summed first)."""
+    if is_dist_tensor(value):
+        summed = [Replicate() if p.is_partial() else p for p in value.placements]
+        if summed != list(value.placements):
+            value = reshard(value, value.process_mesh, summed)
+        value = value._local_value()
+    return value.numpy() if isinstance(value, Tensor) else value
 
 
 def to_static(layer: Layer, loader: Any = None, loss: Optional[Callable] = None, optimizer: Any = None,

@@ -15,12 +15,28 @@ The other fields of paddle 3.3.1's categories (``sharding.enable_overlap``, ``pi
 ``_dp_optimization``, ``_sp_optimization``) tune how paddle's static passes schedule, fuse and
 overlap the same step: they are taken, type-checked, and change nothing in pycoll's results.
 Unlike paddle, a misspelt field fails, naming it, when set or given in ``config``.
+
+The Strategy's own fields (paddle's "base" category, set as ``strategy.return_numpy = False`` or
+given at the top of ``config``):
+
+    return_numpy    True: a DistModel step returns NumPy arrays (the loss; predict's outputs,
+                    each this rank's piece), as paddle's; False: pycoll Tensors
+    seed            an int: the DistModel seeds pycoll, NumPy and ``random`` with seed + this
+                    rank's data-parallel index when it is made (paddle's rule)
+    auto_mode       "semi" only (the placements come from the user); paddle's planners refused
+    reinit          paddle's debugging re-run of the startup program: True is refused
+    gradient_scale, gradient_scale_using_allreduce_avg, use_cache, all_ranks, split_data
+                    how paddle builds and runs its programs (3.3.1's PIR programs average the
+                    gradients either way); taken, type-checked, no effect
 """
 from __future__ import annotations
 
 import copy
 from typing import Any, Dict, Optional
 
+_BASE: Dict[str, Any] = {"auto_mode": "semi", "gradient_scale": True, "gradient_scale_using_allreduce_avg": False,
+                         "use_cache": True, "return_numpy": True, "all_ranks": False, "split_data": True,
+                         "seed": None, "reinit": False}
 _FIELDS: Dict[str, Dict[str, Any]] = {
     "sharding": {"enable": False, "stage": 1, "degree": 8, "enable_overlap": False, "param_comm_stream_num": 1,
                  "grad_comm_stream_num": 1, "param_bucket_size_numel": 1, "grad_bucket_size_numel": 1,
@@ -51,12 +67,17 @@ _CHOICES = {("sharding", "stage"): (1, 2, 3), ("amp", "level"): ("o0", "o1", "o2
             ("amp", "dtype"): ("float16", "bfloat16"), ("pipeline", "schedule_mode"): ("FThenB", "1F1B", "VPP")}
 
 
+def _defaults(category: str) -> Dict[str, Any]:
+    return _BASE if category == "base" else _FIELDS[category]
+
+
 class StrategyConfig:
-    """One category of a Strategy (``strategy.sharding``, ...): fixed fields of fixed types."""
+    """One category of a Strategy (``strategy.sharding``, ...; "base": the Strategy's own fields):
+    fixed fields of fixed types."""
 
     def __init__(self, category: str, values: Optional[Dict[str, Any]] = None):
         object.__setattr__(self, "_category", category)
-        object.__setattr__(self, "_values", copy.deepcopy(_FIELDS[category]))  # lists of its own
+        object.__setattr__(self, "_values", copy.deepcopy(_defaults(category)))  # lists of its own
         object.__setattr__(self, "_given", set())
         if values is not None:
             if not isinstance(values, dict):
@@ -68,16 +89,21 @@ class StrategyConfig:
         values = object.__getattribute__(self, "_values")
         if name in values:
             return values[name]
-        raise AttributeError(f"strategy.{self._category} has no field {name!r}; its fields: "
-                             f"{', '.join(values)}")
+        raise AttributeError(f"{self._prefix()[:-1]} has no field {name!r}; its fields: {', '.join(values)}")
+
+    def _prefix(self) -> str:
+        return "strategy." if self._category == "base" else f"strategy.{self._category}."
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self._values:
-            raise AttributeError(f"strategy.{self._category} has no field {name!r}; its fields: "
+            raise AttributeError(f"{self._prefix()[:-1]} has no field {name!r}; its fields: "
                                  f"{', '.join(self._values)}")
-        default = _FIELDS[self._category][name]
-        where = f"strategy.{self._category}.{name}"
-        if isinstance(default, bool):
+        default = _defaults(self._category)[name]
+        where = f"{self._prefix()}{name}"
+        if default is None:  # seed
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"{where} must be an int or None, got {value!r}")
+        elif isinstance(default, bool):
             if not isinstance(value, bool):
                 raise TypeError(f"{where} must be True or False, got {value!r}")
         elif isinstance(default, int):
@@ -105,6 +131,16 @@ class StrategyConfig:
     def to_dict(self) -> Dict[str, Any]:
         return dict(self._values)
 
+    def from_dict(self, config: Dict[str, Any]) -> None:
+        """Set the fields ``config`` names (a misspelt one fails, naming it)."""
+        if not isinstance(config, dict):
+            raise TypeError(f"{self._prefix()}from_dict: config must be a dict, got {type(config).__name__}")
+        for key, value in config.items():
+            setattr(self, key, value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values.get(name, default)
+
     def __deepcopy__(self, memo: dict) -> "StrategyConfig":
         new = StrategyConfig(self._category)
         new._values.update(copy.deepcopy(self._values, memo))
@@ -117,21 +153,30 @@ class StrategyConfig:
 
 class Strategy:
     """paddle's ``dist.Strategy(config=None)``: ``config`` is a dict of categories, e.g.
-    ``{"sharding": {"enable": True, "stage": 2}}`` (see the module's table)."""
+    ``{"sharding": {"enable": True, "stage": 2}}``, and of the Strategy's own fields, e.g.
+    ``{"return_numpy": False}`` (see the module's text)."""
 
     def __init__(self, config: Optional[Dict[str, Any]] = None):
         if config is not None and not isinstance(config, dict):
             raise ValueError(f"Strategy: config must be a dict or None, got {type(config).__name__}")
         config = dict(config or {})
         full_graph = config.pop("full_graph", True)
+        own = {key: config.pop(key) for key in list(config) if key in _BASE}
         unknown = sorted(set(config) - set(_FIELDS))
         if unknown:
-            raise ValueError(f"Strategy: config has unknown categories {unknown}; known: "
-                             f"{', '.join(_FIELDS)}, full_graph")
+            raise ValueError(f"Strategy: config has unknown keys {unknown}; known: the categories "
+                             f"{', '.join(_FIELDS)}, full_graph and the fields {', '.join(_BASE)}")
         if not isinstance(full_graph, bool):
             raise TypeError(f"Strategy: config['full_graph'] must be True or False, got {full_graph!r}")
+        object.__setattr__(self, "_own", StrategyConfig("base", own))
         object.__setattr__(self, "_configs", {c: StrategyConfig(c, config.get(c)) for c in _FIELDS})
         object.__setattr__(self, "_full_graph", full_graph)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _BASE:
+            return getattr(object.__getattribute__(self, "_own"), name)
+        raise AttributeError(f"Strategy has no field {name!r}; its fields: {', '.join(_BASE)}, and the "
+                             f"categories {', '.join(_FIELDS)}")
 
     @property
     def sharding(self) -> StrategyConfig:
@@ -175,11 +220,40 @@ class Strategy:
         return self._full_graph
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"Strategy has no settable field {name!r}; set the fields of its categories "
-                             f"({', '.join(_FIELDS)}), e.g. strategy.sharding.enable = True")
+        if name in _BASE:
+            setattr(self._own, name, value)
+            return
+        raise AttributeError(f"Strategy has no settable field {name!r}; its fields: {', '.join(_BASE)}; or "
+                             f"set the fields of its categories ({', '.join(_FIELDS)}), e.g. "
+                             f"strategy.sharding.enable = True")
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields and each category's fields, under paddle's keys (``"_sharding"``, ...)."""
+        return {**self._own.to_dict(), **{f"_{c}": config.to_dict() for c, config in self._configs.items()}}
+
+    def from_dict(self, config: Dict[str, Any]) -> None:
+        """Set what ``config`` names: the Strategy's fields, and categories by name or by
+        ``to_dict``'s key (``"sharding"`` or ``"_sharding"``)."""
+        if not isinstance(config, dict):
+            raise TypeError(f"Strategy.from_dict: config must be a dict, got {type(config).__name__}")
+        for key, value in config.items():
+            category = key[1:] if key.startswith("_") else key
+            if category in _FIELDS:
+                self._configs[category].from_dict(value)
+            else:
+                setattr(self, key, value)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.to_dict().get(name, default)
 
     def refuse_unsupported(self) -> None:
         """NotImplementedError naming the first field asking for what pycoll does not do."""
+        if self.auto_mode != "semi":
+            raise NotImplementedError(f"strategy.auto_mode={self.auto_mode!r}: pycoll takes the placements from "
+                                      f"the user (\"semi\"); it has no planner that chooses them")
+        if self.reinit:
+            raise NotImplementedError("strategy.reinit=True (re-running paddle's startup program): pycoll's "
+                                      "parameters are initialised when the layer is made; leave it False")
         for field in ("pipeline.enable", "amp.enable", "fused_passes.dropout_add"):
             category, name = field.split(".")
             if getattr(self._configs[category], name):
@@ -187,4 +261,5 @@ class Strategy:
                                           f"False")
 
     def __repr__(self) -> str:
-        return f"Strategy({', '.join(repr(c) for c in self._configs.values())}, full_graph={self._full_graph})"
+        return (f"Strategy({self._own._values}, {', '.join(repr(c) for c in self._configs.values())}, "
+                f"full_graph={self._full_graph})")
