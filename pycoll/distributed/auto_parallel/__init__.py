@@ -31,7 +31,7 @@ from pycoll.distributed.auto_parallel.intermediate import (ColWiseParallel, Cont
 from pycoll.distributed.auto_parallel.layers import shard_layer
 from pycoll.distributed.auto_parallel.loader import ShardDataloader, shard_dataloader
 from pycoll.distributed.auto_parallel.local import LocalLayer, local_map, unshard_dtensor
-from pycoll.distributed.auto_parallel.mesh import ProcessMesh, get_mesh, set_mesh
+from pycoll.distributed.auto_parallel.mesh import ProcessMesh, create_mesh, get_mesh, set_mesh
 from pycoll.distributed.auto_parallel.optimizer import (ShardingStage1, ShardingStage2, ShardingStage3,
                                                         ShardOptimizer, in_auto_parallel_align_mode,
                                                         shard_optimizer, shard_scaler)
@@ -52,6 +52,6 @@ __all__ = ["ColWiseParallel", "ContextParallel", "DistModel", "DistParameter", "
            "SequenceParallelEnd", "SplitPoint", "parallelize", "Placement", "ProcessMesh", "Program",
            "ReduceType", "Replicate", "Shard", "ShardDataloader", "ShardOptimizer",
            "ShardingStage1", "ShardingStage2", "ShardingStage3", "Strategy", "api", "dtensor_from_fn", "shard_scaler",
-           "dtensor_from_local", "get_mesh", "in_auto_parallel_align_mode", "is_dist_tensor", "local_map", "set_mesh",
+           "create_mesh", "dtensor_from_local", "get_mesh", "in_auto_parallel_align_mode", "is_dist_tensor", "local_map", "set_mesh",
            "shard_optimizer",
            "reshard", "shard_dataloader", "shard_layer", "shard_tensor", "to_static", "unshard_dtensor"]
