@@ -1,5 +1,7 @@
 """PYCOLL_CHECK: ranks that call collectives differently all get a CollectiveError listing each
-rank's call, the job goes on, and the check never removes a timeout. Without it, an engine's own
+rank's call, the job goes on (a non-blocking call that differs, already started, ends it), a
+valid program with non-blocking calls on two groups in different orders still runs, and the
+check never removes a timeout. Without it, an engine's own
 failure is a CollectiveError naming the call."""
 import time
 
@@ -10,7 +12,7 @@ from conftest import assert_ok, launch
 from pycoll.distributed import check
 
 CASES = ["dtype", "op", "broadcast_dtype", "scatter_src", "all_gather_size", "reduce_scatter_size",
-         "alltoall_or_all_gather", "long_shape", "sync_op", "refused"]
+         "alltoall_or_all_gather", "long_shape", "refused"]
 
 
 def test_the_description_names_everything_a_mismatch_can_differ_in():
@@ -31,6 +33,22 @@ def test_the_digest_is_the_same_for_the_same_call_and_differs_otherwise():
 @pytest.mark.parametrize("case", CASES)
 def test_a_mismatch_is_reported_on_every_rank(case):
     assert_ok(launch(2, "mismatches.py", case, env={"PYCOLL_CHECK": "1"}), expect_lines=2)
+
+
+def test_a_non_blocking_call_that_differs_ends_the_job_naming_each_rank_s_call():
+    """Rank 1's non-blocking all_reduce had started when its comparison came back different (MPI
+    cannot take it back); rank 0's blocking one raised before it moved anything."""
+    result = launch(2, "mismatches.py", "sync_op", env={"PYCOLL_CHECK": "1"})
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert ("rank 0: all_reduce #1 float32[4] op=ReduceOp.SUM sync_op=True; rank 1: all_reduce #1 float32[4] "
+            "op=ReduceOp.SUM sync_op=False; this rank's call (sync_op=False) had started") in output, output
+
+
+def test_non_blocking_calls_on_two_groups_made_in_different_orders_run_under_the_check():
+    """A valid program (an async call on one group, a blocking one on another, in the other order
+    on the peer) that a blocking comparison before the async call turned into a deadlock."""
+    assert_ok(launch(2, "check_async_groups.py", env={"PYCOLL_CHECK": "1"}, timeout=60), expect_lines=2)
 
 
 def test_sends_and_receives_of_some_ranks_do_not_count_as_collectives():

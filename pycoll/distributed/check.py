@@ -29,8 +29,8 @@ import numpy as np
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
-from pycoll.backends.reduce_op import ReduceOp, is_reduce_op, op_name
-from pycoll.distributed._failure import call_failed
+from pycoll.backends.reduce_op import is_reduce_op, op_name
+from pycoll.distributed._failure import abort_job, call_failed, timeout_error
 
 
 def _flag(name: str) -> bool:
@@ -84,46 +84,112 @@ def _call_digest(fn: str, seq: int, arr: Any, op: Any, root: Optional[int],
 
 
 def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] = None,
-            blocking: bool = True) -> None:
-    """Compare this rank's coming call with the other ranks'; raise on any difference. The calls
-    are numbered among the group's collectives alone (sends and receives, which only some ranks
-    make, do not count)."""
+            blocking: bool = True) -> "Comparison":
+    """The comparison of this rank's coming call with the other ranks', under way (the caller
+    waits for it: :meth:`Comparison.test`, then :meth:`Comparison.raise_on_difference`). The
+    calls are numbered among the group's collectives alone (sends and receives, which only some
+    ranks make, do not count). A non-blocking call leaves it to its task (:class:`Checked`):
+    waiting before the call would block where the call does not (a non-blocking call on one
+    group, then a blocking call on another that a peer makes first, is a valid program)."""
     backend, seq = group.engine, group.seq - group.p2p_calls
-    blocking = None if backend.stream_ordered else blocking
+    described = None if backend.stream_ordered else blocking
+    text = describe(fn, seq, arr, op, root, described)
     if debug:
-        logger.debug("%s on %s", describe(fn, seq, arr, op, root, blocking), group.describe())
-    try:
-        if _all_agree(backend, _call_digest(fn, seq, arr, op, root, blocking), seq):
-            return
-        mine = describe(fn, seq, arr, op, root, blocking).encode()
-        calls = _gather_texts(backend, mine, seq)
-    except Exception as exc:
-        raise call_failed(fn, seq, group, exc) from exc
-    listing = "; ".join(f"rank {r}: {c}" for r, c in zip(group.ranks, calls))
-    raise CollectiveError(f"PYCOLL_CHECK: the ranks of {group.describe()} called different "
-                          f"collectives: {listing}")
+        logger.debug("%s on %s", text, group.describe())
+    return Comparison(group, fn, seq, _call_digest(fn, seq, arr, op, root, described), text)
 
 
-def _all_agree(backend: Any, digest: int, seq: int) -> bool:
-    """Whether every rank's ``digest`` equals this one: the largest and the smallest over the
-    ranks are the same on every rank, so every rank reaches the same answer."""
-    extremes = backend.xp.asarray(np.array([digest, -digest], np.int64))
-    backend.all_reduce(extremes, backend.plan(extremes.dtype, ReduceOp.MAX), True, seq)
-    return extremes.tolist() == [digest, -digest]
+def refused(group: Any, fn: str, problem: str) -> "Comparison":
+    """The comparison a rank that refused its call ``fn`` (``problem``: the error it raises)
+    takes part in, as ``all_reduce #3 refused (ValueError: ...)``: every peer then raises,
+    naming the refusal, and none makes the call, so the group's calls stay in step and the job
+    goes on. Where every rank refused alike, all agree and each raises its own refusal."""
+    seq = group.seq - group.p2p_calls
+    text = f"{fn} #{seq} refused ({problem})"
+    return Comparison(group, fn, seq, _digest(text.encode()), text)
 
 
-def _gather_texts(backend: Any, mine: bytes, seq: int) -> list:
-    """Every rank's ``mine`` (any length), in rank order, through the engine directly."""
-    xp = backend.xp
-    lengths = xp.empty(backend.size, np.int64)
-    backend.all_gather(lengths, xp.asarray(np.array([len(mine)], np.int64)), True, seq)
-    lengths = [int(n) for n in lengths.tolist()]
-    padded = np.zeros(max(lengths), np.uint8)
-    padded[:len(mine)] = np.frombuffer(mine, np.uint8)
-    rows = xp.empty(backend.size * len(padded), np.uint8)
-    backend.all_gather(rows, xp.asarray(padded), True, seq)
-    table = np.asarray(rows.tolist(), np.uint8).reshape(backend.size, len(padded))
-    return [bytes(row[:n]).decode(errors="replace") for row, n in zip(table, lengths)]
+_RECORD_WORDS = 40  # int64 words of a call's record: its digest, its text's length, its text
+_RECORD_TEXT = 8 * (_RECORD_WORDS - 2)
+
+
+class Comparison:
+    """Every rank's record of its coming call (digest and description), gathered by one
+    non-blocking all-gather, whichever way the call itself runs: ranks whose calls differ in
+    ``sync_op`` still take part in the same collective (MPI never matches a blocking one with a
+    non-blocking one), and every rank reads the same table, so all reach the same verdict with
+    no second round. A request: ``test`` progresses it, ``join_stream`` hands it to the stream."""
+
+    __slots__ = ("group", "_fn", "_seq", "_mine", "_table", "_request")
+
+    def __init__(self, group: Any, fn: str, seq: int, digest: int, text: str):
+        backend = group.engine
+        raw = text.encode()[:_RECORD_TEXT]
+        words = np.zeros(_RECORD_WORDS, np.int64)
+        words[:2] = [digest, len(raw)]
+        words[2:].view(np.uint8)[:len(raw)] = np.frombuffer(raw, np.uint8)
+        self.group, self._fn, self._seq = group, fn, seq
+        self._mine = backend.xp.asarray(words)
+        self._table = backend.xp.empty(backend.size * _RECORD_WORDS, np.int64)
+        try:
+            self._request = backend.all_gather(self._table, self._mine, False, seq)
+        except Exception as exc:
+            raise call_failed(fn, seq, group, exc) from exc
+
+    def join_stream(self) -> bool:
+        return self._request.join_stream()
+
+    def test(self, start: bool = True) -> bool:
+        try:
+            return self._request.test(start)
+        except Exception as exc:
+            raise call_failed(self._fn, self._seq, self.group, exc) from exc
+
+    def timed_out(self) -> CollectiveError:
+        return timeout_error(self._fn, self._seq, self.group, self.group.engine.timeout)
+
+    def differences(self) -> Optional[str]:
+        """Once complete: None when every rank's call is this rank's, else each rank's, listed."""
+        table = np.asarray(self._table.tolist(), np.int64).reshape(-1, _RECORD_WORDS)
+        if (table[:, 0] == table[0, 0]).all():
+            return None
+        texts = [row[2:].view(np.uint8)[:row[1]].tobytes().decode(errors="replace") for row in table]
+        return "; ".join(f"rank {r}: {c}" for r, c in zip(self.group.ranks, texts))
+
+    def raise_on_difference(self) -> None:
+        """Once complete: a CollectiveError listing each rank's call where they differ."""
+        listing = self.differences()
+        if listing is not None:
+            raise CollectiveError(f"PYCOLL_CHECK: the ranks of {self.group.describe()} called different "
+                                  f"collectives: {listing}")
+
+
+class Checked:
+    """A non-blocking call's request behind its comparison: complete once both are. A
+    difference ends the job, naming each rank's call: this rank's call has already started, and
+    MPI cannot take it back, so the group's calls can never be put in step again."""
+
+    __slots__ = ("_comparison", "_request")
+
+    def __init__(self, comparison: Comparison, request: Any):
+        self._comparison: Optional[Comparison] = comparison
+        self._request = request
+
+    def join_stream(self) -> bool:
+        return False  # the comparison's records are read on the host
+
+    def test(self, start: bool = True) -> bool:
+        comparison = self._comparison
+        if comparison is not None:
+            if not comparison.test(start):
+                return False
+            self._comparison = None
+            listing = comparison.differences()
+            if listing is not None:
+                abort_job(1, f"pycoll: PYCOLL_CHECK: the ranks of {comparison.group.describe()} called "
+                             f"different collectives: {listing}; this rank's call (sync_op=False) had "
+                             f"started, so the group cannot go on: stopping the job")
+        return self._request is None or self._request.test(start)
 
 
 # -- point to point -------------------------------------------------------------------------

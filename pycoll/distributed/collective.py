@@ -26,14 +26,15 @@ from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
-from pycoll.distributed.task import COMPLETED, Task, drain, raise_failure, retire, wait_overlapping
+from pycoll.distributed.task import COMPLETED, Task, drain, poll, retire, take_failure, wait_overlapping
 from pycoll.distributed.watchdog import watchdog
 
 def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
-           writes: Tuple[Any, ...] = ()) -> Optional[Group]:
+           writes: Tuple[Any, ...] = (), p2p: bool = False) -> Optional[Group]:
     """The group of a call about to be made, None on a rank outside it (the call returns at
-    once): the call is numbered (refused calls too), completed tasks are let go, a dropped
-    task's error is raised, and tasks in flight that write what the call reads or writes
+    once): the call is numbered (refused calls too; ``p2p``: a send or receive, counted apart
+    from the collectives), completed tasks are let go, a dropped task's error is raised in
+    place of the call (:func:`_refuse_for_failure`), and tasks in flight that write what the call reads or writes
     (``reads``, ``writes``: the caller's tensors, or lists of them), or read what it writes, are
     waited for (:func:`task.wait_overlapping`) before anything of the call is staged.
 
@@ -50,24 +51,57 @@ def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
     else:
         g = member_group(group, fn)
     g.seq += 1
+    if p2p:
+        g.p2p_calls += 1
     g.touches = (reads, writes)
     if g.pending:
         retire(g)
         if g.pending:
             wait_overlapping(g, g.touches)  # the group's calls in call order where they share memory
     if g.failure is not None:
-        raise_failure(g)
+        _refuse_for_failure(g, fn, p2p)
     return g
+
+
+def _refuse_for_failure(g: Group, fn: str, p2p: bool) -> None:
+    """Raise the error a dropped task of ``g`` met, in place of call ``fn``, which this rank
+    then has not made: a refusal of it (:func:`_refused`), so that peers that made it end the
+    job, naming it, instead of pairing every later call with the wrong one."""
+    failure = take_failure(g)
+    if p2p:
+        g.note_refused(failure, collective=False)
+    else:
+        _refused(g, fn, failure)
+    raise failure
 
 
 def _refused(g: Group, fn: str, exc: BaseException) -> None:
     """This rank refused collective ``fn`` on ``g`` over ``exc``: noted (``Group.note_refused``),
-    then, under MPI with peers, checked with them (:mod:`refusal_checks`): the job ends here if
-    a peer made the call instead of refusing it too."""
+    then, with peers, settled with them: under ``PYCOLL_CHECK`` by taking part in their
+    comparison as the refused call (every rank then raises; none makes it), otherwise, under
+    MPI, checked with them (:mod:`refusal_checks`): the job ends here if a peer made the call
+    instead of refusing it too."""
     g.note_refused(exc)
+    if g.nranks == 1:
+        return
+    problem = f"{type(exc).__name__}: {exc}"
+    if check.enabled:
+        watchdog.name, watchdog.group = fn, g  # the comparison runs under the watchdog, as in _launch
+        try:
+            _settle(check.refused(g, fn, problem))
+        finally:
+            watchdog.group = None
+        return
     refusals = watchdog.refusals
-    if refusals is not None and g.nranks > 1 and not check.enabled:
-        refusals.confirm(g, fn, f"{type(exc).__name__}: {exc}", watchdog.live_groups(), watchdog.exits.poll)
+    if refusals is not None:
+        refusals.confirm(g, fn, problem, watchdog.live_groups(), watchdog.exits.poll)
+
+
+def _settle(comparison: check.Comparison) -> check.Comparison:
+    """Wait for ``PYCOLL_CHECK``'s ``comparison`` (within the group's timeout, as a blocking call)."""
+    if not comparison.join_stream() and not poll(comparison, comparison.group.engine.timeout):
+        raise comparison.timed_out()
+    return comparison
 
 
 def _plan(g: Group, dtype: Any, op: Any, fn: str) -> Any:
@@ -110,15 +144,21 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     g.settled = g.seq  # past its checks: what refusal_checks answers a peer that refused it
     if root is not None:
         call_peers.note(g, root)  # for the stall notices: ranks given different roots never match
+    comparison = None
     try:
         if compared and check.enabled:
-            check.compare(g, fn, arr, op, root, sync_op)  # a mismatch raises on every rank alike
+            comparison = check.compare(g, fn, arr, op, root, sync_op)
+            if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
+                _settle(comparison).raise_on_difference()
+                comparison = None
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
             raise call_failed(fn, g.seq, g, exc) from exc
     finally:
         watchdog.group = None
+    if comparison is not None:
+        request = check.Checked(comparison, request)
     if sync_op or request is None:
         if finish is not None:
             finish()  # (a Refusal raises here)
@@ -340,7 +380,7 @@ def _compare_before_sizes(g: Group, fn: str, described: Any, sync_op: bool) -> N
     if check.enabled:
         watchdog.name, watchdog.group = fn, g
         try:
-            check.compare(g, fn, described, None, None, sync_op)
+            _settle(check.compare(g, fn, described, None, None, sync_op)).raise_on_difference()
         finally:
             watchdog.group = None
 

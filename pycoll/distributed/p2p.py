@@ -109,10 +109,9 @@ def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking:
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
     elements and dtype)."""
-    g = _begin(group, "send", reads=(tensor,))
+    g = _begin(group, "send", reads=(tensor,), p2p=True)
     if g is None:
         return COMPLETED
-    g.p2p_calls += 1
     return _send(g, tensor, dst, sync_op)
 
 
@@ -209,10 +208,9 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
     a shorter message raises :class:`pycoll.CollectiveError` once it has arrived). A read-only
     ``tensor`` is refused as the collectives refuse it: the message is taken into scratch first."""
-    g = _begin(group, "recv", writes=(tensor,))
+    g = _begin(group, "recv", writes=(tensor,), p2p=True)
     if g is None:
         return COMPLETED
-    g.p2p_calls += 1
     return _recv(g, tensor, src, sync_op)
 
 
@@ -290,12 +288,12 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
     sent = tuple(item.tensor for item in p2p_op_list if item.op is isend)
     received = tuple(item.tensor for item in p2p_op_list if item.op is not isend)
-    _begin(g, fn, sent, received)  # the group's earlier failures are raised before the first transfer starts
+    _begin(g, fn, sent, received, p2p=True)  # the group's earlier failures are raised before the first transfer starts
     tasks, refused = [], None
     for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
         if i:
             g.seq += 1  # each transfer is a call of its own
-        g.p2p_calls += 1
+            g.p2p_calls += 1
         if item.op is isend:
             tasks.append(_send(g, item.tensor, item.peer, False))
             continue

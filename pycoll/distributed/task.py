@@ -285,8 +285,7 @@ def drain(group: Any) -> None:
         raise first
 
 
-def raise_failure(group: Any) -> None:
-    """Raise (once) the error a task of ``group`` met while nobody waited for it."""
+def take_failure(group: Any) -> Optional[CollectiveError]:
+    """The error a task of ``group`` met while nobody waited for it (once; None if none)."""
     failure, group.failure = group.failure, None
-    if failure is not None:
-        raise failure
+    return failure
