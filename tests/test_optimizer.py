@@ -241,6 +241,28 @@ def test_an_optimizer_applies_its_grad_clip_and_leaves_grad_alone():
         opt.Adam(parameters=[p], grad_clip=1.0)
 
 
+def test_clips_leave_need_clip_false_gradients_alone_and_out_of_the_norms():
+    """paddle 3.3.1's numbers for the same calls: the need_clip=False gradient [3, 4] comes back
+    as it was (the same Tensor) and is not in the global norm (2, not sqrt(29))."""
+    p = pycoll.create_parameter([2], "float32", attr=nn.ParamAttr(need_clip=False))
+    q = pycoll.create_parameter([2], "float32")
+    for clip, want in ((nn.ClipGradByGlobalNorm(1.0), [0.0, 1.0]), (nn.ClipGradByNorm(1.0), [0.0, 1.0]),
+                       (nn.ClipGradByValue(0.5), [0.0, 0.5])):
+        g = pycoll.to_tensor([3.0, 4.0])
+        out = clip([(p, g), (q, pycoll.to_tensor([0.0, 2.0]))])
+        assert out[0][0] is p and out[0][1] is g, type(clip).__name__
+        np.testing.assert_allclose(out[1][1].numpy(), want, err_msg=type(clip).__name__)
+    # clip_grads asks norm_sums for the clipped parameters alone (a pipeline folds other stages' sums into a row)
+    asked = []
+    got = nn.ClipGradByGlobalNorm(1.0).clip_grads(
+        [p, q], [np.array([3.0, 4.0]), np.array([0.0, 2.0])],
+        lambda params: asked.extend(params) or (lambda sums: sums + 12.0))  # another rank's piece: 4^2 total
+    assert asked == [q]
+    np.testing.assert_allclose(got[0], [3.0, 4.0]) and np.testing.assert_allclose(got[1], [0.0, 0.5])
+    with pytest.raises(ValueError, match="params has 1 entries and grads 2"):
+        nn.ClipGradByNorm(1.0).clip_grads([p], [np.ones(2), np.ones(2)])
+
+
 # ---- learning-rate schedulers --------------------------------------------------------------------
 def test_a_scheduler_drives_the_learning_rate():
     p = make_param()

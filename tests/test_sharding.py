@@ -90,3 +90,14 @@ def test_a_sharded_optimizer_refuses_a_state_of_other_parameters_as_an_unsharded
 
 def test_a_sharded_optimizers_state_saves_each_ranks_own_piece_and_resumes(tmp_path):
     assert_ok(launch(2, "sharding_checkpoint.py", str(tmp_path), timeout=120), expect_lines=2)
+
+
+@pytest.mark.parametrize("nprocs", [2, 3])
+def test_every_way_of_sharding_steps_as_the_unsharded_optimizer_reads_parameters_and_groups(nprocs):
+    """ParamAttr learning rates and regularizers, need_clip=False, per-group clips and Lamb's
+    whole-parameter trust ratio, at each group_sharded_parallel level and under fully_shard."""
+    assert_ok(launch(nprocs, "sharding_param_options.py", "gsp", timeout=120), expect_lines=nprocs)
+
+
+def test_fleet_sharding_steps_as_the_unsharded_optimizer_reads_parameters_and_groups():
+    assert_ok(launch(3, "sharding_param_options.py", "fleet", timeout=120), expect_lines=3)

@@ -6,6 +6,8 @@ import numbers
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
+import numpy as np
+
 from pycoll._errors import CollectiveError
 
 
@@ -21,8 +23,8 @@ def as_rank(value: Any, fn: str, arg: str) -> int:
     if type(value) is int:
         return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer, "
-                        f"not a bool")
+        flag = ", not a bool" if isinstance(value, (bool, np.bool_)) else ""
+        raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer{flag}")
     return int(value)
 
 

@@ -1,13 +1,17 @@
 """Gradient clipping, paddle's ``grad_clip=`` of the optimizers: ``ClipGradByValue``,
 ``ClipGradByNorm``, ``ClipGradByGlobalNorm``.
 
-The optimizer calls ``clip(grads)`` on the arrays it is about to apply (before weight decay, as
-paddle does) and uses what comes back; the ``.grad`` of the parameters is left as it was. Where a
-gradient is spread over ranks (sharding's pieces, model parallelism's split weights), the norms'
-sums of squares (one per gradient, in the same order on every rank) are completed by the
-``sum_across`` the caller gives, an all-reduce. The caller also gives the gradients' parameters
-(``params``, in the same order), for a clip that treats some parameters apart (the MoE clip's
-expert weights); these clips do not read them.
+The optimizer calls ``clip_grads(params, grads)`` on the arrays it is about to apply (before
+weight decay, as paddle does) and uses what comes back; the ``.grad`` of the parameters is left as
+it was. A parameter whose ``need_clip`` (``ParamAttr(need_clip=False)``) is False keeps its
+gradient as it is and counts in no norm, as in paddle's clips; ``clip_grads`` and paddle's call
+``clip(params_grads)`` see to that, for every clip, so that no caller filters. Where a gradient is
+spread over ranks (sharding's pieces, model parallelism's split weights), the norms' sums of
+squares (one per gradient, in the same order on every rank) are completed by an all-reduce: the
+``sum_across`` given to ``clip``, which ``clip_grads`` gets from the caller's ``norm_sums(params)``
+for the parameters clipped. ``clip`` also gets the gradients' parameters (``params``, in the same
+order), for a clip that treats some parameters apart (the MoE clip's expert weights); these clips
+do not read them.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from pycoll.device import array_module, to_module
 from pycoll.tensor import wrap
 
 SumAcross = Callable[[np.ndarray], np.ndarray]  # this rank's sums of squares, one per gradient -> the whole ones
+NormSums = Callable[[List[Any]], Optional[SumAcross]]  # parameters -> the SumAcross of their gradients' sums
 
 
 def _positive(value: Any, name: str) -> float:
@@ -27,16 +32,45 @@ def _positive(value: Any, name: str) -> float:
     return float(value)
 
 
+def needs_clip(param: Any) -> bool:
+    """Whether a clip takes ``param``'s gradient: not where its ParamAttr said ``need_clip=False``."""
+    return getattr(param, "need_clip", True) is not False
+
+
 class _Clip:
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
+        """Every one of ``grads`` (arrays) clipped, whatever its parameter's ``need_clip``."""
         raise NotImplementedError
 
+    def clip_grads(self, params: Sequence[Any], grads: Sequence[Optional[Any]],
+                   norm_sums: Optional[NormSums] = None) -> List[Optional[Any]]:
+        """``grads`` (arrays, or None), the gradients of ``params`` in order, clipped where the
+        parameter's ``need_clip`` is not False; the others come back as they were and are left
+        out of the norms. ``norm_sums(clipped_params)`` gives the ``sum_across`` completing the
+        clipped gradients' sums of squares (None: each rank's sums are whole). Asked for those
+        parameters alone, not padded with zeros, because a ``sum_across`` may fold other ranks'
+        share into one of its rows (a pipeline's), which must be a clipped one."""
+        if len(params) != len(grads):
+            raise ValueError(f"clip_grads: params has {len(params)} entries and grads {len(grads)}; "
+                             f"they must pair up")
+        kept = [i for i, p in enumerate(params) if needs_clip(p)]
+        out = list(grads)
+        if not kept:
+            return out
+        chosen = [params[i] for i in kept]
+        done = self.clip([grads[i] for i in kept], None if norm_sums is None else norm_sums(chosen), params=chosen)
+        for i, grad in zip(kept, done):
+            out[i] = grad
+        return out
+
     def __call__(self, params_grads: Sequence[Tuple[Any, Any]]) -> List[Tuple[Any, Any]]:
-        """paddle's call: ``[(param, grad), ...]`` with the gradients clipped (new Tensors)."""
-        clipped = self.clip([None if g is None else g.array for _, g in params_grads],
-                            params=[p for p, _ in params_grads])
-        return [(p, None if g is None else wrap(g)) for (p, _), g in zip(params_grads, clipped)]
+        """paddle's call: ``[(param, grad), ...]`` with the gradients clipped (new Tensors), those
+        of parameters with ``need_clip=False`` as they were."""
+        grads = [None if g is None else g.array for _, g in params_grads]
+        clipped = self.clip_grads([p for p, _ in params_grads], grads)
+        return [(p, g if new is old else None if new is None else wrap(new))
+                for (p, g), new, old in zip(params_grads, clipped, grads)]
 
 
 def _square_sums(grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross]) -> Any:

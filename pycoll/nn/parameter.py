@@ -47,8 +47,9 @@ class ParamAttr:
     """Paddle's ParamAttr: the name, initializer and trainability of a parameter a layer creates,
     and what the parameter carries along for the optimizer: `optimize_attr['learning_rate']` (a
     factor on the optimizer's rate), `regularizer`, `do_model_average` and `need_clip` (whether
-    gradient clipping applies to it). They are recorded on the parameter under paddle's names;
-    pycoll's optimizers and clips do not act on them yet.
+    gradient clipping applies to it). They are recorded on the parameter under paddle's names,
+    where the optimizers (sharded ones included) and the clips read them; ``do_model_average`` is
+    kept only.
     """
 
     def __init__(self, name: Optional[str] = None, initializer: Any = None, learning_rate: float = 1.0,

@@ -13,7 +13,7 @@ OptionCheck = Callable[[Any, str], Any]  # (value, its name for messages) -> the
 
 
 def check_grad_clip(value: Any, name: str) -> Any:
-    if value is not None and not callable(getattr(value, "clip", None)):
+    if value is not None and not callable(getattr(value, "clip_grads", None)):
         raise TypeError(f"{name} must be a pycoll.nn.ClipGradBy... object, got {type(value).__name__}")
     return value
 

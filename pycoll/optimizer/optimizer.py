@@ -264,12 +264,8 @@ class Optimizer:
                 self._check_resumed(key)
             grads = [p.grad.array for _, p in todo]
             clip = options.get("grad_clip", self._grad_clip)
-            clipped = [i for i, (_, p) in enumerate(todo) if getattr(p, "need_clip", True)]  # ParamAttr's
-            if clip is not None and clipped:
-                params = [todo[i][1] for i in clipped]
-                done = clip.clip([grads[i] for i in clipped], self.norm_sums_for(params), params=params)
-                for i, grad in zip(clipped, done):
-                    grads[i] = grad
+            if clip is not None:  # need_clip=False (ParamAttr's) is the clip's to honour
+                grads = clip.clip_grads([p for _, p in todo], grads, self.norm_sums_for)
             decay = self._l2_coeff(options)
             group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
             for (key, p), grad in zip(todo, grads):
@@ -292,13 +288,19 @@ class Optimizer:
                     self._update(key, target, grad, lr * factor, options)
                 else:
                     self._update_rows(key, target, grad, lr * factor, options, rows)
-                if target is not param:
-                    param[...] = target  # rounded to the parameter's dtype, in its own memory
-                if param is not p.array:
-                    p.set_value(param)
-                else:
-                    p._bump_inplace_version()  # a backward that saved p must not use the new values
+                self._write_back(p, param, target)
         self._give_scalars()
+
+    def _write_back(self, p: Tensor, param: Any, target: Any) -> None:
+        """Give parameter ``p`` the update just made to ``target``: ``param`` is the array the
+        step took for ``p`` (its own, or a host copy with ``_state_on_host``), ``target`` that
+        array or the float32 master copy the update changed."""
+        if target is not param:
+            param[...] = target  # rounded to the parameter's dtype, in its own memory
+        if param is not p.array:
+            p.set_value(param)
+        else:
+            p._bump_inplace_version()  # a backward that saved p must not use the new values
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         raise NotImplementedError

@@ -93,6 +93,7 @@ class _ParallelLayer(Layer):
         index = [slice(None)] * len(shape)
         index[axis] = slice(self.rank * width, (self.rank + 1) * width)
         block = Parameter(full.array[tuple(index)].copy(), name=full.name, trainable=full.trainable)
+        ParamAttr.from_arg(attr, "weight_attr").apply_to(block)  # need_clip, rate factor, regularizer
         block.is_distributed = True
         return block
 

@@ -1,14 +1,20 @@
 """The optimizer side of sharding: each rank keeps the state of, and updates, its own piece of
 every parameter (ZeRO's layout); the model then makes the parameters whole again (an all-gather
 after the step, or, for parameters held only in use at level ``p_g_os``, at their layer's next
-forward)."""
+forward).
+
+Each step gives the same parameters as the unsharded optimizer: the inner optimizer, over
+stand-ins for this rank's pieces, reads each parameter's ParamAttr rate factor and regularizer
+from its stand-in (both elementwise); gradients are clipped here, group by group, with norms
+summed over the ranks; and Lamb's trust ratio takes the whole parameter's norms."""
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.nn.clip import SumAcross
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
 from pycoll.parallel.flat_block import FlatBlock
@@ -38,27 +44,53 @@ class ShardedOptimizer:
                 self._pieces.append((p, stand_in))
         self._inner = optimizer.over([t for _, t in self._pieces], state_on_host=offload)
         self._slots = FirstStepSlots()  # a state_dict() before the first step: see state_dict
-        # grad_clip's norms need every rank's pieces: clipped here, not by the inner optimizer
-        self._clip, self._inner._grad_clip = self._inner._grad_clip, None
+        # grad_clip's norms need every rank's pieces: clipped here, group by group as the unsharded
+        # optimizer clips, and not again by the inner optimizer
+        self._clips = _clips_by_group(optimizer, self._parameter_list)
+        self._inner._grad_clip = None
+        self._inner._groups = [{k: v for k, v in g.items() if k != "grad_clip"} for g in self._inner._groups]
+        if model._nranks > 1 and hasattr(self._inner, "complete_trust_norms_with"):  # Lamb
+            self._inner.complete_trust_norms_with(self._whole_rows)
         held = optimizer.state_dict()  # state loaded (or stepped) before wrapping: this rank's pieces of it
         if any(key != LR_SCHEDULER_KEY for key in held):
             self.set_state_dict(held)
 
     def step(self) -> None:
         grads = {id(p): self._model.grad_piece(p) for p in self._parameter_list}
-        if self._clip is not None:  # every parameter in order, empty pieces too: aligned across ranks
-            model_parallel = self._inner.norm_sums_for(self._parameter_list)
-            clipped = self._clip.clip([grads[id(p)] for p in self._parameter_list],
-                                      lambda sums: self._sum_across(sums) if model_parallel is None
-                                      else model_parallel(self._sum_across(sums)), params=self._parameter_list)
-            grads = {id(p): g for p, g in zip(self._parameter_list, clipped)}
+        for clip, params in self._clips:  # every parameter in order, empty pieces too: aligned across ranks
+            clipped = clip.clip_grads(params, [grads[id(p)] for p in params], self._norm_sums)
+            grads.update((id(p), g) for p, g in zip(params, clipped))
         for param, stand_in in self._pieces:
             stand_in._set_data(self._model.piece(param))
+            # what the inner optimizer reads of a parameter besides its value (ParamAttr's rate
+            # factor and regularizer; a group's, set on the parameter); read at each step, as the
+            # unsharded optimizer reads them. Both act elementwise, so on a piece as on the whole
+            stand_in.optimize_attr = getattr(param, "optimize_attr", {"learning_rate": 1.0})
+            stand_in.regularizer = getattr(param, "regularizer", None)
             grad = grads[id(param)]
             stand_in.grad = None if grad is None else wrap(grad)
         self._slots.load(self._inner)
         self._inner.step()
         self._model.after_step()
+
+    def _norm_sums(self, params: List[Any]) -> SumAcross:
+        """The clip's ``norm_sums``: the sums of squares of ``params``' gradient pieces added up
+        over the sharding group, then over the model-parallel ranks where the inner optimizer
+        says its parameters are split."""
+        model_parallel = self._inner.norm_sums_for(params)
+        if model_parallel is None:
+            return self._sum_across
+        return lambda sums: model_parallel(self._sum_across(sums))
+
+    def _whole_rows(self, names: List[str], rows: np.ndarray) -> np.ndarray:
+        """``rows`` (one per piece of the parameters ``names``) added up over the ranks holding
+        the other pieces: padded to a row per parameter of this optimizer, so that every rank
+        sends the same shape whatever pieces it holds."""
+        index = {p.name: i for i, p in enumerate(self._parameter_list)}
+        at = [index[name] for name in names]
+        full = np.zeros((len(index), rows.shape[1]), np.float64)
+        full[at] = rows
+        return self._sum_across(full.ravel()).reshape(full.shape)[at]
 
     def _sum_across(self, sums: np.ndarray) -> np.ndarray:
         """``sums`` (one float per entry) added up over the ranks that hold the other pieces."""
@@ -168,3 +200,17 @@ class ShardedOptimizer:
 
     def set_lr(self, value: float) -> None:
         self._inner.set_lr(value)
+
+
+def _clips_by_group(optimizer: Any, params: List[Any]) -> List[Tuple[Any, List[Any]]]:
+    """``(clip, its parameters)`` for each of ``optimizer``'s parameter groups that clips (its
+    own ``grad_clip``, else the optimizer's), its parameters those of ``params`` in the group, in
+    order: the unsharded optimizer clips each group's gradients apart, with a norm of its own."""
+    group_of = {id(p): g for p, g in zip(optimizer._parameter_list, optimizer._group_index)}
+    clips = []
+    for g, options in enumerate(optimizer._groups):
+        clip = options.get("grad_clip", optimizer._grad_clip)
+        members = [p for p in params if group_of[id(p)] == g]
+        if clip is not None and members:
+            clips.append((clip, members))
+    return clips
