@@ -4,7 +4,8 @@
 
 For each size (float32, SUM, in place) rounds alternate between a block of unchecked calls and a
 block of checked calls (the check turned on for each call of that block: it hashes the call's
-description and all-reduces two int64 words with MAX before the collective). The table gives
+description and all-gathers each rank's 320-byte record of it, non-blocking, waited for before a
+blocking collective). The table gives
 each one's median per-call time (the slowest rank's), their ratio and the time the check adds,
 against the bar a check on by default would have to meet: at most 1 us, and at most 2 % from
 64 KiB up.

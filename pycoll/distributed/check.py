@@ -67,20 +67,40 @@ def _digest(text: bytes) -> int:
 
 _MASK = (1 << 63) - 1
 _SEQ_MIX = 0x9E3779B97F4A7C15 & _MASK  # odd: consecutive sequence numbers never share a digest
-_digests: Dict[Tuple[Any, ...], int] = {}  # the digest of a call without its sequence number
+_RECORD_WORDS = 40  # int64 words of a call's record: digest, sequence number, text length, text
+_RECORD_HEAD = 3
+_RECORD_TEXT = 8 * (_RECORD_WORDS - _RECORD_HEAD)
+_templates: Dict[Tuple[Any, ...], np.ndarray] = {}  # a kind of call's record, numbered 0
 
 
-def _call_digest(fn: str, seq: int, arr: Any, op: Any, root: Optional[int],
-                 blocking: Optional[bool]) -> int:
-    """The digest of a call: its description's (built once per kind of call) mixed with ``seq``."""
+def _record(text: str) -> np.ndarray:
+    """The record of a call numbered 0 (``text`` says ``#0``): its digest, 0, and its text (cut
+    short past 296 bytes; the digest is the whole text's)."""
+    raw = text.encode()
+    words = np.zeros(_RECORD_WORDS, np.int64)
+    words[:_RECORD_HEAD] = [_digest(raw), 0, min(len(raw), _RECORD_TEXT)]
+    words[_RECORD_HEAD:].view(np.uint8)[:words[2]] = np.frombuffer(raw[:_RECORD_TEXT], np.uint8)
+    return words
+
+
+def _numbered(template: np.ndarray, seq: int) -> np.ndarray:
+    """``template`` as the record of call number ``seq`` (the number mixed into its digest)."""
+    words = template.copy()
+    words[0] = (int(template[0]) + seq * _SEQ_MIX) & _MASK
+    words[1] = seq
+    return words
+
+
+def _call_record(fn: str, seq: int, arr: Any, op: Any, root: Optional[int], blocking: Optional[bool]) -> np.ndarray:
+    """The record of a call, its description built once per kind of call."""
     key = (fn, arr.dtype, arr.shape, op, root, blocking)
     try:
-        base = _digests[key]
+        template = _templates[key]
     except KeyError:
-        base = _digests[key] = _digest(describe(fn, 0, arr, op, root, blocking).encode())
+        template = _templates[key] = _record(describe(fn, 0, arr, op, root, blocking))
     except TypeError:  # an unhashable op: rare, and refused by the engines anyway
-        base = _digest(describe(fn, 0, arr, op, root, blocking).encode())
-    return (base + seq * _SEQ_MIX) & _MASK
+        template = _record(describe(fn, 0, arr, op, root, blocking))
+    return _numbered(template, seq)
 
 
 def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] = None,
@@ -93,10 +113,9 @@ def compare(group: Any, fn: str, arr: Any, op: Any = None, root: Optional[int] =
     group, then a blocking call on another that a peer makes first, is a valid program)."""
     backend, seq = group.engine, group.seq - group.p2p_calls
     described = None if backend.stream_ordered else blocking
-    text = describe(fn, seq, arr, op, root, described)
     if debug:
-        logger.debug("%s on %s", text, group.describe())
-    return Comparison(group, fn, seq, _call_digest(fn, seq, arr, op, root, described), text)
+        logger.debug("%s on %s", describe(fn, seq, arr, op, root, described), group.describe())
+    return Comparison(group, fn, seq, _call_record(fn, seq, arr, op, root, described))
 
 
 def refused(group: Any, fn: str, problem: str) -> "Comparison":
@@ -105,16 +124,11 @@ def refused(group: Any, fn: str, problem: str) -> "Comparison":
     naming the refusal, and none makes the call, so the group's calls stay in step and the job
     goes on. Where every rank refused alike, all agree and each raises its own refusal."""
     seq = group.seq - group.p2p_calls
-    text = f"{fn} #{seq} refused ({problem})"
-    return Comparison(group, fn, seq, _digest(text.encode()), text)
-
-
-_RECORD_WORDS = 40  # int64 words of a call's record: its digest, its text's length, its text
-_RECORD_TEXT = 8 * (_RECORD_WORDS - 2)
+    return Comparison(group, fn, seq, _numbered(_record(f"{fn} #0 refused ({problem})"), seq))
 
 
 class Comparison:
-    """Every rank's record of its coming call (digest and description), gathered by one
+    """Every rank's record of its coming call (digest, number and description), gathered by one
     non-blocking all-gather, whichever way the call itself runs: ranks whose calls differ in
     ``sync_op`` still take part in the same collective (MPI never matches a blocking one with a
     non-blocking one), and every rank reads the same table, so all reach the same verdict with
@@ -122,14 +136,10 @@ class Comparison:
 
     __slots__ = ("group", "_fn", "_seq", "_mine", "_table", "_request")
 
-    def __init__(self, group: Any, fn: str, seq: int, digest: int, text: str):
+    def __init__(self, group: Any, fn: str, seq: int, record: np.ndarray):
         backend = group.engine
-        raw = text.encode()[:_RECORD_TEXT]
-        words = np.zeros(_RECORD_WORDS, np.int64)
-        words[:2] = [digest, len(raw)]
-        words[2:].view(np.uint8)[:len(raw)] = np.frombuffer(raw, np.uint8)
         self.group, self._fn, self._seq = group, fn, seq
-        self._mine = backend.xp.asarray(words)
+        self._mine = backend.xp.asarray(record)
         self._table = backend.xp.empty(backend.size * _RECORD_WORDS, np.int64)
         try:
             self._request = backend.all_gather(self._table, self._mine, False, seq)
@@ -150,10 +160,14 @@ class Comparison:
 
     def differences(self) -> Optional[str]:
         """Once complete: None when every rank's call is this rank's, else each rank's, listed."""
-        table = np.asarray(self._table.tolist(), np.int64).reshape(-1, _RECORD_WORDS)
-        if (table[:, 0] == table[0, 0]).all():
+        digests = self._table[0::_RECORD_WORDS].tolist()
+        if digests.count(digests[0]) == len(digests):
             return None
-        texts = [row[2:].view(np.uint8)[:row[1]].tobytes().decode(errors="replace") for row in table]
+        table = np.asarray(self._table.tolist(), np.int64).reshape(-1, _RECORD_WORDS)
+        texts = []
+        for digest, seq, length, *text in table:
+            words = np.array(text, np.int64).view(np.uint8)[:length].tobytes().decode(errors="replace")
+            texts.append(words.replace(" #0", f" #{seq}", 1))
         return "; ".join(f"rank {r}: {c}" for r, c in zip(self.group.ranks, texts))
 
     def raise_on_difference(self) -> None:
