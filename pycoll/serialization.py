@@ -148,19 +148,25 @@ def _load_options(configs: Dict[str, Any]) -> Tuple[bool, bool]:
     return bool(configs.get("return_numpy", False)), bool(configs.get("keep_name_table", False))
 
 
+class MissingFile(FileNotFoundError, ValueError):
+    """``load`` of a path that does not exist: paddle raises ValueError there, Python code
+    expects FileNotFoundError; either ``except`` catches it."""
+
+
 def load(path: "os.PathLike[str] | str | BinaryIO", **configs: Any) -> Any:
     """Read what `save` or paddle.save wrote, from a file or a binary file object (from its
     current position). Tensors come back as Tensors on the current device with their names
     (``return_numpy=True``: numpy arrays), numpy scalars as numpy scalars, as paddle.load gives
     them; a state dict's name table is dropped unless ``keep_name_table=True``. Raises
-    FileNotFoundError for a missing file and ValueError naming the file for a truncated, corrupt
-    or foreign one, or one naming something pycoll does not build."""
+    FileNotFoundError (a ValueError too, as paddle's) for a missing file and ValueError naming
+    the file for a truncated, corrupt or foreign one, or one naming something pycoll does not
+    build."""
     return_numpy, keep_name_table = _load_options(configs)
     if hasattr(path, "read"):
         return _load_from(path, "the file object", return_numpy, keep_name_table)
     path = _path_arg(path, "load")
     if not os.path.exists(path):
-        raise FileNotFoundError(f"load: no such file {path!r}")
+        raise MissingFile(f"load: no such file {path!r}")
     if os.path.isdir(path):
         raise ValueError(f"load: path {path!r} is a directory; it must name a file written by save")
     with open(path, "rb") as f:

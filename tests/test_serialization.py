@@ -83,6 +83,8 @@ def test_failed_save_keeps_the_old_file_and_cleans_up(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such file"):
         pycoll.load(tmp_path / "nope")
+    with pytest.raises(ValueError, match="no such file"):  # paddle's type (a probe: except ValueError missed it)
+        pycoll.load(tmp_path / "nope")
 
 
 def test_truncated_file(tmp_path):
