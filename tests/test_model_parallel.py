@@ -95,6 +95,17 @@ def test_a_world_of_one_is_the_plain_embedding():
     _same_grads(layer, ref)
 
 
+def test_the_parallel_layers_parameters_are_named_as_the_layers_they_split():
+    """paddle names them ``linear_N.w_0`` / ``embedding_N.w_0``, one counter with nn.Linear's (a
+    probe: pycoll's ``column_parallel_linear_0.w_0`` keyed optimizer state paddle's files lack)."""
+    names = [p.name for layer in (nn.Linear(2, 2), ColumnParallelLinear(2, 2, has_bias=True, gather_output=False),
+                                  RowParallelLinear(2, 2, name="fc2"), VocabParallelEmbedding(4, 2))
+             for p in layer.parameters()]
+    assert [n.split("_")[0] for n in names] == ["linear"] * 6 + ["embedding"], names
+    first = int(names[0].split("_")[1].split(".")[0])
+    assert names[:6] == [f"linear_{first + i // 2}.{'wb'[i % 2]}_0" for i in range(6)], names
+
+
 def test_split_reuses_its_layer_by_name():
     x = pycoll.randn([2, 4])
     first = split(x, [4, 3], "linear", axis=1, name="test_reuse")

@@ -60,7 +60,8 @@ class _ParallelLayer(Layer):
     """Holds the group and makes parameters as blocks of full, seeded parameters."""
 
     def __init__(self, mp_group: Optional[dist.Group], group: Optional[dist.Group], name: Optional[str]):
-        super().__init__(name)
+        super().__init__()  # paddle's name scope: the split layer's (``linear``), whatever ``name``
+        self._name = name
         if mp_group is not None and group is not None and mp_group is not group:
             raise ValueError(f"{type(self).__name__}: give the group as mp_group (paddle's name) or group, not both")
         group = mp_group if mp_group is not None else group

@@ -64,6 +64,18 @@ def _snake(name: str) -> str:
     return re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
 
 
+# paddle names the tensor-parallel layers' parameters as those of the layers they split
+# (``linear_3.w_0``), sharing their counters, so that its checkpoints' keys match either way
+_SPLIT_LAYER_SCOPES = {"column_parallel_linear": "linear", "row_parallel_linear": "linear",
+                       "vocab_parallel_embedding": "embedding"}
+
+
+def _scope(class_name: str) -> str:
+    """A layer class's default name scope, as paddle's."""
+    scope = _snake(class_name)
+    return _SPLIT_LAYER_SCOPES.get(scope, scope)
+
+
 class Layer:
     """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
 
@@ -73,7 +85,7 @@ class Layer:
         object.__setattr__(self, "_sub_layers", collections.OrderedDict())
         object.__setattr__(self, "_buffers", collections.OrderedDict())
         object.__setattr__(self, "_non_persistable_buffer_names", set())
-        object.__setattr__(self, "_full_name", _unique_name(name_scope or _snake(type(self).__name__)))
+        object.__setattr__(self, "_full_name", _unique_name(name_scope or _scope(type(self).__name__)))
         object.__setattr__(self, "_dtype", convert_dtype(dtype) or default_float())
         object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
