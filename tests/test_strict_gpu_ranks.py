@@ -30,3 +30,9 @@ def test_bfloat16_parameters_under_data_parallel_and_sharding_on_strict_device_t
     """The device path of a bfloat16 gradient (DataParallel's buckets, os_g's reduce-scatter) on
     the NCCL engine: averaged in bfloat16, as on the cpu backend (tests/ranks/dp_bfloat16.py)."""
     assert_ok(launch(2, "dp_bfloat16.py", "strict", env=STRICT_GPU, timeout=120), expect_lines=2)
+
+
+def test_the_collective_check_on_the_nccl_engine():
+    """PYCOLL_CHECK's records gathered on the NCCL engine (device arrays, the stream joined before
+    the host reads them): agreement, a difference and a refusal (tests/ranks/check_on_nccl.py)."""
+    assert_ok(launch(2, "check_on_nccl.py", env={**STRICT_GPU, "PYCOLL_CHECK": "1"}, timeout=120), expect_lines=2)
