@@ -71,7 +71,7 @@ class Lamb(Optimizer):
 
     def _decay_of(self, key: str, options: Dict[str, Any]) -> float:
         exclude = options.get("exclude_from_weight_decay_fn", self._exclude)
-        if exclude is not None and exclude(self._parameter_list[self._keys.index(key)]):
+        if exclude is not None and exclude(self._parameter_of(key)):
             return 0.0
         return options.get("lamb_weight_decay", self._lamb_weight_decay)
 

@@ -191,6 +191,7 @@ class Optimizer:
         updates on the host: gradient and value come to the host, the updated value goes back."""
         part = copy.copy(self)
         part._state_on_host = state_on_host
+        part._originals = dict(zip(self._keys, self._parameter_list))  # what the user's callbacks are given
         part._parameter_list = list(tensors)
         part._keys = [t.name for t in part._parameter_list]
         group_of = dict(zip(self._keys, self._group_index))
@@ -200,6 +201,14 @@ class Optimizer:
         part._group_index = [group_of.get(key, len(part._groups) - 1) for key in part._keys]
         part._reset_state()
         return part
+
+    _originals: Dict[str, Tensor] = {}  # over(): each key's parameter, for callbacks that take one
+
+    def _parameter_of(self, key: str) -> Tensor:
+        """The parameter keyed ``key`` as the user made it (under ``over``, the whole parameter a
+        stand-in is a piece of), for the callbacks paddle passes a parameter."""
+        original = self._originals.get(key)
+        return self._parameter_list[self._keys.index(key)] if original is None else original
 
     # ---- the learning rate -------------------------------------------------------------------
     def _taken_over(self) -> bool:

@@ -38,7 +38,7 @@ def net():
         nn.Linear(4, 1))
 
 
-def optimizer(case, model):
+def optimizer(case, model, how):
     layers = list(model.children())
     if case == "attrs":
         return pycoll.optimizer.Momentum(0.2, parameters=model.parameters(), grad_clip=nn.ClipGradByGlobalNorm(0.05))
@@ -47,7 +47,14 @@ def optimizer(case, model):
                   {"params": layers[2].parameters(), "grad_clip": nn.ClipGradByNorm(0.02)},
                   {"params": layers[3].parameters(), "learning_rate": 0.5}]
         return pycoll.optimizer.SGD(0.3, parameters=groups, grad_clip=nn.ClipGradByGlobalNorm(0.05))
-    return pycoll.optimizer.Lamb(0.1, lamb_weight_decay=0.01, parameters=model.parameters())
+    # the exclude function is given the user's parameter, as unsharded (a probe: it got a 1-D
+    # piece, so the usual "1-D means a bias" rule excluded the weights too); p_g_os and fsdp hold
+    # their parameters released between uses, shape and all, so there it must go by the name
+    def bias(p):
+        return p.name.endswith(".b_0") if how in ("p_g_os", "fsdp") else len(p.shape) == 1
+
+    return pycoll.optimizer.Lamb(0.1, lamb_weight_decay=0.01, parameters=model.parameters(),
+                                 exclude_from_weight_decay_fn=bias)
 
 
 def train(case, how):
@@ -55,9 +62,9 @@ def train(case, how):
     layer = model
     if how == "fsdp":
         fsdp.fully_shard(model)
-        opt = optimizer(case, model)
+        opt = optimizer(case, model, how)
     else:
-        opt = optimizer(case, model)
+        opt = optimizer(case, model, how)
         if how == "fleet":
             model, opt = fleet.distributed_model(model), fleet.distributed_optimizer(opt)
         elif how != "plain":
