@@ -78,6 +78,14 @@ def test_the_error_of_a_dropped_task_is_taken_once_for_the_groups_next_call(grou
     assert _failure._broken == "all_reduce #1 on world (ranks [0, 1])"  # named at exit
 
 
+def test_a_dropped_task_s_error_leaves_sends_and_receives_paired_and_is_said_at_exit():
+    """A probe: the error took the place of the next recv, and every later message arrived a
+    step late."""
+    result = launch(2, "dropped_failure.py", "p2p", timeout=90)
+    assert_ok(result, expect_lines=2)
+    assert "a task nobody waited for failed on world (ranks [0, 1]), and no later collective" in result.stderr
+
+
 @pytest.mark.parametrize("check", ["off", "on"])
 def test_a_dropped_task_s_error_takes_the_place_of_the_next_call_which_the_peers_learn(check):
     """Rank 1's dropped irecv failed; its next all_reduce raises that error instead of being made.

@@ -34,7 +34,8 @@ def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
     """The group of a call about to be made, None on a rank outside it (the call returns at
     once): the call is numbered (refused calls too; ``p2p``: a send or receive, counted apart
     from the collectives), completed tasks are let go, a dropped task's error is raised in
-    place of the call (:func:`_refuse_for_failure`), and tasks in flight that write what the call reads or writes
+    place of a collective (:func:`_refuse_for_failure`; a send or receive goes on, so that its
+    messages keep pairing up, and leaves it to the next collective), and tasks in flight that write what the call reads or writes
     (``reads``, ``writes``: the caller's tensors, or lists of them), or read what it writes, are
     waited for (:func:`task.wait_overlapping`) before anything of the call is staged.
 
@@ -58,20 +59,17 @@ def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
         retire(g)
         if g.pending:
             wait_overlapping(g, g.touches)  # the group's calls in call order where they share memory
-    if g.failure is not None:
-        _refuse_for_failure(g, fn, p2p)
+    if g.failure is not None and not p2p:
+        _refuse_for_failure(g, fn)
     return g
 
 
-def _refuse_for_failure(g: Group, fn: str, p2p: bool) -> None:
-    """Raise the error a dropped task of ``g`` met, in place of call ``fn``, which this rank
-    then has not made: a refusal of it (:func:`_refused`), so that peers that made it end the
-    job, naming it, instead of pairing every later call with the wrong one."""
+def _refuse_for_failure(g: Group, fn: str) -> None:
+    """Raise the error a dropped task of ``g`` met, in place of collective ``fn``, which this
+    rank then has not made: a refusal of it (:func:`_refused`), so that peers that made it end
+    the job, naming it, instead of pairing every later call with the wrong one."""
     failure = take_failure(g)
-    if p2p:
-        g.note_refused(failure, collective=False)
-    else:
-        _refused(g, fn, failure)
+    _refused(g, fn, failure)
     raise failure
 
 

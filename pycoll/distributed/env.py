@@ -15,7 +15,7 @@ from pycoll.distributed import _failure, exits, startup
 from pycoll.distributed.group import Group, as_rank
 from pycoll.distributed.placement import (LOCAL_RANK_VARS, RANK_VARS, SIZE_VARS, Timeout, backend_name,
                                           first_int, mpi_running, timeout_seconds, with_slurm)
-from pycoll.distributed.task import drain
+from pycoll.distributed.task import drain, take_failure
 from pycoll.distributed.unreceived import report_unreceived
 from pycoll.distributed.watchdog import watchdog
 
@@ -68,12 +68,17 @@ def init_parallel_env(backend: Optional[str] = None, timeout: Timeout = None,
 
 def _finish_pending() -> None:
     """At exit: wait for the work in flight of every group, so that its engine never writes into
-    memory the interpreter is releasing (an error is logged, and the job then aborts)."""
+    memory the interpreter is releasing (an error is logged, and the job then aborts). The error
+    of a dropped task that no later collective raised is said in a warning."""
     for group in list(_groups.values()):
         if group.engine is None:
             continue
         try:
             drain(group)
+            unraised = take_failure(group)
+            if unraised is not None:
+                logger.warning("a task nobody waited for failed on %s, and no later collective on the "
+                               "group raised it: %s", group.describe(), unraised)
         except CollectiveError as exc:
             logger.error("at exit, work still in flight on %s failed: %s", group.describe(), exc)
             # the job then aborts (a collective failed): the launcher names this as the reason

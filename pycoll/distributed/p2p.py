@@ -288,7 +288,7 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
     sent = tuple(item.tensor for item in p2p_op_list if item.op is isend)
     received = tuple(item.tensor for item in p2p_op_list if item.op is not isend)
-    _begin(g, fn, sent, received, p2p=True)  # the group's earlier failures are raised before the first transfer starts
+    _begin(g, fn, sent, received, p2p=True)
     tasks, refused = [], None
     for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
         if i:
