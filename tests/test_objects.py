@@ -35,3 +35,10 @@ def test_objects_that_cannot_be_pickled_are_refused_naming_their_type():
 
 def test_objects_point_to_point_between_two_ranks():
     assert_ok(launch(2, "object_p2p.py", timeout=60), expect_lines=2)
+
+
+def test_an_object_collective_refused_on_one_rank_is_refused_on_every_rank_before_anything_moves():
+    """A probe: rank 1's refusal (a tuple for the list) left the root's broadcasts to its next
+    call, which returned the refused call's objects; an out-of-range src on one rank waited for
+    PYCOLL_TIMEOUT."""
+    assert_ok(launch(2, "object_refusals.py", timeout=60), expect_lines=2)

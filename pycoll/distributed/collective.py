@@ -313,8 +313,10 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
                                                     "gather_list")
         except (TypeError, ValueError) as exc:
             problem = exc
+    compared = _compare_first(g, "gather", arr, sync_op, root=dst)
     _root_verdict(g, "gather", root, problem)
-    return _launch(g, "gather", g.engine.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst)
+    return _launch(g, "gather", g.engine.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst,
+                   compared=not compared)
 
 
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
@@ -347,8 +349,10 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
                 send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
         except (TypeError, ValueError) as exc:
             problem = exc
+    compared = _compare_first(g, "scatter", out, sync_op, root=src)
     _root_verdict(g, "scatter", root, problem)
-    return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src)
+    return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src,
+                   compared=not compared)
 
 
 def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
@@ -372,15 +376,18 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
                    finish, op=op)
 
 
-def _compare_before_sizes(g: Group, fn: str, described: Any, sync_op: bool) -> None:
-    """``PYCOLL_CHECK``'s comparison of an alltoall, made before the ranks exchange their sizes,
-    so that another call on a peer is caught first (the data travels uncompared after)."""
-    if check.enabled:
-        watchdog.name, watchdog.group = fn, g
-        try:
-            _settle(check.compare(g, fn, described, None, None, sync_op)).raise_on_difference()
-        finally:
-            watchdog.group = None
+def _compare_first(g: Group, fn: str, described: Any, sync_op: bool, root: Optional[int] = None) -> bool:
+    """``PYCOLL_CHECK``'s comparison (when on: True), made before the collectives a call makes
+    ahead of its data (an alltoall's exchange of sizes, a gather's or scatter's verdict from the
+    root), so that another call on a peer, or a refusal (:func:`_refused`), is caught first."""
+    if not check.enabled:
+        return False
+    watchdog.name, watchdog.group = fn, g
+    try:
+        _settle(check.compare(g, fn, described, None, root, sync_op)).raise_on_difference()
+    finally:
+        watchdog.group = None
+    return True
 
 
 _MIXED_BLOCKS = np.empty(0, np.uint8)  # alltoall's blocks differ from rank to rank: PYCOLL_CHECK compares the call
@@ -409,7 +416,7 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
     except (TypeError, ValueError) as exc:
         _refused(g, "alltoall", exc)
         raise
-    _compare_before_sizes(g, fn, _MIXED_BLOCKS, sync_op)
+    _compare_first(g, fn, _MIXED_BLOCKS, sync_op)
     block = alltoall_sizes.uniform_block(sends, targets)
     uniform = alltoall_sizes.everywhere(g, fn, alltoall_sizes.block_record(block), alltoall_sizes.BLOCK_WIDTH)
     incoming = [block] * g.nranks if uniform else peer_blocks.agree(
@@ -480,7 +487,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
         _refused(g, "alltoall_single", exc)
         raise
     described = send[:0]
-    _compare_before_sizes(g, fn, described, sync_op)
+    _compare_first(g, fn, described, sync_op)
     if not alltoall_sizes.everywhere(g, fn, alltoall_sizes.uniform_rows(sent, received), 1):
         peer_blocks.agree_counts(g, fn, sent, received)
     return _launch(g, fn, g.engine.alltoallv,

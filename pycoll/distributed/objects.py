@@ -10,7 +10,7 @@ An object that cannot be pickled is refused on its rank before anything is sent.
 from __future__ import annotations
 
 import pickle
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
@@ -48,6 +48,36 @@ def _root(g: Group, src: Any, fn: str) -> int:
     if root < 0:
         raise ValueError(f"pycoll.distributed.{fn}: src={src!r} is not a rank of {g.describe()}")
     return root
+
+
+def _agreed(g: Group, fn: str, root: int, problem: Optional[Exception], group: Optional[Group]) -> None:
+    """Every rank's own checks (its list, its ``src``: ``problem``, and the group rank ``root``
+    it names), agreed before anything is sent, by one small all-gather: a rank that refused
+    raises its own error and every other rank a ValueError naming it, and ranks given different
+    ``src`` all raise, naming each one's. Without it, the root's broadcasts complete without a
+    rank that refused, whose next call then takes them: stale objects, silently."""
+    records: List[Any] = []
+    all_gather(records, g.array_module.asarray(np.array([problem is not None, root], np.int64)), group)
+    table = [[int(v) for v in r.tolist()] for r in records]
+    if problem is not None:
+        raise problem
+    refused = [g.ranks[i] for i, (bad, _) in enumerate(table) if bad]
+    if refused:
+        raise ValueError(f"pycoll.distributed.{fn}: rank(s) {refused} of {g.describe()} refused this call "
+                         f"(each says why); nothing was sent")
+    roots = [g.ranks[r] for _, r in table]
+    if len(set(roots)) > 1:
+        raise ValueError(f"pycoll.distributed.{fn}: the ranks of {g.describe()} gave different src "
+                         f"{roots} (in rank order); every rank must name the same; nothing was sent")
+
+
+def _own_checks(g: Group, fn: str, src: Any, checks: Callable[[], None]) -> Tuple[int, Optional[Exception]]:
+    """(the group rank ``src`` names, or -1; the refusal of ``checks()`` or of ``src``, or None)."""
+    try:
+        checks()
+        return _root(g, src, fn), None
+    except (TypeError, ValueError) as exc:
+        return -1, exc
 
 
 def _refusing(g: Group, fn: str, root: int, prepare: Optional[Callable[[], Any]]) -> Any:
@@ -94,13 +124,18 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     """Replace the entries of ``object_list`` with rank ``src``'s, on every rank (a rank's list
     takes ``src``'s length)."""
     fn = "broadcast_object_list"
-    if not isinstance(object_list, list):
-        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
+
+    def checks() -> None:
+        if not isinstance(object_list, list):
+            raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
+
     if outside(group, fn):
+        checks()
         return
     g = member_group(group, fn)
     xp = g.array_module
-    root = _root(g, src, fn)
+    root, problem = _own_checks(g, fn, src, checks)
+    _agreed(g, fn, root, problem, group)
 
     def pickled() -> List[bytes]:
         return [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)]
@@ -123,14 +158,19 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
     """Rank ``src`` sends ``in_object_list[i]`` to group rank i, which gets it as the one entry
     of ``out_object_list`` (cleared first, as in paddle)."""
     fn = "scatter_object_list"
-    if not isinstance(out_object_list, list):
-        raise TypeError(f"pycoll.distributed.{fn}: out_object_list must be a list, got "
-                        f"{type(out_object_list).__name__}")
+
+    def checks() -> None:
+        if not isinstance(out_object_list, list):
+            raise TypeError(f"pycoll.distributed.{fn}: out_object_list must be a list, got "
+                            f"{type(out_object_list).__name__}")
+
     if outside(group, fn):
+        checks()
         return
     g = member_group(group, fn)
     xp = g.array_module
-    root = _root(g, src, fn)
+    root, problem = _own_checks(g, fn, src, checks)
+    _agreed(g, fn, root, problem, group)
     mine = g.rank == root
 
     def pickled() -> List[bytes]:
