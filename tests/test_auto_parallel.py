@@ -227,7 +227,7 @@ def test_paddle_s_other_auto_parallel_names():
     dist.auto_parallel.set_mesh(ONE)
     try:
         assert dist.auto_parallel.get_mesh() is ONE
-        made = dist.auto_parallel.create_mesh([("dp", 2), ("mp", 3)])
+        made = dist.auto_parallel.create_mesh([("dp", 2), ("mp", np.int64(3))])  # NumPy degrees too, as paddle
         assert dist.get_mesh() is made and made.process_ids == list(range(6)) and made.shape == [2, 3]
         assert made.dim_names == ["dp", "mp"] and made.get_dim_size("mp") == 3
         with pytest.raises(ValueError, match=r"create_mesh: mesh_dims .* got \[\('dp', 0\)\]"):

@@ -6,6 +6,7 @@ once per mesh value (shape and ranks) and dimension, and shared by every mesh of
 """
 from __future__ import annotations
 
+import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -223,11 +224,12 @@ def create_mesh(mesh_dims: List[Tuple[str, int]]) -> ProcessMesh:
     """paddle's ``dist.auto_parallel.create_mesh``: the job's mesh of ranks 0.. laid out row-major
     over ``mesh_dims``, ``[(name, size), ...]``, set as ``get_mesh()``'s and returned."""
     if not isinstance(mesh_dims, (list, tuple)) or not mesh_dims or not all(
-            isinstance(d, (list, tuple)) and len(d) == 2 and isinstance(d[0], str) and isinstance(d[1], int)
-            and not isinstance(d[1], bool) and d[1] >= 1 for d in mesh_dims):
+            isinstance(d, (list, tuple)) and len(d) == 2 and isinstance(d[0], str)
+            and isinstance(d[1], numbers.Integral) and not isinstance(d[1], (bool, np.bool_)) and d[1] >= 1
+            for d in mesh_dims):
         raise ValueError(f"create_mesh: mesh_dims must be a non-empty list of (dim_name, degree >= 1) "
                          f"pairs, got {mesh_dims!r}")
-    shape = [size for _, size in mesh_dims]
+    shape = [int(size) for _, size in mesh_dims]
     mesh = ProcessMesh(np.arange(int(np.prod(shape))).reshape(shape).tolist(), dim_names=[n for n, _ in mesh_dims])
     set_mesh(mesh)
     return mesh
