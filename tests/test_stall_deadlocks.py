@@ -42,6 +42,20 @@ def test_ranks_that_can_never_be_matched_end_the_job_at_once_naming_each_call(mo
     assert output.count(f"{HEAD}{calls}{hint}; stopping the job") == 2, output  # from each rank
 
 
+@pytest.mark.parametrize("mode, calls", [
+    ("group_order", "rank 0 in all_reduce (sync_op=True) #1 on group 1 (ranks [0, 1]), "
+                    "rank 1 in all_reduce (sync_op=True) #1 on group 2 (ranks [0, 1])" + SAME_RANKS),
+    ("all_reduce_vs_send", f"rank 0 in all_reduce (sync_op=True) #1 on {WORLD}, "
+                           f"rank 1 in send (sync_op=True) #1 to rank 0 on {WORLD}"),
+])
+def test_under_pycoll_check_too(mode, calls):
+    """A wait in PYCOLL_CHECK's comparison is a wait in its call (a probe: the check turned the
+    detection off, and the job waited for PYCOLL_TIMEOUT)."""
+    result = launch(2, "stall_deadlocks.py", mode, env={**FAST, "PYCOLL_CHECK": "1"}, timeout=90)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and f"{HEAD}{calls}; stopping the job" in output, output
+
+
 @pytest.mark.parametrize("nprocs, mode, told, results", [
     (2, "slow_peers", ["[rank 0] pycoll: all_reduce #1 on group 1 (ranks [0, 1]) has waited 1 s",
                        "[rank 0] pycoll: recv #1 on world (ranks [0, 1]) has waited 1 s"],

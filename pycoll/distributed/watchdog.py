@@ -173,7 +173,7 @@ class Watchdog:
                 self._observe(stalled, g, call, now, -1, lambda: not call.done)
         if self.refusals is not None and not check.enabled:
             self.refusals.serve(live, self.exits.poll)  # peers' questions about calls refused
-        if self.stalls is not None and not check.enabled:
+        if self.stalls is not None:  # under PYCOLL_CHECK too: a wait in the comparison is one in its call
             host = hosts[0] if len(hosts) == 1 else None
             # the tasks in flight besides the one waited for (completed ones not yet let go too)
             others = sum(len(g.pending) for g in live) - (waiting is not None) if host else 0
