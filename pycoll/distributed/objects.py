@@ -96,25 +96,26 @@ def _refusing(g: Group, fn: str, root: int, prepare: Optional[Callable[[], Any]]
 def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] = None) -> None:
     """Append every rank's ``obj`` to ``object_list``, in group rank order. Unlike the other
     object collectives it raises a RuntimeError on a rank outside ``group``, as paddle's does."""
-    if not isinstance(object_list, list):
-        raise TypeError(f"pycoll.distributed.all_gather_object: object_list must be a list, "
-                        f"got {type(object_list).__name__}")
-    if outside(group, "all_gather_object"):
-        raise not_a_member(group, "all_gather_object")
-    g = member_group(group, "all_gather_object")
+    fn = "all_gather_object"
+    listed = isinstance(object_list, list)
+    if outside(group, fn):
+        raise not_a_member(group, fn)
+    g = member_group(group, fn)
     xp = g.array_module
     try:
-        data, problem = _dumps(obj, "all_gather_object", "obj"), None
+        if not listed:
+            raise TypeError(f"pycoll.distributed.{fn}: object_list must be a list, got {type(object_list).__name__}")
+        data, problem = _dumps(obj, fn, "obj"), None
     except TypeError as exc:
         data, problem = b"", exc
-    sizes: List[Any] = []  # -1: that rank's obj cannot be pickled, and every rank raises
+    sizes: List[Any] = []  # -1: that rank refused (its list, or its obj cannot be pickled), and every rank raises
     all_gather(sizes, xp.asarray(np.array([-1 if problem else len(data)], np.int64)), group)
     sizes = [int(s.tolist()[0]) for s in sizes]
     if problem is not None:
         raise problem
     if -1 in sizes:
-        raise TypeError(f"pycoll.distributed.all_gather_object: the obj of rank {g.ranks[sizes.index(-1)]} "
-                        f"cannot be pickled (that rank says why); nothing was gathered")
+        raise TypeError(f"pycoll.distributed.{fn}: rank {g.ranks[sizes.index(-1)]} refused its part (its "
+                        f"object_list, or an obj that cannot be pickled: that rank says why); nothing was gathered")
     blocks: List[Any] = []
     all_gather(blocks, _bytes(data, max(sizes), xp), group)
     object_list.extend(pickle.loads(_host(b)[:n]) for b, n in zip(blocks, sizes))

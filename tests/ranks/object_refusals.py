@@ -1,8 +1,8 @@
-"""A call of broadcast_object_list / scatter_object_list refused on one rank only (a tuple where a
-list goes, an out-of-range src) must be refused on every rank before anything is sent: the
-refusing rank raises its own error, the others a ValueError naming it, ranks given different src
-all raise; the next calls then get their own objects (they took the refused call's: stale
-objects, silently). Two ranks."""
+"""A call of broadcast_object_list / scatter_object_list / all_gather_object refused on one rank
+only (a tuple where a list goes, an out-of-range src) must be refused on every rank before
+anything is sent: the refusing rank raises its own error, the others an error naming it, ranks
+given different src all raise; the next calls then get their own objects (they took the refused
+call's: stale objects, silently). Two ranks."""
 import pycoll.distributed as dist
 
 dist.init_parallel_env()
@@ -27,6 +27,10 @@ refused(two_roots, "gave different src [0, 1]")
 out = []
 bad_out = (lambda: dist.scatter_object_list(() if rank == 1 else out, ["a", "b"], src=0))
 refused(bad_out, "out_object_list must be a list" if rank == 1 else "rank(s) [1] of world (ranks [0, 1]) refused")
+gathered = []
+bad_gather = (lambda: dist.all_gather_object(() if rank == 1 else gathered, rank))
+refused(bad_gather, "object_list must be a list" if rank == 1 else "rank 1 refused its part")
+assert gathered == [], gathered
 for step in range(2):
     objects = [f"step{step}"] if rank == 0 else [None]
     dist.broadcast_object_list(objects, src=0)
