@@ -4,11 +4,14 @@ Without it, ranks that call different collectives, or the same one with a differ
 op or root, can receive wrong data silently, or fail deep inside MPI. With it, each rank
 describes its coming call — collective, sequence number (refused calls count, so a call one
 rank refused shows up), dtype, shape, op, root, and on MPI whether it blocks (MPI never matches
-a blocking collective with a non-blocking one) — hashes the description (once per kind of call,
-the sequence number mixed in arithmetically), and the group all-reduces ``[hash, -hash]`` with MAX: every rank then sees the largest and smallest hash, so
-every rank agrees whether they all match. When they do not, the full descriptions are gathered
-and every rank raises a :class:`pycoll.CollectiveError` listing each rank's call. It costs one
-small all-reduce per collective (bench/check_cost.py measures it), which is why it is opt-in.
+a blocking collective with a non-blocking one) — hashes it (once per kind of call, the sequence
+number mixed in arithmetically), and the group all-gathers every rank's record of it (hash,
+number, description: :class:`Comparison`), non-blocking whatever the call, so every rank reads
+the same table and reaches the same verdict. On a difference every rank raises a
+:class:`pycoll.CollectiveError` listing each rank's call (a non-blocking call, already started,
+ends the job instead: :class:`Checked`); a rank that refused its call takes part as refused
+(:func:`refused`). It costs one small collective per call (bench/check_cost.py measures it),
+which is why it is opt-in.
 ``PYCOLL_DEBUG=1`` turns it on too, and also logs every collective at DEBUG level.
 
 The check runs under the watchdog, inside the collective's own watch: a peer that never comes,

@@ -35,9 +35,10 @@ def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
     once): the call is numbered (refused calls too; ``p2p``: a send or receive, counted apart
     from the collectives), completed tasks are let go, a dropped task's error is raised in
     place of a collective (:func:`_refuse_for_failure`; a send or receive goes on, so that its
-    messages keep pairing up, and leaves it to the next collective), and tasks in flight that write what the call reads or writes
-    (``reads``, ``writes``: the caller's tensors, or lists of them), or read what it writes, are
-    waited for (:func:`task.wait_overlapping`) before anything of the call is staged.
+    messages keep pairing up, and leaves it to the next collective), and tasks in flight that
+    write what the call reads or writes (``reads``, ``writes``: the caller's tensors, or lists
+    of them), or read what it writes, are waited for (:func:`task.wait_overlapping`) before
+    anything of the call is staged.
 
     A call then refuses bad input before anything moves; each collective catches that refusal
     (its checks sit in a ``try``, free when nothing is raised) to note it in

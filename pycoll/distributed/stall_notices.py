@@ -7,7 +7,8 @@ rank's waits on a group (a blocking call, a task's ``wait()``, an engine's enque
 lasted the watchdog's notice delay, the rank tells the group's other members what it waits in:
 the group, the call's sequence number on it, its name, a rooted call's root and, on engines that
 are not stream-ordered (MPI), whether it blocks and how many collectives the rank has made on the
-group with it. A wait that ends is withdrawn, so a rank holds only its peers' waits in progress. When every member of a group is stalled in that group and their waits prove it stuck
+group with it. A wait that ends is withdrawn, so a rank holds only its peers' waits in progress.
+When every member of a group is stalled in that group and their waits prove it stuck
 (:mod:`stall_rules`: all at the same sequence number in calls that can never match or in one
 rooted call given different roots, a peer at a number this rank refused while this rank waits in
 a later call that can never match it, or on MPI members that have made different numbers of

@@ -29,7 +29,8 @@ The wait this thread is blocked in (a blocking call or a task's wait) is told to
 with the number of other tasks in flight: when every rank of the job waits and no wait can ever
 be matched (across groups, point-to-point calls included: :mod:`job_deadlock`), the job ends the
 same way.
-``PYCOLL_CHECK=1`` compares every call before it starts, so the notices are not sent under it.
+Under ``PYCOLL_CHECK=1`` a wait in a call's comparison is a wait in the call: the notices go on
+(a deadlock across groups is no difference the comparison can see).
 """
 from __future__ import annotations
 
