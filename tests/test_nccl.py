@@ -242,38 +242,67 @@ def test_split_uses_comm_split(backend, fake):
     assert fake.log.calls("commSplit")[-1] == ("commSplit", -1, 0)
 
 
-@pytest.mark.parametrize("member, key", [(True, 1), (False, 0)])
-def test_split_without_comm_split_broadcasts_a_fresh_id(fake, member, key):
-    """NCCL before 2.18.1: gather who joins, the new rank 0 broadcasts a new id, members build."""
+@pytest.mark.parametrize("member, key, color", [(True, 1, 0), (False, 0, 0), (True, 1, 1)])
+def test_split_without_comm_split_gathers_fresh_ids(fake, member, key, color):
+    """NCCL before 2.18.1 or CuPy 13: gather who joins which color, the new rank 0 of each color
+    makes an id, the ids are gathered, each member builds its color's communicator."""
     fake.nccl.get_version = lambda: 21703
-    parent = Communicator(fake, rank=2, size=4)
+    parent = Communicator(fake, rank=2, size=5)
     b = engine.NCCLBackend(parent, timeout=1)
-    table = np.array([[1, 5], [0, 0], [int(member), key], [1, 0]], np.int32)  # new order: 3, (2,) 0
-    uid = bytes(range(7, 135))
-    u8 = fake.nccl.NCCL_UINT8
+    mine = [int(member), key, color if member else -1]
+    # color 0: ranks 3 (key 0), 0 (key 5) and 2 when it joins color 0; color 1: rank 4, then 2
+    table = np.array([[1, 5, 0], [0, 0, -1], mine, [1, 0, 0], [1, 0, 1]], np.int32)
+    uids = np.zeros((5, engine.UNIQUE_ID_BYTES), np.uint8)
+    uids[3], uids[4] = np.arange(7, 135), np.arange(100, 228)
+    sent = []
 
-    def all_gather(sptr, optr, nbytes, dtype, stream):  # nbytes from each of the 4 ranks
-        memory(optr, 4 * nbytes, u8)[:] = table.view(np.uint8).ravel()
+    def all_gather(sptr, optr, nbytes, dtype, stream):  # nbytes from each of the 5 ranks
+        gathered = table if not sent else uids
+        sent.append(memory(sptr, nbytes, fake.nccl.NCCL_UINT8).copy())
+        memory(optr, 5 * nbytes, fake.nccl.NCCL_UINT8)[:] = gathered.view(np.uint8).ravel()
 
-    def broadcast(sptr, rptr, nbytes, dtype, root, stream):
-        assert root == 3, "the member with the lowest key is the new rank 0"
-        memory(rptr, nbytes, u8)[:] = np.frombuffer(uid, np.uint8)
-
-    parent.allGather, parent.broadcast = all_gather, broadcast
+    parent.allGather = all_gather
     built = []
     fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or Communicator(fake, rank, n)
     fake.done = True
-    sub = b.split(member, key, 1.0)
+    sub = b.split(member, key, 1.0, color=color)
     assert not fake.log.calls("commSplit")
-    if member:
-        assert built == [(3, uid, 1)] and (sub.rank, sub.size) == (1, 3)
-    else:
+    assert sent[0].view(np.int32).tolist() == mine
+    assert not sent[1].any(), "rank 2 is the new rank 0 of no color here: it offers no id"
+    if not member:
         assert built == [] and sub is None
+    elif color == 0:
+        assert built == [(3, uids[3].tobytes(), 1)] and (sub.rank, sub.size) == (1, 3)
+    else:
+        assert built == [(2, uids[4].tobytes(), 1)] and (sub.rank, sub.size) == (1, 2)
 
 
-def test_split_order_follows_key_then_rank():
-    table = np.array([[1, 1], [0, 0], [1, 0], [1, 1], [0, 5]], np.int32)
-    assert engine.split_order(table) == [2, 0, 3]
+def test_split_without_comm_split_the_founder_offers_its_id(fake):
+    fake.nccl.get_version = lambda: 21703
+    parent = Communicator(fake, rank=0, size=2)
+    b = engine.NCCLBackend(parent, timeout=1)
+    fresh = bytes(range(1, 129))
+    fake.nccl.get_unique_id = lambda: fresh
+    sent = []
+
+    def all_gather(sptr, optr, nbytes, dtype, stream):  # each rank founds its own color
+        mine = memory(sptr, nbytes, fake.nccl.NCCL_UINT8).copy()
+        sent.append(mine)
+        rows = [mine, mine] if len(sent) == 2 else [mine, np.array([1, 0, 1], np.int32).view(np.uint8)]
+        memory(optr, 2 * nbytes, fake.nccl.NCCL_UINT8)[:] = np.concatenate(rows)
+
+    parent.allGather = all_gather
+    built = []
+    fake.nccl.NcclCommunicator = lambda n, commId, rank: built.append((n, commId, rank)) or Communicator(fake, rank, n)
+    fake.done = True
+    sub = b.split(True, 0, 1.0, color=0)
+    assert sent[1].tobytes() == fresh and built == [(1, fresh, 0)] and (sub.rank, sub.size) == (0, 1)
+
+
+def test_split_order_follows_key_then_rank_within_a_color():
+    table = np.array([[1, 1, 0], [0, 0, -1], [1, 0, 0], [1, 1, 0], [0, 5, -1], [1, 0, 7]], np.int32)
+    assert engine.split_order(table, 0) == [2, 0, 3]
+    assert engine.split_order(table, 7) == [5]
 
 
 def test_unique_ids_and_communicators_across_cupy_versions(fake):

@@ -1,8 +1,8 @@
 """NCCL itself, for the engine: ``cupy.cuda.nccl``, what it can reduce, and its communicators.
 
 Here are the dtype and op tables and the :class:`Reduction` plans built from them, unique ids,
-communicator creation, the split of a communicator (``ncclCommSplit``, or a fresh unique id
-broadcast over the parent where NCCL or CuPy is too old) and the launch of point-to-point
+communicator creation, the split of a communicator (``ncclCommSplit``, or fresh unique ids
+all-gathered over the parent where NCCL or CuPy is too old) and the launch of point-to-point
 transfers as one NCCL group. ``cupy.cuda.nccl`` comes through :mod:`pycoll.backends.cuda_api`,
 imported when first needed.
 """
@@ -126,40 +126,40 @@ def new_communicator(nranks: int, uid: bytes, rank: int) -> Any:
         return Communicator(nranks, tuple(b - 256 if b > 127 else b for b in uid), rank)
 
 
-def split_order(table: np.ndarray) -> List[int]:
-    """The parent ranks of a split's members in new-rank order, from the gathered ``table``
-    (row r: parent rank r's ``[member, key]``): by key, then parent rank, as ncclCommSplit does."""
-    return [r for _, r in sorted((int(key), r) for r, (member, key) in enumerate(table) if member)]
+def split_order(table: np.ndarray, color: int) -> List[int]:
+    """The parent ranks of the members of ``color`` in new-rank order, from the gathered
+    ``table`` (row r: parent rank r's ``[member, key, color]``): by key, then parent rank, as
+    ncclCommSplit orders them."""
+    return [r for _, r in sorted((int(key), r) for r, (member, key, c) in enumerate(table)
+                                 if member and c == color)]
 
 
 def split_communicator(parent: Any, member: bool, key: int, settle: Callable[[], None], color: int = 0) -> Any:
     """The communicator a split of the engine ``parent`` gives this rank (None to a non-member);
-    collective over ``parent``, whose calls must all have completed.
+    collective over ``parent``, whose calls must all have completed. The members of one
+    ``color`` share a communicator, their ranks ordered by ``key``, then by parent rank.
 
-    Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+), which puts the members of one
-    ``color`` together; otherwise the members' layout is all-gathered, the new rank 0 makes a
-    unique id and broadcasts it over ``parent``, and every member builds the new communicator
-    from it, whatever its color (``settle()`` waits on the host for each of those steps). Either
-    way the new ranks are ordered by ``key``, then by rank.
+    Uses ``NcclCommunicator.commSplit`` (CuPy 14+, NCCL 2.18.1+). Otherwise (CuPy 13, or an
+    older NCCL) every rank's ``[member, key, color]`` is all-gathered, the new rank 0 of each
+    color makes a unique id, the ids are all-gathered, and each member builds its communicator
+    from its color's id (``settle()`` waits on the host for each of those steps).
     """
     if hasattr(parent.comm, "commSplit") and nccl_module().get_version() >= _COMM_SPLIT_VERSION:
         return parent.comm.commSplit(color if member else _NO_COLOR, key)
     xp = parent.xp
-    mine = xp.asarray(np.array([int(member), key], np.int32))
-    table = xp.empty((parent.size, 2), np.int32)
+    mine = xp.asarray(np.array([int(member), key, color if member else _NO_COLOR], np.int32))
+    table = xp.empty((parent.size, 3), np.int32)
     parent.all_gather(table, mine, True)
     settle()
-    order = split_order(table.get())
-    root = order[0]
-    if parent.rank == root:
-        uid = xp.asarray(np.frombuffer(new_unique_id(), np.uint8))
-    else:
-        uid = xp.empty(UNIQUE_ID_BYTES, np.uint8)
-    parent.broadcast(uid, root, True)
+    order = split_order(table.get(), color) if member else []
+    founder = bool(order) and order[0] == parent.rank
+    my_uid = np.frombuffer(new_unique_id(), np.uint8) if founder else np.zeros(UNIQUE_ID_BYTES, np.uint8)
+    uids = xp.empty((parent.size, UNIQUE_ID_BYTES), np.uint8)
+    parent.all_gather(uids, xp.asarray(my_uid), True)
     settle()
     if not member:
         return None
-    return new_communicator(len(order), uid.get().tobytes(), order.index(parent.rank))
+    return new_communicator(len(order), uids[order[0]].get().tobytes(), order.index(parent.rank))
 
 
 # A point-to-point transfer inside an NCCL group: (is_send, device pointer, bytes, peer).
