@@ -4,13 +4,14 @@ that left. In-process cases drive the bookkeeping with stand-in requests; the re
 import os
 import time
 
+import numpy as np
 import pytest
 from conftest import assert_ok, launch
 
 from pycoll import CollectiveError
 from pycoll.distributed import _failure
 from pycoll.distributed.group import Group
-from pycoll.distributed.task import Task, drain, retire, take_failure
+from pycoll.distributed.task import Task, drain, memory_spans, retire, take_failure
 
 
 class Request:
@@ -51,6 +52,22 @@ def test_a_task_keeps_its_arrays_until_it_completes(group):
     assert task.is_completed() and task._keep is None and task._request is None
     assert not task.is_sync(), "completed, but made by a non-blocking call"
     assert Task(None, group, "all_reduce", group.seq).is_sync()  # a blocking call's task
+
+
+class RefusesItsInterface:
+    """As torch's CUDA tensor that requires grad: asking for its interface raises RuntimeError."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+
+
+def test_memory_spans_of_arrays_views_and_objects_that_refuse_their_interface():
+    x = np.arange(12, dtype=np.float32)
+    lo = x.__array_interface__["data"][0]
+    assert memory_spans([x[2:5], [x[::-4]], (x[:0],)]) == [(lo + 8, lo + 20), (lo + 12, lo + 48)]
+    assert memory_spans([RefusesItsInterface(), "text", 3]) == [], \
+        "the call's own checks refuse such an object, naming the argument"
 
 
 def test_retire_lets_go_of_completed_tasks_oldest_first_without_starting_held_back_ones(group):

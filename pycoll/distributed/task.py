@@ -218,11 +218,25 @@ def memory_spans(objs: Any) -> List[Span]:
             if obj.nbytes:
                 spans.append(byte_bounds(obj))
         else:
-            face = getattr(obj, "__cuda_array_interface__", None) or getattr(obj, "__array_interface__", None)
-            span = _interface_span(face) if isinstance(face, dict) else None
+            face = _interface(obj)
+            span = _interface_span(face) if face is not None else None
             if span is not None:
                 spans.append(span)
     return spans
+
+
+def _interface(obj: Any) -> Optional[dict]:
+    """``obj``'s ``__cuda_array_interface__`` or ``__array_interface__``; None where it has
+    neither or refuses to give one (torch's CUDA tensor that requires grad raises RuntimeError):
+    this runs before the call's own checks, which then refuse the object, naming the argument."""
+    for name in ("__cuda_array_interface__", "__array_interface__"):
+        try:
+            face = getattr(obj, name, None)
+        except Exception:
+            return None
+        if isinstance(face, dict):
+            return face
+    return None
 
 
 def _meet(ours: List[Span], theirs: List[Span]) -> bool:
