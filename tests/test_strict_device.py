@@ -269,6 +269,8 @@ def _fit(make_opt: Callable[[list], Any], steps: int = 3) -> dict:
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     x, y = _x(5, 4), _x(5, 2)
     optimizer = make_opt(model.parameters())
+    slots = optimizer.state_slots()  # what a checkpoint is read into before the first step
+    assert all(v.place == "cpu" for k, v in slots.items() if optimizer.holds_one_value(k)), slots.keys()
     for _ in range(steps):
         loss = F.mse_loss(model(x), y)
         loss.backward()

@@ -450,9 +450,10 @@ class Optimizer:
             xp = self._state_module(p)
             kept = np.float32 if self._mastered(p) else p.array.dtype  # as _state_array keeps them
             for entry, name in self._entries(key, p).items():
-                scalar = name in self._scalar_accumulators
-                slots[entry] = wrap(xp.zeros([1] if scalar else p.array.shape,
-                                             scalar_dtype(p.array) if scalar else kept))
+                if name in self._scalar_accumulators:  # a host tensor, as state_dict() gives it
+                    slots[entry] = wrap(np.zeros([1], scalar_dtype(p.array)))
+                else:
+                    slots[entry] = wrap(xp.zeros(p.array.shape, kept))
             if self._mastered(p):
                 masters[key] = wrap(xp.zeros(p.array.shape, np.float32))
         if masters:

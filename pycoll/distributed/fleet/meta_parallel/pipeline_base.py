@@ -246,13 +246,14 @@ class _PipelineBase(MetaParallelBase):
 
     def _receive_final_loss(self, return_micro_batch_loss: bool) -> Any:
         xp, src = self.pp_group.array_module, self._hcg.get_rank_from_stage(self.num_stages - 1)
-        code = xp.zeros(1, np.int64)
-        dist.broadcast(code, src=src, group=self.pp_group)
-        if int(code[0]) == _FAILED:
+        sent = xp.zeros(1, np.int64)
+        dist.broadcast(sent, src=src, group=self.pp_group)
+        code = int(sent[0])  # one read back to the host
+        if code == _FAILED:
             raise RuntimeError(f"{type(self).__name__}: the last stage (rank {src}) failed computing the loss of "
                                f"this batch; its own error says why")
         shape = [self.accumulate_steps] if return_micro_batch_loss else [1]
-        value = xp.zeros(shape, convert_dtype(DTYPES[int(code[0])]))
+        value = xp.zeros(shape, convert_dtype(DTYPES[code]))
         dist.broadcast(value, src=src, group=self.pp_group)
         return value
 
