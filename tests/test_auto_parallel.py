@@ -2,6 +2,7 @@
 the Strategy and a DistModel's modes and programs in one process (a world of one); every reshard
 transition against NumPy and the MLP through to_static against one process on 2 and 4 ranks
 (tests/ranks/auto_parallel_*.py); the seed's usage as examples/dist_model.py."""
+import copy
 import random
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import pycoll.distributed as dist
 import pycoll.nn as nn
 from conftest import assert_ok, launch
 from pycoll.distributed import Partial, ProcessMesh, Replicate, Shard
+from pycoll.distributed.auto_parallel import strategy as strategy_module
 from pycoll.distributed.auto_parallel.placements import local_bounds
 from pycoll.distributed.auto_parallel.transitions import describe, plan
 
@@ -302,19 +304,25 @@ def test_parallelize_refuses_what_it_cannot_do_by_name(mesh, config, error, word
 
 
 # -- the strategy ----------------------------------------------------------------------------
-def test_the_strategy_has_paddle_s_defaults_and_refuses_unknown_fields_by_name():
+def test_the_strategy_has_paddle_s_defaults_keeps_unknown_fields_and_says_so(caplog):
     strategy = dist.Strategy({"gradient_merge": {"enable": True, "k_steps": 4}})
     assert (strategy.sharding.enable, strategy.sharding.stage, strategy.sharding.degree) == (False, 1, 8)
     assert strategy.gradient_merge.k_steps == 4 and strategy.gradient_merge.avg and strategy.full_graph
     assert not strategy.fused_passes.enable and not strategy.sharding.was_set("degree")
-    with pytest.raises(AttributeError, match="strategy.sharding has no field 'stages'"):
+    strategy_module._said_unknown.clear()
+    with caplog.at_level("WARNING", logger="pycoll"):  # as paddle's, kept (its docstring misspells one)
         strategy.sharding.stages = 2
+        strategy.sharding.stages = 3
+        fused = dist.Strategy({"fused_passes": {"gemm_spilogue": True}}).fused_passes
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and said[0].startswith("strategy.sharding has no field 'stages' (its fields: enable,"), said
+    assert "strategy.fused_passes has no field 'gemm_spilogue'" in said[1] and "gemm_epilogue" in said[1], said
+    assert strategy.sharding.stages == 3 and fused.gemm_spilogue and "gemm_spilogue" not in fused.to_dict()
+    assert strategy.sharding.stage == 1 and copy.deepcopy(strategy).sharding.stages == 3
     with pytest.raises(AttributeError, match="no field 'degre'"):
         strategy.sharding.degre
     with pytest.raises(ValueError, match=r"unknown keys \[.shardin.\]"):
         dist.Strategy({"shardin": {}})
-    with pytest.raises(AttributeError, match="strategy.fused_passes has no field 'gemm_epilog'"):
-        dist.Strategy({"fused_passes": {"gemm_epilog": True}})
     with pytest.raises(ValueError, match=r"strategy.sharding.stage must be one of \[1, 2, 3\]"):
         strategy.sharding.stage = 4
     with pytest.raises(TypeError, match="strategy.sharding.enable must be True or False"):

@@ -3,6 +3,8 @@ runs them: dist.all_gather into one tensor, fleet's worker queries and Fleet obj
 hybrid_parallel_util's broadcasts, sync_params_buffers and fused_allreduce_gradients_with_group
 (dp_degree=2), and broadcast_input_data over the model-parallel group (mp_degree=2; paddle runs
 it on GPUs only)."""
+import logging
+
 import numpy as np
 
 import pycoll
@@ -12,6 +14,17 @@ from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
 
 from expect import expect
 from fleet_afresh import init_afresh
+
+
+class Lines(logging.Handler):
+    """The messages pycoll's logger gives."""
+
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
 
 
 def start(**hybrid):
@@ -71,8 +84,29 @@ assert fleet.fleet.distributed_optimizer(sgd) is fleet.fleet
 _, pairs = fleet.fleet.minimize((w * 0).sum())
 assert [p is w for p, _ in pairs] == [True] and w.numpy().tolist() == [0.25, 0.5, 0.75], w.numpy()
 
+# collective_perf: paddle 3.3.1 documents it and runs nothing; pycoll times each size on the
+# group paddle's implementation chose, logs paddle's lines and warns past the threshold
+seen = Lines()
+logging.getLogger("pycoll").addHandler(seen)
+fleet.set_log_level("INFO")
+timed = fleet.collective_perf("allreduce", round=3, size_and_time={1 << 12: 60.0, 1 << 10: 1e-12})
+assert list(timed) == [4096, 1024] and all(t > 0 for t in timed.values()), timed
+assert seen.lines[0].startswith("[AllReduceTest] nbytes 4096B test result: ") and \
+    seen.lines[-1].startswith("[Perf Warning] AllReduce Test Timeout! "), seen.lines
+assert len(seen.lines) == 3, "4 KiB took less than 60 s: no warning for it"
+assert fleet.fleet.collective_perf("allgather", round=2, size_and_time={64: 1}) == {}
+assert seen.lines[-1] == "allgather_perf is invalid, group invalid!", "the model-parallel group has one rank"
+expect(ValueError, ["comm_type='alltoall'"], fleet.collective_perf, "alltoall")
+expect(ValueError, ["round", "-1"], fleet.collective_perf, "reduce", round=-1)
+expect(ValueError, ["size_and_time", "size 3"], fleet.collective_perf, "broadcast", size_and_time={3: 1.0})
+
 # the model-parallel group's first rank's inputs, nested, in place (another shape taken too)
 hcg = start(dp_degree=1, mp_degree=2)
+assert list(fleet.collective_perf("reduce_scatter", round=2, size_and_time={4 * 5: None})) == [20], \
+    "5 elements on 2 ranks: 4 are reduce-scattered"
+assert list(fleet.collective_perf("allgather", round=2, size_and_time={4 * 3: None})) == [12]
+assert fleet.collective_perf("reduce") == {} and seen.lines[-1] == "reduce_perf is invalid, group invalid!"
+fleet.set_log_level("WARNING")
 own = pycoll.to_tensor(np.full([2], rank, "float32"))
 other_shape = pycoll.to_tensor(np.full([1 + rank], 5 + rank, "float32"))
 inputs, kwargs = hpu.broadcast_input_data(hcg, own, [other_shape, rank], mask={"m": pycoll.ones([rank + 1])})

@@ -14,7 +14,9 @@ The other fields of paddle 3.3.1's categories (``sharding.enable_overlap``, ``pi
 ``amp.init_loss_scaling``, ...) and its underscored ones (``_recompute``, ``_mp_optimization``,
 ``_dp_optimization``, ``_sp_optimization``) tune how paddle's static passes schedule, fuse and
 overlap the same step: they are taken, type-checked, and change nothing in pycoll's results.
-Unlike paddle, a misspelt field fails, naming it, when set or given in ``config``.
+A field no category has (a misspelling: paddle's own docstring sets
+``fused_passes.gemm_spilogue``) is kept and reads back, as paddle keeps it, and pycoll says once
+that nothing reads it, naming the category's fields; reading a field never set fails, naming it.
 
 The Strategy's own fields (paddle's "base" category, set as ``strategy.return_numpy = False`` or
 given at the top of ``config``):
@@ -32,7 +34,9 @@ given at the top of ``config``):
 from __future__ import annotations
 
 import copy
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Set, Tuple
+
+from pycoll._logging import logger
 
 _BASE: Dict[str, Any] = {"auto_mode": "semi", "gradient_scale": True, "gradient_scale_using_allreduce_avg": False,
                          "use_cache": True, "return_numpy": True, "all_ranks": False, "split_data": True,
@@ -63,6 +67,7 @@ _FIELDS: Dict[str, Dict[str, Any]] = {
                         "overlap_comm_cacl": True, "gradient_sync_after_accumulate": False},
     "sp_optimization": {"enable": True},
 }
+_said_unknown: Set[Tuple[str, str]] = set()  # (category, field) pairs warned of, once a process
 _CHOICES = {("sharding", "stage"): (1, 2, 3), ("amp", "level"): ("o0", "o1", "o2"),
             ("amp", "dtype"): ("float16", "bfloat16"), ("pipeline", "schedule_mode"): ("FThenB", "1F1B", "VPP")}
 
@@ -79,6 +84,7 @@ class StrategyConfig:
         object.__setattr__(self, "_category", category)
         object.__setattr__(self, "_values", copy.deepcopy(_defaults(category)))  # lists of its own
         object.__setattr__(self, "_given", set())
+        object.__setattr__(self, "_unknown", {})  # fields no category has, kept as paddle keeps them
         if values is not None:
             if not isinstance(values, dict):
                 raise TypeError(f"Strategy: config[{category!r}] must be a dict, got {type(values).__name__}")
@@ -89,6 +95,9 @@ class StrategyConfig:
         values = object.__getattribute__(self, "_values")
         if name in values:
             return values[name]
+        unknown = object.__getattribute__(self, "_unknown")
+        if name in unknown:
+            return unknown[name]
         raise AttributeError(f"{self._prefix()[:-1]} has no field {name!r}; its fields: {', '.join(values)}")
 
     def _prefix(self) -> str:
@@ -96,8 +105,12 @@ class StrategyConfig:
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in self._values:
-            raise AttributeError(f"{self._prefix()[:-1]} has no field {name!r}; its fields: "
-                                 f"{', '.join(self._values)}")
+            if (self._category, name) not in _said_unknown:
+                _said_unknown.add((self._category, name))
+                logger.warning(f"{self._prefix()[:-1]} has no field {name!r} (its fields: {', '.join(self._values)}): "
+                               f"kept, but nothing reads it; check the spelling")
+            self._unknown[name] = value
+            return
         default = _defaults(self._category)[name]
         where = f"{self._prefix()}{name}"
         if default is None:  # seed
@@ -132,7 +145,7 @@ class StrategyConfig:
         return dict(self._values)
 
     def from_dict(self, config: Dict[str, Any]) -> None:
-        """Set the fields ``config`` names (a misspelt one fails, naming it)."""
+        """Set the fields ``config`` names (a misspelt one is kept, and said once)."""
         if not isinstance(config, dict):
             raise TypeError(f"{self._prefix()}from_dict: config must be a dict, got {type(config).__name__}")
         for key, value in config.items():
@@ -145,6 +158,7 @@ class StrategyConfig:
         new = StrategyConfig(self._category)
         new._values.update(copy.deepcopy(self._values, memo))
         new._given.update(self._given)
+        new._unknown.update(copy.deepcopy(self._unknown, memo))
         return new
 
     def __repr__(self) -> str:

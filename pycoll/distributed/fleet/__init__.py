@@ -7,6 +7,7 @@ from pycoll.distributed.fleet.collective_mode import (PaddleCloudRoleMaker, User
                                                       distributed_optimizer, distributed_scaler,
                                                       get_hybrid_communicate_group, get_hybrid_parallel_topology,
                                                       init)
+from pycoll.distributed.fleet.collective_perf import collective_perf
 from pycoll.distributed.fleet import base  # after collective_mode, whose role makers it names
 from pycoll.distributed.fleet.data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 from pycoll.distributed.fleet.fleet_object import Fleet
@@ -30,7 +31,7 @@ rank_in_node = local_rank
 __all__ = ["CommunicateTopology", "DatasetBase", "base", "DistributedStrategy", "Fleet", "HybridCommunicateGroup",
            "MultiSlotDataGenerator", "MultiSlotStringDataGenerator", "Role",
            "InMemoryDataset", "PaddleCloudRoleMaker", "QueueDataset", "UserDefinedRoleMaker", "UtilBase", "all_reduce",
-           "barrier_worker", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
+           "barrier_worker", "collective_perf", "distributed_model", "distributed_optimizer", "distributed_scaler", "fleet",
            "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",
            "init", "init_server", "init_worker", "is_server", "run_server", "server_endpoints", "server_index",
            "server_num", "stop_worker", "is_first_worker", "is_worker", "layers", "local_device_ids", "local_rank", "meta_optimizers",

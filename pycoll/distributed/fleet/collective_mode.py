@@ -141,7 +141,12 @@ def _started(fn: str) -> dict:
 
 
 def get_hybrid_communicate_group() -> HybridCommunicateGroup:
-    return _started("get_hybrid_communicate_group")["hcg"]
+    return hybrid_communicate_group_for("get_hybrid_communicate_group")
+
+
+def hybrid_communicate_group_for(fn: str) -> HybridCommunicateGroup:
+    """The job's groups, for ``fleet.<fn>``: RuntimeError naming it before ``fleet.init``."""
+    return _started(fn)["hcg"]
 
 
 def get_hybrid_parallel_topology() -> CommunicateTopology:

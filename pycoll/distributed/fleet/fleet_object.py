@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from pycoll.distributed.fleet import collective_mode, server_roles, workers
+from pycoll.distributed.fleet.collective_perf import collective_perf
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 
 
@@ -26,6 +27,7 @@ class Fleet:
     worker_endpoints = staticmethod(workers.worker_endpoints)
     barrier_worker = staticmethod(workers.barrier_worker)
     all_reduce = staticmethod(workers.all_reduce)
+    collective_perf = staticmethod(collective_perf)
     is_server = staticmethod(server_roles.is_server)
     server_num = staticmethod(server_roles.server_num)
     server_index = staticmethod(server_roles.server_index)
