@@ -270,11 +270,16 @@ def reduction_axes(axis: Any, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
 def check_index_range(fn: str, arg: str, idx: Any, size: int, axis: int, error: type = IndexError) -> None:
     """``error`` naming op ``fn`` and argument ``arg`` unless every value of the integer array
     ``idx`` addresses one of the ``size`` places along ``axis`` (-size to size - 1, as paddle
-    allows). One min and one max over ``idx``: for the ops that read or write at indices
-    (gather, scatter, the along-axis ops), where NumPy's own message names neither."""
+    allows). One min and one max over ``idx``, read back together (one transfer from a GPU):
+    for the ops that read or write at indices (gather, scatter, the along-axis ops), where
+    NumPy's own message names neither."""
     if not idx.size:
         return
-    wrong = _outside(int(idx.min()), int(idx.max()), size)
+    if isinstance(idx, np.ndarray):
+        low, high = int(idx.min()), int(idx.max())
+    else:
+        low, high = to_module(array_module(idx).stack([idx.min(), idx.max()]), np).tolist()
+    wrong = _outside(low, high, size)
     if wrong is not None:
         raise error(f"{fn}: {arg} holds values out of range for axis {axis} of size {size}: expected >= {-size} "
                     f"and < {size}, got {wrong}")
