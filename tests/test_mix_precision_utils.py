@@ -59,6 +59,25 @@ def test_float32_training_equals_paddles():
     assert inner.w.main_grad is None and inner.b.main_grad is None
 
 
+def test_apply_gradients_and_minimize_step_with_the_main_grads():
+    inner = Scale()
+    model = mpu.MixPrecisionLayer(inner)
+    outside = pycoll.create_parameter([1], "float32")  # no main_grad: a plain parameter
+    opt = mpu.MixPrecisionOptimizer(pycoll.optimizer.SGD(learning_rate=0.5,
+                                                         parameters=inner.parameters() + [outside]))
+    loss_of(model, pycoll.to_tensor(XS[0])).backward()
+    pairs = opt.backward(None)
+    assert [(p is q, g is q.main_grad) for (p, g), q in zip(pairs, [inner.w, inner.b])] == [(True, True)] * 2
+    main_w = inner.w.main_grad.numpy().copy()
+    opt.apply_gradients([(inner.w, inner.w.main_grad)])
+    np.testing.assert_allclose(inner.w.numpy(), W0 - 0.5 * main_w, rtol=1e-6)
+    assert inner.b.numpy().tolist() == B0.tolist() and not hasattr(outside, "main_grad")
+    opt.minimize(None, parameters=[inner.b])
+    assert inner.w.numpy().tolist() != W0.tolist() and inner.b.numpy().tolist() != B0.tolist()
+    opt.zero_grad()
+    assert inner.w.main_grad is None
+
+
 def test_main_grad_sums_in_float32_what_float16_would_lose():
     # each backward's float16 gradient is exact; their float16 sum is not: 1024 + 0.25 rounds to 1024
     inner = Scale(bias=False).to(dtype="float16")

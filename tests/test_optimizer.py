@@ -207,8 +207,76 @@ def test_minimize_applies_the_gradients_as_paddles_dygraph_does():
     ops, pairs = o.minimize(None)
     np.testing.assert_allclose(p.numpy(), P0 - 0.5 * np.array([1.0, 2.0, 3.0]))
     assert ops == [] and pairs[0][0] is p and pairs[0][1] is p.grad
-    with pytest.raises(ValueError, match="no_grad_set is for paddle's static graph"):
-        o.minimize(None, no_grad_set={"x"})
+    with pytest.raises(ValueError, match="startup_program is for paddle's static graph"):
+        o.minimize(None, startup_program=object())
+
+
+def two_params():
+    w, b = make_param(name="w"), make_param([4.0], name="b")
+    o = opt.Momentum(learning_rate=0.5, momentum=0.0, parameters=[w, b], grad_clip=nn.ClipGradByGlobalNorm(1e6))
+    (w * pycoll.to_tensor(np.array([1.0, 2.0, 3.0])) + b * 2.0).sum().backward()
+    return w, b, o
+
+
+@pytest.mark.parametrize("kwargs", [{"parameters": ["w"]}, {"no_grad_set": {"b"}}, {"no_grad_set": ["b", "x"]}])
+def test_minimize_updates_the_parameters_it_is_given_and_keeps_every_gradient(kwargs):
+    w, b, o = two_params()
+    grads = [w.grad.numpy().copy(), b.grad.numpy().copy()]
+    _, pairs = o.minimize(None, **kwargs)  # paddle's eager build ignores no_grad_set; its docs do not
+    assert [p is w for p, _ in pairs] == [True]
+    np.testing.assert_allclose(w.numpy(), P0 - 0.5 * np.array([1.0, 2.0, 3.0]))
+    assert b.numpy().tolist() == [4.0], "b is not among those updated"
+    assert w.grad.numpy().tolist() == grads[0].tolist() and b.grad.numpy().tolist() == grads[1].tolist()
+
+
+def test_backward_then_apply_gradients_takes_the_gradients_given():
+    w, b, o = two_params()
+    pairs = o.backward(None)  # as paddle's eager backward: the gradients loss.backward() left
+    assert [(p is q, g is p.grad) for (p, g), q in zip(pairs, [w, b])] == [(True, True), (True, True)]
+    assert o.apply_gradients([(w, w.grad * 2), (b, None)]) == []
+    np.testing.assert_allclose(w.numpy(), P0 - np.array([1.0, 2.0, 3.0]))
+    assert b.numpy().tolist() == [4.0] and w.grad.numpy().tolist() == [1.0, 2.0, 3.0]
+    assert [p is b for p, _ in o.backward(None, parameters=[b])] == [True]
+    other = make_param(name="other")
+    for bad, error, words in [({w: w.grad}, TypeError, "list of \\(param, grad\\) pairs, got dict"),
+                              ((w, w.grad), TypeError, "hold \\(param, grad\\) pairs, got a Parameter"),
+                              ([(other, w.grad)], ValueError, "'other', which is not a parameter of this"),
+                              ([(w, b.grad)], ValueError, "must be a tensor of its shape \\[3\\], got \\[1\\]"),
+                              ([w], TypeError, "hold \\(param, grad\\) pairs")]:
+        with pytest.raises(error, match=words):
+            o.apply_gradients(bad)
+    with pytest.raises(ValueError, match="parameters names 'x', which is not a parameter"):
+        o.minimize(None, parameters=["w", "x"])
+    with pytest.raises(TypeError, match="parameters must be a list or set"):
+        o.backward(None, parameters="w")
+    with pytest.raises(TypeError, match="callbacks must be a list"):
+        o.backward(None, callbacks=print)
+
+
+def test_zero_grad_and_load_state_dict_are_paddles_other_names():
+    w, b, o = two_params()
+    o.zero_grad(set_to_none=False)
+    assert w.grad.numpy().tolist() == [0.0, 0.0, 0.0]
+    o.zero_grad()
+    assert w.grad is None and b.grad is None
+    adam = opt.Adam(parameters=[w])
+    w.grad = np.ones(3)
+    adam.step()
+    again = opt.Adam(parameters=[w])
+    again.load_state_dict(adam.state_dict())
+    assert again.state_dict().keys() == adam.state_dict().keys()
+    np.testing.assert_allclose(again.state_dict()["w_moment1_0"].numpy(), adam.state_dict()["w_moment1_0"].numpy())
+
+
+def test_the_wrappers_run_their_own_step_under_every_form():
+    from pycoll.incubate import LookAhead
+    w, b, o = two_params()
+    slow = LookAhead(o, alpha=0.5, k=1)
+    slow.apply_gradients([(w, w.grad)])  # LookAhead's step: the inner one, then its slow weights
+    np.testing.assert_allclose(w.numpy(), P0 - 0.5 * np.array([1.0, 2.0, 3.0]))
+    assert b.numpy().tolist() == [4.0] and slow._global_step == 1 and list(slow._slow) == [id(w)]
+    slow.zero_grad()
+    assert w.grad is None
 
 
 def test_gradient_clips_against_hand_computed_values():

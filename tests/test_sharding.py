@@ -67,6 +67,20 @@ def test_a_sharded_optimizer_driven_by_a_scheduler_saves_and_resumes_it():
     assert opt.get_lr() == 0.025 and scheduler.last_epoch == 2
 
 
+def test_a_sharded_optimizer_steps_through_minimize_and_refuses_given_gradients():
+    """It updates from the gradients' reduced pieces: every parameter or none."""
+    dist.init_parallel_env()
+    model = nn.Linear(2, 2)
+    model, opt, _ = group_sharded_parallel(model, pycoll.optimizer.SGD(parameters=model.parameters()), "os_g")
+    before = model.parameters()[0].numpy().copy()
+    model(pycoll.ones([1, 2])).sum().backward()
+    assert opt.minimize(None)[0] == [] and not np.array_equal(model.parameters()[0].numpy(), before)
+    for form in (lambda: opt.minimize(None, parameters=model.parameters()[:1]), lambda: opt.apply_gradients([])):
+        with pytest.raises(NotImplementedError, match="ShardedOptimizer: its step updates every parameter"):
+            form()
+    opt.zero_grad()
+
+
 @pytest.mark.parametrize("level", ["os", "os_g", "p_g_os"])
 def test_a_sharded_optimizer_refuses_a_state_of_other_parameters_as_an_unsharded_one_does(level):
     """A state saved from a model whose parameter names differ was dropped entry by entry and

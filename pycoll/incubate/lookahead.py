@@ -11,12 +11,13 @@ import numpy as np
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer import Optimizer
+from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.tensor import Tensor, wrap
 
 STEP_KEY = "lookahead_step_0"  # paddle's name for the step counter (a variable it does not save)
 
 
-class LookAhead:
+class LookAhead(UpdateForms):
     """LookAhead(inner_optimizer, alpha=0.5, k=5): ``step()`` runs the inner optimizer's step, then
     every k-th step sets each parameter and its slow copy to alpha * param + (1 - alpha) * slow."""
 
@@ -49,7 +50,6 @@ class LookAhead:
                 fast[...] = slow
                 p._bump_inplace_version()
 
-    minimize = Optimizer.minimize  # paddle's dygraph minimize: step() on what backward left, same checks
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         self.inner_optimizer.clear_grad(set_to_zero)

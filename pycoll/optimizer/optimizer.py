@@ -18,6 +18,7 @@ from pycoll.optimizer._moments import scalar_dtype
 from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_decay, check_grad_clip, parse_parameters
 from pycoll.optimizer.lr_decay import LambdaDecay
 from pycoll.optimizer.lr_scheduler import LRScheduler
+from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.regularizer import L2Decay
 from pycoll.tensor import Tensor, wrap
 
@@ -103,7 +104,7 @@ def _learning_rate(value: Any) -> Union[float, LRScheduler]:
     return value if isinstance(value, LRScheduler) else real(value, "learning_rate")
 
 
-class Optimizer:
+class Optimizer(UpdateForms):
     """Base class: subclasses implement ``_update(key, param, grad, lr, options)``, ``options``
     being the parameter's group's own (read with the optimizer's value as the default).
 
@@ -313,19 +314,6 @@ class Optimizer:
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         raise NotImplementedError
-
-    def minimize(self, loss: Any, startup_program: Any = None, parameters: Any = None,
-                 no_grad_set: Any = None) -> Tuple[List[Any], List[Tuple[Tensor, Tensor]]]:
-        """paddle's dygraph ``minimize``: the gradients ``loss.backward()`` left are applied
-        (``step()``); returns ``([], [(param, grad), ...])`` as paddle does. ``startup_program``,
-        ``parameters`` and ``no_grad_set`` belong to paddle's static graph and must stay None."""
-        for name, value in (("startup_program", startup_program), ("parameters", parameters),
-                            ("no_grad_set", no_grad_set)):
-            if value is not None:
-                raise ValueError(f"minimize: {name} is for paddle's static graph; pycoll runs eagerly")
-        pairs = [(p, p.grad) for p in self._parameter_list if not p.stop_gradient and p.grad is not None]
-        self.step()
-        return [], pairs
 
     def complete_norms_with(self, norm_sums: Callable[[List[Tensor]], Any]) -> None:
         """``norm_sums(params)`` gives the ``sum_across`` that completes the clip's sums of squares

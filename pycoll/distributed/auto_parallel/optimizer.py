@@ -30,6 +30,7 @@ from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
+from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.parallel.clip_norms import completing
 from pycoll.runtime_config import get_flags
 from pycoll.tensor import Tensor, wrap
@@ -129,7 +130,7 @@ class _Rows:
         return array
 
 
-class ShardOptimizer:
+class ShardOptimizer(UpdateForms):
     """``optimizer`` as ``shard_optimizer`` returns it (see the module's text); what it does not
     define is the wrapped optimizer's."""
 

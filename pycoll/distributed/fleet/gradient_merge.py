@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, List
 
-from pycoll.optimizer.optimizer import Optimizer
+from pycoll.optimizer.update_forms import UpdateForms
 
 
-class GradientMergeOptimizer:
+class GradientMergeOptimizer(UpdateForms):
     """``optimizer`` stepping on every ``k_steps``-th call. Between, ``step()`` and
     ``clear_grad()`` leave the gradients to accumulate; the training loop stays the usual
     ``backward(); step(); clear_grad()``. A DataParallel model still averages every backward
@@ -49,8 +49,6 @@ class GradientMergeOptimizer:
             self._inner.scale_grads(1.0 / self._k)
         self._inner.step()
 
-    # paddle's dygraph minimize: the gradients backward left are applied (step), ([], pairs) returned
-    minimize = Optimizer.minimize
 
     def step_grads(self) -> List[Any]:
         """What a GradScaler unscales at this step: nothing before the window's last step, then

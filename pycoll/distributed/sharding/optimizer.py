@@ -17,14 +17,17 @@ import pycoll.distributed as dist
 from pycoll.nn.clip import SumAcross
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
+from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.parallel.flat_block import FlatBlock
 from pycoll.tensor import Tensor, wrap
 
 
-class ShardedOptimizer:
+class ShardedOptimizer(UpdateForms):
     """``optimizer`` stepping this rank's pieces of ``model``'s parameters (a GroupShardedModel).
     With ``offload`` the state is kept, and the update done, in host memory. Its
     ``state_dict`` holds this rank's pieces (1-D); ``whole_state_dict`` assembles the whole."""
+
+    _steps_given_grads = False  # step() reads the gradients' reduced pieces (UpdateForms)
 
     def __init__(self, optimizer: Any, model: Any, offload: bool = False):
         trainable = {id(p) for p in model.trainable}

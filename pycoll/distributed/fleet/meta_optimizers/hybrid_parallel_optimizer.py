@@ -7,10 +7,10 @@ from typing import Any, List
 
 from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
 from pycoll.distributed.sharding import ShardedOptimizer
-from pycoll.optimizer.optimizer import Optimizer
+from pycoll.optimizer.update_forms import UpdateForms
 
 
-class HybridParallelOptimizer:
+class HybridParallelOptimizer(UpdateForms):
     """``optimizer`` in ``hcg``'s job under ``strategy``. Its ``grad_clip`` norms span the
     model-parallel group and, in a pipeline, every stage (``hybrid_clip``). With a sharding
     degree it steps through a ``ShardedOptimizer`` over the sharded model, which it gets from
@@ -54,8 +54,9 @@ class HybridParallelOptimizer:
     def step(self) -> None:
         self._ready("step").step()
 
-    # paddle's dygraph minimize: the gradients backward left are applied (step), ([], pairs) returned
-    minimize = Optimizer.minimize
+    @property
+    def _steps_given_grads(self) -> bool:  # sharding's step reads the reduced pieces
+        return not self._sharding_enable
 
     def step_grads(self) -> List[Any]:
         return self._ready("step_grads").step_grads()

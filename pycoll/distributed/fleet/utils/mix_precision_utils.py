@@ -29,6 +29,7 @@ from pycoll.distributed.fleet.collective_mode import get_hybrid_communicate_grou
 from pycoll.distributed.fleet.utils.hybrid_parallel_util import obtain_optimizer_parameters_list
 from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.nn import Layer
+from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.tensor import Tensor
 
 __all__ = ["MixPrecisionLayer", "MixPrecisionOptimizer", "MixPrecisionScaler"]
@@ -83,7 +84,7 @@ class MixPrecisionLayer(Layer):
         return self._layers.set_state_dict(state_dict, use_structured_name=use_structured_name)
 
 
-class MixPrecisionOptimizer:
+class MixPrecisionOptimizer(UpdateForms):
     """``optimizer`` stepping with the parameters' ``main_grad`` in place of ``.grad`` (parameters
     whose main_grad is None are left alone); everything else is ``optimizer``'s."""
 
@@ -93,6 +94,8 @@ class MixPrecisionOptimizer:
                             f"{type(optimizer).__name__}")
         self._inner_opt = optimizer
         self._parameter_list = obtain_optimizer_parameters_list(optimizer)
+
+    _grad_attr = "main_grad"  # what step() updates with
 
     def _stepped(self) -> List[Tensor]:
         return [p for p in self._parameter_list if not p.stop_gradient and getattr(p, "main_grad", None) is not None]
