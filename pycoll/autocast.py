@@ -7,16 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from pycoll.amp import precision
+from pycoll.amp.precision import autocast
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "get_autocast_cpu_dtype",
            "get_autocast_gpu_dtype"]
-
-
-def autocast(device_type: Any, dtype: str = "float16", enabled: bool = True,
-             cache_enabled: bool = True) -> precision.auto_cast:
-    """``auto_cast(enable=enabled, dtype=dtype)`` (paddle's ``paddle.autocast``); ``device_type``
-    (required, as paddle's) and ``cache_enabled`` are not used."""
-    return precision.auto_cast(enable=enabled, dtype=dtype)
 
 
 def is_autocast_enabled(device_type: Any = None) -> bool:

@@ -43,8 +43,22 @@ def test_on_the_cpu_auto_cast_and_the_scaler_make_no_effect_as_paddle():
 def test_bad_levels_and_dtypes_are_refused_by_name():
     with pytest.raises(ValueError, match="level must be one of"):
         pycoll.amp.auto_cast(level="O3")
-    with pytest.raises(ValueError, match="dtype must be 'float16' or 'bfloat16', got 'float8'"):
+    with pytest.raises(ValueError, match="dtype only supports 'float16' or 'bfloat16', got 'float8'"):
         pycoll.amp.decorate(nn.Linear(2, 2), dtype="float8")
+    # decorate checks as paddle's dygraph one does: its level and dtype exactly as spelt
+    for level in ("O0", "OD", "o2"):
+        with pytest.raises(ValueError, match=f"level should be O1 or O2.*got '{level}'"):
+            pycoll.amp.decorate(nn.Linear(2, 2), level=level)
+    with pytest.raises(ValueError, match="got 'BFLOAT16'"):
+        pycoll.amp.decorate(nn.Linear(2, 2), dtype="BFLOAT16")
+    with pytest.raises(TypeError, match="models must be either a single model or a list of models"):
+        pycoll.amp.decorate(123)
+    with pytest.raises(TypeError, match="optimizers must be either a single optimizer"):
+        pycoll.amp.decorate(nn.Linear(2, 2), optimizers=[nn.Linear(2, 2)])
+    with pytest.raises(ValueError, match="save_dtype can only be .* got 'int8'"):
+        pycoll.amp.decorate(nn.Linear(2, 2), level="O2", save_dtype="int8")
+    with pytest.raises(ValueError, match="device must be a str"):
+        pycoll.amp.is_float16_supported(3)
     with pytest.raises(ValueError, match="both name \\['matmul'\\]"):
         pycoll.amp.auto_cast(custom_white_list={"matmul"}, custom_black_list={"matmul"})
 
@@ -55,6 +69,34 @@ def acting(monkeypatch):
     monkeypatch.setattr(grad_scaler, "on_accelerator", lambda: True)
     monkeypatch.setattr(precision, "on_accelerator", lambda: True)
     monkeypatch.setattr(precision, "_last_amp_dtype", "float16")  # process-wide, as paddle's tracer keeps it
+
+
+def test_decorate_s_save_dtype_casts_the_saved_state_at_o2_on_an_accelerator(acting):
+    model = nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2))
+    model.register_buffer("steps", pycoll.to_tensor([3], dtype="int64"))
+    assert pycoll.amp.decorate(model, level="O2", save_dtype="float16") is model
+    state = model.state_dict()
+    assert {v.dtype for k, v in state.items() if k != "steps"} == {pycoll.float16}, state
+    assert state["steps"].dtype == pycoll.int64 and state["0.weight"].name == model[0].weight.name
+    assert model[0].weight.dtype == pycoll.float32, "the parameters themselves keep their dtype"
+
+
+def test_the_scaler_turns_itself_off_unless_the_last_auto_cast_was_float16(monkeypatch):
+    """paddle's amp state keeps the dtype of the last auto_cast entered, enabled or not, on any
+    place; float32 before any: dynamic scaling of anything else is turned off at scale()."""
+    monkeypatch.setattr(grad_scaler, "on_accelerator", lambda: True)
+    monkeypatch.setattr(precision, "_last_amp_dtype", "float32")
+    with pytest.warns(UserWarning, match="dynamic loss scaling for float32"):
+        scaler = pycoll.amp.GradScaler()
+        scaler.scale(pycoll.to_tensor(1.0))
+    assert not scaler.is_enable()
+    with pycoll.amp.auto_cast(enable=False, dtype="bfloat16"):
+        pass
+    assert precision.last_autocast_dtype() == "bfloat16"
+    with pycoll.amp.auto_cast(enable=False):
+        pass
+    scaler = pycoll.amp.GradScaler()
+    assert float(scaler.scale(pycoll.to_tensor(1.0))) == 65536.0 and scaler.is_enable()
 
 
 def test_the_scaler_unscales_before_the_step_and_moves_the_scale(acting):

@@ -380,7 +380,9 @@ def case_mix_precision():
         warnings.simplefilter("ignore")  # the scaler is off on the CPU (it says so), and the wrapper deprecated
         scaler = pycoll.amp.GradScaler(init_loss_scaling=8.0)
         wrapped = mpu.MixPrecisionScaler(scaler)
-    wrapped.scale((model(data).astype("float32") ** 2).mean()).backward()
+        with pycoll.amp.auto_cast():  # a float16 auto_cast: the scaler scales after it (paddle's rule)
+            loss = (model(data).astype("float32") ** 2).mean()
+    wrapped.scale(loss).backward()
     wrapped.step(optimizer)
     wrapped.update()
     return {"params": inner.parameters(), "main": main, "after_scaled_step": [p.main_grad for p in inner.parameters()]}

@@ -8,17 +8,19 @@ for paddle's AMP runs unchanged and trains at full precision.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from pycoll.device import current_place, device_place, place_str
+from pycoll.logic_ops import is_floating_point
 
 _DTYPES = ("float16", "bfloat16")
 _LEVELS = ("O0", "OD", "O1", "O2")
+_SAVE_DTYPES = ("float16", "bfloat16", "float32", "float64")
 
 _amp_dtype = "float16"  # the dtype of the auto_cast in force on an accelerator
-# the dtype of the last auto_cast entered on an accelerator, kept after it ends: paddle's tracer
-# keeps it, and GradScaler.scale, called after the block, reads it
-_last_amp_dtype = "float16"
+# the dtype of the last auto_cast entered (enabled or not, on any place), kept after it ends, float32
+# before any: paddle's amp state keeps it, and GradScaler.scale, called after the block, reads it
+_last_amp_dtype = "float32"
 _enabled = False
 
 
@@ -66,10 +68,11 @@ class auto_cast:
     def __enter__(self) -> "auto_cast":
         global _amp_dtype, _enabled, _last_amp_dtype
         self._previous = (_amp_dtype, _enabled)
+        _last_amp_dtype = self._dtype
         if self._enable:
             if on_accelerator():
                 _no_low_precision_yet("auto_cast")
-                _amp_dtype = _last_amp_dtype = self._dtype
+                _amp_dtype = self._dtype
             else:
                 warnings.warn(f"amp_guard can only be enabled on CUDAPlace, XPUPlace, and CustomPlace, current "
                               f"place is {place_name()}, so it makes no effect.", stacklevel=2)
@@ -90,6 +93,14 @@ class auto_cast:
 amp_guard = auto_cast
 
 
+def autocast(device_type: Any, dtype: str = "float16", enabled: bool = True,
+             cache_enabled: bool = True) -> auto_cast:
+    """``auto_cast(enable=enabled, dtype=dtype)`` (paddle's ``paddle.autocast`` and
+    ``paddle.amp.autocast``); ``device_type`` (required, as paddle's) and ``cache_enabled`` are not
+    used."""
+    return auto_cast(enable=enabled, dtype=dtype)
+
+
 def is_autocast_enabled() -> bool:
     """Whether an enabled ``auto_cast`` is in force on an accelerator (False on the CPU, as paddle)."""
     return _enabled
@@ -101,7 +112,7 @@ def get_autocast_dtype() -> str:
 
 
 def last_autocast_dtype() -> str:
-    """The dtype of the last ``auto_cast`` entered on an accelerator, also once it has ended."""
+    """The dtype of the last ``auto_cast`` entered, also once it has ended ('float32' before any)."""
     return _last_amp_dtype
 
 
@@ -110,18 +121,60 @@ def decorate(models: Any, optimizers: Any = None, level: str = "O1", dtype: str 
              master_grad: bool = False, excluded_layers: Any = None) -> Any:
     """paddle's ``amp.decorate``: for level O2 paddle casts the models' parameters to ``dtype``
     (keeping float32 master weights in the optimizers) on accelerators; pycoll keeps them float32
-    (see the module docstring). Returns ``models``, or ``(models, optimizers)`` when optimizers are
-    given, as paddle does."""
-    level, dtype = _check(level, dtype)
+    (see the module docstring). ``save_dtype`` casts what the models' ``state_dict()`` gives at
+    O2 on an accelerator, as paddle's. Returns ``models``, or ``(models, optimizers)`` when
+    optimizers are given, as paddle does. Arguments are checked as paddle's dygraph checks them
+    (its ``level`` and ``dtype`` exactly as spelt, unlike ``auto_cast``'s)."""
+    if level not in ("O1", "O2"):
+        raise ValueError(f"decorate: level should be O1 or O2 (O1 represents AMP train mode, O2 pure "
+                         f"float16/bfloat16 train mode), got {level!r}")
+    if dtype not in _DTYPES:
+        raise ValueError(f"decorate: dtype only supports 'float16' or 'bfloat16', got {dtype!r}")
+    layers = _all_of(models, "models", lambda m: hasattr(m, "sublayers") and hasattr(m, "parameters"),
+                     "a single model or a list of models (Layers)")
+    if optimizers is not None:
+        _all_of(optimizers, "optimizers", lambda o: hasattr(o, "step") and hasattr(o, "_parameter_list"),
+                "a single optimizer or a list of optimizers")
+    if save_dtype is not None and save_dtype not in _SAVE_DTYPES:
+        raise ValueError(f"decorate: save_dtype can only be float16, bfloat16, float32 or float64, got {save_dtype!r}")
     if level == "O2" and on_accelerator():
         _no_low_precision_yet("decorate(level='O2')")
+        if save_dtype is not None:
+            for model in layers:
+                for layer in model.sublayers(include_self=True):
+                    layer.register_state_dict_hook(_SavedAs(save_dtype))
     return models if optimizers is None else (models, optimizers)
+
+
+amp_decorate = decorate
+
+
+def _all_of(given: Any, name: str, is_one: Callable[[Any], bool], what: str) -> list:
+    """``given`` (one object or a list) as a list; TypeError naming ``name`` unless each is one."""
+    items = list(given) if isinstance(given, list) else [given]
+    if not items or not all(is_one(item) for item in items):
+        raise TypeError(f"decorate: {name} must be either {what}, got {type(given).__name__}")
+    return items
+
+
+class _SavedAs:
+    """A state_dict hook: each floating-point entry cast to ``dtype`` (paddle's StateDictHook)."""
+
+    def __init__(self, dtype: str):
+        self._dtype = dtype
+
+    def __call__(self, state_dict: dict) -> None:
+        for key, value in state_dict.items():
+            if is_floating_point(value):
+                cast = value.astype(self._dtype)
+                cast.name = value.name
+                state_dict[key] = cast
 
 
 def is_float16_supported(device: Optional[str] = None) -> bool:
     """Whether AMP runs in float16 on ``device`` (default: the current place): False, for now (see
     the module docstring)."""
-    device_place(device)  # a bad device is refused, as paddle's
+    _place_of(device, "is_float16_supported")
     return False
 
 
@@ -129,4 +182,11 @@ def is_bfloat16_supported(device: Optional[str] = None) -> bool:
     """Whether ``device`` (default: the current place) supports bfloat16 AMP, as paddle answers
     it: True on the CPU (where paddle's and pycoll's ``auto_cast`` compute in float32 all the same);
     False on a GPU, for now (see the module docstring)."""
-    return device_place(device)[0] == "cpu"
+    return _place_of(device, "is_bfloat16_supported")[0] == "cpu"
+
+
+def _place_of(device: Any, fn: str) -> Any:
+    """``device`` (a place's name, or None: the current place) as a place; paddle takes names only."""
+    if device is not None and not isinstance(device, str):
+        raise ValueError(f"{fn}: device must be a str such as 'cpu' or 'gpu:0', or None, got {device!r}")
+    return device_place(device)  # a bad name is refused, as paddle's

@@ -174,8 +174,11 @@ def train_mlp(hcg, dp_parts, split=False, paddle=False, stages=2, ckpt=None):
         xs = [data.standard_normal((8, 4)).astype("float32") for _ in range(dp_parts)]
         ys = [data.standard_normal((8, 3)).astype("float32") for _ in range(dp_parts)]
         x, y = pycoll.to_tensor(np.concatenate(xs)), pycoll.to_tensor(np.concatenate(ys))
-        loss = model.train_batch([pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])], opt,
-                                 scaler=scaler if step >= 2 else None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # auto_cast computes in float32 (it says so)
+            with pycoll.amp.auto_cast(enable=step >= 2):  # float16: the scaler scales after it (paddle's rule)
+                loss = model.train_batch([pycoll.to_tensor(xs[dp_rank]), pycoll.to_tensor(ys[dp_rank])], opt,
+                                         scaler=scaler if step >= 2 else None)
         check_loss_shape(loss, hcg)
         ref_loss = nn.MSELoss()(ref(x), y)
         ref_loss.backward()

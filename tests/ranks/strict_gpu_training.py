@@ -10,6 +10,7 @@ fleet parts (strict_gpu_fleet.py) and auto-parallel (strict_gpu_auto.py). argv: 
 (default all).
 """
 import sys
+import warnings
 
 from strict_gpu_device import cupy, on, same  # noqa: I100 - installs the stand-in first
 
@@ -119,7 +120,10 @@ def sharded_training(level, kind, clip, scaled, offload=False, steps=3):
     model, opt, scaler = group_sharded_parallel(model, opt, level, scaler=scaler, segment_size=8, offload=offload)
     for step in range(steps):
         x, y = data(step)
-        loss = loss_of(model, mine(x), mine(y))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # auto_cast computes in float32 (it says so)
+            with pycoll.amp.auto_cast(enable=scaled):  # float16: the scaler scales after it (paddle's rule)
+                loss = loss_of(model, mine(x), mine(y))
         (scaler.scale(loss) if scaled else loss).backward()
         skipped = scaled and step == 1
         if skipped and rank == n - 1:
