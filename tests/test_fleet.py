@@ -117,6 +117,11 @@ def test_a_world_of_one_through_fleet():
     assert fleet.distributed_model(model) is model
     opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=model.parameters())
     assert fleet.distributed_optimizer(opt) is opt
+    for wrap, wrong, words in [(fleet.distributed_optimizer, 3, "optimizer must be a pycoll optimizer, got int"),
+                               (fleet.distributed_optimizer, model, "optimizer must be a pycoll optimizer, got Linear"),
+                               (fleet.distributed_scaler, opt, "scaler must be a pycoll.amp.GradScaler, got SGD")]:
+        with pytest.raises(TypeError, match=words):
+            wrap(wrong)
     from pycoll.distributed.fleet.utils.hybrid_parallel_util import fused_allreduce_gradients
 
     assert fused_allreduce_gradients is dist.fused_allreduce_gradients

@@ -279,6 +279,12 @@ def test_the_wrappers_run_their_own_step_under_every_form():
     assert w.grad is None
 
 
+def test_the_clips_print_as_paddles():
+    assert str(nn.ClipGradByGlobalNorm(1.0)) == "Gradient Clip By GlobalNorm, global_norm=1.000000"
+    assert str(nn.ClipGradByNorm(0.5)) == "Gradient Clip By Norm, clip_norm=0.500000"
+    assert str(nn.ClipGradByValue(2.0)) == "Clip Gradient By Value, min = -2.000000, max=2.000000"
+
+
 def test_gradient_clips_against_hand_computed_values():
     g = [np.array([3.0, 4.0]), np.array([12.0]), None]  # norms 5 and 12; global 13
     by_value = nn.ClipGradByValue(3.5).clip(g)

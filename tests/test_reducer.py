@@ -181,3 +181,11 @@ def test_data_parallel_takes_a_groups_process_group_as_paddles_examples_pass_it(
     assert pycoll.DataParallel(layer, group=world.process_group)._group is world
     with pytest.raises(TypeError, match="DataParallel: group must be a pycoll.distributed.Group"):
         pycoll.DataParallel(layer, group="world")
+
+
+def test_data_parallel_s_state_dict_is_the_layer_s_and_set_state_dict_returns_none(world):
+    layer = pycoll.nn.Linear(2, 2)
+    model = pycoll.DataParallel(layer)
+    state = {k: v * 2 for k, v in model.state_dict().items()}
+    assert list(state) == ["weight", "bias"] and model.set_state_dict(state) is None  # paddle's returns None
+    np.testing.assert_array_equal(layer.weight.numpy(), state["weight"].numpy())

@@ -115,6 +115,9 @@ class ClipGradByValue(_Clip):
         if self.min > self.max:
             raise ValueError(f"ClipGradByValue: min={self.min} is above max={self.max}")
 
+    def __str__(self) -> str:
+        return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"  # paddle's words
+
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
         return [None if g is None else array_module(g).clip(g, self.min, self.max) for g in grads]
@@ -125,6 +128,9 @@ class ClipGradByNorm(_Clip):
 
     def __init__(self, clip_norm: float):
         self.clip_norm = _positive(clip_norm, "clip_norm")
+
+    def __str__(self) -> str:
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
 
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
@@ -141,6 +147,9 @@ class ClipGradByGlobalNorm(_Clip):
     def __init__(self, clip_norm: float, group_name: str = "default_group", auto_skip_clip: bool = False):
         self.clip_norm = _positive(clip_norm, "clip_norm")
         self.group_name = group_name
+
+    def __str__(self) -> str:
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
 
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:

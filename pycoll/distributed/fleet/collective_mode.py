@@ -11,7 +11,7 @@ import numpy as np
 import pycoll
 import pycoll.distributed as dist
 from pycoll._logging import logger
-from pycoll.amp import decorate
+from pycoll.amp import GradScaler, decorate
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
@@ -250,6 +250,9 @@ def distributed_optimizer(optimizer: Any, strategy: Optional[DistributedStrategy
     paddle's dygraph fleet ignores the setting: said once). What it returns is marked as
     fleet's: a pipeline's ``train_batch`` takes no other optimizer."""
     state = _started("distributed_optimizer")
+    if not (hasattr(optimizer, "step") and hasattr(optimizer, "_parameter_list")):
+        raise TypeError(f"fleet.distributed_optimizer: optimizer must be a pycoll optimizer, got "
+                        f"{type(optimizer).__name__}")
     strategy = strategy if strategy is not None else state["strategy"]
     if dist.get_world_size() > 1:
         optimizer = HybridParallelOptimizer(optimizer, state["hcg"], strategy)
@@ -273,6 +276,8 @@ def distributed_scaler(scaler: Any) -> Any:
     finds inf or NaN in its gradients (paddle's: needed where ranks hold different gradients,
     with model parallelism or sharding)."""
     _started("distributed_scaler")
+    if not isinstance(scaler, GradScaler):
+        raise TypeError(f"fleet.distributed_scaler: scaler must be a pycoll.amp.GradScaler, got {type(scaler).__name__}")
     return scaler_over(scaler, None)
 
 
