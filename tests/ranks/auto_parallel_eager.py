@@ -125,16 +125,17 @@ def dp():
         def __len__(self):
             return STEPS * BATCH
 
-    # ShardingStage1 leaves plain parameters alone (paddle's rule) and shards those of shard_layer
-    for layered in (False, True):
+    # ShardingStage1 leaves plain parameters alone (paddle's rule) and shards those of shard_layer;
+    # ShardingStage2 in the eager loop updates alike (its gradients stay whole there)
+    for stage, layered in ((dist.ShardingStage1, False), (dist.ShardingStage1, True), (dist.ShardingStage2, True)):
         pycoll.seed(1)
         reference = MLP()
         model = copy.deepcopy(reference)
         if layered:
             dist.shard_layer(model, mesh)
         placements = {p.name: [Shard(0)] for p in model.parameters()} if layered else {}
-        compare(f"ShardingStage1, {'shard_layer' if layered else 'plain'} parameters", model, reference,
-                split(mesh, [Shard(0)]), "mean", lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)),
+        compare(f"{stage.__name__}, {'shard_layer' if layered else 'plain'} parameters", model, reference,
+                split(mesh, [Shard(0)]), "mean", lambda opt: dist.shard_optimizer(opt, stage("dp", mesh)),
                 placements)
 
     # a bias of 3 cut 2 + 1: rank 1's block has one element, and its beta powers stay one value

@@ -11,10 +11,13 @@ parameters are stepped as they are):
   cut along all its dimensions already keeps its state as it is); the updated blocks are then
   all-gathered. ``state_dict()`` gives the state as distributed tensors
   with those placements.
-- ``ShardingStage2`` / ``ShardingStage3`` (the gradients, the parameters split too) run inside a
-  DistModel: ``dist.to_static`` takes the stage as ``strategy.sharding``, over its data-parallel
-  dimension, with ``dist.sharding``'s ZeRO machinery. An eager ``step()`` that would need them
-  is refused by name.
+- ``ShardingStage2`` (the gradients split too) in the eager loop updates as paddle's does, with
+  stage 1's memory: each rank keeps its block of the optimizer state, the gradients stay whole
+  (said once). Inside a DistModel (``dist.to_static`` takes the stage as ``strategy.sharding``,
+  over its data-parallel dimension, with ``dist.sharding``'s ZeRO machinery) stages 2 and 3
+  split the gradients and the parameters too.
+- ``ShardingStage3`` (the parameters split between steps) runs inside a DistModel only; an eager
+  ``step()`` that would need it is refused by name.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Shard, block
 from pycoll.distributed.auto_parallel.transitions import local_block
 from pycoll.distributed.sharding.group_sharded import scaler_over
+from pycoll._logging import logger
 from pycoll.device import array_module
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
@@ -34,6 +38,9 @@ from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.parallel.clip_norms import completing
 from pycoll.runtime_config import get_flags
 from pycoll.tensor import Tensor, wrap
+
+
+_said_stage2: list = []  # the eager stage-2 notice, once per process
 
 
 class _ShardingStage:
@@ -176,7 +183,12 @@ class ShardOptimizer(UpdateForms):
         distributed = [p for p in params if is_dist_tensor(p) and not p.stop_gradient]
         if stage is None or (not distributed and not (stage.stage == 3 and stage.mesh is not None)):
             self._eager = (self._inner_opt, {})  # paddle's stages leave plain parameters alone too
-        elif stage.stage == 1:
+        elif stage.stage in (1, 2):
+            if stage.stage == 2 and not _said_stage2:
+                _said_stage2.append(True)
+                logger.warning(f"shard_optimizer({stage!r}) in the eager loop: each rank keeps its block of the "
+                               "optimizer state, as at stage 1, and the gradients stay whole (the same updates "
+                               "as paddle's); dist.to_static splits the gradients too")
             rows = {id(p): _Rows(p, stage) for p in distributed if _free_dim(p) is not None and  # else: as it is
                     p.process_mesh.get_dim_size(p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")) > 1}
             tensors = [rows[id(p)].stand_in if id(p) in rows else p for p in params]
@@ -194,7 +206,7 @@ class ShardOptimizer(UpdateForms):
             raise NotImplementedError(
                 f"shard_optimizer with {stage!r}: pycoll splits gradients and parameters inside a "
                 f"DistModel; pass this optimizer to dist.to_static(layer, loader, loss, optimizer), or use "
-                f"ShardingStage1 in the eager loop")
+                f"ShardingStage1 or ShardingStage2 in the eager loop")
         return self._eager
 
     def state_dict(self) -> Dict[str, Any]:
