@@ -30,7 +30,8 @@ def real(x: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return (g.astype(dtype, copy=False),)
-    return op_output(xp.real(a).copy(), conjugate_grads(backward), x)
+    # of a complex x, a view of its memory, as paddle's (real(z).zero_() changes z)
+    return op_output(xp.real(a) if a.dtype.kind == "c" else a.copy(), conjugate_grads(backward), x)
 
 
 def imag(x: Any, name: Optional[str] = None) -> Tensor:
@@ -43,7 +44,7 @@ def imag(x: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return ((g * 1j).astype(dtype, copy=False) if is_complex else xp.zeros_like(g),)
-    return op_output(xp.imag(a).copy(), conjugate_grads(backward), x)
+    return op_output(xp.imag(a) if is_complex else xp.zeros_like(a), conjugate_grads(backward), x)
 
 
 def conj(x: Any, name: Optional[str] = None) -> Tensor:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+import numpy as np
+
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed
 from pycoll.device import array_module, module_for
@@ -27,10 +29,24 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Opti
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, got {axis1} and {axis2}")
     x, = placed("diagonal", x, axes=(a1, a2))  # auto-parallel: the matrices made whole
-    moved = transpose(x, [i for i in range(x.ndim) if i not in (a1, a2)] + [a1, a2])
-    rows, cols = x._array.shape[a1], x._array.shape[a2]
-    i, j = _diagonal_index(array_module(x._array), rows, cols, offset)
-    return moved[..., i, j]
+    a = x._array
+    xp = array_module(a)
+
+    def backward(g: Any) -> tuple:
+        z = xp.zeros(a.shape, dtype=g.dtype)
+        _diagonal_view(z, offset, a1, a2)[...] = g
+        return (z,)
+    return op_output(_diagonal_view(a, offset, a1, a2), backward, x)
+
+
+def _diagonal_view(a: Any, offset: int, axis1: int, axis2: int) -> Any:
+    """The diagonal of ``a`` as a writable view of its memory, as paddle's ``diagonal`` is (so
+    ``x.diagonal().fill_(1)`` changes x): NumPy's is a read-only view of a writable array, made
+    writable; CuPy's is writable."""
+    view = array_module(a).diagonal(a, offset, axis1, axis2)
+    if isinstance(view, np.ndarray) and a.flags.writeable:
+        view.flags.writeable = True
+    return view
 
 
 @param_aliases({"input": "x"})

@@ -377,11 +377,23 @@ def _has_int_array(index: Any) -> bool:
     return any(is_array(i) and i.dtype.kind in "iu" for i in items)
 
 
+def _as_view_index(index: Any) -> Any:
+    """``index`` (arrays already) with each 0-d integer array as an int, and an Ellipsis after an
+    index of ints alone: paddle's ``x[0]``, ``m[1, 1]`` and ``x[to_tensor(0)]`` are views of x,
+    which NumPy gives for ``x[0, ...]`` (``x[0]`` is a scalar copy there, and a 0-d array index
+    an advanced, copying one); an in-place op on the element then changes x."""
+    items = index if isinstance(index, tuple) else (index,)
+    items = tuple(int(i) if is_array(i) and i.ndim == 0 and i.dtype.kind in "iu" else i for i in items)
+    if items and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
+        return items + (Ellipsis,)
+    return items if isinstance(index, tuple) or items[0] is not index else index
+
+
 def _getitem(x: Tensor, index: Any) -> Tensor:
     x, = placed("index", x, index=index)
     a = x._array
     xp = array_module(a)
-    index = index_arrays(index, xp)
+    index = _as_view_index(index_arrays(index, xp))
     check_device_index("index", index, a.shape)
     repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph's saved memory)

@@ -684,6 +684,14 @@ def asnumpy(a: Any, stream: Any = None, order: str = "C", out: Any = None, block
     return np.asarray(a, order=order)
 
 
+def diagonal(a: ndarray, offset: int = 0, axis1: int = 0, axis2: int = 1) -> ndarray:
+    """CuPy's diagonal: a writable view (NumPy's is read-only)."""
+    _note("op", "diagonal")
+    view = np.diagonal(a._a, offset, axis1, axis2)
+    view.flags.writeable = a._a.flags.writeable
+    return ndarray._of(view)
+
+
 def get_array_module(*args: Any) -> Any:
     return _cupy_module() if any(isinstance(a, ndarray) for a in args) else np
 
@@ -778,7 +786,8 @@ def _build() -> Dict[str, types.ModuleType]:
     names["cupy.lib"] = lib
     cupy = Namespace("cupy", np, {
         "__version__": NAMES["version"], "ndarray": ndarray, "ufunc": ufunc, "array": array, "asarray": asarray,
-        "ascontiguousarray": ascontiguousarray, "asnumpy": asnumpy, "get_array_module": get_array_module,
+        "ascontiguousarray": ascontiguousarray, "asnumpy": asnumpy, "diagonal": diagonal,
+        "get_array_module": get_array_module,
         "from_dlpack": from_dlpack, "is_available": lambda: True, "get_default_memory_pool": lambda: pool,
         "get_default_pinned_memory_pool": lambda: pool,
         "linalg": names["cupy.linalg"], "fft": names["cupy.fft"], "random": names["cupy.random"],

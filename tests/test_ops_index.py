@@ -273,3 +273,40 @@ def test_running_ops_gradients():
     x = pycoll.to_tensor([1.0, 2.0, 3.0])
     x.cumprod_(0)
     assert x.numpy().tolist() == [1.0, 2.0, 6.0]
+
+
+def test_an_element_taken_by_integer_index_is_a_view_as_paddles():
+    # paddle 3.3.1: x[0], m[1, 1], m[1][0] and x[to_tensor(0)] share x's memory
+    x = _t([1.0, 2.0, 3.0])
+    x[0].zero_()
+    m = _t([[1.0, 2.0], [3.0, 4.0]])
+    m[1, 1].fill_(9.0)
+    m[1][0].fill_(7.0)
+    kept = x[pycoll.to_tensor(2)]
+    x.add_(pycoll.ones([3]))
+    assert x.numpy().tolist() == [1.0, 3.0, 4.0] and m.numpy().tolist() == [[1.0, 2.0], [7.0, 9.0]]
+    assert float(kept) == 4.0 and kept.shape == []
+    assert x[pycoll.to_tensor([2])].shape == [1], "an index array of one element still gathers a copy"
+    # in the graph the write reaches y, with exact gradients (paddle's leaves a.grad [2, 2, 2])
+    a = _t([1.0, 2.0, 3.0], grad=True)
+    y = a * 2
+    y[0].zero_()
+    y.sum().backward()
+    assert y.numpy().tolist() == [0.0, 4.0, 6.0] and _grads(a) == [[0.0, 2.0, 2.0]]
+
+
+def test_diagonal_and_the_real_and_imaginary_parts_are_views_as_paddles():
+    # paddle 3.3.1: x.diagonal().fill_(1) makes the identity; real(z).zero_() zeroes z's real parts
+    x = pycoll.zeros([2, 3, 3])
+    x.diagonal(axis1=1, axis2=2).fill_(1.0)
+    x.diagonal(offset=1, axis1=1, axis2=2)[0].fill_(5.0)
+    assert x.numpy()[1].tolist() == np.eye(3).tolist() and x.numpy()[0, 0, 1] == 5.0
+    z = pycoll.to_tensor(np.array([1 + 2j, 3 + 4j], np.complex64))
+    pycoll.real(z).zero_()
+    pycoll.imag(z).add_(pycoll.ones([2]))
+    assert z.numpy().tolist() == [3j, 5j]
+    # gradients as before: the diagonal's back into place, the real part's as a real gradient
+    a = _t([[1.0, 2.0], [3.0, 4.0]], grad=True)
+    (a.diagonal() * pycoll.to_tensor([2.0, 3.0])).sum().backward()
+    assert _grads(a) == [[[2.0, 0.0], [0.0, 3.0]]]
+    assert pycoll.real(_t([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
