@@ -4,7 +4,7 @@ Messages go through the application's logging when it has configured any (a reco
 ``WARNING:pycoll:2 ranks share 2 cores...``). When it has not, pycoll's own handler writes them to
 stderr as ``[rank 1] pycoll: ...`` (the rank when a launcher gave one), instead of Python's bare
 last-resort line. ``PYCOLL_LOG_LEVEL`` (a level name: DEBUG, INFO, WARNING, ERROR, CRITICAL) sets
-the logger's level; the default shows warnings and errors.
+the logger's level; the default shows warnings and errors, and everything under ``PYCOLL_DEBUG=1``.
 """
 import logging
 import os
@@ -30,8 +30,8 @@ class _Fallback(logging.Handler):
 
 def _level() -> int:
     raw = os.environ.get("PYCOLL_LOG_LEVEL")
-    if not raw:
-        return logging.WARNING
+    if not raw:  # PYCOLL_DEBUG (any value but 0) logs every collective: at DEBUG, shown
+        return logging.DEBUG if os.environ.get("PYCOLL_DEBUG", "") not in ("", "0") else logging.WARNING
     name = raw.strip().upper()
     if name not in _LEVELS:
         raise ValueError(f"PYCOLL_LOG_LEVEL={raw!r}: use one of {', '.join(_LEVELS)}")

@@ -39,7 +39,11 @@ def test_a_collective_a_peer_never_joins_ends_with_collective_error(mode, report
 
 
 def test_debug_mode_reports_mismatched_collectives_on_every_rank():
-    assert_ok(launch(3, "debug_checks.py", "mismatch", env={"PYCOLL_DEBUG": "1"}), expect_lines=3)
+    result = launch(3, "debug_checks.py", "mismatch", env={"PYCOLL_DEBUG": "1"})
+    assert_ok(result, expect_lines=3)
+    # and logs every collective, shown without PYCOLL_LOG_LEVEL
+    assert "pycoll: all_reduce #1 float32[" in result.stderr and "on world (ranks [0, 1, 2])" in result.stderr, \
+        result.stderr
 
 
 def test_a_long_wait_logs_a_stall_warning_naming_the_collective():

@@ -196,11 +196,12 @@ def scatter_object_list(out_object_list: List[Any], in_object_list: Optional[Lis
 
 
 def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
-    """The global rank named by ``rank`` (global) or ``<arg>_in_group`` (a group rank): exactly one."""
-    if (rank is None) == (in_group is None):
-        raise ValueError(f"pycoll.distributed.{fn}: give one of {arg} and {arg}_in_group")
+    """The global rank named by ``rank`` (global) or ``<arg>_in_group`` (a group rank), not both;
+    neither is global rank 0 (paddle's default)."""
+    if rank is not None and in_group is not None:
+        raise ValueError(f"pycoll.distributed.{fn}: give one of {arg} and {arg}_in_group, not both")
     if in_group is None:
-        return as_rank(rank, f"pycoll.distributed.{fn}", arg)
+        return as_rank(0 if rank is None else rank, f"pycoll.distributed.{fn}", arg)
     index = as_rank(in_group, f"pycoll.distributed.{fn}", f"{arg}_in_group")
     if not 0 <= index < g.nranks:
         raise ValueError(f"pycoll.distributed.{fn}: {arg}_in_group={in_group!r} is not a rank of {g.describe()}")
@@ -209,8 +210,8 @@ def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
 
 def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: Optional[Group] = None,
                      dst_in_group: Optional[int] = None) -> None:
-    """Send the objects of ``object_list`` to rank ``dst`` (or group rank ``dst_in_group``), whose
-    ``recv_object_list`` takes them into a list of the same length."""
+    """Send the objects of ``object_list`` to rank ``dst`` (or group rank ``dst_in_group``; neither:
+    rank 0, as paddle's), whose ``recv_object_list`` takes them into a list of the same length."""
     fn = "send_object_list"
     if not isinstance(object_list, list):
         raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list, got {object_list!r:.80}")
@@ -230,7 +231,7 @@ def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: O
 def recv_object_list(object_list: List[Any], src: Optional[int] = None, group: Optional[Group] = None,
                      src_in_group: Optional[int] = None) -> None:
     """Fill ``object_list`` (as long as the sender's) with the objects rank ``src`` (or group rank
-    ``src_in_group``) sends with ``send_object_list``."""
+    ``src_in_group``; neither: rank 0, as paddle's) sends with ``send_object_list``."""
     fn = "recv_object_list"
     if not isinstance(object_list, list) or not object_list:
         raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list as long as the "

@@ -1,4 +1,5 @@
-"""send_object_list / recv_object_list between two ranks (by global rank and by group rank), and
+"""send_object_list / recv_object_list between two ranks (by global rank, by group rank and by
+paddle's default, rank 0), and
 their bad input refused on the calling rank before anything is sent. A receiver whose list is too
 short refuses the objects but takes the whole message, so the next receive from that rank gets
 what was sent next. An object one rank cannot pickle makes every rank's all_gather_object raise,
@@ -15,7 +16,7 @@ objects = ["hello", {"key": 100}, [1, 2, 3], b"\x00" * 70000, None]
 if rank == 0:
     dist.send_object_list(objects, dst=1)
     dist.send_object_list([("by", "group", "rank")], dst_in_group=1, group=pair)
-    expect(ValueError, ["give one of dst and dst_in_group"], dist.send_object_list, [1], 1, None, 1)
+    expect(ValueError, ["give one of dst and dst_in_group, not both"], dist.send_object_list, [1], 1, None, 1)
     expect(ValueError, ["object_list is empty"], dist.send_object_list, [], 1)  # paddle's type
     expect(TypeError, ["object_list must be a non-empty list"], dist.send_object_list, (1,), 1)
     expect(TypeError, ["object_list[0]", "cannot be pickled"], dist.send_object_list, [lambda: 0], 1)
@@ -27,6 +28,19 @@ elif rank == 1:
     dist.recv_object_list(one, src_in_group=0, group=pair)
     assert one == [("by", "group", "rank")], one
     expect(ValueError, ["src_in_group=5 is not a rank of"], dist.recv_object_list, [None], None, pair, 5)
+# neither dst nor src: rank 0, paddle's default
+if rank == 1:
+    dist.send_object_list(["to rank 0"])
+elif rank == 0:
+    first = [None]
+    dist.recv_object_list(first, src=1)
+    assert first == ["to rank 0"], first
+if rank == 0:
+    dist.send_object_list(["from rank 0"], dst=1)
+elif rank == 1:
+    first = [None]
+    dist.recv_object_list(first)
+    assert first == ["from rank 0"], first
 if rank == 0:
     dist.send_object_list([1, 2], dst=1)
     dist.send(np.array([5, 6], np.int64), dst=1)
