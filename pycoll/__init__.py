@@ -84,7 +84,8 @@ from pycoll.linalg import cholesky, eigvalsh, vecdot  # paddle's top-level names
 from pycoll.complex_ops import angle, as_complex, as_real, complex, conj, imag, real  # noqa: A004 - paddle's
 from pycoll.nn import ParamAttr
 from pycoll.nn.layer import create_parameter
-from pycoll.torch_style_arith import div, div_, sub, sub_, true_divide
+from pycoll.torch_style_arith import add, div, div_, sub, sub_, true_divide
+subtract, divide = sub, div  # paddle 3.3's take alpha / rounding_mode
 from pycoll.creation_extras import asarray, from_numpy
 from pycoll.runtime_config import get_default_device, get_flags, set_flags
 from pycoll.inplace_forms import cast_, t_, transpose_, where_

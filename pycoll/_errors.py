@@ -16,3 +16,8 @@ class NotInitializedError(RuntimeError, ValueError):
 class NotAMemberError(ValueError, RuntimeError):
     """A call that needs this rank in a group it is not in (or a group destroyed): a ValueError
     naming the group, and the RuntimeError paddle raises there (``get_backend``)."""
+
+
+class LabelOutOfRange(IndexError, ValueError):
+    """A class id outside a loss's classes: the IndexError paddle and torch raise there, and the
+    ValueError pycoll raised before; the class is both."""

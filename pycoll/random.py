@@ -49,12 +49,13 @@ class Generator:
 _initial_seed = 0  # what the last seed() set (paddle's initial_seed)
 
 
-def seed(value: int) -> Generator:
-    """Reseed pycoll's generator (initialisers, randn/rand, dropout); returns paddle's handle on it."""
+def seed(seed: int) -> Generator:
+    """Reseed pycoll's generator (initialisers, randn/rand, dropout) with ``seed`` (paddle's
+    argument name); returns paddle's handle on it."""
     global _generator, _initial_seed
-    check_seed(value)
-    _generator = np.random.default_rng(int(value))
-    _initial_seed = int(value)
+    check_seed(seed)
+    _generator = np.random.default_rng(int(seed))
+    _initial_seed = int(seed)
     return Generator()
 
 

@@ -37,6 +37,21 @@ def test_div_rounding_modes_dtypes_and_gradients():
         pycoll.div(xi, yi, rounding_mode="bad")
 
 
+def test_paddle_3_3_s_add_subtract_divide_and_seed_keywords():
+    x, y = T([7, -7, 5.5]), T([2, 2, -2])
+    assert pycoll.add(x, y, alpha=2).numpy().tolist() == [11, -3, 1.5]  # paddle 3.3.1
+    assert pycoll.subtract(x, y, alpha=2).numpy().tolist() == [3, -11, 9.5]
+    assert pycoll.divide(T([7, -7], "int64"), T([2, 2], "int64"), rounding_mode="floor").numpy().tolist() == [3, -4]
+    holder = pycoll.zeros([3])
+    assert pycoll.add(x, y, out=holder) is holder and holder.numpy().tolist() == [9, -5, 3.5]
+    with pytest.raises(TypeError, match="add: alpha must be an integer"):
+        pycoll.add(T([1, 2], "int64"), T([1, 1], "int64"), alpha=0.5)
+    pycoll.seed(seed=5)
+    first = pycoll.rand([2]).numpy()
+    pycoll.manual_seed(seed=5)
+    assert pycoll.rand([2]).numpy().tolist() == first.tolist()
+
+
 def test_sub_alpha_out_and_in_place_forms():
     x, y = T([7, -7, 5.5], grad=True), T([2, 2, -2])
     out = pycoll.sub(x, y, alpha=3)

@@ -9,6 +9,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from pycoll._errors import LabelOutOfRange
 from pycoll._fp_quiet import quietly
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
@@ -22,7 +23,7 @@ __all__ = ["cross_entropy", "nll_loss"]
 def _hard_labels(fn: str, xp: Any, lab: Any, classes: int, ignore_index: int) -> Tuple[Any, Any, Any]:
     """(valid, safe, bad): where a class id is not ignore_index, the ids with ignored ones set to
     0 (so they can index), and where an id outside [0, classes) is not ignored. On the host such
-    an id raises ValueError (bad is None). On a GPU reading the check back would stall the device
+    an id raises LabelOutOfRange, an IndexError as paddle's (bad is None). On a GPU reading the check back would stall the device
     at every step (paddle's and torch's kernels assert on the device instead), so ``bad`` is
     returned for the loss to become NaN there (:func:`_poisoned`): the error shows where the user
     reads the loss."""
@@ -32,8 +33,8 @@ def _hard_labels(fn: str, xp: Any, lab: Any, classes: int, ignore_index: int) ->
     bad = valid & ((lab < 0) | (lab >= classes))
     if xp is np:
         if bad.any():
-            raise ValueError(f"{fn}: label ids must lie in [0, {classes}) or equal ignore_index "
-                             f"({ignore_index})")
+            raise LabelOutOfRange(f"{fn}: label ids must lie in [0, {classes}) or equal ignore_index "
+                                  f"({ignore_index})")
         return valid, xp.where(valid, lab, 0), None
     return valid, xp.where(valid & ~bad, lab, 0), bad  # a bad id indexes class 0, then its loss is NaN
 
