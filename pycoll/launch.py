@@ -199,6 +199,9 @@ def build_command(argv: Optional[List[str]] = None,
         nprocs = 1
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
+    if gpus and args.hostfile is None and nprocs != len(gpus):  # as spawn refuses it
+        parser.error(f"--gpus {args.gpus} names {len(gpus)} GPU(s) for --nproc_per_node {nprocs} ranks; give one "
+                     f"GPU per rank (or leave --nproc_per_node out)")
     _master(parser, args)
     args.nnodes, args.node_rank, args.master_addr, ips = _nodes(parser, args)
     args.nproc_per_node = nprocs

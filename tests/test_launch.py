@@ -79,6 +79,10 @@ def test_stopping_the_launcher_stops_every_rank(signum, tmp_path):
 def test_bad_launcher_arguments_are_refused():
     result = run_python(["-m", "pycoll.launch", "--gpus", "a,b", "x.py"])
     assert result.returncode == 2 and "--gpus" in result.stderr
+    # a rank per listed GPU, as spawn's gpus: 3 ranks on 2 GPUs would share one
+    result = run_python(["-m", "pycoll.launch", "--gpus", "0,1", "--nproc_per_node", "3", "x.py"])
+    assert result.returncode == 2 and "--gpus 0,1 names 2 GPU(s) for --nproc_per_node 3 ranks" in result.stderr, \
+        result.stderr
 
 
 @pytest.mark.parametrize("status", ["3", "0"])

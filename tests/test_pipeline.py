@@ -76,6 +76,7 @@ def world_of_one():
 
 
 def test_a_one_stage_pipeline_layer_runs_its_list_in_order(world_of_one):
+    assert LayerDesc(layer_func_or_spec=nn.Linear, in_features=2, out_features=3).build_layer().weight.shape == [2, 3]
     descs = [LayerDesc(nn.Linear, 3, 4), lambda x: x * 2.0, LayerDesc(nn.Tanh),
              SharedLayerDesc("proj", nn.Linear, None, "weight", 4, 4),
              SharedLayerDesc("proj", nn.Linear, lambda layer, x: pycoll.matmul(x, layer.weight), "weight", 4, 4)]
@@ -106,7 +107,7 @@ def test_recompute_interval_gives_the_same_gradients(world_of_one):
 
 
 def test_pipeline_layer_refuses_what_it_does_not_build(world_of_one):
-    with pytest.raises(TypeError, match="layer_func must be a subclass of pycoll.nn.Layer"):
+    with pytest.raises(TypeError, match="layer_func_or_spec must be a subclass of pycoll.nn.Layer"):
         LayerDesc(lambda: nn.Linear(2, 2))
     with pytest.raises(TypeError, match="shared_weight_attr must be a str or a list of str"):
         SharedLayerDesc("k", nn.Linear, None, 3, 2, 2)

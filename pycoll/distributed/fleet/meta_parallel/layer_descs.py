@@ -19,13 +19,14 @@ class LayerDesc:
     ``LayerSpec``, its class built with the spec's ``extra_kwargs`` updated by ``kwargs`` (and
     those of ``build_layer``), as paddle's (``inputs`` are then not used)."""
 
-    def __init__(self, layer_func: Union[type, LayerSpec], *inputs: Any, **kwargs: Any):
+    def __init__(self, layer_func_or_spec: Union[type, LayerSpec], *inputs: Any, **kwargs: Any):
+        layer_func = layer_func_or_spec  # paddle's argument name
         self.using_layer_spec = isinstance(layer_func, LayerSpec)
         if self.using_layer_spec:
             self.layer_spec = layer_func
             layer_func = get_spec_layer(layer_func)
         if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
-            raise TypeError(f"LayerDesc: layer_func must be a subclass of pycoll.nn.Layer (or a LayerSpec naming "
+            raise TypeError(f"LayerDesc: layer_func_or_spec must be a subclass of pycoll.nn.Layer (or a LayerSpec naming "
                             f"one), got {layer_func!r}")
         self.layer_func = layer_func
         self.inputs = inputs
