@@ -219,8 +219,11 @@ def build_command(argv: Optional[List[str]] = None,
                                                         else "no such file"))
     mode = "module" if args.module else "script"
     args.rank_argv = ["-m", "pycoll.distributed._entry", mode, args.script, *args.script_args]
-    command = _mpiexec.rank_command(nprocs * args.nnodes, args.rank_argv,
-                                    ["-f", args.hostfile] if args.hostfile else ())
+    try:
+        command = _mpiexec.rank_command(nprocs * args.nnodes, args.rank_argv,
+                                        ["-f", args.hostfile] if args.hostfile else ())
+    except RuntimeError as exc:  # no mpiexec (PYCOLL_MPIEXEC names none): said as an option's error
+        parser.error(str(exc))
     if args.log_dir is not None:
         args.log_dir = os.path.abspath(args.log_dir)
         try:

@@ -121,6 +121,15 @@ def test_ranks_get_the_variables_torchrun_and_paddle_set():
         assert len(seen["PYCOLL_STORE_TOKEN"]) == 32 and seen["PYCOLL_STORE_TOKEN"] == values[0]["PYCOLL_STORE_TOKEN"]
 
 
+def test_a_launcher_command_that_is_no_program_is_refused_by_name(tmp_path):
+    script = tmp_path / "x.py"
+    script.write_text("print('never')\n")
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "2", str(script)],
+                        env={"PYCOLL_MPIEXEC": "/no/such/mpiexec -n 1"})
+    assert result.returncode == 2 and "PYCOLL_MPIEXEC='/no/such/mpiexec -n 1': '/no/such/mpiexec' is no program" \
+        in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
 def test_a_launcher_command_with_arguments():
     mpiexec = rank_command(1, [])[0]
     result = launch(2, "environment.py", env={"PYCOLL_MPIEXEC": f"{mpiexec} -genv PYCOLL_TEST_GENV yes"})

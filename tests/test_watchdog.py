@@ -16,7 +16,7 @@ from host_cuda import zeros
 from pycoll import CollectiveError
 from pycoll.backends import nccl as engine
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _failure
+from pycoll.distributed import _failure, watchdog
 from pycoll.distributed.group import Group
 from pycoll.distributed.watchdog import _EXIT_GRACE_S, Watchdog
 
@@ -254,3 +254,10 @@ def test_the_job_is_ended_with_its_message_written_and_reported_before_the_commu
                            then=lambda: events.append(("abort", capsys.readouterr().err)))
     assert events == [("report", "pycoll.CollectiveError: all_reduce #1 timed out"),
                       ("abort", "pycoll.CollectiveError: all_reduce #1 timed out\n")]
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "inf", "nan", "soon"])
+def test_a_stall_warning_delay_that_is_no_positive_number_is_refused_by_name(monkeypatch, raw):
+    monkeypatch.setenv("PYCOLL_STALL_WARN", raw)  # as PYCOLL_TIMEOUT is checked
+    with pytest.raises(ValueError, match=f"PYCOLL_STALL_WARN='{raw}': it must be a number of seconds above 0"):
+        watchdog._stall_warn_seconds()

@@ -34,7 +34,11 @@ def mpiexec_command() -> List[str]:
     ``mpiexec`` installed beside this Python, else the one on PATH."""
     configured = os.environ.get("PYCOLL_MPIEXEC")
     if configured:
-        return shlex.split(configured)
+        command = shlex.split(configured)
+        if command and shutil.which(command[0]) is None:
+            raise RuntimeError(f"PYCOLL_MPIEXEC={configured!r}: {command[0]!r} is no program found here (a path "
+                               f"to MPI's mpiexec, or a command on PATH)")
+        return command
     beside = os.pathsep.join({os.path.dirname(sys.executable), sysconfig.get_path("scripts")})
     found = shutil.which("mpiexec", path=beside) or shutil.which("mpiexec")
     if found is None:

@@ -55,9 +55,12 @@ _NOTICE_AFTER_S = 10.0  # a wait this long (or PYCOLL_STALL_WARN, if shorter) is
 def _stall_warn_seconds() -> float:
     raw = os.environ.get("PYCOLL_STALL_WARN", "60")
     try:
-        return float(raw)
+        seconds = float(raw)
     except ValueError:
-        raise ValueError(f"PYCOLL_STALL_WARN={raw!r}: it must be a number of seconds") from None
+        seconds = float("nan")
+    if not 0 < seconds < float("inf"):  # as PYCOLL_TIMEOUT is checked
+        raise ValueError(f"PYCOLL_STALL_WARN={raw!r}: it must be a number of seconds above 0")
+    return seconds
 
 
 _serials = itertools.count(1)
