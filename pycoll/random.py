@@ -82,14 +82,16 @@ def drawing_from(generator: np.random.Generator) -> Iterator[None]:
         _generator = previous
 
 
-def get_rng_state() -> List[Dict[str, Any]]:
+def get_rng_state(device: Any = None) -> List[Dict[str, Any]]:
     """The generator's state, as a list of one state (paddle's ``get_rng_state`` shape: one entry
-    per generator); ``set_rng_state`` takes it back."""
+    per generator); ``set_rng_state`` takes it back. pycoll draws every device's random values
+    from its one host generator, so paddle's ``device`` names it whatever it says."""
     return [copy.deepcopy(_generator.bit_generator.state)]
 
 
-def set_rng_state(state_list: List[Dict[str, Any]]) -> None:
-    """Restore a state from ``get_rng_state``: the draws that followed it are drawn again."""
+def set_rng_state(state_list: List[Dict[str, Any]], device: Any = None) -> None:
+    """Restore a state from ``get_rng_state``: the draws that followed it are drawn again
+    (``device`` as ``get_rng_state``'s)."""
     if not isinstance(state_list, (list, tuple)) or len(state_list) != 1 or not isinstance(state_list[0], dict):
         raise ValueError(f"state_list must be a list of one state from get_rng_state(), got {state_list!r}")
     _generator.bit_generator.state = copy.deepcopy(state_list[0])

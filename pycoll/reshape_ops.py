@@ -79,9 +79,11 @@ def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] 
 
 
 @param_aliases({"input": "x", "dim": "axis"})
-def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Optional[str] = None) -> Tensor:
+def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Optional[str] = None, *,
+                      output_size: Optional[int] = None) -> Tensor:
     """Each element (slice along `axis`; None: of x flattened) repeated `repeats` times (an int, or
-    a 1-D tensor with one count per element)."""
+    a 1-D tensor with one count per element). paddle 3.3's ``output_size``, the length of the
+    result along `axis`, is checked when given."""
     x = as_tensor(x)
     if axis is None:
         x, axis = flatten(x), 0
@@ -96,6 +98,9 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
     if low < 0:
         raise ValueError(f"repeat_interleave: repeats must be >= 0, got {low}")
     index = xp.repeat(xp.arange(n), counts)
+    if output_size is not None and output_size != index.shape[0]:
+        raise ValueError(f"repeat_interleave: output_size={output_size!r}, but the repeats make {index.shape[0]} "
+                         f"along axis {ax}")
     return gather(x, Tensor(index), ax)
 
 

@@ -12,6 +12,7 @@ from pycoll import creation
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, paired
+from pycoll.creation_options import creation_options
 from pycoll.device import move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
 from pycoll.random import get_rng
@@ -63,20 +64,23 @@ def randn_like(x: Any, dtype: DTypeLike = None, name: Optional[str] = None, *, d
     return out
 
 
-def randperm(n: int, dtype: DTypeLike = "int64", name: Optional[str] = None, **kwargs: Any) -> Tensor:
+@creation_options()
+def randperm(n: int, dtype: DTypeLike = "int64", name: Optional[str] = None) -> Tensor:
     """A random permutation of 0..n-1."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"randperm: n must be an int >= 0, got {n!r}")
     return wrap(move(get_rng().permutation(int(n)).astype(convert_dtype(dtype))))
 
 
-def standard_normal(shape: Any, dtype: DTypeLike = None, name: Optional[str] = None, **kwargs: Any) -> Tensor:
+@creation_options()
+def standard_normal(shape: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """``randn``."""
     return creation.randn(shape, dtype)
 
 
+@creation_options()
 def uniform(shape: Any, dtype: DTypeLike = None, min: float = 0.0, max: float = 1.0, seed: int = 0,  # noqa: A002
-            name: Optional[str] = None, **kwargs: Any) -> Tensor:
+            name: Optional[str] = None) -> Tensor:
     """Values drawn uniformly from [min, max) (a non-zero `seed`: from a generator of its own)."""
     if not min < max:
         raise ValueError(f"uniform: min must be < max, got min={min} and max={max}")

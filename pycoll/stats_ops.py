@@ -12,6 +12,7 @@ from pycoll._promotion import accumulates_in_float32, sum_dtype
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64
+from pycoll.index_ops import take_along_axis
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
 from pycoll.tensor import Tensor
@@ -180,10 +181,20 @@ def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  
 
 @param_aliases({"input": "values"})
 def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, right: bool = False,
-                 name: Optional[str] = None) -> Tensor:
+                 name: Optional[str] = None, *, side: Optional[str] = None, sorter: Any = None) -> Tensor:
     """Where each of `values` would go in `sorted_sequence` (its last dimension sorted) to keep
     it sorted: the first such place, or with `right` the last. An N-d sequence searches row by
-    row: its leading dimensions match values'."""
+    row: its leading dimensions match values'. paddle 3.3's ``side`` ('left' / 'right') says it
+    instead of ``right``; ``sorter`` holds the indices that sort an unsorted sequence's last
+    dimension (places are counted in the sorted order, as torch's)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise ValueError("searchsorted: right=True and side='left' contradict each other")
+        right = side == "right"
+    if sorter is not None:
+        sorted_sequence = take_along_axis(as_tensor(sorted_sequence), as_tensor(sorter), -1)
     seq, v = placed("_all_whole", as_tensor(sorted_sequence), as_tensor(values))  # auto-parallel: searched whole
     s = seq._array
     xp = array_module(s)

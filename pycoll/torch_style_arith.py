@@ -69,3 +69,4 @@ for _fn in (add, sub, div):
 del _fn
 
 Tensor.div, Tensor.sub, Tensor.true_divide = div, sub, true_divide
+Tensor.add, Tensor.subtract, Tensor.divide = add, sub, div  # paddle 3.3's take alpha / rounding_mode too

@@ -123,7 +123,8 @@ def _exact_op(fn_name: str, forward: Callable[[Any, Any], Any], slope: Optional[
 
 ceil = _exact_op("ceil", _ufunc("ceil"), 0, "The smallest integer >= x (its gradient is zero).")
 floor = _exact_op("floor", _ufunc("floor"), 0, "The largest integer <= x (its gradient is zero).")
-trunc = _exact_op("trunc", _ufunc("trunc"), None, "x rounded towards zero (its gradient is zero).")
+trunc = param_aliases({"input": "x"})(  # paddle 3.3's trunc names its tensor input
+    _exact_op("trunc", _ufunc("trunc"), None, "x rounded towards zero (its gradient is zero)."))
 sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
 neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
 frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),

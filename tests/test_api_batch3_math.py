@@ -419,3 +419,36 @@ def test_histogramdd_counts_edges_density_and_weights():
         pycoll.histogramdd(pts, bins=[2])
     with pytest.raises(ValueError, match="ranges must be a list of 4"):
         pycoll.histogramdd(pts, ranges=[0.0, 1.0])
+
+
+def test_paddle_3_3_s_other_keywords_a_probe_of_the_signatures_found_missing():
+    # random draws: out= receives the values, requires_grad= is honoured, a misspelt keyword refused
+    for draw in (lambda **kw: pycoll.uniform([3], **kw), lambda **kw: pycoll.randperm(3, dtype="float32", **kw),
+                 lambda **kw: pycoll.standard_normal([3], **kw)):
+        holder = pycoll.zeros([3])
+        assert draw(out=holder) is holder and holder.numpy().tolist() != [0.0, 0.0, 0.0]
+        assert draw(requires_grad=True).stop_gradient is False
+        with pytest.raises(TypeError, match="reqires_grad"):
+            draw(reqires_grad=True)
+    # layers
+    nn = pycoll.nn
+    assert nn.LayerNorm(4, elementwise_affine=False).weight is None and nn.LayerNorm(4, bias=False).bias is None
+    assert nn.LayerNorm(4, dtype="float64").weight.dtype == pycoll.float64
+    table = nn.Embedding(3, 2, _weight=T([[1, 2], [3, 4], [5, 6]]), _freeze=True)
+    assert table.weight.numpy().tolist() == [[1, 2], [3, 4], [5, 6]] and table.weight.stop_gradient
+    assert nn.Embedding(4, 2, dtype="float64").weight.dtype == pycoll.float64
+    with pytest.raises(ValueError, match="_weight has shape \\[2, 2\\]"):
+        nn.Embedding(3, 2, _weight=T([[1, 2], [3, 4]]))
+    # functions and methods (paddle 3.3.1's values)
+    assert T([7, -7]).divide(T([2, 2]), rounding_mode="floor").numpy().tolist() == [3, -4]
+    assert T([1, 2]).add(T([3, 4]), alpha=2).numpy().tolist() == [7, 10]
+    assert pycoll.searchsorted(T([1, 2, 3]), T([2]), side="right").numpy().tolist() == [2]
+    assert pycoll.searchsorted(T([3, 1, 2]), T([2]), sorter=T([1, 2, 0], "int64")).numpy().tolist() == [1]
+    assert pycoll.repeat_interleave(T([1, 2]), 2, output_size=4).numpy().tolist() == [1, 1, 2, 2]
+    with pytest.raises(ValueError, match="output_size=3, but the repeats make 4"):
+        pycoll.repeat_interleave(T([1, 2]), 2, output_size=3)
+    assert pycoll.trunc(input=T([1.5, -1.5])).numpy().tolist() == [1, -1]
+    holder = pycoll.zeros([2])
+    assert pycoll.nn.functional.softmax(T([0, 0]), out=holder) is holder and holder.numpy().tolist() == [0.5, 0.5]
+    pycoll.set_rng_state(pycoll.get_rng_state("cpu"), device="cpu")
+    assert pycoll.amp.is_autocast_enabled("cuda") is False and pycoll.amp.get_autocast_dtype("cpu") == "float16"

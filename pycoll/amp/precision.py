@@ -101,13 +101,15 @@ def autocast(device_type: Any, dtype: str = "float16", enabled: bool = True,
     return auto_cast(enable=enabled, dtype=dtype)
 
 
-def is_autocast_enabled() -> bool:
-    """Whether an enabled ``auto_cast`` is in force on an accelerator (False on the CPU, as paddle)."""
+def is_autocast_enabled(device_type: Any = None) -> bool:
+    """Whether an enabled ``auto_cast`` is in force on an accelerator (False on the CPU, as
+    paddle). paddle keeps one AMP state for every device: ``device_type`` is taken, not used."""
     return _enabled
 
 
-def get_autocast_dtype() -> str:
-    """The dtype of the ``auto_cast`` in force on an accelerator ('float16' otherwise, as paddle)."""
+def get_autocast_dtype(device_type: Any = None) -> str:
+    """The dtype of the ``auto_cast`` in force on an accelerator ('float16' otherwise, as paddle);
+    ``device_type`` as ``is_autocast_enabled``'s."""
     return _amp_dtype
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 from pycoll._param_aliases import param_aliases
+from pycoll.dtypes import DTypeLike
 from pycoll.nn import functional as F
 from pycoll.nn.layer import Layer
 from pycoll.shape_ops import flatten
@@ -46,12 +47,14 @@ class Embedding(Layer):
     The padding_idx row (negative: counted from the end) is zeroed at creation; looked up, it
     comes out as zeros and receives no gradient. max_norm, norm_type and scale_grad_by_freq
     as F.embedding's. Gradients are always dense (`sparse` is accepted for paddle compatibility).
+    paddle 3.3's ``_weight`` gives the table's values (``_freeze=True``: not trained).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
                  max_norm: Optional[float] = None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, weight_attr: Any = None, name: Optional[str] = None):
-        super().__init__(name)
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: Any = None,
+                 dtype: DTypeLike = None, weight_attr: Any = None, name: Optional[str] = None):
+        super().__init__(name, dtype)
         self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
         self.embedding_dim = _positive_int(embedding_dim, "embedding_dim")
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
@@ -61,8 +64,17 @@ class Embedding(Layer):
         self.sparse, self.max_norm, self.norm_type = sparse, max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
+        if _weight is not None:  # paddle 3.3's given table (weight_attr ignored), trained unless _freeze
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise ValueError(f"Embedding: _weight has shape {list(_weight.shape)}; it must be "
+                                 f"[num_embeddings, embedding_dim] = {[num_embeddings, embedding_dim]}")
+            self.weight.set_value(_weight)
+        if _weight is not None or weight_attr is None:
+            self.weight.stop_gradient = bool(_freeze)
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
             self.weight.array[self.padding_idx] = 0
+        if device is not None:
+            self.to(device)
 
     @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:

@@ -23,12 +23,19 @@ from pycoll.tensor import Tensor
 class LayerNorm(Layer):
     """Normalises over the trailing `normalized_shape` dims, then scales by weight (ones) and
     shifts by bias (zeros); both hold prod(normalized_shape) values, as in paddle. Pass
-    weight_attr=False / bias_attr=False to drop them."""
+    weight_attr=False / bias_attr=False to drop them, or paddle 3.3's ``elementwise_affine=False``
+    (both) / ``bias=False``; ``dtype`` and ``device`` say where and in what they are made."""
 
     @param_aliases({"eps": "epsilon"})
     def __init__(self, normalized_shape: Union[int, Sequence[int]], epsilon: float = 1e-5,
-                 weight_attr: Any = None, bias_attr: Any = None, name: Optional[str] = None):
-        super().__init__(name)
+                 weight_attr: Any = None, bias_attr: Any = None, name: Optional[str] = None, *,
+                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
+                 dtype: DTypeLike = None):
+        super().__init__(name, dtype)
+        if not elementwise_affine:
+            weight_attr = bias_attr = False
+        elif not bias:
+            bias_attr = False
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
         if not shape or not all(isinstance(n, int) and n > 0 for n in shape):
             raise ValueError(f"normalized_shape must be a positive int or a list of them, "
@@ -38,6 +45,8 @@ class LayerNorm(Layer):
         size = [int(np.prod(shape))]
         self.weight = self.create_parameter(size, attr=weight_attr, default_initializer=Constant(1.0))
         self.bias = self.create_parameter(size, attr=bias_attr, is_bias=True)
+        if device is not None:
+            self.to(device)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.epsilon)
