@@ -11,7 +11,8 @@ recorded (ValueError, as paddle's); an op's output can, and its gradient then fl
 op (zero for zero_, fill_, uniform_ and normal_), to y too where y takes one. Such a tensor gets
 the op's new array rather than being overwritten, so the backward functions that kept its old
 values stay right; where it views another tensor (``y[0]``, ``y.reshape(...)``, ``y.T``), that
-tensor takes the new values too (`write_through`), as the shared memory gives them outside the graph. Everywhere else (no gradient, or under ``no_grad``) the values are written into
+tensor takes the new values too (`write_through`), and the views taken of it are taken again of its
+new values (`refresh_views`), as the shared memory gives them outside the graph. Everywhere else (no gradient, or under ``no_grad``) the values are written into
 the tensor's memory, as ``x[...] = v`` writes them, and counted (``inplace_version``): a backward
 that holds x's old values refuses to run then, as paddle's does (see `pycoll._graph`). As in
 paddle, a result of another dtype makes x that dtype (float32 x plus float64 y is float64; an
@@ -76,9 +77,26 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
 
 def take(x: Tensor, out: Tensor) -> None:
     """x becomes `out`, an op's output in the graph: new memory, so what a backward holds of x's
-    old values stays as it was."""
+    old values stays as it was. The views taken of x in the graph (``x[:2]``, ``x.reshape(...)``)
+    are taken again of its new values, as the shared memory gives them outside the graph (their
+    gradients flow to x's new value)."""
     x._array = out._array
     x.stop_gradient, x.grad_node, x.output_index = False, out.grad_node, out.output_index
+    refresh_views(x)
+
+
+def refresh_views(x: Tensor) -> None:
+    """Take each view recorded of x in the graph (`shape_ops.viewed`) again of x's new memory:
+    recorded where the graph is (its gradient then flows to x's new value), else its array alone."""
+    for view in shape_ops.views_of(x):
+        _, how, arg = view.__dict__["_view"]
+        again = shape_ops.view_of(x, how, arg)
+        if again.grad_node is not None:
+            take(view, again)
+        else:
+            view._array = again._array
+            refresh_views(view)
+        shape_ops.viewed(view, x, how, arg)  # recorded again: the object the user holds
 
 
 def write_through(view: Tensor, out: Tensor, op: str) -> bool:
@@ -344,8 +362,11 @@ def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:
         xp.copyto(x._array, values)
         x._bump_inplace_version()
     else:  # another shape, or an op's output whose old values a backward may hold
+        same_shape = values.shape == x._array.shape
         x._array = xp.array(values, copy=True)
         x._bump_inplace_version(memory_written=False)
+        if same_shape:
+            refresh_views(x)  # x[:2] taken before sees the copy, as it would in x's memory
     return x
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import builtins as _builtins
-from typing import Any, List, Optional, Sequence, Union
+import weakref
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -19,14 +20,35 @@ from pycoll.torch_forms import ints_as_list, swap_two_axes
 
 # ---- views ---------------------------------------------------------------------------------
 
+# the views taken of each tensor in the graph (`viewed`), for `views_of`: id(base) -> {id(view):
+# weak reference}. Keyed by id (a Tensor's == is elementwise); a base's entry goes when it does.
+_views: Dict[int, Dict[int, "weakref.ReferenceType[Tensor]"]] = {}
+_PRUNE_AT = 32  # views recorded of one base before the dead ones are dropped
+
+
 def viewed(out: Tensor, x: Tensor, how: str, arg: Any) -> Tensor:
     """`out`, made from x by ``how`` ('index': ``x[arg]`` with a basic index; 'reshape'; 'transpose'
     by the permutation `arg`), remembers it when its array views x's memory and the graph is
-    recorded: an in-place op on it in the graph then writes through to x, as it does outside the
-    graph by the shared memory (`pycoll.inplace_ops.write_through`)."""
+    recorded: an in-place op on it in the graph then writes through to x, and one on x reaches
+    it, as the shared memory gives them outside the graph (`pycoll.inplace_ops.write_through`,
+    `pycoll.inplace_ops.take`)."""
     if _graph.is_grad_enabled() and views_memory_of(out, x):
         out.__dict__["_view"] = (x, how, arg)
+        views = _views.get(id(x))
+        if views is None:
+            views = _views[id(x)] = {}
+            weakref.finalize(x, _views.pop, id(x), None)
+        elif len(views) >= _PRUNE_AT:
+            for key in [k for k, ref in views.items() if ref() is None]:
+                del views[key]
+        views[id(out)] = weakref.ref(out)
     return out
+
+
+def views_of(base: Tensor) -> List[Tensor]:
+    """The live views `viewed` recorded of ``base`` that still take it as their base."""
+    views = [ref() for ref in _views.get(id(base), {}).values()]
+    return [v for v in views if v is not None and v.__dict__.get("_view", (None,))[0] is base]
 
 
 def views_memory_of(view: Tensor, base: Tensor) -> bool:

@@ -310,3 +310,22 @@ def test_diagonal_and_the_real_and_imaginary_parts_are_views_as_paddles():
     (a.diagonal() * pycoll.to_tensor([2.0, 3.0])).sum().backward()
     assert _grads(a) == [[[2.0, 0.0], [0.0, 3.0]]]
     assert pycoll.real(_t([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
+
+
+def test_views_taken_before_an_in_place_op_on_their_base_in_the_graph_see_it():
+    # paddle and torch: y and r share x's memory, so x.scale_(10) reaches them; pycoll's in-place op
+    # in the graph gives x new memory, and the views are taken again of it (their gradients with it)
+    leaf = _t([1.0, 2.0, 3.0, 4.0], grad=True)
+    x = leaf * 2
+    y, r = x[:2], x.reshape([2, 2])
+    first = y[0]
+    x.scale_(10)
+    assert y.numpy().tolist() == [20.0, 40.0] and r.numpy().tolist() == [[20.0, 40.0], [60.0, 80.0]]
+    assert float(first) == 20.0, "a view of a view follows too"
+    y.sum().backward()
+    assert _grads(leaf) == [[20.0, 20.0, 0.0, 0.0]]  # torch's; paddle 3.3.1 gives [2, 2, 0, 0]
+    # copy_ into an op's output (new memory too) reaches its views as well
+    x = _t([1.0, 2.0, 3.0], grad=True) * 1
+    head = x[:2]
+    x.copy_(pycoll.full([3], 9.0))
+    assert head.numpy().tolist() == [9.0, 9.0]
