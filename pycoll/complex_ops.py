@@ -99,7 +99,12 @@ def as_complex(x: Any, name: Optional[str] = None) -> Tensor:
         raise ValueError(f"as_complex: x must be a floating tensor whose last dimension is 2, got shape "
                          f"{list(a.shape)} dtype {a.dtype}")
     xp = array_module(a)
-    out = (a[..., 0] + 1j * a[..., 1]).astype(xp.complex64 if a.dtype == xp.float32 else xp.complex128)
+    complex_dtype = xp.complex64 if a.dtype == xp.float32 else xp.complex128
+    out = _reinterpreted(a, complex_dtype)
+    if out is None:  # pairs not adjacent in memory: a copy
+        out = (a[..., 0] + 1j * a[..., 1]).astype(complex_dtype)
+    else:
+        out = out[..., 0]
     dtype = a.dtype
 
     def backward(g: Any) -> tuple:
@@ -118,7 +123,23 @@ def as_real(x: Any, name: Optional[str] = None) -> Tensor:
 
     def backward(g: Any) -> tuple:
         return ((g[..., 0] + 1j * g[..., 1]).astype(dtype, copy=False),)
-    return op_output(xp.stack([xp.real(a), xp.imag(a)], axis=-1), conjugate_grads(backward), x)
+    pairs = _reinterpreted(a, xp.float32 if a.dtype == xp.complex64 else xp.float64)
+    if pairs is None:  # not contiguous along its last dimension: a copy
+        pairs = xp.stack([xp.real(a), xp.imag(a)], axis=-1)
+    else:
+        pairs = pairs.reshape(a.shape + (2,))
+    return op_output(pairs, conjugate_grads(backward), x)
+
+
+def _reinterpreted(a: Any, dtype: Any) -> Any:
+    """``a``'s memory read as ``dtype`` (a view, as paddle's as_real / as_complex are), or None
+    where its last dimension is not contiguous (complex numbers and their float pairs must be)."""
+    if a.ndim == 0 or a.strides[-1] != a.itemsize:
+        return None
+    try:
+        return a.view(dtype)
+    except ValueError:
+        return None
 
 
 for _name, _fn in {"real": real, "imag": imag, "conj": conj, "angle": angle}.items():

@@ -452,6 +452,16 @@ def cast(x: Tensor, dtype: DTypeLike) -> Tensor:
     return cast_to(as_tensor(x), convert_dtype(dtype))
 
 
+def astype(x: Tensor, dtype: DTypeLike) -> Tensor:
+    """``Tensor.astype``: ``cast``, except that to x's own dtype it is a view of x, as paddle's
+    (``cast`` copies)."""
+    x = as_tensor(x)
+    target = convert_dtype(dtype)
+    if target == x._array.dtype and getattr(x, "placements", None) is None:
+        return shape_ops.reshape(x, x.shape)  # a view, recorded as one (in-place ops reach x)
+    return cast_to(x, target)
+
+
 _SCALE_ACTS = {"relu": relu, "tanh": tanh, "sigmoid": sigmoid}
 
 
@@ -569,7 +579,7 @@ def _comparison(op: str) -> Callable[[Tensor, Any], Any]:
 _METHODS = {
     "add": add, "subtract": subtract, "multiply": multiply, "divide": divide, "pow": pow,
     "matmul": matmul, "bmm": bmm, "scale": scale, "tanh": tanh, "exp": exp, "log": log, "sqrt": sqrt, "square": square,
-    "abs": abs, "relu": relu, "sigmoid": sigmoid, "clip": clip, "cast": cast, "astype": cast,
+    "abs": abs, "relu": relu, "sigmoid": sigmoid, "clip": clip, "cast": cast, "astype": astype,
     "sum": sum, "mean": mean, "max": max, "min": min, "argmax": argmax,
 }
 _OPERATORS = {

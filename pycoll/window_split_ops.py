@@ -31,7 +31,8 @@ def _count(value: Any, fn: str, name: str) -> int:
 @param_aliases({"dimension": "axis"})
 def unfold(x: Tensor, axis: int, size: int, step: int, name: Optional[str] = None) -> Tensor:
     """The windows of `size` elements of x along `axis`, `step` apart: dimension `axis` becomes the
-    window count (len - size) // step + 1 and a last dimension of `size` holds each window."""
+    window count (len - size) // step + 1 and a last dimension of `size` holds each window. On the
+    host the result views x's memory, as paddle's (a GPU's is a copy)."""
     x = as_tensor(x)
     size, step = _count(size, "unfold", "size"), _count(step, "unfold", "step")
     if step <= 0:
@@ -45,10 +46,17 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: Optional[str] = Non
     if not 0 <= size <= length:
         raise ValueError(f"unfold: size must be in [0, {length}] (x's size along axis {axis}), got {size}")
     xp = array_module(x._array)
-    starts = xp.arange((length - size) // step + 1) * step
-    index = starts[:, None] + xp.arange(size)[None, :]
-    windows = x[(slice(None),) * ax + (index,)]  # [..., count, size, ...]
-    return moveaxis(windows, ax + 1, -1)
+    count = (length - size) // step + 1
+    index = (xp.arange(count) * step)[:, None] + xp.arange(size)[None, :]
+    windows = moveaxis(x[(slice(None),) * ax + (index,)], ax + 1, -1)  # values and gradient
+    a = x._array
+    if isinstance(a, np.ndarray) and getattr(x, "placements", None) is None:
+        # paddle's unfold is a view of x's memory (windows overlap where step < size): the same
+        # values, read in place, so that writes reach x outside the graph
+        shape = a.shape[:ax] + (count,) + a.shape[ax + 1:] + (size,)
+        strides = a.strides[:ax] + (a.strides[ax] * step,) + a.strides[ax + 1:] + (a.strides[ax],)
+        windows._array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+    return windows
 
 
 def split_with_sizes(self: Tensor, split_sizes: Sequence[int], dim: int = 0) -> List[Tensor]:

@@ -329,3 +329,25 @@ def test_views_taken_before_an_in_place_op_on_their_base_in_the_graph_see_it():
     head = x[:2]
     x.copy_(pycoll.full([3], 9.0))
     assert head.numpy().tolist() == [9.0, 9.0]
+
+
+def test_astype_to_its_own_dtype_as_real_as_complex_and_unfold_are_views_as_paddles():
+    x = _t([1.0, 2.0, 3.0])
+    x.astype("float32").add_(pycoll.full([3], 10.0))  # paddle 3.3.1: shares; cast() copies
+    pycoll.cast(x, "float32").add_(pycoll.full([3], 5.0))
+    assert x.numpy().tolist() == [11.0, 12.0, 13.0] and x.astype("float64").dtype == pycoll.float64
+    c = pycoll.to_tensor(np.array([1 + 2j, 3 + 4j], np.complex64))
+    pycoll.as_real(c)[0, 0] = 100.0
+    pairs = _t([[1.0, 2.0], [3.0, 4.0]])
+    pycoll.as_complex(pairs).zero_()
+    v = pycoll.arange(6, dtype="float32")
+    windows = v.unfold(0, 2, 2)
+    v.add_(pycoll.ones([6]))
+    assert c.numpy().tolist() == [100 + 2j, 3 + 4j] and pairs.numpy().tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert windows.numpy().tolist() == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    # their gradients as before
+    leaf = _t([[1.0, 2.0]], grad=True)
+    (pycoll.as_real(pycoll.as_complex(leaf * 2)) * 3).sum().backward()
+    w = _t([1.0, 2.0, 3.0, 4.0], grad=True)
+    (w.unfold(0, 2, 1) * 1.0).sum().backward()
+    assert _grads(leaf, w) == [[[6.0, 6.0]], [1.0, 2.0, 2.0, 1.0]]
