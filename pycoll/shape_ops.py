@@ -23,7 +23,7 @@ from pycoll.torch_forms import ints_as_list, swap_two_axes
 # the views taken of each tensor in the graph (`viewed`), for `views_of`: id(base) -> {id(view):
 # weak reference}. Keyed by id (a Tensor's == is elementwise); a base's entry goes when it does.
 _views: Dict[int, Dict[int, "weakref.ReferenceType[Tensor]"]] = {}
-_PRUNE_AT = 32  # views recorded of one base before the dead ones are dropped
+_PRUNE_AT = 32  # views recorded of one base before the dead ones are first dropped
 
 
 def viewed(out: Tensor, x: Tensor, how: str, arg: Any) -> Tensor:
@@ -38,7 +38,7 @@ def viewed(out: Tensor, x: Tensor, how: str, arg: Any) -> Tensor:
         if views is None:
             views = _views[id(x)] = {}
             weakref.finalize(x, _views.pop, id(x), None)
-        elif len(views) >= _PRUNE_AT:
+        elif len(views) >= _PRUNE_AT and not len(views) & (len(views) - 1):  # at 32, 64, 128...: amortized
             for key in [k for k, ref in views.items() if ref() is None]:
                 del views[key]
         views[id(out)] = weakref.ref(out)
