@@ -27,8 +27,8 @@ from pycoll._param_aliases import param_aliases
 from pycoll._sparse_rows import record_rows
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import (as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output,
-                                with_out)
+from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output
+from pycoll._tensor_ops import with_out as _with_out
 from pycoll.device import array_module
 from pycoll.kernels import host_math
 from pycoll.math_ops import relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
@@ -388,4 +388,4 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
 
 
 # paddle 3.3's keyword-only out= on these four
-softmax, sigmoid, tanh, normalize = with_out(softmax), with_out(sigmoid), with_out(tanh), with_out(normalize)
+softmax, sigmoid, tanh, normalize = _with_out(softmax), _with_out(sigmoid), _with_out(tanh), _with_out(normalize)
