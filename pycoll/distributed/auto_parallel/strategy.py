@@ -14,7 +14,7 @@ The other fields of paddle 3.3.1's categories (``sharding.enable_overlap``, ``pi
 ``amp.init_loss_scaling``, ...) and its underscored ones (``_recompute``, ``_mp_optimization``,
 ``_dp_optimization``, ``_sp_optimization``) tune how paddle's static passes schedule, fuse and
 overlap the same step: they are taken, type-checked, and change nothing in pycoll's results.
-A field no category has (a misspelling: paddle's own docstring sets
+A field its category does not have (a misspelling: paddle's own docstring sets
 ``fused_passes.gemm_spilogue``) is kept and reads back, as paddle keeps it, and pycoll says once
 that nothing reads it, naming the category's fields; reading a field never set fails, naming it.
 
@@ -84,7 +84,7 @@ class StrategyConfig:
         object.__setattr__(self, "_category", category)
         object.__setattr__(self, "_values", copy.deepcopy(_defaults(category)))  # lists of its own
         object.__setattr__(self, "_given", set())
-        object.__setattr__(self, "_unknown", {})  # fields no category has, kept as paddle keeps them
+        object.__setattr__(self, "_unknown", {})  # fields the category does not have, kept as paddle keeps them
         if values is not None:
             if not isinstance(values, dict):
                 raise TypeError(f"Strategy: config[{category!r}] must be a dict, got {type(values).__name__}")
