@@ -12,7 +12,8 @@ op (zero for zero_, fill_, uniform_ and normal_), to y too where y takes one. Su
 the op's new array rather than being overwritten, so the backward functions that kept its old
 values stay right; where it views another tensor (``y[0]``, ``y.reshape(...)``, ``y.T``), that
 tensor takes the new values too (`write_through`), and the views taken of it are taken again of its
-new values (`refresh_views`), as the shared memory gives them outside the graph. Everywhere else (no gradient, or under ``no_grad``) the values are written into
+new values (`refresh_views`), as the shared memory gives them outside the graph. Everywhere else
+(no gradient, or under ``no_grad``) the values are written into
 the tensor's memory, as ``x[...] = v`` writes them, and counted (``inplace_version``): a backward
 that holds x's old values refuses to run then, as paddle's does (see `pycoll._graph`). As in
 paddle, a result of another dtype makes x that dtype (float32 x plus float64 y is float64; an

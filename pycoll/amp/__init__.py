@@ -7,6 +7,7 @@ from pycoll.amp import debugging
 
 get_autocast_cpu_dtype = get_autocast_gpu_dtype = get_autocast_dtype
 
-__all__ = ["AmpScaler", "GradScaler", "amp_decorate", "amp_guard", "autocast", "debugging", "auto_cast", "decorate", "get_autocast_cpu_dtype",
+__all__ = ["AmpScaler", "GradScaler", "amp_decorate", "amp_guard", "autocast", "debugging", "auto_cast", "decorate",
+           "get_autocast_cpu_dtype",
            "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_enabled", "is_bfloat16_supported",
            "is_float16_supported"]

@@ -23,10 +23,10 @@ __all__ = ["cross_entropy", "nll_loss"]
 def _hard_labels(fn: str, xp: Any, lab: Any, classes: int, ignore_index: int) -> Tuple[Any, Any, Any]:
     """(valid, safe, bad): where a class id is not ignore_index, the ids with ignored ones set to
     0 (so they can index), and where an id outside [0, classes) is not ignored. On the host such
-    an id raises LabelOutOfRange, an IndexError as paddle's (bad is None). On a GPU reading the check back would stall the device
-    at every step (paddle's and torch's kernels assert on the device instead), so ``bad`` is
-    returned for the loss to become NaN there (:func:`_poisoned`): the error shows where the user
-    reads the loss."""
+    an id raises LabelOutOfRange, an IndexError as paddle's (bad is None). On a GPU reading the
+    check back would stall the device at every step (paddle's and torch's kernels assert on the
+    device instead), so ``bad`` is returned for the loss to become NaN there (:func:`_poisoned`):
+    the error shows where the user reads the loss."""
     if lab.dtype.kind not in "iu":
         raise TypeError(f"{fn}: label must hold integer class ids, got dtype {lab.dtype}")
     valid = lab != ignore_index

@@ -129,8 +129,9 @@ class UpdateForms:
                                  f"optimizer")
             shape = getattr(grad, "shape", None)
             if grad is not None and (shape is None or list(shape) != list(param.shape)):
+                got = shape if shape is not None else type(grad).__name__
                 raise ValueError(f"{fn}: the gradient params_grads gives {_shown(param)} must be a tensor of its "
-                                 f"shape {list(param.shape)}, got {shape if shape is not None else type(grad).__name__}")
+                                 f"shape {list(param.shape)}, got {got}")
             if grad is not None:
                 given[id(param)] = grad
         return given

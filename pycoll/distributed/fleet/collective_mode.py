@@ -277,7 +277,8 @@ def distributed_scaler(scaler: Any) -> Any:
     with model parallelism or sharding)."""
     _started("distributed_scaler")
     if not isinstance(scaler, GradScaler):
-        raise TypeError(f"fleet.distributed_scaler: scaler must be a pycoll.amp.GradScaler, got {type(scaler).__name__}")
+        raise TypeError(f"fleet.distributed_scaler: scaler must be a pycoll.amp.GradScaler, got "
+                        f"{type(scaler).__name__}")
     return scaler_over(scaler, None)
 
 

@@ -26,8 +26,8 @@ class LayerDesc:
             self.layer_spec = layer_func
             layer_func = get_spec_layer(layer_func)
         if not (isinstance(layer_func, type) and issubclass(layer_func, Layer)):
-            raise TypeError(f"LayerDesc: layer_func_or_spec must be a subclass of pycoll.nn.Layer (or a LayerSpec naming "
-                            f"one), got {layer_func!r}")
+            raise TypeError(f"LayerDesc: layer_func_or_spec must be a subclass of pycoll.nn.Layer (or a LayerSpec "
+                            f"naming one), got {layer_func!r}")
         self.layer_func = layer_func
         self.inputs = inputs
         self.kwargs = kwargs
