@@ -415,8 +415,9 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     x, = placed("index", x, index=index)
     a = x._array
     xp = array_module(a)
-    index = _as_view_index(index_arrays(index, xp))
-    check_device_index("index", index, a.shape)
+    given = index_arrays(index, xp)
+    check_device_index("index", given, a.shape)
+    index = _as_view_index(given)
     repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph's saved memory)
 
@@ -430,7 +431,7 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     try:
         picked = a[index]
     except (IndexError, TypeError) as exc:  # NumPy's words, with the tensor's shape and the index given
-        raise IndexError(f"indexing a Tensor of shape {list(shape)} with {index!r}: {exc}") from None
+        raise IndexError(f"indexing a Tensor of shape {list(shape)} with {given!r}: {exc}") from None
     return viewed(op_output(picked, backward, x), x, "index", index)
 
 

@@ -44,6 +44,7 @@ def sub(x: Any, y: Any, name: Optional[str] = None, *, alpha: Any = 1, out: Opti
     return delivered(math_ops.subtract(x, _times_alpha(x, y, alpha, "sub")), out, "sub")
 
 
+@param_aliases({"input": "x", "other": "y"})
 def add(x: Any, y: Any, name: Optional[str] = None, *, alpha: Any = 1, out: Optional[Tensor] = None) -> Tensor:
     """x + alpha * y (paddle 3.3's ``paddle.add``). An integer x takes an integer alpha only."""
     result = math_ops.add(x, _times_alpha(x, y, alpha, "add"))
