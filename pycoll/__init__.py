@@ -186,7 +186,12 @@ for _name in ("abs", "add", "bmm", "bucketize", "clip", "complex", "concat", "cu
     _wrapped.__pycoll_out__ = True
     for _alias in [n for n, f in globals().items() if f is _plain]:  # aliases stay one object
         globals()[_alias] = _wrapped
-del _name, _alias, _plain, _wrapped, _with_out
+    _method = Tensor.__dict__.get(_name)
+    if callable(_method) and not getattr(_method, "__pycoll_out__", False):  # x.exp(out=o) too, as paddle's
+        _method = _with_out(_method)
+        _method.__pycoll_out__ = True
+        setattr(Tensor, _name, _method)
+del _name, _alias, _plain, _wrapped, _method, _with_out
 from pycoll import framework  # noqa: E402,F401 - paddle.framework; after every name it takes from here
 from pycoll.framework.dtype import uint16  # noqa: E402 - paddle.uint16 (NumPy's uint16 here)
 from pycoll.framework.modes import check_shape, disable_signal_handler  # noqa: E402

@@ -21,6 +21,16 @@ def test_out_receives_the_result_and_is_returned(call, expected):
     np.testing.assert_array_equal(out.numpy(), expected)
 
 
+def test_the_methods_of_those_functions_take_out_too():
+    # paddle 3.3.1's Tensor methods are its functions: x.exp(out=o) fills o as paddle.exp does
+    x = pycoll.to_tensor([0.0, 1.0])
+    out = pycoll.zeros([2])
+    assert x.exp(out=out) is out and out.numpy().tolist() == pytest.approx([1.0, np.e])
+    assert x.clip(0.5, 1.0, out=out) is out and out.numpy().tolist() == [0.5, 1.0]
+    assert x.cumsum(out=out) is out and out.numpy().tolist() == [0.0, 1.0]
+    assert x.exp().numpy().tolist() == pytest.approx([1.0, np.e]), "without out=: the result itself"
+
+
 def test_out_of_a_function_with_two_results_is_a_pair():
     values, indices = pycoll.zeros([1]), pycoll.zeros([1], dtype="int64")
     got = pycoll.topk(pycoll.to_tensor([1.0, 3.0, 2.0]), 1, out=(values, indices))
