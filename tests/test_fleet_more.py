@@ -94,6 +94,8 @@ def test_hybrid_configs_take_paddles_keys_and_read_as_paddles_messages(tmp_path)
         strategy.hybrid_configs = {"ep_degree": 2.0}
     path = str(tmp_path / "strategy.json")
     strategy.save_to_prototxt(path)
+    strategy.save_to_prototxt(path)  # written whole and moved in place, over the first: nothing else left
+    assert [p.name for p in tmp_path.iterdir()] == ["strategy.json"]
     loaded = fleet.DistributedStrategy()
     loaded.load_from_prototxt(path)
     assert loaded.hybrid_configs["pp_configs"].delay_scale_loss is True and loaded.sync_param_name == ["fc"]

@@ -28,7 +28,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "pycoll"
 
 LAYERS = [  # (name, module prefixes), lowest first
-    ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing")),
+    ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing", "pycoll._atomic_files")),
     ("kernels", ("pycoll.kernels", "pycoll._C")),
     ("device", ("pycoll.device",)),
     ("backends", ("pycoll.backends",)),

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Dict, Set
 
+from pycoll._atomic_files import write_whole
 from pycoll._logging import logger
 from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, check_type
 
@@ -178,10 +179,10 @@ class DistributedStrategy:
 
     def save_to_prototxt(self, output: str) -> None:
         """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``
-        reads it back)."""
-        with open(output, "w") as f:
-            json.dump({**self._values, GIVEN: self._sharding_degree_given}, f, indent=1, sort_keys=True,
-                      default=Configs.to_dict)
+        reads it back), whole: ranks that save and load the same path at once (paddle's example,
+        run on every rank) never read half a file."""
+        write_whole(output, lambda f: json.dump({**self._values, GIVEN: self._sharding_degree_given}, f, indent=1,
+                                                sort_keys=True, default=Configs.to_dict))
 
     def load_from_prototxt(self, pb_file: str) -> None:
         """Set the fields ``save_to_prototxt`` wrote (each checked as when set by hand)."""
