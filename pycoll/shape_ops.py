@@ -408,7 +408,7 @@ def _as_view_index(index: Any) -> Any:
     items = tuple(int(i) if is_array(i) and i.ndim == 0 and i.dtype.kind in "iu" else i for i in items)
     if items and all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
         return items + (Ellipsis,)
-    return items if isinstance(index, tuple) or items[0] is not index else index
+    return items if isinstance(index, tuple) else items[0]
 
 
 def _getitem(x: Tensor, index: Any) -> Tensor:

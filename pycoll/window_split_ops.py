@@ -15,11 +15,11 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor
+from pycoll._tensor_ops import as_tensor, needs_grad
 from pycoll.device import array_module
 from pycoll.reshape_ops import moveaxis
 from pycoll.shape_ops import axis_arg, reshape, split
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def _count(value: Any, fn: str, name: str) -> int:
@@ -47,15 +47,20 @@ def unfold(x: Tensor, axis: int, size: int, step: int, name: Optional[str] = Non
         raise ValueError(f"unfold: size must be in [0, {length}] (x's size along axis {axis}), got {size}")
     xp = array_module(x._array)
     count = (length - size) // step + 1
-    index = (xp.arange(count) * step)[:, None] + xp.arange(size)[None, :]
-    windows = moveaxis(x[(slice(None),) * ax + (index,)], ax + 1, -1)  # values and gradient
     a = x._array
+    strided = None
     if isinstance(a, np.ndarray) and getattr(x, "placements", None) is None:
-        # paddle's unfold is a view of x's memory (windows overlap where step < size): the same
-        # values, read in place, so that writes reach x outside the graph
+        # paddle's unfold is a view of x's memory (windows overlap where step < size), so that
+        # writes reach x outside the graph
         shape = a.shape[:ax] + (count,) + a.shape[ax + 1:] + (size,)
         strides = a.strides[:ax] + (a.strides[ax] * step,) + a.strides[ax + 1:] + (a.strides[ax],)
-        windows._array = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+        strided = np.lib.stride_tricks.as_strided(a, shape, strides, writeable=a.flags.writeable)
+        if not needs_grad(x):
+            return wrap(strided)
+    index = (xp.arange(count) * step)[:, None] + xp.arange(size)[None, :]
+    windows = moveaxis(x[(slice(None),) * ax + (index,)], ax + 1, -1)  # the gradient's path
+    if strided is not None:
+        windows._array = strided  # the same values, in x's memory
     return windows
 
 

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Union
 from pycoll._param_aliases import param_aliases
 from pycoll.dtypes import DTypeLike
 from pycoll.nn import functional as F
+from pycoll.nn.initializer import Assign
 from pycoll.nn.layer import Layer
 from pycoll.shape_ops import flatten
 from pycoll.special_ops import unflatten
@@ -63,12 +64,13 @@ class Embedding(Layer):
         self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
         self.sparse, self.max_norm, self.norm_type = sparse, max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
         if _weight is not None:  # paddle 3.3's given table (weight_attr ignored), trained unless _freeze
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise ValueError(f"Embedding: _weight has shape {list(_weight.shape)}; it must be "
                                  f"[num_embeddings, embedding_dim] = {[num_embeddings, embedding_dim]}")
-            self.weight.set_value(_weight)
+            self.weight = self.create_parameter([num_embeddings, embedding_dim], default_initializer=Assign(_weight))
+        else:
+            self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
         if _weight is not None or weight_attr is None:
             self.weight.stop_gradient = bool(_freeze)
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer
