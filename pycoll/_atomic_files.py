@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import IO, Callable
+from typing import IO, Any, Callable
 
 
-def write_whole(path: str, write: Callable[[IO[str]], None]) -> None:
-    """``write(f)`` into a temporary text file beside ``path``, then moved onto ``path``."""
+def write_whole(path: str, write: Callable[[IO[Any]], None], binary: bool = False, durable: bool = False) -> None:
+    """``write(f)`` into a temporary file beside ``path`` (text, or bytes with ``binary``), then
+    moved onto ``path``; with ``durable`` the data reach the disk before the move."""
     tmp = f"{path}.{os.getpid()}-{secrets.token_hex(4)}.pycoll-tmp"
     try:
-        with open(tmp, "w") as f:
+        with open(tmp, "wb" if binary else "w") as f:
             write(f)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

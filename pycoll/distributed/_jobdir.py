@@ -25,6 +25,8 @@ import os
 import signal
 from typing import Dict, NamedTuple, Optional, Sequence
 
+from pycoll._atomic_files import write_whole
+
 JOB_DIR_VAR = "PYCOLL_JOB_DIR"
 # The signals that end a process from outside or in a crash. MPI's launcher exits with the number
 # of the one that killed a rank; other statuses in that range are far more often plain exit codes.
@@ -51,9 +53,7 @@ def write(kind: str, rank: int, data: bytes, first_only: bool = False) -> None:
     if target is None or (first_only and os.path.exists(target)):
         return
     try:
-        with open(f"{target}.{os.getpid()}.tmp", "wb") as out:
-            out.write(data)
-        os.replace(f"{target}.{os.getpid()}.tmp", target)
+        write_whole(target, lambda out: out.write(data), binary=True)
     except OSError:
         pass
 

@@ -20,9 +20,9 @@ import io
 import os
 import pickle
 import re
-import secrets
 from typing import Any, Dict, List, Optional, Tuple
 
+from pycoll._atomic_files import write_whole
 from pycoll.dtypes import convert_dtype
 from pycoll.paddle_files import read_paddle_file
 
@@ -164,13 +164,4 @@ def write_metadata(meta: Metadata, path: str) -> None:
     temporary file beside it, then moved into place."""
     buffer = io.BytesIO()
     _PaddleNamesPickler(buffer, protocol=4).dump(meta)
-    tmp = f"{path}.{os.getpid()}-{secrets.token_hex(4)}.pycoll-tmp"
-    try:
-        with open(tmp, "wb") as f:
-            f.write(buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_whole(path, lambda f: f.write(buffer.getvalue()), binary=True, durable=True)
