@@ -157,8 +157,16 @@ def test_step_to_an_epoch():
     c.step(13)
     assert (c(), c.last_epoch) == (0.46717622392718744, 13)
     assert c() == pytest.approx(0.01 + 0.49 * (1 + np.cos(np.pi * 13 / 6)) / 2, rel=1e-15)
+    # paddle 3.3.1 takes a fraction of an epoch: CosineAnnealingDecay(1.0, 10).step(1.5), then
+    # step(2.25) -> 0.880203 (printed to 6 places); StepDecay(1.0, 2) -> 0.1
+    c = lr.CosineAnnealingDecay(1.0, T_max=10)
+    c.step(1.5)
+    c.step(2.25)
+    assert round(c(), 6) == 0.880203
+    s.step(1.5)
+    assert (s(), s.last_epoch) == (0.5, 1.5)
     with pytest.raises(TypeError, match="epoch"):
-        s.step(1.5)
+        s.step("1")
 
 
 def test_last_epoch_restarts_a_schedule():

@@ -1,6 +1,7 @@
 """Optimizers against hand-computed updates."""
 import io
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -466,10 +467,57 @@ def test_a_groups_learning_rate_multiplies_the_optimizers():
     assert o.get_lr() == 0.5
 
 
+def test_a_groups_own_keys_are_kept_and_change_nothing():
+    a, b = make_param(name="a"), make_param(name="b")  # a name to find the group by: paddle's and torch's
+    tagged = opt.Adam(parameters=[{'params': [a], 'name': 'backbone', 'momentum': 0.9}, {'params': [b]}])
+    plain = opt.Adam(parameters=[{'params': [make_param(name="a")]}, {'params': [make_param(name="b")]}])
+    for o in (tagged, plain):
+        for p in o._parameter_list:
+            p.grad = np.array(GRADS[0])
+        o.step()
+    assert tagged._groups[0]["name"] == "backbone"
+    np.testing.assert_array_equal(a.numpy(), plain._parameter_list[0].numpy())
+    with pytest.warns(UserWarning, match=r"parameters\[0\] has \['lr'\].*'learning_rate' \(not 'lr'\)"):
+        opt.SGD(parameters=[{'params': [a], 'lr': 0.1}])
+
+
+def test_groups_set_lazy_mode_and_rescale_grad_as_paddles_do():
+    weights = [make_param(name=n) for n in "ab"]
+    o = opt.Momentum(learning_rate=0.1, momentum=0.0,
+                     parameters=[{'params': weights[:1], 'rescale_grad': 0.5}, {'params': weights[1:]}])
+    for p in weights:
+        p.grad = np.ones(3)
+    o.step()
+    np.testing.assert_allclose(weights[0].numpy(), P0 - 0.05)
+    np.testing.assert_allclose(weights[1].numpy(), P0 - 0.1)
+    lazy, dense = (nn.Embedding(4, 2, sparse=True) for _ in range(2))
+    dense.weight.set_value(lazy.weight.numpy())
+    o = opt.Adam(weight_decay=0.1,  # the decay gives every row a gradient
+                 parameters=[{'params': lazy.parameters(), 'lazy_mode': True}, {'params': dense.parameters()}])
+    ids = pycoll.to_tensor(np.array([1]))
+    (lazy(ids).sum() + dense(ids).sum()).backward()
+    before = lazy.weight.numpy().copy()
+    o.step()
+    np.testing.assert_array_equal(lazy.weight.numpy()[[0, 2, 3]], before[[0, 2, 3]])  # untouched rows stay
+    assert not np.array_equal(dense.weight.numpy()[[0, 2, 3]], before[[0, 2, 3]])  # dense Adam moves every row
+    assert not np.array_equal(lazy.weight.numpy()[1], before[1])
+
+
+def test_adamw_takes_a_tensor_weight_decay_as_its_number():
+    results = []
+    for decay in (0.5, pycoll.to_tensor(0.5)):
+        w = make_param(name="w")
+        o = opt.AdamW(learning_rate=0.1, parameters=[w], weight_decay=decay)
+        w.grad = np.array(GRADS[0])
+        o.step()
+        results.append(w.numpy())
+    np.testing.assert_array_equal(*results)
+
+
 def test_parameter_groups_are_checked():
     a, b = make_param(name="a"), make_param(name="b")
-    with pytest.raises(ValueError, match=r"parameters\[0\] has options \['momentum'\]"):
-        opt.Adam(parameters=[{'params': [a], 'momentum': 0.9}])
+    with pytest.raises(ValueError, match=r"parameters\[0\]\['beta1'\]"):
+        opt.Adam(parameters=[{'params': [a], 'beta1': 1.5}])
     with pytest.raises(ValueError, match="'params'"):
         opt.SGD(parameters=[{'learning_rate': 0.1}])
     with pytest.raises(ValueError, match="more than one parameter group"):
@@ -583,7 +631,7 @@ def test_an_empty_state_loads_as_a_fresh_start():
     assert o.state_dict()["w_beta1_pow_acc_0"].item() == pytest.approx(0.81)
 
 
-def test_a_parameter_without_saved_state_may_not_train_from_scratch():
+def test_a_parameter_without_saved_state_starts_it_from_scratch_with_a_warning():
     saved, _ = _stepped_adam("w")  # "u" had no gradient before the save
     u, w = make_param(name="u"), make_param(name="w")
     frozen = make_param(name="f")
@@ -593,8 +641,16 @@ def test_a_parameter_without_saved_state_may_not_train_from_scratch():
     w.grad = np.array(GRADS[1])
     o.step()  # u still has no gradient: fine
     u.grad = np.array(GRADS[1])
-    with pytest.raises(ValueError, match="Optimizer set error, u_moment1_0 should in state dict"):
+    with pytest.warns(UserWarning, match=r"no \['u_moment1_0', .*parameter 'u'.*starts from scratch"):
         o.step()
+    fresh = opt.Adam(parameters=[make_param(name="u")])
+    fresh._parameter_list[0].grad = np.array(GRADS[1])
+    fresh.step()
+    np.testing.assert_array_equal(u.numpy(), fresh._parameter_list[0].numpy())  # u's first step from scratch
+    u.grad = np.array(GRADS[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        o.step()  # said once
 
 
 def test_unknown_extra_entries_alone_are_ignored():

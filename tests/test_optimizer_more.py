@@ -180,7 +180,5 @@ def test_state_round_trips_and_arguments_are_checked():
             opt.RMSProp(0.1, parameters=[w], **bad)
     with pytest.raises(ValueError, match="epsilon"):
         opt.Adagrad(0.1, epsilon=-1.0, parameters=[w])
-    with pytest.raises(ValueError, match="takes"):
-        opt.Adagrad(0.1, parameters=[{"params": [w], "rho": 0.5}])
     with pytest.raises(TypeError, match="initial_accumulator_value"):
         opt.Adagrad(0.1, parameters=[w], initial_accumulator_value="0")

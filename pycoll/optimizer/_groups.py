@@ -3,6 +3,7 @@
 flattened into the parameters, each group's own options, and each parameter's group."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 from pycoll.optimizer._checks import real
@@ -35,6 +36,14 @@ BASE_OPTIONS: Dict[str, OptionCheck] = {"learning_rate": check_rate, "weight_dec
                                         "grad_clip": check_grad_clip}
 
 
+# torch's names of options paddle's groups spell otherwise: kept, but said not to be read
+TORCH_SPELLINGS = {"lr": "learning_rate", "eps": "epsilon", "betas": "beta1/beta2"}
+
+
+def _spelled(names: List[str]) -> str:
+    return ", ".join(f"{TORCH_SPELLINGS[n]!r} (not {n!r})" for n in names)
+
+
 def _tensors(values: Iterable[Any], where: str) -> List[Tensor]:
     out = list(values)
     for i, p in enumerate(out):
@@ -46,8 +55,11 @@ def _tensors(values: Iterable[Any], where: str) -> List[Tensor]:
 def parse_parameters(parameters: Any, options: Dict[str, OptionCheck]
                      ) -> Tuple[List[Tensor], List[Dict[str, Any]], List[int], bool]:
     """(the parameters, each group's options as given, each parameter's group index, whether
-    groups were given). Plain Tensors make one group without options. A group's ``weight_decay`` of None is dropped: the
-    optimizer's own applies (paddle's rule); its ``grad_clip`` of None means no clipping."""
+    groups were given). Plain Tensors make one group without options. A group's ``weight_decay``
+    of None is dropped: the optimizer's own applies (paddle's rule); its ``grad_clip`` of None
+    means no clipping. Keys a group has beyond its options (a name to find it by, say) are kept
+    as given and change nothing, as in paddle and torch; torch's spellings of options (``'lr'``)
+    are said (a warning) not to be read."""
     if isinstance(parameters, Tensor):
         raise TypeError("parameters must be an iterable of Tensors or of parameter-group dicts, got a Tensor")
     if isinstance(parameters, dict):
@@ -65,15 +77,16 @@ def parse_parameters(parameters: Any, options: Dict[str, OptionCheck]
         where = f"parameters[{g}]"
         if "params" not in group:
             raise ValueError(f"{where} must have 'params', the group's parameters")
-        unknown = sorted(set(group) - {"params"} - set(options))
-        if unknown:
-            raise ValueError(f"{where} has options {unknown} this optimizer does not take; it takes "
-                             f"{sorted(options)}")
+        unread = sorted(set(group) & set(TORCH_SPELLINGS) - set(options))
+        if unread:
+            warnings.warn(f"{where} has {unread}, which paddle's optimizers do not read; the group's options "
+                          f"are {_spelled(unread)}", stacklevel=4)
         members = group["params"]
         if isinstance(members, set):
             raise TypeError(f"{where}['params'] must be an ordered collection (a list), got a set")
         members = [members] if isinstance(members, Tensor) else _tensors(members, f"{where}['params']")
-        own = {name: options[name](value, f"{where}[{name!r}]") for name, value in group.items()
+        own = {name: options[name](value, f"{where}[{name!r}]") if name in options else value  # other keys
+               for name, value in group.items()  # are the user's (a group's name, say), kept as given
                if name != "params" and not (name == "weight_decay" and value is None)}
         groups.append(own)
         params.extend(members)

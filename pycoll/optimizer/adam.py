@@ -10,7 +10,7 @@ from pycoll.device import array_module
 from pycoll.kernels import device_math, host_math
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._groups import BASE_OPTIONS, check_rate
-from pycoll.optimizer._moments import beta, double_power, set_moment_options
+from pycoll.optimizer._moments import beta, double_power, non_negative, set_moment_options
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.optimizer import Optimizer
 from pycoll.tensor import Tensor
@@ -37,7 +37,7 @@ class Adam(Optimizer):
     _accumulator_names = ("moment1", "moment2")
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
     _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta,
-                      "epsilon": lambda v, name: real(v, name, low=0.0)}
+                      "epsilon": lambda v, name: real(v, name, low=0.0), "lazy_mode": lambda v, name: bool(v)}
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: Union[float, Tensor] = 0.9,
                  beta2: Union[float, Tensor] = 0.999, epsilon: Union[float, Tensor] = 1e-8, parameters: Optional[Iterable[Any]] = None,
@@ -117,7 +117,7 @@ class AdamW(Adam):
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, beta1: Union[float, Tensor] = 0.9,
                  beta2: Union[float, Tensor] = 0.999, epsilon: Union[float, Tensor] = 1e-8, parameters: Optional[Iterable[Any]] = None,
-                 weight_decay: float = 0.01, use_lowprecision_moment: bool = False, lr_ratio: Any = None,
+                 weight_decay: Union[float, Tensor] = 0.01, use_lowprecision_moment: bool = False, lr_ratio: Any = None,
                  apply_decay_param_fun: Optional[Callable[[str], bool]] = None,
                  grad_clip: Optional[Any] = None, lazy_mode: bool = False, multi_precision: bool = False,
                  amsgrad: bool = False, name: Optional[str] = None):
@@ -127,7 +127,7 @@ class AdamW(Adam):
             raise ValueError("AdamW: use_lowprecision_moment (float16 moments) is not in pycoll")
         super().__init__(learning_rate, beta1, beta2, epsilon, parameters, grad_clip=grad_clip, lazy_mode=lazy_mode,
                          multi_precision=multi_precision, amsgrad=amsgrad, name=name)
-        self._coeff = real(weight_decay, "weight_decay", low=0.0)
+        self._coeff = non_negative(weight_decay, "weight_decay")  # a number or a one-element Tensor
         self._apply_decay = apply_decay_param_fun
 
     _groups_set_regularizer = False  # paddle's AdamW groups set the learning rate only

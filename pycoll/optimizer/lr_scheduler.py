@@ -6,8 +6,9 @@ A scheduler holds a step counter ``last_epoch`` and the value ``last_lr`` it giv
 """
 from __future__ import annotations
 
+import numbers
 import warnings
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 from pycoll.optimizer._checks import integer, real
 from pycoll.tensor import Tensor
@@ -34,13 +35,14 @@ class LRScheduler:
     def __call__(self) -> float:
         return self.last_lr
 
-    def step(self, epoch: Optional[int] = None) -> None:
-        """Move to the next step, or to step ``epoch``, and compute its learning rate."""
+    def step(self, epoch: Optional[Union[int, float]] = None) -> None:
+        """Move to the next step, or to step ``epoch``, and compute its learning rate. A float
+        ``epoch`` (a fraction of an epoch, ``step(epoch + i / iters)``) is taken as paddle takes it."""
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = self.get_lr()
         else:
-            self.last_epoch = integer(epoch, "epoch")
+            self.last_epoch = integer(epoch, "epoch") if isinstance(epoch, numbers.Integral) else real(epoch, "epoch")
             closed_form = getattr(self, "_get_closed_form_lr", None)
             self.last_lr = closed_form() if closed_form is not None else self.get_lr()
         self._announce()

@@ -12,8 +12,8 @@ from pycoll.regularizer import L2Decay
 
 class Momentum(Optimizer):
     """velocity = momentum * velocity + grad; param -= lr * velocity, or with use_nesterov
-    param -= lr * (grad + momentum * velocity). Parameter groups may set 'momentum' and
-    'use_nesterov' too.
+    param -= lr * (grad + momentum * velocity). Parameter groups may set 'momentum',
+    'use_nesterov' and 'rescale_grad' too.
 
     ``rescale_grad`` multiplies the gradient first; an L2 weight decay is added after that (paddle
     fuses it into its kernel), an L1 one before. ``use_multi_tensor`` (paddle's fused update of
@@ -21,7 +21,7 @@ class Momentum(Optimizer):
 
     _accumulator_names = ("velocity",)
     _group_options = {**BASE_OPTIONS, "momentum": lambda v, name: real(v, name, low=0.0),
-                      "use_nesterov": lambda v, name: bool(v)}
+                      "use_nesterov": lambda v, name: bool(v), "rescale_grad": real}
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, momentum: float = 0.9,
                  parameters: Optional[Iterable[Any]] = None, use_nesterov: bool = False,
@@ -33,12 +33,13 @@ class Momentum(Optimizer):
         self._use_nesterov = bool(use_nesterov)
         self._rescale_grad = real(rescale_grad, "rescale_grad")
 
-    def _with_decay(self, grad: Any, param: Any, term: Any) -> Any:
-        if self._rescale_grad == 1.0:
-            return super()._with_decay(grad, param, term)
+    def _with_decay(self, grad: Any, param: Any, term: Any, options: Dict[str, Any]) -> Any:
+        rescale = options.get("rescale_grad", self._rescale_grad)
+        if rescale == 1.0:
+            return super()._with_decay(grad, param, term, options)
         if isinstance(term, L2Decay):
-            return super()._with_decay(grad * self._rescale_grad, param, term)
-        return super()._with_decay(grad, param, term) * self._rescale_grad
+            return super()._with_decay(grad * rescale, param, term, options)
+        return super()._with_decay(grad, param, term, options) * rescale
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         momentum = options.get("momentum", self._momentum)

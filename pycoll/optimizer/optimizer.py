@@ -6,6 +6,7 @@ Updates run under no_grad, in place on each parameter's array, in the parameter'
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
@@ -248,9 +249,10 @@ class Optimizer(UpdateForms):
             acc[key] = array_module(param).full_like(param, fill)
         return acc[key]
 
-    def _with_decay(self, grad: Any, param: Any, term: Any) -> Any:
+    def _with_decay(self, grad: Any, param: Any, term: Any, options: Dict[str, Any]) -> Any:
         """The gradient an update takes: `grad` with the weight-decay term of `term` (a
-        regularizer, or None) added."""
+        regularizer, or None) added (``options``, the parameter's group's, for subclasses
+        whose gradient depends on them)."""
         return grad + term.term(param, array_module(param)) if term is not None and term.coeff else grad
 
     def _l2_coeff(self, options: Dict[str, Any]) -> Any:
@@ -279,7 +281,7 @@ class Optimizer(UpdateForms):
             decay = self._l2_coeff(options)
             group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
             for (key, p), grad in zip(todo, grads):
-                rows = rows_to_update(p, grad) if self._lazy_mode else None  # before the decay fills every row
+                rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None  # before the decay fills every row
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
@@ -291,7 +293,7 @@ class Optimizer(UpdateForms):
                         target = self._master_weights[key] = param.astype(np.float32)
                     grad = grad.astype(np.float32)
                 term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
-                grad = self._with_decay(grad, target, term)
+                grad = self._with_decay(grad, target, term, options)
                 # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
                 factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
                 if rows is None:
@@ -382,9 +384,10 @@ class Optimizer(UpdateForms):
         some trainable parameter's entries and holds entries that belong to none of this
         optimizer's parameters is refused here, naming both (the checkpoint belongs to a model
         whose parameter names differ), and nothing is loaded. Entries missing without such a
-        mismatch (a parameter that had no gradient before the save) are refused at the step that
-        would update that parameter from a fresh state, as paddle does ("Optimizer set error,
-        <key> should in state dict"). Entries for other parameters alone are ignored (paddle's)."""
+        mismatch (a parameter that had no gradient before the save) start from scratch at the
+        parameter's first step, with a warning (torch's rule; paddle refuses it, "Optimizer set
+        error, <key> should in state dict", for some parameter orders only). Entries for other
+        parameters alone are ignored (paddle's)."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"state_dict must be a dict, got {type(state_dict).__name__}")
         state = nested_state(state_dict)
@@ -513,8 +516,11 @@ class Optimizer(UpdateForms):
         return to_module(array, self._state_module(param)).astype(dtype, copy=True)
 
     def _check_resumed(self, key: str) -> None:
-        if key in self._unresumed:
-            raise ValueError(
-                f"Optimizer set error, {self._unresumed[key][0]} should in state dict: the state loaded by "
-                f"set_state_dict has no {self._unresumed[key]} for parameter {key!r}, which has a gradient "
-                f"now; updating it would start its state from scratch")
+        """Say (once) that a parameter the loaded state has no entries for starts its state from
+        scratch: it had no gradient before the save (a head added later, an expert never routed).
+        torch does the same silently; paddle refuses it for some parameter orders and not others."""
+        entries = self._unresumed.pop(key, None)
+        if entries:
+            warnings.warn(f"{type(self).__name__}: the state loaded by set_state_dict has no {entries} for "
+                          f"parameter {key!r}, which has a gradient now: its state starts from scratch",
+                          stacklevel=4)
