@@ -310,7 +310,8 @@ def ref_group_norm(x, groups, w, b, eps, channel_axis=1):
 
 @pytest.mark.parametrize("groups, fmt, shape", [(3, "NCHW", (2, 6, 3, 2)), (1, "NCL", (3, 4, 5)),
                                                 (2, "NHWC", (2, 3, 2, 4)), (4, "NLC", (2, 5, 4)),
-                                                (2, "NCDHW", (1, 4, 2, 2, 2))])
+                                                (2, "NCDHW", (1, 4, 2, 2, 2)),
+                                                (2, "NCHW", (3, 6))])  # [N, C]: after a Linear (paddle's, torch's)
 def test_group_norm_against_numpy_and_central_differences(groups, fmt, shape):
     x = rand(*shape)
     axis = 1 if fmt[1] == "C" else len(shape) - 1

@@ -238,8 +238,9 @@ PADDLE_PROJ_LSTM_KEYS = [  # LSTM(3, 4, proj_size=2, num_layers=2): paddle's nam
     ("0.cell.weight_ih", [16, 3]), ("0.cell.weight_hh", [16, 2]), ("0.cell.bias_ih", [16]), ("0.cell.bias_hh", [16]),
     ("0.cell.weight_ho", [4, 2]), ("1.cell.weight_ih", [16, 2]), ("1.cell.weight_hh", [16, 2]),
     ("1.cell.bias_ih", [16]), ("1.cell.bias_hh", [16]), ("1.cell.weight_ho", [4, 2])]
-PADDLE_NO_BIAS_IH_KEYS = [  # LSTM(3, 4, bias_ih_attr=False): key, shape, stop_gradient
-    ("weight_ih_l0", [16, 3], False), ("weight_hh_l0", [16, 4], False), ("bias_hh_l0", [16], True),
+NO_BIAS_IH_KEYS = [  # LSTM(3, 4, bias_ih_attr=False): key, shape, stop_gradient. paddle 3.3.1's keys and
+    # shapes; its bias_hh_l0 is the frozen bias_ih (names shifted), but it cannot run such a layer
+    ("weight_ih_l0", [16, 3], False), ("weight_hh_l0", [16, 4], False), ("bias_hh_l0", [16], False),
     ("0.cell.weight_ih", [16, 3], False), ("0.cell.weight_hh", [16, 4], False), ("0.cell.bias_ih", [16], True),
     ("0.cell.bias_hh", [16], False)]
 
@@ -253,8 +254,11 @@ def test_state_dict_keys_and_parameter_names_are_paddles():
     proj = nn.LSTM(3, 4, proj_size=2, num_layers=2)
     assert [(k, v.shape) for k, v in proj.state_dict().items()] == PADDLE_PROJ_LSTM_KEYS
     frozen = nn.LSTM(3, 4, bias_ih_attr=False)
-    assert [(k, v.shape, v.stop_gradient) for k, v in frozen.state_dict().items()] == PADDLE_NO_BIAS_IH_KEYS
-    assert not frozen[0].cell.bias_ih.numpy().any()
+    assert [(k, v.shape, v.stop_gradient) for k, v in frozen.state_dict().items()] == NO_BIAS_IH_KEYS
+    assert not frozen[0].cell.bias_ih.numpy().any() and frozen.bias_hh_l0 is frozen[0].cell.bias_hh
+    bare = nn.GRU(3, 4, direction="bidirect", bias_ih_attr=False, bias_hh_attr=False)  # each name on its own tensor
+    assert bare.weight_ih_l0_reverse is bare[0].cell_bw.weight_ih and bare.weight_hh_l0 is bare[0].cell_fw.weight_hh
+    assert not hasattr(bare, "bias_ih_l0")
     for cls, rows in ((nn.GRU, 12), (nn.SimpleRNN, 4)):
         assert [(k, v.shape) for k, v in cls(3, 4).state_dict().items()][:4] == [
             ("weight_ih_l0", [rows, 3]), ("weight_hh_l0", [rows, 4]), ("bias_ih_l0", [rows]), ("bias_hh_l0", [rows])]
@@ -341,6 +345,11 @@ def test_bad_inputs_and_states_are_refused_by_name():
         nn.LSTM(I, H)(x, None, pycoll.to_tensor([1, 2]))
     with pytest.raises(ValueError, match="sequence_length must be an integer"):
         nn.LSTM(I, H)(x, None, pycoll.to_tensor([1.0, 2.0, 3.0]))
+    for lengths in ([1, 2, T + 1], [-1, 2, 2]):  # torch refuses them; paddle 3.3.1's CPU kernel aborts the process
+        with pytest.raises(ValueError, match=rf"sequence_length must be in \[0, {T}\].*got values from"):
+            nn.LSTM(I, H)(x, None, pycoll.to_tensor(lengths))
+        with pytest.raises(ValueError, match="sequence_length must be in"):
+            nn.RNN(nn.GRUCell(I, H))(x, None, pycoll.to_tensor(lengths))
     with pytest.raises(ValueError, match=r"LSTMCell: inputs must be a Tensor of shape \[batch_size, 4\]"):
         nn.LSTMCell(I, H)(pycoll.zeros([B, 5]))
     with pytest.raises(ValueError, match=r"GRUCell: states \(h\) must be a Tensor of shape \[3, 3\]"):

@@ -206,12 +206,13 @@ _INSTANCE_FORMATS = ("NC", "NCL", "NCHW", "NCDHW")
 def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """Normalise each sample over groups of C / num_groups consecutive channels (with all their
-    positions), then scale and shift per channel by weight and bias ([C] each, optional)."""
+    positions), then scale and shift per channel by weight and bias ([C] each, optional). A 2-D
+    x is [N, C] (features after a Linear layer), as paddle and torch take it."""
     if data_format not in GROUP_FORMATS:
         raise ValueError(f"group_norm: data_format must be one of {list(GROUP_FORMATS)}, got {data_format!r}")
     x = as_tensor(x)
-    if x.ndim < 3:
-        raise ValueError(f"group_norm: x must have at least 3 dimensions, got shape {x.shape}")
+    if x.ndim < 2:
+        raise ValueError(f"group_norm: x must have at least 2 dimensions ([N, C, ...]), got shape {x.shape}")
     channel_axis = 1 if data_format[1] == "C" else x.ndim - 1
     c = x.shape[channel_axis]
     if isinstance(num_groups, bool) or not isinstance(num_groups, int) or num_groups < 1 or c % num_groups:

@@ -51,6 +51,9 @@ def _valid_steps(sequence_length: Any, inputs: Tensor, time_major: bool, fn: str
         got = f"shape {list(lengths.shape)}, dtype {lengths.dtype}" if is_array(lengths) else type(lengths).__name__
         raise ValueError(f"{fn}: sequence_length must be an integer Tensor of shape [batch_size] = [{batch}], "
                          f"got {got}")
+    if lengths.size and not 0 <= int(lengths.min()) <= int(lengths.max()) <= steps:  # one host read on a GPU
+        raise ValueError(f"{fn}: sequence_length must be in [0, {steps}] (the inputs' time steps), got "
+                         f"values from {int(lengths.min())} to {int(lengths.max())}")
     xp = array_module(inputs.array)
     return xp.arange(steps)[:, None] < to_module(lengths, xp)[None, :]
 
@@ -221,9 +224,10 @@ class RNNBase(LayerList):
     Parameters are also reachable as weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k}
     (suffix _reverse for the backward direction), so state_dict() holds both these names and the
     structured ones ('0.cell.weight_ih', '0.cell_fw.weight_ih'...), as paddle's does. paddle gives
-    those names to the parameters in order, four per cell (fewer with a False bias attr), so with
-    proj_size or a False bias attr they shift onto the next tensors exactly as in paddle 3.3.1; the
-    structured names always name the right tensor.
+    those names to the parameters in order, four per cell, so with proj_size they shift onto the
+    next tensors exactly as in paddle 3.3.1 (its checkpoints load); with a False bias attr (no
+    bias names) each names its own cell's weight, as in torch. The structured names always name
+    the right tensor.
 
     Past a sequence's length the outputs are zero, as paddle's fused rnn kernel makes them; an LSTM
     with proj_size runs the cells as `RNN` does in paddle too, and there they are left as computed.
@@ -266,14 +270,23 @@ class RNNBase(LayerList):
         self._name_parameters(bias_ih_attr is not False, bias_hh_attr is not False)
 
     def _name_parameters(self, bias_ih: bool, bias_hh: bool) -> None:
-        names = []
-        for layer in range(self.num_layers):
-            for suffix in ("", "_reverse")[:self.num_directions]:
-                names += [f"weight_ih_l{layer}{suffix}", f"weight_hh_l{layer}{suffix}"]
-                names += [f"bias_ih_l{layer}{suffix}"] if bias_ih else []
-                names += [f"bias_hh_l{layer}{suffix}"] if bias_hh else []
-        for name, param in zip(names, self.parameters()):
-            setattr(self, name, param)
+        if self.proj_size and bias_ih and bias_hh:
+            # paddle 3.3.1 gives its four names per cell to the parameters in order, and weight_ho
+            # shifts them onto the next cell's tensors: done alike, so that its checkpoints load
+            names = [f"{kind}_l{layer}{suffix}" for layer in range(self.num_layers)
+                     for suffix in ("", "_reverse")[:self.num_directions]
+                     for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            for name, param in zip(names, self.parameters()):
+                setattr(self, name, param)
+            return
+        # each name on its own cell's tensor (paddle 3.3.1 shifts them here too, but cannot run a
+        # layer without biases: its checkpoints need no copy of that)
+        kinds = ("weight_ih", "weight_hh") + ("bias_ih",) * bias_ih + ("bias_hh",) * bias_hh
+        for layer, block in enumerate(self):
+            cells = (block.cell_fw, block.cell_bw) if self.num_directions == 2 else (block.cell,)
+            for suffix, cell in zip(("", "_reverse"), cells):
+                for kind in kinds:
+                    setattr(self, f"{kind}_l{layer}{suffix}", getattr(cell, kind))
 
     def flatten_parameters(self) -> None:
         """paddle packs the weights for cuDNN here; pycoll keeps each parameter apart: nothing to do."""
