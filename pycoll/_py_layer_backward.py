@@ -31,6 +31,9 @@ def user_backward(cls: type, ctx: Any, metas: List[tuple], wanted: List[int], sl
     with contextlib.nullcontext() if recording else no_grad():
         got = cls.backward(ctx, *dys)
     got = list(got) if isinstance(got, (tuple, list)) else [got]
+    count = sum(len(s) if isinstance(s, list) else 1 for s in slots)
+    if len(got) != len(slots) and len(got) == count and not any(isinstance(g, (tuple, list)) for g in got):
+        return _checked(cls, got, shapes, recording)  # one per Tensor, lists unpacked: paddle reads them so too
     if len(got) != len(slots):
         raise ValueError(
             f"{cls.__name__}.backward must return {len(slots)} gradient(s), one per Tensor input "
@@ -44,6 +47,11 @@ def user_backward(cls: type, ctx: Any, metas: List[tuple], wanted: List[int], sl
         else:
             raise ValueError(f"{cls.__name__}.backward must return a list of {len(s)} gradients for an input "
                              f"that is a list of {len(s)} Tensors, got {type(g).__name__}")
+    return _checked(cls, flat, shapes, recording)
+
+
+def _checked(cls: type, flat: List[Any], shapes: List[tuple], recording: bool) -> list:
+    """One gradient per Tensor input, each of its input's shape: arrays, or Tensors with ``recording``."""
     out = []
     for i, g in enumerate(flat):
         array = g._array if isinstance(g, Tensor) else g

@@ -18,6 +18,7 @@ from pycoll._graph import (RemovableHandle, enable_grad, graph_leaves, is_grad_e
                            warn_nothing_to_differentiate)
 from pycoll.device import array_module
 from pycoll.grad_ops import grad
+from pycoll.inplace_ops import LeafInplaceError, take
 from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
 from pycoll.tensor import Tensor, wrap
 
@@ -78,9 +79,9 @@ class PyLayerContext:
         self.grad_in_dtype_consistent = bool(flag)
 
     def mark_not_inplace(self, *tensors: Tensor) -> None:
-        """Inputs that forward may return as outputs without them changing in place: paddle then
-        makes a new Tensor for the output. pycoll's outputs are always new Tensor objects, so this
-        only records the Tensors."""
+        """Inputs that forward may return as outputs without them changing in place: each such
+        output is then a new Tensor. An input returned and not marked comes back as itself, its
+        place in the graph now the PyLayer's output (paddle's in-place PyLayer)."""
         self.not_inplace_tensors = tensors
 
 
@@ -118,22 +119,26 @@ class PyLayer(PyLayerContext):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         ctx = PyLayerContext()
+        tensor_args = _input_slots(args, kwargs)  # this name, metas, cls and ctx: read by the create_graph rule
+        inputs = [t for s in tensor_args for t in (s if isinstance(s, list) else [s])]
+        versions = [t._version for t in inputs]
         with no_grad():
             outs = cls.forward(ctx, *args, **kwargs)
+        if is_grad_enabled():
+            _refuse_leaf_writes(cls, inputs, versions)
         single = isinstance(outs, Tensor)
         out_list = [outs] if single else list(outs) if isinstance(outs, (tuple, list)) else []
         if not any(isinstance(o, Tensor) for o in out_list):
             raise ValueError(f"{cls.__name__}.forward must return a Tensor or a tuple/list holding at least "
                             f"one Tensor, got {type(outs).__name__}")
         marked = {id(t) for t in ctx.non_differentiable or ()}
-        # fresh Tensor objects, so a forward that returns its input never turns a leaf into a node
+        # fresh Tensor objects, recorded as the node's outputs; an input returned is given its
+        # fresh one's place in the graph below (so a leaf returned is never turned into a node)
         results = [wrap(o._array) if isinstance(o, Tensor) else o for o in out_list]
         tensor_outs = [r for r in results if isinstance(r, Tensor)]
         wanted = [i for i, o in enumerate(o for o in out_list if isinstance(o, Tensor)) if id(o) not in marked]
         if wanted:
-            tensor_args = _input_slots(args, kwargs)  # this name, metas, cls and ctx: read by the create_graph rule
             metas = [(o._array.shape, o._array.dtype, array_module(o._array)) for o in tensor_outs]
-            inputs = [t for s in tensor_args for t in (s if isinstance(s, list) else [s])]
             shapes = [t._array.shape for t in inputs]
 
             def fn(grads: Any) -> list:
@@ -142,9 +147,35 @@ class PyLayer(PyLayerContext):
             saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
             conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
             record([tensor_outs[i] for i in wanted], fn, inputs, fresh=False, saved=saved)  # if an input needs one
+        results = _inputs_returned(ctx, inputs, out_list, results)
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results
+
+
+def _refuse_leaf_writes(cls: type, inputs: List[Tensor], versions: List[int]) -> None:
+    """A forward that changed in place an input leaf taking a gradient (a parameter) is refused,
+    as the same op outside a PyLayer is (forward runs under no_grad, where it is not)."""
+    for t, version in zip(inputs, versions):
+        if t._version != version and not t.stop_gradient and t.grad_node is None:
+            raise LeafInplaceError(f"{cls.__name__}.forward changed leaf tensor {t.name + ' ' if t.name else ''}in "
+                                   f"place, which takes a gradient (stop_gradient=False); change a copy of it, "
+                                   f"or change it under pycoll.no_grad() outside the PyLayer")
+
+
+def _inputs_returned(ctx: PyLayerContext, inputs: List[Tensor], out_list: List[Any], results: List[Any]) -> List[Any]:
+    """paddle's in-place PyLayer: an input that forward returns (not marked with mark_not_inplace,
+    not a leaf that takes a gradient) comes back as itself, now the node's output in the graph
+    (its later uses differentiate through the PyLayer's backward), as an in-place op's input does."""
+    given = {id(t) for t in inputs} - {id(t) for t in ctx.not_inplace_tensors or ()}
+    out = list(results)
+    for i, o in enumerate(out_list):
+        if isinstance(o, Tensor) and id(o) in given and (o.stop_gradient or o.grad_node is not None):
+            if results[i].grad_node is not None:
+                take(o, results[i])
+                o._bump_inplace_version(memory_written=False)
+            out[i] = o
+    return out
 
 
 Function = PyLayer  # paddle 3.3.1's torch-style name: paddle.autograd.Function is PyLayer

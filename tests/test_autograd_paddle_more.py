@@ -156,6 +156,73 @@ def test_ctx_flags_defaults_and_dtype_consistency():
     assert got == [pycoll.float32, pycoll.float16]
 
 
+class ScaleInPlace(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        x.scale_(3.0)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+class Tenfold(PyLayer):  # returns its input unchanged; its backward multiplies by 10
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 10
+
+
+def test_an_input_forward_returns_is_changed_in_place_in_the_graph():
+    # paddle 3.3.1: z is y, and y's later uses differentiate through the PyLayer: x.grad [72, 144]
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    z = ScaleInPlace.apply(y)
+    assert z is y and y.numpy().tolist() == [6.0, 12.0]
+    (y * y).sum().backward()
+    assert x.grad.numpy().tolist() == [72.0, 144.0]
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    Tenfold.apply(y)  # the result dropped: y itself went through it (paddle: x.grad [20, 20])
+    y.sum().backward()
+    assert x.grad.numpy().tolist() == [20.0, 20.0]
+    x = leaf([1.0, 2.0])  # a leaf returned stays a leaf; the result is a new Tensor
+    z = Tenfold.apply(x)
+    assert z is not x and x.grad_node is None
+    z.sum().backward()
+    assert x.grad.numpy().tolist() == [10.0, 10.0]
+
+
+def test_forward_may_not_change_a_leaf_that_takes_a_gradient():
+    # paddle 3.3.1: ValueError "Leaf Var ... that doesn't stop gradient can't use inplace strategy"
+    w = leaf([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"ScaleInPlace.forward changed leaf tensor .*in place"):
+        ScaleInPlace.apply(w)
+    frozen = pycoll.to_tensor([1.0, 2.0])
+    with pycoll.no_grad():
+        assert ScaleInPlace.apply(w).numpy().tolist() == [9.0, 18.0]  # no graph recorded: allowed
+    assert ScaleInPlace.apply(frozen) is frozen
+
+
+def test_a_lone_list_inputs_gradients_may_come_back_as_a_list():
+    class Split(PyLayer):
+        @staticmethod
+        def forward(ctx, xs):
+            return xs[0] + xs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return [g * 2, g * 3]  # paddle 3.3.1 reads it as the list input's gradients
+
+    a, b = leaf([1.0]), leaf([1.0])
+    Split.apply([a, b]).sum().backward()
+    assert (a.grad.item(), b.grad.item()) == (2.0, 3.0)
+
+
 def test_no_grad_decorates_each_resumption_of_a_generator():
     x = leaf([1.0])
 

@@ -75,6 +75,7 @@ class _Identity(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group]) -> Tensor:
         ctx.group = group
+        ctx.mark_not_inplace(x)  # a new output: x's other uses do not all-reduce their gradients
         return x
 
     @staticmethod
