@@ -166,3 +166,16 @@ def test_bad_input_raises_a_clear_error_and_the_job_goes_on(world, description, 
     x = np.ones(2)
     dist.all_reduce(x)
     assert np.array_equal(x, [1.0, 1.0])
+
+
+def test_a_group_is_destroyed_once(world):
+    group = dist.new_group([0])
+    dist.destroy_process_group(group)
+    with pytest.raises(ValueError, match="destroy_process_group: group=.* was destroyed already"):
+        dist.destroy_process_group(group)  # paddle 3.3.1 asserts ("Destroy group with id 1 is invalid")
+    with pytest.raises(TypeError, match="group must be a Group or None"):
+        dist.destroy_process_group(0)
+    dist.destroy_process_group(world)
+    with pytest.raises(ValueError, match="destroyed already"):
+        dist.destroy_process_group(world)
+    dist.init_parallel_env()  # the fixture's teardown destroys this one

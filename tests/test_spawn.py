@@ -124,6 +124,19 @@ def test_args_may_be_a_list_and_return_queues_hold_each_ranks_return_value():
     assert all(isinstance(p.pid, int) for p in context.processes)
 
 
+def _return_a_lock():
+    import threading
+
+    dist.init_parallel_env()
+    return threading.Lock()
+
+
+def test_a_return_value_that_cannot_be_pickled_fails_the_job_naming_it():
+    # paddle 3.3.1's spawn fails naming the pickling error ("Can't pickle local object")
+    with pytest.raises(dist.SpawnError, match=r"returned a lock, which cannot be pickled for the parent's return_queues"):
+        dist.spawn(_return_a_lock, nprocs=2)
+
+
 def test_a_failed_job_fills_the_failed_ranks_error_queue_and_exit_code():
     context = dist.spawn(_fail_on_rank_one, nprocs=2, join=False)
     with pytest.raises(dist.SpawnError):

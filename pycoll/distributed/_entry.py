@@ -18,7 +18,6 @@ import traceback
 import types
 from typing import Any, Callable, List
 
-from pycoll._logging import logger
 from pycoll.distributed import _failure, _jobdir, _stop_peers, startup
 from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_rank, rank_variables
 
@@ -128,13 +127,13 @@ def _load_parent_main(path: str) -> None:
 
 
 def _keep_returned(value: Any) -> None:
-    """Leave a spawned function's return value for the parent's ``return_queues`` (paddle's)."""
+    """Leave a spawned function's return value for the parent's ``return_queues`` (paddle's). One
+    that cannot be pickled fails the rank, and so the job, as it does paddle's."""
     try:
         data = pickle.dumps(value)
-    except Exception as exc:  # the job itself succeeded: say so, and leave the queue empty
-        logger.warning("spawn: rank %d's return value (%s) cannot be pickled, so its return queue "
-                       "stays empty: %s", _rank(), type(value).__name__, exc)
-        return
+    except Exception as exc:
+        raise TypeError(f"spawn: rank {_rank()}'s function returned a {type(value).__name__}, which cannot be "
+                        f"pickled for the parent's return_queues: {exc}") from exc
     _jobdir.write("returned", _rank(), data)
 
 

@@ -354,6 +354,12 @@ def destroy_process_group(group: Optional[Group] = None) -> None:
     """Release ``group``'s communicator, once its work in flight is complete; with no argument,
     every group and the environment."""
     global _world, _next_group_id
+    if group is not None and not isinstance(group, Group):
+        raise TypeError(f"destroy_process_group: group must be a Group or None (every group), "
+                        f"got {type(group).__name__}")
+    if group is not None and _groups.get(group.id) is not group:  # torch's ValueError; paddle asserts
+        raise ValueError(f"destroy_process_group: group={group} was destroyed already (or belongs to an "
+                         f"environment destroyed since)")
     doomed = list(_groups.values()) if group is None else [group]
     for g in doomed:
         if g.engine is not None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.kernels import host_math
 from pycoll.math_ops import cast, mean, multiply, sqrt
 from pycoll.shape_ops import reshape
@@ -67,6 +68,9 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     x, = placed("normalize_batch", x, axes=None if batch_stats else (channel_axis % x.ndim,))
     a = x._array
     dtype = a.dtype
+    if not is_floating(dtype):  # paddle has no such kernel; an int output would round every value to 0
+        raise TypeError(f"batch_norm: x must be a floating-point Tensor (float16, bfloat16, float32 or "
+                        f"float64), got {x.dtype}; cast it first, e.g. x.astype('float32')")
     if _low_precision(a):  # 16-bit floats: computed in float32 and rounded once, as paddle's kernels do
         a = a.astype(np.float32)
     xp = array_module(a)
