@@ -82,6 +82,12 @@ class Task:
         self._spans: Optional[Tuple[List[Span], List[Span]]] = None  # their memory, once asked
         self._started = time.monotonic()
 
+    @property
+    def settled(self) -> bool:
+        """Whether the call is known to be over (completed or failed), without looking at the
+        engine: what another thread (the watchdog) may read."""
+        return self._done
+
     def spans(self) -> Tuple[List["Span"], List["Span"]]:
         """The memory of the caller's arrays the call reads, and of those it writes (empty once
         it is complete)."""

@@ -179,8 +179,9 @@ class Watchdog:
             self.refusals.serve(live, self.exits.poll)  # peers' questions about calls refused
         if self.stalls is not None:  # under PYCOLL_CHECK too: a wait in the comparison is one in its call
             host = hosts[0] if len(hosts) == 1 else None
-            # the tasks in flight besides the one waited for (completed ones not yet let go too)
-            others = sum(len(g.pending) for g in live) - (waiting is not None) if host else 0
+            # the tasks in flight besides the one waited for (a task waited for to its end is not,
+            # though its group lets go of it at its next call only: it would hide every later deadlock)
+            others = sum(not t.settled for g in live for t in tuple(g.pending)) - (waiting is not None) if host else 0
             found = self.stalls.update(stalled, host, others, live)
             if found is not None:
                 _end_job(found[0].engine, f"pycoll.CollectiveError: {found[1]}")

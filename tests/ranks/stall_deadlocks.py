@@ -37,6 +37,10 @@ x = np.full(4, rank + 1.0, np.float32)
 if mode == "world_vs_group":
     pair = dist.new_group([0, 1])
     dist.all_reduce(x, group=pair if rank == 1 else None)
+elif mode == "after_a_waited_task":  # a task waited for to its end is not in flight (a probe: it hid this)
+    pair = dist.new_group([0, 1])
+    dist.all_reduce(np.ones(4, np.float32), group=pair, sync_op=False).wait()
+    dist.all_reduce(x, group=pair if rank == 1 else None)
 elif mode == "group_order":
     if rank == 0:
         a, b = dist.new_group([0, 1]), dist.new_group([0, 1])
