@@ -38,7 +38,7 @@ from pycoll._errors import CollectiveError
 from pycoll.distributed import _arrays, check, call_peers
 from pycoll.distributed._failure import label
 from pycoll.distributed.collective import _begin, _group_rank, _launch
-from pycoll.distributed.env import member_group, outside
+from pycoll.distributed.env import is_initialized, member_group, outside, world_group
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, poll
 
@@ -257,7 +257,7 @@ class P2POp:
         self.op = isend if op in (isend, "isend") else irecv
         self.tensor = tensor
         self.peer = peer
-        self.group = group
+        self.group = group if group is not None or not is_initialized() else world_group("P2POp")  # paddle's
 
     def __repr__(self) -> str:
         return f"P2POp({self.op.__name__}, peer={self.peer})"
@@ -265,8 +265,10 @@ class P2POp:
 
 def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
     """Start every transfer of ``p2p_op_list`` (in its order, which the peers' batches must
-    match) and return their tasks. All ops use one group. A read-only receive buffer is
-    refused once every transfer has started (its own into scratch), as ``irecv`` refuses it."""
+    match) and return their tasks. The ops may use different groups (paddle's; a group of None
+    is the world); a rank outside an op's group gets a completed task for it. A read-only
+    receive buffer is refused once every transfer has started (its own into scratch), as
+    ``irecv`` refuses it."""
     fn = "batch_isend_irecv"
     if not isinstance(p2p_op_list, (list, tuple)) or not p2p_op_list:
         raise ValueError(f"pycoll.distributed.{fn}: p2p_op_list must be a non-empty list of P2POp")
@@ -274,26 +276,29 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
         if not isinstance(item, P2POp):
             raise TypeError(f"pycoll.distributed.{fn}: p2p_op_list[{i}] is {type(item).__name__}, "
                             f"not a P2POp")
-        if item.group is not p2p_op_list[0].group:
-            raise ValueError(f"pycoll.distributed.{fn}: p2p_op_list[{i}] uses another group than "
-                             f"p2p_op_list[0]; a batch runs on one group")
-    if outside(p2p_op_list[0].group, fn):
-        return [COMPLETED] * len(p2p_op_list)
-    g = member_group(p2p_op_list[0].group, fn)
-    for i, item in enumerate(p2p_op_list):  # every check first: nothing starts unless all pass
+    groups = _batch_groups(p2p_op_list, fn)  # each op's group on this rank, None outside it
+    for i, (item, g) in enumerate(zip(p2p_op_list, groups)):  # every check first: nothing starts unless all pass
+        if g is None:
+            continue
         peer_of(g, item.peer, fn, f"p2p_op_list[{i}].peer")
         if item.op is isend:
             _arrays.send_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
         else:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
-    sent = tuple(item.tensor for item in p2p_op_list if item.op is isend)
-    received = tuple(item.tensor for item in p2p_op_list if item.op is not isend)
-    _begin(g, fn, sent, received, p2p=True)
-    tasks, refused = [], None
-    for i, item in enumerate(p2p_op_list):  # and none between two: a batch starts whole
-        if i:
+    for g in {id(g): g for g in groups if g is not None}.values():  # each group's first call, numbered
+        mine = [item for item, of in zip(p2p_op_list, groups) if of is g]
+        _begin(g, fn, tuple(item.tensor for item in mine if item.op is isend),
+               tuple(item.tensor for item in mine if item.op is not isend), p2p=True)
+    tasks: List[Task] = []
+    begun, refused = set(), None
+    for i, (item, g) in enumerate(zip(p2p_op_list, groups)):  # and none between two: a batch starts whole
+        if g is None:
+            tasks.append(COMPLETED)
+            continue
+        if id(g) in begun:
             g.seq += 1  # each transfer is a call of its own
             g.p2p_calls += 1
+        begun.add(id(g))
         if item.op is isend:
             tasks.append(_send(g, item.tensor, item.peer, False))
             continue
@@ -304,6 +309,19 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
     if refused is not None:  # once every transfer has started
         raise refused
     return tasks
+
+
+def _batch_groups(ops: List[P2POp], fn: str) -> List[Optional[Group]]:
+    """The group each op runs on, as this rank's member group (the world for None), or None
+    where this rank is outside it."""
+    found: dict = {}
+    out: List[Optional[Group]] = []
+    for item in ops:
+        group = item.group if item.group is not None else world_group(fn)
+        if id(group) not in found:
+            found[id(group)] = None if outside(group, fn) else member_group(group, fn)
+        out.append(found[id(group)])
+    return out
 
 
 def wait(tensor: Any, group: Optional[Group] = None, use_calc_stream: bool = True) -> None:

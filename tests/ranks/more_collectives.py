@@ -197,6 +197,20 @@ assert len(tasks) == 2
 for t in tasks:
     t.wait()
 check(in_l, np.full(5, left), "batch_isend_irecv ring")
+# one batch on two groups (paddle's; torch refuses it): each group's messages pair up on their own;
+# an op given without a group is the world's; a rank outside an op's group gets a completed task
+ring = dist.new_group(list(range(n)))
+in_ring, in_world = xp.zeros(5, np.float32), xp.zeros(5, np.float32)
+ops = [dist.P2POp(dist.isend, out_r, right, ring), dist.P2POp(dist.isend, out_r * 2, right),
+       dist.P2POp(dist.irecv, in_ring, left, ring), dist.P2POp(dist.irecv, in_world, left)]
+assert ops[1].group is world  # paddle's P2POp: None is the world
+for t in dist.batch_isend_irecv(ops):
+    t.wait()
+check(in_ring, np.full(5, left), "batch_isend_irecv on two groups (the group's message)")
+check(in_world, np.full(5, left * 2), "batch_isend_irecv on two groups (the world's message)")
+odd = dist.new_group([r for r in range(n) if r % 2])
+if rank % 2 == 0:
+    assert all(t.is_completed() for t in dist.batch_isend_irecv([dist.P2POp(dist.isend, out_r, 1, odd)]))
 x = xp.full(3, float(rank))
 t = dist.all_reduce(x, sync_op=False)
 dist.wait(x)  # the group's work is done after it
