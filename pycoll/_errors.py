@@ -21,3 +21,8 @@ class NotAMemberError(ValueError, RuntimeError):
 class LabelOutOfRange(IndexError, ValueError):
     """A class id outside a loss's classes: the IndexError paddle and torch raise there, and the
     ValueError pycoll raised before; the class is both."""
+
+
+class RefusedArgument(ValueError, RuntimeError):
+    """A bad argument where paddle raises RuntimeError (``P2POp``'s op, ``use_calc_stream`` with
+    ``sync_op=False``) and torch, like pycoll's other checks, ValueError: the class is both."""

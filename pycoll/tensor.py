@@ -60,6 +60,11 @@ class _InplaceVersion:
         t._version = int(value)
 
 
+# Tensor attributes a pickle leaves out: hooks (closures), a view's base tensor, bookkeeping of
+# the graph and of the profiler
+_NOT_PICKLED = frozenset({"_grad_hooks", "_view", "_retains_grads", "_profiled_call"})
+
+
 class Tensor:
     """An n-d array (numpy.ndarray on the CPU, cupy.ndarray on a GPU) that records autograd.
 
@@ -227,11 +232,13 @@ class Tensor:
         return new
 
     def __getstate__(self) -> tuple:
-        """What pickle keeps: the value, ``stop_gradient``, ``name``, ``.grad`` and any attributes,
-        not the tensor's place in the autograd graph nor its hooks (closures, which cannot be
-        pickled), so an op's result pickles, as paddle's does (object collectives send it)."""
-        slots = {name: getattr(self, name) for name in ("_array", "stop_gradient", "_grad", "name")}
-        extra = {k: v for k, v in getattr(self, "__dict__", {}).items() if k != "_grad_hooks"}
+        """What pickle keeps: the value, ``stop_gradient``, ``name`` and any attributes; not
+        ``.grad`` (paddle's and torch's pickles drop it too), the tensor's place in the autograd
+        graph, its hooks (closures, which cannot be pickled) nor, for a view, the tensor it views
+        (a view pickles as its own elements: ``all_gather_object({"loss": out[:, 0]})`` sends a
+        column, not ``out``). So an op's result pickles, as paddle's does (object collectives send it)."""
+        slots = {name: getattr(self, name) for name in ("_array", "stop_gradient", "name")}
+        extra = {k: v for k, v in getattr(self, "__dict__", {}).items() if k not in _NOT_PICKLED}
         return extra or None, slots
 
     def __setstate__(self, state: tuple) -> None:

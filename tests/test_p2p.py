@@ -18,6 +18,8 @@ def test_an_op_is_isend_or_irecv():
     assert dist.P2POp("irecv", np.ones(1), 0).op is dist.irecv
     with pytest.raises(ValueError, match="op=<function all_reduce"):
         dist.P2POp(dist.all_reduce, np.ones(1), 0)
+    with pytest.raises(RuntimeError, match="op=None"):  # paddle's type (torch's is ValueError: both)
+        dist.P2POp(None, np.ones(1), 0)
 
 
 def test_a_batch_is_checked_whole_before_anything_starts():

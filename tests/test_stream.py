@@ -21,8 +21,9 @@ def world():
     (s.alltoall_single, (np.ones(2), np.ones(2))),
 ])
 def test_use_calc_stream_needs_a_sync_op(call, args):
-    with pytest.raises(ValueError, match="use_calc_stream=True needs sync_op=True"):
+    with pytest.raises(ValueError, match="use_calc_stream=True needs sync_op=True") as refused:
         call(*args, sync_op=False, use_calc_stream=True)
+    assert isinstance(refused.value, RuntimeError)  # paddle's type
     call(*args, use_calc_stream=True).wait()
     call(*args, sync_op=False).wait()
 

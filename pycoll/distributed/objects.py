@@ -208,15 +208,22 @@ def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
     return g.ranks[index]
 
 
+def _given_list(object_list: Any, fn: str, wanted: str) -> None:
+    """object_list must be a non-empty list: None or an empty one is paddle's ValueError
+    ("object_list cannot be None or empty"), another type a TypeError."""
+    if object_list is None or isinstance(object_list, list) and not object_list:
+        raise ValueError(f"pycoll.distributed.{fn}: object_list is {object_list!r}; give {wanted}")
+    if not isinstance(object_list, list):
+        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list ({wanted}), "
+                        f"got {object_list!r:.80}")
+
+
 def send_object_list(object_list: List[Any], dst: Optional[int] = None, group: Optional[Group] = None,
                      dst_in_group: Optional[int] = None) -> None:
     """Send the objects of ``object_list`` to rank ``dst`` (or group rank ``dst_in_group``; neither:
     rank 0, as paddle's), whose ``recv_object_list`` takes them into a list of the same length."""
     fn = "send_object_list"
-    if not isinstance(object_list, list):
-        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list, got {object_list!r:.80}")
-    if not object_list:  # paddle's type for it
-        raise ValueError(f"pycoll.distributed.{fn}: object_list is empty; give the objects to send")
+    _given_list(object_list, fn, "the objects to send")
     if outside(group, fn):
         return
     g = member_group(group, fn)
@@ -233,9 +240,7 @@ def recv_object_list(object_list: List[Any], src: Optional[int] = None, group: O
     """Fill ``object_list`` (as long as the sender's) with the objects rank ``src`` (or group rank
     ``src_in_group``; neither: rank 0, as paddle's) sends with ``send_object_list``."""
     fn = "recv_object_list"
-    if not isinstance(object_list, list) or not object_list:
-        raise TypeError(f"pycoll.distributed.{fn}: object_list must be a non-empty list as long as the "
-                        f"sender's, got {object_list!r:.80}")
+    _given_list(object_list, fn, "a list as long as the sender's")
     if outside(group, fn):
         return
     g = member_group(group, fn)

@@ -34,7 +34,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from pycoll._errors import CollectiveError
+from pycoll._errors import CollectiveError, RefusedArgument
 from pycoll.distributed import _arrays, check, call_peers
 from pycoll.distributed._failure import label
 from pycoll.distributed.collective import _begin, _group_rank, _launch
@@ -252,7 +252,7 @@ class P2POp:
 
     def __init__(self, op: Any, tensor: Any, peer: int, group: Optional[Group] = None):
         if op not in (isend, irecv, "isend", "irecv"):
-            raise ValueError(f"pycoll.distributed.P2POp: op={op!r}; it must be "
+            raise RefusedArgument(f"pycoll.distributed.P2POp: op={op!r}; it must be "
                              f"pycoll.distributed.isend or pycoll.distributed.irecv")
         self.op = isend if op in (isend, "isend") else irecv
         self.tensor = tensor

@@ -12,6 +12,7 @@ from typing import Any, List, Optional, Sequence, Union
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import _arrays, collective, p2p
 from pycoll.distributed.env import member_group, outside
+from pycoll._errors import RefusedArgument
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task
 
@@ -20,7 +21,7 @@ TensorOrList = Union[Any, Sequence[Any]]
 
 def _stream(fn: str, sync_op: bool, use_calc_stream: bool) -> None:
     if use_calc_stream and not sync_op:
-        raise ValueError(f"pycoll.distributed.stream.{fn}: use_calc_stream=True needs sync_op=True "
+        raise RefusedArgument(f"pycoll.distributed.stream.{fn}: use_calc_stream=True needs sync_op=True "
                          f"(a call on the computation stream is ordered with it, not waited for)")
 
 

@@ -17,7 +17,8 @@ if rank == 0:
     dist.send_object_list(objects, dst=1)
     dist.send_object_list([("by", "group", "rank")], dst_in_group=1, group=pair)
     expect(ValueError, ["give one of dst and dst_in_group, not both"], dist.send_object_list, [1], 1, None, 1)
-    expect(ValueError, ["object_list is empty"], dist.send_object_list, [], 1)  # paddle's type
+    expect(ValueError, ["object_list is []"], dist.send_object_list, [], 1)  # paddle's type
+    expect(ValueError, ["object_list is None"], dist.send_object_list, None, 1)
     expect(TypeError, ["object_list must be a non-empty list"], dist.send_object_list, (1,), 1)
     expect(TypeError, ["object_list[0]", "cannot be pickled"], dist.send_object_list, [lambda: 0], 1)
 elif rank == 1:
@@ -28,6 +29,9 @@ elif rank == 1:
     dist.recv_object_list(one, src_in_group=0, group=pair)
     assert one == [("by", "group", "rank")], one
     expect(ValueError, ["src_in_group=5 is not a rank of"], dist.recv_object_list, [None], None, pair, 5)
+    for empty in (None, []):  # paddle's ValueError: "object_list cannot be None or empty"
+        expect(ValueError, [f"object_list is {empty!r}"], dist.recv_object_list, empty, 0)
+    expect(TypeError, ["object_list must be a non-empty list"], dist.recv_object_list, (None,), 0)
 # neither dst nor src: rank 0, paddle's default
 if rank == 1:
     dist.send_object_list(["to rank 0"])
