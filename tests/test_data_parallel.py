@@ -152,6 +152,21 @@ def test_gradient_compression_the_cpu_backend_cannot_reduce_is_refused_at_wrap_t
     assert_ok(launch(2, str(script)), expect_lines=2)
 
 
+def test_a_model_converted_after_wrapping_is_told_to_convert_before(tmp_path):
+    # paddle 3.3.1 raises ValueError too; pycoll's named an internal kernel (a probe)
+    script = tmp_path / "convert.py"
+    script.write_text(
+        "import numpy as np, pytest, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "model = pycoll.DataParallel(nn.Linear(3, 2)).to(dtype='float64')\n"
+        "x = pycoll.to_tensor(np.ones([2, 3]))\n"
+        "with pytest.raises(ValueError, match=r\"dtype \\['float64'\\] in a bucket built for float32.*convert the model \"\n"
+        "                                   r\"before wrapping it\"):\n"
+        "    model(x).mean().backward()\n"
+        "print(f'convert OK rank={dist.get_rank()}')\n")
+    assert_ok(launch(2, str(script)), expect_lines=2)
+
+
 def test_find_unused_parameters_in_the_forms_a_probe_found_broken():
     assert_ok(launch(2, "dp_unused_forms.py", timeout=120), expect_lines=2)
 

@@ -208,10 +208,18 @@ class Reducer:
             for j, p in enumerate(bucket.params):
                 if p.grad is None:
                     bucket.buffer[bucket.size + j] = 0
-        if bucket.layout is None:
-            kernels.flatten(grads, out=bucket.buffer[:bucket.size], scale=self._scale)
-        else:
-            bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
+        try:
+            if bucket.layout is None:
+                kernels.flatten(grads, out=bucket.buffer[:bucket.size], scale=self._scale)
+            else:
+                bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
+        except TypeError as exc:  # the kernel's dtype check, in the user's terms (paddle's ValueError)
+            changed = sorted({str(g.dtype) for g in grads} - {str(bucket.dtype)})
+            if not changed:
+                raise
+            raise ValueError(f"DataParallel: gradients of dtype {changed} in a bucket built for {bucket.dtype}: "
+                             f"the model's parameters changed dtype after it was wrapped (model.to(dtype), "
+                             f".float(), .astype()); convert the model before wrapping it") from exc
         self.stats["flatten_s"] += time.perf_counter() - start
         if bucket.layout is None:
             bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
