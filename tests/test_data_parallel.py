@@ -167,6 +167,26 @@ def test_a_model_converted_after_wrapping_is_told_to_convert_before(tmp_path):
     assert_ok(launch(2, str(script)), expect_lines=2)
 
 
+def test_a_second_backward_of_one_forward_is_said_to_leave_the_ranks_apart(tmp_path):
+    # paddle 3.3.1 says nothing (rank 0 ends with 2.5, rank 1 with 3.5); torch's DDP raises
+    script = tmp_path / "twice.py"
+    script.write_text(
+        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "rank = dist.get_rank()\n"
+        "model = pycoll.DataParallel(nn.Linear(1, 1))\n"
+        "for _ in range(2):\n"
+        "    loss = model(pycoll.to_tensor([[rank + 1.0]])).sum()\n"
+        "    loss.backward(retain_graph=True)\n"
+        "    loss.backward()\n"
+        "print(f'twice OK rank={rank}')\n")
+    result = launch(2, str(script))
+    assert_ok(result, expect_lines=2)
+    output = result.stdout + result.stderr
+    for rank in range(2):  # once per rank
+        assert output.count(f"[rank {rank}] pycoll: DataParallel: a second backward of one forward") == 1, output
+
+
 def test_find_unused_parameters_in_the_forms_a_probe_found_broken():
     assert_ok(launch(2, "dp_unused_forms.py", timeout=120), expect_lines=2)
 

@@ -86,6 +86,8 @@ class Reducer:
         self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
         self._warned_late = False  # said once that some parameters got no gradient (see _finish)
+        self._reduced = False  # this forward's backward has averaged the gradients (see _on_ready)
+        self._warned_again = False  # said once that a backward came after that
         self._index_in_group = group.rank if group is not None else dist.get_rank()
         self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
 
@@ -128,6 +130,7 @@ class Reducer:
         if self._started:
             raise RuntimeError("DataParallel: the previous backward did not finish reducing gradients")
         self._active = True
+        self._reduced = False
         self._unused = []
         if self.find_unused:
             reached = {id(t) for t in autograd.graph_leaves(outputs)}
@@ -158,6 +161,7 @@ class Reducer:
     def skip_sync(self) -> None:
         """A forward under no_sync(): the coming backward only accumulates locally."""
         self._active = False
+        self._reduced = False
 
     def sharded_grad(self, param: Any) -> Optional[Any]:
         """Shard mode: this rank's piece of ``param``'s averaged gradient, summed over the
@@ -169,6 +173,11 @@ class Reducer:
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:
+            if self._reduced and not self._warned_again:  # torch raises here; paddle says nothing
+                self._warned_again = True
+                logger.warning("DataParallel: a second backward of one forward (retain_graph=True) adds this "
+                               "rank's own gradients to the averaged ones, so the replicas drift apart; run "
+                               "forward again before each backward, or sum the losses into one backward")
             return
         if not self._started:
             self._start_backward(param)
@@ -234,6 +243,7 @@ class Reducer:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
         self._started = False
         self._active = False
+        self._reduced = True
         if self._next_bucket < len(self.buckets):
             # parameters this backward did not reach (not counted unused from forward's outputs):
             # their buckets go now, still in bucket order on every rank, so the ranks' collectives
