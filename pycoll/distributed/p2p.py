@@ -109,17 +109,22 @@ def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking:
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:
     """Send ``tensor`` to rank ``dst``, which must post a matching ``recv`` (the same number of
     elements and dtype)."""
-    g = _begin(group, "send", reads=(tensor,), p2p=True)
+    return _send_call(tensor, dst, group, sync_op, "send")
+
+
+def _send_call(tensor: Any, dst: int, group: Optional[Group], sync_op: bool, fn: str) -> Task:
+    """``send`` or ``isend`` (``fn``, the name its errors give)."""
+    g = _begin(group, fn, reads=(tensor,), p2p=True)
     if g is None:
         return COMPLETED
-    return _send(g, tensor, dst, sync_op)
+    return _send(g, tensor, dst, sync_op, fn)
 
 
-def _send(g: Group, tensor: Any, dst: int, sync_op: bool) -> Task:
+def _send(g: Group, tensor: Any, dst: int, sync_op: bool, fn: str = "send") -> Task:
     """``send`` on a member's group whose call is already numbered."""
     try:
-        peer = peer_of(g, dst, "send", "dst")
-        buf = _arrays.send_buffer(tensor, g.engine.xp, "send", "tensor")
+        peer = peer_of(g, dst, fn, "dst")
+        buf = _arrays.send_buffer(tensor, g.engine.xp, fn, "tensor")
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)  # as the collectives do (collective._begin)
         raise
@@ -208,17 +213,22 @@ def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool
     """Receive into ``tensor`` what rank ``src`` sends (the same number of elements and dtype:
     a shorter message raises :class:`pycoll.CollectiveError` once it has arrived). A read-only
     ``tensor`` is refused as the collectives refuse it: the message is taken into scratch first."""
-    g = _begin(group, "recv", writes=(tensor,), p2p=True)
+    return _recv_call(tensor, src, group, sync_op, "recv")
+
+
+def _recv_call(tensor: Any, src: int, group: Optional[Group], sync_op: bool, fn: str) -> Task:
+    """``recv`` or ``irecv`` (``fn``, the name its errors give)."""
+    g = _begin(group, fn, writes=(tensor,), p2p=True)
     if g is None:
         return COMPLETED
-    return _recv(g, tensor, src, sync_op)
+    return _recv(g, tensor, src, sync_op, (fn, "tensor"))
 
 
 def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str] = ("recv", "tensor")) -> Task:
     """``recv`` on a member's group whose call is already numbered; ``names`` (the call's and
     the tensor's) name a read-only ``tensor``."""
     try:
-        peer = peer_of(g, src, "recv", "src")
+        peer = peer_of(g, src, names[0], "src")
         buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, *names)
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)
@@ -236,14 +246,14 @@ def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str]
 
 def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:
     """``send`` that returns at once with a pending task."""
-    return send(tensor, dst, group, sync_op=False)
+    return _send_call(tensor, dst, group, False, "isend")
 
 
 def irecv(tensor: Any, src: Optional[int] = None, group: Optional[Group] = None) -> Task:
     """``recv`` that returns at once with a pending task (``src`` is required, as in paddle)."""
     if src is None:
         raise ValueError("pycoll.distributed.irecv: src is None; give the rank to receive from")
-    return recv(tensor, src, group, sync_op=False)
+    return _recv_call(tensor, src, group, False, "irecv")
 
 
 class P2POp:

@@ -267,6 +267,8 @@ expect(ValueError, ["in_split_sizes=", "one count >= 0 per rank"], dist.alltoall
        xp.empty(4), [4])
 expect(ValueError, ["do not split evenly"], dist.alltoall_single, xp.empty(n * 2 + 1), xp.empty(n * 2 + 1))
 expect(ValueError, ["irecv: src is None"], dist.irecv, xp.empty(2))
+expect(ValueError, ["pycoll.distributed.isend: dst=", "not a rank of"], dist.isend, xp.empty(2), n + 3)
+expect(ValueError, ["pycoll.distributed.irecv: src=", "not a rank of"], dist.irecv, xp.empty(2), n + 3)
 expect(TypeError, ["all_gather: tensor_list is an empty tuple; give a list"], dist.all_gather, (), xp.empty(2))
 expect(TypeError, ["get_rank: group must be a Group", "got str"], dist.get_rank, "x")
 expect(TypeError, ["get_world_size: group must be a Group"], dist.get_world_size, 3)
