@@ -194,6 +194,25 @@ def _():
     return call
 
 
+@case("add_n_1000")
+def _():
+    """add_n of 1000 [4, 8] tensors that take no gradient (summing a list of values)."""
+    parts = [tensor(4, 8, grad=False, seed=i) for i in range(1000)]
+    return lambda: P.add_n(parts)
+
+
+@case("concat_1000")
+def _():
+    parts = [tensor(4, 8, grad=False, seed=i) for i in range(1000)]
+    return lambda: P.concat(parts)
+
+
+@case("stack_1000")
+def _():
+    parts = [tensor(4, 8, grad=False, seed=i) for i in range(1000)]
+    return lambda: P.stack(parts)
+
+
 @case("dataloader")
 def _():
     """One shuffled epoch of a 10 000-sample TensorDataset, batch 64, num_workers=0."""

@@ -238,6 +238,11 @@ class RemovableHandle:
 _record_hooks: Dict[int, Callable] = {}  # see add_record_hook
 
 
+def has_record_hooks() -> bool:
+    """Whether some hook watches every op (``add_record_hook``: auto-parallel's tracer)."""
+    return bool(_record_hooks)
+
+
 def add_record_hook(hook: Callable[[Sequence[Any], Callable, Sequence[Any]], Callable]) -> RemovableHandle:
     """Call ``hook(outputs, backward, inputs)`` for every op that reaches `record`, under no_grad
     too; what it returns replaces ``backward`` (a tracer wraps it to see the backward op run).

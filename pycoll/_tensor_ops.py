@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -125,6 +125,14 @@ def paired(x: Any, y: Any) -> Tuple[Any, Any]:
     for hook in _pair_hooks:
         x, y = hook(x, y)
     return x, y
+
+
+def untraced(tensors: Sequence[Tensor]) -> bool:
+    """Whether an op on ``tensors`` may compute on their arrays alone and return a plain result:
+    no gradient wanted, no hook watching operands or ops (auto-parallel), no distributed tensor."""
+    return (not _input_hooks and not _pair_hooks and not _graph.has_record_hooks()
+            and not (_graph.is_grad_enabled() and any(not t.stop_gradient for t in tensors))
+            and all(getattr(t, "placements", None) is None for t in tensors))
 
 
 def _prepared(t: Tensor) -> Tensor:

@@ -167,21 +167,27 @@ def _tensor_list(x: Any, fn: str) -> list:
     tensors = list(on_one_place(tuple(operand(t) for t in x)))
     if not tensors:
         raise ValueError(f"{fn}: x must hold at least one Tensor, got an empty {type(x).__name__}")
+    dtype = tensors[0]._array.dtype
     for i, t in enumerate(tensors[1:], 1):
-        if t.dtype != tensors[0].dtype:  # paddle refuses too (no promotion): cast first
+        if t._array.dtype != dtype:  # paddle refuses too (no promotion): cast first
             raise ValueError(f"{fn}: x[0] has dtype {tensors[0].dtype} and x[{i}] {t.dtype}; every tensor must "
                              f"have the same dtype (cast them first)")
     return tensors
 
 
 def _same_shapes(tensors: list, fn: str, axis: Optional[int] = None) -> None:
-    """Every tensor's shape equal to the first's, except along ``axis`` (concat's)."""
-    first = list(tensors[0].shape)
+    """Every tensor's shape equal to the first's, except along ``axis`` (concat's). A plain
+    tensor's shape is its array's; a distributed one's, its whole shape."""
+    def kept(t: Tensor) -> tuple:  # the dimensions that must agree
+        shape = t._array.shape if type(t) is Tensor else tuple(t.shape)
+        return shape if axis is None else (len(shape),) + shape[:axis] + shape[axis + 1:]
+
+    first = kept(tensors[0])
     for i, t in enumerate(tensors[1:], 1):
-        shape = list(t.shape)
-        if len(shape) != len(first) or any(a != b for d, (a, b) in enumerate(zip(first, shape)) if d != axis):
+        if kept(t) != first:
             along = "" if axis is None else f" except along axis {axis}"
-            raise ValueError(f"{fn}: x[0] has shape {first} and x[{i}] {shape}; they must be equal{along}")
+            raise ValueError(f"{fn}: x[0] has shape {tensors[0].shape} and x[{i}] {t.shape}; they must be "
+                             f"equal{along}")
 
 
 @param_aliases({"tensors": "x", "dim": "axis"})

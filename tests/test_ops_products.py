@@ -37,6 +37,18 @@ def test_products_match_paddle():
         pycoll.mv(a, pycoll.ones([3]))
 
 
+def test_add_n_without_gradients_sums_in_one_buffer_and_leaves_its_inputs_alone():
+    parts = [pycoll.to_tensor(RNG.standard_normal((3, 2)).astype(np.float32)) for _ in range(50)]
+    before = [p.numpy().copy() for p in parts]
+    total = pycoll.add_n(parts)
+    assert total.stop_gradient and total.dtype == pycoll.float32
+    np.testing.assert_allclose(total.numpy(), np.sum(before, axis=0), rtol=1e-5)
+    assert all(np.array_equal(p.numpy(), b) for p, b in zip(parts, before))  # nothing written in place
+    assert _v(pycoll.add_n([pycoll.to_tensor([True, False])] * 3)) == [True, False]  # paddle's bool add: or
+    with pytest.raises(TypeError, match="paddle promotes only between floating-point"):  # the pairwise path's
+        pycoll.add_n([pycoll.to_tensor([1.0]), pycoll.to_tensor([1]), pycoll.to_tensor([2.0])])
+
+
 def test_distances_match_paddle():
     # paddle 3.3.1
     x, y = pycoll.to_tensor([[0.0, 0.0], [3.0, 4.0]]), pycoll.to_tensor([[0.0, 0.0], [1.0, 1.0], [3.0, 0.0]])
