@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import itertools
 import re
+import warnings
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -382,9 +383,10 @@ class Layer:
         persistable buffers, in place (paddle 3.3.1's rules).
 
         Keys are structured names, or the tensors' names with use_structured_name=False. A tensor
-        whose key is missing, or whose value has another shape, is skipped with a warning (on the
-        "pycoll" logger) and listed in missing_keys; keys that loaded nothing (unknown ones, and
-        those of a mismatched shape) are listed in unexpected_keys, and warned about too. A dtype
+        whose key is missing, or whose value has another shape, is skipped with paddle's warning
+        (``warnings.warn``, "Skip loading for <key>. ...") and listed in missing_keys; keys that
+        loaded nothing (unknown ones, and those of a mismatched shape) are listed in
+        unexpected_keys, and said on the "pycoll" logger. A dtype
         mismatch raises ValueError before anything is copied. Returns (missing_keys,
         unexpected_keys).
         """
@@ -403,8 +405,7 @@ class Layer:
             value = state_dict.get(lookup)
             if value is None:
                 missing.append(lookup)
-                logger.warning("set_state_dict: skip loading for %s: %s is not found in the provided "
-                               "dict", key, lookup)
+                warnings.warn(f"Skip loading for {key}. {lookup} is not found in the provided dict.")  # paddle's
                 continue
             arr = value.array if isinstance(value, Tensor) else value
             if not is_array(arr):  # lists and numbers take the tensor's dtype
@@ -412,8 +413,8 @@ class Layer:
             shape = value.shape if isinstance(value, Tensor) else list(arr.shape)  # a distributed one's: whole
             if shape != target.shape:
                 missing.append(lookup)
-                logger.warning("set_state_dict: skip loading for %s: %s has shape %s, the expected "
-                               "shape is %s", key, lookup, shape, target.shape)
+                warnings.warn(f"Skip loading for {key}. {lookup} receives a shape {list(shape)}, but the "
+                              f"expected shape is {list(target.shape)}.")
                 continue
             if arr.dtype != target.dtype:
                 problems.append(f"{lookup}: dtype {arr.dtype}, expected {target.dtype}")
