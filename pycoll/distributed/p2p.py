@@ -30,7 +30,7 @@ patterns that would deadlock as single calls (every rank sends before it receive
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -263,7 +263,7 @@ class P2POp:
     def __init__(self, op: Any, tensor: Any, peer: int, group: Optional[Group] = None):
         if op not in (isend, irecv, "isend", "irecv"):
             raise RefusedArgument(f"pycoll.distributed.P2POp: op={op!r}; it must be "
-                             f"pycoll.distributed.isend or pycoll.distributed.irecv")
+                                  f"pycoll.distributed.isend or pycoll.distributed.irecv")
         self.op = isend if op in (isend, "isend") else irecv
         self.tensor = tensor
         self.peer = peer
@@ -324,7 +324,7 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
 def _batch_groups(ops: List[P2POp], fn: str) -> List[Optional[Group]]:
     """The group each op runs on, as this rank's member group (the world for None), or None
     where this rank is outside it."""
-    found: dict = {}
+    found: Dict[int, Optional[Group]] = {}  # by the group object given
     out: List[Optional[Group]] = []
     for item in ops:
         group = item.group if item.group is not None else world_group(fn)
