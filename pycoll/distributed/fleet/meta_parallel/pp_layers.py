@@ -260,10 +260,11 @@ class PipelineLayer(Layer):
     def _synchronize_shared_weights(self) -> None:
         """The shared weights from the first stage that uses them; the later stages' copies are
         marked ``is_firstly_shared = False`` (a global-norm clip counts them once)."""
-        for comm in self.shared_comm.values():
+        for key, comm in self.shared_comm.items():
             with no_grad():
                 for attr in comm["weight_attr"]:
                     weight = getattr(comm["layer"], attr)
+                    _same_on_every_stage(key, attr, weight, comm)
                     dist.broadcast(weight, src=comm["ranks"][0], group=comm["group"])
                     weight.is_firstly_shared = self.global_rank == comm["ranks"][0]
 
@@ -371,3 +372,14 @@ class PipelineLayer(Layer):
             block = self.forward_function(start, end)
             input = recompute(block, *args) if needs else block(*args)
         return input
+
+
+def _same_on_every_stage(key: str, attr: str, weight: Any, comm: Dict[str, Any]) -> None:
+    """Refuse, on every stage that shares it, a tied weight whose shape or dtype differs between
+    stages (the broadcast would fail in MPI, or scramble a transposed copy silently)."""
+    seen: List[Any] = []
+    dist.all_gather_object(seen, (list(weight.shape), str(weight.dtype)), group=comm["group"])
+    if any(s != seen[0] for s in seen):
+        stages = ", ".join(f"rank {r}: {shape} {dtype}" for r, (shape, dtype) in zip(comm["ranks"], seen))
+        raise ValueError(f"SharedLayerDesc {key!r}: its {attr!r} must have one shape and dtype on every stage "
+                         f"that shares it, got {stages}")
