@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -186,9 +186,36 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
     block) from the checkpoint in folder ``path``, whatever placements, blocks, mesh or number of
     ranks saved it, and whether pycoll or paddle 3.3.1 wrote it.
     ValueError naming the keys the checkpoint lacks or whose whole shape differs. ``aoa_config``
-    (paddle's renaming and reshaping of saved tensors on load) is accepted as None only."""
+    (paddle's renaming and reshaping of saved tensors on load) is accepted as None only.
+
+    Collective over ``process_group`` (default: every rank), as paddle's: the ranks agree that
+    each can load its part (its keys, shapes and files) before any tensor is written, so a
+    checkpoint one rank cannot read (a file missing) is refused on every rank, naming that rank
+    (:class:`PeerCannotLoad` where a peer failed), and no rank is left half-resumed."""
     _refuse("aoa_config", aoa_config, None)
     _refuse("safetensors", safetensors, False)
+    plan: List[Tuple[Any, ...]] = []
+    problem: Optional[Exception] = None
+    try:
+        plan = _load_plan(state_dict, path, unique_id)
+    except (TypeError, ValueError, OSError) as exc:
+        problem = exc
+    _agree("load_state_dict", path, problem, process_group)
+    files = _Files(os.fspath(path))
+    for tensor, bounds, saved, pieces_dtype, pieces in plan:
+        tensor._array[...] = move(_assemble(saved, bounds, tensor._array.dtype, pieces_dtype, pieces, files),
+                                  place_of(tensor._array))
+
+
+class PeerCannotLoad(ValueError, FileNotFoundError):
+    """``load_state_dict`` on a rank whose peer cannot load its part of the checkpoint: nothing was
+    loaded here either. A ValueError and a FileNotFoundError, as the peer's own error mostly is."""
+
+
+def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) -> List[Tuple[Any, ...]]:
+    """What this rank reads: (tensor, its block's bounds, the saved key, the saved dtype, the
+    saved pieces) for each tensor it holds a piece of, once every key, shape and file it needs is
+    checked (nothing read from the data files yet)."""
     if not isinstance(state_dict, dict):
         raise TypeError(f"load_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     meta = _metadata(path, unique_id, "load_state_dict")
@@ -210,16 +237,50 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
                              f"{meta['tensors'][saved]['shape']} in the checkpoint{flat_hint}")
         if is_dist_tensor(value) and any(p.is_partial() for p in value.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
-    files = _Files(os.fspath(path))
     by_key = _pieces_by_key(meta)
+    plan = []
     for key, value in flat.items():
         tensor, bounds = (value.local_tensor, value.bounds()) if isinstance(value, ShardedWeight) else (value, bounds_of(value))
         if bounds is None:
             continue
         saved = saved_as[key]
-        tensor._array[...] = move(_assemble(saved, bounds, tensor._array.dtype, meta["tensors"][saved]["dtype"],
-                                            by_key.get(saved, []), files),
-                                  place_of(tensor._array))
+        pieces = by_key.get(saved, [])
+        _check_covered(path, saved, bounds, pieces)
+        plan.append((tensor, bounds, saved, meta["tensors"][saved]["dtype"], pieces))
+    return plan
+
+
+def _check_covered(path: str, key: str, bounds: List[Any], pieces: List[Dict[str, Any]]) -> None:
+    """The saved pieces meeting block ``bounds`` of ``key`` cover it, and their files are there."""
+    covered = 0
+    for piece, into, _ in overlaps(bounds, pieces):
+        name = os.path.join(os.fspath(path), piece["file"])
+        if not os.path.isfile(name):
+            raise FileNotFoundError(f"load_state_dict: {name!r}, which holds part of {key!r}, is missing: "
+                                    f"the checkpoint is incomplete")
+        covered += int(np.prod([s.stop - s.start for s in into], dtype=np.int64))
+    needed = int(np.prod([hi - lo for lo, hi in bounds], dtype=np.int64))
+    if covered != needed:
+        raise ValueError(f"load_state_dict: the checkpoint holds {covered} of the {needed} values of {key!r} this "
+                         f"rank needs: a file of it is missing")
+
+
+def _agree(fn: str, path: str, problem: Optional[Exception], group: Optional[dist.Group]) -> None:
+    """Every rank of ``group`` learns whether each could load (one all-gather, where a job of
+    several ranks runs): ``problem`` raises here, a peer's as :class:`PeerCannotLoad`."""
+    several = dist.is_initialized() and dist.get_world_size(group) > 1 and dist.get_rank(group) >= 0
+    told: List[Any] = []
+    if several:
+        text = None if problem is None else f"{type(problem).__name__}: {problem}"
+        dist.all_gather_object(told, text, group=group)
+    if problem is not None:
+        raise problem
+    ranks = (group or dist.get_group()).ranks if several else []
+    failed = [(rank, text) for rank, text in zip(ranks, told) if text is not None]
+    if failed:
+        rank, text = failed[0]
+        raise PeerCannotLoad(f"{fn}: rank {rank} cannot load its part of the checkpoint in {os.fspath(path)!r} "
+                             f"({text}); no rank loaded it")
 
 
 _PADDLE_DIST_NAME = re.compile(r"\.dist(?=_|\.|$)")
