@@ -569,3 +569,30 @@ def test_a_checkpoint_read_into_the_state_before_the_first_step_resumes_training
     resumed = _adam_run(wrap, x, checkpoint=tmp_path)
     np.testing.assert_allclose(resumed, whole[3:], rtol=1e-6)
     assert not np.allclose(_adam_run(wrap, x), whole[3:], rtol=1e-3)  # a fresh state differs
+
+
+ROW_SPLIT_LINEAR = '''
+import numpy as np, pycoll, pycoll.distributed as dist
+dist.init_parallel_env()
+mesh = dist.ProcessMesh([0, 1])
+w = np.arange(24, dtype="float32").reshape(4, 6) / 10
+b = np.linspace(-1, 1, 6).astype("float32")
+xv = np.random.RandomState(0).rand(3, 4).astype("float32")
+weight = dist.shard_tensor(pycoll.to_tensor(w, stop_gradient=False), mesh, [dist.Shard(0)])
+bias = dist.shard_tensor(pycoll.to_tensor(b, stop_gradient=False), mesh, [dist.Replicate()])
+x = pycoll.to_tensor(xv, stop_gradient=False)
+y = pycoll.nn.functional.linear(x, weight, bias)
+assert y.placements == [dist.Partial()], y.placements  # paddle 3.3.1's too
+np.testing.assert_allclose(dist.reshard(y, mesh, [dist.Replicate()])._local_value().numpy(), xv @ w + b, rtol=1e-5)
+y.sum().backward()
+np.testing.assert_allclose(x.grad.numpy(), np.ones((3, 6)) @ w.T, rtol=1e-5)
+assert bias.grad.numpy().tolist() == [3.0] * 6  # the bias added once
+print(f"row split linear OK rank={dist.get_rank()}")
+'''
+
+
+def test_linear_takes_a_weight_split_by_its_rows_as_matmul_does(tmp_path):
+    # a probe: linear compared x's features with the weight's local rows and refused it
+    script = tmp_path / "row_split.py"
+    script.write_text(ROW_SPLIT_LINEAR)
+    assert_ok(launch(2, str(script), timeout=90), expect_lines=2)

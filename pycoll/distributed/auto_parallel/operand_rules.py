@@ -183,6 +183,8 @@ def _linear(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     xd, wd = _dim(along[0]), _dim(along[1])
     if xd is not None and xd == len(shapes[0]) - 1 and wd is None:
         return [along[0], Shard(0)] + list(along[2:])  # x split along its features: row-parallel, Partial
+    if wd == 0 and xd is None:  # a weight split by rows (its input features): x split to match, as matmul's
+        return [Shard(len(shapes[0]) - 1), along[1]] + list(along[2:])
     if xd is None or xd == len(shapes[0]) - 1 or wd is None:
         return list(along)
     return [along[0], Replicate()] + [None if p is None else Replicate() for p in along[2:]]
