@@ -112,6 +112,13 @@ def launch(nprocs, script, *args, timeout=120, env=None, cwd=None):
                       timeout=timeout, env=env, cwd=cwd)
 
 
+def launch_source(tmp_path, source, nprocs=2, *args, timeout=120, env=None):
+    """Write the program ``source`` into ``tmp_path`` and run it on ``nprocs`` ranks (``launch``)."""
+    script = tmp_path / "program.py"
+    script.write_text(source)
+    return launch(nprocs, str(script), *args, timeout=timeout, env=env)
+
+
 def free_port(host="127.0.0.1"):
     """A TCP port nobody listens on now."""
     with socket.socket() as s:

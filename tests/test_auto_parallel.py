@@ -13,7 +13,7 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import assert_ok, launch
+from conftest import assert_ok, launch, launch_source
 from pycoll.distributed import Partial, ProcessMesh, Replicate, Shard
 from pycoll.distributed.auto_parallel import strategy as strategy_module
 from pycoll.distributed.auto_parallel.placements import local_bounds
@@ -593,6 +593,4 @@ print(f"row split linear OK rank={dist.get_rank()}")
 
 def test_linear_takes_a_weight_split_by_its_rows_as_matmul_does(tmp_path):
     # a probe: linear compared x's features with the weight's local rows and refused it
-    script = tmp_path / "row_split.py"
-    script.write_text(ROW_SPLIT_LINEAR)
-    assert_ok(launch(2, str(script), timeout=90), expect_lines=2)
+    assert_ok(launch_source(tmp_path, ROW_SPLIT_LINEAR, timeout=90), expect_lines=2)

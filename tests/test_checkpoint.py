@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import pycoll.distributed as dist
-from conftest import assert_ok, launch
+from conftest import assert_ok, launch, launch_source
 
 
 @pytest.mark.parametrize("nprocs", [2, 4])
@@ -56,6 +56,4 @@ print(f"half resume OK rank={rank}")
 def test_a_checkpoint_one_rank_cannot_read_is_loaded_by_no_rank(tmp_path):
     # paddle 3.3.1 asserts on every rank ("The checkpoint files are not complete"); pycoll's rank 0
     # loaded its half and rank 1 raised (a probe)
-    script = tmp_path / "half.py"
-    script.write_text(HALF_RESUME)
-    assert_ok(launch(2, str(script), str(tmp_path / "ckpt"), timeout=90), expect_lines=2)
+    assert_ok(launch_source(tmp_path, HALF_RESUME, 2, str(tmp_path / "ckpt"), timeout=90), expect_lines=2)

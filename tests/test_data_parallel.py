@@ -7,7 +7,7 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import SEED_EXAMPLES, SEEDS, SEEDS_MISSING, assert_ok, launch, run_seed_example
+from conftest import SEED_EXAMPLES, SEEDS, SEEDS_MISSING, assert_ok, launch, launch_source, run_seed_example
 from pycoll.io import DistributedBatchSampler
 from pycoll.parallel.buckets import assign_buckets
 
@@ -140,22 +140,19 @@ def test_one_rank_data_parallel_is_the_plain_model():
 
 
 def test_gradient_compression_the_cpu_backend_cannot_reduce_is_refused_at_wrap_time(tmp_path):
-    script = tmp_path / "compress.py"
-    script.write_text(
+    assert_ok(launch_source(tmp_path,
         "import pytest, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
         "dist.init_parallel_env()\n"
         "with pytest.raises(ValueError, match=\"comm_dtype='float16' cannot be all-reduced by the cpu\"):\n"
         "    pycoll.DataParallel(nn.Linear(2, 2), comm_dtype='float16')\n"
         "with pytest.raises(ValueError, match=\"comm_dtype='int8'\"):\n"
         "    pycoll.DataParallel(nn.Linear(2, 2), comm_dtype='int8')\n"
-        "print(f'compression OK rank={dist.get_rank()}')\n")
-    assert_ok(launch(2, str(script)), expect_lines=2)
+        "print(f'compression OK rank={dist.get_rank()}')\n"), expect_lines=2)
 
 
 def test_a_model_converted_after_wrapping_is_told_to_convert_before(tmp_path):
     # paddle 3.3.1 raises ValueError too; pycoll's named an internal kernel (a probe)
-    script = tmp_path / "convert.py"
-    script.write_text(
+    assert_ok(launch_source(tmp_path,
         "import numpy as np, pytest, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
         "dist.init_parallel_env()\n"
         "model = pycoll.DataParallel(nn.Linear(3, 2)).to(dtype='float64')\n"
@@ -163,14 +160,12 @@ def test_a_model_converted_after_wrapping_is_told_to_convert_before(tmp_path):
         "with pytest.raises(ValueError, match=r\"dtype \\['float64'\\] in a bucket built for float32.*convert the model \"\n"
         "                                   r\"before wrapping it\"):\n"
         "    model(x).mean().backward()\n"
-        "print(f'convert OK rank={dist.get_rank()}')\n")
-    assert_ok(launch(2, str(script)), expect_lines=2)
+        "print(f'convert OK rank={dist.get_rank()}')\n"), expect_lines=2)
 
 
 def test_a_second_backward_of_one_forward_is_said_to_leave_the_ranks_apart(tmp_path):
     # paddle 3.3.1 says nothing (rank 0 ends with 2.5, rank 1 with 3.5); torch's DDP raises
-    script = tmp_path / "twice.py"
-    script.write_text(
+    result = launch_source(tmp_path,
         "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
         "dist.init_parallel_env()\n"
         "rank = dist.get_rank()\n"
@@ -180,7 +175,6 @@ def test_a_second_backward_of_one_forward_is_said_to_leave_the_ranks_apart(tmp_p
         "    loss.backward(retain_graph=True)\n"
         "    loss.backward()\n"
         "print(f'twice OK rank={rank}')\n")
-    result = launch(2, str(script))
     assert_ok(result, expect_lines=2)
     output = result.stdout + result.stderr
     for rank in range(2):  # once per rank

@@ -14,7 +14,7 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import assert_ok, launch
+from conftest import assert_ok, launch, launch_source
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_parallel import LayerDesc, PipelineLayer, SharedLayerDesc
 from pycoll.distributed.fleet.meta_parallel.pp_layers import segment_layers
@@ -216,6 +216,4 @@ print(f"tied shapes OK rank={dist.get_rank()}")
 
 def test_a_tied_weight_of_another_shape_on_a_later_stage_is_refused_on_every_stage(tmp_path):
     # paddle 3.3.1 builds both silently (the transposed one scrambled); pycoll's broadcast failed in MPI
-    script = tmp_path / "tied_shapes.py"
-    script.write_text(TIED_SHAPES)
-    assert_ok(launch(2, str(script), timeout=90), expect_lines=2)
+    assert_ok(launch_source(tmp_path, TIED_SHAPES, timeout=90), expect_lines=2)
