@@ -253,7 +253,7 @@ def nonblocking():
         dist.isend(np.full(2, 9.0), dst=0).wait()
     elif rank == 0:
         x = frozen(np.zeros(2))
-        attempt(0, "recv", "tensor", dist.irecv, x, src=2)
+        attempt(0, "irecv", "tensor", dist.irecv, x, src=2)  # named as itself
         y = np.zeros(2)
         dist.irecv(y, src=2).wait()
         eq(y, np.full(2, 9.0), "the next irecv")
