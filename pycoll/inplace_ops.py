@@ -141,6 +141,8 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
     written. A value of one element and some dimensions (shape [1], [1, 1]) is taken as 0-d first,
     as paddle takes it, so it also fits a single element (``y[1] = t``); a Tensor is reshaped in
     the graph, so its gradient still reaches it."""
+    if value is None:  # NumPy would write NaN (float) or refuse late (int); paddle refuses it
+        raise ValueError("__setitem__: the value assigned is None; assign a number, a list, an array or a Tensor")
     xp = array_module(x._array)
     idx = index_arrays(index, xp)
     check_device_index("__setitem__", idx, x._array.shape)

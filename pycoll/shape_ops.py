@@ -193,6 +193,8 @@ def _same_shapes(tensors: list, fn: str, axis: Optional[int] = None) -> None:
 @param_aliases({"tensors": "x", "dim": "axis"})
 def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Tensor:
     tensors = _tensor_list(x, "concat")
+    if tensors[0]._array.ndim == 0:  # paddle's ValueError (its axis range is empty)
+        raise ValueError("concat: x holds 0-d tensors, which have no axis to join along; use stack")
     axis = axis_arg(axis, tensors[0]._array.ndim)
     _same_shapes(tensors, "concat", axis)
     tensors = placed("concat", *tensors, axis=axis)

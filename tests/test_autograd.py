@@ -190,6 +190,13 @@ def test_detach_shares_memory_and_leaves_the_graph():
     assert x.numpy()[0] == 7.0
 
 
+def test_setitem_of_none_is_refused():
+    t = pycoll.to_tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match="the value assigned is None"):  # paddle 3.3.1: ValueError; NumPy wrote NaN
+        t[0] = None
+    assert t.numpy().tolist() == [1.0, 2.0]
+
+
 def test_setitem_on_tensor_requiring_grad_is_refused():
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="no_grad"):

@@ -49,6 +49,21 @@ def test_add_n_without_gradients_sums_in_one_buffer_and_leaves_its_inputs_alone(
         pycoll.add_n([pycoll.to_tensor([1.0]), pycoll.to_tensor([1]), pycoll.to_tensor([2.0])])
 
 
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_add_n_sums_16_bit_floats_in_float32_as_paddle(grad):
+    # paddle 3.3.1: float16 [2048] + 8 x [1] -> [2056] (float16 running sums stall at 2048)
+    parts = [pycoll.to_tensor([2048.0], dtype="float16", stop_gradient=not grad)] + \
+            [pycoll.to_tensor([1.0], dtype="float16", stop_gradient=not grad) for _ in range(8)]
+    total = pycoll.add_n(parts)
+    assert total.dtype == pycoll.float16 and total.astype("float32").numpy().tolist() == [2056.0]
+    if grad:
+        total.sum().backward()
+        assert parts[1].grad.dtype == pycoll.float16 and parts[1].grad.numpy().tolist() == [1.0]
+    with pytest.raises(ValueError, match="0-d tensors, which have no axis"):  # paddle's ValueError
+        pycoll.concat([pycoll.to_tensor(1.0), pycoll.to_tensor(2.0)])
+
+
 def test_distances_match_paddle():
     # paddle 3.3.1
     x, y = pycoll.to_tensor([[0.0, 0.0], [3.0, 4.0]]), pycoll.to_tensor([[0.0, 0.0], [1.0, 1.0], [3.0, 0.0]])
