@@ -181,6 +181,27 @@ def test_a_second_backward_of_one_forward_is_said_to_leave_the_ranks_apart(tmp_p
         assert output.count(f"[rank {rank}] pycoll: DataParallel: a second backward of one forward") == 1, output
 
 
+def test_a_parameter_unfrozen_after_wrapping_is_said_to_go_unaveraged(tmp_path):
+    # the reducer's buckets hold the parameters trainable at wrap time; torch's DDP and paddle say
+    # nothing when a frozen one is unfrozen later, and each rank trains its own copy
+    result = launch_source(tmp_path,
+        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "rank = dist.get_rank()\n"
+        "net = nn.Sequential(nn.Linear(1, 1), nn.Linear(1, 1))\n"
+        "net[0].weight.stop_gradient = True\n"
+        "model = pycoll.DataParallel(net)\n"
+        "model(pycoll.to_tensor([[rank + 1.0]])).sum().backward()\n"
+        "net[0].weight.stop_gradient = False\n"
+        "for _ in range(2):\n"
+        "    model(pycoll.to_tensor([[rank + 1.0]])).sum().backward()\n"
+        "print(f'unfrozen OK rank={rank}')\n")
+    assert_ok(result, expect_lines=2)
+    output = result.stdout + result.stderr
+    for rank in range(2):  # once per rank, naming the parameter
+        assert output.count(f"[rank {rank}] pycoll: DataParallel: parameter '0.weight' was frozen") == 1, output
+
+
 def test_find_unused_parameters_in_the_forms_a_probe_found_broken():
     assert_ok(launch(2, "dp_unused_forms.py", timeout=120), expect_lines=2)
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll._logging import logger
 from pycoll.autograd import is_grad_enabled
 from pycoll.distributed.env import group_of
 from pycoll.nn import Layer
@@ -74,6 +75,9 @@ class DataParallel(Layer):
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
                                     find_unused_parameters, wire, **self._reducer_options())
+            for name, param in layers.named_parameters():
+                if param.stop_gradient and not getattr(param, "no_sync", False):
+                    param.register_grad_ready_hook(_left_out_of_averaging(name, self._api))
 
     def _reducer_options(self) -> Dict[str, Any]:
         """Further arguments of the Reducer: sharding's model asks for ``shard`` (each rank
@@ -140,6 +144,23 @@ def _comm_dtype(name: Optional[str], group: Optional[dist.Group]) -> Optional[An
         raise ValueError(f"DataParallel: comm_dtype={name!r} cannot be all-reduced by the {backend} "
                          f"backend in 16 bits; leave comm_dtype=None there")
     return dtype
+
+
+def _left_out_of_averaging(name: str, api: str) -> Callable[[Any], None]:
+    """A grad-ready hook for a parameter frozen (``stop_gradient``) when the model was wrapped:
+    the reducer's buckets were built without it, so once unfrozen its gradient stays this rank's
+    own and the replicas drift apart (torch's DDP is silent there too). Says so once."""
+    said = []
+
+    def hook(param: Any) -> None:
+        if not said:
+            said.append(True)
+            logger.warning("%s: parameter %r was frozen (stop_gradient=True) when the model was wrapped and "
+                           "now gets a gradient, which is not averaged across ranks: each rank trains its own "
+                           "copy and the replicas drift apart. Unfreeze it before wrapping (wrap again after "
+                           "unfreezing), or mark it no_sync=True if each rank is meant to keep its own",
+                           api, name)
+    return hook
 
 
 def _root(group: Optional[dist.Group]) -> int:
