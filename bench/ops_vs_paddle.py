@@ -213,6 +213,23 @@ def _():
     return lambda: P.stack(parts)
 
 
+# -- recurrent layers (forward + backward; a text classifier's step) -------------------------
+
+@case("lstm_b16_t32_h128")
+def _():
+    return layer_call(P.nn.LSTM(128, 128), tensor(16, 32, 128))
+
+
+@case("lstm_2layer_bidirect")
+def _():
+    return layer_call(P.nn.LSTM(128, 128, num_layers=2, direction="bidirect"), tensor(16, 32, 128))
+
+
+@case("gru_b16_t32_h128")
+def _():
+    return layer_call(P.nn.GRU(128, 128), tensor(16, 32, 128))
+
+
 @case("dataloader")
 def _():
     """One shuffled epoch of a 10 000-sample TensorDataset, batch 64, num_workers=0."""

@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 from pycoll.device import array_module, is_array, to_module
 from pycoll.nn._dropout_functional import dropout as dropout_op
 from pycoll.nn.attention import positive_int, probability
+from pycoll.nn import rnn_fused
 from pycoll.nn.container import LayerList
 from pycoll.nn.layer import Layer
 from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell, flatten_structure, map_structure
@@ -325,7 +326,7 @@ class RNNBase(LayerList):
         parts = self._initial_states(initial_states, batch, inputs)
         states = split_states(parts[0] if self.state_components == 1 else parts, self.num_directions == 2,
                               self.state_components)
-        zero_padding = None
+        valid = zero_padding = None
         if sequence_length is not None and not self.proj_size:
             valid = _valid_steps(sequence_length, inputs, self.time_major, fn)
             zero_padding = wrap((valid if self.time_major else valid.T)[..., None].astype(inputs.dtype))
@@ -333,11 +334,33 @@ class RNNBase(LayerList):
         for i, layer in enumerate(self):
             if i > 0:
                 inputs = dropout_op(inputs, self.dropout, training=self.training, mode="upscale_in_train")
-            inputs, final = layer(inputs, states[i], sequence_length)
-            if zero_padding is not None:
-                inputs = inputs * zero_padding
+            fused = self._fused(layer, inputs, states[i], valid)
+            if fused is not None:
+                inputs, final = fused
+            else:
+                inputs, final = layer(inputs, states[i], sequence_length)
+                if zero_padding is not None:
+                    inputs = inputs * zero_padding
             finals.append(final)
         return inputs, concat_states(finals, self.num_directions == 2, self.state_components)
+
+    def _fused(self, layer: Layer, inputs: Tensor, states: Any, valid: Any) -> Optional[Tuple[Tensor, Any]]:
+        """``layer`` run by `rnn_fused` (one op per direction; outputs past a sequence's length,
+        where ``valid`` [time, batch] is False, zero), or None where the cells must run one step at
+        a time (`rnn_fused.can_fuse`)."""
+        cells = (layer.cell_fw, layer.cell_bw) if self.num_directions == 2 else (layer.cell,)
+        per_cell = states if self.num_directions == 2 else (states,)
+        per_cell = [s if isinstance(s, (list, tuple)) else (s,) for s in per_cell]
+        weights = [(c.weight_ih, c.weight_hh, c.bias_ih, c.bias_hh) for c in cells]
+        if not rnn_fused.can_fuse(self.mode, self.proj_size,
+                                  [inputs] + [t for s in per_cell for t in s] + [w for ws in weights for w in ws]):
+            return None
+        results = [rnn_fused.run_layer(self.mode, inputs, s, ws, valid, self.time_major, reverse)
+                   for s, ws, reverse in zip(per_cell, weights, (False, True))]
+        finals = [f if self.state_components == 2 else f[0] for _, f in results]
+        if self.num_directions == 1:
+            return results[0][0], finals[0]
+        return concat([results[0][0], results[1][0]], axis=-1), tuple(finals)
 
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"

@@ -64,6 +64,34 @@ def _cell_parameter(cell: Layer, shape: Tuple[int, ...], attr: Any, std: float, 
     return cell.create_parameter(shape, attr, is_bias=is_bias, default_initializer=Uniform(-std, std))
 
 
+def _affine(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    return matmul(x, weight, transpose_y=True) + bias
+
+
+def simple_rnn_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor,
+                    activation: str) -> Tensor:
+    """One Elman step: act(x W_ih^T + b_ih + h W_hh^T + b_hh), act 'tanh' or 'relu'."""
+    return (tanh if activation == "tanh" else relu)(_affine(x, w_ih, b_ih) + _affine(h, w_hh, b_hh))
+
+
+def lstm_step(x: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor
+              ) -> Tuple[Tensor, Tensor]:
+    """One LSTM step (no projection), gates i, f, g, o: the new (h, c)."""
+    i, f, g, o = split(_affine(x, w_ih, b_ih) + _affine(h, w_hh, b_hh), 4, axis=-1)
+    c = sigmoid(f) * c + sigmoid(i) * tanh(g)
+    return sigmoid(o) * tanh(c), c
+
+
+def gru_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor, b_hh: Tensor) -> Tensor:
+    """One GRU step, gates r, z, c, the reset gate applied after the hidden product: the new h."""
+    x_r, x_z, x_c = split(_affine(x, w_ih, b_ih), 3, axis=-1)
+    h_r, h_z, h_c = split(_affine(h, w_hh, b_hh), 3, axis=-1)
+    r = sigmoid(x_r + h_r)
+    z = sigmoid(x_z + h_z)
+    c = tanh(x_c + r * h_c)
+    return (h - c) * z + c
+
+
 class RNNCellBase(Layer):
     """Base of the recurrent cells: `get_initial_states` builds zero (or `init_value`) states from
     the cell's `state_shape` and `state_dtype`."""
@@ -135,9 +163,6 @@ class RNNCellBase(Layer):
                 got = part.shape if isinstance(part, Tensor) else type(part).__name__
                 raise ValueError(f"{fn}: states ({name}) must be a Tensor of shape {want}, got {got}")
 
-    def _affine(self, x: Tensor, weight: Tensor, bias: Optional[Tensor]) -> Tensor:
-        out = matmul(x, weight, transpose_y=True)
-        return out if bias is None else out + bias
 
 
 class SimpleRNNCell(RNNCellBase):
@@ -152,15 +177,13 @@ class SimpleRNNCell(RNNCellBase):
             raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}")
         self._setup(input_size, hidden_size, 1, (weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr))
         self.activation = activation
-        self._activation_fn = tanh if activation == "tanh" else relu
 
     def forward(self, inputs: Tensor, states: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         if states is None:
             states = self.get_initial_states(inputs, self.state_shape)
         self._check_step(inputs, states, [("h", self.hidden_size)])
-        i2h = self._affine(inputs, self.weight_ih, self.bias_ih)
-        h2h = self._affine(states, self.weight_hh, self.bias_hh)
-        h = self._activation_fn(i2h + h2h)
+        h = simple_rnn_step(inputs, states, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+                            self.activation)
         return h, h
 
     @property
@@ -202,12 +225,7 @@ class LSTMCell(RNNCellBase):
         if states is None:
             states = self.get_initial_states(inputs, self.state_shape)
         self._check_step(inputs, states, [("h", self.proj_size or self.hidden_size), ("c", self.hidden_size)])
-        pre_hidden, pre_cell = states
-        gates = self._affine(inputs, self.weight_ih, self.bias_ih) + self._affine(pre_hidden, self.weight_hh,
-                                                                                  self.bias_hh)
-        i, f, g, o = split(gates, 4, axis=-1)
-        c = sigmoid(f) * pre_cell + sigmoid(i) * tanh(g)
-        h = sigmoid(o) * tanh(c)
+        h, c = lstm_step(inputs, states[0], states[1], self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         if self.proj_size:
             h = matmul(h, self.weight_ho)
         return h, (h, c)
@@ -234,12 +252,7 @@ class GRUCell(RNNCellBase):
         if states is None:
             states = self.get_initial_states(inputs, self.state_shape)
         self._check_step(inputs, states, [("h", self.hidden_size)])
-        x_r, x_z, x_c = split(self._affine(inputs, self.weight_ih, self.bias_ih), 3, axis=1)
-        h_r, h_z, h_c = split(self._affine(states, self.weight_hh, self.bias_hh), 3, axis=1)
-        r = sigmoid(x_r + h_r)
-        z = sigmoid(x_z + h_z)
-        c = tanh(x_c + r * h_c)
-        h = (states - c) * z + c
+        h = gru_step(inputs, states, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
         return h, h
 
     @property

@@ -1,0 +1,97 @@
+"""SimpleRNN, LSTM and GRU run as one op per layer and direction (pycoll/nn/rnn_fused.py): their
+outputs, final states and every gradient (first and second order) must be those of the
+cell-by-cell loop that RNN/BiRNN run, which the fused op replaced for speed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pycoll as P
+from pycoll import _graph
+import pycoll.nn.rnn_fused as rnn_fused
+from pycoll.nn.rnn import concat_states, split_states
+
+B, T, I, H = 3, 5, 4, 6
+KINDS = {"LSTM": lambda **kw: P.nn.LSTM(I, H, **kw), "GRU": lambda **kw: P.nn.GRU(I, H, **kw),
+         "SimpleRNN_tanh": lambda **kw: P.nn.SimpleRNN(I, H, **kw),
+         "SimpleRNN_relu": lambda **kw: P.nn.SimpleRNN(I, H, activation="relu", **kw)}
+
+
+def _loop(net, x, init, lengths, time_major):
+    """The layers' own RNN/BiRNN (cells step by step), outputs past a length zeroed as RNNBase does."""
+    bidirectional = net.num_directions == 2
+    states = split_states(init, bidirectional, net.state_components)
+    finals = []
+    for i, layer in enumerate(net):
+        x, final = layer(x, states[i], lengths)
+        if lengths is not None:
+            mask = (np.arange(T)[:, None] < lengths.numpy()[None, :]).astype("float64")
+            x = x * P.to_tensor((mask if time_major else mask.T)[..., None])
+        finals.append(final)
+    return x, concat_states(finals, bidirectional, net.state_components)
+
+
+def _run(kind, direction, time_major, with_lengths, second_order, monkeypatch):
+    rng = np.random.default_rng(0)
+    net = KINDS[kind](num_layers=2, direction=direction, time_major=time_major).to(dtype="float64")
+    layers = net.num_layers * net.num_directions
+    x_value = rng.standard_normal((T, B, I) if time_major else (B, T, I))
+    h_value, c_value = rng.standard_normal((2, layers, B, H))
+    lengths = P.to_tensor(np.array([5, 2, 0])) if with_lengths else None
+    monkeypatch.setattr(_graph, "_record_hooks", {})  # auto-parallel, once used in this process, watches ops
+    fused_calls = []
+    run_layer = rnn_fused.run_layer
+    monkeypatch.setattr(rnn_fused, "run_layer", lambda *a: fused_calls.append(a[0]) or run_layer(*a))
+    results, weights = [], None
+    for fused in (True, False):
+        x = P.to_tensor(x_value, stop_gradient=False)
+        h, c = P.to_tensor(h_value, stop_gradient=False), P.to_tensor(c_value, stop_gradient=False)
+        init = (h, c) if net.state_components == 2 else h
+        out, finals = net(x, init, lengths) if fused else _loop(net, x, init, lengths, time_major)
+        outputs = [out] + (list(finals) if isinstance(finals, tuple) else [finals])
+        weights = weights or [P.to_tensor(rng.standard_normal(t.shape)) for t in outputs]
+        loss = sum((t * w).sum() for t, w in zip(outputs, weights))
+        net.clear_gradients()
+        if second_order:
+            grad_x, = P.grad(loss, x, create_graph=True)
+            (grad_x * grad_x).sum().backward()
+        else:
+            loss.backward()
+        grads = [x.grad, h.grad] + ([c.grad] if net.state_components == 2 else []) + [p.grad for p in net.parameters()]
+        results.append(([t.numpy() for t in outputs], [None if g is None else g.numpy() for g in grads]))
+    assert len(fused_calls) == layers  # each layer and direction once, in the fused run only
+    (values, grads), (want_values, want_grads) = results
+    for got, want in zip(values, want_values):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    for got, want in zip(grads, want_grads):  # None: no path (a ReLU's second derivative is 0)
+        assert (got is None) == (want is None)
+        if got is not None:
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-11)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("direction", ["forward", "bidirect"])
+@pytest.mark.parametrize("time_major", [False, True])
+@pytest.mark.parametrize("with_lengths", [False, True])
+def test_the_fused_layers_equal_the_cells_step_by_step(kind, direction, time_major, with_lengths, monkeypatch):
+    _run(kind, direction, time_major, with_lengths, False, monkeypatch)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("direction", ["forward", "bidirect"])
+def test_a_second_derivative_through_the_fused_layers_equals_the_cells(kind, direction, monkeypatch):
+    _run(kind, direction, False, True, True, monkeypatch)
+
+
+def test_the_cells_run_where_the_fused_op_cannot(monkeypatch):
+    # a projecting LSTM and float16 inputs go step by step, and still train
+    calls = []
+    monkeypatch.setattr(rnn_fused, "run_layer", lambda *a: calls.append(a[0]))
+    x = P.to_tensor(np.ones((2, 3, I), "float32"), stop_gradient=False)
+    net = P.nn.LSTM(I, H, proj_size=2)
+    out, (h, c) = net(x)
+    out.sum().backward()
+    assert out.shape == [2, 3, 2] and x.grad is not None and net[0].cell.weight_ho.grad is not None
+    half = P.nn.GRU(I, H).to(dtype="float16")
+    assert half(x.astype("float16"))[0].dtype == P.float16
+    assert calls == []
