@@ -26,3 +26,9 @@ class LabelOutOfRange(IndexError, ValueError):
 class RefusedArgument(ValueError, RuntimeError):
     """A bad argument where paddle raises RuntimeError (``P2POp``'s op, ``use_calc_stream`` with
     ``sync_op=False``) and torch, like pycoll's other checks, ValueError: the class is both."""
+
+
+class ShapeMismatch(ValueError, AssertionError):
+    """Sizes that do not fit together where paddle asserts (``MultiHeadAttention``'s embed_dim
+    not divisible by num_heads): the AssertionError paddle raises and the ValueError pycoll
+    raised before; the class is both."""

@@ -282,7 +282,7 @@ def test_transformer_layers_refuse_bad_arguments():
     with pytest.raises(ValueError, match="weight_attr"):
         nn.TransformerDecoderLayer(8, 2, 16, weight_attr=[None, None])
     with pytest.raises(ValueError, match="num_layers"):
-        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 0)
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1.5)
     layer = nn.TransformerEncoderLayer(8, 2, 16, bias_attr=[False, None])
     assert "self_attn.q_proj.bias" not in layer.state_dict() and "linear1.bias" in layer.state_dict()
 
@@ -346,3 +346,24 @@ def test_sdpa_dropout_and_bad_arguments():
         F.scaled_dot_product_attention(t64(np.ones((2, 4))), t64(np.ones((2, 4))), t64(np.ones((2, 4))))
     with pytest.raises(ValueError, match="dropout_p"):
         F.scaled_dot_product_attention(q, q, q, dropout_p=2)
+
+
+def test_heads_that_do_not_divide_embed_dim_raise_paddles_assertion_error_too():
+    # paddle 3.3.1 asserts (AssertionError); pycoll's ValueError names both sizes: the class is both
+    for build in (lambda: nn.MultiHeadAttention(10, 3), lambda: nn.TransformerEncoderLayer(10, 3, 20),
+                  lambda: nn.Transformer(10, 3)):
+        with pytest.raises(AssertionError, match=r"embed_dim \(10\) must be divisible by num_heads \(3\)"):
+            build()
+
+
+def test_an_encoder_or_decoder_of_no_layers_applies_only_its_norm():
+    # paddle 3.3.1 builds them, and forward returns norm(input)
+    x = pycoll.to_tensor(np.arange(24, dtype="float32").reshape(2, 3, 4))
+    norm = nn.LayerNorm(4)
+    np.testing.assert_allclose(nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 0, norm)(x).numpy(),
+                               norm(x).numpy())
+    assert nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 0)(x) is x
+    decoder = nn.TransformerDecoder(nn.TransformerDecoderLayer(4, 2, 8), 0)
+    assert decoder(x, x) is x
+    with pytest.raises(ValueError, match="num_layers must be an int >= 0, got -1"):
+        nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), -1)
