@@ -12,7 +12,7 @@ import pycoll
 import pycoll.amp.grad_scaler as grad_scaler
 import pycoll.amp.precision as precision
 import pycoll.distributed as dist
-from conftest import assert_ok, launch
+from conftest import assert_ok, launch, launch_source
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet import collective_mode
 from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu
@@ -195,6 +195,25 @@ def test_fused_allreduce_gradients_with_group_scales_in_buckets_of_each_dtype():
     assert [len(b) for b in fused._buckets([g for g in grads], 36)] == [2, 1]
     with pytest.raises(ValueError, match="bucket_size=0"):
         hpu.fused_allreduce_gradients_with_group(params, None, bucket_size=0)
+
+
+def test_fused_allreduce_gradients_pairs_each_parameter_when_the_ranks_reached_different_ones(tmp_path):
+    # rank 0's backward reached a, rank 1's b (same shape): the buffers once summed a's gradient into
+    # b's with no error; now each rank sends zeros for the one it lacks and takes the sum
+    assert_ok(launch_source(tmp_path,
+        "import numpy as np, pycoll, pycoll.distributed as dist\n"
+        "from pycoll.distributed.fleet.utils import hybrid_parallel_util as hpu\n"
+        "dist.init_parallel_env()\n"
+        "rank = dist.get_rank()\n"
+        "a, b, never, frozen = (pycoll.zeros([3]) for _ in range(4))\n"
+        "for p in (a, b, never):\n"
+        "    p.stop_gradient = False\n"
+        "(a if rank == 0 else b).grad = np.full(3, 4.0, np.float32)\n"
+        "frozen.grad = np.full(3, rank + 1.0, np.float32)\n"
+        "dist.fused_allreduce_gradients([a, b, never, frozen], None)\n"
+        "assert a.grad.numpy().tolist() == [2.0] * 3 and b.grad.numpy().tolist() == [2.0] * 3\n"
+        "assert never.grad is None and frozen.grad.numpy().tolist() == [rank + 1.0] * 3  # frozen: skipped\n"
+        "print(f'pairs OK rank={rank}')\n"), expect_lines=2)
 
 
 def test_on_two_ranks_the_optimizer_may_come_before_the_model_and_wraps_as_paddles():
