@@ -168,6 +168,16 @@ def _():
     return layer_call(P.nn.LSTM(128, 128), tensor(16, 32, 128))
 
 
+@case("lstm_2layer_bidirect")
+def _():
+    return layer_call(P.nn.LSTM(128, 128, num_layers=2, direction="bidirect"), tensor(16, 32, 128))
+
+
+@case("gru")
+def _():
+    return layer_call(P.nn.GRU(128, 128), tensor(16, 32, 128))
+
+
 @case("cross_entropy")
 def _():
     logits, labels = tensor(4096, 30000), ints(30000, 4096)
@@ -211,23 +221,6 @@ def _():
 def _():
     parts = [tensor(4, 8, grad=False, seed=i) for i in range(1000)]
     return lambda: P.stack(parts)
-
-
-# -- recurrent layers (forward + backward; a text classifier's step) -------------------------
-
-@case("lstm_b16_t32_h128")
-def _():
-    return layer_call(P.nn.LSTM(128, 128), tensor(16, 32, 128))
-
-
-@case("lstm_2layer_bidirect")
-def _():
-    return layer_call(P.nn.LSTM(128, 128, num_layers=2, direction="bidirect"), tensor(16, 32, 128))
-
-
-@case("gru_b16_t32_h128")
-def _():
-    return layer_call(P.nn.GRU(128, 128), tensor(16, 32, 128))
 
 
 @case("dataloader")
