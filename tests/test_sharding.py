@@ -6,7 +6,7 @@ import pytest
 import pycoll
 import pycoll.distributed as dist
 import pycoll.nn as nn
-from conftest import assert_ok, launch
+from conftest import assert_ok, launch, launch_source
 from pycoll.distributed.sharding import group_sharded_parallel
 from pycoll.parallel.segments import Segments, piece_bounds
 
@@ -115,3 +115,39 @@ def test_every_way_of_sharding_steps_as_the_unsharded_optimizer_reads_parameters
 
 def test_fleet_sharding_steps_as_the_unsharded_optimizer_reads_parameters_and_groups():
     assert_ok(launch(3, "sharding_param_options.py", "fleet", timeout=120), expect_lines=3)
+
+
+@pytest.mark.parametrize("level", ["os", "os_g", "p_g_os"])
+def test_a_frozen_or_unused_parameter_stays_put_at_every_level(level, tmp_path):
+    # a probe: under sharding, a layer frozen after a step moved on under momentum (its zeroed
+    # gradient stepped), and at os_g / p_g_os a layer forward never used took AdamW's decay (its
+    # piece came back as zeros); one process and DataParallel leave both where they are
+    assert_ok(launch_source(tmp_path,
+        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "from pycoll.distributed.sharding import group_sharded_parallel\n"
+        "dist.init_parallel_env()\n"
+        "class Net(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.first, self.second, self.unused = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)\n"
+        "    def forward(self, x):\n"
+        "        return self.second(self.first(x))\n"
+        "net = Net()\n"
+        "for p in net.parameters():\n"
+        "    p.set_value(np.full(p.shape, 0.5, 'float32'))\n"
+        "opt = pycoll.optimizer.Momentum(0.1, momentum=0.9, parameters=net.parameters(), weight_decay=0.5)\n"
+        f"model, opt, _ = group_sharded_parallel(net, opt, {level!r})\n"
+        "x = pycoll.ones([2, 4])\n"
+        "model(x).mean().backward(); opt.step(); opt.clear_grad()\n"
+        "if hasattr(model, 'get_all_parameters'):\n"
+        "    model.get_all_parameters()\n"
+        "frozen = net.first.weight.numpy().copy()\n"
+        "assert (net.unused.weight.numpy() == 0.5).all(), net.unused.weight.numpy()\n"
+        "for p in net.first.parameters():\n"
+        "    p.stop_gradient = True\n"
+        "model(x).mean().backward(); opt.step(); opt.clear_grad()\n"
+        "if hasattr(model, 'get_all_parameters'):\n"
+        "    model.get_all_parameters()\n"
+        "assert (net.first.weight.numpy() == frozen).all() and (net.unused.weight.numpy() == 0.5).all()\n"
+        "assert not (net.second.weight.numpy() == 0.5).all()  # the trained layer did move\n"
+        "print(f'still OK rank={dist.get_rank()}')\n"), expect_lines=2)

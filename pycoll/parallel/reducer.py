@@ -37,16 +37,16 @@ MB = 1 << 20
 class Bucket:
     """Parameters whose gradients travel together in one flat buffer of ``dtype`` (``comm_dtype``
     when gradients are compressed for the wire, else the parameters'), reduce-scattered in
-    ``layout`` when it is given, else all-reduced. ``buffer`` is None while not allocated. With
-    ``flagged``, the buffer has one more element per parameter after the ``size`` gradient
-    elements: 1 where this rank computed the parameter's gradient, 0 where it did not, so that
-    after the all-reduce every rank knows whether ANY rank did (see ``Reducer._finish``)."""
+    ``layout`` when it is given, else all-reduced. ``buffer`` is None while not allocated. Each
+    parameter has a flag: 1 where this rank computed its gradient, 0 where it did not, so that
+    after the collective every rank knows whether ANY rank did (see ``Reducer._finish``). An
+    all-reduced buffer has them after its ``size`` gradient elements; a reduce-scattered one
+    after each rank's part (``layout.width + flags`` elements a rank)."""
 
-    def __init__(self, params: List[Any], size: int, dtype: Any, layout: Optional[Segments] = None,
-                 flagged: bool = False):
+    def __init__(self, params: List[Any], size: int, dtype: Any, layout: Optional[Segments] = None):
         self.params = params
         self.size = size
-        self.flags = len(params) if flagged else 0
+        self.flags = len(params)
         self.dtype = dtype
         self.layout = layout
         self.buffer: Optional[Any] = None
@@ -101,7 +101,7 @@ class Reducer:
             layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
             size = layout.width * self.world if layout else sum(sizes[i] for i in g)
             self.buckets.append(Bucket([self.params[i] for i in g], size, self.comm_dtype or self.dtypes[g[0]],
-                                       layout, flagged=not self.shard))
+                                       layout))
         if not self.shard:  # all-reduce buckets keep their buffers from step to step
             for b in self.buckets:
                 b.buffer = self._xp.empty(b.size + b.flags, dtype=b.dtype)
@@ -210,18 +210,15 @@ class Reducer:
         on this rank sends zeros, flagged so (see ``_finish``)."""
         start = time.perf_counter()
         grads = [p.grad.array if p.grad is not None else self._zeros(p) for p in bucket.params]
-        if bucket.buffer is None:
-            bucket.buffer = self._xp.empty(bucket.size, dtype=bucket.dtype)
-        if bucket.flags:
-            bucket.buffer[bucket.size:] = 1
-            for j, p in enumerate(bucket.params):
-                if p.grad is None:
-                    bucket.buffer[bucket.size + j] = 0
+        flags = self._xp.asarray([p.grad is not None for p in bucket.params], dtype=bucket.dtype)
+        if bucket.buffer is None:  # a reduce-scatter's, made each step: every rank's part, then flags
+            bucket.buffer = self._xp.empty(bucket.size + self.world * bucket.flags, dtype=bucket.dtype)
         try:
             if bucket.layout is None:
                 kernels.flatten(grads, out=bucket.buffer[:bucket.size], scale=self._scale)
-            else:
-                bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp)
+                bucket.buffer[bucket.size:] = flags
+            else:  # the flags scaled as the gradients are: still > 0 where a rank had one
+                bucket.layout.pack(grads, bucket.buffer, self._scale, self._xp, tail=flags)
         except TypeError as exc:  # the kernel's dtype check, in the user's terms (paddle's ValueError)
             changed = sorted({str(g.dtype) for g in grads} - {str(bucket.dtype)})
             if not changed:
@@ -233,7 +230,7 @@ class Reducer:
         if bucket.layout is None:
             bucket.task = dist.all_reduce(bucket.buffer, group=self.group, sync_op=False)
         else:
-            width = bucket.layout.width
+            width = bucket.layout.width + bucket.flags
             bucket.part = self._xp.empty(width, dtype=bucket.dtype)
             bucket.task = dist.reduce_scatter(bucket.part, [bucket.buffer[r * width:(r + 1) * width]
                                                             for r in range(self.world)],
@@ -278,14 +275,17 @@ class Reducer:
             self.stats["unflatten_s"] += time.perf_counter() - start
 
     def _keep_pieces(self, bucket: Bucket) -> None:
-        """Shard mode: add this rank's averaged pieces into its sharded gradients; let go of the
-        whole gradients and the buffers."""
-        pieces = bucket.layout.part_pieces(bucket.part, self._index_in_group)
-        for p, piece in zip(bucket.params, pieces):
+        """Shard mode: add this rank's averaged pieces into its sharded gradients (a parameter no
+        rank computed a gradient for gets none, as in DataParallel); let go of the whole
+        gradients and the buffers."""
+        width = bucket.layout.width
+        pieces = bucket.layout.part_pieces(bucket.part[:width], self._index_in_group)
+        computed = bucket.part[width:].tolist()  # on the host (on a GPU, one sync a bucket)
+        for p, piece, flag in zip(bucket.params, pieces, computed):
             i = self._index[id(p)]
-            if i in self._sharded:
+            if flag > 0 and i in self._sharded:
                 self._sharded[i] += piece
-            else:
+            elif flag > 0:
                 self._sharded[i] = piece.astype(self.dtypes[i], copy=True)
             p.grad = None
         bucket.buffer = bucket.part = None

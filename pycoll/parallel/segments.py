@@ -32,15 +32,18 @@ class Segments:
         self.offsets = list(np.cumsum([0] + self.chunks[:-1]))
         self.width = sum(self.chunks)  # one rank's part of the flat buffer
 
-    def pack(self, arrays: Sequence[Any], out: Any, scale: float, xp: Any) -> None:
+    def pack(self, arrays: Sequence[Any], out: Any, scale: float, xp: Any, tail: Any = None) -> None:
         """Write every rank's pieces of ``arrays`` (the whole parameters' values), times
-        ``scale``, into ``out`` (``nranks × width`` elements)."""
+        ``scale``, into ``out`` (``nranks × width`` elements); with ``tail``, an array of
+        ``arrays``' dtype, each rank's part is followed by it (``nranks × (width + tail.size)``)."""
         pieces: List[Any] = []
         zeros = xp.zeros(max(self.chunks), dtype=arrays[0].dtype)
         for r in range(self.nranks):
             for arr, size, chunk in zip(arrays, self.sizes, self.chunks):
                 lo, hi = piece_bounds(size, self.nranks, r)
                 pieces.extend(p for p in (arr.reshape(-1)[lo:hi], zeros[:chunk - (hi - lo)]) if p.size)
+            if tail is not None:
+                pieces.append(tail)
         kernels.flatten(pieces, out=out, scale=scale)
 
     def pack_part(self, pieces: Sequence[Any], out: Any, xp: Any) -> None:

@@ -59,7 +59,9 @@ class ShardedOptimizer(UpdateForms):
             self.set_state_dict(held)
 
     def step(self) -> None:
-        grads = {id(p): self._model.grad_piece(p) for p in self._parameter_list}
+        # a parameter frozen since the wrap (stop_gradient) is skipped, as the unsharded optimizer
+        # skips it: its zeroed gradient (clear_grad's default) would still move it under momentum
+        grads = {id(p): None if p.stop_gradient else self._model.grad_piece(p) for p in self._parameter_list}
         for clip, params in self._clips:  # every parameter in order, empty pieces too: aligned across ranks
             clipped = clip.clip_grads(params, [grads[id(p)] for p in params], self._norm_sums)
             grads.update((id(p), g) for p, g in zip(params, clipped))
