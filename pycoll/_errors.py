@@ -28,7 +28,7 @@ class RefusedArgument(ValueError, RuntimeError):
     ``sync_op=False``) and torch, like pycoll's other checks, ValueError: the class is both."""
 
 
-class ShapeMismatch(ValueError, AssertionError):
-    """Sizes that do not fit together where paddle asserts (``MultiHeadAttention``'s embed_dim
-    not divisible by num_heads): the AssertionError paddle raises and the ValueError pycoll
-    raised before; the class is both."""
+class AssertedArgument(ValueError, AssertionError):
+    """A bad argument where paddle asserts (``MultiHeadAttention``'s embed_dim not divisible by
+    num_heads, ``group_sharded_parallel``'s level): the AssertionError paddle raises and the
+    ValueError pycoll raised before; the class is both."""

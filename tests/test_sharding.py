@@ -151,3 +151,11 @@ def test_a_frozen_or_unused_parameter_stays_put_at_every_level(level, tmp_path):
         "assert (net.first.weight.numpy() == frozen).all() and (net.unused.weight.numpy() == 0.5).all()\n"
         "assert not (net.second.weight.numpy() == 0.5).all()  # the trained layer did move\n"
         "print(f'still OK rank={dist.get_rank()}')\n"), expect_lines=2)
+
+
+def test_a_bad_level_raises_paddles_assertion_error_too():
+    # paddle asserts the level; pycoll's ValueError names it: the class is both
+    dist.init_parallel_env()
+    net = nn.Linear(2, 2)
+    with pytest.raises(AssertionError, match="level='stage2'; it must be one of os, os_g, p_g_os"):
+        group_sharded_parallel(net, pycoll.optimizer.SGD(parameters=net.parameters()), "stage2")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import collections
 from typing import Any, Optional, Tuple, Union
 
-from pycoll._errors import ShapeMismatch
+from pycoll._errors import AssertedArgument
 from pycoll.creation import zeros
 from pycoll.nn._attention_functional import attend, attention_mask_as_float
 from pycoll.nn.common import Linear
@@ -52,7 +52,7 @@ class MultiHeadAttention(Layer):
         self.embed_dim = positive_int(embed_dim, "embed_dim", fn)
         self.num_heads = positive_int(num_heads, "num_heads", fn)
         if embed_dim % num_heads:
-            raise ShapeMismatch(f"{fn}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
+            raise AssertedArgument(f"{fn}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
         self.kdim = embed_dim if kdim is None else positive_int(kdim, "kdim", fn)
         self.vdim = embed_dim if vdim is None else positive_int(vdim, "vdim", fn)
         self.dropout = probability(dropout, "dropout", fn)

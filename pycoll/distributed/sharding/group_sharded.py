@@ -23,6 +23,7 @@ from typing import Any, Optional, Sequence, Set, Tuple, Union
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll._errors import AssertedArgument
 from pycoll.amp import GradScaler
 from pycoll.distributed.output_folder import make_output_folder
 from pycoll.distributed.sharding.model import GroupShardedModel
@@ -52,7 +53,7 @@ def group_sharded_parallel(model: Layer, optimizer: Any, level: str, scaler: Any
     time, and with ``sync_buffers`` before every forward too (paddle's). ``sync_comm`` is accepted
     for paddle's signature (pycoll's gradient traffic overlaps backward)."""
     if level not in LEVELS:
-        raise ValueError(f"group_sharded_parallel: level={level!r}; it must be one of {', '.join(LEVELS)}")
+        raise AssertedArgument(f"group_sharded_parallel: level={level!r}; it must be one of {', '.join(LEVELS)}")
     if isinstance(model, DataParallel):
         raise ValueError("group_sharded_parallel: model is already wrapped in DataParallel; pass the "
                          "layer itself")
