@@ -14,6 +14,7 @@ on this host that are no longer alive (a live writer's is never touched).
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -21,6 +22,7 @@ import os
 import pickle
 import re
 import secrets
+import stat
 import warnings
 import zipfile
 from typing import Any, BinaryIO, Callable, Dict, Tuple
@@ -63,17 +65,26 @@ def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4,
     name = os.path.basename(path)
     if not name or os.path.isdir(path):
         raise ValueError(f"save: path={path!r} names a directory; it must be 'dirname/filename'")
-    directory = os.path.dirname(os.path.abspath(path))
+    # a symbolic link is written through, as paddle's open() does: its target gets the file
+    target = os.path.realpath(path)
+    existing = os.stat(target) if os.path.exists(target) else None
+    if existing is not None and not stat.S_ISREG(existing.st_mode):  # a FIFO, a device: written into
+        with open(target, "wb") as f:
+            write_paddle_file(obj, f, protocol)
+        return
+    directory, name = os.path.split(target)
     os.makedirs(directory, exist_ok=True)
     _remove_dead_writers_temps(directory, name)
-    tmp = os.path.join(directory, f".{name}.{_HOST}-{os.getpid()}-{secrets.token_hex(8)}.pycoll-tmp")
+    tmp = os.path.join(directory, f".{_temp_stem(name)}.{_HOST}-{os.getpid()}-{secrets.token_hex(8)}.pycoll-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
+        if existing is not None:  # the file keeps its permissions, as when written in place
+            os.chmod(tmp, stat.S_IMODE(existing.st_mode))
         with os.fdopen(fd, "wb") as f:
             write_paddle_file(obj, f, protocol)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)
@@ -122,9 +133,21 @@ def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> int:
     return protocol
 
 
+def _temp_stem(name: str) -> str:
+    """The part of a temporary's name that says which file it becomes: ``name`` itself, or where
+    the temporary's name would pass the 255 bytes a file name may have, its start and a hash."""
+    room = 255 - len(f"..{_HOST}-{2 ** 22}-{'0' * 16}.pycoll-tmp")  # the longest pid Linux gives
+    if len(os.fsencode(name)) <= room:
+        return name
+    start = name
+    while len(os.fsencode(start)) > room - 17:
+        start = start[:-1]
+    return start + "~" + hashlib.sha1(os.fsencode(name)).hexdigest()[:16]
+
+
 def _remove_dead_writers_temps(directory: str, name: str) -> None:
     """Remove the temporaries that saves to ``name`` killed on this host left in ``directory``."""
-    temp = re.compile(rf"\.{re.escape(name)}\.{re.escape(_HOST)}-([0-9]+)-[0-9a-f]{{16}}\.pycoll-tmp")
+    temp = re.compile(rf"\.{re.escape(_temp_stem(name))}\.{re.escape(_HOST)}-([0-9]+)-[0-9a-f]{{16}}\.pycoll-tmp")
     for entry in os.scandir(directory):
         match = temp.fullmatch(entry.name)
         if not match or not entry.is_file(follow_symlinks=False):

@@ -4,9 +4,11 @@ that pycoll.save from ``V1_TREE`` below)."""
 import io
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -381,3 +383,32 @@ def test_bad_arguments_are_refused(tmp_path):
     with pytest.warns(UserWarning, match="The input state dict is empty"):  # paddle's warning
         pycoll.save({}, tmp_path / "empty")
     assert pycoll.load(tmp_path / "empty") == {}
+
+
+def test_save_writes_through_a_link_keeps_the_files_mode_and_takes_paddles_longest_names(tmp_path):
+    # a probe: pycoll.save put a regular file in place of a symlink (its target kept the old
+    # weights), reset the file's mode, and failed on names of 218 characters (paddle saves 255)
+    os.chmod(tmp_path, 0o755)
+    real = tmp_path / "run3" / "model.pdparams"
+    pycoll.save({"w": pycoll.to_tensor([1.0])}, str(real))
+    real.chmod(0o600)
+    link = tmp_path / "latest.pdparams"
+    link.symlink_to(real)
+    pycoll.save({"w": pycoll.to_tensor([2.0])}, str(link))
+    assert link.is_symlink() and pycoll.load(str(real))["w"].numpy().tolist() == [2.0]
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    longest = tmp_path / ("n" * 251 + ".pd")
+    pycoll.save({"w": pycoll.to_tensor([3.0])}, str(longest))
+    assert pycoll.load(str(longest))["w"].numpy().tolist() == [3.0]
+    assert sorted(os.listdir(tmp_path)) == sorted(["run3", "latest.pdparams", longest.name])  # no temporaries left
+
+
+def test_save_writes_into_a_fifo_as_paddle_does(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    pycoll.save({"w": pycoll.to_tensor([1.0])}, str(fifo))
+    reader.join(timeout=30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and pycoll.load(io.BytesIO(got[0]))["w"].numpy().tolist() == [1.0]
