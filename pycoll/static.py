@@ -4,21 +4,48 @@ which is what pycoll's InMemoryDataset and QueueDataset take as a slot in ``use_
 paddle's own dataset examples make their slots."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, List, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll.dtypes import convert_dtype
 
-@dataclass(frozen=True)
+
 class InputSpec:
-    """An input's description: ``shape`` (None for a size known only at run time), ``dtype``
-    (a name), ``name`` and ``lod_level`` (1: a variable-length slot)."""
+    """An input's description, as paddle's: ``shape`` a tuple of ints, -1 for a size known only
+    at run time (None is taken for it), ``dtype`` (a dtype or its name), ``name``,
+    ``stop_gradient``; pycoll also keeps ``lod_level`` (1: a variable-length slot, for
+    ``static.data``). Specs with equal fields are equal and hash alike."""
 
-    shape: List[Optional[int]]
-    dtype: str = "float32"
-    name: Optional[str] = None
-    lod_level: int = 0
+    def __init__(self, shape: Sequence[Optional[int]], dtype: Any = "float32", name: Optional[str] = None,
+                 stop_gradient: bool = False, lod_level: int = 0):
+        if not isinstance(shape, (list, tuple)):
+            raise TypeError(f"InputSpec: shape must be a list or tuple of ints, got {type(shape).__name__}")
+        for i, size in enumerate(shape):
+            if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
+                raise ValueError(f"InputSpec: shape[{i}] must be an int (or None / -1 for a size known at run "
+                                 f"time), got {type(size).__name__} {size!r}")
+        self.shape: Tuple[int, ...] = tuple(-1 if size is None else int(size) for size in shape)
+        self.dtype = convert_dtype(dtype)  # a TypeError names a dtype it does not know
+        self.name = name
+        self.stop_gradient = bool(stop_gradient)
+        self.lod_level = int(lod_level)
+
+    def _fields(self) -> tuple:
+        return self.shape, self.dtype, self.name, self.stop_gradient, self.lod_level
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, InputSpec) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"InputSpec(shape={self.shape}, dtype={self.dtype}, name={self.name}, "
+                f"stop_gradient={self.stop_gradient})")
+
+    def _with_shape(self, shape: Sequence[int]) -> "InputSpec":
+        return InputSpec(shape, self.dtype, self.name, self.stop_gradient, self.lod_level)
 
     @classmethod
     def from_tensor(cls, tensor: Any, name: Optional[str] = None) -> "InputSpec":
@@ -28,27 +55,27 @@ class InputSpec:
 
         if not isinstance(tensor, Tensor):
             raise TypeError(f"InputSpec.from_tensor: tensor must be a pycoll Tensor, got {type(tensor).__name__}")
-        return cls(list(tensor.shape), np.dtype(tensor.dtype).name, name or getattr(tensor, "name", None))
+        return cls(list(tensor.shape), tensor.dtype, name or getattr(tensor, "name", None))
 
     @classmethod
     def from_numpy(cls, ndarray: Any, name: Optional[str] = None) -> "InputSpec":
         """The spec of a NumPy array: its shape and dtype."""
         if not isinstance(ndarray, np.ndarray):
             raise TypeError(f"InputSpec.from_numpy: ndarray must be a numpy.ndarray, got {type(ndarray).__name__}")
-        return cls(list(ndarray.shape), ndarray.dtype.name, name)
+        return cls(list(ndarray.shape), ndarray.dtype, name)
 
     def batch(self, batch_size: Any) -> "InputSpec":
         """This spec with a leading batch axis of ``batch_size`` (an int, or a one-int list)."""
         size = batch_size[0] if isinstance(batch_size, (list, tuple)) and len(batch_size) == 1 else batch_size
         if isinstance(size, bool) or not isinstance(size, int):
             raise TypeError(f"InputSpec.batch: batch_size must be an int, got {batch_size!r}")
-        return replace(self, shape=[None if size == -1 else size] + list(self.shape))
+        return self._with_shape((size,) + self.shape)
 
     def unbatch(self) -> "InputSpec":
         """This spec without its leading axis."""
         if not self.shape:
             raise ValueError("InputSpec.unbatch: the spec has no axis to remove")
-        return replace(self, shape=list(self.shape[1:]))
+        return self._with_shape(self.shape[1:])
 
 
 def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level: int = 0) -> InputSpec:
@@ -56,5 +83,4 @@ def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level
     to float32)."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"static.data: name must be a non-empty string, got {name!r}")
-    return InputSpec([None if s is None or s == -1 else int(s) for s in shape],
-                     np.dtype(dtype or "float32").name, name, int(lod_level))
+    return InputSpec(list(shape), dtype or "float32", name, lod_level=lod_level)

@@ -60,8 +60,24 @@ def test_input_spec_constructors():
     assert InputSpec.from_tensor(t, name="a") == InputSpec([2, 3], "float64", "a")
     assert InputSpec.from_numpy(np.ones((2, 3), "int32")) == InputSpec([2, 3], "int32")
     spec = InputSpec([None, 3]).batch(4)
-    assert spec.shape == [4, None, 3] and spec.unbatch() == InputSpec([None, 3])
+    assert spec.shape == (4, -1, 3) and spec.unbatch() == InputSpec([None, 3]) == InputSpec([-1, 3])
     with pytest.raises(TypeError, match="tensor must be a pycoll Tensor, got ndarray"):
         InputSpec.from_tensor(np.ones(2))
     with pytest.raises(TypeError, match="batch_size must be an int"):
         InputSpec([3]).batch("4")
+
+
+def test_an_input_spec_reads_as_paddles():
+    # a probe: the shape kept None where paddle has -1 (code testing shape[0] == -1 was told no),
+    # specs could not be hashed, and a bad shape or dtype went through
+    spec = InputSpec([None, 3], "float32", "x")
+    assert spec.shape == (-1, 3) and spec.dtype == pycoll.float32 and spec.stop_gradient is False
+    assert len({spec, InputSpec((-1, 3), pycoll.float32, "x")}) == 1
+    assert repr(spec) == "InputSpec(shape=(-1, 3), dtype=float32, name=x, stop_gradient=False)"
+    assert InputSpec([3], "int64", stop_gradient=True).stop_gradient is True
+    with pytest.raises(TypeError, match="shape must be a list or tuple"):
+        InputSpec("abc")
+    with pytest.raises(ValueError, match=r"shape\[0\] must be an int"):
+        InputSpec([2.5])
+    with pytest.raises(TypeError, match="floatx"):
+        InputSpec([2], "floatx")
