@@ -43,6 +43,7 @@ from pycoll._logging import logger
 
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
+_retaining: List[bool] = []  # per backward walk in progress: whether it keeps its graph
 
 
 def is_grad_enabled() -> bool:
@@ -265,6 +266,12 @@ def queue_callback(fn: Callable[[], None]) -> None:
     _callback_stack[-1].append(fn)
 
 
+def retains_graph() -> bool:
+    """Whether the backward walk now in progress keeps its graph (``retain_graph=True``), so
+    that another backward may walk it again; False outside backward."""
+    return bool(_retaining) and _retaining[-1]
+
+
 def _flatten_tensors(obj: Any, out: list) -> None:
     if isinstance(obj, GraphTensor):
         out.append(obj)
@@ -411,6 +418,7 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
     # one switch per backward (hooks and PyLayer backwards run in it too)
     saved_fp = silence(SILENT)
     _callback_stack.append([])
+    _retaining.append(retain_graph)
     try:
         bufs = _Buffers()
         pending: Dict[Node, list] = {}
@@ -476,4 +484,5 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             callbacks.pop(0)()
     finally:
         _callback_stack.pop()
+        _retaining.pop()
         restore(saved_fp)

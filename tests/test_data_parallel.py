@@ -195,11 +195,31 @@ def test_a_parameter_unfrozen_after_wrapping_is_said_to_go_unaveraged(tmp_path):
         "net[0].weight.stop_gradient = False\n"
         "for _ in range(2):\n"
         "    model(pycoll.to_tensor([[rank + 1.0]])).sum().backward()\n"
+        "rewrapped = pycoll.DataParallel(net)  # as the warning advises: quiet, and averaged\n"
+        "net.clear_gradients()\n"
+        "rewrapped(pycoll.to_tensor([[rank + 1.0]])).sum().backward()\n"
+        "grads = []\n"
+        "dist.all_gather(grads, net[0].weight.grad)\n"
+        "assert np.array_equal(grads[0].numpy(), grads[1].numpy())\n"
+        "net[1](pycoll.to_tensor([[1.0]])).sum().backward()  # the inner layers alone: no retain_graph warning\n"
+        "class Head(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.head = nn.Linear(1, 1)\n"
+        "    def forward(self, x):\n"
+        "        return self.head(x)\n"
+        "other = Head()\n"
+        "other.head.weight.stop_gradient = True\n"
+        "pycoll.DataParallel(other)\n"
+        "other.head.weight.stop_gradient = False\n"
+        "again = pycoll.DataParallel(other)  # wrapped again after unfreezing: averaged, nothing said\n"
+        "again(pycoll.to_tensor([[rank + 1.0]])).sum().backward()\n"
         "print(f'unfrozen OK rank={rank}')\n")
     assert_ok(result, expect_lines=2)
     output = result.stdout + result.stderr
     for rank in range(2):  # once per rank, naming the parameter
         assert output.count(f"[rank {rank}] pycoll: DataParallel: parameter '0.weight' was frozen") == 1, output
+    assert "a second backward of one forward" not in output and "'head.weight' was frozen" not in output
 
 
 def test_find_unused_parameters_in_the_forms_a_probe_found_broken():

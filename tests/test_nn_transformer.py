@@ -281,7 +281,7 @@ def test_transformer_layers_refuse_bad_arguments():
         nn.TransformerEncoderLayer(8, 2, 0)
     with pytest.raises(ValueError, match="weight_attr"):
         nn.TransformerDecoderLayer(8, 2, 16, weight_attr=[None, None])
-    with pytest.raises(ValueError, match="num_layers"):
+    with pytest.raises(TypeError, match="num_layers"):  # paddle's TypeError
         nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 1.5)
     layer = nn.TransformerEncoderLayer(8, 2, 16, bias_attr=[False, None])
     assert "self_attn.q_proj.bias" not in layer.state_dict() and "linear1.bias" in layer.state_dict()
@@ -354,6 +354,9 @@ def test_heads_that_do_not_divide_embed_dim_raise_paddles_assertion_error_too():
                   lambda: nn.Transformer(10, 3)):
         with pytest.raises(AssertionError, match=r"embed_dim \(10\) must be divisible by num_heads \(3\)"):
             build()
+    for embed_dim, num_heads, name in ((8, 0, "num_heads"), (-8, 2, "embed_dim")):  # asserted by paddle too
+        with pytest.raises(AssertionError, match=f"{name} must be an int > 0"):
+            nn.MultiHeadAttention(embed_dim, num_heads)
 
 
 def test_an_encoder_or_decoder_of_no_layers_applies_only_its_norm():

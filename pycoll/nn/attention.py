@@ -13,9 +13,10 @@ from pycoll.shape_ops import concat, reshape, transpose
 from pycoll.tensor import Tensor
 
 
-def positive_int(value: Any, name: str, fn: str) -> int:
+def positive_int(value: Any, name: str, fn: str, error: type = ValueError) -> int:
+    """``value``, an int > 0, or ``error`` naming ``name`` (AssertedArgument where paddle asserts)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{fn}: {name} must be an int > 0, got {value!r}")
+        raise error(f"{fn}: {name} must be an int > 0, got {value!r}")
     return value
 
 
@@ -49,8 +50,8 @@ class MultiHeadAttention(Layer):
                  bias_attr: Any = None):
         super().__init__()
         fn = "MultiHeadAttention"
-        self.embed_dim = positive_int(embed_dim, "embed_dim", fn)
-        self.num_heads = positive_int(num_heads, "num_heads", fn)
+        self.embed_dim = positive_int(embed_dim, "embed_dim", fn, AssertedArgument)  # paddle asserts these
+        self.num_heads = positive_int(num_heads, "num_heads", fn, AssertedArgument)
         if embed_dim % num_heads:
             raise AssertedArgument(f"{fn}: embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
         self.kdim = embed_dim if kdim is None else positive_int(kdim, "kdim", fn)

@@ -183,7 +183,9 @@ class TransformerDecoderLayer(_Block):
 def _stack(layer: Layer, num_layers: int, norm: Optional[Layer], fn: str) -> LayerList:
     """num_layers layers: `layer` itself first, then new ones built with its arguments (fresh
     parameters, as paddle's). None (0, as paddle allows) leaves only `norm` to run."""
-    if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 0:
+    if isinstance(num_layers, bool) or not isinstance(num_layers, int):
+        raise TypeError(f"{fn}: num_layers must be an int >= 0, got {num_layers!r}")
+    if num_layers < 0:
         raise ValueError(f"{fn}: num_layers must be an int >= 0, got {num_layers!r}")
     if norm is not None and not isinstance(norm, Layer):
         raise TypeError(f"{fn}: norm must be a Layer (e.g. LayerNorm) or None, got {type(norm).__name__}")

@@ -153,7 +153,9 @@ def _left_out_of_averaging(name: str, api: str) -> Callable[[Any], None]:
     said = []
 
     def hook(param: Any) -> None:
-        if not said:
+        # quiet once a later wrap (the advice below) took it into its reducer's buckets
+        averaged = any(isinstance(getattr(h, "__self__", None), Reducer) for h in param._ready_hooks.values())
+        if not said and not averaged:
             said.append(True)
             logger.warning("%s: parameter %r was frozen (stop_gradient=True) when the model was wrapped and "
                            "now gets a gradient, which is not averaged across ranks: each rank trains its own "

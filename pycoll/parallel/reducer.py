@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll import autograd, kernels
+from pycoll import _graph, autograd, kernels
 from pycoll._logging import logger
 from pycoll.parallel.buckets import assign_buckets
 from pycoll.parallel.segments import Segments
@@ -86,7 +86,7 @@ class Reducer:
         self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
         self._warned_late = False  # said once that some parameters got no gradient (see _finish)
-        self._reduced = False  # this forward's backward has averaged the gradients (see _on_ready)
+        self._reduced = False  # this forward's backward averaged the gradients and kept its graph (_on_ready)
         self._warned_again = False  # said once that a backward came after that
         self._index_in_group = group.rank if group is not None else dist.get_rank()
         self.stats = {"flatten_s": 0.0, "unflatten_s": 0.0}
@@ -240,7 +240,9 @@ class Reducer:
         """End of a synchronised backward: wait for every bucket and write the averaged grads."""
         self._started = False
         self._active = False
-        self._reduced = True
+        # only a backward that kept its graph can be followed by another backward of its forward;
+        # one through the wrapped layers alone, after it, is another graph and says nothing
+        self._reduced = _graph.retains_graph()
         if self._next_bucket < len(self.buckets):
             # parameters this backward did not reach (not counted unused from forward's outputs):
             # their buckets go now, still in bucket order on every rank, so the ranks' collectives
