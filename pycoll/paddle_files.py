@@ -219,6 +219,8 @@ class _Pickler(pickle.Pickler):
             return tuple, ((name, _host_array(obj)),)
         if is_array(obj) and not isinstance(obj, np.ndarray):
             return move(obj, ("cpu", 0)).__reduce_ex__(self._protocol)
+        if isinstance(obj, np.ndarray) and obj.dtype.name in _BIT_PATTERNS:  # as paddle's .numpy() has them
+            return obj.view(_BIT_PATTERNS[obj.dtype.name]).__reduce_ex__(self._protocol)
         if type(obj) is Size:  # x.shape: written as a list, which paddle.load reads too
             return list, (list(obj),)
         if type(obj) is TensorSize:  # x.size: written as the int it is

@@ -105,8 +105,14 @@ def test_bfloat16_comes_back_from_paddles_files_and_pycolls_own(tmp_path):
     t = pycoll.to_tensor([1.0, 2.5], dtype="bfloat16")
     pycoll.save({"t": t, "a": t.numpy()}, tmp_path / "own.pd")
     back = pycoll.load(tmp_path / "own.pd")
-    assert back["t"].dtype.name == "bfloat16" and back["a"].dtype.name == "bfloat16"
+    # a raw bfloat16 array is written as paddle's .numpy() gives it, uint16, and read back so
+    assert back["t"].dtype.name == "bfloat16" and back["a"].dtype == np.uint16
     assert back["t"].numpy().astype(np.float32).tolist() == [1.0, 2.5]
+    assert back["a"].view(t.numpy().dtype).astype(np.float32).tolist() == [1.0, 2.5]
+    # and such bits load into a bfloat16 parameter, as paddle's set_state_dict takes them
+    layer = pycoll.nn.Linear(2, 1).to(dtype="bfloat16")
+    layer.set_state_dict({"weight": np.array([[16256], [16384]], np.uint16), "bias": np.array([16256], np.uint16)})
+    assert layer.weight.numpy().astype(np.float32).tolist() == [[1.0], [2.0]]
 
 
 def test_save_and_load_take_file_objects_as_paddles_do():

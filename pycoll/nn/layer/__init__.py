@@ -416,6 +416,9 @@ class Layer:
                 warnings.warn(f"Skip loading for {key}. {lookup} receives a shape {list(shape)}, but the "
                               f"expected shape is {list(target.shape)}.")
                 continue
+            if arr.dtype == np.uint16 and target.dtype.name == "bfloat16" and not isinstance(value, Tensor):
+                # bfloat16's bit patterns, as paddle's .numpy() and load(return_numpy=True) give them
+                arr = value = arr.view(target.dtype)
             if arr.dtype != target.dtype:
                 problems.append(f"{lookup}: dtype {arr.dtype}, expected {target.dtype}")
             matched.add(lookup)
