@@ -23,6 +23,11 @@ Gradient buffers are reused rather than copied: an array that a backward functio
 handed to exactly one place is owned by the walk and may be added into in place or become a
 leaf's `.grad`; anything else (views, arrays handed to two inputs, user-given seeds, what a PyLayer
 returns) is copied before it is written.
+
+A backward function may give a leaf a `RowsValue` instead of an array: a gradient that is zero
+outside some rows (an ``Embedding(sparse=True)`` weight's). The walk adds such values up as rows,
+and into an array where another path gives the leaf a dense gradient; the leaf keeps them as rows
+(`pycoll.tensor.RowsGrad`).
 """
 from __future__ import annotations
 
@@ -40,6 +45,7 @@ import numpy as np
 from pycoll import _complex_grads, _versions
 from pycoll._fp_quiet import SILENT, restore, silence
 from pycoll._logging import logger
+from pycoll.device import array_module, scatter_add
 
 _grad_enabled = True
 _callback_stack: List[List[Callable[[], None]]] = []
@@ -318,6 +324,53 @@ def graph_leaves(tensors: Any) -> list:
     return list(found.values())
 
 
+class RowsValue:
+    """A gradient of ``shape`` that is zero outside the rows ``ids`` (1-D, repeats allowed): row
+    ``ids[k]`` adds ``rows[k]``."""
+
+    __slots__ = ("ids", "rows", "shape", "dtype")
+
+    def __init__(self, ids: Any, rows: Any, shape: Sequence[int], dtype: Any):
+        self.ids, self.rows, self.shape, self.dtype = ids, rows, tuple(shape), dtype
+
+    def dense(self) -> Any:
+        out = array_module(self.rows).zeros(self.shape, dtype=self.dtype)
+        self.add_into(out)
+        return out
+
+    def add_into(self, target: Any) -> None:
+        scatter_add(target, self.ids, self.rows.astype(target.dtype, copy=False))
+
+    def plus(self, other: Any) -> Any:
+        """This gradient plus ``other`` (rows; or an array, then a new array)."""
+        if isinstance(other, RowsValue):
+            xp = array_module(self.rows)
+            return RowsValue(xp.concatenate((self.ids, other.ids)), xp.concatenate((self.rows, other.rows)),
+                             self.shape, self.dtype)
+        out = other.copy()
+        self.add_into(out)
+        return out
+
+    def coalesced(self) -> tuple:
+        """(the sorted distinct ids, their rows summed in the order they came, as `dense` sums them)."""
+        xp = array_module(self.rows)
+        if xp is not np:  # CuPy has no reduceat; its scatter_add is one kernel
+            ids, where = xp.unique(self.ids, return_inverse=True)
+            summed = xp.zeros((len(ids),) + self.shape[1:], dtype=self.dtype)
+            scatter_add(summed, where.reshape(-1), self.rows)
+            return ids, summed
+        order = np.argsort(self.ids, kind="stable")  # a stable sort keeps each id's rows in order
+        ids = self.ids[order]
+        first = np.concatenate(([True], ids[1:] != ids[:-1]))  # where each distinct id starts
+        rows = self.rows[order].astype(self.dtype, copy=False)
+        if first.all():  # no id twice: nothing to add up
+            return ids, rows
+        summed = rows[first]  # the first row of each id, then the others added in order
+        repeats = ~first
+        np.add.at(summed, np.cumsum(first)[repeats] - 1, rows[repeats])
+        return ids[first], summed
+
+
 class _Buffers:
     """Tracks which gradient arrays the walk owns (see the module docstring)."""
 
@@ -336,8 +389,8 @@ class _Buffers:
 
     def owned(self, g: Any) -> bool:
         key = id(g)
-        return (key in self.fresh and self.handed.get(key) == 1 and g.base is None
-                and getattr(g.flags, "writeable", True))
+        return (key in self.fresh and self.handed.get(key) == 1 and g.__class__ is not RowsValue
+                and g.base is None and getattr(g.flags, "writeable", True))
 
     def consumed(self, slots: list) -> None:
         """A node's backward (a pycoll op's own function, no hooks) has run on ``slots``: forget
@@ -353,6 +406,11 @@ class _Buffers:
     def add(self, acc: Any, g: Any) -> Any:
         if acc is None:
             return g
+        if acc.__class__ is RowsValue or g.__class__ is RowsValue:
+            if acc.__class__ is not RowsValue and self.owned(acc):
+                g.add_into(acc)
+                return acc
+            return self.hand(g.plus(acc) if g.__class__ is RowsValue else acc.plus(g), True)
         if self.owned(acc) and acc.shape == g.shape:
             acc += g
             return acc

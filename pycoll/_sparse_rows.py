@@ -1,9 +1,11 @@
 """The rows a sparse gradient touched, for the optimizers' ``lazy_mode``.
 
 paddle's ``Embedding(sparse=True)`` gives its weight a SelectedRows gradient: the looked-up rows
-alone, and Adam's ``lazy_mode`` updates just those rows. pycoll's gradients are dense, so the
-embedding records the ids it looked up on its weight (`record_rows`) and the optimizer asks which
-rows to update (`rows_to_update`). The record gathers the ids of every backward since the last
+alone, and Adam's ``lazy_mode`` updates just those rows. pycoll's weight gets its gradient as rows
+(``pycoll.tensor.RowsGrad``), which the optimizers read as long as nothing has made it dense; once
+something has (DataParallel's buckets, a clip, a read of ``.grad``), the optimizer asks which rows
+to update here (`rows_to_update`), from the ids the embedding recorded on its weight
+(`record_rows`). The record gathers the ids of every backward since the last
 step (gradient accumulation: the union of rows) and starts afresh at the first backward after a
 step or after the gradient is cleared (``Tensor.clear_gradient``, `forget_rows`). The rows updated are those recorded
 plus every row whose gradient is not zero: a gradient summed over ranks (DataParallel) or set by
@@ -15,18 +17,18 @@ from typing import Any, Optional
 
 from pycoll.device import array_module, to_module
 
-_RECORD = "_sparse_grad_rows"  # on the parameter: [ids looked up (unique), whether a step used them]
+_RECORD = "_sparse_grad_rows"  # on the parameter: [ids looked up (repeats kept), whether a step used them]
 
 
 def record_rows(param: Any, ids: Any) -> None:
-    """Add the row ids ``ids`` (any shape) to those ``param``'s sparse gradient touched."""
-    xp = array_module(ids)
-    ids = xp.unique(ids.reshape(-1))
+    """Add the row ids ``ids`` (any shape) to those ``param``'s sparse gradient touched (made
+    unique when read: most steps read the gradient's own rows instead, pycoll.tensor.RowsGrad)."""
+    ids = ids.reshape(-1)
     record = param.__dict__.get(_RECORD)
     if record is None or record[1]:
         param.__dict__[_RECORD] = [ids, False]
     else:
-        record[0] = xp.unique(xp.concatenate((record[0], ids)))
+        record[0] = array_module(ids).concatenate((record[0], ids))
 
 
 def rows_to_update(param: Any, grad: Any) -> Optional[Any]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from pycoll import _graph
 from pycoll._param_aliases import param_aliases
-from pycoll.device import array_module, is_array
+from pycoll.device import array_module, is_array, scatter_add
 from pycoll._tensor_ops import (array_target, as_tensor, check_device_index, index_arrays, normalize_axes,
                                 on_one_place, op_output, operand, placed, value_output)
 from pycoll.dtypes import int64
@@ -441,15 +441,6 @@ def _getitem(x: Tensor, index: Any) -> Tensor:
     except (IndexError, TypeError) as exc:  # NumPy's words, with the tensor's shape and the index given
         raise IndexError(f"indexing a Tensor of shape {list(shape)} with {given!r}: {exc}") from None
     return viewed(op_output(picked, backward, x), x, "index", index)
-
-
-def scatter_add(target: Any, index: Any, values: Any) -> None:
-    """target[index] += values, in place, adding repeated indices up (np.add.at / cupyx)."""
-    if isinstance(target, np.ndarray):
-        np.add.at(target, index, values)
-    else:
-        import cupyx
-        cupyx.scatter_add(target, index, values)
 
 
 def clone(x: Tensor, name: Optional[str] = None) -> Tensor:

@@ -288,6 +288,17 @@ class Tensor:
         `.grad` (in place where `.grad` is writeable), then fire the grad-ready hooks. A new
         `.grad` is C-contiguous whatever order the walk made it in (a weight used transposed
         twice sums F-ordered gradients), as the fused kernels of DataParallel and sharding need."""
+        if grad.__class__ is _graph.RowsValue:  # an Embedding(sparse=True) weight's rows: RowsGrad
+            if self.__dict__.get("_grad_hooks") or grad.dtype != self._array.dtype:
+                grad, owned = grad.dense(), True  # hooks and casts take the dense gradient
+            elif self._grad is None:
+                self._grad = RowsGrad(grad)
+                grad = None
+            elif isinstance(self._grad, RowsGrad) or getattr(self._grad._array.flags, "writeable", True):
+                RowsGrad.add_rows_to(self._grad, grad)
+                grad = None
+            else:
+                grad, owned = grad.dense(), True
         if grad is not None:
             hooks = self.__dict__.get("_grad_hooks")  # register_hook's (pycoll.grad_ops)
             if hooks:
@@ -314,7 +325,9 @@ class Tensor:
         forget_rows(self)
         if self._grad is None:
             return
-        if set_to_zero and getattr(self._grad._array.flags, "writeable", True):
+        if set_to_zero and isinstance(self._grad, RowsGrad) and self._grad.pending is not None:
+            self._grad.clear_rows()
+        elif set_to_zero and getattr(self._grad._array.flags, "writeable", True):
             self._grad._array.fill(0)
         else:
             self._grad = None
@@ -416,6 +429,63 @@ def wrap(array: Any) -> Tensor:
     t = object.__new__(Tensor)
     _init_slots(t, np.asarray(array) if isinstance(array, np.generic) else array)
     return t
+
+
+class RowsGrad(Tensor):
+    """A ``.grad`` given as rows (an ``Embedding(sparse=True)`` weight's, paddle's SelectedRows):
+    an ordinary Tensor to everything that reads it, its dense array made at the first read. Until
+    then a further backward adds its rows, ``clear_grad`` drops them and the optimizers update
+    those rows alone where that equals their dense update (`pending`), so a step costs time in
+    proportion to the batch, not to the vocabulary."""
+
+    _dense_slot = Tensor._array  # the slot: None while the rows are pending
+
+    def __init__(self, value: "_graph.RowsValue"):  # not Tensor's constructor: nothing to convert
+        _init_slots(self, None)
+        self.stop_gradient = False
+        self.__dict__["_rows"] = value
+
+    @property
+    def _array(self) -> Any:  # type: ignore[override]
+        dense = RowsGrad._dense_slot.__get__(self)
+        if dense is None:
+            dense = self.__dict__["_rows"].dense()
+            self._array = dense
+        return dense
+
+    @_array.setter
+    def _array(self, value: Any) -> None:
+        RowsGrad._dense_slot.__set__(self, value)
+        self.__dict__["_rows"] = None
+
+    @property
+    def pending(self) -> Optional["_graph.RowsValue"]:
+        """The rows, while nothing has read the dense array; else None."""
+        return self.__dict__.get("_rows")
+
+    @property
+    def shape(self) -> Size:
+        rows = self.pending
+        return size_of(rows.shape) if rows is not None else Tensor.shape.fget(self)
+
+    @property
+    def dtype(self) -> np.dtype:
+        rows = self.pending
+        return rows.dtype if rows is not None else Tensor.dtype.fget(self)
+
+    @staticmethod
+    def add_rows_to(grad: Tensor, value: "_graph.RowsValue") -> None:
+        """Add ``value`` into ``grad``: to its rows while they are pending, else into its array."""
+        rows = grad.pending if isinstance(grad, RowsGrad) else None
+        if rows is not None:
+            grad.__dict__["_rows"] = rows.plus(value)
+        else:
+            value.add_into(grad._array)
+
+    def clear_rows(self) -> None:
+        """Zero the gradient while it is rows: no rows left."""
+        rows = self.pending
+        self.__dict__["_rows"] = _graph.RowsValue(rows.ids[:0], rows.rows[:0], rows.shape, rows.dtype)
 
 
 def grad_tensor(array: Any) -> Tensor:

@@ -290,6 +290,15 @@ def array_module(array: Any) -> ModuleType:
     raise TypeError(f"expected a numpy.ndarray or cupy.ndarray, got {type(array).__name__}")
 
 
+def scatter_add(target: Any, index: Any, values: Any) -> None:
+    """target[index] += values, in place, adding repeated indices up (np.add.at / cupyx)."""
+    if isinstance(target, np.ndarray):
+        np.add.at(target, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_add(target, index, values)
+
+
 def is_array(obj: Any) -> bool:
     """True for a numpy or cupy ndarray (cupy is not imported to answer)."""
     if isinstance(obj, np.ndarray):

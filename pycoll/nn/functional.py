@@ -22,6 +22,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll import _graph
 from pycoll._fp_quiet import SILENT as _SILENT, quiet as _quiet, restore as _restore, silence as _silence
 from pycoll._param_aliases import param_aliases
 from pycoll._sparse_rows import record_rows
@@ -227,19 +228,24 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
         out[ids == padding_idx] = 0
     w_shape = w.shape  # the backward keeps no values of the weight (see pycoll._graph's saved memory)
     record = sparse and weight.grad_node is None and not weight.stop_gradient
+    # a leaf weight's sparse gradient goes as its rows (paddle's SelectedRows): see Tensor.RowsGrad
+    as_rows = record and not _graph.has_record_hooks()
 
     def backward(g: Any) -> tuple:
-        gw = array_module(g).zeros(w_shape, dtype=g.dtype)
         rows, flat_ids = g.reshape(-1, w_shape[1]), ids.reshape(-1)
         if padding_idx is not None:
             keep = flat_ids != padding_idx
             rows, flat_ids = rows[keep], flat_ids[keep]
-        scatter_add(gw, flat_ids, rows)
+        if scale_grad_by_freq:  # each row divided by how often the ids name it
+            _, where, counts = xp.unique(ids.reshape(-1), return_inverse=True, return_counts=True)
+            freq = counts[where.reshape(-1)]
+            rows = rows / (freq[keep] if padding_idx is not None else freq)[:, None].astype(rows.dtype)
         if record:
             record_rows(weight, flat_ids)
-        if scale_grad_by_freq:
-            counts = xp.bincount(ids.reshape(-1), minlength=w_shape[0])[:, None]
-            gw /= xp.maximum(counts, 1).astype(gw.dtype)
+        if as_rows:
+            return None, _graph.RowsValue(flat_ids, rows, w_shape, g.dtype)
+        gw = array_module(g).zeros(w_shape, dtype=g.dtype)
+        scatter_add(gw, flat_ids, rows)
         return None, gw
     return op_output(out, backward, x, weight)
 

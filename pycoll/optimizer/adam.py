@@ -55,11 +55,13 @@ class Adam(Optimizer):
         moments = [self._array_acc(name, key, param) for name in self._accumulator_names]
         self._adam(key, param, grad, *moments, lr=lr, options=options)
 
-    def _update_rows(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any], rows: Any) -> None:
-        """lazy_mode's update: `rows` of the parameter and of its moments alone."""
+    def _update_rows(self, key: str, param: Any, grad_rows: Any, lr: float, options: Dict[str, Any],
+                     rows: Any) -> None:
+        """lazy_mode's update: `rows` of the parameter and of its moments alone (`grad_rows`,
+        their gradient)."""
         whole = [param] + [self._array_acc(name, key, param) for name in self._accumulator_names]
         parts = [a[rows] for a in whole]
-        self._adam(key, parts[0], grad[rows], *parts[1:], lr=lr, options=options)
+        self._adam(key, parts[0], grad_rows, *parts[1:], lr=lr, options=options)
         for a, part in zip(whole, parts):
             a[rows] = part
 

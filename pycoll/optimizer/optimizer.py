@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
-from pycoll._sparse_rows import rows_to_update
+from pycoll._sparse_rows import forget_rows, rows_to_update
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
 from pycoll.optimizer._checks import real
@@ -21,7 +21,7 @@ from pycoll.optimizer.lr_decay import LambdaDecay
 from pycoll.optimizer.lr_scheduler import LRScheduler
 from pycoll.optimizer.update_forms import UpdateForms
 from pycoll.regularizer import L2Decay
-from pycoll.tensor import Tensor, wrap
+from pycoll.tensor import RowsGrad, Tensor, wrap
 
 LR_SCHEDULER_KEY = "LR_Scheduler"  # paddle's key for the scheduler's state in an optimizer's
 MASTER_WEIGHTS_KEY = "master_weights"  # and for the float32 copies of low-precision parameters
@@ -128,7 +128,7 @@ class Optimizer(UpdateForms):
     _state_on_host = False  # see over()
     _groups_set_regularizer = True  # paddle's groups replace the parameters' regularizers (not AdamW's)
     # paddle's lazy_mode: a parameter with a sparse gradient (pycoll._sparse_rows) is updated by
-    # _update_rows(key, param, grad, lr, options, rows), which changes those rows alone
+    # _update_rows(key, param, grad_rows, lr, options, rows), which changes those rows alone
     _lazy_mode = False
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
@@ -274,12 +274,14 @@ class Optimizer(UpdateForms):
                 continue
             for key, _ in todo:
                 self._check_resumed(key)
-            grads = [p.grad.array for _, p in todo]
             clip = options.get("grad_clip", self._grad_clip)
-            if clip is not None:  # need_clip=False (ParamAttr's) is the clip's to honour
-                grads = clip.clip_grads([p for _, p in todo], grads, self.norm_sums_for)
             decay = self._l2_coeff(options)
             group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
+            if clip is None and not self._state_on_host:
+                todo = [(key, p) for key, p in todo if not self._stepped_as_rows(key, p, group_term, options, lr)]
+            grads = [p.grad.array for _, p in todo]
+            if clip is not None:  # need_clip=False (ParamAttr's) is the clip's to honour
+                grads = clip.clip_grads([p for _, p in todo], grads, self.norm_sums_for)
             for (key, p), grad in zip(todo, grads):
                 rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None  # before the decay fills every row
                 param = p.array
@@ -294,14 +296,37 @@ class Optimizer(UpdateForms):
                     grad = grad.astype(np.float32)
                 term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
                 grad = self._with_decay(grad, target, term, options)
-                # the group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))
-                factor = options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
                 if rows is None:
-                    self._update(key, target, grad, lr * factor, options)
+                    self._update(key, target, grad, lr * self._rate_factor(p, options), options)
                 else:
-                    self._update_rows(key, target, grad, lr * factor, options, rows)
+                    self._update_rows(key, target, grad[rows], lr * self._rate_factor(p, options), options, rows)
                 self._write_back(p, param, target)
         self._give_scalars()
+
+    @staticmethod
+    def _rate_factor(p: Tensor, options: Dict[str, Any]) -> float:
+        """The group's factor of the rate, else the parameter's own (ParamAttr(learning_rate=...))."""
+        return options.get("learning_rate", getattr(p, "optimize_attr", {}).get("learning_rate", 1.0))
+
+    # updating the rows a gradient holds alone gives the dense update (SGD's: no state decays)
+    _rows_equal_dense = False
+
+    def _stepped_as_rows(self, key: str, p: Tensor, group_term: Any, options: Dict[str, Any], lr: float) -> bool:
+        """Update ``p`` from the rows of its gradient, if it is still rows (an
+        ``Embedding(sparse=True)`` weight's, ``pycoll.tensor.RowsGrad``) and that equals the
+        update this step would make from the dense gradient: lazy_mode's, or an optimizer whose
+        update of a zero-gradient row changes nothing; no decay term, no master copy. Returns
+        whether it did (the caller clips nothing in that case: it asks only without a clip)."""
+        rows = p.grad.pending if isinstance(p.grad, RowsGrad) else None
+        term = getattr(p, "regularizer", None) or group_term
+        if rows is None or rows.dtype != p.dtype or self._mastered(p) or (term is not None and term.coeff) \
+                or not (self._rows_equal_dense or options.get("lazy_mode", self._lazy_mode)):
+            return False
+        ids, summed = rows.coalesced()
+        forget_rows(p)  # the lazy record of these rows is used up, as rows_to_update marks it
+        self._update_rows(key, p.array, summed, lr * self._rate_factor(p, options), options, ids)
+        self._write_back(p, p.array, p.array)
+        return True
 
     def _write_back(self, p: Tensor, param: Any, target: Any) -> None:
         """Give parameter ``p`` the update just made to ``target``: ``param`` is the array the

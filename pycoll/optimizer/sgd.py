@@ -15,5 +15,11 @@ class SGD(Optimizer):
                  multi_precision: bool = False, name: Optional[str] = None):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, multi_precision=multi_precision)
 
+    _rows_equal_dense = True  # a row whose gradient is zero stays as it is
+
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         param -= lr * grad
+
+    def _update_rows(self, key: str, param: Any, grad_rows: Any, lr: float, options: Dict[str, Any],
+                     rows: Any) -> None:
+        param[rows] -= lr * grad_rows

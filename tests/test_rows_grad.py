@@ -1,0 +1,102 @@
+"""An Embedding(sparse=True) weight's gradient kept as rows (pycoll.tensor.RowsGrad, paddle's
+SelectedRows): what reads it sees the dense gradient, and the optimizers that can update the rows
+alone give the same parameters, bit for bit, as from the dense gradient."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pycoll as P
+from conftest import assert_ok, launch_source
+from pycoll.tensor import RowsGrad
+
+OPTIMIZERS = {
+    "sgd": lambda ps: P.optimizer.SGD(0.1, parameters=ps),
+    "adam_lazy": lambda ps: P.optimizer.Adam(0.1, parameters=ps, lazy_mode=True),
+    "adamw_lazy": lambda ps: P.optimizer.AdamW(0.1, parameters=ps, lazy_mode=True, weight_decay=0.1),
+    "adam": lambda ps: P.optimizer.Adam(0.1, parameters=ps),
+    "momentum": lambda ps: P.optimizer.Momentum(0.1, parameters=ps),
+    "sgd_decay": lambda ps: P.optimizer.SGD(0.1, parameters=ps, weight_decay=0.01),
+    "sgd_clip": lambda ps: P.optimizer.SGD(0.1, parameters=ps, grad_clip=P.nn.ClipGradByGlobalNorm(1.0)),
+}
+
+
+def _train(make_optimizer, read_grad, tied=False, set_to_zero=True, scale_grad_by_freq=False, steps=4):
+    emb = P.nn.Embedding(50, 4, sparse=True, padding_idx=3, scale_grad_by_freq=scale_grad_by_freq)
+    emb.weight.set_value(np.random.RandomState(0).randn(50, 4).astype("float32"))
+    opt = make_optimizer(emb.parameters())
+    rs = np.random.RandomState(1)
+    for _ in range(steps):
+        for _ in range(2):  # two backwards a step: the rows add up
+            out = emb(P.to_tensor(rs.randint(0, 50, (6, 5))))
+            loss = (out * out).sum()
+            if tied:  # the weight used densely too: rows added into the dense gradient
+                loss = loss + P.matmul(out, emb.weight, transpose_y=True).sum() * 0.01
+            loss.backward()
+        if read_grad:
+            emb.weight.grad.numpy()  # makes it dense: the optimizer then takes the dense path
+        opt.step()
+        opt.clear_grad(set_to_zero=set_to_zero)
+    return emb.weight.numpy().copy()
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("set_to_zero", [True, False])
+def test_every_optimizer_steps_from_the_rows_as_from_the_dense_gradient(name, tied, set_to_zero):
+    rows = _train(OPTIMIZERS[name], False, tied, set_to_zero)
+    dense = _train(OPTIMIZERS[name], True, tied, set_to_zero)
+    np.testing.assert_array_equal(rows, dense)
+
+
+def test_scale_grad_by_freq_divides_each_row_as_the_dense_gradient_does():
+    np.testing.assert_array_equal(_train(OPTIMIZERS["sgd"], False, scale_grad_by_freq=True),
+                                  _train(OPTIMIZERS["sgd"], True, scale_grad_by_freq=True))
+
+
+def test_the_gradient_reads_as_the_dense_one_and_a_lazy_step_leaves_it_rows():
+    ids = P.to_tensor([[1, 2], [2, 5]])
+    sparse, dense = P.nn.Embedding(10, 3, sparse=True), P.nn.Embedding(10, 3)
+    dense.weight.set_value(sparse.weight.numpy().copy())
+    for emb in (sparse, dense):
+        for _ in range(2):
+            (emb(ids) * P.to_tensor([1.0, 2.0, 3.0])).sum().backward()
+    grad = sparse.weight.grad
+    assert isinstance(grad, RowsGrad) and grad.pending is not None
+    assert grad.shape == [10, 3] and grad.dtype == P.float32  # read from the rows
+    opt = P.optimizer.SGD(0.5, parameters=sparse.parameters())
+    before = sparse.weight.numpy().copy()
+    opt.step()
+    assert RowsGrad._dense_slot.__get__(grad) is None  # the step never made the dense array
+    changed = np.flatnonzero((sparse.weight.numpy() != before).any(axis=1)).tolist()
+    assert changed == [1, 2, 5]
+    np.testing.assert_array_equal(grad.numpy(), dense.weight.grad.numpy())  # now dense, and equal
+    assert grad.pending is None
+    found, = P.grad((sparse(ids) * 3).sum(), sparse.weight)
+    np.testing.assert_array_equal(found.numpy(), P.grad((dense(ids) * 3).sum(), dense.weight)[0].numpy())
+    sparse.clear_gradients()
+    assert not sparse.weight.grad.numpy().any()
+
+
+def test_a_hook_on_the_weight_gets_the_dense_gradient():
+    emb = P.nn.Embedding(6, 2, sparse=True)
+    seen = []
+    emb.weight.register_hook(lambda g: seen.append(g.shape) or g * 2)
+    emb(P.to_tensor([0, 0, 4])).sum().backward()
+    assert seen == [[6, 2]] and emb.weight.grad.numpy()[:, 0].tolist() == [4.0, 0, 0, 0, 2.0, 0]
+
+
+def test_data_parallel_averages_a_sparse_embeddings_gradient(tmp_path):
+    # DataParallel's buckets read the dense gradient: each rank's rows, averaged over the ranks
+    assert_ok(launch_source(tmp_path,
+        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "dist.init_parallel_env()\n"
+        "rank = dist.get_rank()\n"
+        "emb = nn.Embedding(8, 2, sparse=True)\n"
+        "emb.weight.set_value(np.zeros([8, 2], 'float32'))\n"
+        "model = pycoll.DataParallel(emb)\n"
+        "opt = pycoll.optimizer.SGD(1.0, parameters=model.parameters())\n"
+        "model(pycoll.to_tensor([rank, 5])).sum().backward()\n"
+        "opt.step()\n"
+        "assert emb.weight.numpy()[:, 0].tolist() == [-0.5, -0.5, 0, 0, 0, -1.0, 0, 0], emb.weight.numpy()\n"
+        "print(f'sparse dp OK rank={rank}')\n"), expect_lines=2)
