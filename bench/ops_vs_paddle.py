@@ -193,6 +193,20 @@ def _():
     return opt.step
 
 
+@case("sparse_embedding_step")
+def _():
+    """Embedding(1_000_000, 64, sparse=True) on [64, 32] ids: forward, backward, SGD step."""
+    emb = P.nn.Embedding(1_000_000, 64, sparse=True)
+    ids = ints(1_000_000, 64, 32)
+    opt = P.optimizer.SGD(0.1, parameters=emb.parameters())
+
+    def call():
+        emb(ids).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    return call
+
+
 @case("resnet18")
 def _():
     model = P.vision.models.resnet18()

@@ -8,7 +8,15 @@ import pytest
 
 import pycoll as P
 from conftest import assert_ok, launch_source
+from pycoll import _graph
 from pycoll.tensor import RowsGrad
+
+
+@pytest.fixture(autouse=True)
+def _no_op_watchers(monkeypatch):
+    """Auto-parallel, once used in a process, watches every op; the rows are then left dense (its
+    placement rules see ordinary gradients). These tests want the rows."""
+    monkeypatch.setattr(_graph, "_record_hooks", {})
 
 OPTIMIZERS = {
     "sgd": lambda ps: P.optimizer.SGD(0.1, parameters=ps),
