@@ -463,6 +463,13 @@ class RowsGrad(Tensor):
         """The rows, while nothing has read the dense array; else None."""
         return self.__dict__.get("_rows")
 
+    def is_selected_rows(self) -> bool:
+        """paddle's SelectedRows test: True while the gradient is rows."""
+        return self.pending is not None
+
+    def is_dense(self) -> bool:
+        return self.pending is None
+
     @property
     def shape(self) -> Size:
         rows = self.pending

@@ -75,7 +75,7 @@ def apply_(x: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
 
 
 for _name, _method in {
-        "is_dense": lambda x: True, "is_sparse": lambda x: False, "is_sparse_coo": lambda x: False,
+        "is_dense": lambda x: True, "is_selected_rows": lambda x: False, "is_sparse": lambda x: False, "is_sparse_coo": lambda x: False,
         "is_sparse_csr": lambda x: False, "dense_dim": lambda x: x._array.ndim, "sparse_dim": lambda x: 0,
         "nnz": _sparse_only("nnz"), "values": _sparse_only("values"), "value": lambda x: x,
         "get_device": get_device, "pin_memory": pin_memory, "apply": apply, "apply_": apply_}.items():

@@ -108,3 +108,24 @@ def test_data_parallel_averages_a_sparse_embeddings_gradient(tmp_path):
         "opt.step()\n"
         "assert emb.weight.numpy()[:, 0].tolist() == [-0.5, -0.5, 0, 0, 0, -1.0, 0, 0], emb.weight.numpy()\n"
         "print(f'sparse dp OK rank={rank}')\n"), expect_lines=2)
+
+
+def test_the_rows_are_copies_of_the_ids_and_the_gradient_a_program_reuses():
+    # a probe: the pending rows kept views of the ids and of the upstream gradient, so refilling
+    # one batch buffer (or the seed) before the step moved the wrong rows by the wrong amounts
+    emb = P.nn.Embedding(6, 1, sparse=True)
+    emb.weight.set_value(np.zeros([6, 1], "float32"))
+    opt = P.optimizer.SGD(1.0, parameters=emb.parameters())
+    buffer, seed = np.array([0, 1]), np.ones([2, 1], "float32")
+    ids, grad = P.to_tensor(buffer), P.to_tensor(seed)  # share the arrays' memory
+    for batch, scale in (([0, 1], 1.0), ([4, 5], 10.0)):
+        buffer[:] = batch
+        seed[:] = scale
+        emb(ids).backward(grad)
+    buffer[:] = [2, 3]
+    seed[:] = 100.0
+    assert emb.weight.grad.is_selected_rows()
+    opt.step()
+    assert emb.weight.numpy()[:, 0].tolist() == [-1.0, -1.0, 0.0, 0.0, -10.0, -10.0]
+    assert emb.weight.grad.numpy()[:, 0].tolist() == [1.0, 1.0, 0.0, 0.0, 10.0, 10.0]
+    assert not emb.weight.grad.is_selected_rows() and emb.weight.grad.is_dense()  # read: dense now

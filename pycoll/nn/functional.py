@@ -240,10 +240,11 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
             _, where, counts = xp.unique(ids.reshape(-1), return_inverse=True, return_counts=True)
             freq = counts[where.reshape(-1)]
             rows = rows / (freq[keep] if padding_idx is not None else freq)[:, None].astype(rows.dtype)
-        if record:
+        if record:  # kept past this backward: copies, not views of the ids or of g (reused buffers)
+            flat_ids = flat_ids.copy()
             record_rows(weight, flat_ids)
         if as_rows:
-            return None, _graph.RowsValue(flat_ids, rows, w_shape, g.dtype)
+            return None, _graph.RowsValue(flat_ids, rows if rows.base is None else rows.copy(), w_shape, g.dtype)
         gw = array_module(g).zeros(w_shape, dtype=g.dtype)
         scatter_add(gw, flat_ids, rows)
         return None, gw
