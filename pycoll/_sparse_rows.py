@@ -48,3 +48,19 @@ def forget_rows(param: Any) -> None:
     """Drop ``param``'s record (its gradient was cleared)."""
     if _RECORD in getattr(param, "__dict__", ()):
         del param.__dict__[_RECORD]
+
+
+def record_for_piece(param: Any, piece: Any, lo: int, hi: int) -> None:
+    """Give ``piece``, a flat stand-in for elements ``[lo, hi)`` of ``param`` (sharding steps
+    such pieces), ``param``'s record as the elements of its rows within the piece, so that a lazy
+    update of the piece changes those alone; ``param``'s record is then used. No record: none."""
+    forget_rows(piece)
+    record = param.__dict__.get(_RECORD)
+    if record is None:
+        return
+    record[1] = True
+    xp = array_module(record[0])
+    width = param.array.size // param.array.shape[0]  # elements per row
+    elements = (xp.unique(record[0])[:, None] * width + xp.arange(width)[None, :]).reshape(-1)
+    piece.__dict__[_RECORD] = [elements[(elements >= lo) & (elements < hi)] - lo, False]
+

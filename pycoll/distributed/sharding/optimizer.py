@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll._sparse_rows import record_for_piece
 from pycoll.nn.clip import SumAcross
 from pycoll.optimizer.optimizer import LR_SCHEDULER_KEY, MASTER_WEIGHTS_KEY, nested_state, state_owner
 from pycoll.optimizer.state_slots import FirstStepSlots
@@ -74,6 +75,7 @@ class ShardedOptimizer(UpdateForms):
             stand_in.regularizer = getattr(param, "regularizer", None)
             grad = grads[id(param)]
             stand_in.grad = None if grad is None else wrap(grad)
+            record_for_piece(param, stand_in, *self._model._bounds[id(param)])  # lazy_mode's rows
         self._slots.load(self._inner)
         self._inner.step()
         self._model.after_step()
