@@ -13,7 +13,8 @@ hand reaches rows this rank did not look up, and all ranks then update the same 
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+import math
+from typing import Any, Optional, Sequence
 
 from pycoll.device import array_module, to_module
 
@@ -50,17 +51,17 @@ def forget_rows(param: Any) -> None:
         del param.__dict__[_RECORD]
 
 
-def record_for_piece(param: Any, piece: Any, lo: int, hi: int) -> None:
-    """Give ``piece``, a flat stand-in for elements ``[lo, hi)`` of ``param`` (sharding steps
-    such pieces), ``param``'s record as the elements of its rows within the piece, so that a lazy
-    update of the piece changes those alone; ``param``'s record is then used. No record: none."""
+def record_for_piece(param: Any, piece: Any, lo: int, hi: int, shape: Sequence[int]) -> None:
+    """Give ``piece``, a flat stand-in for elements ``[lo, hi)`` of ``param`` (of ``shape``;
+    sharding steps such pieces), ``param``'s record as the elements of its rows within the piece,
+    so that a lazy update of the piece changes those alone; ``param``'s record is then used. No
+    record: none."""
     forget_rows(piece)
     record = param.__dict__.get(_RECORD)
     if record is None:
         return
     record[1] = True
     xp = array_module(record[0])
-    width = param.array.size // param.array.shape[0]  # elements per row
+    width = math.prod(shape[1:])  # elements per row
     elements = (xp.unique(record[0])[:, None] * width + xp.arange(width)[None, :]).reshape(-1)
     piece.__dict__[_RECORD] = [elements[(elements >= lo) & (elements < hi)] - lo, False]
-

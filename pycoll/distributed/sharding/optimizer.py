@@ -75,7 +75,7 @@ class ShardedOptimizer(UpdateForms):
             stand_in.regularizer = getattr(param, "regularizer", None)
             grad = grads[id(param)]
             stand_in.grad = None if grad is None else wrap(grad)
-            record_for_piece(param, stand_in, *self._model._bounds[id(param)])  # lazy_mode's rows
+            record_for_piece(param, stand_in, *self._model._bounds[id(param)], self._model._shapes[id(param)])
         self._slots.load(self._inner)
         self._inner.step()
         self._model.after_step()
