@@ -186,3 +186,37 @@ def test_lazy_mode_updates_the_rows_looked_up_alone_at_every_level(tmp_path):
         "for level in ('os', 'os_g', 'p_g_os'):\n"
         "    np.testing.assert_allclose(finals[level], finals[None], rtol=1e-6, err_msg=level)\n"
         "print(f'lazy OK rank={dist.get_rank()}')\n"), expect_lines=2)
+
+
+@pytest.mark.parametrize("set_to_zero", [True, False])
+def test_a_parameter_used_once_steps_on_its_zeroed_gradient_as_under_data_parallel(set_to_zero, tmp_path):
+    # a probe: at os_g / p_g_os a parameter used at the first step only stopped moving, where
+    # clear_grad()'s zeroed gradient keeps it stepping (weight decay, momentum) unsharded
+    assert_ok(launch_source(tmp_path,
+        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+        "from pycoll.distributed.sharding import group_sharded_parallel\n"
+        "dist.init_parallel_env()\n"
+        "class Net(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.always, self.once = nn.Linear(4, 1), nn.Linear(4, 1)\n"
+        "    def forward(self, x, step):\n"
+        "        return self.always(x) + (self.once(x) if step == 0 else 0)\n"
+        "finals = {}\n"
+        "for level in (None, 'os', 'os_g', 'p_g_os'):\n"
+        "    net = Net()\n"
+        "    for p in net.parameters():\n"
+        "        p.set_value(np.full(p.shape, 0.5, 'float32'))\n"
+        "    opt = pycoll.optimizer.Momentum(0.1, momentum=0.9, parameters=net.parameters(), weight_decay=0.5)\n"
+        "    model = pycoll.DataParallel(net, find_unused_parameters=True) if level is None else None\n"
+        "    if level:\n"
+        "        model, opt, _ = group_sharded_parallel(net, opt, level)\n"
+        "    for step in range(4):\n"
+        "        model(pycoll.ones([2, 4]), step).mean().backward()\n"
+        f"        opt.step(); opt.clear_grad(set_to_zero={set_to_zero})\n"
+        "    if hasattr(model, 'get_all_parameters'):\n"
+        "        model.get_all_parameters()\n"
+        "    finals[level] = net.once.weight.numpy().copy()\n"
+        "for level in ('os', 'os_g', 'p_g_os'):\n"
+        "    np.testing.assert_allclose(finals[level], finals[None], rtol=1e-6, err_msg=level)\n"
+        "print(f'once OK rank={dist.get_rank()}')\n"), expect_lines=2)

@@ -168,8 +168,14 @@ class Reducer:
         synchronised backwards since the last ``clear_sharded_grads`` (None: none yet)."""
         return self._sharded.get(self._index[id(param)])
 
-    def clear_sharded_grads(self) -> None:
-        self._sharded = {}
+    def clear_sharded_grads(self, set_to_zero: bool = True) -> None:
+        """Zero this rank's pieces in place (``clear_grad``'s default: a parameter no later
+        backward reaches then steps with a zero gradient, as its zeroed ``.grad`` does unsharded),
+        or drop them."""
+        if not set_to_zero:
+            self._sharded = {}
+        for piece in self._sharded.values():
+            piece.fill(0)
 
     def _on_ready(self, param: Any) -> None:
         if not self._active:

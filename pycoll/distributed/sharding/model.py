@@ -114,9 +114,9 @@ class GroupShardedModel(DataParallel):
         pieces = [self.grad_piece(p) for p in self.trainable] if sharded else []
         return int(whole + sum(a.nbytes for a in pieces if a is not None))
 
-    def clear_grad_pieces(self) -> None:
+    def clear_grad_pieces(self, set_to_zero: bool = True) -> None:
         if self._reducer is not None:
-            self._reducer.clear_sharded_grads()
+            self._reducer.clear_sharded_grads(set_to_zero)
 
     # -- moving whole parameters ----------------------------------------------------------
     def _all_gather(self, params: List[Any], targets: List[Any]) -> None:

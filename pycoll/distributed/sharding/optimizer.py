@@ -120,7 +120,7 @@ class ShardedOptimizer(UpdateForms):
     def clear_grad(self, set_to_zero: bool = True) -> None:
         for param in self._parameter_list:
             param.clear_gradient(set_to_zero)
-        self._model.clear_grad_pieces()
+        self._model.clear_grad_pieces(set_to_zero)
 
     clear_gradients = clear_grad
 
