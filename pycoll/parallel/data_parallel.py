@@ -74,7 +74,7 @@ class DataParallel(Layer):
             sync_params_buffers(layers, group, _root(group))
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
-                                    find_unused_parameters, wire, **self._reducer_options())
+                                    find_unused_parameters, wire, api=self._api, **self._reducer_options())
             for name, param in layers.named_parameters():
                 if param.stop_gradient and not getattr(param, "no_sync", False):
                     param.register_grad_ready_hook(_left_out_of_averaging(name, self._api))

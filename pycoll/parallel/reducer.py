@@ -58,12 +58,13 @@ class Bucket:
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
                  last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
-                 shard: bool = False, outer_group: Optional[Any] = None):
+                 shard: bool = False, outer_group: Optional[Any] = None, api: str = "DataParallel"):
         self.params = list(params)
         self.shapes = [tuple(p.array.shape) for p in self.params]
         self.dtypes = [p.array.dtype for p in self.params]
         self.shard = shard
         self.names = list(names)
+        self.api = api  # what the warnings name: DataParallel, or the sharding that wraps the model
         self.group = group
         self.world = dist.get_world_size(group)
         self.outer_group = outer_group
@@ -181,9 +182,9 @@ class Reducer:
         if not self._active:
             if self._reduced and not self._warned_again:  # torch raises here; paddle says nothing
                 self._warned_again = True
-                logger.warning("DataParallel: a second backward of one forward (retain_graph=True) adds this "
-                               "rank's own gradients to the averaged ones, so the replicas drift apart; run "
-                               "forward again before each backward, or sum the losses into one backward")
+                logger.warning("%s: a second backward of one forward (retain_graph=True) adds this rank's own "
+                               "gradients to the averaged ones, so the replicas drift apart; run forward again "
+                               "before each backward, or sum the losses into one backward", self.api)
             return
         if not self._started:
             self._start_backward(param)
@@ -256,9 +257,9 @@ class Reducer:
             if not self._warned_late and not self.find_unused:
                 self._warned_late = True
                 missing = [name for name, ready in zip(self.names, self._ready) if not ready]
-                logger.warning("DataParallel: parameters %s received no gradient in this backward; their "
-                               "buckets were reduced after it, without overlap. If that is expected, pass "
-                               "find_unused_parameters=True", missing[:8])
+                hint = " If that is expected, pass find_unused_parameters=True" if self.api == "DataParallel" else ""
+                logger.warning("%s: parameters %s received no gradient in this backward; their buckets were "
+                               "reduced after it, without overlap.%s", self.api, missing[:8], hint)
             while self._next_bucket < len(self.buckets):
                 self._launch(self.buckets[self._next_bucket])
                 self._next_bucket += 1
