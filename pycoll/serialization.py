@@ -14,6 +14,7 @@ on this host that are no longer alive (a live writer's is never touched).
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -67,8 +68,14 @@ def save(obj: Any, path: "os.PathLike[str] | str | BinaryIO", protocol: int = 4,
         raise ValueError(f"save: path={path!r} names a directory; it must be 'dirname/filename'")
     # a symbolic link is written through, as paddle's open() does: its target gets the file
     target = os.path.realpath(path)
+    if os.path.islink(target):  # still a link: a loop of them
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+    if len(os.fsencode(os.path.basename(target))) > 255:
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
     existing = os.stat(target) if os.path.exists(target) else None
-    if existing is not None and not stat.S_ISREG(existing.st_mode):  # a FIFO, a device: written into
+    if existing is not None and (not stat.S_ISREG(existing.st_mode) or existing.st_nlink > 1):
+        # a FIFO or a device, or a file under several names (hard links): written into, as
+        # paddle's open() does, so that every name sees the new file
         with open(target, "wb") as f:
             write_paddle_file(obj, f, protocol)
         return

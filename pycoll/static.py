@@ -25,7 +25,8 @@ class InputSpec:
             if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
                 raise ValueError(f"InputSpec: shape[{i}] must be an int (or None / -1 for a size known at run "
                                  f"time), got {type(size).__name__} {size!r}")
-        self.shape: Tuple[int, ...] = tuple(-1 if size is None else int(size) for size in shape)
+        # None, and any size below -1, is -1: a size known at run time (paddle's)
+        self.shape: Tuple[int, ...] = tuple(-1 if size is None or size < -1 else int(size) for size in shape)
         self.dtype = convert_dtype(dtype)  # a TypeError names a dtype it does not know
         self.name = name
         self.stop_gradient = bool(stop_gradient)
@@ -66,7 +67,9 @@ class InputSpec:
 
     def batch(self, batch_size: Any) -> "InputSpec":
         """This spec with a leading batch axis of ``batch_size`` (an int, or a one-int list)."""
-        size = batch_size[0] if isinstance(batch_size, (list, tuple)) and len(batch_size) == 1 else batch_size
+        if isinstance(batch_size, (list, tuple)) and len(batch_size) != 1:  # paddle's ValueError
+            raise ValueError(f"InputSpec.batch: batch_size must be an int or a list of one int, got {batch_size!r}")
+        size = batch_size[0] if isinstance(batch_size, (list, tuple)) else batch_size
         if isinstance(size, bool) or not isinstance(size, int):
             raise TypeError(f"InputSpec.batch: batch_size must be an int, got {batch_size!r}")
         return self._with_shape((size,) + self.shape)

@@ -358,11 +358,14 @@ class Tensor:
     def set_value(self, value: Any) -> None:
         """Copy `value` (Tensor, array or nested list) into this tensor's memory.
 
-        Shape and dtype must match exactly (lists and scalars take the tensor's dtype).
+        Shape and dtype must match exactly (lists and scalars take the tensor's dtype); a bfloat16
+        tensor also takes uint16 values as its bit patterns, as paddle's ``.numpy()`` gives them.
         """
         arr = value._array if isinstance(value, Tensor) else value
         if not is_array(arr):
             arr = np.asarray(arr, dtype=self._array.dtype)
+        if arr.dtype == np.uint16 and self._array.dtype.name == "bfloat16":
+            arr = arr.view(self._array.dtype)
         if tuple(arr.shape) != self._array.shape:
             raise ValueError(f"set_value: value has shape {list(arr.shape)}, the tensor has shape "
                              f"{self.shape}")

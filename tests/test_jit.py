@@ -81,3 +81,6 @@ def test_an_input_spec_reads_as_paddles():
         InputSpec([2.5])
     with pytest.raises(TypeError, match="floatx"):
         InputSpec([2], "floatx")
+    assert InputSpec([-2, 4]).shape == (-1, 4)  # paddle's: any size below -1 is -1
+    with pytest.raises(ValueError, match="a list of one int"):
+        InputSpec([3]).batch([4, 5])

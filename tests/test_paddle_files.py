@@ -113,6 +113,11 @@ def test_bfloat16_comes_back_from_paddles_files_and_pycolls_own(tmp_path):
     layer = pycoll.nn.Linear(2, 1).to(dtype="bfloat16")
     layer.set_state_dict({"weight": np.array([[16256], [16384]], np.uint16), "bias": np.array([16256], np.uint16)})
     assert layer.weight.numpy().astype(np.float32).tolist() == [[1.0], [2.0]]
+    layer.set_state_dict({"weight": pycoll.to_tensor(np.array([[16384], [16256]], np.uint16))})  # a tensor of bits
+    layer.bias.set_value(np.array([16384], np.uint16))
+    assert layer.weight.numpy().astype(np.float32).tolist() == [[2.0], [1.0]] and float(layer.bias) == 2.0
+    with pytest.raises(AssertionError, match="mismatched dtypes: weight: dtype uint16, expected float16"):
+        pycoll.nn.Linear(2, 1).to(dtype="float16").set_state_dict({"weight": np.zeros([2, 1], np.uint16)})
 
 
 def test_save_and_load_take_file_objects_as_paddles_do():

@@ -412,3 +412,21 @@ def test_save_writes_into_a_fifo_as_paddle_does(tmp_path):
     pycoll.save({"w": pycoll.to_tensor([1.0])}, str(fifo))
     reader.join(timeout=30)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and pycoll.load(io.BytesIO(got[0]))["w"].numpy().tolist() == [1.0]
+
+
+def test_save_keeps_hard_links_and_refuses_a_loop_of_links_and_too_long_a_name(tmp_path):
+    # a probe: the atomic replace left a hard link's other name with the old file, and a loop of
+    # symbolic links was replaced by a file; paddle's open() writes into the file or raises
+    first = tmp_path / "a.pd"
+    pycoll.save({"w": pycoll.to_tensor([1.0])}, str(first))
+    other = tmp_path / "b.pd"
+    os.link(first, other)
+    pycoll.save({"w": pycoll.to_tensor([2.0])}, str(first))
+    assert pycoll.load(str(other))["w"].numpy().tolist() == [2.0]
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    with pytest.raises(OSError, match="Too many levels of symbolic links"):
+        pycoll.save({}, str(tmp_path / "loop1"))
+    assert (tmp_path / "loop1").is_symlink()
+    with pytest.raises(OSError, match="File name too long.*" + "x" * 20):
+        pycoll.save({}, str(tmp_path / ("x" * 256)))

@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._errors import AssertedArgument
 from pycoll._graph import RemovableHandle
 from pycoll._logging import logger
 from pycoll._param_aliases import param_aliases
@@ -416,15 +417,13 @@ class Layer:
                 warnings.warn(f"Skip loading for {key}. {lookup} receives a shape {list(shape)}, but the "
                               f"expected shape is {list(target.shape)}.")
                 continue
-            if arr.dtype == np.uint16 and target.dtype.name == "bfloat16" and not isinstance(value, Tensor):
-                # bfloat16's bit patterns, as paddle's .numpy() and load(return_numpy=True) give them
-                arr = value = arr.view(target.dtype)
-            if arr.dtype != target.dtype:
+            bits = arr.dtype == np.uint16 and target.dtype.name == "bfloat16"  # set_value takes them
+            if arr.dtype != target.dtype and not bits:
                 problems.append(f"{lookup}: dtype {arr.dtype}, expected {target.dtype}")
             matched.add(lookup)
             loads.append((target, value if isinstance(value, Tensor) else arr))  # set_value places it
         if problems:
-            raise ValueError("set_state_dict: mismatched dtypes: " + "; ".join(problems))
+            raise AssertedArgument("set_state_dict: mismatched dtypes: " + "; ".join(problems))  # paddle asserts
         for target, arr in loads:
             target.set_value(arr)
         unexpected = [k for k in state_dict if k not in matched]
