@@ -117,16 +117,19 @@ def test_fleet_sharding_steps_as_the_unsharded_optimizer_reads_parameters_and_gr
     assert_ok(launch(3, "sharding_param_options.py", "fleet", timeout=120), expect_lines=3)
 
 
+# the start of the two-rank programs below
+_HEAD = ("import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
+         "from pycoll.distributed.sharding import group_sharded_parallel\n"
+         "dist.init_parallel_env()\n")
+
+
 @pytest.mark.parametrize("level", ["os", "os_g", "p_g_os"])
 def test_a_frozen_or_unused_parameter_stays_put_at_every_level(level, tmp_path):
     # a probe: under sharding, a layer frozen after a step moved on under momentum (its zeroed
     # gradient stepped), and at os_g / p_g_os a layer forward never used took AdamW's decay (its
     # piece came back as zeros); one process and DataParallel leave both where they are
     assert_ok(launch_source(tmp_path,
-        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
-        "from pycoll.distributed.sharding import group_sharded_parallel\n"
-        "dist.init_parallel_env()\n"
-        "class Net(nn.Layer):\n"
+        _HEAD + "class Net(nn.Layer):\n"
         "    def __init__(self):\n"
         "        super().__init__()\n"
         "        self.first, self.second, self.unused = nn.Linear(4, 4), nn.Linear(4, 1), nn.Linear(4, 1)\n"
@@ -165,10 +168,7 @@ def test_lazy_mode_updates_the_rows_looked_up_alone_at_every_level(tmp_path):
     # a probe: the sharded optimizer stepped flat pieces with no record of the rows, so Adam's
     # lazy_mode moved rows no batch had looked up (their moments) where DataParallel leaves them
     assert_ok(launch_source(tmp_path,
-        "import numpy as np, pycoll, pycoll.distributed as dist\n"
-        "from pycoll.distributed.sharding import group_sharded_parallel\n"
-        "dist.init_parallel_env()\n"
-        "finals = {}\n"
+        _HEAD + "finals = {}\n"
         "for level in (None, 'os', 'os_g', 'p_g_os'):\n"
         "    emb = pycoll.nn.Embedding(5, 2, sparse=True)\n"
         "    emb.weight.set_value(np.ones((5, 2), 'float32'))\n"
@@ -193,10 +193,7 @@ def test_a_parameter_used_once_steps_on_its_zeroed_gradient_as_under_data_parall
     # a probe: at os_g / p_g_os a parameter used at the first step only stopped moving, where
     # clear_grad()'s zeroed gradient keeps it stepping (weight decay, momentum) unsharded
     assert_ok(launch_source(tmp_path,
-        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
-        "from pycoll.distributed.sharding import group_sharded_parallel\n"
-        "dist.init_parallel_env()\n"
-        "class Net(nn.Layer):\n"
+        _HEAD + "class Net(nn.Layer):\n"
         "    def __init__(self):\n"
         "        super().__init__()\n"
         "        self.always, self.once = nn.Linear(4, 1), nn.Linear(4, 1)\n"
