@@ -217,3 +217,41 @@ def test_a_parameter_used_once_steps_on_its_zeroed_gradient_as_under_data_parall
         "for level in ('os', 'os_g', 'p_g_os'):\n"
         "    np.testing.assert_allclose(finals[level], finals[None], rtol=1e-6, err_msg=level)\n"
         "print(f'once OK rank={dist.get_rank()}')\n"), expect_lines=2)
+
+
+def test_sharding_inside_data_parallelism_with_a_layer_one_replica_uses_trains_as_one_process(tmp_path):
+    # a probe (4 ranks, sharding [0, 1] / [2, 3] inside data parallelism [0, 2] / [1, 3]): after
+    # the first step each sharding group rebuilt its buckets from its own ready order, and the
+    # all-reduce across the replicas then added buckets holding other parameters, silently
+    assert_ok(launch_source(tmp_path,
+        _HEAD + "rank = dist.get_rank()\n"
+        "shard = [dist.new_group([0, 1]), dist.new_group([2, 3])][rank // 2]\n"
+        "replicas = [dist.new_group([0, 2]), dist.new_group([1, 3])][rank % 2]\n"
+        "class Net(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = nn.Linear(2, 2), nn.Linear(2, 2)\n"
+        "        for layer in (self.a, self.b):\n"
+        "            layer.weight.set_value(np.eye(2, dtype='float32'))\n"
+        "            layer.bias.set_value(np.zeros(2, 'float32'))\n"
+        "    def forward(self, x, use_b):\n"
+        "        h = self.a(x)\n"
+        "        return self.b(h) if use_b else h\n"
+        "rows = np.arange(1, 5, dtype='float32')[:, None].repeat(2, 1)  # rank k's row: [k + 1, k + 1]\n"
+        "def loss(model, k):\n"
+        "    return model(pycoll.to_tensor(rows[k:k + 1]), k == 0).sum()  # b on rank 0 alone\n"
+        "whole = Net()\n"
+        "opt = pycoll.optimizer.SGD(0.1, parameters=whole.parameters())\n"
+        "for _ in range(3):\n"
+        "    (sum(loss(whole, k) for k in range(4)) / 4).backward(); opt.step(); opt.clear_grad()\n"
+        "for level in ('os', 'os_g', 'p_g_os'):\n"
+        "    net = Net()\n"
+        "    model, opt, _ = group_sharded_parallel(net, pycoll.optimizer.SGD(0.1, parameters=net.parameters()),\n"
+        "                                           level, group=shard, dp_group=replicas)\n"
+        "    for _ in range(3):\n"
+        "        loss(model, rank).backward(); opt.step(); opt.clear_grad()\n"
+        "    if hasattr(model, 'get_all_parameters'):\n"
+        "        model.get_all_parameters()\n"
+        "    for (name, p), q in zip(net.named_parameters(), whole.parameters()):\n"
+        "        np.testing.assert_allclose(p.numpy(), q.numpy(), atol=1e-6, err_msg=f'{level} {name}')\n"
+        "print(f'2x2 OK rank={rank}')\n", nprocs=4, timeout=180), expect_lines=4)

@@ -7,7 +7,8 @@ rest of backward. Buckets are launched strictly in bucket order (every rank must
 collectives in the same order, whatever order its own gradients arrive in). At the end of
 backward the reducer waits for every bucket and unflattens the averaged gradients into
 ``.grad``. After the first synchronised step the buckets are rebuilt once from the observed
-ready order, rank 0's order being broadcast so that every rank agrees.
+ready order, rank 0's order being broadcast so that every rank agrees (not under an
+``outer_group``, below: the buckets keep the parameters' order there).
 
 With ``shard=True`` (sharding levels ``os_g``/``p_g_os``) a bucket is reduce-scattered instead
 of all-reduced, in ZeRO's layout (``segments.py``): each rank receives the average of its own
@@ -82,7 +83,10 @@ class Reducer:
         self._started = False       # a hook fired in this step's backward
         self._next_bucket = 0       # the next bucket to launch (launch order = bucket order)
         self._ready: List[bool] = []  # per parameter: its gradient is final in this step
-        self._ready_order: Optional[List[int]] = []   # recorded during the first synced step
+        # recorded during the first synced step, to rebuild the buckets from. Not with an
+        # outer_group: each replica's group would agree on its own order, and the outer all-reduce
+        # would then add up buckets holding other parameters (a branch taken in one replica only)
+        self._ready_order: Optional[List[int]] = [] if outer_group is None else None
         self._rebuilt = False
         self._unused: List[Any] = []  # parameters this step's forward did not reach (find_unused)
         self._sharded: Dict[int, Any] = {}  # shard mode: this rank's piece of each averaged gradient
