@@ -26,7 +26,17 @@ class Adagrad(Optimizer):
         self._epsilon = real(epsilon, "epsilon", low=0.0)
         self._initial = real(initial_accumulator_value, "initial_accumulator_value")
 
+    _rows_equal_dense = True  # a row whose gradient is zero keeps its moment and its value
+
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         moment = self._array_acc("moment", key, param, options.get("initial_accumulator_value", self._initial))
         moment += grad * grad
         param -= lr * grad / (array_module(param).sqrt(moment) + options.get("epsilon", self._epsilon))
+
+    def _update_rows(self, key: str, param: Any, grad_rows: Any, lr: float, options: Dict[str, Any],
+                     rows: Any) -> None:
+        moment = self._array_acc("moment", key, param, options.get("initial_accumulator_value", self._initial))
+        part = moment[rows]
+        part += grad_rows * grad_rows
+        moment[rows] = part
+        param[rows] -= lr * grad_rows / (array_module(param).sqrt(part) + options.get("epsilon", self._epsilon))

@@ -277,12 +277,17 @@ class Optimizer(UpdateForms):
             clip = options.get("grad_clip", self._grad_clip)
             decay = self._l2_coeff(options)
             group_term = L2Decay(decay) if isinstance(decay, float) else decay  # once per group, not per parameter
-            if clip is None and not self._state_on_host:
-                todo = [(key, p) for key, p in todo if not self._stepped_as_rows(key, p, group_term, options, lr)]
-            grads = [p.grad.array for _, p in todo]
-            if clip is not None:  # need_clip=False (ParamAttr's) is the clip's to honour
-                grads = clip.clip_grads([p for _, p in todo], grads, self.norm_sums_for)
+            # the parameters whose gradient is still rows, updated from those rows alone: id -> row ids
+            by_rows = {} if self._state_on_host else {id(p): self._rows_of(p, group_term, options) for _, p in todo}
+            grads = [p.grad.array if by_rows.get(id(p)) is None else by_rows[id(p)][1] for _, p in todo]
+            if clip is not None:  # need_clip=False (ParamAttr's) is the clip's to honour; rows clip as
+                grads = clip.clip_grads([p for _, p in todo], grads, self.norm_sums_for)  # the zeros around them
             for (key, p), grad in zip(todo, grads):
+                if by_rows.get(id(p)) is not None:
+                    forget_rows(p)  # the lazy record of these rows is used up, as rows_to_update marks it
+                    self._update_rows(key, p.array, grad, lr * self._rate_factor(p, options), options, by_rows[id(p)][0])
+                    self._write_back(p, p.array, p.array)
+                    continue
                 rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None  # before the decay fills every row
                 param = p.array
                 if self._state_on_host:
@@ -311,22 +316,18 @@ class Optimizer(UpdateForms):
     # updating the rows a gradient holds alone gives the dense update (SGD's: no state decays)
     _rows_equal_dense = False
 
-    def _stepped_as_rows(self, key: str, p: Tensor, group_term: Any, options: Dict[str, Any], lr: float) -> bool:
-        """Update ``p`` from the rows of its gradient, if it is still rows (an
-        ``Embedding(sparse=True)`` weight's, ``pycoll.tensor.RowsGrad``) and that equals the
-        update this step would make from the dense gradient: lazy_mode's, or an optimizer whose
-        update of a zero-gradient row changes nothing; no decay term, no master copy. Returns
-        whether it did (the caller clips nothing in that case: it asks only without a clip)."""
+    def _rows_of(self, p: Tensor, group_term: Any, options: Dict[str, Any]) -> Optional[Tuple[Any, Any]]:
+        """(row ids, their gradient) where ``p``'s gradient is still rows (an
+        ``Embedding(sparse=True)`` weight's, ``pycoll.tensor.RowsGrad``) and updating those rows
+        alone equals the update this step would make from the dense gradient: lazy_mode's, or an
+        optimizer whose update of a zero-gradient row changes nothing; no decay term, no master
+        copy. Else None: the step reads the dense gradient."""
         rows = p.grad.pending if isinstance(p.grad, RowsGrad) else None
         term = getattr(p, "regularizer", None) or group_term
         if rows is None or rows.dtype != p.dtype or self._mastered(p) or (term is not None and term.coeff) \
                 or not (self._rows_equal_dense or options.get("lazy_mode", self._lazy_mode)):
-            return False
-        ids, summed = rows.coalesced()
-        forget_rows(p)  # the lazy record of these rows is used up, as rows_to_update marks it
-        self._update_rows(key, p.array, summed, lr * self._rate_factor(p, options), options, ids)
-        self._write_back(p, p.array, p.array)
-        return True
+            return None
+        return rows.coalesced()
 
     def _write_back(self, p: Tensor, param: Any, target: Any) -> None:
         """Give parameter ``p`` the update just made to ``target``: ``param`` is the array the
