@@ -193,18 +193,33 @@ def _():
     return opt.step
 
 
-@case("sparse_embedding_step")
-def _():
-    """Embedding(1_000_000, 64, sparse=True) on [64, 32] ids: forward, backward, SGD step."""
+def sparse_embedding_step(make_optimizer: Callable[[object], object]) -> Call:
+    """Embedding(1_000_000, 64, sparse=True) on [64, 32] ids: forward, backward, a step."""
     emb = P.nn.Embedding(1_000_000, 64, sparse=True)
     ids = ints(1_000_000, 64, 32)
-    opt = P.optimizer.SGD(0.1, parameters=emb.parameters())
+    opt = make_optimizer(emb.parameters())
 
     def call():
         emb(ids).mean().backward()
         opt.step()
         opt.clear_grad()
     return call
+
+
+@case("sparse_embedding_step")
+def _():
+    return sparse_embedding_step(lambda params: P.optimizer.SGD(0.1, parameters=params))
+
+
+@case("sparse_embedding_adagrad")
+def _():
+    return sparse_embedding_step(lambda params: P.optimizer.Adagrad(0.1, parameters=params))
+
+
+@case("sparse_embedding_clipped")
+def _():
+    return sparse_embedding_step(lambda params: P.optimizer.SGD(
+        0.1, parameters=params, grad_clip=P.nn.ClipGradByGlobalNorm(1.0)))
 
 
 @case("resnet18")
