@@ -172,7 +172,9 @@ def test_sharded_buckets_are_reduce_scattered_and_only_the_pieces_are_kept(world
         assert all(b.buffer is None and p.grad is None for b in r.buckets for p in b.params)
         for i, p in enumerate(params):  # a world of one: its piece is the whole averaged gradient
             np.testing.assert_allclose(r.sharded_grad(p), np.full(p.size, (i + 1.0) * step))
-    r.clear_sharded_grads()
+    r.clear_sharded_grads()  # clear_grad()'s default: zeroed in place (a later step reads zeros)
+    assert r.sharded_grad(params[0]).tolist() == [0.0] * 4
+    r.clear_sharded_grads(set_to_zero=False)
     assert r.sharded_grad(params[0]) is None
 
 
