@@ -95,3 +95,23 @@ def test_the_cells_run_where_the_fused_op_cannot(monkeypatch):
     half = P.nn.GRU(I, H).to(dtype="float16")
     assert half(x.astype("float16"))[0].dtype == P.float16
     assert calls == []
+
+
+def test_a_hooked_or_replaced_cell_runs_step_by_step(monkeypatch):
+    # the fused op would skip a forward hook on a cell, or a cell put in place of the built one
+    calls = []
+    monkeypatch.setattr(_graph, "_record_hooks", {})
+    monkeypatch.setattr(rnn_fused, "run_layer", lambda *a: calls.append(a[0]))
+    x = P.to_tensor(np.ones((2, 3, I), "float32"))
+    net = P.nn.LSTM(I, H)
+    seen = []
+    net[0].cell.register_forward_post_hook(lambda layer, inputs, output: seen.append(1))
+    net(x)
+    assert calls == [] and len(seen) == 3  # once per time step
+
+    class Cell(P.nn.GRUCell):
+        pass
+    gru = P.nn.GRU(I, H)
+    gru[0].cell = Cell(I, H)
+    gru(x)
+    assert calls == []

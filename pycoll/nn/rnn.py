@@ -118,6 +118,11 @@ def _birnn(fn: str, cell_fw: RNNCellBase, cell_bw: RNNCellBase, inputs: Tensor, 
     return outputs, (states_fw, states_bw)
 
 
+def _hooked(layer: Layer) -> bool:
+    """Whether ``layer`` has forward hooks, which a fused run would not call."""
+    return bool(layer.__dict__.get("_forward_pre_hooks") or layer.__dict__.get("_forward_post_hooks"))
+
+
 def _state_components(state_components: Any, fn: str) -> int:
     if isinstance(state_components, bool) or not isinstance(state_components, int) or state_components < 1:
         raise ValueError(f"{fn}: state_components must be a positive int, got {state_components!r}")
@@ -349,6 +354,10 @@ class RNNBase(LayerList):
         where ``valid`` [time, batch] is False, zero), or None where the cells must run one step at
         a time (`rnn_fused.can_fuse`)."""
         cells = (layer.cell_fw, layer.cell_bw) if self.num_directions == 2 else (layer.cell,)
+        # only the cells this layer built, unhooked: a cell put in their place, or a forward hook
+        # on one, runs as it is, step by step
+        if any(type(c) is not _CELLS[self.mode][0] or _hooked(c) for c in cells) or _hooked(layer):
+            return None
         per_cell = states if self.num_directions == 2 else (states,)
         per_cell = [s if isinstance(s, (list, tuple)) else (s,) for s in per_cell]
         weights = [(c.weight_ih, c.weight_hh, c.bias_ih, c.bias_hh) for c in cells]
