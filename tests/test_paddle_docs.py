@@ -3,7 +3,6 @@
 build runs the example too, each rank must print what Paddle's printed (recorded from Paddle by
 tests/paddle_docs/record.py into tests/paddle_docs/expected/)."""
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,30 +35,11 @@ def run_example(name, tmp_path, env=None):
 
 
 CPU_EXAMPLES = [n for n in EXAMPLES if n not in NEEDS_GPU]
-_TEST = "test_paddles_example_runs_and_prints_what_paddle_prints"
-
-
-@pytest.fixture(scope="module")
-def started(request, tmp_path_factory):
-    """``start(name)``: the future of example ``name``'s run, with the next selected example
-    started beside it. A launch spends about a second in one process importing pycoll before its
-    ranks start, so two at a time keep both cores busy (the examples are independent: each has
-    its own folder, launcher and MPI job)."""
-    order = [item.callspec.params["name"] for item in request.session.items if item.originalname == _TEST]
-    futures = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        def start(name):
-            following = order[order.index(name) + 1:order.index(name) + 2] if name in order else []
-            for each in [name, *following]:
-                if each not in futures:
-                    futures[each] = pool.submit(run_example, each, tmp_path_factory.mktemp(each))
-            return futures.pop(name)
-        yield start
 
 
 @pytest.mark.parametrize("name", CPU_EXAMPLES)
-def test_paddles_example_runs_and_prints_what_paddle_prints(name, started):
-    result, logs = started(name).result()
+def test_paddles_example_runs_and_prints_what_paddle_prints(name, tmp_path):
+    result, logs = run_example(name, tmp_path)
     output = result.stdout + result.stderr
     if name in DOC_BUG:
         assert result.returncode == 1 and DOC_BUG[name] in output, output
