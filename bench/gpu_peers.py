@@ -36,6 +36,7 @@ import argparse
 import os
 import socket
 import sys
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -151,18 +152,23 @@ def prepare(c: Contender, op: str, nbytes: int, rank: int, world: int) -> Run:
 
 def measure(comm: Any, contenders: Sequence[Contender], ops: Sequence[str],
             sizes: Sequence[int], rounds: int, max_iters: int,
-            rank: int, world: int) -> Dict[str, Dict[int, Dict[str, float]]]:
+            rank: int, world: int,
+            log: Optional[Callable[[str], None]] = None) -> Dict[str, Dict[int, Dict[str, float]]]:
     """``{op: {size in bytes: {contender: median seconds per call}}}``, the slowest rank's;
-    a size is the op's receive buffer (:func:`counts`)."""
+    a size is the op's receive buffer (:func:`counts`). ``log`` is given a line after each size
+    (a run stopped by a time limit then shows how far it got, and at what pace)."""
     results: Dict[str, Dict[int, Dict[str, float]]] = {}
     for op in ops:
         results[op] = {}
         for nbytes in sizes:
+            started = time.perf_counter()
             calls = [prepare(c, op, nbytes, rank, world) for c in contenders]
             size = counts(op, nbytes, world)[1] * 4
             times = median_per_call(comm, calls, iterations(size, max_iters), rounds,
                                     syncs=[c.arrays.sync for c in contenders])
             results[op][size] = {c.name: t for c, t in zip(contenders, times)}
+            if log is not None:
+                log(f"# {op} {size_text(size)}: measured in {time.perf_counter() - started:.1f} s")
     return results
 
 
@@ -378,14 +384,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         made, why = optional(name, make, comm)
         contenders += [made] if made else []
         skipped += [why] if why else []
-    results = measure(comm, contenders, args.ops, args.sizes, args.rounds, args.max_iters,
-                      rank, world)
     if rank == 0:
         torch_on = any(c.name == "torch" for c in contenders)
-        print("\n".join([describe(world, args.rounds, torch_on), *skipped,
-                         *report(results, world)]))
-        if args.plot:
-            plot_ops(results, world, f"pycoll and its peers on {world} GPU ranks", args.plot)
+        print("\n".join([describe(world, args.rounds, torch_on), *skipped]), flush=True)
+    progress = (lambda line: print(line, file=sys.stderr, flush=True)) if rank == 0 else None
+    results = {}
+    for op in args.ops:  # each op's table as soon as it is measured
+        results.update(measure(comm, contenders, [op], args.sizes, args.rounds, args.max_iters,
+                               rank, world, progress))
+        if rank == 0:
+            print("\n".join(report({op: results[op]}, world)), flush=True)
+    if rank == 0 and args.plot:
+        plot_ops(results, world, f"pycoll and its peers on {world} GPU ranks", args.plot)
     return 0
 
 

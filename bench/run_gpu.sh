@@ -210,12 +210,15 @@ if [[ $mode == gpu ]]; then
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 256M -f 2}
   sweep2=${RUN_GPU_SWEEP_2RANKS:--b 16 -e 256M -f 4 -n 20 -w 3}
   kernels="bench/bench_kernels.py --gpu" peers="bench/gpu_peers.py --rounds 5" host_cost=""
+  # a small call between ranks sharing the GPU takes 2-5 ms (NCCL's socket transport): the
+  # default 1 000 calls a block at 42 sizes for 4-5 contenders ran past 130 s on 2026-11-28
+  peers2="bench/gpu_peers.py --rounds 3 --max-iters 20 --sizes 8,1K,64K,1M,16M,64M"
   dp="bench/data_parallel_overhead.py --device gpu --torch" dp1="--profile 50"
 else
   export PYCOLL_DEVICE=cpu OMP_NUM_THREADS=1
   backend=cpu check="" environment="uname -srm && nproc --all && versions"
   sweep1=${RUN_GPU_SWEEP_1RANK:--b 8 -e 1M -f 8} sweep2=${RUN_GPU_SWEEP_2RANKS:--b 8 -e 1M -f 8}
-  kernels="bench/bench_kernels.py --reps 11" peers="bench/cpu_peers.py --rounds 2" host_cost="--stand-in"
+  kernels="bench/bench_kernels.py --reps 11" peers="bench/cpu_peers.py --rounds 2" peers2=$peers host_cost="--stand-in"
   dp="bench/data_parallel_overhead.py --device cpu --steps 3 --rounds 2" dp1="--profile 3"
   if ((!dry_run)) && "$PY" -c "import torch" 2>/dev/null; then dp+=" --torch"; fi
 fi
@@ -233,7 +236,7 @@ step collectives host-cost-1rank 60 "\$PY bench/nccl_host_cost.py $host_cost --j
 step collectives collectives-2ranks 300 \
   "$bench --nprocs 2 $sweep2 --json $O/collectives-2ranks.json --plot $O/collectives-2ranks.png"
 step peers peers-1rank 120 "$launch 1 $peers --plot $O/peers-1rank.png"
-step peers peers-2ranks 300 "$launch 2 $peers --plot $O/peers-2ranks.png"
+step peers peers-2ranks 180 "$launch 2 $peers2 --plot $O/peers-2ranks.png"
 step dp dp-1rank 120 "\$PY $dp $dp1"
 step dp dp-2ranks 240 "$launch 2 $dp"
 step dp sharding-2ranks 120 "$launch 2 bench/sharding.py --rounds 3 --hidden 1024"

@@ -125,8 +125,11 @@ def test_each_ops_buffers_and_result(op, nbytes, world, send, recv, result):
 def test_a_measurement_checks_times_and_tables_every_contender_per_op():
     calls = {}
     contenders = [one_rank_contender("pycoll", calls), one_rank_contender("stand-in")]
+    progress = []
     results = gpu_peers.measure(MPI.COMM_SELF, contenders, ["all_gather", "broadcast"],
-                                [8, 4096], rounds=2, max_iters=5, rank=0, world=1)
+                                [8, 4096], rounds=2, max_iters=5, rank=0, world=1, log=progress.append)
+    assert [line.split(" measured in ")[0] for line in progress] == [
+        "# all_gather 8 B:", "# all_gather 4 KiB:", "# broadcast 8 B:", "# broadcast 4 KiB:"]
     assert list(results) == ["all_gather", "broadcast"]
     for by_size in results.values():
         assert list(by_size) == [8, 4096]
