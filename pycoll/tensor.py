@@ -325,7 +325,7 @@ class Tensor:
         forget_rows(self)
         if self._grad is None:
             return
-        if set_to_zero and isinstance(self._grad, RowsGrad) and self._grad.pending is not None:
+        if set_to_zero and isinstance(self._grad, RowsGrad):
             self._grad.clear_rows()
         elif set_to_zero and getattr(self._grad._array.flags, "writeable", True):
             self._grad._array.fill(0)
@@ -492,10 +492,26 @@ class RowsGrad(Tensor):
         else:
             value.add_into(grad._array)
 
+    @staticmethod
+    def set_rows_of(param: Tensor, value: "_graph.RowsValue") -> None:
+        """Make ``param``'s ``.grad`` the rows ``value``: in place while it is rows, else a new
+        RowsGrad (DataParallel's averaged rows, pycoll.parallel.row_grads)."""
+        grad = param._grad
+        if isinstance(grad, RowsGrad) and grad.pending is not None:
+            grad.__dict__["_rows"] = value
+        else:
+            param._grad = RowsGrad(value)
+
     def clear_rows(self) -> None:
-        """Zero the gradient while it is rows: no rows left."""
+        """Zero the gradient: no rows left. One made dense (read, or averaged dense) is rows again,
+        so that a read to log it does not leave the next steps dense."""
         rows = self.pending
+        if rows is None:
+            dense = RowsGrad._dense_slot.__get__(self)
+            xp = array_module(dense)
+            rows = _graph.RowsValue(xp.zeros(0, dtype=np.int64), dense[:0], dense.shape, dense.dtype)
         self.__dict__["_rows"] = _graph.RowsValue(rows.ids[:0], rows.rows[:0], rows.shape, rows.dtype)
+        RowsGrad._dense_slot.__set__(self, None)
 
 
 def grad_tensor(array: Any) -> Tensor:

@@ -1,7 +1,10 @@
 """An Embedding(sparse=True) weight's gradient kept as rows (pycoll.tensor.RowsGrad, paddle's
 SelectedRows): what reads it sees the dense gradient, and the optimizers that can update the rows
-alone give the same parameters, bit for bit, as from the dense gradient."""
+alone give the same parameters, bit for bit, as from the dense gradient. DataParallel averages
+the rows as rows (pycoll.parallel.row_grads)."""
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 import pytest
@@ -9,6 +12,7 @@ import pytest
 import pycoll as P
 from conftest import assert_ok, launch_source
 from pycoll import _graph
+from pycoll.parallel import row_grads
 from pycoll.tensor import RowsGrad
 
 
@@ -87,8 +91,9 @@ def test_the_gradient_reads_as_the_dense_one_and_a_lazy_step_leaves_it_rows():
     assert grad.pending is None
     found, = P.grad((sparse(ids) * 3).sum(), sparse.weight)
     np.testing.assert_array_equal(found.numpy(), P.grad((dense(ids) * 3).sum(), dense.weight)[0].numpy())
-    sparse.clear_gradients()
-    assert not sparse.weight.grad.numpy().any()
+    sparse.clear_gradients()  # rows again: a read to log the gradient leaves the next steps rows
+    assert grad.is_selected_rows() and sparse.weight.grad is grad
+    assert not grad.numpy().any()
 
 
 def test_a_hook_on_the_weight_gets_the_dense_gradient():
@@ -97,22 +102,6 @@ def test_a_hook_on_the_weight_gets_the_dense_gradient():
     emb.weight.register_hook(lambda g: seen.append(g.shape) or g * 2)
     emb(P.to_tensor([0, 0, 4])).sum().backward()
     assert seen == [[6, 2]] and emb.weight.grad.numpy()[:, 0].tolist() == [4.0, 0, 0, 0, 2.0, 0]
-
-
-def test_data_parallel_averages_a_sparse_embeddings_gradient(tmp_path):
-    # DataParallel's buckets read the dense gradient: each rank's rows, averaged over the ranks
-    assert_ok(launch_source(tmp_path,
-        "import numpy as np, pycoll, pycoll.nn as nn, pycoll.distributed as dist\n"
-        "dist.init_parallel_env()\n"
-        "rank = dist.get_rank()\n"
-        "emb = nn.Embedding(8, 2, sparse=True)\n"
-        "emb.weight.set_value(np.zeros([8, 2], 'float32'))\n"
-        "model = pycoll.DataParallel(emb)\n"
-        "opt = pycoll.optimizer.SGD(1.0, parameters=model.parameters())\n"
-        "model(pycoll.to_tensor([rank, 5])).sum().backward()\n"
-        "opt.step()\n"
-        "assert emb.weight.numpy()[:, 0].tolist() == [-0.5, -0.5, 0, 0, 0, -1.0, 0, 0], emb.weight.numpy()\n"
-        "print(f'sparse dp OK rank={rank}')\n"), expect_lines=2)
 
 
 def test_the_rows_are_copies_of_the_ids_and_the_gradient_a_program_reuses():
@@ -145,3 +134,120 @@ def test_clips_and_adagrad_step_the_rows_without_making_the_dense_gradient(name)
     grad = emb.weight.grad
     opt.step()
     assert isinstance(grad, RowsGrad) and RowsGrad._dense_slot.__get__(grad) is None
+
+
+# -- DataParallel: the rows averaged as rows (pycoll.parallel.row_grads), as paddle's reducer does --
+DP_PROGRAM = textwrap.dedent("""
+    import numpy as np
+    import pycoll as P
+    import pycoll.distributed as dist
+
+    dist.init_parallel_env()
+    rank = dist.get_rank()
+    VOCAB = 1000
+
+    class Net(P.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.emb = P.nn.Embedding(VOCAB, 4, sparse=True)
+            self.out = P.nn.Linear(4, 1)
+
+        def forward(self, ids, use_emb=True):
+            h = self.emb(ids).mean(axis=1) if use_emb else P.ones([ids.shape[0], 4])
+            return self.out(h)
+
+    def batch(r, step, n):
+        return P.to_tensor(np.random.RandomState(100 * step + r).randint(0, VOCAB, size=(n, 3)))
+
+    def fresh():
+        P.seed(7)
+        return Net()
+
+    def reference(step, n, used=(True, True)):
+        # the dense average of both ranks' gradients, computed here alone
+        net = fresh()
+        for r in (0, 1):
+            net(batch(r, step, n), use_emb=used[r]).sum().backward()
+        return {k: (p.grad.numpy() / 2 if p.grad is not None else None) for k, p in net.named_parameters()}
+
+    def check(model, want, rows):
+        assert model._layers.emb.weight.grad.is_selected_rows() == rows  # before a read makes it dense
+        for name, p in model._layers.named_parameters():
+            if want[name] is None:
+                assert p.grad is None, name
+                continue
+            assert np.allclose(p.grad.numpy(), want[name], atol=1e-6), name
+
+    # rows: 2 ranks x 8 lookups of 3 ids, far fewer than the table's rows
+    model = P.DataParallel(fresh(), find_unused_parameters=True)
+    model(batch(rank, 0, 8)).sum().backward()
+    assert model._layers.emb.weight.grad.pending.ids.shape == (48,)  # both ranks' rows
+    check(model, reference(0, 8), rows=True)
+
+    # rank 1 does not use the embedding: it gets rank 0's rows, halved
+    model = P.DataParallel(fresh(), find_unused_parameters=True)
+    model(batch(rank, 1, 8), use_emb=rank == 0).sum().backward()
+    check(model, reference(1, 8, used=(True, False)), rows=True)
+
+    # a hook on rank 0 makes its gradient dense: both ranks all-reduce the dense gradient
+    net = fresh()
+    if rank == 0:
+        net.emb.weight.register_hook(lambda g: g)
+    model = P.DataParallel(net)
+    model(batch(rank, 2, 8)).sum().backward()
+    check(model, reference(2, 8), rows=False)
+
+    # more rows than the table holds: the dense all-reduce is the cheaper message
+    model = P.DataParallel(fresh())
+    model(batch(rank, 3, 200)).sum().backward()
+    check(model, reference(3, 200), rows=False)
+
+    # training: the replicas stay equal, and equal to training on both batches at once;
+    # no_sync accumulates rows, which the next synced backward averages with the new ones
+    model = P.DataParallel(fresh())
+    opt = P.optimizer.Adam(0.1, parameters=model.parameters(), lazy_mode=True)
+    alone = fresh()
+    opt_alone = P.optimizer.Adam(0.1, parameters=alone.parameters(), lazy_mode=True)
+    for step in range(4):
+        if step == 2:
+            with model.no_sync():
+                model(batch(rank, 10 + step, 8)).sum().backward()
+        model(batch(rank, step, 8)).sum().backward()
+        opt.step()
+        opt.clear_grad()
+        for r in (0, 1):
+            if step == 2:
+                (alone(batch(r, 10 + step, 8)).sum() / 2).backward()
+            (alone(batch(r, step, 8)).sum() / 2).backward()
+        opt_alone.step()
+        opt_alone.clear_grad()
+    weights = model._layers.emb.weight.numpy()
+    gathered = []
+    dist.all_gather(gathered, P.to_tensor(weights))
+    assert np.array_equal(gathered[0].numpy(), gathered[1].numpy())
+    assert np.allclose(weights, alone.emb.weight.numpy(), atol=1e-5)
+    print("ROWS OK", rank)
+""")
+
+
+def test_data_parallel_averages_sparse_embedding_gradients_as_rows(tmp_path):
+    result = launch_source(tmp_path, DP_PROGRAM)
+    assert_ok(result)
+    assert result.stdout.count("ROWS OK") == 2
+
+
+def test_a_rank_without_a_gradient_sends_no_rows_and_a_dense_one_says_so():
+    weight = P.create_parameter([5, 2], "float32")
+    assert row_grads._held(weight) == row_grads.ABSENT
+    weight.grad = np.ones((5, 2), np.float32)
+    assert row_grads._held(weight) == row_grads.DENSE
+
+
+@pytest.mark.parametrize("shard", [True, False])
+def test_the_reducer_refuses_row_gradients_where_it_shards_or_has_an_outer_group(shard):
+    from pycoll.parallel.reducer import Reducer
+
+    weight = P.create_parameter([5, 2], "float32")
+    with pytest.raises(ValueError, match="row gradients are averaged over one group, unsharded"):
+        Reducer([weight], ["w"], None, 1 << 20, 1 << 20, False, shard=shard,
+                outer_group=None if shard else object(), row_params=[weight])

@@ -2,7 +2,7 @@
 stand-in (tests/strict_cupy.py: device arrays that are no NumPy arrays and refuse host mixing),
 the NCCL engine's bytes moved over MPI (tests/host_cuda.py). DataParallel, group_sharded_parallel
 with a GradScaler and a global-norm clip, recompute, SyncBatchNorm, the object collectives and
-alltoall_single (tests/ranks/strict_gpu_training.py); fleet's tensor, sequence and pipeline
+alltoall_single, an Embedding(sparse=True) averaged as rows (tests/ranks/strict_gpu_training.py); fleet's tensor, sequence and pipeline
 parallelism and ShardingParallel (strict_gpu_fleet.py); auto-parallel's shard_tensor, matmul,
 backward and reshard (strict_gpu_auto.py). Each is checked against the same computation on CPU
 tensors in the same process, to 1e-6. Streams, real device memory and CuPy's own numerics are
@@ -15,7 +15,7 @@ STRICT_GPU = {"PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DIS
 def test_training_paths_on_two_ranks_of_strict_device_tensors_equal_the_cpu():
     result = launch(2, "strict_gpu_training.py", env=STRICT_GPU, timeout=180)
     assert_ok(result, expect_lines=2)
-    for part in ("dp(", "sharding(", "recompute", "sync_batch_norm", "objects", "mp2(", "sequence_parallel",
+    for part in ("dp(", "dp_rows(", "sharding(", "recompute", "sync_batch_norm", "objects", "mp2(", "sequence_parallel",
                  "pp2(", "sharding2(", "auto("):
         assert part in result.stdout, (part, result.stdout)
 

@@ -47,7 +47,8 @@ class Embedding(Layer):
 
     The padding_idx row (negative: counted from the end) is zeroed at creation; looked up, it
     comes out as zeros and receives no gradient. max_norm, norm_type and scale_grad_by_freq
-    as F.embedding's. Gradients are always dense (`sparse` is accepted for paddle compatibility).
+    as F.embedding's. ``sparse=True``: the weight's gradient is the rows looked up (paddle's
+    SelectedRows; pycoll.tensor.RowsGrad), which the optimizers and DataParallel keep as rows.
     paddle 3.3's ``_weight`` gives the table's values (``_freeze=True``: not trained).
     """
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, Callable, Dict, Iterator, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import numpy as np
 
@@ -11,7 +11,7 @@ import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.autograd import is_grad_enabled
 from pycoll.distributed.env import group_of
-from pycoll.nn import Layer
+from pycoll.nn import Embedding, Layer
 from pycoll.nn.parameter import Parameter
 from pycoll.parallel.reducer import MB, Reducer
 
@@ -31,7 +31,9 @@ class DataParallel(Layer):
     a warning names them once. ``no_sync()`` accumulates gradients locally. ``comm_dtype``
     ('float16' or 'bfloat16') compresses gradients on the wire: buckets are cast by the flatten
     kernel and cast back after the all-reduce (off by default; NCCL only: the CPU engine reduces
-    16-bit floats as float32, where it would save nothing, and refuses it). ``strategy`` is accepted for paddle compatibility; the
+    16-bit floats as float32, where it would save nothing, and refuses it). The weights of
+    ``Embedding(sparse=True)`` sublayers are averaged as rows, as paddle's are (their ``.grad``
+    stays rows: pycoll.parallel.row_grads). ``strategy`` is accepted for paddle compatibility; the
     group defines the ranks. With one rank nothing is communicated (as in paddle).
     """
 
@@ -72,9 +74,12 @@ class DataParallel(Layer):
             wire = _comm_dtype(comm_dtype, group)
             check_same_model(layers, group, self._api)
             sync_params_buffers(layers, group, _root(group))
+            options = self._reducer_options()
+            if not options.get("shard") and options.get("outer_group") is None:
+                options["row_params"] = _row_gradient_weights(layers)
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
-                                    find_unused_parameters, wire, api=self._api, **self._reducer_options())
+                                    find_unused_parameters, wire, api=self._api, **options)
             for name, param in layers.named_parameters():
                 if param.stop_gradient and not getattr(param, "no_sync", False):
                     param.register_grad_ready_hook(_left_out_of_averaging(name, self._api))
@@ -163,6 +168,13 @@ def _left_out_of_averaging(name: str, api: str) -> Callable[[Any], None]:
                            "unfreezing), or mark it no_sync=True if each rank is meant to keep its own",
                            api, name)
     return hook
+
+
+def _row_gradient_weights(layers: Layer) -> List[Parameter]:
+    """The weights of ``layers``' ``Embedding(sparse=True)`` sublayers (paddle's reducer looks for
+    the same): their gradients come as rows, and are averaged as rows."""
+    return [sub.weight for sub in layers.sublayers(include_self=True)
+            if isinstance(sub, Embedding) and sub.sparse and not sub.weight.stop_gradient]
 
 
 def _root(group: Optional[dist.Group]) -> int:

@@ -29,6 +29,7 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll import _graph, autograd, kernels
 from pycoll._logging import logger
+from pycoll.parallel import row_grads
 from pycoll.parallel.buckets import assign_buckets
 from pycoll.parallel.segments import Segments
 
@@ -59,7 +60,10 @@ class Bucket:
 class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
                  last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
-                 shard: bool = False, outer_group: Optional[Any] = None, api: str = "DataParallel"):
+                 shard: bool = False, outer_group: Optional[Any] = None, api: str = "DataParallel",
+                 row_params: Sequence[Any] = ()):
+        if row_params and (shard or outer_group is not None):  # a piece of a row gradient is dense
+            raise ValueError(f"{api}: row gradients are averaged over one group, unsharded")
         self.params = list(params)
         self.shapes = [tuple(p.array.shape) for p in self.params]
         self.dtypes = [p.array.dtype for p in self.params]
@@ -76,6 +80,9 @@ class Reducer:
         self.find_unused = find_unused_parameters
         self.comm_dtype = comm_dtype
         self._index = {id(p): i for i, p in enumerate(self.params)}
+        # parameters whose gradients come as rows (Embedding(sparse=True)): averaged as rows
+        # (row_grads) at the end of backward, in no bucket
+        self._by_rows = [p for p in self.params if any(p is r for r in row_params)]
         self._build(reversed(range(len(self.params))))
         for p in self.params:
             p.register_grad_ready_hook(self._on_ready)
@@ -100,7 +107,8 @@ class Reducer:
     def _build(self, order) -> None:
         sizes = [int(np.prod(shape)) for shape in self.shapes]
         nbytes = [n * d.itemsize for n, d in zip(sizes, self.dtypes)]
-        groups = assign_buckets(list(order), nbytes, self.dtypes, self.cap, self.last_cap)
+        by_rows = {self._index[id(p)] for p in self._by_rows}
+        groups = assign_buckets([i for i in order if i not in by_rows], nbytes, self.dtypes, self.cap, self.last_cap)
         self.buckets = []
         for g in groups:
             layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
@@ -199,6 +207,9 @@ class Reducer:
 
     def _mark_ready(self, param: Any) -> None:
         index = self._index[id(param)]
+        if id(param) not in self._bucket_of:  # averaged as rows, after backward
+            self._ready[index] = True
+            return
         if self._ready[index]:  # counted unused at backward's start (find_unused), reached after all
             if self._bucket_of[id(param)].task is not None:
                 raise RuntimeError(
@@ -267,6 +278,9 @@ class Reducer:
             while self._next_bucket < len(self.buckets):
                 self._launch(self.buckets[self._next_bucket])
                 self._next_bucket += 1
+        if self._by_rows:  # while the buckets travel
+            row_grads.average(self._by_rows, [self.shapes[self._index[id(p)]] for p in self._by_rows],
+                              self.group, self.world, self._xp)
         for b in self.buckets:
             b.task.wait()
             if self.outer_group is not None:

@@ -108,6 +108,40 @@ def data_parallel():
     return "dp(sgd,adam+unused,no_sync)"
 
 
+class Lookup(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(200, 4, sparse=True)
+        self.out = nn.Linear(4, 3)
+
+    def forward(self, ids, use_branch=True):
+        return self.out(self.emb(ids).mean(axis=1))
+
+
+def data_parallel_rows():
+    """An Embedding(sparse=True) weight under DataParallel: its gradient averaged as rows
+    (pycoll.parallel.row_grads) on device arrays, against the dense average on the CPU."""
+    model, reference = made("gpu", Lookup), made("cpu", Lookup)
+    dp = pycoll.DataParallel(model)
+    opt = pycoll.optimizer.Adam(0.01, parameters=dp.parameters(), lazy_mode=True)
+    ref_opt = pycoll.optimizer.Adam(0.01, parameters=reference.parameters(), lazy_mode=True)
+    for step in range(2):
+        ids = np.random.default_rng(step).integers(0, 200, (n * 4, 3))
+        y = np.random.default_rng(50 + step).standard_normal((n * 4, 3)).astype(np.float32)
+        loss_of(dp, mine(ids), mine(y)).backward()
+        assert model.emb.weight.grad.is_selected_rows()
+        ref_loss = sum(loss_of(reference, cpu(i), cpu(t)) for i, t in zip(np.split(ids, n), np.split(y, n)))
+        (ref_loss / n).backward()
+        for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+            same(p.grad, q.grad, f"DataParallel rows step {step}: gradient of {name}")
+        opt.step()
+        opt.clear_grad()
+        ref_opt.step()
+        ref_opt.clear_grad()
+    compare_models(model, reference, "DataParallel rows")
+    return "dp_rows(adam lazy)"
+
+
 def sharded_training(level, kind, clip, scaled, offload=False, steps=3):
     """``level`` on the GPU against one CPU process; with ``scaled``, a GradScaler, and at step 1
     an inf in one rank's gradient: that step is skipped everywhere; with ``offload`` the whole
@@ -248,7 +282,7 @@ def objects_and_alltoall():
     return "objects+alltoall_single"
 
 
-PARTS = {"dp": data_parallel, "sharding": sharding, "recompute": recomputed, "sync_bn": sync_batch_norm,
+PARTS = {"dp": data_parallel, "dp_rows": data_parallel_rows, "sharding": sharding, "recompute": recomputed, "sync_bn": sync_batch_norm,
          "objects": objects_and_alltoall}
 
 
