@@ -171,7 +171,7 @@ def accumulates_in_float32(fn: F) -> F:
             if not is_half(target):
                 return fn(*args, **kwargs)
         else:
-            target = _common_half((*args, *kwargs.values()) if kwargs else args)
+            target = common_half((*args, *kwargs.values()) if kwargs else args)
             if target is None:
                 return fn(*args, **kwargs)
         args = tuple(_widened(v) for v in args)
@@ -184,7 +184,7 @@ def accumulates_in_float32(fn: F) -> F:
     return op  # type: ignore[return-value]
 
 
-def _common_half(values: Tuple[Any, ...]) -> Optional[np.dtype]:
+def common_half(values: Tuple[Any, ...]) -> Optional[np.dtype]:
     """The 16-bit floating dtype the floating Tensors among `values` share; None where there is
     none, or another floating dtype comes with it."""
     dtypes = [v._array.dtype for v in values if isinstance(v, Tensor)]

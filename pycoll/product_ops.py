@@ -9,8 +9,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 from pycoll import linalg
 from pycoll._param_aliases import param_aliases
 from pycoll.linalg import cross  # noqa: F401 - paddle.cross, and the Tensor method below
-from pycoll._promotion import accumulates_in_float32, cast_to
-from pycoll.dtypes import float32, is_half
+from pycoll._promotion import accumulates_in_float32, cast_to, common_half
+from pycoll.dtypes import float32
 from pycoll._tensor_ops import as_tensor, normalize_axes, untraced
 from pycoll.device import array_module
 from pycoll.math_ops import add, matmul, multiply, subtract, sum as _sum
@@ -161,7 +161,7 @@ def add_n(inputs: Any, name: Optional[str] = None) -> Tensor:
     items: Sequence[Any] = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if not items:
         raise ValueError("add_n: inputs must hold at least one tensor")
-    half = _shared_half(items)
+    half = common_half(tuple(items))
     if half is not None and len(items) > 1:
         return cast_to(add_n([cast_to(t, float32) for t in items]), half)
     summed = _summed_alone(items)
@@ -171,14 +171,6 @@ def add_n(inputs: Any, name: Optional[str] = None) -> Tensor:
     for t in items[1:]:
         total = add(total, as_tensor(t))
     return total if len(items) > 1 else multiply(total, 1)
-
-
-def _shared_half(items: Sequence[Any]) -> Optional[Any]:
-    """The 16-bit floating dtype every item is a Tensor of, else None."""
-    if not all(isinstance(t, Tensor) for t in items):
-        return None
-    dtypes = {t._array.dtype for t in items}
-    return dtypes.pop() if len(dtypes) == 1 and is_half(next(iter(dtypes))) else None
 
 
 def _summed_alone(items: Sequence[Any]) -> Optional[Tensor]:
