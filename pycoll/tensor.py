@@ -473,6 +473,23 @@ class RowsGrad(Tensor):
     def is_dense(self) -> bool:
         return self.pending is None
 
+    def _rows_or_raise(self, fn: str) -> "_graph.RowsValue":
+        rows = self.pending
+        if rows is None:
+            raise RuntimeError(f"{fn}(): this gradient is dense now (it was read whole, hooked, or averaged "
+                               f"dense); rows()/value() answer while it is rows: is_selected_rows() says when")
+        return rows
+
+    def rows(self) -> list:
+        """paddle's SelectedRows ``rows()``: the row of the table each row of ``value()`` adds to
+        (repeats kept), while the gradient is rows."""
+        return self._rows_or_raise("rows").ids.tolist()
+
+    def value(self) -> Tensor:
+        """paddle's SelectedRows ``value()``: the rows, ``[len(rows()), *shape[1:]]``, while the
+        gradient is rows (the dense gradient adds each at its row of ``rows()``)."""
+        return grad_tensor(self._rows_or_raise("value").rows)
+
     @property
     def shape(self) -> Size:
         rows = self.pending

@@ -96,6 +96,18 @@ def test_the_gradient_reads_as_the_dense_one_and_a_lazy_step_leaves_it_rows():
     assert not grad.numpy().any()
 
 
+def test_rows_and_value_are_paddles_selected_rows_accessors_while_the_gradient_is_rows():
+    emb = P.nn.Embedding(10, 3, sparse=True)
+    emb(P.to_tensor([[1, 2], [2, 5]])).sum().backward()
+    grad = emb.weight.grad
+    assert grad.rows() == [1, 2, 2, 5]  # as paddle's: repeats kept, in lookup order
+    assert grad.value().shape == [4, 3] and grad.value().numpy().tolist() == [[1.0] * 3] * 4
+    assert grad.is_selected_rows()  # neither made it dense
+    grad.numpy()
+    with pytest.raises(RuntimeError, match=r"rows\(\): this gradient is dense now"):
+        grad.rows()
+
+
 def test_a_hook_on_the_weight_gets_the_dense_gradient():
     emb = P.nn.Embedding(6, 2, sparse=True)
     seen = []
