@@ -318,6 +318,10 @@ class RNNBase(LayerList):
                 raise ValueError(f"{fn}: {label} must be a Tensor of shape [num_layers * num_directions, "
                                  f"batch_size, {'hidden_size' if size == self.hidden_size else 'proj_size'}] "
                                  f"= {want}, got {got}")
+            if part.dtype != like.dtype:  # paddle's ValueError too (the matmul inside would say less)
+                label = f"initial_states ({name})" if self.state_components == 2 else "initial_states"
+                raise ValueError(f"{fn}: {label} has dtype {part.dtype}, inputs {like.dtype}: give the states "
+                                 f"the inputs' dtype")
         return parts
 
     def forward(self, inputs: Tensor, initial_states: Optional[States] = None, sequence_length: Any = None
