@@ -340,7 +340,7 @@ def test_bad_inputs_and_states_are_refused_by_name():
     with pytest.raises(ValueError, match=r"initial_states \(c\) must be a Tensor of shape .* = \[2, 3, 3\]"):
         nn.LSTM(I, H, direction="bidirect")(x, (pycoll.zeros([2, B, H]), pycoll.zeros([2, B, H + 1])))
     with pytest.raises(ValueError, match=r"LSTM: initial_states \(h\) has dtype float64, inputs float32"):
-        nn.LSTM(I, H)(x, (pycoll.zeros([1, B, H], dtype="float64"), pycoll.zeros([1, B, H])))
+        nn.LSTM(I, H)(x.astype("float32"), (pycoll.zeros([1, B, H], dtype="float64"), pycoll.zeros([1, B, H])))
     with pytest.raises(ValueError, match=r"LSTM: initial_states must be a list/tuple \(h, c\)"):
         nn.LSTM(I, H)(x, pycoll.zeros([1, B, H]))
     with pytest.raises(ValueError, match=r"sequence_length must be an integer Tensor of shape \[batch_size\] = \[3\]"):
