@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from pycoll._tensor_ops import as_tensor
 from pycoll.hapi.callback_base import Callback, local_rank
 from pycoll.hapi.callbacks import config_callbacks
 from pycoll.hapi.loops import all_ranks_here, any_rank, length, make_loader, run_epoch
@@ -25,6 +26,7 @@ from pycoll.nn import Layer
 from pycoll.optimizer.optimizer import StateMismatch
 from pycoll.serialization import load as load_file, save as save_file
 from pycoll.static import InputSpec
+from pycoll.tensor import Tensor
 
 Callbacks = Union[Sequence[Callback], Callback, None]
 SUFFIXES = ("", ".pdparams", ".pdopt", ".pdmodel")
@@ -65,6 +67,7 @@ class Model:
         self._iters_left: Optional[int] = None
         self.stop_training = False
         self._inputs = self._specs(inputs, "inputs")
+        self._inputs_known = inputs is not None  # else taken from the first batch, as paddle does
         self._labels = self._specs(labels, "labels")
         self._steps = Steps(self)
 
@@ -88,6 +91,17 @@ class Model:
             if spec.name is None:
                 raise ValueError(f"Requires {what}[{i}].name != None, but receive `None` with {spec}.")
         return specs
+
+    def _seen(self, inputs: Any) -> List[Tensor]:
+        """A batch's inputs as Tensors. Without ``inputs`` given to the Model, the first batch's
+        shapes and dtypes become its input specs, as paddle's do (``summary()`` then runs on them)."""
+        tensors = [as_tensor(x) for x in to_list(inputs)]
+        if not self._inputs_known:
+            self._inputs_known = True
+            names = [spec.name for spec in self._inputs]
+            self._inputs = [InputSpec(list(t.shape), t.dtype, name=names[i] if i < len(names) else f"input_{i}")
+                            for i, t in enumerate(tensors)]
+        return tensors
 
     # -- configuration ------------------------------------------------------------------------
     def prepare(self, optimizer: Any = None, loss: Optional[Callable[..., Any]] = None,

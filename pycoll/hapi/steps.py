@@ -111,7 +111,7 @@ class Steps:
                                "needs an optimizer and a loss")
         model.network.train()
         model.mode = "train"
-        inputs = [as_tensor(x) for x in to_list(inputs)]
+        inputs = model._seen(inputs)
         labels = [as_tensor(y) for y in to_list(labels if labels is not None else [])]
         if self.amp_level != "O0" and model._scaler is None:
             from pycoll.amp import GradScaler
@@ -171,7 +171,7 @@ class Steps:
         model = self.model
         model.network.eval()
         model.mode = "eval"
-        inputs = [as_tensor(x) for x in to_list(inputs)]
+        inputs = model._seen(inputs)
         labels = [as_tensor(y) for y in to_list(labels if labels is not None else [])]
         outputs = to_list(model.network(*inputs))
         losses = to_list(model._loss(*(outputs + labels))) if model._loss else None
@@ -190,7 +190,7 @@ class Steps:
         model = self.model
         model.network.eval()
         model.mode = "test"
-        outputs = to_list(model.network(*[as_tensor(x) for x in to_list(inputs)]))
+        outputs = to_list(model.network(*model._seen(inputs)))
         if self.nranks > 1 and get_device().startswith("gpu"):
             outputs = self._gathered(outputs)
         return [host(o) for o in outputs]
