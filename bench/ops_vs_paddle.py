@@ -178,6 +178,17 @@ def _():
     return layer_call(P.nn.GRU(128, 128), tensor(16, 32, 128))
 
 
+@case("lstm_long_small")
+def _():
+    """500 steps of a small hidden state: the per-step cost, not the matmuls, decides."""
+    return layer_call(P.nn.LSTM(16, 16), tensor(8, 500, 16))
+
+
+@case("gru_long_small")
+def _():
+    return layer_call(P.nn.GRU(16, 16), tensor(8, 500, 16))
+
+
 @case("cross_entropy")
 def _():
     logits, labels = tensor(4096, 30000), ints(30000, 4096)

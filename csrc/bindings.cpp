@@ -15,6 +15,7 @@
 #include "host_kernels.h"
 #include "host_adam.h"
 #include "host_math.h"
+#include "host_rnn.h"
 #ifdef PYCOLL_WITH_CUDA
 #include "cuda_adam.h"
 #include "cuda_kernels.h"
@@ -358,6 +359,168 @@ void adam_step_host(Host<T> param, const Host<T>& grad, Host<T> m, Host<T> v,
     pycoll::adam_step(p, gs, ms, vs, vm, static_cast<int64_t>(n), s);
 }
 
+// --- the steps of a fused recurrent layer (pycoll/nn/rnn_fused.py); see host_rnn.h -----------
+// A layer's arrays are checked and held once, by an object whose step(t) then takes a step: a call
+// with a dozen array arguments cost 6 us in pybind11's conversions, more than the step itself.
+
+using Valid = py::array_t<uint8_t, py::array::c_style>;
+
+struct StepShape {
+    int64_t steps, batch, hidden, width;  // width: the gates', G
+};
+
+StepShape step_shape(const char* fn, int cell, const py::array& per_step, const py::array& state) {
+    if (cell < 0 || cell > 3) throw py::value_error(where(fn, "cell must be 0-3"));
+    if (per_step.ndim() != 3 || state.ndim() != 2) {
+        throw py::value_error(where(fn, "the per-step arrays are [time, batch, G], the state [batch, H]"));
+    }
+    const StepShape shape{per_step.shape(0), state.shape(0), state.shape(1), per_step.shape(2)};
+    const int64_t gates = cell == 0 ? 4 : cell == 1 ? 3 : 1;
+    if (per_step.shape(1) != shape.batch || shape.width != gates * shape.hidden) {
+        throw py::value_error(where(fn, "the gates' width is not the cell's number of gates x H"));
+    }
+    return shape;
+}
+
+// a's data after checking its size, null for None (`written`: it must be writable)
+template <class T>
+T* held(const char* fn, const char* name, const std::optional<Host<T>>& a, int64_t size, bool written) {
+    if (!a) return nullptr;
+    check_size(fn, name, *a, size);
+    Host<T> array = *a;
+    return written ? in_place(fn, name, array) : const_cast<T*>(array.data());
+}
+
+void check_cell_arrays(const char* fn, int cell, bool lstm_only, bool gated_only, bool gru_only,
+                       const char* names) {
+    if ((cell == 0) != lstm_only || (cell < 2) != gated_only || (cell == 1) != gru_only) {
+        throw py::value_error(where(fn, names));
+    }
+}
+
+void check_step(const char* fn, int64_t t, int64_t steps) {
+    if (t < 0 || t >= steps) throw py::index_error(where(fn, "t is not a step of the layer"));
+}
+
+template <class T>
+class RnnSteps {
+  public:
+    RnnSteps(int cell, Host<T> xw, Host<T> hw, std::optional<Host<T>> b_hh, std::optional<Valid> valid,
+             Host<T> gates, std::optional<Host<T>> extra, Host<T> prev_h, Host<T> out, Host<T> h,
+             std::optional<Host<T>> c)
+        : cell_(cell), shape_(step_shape("RnnSteps", cell, xw, h)),
+          keep_{xw, hw, gates, prev_h, out, h} {
+        const char* fn = "RnnSteps";
+        const int64_t state = shape_.batch * shape_.hidden, gated = shape_.batch * shape_.width;
+        check_size(fn, "hw", hw, gated);
+        check_size(fn, "gates", gates, shape_.steps * gated);
+        check_size(fn, "prev_h", prev_h, shape_.steps * state);
+        check_size(fn, "out", out, shape_.steps * state);
+        check_cell_arrays(fn, cell, bool(c), bool(extra), bool(b_hh),
+                          "c (LSTM), extra (LSTM, GRU) and b_hh (GRU) go with their cells");
+        if (valid) check_size(fn, "valid", *valid, shape_.steps * shape_.batch);
+        if (b_hh) keep_.push_back(*b_hh);
+        if (valid) keep_.push_back(*valid);
+        if (extra) keep_.push_back(*extra);
+        if (c) keep_.push_back(*c);
+        s_ = {shape_.batch, shape_.hidden, xw.data(), hw.data(), held(fn, "b_hh", b_hh, 3 * shape_.hidden, false),
+              valid ? valid->data() : nullptr, in_place(fn, "gates", gates),
+              held(fn, "extra", extra, shape_.steps * state, true), in_place(fn, "prev_h", prev_h),
+              in_place(fn, "out", out), in_place(fn, "h", h), held(fn, "c", c, state, true)};
+    }
+
+    void step(int64_t t) {
+        check_step("RnnSteps.step", t, shape_.steps);
+        const int64_t state = shape_.batch * shape_.hidden, gated = shape_.batch * shape_.width;
+        pycoll::RnnStep<T> at = s_;
+        at.xw += t * gated;
+        at.gates += t * gated;
+        at.prev_h += t * state;
+        at.out += t * state;
+        if (at.extra) at.extra += t * state;
+        if (at.valid) at.valid += t * shape_.batch;
+        py::gil_scoped_release nogil;
+        pycoll::rnn_step(static_cast<pycoll::Cell>(cell_), at);
+    }
+
+  private:
+    int cell_;
+    StepShape shape_;
+    std::vector<py::array> keep_;  // the arrays the pointers point into, alive while this is
+    pycoll::RnnStep<T> s_{};       // the pointers at step 0
+};
+
+template <class T>
+class RnnStepsBackward {
+  public:
+    RnnStepsBackward(int cell, Host<T> gates, std::optional<Host<T>> extra, Host<T> prev_h,
+                     std::optional<Valid> valid, std::optional<Host<T>> d_out, Host<T> d_h_in, Host<T> d_h,
+                     std::optional<Host<T>> d_c, Host<T> d_gates, std::optional<Host<T>> d_hidden)
+        : cell_(cell), shape_(step_shape("RnnStepsBackward", cell, gates, d_h)),
+          keep_{gates, prev_h, d_h_in, d_h, d_gates} {
+        const char* fn = "RnnStepsBackward";
+        const int64_t state = shape_.batch * shape_.hidden, gated = shape_.batch * shape_.width;
+        check_size(fn, "prev_h", prev_h, shape_.steps * state);
+        check_size(fn, "d_h_in", d_h_in, state);
+        check_size(fn, "d_gates", d_gates, shape_.steps * gated);
+        check_cell_arrays(fn, cell, bool(d_c), bool(extra), bool(d_hidden),
+                          "d_c (LSTM), extra (LSTM, GRU) and d_hidden (GRU) go with their cells");
+        if (valid) check_size(fn, "valid", *valid, shape_.steps * shape_.batch);
+        for (const auto* a : {&extra, &d_out, &d_c, &d_hidden}) {
+            if (*a) keep_.push_back(**a);
+        }
+        if (valid) keep_.push_back(*valid);
+        s_ = {shape_.batch, shape_.hidden, gates.data(), held(fn, "extra", extra, shape_.steps * state, false),
+              prev_h.data(), valid ? valid->data() : nullptr, held(fn, "d_out", d_out, shape_.steps * state, false),
+              d_h_in.data(), in_place(fn, "d_h", d_h), held(fn, "d_c", d_c, state, true),
+              in_place(fn, "d_gates", d_gates), held(fn, "d_hidden", d_hidden, shape_.steps * gated, true)};
+    }
+
+    // Step t; `with_in`: add d_h_in (the later step's matmul) to the state's gradient first
+    void step(int64_t t, bool with_in) {
+        check_step("RnnStepsBackward.step", t, shape_.steps);
+        const int64_t state = shape_.batch * shape_.hidden, gated = shape_.batch * shape_.width;
+        pycoll::RnnStepBackward<T> at = s_;
+        at.gates += t * gated;
+        at.prev_h += t * state;
+        at.d_gates += t * gated;
+        if (at.extra) at.extra += t * state;
+        if (at.valid) at.valid += t * shape_.batch;
+        if (at.d_out) at.d_out += t * state;
+        if (at.d_hidden) at.d_hidden += t * gated;
+        if (!with_in) at.d_h_in = nullptr;
+        py::gil_scoped_release nogil;
+        pycoll::rnn_step_backward(static_cast<pycoll::Cell>(cell_), at);
+    }
+
+  private:
+    int cell_;
+    StepShape shape_;
+    std::vector<py::array> keep_;
+    pycoll::RnnStepBackward<T> s_{};
+};
+
+template <class T>
+void def_rnn_steps(py::module_& m, const char* forward, const char* backward) {
+    py::class_<RnnSteps<T>>(m, forward, "The steps of one fused recurrent layer (host_rnn.h's rnn_step).")
+        .def(py::init<int, Host<T>, Host<T>, std::optional<Host<T>>, std::optional<Valid>, Host<T>,
+                      std::optional<Host<T>>, Host<T>, Host<T>, Host<T>, std::optional<Host<T>>>(),
+             py::arg("cell"), py::arg("xw").noconvert(), py::arg("hw").noconvert(),
+             py::arg("b_hh").noconvert(), py::arg("valid").noconvert(), py::arg("gates").noconvert(),
+             py::arg("extra").noconvert(), py::arg("prev_h").noconvert(), py::arg("out").noconvert(),
+             py::arg("h").noconvert(), py::arg("c").noconvert())
+        .def("step", &RnnSteps<T>::step, py::arg("t"), "Step t, after hw = h @ w_hh^T.");
+    py::class_<RnnStepsBackward<T>>(m, backward, "Backpropagation through the steps of one fused recurrent layer.")
+        .def(py::init<int, Host<T>, std::optional<Host<T>>, Host<T>, std::optional<Valid>, std::optional<Host<T>>,
+                      Host<T>, Host<T>, std::optional<Host<T>>, Host<T>, std::optional<Host<T>>>(),
+             py::arg("cell"), py::arg("gates").noconvert(), py::arg("extra").noconvert(),
+             py::arg("prev_h").noconvert(), py::arg("valid").noconvert(), py::arg("d_out").noconvert(),
+             py::arg("d_h_in").noconvert(), py::arg("d_h").noconvert(), py::arg("d_c").noconvert(),
+             py::arg("d_gates").noconvert(), py::arg("d_hidden").noconvert())
+        .def("step", &RnnStepsBackward<T>::step, py::arg("t"), py::arg("with_in"),
+             "Step t (steps last to first); with_in: d_h_in holds the later step's matmul.");
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -556,6 +719,8 @@ PYBIND11_MODULE(_C, m) {
     m.def("build_info", &build_info, "What this build of pycoll._C contains.");
     def_float_ops<float>(m);
     def_float_ops<double>(m);
+    def_rnn_steps<float>(m, "RnnSteps32", "RnnStepsBackward32");
+    def_rnn_steps<double>(m, "RnnSteps64", "RnnStepsBackward64");
     m.def("cumsum", &cumsum_host<int64_t>, py::arg("x"), py::arg("outer"), py::arg("len"),
           py::arg("inner"), py::arg("reverse"));
 #ifdef PYCOLL_WITH_CUDA

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "host_exp.h"
 #include "simd_clones.h"
 
 namespace pycoll {
@@ -16,6 +17,9 @@ namespace pycoll {
 // an AMD EPYC).
 
 namespace {
+
+using fastmath::exp_nonpositive;
+using fastmath::horner;
 
 // Chebyshev interpolants of erf, as monomials in a variable s spanning [-1, 1] (fitted once in
 // float64 against math.erf; max error 1e-10 relative / absolute, so that the float result is
@@ -34,21 +38,6 @@ constexpr double kErfLarge[] = {
     -3.7414552530713586e-06, 2.5899076313685833e-05,
 };
 
-// c[0] + s * (c[1] + s * (...)), unrolled at compile time so that the loops around it vectorize,
-// as two interleaved chains in s^2 (even and odd coefficients) to keep more multiplies in flight.
-template <std::size_t N, std::size_t... I>
-inline double horner_pairs(const double (&c)[N], double s, double s2, std::index_sequence<I...>) {
-    constexpr std::size_t last = (N - 1) / 2;  // the pairs (c[2i], c[2i + 1]), i <= last
-    double even = c[2 * last], odd = 0.0;  // c[N] = 0 when N is odd
-    if constexpr (2 * last + 1 < N) odd = c[2 * last + 1];
-    ((even = even * s2 + c[2 * (last - 1 - I)], odd = odd * s2 + c[2 * (last - 1 - I) + 1]), ...);
-    return even + s * odd;
-}
-template <std::size_t N>
-inline double horner(const double (&c)[N], double s) {
-    return horner_pairs(c, s, s * s, std::make_index_sequence<(N - 1) / 2>{});
-}
-
 // erf of a float's value, in double (see kErfSmall).
 inline double erf_of_float(double x) {
     const double z = std::fabs(x);
@@ -59,25 +48,6 @@ inline double erf_of_float(double x) {
     return z >= 3.92 ? std::copysign(1.0, x) : r;
 }
 
-// exp(y) for y <= 0, to ~3e-13 relative (Taylor to r^11), where only its float rounding matters: below -104 it
-// rounds to 0 in float, so y is clamped there; NaN stays NaN.
-inline double exp_nonpositive(double y) {
-    const double yc = y < -104.0 ? -104.0 : y;
-    const double shifter = 0x1.8p52;  // adding it rounds to an integer, left in the low bits
-    const double kd = yc * 1.4426950408889634 + shifter;
-    uint64_t bits;
-    std::memcpy(&bits, &kd, sizeof bits);
-    const double k = kd - shifter;
-    const double r = (yc - k * 0x1.62e42fefa39efp-1) - k * 0x1.abc9e3b39803fp-56;  // |r| <= ln2/2
-    constexpr double kTaylor[] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720,
-                                  1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800,
-                                  1.0 / 39916800};
-    const uint64_t scale_bits = (bits + 1023) << 52;  // 2^k: k + 1023 is in the low bits
-    double scale;
-    std::memcpy(&scale, &scale_bits, sizeof scale);
-    const double e = horner(kTaylor, r) * scale;
-    return y != y ? y : e;
-}
 
 PYCOLL_SIMD_CLONES void erf_float(const float* __restrict x, float* __restrict out, int64_t n) {
     for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(erf_of_float(x[i]));

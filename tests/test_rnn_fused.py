@@ -115,3 +115,34 @@ def test_a_hooked_or_replaced_cell_runs_step_by_step(monkeypatch):
     gru[0].cell = Cell(I, H)
     gru(x)
     assert calls == []
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("dtype, rtol", [("float32", 2e-5), ("float64", 1e-12)])
+def test_the_host_step_kernels_equal_the_array_code(kind, dtype, rtol, monkeypatch):
+    """On NumPy arrays each step runs through csrc/host_rnn.h (float: its own vectorized exp and
+    tanh); the array code, which CuPy arrays run, is the reference. Inputs span saturated gates
+    (|x| up to 40) and tiny ones (tanh's series), with lengths and both directions."""
+    from pycoll.kernels import host_math
+
+    monkeypatch.setattr(_graph, "_record_hooks", {})
+    rng = np.random.default_rng(3)
+    net = KINDS[kind](num_layers=2, direction="bidirect").to(dtype=dtype)
+    x_value = (rng.standard_normal((B, T, I)) * np.array([40.0, 1.0, 1e-6, 3.0])).astype(dtype)
+    lengths = P.to_tensor(np.array([5, 2, 0]))
+    results, served = [], []
+    kernels_for = host_math.rnn_steps
+    for kernels in (True, False):
+        monkeypatch.setattr(host_math, "rnn_steps",
+                            (lambda *arrays: served.append(kernels_for(*arrays)) or served[-1]) if kernels
+                            else (lambda *arrays: None))
+        x = P.to_tensor(x_value, stop_gradient=False)
+        out, finals = net(x, None, lengths)
+        finals = list(finals) if isinstance(finals, tuple) else [finals]
+        loss = (out * out).sum() + sum((f * f).sum() for f in finals)
+        net.clear_gradients()
+        loss.backward()
+        results.append([t.numpy() for t in [out, *finals, x.grad, *(p.grad for p in net.parameters())]])
+    assert len(served) == 4 and all(k is not None for k in served)  # 2 layers x 2 directions, on the kernels
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * max(1.0, np.abs(want).max()))

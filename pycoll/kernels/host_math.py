@@ -1,7 +1,8 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
-normalisation, sigmoid and its gradient, and the Adam step (``pycoll._C``, C++, the GIL
-released; see csrc/host_math.h and csrc/host_adam.h for what each computes and how it rounds).
+normalisation, sigmoid and its gradient, the Adam step and a step of a fused recurrent layer
+(``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
+csrc/host_rnn.h for what each computes and how it rounds).
 
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array
 (a CuPy array, say), its dtype is not one the kernel has (float32 and float64; cumsum also int64),
@@ -180,3 +181,14 @@ def adam_step(param: Any, grad: Any, moment1: Any, moment2: Any, moment2_max: An
     kernels.adam_step(param, np.ascontiguousarray(grad), moment1, moment2, moment2_max, decay,
                       beta1, 1 - beta1, beta2, 1 - beta2, epsilon, step)
     return True
+
+
+def rnn_steps(*arrays: Any) -> Optional[Tuple[Any, Any]]:
+    """The classes that take the steps of a fused recurrent layer and back (csrc/host_rnn.h:
+    ``RnnSteps``, ``RnnStepsBackward`` for the arrays' dtype), where they serve ``arrays`` (the
+    layer's inputs, states and weights); None otherwise."""
+    module = _served(arrays)
+    if module is None or not hasattr(module, "RnnSteps32"):
+        return None
+    bits = 32 if arrays[0].dtype == np.float32 else 64
+    return getattr(module, f"RnnSteps{bits}"), getattr(module, f"RnnStepsBackward{bits}")
