@@ -339,8 +339,11 @@ def test_bad_inputs_and_states_are_refused_by_name():
         nn.GRU(I, H, num_layers=2)(x, pycoll.zeros([1, B, H]))
     with pytest.raises(ValueError, match=r"initial_states \(c\) must be a Tensor of shape .* = \[2, 3, 3\]"):
         nn.LSTM(I, H, direction="bidirect")(x, (pycoll.zeros([2, B, H]), pycoll.zeros([2, B, H + 1])))
-    with pytest.raises(ValueError, match=r"LSTM: initial_states \(h\) has dtype float64, inputs float32"):
-        nn.LSTM(I, H)(x.astype("float32"), (pycoll.zeros([1, B, H], dtype="float64"), pycoll.zeros([1, B, H])))
+    other = "float32" if x.dtype == pycoll.float64 else "float64"
+    with pytest.raises(ValueError, match=rf"LSTM: initial_states \(h\) has dtype {other}, inputs {x.dtype}"):
+        nn.LSTM(I, H)(x, (pycoll.zeros([1, B, H], dtype=other), pycoll.zeros([1, B, H], dtype=x.dtype)))
+    with pytest.raises(ValueError, match=r"LSTM: inputs has dtype int64, the layer's weights float"):
+        nn.LSTM(I, H)(pycoll.zeros([B, T, I], dtype="int64"))
     with pytest.raises(ValueError, match=r"LSTM: initial_states must be a list/tuple \(h, c\)"):
         nn.LSTM(I, H)(x, pycoll.zeros([1, B, H]))
     with pytest.raises(ValueError, match=r"sequence_length must be an integer Tensor of shape \[batch_size\] = \[3\]"):
@@ -436,3 +439,12 @@ def test_an_lstm_trains_under_data_parallel_as_in_one_process(tmp_path):
     script = tmp_path / "lstm_data_parallel.py"
     script.write_text(DATA_PARALLEL_LSTM)
     assert_ok(launch(2, script, timeout=120), expect_lines=2)
+
+
+@pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU, nn.SimpleRNN])
+def test_a_batch_of_none_runs_through(cls):
+    x = pycoll.zeros([0, T, I])
+    x.stop_gradient = False
+    out, _ = cls(I, H, direction="bidirect")(x)
+    out.sum().backward()
+    assert out.shape == [0, T, 2 * H] and x.grad.shape == [0, T, I]

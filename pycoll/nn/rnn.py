@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
+from pycoll.amp.precision import is_autocast_enabled
 from pycoll.device import array_module, is_array, to_module
 from pycoll.nn._dropout_functional import dropout as dropout_op
 from pycoll.nn.attention import positive_int, probability
@@ -331,6 +332,10 @@ class RNNBase(LayerList):
         if inputs.ndim != 3 or inputs.shape[-1] != self.input_size:
             raise ValueError(f"{fn}: inputs must be a 3-D Tensor whose last dimension is input_size "
                              f"({self.input_size}), got shape {inputs.shape}")
+        weights = self.parameters()[0].dtype
+        if inputs.dtype != weights and not is_autocast_enabled():  # (the matmul inside would name its x and y)
+            raise ValueError(f"{fn}: inputs has dtype {inputs.dtype}, the layer's weights {weights}: cast the "
+                             f"inputs (astype) or the layer (to(dtype=...))")
         batch = inputs.shape[1 if self.time_major else 0]
         parts = self._initial_states(initial_states, batch, inputs)
         states = split_states(parts[0] if self.state_components == 1 else parts, self.num_directions == 2,

@@ -52,7 +52,8 @@ def run_layer(mode: str, inputs: Tensor, states: Sequence[Tensor], weights: Sequ
     order = range(steps - 1, -1, -1) if reverse else range(steps)
     # the input projection of every step at once (for GRU, the hidden bias stays inside the step:
     # the reset gate multiplies the hidden part of the candidate)
-    xw = (x.reshape(steps * batch, -1) @ w_ih.T).reshape(steps, batch, -1)
+    width = x.shape[2]  # named, not -1: a batch of 0 must reshape too
+    xw = (x.reshape(steps * batch, width) @ w_ih.T).reshape(steps, batch, w_ih.shape[0])
     xw += b_ih
     if mode != "GRU":
         xw += b_hh
@@ -80,13 +81,13 @@ def run_layer(mode: str, inputs: Tensor, states: Sequence[Tensor], weights: Sequ
         steps_back = (mode, reversed(order), cache, extra, prev_h, valid, d_out, d_h, d_c, d_gates, d_hidden, w_hh)
         d_h, d_c = (_host_steps_back(kernels, *steps_back) if kernels is not None else
                     _array_steps_back(xp, *steps_back))
-        flat = d_gates.reshape(steps * batch, -1)
-        flat_hidden = d_hidden.reshape(steps * batch, -1)
+        flat = d_gates.reshape(steps * batch, w_ih.shape[0])
+        flat_hidden = d_hidden.reshape(steps * batch, w_ih.shape[0])
         d_x = None
         if needs[0]:
-            d_x = (flat @ w_ih).reshape(steps, batch, -1)
+            d_x = (flat @ w_ih).reshape(steps, batch, width)
             d_x = d_x if time_major else d_x.swapaxes(0, 1)
-        d_w_ih = flat.T @ x.reshape(steps * batch, -1) if needs[len(states) + 1] else None
+        d_w_ih = flat.T @ x.reshape(steps * batch, width) if needs[len(states) + 1] else None
         d_w_hh = flat_hidden.T @ prev_h.reshape(steps * batch, hidden) if needs[len(states) + 2] else None
         d_b_ih = flat.sum(axis=0)
         d_b_hh = flat_hidden.sum(axis=0)
