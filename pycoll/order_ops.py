@@ -27,6 +27,7 @@ from pycoll.math_ops import kept_shape
 from pycoll.search_ops import _leading
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.tensor import Tensor
+from pycoll._scalar_axis import along_axis_of_scalar
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -207,6 +208,7 @@ def nanmedian(x: Any, axis: Union[int, Sequence[int], None] = None, keepdim: boo
     return _median("nanmedian", x, axis, keepdim, mode, skip_nan=True)
 
 
+@along_axis_of_scalar("axis")
 def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
              name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The k-th smallest value along `axis` (default: the last) and its int64 index."""
@@ -237,6 +239,7 @@ def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
             value_output(index.astype(int64), "kthvalue", x))
 
 
+@along_axis_of_scalar("axis")
 def mode(x: Any, axis: int = -1, keepdim: bool = False, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The most frequent value along `axis` (the smallest of equally frequent ones) and the int64
     index of its last occurrence (paddle's); the gradient goes to that element."""

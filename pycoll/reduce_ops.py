@@ -20,6 +20,7 @@ from pycoll.shape_ops import axis_arg
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.kernels import host_math
 from pycoll.tensor import Tensor
+from pycoll._scalar_axis import along_axis_of_scalar
 
 
 def _reduced_shape(shape: tuple, axes: Optional[tuple]) -> tuple:
@@ -37,6 +38,7 @@ def _count(shape: tuple, axes: Optional[tuple]) -> int:
 
 @param_aliases({"input": "x", "dim": "axis"})
 @accumulates_in_float32
+@along_axis_of_scalar("axis", none_flattens=True)
 def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running sums along `axis`; None: along x flattened."""
     x = as_tensor(x)

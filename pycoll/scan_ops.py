@@ -16,6 +16,7 @@ from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.inplace_ops import in_place
 from pycoll.shape_ops import axis_arg
 from pycoll.tensor import Tensor
+from pycoll._scalar_axis import along_axis_of_scalar
 
 
 def _line(a: Any, axis: Optional[int]) -> Tuple[Any, int]:
@@ -31,6 +32,7 @@ def _reverse_cumsum(xp: Any, g: Any, ax: int) -> Any:
 
 @param_aliases({"input": "x"})
 @accumulates_in_float32
+@along_axis_of_scalar("dim", none_flattens=True)
 def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """Running products along `dim` (None: x flattened); zeros are handled in the gradient. An
     integer tensor keeps its dtype (paddle's; NumPy's would widen int32 to int64)."""
@@ -104,6 +106,7 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
     return op_output(values, backward, x), value_output(index.astype(convert_dtype(dtype)), ufunc, x)
 
 
+@along_axis_of_scalar("axis", none_flattens=True)
 def cummax(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The running maximum along `axis` and the index where each was reached (the latest at a tie;
@@ -111,6 +114,7 @@ def cummax(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
     return _running_extreme(x, axis, dtype, "maximum")
 
 
+@along_axis_of_scalar("axis", none_flattens=True)
 def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
            name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The running minimum along `axis` and the index where each was reached (the latest at a tie;
@@ -119,6 +123,7 @@ def cummin(x: Any, axis: Optional[int] = None, dtype: DTypeLike = "int64",
 
 
 @accumulates_in_float32
+@along_axis_of_scalar("axis", none_flattens=True)
 def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(cumsum(exp(x))) along `axis`, computed stably; integers give float32."""
     x, = placed("logcumsumexp", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is

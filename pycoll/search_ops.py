@@ -7,7 +7,7 @@ where's one-argument form) take no gradient.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
@@ -17,6 +17,7 @@ from pycoll.math_ops import grad_for, grad_meta
 from pycoll.shape_ops import axis_arg, scatter_add
 from pycoll.dtypes import int64
 from pycoll.tensor import Tensor, to_tensor
+from pycoll._scalar_axis import along_axis_of_scalar
 
 
 @param_aliases({"input": "x", "other": "y"})
@@ -170,6 +171,7 @@ def _positions(mask: Any, count: int) -> Any:
 
 
 @param_aliases({"input": "x", "dim": "axis"})
+@along_axis_of_scalar("axis")
 def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
             name: Optional[str] = None) -> Tensor:
     """The int64 indices that sort x along `axis` (always stable here; ``stable`` is accepted)."""
@@ -179,6 +181,7 @@ def argsort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = 
     return value_output(_order(x._array, ax, descending).astype(int64), "argsort", x, axes=(ax,))
 
 
+@along_axis_of_scalar("axis")
 def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = False,
          name: Optional[str] = None) -> Tensor:
     """x sorted along `axis` (stably); the gradient goes back to where each value came from."""
@@ -192,9 +195,16 @@ def sort(x: Tensor, axis: int = -1, descending: bool = False, stable: bool = Fal
                      lambda g: (xp.take_along_axis(g, inverse_order(order, ax), axis=ax),), x)
 
 
+class TopKRetType(NamedTuple):
+    """topk's (values, indices), by name too (paddle's)."""
+    values: Tensor
+    indices: Tensor
+
+
 @param_aliases({"input": "x", "dim": "axis"})
+@along_axis_of_scalar("axis")
 def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
-         sorted: bool = True, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:  # noqa: A002 - paddle's name
+         sorted: bool = True, name: Optional[str] = None) -> TopKRetType:  # noqa: A002 - paddle's name
     """The k largest (``largest=False``: smallest) values along `axis` (default: the last) and
     their int64 indices; equal values come in their original order. Always sorted."""
     x = as_tensor(x)
@@ -217,7 +227,7 @@ def topk(x: Tensor, k: Any, axis: Optional[int] = None, largest: bool = True,
         xp.put_along_axis(z, order[lead + (slice(0, k),)], g, axis=ax)
         return (z,)
     values = op_output(xp.take_along_axis(a, picked, axis=ax), backward, x)
-    return values, value_output(picked.astype(int64), "topk", x, axes=(ax,))
+    return TopKRetType(values, value_output(picked.astype(int64), "topk", x, axes=(ax,)))
 
 
 def gather(x: Tensor, index: Any, axis: Any = None, name: Optional[str] = None) -> Tensor:

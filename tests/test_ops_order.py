@@ -89,3 +89,26 @@ def test_running_extremes_propagate_nan_with_its_index(fn, values, index, grad):
     assert i.numpy().tolist() == index
     v.sum().backward()
     _same(x.grad.numpy(), grad)
+
+
+def test_ops_along_an_axis_of_a_0d_tensor_give_0d_results_as_paddles():
+    x = pycoll.to_tensor(3.0, stop_gradient=False)
+    calls = {"sort": lambda: pycoll.sort(x), "argsort": lambda: pycoll.argsort(x), "topk": lambda: pycoll.topk(x, 1),
+             "kthvalue": lambda: pycoll.kthvalue(x, 1), "mode": lambda: pycoll.mode(x),
+             "cumsum": lambda: pycoll.cumsum(x, axis=0), "cumprod": lambda: pycoll.cumprod(x, dim=-1),
+             "cummax": lambda: pycoll.cummax(x, axis=0), "logcumsumexp": lambda: pycoll.logcumsumexp(x, axis=0),
+             "method": lambda: x.topk(1)}
+    for name, call in calls.items():  # paddle 3.3.1: shape [] for each result, the value 3 (an index 0)
+        out = call()
+        for t in (out if isinstance(out, tuple) else (out,)):
+            assert t.shape == [] and float(t) in (3.0, 0.0), (name, t)
+    assert pycoll.cumsum(x).shape == [1]  # axis None flattens, in paddle too
+    pycoll.sort(x).backward()
+    assert float(x.grad) == 1.0
+
+
+def test_topk_names_its_values_and_indices_as_paddle():
+    result = pycoll.topk(pycoll.to_tensor([[1.0, 5.0, 3.0], [6.0, 2.0, 4.0]]), 2)
+    values, indices = result
+    assert result.values is values and result.indices is indices
+    assert values.numpy().tolist() == [[5.0, 3.0], [6.0, 4.0]] and indices.numpy().tolist() == [[1, 2], [0, 2]]
