@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 
 def conjugate_grads(fn: Callable) -> Callable:
     """Mark backward function `fn` as written for complex tensors in the gradient convention
@@ -18,7 +20,11 @@ def conjugate_grads(fn: Callable) -> Callable:
 
 
 def _conj(g: Any) -> Any:
-    return g.conj() if g is not None and g.dtype.kind == "c" else g
+    if g is None or g.dtype.kind != "c":
+        return g
+    conj = g.conj()
+    # a 0-d NumPy array's conj() is a NumPy scalar, which no backward takes for an array
+    return np.asarray(conj) if isinstance(conj, np.generic) else conj
 
 
 def run_node(node: Any, slots: list) -> Any:

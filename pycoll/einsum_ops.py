@@ -35,7 +35,8 @@ def einsum(equation: str, *operands: Tensor) -> Tensor:
     sizes = _sizes(terms, [a.shape for a in arrays], equation)
     xp = array_module(arrays[0])
     full = [xp.broadcast_to(a, [sizes[c] for c in term]) for a, term in zip(arrays, terms)]
-    out = xp.einsum(f"{','.join(terms)}->{output}", *full, optimize=True)
+    # NumPy's optimized path fails on a label of size 0 (the plain one sums nothing into zeros)
+    out = xp.einsum(f"{','.join(terms)}->{output}", *full, optimize=all(a.size for a in full))
     wanted = [needs_grad(t) for t in tensors]
 
     def backward(g: Any) -> list:
@@ -86,7 +87,8 @@ def _sizes(terms: Sequence[str], shapes: Sequence[Tuple[int, ...]], equation: st
         for c, n in zip(term, shape):
             if sizes.get(c, 1) not in (1, n) and n != 1:
                 raise ValueError(f"einsum: label {c!r} of {equation!r} has sizes {sizes[c]} and {n}")
-            sizes[c] = max(sizes.get(c, 1), n)
+            if sizes.get(c, 1) == 1:  # (a size of 0 does not give way)
+                sizes[c] = n
     return sizes
 
 
@@ -99,7 +101,7 @@ def _operand_grad(g: Any, output: str, full: Sequence[Any], terms: Sequence[str]
     labels = list(dict.fromkeys(term))  # each label once, in the term's order
     found = [c for c in labels if c in elsewhere]
     grad = xp.einsum(f"{','.join([output] + [terms[j] for j in others])}->{''.join(found)}",
-                     g, *(full[j] for j in others), optimize=True)
+                     g, *(full[j] for j in others), optimize=bool(g.size) and all(full[j].size for j in others))
     for k, c in enumerate(labels):  # a label of this operand alone: its gradient is the same along it
         if c not in elsewhere:
             grad = xp.expand_dims(grad, k)

@@ -675,3 +675,18 @@ def test_distributed_batch_sampler_is_unaffected():
     s = DistributedBatchSampler(list(range(11)), batch_size=2, num_replicas=2, rank=0, shuffle=True)
     s.set_epoch(3)
     assert list(s) == [[5, 4], [0, 6], [3, 9]]
+
+
+def test_einsum_over_a_label_of_size_0_sums_nothing_into_zeros_as_paddle():
+    a, b = pycoll.zeros([2, 0]), pycoll.zeros([0, 3])
+    a.stop_gradient = b.stop_gradient = False
+    out = pycoll.einsum("ij,jk->ik", a, b)
+    assert out.shape == [2, 3] and not out.numpy().any()
+    out.sum().backward()
+    assert a.grad.shape == [2, 0] and b.grad.shape == [0, 3]
+
+
+def test_a_complex_einsum_to_0d_backpropagates_as_paddle():
+    a = pycoll.to_tensor(np.array([[1 + 2j, 3 - 1j]], "complex64"), stop_gradient=False)
+    pycoll.real(pycoll.einsum("ij,ij->", a, a)).backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[2 - 4j, 6 + 2j]])  # paddle 3.3.1's

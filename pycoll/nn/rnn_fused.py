@@ -52,8 +52,11 @@ def run_layer(mode: str, inputs: Tensor, states: Sequence[Tensor], weights: Sequ
     order = range(steps - 1, -1, -1) if reverse else range(steps)
     # the input projection of every step at once (for GRU, the hidden bias stays inside the step:
     # the reset gate multiplies the hidden part of the candidate)
-    width = x.shape[2]  # named, not -1: a batch of 0 must reshape too
-    xw = (x.reshape(steps * batch, width) @ w_ih.T).reshape(steps, batch, w_ih.shape[0])
+    width, dtype = x.shape[2], x.dtype  # (width named, not -1: a batch of 0 must reshape too)
+    x_rows = x.reshape(steps * batch, width)
+    if x_rows.base is not None:  # a view of the input, which the backward would read: paddle's fused
+        x_rows = x_rows.copy()  # kernel keeps a copy too, so a batch buffer refilled before backward is fine
+    xw = (x_rows @ w_ih.T).reshape(steps, batch, w_ih.shape[0])
     xw += b_ih
     if mode != "GRU":
         xw += b_hh
@@ -70,10 +73,10 @@ def run_layer(mode: str, inputs: Tensor, states: Sequence[Tensor], weights: Sequ
 
     def backward(grads: List[Any]) -> tuple:
         d_out = grads[0]
-        d_h = grads[1] if grads[1] is not None else xp.zeros((batch, hidden), dtype=x.dtype)
+        d_h = grads[1] if grads[1] is not None else xp.zeros((batch, hidden), dtype=dtype)
         d_c = None
         if mode == "LSTM":
-            d_c = grads[2] if grads[2] is not None else xp.zeros((batch, hidden), dtype=x.dtype)
+            d_c = grads[2] if grads[2] is not None else xp.zeros((batch, hidden), dtype=dtype)
         if d_out is not None and not time_major:
             d_out = d_out.swapaxes(0, 1)
         d_gates = xp.empty_like(xw)  # the gradient of each step's pre-activations, input part
@@ -87,7 +90,7 @@ def run_layer(mode: str, inputs: Tensor, states: Sequence[Tensor], weights: Sequ
         if needs[0]:
             d_x = (flat @ w_ih).reshape(steps, batch, width)
             d_x = d_x if time_major else d_x.swapaxes(0, 1)
-        d_w_ih = flat.T @ x.reshape(steps * batch, width) if needs[len(states) + 1] else None
+        d_w_ih = flat.T @ x_rows if needs[len(states) + 1] else None
         d_w_hh = flat_hidden.T @ prev_h.reshape(steps * batch, hidden) if needs[len(states) + 2] else None
         d_b_ih = flat.sum(axis=0)
         d_b_hh = flat_hidden.sum(axis=0)
