@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+import numpy as np
+
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, delivered, op_output, placed, require_floating
@@ -43,9 +45,23 @@ def det(x: Tensor, name: Optional[str] = None) -> Tensor:
     xp = array_module(a)
     d = xp.linalg.det(a)
 
-    def backward(g: Any) -> tuple:  # d det / dA = det * A^-T
-        return ((g * d)[..., None, None] * _mT(xp.linalg.inv(a)),)
+    def backward(g: Any) -> tuple:  # d det / dA = adj(A)^T = det * A^-T where A is invertible
+        try:
+            return ((g * d)[..., None, None] * _mT(xp.linalg.inv(a)),)
+        except np.linalg.LinAlgError:  # a singular matrix: its adjugate is still there (paddle gives 0)
+            return (g[..., None, None] * _adjugate_t(xp, a),)
     return op_output(d, backward, x)
+
+
+def _adjugate_t(xp: Any, a: Any) -> Any:
+    """adj(A)^T, singular A included, through the SVD A = U diag(s) Vh: adj(A)^T = det(U) det(Vh)
+    U diag(c) Vh, c_i the product of the singular values but s_i."""
+    u, s, vh = xp.linalg.svd(a)
+    ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
+    before = xp.cumprod(xp.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = xp.flip(xp.cumprod(xp.concatenate([ones, xp.flip(s, -1)[..., :-1]], axis=-1), axis=-1), -1)
+    signs = xp.linalg.det(u) * xp.linalg.det(vh)
+    return signs[..., None, None] * (u * (before * after)[..., None, :]) @ vh
 
 
 def slogdet(x: Tensor, name: Optional[str] = None) -> Tensor:

@@ -55,8 +55,8 @@ def where(condition: Any, x: Any = None, y: Any = None,
 
 def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Tensor:
     """x with `value` where `mask` (broadcast with x; non-zero counts as True) holds. The value
-    takes x's dtype (an integer x truncates it); a Tensor value is read as its number and takes
-    no gradient (paddle 3.3.1 gives it a zero one)."""
+    takes x's dtype (an integer x truncates it); a Tensor value (of one element) gets the sum of
+    the gradient where it was filled in, as torch's (paddle 3.3.1 gives it zero)."""
     x, mask = placed("masked_fill", as_tensor(x), as_tensor(mask))  # auto-parallel: the mask cut as x
     a = x._array
     xp = array_module(a)
@@ -65,6 +65,14 @@ def masked_fill(x: Any, mask: Any, value: Any, name: Optional[str] = None) -> Te
     fill = xp.asarray(value.item() if isinstance(value, Tensor) else value).astype(a.dtype)
     out = xp.where(m, fill, a)
     meta = grad_meta(x)
+    if isinstance(value, Tensor) and needs_grad(value):
+        shape = value._array.shape
+
+        def backward(g: Any) -> tuple:
+            filled = xp.where(m, g, xp.zeros((), g.dtype)).sum()
+            return (grad_for(xp.where(m, xp.zeros((), g.dtype), g), meta),
+                    filled.reshape(shape).astype(value._array.dtype))
+        return op_output(out, backward, x, value)
     return op_output(out, lambda g: (grad_for(xp.where(m, xp.zeros((), g.dtype), g), meta),), x)
 
 

@@ -86,3 +86,10 @@ def test_cov_and_corrcoef_follow_numpy_and_paddle():
     gradcheck(lambda t: linalg.corrcoef(t) * pycoll.to_tensor(1 - np.eye(3)), [data.copy()])
     with pytest.raises(ValueError, match="fweights"):
         linalg.cov(x, fweights=pycoll.to_tensor([1.0, 2.0, 1.0]))
+
+
+def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient():
+    """paddle 3.3.1 gives zeros; the derivative of det is the cofactor matrix, singular or not."""
+    x = pycoll.to_tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype="float64", stop_gradient=False)
+    pycoll.linalg.det(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[4, 4, -4], [-2, -2, 2], [0, 0, 0]], atol=1e-12)
