@@ -25,7 +25,7 @@ from pycoll.shape_ops import (chunk, clone, concat, expand, flatten, is_tensor, 
 from pycoll.elementwise_ops import (allclose, equal, floor_divide, floor_mod, isfinite, isinf, isnan, maximum,
                                     minimum, mod, remainder)
 from pycoll.reduce_ops import all, amax, amin, any, cumsum, logsumexp, prod, std, trapezoid, var  # noqa: A004
-from pycoll.search_ops import argsort, gather, masked_fill, masked_scatter, sort, topk, tril, triu, where
+from pycoll.search_ops import argsort, masked_fill, masked_scatter, sort, topk, tril, triu, where
 from pycoll.einsum_ops import einsum
 from pycoll.unary_ops import (acos, acos_, acosh, acosh_, asin, asin_, asinh, asinh_, atan, atan_, atanh, atanh_, ceil,
                               cos, cos_, cosh, cosh_, deg2rad, digamma, digamma_, erf, erf_, erfinv, expm1, expm1_,
@@ -38,7 +38,7 @@ from pycoll.special_ops import (copysign, copysign_, cumulative_trapezoid, gamma
 from pycoll.logic_ops import (bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal_all, greater_equal, greater_than,
                               is_complex, is_empty, is_floating_point, is_integer, isclose, less_equal, less_than,
                               logical_and, logical_not, logical_or, logical_xor, not_equal)
-from pycoll.index_ops import (argmin, gather_nd, index_add, index_add_, index_fill, index_fill_, index_select,
+from pycoll.index_ops import (argmin, gather, gather_nd, index_add, index_add_, index_fill, index_fill_, index_select,
                               masked_select, nonzero, put_along_axis, scatter, scatter_, scatter_nd, scatter_nd_add,
                               take_along_axis)
 from pycoll.stats_ops import (bincount, bucketize, count_nonzero, histogram, isin, nanmean, nansum, searchsorted, unique,

@@ -9,7 +9,8 @@ write wins, on the GPU as on the CPU (`inplace_ops.last_writes`).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+import functools
+from typing import Any, Callable, Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, needs_grad, op_output, placed, value_output
@@ -380,7 +381,55 @@ def put_along_axis_(arr: Tensor, indices: Any, values: Any, axis: int, reduce: s
                     lambda: put_along_axis(arr, indices, values, axis, reduce, include_self, broadcast))
 
 
-for _fn in (argmin, nonzero, masked_select, index_select, index_add, index_fill, gather_nd, scatter, scatter_nd_add,
+# -- paddle 3.3's torch-compatible forms: (input, dim, index, ...) ------------------------------
+
+def _dim_second(torch_form: Callable[..., Tensor],
+                by_keyword: bool = True) -> Callable[[Callable[..., Tensor]], Callable[..., Tensor]]:
+    """Give an op paddle 3.3's second, torch-compatible form, chosen as paddle chooses it: an int
+    second positional argument (torch's dim: an index is never an int), or (``by_keyword``) ``dim=``
+    by keyword without one (index_select takes dim= as an alias of its axis)."""
+    def wrap(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Tensor:
+            second = args[1] if len(args) >= 2 else None
+            if (isinstance(second, int) and not isinstance(second, bool)) or (
+                    by_keyword and len(args) < 2 and "dim" in kwargs):
+                return torch_form(*args, **kwargs)
+            return fn(*args, **kwargs)
+        return call
+    return wrap
+
+
+def _into(result: Tensor, out: Optional[Tensor]) -> Tensor:
+    if out is None:
+        return result
+    out.set_value(result)
+    return out
+
+
+def _gather_along(input: Any, dim: int, index: Any, out: Optional[Tensor] = None) -> Tensor:  # noqa: A002
+    """torch.gather: take_along_axis without broadcasting."""
+    return _into(take_along_axis(input, index, dim, broadcast=False), out)
+
+
+def _scatter_along(input: Any, dim: int, index: Any, src: Any = None, reduce: Optional[str] = None,  # noqa: A002
+                   out: Optional[Tensor] = None, value: Any = None) -> Tensor:
+    """torch.scatter: put_along_axis without broadcasting, of ``src`` or else ``value``."""
+    if (src is None) == (value is None):
+        raise TypeError("scatter(input, dim, index, ...): give src or value (one of them)")
+    return _into(put_along_axis(input, index, value if src is None else src, dim, reduce or "assign",
+                                broadcast=False), out)
+
+
+def _index_select_along(input: Any, dim: int, index: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
+    return index_select(input, index, dim)
+
+
+gather = _dim_second(_gather_along)(gather)
+scatter = _dim_second(_scatter_along)(scatter)
+index_select = _dim_second(_index_select_along, by_keyword=False)(index_select)
+
+for _fn in (argmin, nonzero, masked_select, gather, index_select, index_add, index_fill, gather_nd, scatter, scatter_nd_add,
             scatter_nd, take_along_axis, put_along_axis, index_add_, index_fill_, scatter_, put_along_axis_):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

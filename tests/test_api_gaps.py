@@ -690,3 +690,19 @@ def test_a_complex_einsum_to_0d_backpropagates_as_paddle():
     a = pycoll.to_tensor(np.array([[1 + 2j, 3 - 1j]], "complex64"), stop_gradient=False)
     pycoll.real(pycoll.einsum("ij,ij->", a, a)).backward()
     np.testing.assert_allclose(a.grad.numpy(), [[2 - 4j, 6 + 2j]])  # paddle 3.3.1's
+
+
+def test_gather_scatter_and_index_select_take_paddle_3_3s_torch_form():
+    """(input, dim, index, ...): paddle 3.3.1 dispatches on an int second argument or dim=."""
+    x = pycoll.to_tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    idx = pycoll.to_tensor([[0, 2], [1, 0]])
+    for got in (pycoll.gather(x, 1, idx), pycoll.gather(input=x, dim=1, index=idx), x.gather(1, idx)):
+        assert got.tolist() == [[1.0, 3.0], [5.0, 4.0]]
+    assert pycoll.gather(x, pycoll.to_tensor([1]), 0).tolist() == [[4.0, 5.0, 6.0]]  # paddle's own form
+    assert pycoll.scatter(x, 1, idx, pycoll.full([2, 2], 9.0)).tolist() == [[9.0, 2.0, 9.0], [9.0, 9.0, 6.0]]
+    assert pycoll.scatter(x, 1, idx, value=2.0).tolist() == [[2.0, 2.0, 2.0], [2.0, 2.0, 6.0]]
+    assert pycoll.scatter(x, dim=1, index=idx, src=pycoll.full([2, 2], 2.0), reduce="multiply").tolist() == \
+        [[2.0, 2.0, 6.0], [8.0, 10.0, 6.0]]
+    assert pycoll.index_select(x, 1, pycoll.to_tensor([2, 0])).tolist() == [[3.0, 1.0], [6.0, 4.0]]
+    with pytest.raises(TypeError, match="give src or value"):
+        pycoll.scatter(x, 1, idx)
