@@ -706,3 +706,29 @@ def test_gather_scatter_and_index_select_take_paddle_3_3s_torch_form():
     assert pycoll.index_select(x, 1, pycoll.to_tensor([2, 0])).tolist() == [[3.0, 1.0], [6.0, 4.0]]
     with pytest.raises(TypeError, match="give src or value"):
         pycoll.scatter(x, 1, idx)
+
+
+def test_layers_answer_paddle_3_3s_torch_style_names():
+    net = pycoll.nn.Sequential(pycoll.nn.Linear(2, 3), pycoll.nn.ReLU(), pycoll.nn.Linear(3, 1))
+    assert [name for name, _ in net.named_modules()] == ["", "0", "1", "2"] and len(list(net.modules())) == 4
+    state = net.state_dict()
+    assert net.load_state_dict(state) == ([], [])
+    with pytest.warns(UserWarning), pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: "0.bias"'):
+        net.load_state_dict({"0.weight": state["0.weight"]})
+    assert net.get_sublayer("0") is net[0] and net.get_parameter("2.bias") is net[2].bias
+    with pytest.raises(AttributeError, match="has no attribute `9`"):
+        net.get_sublayer("9")
+    net.set_sublayer("1", pycoll.nn.Tanh())
+    net.add_module("last", pycoll.nn.Identity())
+    assert type(net[1]).__name__ == "Tanh" and "last" in dict(net.named_children())
+    net.register_buffer("steps", pycoll.zeros([1]))
+    assert net.get_buffer("steps") is net.steps
+    seen = []
+    handle = net.register_forward_hook(lambda layer, inputs, output: seen.append(output.shape))
+    net(pycoll.ones([4, 2])).sum().backward()
+    handle.remove()
+    assert seen == [[4, 1]] and net[0].weight.grad is not None
+    net.zero_grad()
+    assert net[0].weight.grad is None  # set_to_none, paddle 3.3.1's default
+    assert net.requires_grad_(False) is net and net[0].weight.stop_gradient
+    assert net.half()[0].weight.dtype == pycoll.float16 and net.cpu() is net

@@ -239,6 +239,8 @@ class BatchNorm(Layer):
     use_global_stats=True always uses the running ones. is_test=True starts it in eval mode.
     """
 
+    keeps_float_in_bfloat16 = True  # Layer.bfloat16() leaves it, as paddle's does
+
     def __init__(self, num_channels: int, act: Optional[str] = None, is_test: bool = False, momentum: float = 0.9,
                  epsilon: float = 1e-5, param_attr: Any = None, bias_attr: Any = None, dtype: DTypeLike = "float32",
                  data_layout: str = "NCHW", in_place: bool = False, moving_mean_name: Optional[str] = None,

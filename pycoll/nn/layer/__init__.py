@@ -25,6 +25,7 @@ from pycoll.nn.initializer import Constant, Initializer, XavierUniform, global_i
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.tensor import Tensor
+from pycoll.nn.layer.torch_names import TorchNames
 
 _name_counters: Dict[str, itertools.count] = collections.defaultdict(itertools.count)
 
@@ -78,7 +79,7 @@ def _scope(class_name: str) -> str:
     return _SPLIT_LAYER_SCOPES.get(scope, scope)
 
 
-class Layer:
+class Layer(TorchNames):
     """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
 
     def __init__(self, name_scope: Optional[str] = None, dtype: DTypeLike = None):
