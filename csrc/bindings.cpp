@@ -359,6 +359,22 @@ void adam_step_host(Host<T> param, const Host<T>& grad, Host<T> m, Host<T> v,
     pycoll::adam_step(p, gs, ms, vs, vm, static_cast<int64_t>(n), s);
 }
 
+template <class T>
+int64_t scatter_add_rows_host(Host<T> target, const py::array_t<int64_t, py::array::c_style>& index,
+                              const Host<T>& values) {
+    if (target.ndim() < 1 || index.ndim() != 1) {
+        throw py::value_error(where("scatter_add_rows", "target needs an axis 0 and index one axis"));
+    }
+    const int64_t rows = target.shape(0), n = index.size();
+    const int64_t width = rows == 0 ? 0 : static_cast<int64_t>(target.size()) / rows;
+    check_size("scatter_add_rows", "values", values, n * width);
+    T* t = in_place("scatter_add_rows", "target", target);
+    const int64_t* idx = index.data();
+    const T* v = values.data();
+    py::gil_scoped_release nogil;
+    return pycoll::scatter_add_rows(t, rows, width, idx, n, v);
+}
+
 // --- the steps of a fused recurrent layer (pycoll/nn/rnn_fused.py); see host_rnn.h -----------
 // A layer's arrays are checked and held once, by an object whose step(t) then takes a step: a call
 // with a dozen array arguments cost 6 us in pybind11's conversions, more than the step itself.
@@ -549,6 +565,9 @@ void def_float_ops(py::module_& m) {
           "e = 1 / (1 + e) in place; returns how many results are 0.");
     m.def("sigmoid_backward", &sigmoid_backward_host<T>, py::arg("out"), py::arg("g"),
           "sigmoid's input gradient (g * out) * (1 - out).");
+    m.def("scatter_add_rows", &scatter_add_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
+          py::arg("values").noconvert(),
+          "target[index[i]] += values[i] in order, in place; -1, or the position of a bad index.");
     m.def("adam_step", &adam_step_host<T>, py::arg("param"), py::arg("grad"), py::arg("moment1"),
           py::arg("moment2"), py::arg("moment2_max"), py::arg("decay"), py::arg("beta1"),
           py::arg("one_minus_beta1"), py::arg("beta2"), py::arg("one_minus_beta2"),

@@ -408,4 +408,22 @@ template void normalize_backward<double>(const double*, const double*, const dou
                                          const double*, const double*, double*, int64_t, int64_t,
                                          int64_t);
 
+template <class T>
+int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
+                         const T* values) {
+    for (int64_t i = 0; i < n; ++i) {
+        if (index[i] < -rows || index[i] >= rows) return i;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t row = index[i] < 0 ? index[i] + rows : index[i];
+        T* __restrict dst = target + row * width;
+        const T* __restrict src = values + i * width;
+        for (int64_t j = 0; j < width; ++j) dst[j] += src[j];
+    }
+    return -1;
+}
+
+template int64_t scatter_add_rows<float>(float*, int64_t, int64_t, const int64_t*, int64_t, const float*);
+template int64_t scatter_add_rows<double>(double*, int64_t, int64_t, const int64_t*, int64_t, const double*);
+
 }  // namespace pycoll

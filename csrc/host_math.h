@@ -52,4 +52,11 @@ int64_t sigmoid_from_exp(T* e, int64_t n);
 template <class T>
 void sigmoid_backward(const T* out, const T* g, T* dx, int64_t n);
 
+// target[index[i], :] += values[i, :], i in order (np.add.at's order, so the same sums bit for bit)
+// over target viewed as [rows, width]; a negative index counts from the end. Returns -1, or the
+// position in `index` of the first index outside [-rows, rows) (nothing is added then).
+template <class T>
+int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
+                         const T* values);
+
 }  // namespace pycoll

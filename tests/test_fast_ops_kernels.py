@@ -228,3 +228,22 @@ def test_batch_norm_gradient_of_a_plain_sum():
     np.testing.assert_allclose(bn.weight.grad.numpy(), gw, atol=2e-4)
     np.testing.assert_array_equal(bn.bias.grad.numpy(), gb)
     assert np.abs(x.grad.numpy()).max() < 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_scatter_add_of_rows_gives_np_add_ats_bits(dtype):
+    from pycoll.device import scatter_add
+
+    rng = np.random.default_rng(5)
+    index = rng.integers(-40, 40, 3000)  # repeats and negative rows
+    values = rng.standard_normal((3000, 7, 3)).astype(dtype)
+    start = rng.standard_normal((40, 7, 3)).astype(dtype)
+    want, got = start.copy(), start.copy()
+    np.add.at(want, index, values)
+    assert host_math.scatter_add_rows(got, index, values) is True
+    assert np.array_equal(got, want)
+    kept = start.copy()
+    with pytest.raises(IndexError, match="index 40 is out of bounds for axis 0 with size 40"):
+        scatter_add(kept, np.array([1, 40]), values[:2])
+    assert np.array_equal(kept, start)  # nothing added
+    assert host_math.scatter_add_rows(got, (index,), values) is None  # a tuple key: np.add.at's

@@ -291,9 +291,13 @@ def array_module(array: Any) -> ModuleType:
 
 
 def scatter_add(target: Any, index: Any, values: Any) -> None:
-    """target[index] += values, in place, adding repeated indices up (np.add.at / cupyx)."""
+    """target[index] += values, in place, adding repeated indices up (np.add.at / cupyx; rows of
+    a float array by a 1-D index through pycoll.kernels.host_math, in np.add.at's order)."""
     if isinstance(target, np.ndarray):
-        np.add.at(target, index, values)
+        from pycoll.kernels import host_math  # (a peer layer: lazily, as this face may)
+
+        if not host_math.scatter_add_rows(target, index, values):
+            np.add.at(target, index, values)
     else:
         import cupyx
         cupyx.scatter_add(target, index, values)
