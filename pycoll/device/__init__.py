@@ -296,7 +296,8 @@ def scatter_add(target: Any, index: Any, values: Any) -> None:
     if isinstance(target, np.ndarray):
         from pycoll.kernels import host_math  # (a peer layer: lazily, as this face may)
 
-        if not host_math.scatter_add_rows(target, index, values):
+        rows = index[0] if isinstance(index, tuple) and len(index) == 1 else index  # a key of axis 0 alone
+        if not host_math.scatter_add_rows(target, rows, values):
             np.add.at(target, index, values)
     else:
         import cupyx
