@@ -189,6 +189,27 @@ def _():
     return layer_call(P.nn.GRU(16, 16), tensor(8, 500, 16))
 
 
+@case("scatter_nd_add_rows")
+def _():
+    """20 000 rows of 512 added into 2 000 (repeats adding up), and the backward."""
+    x, updates = tensor(2000, 512), tensor(20000, 512, seed=1)
+    index = ints(2000, 20000, 1, seed=2)
+    return sum_backward(lambda: P.scatter_nd_add(x, index, updates))
+
+
+@case("index_add_rows")
+def _():
+    x, values = tensor(2000, 512), tensor(20000, 512, seed=1)
+    index = ints(2000, 20000, seed=2)
+    return sum_backward(lambda: P.index_add(x, index, 0, values))
+
+
+@case("embedding_dense_backward")
+def _():
+    """Embedding(30 000, 256) on [64, 128] ids, the dense gradient (sparse=False)."""
+    return layer_call(P.nn.Embedding(30000, 256), ints(30000, 64, 128))
+
+
 @case("cross_entropy")
 def _():
     logits, labels = tensor(4096, 30000), ints(30000, 4096)

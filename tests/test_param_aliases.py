@@ -512,6 +512,9 @@ LAYER_CALLS = {
     "nn.layer.layers:Layer.register_buffer": lambda cls: (
         _after(cls, "register_buffer", lambda layer: sorted(layer.state_dict())),
         dict(name="b", tensor=A(), persistable=False)),
+    "nn.layer.layers:Layer.set_sublayer": lambda cls: (
+        _after(lambda: nn.Sequential(nn.Linear(2, 2)), "set_sublayer", lambda layer: type(layer[0]).__name__),
+        dict(target="0", layer=nn.Tanh())),
     "nn.layer.loss:CrossEntropyLoss.forward": lambda cls: (cls(), dict(input=A(), label=_ids([2], [0]))),
     "nn.layer.loss:SmoothL1Loss.forward": lambda cls: (cls(), dict(input=A(), label=B())),
     "nn.layer.norm:GroupNorm.__init__": lambda cls: (cls, dict(num_groups=1, num_channels=2, epsilon=0.5)),

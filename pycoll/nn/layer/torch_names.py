@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator, List, Mapping, NamedTuple, Optional, Tuple
 
+from pycoll._param_aliases import param_aliases
+
 
 class IncompatibleKeys(NamedTuple):
     """What ``load_state_dict`` returns (paddle's and torch's ``_IncompatibleKeys``)."""
@@ -57,6 +59,7 @@ class TorchNames:
                 raise AttributeError(f"`{atom}` is not an nn.Layer")
         return layer
 
+    @param_aliases({"module": "layer"})
     def set_sublayer(self, target: str, layer: Any, strict: bool = False) -> None:
         """Put ``layer`` at dotted path ``target`` (its parent must exist; with ``strict``, so must
         the layer it replaces)."""
@@ -69,6 +72,8 @@ class TorchNames:
         if strict and not isinstance(getattr(parent, name, None), TorchNames):
             raise AttributeError(f"{type(parent).__name__} has no sublayer `{name}` to replace")
         setattr(parent, name, layer)
+
+    set_submodule = set_sublayer
 
     def get_parameter(self, target: str) -> Any:
         from pycoll.tensor import Tensor
