@@ -199,7 +199,12 @@ def scatter_nd_add(x: Any, index: Any, updates: Any, name: Optional[str] = None)
     x, index, updates = placed("_all_whole", as_tensor(x), index, as_tensor(updates))  # auto-parallel: written or read anywhere, so whole
     a = x._array
     xp = array_module(a)
-    key = _nd_key(_index(index, xp, "scatter_nd_add"), a.shape, "scatter_nd_add")
+    idx = _index(index, xp, "scatter_nd_add")
+    key = _nd_key(idx, a.shape, "scatter_nd_add")
+    want = tuple(idx.shape[:-1]) + tuple(a.shape[idx.shape[-1]:])
+    if tuple(updates.shape) != want:
+        raise ValueError(f"scatter_nd_add: updates must have shape index.shape[:-1] + x.shape[index.shape[-1]:] "
+                         f"= {list(want)}, got {list(updates.shape)}")
     out = a.copy()
     scatter_add(out, key, to_module(updates._array, xp).astype(a.dtype, copy=False))
     return op_output(out, lambda g: (g, g[key]), x, updates)

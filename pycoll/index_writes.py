@@ -81,11 +81,18 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     check_device_index("index_put", key, x._array.shape)
     v = as_tensor(value)
     values = to_module(v._array, xp)
-    if not accumulate:
-        return written(x, key, values, v if needs_grad(v) else None)
-    target = x._array[key]
+    try:
+        if not accumulate:
+            return written(x, key, values, v if needs_grad(v) else None)
+        target = x._array[key]
+        broadcast = xp.broadcast_to(values.astype(x._array.dtype, copy=False), target.shape)
+    except ValueError as exc:  # NumPy's message names neither the op nor the argument
+        if "broadcast" not in str(exc):
+            raise
+        raise ValueError(f"index_put: value of shape {list(values.shape)} does not broadcast to x[indices], "
+                         f"of shape {list(x._array[key].shape)}") from None
     out = x._array.copy()
-    _shape.scatter_add(out, key, xp.broadcast_to(values.astype(out.dtype, copy=False), target.shape))
+    _shape.scatter_add(out, key, broadcast)
 
     def backward(g: Any) -> tuple:
         return g, _shape.unbroadcast(g[key], v._array.shape).astype(v.dtype, copy=False)

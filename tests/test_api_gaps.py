@@ -732,3 +732,13 @@ def test_layers_answer_paddle_3_3s_torch_style_names():
     assert net[0].weight.grad is None  # set_to_none, paddle 3.3.1's default
     assert net.requires_grad_(False) is net and net[0].weight.stop_gradient
     assert net.half()[0].weight.dtype == pycoll.float16 and net.cpu() is net
+
+
+def test_a_misfit_value_or_updates_is_refused_naming_it():
+    x = pycoll.zeros([4, 4])
+    for accumulate in (False, True):
+        with pytest.raises(ValueError, match=r"index_put: value of shape \[3\] does not broadcast to x\[indices\], "
+                                             r"of shape \[2, 4\]"):
+            pycoll.index_put(x, (pycoll.to_tensor([0, 1]),), pycoll.ones([3]), accumulate=accumulate)
+    with pytest.raises(ValueError, match=r"scatter_nd_add: updates must have shape .* = \[2, 4\], got \[2, 3\]"):
+        pycoll.scatter_nd_add(x, pycoll.to_tensor([[0], [1]]), pycoll.ones([2, 3]))
