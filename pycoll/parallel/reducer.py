@@ -82,7 +82,8 @@ class Reducer:
         self._index = {id(p): i for i, p in enumerate(self.params)}
         # parameters whose gradients come as rows (Embedding(sparse=True)): averaged as rows
         # (row_grads) at the end of backward, in no bucket
-        self._by_rows = [p for p in self.params if any(p is r for r in row_params)]
+        rows = {id(r) for r in row_params}
+        self._rows_at = [i for i, p in enumerate(self.params) if id(p) in rows]  # their indices
         self._build(reversed(range(len(self.params))))
         for p in self.params:
             p.register_grad_ready_hook(self._on_ready)
@@ -107,8 +108,8 @@ class Reducer:
     def _build(self, order) -> None:
         sizes = [int(np.prod(shape)) for shape in self.shapes]
         nbytes = [n * d.itemsize for n, d in zip(sizes, self.dtypes)]
-        by_rows = {self._index[id(p)] for p in self._by_rows}
-        groups = assign_buckets([i for i in order if i not in by_rows], nbytes, self.dtypes, self.cap, self.last_cap)
+        groups = assign_buckets([i for i in order if i not in self._rows_at], nbytes, self.dtypes, self.cap,
+                                self.last_cap)
         self.buckets = []
         for g in groups:
             layout = Segments([self.shapes[i] for i in g], self.world) if self.shard else None
@@ -278,8 +279,8 @@ class Reducer:
             while self._next_bucket < len(self.buckets):
                 self._launch(self.buckets[self._next_bucket])
                 self._next_bucket += 1
-        if self._by_rows:  # while the buckets travel
-            row_grads.average(self._by_rows, [self.shapes[self._index[id(p)]] for p in self._by_rows],
+        if self._rows_at:  # while the buckets travel
+            row_grads.average([self.params[i] for i in self._rows_at], [self.shapes[i] for i in self._rows_at],
                               self.group, self.world, self._xp)
         for b in self.buckets:
             b.task.wait()
