@@ -44,14 +44,19 @@ def _mapped() -> FrozenSet[str]:
     return frozenset(names)
 
 
-def remove_left(before: FrozenSet[str]) -> int:
-    """Remove the segments that appeared since ``before`` (a :func:`snapshot`) and that no live
-    process maps; how many were removed."""
+def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
+    """The segments that appeared since ``before`` (a :func:`snapshot`) and that no live process
+    maps: a stopped job's leftovers (empty without ``/proc``, where nothing can tell)."""
     new = snapshot() - before
     if not new or not os.path.isdir("/proc"):
-        return 0
+        return frozenset()
+    return new - _mapped()
+
+
+def remove_left(before: FrozenSet[str]) -> int:
+    """Remove the :func:`unclaimed` segments; how many were removed."""
     removed = 0
-    for name in new - _mapped():
+    for name in unclaimed(before):
         try:
             os.unlink(os.path.join(SHM_DIR, name))
             removed += 1
