@@ -31,7 +31,7 @@ import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _jobdir, _mpiexec, nodes, shm_leftovers
+from pycoll.distributed import _jobdir, _mpiexec, job_leftovers, nodes
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed._end_order import EndOrder
 from pycoll.distributed.launch.env_options import noting_parser, parse_with_environment
@@ -244,7 +244,7 @@ def run_job(command: List[str], env: Dict[str, str],
     ``job_dir`` of its ``ranks``, a failed job's status is its failed rank's, and a rank that
     could not say why it failed (a signal killed it) is named."""
     received = []
-    segments = shm_leftovers.snapshot()
+    leftovers_before = job_leftovers.snapshot()
     job = _mpiexec.start_job(command, env)
     ends = EndOrder(job_dir, ranks) if job_dir is not None else None
 
@@ -258,7 +258,7 @@ def run_job(command: List[str], env: Dict[str, str],
         watch(lambda: job.send_signal(signal.SIGTERM))
     status = job.wait()
     ended = ends.stop() if ends is not None else []
-    shm_leftovers.remove_left(segments)  # what ranks stopped before MPI_Finalize left in /dev/shm
+    job_leftovers.remove_left(leftovers_before)  # what ranks and proxies stopped untidily left
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED

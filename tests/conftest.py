@@ -87,6 +87,20 @@ def run_command(argv, timeout=120, env=None, cwd=None, input=None):
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
+def run_under_mpiexec(nprocs, args, **run_options):
+    """Run ``python args...`` on ``nprocs`` ranks under plain ``mpiexec`` (no pycoll launcher), as
+    :func:`run_command` does; then remove what a failed job left in /dev/shm and /tmp, which MPI
+    itself leaves there (only pycoll's launchers tidy it: ``job_leftovers``)."""
+    from pycoll.distributed import job_leftovers
+    from pycoll.distributed._mpiexec import rank_command
+
+    before = job_leftovers.snapshot()
+    try:
+        return run_command(rank_command(nprocs, args), **run_options)
+    finally:
+        job_leftovers.remove_left(before)
+
+
 def finished(proc, timeout=90):
     """(exit status, stdout + stderr) of ``proc``, a process started in a session of its own
     with text pipes, waited for at most ``timeout`` s; its whole process group is killed if it

@@ -4,9 +4,8 @@ sys.exit and signals in test_launch). A job whose ranks all os._exit(0) once don
 import time
 
 import pytest
-from conftest import RANKS_DIR, assert_gone, launch, run_command, run_python, started_pids
+from conftest import RANKS_DIR, assert_gone, launch, run_python, run_under_mpiexec, started_pids
 
-from pycoll.distributed._mpiexec import rank_command
 
 LEFT = "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job"
 
@@ -29,7 +28,7 @@ def test_os_exit_with_a_status_ends_the_job_with_it():
 
 
 def test_os_exit_0_under_plain_mpiexec():
-    result = run_command(rank_command(2, [str(RANKS_DIR / "failing.py"), "os_exit"]))
+    result = run_under_mpiexec(2, [str(RANKS_DIR / "failing.py"), "os_exit"])
     output = result.stdout + result.stderr
     assert result.returncode != 0 and LEFT in output, output
 
@@ -70,7 +69,7 @@ def test_ranks_that_all_os_exit_once_done_succeed(how, tmp_path):
     if how == "launcher":
         result = launch(2, str(script))
     else:
-        result = run_command(rank_command(2, [str(script)]))
+        result = run_under_mpiexec(2, [str(script)])
     assert result.returncode == 0, result.stdout + result.stderr
     assert "rank 0 finished its work" in result.stdout
     # the rank that left first finalised MPI while its watchdog thread still probed for questions

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import (RANKS_DIR, assert_gone, assert_ok, free_port, launch, run_command, run_python,
+from conftest import (RANKS_DIR, assert_gone, assert_ok, free_port, launch, run_python, run_under_mpiexec,
                       started_pids)
 from pycoll.distributed._mpiexec import rank_command
 
@@ -96,7 +96,7 @@ def test_under_plain_mpiexec_a_rank_that_exits_while_a_peer_waits_ends_the_job(s
         f"    sys.exit({status})\n"
         "dist.all_reduce(np.ones(4))\n")
     start = time.monotonic()
-    result = run_command(rank_command(2, [str(script)]))  # mpiexec -n 2 python leave.py
+    result = run_under_mpiexec(2, [str(script)])  # mpiexec -n 2 python leave.py
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "all_reduce #1 on world (ranks [0, 1]) cannot complete: rank(s) [1] left the job" in output

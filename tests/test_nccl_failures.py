@@ -9,8 +9,7 @@ import time
 
 import pytest
 
-from conftest import assert_gone, assert_ok, launch, run_command, started_pids
-from pycoll.distributed._mpiexec import rank_command
+from conftest import assert_gone, assert_ok, launch, run_under_mpiexec, started_pids
 
 pytestmark = pytest.mark.gpu
 NCCL = {"PYCOLL_DEVICE": "gpu", "PYCOLL_BACKEND": "nccl", "NCCL_SOCKET_IFNAME": "lo", "NCCL_IB_DISABLE": "1"}
@@ -66,7 +65,7 @@ def test_under_plain_mpiexec_an_nccl_rank_that_exits_ends_the_job(tmp_path):
         "dist.all_reduce(x)\n"
         "x.numpy()\n")
     start = time.monotonic()
-    result = run_command(rank_command(2, [str(script)]), env=NCCL, timeout=180)
+    result = run_under_mpiexec(2, [str(script)], env=NCCL, timeout=180)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert LEFT_THE_JOB.search(output), output

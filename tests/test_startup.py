@@ -5,9 +5,8 @@ variables are refused instead of each forming a world of one."""
 import time
 
 import pytest
-from conftest import launch, run_command, run_python
+from conftest import launch, run_python, run_under_mpiexec
 
-from pycoll.distributed._mpiexec import rank_command
 
 SCRIPT = (
     "import os, time, pycoll.distributed as dist\n"
@@ -29,7 +28,7 @@ def test_a_rank_that_never_starts_ends_the_job(how, words, tmp_path):
     if how == "launcher":
         result = launch(2, str(script), env=env)
     else:
-        result = run_command(rank_command(2, [str(script)]), env=env)
+        result = run_under_mpiexec(2, [str(script)], env=env)
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "the job's start-up did not complete within 3 s on rank 0" in output and words in output, output

@@ -26,7 +26,7 @@ import warnings
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from pycoll._logging import logger
-from pycoll.distributed import _jobdir, _mpiexec, _proctree, shm_leftovers
+from pycoll.distributed import _jobdir, _mpiexec, _proctree, job_leftovers
 from pycoll.distributed._end_order import EndOrder
 from pycoll.distributed.placement import BACKENDS, selected_gpus
 
@@ -121,7 +121,7 @@ class SpawnContext:
     has ended: see :class:`SpawnedRank`); ``process`` is MPI's launcher."""
 
     def __init__(self, process: subprocess.Popen, workdir: str, nprocs: int, daemon: bool,
-                 segments: FrozenSet[str] = frozenset()):
+                 leftovers_before: FrozenSet[str] = frozenset()):
         self.process = process
         self.nprocs = nprocs
         self.return_queues = [RankQueue(self) for _ in range(nprocs)]
@@ -132,7 +132,7 @@ class SpawnContext:
         self._daemon = daemon
         self._pids: Dict[int, int] = {}
         self._error: Optional[SpawnError] = None
-        self._segments = segments  # MPICH's /dev/shm segments before the job (shm_leftovers)
+        self._leftovers_before = leftovers_before  # the files of job_leftovers's kinds before the job
         self._ends = EndOrder(workdir, nprocs)  # names a rank a signal kills (_jobdir.failure)
         atexit.register(self._at_exit)
 
@@ -195,7 +195,7 @@ class SpawnContext:
         then remove their folder."""
         workdir, self._workdir = self._workdir, None
         atexit.unregister(self._at_exit)
-        shm_leftovers.remove_left(self._segments)
+        job_leftovers.remove_left(self._leftovers_before)
         self._pids = _jobdir.pids(workdir, self.nprocs)
         for rank in range(self.nprocs):
             returned = _jobdir.read(workdir, "returned", rank)
@@ -370,13 +370,13 @@ def spawn(func: Callable[..., Any], args: Sequence[Any] = (), nprocs: int = -1, 
             pickle.dump({"sys_path": sys.path, "main_path": main_path}, f)
             f.write(payload)
         command = _mpiexec.rank_command(nprocs, ["-m", "pycoll.distributed._entry", "spawn", workdir])
-        segments = shm_leftovers.snapshot()
+        leftovers_before = job_leftovers.snapshot()
         process = _mpiexec.start_job(command, _mpiexec.job_environment(
             {**job_env, _jobdir.JOB_DIR_VAR: workdir}, nprocs))
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    context = SpawnContext(process, workdir, nprocs, daemon, segments)
+    context = SpawnContext(process, workdir, nprocs, daemon, leftovers_before)
     if join:
         context.join()
     return context

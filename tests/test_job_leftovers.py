@@ -1,0 +1,58 @@
+"""The files a stopped job leaves (MPICH's /dev/shm segments, Hydra's /tmp topology files) are
+removed when its launcher ends (pycoll.distributed.job_leftovers): a rank killed by SIGKILL never
+reaches MPI_Finalize, which would unlink its segments, nor does a proxy stopped with it unlink its
+topology file."""
+import mmap
+import os
+import secrets
+import time
+
+import pytest
+from conftest import launch
+
+from pycoll.distributed import job_leftovers
+
+pytestmark = pytest.mark.skipif(not all(os.path.isdir(folder) for folder, _ in job_leftovers.KINDS)
+                                or not os.path.isdir("/proc"), reason="needs Linux's /dev/shm, /tmp and /proc")
+
+
+def _file(kind, size=4096):
+    folder, prefix = job_leftovers.KINDS[kind]
+    path = os.path.join(folder, f"{prefix}pycolltest_{secrets.token_hex(4)}")
+    with open(path, "wb") as f:
+        f.write(b"\0" * size)
+    return path
+
+
+@pytest.mark.parametrize("kind", range(len(job_leftovers.KINDS)))
+def test_new_unheld_files_go_and_mapped_open_or_older_ones_stay(kind):
+    older = _file(kind)
+    before = job_leftovers.snapshot()
+    left, mapped_one, open_one = _file(kind), _file(kind), _file(kind)
+    with open(mapped_one, "r+b") as f:
+        mapped = mmap.mmap(f.fileno(), 4096)  # a live job's segment (its descriptor closed)
+    try:
+        with open(open_one, "rb"):  # a live proxy's topology file
+            assert job_leftovers.unclaimed(before) == {left}
+            assert job_leftovers.remove_left(before) == 1
+            assert not os.path.exists(left)
+            assert all(os.path.exists(path) for path in (older, mapped_one, open_one))
+            assert mapped[0] == 0
+    finally:
+        mapped.close()
+        for path in (older, mapped_one, open_one):
+            os.unlink(path)
+    assert job_leftovers.remove_left(job_leftovers.snapshot()) == 0  # nothing new: nothing scanned
+
+
+def test_a_job_whose_rank_was_killed_leaves_nothing():
+    before = job_leftovers.snapshot()
+    result = launch(2, "failing.py", "kill")
+    assert result.returncode != 0, result.stdout + result.stderr
+    # A job running beside it (another test worker's) may hold files of its own, or, for a
+    # moment, have stopped and left some that its own launcher is about to remove. This job's
+    # launcher has ended: what it left now stays.
+    deadline = time.monotonic() + 10
+    while job_leftovers.unclaimed(before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job_leftovers.unclaimed(before) == frozenset()
