@@ -265,6 +265,28 @@ def _():
     return call
 
 
+@case("cummax")
+def _():
+    x = tensor(4096, 1000)
+    return sum_backward(lambda: P.cummax(x, axis=1))
+
+
+@case("put_along_axis_mean")
+def _():
+    """put_along_axis(reduce='mean') of [4096, 1000] values at indices drawn from the row's 1000."""
+    arr, values = tensor(4096, 1000), tensor(4096, 1000, seed=2)
+    index = ints(1000, 4096, 1000)
+    return sum_backward(lambda: P.put_along_axis(arr, index, values, axis=1, reduce="mean"))
+
+
+@case("linalg_inv_256")
+def _():
+    """inv of 64 well-conditioned [256, 256] matrices (a random one plus 16 on the diagonal)."""
+    x = P.to_tensor(np.random.RandomState(0).randn(64, 256, 256).astype("float32") + 16 * np.eye(256, dtype="float32"),
+                    stop_gradient=False)
+    return sum_backward(lambda: P.linalg.inv(x))
+
+
 @case("add_n_1000")
 def _():
     """add_n of 1000 [4, 8] tensors that take no gradient (summing a list of values)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+import numpy as np
 
 from pycoll import math_ops, shape_ops
 from pycoll._fp_quiet import quiet
@@ -69,9 +70,12 @@ def _cumprod_grad_rows(xp: Any, a: Any, g: Any) -> Any:
 
 
 def _scan(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
-    """The running ``ufunc`` (maximum, minimum) of `a` along `ax`, in log2(n) elementwise steps
-    (Hillis-Steele): CuPy's ufuncs have no ``accumulate`` beyond add and multiply."""
+    """The running ``ufunc`` (maximum, minimum) of `a` along `ax`: NumPy's ``accumulate`` (one
+    pass); on CuPy, whose ufuncs have no ``accumulate`` beyond add and multiply, in log2(n)
+    elementwise steps (Hillis-Steele)."""
     combine = getattr(xp, ufunc)
+    if xp is np:
+        return combine.accumulate(a, axis=ax)
     n = a.shape[ax]
     lead = (slice(None),) * ax
     out, shift = a, 1
@@ -98,10 +102,14 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
     index = _scan(xp, "maximum", where, ax)
 
     def backward(g: Any) -> tuple:
-        z = xp.zeros(a.shape, g.dtype)
-        key = tuple(index if d == ax else xp.arange(a.shape[d]).reshape([-1 if e == d else 1 for e in range(a.ndim)])
-                    for d in range(a.ndim))
-        shape_ops.scatter_add(z, key, g)
+        # each element's gradient goes to the element its running extreme came from (summed where
+        # several share one): flat place (i_before * n + index) * stride + i_after, a 1-D scatter
+        n, stride = shape[ax], int(np.prod(a.shape[ax + 1:], dtype=np.int64))
+        before = int(np.prod(a.shape[:ax], dtype=np.int64))
+        base = (xp.arange(before)[:, None, None] * (n * stride) + xp.arange(stride)[None, None, :])
+        flat = (index if stride == 1 else index * stride) + base.reshape(a.shape[:ax] + (1,) + a.shape[ax + 1:])
+        z = xp.zeros(a.size, g.dtype)
+        shape_ops.scatter_add(z, flat.reshape(-1), xp.ascontiguousarray(g).reshape(-1))
         return (z.reshape(src),)
     return op_output(values, backward, x), value_output(index.astype(convert_dtype(dtype)), ufunc, x)
 
