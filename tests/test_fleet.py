@@ -91,10 +91,14 @@ def test_init_without_arguments_is_collective_mode_as_in_paddles_dygraph():
 
 
 @pytest.mark.parametrize("configs, words", [
-    ({"mp_degree": 2}, "pp_degree=1 x sharding_degree=1 x mp_degree=2 = 2 does not divide the job's 1 ranks"),
-    ({"dp_degree": 1, "pp_degree": 2}, "dp_degree=1 x pp_degree=2 x sharding_degree=1 x mp_degree=1 = 2, but the job "
-                                       "has 1 ranks"),
-    ({"sep_degree": 2}, "sep_degree=2: pycoll has no sep (sequence) parallelism (not built)"),
+    ({"mp_degree": 2}, "pp_degree=1 x sharding_degree=1 x sep_degree=1 x mp_degree=2 = 2 does not divide the job's "
+                       "1 ranks"),
+    ({"sep_degree": 2}, "sep_degree=2 x mp_degree=1 = 2 does not divide the job's 1 ranks"),
+    ({"dp_degree": 1, "pp_degree": 2}, "dp_degree=1 x pp_degree=2 x sharding_degree=1 x sep_degree=1 x mp_degree=1 "
+                                       "= 2, but the job has 1 ranks"),
+    ({"cp_degree": 2}, "cp_degree=2: pycoll has no context parallelism (not built)"),
+    ({"sep_degree": 2, "sharding_degree": 2}, "sep_degree=2 with sharding_degree=2: pycoll's sep parallelism runs "
+                                              "beside dp_degree and mp_degree only"),
     ({"pp_degree": 2, "sharding_degree": 2}, "pp_degree=2 with sharding_degree=2: pycoll's pipeline does not shard"),
 ])
 def test_degrees_must_fit_the_world(configs, words):
@@ -201,3 +205,8 @@ def test_fleet_util_shards_files_reduces_and_gathers_over_the_workers():
 
 def test_a_split_weight_keeps_its_param_attr_and_need_clip_under_model_parallelism():
     assert_ok(launch(2, "mp_param_attrs.py", timeout=120), expect_lines=2)
+
+
+@pytest.mark.parametrize("nprocs, mp", [(2, 1), (4, 1), (4, 2)])  # sep 2 alone; x dp 2; x mp 2
+def test_sep_parallelism_sums_over_sep_averages_over_data_and_trains_like_one_process(nprocs, mp):
+    assert_ok(launch(nprocs, "fleet_sep.py", str(mp), timeout=120), expect_lines=nprocs)

@@ -19,7 +19,13 @@ from pycoll.tensor import wrap
 def fused_allreduce_gradients(params: Sequence[Any], hcg: Any = None) -> None:
     """Average the gradients of ``params`` over the data-parallel ranks (paddle's fleet utility):
     ``hcg.get_data_parallel_group()`` when paddle's hybrid communicate group is given, otherwise
-    the world; one buffer per dtype, the 1/world scale folded into its flatten."""
+    the world; one buffer per dtype, the 1/world scale folded into its flatten. With a sep degree
+    above 1 they are also summed over the sep ranks, as paddle's: over ``hcg``'s data x sep group,
+    scaled by 1 / dp_degree."""
+    if hcg is not None and hcg.get_sep_parallel_world_size() > 1:
+        fused_allreduce_gradients_with_group(params, hcg.get_dp_sep_parallel_group(), bucket_size=1 << 62,
+                                             scale=1.0 / hcg.get_data_parallel_world_size())
+        return
     group = hcg.get_data_parallel_group() if hcg is not None else None
     fused_allreduce_gradients_with_group(params, group, bucket_size=1 << 62)
 

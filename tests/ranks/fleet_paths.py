@@ -60,7 +60,7 @@ try:
     fleet.init(is_collective=True, strategy=strategy)
     raise AssertionError("fleet.init took dp_degree=1 on 2 ranks")
 except ValueError as e:
-    assert "dp_degree=1 x pp_degree=1 x sharding_degree=1 x mp_degree=1 = 1, but the job has 2 ranks" in str(e), e
+    assert "dp_degree=1 x pp_degree=1 x sharding_degree=1 x sep_degree=1 x mp_degree=1 = 1, but the job has 2 ranks" in str(e), e
 strategy.hybrid_configs = {"dp_degree": -1}
 fleet.init(is_collective=True, strategy=strategy)
 hcg = fleet.get_hybrid_communicate_group()

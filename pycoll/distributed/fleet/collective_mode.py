@@ -20,6 +20,7 @@ from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (Pipeline
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import (NoPipelineParallel, PipelineParallel,
                                                                    mark_fleet_optimizer)
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
+from pycoll.distributed.fleet.meta_parallel.segment_parallel import SegmentParallel, SepGradSync
 from pycoll.distributed.fleet.meta_parallel.sharding_parallel import ShardingParallel
 from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
 from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
@@ -91,27 +92,34 @@ def init(role_maker: Any = None, is_collective: bool = False,
     for key, what in UNBUILT_DEGREES.items():
         if degrees[key] > 1:
             raise ValueError(f"fleet.init: hybrid_configs {key}={degrees[key]}: pycoll has no {what} (not "
-                             f"built); leave {key} at 1 and use dp_degree, pp_degree, sharding_degree and mp_degree")
-    mp, pp, sharding = (max(degrees[key], 1) for key in ("mp_degree", "pp_degree", "sharding_degree"))
+                             f"built); leave {key} at 1 and use dp_degree, pp_degree, sharding_degree, sep_degree "
+                             f"and mp_degree")
+    mp, pp, sharding, sep = (max(degrees[key], 1) for key in ("mp_degree", "pp_degree", "sharding_degree",
+                                                              "sep_degree"))
     if pp > 1 and sharding > 1:
         raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} with sharding_degree={sharding}: pycoll's "
                          f"pipeline does not shard; use dp_degree beside pp_degree, or sharding without it")
+    if sep > 1 and (pp > 1 or sharding > 1):
+        raise ValueError(f"fleet.init: hybrid_configs sep_degree={sep} with "
+                         f"{'pp_degree=' + str(pp) if pp > 1 else 'sharding_degree=' + str(sharding)}: pycoll's sep "
+                         f"parallelism runs beside dp_degree and mp_degree only (its gradients are summed over the "
+                         f"dp x sep group, which the pipeline and sharding do not do)")
     stage = strategy.sharding_configs["stage"]
     if stage not in STAGES:
         raise ValueError(f"fleet.init: sharding_configs stage={stage!r}; it must be 1, 2 or 3")
-    dp, rest = degrees["dp_degree"], mp * pp * sharding
+    dp, rest = degrees["dp_degree"], mp * pp * sharding * sep
     if dp < 0:  # -1 (paddle's default): what the others leave
         if world % rest:
             raise ValueError(f"fleet.init: hybrid_configs pp_degree={pp} x sharding_degree={sharding} x "
-                             f"mp_degree={mp} = {rest} does not divide the job's {world} ranks (dp_degree={dp} "
-                             f"takes what they leave)")
+                             f"sep_degree={sep} x mp_degree={mp} = {rest} does not divide the job's {world} ranks "
+                             f"(dp_degree={dp} takes what they leave)")
         dp = world // rest
     dp = max(dp, 1)  # paddle's: 0 is 1; a given degree is kept, so the product check below may refuse it
-    if dp * pp * sharding * mp != world:
+    if dp * rest != world:
         raise ValueError(f"fleet.init: hybrid_configs dp_degree={dp} x pp_degree={pp} x sharding_degree={sharding} "
-                         f"x mp_degree={mp} = {dp * pp * sharding * mp}, but the job has {world} ranks; their "
-                         f"product must be the world size")
-    sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": 1, "cp": 1, "mp": mp}
+                         f"x sep_degree={sep} x mp_degree={mp} = {dp * rest}, but the job has {world} ranks; "
+                         f"their product must be the world size")
+    sizes = {"dp": dp, "pp": pp, "sharding": sharding, "sep": sep, "cp": 1, "mp": mp}
     order = strategy.hybrid_parallel_order
     topology = CommunicateTopology([AXIS_NAMES[a] for a in order], [sizes[a] for a in order])
     hcg = HybridCommunicateGroup(topology, strategy.hybrid_configs)
@@ -126,6 +134,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
 def _degrees_text(hcg: HybridCommunicateGroup) -> str:
     return (f"dp_degree={hcg.get_data_parallel_world_size()}, pp_degree={hcg.get_pipe_parallel_world_size()}, "
             f"sharding_degree={hcg.get_sharding_parallel_world_size()}, "
+            f"sep_degree={hcg.get_sep_parallel_world_size()}, "
             f"mp_degree={hcg.get_model_parallel_world_size()}")
 
 
@@ -193,6 +202,9 @@ def distributed_model(model: Any) -> Any:
     elif hcg.get_model_parallel_world_size() > 1:
         wrapped = TensorParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
         bound = wrapped._grad_sync if wrapped._grad_sync is not None else wrapped
+    elif hcg.get_sep_parallel_world_size() > 1:  # paddle's SEGMENT_PARALLEL mode
+        wrapped = SegmentParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
+        bound = wrapped._grad_sync
     elif hcg.get_sharding_parallel_world_size() > 1:  # paddle's SHARDING_PARALLEL mode
         wrapped = ShardingParallel(model, hcg, strategy)
         bound = wrapped._sharded
@@ -224,8 +236,11 @@ def _pipeline(model: PipelineLayer, hcg: HybridCommunicateGroup, strategy: Distr
 
 def _averaging(model: Any, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> Any:
     """``model`` sharded over the sharding group at the strategy's stage (gradients averaged over
-    the data-parallel group too), else under DataParallel over the data-parallel group; None when
-    neither degree is above 1."""
+    the data-parallel group too), else, with sep, under ``SepGradSync`` (averaged over data,
+    summed over sep), else under DataParallel over the data-parallel group; None when no degree
+    is above 1."""
+    if hcg.get_sep_parallel_world_size() > 1:
+        return SepGradSync(model, hcg, strategy)
     if hcg.get_sharding_parallel_world_size() > 1:
         level = STAGES[strategy.sharding_configs["stage"]]
         return shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,

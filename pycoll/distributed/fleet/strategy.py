@@ -23,7 +23,7 @@ from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, c
 GIVEN = "sharding_configs_degree_given"  # save_to_prototxt's record of _sharding_degree_given
 AXES = ["dp", "pp", "sharding", "sep", "cp", "mp"]  # paddle's default hybrid_parallel_order
 # degrees paddle 3.3.1 takes that pycoll has not built: 1 is accepted, more is refused by fleet.init
-UNBUILT_DEGREES = {"sep_degree": "sep (sequence) parallelism", "cp_degree": "context parallelism",
+UNBUILT_DEGREES = {"cp_degree": "context parallelism",
                    "ep_degree": "expert parallelism", "moe_sharding_degree": "MoE sharding",
                    "cp_sharding_degree": "context-parallel sharding"}
 _CONFIGS = {  # the dict-valued fields fleet acts on (besides hybrid_configs), their keys and defaults
@@ -86,7 +86,7 @@ _said: Set[str] = set()
 class DistributedStrategy:
     """Fields a dygraph collective job reads: ``hybrid_configs`` (the degrees ``dp_degree`` —
     -1, paddle's default, is what the others leave —, ``mp_degree``, ``pp_degree``,
-    ``sharding_degree``; paddle's other degrees, ``sep_degree``, ``cp_degree``, ``ep_degree``,
+    ``sharding_degree``, ``sep_degree``; paddle's other degrees, ``cp_degree``, ``ep_degree``,
     ``moe_sharding_degree``, ``cp_sharding_degree``, are taken at 1; its nested ``mp_configs``,
     ``pp_configs``... are ``Configs``, read by attribute as paddle's messages are; its ``order``
     goes to ``hybrid_parallel_order``), ``fuse_all_reduce_ops``, ``fuse_grad_size_in_MB`` and

@@ -87,6 +87,25 @@ class CommunicateTopology:
                           for i in range(self._dims[axis])])
         return lines
 
+    def get_fused_ranks(self, fused_axis: List[str]) -> List[List[int]]:
+        """For each setting of the axes not in ``fused_axis`` (in grid order), the ranks over every
+        coordinate of the ``fused_axis`` axes (the first named varying slowest): the members of
+        a group spanning those axes together, as paddle's ``create_fuse_group`` makes them."""
+        fused = [self._axis(name) for name in fused_axis]
+        if len(set(fused)) != len(fused):
+            raise ValueError(f"CommunicateTopology.get_fused_ranks: fused_axis={list(fused_axis)} names an axis twice")
+        others = [range(d) if i not in fused else [0] for i, d in enumerate(self._dims)]
+        lines = []
+        for point in itertools.product(*others):
+            line = []
+            for values in itertools.product(*(range(self._dims[a]) for a in fused)):
+                coord = list(point)
+                for axis, value in zip(fused, values):
+                    coord[axis] = value
+                line.append(self._coord2rank[self.coordinate(*coord)])
+            lines.append(line)
+        return lines
+
     def get_rank_from_stage(self, global_rank: int, **kwargs: int) -> int:
         """The rank at ``global_rank``'s coordinate with the axes in ``kwargs`` changed."""
         return self.get_rank(**self.get_coord(global_rank)._replace(**kwargs)._asdict())
@@ -97,10 +116,11 @@ class CommunicateTopology:
 
 class HybridCommunicateGroup:
     """This rank's place on ``topology`` and the groups along its data, pipe, sharding and model
-    axes (sep is refused by fleet.init), paddle's check group (the ranks of this rank's data
-    index: a global norm or a found inf spans them) and, with ``PADDLE_USE_FOUR_DIRECTIONS_P2P``
-    set, paddle's four point-to-point groups of a pipeline. Every rank builds every group, in
-    the same order. A group of one rank says ``rank`` 0 for that rank, where paddle 3.3.1's
+    axes; with a sep degree above 1 (as paddle's, only then) the sep group and the fused data x
+    sep and pipe x model groups; paddle's check group (the ranks of this rank's data index: a
+    global norm or a found inf spans them) and, with ``PADDLE_USE_FOUR_DIRECTIONS_P2P`` set,
+    paddle's four point-to-point groups of a pipeline. Every rank builds every group, in the same
+    order. A group of one rank says ``rank`` 0 for that rank, where paddle 3.3.1's
     says -1 (its ``new_group`` makes no communicator for one rank, so its ``is_member()`` is
     False too): pycoll's is a working group, which the model-parallel layers use when
     ``mp_degree`` is 1."""
@@ -119,7 +139,7 @@ class HybridCommunicateGroup:
         self._coords = {a: coord.get(a, 0) for a in self._degrees}
         self._groups: Dict[str, dist.Group] = {}
         self._lines: Dict[str, List[int]] = {}
-        for axis in ("pipe", "data", "model", "sharding"):
+        for axis in ("pipe", "data", "model", "sharding") + (("sep",) if self._degrees["sep"] > 1 else ()):
             for members in (topology.get_comm_list(axis) if axis in names else [[r] for r in range(self.nranks)]):
                 group = dist.new_group(members)
                 if self.global_rank in members:
@@ -132,6 +152,9 @@ class HybridCommunicateGroup:
         pipe = self._lines["pipe"]
         self.next_rank = pipe[(self.stage_id + 1) % len(pipe)]
         self.prev_rank = pipe[(self.stage_id - 1) % len(pipe)]
+        if self._degrees["sep"] > 1:  # paddle's fused groups, made only beside sep
+            self._groups["dp_sep"] = self.create_fuse_group(["data", "sep"])[1]
+            self._groups["pp_mp"] = self.create_fuse_group(["pipe", "model"])[1]
         self._p2p_groups: Optional[Tuple[dist.Group, ...]] = None
         if self._degrees["pipe"] > 1 and os.environ.get("PADDLE_USE_FOUR_DIRECTIONS_P2P", "").lower() in (
                 "1", "true", "yes", "on"):
@@ -211,27 +234,48 @@ class HybridCommunicateGroup:
     def get_sharding_parallel_group_src_rank(self) -> int:
         return self._groups["sharding"].ranks[0]
 
-    # sep (sequence) parallel: fleet.init refuses sep_degree > 1, so there is no sep group
+    # sep (segment / sequence) parallel: its groups exist only with sep_degree > 1, as paddle's
     def get_sep_parallel_rank(self) -> int:
         return self._coords["sep"]
 
     def get_sep_parallel_world_size(self) -> int:
         return self._degrees["sep"]
 
+    def _sep_group(self, key: str, fn: str, what: str) -> dist.Group:
+        if key not in self._groups:
+            raise RuntimeError(f"HybridCommunicateGroup.{fn}: sep_degree is 1, so there is no {what} (paddle "
+                               f"builds it only with sep and asserts 'sep not exist' too); check "
+                               f"get_sep_parallel_world_size() > 1 first")
+        return self._groups[key]
+
     def get_sep_parallel_group(self) -> dist.Group:
-        raise RuntimeError("HybridCommunicateGroup.get_sep_parallel_group: sep_degree is 1, so there is no sep "
-                           "group (paddle asserts 'sep not exist' too); check get_sep_parallel_world_size() > 1 first")
+        return self._sep_group("sep", "get_sep_parallel_group", "sep group")
 
     def get_sep_parallel_group_src_rank(self) -> int:
         return self.get_sep_parallel_group().ranks[0]
 
     def get_dp_sep_parallel_group(self) -> dist.Group:
-        raise RuntimeError("HybridCommunicateGroup.get_dp_sep_parallel_group: sep_degree is 1, so there is no "
-                           "dp x sep group (paddle asserts 'sep not exist' too)")
+        """The ranks of this rank's data and sep axes together: a sep job's gradients are summed
+        over them (averaged over data, summed over sep: ``fused_allreduce_gradients``)."""
+        return self._sep_group("dp_sep", "get_dp_sep_parallel_group", "dp x sep group")
 
     def get_pp_mp_parallel_group(self) -> dist.Group:
-        raise RuntimeError("HybridCommunicateGroup.get_pp_mp_parallel_group: sep_degree is 1, so there is no "
-                           "pp x mp group (paddle builds it only with sep and asserts 'sep not exist' too)")
+        return self._sep_group("pp_mp", "get_pp_mp_parallel_group", "pp x mp group")
+
+    def create_fuse_group(self, fused_strategy_list: List[str], nccl_config: Any = None) -> Tuple[Any, Any]:
+        """A group for each line of the topology's ``fused_strategy_list`` axes together (every
+        rank makes every one, in sorted order, as paddle's); returns this rank's (ranks, group),
+        or lists of them where the rank is on several lines (never, for axes of one grid)."""
+        if not fused_strategy_list:
+            raise ValueError("HybridCommunicateGroup.create_fuse_group: fused_strategy_list is empty; name the "
+                             f"axes to fuse, of {self._topo.get_hybrid_group_names()}")
+        lines, groups = [], []
+        for members in sorted(self._topo.get_fused_ranks(list(fused_strategy_list))):
+            group = dist.new_group(members)
+            if self.global_rank in members:
+                lines.append(members)
+                groups.append(group)
+        return (lines, groups) if len(lines) > 1 else (lines[0], groups[0])
 
     def get_moe_sharding_parallel_world_size(self) -> int:
         """0, as paddle's group of a job without expert (MoE) parallelism says."""
@@ -283,13 +327,15 @@ class HybridCommunicateGroup:
 
     def get_parallel_mode(self) -> Optional[int]:
         """paddle's ``ParallelMode``: PIPELINE_PARALLEL with pipeline stages (whatever else), else
-        TENSOR_PARALLEL with model parallelism, else SHARDING_PARALLEL with sharding (dp beside
-        it or not), else DATA_PARALLEL with data parallelism; None for a job with none (paddle
+        TENSOR_PARALLEL with model parallelism, else SEGMENT_PARALLEL with sep, else
+        SHARDING_PARALLEL with sharding (dp beside it or not), else DATA_PARALLEL with data parallelism; None for a job with none (paddle
         returns nothing there either)."""
         if self._degrees["pipe"] > 1:
             return ParallelMode.PIPELINE_PARALLEL
         if self._degrees["model"] > 1:
             return ParallelMode.TENSOR_PARALLEL
+        if self._degrees["sep"] > 1:
+            return ParallelMode.SEGMENT_PARALLEL
         if self._degrees["sharding"] > 1:
             return ParallelMode.SHARDING_PARALLEL
         return ParallelMode.DATA_PARALLEL if self._degrees["data"] > 1 else None

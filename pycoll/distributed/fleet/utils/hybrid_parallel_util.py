@@ -1,10 +1,10 @@
 """paddle's ``fleet.utils.hybrid_parallel_util``: bringing a hybrid job's ranks in step.
 
-``broadcast_dp_parameters`` / ``broadcast_mp_parameters`` / ``broadcast_sharding_parameters``
-give every rank of that group its first rank's parameters and buffers (``sync_params_buffers``,
+``broadcast_dp_parameters`` / ``broadcast_mp_parameters`` / ``broadcast_sharding_parameters`` /
+``broadcast_sep_parameters`` give every rank of that group its first rank's parameters and buffers (``sync_params_buffers``,
 the model-parallel one leaving split weights alone); ``broadcast_input_data`` gives the
 model-parallel group its first rank's inputs; ``fused_allreduce_gradients`` averages gradients
-over the data-parallel group, ``fused_allreduce_gradients_with_group`` over any group, scaled as
+over the data-parallel group (and sums them over the sep group, with sep), ``fused_allreduce_gradients_with_group`` over any group, scaled as
 asked."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pycoll.parallel import sync_params_buffers
 from pycoll.parallel.fused import fused_allreduce_gradients, fused_allreduce_gradients_with_group
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["broadcast_dp_parameters", "broadcast_input_data", "broadcast_mp_parameters",
+__all__ = ["broadcast_dp_parameters", "broadcast_input_data", "broadcast_mp_parameters", "broadcast_sep_parameters",
            "broadcast_sharding_parameters", "fused_allreduce_gradients", "fused_allreduce_gradients_with_group",
            "obtain_optimizer_parameters_list", "sync_params_buffers", "unwrap_optimizer"]
 
@@ -32,6 +32,11 @@ def broadcast_mp_parameters(model: Any, hcg: Any, fuse_params: bool = True) -> N
     """Split weights (``is_distributed``) keep each rank's own block."""
     sync_params_buffers(model, hcg.get_model_parallel_group(), hcg.get_model_parallel_group_src_rank(),
                         is_model_parallel=True, fuse_params=fuse_params)
+
+
+def broadcast_sep_parameters(model: Any, hcg: Any, fuse_params: bool = True) -> None:
+    sync_params_buffers(model, hcg.get_sep_parallel_group(), hcg.get_sep_parallel_group_src_rank(),
+                        is_model_parallel=False, fuse_params=fuse_params)
 
 
 def broadcast_sharding_parameters(model: Any, hcg: Any, fuse_params: bool = True) -> None:
