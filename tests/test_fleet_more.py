@@ -4,6 +4,7 @@ the Fleet object and the meta-optimizer names; on 2 ranks, the optimizer before 
 sharding, HybridParallelOptimizer, strategy.amp (tests/ranks/fleet_order.py) and all_gather into
 a tensor, the worker queries and hybrid_parallel_util (tests/ranks/fleet_api.py)."""
 import logging
+import types
 
 import numpy as np
 import pytest
@@ -284,3 +285,35 @@ def test_sharding_true_alone_keeps_paddles_degree_of_one(tmp_path):
     strategy.save_to_prototxt(path)
     again.load_from_prototxt(path)
     assert again.degrees()["sharding_degree"] == 2
+
+
+def test_timer_helper_times_named_spans_and_refuses_misuse(monkeypatch, capsys):
+    from pycoll.distributed.fleet.utils import timer_helper
+
+    monkeypatch.setattr(timer_helper, "_GLOBAL_TIMERS", None)
+    assert not timer_helper.is_timer_initialized()
+    with pytest.raises(RuntimeError, match="call set_timers"):
+        timer_helper.get_timers()
+    timer_helper.set_timers()
+    with pytest.raises(RuntimeError, match="already been initialized"):
+        timer_helper.set_timers()
+    timers = timer_helper.get_timers()
+    # made, start, stop, start, (elapsed stops it at) 11.5, restarts it at 20
+    ticks = iter([0.0, 10.0, 10.25, 11.0, 11.5, 20.0])
+    monkeypatch.setattr(timer_helper, "time", types.SimpleNamespace(time=lambda: next(ticks)))
+    forward = timers("forward")
+    assert timers("forward") is forward
+    forward.start()
+    with pytest.raises(RuntimeError, match="timer 'forward' has already started"):
+        forward.start()
+    forward.stop()
+    with pytest.raises(RuntimeError, match="timer 'forward' is not started"):
+        forward.stop()
+    forward.start()
+    timers.log(["forward"], normalizer=2)  # (0.25 + 0.5) s over 2 steps, the running timer read and kept on
+    assert capsys.readouterr().out == "time (ms) | forward: 375.00\n"
+    assert forward.started_ and forward.elapsed_ == 0.0 and forward.start_time == 20.0
+    with pytest.raises(KeyError, match=r"no timer named \['backward'\]"):
+        timers.log(["backward"])
+    with pytest.raises(NotImplementedError, match="use_event=True"):
+        timers("other", use_event=True)
