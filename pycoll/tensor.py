@@ -572,3 +572,11 @@ def _to_place(x: Tensor, place: Any) -> Tensor:
 
 
 _CPU = CPUPlace()
+
+
+def __getattr__(name: str) -> Any:
+    """paddle's ``paddle.tensor.<op>``: pycoll's top-level function of that name
+    (``pycoll.tensor_namespace``)."""
+    from pycoll.tensor_namespace import op
+
+    return op(__name__, name)

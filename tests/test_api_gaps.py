@@ -742,3 +742,35 @@ def test_a_misfit_value_or_updates_is_refused_naming_it():
             pycoll.index_put(x, (pycoll.to_tensor([0, 1]),), pycoll.ones([3]), accumulate=accumulate)
     with pytest.raises(ValueError, match=r"scatter_nd_add: updates must have shape .* = \[2, 4\], got \[2, 3\]"):
         pycoll.scatter_nd_add(x, pycoll.to_tensor([[0], [1]]), pycoll.ones([2, 3]))
+
+
+def test_paddle_tensor_is_a_namespace_of_the_ops_with_paddles_submodules():
+    import pycoll.tensor.manipulation as manipulation
+    from pycoll.tensor.creation import to_tensor
+    from pycoll.tensor.linalg import qr
+
+    assert pycoll.tensor.matmul is pycoll.matmul and pycoll.tensor.math.add is pycoll.add
+    assert manipulation.reshape is pycoll.reshape and to_tensor is pycoll.to_tensor and qr is pycoll.linalg.qr
+    x = pycoll.to_tensor([1.5, -2.0])
+    assert pycoll.tensor.math.clip_(x, -1.0, 1.0) is x and x.numpy().tolist() == [1.0, -1.0]  # a method, tensor first
+    assert pycoll.tensor.Tensor is pycoll.Tensor
+    for module, name in ((pycoll.tensor, "no_such_op"), (pycoll.tensor.math, "Tensor"), (pycoll.tensor, "_private")):
+        with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute '{name}'"):
+            getattr(module, name)
+
+
+def test_incubate_lbfgs_is_the_optimizer_under_its_deprecated_name():
+    from pycoll.incubate.optimizer import LBFGS
+
+    w = pycoll.to_tensor(np.array([3.0, -2.0], "float32"), stop_gradient=False)
+    with pytest.warns(DeprecationWarning, match="use paddle.optimizer.LBFGS"):
+        optimizer = LBFGS(learning_rate=1, max_iter=20, parameters=[w])
+    assert isinstance(optimizer, pycoll.optimizer.LBFGS)
+
+    def closure():
+        optimizer.clear_grad()
+        loss = ((w - 1) ** 2).sum()
+        loss.backward()
+        return loss
+    optimizer.step(closure)
+    np.testing.assert_allclose(w.numpy(), [1.0, 1.0], atol=1e-5)
