@@ -774,3 +774,36 @@ def test_incubate_lbfgs_is_the_optimizer_under_its_deprecated_name():
         return loss
     optimizer.step(closure)
     np.testing.assert_allclose(w.numpy(), [1.0, 1.0], atol=1e-5)
+
+
+class _WithBuffers(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 3)
+        self.register_buffer("scratch", pycoll.ones([2]), persistable=False)
+        self.register_buffer("steps", pycoll.to_tensor([1, 2]))
+
+
+def test_layer_s_remaining_torch_names_and_state_dict_forms_as_paddles():
+    model = _WithBuffers()
+    # paddle 3.3.1: ['steps', 'fc.weight', 'fc.bias'] and, with the non-persistable one, 'scratch' first
+    assert list(model.state_dict()) == ["steps", "fc.weight", "fc.bias"]
+    assert list(model.to_static_state_dict()) == ["scratch", "steps", "fc.weight", "fc.bias"]
+    detached = model.state_dict(keep_vars=False)["fc.weight"]
+    assert detached.stop_gradient and not model.fc.weight.stop_gradient
+    assert np.shares_memory(detached.numpy(), model.fc.weight.numpy())
+    assert model.get_submodule("fc") is model.fc and model.get_submodule("") is model
+    model.register_parameter("extra", pycoll.create_parameter([1], "float32"))
+    assert "extra" in model.state_dict()
+    assert model.type("float64") is model
+    assert (model.fc.weight.dtype, model.steps.dtype) == (pycoll.float64, pycoll.float64)  # integer buffers too
+    model.type(pycoll.int32)
+    assert model.fc.weight.dtype == pycoll.int32
+    with pytest.raises(ValueError, match="dst_type='float128'"):
+        model.type("float128")
+    with pytest.raises(ValueError, match="Layer shouldn't implement backward"):
+        model.backward()
+    with pytest.raises(RuntimeError, match="override get_extra_state"):
+        model.get_extra_state()
+    with pytest.raises(RuntimeError, match="no XPU place"):
+        model.xpu()

@@ -335,23 +335,33 @@ class Layer(TorchNames):
 
     # ---- state ---------------------------------------------------------------------------------
     def state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", use_hook: bool = True
+                   structured_name_prefix: str = "", use_hook: bool = True, keep_vars: bool = True
                    ) -> "collections.OrderedDict[str, Tensor]":
-        """Parameters and persistable buffers by structured name (the tensors themselves). With
-        ``use_hook``, each layer's state-dict hooks then see (and may replace) the dict."""
+        """Parameters and persistable buffers by structured name (the tensors themselves; with
+        ``keep_vars`` False, detached views of them). With ``use_hook``, each layer's state-dict
+        hooks then see (and may replace) the dict."""
+        return self._state(destination, include_sublayers, structured_name_prefix, use_hook, keep_vars, False)
+
+    def to_static_state_dict(self, destination: Optional[dict] = None, include_sublayers: bool = True,
+                             structured_name_prefix: str = "", use_hook: bool = True, keep_vars: bool = True
+                             ) -> "collections.OrderedDict[str, Tensor]":
+        """``state_dict`` with the non-persistable buffers too (paddle's, for pure-fp16 and
+        exporting)."""
+        return self._state(destination, include_sublayers, structured_name_prefix, use_hook, keep_vars, True)
+
+    def _state(self, destination: Optional[dict], include_sublayers: bool, prefix: str, use_hook: bool,
+               keep_vars: bool, non_persistable: bool) -> "collections.OrderedDict[str, Tensor]":
         out = collections.OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
             if p is not None:
-                out[structured_name_prefix + name] = p
+                out[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistable_buffer_names:
-                out[structured_name_prefix + name] = b
+            if b is not None and (non_persistable or name not in self._non_persistable_buffer_names):
+                out[prefix + name] = b if keep_vars else b.detach()
         if include_sublayers:
             for name, layer in self._sub_layers.items():
                 if layer is not None:
-                    prefix = f"{structured_name_prefix}{name}."
-                    out = layer.state_dict(out, True, prefix) if use_hook else \
-                        layer.state_dict(out, True, prefix, use_hook=False)
+                    out = layer._state(out, True, f"{prefix}{name}.", use_hook, keep_vars, non_persistable)
         for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()) if use_hook else ():
             replaced = hook(out)
             if replaced is not None:

@@ -1,12 +1,18 @@
 """paddle 3.3's torch-style names on ``nn.Layer``: ``load_state_dict``, ``named_modules``/``modules``,
-``add_module``, ``get_sublayer``/``set_sublayer``/``get_parameter``/``get_buffer``,
-``register_forward_hook``, ``zero_grad``, ``requires_grad_``, ``half``/``bfloat16``/``cpu``/``cuda``.
-Each is paddle 3.3.1's, over the Layer's own methods."""
+``add_module``, ``get_sublayer``/``get_submodule``/``set_sublayer``/``get_parameter``/``get_buffer``,
+``register_parameter``, ``register_forward_hook``, ``zero_grad``, ``requires_grad_``,
+``half``/``bfloat16``/``type``/``cpu``/``cuda``/``xpu``, and the base ``backward`` and
+``get_extra_state`` that refuse as paddle's do. Each is paddle 3.3.1's, over the Layer's own
+methods."""
 from __future__ import annotations
 
 from typing import Any, Iterator, List, Mapping, NamedTuple, Optional, Tuple
 
 from pycoll._param_aliases import param_aliases
+
+
+_TYPE_NAMES = ("bool", "bfloat16", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+               "complex64", "complex128")  # paddle's names Layer.type takes
 
 
 class IncompatibleKeys(NamedTuple):
@@ -58,6 +64,20 @@ class TorchNames:
             if not isinstance(layer, TorchNames):  # (every Layer is one)
                 raise AttributeError(f"`{atom}` is not an nn.Layer")
         return layer
+
+    get_submodule = get_sublayer
+
+    def register_parameter(self, name: str, param: Any) -> None:
+        self.add_parameter(name, param)  # type: ignore[attr-defined]
+
+    def backward(self, *inputs: Any) -> Any:
+        """paddle's: a Layer's gradients come from autograd, never from a backward of its own."""
+        raise ValueError("Layer shouldn't implement backward")
+
+    def get_extra_state(self) -> Any:
+        """paddle's (torch's) hook for a subclass to override; the base refuses, as paddle's."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. "
+                           "Please override get_extra_state() in the subclass that defines its extra state")
 
     @param_aliases({"module": "layer"})
     def set_sublayer(self, target: str, layer: Any, strict: bool = False) -> None:
@@ -121,8 +141,21 @@ class TorchNames:
                                     if getattr(type(layer), "keeps_float_in_bfloat16", False)})
         return self._cast_floating("bfloat16", excluded_layers)  # type: ignore[attr-defined]
 
+    def type(self, dst_type: Any) -> Any:
+        """Every parameter and buffer, integer ones too, cast to ``dst_type`` (a dtype, or one of
+        paddle's names: bool, the int and uint8 kinds, the float and complex ones)."""
+        from pycoll.dtypes import convert_dtype
+
+        if isinstance(dst_type, str) and dst_type not in _TYPE_NAMES:
+            raise ValueError(f"Layer.type: dst_type={dst_type!r}; it must be a dtype or one of {list(_TYPE_NAMES)}")
+        return self.to(dtype=convert_dtype(dst_type))  # type: ignore[attr-defined]
+
     def cpu(self) -> Any:
         return self.to("cpu")  # type: ignore[attr-defined]
+
+    def xpu(self, device: Any = None) -> Any:
+        raise RuntimeError("Layer.xpu: pycoll runs on CPUs and CUDA GPUs only and has no XPU place; use cpu() "
+                           "or cuda()")
 
     def cuda(self, device: Any = None) -> Any:
         return self.to("gpu" if device is None else device if isinstance(device, str) else  # type: ignore[attr-defined]
