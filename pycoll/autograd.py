@@ -7,8 +7,9 @@ The graph itself (its nodes, the backward walk and the rules for reusing gradien
 """
 from __future__ import annotations
 
-
-from typing import Any, List, Optional
+import functools
+import sys
+from typing import Any, Callable, List, Optional
 
 from pycoll._complex_grads import conjugate_grads
 from pycoll._py_layer_backward import user_backward
@@ -22,7 +23,7 @@ from pycoll.inplace_ops import LeafInplaceError, take
 from pycoll.jacobians import Hessian, Jacobian, hessian, jacobian
 from pycoll.tensor import Tensor, wrap
 
-__all__ = ["Function", "Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
+__all__ = ["once_differentiable", "Function", "Hessian", "Jacobian", "PyLayer", "PyLayerContext", "RemovableHandle", "backward", "enable_grad",
            "grad", "graph_leaves", "hessian", "is_grad_enabled", "jacobian", "no_grad", "queue_callback",
            "saved_tensors_hooks", "set_grad_enabled"]
 
@@ -179,3 +180,17 @@ def _inputs_returned(ctx: PyLayerContext, inputs: List[Tensor], out_list: List[A
 
 
 Function = PyLayer  # paddle 3.3.1's torch-style name: paddle.autograd.Function is PyLayer
+
+
+def once_differentiable(backward: Callable[..., Any]) -> Callable[..., Any]:
+    """paddle's decorator for a PyLayer's ``backward``: it runs under ``no_grad``, so the gradients it
+    returns are not themselves differentiable (a higher-order gradient stops there)."""
+    @functools.wraps(backward)
+    def wrapper(ctx: PyLayerContext, *args: Any) -> Any:
+        with no_grad():
+            return backward(ctx, *args)
+    return wrapper
+
+
+# paddle's module path of PyLayer: `from paddle.autograd.py_layer import PyLayer, once_differentiable`
+py_layer = sys.modules[__name__ + ".py_layer"] = sys.modules[__name__]

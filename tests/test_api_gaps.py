@@ -807,3 +807,47 @@ def test_layer_s_remaining_torch_names_and_state_dict_forms_as_paddles():
         model.get_extra_state()
     with pytest.raises(RuntimeError, match="no XPU place"):
         model.xpu()
+
+
+def test_sdpa_kernel_allows_backends_for_a_block_and_checks_them_as_paddles():
+    from pycoll.nn.attention import SDPBackend, sdpa_kernel
+    from pycoll.nn.functional.flash_attention import sdpa_kernel as same
+
+    assert same is sdpa_kernel and [b.value for b in SDPBackend] == [-1, 0, 1, 2]
+    q = pycoll.to_tensor(np.random.RandomState(0).rand(2, 4, 2, 8).astype("float32"))
+    plain = F.scaled_dot_product_attention(q, q, q).numpy()
+    for backends in (SDPBackend.FLASH_ATTENTION, [SDPBackend.MATH, SDPBackend.EFFICIENT_ATTENTION]):
+        with sdpa_kernel(backends, set_priority=True) as context:
+            assert context == {}
+            np.testing.assert_array_equal(F.scaled_dot_product_attention(q, q, q).numpy(), plain)
+    for bad, error, words in (([], ValueError, "at least one backend"), ("math", TypeError, "got str"),
+                              ([SDPBackend.MATH, 0], TypeError, "every backend must be an SDPBackend, got 0")):
+        with pytest.raises(error, match=words):
+            with sdpa_kernel(bad):
+                pass
+
+
+def _cube(differentiable_once):
+    from pycoll.autograd.py_layer import PyLayer, once_differentiable
+
+    def backward(ctx, g):
+        x, = ctx.saved_tensor()
+        return 3 * x * x * g
+
+    class Cube(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+    Cube.backward = staticmethod(once_differentiable(backward) if differentiable_once else backward)
+    return Cube
+
+
+@pytest.mark.parametrize("once", [True, False])
+def test_once_differentiable_stops_a_pylayer_s_higher_order_gradient_as_paddles(once):
+    x = pycoll.to_tensor([2.0], stop_gradient=False)
+    first, = pycoll.grad(_cube(once).apply(x), x, create_graph=True)
+    assert first.numpy().tolist() == [12.0]
+    second, = pycoll.grad(first, x, allow_unused=True)
+    # paddle 3.3.1: None through once_differentiable, 6 x g = 12 without it
+    assert second is None if once else second.numpy().tolist() == [12.0]

@@ -1,8 +1,8 @@
 """paddle.nn.functional.flash_attention (the module; pycoll.nn.functional registers it under that
 name): flash_attention, flash_attn_qkvpacked, flash_attn_unpadded, flash_attn_varlen_qkvpacked,
 flash_attn_varlen_func (flash-attention 3's varlen entry, also named flash_attention_v3_varlen) and
-flashmask_attention, over _masked_attention.masked_attention; sdp_kernel, get_triangle_upper_mask
-and calc_reduced_attention_scores.
+flashmask_attention, over _masked_attention.masked_attention; sdp_kernel (and paddle.nn.attention's
+SDPBackend / sdpa_kernel), get_triangle_upper_mask and calc_reduced_attention_scores.
 
 pycoll has no fused kernel: every function computes the dense [seq_q, seq_k] scores and masks
 them, on any device and dtype (paddle's kernels take float16/bfloat16 on a GPU; its CPU build runs
@@ -21,13 +21,14 @@ from pycoll.creation import full_like
 from pycoll.device import array_module, to_module
 from pycoll.nn._flashmask_attention import _softmax_lse, flashmask_attention
 from pycoll.nn._masked_attention import swap_seq_heads, causal_keep, check_seed_arguments, masked_attention
+from pycoll.nn._sdpa_backends import SDPBackend, sdpa_kernel
 from pycoll.search_ops import triu
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["calc_reduced_attention_scores", "flash_attention", "flash_attention_v3_varlen", "flash_attn_qkvpacked",
            "flash_attn_unpadded", "flash_attn_varlen_func", "flash_attn_varlen_qkvpacked", "flashmask_attention",
-           "get_triangle_upper_mask", "sdp_kernel"]
+           "get_triangle_upper_mask", "sdp_kernel", "SDPBackend", "sdpa_kernel"]
 
 
 @contextlib.contextmanager

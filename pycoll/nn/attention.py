@@ -1,4 +1,5 @@
-"""nn.MultiHeadAttention (paddle's names, parameters, initialisation, state_dict keys and caches)."""
+"""nn.MultiHeadAttention (paddle's names, parameters, initialisation, state_dict keys and caches);
+as ``paddle.nn.attention``, also paddle's ``SDPBackend`` and ``sdpa_kernel`` (pycoll.nn._sdpa_backends)."""
 from __future__ import annotations
 
 import collections
@@ -9,8 +10,11 @@ from pycoll.creation import zeros
 from pycoll.nn._attention_functional import attend, attention_mask_as_float
 from pycoll.nn.common import Linear
 from pycoll.nn.layer import Layer
+from pycoll.nn._sdpa_backends import SDPBackend, sdpa_kernel
 from pycoll.shape_ops import concat, reshape, transpose
 from pycoll.tensor import Tensor
+
+__all__ = ["MultiHeadAttention", "SDPBackend", "sdpa_kernel"]  # the last two: paddle.nn.attention's
 
 
 def positive_int(value: Any, name: str, fn: str, error: type = ValueError) -> int:
