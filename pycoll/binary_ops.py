@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 from pycoll import math_ops
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import delivered, needs_grad, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import float64
@@ -88,6 +89,7 @@ heaviside = _binary("heaviside", lambda xp, a, b: xp.heaviside(a, b),
                     "0 where x < 0, y where x == 0, 1 where x > 0; x takes a zero gradient.")
 
 
+@accumulates_in_float32
 def lerp(x: Any, y: Any, weight: Any, name: Optional[str] = None) -> Tensor:
     """x + weight * (y - x); `weight` is a number or a tensor (broadcast with x and y). A tensor
     weight gets the gradient y - x (paddle 3.3.1 gives it none)."""

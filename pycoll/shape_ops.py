@@ -69,18 +69,22 @@ def view_of(view: Tensor, how: str, arg: Any) -> Tensor:
 @ints_as_list("shape")
 @param_aliases({"input": "x"})
 def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tensor:
-    """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules). The
-    shape is a list, a tuple or a Tensor, or ints one by one (``x.reshape(2, 3)``); it speaks of
-    x's whole shape (a distributed tensor's array is its piece: ``array_target``)."""
+    """Reshape; -1 infers one dimension and 0 copies the input's dimension (paddle rules; for an
+    x of no elements, paddle's too, a 0 is a 0: see ``_empty_target``). The shape is a list, a
+    tuple or a Tensor, or ints one by one (``x.reshape(2, 3)``); it speaks of x's whole shape (a
+    distributed tensor's array is its piece: ``array_target``)."""
     x = as_tensor(x)
     a = x._array
     shape = plain_ints(shape)
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
     whole = list(x.shape)
-    shape = [int(whole[i]) if s == 0 and i < len(whole) else int(s) for i, s in enumerate(shape)]
-    if shape.count(-1) > 1:
-        raise ValueError(f"reshape: only one dimension of shape can be -1, got {shape}")
+    if [int(s) for s in shape].count(-1) > 1:
+        raise ValueError(f"reshape: only one dimension of shape can be -1, got {list(shape)}")
+    if 0 in whole:
+        shape = _empty_target(whole, [int(s) for s in shape])
+    else:
+        shape = [int(whole[i]) if s == 0 and i < len(whole) else int(s) for i, s in enumerate(shape)]
     x, = placed("reshape", x, shape=shape)
     a = x._array
     target = array_target(x, shape)  # raises by itself when a distributed x's piece cannot follow
@@ -92,6 +96,22 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
     backward = lambda g: (g.reshape(src),)  # noqa: E731 (its name keys the higher-order rule)
     backward.__pycoll_op__ = {"name": "reshape", "shape": shape}  # type: ignore[attr-defined]  # for placements
     return viewed(op_output(out, backward, x), x, "reshape", shape)
+
+
+def _empty_target(whole: List[int], shape: List[int]) -> List[int]:
+    """paddle's target shape for an x of no elements: each 0 is a 0 (unsqueeze, squeeze and the
+    like keep an empty dimension where it is), and a -1 stands for what the non-zero dimensions
+    of x leave beside the other non-zero ones of ``shape`` where ``shape`` holds a 0, else for 0."""
+    if -1 not in shape:
+        return shape
+    at = shape.index(-1)
+    if 0 not in shape:
+        return shape[:at] + [0] + shape[at + 1:]
+    known = int(np.prod([n for n in whole if n], dtype=np.int64))
+    others = int(np.prod([n for i, n in enumerate(shape) if i != at and n], dtype=np.int64))
+    if others == 0 or known % others:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {whole} into {shape}")
+    return shape[:at] + [known // others] + shape[at + 1:]
 
 
 @param_aliases({"input": "x"})

@@ -531,6 +531,13 @@ def test_small_layers():
     drop.eval()
     np.testing.assert_array_equal(drop(T(x), T(x)).numpy(), 2 * x)
     assert "p=0.5" in repr(drop)
+    dropout = inn.FusedDropout(p=0.5, axis=1)  # paddle's dropout_nd layer: whole columns kept or dropped
+    assert isinstance(dropout, pycoll.nn.Dropout) and dropout.axis == 1
+    dropout.eval()
+    np.testing.assert_array_equal(dropout(T(x)).numpy(), x)
+    dropout.train()
+    kept = dropout(T(np.ones([6, 40], np.float32))).numpy()
+    assert set(np.unique(kept)) <= {0.0, 2.0} and all(len(set(column)) == 1 for column in kept.T)
 
 
 # ---- GPU arrays -------------------------------------------------------------------------------

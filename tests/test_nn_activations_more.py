@@ -234,3 +234,29 @@ def test_sigmoid_and_silu_across_the_range_of_each_dtype(dtype, rtol):
     finite = x[:-3].astype(np.float64)
     np.testing.assert_allclose(F.silu(pycoll.to_tensor(x)).numpy()[:-3].astype(np.float64),
                                (finite * want[:-3]).astype(dtype).astype(np.float64), rtol=rtol, atol=1e-40)
+
+
+def test_softmaxes_and_attention_over_an_empty_axis_give_empty_results_quietly(recwarn):
+    # paddle 3.3.1: [2, 0], [3, 0], and zeros for attention over an empty key/value (an empty cache)
+    assert F.softmax(pycoll.zeros([2, 0]), axis=-1).shape == [2, 0]
+    assert F.log_softmax(pycoll.zeros([3, 0])).shape == [3, 0]
+    q = pycoll.ones([1, 1, 2, 4])
+    q.stop_gradient = False
+    out = F.scaled_dot_product_attention(q, pycoll.zeros([1, 0, 2, 4]), pycoll.zeros([1, 0, 2, 4]))
+    assert out.numpy().tolist() == np.zeros([1, 1, 2, 4]).tolist()
+    out.sum().backward()  # paddle's own backward fails here
+    assert q.grad.numpy().tolist() == np.zeros([1, 1, 2, 4]).tolist()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("op", ["layer_norm", "LayerNorm", "group_norm", "instance_norm", "lerp",
+                                "local_response_norm"])
+def test_normalisations_keep_a_bfloat16_input_s_dtype(op):
+    x = pycoll.to_tensor(np.random.RandomState(0).rand(2, 4, 3, 3).astype("float32"))
+    half = x.astype("bfloat16")
+    run = {"layer_norm": lambda t: F.layer_norm(t, [3, 3]), "LayerNorm": lambda t: nn.LayerNorm([3, 3]).to(
+        dtype=t.dtype)(t), "group_norm": lambda t: F.group_norm(t, 2), "instance_norm": F.instance_norm,
+        "lerp": lambda t: pycoll.lerp(t, t * 2, 0.25), "local_response_norm": lambda t: F.local_response_norm(t, 3)}[op]
+    out = run(half)
+    assert out.dtype == pycoll.bfloat16  # float32 before: the next bfloat16 Linear refused it
+    np.testing.assert_allclose(out.astype("float32").numpy(), run(x).numpy(), rtol=2e-2, atol=2e-2)

@@ -177,6 +177,8 @@ def test_mha_cache_decodes_step_by_step_as_causal_attention():
     out, again = m(t64(x), None, None, None, static)
     assert again is static
     np.testing.assert_allclose(out.numpy(), ref_mha(m, x, mem, mem)[0], rtol=1e-10)
+    with pytest.raises(TypeError, match="attn_mask must be a Tensor or None, got a Cache; pass the cache as cache="):
+        m(t64(x), t64(x), t64(x), m.gen_cache(t64(x)))  # the cache one place too early
 
 
 def test_mha_dropout_drops_weights_in_training_only():

@@ -155,3 +155,19 @@ def test_concat_and_stack_refuse_a_single_tensor_or_none():
     with pytest.raises(ValueError, match=r"stack: x\[0\] has shape \[2, 3\] and x\[1\] \[1, 3\]"):
         pycoll.stack([t, pycoll.ones([1, 3])])
     assert pycoll.concat([t, pycoll.ones([5, 3])]).shape == [7, 3]
+
+
+@pytest.mark.parametrize("shape, target, expected", [  # paddle 3.3.1's results
+    ([0, 3], [3, 0], [3, 0]), ([2, 0], [0, 5], [0, 5]), ([0, 6], [0, 2, -1], [0, 2, 3]), ([2, 0, 6], [-1, 0], [12, 0]),
+    ([0, 6], [-1], [0]), ([0, 6], [3, -1], [3, 0]), ([2, 3], [0, 3], [2, 3]),
+])
+def test_reshape_of_a_tensor_of_no_elements_takes_a_zero_as_a_zero(shape, target, expected):
+    assert pycoll.zeros(shape).reshape(target).shape == expected
+
+
+def test_unsqueeze_squeeze_and_flatten_keep_empty_dimensions_in_place():
+    # the empty cache of a TransformerDecoder [batch, heads, 0, head_dim] into beam search
+    assert pycoll.zeros([2, 4, 0, 8]).unsqueeze(1).shape == [2, 1, 4, 0, 8]
+    assert pycoll.zeros([0, 5, 0]).unsqueeze(0).shape == [1, 0, 5, 0]
+    assert pycoll.zeros([2, 1, 0, 3]).squeeze(1).shape == [2, 0, 3]
+    assert pycoll.zeros([2, 0, 3]).flatten(1).shape == [2, 0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pycoll._fp_quiet import SILENT, restore, silence
+from pycoll._fp_quiet import SILENT, quiet, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, paired, placed, require_floating
 from pycoll.device import array_module, move, place_of
@@ -288,13 +288,23 @@ def selu(x: Tensor, scale: float = 1.0507009873554805, alpha: float = 1.67326324
     return _pointwise(x, value, lambda xp, a: scale * xp.where(a > 0, 1.0, alpha * xp.exp(xp.minimum(a, 0))))
 
 
+def _less_max(a: Any, axis: int) -> Any:
+    """``a`` minus its maximum along ``axis`` (the stable exponent); an x of no elements stays as it
+    is (no maximum to take: paddle gives the empty result). A row of -inf only (attention masked
+    everywhere) gives NaN, silently as paddle's."""
+    if not a.size:
+        return a
+    with quiet():
+        return a - a.max(axis=axis, keepdims=True)
+
+
 @param_aliases({"input": "x", "dim": "axis"})
 def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
     x, = placed("softmax", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split axis made whole
     a = require_floating(x, "softmax", complex_ok=True)._array
-    e = array_module(a).exp(a - a.max(axis=axis, keepdims=True))
+    e = array_module(a).exp(_less_max(a, axis))
     out = e / e.sum(axis=axis, keepdims=True)
     return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
 
@@ -305,6 +315,7 @@ def log_softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Option
     x, = placed("log_softmax", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split axis made whole
     a = require_floating(x, "log_softmax", complex_ok=True)._array
     xp = array_module(a)
-    shifted = a - a.max(axis=axis, keepdims=True)
-    out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = _less_max(a, axis)
+    with quiet():  # along an empty axis: log(0), for no element
+        out = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
     return op_output(out, lambda g: (g - xp.exp(out) * g.sum(axis=axis, keepdims=True),), x)

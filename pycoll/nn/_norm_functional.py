@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -207,6 +208,7 @@ GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
 _INSTANCE_FORMATS = ("NC", "NCL", "NCHW", "NCDHW")
 
 
+@accumulates_in_float32
 def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """Normalise each sample over groups of C / num_groups consecutive channels (with all their
@@ -225,6 +227,7 @@ def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optio
     return _normalize_groups(x, num_groups, weight, bias, epsilon, channel_axis, "group_norm")
 
 
+@accumulates_in_float32
 def instance_norm(x: Tensor, running_mean: Optional[Tensor] = None, running_var: Optional[Tensor] = None,
                   weight: Optional[Tensor] = None, bias: Optional[Tensor] = None, use_input_stats: bool = True,
                   momentum: float = 0.9, eps: float = 1e-05, data_format: str = "NCHW",

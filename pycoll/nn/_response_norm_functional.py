@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.tensor import Tensor
 
 __all__ = ["local_response_norm"]
@@ -38,7 +39,7 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float =
     x = as_tensor(x)
     x, = placed(fn, x, axes=(x.ndim - 1 if data_format[-1] == "C" else 1,))  # auto-parallel: the channels whole
     a = x._array
-    if a.ndim < 3 or a.dtype.kind != "f":
+    if a.ndim < 3 or not is_floating(a.dtype):
         raise ValueError(f"{fn}: x must be a floating tensor of 3 or more dimensions, got shape {list(a.shape)} "
                          f"dtype {a.dtype}")
     axis = a.ndim - 1 if data_format[-1] == "C" else 1

@@ -94,6 +94,9 @@ class MultiHeadAttention(Layer):
                 attn_mask: Optional[Tensor] = None, cache: Any = None) -> Union[Tensor, tuple]:
         key = query if key is None else key
         value = query if value is None else value
+        if isinstance(attn_mask, (self.Cache, self.StaticCache)):  # a cache given one place too early
+            raise TypeError(f"MultiHeadAttention: attn_mask must be a Tensor or None, got a "
+                            f"{type(attn_mask).__name__}; pass the cache as cache= (the fifth argument)")
         if query.ndim != 3 or query.shape[-1] != self.embed_dim:
             raise ValueError(f"MultiHeadAttention: query must be [batch, length, {self.embed_dim}], got shape "
                              f"{query.shape}")

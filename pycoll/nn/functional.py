@@ -267,6 +267,7 @@ def embedding_renorm_(x: Tensor, weight: Tensor, max_norm: float, norm_type: flo
 
 
 @param_aliases({"input": "x", "eps": "epsilon"})
+@accumulates_in_float32
 def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, epsilon: float = 1e-5, name: Optional[str] = None) -> Tensor:
     """Normalise over the trailing `normalized_shape` dims; weight/bias hold prod(shape) values.

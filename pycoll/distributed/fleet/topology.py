@@ -264,14 +264,15 @@ class HybridCommunicateGroup:
 
     def create_fuse_group(self, fused_strategy_list: List[str], nccl_config: Any = None) -> Tuple[Any, Any]:
         """A group for each line of the topology's ``fused_strategy_list`` axes together (every
-        rank makes every one, in sorted order, as paddle's); returns this rank's (ranks, group),
-        or lists of them where the rank is on several lines (never, for axes of one grid)."""
+        rank makes every one, in sorted order, as paddle's; ``nccl_config`` goes to ``new_group``);
+        returns this rank's (ranks, group), or lists of them where the rank is on several lines
+        (never, for axes of one grid)."""
         if not fused_strategy_list:
             raise ValueError("HybridCommunicateGroup.create_fuse_group: fused_strategy_list is empty; name the "
                              f"axes to fuse, of {self._topo.get_hybrid_group_names()}")
         lines, groups = [], []
         for members in sorted(self._topo.get_fused_ranks(list(fused_strategy_list))):
-            group = dist.new_group(members)
+            group = dist.new_group(members, nccl_config=nccl_config)
             if self.global_rank in members:
                 lines.append(members)
                 groups.append(group)
@@ -328,8 +329,8 @@ class HybridCommunicateGroup:
     def get_parallel_mode(self) -> Optional[int]:
         """paddle's ``ParallelMode``: PIPELINE_PARALLEL with pipeline stages (whatever else), else
         TENSOR_PARALLEL with model parallelism, else SEGMENT_PARALLEL with sep, else
-        SHARDING_PARALLEL with sharding (dp beside it or not), else DATA_PARALLEL with data parallelism; None for a job with none (paddle
-        returns nothing there either)."""
+        SHARDING_PARALLEL with sharding (dp beside it or not), else DATA_PARALLEL with data
+        parallelism; None for a job with none (paddle returns nothing there either)."""
         if self._degrees["pipe"] > 1:
             return ParallelMode.PIPELINE_PARALLEL
         if self._degrees["model"] > 1:
