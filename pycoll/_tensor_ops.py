@@ -266,8 +266,11 @@ def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
 def reduction_axes(axis: Any, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
     """`normalize_axes` for reduction ``op`` (sum, mean, max, prod...), which refuses an axis named
     twice (``[1, 1]``, ``[1, -1]``) as paddle does; ops that may repeat an axis (roll) use
-    `normalize_axes`."""
+    `normalize_axes`. As paddle's, an empty list reduces every axis, and so does any axis of a 0-d
+    tensor (0 or -1: the tensor itself): None for both."""
     axes = normalize_axes(axis, ndim)
+    if axes == () or (ndim == 0 and axes is not None):
+        return None
     if axes is not None and len(set(axes)) != len(axes):
         twice = next(a for i, a in enumerate(axes) if a in axes[:i])
         raise ValueError(f"{op}: axis contains duplicate dimensions: dimension {twice} appears more than once "

@@ -21,7 +21,8 @@ import numpy as np
 from pycoll import math_ops, shape_ops
 from pycoll._fp_quiet import quiet as _quiet
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed, require_floating
+from pycoll._tensor_ops import (as_tensor, delivered, normalize_axes, op_output, placed, reduction_axes,
+                                require_floating)
 from pycoll.device import array_module
 from pycoll.math_ops import kept_shape
 from pycoll.diag_ops import diagonal
@@ -108,7 +109,7 @@ def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
 
 def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
     """(sum |x|^p)^(1/p) over `axis`; p = 0 counts the non-zeros, p = +-inf is max/min |x|."""
-    axes = normalize_axes(axis, x.ndim)
+    axes = reduction_axes(axis, x.ndim, "norm")
     x, = placed("norm", x, axes=() if p == 1 else axes)  # auto-parallel: a 1-norm is a sum of the pieces'
     a = x._array
     xp = array_module(a)

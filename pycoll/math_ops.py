@@ -500,9 +500,9 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
-    x, = placed("mean", x, axes=reduction_axes(axis, x.ndim, "mean"))  # auto-parallel: an uneven split made whole
+    axes = reduction_axes(axis, x.ndim, "mean")
+    x, = placed("mean", x, axes=axes)  # auto-parallel: an uneven split made whole
     a = x._array
-    axes = normalize_axes(axis, a.ndim)
     shape, kept = a.shape, kept_shape(a.shape, axes)
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)

@@ -9,7 +9,7 @@ import numpy as np
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, sum_dtype
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64
 from pycoll.index_ops import take_along_axis
@@ -23,10 +23,10 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
            name: Optional[str] = None) -> Tensor:
     """The sum over `axis`, NaNs counted as zero (and taking no gradient)."""
     x = as_tensor(x)
-    x, = placed("nansum", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: tells its axes
+    axes = reduction_axes(axis, x.ndim, "nansum")
+    x, = placed("nansum", x, axes=axes)  # auto-parallel: tells its axes
     a = x._array
     xp = array_module(a)
-    axes = normalize_axes(axis, a.ndim)
     ok = ~xp.isnan(a) if a.dtype.kind == "f" else xp.ones(a.shape, bool)
     with quiet():  # inf + -inf: NaN, a sum past the range inf, silently as paddle's
         out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
@@ -38,10 +38,10 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
 def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """The mean over `axis` of the elements that are not NaN (NaN where all are)."""
     x = as_tensor(x)
-    x, = placed("nanmean", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: a split there made whole
+    axes = reduction_axes(axis, x.ndim, "nanmean")
+    x, = placed("nanmean", x, axes=axes)  # auto-parallel: a split there made whole
     a = x._array
     xp = array_module(a)
-    axes = normalize_axes(axis, a.ndim)
     ok = ~xp.isnan(a)
     count = ok.sum(axis=axes, keepdims=True).astype(a.dtype)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -55,10 +55,10 @@ def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str]
 def count_nonzero(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
     """How many elements over `axis` are non-zero, int64."""
     x = as_tensor(x)
-    x, = placed("count_nonzero", x, axes=normalize_axes(axis, x.ndim))  # auto-parallel: tells its axes
-    a = x._array
-    out = (a != 0).sum(axis=normalize_axes(axis, a.ndim), keepdims=keepdim).astype(int64)
-    return value_output(array_module(a).asarray(out), "count_nonzero", x)
+    axes = reduction_axes(axis, x.ndim, "count_nonzero")
+    x, = placed("count_nonzero", x, axes=axes)  # auto-parallel: tells its axes
+    out = (x._array != 0).sum(axis=axes, keepdims=keepdim).astype(int64)
+    return value_output(array_module(x._array).asarray(out), "count_nonzero", x)
 
 
 def bincount(x: Any, weights: Any = None, minlength: int = 0, name: Optional[str] = None) -> Tensor:
