@@ -346,11 +346,14 @@ def _indexed_axes(items: tuple, ndim: int) -> List[Tuple[Any, int]]:
 
 
 def index_arrays(index: Any, xp: Any) -> Any:
-    """`index` with Tensors and lists turned into arrays of module xp."""
+    """`index` with Tensors and lists turned into arrays of module xp (an empty list: an empty
+    int64 array, picking nothing, as paddle's ``x[[]]``; NumPy would make it float64)."""
     if isinstance(index, tuple):
         return tuple(index_arrays(i, xp) for i in index)
     if isinstance(index, Tensor):
         return to_module(index._array, xp)
-    if isinstance(index, list) or is_array(index):
-        return to_module(np.asarray(index) if isinstance(index, list) else index, xp)
+    if isinstance(index, list):
+        return to_module(np.asarray(index) if index else np.zeros(0, np.int64), xp)
+    if is_array(index):
+        return to_module(index, xp)
     return index

@@ -56,6 +56,8 @@ def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]
     """The int64 indices of x's non-zero elements: an [N, x.ndim] tensor, or with `as_tuple` one
     [N] tensor per dimension."""
     x, = placed("_all_whole", as_tensor(x))  # auto-parallel: a data-dependent count of rows, found whole
+    if x.ndim == 0:  # paddle refuses it too (NumPy's message names neither op nor argument)
+        raise ValueError("nonzero: x must have at least 1 dimension, got a 0-d tensor; reshape it to [1] first")
     xp = array_module(x._array)
     found = xp.nonzero(x._array)
     if as_tuple:
@@ -158,8 +160,12 @@ def gather_nd(x: Any, index: Any, name: Optional[str] = None) -> Tensor:
     x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: read anywhere, so whole
     a = x._array
     xp = array_module(a)
-    key = _nd_key(_index(index, xp, "gather_nd"), a.shape, "gather_nd")
+    idx = _index(index, xp, "gather_nd")
+    key = _nd_key(idx, a.shape, "gather_nd")
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph)
+    if not key and idx.ndim > 1:  # an index of depth 0: every row of it picks the whole of x
+        lead = tuple(range(idx.ndim - 1))
+        return op_output(xp.broadcast_to(a, idx.shape[:-1] + shape).copy(), lambda g: (g.sum(axis=lead),), x)
 
     def backward(g: Any) -> tuple:
         z = xp.zeros(shape, g.dtype)
@@ -243,7 +249,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True) -
     arr, indices = placed("_all_whole", as_tensor(arr), indices)  # auto-parallel: written or read anywhere, so whole
     a = arr._array
     xp = array_module(a)
-    ax = axis_arg(axis, a.ndim)
+    ax = axis_arg(axis, a.ndim, "take_along_axis")
     key = _along_key(a, _index(indices, xp, "take_along_axis", "indices"), ax, broadcast, "take_along_axis")
     shape = a.shape  # the backward keeps no values of arr (see pycoll._graph)
 
@@ -269,7 +275,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     arr, indices, values = placed("_all_whole", as_tensor(arr), indices, values)  # auto-parallel: written or read anywhere, so whole
     a = arr._array
     xp = array_module(a)
-    ax = axis_arg(axis, a.ndim)
+    ax = axis_arg(axis, a.ndim, "put_along_axis")
     key = _along_key(a, _index(indices, xp, "put_along_axis", "indices"), ax, broadcast, "put_along_axis")
     shape = key[ax].shape
     vt = values if isinstance(values, Tensor) else None

@@ -507,7 +507,8 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
     xp = array_module(a)
     with quiet():  # a sum past the dtype's range: inf, unwarned as paddle's
-        average = a.mean(axis=axes, keepdims=keepdim)
+        # over nothing: NaN, without NumPy's "Mean of empty slice" warning (paddle's is silent)
+        average = a.mean(axis=axes, keepdims=keepdim) if a.size else a.sum(axis=axes, keepdims=keepdim) / 0
     if a.dtype.kind in "iu":
         average = average.astype(a.dtype)
 
@@ -522,6 +523,10 @@ def _extreme(x: Tensor, axis: Any, keepdim: bool, reduce: str) -> Tensor:
     axes = reduction_axes(axis, x.ndim, reduce)
     x, = placed(reduce, x, axes=axes)
     a = x._array
+    empty = [i for i in (range(a.ndim) if axes is None else axes) if a.shape[i] == 0]
+    if empty:  # paddle refuses it too: there is no extreme of nothing
+        raise ValueError(f"{reduce}: cannot reduce x of shape {list(x.shape)} along axis {empty[0]}, of size 0: "
+                         f"there is no {reduce}imum of nothing")
     kept = kept_shape(a.shape, axes)
     full = getattr(a, reduce)(axis=axes, keepdims=True)
 

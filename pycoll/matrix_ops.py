@@ -182,7 +182,7 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
         w = weights if w is None else math_ops.multiply(w, weights)
     if w is None:
         avg = math_ops.mean(x, axis=1, keepdim=True)
-        fact: Any = n - int(ddof)
+        fact: Any = max(n - int(ddof), 0)  # as NumPy's: no degree of freedom left divides by 0 (NaN, paddle's)
     else:
         wsum = math_ops.sum(w)
         avg = math_ops.divide(math_ops.sum(math_ops.multiply(x, w), axis=1, keepdim=True), wsum)

@@ -45,7 +45,7 @@ class _Rows:
         moved = a.transpose(self.perm)
         self.lead = moved.shape[:len(rest)]
         self.moved_shape = moved.shape
-        self.rows = moved.reshape(self.lead + (-1,))
+        self.rows = moved.reshape(self.lead + (int(np.prod(moved.shape[len(rest):], dtype=np.int64)),))
         self.n = self.rows.shape[-1]
         # ml_dtypes' bfloat16 sort leaves NaNs in place: sort by the (exact) float32 values
         key = self.rows.astype(float32) if self.rows.dtype.name == "bfloat16" else self.rows
@@ -71,6 +71,10 @@ def _picks(rows: _Rows, pos: Any, weights: Any, keepdim: bool, dtype: Any,
     holding NaNs gives NaN and shares its gradient evenly among them."""
     xp = array_module(rows.rows)
     q = pos.shape[0]
+    if not rows.rows.size:  # no rows, or rows of nothing: NaN for each (paddle's median of nothing)
+        return (xp.full((q,) + rows.shape(keepdim), xp.nan, dtype=dtype),
+                lambda g: (xp.zeros(rows.moved_shape, g.dtype).transpose(
+                    [rows.perm.index(i) for i in range(len(rows.perm))]),))
     pos = xp.clip(pos, 0, _builtins.max(rows.n - 1, 0)).astype(int64)
     weights = weights.astype(dtype)
     wide = xp.broadcast_to(rows.sorted[None], (q,) + rows.sorted.shape)

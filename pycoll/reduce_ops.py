@@ -79,6 +79,8 @@ def _others_product(a: Any, axes: Optional[tuple]) -> Any:
     """For every element of `a`, the product of the other elements of its group along `axes`
     (the gradient of prod, with no division, so zeros are handled)."""
     xp = array_module(a)
+    if not a.size:  # no element, no product to leave out
+        return xp.zeros_like(a)
     axes = tuple(range(a.ndim)) if axes is None else axes
     rest = [i for i in range(a.ndim) if i not in axes]
     perm = rest + list(axes)
@@ -164,7 +166,7 @@ def logsumexp(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional
     a = floating(x._array)
     xp = array_module(a)
     kept = kept_shape(a.shape, axes)
-    m = a.max(axis=axes, keepdims=True)
+    m = a.max(axis=axes, keepdims=True) if a.size else xp.zeros(kept, a.dtype)  # over nothing: log(0) = -inf
     m = xp.where(xp.isfinite(m), m, 0)
     with quiet():  # beside an inf, exp of a large finite value overflows to inf: the answer, silently
         total = xp.exp(a - m).sum(axis=axes, keepdims=True)

@@ -108,7 +108,7 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
 def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's name
     """The slices of `input` along `axis`, that axis removed: views of input (paddle's)."""
     x = as_tensor(input)
-    ax = axis_arg(axis, x.ndim)
+    ax = axis_arg(axis, x.ndim, "unbind")
     lead = (_slice(None),) * ax
     return [x[lead + (i,)] for i in range(x.shape[ax])]  # x.shape: the whole (auto-parallel)
 

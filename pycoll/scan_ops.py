@@ -138,6 +138,8 @@ def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, na
     src = x._array.shape
     a, ax = _line(floating(x._array) if dtype is None else x._array.astype(convert_dtype(dtype)), axis)
     xp = array_module(a)
+    if not a.size:  # nothing to run over: an empty result, an empty gradient
+        return op_output(a.copy(), lambda g: (xp.zeros(src, g.dtype),), x)
     m = a.max(axis=ax, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     with quiet():  # log(0) is -inf; beside an inf, exp of a large finite value overflows to inf

@@ -274,10 +274,13 @@ def plain_ints(value: Any) -> Any:
     return value
 
 
-def axis_arg(axis: Any, ndim: int) -> int:
-    """One axis (an int or a 1-element Tensor, as paddle allows) as a non-negative int."""
+def axis_arg(axis: Any, ndim: int, fn: Optional[str] = None) -> int:
+    """One axis (an int or a 1-element Tensor, as paddle allows) as a non-negative int. With op
+    name ``fn``, a 0-d tensor (which has no axis to run along) is refused, naming ``fn``."""
     if isinstance(axis, Tensor):
         axis = axis.item()
+    if fn is not None and ndim == 0:
+        raise ValueError(f"{fn}: x is 0-d, so it has no axis {axis!r}; give it one first (x.reshape([1]))")
     return normalize_axes(axis, ndim)[0]
 
 
@@ -311,7 +314,7 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
     may be -1: the rest). The pieces are copies, as paddle's are (a later write into x leaves
     them as they were)."""
     x = as_tensor(x)
-    axis = axis_arg(axis, x.ndim)
+    axis = axis_arg(axis, x.ndim, "split")
     x, = placed("split", x, axes=(axis,))
     a = x._array
     bounds = np.cumsum([0] + _sections(a.shape[axis], num_or_sections))

@@ -114,7 +114,7 @@ def _adaptive_max_pool(x: Tensor, output_size: Any, return_mask: bool, nd: int, 
     where = xp.empty((n, c, *out_sizes), dtype=np.int64)
     for cell in itertools.product(*(range(o) for o in out_sizes)):
         bounds = [axis_spans[i] for axis_spans, i in zip(spans, cell)]
-        block = a[(Ellipsis,) + tuple(slice(s, e) for s, e in bounds)].reshape(n, c, -1)
+        block = a[(Ellipsis,) + tuple(slice(s, e) for s, e in bounds)].reshape(n, c, math.prod(e - s for s, e in bounds))
         k = block.argmax(axis=-1)
         out[(Ellipsis,) + cell] = xp.take_along_axis(block, k[..., None], axis=-1)[..., 0]
         flat = 0
@@ -124,7 +124,8 @@ def _adaptive_max_pool(x: Tensor, output_size: Any, return_mask: bool, nd: int, 
 
     def backward(g: Any) -> tuple:
         ga = xp.zeros((n * c, math.prod(sizes)), dtype=g.dtype)
-        scatter_add(ga, (xp.arange(n * c)[:, None], where.reshape(n * c, -1)), g.reshape(n * c, -1))
+        cells = math.prod(out_sizes)
+        scatter_add(ga, (xp.arange(n * c)[:, None], where.reshape(n * c, cells)), g.reshape(n * c, cells))
         return (ga.reshape(a.shape),)
     result = op_output(out, backward, x)
     if not return_mask:

@@ -11,6 +11,7 @@ clamp or mirror."""
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -39,9 +40,9 @@ def affine_grid(theta: Tensor, out_shape: Any, align_corners: bool = True, name:
     if isinstance(out_shape, Tensor):
         out_shape = [int(v) for v in out_shape.numpy().reshape(-1)]
     if not isinstance(out_shape, (list, tuple)) or len(out_shape) not in (4, 5) \
-            or not all(isinstance(v, (int, np.integer)) and v > 0 for v in out_shape):
-        raise ValueError(f"affine_grid: out_shape must be 4 or 5 positive ints ([N, C, H, W] or [N, C, D, H, W]), "
-                         f"got {out_shape!r}")
+            or not all(isinstance(v, (int, np.integer)) and v > (0 if i else -1) for i, v in enumerate(out_shape)):
+        raise ValueError(f"affine_grid: out_shape must be 4 or 5 ints ([N, C, H, W] or [N, C, D, H, W]), N >= 0 and "
+                         f"the others positive, got {out_shape!r}")
     nd = len(out_shape) - 2
     if theta.dtype.kind != "f" or theta.shape != [out_shape[0], nd, nd + 1]:
         raise ValueError(f"affine_grid: theta must be a floating [N, {nd}, {nd + 1}] tensor with N = out_shape[0] = "
@@ -108,7 +109,9 @@ def _gather(xp: Any, a: Any, index: List[Any]) -> Tuple[Any, Any, Any]:
     for i, size in zip(index, sizes):
         ok &= (i >= 0) & (i <= size - 1)
         flat = flat * size + xp.clip(i, 0, size - 1).astype(np.int64)
-    vals = xp.take_along_axis(a.reshape(n, c, -1), flat.reshape(n, 1, -1), axis=2).reshape(n, c, *flat.shape[1:])
+    points = math.prod(flat.shape[1:])
+    vals = xp.take_along_axis(a.reshape(n, c, math.prod(sizes)), flat.reshape(n, 1, points),
+                              axis=2).reshape(n, c, *flat.shape[1:])
     return vals * ok[:, None], flat, ok
 
 
@@ -162,7 +165,8 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: s
         gx = xp.zeros((n, c, int(np.prod(sizes))), dtype=gout.dtype)
         rows, chans = xp.arange(n)[:, None, None], xp.arange(c)[None, :, None]
         for flat, weight in picked:
-            scatter_add(gx, (rows, chans, flat.reshape(n, 1, -1)), (gout * weight[:, None]).reshape(n, c, -1))
+            points = math.prod(flat.shape[1:])
+            scatter_add(gx, (rows, chans, flat.reshape(n, 1, points)), (gout * weight[:, None]).reshape(n, c, points))
         if slopes is None:
             ggrid = xp.zeros(gshape, dtype=gout.dtype)
         else:  # the grid's last axis is (x, y[, z]): the spatial axes reversed

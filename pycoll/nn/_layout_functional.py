@@ -35,14 +35,16 @@ def _to_cols(a: Any, kernel: List[int], stride: List[int], pads: List[tuple], di
     """[N, C, H, W] `a` as [N, C * kh * kw, L]: every window, channel-major, L positions row-major."""
     win = windows(pad_spatial(a, pads), kernel, stride, dilation)  # [N, C, oh, ow, kh, kw]
     n, c, oh, ow = win.shape[:4]
-    return array_module(a).ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, -1, oh * ow)
+    return array_module(a).ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kernel[0] * kernel[1],
+                                                                                      oh * ow)
 
 
 def _from_cols(cols: Any, sizes: List[int], out: List[int], kernel: List[int], stride: List[int],
                pads: List[tuple], dilation: List[int]) -> Any:
     """The adjoint of `_to_cols`: [N, C * kh * kw, L] summed back into [N, C, *sizes]."""
     n = cols.shape[0]
-    w = cols.reshape(n, -1, kernel[0], kernel[1], out[0], out[1]).transpose(0, 1, 4, 5, 2, 3)
+    c = cols.shape[1] // (kernel[0] * kernel[1])
+    w = cols.reshape(n, c, kernel[0], kernel[1], out[0], out[1]).transpose(0, 1, 4, 5, 2, 3)
     full = [s + b + e for s, (b, e) in zip(sizes, pads)]
     return crop(col2im(w, (n, w.shape[1], *full), stride, dilation), pads, sizes)
 

@@ -11,6 +11,7 @@ bias get zeros.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
@@ -83,7 +84,7 @@ def normalize_batch(x: Tensor, running_mean: Tensor, running_var: Tensor, weight
     count, centered = 0, None
     if batch_stats:
         mean, var, count, centered = _moments(a, axes, channel_axis, all_reduce)
-        if count == 1 and not is_test:
+        if count == 0 or (count == 1 and not is_test):  # an empty batch (every rank's): no statistics to take
             return _passed_through(x, weight, bias)
         if count > 1:
             for running, value in ((running_mean._array, mean), (running_var._array, var)):
@@ -184,8 +185,8 @@ def _moments(a: Any, axes: tuple, channel_axis: int,
         buf = xp.concatenate([total.astype(np.float64), xp.asarray([count], dtype=np.float64)])
         all_reduce(buf)
         total, count = buf[:c], buf[c].item()
-    if count == 0:
-        raise ValueError(f"batch_norm: x (shape {list(a.shape)}) holds no values to take statistics of")
+    if count == 0:  # an empty batch: the caller passes it through and leaves the running statistics
+        return None, None, 0, None
     mean = (total / count).astype(a.dtype)
     squares, centered = host_math.channel_sums(a, channel_axis, less=mean), None
     if squares is None:
@@ -256,7 +257,7 @@ def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Op
             raise ValueError(f"{fn}: {what} must have shape [{c}] (the channels of x, shape {list(a.shape)}), "
                              f"got {list(t.shape)}")
     first = xp.moveaxis(a, channel_axis, 1)  # [N, C, *positions]
-    grouped = first.reshape(a.shape[0], groups, -1)
+    grouped = first.reshape(a.shape[0], groups, c // groups * math.prod(first.shape[2:]))
     centered = grouped - grouped.mean(axis=2, keepdims=True)
     rstd = 1.0 / xp.sqrt((centered * centered).mean(axis=2, keepdims=True) + epsilon)
     xhat = centered * rstd

@@ -140,7 +140,7 @@ def group_rows(win: Any, groups: int) -> Any:
     out = win.shape[2:2 + nd]
     w = win.reshape(n, groups, c // groups, *win.shape[2:])
     w = w.transpose(0, 1, *range(3, 3 + nd), 2, *range(3 + nd, 3 + 2 * nd))
-    return w.reshape(n, groups, math.prod(out), -1)
+    return w.reshape(n, groups, math.prod(out), c // groups * math.prod(win.shape[2 + nd:]))  # (no -1: n may be 0)
 
 
 def ungroup_rows(rows: Any, out: Sequence[int], kernel: Sequence[int]) -> Any:
@@ -148,9 +148,10 @@ def ungroup_rows(rows: Any, out: Sequence[int], kernel: Sequence[int]) -> Any:
     [N, groups * cg, *out, *kernel]."""
     nd = len(out)
     n, groups = rows.shape[:2]
-    w = rows.reshape(n, groups, *out, -1, *kernel)
+    cg = rows.shape[3] // math.prod(kernel)
+    w = rows.reshape(n, groups, *out, cg, *kernel)  # (no -1 anywhere: n may be 0)
     w = w.transpose(0, 1, 2 + nd, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
-    return w.reshape(n, -1, *out, *kernel)
+    return w.reshape(n, groups * cg, *out, *kernel)
 
 
 def pad_spatial(a: Any, pads: Pads, value: float = 0.0) -> Any:

@@ -84,7 +84,7 @@ def _max_unpool(x: Tensor, indices: Any, kernel_size: Any, stride: Any, padding:
     sizes = _output_sizes(output_size, default, stride, fn)
     n, c = a.shape[:2]
     plane = math.prod(sizes)
-    where = idx.reshape(n * c, -1).astype(np.int64)
+    where = idx.reshape(n * c, math.prod(idx.shape[2:])).astype(np.int64)
     if where.size and (int(where.min()) < 0 or int(where.max()) >= plane):
         raise ValueError(f"{fn}: indices must lie in [0, {plane}) (the output's spatial size {sizes}), got values "
                          f"in [{int(where.min())}, {int(where.max())}]")

@@ -13,9 +13,9 @@ from pycoll.special_ops import unflatten
 from pycoll.tensor import Tensor
 
 
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
+def _positive_int(value: Any, name: str, least: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be {'a positive' if least else 'a non-negative'} int, got {value!r}")
     return value
 
 
@@ -29,8 +29,8 @@ class Linear(Layer):
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
                  bias_attr: Any = None, name: Optional[str] = None):
         super().__init__(name)
-        self.in_features = _positive_int(in_features, "in_features")
-        self.out_features = _positive_int(out_features, "out_features")
+        self.in_features = _positive_int(in_features, "in_features", least=0)  # paddle's: 0 features, an empty weight
+        self.out_features = _positive_int(out_features, "out_features", least=0)
         self.weight = self.create_parameter([in_features, out_features], attr=weight_attr)
         self.bias = self.create_parameter([out_features], attr=bias_attr, is_bias=True)
 

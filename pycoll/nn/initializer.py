@@ -81,6 +81,8 @@ class Initializer:
     def _fill(self, param: Tensor) -> Tensor:
         if self._floating_only and not (is_floating(param.dtype) or param.dtype.kind == "c"):
             raise TypeError(f"{type(self).__name__}: the tensor must be floating point, got dtype {param.dtype}")
+        if 0 in param.shape:  # nothing to fill (and a fan of 0 to divide by): paddle's empty weight
+            return param
         values = self._host_values(tuple(param.shape))
         param.set_value(np.asarray(values, dtype=param.dtype))
         return param
