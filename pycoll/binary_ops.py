@@ -15,7 +15,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import delivered, needs_grad, op_output
 from pycoll.device import array_module
-from pycoll.dtypes import float64
+from pycoll.dtypes import float64, is_floating
 from pycoll.inplace_ops import clip_, in_place
 from pycoll.math_ops import binary_operands, grad_for, grad_meta
 from pycoll.tensor import Tensor
@@ -59,7 +59,7 @@ def _atan2_partials(xp: Any, xa: Any, ya: Any, out: Any) -> tuple:
 
 
 def _atan2(xp: Any, xa: Any, ya: Any) -> Any:
-    if xp.result_type(xa, ya).kind != "f":  # paddle: integers give float64
+    if not is_floating(xp.result_type(xa, ya)):  # paddle: integers give float64
         xa, ya = xp.asarray(xa, float64), xp.asarray(ya, float64)
     return xp.arctan2(xa, ya)
 

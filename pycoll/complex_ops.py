@@ -15,6 +15,7 @@ from typing import Any, Optional
 from pycoll._complex_grads import conjugate_grads
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor
 
@@ -60,7 +61,7 @@ def angle(x: Any, name: Optional[str] = None) -> Tensor:
     a = x._array
     xp = array_module(a)
     if a.dtype.kind != "c":
-        return op_output(xp.angle(a).astype(a.dtype if a.dtype.kind == "f" else "float32"),
+        return op_output(xp.angle(a).astype(a.dtype if is_floating(a.dtype) else "float32"),
                          lambda g: (xp.zeros_like(g),), x)
     xr, yi = xp.real(a), xp.imag(a)  # the backward keeps the parts, not x's memory
 
@@ -76,7 +77,7 @@ def complex(real: Any, imag: Any, name: Optional[str] = None) -> Tensor:  # noqa
     the matching part of the gradient."""
     re, im = as_tensor(real), as_tensor(imag)
     ra, ia = re._array, im._array
-    if ra.dtype != ia.dtype or ra.dtype.kind != "f":
+    if ra.dtype != ia.dtype or not is_floating(ra.dtype):
         raise TypeError(f"complex: real and imag must be floating tensors of one dtype, got {ra.dtype} and "
                         f"{ia.dtype}")
     xp = array_module(ra)
@@ -95,7 +96,7 @@ def as_complex(x: Any, name: Optional[str] = None) -> Tensor:
     """[..., 2] floats (real, imaginary) as [...] complex numbers (float32 -> complex64)."""
     x = as_tensor(x)
     a = x._array
-    if a.dtype.kind != "f" or a.ndim < 1 or a.shape[-1] != 2:
+    if not is_floating(a.dtype) or a.ndim < 1 or a.shape[-1] != 2:
         raise ValueError(f"as_complex: x must be a floating tensor whose last dimension is 2, got shape "
                          f"{list(a.shape)} dtype {a.dtype}")
     xp = array_module(a)

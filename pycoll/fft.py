@@ -21,7 +21,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._complex_grads import conjugate_grads
 from pycoll._tensor_ops import as_tensor, delivered, op_output, placed
 from pycoll.device import array_module, device_place, module_for
-from pycoll.dtypes import DTypeLike, convert_dtype, default_float
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, is_floating
 from pycoll.reshape_ops import roll
 from pycoll.tensor import Tensor, wrap
 
@@ -103,7 +103,7 @@ def _two(s: Any, axes: Any, x: Any, fn: str) -> None:
 def _complex_of(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "c":
         return dtype
-    real = dtype if dtype.kind == "f" else default_float()
+    real = dtype if is_floating(dtype) else default_float()
     return np.dtype(np.complex64) if real.itemsize <= 4 else np.dtype(np.complex128)
 
 
@@ -159,7 +159,7 @@ def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     if a.dtype.kind == "c":
         raise TypeError(f"{fn}: x must be a real Tensor, got dtype {a.dtype}")
     xp = array_module(a)
-    rdt = a.dtype if a.dtype.kind == "f" else default_float()
+    rdt = a.dtype if is_floating(a.dtype) else default_float()
     cdt = _complex_of(rdt)
     b = a.astype(rdt, copy=False) if s is None else _resized(a.astype(rdt, copy=False), s, axes)
     used = norm if forward else _OPPOSITE[norm]

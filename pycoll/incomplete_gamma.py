@@ -20,6 +20,7 @@ from pycoll import _special
 from pycoll._tensor_ops import as_tensor
 from pycoll.binary_ops import _binary
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.inplace_ops import in_place_form
 from pycoll.math_ops import add, subtract, sum as sum_
 from pycoll.shape_ops import unsqueeze
@@ -110,7 +111,7 @@ def _checked(fn: str, forward: Any) -> Any:
             if bool(xp.any(v < 0)):
                 raise ValueError(f"{fn}: the input argument {name} must be greater than or equal to 0")
         dtype = xp.result_type(a, y)
-        return forward(xp, a, y).astype(dtype if dtype.kind == "f" else np.float32)
+        return forward(xp, a, y).astype(dtype if is_floating(dtype) else np.float32)
     return op
 
 
@@ -149,7 +150,7 @@ def multigammaln(x: Tensor, p: int, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or p < 1:
         raise ValueError(f"multigammaln: p must be an int >= 1, got {p!r}")
-    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = x.dtype if is_floating(x.dtype) else np.dtype(np.float32)
     halves = wrap(array_module(x._array).arange(int(p), dtype=dtype) / 2)
     terms = lgamma(subtract(unsqueeze(x, -1), halves))
     return add(sum_(terms, axis=-1), p * (p - 1) / 4 * math.log(math.pi))

@@ -13,6 +13,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
+from pycoll.dtypes import is_floating
 from pycoll.inplace_ops import random_fill
 from pycoll.math_ops import exp
 from pycoll.sampling import normal
@@ -77,7 +78,7 @@ def random_(x: Tensor, from_: int = 0, to: Optional[int] = None, *, generator: A
     if to is None:
         if from_ != 0:
             from_, to = 0, from_
-        elif x.dtype.kind == "f":
+        elif is_floating(x.dtype):
             to = 2 ** _MANTISSA_BITS.get(x.dtype, 8)
         elif x.dtype.kind in "iu":
             to = int(np.iinfo(x.dtype).max)

@@ -16,6 +16,7 @@ import numpy as np
 from pycoll import _graph
 from pycoll._tensor_ops import as_tensor, placed, require_floating
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.matrix_ops import _mT, _square
 from pycoll.tensor import Tensor, wrap
 
@@ -203,7 +204,7 @@ def eig(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     xp = array_module(a)
     w, v = _general_eig(a, "eig")(a)
     w, v = w.astype(_complex_dtype(a), copy=False), v.astype(_complex_dtype(a), copy=False)
-    real_dtype = a.dtype if a.dtype.kind == "f" else None
+    real_dtype = a.dtype if is_floating(a.dtype) else None
 
     def backward(grads: Sequence[Any]) -> tuple:
         gw, gv = grads

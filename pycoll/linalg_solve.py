@@ -18,6 +18,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
+from pycoll.dtypes import is_floating
 from pycoll.linalg_decomp import _matrices, outputs
 from pycoll.math_ops import matmul
 from pycoll.matrix_ops import _mT, _square, inv
@@ -98,7 +99,7 @@ def lstsq(x: Tensor, y: Tensor, rcond: Optional[float] = None, driver: Optional[
     M > N and not 'gelsy' ('gelsd'/'gelss': also only at full rank), else empty; rank (int32 [...])
     except for 'gels' (empty int64); singular values [..., min(M, N)] for 'gelsd'/'gelss' only."""
     x = _matrices(x, "lstsq")
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"lstsq: x must be float32 or float64, got {x.dtype}")
     y = _right_side(y, x, "lstsq")
     if driver not in _DRIVERS:

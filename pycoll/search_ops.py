@@ -15,7 +15,7 @@ from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, ne
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.shape_ops import axis_arg, scatter_add
-from pycoll.dtypes import int64
+from pycoll.dtypes import int64, is_floating
 from pycoll.tensor import Tensor, to_tensor
 from pycoll._scalar_axis import along_axis_of_scalar
 
@@ -153,7 +153,7 @@ def _leading(a: Any, axis: int, k: int, descending: bool) -> Any:
     kth = xp.take(xp.partition(a, at, axis=axis), [at], axis=axis)
     before = ~(a <= kth) if descending else a < kth  # descending: NaNs come first
     same = a == kth
-    if a.dtype.kind == "f":
+    if is_floating(a.dtype):
         nan_kth = xp.isnan(kth)
         if bool(nan_kth.any()):  # a NaN k-th value: the NaNs are its equals
             nan_a = xp.isnan(a)

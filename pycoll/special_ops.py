@@ -33,7 +33,7 @@ from pycoll.unary_ops import _float_op
 def _sign_bit(xp: Any, a: Any) -> Any:
     """Whether each element's sign bit is set (-0.0 and -nan included); integers: a < 0. `a` is
     an array or a Python number (copysign's y)."""
-    return xp.signbit(a) if isinstance(a, float) or getattr(a, "dtype", np.dtype(int)).kind == "f" else a < 0
+    return xp.signbit(a) if isinstance(a, float) or is_floating(getattr(a, "dtype", np.dtype(int))) else a < 0
 
 
 def _copysign(xp: Any, a: Any, b: Any) -> Any:

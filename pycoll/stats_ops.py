@@ -11,7 +11,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, sum_dtype
 from pycoll._tensor_ops import as_tensor, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module, to_module
-from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64
+from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64, is_floating
 from pycoll.index_ops import take_along_axis
 from pycoll.math_ops import kept_shape
 from pycoll.shape_ops import axis_arg
@@ -27,7 +27,7 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
     x, = placed("nansum", x, axes=axes)  # auto-parallel: tells its axes
     a = x._array
     xp = array_module(a)
-    ok = ~xp.isnan(a) if a.dtype.kind == "f" else xp.ones(a.shape, bool)
+    ok = ~xp.isnan(a) if is_floating(a.dtype) else xp.ones(a.shape, bool)
     with quiet():  # inf + -inf: NaN, a sum past the range inf, silently as paddle's
         out = xp.where(ok, a, 0).sum(axis=axes, keepdims=keepdim, dtype=convert_dtype(dtype) or sum_dtype(a.dtype))
     kept = kept_shape(a.shape, axes)
@@ -175,7 +175,7 @@ def histogram(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0,  
     counts, _ = xp.histogram(a.reshape(-1), bins=int(bins), range=(lo, hi), weights=w, density=density)
     if weight is None and not density:
         return value_output(counts.astype(int64), "histogram", x)
-    float_dtype = w.dtype if w is not None else (a.dtype if a.dtype.kind == "f" else np.dtype(np.float32))
+    float_dtype = w.dtype if w is not None else (a.dtype if is_floating(a.dtype) else np.dtype(np.float32))
     return value_output(counts.astype(float_dtype), "histogram", x)
 
 

@@ -12,7 +12,7 @@ from typing import Any, Dict, Tuple
 import numpy as np
 
 from pycoll.device import current_place, import_cupy, is_array, move, parse_place
-from pycoll.dtypes import DTypeLike, convert_dtype, default_float
+from pycoll.dtypes import DTypeLike, convert_dtype, default_float, is_floating
 
 
 def _target(place: Any) -> Tuple[str, int]:
@@ -48,7 +48,7 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
         if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
-            if arr.dtype.kind == "f":  # NumPy floats in a list too (float16, float64: float32)
+            if is_floating(arr.dtype):  # NumPy floats in a list too (float16, float64: float32)
                 dt = default_float()
             elif arr.dtype == np.int32:  # a list of np.int32 is int64 (int8, int16, uint8 stay)
                 dt = np.dtype(np.int64)

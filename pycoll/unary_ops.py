@@ -19,6 +19,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.inplace_ops import in_place_form
 from pycoll.tensor import Tensor
 
@@ -127,7 +128,7 @@ trunc = param_aliases({"input": "x"})(  # paddle 3.3's trunc names its tensor in
     _exact_op("trunc", _ufunc("trunc"), None, "x rounded towards zero (its gradient is zero)."))
 sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
 neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
-frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if a.dtype.kind == "f" else xp.zeros_like(a),
+frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if is_floating(a.dtype) else xp.zeros_like(a),
                  1, "x minus x rounded towards zero (0 for integers)."))
 negative = neg
 sgn = sign
@@ -167,7 +168,7 @@ def nan_to_num(x: Any, nan: float = 0.0, posinf: Optional[float] = None, neginf:
     x = as_tensor(x)
     a = x._array
     xp = array_module(a)
-    if a.dtype.kind != "f":
+    if not is_floating(a.dtype):
         return op_output(a.copy(), lambda g: (g,), x)
     info = np.finfo(a.dtype)
     result = xp.nan_to_num(a, nan=nan, posinf=info.max if posinf is None else posinf,

@@ -20,6 +20,7 @@ import numpy as np
 from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
+from pycoll.dtypes import is_floating
 from pycoll.geometric.graph_inputs import check_in_range, id_array
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor, wrap
@@ -115,7 +116,7 @@ def weighted_sample_neighbors(row: Any, colptr: Any, edge_weight: Any, input_nod
     fn = "weighted_sample_neighbors"
     row, colptr, nodes = _csc(row, colptr, input_nodes, sample_size, fn)
     weight = as_tensor(edge_weight)._array
-    if weight.dtype.kind != "f":
+    if not is_floating(weight.dtype):
         raise TypeError(f"weighted_sample_neighbors: edge_weight must be a float tensor, got dtype {weight.dtype}")
     if weight.ndim == 2 and weight.shape[1] == 1:
         weight = weight[:, 0]

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from pycoll._fp_quiet import SILENT, quiet, restore, silence
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, paired, placed, require_floating
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike
@@ -299,6 +300,7 @@ def _less_max(a: Any, axis: int) -> Any:
 
 
 @param_aliases({"input": "x", "dim": "axis"})
+@accumulates_in_float32
 def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)
@@ -309,6 +311,7 @@ def softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[s
     return op_output(out, lambda g: (out * (g - (g * out).sum(axis=axis, keepdims=True)),), x)
 
 
+@accumulates_in_float32
 def log_softmax(x: Tensor, axis: int = -1, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
     """log(softmax(x)) along `axis`, of x cast to `dtype` first when given (paddle's)."""
     x = as_tensor(x) if dtype is None else cast(x, dtype)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Tuple
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, check_broadcast
 from pycoll.device import array_module
 from pycoll.math_ops import cast, matmul, scale as scale_op
@@ -56,6 +57,7 @@ def _causal_mask(lq: int, lk: int, like: Any) -> Any:
     return xp.where(cols > rows, -float("inf"), 0.0).astype(like.dtype)
 
 
+@accumulates_in_float32
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Optional[Tensor] = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, training: bool = True,
                                  backend: Optional[str] = None, scale: Optional[float] = None,

@@ -12,8 +12,10 @@ import numpy as np
 from pycoll._errors import LabelOutOfRange
 from pycoll._fp_quiet import quietly
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.nn._loss_functional import _check_reduction
 from pycoll.tensor import Tensor
 
@@ -60,6 +62,7 @@ def _nonzero(d: Any) -> Any:
 
 
 @param_aliases({"target": "label"})
+@accumulates_in_float32
 def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,  # noqa: A002
                   ignore_index: int = -100, reduction: str = "mean", soft_label: bool = False,
                   axis: int = -1, use_softmax: bool = True, label_smoothing: float = 0.0,
@@ -128,13 +131,13 @@ def cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,
                                  "(none equal to ignore_index)")
             lab = (xp.arange(classes) == lab).astype(np.float32)  # one_hot (float32, as paddle's)
     else:
-        if lab.dtype.kind != "f" and not label_smoothing > 0:
+        if not is_floating(lab.dtype) and not label_smoothing > 0:
             raise TypeError(f"cross_entropy: soft labels must be floating point, got dtype {lab.dtype}")
         if lab.shape != z.shape:
             raise ValueError(f"cross_entropy: soft label shape {list(label.shape)} must equal input "
                              f"shape {list(logits.shape)}")
         # smoothing works in the label's own floating dtype, as paddle's label_smooth (then input's)
-        lab = lab.astype(dtype if label_smoothing == 0 else np.float32 if lab.dtype.kind != "f" else lab.dtype,
+        lab = lab.astype(dtype if label_smoothing == 0 else np.float32 if not is_floating(lab.dtype) else lab.dtype,
                          copy=False)
     if label_smoothing > 0:
         eps = np.float32(label_smoothing)  # paddle's label_smooth works out its factors in float32

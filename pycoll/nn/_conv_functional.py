@@ -9,6 +9,7 @@ import math
 from typing import Any, Optional, Sequence, Union
 
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (FORMATS, channels_first, check_format, conv_operands, crop, fold, group_rows,
                                 int_list, pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows,
@@ -47,6 +48,7 @@ def conv1d(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Int
     return _conv(x, weight, bias, stride, padding, dilation, groups, data_format, 1, "conv1d")
 
 
+@accumulates_in_float32
 def _conv(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: PaddingArg, dilation: Any,
           groups: int, data_format: str, nd: int, fn: str) -> Tensor:
     x = as_tensor(x)

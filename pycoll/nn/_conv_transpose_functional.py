@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, List, Optional, Sequence, Union
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (channels_first, check_format, conv_operands, crop, fold, group_rows, int_list,
                                 pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows, windows)
@@ -53,6 +54,7 @@ def conv1d_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, s
                            data_format, 1, "conv1d_transpose")
 
 
+@accumulates_in_float32
 def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: PaddingArg,
                     output_padding: Any, dilation: Any, groups: int, output_size: Any, data_format: str, nd: int,
                     fn: str) -> Tensor:

@@ -16,6 +16,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
+from pycoll.dtypes import is_floating
 from pycoll.math_ops import cast, mean, sum
 from pycoll.nn._loss_functional import _check_reduction
 from pycoll.tensor import Tensor
@@ -117,7 +118,7 @@ def ctc_loss(log_probs: Tensor, labels: Tensor, input_lengths: Tensor, label_len
     log_probs, labels = as_tensor(log_probs), as_tensor(labels)
     a = log_probs._array
     xp = array_module(a)
-    if a.ndim != 3 or a.dtype.kind != "f":
+    if a.ndim != 3 or not is_floating(a.dtype):
         raise ValueError(f"{fn}: log_probs must be a floating [max_logit_length, batch_size, num_classes + 1] "
                          f"tensor, got shape {list(a.shape)} dtype {a.dtype}")
     steps, n, classes = a.shape

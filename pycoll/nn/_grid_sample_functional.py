@@ -18,6 +18,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.math_ops import matmul
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor, wrap
@@ -44,7 +45,7 @@ def affine_grid(theta: Tensor, out_shape: Any, align_corners: bool = True, name:
         raise ValueError(f"affine_grid: out_shape must be 4 or 5 ints ([N, C, H, W] or [N, C, D, H, W]), N >= 0 and "
                          f"the others positive, got {out_shape!r}")
     nd = len(out_shape) - 2
-    if theta.dtype.kind != "f" or theta.shape != [out_shape[0], nd, nd + 1]:
+    if not is_floating(theta.dtype) or theta.shape != [out_shape[0], nd, nd + 1]:
         raise ValueError(f"affine_grid: theta must be a floating [N, {nd}, {nd + 1}] tensor with N = out_shape[0] = "
                          f"{out_shape[0]}, got shape {theta.shape} dtype {theta.dtype}")
     xp = array_module(theta._array)
@@ -90,7 +91,7 @@ def _check(x: Tensor, grid: Tensor, mode: str, padding_mode: str) -> None:
         raise ValueError(f"{fn}: mode must be 'bilinear' or 'nearest', got {mode!r}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"{fn}: padding_mode must be 'zeros', 'border' or 'reflection', got {padding_mode!r}")
-    if x.ndim not in (4, 5) or x.dtype.kind != "f":
+    if x.ndim not in (4, 5) or not is_floating(x.dtype):
         raise ValueError(f"{fn}: x must be a floating [N, C, H, W] or [N, C, D, H, W] tensor, got shape "
                          f"{x.shape} dtype {x.dtype}")
     nd = x.ndim - 2

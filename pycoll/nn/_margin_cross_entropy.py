@@ -19,6 +19,7 @@ from typing import Any, Optional, Tuple, Union
 
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.math_ops import cast, mean, scale as scale_op, sum as sum_op
 from pycoll.nn._activation_functional import softmax
 from pycoll.nn._class_losses import cross_entropy
@@ -39,7 +40,7 @@ def check_margin_inputs(logits: Any, label: Any, reduction: Optional[str]) -> Tu
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be 'mean', 'sum', 'none' or None, got {reduction!r}")
     logits, label = as_tensor(logits), as_tensor(label)
-    if logits.dtype.kind != "f":
+    if not is_floating(logits.dtype):
         raise TypeError(f"{fn}: logits must be float16, float32 or float64, got dtype {logits.dtype}")
     if label.dtype.kind not in "iu":
         raise TypeError(f"{fn}: label must hold integer class ids (int32 or int64), got dtype {label.dtype}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional, Tuple, Union
 
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor
 from pycoll.linalg import vector_norm
 from pycoll.math_ops import clip, divide, multiply, pow, relu, sigmoid, sqrt, square, sum
@@ -104,6 +105,7 @@ def sigmoid_focal_loss(logit: Tensor, label: Tensor, normalizer: Optional[Tensor
     return _reduce(loss, reduction)
 
 
+@accumulates_in_float32
 def softmax_with_cross_entropy(logits: Tensor, label: Tensor, soft_label: bool = False, ignore_index: int = -100,
                                numeric_stable_mode: bool = True, return_softmax: bool = False,
                                axis: int = -1) -> Union[Tensor, Tuple[Tensor, Tensor]]:

@@ -26,6 +26,7 @@ from pycoll.dtypes import is_floating, is_half
 from pycoll.nn._sliding import (FORMATS, Pads, add_to_windows, channels_first, check_format, crop, int_list,
                                 pad_spatial, parse_padding, restore_layout, same_pads, window_cells, windows)
 from pycoll.tensor import Tensor
+from pycoll.type_info import finfo
 
 Size = Union[int, Sequence[int]]
 MaskedResult = Union[Tensor, Tuple[Tensor, Tensor]]
@@ -62,8 +63,8 @@ def _along(values: Any, axis: int, nd: int) -> Any:
 def _lowest(dtype: Any) -> Any:
     """Where paddle's max starts, so what a window of padding alone gives: float32's lowest
     value for float32 and float64 (paddle 3.3.1's kernel), the dtype's own below that."""
-    if dtype.kind == "f":
-        return max(np.finfo(np.float32).min, np.finfo(dtype).min)
+    if is_floating(dtype):
+        return max(float(np.finfo(np.float32).min), finfo(dtype).min)  # (as Python floats: no cast overflows)
     return np.iinfo(dtype).min
 
 

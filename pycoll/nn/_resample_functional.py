@@ -17,6 +17,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import move, place_of
 from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
@@ -109,6 +110,7 @@ def _sizes(size: Any, scale_factor: Any, spatial: List[int], recompute: Optional
 
 
 @param_aliases({"input": "x"})
+@accumulates_in_float32
 def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool = False, align_mode: int = 0, data_format: Optional[str] = None,
                 recompute_scale_factor: Optional[bool] = None, antialias: bool = False,

@@ -359,6 +359,7 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
 
 
 @param_aliases({"input": "x", "dim": "axis", "eps": "epsilon"})
+@accumulates_in_float32
 def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
               name: Optional[str] = None) -> Tensor:
     """x / max(||x||_p, epsilon) along `axis` (p > 0, or inf). Where the norm is below epsilon

@@ -36,6 +36,7 @@ class Adam(Optimizer):
 
     _accumulator_names = ("moment1", "moment2")
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
+    _moments_in_float32 = True
     _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta,
                       "epsilon": lambda v, name: real(v, name, low=0.0), "lazy_mode": lambda v, name: bool(v)}
 

@@ -19,6 +19,7 @@ class Adamax(Optimizer):
     gradient. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too."""
 
     _accumulator_names = ("moment", "inf_norm")
+    _moments_in_float32 = True  # (paddle's, for a 16-bit parameter)
     _scalar_accumulators = ("beta1_pow_acc",)
     _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta, "epsilon": non_negative}
 

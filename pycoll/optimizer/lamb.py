@@ -53,6 +53,7 @@ class Lamb(Optimizer):
     see ``complete_trust_norms_with``."""
 
     _accumulator_names = ("moment1", "moment2")
+    _moments_in_float32 = True  # (paddle's, for a 16-bit parameter)
     _scalar_accumulators = ("beta1_pow_acc", "beta2_pow_acc")
     _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta, "epsilon": non_negative,
                       "lamb_weight_decay": non_negative, "exclude_from_weight_decay_fn": _exclude_fn}

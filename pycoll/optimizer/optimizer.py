@@ -243,10 +243,22 @@ class Optimizer(UpdateForms):
         self._learning_rate = scheduler
 
     # ---- the update --------------------------------------------------------------------------
+    # paddle's Adam family keeps a 16-bit parameter's moments in float32 (its other optimizers in
+    # the parameter's dtype): an fp16 Adam whose second moment underflowed gave inf and NaN
+    _moments_in_float32 = False
+
+    def _kept_dtype(self, param: Any) -> Any:
+        """The dtype of ``param``'s accumulators (``param``: an array or a Tensor)."""
+        dtype = param.dtype
+        if dtype.name in LOW_PRECISION and (self._moments_in_float32 or (isinstance(param, Tensor) and
+                                                                        self._mastered(param))):
+            return np.dtype(np.float32)
+        return dtype
+
     def _array_acc(self, name: str, key: str, param: Any, fill: float = 0.0) -> Any:
         acc = self._accumulators[name]
         if key not in acc:
-            acc[key] = array_module(param).full_like(param, fill)
+            acc[key] = array_module(param).full_like(param, fill, dtype=self._kept_dtype(param))
         return acc[key]
 
     def _with_decay(self, grad: Any, param: Any, term: Any, options: Dict[str, Any]) -> Any:
@@ -298,6 +310,8 @@ class Optimizer(UpdateForms):
                     target = self._master_weights.get(key)
                     if target is None:
                         target = self._master_weights[key] = param.astype(np.float32)
+                    grad = grad.astype(np.float32)
+                elif self._kept_dtype(param) != param.dtype:  # float32 moments: computed in float32, as paddle's
                     grad = grad.astype(np.float32)
                 term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
                 grad = self._with_decay(grad, target, term, options)
@@ -465,7 +479,7 @@ class Optimizer(UpdateForms):
             if p.stop_gradient:
                 continue
             xp = self._state_module(p)
-            kept = np.float32 if self._mastered(p) else p.array.dtype  # as _state_array keeps them
+            kept = self._kept_dtype(p)  # as _state_array keeps them
             for entry, name in self._entries(key, p).items():
                 if name in self._scalar_accumulators:  # a host tensor, as state_dict() gives it
                     slots[entry] = wrap(np.zeros([1], scalar_dtype(p.array)))
@@ -538,8 +552,7 @@ class Optimizer(UpdateForms):
         if array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
             raise ValueError(f"state_dict[{entry}] has shape {list(array.shape)}, "
                              f"the parameter has shape {list(param.array.shape)}")
-        dtype = np.float32 if self._mastered(param) else param.dtype
-        return to_module(array, self._state_module(param)).astype(dtype, copy=True)
+        return to_module(array, self._state_module(param)).astype(self._kept_dtype(param), copy=True)
 
     def _check_resumed(self, key: str) -> None:
         """Say (once) that a parameter the loaded state has no entries for starts its state from

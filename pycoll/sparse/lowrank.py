@@ -7,6 +7,7 @@ from typing import Callable, Optional, Tuple
 
 from pycoll import math_ops
 from pycoll.device import move, place_of
+from pycoll.dtypes import is_floating
 from pycoll.linalg_decomp import qr, svd
 from pycoll.linalg_lowrank import _checked_rank
 from pycoll.random import get_rng
@@ -40,7 +41,7 @@ def pca_lowrank(x: SparseTensor, q: Optional[int] = None, center: bool = True, n
     x = sparse_arg(x, "pca_lowrank")
     if x.ndim != 2 or x.dense_dim():
         raise ValueError(f"pca_lowrank: x must be a 2-D sparse matrix, got shape {list(x.shape)}")
-    if x.dtype.kind != "f":
+    if not is_floating(x.dtype):
         raise TypeError(f"pca_lowrank: x must hold floats, got {x.dtype}")
     q = _checked_rank(x, q, niter, "pca_lowrank")
     m, n = (int(s) for s in x.shape)

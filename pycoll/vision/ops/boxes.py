@@ -12,6 +12,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.math_ops import abs as abs_, exp, log
 from pycoll.shape_ops import stack, unsqueeze
 from pycoll.tensor import Tensor, wrap
@@ -149,7 +150,7 @@ def prior_box(input: Tensor, image: Tensor, min_sizes: Union[Sequence[float], fl
         else:
             half_sizes += shaped + big
     xp = array_module(feat._array)
-    dtype = feat.dtype if feat.dtype.kind == "f" else np.float32
+    dtype = feat.dtype if is_floating(feat.dtype) else np.float32
     half = xp.asarray(half_sizes, dtype=np.float64)  # [P, 2]
     cx = (xp.arange(fw) + offset) * step_w
     cy = (xp.arange(fh) + offset) * step_h

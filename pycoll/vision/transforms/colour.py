@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.transforms._cv_colour import bgr_to_hsv_full, gray, hsv_to_bgr_full
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image
@@ -44,14 +45,14 @@ def _tensor_channels(img: Tensor, fn: str) -> int:
 
 def _working(a: Any) -> Any:
     """A Tensor image's array in the float dtype the blend runs in."""
-    return a if a.dtype.kind == "f" else a.astype(np.float32)
+    return a if is_floating(a.dtype) else a.astype(np.float32)
 
 
 def _blend(img: Tensor, target: Any, factor: float) -> Tensor:
     """clip(target + factor * (img - target)) in img's range and dtype: paddle's _blend_images."""
     a = img._array
     xp = array_module(a)
-    top = 1.0 if a.dtype.kind == "f" else 255.0
+    top = 1.0 if is_floating(a.dtype) else 255.0
     x = _working(a)
     out = xp.clip(target + x.dtype.type(factor) * (x - target), 0, top)
     return wrap(out.astype(a.dtype, copy=False))

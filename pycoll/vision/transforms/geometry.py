@@ -21,6 +21,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll.device import array_module
+from pycoll.dtypes import is_floating
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.transforms import _cv_warp
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image
@@ -93,7 +94,7 @@ def _pil_resample(interpolation: str) -> Any:
 
 
 def _tensor_batch(img: Tensor, fn: str) -> Tensor:
-    if img.ndim not in (3, 4) or img.dtype.kind != "f":
+    if img.ndim not in (3, 4) or not is_floating(img.dtype):
         raise ValueError(f"{fn}: a Tensor image must be a floating [C, H, W] or [N, C, H, W] tensor, got shape "
                          f"{img.shape} dtype {img.dtype}")
     return img.unsqueeze(0) if img.ndim == 3 else img

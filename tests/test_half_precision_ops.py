@@ -1,0 +1,65 @@
+"""16-bit floats as paddle treats them (p61): bfloat16 is a floating dtype everywhere, ops that sum
+many terms (softmax, cross-entropy, attention, normalize, convolutions) accumulate in float32 and
+give the input's dtype back, and the Adam family keeps a 16-bit parameter's moments in float32.
+paddle's CPU build has no kernel for most of these: the expected values are float32's, rounded."""
+import numpy as np
+import pytest
+
+import pycoll
+import pycoll.nn as nn
+import pycoll.nn.functional as F
+
+HALVES = ["float16", "bfloat16"]
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_softmax_family_over_a_long_axis_sums_in_float32(dtype):
+    logits = pycoll.to_tensor(np.random.RandomState(0).randn(2, 32000).astype("float32"))
+    label = pycoll.to_tensor([5, 7])
+    half = logits.astype(dtype)
+    probs = F.softmax(half, -1)
+    assert probs.dtype == half.dtype
+    np.testing.assert_allclose(probs.astype("float32").sum(-1).numpy(), [1.0, 1.0], atol=2e-3)  # 8.1 and 8.9 before
+    for op in (lambda t: F.log_softmax(t, -1)[0, :4], lambda t: F.cross_entropy(t, label)):
+        np.testing.assert_allclose(op(half).astype("float32").numpy(), op(logits).numpy(), rtol=1e-2)
+    v = logits[0] * 2 + 3
+    np.testing.assert_allclose(F.normalize(v.astype(dtype), axis=0)[:4].astype("float32").numpy(),
+                               F.normalize(v, axis=0)[:4].numpy(), rtol=2e-2)
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_convolutions_keep_a_16_bit_dtype(dtype):
+    x = pycoll.to_tensor(np.random.RandomState(1).randn(1, 2, 6, 6).astype("float32"))
+    conv = nn.Conv2D(2, 3, 3)
+    reference = conv(x).numpy()
+    conv.to(dtype=dtype)
+    out = conv(x.astype(dtype))
+    assert str(out.dtype) == dtype  # float32 before: the next 16-bit layer refused it
+    np.testing.assert_allclose(out.astype("float32").numpy(), reference, rtol=5e-2, atol=5e-2)
+
+
+def test_bfloat16_counts_as_floating():
+    x = pycoll.to_tensor([1.25, float("nan"), float("inf"), -float("inf"), -0.0, -2.75]).astype("bfloat16")
+    assert pycoll.isposinf(x).numpy().tolist() == [False, False, True, False, False, False]
+    assert pycoll.isneginf(x).numpy().tolist() == [False, False, False, True, False, False]
+    assert pycoll.signbit(x).numpy().tolist() == [False, False, False, True, True, True]
+    assert pycoll.frac(x[[0, 5]]).astype("float32").numpy().tolist() == [0.25, -0.75]
+    pooled = F.max_pool2d(pycoll.ones([1, 1, 4, 4]).astype("bfloat16"), 2)
+    assert str(pooled.dtype) == "bfloat16" and pooled.astype("float32").numpy().tolist() == [[[[1.0, 1.0], [1.0, 1.0]]]]
+    assert str(pycoll.atan2(x, x).dtype) == "bfloat16"
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adamax", "Lamb"])
+def test_the_adam_family_keeps_a_16_bit_parameter_s_moments_in_float32(name):
+    start = np.array([0.5, -0.25, 1.0, 2.0], "float32")
+    p = pycoll.create_parameter([4], "float16", default_initializer=nn.initializer.Assign(start))
+    optimizer = getattr(pycoll.optimizer, name)(learning_rate=0.1, parameters=[p])
+    for _ in range(3):
+        (p.astype("float32") * pycoll.to_tensor([1e-3, -2e-4, 5e-6, 0.0])).sum().backward()
+        optimizer.step()
+        optimizer.clear_grad()
+    moments = {k: v for k, v in optimizer.state_dict().items() if "pow" not in k and hasattr(v, "dtype")}
+    assert moments and all(str(v.dtype) == "float32" for v in moments.values())  # paddle's, fp16 before
+    assert np.all(np.isfinite(p.numpy().astype("float32")))  # fp16 moments underflowed: inf and NaN
+    if name == "Adam":  # against float32 Adam on the same gradients
+        np.testing.assert_allclose(p.numpy().astype("float32"), [0.2, 0.05, 0.7006, 2.0], atol=2e-3)
