@@ -57,6 +57,8 @@ def _two_tensors(a: Tensor, b: Tensor, name: str, strict: bool) -> np.dtype:
         return _wider(da, db)
     if ka == kb == 2:
         return _wider(da, db)
+    if "c" in (da.kind, db.kind):  # paddle's: a complex tensor with an integer or bool one stays complex
+        return da if da.kind == "c" else db
     raise TypeError(
         f"{name}: x has dtype {da} and y has dtype {db}; paddle promotes only between "
         f"floating-point dtypes, so cast one first (e.g. y.astype('{da}'))")

@@ -74,11 +74,11 @@ def get_default_dtype() -> str:
 
 
 def set_default_dtype(d: DTypeLike) -> None:
-    """paddle's ``set_default_dtype``: float16, float32 (the start) or float64."""
+    """paddle's ``set_default_dtype``: float16, bfloat16, float32 (the start) or float64."""
     global _default_float
     dt = convert_dtype(d)
-    if dt not in (float16, float32, float64):
-        raise TypeError(f"set_default_dtype: d must be float16, float32 or float64, got {d!r}")
+    if dt not in (float16, float32, float64) and dt.name != "bfloat16":
+        raise TypeError(f"set_default_dtype: d must be float16, bfloat16, float32 or float64, got {d!r}")
     _default_float = dt
 
 

@@ -55,7 +55,7 @@ def norm(x: Tensor, p: Union[float, str, None] = None, axis: Union[int, Sequence
          name: Optional[str] = None) -> Tensor:
     """The norm of x (see the module's docstring for which one). `dtype` casts x first; `out`,
     if given, receives a copy of the result (its shape and dtype must match)."""
-    x = _floating(x, dtype, "norm")
+    x = _floating(x, dtype, "norm", complex_ok=True)
     if isinstance(axis, tuple):
         axis = list(axis)
     if isinstance(axis, list) and len(axis) == 1:
@@ -85,7 +85,7 @@ def vector_norm(x: Tensor, p: float = 2.0, axis: Union[int, Sequence[int], None]
     """The vector p-norm of x over `axis` (None: all of x; several axes: over them together,
     two included, where ``norm`` would take a matrix norm). p = 0 counts the non-zeros, p = +-inf
     is max/min |x|; `dtype` and `out` as for ``norm``."""
-    x = _floating(x, dtype, "vector_norm")
+    x = _floating(x, dtype, "vector_norm", complex_ok=True)
     if isinstance(p, bool) or not isinstance(p, (int, float)):
         raise TypeError(f"vector_norm: p must be a number, got {type(p).__name__}")
     return delivered(_vector_norm(x, float(p), axis, keepdim), out)
@@ -96,15 +96,16 @@ def matrix_norm(x: Tensor, p: Union[float, str] = "fro", axis: Sequence[int] = (
                 name: Optional[str] = None) -> Tensor:
     """The matrix norm of x over the two axes in `axis` (rows first): p 'fro', 'nuc', 1, -1,
     2, -2, inf or -inf."""
-    return _matrix_norm(_floating(x, None, "matrix_norm"), p, axis, keepdim)
+    return _matrix_norm(_floating(x, None, "matrix_norm", complex_ok=True), p, axis, keepdim)
 
 
-def _floating(x: Any, dtype: DTypeLike, fn: str) -> Tensor:
-    """x as a Tensor, cast to `dtype` when given; TypeError unless it holds floating-point numbers."""
+def _floating(x: Any, dtype: DTypeLike, fn: str, complex_ok: bool = False) -> Tensor:
+    """x as a Tensor, cast to `dtype` when given; TypeError unless it holds floating-point numbers
+    (or complex ones, where `complex_ok`)."""
     x = as_tensor(x)
     if dtype is not None:
         x = math_ops.cast(x, dtype)
-    return require_floating(x, fn)
+    return require_floating(x, fn, complex_ok=complex_ok)
 
 
 def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
@@ -114,14 +115,14 @@ def _vector_norm(x: Tensor, p: float, axis: Any, keepdim: bool) -> Tensor:
     a = x._array
     xp = array_module(a)
     kept = kept_shape(a.shape, axes)
-    mag = xp.abs(a)
+    mag = xp.abs(a)  # a complex x's norm is real, of its magnitudes (paddle's)
     if p == 0:
-        full = (a != 0).sum(axis=axes, keepdims=True).astype(a.dtype)
+        full = (a != 0).sum(axis=axes, keepdims=True).astype(mag.dtype)
     elif math.isinf(p):
         full = (mag.max if p > 0 else mag.min)(axis=axes, keepdims=True)
     else:
         with _quiet():  # a negative p meets a zero: inf, whose inverse is 0; |x| ** p past the range: inf
-            full = ((mag ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)).astype(a.dtype, copy=False)
+            full = ((mag ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)).astype(mag.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
         g = g.reshape(kept)
@@ -175,7 +176,7 @@ def _singular_norm(x: Tensor, p: Union[float, str], axes: Tuple[int, ...], keepd
         k = 0 if p == 2 else s.shape[-1] - 1  # s comes sorted, largest first
         value, direction = s[..., k], u[..., :, k:k + 1] @ vh[..., k:k + 1, :]
     kept = kept_shape(a.shape, axes)
-    value = value.astype(a.dtype, copy=False)
+    value = value.astype(s.dtype, copy=False)  # a complex x's singular values are real (x's own dtype otherwise)
 
     def backward(g: Any) -> tuple:
         g = g.reshape(kept).transpose(perm)

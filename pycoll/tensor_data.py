@@ -43,11 +43,12 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
         else:
             arr = import_cupy().from_dlpack(data)
     else:
+        data, holds_tensors = _tensors_as_arrays(data)
         arr = np.asarray(data)
-        if arr.dtype.kind not in "biufc":
+        if arr.dtype.kind not in "biufc" and not is_floating(arr.dtype):
             raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
                             f"{type(data).__name__} of dtype {arr.dtype}")
-        if dt is None and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
+        if dt is None and not holds_tensors and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
             if is_floating(arr.dtype):  # NumPy floats in a list too (float16, float64: float32)
                 dt = default_float()
             elif arr.dtype == np.int32:  # a list of np.int32 is int64 (int8, int16, uint8 stay)
@@ -58,6 +59,26 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
     return writeable(arr)
+
+
+def _tensors_as_arrays(data: Any) -> Tuple[Any, bool]:
+    """``data`` (numbers, nested lists) with each Tensor in it as its host array, and whether it
+    held Tensors: a list of Tensors keeps their dtypes, NumPy's promotion of them, as paddle's
+    ``to_tensor([t1, t2])`` does (float64 tensors stay float64, bfloat16 ones bfloat16). Only a
+    list whose first leaf is a Tensor is walked: a long list of numbers costs nothing more."""
+    first = data
+    while isinstance(first, (list, tuple)) and first:
+        first = first[0]
+    if getattr(type(first), "__pycoll_array__", None) is None or first is data:
+        return data, False
+    return _host_leaves(data), True
+
+
+def _host_leaves(data: Any) -> Any:
+    own = getattr(type(data), "__pycoll_array__", None)
+    if own is not None:
+        return move(own(data), ("cpu", 0))
+    return [_host_leaves(item) for item in data] if isinstance(data, (list, tuple)) else data
 
 
 def writeable(arr: Any) -> Any:

@@ -63,3 +63,42 @@ def test_the_adam_family_keeps_a_16_bit_parameter_s_moments_in_float32(name):
     assert np.all(np.isfinite(p.numpy().astype("float32")))  # fp16 moments underflowed: inf and NaN
     if name == "Adam":  # against float32 Adam on the same gradients
         np.testing.assert_allclose(p.numpy().astype("float32"), [0.2, 0.05, 0.7006, 2.0], atol=2e-3)
+
+
+def test_to_tensor_of_a_list_of_tensors_keeps_their_dtype():
+    # paddle 3.3.1: float64, int32, float16, bfloat16, complex128 (pycoll gave float32/int64/complex64)
+    for dtype, value in (("float64", 1.5), ("int32", 1), ("float16", 1.5), ("bfloat16", 1.5), ("complex128", 1j)):
+        t = pycoll.to_tensor(value, dtype=dtype)
+        assert str(pycoll.to_tensor([t, t]).dtype) == dtype
+    assert str(pycoll.to_tensor([pycoll.to_tensor(1, dtype="int32"), pycoll.to_tensor(2.5)]).dtype) == "float64"
+    assert str(pycoll.to_tensor([[pycoll.to_tensor([1.5], dtype="float64")]]).dtype) == "float64"
+    assert str(pycoll.to_tensor([1.5, 2.5]).dtype) == "float32"  # numbers: the default dtype, as before
+
+
+def test_complex_with_integer_tensors_and_complex_norms_as_paddles():
+    a = pycoll.to_tensor([1 + 2j, 3 - 1j])
+    for other in (pycoll.to_tensor([2, 3]), pycoll.to_tensor([2, 3], dtype="int32"), pycoll.to_tensor([True, False])):
+        assert str((a + other).dtype) == "complex64" and str((other * a).dtype) == "complex64"
+    np.testing.assert_allclose((a * pycoll.to_tensor([2, 3])).numpy(), [2 + 4j, 9 - 3j])
+    m = pycoll.to_tensor([[1 + 2j, 3 - 1j], [0.5j, 2]])
+    for norm in (pycoll.linalg.norm(m), pycoll.linalg.vector_norm(m), pycoll.linalg.matrix_norm(m)):
+        assert str(norm.dtype) == "float32"
+        np.testing.assert_allclose(float(norm), 4.3874822, rtol=1e-6)
+    for p in ("nuc", 2, -2, 1, np.inf):
+        np.testing.assert_allclose(float(pycoll.linalg.norm(m, p, axis=[0, 1])), np.linalg.norm(m.numpy(), p), rtol=1e-5)
+    x = pycoll.to_tensor([[1 + 2j, 3 - 1j]], stop_gradient=False)
+    pycoll.linalg.norm(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.2581989 + 0.5163978j, 0.7745967 - 0.2581989j]], rtol=1e-6)  # paddle's
+    with pytest.raises(TypeError, match="normalize: x must hold floating-point numbers"):
+        F.normalize(m)  # paddle has no kernel; the magnitudes were squared as complex numbers
+
+
+def test_bfloat16_can_be_the_default_dtype():
+    try:
+        pycoll.set_default_dtype("bfloat16")
+        assert pycoll.get_default_dtype() == "bfloat16"
+        layer = nn.Linear(4, 3)
+        assert str(layer.weight.dtype) == str(pycoll.to_tensor([1.5]).dtype) == "bfloat16"
+        assert str(layer(pycoll.randn([2, 4])).dtype) == "bfloat16"
+    finally:
+        pycoll.set_default_dtype("float32")

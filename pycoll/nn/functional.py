@@ -28,7 +28,8 @@ from pycoll._param_aliases import param_aliases
 from pycoll._sparse_rows import record_rows
 from pycoll._special import erf
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, paired, placed, value_output
+from pycoll._tensor_ops import (as_tensor, check_broadcast, needs_grad, op_output, paired, placed, require_floating,
+                                value_output)
 from pycoll._tensor_ops import with_out as _with_out
 from pycoll.device import array_module
 from pycoll.kernels import host_math
@@ -363,8 +364,9 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
 def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
               name: Optional[str] = None) -> Tensor:
     """x / max(||x||_p, epsilon) along `axis` (p > 0, or inf). Where the norm is below epsilon
-    only the division passes a gradient (paddle clips the norm)."""
-    x = as_tensor(x)
+    only the division passes a gradient (paddle clips the norm). Real x only (paddle has no
+    complex kernel)."""
+    x = require_floating(as_tensor(x), "normalize")
     a = x._array
     xp = array_module(a)
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not p > 0:
