@@ -161,7 +161,7 @@ def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace,
         env["PYCOLL_LOG_LEVEL"] = args.log_level
     # paddle's launcher tells its CPU ranks their backend (gloo); pycoll's, in paddle's spelling
     try:
-        backend = backend_name(None)
+        backend = backend_name(None, "pycoll.launch")
     except ValueError as exc:  # PYCOLL_BACKEND names none
         parser.error(str(exc))
     env["PADDLE_DISTRI_BACKEND"] = "gloo" if backend == "cpu" else backend

@@ -39,13 +39,24 @@ def test_before_init_queries_read_the_launcher_environment(monkeypatch):
     ("PYCOLL_TIMEOUT", "nan", "PYCOLL_TIMEOUT='nan': it must be a positive, finite"),
     ("PYCOLL_TIMEOUT", "inf", "finite"),
     ("PYCOLL_TIMEOUT", "3e9", "at most 1e\\+06"),
-    ("PYCOLL_BACKEND", "ucc", "backend 'ucc'"),
+    ("PYCOLL_BACKEND", "ucc", r"init_parallel_env: backend 'ucc' \(argument or PYCOLL_BACKEND\) is not available; "
+                              r"available: cpu, nccl \(and gloo, paddle's name for cpu\)"),
 ])
 def test_bad_environment_is_refused_before_starting(monkeypatch, var, value, words):
     monkeypatch.setenv(var, value)
     with pytest.raises(ValueError, match=words):
         dist.init_parallel_env()
     assert not dist.is_initialized()
+
+
+def test_new_group_names_itself_refusing_an_unknown_backend():
+    dist.init_parallel_env()
+    try:
+        with pytest.raises(ValueError, match="new_group: backend 'bogus'"):
+            dist.new_group([0], backend="bogus")
+        assert dist.new_group([0], backend="gloo").nranks == 1
+    finally:
+        dist.destroy_process_group()
 
 
 def test_nccl_without_a_usable_gpu_falls_back_to_the_cpu_with_a_log_line(monkeypatch, caplog):

@@ -2,6 +2,7 @@
 PYCOLL_TIMEOUT (60 s in the tests), every rank writing a message naming each rank's call;
 correct programs that stall past the notice delay finish. Real ranks
 (tests/ranks/stall_deadlocks.py), with PYCOLL_STALL_WARN=1 so that a wait is told after 1 s."""
+import re
 import time
 
 import pytest
@@ -42,6 +43,9 @@ def test_ranks_that_can_never_be_matched_end_the_job_at_once_naming_each_call(mo
     assert took < ENDS_WITHIN_S < float(RANK_TIMEOUT_S), (took, output)
     assert "stall_deadlocks.py OK" not in output, output
     assert output.count(f"{HEAD}{calls}{hint}; stopping the job") == 2, output  # from each rank
+    # each rank's line of the script (a send waited for in a batch's task: its wait's line)
+    assert len(re.findall(r"; stopping the job; where the ranks wait: rank 0 at stall_deadlocks\.py:\d+ "
+                          r"\(in [^)]+\), rank 1 at stall_deadlocks\.py:\d+ \(in [^)]+\)", output)) == 2, output
 
 
 @pytest.mark.parametrize("mode, calls", [

@@ -2,6 +2,7 @@
 PYCOLL_TIMEOUT (60 s in the tests), with a message naming each rank's call; ranks that are
 only slow, or one call ahead of a slow peer, finish. Real ranks (tests/ranks/stall_mismatch.py),
 with PYCOLL_STALL_WARN=1 so that a wait is told to the peers after 1 s."""
+import re
 import time
 
 import pytest
@@ -37,6 +38,9 @@ def ended_early(nprocs, mode):
 def test_two_ranks_in_calls_that_can_never_match_end_the_job_at_once(mode, expected):
     output = ended_early(2, mode)
     assert f"pycoll.CollectiveError: {expected}{STOPPED}" in output, output
+    # and the line of the script where each rank waits (read off the waiting thread's stack)
+    assert re.search(r"; where the ranks wait: rank 0 at stall_mismatch\.py:\d+ \(in [^)]+\), "
+                     r"rank 1 at stall_mismatch\.py:\d+ \(in [^)]+\)", output), output
 
 
 @pytest.mark.parametrize("mode, rank_1", [

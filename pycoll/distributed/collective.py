@@ -327,6 +327,13 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     ``tensor_list`` is read on ``src`` only (one tensor per rank, each shaped like ``tensor``; or,
     as paddle takes it, one tensor of their parts: ``[nranks, *tensor.shape]``).
     """
+    return scatter_from(tensor, tensor_list, src, group, sync_op, "scatter", "tensor_list")
+
+
+def scatter_from(tensor: Any, tensor_list: Any, src: int, group: Optional[Group], sync_op: bool, fn: str,
+                 arg: str) -> Task:
+    """:func:`scatter`, a refusal of the source's list naming the caller's function ``fn`` and
+    argument ``arg`` (``stream.scatter``'s ``tensor_or_tensor_list``)."""
     g = _begin(group, "scatter", (tensor_list,), (tensor,))
     if g is None:
         return COMPLETED
@@ -341,13 +348,13 @@ def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
     if g.rank == root:
         try:
             if tensor_list is None:
-                raise ValueError(f"pycoll.distributed.scatter: tensor_list is None on the source rank "
-                                 f"{src}; it needs one tensor per rank")
-            tensor_list = _arrays.listed(tensor_list, g.nranks, xp, "scatter", "tensor_list", out)  # paddle's
+                raise ValueError(f"pycoll.distributed.{fn}: {arg} is None on the source rank {src}; it needs "
+                                 f"one tensor per rank")
+            tensor_list = _arrays.listed(tensor_list, g.nranks, xp, fn, arg, out)  # paddle's
             if _arrays.separate_blocks(g.engine):  # NCCL sends each block from where it is
-                send = _arrays.send_blocks(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+                send = _arrays.send_blocks(tensor_list, g.nranks, out, xp, fn, arg)
             else:
-                send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, "scatter", "tensor_list")
+                send = _arrays.one_per_rank(tensor_list, g.nranks, out, xp, fn, arg)
         except (TypeError, ValueError) as exc:
             problem = exc
     compared = _compare_first(g, "scatter", out, sync_op, root=src)

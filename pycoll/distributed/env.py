@@ -258,7 +258,7 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
     """
     global _next_group_id
     world = world_group("new_group")
-    backend_name(backend)
+    backend_name(backend, "new_group")
     _nccl_config_unused(nccl_config, world.backend_name, "new_group")
     seconds = timeout_seconds(timeout, "timeout") if timeout is not None else world.timeout
     if ranks is not None and not isinstance(ranks, (list, tuple, range, np.ndarray)):

@@ -60,9 +60,9 @@ def describe_call(call: Call) -> str:
 class JobWait(NamedTuple):
     """One rank's wait, as told to every rank: the group (``key``, ``size``, a hash of its
     ranks, and how the rank names it), the call's number and name, whether it blocks (1) or is
-    a task's wait (0), for ``send``/``recv`` the peer's global rank (-1 for a collective), and
-    the rank's serial number of this wait (an answer naming it confirms the wait has gone on
-    since it was told, without a break)."""
+    a task's wait (0), for ``send``/``recv`` the peer's global rank (-1 for a collective), the
+    rank's serial number of this wait (an answer naming it confirms the wait has gone on since it
+    was told, without a break), and the line of the rank's script that waits (``site``)."""
 
     key: int
     size: int
@@ -73,6 +73,7 @@ class JobWait(NamedTuple):
     peer: int
     where: str
     serial: int = 0
+    site: str = ""
 
 
 def _matches(rank: int, wait: JobWait, waits: Dict[int, JobWait]) -> bool:

@@ -238,18 +238,18 @@ def selected_gpus(spec: Any, option: str) -> List[str]:
 
 
 # -- backend and timeouts ------------------------------------------------------------------------
-def backend_name(backend: Optional[str]) -> str:
+def backend_name(backend: Optional[str], fn: str = "init_parallel_env") -> str:
     """The backend asked for (argument, else PYCOLL_BACKEND), else the one the device implies:
     nccl when the current device is a GPU, cpu otherwise. nccl without a usable GPU falls back
-    to cpu with a log line."""
+    to cpu with a log line. A name there is not is refused naming ``fn``, the call given it."""
     from pycoll.device import current_place, gpu_count
 
     name = (backend or os.environ.get("PYCOLL_BACKEND") or "").lower()
     if name == "gloo":  # paddle's name for its CPU backend
         name = "cpu"
     if name and name not in BACKENDS:
-        raise ValueError(f"backend {name!r} (argument or PYCOLL_BACKEND) is not available; "
-                         f"available: {', '.join(BACKENDS)}")
+        raise ValueError(f"{fn}: backend {name!r} (argument or PYCOLL_BACKEND) is not available; "
+                         f"available: {', '.join(BACKENDS)} (and gloo, paddle's name for cpu)")
     if not name:
         name = "nccl" if current_place()[0] == "gpu" else "cpu"
     if name == "nccl" and gpu_count() == 0:

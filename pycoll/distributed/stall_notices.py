@@ -62,6 +62,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
+import sys
 import threading
 import time
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -81,8 +83,9 @@ _CONCLUDE_WAIT_S = 1.0  # how long a rank that found a job-wide deadlock waits f
 _RECORD = np.dtype([("sender", "<i8"), ("kind", "<i8"), ("group", "<i8"), ("seq", "<i8"),
                     ("blocking", "<i8"), ("nonce", "<i8"), ("name", "S40"), ("peer", "<i8"),
                     ("size", "<i8"), ("ranks", "<i8"), ("where", "S96"), ("serial", "<i8"),
-                    ("made", "<i8")])
+                    ("made", "<i8"), ("site", "S120")])
 
+_PYCOLL_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # pycoll's own frames
 Stalled = Tuple[Any, Any, int, Callable[[], bool]]  # group, call (name, seq, started), blocking, still waiting
 
 
@@ -116,7 +119,29 @@ def job_wait(host: Optional[Stalled], others: int, live: Sequence[Any]) -> Optio
     elif call.name not in NUMBERED:
         return None
     return JobWait(group_key(group, live), group.nranks, _hash(list(group.ranks)), call.seq,
-                   call.name, blocking, peer, group.describe()[:96], call.serial)
+                   call.name, blocking, peer, group.describe()[:96], call.serial, waiting_line())
+
+
+def waiting_line() -> str:
+    """Where the main thread waits, as ``script.py:LINE (in function)``: the frame that called
+    into pycoll (outside the frames of pycoll and what it calls; '' where there is none). Read
+    from the watchdog's thread once a wait has stalled: the calls themselves pay nothing for it."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    inside = False
+    while frame is not None:
+        ours = frame.f_code.co_filename.startswith(_PYCOLL_DIR)
+        if inside and not ours:
+            return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno} (in {frame.f_code.co_name})"[:120]
+        inside = inside or ours
+        frame = frame.f_back
+    return ""
+
+
+def where_they_wait(waits: Dict[int, Any]) -> str:
+    """``; where: rank 0 at train.py:12 (in main), rank 1 at ...`` for the ``waits`` (global rank:
+    a Wait or JobWait) whose line is known, '' for none."""
+    known = [f"rank {rank} at {waits[rank].site}" for rank in sorted(waits) if waits[rank].site]
+    return f"; where the ranks wait: {', '.join(known)}" if known else ""
 
 
 class StallNotices:
@@ -219,6 +244,8 @@ class StallNotices:
             return None
 
         reason = deadlock_text(waits, self.nranks, self.rank, refused)
+        if reason is not None:
+            reason += where_they_wait(waits)
         if reason is None:
             if self._job_asking is not None:
                 self._forget(self._job_asking[0])
@@ -295,16 +322,17 @@ class StallNotices:
 
     def _send_job(self, peers: List[int], kind: int, wait: JobWait, nonce: int = 0) -> None:
         self._send(peers, kind, wait.key, wait.seq, wait.name, wait.blocking, nonce, wait.peer,
-                   (wait.size, wait.ranks_hash, wait.where.encode(), wait.serial))
+                   (wait.size, wait.ranks_hash, wait.where.encode(), wait.serial), site=wait.site)
 
     def _send_wait(self, peers: List[int], kind: int, key: int, wait: Wait, nonce: int = 0) -> None:
-        self._send(peers, kind, key, wait.seq, wait.call[0], wait.call[1], nonce, wait.root, made=wait.made)
+        self._send(peers, kind, key, wait.seq, wait.call[0], wait.call[1], nonce, wait.root, made=wait.made,
+                   site=wait.site)
 
     def _send(self, peers: List[int], kind: int, key: int, seq: int = 0, name: str = "",
               blocking: int = 0, nonce: int = 0, peer: int = -1,
-              job: Tuple[int, int, bytes, int] = (0, 0, b"", 0), made: int = -1) -> None:
-        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), peer, *job, made)],
-                          _RECORD)
+              job: Tuple[int, int, bytes, int] = (0, 0, b"", 0), made: int = -1, site: str = "") -> None:
+        record = np.array([(self.rank, kind, key, seq, blocking, nonce, name.encode(), peer, *job, made,
+                            site.encode(errors="replace")[:120])], _RECORD)
         for peer in peers:
             self._sending.append((self.comm.Isend([record.view(np.uint8), self._mpi.BYTE], peer, _TAG),
                                   record))
@@ -314,7 +342,8 @@ class StallNotices:
             record = self._inbox[0]
             sender, kind, key = int(record["sender"]), int(record["kind"]), int(record["group"])
             call = (record["name"].decode(), int(record["blocking"]))
-            wait = Wait(int(record["seq"]), call, int(record["made"]), int(record["peer"]))
+            wait = Wait(int(record["seq"]), call, int(record["made"]), int(record["peer"]),
+                        record["site"].decode(errors="replace"))
             if kind == _NOTICE:
                 self._heard[(sender, key)] = wait
             elif kind == _WITHDRAWN:
@@ -347,7 +376,8 @@ class StallNotices:
                 if heard is None:
                     return None
                 waits[peer] = heard
-        return group_verdict(group, self.rank, waits, group.refused)
+        reason = group_verdict(group, self.rank, waits, group.refused)
+        return None if reason is None else reason + where_they_wait(waits)
 
     def stop(self) -> None:
         """At exit (the exit notices call it while MPI still runs): take back the receive still
@@ -364,10 +394,11 @@ def _wait_of(group: Any, call: Any, blocking: int) -> Wait:
     MPI only: ``stall_rules``), and a rooted call's root where known."""
     root = peer_of_call(group, call.seq) if call.name in ROOTED else None
     return Wait(call.seq, (call.name, blocking), call.made if blocking >= 0 else -1,
-                -1 if root is None else root)
+                -1 if root is None else root, waiting_line())
 
 
 def _job_of(record: Any) -> JobWait:
     return JobWait(int(record["group"]), int(record["size"]), int(record["ranks"]), int(record["seq"]),
                    record["name"].decode(), int(record["blocking"]), int(record["peer"]),
-                   record["where"].decode(errors="replace"), int(record["serial"]))
+                   record["where"].decode(errors="replace"), int(record["serial"]),
+                   record["site"].decode(errors="replace"))

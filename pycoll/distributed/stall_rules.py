@@ -62,12 +62,14 @@ ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})  # the calls to
 class Wait(NamedTuple):
     """A member's wait on the group: the call's sequence number, the call, on MPI the
     collectives the member has made on the group with it (``Group.collectives_made``; -1 where
-    unknown: a stream-ordered engine's), and a rooted call's root (global rank; -1 unknown)."""
+    unknown: a stream-ordered engine's), a rooted call's root (global rank; -1 unknown), and the
+    line of the member's script that waits (``site``)."""
 
     seq: int
     call: Call
     made: int = -1
     root: int = -1
+    site: str = ""
 
 
 def never_match(a: Call, b: Call) -> bool:

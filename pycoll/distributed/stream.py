@@ -100,10 +100,10 @@ def scatter(tensor: Any, tensor_or_tensor_list: Optional[TensorOrList] = None, s
     _stream("scatter", sync_op, use_calc_stream)
     if outside(group, "stream.scatter"):
         return COMPLETED
-    g = member_group(group, "stream.scatter")
-    source = g.ranks[g.rank] == src  # only the source's list is read
-    parts = _as_list(tensor_or_tensor_list, group, "scatter", "tensor_or_tensor_list", like=tensor) if source else None
-    return collective.scatter(tensor, parts, src, group, sync_op)
+    # the source's one tensor is cut into parts inside the collective, which tells every rank
+    # when the source refuses it (refused here, the other ranks would wait)
+    return collective.scatter_from(tensor, tensor_or_tensor_list, src, group, sync_op, "stream.scatter",
+                                   "tensor_or_tensor_list")
 
 
 def send(tensor: Any, dst: int = 0, group: Optional[Group] = None, sync_op: bool = True,

@@ -297,6 +297,16 @@ def streams():
     out = np.zeros(2)
     stream.scatter(out, np.arange(6.0) + 1 if rank == 1 else None, src=1)
     eq(out, np.arange(2.0 * rank, 2.0 * rank + 2) + 1, "the next stream.scatter")
+    # a one-tensor source that does not split over the ranks: the source alone sees it, and every
+    # rank raises its refusal (the others waited in the scatter, until the job was stopped)
+    try:
+        stream.scatter(out, np.arange(5.0) if rank == 1 else None, src=1)
+        raise AssertionError(f"rank {rank}: stream.scatter of 5 rows over 3 ranks was not refused")
+    except ValueError as exc:
+        assert "stream.scatter: tensor_or_tensor_list has shape [5]; as one tensor it needs a dim 0 that splits " \
+               "evenly" in str(exc), exc
+        assert rank == 1 or "(refused on rank 1, which alone could check it; nothing was sent)" in str(exc), exc
+    eq(out, np.arange(2.0 * rank, 2.0 * rank + 2) + 1, "stream.scatter after a refusal")
 
     # stream.alltoall of one tensor each (alltoall_single) into rank 1's read-only tensor
     out = np.zeros(3)
