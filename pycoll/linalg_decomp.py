@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll import _graph
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, placed, require_floating
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -59,6 +60,7 @@ def _diag(v: Any) -> Any:
     return v[..., :, None] * xp.eye(v.shape[-1], dtype=v.dtype)
 
 
+@accumulates_in_float32
 def svd(x: Tensor, full_matrices: bool = False, name: Optional[str] = None, *,
         out: Optional[Sequence[Tensor]] = None) -> Tuple[Tensor, Tensor, Tensor]:
     """(U, S, VH) with x = U @ diag(S) @ VH, S in descending order; U [..., M, K] and VH
@@ -103,6 +105,7 @@ def _svd_grad(u: Any, s: Any, vh: Any, gu: Optional[Any], gs: Optional[Any], gvh
     return u @ inner @ vh + extra
 
 
+@accumulates_in_float32
 def svdvals(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The singular values of x, in descending order ([..., min(M, N)])."""
     return svd(x)[1]
@@ -111,6 +114,7 @@ def svdvals(x: Tensor, name: Optional[str] = None) -> Tensor:
 _QR_MODES = ("reduced", "complete", "r")
 
 
+@accumulates_in_float32
 def qr(x: Tensor, mode: str = "reduced", name: Optional[str] = None) -> Any:
     """(Q, R) with x = Q @ R, Q's columns orthonormal and R upper triangular: Q [..., M, K] and R
     [..., K, N] (K = min(M, N)) for mode 'reduced', Q [..., M, M] and R [..., M, N] for 'complete';
@@ -160,6 +164,7 @@ def _uplo(UPLO: str, fn: str) -> str:
     return UPLO
 
 
+@accumulates_in_float32
 def eigh(x: Tensor, UPLO: str = "L", name: Optional[str] = None) -> Tuple[Tensor, Tensor]:  # noqa: N803 - paddle's name
     """(eigenvalues [..., M] ascending, eigenvectors [..., M, M] as columns) of the symmetric
     (Hermitian) matrices x, read from their lower (``UPLO='L'``) or upper ('U') triangle."""
@@ -178,6 +183,7 @@ def eigh(x: Tensor, UPLO: str = "L", name: Optional[str] = None) -> Tuple[Tensor
     return w_t, v_t
 
 
+@accumulates_in_float32
 def eigvalsh(x: Tensor, UPLO: str = "L", name: Optional[str] = None) -> Tensor:  # noqa: N803 - paddle's name
     """The eigenvalues of the symmetric (Hermitian) matrices x, ascending ([..., M]); see ``eigh``."""
     return eigh(x, UPLO)[0]
@@ -196,6 +202,7 @@ def _complex_dtype(a: Any) -> Any:
     return array_module(a).result_type(a.dtype, 1j)
 
 
+@accumulates_in_float32
 def eig(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """(eigenvalues [..., M], eigenvectors [..., M, M] as unit-norm columns) of the square
     matrices x, both complex as in paddle (LAPACK's geev; on the CPU only where CuPy lacks one)."""
@@ -222,6 +229,7 @@ def eig(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     return w_t, v_t
 
 
+@accumulates_in_float32
 def eigvals(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The eigenvalues of the square matrices x (complex, [..., M]; no gradient, as in paddle)."""
     x = _square(x, "eigvals")
@@ -230,6 +238,7 @@ def eigvals(x: Tensor, name: Optional[str] = None) -> Tensor:
     return wrap(w)
 
 
+@accumulates_in_float32
 def cholesky(x: Tensor, upper: bool = False, name: Optional[str] = None) -> Tensor:
     """The Cholesky factor of the symmetric positive-definite matrices x, read from their lower
     triangle: L with x = L @ L^H, or (``upper=True``) U = L^H with x = U^H @ U. A matrix that is

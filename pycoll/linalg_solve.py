@@ -16,6 +16,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import is_floating
@@ -46,6 +47,7 @@ def _batched(a: Any, b: Any) -> Tuple[Any, Any]:
     return xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:])
 
 
+@accumulates_in_float32
 def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False, name: Optional[str] = None) -> Tensor:
     """The solution X of op(A) @ X = y, A the upper (``upper=True``) or lower triangle of x (its
@@ -78,6 +80,7 @@ def _triangle(a: Any, upper: bool, unit: bool, diagonal: Any = 1) -> Any:
     return xp.where(eye, xp.asarray(diagonal, dtype=a.dtype), tri)
 
 
+@accumulates_in_float32
 def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: Optional[str] = None) -> Tensor:
     """The solution X of A @ X = x, where y is A's Cholesky factor: lower L with A = L @ L^T, or
     (``upper=True``) upper U with A = U^T @ U. Note paddle's order: x is the right-hand side."""
@@ -90,6 +93,7 @@ def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: Optional[str
 _DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
 
 
+@accumulates_in_float32
 def lstsq(x: Tensor, y: Tensor, rcond: Optional[float] = None, driver: Optional[str] = None,
           name: Optional[str] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
     """(solution, residuals, rank, singular_values) of min ||x @ X - y|| for x [..., M, N] and y
@@ -146,6 +150,7 @@ def _pinv_grad(a: Any, pinv: Any, g: Any) -> Any:
     return -(pt @ g @ pt) + (left - a @ (pinv @ left)) + (right - (right @ pinv) @ a)
 
 
+@accumulates_in_float32
 def lu(x: Tensor, pivot: bool = True, get_infos: bool = False, name: Optional[str] = None) -> Any:
     """(LU, pivots) or, with ``get_infos``, (LU, pivots, infos) of x [..., M, N] factored as
     P @ L @ U with partial pivoting: L (unit diagonal, not stored) and U packed in LU; pivots
@@ -271,6 +276,7 @@ def lu_unpack(x: Tensor, y: Tensor, unpack_ludata: bool = True, unpack_pivots: b
     return wrap(p), low, up
 
 
+@accumulates_in_float32
 def lu_solve(b: Tensor, lu: Tensor, pivots: Tensor, trans: str = "N", name: Optional[str] = None) -> Tensor:
     """The solution X of A @ X = b (``trans='N'``) or A^T @ X = b ('T', or 'C': the same for real
     A), A given by ``lu``'s factors: the packed `lu` [..., M, M] and its `pivots` [..., M]; batch
@@ -290,6 +296,7 @@ def lu_solve(b: Tensor, lu: Tensor, pivots: Tensor, trans: str = "N", name: Opti
     return matmul(perm, triangular_solve(low, inner, upper=False, transpose=True, unitriangular=True))
 
 
+@accumulates_in_float32
 def cholesky_inverse(x: Tensor, upper: bool = False, name: Optional[str] = None) -> Tensor:
     """The inverse of A from its Cholesky factor x (2-D): A = x @ x^T for a lower x, x^T @ x with
     ``upper``."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from pycoll import math_ops, shape_ops
 from pycoll._param_aliases import param_aliases
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, delivered, op_output, placed, require_floating
 from pycoll.device import array_module, to_module
 from pycoll.diag_ops import diagonal
@@ -31,6 +32,7 @@ def _mT(a: Any) -> Any:
     return a.swapaxes(-1, -2)
 
 
+@accumulates_in_float32
 def inv(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The inverse of each matrix of x; a singular one raises ValueError (NumPy's LinAlgError)."""
     x = _square(x, "inv")
@@ -38,6 +40,7 @@ def inv(x: Tensor, name: Optional[str] = None) -> Tensor:
     return op_output(out, lambda g: (-(_mT(out) @ g @ _mT(out)),), x)
 
 
+@accumulates_in_float32
 def det(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The determinant of each matrix of x (shape x.shape[:-2])."""
     x = _square(x, "det")
@@ -64,6 +67,7 @@ def _adjugate_t(xp: Any, a: Any) -> Any:
     return signs[..., None, None] * (u * (before * after)[..., None, :]) @ vh
 
 
+@accumulates_in_float32
 def slogdet(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The sign and the log of the absolute value of each determinant, stacked: shape
     [2] + x.shape[:-2] (paddle's); the gradient flows through the log only."""
@@ -93,6 +97,7 @@ def _solve_left(x: Tensor, y: Tensor) -> Tensor:
 
 
 @param_aliases({"A": "x", "B": "y"})
+@accumulates_in_float32
 def solve(x: Tensor, y: Tensor, left: bool = True, name: Optional[str] = None, *,
           out: Optional[Tensor] = None) -> Tensor:
     """The solution of x @ X = y (``left=False``: X @ x = y) for square x; y is [..., M, K] or a
@@ -153,6 +158,7 @@ def multi_dot(x: Sequence[Tensor], name: Optional[str] = None) -> Tensor:
     return result
 
 
+@accumulates_in_float32
 def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Tensor] = None,
         aweights: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """The covariance matrix of the variables in x's rows (``rowvar=False``: columns), NumPy's
@@ -192,6 +198,7 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
     return shape_ops.squeeze(math_ops.divide(math_ops.matmul(weighted, _swap(centred)), fact))
 
 
+@accumulates_in_float32
 def corrcoef(x: Tensor, rowvar: bool = True, name: Optional[str] = None) -> Tensor:
     """Pearson's correlation coefficients of the variables in x's rows (``rowvar=False``:
     columns): cov(x) scaled by the standard deviations, clipped to [-1, 1]."""

@@ -102,3 +102,19 @@ def test_bfloat16_can_be_the_default_dtype():
         assert str(layer(pycoll.randn([2, 4])).dtype) == "bfloat16"
     finally:
         pycoll.set_default_dtype("float32")
+
+
+@pytest.mark.parametrize("dtype", HALVES)
+def test_linear_algebra_of_16_bit_matrices_runs_in_float32_and_keeps_the_dtype(dtype):
+    a = pycoll.to_tensor([[2.0, 1.0], [1.0, 3.0]])
+    half = a.astype(dtype)
+    for op in (pycoll.linalg.inv, pycoll.linalg.det, pycoll.linalg.cov, lambda t: pycoll.linalg.svd(t)[1],
+               lambda t: pycoll.linalg.solve(t, t), pycoll.linalg.cholesky):
+        out = op(half)  # float16: NumPy's "array type float16 is unsupported in linalg"; bfloat16 gave float64
+        assert str(out.dtype) == dtype
+        np.testing.assert_allclose(out.astype("float32").numpy(), op(a).numpy(), rtol=1e-2, atol=1e-2)
+
+
+def test_an_activation_refusing_integers_names_itself():
+    with pytest.raises(TypeError, match="relu6: x must hold floating-point numbers, got dtype int64"):
+        F.relu6(pycoll.to_tensor([1, 8]))

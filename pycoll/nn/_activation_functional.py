@@ -9,6 +9,7 @@ NumPy's floating-point warnings off (pycoll._fp_quiet): inf and NaN inputs or pa
 inf/NaN silently, as paddle's; the backward walk is silent already."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional
 
 from pycoll._fp_quiet import SILENT, quiet, restore, silence
@@ -148,8 +149,9 @@ def _pointwise(x: Tensor, fn: Any, derivative: Any = None) -> Tensor:
     and where (with float numbers)."""
     x = as_tensor(x)
     a = x._array
-    if a.dtype.kind in "biu":
-        raise TypeError(f"x must hold floating-point numbers, got dtype {a.dtype}")
+    if a.dtype.kind in "biu":  # named by the activation that called (relu6, hardswish, ...)
+        raise TypeError(f"{sys._getframe(1).f_code.co_name}: x must hold floating-point numbers, got dtype "
+                        f"{a.dtype}")
     xp = array_module(a)
     saved = silence(SILENT)
     try:
