@@ -271,11 +271,9 @@ def new_group(ranks: Optional[List[int]] = None, backend: Optional[str] = None,
                              f"a global rank in [0, {world.nranks})")
     if len(set(members)) != len(members):
         raise ValueError(f"pycoll.distributed.new_group: ranks {list(members)} has duplicates")
-    if not members:
-        raise ValueError("pycoll.distributed.new_group: ranks is empty")
     members = sorted(members)
-    try:
-        engine = engine_over(members, seconds, "new_group", _next_group_id)
+    try:  # an empty list is paddle's group of no rank: no communicator, every call on it does nothing
+        engine = engine_over(members, seconds, "new_group", _next_group_id) if members else None
     except ValueError:  # the rank lists disagree (engine_over says how): no communicator trouble
         raise
     except Exception as exc:
