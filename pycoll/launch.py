@@ -258,7 +258,8 @@ def run_job(command: List[str], env: Dict[str, str],
         watch(lambda: job.send_signal(signal.SIGTERM))
     status = job.wait()
     ended = ends.stop() if ends is not None else []
-    job_leftovers.remove_left(leftovers_before)  # what ranks and proxies stopped untidily left
+    # what ranks and proxies stopped untidily left (once the ranks MPI's launcher stopped are gone)
+    job_leftovers.remove_left(leftovers_before, _jobdir.pids(job_dir, ranks).values() if job_dir is not None else ())
     if signal.SIGINT in received:
         sys.stderr.write("pycoll.launch: interrupted (Ctrl-C); the job was stopped\n")
         return INTERRUPTED

@@ -97,8 +97,10 @@ def run_under_mpiexec(nprocs, args, **run_options):
     before = job_leftovers.snapshot()
     try:
         return run_command(rank_command(nprocs, args), **run_options)
-    finally:
-        job_leftovers.remove_left(before)
+    finally:  # the ranks mpiexec stopped may hold theirs a moment longer (their pids are not known here)
+        for pause in (0.0, 0.5, 1.5):
+            time.sleep(pause)
+            job_leftovers.remove_left(before)
 
 
 def finished(proc, timeout=90):

@@ -20,7 +20,8 @@ taken for a leftover. Without ``/proc`` (not Linux) nothing is removed.
 from __future__ import annotations
 
 import os
-from typing import FrozenSet, Tuple
+import time
+from typing import FrozenSet, Iterable, Tuple
 
 # (folder, name prefix) of each kind
 KINDS: Tuple[Tuple[str, str], ...] = (("/dev/shm", "mpich_shm_"), ("/tmp", "hydra_hwloc_xmlfile_"))
@@ -63,6 +64,15 @@ def _held(paths: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(held)
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, ended but not reaped, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
     """The files that appeared since ``before`` (a :func:`snapshot`) and that no live process
     holds: a stopped job's leftovers (none without ``/proc``, where nothing can tell)."""
@@ -72,8 +82,13 @@ def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
     return new - _held(new)
 
 
-def remove_left(before: FrozenSet[str]) -> int:
-    """Remove the :func:`unclaimed` files; how many were removed."""
+def remove_left(before: FrozenSet[str], ranks: Iterable[int] = (), wait_s: float = 2.0) -> int:
+    """Remove the :func:`unclaimed` files; how many were removed. ``ranks``: the process ids of the
+    job's ranks, whose end is waited for first (``wait_s`` at most): a rank MPI's launcher has
+    just stopped may still hold its segments for a moment, and would keep them for good."""
+    deadline = time.monotonic() + wait_s
+    while any(_running(pid) for pid in ranks) and time.monotonic() < deadline:
+        time.sleep(0.02)
     removed = 0
     for path in unclaimed(before):
         try:

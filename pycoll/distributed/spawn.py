@@ -195,8 +195,8 @@ class SpawnContext:
         then remove their folder."""
         workdir, self._workdir = self._workdir, None
         atexit.unregister(self._at_exit)
-        job_leftovers.remove_left(self._leftovers_before)
         self._pids = _jobdir.pids(workdir, self.nprocs)
+        job_leftovers.remove_left(self._leftovers_before, self._pids.values())
         for rank in range(self.nprocs):
             returned = _jobdir.read(workdir, "returned", rank)
             if returned is not None:
