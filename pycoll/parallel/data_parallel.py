@@ -75,7 +75,7 @@ class DataParallel(Layer):
             check_same_model(layers, group, self._api)
             sync_params_buffers(layers, group, _root(group))
             options = self._reducer_options()
-            if not options.get("shard") and options.get("outer_group") is None and "grad_scale" not in options:
+            if not options.get("shard") and options.get("outer_group") is None:
                 options["row_params"] = _row_gradient_weights(layers)
             self._reducer = Reducer([p for _, p in named], [n for n, _ in named], group,
                                     int(comm_buffer_size * MB), int(last_comm_buffer_size * MB),
@@ -86,8 +86,7 @@ class DataParallel(Layer):
 
     def _reducer_options(self) -> Dict[str, Any]:
         """Further arguments of the Reducer: sharding's model asks for ``shard`` (each rank
-        keeps only its piece of each averaged gradient) and an ``outer_group``, fleet's sep
-        parallelism for a ``grad_scale``."""
+        keeps only its piece of each averaged gradient) and an ``outer_group``."""
         return {}
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:

@@ -17,8 +17,7 @@ keeps a whole gradient (``.grad`` is None after backward) or a whole buffer. Sha
 at construction, so the reducer also works on parameters whose memory is released between uses.
 With ``outer_group`` (sharding inside data parallelism: the ranks holding the same pieces in the
 other replicas) what a bucket brings is then all-reduced over that group too, the average being
-over both groups' ranks. ``grad_scale`` replaces the average's 1/ranks where the gradients are to
-be summed over some ranks (fleet's sep parallelism: averaged over data, summed over sep).
+over both groups' ranks.
 """
 from __future__ import annotations
 
@@ -62,8 +61,8 @@ class Reducer:
     def __init__(self, params: Sequence[Any], names: Sequence[str], group: Any, bucket_bytes: int,
                  last_bucket_bytes: int, find_unused_parameters: bool, comm_dtype: Optional[Any] = None,
                  shard: bool = False, outer_group: Optional[Any] = None, api: str = "DataParallel",
-                 row_params: Sequence[Any] = (), grad_scale: Optional[float] = None):
-        if row_params and (shard or outer_group is not None or grad_scale is not None):  # a piece of a row gradient is dense
+                 row_params: Sequence[Any] = ()):
+        if row_params and (shard or outer_group is not None):  # a piece of a row gradient is dense
             raise ValueError(f"{api}: row gradients are averaged over one group, unsharded")
         self.params = list(params)
         self.shapes = [tuple(p.array.shape) for p in self.params]
@@ -74,8 +73,7 @@ class Reducer:
         self.group = group
         self.world = dist.get_world_size(group)
         self.outer_group = outer_group
-        self._scale = grad_scale if grad_scale is not None else 1.0 / (
-            self.world * (dist.get_world_size(outer_group) if outer_group is not None else 1))
+        self._scale = 1.0 / (self.world * (dist.get_world_size(outer_group) if outer_group is not None else 1))
         self._xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
         self.cap = bucket_bytes
         self.last_cap = last_bucket_bytes

@@ -6,7 +6,8 @@ the grid, and the topology's fused ranks. The ranks start from different weights
 ``fleet.distributed_model`` (SegmentParallel, or TensorParallel beside model parallelism) gives
 every rank the first rank's. Each data-parallel copy takes its share of every global batch, each
 sep rank of it one half of every sequence, and its loss is its tokens' share of its copy's mean
-loss: the gradients, averaged over data and summed over sep, are the whole batch's, so after
+loss. Backward leaves each sep rank its own share (paddle's); ``fleet.distributed_optimizer``'s
+step averages the gradients over data and sums them over sep, giving the whole batch's, so after
 every step each rank's weights equal those of the same model trained in one process on the
 whole batch. Last, ``fused_allreduce_gradients(params, hcg)`` sums over sep and averages over
 data, as paddle's.
@@ -92,6 +93,10 @@ for step in range(3):
     out = model(pycoll.to_tensor(x[mine]))
     loss = ((out - pycoll.to_tensor(target[mine])) ** 2).sum() / (share * SEQ * 3)  # its share of its copy's mean
     loss.backward()
+    mine = model._layers.fc2.bias.grad.numpy()  # replicated on every rank: its sep ranks' shares differ
+    shares = []
+    dist.all_gather(shares, pycoll.to_tensor(mine), group=hcg.get_sep_parallel_group())
+    assert not np.allclose(shares[0].numpy(), shares[1].numpy()), "backward must leave each sep rank its own share"
     optimizer.step()
     optimizer.clear_grad()
     ref_loss = ((reference(pycoll.to_tensor(x)) - pycoll.to_tensor(target)) ** 2).mean()

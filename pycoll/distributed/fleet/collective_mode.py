@@ -20,7 +20,7 @@ from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (Pipeline
 from pycoll.distributed.fleet.meta_parallel.pipeline_parallel import (NoPipelineParallel, PipelineParallel,
                                                                    mark_fleet_optimizer)
 from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
-from pycoll.distributed.fleet.meta_parallel.segment_parallel import SegmentParallel, SepGradSync
+from pycoll.distributed.fleet.meta_parallel.segment_parallel import SegmentParallel
 from pycoll.distributed.fleet.meta_parallel.sharding_parallel import ShardingParallel
 from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
 from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
@@ -202,9 +202,8 @@ def distributed_model(model: Any) -> Any:
     elif hcg.get_model_parallel_world_size() > 1:
         wrapped = TensorParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
         bound = wrapped._grad_sync if wrapped._grad_sync is not None else wrapped
-    elif hcg.get_sep_parallel_world_size() > 1:  # paddle's SEGMENT_PARALLEL mode
-        wrapped = SegmentParallel(model, hcg, strategy, grad_sync=lambda layers: _averaging(layers, hcg, strategy))
-        bound = wrapped._grad_sync
+    elif hcg.get_sep_parallel_world_size() > 1:  # paddle's SEGMENT_PARALLEL mode: the optimizer's step syncs
+        wrapped = bound = SegmentParallel(model, hcg, strategy)
     elif hcg.get_sharding_parallel_world_size() > 1:  # paddle's SHARDING_PARALLEL mode
         wrapped = ShardingParallel(model, hcg, strategy)
         bound = wrapped._sharded
@@ -236,11 +235,8 @@ def _pipeline(model: PipelineLayer, hcg: HybridCommunicateGroup, strategy: Distr
 
 def _averaging(model: Any, hcg: HybridCommunicateGroup, strategy: DistributedStrategy) -> Any:
     """``model`` sharded over the sharding group at the strategy's stage (gradients averaged over
-    the data-parallel group too), else, with sep, under ``SepGradSync`` (averaged over data,
-    summed over sep), else under DataParallel over the data-parallel group; None when no degree
-    is above 1."""
-    if hcg.get_sep_parallel_world_size() > 1:
-        return SepGradSync(model, hcg, strategy)
+    the data-parallel group too), else under DataParallel over the data-parallel group; None when
+    neither degree is above 1."""
     if hcg.get_sharding_parallel_world_size() > 1:
         level = STAGES[strategy.sharding_configs["stage"]]
         return shard_model(model, level, hcg.get_sharding_parallel_group(), strategy.fuse_grad_size_in_MB,

@@ -7,6 +7,7 @@ from typing import Any, List
 
 from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
 from pycoll.distributed.sharding import ShardedOptimizer
+from pycoll.parallel.fused import fused_allreduce_gradients
 from pycoll.optimizer.update_forms import UpdateForms
 
 
@@ -15,14 +16,18 @@ class HybridParallelOptimizer(UpdateForms):
     model-parallel group and, in a pipeline, every stage (``hybrid_clip``). With a sharding
     degree it steps through a ``ShardedOptimizer`` over the sharded model, which it gets from
     ``fleet.distributed_model`` (``bind``) whichever of the two is called first, as paddle
-    takes them in either order. The rest (``_learning_rate``, ``_parameter_list``,
-    ``state_dict``, ``get_lr``...) is ``_inner_opt``'s."""
+    takes them in either order. With a sep degree, each ``step`` first averages the gradients over
+    the data-parallel ranks and sums them over the sep ranks (``fused_allreduce_gradients``), as
+    paddle's does: backward leaves a sep rank its own segment's share (``SegmentParallel``). The
+    rest (``_learning_rate``, ``_parameter_list``, ``state_dict``, ``get_lr``...) is
+    ``_inner_opt``'s."""
 
     def __init__(self, optimizer: Any, hcg: Any, strategy: Any):
         self._inner_opt = optimizer
         self._hcg = hcg
         self._strategy = strategy
         self._sharding_enable = hcg.get_sharding_parallel_world_size() > 1
+        self._sep_enable = hcg.get_sep_parallel_world_size() > 1
         norm_sums = hybrid_norm_sums(hcg, getattr(optimizer, "_grad_clip", None),
                                      getattr(optimizer, "_parameter_list", []))
         if norm_sums is not None:
@@ -52,7 +57,10 @@ class HybridParallelOptimizer(UpdateForms):
         return self._inner_opt
 
     def step(self) -> None:
-        self._ready("step").step()
+        optimizer = self._ready("step")
+        if self._sep_enable:
+            fused_allreduce_gradients(list(optimizer._parameter_list), self._hcg)
+        optimizer.step()
 
     @property
     def _steps_given_grads(self) -> bool:  # sharding's step reads the reduced pieces

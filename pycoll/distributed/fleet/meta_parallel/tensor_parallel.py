@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from pycoll.distributed.fleet.utils.hybrid_parallel_util import (broadcast_dp_parameters, broadcast_input_data,
-                                                                 broadcast_mp_parameters,
+                                                                 broadcast_mp_parameters, broadcast_sep_parameters,
                                                                  broadcast_sharding_parameters)
 from pycoll.distributed.fleet.meta_parallel.meta_parallel_base import MetaParallelBase
 from pycoll.nn import Layer
@@ -19,9 +19,9 @@ class TensorParallel(MetaParallelBase):
     At wrap the ranks of the model-parallel group first compare the names, shapes and dtypes of
     the parameters that are not split (``is_distributed`` False: replicated on the model-parallel
     group) and of the buffers (``check_same_model``: a ValueError on every rank listing what
-    differs); then those parameters and the buffers take the group's first rank's values; with sharding or
-    data-parallel degrees every parameter then takes its sharding group's, then its data-parallel
-    group's, first rank's values (paddle's order). So replicated weights agree even where the ranks
+    differs); then those parameters and the buffers take the group's first rank's values; with sep,
+    sharding or data-parallel degrees every parameter then takes its sep group's, its sharding
+    group's, then its data-parallel group's, first rank's values (paddle's order). So replicated weights agree even where the ranks
     drew them from different seeds (``fleet.init`` seeds each rank's global generator at random
     when ``tensor_init_seed`` is -1, as paddle's does). Each forward first gives every rank of the
     model-parallel group its first rank's inputs (``broadcast_input_data``: tensors written in
@@ -41,6 +41,8 @@ class TensorParallel(MetaParallelBase):
         if hcg.get_model_parallel_world_size() > 1:  # what the broadcast below sends must fit everywhere
             check_same_model(layers, hcg.get_model_parallel_group(), "TensorParallel", skip_distributed=True)
         broadcast_mp_parameters(layers, hcg, fuse_params=False)
+        if hcg.get_sep_parallel_world_size() > 1:  # paddle's order: model, then sep, then sharding and data
+            broadcast_sep_parameters(layers, hcg, fuse_params=False)
         synced = grad_sync(layers) if grad_sync is not None else None
         if synced is None:  # else the DataParallel / sharded model made the copies alike as it wrapped
             if hcg.get_sharding_parallel_world_size() > 1:
