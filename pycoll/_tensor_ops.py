@@ -258,7 +258,7 @@ def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
     out = []
     for a in items:
         if not isinstance(a, (int, np.integer)) or not -n <= a < n:
-            raise ValueError(f"axis must be ints in [-{ndim}, {ndim}), got {axis!r}")
+            raise ValueError(f"axis must be ints in [-{n}, {n}){' (x is 0-d)' if ndim == 0 else ''}, got {axis!r}")
         out.append(int(a) % n)
     return tuple(out)
 

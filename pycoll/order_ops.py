@@ -20,7 +20,7 @@ import numpy as np
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import float32, float64, int64, is_floating
 from pycoll.math_ops import kept_shape
@@ -129,7 +129,7 @@ def _quantile(op: str, x: Any, q: Any, axis: Any, keepdim: bool, interpolation: 
     if not qs or _builtins.any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1
                                for v in qs):
         raise ValueError(f"{op}: q must be a number in [0, 1] or a non-empty list of them, got {q!r}")
-    rows = _Rows(a, normalize_axes(axis, a.ndim))
+    rows = _Rows(a, reduction_axes(axis, a.ndim, op))  # an empty axis list, or a 0-d x: all of x, as paddle's
     count = (rows.n - rows.nans).astype(np.float64)
     pos, weights = _quantile_picks(xp, [float(v) for v in qs], count, interpolation)
     if not skip_nan:  # paddle: a row with a NaN reads its last sorted element (a NaN)
@@ -157,10 +157,13 @@ def nanquantile(x: Any, q: Any, axis: Any = None, keepdim: bool = False, interpo
 def _median_axes(op: str, axis: Any, ndim: int, lists: bool) -> Optional[Tuple[int, ...]]:
     if axis is None:
         return None
-    if lists and isinstance(axis, (list, tuple)):
+    if isinstance(axis, (list, tuple)):
+        if not lists:
+            raise ValueError(f"{op}: axis must be an int or None, got {axis!r}")
         if not axis:
             raise ValueError(f"{op}: axis must not be an empty list")
-        return normalize_axes(list(axis), ndim)
+        axes = normalize_axes(list(axis), ndim)
+        return None if ndim == 0 else axes  # a 0-d x's axis 0 is x itself
     if ndim == 0 and axis in (0, -1):
         return None
     return (axis_arg(axis, ndim),)

@@ -49,7 +49,7 @@ def roll(x: Any, shifts: Union[int, Sequence[int]], axis: Any = None, name: Opti
     a = x._array
     xp = array_module(a)
     shifts = int_list(shifts, "shifts")
-    axes = None if axis is None else normalize_axes(axis, a.ndim)
+    axes = normalize_axes(axis, a.ndim) or None  # an empty axis list too: x flattened, as paddle's
     if axes is not None and len(axes) != len(shifts):
         raise ValueError(f"roll: shifts and axis must have the same length, got {shifts} and {axis}")
     x, = placed("roll", x, axes=axes)

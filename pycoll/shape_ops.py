@@ -173,7 +173,9 @@ def unsqueeze(x: Tensor, axis: Union[int, Sequence[int]], name: Optional[str] = 
 
 @param_aliases({"input": "x", "dim": "axis"})
 def squeeze(x: Tensor, axis: Any = None, name: Optional[str] = None) -> Tensor:
-    axes = normalize_axes(axis, x._array.ndim)
+    """x without its dimensions of size 1 among ``axis`` (None, or an empty list as paddle's:
+    every dimension of size 1)."""
+    axes = normalize_axes(axis, x._array.ndim) or None
     shape = [n for i, n in enumerate(x.shape) if not (n == 1 and (axes is None or i in axes))]
     return reshape(x, shape)
 
@@ -281,7 +283,10 @@ def axis_arg(axis: Any, ndim: int, fn: Optional[str] = None) -> int:
         axis = axis.item()
     if fn is not None and ndim == 0:
         raise ValueError(f"{fn}: x is 0-d, so it has no axis {axis!r}; give it one first (x.reshape([1]))")
-    return normalize_axes(axis, ndim)[0]
+    axes = normalize_axes(axis, ndim)
+    if not axes or len(axes) != 1:
+        raise ValueError(f"{fn + ': ' if fn else ''}axis must be one int, got {axis!r}")
+    return axes[0]
 
 
 def _sections(size: int, num_or_sections: Any) -> List[int]:

@@ -40,3 +40,21 @@ def test_a_0d_tensor_reduces_over_its_axis_to_itself(op, axis):
     with pytest.raises(ValueError, match="axis must be ints in"):
         call_out_of_range = (lambda: pycoll.linalg.norm(s, axis=1)) if op == "norm" else (lambda: _call(op, s, axis=1))
         call_out_of_range()
+
+
+def test_empty_axis_lists_of_the_other_axis_taking_ops_as_paddles():
+    x = pycoll.arange(12, dtype="float32").reshape([3, 4])
+    # paddle 3.3.1: quantile/nanquantile of all of x; squeeze of every size-1 axis; roll of x flattened
+    assert pycoll.quantile(x, 0.5, axis=[]).shape == [] and float(pycoll.quantile(x, 0.5, axis=[])) == 5.5
+    assert float(pycoll.nanquantile(x, 0.5, axis=[])) == 5.5
+    assert pycoll.quantile(x, [0.25, 0.5], axis=[]).shape == [2]
+    y = pycoll.ones([1, 2, 3])
+    assert pycoll.squeeze(y, axis=[]).shape == [2, 3] and y.squeeze(()).shape == [2, 3]
+    assert pycoll.roll(pycoll.arange(6), 1, axis=[]).numpy().tolist() == [5, 0, 1, 2, 3, 4]
+    s = pycoll.to_tensor(2.5)
+    assert float(pycoll.quantile(s, 0.5, axis=0)) == 2.5 and float(pycoll.nanmedian(s, axis=[0])) == 2.5
+    for call, words in ((lambda: pycoll.argmin(x, axis=[]), r"axis must be one int, got \[\]"),
+                        (lambda: pycoll.median(x, axis=[]), r"median: axis must be an int or None, got \[\]"),
+                        (lambda: pycoll.sum(s, axis=1), r"axis must be ints in \[-1, 1\) \(x is 0-d\), got 1")):
+        with pytest.raises(ValueError, match=words):
+            call()
