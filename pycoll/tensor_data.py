@@ -53,8 +53,8 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
                 dt = default_float()
             elif arr.dtype == np.int32:  # a list of np.int32 is int64 (int8, int16, uint8 stay)
                 dt = np.dtype(np.int64)
-            elif arr.dtype == np.complex128:
-                dt = np.dtype(np.complex64) if default_float() == np.float32 else arr.dtype
+            elif arr.dtype == np.complex128:  # complex64 unless the default is float64 (paddle's)
+                dt = arr.dtype if default_float() == np.float64 else np.dtype(np.complex64)
     arr = move(arr, target)
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
@@ -71,14 +71,26 @@ def _tensors_as_arrays(data: Any) -> Tuple[Any, bool]:
         first = first[0]
     if getattr(type(first), "__pycoll_array__", None) is None or first is data:
         return data, False
-    return _host_leaves(data), True
+    leaves: list = []
+    data = _host_leaves(data, leaves)
+    halves = {a.dtype for a in leaves if a.dtype.itemsize == 2 and is_floating(a.dtype)}
+    if len(halves) > 1:  # float16 with bfloat16: float32, as paddle's (NumPy knows no common dtype)
+        data = _host_leaves(data, [], np.dtype(np.float32))
+    return data, True
 
 
-def _host_leaves(data: Any) -> Any:
+def _host_leaves(data: Any, leaves: list, half_to: Any = None) -> Any:
+    """``data`` with each Tensor (or, with ``half_to``, each 16-bit float array) in it as a host
+    array (in ``half_to``), each noted in ``leaves``."""
     own = getattr(type(data), "__pycoll_array__", None)
     if own is not None:
-        return move(own(data), ("cpu", 0))
-    return [_host_leaves(item) for item in data] if isinstance(data, (list, tuple)) else data
+        data = move(own(data), ("cpu", 0))
+    if isinstance(data, np.ndarray):
+        if half_to is not None and data.dtype.itemsize == 2 and is_floating(data.dtype):
+            data = data.astype(half_to)
+        leaves.append(data)
+        return data
+    return [_host_leaves(item, leaves, half_to) for item in data] if isinstance(data, (list, tuple)) else data
 
 
 def writeable(arr: Any) -> Any:

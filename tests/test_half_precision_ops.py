@@ -118,3 +118,16 @@ def test_linear_algebra_of_16_bit_matrices_runs_in_float32_and_keeps_the_dtype(d
 def test_an_activation_refusing_integers_names_itself():
     with pytest.raises(TypeError, match="relu6: x must hold floating-point numbers, got dtype int64"):
         F.relu6(pycoll.to_tensor([1, 8]))
+
+
+def test_mixed_16_bit_tensors_and_integer_activations_as_paddles():
+    f16, bf16 = pycoll.to_tensor(1.0, dtype="float16"), pycoll.to_tensor(2.0, dtype="bfloat16")
+    assert str(pycoll.to_tensor([f16, bf16]).dtype) == "float32"  # NumPy knows no common dtype: it refused
+    try:
+        pycoll.set_default_dtype("float16")
+        assert str(pycoll.to_tensor(1 + 2j).dtype) == "complex64"  # complex128 before
+    finally:
+        pycoll.set_default_dtype("float32")
+    for act in (F.gelu, F.silu, F.elu, F.leaky_relu, F.softplus, F.swish):
+        with pytest.raises(TypeError, match="must hold floating-point numbers, got dtype int64"):
+            act(pycoll.to_tensor([-2, 0, 3]))  # truncated before: gelu gave [0, 0, 2]

@@ -44,7 +44,7 @@ def _number(fn: str, name: str, value: Any) -> float:
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = None) -> Tensor:
     """x where x >= 0, negative_slope * x below."""
     slope = _number("leaky_relu", "negative_slope", negative_slope)
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), "leaky_relu")  # paddle refuses integers (they would truncate)
     a = x._array
     xp = array_module(a)
     nonneg = a >= 0
@@ -83,7 +83,7 @@ def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor
     see pycoll.inplace_ops)."""
     if inplace:
         return in_place(x, "silu", lambda: silu(x))
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), "silu")
     a = x._array
     xp = array_module(a)
     saved = silence(SILENT)
@@ -98,7 +98,7 @@ def silu(x: Tensor, inplace: bool = False, name: Optional[str] = None) -> Tensor
 def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     """x where x > 0, alpha * (exp(x) - 1) elsewhere."""
     alpha = _number("elu", "alpha", alpha)
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), "elu")
     a = x._array
     xp = array_module(a)
     pos = a > 0
@@ -117,7 +117,7 @@ def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[s
     threshold = _number("softplus", "threshold", threshold)
     if beta == 0:
         raise ValueError("softplus: beta must not be 0")
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), "softplus")
     a = x._array
     xp = array_module(a)
     saved = silence(SILENT)

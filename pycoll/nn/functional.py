@@ -129,7 +129,7 @@ def gelu(x: Tensor, approximate: Union[bool, str] = False, name: Optional[str] =
     """x * Phi(x) (exact, with erf); approximate=True or 'tanh' uses the tanh formula, False or
     'none' the exact one (paddle's forms)."""
     approximate = _gelu_uses_tanh(approximate)
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), "gelu")  # paddle refuses integers (they would truncate)
     a = x._array
     xp = array_module(a)
     saved = _silence(_SILENT)  # inf/NaN inputs (a ** 3 past the range, inf * 0) give inf/NaN silently, as paddle's
