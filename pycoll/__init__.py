@@ -228,6 +228,7 @@ from pycoll import special  # noqa: E402,F401 - paddle.special (expm1, logsumexp
 from pycoll import hub, onnx, sysconfig  # noqa: E402,F401 - paddle.hub (local hubconf), paddle.onnx, paddle.sysconfig
 from pycoll.device.other_places import (CUDAPinnedPlace, CustomPlace, IPUPlace, XPUPinnedPlace,  # noqa: E402
                                         XPUPlace)  # paddle's place classes pycoll puts no tensors on
+from pycoll import tensor_legacy as _tensor_legacy  # noqa: E402 - paddle.tensor's arrays and fill_constant
 from pycoll import tensor_namespace as _tensor_namespace  # noqa: E402 - paddle.tensor's submodules (math, ...)
 
-_tensor_namespace.install(tensor)
+_tensor_namespace.install(tensor, _tensor_legacy)

@@ -11,6 +11,7 @@ import math
 from typing import Any, Optional, Union
 
 from pycoll import math_ops
+from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, one_number, op_output
 from pycoll.device import array_module
 from pycoll.linalg_decomp import _matrices, svdvals
@@ -21,6 +22,7 @@ from pycoll.tensor import Tensor, wrap
 __all__ = ["pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
 
 
+@accumulates_in_float32
 def pinv(x: Tensor, rcond: Union[float, Tensor] = 1e-15, hermitian: bool = False,
          name: Optional[str] = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of x [..., M, N] ([..., N, M]) through its SVD (with
@@ -81,6 +83,7 @@ def _expm(a: Any) -> Any:
     return result
 
 
+@accumulates_in_float32
 def matrix_rank(x: Tensor, tol: Union[float, Tensor, None] = None, hermitian: bool = False,
                 atol: Union[float, Tensor, None] = None, rtol: Union[float, Tensor, None] = None,
                 name: Optional[str] = None) -> Tensor:

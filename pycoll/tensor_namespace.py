@@ -11,19 +11,20 @@ import sys
 import types
 from typing import Any
 
+_EXTRAS: list = []  # install's extras
 SUBMODULES = ("array", "attribute", "creation", "einsum", "layer_function_generator", "linalg", "logic",
               "manipulation", "math", "ops", "random", "search", "stat", "to_string")
 
 
 def op(module: str, name: str) -> Any:
     """pycoll's function ``name`` (what ``paddle.tensor...name`` is): the top-level one, else
-    ``pycoll.linalg``'s (paddle.tensor holds qr, eig, lstsq...), else the Tensor method, called
-    with the tensor first (the in-place ``add_``, ``clip_``...); AttributeError, naming
-    ``module``, where pycoll has none."""
+    ``pycoll.linalg``'s (paddle.tensor holds qr, eig, lstsq...), else ``pycoll.tensor_legacy``'s
+    (the tensor arrays, fill_constant), else the Tensor method, called with the tensor first (the
+    in-place ``add_``, ``clip_``...); AttributeError, naming ``module``, where pycoll has none."""
     import pycoll
 
     if not name.startswith("_"):
-        for namespace in (pycoll, pycoll.linalg, pycoll.Tensor):
+        for namespace in (pycoll, pycoll.linalg, *_EXTRAS, pycoll.Tensor):
             found = getattr(namespace, name, None)
             if callable(found) and not isinstance(found, (type, types.ModuleType)):
                 return found
@@ -37,9 +38,11 @@ def _submodule(name: str) -> types.ModuleType:
     return module
 
 
-def install(tensor_module: types.ModuleType) -> None:
+def install(tensor_module: types.ModuleType, extras: types.ModuleType) -> None:
     """Make the submodules importable (``import pycoll.tensor.math``) and attributes of
-    ``tensor_module``."""
+    ``tensor_module``; ``extras`` (``pycoll.tensor_legacy``, given by the package's face) holds
+    paddle.tensor's names found nowhere else."""
+    _EXTRAS.append(extras)
     for name in SUBMODULES:
         module = sys.modules.setdefault(f"pycoll.tensor.{name}", _submodule(name))
         setattr(tensor_module, name, module)

@@ -851,3 +851,21 @@ def test_once_differentiable_stops_a_pylayer_s_higher_order_gradient_as_paddles(
     second, = pycoll.grad(first, x, allow_unused=True)
     # paddle 3.3.1: None through once_differentiable, 6 x g = 12 without it
     assert second is None if once else second.numpy().tolist() == [12.0]
+
+
+def test_paddle_tensor_s_arrays_and_fill_constant_as_its_dynamic_mode_has_them():
+    from pycoll.tensor.array import array_length, array_read, array_write, create_array
+
+    array = create_array("float32")
+    assert array == []
+    one, i = pycoll.ones([2]), pycoll.zeros([1], dtype="int64")
+    assert array_write(one, i, array) is array and array_length(array) == 1 and array_read(array, i) is one
+    two = pycoll.full([2], 2.0)
+    array_write(two, pycoll.to_tensor([1]), array)  # the length appends
+    array_write(two, i, array)  # an index inside replaces
+    assert [t.numpy().tolist() for t in array] == [[2.0, 2.0], [2.0, 2.0]]
+    with pytest.raises(ValueError, match=r"array_write: i=5 must be in \[0, 2\]"):
+        array_write(one, pycoll.to_tensor([5]), array)
+    with pytest.raises(TypeError, match=r"create_array: initialized_list\[0\] must be a Tensor"):
+        create_array("float32", [1.0])
+    assert pycoll.tensor.fill_constant([2, 2], "int32", 3).numpy().tolist() == [[3, 3], [3, 3]]

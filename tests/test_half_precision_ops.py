@@ -109,10 +109,11 @@ def test_linear_algebra_of_16_bit_matrices_runs_in_float32_and_keeps_the_dtype(d
     a = pycoll.to_tensor([[2.0, 1.0], [1.0, 3.0]])
     half = a.astype(dtype)
     for op in (pycoll.linalg.inv, pycoll.linalg.det, pycoll.linalg.cov, lambda t: pycoll.linalg.svd(t)[1],
-               lambda t: pycoll.linalg.solve(t, t), pycoll.linalg.cholesky):
+               lambda t: pycoll.linalg.solve(t, t), pycoll.linalg.cholesky, pycoll.linalg.pinv):
         out = op(half)  # float16: NumPy's "array type float16 is unsupported in linalg"; bfloat16 gave float64
         assert str(out.dtype) == dtype
         np.testing.assert_allclose(out.astype("float32").numpy(), op(a).numpy(), rtol=1e-2, atol=1e-2)
+    assert int(pycoll.linalg.matrix_rank(pycoll.eye(3).astype(dtype))) == 3
 
 
 def test_an_activation_refusing_integers_names_itself():
