@@ -290,7 +290,7 @@ def test_transforms_keys_and_bad_input():
     with pytest.raises(ValueError, match="prob"):
         T.RandomHorizontalFlip(1.5)
     with pytest.raises(ValueError, match="interpolation"):
-        F.resize(IMG, 4, "bicubic")
+        F.resize(IMG, 4, "hamming")  # a PIL-image mode only
     # a tensor image (CHW) takes the same geometric ops
     t = F.to_tensor(IMG)
     np.testing.assert_array_equal(F.hflip(t).numpy(), t.numpy()[:, :, ::-1])

@@ -400,3 +400,25 @@ def test_transforms_list_matches_paddles():
                   'adjust_brightness', 'adjust_contrast', 'adjust_hue', 'normalize', 'erase']
     assert set(paddle_all) <= set(T.__all__)
     assert all(hasattr(T, name) for name in paddle_all) and hasattr(F, "adjust_saturation")
+
+
+def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_bad_size():
+    import pycoll.vision.transforms.functional as VF
+
+    image = (np.random.RandomState(0).rand(40, 50, 3) * 255).astype("uint8")
+    # paddle 3.3.1 (OpenCV's INTER_CUBIC) gives these bytes; 'area' and 'lanczos' differ from it
+    cubic = VF.resize(image, (17, 23), interpolation="bicubic")
+    assert cubic.shape == (17, 23, 3) and cubic.dtype == np.uint8
+    assert hashlib.sha256(cubic.tobytes()).hexdigest()[:16] == "cc43e9886e009ac7"
+    assert VF.resize(image[:, :, 0], (17, 23), interpolation="bicubic").tolist() == cubic[:, :, 0].tolist()
+    assert VF.resize(image, (17, 23), interpolation="area").shape == (17, 23, 3)
+    assert VF.resize(image, 20, interpolation="lanczos").shape == (20, 25, 3)
+    chw = pycoll.to_tensor(image.transpose(2, 0, 1).astype("float32"))
+    on_tensor = VF.resize(chw, (17, 23), interpolation="bicubic").numpy()  # float, unrounded
+    assert np.clip(np.rint(on_tensor), 0, 255).astype(np.uint8).transpose(1, 2, 0).tolist() == cubic.tolist()
+    with pytest.raises(ValueError, match="interpolation must be one of"):
+        VF.resize(chw, (17, 23), interpolation="lanczos")  # arrays only (Pillow's)
+    for size, words in ((0, "size must be > 0"), (-3, "size must be > 0"), ((0, 10), "pair of ints > 0"),
+                        ((-5, 10), "pair of ints > 0")):
+        with pytest.raises(ValueError, match=words):  # an empty image, or ZeroDivisionError, before
+            VF.resize(image, size)

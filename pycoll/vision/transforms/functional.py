@@ -22,7 +22,8 @@ __all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturat
            "to_tensor", "vflip"]
 
 _PAD_MODES = ("constant", "edge", "reflect", "symmetric")  # numpy's names: reflect leaves the edge out
-_INTERPOLATIONS = ("nearest", "bilinear")
+_INTERPOLATIONS = ("nearest", "bilinear")  # an array's own resampling (OpenCV's, as paddle's numpy path)
+_INTERPOLATED = ("bicubic", "area")  # an array's and a Tensor's through nn.functional.interpolate
 
 
 def to_tensor(pic: Any, data_format: str = "CHW") -> Tensor:
@@ -53,17 +54,27 @@ def _target_size(size: Union[int, Sequence[int]], w: int, h: int) -> Optional[Tu
     """(height, width) paddle resizes to: an int is the shorter side's length, the other side
     scaled and truncated; None when the shorter side already has that length."""
     if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        if size <= 0 or min(w, h) <= 0:
+            raise ValueError(f"resize: size must be > 0 (and the image not empty), got size={size!r} for a "
+                             f"{w}x{h} image")
         if (w <= h and w == size) or (h <= w and h == size):
             return None
         return (int(size * h / w), size) if w < h else (size, int(size * w / h))
     if isinstance(size, (list, tuple)) and len(size) == 2:
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > 0 for v in size):
+            raise ValueError(f"resize: size must be a (height, width) pair of ints > 0, got {size!r}")
         return int(size[0]), int(size[1])
     raise TypeError(f"resize: size must be an int or a (height, width) pair, got {size!r}")
 
 
 def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bilinear") -> Any:
     """``img`` resized to ``size``: an int sets the shorter side (aspect kept), a pair is
-    (height, width). 'nearest' or 'bilinear' (more modes on PIL images: PIL's own resampling)."""
+    (height, width). 'nearest', 'bilinear', 'bicubic' or 'area' (arrays and Tensors; the last two
+    through ``nn.functional.interpolate``), 'lanczos' on arrays where Pillow is installed; more
+    modes on PIL images (PIL's own resampling). On a uint8 array 'nearest', 'bilinear' and
+    'bicubic' give OpenCV's values (paddle's numpy path); 'area' is an adaptive average pool where
+    OpenCV weighs the pixels a cell cuts, and 'lanczos' Pillow's antialiased filter, not OpenCV's
+    Lanczos-4: both differ from paddle's there."""
     _check_image(img, "resize")
     w, h = get_image_size(img)
     target = _target_size(size, w, h)
@@ -75,16 +86,40 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
             raise ValueError(f"resize: interpolation must be one of {list(modes)} for a PIL image, "
                              f"got {interpolation!r}")
         return img if target is None else img.resize(target[::-1], modes[interpolation])
-    if interpolation not in _INTERPOLATIONS:
-        raise ValueError(f"resize: interpolation must be one of {list(_INTERPOLATIONS)}, got {interpolation!r}")
+    array_only = ("lanczos",) if not _is_tensor_image(img) else ()
+    if interpolation not in _INTERPOLATIONS + _INTERPOLATED + array_only:
+        raise ValueError(f"resize: interpolation must be one of {list(_INTERPOLATIONS + _INTERPOLATED + array_only)}, "
+                         f"got {interpolation!r}")
     if target is None:
         return img
     if _is_tensor_image(img):
-        from pycoll.nn.functional import interpolate
-        batch = img.unsqueeze(0) if img.ndim == 3 else img
-        out = interpolate(batch, size=list(target), mode=interpolation, align_corners=False)
-        return out.squeeze(0) if img.ndim == 3 else out
+        return _interpolated(img, target, interpolation)
+    if interpolation == "lanczos":
+        try:
+            from PIL import Image
+        except ImportError:
+            raise ValueError("resize: interpolation='lanczos' on an array is Pillow's (pip install pillow), which "
+                             "is not installed; 'bicubic' needs nothing more") from None
+        return np.asarray(_to_pil(img).resize(target[::-1], Image.LANCZOS))
+    if interpolation in _INTERPOLATED:
+        image = img[:, :, None] if img.ndim == 2 else img
+        out = _interpolated(pycoll.to_tensor(np.ascontiguousarray(image.transpose(2, 0, 1)).astype(np.float32)),
+                            target, interpolation).numpy().transpose(1, 2, 0)
+        if img.dtype.kind in "iu":  # back into the image's range and dtype, rounded as OpenCV does
+            info = np.iinfo(img.dtype)
+            out = np.clip(np.rint(out), info.min, info.max)
+        out = out.astype(img.dtype)
+        return out[:, :, 0] if img.ndim == 2 else out
     return resize_array(img, target[0], target[1], interpolation)
+
+
+def _interpolated(img: Tensor, target: Tuple[int, int], interpolation: str) -> Tensor:
+    """A [C, H, W] (or batched) Tensor image resized by ``nn.functional.interpolate``."""
+    from pycoll.nn.functional import interpolate
+
+    batch = img.unsqueeze(0) if img.ndim == 3 else img
+    out = interpolate(batch, size=list(target), mode=interpolation, align_corners=False)
+    return out.squeeze(0) if img.ndim == 3 else out
 
 
 def _pad_widths(padding: Union[int, Sequence[int]]) -> Tuple[int, int, int, int]:
