@@ -138,8 +138,8 @@ def waiting_line() -> str:
 
 
 def where_they_wait(waits: Dict[int, Any]) -> str:
-    """``; where: rank 0 at train.py:12 (in main), rank 1 at ...`` for the ``waits`` (global rank:
-    a Wait or JobWait) whose line is known, '' for none."""
+    """``; where the ranks wait: rank 0 at train.py:12 (in main), rank 1 at ...`` for the
+    ``waits`` (global rank: a Wait or JobWait) whose line is known, '' for none."""
     known = [f"rank {rank} at {waits[rank].site}" for rank in sorted(waits) if waits[rank].site]
     return f"; where the ranks wait: {', '.join(known)}" if known else ""
 
