@@ -63,8 +63,8 @@ def _handles_sigterm(pid: int) -> bool:
     return True
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` has not ended (an ended one not yet reaped counts as ended)."""
+def rank_running(pid: int) -> bool:
+    """Whether rank process ``pid`` has not ended (an ended one not yet reaped counts as ended)."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -103,7 +103,7 @@ def terminate_peers(rank: int) -> None:
         except OSError:  # already gone
             pass
     deadline = time.monotonic() + GRACE_S
-    while time.monotonic() < deadline and any(_running(pid) and not _settled(where, peer)
+    while time.monotonic() < deadline and any(rank_running(pid) and not _settled(where, peer)
                                               for peer, pid in peers.items()):
         time.sleep(_POLL_S)
 

@@ -23,6 +23,8 @@ import os
 import time
 from typing import FrozenSet, Iterable, Tuple
 
+from pycoll.distributed._stop_peers import rank_running
+
 # (folder, name prefix) of each kind
 KINDS: Tuple[Tuple[str, str], ...] = (("/dev/shm", "mpich_shm_"), ("/tmp", "hydra_hwloc_xmlfile_"))
 
@@ -64,15 +66,6 @@ def _held(paths: FrozenSet[str]) -> FrozenSet[str]:
     return frozenset(held)
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie, ended but not reaped, is not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
 def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
     """The files that appeared since ``before`` (a :func:`snapshot`) and that no live process
     holds: a stopped job's leftovers (none without ``/proc``, where nothing can tell)."""
@@ -87,7 +80,7 @@ def remove_left(before: FrozenSet[str], ranks: Iterable[int] = (), wait_s: float
     job's ranks, whose end is waited for first (``wait_s`` at most): a rank MPI's launcher has
     just stopped may still hold its segments for a moment, and would keep them for good."""
     deadline = time.monotonic() + wait_s
-    while any(_running(pid) for pid in ranks) and time.monotonic() < deadline:
+    while any(rank_running(pid) for pid in ranks) and time.monotonic() < deadline:
         time.sleep(0.02)
     removed = 0
     for path in unclaimed(before):
