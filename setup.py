@@ -32,9 +32,9 @@ from setuptools import setup
 
 # C++ sources of pycoll._C: the kernels (no Python in them) and their bindings.
 HOST_SOURCES = ["csrc/host_kernels.cpp", "csrc/host_math.cpp", "csrc/host_adam.cpp", "csrc/host_rnn.cpp",
-                "csrc/bindings.cpp"]
-HOST_HEADERS = ["csrc/host_kernels.h", "csrc/host_math.h", "csrc/host_adam.h", "csrc/host_rnn.h", "csrc/host_exp.h",
-                "csrc/simd_clones.h"]  # rebuild triggers; also shipped in the sdist
+                "csrc/host_image.cpp", "csrc/bindings.cpp"]
+HOST_HEADERS = ["csrc/host_kernels.h", "csrc/host_math.h", "csrc/host_adam.h", "csrc/host_rnn.h", "csrc/host_image.h",
+                "csrc/host_exp.h", "csrc/simd_clones.h"]  # rebuild triggers; also shipped in the sdist
 CUDA_SOURCES = ["csrc/cuda_kernels.cu", "csrc/cuda_adam.cu"]
 CUDA_HEADERS = ["csrc/cuda_kernels.h", "csrc/cuda_adam.h", "csrc/cuda_runtime_util.cuh"]
 DEFAULT_CUDA_ARCH = "75;80;90+PTX"

@@ -317,6 +317,52 @@ def _():
     return call
 
 
+def photo() -> np.ndarray:
+    """A [256, 320, 3] uint8 image, a decoded photo's size; the same bytes in both libraries.
+    Paddle's transforms take arrays through OpenCV: its interpreter needs opencv-python(-headless)."""
+    return (np.random.RandomState(0).rand(256, 320, 3) * 255).astype("uint8")
+
+
+def transformed(transform_of: Callable[[object], object]) -> Call:
+    """The call that applies ``transform_of(paddle.vision.transforms)`` to ``photo()``; the random
+    transforms draw from NumPy's and Python's generators, seeded once."""
+    np.random.seed(0)
+    import random
+    random.seed(0)
+    transform, img = transform_of(P.vision.transforms), photo()
+    return lambda: transform(img)
+
+
+@case("transforms_resize")
+def _():
+    return transformed(lambda T: T.Resize(224))
+
+
+@case("transforms_rotation")
+def _():
+    return transformed(lambda T: T.RandomRotation(15))
+
+
+@case("transforms_color_jitter")
+def _():
+    return transformed(lambda T: T.ColorJitter(0.4, 0.4, 0.4, 0.1))
+
+
+@case("transforms_train_pipeline")
+def _():
+    """ImageNet-style training augmentation of one image, to a normalised CHW tensor."""
+    return transformed(lambda T: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
+                                            T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.ToTensor(),
+                                            T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+
+
+@case("interpolate_bilinear")
+def _():
+    """A batch of 8 [3, 256, 320] images resized to [224, 280], forward and backward."""
+    x = tensor(8, 3, 256, 320)
+    return sum_backward(lambda: P.nn.functional.interpolate(x, size=[224, 280], mode="bilinear"))
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "host_kernels.h"
 #include "host_adam.h"
+#include "host_image.h"
 #include "host_math.h"
 #include "host_rnn.h"
 #ifdef PYCOLL_WITH_CUDA
@@ -574,6 +576,152 @@ void def_float_ops(py::module_& m) {
           py::arg("epsilon"), py::arg("step"), "One Adam step of param and its moments, in place.");
 }
 
+// --- uint8 images for paddle.vision.transforms (pycoll/kernels/host_image.py); see host_image.h --
+
+using Image = py::array_t<uint8_t, py::array::c_style>;
+
+// An [H, W, C] image's height, width and channels ([H, W]: C = 1).
+std::array<int64_t, 3> image_dims(const char* fn, const Image& img) {
+    if (img.ndim() != 2 && img.ndim() != 3) throw py::value_error(where(fn, "img is not [H, W] or [H, W, C]"));
+    return {img.shape(0), img.shape(1), img.ndim() == 3 ? img.shape(2) : 1};
+}
+
+// A new image of img's shape but height and width.
+Image image_like(const Image& img, int64_t h, int64_t w) {
+    std::vector<py::ssize_t> shape(img.shape(), img.shape() + img.ndim());
+    shape[0] = h;
+    shape[1] = w;
+    return Image(shape);
+}
+
+// Pixels of 3 channels in img: its size / 3, checked.
+int64_t rgb_pixels(const char* fn, const Image& img) {
+    if (img.ndim() < 1 || img.shape(img.ndim() - 1) != 3) throw py::value_error(where(fn, "img's last axis is not 3"));
+    return static_cast<int64_t>(img.size()) / 3;
+}
+
+Image image_resize_bilinear(const Image& img, int64_t oh, int64_t ow) {
+    const auto [h, w, c] = image_dims("image_resize_bilinear", img);
+    if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0) throw py::value_error(where("image_resize_bilinear", "an empty size"));
+    Image out = image_like(img, oh, ow);
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::resize_bilinear_u8(in, h, w, c, o, oh, ow);
+    return out;
+}
+
+// Any C-contiguous array of 2 or more axes, axis 1 reversed: its bytes are moved, not read.
+py::array image_flip_width(const py::array& img) {
+    if (img.ndim() < 2 || !(img.flags() & py::array::c_style)) {
+        throw py::value_error(where("image_flip_width", "img is not a C-contiguous array of 2 or more axes"));
+    }
+    py::array out(img.dtype(), std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim()));
+    const int64_t rows = img.shape(0), width = img.shape(1);
+    const int64_t pixel_bytes = width == 0 ? 0 : static_cast<int64_t>(img.nbytes()) / (rows * width);
+    const auto* in = static_cast<const uint8_t*>(img.data());
+    auto* o = static_cast<uint8_t*>(out.mutable_data());
+    if (rows * width == 0) return out;
+    py::gil_scoped_release nogil;
+    pycoll::flip_width(in, rows, width, pixel_bytes, o);
+    return out;
+}
+
+Image image_lookup(const Image& img, const Image& table) {
+    if (table.size() != 256) throw py::value_error(where("image_lookup", "table has not 256 entries"));
+    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim()));
+    const uint8_t *in = img.data(), *t = table.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::lookup_u8(in, static_cast<int64_t>(img.size()), t, o);
+    return out;
+}
+
+// [..., 3] -> [...]
+Image image_gray(const Image& img, bool blue_first) {
+    const int64_t n = rgb_pixels("image_gray", img);
+    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim() - 1));
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::gray_u8(in, n, blue_first, o);
+    return out;
+}
+
+Image image_blend_gray(const Image& img, float alpha, float beta) {
+    const int64_t n = rgb_pixels("image_blend_gray", img);
+    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim()));
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::blend_gray_u8(in, n, alpha, beta, o);
+    return out;
+}
+
+Image image_bgr_to_hsv_full(const Image& img) {
+    const int64_t n = rgb_pixels("image_bgr_to_hsv_full", img);
+    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim()));
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::bgr_to_hsv_full_u8(in, n, o);
+    return out;
+}
+
+Image image_hsv_to_bgr_full(const Image& img, int hue_shift) {
+    const int64_t n = rgb_pixels("image_hsv_to_bgr_full", img);
+    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim()));
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::hsv_to_bgr_full_u8(in, n, hue_shift, o);
+    return out;
+}
+
+// fx, fy [oh, ow] -> [oh, ow(, C)] like img
+Image image_warp_sample(const Image& img, const py::array_t<int64_t, py::array::c_style>& fx,
+                        const py::array_t<int64_t, py::array::c_style>& fy, const Image& border, int mode,
+                        const py::array_t<int32_t, py::array::c_style>& cubic_weights) {
+    const char* fn = "image_warp_sample";
+    const auto [h, w, c] = image_dims(fn, img);
+    if (fx.ndim() != 2 || fy.ndim() != 2 || fx.shape(0) != fy.shape(0) || fx.shape(1) != fy.shape(1)) {
+        throw py::value_error(where(fn, "fx and fy are not [oh, ow] alike"));
+    }
+    check_size(fn, "border", border, c);
+    if (mode < 0 || mode > 2) throw py::value_error(where(fn, "mode is not 0, 1 or 2"));
+    if (mode == 2) check_size(fn, "cubic_weights", cubic_weights, 32 * 32 * 16);
+    Image out = image_like(img, fx.shape(0), fx.shape(1));
+    const uint8_t *in = img.data(), *b = border.data();
+    const int64_t *xs = fx.data(), *ys = fy.data();
+    const int32_t* cw = cubic_weights.data();
+    uint8_t* o = out.mutable_data();
+    const int64_t n = static_cast<int64_t>(fx.size());
+    py::gil_scoped_release nogil;
+    pycoll::warp_sample_u8(in, h, w, c, xs, ys, n, b, static_cast<pycoll::Sample>(mode), cw, o);
+    return out;
+}
+
+void def_image_ops(py::module_& m) {
+    m.def("image_resize_bilinear", &image_resize_bilinear, py::arg("img").noconvert(), py::arg("oh"),
+          py::arg("ow"), "OpenCV's uint8 INTER_LINEAR of an [H, W(, C)] image to [oh, ow(, C)].");
+    m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");
+    m.def("image_lookup", &image_lookup, py::arg("img").noconvert(), py::arg("table").noconvert(),
+          "table[img] for a uint8 img and a 256-entry uint8 table.");
+    m.def("image_gray", &image_gray, py::arg("img").noconvert(), py::arg("blue_first"),
+          "OpenCV's uint8 RGB2GRAY (BGR2GRAY with blue_first) of [..., 3], as [...].");
+    m.def("image_blend_gray", &image_blend_gray, py::arg("img").noconvert(), py::arg("alpha"), py::arg("beta"),
+          "uint8(clip(img * alpha + luma * beta)) in float32, luma BGR2GRAY's of each [..., 3] pixel.");
+    m.def("image_bgr_to_hsv_full", &image_bgr_to_hsv_full, py::arg("img").noconvert(),
+          "OpenCV's uint8 BGR2HSV_FULL of [..., 3].");
+    m.def("image_hsv_to_bgr_full", &image_hsv_to_bgr_full, py::arg("img").noconvert(), py::arg("hue_shift"),
+          "OpenCV's uint8 HSV2BGR_FULL of [..., 3], hue_shift added to the hue first (modulo 256).");
+    m.def("image_warp_sample", &image_warp_sample, py::arg("img").noconvert(), py::arg("fx").noconvert(),
+          py::arg("fy").noconvert(), py::arg("border").noconvert(), py::arg("mode"),
+          py::arg("cubic_weights").noconvert(),
+          "cv2.warpAffine/warpPerspective's sampling of a uint8 image at fixed-point positions "
+          "(mode 0 nearest: whole pixels; 1 bilinear, 2 bicubic: 1/32 pixels), border outside.");
+}
+
 #ifdef PYCOLL_WITH_CUDA
 // --- device arrays: raw pointers from CuPy, copied on the caller's stream --------------------
 
@@ -738,6 +886,7 @@ PYBIND11_MODULE(_C, m) {
     m.def("build_info", &build_info, "What this build of pycoll._C contains.");
     def_float_ops<float>(m);
     def_float_ops<double>(m);
+    def_image_ops(m);
     def_rnn_steps<float>(m, "RnnSteps32", "RnnStepsBackward32");
     def_rnn_steps<double>(m, "RnnSteps64", "RnnStepsBackward64");
     m.def("cumsum", &cumsum_host<int64_t>, py::arg("x"), py::arg("outer"), py::arg("len"),

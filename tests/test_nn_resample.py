@@ -16,6 +16,8 @@ import pytest
 import pycoll
 import pycoll.nn as nn
 import pycoll.nn.functional as F
+from pycoll.nn._resample_functional import _axis_taps
+from pycoll.nn._sliding import apply_axis_maps, apply_axis_taps, transpose_taps
 
 RNG = np.random.default_rng(5)
 
@@ -278,3 +280,34 @@ def test_conv_transpose_layers():
     assert one(t(x[:, :, 0].transpose(0, 2, 1))).shape == [1, 7, 2]
     with pytest.raises(ValueError, match="divisible by groups"):
         nn.Conv2DTranspose(4, 6, 3, groups=4)
+
+
+# -- the sparse form of nearest and the linear modes: taps, and their transpose for the gradient --
+
+TAPS_RS = np.random.RandomState(7)
+
+
+def dense(index, weight, n_in):
+    """The [n_out, n_in] matrix of taps, in float64."""
+    m = np.zeros((index.shape[0], n_in))
+    np.add.at(m, (np.arange(index.shape[0])[:, None], index), 1.0 if weight is None else weight)
+    return m
+
+
+MODES = [("nearest", False, 0), ("bilinear", False, 0), ("bilinear", True, 0), ("bilinear", False, 1)]
+SIZES = [(20, 31), (80, 121), (1, 1), (37, 53), (37, 400)]
+
+
+@pytest.mark.parametrize("mode,align_corners,align_mode", MODES)
+def test_interpolate_taps_and_their_transpose_map_as_the_dense_matrices(mode, align_corners, align_mode):
+    x = TAPS_RS.rand(2, 3, 37, 53).astype(np.float32)
+    for size in SIZES:
+        taps = [_axis_taps(n_in, n_out, mode, align_corners, align_mode, 0.0) for n_in, n_out in zip((37, 53), size)]
+        mats = [dense(i, w, n_in) for (i, w), n_in in zip(taps, (37, 53))]
+        np.testing.assert_allclose(apply_axis_taps(x, taps, (2, 3)), apply_axis_maps(x, mats, (2, 3)), rtol=2e-6, atol=2e-7)
+        g = TAPS_RS.rand(2, 3, *size).astype(np.float32)
+        back = [transpose_taps(i, w, n_in) for (i, w), n_in in zip(taps, (37, 53))]
+        for (i, w), n_in, mat, n_out in zip(back, (37, 53), mats, size):
+            np.testing.assert_array_equal(dense(i, w, n_out), mat.T)  # the transpose, exactly
+        np.testing.assert_allclose(apply_axis_taps(g, back, (2, 3)), apply_axis_maps(g, mats, (2, 3), transposed=True),
+                                   rtol=2e-5, atol=2e-6)

@@ -4,7 +4,10 @@ Nearest, (bi/tri)linear and bicubic resampling are separable: along each spatial
 is a fixed linear map of the input, an [out, in] matrix built here on the host with paddle's index
 rules (its CPU kernel's: float32 ratios, 1 / scale_factor when a scale is given, the half-pixel
 source index with align_mode=0, the corner-aligned ratio (in - 1) / (out - 1) with
-align_corners). The op applies one matrix per axis and its gradient applies their transposes.
+align_corners). Nearest and the linear modes hold each map as taps, one or two source cells and
+their weights per output cell, applied as gathers (a dense matmul would cost in * out per line),
+and their gradients gather through the transposed taps; bicubic applies one matrix per axis and
+its gradient their transposes.
 
 Bicubic is Keys' cubic convolution with paddle's a = -0.75 over the four cells around the source
 index (always half-pixel without align_corners: paddle ignores align_mode there), cells past an
@@ -21,7 +24,7 @@ from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import move, place_of
 from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
-from pycoll.nn._sliding import apply_axis_maps
+from pycoll.nn._sliding import apply_axis_maps, apply_axis_taps, transpose_taps
 from pycoll.shape_ops import reshape, transpose
 from pycoll.tensor import Tensor
 from pycoll._param_aliases import param_aliases
@@ -47,36 +50,44 @@ def _cubic_weights(t: np.ndarray) -> List[np.ndarray]:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _axis_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int, scale: float) -> np.ndarray:
-    """The [n_out, n_in] matrix of one spatial axis, in float32 as paddle's kernel computes it
-    (bicubic: in float64, see the module's notes)."""
+def _ratio(n_in: int, n_out: int, align_corners: bool, scale: float) -> np.float32:
+    """Source cells per output cell along one axis, in float32 as paddle's kernel takes it."""
     f32 = np.float32
-    ratio = f32(0.0)
-    if n_out > 1:
-        if align_corners:
-            ratio = f32(n_in - 1) / f32(n_out - 1)
-        else:
-            ratio = f32(1.0 / scale) if scale > 0 else f32(n_in) / f32(n_out)
-    k = np.arange(n_out)
-    m = np.zeros((n_out, n_in), f32)
+    if n_out <= 1:
+        return f32(0.0)
+    if align_corners:
+        return f32(n_in - 1) / f32(n_out - 1)
+    return f32(1.0 / scale) if scale > 0 else f32(n_in) / f32(n_out)
+
+
+def _axis_taps(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int,
+               scale: float) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """One spatial axis of 'nearest' or a linear mode as taps: [n_out, T] source indices and their
+    float32 weights (nearest: T = 1, weights None; linear: T = 2, the cell below the source index
+    and the one above it, clamped to the edge), as paddle's kernel computes them."""
+    f32 = np.float32
+    ratio = _ratio(n_in, n_out, align_corners, scale)
+    kf = np.arange(n_out).astype(f32)
     if mode == "nearest":
-        m[k, np.minimum((ratio * k.astype(f32)).astype(np.int64), n_in - 1)] = 1
-        return m
-    if mode == "bicubic":
-        src = (ratio * k.astype(f32)).astype(np.float64) if align_corners else np.float64(ratio) * (k + 0.5) - 0.5
-        base = np.floor(src)
-        m = m.astype(np.float64)
-        for offset, w in zip((-1, 0, 1, 2), _cubic_weights(src - base)):
-            np.add.at(m, (k, np.clip(base.astype(np.int64) + offset, 0, n_in - 1)), w)
-        return m
+        index = np.minimum((ratio * kf).astype(np.int64), n_in - 1)
+        return index[:, None], None
     half_pixel = align_mode == 0 and not align_corners
-    kf = k.astype(f32)
     src = ratio * (kf + f32(0.5)) - f32(0.5) if half_pixel else ratio * kf
     lo = np.maximum(np.trunc(src).astype(np.int64), 0)
     hi = np.where(lo < n_in - 1, lo + 1, lo)
     w_hi = np.maximum(src, f32(0)) - lo.astype(f32)
-    np.add.at(m, (k, lo), f32(1) - w_hi)
-    np.add.at(m, (k, hi), w_hi)
+    return np.stack([lo, hi], axis=1), np.stack([f32(1) - w_hi, w_hi], axis=1)
+
+
+def _bicubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float) -> np.ndarray:
+    """The [n_out, n_in] bicubic map of one spatial axis, in float64 (see the module's notes)."""
+    k = np.arange(n_out)
+    ratio = _ratio(n_in, n_out, align_corners, scale)
+    src = (ratio * k.astype(np.float32)).astype(np.float64) if align_corners else np.float64(ratio) * (k + 0.5) - 0.5
+    base = np.floor(src)
+    m = np.zeros((n_out, n_in), np.float64)
+    for offset, w in zip((-1, 0, 1, 2), _cubic_weights(src - base)):
+        np.add.at(m, (k, np.clip(base.astype(np.int64) + offset, 0, n_in - 1)), w)
     return m
 
 
@@ -159,9 +170,20 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
     a = x._array
     out_size, scales = _sizes(size, scale_factor, [a.shape[ax] for ax in axes], recompute_scale_factor, fn)
     place = place_of(a)
-    mats = [move(_axis_matrix(a.shape[ax], n, mode, align_corners, align_mode, s).astype(a.dtype), place)
-            for ax, n, s in zip(axes, out_size, scales)]
-    return op_output(apply_axis_maps(a, mats, axes), lambda g: (apply_axis_maps(g, mats, axes, transposed=True),), x)
+    shapes = [(a.shape[ax], n, s) for ax, n, s in zip(axes, out_size, scales)]
+    if mode == "bicubic":
+        mats = [move(_bicubic_matrix(m, n, align_corners, s).astype(a.dtype), place) for m, n, s in shapes]
+        return op_output(apply_axis_maps(a, mats, axes), lambda g: (apply_axis_maps(g, mats, axes, transposed=True),), x)
+    # one or two taps per output cell: gathers, not dense matmuls, both ways
+    taps = [_axis_taps(m, n, mode, align_corners, align_mode, s) for m, n, s in shapes]
+
+    def placed_taps(pairs: List[Tuple[np.ndarray, Optional[np.ndarray]]]) -> List[Tuple[Any, Any]]:
+        return [(move(i, place), None if w is None else move(w.astype(a.dtype), place)) for i, w in pairs]
+
+    def backward(g: Any) -> tuple:
+        gathers = [transpose_taps(i, w, m) for (i, w), (m, _, _) in zip(taps, shapes)]
+        return (apply_axis_taps(g, placed_taps(gathers), axes),)
+    return op_output(apply_axis_taps(a, placed_taps(taps), axes), backward, x)
 
 
 def upsample(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",

@@ -10,6 +10,8 @@ import itertools
 import math
 from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 from pycoll.device import array_module
 from pycoll.math_ops import same_dtype
 
@@ -173,3 +175,41 @@ def apply_axis_maps(a: Any, mats: Sequence[Any], axes: Sequence[int], transposed
     for mat, ax in zip(mats, axes):
         a = xp.moveaxis(xp.tensordot(a, mat, axes=([ax], [0 if transposed else 1])), -1, ax)
     return a
+
+
+def apply_axis_taps(a: Any, taps: Sequence[Tuple[Any, Optional[Any]]], axes: Sequence[int]) -> Any:
+    """`a` with each axes[i] mapped by taps[i] = (index, weight), both [out, T]: output cell k
+    along the axis is sum over t of a[index[k, t]] * weight[k, t], summed in order of t (weight
+    None: a gather, every weight 1). The sparse form of apply_axis_maps for maps with a few
+    entries a row."""
+    xp = array_module(a)
+    for (index, weight), ax in zip(taps, axes):
+        shape = [1] * a.ndim
+        shape[ax] = -1
+        out = None
+        for t in range(index.shape[1]):
+            term = xp.take(a, index[:, t], axis=ax)
+            if weight is not None:
+                term *= weight[:, t].reshape(shape)
+            out = term if out is None else out + term
+        a = out
+    return a
+
+
+def transpose_taps(index: np.ndarray, weight: Optional[np.ndarray], n_in: int) -> Tuple[np.ndarray, np.ndarray]:
+    """The taps (index, weight) [n_out, T] of a map from n_in cells, transposed: [n_in, R] taps
+    that gather, for each input cell, the output cells reading it and their weights (weight None:
+    1), padded with weight 0 to the most any cell has. What apply_axis_taps needs to take a
+    gradient back through the map."""
+    rows = np.repeat(np.arange(index.shape[0]), index.shape[1])
+    cells = index.reshape(-1)
+    weights = np.ones(cells.size, np.float32) if weight is None else weight.reshape(-1)
+    order = np.argsort(cells, kind="stable")
+    cells, rows, weights = cells[order], rows[order], weights[order]
+    counts = np.bincount(cells, minlength=n_in)
+    slot = np.arange(cells.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    out_index = np.zeros((n_in, max(int(counts.max(initial=0)), 1)), np.int64)
+    out_weight = np.zeros(out_index.shape, weights.dtype)
+    out_index[cells, slot] = rows
+    out_weight[cells, slot] = weights
+    return out_index, out_weight

@@ -8,10 +8,15 @@ arrays come out as paddle computes them without OpenCV:
   over 0..255). The forward conversion is OpenCV's integer one (reciprocal tables with 12
   fractional bits) and equals cv2 on all 2^24 colours; the backward one is OpenCV's float32
   sector formula rounded to uint8 and equals cv2 on all but 88 of the 2^24 HSV triples, where a
-  result lies on .5 and cv2's vector code rounds it the other way (off by one)."""
+  result lies on .5 and cv2's vector code rounds it the other way (off by one).
+
+On uint8 images each runs in pycoll._C where it is built (csrc/host_image.cpp, the same bytes as
+the formulas here, which serve the other dtypes and a build without the kernels)."""
 from __future__ import annotations
 
 import numpy as np
+
+from pycoll.kernels import host_image
 
 _GRAY_SHIFT = 15
 _GRAY_WEIGHTS = (9798, 19235, 3735)  # R, G, B in units of 2**-15
@@ -22,6 +27,9 @@ _HSV_SHIFT = 12
 def gray(img: np.ndarray, blue_first: bool = False) -> np.ndarray:
     """The [H, W] luma of a [H, W, 3] array whose channels are R, G, B (B, G, R with
     ``blue_first``), in the array's dtype."""
+    fast = host_image.gray(img, blue_first)
+    if fast is not None:
+        return fast
     r, g, b = (img[..., 2], img[..., 1], img[..., 0]) if blue_first else (img[..., 0], img[..., 1], img[..., 2])
     if img.dtype.kind in "ui":
         wr, wg, wb = _GRAY_WEIGHTS
@@ -43,6 +51,9 @@ _HUE_DIV = _reciprocal_table(256, 6.0)
 
 def bgr_to_hsv_full(img: np.ndarray) -> np.ndarray:
     """A uint8 [..., 3] B, G, R array as uint8 H, S, V (hue in 0..255)."""
+    fast = host_image.bgr_to_hsv_full(img)
+    if fast is not None:
+        return fast
     a = img.astype(np.int64)
     b, g, r = a[..., 0], a[..., 1], a[..., 2]
     v = np.maximum(np.maximum(b, g), r)
@@ -55,11 +66,16 @@ def bgr_to_hsv_full(img: np.ndarray) -> np.ndarray:
     return np.stack([np.clip(h, 0, 255), s, v], axis=-1).astype(np.uint8)
 
 
-def hsv_to_bgr_full(hsv: np.ndarray) -> np.ndarray:
-    """A uint8 [..., 3] H, S, V array (hue in 0..255) as uint8 B, G, R."""
+def hsv_to_bgr_full(hsv: np.ndarray, hue_shift: int = 0) -> np.ndarray:
+    """A uint8 [..., 3] H, S, V array (hue in 0..255) as uint8 B, G, R, ``hue_shift`` added to the
+    hue first (modulo 256)."""
+    fast = host_image.hsv_to_bgr_full(hsv, hue_shift)
+    if fast is not None:
+        return fast
     f32 = np.float32
     one = f32(1)
-    h = hsv[..., 0].astype(f32) * (f32(6) / f32(255))
+    hue = (hsv[..., 0].astype(np.int64) + hue_shift) % 256
+    h = hue.astype(f32) * (f32(6) / f32(255))
     s = hsv[..., 1].astype(f32) * (one / f32(255))
     v = hsv[..., 2].astype(f32) * (one / f32(255))
     whole = np.trunc(h)

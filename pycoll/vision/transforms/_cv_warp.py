@@ -9,7 +9,10 @@ offsets rounded to 1/1024 of a pixel, the perspective warp divides in double and
 'bilinear' then weighs the four neighbours by those 1/32 fractions, 'bicubic' the sixteen by
 OpenCV's tabulated Keys kernel (uint8 images: integer weights summing to 2**15, rounded), and a
 neighbour outside the image reads the fill value. Written out here step for step, the results
-equal cv2 4.14's on uint8 images pixel for pixel (float32 images: within a float rounding)."""
+equal cv2 4.14's on uint8 images pixel for pixel (float32 images: within a float rounding); cv2
+5.0 computes the positions otherwise and differs by up to a few levels (bilinear) or one pixel
+(nearest) on a fraction of them. The sampling of uint8 images runs in pycoll._C where it is built
+(csrc/host_image.cpp, the same bytes as the formulas here)."""
 from __future__ import annotations
 
 import functools
@@ -17,6 +20,8 @@ import math
 from typing import Sequence, Tuple
 
 import numpy as np
+
+from pycoll.kernels import host_image
 
 _TAB_BITS = 5                     # INTER_BITS: bilinear fractions in 1/32 pixel
 _TAB_SIZE = 1 << _TAB_BITS
@@ -194,7 +199,15 @@ def _bicubic(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray
     return out
 
 
-def _interpolate(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray, interpolation: str) -> np.ndarray:
+def _sample(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray, interpolation: str) -> np.ndarray:
+    """``img`` at positions fx, fy: whole pixels for 'nearest', 1/32 pixels for the others (uint8
+    images through the compiled kernel where it is built)."""
+    weights = _cubic_weights(True) if interpolation == "bicubic" and img.dtype == np.uint8 else None
+    fast = host_image.warp_sample(img, fx, fy, border, interpolation, weights)
+    if fast is not None:
+        return fast
+    if interpolation == "nearest":
+        return _pick(img, fx, fy, border)
     return (_bicubic if interpolation == "bicubic" else _bilinear)(img, fx, fy, border)
 
 
@@ -212,10 +225,8 @@ def warp_affine(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], inte
     row_y = np.rint((m4 * y + m5) * scale).astype(np.int64) + half
     fx, fy = row_x[:, None] + col_x[None, :], row_y[:, None] + col_y[None, :]
     border = _border(img, fill)
-    if nearest:
-        return _pick(img, fx >> _AB_BITS, fy >> _AB_BITS, border)
-    shift = _AB_BITS - _TAB_BITS
-    return _interpolate(img, fx >> shift, fy >> shift, border, interpolation)
+    shift = _AB_BITS if nearest else _AB_BITS - _TAB_BITS
+    return _sample(img, fx >> shift, fy >> shift, border, interpolation)
 
 
 def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], interpolation: str,
@@ -238,7 +249,4 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int],
     w0 = np.where(w0 != 0, numerator / safe, 0.0)
     fx = np.rint(np.clip(x0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
     fy = np.rint(np.clip(y0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
-    border = _border(img, fill)
-    if nearest:
-        return _pick(img, fx, fy, border)
-    return _interpolate(img, fx, fy, border, interpolation)
+    return _sample(img, fx, fy, _border(img, fill), interpolation)

@@ -2,12 +2,15 @@
 'nearest' takes source pixel floor(i * in / out); 'bilinear' samples at half-pixel centres
 ((i + 0.5) * in / out - 0.5, clamped to the edge) and, on uint8 images, reproduces OpenCV's
 11-bit fixed-point weights and rounding (equal to paddle's output when shrinking; when enlarging,
-OpenCV's vectorised path rounds a few pixels in a hundred one step differently)."""
+OpenCV's vectorised path rounds a few pixels in a hundred one step differently). uint8 'bilinear'
+runs in pycoll._C where it is built (csrc/host_image.cpp, the same bytes as the formula here)."""
 from __future__ import annotations
 
 from typing import Tuple
 
 import numpy as np
+
+from pycoll.kernels import host_image
 
 _COEF_SCALE = 2048  # OpenCV's INTER_RESIZE_COEF_SCALE (11 fractional bits)
 
@@ -58,5 +61,6 @@ def resize_array(img: np.ndarray, oh: int, ow: int, interpolation: str) -> np.nd
         cols = np.minimum(np.floor(np.arange(ow) * (1.0 / (ow / w))).astype(np.int64), w - 1)
         return img[rows][:, cols]
     if img.dtype == np.uint8:
-        return _bilinear_uint8(img, oh, ow)
+        fast = host_image.resize_bilinear(img, oh, ow)
+        return _bilinear_uint8(img, oh, ow) if fast is None else fast
     return _bilinear_float(img, oh, ow)

@@ -23,6 +23,7 @@ import numpy as np
 
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
+from pycoll.kernels import host_image
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.transforms._cv_colour import bgr_to_hsv_full, gray, hsv_to_bgr_full
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image
@@ -66,6 +67,13 @@ def _tensor_gray(a: Any) -> Any:
     return (x * weights).sum(axis=-3, keepdims=True)
 
 
+def _lookup(img: Any, table: np.ndarray) -> np.ndarray:
+    """``table[img]`` of an array image read as uint8 (paddle's cv2.LUT)."""
+    arr = np.asarray(img).astype(np.uint8, copy=False)
+    looked_up = host_image.lookup(arr, table)
+    return table[arr] if looked_up is None else looked_up
+
+
 def adjust_brightness(img: Any, brightness_factor: float) -> Any:
     """Brightness scaled by ``brightness_factor`` (0: black, 1: unchanged). Arrays: pixel values
     (as uint8) times the factor, clipped and truncated (paddle's lookup table)."""
@@ -77,8 +85,7 @@ def adjust_brightness(img: Any, brightness_factor: float) -> Any:
     if _is_tensor_image(img):
         _tensor_channels(img, "adjust_brightness")
         return _blend(img, 0.0, factor)
-    table = (np.arange(256) * factor).clip(0, 255).astype(np.uint8)
-    return table[np.asarray(img).astype(np.uint8)]
+    return _lookup(img, (np.arange(256) * factor).clip(0, 255).astype(np.uint8))
 
 
 def adjust_contrast(img: Any, contrast_factor: float) -> Any:
@@ -94,8 +101,7 @@ def adjust_contrast(img: Any, contrast_factor: float) -> Any:
         a = img._array
         grey = _working(a) if _tensor_channels(img, "adjust_contrast") == 1 else _tensor_gray(a)
         return _blend(img, grey.mean(axis=(-3, -2, -1), keepdims=True), factor)
-    table = ((np.arange(256) - 74) * factor + 74).clip(0, 255).astype(np.uint8)
-    return table[np.asarray(img).astype(np.uint8)]
+    return _lookup(img, ((np.arange(256) - 74) * factor + 74).clip(0, 255).astype(np.uint8))
 
 
 def _rgb_array(img: Any, fn: str) -> np.ndarray:
@@ -116,8 +122,12 @@ def adjust_saturation(img: Any, saturation_factor: float) -> Any:
         if _tensor_channels(img, "adjust_saturation") == 1:
             return img
         return _blend(img, _tensor_gray(img._array), factor)
-    arr = _rgb_array(img, "adjust_saturation").astype(np.float32)
+    _rgb_array(img, "adjust_saturation")
     alpha = np.random.uniform(max(0.0, 1 - factor), 1 + factor)
+    blended = host_image.blend_gray(img, np.float32(alpha), np.float32(1 - alpha))
+    if blended is not None:
+        return blended
+    arr = img.astype(np.float32)
     mixed = arr * np.float32(alpha) + gray(arr, blue_first=True)[..., None] * np.float32(1 - alpha)
     return mixed.clip(0, 255).astype(img.dtype)
 
@@ -175,9 +185,7 @@ def adjust_hue(img: Any, hue_factor: float) -> Any:
         out = _hsv_to_rgb(xp, h - xp.floor(h), s, v)
         return wrap((out * np.float32(255)).astype(a.dtype) if a.dtype == np.uint8 else out)
     arr = _rgb_array(img, "adjust_hue")
-    hsv = bgr_to_hsv_full(arr.astype(np.uint8))
-    hsv[..., 0] = (hsv[..., 0].astype(np.int32) + shift) % 256
-    return hsv_to_bgr_full(hsv).astype(arr.dtype)
+    return hsv_to_bgr_full(bgr_to_hsv_full(arr.astype(np.uint8)), hue_shift=shift).astype(arr.dtype)
 
 
 def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:

@@ -10,6 +10,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
 import pycoll
+from pycoll.kernels import host_image
 from pycoll.tensor import Tensor
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image, _to_pil, get_image_size
 from pycoll.vision.transforms._resize import resize_array
@@ -188,7 +189,8 @@ def hflip(img: Any) -> Any:
         return img.transpose(Image.FLIP_LEFT_RIGHT)
     if _is_tensor_image(img):
         return pycoll.flip(img, axis=[-1])
-    return np.ascontiguousarray(img[:, ::-1])
+    flipped = host_image.flip_width(img)
+    return np.ascontiguousarray(img[:, ::-1]) if flipped is None else flipped
 
 
 def vflip(img: Any) -> Any:

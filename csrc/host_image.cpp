@@ -1,0 +1,288 @@
+// See host_image.h. Each kernel mirrors a NumPy formula in pycoll/vision/transforms/ (named at the
+// kernel) step for step, in the same types, so that the two give the same bytes.
+#include "host_image.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace pycoll {
+
+namespace {
+
+constexpr int32_t kCoefScale = 2048;  // OpenCV's INTER_RESIZE_COEF_SCALE (11 fractional bits)
+
+// _resize._taps: for each output position the two source indices and the first one's weight.
+struct Taps {
+    std::vector<int64_t> first, second;
+    std::vector<int32_t> weight;  // of `first`, in units of 1/2048; `second` has 2048 - weight
+};
+
+Taps taps(int64_t out_size, int64_t in_size) {
+    Taps t;
+    t.first.resize(out_size);
+    t.second.resize(out_size);
+    t.weight.resize(out_size);
+    const double scale = 1.0 / (static_cast<double>(out_size) / static_cast<double>(in_size));
+    for (int64_t i = 0; i < out_size; ++i) {
+        const float pos = static_cast<float>((static_cast<double>(i) + 0.5) * scale - 0.5);
+        int64_t first = static_cast<int64_t>(std::floor(pos));
+        float frac = pos - static_cast<float>(first);
+        if (first < 0) {
+            first = 0;
+            frac = 0.0f;
+        } else if (first >= in_size - 1) {
+            first = in_size - 1;
+            frac = 0.0f;
+        }
+        t.first[i] = first;
+        t.second[i] = std::min(first + 1, in_size - 1);
+        t.weight[i] = static_cast<int32_t>(std::nearbyint((1.0f - frac) * static_cast<float>(kCoefScale)));
+    }
+    return t;
+}
+
+// One source row of the resize's horizontal pass: out[x, k] = in[first[x], k] * weight[x] +
+// in[second[x], k] * (2048 - weight[x]). C: the channels, or 0 for c of them.
+template <int64_t C>
+void blend_taps(const uint8_t* in, const Taps& xs, int64_t ow, int64_t c, int32_t* out) {
+    const int64_t channels = C == 0 ? c : C;
+    for (int64_t x = 0; x < ow; ++x) {
+        const uint8_t* a = in + xs.first[x] * channels;
+        const uint8_t* b = in + xs.second[x] * channels;
+        const int32_t wa = xs.weight[x], wb = kCoefScale - wa;
+        for (int64_t k = 0; k < channels; ++k) out[x * channels + k] = a[k] * wa + b[k] * wb;
+    }
+}
+
+template <int64_t PB>
+void flip_fixed(const uint8_t* src, int64_t rows, int64_t width, uint8_t* dst) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const uint8_t* in = src + r * width * PB;
+        uint8_t* out = dst + r * width * PB;
+        for (int64_t x = 0; x < width; ++x) std::memcpy(out + x * PB, in + (width - 1 - x) * PB, PB);
+    }
+}
+
+uint8_t clip_u8(int32_t v) { return static_cast<uint8_t>(std::min(std::max(v, 0), 255)); }
+
+// np.clip(np.rint(v), 0, 255).astype(np.uint8). Adding and taking away 2^23 rounds a float in
+// [0, 2^23) to an integer, ties to even, as rint does: std::nearbyint is a library call on the
+// baseline x86-64 this builds for (no SSE4.1 round), 10x the cost of the rest of a pixel.
+uint8_t round_clip_u8(float v) {
+    constexpr float two_23 = 8388608.0f;
+    const float rounded = (std::min(std::max(v, 0.0f), 255.0f) + two_23) - two_23;
+    return static_cast<uint8_t>(rounded);
+}
+
+// np.trunc for v in [0, 2^31): a conversion, not std::trunc's library call.
+float trunc_nonnegative(float v) { return static_cast<float>(static_cast<int32_t>(v)); }
+
+// _cv_colour._reciprocal_table: round((numerator << 12) / (scale * i)), 0 at i = 0.
+constexpr int kHsvShift = 12;
+
+struct HsvTables {
+    int32_t sat[256], hue[256];
+    HsvTables() {
+        sat[0] = hue[0] = 0;
+        for (int i = 1; i < 256; ++i) {
+            sat[i] = static_cast<int32_t>(std::nearbyint(static_cast<double>(255 << kHsvShift) / (1.0 * i)));
+            hue[i] = static_cast<int32_t>(std::nearbyint(static_cast<double>(256 << kHsvShift) / (6.0 * i)));
+        }
+    }
+};
+
+}  // namespace
+
+// _resize._bilinear_uint8
+void resize_bilinear_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst,
+                        int64_t oh, int64_t ow) {
+    const Taps ys = taps(oh, h), xs = taps(ow, w);
+    const int64_t row = ow * c;
+    std::vector<int32_t> buffers(2 * row);
+    int64_t held[2] = {-1, -1};  // the source row each buffer holds
+    auto horizontal = [&](int64_t y, int64_t keep) -> const int32_t* {
+        for (int s = 0; s < 2; ++s) {
+            if (held[s] == y) return buffers.data() + s * row;
+        }
+        const int s = held[0] == keep ? 1 : 0;
+        int32_t* out = buffers.data() + s * row;
+        const uint8_t* in = src + y * w * c;
+        switch (c) {  // the channel loop unrolled for the usual counts
+            case 1: blend_taps<1>(in, xs, ow, 1, out); break;
+            case 3: blend_taps<3>(in, xs, ow, 3, out); break;
+            case 4: blend_taps<4>(in, xs, ow, 4, out); break;
+            default: blend_taps<0>(in, xs, ow, c, out); break;
+        }
+        held[s] = y;
+        return out;
+    };
+    for (int64_t i = 0; i < oh; ++i) {
+        const int32_t* top = horizontal(ys.first[i], -1);
+        const int32_t* bottom = horizontal(ys.second[i], ys.first[i]);
+        const int32_t wt = ys.weight[i], wb = kCoefScale - wt;
+        uint8_t* out = dst + i * row;
+        for (int64_t j = 0; j < row; ++j) {
+            out[j] = clip_u8((((wt * (top[j] >> 4)) >> 16) + ((wb * (bottom[j] >> 4)) >> 16) + 2) >> 2);
+        }
+    }
+}
+
+// functional.hflip's np.ascontiguousarray(img[:, ::-1])
+void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst) {
+    switch (pixel_bytes) {
+        case 1: return flip_fixed<1>(src, rows, width, dst);
+        case 3: return flip_fixed<3>(src, rows, width, dst);
+        case 4: return flip_fixed<4>(src, rows, width, dst);
+        case 12: return flip_fixed<12>(src, rows, width, dst);
+        default: break;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t x = 0; x < width; ++x) {
+            std::memcpy(dst + (r * width + x) * pixel_bytes, src + (r * width + width - 1 - x) * pixel_bytes,
+                        pixel_bytes);
+        }
+    }
+}
+
+// colour.adjust_brightness / adjust_contrast's table[img]
+void lookup_u8(const uint8_t* src, int64_t n, const uint8_t* table, uint8_t* dst) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
+}
+
+// _cv_colour.gray on integers
+void gray_u8(const uint8_t* src, int64_t n, bool blue_first, uint8_t* dst) {
+    const int r = blue_first ? 2 : 0, b = blue_first ? 0 : 2;
+    for (int64_t i = 0; i < n; ++i) {
+        const uint8_t* p = src + 3 * i;
+        const int32_t acc = p[r] * 9798 + p[1] * 19235 + p[b] * 3735;
+        dst[i] = static_cast<uint8_t>((acc + (1 << 14)) >> 15);
+    }
+}
+
+// colour.adjust_saturation on arrays (with _cv_colour.gray's float path, blue_first)
+void blend_gray_u8(const uint8_t* src, int64_t n, float alpha, float beta, uint8_t* dst) {
+    const float wb = 0.114f, wg = 0.587f, wr = 0.299f;
+    for (int64_t i = 0; i < n; ++i) {
+        const uint8_t* p = src + 3 * i;
+        const float b = p[0], g = p[1], r = p[2];
+        const float grey_part = ((b * wb + g * wg) + r * wr) * beta;
+        for (int k = 0; k < 3; ++k) {
+            const float mixed = static_cast<float>(p[k]) * alpha + grey_part;
+            dst[3 * i + k] = static_cast<uint8_t>(std::min(std::max(mixed, 0.0f), 255.0f));
+        }
+    }
+}
+
+// _cv_colour.bgr_to_hsv_full
+void bgr_to_hsv_full_u8(const uint8_t* src, int64_t n, uint8_t* dst) {
+    static const HsvTables tables;
+    constexpr int32_t half = 1 << (kHsvShift - 1);
+    for (int64_t i = 0; i < n; ++i) {
+        const int32_t b = src[3 * i], g = src[3 * i + 1], r = src[3 * i + 2];
+        const int32_t v = std::max(std::max(b, g), r);
+        const int32_t diff = v - std::min(std::min(b, g), r);
+        const int32_t s = (diff * tables.sat[v] + half) >> kHsvShift;
+        const int32_t from_g = v == g ? b - r + 2 * diff : r - g + 4 * diff;  // selects, not branches
+        int32_t h = v == r ? g - b : from_g;
+        h = (h * tables.hue[diff] + half) >> kHsvShift;
+        if (h < 0) h += 256;
+        dst[3 * i] = clip_u8(h);
+        dst[3 * i + 1] = static_cast<uint8_t>(s);
+        dst[3 * i + 2] = static_cast<uint8_t>(v);
+    }
+}
+
+// For each hue sector, the value each channel takes: 0 top, 1 low, 2 falling, 3 rising.
+constexpr int kBlue[6] = {1, 1, 3, 0, 0, 2};
+constexpr int kGreen[6] = {3, 0, 0, 2, 1, 1};
+constexpr int kRed[6] = {0, 2, 1, 1, 3, 0};
+
+// _cv_colour.hsv_to_bgr_full, after colour.adjust_hue's turn of the hue
+void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* dst) {
+    const int shift = ((hue_shift % 256) + 256) % 256;
+    const float one = 1.0f, hue_scale = 6.0f / 255.0f, unit = one / 255.0f, sixth = one / 6.0f;
+    for (int64_t i = 0; i < n; ++i) {
+        const float hue = static_cast<float>((src[3 * i] + shift) & 255) * hue_scale;
+        const float s = static_cast<float>(src[3 * i + 1]) * unit;
+        const float v = static_cast<float>(src[3 * i + 2]) * unit;
+        const float whole = trunc_nonnegative(hue);
+        const float f = hue - whole;
+        const float sector = whole - trunc_nonnegative(whole * sixth) * 6.0f;
+        // top, low, falling, rising, picked by the sector (an integer in 0..5) from tables, not
+        // branches: on photographs the sector changes unpredictably from pixel to pixel.
+        const float values[4] = {v, v * (one - s), v * (one - s * f), v * (one - s * (one - f))};
+        const int k = static_cast<int>(sector);
+        dst[3 * i] = round_clip_u8(values[kBlue[k]] * 255.0f);
+        dst[3 * i + 1] = round_clip_u8(values[kGreen[k]] * 255.0f);
+        dst[3 * i + 2] = round_clip_u8(values[kRed[k]] * 255.0f);
+    }
+}
+
+namespace {
+
+// warp_sample_u8 for C channels (0: c of them, known at run time only).
+template <int64_t C>
+void warp_sample(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx, const int64_t* fy,
+                 int64_t n, const uint8_t* border, Sample mode, const int32_t* cubic_weights, uint8_t* dst) {
+    constexpr int bits = 5, fraction = (1 << bits) - 1, coef_bits = 15;
+    const int64_t channels = C == 0 ? c : C;
+    const int64_t reach = mode == Sample::nearest ? 1 : mode == Sample::bilinear ? 2 : 4;  // taps per axis
+    const int64_t back = mode == Sample::bicubic ? 1 : 0;  // taps before the position's pixel
+    auto tap = [&](int64_t x, int64_t y) -> const uint8_t* {
+        return x >= 0 && x < w && y >= 0 && y < h ? src + (y * w + x) * channels : border;
+    };
+    for (int64_t p = 0; p < n; ++p) {
+        uint8_t* out = dst + p * channels;
+        const int64_t x = mode == Sample::nearest ? fx[p] : (fx[p] >> bits) - back;
+        const int64_t y = mode == Sample::nearest ? fy[p] : (fy[p] >> bits) - back;
+        if (x + reach <= 0 || x >= w || y + reach <= 0 || y >= h) {
+            std::memcpy(out, border, channels);
+            continue;
+        }
+        if (mode == Sample::nearest) {
+            std::memcpy(out, tap(x, y), channels);
+            continue;
+        }
+        const int32_t ax = static_cast<int32_t>(fx[p] & fraction), ay = static_cast<int32_t>(fy[p] & fraction);
+        if (mode == Sample::bilinear) {  // weights in 1/1024, times 32 to the 2^15 scale
+            const bool inside = x >= 0 && x + 1 < w && y >= 0 && y + 1 < h;
+            const uint8_t* t00 = inside ? src + (y * w + x) * channels : tap(x, y);
+            const uint8_t* t01 = inside ? t00 + channels : tap(x + 1, y);
+            const uint8_t* t10 = inside ? t00 + w * channels : tap(x, y + 1);
+            const uint8_t* t11 = inside ? t10 + channels : tap(x + 1, y + 1);
+            const int32_t bx = 32 - ax, by = 32 - ay;
+            const int32_t w00 = by * bx, w01 = by * ax, w10 = ay * bx, w11 = ay * ax;
+            for (int64_t k = 0; k < channels; ++k) {
+                const int32_t acc = t00[k] * w00 + t01[k] * w01 + t10[k] * w10 + t11[k] * w11;
+                out[k] = clip_u8((acc * 32 + (1 << (coef_bits - 1))) >> coef_bits);
+            }
+            continue;
+        }
+        const int32_t* weights = cubic_weights + ((ay << bits) + ax) * 16;
+        for (int64_t k = 0; k < channels; ++k) {
+            int64_t acc = 0;
+            for (int dy = 0; dy < 4; ++dy) {
+                for (int dx = 0; dx < 4; ++dx) acc += int64_t{tap(x + dx, y + dy)[k]} * weights[dy * 4 + dx];
+            }
+            out[k] = clip_u8(static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(
+                (acc + (1 << (coef_bits - 1))) >> coef_bits, 0), 255)));
+        }
+    }
+}
+
+}  // namespace
+
+// _cv_warp._pick, _bilinear and _bicubic on uint8
+void warp_sample_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx,
+                    const int64_t* fy, int64_t n, const uint8_t* border, Sample mode,
+                    const int32_t* cubic_weights, uint8_t* dst) {
+    switch (c) {
+        case 1: return warp_sample<1>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
+        case 3: return warp_sample<3>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
+        default: return warp_sample<0>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
+    }
+}
+
+}  // namespace pycoll

@@ -1,0 +1,51 @@
+// Kernels for uint8 images on the host, the arrays paddle.vision.transforms hands to OpenCV:
+// [H, W, C] (C = 1 for [H, W]) in C order. paddle's array path calls cv2 (resize, flip, cvtColor,
+// LUT); pycoll/vision/transforms/ reproduces OpenCV's arithmetic in NumPy, which took 5-60x
+// paddle's time per image (every step a pass over int64 or float32 copies). These are the same
+// formulas, one pass each, with the values of those NumPy formulas bit for bit
+// (pycoll/vision/transforms/_resize.py and _cv_colour.py hold them, and serve where pycoll._C
+// lacks these kernels). Plain C++17, no Python here: bindings.cpp calls these with the GIL released.
+#pragma once
+
+#include <cstdint>
+
+namespace pycoll {
+
+// OpenCV's INTER_LINEAR on uint8: taps at half-pixel centres, 11-bit fixed-point weights, its
+// rounding. src [h, w, c] -> dst [oh, ow, c].
+void resize_bilinear_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst,
+                        int64_t oh, int64_t ow);
+
+// Each row's pixels in reverse order (cv2.flip(img, 1)); a pixel is pixel_bytes bytes.
+void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst);
+
+// dst[i] = table[src[i]] (cv2.LUT with a 256-entry table).
+void lookup_u8(const uint8_t* src, int64_t n, const uint8_t* table, uint8_t* dst);
+
+// cvtColor RGB2GRAY of n pixels of 3 channels (BGR2GRAY with blue_first): 15-bit fixed-point
+// weights, rounded.
+void gray_u8(const uint8_t* src, int64_t n, bool blue_first, uint8_t* dst);
+
+// paddle's array adjust_saturation: each channel x of n RGB pixels becomes
+// uint8(clip(x * alpha + grey * beta, 0, 255)), grey the float32 BGR2GRAY luma of the pixel read
+// as B, G, R (paddle's quirk), every step in float32.
+void blend_gray_u8(const uint8_t* src, int64_t n, float alpha, float beta, uint8_t* dst);
+
+// cvtColor BGR2HSV_FULL (hue over 0..255) of n pixels, and HSV2BGR_FULL with hue_shift added to
+// the hue first, modulo 256 (adjust_hue's turn; 0 for the plain conversion).
+void bgr_to_hsv_full_u8(const uint8_t* src, int64_t n, uint8_t* dst);
+void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* dst);
+
+// The sampling half of cv2.warpAffine / warpPerspective with a constant border on uint8 (_cv_warp's
+// _pick, _bilinear and _bicubic): output pixel p of [oh, ow] reads src [h, w, c] at the fixed-point
+// position (fx[p], fy[p]): whole pixels for Sample::nearest, 1/32 pixels for the others; a tap
+// outside the image reads border [c], and a position with no tap inside gives border.
+// Sample::bicubic weighs its 4 x 4 taps by cubic_weights [32 * 32, 4, 4] (rows y, columns x;
+// summing to 2^15), indexed by the y and x fractions.
+enum class Sample : int { nearest = 0, bilinear = 1, bicubic = 2 };
+
+void warp_sample_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx,
+                    const int64_t* fy, int64_t n, const uint8_t* border, Sample mode,
+                    const int32_t* cubic_weights, uint8_t* dst);
+
+}  // namespace pycoll
