@@ -3,39 +3,50 @@
 pycoll runs eagerly and has no static program, so ``to_static`` gives back what it is given: a
 decorated function or Layer computes exactly what it computes in paddle's dygraph mode (which is
 what paddle itself runs after ``enable_to_static(False)``), and training scripts decorated for
-paddle run unchanged. Exporting an inference program (``jit.save`` / ``jit.load``: paddle's
-``.pdmodel`` + ``.pdiparams``) needs that program, so those two refuse with what to do instead:
-save the weights with ``pycoll.save(layer.state_dict(), path + ".pdparams")`` (paddle reads that
-file) and rebuild the Layer to load them.
+paddle run unchanged.
+
+``jit.save`` / ``jit.load`` keep a Layer for inference (and fine-tuning), as paddle's do, in files
+of pycoll's own: ``path + ".pdiparams"`` holds the state_dict (``pycoll.save``'s format, which
+``paddle.load`` reads too) and ``path + ".pdmodel"`` the Layer without its tensors, pickled:
+the structure refers to its classes by name (as ``pickle`` does), so the classes must be
+importable where the files are loaded. paddle's inference program (``.json`` / ``.pdmodel``) is
+not made: paddle cannot run these files, nor pycoll paddle's.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import io
+import os
+import pickle
+from typing import Any, Callable, Dict, Optional
 
+from pycoll._atomic_files import write_whole
 from pycoll.nn import Layer
+from pycoll.serialization import load as load_file, save as save_file
 from pycoll.static import InputSpec
 from pycoll.tensor import Tensor
 
 __all__ = ["save", "load", "to_static", "ignore_module", "set_code_level", "set_verbosity",
            "not_to_static", "enable_to_static", "TranslatedLayer"]
 
-_NO_PROGRAM = ("pycoll runs eagerly and has no static program to export; save the weights with "
-               "pycoll.save(layer.state_dict(), path + '.pdparams') (paddle.load reads that file) and "
-               "rebuild the Layer to load them with set_state_dict")
+_NO_PROGRAM = ("pycoll runs eagerly and has no static program; jit.load returns the saved Layer itself")
+_MODEL_SUFFIX, _PARAMS_SUFFIX = ".pdmodel", ".pdiparams"
+# jit.save's configs paddle takes; none changes what pycoll writes
+_SAVE_CONFIGS = ("output_spec", "with_hook", "combine_params", "clip_extra", "skip_forward", "input_names_after_prune",
+                 "skip_prune_program", "separate_parameters", "input_names", "full_graph")
 
 
-def _check_input_spec(input_spec: Any) -> None:
+def _check_input_spec(input_spec: Any, fn: str = "to_static") -> None:
     if input_spec is None:
         return
     if not isinstance(input_spec, (list, tuple, dict)):
-        raise TypeError(f"to_static: input_spec must be a list or tuple of InputSpec, got "
+        raise TypeError(f"{fn}: input_spec must be a list or tuple of InputSpec, got "
                         f"{type(input_spec).__name__}")
     items = input_spec.values() if isinstance(input_spec, dict) else input_spec
     for i, spec in enumerate(items):
         if isinstance(spec, (list, tuple, dict)):
-            _check_input_spec(spec)
+            _check_input_spec(spec, fn)
         elif spec is not None and not isinstance(spec, (InputSpec, Tensor, int, float, bool, str)):
-            raise TypeError(f"to_static: input_spec[{i}] must be an InputSpec or a Tensor, got "
+            raise TypeError(f"{fn}: input_spec[{i}] must be an InputSpec or a Tensor, got "
                             f"{type(spec).__name__}")
 
 
@@ -91,23 +102,109 @@ def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
         raise TypeError(f"set_verbosity: level must be an int, got {type(level).__name__}")
 
 
-def save(layer: Any, path: str, input_spec: Any = None, **configs: Any) -> None:
-    """paddle's ``jit.save`` exports an inference program: NotImplementedError (see the module
-    docstring), raised before anything is written."""
-    raise NotImplementedError(f"jit.save: {_NO_PROGRAM}")
+def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> None:
+    """Keep ``layer`` for ``jit.load``: its state_dict in ``path + '.pdiparams'`` and its
+    structure in ``path + '.pdmodel'`` (see the module docstring; the directories are made).
+    ``input_spec`` is checked as paddle checks it and not needed: the Layer runs on what it is
+    given. paddle's other ``configs`` are taken (``output_spec``, ``combine_params``, ...) and
+    change nothing here."""
+    if not isinstance(layer, Layer):
+        raise TypeError(f"jit.save: layer must be a Layer (pycoll keeps Layers, not functions), got "
+                        f"{type(layer).__name__}")
+    if not isinstance(path, str) or not os.path.basename(path):
+        raise ValueError(f"jit.save: path={path!r}; it must be 'dirname/file_prefix' or 'file_prefix'")
+    _check_input_spec(input_spec, "jit.save")
+    unknown = sorted(set(configs) - set(_SAVE_CONFIGS))
+    if unknown:
+        raise ValueError(f"jit.save: the additional configs {unknown} are not supported; paddle's are "
+                         f"{list(_SAVE_CONFIGS)}")
+    state = layer.state_dict()
+    names = {id(tensor): key for key, tensor in state.items()}
+    structure = io.BytesIO()
+    try:  # before anything is written
+        _StructurePickler(structure, names).dump(layer)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        raise TypeError(f"jit.save: the Layer cannot be kept ({exc}); its classes, and what its attributes "
+                        f"hold, must be defined at the top level of a module (pickle names them)") from exc
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    save_file(state, path + _PARAMS_SUFFIX)
+    write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
 
 
-def load(path: str, **configs: Any) -> Any:
-    """paddle's ``jit.load`` reads an exported inference program: NotImplementedError (see the
-    module docstring)."""
-    raise NotImplementedError(f"jit.load: {_NO_PROGRAM}")
+class _StructurePickler(pickle.Pickler):
+    """A Layer pickled with the values of its state_dict's tensors left out: each such tensor is
+    kept as (its key, its class, its other state), to be rebuilt around the saved value."""
+
+    def __init__(self, file: Any, names: Dict[int, str]):
+        super().__init__(file, protocol=4)
+        self._names = names
+
+    def persistent_id(self, obj: Any) -> Optional[tuple]:
+        key = self._names.get(id(obj)) if isinstance(obj, Tensor) else None
+        if key is None:
+            return None
+        extra, slots = obj.__getstate__()
+        return key, type(obj), extra, {name: value for name, value in slots.items() if name != "_array"}
+
+
+class _StructureUnpickler(pickle.Unpickler):
+    """The Layer back, each left-out tensor rebuilt around the saved state_dict's value."""
+
+    def __init__(self, file: Any, state: Dict[str, Any], path: str):
+        super().__init__(file)
+        self._state, self._path = state, path
+        self._rebuilt: Dict[str, Tensor] = {}  # by key: one tensor for all its references (pickle's memo skips these)
+
+    def persistent_load(self, kept: tuple) -> Tensor:
+        key, cls, extra, slots = kept
+        if key in self._rebuilt:
+            return self._rebuilt[key]
+        if key not in self._state:
+            raise ValueError(f"jit.load: {self._path}{_PARAMS_SUFFIX} lacks {key!r}, which the Layer in "
+                             f"{self._path}{_MODEL_SUFFIX} holds: the two files were not saved together")
+        tensor = cls.__new__(cls)
+        tensor.__setstate__((extra, {**slots, "_array": self._state[key]._array}))
+        self._rebuilt[key] = tensor
+        return tensor
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return super().find_class(module, name)
+        except (AttributeError, ImportError) as exc:
+            raise ImportError(f"jit.load: {self._path}{_MODEL_SUFFIX} holds a {module}.{name}, which cannot be "
+                              f"imported here ({exc}); the Layer's classes must be importable where it is loaded "
+                              f"(define or import them first)") from exc
+
+
+def load(path: str, **configs: Any) -> Layer:
+    """The Layer ``jit.save`` kept at ``path``, in eval mode (``train()`` makes it train again,
+    as paddle's loaded layers are fine-tuned). paddle's ``configs`` (``model_filename``,
+    ``params_filename``) name the two files instead of ``path`` + the suffixes."""
+    unknown = sorted(set(configs) - {"model_filename", "params_filename"})
+    if unknown:
+        raise ValueError(f"jit.load: the additional configs {unknown} are not supported; paddle's are "
+                         f"['model_filename', 'params_filename']")
+    model_file = os.path.join(path, configs["model_filename"]) if "model_filename" in configs else path + _MODEL_SUFFIX
+    params_file = os.path.join(path, configs["params_filename"]) if "params_filename" in configs else path + _PARAMS_SUFFIX
+    for file in (model_file, params_file):
+        if not os.path.exists(file):
+            raise ValueError(f"jit.load: {file} does not exist; path is the prefix jit.save was given")
+    state = load_file(params_file)
+    with open(model_file, "rb") as f:
+        layer = _StructureUnpickler(f, state, path).load()
+    if not isinstance(layer, Layer):
+        raise ValueError(f"jit.load: {model_file} does not hold a Layer kept by pycoll.jit.save")
+    layer.eval()
+    return layer
 
 
 class TranslatedLayer(Layer):
     """paddle's class of what ``jit.load`` returns: a Layer that runs a loaded inference program.
-    pycoll has no programs (see the module docstring), so neither ``jit.load`` nor this class can
-    build one: constructing it raises NotImplementedError, as ``jit.load`` does. It is a real Layer
-    subclass so that ``isinstance`` checks in scripts written for paddle run (and answer False)."""
+    pycoll has no programs (see the module docstring): ``jit.load`` returns the saved Layer itself,
+    and constructing this class raises NotImplementedError. It is a real Layer subclass so that
+    ``isinstance`` checks in scripts written for paddle run (and answer False)."""
 
     def __init__(self, programs: Any = None, persistable_vars: Any = None):
         raise NotImplementedError(f"TranslatedLayer: {_NO_PROGRAM}")

@@ -392,8 +392,6 @@ def test_wrong_arguments_are_refused_by_name():
         model.evaluate(None)
     with pytest.raises(ValueError, match="num_iters=0"):
         model.evaluate(Pairs(4, 1), num_iters=0)
-    with pytest.raises(NotImplementedError, match="training=False"):
-        model.save("ckpt", training=False)
     with pytest.raises(TypeError, match="callbacks"):
         model.evaluate(Pairs(4, 1), callbacks=["early"], verbose=0)
     with pytest.raises(ValueError, match="name != None"):

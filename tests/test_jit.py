@@ -1,5 +1,9 @@
-"""pycoll.jit: code decorated for paddle's dynamic-to-static conversion runs (eagerly), the
-export calls refuse with what to do instead, and InputSpec's constructors (paddle 3.3.1's)."""
+"""pycoll.jit: code decorated for paddle's dynamic-to-static conversion runs (eagerly), jit.save
+and jit.load keep a Layer for inference and fine-tuning (another process loading it too), and
+InputSpec's constructors (paddle 3.3.1's)."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -47,12 +51,100 @@ def test_bad_arguments_name_themselves(call, match):
         call()
 
 
-def test_export_refuses_before_writing_and_says_what_to_do(tmp_path):
-    with pytest.raises(NotImplementedError, match=r"pycoll.save\(layer.state_dict\(\)"):
-        pycoll.jit.save(Net(), str(tmp_path / "net"), input_spec=[InputSpec([None, 4])])
+class Classifier(nn.Layer):
+    """Batch norm and dropout (eval mode matters), a buffer, and a weight used twice (tied)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.bn = nn.BatchNorm1D(4)
+        self.drop = nn.Dropout(0.5)
+        self.head = nn.Linear(4, 3, weight_attr=pycoll.ParamAttr(learning_rate=0.5))
+        self.tied = self.fc  # the same sublayer under a second name
+
+    def forward(self, x):
+        return self.head(self.drop(self.bn(self.tied(self.fc(x)))))
+
+
+def test_a_saved_layer_loads_for_inference_and_fine_tuning(tmp_path):
+    pycoll.seed(3)
+    net, x = Classifier(), pycoll.rand([6, 4])
+    net.train()
+    net(x)  # moves the running statistics
+    net.eval()
+    expected = net(x).numpy()
+    pycoll.jit.save(net, str(tmp_path / "inference" / "model"), input_spec=[InputSpec([None, 4], "float32", "x")])
+    assert sorted(p.name for p in (tmp_path / "inference").iterdir()) == ["model.pdiparams", "model.pdmodel"]
+    assert set(pycoll.load(str(tmp_path / "inference" / "model.pdiparams"))) == set(net.state_dict())
+
+    loaded = pycoll.jit.load(str(tmp_path / "inference" / "model"))
+    assert type(loaded) is Classifier and not loaded.training
+    np.testing.assert_array_equal(loaded(x).numpy(), expected)
+    assert list(loaded.state_dict()) == list(net.state_dict())
+    assert loaded.tied is loaded.fc  # shared parts stay shared
+    weight = loaded.head.weight
+    assert isinstance(weight, nn.Parameter) and not weight.stop_gradient
+    assert weight.optimize_attr == {"learning_rate": 0.5} and weight.name == net.head.weight.name
+    assert float(loaded.bn._mean.abs().sum()) > 0  # the buffers came back too
+
+    loaded.train()  # fine-tuning, as paddle's loaded layers are
+    opt = pycoll.optimizer.SGD(learning_rate=0.1, parameters=loaded.parameters())
+    loaded(x).sum().backward()
+    opt.step()
+    assert not np.array_equal(loaded.head.weight.numpy(), net.head.weight.numpy())
+    np.testing.assert_array_equal(net(x).numpy(), expected)  # the saved layer is untouched
+
+
+def test_a_layer_loads_in_another_process(tmp_path):
+    net = nn.Sequential(nn.Linear(3, 5), nn.GELU(), nn.Linear(5, 2))
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    pycoll.jit.save(net, str(tmp_path / "mlp"))
+    expected = net(pycoll.to_tensor(x)).numpy()
+    code = ("import sys, numpy as np, pycoll; layer = pycoll.jit.load(sys.argv[1]); "
+            "np.save(sys.argv[2], layer(pycoll.to_tensor(np.arange(6, dtype='float32').reshape(2, 3))).numpy())")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "mlp"), str(tmp_path / "out.npy")], check=True,
+                   timeout=120)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), expected)
+
+
+def test_a_class_the_loading_process_lacks_is_named(tmp_path):
+    code = ("import sys, pycoll\nclass Mine(pycoll.nn.Layer):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = pycoll.nn.Linear(2, 2)\npycoll.jit.save(Mine(), sys.argv[1])\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "mine")], check=True, timeout=120)
+    with pytest.raises(ImportError, match=r"holds a __main__.Mine, which cannot be imported here"):
+        pycoll.jit.load(str(tmp_path / "mine"))
+
+
+def test_save_and_load_refuse_bad_arguments_before_writing(tmp_path):
+    class Local(nn.Layer):  # pickle cannot name a class defined in a function
+        def forward(self, x):
+            return x
+
+    with pytest.raises(TypeError, match="layer must be a Layer"):
+        pycoll.jit.save(lambda x: x, str(tmp_path / "f"))
+    with pytest.raises(ValueError, match="path='dir/'"):
+        pycoll.jit.save(Classifier(), "dir/")
+    with pytest.raises(TypeError, match=r"jit.save: input_spec\[0\] must be an InputSpec"):
+        pycoll.jit.save(Classifier(), str(tmp_path / "c"), input_spec=[object()])
+    with pytest.raises(ValueError, match=r"configs \['bogus'\] are not supported"):
+        pycoll.jit.save(Classifier(), str(tmp_path / "c"), bogus=1)
+    with pytest.raises(TypeError, match="top level of a module"):
+        pycoll.jit.save(Local(), str(tmp_path / "local"))
     assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="does not exist"):
+        pycoll.jit.load(str(tmp_path / "nothing"))
     with pytest.raises(NotImplementedError, match="no static program"):
-        pycoll.jit.load(str(tmp_path / "net"))
+        pycoll.jit.TranslatedLayer()
+
+
+def test_model_save_for_inference_keeps_the_network(tmp_path):
+    net = Classifier()
+    model = pycoll.Model(net, inputs=[InputSpec([None, 4], "float32", "x")])
+    model.save(str(tmp_path / "infer"), training=False)
+    loaded = pycoll.jit.load(str(tmp_path / "infer"))
+    x = pycoll.rand([2, 4])
+    net.eval()
+    np.testing.assert_array_equal(loaded(x).numpy(), net(x).numpy())
 
 
 def test_input_spec_constructors():

@@ -114,6 +114,25 @@ def test_dense_gradients_ignore_lazy_mode():
     assert not np.allclose(results[1][0], w0[0] - 0.1)  # row 0 kept moving in step 2 (dense Adam)
 
 
+def test_a_regularizer_decays_every_row_as_a_dense_gradient_does():
+    # paddle 3.3.1: Embedding(10, 2, sparse=True, weight_attr=ParamAttr(regularizer=L2Decay(0.5))),
+    # Adam(0.1, lazy_mode=True), ids [[0, 1], [2, 3]] three times: row 0 ends at 0.7004 and row 9,
+    # never looked up, at 0.7016 (the decayed gradient is dense, so lazy_mode changes nothing)
+    ends = []
+    for sparse in (True, False):
+        attr = pycoll.ParamAttr(regularizer=pycoll.regularizer.L2Decay(0.5))
+        emb = nn.Embedding(10, 2, sparse=sparse, weight_attr=attr)
+        emb.weight.set_value(np.ones((10, 2), np.float32))
+        o = opt.Adam(0.1, parameters=emb.parameters(), lazy_mode=True)
+        for _ in range(3):
+            emb(pycoll.to_tensor([[0, 1], [2, 3]])).sum().backward()
+            o.step()
+            o.clear_grad()
+        ends.append(emb.weight.numpy().copy())
+    np.testing.assert_allclose(ends[0][[0, 9]], [[0.7004, 0.7004], [0.7016, 0.7016]], atol=1e-4)
+    np.testing.assert_allclose(ends[0], ends[1], rtol=1e-6)
+
+
 @pytest.mark.parametrize("cls", [opt.SGD, opt.Momentum, opt.Adam, opt.AdamW, opt.Adagrad, opt.RMSProp])
 def test_negative_learning_rate_is_gradient_ascent(cls):
     # paddle 3.3.1 accepts learning_rate=-1.0 (and nan, inf) for these; SGD's step then adds the gradient

@@ -1,6 +1,6 @@
 """Rules for the ops that are linear in each operand: einsum (its backward's einsums written with
 Tensor einsums), bilinear, unfold/fold (each the other's adjoint), embedding's weight gradient (a scatter of the output's gradient), interpolate
-(the transposes of its per-axis matrices) and the transposed convolutions, whose forward (a matmul
+(the transposes of its per-axis matrices, or of its taps) and the transposed convolutions, whose forward (a matmul
 per group whose columns are scattered onto the output, col2im) is computed again from
 matmul, `scattered` and indexing (`recompute.recomputed`)."""
 from __future__ import annotations
@@ -13,10 +13,12 @@ from pycoll._higher_order.rules_recomputed import window_index
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll._tensor_ops import op_output
-from pycoll.device import array_module
+from pycoll.device import array_module, move, place_of
+from pycoll.index_ops import index_select
 from pycoll.einsum_ops import diagonal_spelling, einsum
 from pycoll.math_ops import matmul, sum as sum_
 from pycoll.nn._layout_functional import _from_cols as from_cols, _out_sizes as out_sizes, _to_cols as to_cols
+from pycoll.nn._sliding import transpose_taps
 from pycoll.reshape_ops import broadcast_to, moveaxis
 from pycoll.shape_ops import reshape, transpose, unsqueeze
 from pycoll.tensor import Tensor
@@ -70,6 +72,23 @@ def _embedding(s: Saved, g: Tensor) -> tuple:
 def _interpolate(s: Saved, g: Tensor) -> tuple:
     for mat, ax in zip(s["mats"], s["axes"]):  # each axis mapped back by its [out, in] matrix's transpose
         g = moveaxis(matmul(moveaxis(g, ax, -1), const(mat)), -1, ax)
+    return (g,)
+
+
+@rule("interpolate.<locals>.backward")
+def _interpolate_taps(s: Saved, g: Tensor) -> tuple:
+    """Nearest and the linear modes: each axis gathered back through its transposed taps."""
+    place = place_of(g._array)
+    for (index, weight), (n_in, _, _), ax in zip(s["taps"], s["shapes"], s["axes"]):
+        back_index, back_weight = transpose_taps(index, weight, n_in)
+        shape = [1] * g.ndim
+        shape[ax] = n_in
+        total = None
+        for t in range(back_index.shape[1]):
+            term = index_select(g, const(move(back_index[:, t], place)), axis=ax)
+            term = term * const(move(back_weight[:, t].astype(g._array.dtype).reshape(shape), place))
+            total = term if total is None else total + term
+        g = total
     return (g,)
 
 

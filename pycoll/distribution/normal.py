@@ -32,7 +32,9 @@ class Normal(Distribution):
         return self.scale
 
     def sample(self, shape: Sequence[int] = (), seed: int = 0) -> Tensor:
-        return super().sample(shape)
+        """A draw of shape ``shape + batch_shape``, differentiable in the parameters as paddle's
+        (``rsample``'s, under paddle's other name; ``seed`` is taken and not used)."""
+        return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         """loc + scale * eps with eps ~ N(0, 1): differentiable in loc and scale."""
@@ -73,7 +75,9 @@ class Uniform(Distribution):
         return (self.high - self.low) ** 2 / 12.0
 
     def sample(self, shape: Sequence[int] = (), seed: int = 0) -> Tensor:
-        return super().sample(shape)
+        """A draw of shape ``shape + batch_shape``, differentiable in the parameters as paddle's
+        (``rsample``'s, under paddle's other name; ``seed`` is taken and not used)."""
+        return self.rsample(shape)
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         u = noise(lambda g, s: g.random(s), self._extend_shape(sample_shape(shape)), self.low)

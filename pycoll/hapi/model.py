@@ -21,6 +21,7 @@ from pycoll.hapi.loops import all_ranks_here, any_rank, length, make_loader, run
 from pycoll.hapi.steps import Steps, amp_settings, to_list
 from pycoll.hapi.model_summary import summary as summarize
 from pycoll.hapi.train_callbacks import EarlyStopping
+from pycoll.jit import save as jit_save
 from pycoll.metric import Metric
 from pycoll.nn import Layer
 from pycoll.optimizer.optimizer import StateMismatch
@@ -250,14 +251,14 @@ class Model:
     def save(self, path: str, training: bool = True) -> None:
         """Save the parameters to ``path + '.pdparams'``, the optimizer's state (when it has one)
         to ``path + '.pdopt'`` and the AMP scaler's to ``path + '.pdscaler'`` (pycoll.save's
-        format), on local rank 0 only. ``training=False`` (paddle's inference model) is not
-        available: pycoll has no static program to export."""
+        format), on local rank 0 only. ``training=False`` keeps the network for inference instead,
+        as ``pycoll.jit.save`` does (``jit.load`` reads it)."""
         if not isinstance(path, str) or not os.path.basename(path):
             raise ValueError(f"path={path!r}; it must be 'dirname/file_prefix' or 'file_prefix'")
-        if not training:
-            raise NotImplementedError("Model.save(path, training=False) exports paddle's inference program "
-                                      "(paddle.jit.save), which pycoll does not have; save with training=True")
         if local_rank() != 0:
+            return
+        if not training:
+            jit_save(self.network, path, input_spec=self._inputs)
             return
         save_file(self.network.state_dict(), path + ".pdparams")
         if self._optimizer is not None and self._optimizer.state_dict():

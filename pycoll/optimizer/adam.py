@@ -103,8 +103,7 @@ class Adam(Optimizer):
         parameters, which is exact): the double power they were rounded from is found again."""
         if param.array.dtype == np.float64:
             return saved
-        index = next(i for i, p in enumerate(self._parameter_list) if p is param)
-        options = self._groups[self._group_index[index]]
+        options = self._options_of(param)
         which = "beta1" if name == "beta1_pow_acc" else "beta2"
         return double_power(options.get(which, getattr(self, f"_{which}")), saved)
 

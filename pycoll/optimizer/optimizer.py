@@ -14,6 +14,7 @@ import numpy as np
 from pycoll._sparse_rows import forget_rows, rows_to_update
 from pycoll.autograd import no_grad
 from pycoll.device import array_module, is_array, to_module
+from pycoll.dtypes import is_half
 from pycoll.optimizer._checks import real
 from pycoll.optimizer._moments import scalar_dtype
 from pycoll.optimizer._groups import BASE_OPTIONS, OptionCheck, check_decay, check_grad_clip, parse_parameters
@@ -25,8 +26,6 @@ from pycoll.tensor import RowsGrad, Tensor, wrap
 
 LR_SCHEDULER_KEY = "LR_Scheduler"  # paddle's key for the scheduler's state in an optimizer's
 MASTER_WEIGHTS_KEY = "master_weights"  # and for the float32 copies of low-precision parameters
-LOW_PRECISION = ("float16", "bfloat16")  # the dtypes multi_precision keeps master weights for
-
 
 # completes the clip's sums of squares for optimizers not given their own (complete_norms_with):
 # auto-parallel sets it, for the parameters it splits over ranks
@@ -130,6 +129,7 @@ class Optimizer(UpdateForms):
     # paddle's lazy_mode: a parameter with a sparse gradient (pycoll._sparse_rows) is updated by
     # _update_rows(key, param, grad_rows, lr, options, rows), which changes those rows alone
     _lazy_mode = False
+    _positions: Optional[Dict[int, int]] = None  # id(parameter) -> its index in _parameter_list (options_of)
 
     def __init__(self, learning_rate: Union[float, LRScheduler] = 0.001, parameters: Optional[Iterable[Any]] = None,
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, name: Optional[str] = None,
@@ -177,7 +177,7 @@ class Optimizer(UpdateForms):
 
     def _mastered(self, param: Tensor) -> bool:
         """Whether `param` is updated through a float32 master copy."""
-        return self._multi_precision and param.dtype.name in LOW_PRECISION
+        return self._multi_precision and is_half(param.dtype)  # master weights for float16 and bfloat16
 
     def _state_prefix(self, key: str, param: Tensor) -> str:
         """What a parameter's state_dict entries start with (paddle's names)."""
@@ -250,7 +250,7 @@ class Optimizer(UpdateForms):
     def _kept_dtype(self, param: Any) -> Any:
         """The dtype of ``param``'s accumulators (``param``: an array or a Tensor)."""
         dtype = param.dtype
-        if dtype.name in LOW_PRECISION and (self._moments_in_float32 or (isinstance(param, Tensor) and
+        if is_half(dtype) and (self._moments_in_float32 or (isinstance(param, Tensor) and
                                                                         self._mastered(param))):
             return np.dtype(np.float32)
         return dtype
@@ -300,7 +300,10 @@ class Optimizer(UpdateForms):
                     self._update_rows(key, p.array, grad, lr * self._rate_factor(p, options), options, by_rows[id(p)][0])
                     self._write_back(p, p.array, p.array)
                     continue
-                rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None  # before the decay fills every row
+                term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
+                rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None
+                if rows is not None and term is not None and term.coeff:
+                    rows = None  # the decay reaches every row: paddle's regularized sparse gradient is dense
                 param = p.array
                 if self._state_on_host:
                     param, grad = to_module(param, np), to_module(grad, np)
@@ -313,7 +316,6 @@ class Optimizer(UpdateForms):
                     grad = grad.astype(np.float32)
                 elif self._kept_dtype(param) != param.dtype:  # float32 moments: computed in float32, as paddle's
                     grad = grad.astype(np.float32)
-                term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
                 grad = self._with_decay(grad, target, term, options)
                 if rows is None:
                     self._update(key, target, grad, lr * self._rate_factor(p, options), options)
@@ -537,6 +539,15 @@ class Optimizer(UpdateForms):
     def _scalar_from(self, name: str, saved: float, param: Tensor) -> float:
         """A one-element accumulator as this optimizer keeps it, from its saved value."""
         return saved
+
+    def _options_of(self, param: Tensor) -> Dict[str, Any]:
+        """The options of ``param``'s group, found through a map of the parameter list (made
+        again when the list changed), not a scan of it: set_state_dict asks for every parameter."""
+        index = None if self._positions is None else self._positions.get(id(param))
+        if index is None or index >= len(self._parameter_list) or self._parameter_list[index] is not param:
+            self._positions = {id(p): i for i, p in enumerate(self._parameter_list)}
+            index = self._positions[id(param)]
+        return self._groups[self._group_index[index]]
 
     def _state_module(self, param: Tensor) -> Any:
         """The array module of ``param``'s state: NumPy with sharding's offload, else the
