@@ -357,8 +357,9 @@ def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0); NaN gives 0, as paddle's kernel (x > 0 ? x : 0) does."""
     x = as_tensor(x)
-    out = array_module(x._array).maximum(x._array, 0)
+    out = array_module(x._array).fmax(x._array, 0)
     return op_output(out, lambda g: (g * (out > 0),), x)
 
 

@@ -13,7 +13,7 @@ from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, paired
 from pycoll.creation_options import creation_options
-from pycoll.device import move, place_of
+from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor, wrap
@@ -129,9 +129,34 @@ def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: O
     if not replacement and num_samples > int((rows > 0).sum(-1).min()):
         raise ValueError(f"multinomial: without replacement, num_samples ({num_samples}) cannot exceed the number "
                          f"of categories with non-zero weight")
-    rng = get_rng()
-    picks = np.stack([rng.choice(len(r), size=num_samples, replace=replacement, p=r / r.sum()) for r in rows])
-    return _at(picks.reshape(w.shape[:-1] + (num_samples,)).astype(int64), x)
+    picks = draw_categories(rows, num_samples, replacement)
+    return _at(picks.reshape(w.shape[:-1] + (num_samples,)), x)
+
+
+def draw_categories(weights: Any, num_samples: int, replacement: bool = True) -> Any:
+    """[R, num_samples] int64 category indices drawn per row of ``weights`` [R, C] (non-negative,
+    a positive sum per row; without replacement each category at most once, num_samples at most
+    a row's count of non-zero weights), in weights' array module. All rows at once, from pycoll's
+    host generator: with replacement each draw is a uniform number looked up in its row's
+    cumulative weights, without it the rows' categories are ordered by Gumbel-perturbed log
+    weights (the first num_samples are a draw without replacement, in the order a draw one at a
+    time gives)."""
+    xp = array_module(weights)
+    rows, cats = weights.shape
+    w = weights.astype(float64)
+    if replacement:
+        uniform = move(get_rng().random((rows, num_samples)), place_of(weights))
+        cdf = xp.cumsum(w, axis=1)
+        cdf /= cdf[:, -1:]
+        offsets = xp.arange(rows, dtype=float64)[:, None]  # row r's cdf in [r, r + 1]: one sorted array
+        picks = xp.searchsorted((cdf + offsets).reshape(-1), (uniform + offsets).reshape(-1), side="right")
+        picks = picks.reshape(rows, num_samples) - (xp.arange(rows) * cats)[:, None]
+        last = cats - 1 - xp.argmax(w[:, ::-1] > 0, axis=1)  # a draw rounded past its row: its last category
+        return xp.minimum(picks, last[:, None]).astype(int64)
+    uniform = move(get_rng().random((rows, cats)), place_of(weights))
+    with quiet():  # log(0): -inf, a category of no weight comes last
+        keys = xp.log(w) - xp.log(-xp.log(uniform))
+    return xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples].astype(int64)
 
 
 def poisson(x: Any, name: Optional[str] = None) -> Tensor:

@@ -253,6 +253,36 @@ def test_rsample_is_differentiable_in_the_parameters():
     np.testing.assert_allclose(probs.grad.numpy(), [2 * 2 / (0.3 * 0.7)], rtol=1e-6)  # d logit / dp, x2, /0.5
 
 
+def test_sample_is_differentiable_as_paddles():
+    # paddle 3.3.1's Normal/Uniform sample (and LogNormal's, through it) is the reparameterized
+    # draw: a VAE written with .sample() trains its encoder; the other laws' sample takes no gradient
+    loc, scale = T([0.5, -1.0]), T([1.5, 0.7])
+    loc.stop_gradient = scale.stop_gradient = False
+    pycoll.seed(5)
+    drawn = D.Normal(loc, scale).sample([3])
+    pycoll.seed(5)
+    np.testing.assert_array_equal(drawn.numpy(), D.Normal(loc, scale).rsample([3]).numpy())
+    drawn.sum().backward()
+    np.testing.assert_allclose(loc.grad.numpy(), [3.0, 3.0])
+    for d in (D.Uniform(loc, loc + scale), D.LogNormal(loc, scale)):
+        assert not d.sample([2]).stop_gradient
+    assert D.Laplace(loc, scale).sample([2]).stop_gradient
+
+
+def test_an_affine_transform_with_a_batch_widens_the_batch():
+    # paddle 3.3.1: Normal batch [2] through AffineTransform(loc [3, 1], scale [1]): batch [3, 2]
+    td = D.TransformedDistribution(D.Normal(T([0.0, 1.0]), T([1.0, 2.0])),
+                                   [D.AffineTransform(T([[0.0], [1.0], [2.0]]), T([1.5]))])
+    assert td.batch_shape == (3, 2) and td.event_shape == ()
+    assert tuple(td.sample().shape) == (3, 2) and tuple(td.log_prob(T(0.5)).shape) == (3, 2)
+    drawn = td.sample([4000]).numpy()  # paddle's sample([n]) fails to broadcast here
+    assert drawn.shape == (4000, 3, 2)
+    np.testing.assert_allclose(drawn.mean(0), [[0.0, 1.5], [1.0, 2.5], [2.0, 3.5]], atol=0.15)
+    assert abs(np.corrcoef(drawn[:, 0, 0], drawn[:, 1, 0])[0, 1]) < 0.1  # each batch member its own draw
+    assert D.TransformedDistribution(D.Normal(T([0.0, 1.0]), T([1.0, 2.0])),
+                                     [D.PowerTransform(T([[2.0], [3.0]]))]).batch_shape == (2, 2)
+
+
 def test_kl_registry_dispatches_to_the_most_specific_pair():
     class MyNormal(D.Normal):
         pass

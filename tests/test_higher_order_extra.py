@@ -1,6 +1,7 @@
 """create_graph through the rules of pycoll._higher_order.rules_extra and rules_multilinear: smooth
 activations and prelu, the fused losses, elementwise ops of two tensors, logit, nanmean,
-logsumexp, the scans and prod, einsum, embedding, interpolate and the transposed convolutions.
+logsumexp, the scans and prod, einsum, embedding, interpolate, the transposed convolutions,
+masked_fill, nan_to_num, nansum, rot90 and sinc.
 
 Second derivatives (and the mixed ones, with only input 0's first gradient taken) are checked
 against central differences of first-order gradients; where paddle 3.3.1's CPU build has a
@@ -76,6 +77,15 @@ CASES = {
     "interp_bilinear_nhwc": (lambda x: F.interpolate(x * x, size=[3, 5], mode="bilinear", align_corners=True,
                                                      data_format="NHWC") ** 2, [_rand(1, 2, 3, 2)]),
     "interp_bicubic": (lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic") ** 2, [_rand(1, 1, 3, 3)]),
+    "interp_bilinear_shrink": (lambda x: F.interpolate(x * x, size=[2, 3], mode="bilinear") ** 2, [_rand(1, 1, 5, 4)]),
+    # masks, rotations and sinc (paddle 3.3.1's CPU build has double-grad kernels for all five)
+    "masked_fill": (lambda x: pycoll.masked_fill(x * x, _t(np.array([[True, False, True]])), 0.5) ** 2, [_rand(2, 3)]),
+    "masked_fill_tensor_value": (lambda x, v: pycoll.masked_fill(x * x, _t(np.array([[False], [True]])), v * v) ** 2,
+                                 [_rand(2, 3), _rand(1)]),
+    "nan_to_num": (lambda x: pycoll.nan_to_num(x) ** 3, [np.array([[0.5, np.nan, 2.0], [-np.inf, 3.0, 0.7]])]),
+    "nansum": (lambda x: pycoll.nansum(x * 1.5, axis=1) ** 2, [np.array([[0.5, np.nan, 2.0], [1.5, 3.0, 0.7]])]),
+    "rot90": (lambda x: pycoll.rot90(x * x, k=3, axes=[0, 2]) ** 2, [_rand(2, 3, 2)]),
+    "sinc": (lambda x: pycoll.sinc(x) ** 2, [np.array([-1.3, -0.4, 0.2, 0.9, 2.5])]),
     "conv2d_transpose": (lambda x, w, b: F.conv2d_transpose(x, w, b, stride=2, padding=1, output_padding=1) ** 2,
                          [_rand(1, 2, 2, 3), _rand(2, 2, 2, 2), _rand(2)]),
     "conv1d_transpose_groups_nlc": (lambda x, w: F.conv1d_transpose(x, w, groups=2, dilation=2,

@@ -6,10 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Dict
 
+import numpy as np
+
 from pycoll import unary_ops
 from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll._py_layer_backward import user_backward
-from pycoll.math_ops import cast, exp, log, sqrt
+from pycoll.device import array_module
+from pycoll.math_ops import cast, exp, log, sqrt, sum as sum_
 from pycoll.reshape_ops import broadcast_to
 from pycoll.search_ops import where
 from pycoll.shape_ops import reshape
@@ -153,6 +156,35 @@ def _where(s: Saved, g: Tensor) -> tuple:
     return _both(s, lambda: where(keep, g, zero), lambda: where(keep, zero, g))
 
 
+def _masked(g: Tensor, mask: Any) -> Tensor:
+    """g where ``mask`` (an array broadcasting with g) holds, 0 elsewhere (also where g is inf or
+    NaN, as the ops' own backward gives it)."""
+    shape = np.broadcast_shapes(mask.shape, tuple(g.shape))
+    return where(const(mask), g, const(array_module(mask).zeros(shape, g._array.dtype)))
+
+
+@rule("masked_fill.<locals>.<lambda>")
+def _masked_fill(s: Saved, g: Tensor) -> tuple:
+    return (fit(_masked(g, ~s["m"]), s["meta"]),)
+
+
+@rule("masked_fill.<locals>.backward")
+def _masked_fill_value(s: Saved, g: Tensor) -> tuple:
+    gx = fit(_masked(g, ~s["m"]), s["meta"]) if s.wants(0) else None
+    gv = cast(reshape(sum_(_masked(g, s["m"])), list(s["shape"])), s["value"]._array.dtype) if s.wants(1) else None
+    return gx, gv
+
+
+@rule("nan_to_num.<locals>.<lambda>")
+def _nan_to_num(s: Saved, g: Tensor) -> tuple:
+    return (_masked(g, s["finite"]) if "finite" in s else g,)  # an integer x: its gradient as it is
+
+
+@rule("nansum.<locals>.<lambda>")
+def _nansum(s: Saved, g: Tensor) -> tuple:
+    return (_masked(reshape(g, list(s["kept"])), s["ok"]),)
+
+
 # ---- the elementwise families of unary_ops -------------------------------------------------
 
 # d out / d x for each _float_op, from the input x and the output o as graph Tensors
@@ -168,6 +200,7 @@ _FLOAT_DERIVATIVES: Dict[str, Callable[[Any, Any], Any]] = {
     "asinh": lambda x, o: 1 / sqrt(x * x + 1),
     "acosh": lambda x, o: 1 / sqrt(x * x - 1),
     "atanh": lambda x, o: 1 / (1 - x * x),
+    "sinc": lambda x, o: _sinc_derivative(x, o),
     "log1p": lambda x, o: 1 / (1 + x),
     "log2": lambda x, o: 1 / (x * math.log(2)),
     "log10": lambda x, o: 1 / (x * math.log(10)),
@@ -179,6 +212,14 @@ _FLOAT_DERIVATIVES: Dict[str, Callable[[Any, Any], Any]] = {
     "erf": lambda x, o: 2 / math.sqrt(math.pi) * exp(-x * x),
     "erfinv": lambda x, o: math.sqrt(math.pi) / 2 * exp(o * o),
 }
+
+
+def _sinc_derivative(x: Tensor, o: Tensor) -> Tensor:
+    """(cos(pi x) - sinc(x)) / x, 0 at x = 0 (where x is replaced by 1 in the unused branch, so
+    that no 0 / 0 enters the graph)."""
+    at_zero = const(x._array == 0)
+    safe = where(at_zero, x * 0 + 1, x)
+    return where(at_zero, x * 0, (unary_ops.cos(math.pi * safe) - o) / safe)
 
 
 def _float_op_rule(name: str) -> Callable[[Saved, Tensor], tuple]:

@@ -13,7 +13,7 @@ from pycoll._tensor_ops import op_output
 from pycoll.device import array_module, to_module
 from pycoll.math_ops import matmul, sum as sum_
 from pycoll.index_ops import take_along_axis
-from pycoll.reshape_ops import flip, moveaxis, roll
+from pycoll.reshape_ops import flip, moveaxis, roll, rot90
 from pycoll.search_ops import inverse_order
 from pycoll.shape_ops import concat, reshape, scatter_add, transpose
 from pycoll.tensor import Tensor, _to_place, wrap
@@ -91,6 +91,11 @@ def _gather(s: Saved, g: Tensor) -> tuple:
 @rule("flip.<locals>.<lambda>")
 def _flip(s: Saved, g: Tensor) -> tuple:
     return (flip(g, list(s["axes"])),)
+
+
+@rule("rot90.<locals>.<lambda>")
+def _rot90(s: Saved, g: Tensor) -> tuple:
+    return (rot90(g, -s["k"], list(s["axes"])),)
 
 
 @rule("tile.<locals>.backward")

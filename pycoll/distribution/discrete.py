@@ -14,8 +14,9 @@ import numpy as np
 from pycoll.device import array_module, move, place_of
 from pycoll.distribution.base import (Distribution, ExponentialFamily, all_default, as_params, as_value, noise,
                                       numbers_default, sample_shape, shape_of, support_values)
-from pycoll.nn.functional import binary_cross_entropy_with_logits, log_softmax, one_hot, softplus
+from pycoll.nn.functional import binary_cross_entropy_with_logits, log_softmax, one_hot, softmax, softplus
 from pycoll.random import get_rng
+from pycoll.sampling import draw_categories
 from pycoll.index_ops import take_along_axis
 from pycoll.search_ops import where
 from pycoll.tensor import Tensor, wrap
@@ -37,11 +38,12 @@ class Categorical(Distribution):
         super().__init__(tuple(self.logits.shape[:-1]))
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        """int64 class indices of shape ``shape + batch_shape`` (Gumbel-max on softmax(logits))."""
-        shape = sample_shape(shape) + self._batch_shape
-        gumbel = noise(lambda g, s: g.gumbel(size=s), shape + tuple(self.logits.shape[-1:]), self.logits)
-        scores = log_softmax(self.logits.detach(), axis=-1)._array + gumbel._array
-        return wrap(array_module(scores).argmax(scores, axis=-1).astype("int64"))
+        """int64 class indices of shape ``shape + batch_shape``, drawn with softmax(logits) (as
+        paddle's: multinomial of those weights, with replacement)."""
+        drawn = sample_shape(shape)
+        weights = softmax(self.logits.detach(), axis=-1)._array.reshape(-1, self.logits.shape[-1])
+        picks = draw_categories(weights, math.prod(drawn), replacement=True)  # [batch rows, draws]
+        return wrap(picks.T.reshape(drawn + self._batch_shape))
 
     def probs(self, value: Any) -> Tensor:
         """The weight of class ``value`` (paddle's rules: with a batch, a 1-D value is taken for every row)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from pycoll.distribution.base import Distribution, as_value
+from pycoll.distribution.base import Distribution, as_value, sample_shape
 from pycoll.distribution.normal import Normal
 from pycoll.distribution.transforms import ChainTransform, ExpTransform, Transform, _event_log_det, _sum_rightmost
 from pycoll.tensor import Tensor
@@ -27,19 +27,23 @@ class TransformedDistribution(Distribution):
         shape = chain.forward_shape(base_shape)
         event_rank = max(len(base.event_shape) + chain._codomain_rank - chain._domain_rank, chain._codomain_rank)
         super().__init__(shape[:len(shape) - event_rank], shape[len(shape) - event_rank:])
+        # the leading batch dimensions a transform's batched parameters add (AffineTransform's loc
+        # [3, 1] over a base of batch [2]: batch [3, 2]): drawn from the base too, so that a sample
+        # of any shape fits them (paddle's sample([n]) fails to broadcast there)
+        self._added = tuple(self.batch_shape[:max(len(self.batch_shape) - len(base.batch_shape), 0)])
 
     @property
     def transforms(self) -> list:
         return self._transforms
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        x = self._base.sample(shape)
+        x = self._base.sample(tuple(sample_shape(shape)) + self._added)
         for t in self._transforms:
             x = t.forward(x)
         return x
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
-        x = self._base.rsample(shape)
+        x = self._base.rsample(tuple(sample_shape(shape)) + self._added)
         for t in self._transforms:
             x = t.forward(x)
         return x

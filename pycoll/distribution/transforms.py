@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence, Tuple
 
+import numpy as np
+
 from pycoll.creation import zeros
 from pycoll.distribution.base import Distribution, QuietMembers, support_values
 from pycoll.nn.functional import softplus
@@ -112,6 +114,12 @@ class AffineTransform(Transform):
     def __init__(self, loc: Tensor, scale: Tensor) -> None:
         self.loc, self.scale = _tensor(loc, "loc"), _tensor(scale, "scale")
 
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        """``shape`` broadcast with loc's and scale's (paddle's: a batch of them widens the batch)."""
+        return np.broadcast_shapes(tuple(shape), tuple(self.loc.shape), tuple(self.scale.shape))
+
+    inverse_shape = forward_shape
+
     def _forward(self, x: Tensor) -> Tensor:
         return self.loc + self.scale * x
 
@@ -143,6 +151,12 @@ class PowerTransform(Transform):
 
     def __init__(self, power: Tensor) -> None:
         self.power = _tensor(power, "power")
+
+    def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
+        """``shape`` broadcast with power's, as paddle's."""
+        return np.broadcast_shapes(tuple(shape), tuple(self.power.shape))
+
+    inverse_shape = forward_shape
 
     def _forward(self, x: Tensor) -> Tensor:
         return x.pow(self.power)
