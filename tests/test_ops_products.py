@@ -150,6 +150,14 @@ def test_random_tensors():
     assert sorted(draws.tolist()) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="num_samples"):
         pycoll.multinomial(pycoll.to_tensor([0.0, 1.0]), 2)
+    weights = np.array([[0.1, 0.0, 0.6, 0.3], [0.0, 0.0, 5.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
+    freq = [np.bincount(row, minlength=4) / 20000
+            for row in pycoll.multinomial(pycoll.to_tensor(weights), 20000, replacement=True).numpy()]
+    np.testing.assert_allclose(freq, weights / weights.sum(1, keepdims=True), atol=0.012)
+    pairs = pycoll.multinomial(pycoll.to_tensor(np.tile([0.1, 0.2, 0.3, 0.4], (20000, 1))), 2).numpy()
+    assert (pairs[:, 0] != pairs[:, 1]).all()
+    # a draw without replacement, in order: P(first 3, then 2) = 0.4 * 0.3 / 0.6
+    assert abs(((pairs[:, 0] == 3) & (pairs[:, 1] == 2)).mean() - 0.2) < 0.012
     po = pycoll.poisson(pycoll.full([20000], 3.0)).numpy()
     assert po.dtype == np.float32 and abs(po.mean() - 3) < 0.05
     pycoll.seed(3)
