@@ -10,7 +10,9 @@ import math
 import numbers
 from typing import Any, Generic, Iterable, Iterator, List, Sequence, Tuple, TypeVar
 
+from pycoll._tensor_ops import untraced
 from pycoll.random import get_rng
+from pycoll.tensor import Tensor, wrap
 
 
 Sample = TypeVar("Sample")
@@ -59,10 +61,23 @@ class TensorDataset(Dataset):
         self.tensors: List[Any] = list(tensors)
 
     def __getitem__(self, index: int) -> Tuple[Any, ...]:
-        return tuple(t[index] for t in self.tensors)
+        return tuple(_row(t, index) for t in self.tensors)
 
     def __len__(self) -> int:
         return len(self.tensors[0])
+
+
+def _row(t: Any, index: Any) -> Any:
+    """``t[index]``; for a Tensor no op watches (no gradient, no auto-parallel) and an int index,
+    the row of its array, wrapped: an epoch indexes every row, and an indexing op's bookkeeping
+    (recording, the view registry) was most of its time."""
+    if isinstance(t, Tensor) and isinstance(index, numbers.Integral) and not isinstance(index, bool) \
+            and untraced((t,)):
+        try:
+            return wrap(t._array[int(index), ...])
+        except IndexError:
+            pass  # t[index] says it with the tensor's shape
+    return t[index]
 
 
 def _indexed(datasets: Iterable[Any], what: str) -> List[Any]:
