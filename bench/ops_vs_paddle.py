@@ -317,6 +317,20 @@ def _():
     return call
 
 
+@case("multinomial")
+def _():
+    """10 draws with replacement from each of 500 rows of 50 weights."""
+    weights = P.to_tensor(np.random.RandomState(0).rand(500, 50).astype("float32"))
+    return lambda: P.multinomial(weights, 10, replacement=True)
+
+
+@case("categorical_sample")
+def _():
+    """Categorical over a [500, 50] batch of logits, sample([10])."""
+    law = P.distribution.Categorical(tensor(500, 50, grad=False))
+    return lambda: law.sample([10])
+
+
 def photo() -> np.ndarray:
     """A [256, 320, 3] uint8 image, a decoded photo's size; the same bytes in both libraries.
     Paddle's transforms take arrays through OpenCV: its interpreter needs opencv-python(-headless)."""

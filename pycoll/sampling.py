@@ -15,6 +15,7 @@ from pycoll._tensor_ops import as_tensor, paired
 from pycoll.creation_options import creation_options
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64
+from pycoll.kernels import host_math
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor, wrap
 
@@ -146,13 +147,19 @@ def draw_categories(weights: Any, num_samples: int, replacement: bool = True) ->
     w = weights.astype(float64)
     if replacement:
         uniform = move(get_rng().random((rows, num_samples)), place_of(weights))
-        cdf = xp.cumsum(w, axis=1)
+        cdf = host_math.cumsum(w, 1)
+        cdf = xp.cumsum(w, axis=1) if cdf is None else cdf
         cdf /= cdf[:, -1:]
         offsets = xp.arange(rows, dtype=float64)[:, None]  # row r's cdf in [r, r + 1]: one sorted array
-        picks = xp.searchsorted((cdf + offsets).reshape(-1), (uniform + offsets).reshape(-1), side="right")
-        picks = picks.reshape(rows, num_samples) - (xp.arange(rows) * cats)[:, None]
-        last = cats - 1 - xp.argmax(w[:, ::-1] > 0, axis=1)  # a draw rounded past its row: its last category
-        return xp.minimum(picks, last[:, None]).astype(int64)
+        cdf += offsets
+        uniform += offsets
+        picks = xp.searchsorted(cdf.reshape(-1), uniform.reshape(-1), side="right").reshape(rows, num_samples)
+        picks -= (xp.arange(rows) * cats)[:, None]
+        past = picks >= cats  # a draw rounded past its row's end: the row's last category of some weight
+        if past.any():
+            last = cats - 1 - xp.argmax(w[:, ::-1] > 0, axis=1)
+            picks = xp.where(past, last[:, None], picks)
+        return picks.astype(int64, copy=False)
     uniform = move(get_rng().random((rows, cats)), place_of(weights))
     with quiet():  # log(0): -inf, a category of no weight comes last
         keys = xp.log(w) - xp.log(-xp.log(uniform))
