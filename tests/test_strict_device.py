@@ -383,6 +383,20 @@ def test_save_load_of_gpu_tensors_and_state_dicts(tmp_path):
     assert restored.place == "gpu:0" and restored.numpy().tolist() == [3.0]
 
 
+def case_resampling_and_draws():
+    """interpolate's taps forward, backward and twice; multinomial and Categorical's draws (the
+    host generator's numbers, so the same on both devices)."""
+    x = _x(2, 3, 9, 11)
+    down = F.interpolate(x, size=[4, 17], mode="bilinear", align_corners=True)
+    near = F.interpolate(x, scale_factor=2)
+    (down.sum() + (near * near).sum()).backward()
+    g, = pycoll.grad((F.interpolate(x, size=[5, 5]) ** 2).sum(), x, create_graph=True)
+    weights = pycoll.to_tensor(np.random.rand(5, 7).astype(np.float32))
+    return {"down": down, "near": near, "grad": x.grad, "g": g,
+            "with": pycoll.multinomial(weights, 6, replacement=True), "without": pycoll.multinomial(weights, 4),
+            "categorical": pycoll.distribution.Categorical(weights).sample([3])}
+
+
 def case_dataloader():
     data = np.arange(24, dtype=np.float32).reshape(12, 2)
     labels = np.arange(12) % 3
