@@ -214,12 +214,13 @@ def record(outputs: Sequence[GraphTensor], backward: Callable,
     scalar operand) takes no gradient. `fresh`: see `Node`. `saved`: the tensors `backward` reads
     when it runs (a PyLayer's; each must keep its array and its values until then).
     """
-    for hook in list(_record_hooks.values()):
-        backward = hook(outputs, backward, inputs)
+    if _record_hooks:
+        for hook in list(_record_hooks.values()):
+            backward = hook(outputs, backward, inputs)
     if not _grad_enabled:
         return
-    edges = tuple(None if t is None else edge(t) for t in inputs)
-    if all(e is None for e in edges):
+    edges = tuple([None if t is None else edge(t) for t in inputs])
+    if edges.count(None) == len(edges):
         return
     node = Node(backward, edges, n_out=len(outputs), fresh=fresh,
                 saved=None if saved is None else tuple((t, t.array) for t in saved))

@@ -27,7 +27,7 @@ import numpy as np
 
 from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
-from pycoll.dtypes import convert_dtype, float32, int64, is_floating, is_half
+from pycoll.dtypes import convert_dtype, float32, int64, is_bfloat16, is_floating, is_half
 from pycoll.tensor import Tensor
 
 BOOL = np.dtype("bool")
@@ -102,7 +102,7 @@ def promoted(x: Any, y: Any, name: str, to_float: bool = False, strict: bool = F
 
 def _cast(v: Any, dt: Optional[np.dtype]) -> Any:
     if not isinstance(v, Tensor):  # a bfloat16 array with a Python float: ml_dtypes gives float32
-        return dt.type(v) if dt is not None and dt.name == "bfloat16" else v
+        return dt.type(v) if dt is not None and is_bfloat16(dt) else v
     a = v._array
     return a if dt is None or a.dtype == dt else a.astype(dt)
 

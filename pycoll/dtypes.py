@@ -54,10 +54,16 @@ def bfloat16() -> np.dtype:
     return ml_dtype("bfloat16")
 
 
+def is_bfloat16(dtype: np.dtype) -> bool:
+    """Whether `dtype` is ml_dtypes' bfloat16 (NumPy kind 'V'; the kind is tested first, as
+    ``dtype.name`` costs microseconds)."""
+    return dtype.kind == "V" and dtype.name == "bfloat16"
+
+
 def is_floating(dtype: np.dtype) -> bool:
     """Whether `dtype` holds floating-point numbers: NumPy's kind 'f', and bfloat16 (ml_dtypes'
     bfloat16 has NumPy kind 'V', so a kind test alone misses it)."""
-    return dtype.kind == "f" or dtype.name == "bfloat16"
+    return dtype.kind == "f" or is_bfloat16(dtype)
 
 
 def is_half(dtype: np.dtype) -> bool:

@@ -16,6 +16,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, delivered, operand, paired, placed, value_output
 from pycoll.device import array_module, to_module
+from pycoll.dtypes import is_bfloat16
 from pycoll.tensor import Tensor
 
 
@@ -119,7 +120,7 @@ def is_empty(x: Any, name: Optional[str] = None) -> Tensor:
 @param_aliases({"input": "x"})
 def is_floating_point(x: Tensor) -> bool:
     """Whether x holds floating-point numbers (float16/32/64, bfloat16)."""
-    return _tensor(x, "is_floating_point").dtype.kind == "f" or x.dtype.name == "bfloat16"
+    return _tensor(x, "is_floating_point").dtype.kind == "f" or is_bfloat16(x.dtype)
 
 
 def is_integer(x: Tensor) -> bool:

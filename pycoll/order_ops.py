@@ -22,7 +22,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import floating
 from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module
-from pycoll.dtypes import float32, float64, int64, is_floating
+from pycoll.dtypes import float32, float64, int64, is_bfloat16, is_floating
 from pycoll.math_ops import kept_shape
 from pycoll.search_ops import _leading
 from pycoll.shape_ops import axis_arg, scatter_add
@@ -48,7 +48,7 @@ class _Rows:
         self.rows = moved.reshape(self.lead + (int(np.prod(moved.shape[len(rest):], dtype=np.int64)),))
         self.n = self.rows.shape[-1]
         # ml_dtypes' bfloat16 sort leaves NaNs in place: sort by the (exact) float32 values
-        key = self.rows.astype(float32) if self.rows.dtype.name == "bfloat16" else self.rows
+        key = self.rows.astype(float32) if is_bfloat16(self.rows.dtype) else self.rows
         self.order = xp.argsort(key, axis=-1, kind="stable")
         self.sorted = xp.take_along_axis(self.rows, self.order, axis=-1)
         self.kept = kept_shape(a.shape, axes)

@@ -447,14 +447,21 @@ def _as_view_index(index: Any) -> Any:
     return items if isinstance(index, tuple) else items[0]
 
 
+_BASIC = (int, slice, type(None), type(Ellipsis))  # index items that are neither arrays nor lists
+
+
 def _getitem(x: Tensor, index: Any) -> Tensor:
     x, = placed("index", x, index=index)
     a = x._array
     xp = array_module(a)
-    given = index_arrays(index, xp)
-    check_device_index("index", given, a.shape)
-    index = _as_view_index(given)
-    repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
+    if type(index) in _BASIC or (type(index) is tuple and all(type(i) in _BASIC for i in index)):
+        given, repeats = index, False  # a basic index: no array to convert or check
+        index = _as_view_index(given)
+    else:
+        given = index_arrays(index, xp)
+        check_device_index("index", given, a.shape)
+        index = _as_view_index(given)
+        repeats = _has_int_array(index)  # integer arrays may pick an element twice: scatter-add
     shape = a.shape  # the backward keeps no values of x (see pycoll._graph's saved memory)
 
     def backward(g: Any) -> tuple:

@@ -24,7 +24,7 @@ from pycoll._printing import format_body
 from pycoll._sparse_rows import forget_rows
 from pycoll.device import PlaceObject, array_module, is_array, move, parse_place, place_of, to_module
 from pycoll.device.places import CPUPlace
-from pycoll.dtypes import DTypeLike
+from pycoll.dtypes import DTypeLike, is_bfloat16
 from pycoll.size import Size, TensorSize, size_of, tensor_size
 from pycoll.tensor_data import array_from, constructor_array
 
@@ -364,7 +364,7 @@ class Tensor:
         arr = value._array if isinstance(value, Tensor) else value
         if not is_array(arr):
             arr = np.asarray(arr, dtype=self._array.dtype)
-        if arr.dtype == np.uint16 and self._array.dtype.name == "bfloat16":
+        if arr.dtype == np.uint16 and is_bfloat16(self._array.dtype):
             arr = arr.view(self._array.dtype)
         if tuple(arr.shape) != self._array.shape:
             raise ValueError(f"set_value: value has shape {list(arr.shape)}, the tensor has shape "
