@@ -220,7 +220,10 @@ def record(outputs: Sequence[GraphTensor], backward: Callable,
     if not _grad_enabled:
         return
     edges = tuple([None if t is None else edge(t) for t in inputs])
-    if edges.count(None) == len(edges):
+    for e in edges:  # (tuple.count(None) would compare Tensors with ==, an op)
+        if e is not None:
+            break
+    else:
         return
     node = Node(backward, edges, n_out=len(outputs), fresh=fresh,
                 saved=None if saved is None else tuple((t, t.array) for t in saved))
