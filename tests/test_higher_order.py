@@ -358,7 +358,7 @@ def test_every_rule_names_one_backward_in_pycoll():
                     "atan2 hypot logaddexp fmax fmin heaviside "
                     "relu6 hardtanh hardshrink softshrink thresholded_relu hardsigmoid "
                     "mish selu celu softsign log_sigmoid tanhshrink hardswish "
-                    "i0 i1 i0e i1e".split()}  # bessel_ops' rules, on unary_ops' family
+                    "i0 i1 i0e i1e sinc".split()}  # bessel_ops' and special_ops' rules, on unary_ops' family
     for name in RULES:
         if name in factory_made:
             continue
