@@ -311,3 +311,20 @@ def test_interpolate_taps_and_their_transpose_map_as_the_dense_matrices(mode, al
             np.testing.assert_array_equal(dense(i, w, n_out), mat.T)  # the transpose, exactly
         np.testing.assert_allclose(apply_axis_taps(g, back, (2, 3)), apply_axis_maps(g, mats, (2, 3), transposed=True),
                                    rtol=2e-5, atol=2e-6)
+
+
+def test_an_output_of_one_cell_takes_paddles_rule_per_kernel():
+    # paddle 3.3.1 (align_corners=False, align_mode=0): its linear and trilinear kernels sample one
+    # output cell at the centre of the axis; bilinear and bicubic at the first cell
+    x1 = t(np.arange(7, dtype=np.float32).reshape(1, 1, 7))
+    x2 = t(np.arange(35, dtype=np.float32).reshape(1, 1, 5, 7))
+    x3 = t(np.arange(60, dtype=np.float32).reshape(1, 1, 3, 4, 5))
+    assert F.interpolate(x1, size=[1], mode="linear", data_format="NCW").numpy().ravel().tolist() == [3.0]
+    assert F.interpolate(x1, scale_factor=0.2, mode="linear", data_format="NCW").numpy().ravel().tolist() == [2.0]
+    assert F.interpolate(x3, size=[1, 2, 1], mode="trilinear").numpy().ravel().tolist() == [24.5, 34.5]
+    np.testing.assert_allclose(F.interpolate(x2, size=[1, 3], mode="bilinear").numpy().ravel(), [2 / 3, 3.0, 16 / 3],
+                               rtol=1e-6)
+    np.testing.assert_allclose(F.interpolate(x2, size=[1, 3], mode="bicubic").numpy().ravel(),
+                               [-0.0821758508682251, 2.34375, 4.769674301147461], rtol=1e-5)
+    assert F.interpolate(x1, size=[1], mode="linear", align_corners=True, data_format="NCW").numpy().ravel().tolist() == [0.0]
+    assert F.interpolate(x1, size=[1], mode="linear", align_mode=1, data_format="NCW").numpy().ravel().tolist() == [0.0]

@@ -411,6 +411,11 @@ def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_ba
     assert cubic.shape == (17, 23, 3) and cubic.dtype == np.uint8
     assert hashlib.sha256(cubic.tobytes()).hexdigest()[:16] == "cc43e9886e009ac7"
     assert VF.resize(image[:, :, 0], (17, 23), interpolation="bicubic").tolist() == cubic[:, :, 0].tolist()
+    # to one row or column OpenCV samples the axis' centre (paddle 3.3.1 with opencv 5.0, image below)
+    small = (np.random.RandomState(0).rand(37, 53, 3) * 255).astype("uint8")
+    assert VF.resize(small, (1, 5), interpolation="bicubic").reshape(-1)[:6].tolist() == [13, 168, 71, 54, 110, 140]
+    assert VF.resize(small, (1, 1), interpolation="bicubic").reshape(-1).tolist() == [52, 206, 144]
+    assert VF.resize(small, (5, 1), interpolation="bicubic").reshape(-1)[:6].tolist() == [18, 53, 115, 91, 27, 168]
     assert VF.resize(image, (17, 23), interpolation="area").shape == (17, 23, 3)
     assert VF.resize(image, 20, interpolation="lanczos").shape == (20, 25, 3)
     chw = pycoll.to_tensor(image.transpose(2, 0, 1).astype("float32"))

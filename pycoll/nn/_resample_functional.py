@@ -50,13 +50,16 @@ def _cubic_weights(t: np.ndarray) -> List[np.ndarray]:
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
-def _ratio(n_in: int, n_out: int, align_corners: bool, scale: float) -> np.float32:
-    """Source cells per output cell along one axis, in float32 as paddle's kernel takes it."""
+def _ratio(n_in: int, n_out: int, align_corners: bool, scale: float, one_cell_centred: bool) -> np.float32:
+    """Source cells per output cell along one axis, in float32 as paddle's kernel takes it: 0 for
+    an output of one cell, but with ``one_cell_centred``, as paddle's 1-D and 3-D linear kernels
+    (linear, trilinear) and OpenCV take it, in / out, which samples the half-pixel centre of the
+    whole axis (7 cells to 1: cell 3)."""
     f32 = np.float32
-    if n_out <= 1:
-        return f32(0.0)
     if align_corners:
-        return f32(n_in - 1) / f32(n_out - 1)
+        return f32(n_in - 1) / f32(n_out - 1) if n_out > 1 else f32(0.0)
+    if n_out <= 1 and not one_cell_centred:
+        return f32(0.0)
     return f32(1.0 / scale) if scale > 0 else f32(n_in) / f32(n_out)
 
 
@@ -66,7 +69,7 @@ def _axis_taps(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode
     float32 weights (nearest: T = 1, weights None; linear: T = 2, the cell below the source index
     and the one above it, clamped to the edge), as paddle's kernel computes them."""
     f32 = np.float32
-    ratio = _ratio(n_in, n_out, align_corners, scale)
+    ratio = _ratio(n_in, n_out, align_corners, scale, mode in ("linear", "trilinear"))
     kf = np.arange(n_out).astype(f32)
     if mode == "nearest":
         index = np.minimum((ratio * kf).astype(np.int64), n_in - 1)
@@ -79,10 +82,12 @@ def _axis_taps(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode
     return np.stack([lo, hi], axis=1), np.stack([f32(1) - w_hi, w_hi], axis=1)
 
 
-def _bicubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float) -> np.ndarray:
-    """The [n_out, n_in] bicubic map of one spatial axis, in float64 (see the module's notes)."""
+def _bicubic_matrix(n_in: int, n_out: int, align_corners: bool, scale: float,
+                    one_cell_centred: bool = False) -> np.ndarray:
+    """The [n_out, n_in] bicubic map of one spatial axis, in float64 (see the module's notes;
+    ``one_cell_centred``: see `_ratio`, OpenCV's rule, which vision's resize of arrays takes)."""
     k = np.arange(n_out)
-    ratio = _ratio(n_in, n_out, align_corners, scale)
+    ratio = _ratio(n_in, n_out, align_corners, scale, one_cell_centred)
     src = (ratio * k.astype(np.float32)).astype(np.float64) if align_corners else np.float64(ratio) * (k + 0.5) - 0.5
     base = np.floor(src)
     m = np.zeros((n_out, n_in), np.float64)

@@ -11,6 +11,8 @@ import numpy as np
 
 import pycoll
 from pycoll.kernels import host_image
+from pycoll.nn._resample_functional import _bicubic_matrix
+from pycoll.nn._sliding import apply_axis_maps
 from pycoll.tensor import Tensor
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image, _to_pil, get_image_size
 from pycoll.vision.transforms._resize import resize_array
@@ -104,8 +106,13 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
         return np.asarray(_to_pil(img).resize(target[::-1], Image.LANCZOS))
     if interpolation in _INTERPOLATED:
         image = img[:, :, None] if img.ndim == 2 else img
-        out = _interpolated(pycoll.to_tensor(np.ascontiguousarray(image.transpose(2, 0, 1)).astype(np.float32)),
-                            target, interpolation).numpy().transpose(1, 2, 0)
+        if interpolation == "bicubic":  # OpenCV's rule, also for an output of one pixel (see _bicubic_matrix)
+            maps = [_bicubic_matrix(n, m, False, 0.0, one_cell_centred=True).astype(np.float32)
+                    for n, m in zip(image.shape[:2], target)]
+            out = apply_axis_maps(image.astype(np.float32), maps, (0, 1))
+        else:
+            out = _interpolated(pycoll.to_tensor(np.ascontiguousarray(image.transpose(2, 0, 1)).astype(np.float32)),
+                                target, interpolation).numpy().transpose(1, 2, 0)
         if img.dtype.kind in "iu":  # back into the image's range and dtype, rounded as OpenCV does
             info = np.iinfo(img.dtype)
             out = np.clip(np.rint(out), info.min, info.max)
