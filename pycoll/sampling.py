@@ -122,11 +122,18 @@ def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: O
     """`num_samples` int64 category indices drawn with the (unnormalised) weights of x's last
     dimension, per row; without `replacement`, each category at most once."""
     x = as_tensor(x)
+    if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be an int > 0, got {num_samples!r}")
     w = x.numpy().astype(float64)
+    if np.isnan(w).any():
+        raise ValueError("multinomial: x holds NaN; its weights must be >= 0")
     if x.ndim not in (1, 2) or np.any(w < 0) or np.any(w.sum(-1) <= 0):
         raise ValueError(f"multinomial: x must be 1-D or 2-D non-negative weights with a positive sum per row, "
                          f"got shape {x.shape}")
     rows = w.reshape(-1, w.shape[-1])
+    infinite = np.isinf(rows)
+    if infinite.any():  # a row with infinite weights draws among those alone, as paddle's does
+        rows = np.where(infinite.any(axis=1, keepdims=True), infinite, rows).astype(float64)
     if not replacement and num_samples > int((rows > 0).sum(-1).min()):
         raise ValueError(f"multinomial: without replacement, num_samples ({num_samples}) cannot exceed the number "
                          f"of categories with non-zero weight")

@@ -266,6 +266,8 @@ def test_sample_is_differentiable_as_paddles():
     np.testing.assert_allclose(loc.grad.numpy(), [3.0, 3.0])
     for d in (D.Uniform(loc, loc + scale), D.LogNormal(loc, scale)):
         assert not d.sample([2]).stop_gradient
+    assert not D.StudentT(T([3.0, 4.0]), loc, scale).sample([2]).stop_gradient
+    assert not D.Independent(D.Normal(loc, scale), 1).sample([2]).stop_gradient
     assert D.Laplace(loc, scale).sample([2]).stop_gradient
 
 

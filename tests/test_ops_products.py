@@ -150,6 +150,11 @@ def test_random_tensors():
     assert sorted(draws.tolist()) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="num_samples"):
         pycoll.multinomial(pycoll.to_tensor([0.0, 1.0]), 2)
+    with pytest.raises(ValueError, match="num_samples must be an int > 0, got 0"):
+        pycoll.multinomial(pycoll.to_tensor([0.5, 1.0]), 0)
+    with pytest.raises(ValueError, match="x holds NaN"):
+        pycoll.multinomial(pycoll.to_tensor([0.5, np.nan]), 1)
+    assert _v(pycoll.multinomial(pycoll.to_tensor([[0.2, np.inf, 0.3], [1.0, 0.0, 0.0]]), 1)) == [[1], [0]]
     weights = np.array([[0.1, 0.0, 0.6, 0.3], [0.0, 0.0, 5.0, 0.0], [1.0, 1.0, 1.0, 1.0]])
     freq = [np.bincount(row, minlength=4) / 20000
             for row in pycoll.multinomial(pycoll.to_tensor(weights), 20000, replacement=True).numpy()]

@@ -165,6 +165,10 @@ class StudentT(Distribution):
         finite = where(df > 2.0, self.scale.pow(2) * df / (df - 2.0), df * math.nan)
         return where((df <= 2.0) & (df > 1.0), df * 0.0 + math.inf, finite)
 
+    def sample(self, shape: Sequence[int] = ()) -> Tensor:
+        """``rsample``'s draw: differentiable in df, loc and scale, as paddle's sample is."""
+        return self.rsample(shape)
+
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         full = self._extend_shape(sample_shape(shape))
         z = noise(lambda g, s: g.standard_normal(s), full, self.df)
