@@ -7,10 +7,12 @@ paddle run unchanged.
 
 ``jit.save`` / ``jit.load`` keep a Layer for inference (and fine-tuning), as paddle's do, in files
 of pycoll's own: ``path + ".pdiparams"`` holds the state_dict (``pycoll.save``'s format, which
-``paddle.load`` reads too) and ``path + ".pdmodel"`` the Layer without its tensors, pickled:
-the structure refers to its classes by name (as ``pickle`` does), so the classes must be
-importable where the files are loaded. paddle's inference program (``.json`` / ``.pdmodel``) is
-not made: paddle cannot run these files, nor pycoll paddle's.
+``paddle.load`` reads too) and ``path + ".pdmodel"`` the Layer without its tensors, pickled by
+``cloudpickle``: classes and functions of an importable module by name, those of the script
+(``__main__``), of a function's body and lambdas (hooks) with their code, so that another
+script loads the Layer without defining it. paddle's inference program (``.json`` /
+``.pdmodel``) is not made: paddle cannot run these files, nor pycoll paddle's. Loading runs
+the pickled code, as loading any pickle does: load files you trust.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ import io
 import os
 import pickle
 from typing import Any, Callable, Dict, Optional
+
+import cloudpickle
 
 from pycoll._atomic_files import write_whole
 from pycoll.nn import Layer
@@ -124,8 +128,7 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     try:  # before anything is written
         _StructurePickler(structure, names).dump(layer)
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
-        raise TypeError(f"jit.save: the Layer cannot be kept ({exc}); its classes, and what its attributes "
-                        f"hold, must be defined at the top level of a module (pickle names them)") from exc
+        raise TypeError(f"jit.save: the Layer cannot be kept: {exc}") from exc
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -133,7 +136,7 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
 
 
-class _StructurePickler(pickle.Pickler):
+class _StructurePickler(cloudpickle.Pickler):
     """A Layer pickled with the values of its state_dict's tensors left out: each such tensor is
     kept as (its key, its class, its other state), to be rebuilt around the saved value."""
 
@@ -174,8 +177,8 @@ class _StructureUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         except (AttributeError, ImportError) as exc:
             raise ImportError(f"jit.load: {self._path}{_MODEL_SUFFIX} holds a {module}.{name}, which cannot be "
-                              f"imported here ({exc}); the Layer's classes must be importable where it is loaded "
-                              f"(define or import them first)") from exc
+                              f"imported here ({exc}): the module the Layer's class was saved from must be "
+                              f"importable where it is loaded") from exc
 
 
 def load(path: str, **configs: Any) -> Layer:

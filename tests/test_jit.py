@@ -3,6 +3,7 @@ and jit.load keep a Layer for inference and fine-tuning (another process loading
 InputSpec's constructors (paddle 3.3.1's)."""
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -107,18 +108,39 @@ def test_a_layer_loads_in_another_process(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), expected)
 
 
-def test_a_class_the_loading_process_lacks_is_named(tmp_path):
-    code = ("import sys, pycoll\nclass Mine(pycoll.nn.Layer):\n    def __init__(self):\n        super().__init__()\n"
-            "        self.fc = pycoll.nn.Linear(2, 2)\npycoll.jit.save(Mine(), sys.argv[1])\n")
+def test_a_script_s_own_classes_and_hooks_travel_with_the_layer(tmp_path):
+    # the training script defines the Layer (and a helper, and a lambda hook); an inference script
+    # that defines none of them loads and runs it, as paddle's inference program does
+    code = ("import sys, numpy as np, pycoll\n"
+            "def doubled(t):\n    return t * 2\n"
+            "class Mine(pycoll.nn.Layer):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.fc = pycoll.nn.Linear(2, 2)\n"
+            "    def forward(self, x):\n        return doubled(self.fc(x))\n"
+            "pycoll.seed(1)\nnet = Mine()\nnet.register_forward_post_hook(lambda layer, inputs, out: out + 1)\n"
+            "pycoll.jit.save(net, sys.argv[1])\n"
+            "np.save(sys.argv[1] + '.npy', net(pycoll.ones([1, 2])).numpy())\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "mine")], check=True, timeout=120)
-    with pytest.raises(ImportError, match=r"holds a __main__.Mine, which cannot be imported here"):
-        pycoll.jit.load(str(tmp_path / "mine"))
+    loaded = pycoll.jit.load(str(tmp_path / "mine"))
+    assert type(loaded).__name__ == "Mine"
+    np.testing.assert_array_equal(loaded(pycoll.ones([1, 2])).numpy(), np.load(tmp_path / "mine.npy"))
+
+
+def test_a_class_the_loading_process_cannot_import_is_named(tmp_path):
+    package = tmp_path / "gone_package"
+    package.mkdir()
+    (package / "__init__.py").write_text("import pycoll\nclass Kept(pycoll.nn.Layer):\n    pass\n")
+    code = "import sys, gone_package, pycoll\npycoll.jit.save(gone_package.Kept(), sys.argv[1])\n"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "kept")], check=True, timeout=120,
+                   cwd=str(tmp_path))
+    with pytest.raises(ImportError, match=r"holds a gone_package.Kept, which cannot be imported here"):
+        pycoll.jit.load(str(tmp_path / "kept"))
 
 
 def test_save_and_load_refuse_bad_arguments_before_writing(tmp_path):
-    class Local(nn.Layer):  # pickle cannot name a class defined in a function
-        def forward(self, x):
-            return x
+    class Locked(nn.Layer):  # a lock cannot be pickled, by value or otherwise
+        def __init__(self):
+            super().__init__()
+            self.lock = threading.Lock()
 
     with pytest.raises(TypeError, match="layer must be a Layer"):
         pycoll.jit.save(lambda x: x, str(tmp_path / "f"))
@@ -128,8 +150,8 @@ def test_save_and_load_refuse_bad_arguments_before_writing(tmp_path):
         pycoll.jit.save(Classifier(), str(tmp_path / "c"), input_spec=[object()])
     with pytest.raises(ValueError, match=r"configs \['bogus'\] are not supported"):
         pycoll.jit.save(Classifier(), str(tmp_path / "c"), bogus=1)
-    with pytest.raises(TypeError, match="top level of a module"):
-        pycoll.jit.save(Local(), str(tmp_path / "local"))
+    with pytest.raises(TypeError, match="the Layer cannot be kept: cannot pickle '_thread.lock'"):
+        pycoll.jit.save(Locked(), str(tmp_path / "locked"))
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError, match="does not exist"):
         pycoll.jit.load(str(tmp_path / "nothing"))
