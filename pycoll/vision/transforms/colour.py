@@ -105,8 +105,9 @@ def adjust_contrast(img: Any, contrast_factor: float) -> Any:
 
 
 def _rgb_array(img: Any, fn: str) -> np.ndarray:
-    if img.ndim != 3 or img.shape[2] != 3:
-        raise ValueError(f"{fn}: an array image must be [H, W, 3] (RGB), got shape {img.shape}")
+    """``img``, an [H, W, 3] (RGB) or [H, W, 4] (RGBA: OpenCV reads its first three) array."""
+    if img.ndim != 3 or img.shape[2] not in (3, 4):
+        raise ValueError(f"{fn}: an array image must be [H, W, 3] (RGB) or [H, W, 4] (RGBA), got shape {img.shape}")
     return img
 
 
@@ -128,7 +129,7 @@ def adjust_saturation(img: Any, saturation_factor: float) -> Any:
     if blended is not None:
         return blended
     arr = img.astype(np.float32)
-    mixed = arr * np.float32(alpha) + gray(arr, blue_first=True)[..., None] * np.float32(1 - alpha)
+    mixed = arr * np.float32(alpha) + gray(arr[..., :3], blue_first=True)[..., None] * np.float32(1 - alpha)
     return mixed.clip(0, 255).astype(img.dtype)
 
 
@@ -185,7 +186,9 @@ def adjust_hue(img: Any, hue_factor: float) -> Any:
         out = _hsv_to_rgb(xp, h - xp.floor(h), s, v)
         return wrap((out * np.float32(255)).astype(a.dtype) if a.dtype == np.uint8 else out)
     arr = _rgb_array(img, "adjust_hue")
-    return hsv_to_bgr_full(bgr_to_hsv_full(arr.astype(np.uint8)), hue_shift=shift).astype(arr.dtype)
+    turned = hsv_to_bgr_full(bgr_to_hsv_full(arr[..., :3].astype(np.uint8)), hue_shift=shift).astype(arr.dtype)
+    # RGBA: the alpha channel kept (paddle's OpenCV conversion drops it, giving [H, W, 3])
+    return turned if arr.shape[2] == 3 else np.concatenate([turned, arr[..., 3:]], axis=2)
 
 
 def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
@@ -209,5 +212,5 @@ def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         shape = list(grey.shape)
         shape[-3] = num_output_channels
         return wrap(xp.ascontiguousarray(xp.broadcast_to(grey, shape)))
-    grey = gray(_rgb_array(img, "to_grayscale"))[..., None]
+    grey = gray(_rgb_array(img, "to_grayscale")[..., :3])[..., None]
     return np.repeat(grey, num_output_channels, axis=2)
