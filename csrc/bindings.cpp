@@ -678,26 +678,27 @@ Image image_hsv_to_bgr_full(const Image& img, int hue_shift) {
     return out;
 }
 
-// fx, fy [oh, ow] -> [oh, ow(, C)] like img
-Image image_warp_sample(const Image& img, const py::array_t<int64_t, py::array::c_style>& fx,
-                        const py::array_t<int64_t, py::array::c_style>& fy, const Image& border, int mode,
-                        const py::array_t<int32_t, py::array::c_style>& cubic_weights) {
-    const char* fn = "image_warp_sample";
+// img [H, W(, C)] warped onto [oh, ow(, C)] by the inverse map m: 6 values (affine) or 9
+// (perspective)
+Image image_warp(const Image& img, const py::array_t<double, py::array::c_style>& m, int64_t oh, int64_t ow,
+                 const Image& border, int mode, const py::array_t<int32_t, py::array::c_style>& cubic_weights) {
+    const char* fn = "image_warp";
     const auto [h, w, c] = image_dims(fn, img);
-    if (fx.ndim() != 2 || fy.ndim() != 2 || fx.shape(0) != fy.shape(0) || fx.shape(1) != fy.shape(1)) {
-        throw py::value_error(where(fn, "fx and fy are not [oh, ow] alike"));
-    }
+    if (m.size() != 6 && m.size() != 9) throw py::value_error(where(fn, "m has not 6 or 9 values"));
+    if (oh < 0 || ow < 0) throw py::value_error(where(fn, "a negative size"));
     check_size(fn, "border", border, c);
     if (mode < 0 || mode > 2) throw py::value_error(where(fn, "mode is not 0, 1 or 2"));
     if (mode == 2) check_size(fn, "cubic_weights", cubic_weights, 32 * 32 * 16);
-    Image out = image_like(img, fx.shape(0), fx.shape(1));
-    const uint8_t *in = img.data(), *b = border.data();
-    const int64_t *xs = fx.data(), *ys = fy.data();
-    const int32_t* cw = cubic_weights.data();
-    uint8_t* o = out.mutable_data();
-    const int64_t n = static_cast<int64_t>(fx.size());
+    Image out = image_like(img, oh, ow);
+    const pycoll::Warp warp{img.data(), h, w, c, m.data(), oh, ow, border.data(), static_cast<pycoll::Sample>(mode),
+                            cubic_weights.data(), out.mutable_data()};
+    const bool affine = m.size() == 6;
     py::gil_scoped_release nogil;
-    pycoll::warp_sample_u8(in, h, w, c, xs, ys, n, b, static_cast<pycoll::Sample>(mode), cw, o);
+    if (affine) {
+        pycoll::warp_affine_u8(warp);
+    } else {
+        pycoll::warp_perspective_u8(warp);
+    }
     return out;
 }
 
@@ -715,11 +716,10 @@ void def_image_ops(py::module_& m) {
           "OpenCV's uint8 BGR2HSV_FULL of [..., 3].");
     m.def("image_hsv_to_bgr_full", &image_hsv_to_bgr_full, py::arg("img").noconvert(), py::arg("hue_shift"),
           "OpenCV's uint8 HSV2BGR_FULL of [..., 3], hue_shift added to the hue first (modulo 256).");
-    m.def("image_warp_sample", &image_warp_sample, py::arg("img").noconvert(), py::arg("fx").noconvert(),
-          py::arg("fy").noconvert(), py::arg("border").noconvert(), py::arg("mode"),
-          py::arg("cubic_weights").noconvert(),
-          "cv2.warpAffine/warpPerspective's sampling of a uint8 image at fixed-point positions "
-          "(mode 0 nearest: whole pixels; 1 bilinear, 2 bicubic: 1/32 pixels), border outside.");
+    m.def("image_warp", &image_warp, py::arg("img").noconvert(), py::arg("m").noconvert(), py::arg("oh"),
+          py::arg("ow"), py::arg("border").noconvert(), py::arg("mode"), py::arg("cubic_weights").noconvert(),
+          "cv2.warpAffine (m: the inverse 2x3 map) or warpPerspective (m: the inverse 3x3 map) of a uint8 "
+          "image onto [oh, ow], constant border; mode 0 nearest, 1 bilinear, 2 bicubic.");
 }
 
 #ifdef PYCOLL_WITH_CUDA

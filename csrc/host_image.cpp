@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace pycoll {
@@ -61,6 +62,10 @@ void flip_fixed(const uint8_t* src, int64_t rows, int64_t width, uint8_t* dst) {
     for (int64_t r = 0; r < rows; ++r) {
         const uint8_t* in = src + r * width * PB;
         uint8_t* out = dst + r * width * PB;
+        if (PB == 1) {
+            std::reverse_copy(in, in + width, out);  // a byte per pixel: one vectorised reversal
+            continue;
+        }
         for (int64_t x = 0; x < width; ++x) std::memcpy(out + x * PB, in + (width - 1 - x) * PB, PB);
     }
 }
@@ -151,13 +156,21 @@ void lookup_u8(const uint8_t* src, int64_t n, const uint8_t* table, uint8_t* dst
     for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
 }
 
-// _cv_colour.gray on integers
-void gray_u8(const uint8_t* src, int64_t n, bool blue_first, uint8_t* dst) {
-    const int r = blue_first ? 2 : 0, b = blue_first ? 0 : 2;
+// _cv_colour.gray on integers; R at offset R, B at 2 - R
+template <int R>
+void gray_ordered(const uint8_t* src, int64_t n, uint8_t* dst) {
     for (int64_t i = 0; i < n; ++i) {
         const uint8_t* p = src + 3 * i;
-        const int32_t acc = p[r] * 9798 + p[1] * 19235 + p[b] * 3735;
+        const int32_t acc = p[R] * 9798 + p[1] * 19235 + p[2 - R] * 3735;
         dst[i] = static_cast<uint8_t>((acc + (1 << 14)) >> 15);
+    }
+}
+
+void gray_u8(const uint8_t* src, int64_t n, bool blue_first, uint8_t* dst) {
+    if (blue_first) {
+        gray_ordered<2>(src, n, dst);
+    } else {
+        gray_ordered<0>(src, n, dst);
     }
 }
 
@@ -222,67 +235,157 @@ void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* d
 
 namespace {
 
-// warp_sample_u8 for C channels (0: c of them, known at run time only).
-template <int64_t C>
-void warp_sample(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx, const int64_t* fy,
-                 int64_t n, const uint8_t* border, Sample mode, const int32_t* cubic_weights, uint8_t* dst) {
-    constexpr int bits = 5, fraction = (1 << bits) - 1, coef_bits = 15;
-    const int64_t channels = C == 0 ? c : C;
-    const int64_t reach = mode == Sample::nearest ? 1 : mode == Sample::bilinear ? 2 : 4;  // taps per axis
-    const int64_t back = mode == Sample::bicubic ? 1 : 0;  // taps before the position's pixel
-    auto tap = [&](int64_t x, int64_t y) -> const uint8_t* {
-        return x >= 0 && x < w && y >= 0 && y < h ? src + (y * w + x) * channels : border;
-    };
-    for (int64_t p = 0; p < n; ++p) {
-        uint8_t* out = dst + p * channels;
-        const int64_t x = mode == Sample::nearest ? fx[p] : (fx[p] >> bits) - back;
-        const int64_t y = mode == Sample::nearest ? fy[p] : (fy[p] >> bits) - back;
-        if (x + reach <= 0 || x >= w || y + reach <= 0 || y >= h) {
-            std::memcpy(out, border, channels);
-            continue;
+constexpr int kTabBits = 5;   // INTER_BITS: bilinear and bicubic positions in 1/32 pixel
+constexpr int kAbBits = 10;   // the affine warp's fixed point: 1/1024 pixel
+constexpr int kCoefBits = 15; // INTER_REMAP_COEF_BITS
+
+// rint for |v| < 2^51: adding and taking away 1.5 * 2^52 rounds to an integer, ties to even
+// (std::nearbyint is a library call on the baseline x86-64 this builds for)
+double round_even(double v) {
+    constexpr double magic = 6755399441055744.0;
+    return (v + magic) - magic;
+}
+
+// _cv_warp._pick, _bilinear and _bicubic for one output pixel, C channels (0: warp.c of them),
+// by mode M (known at compile time: the per-pixel branches on it go).
+template <Sample M, int64_t C>
+struct Sampler {
+    const Warp& warp;
+    int64_t channels;
+
+    const uint8_t* tap(int64_t x, int64_t y) const {
+        return x >= 0 && x < warp.w && y >= 0 && y < warp.h ? warp.src + (y * warp.w + x) * channels : warp.border;
+    }
+
+    // fx, fy: whole pixels (nearest) or 1/32 pixels
+    void at(int64_t fx, int64_t fy, uint8_t* out) const {
+        constexpr Sample mode = M;
+        const int64_t reach = mode == Sample::nearest ? 1 : mode == Sample::bilinear ? 2 : 4;  // taps per axis
+        const int64_t back = mode == Sample::bicubic ? 1 : 0;  // taps before the position's pixel
+        const int64_t x = mode == Sample::nearest ? fx : (fx >> kTabBits) - back;
+        const int64_t y = mode == Sample::nearest ? fy : (fy >> kTabBits) - back;
+        if (x + reach <= 0 || x >= warp.w || y + reach <= 0 || y >= warp.h) {
+            std::memcpy(out, warp.border, channels);
+            return;
         }
         if (mode == Sample::nearest) {
             std::memcpy(out, tap(x, y), channels);
-            continue;
+            return;
         }
-        const int32_t ax = static_cast<int32_t>(fx[p] & fraction), ay = static_cast<int32_t>(fy[p] & fraction);
+        constexpr int fraction = (1 << kTabBits) - 1;
+        const int32_t ax = static_cast<int32_t>(fx & fraction), ay = static_cast<int32_t>(fy & fraction);
         if (mode == Sample::bilinear) {  // weights in 1/1024, times 32 to the 2^15 scale
-            const bool inside = x >= 0 && x + 1 < w && y >= 0 && y + 1 < h;
-            const uint8_t* t00 = inside ? src + (y * w + x) * channels : tap(x, y);
+            const bool inside = x >= 0 && x + 1 < warp.w && y >= 0 && y + 1 < warp.h;
+            const uint8_t* t00 = inside ? warp.src + (y * warp.w + x) * channels : tap(x, y);
             const uint8_t* t01 = inside ? t00 + channels : tap(x + 1, y);
-            const uint8_t* t10 = inside ? t00 + w * channels : tap(x, y + 1);
+            const uint8_t* t10 = inside ? t00 + warp.w * channels : tap(x, y + 1);
             const uint8_t* t11 = inside ? t10 + channels : tap(x + 1, y + 1);
             const int32_t bx = 32 - ax, by = 32 - ay;
             const int32_t w00 = by * bx, w01 = by * ax, w10 = ay * bx, w11 = ay * ax;
             for (int64_t k = 0; k < channels; ++k) {
                 const int32_t acc = t00[k] * w00 + t01[k] * w01 + t10[k] * w10 + t11[k] * w11;
-                out[k] = clip_u8((acc * 32 + (1 << (coef_bits - 1))) >> coef_bits);
+                out[k] = clip_u8((acc * 32 + (1 << (kCoefBits - 1))) >> kCoefBits);
             }
-            continue;
+            return;
         }
-        const int32_t* weights = cubic_weights + ((ay << bits) + ax) * 16;
+        const int32_t* weights = warp.cubic_weights + ((ay << kTabBits) + ax) * 16;
         for (int64_t k = 0; k < channels; ++k) {
             int64_t acc = 0;
             for (int dy = 0; dy < 4; ++dy) {
                 for (int dx = 0; dx < 4; ++dx) acc += int64_t{tap(x + dx, y + dy)[k]} * weights[dy * 4 + dx];
             }
             out[k] = clip_u8(static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(
-                (acc + (1 << (coef_bits - 1))) >> coef_bits, 0), 255)));
+                (acc + (1 << (kCoefBits - 1))) >> kCoefBits, 0), 255)));
+        }
+    }
+};
+
+// _cv_warp.warp_affine: per-column and per-row offsets in 1/1024 pixel, rounded, added.
+template <Sample M, int64_t C>
+void affine(const Warp& warp) {
+    const Sampler<M, C> sampler{warp, C == 0 ? warp.c : C};
+    const double* m = warp.m;
+    const double scale = 1 << kAbBits;
+    const bool nearest = warp.mode == Sample::nearest;
+    const int64_t half = nearest ? (1 << kAbBits) / 2 : (1 << kAbBits) / (1 << kTabBits) / 2;
+    const int shift = nearest ? kAbBits : kAbBits - kTabBits;
+    std::vector<int64_t> col_x(warp.ow), col_y(warp.ow);
+    for (int64_t j = 0; j < warp.ow; ++j) {
+        const double x = static_cast<double>(j);
+        col_x[j] = static_cast<int64_t>(std::nearbyint(m[0] * x * scale));
+        col_y[j] = static_cast<int64_t>(std::nearbyint(m[3] * x * scale));
+    }
+    for (int64_t i = 0; i < warp.oh; ++i) {
+        const double y = static_cast<double>(i);
+        const int64_t row_x = static_cast<int64_t>(std::nearbyint((m[1] * y + m[2]) * scale)) + half;
+        const int64_t row_y = static_cast<int64_t>(std::nearbyint((m[4] * y + m[5]) * scale)) + half;
+        uint8_t* out = warp.dst + i * warp.ow * sampler.channels;
+        for (int64_t j = 0; j < warp.ow; ++j) {
+            sampler.at((row_x + col_x[j]) >> shift, (row_y + col_y[j]) >> shift, out + j * sampler.channels);
         }
     }
 }
 
-}  // namespace
-
-// _cv_warp._pick, _bilinear and _bicubic on uint8
-void warp_sample_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx,
-                    const int64_t* fy, int64_t n, const uint8_t* border, Sample mode,
-                    const int32_t* cubic_weights, uint8_t* dst) {
-    switch (c) {
-        case 1: return warp_sample<1>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
-        case 3: return warp_sample<3>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
-        default: return warp_sample<0>(src, h, w, c, fx, fy, n, border, mode, cubic_weights, dst);
+// _cv_warp.warp_perspective: columns taken in blocks whose start is added first, a division in
+// double per pixel, rounded to whole (nearest) or 1/32 pixels.
+template <Sample M, int64_t C>
+void perspective(const Warp& warp) {
+    const Sampler<M, C> sampler{warp, C == 0 ? warp.c : C};
+    const double* m = warp.m;
+    constexpr int64_t block = 32;  // BLOCK_SZ
+    const int64_t block_h = std::min<int64_t>(block / 2, warp.oh);
+    const int64_t block_w = std::min<int64_t>(block * block / block_h, warp.ow);
+    const double numerator = warp.mode == Sample::nearest ? 1.0 : static_cast<double>(1 << kTabBits);
+    const double low = -2147483648.0, high = 2147483647.0;
+    for (int64_t i = 0; i < warp.oh; ++i) {
+        const double y = static_cast<double>(i);
+        uint8_t* out = warp.dst + i * warp.ow * sampler.channels;
+        for (int64_t j = 0; j < warp.ow; ++j) {
+            const double start = static_cast<double>((j / block_w) * block_w);
+            const double offset = static_cast<double>(j % block_w);
+            const double x0 = (m[0] * start + m[1] * y + m[2]) + m[0] * offset;
+            const double y0 = (m[3] * start + m[4] * y + m[5]) + m[3] * offset;
+            double w0 = (m[6] * start + m[7] * y + m[8]) + m[6] * offset;
+            w0 = w0 != 0.0 ? numerator / w0 : 0.0;
+            const double px = std::min(std::max(x0 * w0, low), high), py = std::min(std::max(y0 * w0, low), high);
+            sampler.at(static_cast<int64_t>(round_even(px)), static_cast<int64_t>(round_even(py)),
+                       out + j * sampler.channels);
+        }
     }
 }
+
+// Each warp for the mode and the usual channel counts, compiled apart.
+template <template <Sample, int64_t> class Run>
+void dispatch(const Warp& warp) {
+    auto channels = [&](auto mode) {
+        constexpr Sample m = decltype(mode)::value;
+        switch (warp.c) {
+            case 1: return Run<m, 1>::run(warp);
+            case 3: return Run<m, 3>::run(warp);
+            default: return Run<m, 0>::run(warp);
+        }
+    };
+    switch (warp.mode) {
+        case Sample::nearest: return channels(std::integral_constant<Sample, Sample::nearest>{});
+        case Sample::bilinear: return channels(std::integral_constant<Sample, Sample::bilinear>{});
+        default: return channels(std::integral_constant<Sample, Sample::bicubic>{});
+    }
+}
+
+template <Sample M, int64_t C>
+struct Affine {
+    static void run(const Warp& warp) { affine<M, C>(warp); }
+};
+
+template <Sample M, int64_t C>
+struct Perspective {
+    static void run(const Warp& warp) { perspective<M, C>(warp); }
+};
+
+}  // namespace
+
+void warp_affine_u8(const Warp& warp) { dispatch<Affine>(warp); }
+
+void warp_perspective_u8(const Warp& warp) { dispatch<Perspective>(warp); }
 
 }  // namespace pycoll

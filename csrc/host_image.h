@@ -36,16 +36,27 @@ void blend_gray_u8(const uint8_t* src, int64_t n, float alpha, float beta, uint8
 void bgr_to_hsv_full_u8(const uint8_t* src, int64_t n, uint8_t* dst);
 void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* dst);
 
-// The sampling half of cv2.warpAffine / warpPerspective with a constant border on uint8 (_cv_warp's
-// _pick, _bilinear and _bicubic): output pixel p of [oh, ow] reads src [h, w, c] at the fixed-point
-// position (fx[p], fy[p]): whole pixels for Sample::nearest, 1/32 pixels for the others; a tap
-// outside the image reads border [c], and a position with no tap inside gives border.
+// cv2.warpAffine / warpPerspective with a constant border on uint8 (_cv_warp's warp_affine and
+// warp_perspective after the map's inversion): each output pixel of [oh, ow] finds its source
+// position from the inverse map ``m`` (2x3 or 3x3, row-major, double) in OpenCV's fixed point,
+// whole pixels for Sample::nearest, 1/32 pixels for the others, and reads src [h, w, c] there; a
+// tap outside the image reads border [c], and a position with no tap inside gives border.
 // Sample::bicubic weighs its 4 x 4 taps by cubic_weights [32 * 32, 4, 4] (rows y, columns x;
 // summing to 2^15), indexed by the y and x fractions.
 enum class Sample : int { nearest = 0, bilinear = 1, bicubic = 2 };
 
-void warp_sample_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, const int64_t* fx,
-                    const int64_t* fy, int64_t n, const uint8_t* border, Sample mode,
-                    const int32_t* cubic_weights, uint8_t* dst);
+struct Warp {
+    const uint8_t* src;
+    int64_t h, w, c;
+    const double* m;
+    int64_t oh, ow;
+    const uint8_t* border;
+    Sample mode;
+    const int32_t* cubic_weights;  // bicubic: [1024, 4, 4]; else unused
+    uint8_t* dst;
+};
+
+void warp_affine_u8(const Warp& warp);
+void warp_perspective_u8(const Warp& warp);
 
 }  // namespace pycoll

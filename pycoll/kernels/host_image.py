@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from types import ModuleType
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -91,15 +91,17 @@ def hsv_to_bgr_full(hsv: Any, hue_shift: int = 0) -> Optional[np.ndarray]:
 _SAMPLES = {"nearest": 0, "bilinear": 1, "bicubic": 2}
 
 
-def warp_sample(img: Any, fx: np.ndarray, fy: np.ndarray, border: np.ndarray, interpolation: str,
-                cubic_weights: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
-    """An [H, W(, C)] image sampled at int64 [oh, ow] positions ``fx``, ``fy`` (whole pixels for
-    'nearest', 1/32 pixels for 'bilinear' and 'bicubic', whose [1024, 4, 4] ``cubic_weights``
-    sum to 2**15), ``border`` (uint8, one per channel) outside: cv2's warps with a constant border."""
+def warp(img: Any, inverse: np.ndarray, size: Tuple[int, int], interpolation: str, border: np.ndarray,
+         cubic_weights: Optional[np.ndarray] = None) -> Optional[np.ndarray]:
+    """An [H, W(, C)] image warped onto ``size`` (width, height) as cv2.warpAffine (``inverse``:
+    the inverse 2x3 map) or cv2.warpPerspective (the inverse 3x3 map) with a constant ``border``
+    (uint8, one per channel) and 'nearest', 'bilinear' or 'bicubic' (whose [1024, 4, 4]
+    ``cubic_weights`` sum to 2**15) interpolation."""
     kernels = _served(img)
-    if kernels is None or img.ndim not in (2, 3) or fx.dtype != np.int64 or fy.dtype != np.int64:
+    if kernels is None or img.ndim not in (2, 3):
         return None
     weights = np.zeros(0, np.int32) if cubic_weights is None else np.ascontiguousarray(cubic_weights, np.int32)
-    return kernels.image_warp_sample(np.ascontiguousarray(img), np.ascontiguousarray(fx), np.ascontiguousarray(fy),
-                                     np.ascontiguousarray(np.asarray(border, np.uint8).reshape(-1)),
-                                     _SAMPLES[interpolation], weights)
+    width, height = size
+    return kernels.image_warp(np.ascontiguousarray(img), np.ascontiguousarray(inverse, np.float64).reshape(-1),
+                              int(height), int(width), np.ascontiguousarray(np.asarray(border, np.uint8).reshape(-1)),
+                              _SAMPLES[interpolation], weights)

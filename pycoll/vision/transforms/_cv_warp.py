@@ -11,13 +11,13 @@ OpenCV's tabulated Keys kernel (uint8 images: integer weights summing to 2**15, 
 neighbour outside the image reads the fill value. Written out here step for step, the results
 equal cv2 4.14's on uint8 images pixel for pixel (float32 images: within a float rounding); cv2
 5.0 computes the positions otherwise and differs by up to a few levels (bilinear) or one pixel
-(nearest) on a fraction of them. The sampling of uint8 images runs in pycoll._C where it is built
-(csrc/host_image.cpp, the same bytes as the formulas here)."""
+(nearest) on a fraction of them. uint8 images are warped in pycoll._C where it is built
+(csrc/host_image.cpp, the same positions and bytes as the formulas here)."""
 from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -199,13 +199,17 @@ def _bicubic(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray
     return out
 
 
+def _compiled(img: np.ndarray, inverse: Any, size: Tuple[int, int], interpolation: str,
+              border: np.ndarray) -> Optional[np.ndarray]:
+    """The warp by the compiled kernel (uint8 images, where it is built), else None."""
+    if img.dtype != np.uint8:
+        return None
+    weights = _cubic_weights(True) if interpolation == "bicubic" else None
+    return host_image.warp(img, np.asarray(inverse, np.float64), size, interpolation, border, weights)
+
+
 def _sample(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray, interpolation: str) -> np.ndarray:
-    """``img`` at positions fx, fy: whole pixels for 'nearest', 1/32 pixels for the others (uint8
-    images through the compiled kernel where it is built)."""
-    weights = _cubic_weights(True) if interpolation == "bicubic" and img.dtype == np.uint8 else None
-    fast = host_image.warp_sample(img, fx, fy, border, interpolation, weights)
-    if fast is not None:
-        return fast
+    """``img`` at positions fx, fy: whole pixels for 'nearest', 1/32 pixels for the others."""
     if interpolation == "nearest":
         return _pick(img, fx, fy, border)
     return (_bicubic if interpolation == "bicubic" else _bilinear)(img, fx, fy, border)
@@ -214,7 +218,12 @@ def _sample(img: np.ndarray, fx: np.ndarray, fy: np.ndarray, border: np.ndarray,
 def warp_affine(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], interpolation: str,
                 fill: object) -> np.ndarray:
     """``img`` [H, W(, C)] warped by the forward 2x3 ``matrix`` onto a (width, height) ``size``."""
-    m0, m1, m2, m3, m4, m5 = _invert_affine(matrix)
+    inverse = _invert_affine(matrix)
+    border = _border(img, fill)
+    fast = _compiled(img, inverse, size, interpolation, border)
+    if fast is not None:
+        return fast
+    m0, m1, m2, m3, m4, m5 = inverse
     width, height = size
     scale = 1 << _AB_BITS
     x, y = np.arange(width, dtype=np.float64), np.arange(height, dtype=np.float64)
@@ -224,7 +233,6 @@ def warp_affine(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int], inte
     row_x = np.rint((m1 * y + m2) * scale).astype(np.int64) + half
     row_y = np.rint((m4 * y + m5) * scale).astype(np.int64) + half
     fx, fy = row_x[:, None] + col_x[None, :], row_y[:, None] + col_y[None, :]
-    border = _border(img, fill)
     shift = _AB_BITS if nearest else _AB_BITS - _TAB_BITS
     return _sample(img, fx >> shift, fy >> shift, border, interpolation)
 
@@ -233,6 +241,10 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int],
                      fill: object) -> np.ndarray:
     """``img`` [H, W(, C)] warped by the forward 3x3 ``matrix`` onto a (width, height) ``size``."""
     m = _invert3(matrix).reshape(9)
+    border = _border(img, fill)
+    fast = _compiled(img, m, size, interpolation, border)
+    if fast is not None:
+        return fast
     width, height = size
     block_h = min(_BLOCK // 2, height)
     block_w = min(_BLOCK * _BLOCK // block_h, width)
@@ -249,4 +261,4 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int],
     w0 = np.where(w0 != 0, numerator / safe, 0.0)
     fx = np.rint(np.clip(x0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
     fy = np.rint(np.clip(y0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
-    return _sample(img, fx, fy, _border(img, fill), interpolation)
+    return _sample(img, fx, fy, border, interpolation)
