@@ -347,7 +347,9 @@ void perspective(const Warp& warp) {
             const double y0 = (m[3] * start + m[4] * y + m[5]) + m[3] * offset;
             double w0 = (m[6] * start + m[7] * y + m[8]) + m[6] * offset;
             w0 = w0 != 0.0 ? numerator / w0 : 0.0;
-            const double px = std::min(std::max(x0 * w0, low), high), py = std::min(std::max(y0 * w0, low), high);
+            // NaN (a degenerate map): outside the image, as NumPy's conversion of NaN makes it
+            const double qx = std::isnan(x0 * w0) ? low : x0 * w0, qy = std::isnan(y0 * w0) ? low : y0 * w0;
+            const double px = std::min(std::max(qx, low), high), py = std::min(std::max(qy, low), high);
             sampler.at(static_cast<int64_t>(round_even(px)), static_cast<int64_t>(round_even(py)),
                        out + j * sampler.channels);
         }

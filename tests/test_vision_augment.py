@@ -443,3 +443,12 @@ def test_rgba_arrays_take_the_colour_adjustments_on_their_colour_channels():
     np.testing.assert_array_equal(turned[..., 3], img[..., 3])
     with pytest.raises(ValueError, match=r"\[H, W, 3\] \(RGB\) or \[H, W, 4\] \(RGBA\)"):
         F.adjust_hue(img[..., :2], 0.1)
+
+
+def test_a_perspective_between_degenerate_points_gives_the_fill():
+    # paddle 3.3.1 with opencv 5.0: a one-row image, its corners collinear, comes back all fill
+    img = (np.arange(41 * 3) % 251).astype("uint8").reshape(1, 41, 3)
+    start, end = [[0, 0], [40, 0], [40, 0], [0, 0]], [[1, 0], [39, 0], [40, 0], [0, 0]]
+    for mode in ("nearest", "bilinear"):
+        out = F.perspective(img, start, end, mode, fill=9)
+        assert out.shape == (1, 41, 3) and (out == 9).all()

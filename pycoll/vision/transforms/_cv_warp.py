@@ -42,7 +42,9 @@ def rotation_matrix(center: Sequence[float], angle: float, scale: float) -> np.n
 
 
 def _lu_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a x = b by Gaussian elimination with partial pivoting, in OpenCV's order of operations."""
+    """a x = b by Gaussian elimination with partial pivoting, in OpenCV's order of operations;
+    NaNs where a is singular (degenerate points: OpenCV's map then sends every pixel outside the
+    image, which gets the fill, as paddle's perspective gives it)."""
     a, b = a.copy(), b.copy()
     n = len(b)
     for i in range(n):
@@ -51,7 +53,7 @@ def _lu_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             if abs(a[j, i]) > abs(a[k, i]):
                 k = j
         if a[k, i] == 0:
-            raise ValueError("perspective: the four start points (or end points) are degenerate (collinear)")
+            return np.full_like(b, np.nan)
         a[[i, k], i:], b[[i, k]] = a[[k, i], i:], b[[k, i]]
         d = -1.0 / a[i, i]
         for j in range(i + 1, n):
@@ -259,6 +261,7 @@ def warp_perspective(img: np.ndarray, matrix: np.ndarray, size: Tuple[int, int],
     numerator = 1.0 if nearest else float(_TAB_SIZE)
     safe = np.where(w0 != 0, w0, 1.0)
     w0 = np.where(w0 != 0, numerator / safe, 0.0)
-    fx = np.rint(np.clip(x0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
-    fy = np.rint(np.clip(y0 * w0, _INT_MIN, _INT_MAX)).astype(np.int64)
+    # NaN (a degenerate map): outside the image
+    fx = np.rint(np.clip(np.nan_to_num(x0 * w0, nan=_INT_MIN), _INT_MIN, _INT_MAX)).astype(np.int64)
+    fy = np.rint(np.clip(np.nan_to_num(y0 * w0, nan=_INT_MIN), _INT_MIN, _INT_MAX)).astype(np.int64)
     return _sample(img, fx, fy, border, interpolation)
