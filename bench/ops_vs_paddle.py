@@ -317,6 +317,20 @@ def _():
     return call
 
 
+@case("getitem_1000")
+def _():
+    """1000 row reads x[i] of a [64, 32] tensor that takes no gradient (per-call cost)."""
+    x = tensor(64, 32, grad=False)
+    return lambda: [x[i % 64] for i in range(1000)]
+
+
+@case("scale_1000")
+def _():
+    """1000 products x * 2 of a [64, 32] tensor that takes a gradient (per-call cost, recorded)."""
+    x = tensor(64, 32)
+    return lambda: [x * 2 for _ in range(1000)]
+
+
 @case("multinomial")
 def _():
     """10 draws with replacement from each of 500 rows of 50 weights."""

@@ -416,12 +416,16 @@ def test_npy_folder_needs_no_image_library(tmp_path):
             arrays[cls, i] = np.full((3, 2), ord(cls) * 10 + i, np.float32)
             np.save(tmp_path / cls / f"{i}.npy", arrays[cls, i])
     (tmp_path / "a" / "notes.txt").write_text("not a sample")
-    ds = D.DatasetFolder(str(tmp_path))
+    ds = D.DatasetFolder(str(tmp_path), extensions=(".npy",))
     assert ds.classes == ["a", "b"] and ds.targets == [0, 0, 1, 1]
     np.testing.assert_array_equal(ds[2][0], arrays["b", 0])
-    assert len(D.ImageFolder(str(tmp_path))) == 4
+    assert len(D.ImageFolder(str(tmp_path), extensions=(".npy",))) == 4
     only_first = D.DatasetFolder(str(tmp_path), is_valid_file=lambda p: p.endswith("0.npy"))
     assert len(only_first) == 2
+    # both given: both apply (paddle's code would drop the filter)
+    assert len(D.DatasetFolder(str(tmp_path), extensions=(".npy",), is_valid_file=lambda p: "/a/" in p)) == 2
+    with pytest.raises(RuntimeError, match="Found 0 files"):
+        D.DatasetFolder(str(tmp_path))  # paddle's image extensions, which .npy is not one of
     with pytest.raises(RuntimeError, match="Found 0 files"):
         D.DatasetFolder(str(tmp_path), extensions=(".png",))
 

@@ -10,7 +10,8 @@ from typing import Any, Optional
 import numpy as np
 
 _BACKENDS = ("pil", "cv2", "tensor")
-_backend = "pil" if importlib.util.find_spec("PIL") is not None else "cv2"
+_pillow_installed = importlib.util.find_spec("PIL") is not None
+_backend = "pil" if _pillow_installed else "cv2"
 
 
 def set_image_backend(backend: str) -> None:
@@ -50,8 +51,10 @@ def image_load(path: str, backend: Optional[str] = None) -> Any:
         try:
             import cv2
         except ImportError as exc:
-            raise ImportError("image_load with backend='cv2' needs opencv-python for image files "
-                              "(.npy files load without it)") from exc
+            chosen = "" if _pillow_installed else ", the default here because Pillow is not installed"
+            raise ImportError(f"image_load: reading the image file {path} needs Pillow (pip install pillow: the "
+                              f"'pil' backend, paddle's default) or opencv-python (the 'cv2' backend{chosen}); "
+                              f".npy files load without either") from exc
         return cv2.imread(path)
     raise ValueError("image_load: backend 'tensor' (paddle's JPEG decoder) is not available in pycoll; "
                      "use 'pil' or 'cv2'")

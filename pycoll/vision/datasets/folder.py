@@ -1,6 +1,7 @@
 """DatasetFolder and ImageFolder (paddle.vision.datasets): samples read from files under a root
-folder. Besides paddle's image extensions, ``.npy`` files are samples too (loaded with NumPy, so
-a folder of arrays needs neither Pillow nor OpenCV)."""
+folder, by default those with paddle's image extensions. The default loader also reads ``.npy``
+files (with NumPy, so ``extensions=('.npy',)`` makes a folder of arrays a dataset that needs
+neither Pillow nor OpenCV)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from pycoll.io import Dataset
 from pycoll.vision.image import get_image_backend, image_load, require_pillow
 
-IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp", ".npy")
+IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")  # paddle's
 
 
 def has_valid_extension(filename: str, extensions: Sequence[str]) -> bool:
@@ -32,13 +33,16 @@ def default_loader(path: str) -> Any:
 
 def _valid_file_test(extensions: Optional[Sequence[str]],
                      is_valid_file: Optional[Callable[[str], bool]]) -> Callable[[str], bool]:
-    """``is_valid_file`` when given (with no ``extensions``), else the extension test."""
-    if is_valid_file is not None and extensions is not None:
-        raise ValueError("extensions and is_valid_file cannot both be passed")
-    if is_valid_file is not None:
+    """``is_valid_file`` when given alone, else the extension test, and both where both are
+    given (paddle's documentation says not to pass both; its code then takes the extensions
+    alone, dropping the filter the script asked for)."""
+    if is_valid_file is not None and extensions is None:
         return is_valid_file
     extensions = IMG_EXTENSIONS if extensions is None else extensions
-    return lambda path: has_valid_extension(path, extensions)
+    has_extension = lambda path: has_valid_extension(path, extensions)  # noqa: E731
+    if is_valid_file is None:
+        return has_extension
+    return lambda path: has_extension(path) and is_valid_file(path)
 
 
 def _walk(folder: str, valid: Callable[[str], bool]) -> List[str]:
