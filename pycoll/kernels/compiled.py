@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from types import ModuleType
+from typing import Optional
 
 
 def ext() -> ModuleType:
@@ -17,6 +18,17 @@ def ext() -> ModuleType:
             f"({exc}); build them with `pip install -e .` in the source tree"
         ) from exc
     return _C
+
+
+@functools.lru_cache(maxsize=None)
+def having(name: str) -> Optional[ModuleType]:
+    """pycoll._C if it is built and has ``name`` (the newest of a family of kernels, which an
+    older build lacks), else None: the kernel modules' test before they serve an array."""
+    try:
+        module = ext()
+    except ImportError:
+        return None
+    return module if hasattr(module, name) else None
 
 
 def build_info() -> dict:

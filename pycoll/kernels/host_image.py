@@ -10,23 +10,17 @@ Non-contiguous images are copied to contiguous ones first; results are new C-con
 
 from __future__ import annotations
 
-import functools
 from types import ModuleType
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from pycoll.kernels.compiled import ext
+from pycoll.kernels.compiled import having
 
 
-@functools.lru_cache(maxsize=None)
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    try:
-        module = ext()
-    except ImportError:
-        return None
-    return module if hasattr(module, "image_resize_bilinear") else None
+    return having("image_warp")  # the newest of them
 
 
 def _served(img: Any, rgb: bool = False) -> Optional[ModuleType]:

@@ -15,27 +15,21 @@ new C-contiguous arrays, but for adam_step, which writes its arrays in place.
 
 from __future__ import annotations
 
-import functools
 import math
 from types import ModuleType
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from pycoll.kernels.compiled import ext
+from pycoll.kernels.compiled import having
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 
-@functools.lru_cache(maxsize=None)
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    try:
-        module = ext()
-    except ImportError:
-        return None
-    return module if hasattr(module, "adam_step") else None  # the newest of them
+    return having("adam_step")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
