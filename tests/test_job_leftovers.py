@@ -5,6 +5,8 @@ topology file."""
 import mmap
 import os
 import secrets
+import subprocess
+import sys
 import time
 
 import pytest
@@ -56,3 +58,24 @@ def test_a_job_whose_rank_was_killed_leaves_nothing():
     while job_leftovers.unclaimed(before) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert job_leftovers.unclaimed(before) == frozenset()
+
+
+def test_a_batch_file_stays_while_its_training_process_runs():
+    # a DataLoader batch file is not held between its worker's write and its taking: its name's
+    # training process decides (this one runs; a finished child's does not)
+    folder, prefix = "/dev/shm", "pycoll_dl_"
+    before = job_leftovers.snapshot()
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                           check=True, timeout=60)
+    ours, orphan = (os.path.join(folder, f"{prefix}{pid}_0_1_{secrets.token_hex(4)}")
+                    for pid in (os.getpid(), int(child.stdout)))
+    for path in (ours, orphan):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 64)
+    try:
+        assert job_leftovers.unclaimed(before) == {orphan}
+        assert job_leftovers.remove_left(before) == 1 and os.path.exists(ours) and not os.path.exists(orphan)
+    finally:
+        for path in (ours, orphan):
+            if os.path.exists(path):
+                os.unlink(path)

@@ -1,6 +1,6 @@
 """The files a stopped MPI job leaves behind, removed once the job has ended.
 
-Two kinds, each removed by its maker when it ends tidily:
+Three kinds, each removed by its maker when it ends tidily:
 
 - MPICH's shared-memory segments, ``/dev/shm/mpich_shm_*``, through which its ranks on one machine
   talk; unlinked in ``MPI_Finalize``. tmpfs keeps them, in memory, until the machine restarts: one
@@ -8,14 +8,19 @@ Two kinds, each removed by its maker when it ends tidily:
 - Hydra's topology files, ``/tmp/hydra_hwloc_xmlfile_*``: each of its proxies
   (``hydra_pmi_proxy``) writes the machine's hwloc topology there for its ranks and unlinks it as
   it exits. 5.5 KB each; a machine that had run the test suite a few times held 609.
+- The DataLoader's shared-memory batches, ``/dev/shm/pycoll_dl_<pid>_*``
+  (``pycoll.io.shared_batches``): a batch a worker wrote that the training process ``<pid>`` had
+  not taken when it was killed.
 
 A rank that never reaches ``MPI_Finalize`` (killed, or stopped by the launcher after another rank
 failed: pycoll's rule for a dead rank), and a proxy stopped with it, leave them. So the launcher
 (``pycoll.launch``) and ``spawn`` note the files present when they start a job and, once it has
 ended, remove those that appeared meanwhile and that no live process holds (has open or mapped,
-``/proc/*/fd`` and ``/proc/*/maps``): the files of another job running beside it stay. Both kinds
-are held from the moment they are made (opened, then mapped), so a neighbour's new file is never
-taken for a leftover. Without ``/proc`` (not Linux) nothing is removed.
+``/proc/*/fd`` and ``/proc/*/maps``): the files of another job running beside it stay. MPICH's
+and Hydra's files are held from the moment they are made (opened, then mapped); a batch file is
+not held between its worker's write and its taking, so it counts as a leftover only once the
+training process its name gives has ended. A neighbour's new file is never taken. Without
+``/proc`` (not Linux) nothing is removed.
 """
 from __future__ import annotations
 
@@ -26,7 +31,9 @@ from typing import FrozenSet, Iterable, Tuple
 from pycoll.distributed._stop_peers import rank_running
 
 # (folder, name prefix) of each kind
-KINDS: Tuple[Tuple[str, str], ...] = (("/dev/shm", "mpich_shm_"), ("/tmp", "hydra_hwloc_xmlfile_"))
+_BATCH_PREFIX = "pycoll_dl_"  # pycoll.io.shared_batches.PREFIX (the io layer is above this one)
+KINDS: Tuple[Tuple[str, str], ...] = (("/dev/shm", "mpich_shm_"), ("/tmp", "hydra_hwloc_xmlfile_"),
+                                      ("/dev/shm", _BATCH_PREFIX))
 
 
 def snapshot() -> FrozenSet[str]:
@@ -72,7 +79,16 @@ def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
     new = snapshot() - before
     if not new or not os.path.isdir("/proc"):
         return frozenset()
-    return new - _held(new)
+    return frozenset(path for path in new - _held(new) if not _owner_running(path))
+
+
+def _owner_running(path: str) -> bool:
+    """Whether ``path`` is a DataLoader batch file whose training process still runs."""
+    name = os.path.basename(path)
+    if not name.startswith(_BATCH_PREFIX):
+        return False
+    owner = name[len(_BATCH_PREFIX):].split("_", 1)[0]
+    return owner.isdigit() and rank_running(int(owner))
 
 
 def remove_left(before: FrozenSet[str], ranks: Iterable[int] = (), wait_s: float = 2.0) -> int:

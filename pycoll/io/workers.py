@@ -2,7 +2,9 @@
 
 Workers are forked from the training process (paddle's way on Linux), so a dataset needs no
 pickling; they only read samples and collate them (into NumPy arrays, or host Tensors for Tensor
-samples), never using MPI or the GPU: the training process puts the batches on its device. A
+samples), never using MPI or the GPU: the training process puts the batches on its device. With
+``use_shared_memory`` (paddle's default) a batch's large arrays come through ``/dev/shm``
+(``pycoll.io.shared_batches``), the rest through the result queue. A
 worker's current device is the CPU, as paddle's workers fetch under a CPU place, so a dataset
 that makes Tensors makes host ones there (CUDA cannot be used in a child forked after its parent
 used it). A worker's exception is raised in the training process with the worker's traceback; a
@@ -38,6 +40,7 @@ from typing import Any, Callable, List, Optional, Set
 import numpy as np
 
 from pycoll.device import set_device
+from pycoll.io import shared_batches
 from pycoll.io.sampler import batches
 from pycoll.random import seed as seed_pycoll
 
@@ -85,30 +88,40 @@ def _started(loader: Any, worker_id: int, count: int, base_seed: int, report: An
         return False
 
 
-def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, tasks: Any, results: Any) -> None:
+def _sender(prefix: Optional[str]) -> Callable[[Any], Any]:
+    """What a worker does to a batch before it is put on the queue: its large arrays into shared
+    memory (``prefix``: the pool's file names), or nothing."""
+    return shared_batches.Writer(prefix).packed if prefix is not None else (lambda batch: batch)
+
+
+def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], tasks: Any,
+                  results: Any) -> None:
     """Collate the batches of indices it is sent until it is sent None."""
     if not _started(loader, worker_id, count, base_seed, lambda failure: results.put((-1, None, failure))):
         return
+    send = _sender(prefix)
     while True:
         task = tasks.get()
         if task is None:
             return
         position, indices = task
         try:
-            results.put((position, loader.collate_fn([loader.dataset[i] for i in indices]), None))
+            results.put((position, send(loader.collate_fn([loader.dataset[i] for i in indices])), None))
         except BaseException:
             results.put((position, None, traceback.format_exc()))
 
 
-def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, credits: Any, results: Any) -> None:
+def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], credits: Any,
+                   results: Any) -> None:
     """Batch this worker's pass over its copy of the dataset, a batch per credit, then say "end"."""
     if not _started(loader, worker_id, count, base_seed, lambda failure: results.put(("error", failure))):
         return
+    send = _sender(prefix)
     try:
         for samples in batches(loader.dataset, loader._samples_per_batch, loader.drop_last):
             if credits.get() is None:
                 return
-            results.put(("batch", loader.collate_fn(samples)))
+            results.put(("batch", send(loader.collate_fn(samples))))
         results.put(("end", None))
     except BaseException:
         results.put(("error", traceback.format_exc()))
@@ -116,7 +129,8 @@ def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, cred
 
 class _Pool:
     """``loader.num_workers`` forked processes running ``target(loader, i, count, base_seed,
-    inbox_i, outbox)``."""
+    prefix, inbox_i, outbox)``; ``prefix``: the names of the shared-memory files the batches come
+    in (``use_shared_memory``), or None (the queue carries them whole)."""
 
     def __init__(self, loader: Any, target: Callable[..., None], outboxes: int):
         context = multiprocessing.get_context("fork")
@@ -126,10 +140,11 @@ class _Pool:
         # (the pool's __del__ then stops the workers as soon as the loader is let go)
         self.loader = weakref.proxy(loader)
         self.exited_silent: Set[int] = set()  # awaited workers seen exited (code 0) with nothing sent
+        self.prefix = shared_batches.pool_prefix() if loader.use_shared_memory and shared_batches.available() else None
         self.inboxes = [context.Queue() for _ in range(count)]
         self.outboxes = [context.Queue() for _ in range(outboxes)]
         self.workers = [context.Process(target=target, daemon=True, name=f"pycoll-DataLoader-worker-{i}",
-                                        args=(loader, i, count, base_seed, self.inboxes[i],
+                                        args=(loader, i, count, base_seed, self.prefix, self.inboxes[i],
                                               self.outboxes[i % outboxes]))
                         for i in range(count)]
         for worker in self.workers:
@@ -184,6 +199,8 @@ class _Pool:
                 worker.terminate()
                 worker.join()
         self.workers = []
+        if self.prefix is not None:  # the batches still in flight: never to be taken
+            shared_batches.remove_left(self.prefix)
 
     def __del__(self) -> None:
         if self.workers:
@@ -225,6 +242,7 @@ class IndexedWorkers(_Pool):
             position, batch, failure = self._take(self.outboxes[0], self.taken % len(self.workers))
             if failure is not None and position < 0:
                 self._fail("in worker_init_fn", failure)
+            batch = shared_batches.unpacked(batch)
             if 0 <= position < self.first:
                 continue  # an earlier pass's, left early
             if failure is not None:
@@ -254,7 +272,7 @@ class StreamWorkers(_Pool):
             if kind == "batch":
                 self.inboxes[worker].put(True)
                 self.turn += 1
-                return payload
+                return shared_batches.unpacked(payload)
             if kind == "error":
                 self._fail(f"in worker {worker}", payload)
             self.active.remove(worker)  # "end": its share is done; the next worker's turn
