@@ -317,6 +317,23 @@ def _():
     return call
 
 
+@case("dataloader_workers")
+def _():
+    """One epoch of 8 batches of [64, 3, 224, 224] float32 from 2 worker processes (use_shared_memory,
+    the default); the dataset makes each sample anew, as a decoding one would."""
+    class Images(P.io.Dataset):
+        def __len__(self):
+            return 512
+
+        def __getitem__(self, i):
+            return np.full((3, 224, 224), i, np.float32), np.int64(i)
+
+    def call():
+        for _batch in P.io.DataLoader(Images(), batch_size=64, num_workers=2):
+            pass
+    return call
+
+
 @case("getitem_1000")
 def _():
     """1000 row reads x[i] of a [64, 32] tensor that takes no gradient (per-call cost)."""
