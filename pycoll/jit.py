@@ -21,8 +21,6 @@ import os
 import pickle
 from typing import Any, Callable, Dict, Optional
 
-import cloudpickle
-
 from pycoll._atomic_files import write_whole
 from pycoll.nn import Layer
 from pycoll.serialization import load as load_file, save as save_file
@@ -126,7 +124,7 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     names = {id(tensor): key for key, tensor in state.items()}
     structure = io.BytesIO()
     try:  # before anything is written
-        _StructurePickler(structure, names).dump(layer)
+        _structure_pickler()(structure, names).dump(layer)
     except (pickle.PicklingError, AttributeError, TypeError) as exc:
         raise TypeError(f"jit.save: the Layer cannot be kept: {exc}") from exc
     directory = os.path.dirname(path)
@@ -136,20 +134,29 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
 
 
-class _StructurePickler(cloudpickle.Pickler):
-    """A Layer pickled with the values of its state_dict's tensors left out: each such tensor is
-    kept as (its key, its class, its other state), to be rebuilt around the saved value."""
+def _structure_pickler() -> type:
+    """The pickler of a Layer's structure, over cloudpickle's (imported here: ``import pycoll``
+    does not need it)."""
+    try:
+        import cloudpickle
+    except ImportError as exc:
+        raise ImportError("jit.save needs cloudpickle, one of pycoll's dependencies: pip install cloudpickle") from exc
 
-    def __init__(self, file: Any, names: Dict[int, str]):
-        super().__init__(file, protocol=4)
-        self._names = names
+    class StructurePickler(cloudpickle.Pickler):
+        """A Layer pickled with the values of its state_dict's tensors left out: each such tensor
+        is kept as (its key, its class, its other state), to be rebuilt around the saved value."""
 
-    def persistent_id(self, obj: Any) -> Optional[tuple]:
-        key = self._names.get(id(obj)) if isinstance(obj, Tensor) else None
-        if key is None:
-            return None
-        extra, slots = obj.__getstate__()
-        return key, type(obj), extra, {name: value for name, value in slots.items() if name != "_array"}
+        def __init__(self, file: Any, names: Dict[int, str]):
+            super().__init__(file, protocol=4)
+            self._names = names
+
+        def persistent_id(self, obj: Any) -> Optional[tuple]:
+            key = self._names.get(id(obj)) if isinstance(obj, Tensor) else None
+            if key is None:
+                return None
+            extra, slots = obj.__getstate__()
+            return key, type(obj), extra, {name: value for name, value in slots.items() if name != "_array"}
+    return StructurePickler
 
 
 class _StructureUnpickler(pickle.Unpickler):

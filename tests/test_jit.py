@@ -198,3 +198,10 @@ def test_an_input_spec_reads_as_paddles():
     assert InputSpec([-2, 4]).shape == (-1, 4)  # paddle's: any size below -1 is -1
     with pytest.raises(ValueError, match="a list of one int"):
         InputSpec([3]).batch([4, 5])
+
+
+def test_import_pycoll_does_not_need_cloudpickle():
+    # the GPU machine installs pycoll without its dependencies; jit.save alone needs cloudpickle
+    code = "import sys, pycoll; print('cloudpickle' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "False"
