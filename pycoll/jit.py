@@ -8,9 +8,11 @@ paddle run unchanged.
 ``jit.save`` / ``jit.load`` keep a Layer for inference (and fine-tuning), as paddle's do, in files
 of pycoll's own: ``path + ".pdiparams"`` holds the state_dict (``pycoll.save``'s format, which
 ``paddle.load`` reads too) and ``path + ".pdmodel"`` the Layer without its tensors, pickled by
-``cloudpickle``: classes and functions of an importable module by name, those of the script
-(``__main__``), of a function's body and lambdas (hooks) with their code, so that another
-script loads the Layer without defining it. paddle's inference program (``.json`` /
+``cloudpickle``: classes and functions of installed packages (and pycoll's) by name; those of the
+script (``__main__``), of the script's own modules (a ``models.py`` beside it: any module outside
+the installed packages' folders), of a function's body and lambdas (hooks) with their code, so
+that another script loads the Layer without defining or importing it. A parallel wrapper
+(DataParallel, fleet's) keeps the model it wraps. paddle's inference program (``.json`` /
 ``.pdmodel``) is not made: paddle cannot run these files, nor pycoll paddle's. Loading runs
 the pickled code, as loading any pickle does: load files you trust.
 """
@@ -19,7 +21,11 @@ from __future__ import annotations
 import io
 import os
 import pickle
-from typing import Any, Callable, Dict, Optional
+import site
+import sys
+import sysconfig
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from pycoll._atomic_files import write_whole
 from pycoll.nn import Layer
@@ -120,13 +126,14 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     if unknown:
         raise ValueError(f"jit.save: the additional configs {unknown} are not supported; paddle's are "
                          f"{list(_SAVE_CONFIGS)}")
+    layer = layer._inference_layer()  # a parallel wrapper's own layer (paddle keeps the model's program)
     state = layer.state_dict()
     names = {id(tensor): key for key, tensor in state.items()}
     structure = io.BytesIO()
     try:  # before anything is written
-        _structure_pickler()(structure, names).dump(layer)
-    except (pickle.PicklingError, AttributeError, TypeError) as exc:
-        raise TypeError(f"jit.save: the Layer cannot be kept: {exc}") from exc
+        _pickled(layer, lambda pickler_class: pickler_class(structure, names).dump(layer))
+    except Exception as exc:  # pickle's errors, and whatever an object refusing it raises (mpi4py's ValueError)
+        raise TypeError(f"jit.save: the Layer cannot be kept: {_unpicklable_part(layer)}{exc}") from exc
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
@@ -134,13 +141,72 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
 
 
-def _structure_pickler() -> type:
-    """The pickler of a Layer's structure, over cloudpickle's (imported here: ``import pycoll``
-    does not need it)."""
+def _cloudpickle() -> Any:
+    """cloudpickle (imported here: ``import pycoll`` does not need it)."""
     try:
         import cloudpickle
     except ImportError as exc:
         raise ImportError("jit.save needs cloudpickle, one of pycoll's dependencies: pip install cloudpickle") from exc
+    return cloudpickle
+
+
+def _installed_paths() -> Tuple[str, ...]:
+    """The folders of installed code: the standard library, site-packages, and pycoll's own."""
+    paths = sysconfig.get_paths()
+    places = {paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths}
+    places.update(site.getsitepackages() + [site.getusersitepackages()])
+    places.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # pycoll's package folder
+    return tuple(os.path.join(os.path.realpath(p), "") for p in places)
+
+
+def _user_modules(layer: Layer) -> List[ModuleType]:
+    """The modules of the script's own code that define the classes of ``layer``'s tree (a
+    ``models.py`` beside the training script, say): not installed, not pycoll's."""
+    installed = _installed_paths()
+    found = {}
+    for sub in layer.sublayers(include_self=True):
+        module = sys.modules.get(type(sub).__module__)
+        path = getattr(module, "__file__", None)
+        if module is None or path is None or type(sub).__module__ == "__main__":
+            continue  # __main__'s are pickled with their code already
+        if not os.path.join(os.path.realpath(path), "").startswith(installed):
+            found[module.__name__] = module
+    return list(found.values())
+
+
+def _pickled(layer: Layer, dump: Callable[[type], None]) -> None:
+    """``dump(pickler_class)`` with the modules of the script's own classes pickled by value (with
+    their code), as ``__main__``'s are, so that a script that cannot import them loads the Layer."""
+    cloudpickle = _cloudpickle()
+    already = set(cloudpickle.list_registry_pickle_by_value())
+    added = [m for m in _user_modules(layer) if m.__name__ not in already]
+    for module in added:
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        dump(_structure_pickler(cloudpickle))
+    finally:
+        for module in added:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+def _unpicklable_part(layer: Layer) -> str:
+    """'its attribute <path> (a <type>) cannot be pickled: ' for the first attribute of a layer
+    in ``layer``'s tree that cloudpickle refuses on its own, or '' where none does."""
+    cloudpickle = _cloudpickle()
+    for prefix, sub in layer.named_sublayers(include_self=True):
+        for name, value in vars(sub).items():
+            if isinstance(value, (Layer, Tensor)) or name in ("_parameters", "_buffers", "_sub_layers"):
+                continue
+            try:
+                cloudpickle.dumps(value)
+            except Exception:  # noqa: BLE001 (any refusal names the culprit)
+                where = f"{prefix}.{name}" if prefix else name
+                return f"its attribute {where} (a {type(value).__module__}.{type(value).__qualname__}) cannot be pickled: "
+    return ""
+
+
+def _structure_pickler(cloudpickle: Any) -> type:
+    """The pickler of a Layer's structure, over cloudpickle's."""
 
     class StructurePickler(cloudpickle.Pickler):
         """A Layer pickled with the values of its state_dict's tensors left out: each such tensor

@@ -1,6 +1,7 @@
 """pycoll.jit: code decorated for paddle's dynamic-to-static conversion runs (eagerly), jit.save
 and jit.load keep a Layer for inference and fine-tuning (another process loading it too), and
 InputSpec's constructors (paddle 3.3.1's)."""
+import os
 import subprocess
 import sys
 import threading
@@ -125,13 +126,37 @@ def test_a_script_s_own_classes_and_hooks_travel_with_the_layer(tmp_path):
     np.testing.assert_array_equal(loaded(pycoll.ones([1, 2])).numpy(), np.load(tmp_path / "mine.npy"))
 
 
-def test_a_class_the_loading_process_cannot_import_is_named(tmp_path):
-    package = tmp_path / "gone_package"
-    package.mkdir()
-    (package / "__init__.py").write_text("import pycoll\nclass Kept(pycoll.nn.Layer):\n    pass\n")
-    code = "import sys, gone_package, pycoll\npycoll.jit.save(gone_package.Kept(), sys.argv[1])\n"
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "kept")], check=True, timeout=120,
+def test_the_script_s_own_modules_travel_too(tmp_path):
+    # models.py beside train.py, loaded from elsewhere where models.py cannot be imported
+    (tmp_path / "models.py").write_text(
+        "import pycoll\n"
+        "def widen(t):\n    return pycoll.concat([t, t], axis=-1)\n"
+        "class Net(pycoll.nn.Layer):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = pycoll.nn.Linear(2, 3)\n"
+        "    def forward(self, x):\n        return widen(self.fc(x))\n")
+    code = ("import sys, numpy as np, pycoll, models\npycoll.seed(2)\nnet = models.Net()\n"
+            "pycoll.jit.save(pycoll.DataParallel(net), sys.argv[1])\n"  # a wrapper keeps its model
+            "np.save(sys.argv[1] + '.npy', net(pycoll.ones([1, 2])).numpy())\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "out" / "net")], check=True, timeout=120,
                    cwd=str(tmp_path))
+    loaded = pycoll.jit.load(str(tmp_path / "out" / "net"))
+    assert type(loaded).__name__ == "Net" and "models" not in sys.modules
+    np.testing.assert_array_equal(loaded(pycoll.ones([1, 2])).numpy(), np.load(tmp_path / "out" / "net.npy"))
+
+
+def test_a_class_the_loading_process_cannot_import_is_named(tmp_path):
+    # an installed package's classes are kept by name (here: the user site-packages of a
+    # PYTHONUSERBASE of the saving process's own); a process without the package is told so
+    code = ("import site, sys; sys.path.insert(0, site.getusersitepackages())\n"
+            "import gone_package, pycoll\npycoll.jit.save(gone_package.Kept(), sys.argv[1])\n")
+    env = {**os.environ, "PYTHONUSERBASE": str(tmp_path / "userbase")}
+    site_dir = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"], env=env,
+                              capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    package = os.path.join(site_dir, "gone_package")
+    os.makedirs(package)
+    with open(os.path.join(package, "__init__.py"), "w") as f:
+        f.write("import pycoll\nclass Kept(pycoll.nn.Layer):\n    pass\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "kept")], check=True, timeout=120, env=env)
     with pytest.raises(ImportError, match=r"holds a gone_package.Kept, which cannot be imported here"):
         pycoll.jit.load(str(tmp_path / "kept"))
 
@@ -150,7 +175,8 @@ def test_save_and_load_refuse_bad_arguments_before_writing(tmp_path):
         pycoll.jit.save(Classifier(), str(tmp_path / "c"), input_spec=[object()])
     with pytest.raises(ValueError, match=r"configs \['bogus'\] are not supported"):
         pycoll.jit.save(Classifier(), str(tmp_path / "c"), bogus=1)
-    with pytest.raises(TypeError, match="the Layer cannot be kept: cannot pickle '_thread.lock'"):
+    with pytest.raises(TypeError, match=r"the Layer cannot be kept: its attribute lock \(a _thread.lock\) cannot be "
+                                        r"pickled: cannot pickle '_thread.lock'"):
         pycoll.jit.save(Locked(), str(tmp_path / "locked"))
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError, match="does not exist"):

@@ -125,6 +125,9 @@ class DataParallel(Layer):
     def state_dict(self, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         return self._layers.state_dict(*args, **kwargs)
 
+    def _inference_layer(self) -> Layer:
+        return self._layers._inference_layer()
+
     def set_state_dict(self, state_dict: Dict[str, Any], *args: Any, **kwargs: Any) -> None:
         """The wrapped layer's ``set_state_dict`` (its keys); returns None, as paddle's."""
         self._layers.set_state_dict(state_dict, *args, **kwargs)

@@ -270,6 +270,11 @@ class Layer(TorchNames):
             object.__setattr__(layer, "training", False)
         return self
 
+    def _inference_layer(self) -> "Layer":
+        """What ``jit.save`` keeps of this layer: itself; a parallel wrapper's, the layer it wraps
+        (whose state_dict keys it shares: paddle keeps the model's program, not the wrapper's)."""
+        return self
+
     def full_name(self) -> str:
         return self._full_name
 

@@ -72,6 +72,9 @@ class MixPrecisionLayer(Layer):
                 param.main_grad = None
                 param.register_grad_ready_hook(move_grad_to_main_grad)
 
+    def _inference_layer(self) -> Layer:
+        return self._layers._inference_layer()  # jit.save keeps the model
+
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         return self._layers(*inputs, **kwargs)
 
