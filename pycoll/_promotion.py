@@ -141,9 +141,18 @@ def integer_power(base: Any, exponent: Any) -> Any:
 
 
 def cast_to(x: Tensor, dtype: np.dtype) -> Tensor:
-    """x cast to `dtype`, recorded: its gradient is cast back to x's dtype."""
+    """x cast to `dtype`, recorded: its gradient is cast back to x's dtype (a real x takes the
+    real part of a complex gradient, without NumPy's warning about the imaginary one)."""
     src = x._array.dtype
-    return op_output(x._array.astype(dtype), lambda g: (g.astype(src),), x)
+    return op_output(x._array.astype(dtype), lambda g: (back_to(g, src),), x)
+
+
+def back_to(g: Any, dtype: np.dtype) -> Any:
+    """Gradient ``g`` in ``dtype``, the dtype of what an op promoted: its real part for a real
+    dtype (the imaginary part belongs to no direction of a real input)."""
+    if g.dtype.kind == "c" and dtype.kind != "c":
+        g = g.real
+    return g.astype(dtype, copy=False)
 
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -14,6 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pycoll import _graph
+from pycoll._complex_grads import conjugate_grads
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, placed, require_floating
 from pycoll.device import array_module
@@ -35,10 +36,14 @@ def _matrices(x: Any, fn: str) -> Tensor:
 
 def outputs(arrays: Sequence[Any], backward: Callable, *inputs: Tensor) -> List[Tensor]:
     """The op's result `arrays` as Tensors, recorded as one node: `backward` gets one gradient
-    (or None) per output and returns one per input."""
+    (or None) per output and returns one per input. A `backward` marked `conjugate_grads` (written
+    in the complex-gradient convention, as the decompositions' are) keeps its mark."""
     outs = [wrap(a) for a in arrays]
     n = len(outs)
-    _graph.record(outs, backward if n > 1 else lambda g: backward([g]), list(inputs))
+    recorded = backward if n > 1 else lambda g: backward([g])
+    if getattr(backward, "conjugate_grads", False):
+        conjugate_grads(recorded)
+    _graph.record(outs, recorded, list(inputs))
     return outs
 
 
@@ -52,6 +57,12 @@ def _gap_inverse(values: Any) -> Any:
     gaps = values[..., None, :] - values[..., :, None]
     eye = xp.eye(values.shape[-1], dtype=bool)
     return xp.where(eye, 0, 1 / xp.where(eye, 1, gaps))
+
+
+def _mH(a: Any) -> Any:
+    """The conjugate transpose of each matrix of a (the transpose of a real one)."""
+    t = _mT(a)
+    return t.conj() if a.dtype.kind == "c" else t
 
 
 def _diag(v: Any) -> Any:
@@ -78,7 +89,7 @@ def svd(x: Tensor, full_matrices: bool = False, name: Optional[str] = None, *,
             raise ValueError("svd: the gradient through U or VH with full_matrices=True needs a square x, got "
                              f"x of shape {shape}; use full_matrices=False")
         return (_svd_grad(u[..., :k], s, vh[..., :k, :], gu, gs, gvh),)
-    results = outputs((u, s, vh), backward, x)
+    results = outputs((u, s, vh), conjugate_grads(backward), x)
     if out is not None:
         for target, result in zip(out, results):
             target.set_value(result.detach())
@@ -86,22 +97,25 @@ def svd(x: Tensor, full_matrices: bool = False, name: Optional[str] = None, *,
 
 
 def _svd_grad(u: Any, s: Any, vh: Any, gu: Optional[Any], gs: Optional[Any], gvh: Optional[Any]) -> Any:
-    """The gradient of x = u diag(s) vh (reduced) from those of u, s and vh."""
-    inner = _diag(_zero_or(gs, s))
+    """The gradient of x = u diag(s) vh (reduced) from those of u, s and vh (for complex x,
+    the derivative along its real part plus i times that along its imaginary part: paddle's)."""
+    inner = _diag(_zero_or(gs, s)).astype(u.dtype, copy=False)
     extra = 0
     if gu is not None or gvh is not None:
         f = _gap_inverse(s * s)  # 1 / (s_j^2 - s_i^2)
     if gu is not None:
-        utgu = _mT(u) @ gu
-        inner = inner + f * (utgu - _mT(utgu)) * s[..., None, :]
+        uhgu = _mH(u) @ gu
+        inner = inner + f * (uhgu - _mH(uhgu)) * s[..., None, :]
+        if u.dtype.kind == "c":  # a column's phase, which u and v share, moves with Im(u^H gu)'s diagonal
+            inner = inner + _diag(1j * array_module(u).diagonal(uhgu, axis1=-2, axis2=-1).imag / s)
         if u.shape[-2] > u.shape[-1]:  # the part of gu outside u's columns
-            extra = ((gu - u @ utgu) / s[..., None, :]) @ vh
+            extra = ((gu - u @ uhgu) / s[..., None, :]) @ vh
     if gvh is not None:
-        gv, v = _mT(gvh), _mT(vh)
-        vtgv = vh @ gv
-        inner = inner + s[..., :, None] * (f * (vtgv - _mT(vtgv)))
+        gv, v = _mH(gvh), _mH(vh)
+        vhgv = vh @ gv
+        inner = inner + s[..., :, None] * (f * (vhgv - _mH(vhgv)))
         if vh.shape[-1] > vh.shape[-2]:
-            extra = extra + u @ (_mT(gv - v @ vtgv) / s[..., :, None])
+            extra = extra + u @ (_mH(gv - v @ vhgv) / s[..., :, None])
     return u @ inner @ vh + extra
 
 
@@ -134,7 +148,7 @@ def qr(x: Tensor, mode: str = "reduced", name: Optional[str] = None) -> Any:
             raise ValueError(f"qr: the gradient through Q with mode='complete' needs M <= N, got x of shape "
                              f"{shape}; use mode='reduced'")
         return (_qr_grad(q, r, _zero_or(gq, q), _zero_or(gr, r)),)
-    results = outputs((r,) if mode == "r" else (q, r), backward, x)
+    results = outputs((r,) if mode == "r" else (q, r), conjugate_grads(backward), x)
     return results[0] if mode == "r" else tuple(results)
 
 
@@ -146,16 +160,18 @@ def _qr_grad(q: Any, r: Any, gq: Any, gr: Any) -> Any:
     if r.shape[-1] <= m:
         return _qr_grad_tall(q, r, gq, gr)
     u, v = r[..., :, :m], r[..., :, m:]
-    gx = _qr_grad_tall(q, u, gq + (q @ v) @ _mT(gr[..., :, m:]), gr[..., :, :m])
+    gx = _qr_grad_tall(q, u, gq + (q @ v) @ _mH(gr[..., :, m:]), gr[..., :, :m])
     return xp.concatenate([gx, q @ gr[..., :, m:]], axis=-1)
 
 
 def _qr_grad_tall(q: Any, r: Any, gq: Any, gr: Any) -> Any:
+    """(gq + q sym(tril(r gr^H - gq^H q))) r^-H, sym(L) = L + L^H with the diagonal once and real
+    (LAPACK's R has a real diagonal)."""
     xp = array_module(q)
-    mm = r @ _mT(gr) - _mT(gq) @ q
+    mm = r @ _mH(gr) - _mH(gq) @ q
     lower = xp.tril(mm, -1)
-    b = gq + q @ (lower + _mT(lower) + _diag(xp.diagonal(mm, axis1=-2, axis2=-1)))
-    return _mT(xp.linalg.solve(r, _mT(b)))  # b @ R^-T
+    b = gq + q @ (lower + _mH(lower) + _diag(xp.diagonal(mm, axis1=-2, axis2=-1).real))
+    return _mH(xp.linalg.solve(r, _mH(b)))  # b @ R^-H
 
 
 def _uplo(UPLO: str, fn: str) -> str:
@@ -179,7 +195,7 @@ def eigh(x: Tensor, UPLO: str = "L", name: Optional[str] = None) -> Tuple[Tensor
             inner = inner + _gap_inverse(w) * (_mT(v.conj()) @ gv)
         ga = v @ inner @ _mT(v.conj())
         return ((ga + _mT(ga.conj())) / 2,)  # symmetric, as paddle's: x's two triangles are one entry
-    w_t, v_t = outputs((w, v), backward, x)
+    w_t, v_t = outputs((w, v), conjugate_grads(backward), x)
     return w_t, v_t
 
 
@@ -225,7 +241,7 @@ def eig(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
             inner = inner + _diag(gw)
         ga = xp.linalg.solve(vh, inner @ vh)  # V^-H inner V^H
         return (ga if real_dtype is None else ga.real.astype(real_dtype),)
-    w_t, v_t = outputs((w, v), backward, x)
+    w_t, v_t = outputs((w, v), conjugate_grads(backward), x)
     return w_t, v_t
 
 
@@ -263,7 +279,7 @@ def cholesky(x: Tensor, upper: bool = False, name: Optional[str] = None) -> Tens
         inner = xp.linalg.solve(lh, phi)  # L^-H phi
         ga = _mT(xp.linalg.solve(lh, _mT(inner.conj())).conj())  # L^-H phi L^-1
         return ((ga + _mT(ga.conj())) / 2,)
-    return outputs((_mT(low.conj()) if upper else low,), lambda g: backward(g[0]), x)[0]
+    return outputs((_mT(low.conj()) if upper else low,), conjugate_grads(lambda g: backward(g[0])), x)[0]
 
 
 for _name, _fn in (("qr", qr), ("eig", eig), ("eigvals", eigvals), ("eigvalsh", eigvalsh), ("cholesky", cholesky)):

@@ -11,10 +11,11 @@ import math
 from typing import Any, Optional, Union
 
 from pycoll import math_ops
+from pycoll._complex_grads import conjugate_grads
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, one_number, op_output
 from pycoll.device import array_module
-from pycoll.linalg_decomp import _matrices, svdvals
+from pycoll.linalg_decomp import _mH, _matrices, svdvals
 from pycoll.linalg_solve import _pinv_grad
 from pycoll.matrix_ops import _mT, _square, inv
 from pycoll.tensor import Tensor, wrap
@@ -43,9 +44,10 @@ def pinv(x: Tensor, rcond: Union[float, Tensor] = 1e-15, hermitian: bool = False
         kept = s > rcond * s[..., :1]
         out = _mT(vh.conj()) @ (xp.where(kept, 1 / xp.where(kept, s, 1), 0)[..., :, None] * _mT(u.conj()))
 
+    @conjugate_grads  # written for complex tensors (see _pinv_grad)
     def backward(g: Any) -> tuple:
         ga = _pinv_grad(a, out, g)
-        return ((ga + _mT(ga)) / 2 if hermitian else ga,)
+        return ((ga + _mH(ga)) / 2 if hermitian else ga,)
     return op_output(out, backward, x)
 
 
@@ -55,6 +57,7 @@ def matrix_exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     a = x._array
     out = _expm(a)
 
+    @conjugate_grads  # the adjoint, exp's derivative along g, taken with a^H: the convention's form
     def backward(g: Any) -> tuple:
         xp = array_module(g)
         m = a.shape[-1]

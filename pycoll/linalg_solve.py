@@ -20,7 +20,7 @@ from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import is_floating
-from pycoll.linalg_decomp import _matrices, outputs
+from pycoll.linalg_decomp import _mH, _matrices, outputs
 from pycoll.math_ops import matmul
 from pycoll.matrix_ops import _mT, _square, inv
 from pycoll.shape_ops import unbroadcast
@@ -141,12 +141,13 @@ def lstsq(x: Tensor, y: Tensor, rcond: Optional[float] = None, driver: Optional[
 
 def _pinv_grad(a: Any, pinv: Any, g: Any) -> Any:
     """The gradient of a from that of its pseudo-inverse `pinv` (the rank held fixed):
-    -P^T g P^T + (I - a P) g^T P P^T + P^T P g^T (I - P a), P = pinv, with (I - a P) and (I - P a)
-    applied as differences."""
-    pt = _mT(pinv)
-    gt = _mT(g)
-    left = gt @ pinv @ pt  # g^T P P^T
-    right = pt @ pinv @ gt  # P^T P g^T
+    -P^H g P^H + (I - a P) g^H P P^H + P^H P g^H (I - P a), P = pinv, with (I - a P) and (I - P a)
+    applied as differences; in the complex-gradient convention (its caller marks its backward
+    ``conjugate_grads``: the pseudo-inverse is not holomorphic)."""
+    pt = _mH(pinv)
+    gt = _mH(g)
+    left = gt @ pinv @ pt  # g^H P P^H
+    right = pt @ pinv @ gt  # P^H P g^H
     return -(pt @ g @ pt) + (left - a @ (pinv @ left)) + (right - (right @ pinv) @ a)
 
 

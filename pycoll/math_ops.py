@@ -15,7 +15,7 @@ import numpy as np
 from pycoll import _complex_grads, shape_ops
 from pycoll._fp_quiet import SILENT, quiet, quietly, restore, silence
 from pycoll._param_aliases import param_aliases
-from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, cast_to, floating, integer_power, promoted,
+from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, back_to, cast_to, floating, integer_power, promoted,
                                sum_dtype)
 from pycoll._tensor_ops import (as_tensor, check_broadcast, delivered, needs_grad, normalize_axes, one_number, op_output,
                                 operand, paired, placed, reduction_axes, value_output)
@@ -63,7 +63,7 @@ def grad_for(g: Any, meta: Tuple[tuple, Any]) -> Any:
     """`g` summed back to an operand's shape and cast back to its dtype (promotion may have
     widened it: float32 with float64)."""
     g = _unbroadcast(g, meta[0])
-    return g if g.dtype == meta[1] or not is_floating(meta[1]) else g.astype(meta[1])
+    return g if g.dtype == meta[1] or not is_floating(meta[1]) else back_to(g, meta[1])
 
 
 @param_aliases({"input": "x", "other": "y"})
