@@ -19,7 +19,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll._complex_grads import conjugate_grads
-from pycoll._tensor_ops import as_tensor, delivered, op_output, placed
+from pycoll._tensor_ops import as_tensor, delivered, normalize_axes, op_output, placed
 from pycoll.device import array_module, device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, is_floating
 from pycoll.reshape_ops import roll
@@ -396,24 +396,26 @@ def rfftfreq(n: int, d: float = 1.0, dtype: DTypeLike = None, name: Optional[str
     return _frequencies(np.arange(n // 2 + 1), n, d, dtype, device, requires_grad, out, "rfftfreq")
 
 
-def _shift(x: Any, axes: Any, half: Any) -> Tensor:
+def _shift(x: Any, axes: Any, half: Any, fn: str) -> Tensor:
     x = as_tensor(x)
     if axes is None:
         axes = list(range(x.ndim))
-    elif isinstance(axes, (int, np.integer)):
-        axes = [int(axes)]
     else:
-        axes = list(axes)
+        try:
+            axes = list(normalize_axes(axes, x.ndim))
+        except ValueError:
+            raise ValueError(f"{fn}: axes must be ints in [-{max(x.ndim, 1)}, {max(x.ndim, 1)}) for x of shape "
+                             f"{list(x.shape)}, got {axes!r}") from None
     return roll(x, [half(x.shape[ax]) for ax in axes], axes)
 
 
 @param_aliases(_AXES)
 def fftshift(x: Any, axes: Any = None, name: Optional[str] = None) -> Tensor:
     """x rolled by half its length along ``axes`` (all by default): frequency zero to the centre."""
-    return _shift(x, axes, lambda n: n // 2)
+    return _shift(x, axes, lambda n: n // 2, "fftshift")
 
 
 @param_aliases(_AXES)
 def ifftshift(x: Any, axes: Any = None, name: Optional[str] = None) -> Tensor:
     """The inverse of fftshift."""
-    return _shift(x, axes, lambda n: (n + 1) // 2)
+    return _shift(x, axes, lambda n: (n + 1) // 2, "ifftshift")

@@ -171,7 +171,9 @@ def lu(x: Tensor, pivot: bool = True, get_infos: bool = False, name: Optional[st
     infos = xp.zeros(count, "int32")
     every = xp.arange(count)
     for j in range(k):
-        p = j + xp.argmax(xp.abs(packed[:, j:, j]), axis=1)
+        column = packed[:, j:, j]  # LAPACK's pivot: the largest |re| + |im| (its cabs1)
+        p = j + xp.argmax(xp.abs(column.real) + xp.abs(column.imag) if column.dtype.kind == "c" else xp.abs(column),
+                          axis=1)
         pivots[:, j] = p + 1
         row = packed[every, j].copy()
         packed[every, j] = packed[every, p]

@@ -5,7 +5,7 @@ are NumPy's / CuPy's ``linalg``; matrix_power, multi_dot, cov and corrcoef are c
 recorded ops, so their gradients come from those."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -32,11 +32,21 @@ def _mT(a: Any) -> Any:
     return a.swapaxes(-1, -2)
 
 
+def nonsingular(fn: str, call: Callable[[], Any]) -> Any:
+    """``call()``, a NumPy solve or inverse, with a singular matrix's LinAlgError (a ValueError)
+    saying which op and argument: NumPy's says 'Singular matrix' alone."""
+    try:
+        return call()
+    except np.linalg.LinAlgError as err:
+        raise np.linalg.LinAlgError(f"{fn}: x holds a singular matrix, which has no inverse ({err})") from None
+
+
 @accumulates_in_float32
 def inv(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """The inverse of each matrix of x; a singular one raises ValueError (NumPy's LinAlgError)."""
+    """The inverse of each matrix of x; a singular one raises ValueError (NumPy's LinAlgError,
+    naming the op)."""
     x = _square(x, "inv")
-    out = array_module(x._array).linalg.inv(x._array)
+    out = nonsingular("inv", lambda: array_module(x._array).linalg.inv(x._array))
     return op_output(out, lambda g: (-(_mT(out) @ g @ _mT(out)),), x)
 
 
@@ -86,7 +96,7 @@ def _solve_left(x: Tensor, y: Tensor) -> Tensor:
     rhs = b[:, None] if vector else b
     if rhs.shape[-2] != a.shape[-1]:
         raise ValueError(f"solve: y must have {a.shape[-1]} rows (x's size), got shape {list(b.shape)}")
-    out = xp.linalg.solve(a, rhs)
+    out = nonsingular("solve", lambda: xp.linalg.solve(a, rhs))
 
     def backward(g: Any) -> tuple:
         gb = xp.linalg.solve(_mT(a), g[:, None] if vector else g)
@@ -162,8 +172,9 @@ def multi_dot(x: Sequence[Tensor], name: Optional[str] = None) -> Tensor:
 def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Tensor] = None,
         aweights: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """The covariance matrix of the variables in x's rows (``rowvar=False``: columns), NumPy's
-    ``cov``: integer frequency weights `fweights` and observation weights `aweights` per
-    observation, ``ddof`` (True: divide by N - 1). A 1-D x is one variable (a 0-D result)."""
+    ``cov``: frequency weights `fweights` (integers; paddle takes floats too) and observation
+    weights `aweights` per observation, neither negative, ``ddof`` (True: divide by N - 1). A 1-D
+    x is one variable (a 0-D result)."""
     x, = placed("_all_whole", as_tensor(x))  # auto-parallel: each variable against every other, whole
     if x.ndim > 2:
         raise ValueError(f"cov: x must be 1-D or 2-D, got shape {x.shape}")
@@ -175,13 +186,15 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
         x = _swap(x)
     n = x.shape[1]
     w = aw = None
-    for arg, weights, kinds in (("fweights", fweights, "iu"), ("aweights", aweights, "fiu")):
+    for arg, weights in (("fweights", fweights), ("aweights", aweights)):
         if weights is None:
             continue
         weights, = placed("_all_whole", as_tensor(weights))  # auto-parallel: beside a whole x
-        if weights.shape != [n] or weights.dtype.kind not in kinds:
-            raise ValueError(f"cov: {arg} must be a 1-D {'integer ' if kinds == 'iu' else ''}tensor of length {n} "
-                             f"(the observations), got shape {weights.shape} and dtype {weights.dtype}")
+        if weights.shape != [n] or weights.dtype.kind not in "fiu":
+            raise ValueError(f"cov: {arg} must be a 1-D real tensor of length {n} (the observations), got shape "
+                             f"{weights.shape} and dtype {weights.dtype}")
+        if bool((weights._array < 0).any()):
+            raise ValueError(f"cov: {arg} must not be negative, got a smallest weight of {weights.min().item()}")
         weights = math_ops.cast(weights, x.dtype)
         if arg == "aweights":
             aw = weights

@@ -84,8 +84,14 @@ def test_cov_and_corrcoef_follow_numpy_and_paddle():
     gradcheck(linalg.cov, [data.copy()])
     gradcheck(lambda t: linalg.cov(t, aweights=pycoll.to_tensor([0.5, 1.0, 2.0, 1.0, 0.2])), [data.copy()])
     gradcheck(lambda t: linalg.corrcoef(t) * pycoll.to_tensor(1 - np.eye(3)), [data.copy()])
-    with pytest.raises(ValueError, match="fweights"):
-        linalg.cov(x, fweights=pycoll.to_tensor([1.0, 2.0, 1.0]))
+    float_weights = linalg.cov(x, fweights=pycoll.to_tensor([1.0, 2.0, 1.0])).numpy()  # paddle takes floats
+    np.testing.assert_allclose(float_weights, linalg.cov(x, fweights=pycoll.to_tensor([1, 2, 1])).numpy())
+    with pytest.raises(ValueError, match="fweights must not be negative"):  # paddle 3.3.1 refuses them too
+        linalg.cov(x, fweights=pycoll.to_tensor([1, -1, 2]))
+    with pytest.raises(ValueError, match="aweights must not be negative"):
+        linalg.cov(x, aweights=pycoll.to_tensor([0.5, -1.0, 2.0]))
+    with pytest.raises(ValueError, match="fweights must be a 1-D real tensor of length 3"):
+        linalg.cov(x, fweights=pycoll.to_tensor([1, 2]))
 
 
 def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient():
@@ -93,3 +99,21 @@ def test_det_of_a_singular_matrix_has_the_adjugate_as_gradient():
     x = pycoll.to_tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], dtype="float64", stop_gradient=False)
     pycoll.linalg.det(x).backward()
     np.testing.assert_allclose(x.grad.numpy(), [[4, 4, -4], [-2, -2, 2], [0, 0, 0]], atol=1e-12)
+
+
+def test_errors_name_the_op():
+    with pytest.raises(ValueError, match="inv: x holds a singular matrix"):
+        linalg.inv(pycoll.zeros([2, 2]))
+    with pytest.raises(ValueError, match="solve: x holds a singular matrix"):
+        linalg.solve(pycoll.zeros([2, 2]), pycoll.ones([2, 1]))
+    with pytest.raises(ValueError, match=r"fftshift: axes must be ints in \[-2, 2\) for x of shape \[2, 2\], got 3"):
+        pycoll.fft.fftshift(pycoll.ones([2, 2]), axes=3)
+    np.testing.assert_array_equal(pycoll.fft.ifftshift(pycoll.to_tensor([[0.0, 1.0, 2.0]]), axes=(1,)).numpy(),
+                                  [[1.0, 2.0, 0.0]])
+
+
+def test_lu_of_a_complex_matrix_pivots_as_lapack():
+    # LAPACK (paddle 3.3.1) picks the largest |re| + |im|: 0.8+0.8j (1.6) over 1.2 (|z| would pick 1.2)
+    lu, pivots = linalg.lu(pycoll.to_tensor(np.array([[1.2, 1], [0.8 + 0.8j, 2]])))
+    assert pivots.numpy().tolist() == [2, 2]
+    np.testing.assert_allclose(lu.numpy(), [[0.8 + 0.8j, 2], [0.75 - 0.75j, -0.5 + 1.5j]])
