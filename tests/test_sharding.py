@@ -255,3 +255,24 @@ def test_sharding_inside_data_parallelism_with_a_layer_one_replica_uses_trains_a
         "    for (name, p), q in zip(net.named_parameters(), whole.parameters()):\n"
         "        np.testing.assert_allclose(p.numpy(), q.numpy(), atol=1e-6, err_msg=f'{level} {name}')\n"
         "print(f'2x2 OK rank={rank}')\n", nprocs=4, timeout=180), expect_lines=4)
+
+
+def test_ranks_gathering_different_layers_at_p_g_os_are_told_not_mixed(tmp_path):
+    # a probe: rank 0 ran layer a and rank 1 layer b (the same sizes): each got half of each
+    # other's parameters, silently; the gather's tag names what each rank gathered
+    assert_ok(launch_source(tmp_path,
+        _HEAD + "class Net(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)\n"
+        "    def forward(self, x, use_a):\n"
+        "        return self.a(x) if use_a else self.b(x)\n"
+        "net = Net()\n"
+        "model, opt, _ = group_sharded_parallel(net, pycoll.optimizer.SGD(0.1, parameters=net.parameters()), 'p_g_os',\n"
+        "                                       segment_size=1)  # every parameter held only in use\n"
+        "assert float(model(pycoll.ones([1, 8]), True).sum()) == float(net.a(pycoll.ones([1, 8])).sum())\n"
+        "try:\n"
+        "    model(pycoll.ones([1, 8]), dist.get_rank() == 0)\n"
+        "except pycoll.CollectiveError as err:\n"
+        "    assert 'gathered the parameters of different layers (rank 0: linear_0.w_0, rank 1: linear_1.w_0)' in str(err), err\n"
+        "    print(f'told OK rank={dist.get_rank()}')\n"), expect_lines=2)

@@ -16,8 +16,10 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll._errors import CollectiveError
 from pycoll.autograd import is_grad_enabled
-from pycoll.device import array_module
+from pycoll.device import array_module, to_module
+from pycoll.distributed import check
 from pycoll.nn import Layer
 from pycoll.parallel import DataParallel
 from pycoll.parallel.data_parallel import check_same_model
@@ -52,6 +54,7 @@ class GroupShardedModel(DataParallel):
         self._nranks = dist.get_world_size(group) if several else 1
         self._me = dist.get_rank(group) if several else 0
         self.trainable = [p for p in layers.parameters() if not p.stop_gradient]
+        self._order = {id(p): i for i, p in enumerate(self.trainable)}  # what a gather's tag names
         self._xp = array_module(self.trainable[0].array) if self.trainable else np
         self._shapes = {id(p): tuple(p.array.shape) for p in self.trainable}  # this rank's arrays
         self._bounds: Dict[int, Tuple[int, int]] = {id(p): piece_bounds(p.array.size, self._nranks, self._me)
@@ -120,13 +123,35 @@ class GroupShardedModel(DataParallel):
 
     # -- moving whole parameters ----------------------------------------------------------
     def _all_gather(self, params: List[Any], targets: List[Any]) -> None:
-        """Every rank's pieces of ``params`` (of one dtype) into the whole arrays ``targets``."""
+        """Every rank's pieces of ``params`` (of one dtype) into the whole arrays ``targets``.
+
+        Each rank's part ends with 8 bytes naming ``params[0]`` (its place among the trainable
+        parameters), which the ranks compare before anything is unpacked: ranks gathering
+        different layers (a forward whose layers depend on the rank) would otherwise swap
+        halves of each other's parameters silently. The comparison reads the tags on the host:
+        always for host arrays, under ``PYCOLL_CHECK`` for device ones (a sync per gather)."""
         layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
-        part = self._xp.empty(layout.width, dtype=params[0].dtype)
+        dtype = np.dtype(params[0].dtype)
+        nbytes = layout.width * dtype.itemsize
+        head = -(-nbytes // 8) * 8  # the tag aligned for its int64 view
+        raw = self._xp.empty(head + 8, dtype=np.uint8)
+        part = raw[:nbytes].view(dtype)
         layout.pack_part([self.piece(p) for p in params], part, self._xp)
+        raw[head:].view(np.int64)[...] = self._order[id(params[0])]
         parts: List[Any] = []
-        dist.all_gather(parts, part, group=self.shard_group)  # views of the received buffer: no copy
-        layout.unpack(parts, targets, self._xp)
+        dist.all_gather(parts, raw, group=self.shard_group)  # views of the received buffer: no copy
+        if self._xp is np or check.enabled:
+            self._same_params(parts, head)
+        layout.unpack([p[:nbytes].view(dtype) for p in parts], targets, self._xp)
+
+    def _same_params(self, parts: List[Any], head: int) -> None:
+        """CollectiveError unless every rank's part was of the same parameters (its tag)."""
+        tags = [int(to_module(p[head:head + 8], np).view(np.int64)[0]) for p in parts]
+        if len(set(tags)) > 1:
+            named = ", ".join(f"rank {r}: {self.trainable[t].name}" for r, t in enumerate(tags))
+            raise CollectiveError(
+                f"{self._api}: at level p_g_os the ranks gathered the parameters of different layers ({named}): "
+                f"every rank must run the same layers in the same order, as paddle's stage 3 requires")
 
     def gathered(self, params: List[Any]) -> Dict[int, Any]:
         """New whole arrays of ``params``, by id, assembled from every rank's pieces (collective;
