@@ -276,3 +276,18 @@ def test_ranks_gathering_different_layers_at_p_g_os_are_told_not_mixed(tmp_path)
         "except pycoll.CollectiveError as err:\n"
         "    assert 'gathered the parameters of different layers (rank 0: linear_0.w_0, rank 1: linear_1.w_0)' in str(err), err\n"
         "    print(f'told OK rank={dist.get_rank()}')\n"), expect_lines=2)
+
+
+def test_a_parameter_unfrozen_after_sharding_is_refused_at_the_step(tmp_path):
+    # a probe: it took gradients and never moved, silently (paddle's fleet trains it)
+    assert_ok(launch_source(tmp_path,
+        _HEAD + "net = nn.Sequential(nn.Embedding(10, 4), nn.Linear(4, 1))\n"
+        "net[0].weight.stop_gradient = True\n"
+        "model, opt, _ = group_sharded_parallel(net, pycoll.optimizer.SGD(0.1, parameters=net.parameters()), 'os')\n"
+        "net[0].weight.stop_gradient = False\n"
+        "model(pycoll.to_tensor([[1, 2]])).sum().backward()\n"
+        "try:\n"
+        "    opt.step()\n"
+        "except RuntimeError as err:\n"
+        "    assert \"parameters ['embedding_0.w_0'] were frozen\" in str(err), err\n"
+        "    print(f'refused OK rank={dist.get_rank()}')\n"), expect_lines=2)

@@ -38,6 +38,7 @@ class ShardedOptimizer(UpdateForms):
                              f"train: {unknown[:5]}; build the optimizer from model.parameters()")
         self._model = model
         self._group = model.shard_group
+        self._frozen_at_wrap = [p for p in optimizer._parameter_list if id(p) not in trainable]
         self._parameter_list: List[Any] = [p for p in optimizer._parameter_list if id(p) in trainable]
         self._pieces: List[Any] = []  # (parameter, its stand-in: a Tensor over this rank's piece)
         for p in self._parameter_list:
@@ -60,6 +61,11 @@ class ShardedOptimizer(UpdateForms):
             self.set_state_dict(held)
 
     def step(self) -> None:
+        thawed = [p.name for p in self._frozen_at_wrap if not p.stop_gradient and p.grad is not None]
+        if thawed:  # the pieces, the reducer and the state were laid out for the parameters trainable then
+            raise RuntimeError(f"sharding: parameters {thawed[:5]} were frozen (stop_gradient=True) when the model "
+                               f"was sharded and take a gradient now; the sharded optimizer cannot update them "
+                               f"(they would stay as they are): unfreeze them before sharding, or shard anew")
         # a parameter frozen since the wrap (stop_gradient) is skipped, as the unsharded optimizer
         # skips it: its zeroed gradient (clear_grad's default) would still move it under momentum
         grads = {id(p): None if p.stop_gradient else self._model.grad_piece(p) for p in self._parameter_list}
