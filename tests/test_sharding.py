@@ -291,3 +291,18 @@ def test_a_parameter_unfrozen_after_sharding_is_refused_at_the_step(tmp_path):
         "except RuntimeError as err:\n"
         "    assert \"parameters ['embedding_0.w_0'] were frozen\" in str(err), err\n"
         "    print(f'refused OK rank={dist.get_rank()}')\n"), expect_lines=2)
+
+
+def test_a_sharded_optimizer_takes_a_scheduler_later_and_shows_paddles_attributes(tmp_path):
+    assert_ok(launch_source(tmp_path,
+        _HEAD + "net = nn.Linear(4, 4)\n"
+        "clip = nn.ClipGradByGlobalNorm(1.0)\n"
+        "model, opt, _ = group_sharded_parallel(net, pycoll.optimizer.SGD(0.1, parameters=net.parameters(),\n"
+        "                                                                 grad_clip=clip), 'os_g')\n"
+        "assert opt._grad_clip is clip and opt._learning_rate == 0.1\n"
+        "sched = pycoll.optimizer.lr.StepDecay(0.05, step_size=1, gamma=0.5)\n"
+        "opt.set_lr_scheduler(sched)\n"
+        "assert opt._learning_rate is sched and opt.get_lr() == 0.05\n"
+        "sched.step()\n"
+        "assert opt.get_lr() == 0.025\n"
+        "print(f'attributes OK rank={dist.get_rank()}')\n"), expect_lines=2)

@@ -52,6 +52,7 @@ class ShardedOptimizer(UpdateForms):
         # grad_clip's norms need every rank's pieces: clipped here, group by group as the unsharded
         # optimizer clips, and not again by the inner optimizer
         self._clips = _clips_by_group(optimizer, self._parameter_list)
+        self._user_grad_clip = optimizer._grad_clip
         self._inner._grad_clip = None
         self._inner._groups = [{k: v for k, v in g.items() if k != "grad_clip"} for g in self._inner._groups]
         if model._nranks > 1 and hasattr(self._inner, "complete_trust_norms_with"):  # Lamb
@@ -213,6 +214,20 @@ class ShardedOptimizer(UpdateForms):
 
     def set_lr(self, value: float) -> None:
         self._inner.set_lr(value)
+
+    def set_lr_scheduler(self, scheduler: Any) -> None:
+        """The learning rate from ``scheduler`` from now on, as the unsharded optimizer's."""
+        self._inner.set_lr_scheduler(scheduler)
+
+    @property
+    def _learning_rate(self) -> Any:
+        """The learning rate (a number or an LRScheduler), paddle's attribute."""
+        return self._inner._learning_rate
+
+    @property
+    def _grad_clip(self) -> Any:
+        """The optimizer's gradient clip, paddle's attribute (this optimizer applies it, group by group)."""
+        return self._user_grad_clip
 
 
 def _clips_by_group(optimizer: Any, params: List[Any]) -> List[Tuple[Any, List[Any]]]:
