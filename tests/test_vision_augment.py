@@ -418,6 +418,11 @@ def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_ba
     assert VF.resize(small, (5, 1), interpolation="bicubic").reshape(-1)[:6].tolist() == [18, 53, 115, 91, 27, 168]
     assert VF.resize(image, (17, 23), interpolation="area").shape == (17, 23, 3)
     assert VF.resize(image, 20, interpolation="lanczos").shape == (20, 25, 3)
+    # one channel of three, floats: channel by channel (Pillow takes neither whole)
+    assert VF.resize(image[:, :, :1], (17, 23), interpolation="lanczos").shape == (17, 23, 1)
+    floats = VF.resize(image.astype(np.float32), (17, 23), interpolation="lanczos")
+    assert floats.dtype == np.float32 and floats.shape == (17, 23, 3)
+    np.testing.assert_allclose(floats, VF.resize(image, (17, 23), interpolation="lanczos"), atol=4.0)  # 8-bit: fixed point
     chw = pycoll.to_tensor(image.transpose(2, 0, 1).astype("float32"))
     on_tensor = VF.resize(chw, (17, 23), interpolation="bicubic").numpy()  # float, unrounded
     assert np.clip(np.rint(on_tensor), 0, 255).astype(np.uint8).transpose(1, 2, 0).tolist() == cubic.tolist()

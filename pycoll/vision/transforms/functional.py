@@ -103,7 +103,7 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
         except ImportError:
             raise ValueError("resize: interpolation='lanczos' on an array is Pillow's (pip install pillow), which "
                              "is not installed; 'bicubic' needs nothing more") from None
-        return np.asarray(_to_pil(img).resize(target[::-1], Image.LANCZOS))
+        return _lanczos(img, target, Image)
     if interpolation in _INTERPOLATED:
         image = img[:, :, None] if img.ndim == 2 else img
         if interpolation == "bicubic":  # OpenCV's rule, also for an output of one pixel (see _bicubic_matrix)
@@ -119,6 +119,23 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
         out = out.astype(img.dtype)
         return out[:, :, 0] if img.ndim == 2 else out
     return resize_array(img, target[0], target[1], interpolation)
+
+
+def _lanczos(img: np.ndarray, target: Tuple[int, int], image_module: Any) -> np.ndarray:
+    """An array resized by Pillow's Lanczos filter: uint8 grey, RGB and RGBA images as they are,
+    any other array channel by channel as 32-bit float images (mode 'F'), rounded and clipped
+    back into an integer dtype."""
+    size = target[::-1]
+    if img.dtype == np.uint8 and (img.ndim == 2 or img.shape[2] in (3, 4)):
+        return np.asarray(_to_pil(img).resize(size, image_module.LANCZOS))
+    planes = img[:, :, None] if img.ndim == 2 else img
+    out = np.stack([np.asarray(image_module.fromarray(np.ascontiguousarray(planes[:, :, c], np.float32), "F")
+                               .resize(size, image_module.LANCZOS)) for c in range(planes.shape[2])], axis=2)
+    if img.dtype.kind in "iu":
+        info = np.iinfo(img.dtype)
+        out = np.clip(np.rint(out), info.min, info.max)
+    out = out.astype(img.dtype)
+    return out[:, :, 0] if img.ndim == 2 else out
 
 
 def _interpolated(img: Tensor, target: Tuple[int, int], interpolation: str) -> Tensor:
