@@ -42,18 +42,18 @@ def _number(fn: str, name: str, value: Any) -> float:
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01, name: Optional[str] = None) -> Tensor:
-    """x where x >= 0, negative_slope * x below."""
+    """x where x >= 0, negative_slope * x below; the gradient 0 at NaN, as paddle's."""
     slope = _number("leaky_relu", "negative_slope", negative_slope)
     x = require_floating(as_tensor(x), "leaky_relu")  # paddle refuses integers (they would truncate)
     a = x._array
     xp = array_module(a)
-    nonneg = a >= 0
+    nonneg, below = a >= 0, a < 0  # NaN is neither
     saved = silence(SILENT)
     try:
         out = xp.where(nonneg, a, a * slope).astype(a.dtype, copy=False)
     finally:
         restore(saved)
-    return op_output(out, lambda g: (xp.where(nonneg, g, g * slope),), x)
+    return op_output(out, lambda g: (xp.where(nonneg, g, xp.where(below, g * slope, 0)),), x)
 
 
 def rrelu(x: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: bool = True,
