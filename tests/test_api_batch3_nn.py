@@ -724,3 +724,13 @@ def test_dynamic_decode_of_a_decoder_not_tracking_its_finishing():
     _, _, lengths = nn.dynamic_decode(_CountingDecoder([2, 0, 9]), inits=pycoll.zeros([3, 1]), max_step_num=3,
                                       return_length=True)
     assert lengths.numpy().tolist() == [2, 0, 4]
+
+
+def test_relu_and_leaky_relu_at_nan_are_paddles():
+    # paddle 3.3.1: relu(NaN) = 0 (its kernel's x > 0 ? x : 0); leaky_relu passes NaN on and its
+    # gradient there is 0 (neither side's)
+    x = pycoll.to_tensor(np.array([np.nan, -1.0, 1.0, 0.0], "float32"), stop_gradient=False)
+    assert pycoll.nn.functional.relu(x).numpy().tolist() == [0.0, 0.0, 1.0, 0.0]
+    y = pycoll.nn.functional.leaky_relu(x, 0.01)
+    y.sum().backward()
+    assert np.isnan(y.numpy()[0]) and x.grad.numpy().tolist() == [0.0, np.float32(0.01), 1.0, 1.0]
