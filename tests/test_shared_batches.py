@@ -82,3 +82,23 @@ def test_nothing_is_left_after_a_pass_left_early_or_a_failed_worker():
     with pytest.raises(RuntimeError, match="sample 5 is broken"):
         list(pycoll.io.DataLoader(Images(40, failing=True), batch_size=4, num_workers=2))
     assert _ours() == set()
+
+
+def test_a_new_pool_removes_what_a_killed_training_process_left():
+    import subprocess
+    import sys
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True, timeout=60).stdout)
+    orphan = os.path.join(shared_batches.DIR, f"{shared_batches.PREFIX}{dead}_0_1_7")
+    live = os.path.join(shared_batches.DIR, f"{shared_batches.PREFIX}{os.getpid()}_999_1_7")
+    for path in (orphan, live):
+        with open(path, "wb") as f:
+            f.write(b"\0" * 64)
+    try:
+        assert len(list(pycoll.io.DataLoader(Images(4), batch_size=4, num_workers=1))) == 1
+        assert not os.path.exists(orphan) and os.path.exists(live)
+    finally:
+        for path in (orphan, live):
+            if os.path.exists(path):
+                os.unlink(path)

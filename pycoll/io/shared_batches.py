@@ -10,11 +10,14 @@ a worker pass's time. Small arrays, and every array where ``/dev/shm`` is missin
 through the pipe.
 
 The files are named ``pycoll_dl_<training pid>_<pool>_<worker pid>_<n>``: when a pool shuts down
-it removes those of its own that were never taken (a pass left early, a failed worker), and the
-launchers' ``job_leftovers`` those of a training process that died.
+it removes those of its own that were never taken (a pass left early, a failed worker); the
+training process removes its own as it exits; and what a killed training process left is removed
+by the next pool started on the machine (its name's pid no longer runs) or, under the launchers,
+by ``job_leftovers`` when the job ends.
 """
 from __future__ import annotations
 
+import atexit
 import itertools
 import mmap
 import os
@@ -36,9 +39,49 @@ def available() -> bool:
     return os.path.isdir(DIR) and os.access(DIR, os.W_OK)
 
 
+_exit_tidy_for = None  # the process whose exit removes its files (registered once, in it)
+
+
 def pool_prefix() -> str:
-    """The name prefix of a new pool's files (made in the training process)."""
-    return f"{PREFIX}{os.getpid()}_{next(_pools)}_"
+    """The name prefix of a new pool's files (made in the training process), after removing the
+    files of training processes that no longer run and arranging for this one's to go at exit."""
+    global _exit_tidy_for
+    owner = os.getpid()
+    if _exit_tidy_for != owner:  # a forked child inherits the registration, not the process
+        atexit.register(_tidy_at_exit, owner)
+        _exit_tidy_for = owner
+    _remove_orphans()
+    return f"{PREFIX}{owner}_{next(_pools)}_"
+
+
+def _tidy_at_exit(owner: int) -> None:
+    if os.getpid() == owner:  # not in a child that inherited the handler
+        remove_left(f"{PREFIX}{owner}_")
+
+
+def _remove_orphans() -> None:
+    """Remove the files whose training process has ended (killed before it could)."""
+    try:
+        names = [name for name in os.listdir(DIR) if name.startswith(PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        owner = name[len(PREFIX):].split("_", 1)[0]
+        if owner.isdigit() and not _running(int(owner)):
+            try:
+                os.unlink(os.path.join(DIR, name))
+            except OSError:  # removed meanwhile
+                pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: running
+        return True
+    return True
 
 
 class SharedArray:
