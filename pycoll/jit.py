@@ -9,9 +9,10 @@ paddle run unchanged.
 of pycoll's own: ``path + ".pdiparams"`` holds the state_dict (``pycoll.save``'s format, which
 ``paddle.load`` reads too) and ``path + ".pdmodel"`` the Layer without its tensors, pickled by
 ``cloudpickle``: classes and functions of installed packages (and pycoll's) by name; those of the
-script (``__main__``), of the script's own modules (a ``models.py`` beside it: any module outside
-the installed packages' folders), of a function's body and lambdas (hooks) with their code, so
-that another script loads the Layer without defining or importing it. A parallel wrapper
+script (``__main__``), of the script's own modules loaded at the save (a ``models.py`` beside it,
+the helpers it imports: any module outside the installed packages' folders), of a function's body
+and lambdas (hooks) with their code, so that another script loads the Layer without defining or
+importing them. A parallel wrapper
 (DataParallel, fleet's) keeps the model it wraps. paddle's inference program (``.json`` /
 ``.pdmodel``) is not made: paddle cannot run these files, nor pycoll paddle's. Loading runs
 the pickled code, as loading any pickle does: load files you trust.
@@ -159,19 +160,19 @@ def _installed_paths() -> Tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(p), "") for p in places)
 
 
-def _user_modules(layer: Layer) -> List[ModuleType]:
-    """The modules of the script's own code that define the classes of ``layer``'s tree (a
-    ``models.py`` beside the training script, say): not installed, not pycoll's."""
+def _user_modules() -> List[ModuleType]:
+    """The modules of the script's own code loaded now (a ``models.py`` beside the training
+    script, the helpers it imports, a package of the project's): those whose files lie outside
+    the installed packages' folders and pycoll's; ``__main__``'s code is pickled anyway."""
     installed = _installed_paths()
-    found = {}
-    for sub in layer.sublayers(include_self=True):
-        module = sys.modules.get(type(sub).__module__)
+    found = []
+    for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if module is None or path is None or type(sub).__module__ == "__main__":
-            continue  # __main__'s are pickled with their code already
+        if name == "__main__" or path is None or not isinstance(module, ModuleType):
+            continue
         if not os.path.join(os.path.realpath(path), "").startswith(installed):
-            found[module.__name__] = module
-    return list(found.values())
+            found.append(module)
+    return found
 
 
 def _pickled(layer: Layer, dump: Callable[[type], None]) -> None:
@@ -179,7 +180,7 @@ def _pickled(layer: Layer, dump: Callable[[type], None]) -> None:
     their code), as ``__main__``'s are, so that a script that cannot import them loads the Layer."""
     cloudpickle = _cloudpickle()
     already = set(cloudpickle.list_registry_pickle_by_value())
-    added = [m for m in _user_modules(layer) if m.__name__ not in already]
+    added = [m for m in _user_modules() if m.__name__ not in already]
     for module in added:
         cloudpickle.register_pickle_by_value(module)
     try:
@@ -250,8 +251,8 @@ class _StructureUnpickler(pickle.Unpickler):
             return super().find_class(module, name)
         except (AttributeError, ImportError) as exc:
             raise ImportError(f"jit.load: {self._path}{_MODEL_SUFFIX} holds a {module}.{name}, which cannot be "
-                              f"imported here ({exc}): the module the Layer's class was saved from must be "
-                              f"importable where it is loaded") from exc
+                              f"imported here ({exc}): it was saved by name, as a part of an installed package, "
+                              f"which must be installed where the Layer is loaded") from exc
 
 
 def load(path: str, **configs: Any) -> Layer:

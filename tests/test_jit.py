@@ -127,20 +127,21 @@ def test_a_script_s_own_classes_and_hooks_travel_with_the_layer(tmp_path):
 
 
 def test_the_script_s_own_modules_travel_too(tmp_path):
-    # models.py beside train.py, loaded from elsewhere where models.py cannot be imported
+    # models.py beside train.py, with a helper module of its own, loaded from elsewhere where
+    # neither can be imported
+    (tmp_path / "helpers.py").write_text("import pycoll\ndef widen(t):\n    return pycoll.concat([t, t], axis=-1)\n")
     (tmp_path / "models.py").write_text(
-        "import pycoll\n"
-        "def widen(t):\n    return pycoll.concat([t, t], axis=-1)\n"
+        "import pycoll, helpers\n"
         "class Net(pycoll.nn.Layer):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = pycoll.nn.Linear(2, 3)\n"
-        "    def forward(self, x):\n        return widen(self.fc(x))\n")
+        "    def forward(self, x):\n        return helpers.widen(self.fc(x))\n")
     code = ("import sys, numpy as np, pycoll, models\npycoll.seed(2)\nnet = models.Net()\n"
             "pycoll.jit.save(pycoll.DataParallel(net), sys.argv[1])\n"  # a wrapper keeps its model
             "np.save(sys.argv[1] + '.npy', net(pycoll.ones([1, 2])).numpy())\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "out" / "net")], check=True, timeout=120,
                    cwd=str(tmp_path))
     loaded = pycoll.jit.load(str(tmp_path / "out" / "net"))
-    assert type(loaded).__name__ == "Net" and "models" not in sys.modules
+    assert type(loaded).__name__ == "Net" and "models" not in sys.modules and "helpers" not in sys.modules
     np.testing.assert_array_equal(loaded(pycoll.ones([1, 2])).numpy(), np.load(tmp_path / "out" / "net.npy"))
 
 

@@ -60,7 +60,10 @@ def test_batches_through_shared_memory_equal_those_through_the_queue(persistent)
 
 def test_writer_and_reader_keep_containers_and_dtypes():
     writer = shared_batches.Writer(shared_batches.pool_prefix())
+    from pycoll.dtypes import bfloat16
+
     tree = {"a": [np.arange(40000, dtype=np.int16).reshape(200, 200), (np.ones(3),)],
+            "bf": np.full((200, 200), 1.5, bfloat16()),  # no buffer format of its own (a worker's crash)
             "b": collections.OrderedDict(x=np.zeros((300, 300), np.float64)),
             "t": pycoll.ones([100, 200]), "s": "text"}
     packed = writer.packed(tree)
@@ -69,6 +72,7 @@ def test_writer_and_reader_keep_containers_and_dtypes():
     assert type(back["b"]) is collections.OrderedDict and isinstance(back["t"], pycoll.Tensor) and back["s"] == "text"
     np.testing.assert_array_equal(back["a"][0], tree["a"][0])
     assert back["a"][0].dtype == np.int16 and back["b"]["x"].shape == (300, 300)
+    assert back["bf"].dtype == bfloat16() and float(back["bf"][7, 9]) == 1.5
     assert _ours() == set()  # taken: unlinked
 
 

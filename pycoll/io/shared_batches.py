@@ -85,12 +85,12 @@ def _running(pid: int) -> bool:
 
 
 class SharedArray:
-    """What crosses the queue in place of an array: its file's name, shape and dtype, and
-    whether it was a Tensor's."""
+    """What crosses the queue in place of an array: its file's name, shape and dtype (the dtype
+    itself: ml_dtypes' bfloat16 has no type string of its own), and whether it was a Tensor's."""
 
     __slots__ = ("name", "shape", "dtype", "tensor")
 
-    def __init__(self, name: str, shape: tuple, dtype: str, tensor: bool):
+    def __init__(self, name: str, shape: tuple, dtype: np.dtype, tensor: bool):
         self.name, self.shape, self.dtype, self.tensor = name, shape, dtype, tensor
 
     def __reduce__(self) -> tuple:
@@ -118,13 +118,13 @@ class Writer:
         name = f"{self.prefix}{next(self.count)}"
         fd = os.open(os.path.join(DIR, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         try:
-            data = memoryview(array).cast("B")
+            data = memoryview(array.reshape(-1).view(np.uint8))  # bytes: any dtype (bfloat16's too)
             done = 0
             while done < len(data):
                 done += os.write(fd, data[done:])
         finally:
             os.close(fd)
-        return SharedArray(name, array.shape, array.dtype.str, tensor)
+        return SharedArray(name, array.shape, array.dtype, tensor)
 
 
 def unpacked(tree: Any) -> Any:
@@ -138,7 +138,7 @@ def unpacked(tree: Any) -> Any:
         finally:
             os.close(fd)
             os.unlink(path)
-        array = np.frombuffer(mapping, dtype=np.dtype(tree.dtype)).reshape(tree.shape)
+        array = np.frombuffer(mapping, dtype=tree.dtype).reshape(tree.shape)
         return wrap(array) if tree.tensor else array
     return _rebuilt(tree, unpacked)
 
