@@ -7,6 +7,8 @@ import multiprocessing
 import os
 import random
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -161,3 +163,27 @@ def test_samplers_refuse_flags_that_are_not_bools(make):
     with pytest.raises(TypeError, match=r"drop_last='no' \(str\); it must be a bool"):
         make(drop_last="no")
     assert len(list(make(shuffle=np.bool_(True)))) == 2
+
+
+def test_workers_of_a_killed_training_process_exit():
+    # a probe: a rank killed under the launcher left its two workers waiting for it forever, and
+    # they held the pipes the launcher waits on: the job never ended
+    code = ("import time, numpy as np, pycoll, multiprocessing as mp\n"
+            "class Big(pycoll.io.Dataset):\n"
+            "    def __len__(self): return 10000\n"
+            "    def __getitem__(self, i): return np.full((3, 8, 8), i, 'float32')\n"
+            "for k, b in enumerate(pycoll.io.DataLoader(Big(), batch_size=16, num_workers=2)):\n"
+            "    if k == 3: print(' '.join(str(c.pid) for c in mp.active_children()), flush=True)\n"
+            "    time.sleep(0.05)\n")
+    main = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        workers = [int(pid) for pid in main.stdout.readline().split()]
+        assert len(workers) == 2
+        main.send_signal(signal.SIGKILL)
+        main.wait(timeout=30)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in workers):
+            time.sleep(0.1)
+        assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
+    finally:
+        main.kill()

@@ -28,6 +28,7 @@ so workers, and passes, draw different augmentations. ``get_worker_info().seed``
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import random
 import signal
@@ -94,14 +95,27 @@ def _sender(prefix: Optional[str]) -> Callable[[Any], Any]:
     return shared_batches.Writer(prefix).packed if prefix is not None else (lambda batch: batch)
 
 
+def _next_message(inbox: Any, parent: int) -> Any:
+    """The next message of ``inbox``, or None (stop) once the training process ``parent`` is gone:
+    a worker of a killed training process would otherwise wait for it forever, holding the pipes
+    its launcher waits on (the job never ends)."""
+    while True:
+        try:
+            return inbox.get(timeout=_POLL_S)
+        except queue.Empty:
+            if os.getppid() != parent:
+                return None
+
+
 def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], tasks: Any,
                   results: Any) -> None:
     """Collate the batches of indices it is sent until it is sent None."""
+    parent = os.getppid()
     if not _started(loader, worker_id, count, base_seed, lambda failure: results.put((-1, None, failure))):
         return
     send = _sender(prefix)
     while True:
-        task = tasks.get()
+        task = _next_message(tasks, parent)
         if task is None:
             return
         position, indices = task
@@ -114,12 +128,13 @@ def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefi
 def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], credits: Any,
                    results: Any) -> None:
     """Batch this worker's pass over its copy of the dataset, a batch per credit, then say "end"."""
+    parent = os.getppid()
     if not _started(loader, worker_id, count, base_seed, lambda failure: results.put(("error", failure))):
         return
     send = _sender(prefix)
     try:
         for samples in batches(loader.dataset, loader._samples_per_batch, loader.drop_last):
-            if credits.get() is None:
+            if _next_message(credits, parent) is None:
                 return
             results.put(("batch", send(loader.collate_fn(samples))))
         results.put(("end", None))
