@@ -192,9 +192,9 @@ def eigh(x: Tensor, UPLO: str = "L", name: Optional[str] = None) -> Tuple[Tensor
         gw, gv = grads
         inner = _diag(_zero_or(gw, w)).astype(v.dtype, copy=False)
         if gv is not None:
-            inner = inner + _gap_inverse(w) * (_mT(v.conj()) @ gv)
-        ga = v @ inner @ _mT(v.conj())
-        return ((ga + _mT(ga.conj())) / 2,)  # symmetric, as paddle's: x's two triangles are one entry
+            inner = inner + _gap_inverse(w) * (_mH(v) @ gv)
+        ga = v @ inner @ _mH(v)
+        return ((ga + _mH(ga)) / 2,)  # symmetric, as paddle's: x's two triangles are one entry
     w_t, v_t = outputs((w, v), conjugate_grads(backward), x)
     return w_t, v_t
 
@@ -231,7 +231,7 @@ def eig(x: Tensor, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
 
     def backward(grads: Sequence[Any]) -> tuple:
         gw, gv = grads
-        vh = _mT(v.conj())
+        vh = _mH(v)
         inner = xp.zeros(v.shape, v.dtype)
         if gv is not None:  # unit-norm columns: the change along each eigenvector itself drops out
             vhgv = vh @ gv
@@ -273,13 +273,13 @@ def cholesky(x: Tensor, upper: bool = False, name: Optional[str] = None) -> Tens
 
     def backward(g: Any) -> tuple:
         gl = _mT(g) if upper else g
-        phi = xp.tril(_mT(low.conj()) @ gl)
+        phi = xp.tril(_mH(low) @ gl)
         phi = phi - _diag(xp.diagonal(phi, axis1=-2, axis2=-1)) / 2
-        lh = _mT(low.conj())
+        lh = _mH(low)
         inner = xp.linalg.solve(lh, phi)  # L^-H phi
-        ga = _mT(xp.linalg.solve(lh, _mT(inner.conj())).conj())  # L^-H phi L^-1
-        return ((ga + _mT(ga.conj())) / 2,)
-    return outputs((_mT(low.conj()) if upper else low,), conjugate_grads(lambda g: backward(g[0])), x)[0]
+        ga = _mH(xp.linalg.solve(lh, _mH(inner)))  # L^-H phi L^-1
+        return ((ga + _mH(ga)) / 2,)
+    return outputs((_mH(low) if upper else low,), conjugate_grads(lambda g: backward(g[0])), x)[0]
 
 
 for _name, _fn in (("qr", qr), ("eig", eig), ("eigvals", eigvals), ("eigvalsh", eigvalsh), ("cholesky", cholesky)):

@@ -17,7 +17,7 @@ from pycoll._tensor_ops import as_tensor, one_number, op_output
 from pycoll.device import array_module
 from pycoll.linalg_decomp import _mH, _matrices, svdvals
 from pycoll.linalg_solve import _pinv_grad
-from pycoll.matrix_ops import _mT, _square, inv
+from pycoll.matrix_ops import _square, inv
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["pinv", "matrix_exp", "matrix_rank", "cond", "vecdot"]
@@ -38,11 +38,11 @@ def pinv(x: Tensor, rcond: Union[float, Tensor] = 1e-15, hermitian: bool = False
             raise ValueError(f"pinv: with hermitian=True x must be square matrices, got shape {x.shape}")
         w, v = xp.linalg.eigh(a, UPLO="L")
         kept = xp.abs(w) > rcond * xp.abs(w).max(axis=-1, keepdims=True)
-        out = (v * xp.where(kept, 1 / xp.where(kept, w, 1), 0)[..., None, :]) @ _mT(v.conj())
+        out = (v * xp.where(kept, 1 / xp.where(kept, w, 1), 0)[..., None, :]) @ _mH(v)
     else:
         u, s, vh = xp.linalg.svd(a, full_matrices=False)
         kept = s > rcond * s[..., :1]
-        out = _mT(vh.conj()) @ (xp.where(kept, 1 / xp.where(kept, s, 1), 0)[..., :, None] * _mT(u.conj()))
+        out = _mH(vh) @ (xp.where(kept, 1 / xp.where(kept, s, 1), 0)[..., :, None] * _mH(u))
 
     @conjugate_grads  # written for complex tensors (see _pinv_grad)
     def backward(g: Any) -> tuple:
@@ -61,7 +61,7 @@ def matrix_exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     def backward(g: Any) -> tuple:
         xp = array_module(g)
         m = a.shape[-1]
-        at = _mT(a.conj())
+        at = _mH(a)
         block = xp.concatenate([xp.concatenate([at, g], axis=-1),
                                 xp.concatenate([xp.zeros_like(at), at], axis=-1)], axis=-2)
         return (_expm(block)[..., :m, m:],)

@@ -151,7 +151,7 @@ def draw_categories(weights: Any, num_samples: int, replacement: bool = True) ->
     time gives)."""
     xp = array_module(weights)
     rows, cats = weights.shape
-    w = weights.astype(float64)
+    w = weights.astype(float64, copy=False)  # read only (multinomial's are float64 already)
     if replacement:
         uniform = move(get_rng().random((rows, num_samples)), place_of(weights))
         cdf = host_math.cumsum(w, 1)

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO, Callable, Dict, Tuple
 import numpy as np
 
 from pycoll._logging import logger
+from pycoll._pids import alive
 from pycoll.dtypes import bfloat16
 from pycoll.paddle_files import MAX_DEPTH, is_paddle_file, read_paddle_file, write_paddle_file
 from pycoll.tensor import to_tensor
@@ -108,16 +109,6 @@ def _path_arg(path: Any, fn: str) -> str:
                         f"got {type(path).__name__}") from None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
 def _check_save_options(protocol: Any, configs: Dict[str, Any]) -> int:
     """The pickle protocol to write with, after paddle's checks of `protocol` and `configs`."""
     unknown = sorted(set(configs) - {"use_binary_format", "pickle_protocol", "safetensors"})
@@ -160,7 +151,7 @@ def _remove_dead_writers_temps(directory: str, name: str) -> None:
         if not match or not entry.is_file(follow_symlinks=False):
             continue
         pid = int(match.group(1))
-        if pid > 0 and not _alive(pid):
+        if pid > 0 and not alive(pid):
             try:
                 os.unlink(entry.path)
             except FileNotFoundError:  # another save removed it first

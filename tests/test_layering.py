@@ -28,7 +28,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "pycoll"
 
 LAYERS = [  # (name, module prefixes), lowest first
-    ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing", "pycoll._atomic_files")),
+    ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing", "pycoll._atomic_files", "pycoll._batch_files",
+              "pycoll._pids")),
     ("kernels", ("pycoll.kernels", "pycoll._C")),
     ("device", ("pycoll.device",)),
     ("backends", ("pycoll.backends",)),

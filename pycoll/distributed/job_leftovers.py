@@ -28,12 +28,12 @@ import os
 import time
 from typing import FrozenSet, Iterable, Tuple
 
+from pycoll import _batch_files
 from pycoll.distributed._stop_peers import rank_running
 
 # (folder, name prefix) of each kind
-_BATCH_PREFIX = "pycoll_dl_"  # pycoll.io.shared_batches.PREFIX (the io layer is above this one)
 KINDS: Tuple[Tuple[str, str], ...] = (("/dev/shm", "mpich_shm_"), ("/tmp", "hydra_hwloc_xmlfile_"),
-                                      ("/dev/shm", _BATCH_PREFIX))
+                                      (_batch_files.DIR, _batch_files.PREFIX))
 
 
 def snapshot() -> FrozenSet[str]:
@@ -85,10 +85,7 @@ def unclaimed(before: FrozenSet[str]) -> FrozenSet[str]:
 def _owner_running(path: str) -> bool:
     """Whether ``path`` is a DataLoader batch file whose training process still runs."""
     name = os.path.basename(path)
-    if not name.startswith(_BATCH_PREFIX):
-        return False
-    owner = name[len(_BATCH_PREFIX):].split("_", 1)[0]
-    return owner.isdigit() and rank_running(int(owner))
+    return _batch_files.owner(name) is not None and not _batch_files.owner_ended(name)
 
 
 def remove_left(before: FrozenSet[str], ranks: Iterable[int] = (), wait_s: float = 2.0) -> int:

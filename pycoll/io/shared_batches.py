@@ -25,10 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from pycoll._batch_files import DIR, PREFIX, owner_ended
 from pycoll.tensor import Tensor, wrap
-
-DIR = "/dev/shm"
-PREFIX = "pycoll_dl_"
 MIN_BYTES = 1 << 16  # below this an array goes through the pipe: a file costs more than the copies
 
 _pools = itertools.count()
@@ -66,22 +64,11 @@ def _remove_orphans() -> None:
     except OSError:
         return
     for name in names:
-        owner = name[len(PREFIX):].split("_", 1)[0]
-        if owner.isdigit() and not _running(int(owner)):
+        if owner_ended(name):
             try:
                 os.unlink(os.path.join(DIR, name))
             except OSError:  # removed meanwhile
                 pass
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's: running
-        return True
-    return True
 
 
 class SharedArray:

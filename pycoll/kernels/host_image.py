@@ -1,6 +1,7 @@
 """Single-pass host kernels for uint8 images in paddle.vision.transforms' array path, where paddle
-calls OpenCV: bilinear resize, horizontal flip, lookup tables, RGB to grey, the saturation blend
-the HSV_FULL conversions and the sampling of cv2's warps (``pycoll._C``, C++, the GIL released; see csrc/host_image.h).
+calls OpenCV: bilinear resize, horizontal flip, lookup tables, RGB to grey, the saturation blend,
+the HSV_FULL conversions and cv2's affine and perspective warps (``pycoll._C``, C++, the GIL
+released; see csrc/host_image.h).
 
 Each function returns None where the kernels do not serve its image: it is not a numpy uint8 array
 (the flip takes any dtype), its shape is not one the kernel takes, or this build of ``pycoll._C``
