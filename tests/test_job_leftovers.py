@@ -2,6 +2,7 @@
 removed when its launcher ends (pycoll.distributed.job_leftovers): a rank killed by SIGKILL never
 reaches MPI_Finalize, which would unlink its segments, nor does a proxy stopped with it unlink its
 topology file."""
+import fcntl
 import mmap
 import os
 import secrets
@@ -16,6 +17,15 @@ from pycoll.distributed import job_leftovers
 
 pytestmark = pytest.mark.skipif(not all(os.path.isdir(folder) for folder, _ in job_leftovers.KINDS)
                                 or not os.path.isdir("/proc"), reason="needs Linux's /dev/shm, /tmp and /proc")
+
+
+@pytest.fixture(autouse=True)
+def one_test_at_a_time():
+    """This file's tests make files of every kind and remove what is new: two of them at once
+    (pytest -n 2) take each other's files. An exclusive lock runs them in turn."""
+    with open(os.path.join("/tmp", "pycoll-test-job-leftovers.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _file(kind, size=4096):
