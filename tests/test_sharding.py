@@ -278,6 +278,26 @@ def test_ranks_gathering_different_layers_at_p_g_os_are_told_not_mixed(tmp_path)
         "    print(f'told OK rank={dist.get_rank()}')\n"), expect_lines=2)
 
 
+def test_ranks_gathering_layers_of_different_sizes_at_p_g_os_are_told_which(tmp_path):
+    # a probe: the tag sat after the data, so the rank whose gather MPI did not fail read it
+    # from the wrong place and died of an IndexError; at the start it is where it is read
+    result = launch_source(tmp_path,
+        _HEAD + "class Net(nn.Layer):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 24)\n"
+        "    def forward(self, x, use_a):\n"
+        "        return self.a(x) if use_a else self.b(x)[:, :8]\n"
+        "net = Net()\n"
+        "model, opt, _ = group_sharded_parallel(net, pycoll.optimizer.SGD(0.1, parameters=net.parameters()), 'p_g_os',\n"
+        "                                       segment_size=1)\n"
+        "model(pycoll.ones([1, 8]), dist.get_rank() == 0)\n")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "gathered the parameters of different layers (rank 0: linear_0.w_0, rank 1: linear_1.w_0)" in output, output
+    assert "IndexError" not in output, output
+
+
 def test_a_parameter_unfrozen_after_sharding_is_refused_at_the_step(tmp_path):
     # a probe: it took gradients and never moved, silently (paddle's fleet trains it)
     assert_ok(launch_source(tmp_path,

@@ -27,6 +27,7 @@ from pycoll.parallel.buckets import assign_buckets
 from pycoll.parallel.segments import Segments, piece_bounds
 
 GATHER_BUCKET_BYTES = 32 << 20  # all-gathers after a step move at most this much at once
+_TAG_BYTES = 8  # an int64 at the start of each rank's gathered part: which parameters it holds
 
 
 class GroupShardedModel(DataParallel):
@@ -125,28 +126,31 @@ class GroupShardedModel(DataParallel):
     def _all_gather(self, params: List[Any], targets: List[Any]) -> None:
         """Every rank's pieces of ``params`` (of one dtype) into the whole arrays ``targets``.
 
-        Each rank's part ends with 8 bytes naming ``params[0]`` (its place among the trainable
+        Each rank's part starts with 8 bytes naming ``params[0]`` (its place among the trainable
         parameters), which the ranks compare before anything is unpacked: ranks gathering
         different layers (a forward whose layers depend on the rank) would otherwise swap
-        halves of each other's parameters silently. The comparison reads the tags on the host:
-        always for host arrays, under ``PYCOLL_CHECK`` for device ones (a sync per gather)."""
+        halves of each other's parameters silently. At the start, a tag lands where it is read
+        even when the layers differ in size (MPI then fails the gather on the ranks whose
+        buffer was too short, and the others read the tags). The comparison reads the tags on
+        the host: always for host arrays, under ``PYCOLL_CHECK`` for device ones (a sync per
+        gather)."""
         layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
         dtype = np.dtype(params[0].dtype)
         nbytes = layout.width * dtype.itemsize
-        head = -(-nbytes // 8) * 8  # the tag aligned for its int64 view
-        raw = self._xp.empty(head + 8, dtype=np.uint8)
-        part = raw[:nbytes].view(dtype)
-        layout.pack_part([self.piece(p) for p in params], part, self._xp)
-        raw[head:].view(np.int64)[...] = self._order[id(params[0])]
+        stride = _TAG_BYTES + -(-nbytes // _TAG_BYTES) * _TAG_BYTES  # every rank's tag aligned for int64
+        raw = self._xp.empty(stride, dtype=np.uint8)
+        raw[:_TAG_BYTES].view(np.int64)[...] = self._order[id(params[0])]
+        body = slice(_TAG_BYTES, _TAG_BYTES + nbytes)
+        layout.pack_part([self.piece(p) for p in params], raw[body].view(dtype), self._xp)
         parts: List[Any] = []
         dist.all_gather(parts, raw, group=self.shard_group)  # views of the received buffer: no copy
         if self._xp is np or check.enabled:
-            self._same_params(parts, head)
-        layout.unpack([p[:nbytes].view(dtype) for p in parts], targets, self._xp)
+            self._same_params(parts)
+        layout.unpack([p[body].view(dtype) for p in parts], targets, self._xp)
 
-    def _same_params(self, parts: List[Any], head: int) -> None:
+    def _same_params(self, parts: List[Any]) -> None:
         """CollectiveError unless every rank's part was of the same parameters (its tag)."""
-        tags = [int(to_module(p[head:head + 8], np).view(np.int64)[0]) for p in parts]
+        tags = [int(to_module(p[:_TAG_BYTES], np).view(np.int64)[0]) for p in parts]
         if len(set(tags)) > 1:
             named = ", ".join(f"rank {r}: {self.trainable[t].name}" for r, t in enumerate(tags))
             raise CollectiveError(
