@@ -408,6 +408,21 @@ def _():
     return sum_backward(lambda: P.nn.functional.interpolate(x, size=[224, 280], mode="bilinear"))
 
 
+@case("fft_1m")
+def _():
+    """The FFT of 2**20 complex64 points, forward and backward (of the real part's sum)."""
+    data = np.random.RandomState(0).randn(2, 1 << 20).astype("float32")
+    x = P.to_tensor((data[0] + 1j * data[1]).astype("complex64"), stop_gradient=False)
+    return sum_backward(lambda: P.real(P.fft.fft(x)))
+
+
+@case("rfft2_1024")
+def _():
+    """rfft2 of 4 [1024, 1024] float32 images, forward and backward (of the magnitudes' sum)."""
+    x = tensor(4, 1024, 1024)
+    return sum_backward(lambda: P.abs(P.fft.rfft2(x)))
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

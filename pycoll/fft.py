@@ -1,4 +1,4 @@
-"""paddle.fft: discrete Fourier transforms of Tensors (NumPy's ``numpy.fft`` on the CPU, CuPy's
+"""paddle.fft: discrete Fourier transforms of Tensors (SciPy's ``scipy.fft`` on the CPU, CuPy's
 ``cupy.fft`` on the GPU), with paddle's names, argument checks, dtypes and gradients.
 
 Every transform is one of three kinds over a list of axes (paddle's ``fft_c2c``, ``fft_r2c``,
@@ -100,6 +100,16 @@ def _two(s: Any, axes: Any, x: Any, fn: str) -> None:
 
 # ---- raw-array helpers ----
 
+def _transforms(xp: Any) -> Any:
+    """The FFT functions for arrays of ``xp``: ``cupy.fft`` for device arrays, ``scipy.fft`` for
+    host ones. Both pocketfft, but SciPy's vectorizes: 3-4x ``numpy.fft`` on 1M points, closer to
+    paddle's own (imported on first use: it takes 0.2 s)."""
+    if xp is not np:
+        return xp.fft
+    import scipy.fft
+    return scipy.fft
+
+
 def _complex_of(dtype: np.dtype) -> np.dtype:
     if dtype.kind == "c":
         return dtype
@@ -137,13 +147,14 @@ def _c2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     x, = placed("_c2c", x, axes=tuple(axes))  # auto-parallel: the transformed axes whole, other splits stay
     a = x._array
     xp = array_module(a)
+    ft = _transforms(xp)
     cdt = _complex_of(a.dtype)
     b = a.astype(cdt, copy=False) if s is None else _resized(a.astype(cdt, copy=False), s, axes)
-    out = (xp.fft.fftn if forward else xp.fft.ifftn)(b, axes=axes, norm=norm).astype(cdt, copy=False)
+    out = (ft.fftn if forward else ft.ifftn)(b, axes=axes, norm=norm).astype(cdt, copy=False)
     in_sizes = [a.shape[ax] for ax in axes]
 
     def backward(g: Any) -> Tuple[Any]:
-        adj = (xp.fft.ifftn if forward else xp.fft.fftn)(g.astype(cdt, copy=False), axes=axes, norm=_OPPOSITE[norm])
+        adj = (ft.ifftn if forward else ft.fftn)(g.astype(cdt, copy=False), axes=axes, norm=_OPPOSITE[norm])
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
     return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 
@@ -159,11 +170,12 @@ def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     if a.dtype.kind == "c":
         raise TypeError(f"{fn}: x must be a real Tensor, got dtype {a.dtype}")
     xp = array_module(a)
+    ft = _transforms(xp)
     rdt = a.dtype if is_floating(a.dtype) else default_float()
     cdt = _complex_of(rdt)
     b = a.astype(rdt, copy=False) if s is None else _resized(a.astype(rdt, copy=False), s, axes)
     used = norm if forward else _OPPOSITE[norm]
-    out = xp.fft.rfftn(b, axes=axes, norm=used).astype(cdt, copy=False)
+    out = ft.rfftn(b, axes=axes, norm=used).astype(cdt, copy=False)
     if not forward:
         out = xp.conj(out)
     full = [b.shape[ax] for ax in axes]
@@ -173,7 +185,7 @@ def _r2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
         g = g.astype(cdt, copy=False)
         if not forward:
             g = xp.conj(g)
-        adj = xp.fft.ifftn(_resized(g, full[-1:], axes[-1:]), axes=axes, norm=_OPPOSITE[used])
+        adj = ft.ifftn(_resized(g, full[-1:], axes[-1:]), axes=axes, norm=_OPPOSITE[used])
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
     return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 
@@ -187,6 +199,7 @@ def _c2r(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     x, = placed("_c2r", x, axes=tuple(axes))  # auto-parallel: the transformed axes whole, other splits stay
     a = x._array
     xp = array_module(a)
+    ft = _transforms(xp)
     cdt = _complex_of(a.dtype)
     rdt = np.dtype(np.float32) if cdt == np.complex64 else np.dtype(np.float64)
     last = s[-1] if s is not None else 2 * (a.shape[axes[-1]] - 1)
@@ -196,11 +209,11 @@ def _c2r(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     sizes = (list(s[:-1]) if s is not None else [a.shape[ax] for ax in axes[:-1]]) + [last]
     b = _resized(a.astype(cdt, copy=False), sizes[:-1] + [last // 2 + 1], axes)
     used = _OPPOSITE[norm] if forward else norm
-    out = xp.fft.irfftn(xp.conj(b) if forward else b, s=sizes, axes=axes, norm=used).astype(rdt, copy=False)
+    out = ft.irfftn(xp.conj(b) if forward else b, s=sizes, axes=axes, norm=used).astype(rdt, copy=False)
     in_sizes = [a.shape[ax] for ax in axes]
 
     def backward(g: Any) -> Tuple[Any]:
-        adj = xp.fft.rfftn(g.real.astype(rdt, copy=False), axes=axes, norm=_OPPOSITE[used]).astype(cdt, copy=False)
+        adj = ft.rfftn(g.real.astype(rdt, copy=False), axes=axes, norm=_OPPOSITE[used]).astype(cdt, copy=False)
         weight = xp.full(last // 2 + 1, 2, dtype=rdt)
         weight[0] = 1
         if last % 2 == 0:

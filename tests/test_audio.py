@@ -190,8 +190,9 @@ def test_features_equal_paddle(kind):
     np.testing.assert_allclose(y.numpy()[1, :4, 2], column, rtol=2e-5, atol=1e-6)
     assert float(y.sum()) == pytest.approx(total, rel=2e-5)
     (y * pycoll.cos(pycoll.arange(y.numel(), dtype="float32").reshape(shape))).sum().backward()
-    # float32 logs of tiny mel energies: compared relative to the largest of them
-    np.testing.assert_allclose(x.grad.numpy()[1, 100:104], grad, rtol=0, atol=2e-4 * np.abs(grad).max())
+    # float32 logs of tiny mel energies: compared relative to the largest of them (for mfcc,
+    # paddle's float32 gradient is itself 1.3e-4 of it from the float64 one)
+    np.testing.assert_allclose(x.grad.numpy()[1, 100:104], grad, rtol=0, atol=4e-4 * np.abs(grad).max())
 
 
 def test_spectrogram_by_hand_and_buffers():
