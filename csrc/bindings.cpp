@@ -637,14 +637,17 @@ Image image_lookup(const Image& img, const Image& table) {
     return out;
 }
 
-// [..., 3] -> [...]
-Image image_gray(const Image& img, bool blue_first) {
+// [..., 3] -> [...] (channels 1) or [..., 3] (channels 3)
+Image image_gray(const Image& img, bool blue_first, int channels) {
     const int64_t n = rgb_pixels("image_gray", img);
-    Image out(std::vector<py::ssize_t>(img.shape(), img.shape() + img.ndim() - 1));
+    if (channels != 1 && channels != 3) throw py::value_error(where("image_gray", "channels is not 1 or 3"));
+    std::vector<py::ssize_t> shape(img.shape(), img.shape() + img.ndim() - 1);
+    if (channels == 3) shape.push_back(3);
+    Image out(shape);
     const uint8_t* in = img.data();
     uint8_t* o = out.mutable_data();
     py::gil_scoped_release nogil;
-    pycoll::gray_u8(in, n, blue_first, o);
+    pycoll::gray_u8(in, n, blue_first, channels, o);
     return out;
 }
 
@@ -708,8 +711,9 @@ void def_image_ops(py::module_& m) {
     m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");
     m.def("image_lookup", &image_lookup, py::arg("img").noconvert(), py::arg("table").noconvert(),
           "table[img] for a uint8 img and a 256-entry uint8 table.");
-    m.def("image_gray", &image_gray, py::arg("img").noconvert(), py::arg("blue_first"),
-          "OpenCV's uint8 RGB2GRAY (BGR2GRAY with blue_first) of [..., 3], as [...].");
+    m.def("image_gray", &image_gray, py::arg("img").noconvert(), py::arg("blue_first"), py::arg("channels") = 1,
+          "OpenCV's uint8 RGB2GRAY (BGR2GRAY with blue_first) of [..., 3], as [...] (channels 1) or its "
+          "value repeated as [..., 3] (channels 3).");
     m.def("image_blend_gray", &image_blend_gray, py::arg("img").noconvert(), py::arg("alpha"), py::arg("beta"),
           "uint8(clip(img * alpha + luma * beta)) in float32, luma BGR2GRAY's of each [..., 3] pixel.");
     m.def("image_bgr_to_hsv_full", &image_bgr_to_hsv_full, py::arg("img").noconvert(),

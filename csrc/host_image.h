@@ -23,8 +23,8 @@ void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_b
 void lookup_u8(const uint8_t* src, int64_t n, const uint8_t* table, uint8_t* dst);
 
 // cvtColor RGB2GRAY of n pixels of 3 channels (BGR2GRAY with blue_first): 15-bit fixed-point
-// weights, rounded.
-void gray_u8(const uint8_t* src, int64_t n, bool blue_first, uint8_t* dst);
+// weights, rounded; each grey written once (channels 1) or three times (channels 3: GRAY2RGB after).
+void gray_u8(const uint8_t* src, int64_t n, bool blue_first, int channels, uint8_t* dst);
 
 // paddle's array adjust_saturation: each channel x of n RGB pixels becomes
 // uint8(clip(x * alpha + grey * beta, 0, 255)), grey the float32 BGR2GRAY luma of the pixel read

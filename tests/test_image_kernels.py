@@ -84,6 +84,7 @@ def test_colour_conversions_on_every_colour_of_two_channels_and_random_third():
             assert_same(_cv_colour.hsv_to_bgr_full, layout, shift)
         for blue_first in (False, True):
             assert_same(_cv_colour.gray, layout, blue_first)
+            assert_same(_cv_colour.gray, layout, blue_first, 3)  # the grey repeated: GRAY2RGB after
 
 
 @pytest.mark.parametrize("name", ["rgb", "grey", "two_channels", "strided", "one_pixel"])

@@ -58,10 +58,13 @@ def lookup(img: Any, table: np.ndarray) -> Optional[np.ndarray]:
     return kernels.image_lookup(np.ascontiguousarray(img), np.ascontiguousarray(table))
 
 
-def gray(img: Any, blue_first: bool = False) -> Optional[np.ndarray]:
-    """The [...] luma of a [..., 3] image as OpenCV's RGB2GRAY (BGR2GRAY with ``blue_first``)."""
+def gray(img: Any, blue_first: bool = False, channels: int = 1) -> Optional[np.ndarray]:
+    """The [...] luma of a [..., 3] image as OpenCV's RGB2GRAY (BGR2GRAY with ``blue_first``);
+    ``channels=3``: [..., 3] of it, as GRAY2RGB after."""
     kernels = _served(img, rgb=True)
-    return None if kernels is None else kernels.image_gray(np.ascontiguousarray(img), bool(blue_first))
+    if kernels is None:
+        return None
+    return kernels.image_gray(np.ascontiguousarray(img), bool(blue_first), channels)
 
 
 def blend_gray(img: Any, alpha: float, beta: float) -> Optional[np.ndarray]:

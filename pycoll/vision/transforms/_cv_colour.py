@@ -24,19 +24,25 @@ _GRAY_FLOAT_WEIGHTS = (0.299, 0.587, 0.114)
 _HSV_SHIFT = 12
 
 
-def gray(img: np.ndarray, blue_first: bool = False) -> np.ndarray:
+def gray(img: np.ndarray, blue_first: bool = False, channels: int = 1) -> np.ndarray:
     """The [H, W] luma of a [H, W, 3] array whose channels are R, G, B (B, G, R with
-    ``blue_first``), in the array's dtype."""
-    fast = host_image.gray(img, blue_first)
+    ``blue_first``), in the array's dtype; ``channels=3``: [H, W, 3] of it (GRAY2RGB after)."""
+    fast = host_image.gray(img, blue_first, channels)
     if fast is not None:
         return fast
     r, g, b = (img[..., 2], img[..., 1], img[..., 0]) if blue_first else (img[..., 0], img[..., 1], img[..., 2])
     if img.dtype.kind in "ui":
         wr, wg, wb = _GRAY_WEIGHTS
         acc = r.astype(np.int64) * wr + g.astype(np.int64) * wg + b.astype(np.int64) * wb
-        return ((acc + (1 << (_GRAY_SHIFT - 1))) >> _GRAY_SHIFT).astype(img.dtype)
-    wr, wg, wb = (img.dtype.type(w) for w in _GRAY_FLOAT_WEIGHTS)
-    return (b * wb + g * wg + r * wr).astype(img.dtype, copy=False)
+        grey = ((acc + (1 << (_GRAY_SHIFT - 1))) >> _GRAY_SHIFT).astype(img.dtype)
+    else:
+        wr, wg, wb = (img.dtype.type(w) for w in _GRAY_FLOAT_WEIGHTS)
+        grey = (b * wb + g * wg + r * wr).astype(img.dtype, copy=False)
+    if channels == 1:
+        return grey
+    out = np.empty(grey.shape + (channels,), grey.dtype)
+    out[...] = grey[..., None]  # (np.repeat along a new last axis is a slow, element-wise copy)
+    return out
 
 
 def _reciprocal_table(numerator: int, scale: float) -> np.ndarray:

@@ -212,9 +212,7 @@ def to_grayscale(img: Any, num_output_channels: int = 1) -> Any:
         shape = list(grey.shape)
         shape[-3] = num_output_channels
         return wrap(xp.ascontiguousarray(xp.broadcast_to(grey, shape)))
-    grey = gray(_rgb_array(img, "to_grayscale")[..., :3])[..., None]  # a new array: no copy needed
+    rgb = _rgb_array(img, "to_grayscale")[..., :3]
     if num_output_channels == 1:
-        return grey
-    out = np.empty(grey.shape[:2] + (num_output_channels,), grey.dtype)
-    out[...] = grey  # (np.repeat along a last axis of one is a slow, element-wise copy)
-    return out
+        return gray(rgb)[..., None]  # a new array: no copy needed
+    return gray(rgb, channels=3)
