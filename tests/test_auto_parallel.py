@@ -594,3 +594,35 @@ print(f"row split linear OK rank={dist.get_rank()}")
 def test_linear_takes_a_weight_split_by_its_rows_as_matmul_does(tmp_path):
     # a probe: linear compared x's features with the weight's local rows and refused it
     assert_ok(launch_source(tmp_path, ROW_SPLIT_LINEAR, timeout=90), expect_lines=2)
+
+
+SPLIT_FEED_DIST_MODEL = '''
+import numpy as np, pycoll, pycoll.distributed as dist
+dist.init_parallel_env()
+mesh = dist.ProcessMesh([0, 1], dim_names=["dp"])
+rs = np.random.RandomState(0)
+w, xv, yv = rs.randn(8, 4).astype("float32"), rs.randn(4, 8).astype("float32"), rs.randn(4, 4).astype("float32")
+def build():
+    layer = pycoll.nn.Linear(8, 4)
+    layer.weight.set_value(w)
+    return layer, pycoll.optimizer.SGD(0.1, parameters=layer.parameters())
+whole, whole_opt = build()
+layer, opt = build()
+model = dist.to_static(layer, pycoll.io.DataLoader(pycoll.io.TensorDataset([xv, yv]), batch_size=4),
+                       pycoll.nn.MSELoss(), opt)
+x = dist.shard_tensor(pycoll.to_tensor(xv), mesh, dist.Shard(0))  # one placement, not a list: paddle takes it
+y = dist.shard_tensor(pycoll.to_tensor(yv), mesh, [dist.Shard(0)])
+assert x.placements == [dist.Shard(0)] and x._local_value().shape == [2, 8]
+for step in range(3):
+    expected = pycoll.nn.functional.mse_loss(whole(pycoll.to_tensor(xv)), pycoll.to_tensor(yv))
+    expected.backward(); whole_opt.step(); whole_opt.clear_grad()
+    np.testing.assert_allclose(float(model(x, y)), float(expected), rtol=1e-5)
+np.testing.assert_allclose(layer.weight.numpy(), whole.weight.numpy(), rtol=1e-5, atol=1e-6)
+print(f"split feed OK rank={dist.get_rank()}")
+'''
+
+
+def test_a_dist_model_fed_a_split_batch_without_a_mesh_of_its_own_trains_on_the_whole_batch(tmp_path):
+    # a probe: with neither sharded weights nor shard_dataloader, the fed Shard(0) tensors were
+    # computed on as local rows: each rank trained on its half, no gradient summed, weights apart
+    assert_ok(launch_source(tmp_path, SPLIT_FEED_DIST_MODEL, timeout=90), expect_lines=2)

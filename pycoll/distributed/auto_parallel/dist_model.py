@@ -208,8 +208,10 @@ class DistModel:
 
     def _run(self, mode: str, inputs: List[Any], labels: List[Any], tracer: Optional[Tracer]) -> Tuple[Any, Any]:
         # the model's DataParallel averages the gradients: ops here compute on the local pieces
-        # (under the SPMD rules, the ops themselves keep the placements: see the module's text)
-        local = contextlib.nullcontext if self._spmd else propagation.local_only
+        # (under the SPMD rules, the ops themselves keep the placements: see the module's text;
+        # with no mesh, neither the model nor the loader split anything, and distributed tensors
+        # fed in follow the rules too)
+        local = contextlib.nullcontext if self._spmd or self._mesh is None else propagation.local_only
         grads = no_grad if mode != "train" else contextlib.nullcontext
         with local(), grads():
             outputs = self._model(*inputs)

@@ -15,7 +15,7 @@ Gradients have the placements of their tensor, a Partial one's gradient being wh
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -185,13 +185,16 @@ def _check_mesh(mesh: Any, arg: str = "mesh") -> ProcessMesh:
     return mesh
 
 
-def shard_tensor(data: Any, mesh: ProcessMesh, placements: Sequence[Placement], dtype: DTypeLike = None,
+def shard_tensor(data: Any, mesh: ProcessMesh, placements: Union[Placement, Sequence[Placement]], dtype: DTypeLike = None,
                  place: Any = None, stop_gradient: Optional[bool] = None) -> Tensor:
     """A distributed tensor of ``data`` (the whole value, the same on every rank: a number, a
     list, an array, a Tensor or a Parameter) laid on ``mesh`` by ``placements``: each rank keeps
     its block (a copy). A Parameter gives a DistParameter (a new leaf with its name); a tensor in
     the autograd graph stays in it (its gradient is gathered back). ``stop_gradient`` defaults
-    to ``data``'s (True for data that is not a Tensor)."""
+    to ``data``'s (True for data that is not a Tensor). One placement, not in a list, is that of
+    the mesh's first dimension (paddle takes it so here, and only here)."""
+    if isinstance(placements, Placement):
+        placements = [placements]
     if is_dist_tensor(data):
         raise TypeError("shard_tensor: data is already a distributed tensor; use dist.reshard to change "
                         "its placements")
