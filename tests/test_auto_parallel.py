@@ -129,7 +129,9 @@ def test_autograd_flows_through_shard_tensor_and_reshard():
     (lambda: dist.shard_tensor(np.ones(4), ProcessMesh([0, 1]), [Shard(0)]), ValueError,
      ["mesh:", "names ranks [1] outside this job of 1 rank"]),
     (lambda: dist.shard_tensor(np.ones(4), [0], [Shard(0)]), TypeError, ["mesh must be a dist.ProcessMesh"]),
-    (lambda: dist.shard_tensor(np.ones(4), ONE, Shard(0)), TypeError, ["placements must be a list"]),
+    (lambda: dist.shard_tensor(np.ones(4), ONE, "Shard(0)"), TypeError, ["placements must be a list"]),
+    (lambda: dist.reshard(dist.shard_tensor(np.ones(4), ONE, Shard(0)), ONE, Replicate()), TypeError,
+     ["placements must be a list"]),  # paddle takes one placement not in a list in shard_tensor only
     (lambda: dist.shard_tensor(np.ones(4), ONE, ["Shard(0)"]), TypeError, ["placements[0]"]),
     (lambda: dist.shard_tensor(dist.shard_tensor(np.ones(4), ONE, [Shard(0)]), ONE, [Shard(0)]), TypeError,
      ["already a distributed tensor"]),
