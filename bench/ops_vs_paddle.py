@@ -24,7 +24,7 @@ import platform
 import subprocess
 import sys
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -362,19 +362,20 @@ def _():
     return lambda: law.sample([10])
 
 
-def photo() -> np.ndarray:
-    """A [256, 320, 3] uint8 image, a decoded photo's size; the same bytes in both libraries.
-    Paddle's transforms take arrays through OpenCV: its interpreter needs opencv-python(-headless)."""
-    return (np.random.RandomState(0).rand(256, 320, 3) * 255).astype("uint8")
+def photo(height: int = 256, width: int = 320) -> np.ndarray:
+    """A [height, width, 3] uint8 image (by default a decoded photo's size); the same bytes in both
+    libraries. Paddle's transforms take arrays through OpenCV: its interpreter needs
+    opencv-python(-headless)."""
+    return (np.random.RandomState(0).rand(height, width, 3) * 255).astype("uint8")
 
 
-def transformed(transform_of: Callable[[object], object]) -> Call:
-    """The call that applies ``transform_of(paddle.vision.transforms)`` to ``photo()``; the random
-    transforms draw from NumPy's and Python's generators, seeded once."""
+def transformed(transform_of: Callable[[object], object], size: Tuple[int, int] = (256, 320)) -> Call:
+    """The call that applies ``transform_of(paddle.vision.transforms)`` to ``photo(*size)``; the
+    random transforms draw from NumPy's and Python's generators, seeded once."""
     np.random.seed(0)
     import random
     random.seed(0)
-    transform, img = transform_of(P.vision.transforms), photo()
+    transform, img = transform_of(P.vision.transforms), photo(*size)
     return lambda: transform(img)
 
 
@@ -399,6 +400,22 @@ def _():
     return transformed(lambda T: T.Compose([T.RandomResizedCrop(224), T.RandomHorizontalFlip(),
                                             T.ColorJitter(0.4, 0.4, 0.4, 0.1), T.ToTensor(),
                                             T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]))
+
+
+@case("resize_1080p")
+def _():
+    """A 1920 x 1080 frame halved."""
+    return transformed(lambda T: T.Resize((540, 960)), (1080, 1920))
+
+
+@case("grayscale3_1080p")
+def _():
+    return transformed(lambda T: T.Grayscale(3), (1080, 1920))
+
+
+@case("color_jitter_1080p")
+def _():
+    return transformed(lambda T: T.ColorJitter(0.4, 0.4, 0.4, 0.1), (1080, 1920))
 
 
 @case("interpolate_bilinear")
