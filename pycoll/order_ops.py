@@ -246,6 +246,22 @@ def kthvalue(x: Any, k: int, axis: Optional[int] = None, keepdim: bool = False,
             value_output(index.astype(int64), "kthvalue", x))
 
 
+def _longest_run(s: Any) -> Any:
+    """Where the longest run of equal values of each sorted row of ``s`` starts (the first such
+    run of a row, its smallest value, where runs tie), from the runs' lengths: O(n) a row, where
+    comparing every pair of a row's values took O(n^2) time and memory. A NaN is a run of its own
+    (NaN != NaN), sorted last."""
+    xp = array_module(s)
+    n = s.shape[-1]
+    starts_here = xp.ones(s.shape, dtype=bool)
+    starts_here[..., 1:] = s[..., 1:] != s[..., :-1]
+    flat_starts = xp.flatnonzero(starts_here)  # every row's first place starts a run
+    lengths = xp.diff(xp.concatenate([flat_starts, xp.asarray([s.size], dtype=flat_starts.dtype)]))
+    score = xp.full(s.size, -1, dtype=np.int64)  # longer first, then earlier: length * (n + 1) + n - position
+    score[flat_starts] = lengths * (n + 1) + n - flat_starts % n
+    return score.reshape(s.shape).argmax(-1)
+
+
 @along_axis_of_scalar("axis")
 def mode(x: Any, axis: int = -1, keepdim: bool = False, name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """The most frequent value along `axis` (the smallest of equally frequent ones) and the int64
@@ -256,8 +272,7 @@ def mode(x: Any, axis: int = -1, keepdim: bool = False, name: Optional[str] = No
     ax = axis_arg(axis, a.ndim)
     rows = _Rows(a, (ax,))
     s = rows.sorted
-    counts = (s[..., :, None] == s[..., None, :]).sum(-1)
-    value = xp.take_along_axis(s, counts.argmax(-1)[..., None], -1)  # [lead..., 1]
+    value = xp.take_along_axis(s, _longest_run(s)[..., None], -1)  # [lead..., 1]
     hits = rows.rows == value
     last = rows.n - 1 - xp.flip(hits, -1).argmax(-1)  # [lead...]
     shape = rows.shape(keepdim)
