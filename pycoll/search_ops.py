@@ -137,10 +137,15 @@ def inverse_order(order: Any, axis: int) -> Any:
     return array_module(order).argsort(order, axis=axis, kind="stable")
 
 
+# arrays this small are sorted whole: the partition's dozen array ops cost more (50 us) than the
+# sort; beyond about 2000 elements the sort costs more
+_SORTED_WHOLE_UP_TO = 1024
+
+
 def _leading(a: Any, axis: int, k: int, descending: bool) -> Any:
     """A permutation along `axis` whose first k entries are those of `_order(a, axis, descending)`
-    (the same indices in the same order: ties in their original order, NaNs largest) and whose
-    other entries are the rest in increasing order, found without sorting whole rows.
+    (the same indices in the same order: ties in their original order, NaNs largest), and whose
+    other entries are the rest, found without sorting whole rows unless the array is small.
 
     The k-th value of each row comes from a partition; the rows' first k are the elements
     strictly before it plus, of those equal to it, the earliest; only those k are sorted.
@@ -149,6 +154,8 @@ def _leading(a: Any, axis: int, k: int, descending: bool) -> Any:
     if a.dtype.kind not in "biuf" or a.ndim == 0:  # complex and the like (and a 0-d a's error): the sort's
         return _order(a, axis, descending)
     n = a.shape[axis]
+    if a.size <= _SORTED_WHOLE_UP_TO:
+        return _order(a, axis, descending)
     at = n - k if descending else k - 1
     kth = xp.take(xp.partition(a, at, axis=axis), [at], axis=axis)
     before = ~(a <= kth) if descending else a < kth  # descending: NaNs come first
