@@ -22,6 +22,7 @@ def _diagonal_index(xp: Any, rows: int, cols: int, offset: int) -> tuple:
     return i + max(-offset, 0), i + max(offset, 0)
 
 
+@param_aliases({"input": "x", "dim1": "axis1", "dim2": "axis2"})
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Optional[str] = None) -> Tensor:
     """The diagonal `offset` of the matrices in axes `axis1`, `axis2`, as the last dimension."""
     x = as_tensor(x)

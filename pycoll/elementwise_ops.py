@@ -40,6 +40,7 @@ def maximum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return _pick(x, y, "maximum", lambda a, b: a > b)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def minimum(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The elementwise minimum (NaN wins, as in paddle)."""
     return _pick(x, y, "minimum", lambda a, b: a < b)
@@ -128,9 +129,7 @@ def _test(name: str) -> Any:
     return test
 
 
-isnan = _test("isnan")
-isinf = _test("isinf")
-isfinite = _test("isfinite")
+isnan, isinf, isfinite = (param_aliases({"input": "x"})(_test(n)) for n in ("isnan", "isinf", "isfinite"))
 
 
 def _signed_inf(x: Any, name: str, sign: int) -> Tensor:

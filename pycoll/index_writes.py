@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, check_device_index, needs_grad, normalize_axes, op_output, placed
 from pycoll.device import array_module, to_module
 from pycoll.index_ops import put_along_axis, take_along_axis
@@ -65,6 +66,7 @@ def index_sample(x: Tensor, index: Tensor) -> Tensor:
     return take_along_axis(x, index, 1, broadcast=False)
 
 
+@param_aliases({"input": "x", "values": "value"})
 def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False,
               name: Optional[str] = None) -> Tensor:
     """x with `value` (broadcast) written at ``x[indices]`` (a tuple of integer or bool index
@@ -99,6 +101,7 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
     return op_output(out, backward, x, v)
 
 
+@param_aliases({"input": "x", "values": "value"})
 def index_put_(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool = False,
                name: Optional[str] = None) -> Tensor:
     """In place: x = index_put(x, indices, value, accumulate)."""

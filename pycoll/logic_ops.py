@@ -57,6 +57,7 @@ logical_or = _logical("logical_or")
 logical_xor = _logical("logical_xor")
 
 
+@param_aliases({"input": "x"})
 def logical_not(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
     """Elementwise not of x read as truth values (non-zero is True), a bool tensor."""
     x = as_tensor(x)
@@ -93,6 +94,7 @@ def bitwise_not(x: Any, out: Optional[Tensor] = None, name: Optional[str] = None
     return delivered(value_output(array_module(x._array).invert(x._array), "bitwise_not", x), out)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def isclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
             name: Optional[str] = None) -> Tensor:
     """|x - y| <= atol + rtol * |y| elementwise, a bool tensor (NaNs equal with ``equal_nan``)."""

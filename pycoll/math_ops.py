@@ -298,6 +298,7 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
 
 # ---- unary math ----------------------------------------------------------------------------
 
+@param_aliases({"input": "x"})
 def tanh(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     out = array_module(x._array).tanh(floating(x._array))
@@ -315,6 +316,7 @@ def exp(x: Tensor, name: Optional[str] = None) -> Tensor:
     return op_output(out, lambda g: (quietly(operator.mul, g, out),), x)
 
 
+@param_aliases({"input": "x"})
 def log(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)
@@ -363,6 +365,7 @@ def relu(x: Tensor) -> Tensor:
     return op_output(out, lambda g: (g * (out > 0),), x)
 
 
+@param_aliases({"input": "x"})
 def sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     a = floating(x._array)

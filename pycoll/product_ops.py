@@ -35,6 +35,7 @@ def mv(x: Any, vec: Any, name: Optional[str] = None) -> Tensor:
     return matmul(x, vec)
 
 
+@param_aliases({"input": "x"})
 @accumulates_in_float32
 def dot(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """The dot product of two 1-D tensors, or of the rows of two 2-D ones."""

@@ -215,6 +215,7 @@ def amax(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     return delivered(math_ops.max(x, axis, keepdim), out)
 
 
+@param_aliases({"input": "x", "dim": "axis"})
 def amin(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
          out: Optional[Tensor] = None) -> Tensor:
     """min; ties share the gradient equally (as paddle's amin and min both do)."""

@@ -226,6 +226,7 @@ def broadcast_to(x: Any, shape: Any, name: Optional[str] = None) -> Tensor:
     return expand(x, shape)
 
 
+@param_aliases({"input": "x", "other": "y"})
 def expand_as(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x broadcast to y's shape."""
     x, y = placed("expand_as", as_tensor(x), as_tensor(y))

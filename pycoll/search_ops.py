@@ -111,12 +111,14 @@ def _triangle(x: Any, diagonal: int, op: str) -> Tensor:
     return op_output(cut(a, diagonal), lambda g: (cut(g, diagonal),), x)
 
 
+@param_aliases({"input": "x"})
 def tril(x: Any, diagonal: int = 0, name: Optional[str] = None) -> Tensor:
     """The lower triangle of x's last two dimensions: elements above `diagonal` (0: the main
     diagonal, > 0 above it, < 0 below it) become 0."""
     return _triangle(x, diagonal, "tril")
 
 
+@param_aliases({"input": "x"})
 def triu(x: Any, diagonal: int = 0, name: Optional[str] = None) -> Tensor:
     """The upper triangle of x's last two dimensions: elements below `diagonal` become 0."""
     return _triangle(x, diagonal, "triu")

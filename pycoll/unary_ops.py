@@ -130,10 +130,16 @@ sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's
 neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
 frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if is_floating(a.dtype) else xp.zeros_like(a),
                  1, "x minus x rounded towards zero (0 for integers)."))
+# paddle 3.3.1's bindings of these take their tensor as ``input=`` too (measured: those of tan,
+# atan, asinh, reciprocal, erf, the gamma functions, neg and sgn do not)
+(sin, cos, asin, acos, sinh, cosh, acosh, atanh, log1p, log2, log10, expm1, rsqrt, ceil, floor, sign) = map(
+    param_aliases({"input": "x"}),
+    (sin, cos, asin, acos, sinh, cosh, acosh, atanh, log1p, log2, log10, expm1, rsqrt, ceil, floor, sign))
 negative = neg
 sgn = sign
 
 
+@param_aliases({"input": "x"})
 def round(x: Any, decimals: int = 0, name: Optional[str] = None, *,  # noqa: A001 - paddle's name
           out: Optional[Tensor] = None) -> Tensor:
     """x rounded to `decimals` places, halves to even (paddle's); its gradient is zero."""

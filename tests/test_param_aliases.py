@@ -667,6 +667,27 @@ def test_torch_names_paddle_takes_on_its_operator_bindings():
         (pycoll.nn.functional.gelu(input=x), pycoll.nn.functional.gelu(x)),
         (pycoll.nn.functional.interpolate(input=x.reshape([1, 1, 2, 3]), scale_factor=2),
          pycoll.nn.functional.interpolate(x.reshape([1, 1, 2, 3]), scale_factor=2)),
+        # a sweep calling every function of pycoll and pycoll.nn.functional with input= on both
+        *[(getattr(pycoll, n)(input=x / 6), getattr(pycoll, n)(x / 6))
+          for n in ("sin", "cos", "asin", "acos", "sinh", "cosh", "atanh", "log1p", "log2", "log10", "expm1",
+                    "rsqrt", "ceil", "floor", "sign", "round", "tanh", "log", "sigmoid", "isnan", "isinf",
+                    "isfinite", "logical_not")],
+        (pycoll.acosh(input=x + 1), pycoll.acosh(x + 1)),
+        (pycoll.amin(input=x, dim=1), pycoll.amin(x, axis=1)),
+        (pycoll.minimum(input=x, other=x * 0 + 2), pycoll.minimum(x, x * 0 + 2)),
+        (pycoll.isclose(input=x, other=x + 1e-9), pycoll.isclose(x, x + 1e-9)),
+        (pycoll.dot(input=x[0], y=x[1]), pycoll.dot(x[0], x[1])),
+        (pycoll.diagonal(input=x, offset=1, dim1=0, dim2=1), pycoll.diagonal(x, 1, 0, 1)),
+        (x.diagonal(dim1=1, dim2=0), x.diagonal(axis1=1, axis2=0)),
+        (pycoll.triu(input=x, diagonal=1), pycoll.triu(x, 1)), (pycoll.tril(input=x), pycoll.tril(x)),
+        (pycoll.expand_as(input=x[:1], other=x), pycoll.expand_as(x[:1], x)),
+        (pycoll.index_put(input=x, indices=(pycoll.to_tensor([0]),), values=pycoll.to_tensor(9.0)),
+         pycoll.index_put(x, (pycoll.to_tensor([0]),), pycoll.to_tensor(9.0))),
+        (pycoll.nn.functional.sigmoid(input=x), pycoll.nn.functional.sigmoid(x)),
+        (pycoll.nn.functional.tanh(input=x), pycoll.nn.functional.tanh(x)),
+        (pycoll.nn.functional.softplus(input=x), pycoll.nn.functional.softplus(x)),
+        (pycoll.nn.functional.grid_sample(input=x.reshape([1, 1, 2, 3]), grid=pycoll.zeros([1, 2, 2, 2])),
+         pycoll.nn.functional.grid_sample(x.reshape([1, 1, 2, 3]), pycoll.zeros([1, 2, 2, 2]))),
     ]
     for got, want in same:
         np.testing.assert_array_equal(got.numpy(), want.numpy())

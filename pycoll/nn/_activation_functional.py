@@ -111,6 +111,7 @@ def elu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:
     return op_output(out, lambda g: (g * xp.where(pos, 1, alpha * e).astype(a.dtype, copy=False),), x)
 
 
+@param_aliases({"input": "x"})
 def softplus(x: Tensor, beta: float = 1, threshold: float = 20, name: Optional[str] = None) -> Tensor:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     beta = _number("softplus", "beta", beta)

@@ -16,6 +16,7 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -116,6 +117,7 @@ def _gather(xp: Any, a: Any, index: List[Any]) -> Tuple[Any, Any, Any]:
     return vals * ok[:, None], flat, ok
 
 
+@param_aliases({"input": "x"})
 def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool = True, name: Optional[str] = None) -> Tensor:
     """x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]): [N, C, Ho, Wo]; or
