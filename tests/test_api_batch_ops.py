@@ -3,6 +3,8 @@ block_diag, cartesian_prod, combinations, positive / isneginf / isposinf / isrea
 take_along_dim, pdist, matrix_transpose, linalg.diagonal / matmul, the mode-named padding layers,
 HuberLoss, Unflatten, rrelu / RReLU, dropout1d, rms_norm and swiglu. Expected numbers marked
 "paddle" were measured on paddle 3.3.1 (CPU) with the same inputs."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,17 @@ def test_cartesian_prod_and_combinations():
     assert pycoll.combinations(x, 0).shape == [0] and pycoll.combinations(x, 5).shape == [0, 5]  # paddle
     with pytest.raises(ValueError, match="r must be a non-negative int, got -1"):
         pycoll.combinations(x, -1)
+
+
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_combinations_come_in_itertools_order_for_every_small_size(with_replacement):
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    for n in range(1, 7):
+        x = pycoll.arange(n, dtype="int64") * 10
+        for r in range(1, 5):
+            expected = [[10 * i for i in row] for row in pick(range(n), r)]
+            got = pycoll.combinations(x, r, with_replacement=with_replacement)
+            assert got.numpy().tolist() == expected and got.shape == [len(expected), r], (n, r)
 
 
 def test_value_tests_and_positive():
