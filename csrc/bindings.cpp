@@ -242,6 +242,17 @@ Host<T> cumsum_host(const Host<T>& x, int64_t outer, int64_t len, int64_t inner,
 }
 
 template <class T>
+Host<T> cumprod_host(const Host<T>& x, int64_t outer, int64_t len, int64_t inner) {
+    check_layout("cumprod", x, outer, len, inner);
+    Host<T> out = like<T>(x);
+    const T* in = x.data();
+    T* o = out.mutable_data();
+    py::gil_scoped_release nogil;
+    pycoll::cumprod(in, o, outer, len, inner);
+    return out;
+}
+
+template <class T>
 py::array_t<double> channel_sums_host(const Host<T>& x, const std::optional<Host<T>>& mean,
                                       int64_t outer, int64_t channels, int64_t inner) {
     check_layout("channel_sums", x, outer, channels, inner);
@@ -549,6 +560,8 @@ void def_float_ops(py::module_& m) {
     m.def("cumsum", &cumsum_host<T>, py::arg("x"), py::arg("outer"), py::arg("len"),
           py::arg("inner"), py::arg("reverse"),
           "Running sums along the middle axis of x viewed as [outer, len, inner].");
+    m.def("cumprod", &cumprod_host<T>, py::arg("x"), py::arg("outer"), py::arg("len"), py::arg("inner"),
+          "Running products along the middle axis of x viewed as [outer, len, inner].");
     m.def("channel_sums", &channel_sums_host<T>, py::arg("x"), py::arg("mean"), py::arg("outer"),
           py::arg("channels"), py::arg("inner"),
           "Per-channel float64 sums of x, or of (x - mean)^2, over x viewed as "
@@ -895,6 +908,7 @@ PYBIND11_MODULE(_C, m) {
     def_rnn_steps<double>(m, "RnnSteps64", "RnnStepsBackward64");
     m.def("cumsum", &cumsum_host<int64_t>, py::arg("x"), py::arg("outer"), py::arg("len"),
           py::arg("inner"), py::arg("reverse"));
+    m.def("cumprod", &cumprod_host<int64_t>, py::arg("x"), py::arg("outer"), py::arg("len"), py::arg("inner"));
 #ifdef PYCOLL_WITH_CUDA
     m.attr("cuda_types") = cuda_types();
     m.def("cuda_flatten", &cuda_flatten, py::arg("ptrs"), py::arg("counts"), py::arg("type"),

@@ -84,10 +84,20 @@ struct Accumulator<T, true> {
     using type = std::make_unsigned_t<T>;
 };
 
-// Sequential running sums of `rows` rows of `len` contiguous elements, eight rows at a time so
-// that eight independent additions are in flight.
-template <class T, class A>
-void cumsum_rows(const T* x, T* out, int64_t rows, int64_t len, bool reverse) {
+// The running operations: sums and products, in the accumulator type A.
+struct Plus {
+    template <class A>
+    static A apply(A a, A b) { return a + b; }
+};
+struct Times {
+    template <class A>
+    static A apply(A a, A b) { return a * b; }
+};
+
+// Sequential running sums (Op Plus) or products (Times) of `rows` rows of `len` contiguous
+// elements, eight rows at a time so that eight independent operations are in flight.
+template <class Op, class T, class A>
+void running_rows(const T* x, T* out, int64_t rows, int64_t len, bool reverse) {
     constexpr int64_t kRows = 8;
     const int64_t first = reverse ? len - 1 : 0;
     const int64_t step = reverse ? -1 : 1;
@@ -100,7 +110,7 @@ void cumsum_rows(const T* x, T* out, int64_t rows, int64_t len, bool reverse) {
         for (int64_t k = 0; k < kRows; ++k) os[k * len + first] = static_cast<T>(acc[k]);
         for (int64_t j = 1, at = first + step; j < len; ++j, at += step) {
             for (int64_t k = 0; k < kRows; ++k) {
-                acc[k] = acc[k] + static_cast<A>(xs[k * len + at]);
+                acc[k] = Op::apply(acc[k], static_cast<A>(xs[k * len + at]));
                 os[k * len + at] = static_cast<T>(acc[k]);
             }
         }
@@ -111,15 +121,15 @@ void cumsum_rows(const T* x, T* out, int64_t rows, int64_t len, bool reverse) {
         A acc = static_cast<A>(xs[first]);
         os[first] = static_cast<T>(acc);
         for (int64_t j = 1, at = first + step; j < len; ++j, at += step) {
-            acc = acc + static_cast<A>(xs[at]);
+            acc = Op::apply(acc, static_cast<A>(xs[at]));
             os[at] = static_cast<T>(acc);
         }
     }
 }
 
-// The same along a middle axis: whole rows of `inner` elements added at once.
-template <class T, class A>
-void cumsum_inner(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
+// The same along a middle axis: whole rows of `inner` elements at once.
+template <class Op, class T, class A>
+void running_inner(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
     const int64_t first = reverse ? len - 1 : 0;
     const int64_t step = reverse ? -1 : 1;
     for (int64_t o = 0; o < outer; ++o) {
@@ -131,9 +141,20 @@ void cumsum_inner(const T* x, T* out, int64_t outer, int64_t len, int64_t inner,
             const T* __restrict prev = os + (at - step) * inner;
             T* __restrict oi = os + at * inner;
             for (int64_t i = 0; i < inner; ++i) {
-                oi[i] = static_cast<T>(static_cast<A>(prev[i]) + static_cast<A>(xi[i]));
+                oi[i] = static_cast<T>(Op::apply(static_cast<A>(prev[i]), static_cast<A>(xi[i])));
             }
         }
+    }
+}
+
+template <class Op, class T>
+void running(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
+    if (len == 0) return;
+    using A = typename Accumulator<T>::type;
+    if (inner == 1) {
+        running_rows<Op, T, A>(x, out, outer, len, reverse);
+    } else {
+        running_inner<Op, T, A>(x, out, outer, len, inner, reverse);
     }
 }
 
@@ -251,13 +272,11 @@ template void gelu_backward<double>(const double*, const double*, const double*,
 
 template <class T>
 void cumsum(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse) {
-    if (len == 0) return;
-    using A = typename Accumulator<T>::type;
-    if (inner == 1) {
-        cumsum_rows<T, A>(x, out, outer, len, reverse);
-    } else {
-        cumsum_inner<T, A>(x, out, outer, len, inner, reverse);
-    }
+    running<Plus>(x, out, outer, len, inner, reverse);
+}
+template <class T>
+void cumprod(const T* x, T* out, int64_t outer, int64_t len, int64_t inner) {
+    running<Times>(x, out, outer, len, inner, false);
 }
 template <class T>
 int64_t sigmoid_from_exp(T* e, int64_t n) { return sigmoid_from_exp_loop(e, n); }
@@ -274,6 +293,9 @@ template void sigmoid_backward<double>(const double*, const double*, double*, in
 template void cumsum<float>(const float*, float*, int64_t, int64_t, int64_t, bool);
 template void cumsum<double>(const double*, double*, int64_t, int64_t, int64_t, bool);
 template void cumsum<int64_t>(const int64_t*, int64_t*, int64_t, int64_t, int64_t, bool);
+template void cumprod<float>(const float*, float*, int64_t, int64_t, int64_t);
+template void cumprod<double>(const double*, double*, int64_t, int64_t, int64_t);
+template void cumprod<int64_t>(const int64_t*, int64_t*, int64_t, int64_t, int64_t);
 
 namespace {
 

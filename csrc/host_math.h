@@ -7,7 +7,7 @@
 
 namespace pycoll {
 
-// T is float or double (cumsum also int64_t); arrays are C-contiguous and do not overlap.
+// T is float or double (cumsum and cumprod also int64_t); arrays are C-contiguous and do not overlap.
 
 // erf(x), elementwise. float: evaluated in double (polynomial fits to 1e-10) and rounded once:
 // correctly rounded but for values within 1e-10 of a rounding boundary; double: std::erf.
@@ -27,6 +27,9 @@ void gelu_backward(const T* x, const T* cdf, const T* g, T* dx, int64_t n);
 // wraps around on overflow as NumPy's does.
 template <class T>
 void cumsum(const T* x, T* out, int64_t outer, int64_t len, int64_t inner, bool reverse);
+// Running products, the same way (NumPy's cumprod's order; int64 wraps around on overflow).
+template <class T>
+void cumprod(const T* x, T* out, int64_t outer, int64_t len, int64_t inner);
 
 // Batch norm over x viewed as [outer, channels, inner]; per-channel sums are added in double.
 // channel_sums: sums[c] = the sum of x; with `mean`, of (x - mean[c])^2 instead (the difference

@@ -14,6 +14,7 @@ from pycoll._promotion import accumulates_in_float32, floating
 from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.kernels import host_math
 from pycoll.inplace_ops import in_place
 from pycoll.shape_ops import axis_arg
 from pycoll.tensor import Tensor
@@ -44,7 +45,9 @@ def cumprod(x: Any, dim: Optional[int] = None, dtype: DTypeLike = None, name: Op
         a = a.astype(convert_dtype(dtype))
     xp = array_module(a)
     with quiet():  # inf * 0: NaN, a product past the range inf, silently as paddle's
-        out = xp.cumprod(a, axis=ax, dtype=a.dtype if a.dtype.kind in "iu" else None)
+        out = host_math.cumprod(a, ax)
+        if out is None:
+            out = xp.cumprod(a, axis=ax, dtype=a.dtype if a.dtype.kind in "iu" else None)
 
     def backward(g: Any) -> tuple:  # run in the backward walk, with NumPy's warnings off
         quick = _reverse_cumsum(xp, g * out, ax) / a  # right wherever no zero comes at or before

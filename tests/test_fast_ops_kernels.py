@@ -122,6 +122,22 @@ def test_cumsum_kernel_is_numpys_bit_for_bit(dtype):
     assert host_math.cumsum(np.zeros((3, 0, 2), dtype), 1).shape == (3, 0, 2)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_cumprod_kernel_is_numpys_bit_for_bit(dtype):
+    rs = np.random.RandomState(3)
+    a = (rs.rand(5, 19, 17) * 2.2).astype(dtype) if dtype != np.int64 else rs.randint(-9, 10, (5, 19, 17)).astype(dtype)
+    for axis in range(3):  # 19 and 17 rows: the kernel's eight at a time and the rest
+        np.testing.assert_array_equal(host_math.cumprod(a, axis), np.cumprod(a, axis))
+    assert host_math.cumprod(np.zeros((3, 0, 2), dtype), 1).shape == (3, 0, 2)
+    if dtype == np.int64:  # wraps around on overflow as NumPy's does
+        np.testing.assert_array_equal(host_math.cumprod(a * 1000, 1), np.cumprod(a * 1000, 1))
+    else:  # inf * 0 gives NaN, as NumPy's
+        edge = np.array([[np.inf, 0.0, 2.0], [-0.0, 3.0, np.nan]], dtype)
+        with np.errstate(invalid="ignore"):
+            expected = np.cumprod(edge, 1)
+        np.testing.assert_array_equal(host_math.cumprod(edge, 1), expected)
+
+
 def test_cumsum_edge_values():
     big = np.array([2 ** 62, 2 ** 62, 2 ** 62], np.int64)  # wraps around as NumPy's does
     np.testing.assert_array_equal(host_math.cumsum(big, 0), np.cumsum(big))
