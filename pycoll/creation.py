@@ -47,8 +47,16 @@ def _from_host(host: np.ndarray) -> Tensor:
 @ints_as_list("shape", after=0)  # randn(2, 3), paddle 3.3's torch-style form
 @param_aliases({"size": "shape"})
 def randn(shape: ShapeLike, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
-    """Standard-normal values from pycoll's generator (drawn on the host, then moved)."""
-    dt = float_dtype(dtype, "randn")
+    """Standard-normal values from pycoll's generator (drawn on the host, then moved). A complex
+    dtype draws the real and imaginary parts each from N(0, 1/2), so that E|z|^2 = 1 (paddle's)."""
+    dt = convert_dtype(dtype) or default_float()
+    if dt.kind == "c":
+        part = float64 if dt == np.complex128 else float32
+        pairs = get_rng().standard_normal(shape_arg(shape) + (2,), dtype=part) * part.type(np.sqrt(0.5))
+        return _from_host(pairs.view(dt)[..., 0])
+    if not is_floating(dt):
+        raise TypeError(f"randn makes floating-point or complex tensors; dtype must be float16/32/64, bfloat16 or "
+                        f"complex64/128, got {dt}")
     draw = get_rng().standard_normal(shape_arg(shape), dtype=float64 if dt == float64 else float32)
     return _from_host(draw.astype(dt, copy=False))
 

@@ -13,7 +13,7 @@ float32.
 from __future__ import annotations
 
 import builtins as _builtins
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -169,6 +169,25 @@ def _median_axes(op: str, axis: Any, ndim: int, lists: bool) -> Optional[Tuple[i
     return (axis_arg(axis, ndim),)
 
 
+def _shared_among_equals(rows: _Rows, median: Any, picked: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
+    """The 'avg' median's backward as paddle's: the elements of a row equal to its median (an odd
+    count, or two equal middles) share its gradient evenly; a row whose two middles differ (no
+    element equals their mean) or whose median is NaN sends it where ``picked`` does (half to
+    each middle; the NaNs)."""
+    xp = array_module(rows.rows)
+    with quiet():  # NaN compared: unequal, silently
+        equal = rows.rows == median.reshape(rows.lead + (1,))
+    count = equal.sum(-1, keepdims=True)
+    shares = count > 0
+
+    def backward(g: Any) -> tuple:
+        shared = equal * (g.reshape(rows.lead + (1,)) / xp.maximum(count, 1).astype(g.dtype))
+        (elsewhere,) = picked(g)
+        where = rows.back(xp.broadcast_to(shares, rows.rows.shape))
+        return (xp.where(where, rows.back(shared.astype(g.dtype, copy=False)), elsewhere),)
+    return backward
+
+
 def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool) -> Union[Tensor, Tuple[Tensor, Tensor]]:
     if mode not in ("avg", "min"):
         raise ValueError(f"{op}: mode must be 'avg' or 'min', got {mode!r}")
@@ -186,7 +205,7 @@ def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool
         out, backward = _picks(rows, xp.stack([lo, hi], -1)[None], halves, keepdim, dtype, nan_shared=not skip_nan)
         if exact:
             return value_output(out[0].astype(a.dtype), op, x)
-        return op_output(out[0], backward, x)
+        return op_output(out[0], _shared_among_equals(rows, out[0], backward), x)
     at = lo if skip_nan else xp.where(rows.nans > 0, rows.n - rows.nans, lo)  # min mode: the first NaN
     out, backward = _picks(rows, at[None, ..., None], xp.ones(at.shape + (1,)), keepdim, a.dtype)
     value = op_output(out[0], backward, x)

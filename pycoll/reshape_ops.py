@@ -135,6 +135,9 @@ def moveaxis(x: Any, source: Any, destination: Any, name: Optional[str] = None) 
     dst = list(normalize_axes(destination, x.ndim))
     if len(src) != len(dst):
         raise ValueError(f"moveaxis: source and destination must have the same length, got {source} and {destination}")
+    for arg, axes, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"moveaxis: each axis of {arg} must be unique, got {given} (of a {x.ndim}-D tensor)")
     rest = [i for i in range(x.ndim) if i not in src]
     perm = [0] * x.ndim
     for s, d in zip(src, dst):
@@ -286,7 +289,12 @@ def view(x: Any, shape_or_dtype: Any, name: Optional[str] = None) -> Tensor:
     x = as_tensor(x)
     if isinstance(shape_or_dtype, (list, tuple, Tensor)):
         return reshape(x, shape_or_dtype)
-    return value_output(x._array.view(convert_dtype(shape_or_dtype)), "view", x)
+    a, dtype = x._array, convert_dtype(shape_or_dtype)
+    if dtype.itemsize > a.dtype.itemsize and (a.ndim == 0 or a.shape[-1] % (dtype.itemsize // a.dtype.itemsize)):
+        times = dtype.itemsize // a.dtype.itemsize
+        raise ValueError(f"view: x's last dimension ({a.shape[-1] if a.ndim else 'none, a 0-d tensor'}) must be a "
+                         f"multiple of {times} to view {a.dtype} as {dtype}")
+    return value_output(a.view(dtype), "view", x)
 
 
 def view_as(x: Any, other: Any, name: Optional[str] = None) -> Tensor:

@@ -72,7 +72,7 @@ def _cumprod_grad_rows(xp: Any, a: Any, g: Any) -> Any:
     return before * (xp.where(upper, between, 0) * g[:, None, :]).sum(-1)
 
 
-def _scan(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
+def accumulate(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
     """The running ``ufunc`` (maximum, minimum) of `a` along `ax`: NumPy's ``accumulate`` (one
     pass); on CuPy, whose ufuncs have no ``accumulate`` beyond add and multiply, in log2(n)
     elementwise steps (Hillis-Steele)."""
@@ -91,18 +91,21 @@ def _scan(xp: Any, ufunc: str, a: Any, ax: int) -> Any:
 
 
 def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) -> Tuple[Tensor, Tensor]:
+    index_dtype = convert_dtype(dtype)
+    if index_dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise ValueError(f"cum{ufunc[:3]}: dtype is the indices' dtype and must be int32 or int64, got {dtype!r}")
     x = as_tensor(x)
     x, = placed("_running_extreme", x, axes=None if axis is None else (axis_arg(axis, x.ndim),))
     src = x._array.shape
     a, ax = _line(x._array, axis)
     xp = array_module(a)
-    values = _scan(xp, ufunc, a, ax)
+    values = accumulate(xp, ufunc, a, ax)
     # the index of the latest element that reached the running extreme (paddle's choice at ties);
     # a NaN propagates, and each NaN counts as reaching it (paddle's indices)
     shape = [1] * a.ndim
     shape[ax] = a.shape[ax] if a.ndim else 1
     where = xp.where((a == values) | (a != a), xp.arange(shape[ax]).reshape(shape), -1)
-    index = _scan(xp, "maximum", where, ax)
+    index = accumulate(xp, "maximum", where, ax)
 
     def backward(g: Any) -> tuple:
         # each element's gradient goes to the element its running extreme came from (summed where
@@ -114,7 +117,7 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
         z = xp.zeros(a.size, g.dtype)
         shape_ops.scatter_add(z, flat.reshape(-1), xp.ascontiguousarray(g).reshape(-1))
         return (z.reshape(src),)
-    return op_output(values, backward, x), value_output(index.astype(convert_dtype(dtype)), ufunc, x)
+    return op_output(values, backward, x), value_output(index.astype(index_dtype), ufunc, x)
 
 
 @along_axis_of_scalar("axis", none_flattens=True)

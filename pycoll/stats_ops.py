@@ -72,8 +72,11 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, name: Optional[str
     if a.size and int(a.min()) < 0:
         raise ValueError(f"bincount: x must be non-negative, got a minimum of {int(a.min())}")
     w = None if weights is None else to_module(as_tensor(weights)._array, xp)
+    if w is not None and w.shape != a.shape:
+        raise ValueError(f"bincount: weights must have x's shape {list(a.shape)}, got {list(w.shape)}")
     out = xp.bincount(a, weights=w, minlength=int(minlength))
-    out = out.astype(int64) if w is None else out.astype(w.dtype, copy=False)
+    # paddle's dtypes: counts int64, sums of float32 weights float32, of any other weights float64
+    out = out.astype(int64) if w is None else out.astype(w.dtype if w.dtype == np.float32 else np.float64, copy=False)
     return value_output(out, "bincount", x)
 
 

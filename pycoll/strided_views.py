@@ -119,6 +119,25 @@ def reconstruct_from_(x: Tensor, other: Tensor) -> Tensor:
     return x
 
 
-for _fn in (as_strided, set_, resize_, reconstruct_from_):
+def _allocation(a: Any) -> Any:
+    """What holds the memory behind array ``a``: CuPy's allocation, or the object at the end of
+    a NumPy array's chain of bases (the first array, or the buffer it was made on)."""
+    pointer = getattr(a, "data", None)
+    if hasattr(pointer, "mem"):  # a CuPy MemoryPointer
+        return pointer.mem
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
+def _is_shared_buffer_with(x: Tensor, other: Tensor) -> bool:
+    """Whether x and `other` are views of one piece of memory (paddle's private check, which its
+    ``set_`` example calls); not whether the elements they see overlap."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"_is_shared_buffer_with: other must be a Tensor, got {type(other).__name__}")
+    return _allocation(x._array) is _allocation(other._array)
+
+
+for _fn in (as_strided, set_, resize_, reconstruct_from_, _is_shared_buffer_with):
     setattr(Tensor, _fn.__name__, _fn)
 del _fn

@@ -47,3 +47,17 @@ def test_like_functions_take_device_and_requires_grad():
 def test_bad_options_name_themselves(kwargs, error, match):
     with pytest.raises(error, match=match):
         pycoll.zeros([2], **kwargs)
+
+
+@pytest.mark.parametrize("make", [pycoll.randn, pycoll.standard_normal])
+@pytest.mark.parametrize("dtype, part", [("complex64", np.float32), ("complex128", np.float64)])
+def test_normal_draws_of_a_complex_dtype_split_the_variance_between_the_parts(make, dtype, part):
+    # paddle 3.3.1's docstring example draws complex64; its parts measured at std 0.707 each
+    pycoll.seed(5)
+    z = make([100_000], dtype=dtype)
+    a = z.numpy()
+    assert z.dtype == np.dtype(dtype) and z.shape == [100_000] and a.real.dtype == part
+    assert abs(a.real.std() - 0.5 ** 0.5) < 0.01 and abs(a.imag.std() - 0.5 ** 0.5) < 0.01
+    assert abs(np.corrcoef(a.real, a.imag)[0, 1]) < 0.02  # the parts drawn apart
+    with pytest.raises(TypeError, match="complex64/128, got int32"):
+        make([2], dtype="int32")

@@ -209,6 +209,15 @@ def test_nan_reductions_and_counts():
     assert b.numpy().tolist() == [0.0, 1.5, 0.0, 2.0, 0.0] and b.dtype == np.float32
     with pytest.raises(ValueError, match="non-negative"):
         pycoll.bincount(pycoll.to_tensor([1, -1]))
+    # paddle 3.3.1: integer (and float64) weights sum in float64, float32 ones in float32
+    for dtype, summed in [("int32", np.float64), ("int64", np.float64), ("float64", np.float64)]:
+        b = pycoll.bincount(pycoll.to_tensor([0, 1, 1]), weights=pycoll.to_tensor([1, 2, 3], dtype=dtype))
+        assert b.numpy().tolist() == [1.0, 5.0] and b.dtype == summed, (dtype, b.dtype)
+    with pytest.raises(ValueError, match=r"weights must have x's shape \[3\], got \[2\]"):
+        pycoll.bincount(pycoll.to_tensor([0, 1, 1]), weights=_t([1.0, 2.0]))
+    with pytest.raises(ValueError, match="indices' dtype and must be int32 or int64, got 'float32'"):
+        pycoll.cummax(_t([1.0, 2.0]), dtype="float32")  # paddle: "dtype of indices must be INT32 or INT64"
+    assert pycoll.cummin(_t([2.0, 1.0]), dtype="int32")[1].dtype == np.int32
 
 
 def test_unique_searchsorted_bucketize():

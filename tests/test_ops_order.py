@@ -142,3 +142,22 @@ def test_mode_of_a_long_row_counts_runs_not_pairs():
     a[[5, 77, 999_9]] = 123  # 123 three times more than the others
     value, index = pycoll.mode(pycoll.to_tensor(a))
     assert value.item() == 123 and index.item() == 299_123
+
+
+@pytest.mark.parametrize("fn", [pycoll.median, pycoll.nanmedian])
+def test_the_avg_median_shares_its_gradient_among_the_elements_equal_to_it(fn):
+    # paddle 3.3.1 (measured): elements equal to the median share its gradient evenly; two
+    # different middles take half each (the tied one paddle's unstable sort picks is not followed)
+    for data, grad in [([1, 3, 3, 2, 3], [0, 1 / 3, 1 / 3, 0, 1 / 3]), ([5, 5, 5, 5], [0.25] * 4),
+                       ([1, 2, 2, 2, 3, 4], [0, 1 / 3, 1 / 3, 1 / 3, 0, 0]), ([4, 1, 2], [0, 0, 1]),
+                       ([1, 2, 4, 3], [0, 0.5, 0, 0.5])]:
+        x = _t([data], dtype="float32")
+        fn(x, axis=1).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy()[0], grad, rtol=1e-6)
+    x = _t([[1, 3], [3, 3]], dtype="float32")
+    fn(x).backward()  # over the whole tensor
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 1 / 3], [1 / 3, 1 / 3]], rtol=1e-6)
+    x = _t([[1, NAN, 2], [2, 2, 1]])
+    fn(x, axis=1).sum().backward()
+    expected_nan_row = [0, 1, 0] if fn is pycoll.median else [0.5, 0, 0.5]  # median's NaN takes it
+    np.testing.assert_allclose(x.grad.numpy(), [expected_nan_row, [0.5, 0.5, 0]], rtol=1e-6)

@@ -52,6 +52,11 @@ def test_axes_and_broadcasting():
     x = pycoll.to_tensor(A)
     assert pycoll.moveaxis(x, 0, 2).shape == [3, 4, 2] and pycoll.moveaxis(x, [0, 1], [2, 0]).shape == [3, 4, 2]
     np.testing.assert_array_equal(pycoll.moveaxis(x, [0, 1], [-1, 0]).numpy(), np.moveaxis(A, [0, 1], [-1, 0]))
+    with pytest.raises(ValueError, match=r"each axis of source must be unique, got \[0, 0\]"):
+        pycoll.moveaxis(x, [0, 0], [1, 0])  # paddle: "Each element of 'source' must be unique!"
+    with pytest.raises(ValueError, match=r"last dimension \(3\) must be a multiple of 2 to view float32 as float64"):
+        pycoll.to_tensor(np.ones((3, 3), np.float32)).view("float64")  # paddle's words, nearly
+    assert pycoll.to_tensor(np.ones((3, 4), np.float32)).view("float64").shape == [3, 2]
     assert pycoll.swapaxes(x, 0, 2).shape == [4, 3, 2] and pycoll.swapdims(x, [2, 0, 1]).shape == [4, 2, 3]
     assert pycoll.permute(x, [2, 0, 1]).shape == [4, 2, 3]
     assert _v(pycoll.t(pycoll.to_tensor(X))) == X.T.tolist() and pycoll.t(pycoll.to_tensor([1.0, 2.0])).shape == [2]

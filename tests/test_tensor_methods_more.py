@@ -156,3 +156,16 @@ def test_set_resize_and_reconstruct_from():
     h.resize_([2])
     h.sum().backward()
     assert w.grad.numpy().tolist() == [2., 2., 0.]
+
+
+def test_is_shared_buffer_with_tells_views_of_one_memory_from_copies():
+    # paddle's set_ example ends with x._is_shared_buffer_with(src): True, measured on paddle 3.3.1
+    src = pycoll.to_tensor([11., 22., 33., 44., 55., 66.])
+    x = pycoll.to_tensor([1., 2., 3., 4., 5.])
+    assert not x._is_shared_buffer_with(src)
+    x.set_(src, shape=[5], offset=4)
+    assert x._is_shared_buffer_with(src) and src._is_shared_buffer_with(x)
+    assert src[:2]._is_shared_buffer_with(src[4:])  # one memory, elements apart
+    assert not src.clone()._is_shared_buffer_with(src)
+    with pytest.raises(TypeError, match="other must be a Tensor"):
+        src._is_shared_buffer_with(np.ones(3))
