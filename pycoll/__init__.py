@@ -232,3 +232,8 @@ from pycoll import tensor_legacy as _tensor_legacy  # noqa: E402 - paddle.tensor
 from pycoll import tensor_namespace as _tensor_namespace  # noqa: E402 - paddle.tensor's submodules (math, ...)
 
 _tensor_namespace.install(tensor, _tensor_legacy)
+from pycoll.framework import base  # noqa: E402 - paddle.base (set_flags...); after pycoll.framework
+from pycoll.framework.mmap_storage import MmapStorage  # noqa: E402 - paddle.MmapStorage
+import sys as _sys  # noqa: E402
+
+_sys.modules.setdefault("pycoll.base", base)  # `import pycoll.base`, as paddle's

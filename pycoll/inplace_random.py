@@ -1,6 +1,7 @@
 """paddle's in-place random fills beyond uniform_ / normal_: ``exponential_``, ``bernoulli_``,
 ``log_normal_`` and ``random_`` (Tensor methods; ``bernoulli_`` and ``log_normal_`` also
-top-level), with ``log_normal``, the sampling function.
+top-level), with ``log_normal``, the sampling function, and ``gaussian_`` (only at
+``paddle.tensor.random.gaussian_``, as paddle's).
 
 They follow `pycoll.inplace_ops.random_fill`: values drawn on the host from pycoll's generator,
 then moved to x's place; a gradient through them is zero; a leaf that takes a gradient is refused
@@ -60,6 +61,30 @@ def log_normal(mean: Any = 1.0, std: Any = 2.0, shape: Any = None, name: Optiona
     """exp of ``normal(mean, std, shape)``: log-normal draws whose logarithm has that mean and std
     (numbers with `shape`, or tensors giving one draw per element)."""
     return exp(normal(mean, std, shape))
+
+
+def gaussian_(x: Tensor, mean: Any = 0.0, std: float = 1.0, seed: int = 0, name: Optional[str] = None) -> Tensor:
+    """Fill x with N(mean, std ** 2) draws (from a generator of its own for a non-zero ``seed``).
+    A complex x takes real and imaginary parts each N(mean, std ** 2 / 2), so its mean is
+    mean * (1 + 1j): a complex ``mean`` must have equal parts, and needs a complex x (paddle's)."""
+    if isinstance(mean, complex):
+        if x.dtype.kind != "c":
+            raise TypeError(f"gaussian_: a complex mean needs x of dtype complex64 or complex128, got {x.dtype}")
+        if mean.real != mean.imag:
+            raise ValueError(f"gaussian_: a complex mean must have equal real and imaginary parts, got {mean}")
+        mean = mean.real
+    mean, std = _number(mean, "gaussian_", "mean"), _number(std, "gaussian_", "std")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"gaussian_: seed must be an int, got {type(seed).__name__}")
+    shape = tuple(x.shape)
+    if x.dtype.kind == "c":
+        def draw(rng: np.random.Generator) -> Any:
+            parts = rng.standard_normal((2, *shape)) * (std / np.sqrt(2.0)) + mean
+            return parts[0] + 1j * parts[1]
+    else:
+        def draw(rng: np.random.Generator) -> Any:
+            return rng.standard_normal(shape) * std + mean
+    return random_fill(x, "gaussian_", draw, int(seed))
 
 
 _MANTISSA_BITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}

@@ -14,6 +14,8 @@ has no circle.
 from __future__ import annotations
 
 import copy as _copy
+import sys
+import types
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import numpy as np
@@ -22,7 +24,8 @@ from pycoll import _graph, _versions
 from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
 from pycoll._sparse_rows import forget_rows
-from pycoll.device import PlaceObject, array_module, is_array, move, parse_place, place_of, to_module
+from pycoll.device import (PlaceObject, array_module, current_place, is_array, move, parse_place, place_of,
+                           to_module)
 from pycoll.device.places import CPUPlace
 from pycoll.dtypes import DTypeLike, is_bfloat16
 from pycoll.size import Size, TensorSize, size_of, tensor_size
@@ -580,3 +583,29 @@ def __getattr__(name: str) -> Any:
     from pycoll.tensor_namespace import op
 
     return op(__name__, name)
+
+
+def tensor(data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+           pin_memory: bool = False) -> Tensor:
+    """paddle 3.3's ``paddle.tensor(data, ...)``: ``to_tensor`` with torch-style arguments. The tensor
+    is made on ``device`` (default: the current one) and takes a gradient when ``requires_grad``;
+    ``pin_memory`` asks for page-locked host memory, which pycoll's host tensors stand for, and
+    which paddle refuses for a CPU place (RuntimeError, as paddle's)."""
+    place = parse_place(device) if device is not None else None
+    if pin_memory:
+        if (place or current_place())[0] == "cpu":
+            raise RuntimeError(f"Pinning memory is not supported for {_CPU}.")
+        place = _CPU
+    return to_tensor(data, dtype, place, stop_gradient=not requires_grad)
+
+
+class _CallableModule(types.ModuleType):
+    """This module's class: ``pycoll.tensor`` is called as paddle 3.3's ``paddle.tensor`` is
+    (:func:`tensor`) and stays the module the Tensor class and paddle.tensor's paths live in."""
+
+    def __call__(self, data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
+                 pin_memory: bool = False) -> Tensor:
+        return tensor(data, dtype, device, requires_grad, pin_memory)
+
+
+sys.modules[__name__].__class__ = _CallableModule

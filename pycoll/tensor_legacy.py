@@ -1,15 +1,22 @@
 """paddle.tensor's names found nowhere else in paddle's API (``paddle.tensor.create_array``...,
 reached through ``pycoll.tensor_namespace``): the tensor arrays of paddle's dynamic mode, which
 are Python lists of Tensors (``create_array``, ``array_write``, ``array_read``,
-``array_length``), and ``fill_constant`` (``full``, into ``out`` when given)."""
+``array_length``, ``tensor_array_to_tensor``), ``fill_constant`` (``full``, into ``out`` when
+given) and ``gaussian_`` (``pycoll.inplace_random``'s)."""
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
+import numpy as np
+
+from pycoll._errors import AssertedArgument
 from pycoll.creation import full
-from pycoll.tensor import Tensor
+from pycoll.inplace_random import gaussian_
+from pycoll.shape_ops import concat, stack
+from pycoll.tensor import Tensor, to_tensor
 
-__all__ = ["array_length", "array_read", "array_write", "create_array", "fill_constant"]
+__all__ = ["array_length", "array_read", "array_write", "create_array", "fill_constant", "gaussian_",
+           "tensor_array_to_tensor"]
 
 
 def create_array(dtype: Any, initialized_list: Optional[Sequence[Tensor]] = None) -> List[Tensor]:
@@ -70,6 +77,27 @@ def array_length(array: List[Tensor]) -> int:
     if not isinstance(array, list):
         raise TypeError(f"array_length: array must be a list (a tensor array), got {type(array).__name__}")
     return len(array)
+
+
+def tensor_array_to_tensor(input: List[Tensor], axis: int = 1, use_stack: bool = False,  # noqa: A002 - paddle's
+                           name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
+    """The tensor array ``input`` joined along ``axis`` (``concat``, or ``stack`` with
+    ``use_stack``; the gradient flows back to each tensor), and an int64 tensor of each input's
+    size along ``axis``, as paddle's dynamic mode gives them."""
+    if not isinstance(input, list):
+        raise AssertedArgument(f"tensor_array_to_tensor: input must be a list (a tensor array), got "
+                               f"{type(input).__name__}")
+    for k, item in enumerate(input):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"tensor_array_to_tensor: input[{k}] must be a Tensor, got {type(item).__name__}")
+    joined = (stack if use_stack else concat)(input, axis=axis)
+    sizes = []
+    for k, item in enumerate(input):
+        if not -item.ndim <= axis < item.ndim:  # stack's new last axis: paddle's IndexError too
+            raise IndexError(f"tensor_array_to_tensor: input[{k}] has {item.ndim} dimensions, so no size along "
+                             f"axis={axis}")
+        sizes.append(item.shape[axis])
+    return joined, to_tensor(np.array(sizes, dtype=np.int64))
 
 
 def fill_constant(shape: Any, dtype: Any, value: Any, force_cpu: bool = False, out: Optional[Tensor] = None,

@@ -1,19 +1,34 @@
-"""``paddle.tensor`` as a namespace of ops: paddle defines its tensor functions in
-``paddle.tensor`` and its submodules (``math``, ``manipulation``, ``creation``, ``linalg``,
-``logic``, ``search``, ``stat``, ``random``, ``attribute``, ``einsum``, ``ops``, ``array``,
-``layer_function_generator``, ``to_string``) and re-exports them at the top, so scripts write
-``paddle.tensor.matmul`` or ``from paddle.tensor.manipulation import reshape``. In pycoll
-``pycoll.tensor`` is the Tensor module; a name it lacks is looked up here among pycoll's top-level
-functions (:func:`op`), and each submodule is a module that answers the same way."""
+"""Paddle's module paths over pycoll's flat namespaces. paddle defines its functions in submodules
+and re-exports them one level up, so scripts write ``paddle.tensor.math.matmul`` or
+``from paddle.nn.functional.loss import mse_loss`` where pycoll keeps the function only at the top
+(``pycoll.matmul``, ``pycoll.nn.functional.mse_loss``). :func:`install_paths` makes each such
+submodule path a module that answers a name with the function of that name found in its parent's
+namespaces (:func:`first_function`), and an AttributeError naming the module where pycoll has none.
+
+``paddle.tensor``'s submodules (``math``, ``manipulation``, ``creation``, ``linalg``, ``logic``,
+``search``, ``stat``, ``random``, ``attribute``, ``einsum``, ``ops``, ``array``,
+``layer_function_generator``, ``to_string``) are installed by :func:`install`; in pycoll
+``pycoll.tensor`` is the Tensor module, and a name it lacks is looked up by :func:`op`."""
 from __future__ import annotations
 
 import sys
 import types
-from typing import Any
+from typing import Any, Callable, Iterable
 
 _EXTRAS: list = []  # install's extras
 SUBMODULES = ("array", "attribute", "creation", "einsum", "layer_function_generator", "linalg", "logic",
               "manipulation", "math", "ops", "random", "search", "stat", "to_string")
+
+
+def first_function(module: str, name: str, namespaces: Iterable[Any]) -> Any:
+    """The first function (callable, not a class or a module) named ``name`` in ``namespaces``;
+    AttributeError, naming ``module``, where none has one (or ``name`` is private)."""
+    if not name.startswith("_"):
+        for namespace in namespaces:
+            found = getattr(namespace, name, None)
+            if callable(found) and not isinstance(found, (type, types.ModuleType)):
+                return found
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
 
 def op(module: str, name: str) -> Any:
@@ -23,26 +38,29 @@ def op(module: str, name: str) -> Any:
     in-place ``add_``, ``clip_``...); AttributeError, naming ``module``, where pycoll has none."""
     import pycoll
 
-    if not name.startswith("_"):
-        for namespace in (pycoll, pycoll.linalg, *_EXTRAS, pycoll.Tensor):
-            found = getattr(namespace, name, None)
-            if callable(found) and not isinstance(found, (type, types.ModuleType)):
-                return found
-    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    return first_function(module, name, (pycoll, pycoll.linalg, *_EXTRAS, pycoll.Tensor))
 
 
-def _submodule(name: str) -> types.ModuleType:
-    full = f"pycoll.tensor.{name}"
-    module = types.ModuleType(full, f"paddle.tensor.{name}'s functions: pycoll's top-level ones of those names.")
-    module.__getattr__ = lambda attr: op(full, attr)  # type: ignore[attr-defined]
-    return module
+def install_paths(parent: types.ModuleType, names: Iterable[str], lookup: Callable[[str, str], Any],
+                  what: str) -> None:
+    """Make ``parent.<name>`` for each of ``names`` importable (``import parent.name``,
+    ``from parent.name import f``) and an attribute of ``parent``: a module whose attribute ``f``
+    is ``lookup(module_name, f)``. A real module already at that path is kept; so is a function
+    ``parent`` already holds under that name (paddle's ``F.sparse_attention`` is the function,
+    its module importable only by path). ``what`` says, in each module's docstring, where its
+    functions come from."""
+    for name in names:
+        full = f"{parent.__name__}.{name}"
+        module = types.ModuleType(full, f"paddle's {full.replace('pycoll', 'paddle', 1)}: {what}")
+        module.__getattr__ = lambda attr, full=full: lookup(full, attr)  # type: ignore[attr-defined]
+        module = sys.modules.setdefault(full, module)
+        if isinstance(getattr(parent, name, module), types.ModuleType):
+            setattr(parent, name, module)
 
 
 def install(tensor_module: types.ModuleType, extras: types.ModuleType) -> None:
-    """Make the submodules importable (``import pycoll.tensor.math``) and attributes of
+    """Make paddle.tensor's submodules importable (``import pycoll.tensor.math``) and attributes of
     ``tensor_module``; ``extras`` (``pycoll.tensor_legacy``, given by the package's face) holds
     paddle.tensor's names found nowhere else."""
     _EXTRAS.append(extras)
-    for name in SUBMODULES:
-        module = sys.modules.setdefault(f"pycoll.tensor.{name}", _submodule(name))
-        setattr(tensor_module, name, module)
+    install_paths(tensor_module, SUBMODULES, op, "pycoll's top-level functions of those names.")

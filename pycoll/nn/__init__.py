@@ -100,6 +100,15 @@ __all__ += ["Module", "ModuleList", "ModuleDict", "Conv1d", "Conv2d", "Conv3d", 
             "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
             "CircularPad3d", "UpsamplingBilinear2d", "UpsamplingNearest2d", "LPPool1d", "LPPool2d"]
 
+# paddle.nn.loss is paddle.nn.layer.loss: pycoll.nn.loss also holds the loss classes defined elsewhere
+# (extra_losses imports pycoll.nn.loss, so pycoll.nn.loss cannot import them itself)
+from pycoll.nn import loss as _loss_module  # noqa: E402
+from pycoll.nn.layer import loss as _layer_loss  # noqa: E402
+for _name in _layer_loss.__all__:
+    if not hasattr(_loss_module, _name):
+        setattr(_loss_module, _name, getattr(_layer_loss, _name))
+del _name
+
 
 def __getattr__(name: str) -> Any:
     if name == "SyncBatchNorm":

@@ -59,6 +59,7 @@ from pycoll.nn._unpool_functional import max_unpool1d, max_unpool2d, max_unpool3
 from pycoll.nn._bilinear_functional import bilinear
 from pycoll.nn._class_center_sampling import class_center_sample
 from pycoll.nn._ctc_loss import ctc_loss
+from pycoll.nn._edit_distance import edit_distance
 from pycoll.nn._grid_sample_functional import affine_grid, grid_sample
 from pycoll.nn._inplace_activations import (elu_, hardtanh_, leaky_relu_, relu_, softmax_, tanh_,
                                             thresholded_relu_)
@@ -83,6 +84,7 @@ from pycoll.diag_ops import diag_embed
 from pycoll.product_ops import pdist
 from pycoll.shape_ops import scatter_add, unbroadcast
 from pycoll.tensor import Tensor
+from pycoll.tensor_namespace import first_function as _first_function, install_paths as _install_paths
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
            "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
@@ -108,7 +110,8 @@ __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_r
            "lp_pool1d", "lp_pool2d", "fractional_max_pool2d", "fractional_max_pool3d",
            "temporal_shift", "gather_tree", "embedding_renorm_", "class_center_sample", "sdp_kernel",
            "rnnt_loss", "margin_cross_entropy", "flash_attn_qkvpacked",
-           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sparse_attention", "flash_attention_v3_varlen"]
+           "flash_attn_varlen_qkvpacked", "flashmask_attention", "sparse_attention", "flash_attention_v3_varlen",
+           "edit_distance"]
 # `from pycoll.nn.functional.flash_attention import flash_attention`, as from paddle's package
 sys.modules[__name__ + ".flash_attention"] = flash_attention
 
@@ -400,3 +403,11 @@ def normalize(x: Tensor, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
 
 # paddle 3.3's keyword-only out= on these four
 softmax, sigmoid, tanh, normalize = _with_out(softmax), _with_out(sigmoid), _with_out(tanh), _with_out(normalize)
+
+# paddle's submodule paths (`F.loss.mse_loss`, `from paddle.nn.functional.conv import conv2d`): each
+# answers with this module's function of the name asked for
+_install_paths(sys.modules[__name__], ("activation", "common", "conv", "distance", "extension", "input", "loss",
+                                       "moe_permute", "moe_unpermute", "norm", "pooling", "sdpa", "sparse_attention",
+                                       "transformer", "vision"),
+               lambda module, name: _first_function(module, name, (sys.modules[__name__],)),
+               "pycoll.nn.functional's functions of those names.")

@@ -189,19 +189,23 @@ class Layer(TorchNames):
         return new_parameter(shape, dtype or self._dtype, name, attr, is_bias, default_initializer)
 
     # ---- traversal --------------------------------------------------------------------------
-    def named_sublayers(self, prefix: str = "", include_self: bool = False,
-                        layers_set: Optional[set] = None) -> Iterator[Tuple[str, "Layer"]]:
-        """(path, layer) for every layer below (and with include_self, this one), each once."""
+    def named_sublayers(self, prefix: str = "", include_self: bool = False, layers_set: Optional[set] = None,
+                        remove_duplicate: bool = True) -> Iterator[Tuple[str, "Layer"]]:
+        """(path, layer) for every layer below (and with include_self, this one): a layer reached by
+        two paths comes once with remove_duplicate, at each path without it. Layers in `layers_set`
+        (layer objects, as paddle's) are skipped, their sublayers still listed."""
         if layers_set is None:
             layers_set = set()
-        if include_self and id(self) not in layers_set:
-            layers_set.add(id(self))
+        if include_self and self not in layers_set:
+            if remove_duplicate:
+                layers_set.add(self)
             yield prefix, self
         for key, layer in self._sub_layers.items():
             if layer is None:
                 continue
             path = f"{prefix}.{key}" if prefix else key
-            yield from layer.named_sublayers(path, include_self=True, layers_set=layers_set)
+            yield from layer.named_sublayers(path, include_self=True, layers_set=layers_set,
+                                             remove_duplicate=remove_duplicate)
 
     def sublayers(self, include_self: bool = False) -> List["Layer"]:
         return [layer for _, layer in self.named_sublayers(include_self=include_self)]
@@ -217,31 +221,35 @@ class Layer(TorchNames):
         for _, layer in self.named_children():
             yield layer
 
-    def _named_members(self, registry: str, prefix: str, include_sublayers: bool
+    def _named_members(self, registry: str, prefix: str, include_sublayers: bool, remove_duplicate: bool
                        ) -> Iterator[Tuple[str, Tensor]]:
-        layers = self.named_sublayers(prefix, include_self=True) if include_sublayers else [(prefix, self)]
+        layers = (self.named_sublayers(prefix, include_self=True, remove_duplicate=remove_duplicate)
+                  if include_sublayers else [(prefix, self)])
         seen = set()
         for path, layer in layers:
             for name, member in getattr(layer, registry).items():
                 if member is None or id(member) in seen:
                     continue
-                seen.add(id(member))
+                if remove_duplicate:
+                    seen.add(id(member))
                 yield (f"{path}.{name}" if path else name), member
 
     @param_aliases({"recurse": "include_sublayers"})
-    def named_parameters(self, prefix: str = "", include_sublayers: bool = True
+    def named_parameters(self, prefix: str = "", include_sublayers: bool = True, remove_duplicate: bool = True
                          ) -> Iterator[Tuple[str, Parameter]]:
-        """(structured name, parameter) pairs; a parameter shared by two layers comes once."""
-        return self._named_members("_parameters", prefix, include_sublayers)
+        """(structured name, parameter) pairs; a parameter shared by two layers (or a layer shared
+        at two paths) comes once with remove_duplicate, under each name without it."""
+        return self._named_members("_parameters", prefix, include_sublayers, remove_duplicate)
 
     @param_aliases({"recurse": "include_sublayers"})
     def parameters(self, include_sublayers: bool = True) -> List[Parameter]:
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
     @param_aliases({"recurse": "include_sublayers"})
-    def named_buffers(self, prefix: str = "", include_sublayers: bool = True
+    def named_buffers(self, prefix: str = "", include_sublayers: bool = True, remove_duplicate: bool = True
                       ) -> Iterator[Tuple[str, Tensor]]:
-        return self._named_members("_buffers", prefix, include_sublayers)
+        """(structured name, buffer) pairs, shared ones as named_parameters treats parameters."""
+        return self._named_members("_buffers", prefix, include_sublayers, remove_duplicate)
 
     @param_aliases({"recurse": "include_sublayers"})
     def buffers(self, include_sublayers: bool = True) -> List[Tensor]:

@@ -41,8 +41,10 @@ class TorchNames:
 
     def named_modules(self, memo: Optional[set] = None, prefix: str = "",
                       remove_duplicate: bool = True) -> Iterator[Tuple[str, Any]]:
-        """(path, layer) for this layer (path ``prefix``) and every layer below it, each once."""
-        return self.named_sublayers(prefix=prefix, include_self=True, layers_set=memo)  # type: ignore[attr-defined]
+        """(path, layer) for this layer (path ``prefix``) and every layer below it: each once, or
+        at each of its paths without ``remove_duplicate``."""
+        return self.named_sublayers(prefix=prefix, include_self=True, layers_set=memo,  # type: ignore[attr-defined]
+                                    remove_duplicate=remove_duplicate)
 
     def modules(self) -> Iterator[Any]:
         for _, layer in self.named_modules():

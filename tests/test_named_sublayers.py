@@ -1,0 +1,70 @@
+"""Layer traversal with shared layers and tensors: named_sublayers / named_parameters /
+named_buffers and their remove_duplicate argument. The expected lists were measured on Paddle
+3.3.1 (CPU) with the same model."""
+import inspect
+
+import pytest
+
+import pycoll
+
+
+def _model():
+    """outer = Sequential(net, inner): net = Sequential(shared, ReLU, shared) with buffer `buf`,
+    inner = Sequential(shared) holding the same tensor as buffer `b2`."""
+    shared = pycoll.nn.Linear(2, 2)
+    net = pycoll.nn.Sequential(shared, pycoll.nn.ReLU(), shared)
+    net.register_buffer("buf", pycoll.zeros([1]))
+    inner = pycoll.nn.Sequential(shared)
+    inner.register_buffer("b2", net.buf)
+    return pycoll.nn.Sequential(net, inner), shared
+
+
+@pytest.mark.parametrize("method, names", [
+    ("named_sublayers", ["prefix", "include_self", "layers_set", "remove_duplicate"]),
+    ("named_parameters", ["prefix", "include_sublayers", "remove_duplicate"]),
+    ("named_buffers", ["prefix", "include_sublayers", "remove_duplicate"]),
+])
+def test_signatures_are_paddles(method, names):
+    parameters = inspect.signature(getattr(pycoll.nn.Layer, method)).parameters
+    assert list(parameters)[1:] == names
+    assert parameters["remove_duplicate"].default is True
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"remove_duplicate": True}])
+def test_shared_layers_and_tensors_come_once_by_default(kwargs):
+    outer, _ = _model()
+    assert [(p, type(m).__name__) for p, m in outer.named_sublayers(**kwargs)] == [
+        ("0", "Sequential"), ("0.0", "Linear"), ("0.1", "ReLU"), ("1", "Sequential")]
+    assert [p for p, _ in outer.named_parameters(**kwargs)] == ["0.0.weight", "0.0.bias"]
+    assert [p for p, _ in outer.named_buffers(**kwargs)] == ["0.buf"]
+
+
+def test_without_remove_duplicate_each_path_comes():
+    outer, shared = _model()
+    assert [(p, type(m).__name__) for p, m in outer.named_sublayers(prefix="m", include_self=True,
+                                                                    remove_duplicate=False)] == [
+        ("m", "Sequential"), ("m.0", "Sequential"), ("m.0.0", "Linear"), ("m.0.1", "ReLU"), ("m.0.2", "Linear"),
+        ("m.1", "Sequential"), ("m.1.0", "Linear")]
+    assert [p for p, _ in outer.named_sublayers("", False, None, False)] == ["0", "0.0", "0.1", "0.2", "1", "1.0"]
+    params = list(outer.named_parameters("", True, False))
+    assert [p for p, _ in params] == ["0.0.weight", "0.0.bias", "0.2.weight", "0.2.bias", "1.0.weight", "1.0.bias"]
+    assert params[0][1] is params[2][1] is params[4][1] is shared.weight
+    assert [p for p, _ in outer.named_buffers(remove_duplicate=False)] == ["0.buf", "1.b2"]
+
+
+def test_remove_duplicate_with_this_layer_only():
+    outer, _ = _model()
+    net = outer[0]
+    assert list(net.named_parameters(include_sublayers=False, remove_duplicate=False)) == []
+    assert [p for p, _ in net.named_buffers(prefix="x", include_sublayers=False, remove_duplicate=False)] == ["x.buf"]
+
+
+def test_layers_set_holds_layers_to_skip():
+    outer, shared = _model()
+    assert [p for p, _ in outer.named_sublayers(layers_set={shared})] == ["0", "0.1", "1"]
+
+
+def test_list_forms_are_unchanged():
+    outer, _ = _model()
+    assert (len(outer.sublayers()), len(outer.parameters()), len(outer.buffers())) == (4, 2, 1)
+    assert [n for n, _ in outer[0].named_children()] == ["0", "1"]
