@@ -40,6 +40,8 @@ def binary_operands(x: Any, y: Any, name: str, to_float: bool = False) -> Tuple[
                         f"{name}); cast them to an integer or floating dtype first")
     xa, ya = promoted(x, y, name, to_float)
     if isinstance(x, Tensor) and isinstance(y, Tensor):
+        if getattr(x, "placements", None) is not None or getattr(y, "placements", None) is not None:
+            check_broadcast(name, "x", tuple(x.shape), "y", tuple(y.shape))  # distributed: the whole shapes
         check_broadcast(name, "x", xa.shape, "y", ya.shape)
     return x, y, xa, ya
 

@@ -615,6 +615,10 @@ model = dist.to_static(layer, pycoll.io.DataLoader(pycoll.io.TensorDataset([xv, 
 x = dist.shard_tensor(pycoll.to_tensor(xv), mesh, dist.Shard(0))  # one placement, not a list: paddle takes it
 y = dist.shard_tensor(pycoll.to_tensor(yv), mesh, [dist.Shard(0)])
 assert x.placements == [dist.Shard(0)] and x._local_value().shape == [2, 8]
+try:
+    x + dist.shard_tensor(pycoll.ones([4, 3]), mesh, [dist.Shard(0)])
+except ValueError as err:  # the shapes the user made, not each rank's pieces ([2, 8], [2, 3])
+    assert "x of shape [4, 8] and y of shape [4, 3] do not broadcast" in str(err), err
 for step in range(3):
     expected = pycoll.nn.functional.mse_loss(whole(pycoll.to_tensor(xv)), pycoll.to_tensor(yv))
     expected.backward(); whole_opt.step(); whole_opt.clear_grad()
