@@ -619,6 +619,8 @@ try:
     x + dist.shard_tensor(pycoll.ones([4, 3]), mesh, [dist.Shard(0)])
 except ValueError as err:  # the shapes the user made, not each rank's pieces ([2, 8], [2, 3])
     assert "x of shape [4, 8] and y of shape [4, 3] do not broadcast" in str(err), err
+else:
+    raise AssertionError("[4, 8] + [4, 3] was not refused")
 for step in range(3):
     expected = pycoll.nn.functional.mse_loss(whole(pycoll.to_tensor(xv)), pycoll.to_tensor(yv))
     expected.backward(); whole_opt.step(); whole_opt.clear_grad()
