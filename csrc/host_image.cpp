@@ -1,22 +1,13 @@
 // See host_image.h. Each kernel mirrors a NumPy formula in pycoll/vision/transforms/ (named at the
 // kernel) step for step, in the same types, so that the two give the same bytes.
 #include "host_image.h"
+#include "simd_clones.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
-
-// The loops below that GCC and Clang vectorize (the resize's passes, the colour conversions) are
-// built twice, for baseline x86-64 (the wheel must run anywhere) and for AVX2, and the loader
-// picks the copy the CPU runs (an ifunc). Integer arithmetic, and float arithmetic in the same
-// order (no FMA: -ffp-contract=off), so both copies give the same bytes.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define PYCOLL_AVX2_CLONE __attribute__((target_clones("avx2", "default")))
-#else
-#define PYCOLL_AVX2_CLONE
-#endif
 
 namespace pycoll {
 
@@ -111,7 +102,7 @@ struct HsvTables {
 }  // namespace
 
 // _resize._bilinear_uint8
-PYCOLL_AVX2_CLONE
+PYCOLL_SIMD_CLONES
 void resize_bilinear_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst,
                         int64_t oh, int64_t ow) {
     const Taps ys = taps(oh, h), xs = taps(ow, w);
@@ -178,7 +169,7 @@ inline void gray_ordered(const uint8_t* src, int64_t n, uint8_t* dst) {
     }
 }
 
-PYCOLL_AVX2_CLONE
+PYCOLL_SIMD_CLONES
 void gray_u8(const uint8_t* src, int64_t n, bool blue_first, int channels, uint8_t* dst) {
     if (channels == 3) {
         blue_first ? gray_ordered<2, 3>(src, n, dst) : gray_ordered<0, 3>(src, n, dst);
@@ -188,7 +179,7 @@ void gray_u8(const uint8_t* src, int64_t n, bool blue_first, int channels, uint8
 }
 
 // colour.adjust_saturation on arrays (with _cv_colour.gray's float path, blue_first)
-PYCOLL_AVX2_CLONE
+PYCOLL_SIMD_CLONES
 void blend_gray_u8(const uint8_t* src, int64_t n, float alpha, float beta, uint8_t* dst) {
     const float wb = 0.114f, wg = 0.587f, wr = 0.299f;
     for (int64_t i = 0; i < n; ++i) {
@@ -203,7 +194,7 @@ void blend_gray_u8(const uint8_t* src, int64_t n, float alpha, float beta, uint8
 }
 
 // _cv_colour.bgr_to_hsv_full
-PYCOLL_AVX2_CLONE
+PYCOLL_SIMD_CLONES
 void bgr_to_hsv_full_u8(const uint8_t* src, int64_t n, uint8_t* dst) {
     static const HsvTables tables;
     constexpr int32_t half = 1 << (kHsvShift - 1);
@@ -228,7 +219,7 @@ constexpr int kGreen[6] = {3, 0, 0, 2, 1, 1};
 constexpr int kRed[6] = {0, 2, 1, 1, 3, 0};
 
 // _cv_colour.hsv_to_bgr_full, after colour.adjust_hue's turn of the hue
-PYCOLL_AVX2_CLONE
+PYCOLL_SIMD_CLONES
 void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* dst) {
     const int shift = ((hue_shift % 256) + 256) % 256;
     const float one = 1.0f, hue_scale = 6.0f / 255.0f, unit = one / 255.0f, sixth = one / 6.0f;
