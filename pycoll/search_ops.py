@@ -130,7 +130,7 @@ def _order(a: Any, axis: int, descending: bool) -> Any:
     xp = array_module(a)
     if not descending:
         return xp.argsort(a, axis=axis, kind="stable")
-    backwards = (slice(None),) * axis + (slice(None, None, -1),)  # a reversed along axis (xp.flip, 4 us less)
+    backwards = (slice(None),) * (axis % a.ndim) + (slice(None, None, -1),)  # reversed along axis (xp.flip: 4 us more)
     return (a.shape[axis] - 1) - xp.argsort(a[backwards], axis=axis, kind="stable")[backwards]
 
 

@@ -35,7 +35,7 @@ def _data(rng, shape, dtype, kind):
 @pytest.mark.parametrize("kind", ["ties", "nan", "spread"])
 def test_topk_picks_what_the_stable_sort_picks(dtype, kind):
     rng = np.random.default_rng(3)
-    for shape in [(6, 9), (3, 4, 5), (0, 5)]:
+    for shape in [(6, 9), (3, 4, 5), (0, 5), (40, 37), (3, 25, 20)]:  # small: sorted whole; large: partitioned
         a = _data(rng, shape, dtype, kind)
         for axis in range(len(shape)):
             n = shape[axis]
