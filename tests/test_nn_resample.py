@@ -328,3 +328,28 @@ def test_an_output_of_one_cell_takes_paddles_rule_per_kernel():
                                [-0.0821758508682251, 2.34375, 4.769674301147461], rtol=1e-5)
     assert F.interpolate(x1, size=[1], mode="linear", align_corners=True, data_format="NCW").numpy().ravel().tolist() == [0.0]
     assert F.interpolate(x1, size=[1], mode="linear", align_mode=1, data_format="NCW").numpy().ravel().tolist() == [0.0]
+
+
+def test_integer_images_resize_in_float_and_truncate_back():
+    # a probe: uint8 weights truncated to 0 gave all-zero images; values measured on paddle 3.3.1
+    a4 = pycoll.to_tensor((np.arange(48).reshape(1, 2, 4, 6) * 5).astype("uint8"))
+    a5 = pycoll.to_tensor((np.arange(48).reshape(1, 1, 2, 4, 6) * 5).astype("uint8"))
+    cases = [(a4, dict(size=(2, 3), mode="bilinear"), [17, 27, 37, 77, 87, 97]),
+             (a4, dict(size=(8, 12), mode="bilinear"), [0, 1, 3, 6, 8, 11]),
+             (a4, dict(size=(3, 5), mode="bilinear"), [5, 11, 17, 23, 29, 45]),
+             (a4, dict(size=(3, 4), mode="bilinear", align_corners=True), [0, 8, 16, 25, 45, 53]),
+             (a5, dict(size=(1, 2, 3), mode="trilinear"), [77, 87, 97, 137, 147, 157]),
+             (a4, dict(size=(2, 3), mode="nearest"), [0, 10, 20, 60, 70, 80])]
+    for x, kwargs, first_six in cases:
+        out = F.interpolate(x, **kwargs)
+        assert out.dtype == np.uint8 and out.numpy().ravel()[:6].tolist() == first_six, kwargs
+    # paddle's uint8 'linear' (1-D) reads the left tap only ([0, 10, 20] here): pycoll interpolates, as
+    # for float32 ([2.5, 12.5, 22.5]), then truncates
+    line = pycoll.to_tensor((np.arange(12).reshape(1, 2, 6) * 5).astype("uint8"))
+    assert F.interpolate(line, size=(3,), mode="linear").numpy().ravel()[:3].tolist() == [2, 12, 22]
+    for mode in ("area", "bicubic"):  # paddle has no integer kernel for these
+        with pytest.raises(TypeError, match=f"interpolate \\(mode '{mode}'\\): x must hold floating-point"):
+            F.interpolate(a4, size=(2, 3), mode=mode)
+    for pool in (lambda: F.avg_pool2d(a4, 2), lambda: F.adaptive_avg_pool2d(a4, (2, 3))):
+        with pytest.raises(TypeError, match="avg_pool2d: x must hold floating-point numbers, got dtype uint8"):
+            pool()  # an average truncated to uint8 came back as zeros

@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating, value_output
 from pycoll.device import array_module, to_module
 from pycoll.nn._sliding import apply_axis_maps, channels_first, check_format, restore_layout
 from pycoll.shape_ops import scatter_add
@@ -59,7 +59,7 @@ def adaptive_avg_pool1d(x: Tensor, output_size: int, name: Optional[str] = None)
 
 
 def _adaptive_avg_pool(x: Tensor, output_size: Any, data_format: str, nd: int, fn: str) -> Tensor:
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), fn)  # an average of integers would be truncated (paddle has no kernel)
     channel_last = check_format(data_format, nd, fn)
     x, = placed("_adaptive_avg_pool", x, axes=tuple(range(1, x.ndim - 1)) if channel_last else tuple(range(2, x.ndim)))  # auto-parallel: batch and channel splits stay
     a = channels_first(x._array, nd, channel_last, fn)

@@ -20,7 +20,7 @@ import numpy as np
 
 from pycoll._fp_quiet import quiet
 from pycoll._graph import is_grad_enabled
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, value_output
+from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, require_floating, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating, is_half
 from pycoll.nn._sliding import (FORMATS, Pads, add_to_windows, channels_first, check_format, crop, int_list,
@@ -181,7 +181,7 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
     if divisor_override is not None and (isinstance(divisor_override, bool) or not isinstance(
             divisor_override, (int, float)) or divisor_override <= 0):
         raise ValueError(f"{fn}: divisor_override must be a number > 0, got {divisor_override!r}")
-    x = as_tensor(x)
+    x = require_floating(as_tensor(x), fn)  # an average of integers would be truncated (paddle has no kernel)
     channel_last = check_format(data_format, nd, fn)
     x, = placed("_avg_pool", x, axes=tuple(range(1, x.ndim - 1)) if channel_last else tuple(range(2, x.ndim)))  # auto-parallel: batch and channel splits stay
     a = channels_first(x._array, nd, channel_last, fn)

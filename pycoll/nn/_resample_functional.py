@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Tuple
 import numpy as np
 
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, op_output, placed
+from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating, value_output
 from pycoll.device import move, place_of
 from pycoll.nn._adaptive_pool_functional import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from pycoll.nn._sliding import apply_axis_maps, apply_axis_taps, transpose_taps
@@ -162,6 +162,8 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
                          f"got {data_format!r}")
     channel_last = data_format == _FORMATS[nd][1]
     axes = list(range(1, nd - 1)) if channel_last else list(range(2, nd))
+    if x._array.dtype.kind in "iub" and mode in ("area", "bicubic"):  # paddle has no integer kernel for them
+        require_floating(x, f"{fn} (mode {mode!r})")
     if mode == "area":
         if size is None:
             raise ValueError(f"{fn}: mode 'area' needs size")
@@ -181,6 +183,10 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
         return op_output(apply_axis_maps(a, mats, axes), lambda g: (apply_axis_maps(g, mats, axes, transposed=True),), x)
     # one or two taps per output cell: gathers, not dense matmuls, both ways
     taps = [_axis_taps(m, n, mode, align_corners, align_mode, s) for m, n, s in shapes]
+    if a.dtype.kind in "iu" and mode != "nearest":  # paddle's uint8 images: weighed in float32, truncated back
+        blended = apply_axis_taps(a.astype(np.float32), [(move(i, place), None if w is None else move(w, place))
+                                                         for i, w in taps], axes)
+        return value_output(blended.astype(a.dtype), fn, x)
 
     def placed_taps(pairs: List[Tuple[np.ndarray, Optional[np.ndarray]]]) -> List[Tuple[Any, Any]]:
         return [(move(i, place), None if w is None else move(w.astype(a.dtype), place)) for i, w in pairs]
