@@ -170,10 +170,11 @@ def _median_axes(op: str, axis: Any, ndim: int, lists: bool) -> Optional[Tuple[i
 
 
 def _shared_among_equals(rows: _Rows, median: Any, picked: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
-    """The 'avg' median's backward as paddle's: the elements of a row equal to its median (an odd
-    count, or two equal middles) share its gradient evenly; a row whose two middles differ (no
-    element equals their mean) or whose median is NaN sends it where ``picked`` does (half to
-    each middle; the NaNs)."""
+    """The median's backward as paddle's in mode 'avg', and in mode 'min' where no index is
+    returned (no single axis): the elements of a row equal to its median (an odd count, or two
+    equal middles) share its gradient evenly; a row whose two middles differ (no element equals
+    their mean) or whose median is NaN sends it where ``picked`` does (half to each middle; the
+    NaNs)."""
     xp = array_module(rows.rows)
     with quiet():  # NaN compared: unequal, silently
         equal = rows.rows == median.reshape(rows.lead + (1,))
@@ -208,9 +209,9 @@ def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool
         return op_output(out[0], _shared_among_equals(rows, out[0], backward), x)
     at = lo if skip_nan else xp.where(rows.nans > 0, rows.n - rows.nans, lo)  # min mode: the first NaN
     out, backward = _picks(rows, at[None, ..., None], xp.ones(at.shape + (1,)), keepdim, a.dtype)
+    if axis is None or isinstance(axis, (list, tuple)):  # paddle returns the index with a single axis only,
+        return op_output(out[0], _shared_among_equals(rows, out[0], backward), x)  # and shares it without
     value = op_output(out[0], backward, x)
-    if axis is None or isinstance(axis, (list, tuple)):  # paddle returns the index with a single axis only
-        return value
     index = xp.take_along_axis(rows.order, xp.clip(at, 0, None)[..., None], -1)[..., 0]
     index = xp.where(count > 0, index, -1).reshape(rows.shape(keepdim)).astype(int64)
     return value, value_output(index, op, x)

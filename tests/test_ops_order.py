@@ -157,6 +157,12 @@ def test_the_avg_median_shares_its_gradient_among_the_elements_equal_to_it(fn):
     x = _t([[1, 3], [3, 3]], dtype="float32")
     fn(x).backward()  # over the whole tensor
     np.testing.assert_allclose(x.grad.numpy(), [[0, 1 / 3], [1 / 3, 1 / 3]], rtol=1e-6)
+    x = _t([1, 2, 2, 4], dtype="float32")
+    fn(x, mode="min").backward()  # mode 'min' without an axis (no index returned) shares it too
+    np.testing.assert_allclose(x.grad.numpy(), [0, 0.5, 0.5, 0], rtol=1e-6)
+    x = _t([1, 2, 2, 4], dtype="float32")
+    fn(x, axis=0, mode="min")[0].backward()  # with one: the element whose index comes back
+    assert x.grad.numpy().tolist() == [0, 1, 0, 0]
     x = _t([[1, NAN, 2], [2, 2, 1]])
     fn(x, axis=1).sum().backward()
     expected_nan_row = [0, 1, 0] if fn is pycoll.median else [0.5, 0, 0.5]  # median's NaN takes it
