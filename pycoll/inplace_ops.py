@@ -402,6 +402,7 @@ def in_place_form(name: str, op: Optional[Callable[..., Tensor]] = None) -> Call
     """paddle's in-place form ``name_`` of op ``name``: ``x.name_(...)`` is ``in_place(x,
     op(x, ...))``. Without ``op``, the Tensor method ``name``, looked up when called, so that its
     module (which may import this one) need not be imported here."""
+    @param_aliases({"input": "x"})  # paddle.trunc_(input=x), as its out-of-place forms take it
     def method(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         fn = op if op is not None else getattr(Tensor, name)
         return in_place(x, name + "_", lambda: fn(x, *args, **kwargs))

@@ -407,12 +407,13 @@ def _bound(value: Any, which: str) -> Any:
 @param_aliases({"input": "x"})
 def clip(x: Tensor, min: Optional[float] = None, max: Optional[float] = None,  # noqa: A002
          name: Optional[str] = None) -> Tensor:
-    """Clamp to [min, max] (numbers or one-element Tensors); the gradient flows where x lies
-    inside the range. An integer x with a float bound gives float32, as paddle's."""
+    """Clamp to [min, max] (numbers or one-element Tensors; neither: x unchanged); the gradient
+    flows where x lies inside the range. An integer x with a float bound gives float32, as
+    paddle's."""
     x = as_tensor(x)
     lo, hi = _bound(min, "min"), _bound(max, "max")
-    if lo is None and hi is None:
-        raise ValueError("clip needs min or max, got neither")
+    if lo is None and hi is None:  # paddle's: x as it is
+        return op_output(x._array.copy(), lambda g: (g,), x)
     if lo is not None and hi is not None and lo > hi:  # paddle refuses it too
         raise ValueError(f"clip: max must be greater than or equal to min, got min={lo} and max={hi}")
     a = x._array

@@ -693,3 +693,14 @@ def test_torch_names_paddle_takes_on_its_operator_bindings():
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     with pytest.raises(TypeError):
         pycoll.sum(x, axis=0, dim=0)
+
+
+def test_clip_with_neither_bound_is_x_and_in_place_forms_take_input():
+    # paddle 3.3.1 (measured): clip(x), x.clip() and clamp(input=x) give x; trunc_(input=x) works
+    x = pycoll.to_tensor([[0.5, -2.0, 3.0]], stop_gradient=False)
+    for got in (pycoll.clip(x), x.clip(), pycoll.clamp(input=x)):
+        assert got.numpy().tolist() == [[0.5, -2.0, 3.0]] and got is not x
+    pycoll.clip(x).sum().backward()
+    assert x.grad.numpy().tolist() == [[1.0, 1.0, 1.0]]
+    y = pycoll.to_tensor([[0.5, -2.5, 3.0]])
+    assert pycoll.trunc_(input=y) is y and y.numpy().tolist() == [[0.0, -2.0, 3.0]]
