@@ -254,8 +254,8 @@ def test_op_argument_errors():
         pycoll.ones([2]) + "x"
     with pytest.raises(TypeError, match="Tensor"):
         pycoll.tanh("x")
-    with pytest.raises(ValueError, match="min or max"):
-        pycoll.clip(pycoll.ones([2]))
+    with pytest.raises(ValueError, match="max must be greater than or equal to min"):
+        pycoll.clip(pycoll.ones([2]), 3, 1)
 
 
 # ---- devices -----------------------------------------------------------------------------

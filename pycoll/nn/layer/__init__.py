@@ -106,8 +106,12 @@ class Layer(TorchNames):
                                f"assigning parameters or sublayers") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
+        """paddle's registries: a Parameter, a Layer, or (once the layer is initialised) any other
+        Tensor, which becomes a buffer that state_dict leaves out unless ``register_buffer`` made
+        it persistable (as paddle's; it moves and casts with the layer)."""
         if isinstance(value, (Parameter, Layer)) or name in self.__dict__.get("_parameters", ()) \
-                or name in self.__dict__.get("_sub_layers", ()) or name in self.__dict__.get("_buffers", ()):
+                or name in self.__dict__.get("_sub_layers", ()) or name in self.__dict__.get("_buffers", ()) \
+                or (isinstance(value, Tensor) and "_buffers" in self.__dict__):
             params, layers, buffers = self._registries()
             if isinstance(value, Parameter):
                 layers.pop(name, None)
@@ -127,8 +131,11 @@ class Layer(TorchNames):
                     raise TypeError(f"attribute {name!r} is a buffer: assign a Tensor or None, "
                                     f"got {type(value).__name__}")
                 buffers[name] = value
-            else:
+            elif name in layers:
                 layers.pop(name)
+            if isinstance(value, Tensor) and not isinstance(value, Parameter) and name not in buffers:
+                buffers[name] = value
+                self._non_persistable_buffer_names.add(name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
