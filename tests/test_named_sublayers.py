@@ -3,6 +3,8 @@ named_buffers and their remove_duplicate argument. The expected lists were measu
 3.3.1 (CPU) with the same model."""
 import inspect
 
+import numpy as np
+
 import pytest
 
 import pycoll
@@ -68,3 +70,24 @@ def test_list_forms_are_unchanged():
     outer, _ = _model()
     assert (len(outer.sublayers()), len(outer.parameters()), len(outer.buffers())) == (4, 2, 1)
     assert [n for n, _ in outer[0].named_children()] == ["0", "1"]
+
+
+def test_a_tensor_assigned_to_an_attribute_is_a_buffer_state_dict_leaves_out():
+    # paddle 3.3.1 (measured): named_buffers() ['buf', 'mask'], with remove_duplicate=False
+    # ['buf', 'alias', 'mask']; a plain Tensor attribute is a non-persistable buffer
+    class Net(pycoll.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("buf", pycoll.ones([1]))
+            self.alias = self.buf
+            self.mask = pycoll.ones([2])
+            self.steps = pycoll.to_tensor([3], dtype="int64")
+
+    net = Net()
+    assert [n for n, _ in net.named_buffers()] == ["buf", "mask", "steps"]
+    assert [n for n, _ in net.named_buffers(remove_duplicate=False)] == ["buf", "alias", "mask", "steps"]
+    assert list(net.state_dict()) == ["buf"]  # only register_buffer's persistable one
+    net.to(dtype="float64")
+    assert net.mask.dtype == np.float64 and net.steps.dtype == np.float64  # cast with the layer, ints too (paddle's)
+    net.mask = None
+    assert [n for n, _ in net.named_buffers()] == ["buf", "steps"]
