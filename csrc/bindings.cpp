@@ -7,6 +7,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -718,7 +719,25 @@ Image image_warp(const Image& img, const py::array_t<double, py::array::c_style>
     return out;
 }
 
+// boxes [k, 4] float64, best first -> the positions greedy NMS keeps (int64)
+py::array_t<int64_t> boxes_greedy_nms(const py::array_t<double, py::array::c_style>& boxes, double threshold,
+                                      double offset, double eta) {
+    if (boxes.ndim() != 2 || boxes.shape(1) != 4) throw py::value_error(where("boxes_greedy_nms", "boxes is not [k, 4]"));
+    const int64_t k = boxes.shape(0);
+    std::vector<int64_t> kept(static_cast<std::size_t>(k));
+    int64_t n = 0;
+    {
+        py::gil_scoped_release nogil;
+        n = pycoll::greedy_nms(boxes.data(), k, threshold, offset, eta, kept.data());
+    }
+    py::array_t<int64_t> out(n);
+    std::copy(kept.begin(), kept.begin() + n, out.mutable_data());
+    return out;
+}
+
 void def_image_ops(py::module_& m) {
+    m.def("boxes_greedy_nms", &boxes_greedy_nms, py::arg("boxes").noconvert(), py::arg("threshold"),
+          py::arg("offset"), py::arg("eta"), "The positions of boxes [k, 4] (best first) greedy NMS keeps.");
     m.def("image_resize_bilinear", &image_resize_bilinear, py::arg("img").noconvert(), py::arg("oh"),
           py::arg("ow"), "OpenCV's uint8 INTER_LINEAR of an [H, W(, C)] image to [oh, ow(, C)].");
     m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");

@@ -397,4 +397,35 @@ void warp_affine_u8(const Warp& warp) { dispatch<Affine>(warp); }
 
 void warp_perspective_u8(const Warp& warp) { dispatch<Perspective>(warp); }
 
+namespace {
+
+// _common.box_area of one box
+double box_area(const double* b, double offset) {
+    const double w = b[2] - b[0], h = b[3] - b[1];
+    return (w < 0 || h < 0) ? 0.0 : (w + offset) * (h + offset);
+}
+
+// _common.iou_matrix's element for box a (its row) and box b (its column)
+double iou(const double* a, const double* b, double offset) {
+    const bool meet = b[0] <= a[2] && b[1] <= a[3] && b[2] >= a[0] && b[3] >= a[1];
+    const double inter = (std::min(a[2], b[2]) - std::max(a[0], b[0]) + offset) *
+                         (std::min(a[3], b[3]) - std::max(a[1], b[1]) + offset);
+    const double uni = box_area(a, offset) + box_area(b, offset) - inter;
+    return meet ? inter / uni : 0.0;
+}
+
+}  // namespace
+
+int64_t greedy_nms(const double* boxes, int64_t k, double threshold, double offset, double eta, int64_t* kept) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; ++i) {
+        bool keep = true;
+        for (int64_t j = 0; j < n && keep; ++j) keep = iou(boxes + 4 * i, boxes + 4 * kept[j], offset) <= threshold;
+        if (!keep) continue;
+        kept[n++] = i;
+        if (eta < 1 && threshold > 0.5) threshold *= eta;
+    }
+    return n;
+}
+
 }  // namespace pycoll

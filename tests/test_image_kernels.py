@@ -109,3 +109,21 @@ def test_images_the_kernels_do_not_take_go_to_numpy():
     assert host_image.flip_width(np.array([1, 2, 3], np.uint8)) is None  # one axis
     resized = F.resize(PHOTO.astype(np.float32), (20, 30))
     assert resized.dtype == np.float32 and resized.shape == (20, 30, 3)
+
+
+@pytest.mark.parametrize("eta", [1.0, 0.9])
+@pytest.mark.parametrize("offset", [0.0, 1.0])
+def test_greedy_nms_kernel_keeps_what_the_numpy_loop_keeps(eta, offset):
+    from pycoll.vision.ops.nms import greedy_nms
+    rs = np.random.RandomState(int(eta * 10 + offset))
+    for k in (0, 1, 7, 300):
+        boxes = rs.rand(k, 4) * 50
+        boxes[:, 2:] += boxes[:, :2] + rs.rand(k, 2) * 30
+        if k > 5:
+            boxes[3] = boxes[2]  # identical boxes: IoU 1
+            boxes[4, 2] = boxes[4, 0] - 1  # x2 < x1: area 0
+            boxes[5] = np.nan  # NaN IoU: struck out, as "not <= threshold"
+        for threshold in (0.0, 0.3, 0.7):
+            fast = greedy_nms(boxes, threshold, offset, eta)
+            slow = without_kernels(greedy_nms, boxes, threshold, offset, eta)
+            assert fast.dtype == np.int64 and fast.tolist() == slow.tolist(), (k, threshold)

@@ -1,7 +1,7 @@
 """Single-pass host kernels for uint8 images in paddle.vision.transforms' array path, where paddle
 calls OpenCV: bilinear resize, horizontal flip, lookup tables, RGB to grey, the saturation blend,
-the HSV_FULL conversions and cv2's affine and perspective warps (``pycoll._C``, C++, the GIL
-released; see csrc/host_image.h).
+the HSV_FULL conversions and cv2's affine and perspective warps; and paddle.vision.ops.nms's
+greedy loop (``pycoll._C``, C++, the GIL released; see csrc/host_image.h).
 
 Each function returns None where the kernels do not serve its image: it is not a numpy uint8 array
 (the flip takes any dtype), its shape is not one the kernel takes, or this build of ``pycoll._C``
@@ -21,7 +21,7 @@ from pycoll.kernels.compiled import having
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("image_warp")  # the newest of them
+    return having("boxes_greedy_nms")  # the newest of them
 
 
 def _served(img: Any, rgb: bool = False) -> Optional[ModuleType]:
@@ -103,3 +103,13 @@ def warp(img: Any, inverse: np.ndarray, size: Tuple[int, int], interpolation: st
     return kernels.image_warp(np.ascontiguousarray(img), np.ascontiguousarray(inverse, np.float64).reshape(-1),
                               int(height), int(width), np.ascontiguousarray(np.asarray(border, np.uint8).reshape(-1)),
                               _SAMPLES[interpolation], weights)
+
+
+def greedy_nms(boxes: np.ndarray, threshold: float, offset: float, eta: float) -> Optional[np.ndarray]:
+    """The positions of ``boxes`` (a float64 host array [k, 4], best first) that paddle's greedy
+    NMS keeps (``pycoll.vision.ops.nms.greedy_nms``'s loop, compiled)."""
+    kernels = _kernels()
+    if kernels is None:
+        return None
+    return kernels.boxes_greedy_nms(np.ascontiguousarray(boxes, dtype=np.float64), float(threshold), float(offset),
+                                    float(eta))

@@ -50,11 +50,11 @@ def iou_matrix(a: Any, b: Any, offset: float = 0.0) -> Any:
     """IoU of every box of a [M, 4] with every box of b [K, 4] as [M, K] (paddle's JaccardOverlap:
     0 for boxes that do not meet)."""
     xp = array_module(a)
-    lo = xp.maximum(a[:, None, :2], b[None, :, :2])
-    hi = xp.minimum(a[:, None, 2:], b[None, :, 2:])
-    meet = xp.all(b[None, :, :2] <= a[:, None, 2:], axis=-1) & xp.all(b[None, :, 2:] >= a[:, None, :2], axis=-1)
-    wh = hi - lo + offset
-    inter = wh[..., 0] * wh[..., 1]
+    # one [M, K] plane per coordinate (not [M, K, 2] ones: their pairs of strided elements took 8x)
+    ax1, ay1, ax2, ay2 = (a[:, i, None] for i in range(4))
+    bx1, by1, bx2, by2 = (b[None, :, i] for i in range(4))
+    meet = (bx1 <= ax2) & (by1 <= ay2) & (bx2 >= ax1) & (by2 >= ay1)
+    inter = (xp.minimum(ax2, bx2) - xp.maximum(ax1, bx1) + offset) * (xp.minimum(ay2, by2) - xp.maximum(ay1, by1) + offset)
     union = box_area(a, offset)[:, None] + box_area(b, offset)[None, :] - inter
     with quiet():
         return xp.where(meet, inter / union, 0)

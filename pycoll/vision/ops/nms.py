@@ -13,6 +13,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
+from pycoll.kernels import host_image
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.ops._common import floating, iou_matrix
 
@@ -22,13 +23,24 @@ __all__ = ["matrix_nms", "nms"]  # greedy_nms is shared with proposals.py
 def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: float = 1.0) -> np.ndarray:
     """Positions of the boxes (host array [K, 4], best first) that greedy NMS keeps: a box goes
     when its IoU with a kept one exceeds the threshold; ``eta`` < 1 shrinks the threshold by that
-    factor after each kept box while it is above 0.5 (paddle's adaptive NMS)."""
+    factor after each kept box while it is above 0.5 (paddle's adaptive NMS). pycoll._C runs
+    this loop (the same IoUs, computed as needed); the NumPy form below serves without it."""
+    fast = host_image.greedy_nms(boxes, threshold, offset, eta)
+    if fast is not None:
+        return fast
     iou = iou_matrix(boxes, boxes, offset)
     kept = []
-    for i in range(boxes.shape[0]):
-        if all(iou[i, k] <= threshold for k in kept):
+    if eta >= 1:  # one threshold: each kept box strikes out the later ones it overlaps, a row at a time
+        out = np.zeros(boxes.shape[0], dtype=bool)
+        for i in range(boxes.shape[0]):
+            if not out[i]:
+                kept.append(i)
+                out |= ~(iou[i] <= threshold)  # (a NaN IoU strikes out too, as "not <= threshold")
+        return np.asarray(kept, dtype=np.int64)
+    for i in range(boxes.shape[0]):  # a shrinking threshold: each box against the kept ones, now
+        if not kept or bool((iou[i, kept] <= threshold).all()):
             kept.append(i)
-            if eta < 1 and threshold > 0.5:
+            if threshold > 0.5:
                 threshold *= eta
     return np.asarray(kept, dtype=np.int64)
 
