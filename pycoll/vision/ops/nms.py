@@ -101,6 +101,9 @@ def _decay(xp: Any, iou: Any, use_gaussian: bool, sigma: float) -> Any:
     return ratio.min(axis=1) if k else ratio.sum(axis=1)
 
 
+_SHARED_IOU_BOXES = 2048  # matrix_nms takes an image's [M, M] IoUs at once up to this M (32 MB)
+
+
 def matrix_nms(bboxes: Tensor, scores: Tensor, score_threshold: float, post_threshold: float, nms_top_k: int,
                keep_top_k: int, use_gaussian: bool = False, gaussian_sigma: float = 2.0, background_label: int = 0,
                normalized: bool = True, return_index: bool = False, return_rois_num: bool = True,
@@ -124,6 +127,8 @@ def matrix_nms(bboxes: Tensor, scores: Tensor, score_threshold: float, post_thre
     rows, index, counts = [], [], []
     for i in range(n):
         image_rows, image_index = [], []
+        # every class picks among the image's same boxes: their IoUs once (unless too many to hold)
+        image_iou = iou_matrix(ba[i], ba[i], offset) if m <= _SHARED_IOU_BOXES else None
         for c in range(s.shape[1]):
             if c == background_label:
                 continue
@@ -135,8 +140,8 @@ def matrix_nms(bboxes: Tensor, scores: Tensor, score_threshold: float, post_thre
             if cand.size == 0:
                 continue
             sel = xp.asarray(cand)
-            decayed = score[sel] * _decay(xp, iou_matrix(ba[i][sel], ba[i][sel], offset), use_gaussian,
-                                          gaussian_sigma)
+            iou = iou_matrix(ba[i][sel], ba[i][sel], offset) if image_iou is None else image_iou[sel[:, None], sel]
+            decayed = score[sel] * _decay(xp, iou, use_gaussian, gaussian_sigma)
             keep = decayed > post_threshold
             boxes = ba[i][sel][keep]
             image_rows.append(xp.concatenate([xp.full((boxes.shape[0], 1), c, dtype=ba.dtype),
