@@ -2,6 +2,8 @@
 assign, tolist and the DLPack exchange (to_dlpack / from_dlpack)."""
 from __future__ import annotations
 
+import ctypes
+
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -263,6 +265,18 @@ def _from_dlpack_object(obj: Any) -> Any:
     return import_cupy().from_dlpack(obj)
 
 
+def _writeable_view(a: np.ndarray) -> np.ndarray:
+    """``a`` writeable, over the same memory. NumPy marks an array it reads from a bare DLPack
+    capsule read-only (the old capsule says nothing of it), and paddle's ``from_dlpack`` shares
+    memory both ways; the new array keeps ``a`` (and so the capsule's owner) alive."""
+    if a.flags.writeable or a.size == 0 or any(step < 0 for step in a.strides):
+        return a
+    span = sum((n - 1) * step for n, step in zip(a.shape, a.strides)) + a.itemsize
+    memory = (ctypes.c_char * span).from_address(a.__array_interface__["data"][0])
+    memory.owner = a
+    return np.ndarray(a.shape, a.dtype, buffer=memory, strides=a.strides)
+
+
 class _Capsule:
     """A bare capsule (from ``to_dlpack``) dressed as a DLPack object for ``from_dlpack``."""
 
@@ -279,7 +293,7 @@ class _Capsule:
 def _capsule_array(capsule: Any) -> Any:
     """A capsule's array: CuPy reads device capsules directly; a host one goes through NumPy."""
     try:
-        return np.from_dlpack(_Capsule(capsule))
+        return _writeable_view(np.from_dlpack(_Capsule(capsule)))
     except (RuntimeError, BufferError):  # a device capsule
         from pycoll.device import import_cupy
         return import_cupy().from_dlpack(capsule)

@@ -122,6 +122,13 @@ def test_creation_additions_follow_paddle():
     assert pycoll.tolist(a) == [[1.0, 2.0], [3.0, 4.0]]
     shared = pycoll.from_dlpack(pycoll.to_dlpack(a))
     assert np.shares_memory(shared.numpy(), a.numpy())
+    with pycoll.no_grad():
+        shared[0, 0] = 10.0  # paddle's docs: shared both ways (NumPy made the capsule's array read-only)
+        shared.add_(pycoll.ones([2, 2]))
+        assert a.numpy().tolist() == [[11.0, 3.0], [4.0, 5.0]]
+        column = pycoll.from_dlpack(pycoll.to_dlpack(a[:, 1:]))  # strided: the view's elements only
+        column[1, 0] = 7.0
+        assert a.numpy().tolist() == [[11.0, 3.0], [4.0, 7.0]]
     assert np.shares_memory(pycoll.from_dlpack(a.numpy()).numpy(), a.numpy())
 
 
