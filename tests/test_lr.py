@@ -309,3 +309,18 @@ def test_cyclic_custom_scale_fn():
     s, got = _run(lambda: lr.CyclicLR(0.0, 1.0, step_size_up=1, scale_fn=lambda x: 0.5 ** x, scale_mode="iterations"),
                   steps=4)
     assert got == [0.0, 0.5, 0.0, 0.125, 0.0]  # paddle 3.3.1's values
+
+
+def test_the_older_function_forms_make_the_schedulers_paddle_makes():
+    # paddle 3.3.1 in dynamic mode (measured): the scheduler class and its first value
+    L = pycoll.optimizer.lr
+    for made, cls, first in [(L.cosine_decay(0.1, 10000, 120), L.CosineAnnealingDecay, 0.1),
+                             (L.polynomial_decay(0.1, 100, 0.001), L.PolynomialDecay, 0.1),
+                             (L.noam_decay(1 / (4000 * 0.1 ** 2), 4000, 0.1), L.NoamDecay, 0.0),
+                             (L.piecewise_decay([10, 20], [1.0, 0.5, 0.1]), L.PiecewiseDecay, 1.0),
+                             (L.exponential_decay(0.1, 100, 0.5), L.ExponentialDecay, 0.1),
+                             (L.natural_exp_decay(0.1, 100, 0.5), L.NaturalExpDecay, 0.1),
+                             (L.inverse_time_decay(0.1, 100, 0.5), L.InverseTimeDecay, 0.1),
+                             (L.linear_lr_warmup(0.1, 10, 0.0, 0.1), L.LinearWarmup, 0.0)]:
+        assert type(made) is cls and made() == pytest.approx(first), cls
+    assert "cosine_decay" not in L.__all__  # outside paddle's __all__ too

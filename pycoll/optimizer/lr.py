@@ -6,6 +6,9 @@ from pycoll.optimizer.lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR, On
 from pycoll.optimizer.lr_decay import (CosineAnnealingDecay, ExponentialDecay, InverseTimeDecay, LambdaDecay,
                                        LinearLR, LinearWarmup, MultiplicativeDecay, MultiStepDecay, NaturalExpDecay,
                                        NoamDecay, PiecewiseDecay, PolynomialDecay, StepDecay)
+from pycoll.optimizer.lr_functions import (cosine_decay, exponential_decay, inverse_time_decay,  # noqa: F401
+                                           linear_lr_warmup, natural_exp_decay, noam_decay, piecewise_decay,
+                                           polynomial_decay)
 from pycoll.optimizer.lr_plateau import ReduceOnPlateau
 from pycoll.optimizer.lr_scheduler import LRScheduler
 
