@@ -373,20 +373,33 @@ void adam_step_host(Host<T> param, const Host<T>& grad, Host<T> m, Host<T> v,
     pycoll::adam_step(p, gs, ms, vs, vm, static_cast<int64_t>(n), s);
 }
 
+// ufunc.at over rows: op 0 add, 1 maximum, 2 minimum
 template <class T>
-int64_t scatter_add_rows_host(Host<T> target, const py::array_t<int64_t, py::array::c_style>& index,
-                              const Host<T>& values) {
-    if (target.ndim() < 1 || index.ndim() != 1) {
-        throw py::value_error(where("scatter_add_rows", "target needs an axis 0 and index one axis"));
-    }
+int64_t scatter_rows_host(Host<T> target, const py::array_t<int64_t, py::array::c_style>& index,
+                          const Host<T>& values, int op) {
+    const char* fn = op == 0 ? "scatter_add_rows" : "scatter_extreme_rows";
+    if (target.ndim() < 1 || index.ndim() != 1) throw py::value_error(where(fn, "target needs an axis 0 and index one axis"));
     const int64_t rows = target.shape(0), n = index.size();
     const int64_t width = rows == 0 ? 0 : static_cast<int64_t>(target.size()) / rows;
-    check_size("scatter_add_rows", "values", values, n * width);
-    T* t = in_place("scatter_add_rows", "target", target);
+    check_size(fn, "values", values, n * width);
+    T* t = in_place(fn, "target", target);
     const int64_t* idx = index.data();
     const T* v = values.data();
     py::gil_scoped_release nogil;
-    return pycoll::scatter_add_rows(t, rows, width, idx, n, v);
+    return op == 0 ? pycoll::scatter_add_rows(t, rows, width, idx, n, v)
+                   : pycoll::scatter_extreme_rows(t, rows, width, idx, n, v, op == 1);
+}
+
+template <class T>
+int64_t scatter_add_rows_host(Host<T> target, const py::array_t<int64_t, py::array::c_style>& index,
+                              const Host<T>& values) {
+    return scatter_rows_host<T>(target, index, values, 0);
+}
+
+template <class T>
+int64_t scatter_extreme_rows_host(Host<T> target, const py::array_t<int64_t, py::array::c_style>& index,
+                                  const Host<T>& values, bool maximum) {
+    return scatter_rows_host<T>(target, index, values, maximum ? 1 : 2);
 }
 
 // --- the steps of a fused recurrent layer (pycoll/nn/rnn_fused.py); see host_rnn.h -----------
@@ -584,6 +597,9 @@ void def_float_ops(py::module_& m) {
     m.def("scatter_add_rows", &scatter_add_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(),
           "target[index[i]] += values[i] in order, in place; -1, or the position of a bad index.");
+    m.def("scatter_extreme_rows", &scatter_extreme_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
+          py::arg("values").noconvert(), py::arg("maximum"),
+          "np.maximum.at (maximum) or np.minimum.at over target's rows, in place; -1, or a bad index's position.");
     m.def("adam_step", &adam_step_host<T>, py::arg("param"), py::arg("grad"), py::arg("moment1"),
           py::arg("moment2"), py::arg("moment2_max"), py::arg("decay"), py::arg("beta1"),
           py::arg("one_minus_beta1"), py::arg("beta2"), py::arg("one_minus_beta2"),

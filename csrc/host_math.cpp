@@ -430,9 +430,25 @@ template void normalize_backward<double>(const double*, const double*, const dou
                                          const double*, const double*, double*, int64_t, int64_t,
                                          int64_t);
 
-template <class T>
-int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
-                         const T* values) {
+namespace {
+
+// np.add, np.maximum and np.minimum of one element (NumPy's: a NaN on either side wins)
+struct AddInto {
+    template <class T>
+    static T apply(T acc, T x) { return acc + x; }
+};
+struct MaxInto {
+    template <class T>
+    static T apply(T acc, T x) { return (acc >= x || acc != acc) ? acc : x; }
+};
+struct MinInto {
+    template <class T>
+    static T apply(T acc, T x) { return (acc <= x || acc != acc) ? acc : x; }
+};
+
+// target[index[i], :] = Op(target[index[i], :], values[i, :]), i in order (ufunc.at's order)
+template <class Op, class T>
+int64_t scatter_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n, const T* values) {
     for (int64_t i = 0; i < n; ++i) {
         if (index[i] < -rows || index[i] >= rows) return i;
     }
@@ -440,12 +456,30 @@ int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* 
         const int64_t row = index[i] < 0 ? index[i] + rows : index[i];
         T* __restrict dst = target + row * width;
         const T* __restrict src = values + i * width;
-        for (int64_t j = 0; j < width; ++j) dst[j] += src[j];
+        for (int64_t j = 0; j < width; ++j) dst[j] = Op::apply(dst[j], src[j]);
     }
     return -1;
 }
 
+}  // namespace
+
+template <class T>
+int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
+                         const T* values) {
+    return scatter_rows<AddInto>(target, rows, width, index, n, values);
+}
+
+template <class T>
+int64_t scatter_extreme_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
+                             const T* values, bool maximum) {
+    return maximum ? scatter_rows<MaxInto>(target, rows, width, index, n, values)
+                   : scatter_rows<MinInto>(target, rows, width, index, n, values);
+}
+
 template int64_t scatter_add_rows<float>(float*, int64_t, int64_t, const int64_t*, int64_t, const float*);
 template int64_t scatter_add_rows<double>(double*, int64_t, int64_t, const int64_t*, int64_t, const double*);
+template int64_t scatter_extreme_rows<float>(float*, int64_t, int64_t, const int64_t*, int64_t, const float*, bool);
+template int64_t scatter_extreme_rows<double>(double*, int64_t, int64_t, const int64_t*, int64_t, const double*,
+                                              bool);
 
 }  // namespace pycoll

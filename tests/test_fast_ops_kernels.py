@@ -263,3 +263,23 @@ def test_a_scatter_add_of_rows_gives_np_add_ats_bits(dtype):
         scatter_add(kept, np.array([1, 40]), values[:2])
     assert np.array_equal(kept, start)  # nothing added
     assert host_math.scatter_add_rows(got, (index,), values) is None  # a tuple key: np.add.at's
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum])
+def test_a_scatter_extreme_of_rows_gives_the_ufunc_ats_values(dtype, ufunc):
+    rng = np.random.default_rng(6)
+    index = rng.integers(-30, 30, 2000)
+    values = rng.integers(-3, 4, (2000, 5)).astype(dtype)  # ties, and signed zeros below
+    values[rng.random(values.shape) < 0.01] = np.nan
+    values[rng.random(values.shape) < 0.05] = -0.0
+    values[rng.random(values.shape) < 0.02] = np.inf
+    start = np.full((30, 5), -np.inf if ufunc is np.maximum else np.inf, dtype)
+    start[3] = np.nan  # a NaN already there stays
+    want, got = start.copy(), start.copy()
+    ufunc.at(want, index, values)
+    assert host_math.scatter_extreme_rows(got, index, values, ufunc is np.maximum) is True
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    with pytest.raises(IndexError, match="index 30 is out of bounds"):
+        host_math.scatter_extreme_rows(got, np.array([30]), values[:1], True)

@@ -37,6 +37,14 @@ def test_segment_ops_equal_paddles(op):
     assert getattr(pycoll.incubate, "segment_" + op) is getattr(geo, "segment_" + op)
 
 
+def test_a_segment_of_infinite_rows_keeps_them():
+    # paddle 3.3.1 (measured): segment_max of two -inf rows is -inf (not the lowest finite float)
+    x = T([[-np.inf], [-np.inf], [1.0]])
+    ids = T([0, 0, 2], "int64")
+    assert geo.segment_max(x, ids).numpy().ravel().tolist() == [-np.inf, 0.0, 1.0]
+    assert geo.segment_min(-x, ids).numpy().ravel().tolist() == [np.inf, 0.0, -1.0]
+
+
 def test_segment_refusals():
     with pytest.raises(TypeError, match="segment_ids"):
         geo.segment_sum(T(DATA), T([0., 0., 1., 1.]))

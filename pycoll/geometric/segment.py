@@ -43,8 +43,7 @@ def segment_reduce(data: Tensor, ids: Any, num: int, reduce_op: str, fn: str) ->
     if ids.size and int(ids.max()) >= num:
         raise ValueError(f"{fn}: an index {int(ids.max())} is past the {num} rows of the output")
     shape = (num,) + a.shape[1:]
-    counts = xp.zeros(num, dtype=a.dtype)
-    _ufunc_at(xp, "add", counts, ids, xp.ones(ids.shape, dtype=a.dtype))
+    counts = xp.bincount(ids, minlength=num).astype(a.dtype)
     present = (counts > 0).reshape((num,) + (1,) * (a.ndim - 1))
     with fp_quiet():  # inf + -inf is NaN, a sum past the dtype's range inf: answers
         if reduce_op in ("sum", "mean"):
@@ -53,8 +52,12 @@ def segment_reduce(data: Tensor, ids: Any, num: int, reduce_op: str, fn: str) ->
             if reduce_op == "mean":
                 out = out / xp.maximum(counts, 1).reshape(present.shape).astype(a.dtype)
         else:
-            limits = xp.finfo(a.dtype) if a.dtype.kind in "fc" else xp.iinfo(a.dtype)
-            out = xp.full(shape, limits.min if reduce_op == "max" else limits.max, dtype=a.dtype)
+            # from the dtype's far end (paddle's: a segment of -inf rows has the maximum -inf)
+            if a.dtype.kind in "fc":
+                start = -xp.inf if reduce_op == "max" else xp.inf
+            else:
+                start = xp.iinfo(a.dtype).min if reduce_op == "max" else xp.iinfo(a.dtype).max
+            out = xp.full(shape, start, dtype=a.dtype)
             _ufunc_at(xp, "maximum" if reduce_op == "max" else "minimum", out, ids, a)
             out = xp.where(present, out, 0).astype(a.dtype, copy=False)
 

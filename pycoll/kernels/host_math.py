@@ -29,7 +29,7 @@ _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("cumprod")  # the newest of them
+    return having("scatter_extreme_rows")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -194,14 +194,22 @@ def scatter_add_rows(target: Any, index: Any, values: Any) -> Optional[bool]:
     order (the same sums, bit for bit; np.add.at took 20-30x longer on 20 000 rows of 512).
     True, or None where the kernel does not serve the arrays (target then unchanged); IndexError,
     as np.add.at's, for an index outside the rows."""
+    return _scatter_rows(target, index, values, lambda k, t, i, v: k.scatter_add_rows(t, i, v))
+
+
+def scatter_extreme_rows(target: Any, index: Any, values: Any, maximum: bool) -> Optional[bool]:
+    """``np.maximum.at(target, index, values)`` (``np.minimum.at`` unless ``maximum``) over rows,
+    as `scatter_add_rows` (np.maximum.at took 15x longer on 100 000 rows of 64)."""
+    return _scatter_rows(target, index, values, lambda k, t, i, v: k.scatter_extreme_rows(t, i, v, bool(maximum)))
+
+
+def _scatter_rows(target: Any, index: Any, values: Any, run: Any) -> Optional[bool]:
     if not (isinstance(index, np.ndarray) and index.ndim == 1 and index.dtype.kind in "iu"):
         return None
     kernels = _served((target, values))
-    if kernels is None or not hasattr(kernels, "scatter_add_rows") or not _writable(target) or \
-            target.ndim < 1 or values.shape != index.shape + target.shape[1:]:
+    if kernels is None or not _writable(target) or target.ndim < 1 or values.shape != index.shape + target.shape[1:]:
         return None
-    bad = kernels.scatter_add_rows(target, np.ascontiguousarray(index, dtype=np.int64),
-                                   np.ascontiguousarray(values))
+    bad = run(kernels, target, np.ascontiguousarray(index, dtype=np.int64), np.ascontiguousarray(values))
     if bad >= 0:
         raise IndexError(f"index {int(index[bad])} is out of bounds for axis 0 with size {target.shape[0]}")
     return True
