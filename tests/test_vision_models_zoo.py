@@ -175,3 +175,16 @@ def test_same_numbers_on_gpu_arrays(name):
     for want, got in zip(results["cpu"], results["gpu"]):
         assert isinstance(got.array, strict_cupy.ndarray)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_intermediate_layer_getter_returns_the_named_sublayers_outputs():
+    # paddle's docstring example, at 64 x 64 (paddle 3.3.1: feat1 [1, 64, 16, 16], feat2 [1, 256, 4, 4])
+    model = pycoll.vision.models.resnet18()
+    getter = pycoll.vision.models._utils.IntermediateLayerGetter(model, {"layer1": "feat1", "layer3": "feat2"})
+    out = getter(pycoll.rand([1, 3, 64, 64]))
+    assert [(k, list(v.shape)) for k, v in out.items()] == [("feat1", [1, 64, 16, 16]), ("feat2", [1, 256, 4, 4])]
+    assert "layer4" not in dict(getter.named_children())  # only the layers up to the last one asked for
+    whole = pycoll.vision.models._utils.IntermediateLayerGetter(model, {"fc": "logits"})
+    assert list(whole(pycoll.rand([2, 3, 64, 64]))["logits"].shape) == [2, 1000]  # flattened before fc
+    with pytest.raises(ValueError, match=r"return_layers names \['layer9'\]"):
+        pycoll.vision.models._utils.IntermediateLayerGetter(model, {"layer9": "x"})

@@ -31,3 +31,4 @@ __all__ = ["AlexNet", "BasicBlock", "BottleneckBlock", "ConvNormActivation", "De
            "shufflenet_v2_swish", "shufflenet_v2_x0_25", "shufflenet_v2_x0_33", "shufflenet_v2_x0_5",
            "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0", "squeezenet1_0", "squeezenet1_1",
            "vgg11", "vgg13", "vgg16", "vgg19", "wide_resnet50_2", "wide_resnet101_2"]
+from pycoll.vision.models import _utils  # noqa: E402,F401 - paddle.vision.models._utils (IntermediateLayerGetter)
