@@ -440,6 +440,83 @@ def _():
     return sum_backward(lambda: P.abs(P.fft.rfft2(x)))
 
 
+@case("mode_rows")
+def _():
+    """mode along the rows of a [1000, 1000] float32 tensor of 100 distinct values."""
+    x = P.to_tensor((np.random.RandomState(0).randint(0, 100, (1000, 1000))).astype("float32"))
+    return lambda: P.mode(x, axis=1)
+
+
+@case("cumprod_dim0")
+def _():
+    """cumprod of [1000, 1000] along its first axis, forward and backward."""
+    x = P.to_tensor(np.random.RandomState(0).uniform(0.9, 1.1, (1000, 1000)).astype("float32"), stop_gradient=False)
+    return sum_backward(lambda: P.cumprod(x, dim=0))
+
+
+@case("combinations_300")
+def _():
+    """The 44 850 pairs of 300 elements."""
+    x = tensor(300, grad=False)
+    return lambda: P.combinations(x, 2)
+
+
+@case("topk_small_1000")
+def _():
+    """1000 calls of topk(k=3) on an [8, 16] tensor (the per-call cost)."""
+    x = tensor(8, 16, grad=False)
+
+    def call():
+        for _ in range(1000):
+            P.topk(x, 3)
+    return call
+
+
+def boxes(n: int, seed: int) -> np.ndarray:
+    """n float32 boxes (x1, y1, x2, y2) in a 100 x 100 image, 5 to 105 wide."""
+    b = np.random.RandomState(seed).rand(n, 4).astype("float32") * 100
+    b[:, 2:] += b[:, :2] + 5
+    return b
+
+
+@case("nms_1000")
+def _():
+    """Greedy NMS (IoU 0.5) of 1000 scored boxes."""
+    b, s = P.to_tensor(boxes(1000, 0)), P.to_tensor(np.random.RandomState(1).rand(1000).astype("float32"))
+    return lambda: P.vision.ops.nms(b, iou_threshold=0.5, scores=s)
+
+
+@case("matrix_nms")
+def _():
+    """matrix_nms of 4 images' 100 boxes under 80 classes' scores."""
+    rs = np.random.RandomState(0)
+    b = rs.rand(4, 100, 4).astype("float32")
+    b[..., 2:] = b[..., :2] + 0.5
+    bb, sc = P.to_tensor(b), P.to_tensor(rs.rand(4, 80, 100).astype("float32"))
+    return lambda: P.vision.ops.matrix_nms(bb, sc, score_threshold=0.5, post_threshold=0.1, nms_top_k=400,
+                                           keep_top_k=200, normalized=False)
+
+
+def segments(count: int):
+    rs = np.random.RandomState(0)
+    return (P.to_tensor(rs.rand(100_000, 64).astype("float32")),
+            P.to_tensor(np.sort(rs.randint(0, count, 100_000)).astype("int64")))
+
+
+@case("segment_sum_50k")
+def _():
+    """segment_sum of 100 000 rows of 64 into 50 000 segments."""
+    x, ids = segments(50_000)
+    return lambda: P.geometric.segment_sum(x, ids)
+
+
+@case("segment_max_500")
+def _():
+    """segment_max of 100 000 rows of 64 into 500 segments."""
+    x, ids = segments(500)
+    return lambda: P.geometric.segment_max(x, ids)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
