@@ -420,7 +420,7 @@ int64_t greedy_nms(const double* boxes, int64_t k, double threshold, double offs
     int64_t n = 0;
     for (int64_t i = 0; i < k; ++i) {
         bool keep = true;
-        for (int64_t j = 0; j < n && keep; ++j) keep = iou(boxes + 4 * i, boxes + 4 * kept[j], offset) <= threshold;
+        for (int64_t j = 0; j < n && keep; ++j) keep = !(iou(boxes + 4 * i, boxes + 4 * kept[j], offset) > threshold);
         if (!keep) continue;
         kept[n++] = i;
         if (eta < 1 && threshold > 0.5) threshold *= eta;

@@ -61,7 +61,8 @@ void warp_perspective_u8(const Warp& warp);
 
 // paddle.vision.ops.nms's greedy suppression (pycoll/vision/ops/nms.py's greedy_nms, its IoU
 // _common.iou_matrix's, in the same double operations): boxes [k, 4] (x1, y1, x2, y2), best
-// first; a box is kept unless its IoU with a kept box is not <= threshold (NaN counts as above);
+// first; a box is kept unless its IoU with a kept box is above threshold (a NaN IoU, 0 / 0 of
+// two boxes of no area, is not: paddle keeps such a box);
 // after each kept box a threshold above 0.5 is multiplied by eta (1: a fixed threshold). Writes
 // the kept positions into kept (room for k) and returns how many.
 int64_t greedy_nms(const double* boxes, int64_t k, double threshold, double offset, double eta, int64_t* kept);

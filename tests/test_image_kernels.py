@@ -122,7 +122,8 @@ def test_greedy_nms_kernel_keeps_what_the_numpy_loop_keeps(eta, offset):
         if k > 5:
             boxes[3] = boxes[2]  # identical boxes: IoU 1
             boxes[4, 2] = boxes[4, 0] - 1  # x2 < x1: area 0
-            boxes[5] = np.nan  # NaN IoU: struck out, as "not <= threshold"
+            boxes[5] = np.nan  # NaN IoUs: not above the threshold, so kept (paddle's)
+            boxes[6, 2:] = boxes[6, :2]  # no area: 0 / 0 against itself
         for threshold in (0.0, 0.3, 0.7):
             fast = greedy_nms(boxes, threshold, offset, eta)
             slow = without_kernels(greedy_nms, boxes, threshold, offset, eta)

@@ -303,6 +303,16 @@ def test_deform_conv2d_layer():
         V.DeformConv2D(3, 2, 2, groups=2)
 
 
+def test_nms_keeps_boxes_whose_iou_is_nan():
+    # a probe: two touching boxes of no area have IoU 0 / 0; paddle 3.3.1 keeps both ([0 1]),
+    # with and without scores, and two identical zero-width boxes too
+    touching = T(np.array([[0, 0, 0, 0], [0, 0, 0, 0]], np.float32))
+    assert V.nms(touching, 0.3).numpy().tolist() == [0, 1]
+    assert V.nms(touching, 0.3, scores=T(np.array([0.9, 0.8], np.float32))).numpy().tolist() == [0, 1]
+    thin = T(np.array([[1, 1, 1, 5], [1, 1, 1, 5]], np.float32))
+    assert V.nms(thin, 0.5).numpy().tolist() == [0, 1]
+
+
 def test_matrix_nms():
     b, s = T(D["mn_b"]), T(D["mn_s"])
     out, num, index = V.matrix_nms(b, s, 0.1, 0.2, 4, 5, return_index=True)

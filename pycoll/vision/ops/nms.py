@@ -35,10 +35,10 @@ def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: fl
         for i in range(boxes.shape[0]):
             if not out[i]:
                 kept.append(i)
-                out |= ~(iou[i] <= threshold)  # (a NaN IoU strikes out too, as "not <= threshold")
+                out |= iou[i] > threshold  # (a NaN IoU, 0 / 0 of two boxes of no area, does not: paddle's)
         return np.asarray(kept, dtype=np.int64)
     for i in range(boxes.shape[0]):  # a shrinking threshold: each box against the kept ones, now
-        if not kept or bool((iou[i, kept] <= threshold).all()):
+        if not kept or not bool((iou[i, kept] > threshold).any()):
             kept.append(i)
             if threshold > 0.5:
                 threshold *= eta
