@@ -172,12 +172,13 @@ def _median_axes(op: str, axis: Any, ndim: int, lists: bool) -> Optional[Tuple[i
 def _shared_among_equals(rows: _Rows, median: Any, picked: Callable[[Any], tuple]) -> Callable[[Any], tuple]:
     """The median's backward as paddle's in mode 'avg', and in mode 'min' where no index is
     returned (no single axis): the elements of a row equal to its median (an odd count, or two
-    equal middles) share its gradient evenly; a row whose two middles differ (no element equals
-    their mean) or whose median is NaN sends it where ``picked`` does (half to each middle; the
-    NaNs)."""
+    equal middles; a NaN median: the row's NaNs) share its gradient evenly; a row whose two
+    middles differ (no element equals their mean) sends it where ``picked`` does (half to each
+    middle)."""
     xp = array_module(rows.rows)
-    with quiet():  # NaN compared: unequal, silently
-        equal = rows.rows == median.reshape(rows.lead + (1,))
+    med = median.reshape(rows.lead + (1,))
+    with quiet():  # NaN compared: unequal, silently; a NaN median is its row's NaNs' (paddle's)
+        equal = (rows.rows == med) | (xp.isnan(rows.rows) & xp.isnan(med))
     count = equal.sum(-1, keepdims=True)
     shares = count > 0
 
@@ -208,7 +209,9 @@ def _median(op: str, x: Any, axis: Any, keepdim: bool, mode: str, skip_nan: bool
             return value_output(out[0].astype(a.dtype), op, x)
         return op_output(out[0], _shared_among_equals(rows, out[0], backward), x)
     at = lo if skip_nan else xp.where(rows.nans > 0, rows.n - rows.nans, lo)  # min mode: the first NaN
-    out, backward = _picks(rows, at[None, ..., None], xp.ones(at.shape + (1,)), keepdim, a.dtype)
+    # nanmedian's row of NaNs only: NaN, index -1, and no gradient (paddle's)
+    weight = (count > 0)[..., None].astype(np.float64) if skip_nan else xp.ones(at.shape + (1,))
+    out, backward = _picks(rows, at[None, ..., None], weight, keepdim, a.dtype)
     if axis is None or isinstance(axis, (list, tuple)):  # paddle returns the index with a single axis only,
         return op_output(out[0], _shared_among_equals(rows, out[0], backward), x)  # and shares it without
     value = op_output(out[0], backward, x)

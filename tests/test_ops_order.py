@@ -167,3 +167,18 @@ def test_the_avg_median_shares_its_gradient_among_the_elements_equal_to_it(fn):
     fn(x, axis=1).sum().backward()
     expected_nan_row = [0, 1, 0] if fn is pycoll.median else [0.5, 0, 0.5]  # median's NaN takes it
     np.testing.assert_allclose(x.grad.numpy(), [expected_nan_row, [0.5, 0.5, 0]], rtol=1e-6)
+
+
+def test_nan_medians_share_their_gradient_among_the_nans():
+    # paddle 3.3.1 (measured): median(mode='min') without an axis over 3 NaNs gives each 1/3;
+    # nanmedian of a column of NaNs only: 'avg' shares among them, 'min' (index -1) sends none
+    x = _t([[NAN, NAN, 3.0, 2.0], [5.0, NAN, 1.0, 5.0]], dtype="float32")
+    pycoll.median(x, mode="min").backward()
+    np.testing.assert_allclose(x.grad.numpy().ravel(), [1 / 3, 1 / 3, 0, 0, 0, 1 / 3, 0, 0], rtol=1e-6)
+    for mode, grad in [("avg", [0.5, 0.5, 0.5, 0.5]), ("min", [0, 1, 0, 0])]:
+        x = _t([[NAN, 1.0], [NAN, 2.0]], dtype="float32")
+        y = pycoll.nanmedian(x, axis=0, mode=mode)
+        y = y[0] if isinstance(y, tuple) else y
+        assert np.isnan(y.numpy()[0])
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy().ravel(), grad, rtol=1e-6)
