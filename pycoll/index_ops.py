@@ -297,7 +297,8 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
         _ufunc_at(xp, ufunc, out, flat, vflat)
         if reduce == "mean":  # untouched places (count 0 without self) keep out: their 0/0 is never used
             divisor = xp.maximum(count + include_self, 1).astype(a.dtype)
-            out = xp.where(count > 0, out / divisor, out).astype(a.dtype)
+            averaged = out // divisor if a.dtype.kind in "iu" else out / divisor  # integers: floored, as paddle's
+            out = xp.where(count > 0, averaged, out).astype(a.dtype)
     mean_scale = 1 / xp.maximum(count + include_self, 1) if reduce == "mean" else None
     factors = reduce in ("mul", "multiply", "amin", "amax") and (needs_grad(arr) or needs_grad(vt))
     if factors:

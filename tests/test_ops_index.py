@@ -360,3 +360,18 @@ def test_astype_to_its_own_dtype_as_real_as_complex_and_unfold_are_views_as_padd
     w = _t([1.0, 2.0, 3.0, 4.0], grad=True)
     (w.unfold(0, 2, 1) * 1.0).sum().backward()
     assert _grads(leaf, w) == [[[6.0, 6.0]], [1.0, 2.0, 2.0, 1.0]]
+
+
+def test_an_integer_mean_put_along_an_axis_is_floored():
+    # paddle 3.3.1 (measured): (0 - 1 - 1) / 3 -> -1, (-1 - 2) / 2 -> -2; a float division
+    # truncated (towards zero) gave 0 and -1
+    x = pycoll.to_tensor(np.array([[0], [7]], "int32"))
+    idx = pycoll.to_tensor(np.array([[0], [0]], "int64"))
+    v = pycoll.to_tensor(np.array([[-1], [-1]], "int32"))
+    assert pycoll.put_along_axis(x, idx, v, 0, reduce="mean").numpy().ravel().tolist() == [-1, 7]
+    v2 = pycoll.to_tensor(np.array([[-1], [-2]], "int32"))
+    got = pycoll.put_along_axis(x, idx, v2, 0, reduce="mean", include_self=False)
+    assert got.numpy().ravel().tolist() == [-2, 7] and got.dtype == np.int32
+    s = pycoll.scatter_reduce(pycoll.to_tensor(np.array([0, 7], "int64")), 0, pycoll.to_tensor(np.array([0, 0], "int64")),
+                              pycoll.to_tensor(np.array([-1, -1], "int64")), "mean")
+    assert s.numpy().tolist() == [-1, 7]
