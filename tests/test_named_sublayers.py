@@ -91,3 +91,15 @@ def test_a_tensor_assigned_to_an_attribute_is_a_buffer_state_dict_leaves_out():
     assert net.mask.dtype == np.float64 and net.steps.dtype == np.float64  # cast with the layer, ints too (paddle's)
     net.mask = None
     assert [n for n, _ in net.named_buffers()] == ["buf", "steps"]
+
+
+def test_a_tensor_before_super_init_is_refused():
+    # paddle 3.3.1: ValueError "super().__init__() should be called first"
+    class Early(pycoll.nn.Layer):
+        def __init__(self):
+            self.mask = pycoll.ones([2])
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match=r"must call super\(\).__init__\(\) before assigning parameters, "
+                                           r"sublayers or tensors"):
+        Early()

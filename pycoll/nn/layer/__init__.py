@@ -103,15 +103,15 @@ class Layer(TorchNames):
             return self._parameters, self._sub_layers, self._buffers
         except AttributeError:
             raise RuntimeError(f"{type(self).__name__}.__init__ must call super().__init__() before "
-                               f"assigning parameters or sublayers") from None
+                               f"assigning parameters, sublayers or tensors") from None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """paddle's registries: a Parameter, a Layer, or (once the layer is initialised) any other
-        Tensor, which becomes a buffer that state_dict leaves out unless ``register_buffer`` made
-        it persistable (as paddle's; it moves and casts with the layer)."""
+        """paddle's registries: a Parameter, a Layer, or any other Tensor, which becomes a buffer
+        that state_dict leaves out unless ``register_buffer`` made it persistable (as paddle's; it
+        moves and casts with the layer). Before ``super().__init__()`` each is refused."""
         if isinstance(value, (Parameter, Layer)) or name in self.__dict__.get("_parameters", ()) \
                 or name in self.__dict__.get("_sub_layers", ()) or name in self.__dict__.get("_buffers", ()) \
-                or (isinstance(value, Tensor) and "_buffers" in self.__dict__):
+                or isinstance(value, Tensor):
             params, layers, buffers = self._registries()
             if isinstance(value, Parameter):
                 layers.pop(name, None)
