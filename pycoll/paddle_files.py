@@ -188,7 +188,7 @@ def saved_state_dict(obj: Dict[Any, Any], protocol: int, max_slice_bytes: int = 
             saved[key] = value
             continue
         array = _host_array(value)
-        names[key] = value.name if isinstance(value.name, str) and value.name else key
+        names[key] = value._name or key  # a name given (a parameter's); else the key, as paddle's state tensors
         per_slice = max_slice_bytes // array.dtype.itemsize
         if protocol < 4 and array.size > per_slice:
             flat = array.reshape(-1)
@@ -215,7 +215,7 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         if isinstance(obj, Tensor):
-            name = obj.name if isinstance(obj.name, str) and obj.name else f"generated_tensor_{next(self._unnamed)}"
+            name = obj._name or f"generated_tensor_{next(self._unnamed)}"  # a name given, not an eager_tmp one
             return tuple, ((name, _host_array(obj)),)
         if is_array(obj) and not isinstance(obj, np.ndarray):
             return move(obj, ("cpu", 0)).__reduce_ex__(self._protocol)

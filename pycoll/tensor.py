@@ -14,6 +14,7 @@ has no circle.
 from __future__ import annotations
 
 import copy as _copy
+import itertools
 import sys
 import types
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
@@ -68,6 +69,8 @@ class _InplaceVersion:
 _NOT_PICKLED = frozenset({"_grad_hooks", "_view", "_retains_grads", "_profiled_call"})
 
 
+_EAGER_IDS = itertools.count()  # the names of tensors that are not parameters: eager_tmp_0, ...
+
 class Tensor:
     """An n-d array (numpy.ndarray on the CPU, cupy.ndarray on a GPU) that records autograd.
 
@@ -78,7 +81,7 @@ class Tensor:
 
     # __dict__: a result can become a distributed tensor in place (auto_parallel's propagation)
     __slots__ = ("_array", "stop_gradient", "_grad", "grad_node", "output_index", "_ready_hooks",
-                 "name", "_version", "__weakref__", "__dict__")
+                 "_name", "_version", "__weakref__", "__dict__")
     __array_ufunc__ = None  # numpy operators defer to Tensor's reflected methods (ndarray * Tensor)
     # paddle's answers for a tensor that is not distributed (auto_parallel's DistTensor sets its own)
     placements = None
@@ -221,6 +224,18 @@ class Tensor:
         return (f"Tensor(shape={list(self._array.shape)}, dtype={self.dtype}, place={self.place}, "
                 f"stop_gradient={self.stop_gradient},\n       {format_body(self.numpy())})")
 
+    @property
+    def name(self) -> str:
+        """The tensor's name: a parameter's from its layer; any other tensor's ``eager_tmp_N``,
+        given when first read (paddle's: names key state dicts and optimizer states)."""
+        if self._name is None:
+            self._name = f"eager_tmp_{next(_EAGER_IDS)}"
+        return self._name
+
+    @name.setter
+    def name(self, value: Optional[str]) -> None:
+        self._name = value
+
     def __deepcopy__(self, memo: dict) -> "Tensor":
         if self.grad_node is not None:
             raise RuntimeError("only leaf tensors can be deep-copied; detach() first")
@@ -228,7 +243,7 @@ class Tensor:
         memo[id(self)] = new
         _init_slots(new, self._array.copy())
         new.stop_gradient = self.stop_gradient
-        new.name = self.name
+        new._name = self._name
         new._grad = _copy.deepcopy(self._grad, memo)
         if hasattr(self, "__dict__"):
             new.__dict__.update(_copy.deepcopy(self.__dict__, memo))
@@ -240,7 +255,7 @@ class Tensor:
         graph, its hooks (closures, which cannot be pickled) nor, for a view, the tensor it views
         (a view pickles as its own elements: ``all_gather_object({"loss": out[:, 0]})`` sends a
         column, not ``out``). So an op's result pickles, as paddle's does (object collectives send it)."""
-        slots = {name: getattr(self, name) for name in ("_array", "stop_gradient", "name")}
+        slots = {"_array": self._array, "stop_gradient": self.stop_gradient, "name": self._name}
         extra = {k: v for k, v in getattr(self, "__dict__", {}).items() if k not in _NOT_PICKLED}
         return extra or None, slots
 
@@ -426,7 +441,7 @@ def _init_slots(t: Tensor, array: Any) -> None:
     t.grad_node = None
     t.output_index = 0
     t._ready_hooks = None
-    t.name = None
+    t._name = None
     t._version = 0
 
 

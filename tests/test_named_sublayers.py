@@ -103,3 +103,37 @@ def test_a_tensor_before_super_init_is_refused():
     with pytest.raises(RuntimeError, match=r"must call super\(\).__init__\(\) before assigning parameters, "
                                            r"sublayers or tensors"):
         Early()
+
+
+def test_attribute_rules_paddle_keeps_for_sublayers_buffers_and_names():
+    # paddle 3.3.1 (measured): a non-Layer over a sublayer is a TypeError (`self.fc = self.fc(x)`),
+    # None empties it; register_buffer over a plain attribute is a KeyError; tensors that are not
+    # parameters are named eager_tmp_N, so a state dict keyed by names loads buffers too
+    net = pycoll.nn.Linear(2, 2)
+    holder = pycoll.nn.Layer()
+    holder.fc = net
+    with pytest.raises(TypeError, match="attribute 'fc' is a sublayer: assign a Layer or None, got Tensor"):
+        holder.fc = pycoll.ones([2])
+    with pytest.raises(TypeError, match="got int"):
+        holder.fc = 5
+    holder.fc = None
+    assert list(holder.named_children()) == [] and holder.state_dict() == {}
+    holder.x = 3
+    with pytest.raises(KeyError, match="attribute 'x' already exists"):
+        holder.register_buffer("x", pycoll.ones([1]))
+    t = pycoll.ones([1])
+    assert t.name.startswith("eager_tmp_") and t.name == t.name and pycoll.ones([1]).name != t.name
+    assert net.weight.name.endswith(".w_0")
+
+
+@pytest.mark.parametrize("make, shape", [(lambda: pycoll.nn.Linear(4, 3), [2, 4]),
+                                         (lambda: pycoll.nn.BatchNorm1D(4), [2, 4]),
+                                         (lambda: pycoll.nn.LayerNorm(4), [2, 4]),
+                                         (lambda: pycoll.nn.Dropout(0.5), [2, 4]),
+                                         (lambda: pycoll.nn.Sequential(pycoll.nn.Linear(4, 2)), [2, 4])])
+def test_layers_take_their_input_by_paddles_keyword(make, shape):
+    # paddle 3.3.1 names the input of these layers' forward `input`: layer(input=x) works there
+    layer = make()
+    layer.eval()
+    x = pycoll.rand(shape)
+    np.testing.assert_array_equal(layer(input=x).numpy(), layer(x).numpy())

@@ -62,7 +62,7 @@ class LookAhead(UpdateForms):
 
     def _slow_key(self, index: int, param: Tensor) -> str:
         """paddle's name for a parameter's slow weights: '<param name>[_<name>]_slow_0'."""
-        prefix = param.name or f"param_{index}"
+        prefix = param._name or f"param_{index}"
         return f"{prefix}_{self._name}_slow_0" if self._name else f"{prefix}_slow_0"
 
     def state_dict(self) -> Dict[str, Any]:

@@ -156,7 +156,7 @@ class Optimizer(UpdateForms):
         if parameters is None:
             raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
         params, self._groups, self._group_index, grouped = parse_parameters(parameters, self._group_options)
-        keys = [p.name or f"param_{i}" for i, p in enumerate(params)]
+        keys = [p._name or f"param_{i}" for i, p in enumerate(params)]  # (an unnamed tensor: its place, stable across runs)
         if len(set(keys)) != len(keys):
             dupes = sorted({k for k in keys if keys.count(k) > 1})
             raise ValueError(f"parameters must have distinct names, got duplicates {dupes}")

@@ -7,6 +7,8 @@ e.g. '_linear1.weight'.
 from __future__ import annotations
 
 import collections
+import functools
+import inspect
 import itertools
 import re
 import warnings
@@ -79,6 +81,31 @@ def _scope(class_name: str) -> str:
     return _SPLIT_LAYER_SCOPES.get(scope, scope)
 
 
+
+@functools.lru_cache(maxsize=None)
+def _first_input_name(forward: Callable[..., Any]) -> Optional[str]:
+    """The name of ``forward``'s first parameter after self where it is not ``input`` (and
+    ``input`` is none of its names); None otherwise."""
+    try:
+        params = list(inspect.signature(forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return None
+    if not params or any(p.name == "input" for p in params) or \
+            params[0].kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
+        return None
+    return params[0].name
+
+
+def _input_keyword(forward: Callable[..., Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    """``layer(input=x)``, paddle's layers' name for their input, given to a forward whose first
+    parameter has another name (``x``): the keyword renamed to it."""
+    first = _first_input_name(forward)
+    if first is None or first in kwargs:
+        return kwargs
+    kwargs = dict(kwargs)
+    kwargs[first] = kwargs.pop("input")
+    return kwargs
+
 class Layer(TorchNames):
     """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
 
@@ -132,7 +159,10 @@ class Layer(TorchNames):
                                     f"got {type(value).__name__}")
                 buffers[name] = value
             elif name in layers:
-                layers.pop(name)
+                if value is not None:  # (`self.fc = self.fc(x)` in a forward: paddle refuses it too)
+                    raise TypeError(f"attribute {name!r} is a sublayer: assign a Layer or None, "
+                                    f"got {type(value).__name__}")
+                layers[name] = None
             if isinstance(value, Tensor) and not isinstance(value, Parameter) and name not in buffers:
                 buffers[name] = value
                 self._non_persistable_buffer_names.add(name)
@@ -169,6 +199,8 @@ class Layer(TorchNames):
         params, layers, buffers = self._registries()
         if name in params or name in layers:
             raise ValueError(f"name {name!r} is already a parameter or sublayer")
+        if name not in buffers and name in self.__dict__:  # paddle's KeyError too
+            raise KeyError(f"register_buffer: attribute {name!r} already exists")
         buffers[name] = tensor
         if persistable:
             self._non_persistable_buffer_names.discard(name)
@@ -299,6 +331,8 @@ class Layer(TorchNames):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if lazy_pending:
             self._refuse_lazy_parameters()
+        if "input" in kwargs:
+            kwargs = _input_keyword(type(self).forward, kwargs)
         hooks = self.__dict__.get("_forward_pre_hooks")
         if not hooks and not self.__dict__.get("_forward_post_hooks"):
             return self.forward(*args, **kwargs)
