@@ -449,9 +449,10 @@ def _():
 
 @case("cumprod_dim0")
 def _():
-    """cumprod of [1000, 1000] along its first axis, forward and backward."""
-    x = P.to_tensor(np.random.RandomState(0).uniform(0.9, 1.1, (1000, 1000)).astype("float32"), stop_gradient=False)
-    return sum_backward(lambda: P.cumprod(x, dim=0))
+    """cumprod of [1000, 1000] along its first axis, forward only (Paddle 3.3.1's CPU backward of it
+    ran for minutes)."""
+    x = P.to_tensor(np.random.RandomState(0).uniform(0.9, 1.1, (1000, 1000)).astype("float32"))
+    return lambda: P.cumprod(x, dim=0)
 
 
 @case("combinations_300")
