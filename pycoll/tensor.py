@@ -226,11 +226,16 @@ class Tensor:
 
     @property
     def name(self) -> str:
-        """The tensor's name: a parameter's from its layer; any other tensor's ``eager_tmp_N``,
-        given when first read (paddle's: names key state dicts and optimizer states)."""
-        if self._name is None:
-            self._name = f"eager_tmp_{next(_EAGER_IDS)}"
-        return self._name
+        """The tensor's name: the one given (a parameter's, from its layer); else ``eager_tmp_N``,
+        made when first read (paddle's) and kept apart from ``_name``, so that what keys by a
+        given name (checkpoints, optimizer states: the key, ``param_i``) does not change once a
+        name has been read."""
+        if self._name is not None:
+            return self._name
+        made = self.__dict__.get("_eager_name")
+        if made is None:
+            made = self.__dict__["_eager_name"] = f"eager_tmp_{next(_EAGER_IDS)}"
+        return made
 
     @name.setter
     def name(self, value: Optional[str]) -> None:

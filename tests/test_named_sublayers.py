@@ -137,3 +137,36 @@ def test_layers_take_their_input_by_paddles_keyword(make, shape):
     layer.eval()
     x = pycoll.rand(shape)
     np.testing.assert_array_equal(layer(input=x).numpy(), layer(x).numpy())
+
+
+def test_names_paddle_gives_copies_and_reads_and_the_clashes_it_refuses():
+    # paddle 3.3.1 (measured): a deep-copied parameter is <name>_deepcopy_N, so one optimizer
+    # takes a model and its copy; reading a plain tensor's name leaves optimizer keys as they were
+    import copy
+    net = pycoll.nn.Linear(2, 2)
+    twin = copy.deepcopy(net)
+    assert twin.weight.name.startswith(net.weight.name + "_deepcopy_")
+    opt = pycoll.optimizer.Adam(parameters=net.parameters() + twin.parameters())
+    w = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    assert w.name.startswith("eager_tmp_")
+    plain = pycoll.optimizer.Adam(parameters=[w])
+    (w * w).sum().backward()
+    plain.step()
+    keys = [k for k in plain.state_dict() if k != "LR_Scheduler"]
+    assert keys and all(k.startswith("param_0_") for k in keys), keys  # not eager_tmp_N's: resumable
+    assert len(opt._parameter_list) == 4
+    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
+        net.register_buffer("weight", pycoll.ones([1]))
+    with pytest.raises(TypeError, match="attribute 'weight' is a parameter"):
+        net.weight = pycoll.nn.Linear(1, 1)
+    params = pycoll.nn.ParameterList([pycoll.create_parameter([1], "float32")])
+    params[0] = pycoll.ones([1])  # a plain tensor becomes a trainable parameter there (paddle's)
+    assert isinstance(params[0], pycoll.nn.Parameter) and not params[0].stop_gradient
+
+
+def test_input_stays_a_keyword_for_a_forward_taking_kwargs():
+    class Free(pycoll.nn.Layer):
+        def forward(self, x=None, **kwargs):
+            return x, sorted(kwargs)
+
+    assert Free()(input=pycoll.ones([2]))[1] == ["input"] and Free()(input=1)[0] is None

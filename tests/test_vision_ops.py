@@ -313,6 +313,13 @@ def test_nms_keeps_boxes_whose_iou_is_nan():
     assert V.nms(thin, 0.5).numpy().tolist() == [0, 1]
 
 
+def test_nms_ranks_a_nan_score_first_as_paddles_argsort():
+    # paddle 3.3.1 (measured): [1 3] — the NaN-scored box 1 leads and strikes out box 0
+    b = T(np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30], [20, 20, 30, 30]], np.float32))
+    s = T(np.array([0.9, np.nan, 0.5, 0.8], np.float32))
+    assert V.nms(b, 0.5, scores=s).numpy().tolist() == [1, 3]
+
+
 def test_matrix_nms():
     b, s = T(D["mn_b"]), T(D["mn_s"])
     out, num, index = V.matrix_nms(b, s, 0.1, 0.2, 4, 5, return_index=True)

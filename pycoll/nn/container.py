@@ -7,6 +7,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 from pycoll._param_aliases import param_aliases
 from pycoll.nn.layer import Layer
 from pycoll.nn.parameter import Parameter
+from pycoll.tensor import Tensor
 
 
 class Sequential(Layer):
@@ -241,6 +242,10 @@ class ParameterList(Layer):
         return list(self._parameters.values())[index]
 
     def __setitem__(self, index: int, parameter: Parameter) -> None:
+        """``params[i] = p``; a plain Tensor becomes a trainable Parameter of its value (paddle's,
+        here only: append and the constructor take Parameters)."""
+        if isinstance(parameter, Tensor) and not isinstance(parameter, Parameter):
+            parameter = Parameter(parameter.detach())
         if not isinstance(parameter, Parameter):
             raise TypeError(f"ParameterList: parameter must be a Parameter, got {type(parameter).__name__}")
         keys = list(self._parameters)

@@ -9,6 +9,7 @@ from pycoll.dtypes import DTypeLike
 from pycoll.tensor import Tensor
 
 _param_ids = itertools.count()
+_deepcopy_ids = itertools.count()
 
 
 class Parameter(Tensor):
@@ -41,6 +42,13 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return f"Parameter containing:\n{super().__repr__()}"  # paddle 3.3.1 prints no name
+
+    def __deepcopy__(self, memo: dict) -> "Parameter":
+        """A copy under a name of its own, ``<name>_deepcopy_N`` (paddle's): an optimizer may hold
+        a model and its copy (an EMA), whose parameters must have distinct names."""
+        new = super().__deepcopy__(memo)
+        new.name = f"{self.name}_deepcopy_{next(_deepcopy_ids)}"
+        return new
 
 
 class ParamAttr:

@@ -75,6 +75,15 @@ def train(model, batches, loss_fn, wrap=None, clip=None):
     return losses, [whole(p) for p in model.parameters()], placements, state
 
 
+def twin(layer):
+    """A deep copy of ``layer`` under its parameters' names, so that optimizer states key alike
+    (paddle's deepcopy renames a parameter <name>_deepcopy_N, and so does pycoll's)."""
+    copied = copy.deepcopy(layer)
+    for mine, theirs in zip(copied.parameters(), layer.parameters()):
+        mine.name = theirs.name
+    return copied
+
+
 def compare(what, model, reference, batches, loss_kind, wrap=None, state_placements=None, loss_placements=None,
             clip=None):
     """Train ``model`` on ``batches`` (optimizer ``wrap``ped) and ``reference`` in one process,
@@ -115,7 +124,7 @@ def dp():
     for loss_kind in LOSSES:
         pycoll.seed(1)
         reference = MLP()
-        compare(f"shard_tensor, {loss_kind} loss", copy.deepcopy(reference), reference, split(mesh, [Shard(0)]),
+        compare(f"shard_tensor, {loss_kind} loss", twin(reference), reference, split(mesh, [Shard(0)]),
                 loss_kind)
 
     class Pairs(pycoll.io.Dataset):
@@ -130,7 +139,7 @@ def dp():
     for stage, layered in ((dist.ShardingStage1, False), (dist.ShardingStage1, True), (dist.ShardingStage2, True)):
         pycoll.seed(1)
         reference = MLP()
-        model = copy.deepcopy(reference)
+        model = twin(reference)
         if layered:
             dist.shard_layer(model, mesh)
         placements = {p.name: [Shard(0)] for p in model.parameters()} if layered else {}
@@ -151,7 +160,7 @@ def dp():
     loader = dist.shard_dataloader(pycoll.io.DataLoader(Pairs(), batch_size=BATCH), meshes=[mesh], shard_dims="dp")
     pycoll.seed(1)
     reference = MLP()
-    compare("shard_dataloader", copy.deepcopy(reference), reference, loader(), "mean")
+    compare("shard_dataloader", twin(reference), reference, loader(), "mean")
 
 
 class TutorialMLP(nn.Layer):
@@ -184,7 +193,7 @@ def mp():
     # is split back like the batch
     pycoll.seed(1)
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
 
     def shard_fn(name, layer, process_mesh):
         if name in ("fc1", "fc2"):
@@ -214,7 +223,7 @@ def embedding_plans():
     for plan, dim in ((dist.RowWiseParallel, 0), (dist.ColWiseParallel, 1)):
         pycoll.seed(3)
         reference = Tagger()
-        model = copy.deepcopy(reference)
+        model = twin(reference)
         config = {"mp_config": {"parallelize_plan": {"emb": plan(), "fc": dist.ColWiseParallel()}}}
         model, opt = dist.parallelize(model, pycoll.optimizer.SGD(0.1, parameters=model.parameters()), mesh, config)
         assert model.emb.weight.placements == [Shard(dim)], model.emb.weight.placements
@@ -236,7 +245,7 @@ def hybrid():
     mesh = dist.ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])
     pycoll.seed(1)
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
 
     def shard_fn(name, layer, process_mesh):
         if name == "fc1":
@@ -249,7 +258,7 @@ def hybrid():
     # a global-norm clip that acts: the norm is the whole gradients', the cut weights' pieces included
     pycoll.seed(1)
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
     dist.shard_layer(model, mesh, shard_fn)
     compare("dp x mp, clipped", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
             clip=nn.ClipGradByGlobalNorm(0.05))
@@ -258,7 +267,7 @@ def hybrid():
     # those of fc2.weight ([Replicate(), Shard(0)]) by columns, the biases' by their one dimension
     pycoll.seed(1)
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
     dist.shard_layer(model, mesh, shard_fn)
     names = {p.name: p for p in model.parameters()}
     placements = {name: [Shard(1 if p.placements[1] == Shard(0) else 0), p.placements[1]] for name, p in names.items()}
@@ -266,7 +275,7 @@ def hybrid():
             lambda opt: dist.shard_optimizer(opt, dist.ShardingStage1("dp", mesh)), placements)
     pycoll.seed(1)  # each gradient clipped by its whole norm, over the blocks and the cut pieces
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
     dist.shard_layer(model, mesh, shard_fn)
     placements = {p.name: placements[name] for p, name in zip(model.parameters(), names)}
     compare("dp x mp, ShardingStage1('dp'), clipped", model, reference, split(mesh, [Shard(0), Replicate()]), "mean",
@@ -276,7 +285,7 @@ def hybrid():
     # the intermediate API: parallelize with a plan per layer and sharding_level 1, on set_mesh's mesh
     pycoll.seed(1)
     reference = MLP()
-    model = copy.deepcopy(reference)
+    model = twin(reference)
     seen = []
     dist.auto_parallel.set_mesh(mesh)
     config = {"dp_config": {"sharding_level": 1},

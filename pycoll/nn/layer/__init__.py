@@ -85,14 +85,14 @@ def _scope(class_name: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _first_input_name(forward: Callable[..., Any]) -> Optional[str]:
     """The name of ``forward``'s first parameter after self where it is not ``input`` (and
-    ``input`` is none of its names); None otherwise."""
+    ``input`` is none of its names, nor does it take ``**kwargs``); None otherwise."""
     try:
         params = list(inspect.signature(forward).parameters.values())[1:]
     except (TypeError, ValueError):
         return None
-    if not params or any(p.name == "input" for p in params) or \
+    if not params or any(p.name == "input" or p.kind == inspect.Parameter.VAR_KEYWORD for p in params) or \
             params[0].kind not in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY):
-        return None
+        return None  # (a forward taking **kwargs gets input= there, as paddle's)
     return params[0].name
 
 
@@ -145,6 +145,9 @@ class Layer(TorchNames):
                 buffers.pop(name, None)
                 params[name] = value
             elif isinstance(value, Layer):
+                if params.get(name) is not None:  # paddle refuses it too
+                    raise TypeError(f"attribute {name!r} is a parameter: assign a Parameter or None, "
+                                    f"got {type(value).__name__}")
                 params.pop(name, None)
                 buffers.pop(name, None)
                 layers[name] = value
@@ -197,10 +200,9 @@ class Layer(TorchNames):
             raise TypeError(f"tensor must be a Tensor or None, got {type(tensor).__name__}")
         self._check_name(name)
         params, layers, buffers = self._registries()
-        if name in params or name in layers:
-            raise ValueError(f"name {name!r} is already a parameter or sublayer")
-        if name not in buffers and name in self.__dict__:  # paddle's KeyError too
-            raise KeyError(f"register_buffer: attribute {name!r} already exists")
+        if name in params or name in layers or (name not in buffers and (name in self.__dict__ or
+                                                                          hasattr(type(self), name))):
+            raise KeyError(f"register_buffer: attribute {name!r} already exists")  # paddle's KeyError
         buffers[name] = tensor
         if persistable:
             self._non_persistable_buffer_names.discard(name)

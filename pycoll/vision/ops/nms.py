@@ -45,9 +45,15 @@ def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: fl
     return np.asarray(kept, dtype=np.int64)
 
 
+def _best_first(scores: np.ndarray) -> np.ndarray:
+    """The order of ``scores`` by paddle's ``argsort(descending=True)``: NaN first (the largest),
+    ties in their given order."""
+    return np.argsort(np.where(np.isnan(scores), -np.inf, -scores), kind="stable")
+
+
 def _sorted_nms(boxes: np.ndarray, scores: np.ndarray, threshold: float) -> np.ndarray:
     """Indices (into boxes) kept by NMS after sorting by score, best first."""
-    order = np.argsort(-scores, kind="stable")
+    order = _best_first(scores)
     return order[greedy_nms(boxes[order], threshold)]
 
 
@@ -83,7 +89,7 @@ def nms(boxes: Tensor, iou_threshold: float = 0.3, scores: Optional[Tensor] = No
         members = np.flatnonzero(cats == c)
         kept.append(members[_sorted_nms(host[members], score[members], float(iou_threshold))])
     kept = np.sort(np.concatenate(kept)) if kept else np.zeros(0, np.int64)
-    kept = kept[np.argsort(-score[kept], kind="stable")]
+    kept = kept[_best_first(score[kept])]
     return wrap(xp.asarray(kept[:top_k] if top_k is not None else kept))
 
 
