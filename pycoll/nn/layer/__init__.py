@@ -81,7 +81,6 @@ def _scope(class_name: str) -> str:
     return _SPLIT_LAYER_SCOPES.get(scope, scope)
 
 
-
 @functools.lru_cache(maxsize=None)
 def _first_input_name(forward: Callable[..., Any]) -> Optional[str]:
     """The name of ``forward``'s first parameter after self where it is not ``input`` (and
@@ -105,6 +104,7 @@ def _input_keyword(forward: Callable[..., Any], kwargs: Dict[str, Any]) -> Dict[
     kwargs = dict(kwargs)
     kwargs[first] = kwargs.pop("input")
     return kwargs
+
 
 class Layer(TorchNames):
     """Base class for layers: subclasses build sublayers/parameters in __init__ and define forward."""
