@@ -183,13 +183,14 @@ def interpolate(x: Tensor, size: Any = None, scale_factor: Any = None, mode: str
         return op_output(apply_axis_maps(a, mats, axes), lambda g: (apply_axis_maps(g, mats, axes, transposed=True),), x)
     # one or two taps per output cell: gathers, not dense matmuls, both ways
     taps = [_axis_taps(m, n, mode, align_corners, align_mode, s) for m, n, s in shapes]
-    if a.dtype.kind in "iu" and mode != "nearest":  # paddle's uint8 images: weighed in float32, truncated back
-        blended = apply_axis_taps(a.astype(np.float32), [(move(i, place), None if w is None else move(w, place))
-                                                         for i, w in taps], axes)
-        return value_output(blended.astype(a.dtype), fn, x)
+    blends_integers = a.dtype.kind in "iu" and mode != "nearest"  # paddle's uint8 images: weighed in float32
+    weight_dtype = np.dtype(np.float32) if blends_integers else a.dtype
 
     def placed_taps(pairs: List[Tuple[np.ndarray, Optional[np.ndarray]]]) -> List[Tuple[Any, Any]]:
-        return [(move(i, place), None if w is None else move(w.astype(a.dtype), place)) for i, w in pairs]
+        return [(move(i, place), None if w is None else move(w.astype(weight_dtype), place)) for i, w in pairs]
+
+    if blends_integers:  # truncated back to the integer dtype; no gradient
+        return value_output(apply_axis_taps(a.astype(np.float32), placed_taps(taps), axes).astype(a.dtype), fn, x)
 
     def backward(g: Any) -> tuple:
         gathers = [transpose_taps(i, w, m) for (i, w), (m, _, _) in zip(taps, shapes)]

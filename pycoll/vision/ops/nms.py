@@ -30,17 +30,10 @@ def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: fl
         return fast
     iou = iou_matrix(boxes, boxes, offset)
     kept = []
-    if eta >= 1:  # one threshold: each kept box strikes out the later ones it overlaps, a row at a time
-        out = np.zeros(boxes.shape[0], dtype=bool)
-        for i in range(boxes.shape[0]):
-            if not out[i]:
-                kept.append(i)
-                out |= iou[i] > threshold  # (a NaN IoU, 0 / 0 of two boxes of no area, does not: paddle's)
-        return np.asarray(kept, dtype=np.int64)
-    for i in range(boxes.shape[0]):  # a shrinking threshold: each box against the kept ones, now
-        if not kept or not bool((iou[i, kept] > threshold).any()):
+    for i in range(boxes.shape[0]):  # each box against the kept ones, at the threshold of the moment
+        if not kept or not bool((iou[i, kept] > threshold).any()):  # (a NaN IoU, 0 / 0, is not above: paddle's)
             kept.append(i)
-            if threshold > 0.5:
+            if eta < 1 and threshold > 0.5:
                 threshold *= eta
     return np.asarray(kept, dtype=np.int64)
 
