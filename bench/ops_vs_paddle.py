@@ -498,6 +498,17 @@ def _():
                                            keep_top_k=200, normalized=False)
 
 
+@case("psroi_pool")
+def _():
+    """psroi_pool (output 4) of 64 rois over [2, 256, 32, 32], forward and backward."""
+    rs = np.random.RandomState(0)
+    rb = rs.rand(64, 4).astype("float32") * 20
+    rb[:, 2:] += rb[:, :2] + 4
+    x, rois = tensor(2, 256, 32, 32), P.to_tensor(rb)
+    counts = P.to_tensor(np.array([32, 32], "int32"))
+    return sum_backward(lambda: P.vision.ops.psroi_pool(x, rois, counts, output_size=4))
+
+
 def segments(count: int):
     rs = np.random.RandomState(0)
     return (P.to_tensor(rs.rand(100_000, 64).astype("float32")),
