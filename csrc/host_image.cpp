@@ -213,9 +213,10 @@ void bgr_to_hsv_full_u8(const uint8_t* src, int64_t n, uint8_t* dst) {
     }
 }
 
-// For each hue sector 0..5, the value each channel takes (OpenCV's HSV2BGR): blue low, low,
-// rising, top, top, falling; green rising, top, top, falling, low, low; red top, falling, low,
-// low, rising, top.
+// For each hue sector, the value each channel takes: 0 top, 1 low, 2 falling, 3 rising.
+constexpr int kBlue[6] = {1, 1, 3, 0, 0, 2};
+constexpr int kGreen[6] = {3, 0, 0, 2, 1, 1};
+constexpr int kRed[6] = {0, 2, 1, 1, 3, 0};
 
 // _cv_colour.hsv_to_bgr_full, after colour.adjust_hue's turn of the hue
 PYCOLL_SIMD_CLONES
@@ -229,17 +230,13 @@ void hsv_to_bgr_full_u8(const uint8_t* src, int64_t n, int hue_shift, uint8_t* d
         const float whole = trunc_nonnegative(hue);
         const float f = hue - whole;
         const float sector = whole - trunc_nonnegative(whole * sixth) * 6.0f;
-        // top, low, falling, rising, picked by the sector (an integer in 0..5) with selects, not
-        // branches or table reads (the compiler vectorises selects): on photographs the sector
-        // changes unpredictably from pixel to pixel.
-        const float top = v, low = v * (one - s), fall = v * (one - s * f), rise = v * (one - s * (one - f));
+        // top, low, falling, rising, picked by the sector (an integer in 0..5) from tables, not
+        // branches: on photographs the sector changes unpredictably from pixel to pixel.
+        const float values[4] = {v, v * (one - s), v * (one - s * f), v * (one - s * (one - f))};
         const int k = static_cast<int>(sector);
-        const float b = k < 2 ? low : k == 2 ? rise : k < 5 ? top : fall;
-        const float g = k == 0 ? rise : k < 3 ? top : k == 3 ? fall : low;
-        const float r = (k == 0 || k == 5) ? top : k == 1 ? fall : k < 4 ? low : rise;
-        dst[3 * i] = round_clip_u8(b * 255.0f);
-        dst[3 * i + 1] = round_clip_u8(g * 255.0f);
-        dst[3 * i + 2] = round_clip_u8(r * 255.0f);
+        dst[3 * i] = round_clip_u8(values[kBlue[k]] * 255.0f);
+        dst[3 * i + 1] = round_clip_u8(values[kGreen[k]] * 255.0f);
+        dst[3 * i + 2] = round_clip_u8(values[kRed[k]] * 255.0f);
     }
 }
 

@@ -37,27 +37,18 @@ def _inputs(x: Any, boxes: Any, boxes_num: Any, fn: str) -> Tuple[Tensor, Any, A
     return x, b._array.astype(x.dtype, copy=False), batch_index(boxes_num, b.shape[0], x.shape[0], fn)
 
 
-def _per_image(x: Tensor, image: Any, left: Any, right: Any, position_sensitive: bool = False) -> Tensor:
+def _per_image(x: Tensor, image: Any, left: Any, right: Any) -> Tensor:
     """For every box r: left[r] @ x[image[r]] @ right[r]^T, as [R, C, P, Q] (left [R, P, H], right
-    [R, Q, W]); computed image by image, so no per-box copy of x is made. ``position_sensitive``
-    (psroi_pool): channel c * P * Q + i * Q + j is wanted for bin (i, j) only, and each bin's sums
-    are taken on its own channels alone: [R, C / (P Q), P, Q], P Q times less work."""
+    [R, Q, W]); computed image by image, so no per-box copy of x is made."""
     xp = array_module(image)
     host = np.asarray(wrap(image).numpy())
-    p, q = left.shape[1], right.shape[1]
     parts = []
     for b in np.unique(host):
         sel = xp.asarray(np.flatnonzero(host == b))
-        if position_sensitive:  # [Rb, 1, P, 1, 1, H] @ [1, C', P, Q, H, W] @ [Rb, 1, 1, Q, W, 1]
-            planes = x[int(b)].reshape([1, -1, p, q, x.shape[2], x.shape[3]])
-            rows = matmul(wrap(left[sel][:, None, :, None, None, :]), planes)
-            parts.append(matmul(rows, wrap(right[sel][:, None, None, :, :, None])).reshape([-1, planes.shape[1], p, q]))
-        else:
-            rows = matmul(wrap(left[sel][:, None]), x[int(b)][None])  # [Rb, C, P, W]
-            parts.append(matmul(rows, wrap(right[sel][:, None]), transpose_y=True))
+        rows = matmul(wrap(left[sel][:, None]), x[int(b)][None])  # [Rb, C, P, W]
+        parts.append(matmul(rows, wrap(right[sel][:, None]), transpose_y=True))
     if not parts:
-        channels = x.shape[1] // (p * q) if position_sensitive else x.shape[1]
-        return wrap(xp.zeros((0, channels, p, q), dtype=x.dtype))
+        return wrap(xp.zeros((0, x.shape[1], left.shape[1], right.shape[1]), dtype=x.dtype))
     return parts[0] if len(parts) == 1 else concat(parts, axis=0)
 
 
@@ -155,10 +146,12 @@ def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, 
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    sums = _per_image(x, image, _members(xp, hs, he, h, x.dtype), _members(xp, ws, we, w, x.dtype),
-                      position_sensitive=True)  # [R, C / (ph pw), ph, pw]
-    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).astype(x.dtype)[:, None]
-    return sums * wrap(scale)
+    sums = _per_image(x, image, _members(xp, hs, he, h, x.dtype), _members(xp, ws, we, w, x.dtype))
+    out_c = c // (ph * pw)  # keep, for output channel c and bin k, input channel c * ph * pw + k
+    own = xp.eye(ph * pw, dtype=x.dtype).reshape(1, 1, ph * pw, ph * pw)
+    picked = (sums.reshape([-1, out_c, ph * pw, ph * pw]) * wrap(own)).sum(axis=2)
+    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).astype(x.dtype).reshape(-1, 1, ph * pw)
+    return (picked * wrap(scale)).reshape([-1, out_c, ph, pw])
 
 
 def _window(xp: Any, first: Any, last: Any) -> Tuple[Any, Any]:
