@@ -84,7 +84,9 @@ def test_a_batch_file_stays_while_its_training_process_runs():
             f.write(b"\0" * 64)
     try:
         assert job_leftovers.unclaimed(before) == {orphan}
-        assert job_leftovers.remove_left(before) == 1 and os.path.exists(ours) and not os.path.exists(orphan)
+        # (a job's launcher on another test worker may take the orphan first: not counted here)
+        assert job_leftovers.remove_left(before) in (0, 1)
+        assert os.path.exists(ours) and not os.path.exists(orphan)
     finally:
         for path in (ours, orphan):
             if os.path.exists(path):
