@@ -127,12 +127,19 @@ def paired(x: Any, y: Any) -> Tuple[Any, Any]:
     return x, y
 
 
+def unwatched(tensors: Sequence[Tensor]) -> bool:
+    """Whether no hook watches the operands or the ops (auto-parallel) and none of ``tensors`` is
+    distributed: an op on them may then prepare its operands' arrays itself (matmul's transposes)
+    where it would otherwise call other ops."""
+    return (not _input_hooks and not _pair_hooks and not _operands_hooks and not _graph.has_record_hooks()
+            and all(getattr(t, "placements", None) is None for t in tensors))
+
+
 def untraced(tensors: Sequence[Tensor]) -> bool:
     """Whether an op on ``tensors`` may compute on their arrays alone and return a plain result:
-    no gradient wanted, no hook watching operands or ops (auto-parallel), no distributed tensor."""
-    return (not _input_hooks and not _pair_hooks and not _graph.has_record_hooks()
-            and not (_graph.is_grad_enabled() and any(not t.stop_gradient for t in tensors))
-            and all(getattr(t, "placements", None) is None for t in tensors))
+    no gradient wanted and `unwatched`."""
+    return (unwatched(tensors)
+            and not (_graph.is_grad_enabled() and any(not t.stop_gradient for t in tensors)))
 
 
 def _prepared(t: Tensor) -> Tensor:

@@ -17,11 +17,11 @@ computes is recorded (`_NodeHooks.tensor_grads`).
 from __future__ import annotations
 
 import itertools
+import math
 import weakref
 from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-import numpy as np
 
 from pycoll._graph import Node, graph_leaves, run_backward
 from pycoll.device import array_module
@@ -195,7 +195,7 @@ def _zeros(g: Tensor) -> Tensor:
 def _shaped_like(seed: Any, out: Tensor) -> Any:
     """`seed` reshaped to `out`'s shape when it holds as many elements in another shape."""
     shape = getattr(seed, "shape", None)
-    if shape is None or list(shape) == out.shape or int(np.prod(shape)) != out.size:
+    if shape is None or list(shape) == out.shape or math.prod(shape) != out.size:
         return seed
     return seed.reshape(out.shape)
 

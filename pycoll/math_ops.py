@@ -18,7 +18,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, back_to, cast_to, floating, integer_power, promoted,
                                sum_dtype)
 from pycoll._tensor_ops import (as_tensor, check_broadcast, delivered, needs_grad, normalize_axes, one_number, op_output,
-                                operand, paired, placed, reduction_axes, value_output)
+                                operand, paired, placed, reduction_axes, unwatched, value_output)
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.kernels import host_math
@@ -174,12 +174,16 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     x, y = operand(x), operand(y)
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError(f"matmul needs tensors or arrays, got {type(x).__name__} and {type(y).__name__}")
-    if transpose_x:
-        x = shape_ops.transpose(x, _swap_last(x.ndim))
-    if transpose_y:
-        y = shape_ops.transpose(y, _swap_last(y.ndim))
+    # transposed on their arrays, in matmul's own node, unless a hook must see the transposes
+    # (a transpose op costs 6 us, three times a small product)
+    swap_x, swap_y = transpose_x and x.ndim >= 2, transpose_y and y.ndim >= 2
+    if (swap_x or swap_y) and not unwatched((x, y)):
+        x = shape_ops.transpose(x, _swap_last(x.ndim)) if swap_x else x
+        y = shape_ops.transpose(y, _swap_last(y.ndim)) if swap_y else y
+        swap_x = swap_y = False
     x, y = placed("matmul", x, y)
     xa, ya = x._array, y._array
+    xa, ya = xa.swapaxes(-1, -2) if swap_x else xa, ya.swapaxes(-1, -2) if swap_y else ya
     same_dtype("matmul", xa, ya, ("x", "y"), complex_mix=True)
     rx, ry = needs_grad(x), needs_grad(y)
     if xa.ndim == 0 or ya.ndim == 0:
@@ -189,7 +193,9 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
 
     def backward(g: Any) -> tuple:
         with quiet():  # inf * 0 in a product: NaN, as paddle's
-            return _matmul_grads(g, xa, ya, rx, ry)
+            gx, gy = _matmul_grads(g, xa, ya, rx, ry)
+        return (gx.swapaxes(-1, -2) if swap_x and gx is not None else gx,
+                gy.swapaxes(-1, -2) if swap_y and gy is not None else gy)
     product = rows_matmul if xa.ndim > 2 and ya.ndim == 2 else operator.matmul
     return op_output(quietly(product, xa, ya), backward, x, y)
 
@@ -226,7 +232,8 @@ def _check_matmul_shapes(x: Tuple[int, ...], y: Tuple[int, ...]) -> None:
         raise ValueError(f"matmul: x's last dimension ({x[-1]}) must equal y's {where} ({inner_y}); "
                          f"got x of shape {list(x)} and y of shape {list(y)}")
     try:
-        np.broadcast_shapes(x[:-2], y[:-2])
+        if len(x) > 2 and len(y) > 2:
+            np.broadcast_shapes(x[:-2], y[:-2])
     except ValueError:
         raise ValueError(f"matmul: the batch dimensions of x {list(x[:-2])} and y {list(y[:-2])} do not "
                          f"broadcast; got x of shape {list(x)} and y of shape {list(y)}") from None
@@ -511,11 +518,14 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
     x, = placed("mean", x, axes=axes)  # auto-parallel: an uneven split made whole
     a = x._array
     shape, kept = a.shape, kept_shape(a.shape, axes)
-    count = a.size // _builtins.max(int(np.prod(kept)), 1) if a.size else 1
+    count = a.size // _builtins.max(math.prod(kept), 1) if a.size else 1
     xp = array_module(a)
     with quiet():  # a sum past the dtype's range: inf, unwarned as paddle's
-        # over nothing: NaN, without NumPy's "Mean of empty slice" warning (paddle's is silent)
-        average = a.mean(axis=axes, keepdims=keepdim) if a.size else a.sum(axis=axes, keepdims=keepdim) / 0
+        if a.size and (a.dtype.kind not in "fc" or xp is not np):  # (CuPy's mean: one kernel)
+            average = a.mean(axis=axes, keepdims=keepdim)
+        else:  # a host float x's sum / count is NumPy's mean without its dispatch (half the time
+            # of a small one); over nothing: NaN, without NumPy's "Mean of empty slice" warning (as paddle)
+            average = a.sum(axis=axes, keepdims=keepdim) / (count if a.size else 0)
     if a.dtype.kind in "iu":
         average = average.astype(a.dtype)
 

@@ -13,6 +13,7 @@ float32.
 from __future__ import annotations
 
 import builtins as _builtins
+import math
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -45,7 +46,7 @@ class _Rows:
         moved = a.transpose(self.perm)
         self.lead = moved.shape[:len(rest)]
         self.moved_shape = moved.shape
-        self.rows = moved.reshape(self.lead + (int(np.prod(moved.shape[len(rest):], dtype=np.int64)),))
+        self.rows = moved.reshape(self.lead + (math.prod(moved.shape[len(rest):]),))
         self.n = self.rows.shape[-1]
         # ml_dtypes' bfloat16 sort leaves NaNs in place: sort by the (exact) float32 values
         key = self.rows.astype(float32) if is_bfloat16(self.rows.dtype) else self.rows
@@ -87,7 +88,7 @@ def _picks(rows: _Rows, pos: Any, weights: Any, keepdim: bool, dtype: Any,
 
     def backward(g: Any) -> tuple:
         g = g.reshape((q,) + rows.lead)
-        lines = int(np.prod(rows.lead, dtype=np.int64))
+        lines = math.prod(rows.lead)
         g_rows = xp.zeros((lines, rows.n), dtype=g.dtype)
         contrib = (g[..., None] * weights.astype(g.dtype, copy=False))  # [Q, lead..., P]
         flat = (lambda t: xp.moveaxis(t.reshape((q, lines, -1)), 0, 1).reshape(lines, -1))

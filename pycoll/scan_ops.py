@@ -3,6 +3,7 @@
 flattened, as paddle's do."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -110,8 +111,8 @@ def _running_extreme(x: Any, axis: Optional[int], dtype: DTypeLike, ufunc: str) 
     def backward(g: Any) -> tuple:
         # each element's gradient goes to the element its running extreme came from (summed where
         # several share one): flat place (i_before * n + index) * stride + i_after, a 1-D scatter
-        n, stride = shape[ax], int(np.prod(a.shape[ax + 1:], dtype=np.int64))
-        before = int(np.prod(a.shape[:ax], dtype=np.int64))
+        n, stride = shape[ax], math.prod(a.shape[ax + 1:])
+        before = math.prod(a.shape[:ax])
         base = (xp.arange(before)[:, None, None] * (n * stride) + xp.arange(stride)[None, None, :])
         flat = (index if stride == 1 else index * stride) + base.reshape(a.shape[:ax] + (1,) + a.shape[ax + 1:])
         z = xp.zeros(a.size, g.dtype)

@@ -129,7 +129,9 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     if sorted(perm) != list(range(ndim)) or not _builtins.all(-ndim <= int(p) < ndim for p in given):
         raise ValueError(f"transpose: perm must be a permutation of the {ndim} axes of x (shape {list(x.shape)}), "
                          f"got {given}")
-    inverse = tuple(np.argsort(perm))
+    inverse = [0] * ndim
+    for i, p in enumerate(perm):
+        inverse[p] = i
     return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
 
 

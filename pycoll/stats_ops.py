@@ -2,6 +2,7 @@
 searchsorted and bucketize (also Tensor methods). The order statistics are in order_ops."""
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple, Union
 
 import numpy as np
@@ -132,7 +133,7 @@ def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool
     ax = 0 if axis is None else axis_arg(axis, a.ndim)
     rows = xp.moveaxis(a.reshape(-1) if axis is None else a, ax, 0)
     n = rows.shape[0]
-    width = int(np.prod(rows.shape[1:], dtype=np.int64))
+    width = math.prod(rows.shape[1:])
     differs = (rows[1:] != rows[:-1]).reshape(n - 1 if n else 0, width).any(axis=1)
     starts = xp.concatenate([xp.ones(min(n, 1), dtype=bool), differs])
     first = xp.flatnonzero(starts)

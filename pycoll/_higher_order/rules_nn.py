@@ -30,7 +30,9 @@ def _linear(s: Saved, g: Tensor) -> tuple:
 @rule("matmul.<locals>.backward")
 def _matmul(s: Saved, g: Tensor) -> tuple:
     xa, ya = s["xa"], s["ya"]
-    x, y = s.operand(0, xa), s.operand(1, ya)
+    swap_x, swap_y = s["swap_x"], s["swap_y"]  # the operands' arrays are the inputs' transposes
+    x = swapped_last(s.operand(0, xa.swapaxes(-1, -2))) if swap_x else s.operand(0, xa)
+    y = swapped_last(s.operand(1, ya.swapaxes(-1, -2))) if swap_y else s.operand(1, ya)
     a = x if xa.ndim > 1 else unsqueeze(x, 0)
     b = y if ya.ndim > 1 else unsqueeze(y, -1)
     if ya.ndim == 1:
@@ -40,7 +42,15 @@ def _matmul(s: Saved, g: Tensor) -> tuple:
     dtype = g._array.dtype
     gx = reshape(fit(matmul(g, b, transpose_y=True), (a.shape, dtype)), list(xa.shape)) if s.wants(0) else None
     gy = reshape(fit(matmul(a, g, transpose_x=True), (b.shape, dtype)), list(ya.shape)) if s.wants(1) else None
-    return gx, gy
+    return (swapped_last(gx) if swap_x and gx is not None else gx,
+            swapped_last(gy) if swap_y and gy is not None else gy)
+
+
+def swapped_last(t: Tensor) -> Tensor:
+    """t with its last two axes swapped."""
+    perm = list(range(t.ndim))
+    perm[-2:] = perm[:-3:-1]
+    return transpose(t, perm)
 
 
 @rule("leaky_relu.<locals>.<lambda>")

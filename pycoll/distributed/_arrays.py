@@ -17,6 +17,7 @@ its part is made (:class:`Refusal`, the output's ``finish``: ``collective._launc
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
@@ -310,7 +311,7 @@ def parts(x: Any, nranks: int, xp: Any, fn: str, arg: str, shape: Optional[Tuple
         whole = None
         if arr.shape == (nranks,) + tuple(shape):
             whole = arr
-        elif arr.flags.c_contiguous and arr.size == nranks * int(np.prod(shape, dtype=np.int64)):
+        elif arr.flags.c_contiguous and arr.size == nranks * math.prod(shape):
             whole = arr.reshape((nranks,) + tuple(shape))
         if whole is not None:  # whole[i, ...]: a view even of 0-d parts (iterating gives NumPy scalars)
             return [whole[i, ...] for i in range(nranks)]

@@ -17,6 +17,7 @@ takes part with a scratch buffer and raises a ValueError naming it, left unchang
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
@@ -488,7 +489,7 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
         if out.dtype != send.dtype or out.shape[1:] != send.shape[1:]:
             raise TypeError(f"pycoll.distributed.{fn}: out_tensor ({out.dtype}{list(out.shape)}) must have "
                             f"in_tensor's dtype and size beyond dim 0 ({send.dtype}{list(send.shape)})")
-        row = send.itemsize * int(np.prod(send.shape[1:], dtype=np.int64))
+        row = send.itemsize * math.prod(send.shape[1:])
         sent = alltoall_sizes.split_rows(in_split_sizes, send, g.nranks, fn, "in_split_sizes", "in_tensor")
         received = alltoall_sizes.split_rows(out_split_sizes, out, g.nranks, fn, "out_split_sizes", "out_tensor")
     except (TypeError, ValueError) as exc:

@@ -13,6 +13,7 @@ process wait for the rest (:func:`drain`). An error met by a task nobody waits f
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import time
 from typing import Any, Callable, List, Optional, Tuple, Union
@@ -205,7 +206,7 @@ def _interface_span(face: dict) -> Optional[Span]:
         return None
     start = face["data"][0]
     if strides is None:  # C-contiguous
-        return start, start + int(np.prod(shape)) * itemsize
+        return start, start + math.prod(shape) * itemsize
     low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
     high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
     return start + low, start + high + itemsize

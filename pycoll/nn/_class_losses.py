@@ -5,6 +5,7 @@ only: labels and class weights get none (paddle's kernels compute none either).
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
@@ -220,7 +221,7 @@ def nll_loss(input: Tensor, label: Tensor, weight: Optional[Tensor] = None,  # n
     dtype = x.dtype
     z = xp.moveaxis(x, 1, -1)  # [N, d1, ..., C]
     classes, rows = z.shape[-1], z.shape[:-1]
-    if lab.ndim not in (x.ndim - 1, x.ndim) or lab.size != int(np.prod(rows)):
+    if lab.ndim not in (x.ndim - 1, x.ndim) or lab.size != math.prod(rows):
         raise ValueError(f"nll_loss: label shape {list(lab.shape)} does not fit input shape "
                          f"{list(x.shape)} (expected {[rows[0]] + list(rows[1:])})")
     valid, safe, bad = _hard_labels("nll_loss", xp, lab.reshape(rows), classes, ignore_index)

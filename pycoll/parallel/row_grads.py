@@ -16,6 +16,7 @@ outnumber the table's (then the table is the cheaper message), the rows' all-gat
 """
 from __future__ import annotations
 
+import math
 from typing import Any, List, Optional, Sequence
 
 import numpy as np
@@ -73,7 +74,7 @@ def _average_rows(param: Any, shape: tuple, counts: List[int], group: Optional[A
         RowsGrad.set_rows_of(param, _graph.RowsValue(xp.zeros(0, dtype=np.int64), xp.zeros((0,) + tuple(shape[1:]),
                                                                                            dtype=dtype), shape, dtype))
         return
-    width = int(np.prod(shape[1:], dtype=np.int64))
+    width = math.prod(shape[1:])
     ids, rows = xp.zeros(most, dtype=np.int64), xp.zeros((most, width), dtype=dtype)
     mine = param.grad.pending if param.grad is not None else None
     if mine is not None and len(mine.ids):
