@@ -96,9 +96,28 @@ def pad(x: Tensor, pad: Any, mode: str = "constant", value: float = 0.0, data_fo
             return (g[inner],)
         for ax, (b, e) in enumerate(grow):  # each padded axis pulls its gradient back separately
             if b or e:
-                source = np.pad(np.arange(a.shape[ax]), (b, e), mode=np_mode)
-                m = np.zeros((source.size, a.shape[ax]), dtype=g.dtype)
-                m[np.arange(source.size), source] = 1
-                g = xp.moveaxis(xp.tensordot(g, to_module(m, xp), axes=([ax], [0])), -1, ax)
+                g = _pulled_back(g, ax, a.shape[ax], (b, e), np_mode)
         return (xp.ascontiguousarray(g),)
     return op_output(out, backward, x)
+
+
+def _pulled_back(g: Any, ax: int, n: int, grown: Tuple[int, int], np_mode: str) -> Any:
+    """The gradient of x along axis ``ax`` (of size n) from g's along that axis, where x grew by
+    ``grown`` (before, after) cells in NumPy's pad mode ``np_mode``: g's inner n cells plus each
+    padded cell's gradient added to the cell it copies. A run of at most n padded cells copies
+    distinct cells ('reflect' runs shorter than n back and forth, 'wrap' runs n consecutive ones
+    round), so each run adds with one indexed add; 'edge' copies one cell: its run's sum."""
+    xp = array_module(g)
+    before, after = grown
+    source = np.pad(np.arange(n), grown, mode=np_mode)
+    lead = (slice(None),) * ax
+    pulled = g[lead + (slice(before, before + n),)].copy()
+    for start, stop in ((0, before), (before + n, before + n + after)):
+        for lo in range(start, stop, n):
+            block = g[lead + (slice(lo, min(lo + n, stop)),)]
+            if np_mode == "edge":
+                at = int(source[lo])
+                pulled[lead + (slice(at, at + 1),)] += block.sum(axis=ax, keepdims=True)
+            else:
+                pulled[lead + (to_module(source[lo:lo + block.shape[ax]], xp),)] += block
+    return pulled
