@@ -4,6 +4,7 @@ take_along_dim, pdist, matrix_transpose, linalg.diagonal / matmul, the mode-name
 HuberLoss, Unflatten, rrelu / RReLU, dropout1d, rms_norm and swiglu. Expected numbers marked
 "paddle" were measured on paddle 3.3.1 (CPU) with the same inputs."""
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -189,6 +190,35 @@ def test_reflection_pad_gradient():
     x = T([[[1.0, 2.0, 3.0]]], grad=True)
     nn.ReflectionPad1D([2, 1])(x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[[1, 3, 2]]])  # [3, 2, 1, 2, 3, 2]: counts per source
+
+
+@pytest.mark.parametrize("mode, np_mode", [("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")])
+@pytest.mark.parametrize("shape, pad, data_format", [((2, 3, 7), [3, 2], "NCL"), ((2, 5, 6, 3), [2, 1, 3, 4], "NHWC"),
+                                                     ((1, 2, 4, 5, 3), [1, 2, 3, 0, 2, 2], "NCDHW")])
+def test_pad_gradient_adds_each_padded_cell_to_the_cell_it_copies(mode, np_mode, shape, pad, data_format):
+    """Against np.add.at over the cells np.pad copies (the backward adds run by run)."""
+    rng = np.random.default_rng(0)
+    x = T(rng.standard_normal(shape), grad=True)
+    out = F.pad(x, pad, mode=mode, data_format=data_format)
+    w = rng.standard_normal(out.shape)
+    (out * T(w)).sum().backward()
+    spatial = list(range(2, len(shape))) if data_format.startswith("NC") else list(range(1, len(shape) - 1))
+    widths = [(0, 0)] * len(shape)
+    for i, axis in enumerate(spatial[::-1]):
+        widths[axis] = (pad[2 * i], pad[2 * i + 1])
+    copied = np.pad(np.arange(math.prod(shape)).reshape(shape), widths, mode=np_mode)
+    want = np.zeros(math.prod(shape))
+    np.add.at(want, copied.reshape(-1), w.reshape(-1))
+    np.testing.assert_allclose(x.grad.numpy(), want.reshape(shape), rtol=1e-12)
+
+
+def test_circular_and_replicate_pads_wider_than_the_axis_add_every_copy():
+    x = T([[[1.0, 2.0]]], grad=True)
+    (F.pad(x, [3, 4], mode="circular") * T(np.arange(9.0))).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[[1 + 3 + 5 + 7, 0 + 2 + 4 + 6 + 8]]])  # wrap: 1, 0, 1, 0, ...
+    x.clear_grad()
+    (F.pad(x, [3, 4], mode="replicate") * T(np.arange(9.0))).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[[0 + 1 + 2 + 3, 4 + 5 + 6 + 7 + 8]]])
 
 
 def test_huber_loss_and_unflatten():

@@ -403,3 +403,51 @@ def test_affine_log_det_jacobian_has_one_term_per_element():
     z = (x.numpy() - 1.) / 2.
     by_hand = (-0.5 * z ** 2 - 0.5 * math.log(2 * math.pi) - math.log(2.)).sum(-1)  # N(1, 2^2) per element
     close(td.log_prob(x), by_hand)
+
+
+@pytest.mark.parametrize("draw, message", [
+    (lambda: D.Binomial(-3, pycoll.to_tensor([0.3])).sample([2]), r"Binomial.sample: total_count must be >= 0, got -3"),
+    (lambda: D.Binomial(3, pycoll.to_tensor([1.5])).sample([2]), r"Binomial.sample: probs must be in \[0, 1\], got 1.5"),
+    (lambda: D.Poisson(pycoll.to_tensor([float("nan")])).sample([2]), r"Poisson.sample: rate must be >= 0, got nan"),
+    (lambda: D.Gamma(pycoll.to_tensor([-1.0]), pycoll.to_tensor([1.0])).sample([2]), r"Gamma: concentration must be >= 0"),
+    (lambda: D.Beta(pycoll.to_tensor([-1.0]), pycoll.to_tensor([1.0])).sample([2]), r"Beta.sample: alpha and beta must"),
+    (lambda: D.Dirichlet(pycoll.to_tensor([-1.0, 1.0])).sample([2]), r"Dirichlet.sample: concentration must be >= 0"),
+    (lambda: D.Categorical(pycoll.to_tensor(np.zeros([0], np.float32))).sample([2]), r"logits of shape \[0\] hold no"),
+    (lambda: D.Normal(pycoll.to_tensor([0.0, 1.0]), pycoll.to_tensor([1.0, 1.0, 1.0])),
+     r"Normal: loc of shape \[2\] and scale of shape \[3\] do not broadcast"),
+    (lambda: D.Multinomial(3, pycoll.to_tensor([0.2, 0.3, 0.5])).log_prob(pycoll.to_tensor([1.0, 2.0])),
+     r"Multinomial.log_prob: value must hold counts of the 3 categories .* got shape \[2\]"),
+])
+def test_bad_parameters_are_named_with_their_distribution(draw, message):
+    """NumPy's generator says only "n < 0" or "shape < 0"; paddle mostly draws garbage."""
+    with pytest.raises(ValueError, match=message):
+        draw()
+
+
+def test_chi2_rsample_gives_df_no_gradient_as_paddle():
+    """Its draws come from the host generator; the rate of 1/2 is a constant, not df * 0 + 1/2
+    (which gave df a gradient of -0)."""
+    df = pycoll.to_tensor([3.0, 4.0], stop_gradient=False)
+    D.Chi2(df).rsample([5]).sum().backward()
+    assert df.grad is None
+
+
+@pytest.mark.parametrize("batch, values", [((), (5,)), ((), (4, 5)), ((3,), (7, 3)), ((2, 1), (4, 2, 3)), ((3,), ())])
+def test_multivariate_normal_log_prob_over_sample_dimensions(batch, values):
+    """The values' extra dimensions are solved as columns of one right-hand side per matrix."""
+    rng = np.random.default_rng(1)
+    n = 4
+    a = rng.standard_normal(batch + (n, n))
+    tril = np.tril(a, -1) + np.eye(n) * (1.0 + np.abs(a))
+    loc, v = rng.standard_normal(batch + (n,)), rng.standard_normal(values + (n,))
+    value = pycoll.to_tensor(v, stop_gradient=False)
+    got = D.MultivariateNormal(pycoll.to_tensor(loc), scale_tril=pycoll.to_tensor(tril)).log_prob(value)
+    tb, db = np.broadcast_arrays(tril, (v - loc)[..., None])
+    z = np.linalg.solve(tb, db)[..., 0]
+    want = -0.5 * (n * math.log(2 * math.pi) + (z ** 2).sum(-1)) - np.log(np.diagonal(tril, 0, -2, -1)).sum(-1)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-10)
+    got.sum().backward()
+    inverse_cov = np.linalg.inv(tb @ np.swapaxes(tb, -1, -2))
+    grad = -(inverse_cov @ (v - loc)[..., None])[..., 0]  # d log_prob / d value, summed over broadcast copies
+    np.testing.assert_allclose(value.grad.numpy(), grad.reshape((-1,) + values + (n,)).sum(0) if grad.ndim > v.ndim
+                               else grad, rtol=1e-8)

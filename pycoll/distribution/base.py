@@ -90,12 +90,25 @@ def as_value(value: Any, like: Tensor) -> Tensor:
     return wrap(move(np.asarray(value, dtype=like._array.dtype), place_of(like._array)))
 
 
-def shape_of(*tensors: Tensor) -> Tuple[int, ...]:
-    """The broadcast shape of the tensors."""
+def shape_of(owner: str, **params: Tensor) -> Tuple[int, ...]:
+    """The broadcast shape of distribution ``owner``'s parameters ``params``; ValueError naming
+    them where they do not broadcast."""
     shape: Sequence[int] = ()
-    for t in tensors:
-        shape = broadcast_shape(list(shape), list(t.shape))
+    try:
+        for t in params.values():
+            shape = broadcast_shape(list(shape), list(t.shape))
+    except ValueError:
+        shapes = " and ".join(f"{name} of shape {list(t.shape)}" for name, t in params.items())
+        raise ValueError(f"{owner}: {shapes} do not broadcast to one batch shape") from None
     return tuple(int(d) for d in shape)
+
+
+def refuse_unless(owner: str, name: str, values: np.ndarray, ok: np.ndarray, want: str) -> None:
+    """ValueError naming parameter ``name`` of ``owner`` (its method) unless every one of its
+    host ``values`` is ``ok`` (a mask: NaN compares false, so it is refused too); NumPy's
+    generator would say only "lam < 0" or "shape < 0"."""
+    if not ok.all():
+        raise ValueError(f"{owner}: {name} must be {want}, got {values[~ok].flat[0]}")
 
 
 def sample_shape(shape: Any) -> Tuple[int, ...]:

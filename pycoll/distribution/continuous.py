@@ -20,7 +20,7 @@ class _LocScale(Distribution):
 
     def __init__(self, owner: str, loc: Any, scale: Any) -> None:
         loc, scale = as_params(owner, numbers_default, loc=loc, scale=scale)
-        shape = list(shape_of(loc, scale))
+        shape = list(shape_of(owner, loc=loc, scale=scale))
         self.loc = loc if list(loc.shape) == shape else loc.broadcast_to(shape)
         self.scale = scale if list(scale.shape) == shape else scale.broadcast_to(shape)
         self.dtype = self.loc.dtype
@@ -147,7 +147,7 @@ class StudentT(Distribution):
     def __init__(self, df: Any, loc: Any, scale: Any, name: Optional[str] = None) -> None:
         self.name = name or "StudentT"
         df, loc, scale = as_params("StudentT", all_default, df=df, loc=loc, scale=scale)
-        shape = list(shape_of(df, loc, scale))
+        shape = list(shape_of("StudentT", df=df, loc=loc, scale=scale))
         self.df, self.loc, self.scale = (t.broadcast_to(shape) for t in (df, loc, scale))
         for arg, t in (("df", self.df), ("scale", self.scale)):
             if not bool((t >= 0.0).all()):

@@ -13,7 +13,7 @@ import numpy as np
 
 from pycoll.device import array_module, move, place_of
 from pycoll.distribution.base import (Distribution, ExponentialFamily, all_default, as_params, as_value, noise,
-                                      numbers_default, sample_shape, shape_of, support_values)
+                                      numbers_default, refuse_unless, sample_shape, shape_of, support_values)
 from pycoll.nn.functional import binary_cross_entropy_with_logits, log_softmax, one_hot, softmax, softplus
 from pycoll.random import get_rng
 from pycoll.sampling import draw_categories
@@ -41,6 +41,9 @@ class Categorical(Distribution):
         """int64 class indices of shape ``shape + batch_shape``, drawn with softmax(logits) (as
         paddle's: multinomial of those weights, with replacement)."""
         drawn = sample_shape(shape)
+        if not self.logits.shape[-1]:
+            raise ValueError(f"Categorical.sample: logits of shape {list(self.logits.shape)} hold no categories "
+                             f"to draw from")
         weights = softmax(self.logits.detach(), axis=-1)._array.reshape(-1, self.logits.shape[-1])
         picks = draw_categories(weights, math.prod(drawn), replacement=True)  # [batch rows, draws]
         return wrap(picks.T.reshape(drawn + self._batch_shape))
@@ -201,6 +204,7 @@ class Poisson(Distribution):
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
         shape = self._extend_shape(sample_shape(shape))
         rate = np.broadcast_to(self.rate.numpy(), shape)
+        refuse_unless("Poisson.sample", "rate", rate, rate >= 0, ">= 0")
         return wrap(move(get_rng().poisson(rate).astype(self.rate._array.dtype), place_of(self.rate._array)))
 
     def _upper(self, rate: Tensor) -> int:
@@ -229,7 +233,7 @@ class Binomial(Distribution):
             total_count = wrap(move(np.asarray(total_count, dtype=probs._array.dtype), place_of(probs._array)))
         else:
             raise TypeError(f"Binomial: total_count must be an int or a Tensor, got {type(total_count).__name__}")
-        shape = list(shape_of(total_count, probs))
+        shape = list(shape_of("Binomial", total_count=total_count, probs=probs))
         self.total_count, self.probs = total_count.broadcast_to(shape), probs.broadcast_to(shape)
         self.dtype = self.probs.dtype
         super().__init__(tuple(shape))
@@ -246,6 +250,8 @@ class Binomial(Distribution):
         shape = self._extend_shape(sample_shape(shape))
         n = np.broadcast_to(self.total_count.numpy().astype(np.int64), shape)
         p = np.broadcast_to(self.probs.numpy(), shape)
+        refuse_unless("Binomial.sample", "total_count", n, n >= 0, ">= 0")
+        refuse_unless("Binomial.sample", "probs", p, (p >= 0) & (p <= 1), "in [0, 1]")
         return wrap(move(get_rng().binomial(n, p).astype(self.probs._array.dtype), place_of(self.probs._array)))
 
     def log_prob(self, value: Any) -> Tensor:
@@ -293,6 +299,9 @@ class Multinomial(Distribution):
 
     def log_prob(self, value: Any) -> Tensor:
         value = as_value(value, self.probs)
+        if not value.ndim or value.shape[-1] != self.probs.shape[-1]:
+            raise ValueError(f"Multinomial.log_prob: value must hold counts of the {self.probs.shape[-1]} categories "
+                             f"along its last axis, got shape {list(value.shape)}")
         log_p = self.probs.log()
         # 0 * log(0) counts as 0: a category of probability 0 that was never drawn
         log_p = where((value == 0) & log_p.isinf(), value * 0.0, log_p + value * 0.0)  # (-inf * 0 is NaN)

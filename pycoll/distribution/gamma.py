@@ -11,14 +11,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from pycoll.distribution.base import (ExponentialFamily, always_float32, as_params, as_value, noise, numbers_default,
-                                      sample_shape, shape_of)
+                                      refuse_unless, sample_shape, shape_of)
 from pycoll.shape_ops import stack
 from pycoll.tensor import Tensor
 
 
-def _standard_gamma(concentration: Tensor, shape: Sequence[int]) -> Tensor:
-    """Gamma(concentration, 1) draws of ``shape`` (concentration broadcast to it), no gradient."""
+def _standard_gamma(concentration: Tensor, shape: Sequence[int], owner: str, name: str) -> Tensor:
+    """Gamma(concentration, 1) draws of ``shape`` (concentration broadcast to it), no gradient;
+    ValueError naming ``owner``'s parameter ``name`` for a negative or NaN concentration."""
     alpha = np.broadcast_to(concentration.numpy(), tuple(shape))
+    refuse_unless(owner, name, alpha, alpha >= 0, ">= 0")
     return noise(lambda g, s: g.standard_gamma(alpha), tuple(shape), concentration)
 
 
@@ -28,7 +30,7 @@ class Gamma(ExponentialFamily):
     def __init__(self, concentration: Any, rate: Any) -> None:
         self.concentration, self.rate = as_params("Gamma", always_float32, concentration=concentration, rate=rate)
         self.dtype = self.concentration.dtype
-        super().__init__(shape_of(self.concentration, self.rate))
+        super().__init__(shape_of("Gamma", concentration=self.concentration, rate=self.rate))
 
     @property
     def mean(self) -> Tensor:
@@ -40,7 +42,7 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, shape: Sequence[int] = ()) -> Tensor:
         full = self._extend_shape(sample_shape(shape))
-        return _standard_gamma(self.concentration, full) / self.rate
+        return _standard_gamma(self.concentration, full, "Gamma", "concentration") / self.rate
 
     def log_prob(self, value: Any) -> Tensor:
         value = as_value(value, self.concentration)
@@ -70,7 +72,7 @@ class Chi2(Gamma):
         (self.df,) = as_params("Chi2", always_float32, df=df)
         if not bool((self.df > 0).all()):
             raise ValueError("Chi2: every element of df must be positive")
-        super().__init__(self.df * 0.5, self.df * 0.0 + 0.5)
+        super().__init__(self.df * 0.5, (self.df * 0.0 + 0.5).detach())  # df's gradient: None, as paddle's
 
 
 class Dirichlet(ExponentialFamily):
@@ -82,6 +84,7 @@ class Dirichlet(ExponentialFamily):
             raise ValueError(f"Dirichlet: concentration must be at least one-dimensional and non-empty, "
                              f"got shape {list(concentration.shape)}")
         self.concentration = concentration
+        self._sampled_as = ("Dirichlet.sample", "concentration")  # what a bad concentration's error names
         super().__init__(tuple(concentration.shape[:-1]), tuple(concentration.shape[-1:]))
 
     @property
@@ -94,7 +97,7 @@ class Dirichlet(ExponentialFamily):
         return self.concentration * (c0 - self.concentration) / (c0.pow(2) * (c0 + 1.0))
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        g = _standard_gamma(self.concentration, self._extend_shape(sample_shape(shape)))
+        g = _standard_gamma(self.concentration, self._extend_shape(sample_shape(shape)), *self._sampled_as)
         return g / g.sum(-1, keepdim=True)
 
     def log_prob(self, value: Any) -> Tensor:
@@ -124,9 +127,10 @@ class Beta(ExponentialFamily):
 
     def __init__(self, alpha: Any, beta: Any) -> None:
         alpha, beta = as_params("Beta", numbers_default, alpha=alpha, beta=beta)
-        shape = list(shape_of(alpha, beta))
+        shape = list(shape_of("Beta", alpha=alpha, beta=beta))
         self.alpha, self.beta = alpha.broadcast_to(shape), beta.broadcast_to(shape)
         self._dirichlet = Dirichlet(stack([self.alpha, self.beta], -1))
+        self._dirichlet._sampled_as = ("Beta.sample", "alpha and beta")
         super().__init__(tuple(shape))
 
     @property

@@ -17,7 +17,7 @@ class Normal(Distribution):
         self.name = name or "Normal"
         self.loc, self.scale = as_params("Normal", loc=loc, scale=scale)
         self.dtype = self.loc.dtype
-        super().__init__(shape_of(self.loc, self.scale))
+        super().__init__(shape_of("Normal", loc=self.loc, scale=self.scale))
 
     @property
     def mean(self) -> Tensor:
@@ -64,7 +64,7 @@ class Uniform(Distribution):
         self.name = name or "Uniform"
         self.low, self.high = as_params("Uniform", low=low, high=high)
         self.dtype = self.low.dtype
-        super().__init__(shape_of(self.low, self.high))
+        super().__init__(shape_of("Uniform", low=self.low, high=self.high))
 
     @property
     def mean(self) -> Tensor:
