@@ -11,9 +11,10 @@ namespaces (:func:`first_function`), and an AttributeError naming the module whe
 ``pycoll.tensor`` is the Tensor module, and a name it lacks is looked up by :func:`op`."""
 from __future__ import annotations
 
-import sys
 import types
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
+
+from pycoll._module_paths import install_paths
 
 _EXTRAS: list = []  # install's extras
 SUBMODULES = ("array", "attribute", "creation", "einsum", "layer_function_generator", "linalg", "logic",
@@ -39,23 +40,6 @@ def op(module: str, name: str) -> Any:
     import pycoll
 
     return first_function(module, name, (pycoll, pycoll.linalg, *_EXTRAS, pycoll.Tensor))
-
-
-def install_paths(parent: types.ModuleType, names: Iterable[str], lookup: Callable[[str, str], Any],
-                  what: str) -> None:
-    """Make ``parent.<name>`` for each of ``names`` importable (``import parent.name``,
-    ``from parent.name import f``) and an attribute of ``parent``: a module whose attribute ``f``
-    is ``lookup(module_name, f)``. A real module already at that path is kept; so is a function
-    ``parent`` already holds under that name (paddle's ``F.sparse_attention`` is the function,
-    its module importable only by path). ``what`` says, in each module's docstring, where its
-    functions come from."""
-    for name in names:
-        full = f"{parent.__name__}.{name}"
-        module = types.ModuleType(full, f"paddle's {full.replace('pycoll', 'paddle', 1)}: {what}")
-        module.__getattr__ = lambda attr, full=full: lookup(full, attr)  # type: ignore[attr-defined]
-        module = sys.modules.setdefault(full, module)
-        if isinstance(getattr(parent, name, module), types.ModuleType):
-            setattr(parent, name, module)
 
 
 def install(tensor_module: types.ModuleType, extras: types.ModuleType) -> None:

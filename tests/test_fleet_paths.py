@@ -31,6 +31,21 @@ def test_paddles_module_paths_hold_pycolls_objects():
         topology.nothing
 
 
+def test_paddles_communication_submodules_hold_the_calls():
+    """paddle's communication/<call>.py files: importable by path, each name the package's."""
+    from pycoll.distributed.communication.all_to_all import alltoall, alltoall_single
+    from pycoll.distributed.communication.batch_isend_irecv import P2POp, batch_isend_irecv
+    from pycoll.distributed.communication.reduce import ReduceOp, reduce
+    from pycoll.distributed.communication.send import isend, send_object_list
+    assert (alltoall, alltoall_single, P2POp, batch_isend_irecv) == (
+        dist.alltoall, dist.alltoall_single, dist.P2POp, dist.batch_isend_irecv)
+    assert (ReduceOp, reduce, isend, send_object_list) == (dist.ReduceOp, dist.reduce, dist.isend, dist.send_object_list)
+    import pycoll.distributed.communication as communication
+    assert communication.all_reduce is dist.all_reduce  # the function, as in paddle, not the submodule
+    with pytest.raises(ImportError, match="cannot import name 'nothing'"):
+        from pycoll.distributed.communication.send import nothing  # noqa: F401
+
+
 def test_the_hybrid_group_is_published_and_answers_paddles_sep_and_moe_queries():
     from pycoll.distributed.fleet.base import topology
     strategy = fleet.DistributedStrategy()

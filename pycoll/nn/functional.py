@@ -84,7 +84,8 @@ from pycoll.diag_ops import diag_embed
 from pycoll.product_ops import pdist
 from pycoll.shape_ops import scatter_add, unbroadcast
 from pycoll.tensor import Tensor
-from pycoll.tensor_namespace import first_function as _first_function, install_paths as _install_paths
+from pycoll._module_paths import install_paths as _install_paths
+from pycoll.tensor_namespace import first_function as _first_function
 
 __all__ = ["relu", "tanh", "sigmoid", "gelu", "softmax", "log_softmax", "leaky_relu", "silu", "elu",
            "softplus", "hardswish", "linear", "embedding", "layer_norm", "dropout", "one_hot",
