@@ -270,10 +270,8 @@ def _reduced(rows: np.ndarray, op: int) -> np.ndarray:
         return rows.sum(axis=0, dtype=rows.dtype)
     if name == "NCCL_PROD":
         return rows.prod(axis=0, dtype=rows.dtype)
-    if name == "NCCL_MAX":
-        return rows.max(axis=0)
-    if name == "NCCL_MIN":
-        return rows.min(axis=0)
+    if name in ("NCCL_MAX", "NCCL_MIN"):  # NCCL's are fmaxf/fminf: a NaN loses to a number (integers: max/min)
+        return (np.fmax if name == "NCCL_MAX" else np.fmin).reduce(rows, axis=0)
     return (rows.astype(np.float64).sum(axis=0) / len(rows)).astype(rows.dtype)
 
 

@@ -74,6 +74,18 @@ def reduction_error(dtype: np.dtype, op: int) -> Optional[str]:
     return None
 
 
+def _number_over_nan(dtype: np.dtype, op: int) -> MPI.Op:
+    """ReduceOp.MAX or MIN of floating ``dtype`` as NCCL's (fmax/fmin): a NaN loses to a number
+    and stays only where every rank holds one. MPI's own MAX keeps a NaN or drops it by where it
+    sits in the order of the reduction (which rank holds it); this result does not depend on it."""
+    pick = np.fmax if op == ReduceOp.MAX else np.fmin
+
+    def combine(incoming: Any, inout: Any, datatype: MPI.Datatype) -> None:
+        into = np.frombuffer(inout, dtype)
+        pick(np.frombuffer(incoming, dtype), into, out=into)
+    return MPI.Op.Create(combine, commute=True)
+
+
 class Reduction:
     """How to run one (dtype, op) reduction: MPI datatype, MPI op, and whether to average."""
 
@@ -83,7 +95,12 @@ class Reduction:
         # a 16-bit float is reduced as float32 (``wide``: that reduction), rounded back at the end
         self.wide = Reduction(np.dtype(np.float32), op) if is_half(dtype) else None
         self.mpitype = MPI.FLOAT if self.wide else MPI_TYPES[dtype]
-        self.mpiop = BOOL_OPS[op] if dtype.kind == "b" else MPI_OPS[op]
+        if dtype.kind == "b":
+            self.mpiop = BOOL_OPS[op]
+        elif dtype.kind == "f" and op in (ReduceOp.MAX, ReduceOp.MIN) and not self.wide:
+            self.mpiop = _number_over_nan(dtype, op)
+        else:
+            self.mpiop = MPI_OPS[op]
         self.average = op == ReduceOp.AVG
 
 

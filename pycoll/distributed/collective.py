@@ -268,11 +268,21 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
         arr = _arrays.send_buffer(tensor, xp, "all_gather", "tensor")
         blocks, deliver, own = None, None, _arrays.own_block(g.engine, g.rank)
         if not isinstance(tensor_list, (list, tuple)):
-            out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
+            try:
+                out = _arrays.array_of(tensor_list, xp, "all_gather", "tensor_list")
+            except TypeError:
+                raise TypeError(f"pycoll.distributed.all_gather: tensor_list must be a list (empty, or one tensor "
+                                f"per rank) or one tensor to hold the {g.nranks} ranks' tensors, got "
+                                f"{type(tensor_list).__name__}") from None
             if out.size != g.nranks * arr.size:
                 raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of shape "
-                                 f"{list(out.shape)}; it needs the group's {g.nranks} tensors stacked on "
-                                 f"axis 0: shape {[g.nranks, *arr.shape]}")
+                                 f"{list(out.shape)}; it needs the group's {g.nranks} tensors of shape "
+                                 f"{list(arr.shape)}: {g.nranks * arr.size} elements, stacked on axis 0 (shape "
+                                 f"{[g.nranks, *arr.shape]}) or concatenated (shape "
+                                 f"{[g.nranks * arr.shape[0], *arr.shape[1:]] if arr.ndim else [g.nranks]})")
+            if out.dtype != arr.dtype:
+                raise TypeError(f"pycoll.distributed.all_gather: tensor_list is one tensor of dtype {out.dtype}; it "
+                                f"must have tensor's dtype, {arr.dtype}")
             blocks = _arrays.received_into(out, arr, own)
             if blocks is None:
                 tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)
@@ -408,8 +418,12 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
 
     Each block may have its own shape and dtype (what rank i sends rank j must fit what j
     expects from i: :mod:`peer_blocks`); ``out_tensor_list`` is empty (filled with new tensors
-    of the senders' shapes) or holds one writeable tensor per rank.
+    of the senders' shapes) or holds one writeable tensor per rank. Two tensors (paddle's
+    ``alltoall(out_tensor, in_tensor)``) exchange their equal blocks along axis 0, as
+    :func:`alltoall_single` does.
     """
+    if not isinstance(out_tensor_list, (list, tuple)) and not isinstance(in_tensor_list, (list, tuple)):
+        return alltoall_single(out_tensor_list, in_tensor_list, None, None, group, sync_op)
     fn = "alltoall"
     g = _begin(group, fn, (in_tensor_list,), (out_tensor_list,))
     if g is None:

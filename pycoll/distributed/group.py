@@ -3,6 +3,7 @@ group's work in flight."""
 from __future__ import annotations
 
 import numbers
+import operator
 from collections import deque
 from typing import Any, Deque, Dict, List, Optional, Tuple
 
@@ -16,16 +17,22 @@ _REFUSALS_KEPT = 64  # a stall is about a recent call: older refusals are let go
 
 
 def as_rank(value: Any, fn: str, arg: str) -> int:
-    """``value``, a rank argument, as an int: any integral number but a bool, as paddle takes
-    them (``np.int64(2)``, an entry of ``list(np.arange(n))``). Every rank argument of the
+    """``value``, a rank argument, as an int: any integral number but a bool, or a 0-d integer
+    Tensor, as paddle takes them (``np.int64(2)``, an entry of ``list(np.arange(n))``). Every rank argument of the
     groups, the environment and the object collectives comes through here, so that they take
     the same values. TypeError naming ``fn`` and ``arg`` otherwise; the range is the caller's."""
     if type(value) is int:
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        flag = ", not a bool" if isinstance(value, (bool, np.bool_)) else ""
-        raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer{flag}")
-    return int(value)
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer, not a bool")
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if hasattr(type(value), "__index__"):  # a 0-d integer Tensor, as paddle takes it
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{fn}: {arg}={value!r} ({type(value).__name__}); a rank must be an integer")
 
 
 class Group:

@@ -47,6 +47,10 @@ if rank == 0:
     for r, g in enumerate(ready):
         check(g, np.full(4, r * 1.5), "gather into a pre-sized list")
 if not HOST:
+    root = pycoll.to_tensor(n - 1)  # a rank as a 0-d integer Tensor, as paddle takes it
+    sent = pycoll.full([2], float(rank))
+    dist.broadcast(sent, src=root)
+    assert sent.tolist() == [n - 1.0] * 2, sent
     tensors = []
     dist.gather(pycoll.full([3], float(rank)), tensors, dst=n - 1)
     if rank == n - 1:
@@ -82,6 +86,18 @@ for op, want in ((dist.ReduceOp.SUM, [True, False, True, False]), (dist.ReduceOp
     dist.all_reduce(b, op=op)
     check(b, want, f"all_reduce of booleans, {op}")
 expect(TypeError, ["AVG"], dist.all_reduce, xp.asarray(flags), op=dist.ReduceOp.AVG)
+
+# -- MAX and MIN of floats as NCCL's fmax/fmin: a NaN loses to a number, whichever rank holds it,
+# and stays where every rank holds one (MPI's own MAX kept or dropped it by the reduction's order)
+for dtype in (np.float32, np.float64, np.float16):
+    for op, pick in ((dist.ReduceOp.MAX, max), (dist.ReduceOp.MIN, min)):
+        for sync in (True, False):
+            mine = [np.nan if r == rank else float(r) for r in range(n)] + [np.nan, float(rank)]  # place r: r or NaN
+            v = xp.asarray(mine, dtype=dtype)
+            dist.all_reduce(v, op=op, sync_op=sync).wait()
+            want = [float(r) if n > 1 else np.nan for r in range(n)] + [np.nan, float(pick(range(n)))]
+            got = host(v.astype(np.float64))
+            assert np.array_equal(got, np.asarray(want), equal_nan=True), (dtype, op, sync, rank, got, want)
 
 # -- 16-bit floats (the MPI engine reduces them as float32, NCCL natively) ---------------------
 halves = [np.float16]
@@ -170,6 +186,9 @@ expect(ValueError, words, dist.alltoall_single, xp.zeros(2 * n), xp.ones(2 * n),
        uneven if rank == 0 else [2] * n)
 dist.alltoall_single(out, data)
 check(out, [r * 100 + 2 * rank + k for r in range(n) for k in range(2)], "alltoall_single after a refusal")
+pair_out = xp.zeros(data.shape, data.dtype)
+dist.alltoall(pair_out, data)  # paddle's alltoall(out_tensor, in_tensor): alltoall_single's exchange
+check(pair_out, [r * 100 + 2 * rank + k for r in range(n) for k in range(2)], "alltoall of a tensor pair")
 
 # -- object collectives --------------------------------------------------------------------------------
 objects = []
@@ -271,6 +290,13 @@ expect(ValueError, ["pycoll.distributed.isend: dst=", "not a rank of"], dist.ise
 expect(ValueError, ["pycoll.distributed.irecv: src=", "not a rank of"], dist.irecv, xp.empty(2), n + 3)
 expect(TypeError, ["all_gather: tensor_list is an empty tuple; give a list"], dist.all_gather, (), xp.empty(2))
 expect(TypeError, ["get_rank: group must be a Group", "got str"], dist.get_rank, "x")
+expect(TypeError, ["all_gather: tensor_list must be a list (empty, or one tensor per rank) or one tensor",
+                   "got NoneType"], dist.all_gather, None, xp.empty(2))
+expect(ValueError, ["tensor_list is one tensor of shape [5, 3]", f"stacked on axis 0 (shape [{n}, 2, 3])",
+                    f"or concatenated (shape [{2 * n}, 3])"], dist.all_gather, xp.empty((5, 3)), xp.empty((2, 3)))
+expect(TypeError, ["tensor_list is one tensor of dtype int64", "tensor's dtype, float32"], dist.all_gather,
+       xp.empty(2 * n, np.int64), xp.empty(2, np.float32))
+expect(TypeError, ["broadcast: src=1.5", "a rank must be an integer"], dist.broadcast, xp.empty(2), 1.5)
 expect(TypeError, ["get_world_size: group must be a Group"], dist.get_world_size, 3)
 expect(TypeError, ["out_tensor", "in_tensor's dtype"], dist.alltoall_single, xp.empty(n, np.int32),
        xp.empty(n, np.float32))
