@@ -155,6 +155,19 @@ def test_predict_returns_each_output_batch_by_batch_or_stacked():
     np.testing.assert_allclose(stacked[1], want.sum(1), rtol=1e-5, atol=1e-6)
 
 
+def test_predict_stacks_one_scalar_per_batch_as_paddles_vstack():
+    """A network that returns a 0-d tensor per batch: [batches, 1], as paddle 3.3.1 gives."""
+    class Total(nn.Layer):
+        def forward(self, x):
+            return x.sum()
+
+    data = Pairs(7, 4)
+    stacked = pycoll.Model(Total()).predict(data, batch_size=3, verbose=0, stack_outputs=True)
+    want = [[data.x[i:i + 3].sum()] for i in range(0, 7, 3)]
+    assert stacked[0].shape == (3, 1)
+    np.testing.assert_allclose(stacked[0], want, rtol=1e-6)
+
+
 def test_a_dataloader_is_used_as_it_is_and_callbacks_see_paddles_hooks():
     seen = []
 

@@ -229,7 +229,7 @@ class Model:
                 verbose: int = 1, callbacks: Callbacks = None) -> List[Any]:
         """The network's outputs on ``test_data``: one entry per output, each a tuple of every
         batch's NumPy array, or with ``stack_outputs`` those arrays joined into one (an output of
-        shape [batch, X] gives [samples, X]; of shape [batch], [samples]). On several
+        shape [batch, X] gives [samples, X]; of shape [batch], [samples]; a 0-d one [batches, 1]). On several
         ranks each rank predicts its share (on GPUs every rank gets every rank's, as in paddle)."""
         if test_data is None:
             raise ValueError("test_data must be given: a Dataset or a DataLoader")
@@ -241,8 +241,9 @@ class Model:
         cbks.on_begin("predict", logs)
         logs, outputs = run_epoch(self, test_loader, cbks, "predict")
         outputs = list(zip(*outputs))
-        if stack_outputs:  # along the batch axis (paddle's np.vstack, which fails for 1-D outputs)
-            outputs = [np.concatenate(outs, axis=0) for outs in outputs]
+        if stack_outputs:  # along the batch axis (paddle's np.vstack, which fails for 1-D outputs;
+            # one 0-d output per batch stacks to [batches, 1] as vstack's)
+            outputs = [np.vstack(outs) if np.ndim(outs[0]) == 0 else np.concatenate(outs, axis=0) for outs in outputs]
         self._test_dataloader = None
         cbks.on_end("predict", logs)
         return outputs
