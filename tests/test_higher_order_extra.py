@@ -66,6 +66,10 @@ CASES = {
                    [np.array([[0.0, 1.5, 0.0], [-0.7, 0.0, 1.2]])]),
     # linear in each operand
     "einsum_matmul": (lambda x, y: pycoll.einsum("ij,jk->ik", x * x, y), [_rand(2, 3), _rand(3, 2)]),
+    # matmul's transpose_x / transpose_y are taken on the arrays in its own node (its rule transposes back)
+    "matmul_transposed": (lambda x, y: pycoll.matmul(x * x, y, transpose_x=True, transpose_y=True) ** 2,
+                          [_rand(2, 4, 3), _rand(2, 4)]),
+    "matmul_transposed_1d": (lambda x, y: pycoll.matmul(x, y * y, transpose_y=True) ** 2, [_rand(3), _rand(2, 3)]),
     "einsum_diagonal_broadcast": (lambda x, y: pycoll.einsum("...ii,...j->...ij", x, y) ** 2,
                                   [_rand(2, 3, 3), _rand(1, 2)]),
     "einsum_own_label": (lambda x, y: pycoll.einsum("ij,k", x, y * y), [_rand(2, 2), _rand(3)]),
