@@ -54,7 +54,7 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name:
     if dt is None and a.dtype.kind == "u":  # NumPy would run unsigned (uint64); paddle gives int64
         dt = int64
     with quiet():  # inf + -inf: NaN, a sum past the range inf, silently as paddle's
-        out = _running_sums(xp, a, ax, dt)
+        out = running_sums(xp, a, ax, dt)
 
     def backward(g: Any) -> tuple:
         fast = host_math.cumsum(g, ax, reverse=True)  # the running sums from the end
@@ -64,7 +64,7 @@ def cumsum(x: Tensor, axis: Optional[int] = None, dtype: DTypeLike = None, name:
     return op_output(out, backward, x)
 
 
-def _running_sums(xp: Any, a: Any, axis: int, dtype: Any) -> Any:
+def running_sums(xp: Any, a: Any, axis: int, dtype: Any = None) -> Any:
     """xp.cumsum(a, axis, dtype): for host float32/float64/int64 in pycoll's kernel (NumPy's
     running sum along a contiguous axis runs one element at a time; the kernel adds the same
     numbers in the same order, eight rows at a time)."""

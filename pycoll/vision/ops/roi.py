@@ -2,10 +2,10 @@
 PSRoIPool: features of each region of interest pooled onto a fixed grid.
 
 The three are differentiable in x (not in the boxes, as paddle's) because they are composed of
-pycoll's differentiable ops. roi_align's bilinear sampling and psroi_pool's bin averages are
-separable along the two axes, so each region's output is A_y @ x @ A_x^T with small
-interpolation / bin-membership matrices (built on x's array module) instead of a gather of every
-sample; roi_pool finds each bin's maximum on the raw arrays and gathers it (the gradient goes to
+pycoll's differentiable ops. roi_align's bilinear sampling is separable along the two axes, so
+each region's output is A_y @ x @ A_x^T with small interpolation matrices (built on x's array
+module) instead of a gather of every sample; psroi_pool's bin sums are four reads each of x's
+summed-area table; roi_pool finds each bin's maximum on the raw arrays and gathers it (the gradient goes to
 the first maximal pixel of the bin, as paddle's argmax)."""
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ import numpy as np
 
 from pycoll.device import array_module
 from pycoll.math_ops import matmul
+from pycoll._tensor_ops import op_output
 from pycoll.nn.layer import Layer
+from pycoll.reduce_ops import running_sums
 from pycoll.search_ops import gather
 from pycoll.shape_ops import concat, scatter_add
 from pycoll.tensor import Tensor, wrap
@@ -122,12 +124,6 @@ def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int,
     return xp.clip(first, 0, size).astype(np.int64), xp.clip(last, 0, size).astype(np.int64)
 
 
-def _members(xp: Any, first: Any, last: Any, size: int, dtype: Any) -> Any:
-    """[R, P, size]: 1 where pixel lies in bin [first, last)."""
-    pix = xp.arange(size)[None, None, :]
-    return ((pix >= first[..., None]) & (pix < last[..., None])).astype(dtype)
-
-
 def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, spatial_scale: float = 1.0,
                name: Optional[str] = None) -> Tensor:
     """Position-sensitive RoI pooling (R-FCN): x [N, C * ph * pw, H, W]; bin (i, j) of output
@@ -146,12 +142,41 @@ def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, 
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    sums = _per_image(x, image, _members(xp, hs, he, h, x.dtype), _members(xp, ws, we, w, x.dtype))
-    out_c = c // (ph * pw)  # keep, for output channel c and bin k, input channel c * ph * pw + k
-    own = xp.eye(ph * pw, dtype=x.dtype).reshape(1, 1, ph * pw, ph * pw)
-    picked = (sums.reshape([-1, out_c, ph * pw, ph * pw]) * wrap(own)).sum(axis=2)
-    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).astype(x.dtype).reshape(-1, 1, ph * pw)
-    return (picked * wrap(scale)).reshape([-1, out_c, ph, pw])
+    out_c = c // (ph * pw)  # output channel o, bin (i, j) reads input channel (o * ph + i) * pw + j
+    r = b.shape[0]
+    channel = (xp.arange(out_c)[:, None, None] * ph + xp.arange(ph)[:, None]) * pw + xp.arange(pw)  # [out_c, ph, pw]
+    plane = (image[:, None, None, None] * c + channel[None]) * (h + 1)  # [R, out_c, ph, pw]: its table's rows
+    rows = [hs[:, None, :, None], he[:, None, :, None]]  # [R, 1, ph, 1]
+    cols = [ws[:, None, None, :], we[:, None, None, :]]  # [R, 1, 1, pw]
+    corners = xp.stack([(plane + y) * (w + 1) + x_ for y in rows for x_ in cols])  # [4, R, out_c, ph, pw]
+    signs = xp.asarray([1.0, -1.0, -1.0, 1.0]).reshape(4, 1, 1, 1, 1)  # a box's sum from its corners' prefix sums
+    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).reshape(r, 1, ph, pw)
+    a = x._array
+    table = _summed_area(a)
+    out = ((table.reshape(-1)[corners] * signs).sum(axis=0) * scale).astype(a.dtype)
+
+    def backward(g: Any) -> tuple:
+        # each bin's g / area added at its corners (signed) and summed over the plane: the bin's pixels get it
+        spread = xp.bincount(corners.reshape(-1), ((g * scale)[None] * signs).reshape(-1), minlength=table.size)
+        return (_plane_sums(spread.reshape(table.shape))[:, :, :h, :w].astype(g.dtype),)
+    return op_output(out, backward, x)
+
+
+def _summed_area(a: Any) -> Any:
+    """[N, C, H + 1, W + 1]: at (y, x) the sum of a's plane over [0, y) x [0, x), in float64 (a
+    float32 table's differences of large prefix sums would lose the bins' last digits): a bin's
+    sum is four reads whatever its size (paddle adds each bin's pixels)."""
+    n, c, h, w = a.shape
+    padded = array_module(a).zeros((n, c, h + 1, w + 1))
+    padded[:, :, 1:, 1:] = a
+    return _plane_sums(padded)
+
+
+def _plane_sums(a: Any) -> Any:
+    """a's running sums down its last two axes (pycoll's kernel on the host: NumPy's running sum
+    down an axis with elements after it is 3x slower)."""
+    xp = array_module(a)
+    return running_sums(xp, running_sums(xp, a, 2), 3)
 
 
 def _window(xp: Any, first: Any, last: Any) -> Tuple[Any, Any]:
