@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins as _builtins
+import itertools
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -224,7 +225,7 @@ def concat(x: Sequence[Tensor], axis: int = 0, name: Optional[str] = None) -> Te
     tensors = placed("concat", *tensors, axis=axis)
     arrays = [t._array for t in tensors]
     xp = array_module(arrays[0])
-    bounds = np.cumsum([0] + [a.shape[axis] for a in arrays])
+    bounds = list(itertools.accumulate((a.shape[axis] for a in arrays), initial=0))
     lead = (slice(None),) * axis
     n = len(arrays)  # the backward keeps no values of the inputs (see pycoll._graph)
 
@@ -324,7 +325,7 @@ def split(x: Tensor, num_or_sections: Union[int, Sequence[int]], axis: Any = 0,
     axis = axis_arg(axis, x.ndim, "split")
     x, = placed("split", x, axes=(axis,))
     a = x._array
-    bounds = np.cumsum([0] + _sections(a.shape[axis], num_or_sections))
+    bounds = list(itertools.accumulate(_sections(a.shape[axis], num_or_sections), initial=0))
     lead = (slice(None),) * axis
     pieces = [a[lead + (slice(bounds[i], bounds[i + 1]),)].copy() for i in range(len(bounds) - 1)]
     xp = array_module(a)
