@@ -48,7 +48,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.aliases", "pycoll.type_info", "pycoll.index_writes", "pycoll.matrix_ops",
                 "pycoll.special_ops", "pycoll.linalg_decomp", "pycoll.linalg_solve", "pycoll.linalg_matrix_functions",
                 "pycoll._param_aliases", "pycoll.fft", "pycoll._higher_order", "pycoll.jacobians",
-                "pycoll.incubate", "pycoll.utils",
+                "pycoll.incubate", "pycoll.utils", "pycoll._nest",
                 "pycoll.creation_extras", "pycoll.torch_style_arith", "pycoll.runtime_config", "pycoll._paddle_flags",
                 "pycoll.inplace_forms", "pycoll.inplace_random", "pycoll.window_split_ops", "pycoll.tensor_storage",
                 "pycoll.version", "pycoll.size", "pycoll.tensor_data", "pycoll.torch_forms",

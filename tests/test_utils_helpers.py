@@ -4,6 +4,7 @@ import json
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import pycoll
@@ -137,3 +138,20 @@ def test_hapi_progressbar_and_logger(tmp_path, capsys):
         for handler in list(log.handlers):
             handler.close()
             log.removeHandler(handler)
+
+
+def test_nested_structure_helpers_follow_paddles_layers_utils():
+    """paddle 3.3.1's values: a dict's leaves by sorted keys, a string or an array a leaf."""
+    import collections
+
+    from pycoll import utils
+    assert utils.flatten({"b": [1, (2, 3)], "a": 4}) == [4, 1, 2, 3]
+    assert utils.pack_sequence_as({"b": [0, (0, 0)], "a": 0}, [10, 20, 30, 40]) == {"b": [20, (30, 40)], "a": 10}
+    assert utils.map_structure(lambda a, b: a + b, [1, (2, 3)], [10, (20, 30)]) == [11, (22, 33)]
+    assert [utils.is_sequence(v) for v in ({"a": 1}, "ab", None, np.zeros(2), (1,))] == [True, False, False, False, True]
+    pair = collections.namedtuple("pair", "x y")
+    assert utils.map_structure(lambda v: v * 2, pair(1, [2])) == pair(2, [4])
+    with pytest.raises(ValueError, match=r"structure\[0\]\[1\] is a tuple of 2, structure\[1\]\[1\] a leaf"):
+        utils.map_structure(lambda a, b: a, [1, (2, 3)], [1, 2])
+    with pytest.raises(ValueError, match="structure has 3 elements, but flat_sequence has 2"):
+        utils.pack_sequence_as([1, [2, 3]], [1, 2])

@@ -17,7 +17,8 @@ from pycoll.nn.attention import positive_int, probability
 from pycoll.nn import rnn_fused
 from pycoll.nn.container import LayerList
 from pycoll.nn.layer import Layer
-from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell, flatten_structure, map_structure
+from pycoll._nest import flatten, map_structure
+from pycoll.nn.rnn_cells import GRUCell, LSTMCell, RNNCellBase, SimpleRNNCell
 from pycoll.reshape_ops import unbind
 from pycoll.search_ops import where
 from pycoll.shape_ops import concat, split, squeeze, stack
@@ -152,7 +153,7 @@ def concat_states(states: Sequence[Any], bidirectional: bool = False, state_comp
     """The inverse of `split_states`: per-layer states stacked into the packed form (a tuple of
     `state_components` tensors when it is more than 1). `bidirectional` is taken for paddle's
     signature: the nesting already says it."""
-    leaves = flatten_structure(states)
+    leaves = flatten(states)
     if len(leaves) % _state_components(state_components, "concat_states"):
         raise ValueError(f"concat_states: the {len(leaves)} states are not a multiple of state_components "
                          f"({state_components})")

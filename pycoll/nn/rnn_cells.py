@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional, Sequence, Tuple
 
+from pycoll._nest import flatten, map_structure
 from pycoll.device import array_module
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.math_ops import matmul, relu, sigmoid, tanh
@@ -23,21 +24,6 @@ from pycoll.shape_ops import split
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["RNNCellBase", "SimpleRNNCell", "LSTMCell", "GRUCell"]
-
-
-def flatten_structure(structure: Any) -> list:
-    """The leaves of nested lists/tuples, depth first."""
-    if isinstance(structure, (list, tuple)):
-        return [leaf for item in structure for leaf in flatten_structure(item)]
-    return [structure]
-
-
-def map_structure(fn: Callable, *structures: Any) -> Any:
-    """fn over the leaves of equally nested lists/tuples, keeping the first one's nesting."""
-    first = structures[0]
-    if isinstance(first, (list, tuple)):
-        return type(first)(map_structure(fn, *items) for items in zip(*structures))
-    return fn(*structures)
 
 
 def _is_shape(value: Any) -> bool:
@@ -103,7 +89,7 @@ class RNNCellBase(Layer):
         with batch_ref.shape[batch_dim_idx] as the batch, dtype `dtype` (else `state_dtype`,
         else the default floating dtype), on batch_ref's device. batch_ref may be nested: its
         first tensor counts."""
-        ref = flatten_structure(batch_ref)[0]
+        ref = flatten(batch_ref)[0]
         if not isinstance(ref, Tensor):
             raise TypeError(f"get_initial_states: batch_ref must be a Tensor (or a nested structure of "
                             f"them), got {type(ref).__name__}")
@@ -114,7 +100,7 @@ class RNNCellBase(Layer):
                 dtype = self.state_dtype
             except NotImplementedError:
                 dtype = default_float()
-        dtypes = flatten_structure(dtype)
+        dtypes = flatten(dtype)
         xp = array_module(ref._array)
         full_shapes = _map_shapes(lambda s: [batch] + list(s[1:] if s and s[0] == -1 else s), shapes)
         if len(dtypes) == 1:

@@ -1,5 +1,7 @@
-"""``paddle.utils``'s pieces that scripts use: `dlpack`, `run_check`, `try_import`, `deprecated`
-and `require_version`."""
+"""``paddle.utils``'s pieces that scripts use: `dlpack`, `run_check`, `try_import`, `deprecated`,
+`require_version` and the nested-structure helpers (`flatten`, `map_structure`,
+`pack_sequence_as`, `is_sequence`: paddle's ``layers_utils``)."""
+from pycoll._nest import flatten, is_sequence, map_structure, pack_sequence_as
 from pycoll.utils import dlpack
 from pycoll.utils import unique_name
 from pycoll.utils.deprecated import deprecated
@@ -7,4 +9,5 @@ from pycoll.utils.install_check import run_check
 from pycoll.utils.lazy_import import try_import
 from pycoll.utils.version_check import require_version
 
-__all__ = ["dlpack", "unique_name", "run_check", "deprecated", "require_version", "try_import"]
+__all__ = ["dlpack", "unique_name", "run_check", "deprecated", "require_version", "try_import", "flatten",
+           "is_sequence", "map_structure", "pack_sequence_as"]
