@@ -179,6 +179,14 @@ def test_mha_cache_decodes_step_by_step_as_causal_attention():
     np.testing.assert_allclose(out.numpy(), ref_mha(m, x, mem, mem)[0], rtol=1e-10)
     with pytest.raises(TypeError, match="attn_mask must be a Tensor or None, got a Cache; pass the cache as cache="):
         m(t64(x), t64(x), t64(x), m.gen_cache(t64(x)))  # the cache one place too early
+    with pytest.raises(TypeError, match="a StaticCache needs value .* got value=None"):
+        m.gen_cache(t64(mem), type=nn.MultiHeadAttention.StaticCache)
+
+
+def test_sdpa_refuses_an_integer_attn_mask_by_name():
+    q = t64(RNG.standard_normal((1, 3, 2, 4)))
+    with pytest.raises(TypeError, match="attn_mask must be bool .* or of a floating dtype .* got int32"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=pycoll.to_tensor(np.ones((1, 1, 3, 3), np.int32)))
 
 
 def test_mha_dropout_drops_weights_in_training_only():

@@ -97,6 +97,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     mask = None
     if attn_mask is not None:
         mask = as_tensor(attn_mask)
+        if mask.dtype.kind not in "bfc" and mask.dtype.name != "bfloat16":
+            raise TypeError(f"scaled_dot_product_attention: attn_mask must be bool (True keeps a key) or of a "
+                            f"floating dtype (added to the scores), got {mask.dtype}")
         if mask.dtype.kind == "b":
             xp = array_module(mask._array)
             mask = wrap(xp.where(mask._array, 0.0, -float("inf")).astype(query.dtype))

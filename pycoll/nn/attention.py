@@ -81,6 +81,9 @@ class MultiHeadAttention(Layer):
         Cache without value, an empty one ([batch, num_heads, 0, head_dim], batch and dtype taken
         from key)."""
         if type is MultiHeadAttention.StaticCache:
+            if value is None:
+                raise TypeError("MultiHeadAttention.gen_cache: a StaticCache needs value (the memory the "
+                                "keys come with) as well as key, got value=None")
             return self.StaticCache(*self.compute_kv(key, value))
         if type is not MultiHeadAttention.Cache:
             raise TypeError(f"MultiHeadAttention.gen_cache: type must be MultiHeadAttention.Cache or "
