@@ -30,8 +30,13 @@ class Adagrad(Optimizer):
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
         moment = self._array_acc("moment", key, param, options.get("initial_accumulator_value", self._initial))
-        moment += grad * grad
-        param -= lr * grad / (array_module(param).sqrt(moment) + options.get("epsilon", self._epsilon))
+        scratch = grad * grad
+        moment += scratch
+        denominator = array_module(param).sqrt(moment, out=scratch)  # (in place: a pass and an array fewer)
+        denominator += options.get("epsilon", self._epsilon)
+        step = lr * grad
+        step /= denominator
+        param -= step
 
     def _update_rows(self, key: str, param: Any, grad_rows: Any, lr: float, options: Dict[str, Any],
                      rows: Any) -> None:
