@@ -611,6 +611,26 @@ def test_paddles_other_arguments_are_accepted():
         pycoll.optimizer.AdamW(parameters=[p], use_lowprecision_moment=True)
 
 
+def test_adamw_lr_ratio_scales_each_parameters_step_and_decay():
+    """paddle's GPU kernel: lr * lr_ratio(param) for both; the parameter given a ratio of 0.5
+    moves as one under half the learning rate, the other as under the whole."""
+    a, b, ref_a, ref_b = (_param(W0) for _ in range(4))
+    ratio = {id(a): 0.5, id(b): 1.0}
+    opt = pycoll.optimizer.AdamW(0.1, parameters=[a, b], weight_decay=0.3, lr_ratio=lambda p: ratio[id(p)])
+    half = pycoll.optimizer.AdamW(0.05, parameters=[ref_a], weight_decay=0.3)
+    whole = pycoll.optimizer.AdamW(0.1, parameters=[ref_b], weight_decay=0.3)
+    for g in GRADS:
+        for p in (a, b, ref_a, ref_b):
+            p.grad = g
+        for o in (opt, half, whole):
+            o.step()
+    np.testing.assert_array_equal(a.numpy(), ref_a.numpy())
+    np.testing.assert_array_equal(b.numpy(), ref_b.numpy())
+    assert not np.array_equal(a.numpy(), b.numpy())
+    with pytest.raises(TypeError, match="lr_ratio must be a function of a parameter"):
+        pycoll.optimizer.AdamW(parameters=[a], lr_ratio=0.5)
+
+
 # ---- save's protocol -----------------------------------------------------------------------
 
 def test_save_takes_paddles_protocol(tmp_path):
