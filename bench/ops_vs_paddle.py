@@ -529,6 +529,49 @@ def _():
     return lambda: P.geometric.segment_max(x, ids)
 
 
+@case("small_ops_8x16")
+def _():
+    """Five small ops with a gradient recorded, on [8, 16]: mean along an axis, transpose,
+    matmul with transpose_y, split in two, concat of two (the per-call cost, not the arithmetic)."""
+    x = tensor(8, 16)
+
+    def call():
+        x.mean(axis=0)
+        x.transpose([1, 0])
+        P.matmul(x, x, transpose_y=True)
+        P.split(x, 2, axis=1)
+        P.concat([x, x], axis=0)
+    return call
+
+
+@case("stft_backward_64k")
+def _():
+    """stft (n_fft 512, hop 128, centred: reflect-padded) of 64 000 samples, forward and backward
+    of its magnitudes' sum."""
+    x = tensor(64000)
+    return lambda: P.signal.stft(x, 512, 128).abs().sum().backward()
+
+
+@case("mvn_log_prob")
+def _():
+    """MultivariateNormal (d = 100) log_prob of 20 000 values."""
+    rs = np.random.RandomState(0)
+    a = rs.randn(100, 100).astype("float32") / 10
+    scale = np.tril(a, -1) + np.diag(1.0 + np.abs(np.diag(a)))
+    dist = P.distribution.MultivariateNormal(P.to_tensor(np.zeros(100, "float32")), scale_tril=P.to_tensor(scale))
+    v = tensor(20000, 100, grad=False)
+    return lambda: dist.log_prob(v)
+
+
+@case("radam_step_4m")
+def _():
+    """RAdam.step of one 4 M-element parameter."""
+    w = P.create_parameter([4_000_000], "float32")
+    opt = P.optimizer.RAdam(0.001, parameters=[w])
+    (w * w).sum().backward()
+    return opt.step
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
