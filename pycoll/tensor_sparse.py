@@ -1,6 +1,6 @@
 """paddle's Tensor methods that convert between dense and sparse storage: ``to_sparse_coo``,
-``to_sparse_csr`` and ``to_dense`` (differentiable, see `pycoll.sparse.convert`). A sparse
-tensor's own methods (``indices()``, ``values()``, ``crows()``, ``cols()``, ``nnz()``,
+``to_sparse_csr`` and ``to_dense`` (differentiable, see `pycoll.sparse.convert`), and a COO
+tensor's ``coalesce()`` (`pycoll.sparse.coalesce`). A sparse tensor's other methods (``indices()``, ``values()``, ``crows()``, ``cols()``, ``nnz()``,
 ``is_sparse_coo()``...) are `pycoll.sparse.tensor.SparseTensor`'s."""
 from __future__ import annotations
 
@@ -25,3 +25,4 @@ def to_dense(x: Tensor) -> Tensor:
 
 
 Tensor.to_sparse_coo, Tensor.to_sparse_csr, Tensor.to_dense = to_sparse_coo, to_sparse_csr, to_dense
+SparseTensor.coalesce = convert.coalesce

@@ -406,3 +406,12 @@ def test_every_op_gives_the_same_on_gpu_arrays():
 def test_sync_batch_norm_on_two_ranks_is_batch_norm_of_all_entries():
     from conftest import assert_ok, launch
     assert_ok(launch(2, "sparse_sync_batch_norm.py", timeout=60), expect_lines=2)
+
+
+def test_a_coo_tensor_coalesces_itself_as_paddles_method():
+    """Duplicate indices summed (paddle 3.3.1: indices [[0, 1], [1, 2]], values [3, 3])."""
+    s = sp.sparse_coo_tensor(pycoll.to_tensor([[0, 0, 1], [1, 1, 2]]), pycoll.to_tensor([1.0, 2.0, 3.0]), [2, 3])
+    assert not s.is_coalesced()
+    c = s.coalesce()
+    assert c.is_coalesced() and c.indices().numpy().tolist() == [[0, 1], [1, 2]]
+    assert c.values().numpy().tolist() == [3.0, 3.0]
