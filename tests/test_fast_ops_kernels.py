@@ -175,7 +175,8 @@ def batch_norm_reference(x, weight, bias, g, channel_axis):
 
 
 @pytest.mark.parametrize("data_format,shape,affine", [("NCHW", (4, 6, 5, 7), True), ("NHWC", (3, 5, 4, 6), True),
-                                                      ("NCL", (8, 3, 20), False)])
+                                                      ("NCL", (8, 3, 20), False), ("NCL", (64, 9), True),
+                                                      ("NLC", (4, 10, 6), False)])  # the last two: channels last
 @pytest.mark.parametrize("kernels", [True, False])
 def test_batch_norm_training_against_float64(data_format, shape, affine, kernels, monkeypatch):
     if not kernels:  # the array formulas a build without the kernels (and CuPy) runs
