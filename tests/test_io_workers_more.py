@@ -187,3 +187,28 @@ def test_workers_of_a_killed_training_process_exit():
         assert not any(os.path.exists(f"/proc/{pid}") for pid in workers)
     finally:
         main.kill()
+
+
+class Lines(IterableDataset):
+    def __iter__(self):
+        return iter(range(4))
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("dataset", [list(range(4)), Lines()], ids=["indexed", "stream"])
+def test_a_batch_that_cannot_be_pickled_is_the_workers_error_not_a_hang(quick_polls, dataset):
+    """The queue's feeder thread would print the pickling error and drop the batch (paddle hangs)."""
+    import threading
+
+    loader = DataLoader(dataset, batch_size=2, num_workers=2, collate_fn=lambda batch: threading.Lock())
+    with pytest.raises(Exception, match=r"(?s)could not be sent to the training process.*cannot pickle"):
+        list(loader)
+    assert multiprocessing.active_children() == []
+
+
+def test_numpy_strings_batch_into_lists_and_numpy_ints_count_workers():
+    names = np.array(["cat.jpg", "dog.jpg", "eel.jpg"])
+    loader = DataLoader([(np.ones(2), names[i]) for i in range(3)], batch_size=2,
+                        num_workers=np.int64(0), prefetch_factor=np.int64(2))
+    batches = [b[1] for b in loader]
+    assert batches == [["cat.jpg", "dog.jpg"], ["eel.jpg"]] and isinstance(batches[0], list)

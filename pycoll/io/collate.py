@@ -27,10 +27,10 @@ def default_collate_fn(batch: List[Any]) -> Any:
         return wrap(array_module(arrays[0]).stack(arrays))
     if is_array(sample):  # a CuPy array
         return array_module(sample).stack(batch)
+    if isinstance(sample, (str, bytes)):  # before np.generic: np.str_ and np.bytes_ are both
+        return list(batch)
     if isinstance(sample, (numbers.Number, np.generic)):
         return np.array(batch)
-    if isinstance(sample, (str, bytes)):
-        return list(batch)
     if isinstance(sample, Mapping):
         return {key: default_collate_fn([s[key] for s in batch]) for key in sample}
     if isinstance(sample, Sequence):

@@ -2,7 +2,10 @@
 Tensors, read in the training process or in worker processes (``workers.py``)."""
 from __future__ import annotations
 
+import numbers
 from typing import Any, Callable, Iterator, List, Optional
+
+import numpy as np
 
 from pycoll.io.collate import default_collate_fn, default_convert_fn, to_tensors
 from pycoll.io.dataset import IterableDataset, NoLength
@@ -51,8 +54,9 @@ class DataLoader:
         if unbatched:
             collate_fn = _unbatched(collate_fn or default_convert_fn)
         for name, value, low in (("num_workers", num_workers, 0), ("prefetch_factor", prefetch_factor, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
                 raise ValueError(f"DataLoader: {name}={value!r}; it must be an int >= {low}")
+        num_workers, prefetch_factor = int(num_workers), int(prefetch_factor)  # (NumPy's integers too, as paddle)
         if not isinstance(timeout, (int, float)) or timeout < 0:
             raise ValueError(f"DataLoader: timeout={timeout!r}; it must be a number of seconds >= 0")
         self.dataset = dataset

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue
 import random
 import signal
@@ -107,11 +108,26 @@ def _next_message(inbox: Any, parent: int) -> Any:
                 return None
 
 
+def _post(results: Any, message: Any, failed: Callable[[str], Any]) -> None:
+    """Put ``message`` on ``results``, pickled here: the queue would pickle it in its feeder
+    thread, which only prints a failure (a batch holding a lock, a generator) and drops the
+    message, leaving the training process waiting for it forever. A message that cannot be
+    pickled is replaced by ``failed(traceback)``, raised in the training process."""
+    try:
+        payload = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+    except BaseException:
+        payload = pickle.dumps(failed("a worker's batch could not be sent to the training process:\n"
+                                      + traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
+    results.put(payload)
+
+
 def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], tasks: Any,
                   results: Any) -> None:
     """Collate the batches of indices it is sent until it is sent None."""
     parent = os.getppid()
-    if not _started(loader, worker_id, count, base_seed, lambda failure: results.put((-1, None, failure))):
+    def report(failure: str) -> None:
+        _post(results, (-1, None, failure), lambda trace: (-1, None, trace))
+    if not _started(loader, worker_id, count, base_seed, report):
         return
     send = _sender(prefix)
     while True:
@@ -120,26 +136,34 @@ def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefi
             return
         position, indices = task
         try:
-            results.put((position, send(loader.collate_fn([loader.dataset[i] for i in indices])), None))
+            batch = send(loader.collate_fn([loader.dataset[i] for i in indices]))
         except BaseException:
-            results.put((position, None, traceback.format_exc()))
+            batch, failure = None, traceback.format_exc()
+        else:
+            failure = None
+        _post(results, (position, batch, failure), lambda tb, at=position: (at, None, tb))
 
 
 def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], credits: Any,
                    results: Any) -> None:
     """Batch this worker's pass over its copy of the dataset, a batch per credit, then say "end"."""
     parent = os.getppid()
-    if not _started(loader, worker_id, count, base_seed, lambda failure: results.put(("error", failure))):
+    if not _started(loader, worker_id, count, base_seed,
+                    lambda failure: _post(results, ("error", failure), _stream_failure)):
         return
     send = _sender(prefix)
     try:
         for samples in batches(loader.dataset, loader._samples_per_batch, loader.drop_last):
             if _next_message(credits, parent) is None:
                 return
-            results.put(("batch", send(loader.collate_fn(samples))))
-        results.put(("end", None))
+            _post(results, ("batch", send(loader.collate_fn(samples))), _stream_failure)
+        _post(results, ("end", None), _stream_failure)
     except BaseException:
-        results.put(("error", traceback.format_exc()))
+        _post(results, ("error", traceback.format_exc()), _stream_failure)
+
+
+def _stream_failure(trace: str) -> tuple:
+    return ("error", trace)
 
 
 class _Pool:
@@ -171,9 +195,11 @@ class _Pool:
         started = time.monotonic()
         while True:
             try:
-                return outbox.get(timeout=_POLL_S)
+                payload = outbox.get(timeout=_POLL_S)
             except queue.Empty:
                 self._check(started, awaited)
+                continue
+            return pickle.loads(payload)  # (pickled by the worker: `_post`)
 
     def _check(self, started: float, awaited: int) -> None:
         """Raise (after shutting the others down) if a worker died, if the awaited one exited
