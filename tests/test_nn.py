@@ -519,3 +519,12 @@ def test_forward_hooks_see_and_may_replace_inputs_and_outputs_and_can_be_removed
     assert calls == [0.0]
     with pytest.raises(TypeError, match="hook must be callable"):
         layer.register_forward_pre_hook(None)
+
+
+def test_image_layers_print_their_arguments_as_paddles():
+    """paddle 3.3.1's reprs."""
+    assert repr(nn.LocalResponseNorm(3, name="n")) == "LocalResponseNorm(size=3, alpha=0.0001, beta=0.75, k=1.0, name=n)"
+    assert repr(nn.ChannelShuffle(2, "NHWC")) == "ChannelShuffle(groups=2, data_format=NHWC)"
+    assert repr(nn.Unfold([2, 3], dilations=2, paddings=1, strides=[1, 2])) == \
+        "Unfold(kernel_size=[2, 3], dilation=2, padding=1, stride=[1, 2])"
+    assert repr(nn.Fold([4, 5], 2)) == "Fold(kernel_size=2, dilation=1, padding=0, stride=1)"

@@ -22,6 +22,10 @@ class Unfold(Layer):
                  name: Optional[str] = None):
         super().__init__()
         self.kernel_sizes, self.dilations, self.paddings, self.strides = kernel_sizes, dilations, paddings, strides
+        self._name = name
+
+    def extra_repr(self) -> str:
+        return _sliding_repr(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return unfold(input, self.kernel_sizes, self.strides, self.paddings, self.dilations)
@@ -37,6 +41,10 @@ class Fold(Layer):
         super().__init__()
         self.output_sizes, self.kernel_sizes = output_sizes, kernel_sizes
         self.dilations, self.paddings, self.strides = dilations, paddings, strides
+        self._name = name
+
+    def extra_repr(self) -> str:
+        return _sliding_repr(self)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return fold(input, self.output_sizes, self.kernel_sizes, self.strides, self.paddings, self.dilations)
@@ -52,6 +60,10 @@ class ChannelShuffle(Layer):
         if data_format not in ("NCHW", "NHWC"):
             raise ValueError(f"ChannelShuffle: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
         self._groups, self._data_format = groups, data_format
+        self._name = name
+
+    def extra_repr(self) -> str:
+        return _named(f"groups={self._groups}", self._data_format, self._name)
 
     def forward(self, x: Tensor) -> Tensor:
         return channel_shuffle(x, self._groups, self._data_format)
@@ -77,6 +89,11 @@ class LocalResponseNorm(Layer):
                  data_format: str = "NCHW", name: Optional[str] = None):
         super().__init__()
         self.size, self.alpha, self.beta, self.k, self.data_format = size, alpha, beta, k, data_format
+        self._name = name
+
+    def extra_repr(self) -> str:
+        return _named(f"size={self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}", self.data_format,
+                      self._name)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return local_response_norm(input, self.size, self.alpha, self.beta, self.k, self.data_format)
@@ -93,3 +110,14 @@ class Softmax2D(Layer):
         if x.ndim not in (3, 4):
             raise ValueError(f"Softmax2D: x must be [C, H, W] or [N, C, H, W], got shape {x.shape}")
         return softmax(x, axis=-3)
+
+
+def _named(text: str, data_format: str, name: Optional[str]) -> str:
+    """paddle's repr tail: the data format where it is not NCHW, the name where one was given."""
+    return text + ("" if data_format == "NCHW" else f", data_format={data_format}") + (f", name={name}" if name else "")
+
+
+def _sliding_repr(layer: Any) -> str:
+    """Fold's and Unfold's repr, as paddle's: their window arguments by paddle's singular names."""
+    return _named(f"kernel_size={layer.kernel_sizes}, dilation={layer.dilations}, padding={layer.paddings}, "
+                  f"stride={layer.strides}", "NCHW", layer._name)
