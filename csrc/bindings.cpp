@@ -564,6 +564,55 @@ void def_rnn_steps(py::module_& m, const char* forward, const char* backward) {
              "Step t (steps last to first); with_in: d_h_in holds the later step's matmul.");
 }
 
+// x [..., h, w] (padded) -> (out [..., oh, ow], pick [..., oh, ow]) of kh x kw windows at strides sh, sw.
+template <class T>
+std::pair<Host<T>, Host<int32_t>> max_pool2d_host(const Host<T>& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+    if (x.ndim() < 2 || kh < 1 || kw < 1 || sh < 1 || sw < 1 || x.shape(x.ndim() - 2) < kh ||
+        x.shape(x.ndim() - 1) < kw) {
+        throw py::value_error(where("max_pool2d", "x must be [..., h, w] with h >= kh, w >= kw, strides >= 1"));
+    }
+    const int64_t h = x.shape(x.ndim() - 2), w = x.shape(x.ndim() - 1);
+    const int64_t oh = (h - kh) / sh + 1, ow = (w - kw) / sw + 1;
+    std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
+    shape[shape.size() - 2] = oh;
+    shape[shape.size() - 1] = ow;
+    Host<T> out(shape);
+    Host<int32_t> pick(shape);
+    const int64_t planes = h * w ? static_cast<int64_t>(x.size()) / (h * w) : 0;
+    const T* xs = x.data();
+    T* o = out.mutable_data();
+    int32_t* p = pick.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::max_pool2d(xs, planes, h, w, kh, kw, sh, sw, oh, ow, o, p);
+    }
+    return {out, pick};
+}
+
+// max_pool2d's input gradient [..., h, w] from g and pick [..., oh, ow].
+template <class T>
+Host<T> max_pool2d_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t h, int64_t w, int64_t kw,
+                                 int64_t sh, int64_t sw) {
+    if (g.ndim() < 2 || pick.ndim() != g.ndim() || !std::equal(g.shape(), g.shape() + g.ndim(), pick.shape())) {
+        throw py::value_error(where("max_pool2d_backward", "g and pick must be of one shape [..., oh, ow]"));
+    }
+    const int64_t oh = g.shape(g.ndim() - 2), ow = g.shape(g.ndim() - 1);
+    std::vector<py::ssize_t> shape(g.shape(), g.shape() + g.ndim());
+    shape[shape.size() - 2] = h;
+    shape[shape.size() - 1] = w;
+    Host<T> gx(shape);
+    const int64_t planes = oh * ow ? static_cast<int64_t>(g.size()) / (oh * ow) : 0;
+    T* d = gx.mutable_data();
+    const T* gs = g.data();
+    const int32_t* ps = pick.data();
+    {
+        py::gil_scoped_release nogil;
+        std::fill(d, d + gx.size(), T(0));
+        pycoll::max_pool2d_backward(gs, ps, planes, h, w, kw, sh, sw, oh, ow, d);
+    }
+    return gx;
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -597,6 +646,10 @@ void def_float_ops(py::module_& m) {
     m.def("scatter_add_rows", &scatter_add_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(),
           "target[index[i]] += values[i] in order, in place; -1, or the position of a bad index.");
+    m.def("max_pool2d", &max_pool2d_host<T>, py::arg("x"), py::arg("kh"), py::arg("kw"), py::arg("sh"), py::arg("sw"),
+          "2-D max pooling of padded x [..., h, w]: (out, pick), pick each window's position of its maximum.");
+    m.def("max_pool2d_backward", &max_pool2d_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("h"),
+          py::arg("w"), py::arg("kw"), py::arg("sh"), py::arg("sw"), "max_pool2d's input gradient [..., h, w].");
     m.def("scatter_extreme_rows", &scatter_extreme_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(), py::arg("maximum"),
           "np.maximum.at (maximum) or np.minimum.at over target's rows, in place; -1, or a bad index's position.");

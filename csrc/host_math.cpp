@@ -538,4 +538,81 @@ template int64_t scatter_extreme_rows<float>(float*, int64_t, int64_t, const int
 template int64_t scatter_extreme_rows<double>(double*, int64_t, int64_t, const int64_t*, int64_t, const double*,
                                               bool);
 
+namespace {
+
+// Each output row at a time, its windows' cells visited in row-major order across the whole row
+// (a loop over the outputs, which vectorizes, strided loads and all), a later cell taken where it
+// is greater or is the first NaN: so the first of equal maxima keeps the pick.
+template <class T>
+inline void max_pool2d_impl(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                            int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick) {
+    for (int64_t p = 0; p < planes; ++p) {
+        const T* plane = x + p * h * w;
+        for (int64_t oy = 0; oy < oh; ++oy) {
+            T* __restrict best = out + (p * oh + oy) * ow;
+            int32_t* __restrict at = pick + (p * oh + oy) * ow;
+            const T* first = plane + oy * sh * w;
+            for (int64_t ox = 0; ox < ow; ++ox) {
+                best[ox] = first[ox * sw];
+                at[ox] = 0;
+            }
+            for (int64_t ky = 0; ky < kh; ++ky) {
+                for (int64_t kx = ky == 0 ? 1 : 0; kx < kw; ++kx) {
+                    const T* __restrict cells = plane + (oy * sh + ky) * w + kx;
+                    const int32_t j = static_cast<int32_t>(ky * kw + kx);
+                    for (int64_t ox = 0; ox < ow; ++ox) {
+                        const T v = cells[ox * sw];
+                        const bool take = (v > best[ox]) | ((v != v) & (best[ox] == best[ox]));
+                        best[ox] = take ? v : best[ox];
+                        at[ox] = take ? j : at[ox];
+                    }
+                }
+            }
+        }
+    }
+}
+
+PYCOLL_SIMD_CLONES void max_pool2d_loop(const float* x, int64_t planes, int64_t h, int64_t w, int64_t kh,
+                                        int64_t kw, int64_t sh, int64_t sw, int64_t oh, int64_t ow, float* out,
+                                        int32_t* pick) {
+    max_pool2d_impl(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+}
+PYCOLL_SIMD_CLONES void max_pool2d_loop(const double* x, int64_t planes, int64_t h, int64_t w, int64_t kh,
+                                        int64_t kw, int64_t sh, int64_t sw, int64_t oh, int64_t ow, double* out,
+                                        int32_t* pick) {
+    max_pool2d_impl(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+}
+
+}  // namespace
+
+template <class T>
+void max_pool2d(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick) {
+    max_pool2d_loop(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+}
+
+template <class T>
+void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_t h, int64_t w, int64_t kw,
+                         int64_t sh, int64_t sw, int64_t oh, int64_t ow, T* gx) {
+    for (int64_t p = 0; p < planes; ++p) {
+        T* plane = gx + p * h * w;
+        for (int64_t oy = 0; oy < oh; ++oy) {
+            for (int64_t ox = 0; ox < ow; ++ox) {
+                const int64_t o = (p * oh + oy) * ow + ox;
+                const int64_t ky = pick[o] / kw, kx = pick[o] % kw;
+                plane[(oy * sh + ky) * w + ox * sw + kx] += g[o];
+            }
+        }
+    }
+}
+
+template void max_pool2d<float>(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                int64_t, int64_t, float*, int32_t*);
+template void max_pool2d<double>(const double*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                 int64_t, int64_t, double*, int32_t*);
+template void max_pool2d_backward<float>(const float*, const int32_t*, int64_t, int64_t, int64_t, int64_t, int64_t,
+                                         int64_t, int64_t, int64_t, float*);
+template void max_pool2d_backward<double>(const double*, const int32_t*, int64_t, int64_t, int64_t, int64_t,
+                                          int64_t, int64_t, int64_t, int64_t, double*);
+
 }  // namespace pycoll

@@ -67,4 +67,16 @@ template <class T>
 int64_t scatter_extreme_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
                              const T* values, bool maximum);
 
+// 2-D max pooling over `planes` planes of x [planes, h, w] (already padded: padding never wins),
+// windows kh x kw at strides sh, sw, giving out [planes, oh, ow] and pick, each window's
+// row-major position of its maximum: the first cell equal to it, or the first NaN (a NaN wins),
+// as paddle's kernel picks the cell that takes the gradient.
+template <class T>
+void max_pool2d(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
+                int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick);
+// Its gradient: gx [planes, h, w] (zeroed by the caller) += g [planes, oh, ow] at each window's pick.
+template <class T>
+void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_t h, int64_t w, int64_t kw,
+                         int64_t sh, int64_t sw, int64_t oh, int64_t ow, T* gx);
+
 }  // namespace pycoll

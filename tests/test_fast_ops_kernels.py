@@ -284,3 +284,35 @@ def test_a_scatter_extreme_of_rows_gives_the_ufunc_ats_values(dtype, ufunc):
     assert np.array_equal(np.signbit(got), np.signbit(want))
     with pytest.raises(IndexError, match="index 30 is out of bounds"):
         host_math.scatter_extreme_rows(got, np.array([30]), values[:1], True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, stride=2),
+                                dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 0), ceil_mode=True),
+                                dict(kernel_size=3, stride=2, padding=1, data_format="NHWC")])
+def test_max_pool2d_kernel_gives_the_formulas_maxima_picks_and_gradients(dtype, kw, monkeypatch):
+    """The host kernel against the window formula it replaces, with NaNs (a NaN wins: the first
+    NaN of a window takes the gradient), ties (the first of equal maxima) and -inf."""
+    rs = np.random.RandomState(0)
+    x0 = rs.randn(2, 3, 9, 11).astype(dtype)
+    x0[0, 0, :3, :3] = np.nan
+    x0[0, 1] = np.round(x0[0, 1])
+    x0[1, 2, 4:, 4:] = -np.inf
+    channel_last = kw.get("data_format") == "NHWC"
+    if channel_last:
+        x0 = np.moveaxis(x0, 1, -1).copy()
+    weights = rs.randn(*F.max_pool2d(pycoll.to_tensor(x0), **kw).shape).astype(dtype)
+
+    def run():
+        x = pycoll.to_tensor(x0, stop_gradient=False)
+        result = F.max_pool2d(x, return_mask=not channel_last, **kw)
+        out = result if channel_last else result[0]
+        (out * pycoll.to_tensor(weights)).sum().backward()
+        return [out.numpy(), x.grad.numpy()] + ([] if channel_last else [result[1].numpy()])
+    fast = run()
+    monkeypatch.setattr(host_math, "_kernels", lambda: None)
+    slow = run()
+    np.testing.assert_array_equal(fast[0], slow[0])  # the maxima
+    np.testing.assert_array_equal(fast[2:], slow[2:])  # the mask
+    # the gradient: overlapping windows add into a cell in another order
+    np.testing.assert_allclose(fast[1], slow[1], rtol=1e-6 if dtype == np.float32 else 1e-14)

@@ -6,7 +6,7 @@ input (normalisations) or on a value at all (a bias), the rule feeds it values t
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.recompute import recomputed
@@ -63,14 +63,14 @@ def window_index(xp: Any, out_sizes: Sequence[int], kernel: Sequence[int], strid
     return (slice(None), slice(None)) + tuple(picks)
 
 
-def _pool_windows(s: Saved, x: Tensor) -> Tensor:
+def _pool_windows(s: Saved, x: Tensor, win_shape: Tuple[int, ...]) -> Tensor:
     """A pool's input x padded as it was (zeros: the picks never read the padding) and cut into
-    windows [N, C, *out, *kernel], channels first."""
-    nd, win, padded, a = s["nd"], s["win"], s["padded"], s["a"]
+    windows [N, C, *out, *kernel] (``win_shape``), channels first."""
+    nd, padded, a = s["nd"], s["padded"], s["a"]
     if s["channel_last"]:
         x = moveaxis(x, -1, 1)
     inner = (slice(None), slice(None)) + tuple(slice(b, b + n) for (b, _), n in zip(s["grown"], a.shape[2:]))
-    index = window_index(array_module(a), win.shape[2:2 + nd], win.shape[2 + nd:], s["stride"], [1] * nd)
+    index = window_index(array_module(a), win_shape[2:2 + nd], win_shape[2 + nd:], s["stride"], [1] * nd)
     return scattered(x, padded.shape, inner, False)[index]
 
 
@@ -81,11 +81,11 @@ def _pool_input(s: Saved) -> Any:
 
 @rule("_max_pool.<locals>.backward")
 def _max_pool(s: Saved, g: Tensor) -> tuple:
-    nd, win, pick, k = s["nd"], s["win"], s["pick"], s["k"]
-    chosen = (pick[..., None] == array_module(pick).arange(k)).astype(win.dtype)  # one-hot over the window
+    nd, win_shape, pick, k = s["nd"], s["win_shape"], s["pick"], s["k"]
+    chosen = (pick[..., None] == array_module(pick).arange(k)).astype(s["padded"].dtype)  # one-hot over the window
 
     def forward(x: Tensor) -> Tensor:
-        cols = reshape(_pool_windows(s, x), list(win.shape[:2 + nd]) + [k])
+        cols = reshape(_pool_windows(s, x, win_shape), list(win_shape[:2 + nd]) + [k])
         out = sum_(cols * const(chosen), axis=-1)
         return moveaxis(out, 1, -1) if s["channel_last"] else out
     return recomputed(s, g, forward, [_pool_input(s)])
@@ -96,7 +96,7 @@ def _avg_pool(s: Saved, g: Tensor) -> tuple:
     nd = s["nd"]
 
     def forward(x: Tensor) -> Tensor:
-        out = sum_(_pool_windows(s, x), axis=list(range(2 + nd, 2 + 2 * nd))) * const(s["scale"])
+        out = sum_(_pool_windows(s, x, s["win"].shape), axis=list(range(2 + nd, 2 + 2 * nd))) * const(s["scale"])
         return moveaxis(out, 1, -1) if s["channel_last"] else out
     return recomputed(s, g, forward, [_pool_input(s)])
 

@@ -1,7 +1,7 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
-normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows and a step of a fused
-recurrent layer
+normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows, 2-D max pooling and
+a step of a fused recurrent layer
 (``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
 csrc/host_rnn.h for what each computes and how it rounds).
 
@@ -29,7 +29,7 @@ _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("scatter_extreme_rows")  # the newest of them
+    return having("max_pool2d")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -46,6 +46,26 @@ def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> 
 def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
     """``shape`` as [outer, shape[axis], inner] (the elements before, along and after the axis)."""
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+
+
+def max_pool2d(padded: Any, kernel: Tuple[int, int],
+               stride: Tuple[int, int]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(out, pick) of the kernel's windows over the last two axes of ``padded`` at ``stride``:
+    each window's maximum and its row-major position (the first cell equal to it; a NaN wins)."""
+    kernels = _served((padded,))
+    if kernels is None:
+        return None
+    return kernels.max_pool2d(np.ascontiguousarray(padded), *kernel, *stride)
+
+
+def max_pool2d_grad(g: Any, pick: Any, size: Tuple[int, int], kernel_width: int,
+                    stride: Tuple[int, int]) -> Optional[np.ndarray]:
+    """max_pool2d's gradient over the padded planes of ``size``: each g added at its window's pick."""
+    kernels = _served((g,))
+    if kernels is None or type(pick) is not np.ndarray or pick.dtype != np.int32:
+        return None
+    return kernels.max_pool2d_backward(np.ascontiguousarray(g), np.ascontiguousarray(pick), *size, kernel_width,
+                                       *stride)
 
 
 def contiguous(a: Any) -> Any:

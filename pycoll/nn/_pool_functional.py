@@ -23,6 +23,7 @@ from pycoll._graph import is_grad_enabled
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed, require_floating, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating, is_half
+from pycoll.kernels import host_math
 from pycoll.nn._sliding import (FORMATS, Pads, add_to_windows, channels_first, check_format, crop, int_list,
                                 pad_spatial, parse_padding, restore_layout, same_pads, window_cells, windows)
 from pycoll.tensor import Tensor
@@ -132,16 +133,24 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
     xp = array_module(a)
     kernel, stride, pads, grown = _geometry(a, kernel_size, stride, padding, ceil_mode, channel_last, nd, fn)
     padded = pad_spatial(a, grown, _lowest(a.dtype))
-    win = windows(padded, kernel, stride)
-    out_sizes, k = win.shape[2:2 + nd], math.prod(kernel)
-    out = _window_max(win)
-    # the window position of each maximum, which the gradient and the mask need (and nothing else)
-    pick = _first_hit(win, out) if return_mask or (is_grad_enabled() and needs_grad(x)) else None
+    fast = host_math.max_pool2d(padded, kernel, stride) if nd == 2 else None
+    if fast is not None:  # the host kernel: the maxima and their positions in one pass
+        out, pick = fast
+        win_shape = out.shape + tuple(kernel)
+    else:
+        win = windows(padded, kernel, stride)
+        win_shape = win.shape
+        out = _window_max(win)
+        # the window position of each maximum, which the gradient and the mask need (and nothing else)
+        pick = _first_hit(win, out) if return_mask or (is_grad_enabled() and needs_grad(x)) else None
+    out_sizes, k = win_shape[2:2 + nd], math.prod(kernel)
 
     def backward(g: Any) -> tuple:
         g = channels_first(g, nd, channel_last, fn)
-        ga = xp.zeros(padded.shape, dtype=g.dtype)
-        add_to_windows(ga, ((pick == j) * g for j in range(k)), win.shape, stride)
+        ga = host_math.max_pool2d_grad(g, pick, padded.shape[2:], kernel[1], stride) if fast is not None else None
+        if ga is None:
+            ga = xp.zeros(padded.shape, dtype=g.dtype)
+            add_to_windows(ga, ((pick == j) * g for j in range(k)), win_shape, stride)
         return (restore_layout(crop(ga, grown, a.shape[2:]), channel_last),)
     result = op_output(restore_layout(out, channel_last), backward, x)
     if not return_mask:
