@@ -89,9 +89,12 @@ def _max_unpool(x: Tensor, indices: Any, kernel_size: Any, stride: Any, padding:
         raise ValueError(f"{fn}: indices must lie in [0, {plane}) (the output's spatial size {sizes}), got values "
                          f"in [{int(where.min())}, {int(where.max())}]")
     places = (xp.arange(n * c)[:, None] * plane + where).reshape(-1)
-    kept = last_writes(places)
     out = xp.zeros(n * c * plane, dtype=a.dtype)
-    out[places[kept]] = a.reshape(-1)[kept]
+    if xp is np:  # NumPy's assignment keeps the last of values written to one place
+        out[places] = a.reshape(-1)
+    else:  # which CuPy does not promise: the last writes found first (a sort)
+        kept = last_writes(places)
+        out[places[kept]] = a.reshape(-1)[kept]
 
     def backward(g: Any) -> tuple:
         return (xp.take_along_axis(g.reshape(n * c, plane), where, axis=1).reshape(a.shape),)
