@@ -316,3 +316,23 @@ def test_max_pool2d_kernel_gives_the_formulas_maxima_picks_and_gradients(dtype, 
     np.testing.assert_array_equal(fast[2:], slow[2:])  # the mask
     # the gradient: overlapping windows add into a cell in another order
     np.testing.assert_allclose(fast[1], slow[1], rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("size", [(3, 7), (6, 14), (4, 4)])
+def test_adaptive_max_pool2d_of_equal_bins_through_the_kernel_as_its_formula(size, monkeypatch):
+    """Equal bins (sizes that divide) are max pooling's windows: maxima, mask and gradient as the
+    bin-by-bin argmax's (a NaN wins, the first of equal maxima keeps the mask)."""
+    rs = np.random.RandomState(1)
+    x0 = rs.randn(2, 3, 12, 28)
+    x0[0, 0, :3, :3] = np.nan
+    x0[0, 1] = np.round(x0[0, 1])
+
+    def run():
+        x = pycoll.to_tensor(x0, stop_gradient=False)
+        out, mask = F.adaptive_max_pool2d(x, size, return_mask=True)
+        (out * pycoll.to_tensor(np.cos(np.arange(out.size)).reshape(out.shape))).sum().backward()
+        return out.numpy(), mask.numpy(), x.grad.numpy()
+    fast = run()
+    monkeypatch.setattr(host_math, "_kernels", lambda: None)
+    for got, want in zip(fast, run()):
+        np.testing.assert_array_equal(got, want)

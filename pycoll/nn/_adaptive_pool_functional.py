@@ -14,6 +14,7 @@ import numpy as np
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating, value_output
 from pycoll.device import array_module, to_module
+from pycoll.kernels import host_math
 from pycoll.nn._sliding import apply_axis_maps, channels_first, check_format, restore_layout
 from pycoll.shape_ops import scatter_add
 from pycoll.tensor import Tensor
@@ -110,17 +111,18 @@ def _adaptive_max_pool(x: Tensor, output_size: Any, return_mask: bool, nd: int, 
     n, c, *sizes = a.shape
     out_sizes = _output_size(output_size, sizes, fn)
     spans = [_spans(s, o) for s, o in zip(sizes, out_sizes)]
-    out = xp.empty((n, c, *out_sizes), dtype=a.dtype)
-    where = xp.empty((n, c, *out_sizes), dtype=np.int64)
-    for cell in itertools.product(*(range(o) for o in out_sizes)):
-        bounds = [axis_spans[i] for axis_spans, i in zip(spans, cell)]
-        block = a[(Ellipsis,) + tuple(slice(s, e) for s, e in bounds)].reshape(n, c, math.prod(e - s for s, e in bounds))
-        k = block.argmax(axis=-1)
-        out[(Ellipsis,) + cell] = xp.take_along_axis(block, k[..., None], axis=-1)[..., 0]
-        flat = 0
-        for (s, e), off, size in zip(bounds, xp.unravel_index(k, [e - s for s, e in bounds]), sizes):
-            flat = flat * size + s + off
-        where[(Ellipsis,) + cell] = flat
+    out = where = None
+    # equal bins are max pooling's windows: the kernel's, where its rows of outputs are wide enough
+    # to pay (a bin of 1 x 1, 2 x 2 outputs is one argmax over a contiguous block: faster as it is)
+    if nd == 2 and out_sizes[1] >= 4 and all(s % o == 0 for s, o in zip(sizes, out_sizes)):
+        (kh, kw), width = (s // o for s, o in zip(sizes, out_sizes)), sizes[1]
+        fast = host_math.max_pool2d(a, (kh, kw), (kh, kw))
+        if fast is not None:
+            out, pick = fast
+            rows = xp.arange(out_sizes[0])[:, None] * kh + pick // kw
+            where = rows.astype(np.int64) * width + xp.arange(out_sizes[1]) * kw + pick % kw
+    if out is None:
+        out, where = _bin_maxima(a, sizes, out_sizes, spans)
 
     def backward(g: Any) -> tuple:
         ga = xp.zeros((n * c, math.prod(sizes)), dtype=g.dtype)
@@ -131,3 +133,24 @@ def _adaptive_max_pool(x: Tensor, output_size: Any, return_mask: bool, nd: int, 
     if not return_mask:
         return result
     return result, value_output(where.astype(np.int32), f"{fn}_mask", x)
+
+
+def _bin_maxima(a: Any, sizes: Sequence[int], out_sizes: Sequence[int],
+                spans: List[List[Tuple[int, int]]]) -> Tuple[Any, Any]:
+    """(maxima, where) of adaptive max pooling, bin by bin: each bin's maximum and the flat index
+    in its plane of the first cell holding it (np.argmax's: a NaN wins)."""
+    xp = array_module(a)
+    n, c = a.shape[:2]
+    out = xp.empty((n, c, *out_sizes), dtype=a.dtype)
+    where = xp.empty((n, c, *out_sizes), dtype=np.int64)
+    for cell in itertools.product(*(range(o) for o in out_sizes)):
+        bounds = [axis_spans[i] for axis_spans, i in zip(spans, cell)]
+        block = a[(Ellipsis,) + tuple(slice(s, e) for s, e in bounds)]
+        block = block.reshape(n, c, math.prod(e - s for s, e in bounds))
+        k = block.argmax(axis=-1)
+        out[(Ellipsis,) + cell] = xp.take_along_axis(block, k[..., None], axis=-1)[..., 0]
+        flat = 0
+        for (s, e), off, size in zip(bounds, xp.unravel_index(k, [e - s for s, e in bounds]), sizes):
+            flat = flat * size + s + off
+        where[(Ellipsis,) + cell] = flat
+    return out, where
