@@ -22,7 +22,7 @@ from pycoll.device import array_module, to_module
 from pycoll.dtypes import is_floating
 from pycoll.linalg_decomp import _mH, _matrices, outputs
 from pycoll.math_ops import matmul
-from pycoll.matrix_ops import _mT, _square, inv
+from pycoll.matrix_ops import _mT, _square, inv, nonsingular
 from pycoll.shape_ops import unbroadcast
 from pycoll.tensor import Tensor, wrap
 
@@ -59,7 +59,8 @@ def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool =
     xp = array_module(a_full)
     a = _triangle(a_full, upper, unitriangular)
     op_a, rhs = _batched(_mT(a) if transpose else a, b)
-    out = xp.linalg.solve(op_a, rhs)
+    out = nonsingular("triangular_solve", lambda: xp.linalg.solve(op_a, rhs),
+                      "x's triangle is singular (a zero on its diagonal)")
     a_shape, b_shape = a_full.shape, b.shape
 
     def backward(g: Any) -> tuple:
@@ -86,8 +87,10 @@ def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: Optional[str
     (``upper=True``) upper U with A = U^T @ U. Note paddle's order: x is the right-hand side."""
     y = _square(y, "cholesky_solve")
     x = _right_side(x, y, "cholesky_solve", "x")
-    half = triangular_solve(y, x, upper=upper, transpose=upper)
-    return triangular_solve(y, half, upper=upper, transpose=not upper)
+    def solved() -> Tensor:
+        half = triangular_solve(y, x, upper=upper, transpose=upper)
+        return triangular_solve(y, half, upper=upper, transpose=not upper)
+    return nonsingular("cholesky_solve", solved, "y, the Cholesky factor, is singular (a zero on its diagonal)")
 
 
 _DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
@@ -292,11 +295,14 @@ def lu_solve(b: Tensor, lu: Tensor, pivots: Tensor, trans: str = "N", name: Opti
     if pivots.ndim < 1 or pivots.shape[-1] != lu.shape[-1]:
         raise ValueError(f"lu_solve: pivots must be [..., {lu.shape[-1]}] (lu's size), got shape {pivots.shape}")
     perm, low, up = lu_unpack(lu, pivots)
-    if trans == "N":  # L U X = P^T b
-        return triangular_solve(up, triangular_solve(low, matmul(perm, b, transpose_x=True), upper=False,
-                                                     unitriangular=True), upper=True)
-    inner = triangular_solve(up, b, upper=True, transpose=True)  # U^T L^T (P^T X) = b
-    return matmul(perm, triangular_solve(low, inner, upper=False, transpose=True, unitriangular=True))
+
+    def solved() -> Tensor:
+        if trans == "N":  # L U X = P^T b
+            return triangular_solve(up, triangular_solve(low, matmul(perm, b, transpose_x=True), upper=False,
+                                                         unitriangular=True), upper=True)
+        inner = triangular_solve(up, b, upper=True, transpose=True)  # U^T L^T (P^T X) = b
+        return matmul(perm, triangular_solve(low, inner, upper=False, transpose=True, unitriangular=True))
+    return nonsingular("lu_solve", solved, "lu's U factor is singular (a zero on its diagonal): A has no inverse")
 
 
 @accumulates_in_float32

@@ -32,13 +32,14 @@ def _mT(a: Any) -> Any:
     return a.swapaxes(-1, -2)
 
 
-def nonsingular(fn: str, call: Callable[[], Any]) -> Any:
+def nonsingular(fn: str, call: Callable[[], Any],
+                problem: str = "x holds a singular matrix, which has no inverse") -> Any:
     """``call()``, a NumPy solve or inverse, with a singular matrix's LinAlgError (a ValueError)
-    saying which op and argument: NumPy's says 'Singular matrix' alone."""
+    saying which op and argument (``problem``): NumPy's says 'Singular matrix' alone."""
     try:
         return call()
     except np.linalg.LinAlgError as err:
-        raise np.linalg.LinAlgError(f"{fn}: x holds a singular matrix, which has no inverse ({err})") from None
+        raise np.linalg.LinAlgError(f"{fn}: {problem} ({err})") from None
 
 
 @accumulates_in_float32

@@ -258,3 +258,14 @@ def test_cross_names_and_tensor_methods():
                    "lu_unpack", "cond"):
         assert hasattr(pycoll.Tensor, method), method
     assert {"svd", "lu", "matrix_exp", "vecdot"} <= set(linalg.__all__)
+
+
+def test_solves_with_a_singular_factor_name_the_op_and_argument():
+    b = pycoll.to_tensor(np.ones((3, 1)))
+    with pytest.raises(np.linalg.LinAlgError, match=r"triangular_solve: x's triangle is singular"):
+        pycoll.linalg.triangular_solve(pycoll.to_tensor(np.triu(np.ones((3, 3)), 1)), b)
+    with pytest.raises(np.linalg.LinAlgError, match=r"cholesky_solve: y, the Cholesky factor, is singular"):
+        pycoll.linalg.cholesky_solve(b, pycoll.to_tensor(np.zeros((3, 3))))
+    lu, pivots = pycoll.linalg.lu(pycoll.to_tensor(np.ones((3, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match=r"lu_solve: lu's U factor is singular"):
+        pycoll.linalg.lu_solve(b, lu, pivots)
