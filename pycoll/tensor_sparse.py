@@ -1,7 +1,8 @@
 """paddle's Tensor methods that convert between dense and sparse storage: ``to_sparse_coo``,
 ``to_sparse_csr`` and ``to_dense`` (differentiable, see `pycoll.sparse.convert`), and a COO
-tensor's ``coalesce()`` (`pycoll.sparse.coalesce`). A sparse tensor's other methods (``indices()``, ``values()``, ``crows()``, ``cols()``, ``nnz()``,
-``is_sparse_coo()``...) are `pycoll.sparse.tensor.SparseTensor`'s."""
+tensor's ``coalesce()`` (`pycoll.sparse.coalesce`). A sparse tensor's other methods
+(``indices()``, ``values()``, ``crows()``, ``cols()``, ``nnz()``, ``is_sparse_coo()``...) are
+`pycoll.sparse.tensor.SparseTensor`'s."""
 from __future__ import annotations
 
 from pycoll.sparse import convert

@@ -23,9 +23,9 @@ class RAdam(Optimizer):
     otherwise param -= lr * m_hat.
 
     As in paddle, b1^t ('beta1_pow'), b2^t ('beta2_pow') and t b2^t / (1 - b2^t) ('rho') are
-    kept as arrays of the parameter's shape (each holding one number, computed once) ('rho' is carried from step to step as
-    (rho * (b2 - b2^t) + b2^t) / (1 - b2^t)). A float weight_decay is L2 on the
-    gradient. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too."""
+    kept as arrays of the parameter's shape, each holding one number, computed once ('rho' is
+    carried from step to step as (rho * (b2 - b2^t) + b2^t) / (1 - b2^t)). A float weight_decay is
+    L2 on the gradient. Parameter groups may set 'beta1', 'beta2' and 'epsilon' too."""
 
     _accumulator_names = ("beta1_pow", "beta2_pow", "rho", "moment1", "moment2")
     _group_options = {**BASE_OPTIONS, "beta1": beta, "beta2": beta, "epsilon": non_negative}
