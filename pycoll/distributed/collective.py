@@ -280,9 +280,9 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
                                  f"{list(arr.shape)}: {g.nranks * arr.size} elements, stacked on axis 0 (shape "
                                  f"{[g.nranks, *arr.shape]}) or concatenated (shape "
                                  f"{[g.nranks * arr.shape[0], *arr.shape[1:]] if arr.ndim else [g.nranks]})")
-            if out.dtype != arr.dtype:
-                raise TypeError(f"pycoll.distributed.all_gather: tensor_list is one tensor of dtype {out.dtype}; it "
-                                f"must have tensor's dtype, {arr.dtype}")
+            if out.dtype != arr.dtype:  # (a ValueError, as a list entry's)
+                raise ValueError(f"pycoll.distributed.all_gather: tensor_list is one tensor of dtype {out.dtype}; it "
+                                 f"must have tensor's dtype, {arr.dtype}")
             blocks = _arrays.received_into(out, arr, own)
             if blocks is None:
                 tensor_list = _arrays.parts(out, g.nranks, xp, "all_gather", "tensor_list", arr.shape)

@@ -294,7 +294,7 @@ expect(TypeError, ["all_gather: tensor_list must be a list (empty, or one tensor
                    "got NoneType"], dist.all_gather, None, xp.empty(2))
 expect(ValueError, ["tensor_list is one tensor of shape [5, 3]", f"stacked on axis 0 (shape [{n}, 2, 3])",
                     f"or concatenated (shape [{2 * n}, 3])"], dist.all_gather, xp.empty((5, 3)), xp.empty((2, 3)))
-expect(TypeError, ["tensor_list is one tensor of dtype int64", "tensor's dtype, float32"], dist.all_gather,
+expect(ValueError, ["tensor_list is one tensor of dtype int64", "tensor's dtype, float32"], dist.all_gather,
        xp.empty(2 * n, np.int64), xp.empty(2, np.float32))
 expect(TypeError, ["broadcast: src=1.5", "a rank must be an integer"], dist.broadcast, xp.empty(2), 1.5)
 expect(TypeError, ["get_world_size: group must be a Group"], dist.get_world_size, 3)
