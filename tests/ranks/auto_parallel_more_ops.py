@@ -403,9 +403,20 @@ def gradients(mesh):
                                    err_msg=f"prelu's weight on {placements}")
 
 
+def uneven_extremes(mesh):
+    """max/min over an uneven split (one row on two ranks: rank 1's piece is empty) are made
+    whole first: an empty piece has no maximum."""
+    row = np.array([[1.0, 5.0, 3.0]], np.float32)
+    one = dist.shard_tensor(row, mesh, S0)
+    for fn, want in ((pycoll.max, 5.0), (pycoll.min, 1.0), (pycoll.amax, 5.0)):
+        same(fn(one), want, R, f"{fn.__name__} of one row on two ranks")
+    same(pycoll.max(one, axis=1), row.max(1), S0, "max across an uneven split (the split stays)")
+
+
 if __name__ == "__main__":
     dist.init_parallel_env()
     mesh = dist.ProcessMesh([0, 1], dim_names=["x"])
+    uneven_extremes(mesh)
     values(mesh)
     probed_values(mesh)
     swept_values(mesh)

@@ -206,8 +206,12 @@ def _copied(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
 
 def _extreme(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
     """max and min over a split are Partial (the max of the pieces' maxima), but their gradient
-    goes to the elements equal to the whole maximum: made whole first where one is taken."""
-    return _whole_along(shapes, along, facts) if facts["grad"] else list(along)
+    goes to the elements equal to the whole maximum: made whole first where one is taken, and
+    where the split is uneven (1 row on 2 ranks: a piece may be empty, with no maximum)."""
+    d = _dim(along[0])
+    if facts["grad"] or (d is not None and shapes[0][d] % facts["ranks"]):
+        return _whole_along(shapes, along, facts)
+    return list(along)
 
 
 def _elementwise(shapes: Shapes, along: Along, facts: Dict[str, Any]) -> Along:
