@@ -24,7 +24,7 @@ class ProcessMesh:
     """An n-d grid of global ranks: ``ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])``.
 
     ``shape``, ``process_ids`` (row-major), ``dim_names`` (default ``d0, d1, ...``), ``ndim``,
-    ``get_dim_size(dim)``; ``mesh[name]`` is the 1-d sub-mesh along ``name`` through this rank,
+    ``size``, ``contains(rank)``, ``get_dim_size(dim)``; ``mesh[name]`` is the 1-d sub-mesh along ``name`` through this rank,
     ``mesh[i]`` / slices index the grid as NumPy does. ``get_group(name)`` is the communication
     group along a dimension. A mesh may name ranks the job lacks until it is used (paddle's rule).
     """
@@ -116,6 +116,15 @@ class ProcessMesh:
 
     def __contains__(self, rank: object) -> bool:
         return rank in self.process_ids
+
+    def contains(self, process_id: int) -> bool:
+        """Whether global rank ``process_id`` is on the mesh (paddle's method)."""
+        return process_id in self
+
+    @property
+    def size(self) -> int:
+        """How many processes the mesh holds."""
+        return len(self.process_ids)
 
     # ---- sub-meshes ------------------------------------------------------------------------
     def get_mesh_with_dim(self, dim_name: str, index: Any = None) -> "ProcessMesh":
