@@ -102,9 +102,27 @@ def promoted(x: Any, y: Any, name: str, to_float: bool = False, strict: bool = F
 
 def _cast(v: Any, dt: Optional[np.dtype]) -> Any:
     if not isinstance(v, Tensor):  # a bfloat16 array with a Python float: ml_dtypes gives float32
-        return dt.type(v) if dt is not None and is_bfloat16(dt) else v
+        if dt is not None and is_bfloat16(dt):
+            return dt.type(v)
+        return _wrapped(v, dt) if isinstance(v, int) and dt is not None and dt.kind in "iu" else v
     a = v._array
     return a if dt is None or a.dtype == dt else a.astype(dt)
+
+
+def _wrapped(v: int, dt: np.dtype) -> Any:
+    """Python int ``v`` in integer dtype ``dt``, wrapped around where it lies outside its range
+    (uint8 + -3 adds 253, int32 + 2**31 adds -2**31), as paddle's cast of the scalar does; NumPy
+    refuses such a number (OverflowError)."""
+    low, high = _INT_RANGES[dt]
+    if low <= v <= high:
+        return v
+    bits = 8 * dt.itemsize
+    w = v % (1 << bits)
+    return dt.type(w - (1 << bits) if low < 0 and w > high else w)
+
+
+_INT_RANGES = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+               for t in (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)}
 
 
 def floating(a: Any) -> Any:

@@ -116,3 +116,16 @@ def test_bool_dtype_name():
     assert pycoll.bool == np.dtype("bool")
     assert pycoll.to_tensor([1, 0]).astype(pycoll.bool).numpy().tolist() == [True, False]
     assert pycoll.to_tensor([1], dtype=pycoll.bool).dtype == pycoll.bool
+
+
+def test_python_ints_outside_an_integer_dtype_wrap_around_as_paddles():
+    """paddle 3.3.1: uint8 [1, 2] + -3 is [254, 255], int8 [1] + 200 is [-55], int32 [1] + 2**31 is
+    [-2147483647], int64 [1] + 2**63 is [-9223372036854775807] (NumPy refuses such a number)."""
+    def t(values, dtype):
+        return pycoll.to_tensor(np.array(values, dtype))
+    assert (t([1, 2], np.uint8) + -3).tolist() == [254, 255]
+    assert (t([1], np.int8) + 200).tolist() == [-55]
+    assert (t([1], np.int32) + 2 ** 31).tolist() == [-2147483647]
+    assert (t([1], np.int64) + 2 ** 63).tolist() == [-9223372036854775807]
+    assert (t([5], np.uint8) * -1).tolist() == [251] and (t([5], np.uint8) - 300).tolist() == [217]
+    assert (t([1], np.int8) + 100).dtype == np.int8  # in range: as it was
