@@ -51,7 +51,7 @@ def in_place(x: Tensor, op: str, compute: Callable[[], Tensor], keep_shape: bool
         raise LeafInplaceError(f"{op}: leaf tensor {_named(x)}takes a gradient (stop_gradient=False) "
                                f"and cannot be changed in place; do it under pycoll.no_grad()")
     out = compute()
-    if keep_shape and out.shape != x.shape:
+    if keep_shape and out._array.shape != x._array.shape and out.shape != x.shape:  # (the arrays' first: cheap)
         raise ValueError(f"{op}: the result has shape {out.shape} and x has shape {x.shape}; an in-place op "
                          f"cannot change x's shape (y may broadcast to x's, not beyond it)")
     if out.grad_node is not None:
