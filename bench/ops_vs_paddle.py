@@ -572,6 +572,51 @@ def _():
     return opt.step
 
 
+@case("batch_norm_nhwc")
+def _():
+    """BatchNorm2D(64, data_format='NHWC') training on [8, 56, 56, 64], forward and backward."""
+    return layer_call(P.nn.BatchNorm2D(64, data_format="NHWC"), tensor(8, 56, 56, 64))
+
+
+@case("batch_norm1d_4096x512")
+def _():
+    """BatchNorm1D(512) training on [4096, 512] (an MLP head's), forward and backward."""
+    return layer_call(P.nn.BatchNorm1D(512), tensor(4096, 512))
+
+
+@case("max_pool2d_mask")
+def _():
+    """max_pool2d(3, 2, 1, return_mask=True) of [8, 64, 56, 56] (a ResNet stem's), forward and backward."""
+    x = tensor(8, 64, 56, 56)
+    return sum_backward(lambda: P.nn.functional.max_pool2d(x, 3, 2, 1, return_mask=True))
+
+
+@case("max_unpool2d")
+def _():
+    """max_pool2d(2, 2, return_mask=True) then max_unpool2d of [8, 64, 56, 56], forward and backward."""
+    x = tensor(8, 64, 56, 56)
+
+    def forward():
+        pooled, mask = P.nn.functional.max_pool2d(x, 2, 2, return_mask=True)
+        return P.nn.functional.max_unpool2d(pooled, mask, 2)
+    return sum_backward(forward)
+
+
+@case("adaptive_max_pool2d_7")
+def _():
+    """adaptive_max_pool2d of [8, 64, 56, 56] to 7 x 7, forward and backward."""
+    x = tensor(8, 64, 56, 56)
+    return sum_backward(lambda: P.nn.functional.adaptive_max_pool2d(x, 7))
+
+
+@case("hfft_c128")
+def _():
+    """hfft of complex128 [16, 256, 129] along the last axis, forward only."""
+    rs = np.random.RandomState(0)
+    c = P.to_tensor(rs.randn(16, 256, 129) + 1j * rs.randn(16, 256, 129))
+    return lambda: P.fft.hfft(c)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
