@@ -243,7 +243,10 @@ class Tensor:
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
         if self.grad_node is not None:
-            raise RuntimeError("only leaf tensors can be deep-copied; detach() first")
+            if not self.__dict__.get("_recomputed"):
+                raise RuntimeError("only leaf tensors can be deep-copied; detach() first")
+            new = memo[id(self)] = _copy.deepcopy(self.detach(), memo)  # weight_norm's weight: its value
+            return new
         new = object.__new__(type(self))
         memo[id(self)] = new
         _init_slots(new, self._array.copy())

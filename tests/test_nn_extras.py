@@ -586,3 +586,24 @@ def test_layer_norm_refuses_epsilon_outside_paddles_range():
     for eps in (0.001, 0.0):
         want = (a - a.mean(1, keepdims=True)) / np.sqrt(a.var(1, keepdims=True) + eps)
         np.testing.assert_allclose(F.layer_norm(x, 4, epsilon=eps).numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("apply", [nn.utils.weight_norm, nn.utils.spectral_norm])
+def test_a_layer_with_a_recomputed_weight_deep_copies_and_trains_apart(apply):
+    """An EMA or teacher copy: the derived weight (an op's output) is copied as its value; the
+    copy's own parameters then drive it. Applying the norm twice names the problem."""
+    import copy
+
+    layer = apply(nn.Linear(3, 2))
+    twin = copy.deepcopy(layer)
+    x = pycoll.ones([1, 3])
+    np.testing.assert_allclose(twin(x).numpy(), layer(x).numpy(), rtol=1e-6)
+    layer.eval()  # (spectral_norm's power iteration moves a training forward's weight)
+    before = layer(x).numpy()
+    opt = pycoll.optimizer.SGD(0.5, parameters=twin.parameters())
+    twin(x).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(layer(x).numpy(), before)
+    assert not np.allclose(twin(x).numpy(), before)
+    with pytest.raises(RuntimeError, match="already has a"):
+        apply(layer)
