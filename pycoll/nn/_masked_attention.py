@@ -26,8 +26,8 @@ def masked_attention(q: Tensor, k: Tensor, v: Tensor, keep: Optional[Any], dropo
         raise ValueError(f"{fn}: query, key and value must be 4-D, got shapes {q.shape}, {k.shape}, {v.shape}")
     b, hq, lq, d = q.shape
     if k.shape[0] != b or v.shape[0] != b or k.shape[1] != v.shape[1] or k.shape[2] != v.shape[2] or k.shape[3] != d:
-        raise ValueError(f"{fn}: query {q.shape}, key {k.shape} and value {v.shape} must agree in batch, "
-                         f"key/value heads and length, and head_dim")
+        raise ValueError(f"{fn}: query {q.shape}, key {k.shape} and value {v.shape} (each as [batch, num_heads, "
+                         f"seq_len, head_dim]) must agree in batch, key/value heads and length, and head_dim")
     hk = k.shape[1]
     if hk == 0 or hq % hk:
         raise ValueError(f"{fn}: key/value heads ({hk}) must divide the query heads ({hq})")
