@@ -173,6 +173,7 @@ def data_parallel():
     summed_losses(mesh)
     dict_outputs(mesh)
     batch_norm(mesh)
+    reshards_in_forward(mesh)
 
 
 class Temperature(nn.Layer):
@@ -272,6 +273,33 @@ def batch_norm(mesh):
     for name in ("_mean", "_variance"):  # the running statistics too
         np.testing.assert_allclose(getattr(layer.norm, name).numpy(), getattr(reference.norm, name).numpy(),
                                    err_msg=name, **TOL)
+
+
+class Annotated(MLP):
+    """The MLP with paddle's sequence-parallel annotations in its forward: reshards of its input
+    and hidden state (in a DistModel, hints its plan has taken: the values stay where they are)."""
+
+    def __init__(self, mesh):
+        super().__init__()
+        self.mesh = mesh
+
+    def forward(self, x):
+        x = dist.reshard(x, self.mesh, [Shard(1)])
+        hidden = dist.reshard(pycoll.tanh(self.fc1(x)), self.mesh, [Replicate()])
+        return self.fc2(hidden)
+
+
+def reshards_in_forward(mesh):
+    sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)  # noqa: E731
+    pycoll.seed(11)
+    layer = Annotated(mesh)
+    pycoll.seed(11)
+    reference = MLP()
+    ref_opt = sgd(reference.parameters())
+    loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
+    dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
+    model = dist.to_static(layer, dist_loader, nn.MSELoss(), sgd(layer.parameters()))
+    train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, 1)
 
 
 def hybrid():

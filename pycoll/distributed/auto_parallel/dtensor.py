@@ -242,7 +242,13 @@ def dtensor_from_local(local: Any, mesh: ProcessMesh, placements: Sequence[Place
 def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
     """``dist_tensor`` moved to ``placements`` on the same ``mesh``, with the collectives of
     ``transitions.py``; a new distributed tensor, differentiable (its backward moves the
-    gradient back)."""
+    gradient back). Inside a DistModel's forward, whose ops compute on the local pieces (its plan
+    fixed where values lie: each rank's rows, the model-parallel Linears' cuts), the tensor is
+    returned as it is: a reshard there (paddle's sequence-parallel annotation) is a hint the plan
+    has taken, and moving a piece would hand the next op a shape the plan does not expect."""
+    from pycoll.distributed.auto_parallel.propagation import computing_locally  # (it imports this module)
+    if isinstance(dist_tensor, Tensor) and computing_locally():
+        return dist_tensor
     if not is_dist_tensor(dist_tensor):
         raise TypeError(f"reshard: dist_tensor must be a distributed tensor (made by dist.shard_tensor), "
                         f"got {type(dist_tensor).__name__}")

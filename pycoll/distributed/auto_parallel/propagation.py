@@ -239,6 +239,12 @@ def local_only() -> Iterator[None]:
         _suspended -= 1
 
 
+def computing_locally() -> bool:
+    """Whether ops on distributed tensors compute on the local pieces now (`local_only`: a
+    DistModel's forward)."""
+    return _suspended > 0
+
+
 def _placements(tensor: Any) -> Optional[List[Placement]]:
     """``tensor``'s placements: None for what is whole (a plain tensor; inside a model-parallel
     layer, a parameter it cuts: ``parameters_whole``)."""
