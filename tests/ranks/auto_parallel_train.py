@@ -257,19 +257,26 @@ class Normed(nn.Layer):
         return self.fc2(pycoll.tanh(self.norm(self.fc1(x))))
 
 
-def batch_norm(mesh):
-    """A BatchNorm in a DistModel normalises by the whole batch's statistics (paddle's rule makes
-    the batch whole; it used each rank's rows, and the ranks' running statistics drifted apart)."""
+def trained_by_sgd_as_one_process(mesh, make_layer, make_reference):
+    """A DistModel of ``make_layer()`` trained by SGD for an epoch, each step's loss and the
+    parameters against ``make_reference()`` in one process (the same seed); returns both layers."""
     sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)  # noqa: E731
     pycoll.seed(11)
-    layer = Normed()
+    layer = make_layer()
     pycoll.seed(11)
-    reference = Normed()
+    reference = make_reference()
     ref_opt = sgd(reference.parameters())
     loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
     dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
     model = dist.to_static(layer, dist_loader, nn.MSELoss(), sgd(layer.parameters()))
     train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, 1)
+    return layer, reference
+
+
+def batch_norm(mesh):
+    """A BatchNorm in a DistModel normalises by the whole batch's statistics (paddle's rule makes
+    the batch whole; it used each rank's rows, and the ranks' running statistics drifted apart)."""
+    layer, reference = trained_by_sgd_as_one_process(mesh, Normed, Normed)
     for name in ("_mean", "_variance"):  # the running statistics too
         np.testing.assert_allclose(getattr(layer.norm, name).numpy(), getattr(reference.norm, name).numpy(),
                                    err_msg=name, **TOL)
@@ -290,16 +297,7 @@ class Annotated(MLP):
 
 
 def reshards_in_forward(mesh):
-    sgd = lambda params: pycoll.optimizer.SGD(learning_rate=0.1, parameters=params)  # noqa: E731
-    pycoll.seed(11)
-    layer = Annotated(mesh)
-    pycoll.seed(11)
-    reference = MLP()
-    ref_opt = sgd(reference.parameters())
-    loader = pycoll.io.DataLoader(Data(), batch_size=BATCH)
-    dist_loader = dist.shard_dataloader(loader, meshes=[mesh], shard_dims="dp")
-    model = dist.to_static(layer, dist_loader, nn.MSELoss(), sgd(layer.parameters()))
-    train_like_one_process(model, layer, loader, dist_loader, reference, ref_opt, 1)
+    trained_by_sgd_as_one_process(mesh, lambda: Annotated(mesh), MLP)
 
 
 def hybrid():

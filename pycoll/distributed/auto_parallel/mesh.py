@@ -24,9 +24,9 @@ class ProcessMesh:
     """An n-d grid of global ranks: ``ProcessMesh([[0, 1], [2, 3]], dim_names=["dp", "mp"])``.
 
     ``shape``, ``process_ids`` (row-major), ``dim_names`` (default ``d0, d1, ...``), ``ndim``,
-    ``size``, ``contains(rank)``, ``get_dim_size(dim)``; ``mesh[name]`` is the 1-d sub-mesh along ``name`` through this rank,
-    ``mesh[i]`` / slices index the grid as NumPy does. ``get_group(name)`` is the communication
-    group along a dimension. A mesh may name ranks the job lacks until it is used (paddle's rule).
+    ``size``, ``contains(rank)``, ``get_dim_size(dim)``; ``mesh[name]`` is the 1-d sub-mesh
+    along ``name`` through this rank, ``mesh[i]`` / slices index the grid as NumPy does.
+    ``get_group(name)`` is the communication group along a dimension. A mesh may name ranks the job lacks until it is used (paddle's rule).
     """
 
     def __init__(self, mesh: Any = None, dim_names: Optional[List[str]] = None,
