@@ -41,8 +41,7 @@ from pycoll import random as pycoll_random
 from pycoll._logging import logger
 from pycoll.autograd import no_grad
 from pycoll.distributed.auto_parallel import setup, state
-from pycoll.distributed.auto_parallel import propagation
-from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard, shard_tensor
+from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, local_only, reshard, shard_tensor
 from pycoll.distributed.auto_parallel.layers import keepable_pairs, parallelize, sharded_beyond_linears
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, Shard
@@ -211,7 +210,7 @@ class DistModel:
         # (under the SPMD rules, the ops themselves keep the placements: see the module's text;
         # with no mesh, neither the model nor the loader split anything, and distributed tensors
         # fed in follow the rules too)
-        local = contextlib.nullcontext if self._spmd or self._mesh is None else propagation.local_only
+        local = contextlib.nullcontext if self._spmd or self._mesh is None else local_only
         grads = no_grad if mode != "train" else contextlib.nullcontext
         with local(), grads():
             outputs = self._model(*inputs)

@@ -15,7 +15,8 @@ Gradients have the placements of their tensor, a Partial one's gradient being wh
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence, Union
+import contextlib
+from typing import Any, Callable, Iterator, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -239,6 +240,27 @@ def dtensor_from_local(local: Any, mesh: ProcessMesh, placements: Sequence[Place
     return out
 
 
+_local_depth = 0  # how many `local_only` blocks are open
+
+
+@contextlib.contextmanager
+def local_only() -> Iterator[None]:
+    """Ops on distributed tensors compute on the local pieces and give plain tensors (no
+    placements, no gradient collectives; `propagation` stands aside): for code that
+    synchronises by itself (a DistModel's forward)."""
+    global _local_depth
+    _local_depth += 1
+    try:
+        yield
+    finally:
+        _local_depth -= 1
+
+
+def computing_locally() -> bool:
+    """Whether a `local_only` block is open."""
+    return _local_depth > 0
+
+
 def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
     """``dist_tensor`` moved to ``placements`` on the same ``mesh``, with the collectives of
     ``transitions.py``; a new distributed tensor, differentiable (its backward moves the
@@ -246,7 +268,6 @@ def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placeme
     fixed where values lie: each rank's rows, the model-parallel Linears' cuts), the tensor is
     returned as it is: a reshard there (paddle's sequence-parallel annotation) is a hint the plan
     has taken, and moving a piece would hand the next op a shape the plan does not expect."""
-    from pycoll.distributed.auto_parallel.propagation import computing_locally  # (it imports this module)
     if isinstance(dist_tensor, Tensor) and computing_locally():
         return dist_tensor
     if not is_dist_tensor(dist_tensor):

@@ -13,8 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from pycoll import _graph
-from pycoll.distributed.auto_parallel import propagation
-from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, reshard
+from pycoll.distributed.auto_parallel.dtensor import dtensor_from_local, is_dist_tensor, local_only, reshard
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, Replicate, check_placements
 from pycoll.nn import Layer, Parameter
@@ -25,7 +24,7 @@ def to_local(tensor: Tensor) -> Tensor:
     """``tensor``'s local piece as a plain tensor in the autograd graph (its gradient goes back
     to ``tensor``'s piece as it is)."""
     local = wrap(tensor._array)
-    with propagation.local_only():
+    with local_only():
         _graph.record((local,), lambda g: (g,), (tensor,))
     return local
 

@@ -28,7 +28,7 @@ their pieces), and as distributed tensors everywhere else.
 
 It runs from the moment ``pycoll.distributed.auto_parallel`` is imported (``follow``), on ops
 that take a distributed tensor. DistModel, whose DataParallel already averages the gradients,
-runs its step in ``local_only()``.
+runs its step in ``dtensor.local_only()``, where this module stands aside.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from pycoll import _graph
 from pycoll._tensor_ops import add_input_hook, add_operands_hook, add_pair_hook, add_reshape_hook
-from pycoll.distributed.auto_parallel.dtensor import DistTensor, make_dist, reshard
+from pycoll.distributed.auto_parallel.dtensor import DistTensor, computing_locally, make_dist, reshard
 from pycoll.distributed.auto_parallel.operand_rules import needed
 from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate, Shard
 from pycoll.distributed.auto_parallel.program import describe_fn
@@ -47,7 +47,6 @@ from pycoll.nn import Parameter
 from pycoll.tensor import Tensor
 
 _handle: Optional[_graph.RemovableHandle] = None
-_suspended = 0
 
 _params_whole = 0  # inside a model-parallel layer (layers.py): its cut parameters count as whole
 
@@ -82,7 +81,7 @@ def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]
     pieces to fit together (``operand_rules``; a plain operand counts as Replicate)."""
     global _told
     placed = [t for t in operands if isinstance(t, Tensor) and _placements(t) is not None]
-    if _suspended or not placed:
+    if computing_locally() or not placed:
         return operands
     _one_mesh(name, placed)
     mesh = placed[0].process_mesh
@@ -150,7 +149,7 @@ def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
     """An elementwise op's operands where one is split along a dimension the other spans whole
     (a plain tensor counts as Replicate, as paddle treats it): the whole one becomes its block
     there (a reshard, so its gradient is the whole one's), and the op runs on matching pieces."""
-    if _suspended or _params_whole or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+    if computing_locally() or _params_whole or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
         return x, y
     if x.placements is None and y.placements is None:
         return x, y
@@ -210,7 +209,7 @@ def _whole_partial(tensor: Any) -> Any:
     """An op's operand that holds Partial values, resharded to its whole value first (paddle's
     rule: the result of an op on a Partial value is computed from the whole)."""
     placements = getattr(tensor, "placements", None)
-    if _suspended or placements is None or not any(p.is_partial() for p in placements):
+    if computing_locally() or placements is None or not any(p.is_partial() for p in placements):
         return tensor
     return reshard(tensor, tensor.process_mesh, [Replicate() if p.is_partial() else p for p in placements])
 
@@ -227,24 +226,6 @@ def parameters_whole() -> Iterator[None]:
         _params_whole -= 1
 
 
-@contextlib.contextmanager
-def local_only() -> Iterator[None]:
-    """Ops on distributed tensors compute on the local pieces and give plain tensors (no
-    placements, no gradient collectives): for code that synchronises by itself."""
-    global _suspended
-    _suspended += 1
-    try:
-        yield
-    finally:
-        _suspended -= 1
-
-
-def computing_locally() -> bool:
-    """Whether ops on distributed tensors compute on the local pieces now (`local_only`: a
-    DistModel's forward)."""
-    return _suspended > 0
-
-
 def _placements(tensor: Any) -> Optional[List[Placement]]:
     """``tensor``'s placements: None for what is whole (a plain tensor; inside a model-parallel
     layer, a parameter it cuts: ``parameters_whole``)."""
@@ -256,7 +237,7 @@ def _placements(tensor: Any) -> Optional[List[Placement]]:
 
 
 def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]) -> Callable:
-    if _suspended or any(o.placements is not None for o in outputs):
+    if computing_locally() or any(o.placements is not None for o in outputs):
         return backward  # a reshard or shard_tensor made it: already placed
     placed = [t for t in inputs if t is not None and _placements(t) is not None]
     if not placed:
