@@ -66,6 +66,10 @@ CASES = {
                    [np.array([[0.0, 1.5, 0.0], [-0.7, 0.0, 1.2]])]),
     # linear in each operand
     "einsum_matmul": (lambda x, y: pycoll.einsum("ij,jk->ik", x * x, y), [_rand(2, 3), _rand(3, 2)]),
+    # psroi_pool: one op (a summed-area table's reads) with its own backward, and a rule for it
+    "psroi_pool": (lambda x: pycoll.vision.ops.psroi_pool(
+        x * x, _t([[0.0, 0.0, 4.0, 3.0], [1.0, 2.0, 6.0, 5.0]]), _t(np.array([2], np.int32)), 2) ** 2,
+        [_rand(1, 8, 6, 7)]),
     # matmul's transpose_x / transpose_y are taken on the arrays in its own node (its rule transposes back)
     "matmul_transposed": (lambda x, y: pycoll.matmul(x * x, y, transpose_x=True, transpose_y=True) ** 2,
                           [_rand(2, 4, 3), _rand(2, 4)]),

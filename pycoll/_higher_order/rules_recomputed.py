@@ -11,10 +11,13 @@ from typing import Any, Optional, Sequence, Tuple
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.recompute import recomputed
 from pycoll._higher_order.saved import Saved, const, rule
-from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
+from pycoll.math_ops import abs as abs_, cast, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis
+from pycoll.nn._pad_functional import pad
 from pycoll.nn._response_norm_functional import _window_sum as window_sum
+from pycoll.reduce_ops import cumsum
+from pycoll.search_ops import gather
 from pycoll.shape_ops import reshape, stack, transpose
 from pycoll.tensor import Tensor
 from pycoll.device import array_module
@@ -89,6 +92,19 @@ def _max_pool(s: Saved, g: Tensor) -> tuple:
         out = sum_(cols * const(chosen), axis=-1)
         return moveaxis(out, 1, -1) if s["channel_last"] else out
     return recomputed(s, g, forward, [_pool_input(s)])
+
+
+@rule("psroi_pool.<locals>.backward")
+def _psroi_pool(s: Saved, g: Tensor) -> tuple:
+    """psroi_pool, linear in x: four signed reads of x's float64 summed-area table per bin, scaled
+    by the bin's 1 / area."""
+    corners, signs, scale, a = s["corners"], s["signs"], s["scale"], s["a"]
+
+    def forward(x: Tensor) -> Tensor:
+        table = cumsum(cumsum(pad(cast(x, "float64"), [1, 0, 1, 0]), axis=2), axis=3)
+        reads = reshape(gather(reshape(table, [-1]), const(corners.reshape(-1))), list(corners.shape))
+        return cast(sum_(reads * const(signs), axis=0) * const(scale), a.dtype)
+    return recomputed(s, g, forward, [a])
 
 
 @rule("_avg_pool.<locals>.backward")

@@ -1,21 +1,22 @@
 """paddle.vision.ops roi_align, roi_pool and psroi_pool, with their layers RoIAlign, RoIPool and
 PSRoIPool: features of each region of interest pooled onto a fixed grid.
 
-The three are differentiable in x (not in the boxes, as paddle's) because they are composed of
-pycoll's differentiable ops. roi_align's bilinear sampling is separable along the two axes, so
-each region's output is A_y @ x @ A_x^T with small interpolation matrices (built on x's array
-module) instead of a gather of every sample; psroi_pool's bin sums are four reads each of x's
-summed-area table; roi_pool finds each bin's maximum on the raw arrays and gathers it (the gradient goes to
-the first maximal pixel of the bin, as paddle's argmax)."""
+The three are differentiable in x (not in the boxes, as paddle's). roi_align's bilinear
+sampling is separable along the two axes, so each region's output is A_y @ x @ A_x^T with small
+interpolation matrices (built on x's array module) instead of a gather of every sample; roi_pool
+finds each bin's maximum on the raw arrays and gathers it (the gradient goes to the first maximal
+pixel of the bin, as paddle's argmax); both are composed of pycoll's differentiable ops.
+psroi_pool's bin sums are four reads each of x's summed-area table, one op with its own backward
+(and a create_graph rule)."""
 from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
 from pycoll.math_ops import matmul
-from pycoll._tensor_ops import op_output
 from pycoll.nn.layer import Layer
 from pycoll.reduce_ops import running_sums
 from pycoll.search_ops import gather
@@ -158,8 +159,8 @@ def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, 
     def backward(g: Any) -> tuple:
         # each bin's g / area added at its corners (signed) and summed over the plane: the bin's pixels get it
         spread = xp.bincount(corners.reshape(-1), ((g * scale)[None] * signs).reshape(-1), minlength=table.size)
-        return (_plane_sums(spread.reshape(table.shape))[:, :, :h, :w].astype(g.dtype),)
-    return op_output(out, backward, x)
+        return (_plane_sums(spread.reshape(table.shape))[:, :, :h, :w].astype(a.dtype),)
+    return op_output(out, backward, x)  # (create_graph: pycoll._higher_order.rules_recomputed's rule)
 
 
 def _summed_area(a: Any) -> Any:
