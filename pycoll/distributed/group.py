@@ -18,9 +18,9 @@ _REFUSALS_KEPT = 64  # a stall is about a recent call: older refusals are let go
 
 def as_rank(value: Any, fn: str, arg: str) -> int:
     """``value``, a rank argument, as an int: any integral number but a bool, or a 0-d integer
-    Tensor, as paddle takes them (``np.int64(2)``, an entry of ``list(np.arange(n))``). Every rank argument of the
-    groups, the environment and the object collectives comes through here, so that they take
-    the same values. TypeError naming ``fn`` and ``arg`` otherwise; the range is the caller's."""
+    Tensor, as paddle takes them (``np.int64(2)``, an entry of ``list(np.arange(n))``). Every
+    rank argument of the groups, the environment and the object collectives comes through here,
+    so that they take the same values. TypeError naming ``fn`` and ``arg`` otherwise; the range is the caller's."""
     if type(value) is int:
         return value
     if isinstance(value, (bool, np.bool_)):

@@ -53,11 +53,10 @@ def alltoall(out_tensor_or_tensor_list: TensorOrList, in_tensor_or_tensor_list: 
              group: Optional[Group] = None, sync_op: bool = True, use_calc_stream: bool = False) -> Task:
     _stream("alltoall", sync_op, use_calc_stream)
     out, send = out_tensor_or_tensor_list, in_tensor_or_tensor_list
-    if not isinstance(out, (list, tuple)) and not isinstance(send, (list, tuple)):
-        return collective.alltoall_single(out, send, None, None, group, sync_op)
-    return collective.alltoall(_as_list(out, group, "alltoall", "out_tensor_or_tensor_list"),
-                               _as_list(send, group, "alltoall", "in_tensor_or_tensor_list"),
-                               group, sync_op)
+    if isinstance(out, (list, tuple)) or isinstance(send, (list, tuple)):  # (two tensors: collective.alltoall's)
+        out = _as_list(out, group, "alltoall", "out_tensor_or_tensor_list")
+        send = _as_list(send, group, "alltoall", "in_tensor_or_tensor_list")
+    return collective.alltoall(out, send, group, sync_op)
 
 
 def alltoall_single(out_tensor: Any, in_tensor: Any, out_split_sizes: Optional[List[int]] = None,

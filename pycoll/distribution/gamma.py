@@ -84,7 +84,6 @@ class Dirichlet(ExponentialFamily):
             raise ValueError(f"Dirichlet: concentration must be at least one-dimensional and non-empty, "
                              f"got shape {list(concentration.shape)}")
         self.concentration = concentration
-        self._sampled_as = ("Dirichlet.sample", "concentration")  # what a bad concentration's error names
         super().__init__(tuple(concentration.shape[:-1]), tuple(concentration.shape[-1:]))
 
     @property
@@ -97,7 +96,11 @@ class Dirichlet(ExponentialFamily):
         return self.concentration * (c0 - self.concentration) / (c0.pow(2) * (c0 + 1.0))
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        g = _standard_gamma(self.concentration, self._extend_shape(sample_shape(shape)), *self._sampled_as)
+        return self._draw(shape, "Dirichlet.sample", "concentration")
+
+    def _draw(self, shape: Sequence[int], owner: str, name: str) -> Tensor:
+        """Samples of ``shape``; a bad concentration's error names ``owner``'s parameter ``name``."""
+        g = _standard_gamma(self.concentration, self._extend_shape(sample_shape(shape)), owner, name)
         return g / g.sum(-1, keepdim=True)
 
     def log_prob(self, value: Any) -> Tensor:
@@ -130,7 +133,6 @@ class Beta(ExponentialFamily):
         shape = list(shape_of("Beta", alpha=alpha, beta=beta))
         self.alpha, self.beta = alpha.broadcast_to(shape), beta.broadcast_to(shape)
         self._dirichlet = Dirichlet(stack([self.alpha, self.beta], -1))
-        self._dirichlet._sampled_as = ("Beta.sample", "alpha and beta")
         super().__init__(tuple(shape))
 
     @property
@@ -147,7 +149,7 @@ class Beta(ExponentialFamily):
         return self._dirichlet.log_prob(stack([value, 1.0 - value], -1))
 
     def sample(self, shape: Sequence[int] = ()) -> Tensor:
-        return self._dirichlet.sample(shape)[..., 0]
+        return self._dirichlet._draw(shape, "Beta.sample", "alpha and beta")[..., 0]
 
     def entropy(self) -> Tensor:
         return self._dirichlet.entropy()

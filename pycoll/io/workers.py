@@ -108,14 +108,17 @@ def _next_message(inbox: Any, parent: int) -> Any:
                 return None
 
 
-def _post(results: Any, message: Any, failed: Callable[[str], Any]) -> None:
+def _post(results: Any, message: Any, failed: Optional[Callable[[str], Any]] = None) -> None:
     """Put ``message`` on ``results``, pickled here: the queue would pickle it in its feeder
     thread, which only prints a failure (a batch holding a lock, a generator) and drops the
-    message, leaving the training process waiting for it forever. A message that cannot be
-    pickled is replaced by ``failed(traceback)``, raised in the training process."""
+    message, leaving the training process waiting for it forever. A batch's message that cannot
+    be pickled is replaced by ``failed(traceback)``, raised in the training process (the other
+    messages hold tracebacks and markers, which always pickle)."""
     try:
         payload = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
     except BaseException:
+        if failed is None:
+            raise
         payload = pickle.dumps(failed("a worker's batch could not be sent to the training process:\n"
                                       + traceback.format_exc()), pickle.HIGHEST_PROTOCOL)
     results.put(payload)
@@ -125,9 +128,7 @@ def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefi
                   results: Any) -> None:
     """Collate the batches of indices it is sent until it is sent None."""
     parent = os.getppid()
-    def report(failure: str) -> None:
-        _post(results, (-1, None, failure), lambda trace: (-1, None, trace))
-    if not _started(loader, worker_id, count, base_seed, report):
+    if not _started(loader, worker_id, count, base_seed, lambda failure: _post(results, (-1, None, failure))):
         return
     send = _sender(prefix)
     while True:
@@ -136,34 +137,27 @@ def _index_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefi
             return
         position, indices = task
         try:
-            batch = send(loader.collate_fn([loader.dataset[i] for i in indices]))
+            message = (position, send(loader.collate_fn([loader.dataset[i] for i in indices])), None)
         except BaseException:
-            batch, failure = None, traceback.format_exc()
-        else:
-            failure = None
-        _post(results, (position, batch, failure), lambda tb, at=position: (at, None, tb))
+            message = (position, None, traceback.format_exc())
+        _post(results, message, lambda trace, at=position: (at, None, trace))
 
 
 def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, prefix: Optional[str], credits: Any,
                    results: Any) -> None:
     """Batch this worker's pass over its copy of the dataset, a batch per credit, then say "end"."""
     parent = os.getppid()
-    if not _started(loader, worker_id, count, base_seed,
-                    lambda failure: _post(results, ("error", failure), _stream_failure)):
+    if not _started(loader, worker_id, count, base_seed, lambda failure: _post(results, ("error", failure))):
         return
     send = _sender(prefix)
     try:
         for samples in batches(loader.dataset, loader._samples_per_batch, loader.drop_last):
             if _next_message(credits, parent) is None:
                 return
-            _post(results, ("batch", send(loader.collate_fn(samples))), _stream_failure)
-        _post(results, ("end", None), _stream_failure)
+            _post(results, ("batch", send(loader.collate_fn(samples))), lambda trace: ("error", trace))
+        _post(results, ("end", None))
     except BaseException:
-        _post(results, ("error", traceback.format_exc()), _stream_failure)
-
-
-def _stream_failure(trace: str) -> tuple:
-    return ("error", trace)
+        _post(results, ("error", traceback.format_exc()))
 
 
 class _Pool:
