@@ -162,9 +162,11 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
     return op_output(out, backward, x, y)
 
 
-def neg(x: Tensor) -> Tensor:
+def neg(x: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
+    """``-x``; a bool tensor keeps its values, as Paddle's (``-True`` is nonzero, so ``True``)."""
     x = as_tensor(x)
-    return op_output(-x._array, lambda g: (-g,), x)
+    a = x._array
+    return delivered(op_output(a.copy() if a.dtype == bool else -a, lambda g: (-g,), x), out)
 
 
 @param_aliases({"input": "x", "other": "y"})

@@ -21,6 +21,7 @@ from pycoll._tensor_ops import as_tensor, delivered, op_output
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
 from pycoll.inplace_ops import in_place_form
+from pycoll.math_ops import neg
 from pycoll.tensor import Tensor
 
 # (xp, input array, output array) -> d out / d in; an op's `keeps` says which of the two its
@@ -127,7 +128,6 @@ floor = _exact_op("floor", _ufunc("floor"), 0, "The largest integer <= x (its gr
 trunc = param_aliases({"input": "x"})(  # paddle 3.3's trunc names its tensor input
     _exact_op("trunc", _ufunc("trunc"), None, "x rounded towards zero (its gradient is zero)."))
 sign = _exact_op("sign", _ufunc("sign"), 0, "-1, 0 or 1 by the sign of x, in x's dtype (its gradient is zero).")
-neg = _exact_op("neg", lambda xp, a: -a, -1, "-x.")
 frac = param_aliases({"input": "x"})(_exact_op("frac", lambda xp, a: a - xp.trunc(a) if is_floating(a.dtype) else xp.zeros_like(a),
                  1, "x minus x rounded towards zero (0 for integers)."))
 # paddle 3.3.1's bindings of these take their tensor as ``input=`` too (measured: those of tan,

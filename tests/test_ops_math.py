@@ -85,6 +85,13 @@ def test_comparisons_take_no_gradient():
         assert out.stop_gradient and out.dtype == np.bool_
 
 
+def test_negating_a_bool_tensor_keeps_its_values_as_paddle_s():
+    # paddle 3.3.1: -to_tensor([True, False]) is [True, False] (NumPy refuses `-` on bools)
+    flags = pycoll.to_tensor([True, False])
+    for out in (-flags, pycoll.neg(flags)):
+        assert out.dtype == np.bool_ and out.numpy().tolist() == [True, False]
+
+
 def test_allclose_is_a_0d_bool_tensor():
     # paddle 3.3.1 returns a 0-d bool tensor
     close = pycoll.allclose(T, T + 1e-9)

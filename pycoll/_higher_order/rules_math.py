@@ -246,11 +246,6 @@ def _zero(s: Saved, g: Tensor) -> tuple:
     return (const(s["xp"].zeros_like(g._array)),)
 
 
-@rule("neg.<locals>.backward")
-def _negative(s: Saved, g: Tensor) -> tuple:
-    return (-g,)
-
-
 @rule("frac.<locals>.backward")
 def _frac(s: Saved, g: Tensor) -> tuple:
     return (g * 1,)
