@@ -12,9 +12,11 @@ array module (NumPy and CuPy have no batched LU), with LAPACK's 1-based pivots.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
+import scipy.linalg
 
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor
@@ -56,19 +58,38 @@ def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool =
     x = _square(x, "triangular_solve")
     y = _right_side(y, x, "triangular_solve")
     a_full, b = x._array, to_module(y._array, array_module(x._array))
-    xp = array_module(a_full)
     a = _triangle(a_full, upper, unitriangular)
-    op_a, rhs = _batched(_mT(a) if transpose else a, b)
-    out = nonsingular("triangular_solve", lambda: xp.linalg.solve(op_a, rhs),
+    out = nonsingular("triangular_solve", lambda: _triangle_solved(a, b, upper, transpose),
                       "x's triangle is singular (a zero on its diagonal)")
     a_shape, b_shape = a_full.shape, b.shape
 
     def backward(g: Any) -> tuple:
-        gb = xp.linalg.solve(_mT(op_a), g)
+        gb = _triangle_solved(a, g, upper, not transpose)
         g_op = -(gb @ _mT(out))
         ga = _triangle(_mT(g_op) if transpose else g_op, upper, unitriangular, diagonal=0)
         return unbroadcast(ga, a_shape), unbroadcast(gb, b_shape)
     return outputs((out,), lambda g: backward(g[0]), x, y)[0]
+
+
+# Host batches of at most this many matrices go to LAPACK's triangular solve one matrix at a time
+# (O(M^2 K) each); larger ones of small matrices are cheaper as one batched general solve.
+_TRIANGLE_LOOP_MAX = 16
+
+
+def _triangle_solved(tri: Any, b: Any, upper: bool, transpose: bool) -> Any:
+    """X with op(tri) @ X = b, tri [..., M, M] upper (or lower) triangular, op the transpose with
+    `transpose`; batch dimensions broadcast."""
+    xp = array_module(tri)
+    op_a, rhs = _batched(_mT(tri) if transpose else tri, b)
+    batch = op_a.shape[:-2]
+    if xp is not np or math.prod(batch) > _TRIANGLE_LOOP_MAX:
+        return xp.linalg.solve(op_a, rhs)
+    tri = np.broadcast_to(tri, op_a.shape)
+    out = np.empty(rhs.shape, np.result_type(tri, rhs))
+    for at in np.ndindex(batch):
+        out[at] = scipy.linalg.solve_triangular(tri[at], rhs[at], trans=int(transpose), lower=not upper,
+                                                check_finite=False)
+    return out
 
 
 def _triangle(a: Any, upper: bool, unit: bool, diagonal: Any = 1) -> Any:

@@ -53,6 +53,7 @@ ALLOWED_GLOBALS = frozenset({
     ("builtins", "int"),  # how x.size (an int that can be called) is written
     ("collections", "OrderedDict"), ("argparse", "Namespace"),
     ("_codecs", "encode"),  # protocol 2's way of writing bytes
+    ("builtins", "bytes"),  # protocol 2's way of writing empty bytes (an empty array's data)
     ("numpy", "ndarray"), ("numpy", "dtype"),
     ("ml_dtypes", "bfloat16"), ("ml_dtypes", "float8_e4m3fn"), ("ml_dtypes", "float8_e5m2"),
     ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
@@ -251,6 +252,17 @@ def _latin1_bytes(text: Any, encoding: Any) -> bytes:
     return text.encode("latin1")
 
 
+def _empty_bytes(*args: Any) -> bytes:
+    """``bytes()``, protocol 2's empty bytes, and no other call (``bytes(n)`` would allocate n)."""
+    if args:
+        raise ValueError("it calls bytes with arguments; pycoll allows bytes() only")
+    return b""
+
+
+class RefusedName(ValueError):
+    """A file names a class or function pycoll does not build (the file is readable)."""
+
+
 class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be checked
     """An unpickler that finds only `ALLOWED_GLOBALS` and sets state only on arrays, dtypes and
     Namespaces; and, where the caller names them (`records`: (module, name) -> a dataclass of its
@@ -267,11 +279,14 @@ class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be che
         if (module, name) in self._records:
             return self._records[(module, name)]
         if (module, name) not in ALLOWED_GLOBALS:
-            raise ValueError(f"it names {module}.{name}, which pycoll does not build from a paddle file "
-                             f"(it reads containers, numbers, strings and arrays: save a state_dict, "
-                             f"not a Layer or other object)")
+            raise RefusedName(f"it names {module}.{name}, which pycoll does not build from a paddle file: "
+                              f"building a class runs code the file chooses, so pycoll.load builds "
+                              f"containers, numbers, strings, arrays, dtypes and argparse.Namespace only "
+                              f"(save a state_dict, or plain values, instead of a Layer or other object)")
         if (module, name) == ("_codecs", "encode"):
             return _latin1_bytes
+        if (module, name) == ("builtins", "bytes"):
+            return _empty_bytes
         return super().find_class(module, name)
 
     def _load_build(self) -> None:

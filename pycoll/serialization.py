@@ -33,7 +33,7 @@ import numpy as np
 from pycoll._logging import logger
 from pycoll._pids import alive
 from pycoll.dtypes import bfloat16
-from pycoll.paddle_files import MAX_DEPTH, is_paddle_file, read_paddle_file, write_paddle_file
+from pycoll.paddle_files import MAX_DEPTH, RefusedName, is_paddle_file, read_paddle_file, write_paddle_file
 from pycoll.tensor import to_tensor
 
 # The writer's host in temporary names, so that a shared file system's other hosts are left alone.
@@ -206,6 +206,8 @@ def _load_from(f: BinaryIO, label: str, return_numpy: bool, keep_name_table: boo
     if is_paddle_file(head):
         try:
             return read_paddle_file(f, size, return_numpy, keep_name_table)
+        except RefusedName as exc:
+            raise ValueError(f"load: {label} cannot be loaded: {exc}") from exc
         except (pickle.UnpicklingError, ValueError, TypeError, EOFError, RecursionError, MemoryError,
                 AttributeError, IndexError, KeyError, ImportError) as exc:
             raise ValueError(f"load: {label} looks like a paddle.save file but cannot be read "

@@ -76,3 +76,40 @@ def test_bad_edits_name_what_is_wrong(edit, error, match):
 def test_pairs_must_all_be_pairs():
     with pytest.raises(TypeError, match="argument 1 must be a .name, layer. pair"):
         nn.Sequential(("a", nn.ReLU()), nn.ReLU())
+
+
+def test_layer_list_pops_adds_and_refuses_indices_out_of_range_as_paddles():
+    first, second, third = nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 3)
+    layers = nn.LayerList([first, second])
+    joined = layers + nn.LayerList([third])  # paddle 3.3.1: a new LayerList, the operands unchanged
+    assert [*joined] == [first, second, third] and len(layers) == 2
+    layers += [third]
+    assert [*layers] == [first, second, third]
+    assert layers.pop(0) is first and [*layers] == [second, third]
+    assert [name for name, _ in layers.named_children()] == ["0", "1"]
+    assert layers.pop() is third and len(layers) == 1
+    with pytest.raises(IndexError, match=r"index 5 is out of range, should be an int in \[-1, 1\)"):
+        layers[5]
+    with pytest.raises(IndexError, match=r"insert: index must be an int in \[-1, 1\], got 100"):
+        layers.insert(100, nn.ReLU())  # (Python's list would append)
+    assert len(layers) == 1
+
+
+def test_layer_dict_takes_another_layer_dict():
+    conv, act = nn.Conv2D(1, 1, 1), nn.ReLU()
+    other = nn.LayerDict({"conv": conv, "act": act})
+    layers = nn.LayerDict({"fc": nn.Linear(2, 2)})
+    layers.update(other)
+    assert list(layers.keys()) == ["fc", "conv", "act"] and layers["conv"] is conv
+    assert list(nn.LayerDict(other).keys()) == ["conv", "act"]
+
+
+def test_a_sublayer_may_have_a_dotted_name_as_in_paddle():
+    model = nn.Layer()
+    model.add_sublayer("block.0", nn.Linear(2, 2))  # paddle 3.3.1 keys: block.0.weight, block.0.bias
+    assert list(model.state_dict()) == ["block.0.weight", "block.0.bias"]
+    ones = {key: pycoll.ones(value.shape) for key, value in model.state_dict().items()}
+    assert model.set_state_dict(ones) == ([], [])
+    assert model.state_dict()["block.0.bias"].numpy().tolist() == [1.0, 1.0]
+    with pytest.raises(ValueError, match="name must be a non-empty str"):
+        model.add_sublayer("", nn.ReLU())

@@ -521,6 +521,49 @@ def test_forward_hooks_see_and_may_replace_inputs_and_outputs_and_can_be_removed
         layer.register_forward_pre_hook(None)
 
 
+def test_forward_hooks_take_paddles_options():
+    """with_kwargs, prepend and always_call, as paddle 3.3.1's hooks."""
+    class Scaled(nn.Layer):
+        def forward(self, x, scale=1.0):
+            if scale < 0:
+                raise ValueError("negative scale")
+            return x * scale
+    layer, order = Scaled(), []
+    layer.register_forward_pre_hook(lambda l, args, kwargs: (args, {**kwargs, "scale": 3.0}), with_kwargs=True)
+    layer.register_forward_post_hook(lambda l, args, kwargs, out: order.append(("kwargs", kwargs["scale"])),
+                                     with_kwargs=True)
+    layer.register_forward_post_hook(lambda l, args, out: order.append("first") or out + 1.0, prepend=True)
+    assert layer(pycoll.ones([2]), scale=2.0).numpy().tolist() == [4.0, 4.0]
+    assert order == ["first", ("kwargs", 3.0)]
+    seen = []
+    layer.register_forward_post_hook(lambda l, args, out: seen.append(out), always_call=True)
+    layer._forward_pre_hooks.clear()
+    with pytest.raises(ValueError, match="negative scale"):
+        layer(pycoll.ones([2]), scale=-1.0)
+    assert seen == [None]  # it ran although forward raised (the others did not)
+    relu = nn.ReLU()
+    relu.register_forward_pre_hook(lambda l, args, kwargs: args[0], with_kwargs=True)
+    with pytest.raises(RuntimeError, match=r"must return None or a \(args, kwargs\) pair, got Tensor"):
+        relu(pycoll.ones([1]))
+
+
+def test_train_takes_a_mode_and_layers_create_tensors_to_assign_to():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    assert model.train(False) is model and not any(l.training for l in model.sublayers(include_self=True))
+    model.train()
+    assert all(l.training for l in model.sublayers(include_self=True))
+    with pytest.raises(ValueError, match="train: mode must be a bool, got str"):
+        model.train("eval")
+    holder = nn.Linear(2, 2)
+    back = holder.create_tensor(name="tmp")
+    assert back.name == f"{holder.full_name()}.tmp" and back.shape == [] and not back.persistable
+    pycoll.assign(pycoll.ones([4, 2]), back)
+    assert back.shape == [4, 2]
+    assert holder.create_variable(persistable=True).persistable
+    param = holder.create_parameter([3], device="cpu")
+    assert isinstance(param, nn.Parameter) and param.shape == [3]
+
+
 def test_image_layers_print_their_arguments_as_paddles():
     """paddle 3.3.1's reprs."""
     assert repr(nn.LocalResponseNorm(3, name="n")) == "LocalResponseNorm(size=3, alpha=0.0001, beta=0.75, k=1.0, name=n)"

@@ -393,3 +393,31 @@ def test_assign_and_named_initializers():
     with pytest.raises(TypeError, match="numeric"):
         I.Assign("x")
     I.Normal(name="n"), I.Uniform(name="u"), I.XavierNormal(name="x"), I.XavierUniform(name="x")
+
+
+def test_a_users_initializer_overrides_forward_as_paddles_documents():
+    class Sevens(I.Initializer):
+        def forward(self, param, block=None):
+            param.set_value(pycoll.full(param.shape, 7.0, dtype=param.dtype))
+            return param
+    layer = pycoll.nn.Linear(2, 2, weight_attr=Sevens())
+    assert layer.weight.numpy().tolist() == [[7.0, 7.0], [7.0, 7.0]]
+    with pycoll.LazyGuard():
+        lazy = pycoll.nn.Linear(2, 2, weight_attr=Sevens())
+    lazy.weight.initialize()
+    assert lazy.weight.numpy().tolist() == [[7.0, 7.0], [7.0, 7.0]]
+
+    class Nothing(I.Initializer):
+        pass
+    with pytest.raises(NotImplementedError, match="Nothing: an Initializer subclass defines forward"):
+        pycoll.nn.Linear(2, 2, weight_attr=Nothing())
+
+
+@pytest.mark.parametrize("cls", [I.XavierUniform, I.XavierNormal])
+def test_a_negative_xavier_gain_spreads_as_its_magnitude(cls):
+    values = _init([200, 300], cls(gain=-2.0))
+    bound = 2.0 * np.sqrt(6.0 / 500)
+    if cls is I.XavierUniform:
+        assert values.min() >= -bound and values.max() <= bound and values.max() > 0.9 * bound
+    else:
+        assert abs(values.std() - 2.0 * np.sqrt(2.0 / 500)) < 0.01 * bound

@@ -94,6 +94,29 @@ def test_a_file_that_would_run_code_is_refused_before_anything_runs(tmp_path, mo
         pycoll.load(path)
 
 
+def test_a_class_a_file_names_is_refused_as_such_not_as_corruption(tmp_path):
+    path = tmp_path / "config.pd"
+    path.write_bytes(pickle.dumps({"when": Path("x")}, protocol=4))
+    with pytest.raises(ValueError, match=r"cannot be loaded: it names pathlib\.\w*Path, which pycoll does not "
+                                         r"build from a paddle file: building a class runs code") as err:
+        pycoll.load(path)
+    assert "corrupt" not in str(err.value)
+
+
+def test_arrays_with_no_elements_go_both_ways_at_protocol_2(tmp_path):
+    # paddle_empty_protocol2.pd: paddle 3.3.1's paddle.save({"w": paddle.ones([2]), "empty":
+    # paddle.zeros([0, 3])}, protocol=2); protocol 2 writes the empty array's data as bytes()
+    theirs = pycoll.load(DATA / "paddle_empty_protocol2.pd")
+    assert {key: value.shape for key, value in theirs.items()} == {"w": [2], "empty": [0, 3]}
+    pycoll.save({"w": pycoll.ones([2]), "empty": pycoll.zeros([0, 3])}, tmp_path / "ours.pd", protocol=2)
+    ours = pycoll.load(tmp_path / "ours.pd")
+    assert ours["empty"].shape == [0, 3] and ours["w"].numpy().tolist() == [1.0, 1.0]
+    path = tmp_path / "big.pd"
+    path.write_bytes(b"\x80\x02c__builtin__\nbytes\nJ\x00\x00\x00\x40\x85R.")  # bytes(2 ** 30)
+    with pytest.raises(ValueError, match=r"calls bytes with arguments; pycoll allows bytes\(\) only"):
+        pycoll.load(path)
+
+
 def test_bfloat16_comes_back_from_paddles_files_and_pycolls_own(tmp_path):
     """paddle.save writes a bfloat16 tensor as its 16-bit patterns (uint16); paddle.load gives
     bfloat16 back. The bytes below are what paddle 3.3.1 pickled for to_tensor([1., 2.], 'bfloat16')."""

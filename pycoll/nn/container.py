@@ -138,24 +138,48 @@ class LayerList(Layer):
 
     @param_aliases({"module": "sublayer"})
     def insert(self, index: int, sublayer: Layer) -> None:
+        """Put ``sublayer`` before position ``index`` (-len <= index <= len, as paddle's)."""
         layers = list(self._sub_layers.values())
+        if isinstance(index, bool) or not isinstance(index, int) or not -len(layers) <= index <= len(layers):
+            raise IndexError(f"LayerList.insert: index must be an int in [{-len(layers)}, {len(layers)}], got "
+                             f"{index!r}")
         layers.insert(index, sublayer)
         self._rebuild(layers)
 
+    def _checked(self, index: Union[int, slice]) -> Union[int, slice]:
+        if isinstance(index, slice):
+            return index
+        count = len(self._sub_layers)
+        if isinstance(index, bool) or not isinstance(index, int) or not -count <= index < count:
+            raise IndexError(f"LayerList: index {index!r} is out of range, should be an int in [{-count}, {count})")
+        return index
+
     def __getitem__(self, index: Union[int, slice]) -> Any:
         layers = list(self._sub_layers.values())
-        return LayerList(layers[index]) if isinstance(index, slice) else layers[index]
+        return LayerList(layers[index]) if isinstance(index, slice) else layers[self._checked(index)]
 
     def __setitem__(self, index: int, sublayer: Layer) -> None:
         layers = list(self._sub_layers.values())
-        layers[index] = sublayer
+        layers[self._checked(index)] = sublayer
         self._rebuild(layers)
 
     def __delitem__(self, index: Union[int, slice]) -> None:
         """Remove a layer (or a slice of them); the rest are renumbered '0', '1', ... as paddle does."""
         layers = list(self._sub_layers.values())
-        del layers[index]
+        del layers[self._checked(index)]
         self._rebuild(layers)
+
+    def pop(self, index: Union[int, slice] = -1) -> Any:
+        """Remove and return the layer at ``index`` (a LayerList of them for a slice)."""
+        taken = self[index]
+        del self[index]
+        return taken
+
+    def __add__(self, other: Iterable[Layer]) -> "LayerList":
+        return LayerList([*self, *other])
+
+    def __iadd__(self, other: Iterable[Layer]) -> "LayerList":
+        return self.extend(other)
 
     def __len__(self) -> int:
         return len(self._sub_layers)
@@ -216,8 +240,8 @@ class LayerDict(Layer):
 
     @param_aliases({"modules": "sublayers"})
     def update(self, sublayers: Union[Mapping[str, Layer], Iterable[Tuple[str, Layer]]]) -> None:
-        """Add (or replace) layers from a mapping or from (key, layer) pairs."""
-        pairs = sublayers.items() if isinstance(sublayers, Mapping) else sublayers
+        """Add (or replace) layers from a mapping, a LayerDict or (key, layer) pairs."""
+        pairs = sublayers.items() if isinstance(sublayers, (Mapping, LayerDict)) else sublayers
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"LayerDict.update: element {i} must be a (key, layer) pair, got {pair!r}")

@@ -67,15 +67,19 @@ def _fans(shape: Sequence[int]) -> Tuple[int, int]:
 
 
 class Initializer:
-    """Fills a parameter in place: `init(param)`. Only Constant and Assign fill integer tensors
-    (paddle has no kernel for the others there)."""
+    """Fills a parameter in place: `init(param)` calls ``forward(param, block)``, which a user's
+    initializer overrides as paddle's documents (pycoll's own supply ``_host_values``). Only
+    Constant and Assign fill integer tensors (paddle has no kernel for the others there)."""
     _floating_only = True
 
     def __call__(self, param: Tensor, block: None = None) -> Tensor:
         if lazy_init_enabled and hasattr(param, "set_init_func"):  # a Parameter, under LazyGuard
-            param.set_init_func(self._fill)
+            param.set_init_func(self.forward)
             _note_lazy(param)
             return param
+        return self.forward(param, block)
+
+    def forward(self, param: Tensor, block: None = None) -> Tensor:
         return self._fill(param)
 
     def _fill(self, param: Tensor) -> Tensor:
@@ -88,7 +92,8 @@ class Initializer:
         return param
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: an Initializer subclass defines forward(param, block), "
+                                  f"which fills param in place (param.set_value(...)) and returns it")
 
 
 class Constant(Initializer):
@@ -138,7 +143,7 @@ class XavierUniform(_Xavier):
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        limit = self.gain * math.sqrt(6.0 / self._fan_sum(shape))
+        limit = abs(self.gain) * math.sqrt(6.0 / self._fan_sum(shape))  # a negative gain: the same spread
         return get_rng().uniform(-limit, limit, shape)
 
 
@@ -146,7 +151,7 @@ class XavierNormal(_Xavier):
     """N(0, std) with std = gain * sqrt(2 / (fan_in + fan_out))."""
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        return get_rng().normal(0.0, self.gain * math.sqrt(2.0 / self._fan_sum(shape)), shape)
+        return get_rng().normal(0.0, abs(self.gain) * math.sqrt(2.0 / self._fan_sum(shape)), shape)
 
 
 class TruncatedNormal(Initializer):

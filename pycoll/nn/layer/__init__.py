@@ -22,7 +22,7 @@ from pycoll._logging import logger
 from pycoll._param_aliases import param_aliases
 from pycoll.creation import zeros
 from pycoll.device import is_array
-from pycoll.nn._convert import check_dtype_name, convert_layers, parse_device
+from pycoll.nn._convert import check_dtype_name, convert_layers, convert_tensor, parse_device
 from pycoll.nn.initializer import Constant, Initializer, XavierUniform, global_initializer, lazy_pending
 from pycoll.nn.parameter import Parameter, ParamAttr
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
@@ -120,6 +120,7 @@ class Layer(TorchNames):
         object.__setattr__(self, "_param_counts", {"w": itertools.count(), "b": itertools.count()})
         object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_post_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_hook_options", {})  # hook id -> {"with_kwargs", "always_call"}
         object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
         object.__setattr__(self, "_load_state_dict_pre_hooks", collections.OrderedDict())
         object.__setattr__(self, "_load_state_dict_post_hooks", collections.OrderedDict())
@@ -189,7 +190,8 @@ class Layer(TorchNames):
     def add_sublayer(self, name: str, sublayer: "Layer") -> "Layer":
         if not isinstance(sublayer, Layer):
             raise TypeError(f"sublayer must be a Layer, got {type(sublayer).__name__}")
-        self._check_name(name)
+        if not isinstance(name, str) or not name:  # a dotted name is paddle's too: "block.0"
+            raise ValueError(f"name must be a non-empty str, got {name!r}")
         setattr(self, name, sublayer)
         return sublayer
 
@@ -216,18 +218,34 @@ class Layer(TorchNames):
             raise ValueError(f"name must be a non-empty str without '.', got {name!r}")
 
     def create_parameter(self, shape: Any, attr: Any = None, dtype: DTypeLike = None,
-                         is_bias: bool = False, default_initializer: Optional[Initializer] = None
-                         ) -> Optional[Parameter]:
-        """A new Parameter on the current device, initialised by (first that is set)
-        attr's initializer, `default_initializer`, else Constant(0) for biases and XavierUniform.
+                         is_bias: bool = False, default_initializer: Optional[Initializer] = None,
+                         device: Any = None) -> Optional[Parameter]:
+        """A new Parameter on `device` (default: the current one), initialised by (first that is
+        set) attr's initializer, `default_initializer`, else Constant(0) for biases and
+        XavierUniform.
 
         `attr=False` means no parameter: returns None.
         """
         if attr is False:
             return None
+        place = None if device is None else parse_device(device)
         kind = "b" if is_bias else "w"
         name = f"{self._full_name}.{kind}_{next(self._param_counts[kind])}"
-        return new_parameter(shape, dtype or self._dtype, name, attr, is_bias, default_initializer)
+        param = new_parameter(shape, dtype or self._dtype, name, attr, is_bias, default_initializer)
+        if place is not None:
+            convert_tensor(param, None, place)
+        return param
+
+    def create_tensor(self, name: Optional[str] = None, persistable: Optional[bool] = None,
+                      dtype: DTypeLike = None) -> Tensor:
+        """An empty (0-d) tensor named ``<layer's full name>.<name>``, for ``paddle.assign(x,
+        it)`` to fill later (paddle's: it takes x's shape and dtype then)."""
+        tensor = zeros([], dtype or default_float())
+        tensor.name = f"{self._full_name}.{name if name is not None else '_generated_var'}"
+        tensor.persistable = bool(persistable)
+        return tensor
+
+    create_variable = create_tensor  # paddle's older name
 
     # ---- traversal --------------------------------------------------------------------------
     def named_sublayers(self, prefix: str = "", include_self: bool = False, layers_set: Optional[set] = None,
@@ -309,9 +327,12 @@ class Layer(TorchNames):
             p.clear_gradient(set_to_zero)
 
     # ---- modes and calling ---------------------------------------------------------------
-    def train(self) -> "Layer":
+    def train(self, mode: bool = True) -> "Layer":
+        """Training mode for this layer and every sublayer (``mode=False``: evaluation mode)."""
+        if not isinstance(mode, bool):
+            raise ValueError(f"train: mode must be a bool, got {type(mode).__name__}")
         for layer in self.sublayers(include_self=True):
-            object.__setattr__(layer, "training", True)
+            object.__setattr__(layer, "training", mode)
         return self
 
     def eval(self) -> "Layer":
@@ -335,19 +356,53 @@ class Layer(TorchNames):
             self._refuse_lazy_parameters()
         if "input" in kwargs:
             kwargs = _input_keyword(type(self).forward, kwargs)
-        hooks = self.__dict__.get("_forward_pre_hooks")
-        if not hooks and not self.__dict__.get("_forward_post_hooks"):
+        if not self.__dict__.get("_forward_pre_hooks") and not self.__dict__.get("_forward_post_hooks"):
             return self.forward(*args, **kwargs)
-        for hook in list(hooks.values()):
-            replaced = hook(self, args)
-            if replaced is not None:
-                args = replaced if isinstance(replaced, tuple) else (replaced,)
-        outputs = self.forward(*args, **kwargs)
-        for hook in list(self._forward_post_hooks.values()):
-            replaced = hook(self, args, outputs)
-            if replaced is not None:
-                outputs = replaced
-        return outputs
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: Dict[str, Any]) -> Any:
+        """forward between its hooks (paddle's order and return rules); should a hook or forward
+        raise, the post-hooks registered ``always_call`` that have not run yet run before the
+        error goes on (their own errors only warned of)."""
+        options = self.__dict__.get("_forward_hook_options", {})
+        post_hooks = list(self._forward_post_hooks.items())
+        outputs, ran = None, set()
+
+        def post(key: int, hook: Callable) -> Any:
+            if "with_kwargs" in options.get(key, ()):
+                return hook(self, args, kwargs, outputs)
+            return hook(self, args, outputs)
+        try:
+            for key, hook in list(self._forward_pre_hooks.items()):
+                if "with_kwargs" not in options.get(key, ()):
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+                    continue
+                replaced = hook(self, args, kwargs)
+                if replaced is not None:
+                    if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                        raise RuntimeError(f"a forward pre-hook registered with_kwargs must return None or a "
+                                           f"(args, kwargs) pair, got {type(replaced).__name__}")
+                    args, kwargs = replaced
+            outputs = self.forward(*args, **kwargs)
+            for key, hook in post_hooks:
+                ran.add(key)
+                replaced = post(key, hook)
+                if replaced is not None:
+                    outputs = replaced
+            return outputs
+        except Exception:
+            for key, hook in post_hooks:
+                if key in ran or "always_call" not in options.get(key, ()):
+                    continue
+                try:
+                    replaced = post(key, hook)
+                    outputs = outputs if replaced is None else replaced
+                except Exception as err:
+                    warnings.warn(f"a forward post-hook registered always_call raised while another error "
+                                  f"was on its way (that one is raised): {err}")
+            raise
 
     def _refuse_lazy_parameters(self) -> None:
         """Raise if a Parameter of this layer was made under LazyGuard and neither initialised nor
@@ -363,22 +418,34 @@ class Layer(TorchNames):
                                f"each parameter (for p in layer.parameters(): p.initialize()) or load a "
                                f"state dict before running the layer")
 
-    def register_forward_pre_hook(self, hook: Callable[["Layer", tuple], Any]) -> RemovableHandle:
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         """Run ``hook(layer, inputs)`` before each forward; what it returns (not None) replaces
-        the positional inputs (paddle's semantics). ``.remove()`` on the handle unregisters it."""
-        return self._add_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
+        the positional inputs (paddle's semantics). With ``with_kwargs``, ``hook(layer, inputs,
+        kwargs)`` returns None or a new ``(inputs, kwargs)`` pair. ``prepend`` runs it before the
+        hooks registered so far. ``.remove()`` on the handle unregisters it."""
+        return self._add_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook", prepend,
+                              with_kwargs=with_kwargs)
 
-    def register_forward_post_hook(self, hook: Callable[["Layer", tuple, Any], Any]) -> RemovableHandle:
-        """Run ``hook(layer, inputs, outputs)`` after each forward; what it returns (not None)
-        replaces the outputs."""
-        return self._add_hook(self._forward_post_hooks, hook, "register_forward_post_hook")
+    def register_forward_post_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                   with_kwargs: bool = False, always_call: bool = False) -> RemovableHandle:
+        """Run ``hook(layer, inputs, outputs)`` (``hook(layer, inputs, kwargs, outputs)`` with
+        ``with_kwargs``) after each forward; what it returns (not None) replaces the outputs.
+        ``always_call``: it runs even when forward (or an earlier hook) raises."""
+        return self._add_hook(self._forward_post_hooks, hook, "register_forward_post_hook", prepend,
+                              with_kwargs=with_kwargs, always_call=always_call)
 
-    @staticmethod
-    def _add_hook(hooks: dict, hook: Callable, fn: str) -> RemovableHandle:
+    def _add_hook(self, hooks: "collections.OrderedDict[int, Callable]", hook: Callable, fn: str,
+                  prepend: bool = False, **options: bool) -> RemovableHandle:
         if not callable(hook):
             raise TypeError(f"{fn}: hook must be callable, got {type(hook).__name__}")
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        chosen = {option for option, on in options.items() if on}
+        if chosen:
+            self.__dict__.setdefault("_forward_hook_options", {})[handle.id] = chosen
         return handle
 
     def extra_repr(self) -> str:

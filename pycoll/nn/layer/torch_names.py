@@ -117,8 +117,8 @@ class TorchNames:
                                  else f"{type(layer).__name__} has no attribute `{name}`")
         return layer._buffers[name]
 
-    def register_forward_hook(self, hook: Any) -> Any:
-        return self.register_forward_post_hook(hook)  # type: ignore[attr-defined]
+    def register_forward_hook(self, hook: Any, **options: bool) -> Any:
+        return self.register_forward_post_hook(hook, **options)  # type: ignore[attr-defined]
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Each parameter's gradient dropped (``set_to_none``, paddle's default here) or zeroed."""
