@@ -41,6 +41,9 @@ class GELU(Layer):
     def forward(self, x: Tensor) -> Tensor:
         return F.gelu(x, self.approximate)
 
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate}"
+
 
 class Softmax(Layer):
     def __init__(self, axis: int = -1, name: Optional[str] = None):
@@ -49,6 +52,9 @@ class Softmax(Layer):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, self.axis)
+
+    def extra_repr(self) -> str:
+        return f"axis={self.axis}"
 
 
 class LeakyReLU(Layer):
@@ -75,7 +81,7 @@ class RReLU(Layer):
         return F.rrelu(x, self.lower, self.upper, self.training)
 
     def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}"
+        return f"lower={self.lower}, upper={self.upper}, training={self.training}, dtype={self._dtype}"
 
 
 class Silu(Layer):
@@ -277,4 +283,5 @@ class PReLU(Layer):
         return F.prelu(x, self._weight, data_format=self._data_format)
 
     def extra_repr(self) -> str:
-        return f"num_parameters={self._num_parameters}, data_format={self._data_format}, init={self._init}"
+        return (f"num_parameters={self._num_parameters}, data_format={self._data_format}, init={self._init}, "
+                f"dtype={self._dtype}")

@@ -119,7 +119,3 @@ class MultiHeadAttention(Layer):
         out = self.out_proj(reshape(transpose(out, [0, 2, 1, 3]), [0, 0, self.embed_dim]))
         outs = [out] + ([weights] if self.need_weights else []) + ([cache] if cache is not None else [])
         return out if len(outs) == 1 else tuple(outs)
-
-    def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, "
-                f"kdim={self.kdim}, vdim={self.vdim}, need_weights={self.need_weights}")

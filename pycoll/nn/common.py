@@ -85,7 +85,9 @@ class Embedding(Layer):
                            self.scale_grad_by_freq)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}, padding_idx={self.padding_idx}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return (f"{self.num_embeddings}, {self.embedding_dim}{padding}, sparse={self.sparse}, "
+                f"scale_grad_by_freq={self.scale_grad_by_freq}")
 
 
 class Dropout(Layer):
@@ -149,7 +151,7 @@ class Unflatten(Layer):
         return unflatten(input, self.axis, self.shape)
 
     def extra_repr(self) -> str:
-        return f"axis={self.axis}, shape={self.shape}"
+        return f"axis={self.axis}, shape={self.shape}" + (f", name={self._name}" if self._name else "")
 
 
 class Identity(Layer):

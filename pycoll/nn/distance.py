@@ -34,4 +34,6 @@ class PairwiseDistance(Layer):
         return F.pairwise_distance(x, y, self.p, self.epsilon, self.keepdim)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}, epsilon={self.epsilon}, keepdim={self.keepdim}"
+        # paddle's: epsilon and keepdim only where they are not the defaults
+        return (f"p={self.p}" + (f", epsilon={self.epsilon}" if self.epsilon != 1e-6 else "")
+                + (f", keepdim={self.keepdim}" if self.keepdim else ""))

@@ -10,6 +10,7 @@ from pycoll.nn._activation_functional import softmax
 from pycoll.nn._layout_functional import channel_shuffle, fold, unfold, zeropad2d
 from pycoll.nn._response_norm_functional import local_response_norm
 from pycoll.nn.layer import Layer
+from pycoll.nn.pooling import pad_repr
 from pycoll.tensor import Tensor
 
 __all__ = ["Unfold", "Fold", "ChannelShuffle", "ZeroPad2D", "LocalResponseNorm", "Softmax2D"]
@@ -80,6 +81,9 @@ class ZeroPad2D(Layer):
     @param_aliases({"input": "x"})
     def forward(self, x: Tensor) -> Tensor:
         return zeropad2d(x, self._pad, self._data_format)
+
+    def extra_repr(self) -> str:  # paddle's ZeroPad2D is a Pad2D in mode constant
+        return pad_repr(self._pad, "constant", 0.0, self._data_format, None)
 
 
 class LocalResponseNorm(Layer):

@@ -157,8 +157,13 @@ class _PadNd(Layer):
         return PadF.pad(x, self.padding, self._mode, self.value, self._data_format)
 
     def extra_repr(self) -> str:
-        name = f", name={self._name}" if self._name else ""
-        return f"padding={self.padding}, mode={self._mode}, value={self.value}, data_format={self._data_format}{name}"
+        return pad_repr(self.padding, self._mode, self.value, self._data_format, self._name)
+
+
+def pad_repr(padding: Any, mode: str, value: float, data_format: str, name: Optional[str]) -> str:
+    """A padding layer's repr, as paddle's Pad1D/2D/3D (and the layers built on them)."""
+    name_str = f", name={name}" if name else ""
+    return f"padding={padding}, mode={mode}, value={value}, data_format={data_format}{name_str}"
 
 
 class Pad1D(_PadNd):

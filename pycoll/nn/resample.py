@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from pycoll._param_aliases import param_aliases
 from pycoll.nn import _resample_functional as RF
+from pycoll.nn.image_layers import _named
 from pycoll.nn.layer import Layer
 from pycoll.tensor import Tensor
 
@@ -27,7 +28,8 @@ class Upsample(Layer):
 
     def extra_repr(self) -> str:
         what = f"scale_factor={self.scale_factor}" if self.scale_factor is not None else f"size={self.size}"
-        return f"{what}, mode={self.mode}, align_corners={self.align_corners}, align_mode={self.align_mode}"
+        return (f"{what}, mode={self.mode}, align_corners={self.align_corners}, align_mode={self.align_mode}, "
+                f"data_format={self.data_format}")
 
 
 class UpsamplingNearest2D(Layer):
@@ -64,7 +66,7 @@ class PixelShuffle(Layer):
         return RF.pixel_shuffle(x, self._upscale_factor, self._data_format)
 
     def extra_repr(self) -> str:
-        return f"upscale_factor={self._upscale_factor}, data_format={self._data_format}"
+        return _named(f"upscale_factor={self._upscale_factor}", self._data_format, None)
 
 
 class PixelUnshuffle(Layer):
@@ -76,4 +78,4 @@ class PixelUnshuffle(Layer):
         return RF.pixel_unshuffle(x, self._downscale_factor, self._data_format)
 
     def extra_repr(self) -> str:
-        return f"downscale_factor={self._downscale_factor}, data_format={self._data_format}"
+        return _named(f"downscale_factor={self._downscale_factor}", self._data_format, None)
