@@ -65,7 +65,8 @@ class RefusesItsInterface:
 def test_memory_spans_of_arrays_views_and_objects_that_refuse_their_interface():
     x = np.arange(12, dtype=np.float32)
     lo = x.__array_interface__["data"][0]
-    assert memory_spans([x[2:5], [x[::-4]], (x[:0],)]) == [(lo + 8, lo + 20), (lo + 12, lo + 48)]
+    assert [span[:2] for span in memory_spans([x[2:5], [x[::-4]], (x[:0],)])] == [(lo + 8, lo + 20),
+                                                                                 (lo + 12, lo + 48)]
     assert memory_spans([RefusesItsInterface(), "text", 3]) == [], \
         "the call's own checks refuse such an object, naming the argument"
 

@@ -27,7 +27,8 @@ from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
-from pycoll.distributed.task import COMPLETED, Task, drain, poll, retire, take_failure, wait_overlapping
+from pycoll.distributed.task import (POINT_TO_POINT, COMPLETED, Task, drain, poll, retire, take_failure,
+                                     wait_earlier_collectives, wait_overlapping)
 from pycoll.distributed.watchdog import watchdog
 
 def _begin(group: Optional[Group], fn: str, reads: Tuple[Any, ...] = (),
@@ -162,6 +163,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     if sync_op or request is None:
         if finish is not None:
             finish()  # (a Refusal raises here)
+        if sync_op and g.pending and fn not in POINT_TO_POINT:
+            wait_earlier_collectives(g)
         return COMPLETED
     refused = finish if type(finish) is _arrays.Refusal else None
     task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, (*args, arr), g.touches,

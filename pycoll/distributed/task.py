@@ -194,7 +194,11 @@ COMPLETED = Task(None, None, "", 0)
 """What a collective with ``sync_op=True`` returns: its work is already done."""
 
 
-Span = Tuple[int, int]  # an array's memory: its first byte's address and one past its last
+# an array's memory: its first byte's address, one past its last, and the array where it is a
+# host one (None: a device array, known by its bounds only)
+Span = Tuple[int, int, Optional[np.ndarray]]
+_TOO_HARD = getattr(np, "exceptions", np).TooHardError  # (NumPy 1.x has it at the top)
+_OVERLAP_WORK = 1000  # how hard np.shares_memory may look before a pair counts as overlapping
 Touches = Tuple[Tuple[Any, ...], Tuple[Any, ...]]  # a call's arrays (or lists of them): read, written
 
 
@@ -206,10 +210,10 @@ def _interface_span(face: dict) -> Optional[Span]:
         return None
     start = face["data"][0]
     if strides is None:  # C-contiguous
-        return start, start + math.prod(shape) * itemsize
+        return start, start + math.prod(shape) * itemsize, None
     low = sum((n - 1) * st for n, st in zip(shape, strides) if st < 0)
     high = sum((n - 1) * st for n, st in zip(shape, strides) if st > 0)
-    return start + low, start + high + itemsize
+    return start + low, start + high + itemsize, None
 
 
 def memory_spans(objs: Any) -> List[Span]:
@@ -223,7 +227,7 @@ def memory_spans(objs: Any) -> List[Span]:
             spans += memory_spans(obj)
         elif isinstance(obj, np.ndarray):
             if obj.nbytes:
-                spans.append(byte_bounds(obj))
+                spans.append((*byte_bounds(obj), obj))
         else:
             face = _interface(obj)
             span = _interface_span(face) if face is not None else None
@@ -247,7 +251,20 @@ def _interface(obj: Any) -> Optional[dict]:
 
 
 def _meet(ours: List[Span], theirs: List[Span]) -> bool:
-    return any(lo < their_hi and their_lo < hi for lo, hi in ours for their_lo, their_hi in theirs)
+    return any(lo < their_hi and their_lo < hi and _share(mine, other)
+               for lo, hi, mine in ours for their_lo, their_hi, other in theirs)
+
+
+def _share(a: Optional[np.ndarray], b: Optional[np.ndarray]) -> bool:
+    """Whether two arrays whose bounds meet share a byte: for host arrays, exactly where NumPy
+    tells it cheaply (two columns of one matrix interleave and share none: waiting for one to
+    send before the other receives could deadlock a halo exchange); otherwise, yes."""
+    if a is None or b is None:
+        return True
+    try:
+        return bool(np.shares_memory(a, b, max_work=_OVERLAP_WORK))
+    except _TOO_HARD:
+        return True
 
 
 def wait_overlapping(group: Any, touches: Touches) -> None:
@@ -272,6 +289,22 @@ def wait_overlapping(group: Any, touches: Touches) -> None:
                 return
         if _meet(reads + writes, their_writes) or _meet(writes, their_reads):
             task.wait()
+
+
+POINT_TO_POINT = ("send", "recv")  # the tasks of sends and receives (named by their calls)
+
+
+def wait_earlier_collectives(group: Any) -> None:
+    """Wait for the collectives of ``group`` still in flight, once a blocking call on it has
+    returned. paddle's process groups run a group's calls in order (NCCL's stream, gloo's
+    blocking calls), so when a blocking call returns every earlier one is complete: a Paddle
+    user reads the tensor of a task they dropped after the next blocking call. Every rank made
+    those collectives before this one, so they complete. Sends and receives go on beside it:
+    a receive may wait for a send its peer makes after its own blocking call."""
+    for task in list(group.pending):
+        if task._name not in POINT_TO_POINT:
+            task.wait()
+    retire(group)
 
 
 def retire(group: Any) -> None:
