@@ -97,7 +97,8 @@ def _erf64(xp: Any, a: Any) -> Any:
 
 def erfinv(a: Any) -> Any:
     """The inverse of erf on (-1, 1); +-inf at +-1, NaN outside."""
-    dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
+    # float32 would lose digits to cancellation; flat, as a 0-d array's arithmetic gives scalars
+    dtype, shape, a = a.dtype, a.shape, a.astype(np.float64).reshape(-1)
     xp = array_module(a)
     with quiet():
         w = -xp.log((1.0 - a) * (1.0 + a))
@@ -115,7 +116,7 @@ def erfinv(a: Any) -> Any:
         step = (erf(x) - a) / (2.0 / math.sqrt(math.pi) * xp.exp(-x * x))
         x = xp.where(xp.isfinite(step), x - step, x)
         x = xp.where(xp.abs(a) == 1, a * xp.inf, x)
-    return x.astype(dtype, copy=False)
+    return x.astype(dtype, copy=False).reshape(shape)
 
 
 def lgamma(a: Any) -> Any:

@@ -394,7 +394,7 @@ def sigmoid_array(xp: Any, a: Any) -> Any:
         out = host_math.sigmoid(work)  # the same bits in one pass after the exp, on host arrays
         if out is not None:
             return out
-        e = xp.exp(-work)
+        e = xp.exp(-work, out=xp.empty_like(work))  # (an array: NumPy gives a 0-d one's as a scalar)
         e += 1
         out = xp.reciprocal(e, out=e)
         return xp.where(out == 0, xp.exp(work), out)

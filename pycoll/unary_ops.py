@@ -83,7 +83,7 @@ rad2deg = _float_op("rad2deg", lambda xp, a: a * (180 / math.pi), lambda xp, a, 
                     "Radians to degrees.", keeps="none")
 def _erf_grad(xp: Any, a: Any, o: Any) -> Any:
     """2/sqrt(pi) * exp(-a^2), the same roundings in one buffer (a third of the time on the CPU)."""
-    t = xp.multiply(a, a)
+    t = xp.multiply(a, a, out=xp.empty_like(a))  # (an array: NumPy gives a 0-d one's as a scalar)
     xp.negative(t, out=t)
     xp.exp(t, out=t)
     t *= 2 / math.sqrt(math.pi)

@@ -3,6 +3,7 @@ logsumexp, amax/amin: values against NumPy or paddle 3.3.1 (said where), gradien
 differences."""
 import numpy as np
 import pytest
+import scipy.special
 
 import pycoll
 from test_gradcheck import _rand, gradcheck
@@ -209,3 +210,28 @@ def test_constant_slope_gradients_are_g_times_the_slope_as_paddle_s(fn, want):
     (gx,) = pycoll.grad([getattr(pycoll, fn)(x)], [x], [g])
     assert gx.dtype == pycoll.float32
     np.testing.assert_array_equal(gx.numpy(), np.array(want, dtype="float32"))
+
+
+@pytest.mark.parametrize("fn, slope", [
+    (pycoll.nn.functional.sigmoid, lambda v: 1 / (1 + np.exp(-v)) * (1 - 1 / (1 + np.exp(-v)))),
+    (pycoll.nn.functional.log_sigmoid, lambda v: 1 - 1 / (1 + np.exp(-v))),
+    (lambda t: pycoll.nn.functional.binary_cross_entropy_with_logits(t, pycoll.to_tensor(np.float32(1.0))),
+     lambda v: 1 / (1 + np.exp(-v)) - 1),
+    (pycoll.erf, lambda v: 2 / np.sqrt(np.pi) * np.exp(-v * v)),
+    (pycoll.erfinv, lambda v: np.sqrt(np.pi) / 2 * np.exp(scipy.special.erfinv(v) ** 2)),
+])
+def test_0d_tensors_keep_their_shape_through_forward_and_backward(fn, slope):
+    # paddle 3.3.1: output and gradient of a 0-d input are 0-d (NumPy gives a 0-d array's
+    # arithmetic as a scalar, which broke these backward passes, or made the gradient [1])
+    x = pycoll.to_tensor(np.float64(0.3), stop_gradient=False)
+    out = fn(x)
+    out.backward()
+    assert out.shape == [] and x.grad.shape == []
+    np.testing.assert_allclose(float(x.grad), slope(0.3), rtol=1e-6)
+
+
+def test_rrelu_draws_a_slope_for_a_0d_tensor():
+    x = pycoll.to_tensor(np.float32(-1.0), stop_gradient=False)
+    out = pycoll.nn.functional.rrelu(x, lower=0.1, upper=0.3, training=True)
+    out.backward()
+    assert out.shape == [] and 0.1 <= -float(out) <= 0.3 and float(x.grad) == -float(out)

@@ -43,6 +43,12 @@ def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> 
     return _kernels()
 
 
+def _c_order(a: Any, dtype: Any = None) -> np.ndarray:
+    """``a`` as a C-contiguous array (copied only where it is not one), a 0-d one staying 0-d
+    (np.ascontiguousarray would make it 1-d, and the kernel's result with it)."""
+    return np.require(a, dtype, requirements="C")
+
+
 def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
     """``shape`` as [outer, shape[axis], inner] (the elements before, along and after the axis)."""
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
@@ -55,7 +61,7 @@ def max_pool2d(padded: Any, kernel: Tuple[int, int],
     kernels = _served((padded,))
     if kernels is None:
         return None
-    return kernels.max_pool2d(np.ascontiguousarray(padded), *kernel, *stride)
+    return kernels.max_pool2d(_c_order(padded), *kernel, *stride)
 
 
 def max_pool2d_grad(g: Any, pick: Any, size: Tuple[int, int], kernel_width: int,
@@ -64,27 +70,27 @@ def max_pool2d_grad(g: Any, pick: Any, size: Tuple[int, int], kernel_width: int,
     kernels = _served((g,))
     if kernels is None or type(pick) is not np.ndarray or pick.dtype != np.int32:
         return None
-    return kernels.max_pool2d_backward(np.ascontiguousarray(g), np.ascontiguousarray(pick), *size, kernel_width,
+    return kernels.max_pool2d_backward(_c_order(g), _c_order(pick), *size, kernel_width,
                                        *stride)
 
 
 def contiguous(a: Any) -> Any:
     """A numpy array the kernels serve as a C-contiguous one (a copy where it is not), anything
     else unchanged: for an array several kernels read (a broadcast gradient), copied once."""
-    return np.ascontiguousarray(a) if _served((a,), _CUMSUM_DTYPES) is not None else a
+    return _c_order(a) if _served((a,), _CUMSUM_DTYPES) is not None else a
 
 
 def erf(a: Any) -> Optional[np.ndarray]:
     """erf(a); float32 correctly rounded (but within 1e-10 of a rounding boundary), float64 as
     the C library's erf."""
     kernels = _served((a,))
-    return None if kernels is None else kernels.erf(np.ascontiguousarray(a))
+    return None if kernels is None else kernels.erf(_c_order(a))
 
 
 def gelu(a: Any) -> Optional[Tuple[np.ndarray, np.ndarray]]:
     """(a * cdf, cdf) with cdf = 0.5 * (1 + erf(a * sqrt(1/2))), each step in a's dtype."""
     kernels = _served((a,))
-    return None if kernels is None else kernels.gelu(np.ascontiguousarray(a))
+    return None if kernels is None else kernels.gelu(_c_order(a))
 
 
 def gelu_grad(a: Any, cdf: Any, g: Any) -> Optional[np.ndarray]:
@@ -93,7 +99,7 @@ def gelu_grad(a: Any, cdf: Any, g: Any) -> Optional[np.ndarray]:
     kernels = _served((a, cdf, g))
     if kernels is None or not a.shape == cdf.shape == g.shape:
         return None
-    return kernels.gelu_backward(*(np.ascontiguousarray(v) for v in (a, cdf, g)))
+    return kernels.gelu_backward(*(_c_order(v) for v in (a, cdf, g)))
 
 
 def cumsum(a: Any, axis: int, reverse: bool = False) -> Optional[np.ndarray]:
@@ -103,7 +109,7 @@ def cumsum(a: Any, axis: int, reverse: bool = False) -> Optional[np.ndarray]:
     if kernels is None or a.ndim == 0:
         return None
     outer, n, inner = _layout(a.shape, axis)
-    return kernels.cumsum(np.ascontiguousarray(a), outer, n, inner, reverse).reshape(a.shape)
+    return kernels.cumsum(_c_order(a), outer, n, inner, reverse).reshape(a.shape)
 
 
 def cumprod(a: Any, axis: int) -> Optional[np.ndarray]:
@@ -113,7 +119,7 @@ def cumprod(a: Any, axis: int) -> Optional[np.ndarray]:
     kernels = _served((a,), _CUMSUM_DTYPES)
     if kernels is None or a.ndim == 0:
         return None
-    return kernels.cumprod(np.ascontiguousarray(a), *_layout(a.shape, axis)).reshape(a.shape)
+    return kernels.cumprod(_c_order(a), *_layout(a.shape, axis)).reshape(a.shape)
 
 
 def channel_sums(a: Any, channel_axis: int, *, less: Any = None) -> Optional[np.ndarray]:
@@ -122,7 +128,7 @@ def channel_sums(a: Any, channel_axis: int, *, less: Any = None) -> Optional[np.
     kernels = _served((a,) if less is None else (a, less))
     if kernels is None:
         return None
-    a, less = np.ascontiguousarray(a), None if less is None else np.ascontiguousarray(less)
+    a, less = _c_order(a), None if less is None else _c_order(less)
     return kernels.channel_sums(a, less, *_layout(a.shape, channel_axis))
 
 
@@ -132,7 +138,7 @@ def channel_sums_and_dots(a: Any, times: Any, channel_axis: int) -> Optional[Tup
     kernels = _served((a, times))
     if kernels is None:
         return None
-    a, times = np.ascontiguousarray(a), np.ascontiguousarray(times)
+    a, times = _c_order(a), _c_order(times)
     return kernels.channel_sums_and_dots(a, times, *_layout(a.shape, channel_axis))
 
 
@@ -144,7 +150,7 @@ def normalize(a: Any, mean: Any, rstd: Any, weight: Any, bias: Any,
     kernels = _served(operands)
     if kernels is None:
         return None
-    a, mean, rstd, weight, bias = (None if v is None else np.ascontiguousarray(v)
+    a, mean, rstd, weight, bias = (None if v is None else _c_order(v)
                                    for v in (a, mean, rstd, weight, bias))
     return kernels.normalize(a, mean, rstd, weight, bias, *_layout(a.shape, channel_axis))
 
@@ -158,7 +164,7 @@ def normalize_grad(g: Any, xhat: Any, g_mean: Any, gxhat_mean: Any, scale: Any, 
     kernels = _served(operands)
     if kernels is None:
         return None
-    contiguous = [np.ascontiguousarray(v) for v in operands]
+    contiguous = [_c_order(v) for v in operands]
     return kernels.normalize_backward(*contiguous, *_layout(g.shape, channel_axis),
                                       overwrite_g and contiguous[0] is g)
 
@@ -184,7 +190,7 @@ def sigmoid_grad(g: Any, out: Any) -> Optional[np.ndarray]:
     kernels = _served((out, g))
     if kernels is None or g.shape != out.shape:
         return None
-    return kernels.sigmoid_backward(np.ascontiguousarray(out), np.ascontiguousarray(g))
+    return kernels.sigmoid_backward(_c_order(out), _c_order(g))
 
 
 def _writable(a: Any) -> bool:
@@ -203,7 +209,7 @@ def adam_step(param: Any, grad: Any, moment1: Any, moment2: Any, moment2_max: An
         return None
     if grad.shape != param.shape:
         return None
-    kernels.adam_step(param, np.ascontiguousarray(grad), moment1, moment2, moment2_max, decay,
+    kernels.adam_step(param, _c_order(grad), moment1, moment2, moment2_max, decay,
                       beta1, 1 - beta1, beta2, 1 - beta2, epsilon, step)
     return True
 
@@ -229,7 +235,7 @@ def _scatter_rows(target: Any, index: Any, values: Any, run: Any) -> Optional[bo
     kernels = _served((target, values))
     if kernels is None or not _writable(target) or target.ndim < 1 or values.shape != index.shape + target.shape[1:]:
         return None
-    bad = run(kernels, target, np.ascontiguousarray(index, dtype=np.int64), np.ascontiguousarray(values))
+    bad = run(kernels, target, _c_order(index, dtype=np.int64), _c_order(values))
     if bad >= 0:
         raise IndexError(f"index {int(index[bad])} is out of bounds for axis 0 with size {target.shape[0]}")
     return True

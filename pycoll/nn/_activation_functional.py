@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional
 
+import numpy as np
+
 from pycoll._fp_quiet import SILENT, quiet, restore, silence
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32
@@ -72,7 +74,7 @@ def rrelu(x: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: b
         return leaky_relu(x, (lower + upper) / 2.0)
     x = require_floating(as_tensor(x), "rrelu")
     a = x._array
-    drawn = move((lower + (upper - lower) * get_rng().random(tuple(x.shape))).astype(a.dtype), place_of(a))
+    drawn = move(np.asarray(lower + (upper - lower) * get_rng().random(tuple(x.shape)), a.dtype), place_of(a))
     slopes = paired(x, wrap(drawn))[1]  # auto-parallel: this rank's piece of the whole draw, laid as x
     return x * where(x >= 0, Tensor(array_module(a).ones((), a.dtype)), slopes)
 

@@ -326,6 +326,8 @@ def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: fl
     a = label._array
     if a.dtype.kind in "biu":
         raise TypeError(f"label_smooth: label must hold floating-point numbers, got dtype {a.dtype}")
+    if a.ndim == 0:
+        raise ValueError("label_smooth: label must have a class axis (its last), got a 0-d tensor")
     if prior_dist is None:
         prior: Any = 1.0 / label.shape[-1]  # the whole number of classes
     else:
