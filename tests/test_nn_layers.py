@@ -4,6 +4,7 @@ Where a value is paddle's, it was read off Paddle 3.3.1 (CPU) on the same input;
 checked against NumPy formulas.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -421,3 +422,18 @@ def test_a_negative_xavier_gain_spreads_as_its_magnitude(cls):
         assert values.min() >= -bound and values.max() <= bound and values.max() > 0.9 * bound
     else:
         assert abs(values.std() - 2.0 * np.sqrt(2.0 / 500)) < 0.01 * bound
+
+
+@pytest.mark.parametrize("fn, kwargs, words", [
+    (F.binary_cross_entropy_with_logits, {"pos_weight": [1.0, 2.0, 3.0]},
+     "binary_cross_entropy_with_logits: logit of shape [4, 5] and pos_weight of shape [3] do not broadcast"),
+    (F.binary_cross_entropy_with_logits, {"weight": [1.0, 2.0, 3.0]},
+     "binary_cross_entropy_with_logits: input of shape [4, 5] and weight of shape [3] do not broadcast"),
+    (lambda x, y, **kw: F.binary_cross_entropy(F.sigmoid(x), y, **kw), {"weight": [1.0, 2.0, 3.0]},
+     "binary_cross_entropy: input of shape [4, 5] and weight of shape [3] do not broadcast"),
+])
+def test_binary_cross_entropy_names_a_weight_that_does_not_broadcast(fn, kwargs, words):
+    x, y = pycoll.zeros([4, 5]), pycoll.ones([4, 5])
+    kwargs = {key: pycoll.to_tensor(value) for key, value in kwargs.items()}
+    with pytest.raises(ValueError, match=re.escape(words)):
+        fn(x, y, **kwargs)

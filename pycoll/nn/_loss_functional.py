@@ -14,7 +14,7 @@ from typing import Any, Optional
 import numpy as np
 
 from pycoll._fp_quiet import quiet
-from pycoll._tensor_ops import NoBroadcast, as_tensor, op_output, placed
+from pycoll._tensor_ops import NoBroadcast, as_tensor, check_broadcast, op_output, placed
 from pycoll.device import array_module
 from pycoll.math_ops import abs, clip, log, mean, sigmoid_array, square, sum
 from pycoll.tensor import Tensor
@@ -39,10 +39,13 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def _weighted_reduce(loss: Tensor, weight: Optional[Tensor], reduction: str) -> Tensor:
-    """loss * weight (broadcast, an op of its own) and then the reduction."""
+def _weighted_reduce(fn: str, loss: Tensor, weight: Optional[Tensor], reduction: str) -> Tensor:
+    """loss * weight (broadcast, an op of its own: shapes that do not broadcast named as ``fn``'s
+    input and weight) and then the reduction."""
     if weight is not None:
-        loss = loss * as_tensor(weight)
+        weight = as_tensor(weight)
+        check_broadcast(fn, "input", tuple(loss.shape), "weight", tuple(weight.shape))
+        loss = loss * weight
     return _reduce(loss, reduction)
 
 
@@ -119,7 +122,7 @@ def binary_cross_entropy(input: Tensor, label: Tensor, weight: Optional[Tensor] 
 
     def backward(g: Any) -> tuple:
         return g * (x - y) / xp.maximum(x * (1 - x), 1e-12), None
-    return _weighted_reduce(op_output(out.astype(x.dtype, copy=False), backward, input, label),
+    return _weighted_reduce("binary_cross_entropy", op_output(out.astype(x.dtype, copy=False), backward, input, label),
                             weight, reduction)
 
 
@@ -138,7 +141,9 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
     _same_shape("binary_cross_entropy_with_logits", x, y)
     pw = 1.0
     if pos_weight is not None:
-        pw = 1 + y * (as_tensor(pos_weight)._array.astype(x.dtype, copy=False) - 1)
+        given = as_tensor(pos_weight)._array
+        check_broadcast("binary_cross_entropy_with_logits", "logit", x.shape, "pos_weight", given.shape)
+        pw = 1 + y * (given.astype(x.dtype, copy=False) - 1)
     kept = y != -100
     with quiet():  # inf/NaN logits or labels give inf/NaN silently, as paddle's
         softplus_neg = xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0)  # log(1 + e^-x), stably
@@ -148,8 +153,8 @@ def binary_cross_entropy_with_logits(logit: Tensor, label: Tensor, weight: Optio
     def backward(g: Any) -> tuple:
         sig_neg = sigmoid_array(xp, -x)
         return g * ((1 - y) - pw * sig_neg) * kept, None
-    return _weighted_reduce(op_output(out.astype(x.dtype, copy=False), backward, logit, label),
-                            weight, reduction)
+    return _weighted_reduce("binary_cross_entropy_with_logits",
+                            op_output(out.astype(x.dtype, copy=False), backward, logit, label), weight, reduction)
 
 
 def kl_div(input: Tensor, label: Tensor, reduction: str = "mean", log_target: bool = False,  # noqa: A002
