@@ -244,11 +244,24 @@ def test_box_coder():
         V.box_coder(p, [0.1, 0.2], t)
 
 
+def test_box_coder_outputs_take_no_gradient_as_paddles():
+    # paddle 3.3.1: the decoded boxes are stop_gradient, so (dec * dec).sum() + (w * w).sum()
+    # gives w the gradient 2 w only
+    w = pycoll.to_tensor(np.ones((3, 2, 4), np.float32), stop_gradient=False)
+    prior = T(np.array([[1, 1, 5, 6], [2, 3, 9, 9]], np.float32))
+    decoded = V.box_coder(prior, [0.1, 0.1, 0.2, 0.2], w * 0.1, "decode_center_size")
+    assert decoded.stop_gradient
+    ((decoded * decoded).sum() + (w * w).sum()).backward()
+    assert (w.grad.numpy() == 2.0).all()
+
+
 def test_prior_box():
     feat, img = pycoll.zeros([1, 1, 2, 3]), pycoll.zeros([1, 1, 12, 16])
     box, var = V.prior_box(feat, img, [4.0], [8.0], [2.0], flip=True, clip=True)
     close(box, "pb")
     np.testing.assert_allclose(var.numpy(), np.broadcast_to([0.1, 0.1, 0.2, 0.2], box.shape), rtol=1e-6)
+    box, var = V.prior_box(feat, img, [])  # paddle 3.3.1: no priors per cell, [2, 3, 0, 4] each
+    assert box.shape == var.shape == [2, 3, 0, 4]
     box, _ = V.prior_box(feat, img, [4.0, 6.0], [7.0, 9.0], [3.0], [0.1, 0.2, 0.3, 0.4], steps=[5.0, 6.0],
                          offset=0.25, min_max_aspect_ratios_order=True)
     close(box, "pb2")

@@ -1,8 +1,8 @@
 """paddle.vision.ops.box_coder and prior_box: box encoding against priors and SSD's prior boxes.
 
-Both compute on the array module of their inputs (NumPy or CuPy). box_coder is differentiable in
-prior_box, prior_box_var and target_box (it is composed of pycoll's ops, as paddle's kernel has a
-gradient for target_box); prior_box's outputs take no gradient, as paddle's."""
+Both compute on the array module of their inputs (NumPy or CuPy). Their outputs take no gradient,
+as paddle's (paddle 3.3.1 has no backward for either: a box_coder output is stop_gradient, so a
+loss through it leaves its inputs' gradients alone)."""
 from __future__ import annotations
 
 import math
@@ -10,6 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from pycoll._graph import no_grad
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -30,6 +31,7 @@ def _centre_size(b: Tensor, offset: float) -> Tuple[Tensor, Tensor, Tensor, Tens
     return b[..., 0] + w * 0.5, b[..., 1] + h * 0.5, w, h
 
 
+@no_grad()
 def box_coder(prior_box: Tensor, prior_box_var: Union[Tensor, Sequence[float]], target_box: Tensor,
               code_type: str = "encode_center_size", box_normalized: bool = True, axis: int = 0,
               name: Optional[str] = None) -> Tensor:
@@ -151,7 +153,7 @@ def prior_box(input: Tensor, image: Tensor, min_sizes: Union[Sequence[float], fl
             half_sizes += shaped + big
     xp = array_module(feat._array)
     dtype = feat.dtype if is_floating(feat.dtype) else np.float32
-    half = xp.asarray(half_sizes, dtype=np.float64)  # [P, 2]
+    half = xp.asarray(half_sizes, dtype=np.float64).reshape(-1, 2)  # [P, 2] (no min_sizes: P = 0, as paddle's)
     cx = (xp.arange(fw) + offset) * step_w
     cy = (xp.arange(fh) + offset) * step_h
     centre = xp.stack(xp.broadcast_arrays(cx[None, :, None], cy[:, None, None]), -1)  # [H, W, 1, 2]
