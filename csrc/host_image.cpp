@@ -405,23 +405,34 @@ double box_area(const double* b, double offset) {
     return (w < 0 || h < 0) ? 0.0 : (w + offset) * (h + offset);
 }
 
-// _common.iou_matrix's element for box a (its row) and box b (its column)
-double iou(const double* a, const double* b, double offset) {
-    const bool meet = b[0] <= a[2] && b[1] <= a[3] && b[2] >= a[0] && b[3] >= a[1];
-    const double inter = (std::min(a[2], b[2]) - std::max(a[0], b[0]) + offset) *
-                         (std::min(a[3], b[3]) - std::max(a[1], b[1]) + offset);
-    const double uni = box_area(a, offset) + box_area(b, offset) - inter;
-    return meet ? inter / uni : 0.0;
-}
-
 }  // namespace
 
+// The kept boxes are held column by column (x1, y1, x2, y2, area), and a candidate is compared
+// with a block of them at a time without branching (_common.iou_matrix's arithmetic, in its
+// order: the same bits), so the compiler runs each block in vector registers; the scan stops at the first block
+// with an overlap above the threshold.
 int64_t greedy_nms(const double* boxes, int64_t k, double threshold, double offset, double eta, int64_t* kept) {
+    constexpr int64_t kBlock = 64;
+    std::vector<double> x1(k), y1(k), x2(k), y2(k), area(k);
     int64_t n = 0;
     for (int64_t i = 0; i < k; ++i) {
+        const double* a = boxes + 4 * i;
+        const double ax1 = a[0], ay1 = a[1], ax2 = a[2], ay2 = a[3], a_area = box_area(a, offset);
         bool keep = true;
-        for (int64_t j = 0; j < n && keep; ++j) keep = !(iou(boxes + 4 * i, boxes + 4 * kept[j], offset) > threshold);
+        for (int64_t start = 0; start < n && keep; start += kBlock) {
+            const int64_t stop = std::min(n, start + kBlock);
+            bool hit = false;
+            for (int64_t j = start; j < stop; ++j) {
+                const bool meet = (x1[j] <= ax2) & (y1[j] <= ay2) & (x2[j] >= ax1) & (y2[j] >= ay1);
+                const double inter = (std::min(ax2, x2[j]) - std::max(ax1, x1[j]) + offset) *
+                                     (std::min(ay2, y2[j]) - std::max(ay1, y1[j]) + offset);
+                const double uni = a_area + area[j] - inter;
+                hit |= (meet ? inter / uni : 0.0) > threshold;
+            }
+            keep = !hit;
+        }
         if (!keep) continue;
+        x1[n] = ax1, y1[n] = ay1, x2[n] = ax2, y2[n] = ay2, area[n] = a_area;
         kept[n++] = i;
         if (eta < 1 && threshold > 0.5) threshold *= eta;
     }

@@ -124,7 +124,7 @@ def test_greedy_nms_kernel_keeps_what_the_numpy_loop_keeps(eta, offset):
             boxes[4, 2] = boxes[4, 0] - 1  # x2 < x1: area 0
             boxes[5] = np.nan  # NaN IoUs: not above the threshold, so kept (paddle's)
             boxes[6, 2:] = boxes[6, :2]  # no area: 0 / 0 against itself
-        for threshold in (0.0, 0.3, 0.7):
+        for threshold in (-0.1, 0.0, 0.3, 0.7):  # (below 0: boxes that do not meet, IoU 0, are above it)
             fast = greedy_nms(boxes, threshold, offset, eta)
             slow = without_kernels(greedy_nms, boxes, threshold, offset, eta)
             assert fast.dtype == np.int64 and fast.tolist() == slow.tolist(), (k, threshold)
