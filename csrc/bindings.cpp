@@ -613,6 +613,34 @@ Host<T> max_pool2d_backward_host(const Host<T>& g, const Host<int32_t>& pick, in
     return gx;
 }
 
+// RoI max pooling's picks [R, C, ph, pw] (flat indices into x [N, C, h, w]); see host_math.h.
+template <class T>
+Host<int64_t> roi_max_index_host(const Host<T>& x, const Host<int64_t>& image, const Host<int64_t>& hs,
+                                 const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we) {
+    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
+    if (x.ndim() != 4 || rois < 0 || hs.ndim() != 2 || hs.shape(0) != rois || he.ndim() != 2 ||
+        he.shape(0) != rois || he.shape(1) != hs.shape(1) || ws.ndim() != 2 || ws.shape(0) != rois ||
+        we.ndim() != 2 || we.shape(0) != rois || we.shape(1) != ws.shape(1)) {
+        throw py::value_error(
+            where("roi_max_index", "x must be [N, C, h, w], image [R], hs/he [R, ph], ws/we [R, pw]"));
+    }
+    const int64_t n = x.shape(0), c = x.shape(1), h = x.shape(2), w = x.shape(3), ph = hs.shape(1), pw = ws.shape(1);
+    for (int64_t r = 0; r < rois; ++r) {
+        if (image.data()[r] < 0 || image.data()[r] >= n) {
+            throw py::value_error(where("roi_max_index", "an image index is out of range"));
+        }
+    }
+    Host<int64_t> index(std::vector<py::ssize_t>{rois, c, ph, pw});
+    const T* xs = x.data();
+    const int64_t *im = image.data(), *hs_ = hs.data(), *he_ = he.data(), *ws_ = ws.data(), *we_ = we.data();
+    int64_t* out = index.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::roi_max_index(xs, c, h, w, rois, im, hs_, he_, ph, ws_, we_, pw, out);
+    }
+    return index;
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -650,6 +678,8 @@ void def_float_ops(py::module_& m) {
           "2-D max pooling of padded x [..., h, w]: (out, pick), pick each window's position of its maximum.");
     m.def("max_pool2d_backward", &max_pool2d_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("h"),
           py::arg("w"), py::arg("kw"), py::arg("sh"), py::arg("sw"), "max_pool2d's input gradient [..., h, w].");
+    m.def("roi_max_index", &roi_max_index_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
+          py::arg("ws"), py::arg("we"), "RoI max pooling's picks [R, C, ph, pw]: flat indices into x.");
     m.def("scatter_extreme_rows", &scatter_extreme_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(), py::arg("maximum"),
           "np.maximum.at (maximum) or np.minimum.at over target's rows, in place; -1, or a bad index's position.");

@@ -606,6 +606,41 @@ void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_
     }
 }
 
+template <class T>
+void roi_max_index(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                   const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we,
+                   int64_t pw, int64_t* index) {
+    for (int64_t r = 0; r < rois; ++r) {
+        for (int64_t ch = 0; ch < c; ++ch) {
+            const int64_t plane = (image[r] * c + ch) * h * w;
+            const T* cells = x + plane;
+            int64_t* out = index + (r * c + ch) * ph * pw;
+            for (int64_t by = 0; by < ph; ++by) {
+                const int64_t y0 = std::max<int64_t>(hs[r * ph + by], 0), y1 = std::min(he[r * ph + by], h);
+                for (int64_t bx = 0; bx < pw; ++bx) {
+                    const int64_t x0 = std::max<int64_t>(ws[r * pw + bx], 0), x1 = std::min(we[r * pw + bx], w);
+                    int64_t at = y0 * w + x0;
+                    if (y0 < y1 && x0 < x1) {
+                        T best = cells[at];
+                        for (int64_t y = y0; y < y1; ++y) {
+                            for (int64_t xx = y == y0 ? x0 + 1 : x0; xx < x1; ++xx) {
+                                const T v = cells[y * w + xx];
+                                if (v > best || (v != v && best == best)) best = v, at = y * w + xx;
+                            }
+                        }
+                    }
+                    out[by * pw + bx] = plane + (y0 < y1 && x0 < x1 ? at : 0);
+                }
+            }
+        }
+    }
+}
+
+template void roi_max_index<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
+                                   const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t, int64_t*);
+template void roi_max_index<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
+                                    const int64_t*, const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t,
+                                    int64_t*);
 template void max_pool2d<float>(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                                 int64_t, int64_t, float*, int32_t*);
 template void max_pool2d<double>(const double*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,

@@ -1,7 +1,7 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
-normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows, 2-D max pooling and
-a step of a fused recurrent layer
+normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows, 2-D max pooling, RoI
+max pooling's picks and a step of a fused recurrent layer
 (``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
 csrc/host_rnn.h for what each computes and how it rounds).
 
@@ -29,7 +29,7 @@ _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("max_pool2d")  # the newest of them
+    return having("roi_max_index")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -62,6 +62,17 @@ def max_pool2d(padded: Any, kernel: Tuple[int, int],
     if kernels is None:
         return None
     return kernels.max_pool2d(_c_order(padded), *kernel, *stride)
+
+
+def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Optional[np.ndarray]:
+    """RoI max pooling's picks [R, C, ph, pw]: for each RoI (of image ``image[r]``), channel and
+    bin [hs, he) x [ws, we) (``[R, ph]``, ``[R, pw]``), the flat index into x [N, C, h, w] of the
+    bin's maximum (NumPy's argmax: the first of equal maxima, or the first NaN); an empty bin's
+    is its plane's first cell."""
+    kernels = _served((x,))
+    if kernels is None:
+        return None
+    return kernels.roi_max_index(_c_order(x), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)))
 
 
 def max_pool2d_grad(g: Any, pick: Any, size: Tuple[int, int], kernel_width: int,

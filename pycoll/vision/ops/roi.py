@@ -16,6 +16,7 @@ import numpy as np
 
 from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
+from pycoll.kernels import host_math
 from pycoll.math_ops import matmul
 from pycoll.nn.layer import Layer
 from pycoll.reduce_ops import running_sums
@@ -202,14 +203,27 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
     size = xp.maximum(round_half_away(xp, b[:, 2:] * spatial_scale) - start + 1, 1)
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h, start_after=True)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w, start_after=True)
+    index = host_math.roi_max_index(x._array, image, hs, he, ws, we)
+    if index is None:
+        index = _roi_max_index(xp, x._array, image, hs, he, ws, we)
+    empty = ((he - hs) <= 0)[:, :, None] | ((we - ws) <= 0)[:, None, :]  # [R, ph, pw]
+    picked = gather(x.reshape([-1]), wrap(index.reshape(-1))).reshape(list(index.shape))
+    return picked * wrap((~empty[:, None]).astype(x.dtype))
+
+
+def _roi_max_index(xp: Any, a: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Any:
+    """host_math.roi_max_index on the array module (CuPy's arrays, or without the kernel)."""
+    n, c, h, w = a.shape
+    pw = ws.shape[1]
     cols, col_ok = _window(xp, ws, we)  # [R, pw, KW]
-    a = x._array
+    # channels last: each gathered pixel is one contiguous run of C values (NCHW's are h * w apart)
+    pixels = xp.ascontiguousarray(a.transpose(0, 2, 3, 1))
     flat: List[Any] = []
-    for i in range(ph):  # one row of bins at a time bounds the gathered windows' memory
+    for i in range(hs.shape[1]):  # one row of bins at a time bounds the gathered windows' memory
         rows, row_ok = _window(xp, hs[:, i:i + 1], he[:, i:i + 1])  # [R, 1, KH]
         r_idx = xp.clip(rows[:, 0, None, :, None], 0, h - 1)  # [R, 1, KH, 1]
         c_idx = xp.clip(cols[:, :, None, :], 0, w - 1)  # [R, pw, 1, KW]
-        vals = a[image[:, None, None, None], :, r_idx, c_idx]  # [R, pw, KH, KW, C]
+        vals = pixels[image[:, None, None, None], r_idx, c_idx]  # [R, pw, KH, KW, C]
         ok = (row_ok[:, 0, None, :, None] & col_ok[:, :, None, :])[..., None]
         vals = xp.where(ok, vals, -xp.inf).reshape(vals.shape[0], pw, vals.shape[2] * vals.shape[3], c)
         best = vals.argmax(axis=2) if vals.size else xp.zeros((0, pw, c), np.int64)  # [R, pw, C]
@@ -218,10 +232,7 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
                                     best // kw, axis=2)
         pick_c = xp.take_along_axis(c_idx[:, :, 0, :], best % kw, axis=2)
         flat.append(((image[:, None, None] * c + xp.arange(c)) * h + pick_r) * w + pick_c)  # [R, pw, C]
-    index = xp.stack(flat, axis=1).transpose(0, 3, 1, 2)  # [R, C, ph, pw]
-    empty = ((he - hs) <= 0)[:, :, None] | ((we - ws) <= 0)[:, None, :]  # [R, ph, pw]
-    picked = gather(x.reshape([-1]), wrap(index.reshape(-1))).reshape(list(index.shape))
-    return picked * wrap((~empty[:, None]).astype(x.dtype))
+    return xp.stack(flat, axis=1).transpose(0, 3, 1, 2)  # [R, C, ph, pw]
 
 
 class RoIAlign(Layer):
