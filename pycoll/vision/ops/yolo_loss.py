@@ -7,7 +7,7 @@ ground-truth boxes land on the same cell and anchor: paddle's loss adds both box
 backward keeps only the last box's (it assigns where it should add); pycoll's adds both."""
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -23,14 +23,23 @@ from pycoll.vision.ops.yolo import check_anchors, sigmoid
 __all__ = ["yolo_loss"]
 
 
-def _centre_iou(a: Any, b: Any) -> Any:
-    """IoU of boxes given as (cx, cy, w, h) on the last axis, broadcast against each other."""
-    xp = array_module(a)
-    lo = xp.maximum(a[..., :2] - a[..., 2:] / 2, b[..., :2] - b[..., 2:] / 2)
-    hi = xp.minimum(a[..., :2] + a[..., 2:] / 2, b[..., :2] + b[..., 2:] / 2)
-    wh = hi - lo
-    inter = xp.where((wh[..., 0] < 0) | (wh[..., 1] < 0), 0, wh[..., 0] * wh[..., 1])
-    return inter / (a[..., 2] * a[..., 3] + b[..., 2] * b[..., 3] - inter)
+def _best_iou(xp: Any, centre: Tuple[Any, ...], gt: Any, valid: Any) -> Any:
+    """Each predicted box's largest IoU with a valid ground truth of its image (0 without one):
+    the boxes (cx, cy, w, h) as four arrays [N, M, H, W], gt [N, B, 4] and valid [N, B]. Each
+    image's valid boxes come first and the slots past the most any image has are dropped (an
+    invalid slot left counts 0); the IoU is computed coordinate by coordinate (contiguous
+    arrays, not strided slices of a last axis of 4)."""
+    n, b_num = valid.shape
+    order = xp.argsort(~valid, axis=1, kind="stable")[:, :max(int(valid.sum(axis=1).max()), 1)]
+    kept = xp.take_along_axis(valid, order, axis=1)
+    gt = xp.take_along_axis(gt, order[..., None], axis=1)
+    gx, gy, gw, gh = (xp.ascontiguousarray(gt[..., k])[:, None, None, None] for k in range(4))
+    cx, cy, w, h = (c[..., None] for c in centre)
+    iw = xp.minimum(cx + w / 2, gx + gw / 2) - xp.maximum(cx - w / 2, gx - gw / 2)
+    ih = xp.minimum(cy + h / 2, gy + gh / 2) - xp.maximum(cy - h / 2, gy - gh / 2)
+    inter = xp.where((iw < 0) | (ih < 0), 0, iw * ih)
+    iou = inter / (w * h + gw * gh - inter)
+    return xp.where(kept[:, None, None, None], iou, 0).max(axis=-1)
 
 
 def _sce(x: Tensor, label: Any) -> Tensor:
@@ -82,13 +91,11 @@ def yolo_loss(x: Tensor, gt_box: Tensor, gt_label: Tensor, anchors: Sequence[int
     # objectness: -1 (ignored) where a prediction overlaps a ground truth by more than ignore_thresh
     bias = -0.5 * (scale_x_y - 1)
     anc = xp.asarray(anchor[mask], dtype=dt)
-    box = xp.stack(xp.broadcast_arrays(
-        (xp.arange(w, dtype=dt) + sigmoid(xp, pred[:, :, 0]) * scale_x_y + bias) / w,
-        (xp.arange(h, dtype=dt)[:, None] + sigmoid(xp, pred[:, :, 1]) * scale_x_y + bias) / h,
-        xp.exp(pred[:, :, 2]) * anc[:, 0, None, None] / input_size,
-        xp.exp(pred[:, :, 3]) * anc[:, 1, None, None] / input_size), axis=-1)  # [N, M, H, W, 4]
-    iou = _centre_iou(box[:, :, :, :, None], gt[:, None, None, None])  # [N, M, H, W, B]
-    best = xp.where(valid[:, None, None, None], iou, 0).max(axis=-1) if b_num else xp.zeros(box.shape[:-1], dt)
+    centre = ((xp.arange(w, dtype=dt) + sigmoid(xp, pred[:, :, 0]) * scale_x_y + bias) / w,
+              (xp.arange(h, dtype=dt)[:, None] + sigmoid(xp, pred[:, :, 1]) * scale_x_y + bias) / h,
+              xp.exp(pred[:, :, 2]) * anc[:, 0, None, None] / input_size,
+              xp.exp(pred[:, :, 3]) * anc[:, 1, None, None] / input_size)  # the boxes' cx, cy, w, h [N, M, H, W]
+    best = _best_iou(xp, centre, gt, valid) if b_num else xp.zeros((n, m_num, h, w), dt)
     obj = xp.where(best > ignore_thresh, -1.0, 0.0).astype(dt)
     # positives: each valid box's cell and best anchor (by shape alone), on the host
     host_gt, host_label = boxes.numpy().astype(np.float64), labels.numpy()
