@@ -58,13 +58,12 @@ def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool =
     x = _square(x, "triangular_solve")
     y = _right_side(y, x, "triangular_solve")
     a_full, b = x._array, to_module(y._array, array_module(x._array))
-    a = _triangle(a_full, upper, unitriangular)
-    out = nonsingular("triangular_solve", lambda: _triangle_solved(a, b, upper, transpose),
+    out = nonsingular("triangular_solve", lambda: _triangle_solved(a_full, b, upper, transpose, unitriangular),
                       "x's triangle is singular (a zero on its diagonal)")
     a_shape, b_shape = a_full.shape, b.shape
 
     def backward(g: Any) -> tuple:
-        gb = _triangle_solved(a, g, upper, not transpose)
+        gb = _triangle_solved(a_full, g, upper, not transpose, unitriangular)
         g_op = -(gb @ _mT(out))
         ga = _triangle(_mT(g_op) if transpose else g_op, upper, unitriangular, diagonal=0)
         return unbroadcast(ga, a_shape), unbroadcast(gb, b_shape)
@@ -76,19 +75,20 @@ def triangular_solve(x: Tensor, y: Tensor, upper: bool = True, transpose: bool =
 _TRIANGLE_LOOP_MAX = 16
 
 
-def _triangle_solved(tri: Any, b: Any, upper: bool, transpose: bool) -> Any:
-    """X with op(tri) @ X = b, tri [..., M, M] upper (or lower) triangular, op the transpose with
-    `transpose`; batch dimensions broadcast."""
-    xp = array_module(tri)
-    op_a, rhs = _batched(_mT(tri) if transpose else tri, b)
-    batch = op_a.shape[:-2]
+def _triangle_solved(a: Any, b: Any, upper: bool, transpose: bool, unit: bool) -> Any:
+    """X with op(A) @ X = b, A the upper (or lower) triangle of a [..., M, M] (its diagonal ones
+    with `unit`), op the transpose with `transpose`; batch dimensions broadcast. LAPACK reads the
+    triangle in place; the batched general solve takes it masked."""
+    xp = array_module(a)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     if xp is not np or math.prod(batch) > _TRIANGLE_LOOP_MAX:
-        return xp.linalg.solve(op_a, rhs)
-    tri = np.broadcast_to(tri, op_a.shape)
-    out = np.empty(rhs.shape, np.result_type(tri, rhs))
+        tri = _triangle(a, upper, unit)
+        return xp.linalg.solve(*_batched(_mT(tri) if transpose else tri, b))
+    a, rhs = _batched(a, b)
+    out = np.empty(rhs.shape, np.result_type(a, rhs))
     for at in np.ndindex(batch):
-        out[at] = scipy.linalg.solve_triangular(tri[at], rhs[at], trans=int(transpose), lower=not upper,
-                                                check_finite=False)
+        out[at] = scipy.linalg.solve_triangular(a[at], rhs[at], trans=int(transpose), lower=not upper,
+                                                unit_diagonal=unit, check_finite=False)
     return out
 
 

@@ -143,6 +143,14 @@ def test_triangular_and_cholesky_solve():
         got = linalg.triangular_solve(T(SQ), T(RHS), upper=upper, transpose=transpose, unitriangular=unit)
         np.testing.assert_allclose(got.numpy(), want, atol=1e-12)
         gradcheck(lambda x, y: linalg.triangular_solve(x, y, upper, transpose, unit), [SQ.copy(), RHS.copy()])
+    # a batch of more than 16 matrices takes the batched general solve (LAPACK's triangular solve
+    # runs one matrix at a time below that): the two agree, whatever lies outside the triangle
+    rs = np.random.RandomState(1)
+    many, rhs = rs.rand(20, 3, 3) + 3 * np.eye(3), rs.rand(20, 3, 2)
+    for upper, transpose, unit in ((True, True, False), (False, False, True)):
+        batched = linalg.triangular_solve(T(many), T(rhs), upper, transpose, unit).numpy()
+        one_by_one = [linalg.triangular_solve(T(m), T(r), upper, transpose, unit).numpy() for m, r in zip(many, rhs)]
+        np.testing.assert_allclose(batched, one_by_one, rtol=1e-12)
     # one matrix for a batch of right-hand sides; the gradient sums over the batch
     np.testing.assert_allclose(linalg.triangular_solve(T(SQ[0]), T(RHS)).numpy(),
                                np.linalg.solve(np.triu(SQ[0]), RHS), atol=1e-12)
