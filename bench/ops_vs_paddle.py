@@ -617,6 +617,55 @@ def _():
     return lambda: P.fft.hfft(c)
 
 
+@case("nms_6000")
+def _():
+    """nms (threshold 0.7) of 6000 scored boxes: an RPN's pre-NMS count, most of them kept."""
+    rs = np.random.RandomState(0)
+    xy = rs.rand(6000, 2).astype("float32") * 1000
+    boxes = P.to_tensor(np.concatenate([xy, xy + rs.rand(6000, 2).astype("float32") * 100 + 5], 1))
+    scores = P.to_tensor(rs.rand(6000).astype("float32"))
+    return lambda: P.vision.ops.nms(boxes, 0.7, scores=scores)
+
+
+@case("roi_pool_512")
+def _():
+    """roi_pool (7 x 7) of 512 rois over [2, 256, 50, 50], forward and backward."""
+    rs = np.random.RandomState(0)
+    xy = rs.rand(512, 2).astype("float32") * 35
+    rois = P.to_tensor(np.concatenate([xy, xy + rs.rand(512, 2).astype("float32") * 15 + 1], 1))
+    x, counts = tensor(2, 256, 50, 50), P.to_tensor(np.array([256, 256], "int32"))
+    return sum_backward(lambda: P.vision.ops.roi_pool(x, rois, counts, 7, 1.0))
+
+
+@case("yolo_loss_3heads")
+def _():
+    """yolo_loss of YOLOv3's three heads (13/26/52 cells, 80 classes) at batch 4 against 20 of
+    50 ground-truth slots, forward and backward."""
+    rs = np.random.RandomState(0)
+    anchors = [10, 13, 16, 30, 33, 23, 30, 61, 62, 45, 59, 119, 116, 90, 156, 198, 373, 326]
+    gt = np.zeros((4, 50, 4), "float32")
+    gt[:, :20, :2] = rs.rand(4, 20, 2) * 0.8 + 0.1
+    gt[:, :20, 2:] = rs.rand(4, 20, 2) * 0.3 + 0.02
+    boxes, labels = P.to_tensor(gt), P.to_tensor(rs.randint(0, 80, (4, 50)).astype("int32"))
+    heads = [(13, [6, 7, 8], 32), (26, [3, 4, 5], 16), (52, [0, 1, 2], 8)]
+    xs = [P.to_tensor(rs.randn(4, 255, s, s).astype("float32") * 0.5, stop_gradient=False) for s, _, _ in heads]
+
+    def call():
+        total = sum(P.vision.ops.yolo_loss(x, boxes, labels, anchors, mask, 80, 0.7, ratio).mean()
+                    for x, (_, mask, ratio) in zip(xs, heads))
+        total.backward()
+    return call
+
+
+@case("triangular_solve_2000")
+def _():
+    """triangular_solve of one upper-triangular 2000 x 2000 system, one right-hand side."""
+    rs = np.random.RandomState(0)
+    a = np.triu(rs.randn(2000, 2000)).astype("float32") + 45 * np.eye(2000, dtype="float32")
+    x, y = P.to_tensor(a), P.to_tensor(rs.randn(2000, 1).astype("float32"))
+    return lambda: P.linalg.triangular_solve(x, y, upper=True)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
