@@ -165,6 +165,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             finish()  # (a Refusal raises here)
         if sync_op and g.pending and fn not in POINT_TO_POINT:
             wait_earlier_collectives(g)
+            retire(g)
         return COMPLETED
     refused = finish if type(finish) is _arrays.Refusal else None
     task = Task(request, g, fn, g.seq, finish if refused is None else refused.then, (*args, arr), g.touches,

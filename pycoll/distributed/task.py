@@ -31,6 +31,7 @@ from pycoll.distributed.placement import timeout_seconds
 from pycoll.distributed.watchdog import watchdog
 
 _SPIN_S = 200e-6
+POINT_TO_POINT = ("send", "recv")  # the tasks of sends and receives (named by their calls)
 
 
 def poll(request: Any, timeout: float) -> bool:
@@ -150,12 +151,20 @@ class Task:
     def wait(self, timeout: Union[None, float, datetime.timedelta] = None) -> bool:
         """Block until the collective completes, for at most ``timeout`` (seconds or a
         ``datetime.timedelta``, paddle's type); None or zero (paddle's default,
-        ``timedelta(0)``) waits as long as the group's timeout.
+        ``timedelta(0)``) waits as long as the group's timeout. The group's collectives made
+        before it are complete then too (see :func:`wait_earlier_collectives`).
 
         On a GPU engine nothing blocks the host: the current stream waits for the collective,
         as torch's ``Work.wait()`` does for NCCL. Meanwhile the watchdog ends the job if a
         member of the group leaves it.
         """
+        self._wait_alone(timeout)
+        if self._group is not None and self._name not in POINT_TO_POINT:
+            wait_earlier_collectives(self._group, before=self)
+        return True
+
+    def _wait_alone(self, timeout: Union[None, float, datetime.timedelta] = None) -> bool:
+        """``wait`` for this call only."""
         seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
         if seconds is None or (isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds == 0):
             limit = None  # the group's
@@ -288,23 +297,23 @@ def wait_overlapping(group: Any, touches: Touches) -> None:
             if not reads and not writes:
                 return
         if _meet(reads + writes, their_writes) or _meet(writes, their_reads):
-            task.wait()
+            task._wait_alone()  # (the tasks before it may run on)
 
 
-POINT_TO_POINT = ("send", "recv")  # the tasks of sends and receives (named by their calls)
-
-
-def wait_earlier_collectives(group: Any) -> None:
-    """Wait for the collectives of ``group`` still in flight, once a blocking call on it has
-    returned. paddle's process groups run a group's calls in order (NCCL's stream, gloo's
-    blocking calls), so when a blocking call returns every earlier one is complete: a Paddle
-    user reads the tensor of a task they dropped after the next blocking call. Every rank made
-    those collectives before this one, so they complete. Sends and receives go on beside it:
-    a receive may wait for a send its peer makes after its own blocking call."""
+def wait_earlier_collectives(group: Any, before: Optional[Task] = None) -> None:
+    """Wait for the collectives of ``group`` still in flight (those made before task ``before``),
+    once a blocking call on it has returned (or a task has been waited for). paddle's process
+    groups run a group's calls in order (NCCL's stream, gloo's blocking calls), so when a call
+    is complete every earlier one is: a Paddle user reads the tensor of a task they dropped after
+    the next blocking call, or the next task's wait. Every rank made those collectives before
+    this one, so they complete. Sends and receives go on beside it: a receive may wait for a
+    send its peer makes after its own blocking call. Other groups' calls are not ordered with
+    this group's (paddle's are not either: each group has its own stream)."""
     for task in list(group.pending):
+        if task is before:
+            break
         if task._name not in POINT_TO_POINT:
-            task.wait()
-    retire(group)
+            task._wait_alone()
 
 
 def retire(group: Any) -> None:

@@ -118,6 +118,10 @@ for dtype in ("float32", "bfloat16", "int64"):
     dist.all_reduce(dropped, sync_op=False)
     dist.all_reduce(pycoll.ones([4]))
     assert (dropped.astype("float32").numpy() == n).all(), (dtype, dropped.numpy()[[0, -1]])
+dropped = ones()
+dist.all_reduce(dropped, sync_op=False)
+dist.all_reduce(pycoll.ones([4]), sync_op=False).wait()  # a later task's wait: the earlier are done too
+assert (dropped.numpy() == n).all(), dropped.numpy()[[0, -1]]
 
 if sys.argv[1] == "cpu":  # (NCCL runs a rank's send before its receive: there the pattern deadlocks)
     # a halo exchange through two columns of one tensor: their bounds meet, their elements don't,
