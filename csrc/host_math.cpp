@@ -2,9 +2,11 @@
 // loops of host_kernels.cpp are.
 #include "host_math.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 #include "host_exp.h"
 #include "simd_clones.h"
@@ -619,17 +621,15 @@ void roi_max_index(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, co
                 const int64_t y0 = std::max<int64_t>(hs[r * ph + by], 0), y1 = std::min(he[r * ph + by], h);
                 for (int64_t bx = 0; bx < pw; ++bx) {
                     const int64_t x0 = std::max<int64_t>(ws[r * pw + bx], 0), x1 = std::min(we[r * pw + bx], w);
-                    int64_t at = y0 * w + x0;
-                    if (y0 < y1 && x0 < x1) {
-                        T best = cells[at];
-                        for (int64_t y = y0; y < y1; ++y) {
-                            for (int64_t xx = y == y0 ? x0 + 1 : x0; xx < x1; ++xx) {
-                                const T v = cells[y * w + xx];
-                                if (v > best || (v != v && best == best)) best = v, at = y * w + xx;
-                            }
+                    T best = std::numeric_limits<T>::lowest();
+                    int64_t at = -1;
+                    for (int64_t y = y0; y < y1; ++y) {
+                        for (int64_t xx = x0; xx < x1; ++xx) {
+                            const T v = cells[y * w + xx];
+                            if (v > best) best = v, at = y * w + xx;
                         }
                     }
-                    out[by * pw + bx] = plane + (y0 < y1 && x0 < x1 ? at : 0);
+                    out[by * pw + bx] = at < 0 ? -1 : plane + at;
                 }
             }
         }

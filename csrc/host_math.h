@@ -81,8 +81,9 @@ void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_
 
 // RoI max pooling's picks: for each RoI r (of image[r]), channel and bin [hs, he) x [ws, we)
 // (rows ph, columns pw per RoI; clipped to the plane), the flat index into x [N, c, h, w] of the
-// bin's maximum (the first cell equal to it in row-major order, or the first NaN: NumPy's argmax),
-// into index [rois, c, ph, pw]; an empty bin gets its plane's first cell (the caller zeroes it).
+// bin's first cell (row-major) greater than every other and than the type's lowest value, as
+// paddle's kernel compares (a NaN never wins), into index [rois, c, ph, pw]; -1 where none is
+// (an empty bin, or one of NaN and -inf cells only).
 template <class T>
 void roi_max_index(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
                    const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we,

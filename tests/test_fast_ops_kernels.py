@@ -343,7 +343,8 @@ def test_roi_max_index_kernel_picks_what_the_array_formula_picks(dtype):
     from pycoll.vision.ops import roi
     rs = np.random.RandomState(5)
     x = rs.randint(0, 4, (2, 3, 9, 11)).astype(dtype)  # many ties: the first of equal maxima wins
-    x[1, 2, 4, 5] = np.nan  # a NaN wins its bins
+    x[1, 2, 4, 5] = np.nan  # a NaN never wins (paddle's comparisons)
+    x[0, 1, 8:, :] = -np.inf  # nor does -inf: a bin of -inf cells has no pick
     image = np.array([0, 1, 1, 0], np.int64)
     hs = np.array([[0, 2, 5], [3, 3, 6], [0, 4, 9], [8, 8, 8]], np.int64)  # [3, 3) and [9, 9): empty bins
     he = np.array([[2, 5, 9], [4, 6, 9], [4, 9, 9], [9, 9, 9]], np.int64)
@@ -351,7 +352,8 @@ def test_roi_max_index_kernel_picks_what_the_array_formula_picks(dtype):
     we = np.array([[4, 11], [6, 11], [5, 11], [10, 11]], np.int64)
     fast = host_math.roi_max_index(x, image, hs, he, ws, we)
     slow = roi._roi_max_index(np, x, image, hs, he, ws, we)
-    full = ((hs < he)[:, None, :, None] & (ws < we)[:, None, None, :]).repeat(3, axis=1)
     assert fast.shape == slow.shape == (4, 3, 3, 2) and fast.dtype == np.int64
-    np.testing.assert_array_equal(fast[full], slow[full])  # (an empty bin's pick is zeroed by roi_pool)
-    assert np.isnan(x.reshape(-1)[fast[1, 2, 1, 0]])
+    np.testing.assert_array_equal(fast, slow)
+    empty = ~((hs < he)[:, None, :, None] & (ws < we)[:, None, None, :]).repeat(3, axis=1)
+    assert (fast[empty] == -1).all() and (fast[3, 1] == -1).all()  # empty bins; RoI 3's -inf rows
+    assert not np.isnan(x.reshape(-1)[fast[fast >= 0]]).any()

@@ -443,3 +443,18 @@ def test_ops_on_the_gpu_equal_the_cpus():
     cpu, gpu = _every_op("cpu"), _every_op("gpu:0")
     for key in cpu:
         np.testing.assert_allclose(gpu[key], cpu[key], rtol=1e-5, atol=1e-5, err_msg=key)
+
+
+def test_roi_pool_passes_over_nan_as_paddles_kernel():
+    # paddle 3.3.1: a bin's maximum ignores NaN (its gradient goes to the largest number); a bin of
+    # NaN only gives float32's lowest value, with no gradient; an empty bin 0
+    x = pycoll.to_tensor(np.array([[[[1.0, 2.0], [np.nan, 4.0]]]], np.float32), stop_gradient=False)
+    box, count = T(np.array([[0.0, 0.0, 1.0, 1.0]], np.float32)), pycoll.to_tensor(np.array([1], np.int32))
+    out = V.roi_pool(x, box, count, 1)
+    out.sum().backward()
+    assert out.numpy().ravel().tolist() == [4.0] and x.grad.numpy().ravel().tolist() == [0, 0, 0, 1]
+    nan = pycoll.to_tensor(np.full((1, 1, 2, 2), np.nan, np.float32), stop_gradient=False)
+    out = V.roi_pool(nan, box, count, 1)
+    out.sum().backward()
+    assert out.numpy().ravel().tolist() == [float(np.finfo(np.float32).min)]
+    assert (nan.grad.numpy() == 0).all()

@@ -20,7 +20,7 @@ from pycoll.kernels import host_math
 from pycoll.math_ops import matmul
 from pycoll.nn.layer import Layer
 from pycoll.reduce_ops import running_sums
-from pycoll.search_ops import gather
+from pycoll.search_ops import gather, where
 from pycoll.shape_ops import concat, scatter_add
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.ops._common import batch_index, floating, pair, round_half_away
@@ -207,12 +207,17 @@ def roi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, sp
     if index is None:
         index = _roi_max_index(xp, x._array, image, hs, he, ws, we)
     empty = ((he - hs) <= 0)[:, :, None] | ((we - ws) <= 0)[:, None, :]  # [R, ph, pw]
-    picked = gather(x.reshape([-1]), wrap(index.reshape(-1))).reshape(list(index.shape))
-    return picked * wrap((~empty[:, None]).astype(x.dtype))
+    unpicked = index < 0
+    picked = gather(x.reshape([-1]), wrap(xp.where(unpicked, 0, index).reshape(-1))).reshape(list(index.shape))
+    # paddle's kernel: an empty bin gives 0, one whose cells are NaN or -inf its starting maximum,
+    # the dtype's lowest value (neither takes a gradient)
+    fill = xp.where(empty[:, None], 0, np.finfo(x.dtype).min).astype(x.dtype)
+    return where(wrap(~unpicked), picked, wrap(fill))
 
 
 def _roi_max_index(xp: Any, a: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Any:
-    """host_math.roi_max_index on the array module (CuPy's arrays, or without the kernel)."""
+    """host_math.roi_max_index on the array module (CuPy's arrays, or without the kernel): NaN
+    cells, and cells past a bin, count as -inf; a bin whose maximum is -inf has no pick (-1)."""
     n, c, h, w = a.shape
     pw = ws.shape[1]
     cols, col_ok = _window(xp, ws, we)  # [R, pw, KW]
@@ -225,13 +230,16 @@ def _roi_max_index(xp: Any, a: Any, image: Any, hs: Any, he: Any, ws: Any, we: A
         c_idx = xp.clip(cols[:, :, None, :], 0, w - 1)  # [R, pw, 1, KW]
         vals = pixels[image[:, None, None, None], r_idx, c_idx]  # [R, pw, KH, KW, C]
         ok = (row_ok[:, 0, None, :, None] & col_ok[:, :, None, :])[..., None]
-        vals = xp.where(ok, vals, -xp.inf).reshape(vals.shape[0], pw, vals.shape[2] * vals.shape[3], c)
+        vals = xp.where(ok & ~xp.isnan(vals), vals, -xp.inf)
+        vals = vals.reshape(vals.shape[0], pw, vals.shape[2] * vals.shape[3], c)
         best = vals.argmax(axis=2) if vals.size else xp.zeros((0, pw, c), np.int64)  # [R, pw, C]
+        none = xp.take_along_axis(vals, best[:, :, None], axis=2)[:, :, 0] == -xp.inf if vals.size else best < 0
         kw = cols.shape[2]
         pick_r = xp.take_along_axis(xp.broadcast_to(r_idx[:, :, :, 0], (r_idx.shape[0], 1, r_idx.shape[2])),
                                     best // kw, axis=2)
         pick_c = xp.take_along_axis(c_idx[:, :, 0, :], best % kw, axis=2)
-        flat.append(((image[:, None, None] * c + xp.arange(c)) * h + pick_r) * w + pick_c)  # [R, pw, C]
+        picks = ((image[:, None, None] * c + xp.arange(c)) * h + pick_r) * w + pick_c  # [R, pw, C]
+        flat.append(xp.where(none, -1, picks))
     return xp.stack(flat, axis=1).transpose(0, 3, 1, 2)  # [R, C, ph, pw]
 
 
