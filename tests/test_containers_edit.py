@@ -113,3 +113,15 @@ def test_a_sublayer_may_have_a_dotted_name_as_in_paddle():
     assert model.state_dict()["block.0.bias"].numpy().tolist() == [1.0, 1.0]
     with pytest.raises(ValueError, match="name must be a non-empty str"):
         model.add_sublayer("", nn.ReLU())
+
+
+def test_numpy_integers_index_the_containers_as_paddles():
+    import numpy as np
+    tanh = nn.Tanh()
+    layers, seq = nn.LayerList([nn.ReLU(), tanh]), nn.Sequential(nn.ReLU(), tanh)
+    at = np.argmax([0.1, 0.9])  # an np.int64
+    assert layers[at] is tanh and seq[at] is tanh
+    layers[at] = nn.Sigmoid()
+    assert type(layers[1]) is nn.Sigmoid
+    with pytest.raises(TypeError, match="LayerList: index must be an int, got float"):
+        layers[1.0]

@@ -1,6 +1,7 @@
 """Containers: Sequential, LayerList, LayerDict and ParameterList."""
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
@@ -8,6 +9,16 @@ from pycoll._param_aliases import param_aliases
 from pycoll.nn.layer import Layer
 from pycoll.nn.parameter import Parameter
 from pycoll.tensor import Tensor
+
+
+def _position(index: Any, fn: str) -> int:
+    """A container's int index: any integer but a bool (``np.argmax``'s too), as paddle takes."""
+    if not isinstance(index, bool):
+        try:
+            return operator.index(index)
+        except TypeError:
+            pass
+    raise TypeError(f"{fn}: index must be an int, got {type(index).__name__}")
 
 
 class Sequential(Layer):
@@ -40,7 +51,8 @@ class Sequential(Layer):
 
     def _name_at(self, index: int) -> str:
         names = list(self._sub_layers)
-        if isinstance(index, bool) or not isinstance(index, int) or not -len(names) <= index < len(names):
+        index = _position(index, "Sequential")
+        if not -len(names) <= index < len(names):
             raise IndexError(f"Sequential: index {index!r} is out of range for {len(names)} layers")
         return names[index]
 
@@ -90,7 +102,8 @@ class Sequential(Layer):
         if not isinstance(module, Layer):
             raise TypeError(f"Sequential.insert: module must be a Layer, got {type(module).__name__}")
         count = len(self)
-        if isinstance(index, bool) or not isinstance(index, int) or not -count <= index <= count:
+        index = _position(index, "Sequential.insert")
+        if not -count <= index <= count:
             raise IndexError(f"Sequential.insert: index {index!r} is out of range for {count} layers")
         pairs = list(self._sub_layers.items())
         position = index + count if index < 0 else index
@@ -140,7 +153,8 @@ class LayerList(Layer):
     def insert(self, index: int, sublayer: Layer) -> None:
         """Put ``sublayer`` before position ``index`` (-len <= index <= len, as paddle's)."""
         layers = list(self._sub_layers.values())
-        if isinstance(index, bool) or not isinstance(index, int) or not -len(layers) <= index <= len(layers):
+        index = _position(index, "LayerList.insert")
+        if not -len(layers) <= index <= len(layers):
             raise IndexError(f"LayerList.insert: index must be an int in [{-len(layers)}, {len(layers)}], got "
                              f"{index!r}")
         layers.insert(index, sublayer)
@@ -150,7 +164,8 @@ class LayerList(Layer):
         if isinstance(index, slice):
             return index
         count = len(self._sub_layers)
-        if isinstance(index, bool) or not isinstance(index, int) or not -count <= index < count:
+        index = _position(index, "LayerList")
+        if not -count <= index < count:
             raise IndexError(f"LayerList: index {index!r} is out of range, should be an int in [{-count}, {count})")
         return index
 
