@@ -76,3 +76,17 @@ def test_transformer_layer_prints_attention_by_its_sublayers():
     assert text.startswith("TransformerEncoderLayer(\n  (self_attn): MultiHeadAttention(\n"
                            "    (q_proj): Linear(in_features=8, out_features=8, dtype=float32)\n")
     assert "  (dropout1): Dropout(p=0.1, axis=None, mode=upscale_in_train, inplace=False)\n" in text
+
+
+def test_a_layers_name_prints_last_and_does_not_scope_its_parameters():
+    # paddle 3.3.1: name= is printed (Dropout's before inplace; LayerNorm's and losses' not), and
+    # the parameters keep the class's scope: Linear(2, 2, name="fc").weight.name == "linear_N.w_0"
+    fc = nn.Linear(2, 2, name="fc")
+    assert repr(fc).endswith(", dtype=float32, name=fc)") and fc.weight.name.startswith("linear_")
+    assert repr(nn.ReLU(name="act")) == "ReLU(name=act)"
+    assert repr(nn.Dropout(name="d")) == "Dropout(p=0.5, axis=None, mode=upscale_in_train, name=d, inplace=False)"
+    assert repr(nn.AlphaDropout(name="d")) == "AlphaDropout(p=0.5, name=d)"
+    norm = nn.LayerNorm(4, name="ln")
+    assert repr(norm) == "LayerNorm(normalized_shape=[4], epsilon=1e-05)" and norm.weight.name.startswith("layer_norm_")
+    assert nn.Embedding(4, 2, name="emb").weight.name.startswith("embedding_")
+    assert repr(nn.L1Loss(name="loss")) == "L1Loss()"

@@ -14,7 +14,8 @@ class _Plain(Layer):
     """An activation whose only argument is paddle's `name`."""
 
     def __init__(self, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
 
 
 class ReLU(_Plain):
@@ -34,7 +35,8 @@ class Sigmoid(_Plain):
 
 class GELU(Layer):
     def __init__(self, approximate: Union[bool, str] = False, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         F._gelu_uses_tanh(approximate)  # refuses a bad form here, at construction
         self.approximate = approximate
 
@@ -47,7 +49,8 @@ class GELU(Layer):
 
 class Softmax(Layer):
     def __init__(self, axis: int = -1, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.axis = axis
 
     def forward(self, x: Tensor) -> Tensor:
@@ -59,7 +62,8 @@ class Softmax(Layer):
 
 class LeakyReLU(Layer):
     def __init__(self, negative_slope: float = 0.01, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.negative_slope = negative_slope
 
     def forward(self, x: Tensor) -> Tensor:
@@ -74,7 +78,8 @@ class RReLU(Layer):
     their mean (lower + upper) / 2 in eval mode."""
 
     def __init__(self, lower: float = 0.125, upper: float = 1.0 / 3.0, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.lower, self.upper = lower, upper
 
     def forward(self, x: Tensor) -> Tensor:
@@ -86,7 +91,8 @@ class RReLU(Layer):
 
 class Silu(Layer):
     def __init__(self, inplace: bool = False, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
@@ -98,7 +104,8 @@ class Silu(Layer):
 
 class ELU(Layer):
     def __init__(self, alpha: float = 1.0, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.alpha = alpha
 
     def forward(self, x: Tensor) -> Tensor:
@@ -110,7 +117,8 @@ class ELU(Layer):
 
 class Softplus(Layer):
     def __init__(self, beta: float = 1, threshold: float = 20, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.beta, self.threshold = beta, threshold
 
     def forward(self, x: Tensor) -> Tensor:
@@ -173,7 +181,8 @@ class LogSoftmax(Softmax):
 class _Threshold(Layer):
     @param_aliases({"lambd": "threshold"})
     def __init__(self, threshold: float = 0.5, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._threshold = threshold
 
     def extra_repr(self) -> str:
@@ -194,7 +203,8 @@ class Softshrink(_Threshold):
 
 class ThresholdedReLU(Layer):
     def __init__(self, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._threshold, self._value = threshold, value
 
     def forward(self, x: Tensor) -> Tensor:
@@ -206,7 +216,8 @@ class ThresholdedReLU(Layer):
 
 class Hardtanh(Layer):
     def __init__(self, min: float = -1.0, max: float = 1.0, name: Optional[str] = None):  # noqa: A002
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._min, self._max = min, max
 
     def forward(self, x: Tensor) -> Tensor:
@@ -218,7 +229,8 @@ class Hardtanh(Layer):
 
 class CELU(Layer):
     def __init__(self, alpha: float = 1.0, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._alpha = alpha
 
     def forward(self, x: Tensor) -> Tensor:
@@ -231,7 +243,8 @@ class CELU(Layer):
 class SELU(Layer):
     def __init__(self, scale: float = 1.0507009873554805, alpha: float = 1.6732632423543772,
                  name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._scale, self._alpha = scale, alpha
 
     def forward(self, x: Tensor) -> Tensor:
@@ -244,7 +257,8 @@ class SELU(Layer):
 class GLU(Layer):
     @param_aliases({"dim": "axis"})
     def __init__(self, axis: int = -1, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._axis = axis
 
     @param_aliases({"input": "x"})
@@ -257,7 +271,8 @@ class GLU(Layer):
 
 class Maxout(Layer):
     def __init__(self, groups: int, axis: int = 1, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._groups, self._axis = groups, axis
 
     def forward(self, x: Tensor) -> Tensor:
@@ -273,7 +288,8 @@ class PReLU(Layer):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, weight_attr: Any = None,
                  data_format: str = "NCHW", name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         if isinstance(num_parameters, bool) or not isinstance(num_parameters, int) or num_parameters < 1:
             raise ValueError(f"PReLU: num_parameters must be an int >= 1, got {num_parameters!r}")
         self._num_parameters, self._init, self._data_format = num_parameters, init, data_format

@@ -15,6 +15,7 @@ class Bilinear(Layer):
     def __init__(self, in1_features: int, in2_features: int, out_features: int, weight_attr: Any = None,
                  bias_attr: Any = None, name: Optional[str] = None):
         super().__init__()
+        self._named(name)
         for arg, value in (("in1_features", in1_features), ("in2_features", in2_features),
                            ("out_features", out_features)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

@@ -28,7 +28,8 @@ class Linear(Layer):
 
     def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
                  bias_attr: Any = None, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.in_features = _positive_int(in_features, "in_features", least=0)  # paddle's: 0 features, an empty weight
         self.out_features = _positive_int(out_features, "out_features", least=0)
         self.weight = self.create_parameter([in_features, out_features], attr=weight_attr)
@@ -56,7 +57,8 @@ class Embedding(Layer):
                  max_norm: Optional[float] = None, norm_type: float = 2.0, *, scale_grad_by_freq: bool = False,
                  sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: Any = None,
                  dtype: DTypeLike = None, weight_attr: Any = None, name: Optional[str] = None):
-        super().__init__(name, dtype)
+        super().__init__(None, dtype)
+        self._named(name)
         self.num_embeddings = _positive_int(num_embeddings, "num_embeddings")
         self.embedding_dim = _positive_int(embedding_dim, "embedding_dim")
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
@@ -96,7 +98,8 @@ class Dropout(Layer):
 
     def __init__(self, p: float = 0.5, inplace: bool = False, axis: Union[int, Sequence[int], None] = None,
                  mode: str = "upscale_in_train", name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._name_arg = name  # printed before inplace, where paddle prints it
         if isinstance(p, bool) or not isinstance(p, (int, float)):
             raise TypeError(f"Dropout: p must be a number, got {type(p).__name__} {p!r}")
         if not 0.0 <= p <= 1.0:
@@ -109,7 +112,8 @@ class Dropout(Layer):
         return F.dropout(x, self.p, self.axis, self.training, self.inplace, self.mode)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}, axis={self.axis}, mode={self.mode}, inplace={self.inplace}"
+        shown = f"name={self._name_arg}, " if self._name_arg else ""
+        return f"p={self.p}, axis={self.axis}, mode={self.mode}, {shown}inplace={self.inplace}"
 
 
 class Dropout2D(Layer):
@@ -117,7 +121,8 @@ class Dropout2D(Layer):
     while training, the rest scaled by 1 / (1 - p)."""
 
     def __init__(self, p: float = 0.5, data_format: str = "NCHW", name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         if data_format not in ("NCHW", "NHWC"):
             raise ValueError(f"Dropout2D: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
         self.p, self.data_format = p, data_format

@@ -26,7 +26,8 @@ class CosineSimilarity(Layer):
 class PairwiseDistance(Layer):
     @param_aliases({"eps": "epsilon"})
     def __init__(self, p: float = 2.0, epsilon: float = 1e-6, keepdim: bool = False, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.p, self.epsilon, self.keepdim = p, epsilon, keepdim
 
     @param_aliases({"x1": "x", "x2": "y"})

@@ -75,6 +75,7 @@ class ZeroPad2D(Layer):
 
     def __init__(self, padding: Any, data_format: str = "NCHW", name: Optional[str] = None):
         super().__init__()
+        self._named(name)
         self._pad = [padding] * 4 if isinstance(padding, int) else padding
         self._data_format = data_format
 
@@ -108,6 +109,7 @@ class Softmax2D(Layer):
 
     def __init__(self, name: Optional[str] = None):
         super().__init__()
+        self._named(name)
 
     def forward(self, x: Tensor) -> Tensor:
         x = as_tensor(x)

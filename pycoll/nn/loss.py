@@ -13,7 +13,7 @@ from pycoll.tensor import Tensor
 
 class _Loss(Layer):
     def __init__(self, reduction: str, name: Optional[str] = None, allowed: tuple = _REDUCTIONS):
-        super().__init__(name)
+        super().__init__()  # (paddle's `name` neither scopes the parameters nor prints)
         _check_reduction(reduction, allowed)
         self.reduction = reduction
 

@@ -16,6 +16,7 @@ class AlphaDropout(Layer):
 
     def __init__(self, p: float = 0.5, name: Optional[str] = None):
         super().__init__()
+        self._named(name)
         self.p = _probability("AlphaDropout", p)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
@@ -30,6 +31,7 @@ class FeatureAlphaDropout(Layer):
 
     def __init__(self, p: float = 0.5, name: Optional[str] = None):
         super().__init__()
+        self._named(name)
         self.p = _probability("FeatureAlphaDropout", p)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
@@ -44,6 +46,7 @@ class Dropout3D(Layer):
 
     def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: Optional[str] = None):
         super().__init__()
+        self._named(name)
         self.p = _probability("Dropout3D", p)
         if data_format not in ("NCDHW", "NDHWC"):
             raise ValueError(f"Dropout3D: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")

@@ -31,7 +31,7 @@ class LayerNorm(Layer):
                  weight_attr: Any = None, bias_attr: Any = None, name: Optional[str] = None, *,
                  elementwise_affine: bool = True, bias: bool = True, device: Any = None,
                  dtype: DTypeLike = None):
-        super().__init__(name, dtype)
+        super().__init__(None, dtype)  # (paddle's `name` neither scopes the parameters nor prints)
         if not elementwise_affine:
             weight_attr = bias_attr = False
         elif not bias:

@@ -17,7 +17,8 @@ class Upsample(Layer):
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest", align_corners: bool = False,
                  align_mode: int = 0, data_format: Optional[str] = None, recompute_scale_factor: Optional[bool] = None,
                  name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.size, self.scale_factor, self.mode = size, scale_factor, mode.lower()
         self.align_corners, self.align_mode, self.data_format = align_corners, align_mode, data_format
         self.recompute_scale_factor = recompute_scale_factor
@@ -39,7 +40,8 @@ class UpsamplingNearest2D(Layer):
 
     def __init__(self, size: Any = None, scale_factor: Any = None, data_format: str = "NCHW",
                  name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self.size, self.scale_factor, self.data_format = size, scale_factor, data_format
 
     @param_aliases({"input": "x"})
@@ -59,7 +61,8 @@ class UpsamplingBilinear2D(UpsamplingNearest2D):
 
 class PixelShuffle(Layer):
     def __init__(self, upscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._upscale_factor, self._data_format = upscale_factor, data_format
 
     def forward(self, x: Tensor) -> Tensor:
@@ -71,7 +74,8 @@ class PixelShuffle(Layer):
 
 class PixelUnshuffle(Layer):
     def __init__(self, downscale_factor: int, data_format: str = "NCHW", name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._downscale_factor, self._data_format = downscale_factor, data_format
 
     def forward(self, x: Tensor) -> Tensor:

@@ -448,12 +448,21 @@ class Layer(TorchNames):
             self.__dict__.setdefault("_forward_hook_options", {})[handle.id] = chosen
         return handle
 
+    def _named(self, name: Optional[str]) -> None:
+        """Keep a built-in layer's ``name`` argument, as paddle's: printed last (``ReLU(name=act)``)
+        where given; it does not scope the layer's parameters (``Linear(2, 2, name='fc')``'s weight
+        is ``linear_0.w_0``)."""
+        object.__setattr__(self, "_display_name", name)
+
     def extra_repr(self) -> str:
         return ""
 
     def __repr__(self) -> str:
         lines = [f"({name}): " + repr(layer).replace("\n", "\n  ") for name, layer in self.named_children()]
-        head = f"{type(self).__name__}({self.extra_repr()}"
+        extra, shown = self.extra_repr(), self.__dict__.get("_display_name")
+        if shown:
+            extra = f"{extra}, name={shown}" if extra else f"name={shown}"
+        head = f"{type(self).__name__}({extra}"
         return head + ("\n  " + "\n  ".join(lines) + "\n)" if lines else ")")
 
     # ---- state ---------------------------------------------------------------------------------

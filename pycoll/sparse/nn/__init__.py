@@ -16,7 +16,8 @@ class ReLU(Layer):
     """`functional.relu` as a layer."""
 
     def __init__(self, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
 
     def forward(self, x: SparseTensor) -> SparseTensor:
         return relu(x)
@@ -26,7 +27,8 @@ class ReLU6(Layer):
     """`functional.relu6` as a layer."""
 
     def __init__(self, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
 
     def forward(self, x: SparseTensor) -> SparseTensor:
         return relu6(x)
@@ -36,7 +38,8 @@ class LeakyReLU(Layer):
     """`functional.leaky_relu` as a layer."""
 
     def __init__(self, negative_slope: float = 0.01, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._negative_slope = negative_slope
 
     def forward(self, x: SparseTensor) -> SparseTensor:
@@ -50,7 +53,8 @@ class Softmax(Layer):
     """`functional.softmax` as a layer (axis -1 only, as paddle's)."""
 
     def __init__(self, axis: int = -1, name: Optional[str] = None):
-        super().__init__(name)
+        super().__init__()
+        self._named(name)
         self._axis = axis
 
     def forward(self, x: SparseTensor) -> SparseTensor:
