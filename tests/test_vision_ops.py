@@ -458,3 +458,9 @@ def test_roi_pool_passes_over_nan_as_paddles_kernel():
     out.sum().backward()
     assert out.numpy().ravel().tolist() == [float(np.finfo(np.float32).min)]
     assert (nan.grad.numpy() == 0).all()
+
+
+def test_nms_puts_a_nan_score_before_an_infinite_one_as_paddles_argsort():
+    boxes = T(np.array([[0, 0, 10, 10], [20, 20, 30, 30], [40, 40, 50, 50]], np.float32))
+    scores = T(np.array([0.5, np.inf, np.nan], np.float32))
+    assert V.nms(boxes, 0.5, scores=scores).numpy().tolist() == [2, 1, 0]  # paddle 3.3.1's order

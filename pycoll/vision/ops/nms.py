@@ -39,9 +39,10 @@ def greedy_nms(boxes: np.ndarray, threshold: float, offset: float = 0.0, eta: fl
 
 
 def _best_first(scores: np.ndarray) -> np.ndarray:
-    """The order of ``scores`` by paddle's ``argsort(descending=True)``: NaN first (the largest),
+    """The order of ``scores`` by paddle's ``argsort(descending=True)``: NaN first (above +inf),
     ties in their given order."""
-    return np.argsort(np.where(np.isnan(scores), -np.inf, -scores), kind="stable")
+    nan = np.isnan(scores)
+    return np.lexsort((np.where(nan, 0, -scores), ~nan))  # (lexsort: the last key first; stable)
 
 
 def _sorted_nms(boxes: np.ndarray, scores: np.ndarray, threshold: float) -> np.ndarray:
