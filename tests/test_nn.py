@@ -559,7 +559,8 @@ def test_train_takes_a_mode_and_layers_create_tensors_to_assign_to():
     assert back.name == f"{holder.full_name()}.tmp" and back.shape == [] and not back.persistable
     pycoll.assign(pycoll.ones([4, 2]), back)
     assert back.shape == [4, 2]
-    assert holder.create_variable(persistable=True).persistable
+    made = holder.create_variable(persistable=True)
+    assert made.persistable and made.name == f"{holder.full_name()}._generated_var_0"  # paddle's name
     param = holder.create_parameter([3], device="cpu")
     assert isinstance(param, nn.Parameter) and param.shape == [3]
 

@@ -262,6 +262,8 @@ def test_prior_box():
     np.testing.assert_allclose(var.numpy(), np.broadcast_to([0.1, 0.1, 0.2, 0.2], box.shape), rtol=1e-6)
     box, var = V.prior_box(feat, img, [])  # paddle 3.3.1: no priors per cell, [2, 3, 0, 4] each
     assert box.shape == var.shape == [2, 3, 0, 4]
+    with pytest.raises(ValueError, match=r"max_sizes\[0\] must be greater than min_sizes\[0\], got 2.0 and 4.0"):
+        V.prior_box(feat, img, [4.0], [2.0])  # paddle refuses it too
     box, _ = V.prior_box(feat, img, [4.0, 6.0], [7.0, 9.0], [3.0], [0.1, 0.2, 0.3, 0.4], steps=[5.0, 6.0],
                          offset=0.25, min_max_aspect_ratios_order=True)
     close(box, "pb2")

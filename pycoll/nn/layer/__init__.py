@@ -241,7 +241,8 @@ class Layer(TorchNames):
         """An empty (0-d) tensor named ``<layer's full name>.<name>``, for ``paddle.assign(x,
         it)`` to fill later (paddle's: it takes x's shape and dtype then)."""
         tensor = zeros([], dtype or default_float())
-        tensor.name = f"{self._full_name}.{name if name is not None else '_generated_var'}"
+        scoped = f"{self._full_name}._generated_var"
+        tensor.name = f"{self._full_name}.{name}" if name is not None else _unique_name(scoped)
         tensor.persistable = bool(persistable)
         return tensor
 

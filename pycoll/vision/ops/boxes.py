@@ -139,6 +139,9 @@ def prior_box(input: Tensor, image: Tensor, min_sizes: Union[Sequence[float], fl
         maxs = []
     if maxs and len(maxs) != len(mins):
         raise ValueError(f"{fn}: max_sizes must pair with min_sizes ({len(mins)}), got {max_sizes!r}")
+    for k, (low, high) in enumerate(zip(mins, maxs)):
+        if high <= low:  # paddle refuses it too
+            raise ValueError(f"{fn}: max_sizes[{k}] must be greater than min_sizes[{k}], got {high} and {low}")
     fh, fw = feat.shape[2:]
     ih, iw = img.shape[2:]
     step_w = step[0] if step[0] != 0 else iw / fw
