@@ -34,7 +34,7 @@ from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, job_leftovers, nodes
 from pycoll.distributed._entry import INTERRUPTED, LOG_DIR_VAR
 from pycoll.distributed._end_order import EndOrder
-from pycoll.distributed.launch.env_options import noting_parser, parse_with_environment
+from pycoll.distributed.launch.env_options import IGNORED_OPTIONS, noting_parser, parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.launch.node_job import run_nodes
 from pycoll.distributed.placement import backend_name, selected_gpus
@@ -93,6 +93,9 @@ def _parser(cls: type = argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "it and exits with the failed rank's status")
     p.add_argument("--legacy", type=_switch, default=False,
                    help="accepted for paddle's command lines: pycoll has one launcher")
+    for option in IGNORED_OPTIONS:  # paddle's, taken and named as ignored
+        p.add_argument(option, default=None, metavar="VALUE", help="accepted for paddle's command lines; "
+                       "changes nothing in a collective job")
     p.add_argument("-m", "--module", action="store_true",
                    help="treat SCRIPT as a module name, as `python -m` does")
     p.add_argument("script", help="the training script (or module with -m)")

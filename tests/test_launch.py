@@ -397,3 +397,21 @@ def test_failed_logs_show_any_of_pycolls_reasons_for_ending_a_job(tmp_path, caps
     shown = capsys.readouterr().err
     assert f"the end of {tmp_path / 'workerlog.0'}" in shown and "left the job (exited)" in shown
     assert "workerlog.1" not in shown
+
+
+def test_a_scripts_import_path_begins_with_its_folder_not_the_launch_folder(tmp_path):
+    # as `python sub/train.py` and paddle's ranks: a module in the folder the job is launched from
+    # does not hide an installed one (here the standard library's sqlite3)
+    (tmp_path / "sqlite3.py").write_text("raise RuntimeError('the launch folder was searched first')\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text("import sqlite3, sys\nprint('found', sqlite3.connect(':memory:') "
+                                               "is not None, sys.path[0].endswith('sub'), flush=True)\n")
+    result = launch(2, tmp_path / "sub" / "train.py", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.count("found True True") == 2, result.stdout + result.stderr
+
+
+def test_paddles_collective_launcher_flags_are_taken_and_named_as_ignored():
+    result = run_python(["-m", "pycoll.launch", "--nproc_per_node", "1", "--with_gloo", "1", "--sort_ip", "False",
+                         "--enable_gpu_log", "0", str(RANKS_DIR / "failing.py"), "ok"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ignoring --sort_ip False, --with_gloo 1, --enable_gpu_log 0" in result.stderr, result.stderr

@@ -76,3 +76,17 @@ def test_a_hostfile_goes_to_mpis_launcher(tmp_path):
     assert result.returncode == 0 and result.stdout.count("world=3 sum=3") == 3, result.stdout + result.stderr
     result = run_python(["-m", "pycoll.launch", "--hostfile", str(tmp_path / "none.txt"), JOB])
     assert result.returncode == 2 and "none.txt: no such file" in result.stderr, result.stderr
+
+
+def test_the_ranks_of_several_machines_are_told_each_machines_address(monkeypatch):
+    from pycoll.distributed.launch.node_job import _addresses_across_machines
+    monkeypatch.delenv("MASTER_ADDR", raising=False)
+    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "6000", "PADDLE_MASTER": "127.0.0.1:6000",
+           "PADDLE_TRAINER_ENDPOINTS": "127.0.0.1:6001,127.0.0.1:6002,127.0.0.1:6003,127.0.0.1:6004"}
+    _addresses_across_machines(env, ["10.0.0.1", "10.0.0.2"], per_node=2)
+    assert env["MASTER_ADDR"] == "10.0.0.1" and env["PADDLE_MASTER"] == "10.0.0.1:6000"
+    assert env["PADDLE_TRAINER_ENDPOINTS"] == "10.0.0.1:6001,10.0.0.1:6002,10.0.0.2:6003,10.0.0.2:6004"
+    monkeypatch.setenv("MASTER_ADDR", "head.example")  # the user's own meeting point stays
+    env["MASTER_ADDR"] = "head.example"
+    _addresses_across_machines(env, ["10.0.0.1", "10.0.0.2"], per_node=2)
+    assert env["PADDLE_MASTER"] == "head.example:6000"

@@ -105,9 +105,13 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
 def run_script(path: str, args: list) -> None:
     """Run the script at ``path`` as ``__main__``, its ``__file__`` absolute as ``python path``
     and paddle's launcher make it: a script that changes directory still finds the files beside
-    it. (runpy makes ``sys.argv[0]`` that absolute path too, where python leaves it as given.)"""
+    it. (runpy makes ``sys.argv[0]`` that absolute path too, where python leaves it as given.)
+    Its import path begins with its own folder, not the folder it was launched from (a
+    ``sqlite3.py`` there would hide the standard module)."""
     sys.argv = [path, *args]
     where = os.path.abspath(path)
+    if sys.path and not sys.flags.safe_path and sys.path[0] in ("", os.getcwd()):
+        del sys.path[0]  # `-m` put the launch folder first: `python script.py` puts the script's only
     sys.path.insert(0, os.path.dirname(where))
     guarded(lambda: runpy.run_path(where, run_name="__main__"))
 

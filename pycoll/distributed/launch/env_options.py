@@ -34,6 +34,9 @@ IGNORED = {
     "PADDLE_ELASTIC_TIMEOUT": "--elastic_timeout", "PADDLE_GLOO_PORT": "--gloo_port",
     "PADDLE_WITH_GLOO": "--with_gloo", "PADDLE_AUTO_CLUSTER": "--auto_cluster_config",
 }
+# the options of those variables, and paddle's --enable_gpu_log (it has none): taken on the
+# command line and named as ignored
+IGNORED_OPTIONS = (*IGNORED.values(), "--enable_gpu_log")
 # paddle's variables whose value asks for a job pycoll cannot run -> (option, that job, the values
 # that do not ask for it: paddle starts a parameter-server job for a server or trainer count other
 # than 0, or any endpoint list; the tuner for any config)
@@ -54,13 +57,16 @@ def given_options(environ: Mapping[str, str]) -> List[Tuple[str, str, str]]:
     return [(var, option, environ[var]) for var, option in ENV_OPTIONS.items() if var in environ]
 
 
-def _paddle_only(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> None:
-    """Refuse a variable of :data:`REFUSED` that asks for its job; name those ignored in one line."""
+def _paddle_only(parser: argparse.ArgumentParser, args: argparse.Namespace, environ: Mapping[str, str]) -> None:
+    """Refuse a variable of :data:`REFUSED` that asks for its job; name those ignored (variables
+    and the same options on the command line) in one line."""
     for var, (option, job, harmless) in REFUSED.items():
         if var in environ and environ[var].strip() not in harmless:
             parser.error(f"{var}={environ[var]} (paddle's launcher option {option}, taken from the "
                          f"environment) asks for {job}; unset {var}")
     ignored = [f"{var}={environ[var]}" for var in (*IGNORED, *REFUSED) if var in environ]
+    ignored += [f"{option} {getattr(args, option[2:])}" for option in IGNORED_OPTIONS
+                if getattr(args, option[2:], None) is not None]
     if ignored:
         sys.stderr.write(f"pycoll.launch: ignoring {', '.join(ignored)} (paddle's launcher options that "
                          f"pycoll's does not have; they change nothing in a collective job)\n")
@@ -73,7 +79,7 @@ def parse_with_environment(make_parser: Callable[..., argparse.ArgumentParser], 
     parser as a ``cls``. Exits with a usage error naming the variable for one that is refused."""
     parser = make_parser(argparse.ArgumentParser)
     args = parser.parse_args(argv)
-    _paddle_only(parser, environ)
+    _paddle_only(parser, args, environ)
     given = given_options(environ)
     if given:
         args = _with_environment(make_parser, parser, argv, args, given)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -109,6 +110,18 @@ def _show_other_nodes_failures(args: argparse.Namespace, meeting: nodes.Meeting,
         sys.stderr.write(f"pycoll.launch: the job failed (exit status {status}); {logs} on {hosts[node]}\n")
 
 
+def _addresses_across_machines(env: Dict[str, str], hosts: List[str], per_node: int) -> None:
+    """The ranks' addresses in a job of several machines: the meeting point (``MASTER_ADDR``,
+    ``PADDLE_MASTER``) is node 0's address, unless the user set ``MASTER_ADDR``, and each of
+    paddle's ``PADDLE_TRAINER_ENDPOINTS`` names its rank's machine (job_environment names this
+    machine's loopback, right for one machine only: another machine's rank would meet itself)."""
+    if "MASTER_ADDR" not in os.environ:
+        env["MASTER_ADDR"] = hosts[0]
+    env["PADDLE_MASTER"] = f"{env['MASTER_ADDR']}:{env['MASTER_PORT']}"
+    ports = [endpoint.rsplit(":", 1)[1] for endpoint in env["PADDLE_TRAINER_ENDPOINTS"].split(",")]
+    env["PADDLE_TRAINER_ENDPOINTS"] = ",".join(f"{hosts[rank // per_node]}:{port}" for rank, port in enumerate(ports))
+
+
 def run_nodes(args: argparse.Namespace, env: Dict[str, str], logs: Dict[str, int],
               run_job: Callable[..., int]) -> int:
     """This machine's part in a job of ``args.nnodes`` machines; ``logs``: this machine's rank
@@ -150,6 +163,7 @@ def run_nodes(args: argparse.Namespace, env: Dict[str, str], logs: Dict[str, int
 
     command = _mpiexec.rank_command(args.nproc_per_node * args.nnodes, args.rank_argv,
                                     nodes.job_hosts(hosts, args.nproc_per_node))
+    _addresses_across_machines(env, hosts, args.nproc_per_node)
     env[NODE_LOG_DIRS_VAR] = json.dumps({"per_node": args.nproc_per_node, "dirs": log_dirs})
     status = run_job(command, env, watch)
     for done in watching:
