@@ -37,7 +37,7 @@ from pycoll.distributed._end_order import EndOrder
 from pycoll.distributed.launch.env_options import IGNORED_OPTIONS, noting_parser, parse_with_environment
 from pycoll.distributed.launch.logs import LogFollower, prepare_logs, show_failed_logs
 from pycoll.distributed.launch.node_job import run_nodes
-from pycoll.distributed.placement import backend_name, selected_gpus
+from pycoll.distributed.placement import paddle_backend_variable, selected_gpus
 
 # the level names logging (and so paddle's --log_level) takes; pycoll's names for its aliases
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL")
@@ -164,10 +164,9 @@ def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace,
         env["PYCOLL_LOG_LEVEL"] = args.log_level
     # paddle's launcher tells its CPU ranks their backend (gloo); pycoll's, in paddle's spelling
     try:
-        backend = backend_name(None, "pycoll.launch")
+        env.update(paddle_backend_variable(None, "pycoll.launch"))
     except ValueError as exc:  # PYCOLL_BACKEND names none
         parser.error(str(exc))
-    env["PADDLE_DISTRI_BACKEND"] = "gloo" if backend == "cpu" else backend
     if args.log_dir is not None:
         env[LOG_DIR_VAR] = env["PADDLE_LOG_DIR"] = args.log_dir
     return env

@@ -80,16 +80,18 @@ def _write_placement(path):
     world = dist.init_parallel_env()
     if dist.get_rank() == 0:
         with open(path, "w") as f:
-            f.write(f"{dist.get_world_size()} {os.environ['CUDA_VISIBLE_DEVICES']} {dist.get_backend()}")
+            f.write(f"{dist.get_world_size()} {os.environ['CUDA_VISIBLE_DEVICES']} {dist.get_backend()} "
+                    f"{os.environ['PADDLE_DISTRI_BACKEND']}")
     dist.barrier(world)
 
 
-def test_paddles_options_choose_the_gpus_the_rank_count_and_the_backend(tmp_path, monkeypatch):
+def test_paddles_options_choose_the_gpus_the_rank_count_and_the_backend(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5,6")  # ranks run on the CPU here: no GPU is usable
     out = tmp_path / "placement.txt"
     dist.spawn(_write_placement, args=(str(out),), daemon=True, gpus="5,6", backend="gloo",
-               start_method="fork", ips="127.0.0.1")
-    assert out.read_text() == "2 5,6 GLOO"
+               start_method="fork", ips="127.0.0.1", print_config=True)
+    assert out.read_text() == "2 5,6 GLOO gloo"  # (paddle's PADDLE_DISTRI_BACKEND of CPU ranks)
+    assert "spawn: 2 ranks, environment {" in capsys.readouterr().out  # print_config, as paddle prints
 
 
 @pytest.mark.parametrize("options, words", [

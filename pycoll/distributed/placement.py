@@ -259,6 +259,13 @@ def backend_name(backend: Optional[str], fn: str = "init_parallel_env") -> str:
     return name
 
 
+def paddle_backend_variable(backend: Optional[str], fn: str) -> Dict[str, str]:
+    """``PADDLE_DISTRI_BACKEND`` as paddle's launcher and spawn tell their ranks, for the backend
+    ``backend`` names (or :func:`backend_name` picks): its CPU ranks' is ``gloo``."""
+    name = backend_name(backend, fn)
+    return {"PADDLE_DISTRI_BACKEND": "gloo" if name == "cpu" else name}
+
+
 def _checked_seconds(value: float, what: str) -> float:
     if not (math.isfinite(value) and 0 < value <= MAX_TIMEOUT_S):
         raise ValueError(f"{what}: it must be a positive, finite number of seconds, at most "

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tup
 from pycoll._logging import logger
 from pycoll.distributed import _jobdir, _mpiexec, _proctree, job_leftovers
 from pycoll.distributed._end_order import EndOrder
-from pycoll.distributed.placement import BACKENDS, selected_gpus
+from pycoll.distributed.placement import BACKENDS, paddle_backend_variable, selected_gpus
 
 _START_METHODS = ("spawn", "fork", "forkserver")
 _THIS_MACHINE = ("127.0.0.1", "localhost")
@@ -298,6 +298,7 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
                          f"{', '.join(BACKENDS)}")
     if backend != "auto":
         env["PYCOLL_BACKEND"] = backend
+    env.update(paddle_backend_variable(None if backend == "auto" else backend, "spawn"))
     if options.get("start_method", "spawn") not in _START_METHODS:
         raise ValueError(f"spawn: start_method={options['start_method']!r}; use one of "
                          f"{', '.join(_START_METHODS)}")
@@ -307,8 +308,8 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
         _this_machine("node_ip", options["node_ip"])
     if options.get("started_port") is not None:
         env["PADDLE_TRAINER_ENDPOINTS"] = _endpoints(options["started_port"], nprocs)
-    if options.get("print_config"):
-        logger.info("spawn: %d ranks, environment %s", nprocs, env)
+    if options.get("print_config"):  # (paddle prints its settings too)
+        print(f"spawn: {nprocs} ranks, environment {env}", flush=True)
     return nprocs, env
 
 
