@@ -297,6 +297,9 @@ def main(argv: Optional[List[str]] = None, paddle_entry: bool = False) -> int:
             with tempfile.TemporaryDirectory(prefix="pycoll-job-") as job_dir:
                 env[_jobdir.JOB_DIR_VAR] = job_dir  # what the ranks leave for this launcher (_jobdir)
                 status = run_job(command, env, job_dir=job_dir, ranks=args.nproc_per_node)
+    except KeyboardInterrupt:  # (run_job stops a running job's ranks itself; this is the waiting)
+        sys.stderr.write("pycoll.launch: interrupted (Ctrl-C)\n")
+        return INTERRUPTED
     finally:
         if follower is not None:
             follower.stop()

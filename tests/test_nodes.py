@@ -29,6 +29,7 @@ def test_two_launchers_form_one_job_of_all_their_ranks():
         f"rank={r}" for r in range(4)], out0
     assert out0.count("world=4 sum=6") == 4, out0
     assert "node 1 joined the job at 127.0.0.1:" in out1
+    assert "node 1 of 2 meets the others' launchers at 127.0.0.1:" in out1  # said before it waits
 
 
 def test_a_node_whose_launcher_stops_ends_the_job():

@@ -126,9 +126,12 @@ def run_nodes(args: argparse.Namespace, env: Dict[str, str], logs: Dict[str, int
               run_job: Callable[..., int]) -> int:
     """This machine's part in a job of ``args.nnodes`` machines; ``logs``: this machine's rank
     logs (``prepare_logs``); ``run_job(command, env, watch)`` runs MPI's launcher (node 0)."""
+    timeout = timeout_seconds(None)
+    sys.stderr.write(f"pycoll.launch: node {args.node_rank} of {args.nnodes} meets the others' launchers at "
+                     f"{args.master_addr}:{args.master_port} (waiting up to {timeout:g} s, PYCOLL_TIMEOUT)\n")
     try:
         meeting = nodes.Meeting(args.nnodes, args.node_rank, args.master_addr, args.master_port,
-                                args.nproc_per_node, timeout_seconds(None))
+                                args.nproc_per_node, timeout)
     except (CollectiveError, ValueError) as exc:
         sys.stderr.write(f"pycoll.launch: node {args.node_rank}: {in_launcher_terms(str(exc), meeting_point(args))}\n")
         return 1
