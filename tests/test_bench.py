@@ -113,7 +113,7 @@ def test_nccl_style_flags_are_parsed():
     (["all_reduce", "-a", "4"], "argument -a/--average"),
     (["all_gatherer"], "argument OP: invalid choice"),
     (["all_reduce", "--bogus"], "unrecognized arguments: --bogus"),
-    ([], "the following arguments are required: OP"),
+    ([], "give OP, the collective to measure (all_reduce, "),
     (["--plot-from", "a.json"], "argument --plot-from: give the figure"),
     (["all_reduce", "--json", "/nonexistent/r.json"], "argument --json: folder /nonexistent does not exist"),
     (["all_reduce", "--csv", "/"], "argument --csv: / is a folder"),

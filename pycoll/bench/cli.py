@@ -171,8 +171,9 @@ def parse(argv: Sequence[str]) -> Tuple[argparse.Namespace, Optional[Config]]:
                          "leave out OP")
         if args.plot is None:
             parser.error("argument --plot-from: give the figure to write with --plot FILE.png")
-    elif args.op is None:
-        parser.error("the following arguments are required: OP")
+    elif args.op is None:  # ([OP] in the usage: --plot-from takes none)
+        parser.error(f"give OP, the collective to measure ({', '.join(OPS)}, or all), unless plotting saved "
+                     f"results with --plot-from")
     if args.plot is not None and not plot.available():
         parser.error(f"argument --plot: {plot.MISSING}")
     for flag, path in (("--json", args.json), ("--csv", args.csv), ("--plot", args.plot)):
