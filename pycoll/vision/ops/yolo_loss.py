@@ -100,28 +100,36 @@ def yolo_loss(x: Tensor, gt_box: Tensor, gt_label: Tensor, anchors: Sequence[int
     # positives: each valid box's cell and best anchor (by shape alone), on the host
     host_gt, host_label = boxes.numpy().astype(np.float64), labels.numpy()
     shapes = anchor / input_size
-    picks = []  # (image, mask slot, row, col, box)
-    for i in range(n):
-        for t in range(b_num):
-            g = host_gt[i, t]
-            if g[2] < 1e-6 or g[3] < 1e-6:
-                continue
-            inter = np.minimum(shapes[:, 0], g[2]) * np.minimum(shapes[:, 1], g[3])
-            fits = inter / (shapes[:, 0] * shapes[:, 1] + g[2] * g[3] - inter)
-            best_n = int(np.argmax(fits)) if fits.max() > 0 else 0
-            if best_n in mask:
-                picks.append((i, mask.index(best_n), int(g[1] * h), int(g[0] * w), t, best_n))
-    pos = np.asarray(picks, dtype=np.int64).reshape(-1, 6)
-    img, slot, gj, gi, t_idx, a_idx = pos.T
+    # (image, mask slot, row, col, box, anchor) of each valid box whose best anchor by shape alone
+    # is one of the mask's, in (image, box) order
+    gw, gh = host_gt[..., 2:3], host_gt[..., 3:4]
+    inter = np.minimum(shapes[:, 0], gw) * np.minimum(shapes[:, 1], gh)  # [N, B, anchors]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fits = inter / (shapes[:, 0] * shapes[:, 1] + gw * gh - inter)
+        best_n = np.where(fits.max(axis=-1) > 0, np.argmax(fits, axis=-1), 0)
+    slot_of = np.full(len(anchor), -1)
+    for k in reversed(range(len(mask))):  # an anchor's first place in the mask
+        slot_of[mask[k]] = k
+    empty = (host_gt[..., 2] < 1e-6) | (host_gt[..., 3] < 1e-6)
+    img, t_idx = np.nonzero(~empty & (slot_of[best_n] >= 0))
+    a_idx = best_n[img, t_idx]
+    slot = slot_of[a_idx]
+    gj = (host_gt[img, t_idx, 1] * h).astype(np.int64)  # (truncated as int() truncates)
+    gi = (host_gt[img, t_idx, 0] * w).astype(np.int64)
     obj_host = wrap(obj).numpy().copy()
     obj_host[img, slot, gj, gi] = score[img, t_idx]
     obj = xp.asarray(obj_host)
-    # the loss, per image
-    flat = x.reshape([-1])
+    # the loss, per image, of the logits it reads, gathered in one op (one gradient of x's size
+    # comes back, not one per term): each positive's box entries and classes, then the objectness
     cell = (((img * m_num + slot) * per) * h + gj) * w + gi  # entry 0 of each positive
+    count = cell.shape[0]
+    objectness = ((np.arange(n * m_num)[:, None] * per + 4) * h * w + np.arange(h * w)).reshape(-1)
+    read = gather(x.reshape([-1]), wrap(xp.asarray(np.concatenate(
+        [cell + k * h * w for k in range(4)] + [(cell[:, None] + (5 + np.arange(class_num)) * h * w).reshape(-1),
+                                                objectness]))))
 
-    def entries(k: Any) -> Tensor:
-        return gather(flat, wrap(xp.asarray(cell + np.asarray(k) * h * w)))
+    def entries(k: int) -> Tensor:
+        return read[k * count:(k + 1) * count]
 
     g = host_gt[img, t_idx]
     weight = (2.0 - g[:, 2] * g[:, 3]) * score[img, t_idx]
@@ -132,14 +140,14 @@ def yolo_loss(x: Tensor, gt_box: Tensor, gt_label: Tensor, anchors: Sequence[int
            + abs_(entries(2) - wrap(cast(np.log(g[:, 2] * input_size / anchor[a_idx, 0]))))
            + abs_(entries(3) - wrap(cast(np.log(g[:, 3] * input_size / anchor[a_idx, 1]))))) * wrap(cast(weight))
     smooth = min(1.0 / class_num, 1.0 / 40) if use_label_smooth else 0.0
-    target = np.full((pos.shape[0], class_num), smooth)
-    target[np.arange(pos.shape[0]), host_label[img, t_idx]] = 1.0 - smooth
-    classes = gather(flat, wrap(xp.asarray((cell[:, None] + (5 + np.arange(class_num)) * h * w).reshape(-1))))
+    target = np.full((count, class_num), smooth)
+    target[np.arange(count), host_label[img, t_idx]] = 1.0 - smooth
+    classes = read[4 * count:(4 + class_num) * count]
     cls = (_sce(classes, cast(target.reshape(-1))).reshape([-1, class_num]).sum(axis=1)
            * wrap(cast(score[img, t_idx])))
     per_box = wrap(cast(np.arange(n)[:, None] == img[None, :]))  # [N, P]: which image each positive is in
     positives = matmul(per_box, (loc + cls).reshape([-1, 1])).reshape([n])
-    logits = x.reshape([n, m_num, per, h, w])[:, :, 4]
+    logits = read[(4 + class_num) * count:].reshape([n, m_num, h, w])
     pos_w, neg_w = xp.where(obj > 1e-5, obj, 0), ((obj > -0.5) & (obj <= 1e-5)).astype(dt)
     objness = (_sce(logits, xp.ones_like(obj)) * wrap(pos_w) + _sce(logits, xp.zeros_like(obj)) * wrap(neg_w))
     return positives + objness.reshape([n, -1]).sum(axis=1)
