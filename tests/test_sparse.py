@@ -415,3 +415,28 @@ def test_a_coo_tensor_coalesces_itself_as_paddles_method():
     c = s.coalesce()
     assert c.is_coalesced() and c.indices().numpy().tolist() == [[0, 1], [1, 2]]
     assert c.values().numpy().tolist() == [3.0, 3.0]
+
+
+def test_a_position_given_twice_holds_its_sum_for_every_op():
+    # to_dense adds repeated positions (as torch); so do sin, relu, square, pow, softmax and s * s,
+    # which took each copy on its own before (sin(s) summed sin(-3) + sin(5); s * s gave 34)
+    coo = sp.sparse_coo_tensor([[0, 0, 1]], [-3.0, 5.0, 1.0], [3])
+    csr = sp.sparse_csr_tensor([0, 3], [1, 1, 2], [-3.0, 5.0, 1.0], [1, 3])
+    for s in (coo, csr):
+        dense = s.to_dense()
+        for got, want in ((sp.sin(s), pycoll.sin(dense)), (SF.relu(s), pycoll.nn.functional.relu(dense)),
+                          (sp.square(s), dense * dense), (sp.multiply(s, s), dense * dense),
+                          (sp.pow(s, 3), dense ** 3)):
+            np.testing.assert_allclose(got.to_dense().numpy(), want.numpy(), rtol=1e-6)
+    assert csr.nnz() == 2 and csr.cols().numpy().tolist() == [1, 2]  # summed once, when it was built
+
+
+@pytest.mark.parametrize("crows, cols, words", [
+    ([1, 2, 4], [0, 1, 2, 0], "each matrix's crows must begin with 0"),
+    ([0, 3, 2], [0, 1], "crows must not decrease within a matrix"),
+    ([0, 1, 3], [0, 1, 2, 0], r"the last crows of the matrices \(\[3\]\) must add up to the number of values, 4"),
+    ([0, 1, 2], [0, 5], r"cols must lie in \[0, 3\)"),
+])
+def test_sparse_csr_tensor_names_what_is_wrong_with_its_rows(crows, cols, words):
+    with pytest.raises(ValueError, match="sparse_csr_tensor: " + words):
+        sp.sparse_csr_tensor(crows, cols, np.ones(len(cols), np.float32), [2, 3])

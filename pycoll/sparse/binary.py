@@ -70,7 +70,7 @@ def _binary(x: Any, y: Any, op: Callable[[Tensor, Tensor], Tensor], fn: str, eve
     _pair(x, y, fn)
     if everywhere:
         return like_format(x, _everywhere(x, y, op))
-    if _same_pattern(x, y):
+    if x.is_coalesced() and _same_pattern(x, y):  # (repeated positions: their sums combine, below)
         return with_values(x, op(x.values(), y.values()))
     return like_format(x, _on_union(to_coo(x), to_coo(y), op))
 

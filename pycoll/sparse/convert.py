@@ -57,6 +57,12 @@ def coalesced(x: SparseTensor) -> SparseTensor:
     return x if x._coalesced else coalesce(x)
 
 
+def coalesced_any(x: SparseTensor) -> SparseTensor:
+    """x with one value per position: a COO x coalesced; a CSR x as it is (sparse_csr_tensor
+    adds up a row's repeated columns when it builds one)."""
+    return x if x._format == CSR else coalesced(x)
+
+
 def coo_to_dense(x: SparseTensor) -> Tensor:
     """The dense tensor of a COO x (repeated positions add up)."""
     sd = x.sparse_dim()

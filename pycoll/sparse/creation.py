@@ -11,6 +11,8 @@ from typing import Any, Optional, Sequence
 from pycoll._tensor_ops import op_output
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.math_ops import cast
+from pycoll.device import array_module
+from pycoll.sparse.convert import coalesce, coo_to_csr, csr_to_coo, linear_index
 from pycoll.sparse.tensor import SparseTensor, new_coo, new_csr
 from pycoll.tensor import Tensor, to_tensor, wrap
 from pycoll.tensor_data import array_from
@@ -96,4 +98,28 @@ def sparse_csr_tensor(crows: Any, cols: Any, values: Any, shape: Optional[Sequen
     if co.shape[0] != v.shape[0]:
         raise ValueError(f"sparse_csr_tensor: cols and values must have the same length, got {co.shape[0]} and "
                          f"{v.shape[0]}")
-    return new_csr(cr, co, v, tuple(shape))
+    _check_rows(cr.reshape(batches, shape[-2] + 1), co, shape[-1])
+    t = new_csr(cr, co, v, tuple(shape))
+    coo = csr_to_coo(t)
+    lin = linear_index(coo._indices, coo._dense_shape)
+    if int(array_module(lin).unique(lin).shape[0]) == lin.shape[0]:
+        return t
+    # a column given twice in a row: its values add up (as to_dense adds them), once, here, so
+    # that every later op sees one value per position (sin of a sum, not a sum of sines)
+    return coo_to_csr(coalesce(new_coo(coo._indices, coo.values(), coo._dense_shape)))
+
+
+def _check_rows(crows: Any, cols: Any, ncols: int) -> None:
+    """Each matrix's crows ([batches, rows + 1]) begin at 0 and never decrease, their ends add up
+    to the number of values, and every column lies in the matrix: ValueError naming which not."""
+    fn = "sparse_csr_tensor"
+    if bool((crows[:, 0] != 0).any()):
+        raise ValueError(f"{fn}: each matrix's crows must begin with 0, got {crows[:, 0].tolist()}")
+    if bool((crows[:, 1:] < crows[:, :-1]).any()):
+        raise ValueError(f"{fn}: crows must not decrease within a matrix, got {crows.tolist()}")
+    if int(crows[:, -1].sum()) != cols.shape[0]:
+        raise ValueError(f"{fn}: the last crows of the matrices ({crows[:, -1].tolist()}) must add up to the "
+                         f"number of values, {cols.shape[0]}")
+    if cols.shape[0] and (int(cols.min()) < 0 or int(cols.max()) >= ncols):
+        raise ValueError(f"{fn}: cols must lie in [0, {ncols}) (the matrices' columns), got values in "
+                         f"[{int(cols.min())}, {int(cols.max())}]")

@@ -6,13 +6,21 @@ from typing import Any, Callable, Optional
 
 from pycoll import elementwise_ops, math_ops, unary_ops
 from pycoll.dtypes import DTypeLike, convert_dtype
+from pycoll.sparse.convert import coalesced_any
 from pycoll.sparse.tensor import SparseTensor, pattern_like, sparse_arg, with_values
 from pycoll.tensor import Tensor
 
 
+def on_each_value(x: Any, fn: str, compute: Callable[[Tensor], Tensor]) -> SparseTensor:
+    """``compute`` of x's stored values, x's pattern kept: repeated positions summed first (as
+    to_dense sums them), so that f is taken of each position's one value."""
+    x = coalesced_any(sparse_arg(x, fn))
+    return with_values(x, compute(x.values()))
+
+
 def _on_values(name: str, dense: Callable[[Tensor], Tensor]) -> Callable[..., SparseTensor]:
     def op(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
-        return with_values(sparse_arg(x, op.__name__), dense(x.values()))
+        return on_each_value(x, op.__name__, dense)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"{name} of each stored value of a sparse COO or CSR tensor (the pattern kept)."
     return op
@@ -41,6 +49,7 @@ def pow(x: SparseTensor, factor: float, name: Optional[str] = None) -> SparseTen
     x = sparse_arg(x, "pow")
     if isinstance(factor, bool) or not isinstance(factor, (int, float)):
         raise TypeError(f"pow: factor must be a number, got {type(factor).__name__}")
+    x = coalesced_any(x)
     return with_values(x, math_ops.pow(x.values(), float(factor)))
 
 

@@ -10,29 +10,30 @@ from pycoll.device import array_module
 from pycoll.geometric.segment import segment_reduce
 from pycoll.nn import functional as F
 from pycoll.search_ops import gather
-from pycoll.sparse.convert import csr_rows, linear_index, prod
+from pycoll.sparse.convert import coalesced_any, csr_rows, linear_index, prod
 from pycoll.sparse.tensor import CSR, SparseTensor, sparse_arg, with_values
+from pycoll.sparse.unary import on_each_value
 from pycoll.tensor import wrap
 
 
 def relu(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
     """max(x, 0) on each stored value."""
-    return with_values(sparse_arg(x, "relu"), F.relu(x.values()))
+    return on_each_value(x, "relu", F.relu)
 
 
 def relu6(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
     """min(max(x, 0), 6) on each stored value."""
-    return with_values(sparse_arg(x, "relu6"), F.relu6(x.values()))
+    return on_each_value(x, "relu6", F.relu6)
 
 
 def leaky_relu(x: SparseTensor, negative_slope: float = 0.01, name: Optional[str] = None) -> SparseTensor:
     """x where x >= 0, negative_slope * x elsewhere, on each stored value."""
-    return with_values(sparse_arg(x, "leaky_relu"), F.leaky_relu(x.values(), negative_slope))
+    return on_each_value(x, "leaky_relu", lambda values: F.leaky_relu(values, negative_slope))
 
 
 def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> SparseTensor:
     """The softmax of each row's stored values along the last axis (paddle supports axis -1 only)."""
-    x = sparse_arg(x, "softmax")
+    x = coalesced_any(sparse_arg(x, "softmax"))
     if axis not in (-1, x.ndim - 1):
         raise ValueError(f"softmax: axis must be -1 (the last axis), got {axis!r}")
     if x._format == CSR:
