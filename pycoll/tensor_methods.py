@@ -24,8 +24,8 @@ from pycoll.torch_forms import ints_as_list
 
 
 def dim(x: Tensor) -> int:
-    """The number of dimensions (paddle's ``dim()``, also ``ndimension()``)."""
-    return x._array.ndim
+    """The number of dimensions (paddle's ``dim()``, also ``ndimension()``; a sparse tensor's too)."""
+    return x.ndim
 
 
 def _matrix_transpose(x: Tensor) -> Tensor:

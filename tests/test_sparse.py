@@ -440,3 +440,9 @@ def test_a_position_given_twice_holds_its_sum_for_every_op():
 def test_sparse_csr_tensor_names_what_is_wrong_with_its_rows(crows, cols, words):
     with pytest.raises(ValueError, match="sparse_csr_tensor: " + words):
         sp.sparse_csr_tensor(crows, cols, np.ones(len(cols), np.float32), [2, 3])
+
+
+def test_tensor_methods_a_sparse_tensor_answers_as_paddles():
+    c = pycoll.to_tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse_coo(2)
+    assert c.dim() == 2 and c.size == 4 and c.is_contiguous()  # paddle 3.3.1's answers
+    assert c.cpu() is c  # already on the host

@@ -22,7 +22,7 @@ import numpy as np
 from pycoll._printing import format_body
 from pycoll._tensor_ops import op_output
 from pycoll.device import PlaceObject, array_module, place_of, to_module
-from pycoll.size import Size, size_of
+from pycoll.size import Size, TensorSize, size_of, tensor_size
 from pycoll.tensor import Tensor, run_grad_hooks
 
 COO, CSR = "coo", "csr"
@@ -51,6 +51,25 @@ class SparseTensor(Tensor):
     @property
     def ndim(self) -> int:
         return len(self._dense_shape)
+
+    @property
+    def size(self) -> TensorSize:
+        """The number of elements of its dense shape (paddle's ``size``), stored or not."""
+        return tensor_size(self._dense_shape, int(np.prod(self._dense_shape)))
+
+    def is_contiguous(self) -> bool:
+        return True  # (paddle's answer for a sparse tensor)
+
+    def cpu(self) -> "SparseTensor":
+        """On the host: itself, or a copy of its parts there (the values' gradient flows back)."""
+        if isinstance(self._values, np.ndarray):
+            return self
+        values = self.values().cpu()
+        t = _blank(self._format, self._dense_shape, values._array)
+        t._indices, t._crows, t._cols = (None if a is None else to_module(a, np)
+                                         for a in (self._indices, self._crows, self._cols))
+        t._coalesced = self._coalesced
+        return _adopt(t, values)
 
     @property
     def place(self) -> PlaceObject:
