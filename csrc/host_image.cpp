@@ -409,8 +409,8 @@ double box_area(const double* b, double offset) {
 
 // The kept boxes are held column by column (x1, y1, x2, y2, area), and a candidate is compared
 // with a block of them at a time without branching (_common.iou_matrix's arithmetic, in its
-// order: the same bits), so the compiler runs each block in vector registers; the scan stops at the first block
-// with an overlap above the threshold.
+// order: the same bits), so the compiler runs each block in vector registers; the scan stops at
+// the first block with an overlap above the threshold.
 int64_t greedy_nms(const double* boxes, int64_t k, double threshold, double offset, double eta, int64_t* kept) {
     constexpr int64_t kBlock = 64;
     std::vector<double> x1(k), y1(k), x2(k), y2(k), area(k);

@@ -268,7 +268,7 @@ def _job_options(options: Dict[str, Any], nprocs: int) -> Tuple[int, Dict[str, s
     launcher (what paddle's default ``"spawn"`` gives, and what CUDA needs); ``ips`` (or its older
     name ``cluster_node_ips``) and ``node_ip``: this machine only; ``started_port``: the ranks'
     ``PADDLE_TRAINER_ENDPOINTS`` are ``127.0.0.1:started_port+i``; ``use_paddlecloud``: accepted
-    (pycoll reads no PaddleCloud variables); ``print_config``: the job's settings in a log line.
+    (pycoll reads no PaddleCloud variables); ``print_config``: the job's settings printed.
     The older names warn with a DeprecationWarning, as paddle 3.3.1's do.
     """
     for key in options:

@@ -67,8 +67,8 @@ def max_pool2d(padded: Any, kernel: Tuple[int, int],
 def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Optional[np.ndarray]:
     """RoI max pooling's picks [R, C, ph, pw]: for each RoI (of image ``image[r]``), channel and
     bin [hs, he) x [ws, we) (``[R, ph]``, ``[R, pw]``), the flat index into x [N, C, h, w] of the
-    bin's maximum (NumPy's argmax: the first of equal maxima, or the first NaN); an empty bin's
-    is its plane's first cell."""
+    bin's maximum (the first of equal maxima; a NaN never wins, as in paddle's kernel); -1 for an
+    empty bin, or one of NaN and -inf cells only."""
     kernels = _served((x,))
     if kernels is None:
         return None
