@@ -3,6 +3,7 @@ f(0) = 0 for each), and `softmax` over each row's stored values (the missing ent
 zeros but absent, as paddle's sparse softmax takes them)."""
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 from pycoll import _graph, math_ops
@@ -28,7 +29,7 @@ def relu6(x: SparseTensor, name: Optional[str] = None) -> SparseTensor:
 
 def leaky_relu(x: SparseTensor, negative_slope: float = 0.01, name: Optional[str] = None) -> SparseTensor:
     """x where x >= 0, negative_slope * x elsewhere, on each stored value."""
-    return on_each_value(x, "leaky_relu", lambda values: F.leaky_relu(values, negative_slope))
+    return on_each_value(x, "leaky_relu", functools.partial(F.leaky_relu, negative_slope=negative_slope))
 
 
 def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> SparseTensor:
