@@ -119,8 +119,8 @@ def csr_rows(x: SparseTensor) -> Any:
     xp = array_module(x._crows)
     batches, rows = _csr_dims(x._dense_shape)
     crows = x._crows.reshape(batches, rows + 1).astype(xp.int64)
-    ends = crows[:, 1:] + xp.cumsum(crows[:, -1])[:, None] - crows[:, -1:]  # global end of each row
-    return xp.searchsorted(ends.reshape(-1), xp.arange(x._values.shape[0]), side="right")
+    counts = (crows[:, 1:] - crows[:, :-1]).reshape(-1)  # each row's entries, stored in row order
+    return xp.repeat(xp.arange(batches * rows), counts)
 
 
 def csr_to_coo(x: SparseTensor) -> SparseTensor:
