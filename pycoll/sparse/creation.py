@@ -12,7 +12,7 @@ from pycoll._tensor_ops import op_output
 from pycoll.dtypes import DTypeLike, convert_dtype
 from pycoll.math_ops import cast
 from pycoll.device import array_module
-from pycoll.sparse.convert import coalesce, coo_to_csr, csr_to_coo, linear_index
+from pycoll.sparse.convert import coalesce, coo_to_csr, csr_rows, csr_to_coo
 from pycoll.sparse.tensor import SparseTensor, new_coo, new_csr
 from pycoll.tensor import Tensor, to_tensor, wrap
 from pycoll.tensor_data import array_from
@@ -100,12 +100,12 @@ def sparse_csr_tensor(crows: Any, cols: Any, values: Any, shape: Optional[Sequen
                          f"{v.shape[0]}")
     _check_rows(cr.reshape(batches, shape[-2] + 1), co, shape[-1])
     t = new_csr(cr, co, v, tuple(shape))
-    coo = csr_to_coo(t)
-    lin = linear_index(coo._indices, coo._dense_shape)
-    if int(array_module(lin).unique(lin).shape[0]) == lin.shape[0]:
+    position = csr_rows(t) * shape[-1] + co  # each entry's (row over all batches, column)
+    if int(array_module(position).unique(position).shape[0]) == position.shape[0]:
         return t
     # a column given twice in a row: its values add up (as to_dense adds them), once, here, so
     # that every later op sees one value per position (sin of a sum, not a sum of sines)
+    coo = csr_to_coo(t)
     return coo_to_csr(coalesce(new_coo(coo._indices, coo.values(), coo._dense_shape)))
 
 
