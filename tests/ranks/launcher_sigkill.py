@@ -9,7 +9,7 @@ import time
 rank = int(os.environ["PADDLE_TRAINER_ID"])
 print(f"started rank={rank} pid={os.getpid()}", flush=True)
 if rank == 1:
-    time.sleep(1)
+    time.sleep(3)  # (the launcher's watcher sees both ranks' pids first, even on a loaded machine)
     os.kill(os.getpid(), signal.SIGKILL)
 elif sys.argv[1] == "hold":
     time.sleep(30)
