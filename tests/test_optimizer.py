@@ -815,3 +815,31 @@ def test_master_weights_flattened_by_a_checkpoint_load_as_nested_ones():
     fresh.set_state_dict(flat)
     np.testing.assert_array_equal(fresh.state_dict()["master_weights"]["w"].numpy(), state["master_weights"]["w"].numpy())
     assert fresh.state_dict()["master_weights"]["w"].numpy().dtype == np.float32
+
+
+def test_append_regularization_ops_adds_each_parameters_decay_term():
+    """paddle 3.3.1 printed these: the ParamAttr's L1Decay wins over the argument's L2Decay, a
+    parameter without one takes the argument's, and a None gradient stays None."""
+    values = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    w = pycoll.create_parameter([3], "float32", attr=pycoll.ParamAttr(regularizer=pycoll.regularizer.L1Decay(0.1)),
+                                default_initializer=nn.initializer.Assign(values))
+    v = pycoll.create_parameter([3], "float32", default_initializer=nn.initializer.Assign(values))
+    u = pycoll.create_parameter([3], "float32")
+    (w * v * 2).sum().backward()
+    o = opt.SGD(0.1, parameters=[w, v, u])
+    for regularization, v_grad in ((pycoll.regularizer.L2Decay(0.5), [2.5, -5.0, 1.25]), (None, [2.0, -4.0, 1.0])):
+        out = o.append_regularization_ops([(w, w.grad), (v, v.grad), (u, None)], regularization)
+        assert [p is q for (p, _), q in zip(out, (w, v, u))] == [True] * 3
+        np.testing.assert_allclose(out[0][1].numpy(), [2.1, -4.1, 1.1], rtol=1e-6)
+        np.testing.assert_allclose(out[1][1].numpy(), v_grad, rtol=1e-6)
+        assert out[2][1] is None
+    with pytest.raises(TypeError, match="regularization must be a number"):
+        o.append_regularization_ops([(v, v.grad)], "l2")
+
+
+def test_the_optimizer_base_class_names_itself_when_stepped():
+    p = make_param([1.0, 2.0, 3.0], name="w")
+    o = opt.Optimizer(0.1, parameters=[p])
+    p.grad = np.array(GRADS[0])
+    with pytest.raises(NotImplementedError, match='class "Optimizer" cannot be used directly'):
+        o.step()

@@ -376,7 +376,24 @@ class Optimizer(UpdateForms):
             p._bump_inplace_version()  # a backward that saved p must not use the new values
 
     def _update(self, key: str, param: Any, grad: Any, lr: float, options: Dict[str, Any]) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f'class "{type(self).__name__}" cannot be used directly as an optimizer: use a subclass such as '
+            f'paddle.optimizer.Adam, or define its _update(key, param, grad, lr, options)')
+
+    def append_regularization_ops(self, parameters_and_grads: Iterable[Tuple[Tensor, Optional[Tensor]]],
+                                  regularization: Optional[Any] = None) -> List[Tuple[Tensor, Optional[Tensor]]]:
+        """paddle's: each (parameter, gradient) pair with its gradient plus the decay term of the
+        parameter's own regularizer (ParamAttr's), else of ``regularization`` (a float is an
+        L2Decay); a None gradient, or no regularizer, keeps the gradient as it is."""
+        decay = check_decay(regularization, "regularization")
+        default = L2Decay(decay) if isinstance(decay, float) else decay
+        regularized = []
+        for param, grad in parameters_and_grads:
+            term = getattr(param, "regularizer", None) or default
+            if grad is not None and term is not None and term.coeff:
+                grad = wrap(grad.array + term.term(param.array, array_module(param.array)))
+            regularized.append((param, grad))
+        return regularized
 
     def complete_norms_with(self, norm_sums: Callable[[List[Tensor]], Any]) -> None:
         """``norm_sums(params)`` gives the ``sum_across`` that completes the clip's sums of squares
