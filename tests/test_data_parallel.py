@@ -58,7 +58,7 @@ def test_paddles_module_paths_reach_the_same_objects():
 def test_ranks_wrapping_different_models_get_a_clear_error():
     result = launch(2, "dp_mismatch.py")
     assert_ok(result, expect_lines=2)
-    assert "0.weight: rank 0 has [[4, 8], 'float32'], rank 1 has [[4, 9], 'float32']" in result.stdout
+    assert "0.weight: rank 0 has [[4, 8], 'float32', 'averaged'], rank 1 has [[4, 9], 'float32', 'averaged']" in result.stdout
 
 
 def test_digits_example_reaches_90_percent_on_two_ranks():

@@ -72,7 +72,9 @@ class DataParallel(Layer):
                 raise ValueError("DataParallel: layers has no parameter to train (every parameter is "
                                  "stop_gradient or no_sync), so there is nothing to average across ranks")
             wire = _comm_dtype(comm_dtype, group)
-            check_same_model(layers, group, self._api)
+            check_same_model(layers, group, self._api, averaging={
+                "comm_buffer_size": comm_buffer_size, "last_comm_buffer_size": last_comm_buffer_size,
+                "find_unused_parameters": find_unused_parameters, "comm_dtype": comm_dtype})
             sync_params_buffers(layers, group, _root(group))
             options = self._reducer_options()
             if not options.get("shard") and options.get("outer_group") is None:
@@ -184,17 +186,26 @@ def _root(group: Optional[dist.Group]) -> int:
     return group.ranks[0] if group is not None else 0
 
 
-def check_same_model(layers: Layer, group: Optional[dist.Group], api: str,
-                     skip_distributed: bool = False) -> None:
+def check_same_model(layers: Layer, group: Optional[dist.Group], api: str, skip_distributed: bool = False,
+                     averaging: Optional[Dict[str, Any]] = None) -> None:
     """Every rank of ``group`` must wrap the same parameter and buffer names, shapes and dtypes
     (with ``skip_distributed``, the split weights of model parallelism, ``is_distributed``, are
-    left out: each rank holds its own block). Collective: every rank compares every rank's
-    description, and where they differ every rank raises the same ValueError, which starts with
-    ``api`` and lists the differences, before anything of the model is sent."""
+    left out: each rank holds its own block). With ``averaging`` (the wrapper's reducer
+    arguments), also the same arguments and the same parameters to average (neither
+    ``stop_gradient`` nor ``no_sync``): the buckets each rank all-reduces are built from them, and
+    buckets that differ between ranks would be paired by MPI without a word, into wrong gradients.
+    Collective: every rank compares every rank's description, and where they differ every rank
+    raises the same ValueError, which starts with ``api`` and lists the differences, before
+    anything of the model is sent."""
     xp = (group or dist.get_group(0)).array_module  # NumPy, or CuPy on nccl
-    mine = [[n if isinstance(t, Parameter) else "buffer " + n, list(t.shape), str(t.dtype)]
-            for n, t in synced_state(layers, skip_distributed).items()]
-    text = json.dumps(mine).encode()
+    entries = {n if isinstance(t, Parameter) else "buffer " + n: [list(t.shape), str(t.dtype)]
+               for n, t in synced_state(layers, skip_distributed).items()}
+    if averaging is not None:
+        for n, p in layers.named_parameters():
+            if n in entries:
+                entries[n].append("frozen" if p.stop_gradient else "averaged")
+        entries[f"{api} arguments"] = averaging
+    text = json.dumps(entries).encode()
     lengths = []
     dist.all_gather(lengths, xp.asarray([len(text)], dtype=np.int64), group=group)
     lengths = [int(l[0]) for l in lengths]
@@ -206,12 +217,15 @@ def check_same_model(layers: Layer, group: Optional[dist.Group], api: str,
               for a, n in zip(everyone, lengths)]
     ranks = group.ranks if group is not None else list(range(len(models)))
     for rank, model in zip(ranks[1:], models[1:]):
-        if model != models[0]:
-            first, other = dict((n, s) for n, *s in models[0]), dict((n, s) for n, *s in model)
-            diffs = [f"{n}: rank {ranks[0]} has {first.get(n)}, rank {rank} has {other.get(n)}"
-                     for n in dict.fromkeys(list(first) + list(other)) if first.get(n) != other.get(n)]
-            raise ValueError(f"{api}: the ranks wrap different models ([shape, dtype] per parameter "
-                             f"and persistable buffer):\n  " + "\n  ".join(diffs[:10]))
+        first = models[0]
+        if list(model.items()) != list(first.items()):  # the order too: buckets follow it
+            diffs = [f"{n}: rank {ranks[0]} has {first.get(n)}, rank {rank} has {model.get(n)}"
+                     for n in dict.fromkeys(list(first) + list(model)) if first.get(n) != model.get(n)]
+            diffs = diffs or [f"the order of the names: rank {ranks[0]} has {list(first)}, rank {rank} has "
+                              f"{list(model)}"]
+            described = "[shape, dtype, averaged or frozen]" if averaging is not None else "[shape, dtype]"
+            raise ValueError(f"{api}: the ranks wrap different models ({described} per parameter and "
+                             f"persistable buffer):\n  " + "\n  ".join(diffs[:10]))
 
 
 def synced_state(model: Layer, skip_distributed: bool = False, experts: bool = False) -> Dict[str, Any]:

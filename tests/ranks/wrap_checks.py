@@ -1,5 +1,6 @@
 """Wrap-time checks on 2 ranks: models that differ between the ranks (a buffer's shape, the
-layers, a replicated weight under TensorParallel) or have nothing to train are refused on EVERY
+layers, a replicated weight under TensorParallel, a parameter frozen on one rank, the bucket
+sizes) or have nothing to train are refused on EVERY
 rank by a ValueError that starts with the wrapping API and names the differing entries, and the
 job goes on; parameters marked no_sync stay each rank's own; fleet.init
 called again keeps its first groups; shard_dataloader reads a batch that does not split over
@@ -51,6 +52,19 @@ def frozen():
 
 refused(frozen, ["DataParallel: layers has no parameter to train"])  # paddle: an AssertionError
 
+
+def frozen_on_one_rank():  # the buckets would differ: paddle's gloo aborts in the first step
+    m = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+    m[0].weight.stop_gradient = rank == 1
+    return pycoll.DataParallel(m)
+
+
+refused(frozen_on_one_rank, ["DataParallel: the ranks wrap different models",
+                             "0.weight: rank 0 has [[4, 4], 'float32', 'averaged'], "
+                             "rank 1 has [[4, 4], 'float32', 'frozen']"])
+refused(lambda: pycoll.DataParallel(nn.Linear(4, 1), comm_buffer_size=25 - 25 * rank),
+        ["DataParallel arguments: rank 0 has {'comm_buffer_size': 25,", "rank 1 has {'comm_buffer_size': 0,"])
+
 # paddle's no_sync mark: a rank's own parameter (an MoE expert) is neither broadcast nor averaged,
 # and a non-persistable buffer is not broadcast (as on paddle 3.3.1, 2 CPU ranks); buffers of 0 MB
 # (one parameter each) train as paddle's do
@@ -73,7 +87,7 @@ def sharded_different():
 
 
 refused(sharded_different, ["group_sharded_parallel: the ranks wrap different models",
-                            "weight: rank 0 has [[4, 4], 'float32'], rank 1 has [[4, 5], 'float32']"])
+                            "weight: rank 0 has [[4, 4], 'float32', 'averaged'], rank 1 has [[4, 5], 'float32', 'averaged']"])
 
 # shard_dataloader: 12 samples, batch_size 3 and 5 over dp=2 -> int(bs / 2) rows per rank through a
 # DistributedBatchSampler. Rows measured on paddle 3.3.1 CPU (2 ranks): bs 3 rank 0 0,2,4,..,10,
