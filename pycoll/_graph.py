@@ -158,7 +158,7 @@ class Node:
     it runs, each with the array it held then (a PyLayer's), or None when `fn` holds arrays itself.
     """
 
-    __slots__ = ("fn", "inputs", "n_out", "fresh", "seq", "saved")
+    __slots__ = ("fn", "inputs", "n_out", "fresh", "seq", "saved", "__weakref__")  # (a PyLayer's saved outputs)
 
     def __init__(self, fn: Callable, inputs: tuple, n_out: int = 1, fresh: bool = True,
                  saved: Optional[tuple] = None):

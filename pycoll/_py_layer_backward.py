@@ -8,6 +8,7 @@ import contextlib
 from typing import Any, List
 
 from pycoll._graph import no_grad
+from pycoll.device import is_array
 from pycoll.tensor import Tensor, wrap
 
 
@@ -54,6 +55,9 @@ def _checked(cls: type, flat: List[Any], shapes: List[tuple], recording: bool) -
     """One gradient per Tensor input, each of its input's shape: arrays, or Tensors with ``recording``."""
     out = []
     for i, g in enumerate(flat):
+        if not (g is None or isinstance(g, Tensor) or is_array(g)):
+            raise ValueError(f"{cls.__name__}.backward returned a {type(g).__name__} for input {i}; each gradient "
+                            f"must be a Tensor (or an array), or None for an input that takes none")
         array = g._array if isinstance(g, Tensor) else g
         if array is not None and tuple(array.shape) != shapes[i]:
             raise ValueError(f"{cls.__name__}.backward returned a gradient of shape {list(array.shape)} "

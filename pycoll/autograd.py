@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import weakref
 from typing import Any, Callable, List, Optional
 
 from pycoll._complex_grads import conjugate_grads
@@ -63,7 +64,7 @@ class PyLayerContext:
         self._saved = pack_saved(tensors)  # packed by the active saved_tensors_hooks, if any
 
     def saved_tensor(self) -> tuple:
-        return unpack_saved(self._saved)
+        return tuple(t.tensor() if isinstance(t, _SavedOutput) else t for t in unpack_saved(self._saved))
 
     def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Outputs of forward (these Tensors) that take no gradient: they come out with
@@ -148,10 +149,40 @@ class PyLayer(PyLayerContext):
             saved = [t for t in ctx._saved if isinstance(t, Tensor)]  # packed ones are the hooks' to keep
             conjugate_grads(fn)  # the user's backward gets the gradients as they are (paddle's PyLayer)
             record([tensor_outs[i] for i in wanted], fn, inputs, fresh=False, saved=saved)  # if an input needs one
+            _saved_outputs_in_graph(ctx, out_list, results)
         results = _inputs_returned(ctx, inputs, out_list, results)
         if single:
             return results[0]
         return tuple(results) if isinstance(outs, tuple) else results
+
+
+class _SavedOutput:
+    """An output of a PyLayer's forward that forward also saved for backward: its array and,
+    weakly (the node holds ctx, which holds this), the node that made it, with its place there.
+    ``saved_tensor()`` gives it back as that output of the graph, so that a backward recorded
+    under create_graph differentiates through it too (paddle's: the saved tensor is the output)."""
+
+    __slots__ = ("array", "node", "index")
+
+    def __init__(self, output: Tensor):
+        self.array, self.node, self.index = output._array, weakref.ref(output.grad_node), output.output_index
+
+    def tensor(self) -> Tensor:
+        t = wrap(self.array)
+        node = self.node()
+        if node is not None:
+            t.stop_gradient, t.grad_node, t.output_index = False, node, self.index
+        return t
+
+
+def _saved_outputs_in_graph(ctx: PyLayerContext, out_list: List[Any], results: List[Any]) -> None:
+    """Each output forward returned and saved, kept in ctx as a `_SavedOutput` of the graph's
+    output Tensor (``results``) that stands for it (packed ones are the hooks' to keep)."""
+    recorded = {id(o): r for o, r in zip(out_list, results)
+                if isinstance(o, Tensor) and getattr(r, "grad_node", None) is not None}
+    if recorded:
+        ctx._saved = tuple(_SavedOutput(recorded[id(t)]) if isinstance(t, Tensor) and id(t) in recorded else t
+                           for t in ctx._saved)
 
 
 def _refuse_leaf_writes(cls: type, inputs: List[Tensor], versions: List[int]) -> None:

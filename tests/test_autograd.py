@@ -473,6 +473,20 @@ def test_pylayer_backward_gradient_shape_is_checked():
         BadShape.apply(leaf([1.0, 2.0])).sum().backward()
 
 
+def test_pylayer_backward_returning_a_number_is_named():
+    class Doubled(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, dy):
+            return 2.0  # paddle 3.3.1: a ValueError too ("only support Tensor or None")
+
+    with pytest.raises(ValueError, match="Doubled.backward returned a float for input 0"):
+        Doubled.apply(leaf([1.0, 2.0])).sum().backward()
+
+
 def test_pylayer_saved_result_is_not_overwritten_by_accumulation():
     class KeepSaved(PyLayer):
         @staticmethod

@@ -5,7 +5,9 @@ test_gradcheck checks against differences of the function), over test_gradcheck'
 programs that need them (PINN, WGAN-GP, MAML) against values computed another way.
 """
 import ast
+import gc
 import pathlib
+import weakref
 
 import numpy as np
 import pytest
@@ -408,6 +410,42 @@ def test_py_layer_backward_is_differentiated():
     (h,) = pycoll.grad(g.sum(), x)
     np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2, rtol=1e-6)
     np.testing.assert_allclose(h.numpy(), 6 * x.numpy(), rtol=1e-6)
+
+
+class _Exp(pycoll.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        y = pycoll.exp(x)
+        ctx.save_for_backward(y)  # its own output: backward's use of it is differentiated too
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensor()
+        return dy * y
+
+
+def test_py_layer_saving_its_output_differentiates_through_it():
+    """d/dx (x e^x) = e^x (1 + x), again e^x (2 + x) (paddle 3.3.1 gives the same): the saved
+    output is the output in the graph, not a constant copy; and a graph dropped unused goes at
+    once (no reference cycle through the saved output)."""
+    x = pycoll.to_tensor([1.0, 2.0], dtype="float64", stop_gradient=False)
+    y = _Exp.apply(x)
+    (g,) = pycoll.grad((y * x).sum(), x, create_graph=True)
+    (h,) = pycoll.grad(g.sum(), x)
+    np.testing.assert_allclose(g.numpy(), np.exp([1.0, 2.0]) * [2.0, 3.0], rtol=1e-12)
+    np.testing.assert_allclose(h.numpy(), np.exp([1.0, 2.0]) * [3.0, 4.0], rtol=1e-12)
+    (h,) = pycoll.grad(pycoll.grad(_Exp.apply(x).sum(), x, create_graph=True)[0].sum(), x)
+    np.testing.assert_allclose(h.numpy(), np.exp([1.0, 2.0]), rtol=1e-12)
+    gc.collect()
+    gc.disable()
+    try:
+        y = _Exp.apply(x)
+        node = weakref.ref(y.grad_node)
+        del y  # a forward whose graph is dropped unused
+        assert node() is None
+    finally:
+        gc.enable()
 
 
 @pytest.mark.gpu
