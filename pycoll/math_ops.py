@@ -19,7 +19,7 @@ from pycoll._promotion import (INT_TO_FLOAT, accumulates_in_float32, back_to, ca
                                sum_dtype)
 from pycoll._tensor_ops import (as_tensor, check_broadcast, delivered, needs_grad, normalize_axes, one_number, op_output,
                                 operand, paired, placed, reduction_axes, unwatched, value_output)
-from pycoll.device import array_module
+from pycoll.device import array_module, is_array
 from pycoll.dtypes import DTypeLike, convert_dtype, is_floating
 from pycoll.kernels import host_math
 from pycoll.tensor import Tensor
@@ -140,6 +140,33 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 
 @param_aliases({"input": "x", "exponent": "y"})
+def real_power(x: Any, y: Any) -> Any:
+    """x ** y (arrays or numbers). For a float array and an integer-valued number y past NumPy's
+    own quick cases (-1, 0, 1, 2): |x| ** y, its sign put back where y is odd: the C library's pow
+    takes ~50x longer on a negative base (3.9 ms against 0.08 for 256 x 256 float32 cubed), to
+    the same value within its last bit."""
+    if not (is_array(x) and x.dtype.kind == "f" and isinstance(y, (int, float, np.integer, np.floating))
+            and not isinstance(y, bool) and math.isfinite(y) and y == int(y) and not -1 <= y <= 2):
+        return x ** y
+    xp = array_module(x)
+    out = xp.power(xp.abs(x), y if isinstance(y, (int, np.integer)) else x.dtype.type(y))
+    return xp.copysign(out, x) if int(y) % 2 else out
+
+
+def base_grad_exponent(y: Any) -> Any:
+    """The exponent of x in d(x ** y)/dx = y * x ** (y - 1): y - 1, but 1 where y is 0 (there the
+    slope is y * x ** 1 = 0, as paddle's, where x ** -1 would make 0 * inf = NaN at x = 0)."""
+    if is_array(y) and y.ndim:
+        return array_module(y).where(y == 0, 1, y - 1)
+    return 1 if y == 0 else y - 1
+
+
+def number_log(x: Any) -> float:
+    """log of a number base for d(x ** y)/dy: -inf at 0 (its zero powers contribute nothing,
+    see pow), NaN below 0 as paddle's (no real logarithm)."""
+    return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
+
+
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number. Integers to negative integer powers give paddle's
     integers (`integer_power`)."""
@@ -147,15 +174,15 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
     integer = _builtins.all(v.dtype.kind in "iu" if hasattr(v, "dtype") else type(v) is int for v in (xa, ya))
     with quiet():  # 0 ** -1, (-1) ** 0.5, 10 ** 100: inf, NaN, inf, as paddle's
-        out = integer_power(xa, ya) if integer else xa ** ya
+        out = integer_power(xa, ya) if integer else real_power(xa, ya)
 
     def backward(g: Any) -> tuple:
         with quiet():  # 0 ** negative: inf, as paddle's
-            gx = grad_for(g * ya * xa ** (ya - 1), mx) if mx else None
+            gx = grad_for(g * ya * real_power(xa, base_grad_exponent(ya)), mx) if mx else None
             gy = None
             if my:
                 xp = array_module(g)
-                log_x = xp.log(xa) if isinstance(x, Tensor) else (math.log(xa) if xa > 0 else -math.inf)
+                log_x = xp.log(xa) if isinstance(x, Tensor) else number_log(xa)
                 # a zero base contributes nothing (0 * log 0 is taken as 0, as paddle does)
                 gy = grad_for(xp.where(out == 0, 0, g * out * log_x), my)
         return gx, gy

@@ -124,6 +124,41 @@ def test_integer_to_negative_integer_power():
     assert (2.0 ** x).numpy().tolist() == [4.0, 0.5, 8.0, 0.25]  # paddle 3.3.1: float32
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_integer_powers_of_negative_floats_keep_their_sign(dtype):
+    """pow takes |x| ** n with the sign put back for odd n (the C library's pow is ~50x slower on
+    negative bases): within NumPy's own last bit, -0 and infinities included."""
+    x = np.concatenate([np.random.RandomState(3).randn(500) * 3, [0.0, -0.0, np.inf, -np.inf, -1.0]]).astype(dtype)
+    for n in (3, 4, 5, -3, -4, 3.0, 10):
+        with np.errstate(all="ignore"):
+            want = x ** n
+        got = (pycoll.to_tensor(x) ** n).numpy()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+        np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0)
+
+
+def test_pow_derivatives_at_a_zero_base():
+    """d/dx x ** 0 is 0 at x = 0 too (paddle 3.3.1's first derivative; its second of pow(x, 0)
+    is NaN, pycoll's the 0 it is), so are the derivatives past a power's degree; a zero power
+    adds nothing to d/dy x ** y (under create_graph too); a negative number base gives NaN for
+    d/dy, as paddle's."""
+    x = pycoll.to_tensor([0.0, 2.0], dtype="float64", stop_gradient=False)
+    for p, wants in ((0.0, [[0, 0]] * 3), (1.0, [[1, 1], [0, 0], [0, 0]]), (3.0, [[0, 12], [0, 12], [6, 6]])):
+        g = pycoll.pow(x, p).sum()
+        for want in wants:
+            (g,) = pycoll.grad(g.sum(), x, create_graph=True)
+            np.testing.assert_array_equal(g.numpy(), want)
+    y = pycoll.to_tensor([2.0, 3.0], dtype="float64", stop_gradient=False)
+    (gy,) = pycoll.grad(pycoll.pow(x, y).sum(), y, create_graph=True)
+    np.testing.assert_allclose(gy.numpy(), [0.0, 8 * np.log(2)], rtol=1e-12)
+    (gyx,) = pycoll.grad(gy.sum(), x)
+    np.testing.assert_allclose(gyx.numpy(), [0.0, 3 * 4 * np.log(2) + 4], rtol=1e-12)
+    e = pycoll.to_tensor([2.0, 3.0], stop_gradient=False)
+    ((-2.0) ** e).sum().backward()
+    assert np.isnan(e.grad.numpy()).all()
+
+
 def test_bf16_order_statistics_leave_nans_out():
     x = pycoll.to_tensor([1.0, float("nan"), 3.0, 2.0]).astype("bfloat16")  # ml_dtypes sorts the NaN in place
     assert float(_f32(pycoll.nanmedian(x))) == 2.0 and float(_f32(pycoll.nanquantile(x, 0.75))) == 2.5

@@ -12,7 +12,7 @@ from pycoll import unary_ops
 from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll._py_layer_backward import user_backward
 from pycoll.device import array_module
-from pycoll.math_ops import cast, exp, log, sqrt, sum as sum_
+from pycoll.math_ops import base_grad_exponent, cast, exp, log, number_log, sqrt, sum as sum_
 from pycoll.reshape_ops import broadcast_to
 from pycoll.search_ops import where
 from pycoll.shape_ops import reshape
@@ -48,11 +48,18 @@ def _divide(s: Saved, g: Tensor) -> tuple:
 def _pow(s: Saved, g: Tensor) -> tuple:
     x, y = s.operand(0, s["xa"]), s.operand(1, s["ya"])
 
-    def exponent_grad() -> Any:
-        log_x = log(x) if isinstance(x, Tensor) else (math.log(x) if x > 0 else -math.inf)
+    zero = const(s["out"] == 0)
+
+    def exponent_grad() -> Any:  # a zero power adds nothing (pow's rule): log(1) stands in for its log 0
+        log_x = log(where(zero, x * 0 + 1, x)) if isinstance(x, Tensor) else number_log(x)
         d = g * s.output(s["out"]) * log_x
-        return where(const(s["out"] == 0), d * 0, d)  # a zero base adds nothing (pow's rule)
-    return _both(s, lambda: g * y * x ** (y - 1), exponent_grad)
+        return where(zero, d * 0, d)
+
+    def base_grad() -> Any:
+        if isinstance(y, Tensor):
+            return g * y * x ** where(const(s["ya"] == 0), y * 0 + 1, y - 1)
+        return g * y * x ** base_grad_exponent(y)
+    return _both(s, base_grad, exponent_grad)
 
 
 @rule("neg.<locals>.<lambda>")
