@@ -28,13 +28,19 @@ def _conj(g: Any) -> Any:
 
 
 def run_node(node: Any, slots: list) -> Any:
-    """``node.fn`` on its output gradients. A backward function not marked by `conjugate_grads`
-    is written as for real numbers, g * f'(z); on complex gradients the walk runs it as
-    conj(fn(conj(g))) = g * conj(f'(z)), the convention's gradient of a holomorphic op (and the
-    same as before for real-coefficient linear ops: sums, reshapes, indexing)."""
-    arg = slots[0] if node.n_out == 1 else slots
-    if getattr(node.fn, "conjugate_grads", False) or not any(
+    """``node.fn`` on its output gradients (`call_backward`)."""
+    return call_backward(node.fn, node.n_out, slots)
+
+
+def call_backward(fn: Callable, n_out: int, slots: list) -> Any:
+    """Backward function ``fn`` of an op with ``n_out`` outputs on their gradients ``slots``. One
+    not marked by `conjugate_grads` is written as for real numbers, g * f'(z); on complex
+    gradients it runs as conj(fn(conj(g))) = g * conj(f'(z)), the convention's gradient of a
+    holomorphic op (and the same as before for real-coefficient linear ops: sums, reshapes,
+    indexing)."""
+    arg = slots[0] if n_out == 1 else slots
+    if getattr(fn, "conjugate_grads", False) or not any(
             s is not None and s.dtype.kind == "c" for s in slots):
-        return node.fn(arg)
-    got = node.fn(_conj(arg) if node.n_out == 1 else [_conj(s) for s in arg])
+        return fn(arg)
+    got = fn(_conj(arg) if n_out == 1 else [_conj(s) for s in arg])
     return [_conj(g) for g in got] if got else got

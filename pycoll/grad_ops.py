@@ -23,6 +23,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 
+from pycoll._complex_grads import call_backward
 from pycoll._graph import Node, graph_leaves, run_backward
 from pycoll.device import array_module
 from pycoll.tensor import Tensor, grad_tensor, run_grad_hooks, wrap
@@ -46,7 +47,11 @@ class HookHandle:
 
 class _NodeHooks:
     """A node's backward function with hooks on its outputs' gradients: ``taps`` see each raw
-    gradient first (``grad`` reads them), then ``hooks`` may replace it."""
+    gradient first (``grad`` reads them), then ``hooks`` may replace it. Complex gradients come
+    to it, and go to the taps and hooks, in the gradient convention (``conjugate_grads``); the
+    wrapped function gets them as the walk would have given them to it (`call_backward`)."""
+
+    conjugate_grads = True
 
     def __init__(self, node: Node):
         self.fn = node.fn
@@ -62,9 +67,8 @@ class _NodeHooks:
         return run_grad_hooks(self.hooks[i], g) if self.hooks[i] else g
 
     def __call__(self, grads: Any) -> Any:
-        if self.n_out == 1:
-            return self.fn(self._one(0, grads))
-        return self.fn([self._one(i, g) for i, g in enumerate(grads)])
+        slots = [self._one(0, grads)] if self.n_out == 1 else [self._one(i, g) for i, g in enumerate(grads)]
+        return call_backward(self.fn, self.n_out, slots)
 
     def tensor_grads(self, grads: List[Optional[Tensor]]) -> List[Optional[Tensor]]:
         """What a create_graph walk (pycoll._higher_order) hands the op's rule: each output's

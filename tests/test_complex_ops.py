@@ -104,6 +104,27 @@ def test_paddles_numbers_for_two_holomorphic_gradients():
     np.testing.assert_allclose(z.grad.numpy(), [-1.13120438 - 2.47172667j], rtol=1e-8)
 
 
+def test_an_op_outputs_gradient_is_in_the_convention_for_grad_hooks_and_retain_grads():
+    """L = sum |2x|: dL/dy = y / |y| for y = 2x, as paddle 3.3.1 gives it from paddle.grad,
+    retain_grads and a hook; a hook's replacement (g * 1j) flows on in the convention too."""
+    x0 = np.array([1 + 2j, 2 - 1j])
+    want_y = 2 * x0 / np.abs(2 * x0)
+    x = pycoll.to_tensor(x0, stop_gradient=False)
+    y = x * 2
+    gy, gx = pycoll.grad(pycoll.abs(y).sum(), [y, x])
+    np.testing.assert_allclose(gy.numpy(), want_y, rtol=1e-12)
+    np.testing.assert_allclose(gx.numpy(), 2 * want_y, rtol=1e-12)
+    x = pycoll.to_tensor(x0, stop_gradient=False)
+    y = x * 2
+    y.retain_grads()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.numpy()) or g * 1j)
+    pycoll.abs(y).sum().backward()
+    np.testing.assert_allclose(seen[0], want_y, rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), want_y, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 2j * want_y, rtol=1e-12)  # paddle: [-1.789+0.894j, ...]
+
+
 def test_as_complex_and_as_real_convert_and_pass_gradients():
     x = pycoll.to_tensor([[1.0, 2.0], [3.0, -1.0]], stop_gradient=False)
     z = pycoll.as_complex(x)
