@@ -92,6 +92,7 @@ class Jacobian(_Jacobian):
         ys = _tensors(_called(func, inputs), "func's output")
         flat = [reshape(y, [y.shape[0], -1] if is_batched else [-1]) for y in ys]
         super().__init__(flat[0] if len(flat) == 1 else concat(flat, axis=-1), inputs, is_batched, any_shape=True)
+        self.shape = tuple(self.shape)  # incubate's is a tuple (paddle.autograd's a list)
 
 
 class Hessian(_Jacobian):
@@ -108,3 +109,4 @@ class Hessian(_Jacobian):
         inputs = _separated(xs)
         rows = gradient(*inputs)
         super().__init__(rows, inputs, is_batched, any_shape=True)
+        self.shape = tuple(self.shape)
