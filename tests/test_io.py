@@ -73,6 +73,10 @@ def test_collate_follows_the_samples_structure():
         default_collate_fn([(1, 2), (1,)])
     with pytest.raises(TypeError, match="cannot batch samples of type object"):
         default_collate_fn([object()])
+    for ragged in ([pycoll.ones([1]), pycoll.ones([2])], [np.ones(1), np.ones(1), np.ones(2)]):
+        with pytest.raises(ValueError, match=r"must have one shape to be stacked: sample 0's field has shape \[1\], "
+                                             rf"sample {len(ragged) - 1}'s \[2\]"):
+            default_collate_fn(ragged)
 
 
 def test_tensor_and_iterable_datasets():
@@ -164,6 +168,10 @@ def test_samplers_give_paddles_indices():
         RandomSampler(data, num_samples=7)
     with pytest.raises(ValueError, match="weights must be"):
         WeightedRandomSampler([0.0, 0.0], num_samples=1)
+    with pytest.raises(TypeError, match="WeightedRandomSampler: replacement must be a bool, got 1"):
+        WeightedRandomSampler([1.0, 1.0], num_samples=1, replacement=1)  # paddle: a ValueError
+    with pytest.raises(TypeError, match="data_source"):
+        SequenceSampler()  # paddle's, at construction
 
 
 def test_datasets_made_of_datasets():
@@ -174,6 +182,8 @@ def test_datasets_made_of_datasets():
     both = ConcatDataset([a, b])
     assert len(both) == 5 and both[3][1] == 0 and both[-1][1] == 1
     assert [s["x"].item() for s in ChainDataset([Count(), Count()])] == list(range(7)) * 2
+    with pytest.raises(TypeError, match=r"ChainDataset: datasets\[1\] is a Squares; ChainDataset chains IterableDatasets"):
+        ChainDataset([Count(), a])  # iterating a map-style dataset may never end (paddle asserts too)
     assert [s[1] for s in Subset(a, [2, 0])] == [4, 0]
     pycoll.seed(5)
     parts = random_split(range(10), [3, 7])

@@ -12,6 +12,17 @@ import numpy as np
 from pycoll.device import array_module, current_place, is_array, place_of
 
 
+def _same_shapes(arrays: List[Any]) -> List[Any]:
+    """``arrays``, which a batch stacks: ValueError naming the first sample of another shape."""
+    first = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.shape != first:
+            raise ValueError(f"default_collate_fn: the samples of a batch must have one shape to be stacked: "
+                             f"sample 0's field has shape {list(first)}, sample {i}'s {list(a.shape)} (pad "
+                             f"them, or pass a collate_fn)")
+    return arrays
+
+
 def default_collate_fn(batch: List[Any]) -> Any:
     """Stack a list of samples field by field, as paddle's: arrays into one array with a new
     first axis, Tensors into one Tensor (a new one, which takes no gradient), numbers into an
@@ -19,14 +30,14 @@ def default_collate_fn(batch: List[Any]) -> Any:
     must have the same structure)."""
     sample = batch[0]
     if isinstance(sample, np.ndarray):
-        return np.stack(batch)
+        return np.stack(_same_shapes(batch))
     if hasattr(sample, "__pycoll_array__"):  # Tensors: stacked where they lie (on a GPU, not through the host)
         from pycoll.tensor import wrap
 
         arrays = [s.__pycoll_array__() for s in batch]
-        return wrap(array_module(arrays[0]).stack(arrays))
+        return wrap(array_module(arrays[0]).stack(_same_shapes(arrays)))
     if is_array(sample):  # a CuPy array
-        return array_module(sample).stack(batch)
+        return array_module(sample).stack(_same_shapes(batch))
     if isinstance(sample, (str, bytes)):  # before np.generic: np.str_ and np.bytes_ are both
         return list(batch)
     if isinstance(sample, (numbers.Number, np.generic)):

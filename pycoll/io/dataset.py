@@ -135,10 +135,15 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The samples of the streamed ``datasets``, one after another."""
+    """The samples of the streamed ``datasets`` (IterableDatasets, as paddle requires: a
+    map-style one may never stop when iterated), one after another."""
 
     def __init__(self, datasets: Iterable[Any]):
         self.datasets = list(datasets)
+        for i, d in enumerate(self.datasets):
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset: datasets[{i}] is a {type(d).__name__}; ChainDataset chains "
+                                f"IterableDatasets only (ConcatDataset joins map-style ones)")
 
     def __iter__(self) -> Iterator[Any]:
         for d in self.datasets:

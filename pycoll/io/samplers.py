@@ -29,6 +29,9 @@ class Sampler(Generic[Index]):
 class SequenceSampler(Sampler):
     """0, 1, ..., len(data_source) - 1."""
 
+    def __init__(self, data_source: Any):
+        super().__init__(data_source)
+
     def __iter__(self) -> Iterator[int]:
         return iter(range(len(self.data_source)))
 
@@ -80,11 +83,13 @@ class WeightedRandomSampler(Sampler):
                              f"not all zero; got {weights.tolist()}")
         if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
             raise ValueError(f"WeightedRandomSampler: num_samples={num_samples!r}; it must be a positive int")
+        if not isinstance(replacement, bool):
+            raise TypeError(f"WeightedRandomSampler: replacement must be a bool, got {replacement!r}")
         if not replacement and np.count_nonzero(weights) < num_samples:
             raise ValueError(f"WeightedRandomSampler: num_samples={num_samples} without replacement needs as "
                              f"many positive weights, got {np.count_nonzero(weights)}")
         super().__init__(None)
-        self.weights, self.num_samples, self.replacement = weights, num_samples, bool(replacement)
+        self.weights, self.num_samples, self.replacement = weights, num_samples, replacement
 
     def __iter__(self) -> Iterator[int]:
         return iter(np.random.choice(len(self.weights), self.num_samples, self.replacement,
