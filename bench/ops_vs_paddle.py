@@ -666,6 +666,14 @@ def _():
     return lambda: P.linalg.triangular_solve(x, y, upper=True)
 
 
+@case("cube_256")
+def _():
+    """x ** 3 of a [256, 256] standard-normal float32 tensor (half its bases negative), forward
+    and backward."""
+    x = tensor(256, 256)
+    return sum_backward(lambda: x ** 3)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

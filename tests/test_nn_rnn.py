@@ -330,6 +330,19 @@ def test_bad_construction_is_refused_by_name(make, match):
         make()
 
 
+@pytest.mark.parametrize("cls", [nn.GRU, nn.SimpleRNN])
+def test_a_one_state_layer_takes_its_initial_state_alone_or_in_a_list(cls):
+    """paddle 3.3.1 takes h0, [h0] and (h0,) alike for GRU and SimpleRNN."""
+    pycoll.seed(3)
+    layer = cls(I, H, num_layers=2)
+    x, h0 = pycoll.to_tensor(det([B, T, I], 1)), pycoll.to_tensor(det([2, B, H], 2))
+    want_out, want_h = layer(x, h0)
+    for given in ([h0], (h0,)):
+        out, h = layer(x, given)
+        np.testing.assert_array_equal(out.numpy(), want_out.numpy())
+        np.testing.assert_array_equal(h.numpy(), want_h.numpy())
+
+
 def test_bad_inputs_and_states_are_refused_by_name():
     x = pycoll.to_tensor(det([B, T, I], 1))
     with pytest.raises(ValueError, match=r"inputs must be a 3-D Tensor whose last dimension is input_size \(4\)"):

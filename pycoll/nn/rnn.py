@@ -306,8 +306,9 @@ class RNNBase(LayerList):
         if initial_states is None:
             xp = array_module(like.array)
             return tuple(wrap(xp.zeros((count, batch, size), dtype=like.dtype)) for size in sizes)
-        if self.state_components == 1:
-            parts = (initial_states,)
+        if self.state_components == 1:  # h, or [h] as paddle also takes it
+            one = isinstance(initial_states, (list, tuple)) and len(initial_states) == 1
+            parts = tuple(initial_states) if one else (initial_states,)
         elif isinstance(initial_states, (list, tuple)) and len(initial_states) == 2:
             parts = tuple(initial_states)
         else:
