@@ -139,7 +139,6 @@ def divide(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     return op_output(out, backward, x, y)
 
 
-@param_aliases({"input": "x", "exponent": "y"})
 def real_power(x: Any, y: Any) -> Any:
     """x ** y (arrays or numbers). For a float array and an integer-valued number y past NumPy's
     own quick cases (-1, 0, 1, 2): |x| ** y, its sign put back where y is odd: the C library's pow
@@ -167,6 +166,7 @@ def number_log(x: Any) -> float:
     return math.log(x) if x > 0 else -math.inf if x == 0 else math.nan
 
 
+@param_aliases({"input": "x", "exponent": "y"})
 def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle's name
     """x ** y; either side may be a number. Integers to negative integer powers give paddle's
     integers (`integer_power`)."""

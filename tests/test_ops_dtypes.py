@@ -136,6 +136,7 @@ def test_integer_powers_of_negative_floats_keep_their_sign(dtype):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
         np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_array_equal(pycoll.pow(input=pycoll.to_tensor(x), exponent=3).numpy(), (pycoll.to_tensor(x) ** 3).numpy())
 
 
 def test_pow_derivatives_at_a_zero_base():
