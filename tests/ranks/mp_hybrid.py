@@ -83,7 +83,7 @@ def check_subgroup_model_check(rank, dp):
         pycoll.DataParallel(bad, group=dp)
     except ValueError as e:
         assert rank in (1, 3), f"rank {rank} wraps a matching model but got: {e}"
-        assert "rank 1 has [[4, 4], 'float32'], rank 3 has [[4, 5], 'float32']" in str(e), e
+        assert "rank 1 has [[4, 4], 'float32', 'averaged'], rank 3 has [[4, 5], 'float32', 'averaged']" in str(e), e
     else:
         assert rank in (0, 2), f"rank {rank}: a mismatched model was accepted"
 
