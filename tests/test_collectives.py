@@ -63,3 +63,9 @@ def test_ranks_reducing_different_sizes_end_the_job_instead_of_hanging():
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Message truncated" in result.stderr and "PYCOLL_CHECK=1" in result.stderr, result.stderr
 
+
+@pytest.mark.parametrize("where", ["world", "group"])
+def test_rooted_calls_given_different_roots_are_refused_on_every_rank(where):
+    """A probe: broadcast(x, src=rank) on two ranks returned rank 0's data on both, silently (and
+    reduce, scatter alike; gather stalled until the stall notices ended the job)."""
+    assert_ok(launch(2, "rooted_roots.py", where, timeout=60), expect_lines=2)

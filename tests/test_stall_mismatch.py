@@ -52,8 +52,8 @@ def test_ranks_that_made_different_numbers_of_collectives_end_the_job_at_once(mo
     point-to-point calls on the ranks making them) end it."""
     output = ended_early(2, mode)
     assert ("pycoll.CollectiveError: the ranks of world (ranks [0, 1]) wait in collectives after making different "
-            "numbers of collectives on it: rank 0 in barrier #4 (its 4th collective on the group), rank 1 in "
-            f"{rank_1} #1 (its 1st collective on the group); a rank made a collective its peers did not, or "
+            "numbers of collectives on it: rank 0 in barrier #12 (its 12th collective on the group), rank 1 in "
+            f"{rank_1} #9 (its 9th collective on the group); a rank made a collective its peers did not, or "
             f"skipped one: {STOPPED}") in output, output
 
 

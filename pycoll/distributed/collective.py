@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_blocks, verdict
+from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_blocks, roots, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
@@ -131,12 +131,15 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
 
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
             finish: Optional[Callable[[], None]] = None, *, op: Any = None,
-            root: Optional[int] = None, compared: bool = True, moves: Optional[bool] = None) -> Task:
+            root: Optional[int] = None, root_arg: Optional[str] = None, compared: bool = True,
+            moves: Optional[bool] = None) -> Task:
     """Run the engine's ``method(*args, blocking, seq)`` under the watchdog (even a
     non-blocking start may block: NCCL connects to its peers at a communicator's first call),
     after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
     describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
-    by the group) unless ``sync_op``.
+    by the group) unless ``sync_op``. ``root`` (a global rank) names a rooted call's root; with
+    ``root_arg`` (its argument's name: broadcast's and reduce's, which have no verdict) a
+    blocking call compares it across the ranks on :func:`roots.due`'s schedule.
 
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
@@ -152,6 +155,12 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
+        elif root_arg is not None and sync_op and g.nranks > 1 and roots.due(g):
+            try:
+                rows = roots.gathered(g, g.index_of(root))
+            except Exception as exc:
+                raise call_failed(fn, g.seq, g, exc) from exc
+            roots.check_same(g, fn, root_arg, rows)
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
@@ -204,12 +213,12 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op)
 
 
-def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception]) -> None:
-    """:func:`verdict.shared`: every rank raises the root's refusal of its list. A group of one
-    has no peer to tell, so its root raises without the broadcasts (and the host's wait for
-    them) that telling takes."""
+def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None) -> None:
+    """:func:`verdict.shared`: every rank raises the root's refusal of its list (with ``arg``,
+    ranks that name different roots all raise too). A group of one has no peer to tell, so its
+    root raises without the collectives (and the host's wait for them) that telling takes."""
     if g.nranks > 1:
-        verdict.shared(g, fn, root, problem)
+        verdict.shared(g, fn, root, problem, arg)
     elif problem is not None:
         raise problem
 
@@ -236,7 +245,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
         _refused(g, "reduce", exc)
         raise
     return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
-                   op=op, root=dst)
+                   op=op, root=dst, root_arg="dst")
 
 
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
@@ -251,7 +260,8 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
     except (TypeError, ValueError) as exc:
         _refused(g, "broadcast", exc)
         raise
-    return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src)
+    return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src,
+                   root_arg="src")
 
 
 def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = None,
@@ -373,7 +383,7 @@ def scatter_from(tensor: Any, tensor_list: Any, src: int, group: Optional[Group]
         except (TypeError, ValueError) as exc:
             problem = exc
     compared = _compare_first(g, "scatter", out, sync_op, root=src)
-    _root_verdict(g, "scatter", root, problem)
+    _root_verdict(g, "scatter", root, problem, "src")
     return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src,
                    compared=not compared)
 

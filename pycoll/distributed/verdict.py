@@ -3,9 +3,10 @@
 A rooted call's list (``scatter``'s ``tensor_list`` on the source, ``gather``'s ``gather_list``
 on the destination, the objects of ``scatter_object_list`` and ``broadcast_object_list``) exists
 on the root alone. Were the root to refuse it by itself, the other ranks would sit in the
-collective until ``PYCOLL_TIMEOUT``. So the root broadcasts its verdict first (one small
-broadcast; the reason too, when it refuses), and every rank raises the same error: the job goes
-on, nothing having been sent.
+collective until ``PYCOLL_TIMEOUT``. So the root's verdict is shared first (one small broadcast,
+or for scatter the small all-gather in which the ranks also compare their roots, :mod:`roots`;
+the reason follows in a broadcast when it refuses), and every rank raises the same error: the
+job goes on, nothing having been sent.
 """
 from __future__ import annotations
 
@@ -13,26 +14,40 @@ from typing import Any, Optional
 
 import numpy as np
 
+from pycoll.distributed import roots
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.watchdog import watchdog
 
 _KINDS = {"TypeError": TypeError, "ValueError": ValueError}
 
 
-def shared(group: Any, fn: str, root: int, problem: Optional[Exception]) -> None:
+def shared(group: Any, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None) -> None:
     """Every rank learns whether the root (a group rank) refused call ``fn``: the root passes
-    its ``problem`` (None: none), and on a refusal every rank raises it."""
+    its ``problem`` (None: none), and on a refusal every rank raises it. With ``arg`` (the
+    root's argument, for a call that MPI completes with different roots: scatter) the ranks
+    compare their roots in it, and where they differ all raise a ValueError naming each one's;
+    without, the root broadcasts it (gather's different roots stall, which the stall notices
+    name; the object collectives compare their ``src`` before)."""
     backend, seq = group.engine, group.seq
     xp = backend.xp
     text = f"{type(problem).__name__}:{problem}".encode() if problem is not None else b""
     watchdog.name, watchdog.group = fn, group
     try:
         try:
-            head = xp.asarray(np.array([len(text)], np.int64))
-            backend.broadcast(head, root, True, seq)
-            size = int(head.tolist()[0])
-            if size == 0:
-                return
+            if arg is None:
+                head = xp.asarray(np.array([len(text)], np.int64))
+                backend.broadcast(head, root, True, seq)
+                size = int(head.tolist()[0])
+            else:
+                rows = roots.gathered(group, root, len(text))
+        except Exception as exc:
+            raise call_failed(fn, seq, group, exc) from exc
+        if arg is not None:
+            roots.check_same(group, fn, arg, rows)
+            size = rows[root][0]
+        if size == 0:
+            return
+        try:
             body = xp.asarray(np.frombuffer(text, np.uint8)) if group.rank == root else xp.empty(size, np.uint8)
             backend.broadcast(body, root, True, seq)
             received = np.asarray(body.tolist(), np.uint8).tobytes().decode(errors="replace")

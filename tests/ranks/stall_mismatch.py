@@ -7,8 +7,10 @@ ranks that are only slow do not. argv[1] is the mode:
   its task (MPI never matches the two).
 - ``subgroup``: on 3 ranks, rank 1 calls barrier and rank 2 all_gather on the group [1, 2] (its
   #2) while rank 0 waits in the world's all_reduce for them.
-- ``extra_broadcasts``: rank 0 broadcasts three times (as the root it leaves each at once), then
-  calls barrier (its #4); rank 1 calls all_reduce (its #1): different counts of collectives made.
+- ``extra_broadcasts``: both ranks broadcast 8 times (the broadcasts that compare their root:
+  pycoll.distributed.roots), then rank 0 broadcasts three times more (as the root it leaves each
+  at once), then calls barrier (its #12); rank 1 calls all_reduce (its #9): different counts of
+  collectives made.
 - ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
 - ``gather_roots``: each rank gathers to itself (gather #1, roots 0 and 1).
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
@@ -32,6 +34,7 @@ import time
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.distributed import roots
 
 SLOW_S = 3.0  # past the notice delay the tests set (PYCOLL_STALL_WARN=1)
 
@@ -60,6 +63,8 @@ elif mode == "subgroup":
             dist.all_gather([], x, group=pair)
     dist.all_reduce(x)
 elif mode.startswith("extra_broadcasts"):
+    for _ in range(roots.ALWAYS):
+        dist.broadcast(x, src=0)
     if rank == 0:
         for _ in range(3):
             dist.broadcast(x, src=0)

@@ -1,0 +1,45 @@
+"""Rooted calls whose ranks name different roots (each its own rank, the common slip) are refused
+on every rank before anything is sent, naming each rank's root, and the job goes on: MPI completed
+a small broadcast, reduce or scatter so, each rank getting some rank's data. scatter compares on
+every call (with the root's verdict on its list); blocking broadcasts and reduces on their first
+8 calls on a group, then on each power of two (roots.due). Two ranks; argv[1] "group"
+runs the calls on a new group of both ranks."""
+import sys
+
+import numpy as np
+
+import pycoll.distributed as dist
+
+dist.init_parallel_env()
+rank = dist.get_rank()
+group = dist.new_group([0, 1]) if sys.argv[1:] == ["group"] else None
+where = "group 1 (ranks [0, 1])" if group is not None else "world (ranks [0, 1])"
+
+
+def refused(fn, arg, call):
+    x = np.full(2, rank + 1.0, np.float32)
+    try:
+        call(x)
+    except ValueError as exc:
+        want = (f"pycoll.distributed.{fn}: the ranks of {where} gave different {arg} [0, 1] (in rank order); "
+                f"every rank must name the same (a global rank); nothing was sent")
+        assert str(exc) == want, exc
+    else:
+        raise AssertionError(f"rank {rank}: {fn} with {arg}=rank went through")
+    assert x.tolist() == [rank + 1.0] * 2, (fn, x)  # nothing was sent
+    y = np.ones(1, np.float32)
+    dist.all_reduce(y, group=group)  # the group is in step: the job goes on
+    assert y.tolist() == [2.0], (fn, y)
+
+
+refused("broadcast", "src", lambda x: dist.broadcast(x, src=rank, group=group))
+refused("reduce", "dst", lambda x: dist.reduce(x, dst=rank, group=group))
+refused("scatter", "src", lambda x: dist.scatter(x, [x, x], src=rank, group=group))
+
+# the schedule: the group has made 2 blocking broadcasts and reduces (the refused ones); 13 more
+# agreed ones bring it to 15, and the 16th is compared again
+x = np.zeros(3, np.float32)
+for i in range(13):
+    dist.broadcast(x, src=i % 2, group=group)
+refused("broadcast", "src", lambda x: dist.broadcast(x, src=rank, group=group))
+print(f"rooted roots OK rank={rank}", flush=True)
