@@ -10,7 +10,7 @@ the job goes on.
 list (:mod:`verdict`). ``broadcast`` and ``reduce``, which have no verdict, do it on their first
 ``ALWAYS`` blocking calls on a group, then on every power of two (the 16th, 32nd, ...): a root
 computed wrongly (``src=rank``, a group rank for a global one) shows on the first call, and a loop
-of them pays nothing measurable. The schedule depends only on how many such calls the group has
+of them pays little more than the count (bench/RESULTS.md). The schedule depends only on how many such calls the group has
 made, the same on every rank of a correct program. ``PYCOLL_CHECK=1`` compares every call.
 ``gather`` given different roots stalls in MPI (each root waits for the others' parts), and the
 stall notices end the job naming each rank's root.
