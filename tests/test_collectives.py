@@ -69,3 +69,12 @@ def test_rooted_calls_given_different_roots_are_refused_on_every_rank(where):
     """A probe: broadcast(x, src=rank) on two ranks returned rank 0's data on both, silently (and
     reduce, scatter alike; gather stalled until the stall notices ended the job)."""
     assert_ok(launch(2, "rooted_roots.py", where, timeout=60), expect_lines=2)
+
+
+def test_a_non_blocking_broadcast_given_different_roots_ends_the_job_naming_them():
+    result = launch(2, "rooted_roots.py", "task", timeout=60)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert ("pycoll: pycoll.distributed.broadcast: the ranks of world (ranks [0, 1]) gave different src [0, 1] "
+            "(in rank order); every rank must name the same (a global rank); this rank's call (sync_op=False) "
+            "had started, so the group cannot go on: stopping the job") in result.stderr, result.stderr
+    assert "was not stopped" not in result.stdout + result.stderr

@@ -173,18 +173,25 @@ class Comparison:
             texts.append(words.replace(" #0", f" #{seq}", 1))
         return "; ".join(f"rank {r}: {c}" for r, c in zip(self.group.ranks, texts))
 
+    def problem(self) -> Optional[str]:
+        """Once complete: None when every rank's call is this rank's, else what differs."""
+        listing = self.differences()
+        if listing is None:
+            return None
+        return f"PYCOLL_CHECK: the ranks of {self.group.describe()} called different collectives: {listing}"
+
     def raise_on_difference(self) -> None:
         """Once complete: a CollectiveError listing each rank's call where they differ."""
-        listing = self.differences()
-        if listing is not None:
-            raise CollectiveError(f"PYCOLL_CHECK: the ranks of {self.group.describe()} called different "
-                                  f"collectives: {listing}")
+        problem = self.problem()
+        if problem is not None:
+            raise CollectiveError(problem)
 
 
 class Checked:
-    """A non-blocking call's request behind its comparison: complete once both are. A
-    difference ends the job, naming each rank's call: this rank's call has already started, and
-    MPI cannot take it back, so the group's calls can never be put in step again."""
+    """A non-blocking call's request behind its comparison (a :class:`Comparison`, or a
+    ``roots.Comparison``: anything with ``test`` and ``problem``): complete once both are. A
+    difference ends the job, naming it: this rank's call has already started, and MPI cannot take
+    it back, so the group's calls can never be put in step again."""
 
     __slots__ = ("_comparison", "_request")
 
@@ -201,11 +208,10 @@ class Checked:
             if not comparison.test(start):
                 return False
             self._comparison = None
-            listing = comparison.differences()
-            if listing is not None:
-                abort_job(1, f"pycoll: PYCOLL_CHECK: the ranks of {comparison.group.describe()} called "
-                             f"different collectives: {listing}; this rank's call (sync_op=False) had "
-                             f"started, so the group cannot go on: stopping the job")
+            problem = comparison.problem()
+            if problem is not None:
+                abort_job(1, f"pycoll: {problem}; this rank's call (sync_op=False) had started, so the group "
+                             f"cannot go on: stopping the job")
         return self._request is None or self._request.test(start)
 
 

@@ -129,6 +129,20 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     return r
 
 
+def _compare_roots(g: Group, fn: str, arg: str, root: int, sync_op: bool) -> Optional[roots.Comparison]:
+    """:mod:`roots`' comparison of a rooted call's ``root`` (a group rank; ``arg``, its
+    argument): settled now for a blocking call (a ValueError on every rank where the roots
+    differ), else returned for the call's task to settle."""
+    try:
+        if not sync_op:
+            return roots.Comparison(g, fn, arg, root)
+        rows = roots.gathered(g, root)
+    except Exception as exc:
+        raise call_failed(fn, g.seq, g, exc) from exc
+    roots.check_same(g, fn, arg, rows)
+    return None
+
+
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
             finish: Optional[Callable[[], None]] = None, *, op: Any = None,
             root: Optional[int] = None, root_arg: Optional[str] = None, compared: bool = True,
@@ -138,8 +152,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
     describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
     by the group) unless ``sync_op``. ``root`` (a global rank) names a rooted call's root; with
-    ``root_arg`` (its argument's name: broadcast's and reduce's, which have no verdict) a
-    blocking call compares it across the ranks on :func:`roots.due`'s schedule.
+    ``root_arg`` (its argument's name: broadcast's and reduce's, which have no verdict) the call
+    compares it across the ranks on :func:`roots.due`'s schedule (a non-blocking one in its task).
 
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
@@ -155,12 +169,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
-        elif root_arg is not None and sync_op and g.nranks > 1 and roots.due(g):
-            try:
-                rows = roots.gathered(g, g.index_of(root))
-            except Exception as exc:
-                raise call_failed(fn, g.seq, g, exc) from exc
-            roots.check_same(g, fn, root_arg, rows)
+        elif root_arg is not None and g.nranks > 1 and roots.due(g):
+            comparison = _compare_roots(g, fn, root_arg, g.index_of(root), sync_op)
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:

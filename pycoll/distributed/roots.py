@@ -8,7 +8,9 @@ the job goes on.
 
 ``scatter`` does this on every call, in the all-gather that also shares the root's verdict on its
 list (:mod:`verdict`). ``broadcast`` and ``reduce``, which have no verdict, do it on their first
-``ALWAYS`` blocking calls on a group, then on every power of two (the 16th, 32nd, ...): a root
+``ALWAYS`` calls on a group, then on every power of two (the 16th, 32nd, ...); a non-blocking one
+starts its all-gather with the call, and its task ends the job on a difference (the call has
+started: MPI cannot take it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does. A root
 computed wrongly (``src=rank``, a group rank for a global one) shows on the first call, and a loop
 of them pays little more than the count (bench/RESULTS.md). The schedule depends only on how many such calls the group has
 made, the same on every rank of a correct program. ``PYCOLL_CHECK=1`` compares every call.
@@ -17,7 +19,7 @@ stall notices end the job naming each rank's root.
 """
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any, List, Optional
 
 import numpy as np
 
@@ -25,10 +27,33 @@ ALWAYS = 8
 
 
 def due(group: Any) -> bool:
-    """Whether this blocking broadcast or reduce on ``group`` compares its root (counts it)."""
+    """Whether this broadcast or reduce on ``group`` compares its root (counts it)."""
     group.rooted_calls += 1
     n = group.rooted_calls
     return n <= ALWAYS or n & (n - 1) == 0
+
+
+class Comparison:
+    """A non-blocking call's comparison of roots (``root`` a group rank), started with it: a
+    non-blocking all-gather of every rank's root, which its task completes with the call
+    (``check.Checked``; a difference then ends the job, the call having started)."""
+
+    __slots__ = ("group", "_fn", "_arg", "_table", "_request")
+
+    def __init__(self, group: Any, fn: str, arg: str, root: int):
+        backend = group.engine
+        self.group, self._fn, self._arg = group, fn, arg
+        mine = backend.xp.asarray(np.array([0, root], np.int64))
+        self._table = backend.xp.empty(2 * group.nranks, np.int64)
+        self._request = backend.all_gather(self._table, mine, False, group.seq)
+
+    def test(self, start: bool = True) -> bool:
+        return self._request is None or self._request.test(start)
+
+    def problem(self) -> Optional[str]:
+        """Once complete: None when every rank named this rank's root, else what differs."""
+        flat = [int(v) for v in self._table.tolist()]
+        return difference(self.group, self._fn, self._arg, [flat[i:i + 2] for i in range(0, len(flat), 2)])
 
 
 def gathered(group: Any, root: int, extra: int = 0) -> List[List[int]]:
@@ -42,10 +67,17 @@ def gathered(group: Any, root: int, extra: int = 0) -> List[List[int]]:
     return [flat[i:i + 2] for i in range(0, len(flat), 2)]
 
 
+def difference(group: Any, fn: str, arg: str, rows: List[List[int]]) -> Optional[str]:
+    """None where the ranks' roots (``rows``: `gathered`) are one, else each rank's, named."""
+    roots = [group.ranks[r] for _, r in rows]
+    if len(set(roots)) == 1:
+        return None
+    return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different {arg} {roots} (in rank "
+            f"order); every rank must name the same (a global rank)")
+
+
 def check_same(group: Any, fn: str, arg: str, rows: List[List[int]]) -> None:
     """ValueError, on every rank alike, where the ranks' roots (``rows``: `gathered`) differ."""
-    roots = [group.ranks[r] for _, r in rows]
-    if len(set(roots)) > 1:
-        raise ValueError(f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different {arg} "
-                         f"{roots} (in rank order); every rank must name the same (a global rank); "
-                         f"nothing was sent")
+    problem = difference(group, fn, arg, rows)
+    if problem is not None:
+        raise ValueError(f"{problem}; nothing was sent")

@@ -3,7 +3,8 @@ on every rank before anything is sent, naming each rank's root, and the job goes
 a small broadcast, reduce or scatter so, each rank getting some rank's data. scatter compares on
 every call (with the root's verdict on its list); blocking broadcasts and reduces on their first
 8 calls on a group, then on each power of two (roots.due). Two ranks; argv[1] "group"
-runs the calls on a new group of both ranks."""
+runs the calls on a new group of both ranks, "task" makes a non-blocking broadcast with src=rank,
+whose task ends the job."""
 import sys
 
 import numpy as np
@@ -12,6 +13,9 @@ import pycoll.distributed as dist
 
 dist.init_parallel_env()
 rank = dist.get_rank()
+if sys.argv[1:] == ["task"]:  # started, it cannot be taken back: its task ends the job
+    dist.broadcast(np.ones(2, np.float32), src=rank, sync_op=False).wait()
+    raise SystemExit(f"rank {rank}: a non-blocking broadcast with src=rank was not stopped")
 group = dist.new_group([0, 1]) if sys.argv[1:] == ["group"] else None
 where = "group 1 (ranks [0, 1])" if group is not None else "world (ranks [0, 1])"
 
