@@ -19,7 +19,7 @@ stall notices end the job naming each rank's root.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -41,30 +41,35 @@ class Comparison:
     __slots__ = ("group", "_fn", "_arg", "_table", "_request")
 
     def __init__(self, group: Any, fn: str, arg: str, root: int):
-        backend = group.engine
         self.group, self._fn, self._arg = group, fn, arg
-        mine = backend.xp.asarray(np.array([0, root], np.int64))
-        self._table = backend.xp.empty(2 * group.nranks, np.int64)
-        self._request = backend.all_gather(self._table, mine, False, group.seq)
+        self._table, self._request = _all_gather(group, root, 0, blocking=False)
 
     def test(self, start: bool = True) -> bool:
         return self._request is None or self._request.test(start)
 
     def problem(self) -> Optional[str]:
         """Once complete: None when every rank named this rank's root, else what differs."""
-        flat = [int(v) for v in self._table.tolist()]
-        return difference(self.group, self._fn, self._arg, [flat[i:i + 2] for i in range(0, len(flat), 2)])
+        return difference(self.group, self._fn, self._arg, _rows(self._table))
+
+
+def _all_gather(group: Any, root: int, extra: int, blocking: bool) -> Tuple[Any, Any]:
+    """(the table every rank's [``extra``, root] lands in, the engine's request) of an
+    all-gather numbered as the call it precedes."""
+    backend = group.engine
+    mine = backend.xp.asarray(np.array([extra, root], np.int64))
+    table = backend.xp.empty(2 * group.nranks, np.int64)
+    return table, backend.all_gather(table, mine, blocking, group.seq)
+
+
+def _rows(table: Any) -> List[List[int]]:
+    flat = [int(v) for v in table.tolist()]
+    return [flat[i:i + 2] for i in range(0, len(flat), 2)]
 
 
 def gathered(group: Any, root: int, extra: int = 0) -> List[List[int]]:
     """Every rank's [``extra``, root] (``root`` a group rank), in group rank order: one blocking
-    all-gather, numbered as the call it precedes (the caller watches it and wraps its failures)."""
-    backend = group.engine
-    mine = backend.xp.asarray(np.array([extra, root], np.int64))
-    table = backend.xp.empty(2 * group.nranks, np.int64)
-    backend.all_gather(table, mine, True, group.seq)
-    flat = [int(v) for v in table.tolist()]
-    return [flat[i:i + 2] for i in range(0, len(flat), 2)]
+    all-gather (the caller watches it and wraps its failures)."""
+    return _rows(_all_gather(group, root, extra, blocking=True)[0])
 
 
 def difference(group: Any, fn: str, arg: str, rows: List[List[int]]) -> Optional[str]:
