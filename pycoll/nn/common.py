@@ -64,7 +64,7 @@ class Embedding(Layer):
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
             raise ValueError(f"padding_idx must be in [-{num_embeddings}, {num_embeddings}), "
                              f"got {padding_idx}")
-        self.padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        self.padding_idx = padding_idx  # as given, as paddle keeps it (-1: the last row)
         self.sparse, self.max_norm, self.norm_type = sparse, max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         if _weight is not None:  # paddle 3.3's given table (weight_attr ignored), trained unless _freeze
