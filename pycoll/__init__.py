@@ -237,3 +237,6 @@ from pycoll.framework.mmap_storage import MmapStorage  # noqa: E402 - paddle.Mma
 import sys as _sys  # noqa: E402
 
 _sys.modules.setdefault("pycoll.base", base)  # `import pycoll.base`, as paddle's
+from pycoll.framework import dygraph as _dygraph  # noqa: E402
+
+_sys.modules.setdefault("pycoll.base.dygraph", _dygraph)  # `import pycoll.base.dygraph` too

@@ -34,6 +34,21 @@ def test_base_is_importable_and_answers_paddles_shared_names():
     assert "set_flags" in dir(pycoll.base) and "CUDAPlace" in dir(pycoll.base)
 
 
+def test_base_dygraph_serves_older_scripts_guard_and_no_grad():
+    """paddle 3.3.1's paddle.base.dygraph: guard() (and guard(place)), no_grad, grad, enabled()."""
+    dygraph = importlib.import_module("pycoll.base.dygraph")
+    assert pycoll.base.dygraph is dygraph and dygraph.grad is pycoll.grad and dygraph.enabled() is True
+    x = pycoll.to_tensor([3.0], stop_gradient=False)
+    with dygraph.guard():
+        with dygraph.no_grad():
+            assert (x * 2).stop_gradient
+        assert not (x * 2).stop_gradient
+    with dygraph.guard(pycoll.CPUPlace()):
+        assert pycoll.get_device() == "cpu"
+    assert pycoll.get_device() == "cpu"
+    assert "dygraph" in dir(pycoll.base)
+
+
 def test_base_names_pycoll_lacks_raise_attribute_error_naming_the_module():
     with pytest.raises(AttributeError, match="'pycoll.base' has no attribute 'Executor'"):
         pycoll.base.Executor

@@ -44,8 +44,12 @@ def __getattr__(name: str) -> Any:
         return getattr(pycoll, _FROM_TOP[name])
     if name in _ELSEWHERE:
         return _elsewhere(name)
+    if name == "dygraph":  # (pycoll/__init__ also serves it as the module pycoll.base.dygraph)
+        from pycoll.framework import dygraph
+
+        return dygraph
     raise AttributeError(f"module 'pycoll.base' has no attribute {name!r}")
 
 
 def __dir__() -> List[str]:
-    return sorted({*__all__, *_FROM_TOP, *_ELSEWHERE})
+    return sorted({*__all__, *_FROM_TOP, *_ELSEWHERE, "dygraph"})
