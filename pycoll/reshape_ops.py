@@ -189,7 +189,7 @@ def tensor_split(x: Any, num_or_indices: Any, axis: Any = 0, name: Optional[str]
         cuts = int_list(num_or_indices, "num_or_indices")
     bounds = [0] + cuts + [size]
     lead = (_slice(None),) * ax
-    pieces = [x[lead + (_slice(lo, _builtins.max(lo, hi)),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    pieces = [x[lead + (_slice(lo, hi),)] for lo, hi in zip(bounds[:-1], bounds[1:])]  # -1: from the end
     return [clone(p) for p in pieces] if counted else pieces
 
 

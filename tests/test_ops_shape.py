@@ -42,6 +42,10 @@ def test_splitting_and_unbinding():
     r = pycoll.arange(7)
     assert [_v(p) for p in pycoll.tensor_split(r, 3)] == [[0, 1, 2], [3, 4], [5, 6]]
     assert [_v(p) for p in pycoll.tensor_split(r, [2, 5])] == [[0, 1], [2, 3, 4], [5, 6]]
+    # negative indices count from the end, as NumPy's array_split and paddle 3.3.1 take them
+    assert [_v(p) for p in pycoll.tensor_split(r, [-1])] == [[0, 1, 2, 3, 4, 5], [6]]
+    assert [_v(p) for p in pycoll.tensor_split(r, [1, -2])] == [[0], [1, 2, 3, 4], [5, 6]]
+    assert [_v(p) for p in pycoll.tensor_split(r, [5, 2])] == [[0, 1, 2, 3, 4], [], [2, 3, 4, 5, 6]]
     assert [_v(p) for p in pycoll.hsplit(x, 3)] == [[[0.0], [3.0]], [[1.0], [4.0]], [[2.0], [5.0]]]
     assert [_v(p) for p in pycoll.vsplit(x, 2)] == [[[0.0, 1.0, 2.0]], [[3.0, 4.0, 5.0]]]
     assert [p.shape for p in pycoll.dsplit(pycoll.to_tensor(A), [1])] == [[2, 3, 1], [2, 3, 3]]
