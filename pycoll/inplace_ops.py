@@ -258,22 +258,34 @@ def _times(y: Any, alpha: float) -> Any:
     return math_ops.multiply(y, alpha) if isinstance(y, Tensor) else y * alpha
 
 
+def _arithmetic(x: Tensor, op: str, compute: Callable[[], Tensor]) -> Tensor:
+    """``in_place`` for add_, subtract_ and multiply_, which do not turn an integer (or bool) x
+    floating: paddle refuses that promotion in place (a TypeError), as torch does."""
+    def checked() -> Tensor:
+        out = compute()
+        if x.dtype.kind in "iub" and out.dtype.kind not in "iub":
+            raise TypeError(f"{op}: x has dtype {x.dtype} and x {op[:-1]} y would be {out.dtype}; an in-place op "
+                            f"cannot make an integer tensor floating (use the out-of-place {op[:-1]}, or cast x)")
+        return out
+    return in_place(x, op, checked)
+
+
 @param_aliases({"input": "x", "other": "y"})
 def add_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x + alpha * y."""
-    return in_place(x, "add_", lambda: math_ops.add(x, _times(y, alpha)))
+    return _arithmetic(x, "add_", lambda: math_ops.add(x, _times(y, alpha)))
 
 
 @param_aliases({"input": "x", "other": "y"})
 def subtract_(x: Tensor, y: Any, name: Optional[str] = None, *, alpha: float = 1) -> Tensor:
     """x = x - alpha * y."""
-    return in_place(x, "subtract_", lambda: math_ops.subtract(x, _times(y, alpha)))
+    return _arithmetic(x, "subtract_", lambda: math_ops.subtract(x, _times(y, alpha)))
 
 
 @param_aliases({"input": "x", "other": "y"})
 def multiply_(x: Tensor, y: Any, name: Optional[str] = None) -> Tensor:
     """x = x * y."""
-    return in_place(x, "multiply_", lambda: math_ops.multiply(x, y))
+    return _arithmetic(x, "multiply_", lambda: math_ops.multiply(x, y))
 
 
 @param_aliases({"input": "x", "other": "y"})

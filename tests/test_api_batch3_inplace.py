@@ -199,3 +199,17 @@ def test_split_with_sizes():
         m.split_with_sizes([1, 1])
     with pytest.raises(ValueError, match="non-negative"):
         m.split_with_sizes([4, -1])
+
+
+def test_in_place_arithmetic_does_not_make_an_integer_tensor_floating():
+    """paddle 3.3.1 refuses int64.add_(a float 0-d tensor) (its type promotion TypeError); pycoll
+    did it and changed the caller's dtype. A float32 x keeps its dtype with a float64 0-d y."""
+    x = pycoll.to_tensor([1, 2, 3])
+    for call in (lambda: x.add_(pycoll.to_tensor(2.5)), lambda: x.multiply_(pycoll.to_tensor(2.5)),
+                 lambda: x.subtract_(0.5)):
+        with pytest.raises(TypeError, match="in-place op cannot make an integer tensor floating"):
+            call()
+    assert x.dtype == np.int64 and x.numpy().tolist() == [1, 2, 3]
+    assert x.add_(pycoll.to_tensor(2)).numpy().tolist() == [3, 4, 5]
+    f = pycoll.to_tensor([1.0, 2.0]).add_(pycoll.to_tensor(1.0, dtype="float64"))
+    assert f.dtype == np.float32 and f.numpy().tolist() == [2.0, 3.0]
