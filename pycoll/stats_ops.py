@@ -107,6 +107,9 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
     dt = convert_dtype(dtype)
     if dt not in (int32, int64):
         raise ValueError(f"unique: dtype must be int32 or int64, got {dtype!r}")
+    if axis is None and not (return_index or return_inverse or return_counts):
+        s = xp.sort(a.reshape(-1))  # the values alone: no stable order, index, inverse or counts to find
+        return value_output(s[xp.concatenate([xp.ones(min(s.size, 1), dtype=bool), s[1:] != s[:-1]])], "unique", x)
     if axis is None:
         values, index, inverse, counts = _unique_flat(xp, a.reshape(-1))
     else:

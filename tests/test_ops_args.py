@@ -24,6 +24,10 @@ def test_argmax_keepdim_dtype_and_unique_with_nan():
     np.testing.assert_array_equal(out.numpy(), [1, 2, NAN, NAN])
     assert index.numpy().tolist() == [0, 2, 1, 3] and inverse.numpy().tolist() == [0, 2, 1, 3, 0]
     assert counts.numpy().tolist() == [2, 1, 1, 1]
+    # the values alone (a sort, without the rest): the same values, each NaN kept, empty stays empty
+    np.testing.assert_array_equal(pycoll.unique(pycoll.to_tensor([1.0, NAN, 2, NAN, 1])).numpy(), [1, 2, NAN, NAN])
+    assert pycoll.unique(pycoll.to_tensor([[3, 1], [3, 0]])).numpy().tolist() == [0, 1, 3]
+    assert pycoll.unique(pycoll.zeros([0])).shape == [0]
 
 
 def test_clip_bounds_and_dtypes():
