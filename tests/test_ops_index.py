@@ -88,6 +88,20 @@ def test_scatter_follows_paddle(overwrite, expected):
     assert y.scatter_(pycoll.to_tensor([2]), _t([[9.0, 9.0]])) is y and y.numpy().tolist()[2] == [9.0, 9.0]
 
 
+def test_scatter_of_many_repeated_rows_keeps_each_ones_last():
+    """NumPy's in-order writes (pycoll's host path) against the order-free rule CuPy's path takes."""
+    from pycoll.inplace_ops import last_writes
+
+    rng = np.random.RandomState(4)
+    index = rng.randint(0, 1000, 200_000)
+    u = rng.rand(200_000, 2)
+    out = pycoll.scatter(pycoll.zeros([1000, 2], dtype="float64"), pycoll.to_tensor(index), pycoll.to_tensor(u))
+    want = np.zeros((1000, 2))
+    win = last_writes(index)
+    want[index[win]] = u[win]
+    np.testing.assert_array_equal(out.numpy(), want)
+
+
 def test_take_and_put_along_axis():
     # paddle 3.3.1
     a = _t([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]], grad=True)
