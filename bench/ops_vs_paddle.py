@@ -674,6 +674,23 @@ def _():
     return sum_backward(lambda: x ** 3)
 
 
+@case("unique_2e6_ints")
+def _():
+    """unique of 2 000 000 int64 values below 50 (the values alone)."""
+    x = ints(50, 2_000_000)
+    return lambda: P.unique(x)
+
+
+@case("scatter_1e6_into_1e7")
+def _():
+    """scatter (overwrite) of 1 000 000 float32 values at random, repeating, indices of 10 000 000."""
+    rs = np.random.RandomState(2)
+    x = P.zeros([10_000_000], dtype="float32")
+    index = P.to_tensor(rs.randint(0, 10_000_000, 1_000_000).astype("int64"))
+    updates = P.to_tensor(rs.rand(1_000_000).astype("float32"))
+    return lambda: P.scatter(x, index, updates)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
