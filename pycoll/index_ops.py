@@ -235,6 +235,10 @@ def _along_key(a: Any, idx: Any, ax: int, broadcast: bool, fn: str) -> tuple:
         raise ValueError(f"{fn}: indices must have x's rank {a.ndim}, got shape {list(idx.shape)}")
     check_index_range(fn, "indices", idx, a.shape[ax], ax)
     if broadcast:
+        for d, (n, m) in enumerate(zip(idx.shape, a.shape)):
+            if d != ax and n not in (1, m):
+                raise ValueError(f"{fn}: indices has shape {list(idx.shape)}; away from axis {ax} each of its "
+                                 f"dimensions must be 1 or x's ({list(a.shape)}) to broadcast, dimension {d} is {n}")
         idx = xp.broadcast_to(idx, tuple(n if d == ax else max(n, m) for d, (n, m) in
                                          enumerate(zip(idx.shape, a.shape))))
     key = []

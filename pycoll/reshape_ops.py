@@ -69,6 +69,8 @@ def rot90(x: Any, k: int = 1, axes: Sequence[int] = (0, 1), name: Optional[str] 
     in memory of its own; x itself where k is a multiple of 4 (paddle's, both)."""
     given = as_tensor(x)
     x, = placed("_all_whole", given)  # auto-parallel: moves a split between dimensions, computed whole
+    if x.ndim < 2:
+        raise ValueError(f"rot90: x must have at least 2 dimensions (a plane to rotate in), got shape {x.shape}")
     axes = list(normalize_axes(list(axes), x.ndim))
     if len(axes) != 2 or axes[0] == axes[1]:
         raise ValueError(f"rot90: axes must be two different axes, got {axes}")

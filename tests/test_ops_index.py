@@ -389,3 +389,14 @@ def test_an_integer_mean_put_along_an_axis_is_floored():
     s = pycoll.scatter_reduce(pycoll.to_tensor(np.array([0, 7], "int64")), 0, pycoll.to_tensor(np.array([0, 0], "int64")),
                               pycoll.to_tensor(np.array([-1, -1], "int64")), "mean")
     assert s.numpy().tolist() == [-1, 7]
+
+
+def test_along_axis_indices_that_cannot_broadcast_and_rot90_of_a_vector_are_named():
+    x, rows = pycoll.ones([4, 3]), pycoll.to_tensor([[0], [1]])
+    for call in (lambda: pycoll.take_along_axis(x, rows, 1), lambda: pycoll.put_along_axis(x, rows, 1.0, 1)):
+        with pytest.raises(ValueError, match=r"indices has shape \[2, 1\]; away from axis 1 each of its dimensions "
+                                             r"must be 1 or x's \(\[4, 3\]\) to broadcast, dimension 0 is 2"):
+            call()
+    assert pycoll.take_along_axis(x, pycoll.to_tensor([[0, 1]]), 0, broadcast=False).shape == [1, 2]  # paddle's too
+    with pytest.raises(ValueError, match=r"rot90: x must have at least 2 dimensions .* got shape \[3\]"):
+        pycoll.rot90(pycoll.ones([3]))
