@@ -10,12 +10,12 @@ the job goes on.
 list (:mod:`verdict`). ``broadcast`` and ``reduce``, which have no verdict, do it on their first
 ``ALWAYS`` calls on a group, then on every power of two (the 16th, 32nd, ...); a non-blocking one
 starts its all-gather with the call, and its task ends the job on a difference (the call has
-started: MPI cannot take it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does. A root
-computed wrongly (``src=rank``, a group rank for a global one) shows on the first call, and a loop
-of them pays little more than the count (bench/RESULTS.md). The schedule depends only on how many such calls the group has
-made, the same on every rank of a correct program. ``PYCOLL_CHECK=1`` compares every call.
-``gather`` given different roots stalls in MPI (each root waits for the others' parts), and the
-stall notices end the job naming each rank's root.
+started: MPI cannot take it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does.
+A root computed wrongly (``src=rank``, a group rank for a global one) shows on the first call, and
+a loop of them pays little more than the count (bench/RESULTS.md). The schedule depends only on
+how many such calls the group has made, the same on every rank of a correct program.
+``PYCOLL_CHECK=1`` compares every call. ``gather`` given different roots stalls in MPI (each root
+waits for the others' parts), and the stall notices end the job naming each rank's root.
 """
 from __future__ import annotations
 
