@@ -57,7 +57,7 @@ def _all_gather(group: Any, root: int, extra: int, blocking: bool) -> Tuple[Any,
     all-gather numbered as the call it precedes."""
     backend = group.engine
     mine = backend.xp.asarray(np.array([extra, root], np.int64))
-    table = backend.xp.empty(2 * group.nranks, np.int64)
+    table = backend.xp.zeros(2 * group.nranks, np.int64)  # (zeros: the tests' recording NCCL moves nothing)
     return table, backend.all_gather(table, mine, blocking, group.seq)
 
 
