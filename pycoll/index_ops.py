@@ -12,13 +12,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Optional, Tuple, Union
 
-import numpy as np
-
 from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, needs_grad, op_output, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int64
-from pycoll.inplace_ops import in_place, last_writes
+from pycoll.inplace_ops import assign_last, in_place, last_writes
 from pycoll.kernels import host_math
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.search_ops import gather
@@ -188,11 +186,8 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
     if u.shape != key[0].shape + a.shape[1:]:
         raise ValueError(f"scatter: updates must have shape {[key[0].size] + list(a.shape[1:])}, got {updates.shape}")
     out = a.copy()
-    if overwrite and xp is np:  # NumPy writes a repeated index in order: its last row stays
-        out[key[0]] = u
-    elif overwrite:  # CuPy does not promise an order
-        win = last_writes(key[0])
-        out[key[0][win]] = u[win]
+    if overwrite:
+        assign_last(out, key[0], u)
     else:
         out[key] = 0
         scatter_add(out, key, u)

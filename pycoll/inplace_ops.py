@@ -209,6 +209,17 @@ def last_writes(flat: Any) -> Any:
     return win
 
 
+def assign_last(target: Any, places: Any, values: Any) -> None:
+    """``target[places] = values`` (``places``: a 1-D index into target's first axis), a place
+    given twice keeping the last of its values: NumPy's assignment does so; CuPy, which does not
+    promise it, writes the last ones found first (`last_writes`, a sort)."""
+    if array_module(target) is np:
+        target[places] = values
+    else:
+        kept = last_writes(places)
+        target[places[kept]] = values[kept]
+
+
 def _write_last(target: Any, idx: Any, values: Any) -> Any:
     """``target[idx] = values`` where a place addressed more than once takes the last value
     written to it (NumPy's rule, which CuPy does not promise); returns the mask, of

@@ -81,12 +81,17 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, name: Optional[str
     return value_output(out, "bincount", x)
 
 
+def _run_starts(xp: Any, s: Any) -> Any:
+    """Where each run of equal values of sorted ``s`` starts (each NaN one of its own: NaN != NaN)."""
+    return xp.concatenate([xp.ones(min(s.size, 1), dtype=bool), s[1:] != s[:-1]])
+
+
 def _unique_flat(xp: Any, flat: Any) -> Tuple[Any, Any, Any, Any]:
     """np.unique(flat) with its index, inverse and counts, each NaN kept as a value of its own
     (paddle's; NaN != NaN starts a new run in the sorted values)."""
     order = xp.argsort(flat, kind="stable")
     s = flat[order]
-    starts = xp.concatenate([xp.ones(min(flat.size, 1), dtype=bool), s[1:] != s[:-1]])
+    starts = _run_starts(xp, s)
     group = xp.cumsum(starts) - 1
     inverse = xp.empty(flat.size, dtype=int64)
     inverse[order] = group
@@ -109,7 +114,7 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False, ret
         raise ValueError(f"unique: dtype must be int32 or int64, got {dtype!r}")
     if axis is None and not (return_index or return_inverse or return_counts):
         s = xp.sort(a.reshape(-1))  # the values alone: no stable order, index, inverse or counts to find
-        return value_output(s[xp.concatenate([xp.ones(min(s.size, 1), dtype=bool), s[1:] != s[:-1]])], "unique", x)
+        return value_output(s[_run_starts(xp, s)], "unique", x)
     if axis is None:
         values, index, inverse, counts = _unique_flat(xp, a.reshape(-1))
     else:

@@ -133,14 +133,13 @@ def _compare_roots(g: Group, fn: str, arg: str, root: int, sync_op: bool) -> Opt
     """:mod:`roots`' comparison of a rooted call's ``root`` (a group rank; ``arg``, its
     argument): settled now for a blocking call (a ValueError on every rank where the roots
     differ), else returned for the call's task to settle."""
+    if sync_op:
+        roots.agreed(g, fn, arg, root)
+        return None
     try:
-        if not sync_op:
-            return roots.Comparison(g, fn, arg, root)
-        rows = roots.gathered(g, root)
+        return roots.Comparison(g, fn, arg, root)
     except Exception as exc:
         raise call_failed(fn, g.seq, g, exc) from exc
-    roots.check_same(g, fn, arg, rows)
-    return None
 
 
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,

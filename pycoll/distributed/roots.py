@@ -23,6 +23,8 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll.distributed._failure import call_failed
+
 ALWAYS = 8
 
 
@@ -66,23 +68,24 @@ def _rows(table: Any) -> List[List[int]]:
     return [flat[i:i + 2] for i in range(0, len(flat), 2)]
 
 
-def gathered(group: Any, root: int, extra: int = 0) -> List[List[int]]:
-    """Every rank's [``extra``, root] (``root`` a group rank), in group rank order: one blocking
-    all-gather (the caller watches it and wraps its failures)."""
-    return _rows(_all_gather(group, root, extra, blocking=True)[0])
+def agreed(group: Any, fn: str, arg: str, root: int, extra: int = 0) -> List[List[int]]:
+    """Every rank's [``extra``, root] (``root`` a group rank), in group rank order, from one
+    blocking all-gather (under the caller's watch; its failure raised as call ``fn``'s); where
+    the roots differ, a ValueError on every rank alike naming each one's (``arg``)."""
+    try:
+        rows = _rows(_all_gather(group, root, extra, blocking=True)[0])
+    except Exception as exc:
+        raise call_failed(fn, group.seq, group, exc) from exc
+    problem = difference(group, fn, arg, rows)
+    if problem is not None:
+        raise ValueError(f"{problem}; nothing was sent")
+    return rows
 
 
 def difference(group: Any, fn: str, arg: str, rows: List[List[int]]) -> Optional[str]:
-    """None where the ranks' roots (``rows``: `gathered`) are one, else each rank's, named."""
+    """None where the ranks' roots (``rows``: [extra, root] per rank) are one, else each rank's, named."""
     roots = [group.ranks[r] for _, r in rows]
     if len(set(roots)) == 1:
         return None
     return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different {arg} {roots} (in rank "
             f"order); every rank must name the same (a global rank)")
-
-
-def check_same(group: Any, fn: str, arg: str, rows: List[List[int]]) -> None:
-    """ValueError, on every rank alike, where the ranks' roots (``rows``: `gathered`) differ."""
-    problem = difference(group, fn, arg, rows)
-    if problem is not None:
-        raise ValueError(f"{problem}; nothing was sent")

@@ -33,18 +33,15 @@ def shared(group: Any, fn: str, root: int, problem: Optional[Exception], arg: Op
     text = f"{type(problem).__name__}:{problem}".encode() if problem is not None else b""
     watchdog.name, watchdog.group = fn, group
     try:
-        try:
-            if arg is None:
+        if arg is not None:
+            size = roots.agreed(group, fn, arg, root, len(text))[root][0]
+        else:
+            try:
                 head = xp.asarray(np.array([len(text)], np.int64))
                 backend.broadcast(head, root, True, seq)
                 size = int(head.tolist()[0])
-            else:
-                rows = roots.gathered(group, root, len(text))
-        except Exception as exc:
-            raise call_failed(fn, seq, group, exc) from exc
-        if arg is not None:
-            roots.check_same(group, fn, arg, rows)
-            size = rows[root][0]
+            except Exception as exc:
+                raise call_failed(fn, seq, group, exc) from exc
         if size == 0:
             return
         try:

@@ -16,7 +16,7 @@ import numpy as np
 
 from pycoll._tensor_ops import as_tensor, op_output
 from pycoll.device import array_module, to_module
-from pycoll.inplace_ops import last_writes
+from pycoll.inplace_ops import assign_last
 from pycoll.nn._sliding import FORMATS, channels_first, int_list
 from pycoll.tensor import Tensor
 
@@ -90,11 +90,7 @@ def _max_unpool(x: Tensor, indices: Any, kernel_size: Any, stride: Any, padding:
                          f"in [{int(where.min())}, {int(where.max())}]")
     places = (xp.arange(n * c)[:, None] * plane + where).reshape(-1)
     out = xp.zeros(n * c * plane, dtype=a.dtype)
-    if xp is np:  # NumPy's assignment keeps the last of values written to one place
-        out[places] = a.reshape(-1)
-    else:  # which CuPy does not promise: the last writes found first (a sort)
-        kept = last_writes(places)
-        out[places[kept]] = a.reshape(-1)[kept]
+    assign_last(out, places, a.reshape(-1))  # a place written twice keeps the last value
 
     def backward(g: Any) -> tuple:
         return (xp.take_along_axis(g.reshape(n * c, plane), where, axis=1).reshape(a.shape),)
