@@ -88,6 +88,8 @@ def index_put(x: Tensor, indices: Sequence[Tensor], value: Any, accumulate: bool
             return written(x, key, values, v if needs_grad(v) else None)
         target = x._array[key]
         broadcast = xp.broadcast_to(values.astype(x._array.dtype, copy=False), target.shape)
+    except IndexError as exc:  # NumPy's out-of-range message names neither the op nor the argument
+        raise IndexError(f"index_put: indices address a place outside x (shape {x.shape}): {exc}") from None
     except ValueError as exc:  # NumPy's message names neither the op nor the argument
         if "broadcast" not in str(exc):
             raise

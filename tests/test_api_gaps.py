@@ -762,6 +762,9 @@ def test_a_misfit_value_or_updates_is_refused_naming_it():
             pycoll.index_put(x, (pycoll.to_tensor([0, 1]),), pycoll.ones([3]), accumulate=accumulate)
     with pytest.raises(ValueError, match=r"scatter_nd_add: updates must have shape .* = \[2, 4\], got \[2, 3\]"):
         pycoll.scatter_nd_add(x, pycoll.to_tensor([[0], [1]]), pycoll.ones([2, 3]))
+    for accumulate in (False, True):
+        with pytest.raises(IndexError, match=r"index_put: indices address a place outside x \(shape \[4, 4\]\)"):
+            pycoll.index_put(x, (pycoll.to_tensor([5]),), pycoll.ones([4]), accumulate=accumulate)
 
 
 def test_paddle_tensor_is_a_namespace_of_the_ops_with_paddles_submodules():
