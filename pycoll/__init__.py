@@ -59,7 +59,7 @@ from pycoll.index_ops import take_along_axis as take_along_dim  # paddle's alias
 from pycoll.diag_ops import diag, diag_embed, diagflat, diagonal, meshgrid, trace, tril_indices, triu_indices
 from pycoll.product_ops import add_n, addmm, cdist, pdist, cross, dist, dot, inner, kron, mm, mv, outer, tensordot
 from pycoll.product_ops import outer as ger  # paddle.ger (given out= below, as outer)
-from pycoll.sampling import (bernoulli, multinomial, normal, poisson, rand_like, randint_like, randn_like, randperm,
+from pycoll.sampling import (bernoulli, multinomial, normal, rand_like, randint_like, randn_like, randperm,
                              standard_normal, uniform)
 from pycoll.inplace_ops import abs_, divide_, increment, multiply_, square_, subtract_, tanh_
 from pycoll import inplace_ops  # noqa: F401 - attaches the in-place methods (zero_, add_, ...) to Tensor
@@ -106,7 +106,7 @@ from pycoll import distribution  # noqa: E402,F401 - paddle.distribution
 from pycoll import audio  # noqa: E402,F401 - paddle.audio (functional, features)
 from pycoll.audio.functional.window import (bartlett_window, blackman_window, hamming_window,  # noqa: E402,F401
                                             hann_window, kaiser_window)
-from pycoll.sampling_counts import binomial, standard_gamma  # noqa: E402
+from pycoll.sampling_counts import binomial, poisson, standard_gamma  # noqa: E402
 from pycoll.inplace_names import (bitwise_and_, bitwise_not_, bitwise_or_, bitwise_xor_, cumsum_,  # noqa: E402
                                   floor_divide_, floor_mod_, log_, masked_fill_, mod_, normal_, pow_, remainder_,
                                   tril_, triu_)

@@ -24,7 +24,12 @@ ShapeLike = Union[int, Sequence[int]]
 
 
 def shape_arg(shape: Any) -> Tuple[int, ...]:
-    """A shape: an int, a list or tuple of ints or one-element integer Tensors, or a Tensor."""
+    """A shape: an int, a list or tuple of ints or one-element integer Tensors, or a Tensor or
+    NumPy array of its sizes (whole-valued floats too, as paddle takes them)."""
+    if isinstance(shape, (Tensor, np.ndarray)):
+        sizes = (shape.numpy() if isinstance(shape, Tensor) else shape).reshape(-1)
+        whole = sizes.dtype.kind == "f" and bool(np.all(sizes == np.floor(sizes)))
+        shape = (sizes.astype(np.int64) if whole else sizes).tolist()
     shape = plain_ints(shape)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
@@ -84,7 +89,18 @@ def randint(low: int = 0, high: Any = None, shape: ShapeLike = (1,), dtype: DTyp
     dt = convert_dtype(dtype) or int64
     if dt.kind not in "iu":
         raise TypeError(f"randint makes integer tensors; dtype must be int32 or int64, got {dt}")
+    check_int_range("randint", low, high, dt)
     return _from_host(get_rng().integers(low, high, shape_arg(shape)).astype(dt, copy=False))
+
+
+def check_int_range(fn: str, low: int, high: int, dtype: np.dtype) -> None:
+    """ValueError naming op ``fn`` unless integer ``dtype`` holds every value of [low, high) (a
+    draw outside would wrap around silently when cast); a float dtype holds them all."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if low < info.min or high - 1 > info.max:
+            raise ValueError(f"{fn}: [low, high) = [{low}, {high}) holds values outside {dtype}'s range "
+                             f"[{info.min}, {info.max}]")
 
 
 @creation_options()

@@ -9,28 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from pycoll.device import current_place, device_place, gpu_index
 from pycoll import random
+from pycoll.random import check_device
 
 __all__ = ["get_rng_state", "set_rng_state", "manual_seed"]
 
 
-def _check_device(device: Any, api: str) -> None:
-    """ValueError unless ``device`` names the CPU or a visible GPU (None: the current device; an
-    index on the CPU place must be 0, as paddle's)."""
-    if device is None:
-        return
-    if isinstance(device, int) and not isinstance(device, bool) and current_place()[0] == "cpu":
-        if device != 0:
-            raise ValueError(f"{api}: on the CPU device must be 0 (the CPU's only index), got {device}")
-        return
-    if device_place(device)[0] == "gpu":
-        gpu_index(device, api)
-
-
 def get_rng_state(device: Any = None) -> Dict[str, Any]:
     """The state of pycoll's generator (a copy), which ``set_rng_state`` takes back."""
-    _check_device(device, "get_rng_state")
+    check_device(device, "get_rng_state")
     return random.Generator().get_state()
 
 
@@ -38,7 +25,7 @@ def set_rng_state(new_state: Dict[str, Any], device: Any = None) -> None:
     """Restore a state from ``get_rng_state``: the draws that followed it are drawn again."""
     if not isinstance(new_state, dict):
         raise TypeError(f"new_state must be a state from get_rng_state(), got {type(new_state).__name__}")
-    _check_device(device, "set_rng_state")
+    check_device(device, "set_rng_state")
     random.Generator().set_state(new_state)
 
 

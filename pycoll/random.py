@@ -15,6 +15,8 @@ from typing import Any, Dict, Iterator, List
 
 import numpy as np
 
+from pycoll.device import current_place, device_place, gpu_index
+
 _generator: np.random.Generator = np.random.default_rng()
 
 
@@ -60,9 +62,9 @@ def seed(seed: int) -> Generator:
 
 
 def check_seed(value: Any) -> None:
-    """ValueError unless ``value`` can seed a generator (a non-negative int)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"seed must be a non-negative int, got {value!r}")
+    """ValueError unless ``value`` can seed a generator (an int in [0, 2**64), paddle's range)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < 2 ** 64:
+        raise ValueError(f"seed must be an int in [0, 2**64), got {value!r}")
 
 
 def get_rng() -> np.random.Generator:
@@ -82,16 +84,31 @@ def drawing_from(generator: np.random.Generator) -> Iterator[None]:
         _generator = previous
 
 
+def check_device(device: Any, api: str) -> None:
+    """ValueError unless ``device`` names the CPU or a visible GPU (None: the current device; an
+    index on the CPU place must be 0, as paddle's)."""
+    if device is None:
+        return
+    if isinstance(device, int) and not isinstance(device, bool) and current_place()[0] == "cpu":
+        if device != 0:
+            raise ValueError(f"{api}: on the CPU device must be 0 (the CPU's only index), got {device}")
+        return
+    if device_place(device)[0] == "gpu":
+        gpu_index(device, api)
+
+
 def get_rng_state(device: Any = None) -> List[Dict[str, Any]]:
     """The generator's state, as a list of one state (paddle's ``get_rng_state`` shape: one entry
     per generator); ``set_rng_state`` takes it back. pycoll draws every device's random values
-    from its one host generator, so paddle's ``device`` names it whatever it says."""
+    from its one host generator, so ``device`` (checked: the CPU or a visible GPU) names it."""
+    check_device(device, "get_rng_state")
     return [copy.deepcopy(_generator.bit_generator.state)]
 
 
 def set_rng_state(state_list: List[Dict[str, Any]], device: Any = None) -> None:
     """Restore a state from ``get_rng_state``: the draws that followed it are drawn again
     (``device`` as ``get_rng_state``'s)."""
+    check_device(device, "set_rng_state")
     if not isinstance(state_list, (list, tuple)) or len(state_list) != 1 or not isinstance(state_list[0], dict):
         raise ValueError(f"state_list must be a list of one state from get_rng_state(), got {state_list!r}")
     _generator.bit_generator.state = copy.deepcopy(state_list[0])

@@ -319,10 +319,13 @@ def place_of(array: Any) -> Place:
 
 
 def move(array: Any, place: Optional[Place] = None) -> Any:
-    """`array` (numpy or cupy) on `place` (default: the current device); no copy if already there."""
+    """`array` (numpy or cupy; or a NumPy scalar, which arithmetic on 0-d arrays gives: it
+    becomes a 0-d array) on `place` (default: the current device); no copy if already there."""
     place = current_place() if place is None else place
     if place[0] == "cpu":
-        return array if isinstance(array, np.ndarray) else array.get()
+        if isinstance(array, np.ndarray):
+            return array
+        return np.asarray(array) if isinstance(array, np.generic) else array.get()
     cupy = import_cupy()
     if isinstance(array, cupy.ndarray):
         if array.device.id == place[1]:

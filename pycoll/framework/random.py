@@ -6,7 +6,7 @@ from typing import Any
 
 from pycoll import get_cuda_rng_state, get_rng_state, seed, set_cuda_rng_state, set_rng_state
 from pycoll import random as _random
-from pycoll.device_random import _check_device
+from pycoll.random import check_device
 
 __all__ = ["Generator", "get_cuda_rng_state", "get_rng_state", "seed", "set_cuda_rng_state", "set_rng_state"]
 
@@ -18,4 +18,4 @@ class Generator(_random.Generator):
     ``manual_seed``, ``seed``, ``initial_seed``, ``get_state`` / ``set_state`` and ``random``."""
 
     def __init__(self, device: Any = None):
-        _check_device(device, "Generator")
+        check_device(device, "Generator")

@@ -1,7 +1,7 @@
 """paddle.nn.functional.dropout, dropout1d and dropout2d (masks from pycoll's generator, `pycoll.seed`)."""
 from __future__ import annotations
 
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -17,6 +17,18 @@ from pycoll.tensor import Tensor
 __all__ = ["dropout", "dropout1d", "dropout2d"]
 
 
+def drop_probability(fn: str, p: Any) -> float:
+    """A dropout probability: a number in [0, 1], or a Tensor of one (paddle's ``p: float|int|
+    Tensor``), as a float; TypeError / ValueError naming op or layer ``fn`` otherwise."""
+    if isinstance(p, Tensor) and p.size == 1 and p.dtype.kind in "iuf":
+        p = p.item()
+    if isinstance(p, bool) or not isinstance(p, (int, float)):
+        raise TypeError(f"{fn}: p must be a number or a Tensor of one, got {type(p).__name__}")
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: p must be in [0, 1], got {p}")
+    return float(p)
+
+
 @param_aliases({"input": "x"})
 def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = None, training: bool = True,
             inplace: bool = False, mode: str = "upscale_in_train", name: Optional[str] = None) -> Tensor:
@@ -28,10 +40,7 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
     by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). With `inplace` (axis None
     only, as paddle's) x takes the result and is returned (pycoll.inplace_ops' rules)."""
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"dropout: p must be a number, got {type(p).__name__}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    p = drop_probability("dropout", p)
     if mode not in ("upscale_in_train", "downscale_in_infer"):
         raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
     if inplace:

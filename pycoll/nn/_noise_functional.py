@@ -3,14 +3,14 @@
 dropout3d, and gumbel_softmax."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
 from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed, require_floating
 from pycoll.device import array_module, move, place_of
-from pycoll.nn._dropout_functional import dropout
+from pycoll.nn._dropout_functional import drop_probability, dropout
 from pycoll.random import get_rng
 from pycoll.tensor import Tensor
 
@@ -20,19 +20,11 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _probability(fn: str, p: Any) -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float)):
-        raise TypeError(f"{fn}: p must be a number, got {type(p).__name__}")
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}: p must be in [0, 1], got {p}")
-    return float(p)
-
-
 def _alpha_dropout(fn: str, x: Tensor, p: float, training: bool, per_feature: bool) -> Tensor:
     """paddle's alpha dropout: dropped elements take SELU's saturation value -alpha * scale, then
     everything is mapped by a * y + b so that a zero-mean unit-variance input keeps its moments.
     per_feature draws one mask per [N, C] and shares it over the other axes."""
-    p = _probability(fn, p)
+    p = drop_probability(fn, p)
     x = require_floating(as_tensor(x), fn)
     if per_feature and x.ndim < 2:
         raise ValueError(f"{fn}: x must have at least 2 dimensions, got shape {x.shape}")
@@ -69,7 +61,7 @@ def dropout3d(x: Tensor, p: float = 0.5, training: bool = True, data_format: str
         raise ValueError(f"dropout3d: x must have 5 dimensions, got shape {x.shape}")
     if data_format not in ("NCDHW", "NDHWC"):
         raise ValueError(f"dropout3d: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
-    return dropout(x, _probability("dropout3d", p), [0, 1] if data_format == "NCDHW" else [0, 4], training)
+    return dropout(x, drop_probability("dropout3d", p), [0, 1] if data_format == "NCDHW" else [0, 4], training)
 
 
 def gumbel_softmax(x: Tensor, temperature: float = 1.0, hard: bool = False, axis: int = -1,

@@ -6,6 +6,7 @@ from typing import Any, Optional, Sequence, Union
 from pycoll._param_aliases import param_aliases
 from pycoll.dtypes import DTypeLike
 from pycoll.nn import functional as F
+from pycoll.nn._dropout_functional import drop_probability
 from pycoll.nn.initializer import Assign
 from pycoll.nn.layer import Layer
 from pycoll.shape_ops import flatten
@@ -100,10 +101,7 @@ class Dropout(Layer):
                  mode: str = "upscale_in_train", name: Optional[str] = None):
         super().__init__()
         self._name_arg = name  # printed before inplace, where paddle prints it
-        if isinstance(p, bool) or not isinstance(p, (int, float)):
-            raise TypeError(f"Dropout: p must be a number, got {type(p).__name__} {p!r}")
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        p = drop_probability("Dropout", p)
         if mode not in ("upscale_in_train", "downscale_in_infer"):
             raise ValueError(f"mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
         self.p, self.inplace, self.axis, self.mode = p, inplace, axis, mode
@@ -125,7 +123,7 @@ class Dropout2D(Layer):
         self._named(name)
         if data_format not in ("NCHW", "NHWC"):
             raise ValueError(f"Dropout2D: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
-        self.p, self.data_format = p, data_format
+        self.p, self.data_format = drop_probability("Dropout2D", p), data_format
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout2d(x, self.p, self.training, self.data_format)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pycoll.nn._noise_functional import _probability, alpha_dropout, dropout3d, feature_alpha_dropout
+from pycoll.nn._dropout_functional import drop_probability
+from pycoll.nn._noise_functional import alpha_dropout, dropout3d, feature_alpha_dropout
 from pycoll.nn.layer import Layer
 from pycoll.tensor import Tensor
 
@@ -17,7 +18,7 @@ class AlphaDropout(Layer):
     def __init__(self, p: float = 0.5, name: Optional[str] = None):
         super().__init__()
         self._named(name)
-        self.p = _probability("AlphaDropout", p)
+        self.p = drop_probability("AlphaDropout", p)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return alpha_dropout(input, self.p, self.training)
@@ -32,7 +33,7 @@ class FeatureAlphaDropout(Layer):
     def __init__(self, p: float = 0.5, name: Optional[str] = None):
         super().__init__()
         self._named(name)
-        self.p = _probability("FeatureAlphaDropout", p)
+        self.p = drop_probability("FeatureAlphaDropout", p)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return feature_alpha_dropout(input, self.p, self.training)
@@ -47,7 +48,7 @@ class Dropout3D(Layer):
     def __init__(self, p: float = 0.5, data_format: str = "NCDHW", name: Optional[str] = None):
         super().__init__()
         self._named(name)
-        self.p = _probability("Dropout3D", p)
+        self.p = drop_probability("Dropout3D", p)
         if data_format not in ("NCDHW", "NDHWC"):
             raise ValueError(f"Dropout3D: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
         self.data_format = data_format
