@@ -1,6 +1,7 @@
 """Special functions NumPy lacks (erf, erfinv, lgamma, digamma, trigamma) as array formulas that
-run unchanged on NumPy and CuPy arrays, so CPU and GPU results agree and SciPy is not needed;
-erf of host float32/float64 arrays runs in pycoll's compiled kernel instead (one pass, not ~25).
+run unchanged on NumPy and CuPy arrays; erf of host float32/float64 arrays runs in pycoll's
+compiled kernel instead (one pass, not ~25), erfinv and lgamma of host arrays in SciPy's (faster,
+and as accurate; SciPy's digamma and polygamma are 8x slower than the formulas here).
 
 Accuracy: lgamma, digamma and trigamma to about 1e-14 relative in float64 (Lanczos' series,
 then the asymptotic series after shifting the argument past 6, with the reflection formulas below
@@ -96,7 +97,16 @@ def _erf64(xp: Any, a: Any) -> Any:
 
 
 def erfinv(a: Any) -> Any:
-    """The inverse of erf on (-1, 1); +-inf at +-1, NaN outside."""
+    """The inverse of erf on (-1, 1); +-inf at +-1, NaN outside (host arrays: SciPy's, 2.6x
+    faster than the formula below)."""
+    if isinstance(a, np.ndarray):
+        import scipy.special
+        return np.asarray(scipy.special.erfinv(a.astype(np.float64))).astype(a.dtype, copy=False)
+    return erfinv_formula(a)
+
+
+def erfinv_formula(a: Any) -> Any:
+    """erfinv by Giles' approximation and a Newton step (CuPy arrays; NumPy's too, in tests)."""
     # float32 would lose digits to cancellation; flat, as a 0-d array's arithmetic gives scalars
     dtype, shape, a = a.dtype, a.shape, a.astype(np.float64).reshape(-1)
     xp = array_module(a)
@@ -120,7 +130,17 @@ def erfinv(a: Any) -> Any:
 
 
 def lgamma(a: Any) -> Any:
-    """log |Gamma(a)|; +inf at 0 and the negative integers."""
+    """log |Gamma(a)|; +inf at 0, the negative integers and +-inf (host arrays: SciPy's gammaln,
+    2x faster than the formula below, which CuPy arrays take)."""
+    if isinstance(a, np.ndarray):
+        import scipy.special
+        out = np.asarray(scipy.special.gammaln(a.astype(np.float64)))
+        return np.where(out == -np.inf, np.inf, out).astype(a.dtype, copy=False)  # gammaln(-inf) = -inf
+    return lgamma_formula(a)
+
+
+def lgamma_formula(a: Any) -> Any:
+    """lgamma by Lanczos' series (CuPy arrays; NumPy's too, in tests)."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
     with quiet():

@@ -113,7 +113,11 @@ def prod(x: Tensor, axis: Any = None, keepdim: bool = False, dtype: DTypeLike = 
 def var(x: Tensor, axis: Any = None, unbiased: Optional[bool] = None, keepdim: bool = False,
         name: Optional[str] = None, *,
         correction: float = 1) -> Tensor:
-    """The variance over `axis`, divided by N - correction (`unbiased` True: 1, False: 0)."""
+    """The variance over `axis`, divided by N - correction (`unbiased` True: 1, False: 0; giving
+    both is refused, as paddle's refuses a correction other than 1 beside unbiased)."""
+    if unbiased is not None and correction != 1:
+        raise ValueError(f"var: give unbiased or correction, not both (got unbiased={unbiased!r} and "
+                         f"correction={correction!r})")
     return _spread(x, axis, correction if unbiased is None else int(bool(unbiased)), keepdim, False)
 
 

@@ -155,7 +155,9 @@ def logcumsumexp(x: Any, axis: Optional[int] = None, dtype: DTypeLike = None, na
     def backward(g: Any) -> tuple:
         low = out.min(axis=ax, keepdims=True)  # the running result only grows: scale by its start
         low = xp.where(xp.isfinite(low), low, 0)
-        return ((xp.exp(a - low) * _reverse_cumsum(xp, g * xp.exp(low - out), ax)).reshape(src),)
+        # where out is -inf every x so far is -inf: no gradient there (paddle's 0), not 0 * inf
+        terms = xp.where(out == -xp.inf, 0, g * xp.exp(low - out))
+        return ((xp.exp(a - low) * _reverse_cumsum(xp, terms, ax)).reshape(src),)
     return op_output(out, backward, x)
 
 

@@ -37,7 +37,9 @@ def _sign_bit(xp: Any, a: Any) -> Any:
 
 
 def _copysign(xp: Any, a: Any, b: Any) -> Any:
-    return xp.where(_sign_bit(xp, a) != _sign_bit(xp, b), -a, a)  # exact for integers too
+    if is_floating(a.dtype):
+        return xp.copysign(a, b)
+    return xp.where(_sign_bit(xp, a) != _sign_bit(xp, b), -a, a)  # integers keep their dtype
 
 
 def _copysign_partials(xp: Any, a: Any, b: Any, out: Any) -> tuple:
@@ -190,7 +192,8 @@ def vander(x: Any, n: Optional[int] = None, increasing: bool = False, name: Opti
 
 def renorm(x: Any, p: float, axis: int, max_norm: float) -> Tensor:
     """x with each slice along `axis` whose p-norm exceeds `max_norm` scaled down to that norm
-    (by max_norm / (norm + 1e-7)); the gradient includes the scale's dependence on x."""
+    (by max_norm / norm, as paddle 3.3.1's; torch adds 1e-7 to the norm); the gradient includes
+    the scale's dependence on x."""
     x = as_tensor(x)
     ax = axis_arg(axis, x.ndim)
     x, = placed("renorm", x, axes=tuple(i for i in range(x.ndim) if i != ax))  # auto-parallel: a split of axis stays
@@ -202,12 +205,12 @@ def renorm(x: Any, p: float, axis: int, max_norm: float) -> Tensor:
     with quiet():  # a norm past the dtype's range: inf, unwarned
         norm = (xp.abs(a) ** p).sum(axis=others, keepdims=True) ** (1.0 / p)
     over = norm > max_norm
-    scale = xp.where(over, max_norm / (norm + 1e-7), 1).astype(a.dtype, copy=False)
+    scale = xp.where(over, max_norm / norm, 1).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
         with quiet():
             d_norm = xp.sign(a) * xp.abs(a) ** (p - 1) * norm ** (1 - p)
-            d_scale = xp.where(over, -max_norm / (norm + 1e-7) ** 2, 0)
+            d_scale = xp.where(over, -max_norm / norm ** 2, 0)
             return ((g * scale + (g * a).sum(axis=others, keepdims=True) * d_scale * d_norm).astype(g.dtype),)
     return op_output(a * scale, backward, x)
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
-from pycoll._promotion import accumulates_in_float32, sum_dtype
+from pycoll._promotion import accumulates_in_float32, floating, sum_dtype
 from pycoll._tensor_ops import as_tensor, op_output, placed, reduction_axes, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import DTypeLike, convert_dtype, int32, int64, is_floating
@@ -37,11 +37,12 @@ def nansum(x: Any, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
 
 @accumulates_in_float32
 def nanmean(x: Any, axis: Any = None, keepdim: bool = False, name: Optional[str] = None) -> Tensor:
-    """The mean over `axis` of the elements that are not NaN (NaN where all are)."""
+    """The mean over `axis` of the elements that are not NaN (NaN where all are); integers give
+    float32, as paddle's."""
     x = as_tensor(x)
     axes = reduction_axes(axis, x.ndim, "nanmean")
     x, = placed("nanmean", x, axes=axes)  # auto-parallel: a split there made whole
-    a = x._array
+    a = floating(x._array)
     xp = array_module(a)
     ok = ~xp.isnan(a)
     count = ok.sum(axis=axes, keepdims=True).astype(a.dtype)

@@ -145,3 +145,41 @@ def test_in_place_forms():
     s = t([0.0, 0.5])
     pycoll.sinc_(s)
     np.testing.assert_allclose(s.numpy(), [1.0, 2 / math.pi], rtol=1e-6)
+
+
+def test_the_device_formulas_match_scipys_host_values():
+    """CuPy arrays take array formulas where host arrays take SciPy: run on NumPy, the formulas
+    agree with SciPy (float64) so that CPU and GPU runs agree."""
+    import scipy.special
+
+    from pycoll import _special, bessel_ops
+
+    x = np.concatenate([np.linspace(-40, 40, 4001), [0.0, 1e-8, 29.99, 30.01, 700.0]])
+    for order, reference in ((0, scipy.special.i0e), (1, scipy.special.i1e)):
+        np.testing.assert_allclose(bessel_ops.scaled_series(order, x), reference(np.abs(x)), rtol=1e-13, atol=1e-300)
+    p = np.linspace(-0.999999, 0.999999, 4001)
+    np.testing.assert_allclose(_special.erfinv_formula(p), scipy.special.erfinv(p), rtol=1e-12)
+    g = np.concatenate([np.linspace(-9.75, 60, 4001), [1e-5, 0.5, 1.0, 2.0, 170.5]])
+    np.testing.assert_allclose(_special.lgamma_formula(g), scipy.special.gammaln(g), rtol=1e-12, atol=1e-13)
+    assert _special.lgamma(np.array([-np.inf, np.inf, 0.0, -3.0])).tolist() == [np.inf] * 4  # paddle's
+
+
+def test_probe_math_edges_follow_paddle():
+    """nanmean of integers is float32; heaviside keeps integers and gives 0 at NaN; logcumsumexp
+    gives no gradient (not NaN) at -inf; renorm scales by max_norm / norm (paddle 3.3.1's); var
+    refuses unbiased beside a correction."""
+    assert pycoll.nanmean(pycoll.to_tensor([[1, 2], [3, 6]]), axis=1).numpy().tolist() == [1.5, 4.5]
+    h = pycoll.heaviside(pycoll.to_tensor([-1, 0, 3], "int32"), pycoll.to_tensor([5, 5, 5], "int32"))
+    assert h.dtype == pycoll.int32 and h.tolist() == [0, 5, 1]  # paddle
+    assert pycoll.heaviside(t([-1.0, 0.0, 3.0, np.nan]), t(0.5)).tolist() == [0.0, 0.5, 1.0, 0.0]  # paddle
+    assert pycoll.heaviside(t([[-1.0], [0.0]]), t([0.5, 0.6])).numpy().tolist() == [[0, 0], [0.5, 0.6000000238418579]]
+    x = t([-np.inf, 0.0, 1.0], grad=True)
+    pycoll.logcumsumexp(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 1.2689414, 0.7310586], rtol=1e-6)  # paddle
+    small = t([[3e-7, 4e-7]], "float64", grad=True)
+    out = pycoll.renorm(small, 2.0, 0, 1e-7)
+    (out * t([[1.0, 2.0]], "float64")).sum().backward()
+    np.testing.assert_allclose(out.numpy(), [[6e-8, 8e-8]], rtol=1e-7)  # paddle: 6.00000007e-08, 8.00000009e-08
+    np.testing.assert_allclose(small.grad.numpy(), [[-0.064, 0.048]], rtol=1e-9)  # paddle
+    with pytest.raises(ValueError, match="var: give unbiased or correction, not both"):
+        pycoll.var(t([1.0, 2.0, 4.0]), unbiased=False, correction=2)
