@@ -620,6 +620,18 @@ def reflected(fn: Callable[[Any, Any], Tensor]) -> Callable[[Tensor, Any], Tenso
     return method
 
 
+def _times_operator(reflect: bool) -> Callable[[Tensor, Any], Any]:
+    """Tensor's ``*`` (``reflect``: its ``__rmul__``). A list, tuple or str times a 0-d integer
+    tensor is Python's repetition (``[0] * n``, through the tensor's ``__index__``, as paddle's),
+    not an elementwise product; a str times any other tensor is Python's to refuse."""
+    def method(self: Tensor, other: Any) -> Any:
+        if isinstance(other, str) or (isinstance(other, (list, tuple)) and self.ndim == 0
+                                      and self.dtype.kind in "iu"):
+            return NotImplemented
+        return multiply(other, self) if reflect else multiply(self, other)
+    return method
+
+
 def _comparison(op: str) -> Callable[[Tensor, Any], Any]:
     """Tensor's comparison operator `op` ('__lt__', ...): elementwise, no gradient."""
     def method(self: Tensor, other: Any) -> Any:
@@ -635,7 +647,7 @@ _METHODS = {
 }
 _OPERATORS = {
     "__add__": add, "__radd__": reflected(add), "__sub__": subtract,
-    "__rsub__": reflected(subtract), "__mul__": multiply, "__rmul__": reflected(multiply),
+    "__rsub__": reflected(subtract), "__mul__": _times_operator(False), "__rmul__": _times_operator(True),
     "__truediv__": divide, "__rtruediv__": reflected(divide), "__pow__": pow,
     "__rpow__": reflected(pow), "__matmul__": _matmul_operator,
     "__rmatmul__": lambda x, y: _matmul_operator(x, y, reflect=True),

@@ -242,17 +242,18 @@ class Tensor:
         self._name = value
 
     def __deepcopy__(self, memo: dict) -> "Tensor":
+        """A leaf with a copy of the value, ``stop_gradient`` and name, without ``.grad`` (paddle's:
+        a deep-copied model starts with no gradients). An op's result (a loss kept in a dict, an
+        activation a model holds) becomes such a leaf: its graph is not copied, as paddle's."""
         if self.grad_node is not None:
-            if not self.__dict__.get("_recomputed"):
-                raise RuntimeError("only leaf tensors can be deep-copied; detach() first")
-            new = memo[id(self)] = _copy.deepcopy(self.detach(), memo)  # weight_norm's weight: its value
+            new = memo[id(self)] = _copy.deepcopy(self.detach(), memo)
+            new.stop_gradient = self.stop_gradient
             return new
         new = object.__new__(type(self))
         memo[id(self)] = new
         _init_slots(new, self._array.copy())
         new.stop_gradient = self.stop_gradient
         new._name = self._name
-        new._grad = _copy.deepcopy(self._grad, memo)
         if hasattr(self, "__dict__"):
             new.__dict__.update(_copy.deepcopy(self.__dict__, memo))
         return new

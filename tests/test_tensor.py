@@ -138,14 +138,21 @@ def test_numpy_arrays_on_the_left_defer_to_tensor():
     np.testing.assert_allclose(out.numpy(), [3.0, 8.0])
 
 
-def test_deepcopy_of_a_leaf_copies_data():
+def test_deepcopy_copies_the_value_and_not_the_graph_nor_the_gradient():
     import copy
     t = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    (t * t).sum().backward()
     c = copy.deepcopy(t)
     c.array[0] = 9.0
-    assert t.numpy()[0] == 1.0 and not c.stop_gradient
-    with pytest.raises(RuntimeError, match="leaf"):
-        copy.deepcopy(t * 2)
+    assert t.numpy()[0] == 1.0 and not c.stop_gradient and c.grad is None  # paddle's copy has no .grad
+    loss = (t * 2).sum()
+    kept = copy.deepcopy({"loss": loss, "step": 3})  # paddle copies an op's result as a leaf
+    assert kept["loss"].item() == 6.0 and kept["loss"].is_leaf and not kept["loss"].stop_gradient
+    assert kept["loss"].grad_node is None and loss.grad_node is not None
+    net = pycoll.nn.Linear(2, 1)
+    net.activation = net(t.reshape([1, 2]))  # a model that keeps an activation (an EMA/best-model snapshot)
+    twin = copy.deepcopy(net)
+    assert twin.activation.is_leaf and np.array_equal(twin.activation.numpy(), net.activation.numpy())
 
 
 # ---- forward values of the ops ---------------------------------------------------------
@@ -344,3 +351,14 @@ def test_numpy_reductions_of_a_tensor_give_tensors_as_paddle():
     flags = pycoll.zeros([2], "bool")
     pycoll.all(t > 1.5, axis=1, out=flags)
     assert flags.numpy().tolist() == [False, True]
+
+
+def test_a_sequence_times_a_0d_int_tensor_repeats_as_pythons():
+    n = pycoll.to_tensor(3)
+    assert [1, 2] * n == [1, 2, 1, 2, 1, 2] and n * [0] == [0, 0, 0]  # paddle's, through __index__
+    assert (1, 2) * n == (1, 2, 1, 2, 1, 2) and "ab" * n == "ababab"
+    x = pycoll.to_tensor([1.0, 2.0])
+    assert (x * [3.0, 4.0]).tolist() == [3.0, 8.0] and ([3.0, 4.0] * x).tolist() == [3.0, 8.0]  # elementwise
+    assert (n * 2).item() == 6 and (2 * n).item() == 6
+    with pytest.raises(TypeError, match="only 0-d integer tensors can be used as an index"):
+        x * "a"

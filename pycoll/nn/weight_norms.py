@@ -61,14 +61,6 @@ def _copy_parameter(layer: Layer, name: str, value: Tensor) -> None:
     layer.add_parameter(name, p)
 
 
-def recomputed(weight: Tensor) -> Tensor:
-    """``weight``, a value the layer's forward pre-hook computes again before each forward, marked
-    so: a deep copy of the layer (an EMA or teacher copy) copies its value, detached, where an op's
-    output would be refused (`Tensor.__deepcopy__`)."""
-    weight.__dict__["_recomputed"] = True
-    return weight
-
-
 class WeightNorm:
     """The forward pre-hook of weight_norm: sets ``layer.<name>`` from ``<name>_g``/``<name>_v``."""
 
@@ -79,7 +71,7 @@ class WeightNorm:
         return _weight_from(getattr(layer, self.name + "_v"), getattr(layer, self.name + "_g"), self.dim)
 
     def __call__(self, layer: Layer, inputs: Any) -> None:
-        setattr(layer, self.name, recomputed(self.compute_weight(layer)))
+        setattr(layer, self.name, self.compute_weight(layer))
 
 
 def _hooks_of(layer: Layer, kind: type, name: str) -> List[Any]:
@@ -115,7 +107,7 @@ def weight_norm(layer: Layer, name: str = "weight", dim: int = 0) -> Layer:
         g = _per_slice_norm(w, dim)
     _copy_parameter(layer, name + "_v", w)
     _copy_parameter(layer, name + "_g", g)
-    setattr(layer, name, recomputed(hook.compute_weight(layer)))
+    setattr(layer, name, hook.compute_weight(layer))
     layer.register_forward_pre_hook(hook)
     return layer
 
@@ -182,7 +174,7 @@ class SpectralNormHook:
         return _divided_by_sigma(w, mat, u.copy(), v.copy())
 
     def __call__(self, layer: Layer, inputs: Any) -> None:
-        setattr(layer, self.name, recomputed(self.compute_weight(layer, do_power_iteration=layer.training)))
+        setattr(layer, self.name, self.compute_weight(layer, do_power_iteration=layer.training))
 
 
 def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
@@ -212,7 +204,7 @@ def spectral_norm(layer: Layer, name: str = "weight", n_power_iterations: int = 
     del layer._parameters[name]
     object.__delattr__(layer, name)
     layer.add_parameter(name + "_orig", w)
-    setattr(layer, name, recomputed(w * 1.0))
+    setattr(layer, name, w * 1.0)
     layer.register_buffer(name + "_u", u)
     layer.register_buffer(name + "_v", v)
     layer.register_forward_pre_hook(hook)
