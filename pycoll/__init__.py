@@ -240,3 +240,6 @@ _sys.modules.setdefault("pycoll.base", base)  # `import pycoll.base`, as paddle'
 from pycoll.framework import dygraph as _dygraph  # noqa: E402
 
 _sys.modules.setdefault("pycoll.base.dygraph", _dygraph)  # `import pycoll.base.dygraph` too
+from pycoll.framework import base_framework as _base_framework  # noqa: E402
+
+_sys.modules.setdefault("pycoll.base.framework", _base_framework)  # and `import pycoll.base.framework`

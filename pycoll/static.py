@@ -1,7 +1,8 @@
 """The few names of ``paddle.static`` a dygraph script still meets. pycoll runs eagerly and has
 no static program: ``data`` and ``InputSpec`` describe an input (name, shape, dtype, lod_level),
 which is what pycoll's InMemoryDataset and QueueDataset take as a slot in ``use_var`` — the way
-paddle's own dataset examples make their slots."""
+paddle's own dataset examples make their slots; ``Variable`` is the type checks name beside
+``paddle.Tensor``."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
@@ -87,3 +88,13 @@ def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level
     if not isinstance(name, str) or not name:
         raise ValueError(f"static.data: name must be a non-empty string, got {name!r}")
     return InputSpec(list(shape), dtype or "float32", name, lod_level=lod_level)
+
+
+class Variable:
+    """paddle's static-graph variable, the type code that runs in both modes checks for beside
+    ``paddle.Tensor`` (``isinstance(x, (paddle.Tensor, paddle.static.Variable))``). pycoll runs
+    eagerly and builds no program, so no object is one, as no eager tensor is one in paddle."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        raise TypeError("static.Variable: pycoll runs eagerly and has no static program to add a variable to; "
+                        "use pycoll.to_tensor")

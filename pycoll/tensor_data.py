@@ -34,7 +34,7 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     if own is not None:
         arr = own(data)
     elif is_array(data):
-        arr = data
+        arr = _numbers(data, data)
     elif hasattr(data, "__cuda_array_interface__"):
         arr = import_cupy().asarray(data)
     elif hasattr(data, "__dlpack__") and not isinstance(data, np.generic):
@@ -44,10 +44,7 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
             arr = import_cupy().from_dlpack(data)
     else:
         data, holds_tensors = _tensors_as_arrays(data)
-        arr = np.asarray(data)
-        if arr.dtype.kind not in "biufc" and not is_floating(arr.dtype):
-            raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors), got "
-                            f"{type(data).__name__} of dtype {arr.dtype}")
+        arr = _numbers(np.asarray(data), data)
         if dt is None and not holds_tensors and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
             if is_floating(arr.dtype):  # NumPy floats in a list too (float16, float64: float32)
                 dt = default_float()
@@ -59,6 +56,18 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
     if dt is not None and arr.dtype != dt:
         arr = arr.astype(dt)
     return writeable(arr)
+
+
+def _numbers(arr: Any, data: Any) -> Any:
+    """``arr``, made from ``data``, unless it holds something other than numbers of a tensor
+    dtype: objects (ragged lists), strings, or NumPy's extended-precision floats (which paddle
+    refuses too; a TypeError, where they would fail later in some op)."""
+    if (arr.dtype.kind not in "biufc" and not is_floating(arr.dtype)) or arr.dtype.itemsize > 16 or (
+            arr.dtype.kind == "f" and arr.dtype.itemsize > 8):
+        raise TypeError(f"data must be numbers (nested lists of them, arrays or Tensors) of a tensor dtype, got "
+                        f"{type(data).__name__} of dtype {arr.dtype}" + (" (cast it to float64 first)"
+                                                                         if arr.dtype.kind in "fc" else ""))
+    return arr
 
 
 def _tensors_as_arrays(data: Any) -> Tuple[Any, bool]:

@@ -49,6 +49,20 @@ def test_base_dygraph_serves_older_scripts_guard_and_no_grad():
     assert "dygraph" in dir(pycoll.base)
 
 
+def test_base_framework_and_static_variable_serve_type_checks():
+    """Code written for both of paddle's modes checks ``isinstance(x, (paddle.Tensor,
+    paddle.static.Variable))`` and ``isinstance(p, paddle.base.framework.EagerParamBase)``."""
+    framework = importlib.import_module("pycoll.base.framework")
+    assert pycoll.base.framework is framework and framework.in_dygraph_mode() is True
+    weight = pycoll.nn.Linear(2, 1).weight
+    assert isinstance(weight, framework.EagerParamBase) and not isinstance(pycoll.ones([1]), framework.EagerParamBase)
+    assert framework.Variable is pycoll.static.Variable and not isinstance(weight, pycoll.static.Variable)
+    assert isinstance(pycoll.ones([1]), (pycoll.Tensor, pycoll.static.Variable))
+    with pytest.raises(TypeError, match="static.Variable: pycoll runs eagerly"):
+        pycoll.static.Variable()
+    assert "framework" in dir(pycoll.base)
+
+
 def test_base_names_pycoll_lacks_raise_attribute_error_naming_the_module():
     with pytest.raises(AttributeError, match="'pycoll.base' has no attribute 'Executor'"):
         pycoll.base.Executor

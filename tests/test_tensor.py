@@ -362,3 +362,13 @@ def test_a_sequence_times_a_0d_int_tensor_repeats_as_pythons():
     assert (n * 2).item() == 6 and (2 * n).item() == 6
     with pytest.raises(TypeError, match="only 0-d integer tensors can be used as an index"):
         x * "a"
+
+
+def test_to_tensor_refuses_arrays_of_no_tensor_dtype_naming_the_dtype():
+    ragged = np.array([np.array([1, 2]), np.array([3])], dtype=object)  # a dataset's ragged labels
+    with pytest.raises(TypeError, match="data must be numbers .* got ndarray of dtype object"):
+        pycoll.to_tensor(ragged)
+    with pytest.raises(TypeError, match=r"dtype float128 \(cast it to float64 first\)"):
+        pycoll.to_tensor(np.array([1.5], dtype=np.longdouble))
+    with pytest.raises(TypeError, match="dtype <U1"):
+        pycoll.to_tensor(np.array(["a"]))

@@ -14,8 +14,9 @@ from pycoll.runtime_config import get_flags, set_flags
 __all__ = ["get_flags", "in_dynamic_or_pir_mode", "in_pir_mode", "set_flags"]
 
 # paddle.base's names for what paddle's top level also holds (paddle.base.X is paddle.X, or paddle.Y
-# for the renamed ones): base name -> pycoll's top-level name. paddle.base's framework, io, incubate,
-# dataset, reader and device_guard are static-graph objects other than paddle's of those names.
+# for the renamed ones): base name -> pycoll's top-level name. paddle.base's io, incubate, dataset,
+# reader and device_guard are static-graph objects other than paddle's of those names; its
+# framework module is served by pycoll.framework.base_framework (the types checks name).
 _FROM_TOP = {**{name: name for name in ("CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CustomPlace", "IPUPlace",
                                         "ParamAttr", "Tensor", "XPUPinnedPlace", "XPUPlace", "is_compiled_with_cinn",
                                         "is_compiled_with_cuda", "is_compiled_with_rocm", "is_compiled_with_xpu")},
@@ -48,8 +49,12 @@ def __getattr__(name: str) -> Any:
         from pycoll.framework import dygraph
 
         return dygraph
+    if name == "framework":  # (served as the module pycoll.base.framework too)
+        from pycoll.framework import base_framework
+
+        return base_framework
     raise AttributeError(f"module 'pycoll.base' has no attribute {name!r}")
 
 
 def __dir__() -> List[str]:
-    return sorted({*__all__, *_FROM_TOP, *_ELSEWHERE, "dygraph"})
+    return sorted({*__all__, *_FROM_TOP, *_ELSEWHERE, "dygraph", "framework"})
