@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
+from pycoll._fp_quiet import quietly
 from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, float32, int64, is_bfloat16, is_floating, is_half
@@ -160,9 +161,12 @@ def integer_power(base: Any, exponent: Any) -> Any:
 
 def cast_to(x: Tensor, dtype: np.dtype) -> Tensor:
     """x cast to `dtype`, recorded: its gradient is cast back to x's dtype (a real x takes the
-    real part of a complex gradient, without NumPy's warning about the imaginary one)."""
+    real part of a complex gradient, without NumPy's warning about the imaginary one). NaN or
+    inf to integers and overflows to a narrower float give what NumPy's cast gives, silently as
+    paddle's."""
     src = x._array.dtype
-    return op_output(x._array.astype(dtype), lambda g: (back_to(g, src),), x)
+    out = quietly(x._array.astype, dtype) if src.kind in "fc" else x._array.astype(dtype)
+    return op_output(out, lambda g: (back_to(g, src),), x)
 
 
 def back_to(g: Any, dtype: np.dtype) -> Any:

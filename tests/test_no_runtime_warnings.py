@@ -186,3 +186,9 @@ def test_numpys_warnings_come_back_after_a_backward():
         y.backward()
     with pytest.warns(RuntimeWarning, match="divide by zero"):
         np.log(np.zeros(1))
+
+
+def test_casts_of_nan_inf_and_overflows_are_unwarned():
+    """astype of NaN/inf to an integer dtype and of a huge float32 to float16 (paddle is silent)."""
+    assert pycoll.to_tensor([nan, 1.0]).astype("int32").tolist()[1] == 1
+    _same(pycoll.to_tensor([1e10]).astype("float16").numpy(), [inf])
