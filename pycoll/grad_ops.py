@@ -122,18 +122,19 @@ def register_hook(self: Tensor, hook: Hook) -> HookHandle:
 
 def retain_grads(self: Tensor) -> None:
     """Keep this op output's gradient in ``.grad`` after backward: each backward's replaces the
-    last (paddle's; a leaf's accumulates instead), taken before this tensor's own hooks run. A
-    leaf, or a tensor without gradient, is left as it is."""
+    last (paddle's; a leaf's accumulates instead). It is kept where this call stands among the
+    tensor's hooks: after those registered before it, before those registered after (paddle's
+    retain_grads is such a hook). A leaf, or a tensor without gradient, is left as it is."""
     if self.stop_gradient or self.grad_node is None or self.__dict__.get("_retains_grads"):
         return
     self.__dict__["_retains_grads"] = True
     ref = weakref.ref(self)
 
-    def keep(g: Any) -> None:
+    def keep(g: Tensor) -> None:
         t = ref()
         if t is not None:
-            t._grad = grad_tensor(g.copy())  # the walk may add into g later
-    _node_hooks(self).taps[self.output_index][next(_keys)] = keep
+            t._grad = grad_tensor(g._array.copy())  # the walk may add into g later
+    _node_hooks(self).hooks[self.output_index][next(_keys)] = keep
 
 
 Tensor.register_hook = register_hook  # type: ignore[attr-defined]

@@ -155,6 +155,11 @@ def test_pow_derivatives_at_a_zero_base():
     np.testing.assert_allclose(gy.numpy(), [0.0, 8 * np.log(2)], rtol=1e-12)
     (gyx,) = pycoll.grad(gy.sum(), x)
     np.testing.assert_allclose(gyx.numpy(), [0.0, 3 * 4 * np.log(2) + 4], rtol=1e-12)
+    for create_graph in (False, True):  # d/dy of 0 ** 0 too (paddle 3.3.1: [0, 0, log 2])
+        y = pycoll.to_tensor([0.0, 2.0, 0.0], dtype="float64", stop_gradient=False)
+        (gy,) = pycoll.grad(pycoll.pow(pycoll.to_tensor([0.0, 0.0, 2.0], "float64"), y).sum(), y,
+                            create_graph=create_graph)
+        np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, np.log(2)], rtol=1e-12)
     e = pycoll.to_tensor([2.0, 3.0], stop_gradient=False)
     ((-2.0) ** e).sum().backward()
     assert np.isnan(e.grad.numpy()).all()

@@ -95,7 +95,12 @@ def test_retain_grads_keeps_an_op_output_s_gradient():
     z.retain_grads()
     z.register_hook(lambda g: g * 10)
     (z * z).sum().backward()
-    assert z.grad.numpy().tolist() == [4.0, 8.0, 12.0]  # before its own hook (paddle 3.3.1)
+    assert z.grad.numpy().tolist() == [4.0, 8.0, 12.0]  # retained before the hook registered after it
+    w = x * 2
+    w.register_hook(lambda g: g * 10)
+    w.retain_grads()
+    (w * w).sum().backward()
+    assert w.grad.numpy().tolist() == [40.0, 80.0, 120.0]  # after the hook registered before it (paddle 3.3.1)
     x.retain_grads()  # a leaf keeps its gradient anyway
     pycoll.to_tensor([1.0]).retain_grads()
 
