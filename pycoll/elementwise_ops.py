@@ -81,13 +81,20 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     xp = array_module(xa if isinstance(x, Tensor) else ya)
 
     def backward(g: Any) -> tuple:
-        with quiet():  # y == 0: x // 0 is +-inf or NaN, as paddle's
+        with quiet():  # y == 0: x / 0 is +-inf or NaN, as paddle's
             return (grad_for(g, mx) if mx else None,
-                    grad_for(-g * xp.floor_divide(xa, ya), my) if my else None)
+                    grad_for(-g * xp.floor(xa / ya), my) if my else None)
     with quiet():  # float x % 0 and inf % y: NaN, unwarned as paddle's
-        out = xp.remainder(xa, ya)
+        out = _float_remainder(xp, xa, ya) if xp.result_type(xa, ya).kind == "f" else xp.remainder(xa, ya)
     _refuse_integer_zero(out, ya, "remainder")
     return op_output(out, backward, x, y)
+
+
+def _float_remainder(xp: Any, a: Any, b: Any) -> Any:
+    """NumPy's float remainder (fmod, moved by b where its sign is not b's; a zero takes b's sign)
+    in three vector passes: NumPy's own ufunc takes 5x as long (a divmod per element)."""
+    r = xp.fmod(a, b)
+    return xp.copysign(xp.where((r != 0) & ((r < 0) != (b < 0)), r + b, r), b)
 
 
 def _refuse_integer_zero(out: Any, ya: Any, fn: str) -> None:

@@ -183,9 +183,10 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
             if my:
                 xp = array_module(g)
                 log_x = xp.log(xa) if isinstance(x, Tensor) else number_log(xa)
-                # a zero base contributes nothing (0 ** y * log 0 is taken as 0, 0 ** 0 too, as
-                # paddle does), nor an underflowed power (0 * log of a negative base: NaN)
-                gy = grad_for(xp.where((out == 0) | (xa == 0), 0, g * out * log_x), my)
+                # a zero power contributes nothing (0 * log 0 is taken as 0; 0 ** 0 too, as paddle
+                # does, where 0 ** -1 gives inf * -inf), nor an underflowed one (0 * log of a
+                # negative base: NaN)
+                gy = grad_for(xp.where((out == 0) | ((xa == 0) & (ya == 0)), 0, g * out * log_x), my)
         return gx, gy
     return op_output(out, backward, x, y)
 

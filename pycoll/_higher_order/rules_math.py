@@ -48,9 +48,9 @@ def _divide(s: Saved, g: Tensor) -> tuple:
 def _pow(s: Saved, g: Tensor) -> tuple:
     x, y = s.operand(0, s["xa"]), s.operand(1, s["ya"])
 
-    zero = const((s["out"] == 0) | (s["xa"] == 0))
+    zero = const((s["out"] == 0) | ((s["xa"] == 0) & (s["ya"] == 0)))
 
-    def exponent_grad() -> Any:  # a zero power or base adds nothing (pow's rule): log(1) stands in for log 0
+    def exponent_grad() -> Any:  # a zero power, and 0 ** 0, add nothing (pow's rule): log(1) stands in for log 0
         log_x = log(where(zero, x * 0 + 1, x)) if isinstance(x, Tensor) else number_log(x)
         d = g * s.output(s["out"]) * log_x
         return where(zero, d * 0, d)
