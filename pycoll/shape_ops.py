@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import itertools
+import math
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -130,7 +131,12 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     if sorted(perm) != list(range(ndim)) or not _builtins.all(-ndim <= int(p) < ndim for p in given):
         raise ValueError(f"transpose: perm must be a permutation of the {ndim} axes of x (shape {list(x.shape)}), "
                          f"got {given}")
-    inverse = [0] * ndim
+    return _permuted(x, perm)
+
+
+def _permuted(x: Tensor, perm: List[int]) -> Tensor:
+    """x (a Tensor) with its axes in the order ``perm``, a checked permutation: transpose's view."""
+    inverse = [0] * len(perm)
     for i, p in enumerate(perm):
         inverse[p] = i
     return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
@@ -422,7 +428,7 @@ def expand(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tenso
 def numel(x: Tensor, name: Optional[str] = None) -> Tensor:
     """The number of elements, as a 0-d int64 tensor (paddle's)."""
     x = as_tensor(x)  # x.shape: the whole tensor's (auto-parallel), so the answer is a plain tensor
-    return value_output(array_module(x._array).asarray(np.prod(x.shape, dtype=np.int64), dtype=int64), "numel")
+    return value_output(array_module(x._array).asarray(math.prod(x.shape), dtype=int64), "numel")
 
 
 @param_aliases({"obj": "x"})
@@ -495,5 +501,5 @@ for _name, _fn in {
 }.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
-Tensor.T = property(lambda x: transpose(x, list(range(x.ndim))[::-1]),
+Tensor.T = property(lambda x: _permuted(x, list(range(x._array.ndim))[::-1]),
                     doc="The tensor with its axes reversed.")
