@@ -131,12 +131,7 @@ def transpose(x: Tensor, perm: Sequence[int], name: Optional[str] = None) -> Ten
     if sorted(perm) != list(range(ndim)) or not _builtins.all(-ndim <= int(p) < ndim for p in given):
         raise ValueError(f"transpose: perm must be a permutation of the {ndim} axes of x (shape {list(x.shape)}), "
                          f"got {given}")
-    return _permuted(x, perm)
-
-
-def _permuted(x: Tensor, perm: List[int]) -> Tensor:
-    """x (a Tensor) with its axes in the order ``perm``, a checked permutation: transpose's view."""
-    inverse = [0] * len(perm)
+    inverse = [0] * ndim
     for i, p in enumerate(perm):
         inverse[p] = i
     return viewed(op_output(x._array.transpose(perm), lambda g: (g.transpose(inverse),), x), x, "transpose", perm)
@@ -501,5 +496,5 @@ for _name, _fn in {
 }.items():
     setattr(Tensor, _name, _fn)
 del _name, _fn
-Tensor.T = property(lambda x: _permuted(x, list(range(x._array.ndim))[::-1]),
+Tensor.T = property(lambda x: transpose(x, list(range(x.ndim))[::-1]),
                     doc="The tensor with its axes reversed.")
