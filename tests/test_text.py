@@ -57,10 +57,25 @@ def test_viterbi_decode_matches_paddle():
         assert paths.numpy().tolist() == want_paths
 
 
+def test_viterbi_decode_gives_an_empty_sequence_an_all_zero_path():
+    """A batch padded with empty sequences (paddle 3.3.1 decodes them too: the same paths; its
+    score for one with BOS/EOS tags is its kernel's, pycoll's the 0 of no step)."""
+    rs = np.random.RandomState(0)
+    pot = pycoll.to_tensor(rs.randn(3, 5, 4).astype("float32"))
+    trans = pycoll.to_tensor(rs.randn(4, 4).astype("float32"))
+    scores, paths = viterbi_decode(pot, trans, pycoll.to_tensor(np.array([5, 0, 2], np.int64)))
+    np.testing.assert_allclose(scores.numpy(), [7.26097, 0.0, 1.4876283], rtol=1e-6)  # paddle: 7.26097, 1.4876283
+    assert paths.numpy().tolist() == [[2, 2, 3, 2, 2], [0] * 5, [3, 3, 0, 0, 0]]  # paddle's
+    none, empty = viterbi_decode(pot, trans, pycoll.to_tensor(np.array([0, 0, 0], np.int64)))
+    assert empty.shape == [3, 0] and none.numpy().tolist() == [0.0, 0.0, 0.0]
+
+
 def test_viterbi_decode_refuses_bad_input():
     pot, trans = pycoll.rand([2, 3, 4]), pycoll.rand([4, 4])
-    with pytest.raises(ValueError, match=r"lengths must lie in \[1, 3\]"):
-        viterbi_decode(pot, trans, pycoll.to_tensor(np.array([0, 2], np.int64)))
+    with pytest.raises(ValueError, match=r"lengths must lie in \[0, 3\]"):
+        viterbi_decode(pot, trans, pycoll.to_tensor(np.array([-1, 2], np.int64)))
+    with pytest.raises(ValueError, match=r"lengths must lie in \[0, 3\]"):
+        viterbi_decode(pot, trans, pycoll.to_tensor(np.array([4, 2], np.int64)))
     with pytest.raises(ValueError, match="int64"):
         viterbi_decode(pot, trans, pycoll.to_tensor(np.array([1, 2], np.int32)))
     with pytest.raises(ValueError, match=r"transition_params must be \[4, 4\]"):
@@ -229,3 +244,13 @@ def test_wmt16(translation_dir):
     assert de.get_dict("en", reverse=True)[3] == "the"
     with pytest.raises(ValueError, match="lang"):
         text.WMT16(data_file=path, src_dict_size=8, trg_dict_size=7, lang="fr")
+
+
+def test_embedding_and_beam_search_name_a_misfit_weight_or_missing_inits():
+    with pytest.raises(ValueError, match=r"embedding: weight must be 2-D \[num_embeddings, embedding_dim\], got shape \[4\]"):
+        pycoll.nn.functional.embedding(pycoll.to_tensor([0, 1]), pycoll.ones([4]))
+    cell = pycoll.nn.GRUCell(4, 4)
+    decoder = pycoll.nn.BeamSearchDecoder(cell, start_token=0, end_token=1, beam_size=2,
+                                          embedding_fn=pycoll.nn.Embedding(5, 4), output_fn=pycoll.nn.Linear(4, 5))
+    with pytest.raises(TypeError, match=r"initial_cell_states \(dynamic_decode's inits\) must be the cell's initial"):
+        pycoll.nn.dynamic_decode(decoder, inits=None, max_step_num=3)

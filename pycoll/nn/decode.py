@@ -116,6 +116,9 @@ class BeamSearchDecoder(Decoder):
 
     def initialize(self, initial_cell_states: Any) -> Tuple[Any, "BeamSearchDecoder.StateWrapper", Tensor]:
         state = _first_leaf(initial_cell_states)
+        if not isinstance(state, Tensor):
+            raise TypeError(f"BeamSearchDecoder.initialize: initial_cell_states (dynamic_decode's inits) must be the "
+                            f"cell's initial states, a Tensor or a nest of Tensors, got {initial_cell_states!r}")
         self.batch_size = state.shape[0]
         place = state.place
         init_cell_states = _map(self._expand_to_beam_size, initial_cell_states)

@@ -216,6 +216,8 @@ def embedding(x: Tensor, weight: Tensor, padding_idx: Optional[int] = None, max_
     ids, w = x._array, weight._array
     if ids.dtype.kind not in "iu":
         raise TypeError(f"embedding: x must hold integer ids, got dtype {ids.dtype}")
+    if w.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D [num_embeddings, embedding_dim], got shape {list(w.shape)}")
     if ids.size:  # NumPy would wrap a negative id around and paddle's CPU kernel reads garbage for it
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= w.shape[0]:

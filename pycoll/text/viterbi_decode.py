@@ -44,14 +44,16 @@ def _check(potentials: Tensor, transition_params: Tensor, lengths: Tensor, inclu
 def viterbi_decode(potentials: Tensor, transition_params: Tensor, lengths: Tensor, include_bos_eos_tag: bool = True,
                    name: Optional[str] = None) -> Tuple[Tensor, Tensor]:
     """(scores [batch], paths [batch, max(lengths)] int64) of the best tag sequences (see the module
-    docstring). ``lengths`` must lie in [1, sequence_length]."""
+    docstring). ``lengths`` must lie in [0, sequence_length]; an empty sequence (a batch's
+    padding) gets an all-0 path, and the score of no step (0 with the BOS/EOS tags; without
+    them, as paddle's, its first step's best potential)."""
     _check(potentials, transition_params, lengths, include_bos_eos_tag)
     pot, trans = potentials._array, transition_params._array
     xp = array_module(pot)
     lens = lengths._array
     batch, steps, tags = pot.shape
-    if batch and (int(lens.min()) < 1 or int(lens.max()) > steps):  # paddle's kernel crashes on all-0 lengths
-        raise ValueError(f"viterbi_decode: lengths must lie in [1, {steps}] (potentials' sequence length), "
+    if batch and (int(lens.min()) < 0 or int(lens.max()) > steps):
+        raise ValueError(f"viterbi_decode: lengths must lie in [0, {steps}] (potentials' sequence length), "
                          f"got {lens.tolist()}")
     max_len = int(lens.max()) if batch else 0
     if include_bos_eos_tag:

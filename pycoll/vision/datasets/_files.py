@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import os
 from typing import Optional
+from urllib.parse import unquote
 
 DATA_HOME = os.path.join(os.path.expanduser("~"), ".cache", "paddle", "dataset")
 
 
 def locate(path: Optional[str], argument: str, folder: str, url: str, download: bool, cls: str) -> str:
-    """``path`` if given, else the cached copy of ``url`` under ``DATA_HOME/folder``."""
+    """``path`` if given, else the cached copy of ``url`` under ``DATA_HOME/folder`` (named as
+    paddle's download names it: the URL's last part, %-escapes kept)."""
     if path is not None:
         if not os.path.isfile(path):
             raise FileNotFoundError(f"{cls}: {argument} {path!r} is not a file")
         return path
     if not download:
         raise ValueError(f"{cls}: {argument} is not set and downloading automatically is disabled "
-                         f"(download=False); pass {argument}=<path of {url.rsplit('/', 1)[-1]}>")
+                         f"(download=False); pass {argument}=<path of {unquote(url).rsplit('/', 1)[-1]}>")
     cached = os.path.join(DATA_HOME, folder, url.rsplit("/", 1)[-1])
     if not os.path.isfile(cached):
         raise FileNotFoundError(f"{cls}: pycoll does not download datasets; {cached} is missing. Fetch {url} "
