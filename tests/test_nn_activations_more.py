@@ -260,3 +260,22 @@ def test_normalisations_keep_a_bfloat16_input_s_dtype(op):
     out = run(half)
     assert out.dtype == pycoll.bfloat16  # float32 before: the next bfloat16 Linear refused it
     np.testing.assert_allclose(out.astype("float32").numpy(), run(x).numpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_shrinks_and_thresholded_relu_keep_nan_and_local_response_norm_keeps_channels_apart():
+    """paddle 3.3.1's values: NaN stays NaN through the shrinks and thresholded_relu; a huge or
+    overflowing channel changes only the channels whose window holds it."""
+    F = pycoll.nn.functional
+    x = pycoll.to_tensor([np.nan, np.inf, -np.inf, 2.0])
+    np.testing.assert_array_equal(F.hardshrink(x).numpy(), [np.nan, np.inf, -np.inf, 2.0])
+    np.testing.assert_array_equal(F.softshrink(x).numpy(), [np.nan, np.inf, -np.inf, 1.5])
+    np.testing.assert_array_equal(F.thresholded_relu(x, 1.0, value=-1.0).numpy(), [np.nan, np.inf, -1.0, 2.0])
+    big = np.full((1, 16, 1, 1), 0.01, np.float32)
+    big[0, 0] = 3000.0
+    out = F.local_response_norm(pycoll.to_tensor(big), size=3, alpha=3.0, k=1e-4).numpy()[0, 8:12, 0, 0]
+    np.testing.assert_allclose(out, [3.535534] * 4, rtol=1e-5)  # paddle (a running sum gave 10)
+    huge = np.arange(1, 9, dtype=np.float32).reshape(1, 8, 1, 1) / 4
+    huge[0, 0] = 1e30
+    out = F.local_response_norm(pycoll.to_tensor(huge), size=3).numpy()[:, :, 0, 0]
+    np.testing.assert_allclose(out[0], [0, 0, 0.749966, 0.9999219, 1.2498497, 1.4997424, 1.7495927, 1.999647],
+                               rtol=1e-5)  # paddle

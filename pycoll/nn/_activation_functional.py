@@ -240,7 +240,7 @@ def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     t = _number("hardshrink", "threshold", threshold)
 
     def f(xp: Any, a: Any) -> tuple:
-        keep = (a >= t) | (a <= -t)
+        keep = ~((a > -t) & (a < t))  # NaN kept, as paddle's
         return xp.where(keep, a, 0), keep
     return _pointwise(x, f)
 
@@ -251,7 +251,10 @@ def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     t = _number("softshrink", "threshold", threshold)
     if t < 0:
         raise ValueError(f"softshrink: threshold must be >= 0, got {threshold}")
-    return _pointwise(x, lambda xp, a: (xp.where(a > t, a - t, xp.where(a < -t, a + t, 0)), (a > t) | (a < -t)))
+    def f(xp: Any, a: Any) -> tuple:
+        moved = ~((a >= -t) & (a <= t))  # NaN stays NaN, as paddle's
+        return xp.where(moved, a - xp.copysign(a.dtype.type(t), a), 0), moved
+    return _pointwise(x, f)
 
 
 def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str] = None) -> Tensor:  # noqa: A002
@@ -261,10 +264,10 @@ def hardtanh(x: Tensor, min: float = -1.0, max: float = 1.0, name: Optional[str]
 
 
 def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name: Optional[str] = None) -> Tensor:
-    """x where x > threshold, else `value`."""
+    """x where x > threshold, else `value` (NaN stays NaN, as paddle's)."""
     t = _number("thresholded_relu", "threshold", threshold)
     v = _number("thresholded_relu", "value", value)
-    return _pointwise(x, lambda xp, a: (xp.where(a > t, a, v), a > t))
+    return _pointwise(x, lambda xp, a: (xp.where(a <= t, v, a), ~(a <= t)))
 
 
 def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from pycoll._fp_quiet import quiet
 from pycoll._tensor_ops import as_tensor, op_output, placed
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -18,14 +19,20 @@ _FORMATS = ("NCL", "NLC", "NCHW", "NHWC", "NCDHW", "NDHWC")
 
 
 def _window_sum(a: Any, axis: int, before: int, after: int) -> Any:
-    """out[c] = sum of a[c - before .. c + after] along `axis` (zeros past the ends)."""
+    """out[c] = sum of a[c - before .. c + after] along `axis` (zeros past the ends), one shifted
+    add per offset: a running sum's differences would carry one channel's rounding (or inf) into
+    every later channel's window."""
     xp = array_module(a)
-    a = xp.moveaxis(a, axis, -1)
-    pads = [(0, 0)] * (a.ndim - 1) + [(before + 1, after)]
-    csum = xp.cumsum(xp.pad(a, pads), axis=-1)
-    n = a.shape[-1]
-    out = csum[..., before + after + 1:before + after + 1 + n] - csum[..., :n]
-    return xp.moveaxis(out, -1, axis)
+    out = a.copy()
+    n = a.shape[axis]
+
+    def along(start: int, stop: int) -> tuple:
+        return (slice(None),) * axis + (slice(start, stop),)
+    for shift in range(1, min(before, n - 1) + 1):  # out[c] += a[c - shift]
+        out[along(shift, n)] += a[along(0, n - shift)]
+    for shift in range(1, min(after, n - 1) + 1):  # out[c] += a[c + shift]
+        out[along(0, n - shift)] += a[along(shift, n)]
+    return out
 
 
 def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0,
@@ -45,12 +52,14 @@ def local_response_norm(x: Tensor, size: int, alpha: float = 1e-4, beta: float =
     axis = a.ndim - 1 if data_format[-1] == "C" else 1
     before, after = size // 2, (size - 1) // 2
     coef = alpha / size
-    denom = k + coef * _window_sum(a * a, axis, before, after)
-    scale = denom ** -beta
-    out = (a * scale).astype(a.dtype, copy=False)
+    with quiet():  # a square past the dtype's range: inf, and 0 or NaN out, unwarned as paddle's
+        denom = k + coef * _window_sum(a * a, axis, before, after)
+        scale = denom ** -beta
+        out = (a * scale).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:
-        share = g * a * scale / denom  # d out[c'] / d denom[c'] per unit of -beta
-        back = _window_sum(share, axis, after, before)  # every c' whose window holds c
-        return ((g * scale - 2 * beta * coef * a * back).astype(a.dtype, copy=False),)
+        with quiet():
+            share = g * a * scale / denom  # d out[c'] / d denom[c'] per unit of -beta
+            back = _window_sum(share, axis, after, before)  # every c' whose window holds c
+            return ((g * scale - 2 * beta * coef * a * back).astype(a.dtype, copy=False),)
     return op_output(out, backward, x)
