@@ -227,6 +227,16 @@ def common_half(values: Tuple[Any, ...]) -> Optional[np.dtype]:
     return floats.pop() if len(floats) == 1 and is_half(next(iter(floats))) else None
 
 
+def normalized_in_float32(norm: Callable[[Tensor], Tensor], x: Tensor, *params: Optional[Tensor]) -> Optional[Tensor]:
+    """``norm(x)`` run on x widened to float32 and rounded back to x's dtype, where x holds 16-bit
+    floats and a weight or bias among ``params`` is float32 (AMP O2 keeps the norms' parameters in
+    float32; paddle's norm kernels take the mix and give x's dtype). None otherwise: the caller
+    normalises as it is."""
+    if not is_half(x._array.dtype) or not any(p is not None and p._array.dtype == float32 for p in params):
+        return None
+    return _rounded(norm(cast_to(x, float32)), x._array.dtype)
+
+
 def _widened(v: Any) -> Any:
     return cast_to(v, float32) if isinstance(v, Tensor) and is_half(v._array.dtype) else v
 

@@ -279,3 +279,30 @@ def test_shrinks_and_thresholded_relu_keep_nan_and_local_response_norm_keeps_cha
     out = F.local_response_norm(pycoll.to_tensor(huge), size=3).numpy()[:, :, 0, 0]
     np.testing.assert_allclose(out[0], [0, 0, 0.749966, 0.9999219, 1.2498497, 1.4997424, 1.7495927, 1.999647],
                                rtol=1e-5)  # paddle
+
+
+def test_norms_of_16_bit_inputs_with_float32_parameters_give_the_inputs_dtype():
+    """AMP O2 keeps the norms' weights in float32: paddle's kernels take a float16 x with them and
+    give float16, the gradient of x float16 and the weights' float32."""
+    x = pycoll.rand([2, 4, 3, 3]).astype("float16")
+    x.stop_gradient = False
+    for layer in (pycoll.nn.LayerNorm(3), pycoll.nn.GroupNorm(2, 4), pycoll.nn.InstanceNorm2D(4)):
+        out = layer(x)
+        out.sum().backward()
+        weight = layer.parameters()[0]
+        assert out.dtype == pycoll.float16 and x.grad.dtype == pycoll.float16 and weight.grad.dtype == pycoll.float32
+        wide = layer(x.detach().astype("float32")).numpy()
+        np.testing.assert_allclose(out.numpy().astype(np.float32), wide, atol=2e-3)
+        x.clear_gradient()
+
+
+def test_maxout_picks_the_first_largest_of_each_group_on_either_layout():
+    x = pycoll.to_tensor(np.array([1.0, 3.0, 3.0, 2.0, 5.0, 5.0]).reshape(1, 6, 1, 1), stop_gradient=False)
+    out = pycoll.nn.functional.maxout(x, 2, axis=1)
+    out.sum().backward()
+    assert out.numpy().ravel().tolist() == [3.0, 3.0, 5.0] and x.grad.numpy().ravel().tolist() == [0, 1, 1, 0, 1, 0]
+    nhwc = pycoll.to_tensor(np.arange(12.0).reshape(1, 1, 2, 6))
+    assert pycoll.nn.functional.maxout(nhwc, 3, axis=-1).numpy().ravel().tolist() == [2.0, 5.0, 8.0, 11.0]
+    same = pycoll.nn.functional.maxout(nhwc, 1, axis=-1)
+    same.numpy()[...] = -1  # one per group: a tensor of its own
+    assert nhwc.numpy().max() == 11.0

@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll._promotion import accumulates_in_float32
+from pycoll._promotion import accumulates_in_float32, normalized_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
@@ -248,6 +248,10 @@ def _normalize_groups(x: Tensor, groups: int, weight: Optional[Tensor], bias: Op
                       channel_axis: int, fn: str) -> Tensor:
     """The op under group_norm and instance_norm: per sample, mean and biased variance over each
     group of channels (and their positions), one graph node with layer_norm's backward per group."""
+    widened = normalized_in_float32(
+        lambda v: _normalize_groups(v, groups, weight, bias, epsilon, channel_axis, fn), x, weight, bias)
+    if widened is not None:
+        return widened
     x, = placed("_normalize_groups", x, axes=tuple(range(1, x.ndim)))  # auto-parallel: a batch split stays
     a = x._array
     xp = array_module(a)

@@ -27,7 +27,7 @@ from pycoll._fp_quiet import SILENT as _SILENT, quiet as _quiet, restore as _res
 from pycoll._param_aliases import param_aliases
 from pycoll._sparse_rows import record_rows
 from pycoll._special import erf
-from pycoll._promotion import accumulates_in_float32
+from pycoll._promotion import accumulates_in_float32, normalized_in_float32
 from pycoll._tensor_ops import (as_tensor, check_broadcast, needs_grad, op_output, paired, placed, require_floating,
                                 value_output)
 from pycoll._tensor_ops import with_out as _with_out
@@ -283,6 +283,9 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
             or not np.float32(0.0) <= np.float32(epsilon) <= np.float32(0.001)):
         raise ValueError(f"layer_norm: 'epsilon' should be between 0.0 and 0.001, but received [{epsilon}]")
     x = as_tensor(x)
+    widened = normalized_in_float32(lambda v: layer_norm(v, normalized_shape, weight, bias, epsilon), x, weight, bias)
+    if widened is not None:
+        return widened
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     x, = placed("layer_norm", x, axes=tuple(range(max(x.ndim - len(shape), 0), x.ndim)))  # auto-parallel: whole there
     a = x._array
