@@ -24,9 +24,12 @@ ShapeLike = Union[int, Sequence[int]]
 
 
 def shape_arg(shape: Any) -> Tuple[int, ...]:
-    """A shape: an int, a list or tuple of ints or one-element integer Tensors, or a Tensor or
-    NumPy array of its sizes (whole-valued floats too, as paddle takes them)."""
+    """A shape: an int, a list or tuple of ints or one-element integer Tensors, or a 0-d or 1-d
+    Tensor or NumPy array of its sizes (whole-valued floats too, as paddle's rand takes them)."""
     if isinstance(shape, (Tensor, np.ndarray)):
+        if shape.ndim > 1:
+            raise ValueError(f"shape must be a list or tuple of non-negative ints, or a 1-D Tensor of them, got a "
+                             f"{shape.ndim}-D {type(shape).__name__} of shape {list(shape.shape)}")
         sizes = (shape.numpy() if isinstance(shape, Tensor) else shape).reshape(-1)
         whole = sizes.dtype.kind == "f" and bool(np.all(sizes == np.floor(sizes)))
         shape = (sizes.astype(np.int64) if whole else sizes).tolist()

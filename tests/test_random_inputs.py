@@ -86,3 +86,8 @@ def test_an_int64_range_and_float_randint_like_are_drawn():
     big = pycoll.randint(2 ** 40, 2 ** 40 + 5, [100]).numpy()
     assert big.dtype == np.int64 and big.min() >= 2 ** 40 and big.max() < 2 ** 40 + 5
     assert pycoll.randint_like(pycoll.zeros([3]), 0, 2 ** 40).dtype == pycoll.float32  # paddle's: x's dtype
+
+
+def test_a_shape_tensor_of_more_than_one_dimension_is_refused():
+    with pytest.raises(ValueError, match=r"or a 1-D Tensor of them, got a 2-D Tensor of shape \[2, 2\]"):
+        pycoll.zeros(pycoll.to_tensor([[2, 3], [1, 1]]))  # paddle refuses it too
