@@ -12,7 +12,7 @@ import numpy as np
 from pycoll import _graph
 from pycoll.device import array_module, is_array, place_of, to_module
 from pycoll.dtypes import is_floating
-from pycoll.tensor import Tensor, _to_place, to_tensor, wrap
+from pycoll.tensor import Tensor, _to_place, tensor_of, wrap
 
 
 def op_output(array: Any, backward: Callable, *operands: Any) -> Tensor:
@@ -158,7 +158,7 @@ def operand(v: Any) -> Any:
     if isinstance(v, (bool, int, float, complex)):
         return v
     if is_array(v) or isinstance(v, (list, tuple)):
-        return to_tensor(v)
+        return tensor_of(v)
     raise TypeError(f"operand must be a Tensor, a number or an array, got {type(v).__name__}")
 
 
@@ -177,7 +177,7 @@ def as_tensor(x: Any) -> Tensor:
     if isinstance(x, Tensor):
         return _prepared(x) if _input_hooks else x
     if is_array(x) or isinstance(x, (list, tuple, int, float)):
-        return to_tensor(x)
+        return tensor_of(x)
     raise TypeError(f"x must be a Tensor or an array, got {type(x).__name__}")
 
 

@@ -13,8 +13,8 @@ __all__ = ["as_tensor"]
 def as_tensor(data: Any, dtype: DTypeLike = None, device: Any = None, requires_grad: bool = False,
               pin_memory: bool = False) -> Tensor:
     """A new Tensor from ``data`` (numbers, nested lists, arrays, Tensors), as ``to_tensor(data,
-    dtype, place=device, stop_gradient=not requires_grad)``: a Tensor is copied, an array of the
-    right dtype and place is wrapped without a copy (pycoll's zero-copy contract; paddle copies).
+    dtype, place=device, stop_gradient=not requires_grad)``: the data is copied, as paddle's
+    (``from_numpy`` and ``from_dlpack`` share an array's memory).
     ``pin_memory=True`` gives the tensor in host memory (``Tensor.pin_memory()``) and, as paddle's,
     is refused for a tensor created on the CPU."""
     out = to_tensor(data, dtype, place=device, stop_gradient=not requires_grad)

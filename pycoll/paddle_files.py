@@ -44,7 +44,7 @@ import numpy as np
 from pycoll.device import is_array, move
 from pycoll.dtypes import bfloat16
 from pycoll.size import Size, TensorSize
-from pycoll.tensor import Tensor, to_tensor
+from pycoll.tensor import Tensor, tensor_of
 
 # (module, name) of every callable a paddle file may name to build its tree
 ALLOWED_GLOBALS = frozenset({
@@ -392,7 +392,7 @@ def _tensor(array: np.ndarray, name: Any, return_numpy: bool) -> Any:
         return array
     if array.dtype == np.uint16:
         array = array.view(bfloat16())
-    t = to_tensor(array)
+    t = tensor_of(array)
     t.name = name
     return t
 

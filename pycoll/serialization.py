@@ -34,7 +34,7 @@ from pycoll._logging import logger
 from pycoll._pids import alive
 from pycoll.dtypes import bfloat16
 from pycoll.paddle_files import MAX_DEPTH, RefusedName, is_paddle_file, read_paddle_file, write_paddle_file
-from pycoll.tensor import to_tensor
+from pycoll.tensor import tensor_of
 
 # The writer's host in temporary names, so that a shared file system's other hosts are left alone.
 _HOST = re.sub(r"[^A-Za-z0-9.]", "_", os.uname().nodename)[:64]
@@ -309,7 +309,7 @@ def _decode(node: Any, read_array: Callable[[str], np.ndarray], return_numpy: bo
             if arr.dtype != np.uint16:
                 raise ValueError(f"a bfloat16 entry holds {arr.dtype} values, not 16-bit patterns")
             arr = arr.view(bfloat16())
-        return to_tensor(arr) if "tensor" in node and not return_numpy else arr
+        return tensor_of(arr) if "tensor" in node and not return_numpy else arr
     if "dict" in node:
         return {k: _decode(v, read_array, return_numpy, depth + 1) for k, v in node["dict"]}
     if "list" in node:

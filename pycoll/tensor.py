@@ -570,18 +570,14 @@ def grad_tensor(array: Any) -> Tensor:
 
 def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
               stop_gradient: bool = True) -> Tensor:
-    """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors.
-
-    Writeable arrays already of `dtype` on `place` (default: the current device) are wrapped without
-    a copy (DESIGN.md's zero-copy contract), read-only ones copied (`pycoll.tensor_data.writeable`:
-    the tensor takes in-place ops, as paddle's); a Tensor is copied, as paddle documents ("copy will be
-    performed and return a new tensor"); Python floats default to the default dtype (float32).
-    """
-    array = array_from(data, dtype, place)
-    if isinstance(data, Tensor) and array is data._array:  # not already copied by a cast or a move
-        array = array.copy()
+    """A Tensor from numbers, nested lists, numpy/cupy arrays, DLPack objects or Tensors, in memory
+    of its own: the data is copied, as paddle's to_tensor (and torch.tensor) copy it, so that a
+    collective or an in-place op on the tensor never writes into the caller's array, and one
+    buffer filled for several calls gives several tensors. ``from_dlpack`` shares memory instead
+    (DESIGN.md's zero-copy interop: ``__dlpack__``, ``__array__``, ``.numpy()``). Python floats
+    default to the default dtype (float32)."""
     t = object.__new__(Tensor)
-    _init_slots(t, array)
+    _init_slots(t, array_from(data, dtype, place, copy=True))
     t.stop_gradient = bool(stop_gradient)
     if isinstance(data, Tensor):  # shown to the record hooks (auto-parallel: the copy lies as data does)
         def no_gradient(g: Any) -> tuple:
@@ -589,6 +585,13 @@ def to_tensor(data: Any, dtype: DTypeLike = None, place: Any = None,
         with _graph.no_grad():
             _graph.record((t,), no_gradient, (data,))
     return t
+
+
+def tensor_of(data: Any) -> Tensor:
+    """pycoll's own conversion of an operand (an array, numbers) or of an array it made: a Tensor
+    over data's memory where it can be (a writeable array of a tensor dtype on the current
+    device), else as `to_tensor` makes it. Not for Tensors."""
+    return wrap(array_from(data))
 
 
 def _to_place(x: Tensor, place: Any) -> Tensor:

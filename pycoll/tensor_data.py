@@ -24,12 +24,14 @@ def _target(place: Any) -> Tuple[str, int]:
     return ("cpu", 0) if isinstance(place, CUDAPinnedPlace) else parse_place(place)
 
 
-def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
-    """`data` as an array of `dtype` on `place` (default: the current device), without a copy
-    where it already is a writeable one (`writeable`); Python floats take the default dtype
-    (float32), as in paddle."""
+def array_from(data: Any, dtype: DTypeLike = None, place: Any = None, copy: bool = False) -> Any:
+    """`data` as an array of `dtype` on `place` (default: the current device); Python floats take
+    the default dtype (float32), as in paddle. Where `data` already is a writeable array (or a
+    Tensor, or a DLPack / CUDA array interface exporter) of that dtype there, it is that memory
+    unless ``copy`` asks for memory of its own (`writeable`: a read-only one is copied anyway)."""
     dt = convert_dtype(dtype)
     target = current_place() if place is None else _target(place)
+    borrowed = True  # the caller's memory, until a conversion below makes new
     own = getattr(type(data), "__pycoll_array__", None)
     if own is not None:
         arr = own(data)
@@ -43,6 +45,7 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
         else:
             arr = import_cupy().from_dlpack(data)
     else:
+        borrowed = False  # numbers, nested lists: NumPy builds a new array
         data, holds_tensors = _tensors_as_arrays(data)
         arr = _numbers(np.asarray(data), data)
         if dt is None and not holds_tensors and not isinstance(data, np.generic):  # Python numbers: paddle's default dtypes
@@ -52,10 +55,13 @@ def array_from(data: Any, dtype: DTypeLike = None, place: Any = None) -> Any:
                 dt = np.dtype(np.int64)
             elif arr.dtype == np.complex128:  # complex64 unless the default is float64 (paddle's)
                 dt = arr.dtype if default_float() == np.float64 else np.dtype(np.complex64)
-    arr = move(arr, target)
+    placed_arr = move(arr, target)
+    borrowed = borrowed and placed_arr is arr
+    arr = placed_arr
     if dt is not None and arr.dtype != dt:
-        arr = arr.astype(dt)
-    return writeable(arr)
+        arr, borrowed = arr.astype(dt), False
+    made = writeable(arr)
+    return made.copy() if copy and borrowed and made is arr else made
 
 
 def _numbers(arr: Any, data: Any) -> Any:
@@ -150,7 +156,7 @@ def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
                         f"(ints one by one are a shape, Tensor(2, 3); to_tensor makes a tensor holding one number)")
     elif dtype is None and isinstance(data, (list, tuple)) and np.asarray(data).dtype.kind in "biu":
         dtype = default_float()
-    return array_from(data, dtype, place), bool(bound.get("stop_gradient", True))
+    return array_from(data, dtype, place, copy=True), bool(bound.get("stop_gradient", True))
 
 
 def _place(place: Any) -> Any:

@@ -23,10 +23,22 @@ def test_to_tensor_dtypes_follow_paddle():
     assert pycoll.to_tensor(np.float64(2.0)).dtype == np.float64
 
 
-def test_to_tensor_is_zero_copy_for_arrays_and_copies_tensors():
+def test_to_tensor_copies_arrays_and_tensors():
+    """paddle's to_tensor (and torch.tensor) copy: a collective or in-place op on the tensor
+    leaves the caller's array alone, and one buffer filled for several calls gives several
+    tensors (from_numpy and from_dlpack share memory instead)."""
     a = np.arange(4, dtype=np.float32)
     t = pycoll.to_tensor(a)
-    assert t.array is a
+    assert not np.shares_memory(t.array, a)
+    pycoll.to_tensor(a).add_(pycoll.ones([4]))
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0]
+    buf = np.zeros(2, np.float32)
+    made = []
+    for i in range(3):
+        buf[:] = i
+        made.append(pycoll.to_tensor(buf))
+    assert [m.tolist() for m in made] == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]  # paddle's
+    assert np.shares_memory(pycoll.from_numpy(a).numpy(), a)
     u = pycoll.to_tensor(t, stop_gradient=False)  # paddle: "copy will be performed"
     assert u.array is not a and not u.stop_gradient and t.stop_gradient
     np.testing.assert_array_equal(u.numpy(), a)
@@ -55,7 +67,8 @@ def test_to_tensor_accepts_dlpack_objects():
 
     a = np.arange(3.0)
     t = pycoll.to_tensor(Exporter(a))
-    assert np.shares_memory(t.array, a)
+    assert t.tolist() == [0.0, 1.0, 2.0] and not np.shares_memory(t.array, a)  # copied, as an array is
+    assert np.shares_memory(pycoll.from_dlpack(Exporter(a)).numpy(), a)  # from_dlpack shares
 
 
 def test_creation_functions():

@@ -75,11 +75,10 @@ def to_tensors(batch: Any, fresh: bool) -> Any:
     paddle's loader always makes new tensors: an in-place op on a batch must not write into the
     dataset, nor a kept batch change with the next, nor a Tensor's graph reach the training step.
     """
-    from pycoll.tensor import Tensor, to_tensor, wrap
+    from pycoll.tensor import Tensor, tensor_of, to_tensor, wrap
 
     if isinstance(batch, np.ndarray):
-        stays_on_host = current_place()[0] == "cpu"  # to_tensor wraps it there; to a GPU it copies anyway
-        return to_tensor(batch.copy() if stays_on_host and not fresh else batch)
+        return tensor_of(batch) if fresh else to_tensor(batch)
     if is_array(batch):
         return wrap(batch if fresh else batch.copy())
     if isinstance(batch, Tensor):
