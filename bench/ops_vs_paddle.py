@@ -691,6 +691,50 @@ def _():
     return lambda: P.scatter(x, index, updates)
 
 
+@case("multinomial_64x50000_n10")
+def _():
+    """multinomial of 10 draws without replacement from each of 64 rows of 50 000 weights (a
+    vocabulary's softmax)."""
+    weights = P.nn.functional.softmax(tensor(64, 50_000, grad=False), -1)
+    return lambda: P.multinomial(weights, 10)
+
+
+@case("i0e_1e6")
+def _():
+    """i0e of 1 000 000 float32 values in (0.1, 5.1), forward and backward."""
+    x = P.to_tensor(np.random.RandomState(0).rand(1000, 1000).astype("float32") * 5 + 0.1, stop_gradient=False)
+    return sum_backward(lambda: P.i0e(x))
+
+
+@case("heaviside_1e6")
+def _():
+    """heaviside of 1 000 000 float32 values against a tensor of 0.5s."""
+    x, y = tensor(1000, 1000, grad=False), P.full([1000, 1000], 0.5)
+    return lambda: P.heaviside(x, y)
+
+
+@case("remainder_1e6")
+def _():
+    """remainder of 1 000 000 float32 values by positive divisors, forward and backward."""
+    rs = np.random.RandomState(0)
+    x = P.to_tensor(rs.rand(1000, 1000).astype("float32") * 1.8 - 0.9, stop_gradient=False)
+    y = P.to_tensor(rs.rand(1000, 1000).astype("float32") * 5 + 0.1, stop_gradient=False)
+    return sum_backward(lambda: P.remainder(x, y))
+
+
+@case("maxout_nhwc")
+def _():
+    """maxout(groups=2, axis=-1) of [16, 56, 56, 256] float32 (NHWC), forward and backward."""
+    x = tensor(16, 56, 56, 256)
+    return sum_backward(lambda: P.nn.functional.maxout(x, 2, axis=-1))
+
+
+@case("log_sigmoid_64x128x512")
+def _():
+    x = tensor(64, 128, 512)
+    return sum_backward(lambda: P.nn.functional.log_sigmoid(x))
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

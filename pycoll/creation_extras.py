@@ -17,7 +17,7 @@ from pycoll._tensor_ops import delivered
 from pycoll.device import device_place, module_for
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float
 from pycoll.tensor import Tensor, to_tensor, wrap
-from pycoll.tensor_data import writeable
+from pycoll.tensor_data import array_from, writeable
 
 
 def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None, copy: Optional[bool] = None,
@@ -29,9 +29,7 @@ def asarray(obj: Any, *, dtype: DTypeLike = None, device: Any = None, copy: Opti
     if copy not in (None, True, False):
         raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
     place = None if device is None else device_place(device)
-    out = to_tensor(obj, dtype, place)  # a Tensor obj is copied there
-    if copy and out._array is obj:  # to_tensor wrapped the array: copy now
-        out = wrap(obj.copy())
+    out = to_tensor(obj, dtype, place) if isinstance(obj, Tensor) else wrap(array_from(obj, dtype, place, bool(copy)))
     out.stop_gradient = not requires_grad
     return out
 

@@ -156,7 +156,7 @@ def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
                         f"(ints one by one are a shape, Tensor(2, 3); to_tensor makes a tensor holding one number)")
     elif dtype is None and isinstance(data, (list, tuple)) and np.asarray(data).dtype.kind in "biu":
         dtype = default_float()
-    return array_from(data, dtype, place, copy=True), bool(bound.get("stop_gradient", True))
+    return array_from(data, dtype, place), bool(bound.get("stop_gradient", True))
 
 
 def _place(place: Any) -> Any:

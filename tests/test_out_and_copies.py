@@ -49,4 +49,5 @@ def test_to_tensor_of_a_tensor_is_a_copy():
     assert clean.numpy().tolist() == [[0.5, 0.5]]
     assert adversarial.stop_gradient is False
     array = np.ones(2, np.float32)
-    assert pycoll.to_tensor(array)._array is array  # an array stays zero-copy (DESIGN.md)
+    assert pycoll.to_tensor(array)._array is not array  # an array is copied too (paddle's; from_numpy shares)
+    assert pycoll.from_numpy(array)._array is array

@@ -123,7 +123,7 @@ def test_the_rows_are_copies_of_the_ids_and_the_gradient_a_program_reuses():
     emb.weight.set_value(np.zeros([6, 1], "float32"))
     opt = P.optimizer.SGD(1.0, parameters=emb.parameters())
     buffer, seed = np.array([0, 1]), np.ones([2, 1], "float32")
-    ids, grad = P.to_tensor(buffer), P.to_tensor(seed)  # share the arrays' memory
+    ids, grad = P.from_numpy(buffer), P.from_numpy(seed)  # share the arrays' memory
     for batch, scale in (([0, 1], 1.0), ([4, 5], 10.0)):
         buffer[:] = batch
         seed[:] = scale

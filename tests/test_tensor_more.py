@@ -137,7 +137,7 @@ def test_assignment_into_a_parameter_is_refused_outside_no_grad():
 
 def test_assignment_without_gradients_writes_the_memory():
     a = np.zeros(3, "float32")
-    x = pycoll.to_tensor(a)
+    x = pycoll.from_numpy(a)
     x[t([True, False, True])] = t([5.0, 6.0])
     assert a.tolist() == [5.0, 0.0, 6.0]
 

@@ -9,7 +9,8 @@ import numpy as np
 
 from pycoll.device import CPUPlace
 from pycoll.dtypes import convert_dtype
-from pycoll.tensor import Tensor, to_tensor
+from pycoll.tensor import Tensor, wrap
+from pycoll.tensor_data import array_from
 
 
 def _whole_number(value: Any, fn: str, name: str) -> int:
@@ -60,7 +61,7 @@ class MmapStorage:
                              f"map's {self.nbytes} bytes (lower stop)")
         values = np.frombuffer(self._bytes, dtype=np_dtype, count=count, offset=start) if count else \
             np.empty(0, np_dtype)
-        return to_tensor(values, place=CPUPlace())
+        return wrap(array_from(values, place=CPUPlace()))  # the map's memory itself (a read-only map: a copy)
 
     def __repr__(self) -> str:
         return f"MmapStorage(filename={self.filename!r}, nbytes={self.nbytes})"
