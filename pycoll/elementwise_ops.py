@@ -91,10 +91,11 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
 
 
 def _float_remainder(xp: Any, a: Any, b: Any) -> Any:
-    """NumPy's float remainder (fmod, moved by b where its sign is not b's; a zero takes b's sign)
-    in three vector passes: NumPy's own ufunc takes 5x as long (a divmod per element)."""
+    """paddle's float remainder: fmod, moved by b where its sign is not b's (a zero keeps x's sign,
+    as paddle's; NumPy gives it b's), in two vector passes: NumPy's own ufunc takes 5x as long (a
+    divmod per element)."""
     r = xp.fmod(a, b)
-    return xp.copysign(xp.where((r != 0) & ((r < 0) != (b < 0)), r + b, r), b)
+    return xp.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
 def _refuse_integer_zero(out: Any, ya: Any, fn: str) -> None:

@@ -131,6 +131,8 @@ def multinomial(x: Any, num_samples: int = 1, replacement: bool = False, name: O
     """`num_samples` int64 category indices drawn with the (unnormalised) weights of x's last
     dimension, per row; without `replacement`, each category at most once."""
     x = as_tensor(x)
+    if isinstance(num_samples, Tensor) and num_samples.size == 1 and num_samples.dtype.kind in "iu":
+        num_samples = num_samples.item()  # paddle takes a Tensor of one int too
     if isinstance(num_samples, bool) or not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
         raise ValueError(f"multinomial: num_samples must be an int > 0, got {num_samples!r}")
     w = x.numpy().astype(float64)

@@ -39,6 +39,8 @@ def _sign_bit(xp: Any, a: Any) -> Any:
 def _copysign(xp: Any, a: Any, b: Any) -> Any:
     if is_floating(a.dtype):
         return xp.copysign(a, b)
+    if a.dtype == np.bool_:  # no sign to give: x itself, as paddle's
+        return a.copy()
     return xp.where(_sign_bit(xp, a) != _sign_bit(xp, b), -a, a)  # integers keep their dtype
 
 

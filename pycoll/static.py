@@ -90,10 +90,20 @@ def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level
     return InputSpec(list(shape), dtype or "float32", name, lod_level=lod_level)
 
 
-class Variable:
-    """paddle's static-graph variable, the type code that runs in both modes checks for beside
-    ``paddle.Tensor`` (``isinstance(x, (paddle.Tensor, paddle.static.Variable))``). pycoll runs
-    eagerly and builds no program, so no object is one, as no eager tensor is one in paddle."""
+class _VariableType(type):
+    """Variable's type: every pycoll Tensor is an instance, as paddle's eager tensors are of its
+    Variable (its metaclass answers isinstance so in dygraph mode)."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        from pycoll.tensor import Tensor
+
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """paddle's static-graph variable, the type code that runs in both modes checks for
+    (``isinstance(x, paddle.static.Variable)``): every Tensor is one, as in paddle's dygraph
+    mode. pycoll runs eagerly and builds no program to make a new one in."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         raise TypeError("static.Variable: pycoll runs eagerly and has no static program to add a variable to; "

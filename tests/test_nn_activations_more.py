@@ -270,6 +270,10 @@ def test_shrinks_and_thresholded_relu_keep_nan_and_local_response_norm_keeps_cha
     np.testing.assert_array_equal(F.hardshrink(x).numpy(), [np.nan, np.inf, -np.inf, 2.0])
     np.testing.assert_array_equal(F.softshrink(x).numpy(), [np.nan, np.inf, -np.inf, 1.5])
     np.testing.assert_array_equal(F.thresholded_relu(x, 1.0, value=-1.0).numpy(), [np.nan, np.inf, -1.0, 2.0])
+    for fn in (F.hardshrink, F.softshrink, F.thresholded_relu):  # NaN takes no gradient (paddle's 0)
+        w = pycoll.to_tensor([np.nan, 2.0], stop_gradient=False)
+        fn(w).sum().backward()
+        assert w.grad.numpy().tolist() == [0.0, 1.0]
     big = np.full((1, 16, 1, 1), 0.01, np.float32)
     big[0, 0] = 3000.0
     out = F.local_response_norm(pycoll.to_tensor(big), size=3, alpha=3.0, k=1e-4).numpy()[0, 8:12, 0, 0]

@@ -183,3 +183,11 @@ def test_probe_math_edges_follow_paddle():
     np.testing.assert_allclose(small.grad.numpy(), [[-0.064, 0.048]], rtol=1e-9)  # paddle
     with pytest.raises(ValueError, match="var: give unbiased or correction, not both"):
         pycoll.var(t([1.0, 2.0, 4.0]), unbiased=False, correction=2)
+
+
+def test_remainder_zeros_keep_xs_sign_and_copysign_of_bools_is_x():
+    r = pycoll.remainder(t([-4.0, 4.0, -0.0, -7.5]), t([2.0, -2.0, 3.0, 0.5])).numpy()
+    assert r.tolist() == [0.0, 0.0, 0.0, 0.0] and np.signbit(r).tolist() == [True, False, True, True]  # paddle
+    assert pycoll.remainder(t([-1.0, 5.5]), t([3.0, -2.0])).tolist() == [2.0, -0.5]
+    flags = pycoll.to_tensor([True, False])
+    assert pycoll.copysign(flags, pycoll.to_tensor([False, True])).tolist() == [True, False]  # paddle

@@ -56,8 +56,8 @@ def test_base_framework_and_static_variable_serve_type_checks():
     assert pycoll.base.framework is framework and framework.in_dygraph_mode() is True
     weight = pycoll.nn.Linear(2, 1).weight
     assert isinstance(weight, framework.EagerParamBase) and not isinstance(pycoll.ones([1]), framework.EagerParamBase)
-    assert framework.Variable is pycoll.static.Variable and not isinstance(weight, pycoll.static.Variable)
-    assert isinstance(pycoll.ones([1]), (pycoll.Tensor, pycoll.static.Variable))
+    assert framework.Variable is pycoll.static.Variable and isinstance(weight, pycoll.static.Variable)
+    assert isinstance(pycoll.ones([1]), pycoll.static.Variable) and not isinstance(1.0, pycoll.static.Variable)
     with pytest.raises(TypeError, match="static.Variable: pycoll runs eagerly"):
         pycoll.static.Variable()
     assert "framework" in dir(pycoll.base)

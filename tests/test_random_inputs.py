@@ -91,3 +91,7 @@ def test_an_int64_range_and_float_randint_like_are_drawn():
 def test_a_shape_tensor_of_more_than_one_dimension_is_refused():
     with pytest.raises(ValueError, match=r"or a 1-D Tensor of them, got a 2-D Tensor of shape \[2, 2\]"):
         pycoll.zeros(pycoll.to_tensor([[2, 3], [1, 1]]))  # paddle refuses it too
+
+
+def test_multinomial_takes_num_samples_as_a_tensor_of_one_int():
+    assert pycoll.multinomial(pycoll.to_tensor([1.0, 2.0, 3.0]), pycoll.to_tensor(2)).shape == [2]  # paddle's

@@ -9,6 +9,7 @@ from pycoll._higher_order.saved import Saved, const, fit, rule
 from pycoll.linalg import _EPS as NORM_EPS, cross
 from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
 from pycoll.nn._activation_functional import softmax
+from pycoll.nn._channel_activation_functional import first_largest
 from pycoll.matrix_ops import inv, solve
 from pycoll.reshape_ops import moveaxis
 from pycoll.shape_ops import reshape, transpose, unsqueeze
@@ -186,9 +187,10 @@ def _cross(s: Saved, g: Tensor) -> tuple:  # d(x × y) = dx × y + x × dy
             fit(cross(g, x, axis=ax), (s["ya"].shape, dtype)) if s.wants(1) else None)
 
 
-@rule("maxout.<locals>.<lambda>")
+@rule("maxout.<locals>.backward")
 def _maxout(s: Saved, g: Tensor) -> tuple:
-    return (reshape(unsqueeze(g, s["ax"] + 1) * const(s["pick"].astype(g._array.dtype)), list(s["a"].shape)),)
+    pick = first_largest(s["xp"], s["members"], s["out"], s["ax"])
+    return (reshape(unsqueeze(g, s["ax"] + 1) * const(pick.astype(g._array.dtype)), list(s["a"].shape)),)
 
 
 @rule("_solve_left.<locals>.backward")

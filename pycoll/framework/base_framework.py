@@ -1,6 +1,6 @@
 """paddle's ``paddle.base.framework`` as dygraph code meets it: the types it checks against
-(``EagerParamBase``, a parameter: pycoll's ``nn.Parameter``; ``Variable``, a static-graph variable,
-which nothing in pycoll is) and the mode queries."""
+(``EagerParamBase``, a parameter: pycoll's ``nn.Parameter``; ``Variable``, which every Tensor is,
+as in paddle's dygraph mode) and the mode queries."""
 from __future__ import annotations
 
 from pycoll import in_dynamic_mode as in_dygraph_mode

@@ -241,9 +241,8 @@ def hardshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     """0 where -threshold < x < threshold, x elsewhere (x itself at |x| == threshold, as paddle's)."""
     t = _number("hardshrink", "threshold", threshold)
 
-    def f(xp: Any, a: Any) -> tuple:
-        keep = ~((a > -t) & (a < t))  # NaN kept, as paddle's
-        return xp.where(keep, a, 0), keep
+    def f(xp: Any, a: Any) -> tuple:  # NaN kept, with no gradient, as paddle's
+        return xp.where((a > -t) & (a < t), 0, a), (a <= -t) | (a >= t)
     return _pointwise(x, f)
 
 
@@ -253,9 +252,8 @@ def softshrink(x: Tensor, threshold: float = 0.5, name: Optional[str] = None) ->
     t = _number("softshrink", "threshold", threshold)
     if t < 0:
         raise ValueError(f"softshrink: threshold must be >= 0, got {threshold}")
-    def f(xp: Any, a: Any) -> tuple:
-        moved = ~((a >= -t) & (a <= t))  # NaN stays NaN, as paddle's
-        return xp.where(moved, a - xp.copysign(a.dtype.type(t), a), 0), moved
+    def f(xp: Any, a: Any) -> tuple:  # NaN stays NaN, with no gradient, as paddle's
+        return xp.where((a >= -t) & (a <= t), 0, a - xp.copysign(a.dtype.type(t), a)), (a < -t) | (a > t)
     return _pointwise(x, f)
 
 
@@ -269,7 +267,7 @@ def thresholded_relu(x: Tensor, threshold: float = 1.0, value: float = 0.0, name
     """x where x > threshold, else `value` (NaN stays NaN, as paddle's)."""
     t = _number("thresholded_relu", "threshold", threshold)
     v = _number("thresholded_relu", "value", value)
-    return _pointwise(x, lambda xp, a: (xp.where(a <= t, v, a), ~(a <= t)))
+    return _pointwise(x, lambda xp, a: (xp.where(a <= t, v, a), a > t))  # NaN: no gradient, as paddle's
 
 
 def celu(x: Tensor, alpha: float = 1.0, name: Optional[str] = None) -> Tensor:

@@ -2,7 +2,7 @@
 maxout (the largest of each group of channels) and prelu (a learnt slope below zero, one per channel or one in all)."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from pycoll._fp_quiet import SILENT, restore, silence
 from pycoll._param_aliases import param_aliases
@@ -64,14 +64,21 @@ def maxout(x: Tensor, groups: int, axis: int = 1, name: Optional[str] = None) ->
     out = members[0]
     for member in members[1:]:
         out = xp.maximum(out, member)  # NaN spreads, as max does
+
+    def backward(g: Any) -> tuple:
+        return ((xp.expand_dims(g, ax + 1) * first_largest(xp, members, out, ax)).reshape(a.shape),)
+    return op_output(xp.array(out, copy=True) if groups == 1 else out, backward, x)
+
+
+def first_largest(xp: Any, members: List[Any], out: Any, ax: int) -> Any:
+    """Where maxout's gradient goes: per group, the first of its ``members`` equal to the max
+    ``out``, as a mask with the group axis at ``ax + 1`` (found when a backward asks)."""
     picks, taken = [], None
-    for member in members:  # the first member equal to the max takes the gradient
+    for member in members:
         hit = member == out
         picks.append(hit if taken is None else hit & ~taken)
         taken = hit if taken is None else taken | hit
-    pick = xp.stack(picks, axis=ax + 1)
-    return op_output(xp.array(out, copy=True) if groups == 1 else out,
-                     lambda g: ((xp.expand_dims(g, ax + 1) * pick).reshape(a.shape),), x)
+    return xp.stack(picks, axis=ax + 1)
 
 
 def prelu(x: Tensor, weight: Tensor, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
