@@ -86,6 +86,8 @@ fmax = _binary("fmax", lambda xp, a, b: xp.fmax(a, b),
 fmin = _binary("fmin", lambda xp, a, b: xp.fmin(a, b),
                _chooser(lambda xp, a, b: (a <= b) | xp.isnan(b)), False,
                "The elementwise minimum, ignoring NaN (NaN only where both are NaN).")
+
+
 def _heaviside(xp: Any, a: Any, b: Any) -> Any:
     """1 where a > 0, b where a == 0, else 0 (NaN too, as paddle's), in a's and b's dtype (integers
     stay integers, as paddle's). NumPy's heaviside takes 15x as long and gives float64 for integers."""

@@ -9,4 +9,3 @@ from pycoll.nn.parameter import Parameter as EagerParamBase
 from pycoll.static import Variable
 
 __all__ = ["EagerParamBase", "Variable", "in_dygraph_mode", "in_dynamic_or_pir_mode", "in_pir_mode"]
-
