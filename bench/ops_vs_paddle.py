@@ -735,6 +735,18 @@ def _():
     return sum_backward(lambda: P.nn.functional.log_sigmoid(x))
 
 
+@case("ema_inplace_1e6")
+def _():
+    """An EMA update in place, e.scale_(0.99).add_(p * 0.01), of 1 000 000 float32 weights under
+    no_grad (the per-step cost of a model average)."""
+    e, w = tensor(1000, 1000, grad=False), tensor(1000, 1000, grad=False, seed=1)
+
+    def call():
+        with P.no_grad():
+            e.scale_(0.99).add_(w * 0.01)
+    return call
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
