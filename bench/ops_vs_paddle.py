@@ -747,6 +747,17 @@ def _():
     return call
 
 
+@case("layer_norm_infer_4096x1024")
+def _():
+    """LayerNorm(1024) of [4096, 1024] float32 under no_grad (inference), forward only."""
+    layer, x = P.nn.LayerNorm(1024), tensor(4096, 1024, grad=False)
+
+    def call():
+        with P.no_grad():
+            layer(x)
+    return call
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
