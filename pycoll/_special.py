@@ -158,7 +158,7 @@ def lgamma_formula(a: Any) -> Any:
 
 
 def digamma(a: Any) -> Any:
-    """d/da log Gamma(a); -inf at 0 and NaN at the negative integers (paddle's)."""
+    """d/da log Gamma(a); -inf at 0 (+inf at -0) and NaN at the negative integers (paddle's)."""
     dtype, a = a.dtype, a.astype(np.float64)  # float32 would lose digits to cancellation
     xp = array_module(a)
     with quiet():
@@ -172,7 +172,8 @@ def digamma(a: Any) -> Any:
         tail = inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 / 132))))
         right = acc + xp.log(y) - 0.5 / y - tail
         out = xp.where(reflect, right - math.pi / xp.tan(math.pi * a), right)
-        out = xp.where((a <= 0) & (a == xp.floor(a)), xp.where(a == 0, -xp.inf, xp.nan), out)
+        # poles: -inf at +0 and +inf at -0 (the sides 0 is reached from, as paddle's), NaN at -1, -2, ...
+        out = xp.where((a <= 0) & (a == xp.floor(a)), xp.where(a == 0, -xp.copysign(xp.inf, a), xp.nan), out)
     return out.astype(dtype, copy=False)
 
 
@@ -191,4 +192,5 @@ def trigamma(a: Any) -> Any:
         inv2 = inv * inv
         right = acc + inv + 0.5 * inv2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
         out = xp.where(reflect, (math.pi / xp.sin(math.pi * a)) ** 2 - right, right)
+        out = xp.where((a <= 0) & (a == xp.floor(a)), xp.inf, out)  # the poles (sin(pi a) is not 0 there in floats)
     return out.astype(dtype, copy=False)

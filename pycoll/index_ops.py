@@ -104,12 +104,16 @@ def index_select(x: Any, index: Any, axis: int = 0, name: Optional[str] = None) 
     return gather(x, index, axis)
 
 
-def _along(x: Tensor, index: Any, axis: int, fn: str) -> Tuple[Any, Any, int, tuple]:
-    """x's array, its module, the axis and the key that picks the 1-D `index` along it."""
+def _along(x: Tensor, index: Any, axis: int, fn: str, column_ok: bool = False) -> Tuple[Any, Any, int, tuple]:
+    """x's array, its module, the axis and the key that picks the 1-D `index` along it
+    (``column_ok``: an [N, 1] index, as ``nonzero`` gives it, counts as 1-D, as paddle's scatter
+    and index_fill take it)."""
     a = x._array
     xp = array_module(a)
     ax = axis_arg(axis, a.ndim)
     idx = _index(index, xp, fn)
+    if column_ok and idx.ndim == 2 and idx.shape[1] == 1:
+        idx = idx.reshape(-1)
     if idx.ndim != 1:
         raise ValueError(f"{fn}: index must be 1-D, got shape {list(idx.shape)}")
     check_index_range(fn, "index", idx, a.shape[ax], ax)
@@ -133,7 +137,7 @@ def index_add(x: Any, index: Any, axis: int, value: Any, alpha: float = 1, name:
 def index_fill(x: Any, index: Any, axis: int, value: Any, name: Optional[str] = None) -> Tensor:
     """x with its slices at `index` along `axis` set to the number `value` (no gradient there)."""
     x, index = placed("_all_whole", as_tensor(x), index)  # auto-parallel: written anywhere, so whole
-    a, xp, ax, key = _along(x, index, axis, "index_fill")
+    a, xp, ax, key = _along(x, index, axis, "index_fill", column_ok=True)
     out = a.copy()
     out[key] = _value(value)
 
@@ -180,7 +184,7 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: Opti
     takes its last row), or with ``overwrite=False`` set to the sum of the rows sent to them.
     As paddle's, every row of `updates` gets the gradient of the row it was sent to."""
     x, index, updates = placed("_all_whole", as_tensor(x), index, as_tensor(updates))  # auto-parallel: written or read anywhere, so whole
-    a, xp, _, key = _along(x, index, 0, "scatter")
+    a, xp, _, key = _along(x, index, 0, "scatter", column_ok=True)
     check_index_range("scatter", "index", key[0], a.shape[0], 0)
     u = to_module(updates._array, xp).astype(a.dtype, copy=False)
     if u.shape != key[0].shape + a.shape[1:]:

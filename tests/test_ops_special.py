@@ -191,3 +191,19 @@ def test_remainder_zeros_keep_xs_sign_and_copysign_of_bools_is_x():
     assert pycoll.remainder(t([-1.0, 5.5]), t([3.0, -2.0])).tolist() == [2.0, -0.5]
     flags = pycoll.to_tensor([True, False])
     assert pycoll.copysign(flags, pycoll.to_tensor([False, True])).tolist() == [True, False]  # paddle
+
+
+def test_digamma_and_trigamma_poles_are_paddles():
+    x = t([0.0, -0.0, -1.0, -2.5, 3.0], "float64", grad=True)
+    d = pycoll.digamma(x)
+    d.sum().backward()
+    np.testing.assert_allclose(d.numpy(), [-np.inf, np.inf, np.nan, 1.10315664, 0.92278434], rtol=1e-8)  # paddle
+    np.testing.assert_allclose(x.grad.numpy(), [np.inf, np.inf, np.inf, 9.53924664, 0.39493407], rtol=1e-8)  # paddle
+
+
+def test_scatter_and_index_fill_take_nonzeros_column_index():
+    rows = pycoll.nonzero(pycoll.to_tensor([False, True, False, True]))  # [2, 1], as paddle's
+    assert pycoll.scatter(pycoll.zeros([4, 2]), rows, pycoll.ones([2, 2])).tolist() == [[0, 0], [1, 1], [0, 0], [1, 1]]
+    assert pycoll.zeros([4, 2]).index_fill_(rows, 0, 5.0).tolist() == [[0, 0], [5, 5], [0, 0], [5, 5]]
+    with pytest.raises(ValueError, match=r"index_add: index must be 1-D, got shape \[2, 1\]"):  # paddle refuses too
+        pycoll.zeros([4, 2]).index_add_(rows, 0, pycoll.ones([2, 2]))
