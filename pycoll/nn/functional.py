@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -48,7 +48,7 @@ from pycoll.nn._conv_transpose_functional import conv1d_transpose, conv2d_transp
 from pycoll.nn._dropout_functional import dropout, dropout1d, dropout2d
 from pycoll.nn._loss_functional import (binary_cross_entropy, binary_cross_entropy_with_logits, kl_div,
                                         l1_loss, log_loss, mse_loss, smooth_l1_loss)
-from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm, rms_norm
+from pycoll.nn._norm_functional import batch_norm, group_norm, instance_norm, rms_norm, row_moments
 from pycoll.nn._pair_losses import (cosine_embedding_loss, cosine_similarity, hinge_embedding_loss,
                                    margin_ranking_loss, pairwise_distance, sigmoid_focal_loss,
                                    softmax_with_cross_entropy, square_error_cost)
@@ -295,7 +295,7 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
     xp = array_module(a)
     axes = tuple(range(a.ndim - len(shape), a.ndim))
     lead = tuple(range(a.ndim - len(shape)))
-    moments = _row_moments(a, axes)
+    moments = row_moments(a, axes)
     if moments is None:
         centered = a - a.mean(axis=axes, keepdims=True)
         var = (centered * centered).mean(axis=axes, keepdims=True)
@@ -332,24 +332,6 @@ def layer_norm(x: Tensor, normalized_shape: Union[int, Sequence[int]], weight: O
         return gx, gw, gb
     backward.normalization = (rstd, epsilon)  # type: ignore[attr-defined]  # for create_graph (pycoll._higher_order)
     return op_output(out, backward, x, weight, bias)
-
-
-def _row_moments(a: Any, axes: Tuple[int, ...]) -> Optional[Tuple[Any, Any]]:
-    """layer_norm's (mean, biased variance) over the trailing ``axes`` of a host float32/64
-    array, kept-dims and in a's dtype, each in one pass of pycoll's kernel summing in float64
-    (NumPy's mean and its squared deviations made three passes and two 16 MB temporaries for a
-    [4096, 1024] batch: 6x paddle's forward); None where the kernel does not serve a."""
-    n = math.prod(a.shape[axes[0]:]) if axes else 1
-    if not a.size or not n:
-        return None
-    rows = a.reshape(-1, n)
-    total = host_math.channel_sums(rows, 0)
-    if total is None:
-        return None
-    kept = a.shape[:axes[0]] + (1,) * len(axes)
-    mean = (total / n).astype(a.dtype)
-    squares = host_math.channel_sums(rows, 0, less=mean)
-    return mean.reshape(kept), (squares / n).astype(a.dtype).reshape(kept)
 
 
 def label_smooth(label: Tensor, prior_dist: Optional[Tensor] = None, epsilon: float = 0.1,
