@@ -166,6 +166,16 @@ EXACT = {
     "persp_cub_arr": ([9, 11, 3], "0ff72658e7a6769c66da91d88b0915cf"),
 }
 
+# paddle's PIL perspective (and pycoll's, as it) solves for its coefficients with np.linalg.lstsq,
+# whose last digits depend on the OpenBLAS kernels the CPU selects: the digests above are paddle's
+# under OpenBLAS's Intel kernels (SkylakeX, Sandybridge, Prescott); these, measured on the same
+# paddle 3.3.1 on an AMD EPYC (OpenBLAS's Zen and Haswell kernels), are its output there.
+PIL_PERSPECTIVE_ON_AMD_BLAS = {
+    "persp_pil": "27c2da917987e67ebb2fd74c344c0a45",
+    "persp_bil_pil": "8a7fa0126c8be630942d4c789d070c46",
+    "persp_cub_pil": "0f59069c7336faccbec108d14012a7f0",
+}
+
 
 @pytest.mark.parametrize("key", sorted(EXACT))
 def test_pil_and_array_outputs_equal_paddles(key):
@@ -179,7 +189,7 @@ def test_pil_and_array_outputs_equal_paddles(key):
         assert isinstance(out, np.ndarray) and out.dtype == np.uint8
     shape, digest = EXACT[key]
     assert list(out.shape) == shape
-    assert md5(out) == digest, f"{key}: output differs from paddle's\n{out}"
+    assert md5(out) in (digest, PIL_PERSPECTIVE_ON_AMD_BLAS.get(key)), f"{key}: output differs from paddle's\n{out}"
 
 
 # measured on paddle 3.3.1: shape, sum, sum of value[i] * cos(0.7 i), values at flat 0, 7, 31, 100, 150, 222, 296
