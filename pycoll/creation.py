@@ -235,7 +235,8 @@ def logspace(start: Any, stop: Any, num: Any, base: Any = 10.0, dtype: DTypeLike
 
 def assign(x: Any, output: Any = None) -> Tensor:
     """A copy of x (a Tensor, an array, a number or a nested list; NumPy arrays and lists keep
-    NumPy's dtype, as paddle's do), written into `output` when given (and returned; an output of
+    NumPy's dtype, as paddle's do; a lone number, Python's or NumPy's, gives shape [1], as
+    paddle's), written into `output` when given (and returned; an output of
     another shape or dtype takes x's, in new memory, as paddle's does). The copy of
     a Tensor stays in the graph; so does `output` when x takes a gradient (paddle's: its
     gradient reaches x)."""
@@ -243,6 +244,8 @@ def assign(x: Any, output: Any = None) -> Tensor:
         out = clone(x)
     else:
         arr = x if is_array(x) else np.asarray(x)  # a CuPy array stays on its device
+        if isinstance(x, (bool, int, float, np.generic)):
+            arr = arr.reshape(1)
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"assign: x must be a Tensor, an array, a number or a list, got {type(x).__name__}")
         out = wrap(move(arr.copy()))

@@ -28,15 +28,24 @@ _ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e5m2")  # ml_dtypes' names, i
 
 
 def convert_dtype(dtype: DTypeLike) -> Optional[np.dtype]:
-    """A NumPy dtype for 'float32', numpy.float32, numpy.dtype(...); None stays None."""
-    if dtype is None or isinstance(dtype, np.dtype):
+    """A NumPy dtype for 'float32', numpy.float32, numpy.dtype(...); None stays None. Dtypes no
+    tensor holds (object, str, bytes, records, NumPy's extended-precision float128/complex256)
+    are refused, as paddle refuses them."""
+    if dtype is None:
         return dtype
-    if isinstance(dtype, str) and dtype in _ML_DTYPES:
+    if isinstance(dtype, np.dtype):
+        dt = dtype
+    elif isinstance(dtype, str) and dtype in _ML_DTYPES:
         return ml_dtype(dtype)
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
+    else:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"dtype must be a dtype name like 'float32' or a numpy dtype, got {dtype!r}") from None
+    if dt.kind not in "biufc" and dt.name not in _ML_DTYPES or dt.itemsize > (16 if dt.kind == "c" else 8):
+        raise TypeError(f"dtype {dtype!r} ({dt}) is no tensor dtype: tensors hold bool, integers, float16/32/64, "
+                        f"bfloat16, float8 and complex64/128")
+    return dt
 
 
 def ml_dtype(name: str) -> np.dtype:

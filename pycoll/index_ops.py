@@ -21,7 +21,7 @@ from pycoll.kernels import host_math
 from pycoll.math_ops import grad_for, grad_meta
 from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, scatter_add
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def _index(index: Any, xp: Any, fn: str, arg: str = "index") -> Any:
@@ -223,7 +223,7 @@ def scatter_nd_add(x: Any, index: Any, updates: Any, name: Optional[str] = None)
 def scatter_nd(index: Any, updates: Any, shape: Any, name: Optional[str] = None) -> Tensor:
     """scatter_nd_add into zeros of `shape` (updates' dtype)."""
     updates = as_tensor(updates)
-    zeros = Tensor(array_module(updates._array).zeros(tuple(int(s) for s in shape), updates.dtype))
+    zeros = wrap(array_module(updates._array).zeros(tuple(int(s) for s in shape), updates.dtype))
     return scatter_nd_add(zeros, index, updates)
 
 

@@ -28,7 +28,7 @@ from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
 from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list
 
 _slice = _builtins.slice  # this module defines paddle's slice()
@@ -103,7 +103,7 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
     if output_size is not None and output_size != index.shape[0]:
         raise ValueError(f"repeat_interleave: output_size={output_size!r}, but the repeats make {index.shape[0]} "
                          f"along axis {ax}")
-    return gather(x, Tensor(index), ax)
+    return gather(x, wrap(index), ax)
 
 
 @param_aliases({"dim": "axis"})

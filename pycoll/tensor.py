@@ -89,11 +89,14 @@ class Tensor:
     __hash__ = object.__hash__  # hashed by identity, although math_ops gives it an elementwise ==
 
     def __init__(self, *args: Any, **kwargs: Any):
-        """``Tensor(data, dtype=None, place=None, stop_gradient=True)``, ``Tensor(2, 3)`` (an
-        uninitialised tensor of that shape) or ``Tensor()``: see `pycoll.tensor_data.constructor_array`."""
-        array, stop_gradient = constructor_array(args, kwargs)
+        """``Tensor(data, dtype=None, place=None, stop_gradient=True)`` (a copy of data, as
+        paddle's; ``zero_copy=True`` shares an array's memory), ``Tensor(2, 3)`` (an uninitialised
+        tensor of that shape) or ``Tensor()``: see `pycoll.tensor_data.constructor_array`."""
+        array, stop_gradient, extras = constructor_array(args, kwargs)
         _init_slots(self, array)
         self.stop_gradient = stop_gradient
+        for key, value in extras.items():  # name, persistable
+            setattr(self, key, value)
 
     # ---- the array and its properties -----------------------------------------------------
     @property
@@ -257,6 +260,11 @@ class Tensor:
         if hasattr(self, "__dict__"):
             new.__dict__.update(_copy.deepcopy(self.__dict__, memo))
         return new
+
+    def __copy__(self) -> "Tensor":
+        """``copy.copy(x)``: as ``copy.deepcopy(x)``, a leaf with a copy of the value (paddle's;
+        a tensor over the same memory would change with every in-place op on x)."""
+        return self.__deepcopy__({})
 
     def __getstate__(self) -> tuple:
         """What pickle keeps: the value, ``stop_gradient``, ``name`` and any attributes; not

@@ -117,14 +117,19 @@ def writeable(arr: Any) -> Any:
 
 
 _PARAMS = ("data", "dtype", "place", "stop_gradient")
+# paddle's other keywords for Tensor(value, place, persistable, zero_copy, name, stop_gradient)
+_EXTRAS = ("persistable", "zero_copy", "name")
 
 
-def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
-    """The array and stop_gradient of ``Tensor(*args, **kwargs)``, paddle 3.3's forms:
+def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool, Dict[str, Any]]:
+    """The array, stop_gradient and the other keywords (``persistable``, ``name``) of
+    ``Tensor(*args, **kwargs)``, paddle 3.3's forms:
 
-    - ``Tensor(data, dtype=None, place=None, stop_gradient=True)``: a tensor of `data` (arrays and
-      Tensors keep their dtype; nested lists of ints or bools become the default float dtype, as
-      paddle's ``Tensor([1, 2])`` is float32);
+    - ``Tensor(data, dtype=None, place=None, stop_gradient=True)`` (``value=`` for data, paddle's
+      name; ``persistable``, ``name`` and ``zero_copy`` as keywords): a tensor of a copy of `data`,
+      as paddle's (``zero_copy=True``: over the memory of an array of that dtype and place itself;
+      arrays and Tensors keep their dtype; nested lists of ints or bools become the default float
+      dtype, as paddle's ``Tensor([1, 2])`` is float32);
     - ``Tensor(2, 3)``: ints, the shape of an uninitialised tensor of the default float dtype
       (``dtype=``, ``place=`` and ``stop_gradient=`` may follow as keywords);
     - ``Tensor()``: an empty one, of shape [0].
@@ -137,13 +142,14 @@ def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
             raise ValueError(f"Tensor(*shape): the sizes must be >= 0, got {list(args)}")
         dtype = convert_dtype(kwargs.get("dtype")) or default_float()
         array = move(np.empty(args, dtype=dtype), _place(kwargs.get("place")))
-        return array, bool(kwargs.get("stop_gradient", True))
+        return array, bool(kwargs.get("stop_gradient", True)), {}
     if len(args) > len(_PARAMS):
         raise TypeError(f"Tensor() takes at most {len(_PARAMS)} arguments {_PARAMS} or ints (a shape), "
                         f"got {len(args)}")
     bound = dict(zip(_PARAMS, args))
     for key, value in kwargs.items():
-        if key not in _PARAMS:
+        key = "data" if key == "value" else key
+        if key not in _PARAMS + _EXTRAS:
             raise TypeError(f"Tensor() got an unexpected keyword argument {key!r}")
         if key in bound:
             raise TypeError(f"Tensor() got multiple values for argument {key!r}")
@@ -156,7 +162,9 @@ def constructor_array(args: tuple, kwargs: Dict[str, Any]) -> Tuple[Any, bool]:
                         f"(ints one by one are a shape, Tensor(2, 3); to_tensor makes a tensor holding one number)")
     elif dtype is None and isinstance(data, (list, tuple)) and np.asarray(data).dtype.kind in "biu":
         dtype = default_float()
-    return array_from(data, dtype, place), bool(bound.get("stop_gradient", True))
+    extras = {key: bound[key] for key in ("persistable", "name") if key in bound}
+    array = array_from(data, dtype, place, copy=not bound.get("zero_copy", False))
+    return array, bool(bound.get("stop_gradient", True)), extras
 
 
 def _place(place: Any) -> Any:

@@ -45,6 +45,51 @@ def test_to_tensor_copies_arrays_and_tensors():
     assert pycoll.to_tensor(a, dtype="float64").array is not a
 
 
+def test_tensor_constructor_copies_unless_zero_copy_as_paddles():
+    """paddle.Tensor(value, place, persistable, zero_copy=False, name, stop_gradient): a copy (a
+    probe's t = Tensor(a) then a[:] = 10 changed t's gradient from [2, 4] to [20, 20])."""
+    a = np.array([1.0, 2.0], np.float32)
+    t = pycoll.Tensor(a)
+    a[0] = 9
+    assert t.tolist() == [1.0, 2.0]
+    t.zero_()
+    assert a.tolist() == [9.0, 2.0]
+    shared = pycoll.Tensor(a, zero_copy=True)
+    a[1] = 7
+    assert shared.tolist() == [9.0, 7.0]
+    named = pycoll.Tensor(value=a, place=pycoll.CPUPlace(), persistable=True, name="t", stop_gradient=False)
+    assert (named.tolist(), named.name, named.persistable, named.stop_gradient) == ([9.0, 7.0], "t", True, False)
+    assert not np.shares_memory(named.array, a)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dims'"):
+        pycoll.Tensor(a, dims=[2])
+
+
+def test_copy_copy_of_a_tensor_copies_its_values():
+    import copy
+
+    x = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    y = copy.copy(x)
+    x.detach().add_(pycoll.ones([2]))
+    assert y.tolist() == [1.0, 2.0] and y.stop_gradient is False and y.is_leaf
+    z = copy.copy(x * 2)  # an op's result: a leaf copy, as deepcopy's
+    assert z.is_leaf and z.tolist() == [4.0, 6.0]
+
+
+def test_assign_of_a_lone_number_has_shape_1_as_paddles():
+    for value, dtype in [(3.0, "float64"), (3, "int64"), (True, "bool"), (np.float32(2), "float32")]:
+        out = pycoll.assign(value)
+        assert (out.shape, str(out.dtype)) == ([1], dtype), value
+    assert pycoll.assign(np.array(2.0)).shape == []  # a 0-d array keeps its shape
+
+
+@pytest.mark.parametrize("dtype", [object, str, "float128", np.longdouble, "V8"])
+def test_dtypes_no_tensor_holds_are_refused_naming_them(dtype):
+    for make in (lambda: pycoll.zeros([2], dtype=dtype), lambda: pycoll.ones([2]).astype(dtype),
+                 lambda: pycoll.to_tensor([1, 2], dtype=dtype), lambda: pycoll.cast(pycoll.ones([2]), dtype)):
+        with pytest.raises(TypeError, match="is no tensor dtype"):
+            make()
+
+
 def test_to_tensor_rejects_non_numeric_data():
     with pytest.raises(TypeError, match="data must be numbers"):
         pycoll.to_tensor("abc")

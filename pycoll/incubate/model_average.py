@@ -29,7 +29,7 @@ from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll.autograd import no_grad
 from pycoll.device import array_module
 from pycoll.optimizer import Optimizer
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 _SPLIT_EVERY = 16384  # paddle's kMaxNumAccumulates: sum_1 moves into sum_2 this often
 
@@ -78,7 +78,7 @@ class ModelAverage(Optimizer):
         counters = tuple(f"_{name}_0" for name in self._scalar_accumulators)
         for entry, value in out.items():
             if entry.endswith(counters):
-                out[entry] = Tensor(value.numpy().astype(np.int64))
+                out[entry] = wrap(value.numpy().astype(np.int64))
         return out
 
     @no_grad()

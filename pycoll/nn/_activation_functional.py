@@ -76,7 +76,7 @@ def rrelu(x: Tensor, lower: float = 0.125, upper: float = 1.0 / 3.0, training: b
     a = x._array
     drawn = move(np.asarray(lower + (upper - lower) * get_rng().random(tuple(x.shape)), a.dtype), place_of(a))
     slopes = paired(x, wrap(drawn))[1]  # auto-parallel: this rank's piece of the whole draw, laid as x
-    return x * where(x >= 0, Tensor(array_module(a).ones((), a.dtype)), slopes)
+    return x * where(x >= 0, wrap(array_module(a).ones((), a.dtype)), slopes)
 
 
 @param_aliases({"input": "x"})

@@ -22,7 +22,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any, dtype: DTypeLike = None, name: Optional[str] = None,
                  trainable: bool = True):
-        super().__init__(data, dtype)
+        super().__init__(data, dtype, zero_copy=True)  # over data itself: the layers and sharding hand their own arrays
         self.stop_gradient = not trainable
         self.name = name if name is not None else f"param_{next(_param_ids)}"
         # what a ParamAttr sets (paddle's attribute names and defaults)

@@ -36,7 +36,7 @@ from pycoll.nn import functional as F
 from pycoll.nn.initializer import Assign, XavierUniform
 from pycoll.parallel.mp_ops import (_c_concat, _c_identity, _c_softmax_with_cross_entropy, _c_split,
                                      _mp_allreduce, group_position, model_parallel_group)
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def _block(size: Any, arg: str, nranks: int, layer: str) -> int:
@@ -205,8 +205,8 @@ def rows_held(table: Tensor, ids: Any, start: int) -> Tensor:
     looked up."""
     local = ids.astype("int64") - start
     mine = (local >= 0) & (local < table.shape[0])
-    rows = F.embedding(Tensor(local * mine), table)  # ids not held look up row 0 ...
-    return rows * Tensor(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
+    rows = F.embedding(wrap(local * mine), table)  # ids not held look up row 0 ...
+    return rows * wrap(mine[..., None].astype(rows.dtype))  # ... and are zeroed here
 
 
 class VocabParallelEmbedding(_ParallelLayer):

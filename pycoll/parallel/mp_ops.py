@@ -21,7 +21,7 @@ from typing import Any, Dict, Optional, Tuple
 import pycoll.distributed as dist
 from pycoll.autograd import PyLayer, PyLayerContext
 from pycoll.device import array_module
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 _model_parallel_group: Optional[dist.Group] = None  # fleet.init's, for layers given no group
@@ -86,7 +86,7 @@ class _Identity(PyLayer):
 class _AllReduce(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group]) -> Tensor:
-        return Tensor(_all_reduce(x.array, group))
+        return wrap(_all_reduce(x.array, group))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
@@ -98,7 +98,7 @@ class _Split(PyLayer):
     def forward(ctx: PyLayerContext, x: Tensor, group: Optional[dist.Group], rank: int,
                 nranks: int) -> Tensor:
         ctx.group = group
-        return Tensor(_slice_last(x.array, rank, nranks, "_c_split"))
+        return wrap(_slice_last(x.array, rank, nranks, "_c_split"))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
@@ -112,7 +112,7 @@ class _Concat(PyLayer):
         ctx.position = (rank, nranks)
         if x.ndim == 0:
             raise ValueError("_c_concat: x is 0-d; it needs a last axis to concatenate along")
-        return Tensor(_gather_last(x.array, group))
+        return wrap(_gather_last(x.array, group))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:
@@ -186,8 +186,8 @@ class _SoftmaxCrossEntropy(PyLayer):
         softmax = exps / totals[0][..., None]
         ctx.saved = (softmax, ids, mine, kept, x.dtype)
         if softmax_out is not None:
-            softmax_out["softmax"] = Tensor(softmax.astype(x.dtype))
-        return Tensor(loss[..., None].astype(x.dtype))
+            softmax_out["softmax"] = wrap(softmax.astype(x.dtype))
+        return wrap(loss[..., None].astype(x.dtype))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll.autograd import PyLayer, PyLayerContext
 from pycoll.device import array_module
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 __all__ = ["global_gather", "global_scatter"]
 
@@ -70,7 +70,7 @@ class _Exchange(PyLayer):
     def forward(ctx: PyLayerContext, x: Tensor, sent: List[int], received: List[int], nranks: int,
                 group: Optional[dist.Group], to_expert_major: bool) -> Tensor:
         ctx.args = (received, sent, nranks, group, not to_expert_major)
-        return Tensor(_exchange(x.array, sent, received, nranks, group, to_expert_major))
+        return wrap(_exchange(x.array, sent, received, nranks, group, to_expert_major))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:

@@ -30,7 +30,7 @@ from pycoll.distributed.fleet.utils.hybrid_parallel_util import obtain_optimizer
 from pycoll.distributed.sharding.group_sharded import scaler_over
 from pycoll.nn import Layer
 from pycoll.optimizer.update_forms import UpdateForms
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 __all__ = ["MixPrecisionLayer", "MixPrecisionOptimizer", "MixPrecisionScaler"]
 
@@ -47,7 +47,7 @@ def move_grad_to_main_grad(param: Tensor) -> None:
     arr = grad.array
     xp = array_module(arr)
     if param.main_grad is None:
-        main = Tensor(arr.astype(xp.float32))
+        main = wrap(arr.astype(xp.float32))
         main.name = f"main_grad@{param.name}"
         param.main_grad = main
     else:

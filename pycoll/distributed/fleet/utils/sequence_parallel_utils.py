@@ -46,7 +46,7 @@ from pycoll.nn import functional as F
 from pycoll.nn.initializer import Constant
 from pycoll.parallel.fused import fused_allreduce_gradients_with_group
 from pycoll.parallel.mp_layers import _as_tensor, _block, _ParallelLayer, _weight_attr
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 __all__ = ["AllGatherOp", "ColumnSequenceParallelLinear", "GatherOp", "MPScale", "ReduceScatterOp",
            "RowSequenceParallelLinear", "SPInnerOverlapLinear", "ScatterOp", "all_gather", "create_fused_allreduce_gradient_hook",
@@ -89,17 +89,17 @@ def _reduce_scatter(arr: Any, group: dist.Group, fn: str) -> Any:
 
 def scatter(input: Tensor) -> Tensor:  # noqa: A002 - paddle's argument name
     """This rank's 1/n of ``input`` along dim 0 (fleet's model-parallel group of n ranks)."""
-    return Tensor(_scatter(_as_tensor(input).array, _mp_group(), "scatter"))
+    return wrap(_scatter(_as_tensor(input).array, _mp_group(), "scatter"))
 
 
 def all_gather(input: Tensor) -> Tensor:  # noqa: A002
     """The ranks' ``input`` concatenated along dim 0, in group-rank order."""
-    return Tensor(_all_gather(_as_tensor(input).array, _mp_group()))
+    return wrap(_all_gather(_as_tensor(input).array, _mp_group()))
 
 
 def reduce_scatter(input: Tensor) -> Tensor:  # noqa: A002
     """The ranks' ``input`` summed, this rank's 1/n of it along dim 0."""
-    return Tensor(_reduce_scatter(_as_tensor(input).array, _mp_group(), "reduce_scatter"))
+    return wrap(_reduce_scatter(_as_tensor(input).array, _mp_group(), "reduce_scatter"))
 
 
 class ScatterOp(PyLayer):
@@ -108,7 +108,7 @@ class ScatterOp(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, input: Tensor, group: Optional[dist.Group] = None) -> Tensor:
         ctx.group = group if group is not None else _mp_group()
-        return Tensor(_scatter(input.array, ctx.group, "ScatterOp"))
+        return wrap(_scatter(input.array, ctx.group, "ScatterOp"))
 
     @staticmethod
     def backward(ctx: PyLayerContext, grad: Tensor) -> Any:
@@ -121,7 +121,7 @@ class GatherOp(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, input: Tensor, group: Optional[dist.Group] = None) -> Tensor:
         ctx.group = group if group is not None else _mp_group()
-        return Tensor(_all_gather(input.array, ctx.group))
+        return wrap(_all_gather(input.array, ctx.group))
 
     @staticmethod
     def backward(ctx: PyLayerContext, grad: Tensor) -> Any:
@@ -134,7 +134,7 @@ class AllGatherOp(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, input: Tensor, group: Optional[dist.Group] = None) -> Tensor:
         ctx.group = group if group is not None else _mp_group()
-        return Tensor(_all_gather(input.array, ctx.group))
+        return wrap(_all_gather(input.array, ctx.group))
 
     @staticmethod
     def backward(ctx: PyLayerContext, grad: Tensor) -> Any:
@@ -147,7 +147,7 @@ class ReduceScatterOp(PyLayer):
     @staticmethod
     def forward(ctx: PyLayerContext, input: Tensor, group: Optional[dist.Group] = None) -> Tensor:
         ctx.group = group if group is not None else _mp_group()
-        return Tensor(_reduce_scatter(input.array, ctx.group, "ReduceScatterOp"))
+        return wrap(_reduce_scatter(input.array, ctx.group, "ReduceScatterOp"))
 
     @staticmethod
     def backward(ctx: PyLayerContext, grad: Tensor) -> Any:
@@ -161,7 +161,7 @@ class MPScale(PyLayer):
     def forward(ctx: PyLayerContext, x: Tensor, mp_degree: int) -> Tensor:
         if isinstance(mp_degree, bool) or not isinstance(mp_degree, (int, float)) or mp_degree == 0:
             raise ValueError(f"MPScale: mp_degree must be a non-zero number, got {mp_degree!r}")
-        return Tensor((x.array * (1.0 / mp_degree)).astype(x.array.dtype, copy=False))
+        return wrap((x.array * (1.0 / mp_degree)).astype(x.array.dtype, copy=False))
 
     @staticmethod
     def backward(ctx: PyLayerContext, dout: Tensor) -> Any:
@@ -187,7 +187,7 @@ class SPInnerOverlapLinear(PyLayer):
         ctx.x, ctx.weight = x.array, weight.array
         ctx.gathered = None if recompute_allgather else gathered
         out = gathered @ weight.array
-        return Tensor(out + bias.array if bias is not None else out)
+        return wrap(out + bias.array if bias is not None else out)
 
     @staticmethod
     def backward(ctx: PyLayerContext, dy: Tensor) -> Any:

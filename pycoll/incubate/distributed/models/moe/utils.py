@@ -14,7 +14,7 @@ import numpy as np
 import pycoll.distributed as dist
 from pycoll.device import array_module
 from pycoll.incubate.distributed.models.moe import routing
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 __all__ = ["count_by_gate", "limit_by_capacity"]
 
@@ -57,8 +57,8 @@ def count_by_gate(gate: Tensor, num_expert: int, world_size: int, require_pos: b
     _check_world(world_size, group, "count_by_gate")
     local, remote = _counts(arr, num_expert, world_size, group)
     xp = array_module(local)
-    pos = Tensor(routing.assign_pos(arr, xp.cumsum(local))) if require_pos else None
-    return pos, Tensor(local), Tensor(remote)
+    pos = wrap(routing.assign_pos(arr, xp.cumsum(local))) if require_pos else None
+    return pos, wrap(local), wrap(remote)
 
 
 def limit_by_capacity(topk_idx: Tensor, num_expert: int, world_size: int, capacity: int,
@@ -75,4 +75,4 @@ def limit_by_capacity(topk_idx: Tensor, num_expert: int, world_size: int, capaci
     new_remote = routing.limit_by_capacity(remote, xp.full(num_expert, int(capacity), dtype=np.int64), world_size)
     new_local = _alltoall(new_remote, group) if world_size > 1 else new_remote
     pruned = routing.prune_gate_by_capacity(arr, new_local, num_expert, world_size)
-    return Tensor(new_local), Tensor(new_remote), Tensor(pruned)
+    return wrap(new_local), wrap(new_remote), wrap(pruned)

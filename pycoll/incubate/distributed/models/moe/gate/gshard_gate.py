@@ -14,7 +14,7 @@ from pycoll.device import array_module
 from pycoll.incubate.distributed.models.moe import routing
 from pycoll.incubate.distributed.models.moe.gate.naive_gate import NaiveGate
 from pycoll.incubate.distributed.models.moe.utils import limit_by_capacity
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 def check_capacity(capacity: Sequence[float], gate: str) -> Tuple[float, float]:
@@ -26,7 +26,7 @@ def check_capacity(capacity: Sequence[float], gate: str) -> Tuple[float, float]:
 
 def expert_counts(index: Tensor, tot_expert: int, dtype: Any) -> Tensor:
     """How many of ``index``'s entries (-1 left out) pick each expert, as ``dtype`` (the scores')."""
-    return Tensor(routing.number_count(index.array, tot_expert).astype(dtype))
+    return wrap(routing.number_count(index.array, tot_expert).astype(dtype))
 
 
 class GShardGate(NaiveGate):
@@ -53,5 +53,5 @@ class GShardGate(NaiveGate):
         if self.random_routing:
             prob = pycoll.rand([tokens], dtype="float32").array
             xp = array_module(topk_idx.array)
-            topk_idx = Tensor(routing.random_routing(topk_idx.array, topk_val.array, xp.asarray(prob)))
+            topk_idx = wrap(routing.random_routing(topk_idx.array, topk_val.array, xp.asarray(prob)))
         return topk_val, topk_idx
