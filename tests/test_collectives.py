@@ -57,9 +57,14 @@ def test_arrays_of_other_frameworks_are_moved_in_place(nprocs):
     assert_ok(launch(nprocs, "foreign_arrays.py"), expect_lines=nprocs)
 
 
-def test_ranks_reducing_different_sizes_end_the_job_instead_of_hanging():
-    """The timeout here (60 s, under a PYCOLL_TIMEOUT of 600) is what a hang would run into."""
-    result = launch(2, "reduce_sizes_differ.py", env={"PYCOLL_TIMEOUT": "600"}, timeout=60)
+def test_ranks_reducing_different_sizes_first_are_refused_on_every_rank_naming_them():
+    assert_ok(launch(2, "reduce_sizes_differ.py", "first", timeout=60), expect_lines=2)
+
+
+def test_ranks_reducing_different_sizes_later_end_the_job_instead_of_hanging():
+    """Past the compared calls. The timeout here (60 s, under a PYCOLL_TIMEOUT of 600) is what a
+    hang would run into."""
+    result = launch(2, "reduce_sizes_differ.py", "later", env={"PYCOLL_TIMEOUT": "600"}, timeout=60)
     assert result.returncode != 0, result.stdout + result.stderr
     assert "Message truncated" in result.stderr and "PYCOLL_CHECK=1" in result.stderr, result.stderr
 
@@ -69,6 +74,23 @@ def test_rooted_calls_given_different_roots_are_refused_on_every_rank(where):
     """A probe: broadcast(x, src=rank) on two ranks returned rank 0's data on both, silently (and
     reduce, scatter alike; gather stalled until the stall notices ended the job)."""
     assert_ok(launch(2, "rooted_roots.py", where, timeout=60), expect_lines=2)
+
+
+@pytest.mark.parametrize("where", ["world", "group"])
+def test_collectives_given_different_sizes_dtypes_or_ops_are_refused_on_every_rank(where):
+    """A probe: an all_gather of an uneven split's shards (19 and 18 rows) returned the short
+    rank's block padded with whatever followed it in memory, and the job exited 0."""
+    assert_ok(launch(2, "tensor_agreement.py", where, timeout=60), expect_lines=2)
+
+
+def test_a_non_blocking_all_gather_of_uneven_sizes_ends_the_job_naming_them():
+    result = launch(2, "tensor_agreement.py", "task", timeout=60)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert ("pycoll: pycoll.distributed.all_gather: the ranks of world (ranks [0, 1]) gave different tensors (rank 0: "
+            "float32 of 3 elements; rank 1: float32 of 2 elements); every rank must give the same dtype and number "
+            "of elements; this rank's call (sync_op=False) had started, so the group cannot go on: stopping the "
+            "job") in result.stderr, result.stderr
+    assert "was not stopped" not in result.stdout + result.stderr
 
 
 def test_a_non_blocking_broadcast_given_different_roots_ends_the_job_naming_them():

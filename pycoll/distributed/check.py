@@ -189,7 +189,7 @@ class Comparison:
 
 class Checked:
     """A non-blocking call's request behind its comparison (a :class:`Comparison`, or a
-    ``roots.Comparison``: anything with ``test`` and ``problem``): complete once both are. A
+    ``agreement.Comparison``: anything with ``test`` and ``problem``): complete once both are. A
     difference ends the job, naming it: this rank's call has already started, and MPI cannot take
     it back, so the group's calls can never be put in step again."""
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import ReduceOp
-from pycoll.distributed import _arrays, alltoall_sizes, call_peers, check, peer_blocks, roots, verdict
+from pycoll.distributed import _arrays, agreement, alltoall_sizes, call_peers, check, peer_blocks, verdict
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
@@ -129,15 +129,16 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     return r
 
 
-def _compare_roots(g: Group, fn: str, arg: str, root: int, sync_op: bool) -> Optional[roots.Comparison]:
-    """:mod:`roots`' comparison of a rooted call's ``root`` (a group rank; ``arg``, its
-    argument): settled now for a blocking call (a ValueError on every rank where the roots
-    differ), else returned for the call's task to settle."""
+def _agree(g: Group, fn: str, arg: Optional[str], root: int, signed: List[int],
+           sync_op: bool) -> Optional[agreement.Comparison]:
+    """:mod:`agreement`'s comparison of a call's ``root`` (a group rank; with ``arg``, its
+    argument's name) and tensor (``signed``, its `agreement.signature`): settled now for a blocking
+    call (a ValueError on every rank where they differ), else returned for the call's task to settle."""
     if sync_op:
-        roots.agreed(g, fn, arg, root)
+        agreement.agreed(g, fn, arg, root, signed=signed)
         return None
     try:
-        return roots.Comparison(g, fn, arg, root)
+        return agreement.Comparison(g, fn, arg, root, signed)
     except Exception as exc:
         raise call_failed(fn, g.seq, g, exc) from exc
 
@@ -145,14 +146,16 @@ def _compare_roots(g: Group, fn: str, arg: str, root: int, sync_op: bool) -> Opt
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
             finish: Optional[Callable[[], None]] = None, *, op: Any = None,
             root: Optional[int] = None, root_arg: Optional[str] = None, compared: bool = True,
-            moves: Optional[bool] = None) -> Task:
+            moves: Optional[bool] = None, agrees: bool = False) -> Task:
     """Run the engine's ``method(*args, blocking, seq)`` under the watchdog (even a
     non-blocking start may block: NCCL connects to its peers at a communicator's first call),
     after ``PYCOLL_CHECK``'s comparison when on and ``compared``; ``arr`` is what the check
     describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
-    by the group) unless ``sync_op``. ``root`` (a global rank) names a rooted call's root; with
-    ``root_arg`` (its argument's name: broadcast's and reduce's, which have no verdict) the call
-    compares it across the ranks on :func:`roots.due`'s schedule (a non-blocking one in its task).
+    by the group) unless ``sync_op``. ``root`` (a global rank) names a rooted call's root. With
+    ``agrees`` (the calls whose ranks give tensors of one dtype and size) the call compares ``arr``'s
+    dtype and size and ``op`` across the ranks on :func:`agreement.due`'s schedule (a non-blocking
+    one in its task), and with ``root_arg`` (its argument's name: broadcast's and reduce's, which
+    have no verdict) the root too.
 
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
@@ -168,8 +171,9 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
-        elif root_arg is not None and g.nranks > 1 and roots.due(g):
-            comparison = _compare_roots(g, fn, root_arg, g.index_of(root), sync_op)
+        elif agrees and g.nranks > 1 and agreement.due(g):
+            comparison = _agree(g, fn, root_arg, 0 if root is None else g.index_of(root),
+                                agreement.signature(arr, op), sync_op)
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
@@ -207,7 +211,8 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     except (TypeError, ValueError) as exc:
         _refused(g, "all_reduce", exc)
         raise
-    if sync_op and finish is None and buf.size and not check.enabled and not g.pending:
+    if sync_op and finish is None and buf.size and not check.enabled and not g.pending and not (
+            g.nranks > 1 and agreement.due(g)):
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
         watchdog.name, watchdog.group = "all_reduce", g
@@ -219,7 +224,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
         finally:
             watchdog.group = None
         return COMPLETED
-    return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op)
+    return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op, agrees=True)
 
 
 def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None) -> None:
@@ -254,7 +259,7 @@ def reduce(tensor: Any, dst: int, op: int = ReduceOp.SUM, group: Optional[Group]
         _refused(g, "reduce", exc)
         raise
     return _launch(g, "reduce", g.engine.reduce, (buf, root, plan), buf, sync_op, finish,
-                   op=op, root=dst, root_arg="dst")
+                   op=op, root=dst, root_arg="dst", agrees=True)
 
 
 def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: bool = True) -> Task:
@@ -270,7 +275,7 @@ def broadcast(tensor: Any, src: int, group: Optional[Group] = None, sync_op: boo
         _refused(g, "broadcast", exc)
         raise
     return _launch(g, "broadcast", g.engine.broadcast, (buf, root), buf, sync_op, finish, root=src,
-                   root_arg="src")
+                   root_arg="src", agrees=True)
 
 
 def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = None,
@@ -316,7 +321,7 @@ def all_gather(tensor_list: List[Any], tensor: Any, group: Optional[Group] = Non
     except (TypeError, ValueError) as exc:
         _refused(g, "all_gather", exc)
         raise
-    return _launch(g, "all_gather", g.engine.all_gather, (blocks, arr), arr, sync_op, deliver)
+    return _launch(g, "all_gather", g.engine.all_gather, (blocks, arr), arr, sync_op, deliver, agrees=True)
 
 
 def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
@@ -351,7 +356,7 @@ def gather(tensor: Any, gather_list: Optional[List[Any]] = None, dst: int = 0,
     compared = _compare_first(g, "gather", arr, sync_op, root=dst)
     _root_verdict(g, "gather", root, problem)
     return _launch(g, "gather", g.engine.gather, (blocks, arr, root), arr, sync_op, deliver, root=dst,
-                   compared=not compared)
+                   compared=not compared, agrees=not compared)
 
 
 def scatter(tensor: Any, tensor_list: Optional[List[Any]] = None, src: int = 0,
@@ -415,7 +420,7 @@ def reduce_scatter(tensor: Any, tensor_list: List[Any], op: int = ReduceOp.SUM,
         _refused(g, "reduce_scatter", exc)
         raise
     return _launch(g, "reduce_scatter", g.engine.reduce_scatter, (out, send, plan), out, sync_op,
-                   finish, op=op)
+                   finish, op=op, agrees=True)
 
 
 def _compare_first(g: Group, fn: str, described: Any, sync_op: bool, root: Optional[int] = None) -> bool:

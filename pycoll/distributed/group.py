@@ -70,7 +70,6 @@ class Group:
         self.timeout = timeout
         self.seq = 0
         self.p2p_calls = 0  # of seq: sends and receives, which only some ranks make
-        self.rooted_calls = 0  # broadcasts and reduces made (roots.due's schedule)
         self.refused: Dict[int, str] = {}  # call number: "ValueError: ...", the latest _REFUSALS_KEPT
         self.refused_collectives: Dict[int, str] = {}  # the same, of collectives, by collectives_begun
         self.collectives_refused = 0  # of collectives_begun: the refused ones, which sent nothing

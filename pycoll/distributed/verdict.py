@@ -4,7 +4,7 @@ A rooted call's list (``scatter``'s ``tensor_list`` on the source, ``gather``'s 
 on the destination, the objects of ``scatter_object_list`` and ``broadcast_object_list``) exists
 on the root alone. Were the root to refuse it by itself, the other ranks would sit in the
 collective until ``PYCOLL_TIMEOUT``. So the root's verdict is shared first (one small broadcast,
-or for scatter the small all-gather in which the ranks also compare their roots, :mod:`roots`;
+or for scatter the small all-gather in which the ranks also compare their roots, :mod:`agreement`;
 the reason follows in a broadcast when it refuses), and every rank raises the same error: the
 job goes on, nothing having been sent.
 """
@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from pycoll.distributed import roots
+from pycoll.distributed import agreement
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.watchdog import watchdog
 
@@ -34,7 +34,7 @@ def shared(group: Any, fn: str, root: int, problem: Optional[Exception], arg: Op
     watchdog.name, watchdog.group = fn, group
     try:
         if arg is not None:
-            size = roots.agreed(group, fn, arg, root, len(text))[root][0]
+            size = agreement.agreed(group, fn, arg, root, len(text))[root][0]
         else:
             try:
                 head = xp.asarray(np.array([len(text)], np.int64))

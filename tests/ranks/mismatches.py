@@ -1,8 +1,10 @@
 """Ranks that call collectives differently, run with ``PYCOLL_CHECK=1`` (argv[1] names the case):
 every rank must raise a CollectiveError that lists each rank's call (a rank that refused its
 call raises its own refusal, which its peers' error names), and the job goes on; ``sync_op``
-(rank 1's call non-blocking, so already started) must end the job, naming both calls. Without the check, ``truncated`` makes MPI itself fail: the
-error must be a CollectiveError naming the call and pointing at PYCOLL_CHECK. Two ranks.
+(rank 1's call non-blocking, so already started) must end the job, naming both calls. Without
+the check, ``truncated`` (past the calls that compare their tensors first, ``agreement.due``)
+makes MPI itself fail: the error must be a CollectiveError naming the call and pointing at
+PYCOLL_CHECK. Two ranks.
 """
 import sys
 
@@ -10,6 +12,7 @@ import numpy as np
 
 import pycoll
 import pycoll.distributed as dist
+from pycoll.distributed import agreement
 
 dist.init_parallel_env()
 rank = dist.get_rank()
@@ -43,11 +46,13 @@ def mismatched() -> None:
 
 
 if case == "truncated":
+    for _ in range(agreement.ALWAYS):  # (the calls that compare their tensors first)
+        dist.broadcast(np.ones(1, f32), src=0)
     try:  # (a recv into a too small buffer is no engine failure: p2p reports it, tests/test_p2p_long.py)
         dist.broadcast(np.ones(8 if rank == 0 else 4, f32), src=0)
     except pycoll.CollectiveError as exc:
         assert rank == 1, exc
-        assert "broadcast #1 on world (ranks [0, 1]) failed on rank 1" in str(exc), exc
+        assert "broadcast #9 on world (ranks [0, 1]) failed on rank 1" in str(exc), exc
         assert "PYCOLL_CHECK=1" in str(exc), exc
         print(f"mismatch {case} OK rank={rank}", flush=True)
     else:

@@ -1,8 +1,8 @@
 """Rooted calls whose ranks name different roots (each its own rank, the common slip) are refused
 on every rank before anything is sent, naming each rank's root, and the job goes on: MPI completed
 a small broadcast, reduce or scatter so, each rank getting some rank's data. scatter compares on
-every call (with the root's verdict on its list); blocking broadcasts and reduces on their first
-8 calls on a group, then on each power of two (roots.due). Two ranks; argv[1] "group"
+every call (with the root's verdict on its list); blocking broadcasts and reduces on a group's
+first 8 collectives, then on each power of two (agreement.due). Two ranks; argv[1] "group"
 runs the calls on a new group of both ranks, "task" makes a non-blocking broadcast with src=rank,
 whose task ends the job."""
 import sys
@@ -40,10 +40,11 @@ refused("broadcast", "src", lambda x: dist.broadcast(x, src=rank, group=group))
 refused("reduce", "dst", lambda x: dist.reduce(x, dst=rank, group=group))
 refused("scatter", "src", lambda x: dist.scatter(x, [x, x], src=rank, group=group))
 
-# the schedule: the group has made 2 blocking broadcasts and reduces (the refused ones); 13 more
-# agreed ones bring it to 15, and the 16th is compared again
+# the schedule: agreed broadcasts bring the group's collectives to 15, and the 16th is compared again
 x = np.zeros(3, np.float32)
-for i in range(13):
+made = (group if group is not None else dist.get_group()).collectives_made
+assert made == 6, made  # the 3 refused calls (refused by the comparison: they count) and the all_reduces
+for i in range(15 - made):
     dist.broadcast(x, src=i % 2, group=group)
 refused("broadcast", "src", lambda x: dist.broadcast(x, src=rank, group=group))
 print(f"rooted roots OK rank={rank}", flush=True)

@@ -8,15 +8,17 @@ ranks that are only slow do not. argv[1] is the mode:
 - ``subgroup``: on 3 ranks, rank 1 calls barrier and rank 2 all_gather on the group [1, 2] (its
   #2) while rank 0 waits in the world's all_reduce for them.
 - ``extra_broadcasts``: both ranks broadcast 8 times (the broadcasts that compare their root:
-  pycoll.distributed.roots), then rank 0 broadcasts three times more (as the root it leaves each
+  pycoll.distributed.agreement), then rank 0 broadcasts three times more (as the root it leaves each
   at once), then calls barrier (its #12); rank 1 calls all_reduce (its #9): different counts of
   collectives made.
 - ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
 - ``gather_roots``: each rank gathers to itself (gather #1, roots 0 and 1).
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
-- ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1 makes
-  no such call), then all three gather to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits in
-  the gather (its #2) for it, rank 1, its part sent, in the all_reduce (its #2). Two ranks stalled
+- ``p2p_shift`` (3 ranks): past 8 barriers (the collectives that compare their tensors first,
+  pycoll.distributed.agreement, would hold rank 1 in the gather), rank 0 sends rank 2 a message
+  (its #9, rank 2's too; rank 1 makes no such call), then all three gather to rank 0 and
+  all_reduce. Rank 2 sleeps: rank 0 waits in the gather (its #10) for it, rank 1, its part sent,
+  in the all_reduce (its #10). Two ranks stalled
   at one number in different calls, in a correct program: rank 2, not stalled, tells nothing, so
   nothing is concluded.
 - ``stale_notice`` (2 ranks): rank 0 sends rank 1 a message (its #1) and waits in all_reduce (its
@@ -34,7 +36,7 @@ import time
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll.distributed import roots
+from pycoll.distributed import agreement
 
 SLOW_S = 3.0  # past the notice delay the tests set (PYCOLL_STALL_WARN=1)
 
@@ -63,7 +65,7 @@ elif mode == "subgroup":
             dist.all_gather([], x, group=pair)
     dist.all_reduce(x)
 elif mode.startswith("extra_broadcasts"):
-    for _ in range(roots.ALWAYS):
+    for _ in range(agreement.ALWAYS):
         dist.broadcast(x, src=0)
     if rank == 0:
         for _ in range(3):
@@ -78,6 +80,8 @@ elif mode == "slow":
         time.sleep(SLOW_S)
     dist.all_reduce(x)
 elif mode == "p2p_shift":
+    for _ in range(agreement.ALWAYS):
+        dist.barrier()
     if rank == 0:
         dist.send(x, dst=2)
     elif rank == 2:
