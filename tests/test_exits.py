@@ -130,6 +130,8 @@ def test_a_caught_collective_failure_ends_the_job_at_exit_naming_the_call(tmp_pa
     script = tmp_path / "caught.py"
     script.write_text("import numpy as np, pycoll.distributed as dist\n"
                       "dist.init_parallel_env()\n"
+                      "for _ in range(8):  # past the calls that compare sizes first (agreement.due)\n"
+                      "    dist.broadcast(np.ones(1), src=0)\n"
                       "x = np.ones(4 if dist.get_rank() == 0 else 6, np.float32)\n"
                       "try:\n"
                       "    dist.broadcast(x, src=0)\n"
@@ -139,6 +141,6 @@ def test_a_caught_collective_failure_ends_the_job_at_exit_naming_the_call(tmp_pa
     result = launch(2, str(script))
     output = result.stdout + result.stderr
     assert result.returncode == 1 and "caught CollectiveError" in output, output
-    assert ("pycoll: rank 1: broadcast #1 on world (ranks [0, 1]) failed earlier in this process (its error was "
+    assert ("pycoll: rank 1: broadcast #9 on world (ranks [0, 1]) failed earlier in this process (its error was "
             "raised there); MPI cannot finalise after a failed collective, so the job ends with status 1") in output
     assert "pycoll.launch: rank 1 failed (exit status 1)" in output and "no rank said why" not in output, output

@@ -310,3 +310,20 @@ def test_maxout_picks_the_first_largest_of_each_group_on_either_layout():
     same = pycoll.nn.functional.maxout(nhwc, 1, axis=-1)
     same.numpy()[...] = -1  # one per group: a tensor of its own
     assert nhwc.numpy().max() == 11.0
+
+
+def test_dropout_in_evaluation_gives_a_new_tensor_as_paddles():
+    """A probe: under eval, p = self.drop(self.pos); p.scale_(10) wrote into the parameter (paddle's
+    dropout gives a new tensor outside training; p = 0 gives x itself, as paddle's)."""
+    pos = pycoll.create_parameter([1, 4], "float32", default_initializer=pycoll.nn.initializer.Constant(1.0))
+    drop = pycoll.nn.Dropout(0.3)
+    drop.eval()
+    with pycoll.no_grad():
+        drop(pos).scale_(10)
+    assert pos.numpy().tolist() == [[1.0] * 4]
+    x = pycoll.ones([2, 3])
+    assert F.dropout(x, 0.5, training=False) is not x and F.dropout(x, 0.0) is x
+    y = pycoll.ones([3], "float32")
+    y.stop_gradient = False
+    F.dropout(y, 0.5, training=False).sum().backward()  # the copy passes the gradient on
+    assert y.grad.numpy().tolist() == [1.0, 1.0, 1.0]

@@ -12,6 +12,7 @@ from pycoll.device import move, place_of
 from pycoll.inplace_ops import in_place
 from pycoll.math_ops import scale
 from pycoll.random import get_rng
+from pycoll.shape_ops import clone
 from pycoll.tensor import Tensor
 
 __all__ = ["dropout", "dropout1d", "dropout2d"]
@@ -37,8 +38,8 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     ``axis`` None drops each element on its own; an axis (or a list of axes, each in [0, x.ndim))
     draws the mask over those axes only and shares it along the others (whole channels). With
     ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
-    unchanged otherwise; with ``'downscale_in_infer'`` training only masks and inference scales x
-    by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). With `inplace` (axis None
+    unchanged otherwise (a copy, as paddle's; p = 0 gives x itself); with ``'downscale_in_infer'``
+    training only masks and inference scales x by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). With `inplace` (axis None
     only, as paddle's) x takes the result and is returned (pycoll.inplace_ops' rules)."""
     p = drop_probability("dropout", p)
     if mode not in ("upscale_in_train", "downscale_in_infer"):
@@ -54,8 +55,9 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     if x.dtype.kind in "biu":
         raise TypeError(f"dropout: x must hold floating-point numbers, got dtype {x.dtype} (paddle has no integer "
                         f"dropout either)")
-    if not training:
-        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else x
+    if not training:  # a new tensor either way, as paddle's: an in-place op on an evaluation's
+        # output (a position table's, a parameter's) must not write into the model
+        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else clone(x)
     a = x._array
     shape = a.shape
     if axis is not None:

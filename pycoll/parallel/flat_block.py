@@ -17,6 +17,6 @@ class FlatBlock(Tensor):
     @classmethod
     def over(cls, array: Any, block_offset: int, whole_size: int) -> "FlatBlock":
         """A FlatBlock over ``array`` itself (1-D; no copy)."""
-        block = cls(array, place=place_of(array))
+        block = cls(array, place=place_of(array), zero_copy=True)
         block.block_offset, block.whole_size = block_offset, whole_size
         return block

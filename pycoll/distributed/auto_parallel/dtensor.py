@@ -174,7 +174,7 @@ def make_dist(array: Any, mesh: ProcessMesh, placements: Sequence[Placement],
                              if k not in ("process_mesh", "placements", "_global_shape")})
         out.is_distributed = any(p.is_shard() for p in placements)
     else:
-        out = DistTensor(array, place=place_of(array))
+        out = DistTensor(array, place=place_of(array), zero_copy=True)
     out._set_dist(mesh, placements, global_shape)
     return out
 

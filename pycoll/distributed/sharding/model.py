@@ -129,9 +129,11 @@ class GroupShardedModel(DataParallel):
         Each rank's part starts with 8 bytes naming ``params[0]`` (its place among the trainable
         parameters), which the ranks compare before anything is unpacked: ranks gathering
         different layers (a forward whose layers depend on the rank) would otherwise swap
-        halves of each other's parameters silently. At the start, a tag lands where it is read
-        even when the layers differ in size (MPI then fails the gather on the ranks whose
-        buffer was too short, and the others read the tags). The comparison reads the tags on
+        halves of each other's parameters silently. Layers of different sizes are refused by the
+        all-gather itself on its compared calls (`agreement.due`): the ranks then gather the tags
+        alone, to name the layers. On its other calls a tag at the start lands where it is read
+        (MPI fails the gather on the ranks whose buffer was too short, and the others read the
+        tags). The comparison reads the tags on
         the host: always for host arrays, under ``PYCOLL_CHECK`` for device ones (a sync per
         gather)."""
         layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
@@ -143,7 +145,13 @@ class GroupShardedModel(DataParallel):
         body = slice(_TAG_BYTES, _TAG_BYTES + nbytes)
         layout.pack_part([self.piece(p) for p in params], raw[body].view(dtype), self._xp)
         parts: List[Any] = []
-        dist.all_gather(parts, raw, group=self.shard_group)  # views of the received buffer: no copy
+        try:
+            dist.all_gather(parts, raw, group=self.shard_group)  # views of the received buffer: no copy
+        except ValueError:  # refused on every rank: parts of different sizes
+            tags: List[Any] = []
+            dist.all_gather(tags, raw[:_TAG_BYTES], group=self.shard_group)
+            self._same_params(tags)
+            raise
         if self._xp is np or check.enabled:
             self._same_params(parts)
         layout.unpack([p[body].view(dtype) for p in parts], targets, self._xp)
