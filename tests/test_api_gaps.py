@@ -411,9 +411,11 @@ def test_dropout_modes():
     down = F.dropout(x, 0.25, mode="downscale_in_infer")
     assert ((down.numpy() != 0) == kept).all()  # the same draw from pycoll's generator
     assert (down.numpy()[kept] == x.numpy()[kept]).all()  # training only masks
-    # inference: paddle 3.3.1 gives x itself for upscale_in_train and x * (1 - p) (0.5 for p=0.5)
-    # for downscale_in_infer, with and without an axis
-    assert F.dropout(x, 0.5, training=False) is x
+    # inference: paddle 3.3.1 gives x's values for upscale_in_train (a new tensor without an axis,
+    # x itself with one) and x * (1 - p) (0.5 for p=0.5) for downscale_in_infer, with and without an axis
+    same = F.dropout(x, 0.5, training=False)
+    assert same is not x and same.numpy().tolist() == x.numpy().tolist()
+    assert F.dropout(x, 0.5, axis=1, training=False) is x
     for axis in (None, 1):
         np.testing.assert_allclose(F.dropout(x, 0.5, axis, training=False, mode="downscale_in_infer").numpy(),
                                    x.numpy() * 0.5)

@@ -38,9 +38,10 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     ``axis`` None drops each element on its own; an axis (or a list of axes, each in [0, x.ndim))
     draws the mask over those axes only and shares it along the others (whole channels). With
     ``mode='upscale_in_train'`` the kept elements are scaled by 1/(1-p) while training and x passes
-    unchanged otherwise (a copy, as paddle's; p = 0 gives x itself); with ``'downscale_in_infer'``
-    training only masks and inference scales x by 1-p. The mask comes from pycoll's generator (``pycoll.seed``). With `inplace` (axis None
-    only, as paddle's) x takes the result and is returned (pycoll.inplace_ops' rules)."""
+    unchanged otherwise (a copy without an axis, as paddle's; x itself with one, or at p = 0); with
+    ``'downscale_in_infer'`` training only masks and inference scales x by 1-p. The mask comes from
+    pycoll's generator (``pycoll.seed``). With `inplace` (axis None only, as paddle's) x takes the
+    result and is returned (pycoll.inplace_ops' rules)."""
     p = drop_probability("dropout", p)
     if mode not in ("upscale_in_train", "downscale_in_infer"):
         raise ValueError(f"dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}")
@@ -55,9 +56,12 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     if x.dtype.kind in "biu":
         raise TypeError(f"dropout: x must hold floating-point numbers, got dtype {x.dtype} (paddle has no integer "
                         f"dropout either)")
-    if not training:  # a new tensor either way, as paddle's: an in-place op on an evaluation's
-        # output (a position table's, a parameter's) must not write into the model
-        return scale(x, 1.0 - p) if mode == "downscale_in_infer" else clone(x)
+    if not training:  # paddle's kernel (axis None) gives a new tensor: an in-place op on an
+        # evaluation's output (a position table's, a parameter's) must not write into the model;
+        # with an axis (dropout2d/3d) its Python path gives x itself
+        if mode == "downscale_in_infer":
+            return scale(x, 1.0 - p)
+        return clone(x) if axis is None else x
     a = x._array
     shape = a.shape
     if axis is not None:
