@@ -133,9 +133,8 @@ class GroupShardedModel(DataParallel):
         all-gather itself on its compared calls (`agreement.due`): the ranks then gather the tags
         alone, to name the layers. On its other calls a tag at the start lands where it is read
         (MPI fails the gather on the ranks whose buffer was too short, and the others read the
-        tags). The comparison reads the tags on
-        the host: always for host arrays, under ``PYCOLL_CHECK`` for device ones (a sync per
-        gather)."""
+        tags). The comparison reads the tags on the host: always for host arrays, under
+        ``PYCOLL_CHECK`` for device ones (a sync per gather)."""
         layout = Segments([self._shapes[id(p)] for p in params], self._nranks)
         dtype = np.dtype(params[0].dtype)
         nbytes = layout.width * dtype.itemsize
