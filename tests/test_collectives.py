@@ -76,7 +76,7 @@ def test_rooted_calls_given_different_roots_are_refused_on_every_rank(where):
     assert_ok(launch(2, "rooted_roots.py", where, timeout=60), expect_lines=2)
 
 
-@pytest.mark.parametrize("where", ["world", "group"])
+@pytest.mark.parametrize("where", ["world", "group", "kinds"])
 def test_collectives_given_different_sizes_dtypes_or_ops_are_refused_on_every_rank(where):
     """A probe: an all_gather of an uneven split's shards (19 and 18 rows) returned the short
     rank's block padded with whatever followed it in memory, and the job exited 0."""

@@ -5,9 +5,10 @@ rank gets some rank's data (ranks that each take themselves for the root send an
 silently. Nor on an all-gather whose ranks give different sizes (the last shard of an uneven
 split: the longer ranks receive the shorter one's block and whatever followed it in memory), or
 an all-reduce of float32 on one rank and float64 on another, or SUM against MAX. So the ranks
-first all-gather a few words each (:data:`_WORDS`: a verdict's size, the root, the tensor's dtype
-and number of elements, the op) and, where they differ, every rank raises the same ValueError
-naming each rank's, before anything of the call is sent: the job goes on.
+first all-gather a few words each (:data:`_WORDS`: a verdict's size, the root, the collective,
+the tensor's dtype and number of elements, the op) and, where they differ, every rank raises the
+same ValueError naming each rank's (ranks in different collectives are named so), before
+anything of the call is sent: the job goes on.
 
 ``scatter`` compares its roots on every call, in the all-gather that also shares the root's
 verdict on its list (:mod:`verdict`). ``all_reduce``, ``reduce``, ``broadcast``, ``all_gather``,
@@ -31,8 +32,9 @@ from pycoll.backends.reduce_op import op_name, reduce_op_value
 from pycoll.distributed._failure import call_failed
 
 ALWAYS = 8
-# a rank's words: [extra (a verdict's size), root, dtype, elements, op]; -1 where not compared
-_WORDS = 5
+# a rank's words: [extra (a verdict's size), root, collective, dtype, elements, op]; -1 where not compared
+_WORDS = 6
+_CALLS = ("all_reduce", "reduce", "broadcast", "all_gather", "gather", "reduce_scatter", "scatter")
 _DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
            "float64", "complex64", "complex128", "bfloat16", "float8_e4m3fn", "float8_e5m2")
 _DTYPE_CODES = {name: code for code, name in enumerate(_DTYPES)}
@@ -64,7 +66,7 @@ class Comparison:
 
     def __init__(self, group: Any, fn: str, arg: Optional[str], root: int, signed: List[int]):
         self.group, self._fn, self._arg = group, fn, arg
-        self._table, self._request = _all_gather(group, [0, root, *signed], blocking=False)
+        self._table, self._request = _all_gather(group, _words(0, root, fn, signed), blocking=False)
 
     def test(self, start: bool = True) -> bool:
         return self._request is None or self._request.test(start)
@@ -72,6 +74,10 @@ class Comparison:
     def problem(self) -> Optional[str]:
         """Once complete: None when every rank gave this rank's root and tensor, else what differs."""
         return difference(self.group, self._fn, self._arg, _rows(self._table))
+
+
+def _words(extra: int, root: int, fn: str, signed: List[int]) -> List[int]:
+    return [extra, root, _CALLS.index(fn), *signed]
 
 
 def _all_gather(group: Any, words: List[int], blocking: bool) -> Tuple[Any, Any]:
@@ -90,12 +96,12 @@ def _rows(table: Any) -> List[List[int]]:
 
 def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
            signed: List[int] = _UNSIGNED) -> List[List[int]]:
-    """Every rank's words (``[extra, root, *signed]``; ``root`` a group rank, ``signed`` a
+    """Every rank's words (``[extra, root, call, *signed]``; ``root`` a group rank, ``signed`` a
     `signature`), in group rank order, from one blocking all-gather (under the caller's watch;
-    its failure raised as call ``fn``'s); where the roots (with ``arg``, the root's argument) or
-    the tensors differ, a ValueError on every rank alike naming each one's."""
+    its failure raised as call ``fn``'s); where the collectives, the roots (with ``arg``, the
+    root's argument) or the tensors differ, a ValueError on every rank alike naming each one's."""
     try:
-        rows = _rows(_all_gather(group, [extra, root, *signed], blocking=True)[0])
+        rows = _rows(_all_gather(group, _words(extra, root, fn, signed), blocking=True)[0])
     except Exception as exc:
         raise call_failed(fn, group.seq, group, exc) from exc
     problem = difference(group, fn, arg, rows)
@@ -105,18 +111,23 @@ def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
 
 
 def difference(group: Any, fn: str, arg: Optional[str], rows: List[List[int]]) -> Optional[str]:
-    """None where the ranks' roots (``rows``: each rank's words) are one and their tensors
-    alike, else each rank's, named."""
+    """None where the ranks' collectives and roots (``rows``: each rank's words) are one and
+    their tensors alike, else each rank's, named."""
+    calls = [row[2] for row in rows]
+    if len(set(calls)) > 1:
+        named = "; ".join(f"rank {rank}: {_CALLS[call]}" for rank, call in zip(group.ranks, calls))
+        return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} are in different collectives ({named}); "
+                f"every rank must make the same calls in the same order")
     roots = [group.ranks[row[1]] for row in rows]
     if arg is not None and len(set(roots)) > 1:
         return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different {arg} {roots} (in rank "
                 f"order); every rank must name the same (a global rank)")
-    signatures = [tuple(row[2:]) for row in rows]
+    signatures = [tuple(row[3:]) for row in rows]
     if len(set(signatures)) == 1:
         return None
     with_op = any(op >= 0 for _, _, op in signatures)
-    calls = "; ".join(f"rank {rank}: {_described(words, with_op)}" for rank, words in zip(group.ranks, signatures))
-    return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different tensors ({calls}); every rank "
+    tensors = "; ".join(f"rank {rank}: {_described(words, with_op)}" for rank, words in zip(group.ranks, signatures))
+    return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different tensors ({tensors}); every rank "
             f"must give the same dtype and number of elements" + (" and the same op" if with_op else ""))
 
 

@@ -3,8 +3,8 @@ or different ops are refused on every rank before anything is sent, naming each 
 job goes on: MPI completed them, each rank receiving some rank's data and whatever followed it in
 memory (an all_gather of 3 and 2 elements gave rank 0 [[0, 1, 2], [10, 11, 1.4e-45]], exit 0).
 Compared on a group's first 8 collectives and each power of two (agreement.due). Two ranks;
-argv[1] "world", "group" (a new group of both), or "task": a non-blocking all_gather of uneven
-sizes, whose task ends the job."""
+argv[1] "world", "group" (a new group of both), "kinds" (rank 0 in all_reduce, rank 1 in
+broadcast: told so) or "task": a non-blocking all_gather of uneven sizes, whose task ends the job."""
 import sys
 
 import numpy as np
@@ -17,6 +17,21 @@ rank = dist.get_rank()
 if sys.argv[1:] == ["task"]:  # started, it cannot be taken back: its task ends the job
     dist.all_gather([], pycoll.to_tensor(np.ones(3 - rank, np.float32)), sync_op=False).wait()
     raise SystemExit(f"rank {rank}: a non-blocking all_gather of uneven sizes was not stopped")
+if sys.argv[1:] == ["kinds"]:  # ranks in different collectives are told so, not of their tensors
+    x = pycoll.ones([1])
+    try:
+        dist.all_reduce(x) if rank == 0 else dist.broadcast(x, src=0)
+    except ValueError as exc:
+        fn = "all_reduce" if rank == 0 else "broadcast"
+        assert str(exc) == (f"pycoll.distributed.{fn}: the ranks of world (ranks [0, 1]) are in different collectives "
+                            f"(rank 0: all_reduce; rank 1: broadcast); every rank must make the same calls in the "
+                            f"same order; nothing was sent"), exc
+    else:
+        raise AssertionError(f"rank {rank}: all_reduce against broadcast went through")
+    dist.all_reduce(x)
+    assert x.numpy().tolist() == [2.0], x
+    print(f"tensor agreement OK rank={rank}", flush=True)
+    raise SystemExit(0)
 group = dist.new_group([0, 1]) if sys.argv[1:] == ["group"] else None
 where = "group 1 (ranks [0, 1])" if group is not None else "world (ranks [0, 1])"
 
