@@ -384,8 +384,11 @@ def ihfft2(x: Any, s: Optional[Sequence[int]] = None, axes: Sequence[int] = (-2,
 def _frequencies(ints: Any, n: int, d: float, dtype: DTypeLike, device: Any, requires_grad: bool,
                  out: Optional[Tensor], fn: str) -> Tensor:
     xp = module_for(device_place(device))
-    values = xp.asarray(ints, dtype=convert_dtype(dtype) or default_float()) * (1.0 / (n * d))
-    result = wrap(values.astype(convert_dtype(dtype) or default_float(), copy=False))
+    dt = convert_dtype(dtype)
+    if dt is None or dt.kind not in "fc":  # an integer dtype would truncate every frequency to 0: paddle's float
+        dt = default_float()
+    values = xp.asarray(ints, dtype=dt) * (1.0 / (n * d))
+    result = wrap(values.astype(dt, copy=False))
     result.stop_gradient = not requires_grad
     return delivered(result, out, fn)
 

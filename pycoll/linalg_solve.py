@@ -31,14 +31,15 @@ from pycoll.tensor import Tensor, wrap
 __all__ = ["triangular_solve", "cholesky_solve", "lstsq", "lu", "lu_unpack", "lu_solve", "cholesky_inverse"]
 
 
-def _right_side(y: Any, x: Tensor, fn: str, arg: str = "y") -> Tensor:
-    """y as matrices [..., M, K] with as many rows as x's, on x's device and of x's dtype."""
+def _right_side(y: Any, x: Tensor, fn: str, arg: str = "y", of: str = "x") -> Tensor:
+    """y (argument ``arg``) as matrices [..., M, K] with as many rows as x's (argument ``of``), on
+    x's device and of x's dtype."""
     y = as_tensor(y)
     if y.ndim < 2 or y.shape[-2] != x.shape[-2]:
-        raise ValueError(f"{fn}: {arg} must be matrices [..., {x.shape[-2]}, K] ({x.shape[-2]}: x's rows), got "
+        raise ValueError(f"{fn}: {arg} must be matrices [..., {x.shape[-2]}, K] ({x.shape[-2]}: {of}'s rows), got "
                          f"shape {y.shape}")
     if y.dtype != x.dtype:
-        raise TypeError(f"{fn}: {arg} must have x's dtype {x.dtype}, got {y.dtype}")
+        raise TypeError(f"{fn}: {arg} must have {of}'s dtype {x.dtype}, got {y.dtype}")
     return y
 
 
@@ -116,8 +117,8 @@ def _triangle(a: Any, upper: bool, unit: bool, diagonal: Any = 1) -> Any:
 def cholesky_solve(x: Tensor, y: Tensor, upper: bool = False, name: Optional[str] = None) -> Tensor:
     """The solution X of A @ X = x, where y is A's Cholesky factor: lower L with A = L @ L^T, or
     (``upper=True``) upper U with A = U^T @ U. Note paddle's order: x is the right-hand side."""
-    y = _square(y, "cholesky_solve")
-    x = _right_side(x, y, "cholesky_solve", "x")
+    y = _square(y, "cholesky_solve", "y")
+    x = _right_side(x, y, "cholesky_solve", "x", of="y")
     def solved() -> Tensor:
         half = triangular_solve(y, x, upper=upper, transpose=upper)
         return triangular_solve(y, half, upper=upper, transpose=not upper)
@@ -287,6 +288,9 @@ def lu_unpack(x: Tensor, y: Tensor, unpack_ludata: bool = True, unpack_pivots: b
     if y.dtype.kind not in "iu" or y.shape[-1:] != [min(m, n)]:
         raise ValueError(f"lu_unpack: y must be lu's integer pivots [..., {min(m, n)}], got shape {y.shape} and "
                          f"dtype {y.dtype}")
+    if y.size and (int(y._array.min()) < 1 or int(y._array.max()) > m):
+        raise ValueError(f"lu_unpack: y, lu's pivots, must be row numbers in [1, {m}] (1-based, as lu gives them), "
+                         f"got values in [{int(y._array.min())}, {int(y._array.max())}]")
     packed = x._array
     xp = array_module(packed)
     empty = xp.zeros(0, packed.dtype)
@@ -320,8 +324,8 @@ def lu_solve(b: Tensor, lu: Tensor, pivots: Tensor, trans: str = "N", name: Opti
     dimensions broadcast. The gradient reaches b and lu."""
     if trans not in ("N", "T", "C"):
         raise ValueError(f"lu_solve: trans must be 'N', 'T' or 'C', got {trans!r}")
-    lu = _square(lu, "lu_solve")
-    b = _right_side(b, lu, "lu_solve", "b")
+    lu = _square(lu, "lu_solve", "lu")
+    b = _right_side(b, lu, "lu_solve", "b", of="lu")
     pivots = as_tensor(pivots)
     if pivots.ndim < 1 or pivots.shape[-1] != lu.shape[-1]:
         raise ValueError(f"lu_solve: pivots must be [..., {lu.shape[-1]}] (lu's size), got shape {pivots.shape}")

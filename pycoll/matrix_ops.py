@@ -9,7 +9,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from pycoll import math_ops, shape_ops
+from pycoll import complex_ops, math_ops, shape_ops
+from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, delivered, op_output, placed, require_floating
@@ -19,12 +20,12 @@ from pycoll.dtypes import default_float
 from pycoll.tensor import Tensor
 
 
-def _square(x: Any, fn: str) -> Tensor:
-    """x as a floating Tensor of square matrices (TypeError / ValueError naming x otherwise)."""
-    x = require_floating(as_tensor(x), fn, complex_ok=True)
+def _square(x: Any, fn: str, arg: str = "x") -> Tensor:
+    """x as a floating Tensor of square matrices (TypeError / ValueError naming it, ``arg``, otherwise)."""
+    x = require_floating(as_tensor(x), fn, arg, complex_ok=True)
     a = x._array
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise ValueError(f"{fn}: x must be square matrices [..., M, M], got shape {list(a.shape)}")
+        raise ValueError(f"{fn}: {arg} must be square matrices [..., M, M], got shape {list(a.shape)}")
     return x
 
 
@@ -53,11 +54,13 @@ def inv(x: Tensor, name: Optional[str] = None) -> Tensor:
 
 @accumulates_in_float32
 def det(x: Tensor, name: Optional[str] = None) -> Tensor:
-    """The determinant of each matrix of x (shape x.shape[:-2])."""
+    """The determinant of each matrix of x (shape x.shape[:-2]); NaN for a matrix holding NaN
+    (LAPACK's pivoting can give 0 there), inf past the dtype's range, unwarned as paddle's."""
     x = _square(x, "det")
     a = x._array
     xp = array_module(a)
-    d = xp.linalg.det(a)
+    with quiet():
+        d = xp.where(_holds_nan(xp, a), xp.nan, xp.linalg.det(a)).astype(a.dtype, copy=False)
 
     def backward(g: Any) -> tuple:  # d det / dA = adj(A)^T = det * A^-T where A is invertible
         try:
@@ -65,6 +68,11 @@ def det(x: Tensor, name: Optional[str] = None) -> Tensor:
         except np.linalg.LinAlgError:  # a singular matrix: its adjugate is still there (paddle gives 0)
             return (g[..., None, None] * _adjugate_t(xp, a),)
     return op_output(d, backward, x)
+
+
+def _holds_nan(xp: Any, a: Any) -> Any:
+    """Per matrix of a (batched), whether it holds a NaN."""
+    return xp.isnan(a).any(axis=(-2, -1))
 
 
 def _adjugate_t(xp: Any, a: Any) -> Any:
@@ -85,7 +93,10 @@ def slogdet(x: Tensor, name: Optional[str] = None) -> Tensor:
     x = _square(x, "slogdet")
     a = x._array
     xp = array_module(a)
-    sign, logabs = xp.linalg.slogdet(a)
+    with quiet():
+        sign, logabs = xp.linalg.slogdet(a)
+    nan = _holds_nan(xp, a)  # sign 0 and log NaN there, as paddle's (LAPACK's pivoting can give -inf)
+    sign, logabs = xp.where(nan, 0, sign), xp.where(nan, xp.nan, logabs)
     out = xp.stack([sign.astype(a.dtype), logabs.astype(a.dtype)])
     return op_output(out, lambda g: (g[1][..., None, None] * _mT(xp.linalg.inv(a)),), x)
 
@@ -209,19 +220,21 @@ def cov(x: Tensor, rowvar: bool = True, ddof: bool = True, fweights: Optional[Te
         fact = wsum - (int(ddof) * math_ops.sum(math_ops.multiply(w, aw)) / wsum if aw is not None else int(ddof))
     centred = math_ops.subtract(x, avg)
     weighted = centred if w is None else math_ops.multiply(centred, w)
-    return shape_ops.squeeze(math_ops.divide(math_ops.matmul(weighted, _swap(centred)), fact))
+    paired = _swap(complex_ops.conj(centred) if centred.dtype.kind == "c" else centred)  # NumPy's: x times x^H
+    return shape_ops.squeeze(math_ops.divide(math_ops.matmul(weighted, paired), fact))
 
 
 @accumulates_in_float32
 def corrcoef(x: Tensor, rowvar: bool = True, name: Optional[str] = None) -> Tensor:
     """Pearson's correlation coefficients of the variables in x's rows (``rowvar=False``:
-    columns): cov(x) scaled by the standard deviations, clipped to [-1, 1]."""
+    columns): cov(x) scaled by the standard deviations, clipped to [-1, 1] (complex x: left as
+    computed, its diagonal real)."""
     c = cov(x, rowvar)
     if c.ndim == 0:
         return math_ops.divide(c, c)
     std = math_ops.sqrt(diagonal(c))
     c = math_ops.divide(math_ops.divide(c, shape_ops.reshape(std, [-1, 1])), shape_ops.reshape(std, [1, -1]))
-    return math_ops.clip(c, -1.0, 1.0)
+    return c if c.dtype.kind == "c" else math_ops.clip(c, -1.0, 1.0)
 
 
 inverse = inv

@@ -117,3 +117,45 @@ def test_lu_of_a_complex_matrix_pivots_as_lapack():
     lu, pivots = linalg.lu(pycoll.to_tensor(np.array([[1.2, 1], [0.8 + 0.8j, 2]])))
     assert pivots.numpy().tolist() == [2, 2]
     np.testing.assert_allclose(lu.numpy(), [[0.8 + 0.8j, 2], [0.75 - 0.75j, -0.5 + 1.5j]])
+
+
+def test_complex_cov_and_corrcoef_conjugate_as_numpys():
+    """A probe: complex cov multiplied by x^T, not x^H (a diagonal of -1.33-3j)."""
+    a = np.array([[1 + 1j, 2, 3j], [0, 1j, 1]])
+    np.testing.assert_allclose(pycoll.linalg.cov(pycoll.to_tensor(a)).numpy(), np.cov(a), atol=1e-12)
+    w = np.array([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(pycoll.linalg.cov(pycoll.to_tensor(a), aweights=pycoll.to_tensor(w)).numpy(),
+                               np.cov(a, aweights=w), atol=1e-12)
+    np.testing.assert_allclose(pycoll.linalg.corrcoef(pycoll.to_tensor(a)).numpy(), np.corrcoef(a), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_det_and_slogdet_of_a_matrix_holding_nan_are_nan_as_paddles(dtype):
+    """LAPACK's pivoting gave det([[nan, 1], [1, 1]]) = 0 and slogdet [0, -inf]."""
+    x = pycoll.to_tensor([[[float("nan"), 1.0], [1.0, 1.0]], [[2.0, 0.0], [0.0, 3.0]]], dtype=dtype)
+    d = pycoll.linalg.det(x).numpy()
+    assert np.isnan(d[0]) and d[1] == pytest.approx(6.0)
+    s = pycoll.linalg.slogdet(x).numpy()
+    assert s[0, 0] == 0 and np.isnan(s[1, 0]) and s[0, 1] == 1 and s[1, 1] == pytest.approx(np.log(6.0))
+
+
+def test_fftfreq_of_an_integer_dtype_gives_floats_as_paddles():
+    """fftfreq(4, dtype='int64') truncated every frequency to 0."""
+    assert pycoll.fft.fftfreq(4, dtype="int64").numpy().tolist() == [0.0, 0.25, -0.5, -0.25]
+    assert pycoll.fft.rfftfreq(5, dtype="int32").numpy().dtype == np.float32
+
+
+def test_solvers_name_the_argument_that_is_wrong():
+    with pytest.raises(ValueError, match=r"cholesky_solve: y must be square matrices"):
+        pycoll.linalg.cholesky_solve(pycoll.ones([2, 1]), pycoll.ones([2, 3]))
+    with pytest.raises(ValueError, match=r"cholesky_solve: x must be matrices \[\.\.\., 2, K\] \(2: y's rows\)"):
+        pycoll.linalg.cholesky_solve(pycoll.ones([3, 1]), pycoll.eye(2))
+    with pytest.raises(TypeError, match="cholesky_solve: x must have y's dtype float32"):
+        pycoll.linalg.cholesky_solve(pycoll.ones([2, 1], "float64"), pycoll.eye(2))
+    pivots = pycoll.to_tensor([1, 2], "int32")
+    with pytest.raises(ValueError, match="lu_solve: lu must be square matrices"):
+        pycoll.linalg.lu_solve(pycoll.ones([2, 1]), pycoll.ones([2, 3]), pivots)
+    with pytest.raises(ValueError, match=r"lu_solve: b must be matrices \[\.\.\., 2, K\] \(2: lu's rows\)"):
+        pycoll.linalg.lu_solve(pycoll.ones([3, 1]), pycoll.eye(2), pivots)
+    with pytest.raises(ValueError, match=r"lu_unpack: y, lu's pivots, must be row numbers in \[1, 3\]"):
+        pycoll.linalg.lu_unpack(pycoll.eye(3), pycoll.to_tensor([4, 1, 2], "int32"))
