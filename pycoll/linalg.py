@@ -96,7 +96,10 @@ def matrix_norm(x: Tensor, p: Union[float, str] = "fro", axis: Sequence[int] = (
                 name: Optional[str] = None) -> Tensor:
     """The matrix norm of x over the two axes in `axis` (rows first): p 'fro', 'nuc', 1, -1,
     2, -2, inf or -inf."""
-    return _matrix_norm(_floating(x, None, "matrix_norm", complex_ok=True), p, axis, keepdim)
+    x = _floating(x, None, "matrix_norm", complex_ok=True)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_norm: x must have at least 2 dimensions (matrices), got shape {x.shape}")
+    return _matrix_norm(x, p, axis, keepdim)
 
 
 def _floating(x: Any, dtype: DTypeLike, fn: str, complex_ok: bool = False) -> Tensor:

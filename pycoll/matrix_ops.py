@@ -168,7 +168,8 @@ def multi_dot(x: Sequence[Tensor], name: Optional[str] = None) -> Tensor:
     """The product x[0] @ x[1] @ ... of two or more matrices; the first may be a row vector and
     the last a column vector (1-D), whose dimension the result then lacks."""
     if not isinstance(x, (list, tuple)) or len(x) < 2:
-        raise ValueError(f"multi_dot: x must be a list of at least 2 tensors, got {x!r}")
+        got = f"a list of {len(x)}" if isinstance(x, (list, tuple)) else type(x).__name__
+        raise ValueError(f"multi_dot: x must be a list of at least 2 tensors, got {got}")
     tensors = [as_tensor(t) for t in x]
     for i, t in enumerate(tensors):
         allowed = (1, 2) if i in (0, len(tensors) - 1) else (2,)

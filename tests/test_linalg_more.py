@@ -159,3 +159,10 @@ def test_solvers_name_the_argument_that_is_wrong():
         pycoll.linalg.lu_solve(pycoll.ones([3, 1]), pycoll.eye(2), pivots)
     with pytest.raises(ValueError, match=r"lu_unpack: y, lu's pivots, must be row numbers in \[1, 3\]"):
         pycoll.linalg.lu_unpack(pycoll.eye(3), pycoll.to_tensor([4, 1, 2], "int32"))
+
+
+def test_multi_dot_and_matrix_norm_messages_say_what_is_wrong():
+    with pytest.raises(ValueError, match=r"multi_dot: x must be a list of at least 2 tensors, got a list of 1$"):
+        pycoll.linalg.multi_dot([pycoll.ones([3, 4])])  # (its message printed the whole tensor)
+    with pytest.raises(ValueError, match=r"matrix_norm: x must have at least 2 dimensions \(matrices\), got shape \[3\]"):
+        pycoll.linalg.matrix_norm(pycoll.ones([3]))
