@@ -150,11 +150,14 @@ def _c2c(x: Any, s: Any, axes: Any, norm: str, forward: bool, fn: str) -> Tensor
     ft = _transforms(xp)
     cdt = _complex_of(a.dtype)
     b = a.astype(cdt, copy=False) if s is None else _resized(a.astype(cdt, copy=False), s, axes)
-    out = (ft.fftn if forward else ft.ifftn)(b, axes=axes, norm=norm).astype(cdt, copy=False)
+
+    def transformed(v: Any, ahead: bool, scaling: str) -> Any:  # an empty x's transform is empty (paddle's)
+        return (ft.fftn if ahead else ft.ifftn)(v, axes=axes, norm=scaling) if v.size else xp.zeros(v.shape, cdt)
+    out = transformed(b, forward, norm).astype(cdt, copy=False)
     in_sizes = [a.shape[ax] for ax in axes]
 
     def backward(g: Any) -> Tuple[Any]:
-        adj = (ft.ifftn if forward else ft.fftn)(g.astype(cdt, copy=False), axes=axes, norm=_OPPOSITE[norm])
+        adj = transformed(g.astype(cdt, copy=False), not forward, _OPPOSITE[norm])
         return (_grad_like(_resized(adj, in_sizes, axes), a),)
     return op_output(out, conjugate_grads(backward), x)  # adjoint transforms: the convention's own
 

@@ -165,3 +165,13 @@ def test_bad_arguments_raise_value_error(call, match):
 def test_real_to_complex_refuses_complex_input():
     with pytest.raises(TypeError, match="must be a real Tensor"):
         fft.rfft(pycoll.to_tensor(np.ones(4) + 1j))
+
+
+def test_the_transform_of_an_empty_tensor_is_empty_as_paddles():
+    """NumPy refuses a transform of 0 points ('invalid number of data points'); paddle gives an empty result."""
+    assert pycoll.fft.fft(pycoll.zeros([0])).shape == [0] and pycoll.fft.fft(pycoll.zeros([0])).dtype == "complex64"
+    assert pycoll.fft.fft2(pycoll.zeros([0, 3])).shape == [0, 3]
+    x = pycoll.zeros([0])
+    x.stop_gradient = False
+    pycoll.fft.ifft(x).abs().sum().backward()
+    assert x.grad.shape == [0]
