@@ -13,18 +13,19 @@ anything of the call is sent: the job goes on.
 ``scatter`` compares its roots on every call, in the all-gather that also shares the root's
 verdict on its list (:mod:`verdict`). ``all_reduce``, ``reduce``, ``broadcast``, ``all_gather``,
 ``gather`` and ``reduce_scatter`` compare on a group's first ``ALWAYS`` collectives, then on every
-power of two (the 16th, 32nd, ...); a non-blocking one starts its all-gather with the call, and
-its task ends the job on a difference (the call has started: MPI cannot take it back), as
-``PYCOLL_CHECK``'s comparison of a non-blocking call does. A root computed wrongly (``src=rank``)
-or an uneven split shows on the first call, and a loop of them pays little more than the count
-(bench/RESULTS.md). The schedule depends only on the group's count of collectives made, the same
-on every rank of a correct program. ``PYCOLL_CHECK=1`` compares every call. ``gather`` given
-different roots stalls in MPI before (its root's verdict is broadcast from each rank's root), and
-the stall notices end the job naming each rank's root.
+power of two (the 16th, 32nd, ...); ``all_gather`` and ``gather`` on MPI compare on every call (an
+evaluation's uneven last shard comes after any number of training steps). A non-blocking call
+starts its all-gather with the call, and its task ends the job on a difference (the call has
+started: MPI cannot take it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does.
+A root computed wrongly (``src=rank``) or an uneven split shows on the first call, and a loop of
+them pays little more than the count (bench/RESULTS.md). The schedule depends only on the group's
+count of collectives made, the same on every rank of a correct program. ``PYCOLL_CHECK=1``
+compares every call. ``gather`` given different roots stalls in MPI before (its root's verdict is
+broadcast from each rank's root), and the stall notices end the job naming each rank's root.
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -37,13 +38,28 @@ _WORDS = 6
 _CALLS = ("all_reduce", "reduce", "broadcast", "all_gather", "gather", "reduce_scatter", "scatter")
 _DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
            "float64", "complex64", "complex128", "bfloat16", "float8_e4m3fn", "float8_e5m2")
-_DTYPE_CODES = {name: code for code, name in enumerate(_DTYPES)}
 _OTHER_DTYPE = len(_DTYPES)  # (no tensor has another)
+_DTYPE_CODES: Dict[Any, int] = {}  # dtype -> its place in _DTYPES, filled on first sight (dtype.name costs µs)
 
 
-def due(group: Any) -> bool:
-    """Whether this collective on ``group`` (its ``collectives_made``-th, spelt out: all_reduce's
-    hot path asks on every call) compares."""
+def _dtype_code(dtype: Any) -> int:
+    code = _DTYPE_CODES.get(dtype)
+    if code is None:
+        code = _DTYPE_CODES[dtype] = _DTYPES.index(dtype.name) if dtype.name in _DTYPES else _OTHER_DTYPE
+    return code
+
+
+# compared on every call where the calls finish on the host (MPI): an evaluation's uneven last
+# shard meets an all_gather after any number of training steps, and a blocking host call pays a
+# few microseconds more; on NCCL the comparison's host read would stall the stream (the schedule)
+_EVERY_HOST_CALL = frozenset({"all_gather", "gather"})
+
+
+def due(group: Any, fn: str) -> bool:
+    """Whether this collective ``fn`` on ``group`` (its ``collectives_made``-th, spelt out:
+    all_reduce's hot path asks on every call) compares."""
+    if fn in _EVERY_HOST_CALL and not group.engine.stream_ordered:
+        return True
     n = group.seq - group.p2p_calls - group.collectives_refused
     return n <= ALWAYS or n & (n - 1) == 0
 
@@ -51,7 +67,7 @@ def due(group: Any) -> bool:
 def signature(arr: Any, op: Any = None) -> List[int]:
     """The [dtype, elements, op] words of a call on ``arr`` (op -1: none, or not a ReduceOp)."""
     value = reduce_op_value(op)
-    return [_DTYPE_CODES.get(arr.dtype.name, _OTHER_DTYPE), int(arr.size), -1 if value is None else value]
+    return [_dtype_code(arr.dtype), int(arr.size), -1 if value is None else value]
 
 
 _UNSIGNED = [-1, -1, -1]  # a call whose tensors are not compared (scatter's verdict)
@@ -90,7 +106,7 @@ def _all_gather(group: Any, words: List[int], blocking: bool) -> Tuple[Any, Any]
 
 
 def _rows(table: Any) -> List[List[int]]:
-    flat = [int(v) for v in table.tolist()]
+    flat = table.tolist()  # (Python ints, from NumPy and CuPy alike)
     return [flat[i:i + _WORDS] for i in range(0, len(flat), _WORDS)]
 
 
@@ -113,6 +129,9 @@ def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
 def difference(group: Any, fn: str, arg: Optional[str], rows: List[List[int]]) -> Optional[str]:
     """None where the ranks' collectives and roots (``rows``: each rank's words) are one and
     their tensors alike, else each rank's, named."""
+    first = rows[0]
+    if all(row[1:] == first[1:] for row in rows) or (arg is None and all(row[2:] == first[2:] for row in rows)):
+        return None  # (the common answer, found first)
     calls = [row[2] for row in rows]
     if len(set(calls)) > 1:
         named = "; ".join(f"rank {rank}: {_CALLS[call]}" for rank, call in zip(group.ranks, calls))

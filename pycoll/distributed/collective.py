@@ -171,7 +171,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
-        elif agrees and g.nranks > 1 and agreement.due(g):
+        elif agrees and g.nranks > 1 and agreement.due(g, fn):
             comparison = _agree(g, fn, root_arg, 0 if root is None else g.index_of(root),
                                 agreement.signature(arr, op), sync_op)
         try:
@@ -212,7 +212,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
         _refused(g, "all_reduce", exc)
         raise
     if sync_op and finish is None and buf.size and not check.enabled and not g.pending and not (
-            g.nranks > 1 and agreement.due(g)):
+            g.nranks > 1 and agreement.due(g, "all_reduce")):
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
         watchdog.name, watchdog.group = "all_reduce", g

@@ -14,13 +14,11 @@ ranks that are only slow do not. argv[1] is the mode:
 - ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
 - ``gather_roots``: each rank gathers to itself (gather #1, roots 0 and 1).
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
-- ``p2p_shift`` (3 ranks): past 8 barriers (the collectives that compare their tensors first,
-  pycoll.distributed.agreement, would hold rank 1 in the gather), rank 0 sends rank 2 a message
-  (its #9, rank 2's too; rank 1 makes no such call), then all three gather to rank 0 and
-  all_reduce. Rank 2 sleeps: rank 0 waits in the gather (its #10) for it, rank 1, its part sent,
-  in the all_reduce (its #10). Two ranks stalled
-  at one number in different calls, in a correct program: rank 2, not stalled, tells nothing, so
-  nothing is concluded.
+- ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1
+  makes no such call), then all three gather to rank 0 and all_reduce. Rank 2 sleeps: rank 0 waits
+  in the gather (its #2) for it, rank 1 in the same gather (its #1: on MPI the ranks first compare
+  their tensors, pycoll.distributed.agreement). Two ranks stalled at different numbers, in a
+  correct program: rank 2, not stalled, tells nothing, so nothing is concluded.
 - ``stale_notice`` (2 ranks): rank 0 sends rank 1 a message (its #1) and waits in all_reduce (its
   #2) for rank 1, which is late (its #1), long enough to tell rank 1 so; then, the all_reduce done,
   rank 0 holds the interpreter's lock in one C call for seconds (its watchdog cannot withdraw the
@@ -80,8 +78,6 @@ elif mode == "slow":
         time.sleep(SLOW_S)
     dist.all_reduce(x)
 elif mode == "p2p_shift":
-    for _ in range(agreement.ALWAYS):
-        dist.barrier()
     if rank == 0:
         dist.send(x, dst=2)
     elif rank == 2:
