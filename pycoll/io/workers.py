@@ -27,6 +27,7 @@ so workers, and passes, draw different augmentations. ``get_worker_info().seed``
 """
 from __future__ import annotations
 
+import builtins
 import multiprocessing
 import os
 import pickle
@@ -37,7 +38,7 @@ import sys
 import time
 import traceback
 import weakref
-from typing import Any, Callable, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional, Set
 
 import numpy as np
 
@@ -160,6 +161,29 @@ def _stream_worker(loader: Any, worker_id: int, count: int, base_seed: int, pref
         _post(results, ("error", traceback.format_exc()))
 
 
+def _worker_error(message: str, failure: str) -> BaseException:
+    """``message`` as an exception of the type that ends the traceback ``failure`` (``KeyError:
+    'x'``) where that is a builtin Exception taking one message, else a RuntimeError. It is of a
+    subclass printed as the builtin but showing ``message`` as written (KeyError's own str is
+    the repr: the traceback's lines would print as one, with \\n)."""
+    lines = failure.strip().splitlines()
+    name = lines[-1].split(":", 1)[0].strip() if lines else ""
+    kind = getattr(builtins, name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        shown = _AS_WRITTEN.get(kind)
+        if shown is None:
+            shown = _AS_WRITTEN[kind] = type(kind.__name__, (kind,), {"__str__": lambda self: str(self.args[0]),
+                                                                      "__module__": "builtins"})
+        try:
+            return shown(message)
+        except Exception:  # (one that takes other arguments, as UnicodeDecodeError)
+            pass
+    return RuntimeError(message)
+
+
+_AS_WRITTEN: Dict[type, type] = {}  # a builtin exception type -> its subclass that `_worker_error` raises
+
+
 class _Pool:
     """``loader.num_workers`` forked processes running ``target(loader, i, count, base_seed,
     prefix, inbox_i, outbox)``; ``prefix``: the names of the shared-memory files the batches come
@@ -219,8 +243,12 @@ class _Pool:
                            f"unexpectedly{when} with code {code}{how}")
 
     def _fail(self, where: str, failure: str) -> None:
+        """Raise the worker's error (``failure``, its traceback) in the training process: of the
+        worker's exception type where that is one of Python's own (``except KeyError`` catches a
+        dataset's KeyError, as paddle re-raises it), else a RuntimeError; either names the worker's
+        traceback."""
         self.close()
-        raise RuntimeError(f"DataLoader: a worker failed {where}:\n{failure}")
+        raise _worker_error(f"DataLoader: a worker failed {where}:\n{failure}", failure)
 
     def __iter__(self) -> "_Pool":
         return self
