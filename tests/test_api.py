@@ -203,3 +203,13 @@ def test_a_group_is_destroyed_once(world):
     with pytest.raises(ValueError, match="destroyed already"):
         dist.destroy_process_group(world)
     dist.init_parallel_env()  # the fixture's teardown destroys this one
+
+
+def test_alltoall_given_its_lists_in_torch_order_names_paddles(world):
+    """A probe passed (in_tensor_list, out_tensor_list): the message said only that the second
+    list was empty."""
+    with pytest.raises(ValueError, match=r"paddle's order is alltoall\(out_tensor_list, in_tensor_list\)"):
+        dist.alltoall([pycoll.ones([2])], [])
+    received = []
+    dist.alltoall(received, [pycoll.ones([2])])
+    assert [r.numpy().tolist() for r in received] == [[1.0, 1.0]]

@@ -458,6 +458,11 @@ def alltoall(out_tensor_list: List[Any], in_tensor_list: List[Any], group: Optio
         return COMPLETED
     xp = g.engine.xp
     try:
+        if isinstance(in_tensor_list, list) and not in_tensor_list and isinstance(out_tensor_list, (list, tuple)) \
+                and len(out_tensor_list) == g.nranks:
+            raise ValueError(f"pycoll.distributed.{fn}: in_tensor_list (the second argument) is empty and "
+                             f"out_tensor_list holds {g.nranks} tensors: paddle's order is "
+                             f"{fn}(out_tensor_list, in_tensor_list), the tensors to send second")
         items = _arrays.check_list(in_tensor_list, g.nranks, fn, "in_tensor_list", allow_empty=False)
         sends = [_arrays.send_buffer(item, xp, fn, f"in_tensor_list[{j}]") for j, item in enumerate(items)]
         _arrays.check_list(out_tensor_list, g.nranks, fn, "out_tensor_list", allow_empty=True)
