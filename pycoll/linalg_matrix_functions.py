@@ -13,7 +13,7 @@ from typing import Any, Optional, Union
 from pycoll import math_ops
 from pycoll._complex_grads import conjugate_grads
 from pycoll._promotion import accumulates_in_float32
-from pycoll._tensor_ops import as_tensor, one_number, op_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, op_output
 from pycoll.device import array_module
 from pycoll.linalg_decomp import _mH, _matrices, svdvals
 from pycoll.linalg_solve import _pinv_grad
@@ -28,11 +28,15 @@ def pinv(x: Tensor, rcond: Union[float, Tensor] = 1e-15, hermitian: bool = False
          name: Optional[str] = None) -> Tensor:
     """The Moore-Penrose pseudo-inverse of x [..., M, N] ([..., N, M]) through its SVD (with
     ``hermitian``: its eigendecomposition, read from the lower triangle); singular values at or
-    below ``rcond`` times the largest count as zero."""
+    below ``rcond`` times the largest count as zero; a Tensor ``rcond`` holds one such bound per
+    matrix (broadcast against x's batch dimensions, as torch's rtol; paddle documents the Tensor).
+    """
     x = _matrices(x, "pinv")
     a = x._array
     xp = array_module(a)
-    rcond = one_number(rcond, "pinv: rcond")
+    if isinstance(rcond, Tensor):
+        check_broadcast("pinv", "rcond", tuple(rcond.shape), "x's batch", tuple(x.shape[:-2]))
+    rcond = _bound(rcond)
     if hermitian:
         if a.shape[-1] != a.shape[-2]:
             raise ValueError(f"pinv: with hermitian=True x must be square matrices, got shape {x.shape}")

@@ -206,6 +206,12 @@ def test_pinv_values_and_gradients():
     # paddle: rcond times the largest singular value is the cut-off
     np.testing.assert_allclose(linalg.pinv(T(np.diag([1.0, 1e-3, 1e-9])), rcond=1e-5).numpy().diagonal(),
                                [1.0, 1000.0, 0.0])
+    # a Tensor rcond holds one cut-off per matrix of the batch
+    batch = T(np.stack([np.diag([1.0, 1e-3])] * 2))
+    per_matrix = linalg.pinv(batch, rcond=T(np.array([1e-2, 1e-5]))).numpy()
+    np.testing.assert_allclose(per_matrix[:, 1, 1], [0.0, 1000.0])
+    with pytest.raises(ValueError, match="pinv.*rcond"):
+        linalg.pinv(batch, rcond=T(np.array([1e-2, 1e-5, 1e-5])))
 
 
 def test_lu_pivots_unpack_and_gradients():

@@ -312,7 +312,7 @@ class Model:
         """The network's parameters."""
         return self.network.parameters(*args, **kwargs)
 
-    def summary(self, input_size: Any = None, dtype: Optional[str] = None) -> Dict[str, int]:
+    def summary(self, input_size: Any = None, dtype: Optional[str] = None) -> Dict[str, np.int64]:
         """``pycoll.summary`` of the network, its input size ``input_size`` or else the ``inputs``
         given to the Model."""
         if input_size is None and not self._inputs:

@@ -1,6 +1,6 @@
 """``pycoll.summary`` (paddle.summary): run a network once on random inputs of the given sizes
 and print paddle's table of its layers (input and output shapes, parameter counts) with the
-totals and size estimates; returns ``{'total_params': N, 'trainable_params': M}``.
+totals and size estimates; returns ``{'total_params': N, 'trainable_params': M}`` (np.int64, as paddle's).
 
 Printing the table to stdout is what this function is for (as paddle's), so it prints rather than
 log. Layers are named ``<Class>-<k>``, k from the layer's full name (``linear_0`` is ``Linear-1``),
@@ -12,6 +12,8 @@ from __future__ import annotations
 import numbers
 import sys
 from typing import Any, Dict, List, Sequence, Tuple, Union
+
+import numpy as np
 
 from pycoll.autograd import no_grad
 from pycoll.creation import rand
@@ -77,7 +79,7 @@ def _checked(sizes: Any) -> Any:
 
 
 def summary(net: Layer, input_size: Any = None, dtypes: Union[str, Sequence[Any], None] = None,
-            input: Any = None) -> Dict[str, int]:  # noqa: A002 - paddle's argument name
+            input: Any = None) -> Dict[str, np.int64]:  # noqa: A002 - paddle's argument name
     """Print the table of ``net`` run on inputs of ``input_size`` (a shape, an ``InputSpec``, or a
     list of them for several inputs; the batch dimension may be None or -1) and ``dtypes`` (default
     float32), or on ``input`` itself when given. The network runs in eval mode, without gradients."""
@@ -180,7 +182,7 @@ def _rows(model: Layer, sizes: Any, dtypes: Any, input: Any) -> Dict[str, Dict[s
 
 
 def summary_string(model: Layer, input_size: Any = None, dtypes: Any = None,
-                   input: Any = None) -> Tuple[str, Dict[str, int]]:  # noqa: A002
+                   input: Any = None) -> Tuple[str, Dict[str, np.int64]]:  # noqa: A002
     """The table ``summary`` prints, and its totals."""
     if not isinstance(dtypes, (list, tuple)):
         dtypes = _dtypes_for(input_size, dtypes)
@@ -217,4 +219,4 @@ def summary_string(model: Layer, input_size: Any = None, dtypes: Any = None,
     text += (f"Input size (MB): {input_mb:0.2f}\nForward/backward pass size (MB): {output_mb:0.2f}\n"
              f"Params size (MB): {params_mb:0.2f}\nEstimated Total Size (MB): {total_mb:0.2f}\n")
     text += "-" * table_width + "\n"
-    return text, {"total_params": total, "trainable_params": trainable}
+    return text, {"total_params": np.int64(total), "trainable_params": np.int64(trainable)}  # as paddle's
