@@ -103,6 +103,33 @@ def check_bad_input(mesh):
     expect(ValueError, ["shard_dims=", "size 3", "divide evenly"], next, iter(loader))
 
 
+def check_logical_partials(mesh):
+    """paddle's ReduceType.kRedAny / kRedAll: a Partial of flags is any rank's / every rank's."""
+    coord = mesh.process_ids.index(dist.get_rank()) if mesh.ndim == 1 else None
+    if coord is None:
+        return
+    n = len(mesh.process_ids)
+    flags = np.zeros((4, 2), bool)
+    flags[coord] = True  # row i true on the rank at mesh index i only
+    flags[3] = True  # true everywhere
+    for kind, whole in ((dist.ReduceType.kRedAny, np.zeros((4, 2), bool)), (dist.ReduceType.kRedAll, None)):
+        if whole is not None:
+            whole[:n] = True
+            whole[3] = True
+        else:
+            whole = np.zeros((4, 2), bool)
+            whole[3] = True
+        for dtype in ("bool", "float32"):
+            part = dist.dtensor_from_local(pycoll.to_tensor(flags.astype(dtype)), mesh, [Partial(kind)])
+            replicated = dist.reshard(part, mesh, [Replicate()])
+            assert replicated._local_value().numpy().tolist() == whole.astype(dtype).tolist(), (kind, replicated)
+            lo, hi = blocks(4, n, coord)
+            sharded = dist.reshard(part, mesh, [Shard(0)])
+            assert sharded._local_value().numpy().tolist() == whole[lo:hi].astype(dtype).tolist(), (kind, sharded)
+    assert repr(Partial(dist.ReduceType.kRedAny)) == "Partial(reduce_type=ANY)"  # paddle's names
+    assert repr(Partial(dist.ReduceOp.PROD)) == "Partial(reduce_type=PRODUCT)"
+
+
 def main():
     dist.init_parallel_env()
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -122,6 +149,7 @@ def main():
             for src, dst in pairs:
                 check_pair(mesh, whole, src, dst, constant)
     check_bad_input(meshes[0])
+    check_logical_partials(meshes[0])
     print(f"OK rank={rank} {len(pairs) * len(shapes) * len(meshes)} transitions", flush=True)
 
 

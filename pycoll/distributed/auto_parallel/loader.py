@@ -94,6 +94,12 @@ class ShardDataloader:
         return getattr(self._dataloader, "dataset", None)
 
     @property
+    def batch_sampler(self) -> Any:
+        """The sampler this rank's batches come from (paddle's attribute: ``set_epoch`` on it
+        reshuffles), None for an iterable without one."""
+        return getattr(self._dataloader, "batch_sampler", None)
+
+    @property
     def batch_size(self) -> Optional[int]:
         """The rows of a batch on this rank."""
         sampler = getattr(self._dataloader, "batch_sampler", None)

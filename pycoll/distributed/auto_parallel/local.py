@@ -109,16 +109,19 @@ class LocalLayer(Layer):
     """paddle's ``dist.LocalLayer``: a layer whose ``forward`` sees the local pieces of its
     distributed inputs; its outputs become distributed tensors per ``out_dist_attrs`` (one
     ``(mesh, placements)`` per output). ``grad_dist_attrs`` names the inputs' gradient
-    placements; pycoll's gradient of a distributed input always has that input's layout, so
-    they are checked for length only."""
+    placements (an entry None: the input's own, as paddle documents); pycoll's gradient of a
+    distributed input always has that input's layout, so they are checked for length only."""
 
     def __init__(self, out_dist_attrs: Sequence[Tuple[ProcessMesh, Sequence[Placement]]],
-                 grad_dist_attrs: Optional[Sequence[Tuple[ProcessMesh, Sequence[Placement]]]] = None):
+                 grad_dist_attrs: Optional[Sequence[Optional[Tuple[ProcessMesh, Sequence[Placement]]]]] = None):
         super().__init__()
-        for arg, attrs in (("out_dist_attrs", out_dist_attrs), ("grad_dist_attrs", grad_dist_attrs or [])):
+        for arg, attrs, optional in (("out_dist_attrs", out_dist_attrs, False),
+                                     ("grad_dist_attrs", grad_dist_attrs or [], True)):
             if not isinstance(attrs, (list, tuple)) or not all(
-                    isinstance(a, (list, tuple)) and len(a) == 2 and isinstance(a[0], ProcessMesh) for a in attrs):
-                raise TypeError(f"LocalLayer: {arg} must be a list of (ProcessMesh, placements) pairs, got {attrs!r}")
+                    (optional and a is None) or (isinstance(a, (list, tuple)) and len(a) == 2
+                                                 and isinstance(a[0], ProcessMesh)) for a in attrs):
+                raise TypeError(f"LocalLayer: {arg} must be a list of (ProcessMesh, placements) pairs"
+                                f"{' (or None)' if optional else ''}, got {attrs!r}")
         self.out_dist_attrs = list(out_dist_attrs)
         self.grad_dist_attrs = list(grad_dist_attrs or [])
 

@@ -6,6 +6,7 @@ once per mesh value (shape and ranks) and dimension, and shared by every mesh of
 """
 from __future__ import annotations
 
+import itertools
 import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -56,6 +57,14 @@ class ProcessMesh:
                              f"dimension of the mesh (shape {list(grid.shape)}), got {list(dim_names)}")
         self._mesh = grid.astype(np.int64)
         self._dim_names = list(dim_names)
+        self._unique_id = next(ProcessMesh._made)
+
+    _made = itertools.count(1)  # paddle numbers its meshes as they are made, from 1
+
+    @property
+    def unique_id(self) -> int:
+        """This mesh's number among the meshes made in this process (paddle's)."""
+        return self._unique_id
 
     # ---- what it is ------------------------------------------------------------------------
     @property

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pycoll.backends.reduce_op import ReduceOp, op_name
+from pycoll.backends.reduce_op import ReduceOp
 
 if TYPE_CHECKING:
     from pycoll.distributed.auto_parallel.mesh import ProcessMesh
@@ -69,23 +69,32 @@ class Replicate(Placement):
 
 
 class ReduceType:
-    """paddle's names for a Partial's reduction (``dist.ReduceType.kRedSum`` ...): pycoll's ReduceOp values."""
+    """paddle's names for a Partial's reduction (``dist.ReduceType.kRedSum`` ...): pycoll's ReduceOp
+    values, and paddle's two logical ones (a Partial of flags: any rank's true / every rank's)."""
 
     kRedSum = ReduceOp.SUM
     kRedMax = ReduceOp.MAX
     kRedMin = ReduceOp.MIN
     kRedProd = ReduceOp.PROD
     kRedAvg = ReduceOp.AVG
+    kRedAny = 5
+    kRedAll = 6
+
+
+LOGICAL_OPS = {ReduceType.kRedAny: ReduceOp.MAX, ReduceType.kRedAll: ReduceOp.MIN}  # on 0/1 flags
+_PADDLE_NAMES = {ReduceOp.SUM: "SUM", ReduceOp.MAX: "MAX", ReduceOp.MIN: "MIN", ReduceOp.PROD: "PRODUCT",
+                 ReduceOp.AVG: "AVG", ReduceType.kRedAny: "ANY", ReduceType.kRedAll: "ALL"}
 
 
 class Partial(Placement):
     """Every rank holds a tensor of the whole shape; the value is their reduction
-    (``reduce_type``: ``ReduceOp.SUM`` by default, or AVG, MAX, MIN, PROD): a reduction pending."""
+    (``reduce_type``: ``ReduceOp.SUM`` by default, or AVG, MAX, MIN, PROD, or ``ReduceType.kRedAny``
+    / ``kRedAll``): a reduction pending."""
 
     def __init__(self, reduce_type: int = ReduceOp.SUM):
-        if type(reduce_type) is not int or reduce_type not in range(5):
-            raise ValueError(f"Partial: reduce_type must be a pycoll.distributed.ReduceOp (SUM, AVG, "
-                             f"MAX, MIN, PROD), got {reduce_type!r}")
+        if type(reduce_type) is not int or reduce_type not in _PADDLE_NAMES:
+            raise ValueError(f"Partial: reduce_type must be a pycoll.distributed.ReduceOp (SUM, AVG, MAX, MIN, PROD) "
+                             f"or dist.ReduceType.kRedAny / kRedAll, got {reduce_type!r}")
         self._reduce_type = reduce_type
 
     def reduce_type(self) -> int:
@@ -98,7 +107,7 @@ class Partial(Placement):
         return ("Partial", self._reduce_type)
 
     def __repr__(self) -> str:
-        return f"Partial(reduce_type={op_name(self._reduce_type).split('.')[1]})"
+        return f"Partial(reduce_type={_PADDLE_NAMES[self._reduce_type]})"
 
 
 def check_placements(placements: Any, mesh: "ProcessMesh", ndim: int, shape: Sequence[int],
@@ -121,8 +130,9 @@ def check_placements(placements: Any, mesh: "ProcessMesh", ndim: int, shape: Seq
                             f"got {p!r}")
         if isinstance(p, Shard):
             if not -ndim <= p.dim < ndim:
+                allowed = f"must be in [-{ndim}, {ndim})" if ndim else "cannot split a 0-d tensor: use Replicate()"
                 raise ValueError(f"{arg}[{i}] is {p!r} but the tensor has {ndim} dimension(s) (shape "
-                                 f"{list(shape)}); Shard's dim must be in [-{ndim}, {ndim})")
+                                 f"{list(shape)}); Shard's dim {allowed}")
             p = Shard(p.dim % ndim)
         out.append(p)
     return out + [Replicate() for _ in range(mesh.ndim - len(out))]

@@ -24,8 +24,8 @@ import pycoll.distributed as dist
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.device import array_module
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
-from pycoll.distributed.auto_parallel.placements import (Placement, Replicate, Shard, block, local_bounds,
-                                                        shard_axes)
+from pycoll.distributed.auto_parallel.placements import (LOGICAL_OPS, Placement, Replicate, Shard, block,
+                                                        local_bounds, shard_axes)
 
 Step = Tuple[str, int, int]  # (what, mesh axis, tensor dim): "gather", "reduce", "scatter", "slice", "partial"
 
@@ -153,6 +153,8 @@ def _gather(arr: Any, d: int, extent: int, n: int, group: Optional[dist.Group], 
 
 
 def _reduce(arr: Any, op: int, group: Optional[dist.Group]) -> Any:
+    if op in LOGICAL_OPS:  # any / all: the MAX / MIN of 0/1 flags, in arr's dtype
+        return _reduce((arr != 0).astype(np.uint8), LOGICAL_OPS[op], group).astype(arr.dtype)
     out = array_module(arr).ascontiguousarray(arr).copy()
     if group is not None:
         dist.all_reduce(out, op=op, group=group)
@@ -163,8 +165,10 @@ def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Option
                     line: List[int]) -> Any:
     """This rank's block along ``d`` of the reduction of the ranks' whole arrays (block i to the
     rank at mesh index i of ``line``)."""
-    if n == 1:
-        return _reduce(arr, op, None)
+    if n == 1 or op in LOGICAL_OPS:  # (any / all: the reduction's block)
+        out = _reduce(arr, op, group if n > 1 else None)
+        lo, hi = block(arr.shape[d], n, index)
+        return _take(out, d, lo, hi)
     xp = array_module(arr)
     size = arr.shape[d]
     width = -(-size // n)
@@ -180,8 +184,8 @@ def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Option
 
 def _to_partial(arr: Any, op: int, index: int) -> Any:
     """A Partial piece of a replicated value: the value itself at index 0 along the dimension
-    (and everywhere for AVG, MAX, MIN), the neutral element of SUM / PROD elsewhere."""
-    if index == 0 or op in (ReduceOp.AVG, ReduceOp.MAX, ReduceOp.MIN):
+    (and everywhere for AVG, MAX, MIN, any, all), the neutral element of SUM / PROD elsewhere."""
+    if index == 0 or op in (ReduceOp.AVG, ReduceOp.MAX, ReduceOp.MIN) or op in LOGICAL_OPS:
         return arr
     xp = array_module(arr)
     return xp.ones_like(arr) if op == ReduceOp.PROD else xp.zeros_like(arr)
