@@ -416,7 +416,7 @@ def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_ba
     import pycoll.vision.transforms.functional as VF
 
     image = (np.random.RandomState(0).rand(40, 50, 3) * 255).astype("uint8")
-    # paddle 3.3.1 (OpenCV's INTER_CUBIC) gives these bytes; 'area' and 'lanczos' differ from it
+    # paddle 3.3.1 (OpenCV's INTER_CUBIC) gives these bytes; 'lanczos' differs from it
     cubic = VF.resize(image, (17, 23), interpolation="bicubic")
     assert cubic.shape == (17, 23, 3) and cubic.dtype == np.uint8
     assert hashlib.sha256(cubic.tobytes()).hexdigest()[:16] == "cc43e9886e009ac7"
@@ -426,18 +426,28 @@ def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_ba
     assert VF.resize(small, (1, 5), interpolation="bicubic").reshape(-1)[:6].tolist() == [13, 168, 71, 54, 110, 140]
     assert VF.resize(small, (1, 1), interpolation="bicubic").reshape(-1).tolist() == [52, 206, 144]
     assert VF.resize(small, (5, 1), interpolation="bicubic").reshape(-1)[:6].tolist() == [18, 53, 115, 91, 27, 168]
-    assert VF.resize(image, (17, 23), interpolation="area").shape == (17, 23, 3)
+    # shrinking, 'area' is OpenCV's too (opencv 5.0's bytes): cut cells weighed by their part, and
+    # whole factors a block's mean rounded half up ([[2, 3], [2, 3]] -> 3)
+    area = VF.resize(image, (17, 23), interpolation="area")
+    assert hashlib.sha256(area.tobytes()).hexdigest()[:16] == "854bd13e0885c157"
+    assert VF.resize(np.array([[2, 3], [2, 3]], np.uint8), (1, 1), interpolation="area").tolist() == [[3]]
+    assert VF.resize(np.array([[0, 90, 180]], np.uint8), (1, 2), interpolation="area").tolist() == [[30, 150]]
+    # 'lanczos' is OpenCV's Lanczos-4 (opencv 5.0's values at two places; its fixed point: within 1)
+    lanczos = VF.resize(image, (17, 23), interpolation="lanczos").astype(int)
+    assert np.abs(lanczos[0, :4].reshape(-1) - [102, 100, 168, 69, 169, 115, 179, 1, 116, 74, 75, 53]).max() <= 1
+    assert np.abs(lanczos[8, 10:12].reshape(-1) - [241, 149, 159, 129, 22, 136]).max() <= 1
     assert VF.resize(image, 20, interpolation="lanczos").shape == (20, 25, 3)
-    # one channel of three, floats: channel by channel (Pillow takes neither whole)
-    assert VF.resize(image[:, :, :1], (17, 23), interpolation="lanczos").shape == (17, 23, 1)
+    assert VF.resize(np.full((9, 7), 77, np.uint8), (4, 12), interpolation="lanczos").tolist() == [[77] * 12] * 4
+    # one channel of three, floats: the same map
+    assert VF.resize(image[:, :, :1], (17, 23), interpolation="lanczos")[:, :, 0].tolist() == lanczos[:, :, 0].tolist()
     floats = VF.resize(image.astype(np.float32), (17, 23), interpolation="lanczos")
     assert floats.dtype == np.float32 and floats.shape == (17, 23, 3)
-    np.testing.assert_allclose(floats, VF.resize(image, (17, 23), interpolation="lanczos"), atol=4.0)  # 8-bit: fixed point
+    np.testing.assert_allclose(np.clip(floats, 0, 255), lanczos, atol=0.5)  # unrounded, unclipped
     chw = pycoll.to_tensor(image.transpose(2, 0, 1).astype("float32"))
     on_tensor = VF.resize(chw, (17, 23), interpolation="bicubic").numpy()  # float, unrounded
     assert np.clip(np.rint(on_tensor), 0, 255).astype(np.uint8).transpose(1, 2, 0).tolist() == cubic.tolist()
     with pytest.raises(ValueError, match="interpolation must be one of"):
-        VF.resize(chw, (17, 23), interpolation="lanczos")  # arrays only (Pillow's)
+        VF.resize(chw, (17, 23), interpolation="lanczos")  # arrays only (paddle's: OpenCV's)
     for size, words in ((0, "size must be > 0"), (-3, "size must be > 0"), ((0, 10), "pair of ints > 0"),
                         ((-5, 10), "pair of ints > 0")):
         with pytest.raises(ValueError, match=words):  # an empty image, or ZeroDivisionError, before
