@@ -26,7 +26,7 @@ def test_a_batch_is_checked_whole_before_anything_starts():
     with pytest.raises(TypeError, match=r"p2p_op_list\[0\] is int"):
         dist.batch_isend_irecv([3])
     other = dist.new_group([0])
-    with pytest.raises(ValueError, match=r"p2p_op_list\[0\].peer=0 is this rank itself"):
+    with pytest.raises(ValueError, match=r"p2p_op_list sends to this rank itself 1 time\(s\) and receives from it 0"):
         dist.batch_isend_irecv([dist.P2POp("isend", np.ones(1), 0, other), dist.P2POp("irecv", np.ones(1), 0)])
     assert not dist.get_group(0).pending and not other.pending, "nothing may have started"
 
@@ -41,3 +41,12 @@ def test_a_receive_that_does_not_fit_the_send_raises_and_the_job_goes_on(case, e
     result = launch(2, "p2p_mismatch.py", case, env=env, timeout=60)
     assert_ok(result)
     assert result.stdout.count(f"{case} OK rank=") == 2, result.stdout + result.stderr
+
+
+def test_a_receive_in_flight_goes_on_beside_a_barrier():
+    assert_ok(launch(2, "p2p_beside_barrier.py", timeout=60), expect_lines=2)
+
+
+@pytest.mark.parametrize("nprocs", [1, 2])
+def test_a_batch_may_send_to_this_rank_itself(nprocs):
+    assert_ok(launch(nprocs, "p2p_to_itself.py", timeout=60), expect_lines=nprocs)

@@ -45,11 +45,13 @@ from pycoll.distributed.task import COMPLETED, Task, drain, poll
 _DATA_TAG = 7  # every message pycoll's send and recv move
 
 
-def peer_of(g: Group, rank: int, fn: str, arg: str) -> int:
-    """The group rank of global rank ``rank``, which must be another member of ``g``."""
+def peer_of(g: Group, rank: int, fn: str, arg: str, itself: bool = False) -> int:
+    """The group rank of global rank ``rank``, which must be another member of ``g`` (or, with
+    ``itself``, this rank: a batch's transfer to itself, whose receive the batch posts too)."""
     peer = _group_rank(g, rank, fn, arg)
-    if peer == g.rank:
-        raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is this rank itself")
+    if peer == g.rank and not itself:
+        raise ValueError(f"pycoll.distributed.{fn}: {arg}={rank} is this rank itself (a transfer to itself "
+                         f"goes in a batch_isend_irecv with its receive)")
     return peer
 
 
@@ -120,10 +122,10 @@ def _send_call(tensor: Any, dst: int, group: Optional[Group], sync_op: bool, fn:
     return _send(g, tensor, dst, sync_op, fn)
 
 
-def _send(g: Group, tensor: Any, dst: int, sync_op: bool, fn: str = "send") -> Task:
-    """``send`` on a member's group whose call is already numbered."""
+def _send(g: Group, tensor: Any, dst: int, sync_op: bool, fn: str = "send", itself: bool = False) -> Task:
+    """``send`` on a member's group whose call is already numbered (``itself``: see `peer_of`)."""
     try:
-        peer = peer_of(g, dst, fn, "dst")
+        peer = peer_of(g, dst, fn, "dst", itself)
         buf = _arrays.send_buffer(tensor, g.engine.xp, fn, "tensor")
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)  # as the collectives do (collective._begin)
@@ -224,11 +226,12 @@ def _recv_call(tensor: Any, src: int, group: Optional[Group], sync_op: bool, fn:
     return _recv(g, tensor, src, sync_op, (fn, "tensor"))
 
 
-def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str] = ("recv", "tensor")) -> Task:
+def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str] = ("recv", "tensor"),
+          itself: bool = False) -> Task:
     """``recv`` on a member's group whose call is already numbered; ``names`` (the call's and
-    the tensor's) name a read-only ``tensor``."""
+    the tensor's) name a read-only ``tensor`` (``itself``: see `peer_of`)."""
     try:
-        peer = peer_of(g, src, names[0], "src")
+        peer = peer_of(g, src, names[0], "src", itself)
         buf, copy_back = _arrays.recv_buffer(tensor, g.engine.xp, *names)
     except (TypeError, ValueError) as exc:
         g.note_refused(exc, collective=False)
@@ -287,14 +290,21 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             raise TypeError(f"pycoll.distributed.{fn}: p2p_op_list[{i}] is {type(item).__name__}, "
                             f"not a P2POp")
     groups = _batch_groups(p2p_op_list, fn)  # each op's group on this rank, None outside it
+    to_itself: Dict[int, List[int]] = {}  # by group: the ops with this rank itself, +1 a send, -1 a receive
     for i, (item, g) in enumerate(zip(p2p_op_list, groups)):  # every check first: nothing starts unless all pass
         if g is None:
             continue
-        peer_of(g, item.peer, fn, f"p2p_op_list[{i}].peer")
+        if peer_of(g, item.peer, fn, f"p2p_op_list[{i}].peer", itself=True) == g.rank:  # (a ring of one rank)
+            to_itself.setdefault(id(g), []).append(1 if item.op is isend else -1)
         if item.op is isend:
             _arrays.send_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
         else:
             _arrays.recv_buffer(item.tensor, g.engine.xp, fn, f"p2p_op_list[{i}].tensor")
+    for ops in to_itself.values():
+        if sum(ops):  # a send to itself that no receive of the batch takes would never be received
+            raise ValueError(f"pycoll.distributed.{fn}: p2p_op_list sends to this rank itself {ops.count(1)} time(s) "
+                             f"and receives from it {ops.count(-1)} time(s) on one group; a transfer to this rank "
+                             f"itself needs its send and its receive in the batch")
     for g in {id(g): g for g in groups if g is not None}.values():  # each group's first call, numbered
         mine = [item for item, of in zip(p2p_op_list, groups) if of is g]
         _begin(g, fn, tuple(item.tensor for item in mine if item.op is isend),
@@ -310,10 +320,10 @@ def batch_isend_irecv(p2p_op_list: List[P2POp]) -> List[Task]:
             g.p2p_calls += 1
         begun.add(id(g))
         if item.op is isend:
-            tasks.append(_send(g, item.tensor, item.peer, False))
+            tasks.append(_send(g, item.tensor, item.peer, False, itself=True))
             continue
         try:
-            tasks.append(_recv(g, item.tensor, item.peer, False, (fn, f"p2p_op_list[{i}].tensor")))
+            tasks.append(_recv(g, item.tensor, item.peer, False, (fn, f"p2p_op_list[{i}].tensor"), itself=True))
         except _arrays.ReadOnlyReceive as exc:  # started into scratch (its group keeps the task)
             refused = refused or exc
     if refused is not None:  # once every transfer has started

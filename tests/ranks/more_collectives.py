@@ -303,7 +303,8 @@ expect(TypeError, ["out_tensor", "in_tensor's dtype"], dist.alltoall_single, xp.
 expect(ValueError, ["P2POp", "op=", "isend or", "irecv"], dist.P2POp, dist.send, xp.ones(1), 0)
 expect(ValueError, ["p2p_op_list[1].peer=", "not a rank of world"], dist.batch_isend_irecv,
        [dist.P2POp(dist.isend, xp.ones(1), right), dist.P2POp(dist.irecv, xp.ones(1), n + 5)])
-expect(ValueError, ["p2p_op_list[0].peer=", "this rank itself"], dist.batch_isend_irecv,
+expect(ValueError, ["p2p_op_list sends to this rank itself 1 time(s)", "needs its send and its receive"],
+       dist.batch_isend_irecv,
        [dist.P2POp("isend", xp.ones(1), rank)])
 expect(ValueError, ["non-empty list of P2POp"], dist.batch_isend_irecv, [])
 expect(TypeError, ["obj", "function", "cannot be pickled"], dist.all_gather_object, [], lambda: 1)
