@@ -1,5 +1,5 @@
 """The per-call cost of the collectives' agreement (pycoll.distributed.agreement: every rank's
-dtype, size, op and root compared on a group's first 8 collectives and each power of two): 5 x
+dtype, size, op and root compared before each blocking call on MPI): 5 x
 10 000 blocking calls of 8 bytes on each rank (argv[2]: another size, in bytes), best of the 5,
 printed by rank 0 with argv[1] as its label. Run it against a worktree of a commit without the agreement to compare:
 

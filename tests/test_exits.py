@@ -126,17 +126,22 @@ def test_under_check_a_peer_that_left_is_said_to_have_ended_without_the_call(tmp
 def test_a_caught_collective_failure_ends_the_job_at_exit_naming_the_call(tmp_path):
     """MPI cannot finalise after a failed collective, so a rank that caught the error still ends
     the job at exit: it now names the call, and the launcher names the rank (it said no rank had
-    said why, and blamed MPI's message)."""
+    said why, and blamed MPI's message). The ranks compare each call's arguments first, so no
+    mismatch reaches MPI: rank 1's engine is handed a root MPI refuses itself (MPI_ERR_ROOT), as
+    the collectives wrap an engine's failure."""
     script = tmp_path / "caught.py"
     script.write_text("import numpy as np, pycoll.distributed as dist\n"
+                      "from pycoll.distributed._failure import call_failed\n"
                       "dist.init_parallel_env()\n"
-                      "for _ in range(8):  # past the calls that compare sizes first (agreement.due)\n"
-                      "    dist.broadcast(np.ones(1), src=0)\n"
-                      "x = np.ones(4 if dist.get_rank() == 0 else 6, np.float32)\n"
-                      "try:\n"
-                      "    dist.broadcast(x, src=0)\n"
-                      "except Exception as exc:\n"
-                      "    print('caught', type(exc).__name__, flush=True)\n"
+                      "g = dist.get_group()\n"
+                      "if dist.get_rank() == 1:\n"
+                      "    try:\n"
+                      "        try:\n"
+                      "            g.engine.broadcast(np.ones(4, np.float32), 5, True, 9)\n"
+                      "        except Exception as exc:\n"
+                      "            raise call_failed('broadcast', 9, g, exc) from exc\n"
+                      "    except Exception as exc:\n"
+                      "        print('caught', type(exc).__name__, flush=True)\n"
                       "dist.all_reduce(np.ones(3))\n")
     result = launch(2, str(script))
     output = result.stdout + result.stderr

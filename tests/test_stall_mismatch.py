@@ -43,18 +43,25 @@ def test_two_ranks_in_calls_that_can_never_match_end_the_job_at_once(mode, expec
                      r"rank 1 at stall_mismatch\.py:\d+ \(in [^)]+\)", output), output
 
 
-@pytest.mark.parametrize("mode, rank_1", [
-    ("extra_broadcasts", "all_reduce (sync_op=True)"), ("extra_broadcasts_task", "all_reduce (sync_op=False)")])
-def test_ranks_that_made_different_numbers_of_collectives_end_the_job_at_once(mode, rank_1):
-    """A rank that made collectives its peers skipped (a root leaves its broadcasts at once) waits
-    at another number than they do, in a call MPI pairs with one they have left: the job waited
-    for PYCOLL_TIMEOUT; now the counts of collectives made (not the numbers, which count
-    point-to-point calls on the ranks making them) end it."""
-    output = ended_early(2, mode)
+def test_a_rank_that_made_collectives_its_peers_skipped_is_refused_at_once():
+    """A root left its broadcasts at once, so rank 0 waited in barrier #12 and rank 1 in all_reduce
+    #9 until the stall notices ended the job; now the ranks compare each call first."""
+    output = ended_early(2, "extra_broadcasts")
+    assert ("ValueError: pycoll.distributed.all_reduce: the ranks of world (ranks [0, 1]) are in different collectives "
+            "(rank 0: broadcast; rank 1: all_reduce); every rank must make the same calls in the same order; nothing "
+            "was sent") in output, output
+
+
+def test_a_rank_whose_extra_collectives_are_tasks_is_named_by_the_stall_notices():
+    """Rank 0's extra broadcasts are non-blocking (not compared past the group's first 8): as
+    their root it completes them alone, so it waits in barrier #12 and rank 1 in all_reduce #9
+    until the counts of collectives made (not the numbers, which count point-to-point calls on
+    the ranks making them) end the job."""
+    output = ended_early(2, "extra_broadcasts_task")
     assert ("pycoll.CollectiveError: the ranks of world (ranks [0, 1]) wait in collectives after making different "
             "numbers of collectives on it: rank 0 in barrier #12 (its 12th collective on the group), rank 1 in "
-            f"{rank_1} #9 (its 9th collective on the group); a rank made a collective its peers did not, or "
-            f"skipped one: {STOPPED}") in output, output
+            f"all_reduce (sync_op=True) #9 (its 9th collective on the group); a rank made a collective its peers did "
+            f"not, or skipped one: {STOPPED}") in output, output
 
 
 def test_a_mismatch_on_a_sub_group_is_told_to_its_members_only():

@@ -10,21 +10,29 @@ the tensor's dtype and number of elements, the op) and, where they differ, every
 same ValueError naming each rank's (ranks in different collectives are named so), before
 anything of the call is sent: the job goes on.
 
-``scatter`` compares its roots on every call, in the all-gather that also shares the root's
-verdict on its list (:mod:`verdict`). ``all_reduce``, ``reduce``, ``broadcast``, ``all_gather``,
-``gather`` and ``reduce_scatter`` compare on a group's first ``ALWAYS`` collectives, then on every
-power of two (the 16th, 32nd, ...); ``all_gather`` and ``gather`` on MPI compare on every call (an
-evaluation's uneven last shard comes after any number of training steps). A non-blocking call
-starts its all-gather with the call, and its task ends the job on a difference (the call has
-started: MPI cannot take it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does.
-A root computed wrongly (``src=rank``) or an uneven split shows on the first call, and a loop of
-them pays little more than the count (bench/RESULTS.md). The schedule depends only on the group's
-count of collectives made, the same on every rank of a correct program. ``PYCOLL_CHECK=1``
-compares every call. ``gather`` given different roots stalls in MPI before (its root's verdict is
-broadcast from each rank's root), and the stall notices end the job naming each rank's root.
+``scatter`` compares its roots and its received tensors on every call, in the all-gather that
+also shares the root's verdict on its list (:mod:`verdict`). ``all_reduce``, ``reduce``,
+``broadcast``, ``all_gather``, ``gather`` and ``reduce_scatter`` compare on every blocking call
+where the engine finishes its calls on the host (MPI): a mismatch past any number of correct calls
+(a SUM against a MAX in the 10th step, an evaluation's uneven last shard) is refused as the first
+one is. A blocking call's comparison costs one 48-byte all-gather and a bytes comparison (~2.5 µs
+beside MPI's own, bench/RESULTS.md): :class:`_HostTable` keeps each group's buffers, and the rows
+are only read where they differ. Elsewhere the calls compare on a group's first ``ALWAYS``
+collectives, then on every power of two (the 16th, 32nd, ...): on a stream-ordered engine (NCCL)
+a host read of every call's table would stall the stream that overlaps DataParallel's buckets
+with the backward pass, and a non-blocking call on MPI would start a second non-blocking
+collective (all_gather's and gather's tasks still compare on every call: an evaluation's uneven
+shard). The schedule depends only on the group's count of collectives made, the same on every
+rank of a correct program. A non-blocking call starts its all-gather with the call, and its task
+ends the job on a difference (the call has started: MPI cannot take it back), as
+``PYCOLL_CHECK``'s comparison of a non-blocking call does. ``PYCOLL_CHECK=1`` compares every call
+everywhere, in full (shapes, call numbers, ``sync_op``). ``gather`` given different roots stalls
+in MPI before (its root's verdict is broadcast from each rank's root), and the stall notices end
+the job naming each rank's root.
 """
 from __future__ import annotations
 
+import struct
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
@@ -49,16 +57,16 @@ def _dtype_code(dtype: Any) -> int:
     return code
 
 
-# compared on every call where the calls finish on the host (MPI): an evaluation's uneven last
-# shard meets an all_gather after any number of training steps, and a blocking host call pays a
-# few microseconds more; on NCCL the comparison's host read would stall the stream (the schedule)
-_EVERY_HOST_CALL = frozenset({"all_gather", "gather"})
+# non-blocking calls on the host compared on every call too (the others on the schedule: a second
+# non-blocking collective per call made a loop of 1000 tasks on MPICH 20-100x slower, tasks piling up)
+_EVERY_HOST_TASK = frozenset({"all_gather", "gather"})
 
 
-def due(group: Any, fn: str) -> bool:
+def due(group: Any, fn: str, blocking: bool = True) -> bool:
     """Whether this collective ``fn`` on ``group`` (its ``collectives_made``-th, spelt out:
-    all_reduce's hot path asks on every call) compares."""
-    if fn in _EVERY_HOST_CALL and not group.engine.stream_ordered:
+    all_reduce's hot path asks on every call) compares: on the host a blocking call always
+    (and all_gather's and gather's tasks), else on the schedule."""
+    if not group.engine.stream_ordered and (blocking or fn in _EVERY_HOST_TASK):
         return True
     n = group.seq - group.p2p_calls - group.collectives_refused
     return n <= ALWAYS or n & (n - 1) == 0
@@ -70,7 +78,7 @@ def signature(arr: Any, op: Any = None) -> List[int]:
     return [_dtype_code(arr.dtype), int(arr.size), -1 if value is None else value]
 
 
-_UNSIGNED = [-1, -1, -1]  # a call whose tensors are not compared (scatter's verdict)
+UNSIGNED = [-1, -1, -1]  # a call whose tensors are not compared
 
 
 class Comparison:
@@ -111,19 +119,50 @@ def _rows(table: Any) -> List[List[int]]:
 
 
 def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
-           signed: List[int] = _UNSIGNED) -> List[List[int]]:
+           signed: List[int] = UNSIGNED) -> List[List[int]]:
     """Every rank's words (``[extra, root, call, *signed]``; ``root`` a group rank, ``signed`` a
     `signature`), in group rank order, from one blocking all-gather (under the caller's watch;
     its failure raised as call ``fn``'s); where the collectives, the roots (with ``arg``, the
     root's argument) or the tensors differ, a ValueError on every rank alike naming each one's."""
+    words = _words(extra, root, fn, signed)
     try:
-        rows = _rows(_all_gather(group, _words(extra, root, fn, signed), blocking=True)[0])
+        if group.engine.stream_ordered:
+            rows = _rows(_all_gather(group, words, blocking=True)[0])
+        else:
+            table = group.host_table or _HostTable(group)
+            rows = table.gathered(group, words)
+            if rows is None:  # every rank's words are this rank's
+                return [words] * group.nranks
     except Exception as exc:
         raise call_failed(fn, group.seq, group, exc) from exc
     problem = difference(group, fn, arg, rows)
     if problem is not None:
         raise ValueError(f"{problem}; nothing was sent")
     return rows
+
+
+class _HostTable:
+    """A host group's buffers for its blocking comparisons, made once (``group.host_table``; a
+    blocking call is done with them when it returns): this rank's words and every rank's,
+    packed by ``struct`` and compared as bytes, so that a call whose ranks agree costs the
+    all-gather and little more."""
+
+    _PACKED = struct.Struct(f"<{_WORDS}q")
+
+    def __init__(self, group: Any):
+        self._mine = bytearray(self._PACKED.size)
+        self._table = bytearray(self._PACKED.size * group.nranks)
+        self._mine_view = np.frombuffer(self._mine, np.uint8)  # (the engine's arrays: MPI writes the bytearrays)
+        self._table_view = np.frombuffer(self._table, np.uint8)
+        group.host_table = self
+
+    def gathered(self, group: Any, words: List[int]) -> Optional[List[List[int]]]:
+        """None where every rank gave ``words``, else every rank's, in group rank order."""
+        self._PACKED.pack_into(self._mine, 0, *words)
+        group.engine.all_gather(self._table_view, self._mine_view, True, group.seq)
+        if self._table == self._mine * group.nranks:
+            return None
+        return [list(row) for row in self._PACKED.iter_unpack(self._table)]
 
 
 def difference(group: Any, fn: str, arg: Optional[str], rows: List[List[int]]) -> Optional[str]:

@@ -27,7 +27,7 @@ from pycoll.distributed import _arrays, agreement, alltoall_sizes, call_peers, c
 from pycoll.distributed._failure import call_failed
 from pycoll.distributed.env import member_group, not_a_member, outside, world_group
 from pycoll.distributed.group import Group, as_rank
-from pycoll.distributed.task import (POINT_TO_POINT, COMPLETED, Task, drain, poll, retire, take_failure,
+from pycoll.distributed.task import (POINT_TO_POINT, COMPLETED, Task, poll, retire, take_failure,
                                      wait_earlier_collectives, wait_overlapping)
 from pycoll.distributed.watchdog import watchdog
 
@@ -171,7 +171,7 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
-        elif agrees and g.nranks > 1 and agreement.due(g, fn):
+        elif agrees and g.nranks > 1 and agreement.due(g, fn, sync_op):
             comparison = _agree(g, fn, root_arg, 0 if root is None else g.index_of(root),
                                 agreement.signature(arr, op), sync_op)
         try:
@@ -211,28 +211,32 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
     except (TypeError, ValueError) as exc:
         _refused(g, "all_reduce", exc)
         raise
-    if sync_op and finish is None and buf.size and not check.enabled and not g.pending and not (
-            g.nranks > 1 and agreement.due(g, "all_reduce")):
+    if sync_op and finish is None and buf.size and not check.enabled and not g.pending:
         # _launch's blocking path, inlined: this is data-parallel training's hot call, and every
         # Python call saved here is measurable against MPI's few microseconds
         watchdog.name, watchdog.group = "all_reduce", g
         g.settled = g.seq
         try:
-            backend.all_reduce(buf, plan, True, g.seq)
-        except Exception as exc:
-            raise call_failed("all_reduce", g.seq, g, exc) from exc
+            if g.nranks > 1 and agreement.due(g, "all_reduce"):
+                agreement.agreed(g, "all_reduce", None, 0, signed=agreement.signature(buf, op))
+            try:
+                backend.all_reduce(buf, plan, True, g.seq)
+            except Exception as exc:
+                raise call_failed("all_reduce", g.seq, g, exc) from exc
         finally:
             watchdog.group = None
         return COMPLETED
     return _launch(g, "all_reduce", backend.all_reduce, (buf, plan), buf, sync_op, finish, op=op, agrees=True)
 
 
-def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None) -> None:
+def _root_verdict(g: Group, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None,
+                  received: Any = None) -> None:
     """:func:`verdict.shared`: every rank raises the root's refusal of its list (with ``arg``,
-    ranks that name different roots all raise too). A group of one has no peer to tell, so its
-    root raises without the collectives (and the host's wait for them) that telling takes."""
+    ranks that name different roots, or ``received`` arrays of different dtypes or sizes, all
+    raise too). A group of one has no peer to tell, so its root raises without the collectives
+    (and the host's wait for them) that telling takes."""
     if g.nranks > 1:
-        verdict.shared(g, fn, root, problem, arg)
+        verdict.shared(g, fn, root, problem, arg, received)
     elif problem is not None:
         raise problem
 
@@ -397,7 +401,7 @@ def scatter_from(tensor: Any, tensor_list: Any, src: int, group: Optional[Group]
         except (TypeError, ValueError) as exc:
             problem = exc
     compared = _compare_first(g, "scatter", out, sync_op, root=src)
-    _root_verdict(g, "scatter", root, problem, "src")
+    _root_verdict(g, "scatter", root, problem, "src", out)  # (a larger out once got its block and zeros)
     return _launch(g, "scatter", g.engine.scatter, (out, send, root), out, sync_op, finish, root=src,
                    compared=not compared)
 
@@ -553,9 +557,11 @@ def alltoall_single(out_tensor: Any, in_tensor: Any, in_split_sizes: Optional[Li
 
 def barrier(group: Optional[Group] = None) -> None:
     """Block until every rank of the group has entered the barrier (after the group's own
-    non-blocking work has completed)."""
+    non-blocking collectives have completed). Sends and receives in flight go on beside it, as
+    on paddle's and torch's NCCL groups (their own communicators): ``t = irecv(x, src=0);
+    barrier(); ...; t.wait()`` with the matching send made after the barrier is a valid program."""
     g = _begin(group, "barrier")
     if g is None:
         return
-    drain(g)
+    wait_earlier_collectives(g)
     _launch(g, "barrier", g.engine.barrier, (), check.BARRIER_TOKEN, True)

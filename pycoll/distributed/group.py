@@ -78,6 +78,7 @@ class Group:
         self.touches: Tuple[Tuple[Any, ...], Tuple[Any, ...]] = ((), ())  # the call in progress's arrays: read, written
         self.failure: Optional[CollectiveError] = None
         self.shut_down = False
+        self.host_table: Any = None  # agreement's buffers for this group's blocking comparisons on the host
 
     @property
     def world_size(self) -> int:

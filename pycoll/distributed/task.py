@@ -6,9 +6,10 @@ were freed before the call completed, the engine would write into memory reused 
 else. So a task holds every array its engine touches (the caller's and pycoll's own staging
 buffers) and its group holds the task (``Group.pending``) until it is known to be complete,
 whatever the caller does with the task. Later calls on the group retire completed tasks
-(:func:`retire`, oldest first); ``barrier``, ``destroy_process_group`` and the end of the
-process wait for the rest (:func:`drain`). An error met by a task nobody waits for is kept in
-``Group.failure`` and raised by the group's next call.
+(:func:`retire`, oldest first); ``barrier`` waits for the collectives among them, and
+``destroy_process_group``, ``wait`` and the end of the process for the rest (:func:`drain`). An
+error met by a task nobody waits for is kept in ``Group.failure`` and raised by the group's next
+call.
 """
 from __future__ import annotations
 

@@ -21,20 +21,23 @@ from pycoll.distributed.watchdog import watchdog
 _KINDS = {"TypeError": TypeError, "ValueError": ValueError}
 
 
-def shared(group: Any, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None) -> None:
+def shared(group: Any, fn: str, root: int, problem: Optional[Exception], arg: Optional[str] = None,
+           received: Any = None) -> None:
     """Every rank learns whether the root (a group rank) refused call ``fn``: the root passes
     its ``problem`` (None: none), and on a refusal every rank raises it. With ``arg`` (the
     root's argument, for a call that MPI completes with different roots: scatter) the ranks
-    compare their roots in it, and where they differ all raise a ValueError naming each one's;
-    without, the root broadcasts it (gather's different roots stall, which the stall notices
-    name; the object collectives compare their ``src`` before)."""
+    compare their roots in it, and the dtype and size of the arrays they receive into
+    (``received``), and where they differ all raise a ValueError naming each one's; without,
+    the root broadcasts it (gather's different roots stall, which the stall notices name; the
+    object collectives compare their ``src`` before)."""
     backend, seq = group.engine, group.seq
     xp = backend.xp
     text = f"{type(problem).__name__}:{problem}".encode() if problem is not None else b""
     watchdog.name, watchdog.group = fn, group
     try:
         if arg is not None:
-            size = agreement.agreed(group, fn, arg, root, len(text))[root][0]
+            signed = agreement.signature(received) if received is not None else agreement.UNSIGNED
+            size = agreement.agreed(group, fn, arg, root, len(text), signed)[root][0]
         else:
             try:
                 head = xp.asarray(np.array([len(text)], np.int64))

@@ -7,11 +7,13 @@ ranks that are only slow do not. argv[1] is the mode:
   its task (MPI never matches the two).
 - ``subgroup``: on 3 ranks, rank 1 calls barrier and rank 2 all_gather on the group [1, 2] (its
   #2) while rank 0 waits in the world's all_reduce for them.
-- ``extra_broadcasts``: both ranks broadcast 8 times (the broadcasts that compare their root:
-  pycoll.distributed.agreement), then rank 0 broadcasts three times more (as the root it leaves each
-  at once), then calls barrier (its #12); rank 1 calls all_reduce (its #9): different counts of
+- ``extra_broadcasts``: both ranks broadcast 8 times, then rank 0 broadcasts three times more (a
+  root once left each at once) and calls barrier (its #12); rank 1 calls all_reduce (its #9). The
+  ranks first compare their calls (pycoll.distributed.agreement): both raise at #9.
+- ``extra_broadcasts_task``: the same with rank 0's extra broadcasts non-blocking (compared on
+  the group's first 8 collectives and powers of two only): as their root it completes them
+  alone, and waits in barrier #12 while rank 1 waits in all_reduce #9: different counts of
   collectives made.
-- ``extra_broadcasts_task``: the same with rank 1's all_reduce a task it waits for.
 - ``gather_roots``: each rank gathers to itself (gather #1, roots 0 and 1).
 - ``slow``: rank 1 sleeps past the notice delay before joining the same all_reduce.
 - ``p2p_shift`` (3 ranks): rank 0 first sends rank 2 a message (its #1, rank 2's too; rank 1
@@ -34,7 +36,6 @@ import time
 import numpy as np
 
 import pycoll.distributed as dist
-from pycoll.distributed import agreement
 
 SLOW_S = 3.0  # past the notice delay the tests set (PYCOLL_STALL_WARN=1)
 
@@ -63,14 +64,14 @@ elif mode == "subgroup":
             dist.all_gather([], x, group=pair)
     dist.all_reduce(x)
 elif mode.startswith("extra_broadcasts"):
-    for _ in range(agreement.ALWAYS):
+    for _ in range(8):
         dist.broadcast(x, src=0)
     if rank == 0:
         for _ in range(3):
-            dist.broadcast(x, src=0)
+            dist.broadcast(x, src=0, sync_op=not mode.endswith("task"))
         dist.barrier()
     else:
-        dist.all_reduce(x, sync_op=not mode.endswith("task")).wait()
+        dist.all_reduce(x)
 elif mode == "gather_roots":
     dist.gather(x, [], dst=rank)
 elif mode == "slow":

@@ -2,8 +2,8 @@
 or different ops are refused on every rank before anything is sent, naming each rank's, and the
 job goes on: MPI completed them, each rank receiving some rank's data and whatever followed it in
 memory (an all_gather of 3 and 2 elements gave rank 0 [[0, 1, 2], [10, 11, 1.4e-45]], exit 0).
-Compared on a group's first 8 collectives and each power of two, all_gather and gather on MPI
-on every call (agreement.due). Two ranks;
+Compared on every call on MPI (agreement.due; on NCCL on a group's first 8 collectives and each
+power of two). Two ranks;
 argv[1] "world", "group" (a new group of both), "kinds" (rank 0 in all_reduce, rank 1 in
 broadcast: told so) or "task": a non-blocking all_gather of uneven sizes, whose task ends the job."""
 import sys
@@ -80,10 +80,15 @@ assert x.numpy().tolist() == [1.0, 3.0, 5.0, 7.0], x
 parts = []
 dist.all_gather(parts, pycoll.full([2], float(rank)), group=group)
 assert [p.numpy().tolist() for p in parts] == [[0.0, 0.0], [1.0, 1.0]], parts
-# an evaluation after training: all_gather and gather on MPI compare on every call, past the schedule
+# an evaluation after training, a SUM against a MAX in the 34th step: MPI compares every call
 for _ in range(20):
     dist.all_reduce(pycoll.ones([2]), group=group)
 assert (group if group is not None else dist.get_group()).collectives_made == 30
 refused("all_gather", uneven, lambda x: dist.all_gather([], x, group=group))  # the 31st
 refused("gather", uneven, lambda x: dist.gather(x, [] if rank == 0 else None, dst=0, group=group))
+refused("broadcast", uneven, lambda x: dist.broadcast(x, src=0, group=group))
+refused("all_reduce", "rank 0: float32 of 3 elements, op=ReduceOp.SUM; rank 1: float32 of 3 elements, op=ReduceOp.MAX",
+        lambda x: dist.all_reduce(pycoll.ones([3]), op=dist.ReduceOp.MAX if rank else dist.ReduceOp.SUM, group=group))
+refused("reduce_scatter", "rank 0: float32 of 2 elements, op=ReduceOp.SUM; rank 1: float32 of 1 element, op=ReduceOp.SUM",
+        lambda x: dist.reduce_scatter(pycoll.zeros([2 - rank]), [pycoll.ones([2 - rank])] * 2, group=group))
 print(f"tensor agreement OK rank={rank}", flush=True)
