@@ -384,6 +384,14 @@ def _():
     return transformed(lambda T: T.Resize(224))
 
 
+@case("transforms_resize_modes_720p")
+def _():
+    """A 720p frame to 224 x 224 by 'bicubic', 'area' and 'lanczos' (a probe found them far slower)."""
+    resizes = [transformed(lambda T, mode=mode: T.Resize((224, 224), interpolation=mode), (720, 1280))
+               for mode in ("bicubic", "area", "lanczos")]
+    return lambda: [resize() for resize in resizes]
+
+
 @case("transforms_rotation")
 def _():
     return transformed(lambda T: T.RandomRotation(15))

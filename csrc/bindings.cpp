@@ -724,6 +724,40 @@ Image image_resize_bilinear(const Image& img, int64_t oh, int64_t ow) {
     return out;
 }
 
+using Taps64 = py::array_t<int64_t, py::array::c_style>;
+using TapWeights = py::array_t<float, py::array::c_style>;
+
+// Taps [n_out, T] of one axis of n_in cells, checked: every index inside the axis.
+int64_t tap_width(const char* fn, const char* arg, const Taps64& index, const TapWeights& weight, int64_t n_out,
+                  int64_t n_in) {
+    if (index.ndim() != 2 || weight.ndim() != 2 || index.shape(0) != n_out || index.shape(1) < 1 ||
+        weight.shape(0) != n_out || weight.shape(1) != index.shape(1)) {
+        throw py::value_error(where(fn, std::string(arg) + "'s index and weight are not both [n_out, T]"));
+    }
+    const int64_t* data = index.data();
+    for (py::ssize_t i = 0; i < index.size(); ++i) {
+        if (data[i] < 0 || data[i] >= n_in) throw py::value_error(where(fn, std::string(arg) + " holds an index outside the image"));
+    }
+    return index.shape(1);
+}
+
+Image image_resize_taps(const Image& img, const Taps64& yi, const TapWeights& yw, const Taps64& xi,
+                        const TapWeights& xw, bool rows_first) {
+    const char* fn = "image_resize_taps";
+    const auto [h, w, c] = image_dims(fn, img);
+    const int64_t oh = yi.ndim() == 2 ? yi.shape(0) : 0, ow = xi.ndim() == 2 ? xi.shape(0) : 0;
+    if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0) throw py::value_error(where(fn, "an empty size"));
+    const int64_t ty = tap_width(fn, "the rows", yi, yw, oh, h), tx = tap_width(fn, "the columns", xi, xw, ow, w);
+    Image out = image_like(img, oh, ow);
+    const uint8_t* in = img.data();
+    uint8_t* o = out.mutable_data();
+    const int64_t *yi_ = yi.data(), *xi_ = xi.data();
+    const float *yw_ = yw.data(), *xw_ = xw.data();
+    py::gil_scoped_release nogil;
+    pycoll::resize_taps_u8(in, h, w, c, o, oh, ow, yi_, yw_, ty, xi_, xw_, tx, rows_first);
+    return out;
+}
+
 // Any C-contiguous array of 2 or more axes, axis 1 reversed: its bytes are moved, not read.
 py::array image_flip_width(const py::array& img) {
     if (img.ndim() < 2 || !(img.flags() & py::array::c_style)) {
@@ -839,6 +873,9 @@ void def_image_ops(py::module_& m) {
           py::arg("offset"), py::arg("eta"), "The positions of boxes [k, 4] (best first) greedy NMS keeps.");
     m.def("image_resize_bilinear", &image_resize_bilinear, py::arg("img").noconvert(), py::arg("oh"),
           py::arg("ow"), "OpenCV's uint8 INTER_LINEAR of an [H, W(, C)] image to [oh, ow(, C)].");
+    m.def("image_resize_taps", &image_resize_taps, py::arg("img").noconvert(), py::arg("yi").noconvert(),
+          py::arg("yw").noconvert(), py::arg("xi").noconvert(), py::arg("xw").noconvert(), py::arg("rows_first"),
+          "An [H, W(, C)] uint8 image resized by the taps of its rows and columns (float32, rounded).");
     m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");
     m.def("image_lookup", &image_lookup, py::arg("img").noconvert(), py::arg("table").noconvert(),
           "table[img] for a uint8 img and a 256-entry uint8 table.");

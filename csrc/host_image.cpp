@@ -136,6 +136,64 @@ void resize_bilinear_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uin
     }
 }
 
+namespace {
+
+// One row of taps along the columns: out[k, ch] = sum_t in[xi[k, t], ch] * xw[k, t] (in order of t).
+template <typename In>
+void columns(const In* in, int64_t c, int64_t ow, const int64_t* xi, const float* xw, int64_t tx, float* out) {
+    for (int64_t k = 0; k < ow; ++k) {
+        const int64_t* index = xi + k * tx;
+        const float* weight = xw + k * tx;
+        for (int64_t ch = 0; ch < c; ++ch) {
+            float acc = static_cast<float>(in[index[0] * c + ch]) * weight[0];
+            for (int64_t t = 1; t < tx; ++t) acc += static_cast<float>(in[index[t] * c + ch]) * weight[t];
+            out[k * c + ch] = acc;
+        }
+    }
+}
+
+// One output row of taps along the rows: out[j] = sum_t rows[yi[t]][j] * yw[t] over a row of n values.
+template <typename In>
+void rows_of(const In* in, int64_t n, const int64_t* yi, const float* yw, int64_t ty, float* out) {
+    const In* first = in + yi[0] * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = static_cast<float>(first[j]) * yw[0];
+    for (int64_t t = 1; t < ty; ++t) {
+        const In* row = in + yi[t] * n;
+        const float wt = yw[t];
+        for (int64_t j = 0; j < n; ++j) out[j] += static_cast<float>(row[j]) * wt;
+    }
+}
+
+uint8_t rounded_u8(float v) {  // np.clip(np.rint(v), 0, 255): half to even
+    const float r = std::nearbyint(v);
+    return static_cast<uint8_t>(std::min(std::max(r, 0.0f), 255.0f));
+}
+
+}  // namespace
+
+PYCOLL_SIMD_CLONES
+void resize_taps_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst, int64_t oh, int64_t ow,
+                    const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw,
+                    int64_t tx, bool rows_first) {
+    const int64_t out_row = ow * c;
+    std::vector<float> result(out_row);
+    if (rows_first) {  // [oh, w, c] in float32, then the columns of each row
+        std::vector<float> inter(oh * w * c);
+        for (int64_t i = 0; i < oh; ++i) rows_of(src, w * c, yi + i * ty, yw + i * ty, ty, inter.data() + i * w * c);
+        for (int64_t i = 0; i < oh; ++i) {
+            columns(inter.data() + i * w * c, c, ow, xi, xw, tx, result.data());
+            for (int64_t j = 0; j < out_row; ++j) dst[i * out_row + j] = rounded_u8(result[j]);
+        }
+        return;
+    }
+    std::vector<float> inter(h * out_row);  // [h, ow, c], then the rows
+    for (int64_t r = 0; r < h; ++r) columns(src + r * w * c, c, ow, xi, xw, tx, inter.data() + r * out_row);
+    for (int64_t i = 0; i < oh; ++i) {
+        rows_of(inter.data(), out_row, yi + i * ty, yw + i * ty, ty, result.data());
+        for (int64_t j = 0; j < out_row; ++j) dst[i * out_row + j] = rounded_u8(result[j]);
+    }
+}
+
 // functional.hflip's np.ascontiguousarray(img[:, ::-1])
 void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst) {
     switch (pixel_bytes) {

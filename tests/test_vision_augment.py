@@ -432,6 +432,12 @@ def test_resize_of_arrays_and_tensors_takes_paddles_other_modes_and_refuses_a_ba
     assert hashlib.sha256(area.tobytes()).hexdigest()[:16] == "854bd13e0885c157"
     assert VF.resize(np.array([[2, 3], [2, 3]], np.uint8), (1, 1), interpolation="area").tolist() == [[3]]
     assert VF.resize(np.array([[0, 90, 180]], np.uint8), (1, 2), interpolation="area").tolist() == [[30, 150]]
+    # enlarging along either axis, OpenCV's other 'area' on both (opencv 5.0's float32 values)
+    ramp = np.arange(12, dtype=np.float32).reshape(3, 4) * 10
+    np.testing.assert_allclose(VF.resize(ramp, (5, 2), interpolation="area"),
+                               [[5, 25], [18.3333, 38.3333], [45, 65], [71.6667, 91.6667], [85, 105]], atol=1e-4)
+    np.testing.assert_allclose(VF.resize(ramp, (5, 6), interpolation="area")[1], [13.3333, 18.3333, 23.3333, 33.3333,
+                                                                                 38.3333, 43.3333], atol=1e-4)
     # 'lanczos' is OpenCV's Lanczos-4 (opencv 5.0's values at two places; its fixed point: within 1)
     lanczos = VF.resize(image, (17, 23), interpolation="lanczos").astype(int)
     assert np.abs(lanczos[0, :4].reshape(-1) - [102, 100, 168, 69, 169, 115, 179, 1, 116, 74, 75, 53]).max() <= 1

@@ -1,6 +1,6 @@
 """Single-pass host kernels for uint8 images in paddle.vision.transforms' array path, where paddle
-calls OpenCV: bilinear resize, horizontal flip, lookup tables, RGB to grey, the saturation blend,
-the HSV_FULL conversions and cv2's affine and perspective warps; and paddle.vision.ops.nms's
+calls OpenCV: bilinear resize, the resize by taps ('bicubic', 'area', 'lanczos'), horizontal flip,
+lookup tables, RGB to grey, the saturation blend, the HSV_FULL conversions and cv2's affine and perspective warps; and paddle.vision.ops.nms's
 greedy loop (``pycoll._C``, C++, the GIL released; see csrc/host_image.h).
 
 Each function returns None where the kernels do not serve its image: it is not a numpy uint8 array
@@ -40,6 +40,19 @@ def resize_bilinear(img: Any, height: int, width: int) -> Optional[np.ndarray]:
     if kernels is None or img.ndim not in (2, 3):
         return None
     return kernels.image_resize_bilinear(np.ascontiguousarray(img), height, width)
+
+
+def resize_taps(img: Any, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np.ndarray, np.ndarray],
+                rows_first: bool) -> Optional[np.ndarray]:
+    """An [H, W] or [H, W, C] image resized by the taps (index [n_out, T] int64, weight float32)
+    of its rows and columns, the rows first where ``rows_first``: sums in float32, rounded half
+    to even and clipped (functional._resampled_array's loop)."""
+    kernels = _served(img)
+    if kernels is None or img.ndim not in (2, 3) or not hasattr(kernels, "image_resize_taps"):
+        return None
+    arrays = [np.ascontiguousarray(a, dtype) for a, dtype in
+              ((rows[0], np.int64), (rows[1], np.float32), (columns[0], np.int64), (columns[1], np.float32))]
+    return kernels.image_resize_taps(np.ascontiguousarray(img), *arrays, rows_first)
 
 
 def flip_width(img: Any) -> Optional[np.ndarray]:

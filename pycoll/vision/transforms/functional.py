@@ -4,6 +4,7 @@ pycoll Tensors ([C, H, W]). Each function returns the kind of image it was given
 ``to_tensor`` (a Tensor) and ``normalize`` on a PIL image (an array), as paddle's do."""
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -12,7 +13,6 @@ import numpy as np
 import pycoll
 from pycoll.kernels import host_image
 from pycoll.nn._resample_functional import _bicubic_matrix
-from pycoll.nn._sliding import apply_axis_taps
 from pycoll.tensor import Tensor
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image, _to_pil, get_image_size
 from pycoll.vision.transforms._resize import resize_array
@@ -75,7 +75,7 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
     (height, width). 'nearest', 'bilinear', 'bicubic' or 'area' (arrays and Tensors; on Tensors the
     last two through ``nn.functional.interpolate``), 'lanczos' on arrays; more modes on PIL images
     (PIL's own resampling). On an array every mode gives OpenCV's values (paddle's numpy path;
-    within 1 on uint8), except 'area' enlarging: an adaptive average pool there."""
+    within 1 on uint8, where OpenCV computes in fixed point)."""
     _check_image(img, "resize")
     w, h = get_image_size(img)
     target = _target_size(size, w, h)
@@ -103,22 +103,46 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
 def _resampled_array(img: np.ndarray, target: Tuple[int, int], interpolation: str) -> np.ndarray:
     """An HW / HWC array resized by 'bicubic', 'area' or 'lanczos' as OpenCV computes them (float
     weights: within 1 of OpenCV's fixed point on uint8), each axis through a map of a few taps a
-    row; enlarging by 'area' is an adaptive average pool (``nn.functional.interpolate``)."""
+    row, the more shrunk axis first (a uint8 image through the host kernel, the same bytes)."""
     image = img[:, :, None] if img.ndim == 2 else img
     sizes = list(zip(image.shape[:2], target))
     if interpolation == "area" and img.dtype.kind in "iu" and all(n % m == 0 for n, m in sizes):
         return _area_blocks(img, target)
     if interpolation == "area" and any(m > n for n, m in sizes):
-        out = _interpolated(pycoll.to_tensor(np.ascontiguousarray(image.transpose(2, 0, 1)).astype(np.float32)),
-                            target, interpolation).numpy().transpose(1, 2, 0)
-    else:
-        maps = [_AXIS_MAPS[interpolation](n, m) for n, m in sizes]
-        out = apply_axis_taps(image.astype(np.float32), [_taps_of(m) for m in maps], (0, 1))
+        interpolation = "area_enlarging"  # OpenCV's other 'area', on both axes
+    taps = [_axis_taps(interpolation, *size) for size in sizes]
+    rows_first = sizes[0][1] / sizes[0][0] <= sizes[1][1] / sizes[1][0]
+    fast = host_image.resize_taps(img, taps[0], taps[1], rows_first)
+    if fast is not None:
+        return fast
+    out = image
+    for axis in (0, 1) if rows_first else (1, 0):
+        index, weight = taps[axis]
+        shape = [1] * out.ndim
+        shape[axis] = -1
+        taken = out  # (an integer image's taps are taken as they are: their products are float32)
+        out = np.take(taken, index[:, 0], axis=axis) * weight[:, 0].reshape(shape)
+        for t in range(1, index.shape[1]):
+            out += np.take(taken, index[:, t], axis=axis) * weight[:, t].reshape(shape)
     if img.dtype.kind in "iu":  # back into the image's range and dtype, rounded as OpenCV does
         info = np.iinfo(img.dtype)
         out = np.clip(np.rint(out), info.min, info.max)
     out = out.astype(img.dtype)
     return out[:, :, 0] if img.ndim == 2 else out
+
+
+def _area_enlarging_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """OpenCV's 'area' map of an axis where the image is enlarged along either: a linear blend of
+    the two cells from floor(k * n_in / n_out), the second weighed by the part of output cell k
+    past the first's end (in float32, as OpenCV computes it; edges repeated)."""
+    k = np.arange(n_out)
+    first = np.floor(k * (n_in / n_out)).astype(np.int64)
+    part = ((k + 1) - (first + 1) * (n_out / n_in)).astype(np.float32)
+    part = np.where(part <= 0, np.float32(0), part - np.floor(part)).astype(np.float64)
+    m = np.zeros((n_out, n_in), np.float64)
+    np.add.at(m, (k, np.minimum(first, n_in - 1)), 1 - part)
+    np.add.at(m, (k, np.minimum(first + 1, n_in - 1)), part)
+    return m
 
 
 def _area_matrix(n_in: int, n_out: int) -> np.ndarray:
@@ -147,7 +171,7 @@ def _lanczos4_matrix(n_in: int, n_out: int) -> np.ndarray:
 
 
 _AXIS_MAPS = {"bicubic": lambda n_in, n_out: _bicubic_matrix(n_in, n_out, False, 0.0, one_cell_centred=True),
-              "area": _area_matrix, "lanczos": _lanczos4_matrix}
+              "area": _area_matrix, "area_enlarging": _area_enlarging_matrix, "lanczos": _lanczos4_matrix}
 
 
 def _area_blocks(img: np.ndarray, target: Tuple[int, int]) -> np.ndarray:
@@ -161,13 +185,19 @@ def _area_blocks(img: np.ndarray, target: Tuple[int, int]) -> np.ndarray:
     return out.reshape(target) if img.ndim == 2 else out
 
 
-def _taps_of(dense: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """A [out, in] map with a few entries a row as taps (``apply_axis_taps``): a resize applied
-    densely multiplied every output row by the whole input (200-300x OpenCV's time at 720p)."""
+@functools.lru_cache(maxsize=64)
+def _axis_taps(interpolation: str, n_in: int, n_out: int) -> Tuple[np.ndarray, np.ndarray]:
+    """One axis' map of ``interpolation`` from ``n_in`` to ``n_out`` cells as taps: [n_out, T]
+    indices and float32 weights, read-only (kept for the next image of these sizes: a dataset's
+    images share them). Applied densely, a map multiplied every output row by the whole input
+    (11x Paddle's time for the three modes at 720p: bench/RESULTS.md)."""
+    dense = _AXIS_MAPS[interpolation](n_in, n_out)
     nonzero = dense != 0
     width = max(int(nonzero.sum(axis=1).max()), 1)
     index = np.argsort(~nonzero, axis=1, kind="stable")[:, :width]
-    return index, np.take_along_axis(dense, index, axis=1).astype(np.float32)
+    weight = np.take_along_axis(dense, index, axis=1).astype(np.float32)
+    index.flags.writeable = weight.flags.writeable = False
+    return index, weight
 
 
 def _interpolated(img: Tensor, target: Tuple[int, int], interpolation: str) -> Tensor:
