@@ -135,8 +135,10 @@ def dp():
             return STEPS * BATCH
 
     # ShardingStage1 leaves plain parameters alone (paddle's rule) and shards those of shard_layer;
-    # ShardingStage2 in the eager loop updates alike (its gradients stay whole there)
-    for stage, layered in ((dist.ShardingStage1, False), (dist.ShardingStage1, True), (dist.ShardingStage2, True)):
+    # ShardingStage2 and 3 in the eager loop update alike (their gradients and parameters stay whole
+    # there; paddle's stage 3 gives the same updates, a probe ran its documented example)
+    for stage, layered in ((dist.ShardingStage1, False), (dist.ShardingStage1, True), (dist.ShardingStage2, True),
+                           (dist.ShardingStage3, True), (dist.ShardingStage3, False)):
         pycoll.seed(1)
         reference = MLP()
         model = twin(reference)

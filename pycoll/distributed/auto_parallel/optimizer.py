@@ -16,8 +16,10 @@ parameters are stepped as they are):
   (said once). Inside a DistModel (``dist.to_static`` takes the stage as ``strategy.sharding``,
   over its data-parallel dimension, with ``dist.sharding``'s ZeRO machinery) stages 2 and 3
   split the gradients and the parameters too.
-- ``ShardingStage3`` (the parameters split between steps) runs inside a DistModel only; an eager
-  ``step()`` that would need it is refused by name.
+- ``ShardingStage3`` (the parameters split between steps) in the eager loop updates as stage 2
+  there (said once): the same updates as paddle's, whose eager stage 3 also makes the parameters
+  distributed tensors split along their first dimension (pycoll's stay as they are: plain
+  parameters plain). Inside a DistModel it splits the parameters too.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ from pycoll.runtime_config import get_flags
 from pycoll.tensor import Tensor, wrap
 
 
-_said_stage2: list = []  # the eager stage-2 notice, once per process
+_said_eager: set = set()  # the stages whose eager notice was given (once per process)
 
 
 class _ShardingStage:
@@ -181,14 +183,15 @@ class ShardOptimizer(UpdateForms):
         params = self._inner_opt._parameter_list
         stage = self._shard_fn
         distributed = [p for p in params if is_dist_tensor(p) and not p.stop_gradient]
-        if stage is None or (not distributed and not (stage.stage == 3 and stage.mesh is not None)):
+        if stage is not None and stage.stage > 1 and stage.stage not in _said_eager:
+            _said_eager.add(stage.stage)
+            kept = "the gradients stay whole" if stage.stage == 2 else "the gradients and the parameters stay whole"
+            logger.warning(f"shard_optimizer({stage!r}) in the eager loop: each rank keeps its block of the optimizer "
+                           f"state, as at stage 1, and {kept} (the same updates as paddle's); dist.to_static splits "
+                           f"them too")
+        if stage is None or not distributed:
             self._eager = (self._inner_opt, {})  # paddle's stages leave plain parameters alone too
-        elif stage.stage in (1, 2):
-            if stage.stage == 2 and not _said_stage2:
-                _said_stage2.append(True)
-                logger.warning(f"shard_optimizer({stage!r}) in the eager loop: each rank keeps its block of the "
-                               "optimizer state, as at stage 1, and the gradients stay whole (the same updates "
-                               "as paddle's); dist.to_static splits the gradients too")
+        else:
             rows = {id(p): _Rows(p, stage) for p in distributed if _free_dim(p) is not None and  # else: as it is
                     p.process_mesh.get_dim_size(p.process_mesh.dim_index(stage.sharding_mesh_dim, "sharding_mesh_dim")) > 1}
             tensors = [rows[id(p)].stand_in if id(p) in rows else p for p in params]
@@ -202,11 +205,6 @@ class ShardOptimizer(UpdateForms):
             held = self._inner_opt.state_dict()  # state loaded into the optimizer before: its blocks
             if any(key != LR_SCHEDULER_KEY for key in held):
                 self.set_state_dict(held)
-        else:
-            raise NotImplementedError(
-                f"shard_optimizer with {stage!r}: pycoll splits gradients and parameters inside a "
-                f"DistModel; pass this optimizer to dist.to_static(layer, loader, loss, optimizer), or use "
-                f"ShardingStage1 or ShardingStage2 in the eager loop")
         return self._eager
 
     def state_dict(self) -> Dict[str, Any]:
