@@ -741,21 +741,43 @@ int64_t tap_width(const char* fn, const char* arg, const Taps64& index, const Ta
     return index.shape(1);
 }
 
-Image image_resize_taps(const Image& img, const Taps64& yi, const TapWeights& yw, const Taps64& xi,
-                        const TapWeights& xw, bool rows_first) {
+template <typename T>
+using ImageOf = py::array_t<T, py::array::c_style>;
+
+// An [H, W(, C)] uint8 or float32 image resized by the taps of its rows and columns.
+template <typename T>
+ImageOf<T> resize_taps_of(const ImageOf<T>& img, const Taps64& yi, const TapWeights& yw, const Taps64& xi,
+                          const TapWeights& xw,
+                          void (*kernel)(const T*, int64_t, int64_t, int64_t, T*, int64_t, int64_t, const int64_t*,
+                                         const float*, int64_t, const int64_t*, const float*, int64_t)) {
     const char* fn = "image_resize_taps";
-    const auto [h, w, c] = image_dims(fn, img);
+    if (img.ndim() != 2 && img.ndim() != 3) throw py::value_error(where(fn, "img is not [H, W] or [H, W, C]"));
+    const int64_t h = img.shape(0), w = img.shape(1), c = img.ndim() == 3 ? img.shape(2) : 1;
     const int64_t oh = yi.ndim() == 2 ? yi.shape(0) : 0, ow = xi.ndim() == 2 ? xi.shape(0) : 0;
-    if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0) throw py::value_error(where(fn, "an empty size"));
+    if (oh <= 0 || ow <= 0 || h <= 0 || w <= 0 || c <= 0) throw py::value_error(where(fn, "an empty size"));
     const int64_t ty = tap_width(fn, "the rows", yi, yw, oh, h), tx = tap_width(fn, "the columns", xi, xw, ow, w);
-    Image out = image_like(img, oh, ow);
-    const uint8_t* in = img.data();
-    uint8_t* o = out.mutable_data();
+    std::vector<py::ssize_t> shape(img.shape(), img.shape() + img.ndim());
+    shape[0] = oh;
+    shape[1] = ow;
+    ImageOf<T> out(shape);
+    const T* in = img.data();
+    T* o = out.mutable_data();
     const int64_t *yi_ = yi.data(), *xi_ = xi.data();
     const float *yw_ = yw.data(), *xw_ = xw.data();
     py::gil_scoped_release nogil;
-    pycoll::resize_taps_u8(in, h, w, c, o, oh, ow, yi_, yw_, ty, xi_, xw_, tx, rows_first);
+    kernel(in, h, w, c, o, oh, ow, yi_, yw_, ty, xi_, xw_, tx);
     return out;
+}
+
+py::array image_resize_taps(const py::array& img, const Taps64& yi, const TapWeights& yw, const Taps64& xi,
+                            const TapWeights& xw) {
+    if (py::isinstance<ImageOf<uint8_t>>(img)) {
+        return resize_taps_of<uint8_t>(img.cast<ImageOf<uint8_t>>(), yi, yw, xi, xw, &pycoll::resize_taps_u8);
+    }
+    if (py::isinstance<ImageOf<float>>(img)) {
+        return resize_taps_of<float>(img.cast<ImageOf<float>>(), yi, yw, xi, xw, &pycoll::resize_taps_f32);
+    }
+    throw py::type_error(where("image_resize_taps", "img is not a C-contiguous uint8 or float32 array"));
 }
 
 // Any C-contiguous array of 2 or more axes, axis 1 reversed: its bytes are moved, not read.
@@ -873,9 +895,10 @@ void def_image_ops(py::module_& m) {
           py::arg("offset"), py::arg("eta"), "The positions of boxes [k, 4] (best first) greedy NMS keeps.");
     m.def("image_resize_bilinear", &image_resize_bilinear, py::arg("img").noconvert(), py::arg("oh"),
           py::arg("ow"), "OpenCV's uint8 INTER_LINEAR of an [H, W(, C)] image to [oh, ow(, C)].");
-    m.def("image_resize_taps", &image_resize_taps, py::arg("img").noconvert(), py::arg("yi").noconvert(),
-          py::arg("yw").noconvert(), py::arg("xi").noconvert(), py::arg("xw").noconvert(), py::arg("rows_first"),
-          "An [H, W(, C)] uint8 image resized by the taps of its rows and columns (float32, rounded).");
+    m.def("image_resize_taps", &image_resize_taps, py::arg("img"), py::arg("yi").noconvert(),
+          py::arg("yw").noconvert(), py::arg("xi").noconvert(), py::arg("xw").noconvert(),
+          "An [H, W(, C)] uint8 or float32 image resized by the taps of its rows and columns (columns first, "
+          "float32 sums; uint8 rounded half to even).");
     m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");
     m.def("image_lookup", &image_lookup, py::arg("img").noconvert(), py::arg("table").noconvert(),
           "table[img] for a uint8 img and a 256-entry uint8 table.");

@@ -169,29 +169,34 @@ uint8_t rounded_u8(float v) {  // np.clip(np.rint(v), 0, 255): half to even
     return static_cast<uint8_t>(std::min(std::max(r, 0.0f), 255.0f));
 }
 
+inline void store(float v, uint8_t* out) { *out = rounded_u8(v); }
+inline void store(float v, float* out) { *out = v; }
+
+template <typename T>
+void resize_taps(const T* src, int64_t h, int64_t w, int64_t c, T* dst, int64_t oh, int64_t ow,
+                 const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx) {
+    const int64_t out_row = ow * c;
+    std::vector<float> inter(h * out_row);  // the columns of every row: [h, ow, c]
+    for (int64_t r = 0; r < h; ++r) columns(src + r * w * c, c, ow, xi, xw, tx, inter.data() + r * out_row);
+    std::vector<float> result(out_row);
+    for (int64_t i = 0; i < oh; ++i) {
+        rows_of(inter.data(), out_row, yi + i * ty, yw + i * ty, ty, result.data());
+        for (int64_t j = 0; j < out_row; ++j) store(result[j], dst + i * out_row + j);
+    }
+}
+
 }  // namespace
 
 PYCOLL_SIMD_CLONES
 void resize_taps_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst, int64_t oh, int64_t ow,
-                    const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw,
-                    int64_t tx, bool rows_first) {
-    const int64_t out_row = ow * c;
-    std::vector<float> result(out_row);
-    if (rows_first) {  // [oh, w, c] in float32, then the columns of each row
-        std::vector<float> inter(oh * w * c);
-        for (int64_t i = 0; i < oh; ++i) rows_of(src, w * c, yi + i * ty, yw + i * ty, ty, inter.data() + i * w * c);
-        for (int64_t i = 0; i < oh; ++i) {
-            columns(inter.data() + i * w * c, c, ow, xi, xw, tx, result.data());
-            for (int64_t j = 0; j < out_row; ++j) dst[i * out_row + j] = rounded_u8(result[j]);
-        }
-        return;
-    }
-    std::vector<float> inter(h * out_row);  // [h, ow, c], then the rows
-    for (int64_t r = 0; r < h; ++r) columns(src + r * w * c, c, ow, xi, xw, tx, inter.data() + r * out_row);
-    for (int64_t i = 0; i < oh; ++i) {
-        rows_of(inter.data(), out_row, yi + i * ty, yw + i * ty, ty, result.data());
-        for (int64_t j = 0; j < out_row; ++j) dst[i * out_row + j] = rounded_u8(result[j]);
-    }
+                    const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx) {
+    resize_taps(src, h, w, c, dst, oh, ow, yi, yw, ty, xi, xw, tx);
+}
+
+PYCOLL_SIMD_CLONES
+void resize_taps_f32(const float* src, int64_t h, int64_t w, int64_t c, float* dst, int64_t oh, int64_t ow,
+                     const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx) {
+    resize_taps(src, h, w, c, dst, oh, ow, yi, yw, ty, xi, xw, tx);
 }
 
 // functional.hflip's np.ascontiguousarray(img[:, ::-1])

@@ -16,14 +16,15 @@ namespace pycoll {
 void resize_bilinear_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst,
                         int64_t oh, int64_t ow);
 
-// A separable resize by taps (vision's 'bicubic', 'area' and 'lanczos' of arrays): along each axis
+// A separable resize by taps (vision's resize of arrays but uint8 'bilinear'): along each axis
 // output cell k is the sum over t of in[index[k, t]] * weight[k, t] in float32, in order of t
 // (index [n_out, T] int64, weight [n_out, T] float32; yi/yw the rows' taps, xi/xw the columns'),
-// the rows first where rows_first; the result rounded half to even and clipped. The values of
-// functional._resampled_array's NumPy loop, bit for bit. src [h, w, c] -> dst [oh, ow, c].
+// the columns first (OpenCV's order); on uint8 the result rounded half to even and clipped. The
+// values of _resize.resample's NumPy loop, bit for bit. src [h, w, c] -> dst [oh, ow, c].
 void resize_taps_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t* dst, int64_t oh, int64_t ow,
-                    const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw,
-                    int64_t tx, bool rows_first);
+                    const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx);
+void resize_taps_f32(const float* src, int64_t h, int64_t w, int64_t c, float* dst, int64_t oh, int64_t ow,
+                     const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx);
 
 // Each row's pixels in reverse order (cv2.flip(img, 1)); a pixel is pixel_bytes bytes.
 void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst);

@@ -220,6 +220,16 @@ def test_shard_optimizer_refuses_bad_input(call, error, words):
     assert all(w in str(info.value) for w in words), info.value
 
 
+def test_a_mesh_s_unique_id_is_its_shape_and_ranks_and_a_leaf_made_distributed_gets_its_gradient():
+    first = dist.ProcessMesh([[7, 9]], dim_names=["a", "b"])
+    assert dist.ProcessMesh([[7, 9]], dim_names=["c", "d"]).unique_id == first.unique_id  # paddle's key
+    assert dist.ProcessMesh([[9, 7]], dim_names=["a", "b"]).unique_id != first.unique_id
+    leaf = pycoll.to_tensor([1.0, 2.0], stop_gradient=False)
+    made = dist.dtensor_from_local(leaf, ONE, [Replicate()])
+    (made * made).sum().backward()  # (a probe: the leaf's gradient was lost)
+    assert leaf.grad.numpy().tolist() == [2.0, 4.0]
+
+
 def test_paddle_s_other_auto_parallel_names():
     t = dist.dtensor_from_fn(pycoll.ones, ONE, [Replicate()], shape=[2, 3])
     assert t.shape == [2, 3] and t.placements == [Replicate()] and t.numpy().tolist() == [[1.0] * 3] * 2

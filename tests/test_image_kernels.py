@@ -53,9 +53,10 @@ def test_bilinear_resize_equals_the_fixed_point_formula(name, size):
 
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
-@pytest.mark.parametrize("mode", ["bicubic", "area", "lanczos"])
-def test_resize_by_taps_equals_the_numpy_loop(name, mode):
-    img = IMAGES[name]
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic", "area", "lanczos"])
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_resize_by_taps_equals_the_numpy_loop(name, mode, dtype):
+    img = IMAGES[name] if dtype == "uint8" else (IMAGES[name] / 255).astype(np.float32)
     h, w = img.shape[:2]
     for size in ((max(h // 3, 1), max(w // 2, 1)), (2 * h + 1, w + 3), (1, 1), (h, max(w - 1, 1))):
         out = assert_same(F.resize, img, size, mode)  # rows first, columns first, and area's pool enlarging

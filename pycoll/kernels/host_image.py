@@ -42,17 +42,19 @@ def resize_bilinear(img: Any, height: int, width: int) -> Optional[np.ndarray]:
     return kernels.image_resize_bilinear(np.ascontiguousarray(img), height, width)
 
 
-def resize_taps(img: Any, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np.ndarray, np.ndarray],
-                rows_first: bool) -> Optional[np.ndarray]:
-    """An [H, W] or [H, W, C] image resized by the taps (index [n_out, T] int64, weight float32)
-    of its rows and columns, the rows first where ``rows_first``: sums in float32, rounded half
-    to even and clipped (functional._resampled_array's loop)."""
-    kernels = _served(img)
-    if kernels is None or img.ndim not in (2, 3) or not hasattr(kernels, "image_resize_taps"):
+def resize_taps(img: Any, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np.ndarray, np.ndarray]
+                ) -> Optional[np.ndarray]:
+    """An [H, W] or [H, W, C] uint8 or float32 image resized by the taps (index [n_out, T]
+    int64, weight float32) of its rows and columns, the columns first: sums in float32, on uint8
+    rounded half to even and clipped (``_resize.resample``'s loop)."""
+    if type(img) is not np.ndarray or img.dtype not in (np.uint8, np.float32) or img.size == 0 or img.ndim not in (2, 3):
+        return None
+    kernels = _kernels()
+    if kernels is None or not hasattr(kernels, "image_resize_taps"):
         return None
     arrays = [np.ascontiguousarray(a, dtype) for a, dtype in
               ((rows[0], np.int64), (rows[1], np.float32), (columns[0], np.int64), (columns[1], np.float32))]
-    return kernels.image_resize_taps(np.ascontiguousarray(img), *arrays, rows_first)
+    return kernels.image_resize_taps(np.ascontiguousarray(img), *arrays)
 
 
 def flip_width(img: Any) -> Optional[np.ndarray]:

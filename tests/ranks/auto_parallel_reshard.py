@@ -126,6 +126,12 @@ def check_logical_partials(mesh):
             lo, hi = blocks(4, n, coord)
             sharded = dist.reshard(part, mesh, [Shard(0)])
             assert sharded._local_value().numpy().tolist() == whole[lo:hi].astype(dtype).tolist(), (kind, sharded)
+    # on values other than flags, paddle reduces them as MAX / MIN (a probe's [1, -2] and [2, 5])
+    values = np.array([1.0, -2.0]) if coord == 0 else np.array([2.0, 5.0])
+    for kind, whole in ((dist.ReduceType.kRedAny, [2.0, 5.0]), (dist.ReduceType.kRedAll, [1.0, -2.0])):
+        part = dist.dtensor_from_local(pycoll.to_tensor(values.astype(np.float32)), mesh, [Partial(kind)])
+        if n == 2:
+            assert dist.reshard(part, mesh, [Replicate()])._local_value().numpy().tolist() == whole, (kind, part)
     assert repr(Partial(dist.ReduceType.kRedAny)) == "Partial(reduce_type=ANY)"  # paddle's names
     assert repr(Partial(dist.ReduceOp.PROD)) == "Partial(reduce_type=PRODUCT)"
 

@@ -235,8 +235,7 @@ def dtensor_from_local(local: Any, mesh: ProcessMesh, placements: Sequence[Place
             shape[p.dim] *= mesh.shape[axis]
     out = make_dist(tensor._array, mesh, placements, shape)
     out.stop_gradient = tensor.stop_gradient
-    if tensor.grad_node is not None:
-        _graph.record((out,), lambda g: (g,), (tensor,))
+    _graph.record((out,), lambda g: (g,), (tensor,))  # (a leaf's gradient too, as paddle's: a probe's was lost)
     return out
 
 

@@ -6,7 +6,6 @@ once per mesh value (shape and ranks) and dimension, and shared by every mesh of
 """
 from __future__ import annotations
 
-import itertools
 import numbers
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -57,13 +56,15 @@ class ProcessMesh:
                              f"dimension of the mesh (shape {list(grid.shape)}), got {list(dim_names)}")
         self._mesh = grid.astype(np.int64)
         self._dim_names = list(dim_names)
-        self._unique_id = next(ProcessMesh._made)
+        key = (tuple(self._mesh.shape), tuple(ids))
+        self._unique_id = ProcessMesh._ids.setdefault(key, len(ProcessMesh._ids) + 1)
 
-    _made = itertools.count(1)  # paddle numbers its meshes as they are made, from 1
+    _ids: Dict[Tuple[Tuple[int, ...], Tuple[int, ...]], int] = {}  # (shape, process_ids) -> unique_id
 
     @property
     def unique_id(self) -> int:
-        """This mesh's number among the meshes made in this process (paddle's)."""
+        """This mesh's number (paddle's): meshes of one shape and process_ids share it, numbered
+        from 1 in the order such meshes are first made in this process."""
         return self._unique_id
 
     # ---- what it is ------------------------------------------------------------------------

@@ -70,7 +70,8 @@ class Replicate(Placement):
 
 class ReduceType:
     """paddle's names for a Partial's reduction (``dist.ReduceType.kRedSum`` ...): pycoll's ReduceOp
-    values, and paddle's two logical ones (a Partial of flags: any rank's true / every rank's)."""
+    values, and paddle's two logical ones (a Partial of flags: any rank's true / every rank's; on
+    other dtypes paddle reduces them as MAX / MIN, and so does pycoll)."""
 
     kRedSum = ReduceOp.SUM
     kRedMax = ReduceOp.MAX
@@ -81,7 +82,7 @@ class ReduceType:
     kRedAll = 6
 
 
-LOGICAL_OPS = {ReduceType.kRedAny: ReduceOp.MAX, ReduceType.kRedAll: ReduceOp.MIN}  # on 0/1 flags
+LOGICAL_OPS = {ReduceType.kRedAny: ReduceOp.MAX, ReduceType.kRedAll: ReduceOp.MIN}  # paddle's, on any dtype
 _PADDLE_NAMES = {ReduceOp.SUM: "SUM", ReduceOp.MAX: "MAX", ReduceOp.MIN: "MIN", ReduceOp.PROD: "PRODUCT",
                  ReduceOp.AVG: "AVG", ReduceType.kRedAny: "ANY", ReduceType.kRedAll: "ALL"}
 

@@ -63,10 +63,13 @@ def unwrap_shard_optimizer(optimizer: Any, strategy: Strategy, mesh: Optional[Pr
         axis = None if mesh is None else (stage.mesh or mesh).dim_index(stage.sharding_mesh_dim,
                                                                           "sharding_mesh_dim")
         if axis is None or axis != dp_axis or (stage.mesh is not None and stage.mesh != mesh):
+            if mesh is None or dp_axis is None:
+                where = ("; this DistModel has no data-parallel dimension: give to_static a dist.shard_dataloader "
+                         "whose shard_dims names the sharding dimension")
+            else:
+                where = f", {mesh.dim_names[dp_axis]!r} of {mesh} here"
             raise ValueError(f"to_static: {stage!r}: pycoll shards over the data-parallel dimension of the "
-                             f"model's mesh (shard_dataloader's shard_dims)"
-                             + ("" if mesh is None or dp_axis is None else
-                                f", {mesh.dim_names[dp_axis]!r} of {mesh} here"))
+                             f"model's mesh (shard_dataloader's shard_dims){where}")
         strategy.sharding.enable, strategy.sharding.stage = True, stage.stage
     return optimizer._inner_opt
 

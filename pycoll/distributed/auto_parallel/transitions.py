@@ -153,8 +153,7 @@ def _gather(arr: Any, d: int, extent: int, n: int, group: Optional[dist.Group], 
 
 
 def _reduce(arr: Any, op: int, group: Optional[dist.Group]) -> Any:
-    if op in LOGICAL_OPS:  # any / all: the MAX / MIN of 0/1 flags, in arr's dtype
-        return _reduce((arr != 0).astype(np.uint8), LOGICAL_OPS[op], group).astype(arr.dtype)
+    op = LOGICAL_OPS.get(op, op)  # any / all: paddle's MAX / MIN of the values (OR / AND of flags)
     out = array_module(arr).ascontiguousarray(arr).copy()
     if group is not None:
         dist.all_reduce(out, op=op, group=group)
@@ -165,10 +164,9 @@ def _reduce_scatter(arr: Any, d: int, n: int, index: int, op: int, group: Option
                     line: List[int]) -> Any:
     """This rank's block along ``d`` of the reduction of the ranks' whole arrays (block i to the
     rank at mesh index i of ``line``)."""
-    if n == 1 or op in LOGICAL_OPS:  # (any / all: the reduction's block)
-        out = _reduce(arr, op, group if n > 1 else None)
-        lo, hi = block(arr.shape[d], n, index)
-        return _take(out, d, lo, hi)
+    op = LOGICAL_OPS.get(op, op)
+    if n == 1:
+        return _reduce(arr, op, None)
     xp = array_module(arr)
     size = arr.shape[d]
     width = -(-size // n)

@@ -3,7 +3,9 @@
 ((i + 0.5) * in / out - 0.5, clamped to the edge) and, on uint8 images, reproduces OpenCV's
 11-bit fixed-point weights and rounding (equal to paddle's output when shrinking; when enlarging,
 OpenCV's vectorised path rounds a few pixels in a hundred one step differently). uint8 'bilinear'
-runs in pycoll._C where it is built (csrc/host_image.cpp, the same bytes as the formula here)."""
+runs in pycoll._C where it is built (csrc/host_image.cpp, the same bytes as the formula here),
+and so do 'nearest' and float32 'bilinear' of uint8 and float32 images, through ``resample``: a
+resize by a few taps a row along each axis (functional's 'bicubic', 'area' and 'lanczos' too)."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -54,13 +56,48 @@ def _bilinear_uint8(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
 
 
 def resize_array(img: np.ndarray, oh: int, ow: int, interpolation: str) -> np.ndarray:
-    """``img`` [H, W] or [H, W, C] resized to [oh, ow(, C)] with 'nearest' or 'bilinear'."""
+    """``img`` [H, W] or [H, W, C] resized to [oh, ow(, C)] with 'nearest' or 'bilinear' (uint8
+    and float32 images through the host kernels where built: the same bytes)."""
     h, w = img.shape[:2]
     if interpolation == "nearest":
         rows = np.minimum(np.floor(np.arange(oh) * (1.0 / (oh / h))).astype(np.int64), h - 1)
         cols = np.minimum(np.floor(np.arange(ow) * (1.0 / (ow / w))).astype(np.int64), w - 1)
-        return img[rows][:, cols]
+        ones = np.ones((1, 1), np.float32)
+        fast = host_image.resize_taps(img, (rows[:, None], np.broadcast_to(ones, (oh, 1))),
+                                      (cols[:, None], np.broadcast_to(ones, (ow, 1))))  # (x 1.0: the pixels)
+        return img[rows][:, cols] if fast is None else fast
     if img.dtype == np.uint8:
         fast = host_image.resize_bilinear(img, oh, ow)
         return _bilinear_uint8(img, oh, ow) if fast is None else fast
-    return _bilinear_float(img, oh, ow)
+    taps = [_linear_taps(oh, h), _linear_taps(ow, w)]
+    fast = host_image.resize_taps(img, *taps)
+    return _bilinear_float(img, oh, ow) if fast is None else fast
+
+
+def _linear_taps(out_size: int, in_size: int) -> Tuple[np.ndarray, np.ndarray]:
+    """`_taps` as [out, 2] indices and float32 weights (the first's 1 - the second's)."""
+    first, second, frac = _taps(out_size, in_size)
+    return np.stack([first, second], axis=1), np.stack([np.float32(1) - frac, frac], axis=1)
+
+
+def resample(img: np.ndarray, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``img`` [H, W(, C)] resized by the taps (index [n_out, T], weight float32) of its rows and
+    columns, the columns first (OpenCV's order): each output cell the sum over t of the taken
+    cells times their weights, in float32 (an integer image rounded half to even and clipped, as
+    OpenCV's saturate_cast). uint8 and float32 images run in the host kernel (the same bytes)."""
+    fast = host_image.resize_taps(img, rows, columns)
+    if fast is not None:
+        return fast
+    out = img[:, :, None] if img.ndim == 2 else img
+    for axis, (index, weight) in ((1, columns), (0, rows)):
+        shape = [1] * out.ndim
+        shape[axis] = -1
+        taken = out  # (an integer image's taps are taken as they are: their products are float32)
+        out = np.take(taken, index[:, 0], axis=axis) * weight[:, 0].reshape(shape)
+        for t in range(1, index.shape[1]):
+            out += np.take(taken, index[:, t], axis=axis) * weight[:, t].reshape(shape)
+    if img.dtype.kind in "iu":
+        info = np.iinfo(img.dtype)
+        out = np.clip(np.rint(out), info.min, info.max)
+    out = out.astype(img.dtype)
+    return out[:, :, 0] if img.ndim == 2 else out

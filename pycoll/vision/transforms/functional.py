@@ -15,7 +15,7 @@ from pycoll.kernels import host_image
 from pycoll.nn._resample_functional import _bicubic_matrix
 from pycoll.tensor import Tensor
 from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_tensor_image, _to_pil, get_image_size
-from pycoll.vision.transforms._resize import resize_array
+from pycoll.vision.transforms._resize import resample, resize_array
 from pycoll.vision.transforms.colour import (adjust_brightness, adjust_contrast, adjust_hue,
                                             adjust_saturation, to_grayscale)
 from pycoll.vision.transforms.geometry import affine, perspective, rotate
@@ -103,32 +103,13 @@ def resize(img: Any, size: Union[int, Sequence[int]], interpolation: str = "bili
 def _resampled_array(img: np.ndarray, target: Tuple[int, int], interpolation: str) -> np.ndarray:
     """An HW / HWC array resized by 'bicubic', 'area' or 'lanczos' as OpenCV computes them (float
     weights: within 1 of OpenCV's fixed point on uint8), each axis through a map of a few taps a
-    row, the more shrunk axis first (a uint8 image through the host kernel, the same bytes)."""
-    image = img[:, :, None] if img.ndim == 2 else img
-    sizes = list(zip(image.shape[:2], target))
+    row (``_resize.resample``)."""
+    sizes = list(zip(img.shape[:2], target))
     if interpolation == "area" and img.dtype.kind in "iu" and all(n % m == 0 for n, m in sizes):
         return _area_blocks(img, target)
     if interpolation == "area" and any(m > n for n, m in sizes):
         interpolation = "area_enlarging"  # OpenCV's other 'area', on both axes
-    taps = [_axis_taps(interpolation, *size) for size in sizes]
-    rows_first = sizes[0][1] / sizes[0][0] <= sizes[1][1] / sizes[1][0]
-    fast = host_image.resize_taps(img, taps[0], taps[1], rows_first)
-    if fast is not None:
-        return fast
-    out = image
-    for axis in (0, 1) if rows_first else (1, 0):
-        index, weight = taps[axis]
-        shape = [1] * out.ndim
-        shape[axis] = -1
-        taken = out  # (an integer image's taps are taken as they are: their products are float32)
-        out = np.take(taken, index[:, 0], axis=axis) * weight[:, 0].reshape(shape)
-        for t in range(1, index.shape[1]):
-            out += np.take(taken, index[:, t], axis=axis) * weight[:, t].reshape(shape)
-    if img.dtype.kind in "iu":  # back into the image's range and dtype, rounded as OpenCV does
-        info = np.iinfo(img.dtype)
-        out = np.clip(np.rint(out), info.min, info.max)
-    out = out.astype(img.dtype)
-    return out[:, :, 0] if img.ndim == 2 else out
+    return resample(img, _axis_taps(interpolation, *sizes[0]), _axis_taps(interpolation, *sizes[1]))
 
 
 def _area_enlarging_matrix(n_in: int, n_out: int) -> np.ndarray:
@@ -240,12 +221,18 @@ def pad(img: Any, padding: Union[int, Sequence[int]], fill: Union[float, Sequenc
     widths = [(top, bottom), (left, right)] + [(0, 0)] * (arr.ndim - 2)
     if padding_mode != "constant":
         out = np.pad(arr, widths, mode=padding_mode)
-    elif isinstance(fill, numbers.Number):
+    elif min(left, top, right, bottom) < 0:  # (a negative width crops: np.pad's rule)
         out = np.pad(arr, widths, mode="constant", constant_values=fill)
-    else:
-        out = np.empty((arr.shape[0] + top + bottom, arr.shape[1] + left + right) + arr.shape[2:], arr.dtype)
-        out[...] = np.asarray(fill, arr.dtype)
-        out[top:top + arr.shape[0], left:left + arr.shape[1]] = arr
+    else:  # the image copied once, the fill written into the border alone
+        h, w = arr.shape[:2]
+        out = np.empty((h + top + bottom, w + left + right) + arr.shape[2:], arr.dtype)
+        out[top:top + h, left:left + w] = arr
+        border_row = np.empty(out.shape[1:], arr.dtype)  # one row of fill (its pixels' bytes: fast copies)
+        border_row[...] = np.asarray(fill, arr.dtype)
+        out[:top] = border_row
+        out[top + h:] = border_row
+        out[top:top + h, :left] = border_row[:left]
+        out[top:top + h, left + w:] = border_row[:right]
     return _to_pil(out) if _is_pil_image(img) else out
 
 
