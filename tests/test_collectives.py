@@ -89,6 +89,17 @@ def test_a_non_blocking_all_gather_of_uneven_sizes_ends_the_job_naming_them():
     assert "was not stopped" not in result.stdout + result.stderr
 
 
+def test_a_late_non_blocking_mismatch_ends_the_job_at_the_next_comparison():
+    """A probe: past the group's 8th collective a non-blocking all_reduce of 4 and 5 elements gave
+    rank 1 an element of garbage, and the job went on."""
+    result = launch(2, "tensor_agreement.py", "late_task", timeout=60)
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert ("pycoll: pycoll.distributed: the ranks of world (ranks [0, 1]) made different collectives among the "
+            "calls that ran without a comparison before this one (this rank's #17 to #21; ranks' counts of them "
+            "[5, 5])") in result.stderr, result.stderr
+    assert "was not stopped" not in result.stdout + result.stderr
+
+
 def test_a_non_blocking_broadcast_given_different_roots_ends_the_job_naming_them():
     result = launch(2, "rooted_roots.py", "task", timeout=60)
     assert result.returncode != 0, result.stdout + result.stderr

@@ -38,11 +38,13 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from pycoll.backends.reduce_op import op_name, reduce_op_value
-from pycoll.distributed._failure import call_failed
+from pycoll.distributed._failure import abort_job, call_failed
 
 ALWAYS = 8
-# a rank's words: [extra (a verdict's size), root, collective, dtype, elements, op]; -1 where not compared
-_WORDS = 6
+# a rank's words: [extra (a verdict's size), root, collective, dtype, elements, op; -1 where not
+# compared] and the digest and count of the group's calls made since its last comparison without one
+_CALL_WORDS = 6
+_WORDS = 8
 _CALLS = ("all_reduce", "reduce", "broadcast", "all_gather", "gather", "reduce_scatter", "scatter")
 _DTYPES = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "float32",
            "float64", "complex64", "complex128", "bfloat16", "float8_e4m3fn", "float8_e5m2")
@@ -72,6 +74,16 @@ def due(group: Any, fn: str, blocking: bool = True) -> bool:
     return n <= ALWAYS or n & (n - 1) == 0
 
 
+def passed(group: Any, fn: str, root: int, signed: List[int]) -> None:
+    """A call ``fn`` made without a comparison (off the schedule; ``root`` a group rank, ``signed``
+    its `signature`): folded into the group's digest of such calls, which its next comparison
+    carries. Python's hash of a tuple of ints is the same in every process."""
+    if not group.unchecked_calls:
+        group.unchecked_from = group.seq
+    group.unchecked_digest = hash((group.unchecked_digest, _CALLS.index(fn), root, *signed))
+    group.unchecked_calls += 1
+
+
 def signature(arr: Any, op: Any = None) -> List[int]:
     """The [dtype, elements, op] words of a call on ``arr`` (op -1: none, or not a ReduceOp)."""
     value = reduce_op_value(op)
@@ -86,22 +98,28 @@ class Comparison:
     rank's words, which its task completes with the call (``check.Checked``; a difference then
     ends the job, the call having started)."""
 
-    __slots__ = ("group", "_fn", "_arg", "_table", "_request")
+    __slots__ = ("group", "_fn", "_arg", "_since", "_table", "_request")
 
     def __init__(self, group: Any, fn: str, arg: Optional[str], root: int, signed: List[int]):
-        self.group, self._fn, self._arg = group, fn, arg
-        self._table, self._request = _all_gather(group, _words(0, root, fn, signed), blocking=False)
+        self.group, self._fn, self._arg, self._since = group, fn, arg, (group.unchecked_from, group.seq)
+        self._table, self._request = _all_gather(group, _words(group, 0, root, fn, signed), blocking=False)
 
     def test(self, start: bool = True) -> bool:
         return self._request is None or self._request.test(start)
 
     def problem(self) -> Optional[str]:
-        """Once complete: None when every rank gave this rank's root and tensor, else what differs."""
-        return difference(self.group, self._fn, self._arg, _rows(self._table))
+        """Once complete: None when every rank gave this rank's root and tensor and made the same
+        calls since the comparison before, else what differs."""
+        rows = _rows(self._table)
+        return earlier_difference(self.group, self._since, rows) or difference(self.group, self._fn, self._arg, rows)
 
 
-def _words(extra: int, root: int, fn: str, signed: List[int]) -> List[int]:
-    return [extra, root, _CALLS.index(fn), *signed]
+def _words(group: Any, extra: int, root: int, fn: str, signed: List[int]) -> List[int]:
+    """This rank's words for a comparison on ``group``, which takes over its digest of the calls
+    made without one (and starts a new digest)."""
+    words = [extra, root, _CALLS.index(fn), *signed, group.unchecked_digest, group.unchecked_calls]
+    group.unchecked_digest = group.unchecked_calls = 0
+    return words
 
 
 def _all_gather(group: Any, words: List[int], blocking: bool) -> Tuple[Any, Any]:
@@ -124,7 +142,8 @@ def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
     `signature`), in group rank order, from one blocking all-gather (under the caller's watch;
     its failure raised as call ``fn``'s); where the collectives, the roots (with ``arg``, the
     root's argument) or the tensors differ, a ValueError on every rank alike naming each one's."""
-    words = _words(extra, root, fn, signed)
+    since = (group.unchecked_from, group.seq)
+    words = _words(group, extra, root, fn, signed)
     try:
         if group.engine.stream_ordered:
             rows = _rows(_all_gather(group, words, blocking=True)[0])
@@ -135,10 +154,28 @@ def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
                 return [words] * group.nranks
     except Exception as exc:
         raise call_failed(fn, group.seq, group, exc) from exc
+    earlier = earlier_difference(group, since, rows)
+    if earlier is not None:
+        abort_job(1, f"pycoll: {earlier}: stopping the job")
     problem = difference(group, fn, arg, rows)
     if problem is not None:
         raise ValueError(f"{problem}; nothing was sent")
     return rows
+
+
+def earlier_difference(group: Any, since: Tuple[int, int], rows: List[List[int]]) -> Optional[str]:
+    """None where every rank's digest of the calls it made without a comparison (since this
+    rank's call ``since[0]``, up to ``since[1]``) is this rank's, else what that means: those
+    calls ran, so their results are wrong and the group's calls cannot be put in step again."""
+    first = rows[0][_CALL_WORDS:]
+    if all(row[_CALL_WORDS:] == first for row in rows):
+        return None
+    counts = [row[_WORDS - 1] for row in rows]
+    return (f"pycoll.distributed: the ranks of {group.describe()} made different collectives among the calls that "
+            f"ran without a comparison before this one (this rank's #{since[0]} to #{since[1] - 1}; ranks' counts "
+            f"of them {counts}): a dtype, size, op or root differed, or a call was made on some ranks only, so "
+            f"their results are wrong and the group cannot go on (non-blocking calls compare on the group's first "
+            f"{ALWAYS} collectives and each power of two; PYCOLL_CHECK=1 compares every call before it runs)")
 
 
 class _HostTable:
@@ -169,7 +206,8 @@ def difference(group: Any, fn: str, arg: Optional[str], rows: List[List[int]]) -
     """None where the ranks' collectives and roots (``rows``: each rank's words) are one and
     their tensors alike, else each rank's, named."""
     first = rows[0]
-    if all(row[1:] == first[1:] for row in rows) or (arg is None and all(row[2:] == first[2:] for row in rows)):
+    if all(row[1:_CALL_WORDS] == first[1:_CALL_WORDS] for row in rows) or (
+            arg is None and all(row[2:_CALL_WORDS] == first[2:_CALL_WORDS] for row in rows)):
         return None  # (the common answer, found first)
     calls = [row[2] for row in rows]
     if len(set(calls)) > 1:
@@ -180,7 +218,7 @@ def difference(group: Any, fn: str, arg: Optional[str], rows: List[List[int]]) -
     if arg is not None and len(set(roots)) > 1:
         return (f"pycoll.distributed.{fn}: the ranks of {group.describe()} gave different {arg} {roots} (in rank "
                 f"order); every rank must name the same (a global rank)")
-    signatures = [tuple(row[3:]) for row in rows]
+    signatures = [tuple(row[3:_CALL_WORDS]) for row in rows]
     if len(set(signatures)) == 1:
         return None
     with_op = any(op >= 0 for _, _, op in signatures)

@@ -171,9 +171,12 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
             if sync_op:  # a mismatch raises on every rank alike; a non-blocking call's task settles it
                 _settle(comparison).raise_on_difference()
                 comparison = None
-        elif agrees and g.nranks > 1 and agreement.due(g, fn, sync_op):
-            comparison = _agree(g, fn, root_arg, 0 if root is None else g.index_of(root),
-                                agreement.signature(arr, op), sync_op)
+        elif agrees and g.nranks > 1:
+            root_index = 0 if root is None else g.index_of(root)
+            if agreement.due(g, fn, sync_op):
+                comparison = _agree(g, fn, root_arg, root_index, agreement.signature(arr, op), sync_op)
+            else:
+                agreement.passed(g, fn, root_index, agreement.signature(arr, op))
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
@@ -217,8 +220,11 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
         watchdog.name, watchdog.group = "all_reduce", g
         g.settled = g.seq
         try:
-            if g.nranks > 1 and agreement.due(g, "all_reduce"):
-                agreement.agreed(g, "all_reduce", None, 0, signed=agreement.signature(buf, op))
+            if g.nranks > 1:
+                if agreement.due(g, "all_reduce"):
+                    agreement.agreed(g, "all_reduce", None, 0, signed=agreement.signature(buf, op))
+                else:  # (NCCL, off the schedule)
+                    agreement.passed(g, "all_reduce", 0, agreement.signature(buf, op))
             try:
                 backend.all_reduce(buf, plan, True, g.seq)
             except Exception as exc:

@@ -79,6 +79,9 @@ class Group:
         self.failure: Optional[CollectiveError] = None
         self.shut_down = False
         self.host_table: Any = None  # agreement's buffers for this group's blocking comparisons on the host
+        # agreement's digest of the collectives made without a comparison since the last one (the
+        # next one compares it), how many, and the first one's number
+        self.unchecked_digest = self.unchecked_calls = self.unchecked_from = 0
 
     @property
     def world_size(self) -> int:

@@ -5,7 +5,9 @@ memory (an all_gather of 3 and 2 elements gave rank 0 [[0, 1, 2], [10, 11, 1.4e-
 Compared on every call on MPI (agreement.due; on NCCL on a group's first 8 collectives and each
 power of two). Two ranks;
 argv[1] "world", "group" (a new group of both), "kinds" (rank 0 in all_reduce, rank 1 in
-broadcast: told so) or "task": a non-blocking all_gather of uneven sizes, whose task ends the job."""
+broadcast: told so), "task": a non-blocking all_gather of uneven sizes, whose task ends the job, or
+"late_task": a non-blocking all_reduce of different sizes off the schedule, which the next comparison
+(the next blocking call) finds in the group's digest of the calls made without one: it ends the job."""
 import sys
 
 import numpy as np
@@ -18,6 +20,12 @@ rank = dist.get_rank()
 if sys.argv[1:] == ["task"]:  # started, it cannot be taken back: its task ends the job
     dist.all_gather([], pycoll.to_tensor(np.ones(3 - rank, np.float32)), sync_op=False).wait()
     raise SystemExit(f"rank {rank}: a non-blocking all_gather of uneven sizes was not stopped")
+if sys.argv[1:] == ["late_task"]:  # off the schedule it runs uncompared: the next comparison ends the job
+    for _ in range(20):
+        dist.all_reduce(pycoll.ones([4]), sync_op=False).wait()
+    dist.all_reduce(pycoll.ones([4 + rank]), sync_op=False).wait()  # the 21st: rank 1's 5th element is garbage
+    dist.all_reduce(pycoll.ones([2]))  # compared: its words carry the digest of calls 17 to 21
+    raise SystemExit(f"rank {rank}: a non-blocking all_reduce of different sizes was not stopped")
 if sys.argv[1:] == ["kinds"]:  # ranks in different collectives are told so, not of their tensors
     x = pycoll.ones([1])
     try:
