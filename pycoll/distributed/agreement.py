@@ -6,7 +6,7 @@ silently. Nor on an all-gather whose ranks give different sizes (the last shard 
 split: the longer ranks receive the shorter one's block and whatever followed it in memory), or
 an all-reduce of float32 on one rank and float64 on another, or SUM against MAX. So the ranks
 first all-gather a few words each (:data:`_WORDS`: a verdict's size, the root, the collective,
-the tensor's dtype and number of elements, the op) and, where they differ, every rank raises the
+the tensor's dtype and number of elements, the op, and the digest below) and, where they differ, every rank raises the
 same ValueError naming each rank's (ranks in different collectives are named so), before
 anything of the call is sent: the job goes on.
 
@@ -15,7 +15,7 @@ also shares the root's verdict on its list (:mod:`verdict`). ``all_reduce``, ``r
 ``broadcast``, ``all_gather``, ``gather`` and ``reduce_scatter`` compare on every blocking call
 where the engine finishes its calls on the host (MPI): a mismatch past any number of correct calls
 (a SUM against a MAX in the 10th step, an evaluation's uneven last shard) is refused as the first
-one is. A blocking call's comparison costs one 48-byte all-gather and a bytes comparison (~2.5 µs
+one is. A blocking call's comparison costs one 64-byte all-gather and a bytes comparison (~2.5 µs
 beside MPI's own, bench/RESULTS.md): :class:`_HostTable` keeps each group's buffers, and the rows
 are only read where they differ. Elsewhere the calls compare on a group's first ``ALWAYS``
 collectives, then on every power of two (the 16th, 32nd, ...): on a stream-ordered engine (NCCL)
@@ -23,12 +23,14 @@ a host read of every call's table would stall the stream that overlaps DataParal
 with the backward pass, and a non-blocking call on MPI would start a second non-blocking
 collective (all_gather's and gather's tasks still compare on every call: an evaluation's uneven
 shard). The schedule depends only on the group's count of collectives made, the same on every
-rank of a correct program. A non-blocking call starts its all-gather with the call, and its task
-ends the job on a difference (the call has started: MPI cannot take it back), as
-``PYCOLL_CHECK``'s comparison of a non-blocking call does. ``PYCOLL_CHECK=1`` compares every call
-everywhere, in full (shapes, call numbers, ``sync_op``). ``gather`` given different roots stalls
-in MPI before (its root's verdict is broadcast from each rank's root), and the stall notices end
-the job naming each rank's root.
+rank of a correct program. A call off the schedule folds its words into the group's digest of
+such calls (:func:`passed`), which the next comparison carries: a difference there ends the job,
+those calls having run (:func:`earlier_difference`). A non-blocking call starts its all-gather
+with the call, and its task ends the job on a difference (the call has started: MPI cannot take
+it back), as ``PYCOLL_CHECK``'s comparison of a non-blocking call does. ``PYCOLL_CHECK=1``
+compares every call everywhere, in full (shapes, call numbers, ``sync_op``). ``gather`` given
+different roots stalls in MPI before (its root's verdict is broadcast from each rank's root), and
+the stall notices end the job naming each rank's root.
 """
 from __future__ import annotations
 
