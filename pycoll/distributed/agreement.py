@@ -6,9 +6,9 @@ silently. Nor on an all-gather whose ranks give different sizes (the last shard 
 split: the longer ranks receive the shorter one's block and whatever followed it in memory), or
 an all-reduce of float32 on one rank and float64 on another, or SUM against MAX. So the ranks
 first all-gather a few words each (:data:`_WORDS`: a verdict's size, the root, the collective,
-the tensor's dtype and number of elements, the op, and the digest below) and, where they differ, every rank raises the
-same ValueError naming each rank's (ranks in different collectives are named so), before
-anything of the call is sent: the job goes on.
+the tensor's dtype and number of elements, the op, and the digest below) and, where they
+differ, every rank raises the same ValueError naming each rank's (ranks in different collectives
+are named so), before anything of the call is sent: the job goes on.
 
 ``scatter`` compares its roots and its received tensors on every call, in the all-gather that
 also shares the root's verdict on its list (:mod:`verdict`). ``all_reduce``, ``reduce``,
@@ -173,9 +173,10 @@ def earlier_difference(group: Any, since: Tuple[int, int], rows: List[List[int]]
     if all(row[_CALL_WORDS:] == first for row in rows):
         return None
     counts = [row[_WORDS - 1] for row in rows]
+    mine = f"this rank's #{since[0]} to #{since[1] - 1}" if counts[group.rank] else "none on this rank"
     return (f"pycoll.distributed: the ranks of {group.describe()} made different collectives among the calls that "
-            f"ran without a comparison before this one (this rank's #{since[0]} to #{since[1] - 1}; ranks' counts "
-            f"of them {counts}): a dtype, size, op or root differed, or a call was made on some ranks only, so "
+            f"ran without a comparison before this one ({mine}; ranks' counts of them {counts}): a dtype, size, "
+            f"op or root differed, or a call was made on some ranks only, so "
             f"their results are wrong and the group cannot go on (non-blocking calls compare on the group's first "
             f"{ALWAYS} collectives and each power of two; PYCOLL_CHECK=1 compares every call before it runs)")
 

@@ -1,7 +1,8 @@
 """Single-pass host kernels for uint8 images in paddle.vision.transforms' array path, where paddle
-calls OpenCV: bilinear resize, the resize by taps ('bicubic', 'area', 'lanczos'), horizontal flip,
-lookup tables, RGB to grey, the saturation blend, the HSV_FULL conversions and cv2's affine and perspective warps; and paddle.vision.ops.nms's
-greedy loop (``pycoll._C``, C++, the GIL released; see csrc/host_image.h).
+calls OpenCV: bilinear resize, the resize by taps (the other modes; float32 images too),
+horizontal flip, lookup tables, RGB to grey, the saturation blend, the HSV_FULL conversions and
+cv2's affine and perspective warps; and paddle.vision.ops.nms's greedy loop (``pycoll._C``, C++,
+the GIL released; see csrc/host_image.h).
 
 Each function returns None where the kernels do not serve its image: it is not a numpy uint8 array
 (the flip takes any dtype), its shape is not one the kernel takes, or this build of ``pycoll._C``
@@ -47,7 +48,8 @@ def resize_taps(img: Any, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np
     """An [H, W] or [H, W, C] uint8 or float32 image resized by the taps (index [n_out, T]
     int64, weight float32) of its rows and columns, the columns first: sums in float32, on uint8
     rounded half to even and clipped (``_resize.resample``'s loop)."""
-    if type(img) is not np.ndarray or img.dtype not in (np.uint8, np.float32) or img.size == 0 or img.ndim not in (2, 3):
+    if type(img) is not np.ndarray or img.dtype not in (np.uint8, np.float32) or img.size == 0 \
+            or img.ndim not in (2, 3):
         return None
     kernels = _kernels()
     if kernels is None or not hasattr(kernels, "image_resize_taps"):
