@@ -392,6 +392,12 @@ def _():
     return lambda: [resize() for resize in resizes]
 
 
+@case("transforms_resize_nearest_720p")
+def _():
+    """A 720p frame enlarged 1.5x by 'nearest' (a probe found it 18x Paddle's time)."""
+    return transformed(lambda T: T.Resize((1080, 1920), interpolation="nearest"), (720, 1280))
+
+
 @case("transforms_rotation")
 def _():
     return transformed(lambda T: T.RandomRotation(15))

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_kernels.h"
@@ -780,6 +781,34 @@ py::array image_resize_taps(const py::array& img, const Taps64& yi, const TapWei
     throw py::type_error(where("image_resize_taps", "img is not a C-contiguous uint8 or float32 array"));
 }
 
+// Any C-contiguous [H, W, ...] array resized by OpenCV's nearest rule given its source indices.
+py::array image_resize_nearest(const py::array& img, const Taps64& rows, const Taps64& cols) {
+    const char* fn = "image_resize_nearest";
+    if (img.ndim() < 2 || !(img.flags() & py::array::c_style)) {
+        throw py::value_error(where(fn, "img is not a C-contiguous array of 2 or more axes"));
+    }
+    const int64_t h = img.shape(0), w = img.shape(1), oh = rows.size(), ow = cols.size();
+    if (rows.ndim() != 1 || cols.ndim() != 1 || oh == 0 || ow == 0 || h == 0 || w == 0) {
+        throw py::value_error(where(fn, "an empty size"));
+    }
+    for (const auto& [index, n] : {std::pair<const Taps64*, int64_t>{&rows, h}, {&cols, w}}) {
+        for (py::ssize_t i = 0; i < index->size(); ++i) {
+            if (index->data()[i] < 0 || index->data()[i] >= n) throw py::value_error(where(fn, "an index outside the image"));
+        }
+    }
+    std::vector<py::ssize_t> shape(img.shape(), img.shape() + img.ndim());
+    shape[0] = oh;
+    shape[1] = ow;
+    py::array out(img.dtype(), shape);
+    const int64_t pixel_bytes = img.itemsize() * (img.size() / (h * w));
+    const uint8_t* in = static_cast<const uint8_t*>(img.data());
+    uint8_t* o = static_cast<uint8_t*>(out.mutable_data());
+    const int64_t *rows_ = rows.data(), *cols_ = cols.data();
+    py::gil_scoped_release nogil;
+    pycoll::resize_nearest(in, w, pixel_bytes, o, oh, ow, rows_, cols_);
+    return out;
+}
+
 // Any C-contiguous array of 2 or more axes, axis 1 reversed: its bytes are moved, not read.
 py::array image_flip_width(const py::array& img) {
     if (img.ndim() < 2 || !(img.flags() & py::array::c_style)) {
@@ -899,6 +928,8 @@ void def_image_ops(py::module_& m) {
           py::arg("yw").noconvert(), py::arg("xi").noconvert(), py::arg("xw").noconvert(),
           "An [H, W(, C)] uint8 or float32 image resized by the taps of its rows and columns (columns first, "
           "float32 sums; uint8 rounded half to even).");
+    m.def("image_resize_nearest", &image_resize_nearest, py::arg("img"), py::arg("rows").noconvert(),
+          py::arg("cols").noconvert(), "img[rows][:, cols] as a new C-contiguous array (any dtype).");
     m.def("image_flip_width", &image_flip_width, py::arg("img"), "A copy of img with axis 1 reversed.");
     m.def("image_lookup", &image_lookup, py::arg("img").noconvert(), py::arg("table").noconvert(),
           "table[img] for a uint8 img and a 256-entry uint8 table.");

@@ -199,6 +199,38 @@ void resize_taps_f32(const float* src, int64_t h, int64_t w, int64_t c, float* d
     resize_taps(src, h, w, c, dst, oh, ow, yi, yw, ty, xi, xw, tx);
 }
 
+namespace {
+
+// One output row of nearest pixels of N bytes each (N = 0: n bytes, a copy each).
+template <int64_t N>
+void nearest_row(const uint8_t* in, int64_t n, const int64_t* cols, int64_t ow, uint8_t* out) {
+    const int64_t bytes = N == 0 ? n : N;
+    for (int64_t j = 0; j < ow; ++j) std::memcpy(out + j * bytes, in + cols[j] * bytes, bytes);
+}
+
+}  // namespace
+
+// _resize.resize_array's img[rows][:, cols]
+void resize_nearest(const uint8_t* src, int64_t w, int64_t pixel_bytes, uint8_t* dst, int64_t oh, int64_t ow,
+                    const int64_t* rows, const int64_t* cols) {
+    const int64_t in_row = w * pixel_bytes, out_row = ow * pixel_bytes;
+    for (int64_t i = 0; i < oh; ++i) {
+        uint8_t* out = dst + i * out_row;
+        if (i > 0 && rows[i] == rows[i - 1]) {  // an enlarged image repeats rows: copy the one before
+            std::memcpy(out, out - out_row, out_row);
+            continue;
+        }
+        const uint8_t* in = src + rows[i] * in_row;
+        switch (pixel_bytes) {  // fixed sizes: the copies inlined
+            case 1: nearest_row<1>(in, 1, cols, ow, out); break;
+            case 3: nearest_row<3>(in, 3, cols, ow, out); break;
+            case 4: nearest_row<4>(in, 4, cols, ow, out); break;
+            case 12: nearest_row<12>(in, 12, cols, ow, out); break;
+            default: nearest_row<0>(in, pixel_bytes, cols, ow, out); break;
+        }
+    }
+}
+
 // functional.hflip's np.ascontiguousarray(img[:, ::-1])
 void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst) {
     switch (pixel_bytes) {

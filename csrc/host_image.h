@@ -26,6 +26,12 @@ void resize_taps_u8(const uint8_t* src, int64_t h, int64_t w, int64_t c, uint8_t
 void resize_taps_f32(const float* src, int64_t h, int64_t w, int64_t c, float* dst, int64_t oh, int64_t ow,
                      const int64_t* yi, const float* yw, int64_t ty, const int64_t* xi, const float* xw, int64_t tx);
 
+// OpenCV's INTER_NEAREST by its source indices: dst row i, column j is src's pixel
+// (rows[i], cols[j]); a pixel is pixel_bytes bytes (any dtype: the bytes move). src [h, w],
+// dst [oh, ow] pixels.
+void resize_nearest(const uint8_t* src, int64_t w, int64_t pixel_bytes, uint8_t* dst, int64_t oh, int64_t ow,
+                    const int64_t* rows, const int64_t* cols);
+
 // Each row's pixels in reverse order (cv2.flip(img, 1)); a pixel is pixel_bytes bytes.
 void flip_width(const uint8_t* src, int64_t rows, int64_t width, int64_t pixel_bytes, uint8_t* dst);
 

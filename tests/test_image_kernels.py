@@ -64,6 +64,15 @@ def test_resize_by_taps_equals_the_numpy_loop(name, mode, dtype):
 
 
 @pytest.mark.parametrize("name", sorted(IMAGES))
+def test_nearest_resize_equals_fancy_indexing_for_any_dtype(name):
+    for img in (IMAGES[name], IMAGES[name].astype(np.float32), IMAGES[name].astype(np.int64),
+                IMAGES[name].astype(np.float16)):
+        for size in ((30, 40), (1, 1), (3, 200), (2 * img.shape[0] + 1, img.shape[1])):
+            out = assert_same(_resize.resize_array, img, size[0], size[1], "nearest")
+            assert out.shape[:2] == size and out.flags.c_contiguous
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
 def test_flip_equals_the_reversed_view(name):
     img = IMAGES[name]
     flipped = assert_same(F.hflip, img)

@@ -59,6 +59,18 @@ def resize_taps(img: Any, rows: Tuple[np.ndarray, np.ndarray], columns: Tuple[np
     return kernels.image_resize_taps(np.ascontiguousarray(img), *arrays)
 
 
+def resize_nearest(img: Any, rows: np.ndarray, cols: np.ndarray) -> Optional[np.ndarray]:
+    """``img[rows][:, cols]`` as a new C-contiguous array, for a numpy array of 2 or more axes
+    (any dtype: the pixels' bytes move)."""
+    if type(img) is not np.ndarray or img.ndim < 2 or img.size == 0 or img.dtype.hasobject:
+        return None
+    kernels = _kernels()
+    if kernels is None or not hasattr(kernels, "image_resize_nearest"):
+        return None
+    return kernels.image_resize_nearest(np.ascontiguousarray(img), np.ascontiguousarray(rows, np.int64),
+                                        np.ascontiguousarray(cols, np.int64))
+
+
 def flip_width(img: Any) -> Optional[np.ndarray]:
     """``img[:, ::-1]`` as a new C-contiguous array, for a numpy array of 2 or more axes."""
     if type(img) is not np.ndarray or img.ndim < 2 or img.size == 0 or img.dtype.hasobject:

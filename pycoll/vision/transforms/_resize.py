@@ -4,8 +4,9 @@
 11-bit fixed-point weights and rounding (equal to paddle's output when shrinking; when enlarging,
 OpenCV's vectorised path rounds a few pixels in a hundred one step differently). uint8 'bilinear'
 runs in pycoll._C where it is built (csrc/host_image.cpp, the same bytes as the formula here),
-and so do 'nearest' and float32 'bilinear' of uint8 and float32 images, through ``resample``: a
-resize by a few taps a row along each axis (functional's 'bicubic', 'area' and 'lanczos' too)."""
+and so do 'nearest' (any dtype: the pixels' bytes move) and float32 'bilinear', through
+``resample``: a resize by a few taps a row along each axis (functional's 'bicubic', 'area' and
+'lanczos' too)."""
 from __future__ import annotations
 
 from typing import Tuple
@@ -62,9 +63,7 @@ def resize_array(img: np.ndarray, oh: int, ow: int, interpolation: str) -> np.nd
     if interpolation == "nearest":
         rows = np.minimum(np.floor(np.arange(oh) * (1.0 / (oh / h))).astype(np.int64), h - 1)
         cols = np.minimum(np.floor(np.arange(ow) * (1.0 / (ow / w))).astype(np.int64), w - 1)
-        ones = np.ones((1, 1), np.float32)
-        fast = host_image.resize_taps(img, (rows[:, None], np.broadcast_to(ones, (oh, 1))),
-                                      (cols[:, None], np.broadcast_to(ones, (ow, 1))))  # (x 1.0: the pixels)
+        fast = host_image.resize_nearest(img, rows, cols)
         return img[rows][:, cols] if fast is None else fast
     if img.dtype == np.uint8:
         fast = host_image.resize_bilinear(img, oh, ow)
