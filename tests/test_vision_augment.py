@@ -264,6 +264,15 @@ CV2_WARPS = {("affine", "nearest"): "26a87a0ddb22a6902d4989f317b1ee6c",
              ("perspective", "bicubic"): "e24988085cdf40558dcbdc9b4f9feed3"}
 
 
+def test_area_warps_an_array_as_bilinear():
+    """paddle's cv2 path hands warpAffine / warpPerspective INTER_AREA, which OpenCV runs as
+    INTER_LINEAR (a probe: pycoll refused 'area')."""
+    np.testing.assert_array_equal(F.rotate(ARR, 33, "area"), F.rotate(ARR, 33, "bilinear"))
+    np.testing.assert_array_equal(F.affine(ARR, 10, [1, 2], 1.1, 5, "area"), F.affine(ARR, 10, [1, 2], 1.1, 5, "bilinear"))
+    np.testing.assert_array_equal(F.perspective(ARR, SP, EP, "area"), F.perspective(ARR, SP, EP, "bilinear"))
+    assert T.RandomRotation(10, interpolation="area")(ARR).shape == ARR.shape
+
+
 @pytest.mark.parametrize("warp,mode", sorted(CV2_WARPS))
 def test_array_warps_equal_opencv(warp, mode):
     n = 40 * 70 * 3
@@ -370,7 +379,8 @@ def test_random_erasing_on_tensors():
     (lambda: F.adjust_saturation(ARR[..., 0], 1.2), ValueError, "[H, W, 3]"),
     (lambda: F.to_grayscale(ARR, 2), ValueError, "num_output_channels"),
     (lambda: F.to_grayscale([1, 2], 1), TypeError, "img"),
-    (lambda: F.rotate(ARR, 30, "area"), ValueError, "interpolation"),
+    (lambda: F.rotate(ARR, 30, "lanczos"), ValueError, "interpolation"),
+    (lambda: F.rotate(__import__("PIL.Image").Image.fromarray(ARR), 30, "area"), ValueError, "interpolation"),
     (lambda: F.rotate(pycoll.to_tensor(np.ones((3, 4, 4), np.float32)), 30, "bicubic"), ValueError, "interpolation"),
     (lambda: F.rotate(ARR, "30"), TypeError, "angle"),
     (lambda: F.affine(ARR, 10, [1], 1.0, 0), ValueError, "translate"),
@@ -388,14 +398,14 @@ def test_random_erasing_on_tensors():
     (lambda: T.RandomAffine(10, translate=(0.1, 1.5)), ValueError, "translate"),
     (lambda: T.RandomAffine(10, scale=(0, 1)), ValueError, "scale"),
     (lambda: T.RandomAffine(10, shear=(1, 2, 3)), ValueError, "shear"),
-    (lambda: T.RandomAffine(10, interpolation="area"), ValueError, "interpolation"),
+    (lambda: T.RandomAffine(10, interpolation="lanczos"), ValueError, "interpolation"),
     (lambda: T.RandomPerspective(prob=1.5), ValueError, "prob"),
     (lambda: T.RandomPerspective(distortion_scale=2), ValueError, "distortion_scale"),
     (lambda: T.RandomErasing(scale=(0.5, 0.1)), ValueError, "scale"),
     (lambda: T.RandomErasing(value="noise"), ValueError, "value"),
     (lambda: T.RandomErasing(value=[1, 2]), ValueError, "value"),
 ])
-def test_bad_arguments_raise_naming_the_argument(call, error, words):
+def test_bad_arguments_raise_naming_the_argument(call, error, words):  # (PIL: from the test extra)
     with pytest.raises(error, match=".*" + words.replace("[", r"\[").replace("]", r"\]")):
         call()
 

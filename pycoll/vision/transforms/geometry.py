@@ -28,7 +28,8 @@ from pycoll.vision.transforms._image import _check_image, _is_pil_image, _is_ten
 
 Fill = Union[float, Sequence[float]]
 Point = Sequence[float]
-_IMAGE_MODES = ("nearest", "bilinear", "bicubic")  # PIL images and arrays
+_IMAGE_MODES = ("nearest", "bilinear", "bicubic")  # PIL images
+_ARRAY_MODES = _IMAGE_MODES + ("area",)  # paddle's cv2 path passes INTER_AREA, which OpenCV's warps take as bilinear
 _TENSOR_MODES = ("nearest", "bilinear")
 
 
@@ -66,10 +67,15 @@ def _check_points(points: Any, name: str) -> None:
 
 
 def _check_interpolation(img: Any, interpolation: Any, fn: str) -> None:
-    modes = _TENSOR_MODES if _is_tensor_image(img) else _IMAGE_MODES
+    modes = _TENSOR_MODES if _is_tensor_image(img) else _IMAGE_MODES if _is_pil_image(img) else _ARRAY_MODES
     if interpolation not in modes:
         kind = "a PIL image" if _is_pil_image(img) else "a Tensor" if _is_tensor_image(img) else "an array"
         raise ValueError(f"{fn}: interpolation must be one of {list(modes)} for {kind}, got {interpolation!r}")
+
+
+def _array_mode(interpolation: str) -> str:
+    """The warp an array's ``interpolation`` runs: 'area' is bilinear there (OpenCV's rule)."""
+    return "bilinear" if interpolation == "area" else interpolation
 
 
 def _check_fill(fill: Any, fn: str) -> None:
@@ -183,7 +189,7 @@ def affine(img: Any, angle: float, translate: Sequence[float], scale: float, she
     tan_x, tan_y = math.tan(shear[0] * math.pi / 180), math.tan(shear[1] * math.pi / 180)
     warp = np.stack([m[0] + tan_y * m[1], m[1] + tan_x * m[0]])
     warp[:, 2] = translate
-    return _cv_warp.warp_affine(img, warp, (w, h), interpolation, fill)
+    return _cv_warp.warp_affine(img, warp, (w, h), _array_mode(interpolation), fill)
 
 
 def _rotated_size(w: int, h: int, matrix: Sequence[float], centre: Tuple[float, float]) -> Tuple[int, int]:
@@ -246,7 +252,7 @@ def rotate(img: Any, angle: float, interpolation: str = "nearest", expand: bool 
         m[0, 2] += (nw - w) * 0.5
         m[1, 2] += (nh - h) * 0.5
         w, h = int(nw), int(nh)
-    return _cv_warp.warp_affine(img, m, (w, h), interpolation, fill)
+    return _cv_warp.warp_affine(img, m, (w, h), _array_mode(interpolation), fill)
 
 
 def perspective(img: Any, startpoints: Sequence[Point], endpoints: Sequence[Point],
@@ -279,4 +285,4 @@ def perspective(img: Any, startpoints: Sequence[Point], endpoints: Sequence[Poin
         return out.squeeze(0) if img.ndim == 3 else out
     h, w = img.shape[:2]
     matrix = _cv_warp.perspective_transform(startpoints, endpoints)
-    return _cv_warp.warp_perspective(img, matrix, (w, h), interpolation, fill)
+    return _cv_warp.warp_perspective(img, matrix, (w, h), _array_mode(interpolation), fill)

@@ -17,7 +17,7 @@ from pycoll.vision.transforms import functional as F
 from pycoll.vision.transforms.transforms import BaseTransform
 
 Fill = Union[float, Sequence[float]]
-_MODES = ("nearest", "bilinear", "bicubic")
+_MODES = ("nearest", "bilinear", "bicubic", "area")  # ('area': arrays only, bilinear there as in OpenCV)
 
 
 def _is_number(value: Any) -> bool:
