@@ -439,15 +439,27 @@ void perspective(const Warp& warp) {
     const int64_t block_w = std::min<int64_t>(block * block / block_h, warp.ow);
     const double numerator = warp.mode == Sample::nearest ? 1.0 : static_cast<double>(1 << kTabBits);
     const double low = -2147483648.0, high = 2147483647.0;
+    // each column's products with its block's start and its offset in the block, made once (the
+    // same operations as per pixel, in the same order: the same values)
+    std::vector<double> at_start(3 * warp.ow), at_offset(3 * warp.ow);
+    for (int64_t j = 0; j < warp.ow; ++j) {
+        const double start = static_cast<double>((j / block_w) * block_w);
+        const double offset = static_cast<double>(j % block_w);
+        for (int k = 0; k < 3; ++k) {
+            at_start[3 * j + k] = m[3 * k] * start;
+            at_offset[3 * j + k] = m[3 * k] * offset;
+        }
+    }
     for (int64_t i = 0; i < warp.oh; ++i) {
         const double y = static_cast<double>(i);
+        const double along_y[3] = {m[1] * y, m[4] * y, m[7] * y};
         uint8_t* out = warp.dst + i * warp.ow * sampler.channels;
         for (int64_t j = 0; j < warp.ow; ++j) {
-            const double start = static_cast<double>((j / block_w) * block_w);
-            const double offset = static_cast<double>(j % block_w);
-            const double x0 = (m[0] * start + m[1] * y + m[2]) + m[0] * offset;
-            const double y0 = (m[3] * start + m[4] * y + m[5]) + m[3] * offset;
-            double w0 = (m[6] * start + m[7] * y + m[8]) + m[6] * offset;
+            const double* s = &at_start[3 * j];
+            const double* o = &at_offset[3 * j];
+            const double x0 = (s[0] + along_y[0] + m[2]) + o[0];
+            const double y0 = (s[1] + along_y[1] + m[5]) + o[1];
+            double w0 = (s[2] + along_y[2] + m[8]) + o[2];
             w0 = w0 != 0.0 ? numerator / w0 : 0.0;
             // NaN (a degenerate map): outside the image, as NumPy's conversion of NaN makes it
             const double qx = std::isnan(x0 * w0) ? low : x0 * w0, qy = std::isnan(y0 * w0) ? low : y0 * w0;
