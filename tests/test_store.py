@@ -181,8 +181,14 @@ def test_bad_values_and_keys(master):
     master.set("text", b"not a number")
     with pytest.raises(ValueError, match="not an integer"):
         master.add("text", 1)
-    with pytest.raises(TypeError, match="value must be bytes"):
-        master.set("k", "str")
+    master.set("k", "str")  # as paddle's store: the UTF-8 bytes, given back as bytes
+    assert master.get("k") == b"str"
+    master.wait(["k", "text"])
+    master.wait("k", timeout=0.5)
+    with pytest.raises(CollectiveError, match="no client set the key within 0.2 s"):
+        master.wait(["k", "never set"], timeout=0.2)
+    with pytest.raises(TypeError, match="value must be bytes or str"):
+        master.set("k", 3)
     with pytest.raises(TypeError, match="key must be a non-empty str"):
         master.get("")
     with pytest.raises(TypeError, match="amount must be an int"):

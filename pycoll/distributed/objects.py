@@ -50,25 +50,49 @@ def _root(g: Group, src: Any, fn: str) -> int:
     return root
 
 
-def _agreed(g: Group, fn: str, root: int, problem: Optional[Exception], group: Optional[Group]) -> None:
-    """Every rank's own checks (its list, its ``src``: ``problem``, and the group rank ``root``
-    it names), agreed before anything is sent, by one small all-gather: a rank that refused
-    raises its own error and every other rank a ValueError naming it, and ranks given different
-    ``src`` all raise, naming each one's. Without it, the root's broadcasts complete without a
-    rank that refused, whose next call then takes them: stale objects, silently."""
+_OBJECT_CALLS = ("all_gather_object", "broadcast_object_list", "scatter_object_list")
+
+
+def _headers(g: Group, fn: str, bad: bool, root: int, number: int, group: Optional[Group]) -> List[List[int]]:
+    """Every rank's [call, refused, root, number] (one small all-gather, the same in each object
+    collective, so that ranks in different ones are told so by name: they met in the collectives
+    underneath, under those names, before); ValueError on every rank alike where the calls differ."""
     records: List[Any] = []
-    all_gather(records, g.array_module.asarray(np.array([problem is not None, root], np.int64)), group)
+    words = [_OBJECT_CALLS.index(fn), int(bad), root, number]
+    all_gather(records, g.array_module.asarray(np.array(words, np.int64)), group)
     table = [[int(v) for v in r.tolist()] for r in records]
+    calls = [_OBJECT_CALLS[row[0]] for row in table]
+    if len(set(calls)) > 1:
+        named = "; ".join(f"rank {rank}: {call}" for rank, call in zip(g.ranks, calls))
+        raise ValueError(f"pycoll.distributed.{fn}: the ranks of {g.describe()} are in different collectives "
+                         f"({named}); every rank must make the same calls in the same order; nothing was sent")
+    return table
+
+
+def _agreed(g: Group, fn: str, root: int, problem: Optional[Exception], group: Optional[Group],
+            length: int = -1) -> None:
+    """Every rank's own checks (its list, its ``src``: ``problem``, and the group rank ``root``
+    it names; with ``length``, its list's, which must be the root's), agreed before anything is
+    sent, by `_headers`: a rank that refused raises its own error and every other rank a
+    ValueError naming it, and ranks given different ``src`` or lists of other lengths all raise,
+    naming each one's. Without it, the root's broadcasts complete without a rank that refused,
+    whose next call then takes them: stale objects, silently."""
+    table = _headers(g, fn, problem is not None, root, length, group)
     if problem is not None:
         raise problem
-    refused = [g.ranks[i] for i, (bad, _) in enumerate(table) if bad]
+    refused = [g.ranks[i] for i, row in enumerate(table) if row[1]]
     if refused:
         raise ValueError(f"pycoll.distributed.{fn}: rank(s) {refused} of {g.describe()} refused this call "
                          f"(each says why); nothing was sent")
-    roots = [g.ranks[r] for _, r in table]
+    roots = [g.ranks[row[2]] for row in table]
     if len(set(roots)) > 1:
         raise ValueError(f"pycoll.distributed.{fn}: the ranks of {g.describe()} gave different src "
                          f"{roots} (in rank order); every rank must name the same; nothing was sent")
+    lengths = [row[3] for row in table]
+    if len(set(lengths)) > 1:
+        raise ValueError(f"pycoll.distributed.{fn}: the ranks of {g.describe()} gave object lists of "
+                         f"{lengths} entries (in rank order); every rank must give a list as long as the source's "
+                         f"(rank {g.ranks[root]}: {lengths[root]}), as paddle's and torch's; nothing was sent")
 
 
 def _own_checks(g: Group, fn: str, src: Any, checks: Callable[[], None]) -> Tuple[int, Optional[Exception]]:
@@ -108,9 +132,8 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
         data, problem = _dumps(obj, fn, "obj"), None
     except TypeError as exc:
         data, problem = b"", exc
-    sizes: List[Any] = []  # -1: that rank refused (its list, or its obj cannot be pickled), and every rank raises
-    all_gather(sizes, xp.asarray(np.array([-1 if problem else len(data)], np.int64)), group)
-    sizes = [int(s.tolist()[0]) for s in sizes]
+    # -1: that rank refused (its list, or its obj cannot be pickled), and every rank raises
+    sizes = [row[3] for row in _headers(g, fn, problem is not None, -1, -1 if problem else len(data), group)]
     if problem is not None:
         raise problem
     if -1 in sizes:
@@ -122,8 +145,8 @@ def all_gather_object(object_list: List[Any], obj: Any, group: Optional[Group] =
 
 
 def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Group] = None) -> None:
-    """Replace the entries of ``object_list`` with rank ``src``'s, on every rank (a rank's list
-    takes ``src``'s length)."""
+    """Replace the entries of ``object_list`` with rank ``src``'s, on every rank (every rank's list
+    as long as ``src``'s)."""
     fn = "broadcast_object_list"
 
     def checks() -> None:
@@ -136,7 +159,7 @@ def broadcast_object_list(object_list: List[Any], src: int, group: Optional[Grou
     g = member_group(group, fn)
     xp = g.array_module
     root, problem = _own_checks(g, fn, src, checks)
-    _agreed(g, fn, root, problem, group)
+    _agreed(g, fn, root, problem, group, len(object_list) if isinstance(object_list, list) else -1)
 
     def pickled() -> List[bytes]:
         return [_dumps(obj, fn, f"object_list[{i}]") for i, obj in enumerate(object_list)]
@@ -201,11 +224,17 @@ def _peer(g: Group, rank: Any, in_group: Any, fn: str, arg: str) -> int:
     if rank is not None and in_group is not None:
         raise ValueError(f"pycoll.distributed.{fn}: give one of {arg} and {arg}_in_group, not both")
     if in_group is None:
-        return as_rank(0 if rank is None else rank, f"pycoll.distributed.{fn}", arg)
-    index = as_rank(in_group, f"pycoll.distributed.{fn}", f"{arg}_in_group")
-    if not 0 <= index < g.nranks:
-        raise ValueError(f"pycoll.distributed.{fn}: {arg}_in_group={in_group!r} is not a rank of {g.describe()}")
-    return g.ranks[index]
+        peer = as_rank(0 if rank is None else rank, f"pycoll.distributed.{fn}", arg)
+    else:
+        index = as_rank(in_group, f"pycoll.distributed.{fn}", f"{arg}_in_group")
+        if not 0 <= index < g.nranks:
+            raise ValueError(f"pycoll.distributed.{fn}: {arg}_in_group={in_group!r} is not a rank of {g.describe()}")
+        peer = g.ranks[index]
+    if peer == g.ranks[g.rank]:
+        given = (f"{arg}={rank}" if rank is not None else f"{arg}_in_group={in_group}" if in_group is not None
+                 else f"{arg} not given (paddle's default: rank 0)")
+        raise ValueError(f"pycoll.distributed.{fn}: {given} is this rank itself; objects go to another rank")
+    return peer
 
 
 def _given_list(object_list: Any, fn: str, wanted: str) -> None:

@@ -39,7 +39,7 @@ import resource
 import socket
 import threading
 import time
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple, Union
 
 from pycoll._errors import CollectiveError
 from pycoll._logging import logger
@@ -251,10 +251,13 @@ class TCPStore:
         return CollectiveError(f"TCPStore.{what}({key!r}) at {self.where}: the store answered "
                                f"status {status}: {payload.decode(errors='replace')}")
 
-    def set(self, key: str, value: bytes) -> None:
-        """Store ``value`` under ``key`` (replacing any value) and wake the ranks waiting for it."""
+    def set(self, key: str, value: Union[bytes, str]) -> None:
+        """Store ``value`` under ``key`` (replacing any value) and wake the ranks waiting for it; a
+        str is stored as its UTF-8 bytes (paddle's store takes one; ``get`` gives bytes back)."""
+        if isinstance(value, str):
+            value = value.encode()
         if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise TypeError(f"TCPStore.set: value must be bytes, got {type(value).__name__}")
+            raise TypeError(f"TCPStore.set: value must be bytes or str, got {type(value).__name__}")
         status, payload = self._request(wire.SET, key, bytes(value), "set", self.timeout)
         if status != wire.OK:
             raise self._unexpected("set", key, status, payload)
@@ -266,11 +269,17 @@ class TCPStore:
         status, payload = self._request(wire.GET, key, wire.F64.pack(min(wait, MAX_WAIT_S)), "get", wait)
         if status == wire.MISSING:
             raise CollectiveError(
-                f"TCPStore.get({key!r}): the key was not set within {wait:g} s at {self.where} "
-                f"(a peer did not reach the rendezvous)")
+                f"TCPStore.get({key!r}): no client set the key within {wait:g} s at {self.where} (at a "
+                f"rendezvous: a peer did not reach it)")
         if status != wire.OK:
             raise self._unexpected("get", key, status, payload)
         return payload
+
+    def wait(self, keys: Union[str, Sequence[str]], timeout: Optional[float] = None) -> None:
+        """Return once every one of ``keys`` (a key or a list of them) is set (paddle's and
+        torch's ``wait``; ``get``'s bound, each)."""
+        for key in [keys] if isinstance(keys, str) else list(keys):
+            self.get(key, timeout)
 
     def add(self, key: str, amount: int) -> int:
         """Add ``amount`` to the integer under ``key`` (0 when unset); returns the new value."""

@@ -199,9 +199,10 @@ for src in range(n):
     box = [None, None, None] if rank != src else [{"from": src}, b"\x00" * (1 << 20), (1, "two", 3.0)]
     dist.broadcast_object_list(box, src=src)
     assert box == [{"from": src}, b"\x00" * (1 << 20), (1, "two", 3.0)], box[0]
-short = ["stale"] if rank != 0 else [1, 2, 3]
-dist.broadcast_object_list(short, src=0)
-assert short == [1, 2, 3]
+short = ["stale"] if rank != 0 else [1, 2, 3]  # every rank's list as long as the source's (paddle's, torch's)
+expect(ValueError, ["gave object lists of", "as long as the source's (rank 0: 3)", "nothing was sent"],
+       dist.broadcast_object_list, short, src=0)
+assert short == (["stale"] if rank != 0 else [1, 2, 3])
 for src in range(n):
     got = ["stale", "entries"]
     dist.scatter_object_list(got, [{"to": i, "pad": "x" * (i * 1000)} for i in range(n)] if rank == src else None,

@@ -1,8 +1,9 @@
 """A call of broadcast_object_list / scatter_object_list / all_gather_object refused on one rank
 only (a tuple where a list goes, an out-of-range src) must be refused on every rank before
 anything is sent: the refusing rank raises its own error, the others an error naming it, ranks
-given different src all raise; the next calls then get their own objects (they took the refused
-call's: stale objects, silently). Two ranks."""
+given different src, different object collectives or (broadcast) lists of other lengths all raise;
+objects sent to this rank itself are refused naming the call; the next calls then get their own
+objects (they took the refused call's: stale objects, silently). Two ranks."""
 import pycoll.distributed as dist
 
 dist.init_parallel_env()
@@ -31,6 +32,12 @@ gathered = []
 bad_gather = (lambda: dist.all_gather_object(() if rank == 1 else gathered, rank))
 refused(bad_gather, "object_list must be a list" if rank == 1 else "rank 1 refused its part")
 assert gathered == [], gathered
+# ranks in different object collectives are told so by name (they met in all_gather, named so)
+different = (lambda: dist.all_gather_object([], rank) if rank == 0 else dist.broadcast_object_list([None], src=0))
+refused(different, "are in different collectives (rank 0: all_gather_object; rank 1: broadcast_object_list)")
+refused(lambda: dist.broadcast_object_list([1, 2] if rank == 0 else [None], src=0), "gave object lists of [2, 1] entries")
+refused(lambda: dist.send_object_list([1]) if rank == 0 else dist.recv_object_list([None], src=1),
+        "not given (paddle's default: rank 0) is this rank itself" if rank == 0 else "src=1 is this rank itself")
 for step in range(2):
     objects = [f"step{step}"] if rank == 0 else [None]
     dist.broadcast_object_list(objects, src=0)
