@@ -164,12 +164,7 @@ void rows_of(const In* in, int64_t n, const int64_t* yi, const float* yw, int64_
     }
 }
 
-uint8_t rounded_u8(float v) {  // np.clip(np.rint(v), 0, 255): half to even
-    const float r = std::nearbyint(v);
-    return static_cast<uint8_t>(std::min(std::max(r, 0.0f), 255.0f));
-}
-
-inline void store(float v, uint8_t* out) { *out = rounded_u8(v); }
+inline void store(float v, uint8_t* out) { *out = round_clip_u8(v); }
 inline void store(float v, float* out) { *out = v; }
 
 template <typename T>

@@ -76,6 +76,25 @@ def due(group: Any, fn: str, blocking: bool = True) -> bool:
     return n <= ALWAYS or n & (n - 1) == 0
 
 
+def on_call(group: Any, fn: str, arg: Optional[str], root: int, signed: List[int],
+            blocking: bool) -> Optional["Comparison"]:
+    """What call ``fn`` on ``group`` does about its ``root`` (a group rank; with ``arg``, its
+    argument's name) and tensor (``signed``, its `signature`): on the schedule (:func:`due`) a
+    blocking call compares now (a ValueError on every rank where they differ) and a non-blocking
+    one starts the :class:`Comparison` its task settles (returned); off it, the call goes into
+    the group's digest (:func:`passed`)."""
+    if not due(group, fn, blocking):
+        passed(group, fn, root, signed)
+        return None
+    if blocking:
+        agreed(group, fn, arg, root, signed=signed)
+        return None
+    try:
+        return Comparison(group, fn, arg, root, signed)
+    except Exception as exc:
+        raise call_failed(fn, group.seq, group, exc) from exc
+
+
 def passed(group: Any, fn: str, root: int, signed: List[int]) -> None:
     """A call ``fn`` made without a comparison (off the schedule; ``root`` a group rank, ``signed``
     its `signature`): folded into the group's digest of such calls, which its next comparison
@@ -150,8 +169,9 @@ def agreed(group: Any, fn: str, arg: Optional[str], root: int, extra: int = 0,
         if group.engine.stream_ordered:
             rows = _rows(_all_gather(group, words, blocking=True)[0])
         else:
-            table = group.host_table or _HostTable(group)
-            rows = table.gathered(group, words)
+            if group.host_table is None:
+                group.host_table = _HostTable(group.nranks)
+            rows = group.host_table.gathered(group, words)
             if rows is None:  # every rank's words are this rank's
                 return [words] * group.nranks
     except Exception as exc:
@@ -189,12 +209,11 @@ class _HostTable:
 
     _PACKED = struct.Struct(f"<{_WORDS}q")
 
-    def __init__(self, group: Any):
+    def __init__(self, nranks: int):
         self._mine = bytearray(self._PACKED.size)
-        self._table = bytearray(self._PACKED.size * group.nranks)
+        self._table = bytearray(self._PACKED.size * nranks)
         self._mine_view = np.frombuffer(self._mine, np.uint8)  # (the engine's arrays: MPI writes the bytearrays)
         self._table_view = np.frombuffer(self._table, np.uint8)
-        group.host_table = self
 
     def gathered(self, group: Any, words: List[int]) -> Optional[List[List[int]]]:
         """None where every rank gave ``words``, else every rank's, in group rank order."""

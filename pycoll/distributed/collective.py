@@ -129,20 +129,6 @@ def _group_rank(group: Group, rank: Any, fn: str, arg: str) -> int:
     return r
 
 
-def _agree(g: Group, fn: str, arg: Optional[str], root: int, signed: List[int],
-           sync_op: bool) -> Optional[agreement.Comparison]:
-    """:mod:`agreement`'s comparison of a call's ``root`` (a group rank; with ``arg``, its
-    argument's name) and tensor (``signed``, its `agreement.signature`): settled now for a blocking
-    call (a ValueError on every rank where they differ), else returned for the call's task to settle."""
-    if sync_op:
-        agreement.agreed(g, fn, arg, root, signed=signed)
-        return None
-    try:
-        return agreement.Comparison(g, fn, arg, root, signed)
-    except Exception as exc:
-        raise call_failed(fn, g.seq, g, exc) from exc
-
-
 def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, sync_op: bool,
             finish: Optional[Callable[[], None]] = None, *, op: Any = None,
             root: Optional[int] = None, root_arg: Optional[str] = None, compared: bool = True,
@@ -153,9 +139,9 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
     describes, and unless ``moves`` says otherwise nothing moves when it is empty. A task (owned
     by the group) unless ``sync_op``. ``root`` (a global rank) names a rooted call's root. With
     ``agrees`` (the calls whose ranks give tensors of one dtype and size) the call compares ``arr``'s
-    dtype and size and ``op`` across the ranks on :func:`agreement.due`'s schedule (a non-blocking
-    one in its task), and with ``root_arg`` (its argument's name: broadcast's and reduce's, which
-    have no verdict) the root too.
+    dtype and size and ``op`` across the ranks (:func:`agreement.on_call`: on its schedule, a
+    non-blocking one in its task; off it, into the group's digest), and with ``root_arg`` (its
+    argument's name: broadcast's and reduce's, which have no verdict) the root too.
 
     ``finish`` runs once the call is complete; an :class:`_arrays.Refusal` (a read-only output,
     received into scratch) raises then in a blocking call, and in a non-blocking one at once, as a
@@ -172,11 +158,8 @@ def _launch(g: Group, fn: str, method: Any, args: Tuple[Any, ...], arr: Any, syn
                 _settle(comparison).raise_on_difference()
                 comparison = None
         elif agrees and g.nranks > 1:
-            root_index = 0 if root is None else g.index_of(root)
-            if agreement.due(g, fn, sync_op):
-                comparison = _agree(g, fn, root_arg, root_index, agreement.signature(arr, op), sync_op)
-            else:
-                agreement.passed(g, fn, root_index, agreement.signature(arr, op))
+            comparison = agreement.on_call(g, fn, root_arg, 0 if root is None else g.index_of(root),
+                                           agreement.signature(arr, op), sync_op)
         try:
             request = method(*args, sync_op, g.seq) if (arr.size if moves is None else moves) else None
         except Exception as exc:
@@ -221,10 +204,7 @@ def all_reduce(tensor: Any, op: int = ReduceOp.SUM, group: Optional[Group] = Non
         g.settled = g.seq
         try:
             if g.nranks > 1:
-                if agreement.due(g, "all_reduce"):
-                    agreement.agreed(g, "all_reduce", None, 0, signed=agreement.signature(buf, op))
-                else:  # (NCCL, off the schedule)
-                    agreement.passed(g, "all_reduce", 0, agreement.signature(buf, op))
+                agreement.on_call(g, "all_reduce", None, 0, agreement.signature(buf, op), True)
             try:
                 backend.all_reduce(buf, plan, True, g.seq)
             except Exception as exc:

@@ -32,16 +32,6 @@ def _taps(out_size: int, in_size: int) -> Tuple[np.ndarray, np.ndarray, np.ndarr
     return first, np.minimum(first + 1, in_size - 1), frac
 
 
-def _bilinear_float(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
-    y0, y1, fy = _taps(oh, img.shape[0])
-    x0, x1, fx = _taps(ow, img.shape[1])
-    tail = (None,) * (img.ndim - 2)
-    a = img.astype(np.float32, copy=False)
-    fx, fy = fx[(None, slice(None)) + tail], fy[(slice(None), None) + tail]
-    rows = a[:, x0] * (1 - fx) + a[:, x1] * fx
-    return (rows[y0] * (1 - fy) + rows[y1] * fy).astype(img.dtype)
-
-
 def _bilinear_uint8(img: np.ndarray, oh: int, ow: int) -> np.ndarray:
     y0, y1, fy = _taps(oh, img.shape[0])
     x0, x1, fx = _taps(ow, img.shape[1])
@@ -68,9 +58,7 @@ def resize_array(img: np.ndarray, oh: int, ow: int, interpolation: str) -> np.nd
     if img.dtype == np.uint8:
         fast = host_image.resize_bilinear(img, oh, ow)
         return _bilinear_uint8(img, oh, ow) if fast is None else fast
-    taps = [_linear_taps(oh, h), _linear_taps(ow, w)]
-    fast = host_image.resize_taps(img, *taps)
-    return _bilinear_float(img, oh, ow) if fast is None else fast
+    return resample(img, _linear_taps(oh, h), _linear_taps(ow, w))
 
 
 def _linear_taps(out_size: int, in_size: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -87,11 +75,11 @@ def resample(img: np.ndarray, rows: Tuple[np.ndarray, np.ndarray], columns: Tupl
     fast = host_image.resize_taps(img, rows, columns)
     if fast is not None:
         return fast
-    out = img[:, :, None] if img.ndim == 2 else img
+    out = (img[:, :, None] if img.ndim == 2 else img).astype(np.float32)
     for axis, (index, weight) in ((1, columns), (0, rows)):
         shape = [1] * out.ndim
         shape[axis] = -1
-        taken = out  # (an integer image's taps are taken as they are: their products are float32)
+        taken = out
         out = np.take(taken, index[:, 0], axis=axis) * weight[:, 0].reshape(shape)
         for t in range(1, index.shape[1]):
             out += np.take(taken, index[:, t], axis=axis) * weight[:, t].reshape(shape)
