@@ -104,12 +104,12 @@ class Backend(Protocol):
 
     def send(self, arr: Any, dst: int, tag: int, blocking: bool, seq: int = 0) -> Optional[Request]: ...
 
-    def recv(self, arr: Any, src: int, tag: int, blocking: bool, seq: int = 0,
-             arrived: Optional[Callable[[Optional[int]], None]] = None) -> Optional[Request]:
-        """Receive into ``arr`` what ``src`` sends with ``tag``. ``arrived``, when given, is called
-        once with the number of bytes that came (which may be fewer than ``arr.nbytes``): when
-        the data is in place (MPI's status count), or at once with None where the engine cannot
-        tell (NCCL)."""
+    def recv(self, arr: Any, src: int, tag: Optional[int], blocking: bool, seq: int = 0,
+             arrived: Optional[Callable[[Optional[int], Optional[int]], None]] = None) -> Optional[Request]:
+        """Receive into ``arr`` what ``src`` sends with ``tag`` (None: with any tag, in the order
+        sent). ``arrived``, when given, is called once with the number of bytes that came (which
+        may be fewer than ``arr.nbytes``) and the message's tag: when the data is in place (MPI's
+        status), or at once with None, None where the engine cannot tell (NCCL)."""
 
     def barrier(self, blocking: bool, seq: int = 0) -> Optional[Request]:
         """Blocking: returns once every rank has entered (on the host, whatever the engine)."""

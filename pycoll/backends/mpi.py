@@ -149,12 +149,12 @@ def _truncated(exc: MPI.Exception) -> bool:
 
 
 class _Receive(MPIRequest):
-    """A non-blocking receive whose ``arrived`` is told the byte count at completion (one longer
-    than the buffer when MPI truncated the message)."""
+    """A non-blocking receive whose ``arrived`` is told the byte count (one longer than the
+    buffer when MPI truncated the message) and the message's tag at completion."""
 
     __slots__ = ("_status", "_arrived", "_nbytes")
 
-    def __init__(self, request: MPI.Request, arrived: Callable[[Optional[int]], None],
+    def __init__(self, request: MPI.Request, arrived: Callable[[Optional[int], Optional[int]], None],
                  status: MPI.Status, nbytes: int):
         super().__init__(request)
         self._status, self._arrived, self._nbytes = status, arrived, nbytes
@@ -171,8 +171,9 @@ class _Receive(MPIRequest):
             if not _truncated(exc):
                 raise
             count = self._nbytes + 1
+        tag = status.Get_tag()
         self._request = self._status = None
-        self._arrived(count)
+        self._arrived(count, tag)
         return True
 
 
@@ -329,11 +330,12 @@ class MPIBackend:
         args = ([arr, MPI.BYTE], dst, tag)
         return self.comm.Send(*args) if blocking else self._start(self.comm.Isend(*args))
 
-    def recv(self, arr: np.ndarray, src: int, tag: int, blocking: bool, seq: int = 0,
-             arrived: Optional[Callable[[Optional[int]], None]] = None) -> Optional[MPIRequest]:
-        """``arrived`` gets the byte count of the message's status: it may be short of ``arr``,
-        or ``arr.nbytes + 1`` for a message longer than ``arr`` (:func:`_truncated`)."""
-        args = ([arr, MPI.BYTE], src, tag)
+    def recv(self, arr: np.ndarray, src: int, tag: Optional[int], blocking: bool, seq: int = 0,
+             arrived: Optional[Callable[[Optional[int], Optional[int]], None]] = None) -> Optional[MPIRequest]:
+        """``tag`` None takes a message of any tag. ``arrived`` gets the byte count of the
+        message's status (it may be short of ``arr``, or ``arr.nbytes + 1`` for a message longer
+        than ``arr``: :func:`_truncated`) and its tag."""
+        args = ([arr, MPI.BYTE], src, MPI.ANY_TAG if tag is None else tag)
         if arrived is None:
             return self.comm.Recv(*args) if blocking else self._start(self.comm.Irecv(*args))
         status = MPI.Status()
@@ -344,9 +346,9 @@ class MPIBackend:
         except MPI.Exception as exc:
             if not _truncated(exc):
                 raise
-            arrived(arr.nbytes + 1)
+            arrived(arr.nbytes + 1, status.Get_tag())  # (MPI fills the status of a truncated one)
             return None
-        arrived(status.Get_count(MPI.BYTE))
+        arrived(status.Get_count(MPI.BYTE), status.Get_tag())
         return None
 
     def barrier(self, blocking: bool, seq: int = 0) -> Optional[MPIRequest]:

@@ -351,13 +351,14 @@ class NCCLBackend:
         """Send ``arr`` to ``dst`` (``tag`` is ignored: NCCL matches messages in issue order)."""
         return self._p2p("send", seq, (True, arr.data.ptr, arr.nbytes, dst), arr, blocking)
 
-    def recv(self, arr: Any, src: int, tag: int, blocking: bool, seq: int = 0,
-             arrived: Optional[Callable[[Optional[int]], None]] = None) -> Optional[NCCLRequest]:
+    def recv(self, arr: Any, src: int, tag: Optional[int], blocking: bool, seq: int = 0,
+             arrived: Optional[Callable[[Optional[int], Optional[int]], None]] = None) -> Optional[NCCLRequest]:
         """Receive into ``arr`` from ``src`` (``tag`` is ignored: NCCL matches in issue order).
-        NCCL never says how many bytes came: ``arrived`` is told None (unknown) at once."""
+        NCCL never says how many bytes came, nor with which tag: ``arrived`` is told None, None
+        (unknown) at once."""
         request = self._p2p("recv", seq, (False, arr.data.ptr, arr.nbytes, src), arr, blocking)
         if arrived is not None:
-            arrived(None)
+            arrived(None, None)
         return request
 
     def barrier(self, blocking: bool, seq: int = 0) -> Optional[NCCLRequest]:

@@ -42,7 +42,26 @@ from pycoll.distributed.env import is_initialized, member_group, outside, world_
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, poll
 
-_DATA_TAG = 7  # every message pycoll's send and recv move
+_DATA_TAG = 7  # a data message of a dtype _DTYPE_TAGS does not list
+
+# A data message's tag names its elements' dtype, so that a receive into a buffer of another
+# dtype of the same byte size (whose bytes MPI takes as they are) is caught from the status the
+# receive reads anyway. Keyed by dtype (``dtype.name`` costs a microsecond or two a call); the
+# ml_dtypes ones (NumPy kind 'V') by name, for ml_dtypes is imported only where used.
+_NUMPY_TAGS = {np.dtype(name): 32 + i for i, name in enumerate((
+    "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
+    "float32", "float64", "complex64", "complex128"))}
+_ML_TAGS = {name: 48 + i for i, name in enumerate(("bfloat16", "float8_e4m3fn", "float8_e5m2"))}
+_TAG_DTYPES = {**{tag: (dtype.name, dtype.itemsize) for dtype, tag in _NUMPY_TAGS.items()},
+               **{tag: (name, 2 if name == "bfloat16" else 1) for name, tag in _ML_TAGS.items()}}
+
+
+def _dtype_tag(dtype: np.dtype) -> int:
+    """The tag of a data message of ``dtype``'s elements."""
+    tag = _NUMPY_TAGS.get(dtype)
+    if tag is None and dtype.kind == "V":
+        tag = _ML_TAGS.get(dtype.name)
+    return _DATA_TAG if tag is None else tag
 
 
 def peer_of(g: Group, rank: int, fn: str, arg: str, itself: bool = False) -> int:
@@ -99,7 +118,7 @@ def _send_described(engine: Any, descriptor: Any, buf: Any, peer: int, blocking:
     the data as one group (launched apart, a ring of ``irecv`` then ``send`` would wait on itself).
     """
     first = engine.send(descriptor, peer, check.DESCRIPTOR_TAG, False, seq)
-    second = engine.send(buf, peer, _DATA_TAG, blocking, seq)
+    second = engine.send(buf, peer, _dtype_tag(buf.dtype), blocking, seq)
     if not blocking:
         return _Both(first, second)
     if not first.join_stream() and not poll(first, engine.timeout):
@@ -132,7 +151,8 @@ def _send(g: Group, tensor: Any, dst: int, sync_op: bool, fn: str = "send", itse
         raise
     call_peers.note(g, int(dst))  # for the stall notices, should this call stall
     if not check.enabled:
-        return _launch(g, "send", g.engine.send, (buf, peer, _DATA_TAG), buf, sync_op, compared=False)
+        return _launch(g, "send", g.engine.send, (buf, peer, _dtype_tag(buf.dtype)), buf, sync_op,
+                       compared=False)
     descriptor = check.p2p_descriptor(g.engine.xp, g.seq, buf)
     return _launch(g, "send", _send_described, (g.engine, descriptor, buf, peer), buf, sync_op,
                    compared=False, moves=True)
@@ -153,6 +173,7 @@ class _Receipt:
         self.g, self.peer, self.buf, self.copy_back = g, peer, buf, copy_back
         self.seq = g.seq
         self.arrived: Optional[int] = None  # bytes; None until told, or where the engine can't tell
+        self.arrived_tag: Optional[int] = None  # the message's (its dtype's), where the engine tells
         self.descriptor: Any = None  # (the task keeps this receipt, through finish, until done)
         self._difference: Optional[str] = None
         self._compared = False
@@ -162,8 +183,8 @@ class _Receipt:
     def _where(self) -> str:
         return f"{label('recv', self.seq)} from rank {self.g.ranks[self.peer]} on {self.g.describe()}"
 
-    def _count(self, nbytes: Optional[int]) -> None:
-        self.arrived = nbytes
+    def _count(self, nbytes: Optional[int], tag: Optional[int]) -> None:
+        self.arrived, self.arrived_tag = nbytes, tag
 
     def difference(self) -> Optional[str]:
         """Both sides' calls when the descriptor that came does not fit the buffer, else None."""
@@ -178,19 +199,19 @@ class _Receipt:
     def start(self, blocking: bool, seq: int) -> Any:
         engine, peer = self.g.engine, self.peer
         if not check.enabled:
-            return engine.recv(self.buf, peer, _DATA_TAG, blocking, seq, self._count)
+            return engine.recv(self.buf, peer, None, blocking, seq, self._count)
         self.descriptor = check.empty_descriptor(engine.xp)
         if not blocking:
             first = engine.recv(self.descriptor, peer, check.DESCRIPTOR_TAG, False, seq)
-            second = engine.recv(self.buf, peer, _DATA_TAG, False, seq, self._count)
+            second = engine.recv(self.buf, peer, None, False, seq, self._count)
             return _Both(first, second, forgive=lambda: self.difference() is not None)
         engine.recv(self.descriptor, peer, check.DESCRIPTOR_TAG, True, seq)
         if self.difference() is None:
-            return engine.recv(self.buf, peer, _DATA_TAG, True, seq, self._count)
+            return engine.recv(self.buf, peer, None, True, seq, self._count)
         # taken whole into scratch: the sender is not left waiting, and the next receive from
         # that rank gets the next message
         self._scratch = True
-        return engine.recv(engine.xp.empty(self._sent_nbytes, np.uint8), peer, _DATA_TAG, True, seq)
+        return engine.recv(engine.xp.empty(self._sent_nbytes, np.uint8), peer, None, True, seq)
 
     def finish(self) -> None:
         if self.descriptor is not None and self.difference() is not None:
@@ -200,15 +221,24 @@ class _Receipt:
                 f"{'into scratch and dropped' if self._scratch else 'and the buffer holds no result'}"
                 f"; the job can go on)")
         buf = self.buf
-        if self.arrived is not None and self.arrived != buf.nbytes:
-            longer = self.arrived > buf.nbytes  # the engine's count then says only "more than fits"
+        sent = _TAG_DTYPES.get(self.arrived_tag)  # the sender's dtype (name, itemsize), where told
+        if sent is not None and self.arrived_tag == _dtype_tag(buf.dtype):
+            sent = None  # the buffer's own
+        if sent is None and (self.arrived is None or self.arrived == buf.nbytes):
+            if self.copy_back is not None:
+                self.copy_back()
+            return
+        longer = self.arrived > buf.nbytes  # the engine's count then says only "more than fits"
+        if sent is None:
             came = "a message longer than the buffer" if longer else _amount(self.arrived, buf.itemsize)
-            raise CollectiveError(
-                f"{self._where()}: {came} arrived, the buffer holds {buf.size} (shape "
-                f"{list(buf.shape)}, {buf.dtype}); send and recv must have the same size and dtype"
-                + (" (MPI dropped what did not fit; PYCOLL_CHECK=1 names the size sent)" if longer else ""))
-        if self.copy_back is not None:
-            self.copy_back()
+            after = " (MPI dropped what did not fit; PYCOLL_CHECK=1 names the size sent)" if longer else ""
+        else:
+            name, itemsize = sent
+            came = f"a {name} message longer than the buffer" if longer else f"{_amount(self.arrived, itemsize)} of {name}"
+            after = " (the buffer holds the bytes that came, not values)"
+        raise CollectiveError(
+            f"{self._where()}: {came} arrived, the buffer holds {buf.size} (shape {list(buf.shape)}, "
+            f"{buf.dtype}); send and recv must have the same size and dtype{after}")
 
 
 def recv(tensor: Any, src: int = 0, group: Optional[Group] = None, sync_op: bool = True) -> Task:

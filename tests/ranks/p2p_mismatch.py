@@ -4,7 +4,8 @@ both sides, the next message between the pair must arrive intact, and a followin
 must still work (the job exits 0: the error did not leave the process to abort).
 
 recv_bigger, isend_irecv_bigger, batch_bigger: a message shorter than the receive buffer,
-caught without PYCOLL_CHECK (MPI's status count). dtype_check (under PYCOLL_CHECK=1): another
+caught without PYCOLL_CHECK (MPI's status count). dtype_same_bytes: a message of another dtype
+and the buffer's byte size, caught without PYCOLL_CHECK (the message's tag names its dtype). dtype_check (under PYCOLL_CHECK=1): another
 dtype, blocking and non-blocking, and a message longer than the buffer, each reported as the
 mismatch of both sides. matching (under PYCOLL_CHECK=1): correct exchanges of every form pass
 with their values.
@@ -60,6 +61,27 @@ elif case == "batch_bigger":
                                         dist.P2POp(dist.isend, np.full(2, 7, f32), 0)])
         expect(pycoll.CollectiveError, SHORT, tasks[0].wait)
         tasks[1].wait()
+elif case == "dtype_same_bytes":
+    if rank == 0:
+        dist.send(np.arange(4, dtype=f32), dst=1)
+        dist.isend(np.arange(2, dtype=np.float64), dst=1).wait()
+        tasks = dist.batch_isend_irecv([dist.P2POp(dist.isend, np.ones(3, bool), 1)])
+        tasks[0].wait()
+        dist.send(np.arange(3, dtype=np.int64), dst=1)  # then a matching pair: it arrives whole
+    else:
+        expect(pycoll.CollectiveError, ["recv #1 from rank 0 on world (ranks [0, 1]): 4 elements of float32 arrived, "
+                                        "the buffer holds 4 (shape [4], int32); send and recv must have the same "
+                                        "size and dtype (the buffer holds the bytes that came, not values)"],
+               dist.recv, np.zeros(4, i32), 0)
+        task = dist.irecv(np.zeros(4, f32), src=0)
+        expect(pycoll.CollectiveError, ["2 elements of float64 arrived, the buffer holds 4 (shape [4], float32)"],
+               task.wait)
+        tasks = dist.batch_isend_irecv([dist.P2POp(dist.irecv, np.zeros(3, np.uint8), 0)])
+        expect(pycoll.CollectiveError, ["3 elements of bool arrived, the buffer holds 3 (shape [3], uint8)"],
+               tasks[0].wait)
+        got = np.zeros(3, np.int64)
+        dist.recv(got, src=0)
+        assert got.tolist() == [0, 1, 2], got
 elif case == "dtype_check":
     if rank == 0:
         dist.send(np.arange(4, dtype=f32), dst=1)  # call #1
