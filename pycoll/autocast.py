@@ -4,7 +4,7 @@ of ``pycoll.amp``. paddle keeps one AMP state for every device, so ``device_type
 as paddle's, not used."""
 from __future__ import annotations
 
-from pycoll.amp.precision import autocast, get_autocast_dtype, is_autocast_enabled
+from pycoll.amp.auto_cast import autocast, get_autocast_dtype, is_autocast_enabled
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "get_autocast_cpu_dtype",
            "get_autocast_gpu_dtype"]

@@ -716,6 +716,34 @@ def test_regularizers_as_weight_decay_and_param_attr_act_as_paddle_s():
         pycoll.regularizer.L2Decay(-1)
 
 
+def test_a_regularizer_of_ones_own_adds_the_term_its_call_returns():
+    """paddle's WeightDecayRegularizer: a subclass's ``__call__(param, grad, block)`` gives the
+    term added to the gradient; one returning coeff * param updates as L2Decay(coeff)."""
+    class Scaled(pycoll.regularizer.WeightDecayRegularizer):
+        def __call__(self, param, grad, block):
+            assert block is None and grad.shape == param.shape
+            return 0.1 * param
+
+    x = pycoll.to_tensor([[1.0, 2.0]])
+    finals = []
+    for reg in (Scaled(), pycoll.regularizer.L2Decay(0.1)):
+        layer = nn.Linear(2, 2, bias_attr=False)
+        layer.weight.set_value(np.array([[1.0, -2.0], [3.0, -1.0]], np.float32))
+        opt = pycoll.optimizer.Momentum(learning_rate=0.1, momentum=0.9, parameters=layer.parameters(),
+                                        weight_decay=reg)
+        for _ in range(2):
+            layer(x).sum().backward()
+            opt.step()
+            opt.clear_grad()
+        finals.append(layer.weight.numpy())
+    np.testing.assert_allclose(finals[0], [[0.6821, -2.2312], [2.3353, -1.5491]], rtol=1e-5)  # paddle's L2Decay(0.1)
+    np.testing.assert_array_equal(finals[0], finals[1])
+    term = pycoll.regularizer.L1Decay(0.5)(pycoll.to_tensor([2.0, -3.0]), pycoll.to_tensor([1.0, 1.0]), None)
+    assert term.numpy().tolist() == [0.5, -0.5]  # paddle's call form of its own regularizers
+    with pytest.raises(NotImplementedError, match="defines __call__"):
+        pycoll.regularizer.WeightDecayRegularizer()(x, x, None)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_beta_powers_are_saved_in_paddles_dtype_and_resume_bit_for_bit(dtype):
     """paddle saves Adam's beta powers as one-element tensors in the parameter's dtype (float32 for

@@ -124,6 +124,12 @@ def test_functional_submodule_import_from_and_a_missing_name():
     assert F.sparse_attention is not F.loss and callable(F.sparse_attention)  # paddle's F.sparse_attention: the function
 
 
+def test_optimizer_and_amp_modules_are_paddles_paths():
+    from pycoll.amp.auto_cast import auto_cast, decorate
+    from pycoll.optimizer.adamw import AdamW
+    assert AdamW is pycoll.optimizer.AdamW and auto_cast is pycoll.amp.auto_cast and decorate is pycoll.amp.decorate
+
+
 def test_layer_submodules_are_paddles_paths():
     from pycoll.nn.layer.common import Linear
     from pycoll.nn.layer.loss import MSELoss

@@ -14,7 +14,7 @@ import warnings
 from typing import Any, Callable, Dict, List, Optional
 
 from pycoll._logging import logger
-from pycoll.amp.precision import last_autocast_dtype, on_accelerator, place_name
+from pycoll.amp.auto_cast import last_autocast_dtype, on_accelerator, place_name
 from pycoll.device import array_module
 from pycoll.tensor import Tensor
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from pycoll.amp.precision import is_autocast_enabled
+from pycoll.amp.auto_cast import is_autocast_enabled
 from pycoll.device import array_module, is_array, to_module
 from pycoll.nn._dropout_functional import dropout as dropout_op
 from pycoll.nn.attention import positive_int, probability

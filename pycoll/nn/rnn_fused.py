@@ -22,7 +22,7 @@ import numpy as np
 from pycoll import _graph
 from pycoll._higher_order.recompute import recomputed
 from pycoll._higher_order.saved import Saved, rule
-from pycoll.amp.precision import is_autocast_enabled
+from pycoll.amp.auto_cast import is_autocast_enabled
 from pycoll.device import array_module
 from pycoll.kernels import host_math
 from pycoll.math_ops import sigmoid_array

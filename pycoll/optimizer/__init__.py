@@ -2,8 +2,9 @@
 from pycoll.optimizer import lr
 from pycoll.optimizer.adadelta import Adadelta
 from pycoll.optimizer.adagrad import Adagrad
-from pycoll.optimizer.adam import Adam, AdamW
+from pycoll.optimizer.adam import Adam
 from pycoll.optimizer.adamax import Adamax
+from pycoll.optimizer.adamw import AdamW
 from pycoll.optimizer.asgd import ASGD
 from pycoll.optimizer.lamb import Lamb
 from pycoll.optimizer.lbfgs import LBFGS

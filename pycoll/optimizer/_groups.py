@@ -7,7 +7,7 @@ import warnings
 from typing import Any, Callable, Dict, Iterable, List, Tuple
 
 from pycoll.optimizer._checks import real
-from pycoll.regularizer import _Decay
+from pycoll.regularizer import WeightDecayRegularizer
 from pycoll.tensor import Tensor
 
 OptionCheck = Callable[[Any, str], Any]  # (value, its name for messages) -> the value to keep
@@ -24,8 +24,9 @@ def check_rate(value: Any, name: str) -> float:
 
 
 def check_decay(value: Any, name: str) -> Any:
-    """A weight decay: None, a float (L2) or a ``pycoll.regularizer`` L1Decay / L2Decay."""
-    if value is None or isinstance(value, _Decay):
+    """A weight decay: None, a float (L2) or a ``pycoll.regularizer`` L1Decay / L2Decay (or a
+    WeightDecayRegularizer of one's own)."""
+    if value is None or isinstance(value, WeightDecayRegularizer):
         return value
     return real(value, name, low=0.0)
 

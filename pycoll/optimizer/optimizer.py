@@ -284,7 +284,7 @@ class Optimizer(UpdateForms):
         """The gradient an update takes: `grad` with the weight-decay term of `term` (a
         regularizer, or None) added (``options``, the parameter's group's, for subclasses
         whose gradient depends on them)."""
-        return grad + term.term(param, array_module(param)) if term is not None and term.coeff else grad
+        return grad + term.term(param, grad, array_module(param)) if term is not None and term.applies else grad
 
     def _l2_coeff(self, options: Dict[str, Any]) -> Any:
         """The weight decay added to a gradient: an L2 coefficient, a regularizer or None
@@ -321,7 +321,7 @@ class Optimizer(UpdateForms):
                     continue
                 term = getattr(p, "regularizer", None) or group_term  # its ParamAttr's (or its given group's) wins
                 rows = rows_to_update(p, grad) if options.get("lazy_mode", self._lazy_mode) else None
-                if rows is not None and term is not None and term.coeff:
+                if rows is not None and term is not None and term.applies:
                     rows = None  # the decay reaches every row: paddle's regularized sparse gradient is dense
                 param = p.array
                 if self._state_on_host:
@@ -359,7 +359,7 @@ class Optimizer(UpdateForms):
         copy. Else None: the step reads the dense gradient."""
         rows = p.grad.pending if isinstance(p.grad, RowsGrad) else None
         term = getattr(p, "regularizer", None) or group_term
-        if rows is None or rows.dtype != p.dtype or self._mastered(p) or (term is not None and term.coeff) \
+        if rows is None or rows.dtype != p.dtype or self._mastered(p) or (term is not None and term.applies) \
                 or not (self._rows_equal_dense or options.get("lazy_mode", self._lazy_mode)):
             return None
         return rows.coalesced()
@@ -390,8 +390,8 @@ class Optimizer(UpdateForms):
         regularized = []
         for param, grad in parameters_and_grads:
             term = getattr(param, "regularizer", None) or default
-            if grad is not None and term is not None and term.coeff:
-                grad = wrap(grad.array + term.term(param.array, array_module(param.array)))
+            if grad is not None and term is not None and term.applies:
+                grad = wrap(grad.array + term.term(param.array, grad.array, array_module(param.array)))
             regularized.append((param, grad))
         return regularized
 

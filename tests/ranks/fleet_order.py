@@ -5,12 +5,12 @@ distributed_optimizer returns is paddle's HybridParallelOptimizer (``_inner_opt`
 optimizer, or the user's optimizer under plain data parallelism, also under gradient merge);
 strategy.amp with use_pure_bf16 decorates the model at O2 (on a simulated GPU place, where
 pycoll.amp.decorate says what O2 does there), plain amp does not."""
+import importlib
 import warnings
 
 import numpy as np
 
 import pycoll
-import pycoll.amp.precision as precision
 import pycoll.distributed as dist
 from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_optimizers import (DygraphShardingOptimizer, GradientMergeOptimizer,
@@ -18,6 +18,8 @@ from pycoll.distributed.fleet.meta_optimizers import (DygraphShardingOptimizer, 
 
 from expect import expect
 from fleet_afresh import init_afresh
+
+precision = importlib.import_module("pycoll.amp.auto_cast")  # the module (pycoll.amp.auto_cast is the class)
 
 # paddle 3.3.1, 2 CPU ranks, this data: (loss rank 0, loss rank 1, sum of the weights) per step
 PADDLE = [(5.320546, 5.547751, -1.194566), (3.923206, 4.074795, -2.238291), (2.736167, 2.823920, -3.337120)]
