@@ -716,6 +716,23 @@ def test_regularizers_as_weight_decay_and_param_attr_act_as_paddle_s():
         pycoll.regularizer.L2Decay(-1)
 
 
+def test_regularization_and_param_groups_read_as_paddles():
+    """paddle 3.3.1: ``regularization`` is an L2Decay for a float weight decay (None for AdamW);
+    ``_param_groups`` the parameters, or the group dicts with the optimizer's defaults filled in."""
+    layer = nn.Linear(2, 2)
+    adam = pycoll.optimizer.Adam(parameters=layer.parameters(), weight_decay=0.1)
+    assert isinstance(adam.regularization, pycoll.regularizer.L2Decay) and adam.regularization.coeff == 0.1
+    assert [id(p) for p in adam._param_groups] == [id(layer.weight), id(layer.bias)]
+    assert pycoll.optimizer.AdamW(parameters=layer.parameters()).regularization is None
+    clip = nn.ClipGradByNorm(1.0)
+    grouped = pycoll.optimizer.SGD(parameters=[{"params": [layer.weight], "learning_rate": 0.5},
+                                               {"params": [layer.bias], "grad_clip": None}],
+                                   weight_decay=pycoll.regularizer.L1Decay(0.2), grad_clip=clip)
+    first, second = grouped._param_groups
+    assert first["params"][0] is layer.weight and first["learning_rate"] == 0.5 and first["grad_clip"] is clip
+    assert isinstance(first["weight_decay"], pycoll.regularizer.L1Decay) and second["grad_clip"] is None
+
+
 def test_a_regularizer_of_ones_own_adds_the_term_its_call_returns():
     """paddle's WeightDecayRegularizer: a subclass's ``__call__(param, grad, block)`` gives the
     term added to the gradient; one returning coeff * param updates as L2Decay(coeff)."""

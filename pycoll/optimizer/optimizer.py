@@ -168,9 +168,27 @@ class Optimizer(UpdateForms):
         self._norm_sums: Optional[Callable[[List[Tensor]], Any]] = None  # see complete_norms_with
         self._name = name
         self._multi_precision = bool(multi_precision)
+        self._grouped = grouped
         if grouped:
             self._groups_set_parameter_options()
         self._reset_state()
+
+    @property
+    def regularization(self) -> Any:
+        """paddle's: the weight decay added to the gradients, as a regularizer (a float is an
+        L2Decay); None without one (AdamW's decoupled decay is not one)."""
+        decay = self._l2_coeff({})
+        return L2Decay(decay) if isinstance(decay, float) else decay
+
+    @property
+    def _param_groups(self) -> List[Any]:
+        """paddle's: the parameters, or with groups given each group's dict (its parameters and
+        options, the optimizer's weight decay and clip where it names none). A copy: read it."""
+        if not self._grouped:
+            return list(self._parameter_list)
+        defaults = {"weight_decay": self.regularization, "grad_clip": self._grad_clip}
+        return [{"params": [p for p, i in zip(self._parameter_list, self._group_index) if i == g],
+                 **defaults, **options} for g, options in enumerate(self._groups)]
 
     def _groups_set_parameter_options(self) -> None:
         """As paddle's ``_add_param_group``: a parameter given in a group takes the group's
