@@ -1,6 +1,9 @@
 """pycoll.distributed.fleet in one process (a world of one): the strategy's typed fields, init's
 checks, the worker queries and the optimizer's refusals; the 4-rank dp x mp job through fleet is
 tests/test_model_parallel.py's (tests/ranks/mp_hybrid.py fleet); fleet.util runs on 3 ranks."""
+import subprocess
+import sys
+
 import pytest
 
 import pycoll
@@ -167,6 +170,9 @@ def test_the_model_parallel_layers_are_also_at_paddle_s_fleet_meta_parallel_path
     assert fleet.meta_parallel.ColumnParallelLinear is dist.ColumnParallelLinear
     assert fleet.meta_parallel.RowParallelLinear is dist.RowParallelLinear
     assert VocabParallelEmbedding is dist.VocabParallelEmbedding
+    # paddle's parallel_layers is an attribute once paddle is imported (a fresh process: no test imported it first)
+    subprocess.run([sys.executable, "-c", "import pycoll; pycoll.distributed.fleet.meta_parallel.parallel_layers."
+                    "mp_layers.RowParallelLinear"], check=True, timeout=60)
 
 
 def test_paddle_s_mpu_module_paths_hold_pycoll_s_own_functions():

@@ -66,16 +66,17 @@ def _same_grads(a, b):
         np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
 
 
-@pytest.mark.parametrize("make, split_flags", [
-    (lambda: ColumnParallelLinear(4, 6, has_bias=True, gather_output=False), [True, True]),
-    (lambda: RowParallelLinear(4, 6, input_is_parallel=True), [True, False]),  # the bias is whole
+@pytest.mark.parametrize("make, split_flags, axes", [
+    (lambda: ColumnParallelLinear(4, 6, has_bias=True, gather_output=False), [True, True], [1, 0]),
+    (lambda: RowParallelLinear(4, 6, input_is_parallel=True), [True, False], [0, None]),  # the bias is whole
 ])
-def test_a_world_of_one_is_the_plain_linear(make, split_flags):
+def test_a_world_of_one_is_the_plain_linear(make, split_flags, axes):
     pycoll.seed(1)
     layer = make()
     pycoll.seed(1)
     ref = nn.Linear(4, 6)
     assert [p.is_distributed for p in layer.parameters()] == split_flags
+    assert [getattr(p, "split_axis", None) for p in layer.parameters()] == axes  # paddle's
     x = pycoll.randn([3, 4])
     for model in (layer, ref):
         model(x).sum().backward()

@@ -19,8 +19,9 @@ pycoll's seeded generator, exactly as
 the plain layer made after ``pycoll.seed(s)`` in one process, and the split layer computes what
 that plain layer computes. (The full weight exists briefly on every rank while it is built.)
 
-Split parameters carry ``is_distributed = True`` (paddle's attribute); parameters that every rank
-of the group holds whole (RowParallelLinear's bias) carry ``is_distributed = False``.
+Split parameters carry ``is_distributed = True`` and the axis they are cut along as ``split_axis``
+(paddle's attributes); parameters that every rank of the group holds whole (RowParallelLinear's
+bias) carry ``is_distributed = False``.
 
 Model x data parallel: wrap the model with ``DataParallel(model, group=dp_group)``, where
 ``dp_group`` joins the ranks that hold the *same* blocks (same rank in their model-parallel
@@ -81,7 +82,7 @@ class _ParallelLayer(Layer):
             if block_shape != shape and isinstance(init, Assign) and list(init.value.shape) == block_shape:
                 # this rank's own block, as paddle's tensor-parallel tests give it
                 block = self.create_parameter(block_shape, attr=attr, is_bias=is_bias)
-                block.is_distributed = True
+                block.is_distributed, block.split_axis = True, axis
                 return block
         full = self.create_parameter(shape, attr=attr, is_bias=is_bias,
                                      default_initializer=default_initializer)
@@ -95,7 +96,7 @@ class _ParallelLayer(Layer):
         index[axis] = slice(self.rank * width, (self.rank + 1) * width)
         block = Parameter(full.array[tuple(index)].copy(), name=full.name, trainable=full.trainable)
         ParamAttr.from_arg(attr, "weight_attr").apply_to(block)  # need_clip, rate factor, regularizer
-        block.is_distributed = True
+        block.is_distributed, block.split_axis = True, axis  # (paddle's names: checkpoint tools read them)
         return block
 
 

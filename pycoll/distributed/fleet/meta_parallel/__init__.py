@@ -26,6 +26,7 @@ from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParalle
 from pycoll.distributed.fleet.collective_mode import model_parallel_random_seed  # after the pipeline: it uses it
 from pycoll.parallel import (ColumnParallelLinear, ParallelCrossEntropy, RNGStatesTracker, RowParallelLinear,
                              VocabParallelEmbedding, get_rng_state_tracker)
+from pycoll.distributed.fleet.meta_parallel import parallel_layers  # an attribute after ``import paddle``, as paddle's
 
 __all__ = ["ColumnParallelLinear", "LayerDesc", "LayerSpec", "LocalSharedLayerDesc", "MetaParallelBase",
            "NoPipelineParallel", "ParallelCrossEntropy", "PipelineDatasetPreprocessor", "PipelineLayer",
