@@ -193,17 +193,15 @@ def _output_to_log_dir() -> None:
     os.close(fd)
 
 
-_fault_file: List[Any] = []  # kept open for faulthandler, for the process's lifetime
-
-
 def _record_start() -> None:
     """Leave this rank's process id in the job folder, and have a fatal signal's Python stack
-    written there (else to stderr), where the launcher shows it naming the rank (``_jobdir``)."""
+    written there (else to stderr), where the launcher shows it naming the rank (``_jobdir``).
+    The file is a bare descriptor, open for the process's lifetime (a file object left open
+    would say so at exit, as a ResourceWarning, where warnings are shown)."""
     _jobdir.write("pid", _rank(), str(os.getpid()).encode())
     where = _jobdir.path("fault", _rank())
-    if where is not None:
-        _fault_file.append(open(where, "w"))
-    faulthandler.enable(file=_fault_file[0] if _fault_file else sys.stderr, all_threads=False)
+    fault = os.open(where, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if where is not None else sys.stderr
+    faulthandler.enable(file=fault, all_threads=False)
 
 
 def _own_gpu() -> None:

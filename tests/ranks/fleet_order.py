@@ -1,5 +1,5 @@
 """fleet's optimizer on 2 ranks: with sharding_degree=2, distributed_optimizer before
-distributed_model trains as the usual order does, and as paddle 3.3.1 does (its losses and
+distributed_model (or without it) trains as the usual order does, and as paddle 3.3.1 does (its losses and
 weight sums, measured on its CPU build with this script's data, are written below); what
 distributed_optimizer returns is paddle's HybridParallelOptimizer (``_inner_opt``: the sharding
 optimizer, or the user's optimizer under plain data parallelism, also under gradient merge);
@@ -16,7 +16,6 @@ from pycoll.distributed import fleet
 from pycoll.distributed.fleet.meta_optimizers import (DygraphShardingOptimizer, GradientMergeOptimizer,
                                                       HybridParallelOptimizer)
 
-from expect import expect
 from fleet_afresh import init_afresh
 
 precision = importlib.import_module("pycoll.amp.auto_cast")  # the module (pycoll.amp.auto_cast is the class)
@@ -32,28 +31,34 @@ def start(**hybrid):
     return strategy
 
 
-def train(optimizer_first):
+def train(order):
+    """``order``: 'first' (the optimizer wrapped first), 'usual' (the model first) or 'only' (the
+    optimizer alone, as paddle allows: its gradients averaged at each step, the whole state kept)."""
     start(dp_degree=1, sharding_degree=2)
     model = pycoll.nn.Sequential(pycoll.nn.Linear(4, 8), pycoll.nn.Tanh(), pycoll.nn.Linear(8, 1))
     for i, p in enumerate(model.parameters()):
         p.set_value(np.random.RandomState(i).uniform(-0.5, 0.5, p.shape).astype("float32"))
     opt = pycoll.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
-    if optimizer_first:
+    if order == "usual":
+        model = fleet.distributed_model(model)
+        opt = fleet.distributed_optimizer(opt)
+    else:
         opt = fleet.distributed_optimizer(opt)
         assert isinstance(opt, HybridParallelOptimizer) and not isinstance(opt._inner_opt, DygraphShardingOptimizer)
-        expect(RuntimeError, ["call fleet.distributed_model(model) first"], opt.step)
-        model = fleet.distributed_model(model)
-    else:
-        model = fleet.distributed_model(model)
-        opt = fleet.distributed_optimizer(opt)
-    assert isinstance(opt._inner_opt, DygraphShardingOptimizer), type(opt._inner_opt)
+        if order == "first":
+            model = fleet.distributed_model(model)
+    assert isinstance(opt._inner_opt, DygraphShardingOptimizer) == (order != "only"), type(opt._inner_opt)
     data = np.random.RandomState(0).rand(8, 4).astype("float32")
     x, y = data[rank * 4:(rank + 1) * 4], data.sum(1, keepdims=True)[rank * 4:(rank + 1) * 4]
     seen = []
     for _ in range(3):
         loss = pycoll.nn.functional.mse_loss(model(pycoll.to_tensor(x)), pycoll.to_tensor(y))
         loss.backward()
-        opt.step()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            opt.step()
+        assert any("without fleet.distributed_model(model)" in str(w.message) for w in said) == (
+            order == "only" and not seen), [str(w.message) for w in said]  # said once, at the first step
         opt.clear_grad()
         seen.append((float(loss), float(sum(p.numpy().sum() for p in model.parameters()))))
     return seen
@@ -61,9 +66,10 @@ def train(optimizer_first):
 
 dist.init_parallel_env()
 rank = dist.get_rank()
-first, usual = train(True), train(False)
+first, usual, only = train("first"), train("usual"), train("only")
 np.testing.assert_allclose(first, usual, rtol=0, atol=1e-7)
-np.testing.assert_allclose(first, [(step[rank], step[2]) for step in PADDLE], rtol=1e-5, atol=0)
+for seen in (first, only):
+    np.testing.assert_allclose(seen, [(step[rank], step[2]) for step in PADDLE], rtol=1e-5, atol=0)
 
 # plain data parallelism: the user's optimizer inside, its attributes reachable; under gradient merge too
 start(dp_degree=2)

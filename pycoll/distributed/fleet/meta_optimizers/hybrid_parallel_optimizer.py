@@ -3,11 +3,12 @@ one rank, the user's optimizer as ``_inner_opt`` — or, with a sharding degree,
 optimizer over it (paddle's ``DygraphShardingOptimizer``; pycoll's ``ShardedOptimizer``)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, List
 
 from pycoll.distributed.fleet.hybrid_clip import hybrid_norm_sums
 from pycoll.distributed.sharding import ShardedOptimizer
-from pycoll.parallel.fused import fused_allreduce_gradients
+from pycoll.parallel.fused import fused_allreduce_gradients, fused_allreduce_gradients_with_group
 from pycoll.optimizer.update_forms import UpdateForms
 
 
@@ -16,7 +17,7 @@ class HybridParallelOptimizer(UpdateForms):
     model-parallel group and, in a pipeline, every stage (``hybrid_clip``). With a sharding
     degree it steps through a ``ShardedOptimizer`` over the sharded model, which it gets from
     ``fleet.distributed_model`` (``bind``) whichever of the two is called first, as paddle
-    takes them in either order. With a sep degree, each ``step`` first averages the gradients over
+    takes them in either order (never called: see ``_average_unsharded``). With a sep degree, each ``step`` first averages the gradients over
     the data-parallel ranks and sums them over the sep ranks (``fused_allreduce_gradients``), as
     paddle's does: backward leaves a sep rank its own segment's share (``SegmentParallel``). The
     rest (``_learning_rate``, ``_parameter_list``, ``state_dict``, ``get_lr``...) is
@@ -49,25 +50,38 @@ class HybridParallelOptimizer(UpdateForms):
             offload = self._strategy.sharding_configs["optimize_offload"]
             self._inner_opt = ShardedOptimizer(self._inner_opt, model, offload=offload)
 
-    def _ready(self, fn: str) -> Any:
-        if self.needs_model:
-            raise RuntimeError(f"HybridParallelOptimizer.{fn}: with sharding_degree="
-                               f"{self._hcg.get_sharding_parallel_world_size()} the optimizer steps the "
-                               f"sharded model's pieces: call fleet.distributed_model(model) first")
-        return self._inner_opt
-
     def step(self) -> None:
-        optimizer = self._ready("step")
-        if self._sep_enable:
+        optimizer = self._inner_opt
+        if self.needs_model:
+            self._average_unsharded(list(optimizer._parameter_list))
+        elif self._sep_enable:
             fused_allreduce_gradients(list(optimizer._parameter_list), self._hcg)
         optimizer.step()
+
+    def _average_unsharded(self, params: List[Any]) -> None:
+        """A sharding degree without ``fleet.distributed_model``: no model reduced the gradients
+        in backward, so they are averaged here over the sharding ranks (and the data-parallel
+        ones, and summed over sep's) and every rank updates the whole parameters. paddle's
+        sharding optimizer trains so without a wrapped model; its values, whole optimizer state."""
+        if not self._warned_unsharded:
+            self._warned_unsharded = True
+            warnings.warn(f"fleet.distributed_optimizer: sharding_degree="
+                          f"{self._hcg.get_sharding_parallel_world_size()} without fleet.distributed_model(model): "
+                          f"each step averages the gradients over the sharding ranks and every rank updates the "
+                          f"whole parameters, keeping the whole optimizer state; wrap the model to shard it",
+                          stacklevel=3)
+        fused_allreduce_gradients_with_group(params, self._hcg.get_sharding_parallel_group(), bucket_size=1 << 62)
+        if self._sep_enable or self._hcg.get_data_parallel_world_size() > 1:
+            fused_allreduce_gradients(params, self._hcg)
+
+    _warned_unsharded = False
 
     @property
     def _steps_given_grads(self) -> bool:  # sharding's step reads the reduced pieces
         return not self._sharding_enable
 
     def step_grads(self) -> List[Any]:
-        return self._ready("step_grads").step_grads()
+        return self._inner_opt.step_grads()
 
     def scale_grads(self, factor: float) -> None:
-        self._ready("scale_grads").scale_grads(factor)
+        self._inner_opt.scale_grads(factor)
