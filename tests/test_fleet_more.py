@@ -96,10 +96,10 @@ def test_hybrid_configs_take_paddles_keys_and_read_as_paddles_messages(tmp_path)
         strategy.hybrid_configs["pp_configs"].enable_timer = "yes"
     with pytest.raises(TypeError, match="hybrid_configs.ep_degree must be an int, got 2.0"):
         strategy.hybrid_configs = {"ep_degree": 2.0}
-    path = str(tmp_path / "strategy.json")
+    path = str(tmp_path / "strategy.prototxt")
     strategy.save_to_prototxt(path)
     strategy.save_to_prototxt(path)  # written whole and moved in place, over the first: nothing else left
-    assert [p.name for p in tmp_path.iterdir()] == ["strategy.json"]
+    assert [p.name for p in tmp_path.iterdir()] == ["strategy.prototxt"]
     loaded = fleet.DistributedStrategy()
     loaded.load_from_prototxt(path)
     assert loaded.hybrid_configs["pp_configs"].delay_scale_loss is True and loaded.sync_param_name == ["fc"]
@@ -288,6 +288,97 @@ def test_sharding_true_alone_keeps_paddles_degree_of_one(tmp_path):
     strategy.save_to_prototxt(path)
     again.load_from_prototxt(path)
     assert again.degrees()["sharding_degree"] == 2
+
+
+# what paddle 3.3.1's save_to_prototxt wrote for the settings of _STRATEGY_SET (and a field of its
+# protobuf pycoll keeps no value of, `mode`, the comments and the list form protobuf's reader takes)
+PADDLE_PROTOTXT = """# written by paddle
+mode: COLLECTIVE
+amp: true
+fuse_grad_size_in_MB: 64
+sharding: true
+last_comm_group_size_MB: 2.5
+amp_configs {
+  init_loss_scaling: 1024.5
+  custom_white_list: "matmul"
+  custom_white_list: "we\\"ird\\\\name"
+  use_pure_bf16: true
+}
+gradient_merge_configs {
+  k_steps: 4
+  avg: false
+}
+pipeline_configs {
+  micro_batch_size: 3
+  schedule_mode: "FThenB"
+}
+sharding_configs {
+  segment_anchors: ["a", "b"]
+  sharding_degree: 8
+  stage: 2
+}
+hybrid_configs {
+  dp_degree: 2
+  mp_degree: 1
+  sharding_degree: 2
+  mp_configs {
+    sync_param: false
+  }
+  pp_configs {
+    delay_scale_loss: true
+  }
+}
+"""
+
+
+def _strategy_set():
+    strategy = fleet.DistributedStrategy()
+    strategy.hybrid_configs = {"dp_degree": 2, "mp_degree": 1, "sharding_degree": 2, "order": ["pp", "dp", "sharding",
+                                                                                              "sep", "mp"],
+                               "mp_configs": {"sync_param": False, "sync_param_name": ["fc"]},
+                               "pp_configs": {"delay_scale_loss": True}}
+    strategy.amp = True
+    strategy.amp_configs = {"init_loss_scaling": 1024.5, "custom_white_list": ["matmul", 'we"ird\\name'],
+                            "use_pure_bf16": True}
+    strategy.sharding = True
+    strategy.sharding_configs = {"sharding_degree": 8, "stage": 2, "segment_anchors": ["a", "b"]}
+    strategy.gradient_merge_configs = {"k_steps": 4, "avg": False}
+    strategy.fuse_grad_size_in_MB = 64
+    strategy.last_comm_group_size_MB = 2.5
+    strategy.pipeline_configs = {"schedule_mode": "FThenB", "micro_batch_size": 3}
+    return strategy
+
+
+def test_prototxt_is_protobufs_text_which_paddle_writes_and_reads(tmp_path, caplog):
+    """save_to_prototxt writes the changed fields in protobuf's text format (paddle 3.3.1 loaded
+    such a file and read these values back); load_from_prototxt reads paddle's file, skipping,
+    with a warning, a field pycoll keeps no value of. The two settings paddle keeps outside its
+    protobuf (the order, sync_param_name) ride on pycoll's comment lines."""
+    strategy = _strategy_set()
+    path = tmp_path / "s.prototxt"
+    strategy.save_to_prototxt(str(path))
+    text = path.read_text()
+    assert "hybrid_configs {\n  dp_degree: 2\n  sharding_degree: 2\n  mp_configs {\n    sync_param: false\n  }" in text
+    assert 'custom_white_list: "matmul"\n  custom_white_list: "we\\"ird\\\\name"' in text
+    assert "\n#pycoll hybrid_parallel_order: [\"pp\"" in text and "recompute" not in text  # defaults left out
+    again = fleet.DistributedStrategy()
+    again.load_from_prototxt(str(path))
+    assert repr(again) == repr(strategy) and again.degrees() == strategy.degrees()
+    (tmp_path / "paddle.prototxt").write_text(PADDLE_PROTOTXT)
+    from_paddle = fleet.DistributedStrategy()
+    with caplog.at_level("WARNING"):
+        from_paddle.load_from_prototxt(str(tmp_path / "paddle.prototxt"))
+    assert "pycoll keeps no field mode; skipped" in caplog.text
+    expected = _strategy_set()
+    expected.hybrid_parallel_order = fleet.DistributedStrategy().hybrid_parallel_order  # not in paddle's file
+    expected.sync_param_name = fleet.DistributedStrategy().sync_param_name
+    assert repr(from_paddle) == repr(expected)
+    for bad, says in (("amp: tru", "must be a bool"), ("amp_configs { k_steps: 1", "not closed"),
+                      ('pipeline_configs { schedule_mode: "1F1B }', "a string is not closed"),
+                      ("hybrid_configs: 3", "hybrid_configs is a message")):
+        (tmp_path / "bad.prototxt").write_text(bad)
+        with pytest.raises((ValueError, TypeError), match=says):
+            fleet.DistributedStrategy().load_from_prototxt(str(tmp_path / "bad.prototxt"))
 
 
 def test_timer_helper_times_named_spans_and_refuses_misuse(monkeypatch, capsys):

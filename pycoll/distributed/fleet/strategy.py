@@ -18,9 +18,10 @@ from typing import Any, Dict, Set
 
 from pycoll._atomic_files import write_whole
 from pycoll._logging import logger
+from pycoll.distributed.fleet import strategy_text
 from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, check_type
 
-GIVEN = "sharding_configs_degree_given"  # save_to_prototxt's record of _sharding_degree_given
+GIVEN = "sharding_configs_degree_given"  # pycoll's JSON files' record of _sharding_degree_given
 AXES = ["dp", "pp", "sharding", "sep", "cp", "mp"]  # paddle's default hybrid_parallel_order
 # degrees paddle 3.3.1 takes that pycoll has not built: 1 is accepted, more is refused by fleet.init
 UNBUILT_DEGREES = {"cp_degree": "context parallelism",
@@ -80,6 +81,9 @@ _KEPT_CONFIGS = {
     "fs_client_param": {"uri": "", "user": "", "passwd": "", "hadoop_bin": ""},
 }
 _ALL_CONFIGS = {**_CONFIGS, **_KEPT_CONFIGS}
+_PROTO_NAMES = {"_calc_comm_same_stream": "calc_comm_same_stream"}  # pycoll's name: paddle's protobuf's
+_PYCOLL_NAMES = {proto: name for name, proto in _PROTO_NAMES.items()}
+_OUTSIDE_PROTO = ("hybrid_parallel_order", "sync_param_name")  # paddle's attributes beside its protobuf
 _said: Set[str] = set()
 
 
@@ -178,20 +182,46 @@ class DistributedStrategy:
                              f"{AXES} once (cp may be left out)")
 
     def save_to_prototxt(self, output: str) -> None:
-        """Write every field to ``output`` (as JSON: pycoll has no protobuf; ``load_from_prototxt``
-        reads it back), whole: ranks that save and load the same path at once (paddle's example,
-        run on every rank) never read half a file."""
-        write_whole(output, lambda f: json.dump({**self._values, GIVEN: self._sharding_degree_given}, f, indent=1,
-                                                sort_keys=True, default=Configs.to_dict))
+        """Write the fields that differ from their defaults to ``output`` in protobuf's text
+        format, as paddle's does (``strategy_text``: either loads the other's file), whole:
+        ranks that save and load the same path at once (paddle's example, run on every rank)
+        never read half a file."""
+        tree, defaults = self._proto_tree(), DistributedStrategy()._proto_tree()
+        always = {"sharding_configs": {"sharding_degree": True}} if self._sharding_degree_given else {}
+        extras = {name: self._values[name] for name in _OUTSIDE_PROTO if self._values[name] != _FLAGS[name]}
+        text = strategy_text.dump(tree, defaults, always, extras)
+        write_whole(output, lambda f: f.write(text))
+
+    def _proto_tree(self) -> Dict[str, Any]:
+        """The fields as plain values, under paddle's protobuf names."""
+        return {_PROTO_NAMES.get(name, name): value.to_dict() if isinstance(value, Configs) else
+                dict(value) if isinstance(value, Mapping) else value
+                for name, value in self._values.items() if name not in _OUTSIDE_PROTO}
 
     def load_from_prototxt(self, pb_file: str) -> None:
-        """Set the fields ``save_to_prototxt`` wrote (each checked as when set by hand)."""
+        """Set the fields of ``pb_file``, a file paddle's or pycoll's ``save_to_prototxt`` wrote
+        (protobuf's text format; pycoll's older JSON is read too), each checked as when set by
+        hand. Fields of paddle's protobuf that pycoll does not keep (parameter-server tables,
+        ``build_strategy``) are skipped, said in a warning."""
         with open(pb_file) as f:
-            values = json.load(f)
-        given = bool(values.pop(GIVEN, False))
+            text = f.read()
+        if text.lstrip().startswith("{"):  # pycoll's files before it wrote protobuf's text
+            values = json.loads(text)
+            given = bool(values.pop(GIVEN, False))
+            for name, value in values.items():
+                setattr(self, name, value)
+            object.__setattr__(self, "_sharding_degree_given", given)
+            return
+        fields, extras = strategy_text.parse(text, f"load_from_prototxt({pb_file!r})")
+        unknown: Set[str] = set()
+        values = strategy_text.typed(fields, self._proto_tree(), "", unknown)
+        if unknown:
+            logger.warning("DistributedStrategy.load_from_prototxt(%r): pycoll keeps no field %s; skipped",
+                           pb_file, ", ".join(sorted(unknown)))
         for name, value in values.items():
+            setattr(self, _PYCOLL_NAMES.get(name, name), value)
+        for name, value in extras.items():
             setattr(self, name, value)
-        object.__setattr__(self, "_sharding_degree_given", given)
 
     def __repr__(self) -> str:
         return f"DistributedStrategy({self._values})"
