@@ -35,4 +35,4 @@ __all__ = ["ColumnParallelLinear", "LayerDesc", "LayerSpec", "LocalSharedLayerDe
            "ShardingParallel", "SharedLayerDesc", "TensorParallel", "VPPFhenBInBalancedMemory", "VocabParallelEmbedding",
            "build_spec_layer",
            "dict_to_tuple_helper", "get_rng_state_tracker", "get_spec_layer", "import_spec_layer",
-           "model_parallel_random_seed", "register_global_pipeline_parallel_hook"]
+           "model_parallel_random_seed", "parallel_layers", "register_global_pipeline_parallel_hook"]
