@@ -3,17 +3,20 @@ dense tensor (``is_dense()`` True, ``is_sparse()`` / ``is_sparse_coo()`` / ``is_
 False, ``layout``, ``dense_dim()``, ``sparse_dim()`` 0, ``type`` DENSE_TENSOR, ``num_shard``
 None; ``nnz()`` and ``values()`` are sparse tensors' and refused), ``offset`` (bytes from the
 start of its memory), ``get_device()``, ``value()``, ``pin_memory()``, ``grad_fn`` / ``grad_``,
-and paddle's ``apply`` / ``apply_`` (a function run on a tensor outside autograd)."""
+and paddle's ``apply`` / ``apply_`` (a function run on a tensor outside autograd), and the
+private storage calls paddle's own libraries make (``_is_initialized``, ``_numel``,
+``_copy_to``, ``_share_buffer_to``, ``_md5sum``)."""
 from __future__ import annotations
 
 import enum
+import hashlib
 from typing import Any, Callable
 
 import numpy as np
 
-from pycoll.device import place_of
+from pycoll.device import move, parse_place, place_of, to_module
 from pycoll.inplace_ops import LeafInplaceError, in_place
-from pycoll.tensor import Tensor
+from pycoll.tensor import Tensor, wrap
 
 
 class VarType(enum.IntEnum):
@@ -74,7 +77,35 @@ def apply_(x: Tensor, func: Callable[[Tensor], Tensor]) -> Tensor:
     return in_place(x, "apply_", lambda: func(x), keep_shape=False)
 
 
+def _is_initialized(x: Tensor) -> bool:
+    """paddle's: whether x holds memory (an empty tensor, or one whose ``_clear_data`` let its
+    memory go, holds none)."""
+    return x._array.size > 0
+
+
+def _copy_to(x: Tensor, place: Any, blocking: bool = True) -> Tensor:
+    """paddle's: a copy of x on ``place`` (a new tensor that takes no gradient, even on x's
+    own place). A copy to the host is complete when this returns, whatever ``blocking``."""
+    array = move(x._array, parse_place(place))
+    return wrap(array.copy() if array is x._array else array)
+
+
+def _share_buffer_to(x: Tensor, other: Tensor) -> None:
+    """paddle's: ``other`` takes x's memory (and here its shape and dtype): writes to one show
+    in the other."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"_share_buffer_to: other must be a Tensor, got {type(other).__name__}")
+    other._array = x._array
+
+
+def _md5sum(x: Tensor) -> str:
+    """paddle's: the MD5 digest (hex) of x's elements' bytes, in row-major order."""
+    return hashlib.md5(np.ascontiguousarray(to_module(x._array, np)).tobytes()).hexdigest()
+
+
 for _name, _method in {
+        "_is_initialized": _is_initialized, "_numel": lambda x: int(x._array.size), "_copy_to": _copy_to,
+        "_share_buffer_to": _share_buffer_to, "_md5sum": _md5sum,
         "is_dense": lambda x: True, "is_selected_rows": lambda x: False, "is_sparse": lambda x: False, "is_sparse_coo": lambda x: False,
         "is_sparse_csr": lambda x: False, "dense_dim": lambda x: x._array.ndim, "sparse_dim": lambda x: 0,
         "nnz": _sparse_only("nnz"), "values": _sparse_only("values"), "value": lambda x: x,

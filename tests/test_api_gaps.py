@@ -894,3 +894,23 @@ def test_paddle_tensor_s_arrays_and_fill_constant_as_its_dynamic_mode_has_them()
     with pytest.raises(TypeError, match=r"create_array: initialized_list\[0\] must be a Tensor"):
         create_array("float32", [1.0])
     assert pycoll.tensor.fill_constant([2, 2], "int32", 3).numpy().tolist() == [[3, 3], [3, 3]]
+
+
+def test_private_storage_calls_answer_as_paddles():
+    """paddle 3.3.1's answers: an empty tensor, or one whose memory ``_clear_data`` let go, is
+    not initialized; ``_copy_to`` copies even to the tensor's own place; ``_share_buffer_to``
+    shares the memory; ``_md5sum`` is the MD5 of the elements' bytes (paddle's for float32 [1, 2])."""
+    assert not pycoll.to_tensor([])._is_initialized() and pycoll.to_tensor([1.0])._is_initialized()
+    weight = pycoll.nn.Linear(2, 3).weight
+    assert weight._numel() == 6
+    weight._clear_data()
+    assert not weight._is_initialized()
+    x = pycoll.to_tensor([1.0, 2.0])
+    copy = x._copy_to(pycoll.CPUPlace(), True)
+    copy[0] = 5.0
+    assert x.numpy().tolist() == [1.0, 2.0] and copy.stop_gradient
+    other = pycoll.to_tensor([0.0, 0.0, 0.0])
+    x._share_buffer_to(other)
+    other[0] = 9.0
+    assert x.numpy().tolist() == [9.0, 2.0] and x._is_shared_buffer_with(other)
+    assert pycoll.to_tensor([1.0, 2.0])._md5sum() == "057a7f5ab69cb695657046b18832c330"
