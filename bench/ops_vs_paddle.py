@@ -605,6 +605,12 @@ def _():
     return sum_backward(lambda: P.nn.functional.max_pool2d(x, 3, 2, 1, return_mask=True))
 
 
+@case("max_pool3d")
+def _():
+    """MaxPool3D(3, 2, 1) of [4, 32, 32, 64, 64] (a video or volume model's), forward and backward."""
+    return layer_call(P.nn.MaxPool3D(3, 2, 1), tensor(4, 32, 32, 64, 64))
+
+
 @case("max_unpool2d")
 def _():
     """max_pool2d(2, 2, return_mask=True) then max_unpool2d of [8, 64, 56, 56], forward and backward."""

@@ -31,6 +31,7 @@
 namespace py = pybind11;
 using pycoll::Float;
 using pycoll::Piece;
+using pycoll::PoolGeometry;
 
 #define PYCOLL_STR_(x) #x
 #define PYCOLL_STR(x) PYCOLL_STR_(x)
@@ -565,51 +566,59 @@ void def_rnn_steps(py::module_& m, const char* forward, const char* backward) {
              "Step t (steps last to first); with_in: d_h_in holds the later step's matmul.");
 }
 
-// x [..., h, w] (padded) -> (out [..., oh, ow], pick [..., oh, ow]) of kh x kw windows at strides sh, sw.
+// x [..., d, h, w] (padded) -> (out [..., od, oh, ow], pick [..., od, oh, ow]) of kd x kh x kw
+// windows at strides sd, sh, sw (a 2-D pool: x [..., 1, h, w], kd = sd = 1).
 template <class T>
-std::pair<Host<T>, Host<int32_t>> max_pool2d_host(const Host<T>& x, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
-    if (x.ndim() < 2 || kh < 1 || kw < 1 || sh < 1 || sw < 1 || x.shape(x.ndim() - 2) < kh ||
-        x.shape(x.ndim() - 1) < kw) {
-        throw py::value_error(where("max_pool2d", "x must be [..., h, w] with h >= kh, w >= kw, strides >= 1"));
+std::pair<Host<T>, Host<int32_t>> max_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd,
+                                                 int64_t sh, int64_t sw) {
+    const py::ssize_t n = x.ndim();
+    if (n < 3 || kd < 1 || kh < 1 || kw < 1 || sd < 1 || sh < 1 || sw < 1 || x.shape(n - 3) < kd ||
+        x.shape(n - 2) < kh || x.shape(n - 1) < kw) {
+        throw py::value_error(where("max_pool", "x must be [..., d, h, w] with d >= kd, h >= kh, w >= kw, "
+                                                "strides >= 1"));
     }
-    const int64_t h = x.shape(x.ndim() - 2), w = x.shape(x.ndim() - 1);
-    const int64_t oh = (h - kh) / sh + 1, ow = (w - kw) / sw + 1;
-    std::vector<py::ssize_t> shape(x.shape(), x.shape() + x.ndim());
-    shape[shape.size() - 2] = oh;
-    shape[shape.size() - 1] = ow;
+    const int64_t d = x.shape(n - 3), h = x.shape(n - 2), w = x.shape(n - 1);
+    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, (d - kd) / sd + 1, (h - kh) / sh + 1, (w - kw) / sw + 1};
+    std::vector<py::ssize_t> shape(x.shape(), x.shape() + n);
+    shape[n - 3] = at.od;
+    shape[n - 2] = at.oh;
+    shape[n - 1] = at.ow;
     Host<T> out(shape);
     Host<int32_t> pick(shape);
-    const int64_t planes = h * w ? static_cast<int64_t>(x.size()) / (h * w) : 0;
+    const int64_t volumes = d * h * w ? static_cast<int64_t>(x.size()) / (d * h * w) : 0;
     const T* xs = x.data();
     T* o = out.mutable_data();
     int32_t* p = pick.mutable_data();
     {
         py::gil_scoped_release nogil;
-        pycoll::max_pool2d(xs, planes, h, w, kh, kw, sh, sw, oh, ow, o, p);
+        pycoll::max_pool(xs, volumes, at, o, p);
     }
     return {out, pick};
 }
 
-// max_pool2d's input gradient [..., h, w] from g and pick [..., oh, ow].
+// max_pool's input gradient [..., d, h, w] from g and pick [..., od, oh, ow].
 template <class T>
-Host<T> max_pool2d_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t h, int64_t w, int64_t kw,
-                                 int64_t sh, int64_t sw) {
-    if (g.ndim() < 2 || pick.ndim() != g.ndim() || !std::equal(g.shape(), g.shape() + g.ndim(), pick.shape())) {
-        throw py::value_error(where("max_pool2d_backward", "g and pick must be of one shape [..., oh, ow]"));
+Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t d, int64_t h, int64_t w,
+                               int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
+    const py::ssize_t n = g.ndim();
+    if (n < 3 || pick.ndim() != n || !std::equal(g.shape(), g.shape() + n, pick.shape())) {
+        throw py::value_error(where("max_pool_backward", "g and pick must be of one shape [..., od, oh, ow]"));
     }
-    const int64_t oh = g.shape(g.ndim() - 2), ow = g.shape(g.ndim() - 1);
-    std::vector<py::ssize_t> shape(g.shape(), g.shape() + g.ndim());
-    shape[shape.size() - 2] = h;
-    shape[shape.size() - 1] = w;
+    const PoolGeometry at{d, h, w, 0, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
+    std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
+    shape[n - 3] = d;
+    shape[n - 2] = h;
+    shape[n - 1] = w;
     Host<T> gx(shape);
-    const int64_t planes = oh * ow ? static_cast<int64_t>(g.size()) / (oh * ow) : 0;
-    T* d = gx.mutable_data();
+    const int64_t outputs = at.od * at.oh * at.ow;
+    const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
+    T* dx = gx.mutable_data();
     const T* gs = g.data();
     const int32_t* ps = pick.data();
     {
         py::gil_scoped_release nogil;
-        std::fill(d, d + gx.size(), T(0));
-        pycoll::max_pool2d_backward(gs, ps, planes, h, w, kw, sh, sw, oh, ow, d);
+        std::fill(dx, dx + gx.size(), T(0));
+        pycoll::max_pool_backward(gs, ps, volumes, at, dx);
     }
     return gx;
 }
@@ -675,10 +684,12 @@ void def_float_ops(py::module_& m) {
     m.def("scatter_add_rows", &scatter_add_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(),
           "target[index[i]] += values[i] in order, in place; -1, or the position of a bad index.");
-    m.def("max_pool2d", &max_pool2d_host<T>, py::arg("x"), py::arg("kh"), py::arg("kw"), py::arg("sh"), py::arg("sw"),
-          "2-D max pooling of padded x [..., h, w]: (out, pick), pick each window's position of its maximum.");
-    m.def("max_pool2d_backward", &max_pool2d_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("h"),
-          py::arg("w"), py::arg("kw"), py::arg("sh"), py::arg("sw"), "max_pool2d's input gradient [..., h, w].");
+    m.def("max_pool", &max_pool_host<T>, py::arg("x"), py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"),
+          py::arg("sh"), py::arg("sw"),
+          "Max pooling of padded x [..., d, h, w]: (out, pick), pick each window's position of its maximum.");
+    m.def("max_pool_backward", &max_pool_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("d"), py::arg("h"),
+          py::arg("w"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
+          "max_pool's input gradient [..., d, h, w].");
     m.def("roi_max_index", &roi_max_index_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
           py::arg("ws"), py::arg("we"), "RoI max pooling's picks [R, C, ph, pw]: flat indices into x.");
     m.def("scatter_extreme_rows", &scatter_extreme_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),

@@ -542,31 +542,34 @@ template int64_t scatter_extreme_rows<double>(double*, int64_t, int64_t, const i
 
 namespace {
 
-// Each output row at a time, its windows' cells visited in row-major order across the whole row
-// (a loop over the outputs, which vectorizes, strided loads and all), a later cell taken where it
-// is greater or is the first NaN: so the first of equal maxima keeps the pick.
+// Each output row at a time, its windows' cells visited in (d, h, w)-major order across the whole
+// row (a loop over the outputs, which vectorizes, strided loads and all), a later cell taken where
+// it is greater or is the first NaN: so the first of equal maxima keeps the pick.
 template <class T>
-inline void max_pool2d_impl(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                            int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick) {
-    for (int64_t p = 0; p < planes; ++p) {
-        const T* plane = x + p * h * w;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-            T* __restrict best = out + (p * oh + oy) * ow;
-            int32_t* __restrict at = pick + (p * oh + oy) * ow;
-            const T* first = plane + oy * sh * w;
-            for (int64_t ox = 0; ox < ow; ++ox) {
-                best[ox] = first[ox * sw];
-                at[ox] = 0;
-            }
-            for (int64_t ky = 0; ky < kh; ++ky) {
-                for (int64_t kx = ky == 0 ? 1 : 0; kx < kw; ++kx) {
-                    const T* __restrict cells = plane + (oy * sh + ky) * w + kx;
-                    const int32_t j = static_cast<int32_t>(ky * kw + kx);
-                    for (int64_t ox = 0; ox < ow; ++ox) {
-                        const T v = cells[ox * sw];
-                        const bool take = (v > best[ox]) | ((v != v) & (best[ox] == best[ox]));
-                        best[ox] = take ? v : best[ox];
-                        at[ox] = take ? j : at[ox];
+inline void max_pool_impl(const T* x, int64_t volumes, const PoolGeometry& g, T* out, int32_t* pick) {
+    for (int64_t v = 0; v < volumes; ++v) {
+        const T* volume = x + v * g.d * g.h * g.w;
+        for (int64_t oz = 0; oz < g.od; ++oz) {
+            for (int64_t oy = 0; oy < g.oh; ++oy) {
+                T* __restrict best = out + ((v * g.od + oz) * g.oh + oy) * g.ow;
+                int32_t* __restrict at = pick + ((v * g.od + oz) * g.oh + oy) * g.ow;
+                const T* first = volume + (oz * g.sd * g.h + oy * g.sh) * g.w;
+                for (int64_t ox = 0; ox < g.ow; ++ox) {
+                    best[ox] = first[ox * g.sw];
+                    at[ox] = 0;
+                }
+                for (int64_t kz = 0; kz < g.kd; ++kz) {
+                    for (int64_t ky = 0; ky < g.kh; ++ky) {
+                        for (int64_t kx = kz == 0 && ky == 0 ? 1 : 0; kx < g.kw; ++kx) {
+                            const T* __restrict cells = volume + ((oz * g.sd + kz) * g.h + oy * g.sh + ky) * g.w + kx;
+                            const int32_t j = static_cast<int32_t>((kz * g.kh + ky) * g.kw + kx);
+                            for (int64_t ox = 0; ox < g.ow; ++ox) {
+                                const T c = cells[ox * g.sw];
+                                const bool take = (c > best[ox]) | ((c != c) & (best[ox] == best[ox]));
+                                best[ox] = take ? c : best[ox];
+                                at[ox] = take ? j : at[ox];
+                            }
+                        }
                     }
                 }
             }
@@ -574,35 +577,35 @@ inline void max_pool2d_impl(const T* x, int64_t planes, int64_t h, int64_t w, in
     }
 }
 
-PYCOLL_SIMD_CLONES void max_pool2d_loop(const float* x, int64_t planes, int64_t h, int64_t w, int64_t kh,
-                                        int64_t kw, int64_t sh, int64_t sw, int64_t oh, int64_t ow, float* out,
-                                        int32_t* pick) {
-    max_pool2d_impl(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+PYCOLL_SIMD_CLONES void max_pool_loop(const float* x, int64_t volumes, const PoolGeometry& g, float* out,
+                                      int32_t* pick) {
+    max_pool_impl(x, volumes, g, out, pick);
 }
-PYCOLL_SIMD_CLONES void max_pool2d_loop(const double* x, int64_t planes, int64_t h, int64_t w, int64_t kh,
-                                        int64_t kw, int64_t sh, int64_t sw, int64_t oh, int64_t ow, double* out,
-                                        int32_t* pick) {
-    max_pool2d_impl(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+PYCOLL_SIMD_CLONES void max_pool_loop(const double* x, int64_t volumes, const PoolGeometry& g, double* out,
+                                      int32_t* pick) {
+    max_pool_impl(x, volumes, g, out, pick);
 }
 
 }  // namespace
 
 template <class T>
-void max_pool2d(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick) {
-    max_pool2d_loop(x, planes, h, w, kh, kw, sh, sw, oh, ow, out, pick);
+void max_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out, int32_t* pick) {
+    max_pool_loop(x, volumes, at, out, pick);
 }
 
 template <class T>
-void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_t h, int64_t w, int64_t kw,
-                         int64_t sh, int64_t sw, int64_t oh, int64_t ow, T* gx) {
-    for (int64_t p = 0; p < planes; ++p) {
-        T* plane = gx + p * h * w;
-        for (int64_t oy = 0; oy < oh; ++oy) {
-            for (int64_t ox = 0; ox < ow; ++ox) {
-                const int64_t o = (p * oh + oy) * ow + ox;
-                const int64_t ky = pick[o] / kw, kx = pick[o] % kw;
-                plane[(oy * sh + ky) * w + ox * sw + kx] += g[o];
+void max_pool_backward(const T* g, const int32_t* pick, int64_t volumes, const PoolGeometry& at, T* gx) {
+    const int64_t window_plane = at.kh * at.kw;
+    for (int64_t v = 0; v < volumes; ++v) {
+        T* volume = gx + v * at.d * at.h * at.w;
+        for (int64_t oz = 0; oz < at.od; ++oz) {
+            for (int64_t oy = 0; oy < at.oh; ++oy) {
+                for (int64_t ox = 0; ox < at.ow; ++ox) {
+                    const int64_t o = ((v * at.od + oz) * at.oh + oy) * at.ow + ox;
+                    const int64_t kz = pick[o] / window_plane, ky = pick[o] % window_plane / at.kw,
+                                  kx = pick[o] % at.kw;
+                    volume[((oz * at.sd + kz) * at.h + oy * at.sh + ky) * at.w + ox * at.sw + kx] += g[o];
+                }
             }
         }
     }
@@ -641,13 +644,9 @@ template void roi_max_index<float>(const float*, int64_t, int64_t, int64_t, int6
 template void roi_max_index<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
                                     const int64_t*, const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t,
                                     int64_t*);
-template void max_pool2d<float>(const float*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                int64_t, int64_t, float*, int32_t*);
-template void max_pool2d<double>(const double*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                 int64_t, int64_t, double*, int32_t*);
-template void max_pool2d_backward<float>(const float*, const int32_t*, int64_t, int64_t, int64_t, int64_t, int64_t,
-                                         int64_t, int64_t, int64_t, float*);
-template void max_pool2d_backward<double>(const double*, const int32_t*, int64_t, int64_t, int64_t, int64_t,
-                                          int64_t, int64_t, int64_t, int64_t, double*);
+template void max_pool<float>(const float*, int64_t, const PoolGeometry&, float*, int32_t*);
+template void max_pool<double>(const double*, int64_t, const PoolGeometry&, double*, int32_t*);
+template void max_pool_backward<float>(const float*, const int32_t*, int64_t, const PoolGeometry&, float*);
+template void max_pool_backward<double>(const double*, const int32_t*, int64_t, const PoolGeometry&, double*);
 
 }  // namespace pycoll

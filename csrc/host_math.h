@@ -67,17 +67,21 @@ template <class T>
 int64_t scatter_extreme_rows(T* target, int64_t rows, int64_t width, const int64_t* index, int64_t n,
                              const T* values, bool maximum);
 
-// 2-D max pooling over `planes` planes of x [planes, h, w] (already padded: padding never wins),
-// windows kh x kw at strides sh, sw, giving out [planes, oh, ow] and pick, each window's
-// row-major position of its maximum: the first cell equal to it, or the first NaN (a NaN wins),
-// as paddle's kernel picks the cell that takes the gradient.
+// The geometry of a max pool over volumes [d, h, w] (already padded: padding never wins) by
+// windows kd x kh x kw at strides sd, sh, sw, giving [od, oh, ow]; a 2-D pool is d = kd = sd = 1.
+struct PoolGeometry {
+    int64_t d, h, w, kd, kh, kw, sd, sh, sw, od, oh, ow;
+};
+
+// Max pooling of `volumes` volumes of x [volumes, d, h, w] into out [volumes, od, oh, ow] and
+// pick, each window's (d, h, w)-major position of its maximum: the first cell equal to it, or the
+// first NaN (a NaN wins), as paddle's kernel picks the cell that takes the gradient.
 template <class T>
-void max_pool2d(const T* x, int64_t planes, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh,
-                int64_t sw, int64_t oh, int64_t ow, T* out, int32_t* pick);
-// Its gradient: gx [planes, h, w] (zeroed by the caller) += g [planes, oh, ow] at each window's pick.
+void max_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out, int32_t* pick);
+// Its gradient: gx [volumes, d, h, w] (zeroed by the caller) += g [volumes, od, oh, ow] at each
+// window's pick, in the windows' order (paddle's order of adding).
 template <class T>
-void max_pool2d_backward(const T* g, const int32_t* pick, int64_t planes, int64_t h, int64_t w, int64_t kw,
-                         int64_t sh, int64_t sw, int64_t oh, int64_t ow, T* gx);
+void max_pool_backward(const T* g, const int32_t* pick, int64_t volumes, const PoolGeometry& at, T* gx);
 
 // RoI max pooling's picks: for each RoI r (of image[r]), channel and bin [hs, he) x [ws, we)
 // (rows ph, columns pw per RoI; clipped to the plane), the flat index into x [N, c, h, w] of the

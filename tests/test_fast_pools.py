@@ -54,6 +54,7 @@ def _run(fn, a, g, **kw):
     (2, [2, 3], [1, 2], [0, 1, 1, 0], True),  # asymmetric padding, ceil_mode windows past the end
     (1, [3], [1], 1, True),
     (3, [2, 2, 2], [1, 2, 1], 0, False),
+    (3, [3, 2, 2], [2, 1, 2], 1, True),       # 3-D through the host kernel: padded, overlapping, past the end
 ])
 def test_max_pool_ties_and_nan_match_window_loops(nd, kernel, stride, padding, ceil):
     rng = np.random.default_rng(nd)

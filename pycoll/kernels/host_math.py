@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -54,14 +54,17 @@ def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
 
-def max_pool2d(padded: Any, kernel: Tuple[int, int],
-               stride: Tuple[int, int]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
-    """(out, pick) of the kernel's windows over the last two axes of ``padded`` at ``stride``:
-    each window's maximum and its row-major position (the first cell equal to it; a NaN wins)."""
+def max_pool(padded: Any, kernel: Sequence[int], stride: Sequence[int]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+    """(out, pick) of the kernel's windows over the last two (``kernel`` [kh, kw]) or three
+    ([kd, kh, kw]) axes of ``padded`` at ``stride``: each window's maximum and its row-major
+    position (the first cell equal to it; a NaN wins)."""
     kernels = _served((padded,))
     if kernels is None:
         return None
-    return kernels.max_pool2d(_c_order(padded), *kernel, *stride)
+    if len(kernel) == 2:  # as a volume of one plane
+        out, pick = kernels.max_pool(_c_order(padded)[..., None, :, :], 1, *kernel, 1, *stride)
+        return out[..., 0, :, :], pick[..., 0, :, :]
+    return kernels.max_pool(_c_order(padded), *kernel, *stride)
 
 
 def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Optional[np.ndarray]:
@@ -75,14 +78,17 @@ def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Opt
     return kernels.roi_max_index(_c_order(x), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)))
 
 
-def max_pool2d_grad(g: Any, pick: Any, size: Tuple[int, int], kernel_width: int,
-                    stride: Tuple[int, int]) -> Optional[np.ndarray]:
-    """max_pool2d's gradient over the padded planes of ``size``: each g added at its window's pick."""
+def max_pool_grad(g: Any, pick: Any, size: Sequence[int], kernel: Sequence[int],
+                  stride: Sequence[int]) -> Optional[np.ndarray]:
+    """max_pool's gradient over the padded planes or volumes of ``size``: each g added at its
+    window's pick, in the windows' order."""
     kernels = _served((g,))
     if kernels is None or type(pick) is not np.ndarray or pick.dtype != np.int32:
         return None
-    return kernels.max_pool2d_backward(_c_order(g), _c_order(pick), *size, kernel_width,
-                                       *stride)
+    if len(kernel) == 2:
+        return kernels.max_pool_backward(_c_order(g)[..., None, :, :], _c_order(pick)[..., None, :, :], 1, *size,
+                                         *kernel, 1, *stride)[..., 0, :, :]
+    return kernels.max_pool_backward(_c_order(g), _c_order(pick), *size, *kernel[1:], *stride)
 
 
 def contiguous(a: Any) -> Any:

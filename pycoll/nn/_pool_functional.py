@@ -133,9 +133,9 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
     xp = array_module(a)
     kernel, stride, pads, grown = _geometry(a, kernel_size, stride, padding, ceil_mode, channel_last, nd, fn)
     padded = pad_spatial(a, grown, _lowest(a.dtype))
-    fast = host_math.max_pool2d(padded, kernel, stride) if nd == 2 else None
-    if fast is not None:  # the host kernel: the maxima and their positions in one pass
-        out, pick = fast
+    fast = _host_max_pool(padded, kernel, stride)
+    if fast is not None:  # the host kernel: the maxima, their positions and how a gradient goes back
+        out, pick, route = fast
         win_shape = out.shape + tuple(kernel)
     else:
         win = windows(padded, kernel, stride)
@@ -147,7 +147,7 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
 
     def backward(g: Any) -> tuple:
         g = channels_first(g, nd, channel_last, fn)
-        ga = host_math.max_pool2d_grad(g, pick, padded.shape[2:], kernel[1], stride) if fast is not None else None
+        ga = route(g) if fast is not None else None
         if ga is None:
             ga = xp.zeros(padded.shape, dtype=g.dtype)
             add_to_windows(ga, ((pick == j) * g for j in range(k)), win_shape, stride)
@@ -160,6 +160,16 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
     for i, (o, s, off, (b, _), n) in enumerate(zip(out_sizes, stride, offsets, grown, a.shape[2:])):
         flat = flat * n + _along(xp.arange(o) * s - b, i, nd) + off
     return result, value_output(flat.astype(np.int32), f"{fn}_mask", x)
+
+
+def _host_max_pool(padded: Any, kernel: List[int], stride: List[int]) -> Optional[Tuple[Any, Any, Any]]:
+    """(out, pick, route) of a 2-D or 3-D max pool of ``padded`` by the host kernel, where it
+    serves it, else None: ``route(g)`` is the gradient over ``padded`` (or None: the general path)."""
+    fast = host_math.max_pool(padded, kernel, stride) if len(kernel) in (2, 3) else None
+    if fast is None:
+        return None
+    out, pick = fast
+    return out, pick, lambda g: host_math.max_pool_grad(g, pick, padded.shape[2:], kernel, stride)
 
 
 def avg_pool3d(x: Tensor, kernel_size: Size, stride: Optional[Size] = None, padding: Any = 0,
