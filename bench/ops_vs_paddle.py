@@ -611,6 +611,12 @@ def _():
     return layer_call(P.nn.MaxPool3D(3, 2, 1), tensor(4, 32, 32, 64, 64))
 
 
+@case("avg_pool3d")
+def _():
+    """AvgPool3D(3, 2, 1) of [4, 32, 32, 64, 64], forward and backward."""
+    return layer_call(P.nn.AvgPool3D(3, 2, 1), tensor(4, 32, 32, 64, 64))
+
+
 @case("max_unpool2d")
 def _():
     """max_pool2d(2, 2, return_mask=True) then max_unpool2d of [8, 64, 56, 56], forward and backward."""

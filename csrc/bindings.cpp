@@ -596,6 +596,61 @@ std::pair<Host<T>, Host<int32_t>> max_pool_host(const Host<T>& x, int64_t kd, in
     return {out, pick};
 }
 
+// x [..., d, h, w] (padded) -> the sums [..., od, oh, ow] of its kd x kh x kw windows at strides sd, sh, sw.
+template <class T>
+Host<T> sum_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
+    const py::ssize_t n = x.ndim();
+    if (n < 3 || kd < 1 || kh < 1 || kw < 1 || sd < 1 || sh < 1 || sw < 1 || x.shape(n - 3) < kd ||
+        x.shape(n - 2) < kh || x.shape(n - 1) < kw) {
+        throw py::value_error(where("sum_pool", "x must be [..., d, h, w] with d >= kd, h >= kh, w >= kw, "
+                                                "strides >= 1"));
+    }
+    const int64_t d = x.shape(n - 3), h = x.shape(n - 2), w = x.shape(n - 1);
+    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, (d - kd) / sd + 1, (h - kh) / sh + 1, (w - kw) / sw + 1};
+    std::vector<py::ssize_t> shape(x.shape(), x.shape() + n);
+    shape[n - 3] = at.od;
+    shape[n - 2] = at.oh;
+    shape[n - 1] = at.ow;
+    Host<T> out(shape);
+    const int64_t volumes = d * h * w ? static_cast<int64_t>(x.size()) / (d * h * w) : 0;
+    const T* xs = x.data();
+    T* o = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::sum_pool(xs, volumes, at, o);
+    }
+    return out;
+}
+
+// sum_pool's input gradient [..., d, h, w] from g [..., od, oh, ow].
+template <class T>
+Host<T> sum_pool_backward_host(const Host<T>& g, int64_t d, int64_t h, int64_t w, int64_t kd, int64_t kh,
+                               int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
+    const py::ssize_t n = g.ndim();
+    if (n < 3) {
+        throw py::value_error(where("sum_pool_backward", "g must be [..., od, oh, ow]"));
+    }
+    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
+    if ((at.od - 1) * sd + kd > d || (at.oh - 1) * sh + kh > h || (at.ow - 1) * sw + kw > w) {
+        throw py::value_error(where("sum_pool_backward", "the windows of g reach past [d, h, w]"));
+    }
+    std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
+    shape[n - 3] = d;
+    shape[n - 2] = h;
+    shape[n - 1] = w;
+    Host<T> gx(shape);
+    const int64_t outputs = at.od * at.oh * at.ow;
+    const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
+    T* dx = gx.mutable_data();
+    const T* gs = g.data();
+    {
+        py::gil_scoped_release nogil;
+        std::fill(dx, dx + gx.size(), T(0));
+        pycoll::sum_pool_backward(gs, volumes, at, dx);
+    }
+    return gx;
+}
+
 // max_pool's input gradient [..., d, h, w] from g and pick [..., od, oh, ow].
 template <class T>
 Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t d, int64_t h, int64_t w,
@@ -687,6 +742,11 @@ void def_float_ops(py::module_& m) {
     m.def("max_pool", &max_pool_host<T>, py::arg("x"), py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"),
           py::arg("sh"), py::arg("sw"),
           "Max pooling of padded x [..., d, h, w]: (out, pick), pick each window's position of its maximum.");
+    m.def("sum_pool", &sum_pool_host<T>, py::arg("x"), py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"),
+          py::arg("sh"), py::arg("sw"), "The window sums of padded x [..., d, h, w], cells added in window order.");
+    m.def("sum_pool_backward", &sum_pool_backward_host<T>, py::arg("g"), py::arg("d"), py::arg("h"), py::arg("w"),
+          py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
+          "sum_pool's input gradient [..., d, h, w].");
     m.def("max_pool_backward", &max_pool_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("d"), py::arg("h"),
           py::arg("w"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
           "max_pool's input gradient [..., d, h, w].");

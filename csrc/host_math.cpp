@@ -586,7 +586,64 @@ PYCOLL_SIMD_CLONES void max_pool_loop(const double* x, int64_t volumes, const Po
     max_pool_impl(x, volumes, g, out, pick);
 }
 
+// Each output row at a time, its windows' cells added in (d, h, w)-major order, the first cell
+// first (as a running sum over the cells, paddle's order of adding).
+template <class T>
+inline void sum_pool_impl(const T* x, int64_t volumes, const PoolGeometry& g, T* out) {
+    for (int64_t v = 0; v < volumes; ++v) {
+        const T* volume = x + v * g.d * g.h * g.w;
+        for (int64_t oz = 0; oz < g.od; ++oz) {
+            for (int64_t oy = 0; oy < g.oh; ++oy) {
+                T* __restrict total = out + ((v * g.od + oz) * g.oh + oy) * g.ow;
+                const T* first = volume + (oz * g.sd * g.h + oy * g.sh) * g.w;
+                for (int64_t ox = 0; ox < g.ow; ++ox) total[ox] = first[ox * g.sw];
+                for (int64_t kz = 0; kz < g.kd; ++kz) {
+                    for (int64_t ky = 0; ky < g.kh; ++ky) {
+                        for (int64_t kx = kz == 0 && ky == 0 ? 1 : 0; kx < g.kw; ++kx) {
+                            const T* __restrict cells = volume + ((oz * g.sd + kz) * g.h + oy * g.sh + ky) * g.w + kx;
+                            for (int64_t ox = 0; ox < g.ow; ++ox) total[ox] += cells[ox * g.sw];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+PYCOLL_SIMD_CLONES void sum_pool_loop(const float* x, int64_t volumes, const PoolGeometry& g, float* out) {
+    sum_pool_impl(x, volumes, g, out);
+}
+PYCOLL_SIMD_CLONES void sum_pool_loop(const double* x, int64_t volumes, const PoolGeometry& g, double* out) {
+    sum_pool_impl(x, volumes, g, out);
+}
+
 }  // namespace
+
+template <class T>
+void sum_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out) {
+    sum_pool_loop(x, volumes, at, out);
+}
+
+template <class T>
+void sum_pool_backward(const T* g, int64_t volumes, const PoolGeometry& at, T* gx) {
+    for (int64_t v = 0; v < volumes; ++v) {
+        T* volume = gx + v * at.d * at.h * at.w;
+        for (int64_t oz = 0; oz < at.od; ++oz) {
+            for (int64_t oy = 0; oy < at.oh; ++oy) {
+                const T* grads = g + ((v * at.od + oz) * at.oh + oy) * at.ow;
+                for (int64_t ox = 0; ox < at.ow; ++ox) {
+                    T* first = volume + (oz * at.sd * at.h + oy * at.sh) * at.w + ox * at.sw;
+                    for (int64_t kz = 0; kz < at.kd; ++kz) {
+                        for (int64_t ky = 0; ky < at.kh; ++ky) {
+                            T* cells = first + (kz * at.h + ky) * at.w;
+                            for (int64_t kx = 0; kx < at.kw; ++kx) cells[kx] += grads[ox];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
 
 template <class T>
 void max_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out, int32_t* pick) {
@@ -644,6 +701,10 @@ template void roi_max_index<float>(const float*, int64_t, int64_t, int64_t, int6
 template void roi_max_index<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
                                     const int64_t*, const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t,
                                     int64_t*);
+template void sum_pool<float>(const float*, int64_t, const PoolGeometry&, float*);
+template void sum_pool<double>(const double*, int64_t, const PoolGeometry&, double*);
+template void sum_pool_backward<float>(const float*, int64_t, const PoolGeometry&, float*);
+template void sum_pool_backward<double>(const double*, int64_t, const PoolGeometry&, double*);
 template void max_pool<float>(const float*, int64_t, const PoolGeometry&, float*, int32_t*);
 template void max_pool<double>(const double*, int64_t, const PoolGeometry&, double*, int32_t*);
 template void max_pool_backward<float>(const float*, const int32_t*, int64_t, const PoolGeometry&, float*);

@@ -83,6 +83,14 @@ void max_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out, int32
 template <class T>
 void max_pool_backward(const T* g, const int32_t* pick, int64_t volumes, const PoolGeometry& at, T* gx);
 
+// The window sums of x [volumes, d, h, w] into out [volumes, od, oh, ow], each window's cells
+// added in (d, h, w)-major order (as a running sum: paddle's order), and their gradient: gx
+// (zeroed by the caller) += g [volumes, od, oh, ow] at every cell of each window, window by window.
+template <class T>
+void sum_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out);
+template <class T>
+void sum_pool_backward(const T* g, int64_t volumes, const PoolGeometry& at, T* gx);
+
 // RoI max pooling's picks: for each RoI r (of image[r]), channel and bin [hs, he) x [ws, we)
 // (rows ph, columns pw per RoI; clipped to the plane), the flat index into x [N, c, h, w] of the
 // bin's first cell (row-major) greater than every other and than the type's lowest value, as

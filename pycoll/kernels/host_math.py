@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from types import ModuleType
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -54,17 +54,66 @@ def _layout(shape: Tuple[int, ...], axis: int) -> Tuple[int, int, int]:
     return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
 
 
+def _as_volumes(a: np.ndarray, nd: int) -> np.ndarray:
+    """[..., *spatial] a of nd (1 to 3) spatial axes as [..., d, h, w] (axes of 1 put before)."""
+    return a.reshape(a.shape[:a.ndim - nd] + (1,) * (3 - nd) + a.shape[a.ndim - nd:])
+
+
+def _of_volumes(a: np.ndarray, nd: int) -> np.ndarray:
+    """The inverse of `_as_volumes` (a view)."""
+    return a.reshape(a.shape[:a.ndim - 3] + a.shape[a.ndim - nd:])
+
+
+def _padded3(values: Sequence[int], fill: int) -> List[int]:
+    return [fill] * (3 - len(values)) + list(values)
+
+
 def max_pool(padded: Any, kernel: Sequence[int], stride: Sequence[int]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
-    """(out, pick) of the kernel's windows over the last two (``kernel`` [kh, kw]) or three
-    ([kd, kh, kw]) axes of ``padded`` at ``stride``: each window's maximum and its row-major
-    position (the first cell equal to it; a NaN wins)."""
+    """(out, pick) of the kernel's windows over the last len(kernel) (1 to 3) axes of ``padded``
+    at ``stride``: each window's maximum and its row-major position (the first cell equal to it;
+    a NaN wins)."""
     kernels = _served((padded,))
     if kernels is None:
         return None
-    if len(kernel) == 2:  # as a volume of one plane
-        out, pick = kernels.max_pool(_c_order(padded)[..., None, :, :], 1, *kernel, 1, *stride)
-        return out[..., 0, :, :], pick[..., 0, :, :]
-    return kernels.max_pool(_c_order(padded), *kernel, *stride)
+    nd = len(kernel)
+    out, pick = kernels.max_pool(_as_volumes(_c_order(padded), nd), *_padded3(kernel, 1), *_padded3(stride, 1))
+    return _of_volumes(out, nd), _of_volumes(pick, nd)
+
+
+def max_pool_grad(g: Any, pick: Any, size: Sequence[int], kernel: Sequence[int],
+                  stride: Sequence[int]) -> Optional[np.ndarray]:
+    """max_pool's gradient over the padded planes or volumes of ``size``: each g added at its
+    window's pick, in the windows' order."""
+    kernels = _served((g,))
+    if kernels is None or type(pick) is not np.ndarray or pick.dtype != np.int32:
+        return None
+    nd = len(kernel)
+    grad = kernels.max_pool_backward(_as_volumes(_c_order(g), nd), _as_volumes(_c_order(pick), nd),
+                                     *_padded3(size, 1), *_padded3(kernel, 1)[1:], *_padded3(stride, 1))
+    return _of_volumes(grad, nd)
+
+
+def sum_pool(padded: Any, kernel: Sequence[int], stride: Sequence[int]) -> Optional[np.ndarray]:
+    """The sums of the kernel's windows over the last len(kernel) (1 to 3) axes of ``padded`` at
+    ``stride``, each window's cells added in row-major order (paddle's running sum)."""
+    kernels = _served((padded,))
+    if kernels is None:
+        return None
+    nd = len(kernel)
+    out = kernels.sum_pool(_as_volumes(_c_order(padded), nd), *_padded3(kernel, 1), *_padded3(stride, 1))
+    return _of_volumes(out, nd)
+
+
+def sum_pool_grad(g: Any, size: Sequence[int], kernel: Sequence[int], stride: Sequence[int]) -> Optional[np.ndarray]:
+    """sum_pool's gradient over the padded planes or volumes of ``size``: each g added to every
+    cell of its window, window by window."""
+    kernels = _served((g,))
+    if kernels is None:
+        return None
+    nd = len(kernel)
+    grad = kernels.sum_pool_backward(_as_volumes(_c_order(g), nd), *_padded3(size, 1), *_padded3(kernel, 1),
+                                     *_padded3(stride, 1))
+    return _of_volumes(grad, nd)
 
 
 def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Optional[np.ndarray]:
@@ -76,19 +125,6 @@ def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Opt
     if kernels is None:
         return None
     return kernels.roi_max_index(_c_order(x), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)))
-
-
-def max_pool_grad(g: Any, pick: Any, size: Sequence[int], kernel: Sequence[int],
-                  stride: Sequence[int]) -> Optional[np.ndarray]:
-    """max_pool's gradient over the padded planes or volumes of ``size``: each g added at its
-    window's pick, in the windows' order."""
-    kernels = _served((g,))
-    if kernels is None or type(pick) is not np.ndarray or pick.dtype != np.int32:
-        return None
-    if len(kernel) == 2:
-        return kernels.max_pool_backward(_c_order(g)[..., None, :, :], _c_order(pick)[..., None, :, :], 1, *size,
-                                         *kernel, 1, *stride)[..., 0, :, :]
-    return kernels.max_pool_backward(_c_order(g), _c_order(pick), *size, *kernel[1:], *stride)
 
 
 def contiguous(a: Any) -> Any:

@@ -163,9 +163,9 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
 
 
 def _host_max_pool(padded: Any, kernel: List[int], stride: List[int]) -> Optional[Tuple[Any, Any, Any]]:
-    """(out, pick, route) of a 2-D or 3-D max pool of ``padded`` by the host kernel, where it
+    """(out, pick, route) of a 1-D to 3-D max pool of ``padded`` by the host kernel, where it
     serves it, else None: ``route(g)`` is the gradient over ``padded`` (or None: the general path)."""
-    fast = host_math.max_pool(padded, kernel, stride) if len(kernel) in (2, 3) else None
+    fast = host_math.max_pool(padded, kernel, stride)
     if fast is None:
         return None
     out, pick = fast
@@ -207,6 +207,7 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
     xp = array_module(a)
     kernel, stride, pads, grown = _geometry(a, kernel_size, stride, padding, ceil_mode, channel_last, nd, fn)
     padded = pad_spatial(a, grown)
+    sums = host_math.sum_pool(padded, kernel, stride)  # the host kernel's, where it serves them
     win = windows(padded, kernel, stride)
     cells = 1  # per axis, in padded coordinates (the input at [b, b + n)): see the module's notes
     for i, (n, k, s, o, (b, _)) in enumerate(zip(a.shape[2:], kernel, stride, win.shape[2:2 + nd], pads)):
@@ -218,13 +219,15 @@ def _avg_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode:
         if divisor_override is not None:
             scale = scale * (math.prod(kernel) / divisor_override)
         scale = scale.astype(a.dtype)
-        out = _window_sum(win).astype(a.dtype) * scale
+        out = (_window_sum(win) if sums is None else sums).astype(a.dtype) * scale
 
     def backward(g: Any) -> tuple:
         with quiet():  # NaN windows hold padding alone: cropped away below
             g = channels_first(g, nd, channel_last, fn) * scale
-        ga = xp.zeros(padded.shape, dtype=g.dtype)
-        add_to_windows(ga, itertools.repeat(g), win.shape, stride)
+        ga = host_math.sum_pool_grad(g, padded.shape[2:], kernel, stride)
+        if ga is None:
+            ga = xp.zeros(padded.shape, dtype=g.dtype)
+            add_to_windows(ga, itertools.repeat(g), win.shape, stride)
         return (restore_layout(crop(ga, grown, a.shape[2:]), channel_last),)
     return op_output(restore_layout(out, channel_last), backward, x)
 
