@@ -660,6 +660,9 @@ Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int6
         throw py::value_error(where("max_pool_backward", "g and pick must be of one shape [..., od, oh, ow]"));
     }
     const PoolGeometry at{d, h, w, 0, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
+    if ((at.od - 1) * sd >= d || (at.oh - 1) * sh + kh > h || (at.ow - 1) * sw + kw > w) {
+        throw py::value_error(where("max_pool_backward", "the windows of g reach past [d, h, w]"));
+    }
     std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
     shape[n - 3] = d;
     shape[n - 2] = h;
