@@ -12,7 +12,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (FORMATS, channels_first, check_format, conv_operands, crop, fold, group_rows,
-                                int_list, pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows,
+                                int_list, pad_spatial, parse_padding, restore_layout, same_pads, transposed, windows_of_rows,
                                 windows)
 from pycoll.tensor import Tensor
 
@@ -89,7 +89,7 @@ def _conv(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: Any, paddin
         gw = (gm @ cols).sum(axis=0).reshape(wa.shape) if rw else None
         gx = None
         if rx:
-            gcols = ungroup_rows(gm.transpose(0, 1, 3, 2) @ wm, out_sizes, kernel)
+            gcols = windows_of_rows(transposed(wm) @ gm, kernel, out_sizes)
             gx = restore_layout(crop(fold(gcols, padded.shape, stride, dilation), pads, sizes), channel_last)
         return gx, gw, gb
     return op_output(restore_layout(out, channel_last), backward, x, weight, bias)

@@ -14,7 +14,7 @@ from typing import Any, List, Optional, Sequence, Union
 from pycoll._promotion import accumulates_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.nn._sliding import (channels_first, check_format, conv_operands, crop, fold, group_rows, int_list,
-                                pad_spatial, parse_padding, restore_layout, same_pads, ungroup_rows, windows)
+                                pad_spatial, parse_padding, restore_layout, same_pads, transposed, windows, windows_of_rows)
 from pycoll.tensor import Tensor
 
 __all__ = ["conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
@@ -85,7 +85,8 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
         raise ValueError(f"{fn}: padding {padding!r} leaves no output (output size {out_sizes})")
     xm = a.reshape(n, groups, cg, math.prod(sizes)).transpose(0, 1, 3, 2)
     wm = wa.reshape(groups, cg, -1)
-    full = fold(ungroup_rows(xm @ wm, sizes, kernel), (n, o, *canvas), stride, dilation)
+    full = fold(windows_of_rows(transposed(wm) @ xm.transpose(0, 1, 3, 2), kernel, sizes),
+                (n, o, *canvas), stride, dilation)
     out = crop(full, pads, out_sizes)
     if bias is not None:
         out = out + bias._array.reshape(1, o, *[1] * nd)

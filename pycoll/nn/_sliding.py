@@ -145,15 +145,22 @@ def group_rows(win: Any, groups: int) -> Any:
     return w.reshape(n, groups, math.prod(out), c // groups * math.prod(win.shape[2 + nd:]))  # (no -1: n may be 0)
 
 
-def ungroup_rows(rows: Any, out: Sequence[int], kernel: Sequence[int]) -> Any:
-    """The inverse of `group_rows`: [N, groups, prod(out), cg * prod(kernel)] as windows
-    [N, groups * cg, *out, *kernel]."""
+def transposed(w: Any) -> Any:
+    """[groups, a, b] as [groups, b, a], contiguous: a broadcast operand of a batched product,
+    which BLAS takes only so (a transposed view made it 3x slower, measured)."""
+    return array_module(w).ascontiguousarray(w.transpose(0, 2, 1))
+
+
+def windows_of_rows(rows: Any, kernel: Sequence[int], out: Sequence[int]) -> Any:
+    """[N, groups, cg * prod(kernel), prod(out)] (a product with the kernel positions' rows
+    outermost) as windows [N, groups * cg, *out, *kernel] (a view): each kernel position's cells
+    lie together, so `fold` reads each as one block (a layout with the positions innermost made
+    it gather them one element in prod(kernel) at a time, several times slower)."""
     nd = len(out)
     n, groups = rows.shape[:2]
-    cg = rows.shape[3] // math.prod(kernel)
-    w = rows.reshape(n, groups, *out, cg, *kernel)  # (no -1 anywhere: n may be 0)
-    w = w.transpose(0, 1, 2 + nd, *range(2, 2 + nd), *range(3 + nd, 3 + 2 * nd))
-    return w.reshape(n, groups * cg, *out, *kernel)
+    cg = rows.shape[2] // math.prod(kernel)
+    w = rows.reshape(n, groups * cg, *kernel, *out)  # (no -1 anywhere: n may be 0)
+    return w.transpose(0, 1, *range(2 + nd, 2 + 2 * nd), *range(2, 2 + nd))
 
 
 def pad_spatial(a: Any, pads: Pads, value: float = 0.0) -> Any:
