@@ -617,6 +617,18 @@ def _():
     return layer_call(P.nn.AvgPool3D(3, 2, 1), tensor(4, 32, 32, 64, 64))
 
 
+@case("conv2d_stem_7x7")
+def _():
+    """Conv2D(3, 64, 7, stride=2, padding=3) of [32, 3, 224, 224] (a ResNet stem), forward and backward."""
+    return layer_call(P.nn.Conv2D(3, 64, 7, stride=2, padding=3), tensor(32, 3, 224, 224))
+
+
+@case("conv3d_transpose_ndhwc")
+def _():
+    """Conv3DTranspose(16, 16, 3, stride=2, data_format='NDHWC') of [2, 32, 32, 16, 16], forward and backward."""
+    return layer_call(P.nn.Conv3DTranspose(16, 16, 3, stride=2, data_format="NDHWC"), tensor(2, 32, 32, 16, 16))
+
+
 @case("max_unpool2d")
 def _():
     """max_pool2d(2, 2, return_mask=True) then max_unpool2d of [8, 64, 56, 56], forward and backward."""
