@@ -83,9 +83,9 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
     out_sizes = [cv - b - e for cv, (b, e) in zip(canvas, pads)]
     if min(out_sizes) < 1:
         raise ValueError(f"{fn}: padding {padding!r} leaves no output (output size {out_sizes})")
-    xm = a.reshape(n, groups, cg, math.prod(sizes)).transpose(0, 1, 3, 2)
+    xm = a.reshape(n, groups, cg, math.prod(sizes))
     wm = wa.reshape(groups, cg, -1)
-    full = fold(windows_of_rows(transposed(wm) @ xm.transpose(0, 1, 3, 2), kernel, sizes),
+    full = fold(windows_of_rows(transposed(wm) @ xm, kernel, sizes),
                 (n, o, *canvas), stride, dilation)
     out = crop(full, pads, out_sizes)
     if bias is not None:
@@ -97,10 +97,9 @@ def _conv_transpose(x: Tensor, weight: Tensor, bias: Optional[Tensor], stride: A
         gb = gc.sum(axis=(0, *range(2, 2 + nd))) if rb else None
         gpad = pad_spatial(gc, [(b, cv - b - size) for (b, _), cv, size in zip(pads, canvas, out_sizes)])
         win = windows(gpad, kernel, stride, dilation)[(slice(None), slice(None)) + tuple(slice(0, s) for s in sizes)]
-        wc = group_rows(win, groups)  # [n, groups, prod(sizes), og * prod(kernel)]
-        gx = restore_layout((wc @ wm.transpose(0, 2, 1)).transpose(0, 1, 3, 2).reshape(n, c, *sizes), channel_last) \
-            if rx else None
-        gw = (xm.transpose(0, 1, 3, 2) @ wc).sum(axis=0).reshape(wa.shape) if rw else None
+        wc = group_rows(win, groups)  # [n, groups, og * prod(kernel), prod(sizes)]
+        gx = restore_layout((wm @ wc).reshape(n, c, *sizes), channel_last) if rx else None
+        gw = (xm @ wc.transpose(0, 1, 3, 2)).sum(axis=0).reshape(wa.shape) if rw else None
         return gx, gw, gb
     return op_output(restore_layout(out, channel_last), backward, x, weight, bias)
 

@@ -135,14 +135,16 @@ def fold(cols: Any, shape: Sequence[int], stride: Sequence[int], dilation: Optio
 
 
 def group_rows(win: Any, groups: int) -> Any:
-    """Windows [N, C, *out, *kernel] as per-group matrices [N, groups, prod(out), C / groups *
-    prod(kernel)]: one row per window position, its channels of the group and kernel cells."""
+    """Windows [N, C, *out, *kernel] as per-group matrices [N, groups, C / groups * prod(kernel),
+    prod(out)]: a row per channel of the group and kernel cell, over every window position (the
+    copy then reads each kernel position's cells a block at a time, and a product with the
+    weight's rows comes out channels first, as the output lies)."""
     nd = (win.ndim - 2) // 2
     n, c = win.shape[:2]
     out = win.shape[2:2 + nd]
     w = win.reshape(n, groups, c // groups, *win.shape[2:])
-    w = w.transpose(0, 1, *range(3, 3 + nd), 2, *range(3 + nd, 3 + 2 * nd))
-    return w.reshape(n, groups, math.prod(out), c // groups * math.prod(win.shape[2 + nd:]))  # (no -1: n may be 0)
+    w = w.transpose(0, 1, 2, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd))
+    return w.reshape(n, groups, c // groups * math.prod(win.shape[2 + nd:]), math.prod(out))  # (no -1: n may be 0)
 
 
 def transposed(w: Any) -> Any:
