@@ -27,6 +27,31 @@ def test_os_exit_with_a_status_ends_the_job_with_it():
     assert_gone(started_pids(output))
 
 
+@pytest.mark.parametrize("code", [0, 9])
+def test_os_exit_before_init_parallel_env_is_an_exit_of_the_rank(code, tmp_path):
+    """Before MPI starts, os._exit skips the exit handlers: with a status it still stops the job at
+    once naming the rank and the call (not after the others' 30 s, nor as a signal 9); 0 is a
+    rank that finished, the job goes on."""
+    script = tmp_path / "early.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "import pycoll.distributed as dist\n"
+        "if int(os.environ['PADDLE_TRAINER_ID']) == 1:\n"
+        "    time.sleep(0.3)\n"
+        f"    os._exit({code})\n"
+        "time.sleep(3 if %d == 0 else 30)\n"
+        "print('rank 0 done', flush=True)\n" % code)
+    start = time.monotonic()
+    result = launch(2, str(script), timeout=60)
+    output = result.stdout + result.stderr
+    if code:
+        assert result.returncode == code and f"rank 1 called os._exit({code})" in output, output
+        assert "signal" not in output and time.monotonic() - start < 20, output
+        assert_gone(started_pids(output))
+    else:
+        assert result.returncode == 0 and "rank 0 done" in output, output
+
+
 def test_os_exit_0_under_plain_mpiexec():
     result = run_under_mpiexec(2, [str(RANKS_DIR / "failing.py"), "os_exit"])
     output = result.stdout + result.stderr

@@ -72,6 +72,7 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     traceback_text = ""
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _note_ctrl_c)
+    _exit_through_guard(quiet)
     try:
         run()
         _finished()
@@ -91,6 +92,12 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     except BaseException as exc:
         code, text = 1, _user_traceback(exc)
         traceback_text = text
+    _fail(code, text, traceback_text, quiet)
+
+
+def _fail(code: int, text: str, traceback_text: str, quiet: bool) -> None:
+    """Report this rank's failure (``text``; ``traceback_text``, its traceback, is shown where a
+    peer failed first) and stop every rank with ``code``; never returns."""
     if _stop_peers.take_stop(_rank()) not in (None, _rank()):  # a peer failed first
         sys.stderr.write(traceback_text)
         _stop_peers.await_stop(_rank())
@@ -100,6 +107,27 @@ def guarded(run: Callable[[], None], quiet: bool = False) -> None:
     # its report first, then the other ranks here get SIGTERM and a moment (_stop_peers)
     _failure.abort_job(code, f"{text}pycoll: rank {_rank()} failed; stopping the job",
                        then=lambda: _stop_peers.terminate_peers(_rank()))
+
+
+def _exit_through_guard(quiet: bool) -> None:
+    """Before MPI starts, ``os._exit`` in this rank's process (not in children it forks) ends as
+    an exit from ``guarded`` would: it skips the interpreter's exit handlers, so MPI's launcher
+    would otherwise learn of it only when every rank has ended. A non-zero status stops the job
+    at once, naming the rank and the call; 0 marks this rank finished. Once MPI runs, ``exits``
+    routes ``os._exit`` (through this, which then passes it on)."""
+    real_exit, owner = os._exit, os.getpid()
+
+    def _exit(code: int) -> None:
+        mpi = sys.modules.get("mpi4py.MPI")
+        if os.getpid() == owner and (mpi is None or not mpi.Is_initialized()):
+            if code == 0:
+                _finished()
+            else:
+                _fail(code if isinstance(code, int) else 1, f"rank {_rank()} called os._exit({code!r})\n", "", quiet)
+        real_exit(code)
+
+    _exit.__doc__ = real_exit.__doc__
+    os._exit = _exit
 
 
 def run_script(path: str, args: list) -> None:
