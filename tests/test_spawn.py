@@ -63,6 +63,30 @@ def test_a_failed_job_raises_on_every_join():
             raise AssertionError("join() of a failed job returned")
 
 
+def _sleep(folder):
+    open(os.path.join(folder, f"running.{os.environ['PADDLE_TRAINER_ID']}"), "w").close()
+    time.sleep(60)
+
+
+def test_a_rank_is_terminated_and_joined_as_a_process_of_paddles_spawn(tmp_path):
+    """paddle's ``processes`` are multiprocessing.Process objects: ``terminate()`` and ``join()``
+    work on each, and the job then fails naming the signal, as paddle's does."""
+    context = dist.spawn(_sleep, args=(str(tmp_path),), nprocs=2, join=False)
+    rank = context.processes[1]
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "running.1").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert rank.is_alive()
+    start = time.monotonic()
+    rank.terminate()
+    rank.join(timeout=60)
+    assert not rank.is_alive() and rank.exitcode == -signal.SIGTERM
+    with pytest.raises(dist.SpawnError, match="SIGTERM"):
+        context.join(timeout=60)
+    assert time.monotonic() - start < 30 and not context.processes[0].is_alive()
+    context.processes[0].kill()  # a rank that has ended: nothing to do
+
+
 def test_spawn_checks_its_arguments():
     for kwargs, words in [({"func": 3}, "callable"), ({"func": print, "args": 1}, "tuple or a list"),
                           ({"func": print, "nprocs": 0}, "nprocs")]:

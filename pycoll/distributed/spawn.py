@@ -12,6 +12,7 @@ interrupts the wait, or at the parent's exit.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import pickle
@@ -73,10 +74,12 @@ class RankQueue:
 
 
 class SpawnedRank:
-    """One rank, as paddle's ``processes`` list them: ``pid``, ``exitcode`` and ``is_alive()``.
+    """One rank, as paddle's ``processes`` list them (``multiprocessing.Process`` objects
+    there): ``pid``, ``exitcode``, ``is_alive()``, ``terminate()``, ``kill()`` and ``join()``.
     ``exitcode`` is None while the job runs; then 0, or for the rank that failed its status
     (minus the signal's number for one a signal killed, as in ``multiprocessing``), and -9 for
-    the ranks MPI's launcher stopped with it (SIGKILL)."""
+    the ranks MPI's launcher stopped with it (SIGKILL). A rank ended by a signal ends the job, as
+    any failed rank does."""
 
     def __init__(self, context: "SpawnContext", rank: int):
         self._context = context
@@ -105,6 +108,26 @@ class SpawnedRank:
         except OSError:
             return False
         return True
+
+    def terminate(self) -> None:
+        """SIGTERM to the rank's process (nothing once it has ended)."""
+        self._signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        """SIGKILL to the rank's process (nothing once it has ended)."""
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        pid = None if self._context.ended(0) else self.pid
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    def join(self, timeout: Optional[float] = None) -> None:
+        """Wait (at most ``timeout`` seconds) until the rank's process has ended."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.is_alive() and (deadline is None or time.monotonic() < deadline):
+            time.sleep(_POLL_S)
 
 
 class _ParentUnpickler(pickle.Unpickler):
