@@ -654,13 +654,14 @@ Host<T> sum_pool_backward_host(const Host<T>& g, int64_t d, int64_t h, int64_t w
 // max_pool's input gradient [..., d, h, w] from g and pick [..., od, oh, ow].
 template <class T>
 Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t d, int64_t h, int64_t w,
-                               int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
+                               int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
     const py::ssize_t n = g.ndim();
     if (n < 3 || pick.ndim() != n || !std::equal(g.shape(), g.shape() + n, pick.shape())) {
         throw py::value_error(where("max_pool_backward", "g and pick must be of one shape [..., od, oh, ow]"));
     }
-    const PoolGeometry at{d, h, w, 0, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
-    if ((at.od - 1) * sd >= d || (at.oh - 1) * sh + kh > h || (at.ow - 1) * sw + kw > w) {
+    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
+    if (kd < 1 || kh < 1 || kw < 1 || (at.od - 1) * sd + kd > d || (at.oh - 1) * sh + kh > h ||
+        (at.ow - 1) * sw + kw > w) {
         throw py::value_error(where("max_pool_backward", "the windows of g reach past [d, h, w]"));
     }
     std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
@@ -751,7 +752,7 @@ void def_float_ops(py::module_& m) {
           py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
           "sum_pool's input gradient [..., d, h, w].");
     m.def("max_pool_backward", &max_pool_backward_host<T>, py::arg("g"), py::arg("pick"), py::arg("d"), py::arg("h"),
-          py::arg("w"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
+          py::arg("w"), py::arg("kd"), py::arg("kh"), py::arg("kw"), py::arg("sd"), py::arg("sh"), py::arg("sw"),
           "max_pool's input gradient [..., d, h, w].");
     m.def("roi_max_index", &roi_max_index_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
           py::arg("ws"), py::arg("we"), "RoI max pooling's picks [R, C, ph, pw]: flat indices into x.");

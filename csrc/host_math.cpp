@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "host_exp.h"
 #include "simd_clones.h"
@@ -652,17 +653,18 @@ void max_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out, int32
 
 template <class T>
 void max_pool_backward(const T* g, const int32_t* pick, int64_t volumes, const PoolGeometry& at, T* gx) {
-    const int64_t window_plane = at.kh * at.kw;
+    // each window position's offset from its window's first cell: one lookup per output
+    std::vector<int64_t> offset(static_cast<size_t>(at.kd * at.kh * at.kw));
+    for (int64_t kz = 0; kz < at.kd; ++kz)
+        for (int64_t ky = 0; ky < at.kh; ++ky)
+            for (int64_t kx = 0; kx < at.kw; ++kx) offset[(kz * at.kh + ky) * at.kw + kx] = (kz * at.h + ky) * at.w + kx;
     for (int64_t v = 0; v < volumes; ++v) {
         T* volume = gx + v * at.d * at.h * at.w;
         for (int64_t oz = 0; oz < at.od; ++oz) {
             for (int64_t oy = 0; oy < at.oh; ++oy) {
-                for (int64_t ox = 0; ox < at.ow; ++ox) {
-                    const int64_t o = ((v * at.od + oz) * at.oh + oy) * at.ow + ox;
-                    const int64_t kz = pick[o] / window_plane, ky = pick[o] % window_plane / at.kw,
-                                  kx = pick[o] % at.kw;
-                    volume[((oz * at.sd + kz) * at.h + oy * at.sh + ky) * at.w + ox * at.sw + kx] += g[o];
-                }
+                const int64_t row = ((v * at.od + oz) * at.oh + oy) * at.ow;
+                T* first = volume + (oz * at.sd * at.h + oy * at.sh) * at.w;
+                for (int64_t ox = 0; ox < at.ow; ++ox) first[ox * at.sw + offset[pick[row + ox]]] += g[row + ox];
             }
         }
     }

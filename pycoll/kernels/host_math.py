@@ -89,7 +89,7 @@ def max_pool_grad(g: Any, pick: Any, size: Sequence[int], kernel: Sequence[int],
         return None
     nd = len(kernel)
     grad = kernels.max_pool_backward(_as_volumes(_c_order(g), nd), _as_volumes(_c_order(pick), nd),
-                                     *_padded3(size, 1), *_padded3(kernel, 1)[1:], *_padded3(stride, 1))
+                                     *_padded3(size, 1), *_padded3(kernel, 1), *_padded3(stride, 1))
     return _of_volumes(grad, nd)
 
 
