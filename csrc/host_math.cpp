@@ -631,13 +631,12 @@ void sum_pool_backward(const T* g, int64_t volumes, const PoolGeometry& at, T* g
         T* volume = gx + v * at.d * at.h * at.w;
         for (int64_t oz = 0; oz < at.od; ++oz) {
             for (int64_t oy = 0; oy < at.oh; ++oy) {
-                const T* grads = g + ((v * at.od + oz) * at.oh + oy) * at.ow;
-                for (int64_t ox = 0; ox < at.ow; ++ox) {
-                    T* first = volume + (oz * at.sd * at.h + oy * at.sh) * at.w + ox * at.sw;
-                    for (int64_t kz = 0; kz < at.kd; ++kz) {
-                        for (int64_t ky = 0; ky < at.kh; ++ky) {
-                            T* cells = first + (kz * at.h + ky) * at.w;
-                            for (int64_t kx = 0; kx < at.kw; ++kx) cells[kx] += grads[ox];
+                const T* __restrict grads = g + ((v * at.od + oz) * at.oh + oy) * at.ow;
+                for (int64_t kz = 0; kz < at.kd; ++kz) {
+                    for (int64_t ky = 0; ky < at.kh; ++ky) {
+                        for (int64_t kx = 0; kx < at.kw; ++kx) {
+                            T* __restrict cells = volume + ((oz * at.sd + kz) * at.h + oy * at.sh + ky) * at.w + kx;
+                            for (int64_t ox = 0; ox < at.ow; ++ox) cells[ox * at.sw] += grads[ox];
                         }
                     }
                 }

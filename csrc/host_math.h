@@ -85,7 +85,8 @@ void max_pool_backward(const T* g, const int32_t* pick, int64_t volumes, const P
 
 // The window sums of x [volumes, d, h, w] into out [volumes, od, oh, ow], each window's cells
 // added in (d, h, w)-major order (as a running sum: paddle's order), and their gradient: gx
-// (zeroed by the caller) += g [volumes, od, oh, ow] at every cell of each window, window by window.
+// (zeroed by the caller) += g [volumes, od, oh, ow] at every cell of each window, a row of
+// windows and a window position at a time.
 template <class T>
 void sum_pool(const T* x, int64_t volumes, const PoolGeometry& at, T* out);
 template <class T>
