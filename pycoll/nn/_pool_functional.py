@@ -155,11 +155,14 @@ def _max_pool(x: Tensor, kernel_size: Any, stride: Any, padding: Any, return_mas
     result = op_output(restore_layout(out, channel_last), backward, x)
     if not return_mask:
         return result
-    offsets = xp.unravel_index(pick, kernel)
-    flat = 0
-    for i, (o, s, off, (b, _), n) in enumerate(zip(out_sizes, stride, offsets, grown, a.shape[2:])):
-        flat = flat * n + _along(xp.arange(o) * s - b, i, nd) + off
-    return result, value_output(flat.astype(np.int32), f"{fn}_mask", x)
+    # the flat index into the input of each pick: its window's first cell's, plus the pick's
+    # offset from there (a table over the window's positions)
+    steps = [math.prod(a.shape[3 + i:]) for i in range(nd)]  # the flat index's step along each axis
+    table = sum(xp.asarray(position * step) for position, step in zip(np.indices(kernel), steps)).reshape(-1)
+    flat = table.astype(np.int32)[pick]
+    for i, (o, s, (b, _), step) in enumerate(zip(out_sizes, stride, grown, steps)):
+        flat += _along(((xp.arange(o) * s - b) * step).astype(np.int32), i, nd)
+    return result, value_output(flat, f"{fn}_mask", x)
 
 
 def _host_max_pool(padded: Any, kernel: List[int], stride: List[int]) -> Optional[Tuple[Any, Any, Any]]:
