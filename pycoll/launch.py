@@ -172,13 +172,21 @@ def _rank_environment(parser: argparse.ArgumentParser, args: argparse.Namespace,
     return env
 
 
+def _spelling(options: List[str], names: Tuple[str, ...]) -> str:
+    """Which of an option's ``names`` the launcher's ``options`` gave it by (the last; the first
+    name where none did), for messages to name the option as the user typed it."""
+    used = [name for word in options for name in names if word == name or word.startswith(name + "=")]
+    return used[-1] if used else names[0]
+
+
 def build_command(argv: Optional[List[str]] = None,
                   paddle_entry: bool = False) -> Tuple[argparse.Namespace, List[str], Dict[str, str]]:
     """The parsed arguments, the rank command and its environment for the launcher's ``argv``
     (the command starts this machine's ranks, or with ``--nnodes`` every machine's). Under
     ``paddle_entry``, no ``--log_dir`` means paddle's ``log``, and the logs are followed on the
     terminal (``args.follow_logs``)."""
-    args = parse_with_environment(_parser, sys.argv[1:] if argv is None else list(argv), os.environ)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_with_environment(_parser, argv, os.environ)
     parser = _parser(noting_parser(args.from_environment))  # its later refusals name the variables
     args.follow_logs = paddle_entry  # paddle shows the logs as they grow, wherever they go
     if args.follow_logs and args.log_dir is None:
@@ -191,9 +199,10 @@ def build_command(argv: Optional[List[str]] = None,
         logger.setLevel(getattr(logging, args.log_level))
     nprocs = args.nproc_per_node
     gpus: List[str] = []
+    gpus_option = _spelling(argv[:len(argv) - len(args.script_args) - 1], ("--gpus", "--devices", "--selected_gpus"))
     if args.gpus is not None:
         try:
-            gpus = selected_gpus(args.gpus, "--gpus")
+            gpus = selected_gpus(args.gpus, gpus_option)
         except ValueError as exc:
             parser.error(str(exc))
         nprocs = nprocs or len(gpus)
@@ -202,7 +211,7 @@ def build_command(argv: Optional[List[str]] = None,
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
     if gpus and args.hostfile is None and nprocs != len(gpus):  # as spawn refuses it
-        parser.error(f"--gpus {args.gpus} names {len(gpus)} GPU(s) for --nproc_per_node {nprocs} ranks; give one "
+        parser.error(f"{gpus_option} {args.gpus} names {len(gpus)} GPU(s) for --nproc_per_node {nprocs} ranks; give one "
                      f"GPU per rank (or leave --nproc_per_node out)")
     _master(parser, args)
     args.nnodes, args.node_rank, args.master_addr, ips = _nodes(parser, args)

@@ -83,6 +83,9 @@ def test_bad_launcher_arguments_are_refused():
     result = run_python(["-m", "pycoll.launch", "--gpus", "0,1", "--nproc_per_node", "3", "x.py"])
     assert result.returncode == 2 and "--gpus 0,1 names 2 GPU(s) for --nproc_per_node 3 ranks" in result.stderr, \
         result.stderr
+    # named as typed: paddle's spelling, and a script argument of the same name is the script's
+    result = run_python(["-m", "pycoll.distributed.launch", "--devices=0", "--nproc_per_node", "2", "x.py", "--gpus"])
+    assert result.returncode == 2 and "--devices 0 names 1 GPU(s)" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("status", ["3", "0"])
