@@ -41,6 +41,18 @@ def test_a_job_whose_ranks_all_start_is_untouched(tmp_path):
     script.write_text(SCRIPT.replace("120", "1"))
     result = launch(2, str(script), env={"PYCOLL_TIMEOUT": "30"})
     assert result.returncode == 0 and result.stdout.count("through start-up") == 2, result.stdout + result.stderr
+    assert "has waited" not in result.stdout + result.stderr
+
+
+def test_a_long_wait_in_start_up_is_said_naming_the_ranks_not_arrived(tmp_path):
+    """As a collective's long wait is (PYCOLL_STALL_WARN): once, then the job goes on."""
+    script = tmp_path / "slow.py"
+    script.write_text(SCRIPT.replace("120", "4"))
+    result = launch(2, str(script), env={"PYCOLL_TIMEOUT": "60", "PYCOLL_STALL_WARN": "1"})
+    output = result.stdout + result.stderr
+    assert result.returncode == 0 and result.stdout.count("through start-up") == 2, output
+    assert output.count("pycoll: rank 0 has waited 1 s in init_parallel_env (PYCOLL_STALL_WARN) for rank(s) [1], "
+                        "which have not reached it; it fails after 60 s (PYCOLL_TIMEOUT)") == 1, output
 
 
 def test_a_rank_that_ends_without_init_parallel_env_ends_the_job_at_once(tmp_path):

@@ -260,4 +260,4 @@ def test_the_job_is_ended_with_its_message_written_and_reported_before_the_commu
 def test_a_stall_warning_delay_that_is_no_positive_number_is_refused_by_name(monkeypatch, raw):
     monkeypatch.setenv("PYCOLL_STALL_WARN", raw)  # as PYCOLL_TIMEOUT is checked
     with pytest.raises(ValueError, match=f"PYCOLL_STALL_WARN='{raw}': it must be a number of seconds above 0"):
-        watchdog._stall_warn_seconds()
+        watchdog.stall_warn_seconds()

@@ -23,9 +23,11 @@ from typing import Iterator, Optional
 from pycoll.distributed import _jobdir
 from pycoll.distributed._failure import FORWARD_S, launcher_connection
 from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank, mpi_running
+from pycoll.distributed.watchdog import stall_warn_seconds
 
-# The guard: watches its stdin (a pipe from the rank) for at most TIMEOUT seconds, and the job
-# folder for ranks that left without starting MPI. Input or end of file (the rank finished
+# The guard: watches its stdin (a pipe from the rank) for at most TIMEOUT seconds (saying, once,
+# past PYCOLL_STALL_WARN, which ranks have not arrived), and the job folder for ranks that left
+# without starting MPI. Input or end of file (the rank finished
 # start-up, or died) ends it quietly; silence past the timeout, or a rank that left, ends the
 # job: the guard reports why in the job folder (as _failure.report does) and asks MPI's launcher
 # through the rank's PMI connection, when it has one, to end the job (as _failure.abort_before_mpi
@@ -33,21 +35,29 @@ from pycoll.distributed.placement import MPI_SIZE_VARS, first_int, launcher_rank
 # fast, whatever the rank has imported.
 _GUARD = r"""
 import json, os, select, signal, sys, time
-pid, timeout, rank, world, job_dir, pmi_fd, forward = (int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]),
-                                                       int(sys.argv[4]), sys.argv[5], int(sys.argv[6]),
-                                                       float(sys.argv[7]))
+pid, timeout, rank, world, job_dir, pmi_fd, forward, warn = (int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]),
+                                                             int(sys.argv[4]), sys.argv[5], int(sys.argv[6]),
+                                                             float(sys.argv[7]), float(sys.argv[8]))
 def marked(kind):
     try:
         names = set(os.listdir(job_dir)) if job_dir else ()
     except OSError:  # the job is over and its folder gone
         names = ()
     return [r for r in range(world) if f"{kind}.{r}" in names]
-deadline = time.monotonic() + timeout
+start = time.monotonic()
+deadline, warn_at = start + timeout, start + warn
 while not marked("left"):
-    remaining = deadline - time.monotonic()
-    if remaining <= 0:
+    now = time.monotonic()
+    if now >= deadline:
         break
-    if select.select([0], [], [], min(remaining, 0.2))[0]:
+    if warn_at <= now:  # once, as the watchdog warns of a collective's long wait
+        warn_at = float("inf")
+        missing = [r for r in range(world) if r not in marked("arrived")]
+        sys.stderr.write(f"pycoll: rank {rank} has waited {warn:g} s in init_parallel_env (PYCOLL_STALL_WARN)"
+                         + (f" for rank(s) {missing}, which have not reached it" if job_dir and missing else "")
+                         + f"; it fails after {timeout:g} s (PYCOLL_TIMEOUT)\n")
+        sys.stderr.flush()
+    if select.select([0], [], [], min(deadline - now, warn_at - now, 0.2))[0]:
         sys.exit(0)
 if marked("left"):
     text = (f"the job's start-up cannot complete on rank {rank}: rank(s) {marked('left')} ended without "
@@ -82,7 +92,7 @@ def _start_guard(rank: int, world: int, timeout: float) -> subprocess.Popen:
     pmi_fd = launcher_connection()
     return subprocess.Popen(
         [sys.executable, "-S", "-c", _GUARD, str(os.getpid()), repr(timeout), str(rank), str(world),
-         _jobdir.folder() or "", str(-1 if pmi_fd is None else pmi_fd), repr(FORWARD_S)],
+         _jobdir.folder() or "", str(-1 if pmi_fd is None else pmi_fd), repr(FORWARD_S), repr(stall_warn_seconds())],
         stdin=subprocess.PIPE, env=env, close_fds=True, pass_fds=() if pmi_fd is None else (pmi_fd,))
 
 

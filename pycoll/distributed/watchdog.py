@@ -52,7 +52,7 @@ _ABORT_WAIT_S = 5.0  # how long an engine's abort may take before the job is end
 _NOTICE_AFTER_S = 10.0  # a wait this long (or PYCOLL_STALL_WARN, if shorter) is told to the peers
 
 
-def _stall_warn_seconds() -> float:
+def stall_warn_seconds() -> float:
     raw = os.environ.get("PYCOLL_STALL_WARN", "60")
     try:
         seconds = float(raw)
@@ -107,7 +107,7 @@ class Watchdog:
         if groups is not None:
             self._groups = groups
         if self._thread is None:
-            self.stall_warn = _stall_warn_seconds()
+            self.stall_warn = stall_warn_seconds()
             self.notice_after = min(_NOTICE_AFTER_S, self.stall_warn)
             self._thread = threading.Thread(target=self._watch, name="pycoll-watchdog", daemon=True)
             self._thread.start()
