@@ -566,26 +566,56 @@ void def_rnn_steps(py::module_& m, const char* forward, const char* backward) {
              "Step t (steps last to first); with_in: d_h_in holds the later step's matmul.");
 }
 
+// The geometry of a pool of x [..., d, h, w] (padded) by kd x kh x kw windows at strides sd, sh,
+// sw; value_error naming fn where they do not fit.
+template <class T>
+PoolGeometry pool_of(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw,
+                     const char* fn) {
+    const py::ssize_t n = x.ndim();
+    if (n < 3 || kd < 1 || kh < 1 || kw < 1 || sd < 1 || sh < 1 || sw < 1 || x.shape(n - 3) < kd ||
+        x.shape(n - 2) < kh || x.shape(n - 1) < kw) {
+        throw py::value_error(where(fn, "x must be [..., d, h, w] with d >= kd, h >= kh, w >= kw, strides >= 1"));
+    }
+    const int64_t d = x.shape(n - 3), h = x.shape(n - 2), w = x.shape(n - 1);
+    return {d, h, w, kd, kh, kw, sd, sh, sw, (d - kd) / sd + 1, (h - kh) / sh + 1, (w - kw) / sw + 1};
+}
+
+// The geometry of a pool's gradient g [..., od, oh, ow] over [..., d, h, w]; value_error naming
+// fn where its windows would reach past that.
+template <class T>
+PoolGeometry pool_gradient_of(const Host<T>& g, int64_t d, int64_t h, int64_t w, int64_t kd, int64_t kh, int64_t kw,
+                              int64_t sd, int64_t sh, int64_t sw, const char* fn) {
+    const py::ssize_t n = g.ndim();
+    if (n < 3) {
+        throw py::value_error(where(fn, "g must be [..., od, oh, ow]"));
+    }
+    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
+    if (kd < 1 || kh < 1 || kw < 1 || (at.od - 1) * sd + kd > d || (at.oh - 1) * sh + kh > h ||
+        (at.ow - 1) * sw + kw > w) {
+        throw py::value_error(where(fn, "the windows of g reach past [d, h, w]"));
+    }
+    return at;
+}
+
+// ``shape`` (of n axes) with its last three replaced by a, b, c.
+std::vector<py::ssize_t> last_three(const py::ssize_t* shape, py::ssize_t n, int64_t a, int64_t b, int64_t c) {
+    std::vector<py::ssize_t> out(shape, shape + n);
+    out[n - 3] = a;
+    out[n - 2] = b;
+    out[n - 1] = c;
+    return out;
+}
+
 // x [..., d, h, w] (padded) -> (out [..., od, oh, ow], pick [..., od, oh, ow]) of kd x kh x kw
 // windows at strides sd, sh, sw (a 2-D pool: x [..., 1, h, w], kd = sd = 1).
 template <class T>
 std::pair<Host<T>, Host<int32_t>> max_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd,
                                                  int64_t sh, int64_t sw) {
-    const py::ssize_t n = x.ndim();
-    if (n < 3 || kd < 1 || kh < 1 || kw < 1 || sd < 1 || sh < 1 || sw < 1 || x.shape(n - 3) < kd ||
-        x.shape(n - 2) < kh || x.shape(n - 1) < kw) {
-        throw py::value_error(where("max_pool", "x must be [..., d, h, w] with d >= kd, h >= kh, w >= kw, "
-                                                "strides >= 1"));
-    }
-    const int64_t d = x.shape(n - 3), h = x.shape(n - 2), w = x.shape(n - 1);
-    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, (d - kd) / sd + 1, (h - kh) / sh + 1, (w - kw) / sw + 1};
-    std::vector<py::ssize_t> shape(x.shape(), x.shape() + n);
-    shape[n - 3] = at.od;
-    shape[n - 2] = at.oh;
-    shape[n - 1] = at.ow;
+    const PoolGeometry at = pool_of(x, kd, kh, kw, sd, sh, sw, "max_pool");
+    const std::vector<py::ssize_t> shape = last_three(x.shape(), x.ndim(), at.od, at.oh, at.ow);
     Host<T> out(shape);
     Host<int32_t> pick(shape);
-    const int64_t volumes = d * h * w ? static_cast<int64_t>(x.size()) / (d * h * w) : 0;
+    const int64_t volumes = at.d * at.h * at.w ? static_cast<int64_t>(x.size()) / (at.d * at.h * at.w) : 0;
     const T* xs = x.data();
     T* o = out.mutable_data();
     int32_t* p = pick.mutable_data();
@@ -599,20 +629,9 @@ std::pair<Host<T>, Host<int32_t>> max_pool_host(const Host<T>& x, int64_t kd, in
 // x [..., d, h, w] (padded) -> the sums [..., od, oh, ow] of its kd x kh x kw windows at strides sd, sh, sw.
 template <class T>
 Host<T> sum_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
-    const py::ssize_t n = x.ndim();
-    if (n < 3 || kd < 1 || kh < 1 || kw < 1 || sd < 1 || sh < 1 || sw < 1 || x.shape(n - 3) < kd ||
-        x.shape(n - 2) < kh || x.shape(n - 1) < kw) {
-        throw py::value_error(where("sum_pool", "x must be [..., d, h, w] with d >= kd, h >= kh, w >= kw, "
-                                                "strides >= 1"));
-    }
-    const int64_t d = x.shape(n - 3), h = x.shape(n - 2), w = x.shape(n - 1);
-    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, (d - kd) / sd + 1, (h - kh) / sh + 1, (w - kw) / sw + 1};
-    std::vector<py::ssize_t> shape(x.shape(), x.shape() + n);
-    shape[n - 3] = at.od;
-    shape[n - 2] = at.oh;
-    shape[n - 1] = at.ow;
-    Host<T> out(shape);
-    const int64_t volumes = d * h * w ? static_cast<int64_t>(x.size()) / (d * h * w) : 0;
+    const PoolGeometry at = pool_of(x, kd, kh, kw, sd, sh, sw, "sum_pool");
+    Host<T> out(last_three(x.shape(), x.ndim(), at.od, at.oh, at.ow));
+    const int64_t volumes = at.d * at.h * at.w ? static_cast<int64_t>(x.size()) / (at.d * at.h * at.w) : 0;
     const T* xs = x.data();
     T* o = out.mutable_data();
     {
@@ -626,19 +645,8 @@ Host<T> sum_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int6
 template <class T>
 Host<T> sum_pool_backward_host(const Host<T>& g, int64_t d, int64_t h, int64_t w, int64_t kd, int64_t kh,
                                int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
-    const py::ssize_t n = g.ndim();
-    if (n < 3) {
-        throw py::value_error(where("sum_pool_backward", "g must be [..., od, oh, ow]"));
-    }
-    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
-    if ((at.od - 1) * sd + kd > d || (at.oh - 1) * sh + kh > h || (at.ow - 1) * sw + kw > w) {
-        throw py::value_error(where("sum_pool_backward", "the windows of g reach past [d, h, w]"));
-    }
-    std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
-    shape[n - 3] = d;
-    shape[n - 2] = h;
-    shape[n - 1] = w;
-    Host<T> gx(shape);
+    const PoolGeometry at = pool_gradient_of(g, d, h, w, kd, kh, kw, sd, sh, sw, "sum_pool_backward");
+    Host<T> gx(last_three(g.shape(), g.ndim(), d, h, w));
     const int64_t outputs = at.od * at.oh * at.ow;
     const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
     T* dx = gx.mutable_data();
@@ -655,20 +663,11 @@ Host<T> sum_pool_backward_host(const Host<T>& g, int64_t d, int64_t h, int64_t w
 template <class T>
 Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int64_t d, int64_t h, int64_t w,
                                int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
-    const py::ssize_t n = g.ndim();
-    if (n < 3 || pick.ndim() != n || !std::equal(g.shape(), g.shape() + n, pick.shape())) {
+    if (pick.ndim() != g.ndim() || !std::equal(g.shape(), g.shape() + g.ndim(), pick.shape())) {
         throw py::value_error(where("max_pool_backward", "g and pick must be of one shape [..., od, oh, ow]"));
     }
-    const PoolGeometry at{d, h, w, kd, kh, kw, sd, sh, sw, g.shape(n - 3), g.shape(n - 2), g.shape(n - 1)};
-    if (kd < 1 || kh < 1 || kw < 1 || (at.od - 1) * sd + kd > d || (at.oh - 1) * sh + kh > h ||
-        (at.ow - 1) * sw + kw > w) {
-        throw py::value_error(where("max_pool_backward", "the windows of g reach past [d, h, w]"));
-    }
-    std::vector<py::ssize_t> shape(g.shape(), g.shape() + n);
-    shape[n - 3] = d;
-    shape[n - 2] = h;
-    shape[n - 1] = w;
-    Host<T> gx(shape);
+    const PoolGeometry at = pool_gradient_of(g, d, h, w, kd, kh, kw, sd, sh, sw, "max_pool_backward");
+    Host<T> gx(last_three(g.shape(), g.ndim(), d, h, w));
     const int64_t outputs = at.od * at.oh * at.ow;
     const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
     T* dx = gx.mutable_data();
