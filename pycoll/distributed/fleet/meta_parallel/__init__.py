@@ -7,6 +7,9 @@ sharding and sep wrappers), all ``MetaParallelBase``s,
 and under the same path (as ``fleet.layers.mpu``) the model-parallel layers, the parallel
 cross-entropy and the RNG tracker (the same objects as ``pycoll.parallel``'s), plus fleet's
 ``model_parallel_random_seed``."""
+import importlib
+from typing import Any
+
 from pycoll.distributed.fleet.meta_parallel.layer_descs import LocalSharedLayerDesc
 from pycoll.distributed.fleet.meta_parallel.micro_batches import PipelineDatasetPreprocessor
 from pycoll.distributed.fleet.meta_parallel.pipeline_hooks import (PipelineParallelMicroStepLocations,
@@ -26,7 +29,6 @@ from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParalle
 from pycoll.distributed.fleet.collective_mode import model_parallel_random_seed  # after the pipeline: it uses it
 from pycoll.parallel import (ColumnParallelLinear, ParallelCrossEntropy, RNGStatesTracker, RowParallelLinear,
                              VocabParallelEmbedding, get_rng_state_tracker)
-from pycoll.distributed.fleet.meta_parallel import parallel_layers  # an attribute after ``import paddle``, as paddle's
 
 __all__ = ["ColumnParallelLinear", "LayerDesc", "LayerSpec", "LocalSharedLayerDesc", "MetaParallelBase",
            "NoPipelineParallel", "ParallelCrossEntropy", "PipelineDatasetPreprocessor", "PipelineLayer",
@@ -36,3 +38,11 @@ __all__ = ["ColumnParallelLinear", "LayerDesc", "LayerSpec", "LocalSharedLayerDe
            "build_spec_layer",
            "dict_to_tuple_helper", "get_rng_state_tracker", "get_spec_layer", "import_spec_layer",
            "model_parallel_random_seed", "parallel_layers", "register_global_pipeline_parallel_hook"]
+
+
+def __getattr__(name: str) -> Any:
+    """``parallel_layers``, paddle's subpackage, is an attribute from ``import paddle`` on, as in
+    paddle (imported on first use: its modules import from this package)."""
+    if name == "parallel_layers":
+        return importlib.import_module(f"{__name__}.parallel_layers")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
