@@ -46,8 +46,9 @@ class HookHandle:
 # ---- hooks on an op's outputs: the node's backward function, wrapped once ------------------
 
 class _NodeHooks:
-    """A node's backward function with hooks on its outputs' gradients: ``taps`` see each raw
-    gradient first (``grad`` reads them), then ``hooks`` may replace it. Complex gradients come
+    """A node's backward function with hooks on its outputs' gradients: ``hooks`` may replace
+    each gradient, then ``taps`` see it (``grad`` reads them: a hook on an input of ``grad`` acts
+    on what it returns, as paddle's). Complex gradients come
     to it, and go to the taps and hooks, in the gradient convention (``conjugate_grads``); the
     wrapped function gets them as the walk would have given them to it (`call_backward`)."""
 
@@ -62,9 +63,10 @@ class _NodeHooks:
     def _one(self, i: int, g: Any) -> Any:
         if g is None:
             return None
+        g = run_grad_hooks(self.hooks[i], g) if self.hooks[i] else g
         for tap in list(self.taps[i].values()):
             tap(g)
-        return run_grad_hooks(self.hooks[i], g) if self.hooks[i] else g
+        return g
 
     def __call__(self, grads: Any) -> Any:
         slots = [self._one(0, grads)] if self.n_out == 1 else [self._one(i, g) for i, g in enumerate(grads)]
@@ -72,13 +74,11 @@ class _NodeHooks:
 
     def tensor_grads(self, grads: List[Optional[Tensor]]) -> List[Optional[Tensor]]:
         """What a create_graph walk (pycoll._higher_order) hands the op's rule: each output's
-        gradient, a recorded Tensor, after the taps (which see its array) and the hooks, run with
-        recording on so that a hook's own ops are differentiated too (paddle's)."""
+        gradient, a recorded Tensor, after the hooks, run with recording on so that a hook's own
+        ops are differentiated too (paddle's), and the taps (which see its array)."""
         out: List[Optional[Tensor]] = []
         for i, g in enumerate(grads):
             if g is not None:
-                for tap in list(self.taps[i].values()):
-                    tap(g._array)
                 for hook in list(self.hooks[i].values()):
                     replaced = hook(g)
                     if replaced is not None:
@@ -87,6 +87,8 @@ class _NodeHooks:
                             raise ValueError(f"a gradient hook must return None or a Tensor of the gradient's "
                                              f"shape {g.shape}, got shape {replaced.shape}")
                         g = replaced
+                for tap in list(self.taps[i].values()):
+                    tap(g._array)
             out.append(g)
         return out
 
@@ -164,7 +166,7 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     scripts count on it (a first-order grad, then a create_graph one of the same output). With
     ``create_graph`` the gradients are recorded in the graph, to be differentiated again
     (`pycoll._higher_order`). Nothing flows back through the op outputs in `no_grad_vars` (an
-    input reached through them alone gets zeros).
+    input reached through them alone gets zeros); an input listed there too gets no gradient.
     """
     if not only_inputs:
         raise NotImplementedError("grad: only_inputs=False is not supported (nor is it by paddle)")
@@ -186,11 +188,16 @@ def grad(outputs: Union[Tensor, Sequence[Tensor]], inputs: Union[Tensor, Sequenc
     try:
         if create_graph:
             from pycoll._higher_order import differentiable_grads  # loaded on first use: it needs every op module
-            return _results(ins, differentiable_grads(outs, seeds, ins), allow_unused, _taking_gradients)
-        return _results(ins, _array_grads(outs, seeds, ins), allow_unused, wrap)
+            found, as_tensor = differentiable_grads(outs, seeds, ins), _taking_gradients
+        else:
+            found, as_tensor = _array_grads(outs, seeds, ins), wrap
     finally:
         for stop in stops:
             stop.remove()
+    for i, t in enumerate(ins):  # an input also in no_grad_vars gets no gradient (paddle's)
+        if any(t is b for b in blocked):
+            found.pop(i, None)
+    return _results(ins, found, allow_unused, as_tensor)
 
 
 def _zeros(g: Tensor) -> Tensor:

@@ -205,3 +205,22 @@ def test_grad_no_grad_vars():
         assert g.numpy().tolist() == [2.0, 4.0]  # 2a only: the path through mid is cut
         (g,) = pycoll.grad(out, a, create_graph=create_graph)
         assert g.numpy().tolist() == [20.0, 40.0]  # the hook is gone afterwards
+        # an input listed in no_grad_vars too gets none (paddle 3.3.1: None, or its error)
+        assert pycoll.grad(out, [a, mid], no_grad_vars=[mid], allow_unused=True, create_graph=create_graph)[1] is None
+        assert pycoll.grad((x * y).sum(), [x, y], no_grad_vars=[y], allow_unused=True)[1] is None
+        with pytest.raises(ValueError, match="input 1 does not appear"):
+            pycoll.grad((x * y).sum(), [x, y], no_grad_vars=[y])
+
+
+def test_a_hook_on_an_input_of_grad_acts_on_what_grad_returns():
+    """paddle 3.3.1: h = 2x with a hook multiplying by 100; grad(3h) wrt h is 300, wrt x 600, in
+    both walks (a hook on a leaf is not run by grad, as paddle's)."""
+    for create_graph in (False, True):
+        x = _leaf([1.0, 2.0])
+        x.register_hook(lambda g: g * 10)
+        h = x * 2
+        h.register_hook(lambda g: g * 100)
+        y = (h * 3).sum()
+        g_h, g_x = pycoll.grad(y, [h, x], create_graph=create_graph)
+        assert g_h.numpy().tolist() == [300.0, 300.0] and g_x.numpy().tolist() == [600.0, 600.0]
+        assert pycoll.grad(y, h, create_graph=create_graph)[0].numpy().tolist() == [300.0, 300.0]

@@ -33,21 +33,32 @@ def differentiable_grads(outs: Sequence[Tensor], seeds: Sequence[Any],
     useful = _useful_nodes(outs, leaf_targets, node_targets)
 
     found: Dict[int, Tensor] = {}
-    pending: Dict[Any, list] = {}
+    pending: Dict[Any, list] = {}  # a node's outputs' gradients, summed until it runs
     with _graph.enable_grad():
         for r, g in zip(outs, seeds):
             checked = r.seed_grad(g)  # raises on a wrong shape or an output that takes no gradient
             seed = g if isinstance(g, Tensor) and not g.stop_gradient else wrap(checked)
-            if r.grad_node in useful:
+            if r.grad_node is None:  # a leaf output that is itself an input asked for
+                for i in leaf_targets.get(id(r), ()):
+                    found[i] = _added(found.get(i), seed)
+            else:
                 slots = pending.setdefault(r.grad_node, [None] * r.grad_node.n_out)
                 slots[r.output_index] = _added(slots[r.output_index], seed)
-            else:  # an output that is itself an input asked for
-                asked = (leaf_targets.get(id(r), ()) if r.grad_node is None
-                         else node_targets.get((r.grad_node, r.output_index), ()))
-                for i in asked:
-                    found[i] = _added(found.get(i), seed)
         _walk(useful, pending, leaf_targets, node_targets, found)
+        # the inputs asked for whose own nodes lead nowhere asked for: their summed gradients,
+        # after their hooks
+        for node, slots in pending.items():
+            if any((node, idx) in node_targets for idx in range(node.n_out)):
+                for idx, g in enumerate(_hooked(node, slots)):
+                    for i in node_targets.get((node, idx), ()) if g is not None else ():
+                        found[i] = g
     return found
+
+
+def _hooked(node: Any, slots: list) -> list:
+    """``slots``, a node's outputs' gradients, after the hooks on those outputs (once each)."""
+    hooked = getattr(node.fn, "tensor_grads", None)  # (pycoll.grad_ops._NodeHooks)
+    return hooked(slots) if hooked is not None and any(g is not None for g in slots) else slots
 
 
 def _useful_nodes(outs: Sequence[Tensor], leaf_targets: Dict[int, List[int]],
@@ -88,7 +99,7 @@ def _walk(useful: Set[Any], pending: Dict[Any, list], leaf_targets: Dict[int, Li
     heapq.heapify(ready)
     while ready:
         node = heapq.heappop(ready)[1]
-        slots = pending.pop(node, None) or [None] * node.n_out
+        slots = _hooked(node, pending.pop(node, None) or [None] * node.n_out)
         for idx, g in enumerate(slots):
             for i in node_targets.get((node, idx), ()):
                 found[i] = g
@@ -100,13 +111,9 @@ def _walk(useful: Set[Any], pending: Dict[Any, list], leaf_targets: Dict[int, Li
         for e, want, g in zip(node.inputs, wanted, grads or (None,) * len(node.inputs)):
             if not want or g is None:
                 continue
-            if e.__class__ is tuple:
-                if e[0] in useful:
-                    s = pending.setdefault(e[0], [None] * e[0].n_out)
-                    s[e[1]] = _added(s[e[1]], g)
-                else:  # a tensor asked for whose own node leads nowhere asked for
-                    for i in node_targets[e]:
-                        found[i] = _added(found.get(i), g)
+            if e.__class__ is tuple:  # (a tensor asked for whose own node leads nowhere asked for
+                s = pending.setdefault(e[0], [None] * e[0].n_out)  # stays pending: see the caller)
+                s[e[1]] = _added(s[e[1]], g)
             else:
                 for i in leaf_targets[id(e)]:
                     found[i] = _added(found.get(i), g)
@@ -118,10 +125,10 @@ def _walk(useful: Set[Any], pending: Dict[Any, list], leaf_targets: Dict[int, Li
 
 
 def _run_rule(node: Any, slots: list, wanted: Tuple[bool, ...]) -> Sequence[Any]:
+    """The node's rule on ``slots`` (its outputs' gradients, after their hooks)."""
     fn = node.fn
-    hooked = getattr(fn, "tensor_grads", None)  # hooks on the op's outputs (pycoll.grad_ops._NodeHooks)
-    if hooked is not None:
-        slots, fn = hooked(slots), fn.fn
+    if getattr(fn, "tensor_grads", None) is not None:  # pycoll.grad_ops._NodeHooks: its function
+        fn = fn.fn
     name = getattr(fn, "__qualname__", "")
     found_rule = RULES.get(name)
     if found_rule is None:
