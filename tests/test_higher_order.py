@@ -295,6 +295,18 @@ def test_constant_gradient_is_marked_like_paddle():
     assert pycoll.grad((g * g).sum(), x, allow_unused=True) == [None]
 
 
+@pytest.mark.parametrize("name, fn", [("relu", F.relu), ("leaky_relu", lambda x: F.leaky_relu(x, 0.1)),
+                                      ("abs", pycoll.abs), ("relu6", F.relu6), ("hardtanh", F.hardtanh)])
+def test_piecewise_linear_gradient_depends_on_its_input_with_zeros(name, fn):
+    """paddle 3.3.1 (relu, leaky_relu, abs; torch for all): the second grad through a
+    piecewise-linear op reaches its input and is zero there; a leaf and an op's output alike."""
+    for make in (lambda x: x, lambda x: x * 1.0):
+        x = pycoll.to_tensor([-1.0, 0.5, 2.0], stop_gradient=False)
+        (g,) = pycoll.grad((fn(make(x)) * pycoll.to_tensor([1.0, 2.0, 3.0])).sum(), x, create_graph=True)
+        (h,) = pycoll.grad((g * g).sum(), x)
+        assert h.numpy().tolist() == [0.0, 0.0, 0.0], name
+
+
 def test_intermediate_input_and_differentiable_seed():
     x = pycoll.to_tensor([0.5, 1.5], stop_gradient=False)
     h = x * x

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict
 import numpy as np
 
 from pycoll import unary_ops
-from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll._higher_order.saved import Saved, const, fit, rule, slope_of
 from pycoll._py_layer_backward import user_backward
 from pycoll.device import array_module
 from pycoll.math_ops import base_grad_exponent, cast, exp, log, number_log, sqrt, sum as sum_
@@ -97,12 +97,12 @@ def _square(s: Saved, g: Tensor) -> tuple:
 def _abs(s: Saved, g: Tensor) -> tuple:
     if s["a"].dtype.kind == "c":
         raise NotImplementedError("grad(create_graph=True) does not support complex tensors yet (abs of one)")
-    return (g * const(s["xp"].sign(s["a"]).astype(g._array.dtype)),)  # 0 at 0, as the op's
+    return (g * slope_of(s, 0, s["xp"].sign(s["a"]).astype(g._array.dtype)),)  # 0 at 0, as the op's
 
 
 @rule("relu.<locals>.<lambda>")
 def _relu(s: Saved, g: Tensor) -> tuple:
-    return (g * const((s["out"] > 0).astype(g._array.dtype)),)
+    return (g * slope_of(s, 0, (s["out"] > 0).astype(g._array.dtype)),)
 
 
 @rule("sigmoid.<locals>.<lambda>")

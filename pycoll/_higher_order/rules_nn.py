@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from pycoll._higher_order.saved import Saved, const, fit, rule
+from pycoll._higher_order.saved import Saved, const, fit, rule, slope_of
 from pycoll.linalg import _EPS as NORM_EPS, cross
 from pycoll.math_ops import abs as abs_, exp, matmul, sigmoid, sum as sum_, tanh
 from pycoll.nn._activation_functional import softmax
@@ -57,7 +57,7 @@ def swapped_last(t: Tensor) -> Tensor:
 @rule("leaky_relu.<locals>.<lambda>")
 def _leaky_relu(s: Saved, g: Tensor) -> tuple:
     slope = s["xp"].where(s["nonneg"], 1, s["slope"]).astype(g._array.dtype)
-    return (g * const(slope),)
+    return (g * slope_of(s, 0, slope),)
 
 
 @rule("silu.<locals>.<lambda>")
@@ -153,7 +153,7 @@ def _cross_entropy(s: Saved, g: Tensor) -> tuple:
 @rule(*(f"{n}.<locals>.backward" for n in ("relu6", "hardtanh", "hardshrink", "softshrink", "thresholded_relu",
                                             "hardsigmoid")))
 def _piecewise_linear(s: Saved, g: Tensor) -> tuple:
-    return (g * const(s["slope"]),)
+    return (g * slope_of(s, 0, s["slope"]),)
 
 
 @rule("dropout.<locals>.<lambda>")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
+import numpy as np
+
 from pycoll._graph import Node
 from pycoll.device import is_array
 from pycoll.dtypes import is_floating
@@ -111,6 +113,22 @@ def alias(value: Any, node: Node, index: int) -> Tensor:
 def const(value: Any) -> Tensor:
     """A Tensor over array `value` that takes no gradient (a mask, a sign)."""
     return wrap(value)
+
+
+def slope_of(s: "Saved", i: int, slope: Any) -> Tensor:
+    """The array ``slope`` of a piecewise-linear op (relu, leaky_relu, abs), held as depending on
+    input ``i`` with a zero derivative: a later grad reaches that input and finds zeros, as
+    paddle's and torch's do, instead of finding it unused. (``where`` of an all-false mask: its
+    value is ``slope``'s whatever the input holds, inf and NaN included.)"""
+    from pycoll.search_ops import where  # (search_ops imports the ops these rules differentiate)
+
+    e = s.node.inputs[i]
+    if e is None or (e.__class__ is not tuple and e.stop_gradient):
+        return const(slope)
+    xp = s["xp"] if "xp" in s else np
+    stand_in = e if e.__class__ is not tuple else alias(xp.zeros_like(slope), *e)
+    held = where(const(xp.zeros(slope.shape, dtype=bool)), stand_in, const(slope))
+    return held if held._array.dtype == slope.dtype else cast(held, slope.dtype)
 
 
 def fit(g: Tensor, meta: Optional[Tuple[tuple, Any]]) -> Tensor:
