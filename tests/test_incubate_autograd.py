@@ -1,6 +1,7 @@
 """pycoll.incubate.autograd (paddle.incubate.autograd's functional API) and pycoll.utils.dlpack:
 values against closed forms; shapes as paddle 3.3.1 gave them for the same calls."""
 import numpy as np
+import pytest
 
 import pycoll
 from pycoll.incubate.autograd import Hessian, Jacobian, jvp, vjp
@@ -45,3 +46,13 @@ def test_utils_dlpack_shares_memory():
     back = pycoll.utils.dlpack.from_dlpack(pycoll.utils.dlpack.to_dlpack(t))
     t.array[0] = 7.0
     assert back.numpy()[0] == 7.0
+
+
+@pytest.mark.parametrize("name", ["enable_prim", "disable_prim", "prim_enabled", "forward_grad"])
+def test_the_primitive_operator_api_is_refused_as_paddles_dygraph_refuses_it(name):
+    """paddle 3.3.1 asserts static mode in each; pycoll (always eager) says so, naming the call."""
+    from pycoll.incubate import autograd
+
+    assert name in autograd.__all__
+    with pytest.raises(RuntimeError, match=f"{name}\\(\\) is only supported in paddle's static graph mode"):
+        getattr(autograd, name)()

@@ -17,7 +17,7 @@ from pycoll.tensor import Tensor
 
 TensorOrTensors = Union[Tensor, Sequence[Tensor]]
 
-__all__ = ["Hessian", "Jacobian", "jvp", "vjp"]
+__all__ = ["Hessian", "Jacobian", "jvp", "vjp", "enable_prim", "disable_prim", "prim_enabled", "forward_grad"]
 
 
 def _tensors(v: TensorOrTensors, name: str) -> List[Tensor]:
@@ -110,3 +110,19 @@ class Hessian(_Jacobian):
         rows = gradient(*inputs)
         super().__init__(rows, inputs, is_batched, any_shape=True)
         self.shape = tuple(self.shape)
+
+
+def _static_only(name: str) -> Callable[..., Any]:
+    """paddle's primitive-operator API, which its dygraph mode refuses (it asserts static mode):
+    pycoll, always eager, refuses it so, saying what serves instead."""
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"paddle.incubate.autograd.{name}() is only supported in paddle's static graph "
+                           f"mode (paddle asserts it too); pycoll runs eagerly: use pycoll.grad, or vjp/jvp/"
+                           f"Jacobian/Hessian here")
+    refuse.__name__ = refuse.__qualname__ = name
+    return refuse
+
+
+enable_prim, disable_prim, prim_enabled, forward_grad = (
+    _static_only(name) for name in ("enable_prim", "disable_prim", "prim_enabled", "forward_grad"))
+
