@@ -32,7 +32,7 @@ class Jacobian:
         self.is_batched = is_batched
         first = xs[0] if isinstance(xs, (list, tuple)) else xs
         low, high = (1, 2) if is_batched else (0, 1)
-        for name, t in (("ys", ys), ("xs", first)) if not any_shape else ():
+        for name, t in (("xs", first), ("ys", ys)) if not any_shape else ():  # xs first, as paddle checks
             if not low <= t.ndim <= high:
                 raise ValueError(f"jacobian: {name}.ndim should be {low} or {high} when "
                                  f"{'batch_axis=0' if is_batched else 'batch_axis is None'}, but got {t.ndim}")
