@@ -409,8 +409,11 @@ def test_pool3d_errors_name_the_argument():
         F.avg_pool3d(pycoll.to_tensor(rand(2, 4, 4, 4)), 2)
     with pytest.raises(ValueError, match="divisor_override"):
         F.avg_pool3d(x, 2, divisor_override=0)
-    with pytest.raises(ValueError, match="larger than the padded input"):
-        F.avg_pool3d(x, 5)
+    # a kernel up to a stride longer than the input: one window over what it holds (paddle's)
+    np.testing.assert_allclose(F.avg_pool3d(x, 5).numpy().reshape(2), x.numpy().mean(axis=(2, 3, 4)).reshape(2),
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match=r"kernel_size \[9, 9, 9\] at stride \[1, 1, 1\] leaves no window"):
+        F.avg_pool3d(x, 9, 1)
     with pytest.raises(ValueError, match="output_size must be"):
         F.adaptive_avg_pool3d(x, [2, 2])
     with pytest.raises(ValueError, match="output_size must be"):

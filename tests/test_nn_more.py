@@ -287,8 +287,9 @@ def test_pool1d_layers_and_errors():
     assert repr(nn.AdaptiveMaxPool1D(3, return_mask=True)) == "AdaptiveMaxPool1D(output_size=3, return_mask=True)"
     with pytest.raises(ValueError, match="max_pool1d: x must have 3 dimensions"):
         F.max_pool1d(pycoll.ones([2, 3, 4, 4]), 2)
-    with pytest.raises(ValueError, match=r"kernel_size \[9\] is larger than the padded input \[8\]"):
-        F.avg_pool1d(x, 9)
+    assert F.avg_pool1d(x, 9).shape == [2, 3, 1]  # one window over the 8 cells (paddle 3.3.1's count)
+    with pytest.raises(ValueError, match=r"kernel_size \[10\] at stride \[1\] leaves no window over the padded input \[8\]"):
+        F.avg_pool1d(x, 10, 1)
     with pytest.raises(ValueError, match="output_size must be an int > 0 or 1 of them"):
         F.adaptive_avg_pool1d(x, [2, 2])
 
@@ -595,3 +596,22 @@ def test_matrix_norm_against_numpy(p):
         pycoll.linalg.matrix_norm(pycoll.to_tensor(x), p, axis=[1])
     with pytest.raises(TypeError, match="floating-point"):
         pycoll.linalg.vector_norm(pycoll.to_tensor([1, 2]))
+
+
+def test_a_kernel_up_to_a_stride_longer_than_the_input_gives_paddles_one_window():
+    """paddle 3.3.1 counts windows dividing in C (toward zero): MaxPool2D(3, stride=2) of a 2x2
+    image is one window over its 4 cells (a small-image VGG runs so); values, mask and gradient
+    as paddle gave them."""
+    x = pycoll.to_tensor(np.arange(4, dtype="float32").reshape(1, 1, 2, 2), stop_gradient=False)
+    assert F.max_pool2d(x, 3, 2).numpy().tolist() == [[[[3.0]]]]
+    assert F.avg_pool2d(x, 3, 2).numpy().tolist() == [[[[1.5]]]]
+    assert F.avg_pool2d(x, 3, 2, exclusive=False).numpy().tolist() == [[[[1.5]]]]
+    F.avg_pool2d(x, 3, 2).sum().backward()
+    assert x.grad.numpy().tolist() == [[[[0.25, 0.25], [0.25, 0.25]]]]
+    x.clear_grad()
+    y, mask = F.max_pool2d(x, 3, 2, return_mask=True)
+    y.sum().backward()
+    assert mask.numpy().tolist() == [[[[3]]]] and x.grad.numpy().tolist() == [[[[0.0, 0.0], [0.0, 1.0]]]]
+    assert F.max_pool2d(pycoll.to_tensor(np.arange(9, dtype="float32").reshape(1, 1, 3, 3)), 5).numpy().tolist() \
+        == [[[[8.0]]]]
+    assert pycoll.vision.models.vgg11(num_classes=2)(pycoll.rand([1, 3, 16, 16])).shape == [1, 2]

@@ -47,9 +47,13 @@ def _geometry(a: Any, kernel_size: Size, stride: Optional[Size], padding: Any, c
     grown = []
     for n, k, s, (b, e) in zip(a.shape[2:], kernel, stride, pads):
         span = n + b + e - k
-        if span < 0:
-            raise ValueError(f"{fn}: kernel_size {kernel} is larger than the padded input {list(a.shape[2:])}")
-        out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+        reach = span + (s - 1 if ceil_mode else 0)
+        # paddle's count divides in C, rounding toward zero: a kernel up to a stride longer than
+        # the padded input still gives one window, over what the input holds
+        out = (reach // s if reach >= 0 else -(-reach // s)) + 1
+        if out < 1:
+            raise ValueError(f"{fn}: kernel_size {kernel} at stride {stride} leaves no window over the padded "
+                             f"input {[m + p + q for m, (p, q) in zip(a.shape[2:], pads)]}")
         grown.append((b, e + max((out - 1) * s - span, 0)))
     return kernel, stride, pads, grown
 
