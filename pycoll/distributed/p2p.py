@@ -42,7 +42,7 @@ from pycoll.distributed.env import is_initialized, member_group, outside, world_
 from pycoll.distributed.group import Group
 from pycoll.distributed.task import COMPLETED, Task, drain, poll
 
-_DATA_TAG = 7  # a data message of a dtype _DTYPE_TAGS does not list
+_DATA_TAG = 7  # a data message of a dtype the tables below do not list
 
 # A data message's tag names its elements' dtype, so that a receive into a buffer of another
 # dtype of the same byte size (whose bytes MPI takes as they are) is caught from the status the
