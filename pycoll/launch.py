@@ -199,7 +199,8 @@ def build_command(argv: Optional[List[str]] = None,
         logger.setLevel(getattr(logging, args.log_level))
     nprocs = args.nproc_per_node
     gpus: List[str] = []
-    gpus_option = _spelling(argv[:len(argv) - len(args.script_args) - 1], ("--gpus", "--devices", "--selected_gpus"))
+    options = argv[:len(argv) - len(args.script_args) - 1]  # (the script's arguments are its own)
+    gpus_option = _spelling(options, ("--gpus", "--devices", "--selected_gpus"))
     if args.gpus is not None:
         try:
             gpus = selected_gpus(args.gpus, gpus_option)
@@ -211,8 +212,8 @@ def build_command(argv: Optional[List[str]] = None,
     if nprocs < 1:
         parser.error(f"--nproc_per_node {nprocs}: it must be at least 1")
     if gpus and args.hostfile is None and nprocs != len(gpus):  # as spawn refuses it
-        parser.error(f"{gpus_option} {args.gpus} names {len(gpus)} GPU(s) for --nproc_per_node {nprocs} ranks; give one "
-                     f"GPU per rank (or leave --nproc_per_node out)")
+        parser.error(f"{gpus_option} {args.gpus} names {len(gpus)} GPU(s) for --nproc_per_node {nprocs} ranks; "
+                     f"give one GPU per rank (or leave --nproc_per_node out)")
     _master(parser, args)
     args.nnodes, args.node_rank, args.master_addr, ips = _nodes(parser, args)
     args.nproc_per_node = nprocs

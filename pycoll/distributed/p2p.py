@@ -234,7 +234,8 @@ class _Receipt:
             after = " (MPI dropped what did not fit; PYCOLL_CHECK=1 names the size sent)" if longer else ""
         else:
             name, itemsize = sent
-            came = f"a {name} message longer than the buffer" if longer else f"{_amount(self.arrived, itemsize)} of {name}"
+            came = (f"a {name} message longer than the buffer" if longer
+                    else f"{_amount(self.arrived, itemsize)} of {name}")
             after = " (the buffer holds the bytes that came, not values)"
         raise CollectiveError(
             f"{self._where()}: {came} arrived, the buffer holds {buf.size} (shape {list(buf.shape)}, "

@@ -35,9 +35,9 @@ from pycoll.distributed.watchdog import stall_warn_seconds
 # fast, whatever the rank has imported.
 _GUARD = r"""
 import json, os, select, signal, sys, time
-pid, timeout, rank, world, job_dir, pmi_fd, forward, warn = (int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]),
-                                                             int(sys.argv[4]), sys.argv[5], int(sys.argv[6]),
-                                                             float(sys.argv[7]), float(sys.argv[8]))
+pid, timeout, rank, world, job_dir, pmi_fd, forward, warn = (
+    int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]),
+    float(sys.argv[7]), float(sys.argv[8]))
 def marked(kind):
     try:
         names = set(os.listdir(job_dir)) if job_dir else ()

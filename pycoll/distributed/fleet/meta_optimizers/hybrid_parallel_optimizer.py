@@ -17,8 +17,9 @@ class HybridParallelOptimizer(UpdateForms):
     model-parallel group and, in a pipeline, every stage (``hybrid_clip``). With a sharding
     degree it steps through a ``ShardedOptimizer`` over the sharded model, which it gets from
     ``fleet.distributed_model`` (``bind``) whichever of the two is called first, as paddle
-    takes them in either order (never called: see ``_average_unsharded``). With a sep degree, each ``step`` first averages the gradients over
-    the data-parallel ranks and sums them over the sep ranks (``fused_allreduce_gradients``), as
+    takes them in either order (never called: see ``_average_unsharded``). With a sep degree,
+    each ``step`` first averages the gradients over the data-parallel ranks and sums them over the
+    sep ranks (``fused_allreduce_gradients``), as
     paddle's does: backward leaves a sep rank its own segment's share (``SegmentParallel``). The
     rest (``_learning_rate``, ``_parameter_list``, ``state_dict``, ``get_lr``...) is
     ``_inner_opt``'s."""
