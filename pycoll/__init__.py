@@ -243,3 +243,7 @@ _sys.modules.setdefault("pycoll.base.dygraph", _dygraph)  # `import pycoll.base.
 from pycoll.framework import base_framework as _base_framework  # noqa: E402
 
 _sys.modules.setdefault("pycoll.base.framework", _base_framework)  # and `import pycoll.base.framework`
+
+from pycoll import _blas_threads  # noqa: E402 - last: NumPy and SciPy have loaded their BLAS
+
+_blas_threads.paddles_default()  # their BLAS on paddle's one math thread, unless the user chose

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, Sequence, Union
 
+from pycoll import _blas_threads
 from pycoll._logging import logger
 from pycoll._paddle_flags import CPU_BUILD, GPU_BUILD, FlagValue
 from pycoll.device import get_device
@@ -12,7 +13,8 @@ _PREFIX = "FLAGS_"
 _DEFAULTS: Dict[str, FlagValue] = {**CPU_BUILD, **GPU_BUILD}
 _values: Dict[str, FlagValue] = {}  # the flags set, by full name
 _said: set = set()  # the flags whose setting has been said to change nothing (once each)
-ACTED_ON = frozenset({"FLAGS_enable_auto_parallel_align_mode"})  # read by auto_parallel.optimizer
+# read by auto_parallel.optimizer; the BLAS's threads (``_blas_threads``)
+ACTED_ON = frozenset({"FLAGS_enable_auto_parallel_align_mode", "FLAGS_paddle_num_threads"})
 
 
 def _known(flag: object, verb: str) -> str:
@@ -53,6 +55,8 @@ def set_flags(flags: Dict[str, Union[bool, str, float]]) -> None:
         logger.warning("set_flags: pycoll keeps %s for get_flags but does not act on it", key)
         _said.add(key)
     _values.update(checked)
+    if "FLAGS_paddle_num_threads" in checked:
+        _blas_threads.set_threads(checked["FLAGS_paddle_num_threads"])
 
 
 def get_flags(flags: Union[str, Sequence[str]]) -> Dict[str, FlagValue]:

@@ -36,6 +36,7 @@ _THIS_MACHINE = ("127.0.0.1", "localhost")
 _CTRL_C_WAIT_S = 1.0  # how long MPI's launcher may take to end on a Ctrl-C it got itself
 _STOP_WAIT_S = 10.0  # how long it may take to stop the ranks when told, before it is killed
 _START_WAIT_S = 30.0  # how long a rank's pid is waited for, while the job runs, before it reads None
+_JOIN_GRACE_S = 10.0  # how long a rank's join waits, once it has ended, for the job's end
 _POLL_S = 0.02
 _OPTIONS = ("gpus", "backend", "start_method", "ips", "print_config")
 # paddle 3.3.1 still takes these, with a DeprecationWarning
@@ -124,10 +125,15 @@ class SpawnedRank:
                 os.kill(pid, signum)
 
     def join(self, timeout: Optional[float] = None) -> None:
-        """Wait (at most ``timeout`` seconds) until the rank's process has ended."""
+        """Wait (at most ``timeout`` seconds) until the rank's process has ended; then, where its
+        end ends the job (a failure, a signal), until the job has, so that ``exitcode`` is known
+        (it is read from the job's end: a rank that finished while others work keeps None)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.is_alive() and (deadline is None or time.monotonic() < deadline):
             time.sleep(_POLL_S)
+        if not self.is_alive():
+            left = _JOIN_GRACE_S if deadline is None else max(deadline - time.monotonic(), 0.0)
+            self._context.ended(min(left, _JOIN_GRACE_S))
 
 
 class _ParentUnpickler(pickle.Unpickler):
