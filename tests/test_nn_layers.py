@@ -321,7 +321,8 @@ def test_float_double_astype_follow_paddle():
     net.float16(excluded_layers=[nn.LayerNorm])
     assert net.fc.weight.dtype == np.float16 and net.norm.weight.dtype == np.float32
     assert net.idx.dtype == np.int64  # float()/float16() leave integer tensors
-    assert nn.Linear(2, 2).float16().create_parameter([1]).dtype == np.float16  # the layer's new default
+    # paddle 3.3.1: create_parameter without a dtype takes the default dtype, not the layer's
+    assert nn.Linear(2, 2).to(dtype="float64").create_parameter([1]).dtype == np.float32
     net = _WithBuffers()
     net.astype("float64")
     assert all(p.dtype == np.float64 for p in net.parameters())
@@ -437,3 +438,20 @@ def test_binary_cross_entropy_names_a_weight_that_does_not_broadcast(fn, kwargs,
     kwargs = {key: pycoll.to_tensor(value) for key, value in kwargs.items()}
     with pytest.raises(ValueError, match=re.escape(words)):
         fn(x, y, **kwargs)
+
+
+def test_a_layers_own_dtype_is_not_create_parameters_default():
+    """paddle 3.3.1: ``super().__init__(dtype='float64')`` then ``create_parameter([2])`` makes a
+    float32 parameter (the default dtype; pass ``dtype=self._dtype`` for the layer's), so it meets
+    a float32 Linear; the layers that take a dtype argument make their parameters in it."""
+    class Mixed(nn.Layer):
+        def __init__(self):
+            super().__init__(dtype="float64")
+            self.w = self.create_parameter([2])
+            self.own = self.create_parameter([2], dtype=self._dtype)
+
+    mixed = Mixed()
+    assert mixed.w.dtype == np.float32 and mixed.own.dtype == np.float64
+    assert nn.LayerNorm(4, dtype="float64").weight.dtype == np.float64
+    assert nn.Embedding(4, 2, dtype="float64").weight.dtype == np.float64
+    assert nn.Conv2D(2, 2, 3, dtype="float64").bias.dtype == np.float64

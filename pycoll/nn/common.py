@@ -72,9 +72,10 @@ class Embedding(Layer):
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise ValueError(f"Embedding: _weight has shape {list(_weight.shape)}; it must be "
                                  f"[num_embeddings, embedding_dim] = {[num_embeddings, embedding_dim]}")
-            self.weight = self.create_parameter([num_embeddings, embedding_dim], default_initializer=Assign(_weight))
+            self.weight = self.create_parameter([num_embeddings, embedding_dim], dtype=self._dtype,
+                                                default_initializer=Assign(_weight))
         else:
-            self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
+            self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr, dtype=self._dtype)
         if _weight is not None or weight_attr is None:
             self.weight.stop_gradient = bool(_freeze)
         if self.padding_idx is not None:  # paddle zeroes the padding row, whatever the initializer

@@ -75,9 +75,9 @@ class _ConvNd(Layer):
         self._padding_mode = padding_mode
         std = math.sqrt(2.0 / (in_channels * math.prod(self._kernel_size)))
         self.weight = self.create_parameter([out_channels, in_channels // groups, *self._kernel_size],
-                                            attr=weight_attr, default_initializer=Normal(0.0, std))
+                                            attr=weight_attr, dtype=self._dtype, default_initializer=Normal(0.0, std))
         self.bias = self.create_parameter([out_channels], attr=False if bias is False else bias_attr,
-                                          is_bias=True)
+                                          dtype=self._dtype, is_bias=True)
         if device is not None:
             self.to(device)
 

@@ -43,8 +43,8 @@ class LayerNorm(Layer):
         self.normalized_shape = shape
         self.epsilon = epsilon
         size = [int(np.prod(shape))]
-        self.weight = self.create_parameter(size, attr=weight_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter(size, attr=bias_attr, is_bias=True)
+        self.weight = self.create_parameter(size, attr=weight_attr, dtype=self._dtype, default_initializer=Constant(1.0))
+        self.bias = self.create_parameter(size, attr=bias_attr, dtype=self._dtype, is_bias=True)
         if device is not None:
             self.to(device)
 
@@ -76,8 +76,9 @@ class GroupNorm(Layer):
             weight_attr = bias_attr = False
         self._num_groups, self._num_channels, self._epsilon = num_groups, num_channels, epsilon
         self._data_format = data_format
-        self.weight = self.create_parameter([num_channels], attr=weight_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter([num_channels], attr=bias_attr, is_bias=True)
+        self.weight = self.create_parameter([num_channels], attr=weight_attr, dtype=self._dtype,
+                                            default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_channels], attr=bias_attr, dtype=self._dtype, is_bias=True)
         if device is not None:
             self.to(device)
 
@@ -253,8 +254,9 @@ class BatchNorm(Layer):
             raise ValueError(f"BatchNorm: act must name an activation of nn.functional, got {act!r}")
         self._act, self._data_layout, self._momentum, self._epsilon = act, data_layout, momentum, epsilon
         self._use_global_stats, self._trainable_statistics = use_global_stats, trainable_statistics
-        self.weight = self.create_parameter([num_channels], attr=param_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter([num_channels], attr=bias_attr, is_bias=True)
+        self.weight = self.create_parameter([num_channels], attr=param_attr, dtype=self._dtype,
+                                            default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([num_channels], attr=bias_attr, dtype=self._dtype, is_bias=True)
         _running_stats(self, num_channels, dtype, moving_mean_name, moving_variance_name,
                        do_model_average_for_mean_and_var)
         if is_test:

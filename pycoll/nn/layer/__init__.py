@@ -231,7 +231,9 @@ class Layer(TorchNames):
         place = None if device is None else parse_device(device)
         kind = "b" if is_bias else "w"
         name = f"{self._full_name}.{kind}_{next(self._param_counts[kind])}"
-        param = new_parameter(shape, dtype or self._dtype, name, attr, is_bias, default_initializer)
+        # (paddle's: dtype None is the default dtype, not the layer's own ``dtype``, which the
+        # layers that take one pass themselves)
+        param = new_parameter(shape, dtype or default_float(), name, attr, is_bias, default_initializer)
         if place is not None:
             convert_tensor(param, None, place)
         return param
