@@ -19,9 +19,9 @@ as ``generated_tensor_N`` elsewhere (paddle's names for its tensors).
 
 Unpickling runs the callables a file names, so pycoll's unpickler finds only those in
 ``ALLOWED_GLOBALS`` (the constructors of containers, numbers, arrays, dtypes and numpy scalars, and
-``argparse.Namespace``) and refuses any other by name before anything is built; it sets state
-(pickle's BUILD) only on arrays, dtypes and Namespaces, so a file cannot rebind the attributes of a
-class it names, and reads no length the file does not hold. ``pycoll.save`` checks a tree against
+``argparse.Namespace``; a ``paddle.dtype`` comes back as pycoll's dtype) and refuses any other by
+name before anything is built; it sets state (pickle's BUILD) only on arrays, dtypes and
+Namespaces, so a file cannot rebind the attributes of a class it names, and reads no length the file does not hold. ``pycoll.save`` checks a tree against
 the same list before it writes (``check_savable``), so every file pycoll writes it reads back.
 
 What comes back is what paddle.load gives: for a state dict file the listed arrays as Tensors of
@@ -42,7 +42,7 @@ from typing import Any, BinaryIO, Callable, Dict, Mapping, Optional, Tuple
 import numpy as np
 
 from pycoll.device import is_array, move
-from pycoll.dtypes import bfloat16
+from pycoll.dtypes import bfloat16, convert_dtype
 from pycoll.size import Size, TensorSize
 from pycoll.tensor import Tensor, tensor_of
 
@@ -263,6 +263,20 @@ class RefusedName(ValueError):
     """A file names a class or function pycoll does not build (the file is readable)."""
 
 
+class _PaddleDType:
+    """Where a file names ``paddle.dtype`` (a dtype kept in a config, ``{'dtype': paddle.float32}``):
+    built empty, then given paddle's number of the dtype (pickle's BUILD), it becomes pycoll's
+    dtype (a NumPy one) in the tree (see ``_TreeUnpickler._load_build``)."""
+
+    __slots__ = ()
+
+
+# paddle's DataType numbers (what its paddle.dtype objects pickle as): the dtype each names
+_PADDLE_DTYPE_NUMBERS = {1: "bool", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "uint32", 7: "int32",
+                         8: "uint64", 9: "int64", 10: "float32", 11: "float64", 12: "complex64", 13: "complex128",
+                         15: "float16", 16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e5m2"}
+
+
 class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be checked
     """An unpickler that finds only `ALLOWED_GLOBALS` and sets state only on arrays, dtypes and
     Namespaces; and, where the caller names them (`records`: (module, name) -> a dataclass of its
@@ -278,6 +292,8 @@ class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be che
         module = _PY2_MODULES.get(module, module)
         if (module, name) in self._records:
             return self._records[(module, name)]
+        if (module, name) == ("paddle", "dtype"):
+            return _PaddleDType
         if (module, name) not in ALLOWED_GLOBALS:
             raise RefusedName(f"it names {module}.{name}, which pycoll does not build from a paddle file: "
                               f"building a class runs code the file chooses, so pycoll.load builds "
@@ -291,6 +307,15 @@ class _TreeUnpickler(pickle._Unpickler):  # the Python one: its BUILD can be che
 
     def _load_build(self) -> None:
         state, target = self.stack[-1], self.stack[-2]
+        if type(target) is _PaddleDType:
+            if type(state) is not int or state not in _PADDLE_DTYPE_NUMBERS:
+                raise ValueError(f"it gives a paddle.dtype the state {state!r}, no dtype paddle numbers so")
+            dtype = convert_dtype(_PADDLE_DTYPE_NUMBERS[state])
+            self.stack[-2:] = [dtype]
+            for key, value in self.memo.items():  # where the file refers to it again
+                if value is target:
+                    self.memo[key] = dtype
+            return
         if type(target) is argparse.Namespace:
             if type(state) is not dict or not all(type(k) is str for k in state):
                 raise ValueError("it gives a Namespace a state that is not a dict of names")

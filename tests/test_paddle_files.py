@@ -153,3 +153,18 @@ def test_save_and_load_take_file_objects_as_paddles_do():
     assert pycoll.load(buffer)["step"] == 3
     with pytest.raises(TypeError, match="save: path must be a file path"):
         pycoll.save({}, 3)
+
+
+def test_a_paddle_dtype_kept_in_a_saved_config_loads_as_pycolls_dtype(tmp_path):
+    """paddle 3.3.1's ``paddle.save({'dtype': paddle.float32, 'again': paddle.float32,
+    'index': paddle.int64}, path)``, byte for byte: a paddle.dtype is built empty and given
+    paddle's number of the dtype; the second mention of the same object is that dtype too."""
+    path = tmp_path / "config.pd"
+    path.write_bytes(bytes.fromhex(
+        "8004953a000000000000007d94288c056474797065948c06706164646c6594680193942981944b0a628c0561676169"
+        "6e9468048c05696e6465789468032981944b0962752e"))
+    loaded = pycoll.load(str(path))
+    assert loaded == {"dtype": np.dtype("float32"), "again": np.dtype("float32"), "index": np.dtype("int64")}
+    path.write_bytes(path.read_bytes().replace(b"K\n", b"K\x63"))  # a number paddle gives no dtype
+    with pytest.raises(ValueError, match="no dtype paddle numbers so"):
+        pycoll.load(str(path))
