@@ -21,8 +21,9 @@ Unpickling runs the callables a file names, so pycoll's unpickler finds only tho
 ``ALLOWED_GLOBALS`` (the constructors of containers, numbers, arrays, dtypes and numpy scalars, and
 ``argparse.Namespace``; a ``paddle.dtype`` comes back as pycoll's dtype) and refuses any other by
 name before anything is built; it sets state (pickle's BUILD) only on arrays, dtypes and
-Namespaces, so a file cannot rebind the attributes of a class it names, and reads no length the file does not hold. ``pycoll.save`` checks a tree against
-the same list before it writes (``check_savable``), so every file pycoll writes it reads back.
+Namespaces, so a file cannot rebind the attributes of a class it names, and reads no length the
+file does not hold. ``pycoll.save`` checks a tree against the same list before it writes
+(``check_savable``), so every file pycoll writes it reads back.
 
 What comes back is what paddle.load gives: for a state dict file the listed arrays as Tensors of
 their names (the table itself dropped unless ``keep_name_table``); for any other tree each
