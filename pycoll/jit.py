@@ -265,6 +265,10 @@ def load(path: str, **configs: Any) -> Layer:
                          f"['model_filename', 'params_filename']")
     model_file = os.path.join(path, configs["model_filename"]) if "model_filename" in configs else path + _MODEL_SUFFIX
     params_file = os.path.join(path, configs["params_filename"]) if "params_filename" in configs else path + _PARAMS_SUFFIX
+    if not os.path.exists(model_file) and os.path.exists(path + ".json"):
+        raise ValueError(f"jit.load: {path}.json is paddle's jit.save program (PIR), which pycoll cannot run: "
+                         f"pycoll's jit.load reads what pycoll's jit.save wrote ({path}{_MODEL_SUFFIX}, the "
+                         f"Layer itself); build the Layer in code and load a state_dict paddle.save wrote")
     for file in (model_file, params_file):
         if not os.path.exists(file):
             raise ValueError(f"jit.load: {file} does not exist; path is the prefix jit.save was given")

@@ -232,3 +232,12 @@ def test_import_pycoll_does_not_need_cloudpickle():
     code = "import sys, pycoll; print('cloudpickle' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "False"
+
+
+def test_paddles_program_files_are_named_as_such(tmp_path):
+    """What paddle 3.3.1's jit.save writes (net.json + net.pdiparams): refused as paddle's program,
+    not as a missing file."""
+    (tmp_path / "net.json").write_text("{}")
+    (tmp_path / "net.pdiparams").write_bytes(b"\0")
+    with pytest.raises(ValueError, match=r"net.json is paddle's jit.save program \(PIR\), which pycoll cannot run"):
+        pycoll.jit.load(str(tmp_path / "net"))
