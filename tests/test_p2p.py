@@ -33,6 +33,7 @@ def test_a_batch_is_checked_whole_before_anything_starts():
 
 @pytest.mark.parametrize("case, env", [
     ("recv_bigger", {}), ("isend_irecv_bigger", {}), ("batch_bigger", {}), ("dtype_same_bytes", {}),
+    ("empty_send", {}),
     ("dtype_check", {"PYCOLL_CHECK": "1"}), ("matching", {"PYCOLL_CHECK": "1"}),
 ])
 def test_a_receive_that_does_not_fit_the_send_raises_and_the_job_goes_on(case, env):

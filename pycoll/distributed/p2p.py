@@ -64,6 +64,15 @@ def _dtype_tag(dtype: np.dtype) -> int:
     return _DATA_TAG if tag is None else tag
 
 
+def _empty_moves(g: Group) -> Any:
+    """Whether a send or receive moves a message even when its tensor is empty: on MPI, yes (a
+    0-byte message, so that an empty send met by a receive of 3 elements is that receive's error,
+    not silently the next message's data; the status names the size); on NCCL, as before, the
+    collectives' rule (nothing moves: a send of nothing to a receive of something is NCCL's
+    undefined behaviour either way)."""
+    return None if g.engine.stream_ordered else True
+
+
 def peer_of(g: Group, rank: int, fn: str, arg: str, itself: bool = False) -> int:
     """The group rank of global rank ``rank``, which must be another member of ``g`` (or, with
     ``itself``, this rank: a batch's transfer to itself, whose receive the batch posts too)."""
@@ -152,7 +161,7 @@ def _send(g: Group, tensor: Any, dst: int, sync_op: bool, fn: str = "send", itse
     call_peers.note(g, int(dst))  # for the stall notices, should this call stall
     if not check.enabled:
         return _launch(g, "send", g.engine.send, (buf, peer, _dtype_tag(buf.dtype)), buf, sync_op,
-                       compared=False)
+                       compared=False, moves=_empty_moves(g))
     descriptor = check.p2p_descriptor(g.engine.xp, g.seq, buf)
     return _launch(g, "send", _send_described, (g.engine, descriptor, buf, peer), buf, sync_op,
                    compared=False, moves=True)
@@ -275,7 +284,7 @@ def _recv(g: Group, tensor: Any, src: int, sync_op: bool, names: Tuple[str, str]
         receipt = _Receipt(g, peer, buf, copy_back)
         finish = receipt.finish
     return _launch(g, "recv", receipt.start, (), buf, sync_op, finish, compared=False,
-                   moves=True if check.enabled else None)
+                   moves=True if check.enabled else _empty_moves(g))
 
 
 def isend(tensor: Any, dst: int, group: Optional[Group] = None) -> Task:

@@ -5,7 +5,9 @@ must still work (the job exits 0: the error did not leave the process to abort).
 
 recv_bigger, isend_irecv_bigger, batch_bigger: a message shorter than the receive buffer,
 caught without PYCOLL_CHECK (MPI's status count). dtype_same_bytes: a message of another dtype
-and the buffer's byte size, caught without PYCOLL_CHECK (the message's tag names its dtype). dtype_check (under PYCOLL_CHECK=1): another
+and the buffer's byte size, caught without PYCOLL_CHECK (the message's tag names its dtype).
+empty_send: an empty send is a message (of 0 bytes) on MPI, so a receive of 3 elements meeting it
+fails there, and the pair's next message is not shifted into it. dtype_check (under PYCOLL_CHECK=1): another
 dtype, blocking and non-blocking, and a message longer than the buffer, each reported as the
 mismatch of both sides. matching (under PYCOLL_CHECK=1): correct exchanges of every form pass
 with their values.
@@ -82,6 +84,14 @@ elif case == "dtype_same_bytes":
         got = np.zeros(3, np.int64)
         dist.recv(got, src=0)
         assert got.tolist() == [0, 1, 2], got
+elif case == "empty_send":
+    if rank == 0:
+        dist.send(np.zeros(0, f32), dst=1)  # met by a receive of 3: its error, not the next message's data
+        dist.send(np.zeros(0, f32), dst=1)  # and by an empty receive: nothing, fine
+    else:
+        expect(pycoll.CollectiveError, ["recv #1 from rank 0 on world (ranks [0, 1]): 0 elements arrived, the "
+                                        "buffer holds 3 (shape [3], float32)"], dist.recv, np.full(3, -1, f32), 0)
+        dist.recv(np.zeros(0, f32), src=0)
 elif case == "dtype_check":
     if rank == 0:
         dist.send(np.arange(4, dtype=f32), dst=1)  # call #1
