@@ -29,7 +29,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pycoll"
 
 LAYERS = [  # (name, module prefixes), lowest first
     ("base", ("pycoll._errors", "pycoll._logging", "pycoll._printing", "pycoll._atomic_files", "pycoll._batch_files",
-              "pycoll._pids", "pycoll._module_paths")),
+              "pycoll._pids", "pycoll._module_paths", "pycoll._blas_threads")),
     ("kernels", ("pycoll.kernels", "pycoll._C")),
     ("device", ("pycoll.device",)),
     ("backends", ("pycoll.backends",)),
