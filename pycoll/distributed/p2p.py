@@ -243,7 +243,7 @@ class _Receipt:
             after = " (MPI dropped what did not fit; PYCOLL_CHECK=1 names the size sent)" if longer else ""
         else:
             name, itemsize = sent
-            came = (f"a {name} message longer than the buffer" if longer
+            came = (f"{'an' if name[0] in 'aeiou' else 'a'} {name} message longer than the buffer" if longer
                     else f"{_amount(self.arrived, itemsize)} of {name}")
             after = " (the buffer holds the bytes that came, not values)"
         raise CollectiveError(

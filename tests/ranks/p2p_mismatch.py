@@ -70,6 +70,7 @@ elif case == "dtype_same_bytes":
         tasks = dist.batch_isend_irecv([dist.P2POp(dist.isend, np.ones(3, bool), 1)])
         tasks[0].wait()
         dist.send(np.arange(3, dtype=np.int64), dst=1)  # then a matching pair: it arrives whole
+        dist.send(np.arange(4, dtype=np.int64), dst=1)  # another dtype and longer than the buffer
     else:
         expect(pycoll.CollectiveError, ["recv #1 from rank 0 on world (ranks [0, 1]): 4 elements of float32 arrived, "
                                         "the buffer holds 4 (shape [4], int32); send and recv must have the same "
@@ -84,6 +85,8 @@ elif case == "dtype_same_bytes":
         got = np.zeros(3, np.int64)
         dist.recv(got, src=0)
         assert got.tolist() == [0, 1, 2], got
+        expect(pycoll.CollectiveError, ["an int64 message longer than the buffer arrived, the buffer holds 2 "
+                                        "(shape [2], float32)"], dist.recv, np.zeros(2, f32), 0)
 elif case == "empty_send":
     if rank == 0:
         dist.send(np.zeros(0, f32), dst=1)  # met by a receive of 3: its error, not the next message's data
