@@ -597,6 +597,9 @@ PoolGeometry pool_gradient_of(const Host<T>& g, int64_t d, int64_t h, int64_t w,
     return at;
 }
 
+// How many volumes of ``per`` elements an array of ``size`` holds (0 for empty volumes).
+int64_t volumes_of(py::ssize_t size, int64_t per) { return per ? static_cast<int64_t>(size) / per : 0; }
+
 // ``shape`` (of n axes) with its last three replaced by a, b, c.
 std::vector<py::ssize_t> last_three(const py::ssize_t* shape, py::ssize_t n, int64_t a, int64_t b, int64_t c) {
     std::vector<py::ssize_t> out(shape, shape + n);
@@ -615,7 +618,7 @@ std::pair<Host<T>, Host<int32_t>> max_pool_host(const Host<T>& x, int64_t kd, in
     const std::vector<py::ssize_t> shape = last_three(x.shape(), x.ndim(), at.od, at.oh, at.ow);
     Host<T> out(shape);
     Host<int32_t> pick(shape);
-    const int64_t volumes = at.d * at.h * at.w ? static_cast<int64_t>(x.size()) / (at.d * at.h * at.w) : 0;
+    const int64_t volumes = volumes_of(x.size(), at.d * at.h * at.w);
     const T* xs = x.data();
     T* o = out.mutable_data();
     int32_t* p = pick.mutable_data();
@@ -631,7 +634,7 @@ template <class T>
 Host<T> sum_pool_host(const Host<T>& x, int64_t kd, int64_t kh, int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
     const PoolGeometry at = pool_of(x, kd, kh, kw, sd, sh, sw, "sum_pool");
     Host<T> out(last_three(x.shape(), x.ndim(), at.od, at.oh, at.ow));
-    const int64_t volumes = at.d * at.h * at.w ? static_cast<int64_t>(x.size()) / (at.d * at.h * at.w) : 0;
+    const int64_t volumes = volumes_of(x.size(), at.d * at.h * at.w);
     const T* xs = x.data();
     T* o = out.mutable_data();
     {
@@ -647,8 +650,7 @@ Host<T> sum_pool_backward_host(const Host<T>& g, int64_t d, int64_t h, int64_t w
                                int64_t kw, int64_t sd, int64_t sh, int64_t sw) {
     const PoolGeometry at = pool_gradient_of(g, d, h, w, kd, kh, kw, sd, sh, sw, "sum_pool_backward");
     Host<T> gx(last_three(g.shape(), g.ndim(), d, h, w));
-    const int64_t outputs = at.od * at.oh * at.ow;
-    const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
+    const int64_t volumes = volumes_of(g.size(), at.od * at.oh * at.ow);
     T* dx = gx.mutable_data();
     const T* gs = g.data();
     {
@@ -668,8 +670,7 @@ Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int6
     }
     const PoolGeometry at = pool_gradient_of(g, d, h, w, kd, kh, kw, sd, sh, sw, "max_pool_backward");
     Host<T> gx(last_three(g.shape(), g.ndim(), d, h, w));
-    const int64_t outputs = at.od * at.oh * at.ow;
-    const int64_t volumes = outputs ? static_cast<int64_t>(g.size()) / outputs : 0;
+    const int64_t volumes = volumes_of(g.size(), at.od * at.oh * at.ow);
     T* dx = gx.mutable_data();
     const T* gs = g.data();
     const int32_t* ps = pick.data();

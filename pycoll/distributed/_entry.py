@@ -18,7 +18,7 @@ import traceback
 import types
 from typing import Any, Callable, List
 
-from pycoll.distributed import _failure, _jobdir, _stop_peers, startup
+from pycoll.distributed import _failure, _jobdir, _stop_peers, exits, startup
 from pycoll.distributed.placement import LOCAL_RANK_VARS, first_int, launcher_rank, rank_variables
 
 
@@ -115,19 +115,16 @@ def _exit_through_guard(quiet: bool) -> None:
     would otherwise learn of it only when every rank has ended. A non-zero status stops the job
     at once, naming the rank and the call; 0 marks this rank finished. Once MPI runs, ``exits``
     routes ``os._exit`` (through this, which then passes it on)."""
-    real_exit, owner = os._exit, os.getpid()
-
-    def _exit(code: int) -> None:
+    def leave(code: Any) -> None:
         mpi = sys.modules.get("mpi4py.MPI")
-        if os.getpid() == owner and (mpi is None or not mpi.Is_initialized()):
-            if code == 0:
-                _finished()
-            else:
-                _fail(code if isinstance(code, int) else 1, f"rank {_rank()} called os._exit({code!r})\n", "", quiet)
-        real_exit(code)
+        if mpi is not None and mpi.Is_initialized():
+            return
+        if code == 0:
+            _finished()
+        else:
+            _fail(code if isinstance(code, int) else 1, f"rank {_rank()} called os._exit({code!r})\n", "", quiet)
 
-    _exit.__doc__ = real_exit.__doc__
-    os._exit = _exit
+    exits.leave_through(leave)
 
 
 def run_script(path: str, args: list) -> None:

@@ -61,7 +61,7 @@ class ExitNotices:
         self.last_look: Callable[[], None] = lambda: None  # at exit, once every peer has exited
         atexit.register(self._stop_listening)  # atexit runs last-in first: after announce
         atexit.register(self.announce)
-        _leave_through(self._leave)
+        leave_through(self._leave)
 
     def _post(self) -> Any:
         return self.comm.Irecv([self._inbox, self._mpi.INT64_T], self._mpi.ANY_SOURCE, _TAG)
@@ -125,7 +125,7 @@ class ExitNotices:
             self._mpi.Finalize()
 
 
-def _leave_through(leave: Callable[[Any], None]) -> None:
+def leave_through(leave: Callable[[Any], None]) -> None:
     """Make ``os._exit`` call ``leave(code)`` first, in this process only."""
     real_exit = os._exit
     owner = os.getpid()
