@@ -65,6 +65,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pycoll.version' has no attribute {name!r}")
 
 
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | {"cuda", "cuda_version", "nccl_version"})
+
+
 def nccl() -> str:
     """NCCL's version code ('0' without a GPU)."""
     return _gpu_versions()["nccl_version"]

@@ -61,3 +61,19 @@ def test_an_unknown_attribute_of_pycoll_is_still_an_attribute_error():
     with pytest.raises(AttributeError, match="module 'pycoll' has no attribute 'no_such_name'"):
         pycoll.no_such_name
     assert {"DataParallel", "io", "distributed"} <= set(dir(pycoll))
+
+
+def test_dir_lists_the_names_a_module_serves_on_first_use():
+    """dir() (and so tab completion, API listings) shows what a module's __getattr__ imports late:
+    paddle's modules list these names."""
+    import pycoll.distributed as dist
+    import pycoll.distributed.fleet.meta_parallel as meta_parallel
+    import pycoll.incubate
+    import pycoll.nn
+    import pycoll.sparse.nn
+
+    assert "SyncBatchNorm" in dir(pycoll.nn) and "SyncBatchNorm" in dir(pycoll.sparse.nn)
+    assert {"DataParallel", "ProcessMesh", "fleet", "sharding", "InMemoryDataset"} <= set(dir(dist))
+    assert "parallel_layers" in dir(meta_parallel) and "distributed" in dir(pycoll.incubate)
+    for name in ("SyncBatchNorm", "DataParallel", "fleet"):
+        assert getattr(pycoll.nn if name == "SyncBatchNorm" else dist, name) is not None

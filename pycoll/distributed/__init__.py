@@ -4,6 +4,8 @@
     dist.init_parallel_env()
     dist.all_reduce(x)            # x: pycoll.Tensor or numpy.ndarray, reduced in place
 """
+from typing import List
+
 from pycoll.backends.reduce_op import ReduceOp
 from pycoll.distributed import stream
 from pycoll.distributed.collective import (all_gather, all_reduce, alltoall, alltoall_single, barrier,
@@ -76,6 +78,10 @@ def __getattr__(name: str):
         globals()["launch"] = function
         return function
     raise AttributeError(f"module 'pycoll.distributed' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | set(__all__) | set(_HANDOVERS) | set(_SUBPACKAGES))
 
 
 __all__ = [

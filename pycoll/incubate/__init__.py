@@ -2,6 +2,8 @@
 segment reductions (``pycoll.geometric``'s), the fused softmax helpers, ``identity_loss``, the graph
 sampling and reindexing ops (`graph_ops`), the ``LookAhead`` optimizer wrapper, ``ModelAverage`` and the
 fused ops and layers LLM code imports (`nn`, `nn.functional`)."""
+from typing import List
+
 from pycoll.incubate import autograd
 from pycoll.geometric.segment import segment_max, segment_mean, segment_min, segment_sum
 from pycoll.incubate.fused_ops import identity_loss, softmax_mask_fuse, softmax_mask_fuse_upper_triangle
@@ -24,3 +26,7 @@ def __getattr__(name: str):
         import pycoll.incubate.distributed as distributed
         return distributed
     raise AttributeError(f"module 'pycoll.incubate' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | set(__all__) | {"distributed"})

@@ -3,7 +3,7 @@
 SyncBatchNorm lives with the parallel layers (it communicates, and the tensor side never imports
 pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 562).
 """
-from typing import Any
+from typing import Any, List
 
 from pycoll.nn import decode, functional, init, initializer, utils
 from pycoll.nn.activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh,
@@ -115,3 +115,7 @@ def __getattr__(name: str) -> Any:
         from pycoll.parallel.sync_batch_norm import SyncBatchNorm
         return SyncBatchNorm
     raise AttributeError(f"module 'pycoll.nn' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | set(__all__))

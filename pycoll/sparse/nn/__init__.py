@@ -3,7 +3,7 @@ convolutions, pooling and BatchNorm in `pycoll.sparse.nn.layers`). SyncBatchNorm
 it lives with the parallel layers: `pycoll.sparse.nn.SyncBatchNorm` imports it on first access."""
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from pycoll.nn.layer import Layer
 from pycoll.sparse.nn import functional
@@ -69,6 +69,10 @@ def __getattr__(name: str) -> Any:
         from pycoll.parallel.sparse_sync_batch_norm import SyncBatchNorm
         return SyncBatchNorm
     raise AttributeError(f"module 'pycoll.sparse.nn' has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "Softmax", "BatchNorm", "Conv2D", "Conv3D", "SubmConv2D", "SubmConv3D",

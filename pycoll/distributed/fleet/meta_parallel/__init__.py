@@ -8,7 +8,7 @@ and under the same path (as ``fleet.layers.mpu``) the model-parallel layers, the
 cross-entropy and the RNG tracker (the same objects as ``pycoll.parallel``'s), plus fleet's
 ``model_parallel_random_seed``."""
 import importlib
-from typing import Any
+from typing import Any, List
 
 from pycoll.distributed.fleet.meta_parallel.layer_descs import LocalSharedLayerDesc
 from pycoll.distributed.fleet.meta_parallel.micro_batches import PipelineDatasetPreprocessor
@@ -46,3 +46,7 @@ def __getattr__(name: str) -> Any:
     if name == "parallel_layers":
         return importlib.import_module(f"{__name__}.parallel_layers")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> List[str]:  # the names __getattr__ serves too
+    return sorted(set(globals()) | set(__all__) | {"parallel_layers"})
