@@ -26,6 +26,8 @@ def _diagonal_index(xp: Any, rows: int, cols: int, offset: int) -> tuple:
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, name: Optional[str] = None) -> Tensor:
     """The diagonal `offset` of the matrices in axes `axis1`, `axis2`, as the last dimension."""
     x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: x must have at least 2 dimensions (matrices), got shape {list(x.shape)}")
     a1, a2 = normalize_axes([axis1, axis2], x.ndim)
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, got {axis1} and {axis2}")

@@ -38,6 +38,8 @@ def flip(x: Any, axis: Union[int, Sequence[int]], name: Optional[str] = None) ->
     """x reversed along `axis` (an int or a list of ints), in memory of its own (paddle's)."""
     x, = placed("flip", as_tensor(x), axes=None)  # auto-parallel: computed whole, as paddle's is
     axes = normalize_axes(axis, x.ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"flip: axis has duplicates, got {axis!r}; name each axis once")
     xp = array_module(x._array)
     return op_output(xp.flip(x._array, axes).copy(), lambda g: (xp.flip(g, axes),), x)
 
@@ -91,6 +93,10 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
         x, axis = flatten(x), 0
     ax = axis_arg(axis, x.ndim)
     xp = array_module(x._array)
+    if not isinstance(repeats, (Tensor, int, np.integer)) or isinstance(repeats, bool):
+        raise TypeError(f"repeat_interleave: repeats must be an int or a 1-D Tensor of ints, got "
+                        f"{type(repeats).__name__} {repeats!r:.60}; for one count per element give "
+                        f"paddle.to_tensor({repeats!r:.40})")
     counts = repeats._array if isinstance(repeats, Tensor) else int(repeats)
     n = x.shape[ax]  # x.shape: the whole (auto-parallel)
     if isinstance(repeats, Tensor) and counts.size != 1 and counts.shape != (n,):

@@ -77,7 +77,7 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
     distributed tensor's array is its piece: ``array_target``)."""
     x = as_tensor(x)
     a = x._array
-    shape = plain_ints(shape)
+    asked = shape = plain_ints(shape)
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"reshape: shape must be a list, tuple or Tensor of ints, got {type(shape).__name__}")
     whole = list(x.shape)
@@ -93,7 +93,9 @@ def reshape(x: Tensor, shape: Sequence[int], name: Optional[str] = None) -> Tens
     try:
         out = a.reshape(target)
     except ValueError:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {whole} into {shape}") from None
+        given = [int(s) for s in plain_ints(asked)]
+        meant = f" (read as {shape}: a 0 copies x's dimension at its position)" if given != shape else ""
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {whole} into {given}{meant}") from None
     src = a.shape
     backward = lambda g: (g.reshape(src),)  # noqa: E731 (its name keys the higher-order rule)
     backward.__pycoll_op__ = {"name": "reshape", "shape": shape}  # type: ignore[attr-defined]  # for placements
@@ -347,6 +349,10 @@ def chunk(x: Tensor, chunks: int, axis: Any = 0, name: Optional[str] = None) -> 
         raise TypeError(f"chunk: chunks must be an int, got {type(chunks).__name__}")
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be > 0, got {chunks}")
+    x = as_tensor(x)
+    size = x.shape[axis_arg(axis, x.ndim, "chunk")]
+    if chunks > size or size % chunks:
+        raise ValueError(f"chunk: chunks={chunks} cannot split axis {axis} of size {size} evenly")
     return split(x, int(chunks), axis)
 
 

@@ -80,6 +80,8 @@ def test_repeat_interleave_and_arange_arguments():
             lambda: pycoll.repeat_interleave(pycoll.ones([3]), pycoll.to_tensor([1, 2])))
     _raises(ValueError, ["repeat_interleave:", "repeats must be >= 0", "got -2"],
             lambda: pycoll.repeat_interleave(pycoll.ones([3]), pycoll.to_tensor([1, -2, 1])))
+    _raises(TypeError, ["repeat_interleave:", "repeats must be an int or a 1-D Tensor", "got list [2, 1]",
+                        "paddle.to_tensor([2, 1])"], lambda: pycoll.repeat_interleave(pycoll.ones([2]), [2, 1]))
     _raises(ValueError, ["arange:", "step"], lambda: pycoll.arange(0, 10, 0))
     _raises(ValueError, ["arange:", "step"], lambda: pycoll.arange(0, 1, 0.0))
 
@@ -94,6 +96,20 @@ def test_argument_types_and_misleading_messages(tmp_path):
     _raises(ValueError, ["reshape:", "only one", "-1"], lambda: pycoll.reshape(x, [-1, -1]))
     os.mkdir(tmp_path / "d")
     _raises(ValueError, ["load:", "directory", str(tmp_path / "d")], lambda: pycoll.load(str(tmp_path / "d")))
+
+
+def test_shape_ops_say_what_is_wrong_with_the_arguments_given():
+    """The message speaks of what the caller gave (paddle's say the same: at least 2 dimensions,
+    duplicate axes, more chunks than the axis holds), not of an argument it did not pass."""
+    x = pycoll.ones([2, 3])
+    _raises(ValueError, ["chunk:", "chunks=3", "axis 0 of size 2"], lambda: pycoll.chunk(x, 3, axis=0))
+    _raises(ValueError, ["chunk:", "chunks=2", "axis 0 of size 5"], lambda: pycoll.chunk(pycoll.ones([5, 3]), 2))
+    assert [c.shape for c in pycoll.chunk(pycoll.ones([6, 3]), 3)] == [[2, 3]] * 3
+    _raises(ValueError, ["diagonal:", "at least 2 dimensions", "shape [3]"], lambda: pycoll.diagonal(pycoll.ones([3])))
+    _raises(ValueError, ["flip:", "duplicates", "[0, -2]"], lambda: pycoll.flip(x, [0, -2]))
+    _raises(ValueError, ["reshape:", "shape [2, 3] into [0, 0, 0] (read as [2, 3, 0]"],
+            lambda: pycoll.reshape(x, [0, 0, 0]))
+    _raises(ValueError, ["reshape:", "shape [2, 3] into [-1, 4]"], lambda: pycoll.reshape(x, [-1, 4]))
 
 
 @pytest.mark.parametrize("index, words", [(1.5, "only integers"), ("a", "only integers"),
