@@ -178,3 +178,28 @@ def test_set_global_initializer_replaces_the_layer_defaults_below_a_param_attr()
         init.set_global_initializer(None)
     fresh = nn.Linear(2, 3)
     assert not fresh.bias.numpy().any() and len(np.unique(fresh.weight.numpy())) == 6
+
+
+def test_paddle_s_older_initializer_names_keep_their_signatures():
+    """XavierInitializer / MSRAInitializer pick the uniform or normal form by a flag; a seed other
+    than 0 fills every parameter with the same values (paddle 3.3.1: two parameters drawn with
+    NormalInitializer(seed=5) are equal); UniformInitializer's diag_* change nothing in dygraph."""
+    def drawn(init, shape=(400, 600)):
+        return pycoll.create_parameter(list(shape), "float32", default_initializer=init)
+
+    _check_normal(drawn(I.XavierInitializer(uniform=False)), math.sqrt(2 / 1000))
+    _check_uniform(drawn(I.XavierInitializer(gain=2.0)), 2 * math.sqrt(6 / 1000))
+    _check_normal(drawn(I.MSRAInitializer(uniform=False, mode="fan_out")), math.sqrt(2 / 600))
+    _check_uniform(drawn(I.MSRAInitializer(fan_in=50)), math.sqrt(6 / 50))
+    first, second = drawn(I.NormalInitializer(1.0, 0.5, seed=5)), drawn(I.NormalInitializer(1.0, 0.5, seed=5))
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    _check_normal(first - 1.0, 0.5)
+    assert not np.array_equal(drawn(I.NormalInitializer()).numpy(), drawn(I.NormalInitializer()).numpy())
+    assert abs(drawn(I.TruncatedNormalInitializer(scale=2.0, a=-1, b=1)).numpy()).max() <= 1
+    _check_constant(drawn(I.UniformInitializer(0.0, 0.0, diag_num=3, diag_step=5, diag_val=7.0), (3, 4)), 0.0)
+    _check_constant(drawn(I.ConstantInitializer(3.0, force_cpu=True), (2, 2)), 3.0)
+    np.testing.assert_array_equal(drawn(I.NumpyArrayInitializer(np.eye(2)), (2, 2)).numpy(), np.eye(2))
+    linear = nn.Linear(4, 3, weight_attr=pycoll.ParamAttr(initializer=I.XavierInitializer(seed=7)))
+    assert isinstance(I.XavierInitializer(), I.XavierInitializer) and linear.weight.shape == [4, 3]
+    with pytest.raises(TypeError, match="NormalInitializer: seed must be an int"):
+        I.NormalInitializer(seed=1.5)

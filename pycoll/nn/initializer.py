@@ -71,6 +71,7 @@ class Initializer:
     initializer overrides as paddle's documents (pycoll's own supply ``_host_values``). Only
     Constant and Assign fill integer tensors (paddle has no kernel for the others there)."""
     _floating_only = True
+    _seed = 0  # the legacy classes' seed: not 0 draws from a generator of its own (paddle's op seed)
 
     def __call__(self, param: Tensor, block: None = None) -> Tensor:
         if lazy_init_enabled and hasattr(param, "set_init_func"):  # a Parameter, under LazyGuard
@@ -90,6 +91,11 @@ class Initializer:
         values = self._host_values(tuple(param.shape))
         param.set_value(np.asarray(values, dtype=param.dtype))
         return param
+
+    def _rng(self) -> np.random.Generator:
+        """pycoll's generator (`pycoll.seed`), or one seeded with this initializer's own seed: the
+        same seed fills parameters with the same values, as paddle's."""
+        return get_rng() if not self._seed else np.random.default_rng(self._seed)
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__}: an Initializer subclass defines forward(param, block), "
@@ -113,7 +119,7 @@ class Normal(Initializer):
         self.mean, self.std = mean, std
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        return get_rng().normal(self.mean, self.std, shape)
+        return self._rng().normal(self.mean, self.std, shape)
 
 
 class Uniform(Initializer):
@@ -123,7 +129,7 @@ class Uniform(Initializer):
         self.low, self.high = low, high
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        return get_rng().uniform(self.low, self.high, shape)
+        return self._rng().uniform(self.low, self.high, shape)
 
 
 class _Xavier(Initializer):
@@ -144,14 +150,14 @@ class XavierUniform(_Xavier):
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
         limit = abs(self.gain) * math.sqrt(6.0 / self._fan_sum(shape))  # a negative gain: the same spread
-        return get_rng().uniform(-limit, limit, shape)
+        return self._rng().uniform(-limit, limit, shape)
 
 
 class XavierNormal(_Xavier):
     """N(0, std) with std = gain * sqrt(2 / (fan_in + fan_out))."""
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        return get_rng().normal(0.0, abs(self.gain) * math.sqrt(2.0 / self._fan_sum(shape)), shape)
+        return self._rng().normal(0.0, abs(self.gain) * math.sqrt(2.0 / self._fan_sum(shape)), shape)
 
 
 class TruncatedNormal(Initializer):
@@ -166,7 +172,7 @@ class TruncatedNormal(Initializer):
         self.mean, self.std, self.a, self.b = mean, std, a, b
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        rng, count = get_rng(), int(np.prod(shape))
+        rng, count = self._rng(), int(np.prod(shape))
         dist = NormalDist(self.mean, self.std)
         lo, hi = dist.cdf(self.a), dist.cdf(self.b)
         if hi - lo < 0.05:  # rejection would mostly reject: invert the CDF instead (slow, rare)
@@ -218,7 +224,7 @@ class KaimingNormal(_Kaiming):
     """N(0, std) with std = gain / sqrt(fan)."""
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
-        return get_rng().normal(0.0, self._spread(shape), shape)
+        return self._rng().normal(0.0, self._spread(shape), shape)
 
 
 class KaimingUniform(_Kaiming):
@@ -226,7 +232,7 @@ class KaimingUniform(_Kaiming):
 
     def _host_values(self, shape: Tuple[int, ...]) -> np.ndarray:
         limit = self._spread(shape) * math.sqrt(3.0)
-        return get_rng().uniform(-limit, limit, shape)
+        return self._rng().uniform(-limit, limit, shape)
 
 
 class Assign(Initializer):
@@ -262,7 +268,7 @@ class Orthogonal(Initializer):
         if len(shape) < 2:
             raise ValueError(f"Orthogonal: the parameter needs 2 or more dims, got shape {list(shape)}")
         rows, cols = shape[0], int(np.prod(shape[1:]))
-        q, r = np.linalg.qr(get_rng().normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
+        q, r = np.linalg.qr(self._rng().normal(0.0, 1.0, (max(rows, cols), min(rows, cols))))
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
@@ -313,3 +319,12 @@ class Bilinear(Initializer):
         x, y = i % size, (i / size) % size
         weight = (1 - np.abs(x / f - c)) * (1 - np.abs(y / f - c))
         return weight.astype(np.float32).reshape(shape)
+
+
+# paddle's older names of these initializers (they import this module, so they come last)
+from pycoll.nn.initializer_legacy import (ConstantInitializer, MSRAInitializer, NormalInitializer,  # noqa: E402
+                                          NumpyArrayInitializer, TruncatedNormalInitializer, UniformInitializer,
+                                          XavierInitializer)
+
+__all__ += ["ConstantInitializer", "MSRAInitializer", "NormalInitializer", "NumpyArrayInitializer",
+            "TruncatedNormalInitializer", "UniformInitializer", "XavierInitializer"]
