@@ -375,6 +375,25 @@ def test_numbers_take_the_default_dtype_where_paddles_classes_do():
     assert _dtype(D.Normal(np.array([0.]), np.array([1.])).mean) == "float64"  # Normal keeps them
 
 
+@pytest.mark.parametrize("make, log_prob_at_half", [
+    (lambda t: D.Normal(t([0]), t([2])), -math.log(2) - 0.5 * math.log(2 * math.pi) - 0.25 / 8),
+    (lambda t: D.Normal(t([0]), 2.0), -math.log(2) - 0.5 * math.log(2 * math.pi) - 0.25 / 8),
+    (lambda t: D.Uniform(t([0]), t([2])), -math.log(2)),
+    (lambda t: D.Laplace(t([0]), t([2])), -math.log(4) - 0.25),
+    (lambda t: D.Beta(t([1]), t([1])), 0.0),
+    (lambda t: D.Exponential(t([2])), math.log(2) - 1.0)])
+@pytest.mark.parametrize("int_dtype", ["int64", "int32"])
+def test_integer_tensor_parameters_become_float32(make, log_prob_at_half, int_dtype):
+    """paddle casts integer parameters to float32 (its docs); every parameter does here, a number
+    beside an integer Tensor too, so log_prob/entropy compute in float32 instead of refusing to mix
+    dtypes. (paddle 3.3.1 itself gives Normal(0, 2).log_prob(0.5) as if the value were 0 and
+    Uniform(0, 2).log_prob(0.5) = -inf: those are its mistakes, not followed.)"""
+    dist = make(lambda values: pycoll.to_tensor(values, dtype=int_dtype))
+    out = dist.log_prob(pycoll.to_tensor([0.5]))
+    assert _dtype(out) == "float32" and _dtype(dist.entropy()) == "float32"
+    close(out, [log_prob_at_half], tol=1e-6)
+
+
 def test_values_at_and_past_the_supports_edges_raise_no_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

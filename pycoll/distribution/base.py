@@ -62,18 +62,20 @@ def all_default(value: Any) -> str:
 def as_params(owner: str, dtype_rule: DtypeRule = keep_float64, **params: Any) -> Tuple[Tensor, ...]:
     """The named constructor arguments of distribution ``owner`` as Tensors (see the module's
     docstring), non-Tensors in ``dtype_rule(value)``; TypeError naming the argument for anything else."""
-    like = next((v for v in params.values() if isinstance(v, Tensor)), None)
+    tensors = [v for v in params.values() if isinstance(v, Tensor)]
+    like = next((v for v in tensors if v.is_floating_point() or v.is_complex()), tensors[0] if tensors else None)
+    floats = "float32" if like is None or not (like.is_floating_point() or like.is_complex()) else like.dtype
     out = []
     for name, value in params.items():
         if isinstance(value, bool) or not isinstance(value, _ACCEPTED):
             raise TypeError(f"{owner}: {name} must be a float, list, tuple, numpy.ndarray or Tensor, "
                             f"got {type(value).__name__}")
         if isinstance(value, Tensor):
-            if not value.is_floating_point() and not value.is_complex():
-                value = value.astype("float32" if like is None or like is value else like.dtype)
+            if not value.is_floating_point() and not value.is_complex():  # integer Tensors: paddle's float32
+                value = value.astype(floats)
             out.append(value)
         else:
-            dtype = like.dtype if like is not None else dtype_rule(value)
+            dtype = floats if like is not None else dtype_rule(value)
             tensor = to_tensor(np.asarray(value), dtype=dtype)
             if like is not None:
                 tensor = wrap(move(tensor._array, place_of(like._array)))
