@@ -148,6 +148,79 @@ def test_transforms_equal_paddles():
     assert isinstance(D.ExpTransform()(base), D.TransformedDistribution)
 
 
+def _space(v):
+    """A variable as (class name, event rank, constraint class name)."""
+    c = getattr(v, "_constraint", None)
+    return type(v).__name__, v.event_rank, type(c).__name__ if c is not None else None
+
+
+def test_transforms_tell_their_type_domain_and_codomain_as_paddles():
+    """Read from paddle 3.3.1: _is_injective(), and _domain / _codomain as variables."""
+    want = {
+        D.AbsTransform(): (False, ("Real", 0, "Real"), ("Positive", 0, "Positive")),
+        D.AffineTransform(T(0.0), T(1.0)): (True, ("Real", 0, "Real"), ("Real", 0, "Real")),
+        D.ExpTransform(): (True, ("Real", 0, "Real"), ("Positive", 0, "Positive")),
+        D.SigmoidTransform(): (True, ("Real", 0, "Real"), ("Variable", 0, "Range")),
+        D.TanhTransform(): (True, ("Real", 0, "Real"), ("Variable", 0, "Range")),
+        D.SoftmaxTransform(): (False, ("Independent", 1, None), ("Variable", 1, "Simplex")),
+        D.StickBreakingTransform(): (True, ("Independent", 1, None), ("Variable", 1, "Simplex")),
+        D.ReshapeTransform((2, 3), (3, 2)): (True, ("Independent", 2, None), ("Independent", 2, None)),
+        D.ChainTransform([D.ExpTransform(), D.SoftmaxTransform()]):
+            (False, ("Independent", 1, None), ("Independent", 1, None)),
+        D.IndependentTransform(D.ExpTransform(), 2): (True, ("Independent", 2, None), ("Independent", 2, None)),
+    }
+    for t, (injective, domain, codomain) in want.items():
+        assert (t._is_injective(), _space(t._domain), _space(t._codomain)) == (injective, domain, codomain), t
+    from pycoll.distribution.transform import Type
+    assert D.ExpTransform._type is Type.BIJECTION and D.Transform._is_injective()
+    with pytest.raises(NotImplementedError, match="SoftmaxTransform is not injective"):
+        D.SoftmaxTransform().forward_log_det_jacobian(T([[0.1, 0.2]]))
+    with pytest.raises(ValueError, match="StickBreakingTransform: x must have at least 1 dimensions"):
+        D.StickBreakingTransform().forward(T(0.5))
+
+
+def test_a_user_transform_written_as_paddles_docs_say():
+    """paddle's hooks: _domain/_codomain as variables (not pycoll's ranks), the log-det-Jacobian from
+    _inverse_log_det_jacobian alone, shapes from _forward_shape/_inverse_shape."""
+    from pycoll.distribution import variable
+
+    class Cube(D.Transform):  # y = x ** 3 on a whole vector event
+        @property
+        def _domain(self):
+            return variable.Independent(variable.real, 1)
+
+        @property
+        def _codomain(self):
+            return variable.Independent(variable.real, 1)
+
+        def _forward(self, x):
+            return x ** 3
+
+        def _inverse(self, y):
+            return y.sign() * y.abs() ** (1 / 3)
+
+        def _inverse_log_det_jacobian(self, y):  # one value per event (vector)
+            return -(math.log(3.0) + 2 * y.abs().log() / 3).sum(-1)
+
+    class Duplicate(D.Transform):
+        def _forward_shape(self, shape):
+            return tuple(shape[:-1]) + (2 * shape[-1],)
+
+        def _inverse_shape(self, shape):
+            return tuple(shape[:-1]) + (shape[-1] // 2,)
+
+    x = T([[0.5, -1.5], [2.0, 0.7]])
+    close(Cube().forward_log_det_jacobian(x), np.log(3 * x.numpy() ** 2).sum(-1))  # = -ildj(forward(x))
+    close(Cube().inverse_log_det_jacobian(T([8.0])), -math.log(12.0))
+    assert Duplicate().forward_shape([4, 3]) == (4, 6) and Duplicate().inverse_shape((4, 6)) == (4, 3)
+    base = D.Normal(T([0.0, 0.0]), T([1.0, 1.0]))
+    td = D.TransformedDistribution(base, [Cube()])
+    assert tuple(td.event_shape) == (2,) and tuple(td.batch_shape) == ()  # Cube acts on the vector: one event
+    y = T([0.125, -8.0])
+    expected = base.log_prob(T([0.5, -2.0])).sum() + Cube().inverse_log_det_jacobian(y)
+    close(td.log_prob(y), expected.numpy())
+
+
 @pytest.mark.parametrize("make,mean,var", [
     (lambda: D.Normal(T([0.5, -1.0]), T([1.5, 0.7])), [0.5, -1.0], [2.25, 0.49]),
     (lambda: D.Uniform(T([0.0, 0.2]), T([1.0, 0.9])), [0.5, 0.55], [1 / 12, 0.49 / 12]),

@@ -21,11 +21,12 @@ class TransformedDistribution(Distribution):
         self._base, self._transforms = base, list(transforms)
         chain = ChainTransform(self._transforms)
         base_shape = tuple(base.batch_shape) + tuple(base.event_shape)
-        if len(base_shape) < chain._domain_rank:
+        into, out = chain._domain.event_rank, chain._codomain.event_rank
+        if len(base_shape) < into:
             raise ValueError(f"TransformedDistribution: base's shape {base_shape} has fewer than "
-                             f"{chain._domain_rank} dimensions, which the transforms act on")
+                             f"{into} dimensions, which the transforms act on")
         shape = chain.forward_shape(base_shape)
-        event_rank = max(len(base.event_shape) + chain._codomain_rank - chain._domain_rank, chain._codomain_rank)
+        event_rank = max(len(base.event_shape) + out - into, out)
         super().__init__(shape[:len(shape) - event_rank], shape[len(shape) - event_rank:])
         # the leading batch dimensions a transform's batched parameters add (AffineTransform's loc
         # [3, 1] over a base of batch [2]: batch [3, 2]): drawn from the base too, so that a sample
@@ -54,8 +55,9 @@ class TransformedDistribution(Distribution):
         event_rank = len(self.event_shape)
         for t in reversed(self._transforms):
             x = t.inverse(y)
-            event_rank += t._domain_rank - t._codomain_rank
-            log_prob = log_prob - _event_log_det(t, x, event_rank - t._domain_rank)
+            into = t._domain.event_rank
+            event_rank += into - t._codomain.event_rank
+            log_prob = log_prob - _event_log_det(t, x, event_rank - into)
             y = x
         return log_prob + _sum_rightmost(self._base.log_prob(y), event_rank - len(self._base.event_shape))
 

@@ -1,14 +1,24 @@
 """paddle.distribution's bijective transforms: ``forward``, ``inverse``, their log-det-Jacobians and
-the shapes they map, all made of differentiable pycoll ops. ``_domain_rank``/``_codomain_rank`` are
-the event ranks a transform acts on (0: elementwise; 1: a vector, as softmax)."""
+the shapes they map, all made of differentiable pycoll ops.
+
+As paddle's, a transform's ``_domain`` and ``_codomain`` are random variables
+(``pycoll.distribution.variable``) whose ``event_rank`` says how many rightmost axes it acts on
+together (0: elementwise; 1: a vector, as softmax), and ``_type`` (a ``Type``) says whether it is
+injective. pycoll's own transforms give their ranks as ``_domain_rank``/``_codomain_rank``; a
+user's subclass may give ``_domain``/``_codomain`` instead (paddle's way), and the composites
+read the ranks through those, so either works. A subclass gives ``_forward``, ``_inverse`` and
+one of ``_forward_log_det_jacobian`` / ``_inverse_log_det_jacobian``, and ``_forward_shape`` /
+``_inverse_shape`` where it changes shapes (paddle's hooks)."""
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any, Sequence, Tuple
 
 import numpy as np
 
 from pycoll.creation import zeros
+from pycoll.distribution import constraint, variable
 from pycoll.distribution.base import Distribution, QuietMembers, support_values
 from pycoll.nn.functional import softplus
 from pycoll.shape_ops import concat, stack
@@ -23,6 +33,25 @@ def _tensor(x: Any, name: str) -> Tensor:
     if not isinstance(x, Tensor):
         raise TypeError(f"{name} must be a Tensor, got {type(x).__name__}")
     return x
+
+
+class Type(enum.Enum):
+    """What kind of mapping a transform is (paddle's ``paddle.distribution.transform.Type``)."""
+
+    BIJECTION = "bijection"
+    INJECTION = "injection"
+    SURJECTION = "surjection"
+    OTHER = "other"
+
+    @classmethod
+    def is_injective(cls, _type: "Type") -> bool:
+        """Bijections and injections are injective."""
+        return _type in (cls.BIJECTION, cls.INJECTION)
+
+
+def _of_rank(base: variable.Variable, rank: int) -> variable.Variable:
+    """``base`` (an elementwise variable) taken ``rank`` axes at a time."""
+    return base if rank == 0 else variable.Independent(base, rank)
 
 
 def _sum_rightmost(value: Tensor, n: int) -> Tensor:
@@ -43,9 +72,9 @@ class Transform(QuietMembers):
     """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian``. Public
     methods compute without NumPy's floating-point warnings (see ``QuietMembers``)."""
 
-    _domain_rank = 0
+    _type = Type.INJECTION
+    _domain_rank = 0  # the event ranks of pycoll's transforms; read them through _domain / _codomain
     _codomain_rank = 0
-    _is_injective = True
 
     # TransformedDistribution, set by pycoll.distribution.transformed (which imports this module)
     _transformed: Any = None
@@ -58,43 +87,85 @@ class Transform(QuietMembers):
             return ChainTransform([self, input])
         return self.forward(input)
 
+    @classmethod
+    def _is_injective(cls) -> bool:
+        return Type.is_injective(cls._type)
+
+    @property
+    def _domain(self) -> variable.Variable:
+        return _of_rank(variable.real, self._domain_rank)
+
+    @property
+    def _codomain(self) -> variable.Variable:
+        return _of_rank(variable.real, self._codomain_rank)
+
     def forward(self, x: Tensor) -> Tensor:
-        return self._forward(_tensor(x, "x"))
+        return self._forward(self._checked(x, "x", self._domain))
 
     def inverse(self, y: Tensor) -> Tensor:
-        return self._inverse(_tensor(y, "y"))
+        return self._inverse(self._checked(y, "y", self._codomain))
 
     def forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        return self._forward_log_det_jacobian(_tensor(x, "x"))
+        x = self._checked(x, "x", self._domain)
+        if not self._is_injective():
+            raise NotImplementedError(f"{type(self).__name__} is not injective: it has no forward_log_det_jacobian")
+        if _overrides(self, "_forward_log_det_jacobian") or not hasattr(self, "_inverse_log_det_jacobian"):
+            return self._forward_log_det_jacobian(x)
+        return -self._inverse_log_det_jacobian(self.forward(x))
 
     def inverse_log_det_jacobian(self, y: Tensor) -> Tensor:
+        y = self._checked(y, "y", self._codomain)
+        if hasattr(self, "_inverse_log_det_jacobian"):
+            return self._inverse_log_det_jacobian(y)
         return -self._forward_log_det_jacobian(self.inverse(y))
 
     def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
-        return tuple(shape)
+        return tuple(self._forward_shape(shape))
 
     def inverse_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
-        return tuple(shape)
+        return tuple(self._inverse_shape(shape))
+
+    def _checked(self, value: Any, name: str, space: variable.Variable) -> Tensor:
+        """``value`` as given, a Tensor with at least ``space``'s event rank of dimensions."""
+        value = _tensor(value, name)
+        if value.ndim < space.event_rank:
+            raise ValueError(f"{type(self).__name__}: {name} must have at least {space.event_rank} dimensions "
+                             f"(the event it acts on), got shape {list(value.shape)}")
+        return value
+
+    def _forward_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        return shape
+
+    def _inverse_shape(self, shape: Sequence[int]) -> Sequence[int]:
+        return shape
 
     def _forward(self, x: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Transform subclass defines _forward(x)")
 
     def _inverse(self, y: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}: a Transform subclass defines _inverse(y)")
 
     def _forward_log_det_jacobian(self, x: Tensor) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} has no forward_log_det_jacobian"
-                                  + ("" if self._is_injective else ": it is not injective"))
+        raise NotImplementedError(f"{type(self).__name__}: a Transform subclass defines _forward_log_det_jacobian(x) "
+                                  f"or _inverse_log_det_jacobian(y)")
 
     def _log_det_per_element(self, x: Tensor) -> Tensor:
         """The log-det-Jacobian with a term for each element of ``x`` (see ``_event_log_det``)."""
         return self.forward_log_det_jacobian(x)
 
 
+def _overrides(transform: Transform, method: str) -> bool:
+    return getattr(type(transform), method) is not getattr(Transform, method)
+
+
+_POSITIVE = variable.positive
+
+
 class AbsTransform(Transform):
     """y = |x|; not injective: ``inverse`` gives the pair (-y, y)."""
 
-    _is_injective = False
+    _type = Type.SURJECTION
+    _codomain = _POSITIVE
 
     def _forward(self, x: Tensor) -> Tensor:
         return x.abs()
@@ -110,6 +181,8 @@ class AbsTransform(Transform):
 class AffineTransform(Transform):
     """y = loc + scale * x. Its log-det-Jacobian is log|scale| in scale's shape, as paddle 3.3.1 gives
     it; where a composite sums an event's terms, each element's term counts (``_event_log_det``)."""
+
+    _type = Type.BIJECTION
 
     def __init__(self, loc: Tensor, scale: Tensor) -> None:
         self.loc, self.scale = _tensor(loc, "loc"), _tensor(scale, "scale")
@@ -136,6 +209,9 @@ class AffineTransform(Transform):
 class ExpTransform(Transform):
     """y = exp(x)."""
 
+    _type = Type.BIJECTION
+    _codomain = _POSITIVE
+
     def _forward(self, x: Tensor) -> Tensor:
         return x.exp()
 
@@ -148,6 +224,9 @@ class ExpTransform(Transform):
 
 class PowerTransform(Transform):
     """y = x ** power."""
+
+    _type = Type.BIJECTION
+    _codomain = _POSITIVE
 
     def __init__(self, power: Tensor) -> None:
         self.power = _tensor(power, "power")
@@ -171,6 +250,8 @@ class PowerTransform(Transform):
 class SigmoidTransform(Transform):
     """y = sigmoid(x)."""
 
+    _codomain = variable.Variable(False, 0, constraint.Range(0.0, 1.0))
+
     def _forward(self, x: Tensor) -> Tensor:
         return x.sigmoid()
 
@@ -183,6 +264,9 @@ class SigmoidTransform(Transform):
 
 class TanhTransform(Transform):
     """y = tanh(x)."""
+
+    _type = Type.BIJECTION
+    _codomain = variable.Variable(False, 0, constraint.Range(-1.0, 1.0))
 
     def _forward(self, x: Tensor) -> Tensor:
         return x.tanh()
@@ -197,8 +281,9 @@ class TanhTransform(Transform):
 class SoftmaxTransform(Transform):
     """y = softmax(x) over the last axis (not injective: ``inverse`` gives log y)."""
 
-    _domain_rank = _codomain_rank = 1
-    _is_injective = False
+    _type = Type.OTHER
+    _domain_rank = 1
+    _codomain = variable.Variable(False, 1, constraint.simplex)
 
     def _forward(self, x: Tensor) -> Tensor:
         e = (x - x.max(-1, keepdim=True)).exp()
@@ -214,7 +299,9 @@ class SoftmaxTransform(Transform):
 class StickBreakingTransform(Transform):
     """R^K to the K-simplex of R^(K+1), by stick breaking."""
 
-    _domain_rank = _codomain_rank = 1
+    _type = Type.BIJECTION
+    _domain_rank = 1
+    _codomain = variable.Variable(False, 1, constraint.simplex)
 
     @staticmethod
     def _log_offset(k: int, like: Tensor) -> Tensor:
@@ -250,8 +337,30 @@ class ChainTransform(Transform):
         if not isinstance(transforms, (list, tuple)) or not all(isinstance(t, Transform) for t in transforms):
             raise TypeError(f"ChainTransform: transforms must be a sequence of Transform, got {transforms!r}")
         self.transforms = list(transforms)
-        self._domain_rank = max([t._domain_rank for t in self.transforms], default=0)
-        self._codomain_rank = max([t._codomain_rank for t in self.transforms], default=0)
+
+    def _is_injective(self) -> bool:  # type: ignore[override]
+        return all(t._is_injective() for t in self.transforms)
+
+    @property
+    def _domain(self) -> variable.Variable:
+        """The fewest event axes an input needs so that each transform gets its own (paddle's)."""
+        if not self.transforms:
+            return variable.real
+        rank = self.transforms[-1]._codomain.event_rank
+        for t in reversed(self.transforms):
+            rank = max(rank - (t._codomain.event_rank - t._domain.event_rank), t._domain.event_rank)
+        first = self.transforms[0]._domain
+        return variable.Independent(first, rank - first.event_rank)
+
+    @property
+    def _codomain(self) -> variable.Variable:
+        if not self.transforms:
+            return variable.real
+        rank = self.transforms[0]._domain.event_rank
+        for t in self.transforms:
+            rank = max(rank + (t._codomain.event_rank - t._domain.event_rank), t._codomain.event_rank)
+        last = self.transforms[-1]._codomain
+        return variable.Independent(last, rank - last.event_rank)
 
     def _forward(self, x: Tensor) -> Tensor:
         for t in self.transforms:
@@ -270,11 +379,12 @@ class ChainTransform(Transform):
         return self._total_log_det(x, lambda t, x, n: _sum_rightmost(t._log_det_per_element(x), n))
 
     def _total_log_det(self, x: Tensor, event_log_det: Any) -> Tensor:
-        total, rank = 0.0, self._domain_rank
+        total, rank = 0.0, self._domain.event_rank
         for t in self.transforms:
-            total = total + event_log_det(t, x, rank - t._domain_rank)
+            into, out = t._domain.event_rank, t._codomain.event_rank
+            total = total + event_log_det(t, x, rank - into)
             x = t.forward(x)
-            rank += t._codomain_rank - t._domain_rank
+            rank += out - into
         return total
 
     def forward_shape(self, shape: Sequence[int]) -> Tuple[int, ...]:
@@ -299,8 +409,17 @@ class IndependentTransform(Transform):
             raise ValueError(f"IndependentTransform: reinterpreted_batch_rank must be an int > 0, "
                              f"got {reinterpreted_batch_rank!r}")
         self._base, self._reinterpreted_batch_rank = base, reinterpreted_batch_rank
-        self._domain_rank = base._domain_rank + reinterpreted_batch_rank
-        self._codomain_rank = base._codomain_rank + reinterpreted_batch_rank
+
+    def _is_injective(self) -> bool:  # type: ignore[override]
+        return self._base._is_injective()
+
+    @property
+    def _domain(self) -> variable.Variable:
+        return variable.Independent(self._base._domain, self._reinterpreted_batch_rank)
+
+    @property
+    def _codomain(self) -> variable.Variable:
+        return variable.Independent(self._base._codomain, self._reinterpreted_batch_rank)
 
     def _forward(self, x: Tensor) -> Tensor:
         return self._base.forward(x)
@@ -320,6 +439,8 @@ class IndependentTransform(Transform):
 
 class ReshapeTransform(Transform):
     """Reshapes the event from ``in_event_shape`` to ``out_event_shape`` (same number of elements)."""
+
+    _type = Type.BIJECTION
 
     def __init__(self, in_event_shape: Sequence[int], out_event_shape: Sequence[int]) -> None:
         self.in_event_shape, self.out_event_shape = tuple(in_event_shape), tuple(out_event_shape)
@@ -363,6 +484,17 @@ class StackTransform(Transform):
         if isinstance(axis, bool) or not isinstance(axis, int):
             raise TypeError(f"StackTransform: axis must be an int, got {axis!r}")
         self.transforms, self.axis = list(transforms), axis
+
+    def _is_injective(self) -> bool:  # type: ignore[override]
+        return all(t._is_injective() for t in self.transforms)
+
+    @property
+    def _domain(self) -> variable.Variable:
+        return variable.Stack([t._domain for t in self.transforms], self.axis)
+
+    @property
+    def _codomain(self) -> variable.Variable:
+        return variable.Stack([t._codomain for t in self.transforms], self.axis)
 
     def _each(self, x: Tensor, method: str) -> Tensor:
         if int(x.shape[self.axis]) != len(self.transforms):
