@@ -120,7 +120,8 @@ def test_the_scaler_unscales_before_the_step_and_moves_the_scale(acting):
     np.testing.assert_allclose(model.weight.numpy(), before - 0.5 * ref.weight.grad.numpy(), rtol=1e-6)
     opt.clear_grad()
     scaler.minimize(opt, scaler.scale(model(x).mean()))  # the second clean step doubles the scale
-    assert scaler.state_dict()["scale"].numpy().tolist() == [16.0]
+    assert scaler.state_dict()["scale"].tolist() == [16.0]
+    assert isinstance(scaler.state_dict()["scale"], np.ndarray)  # paddle's: its scale tensor's .numpy()
 
     # an inf gradient: the step is skipped and the scale halves
     opt.clear_grad()
@@ -134,11 +135,11 @@ def test_the_scaler_unscales_before_the_step_and_moves_the_scale(acting):
     scaler.update()
     np.testing.assert_array_equal(model.weight.numpy(), kept)
     state = scaler.state_dict()
-    assert state["scale"].numpy().tolist() == [8.0] and (state["incr_count"], state["decr_count"]) == (0, 0)
+    assert state["scale"].tolist() == [8.0] and (state["incr_count"], state["decr_count"]) == (0, 0)
 
     again = pycoll.amp.GradScaler()
     again.load_state_dict(state)
-    assert again.state_dict()["scale"].numpy().tolist() == [8.0] and again.get_incr_every_n_steps() == 2
+    assert again.state_dict()["scale"].tolist() == [8.0] and again.get_incr_every_n_steps() == 2
 
 
 def test_a_bfloat16_auto_cast_turns_dynamic_scaling_off_as_paddle(acting):
@@ -184,7 +185,7 @@ def test_on_a_gpu_the_scaler_acts_on_cupy_gradients_and_auto_cast_says_it_stays_
         scaler.step(opt)
         scaler.update()
         np.testing.assert_array_equal(model.weight.numpy(), kept)
-        assert scaler.state_dict()["scale"].numpy().tolist() == [2.0]
+        assert scaler.state_dict()["scale"].tolist() == [2.0]
     finally:
         pycoll.set_device("cpu")
 
@@ -193,6 +194,8 @@ def test_which_low_precision_paddle_says_the_cpu_supports():
     # paddle 3.3.1's CPU build: is_bfloat16_supported() True, is_float16_supported() False
     assert pycoll.amp.is_bfloat16_supported() and pycoll.amp.is_bfloat16_supported("cpu")
     assert not pycoll.amp.is_float16_supported() and not pycoll.amp.is_float16_supported("cpu")
+    assert pycoll.amp.is_bfloat16_supported(pycoll.CPUPlace())  # a Place too, as paddle's
+    assert not pycoll.amp.is_float16_supported(pycoll.CPUPlace())
     assert not pycoll.amp.is_bfloat16_supported("gpu:0")  # no low-precision op lists yet
     for check in (pycoll.amp.is_bfloat16_supported, pycoll.amp.is_float16_supported):
         with pytest.raises(ValueError, match="place"):

@@ -188,7 +188,7 @@ def is_bfloat16_supported(device: Optional[str] = None) -> bool:
 
 
 def _place_of(device: Any, fn: str) -> Any:
-    """``device`` (a place's name, or None: the current place) as a place; paddle takes names only."""
-    if device is not None and not isinstance(device, str):
-        raise ValueError(f"{fn}: device must be a str such as 'cpu' or 'gpu:0', or None, got {device!r}")
+    """``device`` (a place's name, a Place, or None: the current place) as a place."""
+    if device is not None and not isinstance(device, str) and not hasattr(device, "is_cpu_place"):
+        raise ValueError(f"{fn}: device must be a str such as 'cpu' or 'gpu:0', a Place, or None, got {device!r}")
     return device_place(device)  # a bad name is refused, as paddle's

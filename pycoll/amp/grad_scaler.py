@@ -13,6 +13,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable, Dict, List, Optional
 
+import numpy as np
+
 from pycoll._logging import logger
 from pycoll.amp.auto_cast import last_autocast_dtype, on_accelerator, place_name
 from pycoll.device import array_module
@@ -187,7 +189,7 @@ class GradScaler:
         """paddle's keys; empty when disabled."""
         if not self._enable:
             return {}
-        return {"scale": Tensor([self._scale]), "incr_ratio": self._incr_ratio, "decr_ratio": self._decr_ratio,
+        return {"scale": np.array([self._scale], np.float32), "incr_ratio": self._incr_ratio, "decr_ratio": self._decr_ratio,
                 "incr_every_n_steps": self._incr_every_n_steps,
                 "decr_every_n_nan_or_inf": self._decr_every_n_nan_or_inf, "incr_count": self._incr_count,
                 "decr_count": self._decr_count, "use_dynamic_loss_scaling": self._use_dynamic_loss_scaling}
