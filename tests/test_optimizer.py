@@ -853,6 +853,25 @@ def test_master_weights_flattened_by_a_checkpoint_load_as_nested_ones():
     assert fresh.state_dict()["master_weights"]["w"].numpy().dtype == np.float32
 
 
+@pytest.mark.parametrize("cls", [opt.SGD, opt.Momentum, opt.Adam, opt.AdamW])
+def test_a_half_precision_parameter_without_master_weights_is_warned_about_once(cls):
+    """paddle 3.3.1 warns "Accumulating with FP16/BF16 in optimizer can lead to poor accuracy ...
+    Consider using multi_precision=True"; with multi_precision=True nothing is said."""
+    p = nn.Parameter(np.array([1.0, -2.0, 0.5], dtype=np.float16), name="w")
+    o = cls(parameters=[p], learning_rate=0.1)
+    with pytest.warns(UserWarning, match=f"multi_precision=True option of the {cls.__name__} optimizer") as said:
+        for _ in range(2):
+            p.grad = np.array(GRADS[0], dtype=np.float16)
+            o.step()
+    assert len([w for w in said if "Accumulating with FP16/BF16" in str(w.message)]) == 1
+    q = nn.Parameter(np.array([1.0, -2.0, 0.5], dtype=np.float16), name="w")
+    quiet = cls(parameters=[q], learning_rate=0.1, multi_precision=True)
+    q.grad = np.array(GRADS[0], dtype=np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet.step()
+
+
 def test_append_regularization_ops_adds_each_parameters_decay_term():
     """paddle 3.3.1 printed these: the ParamAttr's L1Decay wins over the argument's L2Decay, a
     parameter without one takes the argument's, and a None gradient stays None."""

@@ -346,6 +346,8 @@ class Optimizer(UpdateForms):
                     param, grad = to_module(param, np), to_module(grad, np)
                     rows = None if rows is None else to_module(rows, np)
                 target = param  # what the update changes: the parameter, or its float32 master copy
+                if is_half(p.dtype) and not self._multi_precision:
+                    self._warn_half_accumulation()
                 if self._mastered(p):
                     target = self._master_weights.get(key)
                     if target is None:
@@ -360,6 +362,15 @@ class Optimizer(UpdateForms):
                     self._update_rows(key, target, grad[rows], lr * self._rate_factor(p, options), options, rows)
                 self._write_back(p, param, target)
         self._give_scalars()
+
+    def _warn_half_accumulation(self) -> None:
+        """paddle's warning, once per optimizer: a float16/bfloat16 parameter updated in its own
+        precision, without master weights."""
+        if not getattr(self, "_warned_half", False):
+            self._warned_half = True
+            warnings.warn(f"Accumulating with FP16/BF16 in optimizer can lead to poor accuracy or slow convergence. "
+                          f"Consider using multi_precision=True option of the {type(self).__name__} optimizer.",
+                          UserWarning, stacklevel=2)
 
     @staticmethod
     def _rate_factor(p: Tensor, options: Dict[str, Any]) -> float:
