@@ -63,6 +63,8 @@ def test_paddles_other_strategy_fields_are_kept_and_said_once(caplog):
     assert strategy.adam_d2sum and strategy.auto_search and strategy._calc_comm_same_stream
     with pytest.raises(AttributeError, match="amp_configs has no key 'init_scaling'"):
         strategy.amp_configs = {"init_scaling": 2.0}
+    with pytest.raises(AssertionError, match="hybrid_configs has no key 'dp_degre'"):  # paddle's exception
+        strategy.hybrid_configs = {"dp_degre": 2}
     with pytest.raises(TypeError, match="recompute must be a bool"):
         strategy.recompute = "yes"
     strategy.hybrid_configs = {"order": ["dp", "pp", "sharding", "sep", "mp"]}

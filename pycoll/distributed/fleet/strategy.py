@@ -19,7 +19,7 @@ from typing import Any, Dict, Set
 from pycoll._atomic_files import write_whole
 from pycoll._logging import logger
 from pycoll.distributed.fleet import strategy_text
-from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, check_type
+from pycoll.distributed.fleet.strategy_configs import HYBRID_CONFIGS, Configs, UnknownKey, check_type
 
 GIVEN = "sharding_configs_degree_given"  # pycoll's JSON files' record of _sharding_degree_given
 AXES = ["dp", "pp", "sharding", "sep", "cp", "mp"]  # paddle's default hybrid_parallel_order
@@ -127,7 +127,7 @@ class DistributedStrategy:
                 raise TypeError(f"DistributedStrategy.{name} must be a dict, got {type(value).__name__}")
             unknown = sorted(set(value) - set(_ALL_CONFIGS[name]))
             if unknown:
-                raise AttributeError(f"DistributedStrategy.{name} has no key {unknown[0]!r}; keys: "
+                raise UnknownKey(f"DistributedStrategy.{name} has no key {unknown[0]!r}; keys: "
                                      f"{', '.join(sorted(_ALL_CONFIGS[name]))}")
             value = {key: check_type(f"DistributedStrategy.{name}[{key!r}]", _ALL_CONFIGS[name][key], v)
                      for key, v in value.items()}  # paddle's protobuf refuses another type at once

@@ -72,6 +72,11 @@ def check_type(where: str, default: Any, value: Any, exact_int: bool = True) -> 
     return value
 
 
+class UnknownKey(AttributeError, AssertionError):
+    """A strategy config given a key it does not have: paddle raises AssertionError ("key:x not in
+    amp_configs"), pycoll said AttributeError; either ``except`` catches it."""
+
+
 class Configs(Mapping):
     """A nested group of strategy settings named ``name``, with ``defaults`` (a dict, whose dict
     values become nested Configs). Read ``c.key`` or ``c["key"]``; set ``c.key = v``,
@@ -103,7 +108,7 @@ class Configs(Mapping):
     def update(self, values: Mapping) -> None:  # type: ignore[override]
         unknown = [key for key in values if key not in self._values]
         if unknown:
-            raise AttributeError(f"{self._name} has no key {unknown[0]!r}; keys: {', '.join(self._values)}")
+            raise UnknownKey(f"{self._name} has no key {unknown[0]!r}; keys: {', '.join(self._values)}")
         for key, value in values.items():
             setattr(self, key, value)
 
