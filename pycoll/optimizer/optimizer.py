@@ -627,7 +627,9 @@ class Optimizer(UpdateForms):
         array = value.array if isinstance(value, Tensor) else value
         if not is_array(array):
             raise TypeError(f"state_dict[{entry}] must be a Tensor or an array, got {type(value).__name__}")
-        if array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
+        if array.shape != param.array.shape and array.ndim == 1 and array.size == param.array.size:
+            array = array.reshape(param.array.shape)  # a sharded optimizer's state, merged flattened
+        elif array.shape != param.array.shape:  # the array this rank holds (a piece of a sharded one)
             raise ValueError(f"state_dict[{entry}] has shape {list(array.shape)}, "
                              f"the parameter has shape {list(param.array.shape)}")
         return to_module(array, self._state_module(param)).astype(self._kept_dtype(param), copy=True)

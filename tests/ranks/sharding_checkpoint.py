@@ -77,6 +77,23 @@ for level in ("os", "p_g_os"):
         _, gm, go = wrapped(level, weights)  # paddle's resume: read in place before the first step
         dist.load_state_dict(go.state_dict(), path)
         np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
+        # the flattened pieces load into an unsharded optimizer in its parameters' shapes, and an
+        # unsharded optimizer's checkpoint into the sharded one's pieces
+        plain, _, _ = wrapped(level, weights)
+        unsharded = pycoll.optimizer.AdamW(learning_rate=0.05, parameters=plain.parameters(), multi_precision=True)
+        unsharded.set_state_dict(merged)  # as one process resumes from load_merged_state_dict's flat moments
+        state = unsharded.state_dict()
+        assert state[f"{plain[0].weight.name}_moment1_0"].shape == [4, 3]
+        for value in state.values():
+            value._array[...] = 0
+        dist.load_state_dict(state, path)  # in place, each entry in its parameter's shape
+        unsharded.set_state_dict(state)
+        dist.save_state_dict(unsharded.state_dict(), os.path.join(folder, "unsharded"))
+        # (each rank's unsharded optimizer then steps on its own batch alone: the first loss is the run's)
+        np.testing.assert_allclose(train(plain, unsharded, batches[2:3]), straight[2:3], rtol=1e-6, atol=1e-7)
+        _, gm, go = wrapped(level, weights)
+        dist.load_state_dict(go.state_dict(), os.path.join(folder, "unsharded"))  # [4, 3] into flat pieces
+        np.testing.assert_allclose(train(gm, go, batches[2:]), straight[2:], rtol=1e-6, atol=1e-7)
 # level p_g_os holds the parameters as pieces between uses: state_dict() refuses to give their empty
 # arrays; set_state_dict (every rank) loads whole values into the pieces, and the next forward uses them
 model, gm, go = wrapped("p_g_os")

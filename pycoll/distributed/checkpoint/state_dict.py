@@ -14,6 +14,7 @@ machine, or a shared file system).
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from typing import Any, Dict, List, Optional, Tuple
@@ -202,9 +203,14 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         problem = exc
     _agree("load_state_dict", path, problem, process_group)
     files = _Files(os.fspath(path))
-    for tensor, bounds, saved, pieces_dtype, pieces in plan:
-        tensor._array[...] = move(_assemble(saved, bounds, tensor._array.dtype, pieces_dtype, pieces, files),
-                                  place_of(tensor._array))
+    for tensor, bounds, saved, pieces_dtype, pieces, reshaped in plan:
+        if reshaped is None:
+            block = _assemble(saved, bounds, tensor._array.dtype, pieces_dtype, pieces, files)
+        else:  # the whole saved tensor, in the shape it is loaded as, and this rank's block of that
+            saved_shape, shape = reshaped
+            whole = _assemble(saved, [(0, n) for n in saved_shape], tensor._array.dtype, pieces_dtype, pieces, files)
+            block = whole.reshape(shape)[tuple(slice(lo, hi) for lo, hi in bounds)]
+        tensor._array[...] = move(block, place_of(tensor._array))
 
 
 class PeerCannotLoad(ValueError, FileNotFoundError):
@@ -214,8 +220,11 @@ class PeerCannotLoad(ValueError, FileNotFoundError):
 
 def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) -> List[Tuple[Any, ...]]:
     """What this rank reads: (tensor, its block's bounds, the saved key, the saved dtype, the
-    saved pieces) for each tensor it holds a piece of, once every key, shape and file it needs is
-    checked (nothing read from the data files yet)."""
+    saved pieces, and (saved shape, shape) where the tensor is loaded in another shape) for each
+    tensor it holds a piece of, once every key, shape and file it needs is checked (nothing read
+    from the data files yet). A tensor saved flattened loads into its own shape and back (a
+    sharded optimizer's FlatBlocks into an unsharded optimizer, DataParallel's or one process's,
+    and the reverse): each such rank reads the whole saved tensor."""
     if not isinstance(state_dict, dict):
         raise TypeError(f"load_state_dict: state_dict must be a dict, got {type(state_dict).__name__}")
     meta = _metadata(path, unique_id, "load_state_dict")
@@ -227,14 +236,17 @@ def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) 
     missing = sorted(k for k in flat if k not in saved_as)
     if missing:
         raise ValueError(f"load_state_dict: the checkpoint in {path!r} has no {missing[:5]}")
+    reshaped: Dict[str, Tuple[List[int], List[int]]] = {}  # key: (its saved shape, the shape it loads as)
     for key, value in flat.items():
         whole, saved = value.global_shape if isinstance(value, ShardedWeight) else value.shape, saved_as[key]
-        if list(whole) != list(meta["tensors"][saved]["shape"]):
-            flat_hint = ("; a sharded optimizer's state is saved flattened, each rank's piece a block of it: load "
-                         "it into the optimizer's state_dict() itself, in place"
-                         if len(meta["tensors"][saved]["shape"]) == 1 and len(whole) == 1 else "")
-            raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
-                             f"{meta['tensors'][saved]['shape']} in the checkpoint{flat_hint}")
+        saved_shape = [int(n) for n in meta["tensors"][saved]["shape"]]
+        if list(whole) != saved_shape:
+            if (len(whole) == 1 or len(saved_shape) == 1) and math.prod(whole) == math.prod(saved_shape):
+                # one side flattened: a sharded optimizer's state (FlatBlocks) saved or loaded
+                reshaped[key] = (saved_shape, [int(n) for n in whole])
+            else:
+                raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
+                                 f"{saved_shape} in the checkpoint")
         if is_dist_tensor(value) and any(p.is_partial() for p in value.placements):
             raise ValueError(f"load_state_dict: {key!r} is Partial; load into Replicate or Shard placements")
     by_key = _pieces_by_key(meta)
@@ -245,8 +257,8 @@ def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) 
             continue
         saved = saved_as[key]
         pieces = by_key.get(saved, [])
-        _check_covered(path, saved, bounds, pieces)
-        plan.append((tensor, bounds, saved, meta["tensors"][saved]["dtype"], pieces))
+        _check_covered(path, saved, [(0, n) for n in reshaped[key][0]] if key in reshaped else bounds, pieces)
+        plan.append((tensor, bounds, saved, meta["tensors"][saved]["dtype"], pieces, reshaped.get(key)))
     return plan
 
 
