@@ -57,3 +57,15 @@ def test_a_checkpoint_one_rank_cannot_read_is_loaded_by_no_rank(tmp_path):
     # paddle 3.3.1 asserts on every rank ("The checkpoint files are not complete"); pycoll's rank 0
     # loaded its half and rank 1 raised (a probe)
     assert_ok(launch_source(tmp_path, HALF_RESUME, 2, str(tmp_path / "ckpt"), timeout=90), expect_lines=2)
+
+
+def test_keys_the_checkpoint_holds_beyond_the_state_dict_are_said_not_loaded(tmp_path, caplog):
+    """paddle warns "Unexpected keys: ..., these keys exist in checkpoint but not in state_dict"."""
+    import pycoll
+
+    dist.save_state_dict({"a": pycoll.ones([2]), "b": pycoll.zeros([3])}, str(tmp_path))
+    fresh = {"a": pycoll.zeros([2])}
+    with caplog.at_level("WARNING", logger="pycoll"):
+        dist.load_state_dict(fresh, str(tmp_path))
+    assert fresh["a"].numpy().tolist() == [1.0, 1.0]
+    assert "also holds 1 key(s) this state_dict has not, not loaded: ['b']" in caplog.text

@@ -22,6 +22,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll._logging import logger
 from pycoll.device import move, place_of
 from pycoll.distributed.auto_parallel.dtensor import is_dist_tensor
 from pycoll.distributed.checkpoint.layout import bounds_of, flatten, key_paths, offers, overlaps, saved_form
@@ -236,6 +237,10 @@ def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) 
     missing = sorted(k for k in flat if k not in saved_as)
     if missing:
         raise ValueError(f"load_state_dict: the checkpoint in {path!r} has no {missing[:5]}")
+    unexpected = sorted(set(meta["tensors"]) - set(saved_as.values()))
+    if unexpected:  # paddle's warning: a checkpoint may hold more than one state_dict loads
+        logger.warning(f"load_state_dict: the checkpoint in {path!r} also holds {len(unexpected)} key(s) this "
+                       f"state_dict has not, not loaded: {unexpected[:5]}")
     reshaped: Dict[str, Tuple[List[int], List[int]]] = {}  # key: (its saved shape, the shape it loads as)
     for key, value in flat.items():
         whole, saved = value.global_shape if isinstance(value, ShardedWeight) else value.shape, saved_as[key]
