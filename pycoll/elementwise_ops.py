@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, needs_grad, op_output, operand, paired, placed, value_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, needs_grad, op_output, operand, paired, placed, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import is_floating
 from pycoll.math_ops import binary_operands, grad_for, grad_meta, reflected
@@ -114,6 +114,7 @@ def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x == y elementwise, a bool tensor (no gradient)."""
     x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
     xa, ya = promoted(x, y, "equal")
+    check_broadcast("equal", "x", xa.shape, "y", ya.shape)
     return value_output(xa == ya, "compare", x, y)
 
 

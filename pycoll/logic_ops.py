@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from pycoll._fp_quiet import quiet
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
-from pycoll._tensor_ops import as_tensor, delivered, operand, paired, placed, value_output
+from pycoll._tensor_ops import as_tensor, check_broadcast, delivered, operand, paired, placed, value_output
 from pycoll.device import array_module, to_module
 from pycoll.dtypes import is_bfloat16
 from pycoll.tensor import Tensor
@@ -24,6 +24,7 @@ def _comparison(fn_name: str, compare: Callable[[Any, Any], Any], doc: str) -> C
     def op(x: Any, y: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
         xa, ya = promoted(x, y, fn_name)
+        check_broadcast(fn_name, "x", xa.shape, "y", ya.shape)
         return delivered(value_output(compare(xa, ya), "compare", x, y), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc + " elementwise, a bool tensor."

@@ -333,7 +333,12 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
         return NotImplemented
     x, other = paired(as_tensor(x), other)
     xa, ya = promoted(x, other, "compare")
+    check_broadcast(_COMPARISON_NAMES[op], "x", xa.shape, "y", ya.shape)
     return value_output(getattr(xa, op)(ya), "compare", x, other)
+
+
+_COMPARISON_NAMES = {"__lt__": "less_than", "__le__": "less_equal", "__gt__": "greater_than",
+                     "__ge__": "greater_equal", "__eq__": "equal", "__ne__": "not_equal"}
 
 
 # ---- unary math ----------------------------------------------------------------------------

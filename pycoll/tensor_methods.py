@@ -197,11 +197,12 @@ def to(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def _index(x: Tensor) -> int:
-    """``operator.index(x)`` (a list index, ``range(x)``): an integer tensor of one element, 0-d."""
-    if x._array.ndim != 0 or x._array.dtype.kind not in "biu":
-        raise TypeError(f"only 0-d integer tensors can be used as an index, got dtype {x.dtype} and "
+    """``operator.index(x)`` (a list index, ``range(x)``, a slice's bound ``x[t:]``): an integer
+    tensor of one element, 0-d or of shape [1] as ``argmax(keepdim=True)`` gives (paddle's take both)."""
+    if x._array.size != 1 or x._array.dtype.kind not in "biu":
+        raise TypeError(f"only integer tensors of one element can be used as an index, got dtype {x.dtype} and "
                         f"shape {x.shape}")
-    return operator.index(x._array.item())
+    return operator.index(x._array.reshape(-1)[0].item())
 
 
 def _alias(name: str, target: str) -> Callable[..., Any]:

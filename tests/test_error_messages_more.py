@@ -23,6 +23,14 @@ def test_binary_broadcast_names_op_and_operands(op):
             lambda: getattr(pycoll, op)(pycoll.ones([2, 3]), pycoll.ones([4])))
 
 
+@pytest.mark.parametrize("compare, op", [(lambda x, y: x == y, "equal"), (lambda x, y: x < y, "less_than"),
+                                         (lambda x, y: x >= y, "greater_equal"), (pycoll.not_equal, "not_equal"),
+                                         (pycoll.equal, "equal"), (pycoll.less_than, "less_than")])
+def test_comparisons_name_their_op_and_operands_when_shapes_do_not_broadcast(compare, op):
+    _raises(ValueError, [f"{op}:", "x of shape [3]", "y of shape [2]", "do not broadcast"],
+            lambda: compare(pycoll.ones([3]), pycoll.ones([2])))
+
+
 def test_broadcasting_shapes_still_compute():
     out = pycoll.ones([2, 1, 3]) + pycoll.to_tensor(np.arange(4, dtype="float32").reshape(4, 1))
     np.testing.assert_array_equal(out.numpy(), 1 + np.broadcast_to(np.arange(4.0).reshape(4, 1), (2, 4, 3)))

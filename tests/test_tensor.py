@@ -418,8 +418,20 @@ def test_a_sequence_times_a_0d_int_tensor_repeats_as_pythons():
     x = pycoll.to_tensor([1.0, 2.0])
     assert (x * [3.0, 4.0]).tolist() == [3.0, 8.0] and ([3.0, 4.0] * x).tolist() == [3.0, 8.0]  # elementwise
     assert (n * 2).item() == 6 and (2 * n).item() == 6
-    with pytest.raises(TypeError, match="only 0-d integer tensors can be used as an index"):
+    with pytest.raises(TypeError, match="only integer tensors of one element can be used as an index"):
         x * "a"
+
+
+def test_a_one_element_integer_tensor_bounds_a_slice_as_paddles():
+    """paddle 3.3.1 takes x[t:] with t of shape [1] (argmax(keepdim=True)'s), for get and set."""
+    x, t = pycoll.arange(10), pycoll.to_tensor([2])
+    assert x[t:].tolist() == list(range(2, 10)) and x[:t].tolist() == [0, 1] and x[::t].tolist() == [0, 2, 4, 6, 8]
+    assert x[pycoll.argmax(x, keepdim=True):].tolist() == [9] and [1, 2, 3][t] == 3
+    y = pycoll.arange(5)
+    y[pycoll.to_tensor([1]):pycoll.to_tensor([3])] = 0
+    assert y.tolist() == [0, 0, 0, 3, 4]
+    with pytest.raises(IndexError, match="integer tensors of one element .* shape \\[2\\]"):
+        x[pycoll.to_tensor([1, 2]):]
 
 
 def test_to_tensor_refuses_arrays_of_no_tensor_dtype_naming_the_dtype():
