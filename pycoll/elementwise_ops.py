@@ -114,7 +114,7 @@ def equal(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     """x == y elementwise, a bool tensor (no gradient)."""
     x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
     xa, ya = promoted(x, y, "equal")
-    check_broadcast("equal", "x", xa.shape, "y", ya.shape)
+    check_broadcast("equal", "x", xa.shape, "y", getattr(ya, "shape", ()))  # y: maybe a number
     return value_output(xa == ya, "compare", x, y)
 
 

@@ -24,7 +24,7 @@ def _comparison(fn_name: str, compare: Callable[[Any, Any], Any], doc: str) -> C
     def op(x: Any, y: Any, name: Optional[str] = None, *, out: Optional[Tensor] = None) -> Tensor:
         x, y = paired(as_tensor(x), operand(y))  # auto-parallel: a whole y cut as a split x
         xa, ya = promoted(x, y, fn_name)
-        check_broadcast(fn_name, "x", xa.shape, "y", ya.shape)
+        check_broadcast(fn_name, "x", xa.shape, "y", getattr(ya, "shape", ()))  # y: maybe a number
         return delivered(value_output(compare(xa, ya), "compare", x, y), out)
     op.__name__ = op.__qualname__ = fn_name
     op.__doc__ = doc + " elementwise, a bool tensor."

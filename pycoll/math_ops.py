@@ -333,7 +333,7 @@ def _compare(x: Tensor, other: Any, op: str) -> Any:
         return NotImplemented
     x, other = paired(as_tensor(x), other)
     xa, ya = promoted(x, other, "compare")
-    check_broadcast(_COMPARISON_NAMES[op], "x", xa.shape, "y", ya.shape)
+    check_broadcast(_COMPARISON_NAMES[op], "x", xa.shape, "y", getattr(ya, "shape", ()))  # y: maybe a number
     return value_output(getattr(xa, op)(ya), "compare", x, other)
 
 
