@@ -69,8 +69,9 @@ def _event_log_det(t: "Transform", x: Tensor, n: int) -> Tensor:
 
 
 class Transform(QuietMembers):
-    """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian``. Public
-    methods compute without NumPy's floating-point warnings (see ``QuietMembers``)."""
+    """The base: a subclass gives ``_forward``, ``_inverse`` and ``_forward_log_det_jacobian`` or
+    ``_inverse_log_det_jacobian`` (see the module's docstring). Public methods compute without
+    NumPy's floating-point warnings (see ``QuietMembers``)."""
 
     _type = Type.INJECTION
     _domain_rank = 0  # the event ranks of pycoll's transforms; read them through _domain / _codomain
@@ -158,14 +159,12 @@ def _overrides(transform: Transform, method: str) -> bool:
     return getattr(type(transform), method) is not getattr(Transform, method)
 
 
-_POSITIVE = variable.positive
-
 
 class AbsTransform(Transform):
     """y = |x|; not injective: ``inverse`` gives the pair (-y, y)."""
 
     _type = Type.SURJECTION
-    _codomain = _POSITIVE
+    _codomain = variable.positive
 
     def _forward(self, x: Tensor) -> Tensor:
         return x.abs()
@@ -210,7 +209,7 @@ class ExpTransform(Transform):
     """y = exp(x)."""
 
     _type = Type.BIJECTION
-    _codomain = _POSITIVE
+    _codomain = variable.positive
 
     def _forward(self, x: Tensor) -> Tensor:
         return x.exp()
@@ -226,7 +225,7 @@ class PowerTransform(Transform):
     """y = x ** power."""
 
     _type = Type.BIJECTION
-    _codomain = _POSITIVE
+    _codomain = variable.positive
 
     def __init__(self, power: Tensor) -> None:
         self.power = _tensor(power, "power")
