@@ -104,7 +104,7 @@ def promoted(x: Any, y: Any, name: str, to_float: bool = False, strict: bool = F
 def _cast(v: Any, dt: Optional[np.dtype]) -> Any:
     if not isinstance(v, Tensor):  # a bfloat16 array with a Python float: ml_dtypes gives float32
         if dt is not None and is_bfloat16(dt):
-            return dt.type(v)
+            return dt.type(v) if not isinstance(v, complex) else np.complex64(v)  # bfloat16 with 1j: complex64
         return _wrapped(v, dt) if isinstance(v, int) and dt is not None and dt.kind in "iu" else v
     a = v._array
     return a if dt is None or a.dtype == dt else a.astype(dt)

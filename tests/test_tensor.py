@@ -442,3 +442,9 @@ def test_to_tensor_refuses_arrays_of_no_tensor_dtype_naming_the_dtype():
         pycoll.to_tensor(np.array([1.5], dtype=np.longdouble))
     with pytest.raises(TypeError, match="dtype <U1"):
         pycoll.to_tensor(np.array(["a"]))
+
+
+def test_a_bfloat16_tensor_with_a_complex_number_computes_in_complex64_as_paddles():
+    b = pycoll.to_tensor([1.0, 2.0], dtype="bfloat16")
+    for out, want in ((b + 1j, [1 + 1j, 2 + 1j]), (1j * b, [1j, 2j]), (b - 1j, [1 - 1j, 2 - 1j])):
+        assert out.dtype == pycoll.complex64 and out.numpy().tolist() == want

@@ -80,7 +80,7 @@ def test_empty_indexes_and_gather_nd_of_depth_0():
 
 @pytest.mark.parametrize("call, words", [
     (lambda s: pycoll.split(s, 1), "split: x is 0-d, so it has no axis 0"),
-    (lambda s: pycoll.chunk(s, 1), "split: x is 0-d"),
+    (lambda s: pycoll.chunk(s, 1), "chunk: x is 0-d"),
     (lambda s: pycoll.unbind(s), "unbind: x is 0-d"),
     (lambda s: pycoll.take_along_axis(s, pycoll.to_tensor(0), 0), "take_along_axis: x is 0-d"),
     (lambda s: pycoll.nonzero(s), "nonzero: x must have at least 1 dimension"),
