@@ -255,6 +255,11 @@ def test_parameter_server_queries_answer_as_paddles_collective_mode(caplog):
     with caplog.at_level("WARNING", logger="pycoll"):
         assert fleet.init_worker() is None and fleet.stop_worker() is None
     assert sum("no parameter servers" in r.getMessage() for r in caplog.records) == 2
+    # the parameter-server runtime's saves and loads: paddle's ValueError, with what saves here instead
+    for call in (lambda: fleet.save_persistables(None, "out"), lambda: fleet.fleet.load_model("out", 0),
+                 lambda: fleet.save_inference_model(None, "out", ["x"], []), lambda: fleet.load_inference_model("out", 0)):
+        with pytest.raises(ValueError, match="can not find suitable runtime handler.*dist.save_state_dict"):
+            call()
 
 
 def test_optimizer_helpers_of_hybrid_parallel_util():

@@ -12,8 +12,9 @@ from pycoll.distributed.fleet import base  # after collective_mode, whose role m
 from pycoll.distributed.fleet.data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 from pycoll.distributed.fleet.fleet_object import Fleet
 from pycoll.distributed.fleet.role import Role
-from pycoll.distributed.fleet.server_roles import (init_server, init_worker, is_server, run_server, server_endpoints,
-                                                   server_index, server_num, stop_worker)
+from pycoll.distributed.fleet.server_roles import (init_server, init_worker, is_server, load_inference_model, load_model,
+                                                   run_server, save_inference_model, save_persistables,
+                                                   server_endpoints, server_index, server_num, stop_worker)
 from pycoll.distributed.fleet.strategy import DistributedStrategy
 from pycoll.distributed.fleet.topology import CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.util import UtilBase, util
@@ -34,7 +35,8 @@ __all__ = ["CommunicateTopology", "DatasetBase", "base", "DistributedStrategy", 
            "barrier_worker", "collective_perf", "distributed_model", "distributed_optimizer", "distributed_scaler",
            "fleet",
            "get_hybrid_communicate_group", "get_hybrid_parallel_topology", "get_log_level_code", "get_log_level_name",
-           "init", "init_server", "init_worker", "is_server", "run_server", "server_endpoints", "server_index",
+           "init", "init_server", "init_worker", "is_server", "load_inference_model", "load_model", "run_server",
+           "save_inference_model", "save_persistables", "server_endpoints", "server_index",
            "server_num", "stop_worker", "is_first_worker", "is_worker", "layers", "local_device_ids", "local_rank", "meta_optimizers",
            "meta_parallel", "node_num", "nranks", "rank", "rank_in_node", "recompute", "set_log_level", "util",
            "utils", "world_device_ids", "world_size", "worker_endpoints", "worker_index", "worker_num"]

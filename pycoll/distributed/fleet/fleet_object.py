@@ -36,6 +36,10 @@ class Fleet:
     init_server = staticmethod(server_roles.init_server)
     run_server = staticmethod(server_roles.run_server)
     stop_worker = staticmethod(server_roles.stop_worker)
+    save_persistables = staticmethod(server_roles.save_persistables)
+    save_inference_model = staticmethod(server_roles.save_inference_model)
+    load_model = staticmethod(server_roles.load_model)
+    load_inference_model = staticmethod(server_roles.load_inference_model)
 
     def __init__(self) -> None:
         self.user_defined_optimizer: Any = None
