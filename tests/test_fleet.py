@@ -209,6 +209,7 @@ def test_fleet_util_shards_files_reduces_and_gathers_over_the_workers():
     result = launch(3, "fleet_util.py")
     assert_ok(result, expect_lines=3)
     assert result.stdout.count("printed by rank 2") == 1, result.stdout
+    assert result.stdout.count("declared worker 0") == 3, result.stdout  # every rank declares itself worker 0
 
 
 def test_a_split_weight_keeps_its_param_attr_and_need_clip_under_model_parallelism():

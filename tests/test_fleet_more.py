@@ -255,11 +255,32 @@ def test_parameter_server_queries_answer_as_paddles_collective_mode(caplog):
     with caplog.at_level("WARNING", logger="pycoll"):
         assert fleet.init_worker() is None and fleet.stop_worker() is None
     assert sum("no parameter servers" in r.getMessage() for r in caplog.records) == 2
-    # the parameter-server runtime's saves and loads: paddle's ValueError, with what saves here instead
-    for call in (lambda: fleet.save_persistables(None, "out"), lambda: fleet.fleet.load_model("out", 0),
-                 lambda: fleet.save_inference_model(None, "out", ["x"], []), lambda: fleet.load_inference_model("out", 0)):
-        with pytest.raises(ValueError, match="can not find suitable runtime handler.*dist.save_state_dict"):
-            call()
+    # the parameter-server runtime's saves, loads and tables: in one process paddle's warning, nothing done
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="pycoll"):
+        assert fleet.save_persistables(None, "out") is None and fleet.fleet.load_model("out", 0) is None
+        assert fleet.shrink() is None and fleet.fleet.set_date(0, "20260101") is None
+    assert [r.getMessage() for r in caplog.records] == [f"{name}() function doesn't work when use non_distributed fleet."
+                                                        for name in ("save_persistables", "load_model", "shrink",
+                                                                     "set_date")]
+
+
+def test_a_user_defined_role_maker_declares_which_worker_this_is():
+    """paddle 3.3.1, one process, UserDefinedRoleMaker(current_id=1, worker_endpoints=[2 of them]):
+    worker_index 1, worker_num 2, is_first_worker False, get_file_shard(['file1', 'file2', 'file3'])
+    ['file3']."""
+    role = fleet.UserDefinedRoleMaker(is_collective=True, current_id=1, role=fleet.Role.WORKER,
+                                      worker_endpoints=["127.0.0.1:6003", "127.0.0.1:6004"])
+    fleet.init(role)
+    try:
+        assert (fleet.worker_index(), fleet.worker_num(), fleet.is_first_worker()) == (1, 2, False)
+        assert fleet.util.get_file_shard(["file1", "file2", "file3"]) == ["file3"]
+        assert fleet.worker_endpoints(to_string=True) == "127.0.0.1:6003,127.0.0.1:6004"
+    finally:
+        fleet.init(fleet.PaddleCloudRoleMaker(is_collective=True))  # the launcher's values again
+    assert (fleet.worker_index(), fleet.worker_num()) == (0, 1)
+    with pytest.raises(ValueError, match="current_id=2 is not a worker of the 2 declared"):
+        fleet.UserDefinedRoleMaker(current_id=2, worker_num=2)
 
 
 def test_optimizer_helpers_of_hybrid_parallel_util():

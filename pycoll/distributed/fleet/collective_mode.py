@@ -4,7 +4,7 @@ pipeline (``meta_parallel.PipelineParallel``) and the sharding package."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -12,6 +12,7 @@ import pycoll
 import pycoll.distributed as dist
 from pycoll._logging import logger
 from pycoll.amp import GradScaler, decorate
+from pycoll.distributed.fleet.declared_role import declare
 from pycoll.distributed.fleet.gradient_merge import GradientMergeOptimizer
 from pycoll.distributed.fleet.meta_optimizers import HybridParallelOptimizer
 from pycoll.distributed.fleet.meta_parallel.pipeline_interleave import (PipelineParallelWithInterleave,
@@ -23,6 +24,7 @@ from pycoll.distributed.fleet.meta_parallel.pp_layers import PipelineLayer
 from pycoll.distributed.fleet.meta_parallel.segment_parallel import SegmentParallel
 from pycoll.distributed.fleet.meta_parallel.sharding_parallel import ShardingParallel
 from pycoll.distributed.fleet.meta_parallel.tensor_parallel import TensorParallel
+from pycoll.distributed.fleet.role import Role
 from pycoll.distributed.fleet.strategy import UNBUILT_DEGREES, DistributedStrategy
 from pycoll.distributed.fleet.topology import AXIS_NAMES, CommunicateTopology, HybridCommunicateGroup
 from pycoll.distributed.fleet.utils.log_util import set_log_level
@@ -38,10 +40,25 @@ _said_merging: list = []  # the gradient-merge warning, once per process
 
 
 class UserDefinedRoleMaker:
-    """paddle's role maker for collective mode: ``is_collective=True``; the ranks come from the launcher."""
+    """paddle's role maker for collective mode: ``is_collective=True``; the ranks come from the
+    launcher. ``current_id`` with ``worker_endpoints`` (or ``worker_num``) declares which worker
+    this process is: fleet's worker queries answer with them (see ``declared_role``)."""
 
-    def __init__(self, is_collective: bool = True, **kwargs: Any):
+    def __init__(self, is_collective: bool = True, init_gloo: bool = False, **kwargs: Any):
         self.is_collective = is_collective
+        self._current_id = kwargs.get("current_id")
+        self._worker_endpoints = list(kwargs.get("worker_endpoints") or [])
+        self._worker_num = kwargs.get("worker_num") or len(self._worker_endpoints)
+        if self._current_id is not None and not 0 <= self._current_id < max(self._worker_num, 1) \
+                and kwargs.get("role", Role.WORKER) == Role.WORKER:
+            raise ValueError(f"UserDefinedRoleMaker: current_id={self._current_id} is not a worker of the "
+                             f"{self._worker_num} declared (worker_endpoints / worker_num)")
+
+    def declared(self) -> Optional[Tuple[int, int, List[str]]]:
+        """(worker index, worker count, endpoints) as given, None where they were not given."""
+        if self._current_id is None or not self._worker_num:
+            return None
+        return int(self._current_id), int(self._worker_num), self._worker_endpoints
 
 
 class PaddleCloudRoleMaker(UserDefinedRoleMaker):
@@ -79,6 +96,7 @@ def init(role_maker: Any = None, is_collective: bool = False,
     strategy = strategy if strategy is not None else DistributedStrategy()
     if not isinstance(strategy, DistributedStrategy):
         raise TypeError(f"fleet.init: strategy must be a DistributedStrategy, got {type(strategy).__name__}")
+    declare(role_maker)
     if "hcg" in _state:  # paddle's: the first topology stays, the new strategy's settings replace the first's
         logger.warning("fleet.init: The dygraph hybrid parallel environment has been initialized: keeping "
                        "its groups (%s); this strategy's hybrid_configs are not applied, its other settings "

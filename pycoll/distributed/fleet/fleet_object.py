@@ -36,10 +36,6 @@ class Fleet:
     init_server = staticmethod(server_roles.init_server)
     run_server = staticmethod(server_roles.run_server)
     stop_worker = staticmethod(server_roles.stop_worker)
-    save_persistables = staticmethod(server_roles.save_persistables)
-    save_inference_model = staticmethod(server_roles.save_inference_model)
-    load_model = staticmethod(server_roles.load_model)
-    load_inference_model = staticmethod(server_roles.load_inference_model)
 
     def __init__(self) -> None:
         self.user_defined_optimizer: Any = None
@@ -58,3 +54,8 @@ class Fleet:
         if self.user_defined_optimizer is None:
             raise RuntimeError("Fleet.minimize: call fleet.fleet.distributed_optimizer(optimizer) first")
         return self.user_defined_optimizer.minimize(loss, startup_program, parameter_list, no_grad_set)
+
+
+for _name in server_roles.PS_RUNTIME:  # the parameter-server runtime's calls, as paddle's Fleet has them
+    setattr(Fleet, _name, staticmethod(getattr(server_roles, _name)))
+del _name

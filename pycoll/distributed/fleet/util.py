@@ -8,14 +8,16 @@ from typing import Any, List
 import numpy as np
 
 import pycoll.distributed as dist
+from pycoll.distributed.fleet import declared_role
 
 _MODES = {"sum": dist.ReduceOp.SUM, "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}
 
 
 def _workers(comm_world: str, fn: str) -> None:
-    if comm_world != "worker":
+    """'worker', or 'all' (workers and servers: the workers alone, in collective mode)."""
+    if comm_world not in ("worker", "all"):
         raise ValueError(f"fleet.util.{fn}: comm_world={comm_world!r}; collective mode has workers only "
-                         f"(no servers): use 'worker'")
+                         f"(no servers): use 'worker' or 'all'")
     dist.init_parallel_env()
 
 
@@ -48,14 +50,14 @@ class UtilBase:
         if not isinstance(files, list):
             raise TypeError(f"fleet.util.get_file_shard: files must be a list of file names, got "
                             f"{type(files).__name__}")
-        rank, workers = dist.get_rank(), dist.get_world_size()
+        rank, workers = declared_role.worker_index(), declared_role.worker_num()
         size, extra = divmod(len(files), workers)
         begin = rank * size + min(rank, extra)
         return files[begin:begin + size + (1 if rank < extra else 0)]
 
     def print_on_rank(self, message: str, rank_id: int) -> None:
         """Print ``message`` on worker ``rank_id`` only (what the user asked to see, not a log)."""
-        if dist.get_rank() == rank_id:
+        if declared_role.worker_index() == rank_id:
             print(message, flush=True)
 
 

@@ -7,19 +7,20 @@ import os
 from typing import Any, List, Optional, Union
 
 import pycoll.distributed as dist
+from pycoll.distributed.fleet import declared_role
 from pycoll.distributed.fleet.util import util
 
 
 def worker_index() -> int:
-    return dist.get_rank()
+    return declared_role.worker_index()
 
 
 def worker_num() -> int:
-    return dist.get_world_size()
+    return declared_role.worker_num()
 
 
 def is_first_worker() -> bool:
-    return dist.get_rank() == 0
+    return declared_role.worker_index() == 0
 
 
 def is_worker() -> bool:
@@ -28,8 +29,9 @@ def is_worker() -> bool:
 
 
 def worker_endpoints(to_string: bool = False) -> Union[List[str], str]:
-    """The workers' endpoints (``PADDLE_TRAINER_ENDPOINTS``), as a list or joined by commas."""
-    endpoints = dist.ParallelEnv().trainer_endpoints
+    """The workers' endpoints (a role maker's, else ``PADDLE_TRAINER_ENDPOINTS``), as a list or
+    joined by commas."""
+    endpoints = declared_role.worker_endpoints() or dist.ParallelEnv().trainer_endpoints
     return ",".join(endpoints) if to_string else endpoints
 
 
