@@ -296,8 +296,6 @@ def test_parallelize_without_a_mesh_or_a_config_returns_what_it_got():
 @pytest.mark.parametrize("mesh, config, error, words", [
     (ONE, {"mp_config": {"parallelize_plan": {"fc": dist.ColWiseParallel()}}}, ValueError, ["named 'mp'", "['x']"]),
     (MP, {"pp_config": {"split_spec": "layers"}}, NotImplementedError, ["pp_config", "pipeline"]),
-    (MP, {"mp_config": {"parallelize_plan": {"fc": dist.SequenceParallelBegin()}}}, NotImplementedError,
-     ["SequenceParallelBegin", "sequence"]),
     (MP, {"mp_config": {"parallelize_plan": {"fc": "col"}}}, TypeError, ["parallelize_plan['fc']", "'col'"]),
     (MP, {"dp_config": {"sharding_level": 5}}, ValueError, ["sharding_level", "5"]),
     (MP, {"dp_config": {"sharding_level": 1}}, ValueError, ["sharding_level 1", "named 'dp'"]),
@@ -310,6 +308,22 @@ def test_parallelize_refuses_what_it_cannot_do_by_name(mesh, config, error, word
     with pytest.raises(error) as info:
         dist.parallelize(model, pycoll.optimizer.SGD(parameters=model.parameters()), mesh, config)
     assert all(w in str(info.value) for w in words), info.value
+
+
+def test_parallelize_leaves_sequence_parallel_plans_out_saying_so(caplog):
+    """paddle's documented plan mixes them with the tensor-parallel ones; the values are the same
+    without them, so the rest of the plan is applied."""
+    model = nn.Sequential()
+    model.add_sublayer("fc", nn.Linear(2, 2))
+    model.add_sublayer("out", nn.Linear(2, 2))
+    before = model(pycoll.ones([1, 2])).numpy()
+    plan = {"fc": [dist.SequenceParallelBegin(), dist.ColWiseParallel()],
+            "out": [dist.RowWiseParallel(), dist.SequenceParallelDisable()]}
+    with caplog.at_level("WARNING", logger="pycoll"):
+        dist.parallelize(model, None, MP, {"mp_config": {"parallelize_plan": plan}})
+    assert "SequenceParallelDisable left out" in caplog.text and "SequenceParallelBegin left out" in caplog.text
+    np.testing.assert_allclose(model(pycoll.ones([1, 2])).numpy(), before, rtol=1e-6)
+    assert model.fc.weight.placements == [dist.Shard(1)]
 
 
 # -- the strategy ----------------------------------------------------------------------------

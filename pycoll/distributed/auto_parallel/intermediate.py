@@ -10,8 +10,9 @@ their column- / row-parallel forward (``layers.py``); ``dp_config``'s ``sharding
 becomes ``shard_optimizer`` with ``ShardingStage1-3`` over ``"dp"``. The batch is split over
 ``"dp"`` by the user (``shard_dataloader``), as in paddle.
 
-pycoll has no sequence, context or pipeline parallelism: their plans and ``pp_config`` /
-``cp_config`` are refused by name.
+pycoll has no sequence, context or pipeline parallelism: the sequence- and context-parallel plans
+are left out with a warning (the values are the same without them), ``pp_config`` / ``cp_config``
+are refused by name.
 """
 from __future__ import annotations
 
@@ -34,8 +35,16 @@ class PlanBase:
     """A plan of ``mp_config["parallelize_plan"]``: ``apply`` acts on one matched layer."""
 
     def apply(self, layer: Layer, mesh: ProcessMesh, names: List[str]) -> None:
-        raise NotImplementedError(f"{type(self).__name__}: pycoll has no sequence or context parallelism; "
-                                  f"leave this plan out (the model computes the same without it)")
+        """The sequence- and context-parallel plans: left out, said once per plan class (they split
+        activations along the sequence to save memory; the model computes the same without them)."""
+        if type(self) not in _LEFT_OUT:
+            _LEFT_OUT.add(type(self))
+            logger.warning("parallelize: %s left out: pycoll has no sequence or context parallelism (the model "
+                           "computes the same values; its activations are not split along the sequence)",
+                           type(self).__name__)
+
+
+_LEFT_OUT: set = set()  # the plan classes parallelize has said it leaves out
 
 
 class _SplitWeight(PlanBase):
