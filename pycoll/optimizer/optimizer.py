@@ -154,7 +154,9 @@ class Optimizer(UpdateForms):
                  weight_decay: Optional[float] = None, grad_clip: Optional[Any] = None, name: Optional[str] = None,
                  *, multi_precision: bool = False):
         if parameters is None:
-            raise ValueError("parameters must be given, e.g. parameters=model.parameters()")
+            raise ValueError(f"{type(self).__name__}: parameters must be given, e.g. parameters=model.parameters() "
+                             f"(pycoll runs eagerly only: a static-graph program's optimizer without parameters "
+                             f"has no counterpart here)")
         params, self._groups, self._group_index, grouped = parse_parameters(parameters, self._group_options)
         keys = [p._name or f"param_{i}" for i, p in enumerate(params)]  # (an unnamed tensor: its place, stable across runs)
         if len(set(keys)) != len(keys):
