@@ -189,7 +189,8 @@ class GradScaler:
         """paddle's keys; empty when disabled."""
         if not self._enable:
             return {}
-        return {"scale": np.array([self._scale], np.float32), "incr_ratio": self._incr_ratio, "decr_ratio": self._decr_ratio,
+        return {"scale": np.array([self._scale], np.float32), "incr_ratio": self._incr_ratio,
+                "decr_ratio": self._decr_ratio,
                 "incr_every_n_steps": self._incr_every_n_steps,
                 "decr_every_n_nan_or_inf": self._decr_every_n_nan_or_inf, "incr_count": self._incr_count,
                 "decr_count": self._decr_count, "use_dynamic_loss_scaling": self._use_dynamic_loss_scaling}

@@ -159,7 +159,6 @@ def _overrides(transform: Transform, method: str) -> bool:
     return getattr(type(transform), method) is not getattr(Transform, method)
 
 
-
 class AbsTransform(Transform):
     """y = |x|; not injective: ``inverse`` gives the pair (-y, y)."""
 

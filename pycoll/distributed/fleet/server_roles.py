@@ -49,7 +49,6 @@ def stop_worker() -> None:
     _no_servers("stop_worker")
 
 
-
 def _ps_runtime(name: str) -> None:
     """paddle's answer where the parameter-server runtime is not there: in a process not started
     by a launcher (paddle's "non_distributed fleet") a warning and nothing done; in a job of several
