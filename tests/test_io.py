@@ -71,6 +71,10 @@ def test_collate_follows_the_samples_structure():
     assert default_collate_fn([pycoll.ones([3]), pycoll.zeros([3])]).shape == (2, 3)
     with pytest.raises(ValueError, match="different numbers of fields"):
         default_collate_fn([(1, 2), (1,)])
+    with pytest.raises(ValueError, match="different keys \\(\\['b'\\] and \\['a'\\]\\)"):  # was a bare KeyError
+        default_collate_fn([{"b": 1}, {"a": 2}])
+    with pytest.raises(ValueError, match="different keys \\(\\['a'\\] and a tuple\\)"):
+        default_collate_fn([{"a": 1}, (2,)])
     with pytest.raises(TypeError, match="cannot batch samples of type object"):
         default_collate_fn([object()])
     for ragged in ([pycoll.ones([1]), pycoll.ones([2])], [np.ones(1), np.ones(1), np.ones(2)]):

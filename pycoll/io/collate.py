@@ -43,6 +43,11 @@ def default_collate_fn(batch: List[Any]) -> Any:
     if isinstance(sample, (numbers.Number, np.generic)):
         return np.array(batch)
     if isinstance(sample, Mapping):
+        odd = next((s for s in batch if not isinstance(s, Mapping) or set(s) != set(sample)), None)
+        if odd is not None:
+            other = sorted(map(str, odd)) if isinstance(odd, Mapping) else f"a {type(odd).__name__}"
+            raise ValueError(f"default_collate_fn: the samples of a batch have different keys "
+                             f"({sorted(map(str, sample))} and {other}); each must have the same")
         return {key: default_collate_fn([s[key] for s in batch]) for key in sample}
     if isinstance(sample, Sequence):
         if any(len(s) != len(sample) for s in batch):
