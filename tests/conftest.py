@@ -142,6 +142,18 @@ def free_port(host="127.0.0.1"):
         return s.getsockname()[1]
 
 
+def on_free_port(start, tries=5):
+    """``start(port)`` at a port nobody listens on; again at another where something took the port
+    between the choice and the bind (the kernel may hand it, an ephemeral port, to another socket
+    meanwhile: the other xdist worker's connections, say)."""
+    for attempt in range(tries):
+        try:
+            return start(free_port())
+        except Exception as exc:  # the store's CollectiveError, or an OSError
+            if "Address already in use" not in str(exc) or attempt == tries - 1:
+                raise
+
+
 def run_children(code, nprocs, port, extra_env=None, timeout=60):
     """Start ``nprocs`` Python processes running ``code`` with RANK/PORT set; return them finished."""
     procs = []

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import assert_ok, free_port, launch, run_python
+from conftest import assert_ok, free_port, launch, on_free_port, run_python
 
 import pycoll
 import pycoll.distributed.rpc as rpc
@@ -37,7 +37,7 @@ def bad_decode():
 def solo(monkeypatch):
     """This process as the only worker, "solo", at a fresh master endpoint."""
     monkeypatch.delenv("PADDLE_WORKER_ENDPOINT", raising=False)
-    rpc.init_rpc("solo", rank=0, world_size=1, master_endpoint=f"127.0.0.1:{free_port()}")
+    on_free_port(lambda port: rpc.init_rpc("solo", rank=0, world_size=1, master_endpoint=f"127.0.0.1:{port}"))
     yield rpc.get_current_worker_info()
     if rpc_module._agent is not None:
         rpc.shutdown()
