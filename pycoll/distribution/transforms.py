@@ -4,11 +4,10 @@ the shapes they map, all made of differentiable pycoll ops.
 As paddle's, a transform's ``_domain`` and ``_codomain`` are random variables
 (``pycoll.distribution.variable``) whose ``event_rank`` says how many rightmost axes it acts on
 together (0: elementwise; 1: a vector, as softmax), and ``_type`` (a ``Type``) says whether it is
-injective. pycoll's own transforms give their ranks as ``_domain_rank``/``_codomain_rank``; a
-user's subclass may give ``_domain``/``_codomain`` instead (paddle's way), and the composites
-read the ranks through those, so either works. A subclass gives ``_forward``, ``_inverse`` and
-one of ``_forward_log_det_jacobian`` / ``_inverse_log_det_jacobian``, and ``_forward_shape`` /
-``_inverse_shape`` where it changes shapes (paddle's hooks)."""
+injective; the composites read the ranks through them, so a user's subclass that gives its own
+``_domain``/``_codomain`` (paddle's way) composes as pycoll's do. A subclass gives ``_forward``,
+``_inverse`` and one of ``_forward_log_det_jacobian`` / ``_inverse_log_det_jacobian``, and
+``_forward_shape`` / ``_inverse_shape`` where it changes shapes (paddle's hooks)."""
 from __future__ import annotations
 
 import enum
@@ -49,9 +48,9 @@ class Type(enum.Enum):
         return _type in (cls.BIJECTION, cls.INJECTION)
 
 
-def _of_rank(base: variable.Variable, rank: int) -> variable.Variable:
-    """``base`` (an elementwise variable) taken ``rank`` axes at a time."""
-    return base if rank == 0 else variable.Independent(base, rank)
+def _of_rank(rank: int) -> variable.Variable:
+    """A real variable taken ``rank`` axes at a time."""
+    return variable.real if rank == 0 else variable.Independent(variable.real, rank)
 
 
 def _sum_rightmost(value: Tensor, n: int) -> Tensor:
@@ -74,8 +73,6 @@ class Transform(QuietMembers):
     NumPy's floating-point warnings (see ``QuietMembers``)."""
 
     _type = Type.INJECTION
-    _domain_rank = 0  # the event ranks of pycoll's transforms; read them through _domain / _codomain
-    _codomain_rank = 0
 
     # TransformedDistribution, set by pycoll.distribution.transformed (which imports this module)
     _transformed: Any = None
@@ -92,13 +89,8 @@ class Transform(QuietMembers):
     def _is_injective(cls) -> bool:
         return Type.is_injective(cls._type)
 
-    @property
-    def _domain(self) -> variable.Variable:
-        return _of_rank(variable.real, self._domain_rank)
-
-    @property
-    def _codomain(self) -> variable.Variable:
-        return _of_rank(variable.real, self._codomain_rank)
+    _domain: variable.Variable = variable.real  # elementwise; subclasses override (a property where it varies)
+    _codomain: variable.Variable = variable.real
 
     def forward(self, x: Tensor) -> Tensor:
         return self._forward(self._checked(x, "x", self._domain))
@@ -280,7 +272,7 @@ class SoftmaxTransform(Transform):
     """y = softmax(x) over the last axis (not injective: ``inverse`` gives log y)."""
 
     _type = Type.OTHER
-    _domain_rank = 1
+    _domain = _of_rank(1)
     _codomain = variable.Variable(False, 1, constraint.simplex)
 
     def _forward(self, x: Tensor) -> Tensor:
@@ -298,7 +290,7 @@ class StickBreakingTransform(Transform):
     """R^K to the K-simplex of R^(K+1), by stick breaking."""
 
     _type = Type.BIJECTION
-    _domain_rank = 1
+    _domain = _of_rank(1)
     _codomain = variable.Variable(False, 1, constraint.simplex)
 
     @staticmethod
@@ -445,7 +437,14 @@ class ReshapeTransform(Transform):
         if math.prod(self.in_event_shape) != math.prod(self.out_event_shape):
             raise ValueError(f"ReshapeTransform: in_event_shape {self.in_event_shape} and out_event_shape "
                              f"{self.out_event_shape} must hold the same number of elements")
-        self._domain_rank, self._codomain_rank = len(self.in_event_shape), len(self.out_event_shape)
+
+    @property
+    def _domain(self) -> variable.Variable:
+        return _of_rank(len(self.in_event_shape))
+
+    @property
+    def _codomain(self) -> variable.Variable:
+        return _of_rank(len(self.out_event_shape))
 
     def _forward(self, x: Tensor) -> Tensor:
         batch = list(x.shape[:x.ndim - len(self.in_event_shape)])

@@ -204,13 +204,11 @@ def load_state_dict(state_dict: Dict[str, Any], path: str, process_group: Option
         problem = exc
     _agree("load_state_dict", path, problem, process_group)
     files = _Files(os.fspath(path))
-    for tensor, bounds, saved, pieces_dtype, pieces, reshaped in plan:
-        if reshaped is None:
-            block = _assemble(saved, bounds, tensor._array.dtype, pieces_dtype, pieces, files)
-        else:  # the whole saved tensor, in the shape it is loaded as, and this rank's block of that
-            saved_shape, shape = reshaped
-            whole = _assemble(saved, [(0, n) for n in saved_shape], tensor._array.dtype, pieces_dtype, pieces, files)
-            block = whole.reshape(shape)[tuple(slice(lo, hi) for lo, hi in bounds)]
+    for tensor, read, saved, pieces_dtype, pieces, reshaped in plan:
+        block = _assemble(saved, read, tensor._array.dtype, pieces_dtype, pieces, files)
+        if reshaped is not None:  # the whole saved tensor: in the shape it loads as, this rank's block of that
+            shape, bounds = reshaped
+            block = block.reshape(shape)[tuple(slice(lo, hi) for lo, hi in bounds)]
         tensor._array[...] = move(block, place_of(tensor._array))
 
 
@@ -220,10 +218,11 @@ class PeerCannotLoad(ValueError, FileNotFoundError):
 
 
 def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) -> List[Tuple[Any, ...]]:
-    """What this rank reads: (tensor, its block's bounds, the saved key, the saved dtype, the
-    saved pieces, and (saved shape, shape) where the tensor is loaded in another shape) for each
-    tensor it holds a piece of, once every key, shape and file it needs is checked (nothing read
-    from the data files yet). A tensor saved flattened loads into its own shape and back (a
+    """What this rank reads: (tensor, the bounds read of the saved tensor, the saved key, the saved
+    dtype, the saved pieces, and (shape, the tensor's block's bounds) where the tensor loads in
+    another shape than it was saved in, else None) for each tensor it holds a piece of, once every
+    key, shape and file it needs is checked (nothing read from the data files yet). A tensor saved
+    flattened loads into its own shape and back (a
     sharded optimizer's FlatBlocks into an unsharded optimizer, DataParallel's or one process's,
     and the reverse): each such rank reads the whole saved tensor."""
     if not isinstance(state_dict, dict):
@@ -241,14 +240,14 @@ def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) 
     if unexpected:  # paddle's warning: a checkpoint may hold more than one state_dict loads
         logger.warning(f"load_state_dict: the checkpoint in {path!r} also holds {len(unexpected)} key(s) this "
                        f"state_dict has not, not loaded: {unexpected[:5]}")
-    reshaped: Dict[str, Tuple[List[int], List[int]]] = {}  # key: (its saved shape, the shape it loads as)
+    loaded_as: Dict[str, List[int]] = {}  # key: the shape it loads as, where it was saved in another
     for key, value in flat.items():
         whole, saved = value.global_shape if isinstance(value, ShardedWeight) else value.shape, saved_as[key]
         saved_shape = [int(n) for n in meta["tensors"][saved]["shape"]]
         if list(whole) != saved_shape:
             if (len(whole) == 1 or len(saved_shape) == 1) and math.prod(whole) == math.prod(saved_shape):
                 # one side flattened: a sharded optimizer's state (FlatBlocks) saved or loaded
-                reshaped[key] = (saved_shape, [int(n) for n in whole])
+                loaded_as[key] = [int(n) for n in whole]
             else:
                 raise ValueError(f"load_state_dict: {key!r} has shape {list(whole)} here, "
                                  f"{saved_shape} in the checkpoint")
@@ -262,8 +261,10 @@ def _load_plan(state_dict: Dict[str, Any], path: str, unique_id: Optional[int]) 
             continue
         saved = saved_as[key]
         pieces = by_key.get(saved, [])
-        _check_covered(path, saved, [(0, n) for n in reshaped[key][0]] if key in reshaped else bounds, pieces)
-        plan.append((tensor, bounds, saved, meta["tensors"][saved]["dtype"], pieces, reshaped.get(key)))
+        read = [(0, int(n)) for n in meta["tensors"][saved]["shape"]] if key in loaded_as else bounds
+        _check_covered(path, saved, read, pieces)
+        plan.append((tensor, read, saved, meta["tensors"][saved]["dtype"], pieces,
+                     (loaded_as[key], bounds) if key in loaded_as else None))
     return plan
 
 

@@ -11,14 +11,14 @@ from typing import Any, List, Optional, Tuple
 import pycoll.distributed as dist
 from pycoll._logging import logger
 
-_declared: List[Optional[Tuple[int, int, List[str]]]] = [None]  # (index, count, endpoints)
+_declared: Optional[Tuple[int, int, List[str]]] = None  # (index, count, endpoints)
 
 
 def declare(role_maker: Any) -> None:
     """Take the worker index, count and endpoints ``role_maker`` declares, if it declares them; say
     so where they differ from the launcher's rank and size in a job of several ranks."""
-    declared = role_maker.declared() if hasattr(role_maker, "declared") else None
-    _declared[0] = declared
+    global _declared
+    declared = _declared = role_maker.declared() if hasattr(role_maker, "declared") else None
     world = dist.get_world_size()
     if declared is not None and world > 1 and declared[:2] != (dist.get_rank(), world):
         logger.warning("fleet.init: the role maker declares worker %d of %d, the launcher started rank %d of %d: "
@@ -27,13 +27,13 @@ def declare(role_maker: Any) -> None:
 
 
 def worker_index() -> int:
-    return dist.get_rank() if _declared[0] is None else _declared[0][0]
+    return dist.get_rank() if _declared is None else _declared[0]
 
 
 def worker_num() -> int:
-    return dist.get_world_size() if _declared[0] is None else _declared[0][1]
+    return dist.get_world_size() if _declared is None else _declared[1]
 
 
 def worker_endpoints() -> Optional[List[str]]:
     """The declared endpoints, None where no role maker declared them."""
-    return None if _declared[0] is None or not _declared[0][2] else list(_declared[0][2])
+    return None if _declared is None or not _declared[2] else list(_declared[2])
