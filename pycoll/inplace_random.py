@@ -37,10 +37,12 @@ def exponential_(x: Tensor, lam: float = 1.0, name: Optional[str] = None) -> Ten
 
 
 def bernoulli_(x: Tensor, p: Any = 0.5, name: Optional[str] = None) -> Tensor:
-    """Fill x with 1 with probability `p` (a number, or a Tensor broadcast to x's shape), else 0."""
+    """Fill x with 1 with probability `p` (a number, or a Tensor broadcast to x's shape), else 0.
+    A `p` below 0 gives 0 and one above 1 gives 1 (paddle's: its own example draws p with randn);
+    a NaN p is refused (paddle fills in whatever its uniform draw was)."""
     prob = p.numpy() if isinstance(p, Tensor) else np.asarray(_number(p, "bernoulli_", "p"))
-    if np.any((prob < 0) | (prob > 1)):
-        raise ValueError("bernoulli_: p must lie in [0, 1]")
+    if np.isnan(prob).any():
+        raise ValueError("bernoulli_: p holds NaN; each probability must be a number")
     try:
         prob = np.broadcast_to(prob, tuple(x.shape))
     except ValueError:

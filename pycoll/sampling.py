@@ -97,24 +97,37 @@ def uniform(shape: Any, dtype: DTypeLike = None, min: float = 0.0, max: float = 
 @param_aliases({"size": "shape"})
 def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[str] = None) -> Tensor:
     """Values drawn from N(mean, std ** 2): numbers with `shape`, or tensors (broadcast) giving
-    one draw per element (lists and arrays count as tensors: one draw per element too)."""
+    one draw per element (lists and arrays count as tensors: one draw per element too). A complex
+    `mean` (a number: complex64; a tensor: its dtype) draws from the complex normal distribution,
+    real and imaginary parts each N(0, std ** 2 / 2) around the mean's (paddle's)."""
     mean, std = (as_tensor(v) if isinstance(v, (list, tuple, np.ndarray)) else v for v in (mean, std))
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     for arg, v in (("mean", mean), ("std", std)):
-        if isinstance(v, Tensor) and not is_floating(v.dtype):
-            raise TypeError(f"normal: {arg} must be a floating-point tensor (float16/bfloat16/float32/float64), "
-                            f"got {v.dtype}")
-    if tensors:
-        m = mean.numpy() if isinstance(mean, Tensor) else mean
-        s = std.numpy() if isinstance(std, Tensor) else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        dt = tensors[0].dtype
-        with quiet():  # an infinite std or mean: inf/NaN draws, silently as paddle's
-            return _laid_as((get_rng().standard_normal(shape) * s + m).astype(dt), tensors[0])
-    with quiet():
-        draw = (get_rng().standard_normal(creation.shape_arg([1] if shape is None else shape)) * std
-                + mean).astype(default_float())
-    return wrap(move(draw))
+        if isinstance(v, Tensor) and not (is_floating(v.dtype) or (arg == "mean" and v.dtype.kind == "c")):
+            kinds = "floating-point or complex" if arg == "mean" else "floating-point"
+            raise TypeError(f"normal: {arg} must be a {kinds} tensor, got {v.dtype}")
+    if isinstance(std, complex):
+        raise TypeError(f"normal: std must be a real number, got {std!r}")
+    if isinstance(mean, complex):
+        dt = np.dtype(np.complex64)
+    else:
+        dt = tensors[0].dtype if tensors else default_float()
+    m = mean.numpy() if isinstance(mean, Tensor) else mean
+    s = std.numpy() if isinstance(std, Tensor) else std
+    draw_shape = np.broadcast_shapes(np.shape(m), np.shape(s)) if tensors else creation.shape_arg(
+        [1] if shape is None else shape)
+    with quiet():  # an infinite std or mean: inf/NaN draws, silently as paddle's
+        draw = (_standard_draws(draw_shape, dt) * s + m).astype(dt)
+    return _laid_as(draw, tensors[0]) if tensors else wrap(move(draw))
+
+
+def _standard_draws(shape: Any, dtype: np.dtype) -> np.ndarray:
+    """N(0, 1) draws of `shape` on the host; for a complex `dtype` complex ones, real and
+    imaginary parts each N(0, 1/2) (``randn``'s complex draw)."""
+    if dtype.kind == "c":
+        parts = get_rng().standard_normal((2, *shape)) * np.sqrt(0.5)
+        return parts[0] + 1j * parts[1]
+    return get_rng().standard_normal(shape)
 
 
 def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> Tensor:

@@ -110,13 +110,13 @@ def resize_(x: Tensor, shape: Sequence[int], fill_zero: bool = False, name: Opti
     return in_place(x, "resize_", compute, keep_shape=False)
 
 
-def reconstruct_from_(x: Tensor, other: Tensor) -> Tensor:
-    """x takes other's memory as it is (its shape and dtype too), sharing it; x's place in the
-    graph and stop_gradient stay. Returns x."""
+def reconstruct_from_(x: Tensor, other: Tensor) -> None:
+    """x takes other's memory as it is (its shape and dtype too), sharing it, and other's
+    stop_gradient; x's place in the graph stays. Returns None (paddle's)."""
     if not isinstance(other, Tensor):
         raise TypeError(f"reconstruct_from_: other must be a Tensor, got {type(other).__name__}")
     x._array = other._array
-    return x
+    x.stop_gradient = other.stop_gradient
 
 
 def _allocation(a: Any) -> Any:

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pycoll.device import move, parse_place, place_of, to_module
+from pycoll.device import get_device, move, parse_place, to_module
 from pycoll.inplace_ops import LeafInplaceError, in_place
 from pycoll.tensor import Tensor, wrap
 
@@ -45,12 +45,6 @@ def offset(x: Tensor) -> int:
             root = root.base
         return int(a.__array_interface__["data"][0] - root.__array_interface__["data"][0])
     return int(a.data.ptr - a.data.mem.ptr)
-
-
-def get_device(x: Tensor) -> int:
-    """The GPU's id for a GPU tensor, -1 for a host one (paddle's answer for CPU tensors)."""
-    kind, index = place_of(x._array)
-    return index if kind == "gpu" else -1
 
 
 def pin_memory(x: Tensor, blocking: bool = True) -> Tensor:

@@ -38,8 +38,10 @@ def test_bernoulli_fill_with_number_and_tensor_probability():
     p = T(np.where(np.arange(N) < N // 2, 0.9, 0.1))
     x.bernoulli_(p)
     assert abs(x.numpy()[:N // 2].mean() - 0.9) < 0.03 and abs(x.numpy()[N // 2:].mean() - 0.1) < 0.03
-    with pytest.raises(ValueError, match="p must lie in"):
-        x.bernoulli_(1.5)
+    x.bernoulli_(T(np.where(np.arange(N) < N // 2, -0.5, 1.5)))  # outside [0, 1]: 0 below, 1 above (paddle's)
+    assert x.numpy()[:N // 2].tolist() == [0.0] * (N // 2) and x.numpy()[N // 2:].tolist() == [1.0] * (N - N // 2)
+    with pytest.raises(ValueError, match="p holds NaN"):
+        x.bernoulli_(float("nan"))
 
 
 def test_log_normal_fill_and_function():

@@ -145,6 +145,15 @@ def test_random_tensors():
     assert pycoll.normal(shape=[2]).dtype == np.float32 and pycoll.normal(pycoll.ones([3]), 2.0).shape == [3]
     wide = pycoll.normal(pycoll.full([20000], 5.0), pycoll.full([20000], 0.5)).numpy()
     assert abs(wide.mean() - 5) < 0.02 and abs(wide.std() - 0.5) < 0.02
+    # a complex mean: complex normal draws, each part N(0, std ** 2 / 2) around the mean's (paddle's)
+    cplx = pycoll.normal(mean=1 + 2j, std=2.0, shape=[40000]).numpy()
+    assert cplx.dtype == np.complex64 and abs(cplx.real.mean() - 1) < 0.05 and abs(cplx.imag.mean() - 2) < 0.05
+    assert abs(cplx.real.std() - 2 ** 0.5) < 0.05 and abs(cplx.imag.std() - 2 ** 0.5) < 0.05
+    per_element = pycoll.normal(pycoll.to_tensor([1 + 1j, 2 + 2j], dtype="complex128"), pycoll.to_tensor([0.0, 0.0]))
+    assert per_element.dtype == np.complex128 and _v(per_element) == [1 + 1j, 2 + 2j]
+    assert pycoll.log_normal(mean=1 + 1j, shape=[3]).dtype == np.complex64
+    with pytest.raises(TypeError, match="std must be a floating-point tensor"):
+        pycoll.normal(0.0, pycoll.to_tensor([1 + 1j]))
     u = pycoll.uniform([20000], min=-2.0, max=3.0).numpy()
     assert u.dtype == np.float32 and u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.05
     assert np.array_equal(pycoll.uniform([4], seed=9).numpy(), pycoll.uniform([4], seed=9).numpy())

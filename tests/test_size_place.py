@@ -104,6 +104,9 @@ def test_set_device_returns_the_place():
     place = pycoll.set_device("cpu")
     assert type(place) is pycoll.CPUPlace and repr(place) == "Place(cpu)" and place == "cpu"
     assert pycoll.get_device() == "cpu"
+    assert pycoll.get_device(pycoll.to_tensor([1, 2])) == -1  # given a tensor: its GPU's id, -1 on the host
+    with pytest.raises(TypeError, match="get_device: x must be a Tensor, got list"):
+        pycoll.get_device([1, 2])
 
 
 def test_torch_style_dtype_names():

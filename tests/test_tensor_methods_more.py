@@ -147,8 +147,8 @@ def test_set_resize_and_reconstruct_from():
     assert T([1.]).set_(src, [2, 2], [3, 1], 8).numpy().tolist() == [[2., 3.], [5., 6.]]
     assert T([1., 2., 3., 4., 5., 6.]).resize_([2, 2]).numpy().tolist() == [[1., 2.], [3., 4.]]  # paddle's
     assert T([1., 2., 3.]).resize_([2, 3], fill_zero=True).numpy().tolist() == [[1., 2., 3.], [0., 0., 0.]]
-    a, b = T([1., 2.]), T([[3., 4.]])
-    a.reconstruct_from_(b)
+    a, b = T([1., 2.], grad=True), T([[3., 4.]])
+    assert a.reconstruct_from_(b) is None and a.stop_gradient  # paddle's: returns None, takes b's stop_gradient
     b[0, 0] = 9.
     assert a.numpy().tolist() == [[9., 4.]]  # paddle's: memory shared
     w = T([1., 2., 3.], grad=True)

@@ -116,9 +116,16 @@ def set_device(device: str) -> PlaceObject:
     return PlaceObject(place)
 
 
-def get_device() -> str:
-    """The current device: 'cpu' or 'gpu:N'."""
-    return place_str(current_place())
+def get_device(x: Any = None) -> Any:
+    """The current device, 'cpu' or 'gpu:N'; given a Tensor ``x`` (also ``x.get_device()``), the id
+    of the GPU holding it, -1 for a host tensor (paddle's two answers)."""
+    if x is None:
+        return place_str(current_place())
+    array = getattr(x, "_array", None)
+    if not is_array(array):
+        raise TypeError(f"get_device: x must be a Tensor, got {type(x).__name__}")
+    kind, index = place_of(array)
+    return index if kind == "gpu" else -1
 
 
 def device_place(device: Any) -> Place:
