@@ -57,7 +57,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.profiler",
                 "pycoll.device_random", "pycoll.typed_tensors",
                 "pycoll.distribution",
-                "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind",
+                "pycoll.inplace_logic", "pycoll.inplace_distributions", "pycoll.tensor_kind", "pycoll.dense_tensor",
                 "pycoll.tensor_method_aliases", "pycoll.strided_views", "pycoll.geometric",
                 "pycoll.signal", "pycoll._saved_tensors_hooks", "pycoll._sparse_rows", "pycoll._py_layer_backward",
                 "pycoll.audio", "pycoll.sampling_counts", "pycoll.inplace_names",

@@ -169,3 +169,17 @@ def test_is_shared_buffer_with_tells_views_of_one_memory_from_copies():
     assert not src.clone()._is_shared_buffer_with(src)
     with pytest.raises(TypeError, match="other must be a Tensor"):
         src._is_shared_buffer_with(np.ones(3))
+
+
+def test_get_tensor_reads_and_loads_the_storage_as_older_paddle_code_does():
+    lin = pycoll.nn.Linear(2, 3)
+    storage = lin.weight.value().get_tensor()  # paddle's idiom for loading a weight
+    storage.set(np.arange(6, dtype="float32").reshape(2, 3), pycoll.CPUPlace())
+    assert lin.weight.numpy().tolist() == [[0., 1., 2.], [3., 4., 5.]] and not lin.weight.stop_gradient
+    assert storage.shape() == [2, 3] and storage._dtype() == pycoll.float32 and storage._numel() == 6
+    copied = np.array(storage)
+    copied[0, 0] = 9.
+    assert lin.weight.numpy()[0, 0] == 0.  # np.array copies (paddle's)
+    storage.set([1, 2])  # a new shape and dtype, where the tensor is
+    assert lin.weight.shape == [2] and lin.weight.dtype == pycoll.int64
+    assert "  - shape: [2]\n  - layout: NCHW\n  - place: Place(cpu)\n  - dtype: int64\n  - data: [1 2]" == str(storage)
