@@ -1,7 +1,7 @@
 """``paddle.incubate``'s pieces that scripts still use: the functional autograd (`autograd`), the
 segment reductions (``pycoll.geometric``'s), the fused softmax helpers, ``identity_loss``, the graph
 sampling and reindexing ops (`graph_ops`), the ``LookAhead`` optimizer wrapper, ``ModelAverage`` and the
-fused ops and layers LLM code imports (`nn`, `nn.functional`)."""
+fused ops and layers LLM code imports (`nn`, `nn.functional`) and ``jit.inference`` (eager, without gradients)."""
 from typing import List
 
 from pycoll.incubate import autograd
@@ -9,13 +9,13 @@ from pycoll.geometric.segment import segment_max, segment_mean, segment_min, seg
 from pycoll.incubate.fused_ops import identity_loss, softmax_mask_fuse, softmax_mask_fuse_upper_triangle
 from pycoll.incubate.lookahead import LookAhead
 from pycoll.incubate.model_average import ModelAverage
-from pycoll.incubate import nn, optimizer
+from pycoll.incubate import jit, nn, optimizer
 from pycoll.incubate.graph_ops import (graph_khop_sampler, graph_reindex, graph_sample_neighbors,
                                        graph_send_recv)
 
 __all__ = ["autograd", "segment_sum", "segment_mean", "segment_max", "segment_min", "softmax_mask_fuse",
            "softmax_mask_fuse_upper_triangle", "identity_loss", "LookAhead",
-           "ModelAverage", "nn", "optimizer", "graph_send_recv", "graph_khop_sampler",
+           "ModelAverage", "jit", "nn", "optimizer", "graph_send_recv", "graph_khop_sampler",
            "graph_sample_neighbors", "graph_reindex"]
 
 
