@@ -81,6 +81,10 @@ def load(repo_dir: str, model: str, source: str = "github", force_reload: bool =
 
 
 def _importable(name: str) -> bool:
+    """Whether module ``name`` can be imported; paddle's modules are pycoll's (a hubconf written
+    for paddle names ``paddle`` among its dependencies)."""
+    if name == "paddle" or name.startswith("paddle."):
+        name = "pycoll" + name[len("paddle"):]
     try:
         return importlib.util.find_spec(name) is not None
     except (ImportError, ValueError):  # a parent package is missing, or the name is malformed

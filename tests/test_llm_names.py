@@ -2,6 +2,7 @@
 recompute_hybrid, flash_attn_varlen_func, fused_partial_rope, the fused norms' output dtype,
 paddle.amp.debugging, and (2 ranks) SPInnerOverlapLinear / MPScale."""
 import importlib
+import random
 
 import numpy as np
 import pytest
@@ -154,6 +155,16 @@ def test_tensor_checker_raises_in_a_checked_op_until_disabled():
     assert np.isnan(pycoll.log(a).numpy()[0])
     with pytest.raises(ValueError, match="output_dir"):
         D.TensorCheckerConfig(enable=True, output_dir="/tmp/x")
+
+
+def test_an_enabled_tensor_checker_config_seeds_the_generators_as_paddles(capsys):
+    D.TensorCheckerConfig(enable=True)
+    drawn = (pycoll.rand([3]).numpy().tolist(), np.random.rand(), random.random())
+    D.TensorCheckerConfig(enable=True)
+    assert (pycoll.rand([3]).numpy().tolist(), np.random.rand(), random.random()) == drawn
+    assert capsys.readouterr().out == "AMP Debugging TensorCheckerConfig: seed  123\n" * 2
+    D.TensorCheckerConfig(enable=False)
+    assert capsys.readouterr().out == ""
 
 
 def test_operator_stats_and_check_all_lines_are_warnings_shown_by_default(caplog):

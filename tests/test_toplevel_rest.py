@@ -278,6 +278,8 @@ def test_hub_refusals(hub_repo, tmp_path):
     (tmp_path / "hubconf.py").write_text(HUBCONF.replace('["numpy"]', '["numpy", "no_such_module_xyz"]'))
     with pytest.raises(RuntimeError, match="Missing dependencies: no_such_module_xyz"):
         pycoll.hub.load(str(tmp_path), "tiny_linear", source="local")
+    (tmp_path / "hubconf.py").write_text(HUBCONF.replace('["numpy"]', '["paddle", "paddle.nn"]'))  # paddle's are ours
+    assert isinstance(pycoll.hub.load(str(tmp_path), "tiny_linear", source="local"), pycoll.nn.Linear)
 
 
 def test_hub_load_state_dict_from_a_present_file(tmp_path):

@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import random
 from collections import Counter
 from enum import Enum
 from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
+
+import numpy as np
 
 from pycoll import _graph
 from pycoll._logging import logger
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module
+from pycoll.random import seed as seed_pycoll
 from pycoll.tensor import Tensor, wrap
 
 __all__ = ["DebugMode", "TensorCheckerConfig", "check_layer_numerics", "check_numerics", "collect_operator_stats",
@@ -112,7 +116,11 @@ def _op_list(name: str, ops: Optional[Sequence[str]]) -> frozenset:
 class TensorCheckerConfig:
     """What ``enable_tensor_checker`` checks: with ``enable``, the outputs of every recorded op
     (only those of ``checked_op_list`` when given; never those of ``skipped_op_list``) under
-    ``debug_mode``. ``stack_height_limit`` is paddle's C++-stack option (nothing to print here)."""
+    ``debug_mode``. ``stack_height_limit`` is paddle's C++-stack option (nothing to print here).
+    An enabled config seeds pycoll's, NumPy's and Python's generators with ``seed`` (123), so that a
+    run checked twice draws the same values, and prints that, as paddle's does."""
+
+    seed = 123
 
     def __init__(self, enable: bool, debug_mode: DebugMode = DebugMode.CHECK_NAN_INF_AND_ABORT,
                  output_dir: Optional[str] = None, checked_op_list: Optional[Sequence[str]] = None,
@@ -131,6 +139,11 @@ class TensorCheckerConfig:
         self.debug_step, self.stack_height_limit = debug_step, stack_height_limit
         self._checked = _op_list("checked_op_list", checked_op_list)
         self._skipped = _op_list("skipped_op_list", skipped_op_list)
+        if self.enable:
+            seed_pycoll(self.seed)
+            np.random.seed(self.seed)
+            random.seed(self.seed)
+            print("AMP Debugging TensorCheckerConfig: seed ", self.seed)
 
     def _wants(self, op: str) -> bool:
         return op not in self._skipped and (not self._checked or op in self._checked)

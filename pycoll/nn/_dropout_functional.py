@@ -77,6 +77,8 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     saved = silence(SILENT)
     try:
         out = a * mask
+        if axis is None:
+            out += 0.0  # a dropped negative is +0, as paddle's select gives (-0 + 0 is +0)
     finally:
         restore(saved)
     return op_output(out, lambda g: (g * mask,), x)
