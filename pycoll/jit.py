@@ -113,13 +113,15 @@ def set_verbosity(level: int = 0, also_to_stdout: bool = False) -> None:
 
 def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> None:
     """Keep ``layer`` for ``jit.load``: its state_dict in ``path + '.pdiparams'`` and its
-    structure in ``path + '.pdmodel'`` (see the module docstring; the directories are made).
+    structure in ``path + '.pdmodel'`` (see the module docstring; the directories are made). A
+    function (paddle saves ``to_static`` functions too) is kept as a Layer that calls it.
     ``input_spec`` is checked as paddle checks it and not needed: the Layer runs on what it is
     given. paddle's other ``configs`` are taken (``output_spec``, ``combine_params``, ...) and
     change nothing here."""
     if not isinstance(layer, Layer):
-        raise TypeError(f"jit.save: layer must be a Layer (pycoll keeps Layers, not functions), got "
-                        f"{type(layer).__name__}")
+        if not callable(layer) or isinstance(layer, type):
+            raise TypeError(f"jit.save: layer must be a Layer or a function, got {type(layer).__name__}")
+        layer = _FunctionLayer(layer)
     if not isinstance(path, str) or not os.path.basename(path):
         raise ValueError(f"jit.save: path={path!r}; it must be 'dirname/file_prefix' or 'file_prefix'")
     _check_input_spec(input_spec, "jit.save")
@@ -140,6 +142,17 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
         os.makedirs(directory, exist_ok=True)
     save_file(state, path + _PARAMS_SUFFIX)
     write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
+
+
+class _FunctionLayer(Layer):
+    """A function kept by ``jit.save``: what ``jit.load`` gives back calls it."""
+
+    def __init__(self, function: Callable):
+        super().__init__()
+        self._function = function
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self._function(*args, **kwargs)
 
 
 def _cloudpickle() -> Any:

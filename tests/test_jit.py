@@ -126,6 +126,18 @@ def test_a_script_s_own_classes_and_hooks_travel_with_the_layer(tmp_path):
     np.testing.assert_array_equal(loaded(pycoll.ones([1, 2])).numpy(), np.load(tmp_path / "mine.npy"))
 
 
+def test_a_saved_function_loads_in_another_process(tmp_path):
+    # paddle's jit.save example saves a to_static function and calls what jit.load gives back
+    code = ("import sys, pycoll\n"
+            "@pycoll.jit.to_static(input_spec=[pycoll.static.InputSpec(shape=[None, 3], dtype='float32')])\n"
+            "def fun(inputs):\n    return pycoll.tanh(inputs) * 2\n"
+            "pycoll.jit.save(fun, sys.argv[1])\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "func" / "model")], check=True, timeout=120)
+    loaded = pycoll.jit.load(str(tmp_path / "func" / "model"))
+    x = pycoll.to_tensor([[0.5, -1.0, 2.0]])
+    np.testing.assert_array_equal(loaded(x).numpy(), (pycoll.tanh(x) * 2).numpy())
+
+
 def test_the_script_s_own_modules_travel_too(tmp_path):
     # models.py beside train.py, with a helper module of its own, loaded from elsewhere where
     # neither can be imported
@@ -168,8 +180,8 @@ def test_save_and_load_refuse_bad_arguments_before_writing(tmp_path):
             super().__init__()
             self.lock = threading.Lock()
 
-    with pytest.raises(TypeError, match="layer must be a Layer"):
-        pycoll.jit.save(lambda x: x, str(tmp_path / "f"))
+    with pytest.raises(TypeError, match="layer must be a Layer or a function, got int"):
+        pycoll.jit.save(3, str(tmp_path / "f"))
     with pytest.raises(ValueError, match="path='dir/'"):
         pycoll.jit.save(Classifier(), "dir/")
     with pytest.raises(TypeError, match=r"jit.save: input_spec\[0\] must be an InputSpec"):
