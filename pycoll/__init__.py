@@ -136,7 +136,7 @@ def disable_static(place: Any = None) -> None:
 # module attributes that import on first access (PEP 562); `from pycoll import DataParallel, io`
 # and `import pycoll.io` work as before. `pycoll.bfloat16` (ml_dtypes') is imported on first use too.
 _LAZY = ("DataParallel", "io", "distributed", "bfloat16", "float8_e4m3fn", "float8_e5m2", "Model", "summary", "flops",
-         "callbacks", "hapi", "vision", "compat")
+         "callbacks", "hapi", "vision", "compat", "quantization")
 
 
 def __getattr__(name: str) -> Any:
@@ -154,6 +154,8 @@ def __getattr__(name: str) -> Any:
         value = hapi if name == "hapi" else getattr(hapi, name)
     elif name == "compat":  # paddle.compat: torch-style signatures over pycoll's functions
         import pycoll.compat as value
+    elif name == "quantization":  # paddle.quantization (QAT / PTQ), imported on first use
+        import pycoll.quantization as value
     elif name == "vision":  # paddle.vision: models, transforms, datasets (uses pycoll.io)
         import pycoll.vision as value
     elif name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):  # ml_dtypes', imported only when asked for

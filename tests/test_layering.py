@@ -64,7 +64,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.autocast", "pycoll.batch_reader", "pycoll.as_tensor_op", "pycoll.text",
                 "pycoll.sparse", "pycoll.tensor_sparse",
                 "pycoll.cuda", "pycoll.special", "pycoll.sysconfig", "pycoll.hub", "pycoll.onnx",
-                "pycoll.compat", "pycoll.tensor_namespace", "pycoll.tensor_legacy")),
+                "pycoll.compat", "pycoll.tensor_namespace", "pycoll.tensor_legacy", "pycoll.quantization")),
     ("distributed", ("pycoll.distributed", "pycoll.distributed.rpc")),
     ("parallel", ("pycoll.parallel", "pycoll.distributed.parallel", "pycoll.io", "pycoll.distributed.fleet",
                   "pycoll.distributed.sharding",

@@ -1,7 +1,8 @@
 """Layers, parameters, initializers and losses (paddle.nn names).
 
 SyncBatchNorm lives with the parallel layers (it communicates, and the tensor side never imports
-pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 562).
+pycoll.distributed): `pycoll.nn.SyncBatchNorm` imports it on first access (PEP 562), as
+`pycoll.nn.quant` is (paddle.nn.quant, which import pycoll need not load).
 """
 from typing import Any, List
 
@@ -114,6 +115,9 @@ def __getattr__(name: str) -> Any:
     if name == "SyncBatchNorm":
         from pycoll.parallel.sync_batch_norm import SyncBatchNorm
         return SyncBatchNorm
+    if name == "quant":  # paddle.nn.quant, imported on first use
+        import pycoll.nn.quant as quant
+        return quant
     raise AttributeError(f"module 'pycoll.nn' has no attribute {name!r}")
 
 
