@@ -5,9 +5,8 @@ from typing import Any
 
 from pycoll.autograd import PyLayer
 from pycoll.elementwise_ops import maximum, minimum
-from pycoll.math_ops import abs
+from pycoll.nn.quant.quantized_linear import round_half_away
 from pycoll.tensor import Tensor
-from pycoll.unary_ops import floor, sign
 
 
 class _FakeQuantDequant(PyLayer):
@@ -20,7 +19,7 @@ class _FakeQuantDequant(PyLayer):
         scale = scale.astype(x.dtype)
         clipped = minimum(maximum(x, -scale), scale)
         v = clipped * (bin_cnt * (1.0 / scale))
-        return sign(v) * floor(abs(v) + 0.5) * scale / bin_cnt
+        return round_half_away(v) * scale / bin_cnt
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Any:

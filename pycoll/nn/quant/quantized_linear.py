@@ -24,7 +24,9 @@ _ALGOS = ("weight_only_int8", "llm.int8")
 _REFUSED = ("weight_only_int4", "w4a8", "w4afp8")
 
 
-def _round_half_away(x: Tensor) -> Tensor:
+def round_half_away(x: Tensor) -> Tensor:
+    """x rounded to integers, halves away from zero (paddle's quantization kernels' rounding;
+    ``pycoll.round`` rounds halves to even)."""
     return sign(x) * floor(abs(x) + 0.5)
 
 
@@ -64,7 +66,7 @@ def weight_quantize(x: Tensor, algo: str = "weight_only_int8", arch: Optional[in
                              f"({group_size})")
         absmax = amax(abs(w).reshape([k // group_size, group_size, n]), axis=1)
     scale = maximum(absmax, to_tensor(1e-8, dtype="float32")) / 127.0  # an all-zero channel stays 0
-    q = clip(_round_half_away(w / _per_row_scale(scale, k, group_size)), -127, 127)
+    q = clip(round_half_away(w / _per_row_scale(scale, k, group_size)), -127, 127)
     return cast(q, "int8").t(), cast(scale, "float32" if algo == "llm.int8" else x.dtype)
 
 
@@ -112,7 +114,7 @@ def llm_int8_linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
     outlier = cast(amax(abs(flat), axis=0) >= threshold, "float32")  # [in]: 1 on an outlier feature
     regular = flat * (1.0 - outlier)
     row_scale = maximum(amax(abs(regular), axis=1, keepdim=True), to_tensor(1e-8, dtype="float32")) / 127.0
-    xq = cast(clip(_round_half_away(regular / row_scale), -127, 127), "int32")
+    xq = cast(clip(round_half_away(regular / row_scale), -127, 127), "int32")
     out = cast(matmul(xq, wq), "float32") * row_scale * ws.reshape([1, -1])
     out = out + matmul(flat * outlier, cast(wq, "float32") * ws.reshape([1, -1]))
     out = out.reshape(list(xf.shape[:-1]) + [wq.shape[1]])
