@@ -499,6 +499,11 @@ def test_every_reshard_transition_matches_numpy(nprocs):
     assert_ok(launch(nprocs, "auto_parallel_reshard.py", timeout=90), expect_lines=nprocs)
 
 
+def test_a_reshard_to_another_mesh_moves_the_pieces_and_the_gradient_back():
+    # pipeline stages' meshes (paddle's cross-mesh reshard): disjoint, overlapping, reordered, other shapes
+    assert_ok(launch(4, "auto_parallel_cross_mesh.py", timeout=120), expect_lines=4)
+
+
 @pytest.mark.parametrize("setup, nprocs", [("dp", 2), ("hybrid", 4)])
 def test_an_mlp_through_to_static_trains_like_one_process(setup, nprocs):
     assert_ok(launch(nprocs, "auto_parallel_train.py", setup, timeout=120), expect_lines=nprocs)

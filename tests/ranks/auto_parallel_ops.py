@@ -151,8 +151,8 @@ def other_meshes():
     for mesh, placements in ((dist.ProcessMesh([1, 0], dim_names=["x"]), [Shard(0)]),
                              (dist.ProcessMesh([[0, 1]], dim_names=["a", "b"]), [Replicate(), Shard(0)]),
                              (dist.ProcessMesh([0], dim_names=["x"]), [Replicate()])):
-        y = dist.shard_tensor(A, mesh, placements)
-        for op in (lambda: x + y, lambda: pycoll.matmul(x, y.T), lambda: pycoll.concat([x, y])):
+        y, y_t = dist.shard_tensor(A, mesh, placements), dist.shard_tensor(A.T.copy(), mesh, placements)
+        for op in (lambda: x + y, lambda: pycoll.matmul(x, y_t), lambda: pycoll.concat([x, y])):
             expect(ValueError, ["different process meshes", "all inputs must be on the same mesh"], op)
 
 

@@ -32,7 +32,7 @@ set_cuda_rng_state seed manual_seed get_cuda_rng_state get_default_device get_de
 get_rng_state load save summary flops in_dynamic_mode is_compiled_with_cuda is_grad_enabled create_parameter
 to_dlpack from_dlpack grad tolist numpy item backward register_hook register_grad_ready_hook clear_grad
 clear_gradient _bump_inplace_version _clear_data _grad_ivar _set_data data_ptr cpu cuda pin_memory to
-value values detach_ set_ resize_ reconstruct_from_ seed_grad finish_grad retain_grads requires_grad_
+value values get_tensor detach_ set_ resize_ reconstruct_from_ seed_grad finish_grad retain_grads requires_grad_
 apply apply_ element_size stride get_strides is_contiguous contiguous create_tensor is_dist
 DTypeLike Optional Sequence Tuple Union List Iterator array_module as_tensor delivered op_output placed paired
 param_aliases normalize_axes kept_shape accumulates_in_float32 needs_grad value_output conjugate_grads convert_dtype

@@ -25,6 +25,7 @@ from pycoll._printing import format_body
 from pycoll.device import place_of, place_str
 from pycoll.distributed.auto_parallel.mesh import ProcessMesh
 from pycoll.distributed.auto_parallel.placements import Placement, ReduceOp, Replicate, check_placements
+from pycoll.distributed.auto_parallel.cross_mesh import between_meshes
 from pycoll.distributed.auto_parallel.transitions import (describe, gradient_placements, local_block,
                                                           plan, transition)
 from pycoll.nn import Parameter
@@ -261,9 +262,9 @@ def computing_locally() -> bool:
 
 
 def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
-    """``dist_tensor`` moved to ``placements`` on the same ``mesh``, with the collectives of
-    ``transitions.py``; a new distributed tensor, differentiable (its backward moves the
-    gradient back). Inside a DistModel's forward, whose ops compute on the local pieces (its plan
+    """``dist_tensor`` moved to ``placements`` on ``mesh``: on its own mesh with the collectives of
+    ``transitions.py``, to another mesh (a pipeline stage's) through ``cross_mesh.py``; a new
+    distributed tensor, differentiable (its backward moves the gradient back). Inside a DistModel's forward, whose ops compute on the local pieces (its plan
     fixed where values lie: each rank's rows, the model-parallel Linears' cuts), the tensor is
     returned as it is: a reshard there (paddle's sequence-parallel annotation) is a hint the plan
     has taken, and moving a piece would hand the next op a shape the plan does not expect."""
@@ -273,33 +274,50 @@ def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placeme
         raise TypeError(f"reshard: dist_tensor must be a distributed tensor (made by dist.shard_tensor), "
                         f"got {type(dist_tensor).__name__}")
     mesh = _check_mesh(mesh)
-    if mesh != dist_tensor.process_mesh:
-        raise ValueError(f"reshard: mesh {mesh} is not dist_tensor's mesh {dist_tensor.process_mesh}; "
-                         f"pycoll reshards between placements on one mesh")
     shape = dist_tensor.shape
     placements = check_placements(placements, mesh, len(shape), shape)
-    return _reshard(dist_tensor, mesh, dist_tensor.placements, placements, shape)
+    return _reshard(dist_tensor, dist_tensor.process_mesh, dist_tensor.placements, placements, shape, mesh)
+
+
+def _moved(arr: Any, shape: List[int], src_mesh: ProcessMesh, src: List[Placement], dst_mesh: ProcessMesh,
+           dst: List[Placement]) -> Any:
+    if src_mesh == dst_mesh:
+        return transition(arr, shape, src_mesh, src, dst)
+    return between_meshes(arr, shape, src_mesh, src, dst_mesh, dst)
+
+
+def _communication(mesh: ProcessMesh, src: List[Placement], to_mesh: ProcessMesh, dst: List[Placement],
+                   ndim: int) -> dict:
+    """What a program listing says a reshard communicates: forward ("comm") and backward
+    ("grad_comm", a callable: it is described only when listed)."""
+    if to_mesh != mesh:
+        return {"comm": f"send/recv from mesh {mesh.process_ids} to mesh {to_mesh.process_ids}",
+                "grad_comm": lambda: f"send/recv from mesh {to_mesh.process_ids} to mesh {mesh.process_ids}"}
+    return {"comm": describe(plan(src, dst, ndim), mesh),
+            "grad_comm": lambda: describe(plan(gradient_placements(dst, mesh)[0], gradient_placements(src, mesh)[0],
+                                               ndim), mesh)}
 
 
 def _reshard(x: Tensor, mesh: ProcessMesh, src: List[Placement], dst: List[Placement],
-             shape: List[int]) -> Tensor:
+             shape: List[int], to_mesh: Optional[ProcessMesh] = None) -> Tensor:
+    """x (on ``mesh`` under ``src``) under ``dst`` on ``to_mesh`` (default ``mesh``)."""
+    to_mesh = mesh if to_mesh is None else to_mesh
     if not x.stop_gradient and _graph.is_grad_enabled():
         gradient_placements(src, mesh)  # a Partial without a gradient fails now, not in backward
-        gradient_placements(dst, mesh)
-    moved = transition(x._array, shape, mesh, src, dst)
-    out = make_dist(moved.reshape(()) if not shape else moved, mesh, dst, shape)  # a 0-d tensor stays 0-d
+        gradient_placements(dst, to_mesh)
+    moved = _moved(x._array, shape, mesh, src, to_mesh, dst)
+    # a 0-d tensor stays 0-d (on its mesh's ranks: the others hold an empty array)
+    out = make_dist(moved.reshape(()) if not shape and moved.size == 1 else moved, to_mesh, dst, shape)
     local_in = x._array.shape
 
     def reshard_backward(g: Any) -> tuple:
-        grad_dst, scale_out = gradient_placements(dst, mesh)
+        grad_dst, scale_out = gradient_placements(dst, to_mesh)
         grad_src, scale_in = gradient_placements(src, mesh)
-        g = transition(g / scale_out if scale_out != 1.0 else g, shape, mesh, grad_dst, grad_src)
+        g = _moved(g / scale_out if scale_out != 1.0 else g, shape, to_mesh, grad_dst, mesh, grad_src)
         g = g.reshape(local_in) if not shape else g
         return (g * scale_in if scale_in != 1.0 else g,)
 
-    reshard_backward.__pycoll_op__ = {  # what a program listing says of it (program.py)
-        "name": "reshard", "note": f"{src} -> {dst}", "comm": describe(plan(src, dst, len(shape)), mesh),
-        "grad_comm": lambda: describe(plan(gradient_placements(dst, mesh)[0],
-                                           gradient_placements(src, mesh)[0], len(shape)), mesh)}
+    reshard_backward.__pycoll_op__ = {"name": "reshard", "note": f"{src} -> {dst}",  # for program.py's listing
+                                      **_communication(mesh, src, to_mesh, dst, len(shape))}
     _graph.record((out,), reshard_backward, (x,))  # if x needs a gradient
     return out

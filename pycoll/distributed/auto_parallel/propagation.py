@@ -36,6 +36,7 @@ import contextlib
 import math
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
+import pycoll.distributed as dist
 from pycoll import _graph
 from pycoll._tensor_ops import add_input_hook, add_operands_hook, add_pair_hook, add_reshape_hook
 from pycoll.distributed.auto_parallel.dtensor import DistTensor, computing_locally, make_dist, reshard
@@ -85,6 +86,7 @@ def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]
         return operands
     _one_mesh(name, placed)
     mesh = placed[0].process_mesh
+    _refuse_off_mesh(name, mesh)
     shapes = [tuple(t.shape) if isinstance(t, Tensor) else None for t in operands]
     had = [_placements(t) if isinstance(t, Tensor) else None for t in operands]
     targets = [list(p) if p is not None else None for p in had]
@@ -155,6 +157,7 @@ def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
         return x, y
     if x.placements is not None and y.placements is not None:
         _one_mesh("an elementwise op", (x, y))
+    _refuse_off_mesh("an elementwise op", (x if x.placements is not None else y).process_mesh)
     y = _split_as(y, x)
     return _block_of(x, y), _block_of(y, x)
 
@@ -205,6 +208,20 @@ def _as_replicated(t: Tensor, mesh: Any) -> Tensor:
     return out
 
 
+def _refuse_off_mesh(name: str, mesh: Any) -> None:
+    """Refuse op ``name`` on a rank off the ``mesh`` of its distributed operands: that rank holds
+    no piece of them (an empty array), nor would it of the result. paddle skips such an op on such
+    a rank (pipeline stages made of meshes of their own, joined by ``reshard`` from one mesh to
+    the next); pycoll computes every op on every rank and says so rather than compute a result
+    whose shape is wrong."""
+    if mesh.coordinate() is None:
+        raise NotImplementedError(
+            f"{name}: this rank ({dist.get_rank()}) is not on the process mesh {mesh.process_ids} of its "
+            f"distributed inputs: paddle skips the op on this rank (pipeline stages made of meshes of their own), "
+            f"pycoll runs every op on every rank and cannot; run pipeline stages with fleet's PipelineLayer "
+            f"(dist.reshard moves a tensor from one mesh to another)")
+
+
 def _whole_partial(tensor: Any) -> Any:
     """An op's operand that holds Partial values, resharded to its whole value first (paddle's
     rule: the result of an op on a Partial value is computed from the whole)."""
@@ -245,6 +262,7 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     mesh = placed[0].process_mesh
     name = describe_fn(backward)["name"]
     _one_mesh(name, placed)
+    _refuse_off_mesh(name, mesh)
     told = _told_facts(name, inputs)
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
