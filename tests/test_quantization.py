@@ -4,11 +4,11 @@ import pytest
 
 import pycoll
 from pycoll import nn
-from pycoll.nn.quant import Stub, weight_dequantize, weight_quantize
+from pycoll.nn.quant import Stub, llm_int8_linear, weight_dequantize, weight_only_linear, weight_quantize
 from pycoll.nn.quant.format import LinearDequanter, LinearQuanter
 from pycoll.nn.quant.qat import QuantedLinear
 from pycoll.quantization import PTQ, QAT, ObserveWrapper, QuantConfig
-from pycoll.quantization.observers import AbsmaxObserver
+from pycoll.quantization.observers import AbsmaxObserver, GroupWiseWeightObserver
 from pycoll.quantization.quanters import FakeQuanterWithAbsMaxObserver
 
 
@@ -101,16 +101,59 @@ def test_weight_quantize_is_per_channel_abs_max_int8():
     assert np.allclose(weight_dequantize(q, s, algo="llm.int8").numpy(), np.round(w / scale) * scale)
 
 
+def test_weight_only_and_llm_int8_linear_compute_with_the_dequantized_weight():
+    rng = np.random.RandomState(1)
+    w, x, b = rng.randn(8, 3).astype("float32"), rng.randn(2, 8).astype("float32"), rng.randn(3).astype("float32")
+    q, s = weight_quantize(pycoll.to_tensor(w))
+    dequantized = q.numpy().T.astype(np.float32) * s.numpy()
+    out = weight_only_linear(pycoll.to_tensor(x), q, pycoll.to_tensor(b), weight_scale=s)
+    np.testing.assert_allclose(out.numpy(), x @ dequantized + b, rtol=1e-5, atol=1e-6)
+    # LLM.int8 without outliers: the rows of x quantized by their abs-max too, multiplied in integers
+    q8, s8 = weight_quantize(pycoll.to_tensor(w), algo="llm.int8")
+    row_scale = np.abs(x).max(1, keepdims=True) / 127
+    x_int = np.round(x / row_scale)
+    want = (x_int @ q8.numpy().T.astype(np.float32)) * row_scale * s8.numpy()
+    np.testing.assert_allclose(llm_int8_linear(pycoll.to_tensor(x), q8, weight_scale=s8, threshold=100.0).numpy(),
+                               want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"weight must be the int8 \[out_features, in_features\] Tensor"):
+        weight_only_linear(pycoll.to_tensor(x), pycoll.to_tensor(w), weight_scale=s)  # not quantized
+    with pytest.raises(ValueError, match=r"x's last dimension must be the weight's in_features \(8"):
+        weight_only_linear(pycoll.ones([2, 3]), q, weight_scale=s)
+    with pytest.raises(NotImplementedError, match="pycoll implements 'int8' only"):
+        weight_only_linear(pycoll.to_tensor(x), q, weight_scale=s, weight_dtype="int4")
+
+
 def test_bad_arguments_name_the_argument():
     with pytest.raises(TypeError, match="activation"):
         QuantConfig(activation="abs_max", weight=None)
     with pytest.raises(ValueError, match="moving_rate"):
         FakeQuanterWithAbsMaxObserver(moving_rate=2)
-    with pytest.raises(NotImplementedError, match="weight_only_int4"):
+    with pytest.raises(NotImplementedError, match="'weight_only_int4' is paddle's but not implemented in pycoll"):
         weight_quantize(pycoll.ones([4, 4]), algo="weight_only_int4")
+    with pytest.raises(ValueError, match=r"algo must be one of \['weight_only_int8', 'llm.int8'\] \(paddle's"):
+        weight_quantize(pycoll.ones([4, 4]), algo="int3")
     with pytest.raises(ValueError, match="group_size"):
         weight_quantize(pycoll.ones([4, 4]), group_size=32)
     model = nn.Linear(2, 2)
     model.eval()
     with pytest.raises(AssertionError, match="training mode"):
         QAT(QuantConfig(activation=None, weight=None)).quantize(model)
+
+
+@pytest.mark.parametrize("group_size", [64, 128])
+def test_a_group_wise_ptq_converts_with_its_group_size(group_size):
+    pycoll.seed(2)
+    model = nn.Sequential(nn.Linear(128, 4))
+    model.eval()
+    config = QuantConfig(activation=None, weight=None)
+    config.add_type_config(nn.Linear, weight=GroupWiseWeightObserver(quant_bits=8, group_size=group_size))
+    ptq = PTQ(config)
+    prepared = ptq.quantize(model)
+    x = pycoll.randn([3, 128])
+    prepared(x)  # calibration
+    converted = ptq.convert(prepared)
+    w, b = model[0].weight.numpy(), model[0].bias.numpy()
+    scale = np.abs(w.reshape(128 // group_size, group_size, 4)).max(axis=1)  # [groups, out]
+    rows = np.repeat(scale, group_size, axis=0)
+    dequantized = np.clip(np.round(w / rows * 127), -128, 127) * rows / 127
+    np.testing.assert_allclose(converted(x).numpy(), x.numpy() @ dequantized + b, rtol=1e-5, atol=1e-5)

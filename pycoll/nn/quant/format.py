@@ -65,8 +65,12 @@ class _LinearQuantParams(Layer):
 
     @staticmethod
     def _args_of(quanter: Any) -> dict:
-        return dict(scales=quanter.scales(), zero_point=quanter.zero_points(), quant_axis=quanter.quant_axis(),
+        """The constructor's arguments from a quanter or observer (a group-wise one's group size too)."""
+        args = dict(scales=quanter.scales(), zero_point=quanter.zero_points(), quant_axis=quanter.quant_axis(),
                     bit_length=quanter.bit_length())
+        if hasattr(quanter, "group_size"):
+            args["group_size"] = quanter.group_size
+        return args
 
 
 class LinearQuanter(_LinearQuantParams):

@@ -32,9 +32,11 @@ def round_half_away(x: Tensor) -> Tensor:
 
 def _check(fn: str, algo: str, group_size: Any, arch: Any = None) -> None:
     if algo in _REFUSED:
-        raise NotImplementedError(f"{fn}: algo {algo!r} is not supported by pycoll (only {list(_ALGOS)})")
+        raise NotImplementedError(f"{fn}: algo {algo!r} is paddle's but not implemented in pycoll, which "
+                                  f"computes {list(_ALGOS)}")
     if algo not in _ALGOS:
-        raise ValueError(f"{fn}: algo must be one of {list(_ALGOS + _REFUSED)}, got {algo!r}")
+        raise ValueError(f"{fn}: algo must be one of {list(_ALGOS)} (paddle's {list(_REFUSED)} are not "
+                         f"implemented in pycoll), got {algo!r}")
     if group_size not in (-1, 64, 128) or isinstance(group_size, bool):
         raise ValueError(f"{fn}: group_size must be -1, 64 or 128, got {group_size!r}")
     if arch is not None and (isinstance(arch, bool) or not isinstance(arch, int)):
@@ -82,15 +84,28 @@ def weight_dequantize(x: Tensor, scale: Tensor, algo: str = "weight_only_int8", 
     return cast(w * _per_row_scale(cast(scale, "float32"), w.shape[0], group_size), scale.dtype)
 
 
+def _check_int8_weight(fn: str, x: Tensor, weight: Tensor) -> None:
+    """``weight`` must be weight_quantize's int8 [out_features, in_features] for inputs ``x`` [..., in_features]."""
+    if not isinstance(weight, Tensor) or weight.ndim != 2 or str(weight.dtype) != "int8":
+        raise ValueError(f"{fn}: weight must be the int8 [out_features, in_features] Tensor weight_quantize "
+                         f"returned, got {getattr(weight, 'dtype', type(weight).__name__)} of shape "
+                         f"{getattr(weight, 'shape', None)}")
+    if not isinstance(x, Tensor) or x.ndim < 1 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"{fn}: x's last dimension must be the weight's in_features ({weight.shape[1]}: weight "
+                         f"[out_features, in_features] is {weight.shape}), got x of shape {getattr(x, 'shape', None)}")
+
+
 def weight_only_linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
                        weight_scale: Optional[Tensor] = None, weight_dtype: str = "int8",
                        arch: Optional[int] = None, group_size: int = -1) -> Tensor:
     """``x @ dequantize(weight) + bias`` for an int8 ``weight`` from weight_quantize, in x's dtype."""
     if weight_dtype != "int8":
-        raise NotImplementedError(f"weight_only_linear: weight_dtype must be 'int8' in pycoll, got {weight_dtype!r}")
+        raise NotImplementedError(f"weight_only_linear: weight_dtype {weight_dtype!r}: pycoll implements 'int8' "
+                                  f"only (paddle's 'int4' packs two weights a byte)")
     _check("weight_only_linear", "weight_only_int8", group_size, arch)
     if weight_scale is None:
         raise ValueError("weight_only_linear: weight_scale is required (the scale weight_quantize returned)")
+    _check_int8_weight("weight_only_linear", x, weight)
     w = weight_dequantize(weight, cast(weight_scale, "float32"), group_size=group_size)
     out = matmul(cast(x, "float32"), w)
     if bias is not None:
@@ -105,6 +120,7 @@ def llm_int8_linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None,
     multiplied in integers with the int8 weight, then rescaled. Result in x's dtype."""
     if weight_scale is None:
         raise ValueError("llm_int8_linear: weight_scale is required (the scale weight_quantize returned)")
+    _check_int8_weight("llm_int8_linear", x, weight)
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold <= 0:
         raise ValueError(f"llm_int8_linear: threshold must be a positive number, got {threshold!r}")
     xf = cast(x, "float32")
