@@ -4,13 +4,12 @@ from __future__ import annotations
 from typing import Optional
 
 from pycoll._graph import no_grad
-from pycoll.creation import zeros_like
 from pycoll.math_ops import abs, cast
 from pycoll.reduce_ops import amax
 from pycoll.search_ops import where
 from pycoll.nn.layer import Layer
-from pycoll.quantization.base_observer import BaseObserver
 from pycoll.quantization.factory import ObserverFactory
+from pycoll.quantization.observers._running_max import RunningMaxObserverLayer
 from pycoll.tensor import Tensor
 
 
@@ -27,17 +26,13 @@ class GroupWiseWeightObserver(ObserverFactory):
         return GroupWiseWeightObserverLayer
 
 
-class GroupWiseWeightObserverLayer(BaseObserver):
+class GroupWiseWeightObserverLayer(RunningMaxObserverLayer):
     """The scale of a weight [in, out] is [in // group_size, out]: the abs-max of each group of
     ``group_size`` input rows in each output column (an all-zero group gets 1e-8)."""
 
     def __init__(self, layer: Optional[Layer] = None, quant_bits: int = 8, group_size: int = 128) -> None:
-        super().__init__()
-        self._quant_bits = quant_bits
+        super().__init__(quant_bits)
         self.group_size = group_size
-        self._max: Optional[Tensor] = None
-        self._scale: Optional[Tensor] = None
-        self._zero_point: Optional[Tensor] = None
 
     def forward(self, inputs: Tensor) -> Tensor:
         if inputs.ndim != 2:
@@ -51,32 +46,3 @@ class GroupWiseWeightObserverLayer(BaseObserver):
             abs_max = amax(abs(grouped), axis=1)
             self._max = where(abs_max == 0, abs_max + 1e-8, abs_max)
         return inputs
-
-    def min_value(self) -> float:
-        return 0.0
-
-    def max_value(self) -> Optional[Tensor]:
-        return self._max
-
-    def bit_length(self) -> int:
-        return self._quant_bits
-
-    def quant_axis(self) -> int:
-        return -1
-
-    def cal_thresholds(self) -> None:
-        if self._max is None:
-            raise RuntimeError("GroupWiseWeightObserverLayer: nothing has been observed yet")
-        if self._scale is None:
-            self._scale = self._max
-        self._zero_point = zeros_like(self._scale)
-
-    def scales(self) -> Tensor:
-        if self._scale is None:
-            self.cal_thresholds()
-        return self._scale
-
-    def zero_points(self) -> Tensor:
-        if self._zero_point is None:
-            self.cal_thresholds()
-        return self._zero_point
