@@ -37,6 +37,11 @@ def check_case(src_mesh, src, dst_mesh, dst, whole, constant):
     y = dist.reshard(dist.shard_tensor(whole, src_mesh, src), dst_mesh, dst)
     assert y.process_mesh == dst_mesh and y.placements == dst and y.shape == list(whole.shape), where
     np.testing.assert_array_equal(y._local_value().numpy(), piece_on(dst_mesh, whole, dst), err_msg=where)
+    read = y.numpy()  # collective over the mesh: the whole value on it, nothing off it (paddle's)
+    if dst_mesh.coordinate() is None:
+        assert read.size == 0, (where, read)
+    else:
+        np.testing.assert_allclose(read, whole, rtol=1e-6, err_msg=f"numpy() {where}")
     x = dist.shard_tensor(whole, src_mesh, src, stop_gradient=False)
     moved = dist.reshard(x, dst_mesh, dst)
     out_layout, out_factor = gradient_layout(dst, dst_mesh)
@@ -57,6 +62,14 @@ def guide_example():
     assert moved.dtype == pycoll.int64 and moved.placements == [S0]
 
 
+def one_rank_meshes_without_init():
+    """paddle's guide never calls init_parallel_env: a move between two meshes of one rank starts it
+    as every other reshard does (run first, before anything else started it)."""
+    moved = dist.reshard(dist.shard_tensor(np.arange(6.0).reshape(2, 3), ProcessMesh([0]), [R]), ProcessMesh([3]), [S1])
+    want = np.arange(6.0).reshape(2, 3) if dist.get_rank() == 3 else np.empty((0, 0))
+    np.testing.assert_array_equal(moved._local_value().numpy(), want)
+
+
 def off_mesh_ops_are_refused():
     """paddle skips an op on a rank off its inputs' mesh; pycoll says it cannot (rather than give a
     piece of a wrong shape), and the job goes on."""
@@ -71,7 +84,7 @@ def off_mesh_ops_are_refused():
 
 
 def main():
-    dist.init_parallel_env()
+    one_rank_meshes_without_init()
     assert dist.get_world_size() == 4
     rng = np.random.default_rng(3)
     for case in CASES:

@@ -24,6 +24,7 @@ def between_meshes(arr: Any, global_shape: Sequence[int], src_mesh: ProcessMesh,
                    dst_mesh: ProcessMesh, dst: Sequence[Placement]) -> Any:
     """This rank's array under ``dst`` on ``dst_mesh`` from its array under ``src`` on
     ``src_mesh`` (an empty array where this rank is not on ``dst_mesh``)."""
+    dist.init_parallel_env()  # (as making a mesh's groups does; meshes of one rank make none)
     for mesh in (src_mesh, dst_mesh):
         for axis in range(mesh.ndim):
             if mesh.shape[axis] > 1:

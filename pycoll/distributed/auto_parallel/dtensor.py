@@ -113,8 +113,10 @@ class _Distributed:
         """The whole value's array on this rank (collective over the mesh unless Replicate)."""
         if all(p.is_replicated() for p in self.placements):
             return self._array
-        with _graph.no_grad():
+        with _graph.no_grad():  # on every rank: one off the mesh still joins in making its groups
             whole = reshard(self, self.process_mesh, [Replicate()] * self.process_mesh.ndim)._array
+        if self.process_mesh.coordinate() is None:
+            return whole  # off the mesh: no piece, an empty array (paddle's answer there too)
         return whole.reshape(self._global_shape)  # a 0-d tensor stays 0-d
 
     # paddle reads a distributed tensor's whole value; ``_local_value()`` is the piece
