@@ -23,11 +23,12 @@ from typing import Any, List, Optional, Sequence, Union
 import numpy as np
 
 from pycoll._param_aliases import param_aliases
-from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, value_output
+from pycoll import _graph
+from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, unwatched, value_output
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
-from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose
+from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose, viewed
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list
 
@@ -114,11 +115,29 @@ def repeat_interleave(x: Any, repeats: Any, axis: Optional[int] = None, name: Op
 
 @param_aliases({"dim": "axis"})
 def unbind(input: Any, axis: int = 0) -> List[Tensor]:  # noqa: A002 - paddle's name
-    """The slices of `input` along `axis`, that axis removed: views of input (paddle's)."""
+    """The slices of `input` along `axis`, that axis removed: views of input (paddle's). One op
+    with a slice per output: its backward writes the slices' gradients into one zero array (an
+    index per slice would add a zero array of x's size per slice: quadratic in an RNN's loop)."""
     x = as_tensor(input)
     ax = axis_arg(axis, x.ndim, "unbind")
     lead = (_slice(None),) * ax
-    return [x[lead + (i,)] for i in range(x.shape[ax])]  # x.shape: the whole (auto-parallel)
+    if not unwatched([x]):  # distributed (x.shape: the whole) or hooked: each slice an index op
+        return [x[lead + (i,)] for i in range(x.shape[ax])]
+    a = x._array
+    outs = [wrap(a[lead + (i,)]) for i in range(a.shape[ax])]
+    if not outs:
+        return outs
+    xp = array_module(a)
+
+    def backward(grads: Any) -> tuple:
+        grads = grads if len(outs) > 1 else [grads]
+        whole = xp.zeros(a.shape, dtype=next(g for g in grads if g is not None).dtype)
+        for i, g in enumerate(grads):
+            if g is not None:
+                whole[lead + (i,)] = g
+        return (whole,)
+    _graph.record(outs, backward, [x])
+    return [viewed(out, x, "index", lead + (i,)) for i, out in enumerate(outs)]
 
 
 def unstack(x: Any, axis: int = 0, num: Optional[int] = None) -> List[Tensor]:

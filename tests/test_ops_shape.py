@@ -52,6 +52,26 @@ def test_splitting_and_unbinding():
     gradcheck(lambda t: pycoll.tensor_split(t, 3, axis=2)[1] * 2 + pycoll.unbind(t, 2)[0].unsqueeze(2), [A])
 
 
+def test_unbind_in_an_rnn_loop_gives_each_slice_its_gradient():
+    x = pycoll.to_tensor(A, stop_gradient=False)  # [2, 3, 4]
+    h = pycoll.zeros([2, 4])
+    steps = pycoll.unbind(x, axis=1)
+    for t, xt in enumerate(steps[:2]):  # the last slice unused: its gradient stays zero
+        h = pycoll.tanh(h + xt * (t + 1))
+    h.sum().backward()
+    h0 = np.tanh(A[:, 0] * 1)
+    want = np.zeros_like(A)
+    g1 = 1 - np.tanh(h0 + A[:, 1] * 2) ** 2
+    want[:, 1] = 2 * g1
+    want[:, 0] = g1 * (1 - h0 ** 2)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-5)
+    assert len(steps) == 3 and steps[2].shape == [2, 4]
+    view = pycoll.unbind(pycoll.to_tensor(X), 0)[1]
+    view[0] = 9.0  # a slice is a view, as paddle's unbind gives
+    assert view.numpy().tolist() == [9.0, 4.0, 5.0]
+    assert pycoll.unbind(pycoll.zeros([2, 0]), 1) == []
+
+
 def test_axes_and_broadcasting():
     x = pycoll.to_tensor(A)
     assert pycoll.moveaxis(x, 0, 2).shape == [3, 4, 2] and pycoll.moveaxis(x, [0, 1], [2, 0]).shape == [3, 4, 2]

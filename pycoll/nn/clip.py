@@ -80,7 +80,7 @@ def _square_sums(grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross]
     arrays, so then they come to the host in one read."""
     present = [g for g in grads if g is not None]
     xp = array_module(present[0]) if present else np
-    sums = [xp.vdot(g, g) for g in (g.astype(np.float64, copy=False) for g in present)]
+    sums = [_square_sum(g, xp) for g in present]
     stacked = xp.stack(sums) if sums else xp.zeros(0, np.float64)
     if len(present) < len(grads):  # put zeros where a gradient is missing
         full = xp.zeros(len(grads), np.float64)
@@ -89,6 +89,16 @@ def _square_sums(grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross]
     if sum_across is None:
         return stacked
     return sum_across(to_module(stacked, np))
+
+
+def _square_sum(g: Any, xp: Any) -> Any:
+    """g's sum of squares (of magnitudes), accumulated in float64 without a float64 copy of g
+    (half-precision squares are taken in float32: they would overflow in their own dtype)."""
+    if g.dtype.kind == "c":
+        return xp.vdot(g, g).real.astype(np.float64)
+    if g.dtype.itemsize < 4:
+        g = g.astype(np.float32)
+    return xp.square(g).sum(dtype=np.float64)
 
 
 def _scaled(grads: Sequence[Optional[Any]], scales: Any) -> List[Optional[Any]]:
