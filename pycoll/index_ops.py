@@ -62,8 +62,8 @@ def nonzero(x: Any, as_tuple: bool = False) -> Union[Tensor, Tuple[Tensor, ...]]
     xp = array_module(x._array)
     found = xp.nonzero(x._array)
     if as_tuple:
-        return tuple(value_output(i.astype(int64), "nonzero", x) for i in found)
-    return value_output(xp.stack(found, axis=1).astype(int64), "nonzero", x)
+        return tuple(value_output(i.astype(int64, copy=False), "nonzero", x) for i in found)
+    return value_output(xp.stack(found, axis=1).astype(int64, copy=False), "nonzero", x)
 
 
 def argwhere(input: Any) -> Tensor:  # noqa: A002 - paddle's name
