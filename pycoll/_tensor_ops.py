@@ -255,9 +255,9 @@ def check_broadcast(op: str, x_name: str, x_shape: Tuple[int, ...], y_name: str,
                               f"do not broadcast (dimension -{i}: {a} vs {b})")
 
 
-def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
+def normalize_axes(axis: Any, ndim: int, fn: Optional[str] = None) -> Optional[Tuple[int, ...]]:
     """An `axis` argument (None, an int or a list/tuple of ints) as a tuple of non-negative axes
-    of an `ndim`-dimensional array; None stays None (all axes)."""
+    of an `ndim`-dimensional array; None stays None (all axes). ``fn``: the op the error names."""
     if axis is None:
         return None
     items = axis if isinstance(axis, (list, tuple)) else [axis]
@@ -265,7 +265,8 @@ def normalize_axes(axis: Any, ndim: int) -> Optional[Tuple[int, ...]]:
     out = []
     for a in items:
         if not isinstance(a, (int, np.integer)) or not -n <= a < n:
-            raise ValueError(f"axis must be ints in [-{n}, {n}){' (x is 0-d)' if ndim == 0 else ''}, got {axis!r}")
+            raise ValueError(f"{fn + ': ' if fn else ''}axis must be ints in [-{n}, {n})"
+                             f"{' (x is 0-d)' if ndim == 0 else ''}, got {axis!r}")
         out.append(int(a) % n)
     return tuple(out)
 
@@ -275,7 +276,7 @@ def reduction_axes(axis: Any, ndim: int, op: str) -> Optional[Tuple[int, ...]]:
     twice (``[1, 1]``, ``[1, -1]``) as paddle does; ops that may repeat an axis (roll) use
     `normalize_axes`. As paddle's, an empty list reduces every axis, and so does any axis of a 0-d
     tensor (0 or -1: the tensor itself): None for both."""
-    axes = normalize_axes(axis, ndim)
+    axes = normalize_axes(axis, ndim, op)
     if axes == () or (ndim == 0 and axes is not None):
         return None
     if axes is not None and len(set(axes)) != len(axes):

@@ -196,14 +196,17 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             values = values.reshape(())
     else:
         values = value
-    if not (_graph.is_grad_enabled() and (not x.stop_gradient or needs_grad(value))):
-        if xp is np or not _may_repeat(idx):  # NumPy itself lets the last write win
-            x._array[idx] = values
-        else:
-            _write_last(x._array, idx, values)
-        x._bump_inplace_version()
-        return
-    in_place(x, "__setitem__", lambda: written(x, idx, values, value if needs_grad(value) else None))
+    try:
+        if not (_graph.is_grad_enabled() and (not x.stop_gradient or needs_grad(value))):
+            if xp is np or not _may_repeat(idx):  # NumPy itself lets the last write win
+                x._array[idx] = values
+            else:
+                _write_last(x._array, idx, values)
+            x._bump_inplace_version()
+            return
+        in_place(x, "__setitem__", lambda: written(x, idx, values, value if needs_grad(value) else None))
+    except IndexError as exc:  # NumPy's words, with the tensor's shape and the index given (as reading says)
+        raise IndexError(f"__setitem__: indexing a Tensor of shape {list(x.shape)} with {index!r}: {exc}") from None
 
 
 def written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tensor:

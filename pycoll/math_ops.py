@@ -205,6 +205,7 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     x, y = operand(x), operand(y)
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError(f"matmul needs tensors or arrays, got {type(x).__name__} and {type(y).__name__}")
+    y = integers_as_float(x, y)
     # transposed on their arrays, in matmul's own node, unless a hook must see the transposes
     # (a transpose op costs 6 us, three times a small product)
     swap_x, swap_y = transpose_x and x.ndim >= 2, transpose_y and y.ndim >= 2
@@ -231,12 +232,21 @@ def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
     return op_output(quietly(product, xa, ya), backward, x, y)
 
 
+def integers_as_float(x: Tensor, y: Tensor) -> Tensor:
+    """``y`` in x's dtype where x is floating and y holds integers, else ``y``: paddle 3.3.1's
+    matmul and linear take a float32 x with an int32/int64 y (its kernel reads y as x's dtype;
+    its float64 x refuses them, a quirk: pycoll takes every floating x)."""
+    if is_floating(x._array.dtype) and y._array.dtype.kind in "iu":
+        return cast(y, x.dtype)
+    return y
+
+
 def same_dtype(fn: str, a: Any, b: Any, names: Tuple[str, str], complex_mix: bool = False) -> None:
     """TypeError unless arrays a and b (the operands `names`) share a dtype: paddle's product and
     convolution kernels run in one dtype and refuse a second ("The type of data ... does not match")
     where NumPy would promote silently. With ``complex_mix`` a complex operand beside a real one
-    passes (paddle's matmul promotes those). paddle 3.3.1's matmul and linear also take a float32 x
-    with an int32/int64 y (not a float64 x): a kernel quirk, refused here."""
+    passes (paddle's matmul promotes those); a floating x with integer y is cast first
+    (``integers_as_float``)."""
     da, db = a.dtype, b.dtype
     if da == db or (complex_mix and "c" in (da.kind, db.kind)):
         return

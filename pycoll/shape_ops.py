@@ -289,7 +289,7 @@ def axis_arg(axis: Any, ndim: int, fn: Optional[str] = None) -> int:
         axis = axis.item()
     if fn is not None and ndim == 0:
         raise ValueError(f"{fn}: x is 0-d, so it has no axis {axis!r}; give it one first (x.reshape([1]))")
-    axes = normalize_axes(axis, ndim)
+    axes = normalize_axes(axis, ndim, fn)
     if not axes or len(axes) != 1:
         raise ValueError(f"{fn + ': ' if fn else ''}axis must be one int, got {axis!r}")
     return axes[0]

@@ -192,13 +192,16 @@ class Tensor:
         return wrap(array)
 
     def item(self, *args: Any) -> Any:
+        if not args and self._array.size != 1:  # (NumPy's message names no tensor)
+            raise ValueError(f"only one element tensors can be converted to Python scalars; this one has shape "
+                             f"{list(self._array.shape)} ({self._array.size} elements)")
         return self._array.item(*args)
 
     def tolist(self) -> Any:
         return self.numpy().tolist()
 
     def __float__(self) -> float:
-        return float(self._array.item())
+        return float(self.item())
 
     def __format__(self, format_spec: str) -> str:
         """paddle's: a 0-d tensor formats as its number (``f"{loss:.3f}"``), others as ``str``."""
@@ -207,7 +210,7 @@ class Tensor:
         return object.__format__(self, format_spec)
 
     def __int__(self) -> int:
-        return int(self._array.item())
+        return int(self.item())
 
     def __bool__(self) -> bool:
         if self._array.size != 1:

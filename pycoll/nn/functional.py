@@ -33,7 +33,7 @@ from pycoll._tensor_ops import (as_tensor, check_broadcast, needs_grad, op_outpu
 from pycoll._tensor_ops import with_out as _with_out
 from pycoll.device import array_module
 from pycoll.kernels import host_math
-from pycoll.math_ops import relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
+from pycoll.math_ops import integers_as_float, relu, rows_gram, rows_matmul, same_dtype, sigmoid, tanh
 from pycoll.nn._activation_functional import rrelu
 from pycoll.nn._activation_functional import (celu, elu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu,
                                              log_sigmoid, log_softmax, logsigmoid, mish, relu6, selu, silu, softmax,
@@ -169,7 +169,11 @@ def _gelu_exact(a: Any) -> tuple:
 @accumulates_in_float32
 def linear(x: Tensor, weight: Tensor, bias: Optional[Tensor] = None, name: Optional[str] = None) -> Tensor:
     """x @ weight + bias with weight of shape [in_features, out_features] (paddle layout)."""
-    x, weight, bias = placed("linear", as_tensor(x), weight, bias)  # auto-parallel: a batch split beside a split weight
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("linear: x must have at least 1 dimension (its last holds the features), got a 0-d tensor")
+    weight = integers_as_float(x, as_tensor(weight))
+    x, weight, bias = placed("linear", x, weight, bias)  # auto-parallel: a batch split beside a split weight
     if bias is not None:  # a bias as placed as the weight's columns (auto-parallel's pair hook)
         weight, bias = paired(weight, bias)
     xa, wa = x._array, weight._array

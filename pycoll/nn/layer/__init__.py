@@ -556,7 +556,11 @@ class Layer(TorchNames):
                 continue
             arr = value.array if isinstance(value, Tensor) else value
             if not is_array(arr):  # lists and numbers take the tensor's dtype
-                arr = np.asarray(arr, dtype=None if isinstance(arr, np.generic) else target.dtype)
+                try:
+                    arr = np.asarray(arr, dtype=None if isinstance(arr, np.generic) else target.dtype)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"set_state_dict: the value of {lookup!r} must be a Tensor, an array, a list or a "
+                                    f"number, got {type(value).__name__} {value!r:.60} ({exc})") from None
             shape = value.shape if isinstance(value, Tensor) else list(arr.shape)  # a distributed one's: whole
             if shape != target.shape:
                 missing.append(lookup)
