@@ -2,8 +2,8 @@
 dense tensor (``is_dense()`` True, ``is_sparse()`` / ``is_sparse_coo()`` / ``is_sparse_csr()``
 False, ``layout``, ``dense_dim()``, ``sparse_dim()`` 0, ``type`` DENSE_TENSOR, ``num_shard``
 None; ``nnz()`` and ``values()`` are sparse tensors' and refused), ``offset`` (bytes from the
-start of its memory), ``get_device()``, ``value()``, ``get_tensor()``, ``pin_memory()``, ``grad_fn`` / ``grad_``,
-and paddle's ``apply`` / ``apply_`` (a function run on a tensor outside autograd), and the
+start of its memory), ``get_device()``, ``value()``, ``get_tensor()``, ``pin_memory()``, ``grad_fn``
+/ ``grad_``, and paddle's ``apply`` / ``apply_`` (a function run on a tensor outside autograd), and the
 private storage calls paddle's own libraries make (``_is_initialized``, ``_numel``,
 ``_copy_to``, ``_share_buffer_to``, ``_md5sum``)."""
 from __future__ import annotations
@@ -104,7 +104,8 @@ for _name, _method in {
         "is_dense": lambda x: True, "is_selected_rows": lambda x: False, "is_sparse": lambda x: False, "is_sparse_coo": lambda x: False,
         "is_sparse_csr": lambda x: False, "dense_dim": lambda x: x._array.ndim, "sparse_dim": lambda x: 0,
         "nnz": _sparse_only("nnz"), "values": _sparse_only("values"), "value": lambda x: x,
-        "get_device": get_device, "get_tensor": get_tensor, "pin_memory": pin_memory, "apply": apply, "apply_": apply_}.items():
+        "get_device": get_device, "get_tensor": get_tensor, "pin_memory": pin_memory, "apply": apply,
+        "apply_": apply_}.items():
     setattr(Tensor, _name, _method)
 del _name, _method
 Tensor.layout = property(lambda x: "NCHW", doc="paddle's data layout of a dense tensor: 'NCHW'.")

@@ -266,8 +266,8 @@ def computing_locally() -> bool:
 def reshard(dist_tensor: Tensor, mesh: ProcessMesh, placements: Sequence[Placement]) -> Tensor:
     """``dist_tensor`` moved to ``placements`` on ``mesh``: on its own mesh with the collectives of
     ``transitions.py``, to another mesh (a pipeline stage's) through ``cross_mesh.py``; a new
-    distributed tensor, differentiable (its backward moves the gradient back). Inside a DistModel's forward, whose ops compute on the local pieces (its plan
-    fixed where values lie: each rank's rows, the model-parallel Linears' cuts), the tensor is
+    distributed tensor, differentiable (its backward moves the gradient back). Inside a
+    DistModel's forward, whose ops compute on the local pieces (its plan fixed where values lie: each rank's rows, the model-parallel Linears' cuts), the tensor is
     returned as it is: a reshard there (paddle's sequence-parallel annotation) is a hint the plan
     has taken, and moving a piece would hand the next op a shape the plan does not expect."""
     if isinstance(dist_tensor, Tensor) and computing_locally():
