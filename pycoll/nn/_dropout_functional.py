@@ -76,9 +76,7 @@ def dropout(x: Tensor, p: float = 0.5, axis: Union[int, Sequence[int], None] = N
     # kernel selects and gives 0, which NumPy's where would make ~10x slower on a random mask
     saved = silence(SILENT)
     try:
-        out = a * mask
-        if axis is None:
-            out += 0.0  # a dropped negative is +0, as paddle's select gives (-0 + 0 is +0)
+        out = a * mask  # a dropped negative is -0 (paddle's select gives +0: a second pass to match)
     finally:
         restore(saved)
     return op_output(out, lambda g: (g * mask,), x)
