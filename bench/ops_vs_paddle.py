@@ -796,6 +796,29 @@ def _():
     return call
 
 
+@case("unbind_rnn_loop_1024")
+def _():
+    """An RNN-style loop over ``unbind(x, axis=1)`` of x [16, 1024, 64] and the backward: each
+    step's slice gradient goes back through unbind."""
+    x = tensor(16, 1024, 64)
+
+    def call():
+        h = P.zeros([16, 64])
+        for xt in P.unbind(x, axis=1):
+            h = P.tanh(h + xt)
+        h.sum().backward()
+    return call
+
+
+@case("clip_global_norm_4x1024x1024")
+def _():
+    """``ClipGradByGlobalNorm(1.0)`` called on 4 gradients of [1024, 1024] (the norm, then the scaling)."""
+    params = [P.create_parameter([1024, 1024], "float32") for _ in range(4)]
+    pairs = [(p, tensor(1024, 1024, grad=False, seed=i)) for i, p in enumerate(params)]
+    clip = P.nn.ClipGradByGlobalNorm(1.0)
+    return lambda: clip(pairs)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
