@@ -124,21 +124,29 @@ def triu_indices(row: int, col: Optional[int] = None, offset: int = 0, dtype: DT
 
 
 def meshgrid(*args: Any, **kwargs: Any) -> List[Tensor]:
-    """The grids of N 1-D tensors (given one by one or as one list), 'ij' indexing: result k
-    varies along dimension k."""
-    if kwargs.keys() - {"name"}:
-        raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs.keys() - {'name'})}")
+    """The grids of N 1-D tensors (given one by one or as one list). ``indexing`` 'ij' (the
+    default): result k varies along dimension k; 'xy' (torch's and NumPy's Cartesian form): the
+    first two dimensions swap places."""
+    if kwargs.keys() - {"name", "indexing"}:
+        raise TypeError(f"meshgrid: unexpected keyword arguments {sorted(kwargs.keys() - {'name', 'indexing'})}")
+    indexing = kwargs.get("indexing", "ij")
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     tensors = list(args[0]) if len(args) == 1 and isinstance(args[0], (list, tuple)) else list(args)
     tensors = [as_tensor(t) for t in tensors]
     for k, t in enumerate(tensors):
         if t.ndim > 1:
             raise ValueError(f"meshgrid: input {k} must be 0-d or 1-D, got shape {t.shape}")
     shape = [t.size for t in tensors]
+    dims = list(range(len(shape)))
+    if indexing == "xy" and len(shape) > 1:
+        dims[0], dims[1] = 1, 0  # tensor k varies along dims[k]
+    grid = [shape[dims.index(d)] for d in range(len(shape))]
     outs = []
     for k, t in enumerate(tensors):
         lined = [1] * len(shape)
-        lined[k] = shape[k]
-        outs.append(expand(reshape(t, lined), shape))
+        lined[dims[k]] = shape[k]
+        outs.append(expand(reshape(t, lined), grid))
     return outs
 
 

@@ -209,6 +209,11 @@ def test_compat_matches_paddle():
     assert C.max(x, 1).indices.numpy().tolist() == [2, 3, 1]
     assert C.min(x, dim=0, keepdim=True).indices.numpy().tolist() == [[1, 1, 1, 2]]
     assert C.max(x, x * 0 + 6).numpy().tolist() == [[6, 8, 9, 6], [6, 6, 6, 7], [6, 9, 6, 6]]
+    scalar = T(3.0)  # a 0-d input: itself and index 0 along dim 0 or -1 (paddle's MinMaxRetType(3., 0))
+    for r in (C.max(scalar, dim=0), C.min(scalar, -1, keepdim=True), C.sort(scalar), C.sort(scalar, dim=0)):
+        assert (r[0].item(), r[1].item(), r[1].dtype, r[1].shape) == (3.0, 0, pycoll.int64, [])
+    with pytest.raises(ValueError, match="paddle.compat.max: dim must be 0 or -1 for a 0-d input, got 1"):
+        C.max(scalar, 1)
     xg = T([[1., 1., 1.], [2., 0., 2.]], stop_gradient=False)
     C.max(xg, 1).values.sum().backward()
     assert xg.grad.numpy().tolist() == [[1, 0, 0], [1, 0, 0]]  # to the index only, as paddle's

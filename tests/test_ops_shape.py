@@ -163,6 +163,12 @@ def test_index_grids():
     assert _v(a) == [[1, 1, 1], [2, 2, 2]] and _v(b) == [[3, 4, 5], [3, 4, 5]]
     assert [_v(t) for t in pycoll.meshgrid([pycoll.to_tensor([1, 2]), pycoll.to_tensor([3, 4, 5])])] == [_v(a), _v(b)]
     gradcheck(lambda u, w: pycoll.meshgrid(u, w)[0] * pycoll.meshgrid(u, w)[1], [A[0, 0], A[1, 1, :3]])
+    for indexing in ("ij", "xy"):  # paddle 3.3's indexing=, NumPy's meaning
+        grids = pycoll.meshgrid(pycoll.arange(2), pycoll.arange(3), pycoll.arange(4), indexing=indexing)
+        want = np.meshgrid(np.arange(2), np.arange(3), np.arange(4), indexing=indexing)
+        assert all(np.array_equal(g.numpy(), w) for g, w in zip(grids, want))
+    with pytest.raises(ValueError, match="meshgrid: indexing must be 'ij' or 'xy', got 'zz'"):
+        pycoll.meshgrid(pycoll.arange(2), indexing="zz")
 
 
 def test_concat_and_stack_refuse_a_single_tensor_or_none():

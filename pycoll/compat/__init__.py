@@ -13,7 +13,7 @@ import os
 from typing import Any, NamedTuple, Optional, Sequence, Tuple, Union
 
 from pycoll.compat import nn
-from pycoll.creation import assign
+from pycoll.creation import assign, zeros
 from pycoll.elementwise_ops import maximum as _maximum, minimum as _minimum
 from pycoll.index_ops import argmin, take_along_axis
 from pycoll.logic_ops import equal_all
@@ -80,7 +80,9 @@ def equal(input: Tensor, other: Tensor) -> bool:  # noqa: A002 - paddle's name
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False,  # noqa: A002
          out: Any = None) -> SortRetType:
     """(values, indices) of ``input`` sorted along ``dim``; values carry the gradient."""
-    indices = argsort(_tensor(input, "sort"), dim, descending, stable)
+    if _tensor(input, "sort").ndim == 0:
+        return _write_out(SortRetType(*_of_one_element("sort", input, dim)), out, True, "sort")
+    indices = argsort(input, dim, descending, stable)
     return _write_out(SortRetType(take_along_axis(input, indices, dim), indices), out, True, "sort")
 
 
@@ -159,11 +161,20 @@ def _min_max(fn: str, input: Tensor, args: tuple, out: Any, kwargs: dict) -> Any
     keepdim = args[1] if len(args) == 2 else kwargs.get("keepdim", False)
     if "keepdim" in kwargs and len(args) == 2 or not args and "dim" not in kwargs:
         raise TypeError(usage)
+    if input.ndim == 0:
+        return _write_out(MinMaxRetType(*_of_one_element(fn, input, second)), out, True, fn)
     indices = (argmin if fn == "min" else argmax)(input, second, keepdim=True)
     values = take_along_axis(input, indices, second)
     if not keepdim:
         values, indices = squeeze(values, second), squeeze(indices, second)
     return _write_out(MinMaxRetType(values, indices), out, True, fn)
+
+
+def _of_one_element(fn: str, input: Tensor, dim: Any) -> Tuple[Tensor, Tensor]:  # noqa: A002
+    """(values, indices) along ``dim`` (0 or -1) of a 0-d ``input``: itself and index 0 (paddle's)."""
+    if dim not in (0, -1) or isinstance(dim, bool):
+        raise ValueError(f"paddle.compat.{fn}: dim must be 0 or -1 for a 0-d input, got {dim!r}")
+    return assign(input), zeros([], dtype="int64")
 
 
 def min(input: Tensor, *args: Any, out: Any = None, **kwargs: Any) -> Any:  # noqa: A001,A002 - paddle's names
