@@ -447,13 +447,32 @@ def _scatter_along(input: Any, dim: int, index: Any, src: Any = None, reduce: Op
                                 broadcast=False), out)
 
 
+def _scatter_along_(input: Tensor, dim: int, index: Any, src: Any = None, reduce: Optional[str] = None,  # noqa: A002
+                    value: Any = None) -> Tensor:
+    """torch's Tensor.scatter_: in place, ``_scatter_along``."""
+    return in_place(input, "scatter_", lambda: _scatter_along(input, dim, index, src, reduce, value=value))
+
+
 def _index_select_along(input: Any, dim: int, index: Any, name: Optional[str] = None) -> Tensor:  # noqa: A002
     return index_select(input, index, dim)
 
 
+def _index_add_along(input: Any, dim: int, index: Any, source: Any, alpha: float = 1,  # noqa: A002
+                     name: Optional[str] = None) -> Tensor:
+    return index_add(input, index, dim, source, alpha)
+
+
+def _index_add_along_(input: Tensor, dim: int, index: Any, source: Any, alpha: float = 1,  # noqa: A002
+                      name: Optional[str] = None) -> Tensor:
+    return index_add_(input, index, dim, source, alpha)
+
+
 gather = _dim_second(_gather_along)(gather)
 scatter = _dim_second(_scatter_along)(scatter)
+scatter_ = _dim_second(_scatter_along_)(scatter_)
 index_select = _dim_second(_index_select_along, by_keyword=False)(index_select)
+index_add = _dim_second(_index_add_along, by_keyword=False)(index_add)
+index_add_ = _dim_second(_index_add_along_, by_keyword=False)(index_add_)
 
 for _fn in (argmin, nonzero, masked_select, gather, index_select, index_add, index_fill, gather_nd, scatter, scatter_nd_add,
             scatter_nd, take_along_axis, put_along_axis, index_add_, index_fill_, scatter_, put_along_axis_):

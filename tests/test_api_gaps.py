@@ -728,6 +728,33 @@ def test_gather_scatter_and_index_select_take_paddle_3_3s_torch_form():
     assert pycoll.index_select(x, 1, pycoll.to_tensor([2, 0])).tolist() == [[3.0, 1.0], [6.0, 4.0]]
     with pytest.raises(TypeError, match="give src or value"):
         pycoll.scatter(x, 1, idx)
+    # scatter_ (in place) and index_add(_) take the same torch forms
+    for call in (lambda t: t.scatter_(1, idx, pycoll.full([2, 2], 2.0), reduce="add"),
+                 lambda t: t.scatter_(dim=1, index=idx, src=pycoll.full([2, 2], 2.0), reduce="add")):
+        t = x.clone()
+        assert call(t) is t and t.tolist() == [[3.0, 2.0, 5.0], [6.0, 7.0, 6.0]]
+    t = x.clone()
+    t.scatter_(1, idx, value=0.0)
+    assert t.tolist() == [[0.0, 2.0, 0.0], [0.0, 0.0, 6.0]]
+    rows, source = pycoll.to_tensor([0, 1]), pycoll.ones([2, 3])
+    for got in (pycoll.index_add(x, 0, rows, source), x.index_add(0, rows, source, alpha=1),
+                pycoll.index_add(x, rows, 0, source), pycoll.index_add(input=x, dim=0, index=rows, source=source)):
+        assert got.tolist() == [[2.0, 3.0, 4.0], [5.0, 6.0, 7.0]]
+    t = x.clone()
+    t.index_add_(0, rows, source, alpha=2)
+    assert t.tolist() == [[3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]
+
+
+def test_group_norm_takes_torchs_positional_order():
+    """paddle 3.3.1: F.group_norm(input, num_groups, weight, bias, eps) when the third argument is no number."""
+    img = pycoll.to_tensor(np.random.RandomState(0).randn(2, 4, 3, 3).astype("float32"))
+    w, b = pycoll.to_tensor([1.0, 2.0, 3.0, 4.0]), pycoll.to_tensor([0.0, 1.0, 0.0, 1.0])
+    want = F.group_norm(img, 2, 1e-3, w, b).numpy()
+    for got in (F.group_norm(img, 2, w, b, 1e-3), F.group_norm(input=img, num_groups=2, eps=1e-3, weight=w, bias=b)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(F.group_norm(img, 2, w, b).numpy(), F.group_norm(img, 2, 1e-5, w, b).numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="multiple values for argument 'weight'"):
+        F.group_norm(img, 2, w, weight=w)
 
 
 def test_layers_answer_paddle_3_3s_torch_style_names():

@@ -11,11 +11,13 @@ bias get zeros.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 
+from pycoll._param_aliases import param_aliases
 from pycoll._promotion import accumulates_in_float32, normalized_in_float32
 from pycoll._tensor_ops import as_tensor, needs_grad, op_output, placed
 from pycoll.device import array_module
@@ -209,12 +211,33 @@ GROUP_FORMATS = ("NCL", "NCHW", "NCDHW", "NLC", "NHWC", "NDHWC")
 _INSTANCE_FORMATS = ("NC", "NCL", "NCHW", "NCDHW")
 
 
+def _torch_group_norm_order(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """paddle 3.3's second form of group_norm, torch's ``(input, num_groups, weight, bias, eps)``:
+    chosen, as paddle chooses it, when the third positional argument is not a number."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Tensor:
+        if len(args) >= 3 and not isinstance(args[2], (int, float)):
+            for name, value in zip(("weight", "bias", "epsilon"), args[2:5]):
+                if name in kwargs:
+                    raise TypeError(f"group_norm() got multiple values for argument {name!r}")
+                kwargs[name] = value
+            if len(args) > 5:
+                raise TypeError(f"group_norm(input, num_groups, weight, bias, eps) takes 5 positional arguments, "
+                                f"got {len(args)}")
+            args = args[:2]
+        return fn(*args, **kwargs)
+    return call
+
+
+@_torch_group_norm_order
+@param_aliases({"input": "x", "eps": "epsilon"})
 @accumulates_in_float32
 def group_norm(x: Tensor, num_groups: int, epsilon: float = 1e-05, weight: Optional[Tensor] = None,
                bias: Optional[Tensor] = None, data_format: str = "NCHW", name: Optional[str] = None) -> Tensor:
     """Normalise each sample over groups of C / num_groups consecutive channels (with all their
     positions), then scale and shift per channel by weight and bias ([C] each, optional). A 2-D
-    x is [N, C] (features after a Linear layer), as paddle and torch take it."""
+    x is [N, C] (features after a Linear layer), as paddle and torch take it. torch's positional
+    order ``(input, num_groups, weight, bias, eps)`` works too (``_torch_group_norm_order``)."""
     if data_format not in GROUP_FORMATS:
         raise ValueError(f"group_norm: data_format must be one of {list(GROUP_FORMATS)}, got {data_format!r}")
     x = as_tensor(x)
