@@ -246,6 +246,11 @@ from pycoll.framework import base_framework as _base_framework  # noqa: E402
 
 _sys.modules.setdefault("pycoll.base.framework", _base_framework)  # and `import pycoll.base.framework`
 
+from pycoll._module_paths import picklable_by_name as _picklable_by_name  # noqa: E402
+
+for _module in (_sys.modules[__name__], nn.functional):  # pycoll.matmul & co. (wrappers) travel by RPC
+    _picklable_by_name(_module)
+del _module
 from pycoll import _blas_threads  # noqa: E402 - last: NumPy and SciPy have loaded their BLAS
 
 _blas_threads.paddles_default()  # their BLAS on paddle's one math thread, unless the user chose

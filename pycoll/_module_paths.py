@@ -24,3 +24,18 @@ def install_paths(parent: types.ModuleType, names: Iterable[str], lookup: Callab
         module = sys.modules.setdefault(full, module)
         if isinstance(getattr(parent, name, module), types.ModuleType):
             setattr(parent, name, module)
+
+
+def picklable_by_name(module: types.ModuleType) -> None:
+    """Make every public function of ``module`` that pickle cannot find where its ``__module__``
+    and ``__qualname__`` say (a wrapper made with ``functools.wraps``, which copies the wrapped
+    function's names, stands here in the wrapped one's place) findable as ``module.<name>``:
+    pickle sends a function by that name, and so do RPC and multiprocessing."""
+    for name, obj in list(vars(module).items()):
+        if name.startswith("_") or not isinstance(obj, types.FunctionType):
+            continue
+        found: Any = sys.modules.get(obj.__module__)
+        for part in obj.__qualname__.split("."):
+            found = getattr(found, part, None)
+        if found is not obj:
+            obj.__module__, obj.__qualname__ = module.__name__, name

@@ -350,3 +350,15 @@ def test_cuda_pinned_place_on_a_gpu_machine():
         assert t.place.is_cpu_place() and t.numpy().tolist() == [1.0, 2.0]
     finally:
         pycoll.set_device("cpu")
+
+
+def test_every_public_function_pickles_by_name():
+    # rpc_sync(to, pycoll.matmul, ...) pickles the function by name: wrappers (out=, torch forms) made
+    # ~100 of them "not the same object as pycoll.math_ops.matmul" (paddle's pickle)
+    import pickle
+    import types
+    for module in (pycoll, pycoll.nn.functional):
+        for name in dir(module):
+            fn = getattr(module, name)
+            if not name.startswith("_") and isinstance(fn, types.FunctionType):
+                assert pickle.loads(pickle.dumps(fn)) is fn, f"{module.__name__}.{name}"
