@@ -137,6 +137,7 @@ class TCPStore:
         self._token = _token_bytes(token)
         self._max_frame = _positive_int(max_frame_bytes, "max_frame_bytes", 1 << 10, (1 << 32) - 1)
         self._lock = threading.Lock()
+        self._lost = ""  # why the connection ended, once a request lost it (later requests say so)
         self._server: Optional[StoreServer] = None
         if is_master:
             limit = default_max_connections() if max_connections is None else max_connections
@@ -225,8 +226,8 @@ class TCPStore:
         with self._lock:
             sock = self._sock
             if sock is None:
-                raise CollectiveError(f"TCPStore.{what}({key!r}): the store client at {self.where} "
-                                      f"is closed")
+                state = f"lost its connection earlier ({self._lost})" if self._lost else "is closed"
+                raise CollectiveError(f"TCPStore.{what}({key!r}): the store client at {self.where} {state}")
             bound = min(wait, MAX_WAIT_S) + _REPLY_GRACE_S
             started = time.monotonic()
             try:
@@ -236,11 +237,13 @@ class TCPStore:
             except OSError as exc:  # timeouts and lost connections: the socket is out of step
                 self._sock = None
                 sock.close()
-                raise CollectiveError(f"TCPStore.{what}({key!r}) at {self.where}: "
-                                      f"{_lost(exc, bound, time.monotonic() - started)}") from None
+                reason = _lost(exc, bound, time.monotonic() - started)
+                self._lost = f"TCPStore.{what}({key!r}): {reason}"
+                raise CollectiveError(f"TCPStore.{what}({key!r}) at {self.where}: {reason}") from None
             if status == wire.REFUSED:  # the server closes this connection
                 self._sock = None
                 sock.close()
+                self._lost = f"the store refused this client's {TOKEN_VAR}"
                 raise CollectiveError(
                     f"TCPStore.{what}({key!r}): the rendezvous store at {self.where} refused this "
                     f"client: its {TOKEN_VAR} differs from the store's (every rank of a job must "
@@ -265,21 +268,24 @@ class TCPStore:
     def get(self, key: str, timeout: Optional[float] = None) -> bytes:
         """The value of ``key``, waiting until some rank sets it (at most ``timeout`` seconds,
         clamped to :data:`MAX_WAIT_S`)."""
-        wait = self.timeout if timeout is None else _seconds(timeout, "TCPStore.get", zero_ok=True)
-        status, payload = self._request(wire.GET, key, wire.F64.pack(min(wait, MAX_WAIT_S)), "get", wait)
+        return self._get(key, timeout, "get")
+
+    def _get(self, key: str, timeout: Optional[float], what: str) -> bytes:
+        wait = self.timeout if timeout is None else _seconds(timeout, f"TCPStore.{what}", zero_ok=True)
+        status, payload = self._request(wire.GET, key, wire.F64.pack(min(wait, MAX_WAIT_S)), what, wait)
         if status == wire.MISSING:
             raise CollectiveError(
-                f"TCPStore.get({key!r}): no client set the key within {wait:g} s at {self.where} (at a "
+                f"TCPStore.{what}({key!r}): no client set the key within {wait:g} s at {self.where} (at a "
                 f"rendezvous: a peer did not reach it)")
         if status != wire.OK:
-            raise self._unexpected("get", key, status, payload)
+            raise self._unexpected(what, key, status, payload)
         return payload
 
     def wait(self, keys: Union[str, Sequence[str]], timeout: Optional[float] = None) -> None:
         """Return once every one of ``keys`` (a key or a list of them) is set (paddle's and
         torch's ``wait``; ``get``'s bound, each)."""
         for key in [keys] if isinstance(keys, str) else list(keys):
-            self.get(key, timeout)
+            self._get(key, timeout, "wait")
 
     def add(self, key: str, amount: int) -> int:
         """Add ``amount`` to the integer under ``key`` (0 when unset); returns the new value."""
