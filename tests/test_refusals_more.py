@@ -297,3 +297,9 @@ def test_messages_name_the_tensor_the_index_and_the_key():
                                         "number, got str 'zeros'"):
         layer.set_state_dict({"weight": np.zeros((2, 2), np.float32), "bias": "zeros"})
     assert np.array_equal(layer.weight.numpy(), before)  # nothing loaded
+
+
+def test_an_activation_names_itself_for_a_keyword_it_does_not_take():
+    # paddle 3.3.1: "ReLU.__init__() got an unexpected keyword argument 'inplace'" (torch's inplace=True)
+    with pytest.raises(TypeError, match=r"^ReLU.__init__\(\) got an unexpected keyword argument 'inplace'$"):
+        pycoll.nn.ReLU(inplace=True)

@@ -11,9 +11,13 @@ from pycoll.tensor import Tensor
 
 
 class _Plain(Layer):
-    """An activation whose only argument is paddle's `name`."""
+    """An activation whose only argument is paddle's `name` (another keyword, torch's ``inplace``
+    say, is refused naming the activation's class, as paddle's own ``__init__`` does)."""
 
-    def __init__(self, name: Optional[str] = None):
+    def __init__(self, name: Optional[str] = None, **unexpected: Any):
+        if unexpected:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"{next(iter(unexpected))!r}")
         super().__init__()
         self._named(name)
 
