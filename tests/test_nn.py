@@ -189,6 +189,9 @@ def test_deepcopy_of_a_layer_is_independent():
 def test_repr_lists_sublayers():
     text = repr(LinearNet())
     assert "(_linear1): Linear(in_features=10, out_features=10, dtype=float32)" in text  # paddle's
+    shared = nn.Linear(2, 3)
+    line = "Linear(in_features=2, out_features=3, dtype=float32)"
+    assert repr(nn.Sequential(shared, shared)) == f"Sequential(\n  (0): {line}\n  (1): {line}\n)"  # each entry
 
 
 # ---- initialisation ----------------------------------------------------------------------

@@ -461,7 +461,8 @@ class Layer(TorchNames):
         return ""
 
     def __repr__(self) -> str:
-        lines = [f"({name}): " + repr(layer).replace("\n", "\n  ") for name, layer in self.named_children()]
+        lines = [f"({name}): " + repr(layer).replace("\n", "\n  ")  # each entry, a layer held twice too (paddle's)
+                 for name, layer in self._sub_layers.items() if layer is not None]
         extra, shown = self.extra_repr(), self.__dict__.get("_display_name")
         if shown:
             extra = f"{extra}, name={shown}" if extra else f"name={shown}"
