@@ -153,6 +153,8 @@ def test_step_to_an_epoch():
     s = lr.StepDecay(0.5, step_size=3, gamma=0.5)
     s.step(13)
     assert (s(), s.last_epoch) == (0.03125, 13)
+    s.step(pycoll.to_tensor(13))  # a Tensor epoch, as paddle takes it
+    assert (s(), s.last_epoch) == (0.03125, 13)
     c = lr.CosineAnnealingDecay(0.5, T_max=6, eta_min=0.01)
     c.step(13)
     assert (c(), c.last_epoch) == (0.46717622392718744, 13)

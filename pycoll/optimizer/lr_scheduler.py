@@ -37,7 +37,10 @@ class LRScheduler:
 
     def step(self, epoch: Optional[Union[int, float]] = None) -> None:
         """Move to the next step, or to step ``epoch``, and compute its learning rate. A float
-        ``epoch`` (a fraction of an epoch, ``step(epoch + i / iters)``) is taken as paddle takes it."""
+        ``epoch`` (a fraction of an epoch, ``step(epoch + i / iters)``) is taken as paddle takes it,
+        and so is a Tensor of one number."""
+        if isinstance(epoch, Tensor) and epoch.size == 1:
+            epoch = epoch.item()
         if epoch is None:
             self.last_epoch += 1
             self.last_lr = self.get_lr()
