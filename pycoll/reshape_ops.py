@@ -28,7 +28,7 @@ from pycoll._tensor_ops import as_tensor, normalize_axes, op_output, placed, unw
 from pycoll.device import array_module
 from pycoll.dtypes import convert_dtype, int64
 from pycoll.search_ops import gather
-from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose, viewed, views_memory_of
+from pycoll.shape_ops import axis_arg, clone, expand, flatten, int_list, reshape, transpose, viewed
 from pycoll.tensor import Tensor, wrap
 from pycoll.torch_forms import ints_as_list
 
@@ -315,12 +315,7 @@ def view(x: Any, shape_or_dtype: Any, name: Optional[str] = None) -> Tensor:
     dimension rescaled; no gradient)."""
     x = as_tensor(x)
     if isinstance(shape_or_dtype, (list, tuple, Tensor)):
-        out = reshape(x, shape_or_dtype)
-        if x._array.size and getattr(x, "placements", None) is None and not views_memory_of(out, x):
-            raise ValueError(f"view: x (shape {x.shape}, strides {list(x._array.strides)} in bytes) cannot be seen "
-                             f"as shape {out.shape} without copying its memory (a transposed or sliced tensor); "
-                             f"use reshape, which copies where it must (paddle refuses it too)")
-        return out
+        return reshape(x, shape_or_dtype)
     a, dtype = x._array, convert_dtype(shape_or_dtype)
     if dtype.itemsize > a.dtype.itemsize and (a.ndim == 0 or a.shape[-1] % (dtype.itemsize // a.dtype.itemsize)):
         times = dtype.itemsize // a.dtype.itemsize
