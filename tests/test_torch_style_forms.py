@@ -75,6 +75,12 @@ def test_view_reshape_and_expand_take_sizes_one_by_one():
     assert x.view(6).shape == [6] and x.reshape(-1).shape == [6] and x.view(size=[3, 2]).shape == [3, 2]
     assert _vals(x.view("int32"))[:2] == ([12], "int32") and x.view(dtype="float32").shape == [12]
     assert x.view(pycoll.float32).dtype == np.float32
+    shared = x.view(2, 3)
+    shared[0, 0] = 7
+    assert x[0].item() == 7  # a view shares x's memory, as paddle's
+    # paddle's op outputs are contiguous: a view of one made from a transposed tensor works (pycoll's
+    # keep the transposed layout, so its view copies there)
+    assert (x.reshape([2, 3]).t() + 1).view([6]).numpy().tolist() == [8, 4, 2, 5, 3, 6]
     with pytest.raises(TypeError, match="reshape: shape must be a list, tuple or Tensor of ints, got int"):
         x.reshape(2, 3.0)
     ones = pycoll.ones([1, 3])
