@@ -70,6 +70,13 @@ def test_unbind_in_an_rnn_loop_gives_each_slice_its_gradient():
     view[0] = 9.0  # a slice is a view, as paddle's unbind gives
     assert view.numpy().tolist() == [9.0, 4.0, 5.0]
     assert pycoll.unbind(pycoll.zeros([2, 0]), 1) == []
+    # differentiable again (paddle 3.3.1: g [[6, 16], [1, 2]], then x.grad [[7, 13], [1, 1]])
+    x = pycoll.to_tensor([[1.0, 2.0], [3.0, 4.0]], stop_gradient=False)
+    a, b = pycoll.unbind(x, 0)
+    g, = pycoll.grad((a ** 3).sum() + (a * b).sum(), x, create_graph=True)
+    assert g.numpy().tolist() == [[6.0, 16.0], [1.0, 2.0]]
+    g.sum().backward()
+    assert x.grad.numpy().tolist() == [[7.0, 13.0], [1.0, 1.0]]
 
 
 def test_axes_and_broadcasting():

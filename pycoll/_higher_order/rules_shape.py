@@ -1,5 +1,5 @@
 """Rules for shape ops and indexing: reshape, transpose, expand, tile, flip, roll, pad, concat,
-stack, split, clone, sort, topk, ``x[index]``, gather, take_along_axis and masked_select, whose gradients are
+stack, split, unbind, clone, sort, topk, ``x[index]``, gather, take_along_axis and masked_select, whose gradients are
 `scattered` (an op of its own here, so that it can be differentiated again: its gradient is the
 same indexing)."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pycoll.math_ops import matmul, sum as sum_
 from pycoll.index_ops import take_along_axis
 from pycoll.reshape_ops import flip, moveaxis, roll, rot90
 from pycoll.search_ops import inverse_order
-from pycoll.shape_ops import concat, reshape, scatter_add, transpose
+from pycoll.shape_ops import concat, reshape, scatter_add, stack, transpose
 from pycoll.tensor import Tensor, _to_place, wrap
 
 
@@ -56,6 +56,16 @@ def _split(s: Saved, grads: Any) -> tuple:
     grads = grads if isinstance(grads, list) else [grads]
     parts = [wrap(s["xp"].zeros(p.shape, p.dtype)) if g is None else g for p, g in zip(s["pieces"], grads)]
     return (concat(parts, axis=s["axis"]),)
+
+
+@rule("unbind.<locals>.backward")
+def _unbind(s: Saved, grads: Any) -> tuple:
+    grads = grads if isinstance(grads, list) else [grads]
+    a, axis = s["a"], len(s["lead"])
+    dtype = next(g for g in grads if g is not None)._array.dtype
+    slice_shape = a.shape[:axis] + a.shape[axis + 1:]
+    parts = [wrap(s["xp"].zeros(slice_shape, dtype)) if g is None else g for g in grads]
+    return (stack(parts, axis=axis),)
 
 
 @rule("_getitem.<locals>.backward")
