@@ -287,6 +287,9 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     key = _along_key(a, _index(indices, xp, "put_along_axis", "indices"), ax, broadcast, "put_along_axis")
     shape = key[ax].shape
     vt = values if isinstance(values, Tensor) else None
+    if (not broadcast and vt is not None and vt.ndim == len(shape) and tuple(vt.shape) != shape
+            and all(n >= m for n, m in zip(vt.shape, shape))):
+        vt = vt[tuple(slice(0, m) for m in shape)]  # torch's scatter: the block of src the index covers
     v = xp.broadcast_to(to_module(vt._array, xp) if vt is not None else xp.asarray(values), shape).astype(a.dtype)
     flat = xp.ravel_multi_index(tuple(xp.broadcast_to(k, shape).reshape(-1) for k in key), a.shape)
     vflat = v.reshape(-1)

@@ -733,6 +733,12 @@ def test_gather_scatter_and_index_select_take_paddle_3_3s_torch_form():
                  lambda t: t.scatter_(dim=1, index=idx, src=pycoll.full([2, 2], 2.0), reduce="add")):
         t = x.clone()
         assert call(t) is t and t.tolist() == [[3.0, 2.0, 5.0], [6.0, 7.0, 6.0]]
+    src = pycoll.arange(1, 10, dtype="float32").reshape([3, 3])
+    src.stop_gradient = False
+    small = pycoll.scatter(pycoll.zeros([3, 3]), 0, pycoll.to_tensor([[1, 2]]), src)  # an index smaller than src
+    assert small.tolist() == [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0]]  # torch's: src's block it covers
+    small.sum().backward()
+    assert src.grad.tolist() == [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     t = x.clone()
     t.scatter_(1, idx, value=0.0)
     assert t.tolist() == [[0.0, 2.0, 0.0], [0.0, 0.0, 6.0]]
