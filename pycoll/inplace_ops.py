@@ -21,7 +21,7 @@ integer x divided is float32), and y may broadcast to x's shape but not beyond i
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
@@ -441,9 +441,21 @@ def uniform_(x: Tensor, min: float = 0, max: float = 1.0, seed: int = 0,  # noqa
     return random_fill(x, "uniform_", lambda rng: rng.uniform(min, max, size=tuple(x.shape)), seed)
 
 
+def normal_draw(shape: Tuple[int, ...], mean: float, std: float, complex_: bool) -> Callable[[Any], Any]:
+    """``draw(generator)`` of N(mean, std ** 2) values of ``shape``; ``complex_`` (for a complex x):
+    real and imaginary parts each N(mean, std ** 2 / 2), so the mean is mean * (1 + 1j) (paddle's)."""
+    if not complex_:
+        return lambda rng: rng.standard_normal(shape) * std + mean
+
+    def draw(rng: np.random.Generator) -> Any:
+        parts = rng.standard_normal((2, *shape)) * (std / np.sqrt(2.0)) + mean
+        return parts[0] + 1j * parts[1]
+    return draw
+
+
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:
-    """Fill x with values drawn from N(mean, std ** 2)."""
-    return random_fill(x, "normal_", lambda rng: rng.standard_normal(tuple(x.shape)) * std + mean)
+    """Fill x with values drawn from N(mean, std ** 2) (a complex x: see ``normal_draw``)."""
+    return random_fill(x, "normal_", normal_draw(tuple(x.shape), mean, std, x.dtype.kind == "c"))
 
 
 def copy_(x: Tensor, src: Tensor, blocking: bool = True) -> Tensor:

@@ -15,7 +15,7 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll.dtypes import is_floating
-from pycoll.inplace_ops import random_fill
+from pycoll.inplace_ops import normal_draw, random_fill
 from pycoll.math_ops import exp
 from pycoll.sampling import normal
 from pycoll.tensor import Tensor
@@ -56,7 +56,8 @@ def log_normal_(x: Tensor, mean: float = 1.0, std: float = 2.0, name: Optional[s
     mean, std = _number(mean, "log_normal_", "mean"), _number(std, "log_normal_", "std")
     if std < 0:
         raise ValueError(f"log_normal_: std must be >= 0, got {std}")
-    return random_fill(x, "log_normal_", lambda rng: np.exp(rng.standard_normal(tuple(x.shape)) * std + mean))
+    draw = normal_draw(tuple(x.shape), mean, std, x.dtype.kind == "c")  # a complex x: exp of complex draws
+    return random_fill(x, "log_normal_", lambda rng: np.exp(draw(rng)))
 
 
 def log_normal(mean: Any = 1.0, std: Any = 2.0, shape: Any = None, name: Optional[str] = None) -> Tensor:
@@ -78,15 +79,7 @@ def gaussian_(x: Tensor, mean: Any = 0.0, std: float = 1.0, seed: int = 0, name:
     mean, std = _number(mean, "gaussian_", "mean"), _number(std, "gaussian_", "std")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"gaussian_: seed must be an int, got {type(seed).__name__}")
-    shape = tuple(x.shape)
-    if x.dtype.kind == "c":
-        def draw(rng: np.random.Generator) -> Any:
-            parts = rng.standard_normal((2, *shape)) * (std / np.sqrt(2.0)) + mean
-            return parts[0] + 1j * parts[1]
-    else:
-        def draw(rng: np.random.Generator) -> Any:
-            return rng.standard_normal(shape) * std + mean
-    return random_fill(x, "gaussian_", draw, int(seed))
+    return random_fill(x, "gaussian_", normal_draw(tuple(x.shape), mean, std, x.dtype.kind == "c"), int(seed))
 
 
 _MANTISSA_BITS = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}

@@ -55,6 +55,12 @@ def test_log_normal_fill_and_function():
     assert abs(np.log(y.numpy()).mean() - 1.0) < 0.04 and abs(np.log(y.numpy()).std() - 0.5) < 0.03
     z = pycoll.log_normal(T([0.0, 10.0]), T([0.01, 0.01]))  # one draw per element
     np.testing.assert_allclose(np.log(z.numpy()), [0.0, 10.0], atol=0.06)
+    # a complex x: real and imaginary parts each N(mean, std ** 2 / 2) (paddle 3.3.1's normal_ on complex64:
+    # mean ~1+1j, each part's std ~1.414 for normal_(1.0, 2.0)); log_normal_ takes exp of such draws
+    c = pycoll.zeros([N], dtype="complex64").normal_(1.0, 2.0).numpy()
+    assert abs(c.mean() - (1 + 1j)) < 0.05 and abs(c.real.std() - 2 ** 0.5) < 0.05 and abs(c.imag.std() - 2 ** 0.5) < 0.05
+    e = np.log(pycoll.zeros([N], dtype="complex64").log_normal_(0.0, 0.5).numpy())
+    assert abs(e.real.std() - 0.5 / 2 ** 0.5) < 0.02 and abs(e.imag.std() - 0.5 / 2 ** 0.5) < 0.02
 
 
 def test_random_fill_ranges_by_dtype():

@@ -310,6 +310,8 @@ def test_an_optimizer_applies_its_grad_clip_and_leaves_grad_alone():
     o.step()
     np.testing.assert_allclose(p.numpy(), [0.0, -0.6, -0.8])
     np.testing.assert_allclose(p.grad.numpy(), [0.0, 3.0, 4.0])
+    half = pycoll.to_tensor([-3.0, 0.5, 3.0]).astype("bfloat16")
+    assert nn.ClipGradByValue(1.0).clip([half._array])[0].dtype == half._array.dtype  # bfloat16 stays bfloat16
     pairs = nn.ClipGradByValue(1.0)([(p, p.grad)])  # paddle's call on (param, grad) pairs
     assert pairs[0][0] is p and pairs[0][1].numpy().tolist() == [0.0, 1.0, 1.0]
     with pytest.raises(TypeError, match="grad_clip must be"):

@@ -130,7 +130,9 @@ class ClipGradByValue(_Clip):
 
     def clip(self, grads: Sequence[Optional[Any]], sum_across: Optional[SumAcross] = None,
              params: Optional[Sequence[Any]] = None) -> List[Optional[Any]]:
-        return [None if g is None else array_module(g).clip(g, self.min, self.max) for g in grads]
+        # (in g's dtype: NumPy's clip of bfloat16 by Python floats gives float32)
+        return [None if g is None else array_module(g).clip(g, self.min, self.max).astype(g.dtype, copy=False)
+                for g in grads]
 
 
 class ClipGradByNorm(_Clip):
