@@ -206,7 +206,9 @@ def setitem(x: Tensor, index: Any, value: Any) -> None:
             return
         in_place(x, "__setitem__", lambda: written(x, idx, values, value if needs_grad(value) else None))
     except IndexError as exc:  # NumPy's words, with the tensor's shape and the index given (as reading says)
-        raise IndexError(f"__setitem__: indexing a Tensor of shape {list(x.shape)} with {index!r}: {exc}") from None
+        given = f"an index of shape {list(index.shape)}" if isinstance(index, Tensor) and index.size > 8 else (
+            repr(index.numpy()) if isinstance(index, Tensor) else repr(index))
+        raise IndexError(f"__setitem__: indexing a Tensor of shape {list(x.shape)} with {given}: {exc}") from None
 
 
 def written(x: Tensor, idx: Any, values: Any, source: Optional[Tensor]) -> Tensor:

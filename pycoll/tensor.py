@@ -22,6 +22,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import numpy as np
 
 from pycoll import _graph, _versions
+from pycoll._errors import AssertedArgument
 from pycoll._graph import RemovableHandle
 from pycoll._printing import format_body
 from pycoll._sparse_rows import forget_rows
@@ -192,9 +193,9 @@ class Tensor:
         return wrap(array)
 
     def item(self, *args: Any) -> Any:
-        if not args and self._array.size != 1:  # (NumPy's message names no tensor)
-            raise ValueError(f"only one element tensors can be converted to Python scalars; this one has shape "
-                             f"{list(self._array.shape)} ({self._array.size} elements)")
+        if not args and self._array.size != 1:  # (NumPy's message names no tensor; paddle's float() asserts)
+            raise AssertedArgument(f"only one element tensors can be converted to Python scalars; this one has "
+                                   f"shape {list(self._array.shape)} ({self._array.size} elements)")
         return self._array.item(*args)
 
     def tolist(self) -> Any:
