@@ -327,4 +327,3 @@ def test_dropout_in_evaluation_gives_a_new_tensor_as_paddles():
     y.stop_gradient = False
     F.dropout(y, 0.5, training=False).sum().backward()  # the copy passes the gradient on
     assert y.grad.numpy().tolist() == [1.0, 1.0, 1.0]
-
