@@ -21,7 +21,7 @@ integer x divided is float32), and y may broadcast to x's shape but not beyond i
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from pycoll._param_aliases import param_aliases
 from pycoll._tensor_ops import check_device_index, index_arrays, needs_grad, op_output, paired, placed
 from pycoll.device import array_module, is_array, move, place_of, to_module
 from pycoll.elementwise_ops import rounded_divide
-from pycoll.random import get_rng
+from pycoll.random import get_rng, normal_draw
 from pycoll.tensor import Tensor, wrap
 
 
@@ -441,18 +441,6 @@ def uniform_(x: Tensor, min: float = 0, max: float = 1.0, seed: int = 0,  # noqa
     if not min < max:
         raise ValueError(f"uniform_: min must be < max, got min={min} and max={max}")
     return random_fill(x, "uniform_", lambda rng: rng.uniform(min, max, size=tuple(x.shape)), seed)
-
-
-def normal_draw(shape: Tuple[int, ...], mean: float, std: float, complex_: bool) -> Callable[[Any], Any]:
-    """``draw(generator)`` of N(mean, std ** 2) values of ``shape``; ``complex_`` (for a complex x):
-    real and imaginary parts each N(mean, std ** 2 / 2), so the mean is mean * (1 + 1j) (paddle's)."""
-    if not complex_:
-        return lambda rng: rng.standard_normal(shape) * std + mean
-
-    def draw(rng: np.random.Generator) -> Any:
-        parts = rng.standard_normal((2, *shape)) * (std / np.sqrt(2.0)) + mean
-        return parts[0] + 1j * parts[1]
-    return draw
 
 
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, name: Optional[str] = None) -> Tensor:

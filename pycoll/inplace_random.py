@@ -15,8 +15,9 @@ import numpy as np
 
 from pycoll._param_aliases import param_aliases
 from pycoll.dtypes import is_floating
-from pycoll.inplace_ops import normal_draw, random_fill
+from pycoll.inplace_ops import random_fill
 from pycoll.math_ops import exp
+from pycoll.random import normal_draw
 from pycoll.sampling import normal
 from pycoll.tensor import Tensor
 

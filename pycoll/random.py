@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import secrets
-from typing import Any, Dict, Iterator, List
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import numpy as np
 
@@ -130,3 +130,16 @@ def set_cuda_rng_state(state_list: List[Dict[str, Any]]) -> None:
         raise ValueError(f"state_list must be a list, got {type(state_list).__name__}")
     if state_list:
         set_rng_state(state_list)
+
+
+def normal_draw(shape: Tuple[int, ...], mean: float, std: float, complex_: bool) -> Callable[[Any], Any]:
+    """``draw(generator)`` of N(mean, std ** 2) values of ``shape`` on the host; ``complex_`` (for a
+    complex tensor): real and imaginary parts each N(mean, std ** 2 / 2), so the mean is
+    mean * (1 + 1j) (paddle's normal_, gaussian_ and complex normal)."""
+    if not complex_:
+        return lambda rng: rng.standard_normal(shape) * std + mean
+
+    def draw(rng: np.random.Generator) -> Any:
+        parts = rng.standard_normal((2, *shape)) * (std / np.sqrt(2.0)) + mean
+        return parts[0] + 1j * parts[1]
+    return draw

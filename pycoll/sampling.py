@@ -16,7 +16,7 @@ from pycoll.creation_options import creation_options
 from pycoll.device import array_module, move, place_of
 from pycoll.dtypes import DTypeLike, convert_dtype, default_float, float64, int64, is_floating
 from pycoll.kernels import host_math
-from pycoll.random import get_rng
+from pycoll.random import get_rng, normal_draw
 from pycoll.tensor import Tensor, wrap
 
 
@@ -117,17 +117,8 @@ def normal(mean: Any = 0.0, std: Any = 1.0, shape: Any = None, name: Optional[st
     draw_shape = np.broadcast_shapes(np.shape(m), np.shape(s)) if tensors else creation.shape_arg(
         [1] if shape is None else shape)
     with quiet():  # an infinite std or mean: inf/NaN draws, silently as paddle's
-        draw = (_standard_draws(draw_shape, dt) * s + m).astype(dt)
+        draw = (normal_draw(draw_shape, 0.0, 1.0, dt.kind == "c")(get_rng()) * s + m).astype(dt)
     return _laid_as(draw, tensors[0]) if tensors else wrap(move(draw))
-
-
-def _standard_draws(shape: Any, dtype: np.dtype) -> np.ndarray:
-    """N(0, 1) draws of `shape` on the host; for a complex `dtype` complex ones, real and
-    imaginary parts each N(0, 1/2) (``randn``'s complex draw)."""
-    if dtype.kind == "c":
-        parts = get_rng().standard_normal((2, *shape)) * np.sqrt(0.5)
-        return parts[0] + 1j * parts[1]
-    return get_rng().standard_normal(shape)
 
 
 def bernoulli(x: Any, p: Optional[float] = None, name: Optional[str] = None) -> Tensor:

@@ -2,7 +2,6 @@
 full name or by layer object (later ones win), and which QAT layer replaces which float layer."""
 from __future__ import annotations
 
-import copy
 from typing import Dict, List, Optional, Type, Union
 
 from pycoll import nn
@@ -61,8 +60,7 @@ class QuantConfig:
         self._prefix2config: Dict[str, SingleLayerConfig] = {}
         self._type2config: Dict[type, SingleLayerConfig] = {}
         self._model: Optional[nn.Layer] = None
-        self._qat_layer_mapping = copy.deepcopy(DEFAULT_QAT_LAYER_MAPPINGS)
-        self._customized_qat_layer_mapping: Dict[type, type] = {}
+        self._qat_layer_mapping = dict(DEFAULT_QAT_LAYER_MAPPINGS)
         self._customized_leaves: List[type] = []
 
     # ---- setting ----------------------------------------------------------------------------
@@ -110,7 +108,6 @@ class QuantConfig:
         _check_layer_type("add_qat_layer_mapping", "source", source)
         _check_layer_type("add_qat_layer_mapping", "target", target)
         self._qat_layer_mapping[source] = target
-        self._customized_qat_layer_mapping[source] = target
 
     def add_customized_leaf(self, layer_type: Type[nn.Layer]) -> None:
         """Treat layers of this type as leaves: observed as one layer, their sublayers left alone."""
@@ -152,8 +149,7 @@ class QuantConfig:
         return self._is_leaf(layer) and self._has_observer_config(layer)
 
     def _get_qat_layer(self, layer: nn.Layer) -> nn.Layer:
-        target = self._customized_qat_layer_mapping.get(type(layer), self._qat_layer_mapping.get(type(layer)))
-        return target(layer, self._get_config_by_layer(layer))
+        return self._qat_layer_mapping[type(layer)](layer, self._get_config_by_layer(layer))
 
     def _get_observer(self, layer: nn.Layer) -> Optional[nn.Layer]:
         config = self._get_config_by_layer(layer)

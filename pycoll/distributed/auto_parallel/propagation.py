@@ -67,14 +67,25 @@ def follow() -> None:
         add_operands_hook(_placed_operands)
 
 
-def _one_mesh(name: str, placed: Sequence[Tensor]) -> None:
-    """Refuse op ``name`` on distributed inputs of different process meshes (paddle's ValueError):
-    their pieces are of different tensors' cuts, and no rule combines them."""
+def _one_mesh(name: str, placed: Sequence[Tensor]) -> Any:
+    """The one process mesh of op ``name``'s distributed inputs. Refused: inputs of different
+    meshes (paddle's ValueError: their pieces are of different tensors' cuts, and no rule combines
+    them), and a rank off the mesh, which holds no piece of them nor would of the result: paddle
+    skips such an op on such a rank (pipeline stages made of meshes of their own, joined by
+    ``reshard`` from one mesh to the next); pycoll computes every op on every rank and says so
+    rather than compute a result whose shape is wrong."""
     meshes = [t.process_mesh for t in placed]
     other = next((m for m in meshes if m != meshes[0]), None)
     if other is not None:
         raise ValueError(f"{name}: its distributed inputs lie on different process meshes ({meshes[0]} and "
                          f"{other}); all inputs must be on the same mesh")
+    if meshes[0].coordinate() is None:
+        raise NotImplementedError(
+            f"{name}: this rank ({dist.get_rank()}) is not on the process mesh {meshes[0].process_ids} of its "
+            f"distributed inputs: paddle skips the op on this rank (pipeline stages made of meshes of their own), "
+            f"pycoll runs every op on every rank and cannot; run pipeline stages with fleet's PipelineLayer "
+            f"(dist.reshard moves a tensor from one mesh to another)")
+    return meshes[0]
 
 
 def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]) -> Tuple[Any, ...]:
@@ -84,9 +95,7 @@ def _placed_operands(name: str, operands: Tuple[Any, ...], facts: Dict[str, Any]
     placed = [t for t in operands if isinstance(t, Tensor) and _placements(t) is not None]
     if computing_locally() or not placed:
         return operands
-    _one_mesh(name, placed)
-    mesh = placed[0].process_mesh
-    _refuse_off_mesh(name, mesh)
+    mesh = _one_mesh(name, placed)
     shapes = [tuple(t.shape) if isinstance(t, Tensor) else None for t in operands]
     had = [_placements(t) if isinstance(t, Tensor) else None for t in operands]
     targets = [list(p) if p is not None else None for p in had]
@@ -155,9 +164,7 @@ def _blocks_where_split(x: Any, y: Any) -> Tuple[Any, Any]:
         return x, y
     if x.placements is None and y.placements is None:
         return x, y
-    if x.placements is not None and y.placements is not None:
-        _one_mesh("an elementwise op", (x, y))
-    _refuse_off_mesh("an elementwise op", (x if x.placements is not None else y).process_mesh)
+    _one_mesh("an elementwise op", [t for t in (x, y) if t.placements is not None])
     y = _split_as(y, x)
     return _block_of(x, y), _block_of(y, x)
 
@@ -208,20 +215,6 @@ def _as_replicated(t: Tensor, mesh: Any) -> Tensor:
     return out
 
 
-def _refuse_off_mesh(name: str, mesh: Any) -> None:
-    """Refuse op ``name`` on a rank off the ``mesh`` of its distributed operands: that rank holds
-    no piece of them (an empty array), nor would it of the result. paddle skips such an op on such
-    a rank (pipeline stages made of meshes of their own, joined by ``reshard`` from one mesh to
-    the next); pycoll computes every op on every rank and says so rather than compute a result
-    whose shape is wrong."""
-    if mesh.coordinate() is None:
-        raise NotImplementedError(
-            f"{name}: this rank ({dist.get_rank()}) is not on the process mesh {mesh.process_ids} of its "
-            f"distributed inputs: paddle skips the op on this rank (pipeline stages made of meshes of their own), "
-            f"pycoll runs every op on every rank and cannot; run pipeline stages with fleet's PipelineLayer "
-            f"(dist.reshard moves a tensor from one mesh to another)")
-
-
 def _whole_partial(tensor: Any) -> Any:
     """An op's operand that holds Partial values, resharded to its whole value first (paddle's
     rule: the result of an op on a Partial value is computed from the whole)."""
@@ -259,10 +252,8 @@ def _on_record(outputs: Sequence[Any], backward: Callable, inputs: Sequence[Any]
     placed = [t for t in inputs if t is not None and _placements(t) is not None]
     if not placed:
         return backward
-    mesh = placed[0].process_mesh
     name = describe_fn(backward)["name"]
-    _one_mesh(name, placed)
-    _refuse_off_mesh(name, mesh)
+    mesh = _one_mesh(name, placed)
     told = _told_facts(name, inputs)
     out_shape = tuple(outputs[0]._array.shape)
     placements: List[Placement] = [Replicate()] * mesh.ndim
