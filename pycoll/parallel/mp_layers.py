@@ -67,6 +67,11 @@ class _ParallelLayer(Layer):
             raise ValueError(f"{type(self).__name__}: give the group as mp_group (paddle's name) or group, not both")
         group = mp_group if mp_group is not None else group
         self.group = model_parallel_group() if group is None else group
+        if self.group is None and dist.get_world_size() > 1 and not dist.is_initialized():
+            raise RuntimeError(f"{type(self).__name__}: this job has {dist.get_world_size()} ranks but no parallel "
+                               f"environment yet; call fleet.init(is_collective=True, strategy=...) (its "
+                               f"hybrid_configs' mp_degree splits the layers) or dist.init_parallel_env() before "
+                               f"making model-parallel layers")
         self.rank, self.nranks = group_position(self.group, type(self).__name__)
         # paddle's attribute names for them
         self.model_parallel_group, self.world_size, self.is_mp = self.group, self.nranks, self.nranks > 1

@@ -271,6 +271,9 @@ def assigned_blocks(rank, n):
 
 
 def main():
+    # before any parallel environment: refused when made, naming fleet.init (paddle fails there too)
+    expect(RuntimeError, ["no parallel environment yet", "fleet.init(is_collective=True"],
+           ColumnParallelLinear, 8, 8)
     dist.init_parallel_env()
     rank, n = dist.get_rank(), dist.get_world_size()
     count = numeric_cases(None, rank, n) + seeded_init(None, n) + split_cases(rank, n)
