@@ -36,6 +36,7 @@ import functools
 import heapq
 import inspect
 import itertools
+import time
 import types
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Protocol, Sequence,
                     runtime_checkable)
@@ -247,6 +248,9 @@ class RemovableHandle:
 
 
 _record_hooks: Dict[int, Callable] = {}  # see add_record_hook
+# while a profiler records: called after each node's backward with its function and start time
+# (perf_counter_ns); see pycoll.profiler.op_events
+node_timer: Optional[Callable[[Callable, int], None]] = None
 
 
 def has_record_hooks() -> bool:
@@ -479,6 +483,7 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
     # function and every sum of gradients (inf + -inf) gives inf/NaN silently, as paddle's do, for
     # one switch per backward (hooks and PyLayer backwards run in it too)
     saved_fp = silence(SILENT)
+    timer = node_timer
     _callback_stack.append([])
     _retaining.append(retain_graph)
     try:
@@ -509,10 +514,13 @@ def run_backward(roots: Sequence[GraphTensor], grads: Sequence[Any],
             if slots is not None and any(s is not None for s in slots):
                 if _versions.last_write > node.seq or node.saved:
                     _versions.check(node)
+                started = 0 if timer is None else time.perf_counter_ns()
                 if node.n_out == 1 and slots[0].dtype.kind != "c":  # the common case, kept lean
                     out_grads = node.fn(slots[0])
                 else:
                     out_grads = _complex_grads.run_node(node, slots)
+                if timer is not None:
+                    timer(node.fn, started)
                 if node.fresh and isinstance(node.fn, types.FunctionType):
                     bufs.consumed(slots)
             if not retain_graph:

@@ -21,6 +21,8 @@ from pycoll.shape_ops import concat, reshape, squeeze, transpose, unsqueeze
 from pycoll.tensor import Tensor, wrap
 from pycoll.window_split_ops import unfold
 
+__all__ = ["stft", "istft", "frame", "overlap_add"]  # (paddle lists the first two)
+
 
 def _positive_int(value: Any, fn: str, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):

@@ -2,8 +2,8 @@
 
 ``Profiler`` (scheduler, ``step``/``step_info``, ``summary``, ``export``), ``make_scheduler``,
 ``RecordEvent``, ``export_chrome_tracing`` and ``load_profiler_result`` work as paddle's, on
-the spans pycoll records on the host: each step, the user's ``RecordEvent`` spans and pycoll's
-collective calls. GPU kernel timing is out of scope (see ``pycoll.profiler.profiler``);
+the spans pycoll records on the host: each step, the user's ``RecordEvent`` spans, pycoll's
+collective calls and the model's operators, layers, backwards and optimizer steps. GPU kernel timing is out of scope (see ``pycoll.profiler.profiler``);
 ``export_protobuf`` is refused (pycoll does not depend on protobuf).
 """
 from pycoll.profiler import utils

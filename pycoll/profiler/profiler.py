@@ -3,7 +3,8 @@ RECORD_AND_RETURN, driven by a scheduler), the step timer behind ``step_info``, 
 of each recorded period to ``on_trace_ready`` (by default a Chrome trace in ``./profiler_log/``).
 
 pycoll records host-side spans only: each step (``ProfileStep#N``), the user's ``RecordEvent``
-spans and pycoll's own collective calls (``comm_events``). GPU kernel timing is out of scope
+spans, pycoll's own collective calls (``comm_events``) and the model's operators, layer forwards,
+backwards (with each gradient node) and optimizer steps (``op_events``). GPU kernel timing is out of scope
 (with a GPU, CuPy events around the NCCL calls could add it later), so a GPU or XPU target is
 dropped with paddle's "not supported in current context" warning, and ``record_shapes``,
 ``profile_memory``, ``emit_nvtx``, ``custom_device_types`` and ``with_flops`` are kept as
@@ -18,7 +19,7 @@ import socket
 import warnings
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
-from pycoll.profiler import comm_events
+from pycoll.profiler import comm_events, op_events
 from pycoll.profiler.recorder import RECORDER, RecordEvent
 from pycoll.profiler.result import PROTOBUF_REFUSED, ProfilerResult, cpu_snapshot, utilization
 from pycoll.profiler.states import (ProfilerState, ProfilerTarget, SortedKeys, SummaryView, TracerEventType,
@@ -125,12 +126,14 @@ class Profiler:
     # ---- the recorder's periods ----
     def _record_start(self) -> None:
         comm_events.attach()
+        op_events.attach()
         self._cpu_before = cpu_snapshot()
         RECORDER.start()
 
     def _record_stop(self) -> ProfilerResult:
         events = RECORDER.stop()
         comm_events.detach()
+        op_events.detach()
         return ProfilerResult(events, utilization(self._cpu_before or cpu_snapshot(), cpu_snapshot()),
                               RECORDER.period - 1)
 

@@ -57,7 +57,8 @@ class SortedKeys(Enum):
 
 class TracerEventType(Enum):
     """The kind of a recorded event, paddle's names and values. pycoll records ProfileStep
-    (each step), PythonUserDefined (``RecordEvent``) and Communication (pycoll's collectives)."""
+    (each step), PythonUserDefined (``RecordEvent``), Communication (pycoll's collectives),
+    Dataloader (each batch read), and Operator, Forward, Backward and Optimization (``op_events``)."""
 
     Operator = 0
     Dataloader = 1

@@ -1,10 +1,12 @@
 """``Profiler.summary``'s tables, laid out as paddle's: the device summary (CPU utilization), the
-overview (time per event type, overlapping spans of a type counted once), the distribution
-summary (time in pycoll's collectives) and the user-defined summary (``RecordEvent`` spans by
-name: calls, total / avg / max / min and share of the profiled steps). Ratios are taken over the
-time of the ProfileStep spans. pycoll records host spans only, so the GPU columns read 0 and the
-model, operator, kernel and memory views, which need paddle's operator and device tracing, are
-not printed."""
+overview (time per event type, overlapping spans of a type counted once), the model summary
+(data loading, forward, backward and optimization: the outermost span of each in a step), the
+distribution summary (time in pycoll's collectives), the operator summary (operators and
+gradient nodes by name, their share of all operator time) and the user-defined summary
+(``RecordEvent`` spans by name: calls, total / avg / max / min and share of the profiled steps).
+Other ratios are taken over the time of the ProfileStep spans. pycoll records host spans only,
+so the GPU columns read 0 and the kernel and memory views, which need device tracing, are not
+printed; an operator has no inner events to detail (``op_detail``)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -93,11 +95,17 @@ def build_summary(result: ProfilerResult, sorted_by: SortedKeys = SortedKeys.CPU
             return "".join(line + "\n" for line in out)
     if SummaryView.OverView in shown and total_time:
         out += _overview(by_type, total_time, fmt, time_unit)
+    if SummaryView.ModelView in shown and total_time and any(by_type[kind] for kind in _MODEL_PHASES):
+        out += _model(by_type, total_time, fmt, time_unit)
     if SummaryView.DistributedView in shown and by_type[TracerEventType.Communication] and total_time:
         out += _distribution(by_type[TracerEventType.Communication], total_time, fmt, time_unit)
+    operators = by_type[TracerEventType.Operator]
+    if SummaryView.OperatorView in shown and operators and total_time:
+        out += _by_name("Operator Summary", operators, sum(e.end_ns - e.start_ns for e in operators), fmt,
+                        time_unit, sorted_by, thread_sep, name_width=52)
     if SummaryView.UDFView in shown and by_type[TracerEventType.PythonUserDefined] and total_time:
-        out += _user_defined(by_type[TracerEventType.PythonUserDefined], total_time, fmt, time_unit, sorted_by,
-                             thread_sep)
+        out += _by_name("UserDefined Summary", by_type[TracerEventType.PythonUserDefined], total_time, fmt,
+                        time_unit, sorted_by, thread_sep)
     return "".join(line + "\n" for line in out)
 
 
@@ -160,8 +168,53 @@ def _distribution(spans: List[HostEvent], total_time: int, fmt, unit: str) -> Li
     return t.lines
 
 
-def _user_defined(spans: List[HostEvent], total_time: int, fmt, unit: str, sorted_by: SortedKeys,
-                  thread_sep: bool) -> List[str]:
+_MODEL_PHASES = (TracerEventType.Dataloader, TracerEventType.Forward, TracerEventType.Backward,
+                 TracerEventType.Optimization)
+
+
+def _outermost(spans: List[HostEvent]) -> List[HostEvent]:
+    """The spans not inside another of ``spans`` on their thread (a layer's forward inside its
+    model's)."""
+    kept: List[HostEvent] = []
+    reach: Dict[int, int] = {}
+    for e in sorted(spans, key=lambda e: (e.start_ns, -e.end_ns)):
+        if e.start_ns >= reach.get(e.thread_id, -1):
+            kept.append(e)
+            reach[e.thread_id] = e.end_ns
+    return kept
+
+
+def _model(by_type: Dict[TracerEventType, List[HostEvent]], total_time: int, fmt, unit: str) -> List[str]:
+    rows = []
+    steps = _Item()
+    steps.durations = [e.end_ns - e.start_ns for e in by_type[TracerEventType.ProfileStep]]
+    rows.append(("ProfileStep", len(steps.durations), steps.cells(fmt, total_time), _GPU_ZERO))
+    phases_time = 0
+    for kind in _MODEL_PHASES:
+        if by_type[kind]:
+            item = _Item()
+            item.durations = [e.end_ns - e.start_ns for e in _outermost(by_type[kind])]
+            phases_time += sum(item.durations)
+            rows.append(("  " + kind.name, len(item.durations), item.cells(fmt, total_time), _GPU_ZERO))
+    others = total_time - phases_time
+    rows.append(("  Others", "-", f"{fmt(others)} / - / - / - / {others / total_time * 100:.2f}",
+                 "0.00 / - / - / - / 0.00"))
+    t = _Table([15, max(6, *(len(str(r[1])) for r in rows)), max(40, *(len(r[2]) for r in rows)), 40])
+    t.title("Model Summary")
+    t.add(f"Time unit: {unit}", t.rule)
+    t.row("Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)", "GPU Total / Avg / Max / Min / Ratio(%)")
+    t.add(t.rule)
+    for r in rows:
+        t.row(*r)
+    t.add(t.rule, "Note:\nIn this table, GPU time is the sum of all device(GPU) events called in the phase.\n"
+          "Unlike overview summary, if two device(GPU) events execute on different streams with overlap time, we "
+          "sum them directly here.\n", "-" * t.length, "", "")
+    return t.lines
+
+
+def _by_name(title: str, spans: List[HostEvent], total_time: int, fmt, unit: str, sorted_by: SortedKeys,
+             thread_sep: bool, name_width: int = 0) -> List[str]:
+    """A table of ``spans`` by name, per thread or all threads merged; ratios over ``total_time``."""
     groups: Dict[str, Dict[str, _Item]] = defaultdict(dict)
     for e in spans:
         group = groups[str(e.thread_id) if thread_sep else "All threads merged"]
@@ -172,9 +225,9 @@ def _user_defined(spans: List[HostEvent], total_time: int, fmt, unit: str, sorte
         for name, item in sorted(items.items(), key=lambda kv: kv[1].key(sorted_by)):
             rows.append((name, len(item.durations), item.cells(fmt, total_time), _GPU_ZERO))
     cells = [r for r in rows if isinstance(r, tuple)]
-    t = _Table([max(len(r[0]) for r in cells), max(6, *(len(str(r[1])) for r in cells)),
+    t = _Table([max(name_width, *(len(r[0]) for r in cells)), max(6, *(len(str(r[1])) for r in cells)),
                 max(40, *(len(r[2]) for r in cells)), 40])
-    t.title("UserDefined Summary")
+    t.title(title)
     t.add(f"Time unit: {unit}", t.rule)
     t.row("Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)", "GPU Total / Avg / Max / Min / Ratio(%)")
     t.add(t.rule)
