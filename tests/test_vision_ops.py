@@ -306,6 +306,28 @@ def test_deform_conv2d_offset_gradient_is_the_forwards():
         assert abs(off.grad.numpy().flat[flat] - numeric) < 1e-6
 
 
+def test_deform_conv2d_offset_gradient_at_whole_pixels_is_paddles():
+    # every sample on a whole pixel (zero-initialised offset convs start there): paddle's gradient
+    # is the difference towards the next pixel, and nothing at -1 or the size (outside); paddle
+    # 3.3.1 on this case (probe p168): dy at tap 0 of output (0, 2) is 5, dx at (1, 1) is 0
+    image = np.arange(25, dtype=np.float32).reshape(5, 5)
+    offsets = np.zeros((1, 18, 5, 5), np.float32)
+    offsets[:, 0::2], offsets[:, 1::2] = 1.0, -1.0  # dy = 1, dx = -1 at every tap
+    x, off = T(image.reshape(1, 1, 5, 5)), T(offsets, grad=True)
+    V.deform_conv2d(x, off, T(np.ones((1, 1, 3, 3), np.float32)), padding=1).sum().backward()
+    padded = np.pad(image, 1)  # 0 outside, as the sampling reads it
+    want = np.zeros((9, 2, 5, 5), np.float32)
+    for tap in range(9):
+        for i in range(5):
+            for j in range(5):
+                y, x_ = i - 1 + tap // 3 + 1, j - 1 + tap % 3 - 1
+                if -1 < y < 5 and -1 < x_ < 5:
+                    at = padded[y + 1, x_ + 1]
+                    want[tap, :, i, j] = padded[y + 2, x_ + 1] - at, padded[y + 1, x_ + 2] - at
+    np.testing.assert_array_equal(off.grad.numpy().reshape(9, 2, 5, 5), want)
+    assert want[0, 0, 0, 2] == 5 and want[0, 1, 1, 1] == 0
+
+
 def test_deform_conv2d_layer():
     pycoll.seed(3)
     layer = V.DeformConv2D(4, 2, 2, stride=2, padding=1, deformable_groups=2, groups=2)
@@ -389,6 +411,18 @@ def test_yolo_loss_gradient_adds_boxes_sharing_a_cell():
     for flat, numeric in finite_difference(lambda a: float(loss(a).numpy()), D["yl_x"].astype(np.float64),
                                            x.grad.numpy(), picks=40):
         assert abs(x.grad.numpy().flat[flat] - numeric) < 1e-5
+
+
+def test_yolo_loss_refuses_a_label_outside_the_classes_of_a_box():
+    boxes = np.array([[[0.5, 0.5, 0.4, 0.5], [0.0, 0.0, 0.0, 0.0]]])  # the second slot empty: its label is free
+    for label, bad in ((7, 7), (-1, -1)):
+        with pytest.raises(ValueError, match=rf"gt_label must lie in \[0, class_num\) = \[0, 2\).*"
+                                             rf"gt_label\[0, 0\] is {bad}"):
+            V.yolo_loss(T(D["yl_x"]), T(boxes), T(np.array([[label, 9]], np.int32)), [4, 6, 10, 12, 20, 16],
+                        [1, 2], 2, 0.3, 8)
+    loss = V.yolo_loss(T(D["yl_x"]), T(boxes), T(np.array([[1, 9]], np.int32)), [4, 6, 10, 12, 20, 16], [1, 2],
+                       2, 0.3, 8)
+    assert loss.shape == [D["yl_x"].shape[0]]
 
 
 def test_read_file_and_decode_jpeg(tmp_path):

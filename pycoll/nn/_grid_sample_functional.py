@@ -10,8 +10,10 @@ derivative of the (bi/tri)linear weights (none for 'nearest', as in paddle), thr
 clamp or mirror."""
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
@@ -124,13 +126,29 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: s
     x [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] (x, y, z): [N, C, Do, Ho, Wo]."""
     x, grid = as_tensor(x), as_tensor(grid)
     _check(x, grid, mode, padding_mode)
+    return _grid_sample(x, grid, mode, padding_mode, align_corners, in_pixels=False)
+
+
+def sample_pixels(x: Tensor, positions: Tensor) -> Tensor:
+    """x [N, C, H, W] read bilinearly at ``positions`` [N, Ho, Wo, 2] given in pixels (x, y; 0
+    outside the image): grid_sample without the trip through [-1, 1], whose rounding moves a
+    whole-pixel position off it (deformable convolution's gradient at a whole pixel is the
+    difference towards the next one, paddle's, only if the position stays whole); as paddle's
+    deformable sampling, a position at -1 or the size or beyond moves nothing (no slope)."""
+    _check(x, positions, "bilinear", "zeros")
+    return _grid_sample(x, positions, "bilinear", "zeros", False, in_pixels=True)
+
+
+def _grid_sample(x: Tensor, grid: Tensor, mode: str, padding_mode: str, align_corners: bool,
+                 in_pixels: bool) -> Tensor:
     a, g = x._array, grid._array.astype(x._array.dtype, copy=False)
     xp = array_module(a)
     n, c, *sizes = a.shape
     nd = len(sizes)
     pos, scale, dpad = [], [], []  # per spatial axis of a (d, h, w order); the grid holds (x, y, z)
     for axis, size in enumerate(sizes):
-        p, s = _unnormalize(g[..., nd - 1 - axis], size, align_corners)
+        coord = g[..., nd - 1 - axis]
+        p, s = (coord, 1.0) if in_pixels else _unnormalize(coord, size, align_corners)
         p, dp = _pad_coords(xp, p, size, padding_mode, align_corners)
         pos.append(p), scale.append(s), dpad.append(dp)
     out = xp.zeros((n, c, *g.shape[1:-1]), dtype=a.dtype)
@@ -162,6 +180,10 @@ def grid_sample(x: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: s
             if dpad[axis] is not None:
                 slopes[axis] *= dpad[axis][:, None]
             slopes[axis] *= scale[axis]
+        if in_pixels:  # paddle's deformable sampling: no slope at or beyond a pixel outside the image
+            inside = functools.reduce(operator.and_, [(p > -1) & (p < size) for p, size in zip(pos, sizes)])
+            for axis in range(nd):
+                slopes[axis] *= inside[:, None]
     shape, gshape = a.shape, g.shape  # the backward keeps no values of x or the grid
 
     def backward(gout: Any) -> tuple:

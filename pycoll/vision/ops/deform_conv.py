@@ -2,10 +2,10 @@
 
 Each kernel tap reads x at its regular position moved by a learned offset, bilinearly (0 outside
 the image), per deformable group of channels; the samples, times the mask in v2, are then a
-grouped matrix product with the weight. The sampling is pycoll's grid_sample (its zero padding
-reads exactly what paddle's deformable im2col reads, for positions in pixels mapped to its
-[-1, 1] grid), so the whole op is differentiable in x, offset, weight, mask and bias through
-pycoll's autograd."""
+grouped matrix product with the weight. The sampling is grid_sample's at positions in pixels (its
+zero padding reads exactly what paddle's deformable im2col reads, and a whole-pixel position's
+gradient is the difference towards the next pixel, as paddle's), so the whole op is
+differentiable in x, offset, weight, mask and bias through pycoll's autograd."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pycoll.device import array_module
 from pycoll.math_ops import matmul
-from pycoll.nn._grid_sample_functional import grid_sample
+from pycoll.nn._grid_sample_functional import sample_pixels
 from pycoll.nn._sliding import int_list
 from pycoll.nn.initializer import Normal
 from pycoll.nn.layer import Layer
@@ -63,11 +63,8 @@ def deform_conv2d(x: Tensor, offset: Tensor, weight: Tensor, bias: Optional[Tens
     rows = xp.repeat(rows, kw, axis=0)[:, :, None].astype(dt)
     cols = xp.tile(cols, (kh, 1))[:, None, :].astype(dt)
     moved = offset.reshape([n, dg, taps, 2, ho, wo])
-    pos_y, pos_x = moved[:, :, :, 0] + wrap(rows), moved[:, :, :, 1] + wrap(cols)
-    # pixels to grid_sample's align_corners=False coordinates (pixel i's centre at (2i + 1) / size - 1)
-    grid = stack([(pos_x + 0.5) * (2.0 / w) - 1.0, (pos_y + 0.5) * (2.0 / h) - 1.0], axis=-1)
-    sampled = grid_sample(x.reshape([n * dg, c // dg, h, w]), grid.reshape([n * dg, taps * ho, wo, 2]),
-                          mode="bilinear", padding_mode="zeros", align_corners=False)
+    positions = stack([moved[:, :, :, 1] + wrap(cols), moved[:, :, :, 0] + wrap(rows)], axis=-1)  # (x, y)
+    sampled = sample_pixels(x.reshape([n * dg, c // dg, h, w]), positions.reshape([n * dg, taps * ho, wo, 2]))
     sampled = sampled.reshape([n, dg, c // dg, taps, ho, wo])
     if mask is not None:
         sampled = sampled * mask.reshape([n, dg, 1, taps, ho, wo])

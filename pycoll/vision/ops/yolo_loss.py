@@ -111,6 +111,11 @@ def yolo_loss(x: Tensor, gt_box: Tensor, gt_label: Tensor, anchors: Sequence[int
     for k in reversed(range(len(mask))):  # an anchor's first place in the mask
         slot_of[mask[k]] = k
     empty = (host_gt[..., 2] < 1e-6) | (host_gt[..., 3] < 1e-6)
+    wrong = ~empty & ((host_label < 0) | (host_label >= class_num))
+    if wrong.any():
+        at = tuple(int(i) for i in np.argwhere(wrong)[0])
+        raise ValueError(f"{fn}: gt_label must lie in [0, class_num) = [0, {class_num}) for every box that is not "
+                         f"empty; gt_label{list(at)} is {int(host_label[at])}")
     img, t_idx = np.nonzero(~empty & (slot_of[best_n] >= 0))
     a_idx = best_n[img, t_idx]
     slot = slot_of[a_idx]
