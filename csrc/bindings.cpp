@@ -710,6 +710,66 @@ Host<int64_t> roi_max_index_host(const Host<T>& x, const Host<int64_t>& image, c
     return index;
 }
 
+// RoI align's sample tables, checked against x's plane (h, w) and n images; see host_math.h.
+template <class T>
+std::array<int64_t, 5> roi_tables(const char* fn, int64_t n, int64_t h, int64_t w, const Host<int64_t>& image,
+                                  const Host<int64_t>& iy, const Host<T>& wy, const Host<int64_t>& ix,
+                                  const Host<T>& wx) {
+    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
+    if (rois < 0 || iy.ndim() != 3 || iy.shape(0) != rois || wy.ndim() != 3 || ix.ndim() != 3 ||
+        ix.shape(0) != rois || wx.ndim() != 3 || !std::equal(iy.shape(), iy.shape() + 3, wy.shape()) ||
+        !std::equal(ix.shape(), ix.shape() + 3, wx.shape())) {
+        throw py::value_error(where(fn, "image must be [R], iy and wy [R, ph, k], ix and wx [R, pw, kk]"));
+    }
+    auto within = [](const Host<int64_t>& a, int64_t size) {
+        return std::all_of(a.data(), a.data() + a.size(), [size](int64_t v) { return v >= 0 && v < size; });
+    };
+    if (!within(image, n) || !within(iy, h) || !within(ix, w)) {
+        throw py::value_error(where(fn, "an image, row or column index is out of range"));
+    }
+    return {rois, iy.shape(1), iy.shape(2), ix.shape(1), ix.shape(2)};
+}
+
+// RoI align's pooled features [R, C, ph, pw] of x [N, C, h, w]; see host_math.h.
+template <class T>
+Host<T> roi_sample_host(const Host<T>& x, const Host<int64_t>& image, const Host<int64_t>& iy, const Host<T>& wy,
+                        const Host<int64_t>& ix, const Host<T>& wx) {
+    if (x.ndim() != 4) throw py::value_error(where("roi_sample", "x must be [N, C, h, w]"));
+    const int64_t c = x.shape(1), h = x.shape(2), w = x.shape(3);
+    const auto [rois, ph, k, pw, kk] = roi_tables<T>("roi_sample", x.shape(0), h, w, image, iy, wy, ix, wx);
+    Host<T> out(std::vector<py::ssize_t>{rois, c, ph, pw});
+    const T *xs = x.data(), *wys = wy.data(), *wxs = wx.data();
+    const int64_t *im = image.data(), *iys = iy.data(), *ixs = ix.data();
+    T* o = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::roi_sample(xs, c, h, w, rois, im, iys, wys, ph, k, ixs, wxs, pw, kk, o);
+    }
+    return out;
+}
+
+// roi_sample's input gradient [n, C, h, w] from g [R, C, ph, pw].
+template <class T>
+Host<T> roi_sample_backward_host(const Host<T>& g, const Host<int64_t>& image, const Host<int64_t>& iy,
+                                 const Host<T>& wy, const Host<int64_t>& ix, const Host<T>& wx, int64_t n, int64_t h,
+                                 int64_t w) {
+    const auto [rois, ph, k, pw, kk] = roi_tables<T>("roi_sample_backward", n, h, w, image, iy, wy, ix, wx);
+    if (g.ndim() != 4 || g.shape(0) != rois || g.shape(2) != ph || g.shape(3) != pw) {
+        throw py::value_error(where("roi_sample_backward", "g must be [R, C, ph, pw]"));
+    }
+    const int64_t c = g.shape(1);
+    Host<T> grad(std::vector<py::ssize_t>{n, c, h, w});
+    T* gx = grad.mutable_data();
+    std::fill(gx, gx + grad.size(), T(0));
+    const T *gs = g.data(), *wys = wy.data(), *wxs = wx.data();
+    const int64_t *im = image.data(), *iys = iy.data(), *ixs = ix.data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::roi_sample_backward(gs, c, h, w, rois, im, iys, wys, ph, k, ixs, wxs, pw, kk, gx);
+    }
+    return grad;
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -756,6 +816,11 @@ void def_float_ops(py::module_& m) {
           "max_pool's input gradient [..., d, h, w].");
     m.def("roi_max_index", &roi_max_index_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
           py::arg("ws"), py::arg("we"), "RoI max pooling's picks [R, C, ph, pw]: flat indices into x.");
+    m.def("roi_sample", &roi_sample_host<T>, py::arg("x"), py::arg("image"), py::arg("iy"), py::arg("wy"),
+          py::arg("ix"), py::arg("wx"), "RoI align's pooled features [R, C, ph, pw] from its sample tables.");
+    m.def("roi_sample_backward", &roi_sample_backward_host<T>, py::arg("g"), py::arg("image"), py::arg("iy"),
+          py::arg("wy"), py::arg("ix"), py::arg("wx"), py::arg("n"), py::arg("h"), py::arg("w"),
+          "roi_sample's input gradient [n, C, h, w].");
     m.def("scatter_extreme_rows", &scatter_extreme_rows_host<T>, py::arg("target").noconvert(), py::arg("index"),
           py::arg("values").noconvert(), py::arg("maximum"),
           "np.maximum.at (maximum) or np.minimum.at over target's rows, in place; -1, or a bad index's position.");

@@ -697,6 +697,71 @@ void roi_max_index(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, co
     }
 }
 
+template <class T>
+void roi_sample(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                const int64_t* iy, const T* wy, int64_t ph, int64_t k, const int64_t* ix, const T* wx, int64_t pw,
+                int64_t kk, T* out) {
+    for (int64_t r = 0; r < rois; ++r) {
+        const int64_t *rows = iy + r * ph * k, *cols = ix + r * pw * kk;
+        const T *row_w = wy + r * ph * k, *col_w = wx + r * pw * kk;
+        for (int64_t ch = 0; ch < c; ++ch) {
+            const T* plane = x + (image[r] * c + ch) * h * w;
+            T* o = out + (r * c + ch) * ph * pw;
+            for (int64_t i = 0; i < ph; ++i) {
+                for (int64_t j = 0; j < pw; ++j) {
+                    T acc = 0;
+                    for (int64_t a = 0; a < k; ++a) {
+                        const T weight = row_w[i * k + a];
+                        if (weight == 0) continue;
+                        const T* line = plane + rows[i * k + a] * w;
+                        T across = 0;
+                        for (int64_t b = 0; b < kk; ++b) across += col_w[j * kk + b] * line[cols[j * kk + b]];
+                        acc += weight * across;
+                    }
+                    o[i * pw + j] = acc;
+                }
+            }
+        }
+    }
+}
+
+template <class T>
+void roi_sample_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                         const int64_t* iy, const T* wy, int64_t ph, int64_t k, const int64_t* ix, const T* wx,
+                         int64_t pw, int64_t kk, T* grad_x) {
+    for (int64_t r = 0; r < rois; ++r) {
+        const int64_t *rows = iy + r * ph * k, *cols = ix + r * pw * kk;
+        const T *row_w = wy + r * ph * k, *col_w = wx + r * pw * kk;
+        for (int64_t ch = 0; ch < c; ++ch) {
+            T* plane = grad_x + (image[r] * c + ch) * h * w;
+            const T* gr = g + (r * c + ch) * ph * pw;
+            for (int64_t i = 0; i < ph; ++i) {
+                for (int64_t j = 0; j < pw; ++j) {
+                    const T gv = gr[i * pw + j];
+                    if (gv == 0) continue;
+                    for (int64_t a = 0; a < k; ++a) {
+                        const T weight = gv * row_w[i * k + a];
+                        if (weight == 0) continue;
+                        T* line = plane + rows[i * k + a] * w;
+                        for (int64_t b = 0; b < kk; ++b) line[cols[j * kk + b]] += weight * col_w[j * kk + b];
+                    }
+                }
+            }
+        }
+    }
+}
+
+template void roi_sample<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
+                                const float*, int64_t, int64_t, const int64_t*, const float*, int64_t, int64_t, float*);
+template void roi_sample<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
+                                 const double*, int64_t, int64_t, const int64_t*, const double*, int64_t, int64_t,
+                                 double*);
+template void roi_sample_backward<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
+                                         const int64_t*, const float*, int64_t, int64_t, const int64_t*, const float*,
+                                         int64_t, int64_t, float*);
+template void roi_sample_backward<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
+                                          const int64_t*, const double*, int64_t, int64_t, const int64_t*,
+                                          const double*, int64_t, int64_t, double*);
 template void roi_max_index<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
                                    const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t, int64_t*);
 template void roi_max_index<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,

@@ -102,4 +102,20 @@ void roi_max_index(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, co
                    const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we,
                    int64_t pw, int64_t* index);
 
+// RoI align's separable sampling: for each RoI r (of image[r]), channel and bin (i, j),
+// out[r, ch, i, j] = sum over a < k, b < kk of wy[r, i, a] * wx[r, j, b] * x[image[r], ch, iy[r, i, a], ix[r, j, b]]
+// (bins ph by pw; k row and kk column samples per bin, a weight 0 where a sample is unused;
+// every index within the plane), into out [rois, c, ph, pw].
+template <class T>
+void roi_sample(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                const int64_t* iy, const T* wy, int64_t ph, int64_t k, const int64_t* ix, const T* wx, int64_t pw,
+                int64_t kk, T* out);
+
+// roi_sample's gradient: g [rois, c, ph, pw] spread back over the samples, added into grad_x
+// [n, c, h, w] (zeroed by the caller).
+template <class T>
+void roi_sample_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                         const int64_t* iy, const T* wy, int64_t ph, int64_t k, const int64_t* ix, const T* wx,
+                         int64_t pw, int64_t kk, T* grad_x);
+
 }  // namespace pycoll

@@ -70,6 +70,10 @@ CASES = {
     "psroi_pool": (lambda x: pycoll.vision.ops.psroi_pool(
         x * x, _t([[0.0, 0.0, 4.0, 3.0], [1.0, 2.0, 6.0, 5.0]]), _t(np.array([2], np.int32)), 2) ** 2,
         [_rand(1, 8, 6, 7)]),
+    # roi_align: the host kernel's op (its sample tables) with a rule recomputing it from gathers
+    "roi_align": (lambda x: pycoll.vision.ops.roi_align(
+        x * x, _t([[0.0, 0.0, 4.0, 3.0], [1.0, 2.0, 6.0, 5.0], [0.5, 0.5, 3.5, 2.0]]), _t(np.array([2, 1], np.int32)),
+        2, sampling_ratio=2) ** 2, [_rand(2, 3, 6, 7)]),
     # matmul's transpose_x / transpose_y are taken on the arrays in its own node (its rule transposes back)
     "matmul_transposed": (lambda x, y: pycoll.matmul(x * x, y, transpose_x=True, transpose_y=True) ** 2,
                           [_rand(2, 4, 3), _rand(2, 4)]),

@@ -195,6 +195,26 @@ def test_roi_gradients_are_the_forwards(fn, kw):
         assert abs(x.grad.numpy().flat[flat] - numeric) < 1e-6
 
 
+@pytest.mark.parametrize("kw", [dict(sampling_ratio=-1), dict(sampling_ratio=2, aligned=False)])
+def test_roi_align_kernel_and_the_matrix_products_of_cupys_path_agree(kw):
+    # the host kernel serves NumPy arrays; CuPy's take A_y @ x @ A_x^T with the same sample tables
+    from pycoll.vision.ops import roi as roi_module
+    rng = np.random.default_rng(3)
+    x = rng.random((2, 3, 9, 11))
+    boxes = np.concatenate([rng.random((5, 2)) * 6, rng.random((5, 2)) * 6 + 6], axis=1)
+    image = np.array([0, 0, 1, 1, 1])
+    got = V.roi_align(T(x), T(boxes), T(np.array([2, 3], np.int32)), (3, 2), 0.8, **kw).numpy()
+    scale, shift = float(np.float32(0.8)), 0.0 if kw.get("aligned") is False else 0.5  # (a float32 attribute)
+    lo, hi = boxes[:, :2] * scale - shift, boxes[:, 2:] * scale - shift
+    size = hi - lo if shift else np.maximum(hi - lo, 1.0)
+    bins = size / np.array([2, 3])
+    grid = np.full(size.shape, 2) if kw["sampling_ratio"] > 0 else np.ceil(bins).astype(np.int64)
+    iy, wy = roi_module._bilinear_samples(np, lo[:, 1], bins[:, 1], grid[:, 1], 3, 9)
+    ix, wx = roi_module._bilinear_samples(np, lo[:, 0], bins[:, 0], grid[:, 0], 2, 11)
+    want = roi_module._per_image(T(x), image, roi_module._dense(np, iy, wy, 9), roi_module._dense(np, ix, wx, 11))
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_roi_pool_rounds_halves_away_from_zero():
     # box (1, 1, 5, 5) at scale 0.5: corners 0.5 and 2.5 round (std::round, as paddle) to 1 and 3,
     # so the bin is rows and columns 1..3 of arange(36) (max 21); rounding halves to even gives 14

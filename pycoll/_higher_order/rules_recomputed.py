@@ -107,6 +107,25 @@ def _psroi_pool(s: Saved, g: Tensor) -> tuple:
     return recomputed(s, g, forward, [a])
 
 
+@rule("roi_align.<locals>.backward")
+def _roi_align(s: Saved, g: Tensor) -> tuple:
+    """roi_align, linear in x: each bin the weighted reads of its row samples times its column
+    samples (the host kernel's tables); x's value does not matter (zeros stand in)."""
+    image, iy, wy, ix, wx, shape = s["image"], s["iy"], s["wy"], s["ix"], s["wx"], s["shape"]
+    xp = array_module(wy)
+    n, c, h, w = shape
+    r, ph, k = iy.shape
+    pw, kk = ix.shape[1:]
+    flat = (image[:, None, None, None, None] * h + iy[:, :, :, None, None]) * w + ix[:, None, None, :, :]
+    weights = (wy[:, :, :, None, None] * wx[:, None, None, :, :])[..., None]  # [R, ph, k, pw, kk, 1]
+
+    def forward(x: Tensor) -> Tensor:
+        pixels = reshape(transpose(x, [0, 2, 3, 1]), [n * h * w, c])
+        reads = reshape(gather(pixels, const(flat.reshape(-1))), [r, ph, k, pw, kk, c]) * const(weights)
+        return transpose(sum_(reads, axis=[2, 4]), [0, 3, 1, 2])
+    return recomputed(s, g, forward, [xp.zeros(shape, wy.dtype)])
+
+
 @rule("_avg_pool.<locals>.backward")
 def _avg_pool(s: Saved, g: Tensor) -> tuple:
     nd = s["nd"]

@@ -1,7 +1,7 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
 normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows, 2-D max pooling, RoI
-max pooling's picks and a step of a fused recurrent layer
+max pooling's picks, RoI align's sampling and a step of a fused recurrent layer
 (``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
 csrc/host_rnn.h for what each computes and how it rounds).
 
@@ -29,7 +29,7 @@ _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("roi_max_index")  # the newest of them
+    return having("roi_sample")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -125,6 +125,30 @@ def roi_max_index(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Opt
     if kernels is None:
         return None
     return kernels.roi_max_index(_c_order(x), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)))
+
+
+def roi_sample(x: Any, image: Any, iy: Any, wy: Any, ix: Any, wx: Any) -> Optional[np.ndarray]:
+    """RoI align's pooled features [R, C, ph, pw] of x [N, C, h, w]: bin (i, j) of RoI r sums
+    ``wy[r, i, a] * wx[r, j, b] * x[image[r], :, iy[r, i, a], ix[r, j, b]]`` over its row samples
+    a and column samples b (tables [R, ph, k] and [R, pw, kk]; weights in x's dtype)."""
+    kernels = _served((x, wy, wx))
+    if kernels is None:
+        return None
+    return kernels.roi_sample(_c_order(x), *_roi_tables(image, iy, wy, ix, wx))
+
+
+def roi_sample_grad(g: Any, image: Any, iy: Any, wy: Any, ix: Any, wx: Any,
+                    shape: Sequence[int]) -> Optional[np.ndarray]:
+    """roi_sample's gradient: g [R, C, ph, pw] spread back onto x's ``shape`` [N, C, h, w]."""
+    kernels = _served((g, wy, wx))
+    if kernels is None:
+        return None
+    n, _, h, w = shape
+    return kernels.roi_sample_backward(_c_order(g), *_roi_tables(image, iy, wy, ix, wx), n, h, w)
+
+
+def _roi_tables(image: Any, iy: Any, wy: Any, ix: Any, wx: Any) -> Tuple[np.ndarray, ...]:
+    return (_c_order(image, np.int64), _c_order(iy, np.int64), _c_order(wy), _c_order(ix, np.int64), _c_order(wx))
 
 
 def contiguous(a: Any) -> Any:

@@ -2,8 +2,10 @@
 PSRoIPool: features of each region of interest pooled onto a fixed grid.
 
 The three are differentiable in x (not in the boxes, as paddle's). roi_align's bilinear
-sampling is separable along the two axes, so each region's output is A_y @ x @ A_x^T with small
-interpolation matrices (built on x's array module) instead of a gather of every sample; roi_pool
+sampling is separable along the two axes: each bin reads the pixels of its row samples times
+those of its column samples (tables built on x's array module), one host kernel each way on
+NumPy arrays; on CuPy's, each region's output is A_y @ x @ A_x^T with the dense interpolation
+matrices, of pycoll's differentiable ops; roi_pool
 finds each bin's maximum on the raw arrays and gathers it (the gradient goes to the first maximal
 pixel of the bin, as paddle's argmax); both are composed of pycoll's differentiable ops.
 psroi_pool's bin sums are four reads each of x's summed-area table, one op with its own backward
@@ -56,9 +58,10 @@ def _per_image(x: Tensor, image: Any, left: Any, right: Any) -> Tensor:
     return parts[0] if len(parts) == 1 else concat(parts, axis=0)
 
 
-def _bilinear_rows(xp: Any, start: Any, bin_size: Any, grid: Any, pooled: int, size: int) -> Any:
-    """[R, pooled, size]: for each box and bin, the weight each pixel row gets when the bin's
-    ``grid`` samples (their mean) are read by paddle's bilinear rule along one axis."""
+def _bilinear_samples(xp: Any, start: Any, bin_size: Any, grid: Any, pooled: int, size: int) -> Tuple[Any, Any]:
+    """For each box and bin along one axis, the pixels its ``grid`` samples read by paddle's
+    bilinear rule and their weights in the bin's mean: index and weight [R, pooled, 2 * G] (G the
+    most samples of any box; an unused one weighs 0)."""
     r = start.shape[0]
     most = int(wrap(grid).numpy().max()) if r else 0
     k = xp.arange(max(most, 1))
@@ -72,10 +75,15 @@ def _bilinear_rows(xp: Any, start: Any, bin_size: Any, grid: Any, pooled: int, s
     high = xp.where(last, size - 1, low + 1)
     frac = xp.where(last, 0, pos - low)
     weight = used / xp.maximum(grid, 1)[:, None, None]
-    a = xp.zeros((r, pooled, size), dtype=start.dtype)
-    rows, bins = xp.arange(r)[:, None, None], xp.arange(pooled)[None, :, None]
-    scatter_add(a, (rows, bins, low), (weight * (1 - frac)).astype(a.dtype))
-    scatter_add(a, (rows, bins, high), (weight * frac).astype(a.dtype))
+    return (xp.concatenate([low, high], axis=-1),
+            xp.concatenate([weight * (1 - frac), weight * frac], axis=-1).astype(start.dtype))
+
+
+def _dense(xp: Any, index: Any, weight: Any, size: int) -> Any:
+    """[R, pooled, size]: the weight each pixel gets in each bin (the samples' table summed)."""
+    r, pooled = index.shape[:2]
+    a = xp.zeros((r, pooled, size), dtype=weight.dtype)
+    scatter_add(a, (xp.arange(r)[:, None, None], xp.arange(pooled)[None, :, None], index), weight)
     return a
 
 
@@ -105,9 +113,17 @@ def roi_align(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, s
     else:
         grid = xp.ceil(size / xp.asarray([pw, ph], dtype=b.dtype)).astype(np.int64)
     h, w = x.shape[2:]
-    left = _bilinear_rows(xp, lo[:, 1], bins[:, 1], grid[:, 1], ph, h)
-    right = _bilinear_rows(xp, lo[:, 0], bins[:, 0], grid[:, 0], pw, w)
-    return _per_image(x, image, left, right)
+    iy, wy = _bilinear_samples(xp, lo[:, 1], bins[:, 1], grid[:, 1], ph, h)
+    ix, wx = _bilinear_samples(xp, lo[:, 0], bins[:, 0], grid[:, 0], pw, w)
+    a = x._array
+    out = host_math.roi_sample(a, image, iy, wy, ix, wx)
+    if out is None:  # (CuPy's arrays: two matrix products per image)
+        return _per_image(x, image, _dense(xp, iy, wy, h), _dense(xp, ix, wx, w))
+    shape = a.shape
+
+    def backward(g: Any) -> tuple:
+        return (host_math.roi_sample_grad(g, image, iy, wy, ix, wx, shape),)
+    return op_output(out, backward, x)  # (create_graph: pycoll._higher_order.rules_recomputed's rule)
 
 
 def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int,
