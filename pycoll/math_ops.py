@@ -413,7 +413,7 @@ def abs(x: Tensor, name: Optional[str] = None) -> Tensor:  # noqa: A001 - paddle
     return op_output(xp.abs(a), _complex_grads.conjugate_grads(lambda g: (xp.where(a == 0, 0, g) * xp.sign(a),)), x)
 
 
-def relu(x: Tensor) -> Tensor:
+def relu(x: Tensor, name: Optional[str] = None) -> Tensor:
     """max(x, 0); NaN gives 0, as paddle's kernel (x > 0 ? x : 0) does."""
     x = as_tensor(x)
     out = array_module(x._array).fmax(x._array, 0)

@@ -2,6 +2,8 @@
 calls (once each, as called: not what they call inside), each layer's forward, each backward with
 its gradient nodes, each optimizer step; the Model and Operator summaries paddle prints from them;
 and every wrapped name given back when recording stops."""
+import inspect
+import pickle
 import threading
 
 import numpy as np
@@ -88,6 +90,37 @@ def test_tensor_operators_methods_and_a_failing_op_are_recorded_by_paddles_names
     np.testing.assert_allclose(z.numpy(), [7.0, 10.0])
 
 
+def test_ops_a_layer_calls_by_its_own_names_are_recorded():
+    # Conv2D calls its functional module's conv2d, MaxPool2D holds max_pool2d as a staticmethod,
+    # MultiHeadAttention calls matmul and reshape as its module imported them
+    pycoll.seed(0)
+    net = pycoll.nn.Sequential(pycoll.nn.Conv2D(2, 3, 3), pycoll.nn.MaxPool2D(2))
+    attention = pycoll.nn.MultiHeadAttention(8, 2)
+    prof = profiler.Profiler(on_trace_ready=lambda p: None)
+    with prof:
+        net(pycoll.randn([1, 2, 6, 6]))
+        attention(pycoll.randn([1, 3, 8]))
+        prof.step()
+    names = {e.name for e in prof.profiler_result.get_data() if e.type == T.Operator}
+    assert {"conv2d", "max_pool2d", "linear", "matmul", "reshape"} <= names
+
+
+def test_a_recorded_function_stands_in_for_its_function():
+    relu, matmul = F.relu, pycoll.matmul
+    prof = profiler.Profiler(on_trace_ready=lambda p: None)
+    with prof:
+        assert F.relu is not relu and F.relu == relu and hash(F.relu) == hash(relu)
+        assert {relu: "kept"}[F.relu] == "kept"  # a table keyed by the function finds it
+        assert pickle.loads(pickle.dumps(F.relu)) is relu and pickle.loads(pickle.dumps(pycoll.matmul)) is matmul
+        assert inspect.signature(F.relu) == inspect.signature(relu) and F.relu.__name__ == "relu"
+        assert pycoll.to_tensor([1.0, -1.0]).abs().numpy().tolist() == [1.0, 1.0]  # a method stays bound
+        layer = pycoll.nn.TransformerEncoderLayer(4, 1, 8)  # it keeps F.relu's stand-in as its activation
+        prof.step()
+    assert F.relu is relu
+    copy = pickle.loads(pickle.dumps(layer))
+    assert copy.activation is relu
+
+
 def test_an_op_in_another_thread_is_recorded_on_that_thread():
     x = pycoll.ones([3])
     prof = profiler.Profiler(on_trace_ready=lambda p: None)
@@ -110,6 +143,7 @@ def test_model_and_operator_summaries_from_known_spans():
               _event("Net", T.Forward, 0, 400), _event("Linear", T.Forward, 100, 300),  # nested: counted once
               _event("Net", T.Forward, 1000, 1200),
               _event("Gradient Backward", T.Backward, 400, 700), _event("Optimization", T.Optimization, 700, 800),
+              _event("Net", T.Forward, 500, 600),  # recomputed inside the backward: the backward's time
               _event("linear", T.Operator, 100, 300), _event("linear", T.Operator, 1000, 1100),
               _event("LinearGradNode", T.Operator, 450, 650)]
     text = build_summary(ProfilerResult(events, {}), time_unit="us")

@@ -7,15 +7,18 @@ step (Optimization) -- what paddle's Model and Operator summaries count.
 pycoll's ops are Python functions, so recording them means wrapping them: when recording starts
 the user-facing names (the functions of ``pycoll``, ``pycoll.nn.functional``, ``pycoll.linalg``,
 ``pycoll.fft``..., the Tensor's methods and operators, ``Layer.__call__``, the optimizers'
-``step``) are replaced by timing wrappers, and when it stops the originals come back. The code
-inside pycoll calls its functions directly, so an op is recorded once, as the user called it (the
-outermost op of a thread; what it calls inside is its own time). The backward walk times its
+``step``) and the names pycoll's own modules call those functions by are replaced by timing
+stand-ins, and when it stops the originals come back. An op is recorded once, as the program or
+a layer called it (the outermost op of a thread; what it calls inside is its own time). A
+stand-in equals, hashes and pickles as its function, but is not it: ``F.relu is relu_kept``
+is False while a profiler records (paddle's ops are never swapped). The backward walk times its
 nodes through ``pycoll._graph.node_timer``. As ``comm_events`` does, this module never imports
 the tensor side: it finds the modules already loaded in ``sys.modules``.
 """
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 import threading
 import time
@@ -53,23 +56,52 @@ _inside = threading.local()  # .event: an operator, backward or optimizer step o
 _patched: List[Tuple[Any, str, Any]] = []  # (owner, name, original) to put back
 
 
-def _outermost(kind: TracerEventType, name: str, fn: Callable) -> Callable:
+class _Recorded:
     """``fn`` recorded as a ``kind`` event ``name`` when no operator, backward or optimizer step
     of the thread is running: what it calls is its own time (a backward's nodes excepted: the
-    walk times them)."""
-    @functools.wraps(fn)
-    def recorded(*args: Any, **kwargs: Any) -> Any:
+    walk times them). It stands in ``fn``'s place as ``fn`` would: bound as a method, equal to
+    and hashed as ``fn`` (a dict keyed by the function finds it), pickled as ``fn`` (by its
+    name), its name, signature and docstring ``fn``'s."""
+
+    def __init__(self, kind: TracerEventType, name: str, fn: Callable) -> None:
+        functools.update_wrapper(self, fn)
+        self._fn, self._kind, self._name = fn, kind, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not RECORDER.on or getattr(_inside, "event", False):
-            return fn(*args, **kwargs)
+            return self._fn(*args, **kwargs)
         _inside.event = True
         start, period = time.perf_counter_ns(), RECORDER.period
         try:
-            return fn(*args, **kwargs)
+            return self._fn(*args, **kwargs)
         finally:
             _inside.event = False
             if RECORDER.on and RECORDER.period == period:
-                RECORDER.add(name, kind, start, time.perf_counter_ns())
-    return recorded
+                RECORDER.add(self._name, self._kind, start, time.perf_counter_ns())
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __eq__(self, other: Any) -> bool:
+        return self._fn == (other._fn if isinstance(other, _Recorded) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._fn)
+
+    def __repr__(self) -> str:
+        return repr(self._fn)
+
+    def __reduce__(self) -> Tuple[Callable, Tuple[str, str]]:
+        return original, (self._fn.__module__, self._fn.__qualname__)
+
+
+def original(module: str, qualname: str) -> Callable:
+    """The function ``module.qualname`` (what a recorded function pickles as), not its recording
+    stand-in should a profiler record where it is unpickled."""
+    found: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found._fn if isinstance(found, _Recorded) else found
 
 
 def _forward(call: Callable) -> Callable:
@@ -114,8 +146,9 @@ def _is_op(fn: Any) -> bool:
             and not module.startswith(NOT_OPS) and fn.__name__ not in NOT_OP_NAMES)
 
 
-def _wrap_namespaces(modules: Dict[str, Any]) -> None:
-    wrapped: Dict[int, Callable] = {}  # one wrapper per function, whichever names it has
+def _wrap_namespaces(modules: Dict[str, Any]) -> Dict[int, _Recorded]:
+    """The operators of the namespaces wrapped there; each one's wrapper by the id of its function."""
+    wrapped: Dict[int, _Recorded] = {}  # one wrapper per function, whichever names it has
     for module_name in OP_NAMESPACES:
         module = modules.get(module_name)
         if module is None:
@@ -125,9 +158,29 @@ def _wrap_namespaces(modules: Dict[str, Any]) -> None:
             if name.startswith("_") or not _is_op(fn) or (public is not None and name not in public):
                 continue
             if id(fn) not in wrapped:
-                wrapped[id(fn)] = (_outermost(TracerEventType.Backward, "Gradient Backward", fn)
-                                   if name == "grad" else _outermost(TracerEventType.Operator, name, fn))
+                wrapped[id(fn)] = (_Recorded(TracerEventType.Backward, "Gradient Backward", fn)
+                                   if name == "grad" else _Recorded(TracerEventType.Operator, name, fn))
             _replace(module, name, wrapped[id(fn)])
+    return wrapped
+
+
+def _wrap_inner_names(modules: Dict[str, Any], wrapped: Dict[int, _Recorded], layer_class: Any) -> None:
+    """The same operators where pycoll's own modules and layers call them by name (a layer's
+    forward calling ``matmul`` as its module imported it): recorded when a layer calls them, and
+    within another operator only its time."""
+    for module_name, module in list(modules.items()):
+        if not module_name.startswith("pycoll.") or module_name in OP_NAMESPACES or module is None \
+                or module_name.startswith("pycoll.profiler"):
+            continue
+        for name, value in list(vars(module).items()):
+            stand_in = wrapped.get(id(value))
+            if stand_in is not None and stand_in.__wrapped__ is value:
+                _replace(module, name, stand_in)
+    for cls in _subclasses(layer_class) if layer_class is not None else ():
+        for name, value in list(vars(cls).items()):  # (a layer class holding its op: MaxPool2D's _pool)
+            stand_in = wrapped.get(id(value.__func__)) if isinstance(value, staticmethod) else None
+            if stand_in is not None and stand_in.__wrapped__ is value.__func__:
+                _replace(cls, name, staticmethod(stand_in))
 
 
 def _wrap_tensor(tensor_class: type) -> None:
@@ -135,11 +188,11 @@ def _wrap_tensor(tensor_class: type) -> None:
         if not isinstance(fn, types.FunctionType):
             continue
         if name in TENSOR_OPERATORS:
-            _replace(tensor_class, name, _outermost(TracerEventType.Operator, TENSOR_OPERATORS[name], fn))
+            _replace(tensor_class, name, _Recorded(TracerEventType.Operator, TENSOR_OPERATORS[name], fn))
         elif name == "backward":
-            _replace(tensor_class, name, _outermost(TracerEventType.Backward, "Gradient Backward", fn))
+            _replace(tensor_class, name, _Recorded(TracerEventType.Backward, "Gradient Backward", fn))
         elif not name.startswith("_") and name not in TENSOR_NOT_OPS:
-            _replace(tensor_class, name, _outermost(TracerEventType.Operator, name, fn))
+            _replace(tensor_class, name, _Recorded(TracerEventType.Operator, name, fn))
 
 
 def _subclasses(base: type) -> List[type]:
@@ -156,22 +209,22 @@ def attach() -> None:
     if _patched:
         return
     modules = sys.modules
-    _wrap_namespaces(modules)
+    layer = modules.get("pycoll.nn.layer")
+    _wrap_inner_names(modules, _wrap_namespaces(modules), None if layer is None else layer.Layer)
     tensor = modules.get("pycoll.tensor")
     if tensor is not None:
         _wrap_tensor(tensor.Tensor)
     autograd = modules.get("pycoll.autograd")
     if autograd is not None:
         _replace(autograd, "backward",
-                 _outermost(TracerEventType.Backward, "Gradient Backward", autograd.backward))
-    layer = modules.get("pycoll.nn.layer")
+                 _Recorded(TracerEventType.Backward, "Gradient Backward", autograd.backward))
     if layer is not None:
         _replace(layer.Layer, "__call__", _forward(layer.Layer.__dict__["__call__"]))
     optimizer = modules.get("pycoll.optimizer.optimizer")
     if optimizer is not None:
         for cls in _subclasses(optimizer.Optimizer):
             if isinstance(cls.__dict__.get("step"), types.FunctionType):
-                _replace(cls, "step", _outermost(TracerEventType.Optimization, "Optimization",
+                _replace(cls, "step", _Recorded(TracerEventType.Optimization, "Optimization",
                                                  cls.__dict__["step"]))
     graph = modules.get("pycoll._graph")
     if graph is not None:
@@ -181,8 +234,8 @@ def attach() -> None:
 def detach() -> None:
     """Put every wrapped name back."""
     while _patched:
-        owner, name, original = _patched.pop()
-        setattr(owner, name, original)
+        owner, name, kept = _patched.pop()
+        setattr(owner, name, kept)
     graph = sys.modules.get("pycoll._graph")
     if graph is not None:
         graph.node_timer = None

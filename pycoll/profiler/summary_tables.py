@@ -131,7 +131,8 @@ def _overview(by_type: Dict[TracerEventType, List[HostEvent]], total_time: int, 
     t.add(f"Time unit: {unit}", t.rule)
     t.row("Event Type", "Calls", "CPU Time", "Ratio (%)")
     t.add(t.rule)
-    times = sorted(((kind, merged_time([(e.start_ns, e.end_ns) for e in spans]), len(spans))
+    times = sorted(((kind, merged_time([(e.start_ns, e.end_ns) for e in spans]),
+                     len(_outermost(spans)) if kind in _MODEL_PHASES else len(spans))  # (a layer in a layer: once)
                     for kind, spans in by_type.items() if spans), key=lambda x: -x[1])
     for i, (kind, time, calls) in enumerate(times):
         t.row(("" if i == 0 else "  ") + kind.name, calls, fmt(time), f"{time / total_time * 100:.2f}")
@@ -174,7 +175,7 @@ _MODEL_PHASES = (TracerEventType.Dataloader, TracerEventType.Forward, TracerEven
 
 def _outermost(spans: List[HostEvent]) -> List[HostEvent]:
     """The spans not inside another of ``spans`` on their thread (a layer's forward inside its
-    model's)."""
+    model's, a recomputed forward inside a backward)."""
     kept: List[HostEvent] = []
     reach: Dict[int, int] = {}
     for e in sorted(spans, key=lambda e: (e.start_ns, -e.end_ns)):
@@ -190,10 +191,13 @@ def _model(by_type: Dict[TracerEventType, List[HostEvent]], total_time: int, fmt
     steps.durations = [e.end_ns - e.start_ns for e in by_type[TracerEventType.ProfileStep]]
     rows.append(("ProfileStep", len(steps.durations), steps.cells(fmt, total_time), _GPU_ZERO))
     phases_time = 0
+    # the first phase on each path down from a step (a forward run again inside a backward by
+    # recompute is the backward's time), as paddle's model perspective takes them
+    first = _outermost([e for kind in _MODEL_PHASES for e in by_type[kind]])
     for kind in _MODEL_PHASES:
-        if by_type[kind]:
+        if any(e.type == kind for e in first):
             item = _Item()
-            item.durations = [e.end_ns - e.start_ns for e in _outermost(by_type[kind])]
+            item.durations = [e.end_ns - e.start_ns for e in first if e.type == kind]
             phases_time += sum(item.durations)
             rows.append(("  " + kind.name, len(item.durations), item.cells(fmt, total_time), _GPU_ZERO))
     others = total_time - phases_time
