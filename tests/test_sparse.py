@@ -314,6 +314,10 @@ def test_subm_conv_keeps_the_input_positions(dims):
     y = conv(x, pycoll.to_tensor(w), padding=0)  # paddle centres the kernel whatever the padding
     np.testing.assert_array_equal(y.indices().numpy(), x.indices().numpy())
     np.testing.assert_allclose(y.values().numpy(), dense_conv(xd, w, 1, 1, 1)[occ], rtol=1e-4, atol=1e-4)
+    strided = conv(x, pycoll.to_tensor(w), stride=2)  # and whatever the stride (paddle's; it read 2 * o)
+    np.testing.assert_array_equal(strided.values().numpy(), y.values().numpy())
+    dilated = conv(x, pycoll.to_tensor(w), dilation=2)  # centred: offsets -2, 0, 2
+    np.testing.assert_allclose(dilated.values().numpy(), dense_conv(xd, w, 1, 2, 2)[occ], rtol=1e-4, atol=1e-4)
 
 
 def test_max_pool3d_and_batch_norm():

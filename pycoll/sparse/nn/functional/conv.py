@@ -127,10 +127,11 @@ def _conv(x: Any, weight: Tensor, bias: Optional[Tensor], stride: Any, padding: 
     c, o = weight.shape[dims], weight.shape[dims + 1]
     if c != x.shape[-1]:
         raise ValueError(f"{fn}: weight's in-channels {c} differ from x's channels {x.shape[-1]}")
-    pad = _padding(padding, dims, fn)
-    if subm:  # paddle centres a submanifold kernel on each entry, whatever padding says
-        pad = [k // 2 for k in kernel]
-    book = Rulebook(x, kernel, _ints(stride, dims, fn, "stride"), pad, _ints(dilation, dims, fn, "dilation"), subm, fn)
+    pad, strides, dilations = _padding(padding, dims, fn), _ints(stride, dims, fn, "stride"), _ints(dilation, dims, fn,
+                                                                                                 "dilation")
+    if subm:  # paddle centres a submanifold kernel on each entry, whatever padding and stride say
+        pad, strides = [d * (k // 2) for k, d in zip(kernel, dilations)], [1] * dims
+    book = Rulebook(x, kernel, strides, pad, dilations, subm, fn)
     w = reshape(weight, [-1, c, o])
     values = x.values()
     xp = array_module(book.indices)
@@ -153,8 +154,9 @@ def conv3d(x: SparseTensor, weight: Tensor, bias: Optional[Tensor] = None, strid
 def subm_conv3d(x: SparseTensor, weight: Tensor, bias: Optional[Tensor] = None, stride: Any = 1,
                 padding: Any = 0, dilation: Any = 1, groups: int = 1, data_format: str = "NDHWC",
                 key: Optional[str] = None, name: Optional[str] = None) -> SparseTensor:
-    """Submanifold 3-D convolution: the output stores x's positions only (``key``, paddle's
-    rulebook cache name, changes nothing)."""
+    """Submanifold 3-D convolution: the output stores x's positions only, the kernel centred on
+    each (stride and padding are not used, as paddle's; ``key``, paddle's rulebook cache name,
+    changes nothing)."""
     return _conv(x, weight, bias, stride, padding, dilation, groups, True, data_format, 3, "subm_conv3d")
 
 
