@@ -819,6 +819,18 @@ def _():
     return lambda: clip(pairs)
 
 
+@case("roi_align_512_rois")
+def _():
+    """``vision.ops.roi_align`` of 512 boxes (up to half the image) on features [2, 256, 50, 68]
+    at 1/16 scale, 7 x 7 bins, sampling_ratio 2 (a detector's second stage), forward only."""
+    rng = np.random.default_rng(8)
+    corner, size = rng.random((512, 2)) * 800, rng.random((512, 2)) * 400 + 1
+    x = P.to_tensor(rng.random((2, 256, 50, 68), dtype=np.float32))
+    boxes = P.to_tensor(np.concatenate([corner, corner + size], 1).astype(np.float32))
+    counts = P.to_tensor(np.array([256, 256], np.int32))
+    return lambda: P.vision.ops.roi_align(x, boxes, counts, 7, 1 / 16.0, sampling_ratio=2)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

@@ -175,6 +175,29 @@ def test_softmax_and_activations_equal_paddles():
     np.testing.assert_allclose(sp.nn.ReLU()(t).values().numpy(), [0, 2, 7, 4])
 
 
+def test_coo_softmax_along_any_axis():
+    # paddle 3.3.1 (probe p167): the columns of this matrix give [[0,1,0,.2689],[1,0,0,.7311],[0,0,1,0]]
+    d = np.array([[0, 1.5, 0, -2], [3, 0, 0, -1], [0, 0, 7, 0]], "float32")
+    x = pycoll.to_tensor(d).to_sparse_coo(2)
+    x.stop_gradient = False
+    s = SF.softmax(x, axis=0)
+    np.testing.assert_allclose(s.to_dense().numpy(), [[0, 1, 0, 0.268941], [1, 0, 0, 0.731059], [0, 0, 1, 0]],
+                               atol=1e-6)
+    (s.values() * pycoll.to_tensor([1.0, 2.0, 3.0, 4.0, 5.0])).sum().backward()  # stored (0,1) (0,3) (1,0) (1,3) (2,2)
+    p = np.array([0.268941, 0.731059])  # column 3's pair, weights 2 and 4: p * (w - p . w)
+    np.testing.assert_allclose(x.grad.values().numpy()[[1, 3]], p * (np.array([2.0, 4.0]) - p @ [2.0, 4.0]),
+                               atol=1e-6)
+    cube = np.random.default_rng(0).standard_normal((2, 3, 4)) * (np.random.default_rng(1).random((2, 3, 4)) > 0.4)
+    three = SF.softmax(pycoll.to_tensor(cube).to_sparse_coo(3), axis=-2).to_dense().numpy()
+    stored = cube != 0
+    e = np.where(stored, np.exp(cube), 0)
+    np.testing.assert_allclose(three, np.where(stored, e / np.maximum(e.sum(1, keepdims=True), 1e-300), 0), atol=1e-12)
+    with pytest.raises(ValueError, match="a CSR x takes the last axis only"):
+        SF.softmax(pycoll.to_tensor(d).to_sparse_csr(), axis=0)
+    with pytest.raises(ValueError, match=r"axis must be an int in \[-2, 2\), got 2"):
+        SF.softmax(x, axis=2)
+
+
 @pytest.mark.parametrize("fmt", ["coo", "csr"])
 @pytest.mark.parametrize("batched", [False, True])
 def test_matmul_mv_addmm_masked_matmul_against_numpy(fmt, batched):
@@ -246,6 +269,8 @@ def test_bad_input_is_refused_by_name():
         sp.sparse_coo_tensor([[0, 1]], [1.])
     with pytest.raises(ValueError, match="minimum shape"):
         sp.sparse_coo_tensor([[0, 3]], [1., 2.], [2])
+    with pytest.raises(ValueError, match=r"each value has shape \[2\].*last 1 dims must be \[2\], got shape \[2, 3\]"):
+        sp.sparse_coo_tensor([[0, 1]], [[1., 2.], [3., 4.]], [2, 3])  # (a later to_dense named index_add)
     with pytest.raises(TypeError, match="indices"):
         sp.sparse_coo_tensor([[0.5, 1]], [1., 2.])
     with pytest.raises(ValueError, match="crows"):

@@ -68,6 +68,9 @@ def sparse_coo_tensor(indices: Any, values: Any, shape: Optional[Sequence[int]] 
                              f"({idx.shape[0]}) + dense_dim({len(dense)}), but get {len(shape)}")
         if any(s < m for s, m in zip(shape, min_shape)):
             raise ValueError(f"sparse_coo_tensor: the minimum shape required is {min_shape}, but get {shape}")
+        if shape[idx.shape[0]:] != dense:
+            raise ValueError(f"sparse_coo_tensor: each value has shape {dense} (values {list(v.shape)}), so shape's "
+                             f"last {len(dense)} dims must be {dense}, got shape {shape}")
     return new_coo(idx, v, tuple(shape))
 
 

@@ -50,7 +50,7 @@ class LeakyReLU(Layer):
 
 
 class Softmax(Layer):
-    """`functional.softmax` as a layer (axis -1 only, as paddle's)."""
+    """`functional.softmax` as a layer (any axis of a COO x, the last of a CSR one)."""
 
     def __init__(self, axis: int = -1, name: Optional[str] = None):
         super().__init__()

@@ -1,5 +1,5 @@
 """Sparse activations: relu, relu6 and leaky_relu on the stored values (the pattern kept, as
-f(0) = 0 for each), and `softmax` over each row's stored values (the missing entries are not
+f(0) = 0 for each), and `softmax` over the stored values of each line along an axis (the missing entries are not
 zeros but absent, as paddle's sparse softmax takes them)."""
 from __future__ import annotations
 
@@ -33,17 +33,23 @@ def leaky_relu(x: SparseTensor, negative_slope: float = 0.01, name: Optional[str
 
 
 def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> SparseTensor:
-    """The softmax of each row's stored values along the last axis (paddle supports axis -1 only)."""
+    """The softmax of the stored values along ``axis``: each line along it, the other indices
+    fixed, is one group (any axis of a COO x, the last of a CSR one, as paddle's)."""
     x = coalesced_any(sparse_arg(x, "softmax"))
-    if axis not in (-1, x.ndim - 1):
-        raise ValueError(f"softmax: axis must be -1 (the last axis), got {axis!r}")
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"softmax: axis must be an int in [{-x.ndim}, {x.ndim}), got {axis!r}")
+    axis %= x.ndim
+    shape = x._dense_shape
     if x._format == CSR:
-        rows = csr_rows(x)
+        if axis != x.ndim - 1:
+            raise ValueError(f"softmax: a CSR x takes the last axis only (-1, as paddle's), got {axis}")
+        rows, n = csr_rows(x), prod(shape[:-1])
     elif x.dense_dim():
         raise ValueError(f"softmax: a COO x must have no dense dims, got {x.dense_dim()}")
     else:
-        rows = linear_index(x._indices[:-1], x._dense_shape[:-1])
-    n = prod(x._dense_shape[:-1])
+        others = [d for d in range(x.ndim) if d != axis]
+        rows = linear_index(x._indices[others], [shape[d] for d in others])
+        n = prod([shape[d] for d in others])
     values = x.values()
     with _graph.no_grad():  # a per-row shift, for range only: the softmax does not change with it
         top = segment_reduce(values, rows, n, "max", "softmax")._array
