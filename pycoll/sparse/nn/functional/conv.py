@@ -12,7 +12,9 @@ and the bias. Work is nnz * kernel volume * C * O, no dense volume.
 from __future__ import annotations
 
 import itertools
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from pycoll import math_ops
 from pycoll.device import array_module
@@ -50,6 +52,9 @@ def _padding(padding: Any, dims: int, fn: str) -> List[int]:
     return [int(p[0]) for p in pairs]
 
 
+_CHUNK = 1 << 21  # kernel offsets times entries times dims computed at once
+
+
 class Rulebook:
     """Which input entry meets which output row through which kernel offset (see the module
     docstring): ``pairs[k] = (input entries, output rows)``, the output's indices and shape."""
@@ -72,37 +77,48 @@ class Rulebook:
         idx = x._indices
         xp = array_module(idx)
         grid = [shape[0]] + out_spatial
-        found = []
-        for k, offset in enumerate(itertools.product(*[range(n) for n in kernel])):
-            ok = xp.ones(idx.shape[1], dtype=bool)
-            out_idx = [idx[0]]
-            for d in range(dims):
-                num = idx[1 + d] + padding[d] - offset[d] * dilation[d]
-                ok &= (num >= 0) & (num % stride[d] == 0) & (num // stride[d] < out_spatial[d])
-                out_idx.append(num // stride[d])
-            inputs = xp.nonzero(ok)[0]
-            found.append((k, inputs, linear_index(xp.stack(out_idx)[:, inputs], grid)))
+        offsets = xp.asarray(list(itertools.product(*[range(n) for n in kernel])), dtype=np.int64)
+        per = max(1, _CHUNK // max(idx.shape[1] * dims, 1))  # offsets at once (a few MB of positions)
+        found = [self._landings(idx, offsets[first:first + per], first, padding, stride, dilation, out_spatial)
+                 for first in range(0, len(offsets), per)]
+        k_of, inputs, lin = (xp.concatenate(part) for part in zip(*found))  # offset-major
         in_lin = linear_index(idx[:1 + dims], [shape[0]] + list(spatial))
         if subm:  # the output rows are the input's entries: keep the pairs landing on one
             order = xp.argsort(in_lin)
             ranked = in_lin[order]
-            self.pairs = []
-            for k, inputs, lin in found:
-                at = xp.minimum(xp.searchsorted(ranked, lin), max(ranked.shape[0] - 1, 0))
-                hit = ranked[at] == lin if ranked.shape[0] else lin < 0
-                self.pairs.append((k, inputs[hit], order[at[hit]]))
+            at = xp.minimum(xp.searchsorted(ranked, lin), max(ranked.shape[0] - 1, 0))
+            hit = ranked[at] == lin if ranked.shape[0] else lin < 0
+            k_of, inputs, rows = k_of[hit], inputs[hit], order[at[hit]]
             self.indices = idx[:1 + dims]
         else:
-            every = xp.concatenate([lin for _, _, lin in found])
-            uniq, inverse = xp.unique(every, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            self.pairs, start = [], 0
-            for k, inputs, lin in found:
-                self.pairs.append((k, inputs, inverse[start:start + lin.shape[0]]))
-                start += lin.shape[0]
+            uniq, rows = xp.unique(lin, return_inverse=True)
+            rows = rows.reshape(-1)
             self.indices = unravel(uniq, grid)
+        ends = np.cumsum(np.bincount(wrap(k_of).numpy(), minlength=len(offsets)))
+        self.pairs = [(k, inputs[end - count:end], rows[end - count:end])
+                      for k, (end, count) in enumerate(zip(ends, np.diff(ends, prepend=0)))]
         self.rows = int(self.indices.shape[1])
         self.out_spatial = out_spatial
+
+    @staticmethod
+    def _landings(idx: Any, offsets: Any, first: int, padding: List[int], stride: List[int],
+                  dilation: List[int], out_spatial: List[int]) -> Tuple[Any, Any, Any]:
+        """For kernel offsets ``first``, ``first + 1``...: each (offset, input entry) pair that
+        lands on an output position, and that position's row-major index in the output grid."""
+        xp = array_module(idx)
+        ok, cells = True, []
+        for d, size in enumerate(out_spatial):  # [K, nnz] per spatial dim
+            q = idx[1 + d].astype(np.int64)[None] + (padding[d] - offsets[:, d:d + 1] * dilation[d])
+            if stride[d] != 1:  # (integer division is slow: only where a stride asks for it)
+                ok = ok & (q % stride[d] == 0)
+                q = q // stride[d]
+            ok = ok & (q >= 0) & (q < size)
+            cells.append(q)
+        k_of, inputs = xp.nonzero(ok)  # inputs ascending within an offset
+        lin = idx[0][inputs].astype(np.int64)
+        for q, size in zip(cells, out_spatial):
+            lin = lin * size + q[k_of, inputs]
+        return k_of + first, inputs, lin
 
 
 def _check_x(x: Any, dims: int, fn: str) -> SparseTensor:
