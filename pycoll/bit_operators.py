@@ -4,7 +4,8 @@ tensors), with a Python int or bool, or a NumPy array, on either side; and the s
 ``bitwise_left_shift`` / ``bitwise_right_shift`` behind ``<<`` and ``>>`` (also Tensor methods).
 
 A Python number next to a tensor takes the tensor's dtype (paddle's rule: ``3 & int32_tensor`` is
-int32, ``1 & bool_tensor`` is bool); a float number is refused, and so is a float tensor (the ops
+int32, ``1 & bool_tensor`` is bool; one outside the dtype's range wraps into its bits, ``-2 &
+uint8_tensor`` reads 254); a float number is refused, and so is a float tensor (the ops
 name its dtype). None of these takes a gradient.
 
 The and/or/xor/not ops are `pycoll.logic_ops`', called as the Tensor methods it attaches (when
@@ -38,8 +39,12 @@ def _other_operand(x: Tensor, y: Any, fn_name: str, reflected: bool) -> Any:
     if isinstance(y, (bool, int)):
         try:
             return wrap(xp.asarray(y, dtype=x._array.dtype))
+        except OverflowError:  # wrapped into the dtype's bits, as paddle does (-2 & uint8 5 is 4)
+            pass
+        try:
+            return wrap(xp.asarray(y, dtype=np.int64).astype(x._array.dtype))
         except OverflowError:
-            raise ValueError(f"{fn_name}: {y} does not fit the tensor's dtype {x.dtype}") from None
+            raise ValueError(f"{fn_name}: {y} does not fit in 64 bits, nor the tensor's dtype {x.dtype}") from None
     if isinstance(y, float):
         pair = ("float", "Tensor") if reflected else ("Tensor", "float")
         raise TypeError(f"unsupported operand type(s) for {_SYMBOLS[fn_name]}: '{pair[0]}' and '{pair[1]}'")

@@ -125,9 +125,11 @@ def empty_like(x: Tensor, dtype: DTypeLike = None, name: Optional[str] = None) -
 @creation_options()
 @param_aliases({"size": "shape"})
 def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optional[str] = None) -> Tensor:
-    """``shape`` filled with ``fill_value``; without ``dtype``, bool for a bool value (paddle's), else
-    the default floating dtype."""
-    dt = convert_dtype(dtype) or (np.dtype(bool) if isinstance(fill_value, (bool, np.bool_)) else default_float())
+    """``shape`` filled with ``fill_value``; without ``dtype``, bool for a bool value, complex128
+    for a complex one (paddle's), else the default floating dtype."""
+    dt = convert_dtype(dtype) or (np.dtype(bool) if isinstance(fill_value, (bool, np.bool_)) else
+                                  np.dtype(np.complex128) if isinstance(fill_value, (complex, np.complexfloating))
+                                  else default_float())
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 

@@ -79,13 +79,17 @@ def remainder(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
     x, y, xa, ya = binary_operands(x, y, "remainder")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
     xp = array_module(xa if isinstance(x, Tensor) else ya)
+    kind = xp.result_type(xa, ya).kind
+    if kind == "c":  # (NumPy has no complex remainder; paddle's rounds each part its own way)
+        raise TypeError("remainder (%): complex numbers have no remainder; take it of the real and imaginary "
+                        "parts (x.real() % y, x.imag() % y)")
 
     def backward(g: Any) -> tuple:
         with quiet():  # y == 0: x / 0 is +-inf or NaN, as paddle's
             return (grad_for(g, mx) if mx else None,
                     grad_for(-g * xp.floor(xa / ya), my) if my else None)
     with quiet():  # float x % 0 and inf % y: NaN, unwarned as paddle's
-        out = _float_remainder(xp, xa, ya) if xp.result_type(xa, ya).kind == "f" else xp.remainder(xa, ya)
+        out = _float_remainder(xp, xa, ya) if kind == "f" else xp.remainder(xa, ya)
     _refuse_integer_zero(out, ya, "remainder")
     return op_output(out, backward, x, y)
 

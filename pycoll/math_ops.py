@@ -172,7 +172,8 @@ def pow(x: Any, y: Any, name: Optional[str] = None) -> Tensor:  # noqa: A001 - p
     integers (`integer_power`)."""
     x, y, xa, ya = binary_operands(x, y, "pow")
     mx, my = needs_grad(x) and grad_meta(x), needs_grad(y) and grad_meta(y)
-    integer = _builtins.all(v.dtype.kind in "iu" if hasattr(v, "dtype") else type(v) is int for v in (xa, ya))
+    integer = _builtins.all(v.dtype.kind in "iu" if hasattr(v, "dtype") else type(v) in (int, bool)
+                            for v in (xa, ya))  # (True ** an int tensor: paddle's integers too)
     with quiet():  # 0 ** -1, (-1) ** 0.5, 10 ** 100: inf, NaN, inf, as paddle's
         out = integer_power(xa, ya) if integer else real_power(xa, ya)
 
@@ -556,7 +557,7 @@ def sum(x: Tensor, axis: Any = None, dtype: DTypeLike = None, keepdim: bool = Fa
 def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str] = None, *,
          dtype: DTypeLike = None, out: Optional[Tensor] = None) -> Tensor:
     """The mean (of x cast to `dtype` first, when given); an integer tensor's mean is truncated
-    to its dtype, as paddle's is."""
+    to its dtype, and a bool tensor's is a bool (whether it is not 0), as paddle's are."""
     x = as_tensor(x)
     if dtype is not None:
         x = cast(x, dtype)
@@ -572,7 +573,7 @@ def mean(x: Tensor, axis: Any = None, keepdim: bool = False, name: Optional[str]
         else:  # a host float x's sum / count is NumPy's mean without its dispatch (half the time
             # of a small one); over nothing: NaN, without NumPy's "Mean of empty slice" warning (as paddle)
             average = a.sum(axis=axes, keepdims=keepdim) / (count if a.size else 0)
-    if a.dtype.kind in "iu":
+    if a.dtype.kind in "iub":
         average = average.astype(a.dtype)
 
     def backward(g: Any) -> tuple:

@@ -38,11 +38,13 @@ def mv(x: Any, vec: Any, name: Optional[str] = None) -> Tensor:
 @param_aliases({"input": "x"})
 @accumulates_in_float32
 def dot(x: Any, y: Any, name: Optional[str] = None) -> Tensor:
-    """The dot product of two 1-D tensors, or of the rows of two 2-D ones."""
+    """The dot product of two 1-D tensors, or of the rows of two 2-D ones, in their dtype (an
+    int32 one's too, where a sum would widen it: paddle's)."""
     x, y = _matrices(x, y)
     if x.shape != y.shape or x.ndim not in (1, 2):
         raise ValueError(f"dot: x and y must be 1-D or 2-D of one shape, got {x.shape} and {y.shape}")
-    return _sum(multiply(x, y), axis=-1)
+    products = multiply(x, y)
+    return _sum(products, axis=-1, dtype=products.dtype)
 
 
 @param_aliases({"input": "x", "vec2": "y"})

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
+import numpy as np
+
 from pycoll._param_aliases import param_aliases
 from pycoll._promotion import promoted
 from pycoll._tensor_ops import as_tensor, check_broadcast, check_index_range, needs_grad, op_output, operand, placed, value_output
@@ -35,9 +37,10 @@ def where(condition: Any, x: Any = None, y: Any = None,
         return tuple(value_output(i.astype(int64), "nonzero", condition) for i in xp.nonzero(c))
     if x is None or y is None:
         raise ValueError("where needs both x and y, or neither")
-    # paddle makes numbers tensors here (float32, int64) and mixes x and y strictly: an int64
-    # tensor with 0.5 is refused, a float32 one with 0 too
-    x, y = (as_tensor(v) if isinstance(v, Tensor) else to_tensor(operand(v), place=c_place) for v in (x, y))
+    # paddle makes numbers tensors here (float32, int64; a NumPy scalar of its own dtype) and
+    # mixes x and y strictly: an int64 tensor with 0.5 is refused, a float32 one with 0 too
+    x, y = (as_tensor(v) if isinstance(v, Tensor) else
+            to_tensor(v if isinstance(v, np.generic) else operand(v), place=c_place) for v in (x, y))
     condition, x, y = placed("where", condition, x, y)
     c = condition._array
     xa, ya = promoted(x, y, "where", strict=True)

@@ -129,3 +129,28 @@ def test_python_ints_outside_an_integer_dtype_wrap_around_as_paddles():
     assert (t([1], np.int64) + 2 ** 63).tolist() == [-9223372036854775807]
     assert (t([5], np.uint8) * -1).tolist() == [251] and (t([5], np.uint8) - 300).tolist() == [217]
     assert (t([1], np.int8) + 100).dtype == np.int8  # in range: as it was
+
+
+def test_dtype_rules_a_probe_found_against_paddle():
+    # paddle 3.3.1's results (probe p171) for each
+    T = pycoll.to_tensor
+    filled = pycoll.full([2], 1 + 1j)
+    assert filled.dtype == np.complex128 and filled.numpy().tolist() == [1 + 1j, 1 + 1j]  # (it was float32 1.0)
+    assert pycoll.full([1, 2], fill_value=2j).numpy().tolist() == [[2j, 2j]]
+    mean = pycoll.mean(T([True, False, False]))
+    assert mean.dtype == np.bool_ and mean.item() is True  # a bool mean: whether it is not 0
+    assert pycoll.mean(T([[True, False], [False, False]]), axis=1).numpy().tolist() == [True, False]
+    dot = pycoll.dot(T([1, 2], dtype="int32"), T([3, 4], dtype="int32"))
+    assert dot.dtype == np.int32 and dot.item() == 11
+    c = T([True, False])
+    assert pycoll.where(c, T([1.0, 2.0]), np.float64(1.5)).dtype == np.float64  # a NumPy scalar keeps its dtype
+    assert pycoll.where(c, T([1.0, 2.0]), np.float32(1.5)).dtype == np.float32
+    assert pycoll.where(c, T([1.0, 2.0]), 1.5).dtype == np.float32
+    power = True ** T([-3, 2], dtype="int32")
+    assert power.dtype == np.int32 and power.numpy().tolist() == [1, 1]
+    assert (-2 & T([5, 3], dtype="uint8")).numpy().tolist() == [4, 2]  # -2 wraps to 254
+    assert (300 & T([5, 3], dtype="int8")).numpy().tolist() == [4, 0]  # 300 wraps to 44
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        2 ** 70 & T([1])
+    with pytest.raises(TypeError, match=r"remainder \(%\): complex numbers have no remainder"):
+        T([5 + 1j]) % 2
