@@ -831,6 +831,18 @@ def _():
     return lambda: P.vision.ops.roi_align(x, boxes, counts, 7, 1 / 16.0, sampling_ratio=2)
 
 
+@case("psroi_pool_512_rois")
+def _():
+    """``vision.ops.psroi_pool`` of 512 boxes on features [2, 490, 50, 68] (10 channels of 7 x 7
+    bins) at 1/16 scale, forward and backward (R-FCN's head)."""
+    rng = np.random.default_rng(8)
+    corner, size = rng.random((512, 2)) * 800, rng.random((512, 2)) * 400 + 1
+    x = P.to_tensor(rng.random((2, 490, 50, 68), dtype=np.float32), stop_gradient=False)
+    boxes = P.to_tensor(np.concatenate([corner, corner + size], 1).astype(np.float32))
+    counts = P.to_tensor(np.array([256, 256], np.int32))
+    return sum_backward(lambda: P.vision.ops.psroi_pool(x, boxes, counts, 7, 1 / 16.0))
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:

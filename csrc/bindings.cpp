@@ -770,6 +770,66 @@ Host<T> roi_sample_backward_host(const Host<T>& g, const Host<int64_t>& image, c
     return grad;
 }
 
+// Position-sensitive RoI pooling's bin edges, checked against the plane (h, w) and n images.
+std::array<int64_t, 3> psroi_bins(const char* fn, int64_t n, int64_t h, int64_t w, const Host<int64_t>& image,
+                                  const Host<int64_t>& hs, const Host<int64_t>& he, const Host<int64_t>& ws,
+                                  const Host<int64_t>& we) {
+    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
+    if (rois < 0 || hs.ndim() != 2 || hs.shape(0) != rois || he.ndim() != 2 || he.shape(0) != rois ||
+        he.shape(1) != hs.shape(1) || ws.ndim() != 2 || ws.shape(0) != rois || we.ndim() != 2 ||
+        we.shape(0) != rois || we.shape(1) != ws.shape(1)) {
+        throw py::value_error(where(fn, "image must be [R], hs/he [R, ph], ws/we [R, pw]"));
+    }
+    auto within = [](const Host<int64_t>& a, int64_t size) {
+        return std::all_of(a.data(), a.data() + a.size(), [size](int64_t v) { return v >= 0 && v <= size; });
+    };
+    if (!within(image, n - 1) || !within(hs, h) || !within(he, h) || !within(ws, w) || !within(we, w)) {
+        throw py::value_error(where(fn, "an image index or a bin edge is out of range"));
+    }
+    return {rois, hs.shape(1), ws.shape(1)};
+}
+
+// Position-sensitive RoI pooling's bin sums [R, C / (ph * pw), ph, pw] in float64; see host_math.h.
+template <class T>
+py::array_t<double> psroi_sums_host(const Host<T>& x, const Host<int64_t>& image, const Host<int64_t>& hs,
+                                    const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we) {
+    if (x.ndim() != 4) throw py::value_error(where("psroi_sums", "x must be [N, C, h, w]"));
+    const int64_t c = x.shape(1), h = x.shape(2), w = x.shape(3);
+    const auto [rois, ph, pw] = psroi_bins("psroi_sums", x.shape(0), h, w, image, hs, he, ws, we);
+    if (c % (ph * pw)) throw py::value_error(where("psroi_sums", "x's channels must divide by ph * pw"));
+    py::array_t<double> out(std::vector<py::ssize_t>{rois, c / (ph * pw), ph, pw});
+    const T* xs = x.data();
+    const int64_t *im = image.data(), *hs_ = hs.data(), *he_ = he.data(), *ws_ = ws.data(), *we_ = we.data();
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::psroi_sums(xs, c, h, w, rois, im, hs_, he_, ph, ws_, we_, pw, o);
+    }
+    return out;
+}
+
+// psroi_sums' input gradient [n, c, h, w] from each bin's weight g [R, c / (ph * pw), ph, pw].
+template <class T>
+Host<T> psroi_sums_backward_host(const Host<T>& g, const Host<int64_t>& image, const Host<int64_t>& hs,
+                                 const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we,
+                                 int64_t n, int64_t c, int64_t h, int64_t w) {
+    const auto [rois, ph, pw] = psroi_bins("psroi_sums_backward", n, h, w, image, hs, he, ws, we);
+    if (c % (ph * pw) || g.ndim() != 4 || g.shape(0) != rois || g.shape(1) != c / (ph * pw) || g.shape(2) != ph ||
+        g.shape(3) != pw) {
+        throw py::value_error(where("psroi_sums_backward", "g must be [R, c / (ph * pw), ph, pw]"));
+    }
+    Host<T> grad(std::vector<py::ssize_t>{n, c, h, w});
+    T* gx = grad.mutable_data();
+    std::fill(gx, gx + grad.size(), T(0));
+    const T* gs = g.data();
+    const int64_t *im = image.data(), *hs_ = hs.data(), *he_ = he.data(), *ws_ = ws.data(), *we_ = we.data();
+    {
+        py::gil_scoped_release nogil;
+        pycoll::psroi_sums_backward(gs, c, h, w, rois, im, hs_, he_, ph, ws_, we_, pw, gx);
+    }
+    return grad;
+}
+
 // Each op for each element type it serves (pybind11 picks the overload by dtype).
 template <class T>
 void def_float_ops(py::module_& m) {
@@ -816,6 +876,11 @@ void def_float_ops(py::module_& m) {
           "max_pool's input gradient [..., d, h, w].");
     m.def("roi_max_index", &roi_max_index_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
           py::arg("ws"), py::arg("we"), "RoI max pooling's picks [R, C, ph, pw]: flat indices into x.");
+    m.def("psroi_sums", &psroi_sums_host<T>, py::arg("x"), py::arg("image"), py::arg("hs"), py::arg("he"),
+          py::arg("ws"), py::arg("we"), "Position-sensitive RoI pooling's bin sums [R, C / (ph * pw), ph, pw].");
+    m.def("psroi_sums_backward", &psroi_sums_backward_host<T>, py::arg("g"), py::arg("image"), py::arg("hs"),
+          py::arg("he"), py::arg("ws"), py::arg("we"), py::arg("n"), py::arg("c"), py::arg("h"), py::arg("w"),
+          "psroi_sums' input gradient [n, c, h, w].");
     m.def("roi_sample", &roi_sample_host<T>, py::arg("x"), py::arg("image"), py::arg("iy"), py::arg("wy"),
           py::arg("ix"), py::arg("wx"), "RoI align's pooled features [R, C, ph, pw] from its sample tables.");
     m.def("roi_sample_backward", &roi_sample_backward_host<T>, py::arg("g"), py::arg("image"), py::arg("iy"),

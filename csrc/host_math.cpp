@@ -751,6 +751,60 @@ void roi_sample_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t ro
     }
 }
 
+template <class T>
+void psroi_sums(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we, int64_t pw,
+                double* out) {
+    const int64_t out_c = c / (ph * pw);
+    for (int64_t r = 0; r < rois; ++r) {
+        for (int64_t o = 0; o < out_c; ++o) {
+            for (int64_t i = 0; i < ph; ++i) {
+                for (int64_t j = 0; j < pw; ++j) {
+                    const T* plane = x + (image[r] * c + (o * ph + i) * pw + j) * h * w;
+                    double sum = 0;
+                    for (int64_t y = hs[r * ph + i]; y < he[r * ph + i]; ++y) {
+                        const T* line = plane + y * w;
+                        for (int64_t xx = ws[r * pw + j]; xx < we[r * pw + j]; ++xx) sum += line[xx];
+                    }
+                    out[((r * out_c + o) * ph + i) * pw + j] = sum;
+                }
+            }
+        }
+    }
+}
+
+template <class T>
+void psroi_sums_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                         const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we,
+                         int64_t pw, T* grad_x) {
+    const int64_t out_c = c / (ph * pw);
+    for (int64_t r = 0; r < rois; ++r) {
+        for (int64_t o = 0; o < out_c; ++o) {
+            for (int64_t i = 0; i < ph; ++i) {
+                for (int64_t j = 0; j < pw; ++j) {
+                    const T weight = g[((r * out_c + o) * ph + i) * pw + j];
+                    if (weight == 0) continue;
+                    T* plane = grad_x + (image[r] * c + (o * ph + i) * pw + j) * h * w;
+                    for (int64_t y = hs[r * ph + i]; y < he[r * ph + i]; ++y) {
+                        T* line = plane + y * w;
+                        for (int64_t xx = ws[r * pw + j]; xx < we[r * pw + j]; ++xx) line[xx] += weight;
+                    }
+                }
+            }
+        }
+    }
+}
+
+template void psroi_sums<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
+                                const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t, double*);
+template void psroi_sums<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
+                                 const int64_t*, int64_t, const int64_t*, const int64_t*, int64_t, double*);
+template void psroi_sums_backward<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
+                                         const int64_t*, const int64_t*, int64_t, const int64_t*, const int64_t*,
+                                         int64_t, float*);
+template void psroi_sums_backward<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*,
+                                          const int64_t*, const int64_t*, int64_t, const int64_t*, const int64_t*,
+                                          int64_t, double*);
 template void roi_sample<float>(const float*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,
                                 const float*, int64_t, int64_t, const int64_t*, const float*, int64_t, int64_t, float*);
 template void roi_sample<double>(const double*, int64_t, int64_t, int64_t, int64_t, const int64_t*, const int64_t*,

@@ -118,4 +118,19 @@ void roi_sample_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t ro
                          const int64_t* iy, const T* wy, int64_t ph, int64_t k, const int64_t* ix, const T* wx,
                          int64_t pw, int64_t kk, T* grad_x);
 
+// Position-sensitive RoI pooling's bin sums: for RoI r (of image[r]), output channel o and bin
+// (i, j), the sum in double of input channel (o * ph + i) * pw + j over rows [hs[r, i], he[r, i])
+// and columns [ws[r, j], we[r, j]) (within the plane), into out [rois, c / (ph * pw), ph, pw].
+template <class T>
+void psroi_sums(const T* x, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we, int64_t pw,
+                double* out);
+
+// psroi_sums' gradient: each bin's weight in g [rois, c / (ph * pw), ph, pw] added to every cell
+// of the bin in grad_x [n, c, h, w] (zeroed by the caller).
+template <class T>
+void psroi_sums_backward(const T* g, int64_t c, int64_t h, int64_t w, int64_t rois, const int64_t* image,
+                         const int64_t* hs, const int64_t* he, int64_t ph, const int64_t* ws, const int64_t* we,
+                         int64_t pw, T* grad_x);
+
 }  // namespace pycoll

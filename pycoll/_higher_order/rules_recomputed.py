@@ -11,13 +11,10 @@ from typing import Any, Optional, Sequence, Tuple
 from pycoll._higher_order.rules_shape import scattered
 from pycoll._higher_order.recompute import recomputed
 from pycoll._higher_order.saved import Saved, const, rule
-from pycoll.math_ops import abs as abs_, cast, matmul, max as max_, mean, sqrt, sum as sum_
+from pycoll.math_ops import abs as abs_, matmul, max as max_, mean, sqrt, sum as sum_
 from pycoll.elementwise_ops import maximum
 from pycoll.reshape_ops import moveaxis
-from pycoll.nn._pad_functional import pad
 from pycoll.nn._response_norm_functional import _window_sum as window_sum
-from pycoll.reduce_ops import cumsum
-from pycoll.search_ops import gather
 from pycoll.shape_ops import reshape, stack, transpose
 from pycoll.tensor import Tensor
 from pycoll.device import array_module
@@ -92,38 +89,6 @@ def _max_pool(s: Saved, g: Tensor) -> tuple:
         out = sum_(cols * const(chosen), axis=-1)
         return moveaxis(out, 1, -1) if s["channel_last"] else out
     return recomputed(s, g, forward, [_pool_input(s)])
-
-
-@rule("psroi_pool.<locals>.backward")
-def _psroi_pool(s: Saved, g: Tensor) -> tuple:
-    """psroi_pool, linear in x: four signed reads of x's float64 summed-area table per bin, scaled
-    by the bin's 1 / area."""
-    corners, signs, scale, a = s["corners"], s["signs"], s["scale"], s["a"]
-
-    def forward(x: Tensor) -> Tensor:
-        table = cumsum(cumsum(pad(cast(x, "float64"), [1, 0, 1, 0]), axis=2), axis=3)
-        reads = reshape(gather(reshape(table, [-1]), const(corners.reshape(-1))), list(corners.shape))
-        return cast(sum_(reads * const(signs), axis=0) * const(scale), a.dtype)
-    return recomputed(s, g, forward, [a])
-
-
-@rule("roi_align.<locals>.backward")
-def _roi_align(s: Saved, g: Tensor) -> tuple:
-    """roi_align, linear in x: each bin the weighted reads of its row samples times its column
-    samples (the host kernel's tables); x's value does not matter (zeros stand in)."""
-    image, iy, wy, ix, wx, shape = s["image"], s["iy"], s["wy"], s["ix"], s["wx"], s["shape"]
-    xp = array_module(wy)
-    n, c, h, w = shape
-    r, ph, k = iy.shape
-    pw, kk = ix.shape[1:]
-    flat = (image[:, None, None, None, None] * h + iy[:, :, :, None, None]) * w + ix[:, None, None, :, :]
-    weights = (wy[:, :, :, None, None] * wx[:, None, None, :, :])[..., None]  # [R, ph, k, pw, kk, 1]
-
-    def forward(x: Tensor) -> Tensor:
-        pixels = reshape(transpose(x, [0, 2, 3, 1]), [n * h * w, c])
-        reads = reshape(gather(pixels, const(flat.reshape(-1))), [r, ph, k, pw, kk, c]) * const(weights)
-        return transpose(sum_(reads, axis=[2, 4]), [0, 3, 1, 2])
-    return recomputed(s, g, forward, [xp.zeros(shape, wy.dtype)])
 
 
 @rule("_avg_pool.<locals>.backward")

@@ -1,8 +1,8 @@
 """Single-pass host kernels for tensor ops whose NumPy form takes many passes over the data: erf,
 exact gelu and its gradient, cumsum along an axis, batch norm's per-channel sums and its
 normalisation, sigmoid and its gradient, the Adam step, a scatter-add of rows, 2-D max pooling, RoI
-max pooling's picks, RoI align's sampling and a step of a fused recurrent layer
-(``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
+max pooling's picks, RoI align's sampling, position-sensitive RoI pooling's bin sums and a step of
+a fused recurrent layer (``pycoll._C``, C++, the GIL released; see csrc/host_math.h, csrc/host_adam.h and
 csrc/host_rnn.h for what each computes and how it rounds).
 
 Each function returns None where the kernels do not serve its arrays: one is not a numpy array
@@ -29,7 +29,7 @@ _CUMSUM_DTYPES = _FLOATS + (np.dtype(np.int64),)
 
 def _kernels() -> Optional[ModuleType]:
     """pycoll._C if it is built with these kernels, else None."""
-    return having("roi_sample")  # the newest of them
+    return having("psroi_sums")  # the newest of them
 
 
 def _served(arrays: Tuple[Any, ...], dtypes: Tuple[np.dtype, ...] = _FLOATS) -> Optional[ModuleType]:
@@ -145,6 +145,27 @@ def roi_sample_grad(g: Any, image: Any, iy: Any, wy: Any, ix: Any, wx: Any,
         return None
     n, _, h, w = shape
     return kernels.roi_sample_backward(_c_order(g), *_roi_tables(image, iy, wy, ix, wx), n, h, w)
+
+
+def psroi_sums(x: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any) -> Optional[np.ndarray]:
+    """Position-sensitive RoI pooling's bin sums [R, C / (ph * pw), ph, pw], float64: bin (i, j)
+    of output channel o of RoI r sums input channel (o * ph + i) * pw + j of x [N, C, h, w] (image
+    ``image[r]``) over rows [hs, he) x columns [ws, we) (``[R, ph]``, ``[R, pw]``, within the plane)."""
+    kernels = _served((x,))
+    if kernels is None:
+        return None
+    return kernels.psroi_sums(_c_order(x), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)))
+
+
+def psroi_sums_grad(g: Any, image: Any, hs: Any, he: Any, ws: Any, we: Any,
+                    shape: Sequence[int]) -> Optional[np.ndarray]:
+    """psroi_sums' gradient: each bin's weight in g [R, C / (ph * pw), ph, pw] added to the
+    cells of its bin, in an array of x's ``shape``."""
+    kernels = _served((g,))
+    if kernels is None:
+        return None
+    return kernels.psroi_sums_backward(_c_order(g), *(_c_order(v, np.int64) for v in (image, hs, he, ws, we)),
+                                       *shape)
 
 
 def _roi_tables(image: Any, iy: Any, wy: Any, ix: Any, wx: Any) -> Tuple[np.ndarray, ...]:

@@ -4,26 +4,29 @@ PSRoIPool: features of each region of interest pooled onto a fixed grid.
 The three are differentiable in x (not in the boxes, as paddle's). roi_align's bilinear
 sampling is separable along the two axes: each bin reads the pixels of its row samples times
 those of its column samples (tables built on x's array module), one host kernel each way on
-NumPy arrays; on CuPy's, each region's output is A_y @ x @ A_x^T with the dense interpolation
-matrices, of pycoll's differentiable ops; roi_pool
-finds each bin's maximum on the raw arrays and gathers it (the gradient goes to the first maximal
-pixel of the bin, as paddle's argmax); both are composed of pycoll's differentiable ops.
-psroi_pool's bin sums are four reads each of x's summed-area table, one op with its own backward
-(and a create_graph rule)."""
+NumPy arrays, one op with its own backward; on CuPy's, each region's output is A_y @ x @ A_x^T
+with the dense interpolation matrices, of pycoll's differentiable ops. roi_pool finds each bin's
+maximum on the raw arrays and gathers it (the gradient goes to the first maximal pixel of the
+bin, as paddle's argmax), of differentiable ops too. psroi_pool's bin sums are one host kernel
+each way on NumPy arrays, four reads each of x's summed-area table on CuPy's, one op with its own
+backward. The two ops' create_graph rules (below) compute them again from gathers."""
 from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from pycoll._higher_order.recompute import recomputed
+from pycoll._higher_order.saved import Saved, const, rule
 from pycoll._tensor_ops import op_output
 from pycoll.device import array_module
 from pycoll.kernels import host_math
-from pycoll.math_ops import matmul
+from pycoll.math_ops import cast, matmul, sum as sum_
+from pycoll.nn._pad_functional import pad
 from pycoll.nn.layer import Layer
-from pycoll.reduce_ops import running_sums
+from pycoll.reduce_ops import cumsum, running_sums
 from pycoll.search_ops import gather, where
-from pycoll.shape_ops import concat, scatter_add
+from pycoll.shape_ops import concat, reshape, scatter_add, transpose
 from pycoll.tensor import Tensor, wrap
 from pycoll.vision.ops._common import batch_index, floating, pair, round_half_away
 
@@ -123,7 +126,27 @@ def roi_align(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, s
 
     def backward(g: Any) -> tuple:
         return (host_math.roi_sample_grad(g, image, iy, wy, ix, wx, shape),)
-    return op_output(out, backward, x)  # (create_graph: pycoll._higher_order.rules_recomputed's rule)
+    return op_output(out, backward, x)
+
+
+@rule("roi_align.<locals>.backward")
+def _roi_align_rule(s: Saved, g: Tensor) -> tuple:
+    """create_graph: roi_align, linear in x, computed again as each bin's weighted reads of its row
+    samples times its column samples (the host kernel's tables; x's value does not matter: zeros
+    stand in)."""
+    image, iy, wy, ix, wx, shape = s["image"], s["iy"], s["wy"], s["ix"], s["wx"], s["shape"]
+    xp = array_module(wy)
+    n, c, h, w = shape
+    r, ph, k = iy.shape
+    pw, kk = ix.shape[1:]
+    flat = (image[:, None, None, None, None] * h + iy[:, :, :, None, None]) * w + ix[:, None, None, :, :]
+    weights = (wy[:, :, :, None, None] * wx[:, None, None, :, :])[..., None]  # [R, ph, k, pw, kk, 1]
+
+    def forward(x: Tensor) -> Tensor:
+        pixels = reshape(transpose(x, [0, 2, 3, 1]), [n * h * w, c])
+        reads = reshape(gather(pixels, const(flat.reshape(-1))), [r, ph, k, pw, kk, c]) * const(weights)
+        return transpose(sum_(reads, axis=[2, 4]), [0, 3, 1, 2])
+    return recomputed(s, g, forward, [xp.zeros(shape, wy.dtype)])
 
 
 def _bin_edges(xp: Any, start: Any, bin_size: Any, pooled: int, size: int,
@@ -160,24 +183,58 @@ def psroi_pool(x: Tensor, boxes: Tensor, boxes_num: Tensor, output_size: Size2, 
     hs, he = _bin_edges(xp, start[:, 1], size[:, 1] / ph, ph, h)
     ws, we = _bin_edges(xp, start[:, 0], size[:, 0] / pw, pw, w)
     area = (he - hs)[:, :, None] * (we - ws)[:, None, :]  # [R, ph, pw]
-    out_c = c // (ph * pw)  # output channel o, bin (i, j) reads input channel (o * ph + i) * pw + j
-    r = b.shape[0]
+    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).reshape(b.shape[0], 1, ph, pw)
+    a = x._array
+    shape, bins = a.shape, (image, hs, he, ws, we)
+    sums = host_math.psroi_sums(a, *bins)
+    if sums is None:  # (CuPy's arrays: four reads of a summed-area table per bin)
+        corners = _corners(xp, bins, shape)
+        sums = (_summed_area(a).reshape(-1)[corners] * xp.asarray(_SIGNS)).sum(axis=0)
+    out = (sums * scale).astype(a.dtype)
+
+    def backward(g: Any) -> tuple:
+        weights = (g * scale).astype(g.dtype)  # what each cell of a bin gets
+        grad = host_math.psroi_sums_grad(weights, *bins, shape)
+        if grad is None:  # each bin's weight at its corners (signed), summed over the plane: its cells get it
+            n, c, h, w = shape
+            signed = (weights[None] * xp.asarray(_SIGNS)).reshape(-1)
+            spread = xp.bincount(_corners(xp, bins, shape).reshape(-1), signed, minlength=n * c * (h + 1) * (w + 1))
+            grad = _plane_sums(spread.reshape(n, c, h + 1, w + 1))[:, :, :h, :w].astype(g.dtype)
+        return (grad,)
+    return op_output(out, backward, x)
+
+
+_SIGNS = np.asarray([1.0, -1.0, -1.0, 1.0]).reshape(4, 1, 1, 1, 1)  # a bin's sum from its corners' prefix sums
+
+
+def _corners(xp: Any, bins: Tuple[Any, ...], shape: Tuple[int, ...]) -> Any:
+    """[4, R, C / (ph * pw), ph, pw]: where each bin's four corners lie in the flattened
+    summed-area table [N, C, h + 1, w + 1] of x (shape [N, C, h, w]), in ``_SIGNS``' order; bin
+    (i, j) of output channel o reads input channel (o * ph + i) * pw + j."""
+    image, hs, he, ws, we = bins
+    _, c, h, w = shape
+    ph, pw = hs.shape[1], ws.shape[1]
+    out_c = c // (ph * pw)
     channel = (xp.arange(out_c)[:, None, None] * ph + xp.arange(ph)[:, None]) * pw + xp.arange(pw)  # [out_c, ph, pw]
     plane = (image[:, None, None, None] * c + channel[None]) * (h + 1)  # [R, out_c, ph, pw]: its table's rows
     rows = [hs[:, None, :, None], he[:, None, :, None]]  # [R, 1, ph, 1]
     cols = [ws[:, None, None, :], we[:, None, None, :]]  # [R, 1, 1, pw]
-    corners = xp.stack([(plane + y) * (w + 1) + x_ for y in rows for x_ in cols])  # [4, R, out_c, ph, pw]
-    signs = xp.asarray([1.0, -1.0, -1.0, 1.0]).reshape(4, 1, 1, 1, 1)  # a box's sum from its corners' prefix sums
-    scale = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0).reshape(r, 1, ph, pw)
-    a = x._array
-    table = _summed_area(a)
-    out = ((table.reshape(-1)[corners] * signs).sum(axis=0) * scale).astype(a.dtype)
+    return xp.stack([(plane + y) * (w + 1) + x_ for y in rows for x_ in cols])
 
-    def backward(g: Any) -> tuple:
-        # each bin's g / area added at its corners (signed) and summed over the plane: the bin's pixels get it
-        spread = xp.bincount(corners.reshape(-1), ((g * scale)[None] * signs).reshape(-1), minlength=table.size)
-        return (_plane_sums(spread.reshape(table.shape))[:, :, :h, :w].astype(a.dtype),)
-    return op_output(out, backward, x)  # (create_graph: pycoll._higher_order.rules_recomputed's rule)
+
+@rule("psroi_pool.<locals>.backward")
+def _psroi_pool_rule(s: Saved, g: Tensor) -> tuple:
+    """create_graph: psroi_pool, linear in x, computed again as four signed reads of x's float64
+    summed-area table per bin, times the bin's 1 / area (x's value does not matter: zeros stand in)."""
+    bins, scale, shape = s["bins"], s["scale"], s["shape"]
+    xp = array_module(scale)
+    corners = _corners(xp, bins, shape)
+
+    def forward(x: Tensor) -> Tensor:
+        table = cumsum(cumsum(pad(cast(x, "float64"), [1, 0, 1, 0]), axis=2), axis=3)
+        reads = reshape(gather(reshape(table, [-1]), const(corners.reshape(-1))), list(corners.shape))
+        return cast(sum_(reads * const(xp.asarray(_SIGNS)), axis=0) * const(scale), g.dtype)
+    return recomputed(s, g, forward, [xp.zeros(shape, g._array.dtype)])
 
 
 def _summed_area(a: Any) -> Any:
