@@ -682,23 +682,33 @@ Host<T> max_pool_backward_host(const Host<T>& g, const Host<int32_t>& pick, int6
     return gx;
 }
 
+// RoI pooling's bin edges (rows [hs, he), columns [ws, we) per RoI and bin) and each RoI's image,
+// checked against the plane (h, w) and n images: (rois, ph, pw).
+std::array<int64_t, 3> roi_bins(const char* fn, int64_t n, int64_t h, int64_t w, const Host<int64_t>& image,
+                                const Host<int64_t>& hs, const Host<int64_t>& he, const Host<int64_t>& ws,
+                                const Host<int64_t>& we) {
+    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
+    if (rois < 0 || hs.ndim() != 2 || hs.shape(0) != rois || he.ndim() != 2 || he.shape(0) != rois ||
+        he.shape(1) != hs.shape(1) || ws.ndim() != 2 || ws.shape(0) != rois || we.ndim() != 2 ||
+        we.shape(0) != rois || we.shape(1) != ws.shape(1)) {
+        throw py::value_error(where(fn, "image must be [R], hs/he [R, ph], ws/we [R, pw]"));
+    }
+    auto within = [](const Host<int64_t>& a, int64_t size) {
+        return std::all_of(a.data(), a.data() + a.size(), [size](int64_t v) { return v >= 0 && v <= size; });
+    };
+    if (!within(image, n - 1) || !within(hs, h) || !within(he, h) || !within(ws, w) || !within(we, w)) {
+        throw py::value_error(where(fn, "an image index or a bin edge is out of range"));
+    }
+    return {rois, hs.shape(1), ws.shape(1)};
+}
+
 // RoI max pooling's picks [R, C, ph, pw] (flat indices into x [N, C, h, w]); see host_math.h.
 template <class T>
 Host<int64_t> roi_max_index_host(const Host<T>& x, const Host<int64_t>& image, const Host<int64_t>& hs,
                                  const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we) {
-    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
-    if (x.ndim() != 4 || rois < 0 || hs.ndim() != 2 || hs.shape(0) != rois || he.ndim() != 2 ||
-        he.shape(0) != rois || he.shape(1) != hs.shape(1) || ws.ndim() != 2 || ws.shape(0) != rois ||
-        we.ndim() != 2 || we.shape(0) != rois || we.shape(1) != ws.shape(1)) {
-        throw py::value_error(
-            where("roi_max_index", "x must be [N, C, h, w], image [R], hs/he [R, ph], ws/we [R, pw]"));
-    }
-    const int64_t n = x.shape(0), c = x.shape(1), h = x.shape(2), w = x.shape(3), ph = hs.shape(1), pw = ws.shape(1);
-    for (int64_t r = 0; r < rois; ++r) {
-        if (image.data()[r] < 0 || image.data()[r] >= n) {
-            throw py::value_error(where("roi_max_index", "an image index is out of range"));
-        }
-    }
+    if (x.ndim() != 4) throw py::value_error(where("roi_max_index", "x must be [N, C, h, w]"));
+    const int64_t c = x.shape(1), h = x.shape(2), w = x.shape(3);
+    const auto [rois, ph, pw] = roi_bins("roi_max_index", x.shape(0), h, w, image, hs, he, ws, we);
     Host<int64_t> index(std::vector<py::ssize_t>{rois, c, ph, pw});
     const T* xs = x.data();
     const int64_t *im = image.data(), *hs_ = hs.data(), *he_ = he.data(), *ws_ = ws.data(), *we_ = we.data();
@@ -770,32 +780,13 @@ Host<T> roi_sample_backward_host(const Host<T>& g, const Host<int64_t>& image, c
     return grad;
 }
 
-// Position-sensitive RoI pooling's bin edges, checked against the plane (h, w) and n images.
-std::array<int64_t, 3> psroi_bins(const char* fn, int64_t n, int64_t h, int64_t w, const Host<int64_t>& image,
-                                  const Host<int64_t>& hs, const Host<int64_t>& he, const Host<int64_t>& ws,
-                                  const Host<int64_t>& we) {
-    const int64_t rois = image.ndim() == 1 ? image.shape(0) : -1;
-    if (rois < 0 || hs.ndim() != 2 || hs.shape(0) != rois || he.ndim() != 2 || he.shape(0) != rois ||
-        he.shape(1) != hs.shape(1) || ws.ndim() != 2 || ws.shape(0) != rois || we.ndim() != 2 ||
-        we.shape(0) != rois || we.shape(1) != ws.shape(1)) {
-        throw py::value_error(where(fn, "image must be [R], hs/he [R, ph], ws/we [R, pw]"));
-    }
-    auto within = [](const Host<int64_t>& a, int64_t size) {
-        return std::all_of(a.data(), a.data() + a.size(), [size](int64_t v) { return v >= 0 && v <= size; });
-    };
-    if (!within(image, n - 1) || !within(hs, h) || !within(he, h) || !within(ws, w) || !within(we, w)) {
-        throw py::value_error(where(fn, "an image index or a bin edge is out of range"));
-    }
-    return {rois, hs.shape(1), ws.shape(1)};
-}
-
 // Position-sensitive RoI pooling's bin sums [R, C / (ph * pw), ph, pw] in float64; see host_math.h.
 template <class T>
 py::array_t<double> psroi_sums_host(const Host<T>& x, const Host<int64_t>& image, const Host<int64_t>& hs,
                                     const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we) {
     if (x.ndim() != 4) throw py::value_error(where("psroi_sums", "x must be [N, C, h, w]"));
     const int64_t c = x.shape(1), h = x.shape(2), w = x.shape(3);
-    const auto [rois, ph, pw] = psroi_bins("psroi_sums", x.shape(0), h, w, image, hs, he, ws, we);
+    const auto [rois, ph, pw] = roi_bins("psroi_sums", x.shape(0), h, w, image, hs, he, ws, we);
     if (c % (ph * pw)) throw py::value_error(where("psroi_sums", "x's channels must divide by ph * pw"));
     py::array_t<double> out(std::vector<py::ssize_t>{rois, c / (ph * pw), ph, pw});
     const T* xs = x.data();
@@ -813,7 +804,7 @@ template <class T>
 Host<T> psroi_sums_backward_host(const Host<T>& g, const Host<int64_t>& image, const Host<int64_t>& hs,
                                  const Host<int64_t>& he, const Host<int64_t>& ws, const Host<int64_t>& we,
                                  int64_t n, int64_t c, int64_t h, int64_t w) {
-    const auto [rois, ph, pw] = psroi_bins("psroi_sums_backward", n, h, w, image, hs, he, ws, we);
+    const auto [rois, ph, pw] = roi_bins("psroi_sums_backward", n, h, w, image, hs, he, ws, we);
     if (c % (ph * pw) || g.ndim() != 4 || g.shape(0) != rois || g.shape(1) != c / (ph * pw) || g.shape(2) != ph ||
         g.shape(3) != pw) {
         throw py::value_error(where("psroi_sums_backward", "g must be [R, c / (ph * pw), ph, pw]"));

@@ -357,3 +357,28 @@ def test_roi_max_index_kernel_picks_what_the_array_formula_picks(dtype):
     empty = ~((hs < he)[:, None, :, None] & (ws < we)[:, None, None, :]).repeat(3, axis=1)
     assert (fast[empty] == -1).all() and (fast[3, 1] == -1).all()  # empty bins; RoI 3's -inf rows
     assert not np.isnan(x.reshape(-1)[fast[fast >= 0]]).any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_psroi_sums_and_its_gradient_add_each_bins_cells(dtype):
+    rs = np.random.RandomState(6)
+    x = rs.standard_normal((2, 8, 7, 6)).astype(dtype)  # 2 output channels of 2 x 2 bins
+    image = np.array([1, 0, 1], np.int64)
+    hs, he = np.array([[0, 3], [2, 2], [6, 7]], np.int64), np.array([[3, 7], [2, 5], [7, 7]], np.int64)
+    ws, we = np.array([[0, 2], [1, 4], [0, 3]], np.int64), np.array([[2, 6], [4, 6], [3, 6]], np.int64)
+    sums = host_math.psroi_sums(x, image, hs, he, ws, we)
+    g = rs.standard_normal(sums.shape).astype(dtype)
+    grad = host_math.psroi_sums_grad(g, image, hs, he, ws, we, x.shape)
+    want, want_grad = np.zeros(sums.shape), np.zeros(x.shape)
+    for r, o, i, j in np.ndindex(*sums.shape):
+        rows, cols, channel = slice(hs[r, i], he[r, i]), slice(ws[r, j], we[r, j]), (o * 2 + i) * 2 + j
+        want[r, o, i, j] = x[image[r], channel, rows, cols].astype(np.float64).sum()
+        want_grad[image[r], channel, rows, cols] += g[r, o, i, j]
+    assert sums.dtype == np.float64 and grad.dtype == dtype
+    np.testing.assert_allclose(sums, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="psroi_sums: an image index or a bin edge is out of range"):
+        host_math.psroi_sums(x, image, hs, he + 1, ws, we)  # row 8 of a 7-row plane
+    with pytest.raises(ValueError, match="roi_sample: an image, row or column index is out of range"):
+        host_math.roi_sample(x, image[:1], np.full((1, 2, 2), 7), np.ones((1, 2, 2), dtype), np.zeros((1, 2, 2)),
+                             np.ones((1, 2, 2), dtype))
