@@ -135,8 +135,8 @@ def _time_node(fn: Any, start: int) -> None:
 
 
 def _replace(owner: Any, name: str, wrapper: Callable) -> None:
-    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
-    _patched.append((owner, name, original))
+    kept = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    _patched.append((owner, name, kept))
     setattr(owner, name, wrapper)
 
 

@@ -1,6 +1,6 @@
 """``Profiler.summary``'s tables, laid out as paddle's: the device summary (CPU utilization), the
 overview (time per event type, overlapping spans of a type counted once), the model summary
-(data loading, forward, backward and optimization: the outermost span of each in a step), the
+(data loading, forward, backward and optimization: the first of them on each path in a step), the
 distribution summary (time in pycoll's collectives), the operator summary (operators and
 gradient nodes by name, their share of all operator time) and the user-defined summary
 (``RecordEvent`` spans by name: calls, total / avg / max / min and share of the profiled steps).
