@@ -46,9 +46,6 @@ class InputSpec:
         return (f"InputSpec(shape={self.shape}, dtype={self.dtype}, name={self.name}, "
                 f"stop_gradient={self.stop_gradient})")
 
-    def _with_shape(self, shape: Sequence[int]) -> "InputSpec":
-        return InputSpec(shape, self.dtype, self.name, self.stop_gradient, self.lod_level)
-
     @classmethod
     def from_tensor(cls, tensor: Any, name: Optional[str] = None) -> "InputSpec":
         """The spec of ``tensor`` (a pycoll Tensor): its shape and dtype, named ``name`` or the
@@ -67,19 +64,22 @@ class InputSpec:
         return cls(list(ndarray.shape), ndarray.dtype, name)
 
     def batch(self, batch_size: Any) -> "InputSpec":
-        """This spec with a leading batch axis of ``batch_size`` (an int, or a one-int list)."""
+        """A leading batch axis of ``batch_size`` (an int, or a one-int list) put before this
+        spec's shape, in place (paddle's); returns the spec."""
         if isinstance(batch_size, (list, tuple)) and len(batch_size) != 1:  # paddle's ValueError
             raise ValueError(f"InputSpec.batch: batch_size must be an int or a list of one int, got {batch_size!r}")
         size = batch_size[0] if isinstance(batch_size, (list, tuple)) else batch_size
         if isinstance(size, bool) or not isinstance(size, int):
             raise TypeError(f"InputSpec.batch: batch_size must be an int, got {batch_size!r}")
-        return self._with_shape((size,) + self.shape)
+        self.shape = (size,) + self.shape
+        return self
 
     def unbatch(self) -> "InputSpec":
-        """This spec without its leading axis."""
+        """This spec's leading axis removed, in place (paddle's); returns the spec."""
         if not self.shape:
             raise ValueError("InputSpec.unbatch: the spec has no axis to remove")
-        return self._with_shape(self.shape[1:])
+        self.shape = self.shape[1:]
+        return self
 
 
 def data(name: str, shape: Sequence[Optional[int]], dtype: Any = None, lod_level: int = 0) -> InputSpec:

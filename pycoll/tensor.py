@@ -178,7 +178,12 @@ class Tensor:
         return self._array.__cuda_array_interface__
 
     def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._array.__dlpack__(*args, **kwargs)
+        try:
+            return self._array.__dlpack__(*args, **kwargs)
+        except BufferError as err:  # (NumPy exports no bfloat16: paddle's DLPack has it)
+            raise BufferError(f"to_dlpack: this tensor's {self._array.dtype} cannot travel through "
+                              f"{type(self._array).__module__.split('.')[0]}'s DLPack ({err}); cast it "
+                              f"first, e.g. x.astype('float32')") from None
 
     def __dlpack_device__(self) -> Tuple[int, int]:
         return self._array.__dlpack_device__()

@@ -46,6 +46,9 @@ def test_utils_dlpack_shares_memory():
     back = pycoll.utils.dlpack.from_dlpack(pycoll.utils.dlpack.to_dlpack(t))
     t.array[0] = 7.0
     assert back.numpy()[0] == 7.0
+    with pytest.raises(BufferError, match=r"to_dlpack: this tensor's bfloat16 cannot travel through numpy's DLPack.*"
+                                          r"astype\('float32'\)"):
+        pycoll.utils.dlpack.to_dlpack(pycoll.ones([2]).astype("bfloat16"))
 
 
 @pytest.mark.parametrize("name", ["enable_prim", "disable_prim", "prim_enabled", "forward_grad"])

@@ -212,7 +212,8 @@ def test_input_spec_constructors():
     t = pycoll.ones([2, 3], dtype="float64")
     assert InputSpec.from_tensor(t, name="a") == InputSpec([2, 3], "float64", "a")
     assert InputSpec.from_numpy(np.ones((2, 3), "int32")) == InputSpec([2, 3], "int32")
-    spec = InputSpec([None, 3]).batch(4)
+    spec = InputSpec([None, 3])
+    assert spec.batch(4) is spec  # in place, as paddle's (code calls it without keeping the result)
     assert spec.shape == (4, -1, 3) and spec.unbatch() == InputSpec([None, 3]) == InputSpec([-1, 3])
     with pytest.raises(TypeError, match="tensor must be a pycoll Tensor, got ndarray"):
         InputSpec.from_tensor(np.ones(2))
