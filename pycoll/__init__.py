@@ -75,6 +75,7 @@ from pycoll.creation import (arange, assign, empty, empty_like, eye, from_dlpack
                              ones, ones_like, rand, randint, randn, to_dlpack, tolist, zeros, zeros_like)
 from pycoll import amp, autograd, incubate, linalg, metric, nn, optimizer, regularizer, static, utils
 from pycoll import jit  # noqa: E402 - paddle.jit: to_static runs eagerly
+from pycoll import inference  # noqa: E402,F401 - paddle.inference: predictors over jit.save's Layers
 from pycoll.linalg import norm  # paddle.norm is paddle.linalg.norm
 
 # paddle 3.3's torch-style names for the same functions

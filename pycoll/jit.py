@@ -13,12 +13,15 @@ script (``__main__``), of the script's own modules loaded at the save (a ``model
 the helpers it imports: any module outside the installed packages' folders), of a function's body
 and lambdas (hooks) with their code, so that another script loads the Layer without defining or
 importing them. A parallel wrapper
-(DataParallel, fleet's) keeps the model it wraps. paddle's inference program (``.json`` /
-``.pdmodel``) is not made: paddle cannot run these files, nor pycoll paddle's. Loading runs
-the pickled code, as loading any pickle does: load files you trust.
+(DataParallel, fleet's) keeps the model it wraps. Beside the Layer, ``.pdmodel`` keeps its input
+names and the outputs ``output_spec`` kept, which ``pycoll.inference``'s predictors read.
+paddle's inference program (``.json`` / ``.pdmodel``) is not made: paddle cannot run these
+files, nor pycoll paddle's. Loading runs the pickled code, as loading any pickle does: load
+files you trust.
 """
 from __future__ import annotations
 
+import inspect
 import io
 import os
 import pickle
@@ -39,9 +42,11 @@ __all__ = ["save", "load", "to_static", "ignore_module", "set_code_level", "set_
 
 _NO_PROGRAM = ("pycoll runs eagerly and has no static program; jit.load returns the saved Layer itself")
 _MODEL_SUFFIX, _PARAMS_SUFFIX = ".pdmodel", ".pdiparams"
-# jit.save's configs paddle takes; none changes what pycoll writes
+# jit.save's configs paddle takes; output_spec keeps the outputs it names, the others change
+# nothing pycoll writes
 _SAVE_CONFIGS = ("output_spec", "with_hook", "combine_params", "clip_extra", "skip_forward", "input_names_after_prune",
                  "skip_prune_program", "separate_parameters", "input_names", "full_graph")
+_IO_MARK = "pycoll.jit inputs and outputs"  # the .pdmodel's second part: what paddle.inference reads
 
 
 def _check_input_spec(input_spec: Any, fn: str = "to_static") -> None:
@@ -115,9 +120,11 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
     """Keep ``layer`` for ``jit.load``: its state_dict in ``path + '.pdiparams'`` and its
     structure in ``path + '.pdmodel'`` (see the module docstring; the directories are made). A
     function (paddle saves ``to_static`` functions too) is kept as a Layer that calls it.
-    ``input_spec`` is checked as paddle checks it and not needed: the Layer runs on what it is
-    given. paddle's other ``configs`` are taken (``output_spec``, ``combine_params``, ...) and
-    change nothing here."""
+    ``input_spec`` (the Layer runs on what it is given) names the inputs, as paddle's does:
+    each spec's ``name``, else the forward's argument's (what ``paddle.inference`` calls them).
+    ``output_spec``, the positions of the outputs to keep (e.g. ``[0]``), prunes what the loaded
+    Layer returns (one output alone, not in a tuple). paddle's other ``configs`` are taken
+    (``combine_params``, ...) and change nothing here."""
     if not isinstance(layer, Layer):
         if not callable(layer) or isinstance(layer, type):
             raise TypeError(f"jit.save: layer must be a Layer or a function, got {type(layer).__name__}")
@@ -130,11 +137,20 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
         raise ValueError(f"jit.save: the additional configs {unknown} are not supported; paddle's are "
                          f"{list(_SAVE_CONFIGS)}")
     layer = layer._inference_layer()  # a parallel wrapper's own layer (paddle keeps the model's program)
+    outputs = _output_positions(configs.get("output_spec"))
+    earlier = getattr(layer, "_jit_io", {}).get("outputs")  # a loaded Layer's, whose forward already prunes
+    if earlier is not None:
+        if outputs is not None and max(outputs, default=0) >= len(earlier):
+            raise ValueError(f"jit.save: output_spec {outputs} names an output past the {len(earlier)} this loaded "
+                             f"Layer returns")
+        outputs = earlier if outputs is None else [earlier[i] for i in outputs]
+    kept_io = {"mark": _IO_MARK, "input_names": _input_names(layer, input_spec),
+               "input_spec": list(input_spec) if input_spec is not None else None, "outputs": outputs}
     state = layer.state_dict()
     names = {id(tensor): key for key, tensor in state.items()}
     structure = io.BytesIO()
     try:  # before anything is written
-        _pickled(layer, lambda pickler_class: pickler_class(structure, names).dump(layer))
+        _pickled(layer, lambda pickler_class: pickler_class(structure, names).dump((layer, kept_io)))
     except Exception as exc:  # pickle's errors, and whatever an object refusing it raises (mpi4py's ValueError)
         raise TypeError(f"jit.save: the Layer cannot be kept: {_unpicklable_part(layer)}{exc}") from exc
     directory = os.path.dirname(path)
@@ -142,6 +158,42 @@ def save(layer: Layer, path: str, input_spec: Any = None, **configs: Any) -> Non
         os.makedirs(directory, exist_ok=True)
     save_file(state, path + _PARAMS_SUFFIX)
     write_whole(path + _MODEL_SUFFIX, lambda f: f.write(structure.getvalue()), binary=True)
+
+
+def _input_names(layer: Layer, input_spec: Any) -> List[str]:
+    """The saved Layer's input names: each InputSpec's name, else its forward's positional
+    argument's at that place (paddle's feed names), else ``x<i>``."""
+    forward = layer._function if isinstance(layer, _FunctionLayer) else layer.forward
+    try:
+        arguments = [p.name for p in inspect.signature(forward).parameters.values()
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):  # (a builtin's signature)
+        arguments = []
+    specs = list(input_spec) if input_spec is not None else [None] * len(arguments)
+    return [(spec.name if isinstance(spec, InputSpec) and spec.name else None)
+            or (arguments[i] if i < len(arguments) else f"x{i}") for i, spec in enumerate(specs)]
+
+
+def _output_positions(output_spec: Any) -> Optional[List[int]]:
+    """``output_spec`` as the positions of the outputs to keep, or None for all."""
+    if output_spec is None:
+        return None
+    if not isinstance(output_spec, (list, tuple)) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in output_spec):
+        raise TypeError(f"jit.save: output_spec must be a list of the positions (ints >= 0) of the forward's "
+                        f"outputs to keep, got {output_spec!r}")
+    return list(output_spec)
+
+
+def _kept_outputs(layer: Layer, inputs: Any, outputs: Any) -> Any:
+    """A loaded Layer's forward post-hook: the outputs ``jit.save``'s output_spec kept."""
+    positions = layer._jit_io["outputs"]
+    every = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    if max(positions) >= len(every):
+        raise ValueError(f"jit.save's output_spec {positions} names an output past the {len(every)} the forward "
+                         f"returns")
+    kept = [every[i] for i in positions]
+    return kept[0] if len(kept) == 1 else tuple(kept)
 
 
 class _FunctionLayer(Layer):
@@ -287,9 +339,20 @@ def load(path: str, **configs: Any) -> Layer:
             raise ValueError(f"jit.load: {file} does not exist; path is the prefix jit.save was given")
     state = load_file(params_file)
     with open(model_file, "rb") as f:
-        layer = _StructureUnpickler(f, state, path).load()
+        kept = _StructureUnpickler(f, state, path).load()
+    # (files written before the inputs and outputs were kept hold the Layer alone)
+    layer, kept_io = kept if isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[1], dict) \
+        and kept[1].get("mark") == _IO_MARK else (kept, None)
     if not isinstance(layer, Layer):
         raise ValueError(f"jit.load: {model_file} does not hold a Layer kept by pycoll.jit.save")
+    layer._jit_io = kept_io or {"mark": _IO_MARK, "input_names": _input_names(layer, None), "input_spec": None,
+                                "outputs": None}
+    layer._input_spec, layer._output_spec = layer._jit_io["input_spec"], layer._jit_io["outputs"]  # paddle's names
+    for key, hook in list(layer._forward_post_hooks.items()):  # (a Layer saved after a load holds one)
+        if hook is _kept_outputs:
+            del layer._forward_post_hooks[key]
+    if layer._jit_io["outputs"] is not None:
+        layer.register_forward_post_hook(_kept_outputs)
     layer.eval()
     return layer
 

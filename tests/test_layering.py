@@ -38,7 +38,7 @@ LAYERS = [  # (name, module prefixes), lowest first
                 "pycoll.optimizer", "pycoll._tensor_ops", "pycoll._graph", "pycoll._versions", "pycoll.static",
                 "pycoll._complex_grads", "pycoll._fp_quiet",
                 "pycoll.complex_ops", "pycoll._scalar_axis",
-                "pycoll.stack_ops", "pycoll.jit", "pycoll.creation_options",
+                "pycoll.stack_ops", "pycoll.jit", "pycoll.inference", "pycoll.creation_options",
                 "pycoll._promotion", "pycoll.elementwise_ops", "pycoll.reduce_ops", "pycoll.search_ops",
                 "pycoll.grad_ops", "pycoll.regularizer", "pycoll.amp", "pycoll.dtypes", "pycoll.metric", "pycoll.linalg",
                 "pycoll.einsum_ops", "pycoll.inplace_ops", "pycoll._special", "pycoll.unary_ops",
