@@ -162,3 +162,6 @@ def test_model_and_operator_summaries_from_known_spans():
     assert "200.00 / 200.00 / 200.00 / 200.00 / 40.00" in next(x for x in ops if x.startswith("LinearGradNode"))
     only_ops = build_summary(ProfilerResult(events, {}), views=[profiler.SummaryView.OperatorView])
     assert "Operator Summary" in only_ops and "Model Summary" not in only_ops
+    table = [line for line in only_ops.splitlines() if line]
+    assert table[3].split()[-1] == "FLOPs" and table[-1].startswith("-" * 52 + "  ------")  # paddle's closing rule
+    assert next(x for x in table if x.startswith("linear ")).split()[-1] == "-"  # no FLOPs counted here

@@ -102,7 +102,7 @@ def build_summary(result: ProfilerResult, sorted_by: SortedKeys = SortedKeys.CPU
     operators = by_type[TracerEventType.Operator]
     if SummaryView.OperatorView in shown and operators and total_time:
         out += _by_name("Operator Summary", operators, sum(e.end_ns - e.start_ns for e in operators), fmt,
-                        time_unit, sorted_by, thread_sep, name_width=52)
+                        time_unit, sorted_by, thread_sep, name_width=52, operators=True)
     if SummaryView.UDFView in shown and by_type[TracerEventType.PythonUserDefined] and total_time:
         out += _by_name("UserDefined Summary", by_type[TracerEventType.PythonUserDefined], total_time, fmt,
                         time_unit, sorted_by, thread_sep)
@@ -217,8 +217,10 @@ def _model(by_type: Dict[TracerEventType, List[HostEvent]], total_time: int, fmt
 
 
 def _by_name(title: str, spans: List[HostEvent], total_time: int, fmt, unit: str, sorted_by: SortedKeys,
-             thread_sep: bool, name_width: int = 0) -> List[str]:
-    """A table of ``spans`` by name, per thread or all threads merged; ratios over ``total_time``."""
+             thread_sep: bool, name_width: int = 0, operators: bool = False) -> List[str]:
+    """A table of ``spans`` by name, per thread or all threads merged; ratios over ``total_time``.
+    ``operators``: paddle's operator table, with its FLOPs column (``-``: pycoll counts none
+    here; ``pycoll.flops`` counts a model's) and a closing rule."""
     groups: Dict[str, Dict[str, _Item]] = defaultdict(dict)
     for e in spans:
         group = groups[str(e.thread_id) if thread_sep else "All threads merged"]
@@ -227,18 +229,19 @@ def _by_name(title: str, spans: List[HostEvent], total_time: int, fmt, unit: str
     for group_name, items in groups.items():
         rows.append(f"Thread: {group_name}")
         for name, item in sorted(items.items(), key=lambda kv: kv[1].key(sorted_by)):
-            rows.append((name, len(item.durations), item.cells(fmt, total_time), _GPU_ZERO))
+            rows.append((name, len(item.durations), item.cells(fmt, total_time), _GPU_ZERO) + (("-",) * operators))
     cells = [r for r in rows if isinstance(r, tuple)]
     t = _Table([max(name_width, *(len(r[0]) for r in cells)), max(6, *(len(str(r[1])) for r in cells)),
-                max(40, *(len(r[2]) for r in cells)), 40])
+                max(40, *(len(r[2]) for r in cells)), 40] + [10] * operators)
     t.title(title)
     t.add(f"Time unit: {unit}", t.rule)
-    t.row("Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)", "GPU Total / Avg / Max / Min / Ratio(%)")
+    t.row("Name", "Calls", "CPU Total / Avg / Max / Min / Ratio(%)", "GPU Total / Avg / Max / Min / Ratio(%)",
+          *(("FLOPs",) * operators))
     t.add(t.rule)
     for r in rows:
         if isinstance(r, tuple):
             t.row(*r)
         else:
             t.title(str(r))
-    t.add("", "")
+    t.add(*([t.rule] * operators), "", "")
     return t.lines
