@@ -1,6 +1,7 @@
-"""Nested structures (paddle.utils' ``flatten``, ``pack_sequence_as``, ``map_structure`` and
-``is_sequence``, which decoding code and the RNN layers use): lists, tuples (named ones too) and
-dicts nest; anything else, a string included, is a leaf. A dict's values go in the order of its
+"""Nested structures (paddle.utils' ``flatten``, ``pack_sequence_as``, ``map_structure``,
+``is_sequence``, ``assert_same_structure``, ``to_sequence``, ``hold_mutable_vars`` and
+``copy_mutable_vars``, which decoding code and the RNN layers use): lists, tuples (named ones too)
+and dicts nest; anything else, a string included, is a leaf. A dict's values go in the order of its
 sorted keys, as paddle's do."""
 from __future__ import annotations
 
@@ -46,6 +47,39 @@ def _packed(structure: Any, leaves: Any) -> Any:
     if isinstance(structure, tuple) and hasattr(structure, "_fields"):  # a namedtuple
         return type(structure)(*children)
     return type(structure)(children)
+
+
+def to_sequence(nest: Any) -> Any:
+    """``nest`` if it nests, else a list of it alone."""
+    return nest if is_sequence(nest) else [nest]
+
+
+def hold_mutable_vars(structure: Any) -> bool:
+    """Whether an item of ``structure`` nests (a list, tuple or dict in it)."""
+    return any(is_sequence(item) for item in structure)
+
+
+def copy_mutable_vars(structure: Any) -> Any:
+    """``structure`` rebuilt with new containers around the same leaves."""
+    return pack_sequence_as(structure, list(flatten(structure)))
+
+
+def assert_same_structure(nest1: Any, nest2: Any, check_types: bool = True) -> None:
+    """ValueError, naming the first place, where ``nest1`` and ``nest2`` nest differently; with
+    ``check_types``, TypeError where two containers at one place differ in type."""
+    mismatch = _first_difference(nest1, nest2, "nest1", "nest2")
+    if mismatch:
+        raise ValueError(f"assert_same_structure: the structures nest differently: {mismatch}")
+    if check_types:
+        pairs: List[Tuple[Any, Any, str]] = [(nest1, nest2, "")]
+        while pairs:
+            x, y, at = pairs.pop()
+            if is_sequence(x):
+                if type(x) is not type(y):
+                    raise TypeError(f"assert_same_structure: nest1{at} is a {type(x).__name__}, nest2{at} a "
+                                    f"{type(y).__name__}")
+                keys = sorted(x) if isinstance(x, dict) else range(len(x))
+                pairs.extend((cx, cy, f"{at}[{k!r}]") for k, cx, cy in zip(keys, _children(x), _children(y)))
 
 
 def map_structure(func: Callable[..., Any], *structure: Any) -> Any:

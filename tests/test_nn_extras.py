@@ -371,6 +371,11 @@ def test_small_layers():
     assert mask.dtype == np.int64 and mask.numpy().tolist() == [[[1, 0, 0, 0], [1, 1, 1, 0]],
                                                                 [[0, 0, 0, 0], [1, 1, 1, 1]]]
     assert F.sequence_mask(lengths, maxlen=2, dtype="float32").numpy().shape == (2, 2, 2)
+    floats = pycoll.to_tensor([2.5, 1.0])  # paddle 3.3.1 takes float lengths: 2.5 covers 0, 1, 2
+    assert F.sequence_mask(floats, maxlen=3).numpy().tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert F.sequence_mask(floats).numpy().tolist() == [[1, 1], [1, 0]]  # maxlen: int(2.5), paddle's
+    with pytest.raises(ValueError, match=r"one_hot: ids must lie in \[0, 3\), got -1"):
+        F.one_hot(pycoll.to_tensor([0, -1, 5]), 3)
     x = pycoll.to_tensor(np.arange(24.0).reshape(1, 2, 3, 4))
     padded = nn.ZeroPad2D([1, 2, 0, 1])(x).numpy()
     assert padded.shape == (1, 2, 4, 7) and np.array_equal(padded[:, :, :3, 1:5], x.numpy()) and padded.sum() == 276

@@ -155,3 +155,20 @@ def test_nested_structure_helpers_follow_paddles_layers_utils():
         utils.map_structure(lambda a, b: a, [1, (2, 3)], [1, 2])
     with pytest.raises(ValueError, match="structure has 3 elements, but flat_sequence has 2"):
         utils.pack_sequence_as([1, [2, 3]], [1, 2])
+
+
+def test_paddles_other_structure_helpers():
+    # paddle.utils has them outside its __all__; decoding code copied from paddle's nn/decode.py uses them
+    from pycoll import utils
+
+    utils.assert_same_structure([1, (2, {"k": 3})], [4, (5, {"k": 6})])
+    with pytest.raises(TypeError, match=r"nest1\[1\] is a tuple, nest2\[1\] a list"):
+        utils.assert_same_structure([1, (2, 3)], [4, [5, 6]])
+    utils.assert_same_structure([1, (2, 3)], [4, [5, 6]], check_types=False)
+    with pytest.raises(ValueError, match=r"nest1\[1\] is a tuple of 2, nest2\[1\] a leaf \(int\)"):
+        utils.assert_same_structure([1, (2, 3)], [4, 5])
+    assert utils.to_sequence(3) == [3] and utils.to_sequence((3,)) == (3,)
+    assert utils.hold_mutable_vars([1, [2]]) and not utils.hold_mutable_vars([1, 2])
+    held = [7]
+    copied = utils.copy_mutable_vars({"a": held, "b": (1, 2)})
+    assert copied == {"a": [7], "b": (1, 2)} and copied["a"] is not held

@@ -121,12 +121,13 @@ def zeropad2d(x: Tensor, padding: Any, data_format: str = "NCHW", name: Optional
 
 def sequence_mask(x: Tensor, maxlen: Optional[int] = None, dtype: DTypeLike = "int64",
                   name: Optional[str] = None) -> Tensor:
-    """out[..., j] = j < x[...] for the integer lengths x, j in [0, maxlen) (maxlen None: the
-    largest length), in `dtype`. Takes no gradient."""
+    """out[..., j] = j < x[...] for the lengths x, j in [0, maxlen) (maxlen None: the largest
+    length, truncated), in `dtype`. Lengths are integers, or floats as paddle takes them (2.5
+    covers j = 0, 1, 2). Takes no gradient."""
     x = as_tensor(x)
     a = x._array
-    if a.dtype.kind not in "iu":
-        raise TypeError(f"sequence_mask: x must hold integer lengths, got dtype {a.dtype}")
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"sequence_mask: x must hold lengths (integers or floats), got dtype {a.dtype}")
     if isinstance(maxlen, Tensor):
         maxlen = int(maxlen.item())
     if maxlen is None or maxlen < 0:  # paddle's -1 means "the largest length" as well

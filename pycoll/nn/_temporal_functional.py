@@ -70,7 +70,8 @@ def gather_tree(ids: Tensor, parents: Tensor) -> Tensor:
     xp = array_module(a)
     beams = a.shape[2]
     if p.size and (int(p.min()) < 0 or int(p.max()) >= beams):
-        raise ValueError(f"{fn}: parents must lie in [0, beam={beams})")
+        bad = int(p.min()) if int(p.min()) < 0 else int(p.max())
+        raise ValueError(f"{fn}: parents must lie in [0, beam={beams}), got {bad}")
     out = xp.empty_like(a)
     if a.shape[0]:
         out[-1] = a[-1]

@@ -381,7 +381,8 @@ def one_hot(x: Tensor, num_classes: int = -1, name: Optional[str] = None) -> Ten
     if num_classes < 0:
         raise ValueError(f"one_hot: num_classes must be > 0 or -1, got {num_classes}")
     if ids.size and bool(xp.any((ids < 0) | (ids >= num_classes))):
-        raise ValueError(f"one_hot: ids must lie in [0, {num_classes})")
+        bad = ids[(ids < 0) | (ids >= num_classes)].reshape(-1)[0]
+        raise ValueError(f"one_hot: ids must lie in [0, {num_classes}), got {int(bad)}")
     out = xp.zeros(ids.shape + (num_classes,), np.float32)
     xp.put_along_axis(out, ids[..., None].astype(np.int64), 1.0, axis=-1)  # 8x faster than comparing with arange
     return value_output(out, "one_hot", x)
