@@ -204,4 +204,64 @@ def draw_categories(weights: Any, num_samples: int, replacement: bool = True) ->
 _FEW_DRAWS = 32  # up to this many draws per row, draw_categories takes the largest keys one at a time
 
 
+def _per_row(value: Any, rows: int, fn: str, arg: str) -> np.ndarray:
+    """``value`` (a Tensor, array or number) as one float64 per row."""
+    a = np.asarray(value.numpy() if isinstance(value, Tensor) else value, dtype=float64).reshape(-1)
+    if a.size == 1:
+        a = np.repeat(a, rows)
+    if a.size != rows:
+        raise ValueError(f"{fn}: {arg} must hold one value per row of x ({rows}), got {a.size}")
+    return a
+
+
+def top_p_sampling(x: Tensor, ps: Any, threshold: Any = None, topp_seed: Any = None, seed: int = -1, k: int = 0,
+                   mode: str = "truncated", return_top: bool = False, name: Optional[str] = None) -> tuple:
+    """paddle's nucleus sampling (a GPU kernel in paddle; any device here) of the rows of
+    probabilities x [B, V]: row b draws a token with chance proportional to its probability among
+    the most probable tokens whose running sum first reaches ``ps[b]`` (ps <= 0: the most probable
+    one), a uniform u times ps[b] looked up in the sorted running sum as paddle's kernel does;
+    where the drawn token's probability is under ``threshold[b]``, a token drawn uniformly among
+    those at or over it instead (paddle's rule). Returns (the drawn probabilities [B, 1], their
+    ids [B, 1] int64), and with ``return_top`` the ``k`` largest probabilities and their ids
+    [B, k] after them. Draws: ``topp_seed`` [B] gives each row its own stream, ``seed`` >= 0 all
+    rows one stream (each row the same draw, as paddle's), -1 pycoll's generator. Both of
+    paddle's ``mode``s draw this way here."""
+    fn = "top_p_sampling"
+    x = as_tensor(x)
+    if x.ndim != 2 or not is_floating(x.dtype):
+        raise ValueError(f"{fn}: x must be probabilities [batch, vocab] of a floating dtype, got shape {x.shape} "
+                         f"dtype {x.dtype}")
+    if mode not in ("truncated", "non-truncated"):
+        raise ValueError(f"{fn}: mode must be 'truncated' or 'non-truncated', got {mode!r}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > x.shape[1]:
+        raise ValueError(f"{fn}: k must be an int in [0, {x.shape[1]}], got {k!r}")
+    rows = x.shape[0]
+    top_p = _per_row(ps, rows, fn, "ps")
+    probs = x.numpy().astype(float64)
+    order = np.argsort(-probs, axis=1, kind="stable")
+    ranked = np.take_along_axis(probs, order, 1)
+    if topp_seed is not None:
+        seeds = _per_row(topp_seed, rows, fn, "topp_seed").astype(np.int64)
+        streams = [np.random.default_rng(int(s)) for s in seeds]
+        uniform = np.array([stream.random() for stream in streams])
+    elif seed >= 0:
+        streams = [np.random.default_rng(seed)] * rows
+        uniform = np.repeat(streams[0].random(), rows)
+    else:
+        streams = [get_rng()] * rows
+        uniform = get_rng().random(rows)
+    reached = np.cumsum(ranked, axis=1) >= (uniform * top_p)[:, None]
+    pick = np.where(reached.any(axis=1), reached.argmax(axis=1), ranked.shape[1] - 1)
+    if threshold is not None:
+        floor = _per_row(threshold, rows, fn, "threshold")
+        for row in np.flatnonzero(ranked[np.arange(rows), pick] < floor):
+            pick[row] = streams[row].integers(max(int((ranked[row] >= floor[row]).sum()), 1))
+    every = np.arange(rows)
+    out = (_at(ranked[every, pick][:, None].astype(x.dtype), x), _at(order[every, pick][:, None].astype(int64), x))
+    if return_top:
+        out += (_at(ranked[:, :k].astype(x.dtype), x), _at(order[:, :k].astype(int64), x))
+    return out
+
+
 Tensor.multinomial = multinomial  # type: ignore[attr-defined]
+Tensor.top_p_sampling = top_p_sampling  # type: ignore[attr-defined]  # (paddle.tensor's, not top-level)

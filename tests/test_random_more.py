@@ -61,3 +61,32 @@ def test_standard_gamma_errors():
         pycoll.standard_gamma(pycoll.to_tensor([1, 2]))  # paddle: no int kernel
     with pytest.raises(ValueError, match="must be >= 0"):
         pycoll.standard_gamma(pycoll.to_tensor([-1.0, 2.0]))
+
+
+def test_top_p_sampling_draws_within_the_nucleus():
+    # paddle's docstring example (its GPU kernel): ps <= 0 takes each row's most probable token
+    x = pycoll.to_tensor([[-0.32012719, -0.07942779, 0.26011357], [0.79003978, -0.39958701, 1.42184138]])
+    value, index = pycoll.tensor.top_p_sampling(x, pycoll.to_tensor([-0.32012719, -0.07942779]))
+    np.testing.assert_allclose(value.numpy(), [[0.26011357], [1.42184138]])
+    assert index.dtype == np.int64 and index.numpy().tolist() == [[2], [2]]
+    # ps 0.8 over [0.5, 0.3, 0.15, 0.05]: u * 0.8 lands on the first token 5/8 of the time, the second 3/8
+    probs = pycoll.to_tensor(np.tile([[0.5, 0.3, 0.15, 0.05]], (20000, 1)).astype(np.float32))
+    pycoll.seed(7)
+    _, ids = probs.top_p_sampling(pycoll.to_tensor(np.full(20000, 0.8, np.float32)))
+    share = np.bincount(ids.numpy().ravel(), minlength=4) / 20000
+    np.testing.assert_allclose(share, [0.625, 0.375, 0, 0], atol=0.015)
+    # a seed draws the same again; return_top adds the k largest; a threshold redraws among those over it
+    first = pycoll.tensor.top_p_sampling(probs[:5], pycoll.to_tensor([1.0] * 5), seed=3)[1].numpy()
+    again, _, top_values, top_ids = pycoll.tensor.top_p_sampling(probs[:5], pycoll.to_tensor([1.0] * 5), seed=3, k=2,
+                                                                 return_top=True)
+    assert len(set(first.ravel())) == 1  # one stream for every row, as paddle's seed gives
+    np.testing.assert_array_equal(again.numpy(), probs[:5].numpy()[np.arange(5), first.ravel()][:, None])
+    assert top_ids.numpy().tolist() == [[0, 1]] * 5 and np.allclose(top_values.numpy(), [[0.5, 0.3]] * 5)
+    _, floor_ids = pycoll.tensor.top_p_sampling(probs[:200], pycoll.to_tensor([1.0] * 200),
+                                                threshold=pycoll.to_tensor([0.2] * 200),
+                                                topp_seed=pycoll.to_tensor(np.arange(200)))
+    assert set(floor_ids.numpy().ravel()) <= {0, 1}  # under 0.2: never drawn
+    with pytest.raises(ValueError, match="ps must hold one value per row of x"):
+        pycoll.tensor.top_p_sampling(probs[:3], pycoll.to_tensor([0.5, 0.5]))
+    with pytest.raises(ValueError, match="mode must be 'truncated' or 'non-truncated'"):
+        pycoll.tensor.top_p_sampling(probs[:3], 0.5, mode="nucleus")
