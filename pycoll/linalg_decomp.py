@@ -75,23 +75,16 @@ def _diag(v: Any) -> Any:
 def svd(x: Tensor, full_matrices: bool = False, name: Optional[str] = None, *,
         out: Optional[Sequence[Tensor]] = None) -> Tuple[Tensor, Tensor, Tensor]:
     """(U, S, VH) with x = U @ diag(S) @ VH, S in descending order; U [..., M, K] and VH
-    [..., K, N] for K = min(M, N), or square U and VH with ``full_matrices=True`` (a gradient
-    through their first K vectors, as paddle's; the extra ones are not unique, so a gradient
-    reaching them is refused)."""
+    [..., K, N] for K = min(M, N), or square U and VH with ``full_matrices=True`` (the gradient
+    flows through their first K vectors; the extra ones, any basis of the rest, take none, as
+    paddle's and torch's)."""
     x = _matrices(x, "svd")
     a = x._array
     u, s, vh = array_module(a).linalg.svd(a, full_matrices=bool(full_matrices))
     k = s.shape[-1]
-    shape = list(a.shape)
 
     def backward(grads: Sequence[Any]) -> tuple:
         gu, gs, gvh = grads
-        extra = [g for g in (None if gu is None else gu[..., k:], None if gvh is None else gvh[..., k:, :])
-                 if g is not None and g.size]
-        if any(array_module(g).any(g != 0) for g in extra):
-            raise ValueError(f"svd: with full_matrices=True and x of shape {shape} the gradient reaches U's or VH's "
-                             f"vectors past the first {k}, which are not unique (any basis of the rest); use only "
-                             f"the first {k} or full_matrices=False")
         return (_svd_grad(u[..., :k], s, vh[..., :k, :], None if gu is None else gu[..., :k],
                           gs, None if gvh is None else gvh[..., :k, :]),)
     results = outputs((u, s, vh), conjugate_grads(backward), x)

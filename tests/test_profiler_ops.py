@@ -5,6 +5,7 @@ and every wrapped name given back when recording stops."""
 import inspect
 import pickle
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -113,6 +114,7 @@ def test_a_recorded_function_stands_in_for_its_function():
         assert {relu: "kept"}[F.relu] == "kept"  # a table keyed by the function finds it
         assert pickle.loads(pickle.dumps(F.relu)) is relu and pickle.loads(pickle.dumps(pycoll.matmul)) is matmul
         assert inspect.signature(F.relu) == inspect.signature(relu) and F.relu.__name__ == "relu"
+        assert isinstance(F.relu, types.FunctionType) and inspect.isfunction(pycoll.matmul)
         assert pycoll.to_tensor([1.0, -1.0]).abs().numpy().tolist() == [1.0, 1.0]  # a method stays bound
         layer = pycoll.nn.TransformerEncoderLayer(4, 1, 8)  # it keeps F.relu's stand-in as its activation
         prof.step()
@@ -165,3 +167,23 @@ def test_model_and_operator_summaries_from_known_spans():
     table = [line for line in only_ops.splitlines() if line]
     assert table[3].split()[-1] == "FLOPs" and table[-1].startswith("-" * 52 + "  ------")  # paddle's closing rule
     assert next(x for x in table if x.startswith("linear ")).split()[-1] == "-"  # no FLOPs counted here
+
+
+def test_one_profiler_records_at_a_time():
+    outer, inner = (profiler.Profiler(on_trace_ready=lambda p: None) for _ in range(2))
+    outer.start()
+    pycoll.exp(pycoll.ones([2]))
+    with pytest.raises(RuntimeError, match="another Profiler is running"):
+        inner.start()  # (it cleared the outer one's events and took its wrappers away)
+    with pytest.raises(RuntimeError, match="not the one running"):
+        inner.stop()
+    pycoll.tanh(pycoll.ones([2]))
+    outer.stop()
+    assert [e.name for e in outer.profiler_result.get_data() if e.type == T.Operator] == ["ones", "exp", "ones", "tanh"]
+    inner.start()  # the outer one stopped: free again
+    inner.stop()
+    timer = profiler.Profiler(timer_only=True)  # a step timer records nothing: it may run beside one
+    outer.start()
+    timer.start()
+    timer.stop()
+    outer.stop()

@@ -61,7 +61,9 @@ class _Recorded:
     of the thread is running: what it calls is its own time (a backward's nodes excepted: the
     walk times them). It stands in ``fn``'s place as ``fn`` would: bound as a method, equal to
     and hashed as ``fn`` (a dict keyed by the function finds it), pickled as ``fn`` (by its
-    name), its name, signature and docstring ``fn``'s."""
+    name), an instance of fn's class for ``isinstance``, its name, signature and docstring
+    ``fn``'s. One kept past the recording (a layer made meanwhile holds F.relu's) goes on
+    calling ``fn`` and recording nothing."""
 
     def __init__(self, kind: TracerEventType, name: str, fn: Callable) -> None:
         functools.update_wrapper(self, fn)
@@ -90,6 +92,10 @@ class _Recorded:
 
     def __repr__(self) -> str:
         return repr(self._fn)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # isinstance(stand_in, FunctionType) and inspect.isfunction answer as for fn
+        return type(self._fn)
 
     def __reduce__(self) -> Tuple[Callable, Tuple[str, str]]:
         return original, (self._fn.__module__, self._fn.__qualname__)

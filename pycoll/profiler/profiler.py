@@ -17,6 +17,7 @@ import numbers
 import os
 import socket
 import warnings
+import weakref
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple, Union
 
 from pycoll.profiler import comm_events, op_events
@@ -144,8 +145,17 @@ class Profiler:
         self.record_event.begin()
 
     def start(self) -> None:
-        """Enter step 0 in the scheduler's state for it."""
+        """Enter step 0 in the scheduler's state for it. One profiler records at a time (the
+        process has one recorder; paddle's second start fails too): starting another while one
+        runs raises, naming the way out."""
+        running = RECORDER.running() if RECORDER.running is not None else None
+        if not self.timer_only and running is not None and running is not self:
+            raise RuntimeError("Profiler.start: another Profiler is running (started and not stopped); the process "
+                               "records with one at a time: stop it first, or record the inner code with "
+                               "RecordEvent")
         benchmark().begin()
+        if not self.timer_only:
+            RECORDER.running = weakref.ref(self)
         if not self.timer_only or self.emit_nvtx:
             RECORDER.profiler_used = True
         if self.timer_only:
@@ -158,6 +168,10 @@ class Profiler:
         """Leave the current state for CLOSED: a recording period ends here (RECORD counts as
         RECORD_AND_RETURN) and goes to ``on_trace_ready``. Prints the Perf Summary when more
         than 10 steps were timed."""
+        running = RECORDER.running() if RECORDER.running is not None else None
+        if not self.timer_only and running is not None and running is not self:
+            raise RuntimeError("Profiler.stop: this Profiler is not the one running (another was started and not "
+                               "stopped); stop that one")
         lines = benchmark().end()
         if lines:
             print("\n".join(lines))
@@ -176,6 +190,8 @@ class Profiler:
             if self.on_trace_ready:
                 self.on_trace_ready(self)
         RECORDER.profiler_used = False
+        if RECORDER.running is not None and RECORDER.running() is self:
+            RECORDER.running = None
 
     def step(self, num_samples: Optional[int] = None) -> None:
         """End the current step and enter the next, acting on the state change."""

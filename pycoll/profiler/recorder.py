@@ -12,7 +12,7 @@ import threading
 import time
 import warnings
 from contextlib import ContextDecorator
-from typing import Any, List, NamedTuple, Optional
+from typing import Any, Callable, List, NamedTuple, Optional
 
 from pycoll.profiler.states import TracerEventType
 
@@ -44,6 +44,7 @@ class _Recorder:
         self.period = 0
         self.events: List[HostEvent] = []
         self.profiler_used = False  # paddle's utils._is_profiler_used: a non-timer profiler runs
+        self.running: Optional[Callable[[], Any]] = None  # a weak reference to the (non-timer) Profiler started
 
     def start(self) -> None:
         self.period += 1
