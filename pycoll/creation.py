@@ -130,6 +130,8 @@ def full(shape: ShapeLike, fill_value: Any, dtype: DTypeLike = None, name: Optio
     dt = convert_dtype(dtype) or (np.dtype(bool) if isinstance(fill_value, (bool, np.bool_)) else
                                   np.dtype(np.complex128) if isinstance(fill_value, (complex, np.complexfloating))
                                   else default_float())
+    if isinstance(fill_value, Tensor) and fill_value.dtype.kind == "c" and np.dtype(dt).kind != "c":
+        fill_value = fill_value.real()  # a real fill keeps the real part (paddle's, without NumPy's warning)
     return wrap(module_for().full(shape_arg(shape), fill_value, dtype=dt))
 
 

@@ -60,6 +60,9 @@ def rounded_divide(x: Any, y: Any, rounding_mode: str) -> Tensor:
         raise ValueError(f"rounding_mode must be 'floor' or 'trunc', got {rounding_mode!r}")
     x, y, xa, ya = binary_operands(x, y, "floor_divide")
     xp = array_module(xa if isinstance(x, Tensor) else ya)
+    if xp.result_type(xa, ya).kind == "c":  # (NumPy has none, and neither has paddle's CPU build)
+        raise TypeError("floor_divide (//): complex numbers have no floor division; divide them (x / y) or take "
+                        "it of the real and imaginary parts")
     shapes = [v._array.shape if isinstance(v, Tensor) else None for v in (x, y)]
     dtypes = [v._array.dtype if isinstance(v, Tensor) else None for v in (x, y)]
     with quiet():  # float x // 0: +-inf or NaN, unwarned as paddle's

@@ -132,10 +132,12 @@ def test_mistakes_are_named(tmp_path):
         predictor.get_output_handle("fetch_name_0").copy_from_cpu(np.ones(3))
     with pytest.raises(NotImplementedError, match="TensorRT is not part of pycoll"):
         inference.Config(str(tmp_path / "heads")).enable_tensorrt_engine()
+    (tmp_path / "paddles.json").write_text("{}")
     with pytest.raises(ValueError, match="paddle's inference program"):
-        inference.Config(str(tmp_path / "heads.json"))
-    with pytest.raises(ValueError, match="does not exist"):
-        inference.create_predictor(inference.Config(str(tmp_path / "missing")))
+        inference.Config(str(tmp_path / "paddles.json"))
+    for missing in ("missing", "nope.json"):  # (a missing .json is missing, not paddle's)
+        with pytest.raises(ValueError, match=f"create_predictor: .*{missing.split('.')[0]}.* does not exist"):
+            inference.create_predictor(inference.Config(str(tmp_path / missing)))
     with pytest.raises(TypeError, match="config must be a paddle.inference.Config"):
         inference.create_predictor(str(tmp_path / "heads"))
 

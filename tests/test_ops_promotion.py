@@ -2,6 +2,8 @@
 
 Every expected dtype and value here was read off paddle 3.3.1 (CPU) running the same expression.
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,8 @@ def test_dtype_rules_a_probe_found_against_paddle():
         2 ** 70 & T([1])
     with pytest.raises(TypeError, match=r"remainder \(%\): complex numbers have no remainder"):
         T([5 + 1j]) % 2
+    with pytest.raises(TypeError, match=r"floor_divide \(//\): complex numbers have no floor division"):
+        T([5 + 1j]) // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (NumPy's ComplexWarning leaked)
+        assert pycoll.full([2], T(2 + 1j)).numpy().tolist() == [2.0, 2.0]  # the real part, as paddle's

@@ -192,6 +192,16 @@ def test_coo_softmax_along_any_axis():
     stored = cube != 0
     e = np.where(stored, np.exp(cube), 0)
     np.testing.assert_allclose(three, np.where(stored, e / np.maximum(e.sum(1, keepdims=True), 1e-300), 0), atol=1e-12)
+    hybrid_dense = np.random.default_rng(2).standard_normal((2, 3, 4))
+    hybrid_dense[0, 1] = 0  # a row of the sparse [2, 3] not stored
+    hybrid = pycoll.to_tensor(hybrid_dense).to_sparse_coo(2)  # values [5, 4]
+    e = np.exp(hybrid_dense)  # along the dense axis: each stored vector's own softmax (paddle's)
+    stored = np.abs(hybrid_dense).sum(-1) != 0
+    np.testing.assert_allclose(SF.softmax(hybrid, axis=-1).values().numpy(),
+                               (e / e.sum(-1, keepdims=True))[stored], atol=1e-12)
+    masked = np.where(stored[..., None], e, 0)  # along sparse axis 0: among the stored rows
+    np.testing.assert_allclose(SF.softmax(hybrid, axis=0).to_dense().numpy(),
+                               masked / masked.sum(0, keepdims=True), atol=1e-12)
     with pytest.raises(ValueError, match="a CSR x takes the last axis only"):
         SF.softmax(pycoll.to_tensor(d).to_sparse_csr(), axis=0)
     with pytest.raises(ValueError, match=r"axis must be an int in \[-2, 2\), got 2"):

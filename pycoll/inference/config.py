@@ -200,7 +200,7 @@ def _model_files(model_file: str, params_file: Optional[str]) -> Tuple[Tuple[str
             raise ValueError(f"Config: the directory {model_file} holds {len(models)} models ({MODEL_SUFFIX} files); "
                              f"name the one to run (Config(model_file, params_file) or its prefix)")
         return (models[0], models[0][:-len(MODEL_SUFFIX)] + PARAMS_SUFFIX), model_file
-    if model_file.endswith(".json"):
+    if model_file.endswith(".json") and os.path.exists(model_file):
         raise ValueError(f"Config: {model_file} is paddle's inference program (PIR), which pycoll cannot run; "
                          f"pycoll runs what pycoll.jit.save wrote (a {MODEL_SUFFIX} and a {PARAMS_SUFFIX} file)")
     prefix = model_file[:-len(MODEL_SUFFIX)] if model_file.endswith(MODEL_SUFFIX) else model_file

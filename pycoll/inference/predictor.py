@@ -229,6 +229,10 @@ def _place(config: Config) -> str:
 def _loaded(config: Config, place: str) -> Any:
     """The Config's Layer, loaded by ``jit.load`` (on ``place``)."""
     model, params = config.prog_file(), config.params_file()
+    for file in (model, params):
+        if not os.path.exists(file):
+            raise ValueError(f"create_predictor: {file} does not exist; the Config names the files pycoll.jit.save "
+                             f"wrote (prefix.pdmodel and prefix.pdiparams, or their prefix)")
     directory = os.path.dirname(model) or "."
     layer = jit.load(directory, model_filename=os.path.basename(model),
                      params_filename=os.path.relpath(params, directory))

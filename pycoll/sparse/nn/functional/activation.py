@@ -34,7 +34,8 @@ def leaky_relu(x: SparseTensor, negative_slope: float = 0.01, name: Optional[str
 
 def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> SparseTensor:
     """The softmax of the stored values along ``axis``: each line along it, the other indices
-    fixed, is one group (any axis of a COO x, the last of a CSR one, as paddle's)."""
+    fixed, is one group (any axis of a COO x, the last of a CSR one, as paddle's). Along a dense
+    axis of a COO x with dense dims every element is stored: the values' own softmax."""
     x = coalesced_any(sparse_arg(x, "softmax"))
     if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
         raise ValueError(f"softmax: axis must be an int in [{-x.ndim}, {x.ndim}), got {axis!r}")
@@ -44,16 +45,16 @@ def softmax(x: SparseTensor, axis: int = -1, name: Optional[str] = None) -> Spar
         if axis != x.ndim - 1:
             raise ValueError(f"softmax: a CSR x takes the last axis only (-1, as paddle's), got {axis}")
         rows, n = csr_rows(x), prod(shape[:-1])
-    elif x.dense_dim():
-        raise ValueError(f"softmax: a COO x must have no dense dims, got {x.dense_dim()}")
+    elif axis >= x.sparse_dim():  # a dense axis: values [nnz, *dense] along 1 + (axis - sparse_dim)
+        return with_values(x, F.softmax(x.values(), axis=1 + axis - x.sparse_dim()))
     else:
-        others = [d for d in range(x.ndim) if d != axis]
+        others = [d for d in range(x.sparse_dim()) if d != axis]
         rows = linear_index(x._indices[others], [shape[d] for d in others])
         n = prod([shape[d] for d in others])
     values = x.values()
     with _graph.no_grad():  # a per-row shift, for range only: the softmax does not change with it
         top = segment_reduce(values, rows, n, "max", "softmax")._array
     xp = array_module(rows)
-    e = math_ops.exp(math_ops.subtract(values, wrap(xp.take(top, rows))))
+    e = math_ops.exp(math_ops.subtract(values, wrap(xp.take(top, rows, axis=0))))
     total = segment_reduce(e, rows, n, "sum", "softmax")
     return with_values(x, math_ops.divide(e, gather(total, wrap(rows), 0)))
