@@ -843,6 +843,16 @@ def _():
     return sum_backward(lambda: P.vision.ops.psroi_pool(x, boxes, counts, 7, 1 / 16.0))
 
 
+@case("sparse_subm_conv3d_4_points")
+def _():
+    """``sparse.nn.functional.subm_conv3d`` of a point cloud of 4 points in [1, 4, 4, 4] with 3
+    channels by a 3 x 3 x 3 kernel to 4 (the per-call cost of a sparse convolution)."""
+    indices = np.array([[0, 0, 0, 0], [0, 1, 2, 3], [1, 2, 3, 0], [2, 3, 0, 1]])
+    x = P.sparse.sparse_coo_tensor(indices, np.ones((4, 3), np.float32), [1, 4, 4, 4, 3])
+    weight = tensor(3, 3, 3, 3, 4, grad=False)
+    return lambda: P.sparse.nn.functional.subm_conv3d(x, weight)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
