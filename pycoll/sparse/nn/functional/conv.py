@@ -52,7 +52,7 @@ def _padding(padding: Any, dims: int, fn: str) -> List[int]:
     return [int(p[0]) for p in pairs]
 
 
-_CHUNK = 1 << 21  # kernel offsets times entries times dims computed at once
+_CHUNK = 1 << 15  # kernel offsets times entries per block (a block of int64 positions stays in a core's cache)
 
 
 class Rulebook:
@@ -78,7 +78,7 @@ class Rulebook:
         xp = array_module(idx)
         grid = [shape[0]] + out_spatial
         offsets = xp.asarray(list(itertools.product(*[range(n) for n in kernel])), dtype=np.int64)
-        per = max(1, _CHUNK // max(idx.shape[1] * dims, 1))  # offsets at once (a few MB of positions)
+        per = max(1, _CHUNK // max(idx.shape[1], 1))  # offsets at once
         found = [self._landings(idx, offsets[first:first + per], first, padding, stride, dilation, out_spatial)
                  for first in range(0, len(offsets), per)]
         k_of, inputs, lin = (xp.concatenate(part) for part in zip(*found))  # offset-major
