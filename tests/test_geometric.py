@@ -147,3 +147,21 @@ def test_segment_ids_must_be_sorted():
                 getattr(geo, "segment_" + op)(T([[1., 2.], [3., 4.], [5., 6.]]), T(ids, "int64"))
     np.testing.assert_allclose(geo.send_u_recv(T([[1.], [2.]]), T([1, 0], "int64"), T([1, 0], "int64")).numpy(),
                                [[1.], [2.]])  # message passing takes edges in any order
+
+
+def test_column_indices_named_range_errors_and_the_math_module():
+    # paddle takes [E, 1] index columns (graph_khop_sampler hands its edges out so; probe p177)
+    x = pycoll.to_tensor(np.arange(15.0).reshape(5, 3))
+    column = geo.send_u_recv(x, pycoll.to_tensor([[0], [1], [1]]), pycoll.to_tensor([[1], [2], [2]]))
+    flat = geo.send_u_recv(x, pycoll.to_tensor([0, 1, 1]), pycoll.to_tensor([1, 2, 2]))
+    np.testing.assert_array_equal(column.numpy(), flat.numpy())
+    ids = pycoll.to_tensor([[0], [0], [1], [1], [2]])
+    np.testing.assert_array_equal(geo.segment_sum(x, ids).numpy(), geo.segment_sum(x, ids.reshape([-1])).numpy())
+    # an index past the rows is named before any gather (it named index_select)
+    with pytest.raises(ValueError, match=r"send_u_recv: src_index must lie in \[0, 5\) \(the rows of x\), got 7"):
+        geo.send_u_recv(x, pycoll.to_tensor([0, 7]), pycoll.to_tensor([1, 2]))
+    with pytest.raises(ValueError, match=r"send_uv: dst_index must lie in \[0, 2\) \(the rows of y\), got 2"):
+        geo.send_uv(x, pycoll.ones([2, 3]), pycoll.to_tensor([0, 1]), pycoll.to_tensor([1, 2]))
+    assert pycoll.geometric.math.segment_sum is geo.segment_sum  # paddle.geometric.math.segment_*
+    from pycoll.geometric.math import segment_max
+    assert segment_max is geo.segment_max

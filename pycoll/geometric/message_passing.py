@@ -32,11 +32,19 @@ def _times_reciprocal(x: Tensor, y: Tensor) -> Tensor:
 _MESSAGE_OPS = {"add": add, "sub": subtract, "mul": multiply, "div": _times_reciprocal}
 
 
-def _edges(src_index: Any, dst_index: Any, fn: str) -> tuple:
+def _edges(src_index: Any, dst_index: Any, fn: str, sources: int, targets: Optional[int] = None) -> tuple:
+    """The edges' source and destination rows as 1-D integer arrays ([E, 1] columns too, as
+    paddle takes them), each source row < ``sources`` and, where given, each destination row <
+    ``targets`` (ValueError naming the index otherwise, before any gather)."""
     src = as_tensor(src_index)
-    if src.ndim != 1:
-        raise ValueError(f"{fn}: src_index must be 1-D, got shape {src.shape}")
-    return segment_ids(src, src.shape[0], fn, "src_index"), segment_ids(dst_index, src.shape[0], fn, "dst_index")
+    if not (src.ndim == 1 or (src.ndim == 2 and src.shape[1] == 1)):
+        raise ValueError(f"{fn}: src_index must be 1-D (or a column [E, 1]), got shape {src.shape}")
+    edges = src.shape[0]
+    src_rows, dst_rows = segment_ids(src, edges, fn, "src_index"), segment_ids(dst_index, edges, fn, "dst_index")
+    for arg, rows, bound, what in (("src_index", src_rows, sources, "x"), ("dst_index", dst_rows, targets, "y")):
+        if bound is not None and rows.size and int(rows.max()) >= bound:
+            raise ValueError(f"{fn}: {arg} must lie in [0, {bound}) (the rows of {what}), got {int(rows.max())}")
+    return src_rows, dst_rows
 
 
 def _aligned(a: Tensor, b: Tensor) -> tuple:
@@ -68,7 +76,7 @@ def send_u_recv(x: Tensor, src_index: Tensor, dst_index: Tensor, reduce_op: str 
     """x[src_index] reduced (sum, mean, max, min) into the rows dst_index names; the result has
     `out_size` rows (x's row count when None or <= 0), 0 where nothing arrives."""
     x = as_tensor(x)
-    src, dst = _edges(src_index, dst_index, "send_u_recv")
+    src, dst = _edges(src_index, dst_index, "send_u_recv", x.shape[0])
     return segment_reduce(index_select(x, src), dst, _out_rows(x, out_size), reduce_op, "send_u_recv")
 
 
@@ -77,7 +85,7 @@ def send_ue_recv(x: Tensor, y: Tensor, src_index: Tensor, dst_index: Tensor, mes
     """x[src_index] combined with the edge features y (add, sub, mul, div), then reduced into the
     rows dst_index names, as send_u_recv."""
     x, y = as_tensor(x), as_tensor(y)
-    src, dst = _edges(src_index, dst_index, "send_ue_recv")
+    src, dst = _edges(src_index, dst_index, "send_ue_recv", x.shape[0])
     if y.ndim < 1 or y.shape[0] != src.shape[0]:
         raise ValueError(f"send_ue_recv: y must have one row per edge ({src.shape[0]}), got shape {y.shape}")
     message = _message(index_select(x, src), y, message_op, "send_ue_recv")
@@ -88,5 +96,5 @@ def send_uv(x: Tensor, y: Tensor, src_index: Tensor, dst_index: Tensor, message_
             name: Optional[str] = None) -> Tensor:
     """One row per edge: x[src_index] combined with y[dst_index] (add, sub, mul, div)."""
     x, y = as_tensor(x), as_tensor(y)
-    src, dst = _edges(src_index, dst_index, "send_uv")
+    src, dst = _edges(src_index, dst_index, "send_uv", x.shape[0], y.shape[0])
     return _message(index_select(x, src), index_select(y, dst), message_op, "send_uv")

@@ -21,10 +21,13 @@ REDUCE_OPS = ("sum", "mean", "max", "min")
 
 
 def segment_ids(ids: Any, rows: int, fn: str, arg: str) -> Any:
-    """`ids` as a 1-D integer array of `rows` entries, each >= 0."""
+    """`ids` as a 1-D integer array of `rows` entries, each >= 0 (a column [rows, 1] taken as
+    paddle takes it: graph_khop_sampler's edges come so)."""
     a = as_tensor(ids)._array
     if a.dtype.kind not in "iu":
         raise TypeError(f"{fn}: {arg} must hold integers (int32 or int64), got dtype {a.dtype}")
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
     if a.ndim != 1 or a.shape[0] != rows:
         raise ValueError(f"{fn}: {arg} must be 1-D with {rows} entries (one per row), got shape {list(a.shape)}")
     if a.size and int(a.min()) < 0:
