@@ -64,26 +64,32 @@ def _eids(eids: Any, return_eids: bool, row: Any, fn: str) -> Optional[Any]:
 
 
 def _choose(colptr: Any, nodes: Any, sample_size: int, draw: KeyDraw) -> Tuple[Any, Any]:
-    """(positions into row of the chosen edges, node by node; how many each node got)."""
+    """(positions into row of the chosen edges, node by node; how many each node got). A node
+    that takes all its edges keeps them in CSC order; one that chooses keeps its ``take``
+    smallest keys, in key order: only its edges draw keys and are sorted (by node, then key)."""
     xp = array_module(colptr)
     starts = colptr[nodes]
     degrees = colptr[nodes + 1] - starts
     take = degrees if sample_size < 0 else xp.minimum(degrees, sample_size)
-    ends = xp.cumsum(degrees)
-    total = int(ends[-1]) if ends.size else 0
-    offsets = ends - degrees
-    candidates = xp.arange(total, dtype=ends.dtype)
-    segment = xp.searchsorted(ends, candidates, side="right")
-    local = candidates - offsets[segment]
+    segment = xp.repeat(xp.arange(nodes.size), degrees)  # each candidate edge's node
+    local = xp.arange(segment.size) - (xp.cumsum(degrees) - degrees)[segment]  # its place among them
     edges = starts[segment] + local
-    keys = local.astype(np.float64)  # a node that takes all keeps CSC order
-    chooses = (take < degrees)[segment]
-    if bool(chooses.any()):
-        keys[chooses] = draw(edges[chooses])
-    order = xp.lexsort(xp.stack([keys, segment.astype(np.float64)]))
-    segment = segment[order]
-    keep = (candidates - offsets[segment]) < take[segment]
-    return edges[order][keep], take
+    out_first = xp.cumsum(take) - take  # where each node's picks begin in the output
+    out = xp.empty(int(take.sum()) if take.size else 0, dtype=edges.dtype)
+    keeps_all = (take == degrees)[segment]
+    out[out_first[segment[keeps_all]] + local[keeps_all]] = edges[keeps_all]
+    choosing = xp.flatnonzero(~keeps_all)
+    if choosing.size:
+        keys = draw(edges[choosing])
+        with fp_quiet():  # a key of inf (weight 0) goes after every finite one of its node
+            squashed = xp.where(xp.isinf(keys), 1.0, keys / (1.0 + keys))  # [0, 1): one node's span
+        node = segment[choosing]
+        order = xp.argsort(2.0 * node + squashed, kind="stable")  # by node, then key (ties: CSC order)
+        node = node[order]
+        rank = xp.arange(order.size) - xp.searchsorted(node, node, side="left")
+        kept = rank < take[node]
+        out[out_first[node[kept]] + rank[kept]] = edges[choosing[order[kept]]]
+    return out, take
 
 
 def _sample(row: Any, colptr: Any, nodes: Any, sample_size: int, eids: Optional[Any], draw: KeyDraw) -> Sampled:
