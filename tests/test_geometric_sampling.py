@@ -225,3 +225,20 @@ def test_graph_khop_sampler():
         pycoll.incubate.graph_khop_sampler(row, colptr, nodes, [2], return_eids=True)
     with pytest.raises(TypeError, match="sample_sizes must be a non-empty list or tuple of ints"):
         pycoll.incubate.graph_khop_sampler(row, colptr, nodes, 2)
+
+
+def test_reindex_through_a_table_equals_reindex_by_sorting(monkeypatch):
+    # NumPy ids below a bound are numbered through a table (no sort); others by sorting: the same
+    # numbers, with x holding a value twice (its last place) and neighbors repeating new ids
+    from pycoll.geometric import reindex
+
+    rng = np.random.default_rng(4)
+    x = np.array([900_000, 17, 5_000, 17, 42], np.int64)
+    neighbors = rng.choice(np.concatenate([x, rng.integers(0, 1_000_000, 6)]), 40)
+    count = np.array([8, 8, 8, 8, 8], np.int32)
+    table = reindex.reindex_graph(T(x), T(neighbors), T(count))
+    monkeypatch.setattr(reindex, "_TABLE_IDS", 0)  # 1e6 ids > 8 * 45: the sorting path
+    sorted_ = reindex.reindex_graph(T(x), T(neighbors), T(count))
+    for a, b in zip(table, sorted_):
+        assert a.numpy().tolist() == b.numpy().tolist()
+    assert table[2].numpy().tolist()[:5] == x.tolist()

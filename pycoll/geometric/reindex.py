@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Tuple
 
+import numpy as np
+
 from pycoll._tensor_ops import as_tensor
 from pycoll.device import array_module, to_module
 from pycoll.geometric.graph_inputs import id_array
@@ -38,8 +40,13 @@ def last_places(x: Any) -> Tuple[Any, Any]:
 
 
 def relabel(x: Any, neighbors: Any, count: Any) -> Tuple[Any, Any, Any, Any]:
-    """(reindex_src, reindex_dst, out_nodes, the new number of each entry of x) for checked arrays."""
+    """(reindex_src, reindex_dst, out_nodes, the new number of each entry of x) for checked arrays:
+    through a table of every id where the ids are few enough for one (no sort), else by sorting."""
     xp = array_module(x)
+    top = 1 + max(int(x.max()), int(neighbors.max()) if neighbors.size else 0)
+    block = xp.repeat(xp.arange(count.size), count)  # each neighbor's block of count
+    if xp is np and top <= max(_TABLE_IDS, 8 * (x.size + neighbors.size)):
+        return _relabel_by_table(x, neighbors, block, top)
     n = x.size
     distinct, x_index = last_places(x)
     at = xp.minimum(xp.searchsorted(distinct, neighbors), distinct.size - 1)
@@ -53,10 +60,29 @@ def relabel(x: Any, neighbors: Any, count: Any) -> Tuple[Any, Any, Any, Any]:
     src[in_x] = x_index[at[in_x]]
     src[~in_x] = (n + rank[inverse.reshape(-1)]).astype(x.dtype)
     x_new = x_index[xp.searchsorted(distinct, x)]
-    block = xp.searchsorted(xp.cumsum(count), xp.arange(neighbors.size), side="right")
     dst = x_new[block % n]
     out_nodes = xp.concatenate([x, values[by_appearance]])
     return src, dst, out_nodes, x_new
+
+
+_TABLE_IDS = 1 << 22  # ids below this are numbered through a table of them all (32 MB at most)
+
+
+def _relabel_by_table(x: np.ndarray, neighbors: np.ndarray, block: np.ndarray,
+                      top: int) -> Tuple[Any, Any, Any, Any]:
+    """``relabel`` of NumPy arrays through a table of the ids below ``top``: x's numbered by
+    their last place, the new neighbors by their first appearance (``ufunc.at``, whose repeated
+    indices are defined, where a plain assignment's are not)."""
+    n = x.size
+    number = np.full(top, -1, dtype=np.int64)
+    np.maximum.at(number, x, np.arange(n))
+    fresh = neighbors[number[neighbors] < 0]
+    first = np.full(top, fresh.size, dtype=np.int64)
+    np.minimum.at(first, fresh, np.arange(fresh.size))
+    new_nodes = fresh[first[fresh] == np.arange(fresh.size)]  # each once, in order of appearance
+    number[new_nodes] = np.arange(n, n + new_nodes.size)
+    x_new = number[x].astype(x.dtype)
+    return number[neighbors].astype(x.dtype), x_new[block % n], np.concatenate([x, new_nodes]), x_new
 
 
 def _checked(x: Any, neighbors: Any, count: Any, fn: str) -> Tuple[Any, Any, Any]:
