@@ -853,6 +853,34 @@ def _():
     return lambda: P.sparse.nn.functional.subm_conv3d(x, weight)
 
 
+def _random_graph(nodes: int, edges: int):
+    """A random graph in CSC form (row, colptr) and ``nodes // 10`` distinct input nodes."""
+    rng = np.random.default_rng(0)
+    dst = np.sort(rng.integers(0, nodes, edges))
+    colptr = np.concatenate([[0], np.cumsum(np.bincount(dst, minlength=nodes))])
+    inputs = rng.choice(nodes, nodes // 10, replace=False)
+    return P.to_tensor(rng.integers(0, nodes, edges)), P.to_tensor(colptr), P.to_tensor(inputs)
+
+
+@case("sample_neighbors_1e4_of_1e5")
+def _():
+    """``geometric.sample_neighbors``: 10 neighbors of each of 1e4 input nodes of a random graph of
+    1e5 nodes and 1e6 edges."""
+    row, colptr, inputs = _random_graph(100_000, 1_000_000)
+    return lambda: P.geometric.sample_neighbors(row, colptr, inputs, sample_size=10)
+
+
+@case("reindex_graph_1e4_nodes")
+def _():
+    """``geometric.reindex_graph`` of 1e4 input nodes with 10 sampled neighbors each (ids below
+    1e5)."""
+    rng = np.random.default_rng(1)
+    x = P.to_tensor(rng.choice(100_000, 10_000, replace=False))
+    neighbors = P.to_tensor(rng.integers(0, 100_000, 100_000))
+    count = P.to_tensor(np.full(10_000, 10, np.int32))
+    return lambda: P.geometric.reindex_graph(x, neighbors, count)
+
+
 # -- worker: times the cases in one library ------------------------------------------------------
 
 def best_ms(call: Call, repeats: int) -> float:
