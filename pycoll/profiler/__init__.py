@@ -3,8 +3,9 @@
 ``Profiler`` (scheduler, ``step``/``step_info``, ``summary``, ``export``), ``make_scheduler``,
 ``RecordEvent``, ``export_chrome_tracing`` and ``load_profiler_result`` work as paddle's, on
 the spans pycoll records on the host: each step, the user's ``RecordEvent`` spans, pycoll's
-collective calls and the model's operators, layers, backwards and optimizer steps. GPU kernel timing is out of scope (see ``pycoll.profiler.profiler``);
-``export_protobuf`` is refused (pycoll does not depend on protobuf).
+collective calls and the model's operators, layers, backwards and optimizer steps. GPU kernel
+timing is out of scope (see ``pycoll.profiler.profiler``); ``export_protobuf`` is refused
+(pycoll does not depend on protobuf).
 """
 from pycoll.profiler import utils
 from pycoll.profiler.profiler import Profiler, export_chrome_tracing, export_protobuf

@@ -2,8 +2,8 @@
 `require_version` and the nested-structure helpers (`flatten`, `map_structure`,
 `pack_sequence_as`, `is_sequence`, and outside ``__all__`` as in paddle `assert_same_structure`,
 `to_sequence`, `hold_mutable_vars`, `copy_mutable_vars`: paddle's ``layers_utils``)."""
-from pycoll._nest import (assert_same_structure, copy_mutable_vars, flatten, hold_mutable_vars, is_sequence,  # noqa: F401
-                          map_structure, pack_sequence_as, to_sequence)
+from pycoll._nest import (assert_same_structure, copy_mutable_vars, flatten,  # noqa: F401
+                          hold_mutable_vars, is_sequence, map_structure, pack_sequence_as, to_sequence)
 from pycoll.utils import dlpack
 from pycoll.utils import unique_name
 from pycoll.utils.deprecated import deprecated
