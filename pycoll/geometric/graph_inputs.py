@@ -28,8 +28,8 @@ def id_array(value: Any, fn: str, arg: str, like: Optional[Any] = None) -> Any:
     return a
 
 
-def check_in_range(ids: Any, end: int, fn: str, arg: str) -> None:
-    """ValueError unless every id is in [0, end)."""
+def check_in_range(ids: Any, end: int, fn: str, arg: str, what: str = "") -> None:
+    """ValueError unless every id is in [0, end) (``what`` says what the range counts)."""
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= end):
         bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
-        raise ValueError(f"{fn}: {arg} must lie in [0, {end}), got {bad}")
+        raise ValueError(f"{fn}: {arg} must lie in [0, {end}){f' ({what})' if what else ''}, got {bad}")

@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 from pycoll._fp_quiet import quiet as fp_quiet
 from pycoll._tensor_ops import as_tensor
+from pycoll.geometric.graph_inputs import check_in_range
 from pycoll.geometric.segment import segment_ids, segment_reduce
 from pycoll.index_ops import index_select
 from pycoll.math_ops import add, multiply, subtract
@@ -41,9 +42,9 @@ def _edges(src_index: Any, dst_index: Any, fn: str, sources: int, targets: Optio
         raise ValueError(f"{fn}: src_index must be 1-D (or a column [E, 1]), got shape {src.shape}")
     edges = src.shape[0]
     src_rows, dst_rows = segment_ids(src, edges, fn, "src_index"), segment_ids(dst_index, edges, fn, "dst_index")
-    for arg, rows, bound, what in (("src_index", src_rows, sources, "x"), ("dst_index", dst_rows, targets, "y")):
-        if bound is not None and rows.size and int(rows.max()) >= bound:
-            raise ValueError(f"{fn}: {arg} must lie in [0, {bound}) (the rows of {what}), got {int(rows.max())}")
+    check_in_range(src_rows, sources, fn, "src_index", "the rows of x")
+    if targets is not None:
+        check_in_range(dst_rows, targets, fn, "dst_index", "the rows of y")
     return src_rows, dst_rows
 
 

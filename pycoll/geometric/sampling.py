@@ -75,7 +75,7 @@ def _choose(colptr: Any, nodes: Any, sample_size: int, draw: KeyDraw) -> Tuple[A
     local = xp.arange(segment.size) - (xp.cumsum(degrees) - degrees)[segment]  # its place among them
     edges = starts[segment] + local
     out_first = xp.cumsum(take) - take  # where each node's picks begin in the output
-    out = xp.empty(int(take.sum()) if take.size else 0, dtype=edges.dtype)
+    out = xp.empty(int(take.sum()), dtype=edges.dtype)
     keeps_all = (take == degrees)[segment]
     out[out_first[segment[keeps_all]] + local[keeps_all]] = edges[keeps_all]
     choosing = xp.flatnonzero(~keeps_all)

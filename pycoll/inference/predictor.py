@@ -86,7 +86,7 @@ class Tensor:
         self._need_input("copy_from_cpu")
         if not isinstance(data, np.ndarray):
             raise TypeError(f"inference.Tensor.copy_from_cpu: data must be a numpy.ndarray, got {type(data).__name__}")
-        self._value = to_tensor(np.array(data))
+        self._value = to_tensor(data)  # (a copy: to_tensor copies an array)
         self._shape = list(data.shape)
 
     def share_external_data(self, data: PycollTensor) -> None:

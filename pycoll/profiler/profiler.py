@@ -144,12 +144,16 @@ class Profiler:
         self.record_event = RecordEvent(f"ProfileStep#{self.step_num}", TracerEventType.ProfileStep)
         self.record_event.begin()
 
+    def _another_running(self) -> bool:
+        """Whether this recording profiler would meet another one started and not stopped."""
+        running = RECORDER.running() if RECORDER.running is not None else None
+        return not self.timer_only and running is not None and running is not self
+
     def start(self) -> None:
         """Enter step 0 in the scheduler's state for it. One profiler records at a time (the
         process has one recorder; paddle's second start fails too): starting another while one
         runs raises, naming the way out."""
-        running = RECORDER.running() if RECORDER.running is not None else None
-        if not self.timer_only and running is not None and running is not self:
+        if self._another_running():
             raise RuntimeError("Profiler.start: another Profiler is running (started and not stopped); the process "
                                "records with one at a time: stop it first, or record the inner code with "
                                "RecordEvent")
@@ -168,8 +172,7 @@ class Profiler:
         """Leave the current state for CLOSED: a recording period ends here (RECORD counts as
         RECORD_AND_RETURN) and goes to ``on_trace_ready``. Prints the Perf Summary when more
         than 10 steps were timed."""
-        running = RECORDER.running() if RECORDER.running is not None else None
-        if not self.timer_only and running is not None and running is not self:
+        if self._another_running():
             raise RuntimeError("Profiler.stop: this Profiler is not the one running (another was started and not "
                                "stopped); stop that one")
         lines = benchmark().end()
